@@ -1,0 +1,37 @@
+"""Shared fixtures: paths to our own fixtures and to the shared corpus (skipped when absent)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "fixtures"
+CORPUS = ROOT.parent / "shared" / "corpus"
+
+
+def corpus_dir(name: str) -> Path:
+    path = CORPUS / name
+    if not path.is_dir():
+        pytest.skip(f"shared corpus folder {path} is not present (it lives beside the checkout)")
+    return path
+
+
+def corpus_files(name: str, pattern: str = "**/*.yml") -> list[Path]:
+    path = CORPUS / name
+    return sorted(path.glob(pattern)) if path.is_dir() else []
+
+
+@pytest.fixture
+def runner() -> CliRunner:
+    try:
+        return CliRunner(mix_stderr=False)  # click < 8.2
+    except TypeError:
+        return CliRunner()  # click >= 8.2 keeps stderr apart already
+
+
+@pytest.fixture
+def pythia160m() -> Path:
+    return FIXTURES / "inputs" / "neox" / "pythia-160m.yml"

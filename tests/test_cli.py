@@ -1,0 +1,96 @@
+"""The CLI through click's runner: output streams, report files, exit codes, one-line errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import yaml
+
+from translator.cli import main
+
+
+def test_translation_to_stdout_and_report(runner, pythia160m: Path, tmp_path: Path) -> None:
+    report = tmp_path / "report.json"
+    result = runner.invoke(main, ["neox2cerebras", str(pythia160m), "--world-size", "8", "--report", str(report)])
+    assert result.exit_code == 0, result.stderr
+    config = yaml.safe_load(result.stdout)
+    assert config["model"]["rotary_dim"] == 16
+    assert "neoconv:" in result.stderr and "missing" in result.stderr  # vocab size
+    data = json.loads(report.read_text())
+    assert data["summary"]["missing"] == 1
+    assert data["target"]["model_family"] == "gpt-neox"
+
+
+def test_output_file_and_strict(runner, pythia160m: Path, tmp_path: Path) -> None:
+    out = tmp_path / "params.yaml"
+    result = runner.invoke(main, ["neox2cerebras", str(pythia160m), "-o", str(out), "--strict", "-q"])
+    assert result.exit_code == 1  # missing vocab size / global batch, lossy init
+    assert out.exists() and result.stdout == "" and result.stderr == ""
+    result = runner.invoke(main, ["convert", "--from", "neox", "--to", "cerebras", str(pythia160m), "-o", str(out), "-q"])
+    assert result.exit_code == 0
+
+
+def test_set_values_and_bad_set(runner, pythia160m: Path) -> None:
+    result = runner.invoke(main, ["neox2cerebras", str(pythia160m), "--set", "model.vocab_size=50304", "--set", "batch.global=1024", "-q"])
+    assert result.exit_code == 0
+    config = yaml.safe_load(result.stdout)
+    assert config["model"]["vocab_size"] == 50304 and config["train_input"]["batch_size"] == 1024
+    result = runner.invoke(main, ["neox2cerebras", str(pythia160m), "--set", "model.vocab=5"])
+    assert result.exit_code == 2 and "did you mean model.vocab_size" in result.stderr
+    result = runner.invoke(main, ["neox2cerebras", str(pythia160m), "--set", "model.vocab_size=big"])
+    assert result.exit_code == 2 and "expected a number" in result.stderr
+
+
+def test_bad_inputs_get_one_line_and_exit_2(runner, tmp_path: Path) -> None:
+    cases = {
+        "missing": (tmp_path / "nope.yml", "no such file"),
+        "invalid": (tmp_path / "bad.yml", "invalid YAML"),
+        "list": (tmp_path / "list.yml", "top level is a list"),
+        "type": (tmp_path / "type.yml", "expected integer"),
+    }
+    (tmp_path / "bad.yml").write_text("num_layers: [1, 2\n")
+    (tmp_path / "list.yml").write_text("- 1\n- 2\n")
+    (tmp_path / "type.yml").write_text("num_layers: 2\nhidden_size: big\n")
+    for name, (path, message) in cases.items():
+        result = runner.invoke(main, ["neox2cerebras", str(path)])
+        assert result.exit_code == 2, name
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1 and message in lines[0] and str(path) in lines[0], (name, result.stderr)
+        assert "Traceback" not in result.stderr
+    result = runner.invoke(main, ["neox2cerebras", str(tmp_path / "type.yml")])
+    assert ":2:" in result.stderr  # the line of hidden_size
+
+
+def test_merge_conflict_names_both_files(runner, tmp_path: Path) -> None:
+    (tmp_path / "a.yml").write_text("tensorboard-dir: tb\nnum_layers: 2\n")
+    (tmp_path / "b.yml").write_text("tensorboard_dir: other\n")
+    result = runner.invoke(main, ["neox2cerebras", str(tmp_path / "a.yml"), str(tmp_path / "b.yml")])
+    assert result.exit_code == 2
+    assert "a.yml" in result.stderr and "b.yml" in result.stderr and "two files" in result.stderr
+
+
+def test_refuses_to_overwrite_input(runner, pythia160m: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "in.yml"
+    copy.write_text(pythia160m.read_text())
+    result = runner.invoke(main, ["neox2cerebras", str(copy), "-o", str(copy)])
+    assert result.exit_code == 2 and "input" in result.stderr
+    assert copy.read_text() == pythia160m.read_text()
+    result = runner.invoke(main, ["neox2cerebras", str(copy), "-o", str(tmp_path / "no" / "out.yaml")])
+    assert result.exit_code == 2 and "does not exist" in result.stderr
+
+
+def test_help_version_explain_formats(runner) -> None:
+    result = runner.invoke(main, ["--help"])
+    assert result.exit_code == 0 and "neox2cerebras" in result.stdout
+    assert runner.invoke(main, ["--version"]).stdout.startswith("neoconv")
+    result = runner.invoke(main, ["explain", "neox:rotary_pct"])
+    assert result.exit_code == 0 and "model.rotary_fraction" in result.stdout and "model.rotary_dim" in result.stdout
+    result = runner.invoke(main, ["explain", "model.hidden_dropout", "--json"])
+    data = json.loads(result.stdout)
+    assert data["formats"]["neox"][0]["default"] == 0.0
+    assert data["formats"]["neox"][0]["version_defaults"] == {"configs-readme": 0.1}
+    result = runner.invoke(main, ["explain", "model.hiden_size"])
+    assert result.exit_code == 2 and "did you mean model.hidden_size" in result.stderr
+    result = runner.invoke(main, ["formats"])
+    assert "cerebras" in result.stdout and "legacy" in result.stdout

@@ -1,0 +1,87 @@
+"""Meta-tests over every mapping table, the catalogue and the generated schemas."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from translator.catalogue import catalogue
+from translator.errors import MappingTableError
+from translator.mapping import _build_rule, load_table
+from translator.registry import FORMATS
+from translator.schema import schema_index
+
+from conftest import ROOT
+
+
+@pytest.mark.parametrize("fmt", sorted(FORMATS))
+def test_table_loads_and_every_rule_is_sound(fmt: str) -> None:
+    table = load_table(fmt)
+    assert table.rules, f"mappings/{fmt}.yaml has no rules"
+    fields = catalogue()
+    for rule in table.rules:
+        for name in rule.fields:
+            assert name in fields
+        if rule.key is None and not rule.is_const and not rule.formula:
+            assert rule.note, f"{fmt}: a rule without a key must say how the field is expressed (note:)"
+
+
+@pytest.mark.parametrize("fmt", sorted(FORMATS))
+def test_table_defaults_agree_with_the_format_schema(fmt: str) -> None:
+    """A default in a mapping table must be the one the reference docs give (fix the table)."""
+    index = schema_index(fmt)
+    table = load_table(fmt)
+    checked = 0
+    for rule in table.rules:
+        if not rule.key or not rule.has_default() or rule.formula is not None:
+            continue
+        node = index.node(rule.key)
+        if node is None or "default" not in node or node["default"] is None:
+            continue
+        assert node["default"] == rule.default_for(), f"{fmt}:{rule.key}: table {rule.default_for()!r} vs docs {node['default']!r}"
+        checked += 1
+    assert checked >= 3
+
+
+@pytest.mark.parametrize("fmt", sorted(FORMATS))
+def test_every_mapped_key_is_a_known_key(fmt: str) -> None:
+    index = schema_index(fmt)
+    for rule in load_table(fmt).rules:
+        for key in rule.keys:
+            assert index.known(key) or index.node(key) is not None, f"{fmt}: {key} is not in schemas/{fmt}.schema.json"
+
+
+def test_table_typos_are_errors() -> None:
+    with pytest.raises(MappingTableError, match="unknown canonical field"):
+        _build_rule("t.yaml", 0, {"field": "model.hiden_size", "key": "x"})
+    with pytest.raises(MappingTableError, match="unknown attributes"):
+        _build_rule("t.yaml", 0, {"field": "model.hidden_size", "key": "x", "defualt": 1})
+    with pytest.raises(MappingTableError, match="unknown formula"):
+        _build_rule("t.yaml", 0, {"field": "model.hidden_size", "key": "x", "formula": "nope"})
+    with pytest.raises(MappingTableError, match="reads"):
+        _build_rule("t.yaml", 0, {"field": "model.rotary_fraction", "key": "x", "formula": "rotary_dim"})
+
+
+def test_catalogue_entries_have_meaning() -> None:
+    for name, spec in catalogue().items():
+        assert "." in name and spec.doc and len(spec.doc) > 10
+
+
+@pytest.mark.parametrize("tool", ["gen_neox_schema.py", "gen_cerebras_schema.py"])
+def test_generated_schemas_are_fresh(tool: str) -> None:
+    reference = ROOT.parent / "shared" / "reference"
+    if not reference.is_dir():
+        pytest.skip("../shared/reference is not present")
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "tools" / tool), "--reference", str(reference), "--check"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert result.returncode == 0, f"schema is stale: run python tools/{tool}\n{result.stdout}{result.stderr}"
+
+
+def test_mapping_yaml_is_plain_yaml() -> None:
+    for path in (ROOT / "mappings").glob("*.yaml"):
+        assert isinstance(yaml.safe_load(path.read_text()), dict)

@@ -1,0 +1,1510 @@
+#!/usr/bin/env python3
+"""Generate `schemas/cerebras.schema.json`: JSON Schema for Cerebras Model Zoo legacy-layout configs.
+
+Legacy layout = top-level `train_input`, `eval_input`, `model`, `optimizer`, `runconfig` (+ optional
+`sparsity`, `wandb`). The per-section properties come from two renderings of the Model Zoo
+parameter docs (release "r1": markdown tables, release "r2": plain text), merged per key. A small
+table of facts read from the Cerebras modelzoo source (SOURCE_FACTS below) then adds keys that real
+configs use but the docs omit, and widens a few types where the source accepts more than the docs
+say. Nothing is rejected for being unknown: `additionalProperties` is true everywhere, because
+neoconv reports unknown keys itself.
+
+Annotations (all optional, never used for validation):
+    x-versions        which sources document the key: "r1", "r2" (the two doc releases), "source"
+    x-models          supported models as the doc lists them; x-devices for runconfig's
+                      "Supported mode" column (All/CSX/GPU); x-models-source: models the source adds
+    x-required        the doc's type hint says "required"
+    x-default-text    a default the doc gives only in words ("varies per model", "same as dropout")
+    x-defaults        {release or "source": value} where an older doc or the source disagrees with
+                      "default" (which is r2's); x-default-texts likewise for worded defaults
+    x-types, x-enums  per-source type / value list when the sources disagree (the schema takes the union)
+    x-known-values    values seen in the source code (informational, not an enum)
+    x-source          "release:path" of the modelzoo files a source fact was read from
+    x-ignored-by      releases whose code never reads the key (it only triggers an "unused" warning)
+    x-replaced-by     the key that took over in a later release
+
+The output is deterministic (sorted keys, indent 2, trailing newline), so a test can regenerate it
+and compare; `--check` does exactly that and exits 1 when the checked-in file is stale.
+
+Usage:
+    python tools/gen_cerebras_schema.py [--reference DIR] [--output FILE] [--check]
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_REFERENCE = REPO_ROOT.parent / "shared" / "reference"
+DEFAULT_OUTPUT = REPO_ROOT / "schemas" / "cerebras.schema.json"
+R1_FILE = "cerebras-modelzoo-params-r1.md"
+R2_FILE = "cerebras-modelzoo-params-r2.txt"
+RELEASES = ("r1", "r2")  # documentation order: r2's view wins where they disagree
+
+# Config sections in schema order; the docs' "data loader" tables apply to both input sections.
+SECTIONS = ("train_input", "eval_input", "model", "optimizer", "runconfig")
+OPEN_SECTIONS = ("sparsity", "wandb")
+DOC_SECTION_PREFIXES = {
+    "model param": ("model",),
+    "data loader param": ("train_input", "eval_input"),
+    "optimizer param": ("optimizer",),
+    "runconfig param": ("runconfig",),
+}
+
+_MISSING: Any = object()  # "the doc gives no literal default" (None is a real default: JSON null)
+
+
+class DocFormatError(ValueError):
+    """The reference text does not have the shape this parser expects; fail rather than guess."""
+
+
+# --------------------------------------------------------------------------------------------
+# Reading the two renderings into uniform rows
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Row:
+    """One table row as written in one release's docs."""
+
+    release: str
+    sections: tuple[str, ...]
+    name: str
+    description: str
+    scope: str | None  # third column: supported models (or, for runconfig, supported modes)
+    scope_kind: str | None  # "models" or "devices"
+    line: int
+
+
+def _doc_sections(heading: str) -> tuple[str, ...] | None:
+    lowered = heading.lower()
+    for prefix, sections in DOC_SECTION_PREFIXES.items():
+        if lowered.startswith(prefix):
+            return sections
+    return None
+
+
+def _scope_kind(header: str) -> str | None:
+    lowered = header.strip().lower()
+    if lowered == "supported models":
+        return "models"
+    if lowered == "supported mode":  # runconfig tables list target devices (All/CSX/GPU)
+        return "devices"
+    return None
+
+
+_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
+_HEADER_NAMES = ("parameter name", "parameter", "key")
+
+
+def _clean_markdown(text: str) -> str:
+    # Links keep their text; <br> is a line break; bold/italic markers go. Backticks stay because
+    # they delimit literal values for the default/enum parsers.
+    text = re.sub(r"\[([^\]]*)\]+\([^)]*\)", r"\1", text)
+    text = text.replace("<br>", "\n")
+    text = re.sub(r"\*\*(\S[^*]*?)\*\*", r"\1", text)
+    text = re.sub(r"(?<![\w*])\*(\w[^*]*?)\*(?![\w*])", r"\1", text)
+    return text.strip()
+
+
+def _normalise_quotes(text: str) -> str:
+    return text.replace("\u201c", '"').replace("\u201d", '"').replace("\u2018", "'").replace("\u2019", "'")
+
+
+def read_r1(path: Path) -> list[Row]:
+    """Markdown: `## X params` sections, `### ...` groups, pipe tables."""
+    rows: list[Row] = []
+    sections: tuple[str, ...] | None = None
+    columns: list[str] | None = None
+    lines = path.read_text(encoding="utf-8").splitlines()
+    for number, raw in enumerate(lines, start=1):
+        line = raw.strip()
+        if line.startswith("#"):
+            level = len(line) - len(line.lstrip("#"))
+            title = line.lstrip("#").strip()
+            if level == 2:
+                sections = _doc_sections(title)
+            columns = None
+            continue
+        if not line.startswith("|"):
+            columns = None  # any other line ends the table
+            continue
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if re.fullmatch(r"[\s|:-]+", line):
+            continue  # header separator
+        if columns is None:
+            if cells[0].lower() not in _HEADER_NAMES:
+                raise DocFormatError(f"{path.name}:{number}: table without a header row")
+            columns = cells
+            continue
+        if sections is None:
+            continue
+        if not cells[0]:
+            continue  # blank spacer rows inside the DiT table
+        name = cells[0].strip("` ")
+        if not _NAME_RE.match(name):
+            raise DocFormatError(f"{path.name}:{number}: unexpected parameter name {cells[0]!r}")
+        scope = cells[2] if len(columns) > 2 and len(cells) > 2 else None
+        rows.append(
+            Row(
+                release="r1",
+                sections=sections,
+                name=name,
+                description=_normalise_quotes(_clean_markdown(cells[1])),
+                scope=scope.strip() if scope else None,
+                scope_kind=_scope_kind(columns[2]) if len(columns) > 2 else None,
+                line=number,
+            )
+        )
+    return rows
+
+
+def read_r2(path: Path) -> list[Row]:
+    """Plain text: blank-line separated blocks; headings end with '#'; a table is a header of 2 or 3
+    blocks (name, description[, scope]) followed by rows of the same number of blocks."""
+    rows: list[Row] = []
+    text = _normalise_quotes(path.read_text(encoding="utf-8"))
+    blocks: list[tuple[int, str]] = []
+    current: list[str] = []
+    start = 0
+    for number, raw in enumerate(text.splitlines(), start=1):
+        if raw.strip():
+            if not current:
+                start = number
+            current.append(raw.rstrip())
+        elif current:
+            blocks.append((start, "\n".join(current)))
+            current = []
+    if current:
+        blocks.append((start, "\n".join(current)))
+
+    sections: tuple[str, ...] | None = None
+    index = 0
+    while index < len(blocks):
+        number, block = blocks[index]
+        if block.endswith("#") and "\n" not in block:
+            title = block[:-1].strip()
+            found = _doc_sections(title)
+            if found is not None or title.lower().endswith("parameters"):
+                sections = found
+            index += 1
+            continue
+        if block.lower() in _HEADER_NAMES:
+            columns = [block]
+            index += 1
+            while index < len(blocks) and blocks[index][1] in (
+                "Description",
+                "Supported Models",
+                "Supported mode",
+            ):
+                columns.append(blocks[index][1])
+                index += 1
+            width = len(columns)
+            scope_kind = _scope_kind(columns[2]) if width > 2 else None
+            while index < len(blocks) and not blocks[index][1].endswith("#"):
+                group = blocks[index : index + width]
+                if len(group) < width:
+                    raise DocFormatError(f"{path.name}:{group[0][0]}: truncated row")
+                (line, name), (_, description) = group[0], group[1]
+                if not _NAME_RE.match(name):
+                    raise DocFormatError(f"{path.name}:{line}: unexpected parameter name {name!r}")
+                if sections is not None:
+                    rows.append(
+                        Row(
+                            release="r2",
+                            sections=sections,
+                            name=name,
+                            description=description,
+                            scope=group[2][1] if width > 2 else None,
+                            scope_kind=scope_kind,
+                            line=line,
+                        )
+                    )
+                index += width
+            continue
+        raise DocFormatError(f"{path.name}:{number}: unexpected block {block[:60]!r}")
+    return rows
+
+
+# --------------------------------------------------------------------------------------------
+# Understanding one description: type hint, enum, default
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class TypeInfo:
+    """JSON types named by a doc's `(type, optional)` hint."""
+
+    types: set[str] = field(default_factory=set)
+    literals: list[str] = field(default_factory=list)  # string values from Literal[...]
+    items: set[str] = field(default_factory=set)  # JSON types of list elements, when named
+
+    def merge(self, other: TypeInfo) -> None:
+        self.types |= other.types
+        self.literals += [v for v in other.literals if v not in self.literals]
+        self.items |= other.items
+
+
+_SCALARS = {
+    "int": "integer",
+    "integer": "integer",
+    "float": "number",
+    "bool": "boolean",
+    "str": "string",
+    "string": "string",
+    "none": "null",
+    "dict": "object",
+    "list": "array",
+}
+
+
+def _split_top(text: str, separators: tuple[str, ...]) -> list[str]:
+    """Split on any separator that is not inside brackets or parentheses."""
+    parts: list[str] = []
+    depth = 0
+    last = 0
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if ch in "[(":
+            depth += 1
+        elif ch in "])":
+            depth -= 1
+        elif depth == 0:
+            for sep in separators:
+                if text.startswith(sep, i):
+                    parts.append(text[last:i])
+                    i += len(sep)
+                    last = i
+                    break
+            else:
+                i += 1
+                continue
+            continue
+        i += 1
+    parts.append(text[last:])
+    return [p.strip() for p in parts if p.strip()]
+
+
+def parse_type(hint: str) -> TypeInfo:
+    """`bool`, `str/None`, `Dict or str`, `List[int] (or) int`, `Union[None, int, Literal[...]]`..."""
+    text = hint.replace("`", "").strip()
+    info = TypeInfo()
+    alternatives = _split_top(text, ("/", " or ", " (or) "))
+    if len(alternatives) > 1:
+        for alt in alternatives:
+            info.merge(parse_type(alt))
+        return info
+    union = re.fullmatch(r"Union\[(.*)\]", text)
+    if union:
+        for alt in _split_top(union.group(1), (",",)):
+            info.merge(parse_type(alt))
+        return info
+    literal = re.fullmatch(r"Literal\[(.*)\]", text)
+    if literal:
+        info.literals = [v.strip().strip("\"'") for v in _split_top(literal.group(1), (",",))]
+        return info
+    listed = re.fullmatch(r"(?:List|list)\[(.*)\]|\[(.*)\]", text)
+    if listed:
+        info.types.add("array")
+        inner = listed.group(1) if listed.group(1) is not None else listed.group(2)
+        for element in _split_top(inner, (",",)):
+            element_type = _SCALARS.get(element.lower())
+            if element_type:
+                info.items.add(element_type)
+        return info
+    if re.fullmatch(r"(?:Dict|dict)(\[.*\])?", text):
+        info.types.add("object")
+        return info
+    scalar = _SCALARS.get(text.lower())
+    if scalar is None:
+        raise DocFormatError(f"unknown type name {text!r} in hint {hint!r}")
+    info.types.add(scalar)
+    return info
+
+
+def find_type_hint(description: str) -> tuple[str, str, int, int] | None:
+    """Return (type text, optional|required, start, end) of the `(type, optional)` hint."""
+    for match in re.finditer(r",\s*(optional|required|option)\s*\)", description):
+        depth = 0
+        for pos in range(match.start() - 1, -1, -1):
+            ch = description[pos]
+            if ch == ")":
+                depth += 1
+            elif ch == "(":
+                if depth == 0:
+                    inner = description[pos + 1 : match.start()]
+                    kind = "optional" if match.group(1) == "option" else match.group(1)
+                    return inner, kind, pos, match.end()
+                depth -= 1
+    return None
+
+
+# Phrases after which the docs list every accepted value.
+_ENUM_TRIGGERS = (
+    "Accepted values:",
+    "Accepts one of:",
+    "Accepts:",
+    "Can be one of:",
+    "One of:",
+    "One of ",
+    "Allowed options are:",
+    "supported: values:",
+    "either ",
+)
+
+
+def _literal(token: str) -> Any:
+    """A doc literal as a JSON value: None/True/False, numbers, `2 ** 15`, flow lists, else str."""
+    token = token.strip()
+    if token == "None":
+        return None
+    if token in ("True", "true"):
+        return True
+    if token in ("False", "false"):
+        return False
+    if re.fullmatch(r"[-+]?\d+", token):
+        return int(token)
+    if re.fullmatch(r"[-+]?(\d+\.\d*|\.\d+|\d+(\.\d*)?[eE][-+]?\d+)", token):
+        return float(token)
+    power = re.fullmatch(r"(\d+)\s*\*\*\s*(\d+)", token)
+    if power:
+        return int(power.group(1)) ** int(power.group(2))
+    if token.startswith("[") and token.endswith("]"):
+        return [_literal(t) for t in _split_top(token[1:-1], (",",))]
+    return token
+
+
+def parse_enum(description: str, hint_start: int | None) -> list[Any] | None:
+    for trigger in _ENUM_TRIGGERS:
+        at = description.find(trigger)
+        if at < 0:
+            continue
+        start = at + len(trigger)
+        end = len(description)
+        if hint_start is not None and hint_start > start:
+            end = hint_start
+        sentence_end = re.search(r"\.(?:\s+(?=[A-Z(])|\s*$)", description[start:end])
+        if sentence_end:
+            end = start + sentence_end.start()
+        segment = description[start:end]
+        values: list[Any] = re.findall(r'"([^"\n]+)"', segment)
+        if not values and trigger == "either ":
+            continue  # "either a single value or ..." is prose, not a list
+        if not values:
+            values = re.findall(r"`([^`\n]+)`", segment)
+        if not values:
+            pieces = re.split(r",|\bor\b|\n", segment.replace("`", ""))
+            values = [t.strip() for t in pieces if re.fullmatch(r"[A-Za-z_][\w-]*", t.strip())]
+        if re.search(r'(?<![\w"`])`?None`?(?![\w"`])', segment):
+            values.append(None)
+        values = [None if v == "None" else v for v in values]
+        unique: list[Any] = []
+        for value in values:
+            if value not in unique:
+                unique.append(value)
+        return unique or None
+    return None
+
+
+_DEFAULT_RE = re.compile(r"\bDefault:?\s+(?P<value>.*)")
+
+
+def parse_default(description: str, hint_end: int | None) -> tuple[Any, str | None]:
+    """Return (literal default or _MISSING, prose default text or None)."""
+    tail = description[hint_end:] if hint_end is not None else description
+    match = _DEFAULT_RE.search(tail)
+    if not match or (hint_end is None and "Default:" not in tail):
+        return _MISSING, None
+    raw = match.group("value").split("\n")[0].strip()
+    # Trailing noise seen in the docs: "See more", a stray ")" and a full stop.
+    raw = re.sub(r"\s*See more\.?$", "", raw).strip()
+    if raw.endswith(")") and raw.count("(") < raw.count(")"):
+        raw = raw[:-1].strip()
+    raw = raw.rstrip(".").strip()
+    quoted = re.fullmatch(r'"([^"]*)"|`"([^"]*)"`', raw)
+    if quoted:
+        return (quoted.group(1) if quoted.group(1) is not None else quoted.group(2)), None
+    backticked = re.fullmatch(r"`([^`]*)`", raw)
+    token = backticked.group(1).strip() if backticked else raw
+    value = _literal(token)
+    if isinstance(value, str) and not re.fullmatch(r"[\w./:-]+", value):
+        return _MISSING, raw.replace("`", "")  # prose such as "varies per model"
+    return value, None
+
+
+# --------------------------------------------------------------------------------------------
+# One release's view of a parameter, then the cross-release merge
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Spec:
+    """What one release documents for one (section, key), duplicate rows already merged."""
+
+    type: TypeInfo | None
+    enum: list[Any] | None
+    default: Any
+    default_text: str | None
+    required: bool | None
+    scope: list[str] | None
+    scope_kind: str | None
+
+
+def row_spec(row: Row) -> Spec:
+    hint = find_type_hint(row.description)
+    try:
+        type_info = parse_type(hint[0]) if hint else None
+    except DocFormatError as exc:
+        raise DocFormatError(f"{row.release} line {row.line} ({row.name}): {exc}") from None
+    enum = parse_enum(row.description, hint[2] if hint else None)
+    default, default_text = parse_default(row.description, hint[3] if hint else None)
+    if enum is not None and default is None and None not in enum:
+        enum.append(None)  # "Default: None" is an accepted value even when the list omits it
+    scope = _split_top(row.scope, (",",)) if row.scope else None
+    return Spec(
+        type=type_info,
+        enum=enum,
+        default=default,
+        default_text=default_text,
+        required=(hint[1] == "required") if hint else None,
+        scope=scope,
+        scope_kind=row.scope_kind,
+    )
+
+
+def _describe_default(spec: Spec) -> str | None:
+    if spec.default is not _MISSING:
+        return json.dumps(spec.default)
+    return spec.default_text
+
+
+def _union_types(infos: list[TypeInfo | None]) -> TypeInfo | None:
+    """A fresh union of the named types; None (any type) when one source names no type."""
+    union = TypeInfo()
+    for info in infos:
+        if info is None:
+            return None
+        union.merge(info)
+    return union
+
+
+def _union_enums(enums: list[list[Any] | None]) -> list[Any] | None:
+    """All listed values, in order; None when any source leaves the values open."""
+    union: list[Any] = []
+    for enum in enums:
+        if enum is None:
+            return None
+        union += [v for v in enum if v not in union]
+    return union
+
+
+def merge_rows(specs: list[Spec]) -> Spec:
+    """Several rows for one key in one release (e.g. `nonlinearity` for transformers and UNet)."""
+    if len(specs) == 1:
+        return specs[0]
+    merged_type = _union_types([spec.type for spec in specs])
+    enum = _union_enums([spec.enum for spec in specs])
+    described = {_describe_default(s) for s in specs}
+    first = specs[0]
+    if len(described) == 1:
+        default, default_text = first.default, first.default_text
+    else:
+        default = _MISSING
+        default_text = "; ".join(
+            f"{_describe_default(s) or 'none given'} ({', '.join(s.scope or ['?'])})" for s in specs
+        )
+    scope: list[str] = []
+    for spec in specs:
+        scope += [m for m in spec.scope or [] if m not in scope]
+    return Spec(
+        type=merged_type,
+        enum=enum or None,
+        default=default,
+        default_text=default_text,
+        required=all(bool(s.required) for s in specs),
+        scope=scope or None,
+        scope_kind=first.scope_kind,
+    )
+
+
+def type_fragment(info: TypeInfo | None, enum: list[Any] | None) -> dict[str, Any]:
+    """JSON Schema keywords for a TypeInfo (+ enum)."""
+    if info is None:
+        return {"enum": enum} if enum else {}
+    fragment: dict[str, Any] = {}
+    names = set(info.types)
+    if enum and None in enum and names:
+        names.add("null")  # the doc lists None among the accepted values
+    types = sorted(names)
+    if info.literals and "string" not in info.types:
+        # Union[None, int, Literal["auto", ...]]: only those strings are allowed.
+        options: list[dict[str, Any]] = [{"type": "string", "enum": list(info.literals)}]
+        if types:
+            options.insert(0, {"type": types[0] if len(types) == 1 else types})
+        fragment["anyOf"] = options
+    elif types:
+        fragment["type"] = types[0] if len(types) == 1 else types
+    if info.items and "array" in info.types:
+        items = sorted(info.items)
+        fragment["items"] = {"type": items[0] if len(items) == 1 else items}
+    if enum:
+        fragment["enum"] = enum
+    return fragment
+
+
+def build_property(by_release: dict[str, Spec]) -> dict[str, Any]:
+    """Merge the releases' views: validation accepts what any release accepts; defaults are r2's."""
+    releases = [r for r in RELEASES if r in by_release]
+    newest = by_release[releases[-1]]
+    prop: dict[str, Any] = {"x-versions": releases}
+
+    # Type: the union, so a config valid under either release validates.
+    union = _union_types([by_release[r].type for r in releases])
+    enum = _union_enums([by_release[r].enum for r in releases])
+    if union is not None and any(by_release[r].default is None for r in releases):
+        union.types.add("null")  # a documented default of None must itself validate
+    prop.update(type_fragment(union, enum))
+    per_release_types = {r: type_fragment(by_release[r].type, None) for r in releases}
+    if len({json.dumps(t, sort_keys=True) for t in per_release_types.values()}) > 1:
+        prop["x-types"] = per_release_types
+    per_release_enums = {r: by_release[r].enum for r in releases}
+    if len({json.dumps(e) for e in per_release_enums.values()}) > 1:
+        prop["x-enums"] = per_release_enums
+
+    # Default: the newest documenting release; older differing literals go to x-defaults.
+    if newest.default is not _MISSING:
+        prop["default"] = newest.default
+    if newest.default_text:
+        prop["x-default-text"] = newest.default_text
+    older = {r: by_release[r] for r in releases[:-1]}
+    x_defaults = {
+        r: s.default
+        for r, s in older.items()
+        if s.default is not _MISSING
+        and (
+            newest.default is _MISSING
+            or s.default != newest.default
+            or type(s.default) is not type(newest.default)
+        )
+    }
+    if x_defaults:
+        prop["x-defaults"] = x_defaults
+    x_texts = {
+        r: s.default_text
+        for r, s in older.items()
+        if s.default_text and s.default_text != newest.default_text
+    }
+    if x_texts:
+        prop["x-default-texts"] = x_texts
+
+    if newest.required:
+        prop["x-required"] = True
+    scope_key = "x-devices" if newest.scope_kind == "devices" else "x-models"
+    if newest.scope:
+        prop[scope_key] = newest.scope
+    scopes = {r: by_release[r].scope for r in releases if by_release[r].scope}
+    if len({json.dumps(s) for s in scopes.values()}) > 1:
+        prop[scope_key + "-by-version"] = scopes
+    return prop
+
+
+# --------------------------------------------------------------------------------------------
+# Facts from the Cerebras modelzoo source (github.com/Cerebras/modelzoo)
+# --------------------------------------------------------------------------------------------
+# Keys the corpus uses but neither doc release lists, plus a few documented keys whose accepted
+# values the source shows to be wider than the docs say. Each entry names the release and file the
+# fact was read from ("x-source"); nothing here is copied code. Releases: 1.8.0 = a1f6f51,
+# 1.9.1 = 97bdaf4, 2.0.2 = c1ef453, 2.1.0 = e2a52f1, 2.2.0 = 244523a, 2.3.0 = cc48e20,
+# 2.3.1 = e8ab064, 2.10.0 = f1fd1e0.
+# Value lists read from code go to "x-known-values" (informational), not "enum": later releases
+# add values, so validation should not reject them; neoconv can report unknown ones instead.
+
+_MZ202 = "2.0.2:modelzoo/"
+_GPT2_202 = _MZ202 + "transformers/pytorch/gpt2/model.py"
+_GPT2CFG_231 = "2.3.1:src/cerebras/modelzoo/models/nlp/gpt2/config.py"
+_RUNFLOW_202 = _MZ202 + "common/pytorch/run_cstorch_flow.py"
+_RUNCFG_231 = "2.3.1:src/cerebras/modelzoo/config_manager/config_classes/base/run_config.py"
+_OPTCFG_231 = "2.3.1:src/cerebras/modelzoo/config_manager/config_classes/base/optimizer_config.py"
+_ADAM_191 = "1.9.1:modelzoo/common/pytorch/optim/AdamBase.py"
+_BERT_202 = _MZ202 + "transformers/pytorch/bert/"
+_INPUTS = ("train_input", "eval_input")
+
+# Reusable shapes, emitted under "$defs".
+DEFS: dict[str, dict[str, Any]] = {
+    "initializer": {
+        # A name, or a dict with the name plus the distribution's parameters.
+        "type": ["string", "object"],
+        "properties": {
+            "name": {"type": "string"},
+            "mean": {"type": "number"},
+            "std": {"type": "number"},
+            "a": {"type": "number"},
+            "b": {"type": "number"},
+            "val": {"type": "number"},
+            "gain": {"type": "number"},
+            "scale": {"type": "number"},
+            "mode": {"type": "string"},
+            "nonlinearity": {"type": "string"},
+            "distribution": {"type": "string"},
+        },
+        "required": ["name"],
+        "x-known-values": [
+            "constant",
+            "ones",
+            "zeros",
+            "eye",
+            "uniform",
+            "normal",
+            "xavier_normal",
+            "xavier_uniform",
+            "glorot_normal",
+            "glorot_uniform",
+            "kaiming_normal",
+            "kaiming_uniform",
+            "truncated_normal",
+            "variance_scaling",
+            "lecun_normal",
+            "lecun_uniform",
+        ],
+        "x-source": [_MZ202 + "common/pytorch/model_utils/create_initializer.py"],
+    },
+    "lr_scheduler": {
+        # One phase of the learning-rate schedule; names match case-insensitively, "LR" suffix optional.
+        "type": "object",
+        "properties": {
+            "scheduler": {"type": "string"},
+            "initial_learning_rate": {"type": "number"},
+            "end_learning_rate": {"type": "number"},
+            "learning_rate": {"type": "number"},
+            "total_iters": {"type": "integer"},
+            "steps": {"type": "integer"},
+            "decay_steps": {"type": "integer"},
+            "decay_rate": {"type": "number"},
+            "warmup_steps": {"type": "integer"},
+            "main_scheduler": {"type": "string"},
+        },
+        "required": ["scheduler"],
+        "x-known-values": [
+            "Constant",
+            "Exponential",
+            "PiecewiseConstant",
+            "Polynomial",
+            "Linear",
+            "InverseExponentialTimeDecay",
+            "InverseSquareRootDecay",
+            "CosineDecay",
+        ],
+        "x-source": ["1.9.1:modelzoo/common/pytorch/PyTorchBaseModel.py", _OPTCFG_231],
+    },
+}
+
+_INIT_REF = {"$ref": "#/$defs/initializer"}
+
+SOURCE_FACTS: list[tuple[tuple[str, ...], str, dict[str, Any]]] = [
+    # ---- model: GPT-2 family (gpt2, gpt3, llama, mistral, ... all run gpt2/model.py) ----
+    (
+        ("model",),
+        "use_bfloat16",
+        {
+            "type": "boolean",
+            "x-default-text": "True when gpt2/gptj set_defaults ran (GPT-2/3, GPT-J, NeoX, LLaMA); otherwise False",
+            "x-replaced-by": "model.fp16_type (2.1: True -> bfloat16, False -> float16)",
+            "x-source": [
+                _MZ202 + "transformers/pytorch/gpt2/utils.py",
+                _RUNFLOW_202,
+                "2.1.0:modelzoo/common/pytorch/model_utils/checkpoint_converters/base_converter.py",
+            ],
+        },
+    ),
+    (
+        ("model",),
+        "norm_type",
+        {
+            "type": "string",
+            "default": "layernorm",
+            "x-known-values": [
+                "layernorm",
+                "rmsnorm",
+                "biasless-layernorm",
+                "batchnorm1d",
+                "batchnorm2d",
+                "batchnorm3d",
+                "batchchannel2d",
+                "frozenbatchnorm2d",
+                "group",
+                "group_instance",
+                "instance1d",
+                "instance2d",
+                "instance3d",
+                "adalayer",
+            ],
+            "x-models-source": ["GPT2", "GPT3", "GPTJ", "LLaMA"],
+            "x-source": [_GPT2_202, _MZ202 + "common/pytorch/model_utils/norms.py"],
+        },
+    ),
+    (
+        ("model",),
+        "fp16_type",
+        {
+            "enum": ["bfloat16", "float16", "cbfloat16"],
+            "default": None,
+            "x-ignored-by": ["2.0.2"],
+            "x-source": [
+                "2.1.0:modelzoo/common/pytorch/model_utils/checkpoint_converters/base_converter.py",
+                "2.3.1:src/cerebras/modelzoo/config_manager/config_classes/base/model_config.py",
+            ],
+        },
+    ),
+    (
+        ("model",),
+        "mixed_precision",
+        {
+            "default": False,
+            "x-source": [
+                _RUNFLOW_202,
+                "2.3.1:src/cerebras/modelzoo/config_manager/config_classes/base/model_config.py",
+            ],
+        },
+    ),
+    (
+        ("model",),
+        "attention_kernel",
+        {
+            # gpt2/gptj set_defaults fill in "default" and test for "compatible".
+            "enum": ["compatible"],
+            "default": "default",
+            "x-source": [_MZ202 + "transformers/pytorch/gpt2/utils.py"],
+        },
+    ),
+    (
+        ("model",),
+        "position_embedding_type",
+        {
+            "enum": ["alibi"],
+            "x-source": [_MZ202 + "common/pytorch/layers/EmbeddingLayer.py"],
+        },
+    ),
+    (("model",), "embedding_initializer", {**_INIT_REF, "x-source": [_GPT2_202]}),
+    (("model",), "initializer", {**_INIT_REF, "x-source": [_GPT2_202]}),
+    (("model",), "output_layer_initializer", {**_INIT_REF, "x-source": [_GPT2_202]}),
+    (
+        ("model",),
+        "attention_module",
+        {
+            "type": "string",
+            "default": "aiayn_attention",
+            "x-known-values": ["aiayn_attention", "multiquery_attention"],
+            "x-source": [_GPT2_202, _MZ202 + "common/pytorch/layers/AttentionHelper.py"],
+        },
+    ),
+    (
+        ("model",),
+        "extra_attention_params",
+        {
+            "type": "object",
+            "default": {},
+            "properties": {"num_kv_groups": {"type": "integer", "default": 1}},
+            "x-source": [_GPT2_202, _MZ202 + "common/pytorch/layers/MultiQueryAttentionLayer.py"],
+        },
+    ),
+    (
+        ("model",),
+        "rope_theta",
+        {
+            "type": "number",
+            "default": 10000,
+            "x-ignored-by": ["2.0.2"],
+            "x-source": ["2.1.0:modelzoo/transformers/pytorch/gpt2/model.py", _GPT2CFG_231],
+        },
+    ),
+    (("model",), "alibi_trainable_slopes", {"type": "boolean", "default": False, "x-source": [_GPT2_202]}),
+    (
+        ("model",),
+        "alibi_implementation",
+        {
+            "type": "string",
+            "default": "expand",
+            "x-known-values": ["embedding", "expand"],
+            "x-ignored-by": ["2.0.2"],
+            "x-source": ["1.9.1:modelzoo/common/pytorch/layers/AlibiPositionEmbeddingLayer.py"],
+        },
+    ),
+    (("model",), "embedding_layer_norm", {"type": "boolean", "default": False, "x-source": [_GPT2_202]}),
+    (("model",), "embeddings_scale", {"type": "number", "default": 1.0, "x-source": [_GPT2_202]}),
+    (
+        ("model",),
+        "output_logits_scale",
+        {"type": ["null", "number"], "default": None, "x-source": [_GPT2_202]},
+    ),
+    (
+        ("model",),
+        "scale_qk_dot_by_d",
+        {"type": ["boolean", "null"], "default": None, "x-source": [_GPT2_202]},
+    ),
+    (("model",), "scale_qk_dot_by_layer_idx", {"type": "boolean", "default": False, "x-source": [_GPT2_202]}),
+    (
+        ("model",),
+        "scale_by_layer_index",
+        {
+            "type": "boolean",
+            "x-ignored-by": ["2.1.0"],
+            "x-source": ["2.1.0:modelzoo/common/pytorch/model_utils/checkpoint_converters/santacoder.py"],
+        },
+    ),
+    (
+        ("model",),
+        "attention_inner_dim",
+        {"type": ["integer", "null"], "default": None, "x-source": [_GPT2CFG_231]},
+    ),
+    (
+        ("model",),
+        "attention_logit_softcapping",
+        {"type": ["null", "number"], "default": None, "x-source": [_GPT2CFG_231]},
+    ),
+    (
+        ("model",),
+        "final_logit_softcapping",
+        {"type": ["null", "number"], "default": None, "x-source": [_GPT2CFG_231]},
+    ),
+    (
+        ("model",),
+        "attention_logits_alpha",
+        {"type": ["null", "number"], "default": 1.0, "x-source": [_GPT2CFG_231]},
+    ),
+    (
+        ("model",),
+        "attention_sliding_window_length",
+        {"type": ["integer", "null"], "default": None, "x-source": [_GPT2CFG_231]},
+    ),
+    (
+        ("model",),
+        "sliding_window_every_other_decoder_layer",
+        {"type": "boolean", "default": False, "x-source": [_GPT2CFG_231]},
+    ),
+    (("model",), "norm_first_sandwich", {"type": "boolean", "default": False, "x-source": [_GPT2CFG_231]}),
+    (
+        ("model",),
+        "moe",
+        {
+            "type": ["null", "object"],
+            "default": None,
+            "properties": {
+                "num_experts": {"type": "integer", "default": 1},
+                "top_k": {"type": ["integer", "null"], "default": None},
+                "load_balancing_loss_coef": {"type": ["null", "number"], "default": 0.01},
+                "router_fp32": {"type": "boolean", "default": True},
+            },
+            "x-source": [_GPT2CFG_231, "2.3.0:src/cerebras/modelzoo/layers/FeedForwardNetwork.py"],
+        },
+    ),
+    (
+        ("model",),
+        "compute_eval_metrics",
+        {
+            "type": "boolean",
+            "x-default-text": "True for GPT-2/GPT-J/BERT pre-training; False for the BERT fine-tuning models",
+            "x-source": [_GPT2_202, _BERT_202 + "model.py", _BERT_202 + "fine_tuning/classifier/model.py"],
+        },
+    ),
+    # TF-era keys (<= 1.8) that some 2.0 configs still carry; the PyTorch code never reads them.
+    (
+        ("model",),
+        "boundary_casting",
+        {
+            "type": "boolean",
+            "default": False,
+            "x-ignored-by": ["2.0.2"],
+            "x-source": [
+                "1.8.0:modelzoo/common/tf/layers/AddLayer.py",
+                "2.3.1:src/cerebras/modelzoo/config_manager/config_classes/base/model_config.py",
+            ],
+        },
+    ),
+    (
+        ("model",),
+        "tf_summary",
+        {
+            "type": "boolean",
+            "default": False,
+            "x-ignored-by": ["2.0.2"],
+            "x-source": ["1.8.0:modelzoo/common/tf/layers/AddLayer.py"],
+        },
+    ),
+    # ---- model: BERT family ----
+    (
+        ("model",),
+        "mask_padding_in_positional_embed",
+        {
+            "type": "boolean",
+            "default": False,
+            "x-models": ["BERT (pre-training)"],
+            "x-source": [_BERT_202 + "model.py"],
+        },
+    ),
+    (
+        ("model",),
+        "pooler_nonlinearity",
+        {
+            "type": ["null", "string"],
+            "default": None,
+            "x-models": ["BERT (pre-training, fine-tuning)"],
+            "x-default-text": "None means the encoder_nonlinearity",
+            "x-source": [_BERT_202 + "model.py", _BERT_202 + "fine_tuning/classifier/model.py"],
+        },
+    ),
+    (
+        ("model",),
+        "num_classes",
+        {
+            "type": "integer",
+            "x-models": ["BERT (pre-training)", "BERT (token classifier)"],
+            "x-default-text": "2 for BERT pre-training (NSP); required for the token classifier",
+            "x-source": [_BERT_202 + "model.py", _BERT_202 + "fine_tuning/token_classifier/model.py"],
+        },
+    ),
+    (
+        ("model",),
+        "num_labels",
+        {
+            "type": "integer",
+            "x-required": True,
+            "x-models": ["BERT (classifier)"],
+            "x-source": [_BERT_202 + "fine_tuning/classifier/model.py"],
+        },
+    ),
+    (
+        ("model",),
+        "problem_type",
+        {
+            "type": "string",
+            "x-required": True,
+            "x-models": ["BERT (classifier)"],
+            "x-known-values": ["regression", "single_label_classification", "multi_label_classification"],
+            "x-source": [
+                _BERT_202 + "fine_tuning/classifier/model.py",
+                _BERT_202 + "bert_finetune_models.py",
+            ],
+        },
+    ),
+    (
+        ("model",),
+        "task_dropout",
+        {
+            "type": "number",
+            "x-required": True,
+            "x-models": ["BERT (classifier)"],
+            "x-source": [_BERT_202 + "fine_tuning/classifier/model.py"],
+        },
+    ),
+    (
+        ("model",),
+        "encoder_output_dropout_rate",
+        {
+            "type": "number",
+            "x-required": True,
+            "x-models": ["BERT (token classifier)"],
+            "x-source": [_BERT_202 + "fine_tuning/token_classifier/model.py"],
+        },
+    ),
+    (
+        ("model",),
+        "include_padding_in_loss",
+        {
+            "type": "boolean",
+            "x-required": True,
+            "x-models": ["BERT (token classifier)"],
+            "x-source": [_BERT_202 + "fine_tuning/token_classifier/model.py"],
+        },
+    ),
+    (
+        ("model",),
+        "use_cls_bias",
+        {
+            "type": "boolean",
+            "x-required": True,
+            "x-models": ["BERT (summarization)"],
+            "x-source": [_BERT_202 + "fine_tuning/extractive_summarization/model.py"],
+        },
+    ),
+    # ---- optimizer ----
+    (
+        ("optimizer",),
+        "optimizer_type",
+        {
+            "x-known-values": [
+                "sgd",
+                "adam",
+                "adamw",
+                "adamax",
+                "adadelta",
+                "adafactor",
+                "adagrad",
+                "asgd",
+                "lamb",
+                "lion",
+                "radam",
+                "nadam",
+                "rmsprop",
+                "rprop",
+            ],
+            "x-source": ["1.9.1:modelzoo/common/pytorch/PyTorchBaseModel.py"],
+        },
+    ),
+    (
+        ("optimizer",),
+        "learning_rate",
+        {
+            # A constant, one scheduler dict, or a list of scheduler dicts run one after another.
+            "anyOf": [
+                {"type": "number"},
+                {"$ref": "#/$defs/lr_scheduler"},
+                {"type": "array", "items": {"$ref": "#/$defs/lr_scheduler"}},
+            ],
+            "x-source": ["1.9.1:modelzoo/common/pytorch/PyTorchBaseModel.py", _OPTCFG_231],
+        },
+    ),
+    (
+        ("optimizer",),
+        "loss_scaling_factor",
+        {
+            "x-known-values": ["dynamic"],
+            "x-source": [_RUNFLOW_202],
+        },
+    ),
+    (
+        ("optimizer",),
+        "initial_loss_scale",
+        {"type": "number", "default": 32768.0, "x-source": [_RUNFLOW_202]},
+    ),
+    (("optimizer",), "steps_per_increase", {"type": "integer", "default": 2000, "x-source": [_RUNFLOW_202]}),
+    (
+        ("optimizer",),
+        "max_gradient_value",
+        {"type": ["null", "number"], "default": None, "x-source": [_RUNFLOW_202]},
+    ),
+    (
+        ("optimizer",),
+        "grad_accum_steps",
+        {
+            "type": "integer",
+            "default": 1,
+            # On CSX, 2.0.2 drops it in favour of runconfig.use_cs_grad_accum.
+            "x-devices": ["CPU", "GPU"],
+            "x-source": [_RUNFLOW_202],
+        },
+    ),
+    (
+        ("optimizer",),
+        "betas",
+        {
+            "type": "array",
+            "items": {"type": "number"},
+            "minItems": 2,
+            "maxItems": 2,
+            "default": [0.9, 0.999],
+            "x-source": [_ADAM_191],
+        },
+    ),
+    (("optimizer",), "eps", {"type": "number", "default": 1e-06, "x-source": [_ADAM_191]}),
+    (("optimizer",), "correct_bias", {"type": "boolean", "default": True, "x-source": [_ADAM_191]}),
+    # SGD's momentum is passed through to cstorch.optim.SGD like every other optimizer kwarg.
+    (("optimizer",), "momentum", {"type": "number", "default": 0.0, "x-source": [_OPTCFG_231]}),
+    (
+        ("optimizer",),
+        "weight_decay",
+        {"type": "number", "default": 0.0, "x-source": [_ADAM_191, _OPTCFG_231]},
+    ),
+    (
+        ("optimizer",),
+        "adjust_learning_rate",
+        {
+            # muP: per-parameter-group learning-rate multipliers.
+            "type": ["null", "object"],
+            "default": None,
+            "properties": {"decoder_kernel": {"type": "number"}},
+            "x-source": [_RUNFLOW_202, _OPTCFG_231],
+        },
+    ),
+    (
+        ("optimizer",),
+        "ws_summary",
+        {
+            "type": "boolean",
+            "default": False,
+            "x-ignored-by": ["2.0.2"],
+            "x-source": ["1.8.0:modelzoo/common/tf/optimizers/Trainer.py"],
+        },
+    ),
+    # ---- runconfig ----
+    *[
+        (
+            ("runconfig",),
+            key,
+            {
+                "type": ["integer", "null"],
+                "default": None,
+                "x-source": [_MZ202 + "common/input/utils.py", _RUNCFG_231],
+            },
+        )
+        for key in (
+            "compile_crd_memory_gi",
+            "execute_crd_memory_gi",
+            "wrk_memory_gi",
+            "act_memory_gi",
+            "cmd_memory_gi",
+            "wgt_memory_gi",
+        )
+    ],
+    (
+        ("runconfig",),
+        "max_checkpoints",
+        {"type": ["integer", "null"], "default": 5, "x-source": [_RUNFLOW_202]},
+    ),
+    (
+        ("runconfig",),
+        "keep_checkpoint_max",
+        {
+            "type": "integer",
+            "default": 5,
+            "x-ignored-by": ["2.0.2"],
+            "x-replaced-by": "runconfig.max_checkpoints",
+            "x-source": [
+                "1.8.0:modelzoo/transformers/tf/gpt2/utils.py",
+                "2.1.0:modelzoo/common/pytorch/model_utils/checkpoint_converters/base_converter.py",
+            ],
+        },
+    ),
+    (
+        ("runconfig",),
+        "use_appliance_data",
+        {
+            "type": "boolean",
+            "default": True,
+            "x-ignored-by": ["2.0.2"],
+            "x-source": [
+                "1.9.1:modelzoo/common/pytorch/pytorch_base_runner.py",
+                "2.1.0:modelzoo/common/pytorch/model_utils/checkpoint_converters/base_converter.py",
+            ],
+        },
+    ),
+    (
+        ("runconfig",),
+        "transfer_processes",
+        {"type": ["integer", "null"], "x-source": [_RUNFLOW_202, _RUNCFG_231]},
+    ),
+    (
+        ("runconfig",),
+        "job_time_sec",
+        {"type": ["integer", "null"], "default": None, "x-source": [_RUNFLOW_202, _RUNCFG_231]},
+    ),
+    (
+        ("runconfig",),
+        "disable_version_check",
+        {"type": "boolean", "default": False, "x-source": [_RUNFLOW_202, _RUNCFG_231]},
+    ),
+    (
+        ("runconfig",),
+        "mgmt_namespace",
+        {"type": ["null", "string"], "default": None, "x-source": [_RUNFLOW_202, _RUNCFG_231]},
+    ),
+    (("runconfig",), "drop_data", {"type": "boolean", "default": False, "x-source": [_RUNFLOW_202]}),
+    (
+        ("runconfig",),
+        "log_input_summaries",
+        {"type": "boolean", "default": False, "x-source": [_RUNFLOW_202, _RUNCFG_231]},
+    ),
+    (
+        ("runconfig",),
+        "main_process_id",
+        {"type": "integer", "default": 0, "x-source": [_RUNFLOW_202, _RUNCFG_231]},
+    ),
+    (
+        ("runconfig",),
+        "summary_dir",
+        {
+            "type": ["null", "string"],
+            "x-default-text": "<model_dir>/train (training), <model_dir>/eval (eval)",
+            "x-source": [_RUNFLOW_202, _RUNCFG_231],
+        },
+    ),
+    (
+        ("runconfig",),
+        "dump_activations",
+        {"type": "boolean", "default": False, "x-source": [_RUNFLOW_202, _RUNCFG_231]},
+    ),
+    (
+        ("runconfig",),
+        "retrace_every_iteration",
+        {"type": "boolean", "default": False, "x-source": [_RUNFLOW_202, _RUNCFG_231]},
+    ),
+    (
+        ("runconfig",),
+        "use_cstorch_optimizer_step",
+        {"type": "boolean", "default": False, "x-source": [_RUNFLOW_202]},
+    ),
+    # ---- sparsity (otherwise an open section) ----
+    (
+        ("sparsity",),
+        "type",
+        {
+            # 2.0.2 refuses a sparsity block without an explicit algorithm type ("sideband" is gone).
+            "type": "string",
+            "x-required": True,
+            "x-source": [_RUNFLOW_202],
+        },
+    ),
+    # ---- train_input / eval_input ----
+    (
+        _INPUTS,
+        "label_vocab_file",
+        {
+            "type": "string",
+            "x-required": True,
+            "x-models": ["BERT (token classifier)"],
+            "x-source": [
+                _BERT_202 + "fine_tuning/token_classifier/input/BertTokenClassifierDataProcessor.py"
+            ],
+        },
+    ),
+    (
+        _INPUTS,
+        "max_cls_tokens",
+        {
+            "type": "integer",
+            "x-required": True,
+            "x-models": ["BERT (summarization)"],
+            "x-source": [_BERT_202 + "fine_tuning/extractive_summarization/input/BertSumCSVDataProcessor.py"],
+        },
+    ),
+    (
+        _INPUTS,
+        "mixture",
+        {
+            # Weighted blend of datasets; exclusive with data_dir.
+            "type": ["array", "null"],
+            "default": None,
+            "items": {
+                "type": "object",
+                "properties": {"data_dir": {"type": "string"}, "weight": {"type": "number"}},
+                "required": ["data_dir", "weight"],
+            },
+            "x-source": ["2.2.0:src/cerebras/modelzoo/data/common/h5_map_dataset/dataset.py"],
+        },
+    ),
+    (
+        _INPUTS,
+        "num_examples",
+        {
+            "type": ["integer", "null"],
+            "default": None,
+            "x-default-text": "read by the synthetic data processors only",
+            "x-source": ["2.3.1:src/cerebras/modelzoo/data/common/config.py"],
+        },
+    ),
+    (
+        _INPUTS,
+        "repeat",
+        {
+            "type": "boolean",
+            "default": False,
+            "x-ignored-by": ["2.0.2"],
+            "x-source": ["1.8.0:modelzoo/transformers/pytorch/bert/input/BertCSVDynamicMaskDataProcessor.py"],
+        },
+    ),
+    (
+        _INPUTS,
+        "whole_word_masking",
+        {
+            # Declared without a type and marked deprecated where it appears at all.
+            "default": None,
+            "x-ignored-by": ["2.0.2"],
+            "x-source": ["2.10.0:src/cerebras/modelzoo/data/nlp/bert/BertCSVDataProcessor.py"],
+        },
+    ),
+]
+
+
+# --------------------------------------------------------------------------------------------
+# Assembly
+# --------------------------------------------------------------------------------------------
+
+
+def documented_properties(reference: Path) -> dict[str, dict[str, dict[str, Any]]]:
+    """section -> dotted key -> property schema, from both documentation releases."""
+    rows = read_r1(reference / R1_FILE) + read_r2(reference / R2_FILE)
+    grouped: dict[tuple[str, str], dict[str, list[Spec]]] = {}
+    for row in rows:
+        spec = row_spec(row)
+        for section in row.sections:
+            grouped.setdefault((section, row.name), {}).setdefault(row.release, []).append(spec)
+    result: dict[str, dict[str, dict[str, Any]]] = {s: {} for s in SECTIONS}
+    for (section, name), per_release in grouped.items():
+        merged = {release: merge_rows(specs) for release, specs in per_release.items()}
+        result[section][name] = build_property(merged)
+    return result
+
+
+def _types_of(fragment: dict[str, Any]) -> dict[str, Any]:
+    """The type-describing keywords of a fragment (for the per-version x-types record)."""
+    return {k: fragment[k] for k in ("type", "anyOf", "$ref", "items") if k in fragment}
+
+
+def _type_names(value: Any) -> list[str]:
+    return [value] if isinstance(value, str) else list(value)
+
+
+def apply_source_fact(prop: dict[str, Any] | None, fact: dict[str, Any]) -> dict[str, Any]:
+    """Add a source fact to a documented property (widening only), or make a source-only one."""
+    if prop is None:
+        return {**fact, "x-versions": ["source"]}
+    merged = dict(prop)
+    merged["x-versions"] = prop["x-versions"] + ["source"]
+    doc_types = _types_of(prop)
+    new_types = _types_of(fact)
+    if new_types and new_types != doc_types:
+        # Record what each release said before widening.
+        per_version = dict(prop.get("x-types") or {r: doc_types for r in prop["x-versions"]})
+        per_version["source"] = new_types
+        merged["x-types"] = per_version
+        if "type" in fact and "type" in prop and not ({"anyOf", "$ref"} & fact.keys()):
+            names = set(_type_names(prop["type"])) | set(_type_names(fact["type"]))
+            if "number" in names:
+                names.discard("integer")  # JSON Schema "number" already admits integers
+            union = sorted(names)
+            merged["type"] = union[0] if len(union) == 1 else union
+        else:
+            for key in ("type", "anyOf", "$ref", "items"):
+                merged.pop(key, None)
+            if "$ref" in fact and "type" in prop:
+                # A documented scalar form stays valid next to the source's richer form.
+                merged["anyOf"] = [{"type": prop["type"]}, {"$ref": fact["$ref"]}]
+            else:
+                merged.update(new_types)
+    if "enum" in fact and "enum" in prop:
+        extra = [v for v in fact["enum"] if v not in prop["enum"]]
+        merged["enum"] = prop["enum"] + extra
+        per_version = dict(prop.get("x-enums") or {r: prop["enum"] for r in prop["x-versions"]})
+        per_version["source"] = fact["enum"]
+        merged["x-enums"] = per_version
+    if "default" in fact and prop.get("default", _MISSING) != fact["default"]:
+        merged.setdefault("x-defaults", {})
+        merged["x-defaults"] = {**merged["x-defaults"], "source": fact["default"]}
+    for key, value in fact.items():
+        if key in ("type", "anyOf", "$ref", "items", "enum", "default"):
+            continue
+        if key == "x-models":
+            merged["x-models-source"] = value
+        elif key not in merged:
+            merged[key] = value
+    return merged
+
+
+def _nest(flat: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Turn dotted keys (`vae.act_fn`) into nested object properties."""
+    nested: dict[str, dict[str, Any]] = {}
+    for name in sorted(flat, key=lambda n: n.count(".")):
+        *parents, leaf = name.split(".")
+        level = nested
+        for parent in parents:
+            holder = level.setdefault(parent, {"x-versions": flat[name]["x-versions"]})
+            holder.setdefault("type", "object")
+            level = holder.setdefault("properties", {})
+        if leaf in level:
+            level[leaf] = {**flat[name], **level[leaf]}
+        else:
+            level[leaf] = dict(flat[name])
+    return nested
+
+
+def _open_objects(node: Any) -> None:
+    """additionalProperties: true on every object schema that lists properties."""
+    if isinstance(node, dict):
+        if "properties" in node:
+            node["additionalProperties"] = True
+        for value in node.values():
+            _open_objects(value)
+    elif isinstance(node, list):
+        for value in node:
+            _open_objects(value)
+
+
+def build_schema(reference: Path) -> dict[str, Any]:
+    sections = documented_properties(reference)
+    for section in OPEN_SECTIONS:
+        sections[section] = {}
+    for targets, key, fact in SOURCE_FACTS:
+        for section in targets:
+            sections[section][key] = apply_source_fact(sections[section].get(key), fact)
+    properties: dict[str, Any] = {}
+    for section, props in sections.items():
+        properties[section] = {"type": "object"}
+        if props:
+            properties[section]["properties"] = _nest(props)
+    schema: dict[str, Any] = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$comment": (
+            "Generated by tools/gen_cerebras_schema.py from the Cerebras Model Zoo parameter docs "
+            f"({R1_FILE} = r1, {R2_FILE} = r2) and facts read from the modelzoo source; do not edit."
+        ),
+        "type": "object",
+        "properties": properties,
+        "additionalProperties": True,
+        "$defs": DEFS,
+        "x-layout": "legacy",
+        "x-generated-by": "tools/gen_cerebras_schema.py",
+        "x-versions": [*RELEASES, "source"],
+    }
+    schema = copy.deepcopy(schema)  # the tables above stay untouched by the next step
+    _open_objects(schema)
+    return schema
+
+
+def render(schema: dict[str, Any]) -> str:
+    return json.dumps(schema, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--reference",
+        type=Path,
+        default=DEFAULT_REFERENCE,
+        help="folder with the two Model Zoo parameter docs (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--output", type=Path, default=DEFAULT_OUTPUT, help="schema file (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="do not write; exit 1 if the output file differs from a fresh generation",
+    )
+    args = parser.parse_args(argv)
+    try:
+        text = render(build_schema(args.reference))
+    except (OSError, DocFormatError) as exc:
+        print(f"gen_cerebras_schema: {exc}", file=sys.stderr)
+        return 2
+    if args.check:
+        current = args.output.read_text(encoding="utf-8") if args.output.exists() else ""
+        if current != text:
+            print(f"gen_cerebras_schema: {args.output} is stale; rerun without --check", file=sys.stderr)
+            return 1
+        return 0
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    tmp = args.output.with_name(args.output.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(args.output)  # atomic: a reader never sees a half-written schema
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

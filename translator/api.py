@@ -1,0 +1,125 @@
+"""Library API: translate(), load(), dump(). Nothing here prints or exits."""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+import yaml
+
+from .catalogue import catalogue
+from .engine import Ingested, emit, ingest
+from .errors import UsageError
+from .ir import IR
+from .mapping import load_table
+from .registry import get_format
+from .report import Report
+from .schema import schema_index
+from .source import Source
+
+ConfigInput = str | Path | Sequence[str | Path] | Mapping[str, Any]
+
+
+@dataclass
+class Translation:
+    """The translated config document, its report, and the canonical IR it went through."""
+
+    config: dict[str, Any]
+    report: Report
+    ir: IR
+    format: str
+    meta: dict[str, Any]
+
+    def dump(self) -> str:
+        """The translated config as text, exactly as the CLI writes it."""
+        return get_format(self.format).load().dump(self.config, self.meta)
+
+
+def load(config: ConfigInput, fmt: str, *, layout: str | None = None) -> Source:
+    """Read one config (a path, several paths merged, or an already-parsed mapping)."""
+    spec = get_format(fmt)
+    if isinstance(config, Mapping):
+        if not all(isinstance(k, str) for k in config):
+            raise UsageError("config mapping keys must be strings")
+        module = spec.load()
+        tree = dict(config)
+        source = Source(fmt, tree, ["<config>"], {}, {k: "<config>" for k in tree})
+        if hasattr(module, "detect_layout"):
+            source.layout = module.detect_layout(tree)
+        return source
+    paths = [str(config)] if isinstance(config, (str, Path)) else [str(p) for p in config]
+    if not paths:
+        raise UsageError("no input file given")
+    return spec.load().read(paths, layout=layout)
+
+
+def dump(config: Mapping[str, Any], fmt: str, meta: Mapping[str, Any] | None = None) -> str:
+    """Serialise a config document in a format's own style."""
+    return get_format(fmt).load().dump(dict(config), dict(meta or {}))
+
+
+def parse_set(assignments: Iterable[str]) -> dict[str, Any]:
+    """`FIELD=VALUE` strings -> canonical values, checked against the catalogue."""
+    known = catalogue()
+    values: dict[str, Any] = {}
+    for item in assignments:
+        name, sep, text = item.partition("=")
+        name = name.strip()
+        if not sep or not name:
+            raise UsageError(f"--set {item!r}: expected FIELD=VALUE, e.g. --set model.vocab_size=50304")
+        if name not in known:
+            close = difflib.get_close_matches(name, list(known), n=1)
+            hint = f"; did you mean {close[0]}?" if close else "; `neoconv explain` lists the fields"
+            raise UsageError(f"--set {name}: not a canonical field{hint}")
+        try:
+            value = yaml.safe_load(text) if text.strip() else None
+        except yaml.YAMLError:
+            value = text
+        try:
+            values[name], _ = known[name].check(value)
+        except ValueError as exc:
+            raise UsageError(f"--set {name}: {exc}") from None
+    return values
+
+
+def read_ir(config: ConfigInput | Source, src: str, **options: Any) -> Ingested:
+    """Ingest a config into the canonical IR (with the per-leaf ledger the report is built from)."""
+    source = config if isinstance(config, Source) else load(config, src, layout=options.get("source_layout"))
+    if options.get("source_version"):
+        source.version = options["source_version"]
+    user = dict(options.get("set_values") or {})
+    if options.get("world_size") is not None:
+        user["parallel.world_size"] = parse_set([f"parallel.world_size={options['world_size']}"])["parallel.world_size"]
+    table = load_table(src).for_layout(source.layout)
+    return ingest(source, table, schema_index(src), user)
+
+
+def translate(config: ConfigInput, src: str, dst: str, **options: Any) -> Translation:
+    """Translate a config from format `src` to format `dst`.
+
+    Options: ``set_values`` (canonical field -> value, as ``--set``), ``world_size`` (GPUs of the
+    source run), ``layout`` (target layout), ``source_version`` / ``target_version``.
+    Raises NeoconvError subclasses for bad input; never prints or exits.
+    """
+    get_format(src)
+    dst_spec = get_format(dst)
+    layout = options.get("layout") or dst_spec.default_layout
+    if layout is not None and layout not in dst_spec.layouts:
+        raise UsageError(f"--layout {layout}: {dst} layouts are {', '.join(dst_spec.layouts) or 'none'}")
+    ingested = read_ir(config, src, **options)
+    table = load_table(dst).for_layout(layout)
+    version = options.get("target_version") or table.versions[0]
+    if version not in table.versions:
+        raise UsageError(f"unknown {dst} version {version!r}; known: {', '.join(table.versions)}")
+    leaves, report = emit(ingested, table, dst, version=version)
+    source = ingested.source
+    assert source is not None
+    family = ingested.ir.get("model.family")
+    meta = {"from": ", ".join(Path(f).name for f in source.files), "model_family": family, "layout": layout}
+    document = dst_spec.load().write(leaves, meta)
+    report.source = {"format": src, "files": source.files, "layout": source.layout,
+                     "version": source.version or load_table(src).versions[0]}  # fmt: skip
+    report.target = {"format": dst, "layout": layout, "version": version, "model_family": family}
+    return Translation(document, report, ingested.ir, dst, meta)

@@ -1,0 +1,96 @@
+"""The catalogue of canonical fields (schemas/canonical.yaml): name, type, unit, meaning, bounds."""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import yaml
+
+from .errors import MappingTableError
+from .resources import data_dir
+
+TYPES = ("int", "float", "bool", "str", "list", "dict", "any")
+_FLOAT_TEXT = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
+
+
+@dataclass(frozen=True)
+class Field:
+    name: str
+    type: str
+    doc: str
+    unit: str = ""
+    enum: tuple[str, ...] = ()
+    min: float | None = None
+    max: float | None = None
+
+    def check(self, value: Any) -> tuple[Any, str]:
+        """Coerce a value to this field's type; returns (value, note) or raises ValueError."""
+        note = ""
+        if value is None:
+            return None, note
+        if self.type in ("int", "float"):
+            if isinstance(value, bool):
+                raise ValueError(f"expected a number, got the boolean {value}")
+            if isinstance(value, str):
+                if self.type == "float" and _FLOAT_TEXT.match(value.strip()):
+                    note = f"read the string {value!r} as a number (YAML 1.1 needs a dot in floats)"
+                    value = float(value)
+                else:
+                    raise ValueError(f"expected a number, got the string {value!r}")
+            if not isinstance(value, (int, float)):
+                raise ValueError(f"expected a number, got {type(value).__name__} {value!r}")
+            if isinstance(value, float) and not math.isfinite(value):
+                raise ValueError(f"expected a finite number, got {value}")
+            if self.type == "float" and isinstance(value, int):
+                value = float(value)
+            if self.type == "int":
+                if isinstance(value, float):
+                    if not value.is_integer():
+                        raise ValueError(f"expected a whole number, got {value}")
+                    value = int(value)
+            if self.min is not None and value < self.min:
+                raise ValueError(f"must be at least {self.min}, got {value}")
+            if self.max is not None and value > self.max:
+                raise ValueError(f"must be at most {self.max}, got {value}")
+        elif self.type == "bool":
+            if not isinstance(value, bool):
+                raise ValueError(f"expected true or false, got {value!r}")
+        elif self.type == "str":
+            if not isinstance(value, str):
+                raise ValueError(f"expected a string, got {type(value).__name__} {value!r}")
+            if self.enum and value not in self.enum:
+                raise ValueError(f"expected one of {', '.join(self.enum)}; got {value!r}")
+        elif self.type == "list":
+            if not isinstance(value, list):
+                raise ValueError(f"expected a list, got {value!r}")
+        elif self.type == "dict":
+            if not isinstance(value, dict):
+                raise ValueError(f"expected a mapping, got {value!r}")
+        return value, note
+
+
+@lru_cache(maxsize=None)
+def catalogue() -> dict[str, Field]:
+    path = data_dir("schemas") / "canonical.yaml"
+    raw = yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    fields: dict[str, Field] = {}
+    for name, spec in raw["fields"].items():
+        if not isinstance(spec, dict) or spec.get("type") not in TYPES or not spec.get("doc"):
+            raise MappingTableError(f"{path.name}: field {name!r} needs a type in {TYPES} and a doc line")
+        unknown = set(spec) - {"type", "doc", "unit", "enum", "min", "max"}
+        if unknown:
+            raise MappingTableError(f"{path.name}: field {name!r} has unknown attributes {sorted(unknown)}")
+        fields[name] = Field(
+            name=name,
+            type=spec["type"],
+            doc=spec["doc"],
+            unit=spec.get("unit", ""),
+            enum=tuple(spec.get("enum", ())),
+            min=spec.get("min"),
+            max=spec.get("max"),
+        )
+    return fields

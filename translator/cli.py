@@ -1,0 +1,140 @@
+"""Command line: `neoconv SRC2DST IN... [options]` for every format pair, plus formats/explain.
+
+This is the only place where exceptions become exit codes and one-line messages:
+0 done; 1 done but --strict found lossy/dropped/unknown/missing entries; 2 bad invocation or
+unreadable/invalid input (and, with a clear "internal error" line, anything unexpected).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import traceback
+from typing import Any, Callable
+
+import click
+
+from . import __version__
+from .errors import NeoconvError
+from .options import translation_options
+from .registry import FORMATS, pairs
+
+EXIT_OK, EXIT_STRICT, EXIT_ERROR = 0, 1, 2
+
+
+def _fail(message: str) -> None:
+    click.echo(f"neoconv: error: {message}", err=True)
+    sys.exit(EXIT_ERROR)
+
+
+def _guarded(run: Callable[[], int], debug: bool, inputs: tuple[str, ...] = ()) -> None:
+    try:
+        code = run()
+    except NeoconvError as exc:
+        if debug:
+            traceback.print_exc()
+        _fail(str(exc))
+    except KeyboardInterrupt:
+        click.echo("neoconv: interrupted; nothing written", err=True)
+        sys.exit(130)
+    except Exception as exc:  # a bug, or input we did not foresee: still one line, no traceback
+        if debug:
+            traceback.print_exc()
+        where = f" while reading {', '.join(inputs)}" if inputs else ""
+        _fail(f"internal error{where}: {type(exc).__name__}: {exc} (rerun with --debug and report it)")
+    sys.exit(code)
+
+
+def _run_translation(src: str, dst: str, inputs: tuple[str, ...], opts: dict[str, Any]) -> int:
+    from .api import parse_set, translate
+    from .io import dump_json, write_atomic
+
+    result = translate(
+        list(inputs), src, dst,
+        set_values=parse_set(opts["set_values"]), world_size=opts["world_size"], layout=opts["layout"],
+        source_version=opts["source_version"], target_version=opts["target_version"],
+    )  # fmt: skip
+    text = result.dump()
+    output, report_path = opts["output"], opts["report_path"]
+    if output == "-" and report_path == "-":
+        raise NeoconvError("--report - needs the config written to a file with -o")
+    if output == "-":
+        click.echo(text, nl=False)
+    else:
+        write_atomic(output, text, inputs=inputs)
+    if report_path:
+        report_text = dump_json(result.report.to_json())
+        if report_path == "-":
+            click.echo(report_text, nl=False)
+        else:
+            write_atomic(report_path, report_text, inputs=inputs)
+    if not opts["quiet"]:
+        click.echo(result.report.render_table(verbose=opts["verbose"]), err=True, nl=False)
+    if opts["strict"] and result.report.failures():
+        return EXIT_STRICT
+    return EXIT_OK
+
+
+def _pair_command(src: str, dst: str) -> click.Command:
+    @click.command(
+        name=f"{src}2{dst}",
+        help=f"Translate {FORMATS[src].title} into {FORMATS[dst].title}. Several NeoX files are merged as NeoX merges them.",
+        no_args_is_help=True,
+    )
+    @click.argument("inputs", nargs=-1, required=True, metavar="IN...")
+    @translation_options
+    def command(inputs: tuple[str, ...], **opts: Any) -> None:
+        _guarded(lambda: _run_translation(src, dst, inputs, opts), opts["debug"], inputs)
+
+    return command
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="neoconv")
+def main() -> None:
+    """Translate LLM training configs between GPT-NeoX, Cerebras Model Zoo (and more).
+
+    Every source setting is carried over, converted, or named in the report (stderr; --report
+    FILE for JSON). Exit codes: 0 done, 1 --strict found lossy/dropped/unknown/missing entries,
+    2 bad invocation or input.
+    """
+
+
+for _src, _dst in pairs():
+    main.add_command(_pair_command(_src, _dst))
+
+
+@main.command("convert", no_args_is_help=True)
+@click.option("--from", "src", required=True, type=click.Choice(sorted(FORMATS)), help="Source format.")
+@click.option("--to", "dst", required=True, type=click.Choice(sorted(FORMATS)), help="Target format.")
+@click.argument("inputs", nargs=-1, required=True, metavar="IN...")
+@translation_options
+def convert(src: str, dst: str, inputs: tuple[str, ...], **opts: Any) -> None:
+    """Translate IN... from one format to another (same as the SRC2DST commands)."""
+    _guarded(lambda: _run_translation(src, dst, inputs, opts), opts["debug"], inputs)
+
+
+@main.command("formats")
+def formats() -> None:
+    """List formats, their layouts and documented versions."""
+    from .mapping import load_table
+
+    for spec in FORMATS.values():
+        table = load_table(spec.name)
+        layouts = ", ".join(spec.layouts) or "-"
+        click.echo(f"{spec.name:<10} {spec.title:<26} layouts: {layouts:<12} versions: {', '.join(table.versions)}")
+
+
+@main.command("explain", no_args_is_help=True)
+@click.argument("name")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def explain(name: str, as_json: bool) -> None:
+    """Explain a canonical field (model.hidden_size) or a framework key (neox:rotary_pct)."""
+    from .explain import explain_text
+
+    _guarded(lambda: _print(explain_text(name, as_json=as_json)), False)
+
+
+def _print(text: str) -> int:
+    click.echo(text, nl=False)
+    return EXIT_OK

@@ -1,0 +1,433 @@
+"""Apply mapping tables: ingest (source leaves -> canonical IR) and emit (IR -> target leaves).
+
+Every source leaf is recorded in a ledger during ingest (owned by a rule, unsupported, a known
+extension, or unknown); emit turns the ledger into report entries, so each leaf lands in exactly
+one entry. Translation is default-aware: a value the source left at its default is written
+explicitly only when the target's default differs (status `defaulted`).
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from typing import Any
+
+from .catalogue import catalogue
+from .errors import InputError, UsageError
+from .io import flatten
+from .ir import IR, Origin, Value
+from .mapping import Rule, Table
+from .report import Report, Status
+from .schema import SchemaIndex, _Guess
+from .source import Source
+from .transforms import Approx, field_ident, ident, is_close, unwrap
+
+
+@dataclass
+class LeafFate:
+    """What ingest decided about one source leaf."""
+
+    kind: str  # rule | unsupported | extension | unknown | user
+    rule: Rule | None = None
+    detail: str = ""
+
+
+@dataclass
+class Ingested:
+    ir: IR
+    fates: dict[str, LeafFate]  # source leaf -> fate, in document order
+    raw: dict[str, Any]  # source leaf -> raw value
+    lossy: dict[int, str] = field(default_factory=dict)  # id(rule) -> why reading was approximate
+    source: Source | None = None
+    table: Table | None = None
+
+
+def _coerce_input(source: Source, schema: SchemaIndex, key: str, value: Any) -> tuple[Any, str]:
+    """Check a raw value against the source format's schema types (light coercion only)."""
+    try:
+        return schema.coerce(key, value)
+    except _Guess as guess:
+        return Approx(guess.value, guess.note), ""
+    except ValueError as exc:
+        raise InputError(
+            str(exc), file=source.file_of(key), line=source.line_of(key), key=key, hint="fix the value"
+        ) from None
+
+
+def _check_field(source: Source, name: str, value: Any, keys: tuple[str, ...]) -> tuple[Any, str]:
+    spec = catalogue()[name]
+    try:
+        return spec.check(value)
+    except ValueError as exc:
+        key = keys[0] if keys else name
+        raise InputError(
+            str(exc), file=source.file_of(key), line=source.line_of(key), key=key, hint="fix the value"
+        ) from None
+
+
+def ingest(source: Source, table: Table, schema: SchemaIndex, user: dict[str, Any] | None = None) -> Ingested:
+    leaves = flatten(source.tree)
+    version = source.version or table.versions[0]
+    ir = IR()
+    for name, value in (user or {}).items():
+        ir.set(name, Value(value, Origin.USER, (f"--set {name}",)))
+    fates: dict[str, LeafFate] = {leaf: LeafFate("unknown") for leaf in leaves}
+    lossy: dict[int, str] = {}
+
+    def subtree(key: str) -> tuple[Any, list[str]]:
+        """The value at `key`: a leaf, or a whole nested block whose leaves the rule owns."""
+        if key in leaves:
+            return leaves[key], [key]
+        prefix = key + "."
+        owned = [leaf for leaf in leaves if leaf.startswith(prefix)]
+        if not owned:
+            return None, []
+        node: Any = source.tree
+        for part in key.split("."):
+            node = node[part]
+        return node, owned
+
+    for rule in table.read_order:
+        if rule.is_const:
+            if rule.key:
+                value, owned = subtree(rule.key)
+                for leaf in owned:
+                    fates[leaf] = LeafFate("rule", rule)
+                if owned and not is_close(value, rule.const):
+                    lossy[id(rule)] = f"{rule.key}={value!r} is not expressible: the other frameworks assume {rule.const!r}"
+            continue
+        present: dict[str, Any] = {}
+        owned_leaves: list[str] = []
+        notes: list[str] = []
+        leaf_notes: dict[str, str] = {}
+        for key in rule.keys:
+            value, owned = subtree(key)
+            if owned:
+                if len(owned) == 1 and owned[0] == key:
+                    value, note = _coerce_input(source, schema, key, value)
+                    if note:
+                        notes.append(note)
+                        leaf_notes[key] = note
+                    value, guessed = unwrap(value)
+                    if guessed:
+                        lossy[id(rule)] = guessed
+                present[key] = value
+                owned_leaves.extend(owned)
+        for leaf in owned_leaves:
+            fates[leaf] = LeafFate("rule", rule, leaf_notes.get(leaf, ""))
+        if rule.formula is not None:
+            kwargs = {ident(k): present.get(k, rule.key_default(k, version)) for k in rule.keys}
+            wanted = rule.formula.read_params()
+            kwargs.update({alias: ir.get(name) for alias, name in rule.with_fields.items() if alias in wanted})
+            try:
+                result = rule.formula.read(**kwargs)
+            except (TypeError, ValueError, ZeroDivisionError) as exc:
+                key = owned_leaves[0] if owned_leaves else rule.label
+                raise InputError(
+                    f"cannot compute {', '.join(rule.fields)}: {exc}",
+                    file=source.file_of(key), line=source.line_of(key), key=key,
+                ) from None  # fmt: skip
+            if len(rule.fields) > 1:
+                by_ident = {field_ident(f): f for f in rule.fields}
+                results = {by_ident[k]: v for k, v in (result or {}).items()}
+            else:
+                results = {rule.fields[0]: result}
+        else:
+            assert rule.simple is not None and rule.key
+            raw = present.get(rule.key, rule.default_for(version) if rule.has_default(version) else None)
+            try:
+                results = {rule.fields[0]: rule.simple.read(raw)}
+            except ValueError as exc:
+                raise InputError(
+                    str(exc), file=source.file_of(rule.key), line=source.line_of(rule.key), key=rule.key,
+                    hint="fix the value",
+                ) from None  # fmt: skip
+        if rule.key and rule.key in present:
+            origin = Origin.EXPLICIT
+        elif present:
+            origin = Origin.DERIVED
+        elif (rule.key is None or rule.derived) and any(
+            name in ir.fields and ir.fields[name].origin is not Origin.DEFAULT for name in rule.with_fields.values()
+        ):
+            origin = Origin.DERIVED  # computed from values the file (or the user) gave
+        else:
+            origin = Origin.DEFAULT
+        for name, result in results.items():
+            value, approx = unwrap(result)
+            if approx:
+                lossy[id(rule)] = approx
+            if value is None:
+                continue
+            value, note = _check_field(source, name, value, tuple(owned_leaves) or rule.keys)
+            if note:
+                notes.append(note)
+            if name in ir.fields and ir.fields[name].origin is Origin.USER:
+                for leaf in owned_leaves:
+                    fates[leaf].detail = f"overridden by --set {name}"
+                continue
+            ir.set(name, Value(value, origin, tuple(owned_leaves), source.file_of(rule.key or ""), "; ".join(notes)))
+
+    known = schema.known
+    for leaf, fate in fates.items():
+        if fate.kind != "unknown":
+            continue
+        reason = _unsupported_reason(table, leaf)
+        if reason is not None:
+            fates[leaf] = LeafFate("unsupported", detail=reason)
+        elif known(leaf):
+            group = (schema.node(leaf.split(".", 1)[0]) or {}).get("x-group", "")
+            fates[leaf] = LeafFate("extension", detail=table.extension_reasons.get(group, ""))
+            ir.extensions.setdefault(source.format, {})[leaf] = leaves[leaf]
+        else:
+            fates[leaf] = LeafFate("unknown", detail=_suggest(leaf, schema, table))
+    for leaf, note in source.notes.items():
+        if leaf in fates and note:
+            fates[leaf].detail = "; ".join(x for x in (note, fates[leaf].detail) if x)
+    return Ingested(ir, fates, leaves, lossy, source, table)
+
+
+def _unsupported_reason(table: Table, leaf: str) -> str | None:
+    parts = leaf.split(".")
+    for i in range(len(parts), 0, -1):
+        reason = table.unsupported.get(".".join(parts[:i]))
+        if reason is not None:
+            return reason
+    return None
+
+
+def _suggest(leaf: str, schema: SchemaIndex, table: Table) -> str:
+    candidates = set(schema.all_keys()) | {k for r in table.rules for k in r.keys}
+    close = difflib.get_close_matches(leaf, sorted(candidates), n=1, cutoff=0.75)
+    name = table.title
+    if close:
+        return f"not a {name} parameter; did you mean {close[0]}?"
+    return f"not a {name} parameter"
+
+
+# ------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Carried:
+    target_keys: list[str] = field(default_factory=list)
+    written: list[Any] = field(default_factory=list)
+    lossy: list[str] = field(default_factory=list)
+    note: str = ""
+    skipped: str = ""  # why a rule matched but did not apply
+
+
+def emit(ingested: Ingested, table: Table, dst_format: str, *, version: str | None = None) -> tuple[dict[str, Any], Report]:
+    """Write the IR with the target table; build the report from the source ledger."""
+    ir = ingested.ir
+    version = version or table.versions[0]
+    src_format = ingested.source.format if ingested.source else "?"
+    src_title = ingested.table.title if ingested.table else src_format
+    values = ir.plain()
+    out: dict[str, Any] = {}
+    carried: dict[str, _Carried] = {}
+    report = Report()
+    extra_entries: list[tuple[str | None, str | None, Status, str]] = []
+
+    for rule in table.rules:
+        if rule.is_const:
+            if rule.key and rule.applies(values):
+                out[rule.key] = rule.const
+            continue
+        present = [f for f in rule.fields if ir.has(f)]
+        if not present:
+            if rule.required and rule.applies(values) and not any(ir.has(f) for r in table.rules_for_field(rule.fields[0]) for f in r.fields if r is not rule):
+                hint = rule.hint or f"give it with --set {rule.fields[0]}=VALUE"
+                extra_entries.append((None, rule.key, Status.MISSING, hint))
+            continue
+        if not rule.applies(values):
+            for name in present:
+                slot = carried.setdefault(name, _Carried())
+                if not slot.target_keys:
+                    cond = ", ".join(f"{k}={'/'.join(map(str, v))}" for k, v in rule.when.items())
+                    slot.skipped = slot.skipped or f"{rule.label} only applies when {cond}"
+            continue
+        origin = ir.fields[present[0]].origin
+        try:
+            written = _apply_write(rule, ir)
+        except Unexpressible as exc:
+            for name in present:
+                carried.setdefault(name, _Carried()).skipped = str(exc)
+            continue
+        if written is None:
+            continue
+        for name in present:
+            slot = carried.setdefault(name, _Carried())
+            slot.skipped = ""
+            if rule.lossy:
+                slot.lossy.append(rule.lossy)
+            if rule.key is None or (rule.note and not written):
+                slot.note = rule.note
+        if origin is Origin.DEFAULT and not rule.always and rule.has_default(version):
+            target_default = rule.default_for(version)
+            first_value = next(iter(written.values()), (None, None))[0] if written else None
+            if is_close(first_value, target_default):
+                for name in present:
+                    carried[name].target_keys.extend(written)
+                continue
+        for key, (value, approx) in written.items():
+            out[key] = value
+            for name in present:
+                carried[name].target_keys.append(key)
+                carried[name].written.append(value)
+                if approx:
+                    carried[name].lossy.append(approx)
+        agrees = rule.has_default(version) and written and is_close(next(iter(written.values()))[0], rule.default_for(version))
+        if origin is Origin.DEFAULT and written and not agrees:
+            src_rules = ingested.table.rules_for_field(present[0]) if ingested.table else []
+            src_key = src_rules[0].key if src_rules and src_rules[0].key else None
+            shown = ", ".join(f"{k}={_short(v[0])}" for k, v in written.items())
+            tdef = f"; {table.title} default is {_short(rule.default_for(version))}" if rule.has_default(version) else ""
+            extra_entries.append(
+                (src_key, ", ".join(written), Status.DEFAULTED,
+                 f"{src_title} default {present[0]}={_short(ir.get(present[0]))} (not in the file){tdef}: wrote {shown}")
+            )  # fmt: skip
+
+    # Same format: framework-only extensions go back where they came from.
+    if dst_format == src_format:
+        for leaf, value in ir.extensions.get(src_format, {}).items():
+            out.setdefault(leaf, value)
+
+    for leaf, fate in ingested.fates.items():
+        raw = ingested.raw.get(leaf)
+        report.entries.append(_entry_for(leaf, raw, fate, ingested, carried, out, table, dst_format, src_format))
+    for name, value in ir.fields.items():
+        if value.origin is Origin.USER:
+            slot = carried.get(name)
+            users = sorted({f for r in (ingested.table.rules if ingested.table else ()) if name in r.with_fields.values()
+                            for f in r.fields if ir.has(f)})  # fmt: skip
+            if slot and slot.target_keys:
+                report.add(f"--set {name}", ", ".join(dict.fromkeys(slot.target_keys)), Status.EXACT, f"= {_short(value.value)}")
+            elif users:
+                report.add(f"--set {name}", None, Status.CONVERTED, f"used to derive {', '.join(users)}")
+            else:
+                report.add(f"--set {name}", None, Status.DROPPED, table.absent.get(name, f"{table.title} has no counterpart for {name}"))
+    for src, tgt, status, detail in extra_entries:
+        report.add(src, tgt, status, detail)
+    return out, report
+
+
+def _apply_write(rule: Rule, ir: IR) -> dict[str, tuple[Any, str | None]] | None:
+    """Framework key -> (value, lossy reason) for one rule; None when nothing is written."""
+    if rule.key is None and rule.formula is None:
+        return {}
+    if rule.formula is not None:
+        kwargs: dict[str, Any] = {}
+        params = rule.formula.write_params()
+        if "value" in params:
+            kwargs["value"] = ir.get(rule.fields[0])
+        for name in rule.fields:
+            if field_ident(name) in params:
+                kwargs[field_ident(name)] = ir.get(name)
+        for alias, name in rule.with_fields.items():
+            if alias in params:
+                kwargs[alias] = ir.get(name)
+        produced = rule.formula.write(**kwargs)
+        by_ident = {ident(k): k for k in rule.keys}
+        result: dict[str, tuple[Any, str | None]] = {}
+        for name, value in produced.items():
+            if name not in by_ident:
+                raise UsageError(f"formula {rule.formula.name} wrote {name!r}, which its rule does not declare")
+            plain, approx = unwrap(value)
+            if plain is not None:
+                result[by_ident[name]] = (plain, approx)
+        return result
+    assert rule.simple is not None and rule.key
+    try:
+        value = rule.simple.write(ir.get(rule.fields[0]))
+    except LookupError:
+        raise Unexpressible(f"{rule.fields[0]}={_short(ir.get(rule.fields[0]))} has no counterpart in {rule.key}") from None
+    return {rule.key: (value, None)}
+
+
+class Unexpressible(Exception):
+    """The target has the key but not this value (e.g. an enum member it lacks)."""
+
+
+def _short(value: Any) -> str:
+    text = repr(value) if isinstance(value, str) else str(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _entry_for(
+    leaf: str,
+    raw: Any,
+    fate: LeafFate,
+    ingested: Ingested,
+    carried: dict[str, _Carried],
+    out: dict[str, Any],
+    table: Table,
+    dst_format: str,
+    src_format: str,
+):  # type: ignore[no-untyped-def]
+    from .report import Entry
+
+    title = table.title
+    if fate.kind == "unknown":
+        return Entry(leaf, None, Status.UNKNOWN, fate.detail)
+    if fate.kind == "unsupported":
+        if dst_format == src_format:
+            return Entry(leaf, None, Status.DROPPED, fate.detail)
+        return Entry(leaf, None, Status.DROPPED, fate.detail)
+    if fate.kind == "extension":
+        if dst_format == src_format and leaf in out:
+            return Entry(leaf, leaf, Status.EXACT, fate.detail)
+        return Entry(leaf, None, Status.DROPPED, _join(f"{title} has no counterpart", fate.detail))
+    rule = fate.rule
+    assert rule is not None
+    if rule.is_const:
+        reason = ingested.lossy.get(id(rule))
+        if reason:
+            return Entry(leaf, None, Status.LOSSY, reason)
+        return Entry(leaf, None, Status.EXACT if dst_format == src_format else Status.CONVERTED,
+                     _join(f"{leaf}={_short(raw)} is what {title} assumes", fate.detail))  # fmt: skip
+    slots = [carried.get(name) for name in rule.fields]
+    done = [s for s in slots if s and (s.target_keys or s.note)]
+    targets = list(dict.fromkeys(k for s in done for k in s.target_keys)) if done else []
+    target = ", ".join(targets) or None
+    if not done:
+        skipped = next((s.skipped for s in slots if s and s.skipped), "")
+        absent = next((table.absent[f] for f in rule.fields if f in table.absent), "")
+        detail = skipped or absent or f"{title} has no counterpart for {', '.join(rule.fields)}"
+        if not any(ingested.ir.has(f) for f in rule.fields):
+            detail = f"no value for {', '.join(rule.fields)} could be derived"
+        return Entry(leaf, None, Status.DROPPED, _join(detail, fate.detail))
+    lossy = [x for s in done for x in s.lossy]
+    read_lossy = ingested.lossy.get(id(rule))
+    if read_lossy:
+        lossy.insert(0, read_lossy)
+    if rule.lossy:
+        lossy.insert(0, rule.lossy)
+    if len(done) < len(rule.fields):
+        missing = [f for f, s in zip(rule.fields, slots) if not (s and (s.target_keys or s.note))]
+        lossy.append(f"{title} cannot express {', '.join(missing)}")
+    note = next((s.note for s in done if s.note), "")
+    if lossy:
+        return Entry(leaf, target, Status.LOSSY, _join("; ".join(dict.fromkeys(lossy)), fate.detail))
+    values = [v for s in done for v in s.written]
+    exact = (
+        len(rule.keys) == 1 and leaf == rule.key and len(targets) == 1 and len(values) == 1
+        and _same(raw, values[0]) and not fate.detail
+    )  # fmt: skip
+    if exact:
+        return Entry(leaf, target, Status.EXACT, "")
+    if leaf != rule.key and rule.key is not None and leaf in rule.also:
+        detail = f"folded into {', '.join(rule.fields)}"
+    else:
+        detail = note or (f"= {_short(values[0])}" if len(values) == 1 else "")
+    return Entry(leaf, target, Status.CONVERTED, _join(detail, fate.detail))
+
+
+def _same(a: Any, b: Any) -> bool:
+    return type(a) is type(b) and a == b or (
+        isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool)
+        and not isinstance(b, bool) and a == b
+    )  # fmt: skip
+
+
+def _join(*parts: str) -> str:
+    return "; ".join(p for p in parts if p)

@@ -1,0 +1,47 @@
+"""Typed exceptions. The library raises these; only the CLI turns them into exit codes."""
+
+from __future__ import annotations
+
+
+class NeoconvError(Exception):
+    """Base class: one clear message, optionally anchored to a file, line and key path."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        file: str | None = None,
+        line: int | None = None,
+        key: str | None = None,
+        hint: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.file = file
+        self.line = line
+        self.key = key
+        self.hint = hint
+
+    def __str__(self) -> str:
+        where = ""
+        if self.file:
+            where = self.file + (f":{self.line}" if self.line else "") + ": "
+        key = f"{self.key}: " if self.key else ""
+        hint = f" ({self.hint})" if self.hint else ""
+        return f"{where}{key}{self.message}{hint}"
+
+
+class InputError(NeoconvError):
+    """The input cannot be read, parsed or understood (exit code 2)."""
+
+
+class UsageError(NeoconvError):
+    """The call itself is wrong: unknown format, bad --set, conflicting options (exit code 2)."""
+
+
+class MappingTableError(NeoconvError):
+    """A mapping table or the catalogue is malformed; a bug in neoconv's data, not in the input."""
+
+
+class OutputError(NeoconvError):
+    """The output cannot be written where asked (exit code 2)."""

@@ -1,0 +1,68 @@
+"""GPT-NeoX YAML: one or several files merged into one flat namespace, as NeoX merges them.
+
+NeoX refuses a key given in two files ("duplicate keys with previously loaded file") and treats
+`-` and `_` in top-level keys alike; so do we, in both directions (NeoX's own check misses an
+underscore key followed by its hyphen twin, which would silently overwrite it).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from ..errors import InputError
+from ..io import dump_yaml, key_line, parse_yaml, read_text, unflatten
+from ..source import Source
+
+
+def read(paths: list[str], *, layout: str | None = None) -> Source:
+    tree: dict[str, Any] = {}
+    leaf_files: dict[str, str] = {}
+    texts: dict[str, str] = {}
+    notes: dict[str, str] = {}
+    spelled: dict[str, str] = {}
+    basenames: dict[str, str] = {}
+    for path in paths:
+        name = str(path)
+        base = os.path.basename(name)
+        if name != "-" and base in basenames:
+            raise InputError(
+                f"another config file is also named {base} ({basenames[base]}); NeoX stores "
+                "configs by file name and refuses this: rename one",
+                file=name,
+            )
+        basenames[base] = name
+        text = read_text(name)
+        texts[name] = text
+        data = parse_yaml(text, name)
+        for key, value in data.items():
+            if not isinstance(key, str):
+                raise InputError(f"key {key!r} is not a name", file=name, line=key_line(text, str(key)))
+            norm = key.replace("-", "_")
+            if norm in tree:
+                first = leaf_files[norm]
+                if first == name:
+                    raise InputError(
+                        f"{key!r} and {spelled[norm]!r} are the same NeoX setting; keep one",
+                        file=name, line=key_line(text, key),
+                    )  # fmt: skip
+                raise InputError(
+                    f"{key!r} is also set in {first} (as {spelled[norm]!r}); NeoX refuses a key given in "
+                    "two files (duplicate keys with previously loaded file): keep it in one file",
+                    file=name, line=key_line(text, key),
+                )  # fmt: skip
+            tree[norm] = value
+            leaf_files[norm] = name
+            spelled[norm] = key
+            if norm != key:
+                notes[norm] = f"written as {key}"
+    return Source("neox", tree, [str(p) for p in paths], texts, leaf_files, notes=notes)
+
+
+def write(leaves: dict[str, Any], meta: dict[str, Any]) -> dict[str, Any]:
+    return unflatten(leaves)
+
+
+def dump(document: dict[str, Any], meta: dict[str, Any]) -> str:
+    header = "# GPT-NeoX config written by neoconv" + (f" from {meta['from']}" if meta.get("from") else "") + "\n"
+    return header + dump_yaml(document)

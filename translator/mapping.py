@@ -1,0 +1,286 @@
+"""Load and validate mapping tables (mappings/<format>.yaml) into typed rules.
+
+A typo in a table is a MappingTableError at load time, never a silent no-op: unknown rule
+attributes, unknown canonical fields, unknown formulas, formula signatures that do not match
+the declared keys, keys claimed twice and dependency cycles are all refused.
+The grammar is documented in the header of mappings/neox.yaml.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+import yaml
+
+from .catalogue import catalogue
+from .errors import MappingTableError
+from .resources import data_dir
+from .transforms import FORMULAS, Formula, Simple, field_ident, ident
+
+_NO_DEFAULT = object()
+
+RULE_ATTRIBUTES = frozenset(
+    {
+        "field", "fields", "key", "also", "with", "formula", "invert", "enum", "scale",
+        "case_insensitive", "default", "defaults", "version_defaults", "when", "required",
+        "hint", "always", "derived", "lossy", "note", "const", "layouts",
+    }
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Rule:
+    fields: tuple[str, ...]
+    key: str | None
+    also: tuple[str, ...] = ()
+    with_fields: dict[str, str] = field(default_factory=dict)  # ident -> canonical field
+    formula: Formula | None = None
+    simple: Simple | None = None
+    default: Any = _NO_DEFAULT
+    defaults: dict[str, Any] = field(default_factory=dict)
+    version_defaults: dict[str, Any] = field(default_factory=dict)
+    when: dict[str, tuple[Any, ...]] = field(default_factory=dict)
+    required: bool = False
+    hint: str = ""
+    always: bool = False
+    derived: bool = False
+    lossy: str = ""
+    note: str = ""
+    const: Any = _NO_DEFAULT
+    layouts: tuple[str, ...] = ()
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        return ((self.key,) if self.key else ()) + self.also
+
+    @property
+    def label(self) -> str:
+        return self.key or ", ".join(self.fields) or "(constant)"
+
+    def has_default(self, version: str | None = None) -> bool:
+        return self.default is not _NO_DEFAULT or (version in self.version_defaults)
+
+    def default_for(self, version: str | None = None) -> Any:
+        if version in self.version_defaults:
+            return self.version_defaults[version]
+        return None if self.default is _NO_DEFAULT else self.default
+
+    def key_default(self, key: str, version: str | None = None) -> Any:
+        if key == self.key:
+            return self.default_for(version)
+        return self.defaults.get(key)
+
+    def applies(self, values: dict[str, Any]) -> bool:
+        return all(values.get(name) in allowed for name, allowed in self.when.items())
+
+    @property
+    def is_const(self) -> bool:
+        return self.const is not _NO_DEFAULT
+
+
+@dataclass(frozen=True)
+class Table:
+    format: str
+    title: str
+    versions: tuple[str, ...]
+    rules: tuple[Rule, ...]  # in table order: the order in which a writer emits keys
+    read_order: tuple[Rule, ...]  # dependency order: `with` fields are read first
+    unsupported: dict[str, str]
+    source_file: str
+    absent: dict[str, str] = field(default_factory=dict)
+    extension_reasons: dict[str, str] = field(default_factory=dict)
+    order: tuple[str, ...] = ()
+
+    def rules_for_field(self, name: str) -> list[Rule]:
+        return [r for r in self.rules if name in r.fields]
+
+    def key_owner(self) -> dict[str, Rule]:
+        return {k: r for r in self.rules for k in r.keys}
+
+    def for_layout(self, layout: str | None) -> "Table":
+        if layout is None:
+            return self
+        def keep(rules: tuple[Rule, ...]) -> tuple[Rule, ...]:
+            return tuple(r for r in rules if not r.layouts or layout in r.layouts)
+
+        return Table(
+            self.format, self.title, self.versions, keep(self.rules), keep(self.read_order),
+            self.unsupported, self.source_file, self.absent, self.extension_reasons, self.order,
+        )  # fmt: skip
+
+
+def _fail(table: str, where: str, message: str) -> MappingTableError:
+    return MappingTableError(f"{table}: {where}: {message}")
+
+
+def _build_rule(table: str, index: int, raw: Any) -> Rule:
+    where = f"rule {index + 1}"
+    if not isinstance(raw, dict):
+        raise _fail(table, where, "must be a mapping")
+    unknown = set(raw) - RULE_ATTRIBUTES
+    if unknown:
+        raise _fail(table, where, f"unknown attributes {sorted(unknown)}; allowed: {sorted(RULE_ATTRIBUTES)}")
+    if "field" in raw and "fields" in raw:
+        raise _fail(table, where, "give either field or fields, not both")
+    fields = tuple(raw["fields"]) if "fields" in raw else ((raw["field"],) if raw.get("field") else ())
+    where = f"rule for {', '.join(fields) or raw.get('key')}"
+    known = catalogue()
+    for name in fields:
+        if name not in known:
+            raise _fail(table, where, f"unknown canonical field {name!r} (add it to schemas/canonical.yaml)")
+    with_raw = raw.get("with", [])
+    with_fields = dict(with_raw) if isinstance(with_raw, dict) else {field_ident(n): n for n in with_raw}
+    for name in with_fields.values():
+        if name not in known:
+            raise _fail(table, where, f"unknown canonical field {name!r} in with")
+    kinds = [k for k in ("formula", "invert", "enum", "scale") if k in raw]
+    if len(kinds) > 1:
+        raise _fail(table, where, f"choose one transform, got {kinds}")
+    simple: Simple | None = None
+    formula: Formula | None = None
+    key = raw.get("key")
+    also = tuple(raw.get("also", ()))
+    if "formula" in raw:
+        formula = FORMULAS.get(raw["formula"])
+        if formula is None:
+            raise _fail(table, where, f"unknown formula {raw['formula']!r}; known: {sorted(FORMULAS)}")
+        _check_formula(table, where, formula, fields, key, also, with_fields)
+    else:
+        if len(fields) > 1 or also:
+            raise _fail(table, where, "several fields or keys need a formula")
+        if "invert" in raw:
+            simple = Simple("invert")
+        elif "enum" in raw:
+            pairs = tuple((k, v) for k, v in raw["enum"].items())
+            simple = Simple("enum", table=pairs, case_insensitive=bool(raw.get("case_insensitive")))
+        elif "scale" in raw:
+            simple = Simple("scale", factor=float(raw["scale"]))
+        else:
+            simple = Simple("rename")
+    if not fields and "const" not in raw:
+        raise _fail(table, where, "a rule without a field must be a const rule")
+    when = {name: tuple(v if isinstance(v, list) else [v]) for name, v in (raw.get("when") or {}).items()}
+    for name in when:
+        if name not in known:
+            raise _fail(table, where, f"unknown canonical field {name!r} in when")
+    return Rule(
+        fields=fields,
+        key=key,
+        also=also,
+        with_fields=with_fields,
+        formula=formula,
+        simple=simple,
+        default=raw.get("default", _NO_DEFAULT),
+        defaults=dict(raw.get("defaults", {})),
+        version_defaults=dict(raw.get("version_defaults", {})),
+        when=when,
+        required=bool(raw.get("required", False)),
+        hint=str(raw.get("hint", "")),
+        always=bool(raw.get("always", False)),
+        derived=bool(raw.get("derived", False)),
+        lossy=str(raw.get("lossy", "")),
+        note=str(raw.get("note", "")),
+        const=raw.get("const", _NO_DEFAULT),
+        layouts=tuple(raw.get("layouts", ())),
+    )
+
+
+def _check_formula(
+    table: str,
+    where: str,
+    formula: Formula,
+    fields: tuple[str, ...],
+    key: str | None,
+    also: tuple[str, ...],
+    with_fields: dict[str, str],
+) -> None:
+    key_idents = {ident(k) for k in ((key,) if key else ()) + also}
+    expected_read = key_idents | set(with_fields)
+    if len(key_idents) + len(with_fields) != len(expected_read):
+        raise _fail(table, where, "a key and a with-field share a name; alias the field with with: {alias: field}")
+    params = formula.read_params()
+    if not key_idents <= params or not params <= expected_read:
+        raise _fail(
+            table, where,
+            f"formula {formula.name} reads {sorted(formula.read_params())} but the rule gives {sorted(expected_read)}",
+        )  # fmt: skip
+    value_names = {"value"} if len(fields) == 1 else {field_ident(f) for f in fields}
+    expected_write = value_names | set(with_fields)
+    if formula.write_params() - expected_write:
+        raise _fail(
+            table, where,
+            f"formula {formula.name} writes from {sorted(formula.write_params())}, rule gives {sorted(expected_write)}",
+        )  # fmt: skip
+
+
+def _topological(table: str, rules: list[Rule]) -> tuple[Rule, ...]:
+    """Order rules so that every formula runs after the rules producing its `with` fields."""
+    producers: dict[str, list[int]] = {}
+    for i, rule in enumerate(rules):
+        for name in rule.fields:
+            producers.setdefault(name, []).append(i)
+    order: list[int] = []
+    state: dict[int, int] = {}  # 1 visiting, 2 done
+
+    def visit(i: int, chain: tuple[str, ...]) -> None:
+        if state.get(i) == 2:
+            return
+        if state.get(i) == 1:
+            raise MappingTableError(f"{table}: rules depend on each other in a cycle: {' -> '.join(chain)}")
+        state[i] = 1
+        for dep in rules[i].with_fields.values():
+            for j in producers.get(dep, []):
+                if j != i:
+                    visit(j, chain + (dep,))
+        state[i] = 2
+        order.append(i)
+
+    for i in range(len(rules)):
+        visit(i, (rules[i].label,))
+    return tuple(rules[i] for i in order)
+
+
+@lru_cache(maxsize=None)
+def load_table(fmt: str) -> Table:
+    path = data_dir("mappings") / f"{fmt}.yaml"
+    name = path.name
+    try:
+        raw = yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except (OSError, yaml.YAMLError) as exc:
+        raise MappingTableError(f"{name}: cannot load: {exc}") from None
+    if not isinstance(raw, dict) or raw.get("format") != fmt or not isinstance(raw.get("rules"), list):
+        raise MappingTableError(f"{name}: needs `format: {fmt}` and a `rules:` list")
+    rules = [_build_rule(name, i, r) for i, r in enumerate(raw["rules"])]
+    claimed: dict[tuple[str, tuple[str, ...]], str] = {}
+    for rule in rules:
+        for key in rule.keys:
+            # the same key may appear in rules for different layouts only
+            slot = (key, rule.layouts)
+            if slot in claimed:
+                raise MappingTableError(f"{name}: key {key!r} is claimed by two rules ({claimed[slot]}, {rule.label})")
+            claimed[slot] = rule.label
+    allowed = {"format", "title", "versions", "rules", "unsupported", "absent", "extension_reasons", "order"}
+    if set(raw) - allowed:
+        raise MappingTableError(f"{name}: unknown top-level entries {sorted(set(raw) - allowed)}")
+    unsupported = dict(raw.get("unsupported") or {})
+    absent = dict(raw.get("absent") or {})
+    for key in absent:
+        if key not in catalogue():
+            raise MappingTableError(f"{name}: absent: unknown canonical field {key!r}")
+    for key in unsupported:
+        if any(key in r.keys for r in rules):
+            raise MappingTableError(f"{name}: key {key!r} is both mapped and listed as unsupported")
+    return Table(
+        format=fmt,
+        title=str(raw.get("title", fmt)),
+        versions=tuple(raw.get("versions", ["current"])),
+        rules=tuple(rules),
+        read_order=_topological(name, rules),
+        unsupported=unsupported,
+        source_file=name,
+        absent=absent,
+        extension_reasons=dict(raw.get("extension_reasons") or {}),
+        order=tuple(raw.get("order") or ()),
+    )

@@ -1,0 +1,33 @@
+"""Click options shared by the commands, defined once."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import click
+
+F = Callable[..., Any]
+
+
+def translation_options(func: F) -> F:
+    options = [
+        click.option("-o", "--output", "output", metavar="OUT", default="-", show_default=True,
+                     help="Write the translated config here ('-' = stdout)."),
+        click.option("--report", "report_path", metavar="FILE",
+                     help="Write the JSON report to FILE ('-' = stdout when the config goes to a file)."),
+        click.option("--strict", is_flag=True,
+                     help="Exit 1 when any entry is lossy, dropped, unknown or missing."),
+        click.option("--set", "set_values", metavar="FIELD=VALUE", multiple=True,
+                     help="Give a canonical field a value (see `neoconv explain`); repeatable."),
+        click.option("--world-size", type=click.IntRange(min=1), metavar="N",
+                     help="GPUs of the source run, to derive the global batch (parallel.world_size)."),
+        click.option("--layout", metavar="NAME", help="Target layout (e.g. cerebras: legacy)."),
+        click.option("--from-version", "source_version", metavar="V", help="Source documentation version."),
+        click.option("--to-version", "target_version", metavar="V", help="Target documentation version."),
+        click.option("-q", "--quiet", is_flag=True, help="No report table on stderr."),
+        click.option("-v", "--verbose", is_flag=True, help="Show every report entry, not only the notable ones."),
+        click.option("--debug", is_flag=True, help="Show a traceback on errors."),
+    ]  # fmt: skip
+    for option in reversed(options):
+        func = option(func)
+    return func

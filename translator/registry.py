@@ -1,0 +1,43 @@
+"""Every format neoconv knows, in one explicit table. The CLI pair commands are generated from it."""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from types import ModuleType
+
+from .errors import UsageError
+
+
+@dataclass(frozen=True)
+class FormatSpec:
+    name: str
+    title: str
+    module: str  # imported lazily: start-up must not pay for formats it does not use
+    layouts: tuple[str, ...] = ()
+    default_layout: str | None = None
+    suffix: str = ".yml"
+    can_write: bool = True
+
+    def load(self) -> ModuleType:
+        return importlib.import_module(self.module)
+
+
+FORMATS: dict[str, FormatSpec] = {
+    "neox": FormatSpec("neox", "GPT-NeoX YAML", "translator.formats.neox", suffix=".yml"),
+    "cerebras": FormatSpec(
+        "cerebras", "Cerebras Model Zoo YAML", "translator.formats.cerebras",
+        layouts=("legacy",), default_layout="legacy", suffix=".yaml",
+    ),  # fmt: skip
+}
+
+
+def get_format(name: str) -> FormatSpec:
+    try:
+        return FORMATS[name]
+    except KeyError:
+        raise UsageError(f"unknown format {name!r}; known: {', '.join(FORMATS)}") from None
+
+
+def pairs() -> list[tuple[str, str]]:
+    return [(a, b) for a in FORMATS for b in FORMATS if FORMATS[b].can_write]

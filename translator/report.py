@@ -1,0 +1,88 @@
+"""The translation report: one entry per source leaf, plus what the target lacks or defaults.
+
+Statuses are a closed catalogue (DESIGN.md): every source leaf lands in exactly one entry, so
+nothing can disappear silently. `missing` and `defaulted` entries describe target keys and may
+have no source leaf.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+
+class Status(str, Enum):
+    EXACT = "exact"
+    CONVERTED = "converted"
+    LOSSY = "lossy"
+    DROPPED = "dropped"
+    UNKNOWN = "unknown"
+    MISSING = "missing"
+    DEFAULTED = "defaulted"
+
+
+# Statuses that --strict turns into exit code 1: the run may not mean the same thing.
+STRICT_FAILURES = frozenset({Status.LOSSY, Status.DROPPED, Status.UNKNOWN, Status.MISSING})
+
+
+@dataclass(frozen=True)
+class Entry:
+    source_key: str | None
+    target_key: str | None
+    status: Status
+    detail: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "source_key": self.source_key,
+            "target_key": self.target_key,
+            "status": self.status.value,
+            "detail": self.detail,
+        }
+
+
+@dataclass
+class Report:
+    source: dict[str, Any] = field(default_factory=dict)
+    target: dict[str, Any] = field(default_factory=dict)
+    entries: list[Entry] = field(default_factory=list)
+
+    def add(self, source_key: str | None, target_key: str | None, status: Status, detail: str = "") -> None:
+        self.entries.append(Entry(source_key, target_key, status, detail))
+
+    def summary(self) -> dict[str, int]:
+        counts = {s.value: 0 for s in Status}
+        for entry in self.entries:
+            counts[entry.status.value] += 1
+        return counts
+
+    def by_source(self) -> dict[str, Entry]:
+        return {e.source_key: e for e in self.entries if e.source_key is not None}
+
+    def failures(self) -> list[Entry]:
+        return [e for e in self.entries if e.status in STRICT_FAILURES]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "target": self.target,
+            "entries": [e.to_json() for e in self.entries],
+            "summary": self.summary(),
+        }
+
+    def render_table(self, *, verbose: bool = False) -> str:
+        """Short human table for stderr: everything that is not exact/converted, then counts."""
+        shown = self.entries if verbose else [e for e in self.entries if e.status not in (Status.EXACT, Status.CONVERTED)]
+        lines: list[str] = []
+        if shown:
+            w_status = max(len(e.status.value) for e in shown)
+            w_src = min(40, max(len(e.source_key or "-") for e in shown))
+            for e in shown:
+                src = e.source_key or "-"
+                tgt = e.target_key or "-"
+                detail = f"  {e.detail}" if e.detail else ""
+                lines.append(f"{e.status.value:<{w_status}}  {src:<{w_src}} -> {tgt}{detail}")
+        counts = ", ".join(f"{n} {s}" for s, n in self.summary().items() if n)
+        lines.append(f"neoconv: {counts or 'nothing to translate'}")
+        return "\n".join(lines) + "\n"

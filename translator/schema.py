@@ -1,0 +1,122 @@
+"""Per-format JSON Schemas (schemas/<format>.schema.json) as an index of known keys and types.
+
+The engine uses the index to tell a known-but-unmapped key (an extension) from an unknown one,
+to suggest the closest known key, and to check raw value types before any transform runs.
+Full jsonschema validation of outputs lives in `validate.py` (imported only when needed).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import lru_cache
+from typing import Any
+
+from .resources import data_dir
+
+_FLOAT_TEXT = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)$")
+_JSON_TYPES = {bool: "boolean", int: "integer", float: "number", str: "string", list: "array", dict: "object"}
+
+
+def _types_of(node: dict[str, Any]) -> frozenset[str]:
+    found: set[str] = set()
+    kind = node.get("type")
+    if isinstance(kind, str):
+        found.add(kind)
+    elif isinstance(kind, list):
+        found.update(kind)
+    if "enum" in node:
+        found.update(_JSON_TYPES.get(type(v), "null") for v in node["enum"])
+    for combo in ("anyOf", "oneOf"):
+        for option in node.get(combo, []):
+            found.update(_types_of(option))
+    return frozenset(found)
+
+
+class _Guess(Exception):
+    """A value we could read only by guessing what was meant: carried, but reported lossy."""
+
+    def __init__(self, value: Any, note: str) -> None:
+        super().__init__(note)
+        self.value = value
+        self.note = note
+
+
+class SchemaIndex:
+    def __init__(self, schema: dict[str, Any], root: tuple[str, ...] = ()) -> None:
+        self.schema = schema
+        self._nodes: dict[str, dict[str, Any]] = {}
+        self._open: set[str] = set()  # paths below which any key is accepted
+        node = schema
+        for part in root:
+            node = node.get("properties", {}).get(part, {})
+        self._walk(node, "")
+
+    def _walk(self, node: dict[str, Any], prefix: str) -> None:
+        props = node.get("properties")
+        if not props:
+            if prefix:
+                self._open.add(prefix)
+            return
+        for name, child in props.items():
+            path = f"{prefix}{name}"
+            self._nodes[path] = child
+            if isinstance(child, dict):
+                self._walk(child, path + ".")
+
+    def known(self, leaf: str) -> bool:
+        """A leaf is known when the schema lists it, or sits inside a block the schema leaves open."""
+        if leaf in self._nodes:
+            return True
+        parts = leaf.split(".")
+        for i in range(len(parts) - 1, 0, -1):
+            head = ".".join(parts[:i])
+            if head in self._nodes:
+                return not self._nodes[head].get("properties")
+        return False
+
+    def all_keys(self) -> list[str]:
+        return list(self._nodes)
+
+    def node(self, key: str) -> dict[str, Any] | None:
+        return self._nodes.get(key)
+
+    def coerce(self, key: str, value: Any) -> tuple[Any, str]:
+        """Light type check of a raw value: YAML 1.1 float strings become numbers, with a note."""
+        node = self._nodes.get(key)
+        if node is None or value is None:
+            return value, ""
+        types = _types_of(node)
+        if not types:
+            return value, ""
+        actual = _JSON_TYPES.get(type(value), "unknown")
+        if actual in types or (actual == "integer" and "number" in types):
+            return value, ""
+        if actual == "string" and types & {"number", "integer"} and _FLOAT_TEXT.match(value.strip()):
+            number = float(value)
+            if "integer" in types and "number" not in types:
+                if not number.is_integer():
+                    raise ValueError(f"expected a whole number, got {value!r}")
+                number = int(number)
+            return number, f"read {value!r} as the number {number} (YAML 1.1 needs a dot in floats)"
+        if actual == "string" and types & {"number"} and _FLOAT_TEXT.match(value.strip().replace("e_", "e-")):
+            # "1.0e_8": a global '-' -> '_' rename that hit a value (GPT-NeoX's own gmlp config has it)
+            number = float(value.strip().replace("e_", "e-"))
+            raise _Guess(number, f"read {value!r} as {number} (looks like 'e-' mangled into 'e_'); the source "
+                         "framework would receive the string: fix the file")
+        if actual == "number" and "integer" in types and float(value).is_integer():
+            return int(value), ""
+        wanted = " or ".join(sorted(t for t in types if t != "null")) or "null"
+        return_value = repr(value) if not isinstance(value, (dict, list)) else type(value).__name__
+        raise ValueError(f"expected {wanted}, got {actual} {return_value}")
+
+
+@lru_cache(maxsize=None)
+def load_schema(name: str) -> dict[str, Any]:
+    path = data_dir("schemas") / f"{name}.schema.json"
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+@lru_cache(maxsize=None)
+def schema_index(name: str, root: tuple[str, ...] = ()) -> SchemaIndex:
+    return SchemaIndex(load_schema(name), root)

@@ -1,0 +1,30 @@
+"""What a reader hands to the engine: the merged raw tree plus where each leaf came from."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .io import key_line
+
+
+@dataclass
+class Source:
+    format: str
+    tree: dict[str, Any]
+    files: list[str] = field(default_factory=list)
+    texts: dict[str, str] = field(default_factory=dict)  # file name -> text, for line numbers
+    leaf_files: dict[str, str] = field(default_factory=dict)  # top-level key -> file it came from
+    layout: str | None = None
+    version: str | None = None
+    notes: dict[str, str] = field(default_factory=dict)  # leaf -> what the reader did to it
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def file_of(self, leaf: str) -> str | None:
+        top = leaf.split(".", 1)[0]
+        return self.leaf_files.get(top) or (self.files[0] if self.files else None)
+
+    def line_of(self, leaf: str) -> int | None:
+        name = self.file_of(leaf)
+        text = self.texts.get(name or "")
+        return key_line(text, leaf) if text else None
