@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -31,6 +31,7 @@ class Translation:
     ir: IR
     format: str
     meta: dict[str, Any]
+    side_files: dict[str, str] = field(default_factory=dict)  # written beside the output (e.g. HF config.json)
 
     def dump(self) -> str:
         """The translated config as text, exactly as the CLI writes it."""
@@ -100,7 +101,8 @@ def translate(config: ConfigInput, src: str, dst: str, **options: Any) -> Transl
     """Translate a config from format `src` to format `dst`.
 
     Options: ``set_values`` (canonical field -> value, as ``--set``), ``world_size`` (GPUs of the
-    source run), ``layout`` (target layout), ``source_version`` / ``target_version``.
+    source run), ``layout`` (target layout), ``source_version`` / ``target_version``,
+    ``with_files`` ([(path, format)]: companion files of other formats, e.g. a ds_config.json).
     Raises NeoconvError subclasses for bad input; never prints or exits.
     """
     get_format(src)
@@ -108,7 +110,16 @@ def translate(config: ConfigInput, src: str, dst: str, **options: Any) -> Transl
     layout = options.get("layout") or dst_spec.default_layout
     if layout is not None and layout not in dst_spec.layouts:
         raise UsageError(f"--layout {layout}: {dst} layouts are {', '.join(dst_spec.layouts) or 'none'}")
+    companions = list(options.get("with_files") or ())
+    if not isinstance(config, Mapping) and any(fmt == src for _, fmt in companions):
+        # same-format companions (NeoX local_setup.yml) are merged the way the framework merges files
+        paths = [config] if isinstance(config, (str, Path)) else list(config)
+        config = paths + [path for path, fmt in companions if fmt == src]
+        companions = [(path, fmt) for path, fmt in companions if fmt != src]
     ingested = read_ir(config, src, **options)
+    for path, fmt in companions:
+        companion_options = {k: v for k, v in options.items() if k not in ("set_values", "source_layout")}
+        ingested.merge(read_ir(path, fmt, **companion_options))
     table = load_table(dst).for_layout(layout)
     version = options.get("target_version") or table.versions[0]
     if version not in table.versions:
@@ -118,8 +129,11 @@ def translate(config: ConfigInput, src: str, dst: str, **options: Any) -> Transl
     assert source is not None
     family = ingested.ir.get("model.family")
     meta = {"from": ", ".join(Path(f).name for f in source.files), "model_family": family, "layout": layout}
-    document = dst_spec.load().write(leaves, meta)
-    report.source = {"format": src, "files": source.files, "layout": source.layout,
+    writer = dst_spec.load()
+    document = writer.write(leaves, meta)
+    side_files = writer.side_files(document, meta) if hasattr(writer, "side_files") else {}
+    companions = [f for part in ingested.companions if part.source for f in part.source.files]
+    report.source = {"format": src, "files": source.files + companions, "layout": source.layout,
                      "version": source.version or load_table(src).versions[0]}  # fmt: skip
     report.target = {"format": dst, "layout": layout, "version": version, "model_family": family}
-    return Translation(document, report, ingested.ir, dst, meta)
+    return Translation(document, report, ingested.ir, dst, meta, side_files)

@@ -49,25 +49,36 @@ def _run_translation(src: str, dst: str, inputs: tuple[str, ...], opts: dict[str
     from .api import parse_set, translate
     from .io import dump_json, write_atomic
 
+    from .registry import companion_format
+
+    with_files = [(path, companion_format(path, src)) for path in opts["with_files"]]
     result = translate(
         list(inputs), src, dst,
         set_values=parse_set(opts["set_values"]), world_size=opts["world_size"], layout=opts["layout"],
-        source_version=opts["source_version"], target_version=opts["target_version"],
+        source_version=opts["source_version"], target_version=opts["target_version"], with_files=with_files,
     )  # fmt: skip
     text = result.dump()
     output, report_path = opts["output"], opts["report_path"]
+    everything = inputs + tuple(opts["with_files"])
     if output == "-" and report_path == "-":
         raise NeoconvError("--report - needs the config written to a file with -o")
+    if result.side_files and output == "-":
+        names = ", ".join(result.side_files)
+        raise NeoconvError(f"this translation also writes {names}: give -o OUT so they can go beside it")
     if output == "-":
         click.echo(text, nl=False)
     else:
-        write_atomic(output, text, inputs=inputs)
+        from pathlib import Path
+
+        for name, side_text in result.side_files.items():
+            write_atomic(Path(output).parent / name, side_text, inputs=everything)
+        write_atomic(output, text, inputs=everything)
     if report_path:
         report_text = dump_json(result.report.to_json())
         if report_path == "-":
             click.echo(report_text, nl=False)
         else:
-            write_atomic(report_path, report_text, inputs=inputs)
+            write_atomic(report_path, report_text, inputs=everything)
     if not opts["quiet"]:
         click.echo(result.report.render_table(verbose=opts["verbose"]), err=True, nl=False)
     if opts["strict"] and result.report.failures():

@@ -17,7 +17,7 @@ from .errors import InputError, UsageError
 from .io import flatten
 from .ir import IR, Origin, Value
 from .mapping import Rule, Table
-from .report import Report, Status
+from .report import Entry, Report, Status
 from .schema import SchemaIndex, _Guess
 from .source import Source
 from .transforms import Approx, field_ident, ident, is_close, unwrap
@@ -40,6 +40,28 @@ class Ingested:
     lossy: dict[int, str] = field(default_factory=dict)  # id(rule) -> why reading was approximate
     source: Source | None = None
     table: Table | None = None
+    companions: list["Ingested"] = field(default_factory=list)  # --with files of other formats
+
+    def merge(self, other: "Ingested") -> None:
+        """Add a companion file's values (e.g. the ds_config.json beside a NeoX YAML).
+
+        A field given explicitly in both with different values is an error naming both files;
+        an explicit value wins over a default.
+        """
+        for name, value in other.ir.fields.items():
+            mine = self.ir.fields.get(name)
+            if mine is None or mine.origin is Origin.DEFAULT:
+                self.ir.set(name, value)
+            elif value.origin in (Origin.EXPLICIT, Origin.DERIVED) and mine.origin in (Origin.EXPLICIT, Origin.DERIVED):
+                if not is_close(mine.value, value.value):
+                    raise InputError(
+                        f"{name} is {_short(value.value)} here ({', '.join(value.source_keys)}) but "
+                        f"{_short(mine.value)} in {mine.file} ({', '.join(mine.source_keys)}): make them agree",
+                        file=value.file,
+                    )
+        for fmt, leaves in other.ir.extensions.items():
+            self.ir.extensions.setdefault(fmt, {}).update(leaves)
+        self.companions.append(other)
 
 
 def _coerce_input(source: Source, schema: SchemaIndex, key: str, value: Any) -> tuple[Any, str]:
@@ -292,9 +314,14 @@ def emit(ingested: Ingested, table: Table, dst_format: str, *, version: str | No
         for leaf, value in ir.extensions.get(src_format, {}).items():
             out.setdefault(leaf, value)
 
-    for leaf, fate in ingested.fates.items():
-        raw = ingested.raw.get(leaf)
-        report.entries.append(_entry_for(leaf, raw, fate, ingested, carried, out, table, dst_format, src_format))
+    for part in (ingested, *ingested.companions):
+        prefix = "" if part is ingested else f"{part.source.files[0] if part.source else '?'}:"
+        part_format = part.source.format if part.source else src_format
+        for leaf, fate in part.fates.items():
+            entry = _entry_for(leaf, part.raw.get(leaf), fate, part, carried, out, table, dst_format, part_format)
+            if prefix:
+                entry = Entry(prefix + leaf, entry.target_key, entry.status, entry.detail)
+            report.entries.append(entry)
     for name, value in ir.fields.items():
         if value.origin is Origin.USER:
             slot = carried.get(name)
@@ -364,8 +391,6 @@ def _entry_for(
     dst_format: str,
     src_format: str,
 ):  # type: ignore[no-untyped-def]
-    from .report import Entry
-
     title = table.title
     if fate.kind == "unknown":
         return Entry(leaf, None, Status.UNKNOWN, fate.detail)
@@ -374,7 +399,7 @@ def _entry_for(
             return Entry(leaf, None, Status.DROPPED, fate.detail)
         return Entry(leaf, None, Status.DROPPED, fate.detail)
     if fate.kind == "extension":
-        if dst_format == src_format and leaf in out:
+        if dst_format == src_format and out.get(leaf) == raw:
             return Entry(leaf, leaf, Status.EXACT, fate.detail)
         return Entry(leaf, None, Status.DROPPED, _join(f"{title} has no counterpart", fate.detail))
     rule = fate.rule
@@ -393,7 +418,7 @@ def _entry_for(
         skipped = next((s.skipped for s in slots if s and s.skipped), "")
         absent = next((table.absent[f] for f in rule.fields if f in table.absent), "")
         detail = skipped or absent or f"{title} has no counterpart for {', '.join(rule.fields)}"
-        if not any(ingested.ir.has(f) for f in rule.fields):
+        if not any(f in ingested.ir.fields and ingested.ir.fields[f].value is not None for f in rule.fields):
             detail = f"no value for {', '.join(rule.fields)} could be derived"
         return Entry(leaf, None, Status.DROPPED, _join(detail, fate.detail))
     lossy = [x for s in done for x in s.lossy]

@@ -19,6 +19,8 @@ def translation_options(func: F) -> F:
                      help="Exit 1 when any entry is lossy, dropped, unknown or missing."),
         click.option("--set", "set_values", metavar="FIELD=VALUE", multiple=True,
                      help="Give a canonical field a value (see `neoconv explain`); repeatable."),
+        click.option("--with", "with_files", metavar="FILE", multiple=True,
+                     help="Companion file read with the input (a NeoX ds_config.json, ...); repeatable."),
         click.option("--world-size", type=click.IntRange(min=1), metavar="N",
                      help="GPUs of the source run, to derive the global batch (parallel.world_size)."),
         click.option("--layout", metavar="NAME", help="Target layout (e.g. cerebras: legacy)."),

@@ -41,3 +41,12 @@ def get_format(name: str) -> FormatSpec:
 
 def pairs() -> list[tuple[str, str]]:
     return [(a, b) for a in FORMATS for b in FORMATS if FORMATS[b].can_write]
+
+
+def companion_format(path: str, main_format: str) -> str:
+    """Format of a --with file: a .json beside a NeoX config is its DeepSpeed config."""
+    if str(path).endswith(".json") and "deepspeed" in FORMATS and main_format != "deepspeed":
+        return "deepspeed"
+    if main_format == "deepspeed" and not str(path).endswith(".json") and "neox" in FORMATS:
+        return "neox"
+    return main_format
