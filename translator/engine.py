@@ -251,6 +251,8 @@ def emit(ingested: Ingested, table: Table, dst_format: str, *, version: str | No
     extra_entries: list[tuple[str | None, str | None, Status, str]] = []
 
     for rule in table.rules:
+        if rule.versions and version not in rule.versions:
+            continue
         if rule.is_const:
             if rule.key and rule.applies(values):
                 out[rule.key] = rule.const
@@ -319,8 +321,9 @@ def emit(ingested: Ingested, table: Table, dst_format: str, *, version: str | No
         part_format = part.source.format if part.source else src_format
         for leaf, fate in part.fates.items():
             entry = _entry_for(leaf, part.raw.get(leaf), fate, part, carried, out, table, dst_format, part_format)
-            if prefix:
-                entry = Entry(prefix + leaf, entry.target_key, entry.status, entry.detail)
+            shown = part.source.aliases.get(leaf, leaf) if part.source else leaf
+            if prefix or shown != leaf:
+                entry = Entry(prefix + shown, entry.target_key, entry.status, entry.detail)
             report.entries.append(entry)
     for name, value in ir.fields.items():
         if value.origin is Origin.USER:

@@ -25,7 +25,7 @@ RULE_ATTRIBUTES = frozenset(
     {
         "field", "fields", "key", "also", "with", "formula", "invert", "enum", "scale",
         "case_insensitive", "default", "defaults", "version_defaults", "when", "required",
-        "hint", "always", "derived", "lossy", "note", "const", "layouts",
+        "hint", "always", "derived", "versions", "lossy", "note", "const", "layouts",
     }
 )  # fmt: skip
 
@@ -50,6 +50,7 @@ class Rule:
     note: str = ""
     const: Any = _NO_DEFAULT
     layouts: tuple[str, ...] = ()
+    versions: tuple[str, ...] = ()  # write this rule only for these target versions (all when empty)
 
     @property
     def keys(self) -> tuple[str, ...]:
@@ -184,6 +185,7 @@ def _build_rule(table: str, index: int, raw: Any) -> Rule:
         note=str(raw.get("note", "")),
         const=raw.get("const", _NO_DEFAULT),
         layouts=tuple(raw.get("layouts", ())),
+        versions=tuple(raw.get("versions", ())),
     )
 
 

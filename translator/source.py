@@ -19,6 +19,8 @@ class Source:
     version: str | None = None
     notes: dict[str, str] = field(default_factory=dict)  # leaf -> what the reader did to it
     meta: dict[str, Any] = field(default_factory=dict)
+    # leaf as the tables see it -> path as the user wrote it (a layout the reader restructured)
+    aliases: dict[str, str] = field(default_factory=dict)
 
     def file_of(self, leaf: str) -> str | None:
         top = leaf.split(".", 1)[0]
@@ -27,4 +29,4 @@ class Source:
     def line_of(self, leaf: str) -> int | None:
         name = self.file_of(leaf)
         text = self.texts.get(name or "")
-        return key_line(text, leaf) if text else None
+        return key_line(text, self.aliases.get(leaf, leaf)) if text else None
