@@ -149,3 +149,84 @@ def explain(name: str, as_json: bool) -> None:
 def _print(text: str) -> int:
     click.echo(text, nl=False)
     return EXIT_OK
+
+
+@main.command("diff", no_args_is_help=True)
+@click.argument("a")
+@click.argument("b")
+@click.option("--from-a", "fmt_a", type=click.Choice(sorted(FORMATS)), help="Format of A (default: detected).")
+@click.option("--from-b", "fmt_b", type=click.Choice(sorted(FORMATS)), help="Format of B (default: detected).")
+@click.option("--rtol", type=float, default=1e-6, show_default=True, help="Relative tolerance for numbers.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.option("--world-size", type=click.IntRange(min=1), help="GPUs of the runs, to compare global batches.")
+@click.option("--debug", is_flag=True, help="Show a traceback on errors.")
+def diff(a: str, b: str, fmt_a: str | None, fmt_b: str | None, rtol: float, as_json: bool, world_size: int | None, debug: bool) -> None:
+    """Do A and B describe the same training run? Compares canonical fields (exit 0 equal, 1 different)."""
+
+    def run() -> int:
+        from .api import read_ir
+        from .detect import detect_file
+        from .diff import diff_ir
+
+        left = read_ir([a], fmt_a or detect_file(a), world_size=world_size)
+        right = read_ir([b], fmt_b or detect_file(b), world_size=world_size)
+        result = diff_ir(left, right, rtol=rtol)
+        click.echo(json.dumps(result.to_json(), indent=2, default=str) if as_json else result.render(), nl=not as_json)
+        return EXIT_OK if result.equal else EXIT_STRICT
+
+    _guarded(run, debug, (a, b))
+
+
+@main.command("roundtrip", no_args_is_help=True)
+@click.argument("pair", metavar="SRC2DST")
+@click.argument("inputs", nargs=-1, required=True, metavar="IN...")
+@click.option("--rtol", type=float, default=1e-6, show_default=True, help="Relative tolerance for numbers.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.option("--world-size", type=click.IntRange(min=1), help="GPUs of the source run.")
+@click.option("--set", "set_values", metavar="FIELD=VALUE", multiple=True, help="As for translations.")
+@click.option("--debug", is_flag=True, help="Show a traceback on errors.")
+def roundtrip(pair: str, inputs: tuple[str, ...], rtol: float, as_json: bool, world_size: int | None,
+              set_values: tuple[str, ...], debug: bool) -> None:  # fmt: skip
+    """Translate there and back; list what did not survive (exit 0 all survived, 1 otherwise)."""
+
+    def run() -> int:
+        from .api import parse_set
+        from .diff import roundtrip as do_roundtrip
+
+        src, sep, dst = pair.partition("2")
+        if not sep or src not in FORMATS or dst not in FORMATS:
+            raise NeoconvError(f"{pair!r} is not a SRC2DST pair; formats: {', '.join(FORMATS)}")
+        result, _, _ = do_roundtrip(list(inputs), src, dst, rtol=rtol, world_size=world_size,
+                                    set_values=parse_set(set_values))  # fmt: skip
+        click.echo(json.dumps(result.to_json(), indent=2, default=str) if as_json else result.render(), nl=not as_json)
+        return EXIT_OK if result.equal else EXIT_STRICT
+
+    _guarded(run, debug, inputs)
+
+
+@main.command("docs")
+@click.option("-o", "--output", default="-", show_default=True, help="Where to write docs/mappings.md.")
+@click.option("--check", is_flag=True, help="Exit 1 if OUTPUT differs from what the tables generate.")
+def docs(output: str, check: bool) -> None:
+    """Generate the mapping reference (docs/mappings.md) from the tables."""
+
+    def run() -> int:
+        from pathlib import Path
+
+        from .docs import render
+        from .io import write_atomic
+
+        text = render()
+        if check:
+            current = Path(output).read_text(encoding="utf-8") if Path(output).is_file() else ""
+            if current != text:
+                click.echo(f"{output} is stale: run `neoconv docs -o {output}`", err=True)
+                return EXIT_STRICT
+            return EXIT_OK
+        if output == "-":
+            click.echo(text, nl=False)
+        else:
+            write_atomic(output, text)
+        return EXIT_OK
+
+    _guarded(run, False)

@@ -110,6 +110,8 @@ def ingest(source: Source, table: Table, schema: SchemaIndex, user: dict[str, An
         return node, owned
 
     for rule in table.read_order:
+        if rule.key is None and rule.formula is None:
+            continue  # a write-side note: how the target expresses a field structurally
         if rule.is_const:
             if rule.key:
                 value, owned = subtree(rule.key)
@@ -139,6 +141,7 @@ def ingest(source: Source, table: Table, schema: SchemaIndex, user: dict[str, An
             fates[leaf] = LeafFate("rule", rule, leaf_notes.get(leaf, ""))
         if rule.formula is not None:
             kwargs = {ident(k): present.get(k, rule.key_default(k, version)) for k in rule.keys}
+            kwargs.update({ident(k): subtree(k)[0] for k in rule.peek})
             wanted = rule.formula.read_params()
             kwargs.update({alias: ir.get(name) for alias, name in rule.with_fields.items() if alias in wanted})
             try:

@@ -25,7 +25,7 @@ RULE_ATTRIBUTES = frozenset(
     {
         "field", "fields", "key", "also", "with", "formula", "invert", "enum", "scale",
         "case_insensitive", "default", "defaults", "version_defaults", "when", "required",
-        "hint", "always", "derived", "versions", "lossy", "note", "const", "layouts",
+        "hint", "always", "derived", "versions", "peek", "lossy", "note", "const", "layouts",
     }
 )  # fmt: skip
 
@@ -51,6 +51,7 @@ class Rule:
     const: Any = _NO_DEFAULT
     layouts: tuple[str, ...] = ()
     versions: tuple[str, ...] = ()  # write this rule only for these target versions (all when empty)
+    peek: tuple[str, ...] = ()  # keys a formula reads without owning them (another rule reports them)
 
     @property
     def keys(self) -> tuple[str, ...]:
@@ -147,7 +148,9 @@ def _build_rule(table: str, index: int, raw: Any) -> Rule:
         formula = FORMULAS.get(raw["formula"])
         if formula is None:
             raise _fail(table, where, f"unknown formula {raw['formula']!r}; known: {sorted(FORMULAS)}")
-        _check_formula(table, where, formula, fields, key, also, with_fields)
+        _check_formula(table, where, formula, fields, key, also + tuple(raw.get("peek", ())), with_fields)
+    elif "peek" in raw:
+        raise _fail(table, where, "peek only makes sense for a formula")
     else:
         if len(fields) > 1 or also:
             raise _fail(table, where, "several fields or keys need a formula")
@@ -186,6 +189,7 @@ def _build_rule(table: str, index: int, raw: Any) -> Rule:
         const=raw.get("const", _NO_DEFAULT),
         layouts=tuple(raw.get("layouts", ())),
         versions=tuple(raw.get("versions", ())),
+        peek=tuple(raw.get("peek", ())),
     )
 
 

@@ -769,3 +769,29 @@ class CerebrasLrSchedule:
         else:
             out["decay_style"] = unsupported
         return out
+
+
+@formula("cerebras_parallel_residual")
+class CerebrasParallelResidual:
+    """Legacy Cerebras files name no model: the GPT-J backbone (parallel residual) shows in its keys."""
+
+    @staticmethod
+    def read(model_use_untied_layer_norm: Any, model_residual_dropout_rate: Any, model_rotary_dim: Any) -> bool:
+        return model_use_untied_layer_norm is not None or model_residual_dropout_rate is not None
+
+    @staticmethod
+    def write(value: bool) -> dict[str, Any]:
+        return {}
+
+
+@formula("dense_attention")
+class DenseAttention:
+    """A framework whose models only have dense causal attention: reading gives "dense"."""
+
+    @staticmethod
+    def read() -> str:
+        return "dense"
+
+    @staticmethod
+    def write(value: str) -> dict[str, Any]:
+        return {}

@@ -1,0 +1,76 @@
+"""Semantic diff, round trip and format detection."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from translator import InputError, translate
+from translator.api import read_ir
+from translator.cli import main
+from translator.detect import detect_file
+from translator.diff import diff_ir, roundtrip
+
+from conftest import CORPUS, corpus_dir
+
+
+def test_neox_against_its_cerebras_translation_is_equal(pythia160m: Path, tmp_path: Path) -> None:
+    out = tmp_path / "params.yaml"
+    out.write_text(translate(pythia160m, "neox", "cerebras", world_size=8).dump())
+    result = diff_ir(read_ir([str(pythia160m)], "neox", world_size=8), read_ir([str(out)], "cerebras"))
+    assert result.equal, result.render()
+    # what Cerebras cannot express is listed, not counted as a difference
+    assert "parallel.zero_stage" in {c.field for c in result.inexpressible}
+
+
+def test_two_real_neox_configs_show_their_real_differences() -> None:
+    corpus_dir("neox")
+    a = read_ir([str(CORPUS / "neox" / "pythia" / "160M.yml")], "neox")
+    b = read_ir([str(CORPUS / "neox" / "pythia" / "410M.yml")], "neox")
+    result = diff_ir(a, b, rtol=1e-6)
+    changed = {c.field: (c.a, c.b) for c in result.changed}
+    assert changed["model.num_layers"] == (12, 24)
+    assert changed["model.hidden_size"] == (768, 1024)
+    assert changed["model.num_heads"] == (12, 16)
+    assert changed["optim.lr"] == (0.0006, 0.0003)
+    assert changed["schedule.min_lr"] == (0.00006, 0.00003)
+    assert "model.rotary_fraction" not in changed  # both 0.25
+    assert "train.steps" not in changed  # both 143000
+
+
+def test_numeric_tolerance(tmp_path: Path) -> None:
+    a, b = tmp_path / "a.yml", tmp_path / "b.yml"
+    a.write_text('{"num_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "optimizer": {"type": "Adam", "params": {"lr": 9.7e-5}}}')
+    b.write_text('{"num_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "optimizer": {"type": "Adam", "params": {"lr": 0.000097}}}')
+    assert diff_ir(read_ir([str(a)], "neox"), read_ir([str(b)], "neox")).equal
+
+
+def test_diff_cli_exit_codes_and_json(runner, tmp_path: Path, pythia160m: Path) -> None:
+    other = tmp_path / "other.yml"
+    other.write_text(pythia160m.read_text().replace('"num_layers": 12', '"num_layers": 24'))
+    result = runner.invoke(main, ["diff", str(pythia160m), str(other), "--json"])
+    assert result.exit_code == 1
+    data = json.loads(result.stdout)
+    assert data["changed"] == [{"field": "model.num_layers", "a": 12, "b": 24, "a_keys": ["num_layers"], "b_keys": ["num_layers"]}]
+    result = runner.invoke(main, ["diff", str(pythia160m), str(pythia160m)])
+    assert result.exit_code == 0 and "equal" in result.stdout
+
+
+def test_roundtrip_neox_cerebras_keeps_expressible_fields(pythia160m: Path) -> None:
+    result, there, back = roundtrip([str(pythia160m)], "neox", "cerebras", world_size=8, set_values={"model.vocab_size": 50304})
+    lost = {c.field for c in result.changed + result.only_a}
+    assert not lost, result.render()
+    assert "parallel.zero_stage" in {c.field for c in result.inexpressible}
+
+
+def test_detection(tmp_path: Path, pythia160m: Path) -> None:
+    assert detect_file(str(pythia160m)) == "neox"
+    out = tmp_path / "params.yaml"
+    out.write_text(translate(pythia160m, "neox", "cerebras").dump())
+    assert detect_file(str(out)) == "cerebras"
+    odd = tmp_path / "odd.yml"
+    odd.write_text("colour: blue\nshape: round\n")
+    with pytest.raises(InputError, match="cannot tell"):
+        detect_file(str(odd))

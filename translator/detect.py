@@ -1,0 +1,51 @@
+"""Guess a config file's format from its content (and, to break ties, its file name).
+
+Each format's JSON Schema already lists its known top-level keys, so detection is data-driven:
+the format whose schema knows the largest share of the file's top-level keys wins.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from .errors import InputError
+from .io import parse_json, parse_yaml, read_text
+from .registry import FORMATS
+from .schema import schema_index
+
+
+def score(tree: dict[str, Any], fmt: str) -> float:
+    keys = [str(k).replace("-", "_") if fmt == "neox" else str(k) for k in tree]
+    if not keys:
+        return 0.0
+    index = schema_index(fmt)
+    known = sum(1 for k in keys if index.node(k) is not None or index.known(k))
+    return known / len(keys)
+
+
+def detect_tree(tree: dict[str, Any], name: str = "") -> str:
+    scores = {fmt: score(tree, fmt) for fmt in FORMATS}
+    best = max(scores.values())
+    if best < 0.5:
+        raise InputError(
+            "cannot tell which framework this config is for; give the format (--from, or the SRC2DST command)",
+            file=name or None,
+        )  # fmt: skip
+    top = sorted(f for f, s in scores.items() if s == best)
+    if len(top) > 1:
+        suffix = Path(name).suffix.lower()
+        preferred = [f for f in top if FORMATS[f].suffix == suffix or (suffix == ".yml" and FORMATS[f].suffix == ".yaml")]
+        if len(preferred) == 1:
+            return preferred[0]
+        raise InputError(
+            f"could be {' or '.join(top)} (both know all its keys); give the format with --from",
+            file=name or None,
+        )  # fmt: skip
+    return top[0]
+
+
+def detect_file(path: str) -> str:
+    text = read_text(path)
+    tree = parse_json(text, path) if text.lstrip().startswith("{") and path.endswith(".json") else parse_yaml(text, path)
+    return detect_tree(tree, path)

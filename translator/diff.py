@@ -1,0 +1,156 @@
+"""Semantic diff of two configs through the canonical IR, and the there-and-back round trip."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from .engine import Ingested
+from .ir import Origin
+from .mapping import load_table
+
+
+@dataclass
+class FieldChange:
+    field: str
+    a: Any
+    b: Any
+    a_keys: tuple[str, ...]
+    b_keys: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"field": self.field, "a": self.a, "b": self.b, "a_keys": list(self.a_keys), "b_keys": list(self.b_keys)}
+
+
+@dataclass
+class DiffResult:
+    a_format: str
+    b_format: str
+    changed: list[FieldChange] = field(default_factory=list)
+    only_a: list[FieldChange] = field(default_factory=list)  # set in A, absent in B (both can express it)
+    only_b: list[FieldChange] = field(default_factory=list)
+    inexpressible: list[FieldChange] = field(default_factory=list)  # one side cannot express the field
+    extensions: dict[str, dict[str, Any]] = field(default_factory=dict)  # side -> framework-only leaves
+
+    @property
+    def equal(self) -> bool:
+        return not (self.changed or self.only_a or self.only_b)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "a_format": self.a_format, "b_format": self.b_format, "equal": self.equal,
+            "changed": [c.to_json() for c in self.changed],
+            "only_in_a": [c.to_json() for c in self.only_a],
+            "only_in_b": [c.to_json() for c in self.only_b],
+            "not_expressible_in_both": [c.to_json() for c in self.inexpressible],
+            "extensions": self.extensions,
+        }  # fmt: skip
+
+    def render(self) -> str:
+        lines: list[str] = []
+
+        def side(keys: tuple[str, ...]) -> str:
+            return f" ({', '.join(keys)})" if keys else " (default)"
+
+        for c in self.changed:
+            lines.append(f"changed  {c.field}: {c.a!r}{side(c.a_keys)} -> {c.b!r}{side(c.b_keys)}")
+        for c in self.only_a:
+            lines.append(f"removed  {c.field}: {c.a!r}{side(c.a_keys)} (not set in B)")
+        for c in self.only_b:
+            lines.append(f"added    {c.field}: {c.b!r}{side(c.b_keys)} (not set in A)")
+        for c in self.inexpressible:
+            value, keys, where = (c.a, c.a_keys, "A") if c.a is not None else (c.b, c.b_keys, "B")
+            lines.append(f"only-{where}   {c.field}: {value!r}{side(keys)} (the other format cannot express it)")
+        for where, leaves in self.extensions.items():
+            for leaf, value in leaves.items():
+                lines.append(f"extension {where} {leaf}: {value!r}")
+        lines.append("equal" if self.equal else f"{len(self.changed) + len(self.only_a) + len(self.only_b)} difference(s)")
+        return "\n".join(lines) + "\n"
+
+
+def _values_equal(a: Any, b: Any, rtol: float) -> bool:
+    from deepdiff import DeepDiff  # lazy: only diff needs it
+
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool) and not isinstance(b, bool):
+        return math.isclose(a, b, rel_tol=rtol, abs_tol=0.0) or a == b
+    return not DeepDiff(a, b, ignore_numeric_type_changes=True, math_epsilon=None, ignore_order=False,
+                        number_format_notation="e", significant_digits=_digits(rtol))  # fmt: skip
+
+
+def _digits(rtol: float) -> int:
+    return max(1, min(15, int(round(-math.log10(rtol))))) if rtol > 0 else 15
+
+
+def _keys(value: Any) -> tuple[str, ...]:
+    """Where a value came from, as the user would recognise it."""
+    if value is None or value.origin is Origin.DEFAULT:
+        return ()
+    return value.source_keys or (value.origin.value,)
+
+
+def expressible(fmt: str) -> set[str]:
+    table = load_table(fmt)
+    return {f for r in table.rules for f in r.fields if r.key is not None or r.note or r.formula is not None}
+
+
+def diff_ir(a: Ingested, b: Ingested, *, rtol: float = 1e-9) -> DiffResult:
+    fa = a.source.format if a.source else "?"
+    fb = b.source.format if b.source else "?"
+    result = DiffResult(fa, fb)
+    both = expressible(fa) & expressible(fb)
+    names = sorted(set(a.ir.fields) | set(b.ir.fields))
+    for name in names:
+        va, vb = a.ir.fields.get(name), b.ir.fields.get(name)
+        change = FieldChange(name, va.value if va else None, vb.value if vb else None, _keys(va), _keys(vb))
+        if name not in both:
+            if (va and va.origin is not Origin.DEFAULT) or (vb and vb.origin is not Origin.DEFAULT):
+                result.inexpressible.append(change)
+            continue
+        if va is None or va.value is None:
+            if vb is not None and vb.value is not None and vb.origin is not Origin.DEFAULT:
+                result.only_b.append(change)
+            continue
+        if vb is None or vb.value is None:
+            if va.origin is not Origin.DEFAULT:
+                result.only_a.append(change)
+            continue
+        if not _values_equal(va.value, vb.value, rtol):
+            result.changed.append(change)
+    for label, part in (("A", a), ("B", b)):
+        leaves = {leaf: part.raw.get(leaf) for leaf, fate in part.fates.items() if fate.kind == "extension"}
+        if leaves:
+            result.extensions[label] = leaves
+    return result
+
+
+def roundtrip(inputs: list[str], src: str, dst: str, *, rtol: float = 1e-9, **options: Any) -> tuple[DiffResult, Any, Any]:
+    """Translate src -> dst -> src through real files; diff the canonical values of both ends."""
+    import tempfile
+    from pathlib import Path
+
+    from .api import read_ir, translate
+    from .registry import get_format
+
+    there = translate(inputs, src, dst, **options)
+    with tempfile.TemporaryDirectory(prefix="neoconv-rt-") as tmp:
+        middle = Path(tmp) / f"there{get_format(dst).suffix}"
+        middle.write_text(there.dump(), encoding="utf-8")
+        for name, text in there.side_files.items():
+            (Path(tmp) / name).write_text(text, encoding="utf-8")
+        back_options = {k: v for k, v in options.items() if k not in ("layout", "with_files", "source_layout")}
+        back = translate([str(middle)], dst, src, **back_options)
+        final = Path(tmp) / f"back{get_format(src).suffix}"
+        final.write_text(back.dump(), encoding="utf-8")
+        for name, text in back.side_files.items():
+            (Path(tmp) / name).write_text(text, encoding="utf-8")
+        start = read_ir(inputs, src, **{k: v for k, v in options.items() if k != "layout"})
+        end = read_ir([str(final)], src, **back_options)
+    result = diff_ir(start, end, rtol=rtol)
+    # what the middle format cannot express is expected to be lost: list it, but separately
+    kept = expressible(dst)
+    lost = [c for c in result.changed + result.only_a if c.field not in kept]
+    result.changed = [c for c in result.changed if c.field in kept]
+    result.only_a = [c for c in result.only_a if c.field in kept]
+    result.inexpressible.extend(lost)
+    return result, there, back
