@@ -230,3 +230,58 @@ def docs(output: str, check: bool) -> None:
         return EXIT_OK
 
     _guarded(run, False)
+
+
+@main.command("batch", no_args_is_help=True)
+@click.argument("pair", metavar="SRC2DST")
+@click.argument("src_dir", metavar="SRC_DIR")
+@click.option("-o", "--output", "out_dir", metavar="OUT_DIR", help="Folder to mirror the tree into.")
+@click.option("--include", multiple=True, metavar="GLOB", help="Only files matching (default per format, e.g. *.yml *.yaml).")
+@click.option("--exclude", multiple=True, metavar="GLOB", help="Skip files matching; repeatable.")
+@click.option("--with", "with_files", multiple=True, metavar="FILE", help="Merged into every translation (e.g. local_setup.yml).")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="Parallel workers (default: CPU count).")
+@click.option("--strict", is_flag=True, help="Exit 1 also when a report has lossy/dropped/unknown/missing entries.")
+@click.option("--check", is_flag=True, help="Write nothing; exit 1 if any output would change.")
+@click.option("--in-place", is_flag=True, help="Write beside the sources (backup *.bak unless --no-backup).")
+@click.option("--no-backup", is_flag=True, help="With --in-place: do not keep *.bak copies.")
+@click.option("--world-size", type=click.IntRange(min=1), metavar="N", help="GPUs of the source runs.")
+@click.option("--set", "set_values", metavar="FIELD=VALUE", multiple=True, help="As for translations.")
+@click.option("--layout", metavar="NAME", help="Target layout.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress and no summary lines.")
+@click.option("--debug", is_flag=True, help="Show a traceback on errors.")
+def batch(pair: str, src_dir: str, out_dir: str | None, include: tuple[str, ...], exclude: tuple[str, ...],
+          with_files: tuple[str, ...], jobs: int | None, strict: bool, check: bool, in_place: bool, no_backup: bool,
+          world_size: int | None, set_values: tuple[str, ...], layout: str | None, quiet: bool, debug: bool) -> None:  # fmt: skip
+    """Translate every config under SRC_DIR into OUT_DIR (summary in OUT_DIR/neoconv-report.json).
+
+    Exit 0 when every file translated, 1 when any failed (--strict: or has a lossy/dropped/
+    unknown/missing entry; --check: or would change), 2 on a bad invocation.
+    """
+
+    def run() -> int:
+        import os
+
+        from .api import parse_set
+        from .batch import BatchOptions, exit_code, human_summary, run_batch
+
+        src, sep, dst = pair.partition("2")
+        if not sep or src not in FORMATS or dst not in FORMATS:
+            raise NeoconvError(f"{pair!r} is not a SRC2DST pair; formats: {', '.join(FORMATS)}")
+        if no_backup and not in_place:
+            raise NeoconvError("--no-backup only makes sense with --in-place")
+        opts = BatchOptions(
+            src, dst, list(include), list(exclude), list(with_files), jobs or os.cpu_count() or 1, strict, check,
+            in_place, not no_backup,
+            {"world_size": world_size, "set_values": parse_set(set_values), "layout": layout},
+        )  # fmt: skip
+        show = not quiet and sys.stderr.isatty()
+
+        def progress(done: int, total: int, name: str) -> None:
+            click.echo(f"\r[{done}/{total}] {name[:60]:<60}", err=True, nl=done == total)
+
+        results, _ = run_batch(src_dir, out_dir, opts, progress if show else None)
+        if not quiet:
+            click.echo(human_summary(results, opts), err=True, nl=False)
+        return exit_code(results, opts)
+
+    _guarded(run, debug, (src_dir,))

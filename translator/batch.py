@@ -1,0 +1,240 @@
+"""Batch migration of a whole tree of configs: `neoconv batch SRC2DST SRC_DIR -o OUT_DIR`.
+
+One failing file never stops the run; outputs are written atomically and deterministically, so
+`-j N` gives byte-identical output to `-j 1` and a re-run to the first run. The source tree is
+never written to unless `--in-place` is asked for (with a backup unless `--no-backup`).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import os
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from .errors import NeoconvError, UsageError
+from .registry import FORMATS, get_format
+
+# Files NeoX users keep shared settings in: merged with --with, never translated on their own.
+DEFAULT_INCLUDE = {"neox": ["*.yml", "*.yaml"], "deepspeed": ["*.json"], "cerebras": ["*.yaml", "*.yml"], "veomni": ["*.yaml", "*.yml"]}
+SUMMARY_NAME = "neoconv-report.json"
+
+
+@dataclass
+class BatchOptions:
+    src: str
+    dst: str
+    include: list[str] = field(default_factory=list)
+    exclude: list[str] = field(default_factory=list)
+    with_files: list[str] = field(default_factory=list)
+    jobs: int = 1
+    strict: bool = False
+    check: bool = False
+    in_place: bool = False
+    backup: bool = True
+    translate_options: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class FileResult:
+    source: str  # relative to SRC_DIR
+    status: str  # translated | unchanged | changed | failed | skipped
+    output: str | None = None
+    counts: dict[str, int] = field(default_factory=dict)
+    error: str = ""
+    reason: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"source": self.source, "status": self.status}
+        if self.output:
+            data["output"] = self.output
+        if self.counts:
+            data["counts"] = self.counts
+        if self.error:
+            data["error"] = self.error
+        if self.reason:
+            data["reason"] = self.reason
+        return data
+
+
+def walk(root: Path, include: list[str], exclude: list[str]) -> Iterator[Path]:
+    """Files under root matching include and not exclude; hidden folders skipped, symlink loops broken."""
+    seen: set[tuple[int, int]] = set()
+    for folder, dirs, files in os.walk(root, followlinks=True):
+        stat = os.stat(folder)
+        if (stat.st_dev, stat.st_ino) in seen:
+            dirs[:] = []
+            continue
+        seen.add((stat.st_dev, stat.st_ino))
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in sorted(files):
+            path = Path(folder) / name
+            rel = path.relative_to(root).as_posix()
+            if name.startswith(".") or name == SUMMARY_NAME:
+                continue
+            if not any(fnmatch.fnmatch(name, p) or fnmatch.fnmatch(rel, p) for p in include):
+                continue
+            if any(fnmatch.fnmatch(name, p) or fnmatch.fnmatch(rel, p) for p in exclude):
+                continue
+            yield path
+
+
+def output_path(rel: Path, dst: str) -> Path:
+    return rel.with_suffix(get_format(dst).suffix)
+
+
+def _fragment_reason(path: Path, src: str) -> str:
+    """A NeoX file with no model architecture is a shared-settings fragment (local_setup.yml)."""
+    if src != "neox":
+        return ""
+    from .io import parse_yaml, read_text
+
+    try:
+        tree = parse_yaml(read_text(path), str(path))
+    except NeoconvError:
+        return ""  # the translation will report the real error
+    keys = {str(k).replace("-", "_") for k in tree}
+    if not keys & {"num_layers", "hidden_size", "num_attention_heads"}:
+        return "fragment: no model architecture (num_layers/hidden_size); name it with --with to merge it into every translation"
+    return ""
+
+
+def _job(args: tuple[str, str, str, BatchOptions]) -> FileResult:
+    """Translate one file (runs in a worker process; must not raise)."""
+    path_s, rel_s, out_s, opts = args
+    rel_out = output_path(Path(rel_s), opts.dst).as_posix()  # the summary names outputs relative to OUT_DIR
+    from .api import translate
+    from .io import write_atomic
+
+    path, out = Path(path_s), Path(out_s)
+    try:
+        reason = _fragment_reason(path, opts.src)
+        if reason:
+            return FileResult(rel_s, "skipped", reason=reason)
+        with_files = [(w, _companion(w, opts.src)) for w in opts.with_files]
+        result = translate([path_s], opts.src, opts.dst, with_files=with_files, **opts.translate_options)
+        text = result.dump()
+        counts = {k: v for k, v in result.report.summary().items() if v}
+        failed_strict = opts.strict and bool(result.report.failures())
+        files = {out: text, **{out.parent / name: side for name, side in result.side_files.items()}}
+        if opts.check:
+            same = all(p.is_file() and p.read_text(encoding="utf-8") == t for p, t in files.items())
+            status = "unchanged" if same else "changed"
+            return FileResult(rel_s, status, rel_out, counts, error="strict: report has failures" if failed_strict else "")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        if opts.in_place and out.exists() and opts.backup:
+            backup = out.with_name(out.name + ".bak")
+            write_atomic(backup, out.read_text(encoding="utf-8"))
+        for target, content in files.items():
+            write_atomic(target, content, inputs=[] if opts.in_place else [path_s])
+        return FileResult(rel_s, "translated", rel_out, counts, error="strict: report has failures" if failed_strict else "")
+    except NeoconvError as exc:
+        return FileResult(rel_s, "failed", error=str(exc))
+    except Exception as exc:  # one bad file must not stop a migration of thousands
+        return FileResult(rel_s, "failed", error=f"internal error: {type(exc).__name__}: {exc}")
+
+
+def _companion(path: str, src: str) -> str:
+    from .registry import companion_format
+
+    return companion_format(path, src)
+
+
+def _clean_stale_temps(out_dir: Path) -> None:
+    """Remove temp files an interrupted earlier run (SIGKILL) may have left behind."""
+    if not out_dir.is_dir():
+        return
+    for folder, _, files in os.walk(out_dir):
+        for name in files:
+            if name.startswith(".") and name.endswith(".tmp"):
+                Path(folder, name).unlink(missing_ok=True)
+
+
+def run_batch(
+    src_dir: str, out_dir: str | None, opts: BatchOptions, progress: Callable[[int, int, str], None] | None = None
+) -> tuple[list[FileResult], dict[str, Any]]:
+    if opts.src not in FORMATS or opts.dst not in FORMATS:
+        raise UsageError(f"unknown format pair {opts.src}2{opts.dst}; formats: {', '.join(FORMATS)}")
+    root = Path(src_dir)
+    if not root.is_dir():
+        raise UsageError(f"{src_dir}: not a folder")
+    if opts.in_place:
+        if out_dir:
+            raise UsageError("--in-place writes beside the sources: do not give -o")
+        target_root = root
+    else:
+        if not out_dir:
+            raise UsageError("give -o OUT_DIR (or --in-place to write beside the sources)")
+        target_root = Path(out_dir)
+        resolved_out, resolved_src = target_root.resolve(), root.resolve()
+        if resolved_out == resolved_src or resolved_src in resolved_out.parents:
+            raise UsageError(f"{out_dir} is inside {src_dir}: the source tree is never written to (use --in-place)")
+    include = opts.include or DEFAULT_INCLUDE.get(opts.src, ["*"])
+    with_resolved = {Path(w).resolve() for w in opts.with_files}
+    paths = [p for p in walk(root, include, opts.exclude)]
+    jobs: list[tuple[str, str, str, BatchOptions]] = []
+    results: list[FileResult] = []
+    for path in paths:
+        rel = path.relative_to(root)
+        if path.resolve() in with_resolved:
+            results.append(FileResult(rel.as_posix(), "skipped", reason="named with --with: merged into every translation"))
+            continue
+        jobs.append((str(path), rel.as_posix(), str(target_root / output_path(rel, opts.dst)), opts))
+    if not opts.check and not opts.in_place:
+        target_root.mkdir(parents=True, exist_ok=True)
+        _clean_stale_temps(target_root)
+    total = len(jobs)
+    if opts.jobs > 1 and total > 1:
+        with ProcessPoolExecutor(max_workers=opts.jobs) as pool:
+            for i, result in enumerate(pool.map(_job, jobs, chunksize=max(1, total // (opts.jobs * 8) or 1)), 1):
+                results.append(result)
+                if progress:
+                    progress(i, total, result.source)
+    else:
+        for i, job in enumerate(jobs, 1):
+            results.append(_job(job))
+            if progress:
+                progress(i, total, job[1])
+    results.sort(key=lambda r: r.source)
+    totals: dict[str, Any] = {}
+    for r in results:
+        totals[r.status] = totals.get(r.status, 0) + 1
+    summary = {
+        "command": f"{opts.src}2{opts.dst}",
+        "files": [r.to_json() for r in results],
+        "totals": totals,
+    }
+    if not opts.check:
+        from .io import write_atomic
+
+        write_atomic(target_root / SUMMARY_NAME, json.dumps(summary, indent=2, sort_keys=False) + "\n")
+    return results, summary
+
+
+def exit_code(results: list[FileResult], opts: BatchOptions) -> int:
+    if any(r.status in ("failed", "changed") for r in results):
+        return 1
+    if opts.strict and any(r.error for r in results):
+        return 1
+    return 0
+
+
+def human_summary(results: list[FileResult], opts: BatchOptions) -> str:
+    lines = []
+    for r in results:
+        if r.status == "failed":
+            lines.append(f"failed   {r.source}: {r.error}")
+        elif r.status == "skipped":
+            lines.append(f"skipped  {r.source}: {r.reason}")
+        elif r.status == "changed":
+            lines.append(f"changed  {r.source} -> {r.output}")
+        elif r.error and opts.strict:
+            lines.append(f"strict   {r.source}: {', '.join(f'{v} {k}' for k, v in r.counts.items() if k in ('lossy', 'dropped', 'unknown', 'missing'))}")
+    counts: dict[str, int] = {}
+    for r in results:
+        counts[r.status] = counts.get(r.status, 0) + 1
+    lines.append("neoconv batch: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())))
+    return "\n".join(lines) + "\n"
