@@ -2,18 +2,38 @@
 
     >>> from translator import translate
     >>> result = translate("fixtures/inputs/neox/pythia-160m.yml", src="neox", dst="cerebras", world_size=8)
-    >>> result.config["model"]["hidden_size"], result.report.summary()["missing"]
+    >>> result.config["model"]["rotary_dim"]
+    16
+
+The public names are imported lazily, so `neoconv --help` does not pay for the engine.
 """
 
 from __future__ import annotations
 
-from .api import Translation, dump, load, parse_set, translate
-from .errors import InputError, MappingTableError, NeoconvError, OutputError, UsageError
-from .report import Entry, Report, Status
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "Entry", "InputError", "MappingTableError", "NeoconvError", "OutputError", "Report", "Status",
-    "Translation", "UsageError", "__version__", "dump", "load", "parse_set", "translate",
-]  # fmt: skip
+_EXPORTS = {
+    "Translation": "api", "dump": "api", "load": "api", "parse_set": "api", "translate": "api",
+    "InputError": "errors", "MappingTableError": "errors", "NeoconvError": "errors",
+    "OutputError": "errors", "UsageError": "errors",
+    "Entry": "report", "Report": "report", "Status": "report",
+}  # fmt: skip
+
+__all__ = sorted([*_EXPORTS, "__version__"])
+
+if TYPE_CHECKING:
+    from .api import Translation, dump, load, parse_set, translate
+    from .errors import InputError, MappingTableError, NeoconvError, OutputError, UsageError
+    from .report import Entry, Report, Status
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'translator' has no attribute {name!r}")
+    value = getattr(import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value

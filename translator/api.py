@@ -92,7 +92,10 @@ def read_ir(config: ConfigInput | Source, src: str, **options: Any) -> Ingested:
         source.version = options["source_version"]
     user = dict(options.get("set_values") or {})
     if options.get("world_size") is not None:
-        user["parallel.world_size"] = parse_set([f"parallel.world_size={options['world_size']}"])["parallel.world_size"]
+        try:
+            user["parallel.world_size"], _ = catalogue()["parallel.world_size"].check(options["world_size"])
+        except ValueError as exc:
+            raise UsageError(f"world size: {exc}") from None
     table = load_table(src).for_layout(source.layout)
     return ingest(source, table, schema_index(src), user)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import fnmatch
 import json
 import os
+import re
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -86,18 +87,21 @@ def output_path(rel: Path, dst: str) -> Path:
     return rel.with_suffix(get_format(dst).suffix)
 
 
+_MODEL_KEY = re.compile(r"^\s*[\"']?(num[-_]layers|hidden[-_]size|num[-_]attention[-_]heads)[\"']?\s*:", re.M)
+
+
 def _fragment_reason(path: Path, src: str) -> str:
-    """A NeoX file with no model architecture is a shared-settings fragment (local_setup.yml)."""
+    """A NeoX file with no model architecture is a shared-settings fragment (local_setup.yml).
+
+    A text scan, not a parse: the translation parses the file anyway, and reports real errors.
+    """
     if src != "neox":
         return ""
-    from .io import parse_yaml, read_text
-
     try:
-        tree = parse_yaml(read_text(path), str(path))
-    except NeoconvError:
-        return ""  # the translation will report the real error
-    keys = {str(k).replace("-", "_") for k in tree}
-    if not keys & {"num_layers", "hidden_size", "num_attention_heads"}:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+    if not _MODEL_KEY.search(text):
         return "fragment: no model architecture (num_layers/hidden_size); name it with --with to merge it into every translation"
     return ""
 

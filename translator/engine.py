@@ -96,12 +96,17 @@ def ingest(source: Source, table: Table, schema: SchemaIndex, user: dict[str, An
     fates: dict[str, LeafFate] = {leaf: LeafFate("unknown") for leaf in leaves}
     lossy: dict[int, str] = {}
 
+    below: dict[str, list[str]] = {}  # block path -> its leaves, so a rule finds a whole block at once
+    for leaf in leaves:
+        parts = leaf.split(".")
+        for i in range(1, len(parts)):
+            below.setdefault(".".join(parts[:i]), []).append(leaf)
+
     def subtree(key: str) -> tuple[Any, list[str]]:
         """The value at `key`: a leaf, or a whole nested block whose leaves the rule owns."""
         if key in leaves:
             return leaves[key], [key]
-        prefix = key + "."
-        owned = [leaf for leaf in leaves if leaf.startswith(prefix)]
+        owned = below.get(key)
         if not owned:
             return None, []
         node: Any = source.tree
@@ -220,9 +225,14 @@ def _unsupported_reason(table: Table, leaf: str) -> str | None:
     return None
 
 
+_CANDIDATES: dict[tuple[int, int], list[str]] = {}
+
+
 def _suggest(leaf: str, schema: SchemaIndex, table: Table) -> str:
-    candidates = set(schema.all_keys()) | {k for r in table.rules for k in r.keys}
-    close = difflib.get_close_matches(leaf, sorted(candidates), n=1, cutoff=0.75)
+    slot = (id(schema), id(table))
+    if slot not in _CANDIDATES:
+        _CANDIDATES[slot] = sorted(set(schema.all_keys()) | {k for r in table.rules for k in r.keys})
+    close = difflib.get_close_matches(leaf, _CANDIDATES[slot], n=1, cutoff=0.75)
     name = table.title
     if close:
         return f"not a {name} parameter; did you mean {close[0]}?"

@@ -50,12 +50,15 @@ class Formula:
     name: str
     read: Callable[..., Any]
     write: Callable[..., dict[str, Any]]
+    # signatures are read once at registration: the engine asks for them on every file
+    _read_params: frozenset[str] = frozenset()
+    _write_params: frozenset[str] = frozenset()
 
-    def read_params(self) -> set[str]:
-        return set(inspect.signature(self.read).parameters)
+    def read_params(self) -> frozenset[str]:
+        return self._read_params
 
-    def write_params(self) -> set[str]:
-        return set(inspect.signature(self.write).parameters)
+    def write_params(self) -> frozenset[str]:
+        return self._write_params
 
 
 FORMULAS: dict[str, Formula] = {}
@@ -65,7 +68,11 @@ def formula(name: str) -> Callable[[type], type]:
     """Register a class holding static ``read`` and ``write`` functions as a named formula."""
 
     def register(cls: type) -> type:
-        FORMULAS[name] = Formula(name, cls.read, cls.write)  # type: ignore[attr-defined]
+        read, write = cls.read, cls.write  # type: ignore[attr-defined]
+        FORMULAS[name] = Formula(
+            name, read, write,
+            frozenset(inspect.signature(read).parameters), frozenset(inspect.signature(write).parameters),
+        )  # fmt: skip
         return cls
 
     return register
