@@ -93,7 +93,8 @@ _MODEL_KEY = re.compile(r"^\s*[\"']?(num[-_]layers|hidden[-_]size|num[-_]attenti
 def _fragment_reason(path: Path, src: str) -> str:
     """A NeoX file with no model architecture is a shared-settings fragment (local_setup.yml).
 
-    A text scan, not a parse: the translation parses the file anyway, and reports real errors.
+    A text scan first (most files name num_layers, and the translation parses them anyway);
+    only a file without one is parsed here, so that a broken file fails instead of being skipped.
     """
     if src != "neox":
         return ""
@@ -101,9 +102,15 @@ def _fragment_reason(path: Path, src: str) -> str:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return ""
-    if not _MODEL_KEY.search(text):
-        return "fragment: no model architecture (num_layers/hidden_size); name it with --with to merge it into every translation"
-    return ""
+    if _MODEL_KEY.search(text):
+        return ""
+    from .io import parse_yaml
+
+    try:
+        parse_yaml(text, str(path))  # a broken file is a failure to report, not a fragment
+    except NeoconvError:
+        return ""
+    return "fragment: no model architecture (num_layers/hidden_size); name it with --with to merge it into every translation"
 
 
 def _job(args: tuple[str, str, str, BatchOptions]) -> FileResult:
