@@ -35,3 +35,12 @@ def runner() -> CliRunner:
 @pytest.fixture
 def pythia160m() -> Path:
     return FIXTURES / "inputs" / "neox" / "pythia-160m.yml"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--update-goldens", action="store_true", help="rewrite fixtures/cases/**/expected.* from the current output")
+
+
+@pytest.fixture
+def update_goldens(request: pytest.FixtureRequest) -> bool:
+    return bool(request.config.getoption("--update-goldens"))

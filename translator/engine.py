@@ -319,9 +319,11 @@ def emit(ingested: Ingested, table: Table, dst_format: str, *, version: str | No
             src_key = src_rules[0].key if src_rules and src_rules[0].key else None
             shown = ", ".join(f"{k}={_short(v[0])}" for k, v in written.items())
             tdef = f"; {table.title} default is {_short(rule.default_for(version))}" if rule.has_default(version) else ""
+            caveat = ingested.lossy.get(id(src_rules[0])) if src_rules else None
             extra_entries.append(
                 (src_key, ", ".join(written), Status.DEFAULTED,
-                 f"{src_title} default {present[0]}={_short(ir.get(present[0]))} (not in the file){tdef}: wrote {shown}")
+                 f"{src_title} default {present[0]}={_short(ir.get(present[0]))} (not in the file){tdef}: wrote {shown}"
+                 + (f"; {caveat}" if caveat else ""))
             )  # fmt: skip
 
     # Same format: framework-only extensions go back where they came from.
