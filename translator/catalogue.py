@@ -94,3 +94,31 @@ def catalogue() -> dict[str, Field]:
             max=spec.get("max"),
         )
     return fields
+
+
+@dataclass(frozen=True)
+class Relation:
+    """`dividend` must be a whole multiple of `divisor` (hidden size and attention heads)."""
+
+    divisor: str
+    dividend: str
+    why: str
+    unless: tuple[tuple[str, tuple[Any, ...]], ...] = ()  # (field, values) for which it does not hold
+
+    def holds_for(self, values: dict[str, Any]) -> bool:
+        return not any(values.get(name) in allowed for name, allowed in self.unless)
+
+
+@lru_cache(maxsize=None)
+def relations() -> tuple[Relation, ...]:
+    path = data_dir("schemas") / "canonical.yaml"
+    raw = yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    known = catalogue()
+    found: list[Relation] = []
+    for item in raw.get("relations") or []:
+        pair = item.get("divides") if isinstance(item, dict) else None
+        if not (isinstance(pair, list) and len(pair) == 2 and all(f in known for f in pair) and item.get("why")):
+            raise MappingTableError(f"{path.name}: relation {item!r} needs divides: [FIELD, FIELD] (catalogue fields) and why")
+        unless = tuple((name, tuple(v if isinstance(v, list) else [v])) for name, v in (item.get("unless") or {}).items())
+        found.append(Relation(pair[0], pair[1], item["why"], unless))
+    return tuple(found)

@@ -12,7 +12,7 @@ import difflib
 from dataclasses import dataclass, field
 from typing import Any
 
-from .catalogue import catalogue
+from .catalogue import catalogue, relations
 from .errors import InputError, UsageError
 from .io import flatten
 from .ir import IR, Origin, Value
@@ -88,7 +88,12 @@ def _check_field(source: Source, name: str, value: Any, keys: tuple[str, ...]) -
 
 
 def ingest(source: Source, table: Table, schema: SchemaIndex, user: dict[str, Any] | None = None) -> Ingested:
-    leaves = flatten(source.tree)
+    try:
+        leaves = flatten(source.tree)
+    except InputError as exc:  # flatten knows the key; the source knows its file and line
+        exc.file = exc.file or source.file_of(exc.key or "")
+        exc.line = exc.line or (source.line_of(exc.key) if exc.key else None)
+        raise
     version = source.version or table.versions[0]
     ir = IR()
     for name, value in (user or {}).items():
@@ -182,6 +187,9 @@ def ingest(source: Source, table: Table, schema: SchemaIndex, user: dict[str, An
             origin = Origin.DERIVED  # computed from values the file (or the user) gave
         else:
             origin = Origin.DEFAULT
+        outer = {n: ir.get(n) for n in rule.when if n not in rule.fields}
+        if origin is Origin.DEFAULT and outer and not all(outer[n] in rule.when[n] for n in outer):
+            continue  # a documented default only holds where its rule applies (GPT-J-only keys, ...)
         for name, result in results.items():
             value, approx = unwrap(result)
             if approx:
@@ -197,10 +205,12 @@ def ingest(source: Source, table: Table, schema: SchemaIndex, user: dict[str, An
                 continue
             ir.set(name, Value(value, origin, tuple(owned_leaves), source.file_of(rule.key or ""), "; ".join(notes)))
 
+    _check_relations(source, ir)
     known = schema.known
     for leaf, fate in fates.items():
         if fate.kind != "unknown":
             continue
+        _coerce_input(source, schema, leaf, leaves[leaf])  # the framework refuses a wrong type even in a key we drop
         reason = _unsupported_reason(table, leaf)
         if reason is not None:
             fates[leaf] = LeafFate("unsupported", detail=reason)
@@ -214,6 +224,25 @@ def ingest(source: Source, table: Table, schema: SchemaIndex, user: dict[str, An
         if leaf in fates and note:
             fates[leaf].detail = "; ".join(x for x in (note, fates[leaf].detail) if x)
     return Ingested(ir, fates, leaves, lossy, source, table)
+
+
+def _check_relations(source: Source, ir: IR) -> None:
+    """A value breaking a relation every framework asserts (hidden size / heads) names its key."""
+    for rel in relations():
+        divisor, dividend = ir.get(rel.divisor), ir.get(rel.dividend)
+        if not (isinstance(divisor, int) and isinstance(dividend, int)) or divisor <= 0 or dividend % divisor == 0:
+            continue
+        if not rel.holds_for({name: ir.get(name) for name, _ in rel.unless}):
+            continue
+        value, other = ir.fields[rel.dividend], ir.fields[rel.divisor]
+        key = value.source_keys[0] if value.source_keys else rel.dividend
+        other_key = other.source_keys[0] if other.source_keys else rel.divisor
+        from_file = value.origin is not Origin.USER
+        raise InputError(
+            f"{dividend} is not divisible by {other_key}={divisor} ({rel.why})",
+            file=(value.file or source.file_of(key)) if from_file else None,
+            line=source.line_of(key) if from_file else None, key=key, hint="fix one of them",
+        )  # fmt: skip
 
 
 def _unsupported_reason(table: Table, leaf: str) -> str | None:

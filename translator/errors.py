@@ -14,6 +14,7 @@ class NeoconvError(Exception):
         line: int | None = None,
         key: str | None = None,
         hint: str | None = None,
+        column: int | None = None,
     ) -> None:
         super().__init__(message)
         self.message = message
@@ -21,11 +22,13 @@ class NeoconvError(Exception):
         self.line = line
         self.key = key
         self.hint = hint
+        self.column = column  # 1-based, for syntax errors
 
     def __str__(self) -> str:
         where = ""
         if self.file:
-            where = self.file + (f":{self.line}" if self.line else "") + ": "
+            where = self.file + (f":{self.line}" if self.line else "")
+            where += (f":{self.column}" if self.line and self.column else "") + ": "
         key = f"{self.key}: " if self.key else ""
         hint = f" ({self.hint})" if self.hint else ""
         return f"{where}{key}{self.message}{hint}"

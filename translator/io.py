@@ -24,34 +24,75 @@ _BaseDumper: type = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 MAX_BYTES = 16 * 1024 * 1024  # configs are kilobytes; anything this large is not a config
 MAX_LEAVES = 100_000  # bounds alias bombs: aliases are shared, flattening would expand them
+MAX_NODES = 100_000  # values in a document once every alias is expanded (checked before building it)
+MAX_DEPTH = 100  # nesting levels; real configs use fewer than ten, and the C composer recurses
+
+_TAG = "tag:yaml.org,2002:"
+_REFUSED_TAGS = {"binary": "bytes", "set": "set", "omap": "list of pairs", "pairs": "list of pairs"}
 
 
 class _StrictLoader(_BaseLoader):  # type: ignore[misc, valid-type]
-    """Safe loader that refuses duplicate keys in a mapping."""
+    """Safe loader that refuses duplicate keys in a mapping and keeps every value plain data."""
 
-
-def _construct_mapping(loader: Any, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-    loader.flatten_mapping(node)
-    seen: dict[Any, int] = {}
-    result: dict[Any, Any] = {}
-    for key_node, value_node in node.value:
-        key = loader.construct_object(key_node, deep=deep)
-        if not isinstance(key, (str, int, float, bool)) and key is not None:
+    def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
+        try:
+            return super().construct_object(node, deep=deep)
+        except (ValueError, OverflowError) as exc:  # e.g. an integer with more digits than Python converts
+            text = node.value if isinstance(node, yaml.ScalarNode) else node.tag
             raise InputError(
-                "a mapping key must be a plain scalar", line=key_node.start_mark.line + 1
-            )
+                f"cannot read {_short(text)} as {node.tag.replace(_TAG, '')}: {exc}; quote it to keep it as text",
+                line=node.start_mark.line + 1,
+            ) from None
+
+
+def _construct_mapping(loader: Any, node: yaml.MappingNode, deep: bool = False) -> dict[str, Any]:
+    # Duplicates are checked among the keys written here; a key that overrides one brought in by a
+    # merge (`<<: *base`) is the point of merging, so it is not a duplicate.
+    seen: dict[Any, int] = {}
+    for key_node, _ in node.value:
+        if key_node.tag == _TAG + "merge":
+            continue
+        key = loader.construct_object(key_node, deep=deep)
+        line = key_node.start_mark.line + 1
+        if not isinstance(key, (str, int, float, bool)) and key is not None:
+            raise InputError("a mapping key must be a plain scalar, not a list or mapping", line=line)
         if key in seen:
             raise InputError(
                 f"duplicate key {key!r} (first at line {seen[key]}); YAML would silently keep "
                 "the last value: keep one",
-                line=key_node.start_mark.line + 1,
+                line=line,
             )
-        seen[key] = key_node.start_mark.line + 1
-        result[key] = loader.construct_object(value_node, deep=deep)
+        seen[key] = line
+    loader.flatten_mapping(node)  # merged pairs first, written ones after: later assignments win
+    result: dict[Any, Any] = {}
+    for key_node, value_node in node.value:
+        result[loader.construct_object(key_node, deep=deep)] = loader.construct_object(value_node, deep=deep)
     return result
 
 
+def _construct_text(loader: Any, node: yaml.ScalarNode) -> str:
+    # A date in a config is a run name or a path piece; keep the text (JSON has no dates).
+    return str(loader.construct_scalar(node))
+
+
+def _refuse_tag(loader: Any, node: yaml.Node) -> None:
+    kind = node.tag.replace(_TAG, "")
+    raise InputError(
+        f"the YAML tag !!{kind} makes a {_REFUSED_TAGS.get(kind, kind)}, which no config setting takes; "
+        "remove the tag",
+        line=node.start_mark.line + 1,
+    )
+
+
 _StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+_StrictLoader.add_constructor(_TAG + "timestamp", _construct_text)
+for _kind in _REFUSED_TAGS:
+    _StrictLoader.add_constructor(_TAG + _kind, _refuse_tag)
+
+
+def _short(text: Any, limit: int = 40) -> str:
+    shown = repr(text)
+    return shown if len(shown) <= limit else shown[: limit - 4] + "...'"
 
 
 def read_text(path: str | Path) -> str:
@@ -62,78 +103,193 @@ def read_text(path: str | Path) -> str:
     else:
         p = Path(path)
         if p.is_dir():
-            raise InputError("is a folder, not a config file", file=name)
+            raise InputError("is a folder, not a config file; give the file inside it", file=name)
         try:
             with open(p, "rb") as fh:
-                data = fh.read(MAX_BYTES + 1)
+                data = fh.read(MAX_BYTES + 1)  # never more: /dev/zero or a huge file stays bounded
         except FileNotFoundError:
             raise InputError("no such file", file=name) from None
         except PermissionError:
-            raise InputError("permission denied", file=name) from None
+            raise InputError("permission denied; check the file's permissions", file=name) from None
         except OSError as exc:
             raise InputError(f"cannot read: {exc.strerror or exc}", file=name) from None
     if len(data) > MAX_BYTES:
         raise InputError(f"larger than {MAX_BYTES // (1024 * 1024)} MiB; not a config file", file=name)
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        raise InputError("UTF-16 text; save it as UTF-8", file=name)
     if b"\0" in data:
-        raise InputError("binary file (contains NUL bytes); expected YAML or JSON text", file=name)
+        line = data[: data.index(b"\0")].count(b"\n") + 1
+        raise InputError("binary file (contains NUL bytes); expected YAML or JSON text", file=name, line=line)
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
         raise InputError(
-            f"not UTF-8 text (bad byte at offset {exc.start}); save it as UTF-8", file=name
-        ) from None
+            f"not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start}); save it as UTF-8",
+            file=name, line=line,
+        ) from None  # fmt: skip
+
+
+def _check_shape(text: str) -> None:
+    """Refuse, from the event stream and before anything is built, documents that are costly to
+    build or to walk: nesting deeper than MAX_DEPTH, more than MAX_NODES values once aliases are
+    expanded (billion laughs), and aliases to the block that contains them (cycles)."""
+    expanded: dict[str, int] = {}  # anchor -> values it stands for
+    stack: list[list[Any]] = [[None, 0]]  # per open collection: [anchor, values so far]
+    open_anchors: set[str] = set()
+    for event in yaml.parse(text, Loader=_BaseLoader):
+        line = event.start_mark.line + 1 if event.start_mark else None
+        if isinstance(event, yaml.CollectionStartEvent):
+            if len(stack) > MAX_DEPTH:
+                raise InputError(f"nested more than {MAX_DEPTH} levels deep; not a config", line=line)
+            stack.append([event.anchor, 1])
+            if event.anchor:
+                open_anchors.add(event.anchor)
+            continue
+        if isinstance(event, yaml.CollectionEndEvent):
+            anchor, size = stack.pop()
+            if anchor:
+                expanded[anchor] = size
+                open_anchors.discard(anchor)
+        elif isinstance(event, yaml.ScalarEvent):
+            size = 1
+            if event.anchor:
+                expanded[event.anchor] = 1
+        elif isinstance(event, yaml.AliasEvent):
+            if event.anchor in open_anchors:
+                raise InputError(f"alias *{event.anchor} points into its own block; a config cannot be recursive", line=line)
+            size = expanded.get(event.anchor, 1)  # an undefined alias is reported by the composer
+        else:
+            continue
+        stack[-1][1] += size
+        if stack[-1][1] > MAX_NODES:
+            raise InputError(
+                f"more than {MAX_NODES} values once aliases are expanded; not a config (alias bomb?)", line=line
+            )
+
+
+def _yaml_error(exc: yaml.YAMLError, text: str) -> InputError:
+    """One line (with line and column) for anything the YAML scanner, parser or composer refused."""
+    if isinstance(exc, yaml.reader.ReaderError):
+        position = exc.position
+        if _BaseLoader is not yaml.SafeLoader:  # libyaml counts bytes, the pure reader characters
+            position = len(text.encode("utf-8")[: exc.position].decode("utf-8", "ignore"))
+        line = text.count("\n", 0, position) + 1
+        column = position - (text.rfind("\n", 0, position) + 1) + 1
+        char = exc.character if isinstance(exc.character, int) else ord(exc.character)
+        return InputError(f"invalid YAML: character U+{char:04X} is not allowed ({exc.reason})", line=line, column=column)
+    if isinstance(exc, yaml.MarkedYAMLError):
+        mark = exc.problem_mark or exc.context_mark
+        problem = (exc.problem or exc.context or "invalid YAML").strip()
+        found = re.search(r"constructor for the tag '([^']*)'", str(exc))
+        if found:
+            tag = found.group(1).replace(_TAG, "!!")
+            return InputError(
+                f"the YAML tag {tag} is not allowed: neoconv never builds objects from tags; remove the tag",
+                line=mark.line + 1 if mark else None,
+            )
+        context = ""
+        if exc.context and exc.problem and exc.context_mark and mark and exc.context_mark.line != mark.line:
+            context = f" ({exc.context} at line {exc.context_mark.line + 1})"
+        hint = " (indent with spaces: YAML does not allow tabs)" if mark and _char_at(text, mark) == "\t" else ""
+        return InputError(
+            f"invalid YAML: {problem}{context}{hint}",
+            line=mark.line + 1 if mark else None, column=mark.column + 1 if mark else None,
+        )  # fmt: skip
+    return InputError(f"invalid YAML: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
+
+
+def _char_at(text: str, mark: Any) -> str:
+    lines = text.splitlines()
+    line = lines[mark.line] if 0 <= mark.line < len(lines) else ""
+    return line[mark.column] if 0 <= mark.column < len(line) else ""
 
 
 def parse_yaml(text: str, name: str) -> dict[str, Any]:
-    """Parse YAML (JSON is a subset) into a mapping, with file:line in every error."""
+    """Parse YAML (JSON is a subset) into a mapping of named settings, with file:line in every error.
+
+    Bounded before anything is built (see _check_shape), so a hostile file costs at most one scan.
+    """
     if not text.strip():
         raise InputError("empty file; expected a YAML mapping of settings", file=name)
     try:
-        data = yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
+        _check_shape(text)
+        loader = _StrictLoader(text)
+        try:
+            root = loader.get_single_node()
+            if isinstance(root, yaml.MappingNode):
+                _check_top_keys(root)
+            data = loader.construct_document(root) if root is not None else None
+        finally:
+            loader.dispose()
     except InputError as exc:
         exc.file = name
         raise
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark else None
-        problem = exc.problem or exc.context or "invalid YAML"
-        if "could not determine a constructor" in str(exc):
-            problem = "YAML tag that constructs objects is not allowed; remove the tag"
-        raise InputError(f"invalid YAML: {problem}", file=name, line=line) from None
     except yaml.YAMLError as exc:
-        raise InputError(f"invalid YAML: {exc}", file=name) from None
+        error = _yaml_error(exc, text)
+        error.file = name
+        raise error from None
     except RecursionError:
-        raise InputError("nested too deeply to be a config", file=name) from None
+        raise InputError(f"nested too deeply to be a config (limit {MAX_DEPTH} levels)", file=name) from None
     if data is None:
-        raise InputError("empty document; expected a YAML mapping of settings", file=name)
+        raise InputError("empty document (only comments); expected a YAML mapping of settings", file=name)
     if not isinstance(data, dict):
-        kind = type(data).__name__
-        raise InputError(f"top level is a {kind}, expected a mapping of settings", file=name, line=1)
+        kind = {list: "list", str: "string"}.get(type(data), type(data).__name__)
+        raise InputError(
+            f"top level is a {kind}, expected a mapping of settings (key: value lines)", file=name,
+            line=root.start_mark.line + 1,
+        )  # fmt: skip
     return data
 
 
+def _check_top_keys(root: yaml.MappingNode) -> None:
+    for key_node, _ in root.value:
+        if key_node.tag in (_TAG + "str", _TAG + "merge"):
+            continue
+        line = key_node.start_mark.line + 1
+        if not isinstance(key_node, yaml.ScalarNode):
+            raise InputError("a top-level key must be a setting name, not a list or mapping", line=line)
+        raise InputError(
+            f"top-level key {key_node.value or '(empty)'} is read as {key_node.tag.replace(_TAG, '')}, not a "
+            "setting name; quote it or fix it",
+            line=line,
+        )
+
+
 def parse_json(text: str, name: str) -> dict[str, Any]:
-    """Parse strict JSON, refusing duplicate keys, with file:line in every error."""
+    """Parse strict JSON, refusing duplicate keys and NaN/Infinity, with file:line:column in every error."""
 
     def no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         result: dict[str, Any] = {}
         for key, value in pairs:
             if key in result:
-                raise InputError(f"duplicate key {key!r}; keep one", file=name, line=key_line(text, key))
+                raise InputError(f"duplicate key {key!r}; JSON readers keep only one: keep one", file=name, line=key_line(text, key))
             result[key] = value
         return result
+
+    def no_constant(word: str) -> None:
+        raise InputError(f"{word} is not JSON (Python writes it, JSON readers refuse it); write a number", file=name,
+                         line=key_line(text, word) or _word_line(text, word))  # fmt: skip
 
     if not text.strip():
         raise InputError("empty file; expected a JSON object", file=name)
     try:
-        data = json.loads(text, object_pairs_hook=no_duplicates)
+        data = json.loads(text, object_pairs_hook=no_duplicates, parse_constant=no_constant)
     except json.JSONDecodeError as exc:
-        raise InputError(f"invalid JSON: {exc.msg}", file=name, line=exc.lineno) from None
+        raise InputError(f"invalid JSON: {exc.msg}", file=name, line=exc.lineno, column=exc.colno) from None
     except RecursionError:
-        raise InputError("nested too deeply to be a config", file=name) from None
+        raise InputError(f"nested too deeply to be a config (limit {MAX_DEPTH} levels)", file=name) from None
+    except ValueError as exc:  # an integer with more digits than Python converts
+        raise InputError(f"invalid JSON: {exc}", file=name) from None
     if not isinstance(data, dict):
-        raise InputError(f"top level is a {type(data).__name__}, expected an object", file=name, line=1)
+        kind = {list: "list", str: "string"}.get(type(data), type(data).__name__)
+        raise InputError(f"top level is a {kind}, expected an object of settings", file=name, line=1)
     return data
+
+
+def _word_line(text: str, word: str) -> int | None:
+    index = text.find(word)
+    return text.count("\n", 0, index) + 1 if index >= 0 else None
 
 
 def key_line(text: str, key: str) -> int | None:
@@ -152,19 +308,27 @@ def key_line(text: str, key: str) -> int | None:
 
 
 def flatten(tree: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    """Dotted leaves of a nested mapping. A list is one leaf; so is an empty mapping."""
+    """Dotted leaves of a nested mapping. A list is one leaf; so is an empty mapping.
+
+    Bounded like parsing (MAX_LEAVES, MAX_DEPTH), also for mappings built in Python (which can be
+    self-referencing); a leaf spelled both as `a.b:` and as `a: {b:}` is an error, not a silent loss.
+    """
     out: dict[str, Any] = {}
-    stack: list[tuple[str, dict[str, Any]]] = [(prefix, tree)]
+    stack: list[tuple[str, dict[str, Any], int]] = [(prefix, tree, 1)]
     while stack:
-        base, node = stack.pop()
+        base, node, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise InputError(f"nested more than {MAX_DEPTH} levels deep; not a config", key=base.rstrip("."))
         for key, value in node.items():
             path = f"{base}{key}"
             if isinstance(value, dict) and value:
-                stack.append((path + ".", value))
-            else:
-                out[path] = value
-                if len(out) > MAX_LEAVES:
-                    raise InputError(f"more than {MAX_LEAVES} settings; not a config (alias bomb?)")
+                stack.append((path + ".", value, depth + 1))
+                continue
+            if path in out:
+                raise InputError(f"{path!r} is written both as one dotted key and as nested keys; keep one", key=path)
+            out[path] = value
+            if len(out) > MAX_LEAVES:
+                raise InputError(f"more than {MAX_LEAVES} settings; not a config (alias bomb?)")
     # restore document order (the stack visits nested blocks last)
     order = {k: i for i, k in enumerate(_walk_order(tree, prefix))}
     return dict(sorted(out.items(), key=lambda kv: order.get(kv[0], 0)))
@@ -212,26 +376,73 @@ def dump_json(data: dict[str, Any]) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
-def write_atomic(path: str | Path, text: str, *, inputs: list[str] | tuple[str, ...] = ()) -> None:
-    """Write via a temp file in the same folder and rename, so no reader ever sees half a file."""
+_UMASK = os.umask(0o022)
+os.umask(_UMASK)  # read once at import: mkstemp makes 0600 files, outputs should get the usual mode
+
+
+def check_target(path: str | Path, inputs: list[str] | tuple[str, ...] = ()) -> Path:
+    """Refuse, before anything is written, an output that is an input, a folder, or in no folder."""
     target = Path(path)
     for src in inputs:
-        if src != "-" and Path(src).exists() and target.exists() and os.path.samefile(src, target):
-            raise OutputError("refusing to overwrite the input file; choose another -o", file=str(path))
-    folder = target.parent if str(target.parent) else Path(".")
+        if src != "-" and _same_file(src, target):
+            raise OutputError(f"refusing to overwrite the input file {src}; choose another -o", file=str(path))
+    if target.is_dir():
+        raise OutputError("is a folder; give a file name to write", file=str(path))
+    folder = target.parent
+    if not folder.exists():
+        raise OutputError(f"output folder {folder} does not exist; create it first", file=str(path))
     if not folder.is_dir():
-        raise OutputError("output folder does not exist; create it first", file=str(path))
+        raise OutputError(f"{folder} is not a folder", file=str(path))
+    return target
+
+
+def _same_file(a: str | Path, b: str | Path) -> bool:
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
-    except OSError as exc:
-        raise OutputError(f"cannot write here: {exc.strerror or exc}", file=str(path)) from None
+        return os.path.samefile(a, b)
+    except OSError:  # one of them missing, or a symlink loop: not the same existing file
+        return False
+
+
+def write_atomic(path: str | Path, text: str, *, inputs: list[str] | tuple[str, ...] = ()) -> None:
+    """Write via a temp file in the same folder and rename, so no reader ever sees half a file."""
+    write_files_atomic({str(path): text}, inputs=inputs)
+
+
+def write_files_atomic(files: dict[str, str], *, inputs: list[str] | tuple[str, ...] = ()) -> None:
+    """Write several outputs all or nothing: every target is checked and every temp file fully
+    written before the first rename; on any error or Ctrl-C the temp files are removed."""
+    targets = [(check_target(path, inputs), text) for path, text in files.items()]
+    seen: dict[str, str] = {}
+    for (target, _), path in zip(targets, files):
+        key = os.path.realpath(target)
+        if key in seen:
+            raise OutputError(f"{seen[key]} and {path} are the same file; write them to different places", file=path)
+        seen[key] = path
+    pending: list[tuple[str, Path]] = []
+    current = targets[0][0] if targets else None
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+        for current, text in targets:
+            fd, tmp = tempfile.mkstemp(prefix=f".{current.name}.", suffix=".tmp", dir=current.parent)
+            pending.append((tmp, current))
+            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+                fh.write(text)
+                os.fchmod(fh.fileno(), _mode_for(current))
+        while pending:
+            tmp, current = pending[0]
+            os.replace(tmp, current)
+            pending.pop(0)
+    except OSError as exc:  # unwritable folder, disk full, ...
+        raise OutputError(f"cannot write here: {exc.strerror or exc}", file=str(current)) from None
+    finally:
+        for tmp, _ in pending:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+
+
+def _mode_for(target: Path) -> int:
+    try:
+        return target.stat().st_mode & 0o7777  # replacing a file keeps its permissions
+    except OSError:
+        return 0o666 & ~_UMASK

@@ -236,7 +236,7 @@ def _topological(table: str, rules: list[Rule]) -> tuple[Rule, ...]:
         if state.get(i) == 1:
             raise MappingTableError(f"{table}: rules depend on each other in a cycle: {' -> '.join(chain)}")
         state[i] = 1
-        for dep in rules[i].with_fields.values():
+        for dep in (*rules[i].with_fields.values(), *rules[i].when):
             for j in producers.get(dep, []):
                 if j != i:
                     visit(j, chain + (dep,))

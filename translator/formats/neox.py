@@ -36,14 +36,17 @@ def read(paths: list[str], *, layout: str | None = None) -> Source:
         texts[name] = text
         data = parse_yaml(text, name)
         for key, value in data.items():
-            if not isinstance(key, str):
-                raise InputError(f"key {key!r} is not a name", file=name, line=key_line(text, str(key)))
+            if not isinstance(key, str) or not key.strip():
+                raise InputError(f"key {key!r} is not a setting name", file=name, line=key_line(text, str(key)))
             norm = key.replace("-", "_")
             if norm in tree:
                 first = leaf_files[norm]
                 if first == name:
+                    # NeoX itself fails on one order of the pair and silently keeps the last value in the other
+                    other, old, new = spelled[norm], repr(tree[norm])[:40], repr(value)[:40]
+                    both = f"both {new}" if old == new else f"{old} at line {key_line(text, other)}, {new} here"
                     raise InputError(
-                        f"{key!r} and {spelled[norm]!r} are the same NeoX setting; keep one",
+                        f"{key!r} and {other!r} are the same NeoX setting ({both}); keep one",
                         file=name, line=key_line(text, key),
                     )  # fmt: skip
                 raise InputError(
