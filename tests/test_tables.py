@@ -70,7 +70,7 @@ def test_catalogue_entries_have_meaning() -> None:
         assert "." in name and spec.doc and len(spec.doc) > 10
 
 
-@pytest.mark.parametrize("tool", ["gen_neox_schema.py", "gen_cerebras_schema.py"])
+@pytest.mark.parametrize("tool", ["gen_neox_schema.py", "gen_cerebras_schema.py", "gen_deepspeed_schema.py"])
 def test_generated_schemas_are_fresh(tool: str) -> None:
     reference = ROOT.parent / "shared" / "reference"
     if not reference.is_dir():

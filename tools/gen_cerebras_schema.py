@@ -709,6 +709,20 @@ DEFS: dict[str, dict[str, Any]] = {
 _INIT_REF = {"$ref": "#/$defs/initializer"}
 
 SOURCE_FACTS: list[tuple[tuple[str, ...], str, dict[str, Any]]] = [
+    # ---- model: the trainer layout's model class (legacy files name none: the run.py decides) ----
+    (
+        ("model",),
+        "name",
+        {
+            "type": "string",
+            "x-note": "trainer layout only (trainer.init.model.name, required from 2.4); a legacy file names no model",
+            "x-known-values": sorted(
+                ["gpt2", "gpt3", "gpt_backbone", "llama", "mistral", "mixtral", "btlm", "bloom", "jais", "santacoder",
+                 "starcoder", "gemma2", "gptj", "gpt-neox", "falcon"]
+            ),  # fmt: skip
+            "x-source": ["2.10:src/cerebras/modelzoo/registry/registry.yaml", "2.10:src/cerebras/modelzoo/trainer/validate.py"],
+        },
+    ),
     # ---- model: GPT-2 family (gpt2, gpt3, llama, mistral, ... all run gpt2/model.py) ----
     (
         ("model",),

@@ -787,6 +787,11 @@ def build_schema(reference: Path) -> dict[str, JSON]:
     if "deepspeed_extra_args" in props:
         props["deepspeed_extra_args"]["properties"] = deepspeed_blocks()
         props["deepspeed_extra_args"]["additionalProperties"] = True
+        # the one way to hand DeepSpeed a clip of 1.0: NeoX drops gradient_clipping when it equals
+        # its own default 1.0, and its pinned DeeperSpeed (91d1c55, constants.py) then uses 0.0
+        props["deepspeed_extra_args"]["properties"]["gradient_clipping"] = {
+            "type": "number", "default": 0.0, "x-note": "merged into the DeepSpeed config after NeoX's own keys: it wins"
+        }  # fmt: skip
 
     for name, prop in props.items():
         prop["x-versions"] = [v for v in VERSION_ORDER if v in versions[name]]

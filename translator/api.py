@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -12,10 +12,10 @@ import yaml
 from .catalogue import catalogue
 from .engine import Ingested, emit, ingest
 from .errors import UsageError
-from .ir import IR
+from .ir import IR, Origin, Value
 from .mapping import load_table
 from .registry import get_format
-from .report import Report
+from .report import Report, Status
 from .schema import schema_index
 from .source import Source
 
@@ -38,14 +38,23 @@ class Translation:
         return get_format(self.format).load().dump(self.config, self.meta)
 
 
-def load(config: ConfigInput, fmt: str, *, layout: str | None = None) -> Source:
-    """Read one config (a path, several paths merged, or an already-parsed mapping)."""
+def load(config: ConfigInput, fmt: str, *, layout: str | None = None, model_config: str | Path | None = None) -> Source:
+    """Read one config (a path, several paths merged, or an already-parsed mapping).
+
+    `model_config`: the file holding the model architecture, for formats that keep it apart
+    (VeOmni's HuggingFace config.json); readers of other formats refuse it.
+    """
     spec = get_format(fmt)
+    extra: dict[str, Any] = {"model_config": str(model_config)} if model_config is not None else {}
+    if extra and not getattr(spec.load(), "TAKES_MODEL_CONFIG", False):
+        raise UsageError(f"--model-config: {spec.title} keeps the model architecture in the config itself")
     if isinstance(config, Mapping):
         if not all(isinstance(k, str) for k in config):
             raise UsageError("config mapping keys must be strings")
         module = spec.load()
         tree = dict(config)
+        if hasattr(module, "source_from_tree"):  # a reader that restructures layouts (Cerebras trainer)
+            return module.source_from_tree(tree, **extra)  # type: ignore[no-any-return]
         source = Source(fmt, tree, ["<config>"], {}, {k: "<config>" for k in tree})
         if hasattr(module, "detect_layout"):
             source.layout = module.detect_layout(tree)
@@ -53,7 +62,7 @@ def load(config: ConfigInput, fmt: str, *, layout: str | None = None) -> Source:
     paths = [str(config)] if isinstance(config, (str, Path)) else [str(p) for p in config]
     if not paths:
         raise UsageError("no input file given")
-    return spec.load().read(paths, layout=layout)
+    return spec.load().read(paths, layout=layout, **extra)  # type: ignore[no-any-return]
 
 
 def dump(config: Mapping[str, Any], fmt: str, meta: Mapping[str, Any] | None = None) -> str:
@@ -87,7 +96,8 @@ def parse_set(assignments: Iterable[str]) -> dict[str, Any]:
 
 def read_ir(config: ConfigInput | Source, src: str, **options: Any) -> Ingested:
     """Ingest a config into the canonical IR (with the per-leaf ledger the report is built from)."""
-    source = config if isinstance(config, Source) else load(config, src, layout=options.get("source_layout"))
+    source = config if isinstance(config, Source) else load(
+        config, src, layout=options.get("source_layout"), model_config=options.get("model_config"))
     if options.get("source_version"):
         source.version = options["source_version"]
     user = dict(options.get("set_values") or {})
@@ -97,7 +107,19 @@ def read_ir(config: ConfigInput | Source, src: str, **options: Any) -> Ingested:
         except ValueError as exc:
             raise UsageError(f"world size: {exc}") from None
     table = load_table(src).for_layout(source.layout)
-    return ingest(source, table, schema_index(src), user)
+    return ingest(source, table, schema_index(src), user, options.get("context"))
+
+
+def _context(part: Ingested, everyone: list[Ingested]) -> dict[str, Value]:
+    """What the other files of one run state explicitly and this file's format has no key for."""
+    keyed = {name for rule in part.table.rules if rule.keys for name in rule.fields} if part.table else set()
+    out: dict[str, Value] = {}
+    for other in everyone:
+        if other is not part:
+            for name, value in other.ir.fields.items():
+                if value.origin is Origin.EXPLICIT and name not in keyed:
+                    out.setdefault(name, value)
+    return out
 
 
 def translate(config: ConfigInput, src: str, dst: str, **options: Any) -> Translation:
@@ -105,7 +127,8 @@ def translate(config: ConfigInput, src: str, dst: str, **options: Any) -> Transl
 
     Options: ``set_values`` (canonical field -> value, as ``--set``), ``world_size`` (GPUs of the
     source run), ``layout`` (target layout), ``source_version`` / ``target_version``,
-    ``with_files`` ([(path, format)]: companion files of other formats, e.g. a ds_config.json).
+    ``with_files`` ([(path, format)]: companion files of other formats, e.g. a ds_config.json),
+    ``model_config`` (VeOmni: the HuggingFace config.json holding the architecture).
     Raises NeoconvError subclasses for bad input; never prints or exits.
     """
     get_format(src)
@@ -120,20 +143,44 @@ def translate(config: ConfigInput, src: str, dst: str, **options: Any) -> Transl
         config = paths + [path for path, fmt in companions if fmt == src]
         companions = [(path, fmt) for path, fmt in companions if fmt != src]
     ingested = read_ir(config, src, **options)
-    for path, fmt in companions:
-        companion_options = {k: v for k, v in options.items() if k not in ("set_values", "source_layout")}
-        ingested.merge(read_ir(path, fmt, **companion_options))
+    companion_options = {k: v for k, v in options.items() if k not in ("set_values", "source_layout", "model_config")}
+    parts = [read_ir(path, fmt, **companion_options) for path, fmt in companions]
+    if parts:
+        # one run in several files: each is read again knowing what only the others state (NeoX's
+        # tensor/pipeline sizes decide how a DeepSpeed batch splits over the GPUs)
+        everyone = [ingested, *parts]
+        context = _context(ingested, everyone)
+        if context:
+            ingested = read_ir(config, src, **options, context=context)
+        for (path, fmt), part in zip(companions, parts):
+            context = _context(part, everyone)
+            ingested.merge(read_ir(path, fmt, **companion_options, context=context) if context else part)
     table = load_table(dst).for_layout(layout)
     version = options.get("target_version") or table.versions[0]
     if version not in table.versions:
         raise UsageError(f"unknown {dst} version {version!r}; known: {', '.join(table.versions)}")
-    leaves, report = emit(ingested, table, dst, version=version)
+    writer = dst_spec.load()
+    # a writer that restructures a layout says which leaves have no place in it (same-format)
+    unplaceable = getattr(writer, "unplaceable", None)
+    leaves, report = emit(
+        ingested, table, dst, version=version,
+        unplaceable=(lambda leaf: unplaceable(leaf, layout)) if unplaceable else None,
+    )  # fmt: skip
     source = ingested.source
     assert source is not None
     family = ingested.ir.get("model.family")
     meta = {"from": ", ".join(Path(f).name for f in source.files), "model_family": family, "layout": layout}
-    writer = dst_spec.load()
+    if src == dst and source.meta:
+        meta["source"] = dict(source.meta)  # what the reader noted about the file's own shape
     document = writer.write(leaves, meta)
+    for key, hint in writer.missing(document, meta) if hasattr(writer, "missing") else ():
+        report.add(None, key, Status.MISSING, hint)  # a target key with no canonical field (VeOmni data.train_path)
+    moved = meta.get("target_paths")  # leaf -> where the writer put it, when it restructured the layout
+    if moved:
+        report.entries = [
+            replace(e, target_key=", ".join(moved.get(k, k) for k in e.target_key.split(", "))) if e.target_key else e
+            for e in report.entries
+        ]  # fmt: skip
     side_files = writer.side_files(document, meta) if hasattr(writer, "side_files") else {}
     companions = [f for part in ingested.companions if part.source for f in part.source.files]
     report.source = {"format": src, "files": source.files + companions, "layout": source.layout,

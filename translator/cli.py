@@ -8,6 +8,7 @@ unreadable/invalid input (and, with a clear "internal error" line, anything unex
 from __future__ import annotations
 
 import json
+import os
 import sys
 import traceback
 from typing import Any, Callable
@@ -23,8 +24,21 @@ EXIT_OK, EXIT_STRICT, EXIT_ERROR = 0, 1, 2
 
 
 def _fail(message: str) -> None:
-    click.echo(f"neoconv: error: {message}", err=True)
+    click.echo(f"neoconv: error: {_one_line(message)}", err=True)
     sys.exit(EXIT_ERROR)
+
+
+def _one_line(text: str) -> str:
+    """Hostile input can put newlines or terminal escapes into a key or value: show them escaped."""
+    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
+
+
+def _silence_stdout() -> None:
+    """After a broken pipe, point stdout at /dev/null so the interpreter's final flush stays quiet."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 def _guarded(run: Callable[[], int], debug: bool, inputs: tuple[str, ...] = ()) -> None:
@@ -37,6 +51,9 @@ def _guarded(run: Callable[[], int], debug: bool, inputs: tuple[str, ...] = ()) 
     except KeyboardInterrupt:
         click.echo("neoconv: interrupted; nothing written", err=True)
         sys.exit(130)
+    except BrokenPipeError:  # the reader of stdout went away (`| head`): nothing left to say
+        _silence_stdout()
+        sys.exit(EXIT_ERROR)
     except Exception as exc:  # a bug, or input we did not foresee: still one line, no traceback
         if debug:
             traceback.print_exc()
@@ -47,7 +64,7 @@ def _guarded(run: Callable[[], int], debug: bool, inputs: tuple[str, ...] = ()) 
 
 def _run_translation(src: str, dst: str, inputs: tuple[str, ...], opts: dict[str, Any]) -> int:
     from .api import parse_set, translate
-    from .io import dump_json, write_atomic
+    from .io import dump_json, write_files_atomic
 
     from .registry import companion_format
 
@@ -56,29 +73,31 @@ def _run_translation(src: str, dst: str, inputs: tuple[str, ...], opts: dict[str
         list(inputs), src, dst,
         set_values=parse_set(opts["set_values"]), world_size=opts["world_size"], layout=opts["layout"],
         source_version=opts["source_version"], target_version=opts["target_version"], with_files=with_files,
+        model_config=opts.get("model_config"),
     )  # fmt: skip
     text = result.dump()
     output, report_path = opts["output"], opts["report_path"]
-    everything = inputs + tuple(opts["with_files"])
+    # every file the translation read (a VeOmni config.json found beside the YAML too) is never overwritten
+    everything = tuple(dict.fromkeys(inputs + tuple(opts["with_files"]) + tuple(result.report.source.get("files", ()))))
     if output == "-" and report_path == "-":
         raise NeoconvError("--report - needs the config written to a file with -o")
     if result.side_files and output == "-":
         names = ", ".join(result.side_files)
         raise NeoconvError(f"this translation also writes {names}: give -o OUT so they can go beside it")
-    if output == "-":
-        click.echo(text, nl=False)
-    else:
+    files: list[tuple[str, str]] = []
+    if output != "-":
         from pathlib import Path
 
-        for name, side_text in result.side_files.items():
-            write_atomic(Path(output).parent / name, side_text, inputs=everything)
-        write_atomic(output, text, inputs=everything)
-    if report_path:
-        report_text = dump_json(result.report.to_json())
-        if report_path == "-":
-            click.echo(report_text, nl=False)
-        else:
-            write_atomic(report_path, report_text, inputs=everything)
+        files += [(str(Path(output).parent / name), side) for name, side in result.side_files.items()]
+        files.append((output, text))
+    report_text = dump_json(result.report.to_json()) if report_path else ""
+    if report_path and report_path != "-":
+        files.append((report_path, report_text))
+    write_files_atomic(files, inputs=everything)  # all or nothing: every target checked before the first write
+    if output == "-":
+        click.echo(text, nl=False)
+    if report_path == "-":
+        click.echo(report_text, nl=False)
     if not opts["quiet"]:
         click.echo(result.report.render_table(verbose=opts["verbose"]), err=True, nl=False)
     if opts["strict"] and result.report.failures():

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from .catalogue import catalogue, relations
 from .errors import InputError, UsageError
@@ -20,14 +20,14 @@ from .mapping import Rule, Table
 from .report import Entry, Report, Status
 from .schema import SchemaIndex, _Guess
 from .source import Source
-from .transforms import Approx, field_ident, ident, is_close, unwrap
+from .transforms import Approx, Extension, Unexpressible, field_ident, ident, is_close, unwrap
 
 
 @dataclass
 class LeafFate:
     """What ingest decided about one source leaf."""
 
-    kind: str  # rule | unsupported | extension | unknown | user
+    kind: str  # rule | unsupported | extension | unknown | user | unresolved
     rule: Rule | None = None
     detail: str = ""
 
@@ -41,6 +41,7 @@ class Ingested:
     source: Source | None = None
     table: Table | None = None
     companions: list["Ingested"] = field(default_factory=list)  # --with files of other formats
+    coerced: dict[str, Any] = field(default_factory=dict)  # source leaf -> value after type coercion
 
     def merge(self, other: "Ingested") -> None:
         """Add a companion file's values (e.g. the ds_config.json beside a NeoX YAML).
@@ -50,7 +51,7 @@ class Ingested:
         """
         for name, value in other.ir.fields.items():
             mine = self.ir.fields.get(name)
-            if mine is None or mine.origin is Origin.DEFAULT:
+            if mine is None or (mine.origin is Origin.DEFAULT and value.origin is not Origin.DEFAULT):
                 self.ir.set(name, value)
             elif value.origin in (Origin.EXPLICIT, Origin.DERIVED) and mine.origin in (Origin.EXPLICIT, Origin.DERIVED):
                 if not is_close(mine.value, value.value):
@@ -87,7 +88,14 @@ def _check_field(source: Source, name: str, value: Any, keys: tuple[str, ...]) -
         ) from None
 
 
-def ingest(source: Source, table: Table, schema: SchemaIndex, user: dict[str, Any] | None = None) -> Ingested:
+def ingest(
+    source: Source,
+    table: Table,
+    schema: SchemaIndex,
+    user: dict[str, Any] | None = None,
+    context: dict[str, Value] | None = None,
+) -> Ingested:
+    """`context`: values another file of the same run states and this format cannot (companion files)."""
     try:
         leaves = flatten(source.tree)
     except InputError as exc:  # flatten knows the key; the source knows its file and line
@@ -96,21 +104,35 @@ def ingest(source: Source, table: Table, schema: SchemaIndex, user: dict[str, An
         raise
     version = source.version or table.versions[0]
     ir = IR()
+    for name, known_value in (context or {}).items():
+        ir.set(name, known_value)
     for name, value in (user or {}).items():
         ir.set(name, Value(value, Origin.USER, (f"--set {name}",)))
     fates: dict[str, LeafFate] = {leaf: LeafFate("unknown") for leaf in leaves}
+    # run-time placeholders (HF's "auto") are no value: rules see them as absent; same-format keeps them
+    held = {leaf: why for leaf, why in source.unresolved.items() if leaf in leaves}
+    readable = {k: v for k, v in leaves.items() if k not in held} if held else leaves
+    owners = table.key_owner() if held else {}
+    for leaf, why in held.items():
+        owner = owners.get(leaf)
+        fields = owner.fields if owner else ()
+        hint = f"; give the value with --set {fields[0]}=VALUE" if len(fields) == 1 else (
+            f"; give the values with --set (fields {', '.join(fields)})" if fields else "")
+        fates[leaf] = LeafFate("unresolved", owner, why + hint)
+        ir.extensions.setdefault(source.format, {})[leaf] = leaves[leaf]
     lossy: dict[int, str] = {}
+    coerced: dict[str, Any] = {}
 
     below: dict[str, list[str]] = {}  # block path -> its leaves, so a rule finds a whole block at once
-    for leaf in leaves:
+    for leaf in readable:
         parts = leaf.split(".")
         for i in range(1, len(parts)):
             below.setdefault(".".join(parts[:i]), []).append(leaf)
 
     def subtree(key: str) -> tuple[Any, list[str]]:
         """The value at `key`: a leaf, or a whole nested block whose leaves the rule owns."""
-        if key in leaves:
-            return leaves[key], [key]
+        if key in readable:
+            return readable[key], [key]
         owned = below.get(key)
         if not owned:
             return None, []
@@ -130,6 +152,13 @@ def ingest(source: Source, table: Table, schema: SchemaIndex, user: dict[str, An
                 if owned and not is_close(value, rule.const):
                     lossy[id(rule)] = f"{rule.key}={value!r} is not expressible: the other frameworks assume {rule.const!r}"
             continue
+        blocked = [k for k in rule.keys if k in held]
+        if blocked:  # a value the rule needs is only known at run time: the rule gives nothing
+            why = f"read together with {', '.join(blocked)}, whose value is only known at run time"
+            for key in rule.keys:
+                for leaf in subtree(key)[1]:
+                    fates[leaf] = LeafFate("unresolved", rule, why)
+            continue
         present: dict[str, Any] = {}
         owned_leaves: list[str] = []
         notes: list[str] = []
@@ -145,6 +174,10 @@ def ingest(source: Source, table: Table, schema: SchemaIndex, user: dict[str, An
                     value, guessed = unwrap(value)
                     if guessed:
                         lossy[id(rule)] = guessed
+                    if note or guessed:
+                        coerced[key] = value
+                else:
+                    _coerce_input(source, schema, key, value)  # a block where the framework takes one value
                 present[key] = value
                 owned_leaves.extend(owned)
         for leaf in owned_leaves:
@@ -154,14 +187,21 @@ def ingest(source: Source, table: Table, schema: SchemaIndex, user: dict[str, An
             kwargs.update({ident(k): subtree(k)[0] for k in rule.peek})
             wanted = rule.formula.read_params()
             kwargs.update({alias: ir.get(name) for alias, name in rule.with_fields.items() if alias in wanted})
+            if "version" in wanted:
+                kwargs["version"] = version
             try:
                 result = rule.formula.read(**kwargs)
-            except (TypeError, ValueError, ZeroDivisionError) as exc:
+            except (TypeError, ValueError, ArithmeticError) as exc:  # overflow on a huge value is bad input too
                 key = owned_leaves[0] if owned_leaves else rule.label
                 raise InputError(
                     f"cannot compute {', '.join(rule.fields)}: {exc}",
                     file=source.file_of(key), line=source.line_of(key), key=key,
                 ) from None  # fmt: skip
+            if isinstance(result, Extension):  # no canonical form: the leaves stay framework extensions
+                for leaf in owned_leaves:
+                    fates[leaf] = LeafFate("extension", detail=result.detail)
+                    ir.extensions.setdefault(source.format, {})[leaf] = leaves[leaf]
+                continue
             if len(rule.fields) > 1:
                 by_ident = {field_ident(f): f for f in rule.fields}
                 results = {by_ident[k]: v for k, v in (result or {}).items()}
@@ -215,7 +255,7 @@ def ingest(source: Source, table: Table, schema: SchemaIndex, user: dict[str, An
         if reason is not None:
             fates[leaf] = LeafFate("unsupported", detail=reason)
         elif known(leaf):
-            group = (schema.node(leaf.split(".", 1)[0]) or {}).get("x-group", "")
+            group = _group_of(schema, leaf)
             fates[leaf] = LeafFate("extension", detail=table.extension_reasons.get(group, ""))
             ir.extensions.setdefault(source.format, {})[leaf] = leaves[leaf]
         else:
@@ -223,7 +263,7 @@ def ingest(source: Source, table: Table, schema: SchemaIndex, user: dict[str, An
     for leaf, note in source.notes.items():
         if leaf in fates and note:
             fates[leaf].detail = "; ".join(x for x in (note, fates[leaf].detail) if x)
-    return Ingested(ir, fates, leaves, lossy, source, table)
+    return Ingested(ir, fates, leaves, lossy, source, table, coerced=coerced)
 
 
 def _check_relations(source: Source, ir: IR) -> None:
@@ -243,6 +283,16 @@ def _check_relations(source: Source, ir: IR) -> None:
             file=(value.file or source.file_of(key)) if from_file else None,
             line=source.line_of(key) if from_file else None, key=key, hint="fix one of them",
         )  # fmt: skip
+
+
+def _group_of(schema: SchemaIndex, leaf: str) -> str:
+    """The x-group of the deepest schema node on a leaf's path that has one (VeOmni groups by dataclass)."""
+    parts = leaf.split(".")
+    for i in range(len(parts), 0, -1):
+        group = (schema.node(".".join(parts[:i])) or {}).get("x-group")
+        if group:
+            return str(group)
+    return ""
 
 
 def _unsupported_reason(table: Table, leaf: str) -> str | None:
@@ -280,8 +330,21 @@ class _Carried:
     skipped: str = ""  # why a rule matched but did not apply
 
 
-def emit(ingested: Ingested, table: Table, dst_format: str, *, version: str | None = None) -> tuple[dict[str, Any], Report]:
-    """Write the IR with the target table; build the report from the source ledger."""
+def emit(
+    ingested: Ingested,
+    table: Table,
+    dst_format: str,
+    *,
+    version: str | None = None,
+    unplaceable: Callable[[str], str | None] | None = None,
+) -> tuple[dict[str, Any], Report]:
+    """Write the IR with the target table; build the report from the source ledger.
+
+    Same format (a layout migration, a merge, a --set edit): every source leaf is carried as
+    written (after type coercion) and only rules whose values came from elsewhere (--set, a
+    --with companion) are written from the IR, so nothing is re-derived or normalised away.
+    `unplaceable(leaf)` says why the target layout has no place for a leaf (None: it has one).
+    """
     ir = ingested.ir
     version = version or table.versions[0]
     src_format = ingested.source.format if ingested.source else "?"
@@ -291,9 +354,26 @@ def emit(ingested: Ingested, table: Table, dst_format: str, *, version: str | No
     carried: dict[str, _Carried] = {}
     report = Report()
     extra_entries: list[tuple[str | None, str | None, Status, str]] = []
+    same = dst_format == src_format and ingested.source is not None
+    unsupplied: dict[str, str] = dict(ingested.source.meta.get("unsupplied") or {}) if ingested.source else {}
+    fresh = _fresh_rules(ingested, table) if same else set()
+    passed: set[str] = set()
+    homeless: dict[str, str] = {}  # leaf -> why the target layout has no place for it
+    if same:
+        for leaf, fate in ingested.fates.items():
+            if fate.kind == "rule" and fate.rule is not None and id(fate.rule) in fresh:
+                continue  # rewritten from the IR below
+            why = unplaceable(leaf) if unplaceable is not None else None
+            if why:
+                homeless[leaf] = why
+                continue
+            out[leaf] = ingested.coerced.get(leaf, ingested.raw.get(leaf))
+            passed.add(leaf)
 
     for rule in table.rules:
         if rule.versions and version not in rule.versions:
+            continue
+        if same and id(rule) not in fresh:
             continue
         if rule.is_const:
             if rule.key and rule.applies(values):
@@ -301,8 +381,12 @@ def emit(ingested: Ingested, table: Table, dst_format: str, *, version: str | No
             continue
         present = [f for f in rule.fields if ir.has(f)]
         if not present:
-            if rule.required and rule.applies(values) and not any(ir.has(f) for r in table.rules_for_field(rule.fields[0]) for f in r.fields if r is not rule):
+            # the source says where these live when they are not in it (VeOmni: the HF config.json)
+            elsewhere = next((unsupplied[f] for f in rule.fields if f in unsupplied), None) if rule.key else None
+            if (rule.required or elsewhere) and rule.applies(values) and not any(ir.has(f) for r in table.rules_for_field(rule.fields[0]) for f in r.fields if r is not rule):
                 hint = rule.hint or f"give it with --set {rule.fields[0]}=VALUE"
+                if elsewhere:
+                    hint = f"{elsewhere}; or {hint}" if rule.hint else f"{elsewhere}; or --set {rule.fields[0]}=VALUE"
                 extra_entries.append((None, rule.key, Status.MISSING, hint))
             continue
         if not rule.applies(values):
@@ -318,12 +402,18 @@ def emit(ingested: Ingested, table: Table, dst_format: str, *, version: str | No
         except Unexpressible as exc:
             for name in present:
                 carried.setdefault(name, _Carried()).skipped = str(exc)
+            _default_not_kept(extra_entries, ingested, table, rule, present, str(exc))
             continue
         if written is None:
             continue
+        loss = written.pop(_LOSS, None)
+        if loss and not written:
+            _default_not_kept(extra_entries, ingested, table, rule, present, str(loss[1]))
         for name in present:
             slot = carried.setdefault(name, _Carried())
             slot.skipped = ""
+            if loss:
+                slot.lossy.append(str(loss[1]))
             if rule.lossy:
                 slot.lossy.append(rule.lossy)
             if rule.key is None or (rule.note and not written):
@@ -358,13 +448,19 @@ def emit(ingested: Ingested, table: Table, dst_format: str, *, version: str | No
     # Same format: framework-only extensions go back where they came from.
     if dst_format == src_format:
         for leaf, value in ir.extensions.get(src_format, {}).items():
-            out.setdefault(leaf, value)
+            if leaf not in homeless and (unplaceable is None or not unplaceable(leaf)):
+                out.setdefault(leaf, value)
 
     for part in (ingested, *ingested.companions):
         prefix = "" if part is ingested else f"{part.source.files[0] if part.source else '?'}:"
         part_format = part.source.format if part.source else src_format
         for leaf, fate in part.fates.items():
-            entry = _entry_for(leaf, part.raw.get(leaf), fate, part, carried, out, table, dst_format, part_format)
+            if part is ingested and leaf in passed:
+                entry = _passed_entry(leaf, part, fate)
+            elif part is ingested and leaf in homeless:
+                entry = Entry(leaf, None, Status.DROPPED, _join(homeless[leaf], fate.detail))
+            else:
+                entry = _entry_for(leaf, part.raw.get(leaf), fate, part, carried, out, table, dst_format, part_format)
             shown = part.source.aliases.get(leaf, leaf) if part.source else leaf
             if prefix or shown != leaf:
                 entry = Entry(prefix + shown, entry.target_key, entry.status, entry.detail)
@@ -385,8 +481,59 @@ def emit(ingested: Ingested, table: Table, dst_format: str, *, version: str | No
     return out, report
 
 
+def _default_not_kept(
+    extra: list[tuple[str | None, str | None, Status, str]],
+    ingested: Ingested,
+    table: Table,
+    rule: Rule,
+    present: list[str],
+    why: str,
+) -> None:
+    """A value the source left at its default that the target cannot take has no leaf to report it
+    under: say so anyway (NeoX's default betas [0.9, 0.999] against VeOmni's hard-coded ones)."""
+    value = ingested.ir.fields[present[0]]
+    if value.origin is not Origin.DEFAULT:
+        return
+    src_rules = ingested.table.rules_for_field(present[0]) if ingested.table else []
+    src_key = src_rules[0].key if src_rules and src_rules[0].key else None
+    title = ingested.table.title if ingested.table else "the source"
+    extra.append((src_key, rule.key, Status.LOSSY,
+                  f"{title} default {present[0]}={_short(value.value)} (not in the file) is not kept: {why}"))  # fmt: skip
+
+
+def _fresh_rules(ingested: Ingested, table: Table) -> set[int]:
+    """Rules (by id) a same-format translation must write from the IR: a value of theirs came
+    from --set or from a --with companion file, not from the leaves of the source itself."""
+    mine = set(ingested.raw)
+    fresh: set[int] = set()
+    for rule in table.rules:
+        for name in rule.fields:
+            value = ingested.ir.fields.get(name)
+            if value is None or value.value is None:
+                continue
+            if value.origin is Origin.USER or not set(value.source_keys) <= mine:
+                fresh.add(id(rule))
+    return fresh
+
+
+def _passed_entry(leaf: str, ingested: Ingested, fate: LeafFate) -> Entry:
+    """A leaf a same-format translation carried as written."""
+    if fate.kind == "unknown":
+        return Entry(leaf, leaf, Status.UNKNOWN, _join(fate.detail, "carried as written"))
+    if leaf in ingested.coerced:
+        return Entry(leaf, leaf, Status.CONVERTED, fate.detail if fate.kind == "rule" else "")
+    return Entry(leaf, leaf, Status.EXACT, fate.detail if fate.kind == "rule" else "")
+
+
+_LOSS = ""  # _apply_write key for "nothing written, and why" (a formula returning Approx)
+
+
 def _apply_write(rule: Rule, ir: IR) -> dict[str, tuple[Any, str | None]] | None:
-    """Framework key -> (value, lossy reason) for one rule; None when nothing is written."""
+    """Framework key -> (value, lossy reason) for one rule; None when nothing is written.
+
+    A formula may return Approx({...}, reason) to say the target cannot hold all of it, or map a
+    key to Approx(None, reason) to say why that key is not written: both reach the report as lossy.
+    """
     if rule.key is None and rule.formula is None:
         return {}
     if rule.formula is not None:
@@ -400,15 +547,20 @@ def _apply_write(rule: Rule, ir: IR) -> dict[str, tuple[Any, str | None]] | None
         for alias, name in rule.with_fields.items():
             if alias in params:
                 kwargs[alias] = ir.get(name)
-        produced = rule.formula.write(**kwargs)
+        produced, whole = unwrap(rule.formula.write(**kwargs))
         by_ident = {ident(k): k for k in rule.keys}
         result: dict[str, tuple[Any, str | None]] = {}
+        losses = [whole] if whole else []
         for name, value in produced.items():
             if name not in by_ident:
                 raise UsageError(f"formula {rule.formula.name} wrote {name!r}, which its rule does not declare")
             plain, approx = unwrap(value)
             if plain is not None:
                 result[by_ident[name]] = (plain, approx)
+            elif approx:
+                losses.append(approx)
+        if losses:
+            result[_LOSS] = (None, "; ".join(losses))
         return result
     assert rule.simple is not None and rule.key
     try:
@@ -416,10 +568,6 @@ def _apply_write(rule: Rule, ir: IR) -> dict[str, tuple[Any, str | None]] | None
     except LookupError:
         raise Unexpressible(f"{rule.fields[0]}={_short(ir.get(rule.fields[0]))} has no counterpart in {rule.key}") from None
     return {rule.key: (value, None)}
-
-
-class Unexpressible(Exception):
-    """The target has the key but not this value (e.g. an enum member it lacks)."""
 
 
 def _short(value: Any) -> str:
@@ -449,6 +597,10 @@ def _entry_for(
         if dst_format == src_format and out.get(leaf) == raw:
             return Entry(leaf, leaf, Status.EXACT, fate.detail)
         return Entry(leaf, None, Status.DROPPED, _join(f"{title} has no counterpart", fate.detail))
+    if fate.kind == "unresolved":
+        if dst_format == src_format and out.get(leaf) == raw:
+            return Entry(leaf, leaf, Status.EXACT, fate.detail)
+        return Entry(leaf, None, Status.LOSSY if fate.rule else Status.DROPPED, fate.detail)
     rule = fate.rule
     assert rule is not None
     if rule.is_const:
@@ -458,7 +610,7 @@ def _entry_for(
         return Entry(leaf, None, Status.EXACT if dst_format == src_format else Status.CONVERTED,
                      _join(f"{leaf}={_short(raw)} is what {title} assumes", fate.detail))  # fmt: skip
     slots = [carried.get(name) for name in rule.fields]
-    done = [s for s in slots if s and (s.target_keys or s.note)]
+    done = [s for s in slots if s and (s.target_keys or s.note or s.lossy)]
     targets = list(dict.fromkeys(k for s in done for k in s.target_keys)) if done else []
     target = ", ".join(targets) or None
     if not done:
@@ -474,8 +626,9 @@ def _entry_for(
         lossy.insert(0, read_lossy)
     if rule.lossy:
         lossy.insert(0, rule.lossy)
-    if len(done) < len(rule.fields):
-        missing = [f for f, s in zip(rule.fields, slots) if not (s and (s.target_keys or s.note))]
+    # fields the source gave a value the target could not place (fields without a value lose nothing)
+    missing = [f for f, s in zip(rule.fields, slots) if not (s and (s.target_keys or s.note)) and ingested.ir.has(f)]
+    if missing:
         lossy.append(f"{title} cannot express {', '.join(missing)}")
     note = next((s.note for s in done if s.note), "")
     if lossy:

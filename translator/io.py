@@ -13,7 +13,7 @@ import re
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, Mapping, Sequence
 
 import yaml
 
@@ -28,7 +28,7 @@ MAX_NODES = 100_000  # values in a document once every alias is expanded (checke
 MAX_DEPTH = 100  # nesting levels; real configs use fewer than ten, and the C composer recurses
 
 _TAG = "tag:yaml.org,2002:"
-_REFUSED_TAGS = {"binary": "bytes", "set": "set", "omap": "list of pairs", "pairs": "list of pairs"}
+_REFUSED_TAGS = {"binary": "binary data", "set": "a set", "omap": "a list of pairs", "pairs": "a list of pairs"}
 
 
 class _StrictLoader(_BaseLoader):  # type: ignore[misc, valid-type]
@@ -39,8 +39,9 @@ class _StrictLoader(_BaseLoader):  # type: ignore[misc, valid-type]
             return super().construct_object(node, deep=deep)
         except (ValueError, OverflowError) as exc:  # e.g. an integer with more digits than Python converts
             text = node.value if isinstance(node, yaml.ScalarNode) else node.tag
+            why = str(exc).split(";")[0]  # not Python's advice on raising its limits
             raise InputError(
-                f"cannot read {_short(text)} as {node.tag.replace(_TAG, '')}: {exc}; quote it to keep it as text",
+                f"cannot read {_short(text)} as {node.tag.replace(_TAG, '')}: {why}; quote it to keep it as text",
                 line=node.start_mark.line + 1,
             ) from None
 
@@ -78,7 +79,7 @@ def _construct_text(loader: Any, node: yaml.ScalarNode) -> str:
 def _refuse_tag(loader: Any, node: yaml.Node) -> None:
     kind = node.tag.replace(_TAG, "")
     raise InputError(
-        f"the YAML tag !!{kind} makes a {_REFUSED_TAGS.get(kind, kind)}, which no config setting takes; "
+        f"the YAML tag !!{kind} makes {_REFUSED_TAGS.get(kind, kind)}, which no config setting takes; "
         "remove the tag",
         line=node.start_mark.line + 1,
     )
@@ -137,6 +138,7 @@ def _check_shape(text: str) -> None:
     expanded: dict[str, int] = {}  # anchor -> values it stands for
     stack: list[list[Any]] = [[None, 0]]  # per open collection: [anchor, values so far]
     open_anchors: set[str] = set()
+    aliased = False
     for event in yaml.parse(text, Loader=_BaseLoader):
         line = event.start_mark.line + 1 if event.start_mark else None
         if isinstance(event, yaml.CollectionStartEvent):
@@ -159,13 +161,13 @@ def _check_shape(text: str) -> None:
             if event.anchor in open_anchors:
                 raise InputError(f"alias *{event.anchor} points into its own block; a config cannot be recursive", line=line)
             size = expanded.get(event.anchor, 1)  # an undefined alias is reported by the composer
+            aliased = True
         else:
             continue
         stack[-1][1] += size
         if stack[-1][1] > MAX_NODES:
-            raise InputError(
-                f"more than {MAX_NODES} values once aliases are expanded; not a config (alias bomb?)", line=line
-            )
+            how = " once aliases are expanded (an alias bomb?)" if aliased else ""
+            raise InputError(f"more than {MAX_NODES} values{how}; not a config", line=line)
 
 
 def _yaml_error(exc: yaml.YAMLError, text: str) -> InputError:
@@ -186,6 +188,11 @@ def _yaml_error(exc: yaml.YAMLError, text: str) -> InputError:
             tag = found.group(1).replace(_TAG, "!!")
             return InputError(
                 f"the YAML tag {tag} is not allowed: neoconv never builds objects from tags; remove the tag",
+                line=mark.line + 1 if mark else None,
+            )
+        if problem.startswith("but found another document"):
+            return InputError(
+                "a config is one YAML document; a second one (---) starts here: split the file",
                 line=mark.line + 1 if mark else None,
             )
         context = ""
@@ -227,19 +234,28 @@ def parse_yaml(text: str, name: str) -> dict[str, Any]:
         raise
     except yaml.YAMLError as exc:
         error = _yaml_error(exc, text)
+        if name.lower().endswith(".json"):  # read as YAML (as the frameworks do), reported as what it claims to be
+            error.message = error.message.replace("invalid YAML", "invalid JSON", 1)
         error.file = name
         raise error from None
     except RecursionError:
         raise InputError(f"nested too deeply to be a config (limit {MAX_DEPTH} levels)", file=name) from None
+    except UnicodeError:  # text handed in by a library caller, with lone surrogates: not real Unicode
+        raise InputError("text is not valid Unicode (lone surrogate characters)", file=name) from None
     if data is None:
         raise InputError("empty document (only comments); expected a YAML mapping of settings", file=name)
     if not isinstance(data, dict):
-        kind = {list: "list", str: "string"}.get(type(data), type(data).__name__)
         raise InputError(
-            f"top level is a {kind}, expected a mapping of settings (key: value lines)", file=name,
+            f"top level is {_kind(data)}, expected a mapping of settings (key: value lines)", file=name,
             line=root.start_mark.line + 1,
         )  # fmt: skip
     return data
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    return {list: "a list", str: "a string", int: "a number", float: "a number"}.get(type(value), type(value).__name__)
 
 
 def _check_top_keys(root: yaml.MappingNode) -> None:
@@ -282,8 +298,7 @@ def parse_json(text: str, name: str) -> dict[str, Any]:
     except ValueError as exc:  # an integer with more digits than Python converts
         raise InputError(f"invalid JSON: {exc}", file=name) from None
     if not isinstance(data, dict):
-        kind = {list: "list", str: "string"}.get(type(data), type(data).__name__)
-        raise InputError(f"top level is a {kind}, expected an object of settings", file=name, line=1)
+        raise InputError(f"top level is {_kind(data)}, expected an object of settings", file=name, line=1)
     return data
 
 
@@ -294,16 +309,18 @@ def _word_line(text: str, word: str) -> int | None:
 
 def key_line(text: str, key: str) -> int | None:
     """Best-effort line number of a (dotted) key in YAML/JSON text, for error messages."""
-    line_no = 0
+    line_no, matched = 0, False
     lines = text.splitlines()
     for part in key.split("."):
-        pattern = re.compile(r"^\s*(?:-\s*)?[\"']?" + re.escape(part) + r"[\"']?\s*:")
-        for i in range(line_no, len(lines)):
-            if pattern.search(lines[i]):
-                line_no = i
+        quoted = r"[\"']?" + re.escape(part) + r"[\"']?\s*:"
+        # a key starting a line first; then one inside a flow mapping ({type: Adam, params: ...})
+        for pattern in (re.compile(r"^\s*(?:-\s*)?" + quoted), re.compile(r"[{,]\s*" + quoted)):
+            found = next((i for i in range(line_no, len(lines)) if pattern.search(lines[i])), None)
+            if found is not None:
+                line_no, matched = found, True
                 break
         else:
-            return line_no + 1 if line_no else None
+            return line_no + 1 if matched else None  # the closest parent that was found
     return line_no + 1
 
 
@@ -325,7 +342,7 @@ def flatten(tree: dict[str, Any], prefix: str = "") -> dict[str, Any]:
                 stack.append((path + ".", value, depth + 1))
                 continue
             if path in out:
-                raise InputError(f"{path!r} is written both as one dotted key and as nested keys; keep one", key=path)
+                raise InputError("written both as one dotted key and as nested keys; keep one", key=path)
             out[path] = value
             if len(out) > MAX_LEAVES:
                 raise InputError(f"more than {MAX_LEAVES} settings; not a config (alias bomb?)")
@@ -408,12 +425,16 @@ def write_atomic(path: str | Path, text: str, *, inputs: list[str] | tuple[str, 
     write_files_atomic({str(path): text}, inputs=inputs)
 
 
-def write_files_atomic(files: dict[str, str], *, inputs: list[str] | tuple[str, ...] = ()) -> None:
-    """Write several outputs all or nothing: every target is checked and every temp file fully
-    written before the first rename; on any error or Ctrl-C the temp files are removed."""
-    targets = [(check_target(path, inputs), text) for path, text in files.items()]
+def write_files_atomic(
+    files: Mapping[str, str] | Sequence[tuple[str, str]], *, inputs: list[str] | tuple[str, ...] = ()
+) -> None:
+    """Write several outputs (path -> text, or pairs) all or nothing: every target is checked and
+    every temp file fully written before the first rename; on any error or Ctrl-C the temp files
+    are removed. Two outputs aimed at one file are an error, not a silent overwrite."""
+    pairs = list(files.items()) if isinstance(files, Mapping) else list(files)
+    targets = [(check_target(path, inputs), text) for path, text in pairs]
     seen: dict[str, str] = {}
-    for (target, _), path in zip(targets, files):
+    for (target, _), (path, _) in zip(targets, pairs):
         key = os.path.realpath(target)
         if key in seen:
             raise OutputError(f"{seen[key]} and {path} are the same file; write them to different places", file=path)

@@ -24,6 +24,9 @@ def translation_options(func: F) -> F:
         click.option("--world-size", type=click.IntRange(min=1), metavar="N",
                      help="GPUs of the source run, to derive the global batch (parallel.world_size)."),
         click.option("--layout", metavar="NAME", help="Target layout (e.g. cerebras: legacy)."),
+        click.option("--model-config", "model_config", metavar="FILE",
+                     help="VeOmni source: the HuggingFace config.json with the architecture (default: found "
+                          "from model.config_path / model.model_path beside the YAML)."),
         click.option("--from-version", "source_version", metavar="V", help="Source documentation version."),
         click.option("--to-version", "target_version", metavar="V", help="Target documentation version."),
         click.option("-q", "--quiet", is_flag=True, help="No report table on stderr."),

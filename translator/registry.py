@@ -25,9 +25,12 @@ class FormatSpec:
 
 FORMATS: dict[str, FormatSpec] = {
     "neox": FormatSpec("neox", "GPT-NeoX YAML", "translator.formats.neox", suffix=".yml"),
+    "deepspeed": FormatSpec("deepspeed", "DeepSpeed JSON", "translator.formats.deepspeed", suffix=".json"),
     "cerebras": FormatSpec(
         "cerebras", "Cerebras Model Zoo YAML", "translator.formats.cerebras",
-        layouts=("legacy",), default_layout="legacy", suffix=".yaml",
+        # legacy stays the default: the layout of Model Zoo 2.0-2.2 and of the reference docs, and the
+        # one earlier neoconv output has; `--layout trainer` writes what Model Zoo 2.3+ reads natively
+        layouts=("legacy", "trainer"), default_layout="legacy", suffix=".yaml",
     ),  # fmt: skip
 }
 

@@ -18,8 +18,11 @@ _FLOAT_TEXT = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)$")
 _JSON_TYPES = {bool: "boolean", int: "integer", float: "number", str: "string", list: "array", dict: "object"}
 
 
-def _types_of(node: dict[str, Any]) -> frozenset[str]:
+def _types_of(node: dict[str, Any], defs: dict[str, Any] | None = None) -> frozenset[str]:
     found: set[str] = set()
+    ref = node.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/$defs/") and defs:  # e.g. one LR scheduler mapping
+        found.update(_types_of(defs.get(ref[len("#/$defs/") :], {}), defs))
     kind = node.get("type")
     if isinstance(kind, str):
         found.add(kind)
@@ -29,7 +32,7 @@ def _types_of(node: dict[str, Any]) -> frozenset[str]:
         found.update(_JSON_TYPES.get(type(v), "null") for v in node["enum"])
     for combo in ("anyOf", "oneOf"):
         for option in node.get(combo, []):
-            found.update(_types_of(option))
+            found.update(_types_of(option, defs))
     return frozenset(found)
 
 
@@ -86,7 +89,7 @@ class SchemaIndex:
         node = self._nodes.get(key)
         if node is None or value is None:
             return value, ""
-        types = _types_of(node)
+        types = _types_of(node, self.schema.get("$defs"))
         if not types:
             return value, ""
         actual = _JSON_TYPES.get(type(value), "unknown")

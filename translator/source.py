@@ -21,6 +21,8 @@ class Source:
     meta: dict[str, Any] = field(default_factory=dict)
     # leaf as the tables see it -> path as the user wrote it (a layout the reader restructured)
     aliases: dict[str, str] = field(default_factory=dict)
+    # leaf -> why its value is only known at run time (HF Trainer's "auto"): no value, kept in same-format
+    unresolved: dict[str, str] = field(default_factory=dict)
 
     def file_of(self, leaf: str) -> str | None:
         top = leaf.split(".", 1)[0]

@@ -29,6 +29,21 @@ class Approx:
     detail: str
 
 
+@dataclass(frozen=True)
+class Extension:
+    """A formula's reading of a value with no canonical form (DeepSpeed's OneCycle schedule, ...).
+
+    The rule's leaves stay framework extensions: carried by a same-format translation, dropped
+    with this detail elsewhere.
+    """
+
+    detail: str
+
+
+class Unexpressible(Exception):
+    """The target has the key but not this value (e.g. an enum member it lacks); a write may raise it."""
+
+
 def unwrap(value: Any) -> tuple[Any, str | None]:
     if isinstance(value, Approx):
         return value.value, value.detail
@@ -132,10 +147,17 @@ class RotaryDim:
     """rotary_dim = int(head_dim * rotary_fraction), head_dim = hidden / heads (Cerebras, GPT-J)."""
 
     @staticmethod
-    def read(model_rotary_dim: int | None, hidden_size: int | None, num_heads: int | None) -> float | None:
+    def read(
+        model_rotary_dim: int | None, hidden_size: int | None, num_heads: int | None, model_attention_inner_dim: Any = None
+    ) -> Any:
         if model_rotary_dim is None or not hidden_size or not num_heads:
             return None
-        return model_rotary_dim / (hidden_size // num_heads)
+        # Cerebras' attention_inner_dim (Gemma 2: 4096 for hidden 3584) sets its own head size
+        inner = model_attention_inner_dim if isinstance(model_attention_inner_dim, int) and model_attention_inner_dim > 0 else hidden_size
+        fraction = model_rotary_dim / (inner // num_heads)
+        if fraction > 1:
+            return Extension(f"rotary_dim {model_rotary_dim} is more than the head size {inner // num_heads}")
+        return fraction
 
     @staticmethod
     def write(value: float, hidden_size: int | None, num_heads: int | None) -> dict[str, Any]:
@@ -286,8 +308,11 @@ class SameAsHiddenDropout:
         return hidden_dropout
 
     @staticmethod
-    def write(value: float, hidden_dropout: float | None) -> dict[str, Any]:
-        return {}
+    def write(value: float, hidden_dropout: float | None) -> Any:
+        applied = 0.0 if hidden_dropout is None else hidden_dropout  # NeoX's default hidden_dropout
+        if is_close(value, applied):
+            return {}
+        return Approx({}, f"NeoX applies hidden_dropout {applied:g} to the embeddings; embedding dropout {value:g} is lost")
 
 
 @formula("decoder_family")
@@ -324,7 +349,9 @@ class NeoxGradClip:
     )
 
     @staticmethod
-    def read(gradient_clipping: float | None) -> Any:
+    def read(gradient_clipping: float | None, deepspeed_extra_args_gradient_clipping: float | None = None) -> Any:
+        if deepspeed_extra_args_gradient_clipping is not None:  # merged last: DeepSpeed gets exactly this
+            return float(deepspeed_extra_args_gradient_clipping)
         if gradient_clipping is None:
             return None
         if float(gradient_clipping) == 1.0:
@@ -333,7 +360,9 @@ class NeoxGradClip:
 
     @staticmethod
     def write(value: float) -> dict[str, Any]:
-        return {"gradient_clipping": value}
+        if float(value) == 1.0:  # the only place NeoX forwards a clip of 1.0 from
+            return {"deepspeed_extra_args_gradient_clipping": 1.0}
+        return {"gradient_clipping": float(value)}
 
 
 @formula("neox_schedule_steps")
@@ -559,6 +588,7 @@ class CerebrasInitializers:
         model_embedding_initializer: Any,
         num_layers: int | None,
         hidden_size: int | None,
+        family: str | None = None,
     ) -> dict[str, Any]:
         sigma = float(model_initializer_range) if model_initializer_range is not None else 0.02
         out: dict[str, Any] = {"init_std": sigma}
@@ -578,7 +608,10 @@ class CerebrasInitializers:
             return Approx(fallback, f"std {std} matches no NeoX init method")
 
         out["init_method"] = method_for(model_initializer, "normal")
-        out["output_init_method"] = method_for(model_output_layer_initializer, "normal")
+        # Cerebras' GPT-2 backbone (gpt2, llama, mistral) scales its default output-layer init by
+        # 1/sqrt(2L) (NeoX scaled_normal); the GPT-J backbone uses initializer_range everywhere.
+        sequential = family in ("gpt2", "llama", "mistral")
+        out["output_init_method"] = method_for(model_output_layer_initializer, "scaled_normal" if sequential else "normal")
         return out
 
     @staticmethod
@@ -645,8 +678,10 @@ class CerebrasClip:
     """max_gradient_norm; 0 means no clipping, which Cerebras expresses by leaving the key out."""
 
     @staticmethod
-    def read(optimizer_max_gradient_norm: float | None) -> float | None:
-        return None if optimizer_max_gradient_norm is None else float(optimizer_max_gradient_norm)
+    def read(optimizer_max_gradient_norm: float | None) -> float:
+        # no max_gradient_norm means no clipping (0 in canonical terms), so a target whose default
+        # clips (NeoX, DeepSpeed: 1.0) gets an explicit 0
+        return 0.0 if optimizer_max_gradient_norm is None else float(optimizer_max_gradient_norm)
 
     @staticmethod
     def write(value: float) -> dict[str, Any]:
@@ -731,7 +766,7 @@ class CerebrasLrSchedule:
         if isinstance(spec, (int, float)):
             return {"lr": float(spec), "decay_style": "constant", "warmup_steps": 0.0}
         phases = [spec] if isinstance(spec, dict) else list(spec)
-        if not all(isinstance(p, dict) for p in phases):
+        if not phases or not all(isinstance(p, dict) for p in phases):
             raise ValueError("every learning_rate phase must be a mapping with a `scheduler`")
         names = [_scheduler_name(p) for p in phases]
         out: dict[str, Any] = {"warmup_steps": 0.0}
@@ -778,12 +813,18 @@ class CerebrasLrSchedule:
         return out
 
 
+# Cerebras model names (trainer.init.model.name) whose model is the GPT-J backbone (parallel residual)
+CEREBRAS_PARALLEL_MODELS = frozenset({"gptj", "gpt-neox", "falcon"})
+
+
 @formula("cerebras_parallel_residual")
 class CerebrasParallelResidual:
     """Legacy Cerebras files name no model: the GPT-J backbone (parallel residual) shows in its keys."""
 
     @staticmethod
-    def read(model_use_untied_layer_norm: Any, model_residual_dropout_rate: Any, model_rotary_dim: Any) -> bool:
+    def read(model_use_untied_layer_norm: Any, model_residual_dropout_rate: Any, model_rotary_dim: Any, model_name: Any) -> bool:
+        if isinstance(model_name, str) and model_name:  # trainer layout: the model class says it
+            return model_name.lower() in CEREBRAS_PARALLEL_MODELS
         return model_use_untied_layer_norm is not None or model_residual_dropout_rate is not None
 
     @staticmethod
@@ -802,3 +843,1192 @@ class DenseAttention:
     @staticmethod
     def write(value: str) -> dict[str, Any]:
         return {}
+
+
+# --------------------------------------------------------------------------------------------
+# DeepSpeed (deepspeed/runtime/config.py, engine.py and lr_schedules.py at deepspeedai/DeepSpeed
+# edaa722; version boundaries from the release tags that first contain each change)
+
+
+def deepspeed_batch(
+    tb: int | None, mb: int | None, ga: int | None, dp: int | None
+) -> tuple[int | None, int | None, int | None]:
+    """DeepSpeedConfig._set_batch_related_parameters, then its _batch_assertion when dp is known.
+
+    dp is the data-parallel size (DeepSpeed's `world_size`); None when unknown, in which case only
+    what needs no dp is resolved (train_batch_size or micro batch alone means GA 1).
+    """
+    if tb is None and mb is None:
+        return None, None, ga  # DeepSpeed alone refuses this; a NeoX file beside it may hold the batch
+    if tb is not None and mb is not None and ga is not None:
+        pass
+    elif tb is not None and mb is not None:
+        ga = tb // mb // dp if dp else None
+    elif tb is not None and ga is not None:
+        mb = tb // dp // ga if dp else None
+    elif mb is not None and ga is not None:
+        tb = mb * ga * dp if dp else None
+    elif tb is not None:
+        ga, mb = 1, (tb // dp if dp else None)
+    else:
+        assert mb is not None
+        ga, tb = 1, (mb * dp if dp else None)
+    if dp and tb is not None and mb is not None and ga is not None:
+        for name, n in (("train_batch_size", tb), ("train_micro_batch_size_per_gpu", mb), ("gradient_accumulation_steps", ga)):
+            if n <= 0:
+                raise ValueError(f"{name} resolves to {n} at data-parallel size {dp}; DeepSpeed needs it > 0")
+        if tb != mb * ga * dp:
+            raise ValueError(
+                f"train_batch_size {tb} != micro batch {mb} x gradient_accumulation_steps {ga} x data-parallel "
+                f"size {dp}: DeepSpeed's batch assertion fails at this world size"
+            )
+    return tb, mb, ga
+
+
+@formula("deepspeed_global_batch")
+class DeepspeedGlobalBatch:
+    """train_batch_size, else micro x GA x dp (DeepSpeed's resolution; the other two keys are peeked)."""
+
+    @staticmethod
+    def read(
+        train_batch_size: int | None,
+        train_micro_batch_size_per_gpu: int | None,
+        gradient_accumulation_steps: int | None,
+        data_parallel_size: int | None,
+    ) -> int | None:
+        return deepspeed_batch(train_batch_size, train_micro_batch_size_per_gpu, gradient_accumulation_steps, data_parallel_size)[0]
+
+    @staticmethod
+    def write(value: int) -> dict[str, Any]:
+        return {"train_batch_size": value}
+
+
+@formula("deepspeed_micro_batch")
+class DeepspeedMicroBatch:
+    """train_micro_batch_size_per_gpu, else train_batch_size // dp // GA (DeepSpeed's resolution)."""
+
+    @staticmethod
+    def read(
+        train_micro_batch_size_per_gpu: int | None,
+        train_batch_size: int | None,
+        gradient_accumulation_steps: int | None,
+        data_parallel_size: int | None,
+    ) -> int | None:
+        return deepspeed_batch(train_batch_size, train_micro_batch_size_per_gpu, gradient_accumulation_steps, data_parallel_size)[1]
+
+    @staticmethod
+    def write(value: int) -> dict[str, Any]:
+        return {"train_micro_batch_size_per_gpu": value}
+
+
+@formula("deepspeed_grad_accum")
+class DeepspeedGradAccum:
+    """gradient_accumulation_steps (DeepSpeed default None), else train_batch_size // micro // dp, else 1."""
+
+    @staticmethod
+    def read(
+        gradient_accumulation_steps: int | None,
+        train_batch_size: int | None,
+        train_micro_batch_size_per_gpu: int | None,
+        data_parallel_size: int | None,
+    ) -> int | None:
+        return deepspeed_batch(train_batch_size, train_micro_batch_size_per_gpu, gradient_accumulation_steps, data_parallel_size)[2]
+
+    @staticmethod
+    def write(value: int) -> dict[str, Any]:
+        return {"gradient_accumulation_steps": value}
+
+
+# DeepSpeed's own optimizers, compared lower-case (config.py DEEPSPEED_OPTIMIZERS); "adam" is decoupled
+# (AdamW) unless params.adam_w_mode is false (engine._configure_basic_optimizer, ADAM_W_MODE_DEFAULT).
+_DS_OPTIMIZERS = {
+    "adamw": "adamw", "onebitadam": "onebitadam", "zerooneadam": "zerooneadam", "lamb": "lamb",
+    "onebitlamb": "onebitlamb", "lion": "lion", "adagrad": "adagrad", "muon": "muon",
+}  # fmt: skip
+_DS_MUP = {"muadam": "adam", "muadamw": "adamw", "musgd": "sgd"}  # mup wraps torch Adam / AdamW / SGD
+# Any other name is getattr(torch.optim, name): case-sensitive. None: no canonical optimizer.
+_TORCH_OPTIMIZERS: dict[str, str | None] = {
+    "SGD": "sgd", "Adafactor": "adafactor", "ASGD": None, "Adadelta": None, "Adamax": None, "LBFGS": None,
+    "NAdam": None, "RAdam": None, "RMSprop": None, "Rprop": None, "SparseAdam": None,
+}  # fmt: skip
+_DS_OPTIMIZER_NAMES = {
+    "adamw": "AdamW", "sgd": "SGD", "lamb": "Lamb", "lion": "Lion", "onebitadam": "OneBitAdam",
+    "zerooneadam": "ZeroOneAdam", "onebitlamb": "OneBitLamb", "adagrad": "Adagrad", "adafactor": "Adafactor",
+    "muon": "Muon",
+}  # fmt: skip
+
+
+@formula("deepspeed_optimizer")
+class DeepspeedOptimizer:
+    """optimizer.type (+ params.adam_w_mode) <-> canonical optimizer; DeepSpeed "Adam" is AdamW by default."""
+
+    @staticmethod
+    def read(optimizer_type: Any, optimizer_params_adam_w_mode: Any) -> Any:
+        if optimizer_type is None:
+            return None
+        if not isinstance(optimizer_type, str):
+            raise ValueError(f"optimizer.type must be a name, got {optimizer_type!r}")
+        low = optimizer_type.lower()
+        if low == "adam":
+            return "adam" if optimizer_params_adam_w_mode is False else "adamw"
+        if low in _DS_OPTIMIZERS:
+            return _DS_OPTIMIZERS[low]
+        if low in _DS_MUP:
+            return Approx(_DS_MUP[low], f"{optimizer_type} is muP's {_DS_MUP[low]}: its per-layer lr scaling is not carried")
+        if optimizer_type in _TORCH_OPTIMIZERS:
+            canonical = _TORCH_OPTIMIZERS[optimizer_type]
+            return canonical or Extension(f"torch.optim.{optimizer_type} has no canonical optimizer")
+        raise ValueError(
+            f"unknown optimizer type {optimizer_type!r}: DeepSpeed takes Adam, AdamW, Lamb, Lion, OneBitAdam, "
+            "ZeroOneAdam, OneBitLamb, Adagrad, Muon (any case) or a torch.optim class name (exact case)"
+        )
+
+    @staticmethod
+    def write(value: str) -> dict[str, Any]:
+        if value == "adam":  # coupled L2 weight decay: DeepSpeed's Adam with AdamW mode off
+            return {"optimizer_type": "Adam", "optimizer_params_adam_w_mode": False}
+        if value not in _DS_OPTIMIZER_NAMES:
+            raise Unexpressible(f"optimizer {value!r} has no DeepSpeed counterpart")
+        return {"optimizer_type": _DS_OPTIMIZER_NAMES[value]}
+
+
+# Which optimizers take a parameter, so that its documented default applies (the constructors'
+# signatures: FusedAdam/DeepSpeedCPUAdam, OnebitAdam, ZeroOneAdam, FusedLamb, OnebitLamb take betas
+# (0.9, 0.999), eps 1e-8, weight_decay 0; FusedLion betas and weight_decay; torch SGD/Adagrad weight_decay).
+_ADAM_LIKE = frozenset({"adam", "adamw", "onebitadam", "zerooneadam", "lamb", "onebitlamb"})
+_TAKES = {
+    "betas": _ADAM_LIKE | {"lion"},
+    "eps": _ADAM_LIKE,
+    "weight_decay": _ADAM_LIKE | {"lion", "sgd", "adagrad"},
+}
+
+
+def _optimizer_param(name: str, value: Any, optimizer: str | None) -> Any:
+    """An optimizer parameter only means something when the optimizer block exists and takes it."""
+    if optimizer is None or optimizer not in _TAKES[name]:
+        return None
+    return value
+
+
+@formula("deepspeed_betas")
+class DeepspeedBetas:
+    @staticmethod
+    def read(optimizer_params_betas: Any, optimizer: str | None) -> Any:
+        return _optimizer_param("betas", optimizer_params_betas, optimizer)
+
+    @staticmethod
+    def write(value: list[float]) -> dict[str, Any]:
+        return {"optimizer_params_betas": value}
+
+
+@formula("deepspeed_eps")
+class DeepspeedEps:
+    @staticmethod
+    def read(optimizer_params_eps: Any, optimizer: str | None) -> Any:
+        return _optimizer_param("eps", optimizer_params_eps, optimizer)
+
+    @staticmethod
+    def write(value: float) -> dict[str, Any]:
+        return {"optimizer_params_eps": value}
+
+
+@formula("deepspeed_weight_decay")
+class DeepspeedWeightDecay:
+    """DeepSpeed takes weight decay from optimizer.params (NeoX from its top-level weight_decay)."""
+
+    @staticmethod
+    def read(optimizer_params_weight_decay: Any, optimizer: str | None) -> Any:
+        return _optimizer_param("weight_decay", optimizer_params_weight_decay, optimizer)
+
+    @staticmethod
+    def write(value: float) -> dict[str, Any]:
+        return {"optimizer_params_weight_decay": value}
+
+
+_REQUIRED = object()
+# Each scheduler's parameters and defaults: DeepSpeed's own (the constructors in lr_schedules.py)
+# and the two torch.optim.lr_scheduler classes that express a decay without warmup exactly
+# (DeepSpeed builds any torch scheduler named in `type` with `params` as keyword arguments).
+# WarmupLR's warmup_max_lr default became the optimizer's lr in 0.17.2 (#7360); it was 0.001.
+_SCHEDULERS: dict[str, dict[str, Any]] = {
+    "WarmupLR": {"warmup_min_lr": 0.0, "warmup_max_lr": None, "warmup_num_steps": 1000, "warmup_type": "log"},
+    "WarmupDecayLR": {"total_num_steps": _REQUIRED, "warmup_min_lr": 0.0, "warmup_max_lr": 0.001,
+                      "warmup_num_steps": 1000, "warmup_type": "log"},
+    "WarmupCosineLR": {"total_num_steps": _REQUIRED, "warmup_min_ratio": 0.0, "warmup_num_steps": 1000,
+                       "cos_min_ratio": 0.0001, "warmup_type": "log"},
+    "CosineAnnealingLR": {"T_max": _REQUIRED, "eta_min": 0.0},
+    "LinearLR": {"start_factor": 1.0 / 3, "end_factor": 1.0, "total_iters": 5},
+}  # fmt: skip
+# Schedules with no canonical form: DeepSpeed's cyclic ones, and the other torch schedulers.
+_DS_CYCLIC = ("OneCycle", "LRRangeTest")
+_TORCH_SCHEDULERS = frozenset({
+    "LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR", "ConstantLR", "ExponentialLR",
+    "SequentialLR", "ChainedScheduler", "ReduceLROnPlateau", "CyclicLR", "CosineAnnealingWarmRestarts",
+    "OneCycleLR", "PolynomialLR",
+})  # fmt: skip
+_OLD_WARMUP_MAX = ("0.17.1",)  # documented versions in which WarmupLR still defaulted to 0.001
+
+
+def _whole(value: float, what: str) -> Any:
+    """An int for DeepSpeed's integer step counts; Approx when the canonical value was fractional."""
+    n = int(round(value))
+    return n if n == value else Approx(n, f"{what} {value:g} rounded to {n}")
+
+
+def _linear_zero_crossing(warm: int, total: int, peak: float | None, floor: float) -> Any:
+    """Where the canonical linear decay (to 0, clamped at min_lr) must end to hit `floor` at `total`."""
+    if peak is None or floor == 0 or floor >= peak:
+        return total
+    return _whole(warm + (total - warm) * peak / (peak - floor), "the decay's zero crossing at step")
+
+
+def _read_torch_schedule(kind: str, p: dict[str, Any], lr: float | None) -> Any:
+    if lr is None:
+        return {}  # factors of an optimizer lr this file does not hold
+    if kind == "CosineAnnealingLR":  # eta_min + (lr - eta_min)(1 + cos(pi t / T_max)) / 2
+        return {"lr": lr, "decay_style": "cosine", "warmup_steps": 0.0, "decay_steps": int(p["T_max"]),
+                "min_lr": float(p["eta_min"])}  # fmt: skip
+    start, end, span = float(p["start_factor"]), float(p["end_factor"]), int(p["total_iters"])
+    if start == 1.0 and end <= 1.0:  # a linear decay to end_factor x lr at total_iters, then held
+        return {"lr": lr, "decay_style": "linear" if end < 1.0 else "constant", "warmup_steps": 0.0,
+                "decay_steps": _linear_zero_crossing(0, span, lr, end * lr), "min_lr": end * lr}  # fmt: skip
+    if end == 1.0 and start < 1.0:  # a linear warmup from start_factor x lr, then constant
+        out = {"lr": lr, "decay_style": "constant", "warmup_steps": float(span)}
+        return {**out, "warmup_start_lr": start * lr} if start else out
+    return Extension(f"torch LinearLR from {start:g} to {end:g} x lr has no canonical form")
+
+
+@formula("deepspeed_lr_schedule")
+class DeepspeedLrSchedule:
+    """DeepSpeed's scheduler block <-> peak lr, warmup and decay (deepspeed/runtime/lr_schedules.py).
+
+    With t = the scheduler's step and W = max(2, warmup_num_steps) (DeepSpeed never warms up for
+    fewer than 2 steps; a 1 is read as written and reported):
+    * warmup (all three): lr = start + (peak - start) * g, g = t/W ("linear") or log(t+1)/log(W)
+      ("log", DeepSpeed's default: no other framework has it, so it is schedule.warmup_type);
+    * WarmupLR: peak after warmup (decay_style constant);
+    * WarmupDecayLR: linearly down to warmup_min_lr at total_num_steps T, then held. The
+      canonical linear decay (NeoX's) heads for 0 at decay_steps D and is clamped at min_lr, so
+      D = W + (T - W) * peak / (peak - min) and T = W + (D - W) * (1 - min/peak);
+    * WarmupCosineLR: ratios of the optimizer's lr: warmup from warmup_min_ratio, cosine down to
+      cos_min_ratio at T (min_lr = cos_min_ratio * lr). Releases before 0.19.3 do not clamp the
+      cosine after T (it rises again, as NeoX's does); 0.19.3 and later hold the floor.
+    A decay without warmup has no exact DeepSpeed scheduler (they warm up for 2 steps at least):
+    it is written as torch's CosineAnnealingLR or LinearLR, which DeepSpeed builds by name.
+    One-step offsets between frameworks' scheduler counters are not modelled.
+    """
+
+    @staticmethod
+    def read(
+        scheduler_type: Any,
+        scheduler_params_warmup_min_lr: Any,
+        scheduler_params_warmup_max_lr: Any,
+        scheduler_params_warmup_num_steps: Any,
+        scheduler_params_warmup_type: Any,
+        scheduler_params_total_num_steps: Any,
+        scheduler_params_warmup_min_ratio: Any,
+        scheduler_params_cos_min_ratio: Any,
+        scheduler_params_T_max: Any,
+        scheduler_params_eta_min: Any,
+        scheduler_params_start_factor: Any,
+        scheduler_params_end_factor: Any,
+        scheduler_params_total_iters: Any,
+        optimizer_lr: float | None,
+        version: str,
+    ) -> Any:
+        given = {
+            "warmup_min_lr": scheduler_params_warmup_min_lr, "warmup_max_lr": scheduler_params_warmup_max_lr,
+            "warmup_num_steps": scheduler_params_warmup_num_steps, "warmup_type": scheduler_params_warmup_type,
+            "total_num_steps": scheduler_params_total_num_steps, "warmup_min_ratio": scheduler_params_warmup_min_ratio,
+            "cos_min_ratio": scheduler_params_cos_min_ratio, "T_max": scheduler_params_T_max,
+            "eta_min": scheduler_params_eta_min, "start_factor": scheduler_params_start_factor,
+            "end_factor": scheduler_params_end_factor, "total_iters": scheduler_params_total_iters,
+        }  # fmt: skip
+        given = {k: v for k, v in given.items() if v is not None}
+        if scheduler_type is None:
+            if given:
+                return Extension("scheduler params without a scheduler type: DeepSpeed builds no scheduler")
+            # no scheduler: DeepSpeed keeps the optimizer's lr (a client scheduler may replace it)
+            return {"decay_style": "constant", "warmup_steps": 0.0} if optimizer_lr is not None else {}
+        if scheduler_type in _DS_CYCLIC:
+            return Extension(f"DeepSpeed's {scheduler_type} schedule (cyclic lr) has no canonical form")
+        if scheduler_type in _TORCH_SCHEDULERS:
+            return Extension(f"torch.optim.lr_scheduler.{scheduler_type} has no canonical form")
+        if scheduler_type not in _SCHEDULERS:
+            known = ", ".join([*_SCHEDULERS, *_DS_CYCLIC])
+            raise ValueError(f"DeepSpeed does not recognize LR scheduler {scheduler_type!r}: {known} or a torch.optim.lr_scheduler class")
+        spec = _SCHEDULERS[scheduler_type]
+        foreign = sorted(set(given) - set(spec))
+        if foreign:
+            raise ValueError(f"{scheduler_type} takes no {', '.join(foreign)} (DeepSpeed fails with an unexpected keyword)")
+        p = {**spec, **given}
+        for name, value in p.items():
+            if value is _REQUIRED:
+                raise ValueError(f"{scheduler_type} needs {name}")
+        if "warmup_num_steps" not in spec:
+            return _read_torch_schedule(scheduler_type, p, optimizer_lr)
+        steps = p["warmup_num_steps"]
+        if isinstance(steps, bool) or not isinstance(steps, int) or steps <= 0:
+            raise ValueError(f"warmup_num_steps must be a positive integer, got {steps!r}")
+        warm = max(2, steps)  # what DeepSpeed runs
+        out: dict[str, Any] = {"warmup_steps": float(steps)}
+        if steps < 2:
+            out["warmup_steps"] = Approx(float(steps), f"DeepSpeed warms up over {warm} steps, not {steps}")
+        kind = p["warmup_type"]
+        if kind == "log":
+            out["warmup_type"] = "log"
+        elif kind != "linear":
+            out["warmup_type"] = Approx("log", f"unknown warmup_type {kind!r}: DeepSpeed falls back to log")
+        if scheduler_type == "WarmupCosineLR":
+            if optimizer_lr is None:
+                return out  # the ratios apply to the lr of an optimizer this file does not hold
+            out.update(lr=optimizer_lr, decay_style="cosine", decay_steps=int(p["total_num_steps"]),
+                       min_lr=float(p["cos_min_ratio"]) * optimizer_lr)  # fmt: skip
+            if p["warmup_min_ratio"]:
+                out["warmup_start_lr"] = float(p["warmup_min_ratio"]) * optimizer_lr
+            return out
+        peak = p["warmup_max_lr"]
+        if peak is None:  # WarmupLR: the optimizer's lr since 0.17.2, 0.001 before
+            peak = 0.001 if version in _OLD_WARMUP_MAX else optimizer_lr
+        floor = float(p["warmup_min_lr"])
+        if peak is not None:
+            out["lr"] = float(peak)
+        if floor:
+            out["warmup_start_lr"] = floor
+        if scheduler_type == "WarmupLR":
+            out["decay_style"] = "constant"
+            return out
+        out.update(decay_style="linear", min_lr=floor)
+        out["decay_steps"] = _linear_zero_crossing(warm, int(p["total_num_steps"]), peak, floor)
+        return out
+
+    @staticmethod
+    def write(
+        lr: float | None,
+        decay_style: str | None,
+        warmup_steps: float | None,
+        decay_steps: int | None,
+        min_lr: float | None,
+        warmup_type: str | None,
+        warmup_start_lr: float | None,
+        steps: int | None,
+    ) -> dict[str, Any]:
+        if lr is None:
+            return {}
+        style = decay_style or "constant"
+        start = warmup_start_lr or 0.0
+        floor = min_lr or 0.0
+        lossy: list[str] = []
+        warm = warmup_steps or 0.0
+        warm_i = int(round(warm))
+        if warm_i != warm:
+            lossy.append(f"warmup of {warm:g} steps rounded to {warm_i}")
+        end = decay_steps if decay_steps is not None else steps
+        out: dict[str, Any] = {}
+        if style == "constant" and warm_i == 0:
+            return {}  # no scheduler: DeepSpeed keeps the optimizer's lr
+        if warm_i == 0 and end is not None and style == "cosine":
+            out.update(scheduler_type="CosineAnnealingLR", scheduler_params_T_max=end, scheduler_params_eta_min=floor)
+        elif warm_i == 0 and end is not None and style == "linear":
+            ratio = min(floor, lr) / lr if lr else 0.0
+            out.update(scheduler_type="LinearLR", scheduler_params_start_factor=1.0, scheduler_params_end_factor=ratio,
+                       scheduler_params_total_iters=_whole(end * (1.0 - ratio), "the step the decay reaches min_lr"))  # fmt: skip
+        else:
+            if warm_i == 1:
+                lossy.append("DeepSpeed warms up over at least 2 steps, not 1")
+            out.update(scheduler_params_warmup_num_steps=max(1, warm_i), scheduler_params_warmup_type=warmup_type or "linear")
+            if style in ("constant", "exponential") or end is None:
+                if style != "constant":
+                    what = "exponential decay" if style == "exponential" else f"{style} decay without a decay length"
+                    lossy.append(f"DeepSpeed has no {what}: the lr stays at the peak after warmup")
+                out.update(scheduler_type="WarmupLR", scheduler_params_warmup_min_lr=start, scheduler_params_warmup_max_lr=lr)
+            elif style == "linear":
+                total: Any = end
+                if 0 < floor < lr:  # the canonical line heads for 0 at `end`; DeepSpeed's ends at the floor
+                    total = _whole(warm_i + (end - warm_i) * (1.0 - floor / lr), "the step the decay reaches min_lr")
+                if start != floor:
+                    lossy.append(f"DeepSpeed's WarmupDecayLR starts its warmup at warmup_min_lr {floor:g}, not {start:g}")
+                out.update(scheduler_type="WarmupDecayLR", scheduler_params_warmup_min_lr=floor,
+                           scheduler_params_warmup_max_lr=lr, scheduler_params_total_num_steps=total)  # fmt: skip
+            elif style == "cosine":
+                out.update(scheduler_type="WarmupCosineLR", scheduler_params_total_num_steps=end,
+                           scheduler_params_warmup_min_ratio=start / lr if lr else 0.0,
+                           scheduler_params_cos_min_ratio=floor / lr if lr else 0.0)  # fmt: skip
+            else:
+                raise Unexpressible(f"DeepSpeed has no {style} schedule")
+        kind = out.pop("scheduler_type")
+        return {"scheduler_type": Approx(kind, "; ".join(lossy)) if lossy else kind, **out}  # type first
+
+
+@formula("deepspeed_precision")
+class DeepspeedPrecision:
+    """fp16 / bf16 (old name: bfloat16) / apex amp / torch_autocast blocks <-> the compute dtype.
+
+    DeepSpeed refuses fp16 and bf16 together. DeeperSpeed (NeoX's fork) also reads fp16.type:
+    "bfloat16" there means bf16 training (the Pythia configs).
+    """
+
+    @staticmethod
+    def read(
+        fp16_enabled: Any,
+        fp16_type: Any,
+        bf16_enabled: Any,
+        bfloat16_enabled: Any,
+        amp_enabled: Any,
+        torch_autocast_enabled: Any,
+        torch_autocast_dtype: Any,
+    ) -> Any:
+        bf16 = bf16_enabled if bf16_enabled is not None else bfloat16_enabled
+        if fp16_enabled and bf16:
+            raise ValueError("fp16 and bf16 are both enabled; DeepSpeed refuses that (bfloat16 and fp16 modes cannot be simultaneously enabled)")
+        if fp16_enabled:
+            if str(fp16_type).lower() in ("bfloat16", "bf16"):
+                return Approx("bf16", "fp16.type bfloat16 is DeeperSpeed's bf16 (DeepSpeed proper has no fp16.type): read as bf16")
+            return "fp16"
+        if bf16:
+            return "bf16"
+        if amp_enabled:
+            return Approx("fp16", "apex AMP: fp16 mixed precision with apex's own casting and loss scaler, not DeepSpeed's "
+                          "fp16 mode (DeepSpeed 0.19.8 refuses the amp block: use fp16, bf16 or torch_autocast)")
+        if torch_autocast_enabled:
+            # no dtype: torch.autocast's device default, float16 on CUDA
+            dtype = str(torch_autocast_dtype or "float16").replace("torch.", "").lower()
+            name = {"bfloat16": "bf16", "bf16": "bf16", "float16": "fp16", "fp16": "fp16", "half": "fp16"}.get(dtype)
+            if name is None:
+                raise ValueError(f"torch_autocast.dtype {torch_autocast_dtype!r} is not fp16 or bf16")
+            return Approx(name, "torch.autocast mixed precision (only the listed module types run in lower precision)")
+        return "fp32"
+
+    @staticmethod
+    def write(value: str) -> dict[str, Any]:
+        if value == "fp16":
+            return {"fp16_enabled": True}
+        if value == "bf16":
+            return {"bf16_enabled": True}
+        if value == "cbf16":
+            return {"bf16_enabled": Approx(True, "cbfloat16 is Cerebras-only; bf16 is the closest DeepSpeed mode")}
+        return {"fp16_enabled": False}
+
+
+@formula("deepspeed_zero_stage")
+class DeepspeedZeroStage:
+    """zero_optimization.stage 0-3; a list of stages or "all" is the autotuner's search space."""
+
+    @staticmethod
+    def read(zero_optimization_stage: Any) -> Any:
+        stage = zero_optimization_stage
+        if isinstance(stage, list) or stage == "all":
+            return Extension("a search space for DeepSpeed's autotuner, which picks the ZeRO stage at run time")
+        if isinstance(stage, bool) or not isinstance(stage, int) or not 0 <= stage <= 3:
+            raise ValueError(f"zero_optimization.stage must be 0, 1, 2 or 3, got {stage!r}")
+        return stage
+
+    @staticmethod
+    def write(value: int) -> dict[str, Any]:
+        return {"zero_optimization_stage": value}
+
+
+# Cerebras Model Zoo registry names (release 2.10, registry.yaml) of decoder language models: the
+# GPT-2 backbone ones and the GPT-J backbone ones (CEREBRAS_PARALLEL_MODELS).
+CEREBRAS_DECODERS = frozenset(
+    {"gpt2", "gpt3", "gpt_backbone", "llama", "mistral", "mixtral", "btlm", "bloom", "jais", "santacoder",
+     "starcoder", "gemma2", "gptj", "gpt-neox", "falcon"}
+)  # fmt: skip
+_CEREBRAS_ALIASES = {"llamamodel": "llama"}  # deprecated registry aliases
+
+
+@formula("cerebras_model_name")
+class CerebrasModelName:
+    """trainer.init.model.name <-> model family. Names the catalogue has are the family; other
+    decoder names (gpt3, falcon, btlm, ...) get the family of their block structure; the writer
+    writes the family (the name is required from Model Zoo 2.4 on)."""
+
+    @staticmethod
+    def read(
+        model_name: Any,
+        parallel_residual: bool | None,
+        parallel_shared_norm: bool | None,
+        norm: str | None,
+        activation: str | None,
+    ) -> Any:
+        structural = DecoderFamily.read(parallel_residual, parallel_shared_norm, norm, activation)
+        if model_name is None:
+            return structural
+        name = _CEREBRAS_ALIASES.get(str(model_name).lower(), str(model_name).lower())
+        if name in ("gpt2", "gptj", "gpt-neox", "llama", "mistral"):
+            return name
+        if name in CEREBRAS_DECODERS:
+            return structural
+        return Extension(f"{model_name} is not a decoder language model: no other framework has its architecture")
+
+    @staticmethod
+    def write(value: str) -> dict[str, Any]:
+        return {"model_name": value}
+
+
+@formula("cerebras_norm")
+class CerebrasNorm:
+    """Cerebras norm_type (layers/norms.py) <-> norm kind plus whether it has a bias."""
+
+    NAMES = {"layernorm": "layernorm", "rmsnorm": "rmsnorm", "nonparametric-layernorm": "non_parametric_layernorm"}
+
+    @staticmethod
+    def read(model_norm_type: Any) -> Any:
+        if model_norm_type is None:
+            return {}
+        name = str(model_norm_type).lower()
+        if name == "biasless-layernorm":
+            return {"norm": "layernorm", "norm_bias": False}
+        if name in CerebrasNorm.NAMES:
+            return {"norm": CerebrasNorm.NAMES[name]}
+        return Extension(f"norm_type {model_norm_type!r} has no counterpart outside Cerebras")
+
+    @staticmethod
+    def write(norm: str | None, norm_bias: bool | None) -> dict[str, Any]:
+        if norm == "layernorm" and norm_bias is False:
+            return {"model_norm_type": "biasless-layernorm"}
+        names = {v: k for k, v in CerebrasNorm.NAMES.items()}
+        if norm not in names:
+            raise Unexpressible(f"Cerebras has no {norm} norm_type")
+        return {"model_norm_type": names[norm]}
+
+
+# --------------------------------------------------------------------------------------------
+# VeOmni (ByteDance-Seed/VeOmni d9774494: veomni/arguments/arguments_types.py, optim/lr_scheduler.py,
+# optim/optimizer.py, trainer/base.py, distributed/torch_parallelize.py; the flat layout at ac3b9f01)
+
+VEOMNI_DYN_BSZ = (
+    "VeOmni's dyn_bsz packs variable-length samples into micro-batches of up to micro_batch_size x "
+    "max_seq_len tokens, so its batch sizes are token budgets in units of max_seq_len: the same as that "
+    "many samples only when every sample is max_seq_len long (packed pretraining data)"
+)
+VEOMNI_LINEAR_FLOOR = 1e-7  # get_linear_schedule_with_warmup is called without lr_min: its default floor
+
+
+def _dyn_bsz(value: Any, packed: bool | None, writing: bool) -> Any:
+    """Batch sizes are token budgets when dyn_bsz is on (VeOmni's default)."""
+    if value is None or packed is False or (writing and packed is True):
+        return value
+    return Approx(value, VEOMNI_DYN_BSZ + ("; the source counted samples" if writing else ""))
+
+
+@formula("veomni_micro_batch")
+class VeomniMicroBatch:
+    """train.micro_batch_size: samples per micro-batch, or (dyn_bsz) a budget of that many x max_seq_len tokens."""
+
+    @staticmethod
+    def read(train_micro_batch_size: int | None, packed: bool | None) -> Any:
+        return _dyn_bsz(train_micro_batch_size, packed, writing=False)
+
+    @staticmethod
+    def write(value: int, packed: bool | None) -> dict[str, Any]:
+        return {"train_micro_batch_size": _dyn_bsz(value, packed, writing=True)}
+
+
+@formula("veomni_global_batch")
+class VeomniGlobalBatch:
+    """global_batch_size, else micro_batch_size x dp (TrainingArguments._derive_batch_config)."""
+
+    @staticmethod
+    def read(train_global_batch_size: int | None, micro: int | None, data_parallel_size: int | None, packed: bool | None) -> Any:
+        value = train_global_batch_size
+        if value is None and micro and data_parallel_size:
+            value = micro * data_parallel_size
+        return _dyn_bsz(value, packed, writing=False)
+
+    @staticmethod
+    def write(value: int, packed: bool | None) -> dict[str, Any]:
+        return {"train_global_batch_size": _dyn_bsz(value, packed, writing=True)}
+
+
+@formula("veomni_grad_accum")
+class VeomniGradAccum:
+    """VeOmni derives gradient accumulation: global_batch_size / (micro_batch_size x dp), which must divide."""
+
+    @staticmethod
+    def read(global_batch: int | None, micro: int | None, data_parallel_size: int | None) -> int | None:
+        if not (global_batch and micro and data_parallel_size):
+            return None
+        step = micro * data_parallel_size
+        if global_batch % step:
+            raise ValueError(f"global_batch_size {global_batch} is not a multiple of micro_batch_size x "
+                             f"data-parallel size = {step}: VeOmni refuses it")  # fmt: skip
+        return global_batch // step
+
+    @staticmethod
+    def write(value: int) -> dict[str, Any]:
+        return {}
+
+
+@formula("veomni_data_parallel")
+class VeomniDataParallel:
+    """dp = WORLD_SIZE / (ulysses_size x tp x pp x cp); tp, pp and cp are 1 at HEAD."""
+
+    @staticmethod
+    def read(world_size: int | None, sequence_size: int | None) -> int | None:
+        if world_size is None:
+            return None
+        sp = sequence_size or 1
+        if world_size % sp:
+            raise ValueError(f"world size {world_size} is not a multiple of ulysses_size {sp}")
+        return world_size // sp
+
+    @staticmethod
+    def write(value: int, world_size: int | None, sequence_size: int | None) -> dict[str, Any]:
+        return {}
+
+
+@formula("veomni_model_parallel")
+class VeomniModelParallel:
+    """tp_size / pp_size / cp_size: TrainingArguments asserts tp == pp == 1 (and cp == 1 at HEAD)."""
+
+    @staticmethod
+    def read(train_accelerator_tp_size: int | None, train_accelerator_pp_size: int | None,
+             train_accelerator_cp_size: int | None) -> dict[str, Any]:  # fmt: skip
+        for name, size in (("tp_size", train_accelerator_tp_size), ("pp_size", train_accelerator_pp_size),
+                           ("cp_size", train_accelerator_cp_size)):  # fmt: skip
+            if size is not None and size != 1:
+                raise ValueError(f"{name} {size}: VeOmni asserts it is 1 (not supported yet); this config cannot run")
+        return {"tensor_size": train_accelerator_tp_size, "pipeline_size": train_accelerator_pp_size}
+
+    @staticmethod
+    def write(tensor_size: int | None, pipeline_size: int | None) -> dict[str, Any]:
+        if (tensor_size or 1) > 1 or (pipeline_size or 1) > 1:
+            raise Unexpressible(
+                f"VeOmni has no tensor or pipeline parallelism (tp_size = pp_size = 1 at HEAD): run the "
+                f"tensor {tensor_size or 1} x pipeline {pipeline_size or 1} ranks data-parallel; the global batch carries over"
+            )
+        return {}
+
+
+@formula("veomni_zero_stage")
+class VeomniZeroStage:
+    """fsdp_mode (flat: data_parallel_mode) <-> ZeRO stage.
+
+    ddp = 0; FSDP1 (flat only) FULL_SHARD = 3, else NO_SHARD = 0 (parallelize_model_fsdp1); FSDP2
+    reshards parameters after forward = 3, keeps them gathered until backward = 2. FSDP2 requires
+    init_device meta and DDP cuda/npu (build_parallelize_model), so the device is written with it.
+    """
+
+    @staticmethod
+    def read(
+        train_accelerator_fsdp_config_fsdp_mode: str | None,
+        train_accelerator_fsdp_config_reshard_after_forward: bool | None,
+        train_enable_full_shard: bool | None,
+        train_init_device: str | None,
+    ) -> Any:
+        mode = train_accelerator_fsdp_config_fsdp_mode
+        if mode == "ddp":
+            return 0
+        if mode == "fsdp1":
+            return 3 if train_enable_full_shard is not False else 0
+        if mode == "fsdp2":
+            return 3 if train_accelerator_fsdp_config_reshard_after_forward is not False else 2
+        raise ValueError(f"unknown data-parallel mode {mode!r}; expected ddp, fsdp1 (flat layout) or fsdp2")
+
+    @staticmethod
+    def write(value: int) -> dict[str, Any]:
+        if value == 0:
+            return {"train_accelerator_fsdp_config_fsdp_mode": "ddp", "train_init_device": "cuda"}
+        out: dict[str, Any] = {"train_accelerator_fsdp_config_fsdp_mode": "fsdp2", "train_init_device": "meta"}
+        if value <= 2:
+            out["train_accelerator_fsdp_config_reshard_after_forward"] = False
+        if value == 1:
+            return Approx(out, "ZeRO-1 shards only the optimizer states; FSDP2 shards parameters and gradients too "
+                               "(reshard_after_forward false keeps them gathered like ZeRO-2)")  # fmt: skip
+        return out
+
+
+VEOMNI_PARAM_DTYPES = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}
+VEOMNI_PURE_BF16 = (
+    "mixed precision off: VeOmni loads the model in bf16 (trainer/base.py) and keeps the weights, gradients "
+    "and AdamW states in bf16, with no fp32 master copy"
+)
+VEOMNI_NO_LOSS_SCALER = "VeOmni has no loss scaler: fp16 trains without loss scaling"
+
+
+@formula("veomni_precision")
+class VeomniPrecision:
+    """fsdp_config.mixed_precision.{enable, param_dtype}: fp32 master weights computing in param_dtype."""
+
+    @staticmethod
+    def read(train_accelerator_fsdp_config_mixed_precision_enable: bool | None,
+             train_accelerator_fsdp_config_mixed_precision_param_dtype: str | None) -> Any:  # fmt: skip
+        if train_accelerator_fsdp_config_mixed_precision_enable is False:
+            return Approx("bf16", VEOMNI_PURE_BF16)
+        dtype = train_accelerator_fsdp_config_mixed_precision_param_dtype or "bfloat16"
+        if dtype not in VEOMNI_PARAM_DTYPES:
+            raise ValueError(f"param_dtype {dtype!r}: VeOmni accepts bfloat16, float16 or float32")
+        return VEOMNI_PARAM_DTYPES[dtype]
+
+    @staticmethod
+    def write(value: str) -> dict[str, Any]:
+        names = {v: k for k, v in VEOMNI_PARAM_DTYPES.items()}
+        out = {"train_accelerator_fsdp_config_mixed_precision_enable": True,
+               "train_accelerator_fsdp_config_mixed_precision_param_dtype": names.get(value, "bfloat16")}  # fmt: skip
+        if value == "cbf16":
+            return Approx(out, "Cerebras cbfloat16 has no GPU counterpart; wrote bf16")
+        if value == "fp16":
+            return Approx(out, VEOMNI_NO_LOSS_SCALER)
+        return out
+
+
+@formula("veomni_precision_flat")
+class VeomniPrecisionFlat:
+    """Flat layout: enable_mixed_precision only; the compute dtype is bf16 (MixedPrecision param_dtype)."""
+
+    @staticmethod
+    def read(train_accelerator_fsdp_config_mixed_precision_enable: bool | None) -> Any:
+        if train_accelerator_fsdp_config_mixed_precision_enable is False:
+            return Approx("bf16", VEOMNI_PURE_BF16)
+        return "bf16"
+
+    @staticmethod
+    def write(value: str) -> dict[str, Any]:
+        out = {"train_accelerator_fsdp_config_mixed_precision_enable": True}
+        if value != "bf16":
+            return Approx(out, f"the flat layout (before PR #538) always computes in bf16: {value} is not expressible")
+        return out
+
+
+@formula("veomni_grad_clip")
+class VeomniGradClip:
+    """max_grad_norm: clip_grad_norm_ always runs, so "no clipping" is an infinite norm (.inf), not 0."""
+
+    @staticmethod
+    def read(train_optimizer_max_grad_norm: float | None) -> Any:
+        if train_optimizer_max_grad_norm is None:
+            return None
+        norm = float(train_optimizer_max_grad_norm)
+        if math.isinf(norm) and norm > 0:
+            return 0.0
+        if norm == 0:
+            return Approx(0.0, "max_grad_norm 0 makes VeOmni's clip_grad_norm_ scale every gradient to zero; read as no clipping")
+        return norm
+
+    @staticmethod
+    def write(value: float) -> dict[str, Any]:
+        return {"train_optimizer_max_grad_norm": math.inf if value == 0 else value}
+
+
+VEOMNI_ADAMW = "veomni/optim/optimizer.py::build_optimizer hard-codes AdamW betas (0.9, 0.95) and eps 1e-8"
+
+
+@formula("veomni_betas")
+class VeomniBetas:
+    @staticmethod
+    def read() -> list[float]:
+        return [0.9, 0.95]
+
+    @staticmethod
+    def write(value: list[float]) -> dict[str, Any]:
+        if is_close(list(value), [0.9, 0.95]) or (len(value) == 2 and all(is_close(a, b) for a, b in zip(value, [0.9, 0.95]))):
+            return {}
+        return Approx({}, f"{VEOMNI_ADAMW}: betas {list(value)} cannot be set")
+
+
+@formula("veomni_eps")
+class VeomniEps:
+    @staticmethod
+    def read() -> float:
+        return 1e-8
+
+    @staticmethod
+    def write(value: float) -> dict[str, Any]:
+        if is_close(value, 1e-8):
+            return {}
+        return Approx({}, f"{VEOMNI_ADAMW}: eps {value:g} cannot be set")
+
+
+@formula("veomni_optimizer")
+class VeomniOptimizer:
+    """train.optimizer.type (flat: train.optimizer): adamw (torch AdamW), anyprecision_adamw, muon."""
+
+    @staticmethod
+    def read(train_optimizer_type: str | None) -> Any:
+        if train_optimizer_type is None or train_optimizer_type in ("adamw", "muon"):
+            return train_optimizer_type
+        if train_optimizer_type == "anyprecision_adamw":
+            return Approx("adamw", "AnyPrecisionAdamW (bf16 states, Kahan-compensated updates) is read as AdamW")
+        raise ValueError(f"unknown optimizer {train_optimizer_type!r}; VeOmni has adamw, anyprecision_adamw and muon")
+
+    @staticmethod
+    def write(value: str) -> dict[str, Any]:
+        if value in ("adamw", "muon"):
+            return {"train_optimizer_type": value}
+        raise Unexpressible(f"VeOmni has adamw, anyprecision_adamw and muon only: {value} is not expressible")
+
+
+def veomni_ratio(count: float, total: int) -> float:
+    """The shortest ratio r with int(total * r) == count (VeOmni multiplies and truncates)."""
+    target = int(count)
+    for digits in range(1, 18):
+        ratio = round(target / total, digits)
+        if int(total * ratio) == target:
+            return ratio
+    ratio = target / total
+    while int(total * ratio) < target:
+        ratio = math.nextafter(ratio, math.inf)
+    return ratio
+
+
+@formula("veomni_schedule")
+class VeomniSchedule:
+    """lr_warmup_ratio / lr_decay_ratio <-> warmup and decay steps (build_lr_scheduler).
+
+    S = steps; warmup W = int(S x lr_warmup_ratio). cosine decays to lr_min at D = int(S x
+    lr_decay_ratio) and holds it; linear always reaches its floor at S (lr_decay_ratio is not passed);
+    constant has no decay.
+    """
+
+    @staticmethod
+    def read(train_optimizer_lr_warmup_ratio: float | None, train_optimizer_lr_decay_ratio: float | None,
+             steps: int | None, decay_style: str | None) -> Any:  # fmt: skip
+        if steps is None:
+            return {}
+        warmup_ratio = float(train_optimizer_lr_warmup_ratio or 0.0)
+        decay_ratio = 1.0 if train_optimizer_lr_decay_ratio is None else float(train_optimizer_lr_decay_ratio)
+        out: dict[str, Any] = {"warmup_steps": float(int(steps * warmup_ratio))}
+        if decay_style == "cosine":
+            out["decay_steps"] = int(steps * decay_ratio)
+        else:
+            out["decay_steps"] = steps
+            if decay_ratio != 1.0:
+                out["decay_steps"] = Approx(steps, f"lr_decay_ratio {decay_ratio} has no effect: VeOmni uses it for cosine only")
+        return out
+
+    @staticmethod
+    def write(warmup_steps: float | None, decay_steps: int | None, steps: int | None, decay_style: str | None) -> Any:
+        if not steps:
+            raise Unexpressible("VeOmni gives warmup and decay as ratios of the total steps: give --set train.steps=N")
+        out: dict[str, Any] = {}
+        notes: list[str] = []
+        if warmup_steps is not None:
+            whole = int(round(warmup_steps))
+            if whole != warmup_steps:
+                notes.append(f"warmup of {warmup_steps:g} steps rounded to {whole}")
+            out["train_optimizer_lr_warmup_ratio"] = veomni_ratio(whole, steps) if whole else 0.0
+        if decay_style == "cosine" and decay_steps is not None:
+            out["train_optimizer_lr_decay_ratio"] = veomni_ratio(decay_steps, steps)
+        elif decay_style == "linear" and decay_steps is not None and decay_steps != steps:
+            notes.append(f"VeOmni's linear schedule always reaches its floor at the last step ({steps}), "
+                         f"not at step {decay_steps} (lr_decay_ratio is used for cosine only)")  # fmt: skip
+        return Approx(out, "; ".join(notes)) if notes else out
+
+
+@formula("veomni_min_lr")
+class VeomniMinLr:
+    """lr_min: the floor of cosine; linear ignores it (its floor is 1e-7); constant has none."""
+
+    @staticmethod
+    def read(train_optimizer_lr_min: float | None, decay_style: str | None) -> Any:
+        floor = 1e-7 if train_optimizer_lr_min is None else float(train_optimizer_lr_min)
+        if decay_style == "linear":
+            if not is_close(floor, VEOMNI_LINEAR_FLOOR):
+                return Approx(VEOMNI_LINEAR_FLOOR, f"lr_min {floor:g} is ignored by VeOmni's linear schedule (floor 1e-7)")
+            return VEOMNI_LINEAR_FLOOR
+        return floor
+
+    @staticmethod
+    def write(value: float, decay_style: str | None) -> Any:
+        if decay_style == "cosine":
+            return {"train_optimizer_lr_min": value}
+        if decay_style == "linear" and value > VEOMNI_LINEAR_FLOOR * (1 + 1e-9):
+            return Approx({}, f"VeOmni's linear schedule ignores lr_min: it decays to 1e-7 instead of stopping at {value:g}")
+        return {}
+
+
+def veomni_tokens_for(steps: int, batch_tokens: int, warmup_ratio: float) -> int:
+    """The roundest data.train_size (tokens) for which VeOmni computes exactly `steps` per epoch:
+    ceil(int(T * (1 + bsz_warmup_ratio / 2)) / (global_batch_size * max_seq_len)) == steps."""
+    factor = 1 + warmup_ratio / 2
+
+    def count(tokens: int) -> int:
+        return math.ceil(int(tokens * factor) / batch_tokens)
+
+    hi = int(steps * batch_tokens / factor) + 2
+    while count(hi) > steps:
+        hi -= 1
+    lo = hi
+    step = 1
+    while lo - step >= 0 and count(lo - step) == steps:  # walk down to the lowest T that still gives `steps`
+        lo -= step
+        step *= 2
+    while step > 1:
+        step //= 2
+        if lo - step >= 0 and count(lo - step) == steps:
+            lo -= step
+    for power in range(len(str(hi)), -1, -1):
+        unit = 10**power
+        candidate = hi // unit * unit
+        if candidate >= lo and count(candidate) == steps:
+            return candidate
+    return hi
+
+
+@formula("veomni_train_steps")
+class VeomniTrainSteps:
+    """Total optimizer steps (VeOmniArguments.compute_train_steps x num_train_epochs).
+
+    dyn_bsz: per epoch ceil(int(train_size x (1 + bsz_warmup_ratio / 2)) / (global_batch_size x
+    max_seq_len)), train_size counting tokens; without dyn_bsz an iterable dataset gives
+    ceil(train_sample / (global_batch_size / dp)) and a mapping dataset its length (not in the
+    config). max_steps caps the steps per epoch.
+    """
+
+    @staticmethod
+    def read(
+        data_train_size: int | None,
+        train_max_steps: int | None,
+        data_train_sample: int | None,
+        data_datasets_type: str | None,
+        global_batch: int | None,
+        seq_length: int | None,
+        warmup_ratio: float | None,
+        epochs: int | None,
+        packed: bool | None,
+        data_parallel_size: int | None,
+    ) -> int | None:
+        if not global_batch:
+            return None
+        if packed is False:
+            if (data_datasets_type or "mapping") != "iterable" or not data_parallel_size:
+                return None  # the dataset length (or the world size) decides
+            per_epoch = math.ceil((data_train_sample or 10_000) / (global_batch // data_parallel_size))
+        else:
+            if not seq_length:
+                return None
+            tokens = 10_000_000 if data_train_size is None else data_train_size
+            per_epoch = math.ceil(int(tokens * (1 + (warmup_ratio or 0.0) / 2)) / (global_batch * seq_length))
+        if train_max_steps is not None and per_epoch >= train_max_steps:
+            per_epoch = train_max_steps
+        return per_epoch * (epochs or 1)
+
+    @staticmethod
+    def write(value: int, global_batch: int | None, seq_length: int | None, warmup_ratio: float | None,
+              epochs: int | None, packed: bool | None) -> Any:  # fmt: skip
+        if not global_batch or not seq_length:
+            raise Unexpressible("VeOmni counts steps from data.train_size tokens / (global_batch_size x max_seq_len): "
+                                "give the global batch and the sequence length")  # fmt: skip
+        per_epoch, rest = divmod(value, epochs or 1)
+        tokens = veomni_tokens_for(per_epoch, global_batch * seq_length, warmup_ratio or 0.0)
+        out = {"data_train_size": tokens}
+        if rest:
+            return Approx(out, f"{value} steps are not a whole number of steps per epoch over {epochs} epochs")
+        if packed is False:
+            return Approx(out, "without dyn_bsz VeOmni counts steps from the dataset, not from train_size")
+        return out
+
+
+@formula("veomni_save_steps")
+class VeomniSaveSteps:
+    """save_steps / eval_steps: 0 turns it off."""
+
+    @staticmethod
+    def read(train_checkpoint_save_steps: int | None) -> int | None:
+        return train_checkpoint_save_steps or None
+
+    @staticmethod
+    def write(value: int) -> dict[str, Any]:
+        return {"train_checkpoint_save_steps": value}
+
+
+@formula("veomni_eval_steps")
+class VeomniEvalSteps:
+    """eval_steps: 0 turns it off."""
+
+    @staticmethod
+    def read(train_eval_steps: int | None) -> int | None:
+        return train_eval_steps or None
+
+    @staticmethod
+    def write(value: int) -> dict[str, Any]:
+        return {"train_eval_steps": value}
+
+
+# --------------------------------------------------------------------------------------------
+# HuggingFace config.json (VeOmni's architecture file): one formula per canonical field, built from
+# the per-model_type tables in mappings/hf.yaml (loaded by translator/formats/hf_config.py). Keys are
+# `hf.<config.json key>`, every spelling of the field; the written model_type follows model.family
+# and model.position_embedding (hf.yaml `choose`).
+
+from .formats import hf_config as _hf  # noqa: E402  (data only: it imports nothing from here)
+
+
+def _resolve(fixed: Any, kw: dict[str, Any]) -> Any:
+    """`=model.num_heads` in hf.yaml: the value of another canonical field."""
+    if isinstance(fixed, str) and fixed.startswith("="):
+        return kw.get(field_ident(fixed[1:]))
+    return fixed
+
+
+def _head_dim(kw: dict[str, Any]) -> int | None:
+    hidden, heads = kw.get("hidden_size"), kw.get("num_heads")
+    return hidden // heads if hidden and heads else None
+
+
+def _read_value(name: str, mt: _hf.ModelType, raw: Any, kw: dict[str, Any]) -> Any:
+    if name == "model.activation":
+        for canonical, names in mt.activations.items():
+            if raw in names:
+                return canonical
+        return Approx(None, f"HF {mt.name} activation {raw!r} has no canonical name")
+    if name == "model.rotary_fraction" and mt.keys.get(name) == "rotary_dim":
+        head = _head_dim(kw)
+        if raw is None:
+            return 1.0  # GPTJ rotates the whole head when rotary_dim is null
+        return raw / head if head else None
+    if name == "model.ffn_hidden_size" and raw is None:
+        hidden = kw.get("hidden_size")
+        return _hf.FFN_DEFAULT_MULTIPLE * hidden if hidden else None
+    if name == "model.num_kv_heads" and raw is None:
+        return kw.get("num_heads")
+    if name == "model.attention_kind":
+        return "dense" if raw is None else f"sliding_window_{raw}"
+    if name == "model.rotary_base" and raw is not None:
+        return float(raw)
+    return raw
+
+
+def _write_value(name: str, mt: _hf.ModelType, value: Any, kw: dict[str, Any]) -> Any:
+    if name == "model.activation":
+        names = mt.activations.get(value)
+        if not names:
+            gated = "gated (act(gate) x up)" if "swiglu" in mt.activations else "not gated"
+            return Approx(None, f"HF {mt.name}'s MLP is {gated}: activation {value!r} is not expressible")
+        return names[0]
+    if name == "model.rotary_fraction" and mt.keys.get(name) == "rotary_dim":
+        head = _head_dim(kw)
+        if not head:
+            return Approx(None, "rotary_dim needs hidden_size and num_heads")
+        exact = head * value
+        if int(exact) != exact:
+            return Approx(int(exact), f"{value} x head_dim {head} = {exact} truncated to {int(exact)}")
+        return int(exact)
+    if name == "model.attention_kind":
+        if value == "dense":
+            return None  # written as null (hf.yaml write_nulls)
+        return Approx(None, f"attention pattern {value!r} has no HF {mt.name} counterpart")
+    return value
+
+
+def _reader(name: str, keys: list[str]) -> Callable[..., Any]:
+    idents = {k: ident(_hf.PREFIX + k) for k in keys}
+
+    def read(**kw: Any) -> Any:
+        mt = _hf.read_type(kw.get("family"))
+        if mt is None:
+            return None
+        own = mt.keys.get(name)
+        foreign = [k for k in keys if k != own and k not in _hf.READ_ONLY_KEYS.get(name, ()) and kw.get(idents[k]) is not None]
+        if name in mt.fixed or name in mt.same_as:
+            value = _resolve(mt.fixed[name], kw) if name in mt.fixed else kw.get(field_ident(mt.same_as[name]))
+            if foreign:
+                return Approx(value, f"HF {mt.name} does not read {', '.join(foreign)}: it hard-wires {name}={value!r}")
+            return value
+        if own is None:
+            return None
+        raw = kw.get(idents[own])
+        value = _read_value(name, mt, mt.default(own) if raw is None else raw, kw)
+        if name == "model.num_heads" and kw.get(idents.get("head_dim", "")) is not None and value:
+            head_dim, hidden = kw[idents["head_dim"]], kw.get("hidden_size")
+            if hidden and hidden // value != head_dim:
+                return Approx(value, f"head_dim {head_dim} is not hidden_size / num_attention_heads = {hidden // value}: "
+                                     "the canonical model has no separate head width")  # fmt: skip
+        return value
+
+    return read
+
+
+def _writer(name: str, keys: list[str]) -> Callable[..., Any]:
+    def write(**kw: Any) -> dict[str, Any]:
+        value = kw["value"]
+        mt = _hf.table().model_type(kw.get("family"), kw.get("position_embedding"))
+        if mt is None:
+            return {}
+        if name in mt.fixed or name in mt.same_as:
+            expected = _resolve(mt.fixed[name], kw) if name in mt.fixed else kw.get(field_ident(mt.same_as[name]))
+            if expected is None or is_close(value, expected):
+                return {}
+            what = f"={expected!r}" if name in mt.fixed else f" equal to {mt.same_as[name]} ({expected!r})"
+            return Approx({}, f"HF {mt.name} hard-wires {name}{what}: {value!r} is not expressible")
+        own = mt.keys.get(name)
+        if own is None:
+            return Approx({}, f"HF {mt.name} has no setting for {name}")
+        return {ident(_hf.PREFIX + own): _write_value(name, mt, value, kw)}
+
+    return write
+
+
+def _signed(func: Callable[..., Any], params: list[str]) -> Callable[..., Any]:
+    """Give a generic function the parameter list the mapping-table checks read from it."""
+    func.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [inspect.Parameter(p, inspect.Parameter.KEYWORD_ONLY) for p in dict.fromkeys(params)]
+    )
+    return func
+
+
+def formula_name(name: str) -> str:
+    return "hf_" + field_ident(name)
+
+
+def field_formulas() -> list[Formula]:
+    """One formula per canonical architecture field of mappings/hf.yaml."""
+    out = []
+    hf = _hf.table()
+    for name in hf.fields():
+        keys = hf.spellings(name)
+        extras = [field_ident(f) for f in _hf.EXTRAS.get(name, ())]
+        read = _signed(_reader(name, keys), [ident(_hf.PREFIX + k) for k in keys] + ["family", *extras])
+        write = _signed(_writer(name, keys), ["value", "family", "position_embedding", *extras])
+        out.append(Formula(formula_name(name), read, write))
+    return out
+
+
+@formula("hf_model_type")
+class HfModelType:
+    """model_type (+ architectures) <-> model.family and the position embedding the class hard-wires."""
+
+    @staticmethod
+    def read(hf_model_type: str | None, hf_architectures: Any) -> Any:
+        if hf_model_type is None:
+            return {}
+        mt = _hf.table().types.get(str(hf_model_type))
+        if mt is None:
+            return Extension(f"HF model_type {hf_model_type!r}: neoconv maps {', '.join(_hf.table().types)}")
+        return {"family": mt.family, "position_embedding": mt.fixed.get("model.position_embedding")}
+
+    @staticmethod
+    def write(family: str | None, position_embedding: str | None) -> Any:
+        mt = _hf.table().model_type(family, position_embedding)
+        if mt is None:
+            return {}
+        out = {"hf_model_type": mt.name, "hf_architectures": list(mt.architectures)}
+        fixed = mt.fixed.get("model.position_embedding")
+        if position_embedding is not None and position_embedding != fixed:
+            return Approx(out, f"HF {mt.name} has {fixed} position embeddings: {position_embedding} is not expressible")
+        return out
+
+
+def _register_hf() -> None:
+    for built in field_formulas():
+        FORMULAS[built.name] = built
+
+
+_register_hf()
+
+
+@formula("neox_save")
+class NeoxSave:
+    """NeoX `save` needs a checkpoint interval (validate_values refuses save without checkpoint_factor)."""
+
+    @staticmethod
+    def read(save: str | None) -> str | None:
+        return save
+
+    @staticmethod
+    def write(value: str, interval: int | None) -> Any:
+        if interval is None:
+            return Approx({}, f"save: {value} not written: NeoX refuses `save` without checkpoint_factor; "
+                              "give --set checkpoint.interval=N")  # fmt: skip
+        return {"save": value}

@@ -12,6 +12,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..io import dump_yaml, key_line, parse_yaml, read_text, unflatten
+from ..schema import schema_index
 from ..source import Source
 
 
@@ -63,9 +64,41 @@ def read(paths: list[str], *, layout: str | None = None) -> Source:
 
 
 def write(leaves: dict[str, Any], meta: dict[str, Any]) -> dict[str, Any]:
-    return unflatten(leaves)
+    document = unflatten({key: _typed(key, value) for key, value in leaves.items()})
+    meta["added"] = _loadable(document)
+    return document
+
+
+def _typed(key: str, value: Any) -> Any:
+    """NeoX's validate_types refuses a float in an int field (rotary_emb_base: 10000.0 crashes)."""
+    node = schema_index("neox").node(key)
+    kinds = node.get("type") if node else None
+    kinds = {kinds} if isinstance(kinds, str) else set(kinds or ())
+    if isinstance(value, float) and value.is_integer() and "integer" in kinds and "number" not in kinds:
+        return int(value)
+    return value
+
+
+def _loadable(document: dict[str, Any]) -> list[str]:
+    """What NeoX needs to load a config that no canonical value gives (NeoXArgs.from_ymls,
+    arguments.py); returns a line per addition for the header."""
+    added: list[str] = []
+    if "train_batch_size" in document and "gradient_accumulation_steps" not in document:
+        # NeoX's accumulation default is 1, not "derive it": with a micro batch that would fail its
+        # batch check; null lets NeoX derive it from train_batch_size / micro / data-parallel size
+        derive = "train_micro_batch_size_per_gpu" in document
+        document["gradient_accumulation_steps"] = None if derive else 1
+        added.append("gradient_accumulation_steps: " + ("null (NeoX derives it from the global and micro batch)"
+                     if derive else "1 (the global batch is the micro batch x data-parallel size)"))  # fmt: skip
+    bf16 = str(document.get("precision", "")).lower() in ("bfloat16", "bf16") or (document.get("bf16") or {}).get("enabled")
+    if bf16 and not isinstance(document.get("zero_optimization"), dict):
+        # NeoX reads zero_optimization["stage"] for bf16 before filling its ZeRO defaults
+        document["zero_optimization"] = {"stage": 0}
+        added.append("zero_optimization: {stage: 0} (NeoX needs a ZeRO block to load a bf16 config)")
+    return added
 
 
 def dump(document: dict[str, Any], meta: dict[str, Any]) -> str:
     header = "# GPT-NeoX config written by neoconv" + (f" from {meta['from']}" if meta.get("from") else "") + "\n"
+    header += "".join(f"# added for NeoX to load it: {line}\n" for line in meta.get("added") or ())
     return header + dump_yaml(document)

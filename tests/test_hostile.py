@@ -1,0 +1,474 @@
+"""Hostile and broken input (issue 7): every way a file can be wrong is exit 2 and ONE line.
+
+Each row of the table builds its own files in tmp_path and runs `neoconv neox2cerebras IN... -o OUT
+--report REPORT` through click's runner. For every row: exit code 2, exactly one stderr line that
+starts with `neoconv: error:`, names the file (and line for syntax and value errors) and says what
+is wrong; no traceback anywhere; no output, report or temp file written; the inputs unchanged; and
+the whole case done in well under a second (loading is bounded before anything is built).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import pytest
+from click.testing import CliRunner
+
+from translator import io as tio
+from translator.api import translate
+from translator.cli import main
+from translator.errors import InputError, NeoconvError, OutputError
+
+# A small, valid NeoX config the value cases start from (our own fixture, not a corpus file).
+BASE = """\
+num_layers: 2
+hidden_size: 64
+num_attention_heads: 4
+seq_length: 128
+max_position_embeddings: 128
+pos_emb: rotary
+"""
+
+
+def nest_flow(depth: int) -> str:
+    return "a: " + "[" * depth + "]" * depth + "\n"
+
+
+def nest_block(depth: int) -> str:
+    return "".join("  " * i + f"k{i}:\n" for i in range(depth)) + "  " * depth + "v: 1\n"
+
+
+def laughs(kind: str) -> str:
+    """Billion laughs: nine levels, each nine aliases of the one before (9**9 values expanded)."""
+    lines = ["l0: &l0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]"]
+    for i in range(1, 9):
+        if kind == "list":
+            lines.append(f"l{i}: &l{i} [" + ", ".join([f"*l{i - 1}"] * 9) + "]")
+        else:
+            lines.append(f"l{i}: &l{i} {{" + ", ".join(f"k{j}: *l{i - 1}" for j in range(9)) + "}")
+    return "\n".join(lines) + "\n"
+
+
+@dataclass
+class Hostile:
+    id: str
+    text: str | bytes | None = None  # content of in.yml (None: `make` builds the inputs)
+    expect: tuple[str, ...] = ()  # every one must be in the error line
+    line: int | None = None  # the line number the message must carry
+    name: str = "in.yml"
+    make: Callable[[Path], list[str]] | None = None  # builds inputs, returns the CLI inputs
+    extra: Callable[[Path], list[str]] | None = None  # replaces the default -o/--report options
+    named: Callable[[Path], str] | None = None  # what the line must name (default: the first input)
+    key: str | None = None  # the library error's .key
+
+
+def _symlink_loop(tmp: Path) -> list[str]:
+    (tmp / "loop_a.yml").symlink_to(tmp / "loop_b.yml")
+    (tmp / "loop_b.yml").symlink_to(tmp / "loop_a.yml")
+    return [str(tmp / "loop_a.yml")]
+
+
+def _dangling(tmp: Path) -> list[str]:
+    (tmp / "gone.yml").symlink_to(tmp / "never-there.yml")
+    return [str(tmp / "gone.yml")]
+
+
+def _folder(tmp: Path) -> list[str]:
+    (tmp / "configs").mkdir()
+    return [str(tmp / "configs")]
+
+
+def _huge(tmp: Path) -> list[str]:
+    path = tmp / "huge.yml"
+    with open(path, "wb") as fh:  # a valid-looking start, then padding past the cap
+        fh.write(BASE.encode())
+        fh.truncate(tio.MAX_BYTES + 1)
+    path.write_bytes(path.read_bytes().replace(b"\0", b" "))
+    return [str(path)]
+
+
+def _two_files(tmp: Path) -> list[str]:
+    (tmp / "a.yml").write_text("num-layers: 2\nhidden_size: 64\n")
+    (tmp / "b.yml").write_text("num_layers: 2\n")
+    return [str(tmp / "a.yml"), str(tmp / "b.yml")]
+
+
+def _same_basename(tmp: Path) -> list[str]:
+    for sub in ("x", "y"):
+        (tmp / sub).mkdir()
+        (tmp / sub / "model.yml").write_text(BASE if sub == "x" else "train_iters: 10\n")
+    return [str(tmp / "x" / "model.yml"), str(tmp / "y" / "model.yml")]
+
+
+def _evil_name(tmp: Path) -> list[str]:
+    return [str(tmp / "evil\n\x1b[2Jname.yml")]  # a missing file whose name carries a newline and an escape
+
+
+def _base(tmp: Path) -> list[str]:
+    (tmp / "in.yml").write_text(BASE)
+    return [str(tmp / "in.yml")]
+
+
+def _out(path: str) -> Callable[[Path], list[str]]:
+    return lambda tmp: ["-o", str(tmp / path)]
+
+
+def _onto_symlinked_input(tmp: Path) -> list[str]:
+    (tmp / "link.yaml").symlink_to(tmp / "in.yml")
+    return ["-o", str(tmp / "link.yaml")]
+
+
+CASES: list[Hostile] = [
+    # ---- the file itself -------------------------------------------------------------------
+    Hostile("missing file", make=lambda tmp: [str(tmp / "nope.yml")], expect=("no such file",)),
+    Hostile("a folder", make=_folder, expect=("is a folder",)),
+    Hostile("symlink loop", make=_symlink_loop, expect=("cannot read", "symbolic links")),
+    Hostile("dangling symlink", make=_dangling, expect=("no such file",)),
+    Hostile("empty file", text="", expect=("empty file",)),
+    Hostile("only comments", text="# nothing here\n\n   \n# still nothing\n", expect=("empty document",)),
+    Hostile("not UTF-8", text=b"num_layers: 2\nname: caf\xe9\n", expect=("not UTF-8", "0xe9", "save it as UTF-8"), line=2),
+    Hostile("UTF-16", text="num_layers: 2\n".encode("utf-16"), expect=("UTF-16", "save it as UTF-8")),
+    Hostile("binary", text=b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR", expect=("binary file",)),
+    Hostile("larger than the cap", make=_huge, expect=("larger than 16 MiB",)),
+    Hostile("file name with newline and escape", make=_evil_name, expect=("no such file", "evil\\n\\x1b[2Jname.yml"),
+            named=lambda tmp: "evil\\n"),  # fmt: skip
+    # ---- syntax ----------------------------------------------------------------------------
+    Hostile("unclosed flow list", text="num_layers: 2\nhidden_size: [64, 128\n", expect=("invalid YAML",), line=3),
+    Hostile("bad indentation", text="num_layers: 2\n  hidden_size: 64\n", expect=("invalid YAML", "mapping values"), line=2),
+    Hostile("tab indentation", text="optimizer:\n\ttype: Adam\n", expect=("invalid YAML", "tabs"), line=2),
+    Hostile("invalid JSON", name="in.json", text='{\n  "num_layers": 2,,\n  "hidden_size": 64\n}\n',
+            expect=("invalid JSON", ":2:"), line=2),  # fmt: skip
+    Hostile("JSON unclosed object", name="in.json", text='{\n  "num_layers": 2,\n  "hidden_size": 64\n',
+            expect=("invalid JSON",), line=4),  # fmt: skip
+    Hostile("control character", text="num_layers: 2\nname: a\x07b\n", expect=("U+0007", "not allowed"), line=2),
+    Hostile("two documents", text="num_layers: 2\n---\nhidden_size: 64\n", expect=("one YAML document",), line=2),
+    Hostile("undefined alias", text="num_layers: *layers\n", expect=("invalid YAML", "undefined alias"), line=1),
+    # ---- shape -----------------------------------------------------------------------------
+    Hostile("top-level list", text="- num_layers: 2\n- hidden_size: 64\n", expect=("top level is a list",), line=1),
+    Hostile("top-level scalar", text="just some words\n", expect=("top level is a string",), line=1),
+    Hostile("top-level number", text="42\n", expect=("top level is a number",), line=1),
+    Hostile("top-level integer key", text="num_layers: 2\n12: 64\n", expect=("top-level key 12", "not a setting name"), line=2),
+    Hostile("top-level null key", text="~: 2\n", expect=("top-level key ~", "null"), line=1),
+    Hostile("empty key", text="'': 2\n", expect=("is not a setting name",), line=None),
+    Hostile("list as a key", text="? [a, b]\n: 1\n", expect=("setting name, not a list",), line=1),
+    Hostile("dotted and nested spelling", text="optimizer.type: Adam\noptimizer:\n  type: Adam\n",
+            expect=("optimizer.type: written both as one dotted key and as nested keys",), line=3, key="optimizer.type"),  # fmt: skip
+    # ---- the same key twice ----------------------------------------------------------------
+    Hostile("num-layers vs num_layers, different values", text="num-layers: 2\nnum_layers: 3\n",
+            expect=("same NeoX setting", "2 at line 1, 3 here"), line=2),  # fmt: skip
+    Hostile("num-layers vs num_layers, same value", text="num-layers: 2\nnum_layers: 2\n",
+            expect=("same NeoX setting", "both 2"), line=2),  # fmt: skip
+    Hostile("hyphen twin in another file", make=_two_files, expect=("also set in", "two files"), line=1,
+            named=lambda tmp: str(tmp / "b.yml")),  # fmt: skip
+    Hostile("two files with one basename", make=_same_basename, expect=("also named model.yml",),
+            named=lambda tmp: str(tmp / "y" / "model.yml")),  # fmt: skip
+    Hostile("duplicate top-level key", text=BASE + "hidden_size: 128\n", expect=("duplicate key 'hidden_size'", "first at line 2"), line=7),
+    Hostile("duplicate nested key", text="optimizer:\n  type: Adam\n  params:\n    lr: 0.1\n    lr: 0.2\n",
+            expect=("duplicate key 'lr'", "first at line 4"), line=5),  # fmt: skip
+    Hostile("duplicate in flow mapping", text="optimizer: {type: Adam, params: {lr: 0.1, eps: 1.0e-8, lr: 0.2}}\n",
+            expect=("duplicate key 'lr'",), line=1),  # fmt: skip
+    Hostile("duplicate beside a merge key", text="base: &b {lr: 0.1}\nparams:\n  <<: *b\n  eps: 1.0e-8\n  eps: 1.0e-6\n",
+            expect=("duplicate key 'eps'",), line=5),  # fmt: skip
+    Hostile("duplicate booleans spelled twice", text="fp16:\n  enabled: true\n  true: 1\n  yes: 2\n",
+            expect=("duplicate key True",), line=4),  # fmt: skip
+    # ---- wrong types -----------------------------------------------------------------------
+    Hostile("hidden_size is a word", text=BASE.replace("hidden_size: 64", 'hidden_size: "big"'),
+            expect=("hidden_size", "expected integer", "'big'"), line=2, key="hidden_size"),  # fmt: skip
+    Hostile("lr is a list", text=BASE + "optimizer:\n  type: Adam\n  params:\n    lr: [1]\n",
+            expect=("optimizer.params.lr", "expected number", "list"), line=10, key="optimizer.params.lr"),  # fmt: skip
+    Hostile("top-level lr is a list", text=BASE + "lr: [1]\n", expect=("lr", "expected number"), line=7, key="lr"),
+    Hostile("boolean as a string", text=BASE + 'no_weight_tying: "true"\n',
+            expect=("no_weight_tying", "expected boolean", "'true'"), line=7, key="no_weight_tying"),  # fmt: skip
+    Hostile("fraction of a layer", text=BASE.replace("num_layers: 2", "num_layers: 2.5"),
+            expect=("num_layers", "expected integer", "2.5"), line=1, key="num_layers"),  # fmt: skip
+    Hostile("number as quoted string", text=BASE.replace("seq_length: 128", "seq_length: '128'"),
+            expect=("seq_length", "expected integer"), line=4),  # fmt: skip
+    Hostile("block where a number goes", text=BASE + "optimizer: adam\n", expect=("optimizer", "expected object"), line=7),
+    Hostile("date where a number goes", text=BASE.replace("seq_length: 128", "seq_length: 2024-02-30"),
+            expect=("seq_length", "expected integer", "'2024-02-30'"), line=4),  # fmt: skip
+    Hostile("integer with 5000 digits", text=BASE + "train_iters: 1" + "0" * 5000 + "\n",
+            expect=("cannot read", "as int", "4300 digits", "quote it"), line=7),  # fmt: skip
+    # ---- out of range ----------------------------------------------------------------------
+    Hostile("negative size", text=BASE.replace("hidden_size: 64", "hidden_size: -64"),
+            expect=("hidden_size", "at least 1", "-64"), line=2, key="hidden_size"),  # fmt: skip
+    Hostile("zero layers", text=BASE.replace("num_layers: 2", "num_layers: 0"), expect=("num_layers", "at least 1"), line=1),
+    Hostile("dropout above 1", text=BASE + "hidden_dropout: 1.5\n", expect=("hidden_dropout", "at most 1.0", "1.5"), line=7),
+    Hostile("negative dropout", text=BASE + "attention_dropout: -0.1\n", expect=("attention_dropout", "at least 0"), line=7),
+    Hostile("NaN size", text=BASE.replace("hidden_size: 64", "hidden_size: .nan"), expect=("hidden_size", "nan"), line=2),
+    Hostile("NaN learning rate", text=BASE + "optimizer:\n  type: Adam\n  params:\n    lr: .NaN\n",
+            expect=("optimizer.params.lr", "finite number", "nan"), line=10),  # fmt: skip
+    Hostile("infinite dropout", text=BASE + "hidden_dropout: .inf\n", expect=("hidden_dropout", "finite number", "inf"), line=7),
+    Hostile("overflowing float", text=BASE + "hidden_dropout: 1.0e999\n", expect=("hidden_dropout", "finite number"), line=7),
+    # ---- unknown enum values and broken formulas ---------------------------------------------
+    Hostile("unknown position embedding", text=BASE.replace("pos_emb: rotary", "pos_emb: spiral"),
+            expect=("pos_emb", "unknown value 'spiral'", "rotary"), line=6, key="pos_emb"),  # fmt: skip
+    Hostile("unknown norm", text=BASE + "norm: batchnorm\n", expect=("norm", "'batchnorm'"), line=7),
+    Hostile("unknown decay style", text=BASE + "lr_decay_style: sawtooth\n", expect=("lr_decay_style", "'sawtooth'"), line=7),
+    Hostile("hidden size not divisible by heads", text=BASE.replace("num_attention_heads: 4", "num_attention_heads: 3"),
+            expect=("hidden_size", "64 is not divisible by num_attention_heads=3"), line=2, key="hidden_size"),  # fmt: skip
+    Hostile("heads not divisible by kv heads", text=BASE + "num_kv_heads: 3\n",
+            expect=("num_attention_heads", "4 is not divisible by num_kv_heads=3"), line=3),  # fmt: skip
+    Hostile("malformed attention_config", text=BASE + "attention_config: [[5, 2]]\n",
+            expect=("attention_config", "cannot compute"), line=7),  # fmt: skip
+    # ---- input that tries to do harm -----------------------------------------------------------
+    Hostile("python/object/apply", text="num_layers: !!python/object/apply:os.system ['touch PWNED']\n",
+            expect=("!!python/object/apply:os.system", "not allowed", "remove the tag"), line=1),  # fmt: skip
+    Hostile("python/name", text="num_layers: !!python/name:os.system\n", expect=("!!python/name:os.system", "not allowed"), line=1),
+    Hostile("python/object/new", text="x: !!python/object/new:subprocess.Popen [[touch, PWNED]]\n",
+            expect=("!!python/object/new:subprocess.Popen", "not allowed"), line=1),  # fmt: skip
+    Hostile("local tag", text="data: !include /etc/passwd\n", expect=("!include", "not allowed"), line=1),
+    Hostile("binary tag", text="x: !!binary aGVsbG8=\n", expect=("!!binary", "remove the tag"), line=1),
+    Hostile("billion laughs (lists)", text=laughs("list"), expect=("alias bomb",)),
+    Hostile("billion laughs (mappings)", text=laughs("map"), expect=("alias bomb",)),
+    Hostile("recursive alias", text="a: &a [1, *a]\n", expect=("points into its own block", "recursive"), line=1),
+    Hostile("deep flow nesting", text=nest_flow(100_000), expect=("nested more than 100 levels",), line=1),
+    Hostile("deep block nesting", text=nest_block(300), expect=("nested more than 100 levels",), line=101),
+    Hostile("many values", text="".join(f"k{i}: {i}\n" for i in range(120_000)), expect=("more than 100000 values",)),
+    # ---- where the output goes -----------------------------------------------------------------
+    Hostile("output into a missing folder", make=_base, extra=_out("no/such/dir/out.yaml"),
+            expect=("output folder", "does not exist"), named=lambda tmp: str(tmp / "no/such/dir/out.yaml")),  # fmt: skip
+    Hostile("output onto the input", make=_base, extra=lambda tmp: ["-o", str(tmp / "in.yml")],
+            expect=("refusing to overwrite the input file",)),  # fmt: skip
+    Hostile("output onto the input via a symlink", make=_base, extra=_onto_symlinked_input,
+            expect=("refusing to overwrite the input file",), named=lambda tmp: str(tmp / "link.yaml")),  # fmt: skip
+    Hostile("output is a folder", make=_base, extra=lambda tmp: ["-o", str(tmp)], expect=("is a folder",),
+            named=lambda tmp: str(tmp)),  # fmt: skip
+    Hostile("output folder is a file", make=_base, extra=lambda tmp: ["-o", str(tmp / "in.yml" / "out.yaml")],
+            expect=("is not a folder",), named=lambda tmp: str(tmp / "in.yml" / "out.yaml")),  # fmt: skip
+    Hostile("report into a missing folder (config not written either)", make=_base,
+            extra=lambda tmp: ["-o", str(tmp / "out.yaml"), "--report", str(tmp / "nope" / "r.json")],
+            expect=("does not exist",), named=lambda tmp: str(tmp / "nope" / "r.json")),  # fmt: skip
+    Hostile("report onto the output", make=_base,
+            extra=lambda tmp: ["-o", str(tmp / "out.yaml"), "--report", str(tmp / "out.yaml")],
+            expect=("same file",), named=lambda tmp: str(tmp / "out.yaml")),  # fmt: skip
+]
+
+
+def _tree(root: Path) -> dict[str, bytes | None]:
+    """Every entry under root (symlinks not followed) with its bytes, to prove nothing changed."""
+    out: dict[str, bytes | None] = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        for entry in dirnames + filenames:
+            path = Path(dirpath) / entry
+            is_file = path.is_file() and not path.is_symlink()
+            out[str(path.relative_to(root))] = path.read_bytes() if is_file and path.stat().st_size < 1 << 20 else None
+    return out
+
+
+def _inputs(case: Hostile, tmp: Path) -> list[str]:
+    if case.make is not None:
+        return case.make(tmp)
+    path = tmp / case.name
+    path.write_bytes(case.text if isinstance(case.text, bytes) else (case.text or "").encode("utf-8"))
+    return [str(path)]
+
+
+def test_the_table_covers_the_issue() -> None:
+    assert len(CASES) >= 40
+    assert len({c.id for c in CASES}) == len(CASES)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_hostile_input_is_one_clear_line(case: Hostile, tmp_path: Path, runner: CliRunner, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)  # a tag that did run `touch PWNED` would leave the file here
+    inputs = _inputs(case, tmp_path)
+    options = case.extra(tmp_path) if case.extra else ["-o", str(tmp_path / "out.yaml"), "--report", str(tmp_path / "report.json")]
+    before = _tree(tmp_path)
+    started = time.perf_counter()
+    result = runner.invoke(main, ["neox2cerebras", *inputs, *options])
+    elapsed = time.perf_counter() - started
+    assert result.exit_code == 2, (result.exit_code, result.stderr, result.exception)
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    line = lines[0]
+    assert line.startswith("neoconv: error: ")
+    named = case.named(tmp_path) if case.named else inputs[0]
+    assert named in line, line
+    for fragment in case.expect:
+        assert fragment in line, (fragment, line)
+    if case.line is not None:
+        assert f"{named}:{case.line}:" in line, line
+    assert "Traceback" not in result.stderr + result.stdout
+    assert result.stdout == ""
+    assert _tree(tmp_path) == before  # no output, report, temp file or side effect; inputs unchanged
+    assert elapsed < 1.5, f"{case.id} took {elapsed:.2f}s"  # bounded: refused before anything is built
+
+
+LIBRARY_CASES = [c for c in CASES if c.make is None and c.extra is None]
+
+
+@pytest.mark.parametrize("case", LIBRARY_CASES, ids=[c.id for c in LIBRARY_CASES])
+def test_library_raises_typed_errors_and_never_prints(case: Hostile, tmp_path: Path, capsys) -> None:
+    path = _inputs(case, tmp_path)[0]
+    with pytest.raises(InputError) as info:
+        translate(path, "neox", "cerebras")
+    exc = info.value
+    assert isinstance(exc, NeoconvError)
+    assert exc.file == path
+    if case.line is not None:
+        assert exc.line == case.line
+    if case.key is not None:
+        assert exc.key == case.key
+    for fragment in case.expect:
+        assert fragment in str(exc)
+    assert capsys.readouterr() == ("", "")
+
+
+def test_unreadable_file(tmp_path: Path, runner: CliRunner, monkeypatch) -> None:
+    path = tmp_path / "secret.yml"
+    path.write_text(BASE)
+    path.chmod(0)
+    if os.access(path, os.R_OK):  # root reads anything: make the OS refusal happen where io.py opens files
+        real_open = open
+
+        def refusing_open(file, *args, **kwargs):  # type: ignore[no-untyped-def]
+            if Path(file) == path:
+                raise PermissionError(13, "Permission denied", str(file))
+            return real_open(file, *args, **kwargs)
+
+        monkeypatch.setattr(tio, "open", refusing_open, raising=False)
+    result = runner.invoke(main, ["neox2cerebras", str(path), "-o", str(tmp_path / "out.yaml")])
+    path.chmod(0o644)
+    assert result.exit_code == 2
+    assert result.stderr.splitlines() == [f"neoconv: error: {path}: permission denied; check the file's permissions"]
+    assert not (tmp_path / "out.yaml").exists()
+
+
+def test_unwritable_output_folder(tmp_path: Path, runner: CliRunner, monkeypatch) -> None:
+    (tmp_path / "in.yml").write_text(BASE)
+
+    def full_disk(*args, **kwargs):  # type: ignore[no-untyped-def]
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(tio.tempfile, "mkstemp", full_disk)
+    result = runner.invoke(main, ["neox2cerebras", str(tmp_path / "in.yml"), "-o", str(tmp_path / "out.yaml"), "-q"])
+    assert result.exit_code == 2
+    assert result.stderr.splitlines() == [f"neoconv: error: {tmp_path / 'out.yaml'}: cannot write here: No space left on device"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.yml"]
+
+
+def test_ctrl_c_while_writing_leaves_nothing(tmp_path: Path, runner: CliRunner, monkeypatch) -> None:
+    """Interrupted after the temp files are written, before the rename: no output, no temp file."""
+    (tmp_path / "in.yml").write_text(BASE)
+    (tmp_path / "out.yaml").write_text("the previous output\n")
+
+    def interrupted(*args, **kwargs):  # type: ignore[no-untyped-def]
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(tio.os, "replace", interrupted)
+    result = runner.invoke(main, ["neox2cerebras", str(tmp_path / "in.yml"), "-o", str(tmp_path / "out.yaml"),
+                                  "--report", str(tmp_path / "report.json"), "-q"])  # fmt: skip
+    assert result.exit_code == 130  # the shell convention for SIGINT
+    assert result.stderr.splitlines() == ["neoconv: interrupted; nothing written"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.yml", "out.yaml"]
+    assert (tmp_path / "out.yaml").read_text() == "the previous output\n"
+
+
+def test_outputs_are_written_together_with_normal_permissions(tmp_path: Path, runner: CliRunner) -> None:
+    (tmp_path / "in.yml").write_text(BASE)
+    out, report = tmp_path / "out.yaml", tmp_path / "report.json"
+    result = runner.invoke(main, ["neox2cerebras", str(tmp_path / "in.yml"), "-o", str(out), "--report", str(report), "-q"])
+    assert result.exit_code == 0, result.stderr
+    assert out.read_text().count("hidden_size: 64") == 1 and '"entries"' in report.read_text()
+    assert out.stat().st_mode & 0o777 == 0o666 & ~tio._UMASK  # not mkstemp's private 0600
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.yml", "out.yaml", "report.json"]
+
+
+def test_debug_shows_a_traceback_default_never(tmp_path: Path, runner: CliRunner) -> None:
+    bad = tmp_path / "in.yml"
+    bad.write_text(BASE.replace("hidden_size: 64", "hidden_size: big"))
+    quiet = runner.invoke(main, ["neox2cerebras", str(bad)])
+    loud = runner.invoke(main, ["neox2cerebras", str(bad), "--debug"])
+    assert quiet.exit_code == loud.exit_code == 2
+    assert "Traceback" not in quiet.stderr and len(quiet.stderr.splitlines()) == 1
+    assert "Traceback (most recent call last)" in loud.stderr and "InputError" in loud.stderr
+    assert loud.stderr.splitlines()[-1] == quiet.stderr.splitlines()[0]
+
+
+def test_unexpected_exception_is_one_line_internal_error(tmp_path: Path, runner: CliRunner, monkeypatch) -> None:
+    (tmp_path / "in.yml").write_text(BASE)
+
+    def broken(*args, **kwargs):  # type: ignore[no-untyped-def]
+        raise RuntimeError("boom\nsecond line")
+
+    monkeypatch.setattr("translator.api.emit", broken)
+    result = runner.invoke(main, ["neox2cerebras", str(tmp_path / "in.yml")])
+    assert result.exit_code == 2
+    assert result.stderr.splitlines() == [
+        f"neoconv: error: internal error while reading {tmp_path / 'in.yml'}: RuntimeError: boom\\nsecond line "
+        "(rerun with --debug and report it)"
+    ]
+
+
+def test_stdin_is_read_bounded_and_named(runner: CliRunner) -> None:
+    result = runner.invoke(main, ["neox2cerebras", "-"], input=b"\0\1\2")
+    assert result.exit_code == 2
+    assert result.stderr.splitlines() == ["neoconv: error: -:1: binary file (contains NUL bytes); expected YAML or JSON text"]
+
+
+# ---- the loading rules, one by one, through the library ----------------------------------------
+
+
+def test_merge_keys_override_is_not_a_duplicate() -> None:
+    text = "base: &b {lr: 0.1, eps: 1.0e-8}\nparams:\n  <<: *b\n  lr: 0.2\n"
+    assert tio.parse_yaml(text, "m.yml")["params"] == {"lr": 0.2, "eps": 1.0e-8}
+    # several merged mappings: the first one listed wins, keys written here win over all of them
+    text = "a: &a {x: 1, y: 1}\nb: &b {x: 2, z: 2}\nc:\n  <<: [*a, *b]\n  z: 3\n"
+    assert tio.parse_yaml(text, "m.yml")["c"] == {"x": 1, "y": 1, "z": 3}
+
+
+def test_dates_stay_text_and_shared_blocks_still_load() -> None:
+    data = tio.parse_yaml("run: 2024-01-31\ndefaults: &d {lr: 0.1}\ntrain: *d\n", "d.yml")
+    assert data == {"run": "2024-01-31", "defaults": {"lr": 0.1}, "train": {"lr": 0.1}}
+
+
+def test_limits_are_exact() -> None:
+    assert tio.parse_yaml(nest_flow(tio.MAX_DEPTH - 1), "ok.yml")  # the mapping itself is level one
+    with pytest.raises(InputError, match="nested more than 100 levels"):
+        tio.parse_yaml(nest_flow(tio.MAX_DEPTH), "deep.yml")
+    fits = "a: &a [" + ", ".join(["1"] * 990) + "]\nb: [" + ", ".join(["*a"] * 99) + "]\n"
+    assert len(tio.parse_yaml(fits, "ok.yml")["b"]) == 99  # 99,103 values expanded: just under the cap
+    with pytest.raises(InputError, match="alias bomb"):
+        tio.parse_yaml(fits.replace("*a]", "*a, *a]"), "bomb.yml")
+
+
+def test_json_parser_refuses_what_json_readers_refuse() -> None:
+    with pytest.raises(InputError) as info:
+        tio.parse_json('{\n  "a": 1,\n  "b": [1, 2,]\n}', "c.json")
+    assert (info.value.file, info.value.line, info.value.column) == ("c.json", 3, 14)
+    assert str(info.value).startswith("c.json:3:14: invalid JSON")
+    with pytest.raises(InputError, match="duplicate key 'a'"):
+        tio.parse_json('{"a": 1, "a": 2}', "c.json")
+    with pytest.raises(InputError, match="NaN is not JSON"):
+        tio.parse_json('{"lr": NaN}', "c.json")
+    with pytest.raises(InputError, match="invalid JSON"):
+        tio.parse_json('{"n": ' + "9" * 5000 + "}", "c.json")
+    with pytest.raises(InputError, match="nested too deeply"):
+        tio.parse_json("[" * 100_000 + "]" * 100_000, "c.json")
+    with pytest.raises(InputError, match="top level is a list"):
+        tio.parse_json("[1]", "c.json")
+
+
+def test_flatten_is_bounded_for_python_mappings() -> None:
+    loop: dict = {}
+    loop["self"] = loop  # a library caller can hand over a cyclic mapping
+    with pytest.raises(InputError, match="nested more than 100 levels") as info:
+        translate(loop, "neox", "cerebras")
+    assert info.value.file == "<config>" and info.value.key.startswith("self.self.self")
+    with pytest.raises(InputError, match="more than 100000 settings"):
+        tio.flatten({f"k{i}": i for i in range(tio.MAX_LEAVES + 1)})
+
+
+def test_write_atomic_refuses_before_writing(tmp_path: Path) -> None:
+    src = tmp_path / "in.yml"
+    src.write_text("a: 1\n")
+    with pytest.raises(OutputError, match="refusing to overwrite the input file") as info:
+        tio.write_files_atomic({str(tmp_path / "ok.yaml"): "x", str(src): "y"}, inputs=[str(src)])
+    assert info.value.file == str(src)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.yml"]  # the first target was not written either
+    tio.write_atomic(tmp_path / "ok.yaml", "x: 1\n")
+    assert (tmp_path / "ok.yaml").read_text() == "x: 1\n"

@@ -1,0 +1,458 @@
+#!/usr/bin/env python3
+"""Generate `schemas/veomni.schema.json`: JSON Schema for VeOmni YAML configs, both key layouts.
+
+VeOmni's parser (`veomni/arguments/parser.py::parse_args`) reads only the fields of its argument
+dataclasses and silently ignores every other key, so the schema is built from those dataclasses,
+read with `ast` (nothing is imported or executed) at the two commits whose configs the corpus holds:
+
+    nested  d9774494 (HEAD, after PR #538: train.optimizer.lr, train.checkpoint.output_dir, ...)
+    flat    ac3b9f01 (before #538: train.lr, train.output_dir, train.data_parallel_mode, ...)
+
+Files read at each commit: `veomni/arguments/arguments_types.py` (VeOmniArguments with model / data
+/ train) plus every dataclass in `veomni/trainer/*.py` and `tasks/**/*.py` that extends one of the
+argument classes (VLM, DiT, DPO trainers and the task scripts): their extra fields are valid only
+with that trainer, which `x-trainers` names. The seed documentation
+(`../shared/reference/veomni-arguments.md`, the flat layout) adds `x-doc-default` where its default
+disagrees with the code (the code wins: it is what runs).
+
+Annotations (never used for validation):
+    x-layouts       the layouts whose dataclasses have the key: ["flat"], ["nested"] or both
+    x-group         the dataclass that declares the field (mapping tables give reasons per group)
+    x-trainers      for fields of trainer/task subclasses: the files that declare them
+    x-flat-default  the flat-layout default where it differs from the nested one
+    x-flat-scalar   a nested block that was one scalar key in the flat layout (train.optimizer: adamw)
+    x-doc-default   the seed docs' default where it differs from the code
+A dataclass-typed field is a closed object (VeOmni ignores unknown keys: neoconv reports them);
+Dict-typed fields are open. The top-level `hf` block is not VeOmni's: it is neoconv's view of the
+HuggingFace config.json that `model.config_path` points at (see mappings/veomni.yaml).
+
+Usage:
+    python tools/gen_veomni_schema.py --veomni GIT_DIR [--reference DIR] [--output FILE] [--check]
+GIT_DIR is a clone (bare or not) of github.com/ByteDance-Seed/VeOmni holding both commits.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_REFERENCE = REPO_ROOT.parent / "shared" / "reference"
+DEFAULT_OUTPUT = REPO_ROOT / "schemas" / "veomni.schema.json"
+DEFAULT_VEOMNI = REPO_ROOT.parent / ".mirror" / "ByteDance-Seed+VeOmni" / "repo"
+DOC_FILE = "veomni-arguments.md"
+
+COMMITS = {
+    "nested": "d9774494f5d8042321386c65c9406e732a271501",
+    "flat": "ac3b9f01c3cabeea5e32764cf704cd4570ffa438",
+}
+LAYOUTS = ("nested", "flat")
+CORE = "veomni/arguments/arguments_types.py"
+SECTIONS = {"ModelArguments": "model", "DataArguments": "data", "TrainingArguments": "train"}
+ROOT_CLASS = "VeOmniArguments"
+MISSING = object()
+
+JSON = Any
+
+
+@dataclass
+class Field:
+    name: str
+    annotation: str
+    default: Any = MISSING  # MISSING: required (no default)
+    help: str = ""
+
+
+@dataclass
+class DataClass:
+    name: str
+    bases: list[str]
+    fields: list[Field] = field(default_factory=list)
+    file: str = ""
+
+
+# ------------------------------------------------------------------------------------------
+# Reading the source
+
+
+def git(repo: Path, *args: str) -> str:
+    result = subprocess.run(["git", "--git-dir", str(git_dir(repo)), *args], capture_output=True, text=True, check=True)
+    return result.stdout
+
+
+def git_dir(repo: Path) -> Path:
+    return repo / ".git" if (repo / ".git").exists() else repo
+
+
+def _literal(node: ast.AST) -> Any:
+    try:
+        return ast.literal_eval(node)
+    except ValueError:
+        return MISSING
+
+
+def _default_of(value: ast.AST | None) -> tuple[Any, str]:
+    """(default, help) of a dataclass field's right-hand side."""
+    if value is None:
+        return MISSING, ""
+    if isinstance(value, ast.Call) and getattr(value.func, "id", "") == "field":
+        default: Any = MISSING
+        help_text = ""
+        for kw in value.keywords:
+            if kw.arg == "default":
+                default = _literal(kw.value)
+            elif kw.arg == "default_factory":
+                factory = kw.value
+                if isinstance(factory, ast.Name) and factory.id in ("list", "dict"):
+                    default = [] if factory.id == "list" else {}
+                elif isinstance(factory, ast.Lambda):
+                    default = _literal(factory.body)
+                else:
+                    default = None  # a nested dataclass: described by its own fields
+            elif kw.arg == "metadata" and isinstance(kw.value, ast.Dict):
+                for k, v in zip(kw.value.keys, kw.value.values):
+                    if _literal(k) == "help":
+                        text = _literal(v)
+                        help_text = text if isinstance(text, str) else ""
+        return default, help_text
+    return _literal(value), ""
+
+
+def dataclasses_in(source: str, file: str) -> dict[str, DataClass]:
+    found: dict[str, DataClass] = {}
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.ClassDef):
+            continue
+        if not any(getattr(d, "id", getattr(getattr(d, "func", None), "id", "")) == "dataclass" for d in node.decorator_list):
+            continue
+        cls = DataClass(node.name, [ast.unparse(b) for b in node.bases], file=file)
+        for stmt in node.body:
+            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+                default, help_text = _default_of(stmt.value)
+                annotation = ast.unparse(stmt.annotation).strip("'\"")
+                cls.fields.append(Field(stmt.target.id, annotation, default, help_text))
+        found[node.name] = cls
+    return found
+
+
+def load_commit(repo: Path, commit: str) -> tuple[dict[str, DataClass], list[DataClass]]:
+    """Core dataclasses, and the trainer/task subclasses of the argument classes."""
+    core = dataclasses_in(git(repo, "show", f"{commit}:{CORE}"), CORE)
+    names = git(repo, "ls-tree", "-r", "--name-only", commit).splitlines()
+    extra_files = sorted(n for n in names if n.endswith(".py") and (n.startswith("veomni/trainer/") or n.startswith("tasks/")))
+    extras: list[DataClass] = []
+    for name in extra_files:
+        text = git(repo, "show", f"{commit}:{name}")
+        if "@dataclass" not in text:
+            continue
+        extras.extend(dataclasses_in(text, name).values())
+    return core, extras
+
+
+# ------------------------------------------------------------------------------------------
+# Types
+
+
+def _split_top(text: str) -> list[str]:
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch in "[(":
+            depth += 1
+        elif ch in "])":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append(text[start:i].strip())
+            start = i + 1
+    parts.append(text[start:].strip())
+    return [p for p in parts if p]
+
+
+def type_schema(annotation: str, classes: dict[str, DataClass]) -> dict[str, JSON]:
+    """JSON Schema of a Python annotation (typing spelled as in VeOmni's source)."""
+    text = annotation.replace("typing.", "").strip()
+    match = re.fullmatch(r"(\w+)\[(.*)\]", text, re.S)
+    if match:
+        head, inner = match.group(1), match.group(2)
+        args = _split_top(inner)
+        if head == "Optional":
+            schema = type_schema(args[0], classes)
+            return _nullable(schema)
+        if head == "Union":
+            options = [a for a in args if a != "None"]
+            schema = type_schema(options[0], classes) if len(options) == 1 else {"anyOf": [type_schema(a, classes) for a in options]}
+            return _nullable(schema) if "None" in args else schema
+        if head == "Literal":
+            values = [ast.literal_eval(a) for a in args]
+            return {"enum": values}
+        if head in ("List", "list", "Sequence", "Tuple", "tuple"):
+            return {"type": "array", "items": type_schema(args[0], classes)} if args else {"type": "array"}
+        if head in ("Dict", "dict"):
+            return {"type": "object", "additionalProperties": True}
+    if text in classes:
+        return {"type": "object"}  # properties filled in by the caller
+    simple = {"str": "string", "int": "integer", "float": "number", "bool": "boolean", "Dict": "object", "dict": "object",
+              "List": "array", "list": "array", "Any": None}
+    kind = simple.get(text)
+    if kind == "object":
+        return {"type": "object", "additionalProperties": True}
+    return {"type": kind} if kind else {}
+
+
+def _nullable(schema: dict[str, JSON]) -> dict[str, JSON]:
+    if "enum" in schema:
+        return {**schema, "enum": schema["enum"] + ([None] if None not in schema["enum"] else [])}
+    kind = schema.get("type")
+    if isinstance(kind, str):
+        return {**schema, "type": [kind, "null"]}
+    return schema
+
+
+def _dataclass_of(annotation: str, classes: dict[str, DataClass]) -> str | None:
+    text = annotation.strip("'\"")
+    match = re.fullmatch(r"Optional\[(\w+)\]", text)
+    name = match.group(1) if match else text
+    return name if name in classes else None
+
+
+# ------------------------------------------------------------------------------------------
+# Building the tree of keys for one layout
+
+
+def class_fields(name: str, classes: dict[str, DataClass]) -> list[tuple[Field, str]]:
+    """Fields of a dataclass including inherited ones (base first, as dataclasses order them)."""
+    cls = classes[name]
+    out: list[tuple[Field, str]] = []
+    for base in cls.bases:
+        if base in classes:
+            out.extend(class_fields(base, classes))
+    seen = {f.name for f, _ in out}
+    for f in cls.fields:
+        if f.name in seen:
+            out = [(g, owner) if g.name != f.name else (f, cls.name) for g, owner in out]
+        else:
+            out.append((f, cls.name))
+    return out
+
+
+def node_for(name: str, classes: dict[str, DataClass]) -> dict[str, JSON]:
+    props: dict[str, JSON] = {}
+    for f, owner in class_fields(name, classes):
+        props[f.name] = prop_for(f, owner, classes)
+    return {"type": "object", "additionalProperties": False, "properties": props, "x-group": name}
+
+
+def prop_for(f: Field, owner: str, classes: dict[str, DataClass]) -> dict[str, JSON]:
+    nested = _dataclass_of(f.annotation, classes)
+    if nested:
+        node = node_for(nested, classes)
+        node["x-group"] = nested
+        return node
+    prop = type_schema(f.annotation, classes)
+    if f.default is not MISSING:
+        prop["default"] = f.default
+    else:
+        prop["x-required"] = True
+    if f.help:
+        prop["title"] = " ".join(f.help.split())
+    prop["x-group"] = owner
+    return prop
+
+
+def subclass_section(cls: DataClass, classes: dict[str, DataClass]) -> str | None:
+    """model / data / train / top for a subclass of an argument class (transitively)."""
+    todo, seen = list(cls.bases), set()
+    while todo:
+        base = todo.pop()
+        if base in seen:
+            continue
+        seen.add(base)
+        if base in SECTIONS:
+            return SECTIONS[base]
+        if base == ROOT_CLASS:
+            return "top"
+        if base in classes:
+            todo.extend(classes[base].bases)
+    return None
+
+
+def layout_tree(repo: Path, commit: str) -> dict[str, JSON]:
+    core, extras = load_commit(repo, commit)
+    classes = dict(core)
+    for cls in extras:
+        classes.setdefault(cls.name, cls)
+    top: dict[str, JSON] = {}
+    for f, _owner in class_fields(ROOT_CLASS, core):
+        section = _dataclass_of(f.annotation, core)
+        assert section, f.annotation
+        top[f.name] = node_for(section, core)
+    for cls in extras:
+        section = subclass_section(cls, {**core, **{c.name: c for c in extras}})
+        if section is None:
+            continue
+        target = top if section == "top" else top[section]["properties"]
+        for f in cls.fields:
+            if section == "top" and f.name in SECTIONS.values():
+                continue  # the subclass only swaps in its own section classes
+            if f.name in target:
+                continue
+            prop = prop_for(f, cls.name, classes)
+            prop["x-trainers"] = [cls.file]
+            target[f.name] = prop
+        # the same extra field in several task scripts: collect every file that declares it
+        for f in cls.fields:
+            existing = target.get(f.name)
+            if isinstance(existing, dict) and "x-trainers" in existing and cls.file not in existing["x-trainers"]:
+                existing["x-trainers"] = sorted(existing["x-trainers"] + [cls.file])
+    return top
+
+
+# ------------------------------------------------------------------------------------------
+# Merging the layouts and the seed docs
+
+
+def leaves(node: dict[str, JSON], prefix: str = "") -> dict[str, dict[str, JSON]]:
+    out: dict[str, dict[str, JSON]] = {}
+    for name, prop in node.items():
+        path = prefix + name
+        out[path] = prop
+        if "properties" in prop:
+            out.update(leaves(prop["properties"], path + "."))
+    return out
+
+
+def merge(nested: dict[str, JSON], flat: dict[str, JSON]) -> dict[str, JSON]:
+    """Union of both layouts; each key says which layouts have it (and the flat default if it differs)."""
+
+    def walk(a: dict[str, JSON] | None, b: dict[str, JSON] | None) -> dict[str, JSON]:
+        out: dict[str, JSON] = {}
+        for name in list(a or {}) + [n for n in (b or {}) if n not in (a or {})]:
+            pa, pb = (a or {}).get(name), (b or {}).get(name)
+            base = dict(pa if pa is not None else pb)
+            base["x-layouts"] = [layout for layout, p in (("flat", pb), ("nested", pa)) if p is not None]
+            if pa is not None and pb is not None and ("properties" in pa) != ("properties" in pb):
+                # flat `train.optimizer: adamw` became the nested block train.optimizer.*
+                base = dict(pa if "properties" in pa else pb)
+                base["x-layouts"] = ["nested"] if "properties" in pa else ["flat"]
+                other = pb if "properties" in pa else pa
+                base["x-" + ("flat" if "properties" in pa else "nested") + "-scalar"] = {
+                    k: v for k, v in other.items() if k not in ("x-layouts",)
+                }
+                base["properties"] = walk(pa.get("properties"), None) if "properties" in pa else walk(None, pb.get("properties"))
+            elif pa is not None and pb is not None:
+                if "properties" in pa or "properties" in pb:
+                    base["properties"] = walk(pa.get("properties"), pb.get("properties"))
+                elif pb.get("default", MISSING) != pa.get("default", MISSING) and "default" in pb:
+                    base["x-flat-default"] = pb["default"]
+                if "x-trainers" in pb and "x-trainers" in pa:
+                    base["x-trainers"] = sorted(set(pa["x-trainers"]) | set(pb["x-trainers"]))
+            elif "properties" in base:
+                base["properties"] = walk(pa.get("properties") if pa else None, pb.get("properties") if pb else None)
+            out[name] = base
+        return out
+
+    return walk(nested, flat)
+
+
+def doc_defaults(reference: Path) -> dict[str, str]:
+    """Flat key -> default as the seed docs write it (markdown tables: Name | Type | Description | Default)."""
+    path = reference / DOC_FILE
+    if not path.exists():
+        return {}
+    out: dict[str, str] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) >= 4 and re.fullmatch(r"(model|data|train)\.\w+", cells[0]):
+            out[cells[0]] = cells[-1]
+    return out
+
+
+def parse_doc_default(text: str) -> Any:
+    cleaned = text.replace(" ", "").replace(",", "")
+    if cleaned in ("None", "Required") or "." in cleaned and cleaned.split(".")[0] in ("model", "train"):
+        return MISSING
+    for cast in (int, float):
+        try:
+            return cast(cleaned)
+        except ValueError:
+            pass
+    if cleaned in ("True", "False"):
+        return cleaned == "True"
+    if cleaned in ("{}", "[]"):
+        return {} if cleaned == "{}" else []
+    return text.strip()
+
+
+def add_doc_defaults(top: dict[str, JSON], reference: Path) -> None:
+    flat = leaves(top)
+    for key, text in doc_defaults(reference).items():
+        prop = flat.get(key)
+        if prop is None or "flat" not in prop.get("x-layouts", []):
+            continue
+        value = parse_doc_default(text)
+        code = prop.get("x-flat-default", prop.get("default", MISSING))
+        if value is not MISSING and value != code:
+            prop["x-doc-default"] = value
+
+
+def build_schema(repo: Path, reference: Path) -> dict[str, JSON]:
+    nested = layout_tree(repo, COMMITS["nested"])
+    flat = layout_tree(repo, COMMITS["flat"])
+    top = merge(nested, flat)
+    add_doc_defaults(top, reference)
+    top["hf"] = {
+        "type": "object",
+        "additionalProperties": True,
+        "title": "neoconv's view of the HuggingFace config.json at model.config_path (not a VeOmni section)",
+        "x-side-file": "config.json",
+        "x-layouts": list(LAYOUTS),
+        "x-group": "hf",
+    }
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "VeOmni training configuration (flat and nested layouts)",
+        "type": "object",
+        "additionalProperties": False,
+        "x-generated-by": "tools/gen_veomni_schema.py",
+        "x-commits": COMMITS,
+        "properties": top,
+    }
+
+
+def render(schema: dict[str, JSON]) -> str:
+    return json.dumps(schema, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--veomni", type=Path, default=Path(os.environ.get("VEOMNI_GIT", DEFAULT_VEOMNI)),
+                        help="VeOmni git clone holding both commits (default: $VEOMNI_GIT or %(default)s)")
+    parser.add_argument("--reference", type=Path, default=DEFAULT_REFERENCE,
+                        help="folder holding veomni-arguments.md (default: %(default)s)")
+    parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT, help="schema file to write (default: %(default)s)")
+    parser.add_argument("--check", action="store_true", help="do not write; exit 1 if the output file is out of date")
+    opts = parser.parse_args(argv)
+    if not git_dir(opts.veomni).exists():
+        print(f"VeOmni clone not found at {opts.veomni}; give --veomni", file=sys.stderr)
+        return 2
+    text = render(build_schema(opts.veomni, opts.reference))
+    if opts.check:
+        current = opts.output.read_text(encoding="utf-8") if opts.output.exists() else None
+        if current != text:
+            print(f"{opts.output} is out of date; rerun tools/gen_veomni_schema.py", file=sys.stderr)
+            return 1
+        return 0
+    opts.output.parent.mkdir(parents=True, exist_ok=True)
+    opts.output.write_text(text, encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,92 @@
+"""DeepSpeed JSON config (ds_config.json): one JSON object, read strictly.
+
+DeepSpeed reads its config with hjson and refuses duplicate keys; we read strict JSON (also
+refusing duplicates), so a shell template whose placeholders are unquoted words (`"train_batch_size":
+GB_SIZE`) is one clear error. GPT-NeoX argument files written in JSON (NeoX keys such as
+`num-layers` beside DeepSpeed keys) are refused with the command that reads them: they mean what
+NeoX makes of them (its top-level weight_decay, its lr schedule), not what DeepSpeed would.
+`"auto"` values are Hugging Face Trainer placeholders: no value here, reported, kept by a
+DeepSpeed -> DeepSpeed translation.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..errors import InputError
+from ..io import dump_json, flatten, key_line, parse_json, read_text, unflatten
+from ..source import Source
+
+AUTO = (
+    '"auto" is filled in by the Hugging Face Trainer/Accelerate from their own arguments at run time; '
+    "it is no DeepSpeed value"
+)
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+# a value that is a bare upper-case word or a shell variable: GB_SIZE, ${LR}, $STEPS
+_PLACEHOLDER = re.compile(r"[:\[,]\s*(\$\{?[A-Za-z_]\w*\}?|[A-Z][A-Z0-9_]*)(?=\s*(?:[,\]}]|$))")
+_COMMENT = re.compile(r"^\s*(//|#|/\*)")
+
+
+def read(paths: list[str], *, layout: str | None = None) -> Source:
+    if len(paths) != 1:
+        raise InputError(f"a DeepSpeed config is one file; got {len(paths)}", file=str(paths[-1]))
+    name = str(paths[0])
+    text = read_text(name)
+    try:
+        data = parse_json(text, name)
+    except InputError:
+        _refuse_template(text, name)
+        raise
+    _refuse_neox_arguments(data, text, name)
+    unresolved = {leaf: AUTO for leaf, value in flatten(data).items() if value == "auto"}
+    return Source("deepspeed", data, [name], {name: text}, {k: name for k in data}, unresolved=unresolved)
+
+
+def _refuse_template(text: str, name: str) -> None:
+    """Unquoted placeholders (GB_SIZE, CONFIG_CL_MIN) mean a template a script fills in before use."""
+    found: dict[str, int] = {}
+    for number, line in enumerate(text.splitlines(), 1):
+        if _COMMENT.match(line):
+            raise InputError(
+                "a comment: DeepSpeed reads its config with hjson, which allows them, but this is no JSON; "
+                "remove the comments to translate it",
+                file=name, line=number,
+            )  # fmt: skip
+        for word in _PLACEHOLDER.findall(_STRING.sub('""', line)):
+            if word not in ("NaN", "Infinity"):
+                found.setdefault(word, number)
+    if found:
+        words = ", ".join(list(found)[:4]) + (", ..." if len(found) > 4 else "")
+        raise InputError(
+            f"unquoted placeholders ({words}): this is a template that a script fills in before DeepSpeed "
+            "reads it, not a DeepSpeed config; translate the filled-in file",
+            file=name, line=min(found.values()),
+        )  # fmt: skip
+
+
+def _refuse_neox_arguments(data: dict[str, Any], text: str, name: str) -> None:
+    from ..schema import schema_index
+
+    neox, ds = schema_index("neox"), schema_index("deepspeed")
+    foreign = [k for k in data if not ds.known(k.replace("-", "_")) and neox.known(k.replace("-", "_"))]
+    if foreign and (len(foreign) >= 2 or any("-" in k for k in foreign)):
+        shown = ", ".join(foreign[:3]) + (", ..." if len(foreign) > 3 else "")
+        raise InputError(
+            f"a GPT-NeoX argument file, not a DeepSpeed config (NeoX keys: {shown}): read it as NeoX "
+            "(neoconv neox2<target>, convert --from neox, or list it among the NeoX inputs)",
+            file=name, line=key_line(text, foreign[0]),
+        )  # fmt: skip
+
+
+def write(leaves: dict[str, Any], meta: dict[str, Any]) -> dict[str, Any]:
+    from ..mapping import load_table
+
+    tree = unflatten(leaves)
+    ordered = {key: tree.pop(key) for key in load_table("deepspeed").order if key in tree}
+    ordered.update(tree)
+    return ordered
+
+
+def dump(document: dict[str, Any], meta: dict[str, Any]) -> str:
+    return dump_json(document)  # JSON has no comments: provenance is in the report
