@@ -25,10 +25,11 @@ import sys
 import tarfile
 import tempfile
 import types
-from functools import lru_cache
+from collections.abc import Callable
+from functools import cache
 from io import BytesIO
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 MIRRORS = ROOT.parent / ".mirror"
@@ -67,7 +68,7 @@ def _stub(name: str, **attrs: Any) -> types.ModuleType:
     return module
 
 
-@lru_cache(maxsize=None)
+@cache
 def cerebras_converter() -> Callable[..., dict[str, Any]] | None:
     try:
         import torch  # noqa: F401
@@ -133,7 +134,7 @@ def cerebras_converter() -> Callable[..., dict[str, Any]] | None:
     return module.convert_legacy_params_to_trainer_params  # type: ignore[no-any-return]
 
 
-@lru_cache(maxsize=None)
+@cache
 def neox_args() -> Any:
     """GPT-NeoX's NeoXArgs class, or None."""
     try:

@@ -26,6 +26,9 @@ Annotations (all optional, never used for validation):
 The output is deterministic (sorted keys, indent 2, trailing newline), so a test can regenerate it
 and compare; `--check` does exactly that and exits 1 when the checked-in file is stale.
 
+It also writes schemas/cerebras-trainer.schema.json beside the output (the trainer layout, built
+by tools/cerebras_trainer_schema.py from this schema and mappings/cerebras-layouts.yaml).
+
 Usage:
     python tools/gen_cerebras_schema.py [--reference DIR] [--output FILE] [--check]
 """
@@ -1502,21 +1505,26 @@ def main(argv: list[str] | None = None) -> int:
         help="do not write; exit 1 if the output file differs from a fresh generation",
     )
     args = parser.parse_args(argv)
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from cerebras_trainer_schema import build_trainer_schema  # the trainer layout, from the same facts
+
     try:
-        text = render(build_schema(args.reference))
+        legacy = build_schema(args.reference)
+        outputs = {args.output: render(legacy)}
+        outputs[args.output.with_name("cerebras-trainer.schema.json")] = render(build_trainer_schema(legacy))
     except (OSError, DocFormatError) as exc:
         print(f"gen_cerebras_schema: {exc}", file=sys.stderr)
         return 2
     if args.check:
-        current = args.output.read_text(encoding="utf-8") if args.output.exists() else ""
-        if current != text:
-            print(f"gen_cerebras_schema: {args.output} is stale; rerun without --check", file=sys.stderr)
-            return 1
-        return 0
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    tmp = args.output.with_name(args.output.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(args.output)  # atomic: a reader never sees a half-written schema
+        stale = [out for out, text in outputs.items() if (out.read_text(encoding="utf-8") if out.exists() else "") != text]
+        for out in stale:
+            print(f"gen_cerebras_schema: {out} is stale; rerun without --check", file=sys.stderr)
+        return 1 if stale else 0
+    for out, text in outputs.items():
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = out.with_name(out.name + ".tmp")
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(out)  # atomic: a reader never sees a half-written schema
     return 0
 
 

@@ -19,6 +19,7 @@ Annotations (never used for validation):
     x-layouts       the layouts whose dataclasses have the key: ["flat"], ["nested"] or both
     x-group         the dataclass that declares the field (mapping tables give reasons per group)
     x-trainers      for fields of trainer/task subclasses: the files that declare them
+    x-choices       a Literal's values: argparse enforces them on the command line only
     x-flat-default  the flat-layout default where it differs from the nested one
     x-flat-scalar   a nested block that was one scalar key in the flat layout (train.optimizer: adamw)
     x-doc-default   the seed docs' default where it differs from the code
@@ -190,8 +191,11 @@ def type_schema(annotation: str, classes: dict[str, DataClass]) -> dict[str, JSO
             schema = type_schema(options[0], classes) if len(options) == 1 else {"anyOf": [type_schema(a, classes) for a in options]}
             return _nullable(schema) if "None" in args else schema
         if head == "Literal":
+            # argparse enforces the choices on the command line; a YAML value is not checked
+            # (dataclasses do not validate Literal), so they are documented, not an enum
             values = [ast.literal_eval(a) for a in args]
-            return {"enum": values}
+            kinds = sorted({_JSON_KIND[type(v)] for v in values})
+            return {"type": kinds[0] if len(kinds) == 1 else kinds, "x-choices": values}
         if head in ("List", "list", "Sequence", "Tuple", "tuple"):
             return {"type": "array", "items": type_schema(args[0], classes)} if args else {"type": "array"}
         if head in ("Dict", "dict"):
@@ -206,9 +210,10 @@ def type_schema(annotation: str, classes: dict[str, DataClass]) -> dict[str, JSO
     return {"type": kind} if kind else {}
 
 
+_JSON_KIND = {str: "string", int: "integer", float: "number", bool: "boolean"}
+
+
 def _nullable(schema: dict[str, JSON]) -> dict[str, JSON]:
-    if "enum" in schema:
-        return {**schema, "enum": schema["enum"] + ([None] if None not in schema["enum"] else [])}
     kind = schema.get("type")
     if isinstance(kind, str):
         return {**schema, "type": [kind, "null"]}
@@ -346,6 +351,8 @@ def merge(nested: dict[str, JSON], flat: dict[str, JSON]) -> dict[str, JSON]:
                     k: v for k, v in other.items() if k not in ("x-layouts",)
                 }
                 base["properties"] = walk(pa.get("properties"), None) if "properties" in pa else walk(None, pb.get("properties"))
+                scalar = other.get("type")
+                base["type"] = ["object"] + ([scalar] if isinstance(scalar, str) else list(scalar or []))
             elif pa is not None and pb is not None:
                 if "properties" in pa or "properties" in pb:
                     base["properties"] = walk(pa.get("properties"), pb.get("properties"))

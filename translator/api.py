@@ -11,7 +11,8 @@ import yaml
 
 from .catalogue import catalogue
 from .engine import Ingested, emit, ingest
-from .errors import UsageError
+from .errors import NeoconvError, UsageError
+from .io import parse_value
 from .ir import IR, Origin, Value
 from .mapping import load_table
 from .registry import get_format
@@ -84,9 +85,11 @@ def parse_set(assignments: Iterable[str]) -> dict[str, Any]:
             hint = f"; did you mean {close[0]}?" if close else "; `neoconv explain` lists the fields"
             raise UsageError(f"--set {name}: not a canonical field{hint}")
         try:
-            value = yaml.safe_load(text) if text.strip() else None
+            value = parse_value(text) if text.strip() else None  # bounded: a value can be an alias bomb too
         except yaml.YAMLError:
             value = text
+        except NeoconvError as exc:
+            raise UsageError(f"--set {name}: {exc.message}") from None
         try:
             values[name], _ = known[name].check(value)
         except ValueError as exc:
@@ -120,6 +123,15 @@ def _context(part: Ingested, everyone: list[Ingested]) -> dict[str, Value]:
                 if value.origin is Origin.EXPLICIT and name not in keyed:
                     out.setdefault(name, value)
     return out
+
+
+def _amended(entry: Any, amend: dict[str, tuple[str, str]]) -> Any:
+    keys = entry.target_key.split(", ") if entry.target_key else []
+    hit = next((amend[k] for k in keys if k in amend), None)
+    if hit is None:
+        return entry
+    status, why = hit
+    return replace(entry, status=Status(status), detail="; ".join(x for x in (why, entry.detail) if x))
 
 
 def translate(config: ConfigInput, src: str, dst: str, **options: Any) -> Translation:
@@ -169,18 +181,29 @@ def translate(config: ConfigInput, src: str, dst: str, **options: Any) -> Transl
     source = ingested.source
     assert source is not None
     family = ingested.ir.get("model.family")
-    meta = {"from": ", ".join(Path(f).name for f in source.files), "model_family": family, "layout": layout}
+    meta = {"from": ", ".join(Path(f).name for f in source.files), "model_family": family, "layout": layout,
+            "source_format": src, "source_layout": source.layout}  # fmt: skip
     if src == dst and source.meta:
         meta["source"] = dict(source.meta)  # what the reader noted about the file's own shape
     document = writer.write(leaves, meta)
-    for key, hint in writer.missing(document, meta) if hasattr(writer, "missing") else ():
-        report.add(None, key, Status.MISSING, hint)  # a target key with no canonical field (VeOmni data.train_path)
+    # a writer that had to change a carried value (a layout migration) says so: target key -> (status, why)
+    amend = meta.get("amend") or {}
+    if amend:
+        report.entries = [_amended(e, amend) for e in report.entries]
+    # target keys with no canonical field that the run needs, defaults a migration wrote: (src, tgt, status, why)
+    for src_key, tgt_key, status, detail in meta.get("extra_entries") or ():
+        report.add(src_key, tgt_key, Status(status), detail)
     moved = meta.get("target_paths")  # leaf -> where the writer put it, when it restructured the layout
     if moved:
-        report.entries = [
-            replace(e, target_key=", ".join(moved.get(k, k) for k in e.target_key.split(", "))) if e.target_key else e
-            for e in report.entries
-        ]  # fmt: skip
+        reshaped = meta.get("reshaped") or {}  # leaf -> how the writer changed its form (scheduler classes)
+
+        def relocated(e: Any) -> Any:
+            keys = e.target_key.split(", ")
+            why = [reshaped[k] for k in keys if k in reshaped]
+            status, detail = (Status.CONVERTED, "; ".join(why)) if why and e.status is Status.EXACT else (e.status, e.detail)
+            return replace(e, target_key=", ".join(moved.get(k, k) for k in keys), status=status, detail=detail)
+
+        report.entries = [relocated(e) if e.target_key else e for e in report.entries]
     side_files = writer.side_files(document, meta) if hasattr(writer, "side_files") else {}
     companions = [f for part in ingested.companions if part.source for f in part.source.files]
     report.source = {"format": src, "files": source.files + companions, "layout": source.layout,

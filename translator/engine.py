@@ -385,8 +385,8 @@ def emit(
             elsewhere = next((unsupplied[f] for f in rule.fields if f in unsupplied), None) if rule.key else None
             if (rule.required or elsewhere) and rule.applies(values) and not any(ir.has(f) for r in table.rules_for_field(rule.fields[0]) for f in r.fields if r is not rule):
                 hint = rule.hint or f"give it with --set {rule.fields[0]}=VALUE"
-                if elsewhere:
-                    hint = f"{elsewhere}; or {hint}" if rule.hint else f"{elsewhere}; or --set {rule.fields[0]}=VALUE"
+                if elsewhere:  # the target's own hint speaks of other sources
+                    hint = f"{elsewhere}, or --set {rule.fields[0]}=VALUE"
                 extra_entries.append((None, rule.key, Status.MISSING, hint))
             continue
         if not rule.applies(values):
@@ -495,10 +495,11 @@ def _default_not_kept(
     if value.origin is not Origin.DEFAULT:
         return
     src_rules = ingested.table.rules_for_field(present[0]) if ingested.table else []
-    src_key = src_rules[0].key if src_rules and src_rules[0].key else None
+    src_key = f" ({src_rules[0].key})" if src_rules and src_rules[0].key else ""
     title = ingested.table.title if ingested.table else "the source"
-    extra.append((src_key, rule.key, Status.LOSSY,
-                  f"{title} default {present[0]}={_short(value.value)} (not in the file) is not kept: {why}"))  # fmt: skip
+    # no source_key: the file has no such leaf (the one-entry-per-leaf invariant counts leaves)
+    extra.append((None, rule.key, Status.LOSSY,
+                  f"{title} default {present[0]}={_short(value.value)}{src_key}, not in the file, is not kept: {why}"))  # fmt: skip
 
 
 def _fresh_rules(ingested: Ingested, table: Table) -> set[int]:
@@ -629,7 +630,8 @@ def _entry_for(
     # fields the source gave a value the target could not place (fields without a value lose nothing)
     missing = [f for f, s in zip(rule.fields, slots) if not (s and (s.target_keys or s.note)) and ingested.ir.has(f)]
     if missing:
-        lossy.append(f"{title} cannot express {', '.join(missing)}")
+        why = next((s.skipped for f, s in zip(rule.fields, slots) if f in missing and s and s.skipped), "")
+        lossy.append(f"{title} cannot express {', '.join(missing)}" + (f": {why}" if why else ""))
     note = next((s.note for s in done if s.note), "")
     if lossy:
         return Entry(leaf, target, Status.LOSSY, _join("; ".join(dict.fromkeys(lossy)), fate.detail))

@@ -206,6 +206,19 @@ def _yaml_error(exc: yaml.YAMLError, text: str) -> InputError:
     return InputError(f"invalid YAML: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
 
 
+def parse_value(text: str) -> Any:
+    """One YAML value as typed on a command line (--set), under the same bounds as a file.
+
+    Raises InputError for what a file would be refused for (alias bombs, deep nesting, tags) and
+    yaml.YAMLError for plain syntax errors (the caller may then take the text as it is).
+    """
+    try:
+        _check_shape(text)
+        return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
+    except RecursionError:
+        raise InputError(f"nested too deeply (limit {MAX_DEPTH} levels)") from None
+
+
 def _char_at(text: str, mark: Any) -> str:
     lines = text.splitlines()
     line = lines[mark.line] if 0 <= mark.line < len(lines) else ""
@@ -296,7 +309,11 @@ def parse_json(text: str, name: str) -> dict[str, Any]:
     except RecursionError:
         raise InputError(f"nested too deeply to be a config (limit {MAX_DEPTH} levels)", file=name) from None
     except ValueError as exc:  # an integer with more digits than Python converts
-        raise InputError(f"invalid JSON: {exc}", file=name) from None
+        raise InputError(f"invalid JSON: {str(exc).split(';')[0]}", file=name) from None
+    try:  # "\ud800" is valid JSON syntax but no writer can encode the lone surrogate it makes
+        json.dumps(data, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        raise InputError("invalid JSON: a \\u escape makes a lone surrogate, which is not text", file=name) from None
     if not isinstance(data, dict):
         raise InputError(f"top level is {_kind(data)}, expected an object of settings", file=name, line=1)
     return data

@@ -32,6 +32,12 @@ FORMATS: dict[str, FormatSpec] = {
         # one earlier neoconv output has; `--layout trainer` writes what Model Zoo 2.3+ reads natively
         layouts=("legacy", "trainer"), default_layout="legacy", suffix=".yaml",
     ),  # fmt: skip
+    "veomni": FormatSpec(
+        "veomni", "VeOmni YAML", "translator.formats.veomni",
+        # nested is VeOmni since PR #538 (2026-03); flat is the seed docs' layout; `veomni2veomni
+        # --layout nested` migrates a flat file. Writing into VeOmni also writes config.json beside it.
+        layouts=("nested", "flat"), default_layout="nested", suffix=".yaml",
+    ),  # fmt: skip
 }
 
 

@@ -385,9 +385,17 @@ class NeoxScheduleSteps:
         return {"warmup_steps": (warmup or 0.0) * decay, "decay_steps": decay}
 
     @staticmethod
-    def write(warmup_steps: float | None, decay_steps: int | None, steps: int | None) -> dict[str, Any]:
+    def write(warmup_steps: float | None, decay_steps: int | None, steps: int | None) -> Any:
         if not decay_steps:
-            return {}
+            # no decay span (a constant lr): NeoX measures warmup against train_iters, and its
+            # default warmup is 0.01, so even no warmup is stated
+            if warmup_steps is None:
+                return {}
+            if not warmup_steps:
+                return {"warmup": 0.0}
+            if steps:
+                return {"warmup": warmup_steps / steps}
+            return Approx({}, f"a warmup of {warmup_steps:g} steps needs train_iters in NeoX: give --set train.steps=N")
         out: dict[str, Any] = {"lr_decay_iters": decay_steps}
         if warmup_steps is not None:
             out["warmup"] = warmup_steps / decay_steps
@@ -626,6 +634,9 @@ class CerebrasInitializers:
         sigma = 0.02 if init_std is None else init_std
         out: dict[str, Any] = {"model_initializer_range": sigma}
         if not num_layers or not hidden_size:
+            if (init_method or "normal") != "normal" or output_init_method not in (None, "normal"):
+                why = f"init methods {init_method}/{output_init_method} need num_layers and hidden_size for their std"
+                out["model_initializer_range"] = Approx(sigma, why)
             return out
         detail = CerebrasInitializers.TRUNCATION
         if family in ("gptj", "gpt-neox"):
@@ -664,7 +675,11 @@ class CerebrasPrecision:
             if model_fp16_type not in names:
                 raise ValueError(f"unknown fp16_type {model_fp16_type!r}; expected float16, bfloat16 or cbfloat16")
             return names[model_fp16_type]
-        return "fp16"
+        if model_use_bfloat16 is False:
+            return "fp16"
+        # neither given: the GPT-2/GPT-J set_defaults of 2.0.2 (use_bfloat16 True), of 2.1+
+        # (fp16_type bfloat16) and the 2.10 trainer (MixedPrecision fp16_type="bfloat16") all mean bf16
+        return "bf16"
 
     @staticmethod
     def write(value: str) -> dict[str, Any]:
@@ -772,7 +787,8 @@ class CerebrasLrSchedule:
         out: dict[str, Any] = {"warmup_steps": 0.0}
         i = 0
         first = phases[0]
-        if len(phases) > 1 and names[0] == "linear" and float(first.get("initial_learning_rate", 0.0)) < float(first.get("end_learning_rate", 0.0)):
+        # a rising first Linear phase is the warmup (alone, it holds the peak afterwards: constant)
+        if names[0] == "linear" and float(first.get("initial_learning_rate", 0.0)) < float(first.get("end_learning_rate", 0.0)):
             out["warmup_steps"] = float(first.get("total_iters", 0))
             out["lr"] = float(first["end_learning_rate"])
             i = 1
@@ -1527,7 +1543,7 @@ class VeomniZeroStage:
         raise ValueError(f"unknown data-parallel mode {mode!r}; expected ddp, fsdp1 (flat layout) or fsdp2")
 
     @staticmethod
-    def write(value: int) -> dict[str, Any]:
+    def write(value: int) -> Any:
         if value == 0:
             return {"train_accelerator_fsdp_config_fsdp_mode": "ddp", "train_init_device": "cuda"}
         out: dict[str, Any] = {"train_accelerator_fsdp_config_fsdp_mode": "fsdp2", "train_init_device": "meta"}
@@ -1562,7 +1578,7 @@ class VeomniPrecision:
         return VEOMNI_PARAM_DTYPES[dtype]
 
     @staticmethod
-    def write(value: str) -> dict[str, Any]:
+    def write(value: str) -> Any:
         names = {v: k for k, v in VEOMNI_PARAM_DTYPES.items()}
         out = {"train_accelerator_fsdp_config_mixed_precision_enable": True,
                "train_accelerator_fsdp_config_mixed_precision_param_dtype": names.get(value, "bfloat16")}  # fmt: skip
@@ -1584,7 +1600,7 @@ class VeomniPrecisionFlat:
         return "bf16"
 
     @staticmethod
-    def write(value: str) -> dict[str, Any]:
+    def write(value: str) -> Any:
         out = {"train_accelerator_fsdp_config_mixed_precision_enable": True}
         if value != "bf16":
             return Approx(out, f"the flat layout (before PR #538) always computes in bf16: {value} is not expressible")
@@ -1621,8 +1637,8 @@ class VeomniBetas:
         return [0.9, 0.95]
 
     @staticmethod
-    def write(value: list[float]) -> dict[str, Any]:
-        if is_close(list(value), [0.9, 0.95]) or (len(value) == 2 and all(is_close(a, b) for a, b in zip(value, [0.9, 0.95]))):
+    def write(value: list[float]) -> Any:
+        if len(value) == 2 and all(is_close(a, b) for a, b in zip(value, [0.9, 0.95])):
             return {}
         return Approx({}, f"{VEOMNI_ADAMW}: betas {list(value)} cannot be set")
 
@@ -1634,7 +1650,7 @@ class VeomniEps:
         return 1e-8
 
     @staticmethod
-    def write(value: float) -> dict[str, Any]:
+    def write(value: float) -> Any:
         if is_close(value, 1e-8):
             return {}
         return Approx({}, f"{VEOMNI_ADAMW}: eps {value:g} cannot be set")
@@ -1733,8 +1749,8 @@ class VeomniMinLr:
     def write(value: float, decay_style: str | None) -> Any:
         if decay_style == "cosine":
             return {"train_optimizer_lr_min": value}
-        if decay_style == "linear" and value > VEOMNI_LINEAR_FLOOR * (1 + 1e-9):
-            return Approx({}, f"VeOmni's linear schedule ignores lr_min: it decays to 1e-7 instead of stopping at {value:g}")
+        if decay_style == "linear" and not is_close(value, VEOMNI_LINEAR_FLOOR):
+            return Approx({}, f"VeOmni's linear schedule ignores lr_min: its floor is 1e-7, not {value:g}")
         return {}
 
 
@@ -1852,7 +1868,9 @@ class VeomniEvalSteps:
 # `hf.<config.json key>`, every spelling of the field; the written model_type follows model.family
 # and model.position_embedding (hf.yaml `choose`).
 
-from .formats import hf_config as _hf  # noqa: E402  (data only: it imports nothing from here)
+from .formats import hf_config as _hf  # (data only: it imports nothing from here)
+
+HF_NO_FAMILY = "no decoder family (model.family) to choose an HF model_type from: no config.json is written"
 
 
 def _resolve(fixed: Any, kw: dict[str, Any]) -> Any:
@@ -1877,7 +1895,11 @@ def _read_value(name: str, mt: _hf.ModelType, raw: Any, kw: dict[str, Any]) -> A
         head = _head_dim(kw)
         if raw is None:
             return 1.0  # GPTJ rotates the whole head when rotary_dim is null
-        return raw / head if head else None
+        if not head:
+            return None
+        if raw > head:  # GPTJAttention slices [..., :rotary_dim]: the whole head at most
+            return Approx(1.0, f"rotary_dim {raw} is larger than head_dim {head}: read as the whole head")
+        return raw / head
     if name == "model.ffn_hidden_size" and raw is None:
         hidden = kw.get("hidden_size")
         return _hf.FFN_DEFAULT_MULTIPLE * hidden if hidden else None
@@ -1916,7 +1938,7 @@ def _reader(name: str, keys: list[str]) -> Callable[..., Any]:
     idents = {k: ident(_hf.PREFIX + k) for k in keys}
 
     def read(**kw: Any) -> Any:
-        mt = _hf.read_type(kw.get("family"))
+        mt = _hf.table().types.get(str(kw.get("hf_model_type")))
         if mt is None:
             return None
         own = mt.keys.get(name)
@@ -1940,12 +1962,12 @@ def _reader(name: str, keys: list[str]) -> Callable[..., Any]:
     return read
 
 
-def _writer(name: str, keys: list[str]) -> Callable[..., Any]:
-    def write(**kw: Any) -> dict[str, Any]:
+def _writer(name: str) -> Callable[..., Any]:
+    def write(**kw: Any) -> Any:
         value = kw["value"]
         mt = _hf.table().model_type(kw.get("family"), kw.get("position_embedding"))
         if mt is None:
-            return {}
+            raise Unexpressible(HF_NO_FAMILY)
         if name in mt.fixed or name in mt.same_as:
             expected = _resolve(mt.fixed[name], kw) if name in mt.fixed else kw.get(field_ident(mt.same_as[name]))
             if expected is None or is_close(value, expected):
@@ -1954,7 +1976,7 @@ def _writer(name: str, keys: list[str]) -> Callable[..., Any]:
             return Approx({}, f"HF {mt.name} hard-wires {name}{what}: {value!r} is not expressible")
         own = mt.keys.get(name)
         if own is None:
-            return Approx({}, f"HF {mt.name} has no setting for {name}")
+            return {}  # hf.yaml leaves out what does not apply (one norm per branch in a sequential block)
         return {ident(_hf.PREFIX + own): _write_value(name, mt, value, kw)}
 
     return write
@@ -1979,9 +2001,10 @@ def field_formulas() -> list[Formula]:
     for name in hf.fields():
         keys = hf.spellings(name)
         extras = [field_ident(f) for f in _hf.EXTRAS.get(name, ())]
-        read = _signed(_reader(name, keys), [ident(_hf.PREFIX + k) for k in keys] + ["family", *extras])
-        write = _signed(_writer(name, keys), ["value", "family", "position_embedding", *extras])
-        out.append(Formula(formula_name(name), read, write))
+        read = _signed(_reader(name, keys), [ident(_hf.PREFIX + k) for k in keys] + ["hf_model_type", *extras])
+        write = _signed(_writer(name), ["value", "family", "position_embedding", *extras])
+        out.append(Formula(formula_name(name), read, write,
+                           frozenset(inspect.signature(read).parameters), frozenset(inspect.signature(write).parameters)))
     return out
 
 
@@ -1990,19 +2013,22 @@ class HfModelType:
     """model_type (+ architectures) <-> model.family and the position embedding the class hard-wires."""
 
     @staticmethod
-    def read(hf_model_type: str | None, hf_architectures: Any) -> Any:
+    def read(hf_model_type: str | None, hf_architectures: Any, hf_use_parallel_residual: Any) -> Any:
         if hf_model_type is None:
             return {}
         mt = _hf.table().types.get(str(hf_model_type))
         if mt is None:
             return Extension(f"HF model_type {hf_model_type!r}: neoconv maps {', '.join(_hf.table().types)}")
-        return {"family": mt.family, "position_embedding": mt.fixed.get("model.position_embedding")}
+        family = mt.family
+        if mt.name == "gpt_neox" and hf_use_parallel_residual is False:
+            family = "gpt2"  # a sequential GPT-NeoX block is what the other frameworks call GPT-2 style
+        return {"family": family, "position_embedding": mt.fixed.get("model.position_embedding")}
 
     @staticmethod
     def write(family: str | None, position_embedding: str | None) -> Any:
         mt = _hf.table().model_type(family, position_embedding)
         if mt is None:
-            return {}
+            raise Unexpressible(HF_NO_FAMILY)
         out = {"hf_model_type": mt.name, "hf_architectures": list(mt.architectures)}
         fixed = mt.fixed.get("model.position_embedding")
         if position_embedding is not None and position_embedding != fixed:
@@ -2032,3 +2058,38 @@ class NeoxSave:
             return Approx({}, f"save: {value} not written: NeoX refuses `save` without checkpoint_factor; "
                               "give --set checkpoint.interval=N")  # fmt: skip
         return {"save": value}
+
+
+@formula("neox_optimizer_type")
+class NeoxOptimizerType:
+    """NeoX optimizer.type (a case-insensitive Literal, neox_args.py) <-> canonical optimizer.
+
+    NeoX's "Adam" is FusedAdam with adam_w_mode=True (decoupled weight decay). NeoX has no coupled
+    Adam and no AdaFactor/Lamb/...: they become "Adam" so the config loads (NeoX exits without an
+    optimizer), reported lossy; coupled Adam without weight decay is the same algorithm.
+    """
+
+    NAMES = {"adam": "adamw", "cpu_adam": "adamw", "cpu_torch_adam": "adamw", "onebitadam": "onebitadam", "sgd": "sgd",
+             "lion": "lion", "sm3": "sm3", "madgrad_wd": "madgrad_wd"}  # fmt: skip
+    WRITE = {"adamw": "Adam", "onebitadam": "onebitadam", "sgd": "sgd", "lion": "lion"}
+
+    @staticmethod
+    def read(optimizer_type: str | None) -> Any:
+        if optimizer_type is None:
+            return None
+        name = NeoxOptimizerType.NAMES.get(str(optimizer_type).lower())
+        if name is None:
+            raise ValueError(f"unknown optimizer type {optimizer_type!r}; NeoX accepts {', '.join(NeoxOptimizerType.NAMES)}")
+        if name in ("sm3", "madgrad_wd"):
+            return Extension(f"NeoX optimizer {optimizer_type} has no counterpart elsewhere")
+        return name
+
+    @staticmethod
+    def write(value: str, weight_decay: float | None) -> Any:
+        if value in NeoxOptimizerType.WRITE:
+            return {"optimizer_type": NeoxOptimizerType.WRITE[value]}
+        if value == "adam" and not weight_decay:
+            return {"optimizer_type": "Adam"}  # without weight decay Adam and AdamW are one algorithm
+        why = ("adds weight decay to the gradient (L2); NeoX's Adam decouples it (AdamW)" if value == "adam"
+               else "is not a NeoX optimizer")  # fmt: skip
+        return {"optimizer_type": Approx("Adam", f"{value} {why}: wrote NeoX's Adam so the config loads; choose a NeoX optimizer")}

@@ -105,10 +105,11 @@ def unplaceable(leaf: str, layout: str | None) -> str | None:
 def write(leaves: dict[str, Any], meta: dict[str, Any]) -> dict[str, Any]:
     if meta.get("layout") == "trainer":
         shape = meta.get("source") or {}  # same-format: what the trainer source left out or spelled its way
-        document, moved, inferred = cerebras_layout.to_trainer(
+        document, moved, reshaped, inferred = cerebras_layout.to_trainer(
             leaves, meta.get("model_family"), shape.get("absent_places"), shape.get("schedule")
         )  # fmt: skip
         meta["target_paths"] = moved
+        meta["reshaped"] = reshaped
         meta["model_name_inferred"] = inferred
         return document
     tree = unflatten({k: v for k, v in leaves.items() if unplaceable(k, "legacy") is None})

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 import yaml
@@ -80,7 +80,7 @@ def _empty(value: Any) -> bool:
     return value is None or (isinstance(value, (dict, list, tuple)) and not value)
 
 
-@lru_cache(maxsize=None)
+@cache
 def layout() -> Layout:
     raw = yaml.safe_load((data_dir("mappings") / "cerebras-layouts.yaml").read_text(encoding="utf-8"))
     places: list[Place] = []
@@ -191,8 +191,9 @@ def convert_lr_scheduler(spec: Any, adjust_learning_rate: Any = None) -> dict[st
 
 def to_trainer(
     leaves: dict[str, Any], family: str | None, absent: list[list[str]] | None = None, schedule: Any = None
-) -> tuple[dict[str, Any], dict[str, str], bool]:
-    """Legacy-view leaves -> (trainer document, leaf -> trainer path it went to, model name inferred).
+) -> tuple[dict[str, Any], dict[str, str], dict[str, str], bool]:
+    """Legacy-view leaves -> (trainer document, leaf -> trainer path it went to, leaf -> how its
+    form changed, model name inferred).
 
     `absent` and `schedule` come from a same-format trainer source (View.absent, View.schedule)."""
     spec = layout()
@@ -217,7 +218,7 @@ def to_trainer(
                         body = bodies[(section, place.cls)] = {}
                     inner = ((place.body_key,) if place.body_key else ()) + tail
                     _set(body, inner, copy.deepcopy(value))
-                where = ".".join((RESIDUE, *place.trainer, place.cls, *(((place.body_key,) if place.body_key else ())), *tail))
+                where = ".".join((RESIDUE, *place.trainer, place.cls, *((place.body_key,) if place.body_key else ()), *tail))
             else:
                 if not place.as_is and _empty(_clean(value)):
                     continue
@@ -228,10 +229,12 @@ def to_trainer(
     init = trainer["init"]
     _sparsity_summaries(leaves, bodies)
     adjust = init.get("optimizer", {}).get("adjust_learning_rate") if isinstance(init.get("optimizer"), dict) else None
+    reshaped: dict[str, str] = {}
     if schedule is not None and leaves.get("optimizer.learning_rate") == schedule[0]:
         init["schedulers"] = copy.deepcopy(schedule[1])  # unchanged: as the source spelled it
     elif "schedulers" in init:
         init["schedulers"] = [convert_lr_scheduler(init["schedulers"], adjust)]
+        reshaped["optimizer.learning_rate"] = "as cstorch scheduler classes: " + ", ".join(_class_names(init["schedulers"]))
     elif isinstance(init.get("optimizer"), dict) and "learning_rate" in init["optimizer"]:
         constant = {"scheduler": "ConstantLR", "learning_rate": float(init["optimizer"]["learning_rate"])}
         init["schedulers"] = [convert_lr_scheduler(constant, adjust)]
@@ -246,6 +249,7 @@ def to_trainer(
         rest = dict(optimizer)
         name = str(rest.pop("optimizer_type"))
         init["optimizer"] = {name: rest}
+        reshaped["optimizer.optimizer_type"] = f"the optimizer class: {{{name}: {{...}}}}"
         for leaf, where in moved.items():
             if where.startswith("trainer.init.optimizer."):
                 tail = where[len("trainer.init.optimizer.") :]
@@ -268,7 +272,19 @@ def to_trainer(
     ordered = {key: init[key] for key in spec.init_order if key in init}
     ordered.update({k: v for k, v in init.items() if k not in ordered})
     trainer["init"] = ordered
-    return {"trainer": trainer}, moved, inferred
+    return {"trainer": trainer}, moved, reshaped, inferred
+
+
+def _class_names(node: Any) -> list[str]:
+    """Scheduler class names in a converted schedule, outermost first."""
+    names: list[str] = []
+    for entry in node if isinstance(node, list) else [node]:
+        if isinstance(entry, dict) and len(entry) == 1:
+            (cls, body), = entry.items()
+            names.append(cls)
+            if isinstance(body, dict):
+                names += _class_names(body.get("schedulers", body.get("scheduler", [])))
+    return names
 
 
 def _sparsity_summaries(leaves: dict[str, Any], bodies: dict[tuple[str, str], Any]) -> None:
@@ -373,7 +389,7 @@ def unconvert_lr_scheduler(entry: Any) -> Any:
         raise ValueError("not a {Class: {...}} scheduler")
     (cls, body), = entry.items()
     if not isinstance(body, dict):
-        raise ValueError("scheduler settings must be a mapping")
+        raise ValueError("scheduler settings must be a mapping")  # noqa: TRY004 - caught as "no legacy form"
     if cls.lower() in ("sequentiallr", "chainedscheduler", "chainedlr"):
         if set(body) != {"schedulers"} or not isinstance(body["schedulers"], list):
             raise ValueError("only `schedulers` has a legacy form")
@@ -389,7 +405,7 @@ def unconvert_lr_scheduler(entry: Any) -> Any:
 
 
 def from_trainer(trainer: dict[str, Any]) -> View:
-    spec = layout()
+
     view = View({}, {}, {})
     order: dict[str, int] = {}
 
@@ -435,6 +451,8 @@ def from_trainer(trainer: dict[str, Any]) -> View:
             leaf = "optimizer.optimizer_type" if len(path) == 3 else ".".join(("optimizer", *path[3:]))
             if not add(leaf, path[2] if len(path) == 3 else value, alias, rank):
                 keep(path, value, rank)
+            elif len(path) == 3:
+                view.notes[leaf] = f"the optimizer class {path[2]}"
             continue
         if path[:2] == ("init", "optimizer"):
             keep(path, value, rank)  # not one {Class: {...}}: no legacy form
@@ -445,6 +463,7 @@ def from_trainer(trainer: dict[str, Any]) -> View:
                 keep(path, value, rank)
             else:
                 view.schedule = (legacy, value)
+                view.notes["optimizer.learning_rate"] = "read from the cstorch scheduler classes"
             continue
         if path in (("init", "callbacks"), ("init", "loggers")):
             rest = _callback_leaves(path[1], value, rank, add)

@@ -12,13 +12,15 @@ back as the classic keys).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 import yaml
 
 from ..resources import data_dir
+
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # safe loading only; C when available
 
 PREFIX = "hf."  # where mappings/veomni.yaml keeps config.json keys
 SELECTORS = ("model.family", "model.position_embedding")  # what the written model_type depends on
@@ -56,7 +58,6 @@ class ModelType:
 class HfTable:
     choose: tuple[dict[str, Any], ...]
     types: dict[str, ModelType]
-    by_family: dict[str, str] = field(default_factory=dict)
 
     def model_type(self, family: str | None, position_embedding: str | None) -> ModelType | None:
         """The model_type written for an IR (first matching `choose` entry); None without a family."""
@@ -89,7 +90,7 @@ class HfTable:
 
 @lru_cache(maxsize=None)
 def table() -> HfTable:
-    raw = yaml.safe_load((data_dir("mappings") / "hf.yaml").read_text(encoding="utf-8"))
+    raw = yaml.load((data_dir("mappings") / "hf.yaml").read_text(encoding="utf-8"), Loader=_LOADER)
     types: dict[str, ModelType] = {}
     for name, spec in raw["model_types"].items():
         types[name] = ModelType(
@@ -107,13 +108,7 @@ def table() -> HfTable:
     for entry in choose:
         if entry["model_type"] not in types:
             raise ValueError(f"hf.yaml: choose names unknown model_type {entry['model_type']!r}")
-    return HfTable(choose, types, {mt.family: name for name, mt in types.items()})
-
-
-def read_type(family: str | None) -> ModelType | None:
-    """The model_type a config.json had, from the family its model_type read as (1:1)."""
-    name = table().by_family.get(family or "")
-    return table().types.get(name) if name else None
+    return HfTable(choose, types)
 
 
 # --------------------------------------------------------------------------------------------
@@ -135,8 +130,6 @@ def lift_rope_parameters(config: dict[str, Any]) -> tuple[dict[str, Any], dict[s
         if inner in rest and classic and classic not in out and classic != "rotary_dim":
             out[classic] = rest.pop(inner)
             lifted[classic] = f"rope_parameters.{inner}"
-    if rest.get("rope_type") in ("default", None) and set(rest) <= {"rope_type"}:
-        rest = {}  # plain RoPE: nothing left to say
     if rest:
         out["rope_parameters"] = rest
     else:

@@ -1,0 +1,229 @@
+"""Cerebras trainer layout (Model Zoo 2.3+): reading, writing, and the legacy -> trainer migration.
+
+`cerebras2cerebras --layout trainer` must produce what Cerebras' own
+convert_legacy_params_to_trainer_params produces (the oracle test runs it on every legacy corpus
+file), plus the `trainer.init.model.name` Model Zoo 2.4+ requires.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import oracles
+import pytest
+import yaml
+from cerebras_corpus import (
+    LEGACY,
+    TRAINER,
+    assert_report_covers,
+    numbers,
+    rel,
+    translate_or_known,
+)
+from conftest import CORPUS, corpus_dir
+
+from translator import InputError, Status, translate
+from translator.formats import cerebras
+from translator.io import flatten
+from translator.mapping import load_table
+from translator.validate import schema_errors
+
+# ---- legacy -> trainer ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", LEGACY, ids=rel)
+def test_every_legacy_file_migrates_to_the_trainer_layout(path: Path) -> None:
+    result = translate_or_known(path, "cerebras", layout="trainer")
+    if result is None:
+        return
+    document = yaml.safe_load(result.dump())
+    assert schema_errors(document, "cerebras-trainer") == []
+    assert set(document) == {"trainer"}
+    assert isinstance(document["trainer"]["init"]["model"]["name"], str)
+    assert_report_covers(result, path)
+    # every leaf is carried, or dropped because the trainer layout (and Cerebras' converter) has no place for it
+    for entry in result.report.entries:
+        assert entry.status in (Status.EXACT, Status.CONVERTED, Status.UNKNOWN, Status.DROPPED), entry
+        if entry.status is Status.DROPPED:
+            assert "convert_legacy_params_to_trainer_params" in entry.detail or "ignores" in entry.detail
+
+
+@pytest.mark.parametrize("path", LEGACY, ids=rel)
+def test_legacy_trainer_legacy_is_the_identity(path: Path, tmp_path: Path) -> None:
+    there = translate_or_known(path, "cerebras", layout="trainer")
+    if there is None:
+        return
+    middle = tmp_path / "trainer.yaml"
+    middle.write_text(there.dump())
+    back = translate(middle, "cerebras", "cerebras", layout="legacy")
+    dropped = {e.source_key for e in there.report.entries if e.status is Status.DROPPED}
+    original = {k: v for k, v in flatten(numbers(yaml.safe_load(path.read_text()))).items() if k not in dropped}
+    assert flatten(yaml.safe_load(back.dump())) == original
+
+
+def test_gptj_6b_migration_values() -> None:
+    corpus_dir("cerebras-legacy")
+    result = translate(CORPUS / "cerebras-legacy" / "gptj" / "params_gptj_6B.yaml", "cerebras", "cerebras", layout="trainer")
+    init = result.config["trainer"]["init"]
+    assert init["model"]["name"] == "gptj"  # inferred: legacy GPT-J configs carry residual_dropout_rate
+    assert init["optimizer"] == {"adamw": {"eps": 1e-6, "weight_decay": 0.1, "correct_bias": True}}
+    assert init["schedulers"] == [{"SequentialLR": {"schedulers": [
+        {"LinearLR": {"total_iters": 12800, "initial_learning_rate": 0.0, "end_learning_rate": 5.809e-5}},
+        {"CosineDecayLR": {"initial_learning_rate": 5.809e-5, "total_iters": 1280000, "end_learning_rate": 5.809e-6}},
+        {"ConstantLR": {"learning_rate": 5.809e-6}},
+    ]}}]  # fmt: skip
+    assert init["precision"] == {"enabled": True, "max_gradient_norm": 1.0}
+    assert init["loop"] == {"max_steps": 1493333}
+    assert init["checkpoint"] == {"steps": 10000} and init["logging"] == {"log_steps": 100} and init["seed"] == 1
+    fit = result.config["trainer"]["fit"]
+    assert fit["train_dataloader"]["batch_size"] == 120 and len(fit["train_dataloader"]["data_dir"]) == 10
+    assert result.config["trainer"]["validate"]["val_dataloader"] == fit["val_dataloader"]
+    by = result.report.by_source()
+    assert by["optimizer.max_gradient_norm"].target_key == "trainer.init.precision.max_gradient_norm"
+    assert by["optimizer.learning_rate"].target_key == "trainer.init.schedulers"
+    assert by["runconfig.use_cs_grad_accum"].status is Status.DROPPED
+    assert "model.name 'gptj' is inferred" in result.dump()
+
+
+def test_scalar_lr_becomes_a_constant_scheduler_and_flags_become_callbacks() -> None:
+    legacy = {
+        "train_input": {"batch_size": 8, "micro_batch_size": 2},
+        "model": {"hidden_size": 64, "num_heads": 4, "mixed_precision": True, "fp16_type": "bfloat16"},
+        "optimizer": {"optimizer_type": "SGD", "learning_rate": 0.01, "log_summaries": True, "grad_accum_steps": 4},
+        "runconfig": {"max_steps": 10, "max_checkpoints": 3, "num_csx": 2, "mode": "train", "checkpoint_path": "c.mdl"},
+    }
+    trainer = translate(legacy, "cerebras", "cerebras", layout="trainer").config["trainer"]
+    init = trainer["init"]
+    assert init["optimizer"] == {"SGD": {"learning_rate": 0.01}}
+    assert init["schedulers"] == [{"ConstantLR": {"learning_rate": 0.01}}]
+    assert init["precision"] == {"enabled": True, "fp16_type": "bfloat16", "log_loss_scale": True}
+    assert init["loop"] == {"max_steps": 10, "grad_accum_steps": 4}
+    assert init["callbacks"] == [{"ScopedTrainFlags": {"csx.performance.micro_batch_size": 2}}, {"ComputeNorm": {}},
+                                 {"KeepNCheckpoints": {"n": 3}}]  # fmt: skip
+    assert init["backend"] == {"cluster_config": {"num_csx": 2}}
+    assert "micro_batch_size" not in trainer["fit"]["train_dataloader"] and trainer["fit"]["ckpt_path"] == "c.mdl"
+    assert "mixed_precision" not in init["model"] and "validate" not in trainer  # no eval_input: no validate
+
+
+# ---- trainer -> legacy / neox / trainer -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", TRAINER, ids=rel)
+def test_every_trainer_file_reads_and_converts(path: Path) -> None:
+    legacy = translate_or_known(path, "cerebras", layout="legacy")
+    if legacy is None:
+        return
+    assert_report_covers(legacy, path)
+    document = yaml.safe_load(legacy.dump())
+    # numbers(): a YAML 1.1 float string inside a list (one source file has '6e-06' in its schedule) is kept as written
+    assert "trainer" not in document and schema_errors(numbers(document), "cerebras") == []
+    neox = translate(path, "cerebras", "neox")
+    assert_report_covers(neox, path)
+    assert schema_errors(yaml.safe_load(neox.dump()), "neox") == []
+
+
+@pytest.mark.parametrize("path", TRAINER, ids=rel)
+def test_trainer_to_trainer_is_the_identity(path: Path) -> None:
+    result = translate_or_known(path, "cerebras", layout="trainer")
+    if result is None:
+        return
+    # top-level YAML 1.1 float strings ('1e-05') come out as numbers (reported converted); numbers() evens out the rest
+    assert numbers(json.loads(json.dumps(result.config))) == numbers(yaml.safe_load(path.read_text()))
+    assert all(e.target_key is None or e.target_key.startswith("trainer.") for e in result.report.entries)
+
+
+def test_llama3_trainer_file_read_values() -> None:
+    corpus_dir("cerebras-trainer")
+    path = CORPUS / "cerebras-trainer" / "llama" / "params_llama3p1_8b_msl_8k.yaml"
+    result = translate(path, "cerebras", "neox")
+    ir = result.ir.plain()
+    assert ir["model.family"] == "llama" and ir["model.num_kv_heads"] == 8 and ir["model.rotary_base"] == 500000.0
+    assert ir["optim.type"] == "adam" and ir["optim.grad_clip"] == 1.0 and ir["precision.dtype"] == "cbf16"
+    assert ir["schedule.warmup_steps"] == 4768 and ir["schedule.decay_style"] == "constant"  # one rising LinearLR
+    by = result.report.by_source()
+    assert by["trainer.init.optimizer.Adam"].target_key == "optimizer.type"
+    assert by["trainer.init.precision.max_gradient_norm"].target_key == "deepspeed_extra_args.gradient_clipping"
+    # the validate loaders repeat fit.val_dataloader: reported once each, as repeats
+    assert "repeats trainer.fit.val_dataloader.batch_size" in by["trainer.validate.val_dataloader.batch_size"].detail
+    # the line of a trainer key, for errors and reports
+    source = cerebras.read([str(path)])
+    assert source.line_of("model.rope_theta") == path.read_text().splitlines().index("      rope_theta: 500000.0") + 1
+
+
+def test_a_list_of_trainers_is_refused_with_a_reason(tmp_path: Path) -> None:
+    path = tmp_path / "phases.yaml"
+    path.write_text("trainer:\n- init: {model: {name: gpt2}}\n- init: {model: {name: gpt2}}\n")
+    with pytest.raises(InputError, match="multi-phase training.*each list item in a file of its own") as err:
+        translate(path, "cerebras", "neox")
+    assert err.value.file == str(path)
+
+
+def test_legacy_sections_beside_trainer_are_refused(tmp_path: Path) -> None:
+    path = tmp_path / "mixed.yaml"
+    path.write_text("trainer: {init: {model: {name: gpt2}}}\nrunconfig: {max_steps: 5}\n")
+    with pytest.raises(InputError, match="'runconfig' beside `trainer`"):
+        translate(path, "cerebras", "neox")
+
+
+# ---- neox -> cerebras trainer -----------------------------------------------------------------------
+
+
+def test_neox_to_trainer_names_the_model_and_trainer_paths(pythia160m: Path) -> None:
+    result = translate(pythia160m, "neox", "cerebras", layout="trainer", world_size=8, set_values={"model.vocab_size": 50304})
+    init = result.config["trainer"]["init"]
+    assert init["model"]["name"] == "gpt-neox" and init["model"]["use_untied_layer_norm"] is True
+    assert init["model"]["rotary_dim"] == 16
+    assert set(init["optimizer"]) == {"AdamW"} and init["optimizer"]["AdamW"]["eps"] == 1e-8
+    sequential = init["schedulers"][0]["SequentialLR"]["schedulers"]
+    assert [next(iter(s)) for s in sequential] == ["LinearLR", "CosineDecayLR"]
+    assert init["precision"]["fp16_type"] == "float16" and init["precision"]["loss_scaling_factor"] == "dynamic"
+    assert result.config["trainer"]["fit"]["train_dataloader"]["batch_size"] == 256
+    assert schema_errors(yaml.safe_load(result.dump()), "cerebras-trainer") == []
+    by = result.report.by_source()
+    assert by["num_layers"].target_key == "trainer.init.model.num_hidden_layers"
+    assert by["train_iters"].target_key == "trainer.init.loop.max_steps"
+
+
+def test_cli_layout_option(runner: Any, pythia160m: Path) -> None:
+    from translator.cli import main
+
+    result = runner.invoke(main, ["neox2cerebras", str(pythia160m), "--layout", "trainer", "-q"])
+    assert result.exit_code == 0 and yaml.safe_load(result.stdout)["trainer"]["init"]["model"]["name"] == "gpt-neox"
+    result = runner.invoke(main, ["neox2cerebras", str(pythia160m), "--layout", "flat", "-q"])
+    assert result.exit_code == 2 and "legacy, trainer" in result.stderr
+
+
+def test_round_trip_neox_trainer_neox_keeps_what_cerebras_expresses(pythia160m: Path, tmp_path: Path) -> None:
+    there = translate(pythia160m, "neox", "cerebras", layout="trainer", world_size=8, set_values={"model.vocab_size": 50304})
+    middle = tmp_path / "t.yaml"
+    middle.write_text(there.dump())
+    back = translate(middle, "cerebras", "neox")
+    owner = load_table("neox").key_owner()
+    carried = {f for e in there.report.entries if e.status in (Status.EXACT, Status.CONVERTED) and e.source_key in owner
+               for f in owner[e.source_key].fields}  # fmt: skip
+    start, end = there.ir.plain(), back.ir.plain()
+    assert len(carried) > 25
+    for name in carried:
+        a, b = start.get(name), end.get(name)
+        assert a == b or (isinstance(a, float) and math.isclose(a, b, rel_tol=1e-9)), (name, a, b)
+
+
+# ---- oracle: Cerebras' own converter ------------------------------------------------------------------
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("path", LEGACY, ids=rel)
+def test_migration_agrees_with_cerebras_converter(path: Path) -> None:
+    convert = oracles.cerebras_converter()
+    if convert is None:
+        pytest.skip(f"Cerebras' converter cannot be loaded: {oracles.why_not.get('cerebras')}")
+    ours = translate_or_known(path, "cerebras", layout="trainer")
+    if ours is None:
+        return
+    theirs = json.loads(json.dumps(convert(numbers(yaml.safe_load(path.read_text())))))
+    mine = json.loads(json.dumps(ours.config))
+    assert mine["trainer"]["init"]["model"].pop("name")  # Cerebras' converter adds none; 2.4+ needs one
+    assert mine == theirs
