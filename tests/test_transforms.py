@@ -90,7 +90,8 @@ def test_cerebras_schedule_cosine_round_trip():
         {"scheduler": "CosineDecay", "initial_learning_rate": 2e-4, "end_learning_rate": 2e-5, "total_iters": 141570},
     ]
     back = sched.read(out, 143000)
-    assert back == {"warmup_steps": 1430.0, "lr": 2e-4, "decay_style": "cosine", "min_lr": 2e-5, "decay_steps": 143000}
+    assert back == {"warmup_steps": 1430.0, "lr": 2e-4, "decay_style": "cosine", "min_lr": 2e-5, "decay_steps": 143000,
+                    "warmup_start_lr": 0.0, "warmup_type": "linear"}
 
 
 def test_cerebras_schedule_linear_reaches_min_lr_early():
@@ -119,7 +120,20 @@ def test_cerebras_schedule_reads_real_gptj_list():
         {"scheduler": "Constant", "learning_rate": 5.809e-6},
     ]
     got = FORMULAS["cerebras_lr_schedule"].read(spec, 1493333)
-    assert got == {"warmup_steps": 12800.0, "lr": 5.809e-5, "decay_style": "cosine", "min_lr": 5.809e-6, "decay_steps": 1292800}
+    assert got == {"warmup_steps": 12800.0, "lr": 5.809e-5, "decay_style": "cosine", "min_lr": 5.809e-6, "decay_steps": 1292800,
+                   "warmup_start_lr": 0.0, "warmup_type": "linear"}
+
+
+def test_warmup_start_and_type_reach_cerebras():
+    sched = FORMULAS["cerebras_lr_schedule"]
+    out = sched.write(1e-3, "cosine", 100.0, 1000, 0.0, 1000, 1e-5, "linear")["optimizer_learning_rate"]
+    assert out[0]["initial_learning_rate"] == 1e-5  # e.g. DeepSpeed warmup_min_lr
+    value, lossy = unwrap(sched.write(1e-3, "cosine", 100.0, 1000, 0.0, 1000, 0.0, "log")["optimizer_learning_rate"])
+    assert "log warmup" in lossy
+    with pytest.raises(Exception, match="only warms up linearly"):
+        FORMULAS["linear_warmup"].write("log")
+    with pytest.raises(Exception, match="lr / warmup_iters"):
+        FORMULAS["warmup_from_zero"].write(1e-5)
 
 
 def test_neox_precision_follows_what_neox_does():

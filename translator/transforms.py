@@ -728,6 +728,8 @@ class CerebrasLrSchedule:
         decay_steps: int | None,
         min_lr: float | None,
         steps: int | None,
+        warmup_start_lr: float | None = None,
+        warmup_type: str | None = None,
     ) -> dict[str, Any]:
         if lr is None:
             return {}
@@ -740,7 +742,10 @@ class CerebrasLrSchedule:
         if warm_i != warm:
             lossy.append(f"warmup of {warm:g} steps rounded to {warm_i}")
         if warm_i > 0:
-            phases.append({"scheduler": "Linear", "initial_learning_rate": 0.0, "end_learning_rate": lr, "total_iters": warm_i})
+            if warmup_type not in (None, "linear"):
+                lossy.append(f"{warmup_type} warmup (schedule.warmup_type) written as Cerebras' linear warmup")
+            start = warmup_start_lr or 0.0
+            phases.append({"scheduler": "Linear", "initial_learning_rate": start, "end_learning_rate": lr, "total_iters": warm_i})
         end = decay_steps if decay_steps is not None else steps
         span = (end - warm_i) if end is not None else None
         if style == "constant" or span is None or span <= 0:
@@ -791,6 +796,8 @@ class CerebrasLrSchedule:
         if names[0] == "linear" and float(first.get("initial_learning_rate", 0.0)) < float(first.get("end_learning_rate", 0.0)):
             out["warmup_steps"] = float(first.get("total_iters", 0))
             out["lr"] = float(first["end_learning_rate"])
+            out["warmup_start_lr"] = float(first.get("initial_learning_rate", 0.0))
+            out["warmup_type"] = "linear"
             i = 1
         warm = int(out["warmup_steps"])
         rest = phases[i:]
@@ -2093,3 +2100,33 @@ class NeoxOptimizerType:
         why = ("adds weight decay to the gradient (L2); NeoX's Adam decouples it (AdamW)" if value == "adam"
                else "is not a NeoX optimizer")  # fmt: skip
         return {"optimizer_type": Approx("Adam", f"{value} {why}: wrote NeoX's Adam so the config loads; choose a NeoX optimizer")}
+
+
+@formula("linear_warmup")
+class LinearWarmup:
+    """Frameworks whose warmup is always linear: reading says so; a log warmup cannot be written."""
+
+    @staticmethod
+    def read() -> str:
+        return "linear"
+
+    @staticmethod
+    def write(value: str) -> dict[str, Any]:
+        if value != "linear":
+            raise Unexpressible(f"a {value} warmup: this framework only warms up linearly")
+        return {}
+
+
+@formula("warmup_from_zero")
+class WarmupFromZero:
+    """NeoX's warmup starts at (about) zero: lr * max(1, n) / warmup_iters."""
+
+    @staticmethod
+    def read() -> float:
+        return 0.0
+
+    @staticmethod
+    def write(value: float) -> dict[str, Any]:
+        if value:
+            raise Unexpressible(f"a warmup starting at {value:g}: NeoX's warmup starts at lr / warmup_iters")
+        return {}
