@@ -85,3 +85,10 @@ def test_generated_schemas_are_fresh(tool: str) -> None:
 def test_mapping_yaml_is_plain_yaml() -> None:
     for path in (ROOT / "mappings").glob("*.yaml"):
         assert isinstance(yaml.safe_load(path.read_text()), dict)
+
+
+def test_generated_mapping_reference_is_fresh() -> None:
+    from translator.docs import render
+
+    current = (ROOT / "docs" / "mappings.md").read_text(encoding="utf-8")
+    assert current == render(), "docs/mappings.md is stale: run `neoconv docs -o docs/mappings.md`"
