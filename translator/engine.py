@@ -311,7 +311,10 @@ def _suggest(leaf: str, schema: SchemaIndex, table: Table) -> str:
     slot = (id(schema), id(table))
     if slot not in _CANDIDATES:
         _CANDIDATES[slot] = sorted(set(schema.all_keys()) | {k for r in table.rules for k in r.keys})
-    close = difflib.get_close_matches(leaf, _CANDIDATES[slot], n=1, cutoff=0.75)
+    # a ratio >= 0.75 needs the shorter name to be >= 0.6 of the longer: skip hopeless candidates
+    size = len(leaf)
+    near = [c for c in _CANDIDATES[slot] if 0.6 * max(size, len(c)) <= min(size, len(c))]
+    close = difflib.get_close_matches(leaf, near, n=1, cutoff=0.75)
     name = table.title
     if close:
         return f"not a {name} parameter; did you mean {close[0]}?"
