@@ -18,10 +18,6 @@ TRAINER = corpus_files("cerebras-trainer", "**/*.yaml")
 UNREADABLE = {
     # the published file repeats `a:` in one initializer; YAML would silently keep the last
     "gpt3/Cerebras_GPT/256m_mup.yaml": "duplicate key 'a'",
-    # `custom_labels: None` is the string "None" where the docs type a list
-    "dit/params_dit_base_patchsize_2x2.yaml": "custom_labels",
-    "dit/params_dit_small_patchsize_2x2.yaml": "custom_labels",
-    "dit/params_dit_xlarge_patchsize_2x2.yaml": "custom_labels",
 }
 
 

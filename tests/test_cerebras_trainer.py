@@ -119,7 +119,10 @@ def test_every_trainer_file_reads_and_converts(path: Path) -> None:
     assert_report_covers(legacy, path)
     document = yaml.safe_load(legacy.dump())
     # numbers(): a YAML 1.1 float string inside a list (one source file has '6e-06' in its schedule) is kept as written
-    assert "trainer" not in document and schema_errors(numbers(document), "cerebras") == []
+    # a value kept as the user wrote it despite the documented type is named in the report instead
+    flagged = {e.source_key.split(".")[-1] for e in legacy.report.entries if "documented type" in e.detail}
+    errors = [e for e in schema_errors(numbers(document), "cerebras") if e.split(":")[0].split(".")[-1] not in flagged]
+    assert "trainer" not in document and errors == []
     neox = translate(path, "cerebras", "neox")
     assert_report_covers(neox, path)
     assert schema_errors(yaml.safe_load(neox.dump()), "neox") == []

@@ -30,6 +30,7 @@ class LeafFate:
     kind: str  # rule | unsupported | extension | unknown | user | unresolved
     rule: Rule | None = None
     detail: str = ""
+    caveat: str = ""  # kept even when a same-format translation carries the leaf as written
 
 
 @dataclass
@@ -250,7 +251,13 @@ def ingest(
     for leaf, fate in fates.items():
         if fate.kind != "unknown":
             continue
-        _coerce_input(source, schema, leaf, leaves[leaf])  # the framework refuses a wrong type even in a key we drop
+        type_note = ""
+        try:
+            _coerce_input(source, schema, leaf, leaves[leaf])  # the framework refuses a wrong type even in a key we drop
+        except InputError as exc:
+            if not table.lenient_types:
+                raise
+            type_note = f"does not match the documented type ({exc.message}); not used by the translation"
         reason = _unsupported_reason(table, leaf)
         if reason is not None:
             fates[leaf] = LeafFate("unsupported", detail=reason)
@@ -260,6 +267,9 @@ def ingest(
             ir.extensions.setdefault(source.format, {})[leaf] = leaves[leaf]
         else:
             fates[leaf] = LeafFate("unknown", detail=_suggest(leaf, schema, table))
+        if type_note:
+            fates[leaf].detail = "; ".join(x for x in (type_note, fates[leaf].detail) if x)
+            fates[leaf].caveat = type_note
     for leaf, note in source.notes.items():
         if leaf in fates and note:
             fates[leaf].detail = "; ".join(x for x in (note, fates[leaf].detail) if x)
@@ -526,7 +536,7 @@ def _passed_entry(leaf: str, ingested: Ingested, fate: LeafFate) -> Entry:
         return Entry(leaf, leaf, Status.UNKNOWN, _join(fate.detail, "carried as written"))
     if leaf in ingested.coerced:
         return Entry(leaf, leaf, Status.CONVERTED, fate.detail if fate.kind == "rule" else "")
-    return Entry(leaf, leaf, Status.EXACT, fate.detail if fate.kind == "rule" else "")
+    return Entry(leaf, leaf, Status.EXACT, fate.detail if fate.kind == "rule" else fate.caveat)
 
 
 _LOSS = ""  # _apply_write key for "nothing written, and why" (a formula returning Approx)

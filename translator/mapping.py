@@ -94,6 +94,7 @@ class Table:
     absent: dict[str, str] = field(default_factory=dict)
     extension_reasons: dict[str, str] = field(default_factory=dict)
     order: tuple[str, ...] = ()
+    lenient_types: bool = False  # unmapped keys may not match the documented type (the docs are loose)
 
     def rules_for_field(self, name: str) -> list[Rule]:
         return [r for r in self.rules if name in r.fields]
@@ -110,6 +111,7 @@ class Table:
         return Table(
             self.format, self.title, self.versions, keep(self.rules), keep(self.read_order),
             self.unsupported, self.source_file, self.absent, self.extension_reasons, self.order,
+            self.lenient_types,
         )  # fmt: skip
 
 
@@ -267,7 +269,8 @@ def load_table(fmt: str) -> Table:
             if slot in claimed:
                 raise MappingTableError(f"{name}: key {key!r} is claimed by two rules ({claimed[slot]}, {rule.label})")
             claimed[slot] = rule.label
-    allowed = {"format", "title", "versions", "rules", "unsupported", "absent", "extension_reasons", "order"}
+    allowed = {"format", "title", "versions", "rules", "unsupported", "absent", "extension_reasons", "order",
+               "lenient_types"}
     if set(raw) - allowed:
         raise MappingTableError(f"{name}: unknown top-level entries {sorted(set(raw) - allowed)}")
     unsupported = dict(raw.get("unsupported") or {})
@@ -289,4 +292,5 @@ def load_table(fmt: str) -> Table:
         absent=absent,
         extension_reasons=dict(raw.get("extension_reasons") or {}),
         order=tuple(raw.get("order") or ()),
+        lenient_types=bool(raw.get("lenient_types", False)),
     )
