@@ -22,6 +22,7 @@ from translator import io as tio
 from translator.api import translate
 from translator.cli import main
 from translator.errors import InputError, NeoconvError, OutputError
+from translator.registry import FORMATS
 
 # A small, valid NeoX config the value cases start from (our own fixture, not a corpus file).
 BASE = """\
@@ -51,6 +52,13 @@ def laughs(kind: str) -> str:
         else:
             lines.append(f"l{i}: &l{i} {{" + ", ".join(f"k{j}: *l{i - 1}" for j in range(9)) + "}")
     return "\n".join(lines) + "\n"
+
+
+def flow_laughs() -> str:
+    """The same bomb as one flow value, as it could be typed after --set FIELD=."""
+    levels = ["&l0 [" + ", ".join(["lol"] * 9) + "]"]
+    levels += [f"&l{i} [" + ", ".join([f"*l{i - 1}"] * 9) + "]" for i in range(1, 9)]
+    return "[" + ", ".join(levels) + "]"
 
 
 @dataclass
@@ -228,6 +236,14 @@ CASES: list[Hostile] = [
     Hostile("deep flow nesting", text=nest_flow(100_000), expect=("nested more than 100 levels",), line=1),
     Hostile("deep block nesting", text=nest_block(300), expect=("nested more than 100 levels",), line=101),
     Hostile("many values", text="".join(f"k{i}: {i}\n" for i in range(120_000)), expect=("more than 100000 values",)),
+    Hostile("empty nested key", text=BASE + "optimizer:\n  type: Adam\n  '': 1\n", expect=("key ''", "empty name part"),
+            line=7, key="optimizer"),  # fmt: skip
+    Hostile("value and block at once", text=BASE + "optimizer.params: 5\noptimizer:\n  params:\n    lr: 0.1\n",
+            expect=("optimizer.params: is both a value and a block",), line=9, key="optimizer.params"),  # fmt: skip
+    Hostile("alias bomb in --set", make=_base, extra=lambda tmp: ["-o", str(tmp / "out.yaml"), "--set", "optim.betas=" + flow_laughs()],
+            expect=("alias bomb",), named=lambda tmp: "--set optim.betas"),  # fmt: skip
+    Hostile("deep nesting in --set", make=_base, extra=lambda tmp: ["-o", str(tmp / "out.yaml"), "--set", "optim.betas=" + "[" * 5000],
+            expect=("nested more than 100 levels",), named=lambda tmp: "--set optim.betas"),  # fmt: skip
     # ---- where the output goes -----------------------------------------------------------------
     Hostile("output into a missing folder", make=_base, extra=_out("no/such/dir/out.yaml"),
             expect=("output folder", "does not exist"), named=lambda tmp: str(tmp / "no/such/dir/out.yaml")),  # fmt: skip
@@ -472,3 +488,34 @@ def test_write_atomic_refuses_before_writing(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.yml"]  # the first target was not written either
     tio.write_atomic(tmp_path / "ok.yaml", "x: 1\n")
     assert (tmp_path / "ok.yaml").read_text() == "x: 1\n"
+
+
+# ---- every reader shares the loader: the file-level cases for each source format ----------------
+
+FILE_LEVEL = {
+    "binary": (b"\x89PNG\r\n\x1a\n\0\0", "binary file"),
+    "not UTF-8": (b"name: caf\xe9\n", "not UTF-8"),
+    "empty": (b"", "empty file"),
+    "top-level list": (b"[1, 2]\n", None),
+    "syntax": (b'{"a": [1, 2\n', "invalid"),
+    "python tag": (b"a: !!python/object/apply:os.system [ls]\n", None),
+    "alias bomb": (laughs("list").encode(), None),
+    "deep nesting": (nest_flow(50_000).encode(), None),
+    "duplicate key": (b'{"a": 1, "a": 2}\n', "duplicate key 'a'"),
+}
+
+
+@pytest.mark.parametrize("src", sorted(f for f in FORMATS))
+@pytest.mark.parametrize("kind", sorted(FILE_LEVEL))
+def test_every_reader_refuses_broken_files(src: str, kind: str, tmp_path: Path, runner: CliRunner) -> None:
+    data, expected = FILE_LEVEL[kind]
+    path = tmp_path / f"in{FORMATS[src].suffix}"
+    path.write_bytes(data)
+    dst = next(f for f in FORMATS if f != src and FORMATS[f].can_write)
+    result = runner.invoke(main, [f"{src}2{dst}", str(path), "-o", str(tmp_path / "out"), "-q"])
+    assert result.exit_code == 2, (result.stderr, result.exception)
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"neoconv: error: {path}"), result.stderr
+    assert expected is None or expected in lines[0], lines[0]
+    assert "Traceback" not in result.stderr and "internal error" not in result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == [path.name]

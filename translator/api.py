@@ -11,7 +11,7 @@ import yaml
 
 from .catalogue import catalogue
 from .engine import Ingested, emit, ingest
-from .errors import NeoconvError, UsageError
+from .errors import InputError, NeoconvError, UsageError, WrongFormat
 from .io import parse_value
 from .ir import IR, Origin, Value
 from .mapping import load_table
@@ -63,7 +63,12 @@ def load(config: ConfigInput, fmt: str, *, layout: str | None = None, model_conf
     paths = [str(config)] if isinstance(config, (str, Path)) else [str(p) for p in config]
     if not paths:
         raise UsageError("no input file given")
-    return spec.load().read(paths, layout=layout, **extra)  # type: ignore[no-any-return]
+    try:
+        return spec.load().read(paths, layout=layout, **extra)  # type: ignore[no-any-return]
+    except InputError as exc:
+        if exc.file is None and len(paths) == 1:  # a reader's helper (io.flatten) may not know the file
+            exc.file = paths[0]
+        raise
 
 
 def dump(config: Mapping[str, Any], fmt: str, meta: Mapping[str, Any] | None = None) -> str:
@@ -154,7 +159,16 @@ def translate(config: ConfigInput, src: str, dst: str, **options: Any) -> Transl
         paths = [config] if isinstance(config, (str, Path)) else list(config)
         config = paths + [path for path, fmt in companions if fmt == src]
         companions = [(path, fmt) for path, fmt in companions if fmt != src]
-    ingested = read_ir(config, src, **options)
+    read_as = ""
+    try:
+        ingested = read_ir(config, src, **options)
+    except WrongFormat as exc:
+        if options.get("exact_format") or exc.suggested == src:
+            raise
+        # the file says plainly what it is (a NeoX argument file in JSON): read it as that, and say so
+        read_as = f"read as {exc.suggested}: {exc.message.split(':')[0]}"
+        src = exc.suggested
+        ingested = read_ir(config, src, **options)
     companion_options = {k: v for k, v in options.items() if k not in ("set_values", "source_layout", "model_config")}
     parts = [read_ir(path, fmt, **companion_options) for path, fmt in companions]
     if parts:
@@ -208,5 +222,7 @@ def translate(config: ConfigInput, src: str, dst: str, **options: Any) -> Transl
     companions = [f for part in ingested.companions if part.source for f in part.source.files]
     report.source = {"format": src, "files": source.files + companions, "layout": source.layout,
                      "version": source.version or load_table(src).versions[0]}  # fmt: skip
+    if read_as:
+        report.source["note"] = read_as
     report.target = {"format": dst, "layout": layout, "version": version, "model_family": family}
     return Translation(document, report, ingested.ir, dst, meta, side_files)

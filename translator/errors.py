@@ -48,3 +48,11 @@ class MappingTableError(NeoconvError):
 
 class OutputError(NeoconvError):
     """The output cannot be written where asked (exit code 2)."""
+
+
+class WrongFormat(InputError):
+    """The file is clearly another format's (a NeoX argument file in JSON given as DeepSpeed)."""
+
+    def __init__(self, message: str, *, suggested: str, **where: object) -> None:
+        super().__init__(message, **where)  # type: ignore[arg-type]
+        self.suggested = suggested

@@ -355,6 +355,8 @@ def flatten(tree: dict[str, Any], prefix: str = "") -> dict[str, Any]:
             raise InputError(f"nested more than {MAX_DEPTH} levels deep; not a config", key=base.rstrip("."))
         for key, value in node.items():
             path = f"{base}{key}"
+            if "" in str(key).split("."):  # '', '.x', 'x.', 'a..b': no dotted path can name it
+                raise InputError(f"key {key!r} has an empty name part; name the setting", key=base.rstrip(".") or None)
             if isinstance(value, dict) and value:
                 stack.append((path + ".", value, depth + 1))
                 continue
@@ -363,6 +365,12 @@ def flatten(tree: dict[str, Any], prefix: str = "") -> dict[str, Any]:
             out[path] = value
             if len(out) > MAX_LEAVES:
                 raise InputError(f"more than {MAX_LEAVES} settings; not a config (alias bomb?)")
+    for path in out:  # `a.b: 1` beside `a: {b: {c: 2}}`: a.b would be both a value and a block
+        parts = path.split(".")
+        for i in range(1, len(parts)):
+            head = ".".join(parts[:i])
+            if head in out:
+                raise InputError(f"is both a value and a block (it also has {path}); keep one", key=head)
     # restore document order (the stack visits nested blocks last)
     order = {k: i for i, k in enumerate(_walk_order(tree, prefix))}
     return dict(sorted(out.items(), key=lambda kv: order.get(kv[0], 0)))

@@ -83,6 +83,8 @@ class Report:
                 tgt = e.target_key or "-"
                 detail = f"  {e.detail}" if e.detail else ""
                 lines.append(f"{e.status.value:<{w_status}}  {src:<{w_src}} -> {tgt}{detail}")
+        if self.source.get("note"):
+            lines.insert(0, f"note: {self.source['note']}")
         counts = ", ".join(f"{n} {s}" for s, n in self.summary().items() if n)
         lines.append(f"neoconv: {counts or 'nothing to translate'}")
         return "\n".join(lines) + "\n"

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..errors import InputError
+from ..errors import InputError, WrongFormat
 from ..io import dump_json, flatten, key_line, parse_json, read_text, unflatten
 from ..source import Source
 
@@ -72,10 +72,10 @@ def _refuse_neox_arguments(data: dict[str, Any], text: str, name: str) -> None:
     foreign = [k for k in data if not ds.known(k.replace("-", "_")) and neox.known(k.replace("-", "_"))]
     if foreign and (len(foreign) >= 2 or any("-" in k for k in foreign)):
         shown = ", ".join(foreign[:3]) + (", ..." if len(foreign) > 3 else "")
-        raise InputError(
+        raise WrongFormat(
             f"a GPT-NeoX argument file, not a DeepSpeed config (NeoX keys: {shown}): read it as NeoX "
             "(neoconv neox2<target>, convert --from neox, or list it among the NeoX inputs)",
-            file=name, line=key_line(text, foreign[0]),
+            suggested="neox", file=name, line=key_line(text, foreign[0]),
         )  # fmt: skip
 
 
