@@ -186,43 +186,85 @@ def run_batch(
     include = opts.include or DEFAULT_INCLUDE.get(opts.src, ["*"])
     with_resolved = {Path(w).resolve() for w in opts.with_files}
     paths = [p for p in walk(root, include, opts.exclude)]
-    jobs: list[tuple[str, str, str, BatchOptions]] = []
-    results: list[FileResult] = []
+    # in walk order: a job to run, or a file skipped up front (a --with file)
+    plan: list[tuple[str, str, str, BatchOptions] | FileResult] = []
     for path in paths:
         rel = path.relative_to(root)
         if path.resolve() in with_resolved:
-            results.append(FileResult(rel.as_posix(), "skipped", reason="named with --with: merged into every translation"))
-            continue
-        jobs.append((str(path), rel.as_posix(), str(target_root / output_path(rel, opts.dst)), opts))
+            plan.append(FileResult(rel.as_posix(), "skipped", reason="named with --with: merged into every translation"))
+        else:
+            plan.append((str(path), rel.as_posix(), str(target_root / output_path(rel, opts.dst)), opts))
     if not opts.check and not opts.in_place:
         target_root.mkdir(parents=True, exist_ok=True)
         _clean_stale_temps(target_root)
-    total = len(jobs)
-    if opts.jobs > 1 and total > 1:
-        with ProcessPoolExecutor(max_workers=opts.jobs) as pool:
-            for i, result in enumerate(pool.map(_job, jobs, chunksize=max(1, total // (opts.jobs * 8) or 1)), 1):
-                results.append(result)
-                if progress:
-                    progress(i, total, result.source)
-    else:
-        for i, job in enumerate(jobs, 1):
-            results.append(_job(job))
+    # Memory stays flat however large the tree: each file's summary line is streamed to disk and
+    # only the notable results (failed, skipped, changed, strict) are kept for the human summary.
+    notable: list[FileResult] = []
+    totals: dict[str, int] = {}
+    sink = _SummaryWriter(None if opts.check else target_root / SUMMARY_NAME, f"{opts.src}2{opts.dst}")
+    total = len(plan)
+    try:
+        for done, result in enumerate(_results(plan, opts), 1):
+            totals[result.status] = totals.get(result.status, 0) + 1
+            if result.status != "translated" or result.error:
+                notable.append(result)
+            sink.add(result)
             if progress:
-                progress(i, total, job[1])
-    results.sort(key=lambda r: r.source)
-    totals: dict[str, Any] = {}
-    for r in results:
-        totals[r.status] = totals.get(r.status, 0) + 1
-    summary = {
-        "command": f"{opts.src}2{opts.dst}",
-        "files": [r.to_json() for r in results],
-        "totals": totals,
-    }
-    if not opts.check:
-        from .io import write_atomic
+                progress(done, total, result.source)
+        sink.close(totals)
+    finally:
+        sink.discard()
+    return notable, {"command": f"{opts.src}2{opts.dst}", "totals": totals}
 
-        write_atomic(target_root / SUMMARY_NAME, json.dumps(summary, indent=2, sort_keys=False) + "\n")
-    return results, summary
+
+def _results(plan: list[Any], opts: BatchOptions) -> Iterator[FileResult]:
+    """Results in plan order (so -j N writes the same summary as -j 1)."""
+    if opts.jobs <= 1 or len(plan) <= 1:
+        for item in plan:
+            yield item if isinstance(item, FileResult) else _job(item)
+        return
+    with ProcessPoolExecutor(max_workers=opts.jobs) as pool:
+        window = opts.jobs * 64  # bounded: a tree of 100,000 files must not queue 100,000 futures
+        for start in range(0, len(plan), window):
+            chunk = plan[start : start + window]
+            jobs = [item for item in chunk if not isinstance(item, FileResult)]
+            ran = iter(pool.map(_job, jobs, chunksize=max(1, len(jobs) // (opts.jobs * 4))))
+            for item in chunk:
+                yield item if isinstance(item, FileResult) else next(ran)
+
+
+class _SummaryWriter:
+    """Streams OUT_DIR/neoconv-report.json through a temp file renamed into place at the end."""
+
+    def __init__(self, path: Path | None, command: str) -> None:
+        self.path = path
+        self.tmp: Path | None = None
+        self.fh: Any = None
+        self.first = True
+        if path is not None:
+            self.tmp = path.with_name(f".{path.name}.tmp")
+            self.fh = open(self.tmp, "w", encoding="utf-8", newline="\n")
+            self.fh.write('{\n  "command": ' + json.dumps(command) + ',\n  "files": [')
+
+    def add(self, result: FileResult) -> None:
+        if self.fh is not None:
+            entry = json.dumps(result.to_json(), indent=2).replace("\n", "\n    ")
+            self.fh.write(("\n    " if self.first else ",\n    ") + entry)
+            self.first = False
+
+    def close(self, totals: dict[str, int]) -> None:
+        if self.fh is not None and self.path is not None and self.tmp is not None:
+            self.fh.write(("\n  ]" if not self.first else "]") + ',\n  "totals": ' + json.dumps(totals) + "\n}\n")
+            self.fh.close()
+            os.replace(self.tmp, self.path)
+            self.fh = None
+
+    def discard(self) -> None:
+        if self.fh is not None:  # interrupted: leave no half-written summary behind
+            self.fh.close()
+            if self.tmp is not None:
+                self.tmp.unlink(missing_ok=True)
+            self.fh = None
 
 
 def exit_code(results: list[FileResult], opts: BatchOptions) -> int:

@@ -318,6 +318,18 @@ _CANDIDATES: dict[tuple[int, int], list[str]] = {}
 
 
 def _suggest(leaf: str, schema: SchemaIndex, table: Table) -> str:
+    key = (id(schema), id(table), leaf)
+    if key not in _SUGGESTIONS:  # a batch sees the same stray keys again and again
+        if len(_SUGGESTIONS) > 10_000:
+            _SUGGESTIONS.clear()
+        _SUGGESTIONS[key] = _closest(leaf, schema, table)
+    return _SUGGESTIONS[key]
+
+
+_SUGGESTIONS: dict[tuple[int, int, str], str] = {}
+
+
+def _closest(leaf: str, schema: SchemaIndex, table: Table) -> str:
     slot = (id(schema), id(table))
     if slot not in _CANDIDATES:
         _CANDIDATES[slot] = sorted(set(schema.all_keys()) | {k for r in table.rules for k in r.keys})
