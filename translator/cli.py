@@ -122,7 +122,7 @@ def _pair_command(src: str, dst: str) -> click.Command:
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="neoconv")
 def main() -> None:
-    """Translate LLM training configs between GPT-NeoX, Cerebras Model Zoo (and more).
+    """Translate LLM training configs between GPT-NeoX, DeepSpeed, Cerebras Model Zoo and VeOmni.
 
     Every source setting is carried over, converted, or named in the report (stderr; --report
     FILE for JSON). Exit codes: 0 done, 1 --strict found lossy/dropped/unknown/missing entries,
