@@ -510,7 +510,12 @@ class PowerOfTwo:
 
     @staticmethod
     def read(fp16_initial_scale_power: int | None) -> float | None:
-        return None if fp16_initial_scale_power is None else float(2 ** int(fp16_initial_scale_power))
+        if fp16_initial_scale_power is None:
+            return None
+        power = int(fp16_initial_scale_power)
+        if not -1000 <= power <= 1000:  # 2**p of a huge p would be computed as an exact integer first
+            raise ValueError(f"initial_scale_power {power} is no usable power of two")
+        return math.ldexp(1.0, power)
 
     @staticmethod
     def write(value: float) -> dict[str, Any]:
