@@ -223,7 +223,10 @@ class Simple:
 
 def is_close(a: Any, b: Any) -> bool:
     if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool):
-        return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
+        try:
+            return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
+        except OverflowError:  # an int beyond any float: only exact equality can hold
+            return bool(a == b)
     return bool(a == b)
 
 
