@@ -220,6 +220,8 @@ CASES: list[Hostile] = [
             expect=("hidden_size", "64 is not divisible by num_attention_heads=3"), line=2, key="hidden_size"),  # fmt: skip
     Hostile("heads not divisible by kv heads", text=BASE + "num_kv_heads: 3\n",
             expect=("num_attention_heads", "4 is not divisible by num_kv_heads=3"), line=3),  # fmt: skip
+    Hostile("loss-scale power of 10**30", text=BASE + "fp16:\n  enabled: true\n  initial_scale_power: " + "1" + "0" * 30 + "\n",
+            expect=("fp16.initial_scale_power", "no usable power of two"), line=9),  # fmt: skip (2**p would fill the memory)
     Hostile("malformed attention_config", text=BASE + "attention_config: [[5, 2]]\n",
             expect=("attention_config", "cannot compute"), line=7),  # fmt: skip
     # ---- input that tries to do harm -----------------------------------------------------------

@@ -87,8 +87,8 @@ def _refuse_tag(loader: Any, node: yaml.Node) -> None:
 
 _StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 _StrictLoader.add_constructor(_TAG + "timestamp", _construct_text)
-for _kind in _REFUSED_TAGS:
-    _StrictLoader.add_constructor(_TAG + _kind, _refuse_tag)
+for _refused in _REFUSED_TAGS:
+    _StrictLoader.add_constructor(_TAG + _refused, _refuse_tag)
 
 
 def _short(text: Any, limit: int = 40) -> str:
