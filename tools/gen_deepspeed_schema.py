@@ -30,6 +30,8 @@ import sys
 from pathlib import Path
 from typing import Any, Final
 
+from schema_output import render, write_or_check  # tools/ is on sys.path when run as a script
+
 JSON = Any  # a value that json.dumps accepts
 
 REPO_ROOT: Final = Path(__file__).resolve().parent.parent
@@ -268,9 +270,6 @@ def build_schema() -> dict[str, JSON]:
     }
 
 
-def render(schema: dict[str, JSON]) -> str:
-    return json.dumps(schema, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
-
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -279,16 +278,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="do not write; exit 1 if the output file is out of date")
     opts = parser.parse_args(argv)
 
-    text = render(build_schema())
-    if opts.check:
-        current = opts.output.read_text(encoding="utf-8") if opts.output.exists() else None
-        if current != text:
-            print(f"{opts.output} is out of date; rerun tools/gen_deepspeed_schema.py", file=sys.stderr)
-            return 1
-        return 0
-    opts.output.parent.mkdir(parents=True, exist_ok=True)
-    opts.output.write_text(text, encoding="utf-8")
-    return 0
+    return write_or_check(render(build_schema()), opts.output, opts.check, "gen_deepspeed_schema.py")
 
 
 if __name__ == "__main__":

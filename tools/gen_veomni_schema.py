@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import argparse
 import ast
-import json
 import os
 import re
 import subprocess
@@ -44,6 +43,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from schema_output import render, write_or_check  # tools/ is on sys.path when run as a script
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_REFERENCE = REPO_ROOT.parent / "shared" / "reference"
@@ -433,9 +434,6 @@ def build_schema(repo: Path, reference: Path) -> dict[str, JSON]:
     }
 
 
-def render(schema: dict[str, JSON]) -> str:
-    return json.dumps(schema, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
-
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -449,16 +447,7 @@ def main(argv: list[str] | None = None) -> int:
     if not git_dir(opts.veomni).exists():
         print(f"VeOmni clone not found at {opts.veomni}; give --veomni", file=sys.stderr)
         return 2
-    text = render(build_schema(opts.veomni, opts.reference))
-    if opts.check:
-        current = opts.output.read_text(encoding="utf-8") if opts.output.exists() else None
-        if current != text:
-            print(f"{opts.output} is out of date; rerun tools/gen_veomni_schema.py", file=sys.stderr)
-            return 1
-        return 0
-    opts.output.parent.mkdir(parents=True, exist_ok=True)
-    opts.output.write_text(text, encoding="utf-8")
-    return 0
+    return write_or_check(render(build_schema(opts.veomni, opts.reference)), opts.output, opts.check, "gen_veomni_schema.py")
 
 
 if __name__ == "__main__":
