@@ -18,78 +18,15 @@ from typing import Any, Iterator, Mapping, Sequence
 import yaml
 
 from .errors import InputError, OutputError
+from .yamlread import MAX_DEPTH, MAX_NODES, TAG, load as load_yaml
+
+__all__ = ["MAX_DEPTH", "MAX_NODES"]  # the bounds, for callers that name them
 
 _BaseLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _BaseDumper: type = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 MAX_BYTES = 16 * 1024 * 1024  # configs are kilobytes; anything this large is not a config
 MAX_LEAVES = 100_000  # bounds alias bombs: aliases are shared, flattening would expand them
-MAX_NODES = 100_000  # values in a document once every alias is expanded (checked before building it)
-MAX_DEPTH = 100  # nesting levels; real configs use fewer than ten, and the C composer recurses
-
-_TAG = "tag:yaml.org,2002:"
-_REFUSED_TAGS = {"binary": "binary data", "set": "a set", "omap": "a list of pairs", "pairs": "a list of pairs"}
-
-
-class _StrictLoader(_BaseLoader):  # type: ignore[misc, valid-type]
-    """Safe loader that refuses duplicate keys in a mapping and keeps every value plain data."""
-
-    def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
-        try:
-            return super().construct_object(node, deep=deep)
-        except (ValueError, OverflowError) as exc:  # e.g. an integer with more digits than Python converts
-            text = node.value if isinstance(node, yaml.ScalarNode) else node.tag
-            why = str(exc).split(";")[0]  # not Python's advice on raising its limits
-            raise InputError(
-                f"cannot read {_short(text)} as {node.tag.replace(_TAG, '')}: {why}; quote it to keep it as text",
-                line=node.start_mark.line + 1,
-            ) from None
-
-
-def _construct_mapping(loader: Any, node: yaml.MappingNode, deep: bool = False) -> dict[str, Any]:
-    # Duplicates are checked among the keys written here; a key that overrides one brought in by a
-    # merge (`<<: *base`) is the point of merging, so it is not a duplicate.
-    seen: dict[Any, int] = {}
-    for key_node, _ in node.value:
-        if key_node.tag == _TAG + "merge":
-            continue
-        key = loader.construct_object(key_node, deep=deep)
-        line = key_node.start_mark.line + 1
-        if not isinstance(key, (str, int, float, bool)) and key is not None:
-            raise InputError("a mapping key must be a plain scalar, not a list or mapping", line=line)
-        if key in seen:
-            raise InputError(
-                f"duplicate key {key!r} (first at line {seen[key]}); YAML would silently keep "
-                "the last value: keep one",
-                line=line,
-            )
-        seen[key] = line
-    loader.flatten_mapping(node)  # merged pairs first, written ones after: later assignments win
-    result: dict[Any, Any] = {}
-    for key_node, value_node in node.value:
-        result[loader.construct_object(key_node, deep=deep)] = loader.construct_object(value_node, deep=deep)
-    return result
-
-
-def _construct_text(loader: Any, node: yaml.ScalarNode) -> str:
-    # A date in a config is a run name or a path piece; keep the text (JSON has no dates).
-    return str(loader.construct_scalar(node))
-
-
-def _refuse_tag(loader: Any, node: yaml.Node) -> None:
-    kind = node.tag.replace(_TAG, "")
-    raise InputError(
-        f"the YAML tag !!{kind} makes {_REFUSED_TAGS.get(kind, kind)}, which no config setting takes; "
-        "remove the tag",
-        line=node.start_mark.line + 1,
-    )
-
-
-_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
-_StrictLoader.add_constructor(_TAG + "timestamp", _construct_text)
-for _refused in _REFUSED_TAGS:
-    _StrictLoader.add_constructor(_TAG + _refused, _refuse_tag)
-
 
 def _short(text: Any, limit: int = 40) -> str:
     shown = repr(text)
@@ -131,45 +68,6 @@ def read_text(path: str | Path) -> str:
         ) from None  # fmt: skip
 
 
-def _check_shape(text: str) -> None:
-    """Refuse, from the event stream and before anything is built, documents that are costly to
-    build or to walk: nesting deeper than MAX_DEPTH, more than MAX_NODES values once aliases are
-    expanded (billion laughs), and aliases to the block that contains them (cycles)."""
-    expanded: dict[str, int] = {}  # anchor -> values it stands for
-    stack: list[list[Any]] = [[None, 0]]  # per open collection: [anchor, values so far]
-    open_anchors: set[str] = set()
-    aliased = False
-    for event in yaml.parse(text, Loader=_BaseLoader):
-        line = event.start_mark.line + 1 if event.start_mark else None
-        if isinstance(event, yaml.CollectionStartEvent):
-            if len(stack) > MAX_DEPTH:
-                raise InputError(f"nested more than {MAX_DEPTH} levels deep; not a config", line=line)
-            stack.append([event.anchor, 1])
-            if event.anchor:
-                open_anchors.add(event.anchor)
-            continue
-        if isinstance(event, yaml.CollectionEndEvent):
-            anchor, size = stack.pop()
-            if anchor:
-                expanded[anchor] = size
-                open_anchors.discard(anchor)
-        elif isinstance(event, yaml.ScalarEvent):
-            size = 1
-            if event.anchor:
-                expanded[event.anchor] = 1
-        elif isinstance(event, yaml.AliasEvent):
-            if event.anchor in open_anchors:
-                raise InputError(f"alias *{event.anchor} points into its own block; a config cannot be recursive", line=line)
-            size = expanded.get(event.anchor, 1)  # an undefined alias is reported by the composer
-            aliased = True
-        else:
-            continue
-        stack[-1][1] += size
-        if stack[-1][1] > MAX_NODES:
-            how = " once aliases are expanded (an alias bomb?)" if aliased else ""
-            raise InputError(f"more than {MAX_NODES} values{how}; not a config", line=line)
-
-
 def _yaml_error(exc: yaml.YAMLError, text: str) -> InputError:
     """One line (with line and column) for anything the YAML scanner, parser or composer refused."""
     if isinstance(exc, yaml.reader.ReaderError):
@@ -185,7 +83,7 @@ def _yaml_error(exc: yaml.YAMLError, text: str) -> InputError:
         problem = (exc.problem or exc.context or "invalid YAML").strip()
         found = re.search(r"constructor for the tag '([^']*)'", str(exc))
         if found:
-            tag = found.group(1).replace(_TAG, "!!")
+            tag = found.group(1).replace(TAG, "!!")
             return InputError(
                 f"the YAML tag {tag} is not allowed: neoconv never builds objects from tags; remove the tag",
                 line=mark.line + 1 if mark else None,
@@ -212,11 +110,7 @@ def parse_value(text: str) -> Any:
     Raises InputError for what a file would be refused for (alias bombs, deep nesting, tags) and
     yaml.YAMLError for plain syntax errors (the caller may then take the text as it is).
     """
-    try:
-        _check_shape(text)
-        return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
-    except RecursionError:
-        raise InputError(f"nested too deeply (limit {MAX_DEPTH} levels)") from None
+    return load_yaml(text)
 
 
 def _char_at(text: str, mark: Any) -> str:
@@ -233,15 +127,7 @@ def parse_yaml(text: str, name: str) -> dict[str, Any]:
     if not text.strip():
         raise InputError("empty file; expected a YAML mapping of settings", file=name)
     try:
-        _check_shape(text)
-        loader = _StrictLoader(text)
-        try:
-            root = loader.get_single_node()
-            if isinstance(root, yaml.MappingNode):
-                _check_top_keys(root)
-            data = loader.construct_document(root) if root is not None else None
-        finally:
-            loader.dispose()
+        data = load_yaml(text, settings=True)
     except InputError as exc:
         exc.file = name
         raise
@@ -260,29 +146,23 @@ def parse_yaml(text: str, name: str) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise InputError(
             f"top level is {_kind(data)}, expected a mapping of settings (key: value lines)", file=name,
-            line=root.start_mark.line + 1,
+            line=_first_content_line(text),
         )  # fmt: skip
     return data
+
+
+def _first_content_line(text: str) -> int:
+    for number, line in enumerate(text.splitlines(), 1):
+        stripped = line.strip()
+        if stripped and not stripped.startswith(("#", "%")) and stripped != "---":
+            return number
+    return 1
 
 
 def _kind(value: Any) -> str:
     if isinstance(value, bool):
         return "a boolean"
     return {list: "a list", str: "a string", int: "a number", float: "a number"}.get(type(value), type(value).__name__)
-
-
-def _check_top_keys(root: yaml.MappingNode) -> None:
-    for key_node, _ in root.value:
-        if key_node.tag in (_TAG + "str", _TAG + "merge"):
-            continue
-        line = key_node.start_mark.line + 1
-        if not isinstance(key_node, yaml.ScalarNode):
-            raise InputError("a top-level key must be a setting name, not a list or mapping", line=line)
-        raise InputError(
-            f"top-level key {key_node.value or '(empty)'} is read as {key_node.tag.replace(_TAG, '')}, not a "
-            "setting name; quote it or fix it",
-            line=line,
-        )
 
 
 def parse_json(text: str, name: str) -> dict[str, Any]:

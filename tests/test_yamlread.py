@@ -1,0 +1,149 @@
+"""translator.yamlread builds plain data from parser events: it must give exactly what
+yaml.safe_load gives (with the same parser: libyaml's when PyYAML has it) for every document
+safe_load accepts and neoconv does not refuse on purpose."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from translator.errors import InputError
+from translator.yamlread import load
+
+from conftest import CORPUS
+
+SAFE = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def safe_load(text: str) -> Any:
+    return yaml.load(text, Loader=SAFE)  # noqa: S506 - the safe loader, C or pure like neoconv's
+
+
+def same(a: Any, b: Any) -> bool:
+    """Equal, with NaN equal to NaN and bool never equal to int (1 vs true matters in a config)."""
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+        return True
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(same(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    return bool(a == b)
+
+
+def corpus_yaml() -> list[Path]:
+    if not CORPUS.is_dir():
+        return []
+    return sorted(p for p in CORPUS.rglob("*") if p.suffix in (".yml", ".yaml", ".json"))
+
+
+@pytest.mark.parametrize("path", corpus_yaml() or [None], ids=lambda p: str(p.relative_to(CORPUS)) if p else "none")
+def test_corpus_files_load_as_safe_load_does(path: Path | None) -> None:
+    if path is None:
+        pytest.skip(f"shared corpus {CORPUS} is not present (it lives beside the checkout)")
+    text = path.read_text(encoding="utf-8")
+    try:
+        expected = safe_load(text)
+    except yaml.YAMLError:
+        with pytest.raises((yaml.YAMLError, InputError)):
+            load(text)
+        return
+    try:
+        got = load(text)
+    except InputError as exc:  # refused on purpose: a duplicate key (safe_load keeps the last one)
+        assert "duplicate key" in exc.message, exc.message
+        return
+    assert same(got, expected)
+
+
+SCALARS = [
+    "yes", "No", "on", "OFF", "y", "n", "true", "False", "~", "null", "Null", "", "017", "0o17", "0x1F", "0b101",
+    "1_000", "-1_000.5", "1:20", "1:20.5", "+12", "-0", ".inf", "-.Inf", ".NaN", "1e5", "1.0e+5", "1.5E-3", "6.",
+    ".5", "0.", "1e-05", "12abc", "a: b", "- x", "'q'", '"dq"', "<<", "=", "2024-01-02", "2001-12-14t21:59:43.10-05:00",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("scalar", SCALARS)
+def test_yaml11_scalars_resolve_as_safe_load(scalar: str) -> None:
+    for text in (f"k: {scalar}\n", f"k: [{scalar}]\n", f"k: '{scalar}'\n", f"k: !!str {scalar}\n"):
+        try:
+            expected = safe_load(text)
+        except yaml.YAMLError:
+            with pytest.raises((yaml.YAMLError, InputError)):
+                load(text)
+            continue
+        if any(hasattr(v, "isoformat") for v in _leaves(expected)):
+            expected = yaml.load(text, Loader=yaml.BaseLoader)  # dates stay text in neoconv
+        assert same(load(text), expected), text
+
+
+def _leaves(value: Any) -> list[Any]:
+    if isinstance(value, dict):
+        return [x for v in value.values() for x in _leaves(v)]
+    if isinstance(value, list):
+        return [x for v in value for x in _leaves(v)]
+    return [value]
+
+
+MERGES = [
+    "base: &b {x: 1, y: 2}\nk:\n  <<: *b\n  y: 3\n",
+    "a: &a {x: 1, y: 1}\nb: &b {y: 2, z: 2}\nk:\n  <<: [*a, *b]\n  w: 0\n",
+    "a: &a {x: 1}\nb: &b {x: 2}\nk:\n  <<: *a\n  <<: *b\n",
+    "a: &a {x: 1, <<: {q: 9}}\nk: {<<: *a, x: 5}\n",
+    "k: {=: 1}\n",
+    "a: &a [1, 2]\nb: *a\nc: &s text\nd: *s\n",
+]
+
+
+@pytest.mark.parametrize("text", MERGES)
+def test_merge_keys_and_aliases_as_safe_load(text: str) -> None:
+    assert same(load(text), safe_load(text))
+
+
+def test_aliases_share_one_object() -> None:
+    data = load("a: &a {x: 1}\nb: *a\n")
+    assert data["a"] is data["b"]
+
+
+def test_settings_mode_refuses_non_text_top_level_keys() -> None:
+    assert load("1: a\n") == {1: "a"}
+    for text, shown in (("1: a\n", "int"), ("true: a\n", "bool"), ("2024-01-02: a\n", "timestamp"), ("~: a\n", "null")):
+        with pytest.raises(InputError, match=f"is read as {shown}"):
+            load(text, settings=True)
+
+
+@pytest.mark.parametrize("text", ["a: <<\n", "- <<\n", "<<\n"])
+def test_merge_marker_as_a_value_is_refused(text: str) -> None:
+    with pytest.raises(yaml.YAMLError):
+        safe_load(text)
+    with pytest.raises(InputError, match="merge marker"):
+        load(text)
+
+
+def test_no_document_is_none_and_two_are_refused() -> None:
+    assert load("# only a comment\n") is None
+    with pytest.raises(InputError, match="one YAML document") as info:
+        load("a: 1\n---\nb: 2\n")
+    assert info.value.line == 2
+
+
+scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=12)
+values = st.recursive(
+    scalars,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(min_size=1, max_size=8), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=150, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck))
+@given(values, st.booleans())
+def test_dumped_documents_read_back_as_safe_load(value: Any, flow: bool) -> None:
+    text = yaml.safe_dump({"root": value, "again": value}, default_flow_style=flow, allow_unicode=True)
+    assert same(load(text), safe_load(text))

@@ -1,0 +1,291 @@
+"""YAML to plain data in one bounded pass over the parser's events.
+
+Same values as `yaml.safe_load` (the same implicit resolvers and scalar constructors), but built
+here from libyaml's event stream instead of by PyYAML's composer and constructor, because:
+- the C composer recurses once per nesting level and crashes the interpreter on a document
+  nested ~100,000 deep; the event parser keeps its own stack, so depth is checked as we go;
+- alias bombs (billion laughs), aliases into their own block, duplicate keys, tags that build
+  objects and non-setting top-level keys are refused before anything large is built;
+- one pass is faster than a checking pass plus compose plus construct (a batch reads thousands).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import yaml
+from yaml.events import (
+    AliasEvent,
+    DocumentStartEvent,
+    MappingEndEvent,
+    MappingStartEvent,
+    ScalarEvent,
+    SequenceEndEvent,
+    SequenceStartEvent,
+    StreamEndEvent,
+)
+
+from .errors import InputError
+
+_Parser: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+MAX_NODES = 100_000  # values in a document once every alias is expanded
+MAX_DEPTH = 100  # nesting levels; real configs use fewer than ten
+
+TAG = "tag:yaml.org,2002:"
+_STR, _MERGE, _VALUE = TAG + "str", TAG + "merge", TAG + "value"
+_MAP, _SEQ = TAG + "map", TAG + "seq"
+_REFUSED_TAGS = {"binary": "binary data", "set": "a set", "omap": "a list of pairs", "pairs": "a list of pairs"}
+_RESOLVERS: dict[str, list[tuple[str, Any]]] = {k: list(v) for k, v in _Parser.yaml_implicit_resolvers.items()}
+
+
+def _scalar_constructors() -> dict[str, Callable[[Any, yaml.ScalarNode], Any]]:
+    table: dict[str, Callable[[Any, yaml.ScalarNode], Any]] = {}
+    for name in ("null", "bool", "int", "float"):
+        table[TAG + name] = _Parser.yaml_constructors[TAG + name]
+    # a date in a config is a run name or a path piece: keep the text (JSON has no dates)
+    table[TAG + "timestamp"] = lambda loader, node: node.value
+    return table
+
+
+_SCALARS = _scalar_constructors()
+_NO_VALUE = object()  # a mapping frame waiting for its next key
+
+
+class _Frame:
+    """A collection being built: a mapping (keys, values, merges) or a sequence (items)."""
+
+    __slots__ = ("is_map", "anchor", "items", "key", "key_line", "lines", "merges", "size", "top")
+
+    def __init__(self, is_map: bool, anchor: str | None, top: bool) -> None:
+        self.is_map = is_map
+        self.anchor = anchor
+        self.items: Any = {} if is_map else []
+        self.key: Any = _NO_VALUE
+        self.key_line = 0
+        self.lines: dict[Any, int] = {}  # key -> line, for duplicate messages
+        self.merges: list[Any] = []
+        self.size = 1
+        self.top = top
+
+
+def load(text: str, *, settings: bool = False) -> Any:
+    """The one document in `text` as plain data (None when there is none).
+
+    settings=True: the top level is a mapping of setting names, so a top-level key that YAML reads
+    as something other than text (12:, ~:, true:) is an error rather than a silent non-setting.
+    Raises InputError (with a line) for what is refused, yaml.YAMLError for plain syntax errors.
+    """
+    parser = _Parser(text)
+    try:
+        return _build(parser, settings)
+    finally:
+        parser.dispose()
+
+
+def _build(parser: Any, settings: bool) -> Any:
+    anchors: dict[str, tuple[Any, int]] = {}  # anchor -> (value, values it stands for)
+    open_anchors: set[str] = set()
+    frames: list[_Frame] = []
+    aliased = False
+    documents = 0
+    root: Any = None
+    get_event = parser.get_event
+    while True:
+        event = get_event()
+        kind = type(event)
+        if kind is ScalarEvent:
+            value = _scalar(parser, event)
+            size = 1
+            if event.anchor:
+                anchors[event.anchor] = (value, 1)
+        elif kind is MappingStartEvent or kind is SequenceStartEvent:
+            if len(frames) >= MAX_DEPTH:
+                raise InputError(f"nested more than {MAX_DEPTH} levels deep; not a config", line=_line(event))
+            is_map = kind is MappingStartEvent
+            _check_collection_tag(event, is_map)
+            frames.append(_Frame(is_map, event.anchor, settings and not frames))
+            if event.anchor:
+                open_anchors.add(event.anchor)
+            continue
+        elif kind is MappingEndEvent or kind is SequenceEndEvent:
+            frame = frames.pop()
+            value = _finish(frame) if frame.is_map else frame.items
+            size = frame.size
+            if frame.anchor:
+                anchors[frame.anchor] = (value, size)
+                open_anchors.discard(frame.anchor)
+        elif kind is AliasEvent:
+            if event.anchor in open_anchors:
+                raise InputError(f"alias *{event.anchor} points into its own block; a config cannot be recursive", line=_line(event))
+            if event.anchor not in anchors:
+                raise InputError(f"invalid YAML: found undefined alias {event.anchor!r}", line=_line(event))
+            value, size = anchors[event.anchor]
+            aliased = True
+        elif kind is DocumentStartEvent:
+            documents += 1
+            if documents > 1:
+                raise InputError("a config is one YAML document; a second one (---) starts here: split the file", line=_line(event))
+            continue
+        elif kind is StreamEndEvent:
+            return root
+        else:  # stream start, document end
+            continue
+        if not frames:
+            _no_marker(value, event)
+            root = value
+            continue
+        parent = frames[-1]
+        parent.size += size
+        if parent.size > MAX_NODES:
+            how = " once aliases are expanded (an alias bomb?)" if aliased else ""
+            raise InputError(f"more than {MAX_NODES} values{how}; not a config", line=_line(event))
+        if not parent.is_map:
+            _no_marker(value, event)
+            parent.items.append(value)
+        elif parent.key is _NO_VALUE:
+            _take_key(parent, event, value)
+        else:
+            _take_value(parent, event, value)
+
+
+def _tag_of(event: ScalarEvent) -> str:
+    """The tag YAML 1.1 gives a scalar: its own, or the first implicit resolver that matches."""
+    tag = event.tag
+    if tag is not None and tag != "!":
+        return tag  # type: ignore[no-any-return]
+    if tag is None and event.implicit[0]:
+        value = event.value
+        for resolved, pattern in _RESOLVERS.get(value[:1], ()):
+            if pattern.match(value):
+                return resolved
+    return _STR
+
+
+def _scalar(parser: Any, event: ScalarEvent) -> Any:
+    value: str = event.value
+    if event.tag is None and not event.implicit[0]:
+        return value  # quoted: text (the common case, decided without a resolver)
+    tag = _tag_of(event)
+    if tag == _STR:
+        return value
+    if tag in (_MERGE, _VALUE):  # meaningful only as a key; see _take_key
+        return _Special(tag, value)
+    construct = _SCALARS.get(tag)
+    if construct is None:
+        raise _tag_error(tag, event)
+    try:
+        return construct(parser, yaml.ScalarNode(tag, value, event.start_mark, event.end_mark, event.style))
+    except (ValueError, OverflowError) as exc:  # e.g. an integer with more digits than Python converts
+        why = str(exc).split(";")[0]  # not Python's advice on raising its limits
+        raise InputError(
+            f"cannot read {_short(value)} as {tag.replace(TAG, '')}: {why}; quote it to keep it as text",
+            line=_line(event),
+        ) from None
+
+
+class _Special(str):
+    """`<<` (merge) or `=` (value) as YAML resolves them: a plain key everywhere but a mapping key."""
+
+    tag: str
+
+    def __new__(cls, tag: str, text: str) -> "_Special":
+        made = super().__new__(cls, text)
+        made.tag = tag
+        return made
+
+
+def _check_collection_tag(event: Any, is_map: bool) -> None:
+    tag = event.tag
+    if tag is None or tag == "!" or tag == (_MAP if is_map else _SEQ):
+        return
+    raise _tag_error(tag, event)
+
+
+def _tag_error(tag: str, event: Any) -> InputError:
+    kind = tag.replace(TAG, "")
+    if tag.startswith(TAG) and kind in _REFUSED_TAGS:
+        return InputError(
+            f"the YAML tag !!{kind} makes {_REFUSED_TAGS[kind]}, which no config setting takes; remove the tag",
+            line=_line(event),
+        )
+    shown = "!!" + kind if tag.startswith(TAG) else tag
+    return InputError(
+        f"the YAML tag {shown} is not allowed: neoconv never builds objects from tags; remove the tag",
+        line=_line(event),
+    )
+
+
+def _take_key(frame: _Frame, event: Any, key: Any) -> None:
+    line = _line(event)
+    if isinstance(key, _Special):
+        if key.tag == _MERGE:
+            frame.key = _MERGE_SLOT
+            return
+        key = str(key)  # `=` is a plain key like any other
+    if frame.top:
+        tag = _tag_of(event) if isinstance(event, ScalarEvent) else None
+        if isinstance(key, (dict, list)):
+            raise InputError("a top-level key must be a setting name, not a list or mapping", line=line)
+        if not isinstance(key, str) or (tag is not None and tag != _STR):
+            raise InputError(
+                f"top-level key {event.value if isinstance(event, ScalarEvent) and event.value else '(empty)'} "
+                f"is read as {(tag or _type_name(key)).replace(TAG, '')}, not a setting name; quote it or fix it",
+                line=line,
+            )
+    if not isinstance(key, (str, int, float, bool)) and key is not None:
+        raise InputError("a mapping key must be a plain scalar, not a list or mapping", line=line)
+    if key in frame.lines:
+        raise InputError(
+            f"duplicate key {key!r} (first at line {frame.lines[key]}); YAML would silently keep the last value: keep one",
+            line=line,
+        )
+    frame.lines[key] = line
+    frame.key = key
+
+
+_MERGE_SLOT = object()  # the pending key is `<<`: its value is merged, not stored
+
+
+def _take_value(frame: _Frame, event: Any, value: Any) -> None:
+    _no_marker(value, event)
+    key, frame.key = frame.key, _NO_VALUE
+    if key is not _MERGE_SLOT:
+        frame.items[key] = value
+        return
+    # `<<: *base` or `<<: [*a, *b]`: earlier mappings in the list win, keys written here win over all
+    merged = value if isinstance(value, list) else [value]
+    if not all(isinstance(m, dict) for m in merged):
+        raise InputError("invalid YAML: a merge (<<) takes a mapping or a list of mappings", line=_line(event))
+    frame.merges.append(merged)
+
+
+def _no_marker(value: Any, event: Any) -> None:
+    if isinstance(value, _Special):  # yaml.safe_load refuses these as values too
+        raise InputError(f"{value} here is YAML's {value.tag.replace(TAG, '')} marker, not a value; quote it", line=_line(event))
+
+
+def _finish(frame: _Frame) -> dict[Any, Any]:
+    if not frame.merges:
+        return frame.items  # type: ignore[no-any-return]
+    result: dict[Any, Any] = {}
+    for merged in frame.merges:  # as PyYAML: each merge's list reversed, so its first mapping wins
+        for mapping in reversed(merged):
+            result.update(mapping)
+    result.update(frame.items)
+    return result
+
+
+def _type_name(value: Any) -> str:
+    if value is None:
+        return "null"
+    return {bool: "bool", int: "int", float: "float"}.get(type(value), type(value).__name__)
+
+
+def _line(event: Any) -> int | None:
+    return event.start_mark.line + 1 if event.start_mark is not None else None
+
+
+def _short(text: Any, limit: int = 40) -> str:
+    shown = repr(text)
+    return shown if len(shown) <= limit else shown[: limit - 4] + "...'"
