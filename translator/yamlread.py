@@ -36,7 +36,7 @@ TAG = "tag:yaml.org,2002:"
 _STR, _MERGE, _VALUE = TAG + "str", TAG + "merge", TAG + "value"
 _MAP, _SEQ = TAG + "map", TAG + "seq"
 _REFUSED_TAGS = {"binary": "binary data", "set": "a set", "omap": "a list of pairs", "pairs": "a list of pairs"}
-_RESOLVERS: dict[str, list[tuple[str, Any]]] = {k: list(v) for k, v in _Parser.yaml_implicit_resolvers.items()}
+RESOLVERS: dict[str, list[tuple[str, Any]]] = {k: list(v) for k, v in _Parser.yaml_implicit_resolvers.items()}
 
 
 def _scalar_constructors() -> dict[str, Callable[[Any, yaml.ScalarNode], Any]]:
@@ -156,7 +156,7 @@ def _tag_of(event: ScalarEvent) -> str:
         return tag  # type: ignore[no-any-return]
     if tag is None and event.implicit[0]:
         value = event.value
-        for resolved, pattern in _RESOLVERS.get(value[:1], ()):
+        for resolved, pattern in RESOLVERS.get(value[:1], ()):
             if pattern.match(value):
                 return resolved
     return _STR

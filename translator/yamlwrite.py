@@ -1,0 +1,111 @@
+"""YAML text for plain config data, byte for byte what PyYAML's block style writes, but faster.
+
+PyYAML represents every value through Python-level node objects before its (C) emitter runs; for
+the small, simple documents neoconv writes that costs more than reading them. `dump` writes the
+common shapes directly (mappings, sequences, numbers, booleans, null, short identifier-like
+strings) and returns None for anything else, so the caller can hand the whole document to
+PyYAML: output never differs between the two paths (tests/test_yamlwrite.py checks this).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+from .yamlread import RESOLVERS
+
+WIDTH = 100  # PyYAML's `width` as io.dump_yaml sets it: a plain scalar past it is folded
+_MAX_DEPTH = 100
+# Text PyYAML writes plain or in plain single quotes, in block context: no indicators, no escapes.
+_SIMPLE = re.compile(r"(?!\.\.\.)[A-Za-z0-9_/.~<=][A-Za-z0-9_./+@~<= -]*\Z")
+
+
+class _Unsure(Exception):
+    """A value whose spelling PyYAML decides by rules not copied here."""
+
+
+def dump(data: dict[str, Any]) -> str | None:
+    """The block-style YAML PyYAML would write for `data`, or None when PyYAML should write it."""
+    if not data:
+        return "{}\n"
+    out: list[str] = []
+    try:
+        _mapping(data, 0, out, inline=False, depth=0)
+    except _Unsure:
+        return None
+    return "".join(out)
+
+
+def _mapping(data: dict[Any, Any], indent: int, out: list[str], inline: bool, depth: int) -> None:
+    if depth > _MAX_DEPTH:
+        raise _Unsure
+    pad = " " * indent
+    for key, value in data.items():
+        if not isinstance(key, str):
+            raise _Unsure
+        key_text = _text(key, indent + len(key))
+        lead = "" if inline else pad
+        inline = False
+        if isinstance(value, dict) and value:
+            out.append(f"{lead}{key_text}:\n")
+            _mapping(value, indent + 2, out, False, depth + 1)
+        elif isinstance(value, list) and value:
+            out.append(f"{lead}{key_text}:\n")
+            _sequence(value, indent, out, False, depth + 1)  # PyYAML indents no sequence in a mapping
+        else:
+            out.append(f"{lead}{key_text}: {_scalar(value, indent + len(key_text) + 2)}\n")
+
+
+def _sequence(items: list[Any], indent: int, out: list[str], inline: bool, depth: int) -> None:
+    if depth > _MAX_DEPTH:
+        raise _Unsure
+    pad = " " * indent
+    for item in items:
+        lead = "" if inline else pad
+        inline = False
+        if isinstance(item, dict) and item:
+            out.append(f"{lead}- ")
+            _mapping(item, indent + 2, out, True, depth + 1)
+        elif isinstance(item, list) and item:
+            out.append(f"{lead}- ")
+            _sequence(item, indent + 2, out, True, depth + 1)
+        else:
+            out.append(f"{lead}- {_scalar(item, indent + 2)}\n")
+
+
+def _scalar(value: Any, column: int) -> str:
+    if value is None:
+        return "null"
+    kind = type(value)
+    if kind is str:
+        return _text(value, column)
+    if kind is bool:
+        return "true" if value else "false"
+    if kind is int:
+        return str(value)
+    if kind is float:
+        if math.isnan(value):
+            return ".nan"
+        if math.isinf(value):
+            return ".inf" if value > 0 else "-.inf"
+        text = repr(value).lower()
+        return text.replace("e", ".0e", 1) if "." not in text and "e" in text else text
+    if kind is dict and not value:
+        return "{}"
+    if kind is list and not value:
+        return "[]"
+    raise _Unsure
+
+
+def _text(value: str, column: int) -> str:
+    """A string as PyYAML spells it: plain, or in single quotes when YAML would read it as
+    something else (yes, 1.0, null, 2024-01-01); anything harder is left to PyYAML."""
+    if not _SIMPLE.match(value):
+        raise _Unsure  # empty, leading indicator, quotes, colons, escapes, non-ASCII, ...
+    if " " in value and (value.endswith(" ") or column + len(value) > WIDTH):
+        raise _Unsure  # PyYAML quotes trailing spaces and folds long lines at spaces
+    for _, pattern in RESOLVERS.get(value[0], ()):
+        if pattern.match(value):
+            return f"'{value}'"
+    return value
