@@ -142,6 +142,7 @@ def ingest(
             node = node[part]
         return node, owned
 
+    default_reads = table.default_reads
     for rule in table.read_order:
         if rule.key is None and rule.formula is None:
             continue  # a write-side note: how the target expresses a field structurally
@@ -153,7 +154,7 @@ def ingest(
                 if owned and not is_close(value, rule.const):
                     lossy[id(rule)] = f"{rule.key}={value!r} is not expressible: the other frameworks assume {rule.const!r}"
             continue
-        blocked = [k for k in rule.keys if k in held]
+        blocked = [k for k in rule.keys if k in held] if held else None
         if blocked:  # a value the rule needs is only known at run time: the rule gives nothing
             why = f"read together with {', '.join(blocked)}, whose value is only known at run time"
             for key in rule.keys:
@@ -183,41 +184,19 @@ def ingest(
                 owned_leaves.extend(owned)
         for leaf in owned_leaves:
             fates[leaf] = LeafFate("rule", rule, leaf_notes.get(leaf, ""))
-        if rule.formula is not None:
-            kwargs = {ident(k): present.get(k, rule.key_default(k, version)) for k in rule.keys}
-            kwargs.update({ident(k): subtree(k)[0] for k in rule.peek})
-            wanted = rule.formula.read_params()
-            kwargs.update({alias: ir.get(name) for alias, name in rule.with_fields.items() if alias in wanted})
-            if "version" in wanted:
-                kwargs["version"] = version
-            try:
-                result = rule.formula.read(**kwargs)
-            except (TypeError, ValueError, ArithmeticError) as exc:  # overflow on a huge value is bad input too
-                key = owned_leaves[0] if owned_leaves else rule.label
-                raise InputError(
-                    f"cannot compute {', '.join(rule.fields)}: {exc}",
-                    file=source.file_of(key), line=source.line_of(key), key=key,
-                ) from None  # fmt: skip
-            if isinstance(result, Extension):  # no canonical form: the leaves stay framework extensions
+        # A rule none of whose keys is in the file, reading nothing else, gives the same defaults
+        # for every file: worked out once per table and version (a batch reads thousands).
+        pure = not owned_leaves and not rule.peek and not rule.with_fields
+        checked = default_reads.get((id(rule), version)) if pure else None
+        results: dict[str, Any] = {}
+        if checked is None:
+            read = _read_rule(rule, present, subtree, ir, version, source, owned_leaves)
+            if isinstance(read, Extension):  # no canonical form: the leaves stay framework extensions
                 for leaf in owned_leaves:
-                    fates[leaf] = LeafFate("extension", detail=result.detail)
+                    fates[leaf] = LeafFate("extension", detail=read.detail)
                     ir.extensions.setdefault(source.format, {})[leaf] = leaves[leaf]
                 continue
-            if len(rule.fields) > 1:
-                by_ident = {field_ident(f): f for f in rule.fields}
-                results = {by_ident[k]: v for k, v in (result or {}).items()}
-            else:
-                results = {rule.fields[0]: result}
-        else:
-            assert rule.simple is not None and rule.key
-            raw = present.get(rule.key, rule.default_for(version) if rule.has_default(version) else None)
-            try:
-                results = {rule.fields[0]: rule.simple.read(raw)}
-            except ValueError as exc:
-                raise InputError(
-                    str(exc), file=source.file_of(rule.key), line=source.line_of(rule.key), key=rule.key,
-                    hint="fix the value",
-                ) from None  # fmt: skip
+            results = read
         if rule.key and rule.key in present:
             origin = Origin.EXPLICIT
         elif present:
@@ -228,16 +207,25 @@ def ingest(
             origin = Origin.DERIVED  # computed from values the file (or the user) gave
         else:
             origin = Origin.DEFAULT
-        outer = {n: ir.get(n) for n in rule.when if n not in rule.fields}
-        if origin is Origin.DEFAULT and outer and not all(outer[n] in rule.when[n] for n in outer):
-            continue  # a documented default only holds where its rule applies (GPT-J-only keys, ...)
-        for name, result in results.items():
-            value, approx = unwrap(result)
+        if rule.when and origin is Origin.DEFAULT:
+            outer = {n: ir.get(n) for n in rule.when if n not in rule.fields}
+            if outer and not all(outer[n] in rule.when[n] for n in outer):
+                continue  # a documented default only holds where its rule applies (GPT-J-only keys, ...)
+        if checked is None:
+            checked = []
+            for name, result in results.items():
+                value, approx = unwrap(result)
+                note = ""
+                if value is not None:
+                    value, note = _check_field(source, name, value, tuple(owned_leaves) or rule.keys)
+                checked.append((name, value, approx, note))
+            if pure:
+                default_reads[(id(rule), version)] = checked
+        for name, value, approx, note in checked:
             if approx:
                 lossy[id(rule)] = approx
             if value is None:
                 continue
-            value, note = _check_field(source, name, value, tuple(owned_leaves) or rule.keys)
             if note:
                 notes.append(note)
             if name in ir.fields and ir.fields[name].origin is Origin.USER:
@@ -274,6 +262,47 @@ def ingest(
         if leaf in fates and note:
             fates[leaf].detail = "; ".join(x for x in (note, fates[leaf].detail) if x)
     return Ingested(ir, fates, leaves, lossy, source, table, coerced=coerced)
+
+
+def _read_rule(
+    rule: Rule,
+    present: dict[str, Any],
+    subtree: Callable[[str], tuple[Any, list[str]]],
+    ir: IR,
+    version: str,
+    source: Source,
+    owned_leaves: list[str],
+) -> dict[str, Any] | Extension:
+    """Canonical field -> value (maybe Approx) one rule reads from its keys' values (or defaults)."""
+    if rule.formula is not None:
+        kwargs = {ident(k): present.get(k, rule.key_default(k, version)) for k in rule.keys}
+        kwargs.update({ident(k): subtree(k)[0] for k in rule.peek})
+        wanted = rule.formula.read_params()
+        kwargs.update({alias: ir.get(name) for alias, name in rule.with_fields.items() if alias in wanted})
+        if "version" in wanted:
+            kwargs["version"] = version
+        try:
+            result = rule.formula.read(**kwargs)
+        except (TypeError, ValueError, ArithmeticError) as exc:  # overflow on a huge value is bad input too
+            key = owned_leaves[0] if owned_leaves else rule.label
+            raise InputError(
+                f"cannot compute {', '.join(rule.fields)}: {exc}",
+                file=source.file_of(key), line=source.line_of(key), key=key,
+            ) from None  # fmt: skip
+        if isinstance(result, Extension):
+            return result
+        if len(rule.fields) > 1:
+            by_ident = {field_ident(f): f for f in rule.fields}
+            return {by_ident[k]: v for k, v in (result or {}).items()}
+        return {rule.fields[0]: result}
+    assert rule.simple is not None and rule.key
+    raw = present.get(rule.key, rule.default_for(version) if rule.has_default(version) else None)
+    try:
+        return {rule.fields[0]: rule.simple.read(raw)}
+    except ValueError as exc:
+        raise InputError(
+            str(exc), file=source.file_of(rule.key), line=source.line_of(rule.key), key=rule.key, hint="fix the value"
+        ) from None
 
 
 def _check_relations(source: Source, ir: IR) -> None:

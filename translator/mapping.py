@@ -9,7 +9,7 @@ The grammar is documented in the header of mappings/neox.yaml.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Any
 
 import yaml
@@ -53,7 +53,8 @@ class Rule:
     versions: tuple[str, ...] = ()  # write this rule only for these target versions (all when empty)
     peek: tuple[str, ...] = ()  # keys a formula reads without owning them (another rule reports them)
 
-    @property
+    # computed once: the engine asks these of every rule for every file
+    @cached_property
     def keys(self) -> tuple[str, ...]:
         return ((self.key,) if self.key else ()) + self.also
 
@@ -77,7 +78,7 @@ class Rule:
     def applies(self, values: dict[str, Any]) -> bool:
         return all(values.get(name) in allowed for name, allowed in self.when.items())
 
-    @property
+    @cached_property
     def is_const(self) -> bool:
         return self.const is not _NO_DEFAULT
 
@@ -97,14 +98,38 @@ class Table:
     lenient_types: bool = False  # unmapped keys may not match the documented type (the docs are loose)
 
     def rules_for_field(self, name: str) -> list[Rule]:
-        return [r for r in self.rules if name in r.fields]
+        return self._by_field.get(name, [])
+
+    @cached_property
+    def _by_field(self) -> dict[str, list[Rule]]:
+        index: dict[str, list[Rule]] = {}
+        for rule in self.rules:
+            for name in rule.fields:
+                index.setdefault(name, []).append(rule)
+        return index
 
     def key_owner(self) -> dict[str, Rule]:
         return {k: r for r in self.rules for k in r.keys}
 
     def for_layout(self, layout: str | None) -> "Table":
+        """The rules of one layout; one Table per layout, made once (callers key caches by table)."""
         if layout is None:
             return self
+        made = self._layouts.get(layout)
+        if made is None:
+            made = self._layouts[layout] = self._keep_layout(layout)
+        return made
+
+    @cached_property
+    def default_reads(self) -> dict[tuple[int, str], list[tuple[str, Any, str | None, str]]]:
+        """(rule id, version) -> what the rule reads when the file has none of its keys (engine cache)."""
+        return {}
+
+    @cached_property
+    def _layouts(self) -> dict[str, "Table"]:
+        return {}
+
+    def _keep_layout(self, layout: str) -> "Table":
         def keep(rules: tuple[Rule, ...]) -> tuple[Rule, ...]:
             return tuple(r for r in rules if not r.layouts or layout in r.layouts)
 

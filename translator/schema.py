@@ -49,6 +49,7 @@ class SchemaIndex:
     def __init__(self, schema: dict[str, Any], root: tuple[str, ...] = ()) -> None:
         self.schema = schema
         self._nodes: dict[str, dict[str, Any]] = {}
+        self._types: dict[str, frozenset[str]] = {}  # key -> JSON types, worked out on first use
         self._open: set[str] = set()  # paths below which any key is accepted
         node = schema
         for part in root:
@@ -86,10 +87,12 @@ class SchemaIndex:
 
     def coerce(self, key: str, value: Any) -> tuple[Any, str]:
         """Light type check of a raw value: YAML 1.1 float strings become numbers, with a note."""
-        node = self._nodes.get(key)
-        if node is None or value is None:
+        if value is None:
             return value, ""
-        types = _types_of(node, self.schema.get("$defs"))
+        types = self._types.get(key)
+        if types is None:
+            node = self._nodes.get(key)
+            types = self._types[key] = _types_of(node, self.schema.get("$defs")) if node is not None else frozenset()
         if not types:
             return value, ""
         actual = _JSON_TYPES.get(type(value), "unknown")
