@@ -136,3 +136,31 @@ def test_interrupted_run_leaves_no_partial_file(neox_tree: Path, tmp_path: Path)
     for path in written:
         assert not path.name.endswith(".tmp"), f"partial file left behind: {path}"
         assert path.read_bytes() == (reference / path.relative_to(out)).read_bytes()
+
+
+def test_replace_file_keeps_permissions_refuses_symlinks_and_leaves_no_temp(tmp_path: Path) -> None:
+    from translator.errors import OutputError
+    from translator.io import replace_file
+
+    new = tmp_path / "new.yaml"
+    replace_file(str(new), "a: 1\n")
+    umask = os.umask(0)
+    os.umask(umask)
+    assert new.read_text() == "a: 1\n" and new.stat().st_mode & 0o777 == 0o666 & ~umask
+    kept = tmp_path / "kept.yaml"
+    kept.write_text("old\n")
+    kept.chmod(0o640)
+    replace_file(str(kept), "new\n")
+    assert kept.read_text() == "new\n" and kept.stat().st_mode & 0o777 == 0o640
+    # a symlink planted at the temp name is replaced, never written through
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    (tmp_path / f".planted.yaml.{os.getpid()}.tmp").symlink_to(victim)
+    replace_file(str(tmp_path / "planted.yaml"), "x: 1\n")
+    assert victim.read_text() == "precious\n" and (tmp_path / "planted.yaml").read_text() == "x: 1\n"
+    with pytest.raises(OutputError, match="cannot write here"):
+        replace_file(str(tmp_path / "missing" / "out.yaml"), "x: 1\n")
+    (tmp_path / "folder.yaml").mkdir()
+    with pytest.raises(OutputError):
+        replace_file(str(tmp_path / "folder.yaml"), "x: 1\n")
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]

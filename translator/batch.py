@@ -118,7 +118,7 @@ def _job(args: tuple[str, str, str, BatchOptions]) -> FileResult:
     path_s, rel_s, out_s, opts = args
     rel_out = output_path(Path(rel_s), opts.dst).as_posix()  # the summary names outputs relative to OUT_DIR
     from .api import translate
-    from .io import write_atomic
+    from .io import replace_file
 
     path, out = Path(path_s), Path(out_s)
     try:
@@ -138,9 +138,9 @@ def _job(args: tuple[str, str, str, BatchOptions]) -> FileResult:
         out.parent.mkdir(parents=True, exist_ok=True)
         if opts.in_place and out.exists() and opts.backup:
             backup = out.with_name(out.name + ".bak")
-            write_atomic(backup, out.read_text(encoding="utf-8"))
+            replace_file(str(backup), out.read_text(encoding="utf-8"))
         for target, content in files.items():
-            write_atomic(target, content, inputs=[] if opts.in_place else [path_s])
+            replace_file(str(target), content)
         return FileResult(rel_s, "translated", rel_out, counts, error="strict: report has failures" if failed_strict else "")
     except NeoconvError as exc:
         return FileResult(rel_s, "failed", error=str(exc))

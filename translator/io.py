@@ -372,6 +372,46 @@ def write_files_atomic(
                 pass
 
 
+def replace_file(target: str, text: str) -> None:
+    """Batch's writer: the whole text to a temp file beside `target`, then renamed over it, so no
+    reader sees half a file. The caller has made the folder and ruled out the inputs (batch
+    checks its output tree once, not once per file); an existing file keeps its permissions."""
+    tmp = os.path.join(os.path.dirname(target), f".{os.path.basename(target)}.{os.getpid()}.tmp")
+    try:
+        existing = os.stat(target).st_mode & 0o7777
+    except OSError:
+        existing = None
+    try:
+        fd = _create_new(tmp)
+        try:
+            if existing is not None:
+                os.fchmod(fd, existing)
+            data = memoryview(text.encode("utf-8"))
+            while data:
+                data = data[os.write(fd, data) :]
+        finally:
+            os.close(fd)
+        os.replace(tmp, target)
+    except BaseException as exc:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        if isinstance(exc, OSError):
+            raise OutputError(f"cannot write here: {exc.strerror or exc}", file=target) from None
+        raise
+
+
+def _create_new(path: str) -> int:
+    """A new file (never through a symlink, never someone else's file); a leftover of ours is replaced."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        return os.open(path, flags, 0o666)  # the umask applies, as to any new file
+    except FileExistsError:
+        os.unlink(path)  # a temp file an interrupted run of this process id left behind
+        return os.open(path, flags, 0o666)
+
+
 def _mode_for(target: Path) -> int:
     try:
         return target.stat().st_mode & 0o7777  # replacing a file keeps its permissions
