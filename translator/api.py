@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -136,7 +136,7 @@ def _amended(entry: Any, amend: dict[str, tuple[str, str]]) -> Any:
     if hit is None:
         return entry
     status, why = hit
-    return replace(entry, status=Status(status), detail="; ".join(x for x in (why, entry.detail) if x))
+    return entry._replace(status=Status(status), detail="; ".join(x for x in (why, entry.detail) if x))
 
 
 def translate(config: ConfigInput, src: str, dst: str, **options: Any) -> Translation:
@@ -215,7 +215,7 @@ def translate(config: ConfigInput, src: str, dst: str, **options: Any) -> Transl
             keys = e.target_key.split(", ")
             why = [reshaped[k] for k in keys if k in reshaped]
             status, detail = (Status.CONVERTED, "; ".join(why)) if why and e.status is Status.EXACT else (e.status, e.detail)
-            return replace(e, target_key=", ".join(moved.get(k, k) for k in keys), status=status, detail=detail)
+            return e._replace(target_key=", ".join(moved.get(k, k) for k in keys), status=status, detail=detail)
 
         report.entries = [relocated(e) if e.target_key else e for e in report.entries]
     side_files = writer.side_files(document, meta) if hasattr(writer, "side_files") else {}

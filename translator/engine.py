@@ -23,7 +23,7 @@ from .source import Source
 from .transforms import Approx, Extension, Unexpressible, field_ident, ident, is_close, unwrap
 
 
-@dataclass
+@dataclass(slots=True)
 class LeafFate:
     """What ingest decided about one source leaf."""
 
@@ -375,7 +375,7 @@ def _closest(leaf: str, schema: SchemaIndex, table: Table) -> str:
 # ------------------------------------------------------------------------------------------
 
 
-@dataclass
+@dataclass(slots=True)
 class _Carried:
     target_keys: list[str] = field(default_factory=list)
     written: list[Any] = field(default_factory=list)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Iterator
+from typing import Any, Iterator, NamedTuple
 
 
 class Origin(str, Enum):
@@ -14,8 +14,7 @@ class Origin(str, Enum):
     USER = "user"  # given on the command line (--set, --world-size)
 
 
-@dataclass(frozen=True)
-class Value:
+class Value(NamedTuple):  # immutable and cheap: one per canonical field of every file read
     value: Any
     origin: Origin
     source_keys: tuple[str, ...] = ()

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
+from typing import Any, NamedTuple
 
 
 class Status(str, Enum):
@@ -26,8 +26,7 @@ class Status(str, Enum):
 STRICT_FAILURES = frozenset({Status.LOSSY, Status.DROPPED, Status.UNKNOWN, Status.MISSING})
 
 
-@dataclass(frozen=True)
-class Entry:
+class Entry(NamedTuple):  # immutable and cheap: a batch makes one per leaf of thousands of files
     source_key: str | None
     target_key: str | None
     status: Status
