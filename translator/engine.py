@@ -142,7 +142,6 @@ def ingest(
             node = node[part]
         return node, owned
 
-    default_reads = table.default_reads
     for rule in table.read_order:
         if rule.key is None and rule.formula is None:
             continue  # a write-side note: how the target expresses a field structurally
@@ -160,6 +159,15 @@ def ingest(
             for key in rule.keys:
                 for leaf in subtree(key)[1]:
                     fates[leaf] = LeafFate("unresolved", rule, why)
+            continue
+        if rule.pure and not held and not any(k in readable or k in below for k in rule.keys):
+            # none of its keys in the file and nothing else read: the same defaults for every file
+            if _default_holds(rule, ir):
+                for name, value, approx in _defaults_of(rule, table, version, source):
+                    if approx:
+                        lossy[id(rule)] = approx
+                    if value is not None and not (name in ir.fields and ir.fields[name].origin is Origin.USER):
+                        ir.fields[name] = value
             continue
         present: dict[str, Any] = {}
         owned_leaves: list[str] = []
@@ -184,19 +192,12 @@ def ingest(
                 owned_leaves.extend(owned)
         for leaf in owned_leaves:
             fates[leaf] = LeafFate("rule", rule, leaf_notes.get(leaf, ""))
-        # A rule none of whose keys is in the file, reading nothing else, gives the same defaults
-        # for every file: worked out once per table and version (a batch reads thousands).
-        pure = not owned_leaves and not rule.peek and not rule.with_fields
-        checked = default_reads.get((id(rule), version)) if pure else None
-        results: dict[str, Any] = {}
-        if checked is None:
-            read = _read_rule(rule, present, subtree, ir, version, source, owned_leaves)
-            if isinstance(read, Extension):  # no canonical form: the leaves stay framework extensions
-                for leaf in owned_leaves:
-                    fates[leaf] = LeafFate("extension", detail=read.detail)
-                    ir.extensions.setdefault(source.format, {})[leaf] = leaves[leaf]
-                continue
-            results = read
+        read = _read_rule(rule, present, subtree, ir, version, source, owned_leaves)
+        if isinstance(read, Extension):  # no canonical form: the leaves stay framework extensions
+            for leaf in owned_leaves:
+                fates[leaf] = LeafFate("extension", detail=read.detail)
+                ir.extensions.setdefault(source.format, {})[leaf] = leaves[leaf]
+            continue
         if rule.key and rule.key in present:
             origin = Origin.EXPLICIT
         elif present:
@@ -207,32 +208,23 @@ def ingest(
             origin = Origin.DERIVED  # computed from values the file (or the user) gave
         else:
             origin = Origin.DEFAULT
-        if rule.when and origin is Origin.DEFAULT:
-            outer = {n: ir.get(n) for n in rule.when if n not in rule.fields}
-            if outer and not all(outer[n] in rule.when[n] for n in outer):
-                continue  # a documented default only holds where its rule applies (GPT-J-only keys, ...)
-        if checked is None:
-            checked = []
-            for name, result in results.items():
-                value, approx = unwrap(result)
-                note = ""
-                if value is not None:
-                    value, note = _check_field(source, name, value, tuple(owned_leaves) or rule.keys)
-                checked.append((name, value, approx, note))
-            if pure:
-                default_reads[(id(rule), version)] = checked
-        for name, value, approx, note in checked:
+        if origin is Origin.DEFAULT and not _default_holds(rule, ir):
+            continue
+        file = source.file_of(rule.key or "")
+        for name, result in read.items():
+            value, approx = unwrap(result)
             if approx:
                 lossy[id(rule)] = approx
             if value is None:
                 continue
+            value, note = _check_field(source, name, value, tuple(owned_leaves) or rule.keys)
             if note:
                 notes.append(note)
             if name in ir.fields and ir.fields[name].origin is Origin.USER:
                 for leaf in owned_leaves:
                     fates[leaf].detail = f"overridden by --set {name}"
                 continue
-            ir.set(name, Value(value, origin, tuple(owned_leaves), source.file_of(rule.key or ""), "; ".join(notes)))
+            ir.fields[name] = Value(value, origin, tuple(owned_leaves), file, "; ".join(notes))
 
     _check_relations(source, ir)
     known = schema.known
@@ -264,6 +256,31 @@ def ingest(
     return Ingested(ir, fates, leaves, lossy, source, table, coerced=coerced)
 
 
+def _default_holds(rule: Rule, ir: IR) -> bool:
+    """A documented default only holds where its rule applies (GPT-J-only keys, ...)."""
+    if not rule.when:
+        return True
+    outer = {n: ir.get(n) for n in rule.when if n not in rule.fields}
+    return not outer or all(outer[n] in rule.when[n] for n in outer)
+
+
+def _defaults_of(rule: Rule, table: Table, version: str, source: Source) -> list[tuple[str, Value | None, str | None]]:
+    """What a rule reads when the file has none of its keys, worked out once per table and version
+    (a batch reads thousands of files): field -> default Value (or None) and why it is approximate."""
+    cached = table.default_reads.get((id(rule), version))
+    if cached is None:
+        read = _read_rule(rule, {}, lambda key: (None, []), IR(), version, source, [])
+        cached, notes = [], []
+        for name, result in ({} if isinstance(read, Extension) else read).items():
+            value, approx = unwrap(result)
+            if value is not None:
+                value, note = _check_field(source, name, value, rule.keys)
+                notes.extend([note] if note else [])
+            cached.append((name, None if value is None else Value(value, Origin.DEFAULT, (), None, "; ".join(notes)), approx))
+        table.default_reads[(id(rule), version)] = cached
+    return cached
+
+
 def _read_rule(
     rule: Rule,
     present: dict[str, Any],
@@ -275,11 +292,12 @@ def _read_rule(
 ) -> dict[str, Any] | Extension:
     """Canonical field -> value (maybe Approx) one rule reads from its keys' values (or defaults)."""
     if rule.formula is not None:
-        kwargs = {ident(k): present.get(k, rule.key_default(k, version)) for k in rule.keys}
-        kwargs.update({ident(k): subtree(k)[0] for k in rule.peek})
-        wanted = rule.formula.read_params()
-        kwargs.update({alias: ir.get(name) for alias, name in rule.with_fields.items() if alias in wanted})
-        if "version" in wanted:
+        kwargs = {arg: present[k] if k in present else rule.key_default(k, version) for arg, k in rule.read_args}
+        for key in rule.peek:
+            kwargs[ident(key)] = subtree(key)[0]
+        for arg, name in rule.read_with:
+            kwargs[arg] = ir.get(name)
+        if "version" in rule.formula.read_params():
             kwargs["version"] = version
         try:
             result = rule.formula.read(**kwargs)
@@ -296,7 +314,7 @@ def _read_rule(
             return {by_ident[k]: v for k, v in (result or {}).items()}
         return {rule.fields[0]: result}
     assert rule.simple is not None and rule.key
-    raw = present.get(rule.key, rule.default_for(version) if rule.has_default(version) else None)
+    raw = present[rule.key] if rule.key in present else rule.default_for(version)  # None when it has none
     try:
         return {rule.fields[0]: rule.simple.read(raw)}
     except ValueError as exc:
@@ -592,18 +610,8 @@ def _apply_write(rule: Rule, ir: IR) -> dict[str, tuple[Any, str | None]] | None
     if rule.key is None and rule.formula is None:
         return {}
     if rule.formula is not None:
-        kwargs: dict[str, Any] = {}
-        params = rule.formula.write_params()
-        if "value" in params:
-            kwargs["value"] = ir.get(rule.fields[0])
-        for name in rule.fields:
-            if field_ident(name) in params:
-                kwargs[field_ident(name)] = ir.get(name)
-        for alias, name in rule.with_fields.items():
-            if alias in params:
-                kwargs[alias] = ir.get(name)
-        produced, whole = unwrap(rule.formula.write(**kwargs))
-        by_ident = {ident(k): k for k in rule.keys}
+        produced, whole = unwrap(rule.formula.write(**{arg: ir.get(name) for arg, name in rule.write_args}))
+        by_ident = rule.key_by_ident
         result: dict[str, tuple[Any, str | None]] = {}
         losses = [whole] if whole else []
         for name, value in produced.items():

@@ -229,41 +229,39 @@ def flatten(tree: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     self-referencing); a leaf spelled both as `a.b:` and as `a: {b:}` is an error, not a silent loss.
     """
     out: dict[str, Any] = {}
-    stack: list[tuple[str, dict[str, Any], int]] = [(prefix, tree, 1)]
-    while stack:
-        base, node, depth = stack.pop()
-        if depth > MAX_DEPTH:
-            raise InputError(f"nested more than {MAX_DEPTH} levels deep; not a config", key=base.rstrip("."))
-        for key, value in node.items():
-            path = f"{base}{key}"
-            if "" in str(key).split("."):  # '', '.x', 'x.', 'a..b': no dotted path can name it
-                raise InputError(f"key {key!r} has an empty name part; name the setting", key=base.rstrip(".") or None)
+    dotted = False  # only a key with a dot in it can collide with a nested spelling
+    stack: list[tuple[str, Iterator[tuple[Any, Any]]]] = [(prefix, iter(tree.items()))]
+    while stack:  # depth first, in document order, without recursion
+        base, items = stack[-1]
+        for key, value in items:
+            if type(key) is not str or not key or "." in key:
+                name = str(key)
+                if "" in name.split("."):  # '', '.x', 'x.', 'a..b': no dotted path can name it
+                    raise InputError(f"key {key!r} has an empty name part; name the setting", key=base.rstrip(".") or None)
+                dotted = dotted or "." in name
+                path = base + name
+            else:
+                path = base + key
             if isinstance(value, dict) and value:
-                stack.append((path + ".", value, depth + 1))
-                continue
+                if len(stack) >= MAX_DEPTH:
+                    raise InputError(f"nested more than {MAX_DEPTH} levels deep; not a config", key=path)
+                stack.append((path + ".", iter(value.items())))
+                break
             if path in out:
                 raise InputError("written both as one dotted key and as nested keys; keep one", key=path)
             out[path] = value
             if len(out) > MAX_LEAVES:
                 raise InputError(f"more than {MAX_LEAVES} settings; not a config (alias bomb?)")
-    for path in out:  # `a.b: 1` beside `a: {b: {c: 2}}`: a.b would be both a value and a block
-        parts = path.split(".")
-        for i in range(1, len(parts)):
-            head = ".".join(parts[:i])
-            if head in out:
-                raise InputError(f"is both a value and a block (it also has {path}); keep one", key=head)
-    # restore document order (the stack visits nested blocks last)
-    order = {k: i for i, k in enumerate(_walk_order(tree, prefix))}
-    return dict(sorted(out.items(), key=lambda kv: order.get(kv[0], 0)))
-
-
-def _walk_order(tree: dict[str, Any], prefix: str) -> Iterator[str]:
-    for key, value in tree.items():
-        path = f"{prefix}{key}"
-        if isinstance(value, dict) and value:
-            yield from _walk_order(value, path + ".")
         else:
-            yield path
+            stack.pop()
+    if dotted:
+        for path in out:  # `a.b: 1` beside `a: {b: {c: 2}}`: a.b would be both a value and a block
+            parts = path.split(".")
+            for i in range(1, len(parts)):
+                head = ".".join(parts[:i])
+                if head in out:
+                    raise InputError(f"is both a value and a block (it also has {path}); keep one", key=head)
+    return out
 
 
 def unflatten(leaves: dict[str, Any]) -> dict[str, Any]:

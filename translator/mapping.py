@@ -82,6 +82,37 @@ class Rule:
     def is_const(self) -> bool:
         return self.const is not _NO_DEFAULT
 
+    @cached_property
+    def read_args(self) -> tuple[tuple[str, str], ...]:
+        """(formula argument, framework key) for the rule's own keys."""
+        return tuple((ident(k), k) for k in self.keys)
+
+    @cached_property
+    def read_with(self) -> tuple[tuple[str, str], ...]:
+        """(formula argument, canonical field) for the `with` fields its read function takes."""
+        wanted = self.formula.read_params() if self.formula else frozenset()
+        return tuple((alias, name) for alias, name in self.with_fields.items() if alias in wanted)
+
+    @cached_property
+    def write_args(self) -> tuple[tuple[str, str], ...]:
+        """(formula argument, canonical field) its write function takes: `value`, fields, `with` fields."""
+        if self.formula is None:
+            return ()
+        params = self.formula.write_params()
+        args = [("value", self.fields[0])] if "value" in params else []
+        args += [(field_ident(name), name) for name in self.fields if field_ident(name) in params]
+        args += [(alias, name) for alias, name in self.with_fields.items() if alias in params]
+        return tuple(args)
+
+    @cached_property
+    def key_by_ident(self) -> dict[str, str]:
+        return {ident(k): k for k in self.keys}
+
+    @cached_property
+    def pure(self) -> bool:
+        """Reads only its own keys: with none of them in a file, its reading is the same for every file."""
+        return not self.peek and not self.with_fields and not self.is_const
+
 
 @dataclass(frozen=True)
 class Table:
@@ -121,7 +152,7 @@ class Table:
         return made
 
     @cached_property
-    def default_reads(self) -> dict[tuple[int, str], list[tuple[str, Any, str | None, str]]]:
+    def default_reads(self) -> dict[tuple[int, str], list[tuple[str, Any, str | None]]]:
         """(rule id, version) -> what the rule reads when the file has none of its keys (engine cache)."""
         return {}
 
