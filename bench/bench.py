@@ -1,23 +1,25 @@
 """neoconv benchmark: ratios against the YAML parse/emit floor, measured in the same run.
 
-    python bench/bench.py [--corpus ../shared/corpus/neox] [--synthetic 10000] [--jobs 2]
+    python bench/bench.py [--corpus ../shared/corpus/neox] [--synthetic 10000] [--jobs 2] [--repeat 7]
 
-Measures, on the same files:
-  (a) the floor: yaml C-loader load + C-dumper dump of each file;
-  (b) `neoconv batch` at -j 1 and -j N (files/s and ratio to the floor);
+Measures, on the same files (every file `neoconv batch` reads under the corpus folder):
+  (a) the floor: read + PyYAML C-loader load + C-dumper dump of each file;
+  (b) `neoconv batch` at -j 1 and -j N: in-process (run_batch, tables already compiled: the
+      per-file cost a large migration pays) and as a command (with interpreter start-up);
   (c) translate() alone, with a per-stage profile (read, map, write, report);
   (d) cold start of `neoconv --help` and of one translation, next to `python -c pass` and
       `python -c "import yaml"`;
-  (e) with --synthetic N: a generated tree of N configs (copies of the corpus with varied
-      sizes) at -j N, time and peak memory at 1/10 and all of N, to show how cost grows.
-Benchmarks are not tests: nothing here asserts; the README quotes the targets.
+  (e) with --synthetic N: a generated tree of N configs (copies of the corpus, some padded with
+      extra keys to vary size) at -j N: time, files/s, peak memory at N/10 and at N, and the
+      floor over the same files.
+Timings are the best of --repeat runs (the machine may be shared). Benchmarks are not tests:
+nothing here asserts; the README quotes the targets.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import resource
 import shutil
 import statistics
 import subprocess
@@ -25,6 +27,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Callable
 
 import yaml
 
@@ -32,7 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from translator.api import read_ir  # noqa: E402
-from translator.batch import BatchOptions, run_batch  # noqa: E402
+from translator.batch import DEFAULT_INCLUDE, BatchOptions, run_batch, walk  # noqa: E402
 from translator.engine import emit  # noqa: E402
 from translator.io import dump_json  # noqa: E402
 from translator.mapping import load_table  # noqa: E402
@@ -40,33 +43,53 @@ from translator.registry import get_format  # noqa: E402
 
 LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+SRC, DST = "neox", "cerebras"
+OPTIONS = {"world_size": 8}
 
 
-def config_files(folder: Path) -> list[Path]:
-    return sorted(p for p in folder.rglob("*.yml") if "num_layers" in p.read_text() or "num-layers" in p.read_text())
-
-
-def floor(files: list[Path], repeat: int = 3) -> float:
-    """Seconds to load and dump every file once with PyYAML's C loader/dumper (best of repeat)."""
-    best = float("inf")
+def best(run: Callable[[], object], repeat: int) -> float:
+    """Fastest of `repeat` timed runs, in seconds."""
+    times = []
     for _ in range(repeat):
         start = time.perf_counter()
-        for path in files:
-            yaml.dump(yaml.load(path.read_text(), Loader=LOADER), Dumper=DUMPER, sort_keys=False)
-        best = min(best, time.perf_counter() - start)
-    return best
+        run()
+        times.append(time.perf_counter() - start)
+    return min(times)
 
 
-def stages(files: list[Path], src: str, dst: str) -> dict[str, float]:
+def batch_files(root: Path) -> list[Path]:
+    return list(walk(root, DEFAULT_INCLUDE[SRC], []))
+
+
+def floor(files: list[Path]) -> None:
+    """Read, load and dump every file once with PyYAML's C loader/dumper."""
+    for path in files:
+        yaml.dump(yaml.load(path.read_text(encoding="utf-8"), Loader=LOADER), Dumper=DUMPER, sort_keys=False)
+
+
+def batch_in_process(src_dir: Path, jobs: int) -> None:
+    with tempfile.TemporaryDirectory() as out:
+        run_batch(str(src_dir), out + "/o", BatchOptions(SRC, DST, jobs=jobs, translate_options=dict(OPTIONS)))
+
+
+def batch_command(src_dir: Path, jobs: int) -> None:
+    with tempfile.TemporaryDirectory() as out:
+        subprocess.run(
+            [sys.executable, "-m", "translator", "batch", f"{SRC}2{DST}", str(src_dir), "-o", out + "/o", "-q",
+             "-j", str(jobs), "--world-size", "8"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False,
+        )  # fmt: skip
+
+
+def stages(files: list[Path]) -> dict[str, float]:
     totals = {"read": 0.0, "map": 0.0, "write": 0.0, "report": 0.0}
-    writer = get_format(dst).load()
-    table = load_table(dst)
+    reader, writer = get_format(SRC).load(), get_format(DST).load()
+    table = load_table(DST)
     for path in files:
         t0 = time.perf_counter()
-        source = get_format(src).load().read([str(path)])
+        source = reader.read([str(path)])
         t1 = time.perf_counter()
-        ingested = read_ir(source, src)
-        leaves, report = emit(ingested, table, dst)
+        leaves, report = emit(read_ir(source, SRC, **OPTIONS), table, DST)
         t2 = time.perf_counter()
         writer.dump(writer.write(leaves, {}), {})
         t3 = time.perf_counter()
@@ -79,14 +102,7 @@ def stages(files: list[Path], src: str, dst: str) -> dict[str, float]:
     return totals
 
 
-def batch_time(src_dir: Path, jobs: int, src: str, dst: str) -> float:
-    with tempfile.TemporaryDirectory() as out:
-        start = time.perf_counter()
-        run_batch(str(src_dir), out + "/o", BatchOptions(src, dst, jobs=jobs, translate_options={"world_size": 8}))
-        return time.perf_counter() - start
-
-
-def cold(cmd: list[str], repeat: int = 5) -> float:
+def cold(cmd: list[str], repeat: int) -> float:
     runs = []
     for _ in range(repeat):
         start = time.perf_counter()
@@ -96,76 +112,97 @@ def cold(cmd: list[str], repeat: int = 5) -> float:
 
 
 def synthetic_tree(files: list[Path], count: int, target: Path) -> None:
-    """count configs built from the corpus files, some padded with extra (unknown) keys to vary size."""
+    """count configs built from the corpus configs; every third padded with extra (unknown) keys."""
+    texts = [p.read_text(encoding="utf-8") for p in files]
     for i in range(count):
-        path = files[i % len(files)]
-        text = path.read_text()
+        text = texts[i % len(texts)]
         if i % 3 == 0:
-            text = text.rstrip().rstrip("}") + ",\n" + ",\n".join(f'  "extra_key_{j}": {j}' for j in range(i % 50)) + "\n}\n" if text.rstrip().endswith("}") else text
+            text = text.rstrip() + "\n" + "".join(f"extra_key_{j}: {j}\n" for j in range(i % 50))
         folder = target / f"d{i // 500:03d}"
         folder.mkdir(parents=True, exist_ok=True)
-        (folder / f"c{i:05d}.yml").write_text(text)
+        (folder / f"c{i:05d}.yml").write_text(text, encoding="utf-8")
 
 
-def peak_rss_mb_of(cmd: list[str]) -> tuple[float, float]:
-    start = time.perf_counter()
-    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-    elapsed = time.perf_counter() - start
-    return elapsed, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+_RSS = (
+    "import resource, subprocess, sys, time; t = time.perf_counter(); "
+    "subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL); "
+    "print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
+)
+
+
+def timed_rss(cmd: list[str]) -> tuple[float, float]:
+    """Seconds and peak RSS (MB, the largest of the command and its worker processes), measured
+    from a fresh parent so one run's peak never shows in another's."""
+    out = subprocess.run([sys.executable, "-c", _RSS, *cmd], capture_output=True, text=True, check=True).stdout.split()
+    return float(out[0]), float(out[1]) / 1024
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--corpus", default=str(ROOT.parent / "shared" / "corpus" / "neox"))
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    parser.add_argument("--repeat", type=int, default=7, help="timed runs per measurement; the best is shown")
     parser.add_argument("--synthetic", type=int, default=0, help="also run a generated tree of N configs")
     args = parser.parse_args()
     corpus = Path(args.corpus)
-    files = config_files(corpus)
-    if not files:
-        sys.exit(f"no NeoX configs under {corpus}")
     with tempfile.TemporaryDirectory() as tmp:
         tree = Path(tmp) / "src"
-        for path in files:
-            dest = tree / path.relative_to(corpus)
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy(path, dest)
+        shutil.copytree(corpus, tree, ignore=shutil.ignore_patterns(".*"))
+        files = batch_files(tree)
+        if not files:
+            sys.exit(f"no {SRC} configs under {corpus}")
         n = len(files)
-        base = floor(files)
-        print(f"files: {n} NeoX configs from {corpus}")
-        print(f"(a) floor  yaml C load+dump      {base * 1000:8.1f} ms   {n / base:8.0f} files/s   1.00x")
+        base = best(lambda: floor(files), args.repeat)
+        print(f"files: {n} (every file `neoconv batch {SRC}2{DST}` reads under {corpus})")
+        print(f"(a) floor  read + C load + C dump    {base * 1000:8.1f} ms  {n / base:7.0f} files/s   1.00x")
+        batch_in_process(tree, 1)  # compile the tables once, as one long batch does
         for jobs in sorted({1, args.jobs}):
-            t = batch_time(tree, jobs, "neox", "cerebras")
-            print(f"(b) batch  -j {jobs:<2}                 {t * 1000:8.1f} ms   {n / t:8.0f} files/s   {t / base:5.2f}x floor")
-        read_ir(str(files[0]), "neox")  # tables compiled once per process: keep that out of (c)
-        prof = stages(files, "neox", "cerebras")
+            t = best(lambda: batch_in_process(tree, jobs), args.repeat)
+            print(f"(b) batch  -j {jobs:<2} in-process          {t * 1000:8.1f} ms  {n / t:7.0f} files/s  {t / base:5.2f}x floor")
+        for jobs in sorted({1, args.jobs}):
+            t = best(lambda: batch_command(tree, jobs), max(3, args.repeat // 2))
+            print(f"(b) batch  -j {jobs:<2} command             {t * 1000:8.1f} ms  {n / t:7.0f} files/s  {t / base:5.2f}x floor"
+                  "  (with start-up)")  # fmt: skip
+        configs = [p for p in files if _is_config(p)]
+        prof = min((stages(configs) for _ in range(args.repeat)), key=lambda d: sum(d.values()))
         total = sum(prof.values())
-        print(f"(c) translate() alone           {total * 1000:8.1f} ms   {n / total:8.0f} files/s   {total / base:5.2f}x floor")
+        config_floor = best(lambda: floor(configs), args.repeat)
+        print(f"(c) translate() alone, {len(configs)} configs  {total * 1000:8.1f} ms  {len(configs) / total:7.0f} files/s  "
+              f"{total / config_floor:5.2f}x their floor")  # fmt: skip
         for stage, seconds in prof.items():
             print(f"      {stage:<7} {seconds * 1000:8.1f} ms  ({seconds / total:5.1%})")
         py = sys.executable
         neoconv = [py, "-m", "translator"]
-        t_pass = cold([py, "-c", "pass"])
-        t_yaml = cold([py, "-c", "import yaml"])
-        t_help = cold(neoconv + ["--help"])
-        t_one = cold(neoconv + ["neox2cerebras", str(files[0]), "-q"])
-        print(f"(d) cold start: python -c pass {t_pass * 1000:6.0f} ms | import yaml {t_yaml * 1000:6.0f} ms | "
-              f"neoconv --help {t_help * 1000:6.0f} ms (+{(t_help - t_yaml) * 1000:.0f} ms over yaml) | "
-              f"one translation {t_one * 1000:6.0f} ms")
+        t_pass = cold([py, "-c", "pass"], args.repeat)
+        t_yaml = cold([py, "-c", "import yaml"], args.repeat)
+        t_help = cold(neoconv + ["--help"], args.repeat)
+        t_one = cold(neoconv + [f"{SRC}2{DST}", str(configs[0]), "-q"], args.repeat)
+        print(f"(d) cold start: python -c pass {t_pass * 1000:4.0f} ms | import yaml {t_yaml * 1000:4.0f} ms | "
+              f"neoconv --help {t_help * 1000:4.0f} ms (+{(t_help - t_yaml) * 1000:.0f} ms over yaml) | "
+              f"one translation {t_one * 1000:4.0f} ms")  # fmt: skip
         if args.synthetic:
             big = Path(tmp) / "synthetic"
-            synthetic_tree(files, args.synthetic, big)
+            synthetic_tree(configs, args.synthetic, big)
             for count in sorted({max(1, args.synthetic // 10), args.synthetic}):
-                part = Path(tmp) / f"part{count}"
-                if count == args.synthetic:
-                    part = big
-                else:
+                part = big
+                if count != args.synthetic:
+                    part = Path(tmp) / f"part{count}"
                     for folder in sorted(big.iterdir())[: max(1, count // 500)]:
                         shutil.copytree(folder, part / folder.name)
-                n_files = sum(1 for _ in part.rglob("*.yml"))
-                cmd = neoconv + ["batch", "neox2cerebras", str(part), "-o", str(Path(tmp) / f"out{count}"), "-q", "-j", str(args.jobs)]
-                elapsed, rss = peak_rss_mb_of(cmd)
-                print(f"(e) synthetic {n_files:6d} files -j {args.jobs}: {elapsed:6.1f} s  {n_files / elapsed:7.0f} files/s  peak RSS {rss:6.0f} MB")
+                part_files = batch_files(part)
+                part_floor = best(lambda: floor(part_files), 1)
+                cmd = neoconv + ["batch", f"{SRC}2{DST}", str(part), "-o", str(Path(tmp) / f"out{count}"), "-q",
+                                 "-j", str(args.jobs), "--world-size", "8"]  # fmt: skip
+                elapsed, rss = timed_rss(cmd)
+                print(f"(e) synthetic {len(part_files):6d} files -j {args.jobs}: {elapsed:6.1f} s  "
+                      f"{len(part_files) / elapsed:6.0f} files/s  peak RSS {rss:5.1f} MB  "
+                      f"(floor {part_floor:5.1f} s at one process)")  # fmt: skip
+
+
+def _is_config(path: Path) -> bool:
+    """A NeoX file with a model in it (batch skips the shared-settings fragments)."""
+    text = path.read_text(encoding="utf-8")
+    return "num_layers" in text or "num-layers" in text
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ here from libyaml's event stream instead of by PyYAML's composer and constructor
 
 from __future__ import annotations
 
+import re
 from typing import Any, Callable
 
 import yaml
@@ -34,6 +35,8 @@ MAX_DEPTH = 100  # nesting levels; real configs use fewer than ten
 
 TAG = "tag:yaml.org,2002:"
 _STR, _MERGE, _VALUE = TAG + "str", TAG + "merge", TAG + "value"
+_INT, _FLOAT = TAG + "int", TAG + "float"
+_PLAIN_FLOAT = re.compile(r"[-+]?[0-9]+\.[0-9]*(?:[eE][-+][0-9]+)?\Z")  # no `_`, `:`, inf or nan
 _MAP, _SEQ = TAG + "map", TAG + "seq"
 _REFUSED_TAGS = {"binary": "binary data", "set": "a set", "omap": "a list of pairs", "pairs": "a list of pairs"}
 RESOLVERS: dict[str, list[tuple[str, Any]]] = {k: list(v) for k, v in _Parser.yaml_implicit_resolvers.items()}
@@ -63,7 +66,7 @@ class _Frame:
         self.items: Any = {} if is_map else []
         self.key: Any = _NO_VALUE
         self.key_line = 0
-        self.lines: dict[Any, int] = {}  # key -> line, for duplicate messages
+        self.lines: dict[Any, Any] = {}  # key -> where it starts (a mark), for duplicate messages
         self.merges: list[Any] = []
         self.size = 1
         self.top = top
@@ -95,7 +98,8 @@ def _build(parser: Any, settings: bool) -> Any:
         event = get_event()
         kind = type(event)
         if kind is ScalarEvent:
-            value = _scalar(parser, event)
+            # quoted text needs no resolver: the common case in JSON-style configs
+            value = event.value if event.tag is None and not event.implicit[0] else _scalar(parser, event)
             size = 1
             if event.anchor:
                 anchors[event.anchor] = (value, 1)
@@ -144,9 +148,17 @@ def _build(parser: Any, settings: bool) -> Any:
             _no_marker(value, event)
             parent.items.append(value)
         elif parent.key is _NO_VALUE:
-            _take_key(parent, event, value)
-        else:
+            # a new text key needs no further checks (a top-level key that could be a date does)
+            if type(value) is str and value not in parent.lines and not (parent.top and value[:1].isdigit()):
+                parent.lines[value] = event.start_mark
+                parent.key = value
+            else:
+                _take_key(parent, event, value)
+        elif parent.key is _MERGE_SLOT or type(value) is _Special:
             _take_value(parent, event, value)
+        else:
+            parent.items[parent.key] = value
+            parent.key = _NO_VALUE
 
 
 def _tag_of(event: ScalarEvent) -> str:
@@ -175,6 +187,11 @@ def _scalar(parser: Any, event: ScalarEvent) -> Any:
     if construct is None:
         raise _tag_error(tag, event)
     try:
+        # the shapes configs are full of, read as SafeConstructor reads them, without building a node
+        if tag == _INT and value.isdigit() and (value[0] != "0" or value == "0"):
+            return int(value)
+        if tag == _FLOAT and _PLAIN_FLOAT.match(value):
+            return float(value)
         return construct(parser, yaml.ScalarNode(tag, value, event.start_mark, event.end_mark, event.style))
     except (ValueError, OverflowError) as exc:  # e.g. an integer with more digits than Python converts
         why = str(exc).split(";")[0]  # not Python's advice on raising its limits
@@ -237,10 +254,11 @@ def _take_key(frame: _Frame, event: Any, key: Any) -> None:
         raise InputError("a mapping key must be a plain scalar, not a list or mapping", line=line)
     if key in frame.lines:
         raise InputError(
-            f"duplicate key {key!r} (first at line {frame.lines[key]}); YAML would silently keep the last value: keep one",
+            f"duplicate key {key!r} (first at line {frame.lines[key].line + 1}); YAML would silently keep the last "
+            "value: keep one",
             line=line,
-        )
-    frame.lines[key] = line
+        )  # fmt: skip
+    frame.lines[key] = event.start_mark
     frame.key = key
 
 
