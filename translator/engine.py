@@ -674,8 +674,6 @@ def _entry_for(
                      _join(f"{leaf}={_short(raw)} is what {title} assumes", fate.detail))  # fmt: skip
     slots = [carried.get(name) for name in rule.fields]
     done = [s for s in slots if s and (s.target_keys or s.note or s.lossy)]
-    targets = list(dict.fromkeys(k for s in done for k in s.target_keys)) if done else []
-    target = ", ".join(targets) or None
     if not done:
         skipped = next((s.skipped for s in slots if s and s.skipped), "")
         absent = next((table.absent[f] for f in rule.fields if f in table.absent), "")
@@ -683,7 +681,16 @@ def _entry_for(
         if not any(f in ingested.ir.fields and ingested.ir.fields[f].value is not None for f in rule.fields):
             detail = f"no value for {', '.join(rule.fields)} could be derived"
         return Entry(leaf, None, Status.DROPPED, _join(detail, fate.detail))
-    lossy = [x for s in done for x in s.lossy]
+    if len(done) == 1:  # the common case: one field, written to its keys
+        only = done[0]
+        targets = only.target_keys if len(only.target_keys) < 2 else list(dict.fromkeys(only.target_keys))
+        lossy, values, note = list(only.lossy), only.written, only.note
+    else:
+        targets = list(dict.fromkeys(k for s in done for k in s.target_keys))
+        lossy = [x for s in done for x in s.lossy]
+        values = [v for s in done for v in s.written]
+        note = next((s.note for s in done if s.note), "")
+    target = ", ".join(targets) or None
     read_lossy = ingested.lossy.get(id(rule))
     if read_lossy:
         lossy.insert(0, read_lossy)
@@ -694,10 +701,8 @@ def _entry_for(
     if missing:
         why = next((s.skipped for f, s in zip(rule.fields, slots) if f in missing and s and s.skipped), "")
         lossy.append(f"{title} cannot express {', '.join(missing)}" + (f": {why}" if why else ""))
-    note = next((s.note for s in done if s.note), "")
     if lossy:
         return Entry(leaf, target, Status.LOSSY, _join("; ".join(dict.fromkeys(lossy)), fate.detail))
-    values = [v for s in done for v in s.written]
     exact = (
         len(rule.keys) == 1 and leaf == rule.key and len(targets) == 1 and len(values) == 1
         and _same(raw, values[0]) and not fate.detail
