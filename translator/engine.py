@@ -109,7 +109,7 @@ def ingest(
         ir.set(name, known_value)
     for name, value in (user or {}).items():
         ir.set(name, Value(value, Origin.USER, (f"--set {name}",)))
-    fates: dict[str, LeafFate] = {leaf: LeafFate("unknown") for leaf in leaves}
+    fates: dict[str, LeafFate | None] = dict.fromkeys(leaves)  # in document order; None: no rule took it yet
     # run-time placeholders (HF's "auto") are no value: rules see them as absent; same-format keeps them
     held = {leaf: why for leaf, why in source.unresolved.items() if leaf in leaves}
     readable = {k: v for k, v in leaves.items() if k not in held} if held else leaves
@@ -126,9 +126,10 @@ def ingest(
 
     below: dict[str, list[str]] = {}  # block path -> its leaves, so a rule finds a whole block at once
     for leaf in readable:
-        parts = leaf.split(".")
-        for i in range(1, len(parts)):
-            below.setdefault(".".join(parts[:i]), []).append(leaf)
+        if "." in leaf:
+            parts = leaf.split(".")
+            for i in range(1, len(parts)):
+                below.setdefault(".".join(parts[:i]), []).append(leaf)
 
     def subtree(key: str) -> tuple[Any, list[str]]:
         """The value at `key`: a leaf, or a whole nested block whose leaves the rule owns."""
@@ -229,7 +230,7 @@ def ingest(
     _check_relations(source, ir)
     known = schema.known
     for leaf, fate in fates.items():
-        if fate.kind != "unknown":
+        if fate is not None:
             continue
         type_note = ""
         try:
@@ -253,7 +254,7 @@ def ingest(
     for leaf, note in source.notes.items():
         if leaf in fates and note:
             fates[leaf].detail = "; ".join(x for x in (note, fates[leaf].detail) if x)
-    return Ingested(ir, fates, leaves, lossy, source, table, coerced=coerced)
+    return Ingested(ir, fates, leaves, lossy, source, table, coerced=coerced)  # type: ignore[arg-type]  # all set now
 
 
 def _default_holds(rule: Rule, ir: IR) -> bool:
@@ -422,6 +423,7 @@ def emit(
     src_format = ingested.source.format if ingested.source else "?"
     src_title = ingested.table.title if ingested.table else src_format
     values = ir.plain()
+    fields = ir.fields
     out: dict[str, Any] = {}
     carried: dict[str, _Carried] = {}
     report = Report()
@@ -451,7 +453,7 @@ def emit(
             if rule.key and rule.applies(values):
                 out[rule.key] = rule.const
             continue
-        present = [f for f in rule.fields if ir.has(f)]
+        present = [f for f in rule.fields if (known := fields.get(f)) is not None and known.value is not None]
         if not present:
             # the source says where these live when they are not in it (VeOmni: the HF config.json)
             elsewhere = next((unsupplied[f] for f in rule.fields if f in unsupplied), None) if rule.key else None
@@ -461,7 +463,7 @@ def emit(
                     hint = f"{elsewhere}, or --set {rule.fields[0]}=VALUE"
                 extra_entries.append((None, rule.key, Status.MISSING, hint))
             continue
-        if not rule.applies(values):
+        if rule.when and not rule.applies(values):
             for name in present:
                 slot = carried.setdefault(name, _Carried())
                 if not slot.target_keys:
@@ -482,7 +484,9 @@ def emit(
         if loss and not written:
             _default_not_kept(extra_entries, ingested, table, rule, present, str(loss[1]))
         for name in present:
-            slot = carried.setdefault(name, _Carried())
+            slot = carried.get(name)
+            if slot is None:
+                slot = carried[name] = _Carried()
             slot.skipped = ""
             if loss:
                 slot.lossy.append(str(loss[1]))
@@ -504,8 +508,9 @@ def emit(
                 carried[name].written.append(value)
                 if approx:
                     carried[name].lossy.append(approx)
-        agrees = rule.has_default(version) and written and is_close(next(iter(written.values()))[0], rule.default_for(version))
-        if origin is Origin.DEFAULT and written and not agrees:
+        if origin is Origin.DEFAULT and written and not (
+            rule.has_default(version) and is_close(next(iter(written.values()))[0], rule.default_for(version))
+        ):
             src_rules = ingested.table.rules_for_field(present[0]) if ingested.table else []
             src_key = src_rules[0].key if src_rules and src_rules[0].key else None
             shown = ", ".join(f"{k}={_short(v[0])}" for k, v in written.items())
