@@ -13,6 +13,8 @@ import os
 import re
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
+from collections import deque
+from itertools import chain, islice
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -61,68 +63,73 @@ class FileResult:
         return data
 
 
-def walk(root: Path, include: list[str], exclude: list[str]) -> Iterator[Path]:
-    """Files under root matching include and not exclude; hidden folders skipped, symlink loops broken."""
+def walk(root: Path, include: list[str], exclude: list[str]) -> Iterator[tuple[str, str]]:
+    """(path, path relative to root in / form) of the files under root matching include and not
+    exclude, in sorted order; hidden folders skipped, symlink loops broken. A generator: a tree of
+    100,000 files is never held in memory."""
     seen: set[tuple[int, int]] = set()
-    for folder, dirs, files in os.walk(root, followlinks=True):
+    top = str(root)
+    for folder, dirs, files in os.walk(top, followlinks=True):
         stat = os.stat(folder)
         if (stat.st_dev, stat.st_ino) in seen:
             dirs[:] = []
             continue
         seen.add((stat.st_dev, stat.st_ino))
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        base = os.path.relpath(folder, top).replace(os.sep, "/")
         for name in sorted(files):
-            path = Path(folder) / name
-            rel = path.relative_to(root).as_posix()
             if name.startswith(".") or name == SUMMARY_NAME:
                 continue
+            rel = name if base == "." else f"{base}/{name}"
             if not any(fnmatch.fnmatch(name, p) or fnmatch.fnmatch(rel, p) for p in include):
                 continue
             if any(fnmatch.fnmatch(name, p) or fnmatch.fnmatch(rel, p) for p in exclude):
                 continue
-            yield path
+            yield os.path.join(folder, name), rel
 
 
-def output_path(rel: Path, dst: str) -> Path:
-    return rel.with_suffix(get_format(dst).suffix)
+def output_path(rel: str, dst: str) -> str:
+    """The output's path relative to OUT_DIR: the source's, with the target format's suffix."""
+    stem, dot, suffix = rel.rpartition(".")
+    return (stem if dot and "/" not in suffix else rel) + get_format(dst).suffix
 
 
-_MODEL_KEY = re.compile(r"^\s*[\"']?(num[-_]layers|hidden[-_]size|num[-_]attention[-_]heads)[\"']?\s*:", re.M)
+_MODEL_KEY = re.compile(rb"^\s*[\"']?(num[-_]layers|hidden[-_]size|num[-_]attention[-_]heads)[\"']?\s*:", re.M)
 
 
-def _fragment_reason(path: Path, src: str) -> str:
+def _fragment_reason(path: str, src: str) -> str:
     """A NeoX file with no model architecture is a shared-settings fragment (local_setup.yml).
 
-    A text scan first (most files name num_layers, and the translation parses them anyway);
+    A byte scan first (most files name num_layers, and the translation parses them anyway);
     only a file without one is parsed here, so that a broken file fails instead of being skipped.
     """
     if src != "neox":
         return ""
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        with open(path, "rb") as fh:
+            data = fh.read()
     except OSError:
         return ""
-    if _MODEL_KEY.search(text):
+    if _MODEL_KEY.search(data):
         return ""
     from .io import parse_yaml
 
     try:
-        parse_yaml(text, str(path))  # a broken file is a failure to report, not a fragment
+        parse_yaml(data.decode("utf-8", errors="replace"), path)  # a broken file is a failure to report, not a fragment
     except NeoconvError:
         return ""
     return "fragment: no model architecture (num_layers/hidden_size); name it with --with to merge it into every translation"
 
 
-def _job(args: tuple[str, str, str, BatchOptions]) -> FileResult:
+def _job(opts: BatchOptions, args: tuple[str, str, str]) -> FileResult:
     """Translate one file (runs in a worker process; must not raise)."""
-    path_s, rel_s, out_s, opts = args
-    rel_out = output_path(Path(rel_s), opts.dst).as_posix()  # the summary names outputs relative to OUT_DIR
+    path_s, rel_s, out_s = args
+    rel_out = output_path(rel_s, opts.dst)  # the summary names outputs relative to OUT_DIR
     from .api import translate
     from .io import replace_file
 
-    path, out = Path(path_s), Path(out_s)
     try:
-        reason = _fragment_reason(path, opts.src)
+        reason = _fragment_reason(path_s, opts.src)
         if reason:
             return FileResult(rel_s, "skipped", reason=reason)
         with_files = [(w, _companion(w, opts.src)) for w in opts.with_files]
@@ -130,22 +137,31 @@ def _job(args: tuple[str, str, str, BatchOptions]) -> FileResult:
         text = result.dump()
         counts = {k: v for k, v in result.report.summary().items() if v}
         failed_strict = opts.strict and bool(result.report.failures())
-        files = {out: text, **{out.parent / name: side for name, side in result.side_files.items()}}
+        folder = os.path.dirname(out_s)
+        files = {out_s: text, **{os.path.join(folder, name): side for name, side in result.side_files.items()}}
         if opts.check:
-            same = all(p.is_file() and p.read_text(encoding="utf-8") == t for p, t in files.items())
+            same = all(_read_or_none(p) == t for p, t in files.items())
             status = "unchanged" if same else "changed"
             return FileResult(rel_s, status, rel_out, counts, error="strict: report has failures" if failed_strict else "")
-        out.parent.mkdir(parents=True, exist_ok=True)
-        if opts.in_place and out.exists() and opts.backup:
-            backup = out.with_name(out.name + ".bak")
-            replace_file(str(backup), out.read_text(encoding="utf-8"))
+        if not os.path.isdir(folder):
+            os.makedirs(folder, exist_ok=True)
+        if opts.in_place and opts.backup and os.path.exists(out_s):
+            replace_file(out_s + ".bak", Path(out_s).read_text(encoding="utf-8"))
         for target, content in files.items():
-            replace_file(str(target), content)
+            replace_file(target, content)
         return FileResult(rel_s, "translated", rel_out, counts, error="strict: report has failures" if failed_strict else "")
     except NeoconvError as exc:
         return FileResult(rel_s, "failed", error=str(exc))
     except Exception as exc:  # one bad file must not stop a migration of thousands
         return FileResult(rel_s, "failed", error=f"internal error: {type(exc).__name__}: {exc}")
+
+
+def _read_or_none(path: str) -> str | None:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return fh.read()
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 def _companion(path: str, src: str) -> str:
@@ -184,27 +200,29 @@ def run_batch(
         if resolved_out == resolved_src or resolved_src in resolved_out.parents:
             raise UsageError(f"{out_dir} is inside {src_dir}: the source tree is never written to (use --in-place)")
     include = opts.include or DEFAULT_INCLUDE.get(opts.src, ["*"])
-    with_resolved = {Path(w).resolve() for w in opts.with_files}
-    paths = [p for p in walk(root, include, opts.exclude)]
-    # in walk order: a job to run, or a file skipped up front (a --with file)
-    plan: list[tuple[str, str, str, BatchOptions] | FileResult] = []
-    for path in paths:
-        rel = path.relative_to(root)
-        if path.resolve() in with_resolved:
-            plan.append(FileResult(rel.as_posix(), "skipped", reason="named with --with: merged into every translation"))
-        else:
-            plan.append((str(path), rel.as_posix(), str(target_root / output_path(rel, opts.dst)), opts))
+    with_resolved = {os.path.realpath(w) for w in opts.with_files}
+    out_root = str(target_root)
+
+    def plan() -> Iterator[tuple[str, str, str] | FileResult]:
+        """In walk order, lazily: a job to run, or a file skipped up front (a --with file)."""
+        for path, rel in walk(root, include, opts.exclude):
+            if with_resolved and os.path.realpath(path) in with_resolved:
+                yield FileResult(rel, "skipped", reason="named with --with: merged into every translation")
+            else:
+                yield path, rel, os.path.join(out_root, output_path(rel, opts.dst))
+
     if not opts.check and not opts.in_place:
         target_root.mkdir(parents=True, exist_ok=True)
         _clean_stale_temps(target_root)
-    # Memory stays flat however large the tree: each file's summary line is streamed to disk and
-    # only the notable results (failed, skipped, changed, strict) are kept for the human summary.
+    # Memory stays flat however large the tree: the tree is walked lazily, each file's summary
+    # line is streamed to disk, and only the notable results (failed, skipped, changed, strict)
+    # are kept for the human summary.
     notable: list[FileResult] = []
     totals: dict[str, int] = {}
     sink = _SummaryWriter(None if opts.check else target_root / SUMMARY_NAME, f"{opts.src}2{opts.dst}")
-    total = len(plan)
+    total = sum(1 for _ in walk(root, include, opts.exclude)) if progress else 0  # a count, not a list
     try:
-        for done, result in enumerate(_results(plan, opts), 1):
+        for done, result in enumerate(_results(plan(), opts), 1):
             totals[result.status] = totals.get(result.status, 0) + 1
             if result.status != "translated" or result.error:
                 notable.append(result)
@@ -217,20 +235,42 @@ def run_batch(
     return notable, {"command": f"{opts.src}2{opts.dst}", "totals": totals}
 
 
-def _results(plan: list[Any], opts: BatchOptions) -> Iterator[FileResult]:
+def _results(plan: Iterator[tuple[str, str, str] | FileResult], opts: BatchOptions) -> Iterator[FileResult]:
     """Results in plan order (so -j N writes the same summary as -j 1)."""
-    if opts.jobs <= 1 or len(plan) <= 1:
+    if opts.jobs <= 1:
         for item in plan:
-            yield item if isinstance(item, FileResult) else _job(item)
+            yield item if isinstance(item, FileResult) else _job(opts, item)
         return
+    chunks = iter(lambda: list(islice(plan, _CHUNK)), [])
+    first = next(chunks, [])
+    if len(first) <= 1:  # one file: not worth starting workers
+        for item in first:
+            yield item if isinstance(item, FileResult) else _job(opts, item)
+        return
+    # A bounded number of chunks in flight: workers never wait for the next window, and a tree of
+    # 100,000 files never queues 100,000 futures.
     with ProcessPoolExecutor(max_workers=opts.jobs) as pool:
-        window = opts.jobs * 64  # bounded: a tree of 100,000 files must not queue 100,000 futures
-        for start in range(0, len(plan), window):
-            chunk = plan[start : start + window]
+        pending: deque[tuple[list[Any], Any]] = deque()
+        for chunk in chain([first], chunks):
             jobs = [item for item in chunk if not isinstance(item, FileResult)]
-            ran = iter(pool.map(_job, jobs, chunksize=max(1, len(jobs) // (opts.jobs * 4))))
-            for item in chunk:
-                yield item if isinstance(item, FileResult) else next(ran)
+            pending.append((chunk, pool.submit(_run_chunk, opts, jobs)))
+            if len(pending) >= opts.jobs * 4:
+                yield from _in_order(*pending.popleft())
+        while pending:
+            yield from _in_order(*pending.popleft())
+
+
+_CHUNK = 16  # files per task sent to a worker: amortises the hand-over, keeps the pipeline short
+
+
+def _run_chunk(opts: BatchOptions, jobs: list[tuple[str, str, str]]) -> list[FileResult]:
+    return [_job(opts, item) for item in jobs]
+
+
+def _in_order(chunk: list[Any], future: Any) -> Iterator[FileResult]:
+    ran = iter(future.result())
+    for item in chunk:
+        yield item if isinstance(item, FileResult) else next(ran)
 
 
 class _SummaryWriter:
