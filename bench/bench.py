@@ -58,7 +58,7 @@ def best(run: Callable[[], object], repeat: int) -> float:
 
 
 def batch_files(root: Path) -> list[Path]:
-    return list(walk(root, DEFAULT_INCLUDE[SRC], []))
+    return [Path(path) for path, _ in walk(root, DEFAULT_INCLUDE[SRC], [])]
 
 
 def floor(files: list[Path]) -> None:

@@ -228,7 +228,6 @@ def ingest(
             ir.fields[name] = Value(value, origin, tuple(owned_leaves), file, "; ".join(notes))
 
     _check_relations(source, ir)
-    known = schema.known
     for leaf, fate in fates.items():
         if fate is not None:
             continue
@@ -239,15 +238,10 @@ def ingest(
             if not table.lenient_types:
                 raise
             type_note = f"does not match the documented type ({exc.message}); not used by the translation"
-        reason = _unsupported_reason(table, leaf)
-        if reason is not None:
-            fates[leaf] = LeafFate("unsupported", detail=reason)
-        elif known(leaf):
-            group = _group_of(schema, leaf)
-            fates[leaf] = LeafFate("extension", detail=table.extension_reasons.get(group, ""))
+        kind, detail = _classify(leaf, schema, table)
+        fates[leaf] = LeafFate(kind, detail=detail)
+        if kind == "extension":
             ir.extensions.setdefault(source.format, {})[leaf] = leaves[leaf]
-        else:
-            fates[leaf] = LeafFate("unknown", detail=_suggest(leaf, schema, table))
         if type_note:
             fates[leaf].detail = "; ".join(x for x in (type_note, fates[leaf].detail) if x)
             fates[leaf].caveat = type_note
@@ -343,6 +337,25 @@ def _check_relations(source: Source, ir: IR) -> None:
         )  # fmt: skip
 
 
+def _classify(leaf: str, schema: SchemaIndex, table: Table) -> tuple[str, str]:
+    """(kind, detail) of a leaf no rule owns: unsupported, a known extension, or unknown. Cached:
+    a batch sees the same stray keys again and again."""
+    key = (id(schema), leaf)
+    found = table.leaf_kinds.get(key)
+    if found is None:
+        reason = _unsupported_reason(table, leaf)
+        if reason is not None:
+            found = ("unsupported", reason)
+        elif schema.known(leaf):
+            found = ("extension", table.extension_reasons.get(_group_of(schema, leaf), ""))
+        else:
+            found = ("unknown", _closest(leaf, schema, table))
+        if len(table.leaf_kinds) > 10_000:  # bounded, whatever a tree holds
+            table.leaf_kinds.clear()
+        table.leaf_kinds[key] = found
+    return found
+
+
 def _group_of(schema: SchemaIndex, leaf: str) -> str:
     """The x-group of the deepest schema node on a leaf's path that has one (VeOmni groups by dataclass)."""
     parts = leaf.split(".")
@@ -363,18 +376,6 @@ def _unsupported_reason(table: Table, leaf: str) -> str | None:
 
 
 _CANDIDATES: dict[tuple[int, int], list[str]] = {}
-
-
-def _suggest(leaf: str, schema: SchemaIndex, table: Table) -> str:
-    key = (id(schema), id(table), leaf)
-    if key not in _SUGGESTIONS:  # a batch sees the same stray keys again and again
-        if len(_SUGGESTIONS) > 10_000:
-            _SUGGESTIONS.clear()
-        _SUGGESTIONS[key] = _closest(leaf, schema, table)
-    return _SUGGESTIONS[key]
-
-
-_SUGGESTIONS: dict[tuple[int, int, str], str] = {}
 
 
 def _closest(leaf: str, schema: SchemaIndex, table: Table) -> str:

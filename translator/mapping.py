@@ -157,6 +157,11 @@ class Table:
         return {}
 
     @cached_property
+    def leaf_kinds(self) -> dict[tuple[int, str], tuple[str, str]]:
+        """(schema id, leaf) -> what a leaf no rule owns is (engine cache)."""
+        return {}
+
+    @cached_property
     def _layouts(self) -> dict[str, "Table"]:
         return {}
 
