@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
@@ -86,6 +85,8 @@ def parse_set(assignments: Iterable[str]) -> dict[str, Any]:
         if not sep or not name:
             raise UsageError(f"--set {item!r}: expected FIELD=VALUE, e.g. --set model.vocab_size=50304")
         if name not in known:
+            import difflib  # only for this message
+
             close = difflib.get_close_matches(name, list(known), n=1)
             hint = f"; did you mean {close[0]}?" if close else "; `neoconv explain` lists the fields"
             raise UsageError(f"--set {name}: not a canonical field{hint}")

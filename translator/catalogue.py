@@ -8,10 +8,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-import yaml
 
 from .errors import MappingTableError
 from .resources import data_dir
+from .yamlread import load as load_yaml
 
 TYPES = ("int", "float", "bool", "str", "list", "dict", "any")
 _FLOAT_TEXT = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
@@ -76,7 +76,7 @@ class Field:
 @lru_cache(maxsize=None)
 def catalogue() -> dict[str, Field]:
     path = data_dir("schemas") / "canonical.yaml"
-    raw = yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    raw = load_yaml(path.read_text(encoding="utf-8"))
     fields: dict[str, Field] = {}
     for name, spec in raw["fields"].items():
         if not isinstance(spec, dict) or spec.get("type") not in TYPES or not spec.get("doc"):
@@ -112,7 +112,7 @@ class Relation:
 @lru_cache(maxsize=None)
 def relations() -> tuple[Relation, ...]:
     path = data_dir("schemas") / "canonical.yaml"
-    raw = yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    raw = load_yaml(path.read_text(encoding="utf-8"))
     known = catalogue()
     found: list[Relation] = []
     for item in raw.get("relations") or []:

@@ -8,7 +8,6 @@ explicitly only when the target's default differs (status `defaulted`).
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -385,6 +384,8 @@ def _closest(leaf: str, schema: SchemaIndex, table: Table) -> str:
     # a ratio >= 0.75 needs the shorter name to be >= 0.6 of the longer: skip hopeless candidates
     size = len(leaf)
     near = [c for c in _CANDIDATES[slot] if 0.6 * max(size, len(c)) <= min(size, len(c))]
+    import difflib  # only when a file has a key nobody knows
+
     close = difflib.get_close_matches(leaf, near, n=1, cutoff=0.75)
     name = table.title
     if close:

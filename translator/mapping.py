@@ -15,9 +15,10 @@ from typing import Any
 import yaml
 
 from .catalogue import catalogue
-from .errors import MappingTableError
+from .errors import InputError, MappingTableError
 from .resources import data_dir
 from .transforms import FORMULAS, Formula, Simple, field_ident, ident
+from .yamlread import load as load_yaml
 
 _NO_DEFAULT = object()
 
@@ -176,6 +177,14 @@ class Table:
         )  # fmt: skip
 
 
+def _known_formula(name: Any) -> bool:
+    try:
+        FORMULAS[name]
+    except (KeyError, TypeError):
+        return False
+    return True
+
+
 def _fail(table: str, where: str, message: str) -> MappingTableError:
     return MappingTableError(f"{table}: {where}: {message}")
 
@@ -208,9 +217,9 @@ def _build_rule(table: str, index: int, raw: Any) -> Rule:
     key = raw.get("key")
     also = tuple(raw.get("also", ()))
     if "formula" in raw:
-        formula = FORMULAS.get(raw["formula"])
+        formula = FORMULAS[raw["formula"]] if _known_formula(raw["formula"]) else None
         if formula is None:
-            raise _fail(table, where, f"unknown formula {raw['formula']!r}; known: {sorted(FORMULAS)}")
+            raise _fail(table, where, f"unknown formula {raw['formula']!r}; known: {FORMULAS.every()}")
         _check_formula(table, where, formula, fields, key, also + tuple(raw.get("peek", ())), with_fields)
     elif "peek" in raw:
         raise _fail(table, where, "peek only makes sense for a formula")
@@ -316,8 +325,8 @@ def load_table(fmt: str) -> Table:
     path = data_dir("mappings") / f"{fmt}.yaml"
     name = path.name
     try:
-        raw = yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except (OSError, yaml.YAMLError) as exc:
+        raw = load_yaml(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError, InputError) as exc:
         raise MappingTableError(f"{name}: cannot load: {exc}") from None
     if not isinstance(raw, dict) or raw.get("format") != fmt or not isinstance(raw.get("rules"), list):
         raise MappingTableError(f"{name}: needs `format: {fmt}` and a `rules:` list")

@@ -76,7 +76,30 @@ class Formula:
         return self._write_params
 
 
-FORMULAS: dict[str, Formula] = {}
+class _Registry(dict):  # type: ignore[type-arg]
+    """Named formulas. The generated HF ones read mappings/hf.yaml, so they are built on first use:
+    a translation that never touches an HF config does not pay for them at start-up."""
+
+    hf_built = False
+
+    def __missing__(self, name: str) -> Formula:
+        if name.startswith("hf_") and not self.hf_built:
+            self.hf_built = True
+            for built in field_formulas():
+                self[built.name] = built
+            return self[name]  # type: ignore[no-any-return]
+        raise KeyError(name)
+
+    def every(self) -> list[str]:
+        """All names, the generated ones included."""
+        try:
+            self["hf_"]  # a miss that builds the generated ones
+        except KeyError:
+            pass
+        return sorted(self)
+
+
+FORMULAS: _Registry = _Registry()
 
 
 def formula(name: str) -> Callable[[type], type]:
@@ -2049,14 +2072,6 @@ class HfModelType:
         if position_embedding is not None and position_embedding != fixed:
             return Approx(out, f"HF {mt.name} has {fixed} position embeddings: {position_embedding} is not expressible")
         return out
-
-
-def _register_hf() -> None:
-    for built in field_formulas():
-        FORMULAS[built.name] = built
-
-
-_register_hf()
 
 
 @formula("neox_save")

@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-import yaml
 
 from ..io import flatten
 from ..resources import data_dir
+from ..yamlread import load as load_yaml
 
 Path = tuple[str, ...]
 RESIDUE = "trainer"  # view prefix of trainer values that have no legacy key
@@ -82,7 +82,7 @@ def _empty(value: Any) -> bool:
 
 @cache
 def layout() -> Layout:
-    raw = yaml.safe_load((data_dir("mappings") / "cerebras-layouts.yaml").read_text(encoding="utf-8"))
+    raw = load_yaml((data_dir("mappings") / "cerebras-layouts.yaml").read_text(encoding="utf-8"))
     places: list[Place] = []
     for trainer, legacy in raw["paths"]:
         places.append(Place(legacy.removesuffix(".*"), legacy.endswith(".*"), tuple(trainer.removesuffix(".*").split(".")),

@@ -16,11 +16,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-import yaml
 
 from ..resources import data_dir
+from ..yamlread import load as load_yaml
 
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # safe loading only; C when available
 
 PREFIX = "hf."  # where mappings/veomni.yaml keeps config.json keys
 SELECTORS = ("model.family", "model.position_embedding")  # what the written model_type depends on
@@ -90,7 +89,7 @@ class HfTable:
 
 @lru_cache(maxsize=None)
 def table() -> HfTable:
-    raw = yaml.load((data_dir("mappings") / "hf.yaml").read_text(encoding="utf-8"), Loader=_LOADER)
+    raw = load_yaml((data_dir("mappings") / "hf.yaml").read_text(encoding="utf-8"))
     types: dict[str, ModelType] = {}
     for name, spec in raw["model_types"].items():
         types[name] = ModelType(

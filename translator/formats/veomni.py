@@ -34,9 +34,9 @@ from ..io import dump_yaml, flatten, key_line, parse_json, parse_yaml, read_text
 from ..resources import data_dir
 from ..schema import load_schema
 from ..source import Source
+from ..yamlread import load as load_yaml
 from . import hf_config
 
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # safe loading only; C when available
 
 TAKES_MODEL_CONFIG = True  # api.load passes --model-config here
 LAYOUTS = ("nested", "flat")
@@ -129,7 +129,7 @@ def fields() -> Fields:
                 walk(node["properties"], prefix + name + ".")
 
     walk(load_schema("veomni")["properties"], "")
-    raw = yaml.load((data_dir("mappings") / "veomni-layouts.yaml").read_text(encoding="utf-8"), Loader=_LOADER)
+    raw = load_yaml((data_dir("mappings") / "veomni-layouts.yaml").read_text(encoding="utf-8"))
     renames = dict(raw["renames"])
     return Fields(nodes, renames, {v: k for k, v in renames.items()}, tuple(raw.get("carry_defaults", ())))
 
