@@ -19,6 +19,7 @@ nothing here asserts; the README quotes the targets.
 from __future__ import annotations
 
 import argparse
+import compileall
 import os
 import shutil
 import statistics
@@ -116,8 +117,13 @@ def synthetic_tree(files: list[Path], count: int, target: Path) -> None:
     texts = [p.read_text(encoding="utf-8") for p in files]
     for i in range(count):
         text = texts[i % len(texts)]
-        if i % 3 == 0:
-            text = text.rstrip() + "\n" + "".join(f"extra_key_{j}: {j}\n" for j in range(i % 50))
+        if i % 3 == 0 and i % 50:
+            extra = [f'"extra_key_{j}": {j}' for j in range(i % 50)]
+            body = text.rstrip()
+            if body.endswith("}"):  # a flow-style ({...}) file: the keys go inside the braces
+                text = body[:-1].rstrip().rstrip(",") + ",\n  " + ",\n  ".join(extra) + "\n}\n"
+            else:
+                text = body + "\n" + "".join(f"{e}\n" for e in extra)
         folder = target / f"d{i // 500:03d}"
         folder.mkdir(parents=True, exist_ok=True)
         (folder / f"c{i:05d}.yml").write_text(text, encoding="utf-8")
@@ -145,6 +151,9 @@ def main() -> None:
     parser.add_argument("--synthetic", type=int, default=0, help="also run a generated tree of N configs")
     args = parser.parse_args()
     corpus = Path(args.corpus)
+    # commands start as after `pip install`: bytecode compiled (this checkout may run with
+    # PYTHONDONTWRITEBYTECODE, which would make every start compile every module again)
+    compileall.compile_dir(str(ROOT / "translator"), quiet=1)
     with tempfile.TemporaryDirectory() as tmp:
         tree = Path(tmp) / "src"
         shutil.copytree(corpus, tree, ignore=shutil.ignore_patterns(".*"))
