@@ -161,6 +161,9 @@ def _build(parser: Any, settings: bool) -> Any:
             parent.key = _NO_VALUE
 
 
+_RESOLVED: dict[str, str] = {}  # plain text -> its tag: the same keys and words recur in every file
+
+
 def _tag_of(event: ScalarEvent) -> str:
     """The tag YAML 1.1 gives a scalar: its own, or the first implicit resolver that matches."""
     tag = event.tag
@@ -168,9 +171,19 @@ def _tag_of(event: ScalarEvent) -> str:
         return tag  # type: ignore[no-any-return]
     if tag is None and event.implicit[0]:
         value = event.value
-        for resolved, pattern in RESOLVERS.get(value[:1], ()):
+        known = _RESOLVED.get(value)
+        if known is not None:
+            return known
+        resolved = _STR
+        for candidate, pattern in RESOLVERS.get(value[:1], ()):
             if pattern.match(value):
-                return resolved
+                resolved = candidate
+                break
+        if len(value) <= 64:  # bounded: short words only, at most 10,000 of them
+            if len(_RESOLVED) > 10_000:
+                _RESOLVED.clear()
+            _RESOLVED[value] = resolved
+        return resolved
     return _STR
 
 

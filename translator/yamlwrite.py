@@ -98,14 +98,26 @@ def _scalar(value: Any, column: int) -> str:
     raise _Unsure
 
 
+_SPELLED: dict[str, str] = {}  # text without spaces -> its spelling: keys recur in every file
+
+
 def _text(value: str, column: int) -> str:
     """A string as PyYAML spells it: plain, or in single quotes when YAML would read it as
     something else (yes, 1.0, null, 2024-01-01); anything harder is left to PyYAML."""
+    spelled = _SPELLED.get(value)
+    if spelled is not None:
+        return spelled
     if not _SIMPLE.match(value):
         raise _Unsure  # empty, leading indicator, quotes, colons, escapes, non-ASCII, ...
     if " " in value and (value.endswith(" ") or column + len(value) > WIDTH):
         raise _Unsure  # PyYAML quotes trailing spaces and folds long lines at spaces
+    spelled = value
     for _, pattern in RESOLVERS.get(value[0], ()):
         if pattern.match(value):
-            return f"'{value}'"
-    return value
+            spelled = f"'{value}'"
+            break
+    if " " not in value and len(value) <= 64:  # a spelling that depends on nothing but the text
+        if len(_SPELLED) > 10_000:
+            _SPELLED.clear()
+        _SPELLED[value] = spelled
+    return spelled
