@@ -65,10 +65,12 @@ class Ingested:
         self.companions.append(other)
 
 
-def _coerce_input(source: Source, schema: SchemaIndex, key: str, value: Any) -> tuple[Any, str]:
+def _coerce_input(
+    source: Source, coerce: Callable[[str, Any], tuple[Any, str]], key: str, value: Any
+) -> tuple[Any, str]:
     """Check a raw value against the source format's schema types (light coercion only)."""
     try:
-        return schema.coerce(key, value)
+        return coerce(key, value)
     except _Guess as guess:
         return Approx(guess.value, guess.note), ""
     except ValueError as exc:
@@ -78,14 +80,15 @@ def _coerce_input(source: Source, schema: SchemaIndex, key: str, value: Any) -> 
 
 
 def _check_field(source: Source, name: str, value: Any, keys: tuple[str, ...]) -> tuple[Any, str]:
-    spec = catalogue()[name]
     try:
-        return spec.check(value)
+        return catalogue()[name].check(value)
     except ValueError as exc:
-        key = keys[0] if keys else name
-        raise InputError(
-            str(exc), file=source.file_of(key), line=source.line_of(key), key=key, hint="fix the value"
-        ) from None
+        raise _field_error(source, name, exc, keys) from None
+
+
+def _field_error(source: Source, name: str, exc: ValueError, keys: tuple[str, ...]) -> InputError:
+    key = keys[0] if keys else name
+    return InputError(str(exc), file=source.file_of(key), line=source.line_of(key), key=key, hint="fix the value")
 
 
 def ingest(
@@ -122,6 +125,9 @@ def ingest(
         ir.extensions.setdefault(source.format, {})[leaf] = leaves[leaf]
     lossy: dict[int, str] = {}
     coerced: dict[str, Any] = {}
+    coerce = schema.coerce
+    fields_catalog = catalogue()
+    only_file = source.files[0] if len(source.files) == 1 else None  # where every value came from
 
     below: dict[str, list[str]] = {}  # block path -> its leaves, so a rule finds a whole block at once
     for leaf in readable:
@@ -160,7 +166,10 @@ def ingest(
                 for leaf in subtree(key)[1]:
                     fates[leaf] = LeafFate("unresolved", rule, why)
             continue
-        if rule.pure and not held and not any(k in readable or k in below for k in rule.keys):
+        keys = rule.keys
+        if rule.pure and not held and not (
+            (keys[0] in readable or keys[0] in below) if len(keys) == 1 else any(k in readable or k in below for k in keys)
+        ):
             # none of its keys in the file and nothing else read: the same defaults for every file
             if _default_holds(rule, ir):
                 for name, value, approx in _defaults_of(rule, table, version, source):
@@ -177,7 +186,7 @@ def ingest(
             value, owned = subtree(key)
             if owned:
                 if len(owned) == 1 and owned[0] == key:
-                    value, note = _coerce_input(source, schema, key, value)
+                    value, note = _coerce_input(source, coerce, key, value)
                     if note:
                         notes.append(note)
                         leaf_notes[key] = note
@@ -187,7 +196,7 @@ def ingest(
                     if note or guessed:
                         coerced[key] = value
                 else:
-                    _coerce_input(source, schema, key, value)  # a block where the framework takes one value
+                    _coerce_input(source, coerce, key, value)  # a block where the framework takes one value
                 present[key] = value
                 owned_leaves.extend(owned)
         for leaf in owned_leaves:
@@ -210,14 +219,17 @@ def ingest(
             origin = Origin.DEFAULT
         if origin is Origin.DEFAULT and not _default_holds(rule, ir):
             continue
-        file = source.file_of(rule.key or "")
+        file = only_file or source.file_of(rule.key or "")
         for name, result in read.items():
             value, approx = unwrap(result)
             if approx:
                 lossy[id(rule)] = approx
             if value is None:
                 continue
-            value, note = _check_field(source, name, value, tuple(owned_leaves) or rule.keys)
+            try:
+                value, note = fields_catalog[name].check(value)
+            except ValueError as exc:
+                raise _field_error(source, name, exc, tuple(owned_leaves) or rule.keys) from None
             if note:
                 notes.append(note)
             if name in ir.fields and ir.fields[name].origin is Origin.USER:
@@ -232,7 +244,7 @@ def ingest(
             continue
         type_note = ""
         try:
-            _coerce_input(source, schema, leaf, leaves[leaf])  # the framework refuses a wrong type even in a key we drop
+            _coerce_input(source, coerce, leaf, leaves[leaf])  # the framework refuses a wrong type even in a key we drop
         except InputError as exc:
             if not table.lenient_types:
                 raise
