@@ -700,23 +700,25 @@ def _entry_for(
         if not any(f in ingested.ir.fields and ingested.ir.fields[f].value is not None for f in rule.fields):
             detail = f"no value for {', '.join(rule.fields)} could be derived"
         return Entry(leaf, None, Status.DROPPED, _join(detail, fate.detail))
-    if len(done) == 1:  # the common case: one field, written to its keys
+    if len(slots) == 1:  # the common case: one field, written to its keys
         only = done[0]
         targets = only.target_keys if len(only.target_keys) < 2 else list(dict.fromkeys(only.target_keys))
         lossy, values, note = list(only.lossy), only.written, only.note
+        placed = bool(only.target_keys or only.note)
+        missing = [] if placed or not ingested.ir.has(rule.fields[0]) else [rule.fields[0]]
     else:
         targets = list(dict.fromkeys(k for s in done for k in s.target_keys))
         lossy = [x for s in done for x in s.lossy]
         values = [v for s in done for v in s.written]
         note = next((s.note for s in done if s.note), "")
+        # fields the source gave a value the target could not place (fields without a value lose nothing)
+        missing = [f for f, s in zip(rule.fields, slots) if not (s and (s.target_keys or s.note)) and ingested.ir.has(f)]
     target = ", ".join(targets) or None
     read_lossy = ingested.lossy.get(id(rule))
     if read_lossy:
         lossy.insert(0, read_lossy)
     if rule.lossy:
         lossy.insert(0, rule.lossy)
-    # fields the source gave a value the target could not place (fields without a value lose nothing)
-    missing = [f for f, s in zip(rule.fields, slots) if not (s and (s.target_keys or s.note)) and ingested.ir.has(f)]
     if missing:
         why = next((s.skipped for f, s in zip(rule.fields, slots) if f in missing and s and s.skipped), "")
         lossy.append(f"{title} cannot express {', '.join(missing)}" + (f": {why}" if why else ""))
