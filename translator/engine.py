@@ -408,13 +408,17 @@ def _closest(leaf: str, schema: SchemaIndex, table: Table) -> str:
 # ------------------------------------------------------------------------------------------
 
 
-@dataclass(slots=True)
 class _Carried:
-    target_keys: list[str] = field(default_factory=list)
-    written: list[Any] = field(default_factory=list)
-    lossy: list[str] = field(default_factory=list)
-    note: str = ""
-    skipped: str = ""  # why a rule matched but did not apply
+    """What emit did with one canonical field: the target keys and values written, and why not."""
+
+    __slots__ = ("target_keys", "written", "lossy", "note", "skipped")
+
+    def __init__(self) -> None:  # by hand: a dataclass's list factories cost more, once per field per file
+        self.target_keys: list[str] = []
+        self.written: list[Any] = []
+        self.lossy: list[str] = []
+        self.note = ""
+        self.skipped = ""  # why a rule matched but did not apply
 
 
 def emit(
