@@ -40,12 +40,11 @@ def read_text(path: str | Path) -> str:
     if name == "-":
         data = sys.stdin.buffer.read(MAX_BYTES + 1)
     else:
-        p = Path(path)
-        if p.is_dir():
-            raise InputError("is a folder, not a config file; give the file inside it", file=name)
         try:
-            with open(p, "rb") as fh:
+            with open(name, "rb") as fh:
                 data = fh.read(MAX_BYTES + 1)  # never more: /dev/zero or a huge file stays bounded
+        except IsADirectoryError:
+            raise InputError("is a folder, not a config file; give the file inside it", file=name) from None
         except FileNotFoundError:
             raise InputError("no such file", file=name) from None
         except PermissionError:
