@@ -51,10 +51,10 @@ class Report:
         self.entries.append(Entry(source_key, target_key, status, detail))
 
     def summary(self) -> dict[str, int]:
-        counts = {s.value: 0 for s in Status}
+        counts = dict.fromkeys(Status, 0)
         for entry in self.entries:
-            counts[entry.status.value] += 1
-        return counts
+            counts[entry.status] += 1
+        return {status.value: n for status, n in counts.items()}
 
     def by_source(self) -> dict[str, Entry]:
         return {e.source_key: e for e in self.entries if e.source_key is not None}
