@@ -201,7 +201,21 @@ def ingest(
                 owned_leaves.extend(owned)
         for leaf in owned_leaves:
             fates[leaf] = LeafFate("rule", rule, leaf_notes.get(leaf, ""))
-        read = _read_rule(rule, present, subtree, ir, version, source, owned_leaves)
+        # A rule reading only its own keys gives the same result for the same values: a batch of
+        # thousands of configs repeats most of them (norm: layernorm, seq_length: 2048, ...).
+        memo = _memo_key(rule, version, present) if rule.pure and present else None
+        checked = table.value_reads.get(memo) if memo is not None else None
+        if checked is None:
+            read = _read_rule(rule, present, subtree, ir, version, source, owned_leaves)
+            if memo is not None:
+                checked = read if isinstance(read, Extension) else _checked(read, fields_catalog, source, owned_leaves, rule)
+                # only immutable results are shared between files
+                if isinstance(checked, Extension) or all(type(c[1]) in _MEMO_TYPES or type(c[1]) is float for c in checked):
+                    if len(table.value_reads) > 20_000:  # bounded, whatever a tree holds
+                        table.value_reads.clear()
+                    table.value_reads[memo] = checked
+        else:
+            read = checked
         if isinstance(read, Extension):  # no canonical form: the leaves stay framework extensions
             for leaf in owned_leaves:
                 fates[leaf] = LeafFate("extension", detail=read.detail)
@@ -219,17 +233,14 @@ def ingest(
             origin = Origin.DEFAULT
         if origin is Origin.DEFAULT and not _default_holds(rule, ir):
             continue
+        if checked is None:  # checked only where the value is used (a default may not apply)
+            checked = _checked(read, fields_catalog, source, owned_leaves, rule)
         file = only_file or source.file_of(rule.key or "")
-        for name, result in read.items():
-            value, approx = unwrap(result)
+        for name, value, approx, note in checked:
             if approx:
                 lossy[id(rule)] = approx
             if value is None:
                 continue
-            try:
-                value, note = fields_catalog[name].check(value)
-            except ValueError as exc:
-                raise _field_error(source, name, exc, tuple(owned_leaves) or rule.keys) from None
             if note:
                 notes.append(note)
             if name in ir.fields and ir.fields[name].origin is Origin.USER:
@@ -260,6 +271,39 @@ def ingest(
         if leaf in fates and note:
             fates[leaf].detail = "; ".join(x for x in (note, fates[leaf].detail) if x)
     return Ingested(ir, fates, leaves, lossy, source, table, coerced=coerced)  # type: ignore[arg-type]  # all set now
+
+
+_MEMO_TYPES = frozenset({str, int, bool, type(None)})
+
+
+def _memo_key(rule: Rule, version: str, present: dict[str, Any]) -> tuple[Any, ...] | None:
+    """A key for a rule's reading of these values, or None when they are not small scalars."""
+    parts: list[Any] = [id(rule), version]
+    for key, value in present.items():
+        kind = type(value)
+        if kind is float:
+            value = value.hex()  # keeps -0.0 apart from 0.0, and a NaN equal to itself
+        elif kind not in _MEMO_TYPES or (kind is str and len(value) > 200):
+            return None
+        parts += (key, kind, value)  # the type too: 1, 1.0 and true are different settings
+    return tuple(parts)
+
+
+def _checked(
+    read: dict[str, Any], fields_catalog: dict[str, Any], source: Source, owned_leaves: list[str], rule: Rule
+) -> list[tuple[str, Any, str | None, str]]:
+    """(field, value checked against the catalogue, why approximate, note) for what a rule read."""
+    checked = []
+    for name, result in read.items():
+        value, approx = unwrap(result)
+        note = ""
+        if value is not None:
+            try:
+                value, note = fields_catalog[name].check(value)
+            except ValueError as exc:
+                raise _field_error(source, name, exc, tuple(owned_leaves) or rule.keys) from None
+        checked.append((name, value, approx, note))
+    return checked
 
 
 def _default_holds(rule: Rule, ir: IR) -> bool:

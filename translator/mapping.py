@@ -158,6 +158,11 @@ class Table:
         return {}
 
     @cached_property
+    def value_reads(self) -> dict[tuple[Any, ...], Any]:
+        """(rule id, version, its keys' values) -> what the rule read from them (engine cache)."""
+        return {}
+
+    @cached_property
     def leaf_kinds(self) -> dict[tuple[int, str], tuple[str, str]]:
         """(schema id, leaf) -> what a leaf no rule owns is (engine cache)."""
         return {}
