@@ -66,6 +66,10 @@ def test_batch_translates_good_files_lists_bad_ones_and_leaves_source_alone(runn
     translated = [f for f in summary["files"] if f["status"] == "translated"]
     assert len(translated) >= 40 and all(f["counts"] for f in translated)
     assert "neoconv batch:" in result.stderr and "failed   broken/invalid.yml" in result.stderr
+    # the last line counts every file, not only the ones listed above it
+    totals = summary["totals"]
+    assert result.stderr.splitlines()[-1] == "neoconv batch: " + ", ".join(f"{n} {s}" for s, n in sorted(totals.items()))
+    assert totals["translated"] == len(translated) and totals["failed"] == len(BROKEN)
 
 
 def test_parallel_output_identical_and_rerun_identical(neox_tree: Path, tmp_path: Path) -> None:

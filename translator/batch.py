@@ -10,7 +10,6 @@ from __future__ import annotations
 import fnmatch
 import json
 import os
-import re
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from collections import deque
@@ -94,31 +93,8 @@ def output_path(rel: str, dst: str) -> str:
     return (stem if dot and "/" not in suffix else rel) + get_format(dst).suffix
 
 
-_MODEL_KEY = re.compile(rb"^\s*[\"']?(num[-_]layers|hidden[-_]size|num[-_]attention[-_]heads)[\"']?\s*:", re.M)
-
-
-def _fragment_reason(path: str, src: str) -> str:
-    """A NeoX file with no model architecture is a shared-settings fragment (local_setup.yml).
-
-    A byte scan first (most files name num_layers, and the translation parses them anyway);
-    only a file without one is parsed here, so that a broken file fails instead of being skipped.
-    """
-    if src != "neox":
-        return ""
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read()
-    except OSError:
-        return ""
-    if _MODEL_KEY.search(data):
-        return ""
-    from .io import parse_yaml
-
-    try:
-        parse_yaml(data.decode("utf-8", errors="replace"), path)  # a broken file is a failure to report, not a fragment
-    except NeoconvError:
-        return ""
-    return "fragment: no model architecture (num_layers/hidden_size); name it with --with to merge it into every translation"
+MODEL_KEYS = ("num_layers", "hidden_size", "num_attention_heads")
+FRAGMENT = "fragment: no model architecture (num_layers/hidden_size); name it with --with to merge it into every translation"
 
 
 def _job(opts: BatchOptions, args: tuple[str, str, str]) -> FileResult:
@@ -129,11 +105,18 @@ def _job(opts: BatchOptions, args: tuple[str, str, str]) -> FileResult:
     from .io import replace_file
 
     try:
-        reason = _fragment_reason(path_s, opts.src)
-        if reason:
-            return FileResult(rel_s, "skipped", reason=reason)
+        config: Any = [path_s]
+        if opts.src == "neox":
+            # A NeoX file with no model architecture is a shared-settings fragment (local_setup.yml):
+            # read it once, look, and translate what was read (a broken file fails as it would anyway)
+            source = _read_source(path_s, opts)
+            if source is not None:
+                if not any(key in source.tree for key in MODEL_KEYS):
+                    return FileResult(rel_s, "skipped", reason=FRAGMENT)
+                if not opts.with_files:
+                    config = source
         with_files = [(w, _companion(w, opts.src)) for w in opts.with_files]
-        result = translate([path_s], opts.src, opts.dst, with_files=with_files, **opts.translate_options)
+        result = translate(config, opts.src, opts.dst, with_files=with_files, **opts.translate_options)
         text = result.dump()
         counts = {k: v for k, v in result.report.summary().items() if v}
         failed_strict = opts.strict and bool(result.report.failures())
@@ -154,6 +137,19 @@ def _job(opts: BatchOptions, args: tuple[str, str, str]) -> FileResult:
         return FileResult(rel_s, "failed", error=str(exc))
     except Exception as exc:  # one bad file must not stop a migration of thousands
         return FileResult(rel_s, "failed", error=f"internal error: {type(exc).__name__}: {exc}")
+
+
+def _read_source(path: str, opts: BatchOptions) -> Any:
+    """The file read as the source format, or None when it plainly is another format (translate
+    then reads it as that one and says so)."""
+    from .api import load
+    from .errors import WrongFormat
+
+    options = opts.translate_options
+    try:
+        return load(path, opts.src, layout=options.get("source_layout"), model_config=options.get("model_config"))
+    except WrongFormat:
+        return None
 
 
 def _read_or_none(path: str) -> str | None:
@@ -315,7 +311,9 @@ def exit_code(results: list[FileResult], opts: BatchOptions) -> int:
     return 0
 
 
-def human_summary(results: list[FileResult], opts: BatchOptions) -> str:
+def human_summary(results: list[FileResult], opts: BatchOptions, totals: dict[str, int] | None = None) -> str:
+    """The notable files one per line, then the count of every status (`totals` from run_batch:
+    `results` holds only the notable ones)."""
     lines = []
     for r in results:
         if r.status == "failed":
@@ -326,8 +324,9 @@ def human_summary(results: list[FileResult], opts: BatchOptions) -> str:
             lines.append(f"changed  {r.source} -> {r.output}")
         elif r.error and opts.strict:
             lines.append(f"strict   {r.source}: {', '.join(f'{v} {k}' for k, v in r.counts.items() if k in ('lossy', 'dropped', 'unknown', 'missing'))}")
-    counts: dict[str, int] = {}
-    for r in results:
-        counts[r.status] = counts.get(r.status, 0) + 1
+    counts = dict(totals or {})
+    if totals is None:
+        for r in results:
+            counts[r.status] = counts.get(r.status, 0) + 1
     lines.append("neoconv batch: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())))
     return "\n".join(lines) + "\n"

@@ -298,9 +298,9 @@ def batch(pair: str, src_dir: str, out_dir: str | None, include: tuple[str, ...]
         def progress(done: int, total: int, name: str) -> None:
             click.echo(f"\r[{done}/{total}] {name[:60]:<60}", err=True, nl=done == total)
 
-        results, _ = run_batch(src_dir, out_dir, opts, progress if show else None)
+        results, summary = run_batch(src_dir, out_dir, opts, progress if show else None)
         if not quiet:
-            click.echo(human_summary(results, opts), err=True, nl=False)
+            click.echo(human_summary(results, opts, summary["totals"]), err=True, nl=False)
         return exit_code(results, opts)
 
     _guarded(run, debug, (src_dir,))
