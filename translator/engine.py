@@ -534,7 +534,7 @@ def emit(
             continue
         origin = ir.fields[present[0]].origin
         try:
-            written = _apply_write(rule, ir)
+            written = _apply_simple(rule, fields[present[0]].value) if rule.simple is not None else _apply_write(rule, ir)
         except Unexpressible as exc:
             for name in present:
                 carried.setdefault(name, _Carried()).skipped = str(exc)
@@ -598,6 +598,8 @@ def emit(
                 entry = _passed_entry(leaf, part, fate)
             elif part is ingested and leaf in homeless:
                 entry = Entry(leaf, None, Status.DROPPED, _join(homeless[leaf], fate.detail))
+            elif fate.kind == "unsupported":  # the commonest leaf no rule takes: said without a call
+                entry = Entry(leaf, None, Status.DROPPED, fate.detail)
             else:
                 entry = _entry_for(leaf, part.raw.get(leaf), fate, part, carried, out, table, dst_format, part_format)
             shown = part.source.aliases.get(leaf, leaf) if part.source else leaf
@@ -692,12 +694,17 @@ def _apply_write(rule: Rule, ir: IR) -> dict[str, tuple[Any, str | None]] | None
         if losses:
             result[_LOSS] = (None, "; ".join(losses))
         return result
+    assert rule.simple is not None
+    return _apply_simple(rule, ir.get(rule.fields[0]))
+
+
+def _apply_simple(rule: Rule, value: Any) -> dict[str, tuple[Any, str | None]]:
+    """A rename, enum, scale or inversion: one key, one value."""
     assert rule.simple is not None and rule.key
     try:
-        value = rule.simple.write(ir.get(rule.fields[0]))
+        return {rule.key: (rule.simple.write(value), None)}
     except LookupError:
-        raise Unexpressible(f"{rule.fields[0]}={_short(ir.get(rule.fields[0]))} has no counterpart in {rule.key}") from None
-    return {rule.key: (value, None)}
+        raise Unexpressible(f"{rule.fields[0]}={_short(value)} has no counterpart in {rule.key}") from None
 
 
 def _short(value: Any) -> str:
@@ -720,8 +727,6 @@ def _entry_for(
     if fate.kind == "unknown":
         return Entry(leaf, None, Status.UNKNOWN, fate.detail)
     if fate.kind == "unsupported":
-        if dst_format == src_format:
-            return Entry(leaf, None, Status.DROPPED, fate.detail)
         return Entry(leaf, None, Status.DROPPED, fate.detail)
     if fate.kind == "extension":
         if dst_format == src_format and out.get(leaf) == raw:
