@@ -284,7 +284,7 @@ class _SummaryWriter:
 
     def add(self, result: FileResult) -> None:
         if self.fh is not None:
-            entry = json.dumps(result.to_json(), indent=2).replace("\n", "\n    ")
+            entry = json.dumps(result.to_json(), ensure_ascii=False)  # one line per file: grep-able
             self.fh.write(("\n    " if self.first else ",\n    ") + entry)
             self.first = False
 

@@ -609,11 +609,12 @@ def emit(
     for name, value in ir.fields.items():
         if value.origin is Origin.USER:
             slot = carried.get(name)
-            users = sorted({f for r in (ingested.table.rules if ingested.table else ()) if name in r.with_fields.values()
-                            for f in r.fields if ir.has(f)})  # fmt: skip
             if slot and slot.target_keys:
                 report.add(f"--set {name}", ", ".join(dict.fromkeys(slot.target_keys)), Status.EXACT, f"= {_short(value.value)}")
-            elif users:
+                continue
+            readers = ingested.table.rules_reading(name) if ingested.table else []
+            users = sorted({f for r in readers for f in r.fields if ir.has(f)})
+            if users:
                 report.add(f"--set {name}", None, Status.CONVERTED, f"used to derive {', '.join(users)}")
             else:
                 report.add(f"--set {name}", None, Status.DROPPED, table.absent.get(name, f"{table.title} has no counterpart for {name}"))

@@ -132,6 +132,18 @@ class Table:
     def rules_for_field(self, name: str) -> list[Rule]:
         return self._by_field.get(name, [])
 
+    def rules_reading(self, name: str) -> list[Rule]:
+        """Rules that take canonical field `name` as a `with` input."""
+        return self._by_input.get(name, [])
+
+    @cached_property
+    def _by_input(self) -> dict[str, list[Rule]]:
+        index: dict[str, list[Rule]] = {}
+        for rule in self.rules:
+            for name in dict.fromkeys(rule.with_fields.values()):
+                index.setdefault(name, []).append(rule)
+        return index
+
     @cached_property
     def _by_field(self) -> dict[str, list[Rule]]:
         index: dict[str, list[Rule]] = {}
