@@ -1,6 +1,6 @@
 """neoconv benchmark: ratios against the YAML parse/emit floor, measured in the same run.
 
-    python bench/bench.py [--corpus ../shared/corpus/neox] [--synthetic 10000] [--jobs 2] [--repeat 7]
+    python bench/bench.py [--pair neox2cerebras] [--corpus DIR] [--synthetic 10000] [--jobs 2] [--repeat 7]
 
 Measures, on the same files (every file `neoconv batch` reads under the corpus folder):
   (a) the floor: read + PyYAML C-loader load + C-dumper dump of each file;
@@ -38,14 +38,16 @@ sys.path.insert(0, str(ROOT))
 from translator.api import read_ir  # noqa: E402
 from translator.batch import DEFAULT_INCLUDE, BatchOptions, run_batch, walk  # noqa: E402
 from translator.engine import emit  # noqa: E402
+from translator.errors import NeoconvError  # noqa: E402
 from translator.io import dump_json  # noqa: E402
 from translator.mapping import load_table  # noqa: E402
 from translator.registry import get_format  # noqa: E402
 
 LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-SRC, DST = "neox", "cerebras"
+SRC, DST = "neox", "cerebras"  # set from --pair
 OPTIONS = {"world_size": 8}
+CORPUS_OF = {"neox": "neox", "cerebras": "cerebras-legacy", "deepspeed": "deepspeed", "veomni": "veomni"}
 
 
 def best(run: Callable[[], object], repeat: int) -> float:
@@ -94,9 +96,12 @@ def stages(files: list[Path]) -> dict[str, float]:
     table = load_table(DST)
     for path in files:
         t0 = time.perf_counter()
-        source = reader.read([str(path)])
-        t1 = time.perf_counter()
-        leaves, report = emit(read_ir(source, SRC, **OPTIONS), table, DST)
+        try:
+            source = reader.read([str(path)])
+            t1 = time.perf_counter()
+            leaves, report = emit(read_ir(source, SRC, **OPTIONS), table, DST)
+        except NeoconvError:  # a file batch reports as failed: its time counts, it has no output
+            continue
         t2 = time.perf_counter()
         writer.dump(writer.write(leaves, {}), {})
         t3 = time.perf_counter()
@@ -151,12 +156,17 @@ def timed_rss(cmd: list[str]) -> tuple[float, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--corpus", default=str(ROOT.parent / "shared" / "corpus" / "neox"))
+    parser.add_argument("--pair", default="neox2cerebras", help="SRC2DST to time (default neox2cerebras)")
+    parser.add_argument("--corpus", help="folder of SRC configs (default: the shared corpus folder of SRC)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     parser.add_argument("--repeat", type=int, default=7, help="timed runs per measurement; the best is shown")
     parser.add_argument("--synthetic", type=int, default=0, help="also run a generated tree of N configs")
     args = parser.parse_args()
-    corpus = Path(args.corpus)
+    global SRC, DST
+    SRC, _, DST = args.pair.partition("2")
+    if SRC not in CORPUS_OF or DST not in CORPUS_OF:
+        sys.exit(f"--pair {args.pair}: expected SRC2DST with formats {', '.join(CORPUS_OF)}")
+    corpus = Path(args.corpus or ROOT.parent / "shared" / "corpus" / CORPUS_OF[SRC])
     # commands start as after `pip install`: bytecode compiled (this checkout may run with
     # PYTHONDONTWRITEBYTECODE, which would make every start compile every module again)
     compileall.compile_dir(str(ROOT / "translator"), quiet=1)
@@ -215,7 +225,9 @@ def main() -> None:
 
 
 def _is_config(path: Path) -> bool:
-    """A NeoX file with a model in it (batch skips the shared-settings fragments)."""
+    """A file batch translates (it skips NeoX's shared-settings fragments: no model in them)."""
+    if SRC != "neox":
+        return True
     text = path.read_text(encoding="utf-8")
     return "num_layers" in text or "num-layers" in text
 

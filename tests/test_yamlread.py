@@ -147,3 +147,37 @@ values = st.recursive(
 def test_dumped_documents_read_back_as_safe_load(value: Any, flow: bool) -> None:
     text = yaml.safe_dump({"root": value, "again": value}, default_flow_style=flow, allow_unicode=True)
     assert same(load(text), safe_load(text))
+
+
+def _composed_key_lines(text: str) -> dict[tuple[str, ...], int]:
+    """Key lines the slow way: PyYAML's node tree (mappings only, lists not descended)."""
+    lines: dict[tuple[str, ...], int] = {}
+    stack: list[tuple[Any, tuple[str, ...]]] = [(yaml.compose(text, Loader=SAFE), ())]
+    while stack:
+        node, path = stack.pop()
+        if isinstance(node, yaml.MappingNode):
+            for key_node, value_node in node.value:
+                if isinstance(key_node, yaml.ScalarNode):
+                    here = path + (str(key_node.value),)
+                    lines.setdefault(here, key_node.start_mark.line + 1)
+                    stack.append((value_node, here))
+    return lines
+
+
+def test_key_lines_match_the_node_tree() -> None:
+    texts = [
+        "a: 1\nb:\n  c: 2\n  d: {e: 3}\nlist:\n- x: 1\n'quoted': 2\ntrain.lr: 3\n",
+        "model:\n  config:\n    hidden_size: 8\n  name: x\ntrain:\n  lr: 0.1\n",
+    ]
+    texts += [p.read_text(encoding="utf-8") for p in corpus_yaml() if p.suffix in (".yml", ".yaml") and "veomni" in str(p)]
+    for text in texts:
+        try:
+            expected = _composed_key_lines(text)
+        except yaml.YAMLError:
+            continue
+        lines: dict[tuple[str, ...], int] = {}
+        try:
+            load(text, key_lines=lines)
+        except InputError:
+            continue
+        assert lines == expected

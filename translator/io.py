@@ -119,15 +119,15 @@ def _char_at(text: str, mark: Any) -> str:
     return line[mark.column] if 0 <= mark.column < len(line) else ""
 
 
-def parse_yaml(text: str, name: str) -> dict[str, Any]:
+def parse_yaml(text: str, name: str, key_lines: dict[tuple[str, ...], int] | None = None) -> dict[str, Any]:
     """Parse YAML (JSON is a subset) into a mapping of named settings, with file:line in every error.
 
-    Bounded before anything is built (see _check_shape), so a hostile file costs at most one scan.
+    Bounded as it is built (see yamlread), so a hostile file costs at most one pass.
     """
     if not text.strip():
         raise InputError("empty file; expected a YAML mapping of settings", file=name)
     try:
-        data = load_yaml(text, settings=True)
+        data = load_yaml(text, settings=True, key_lines=key_lines)
     except InputError as exc:
         exc.file = name
         raise

@@ -58,35 +58,38 @@ _NO_VALUE = object()  # a mapping frame waiting for its next key
 class _Frame:
     """A collection being built: a mapping (keys, values, merges) or a sequence (items)."""
 
-    __slots__ = ("is_map", "anchor", "items", "key", "key_line", "lines", "merges", "size", "top")
+    __slots__ = ("is_map", "anchor", "items", "key", "key_text", "lines", "merges", "size", "top", "path")
 
-    def __init__(self, is_map: bool, anchor: str | None, top: bool) -> None:
+    def __init__(self, is_map: bool, anchor: str | None, top: bool, path: tuple[str, ...] | None = None) -> None:
         self.is_map = is_map
         self.anchor = anchor
         self.items: Any = {} if is_map else []
         self.key: Any = _NO_VALUE
-        self.key_line = 0
+        self.key_text = ""  # the pending key as written (for key_lines)
+        self.path = path  # keys from the root to this mapping, when key lines are recorded
         self.lines: dict[Any, Any] = {}  # key -> where it starts (a mark), for duplicate messages
         self.merges: list[Any] = []
         self.size = 1
         self.top = top
 
 
-def load(text: str, *, settings: bool = False) -> Any:
+def load(text: str, *, settings: bool = False, key_lines: dict[tuple[str, ...], int] | None = None) -> Any:
     """The one document in `text` as plain data (None when there is none).
 
     settings=True: the top level is a mapping of setting names, so a top-level key that YAML reads
     as something other than text (12:, ~:, true:) is an error rather than a silent non-setting.
+    key_lines: filled with the line of every mapping key as written, by its path of written keys
+    (mappings inside lists are not descended), for readers that report lines per setting.
     Raises InputError (with a line) for what is refused, yaml.YAMLError for plain syntax errors.
     """
     parser = _Parser(text)
     try:
-        return _build(parser, settings)
+        return _build(parser, settings, key_lines)
     finally:
         parser.dispose()
 
 
-def _build(parser: Any, settings: bool) -> Any:
+def _build(parser: Any, settings: bool, key_lines: dict[tuple[str, ...], int] | None = None) -> Any:
     anchors: dict[str, tuple[Any, int]] = {}  # anchor -> (value, values it stands for)
     open_anchors: set[str] = set()
     frames: list[_Frame] = []
@@ -108,7 +111,13 @@ def _build(parser: Any, settings: bool) -> Any:
                 raise InputError(f"nested more than {MAX_DEPTH} levels deep; not a config", line=_line(event))
             is_map = kind is MappingStartEvent
             _check_collection_tag(event, is_map)
-            frames.append(_Frame(is_map, event.anchor, settings and not frames))
+            path = None
+            if key_lines is not None and is_map:
+                if not frames:
+                    path = ()
+                elif frames[-1].is_map and frames[-1].path is not None and frames[-1].key is not _NO_VALUE:
+                    path = frames[-1].path + (frames[-1].key_text,)
+            frames.append(_Frame(is_map, event.anchor, settings and not frames, path))
             if event.anchor:
                 open_anchors.add(event.anchor)
             continue
@@ -154,6 +163,9 @@ def _build(parser: Any, settings: bool) -> Any:
                 parent.key = value
             else:
                 _take_key(parent, event, value)
+            if parent.path is not None and key_lines is not None:
+                parent.key_text = event.value if kind is ScalarEvent else str(value)
+                key_lines.setdefault(parent.path + (parent.key_text,), event.start_mark.line + 1)
         elif parent.key is _MERGE_SLOT or type(value) is _Special:
             _take_value(parent, event, value)
         else:

@@ -173,27 +173,18 @@ class _Setting:
 
 
 def _key_lines(text: str) -> dict[tuple[str, ...], int]:
-    """Line of every mapping key as written (unsplit), from the YAML node tree (nothing constructed)."""
+    """Line of every mapping key as written (unsplit), for a tree handed in with its text."""
     lines: dict[tuple[str, ...], int] = {}
     try:
-        root = yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except yaml.YAMLError:
-        return lines
-    stack: list[tuple[Any, tuple[str, ...]]] = [(root, ())]
-    while stack:
-        node, path = stack.pop()
-        if isinstance(node, yaml.MappingNode):
-            for key_node, value_node in node.value:
-                if isinstance(key_node, yaml.ScalarNode):
-                    here = path + (str(key_node.value),)
-                    lines.setdefault(here, key_node.start_mark.line + 1)
-                    stack.append((value_node, here))
+        load_yaml(text, key_lines=lines)
+    except (yaml.YAMLError, NeoconvError):
+        pass  # lines up to the problem are kept; the tree itself was given
     return lines
 
 
-def _yaml_settings(data: dict[str, Any], text: str, name: str) -> list[_Setting]:
-    """Every leaf of a YAML file with its field path (dotted keys split outside free-form blocks)."""
-    lines = _key_lines(text)
+def _yaml_settings(data: dict[str, Any], lines: dict[tuple[str, ...], int], name: str) -> list[_Setting]:
+    """Every leaf of a YAML file with its field path (dotted keys split outside free-form blocks);
+    `lines`: the line of each key as written (yamlread's key_lines)."""
     spec = fields()
     out: list[_Setting] = []
 
@@ -420,14 +411,15 @@ def read(paths: list[str], *, layout: str | None = None, model_config: str | Non
         if settings:
             raise InputError("the YAML file comes first, then the option files (as on VeOmni's command line)", file=name)
         yaml_files.append(name)
-        settings += _yaml_settings(parse_yaml(text, name), text, name)
+        lines: dict[tuple[str, ...], int] = {}
+        settings += _yaml_settings(parse_yaml(text, name, key_lines=lines), lines, name)
     base = yaml_files[0] if yaml_files else str(paths[0])
     return _build(settings, [str(p) for p in paths], texts, base, layout, model_config)
 
 
 def source_from_tree(data: dict[str, Any], name: str = "<config>", text: str = "", model_config: str | None = None) -> Source:
     """A parsed VeOmni config (a mapping handed to the library) read as a file would be."""
-    settings = _yaml_settings(data, text, name)
+    settings = _yaml_settings(data, _key_lines(text) if text else {}, name)
     return _build(settings, [name], {name: text} if text else {}, name, None, model_config)
 
 
