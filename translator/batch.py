@@ -243,6 +243,7 @@ def _results(plan: Iterator[tuple[str, str, str] | FileResult], opts: BatchOptio
         for item in first:
             yield item if isinstance(item, FileResult) else _job(opts, item)
         return
+    _compile_tables(opts)  # before the workers start: forked workers inherit them compiled
     # A bounded number of chunks in flight: workers never wait for the next window, and a tree of
     # 100,000 files never queues 100,000 futures.
     with ProcessPoolExecutor(max_workers=opts.jobs) as pool:
@@ -254,6 +255,17 @@ def _results(plan: Iterator[tuple[str, str, str] | FileResult], opts: BatchOptio
                 yield from _in_order(*pending.popleft())
         while pending:
             yield from _in_order(*pending.popleft())
+
+
+def _compile_tables(opts: BatchOptions) -> None:
+    from .catalogue import catalogue
+    from .mapping import load_table
+    from .schema import schema_index
+
+    catalogue()
+    for fmt in (opts.src, opts.dst):
+        load_table(fmt)
+        schema_index(fmt)
 
 
 _CHUNK = 16  # files per task sent to a worker: amortises the hand-over, keeps the pipeline short
