@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 from translator.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_translation_to_stdout_and_report(runner, pythia160m: Path, tmp_path: Path) -> None:
@@ -94,3 +99,21 @@ def test_help_version_explain_formats(runner) -> None:
     assert result.exit_code == 2 and "did you mean model.hidden_size" in result.stderr
     result = runner.invoke(main, ["formats"])
     assert "cerebras" in result.stdout and "legacy" in result.stdout
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["--help"], ["neox2cerebras", "fixtures/inputs/neox/pythia-160m.yml", "-q", "-o", "{out}"]],
+    ids=["help", "one translation"],
+)
+def test_start_up_imports_only_what_it_uses(args: list[str], tmp_path: Path) -> None:
+    """--help and a single translation must not pay for jsonschema, deepdiff or the HF tables."""
+    argv = [a.replace("{out}", str(tmp_path / "out.yaml")) for a in args]
+    code = (
+        "import sys\nfrom translator.cli import main\n"
+        f"try:\n    main({argv!r})\nexcept SystemExit:\n    pass\n"
+        "print(sorted(m for m in ('jsonschema', 'deepdiff', 'hypothesis') if m in sys.modules))\n"
+        "from translator.transforms import FORMULAS\nprint(FORMULAS.hf_built)\n"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert run.stdout.splitlines()[-2:] == ["[]", "False"], run.stdout + run.stderr
