@@ -13,7 +13,7 @@ from translator.formats import cerebras
 from translator.io import flatten
 from translator.validate import schema_errors
 
-from conftest import CORPUS, FIXTURES, corpus_dir, corpus_files
+from conftest import CORPUS, corpus_dir, corpus_files
 
 NEOX_FILES = corpus_files("neox")
 LOCAL_SETUP = CORPUS / "neox" / "local_setup.yml"
