@@ -209,11 +209,7 @@ def ingest(
             read = _read_rule(rule, present, subtree, ir, version, source, owned_leaves)
             if memo is not None:
                 checked = read if isinstance(read, Extension) else _checked(read, fields_catalog, source, owned_leaves, rule)
-                # only immutable results are shared between files
-                if isinstance(checked, Extension) or all(type(c[1]) in _MEMO_TYPES or type(c[1]) is float for c in checked):
-                    if len(table.value_reads) > 20_000:  # bounded, whatever a tree holds
-                        table.value_reads.clear()
-                    table.value_reads[memo] = checked
+                _remember(table, memo, checked)
         else:
             read = checked
         if isinstance(read, Extension):  # no canonical form: the leaves stay framework extensions
@@ -287,6 +283,17 @@ def _memo_key(rule: Rule, version: str, present: dict[str, Any]) -> tuple[Any, .
             return None
         parts += (key, kind, value)  # the type too: 1, 1.0 and true are different settings
     return tuple(parts)
+
+
+_IMMUTABLE = _MEMO_TYPES | {float}
+
+
+def _remember(table: Table, memo: tuple[Any, ...], checked: Any) -> None:
+    """Keep a reading for the next file with the same values; only immutable results are shared."""
+    if isinstance(checked, Extension) or all(type(value) in _IMMUTABLE for _, value, _, _ in checked):
+        if len(table.value_reads) > 20_000:  # bounded, whatever a tree holds
+            table.value_reads.clear()
+        table.value_reads[memo] = checked
 
 
 def _checked(
