@@ -1,0 +1,65 @@
+"""The engine's per-table caches (defaults, recurring readings, stray-key classes) and the YAML
+spelling caches must never change a result: every corpus file translates to the same text and
+report with caches warm (in another order, after other files) as with caches empty."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from translator.api import translate
+from translator.errors import NeoconvError
+from translator.mapping import load_table
+
+from conftest import corpus_files
+
+PAIRS = [("neox", "cerebras", "neox", "**/*.yml"), ("cerebras", "neox", "cerebras-legacy", "**/*.yaml"),
+         ("deepspeed", "neox", "deepspeed", "**/*.json"), ("veomni", "neox", "veomni", "**/*.yaml")]  # fmt: skip
+
+
+def _clear_caches() -> None:
+    from translator import yamlread, yamlwrite
+
+    for fmt in ("neox", "cerebras", "deepspeed", "veomni"):
+        for table in (load_table(fmt), *load_table(fmt)._layouts.values()):
+            table.default_reads.clear()
+            table.value_reads.clear()
+            table.leaf_kinds.clear()
+    yamlread._RESOLVED.clear()
+    yamlwrite._SPELLED.clear()
+
+
+def _result(path: str, src: str, dst: str) -> tuple[str, str]:
+    try:
+        done = translate([path], src, dst, world_size=8)
+    except NeoconvError as exc:
+        return "error", str(exc)
+    return done.dump(), json.dumps(done.report.to_json(), sort_keys=True)
+
+
+@pytest.mark.parametrize("src,dst,folder,pattern", PAIRS, ids=[f"{s}2{d}" for s, d, _, _ in PAIRS])
+def test_warm_caches_give_what_empty_caches_give(src: str, dst: str, folder: str, pattern: str) -> None:
+    files = [str(p) for p in corpus_files(folder, pattern)]
+    cold = {}
+    for path in files:
+        _clear_caches()
+        cold[path] = _result(path, src, dst)
+    warm_order = files * 2
+    random.Random(8).shuffle(warm_order)
+    for path in warm_order:
+        assert _result(path, src, dst) == cold[path], path
+
+
+def test_recurring_values_are_told_apart_by_type_and_sign(tmp_path) -> None:
+    base = "num_layers: 2\nhidden_size: 64\nnum_attention_heads: 4\nseq_length: 128\nmax_position_embeddings: 128\n"
+    outputs: dict[str, set[tuple[str, str]]] = {}
+    for run, spelled in enumerate(("0", "0.0", "-0.0", "false", "0", "-0.0")):
+        (tmp_path / str(run)).mkdir()
+        path = tmp_path / str(run) / "c.yml"
+        path.write_text(base + f"hidden_dropout: {spelled}\nweight_decay: {spelled}\n")
+        text, report = _result(str(path), "neox", "cerebras")
+        outputs.setdefault(spelled, set()).add((text, report.replace(str(path), "c.yml")))
+    assert all(len(v) == 1 for v in outputs.values())  # the same spelling reads the same every time
+    assert outputs["0"] != outputs["false"] and outputs["0.0"] != outputs["-0.0"]
