@@ -80,12 +80,20 @@ class Fields:
     renames: dict[str, str]  # flat key -> nested key
     back: dict[str, str]  # nested key -> flat key
     carry_defaults: tuple[str, ...]
+    open_blocks: dict[str, str | None] = field(default_factory=dict)  # path -> open_block(path)
 
     def node(self, path: str) -> dict[str, Any] | None:
         return self.nodes.get(path)
 
     def open_block(self, path: str) -> str | None:
-        """The free-form (Dict-typed) field a path lies inside, if any."""
+        """The free-form (Dict-typed) field a path lies inside, if any (asked once per path)."""
+        if path not in self.open_blocks:
+            if len(self.open_blocks) > 10_000:  # bounded, whatever keys files hold
+                self.open_blocks.clear()
+            self.open_blocks[path] = self._open_block(path)
+        return self.open_blocks[path]
+
+    def _open_block(self, path: str) -> str | None:
         parts = path.split(".")
         for i in range(len(parts) - 1, 0, -1):
             head = ".".join(parts[:i])
