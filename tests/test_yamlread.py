@@ -181,3 +181,11 @@ def test_key_lines_match_the_node_tree() -> None:
         except InputError:
             continue
         assert lines == expected
+
+
+@pytest.mark.parametrize("text,shown", [("a: !!seq {b: 1}\n", "!!seq does not fit a mapping"), ("a: !!map [1]\n", "!!map does not fit a list")])
+def test_collection_tag_that_does_not_fit(text: str, shown: str) -> None:
+    with pytest.raises(yaml.YAMLError):
+        safe_load(text)
+    with pytest.raises(InputError, match=shown):
+        load(text)

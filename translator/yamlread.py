@@ -241,6 +241,9 @@ def _check_collection_tag(event: Any, is_map: bool) -> None:
     tag = event.tag
     if tag is None or tag == "!" or tag == (_MAP if is_map else _SEQ):
         return
+    if tag in (_MAP, _SEQ):  # !!seq on a mapping, !!map on a list
+        shape = "a mapping" if is_map else "a list"
+        raise InputError(f"the YAML tag !!{tag.replace(TAG, '')} does not fit {shape}; remove the tag", line=_line(event))
     raise _tag_error(tag, event)
 
 
