@@ -45,16 +45,8 @@ def _mapping(data: dict[Any, Any], indent: int, out: list[str], inline: bool, de
         if not isinstance(key, str):
             raise _Unsure
         key_text = _text(key, indent + len(key))
-        lead = "" if inline else pad
+        _entry(value, f"{'' if inline else pad}{key_text}:", indent, out, depth, indent + len(key_text) + 2, item=False)
         inline = False
-        if isinstance(value, dict) and value:
-            out.append(f"{lead}{key_text}:\n")
-            _mapping(value, indent + 2, out, False, depth + 1)
-        elif isinstance(value, list) and value:
-            out.append(f"{lead}{key_text}:\n")
-            _sequence(value, indent, out, False, depth + 1)  # PyYAML indents no sequence in a mapping
-        else:
-            out.append(f"{lead}{key_text}: {_scalar(value, indent + len(key_text) + 2)}\n")
 
 
 def _sequence(items: list[Any], indent: int, out: list[str], inline: bool, depth: int) -> None:
@@ -62,16 +54,21 @@ def _sequence(items: list[Any], indent: int, out: list[str], inline: bool, depth
         raise _Unsure
     pad = " " * indent
     for item in items:
-        lead = "" if inline else pad
+        _entry(item, f"{'' if inline else pad}-", indent, out, depth, indent + 2, item=True)
         inline = False
-        if isinstance(item, dict) and item:
-            out.append(f"{lead}- ")
-            _mapping(item, indent + 2, out, True, depth + 1)
-        elif isinstance(item, list) and item:
-            out.append(f"{lead}- ")
-            _sequence(item, indent + 2, out, True, depth + 1)
-        else:
-            out.append(f"{lead}- {_scalar(item, indent + 2)}\n")
+
+
+def _entry(value: Any, head: str, indent: int, out: list[str], depth: int, column: int, *, item: bool) -> None:
+    """One mapping entry (`head` is "key:") or list item ("-"): a block goes on the next lines,
+    except in a list item, where it starts on the item's line; PyYAML indents no list in a mapping."""
+    if isinstance(value, dict) and value:
+        out.append(head + (" " if item else "\n"))
+        _mapping(value, indent + 2, out, item, depth + 1)
+    elif isinstance(value, list) and value:
+        out.append(head + (" " if item else "\n"))
+        _sequence(value, indent + 2 if item else indent, out, item, depth + 1)
+    else:
+        out.append(f"{head} {_scalar(value, column)}\n")
 
 
 def _scalar(value: Any, column: int) -> str:
