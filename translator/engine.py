@@ -32,6 +32,9 @@ class LeafFate:
     caveat: str = ""  # kept even when a same-format translation carries the leaf as written
 
 
+_UNDECIDED = LeafFate("unknown")  # shared placeholder (never changed): no rule has taken the leaf yet
+
+
 @dataclass
 class Ingested:
     ir: IR
@@ -111,7 +114,7 @@ def ingest(
         ir.set(name, known_value)
     for name, value in (user or {}).items():
         ir.set(name, Value(value, Origin.USER, (f"--set {name}",)))
-    fates: dict[str, LeafFate | None] = dict.fromkeys(leaves)  # in document order; None: no rule took it yet
+    fates: dict[str, LeafFate] = dict.fromkeys(leaves, _UNDECIDED)  # in document order
     # run-time placeholders (HF's "auto") are no value: rules see them as absent; same-format keeps them
     held = {leaf: why for leaf, why in source.unresolved.items() if leaf in leaves}
     readable = {k: v for k, v in leaves.items() if k not in held} if held else leaves
@@ -231,6 +234,7 @@ def ingest(
             continue
         if checked is None:  # checked only where the value is used (a default may not apply)
             checked = _checked(read, fields_catalog, source, owned_leaves, rule)
+        assert not isinstance(checked, Extension)  # an Extension was handled above
         file = only_file or source.file_of(rule.key or "")
         for name, value, approx, note in checked:
             if approx:
@@ -247,7 +251,7 @@ def ingest(
 
     _check_relations(source, ir)
     for leaf, fate in fates.items():
-        if fate is not None:
+        if fate is not _UNDECIDED:
             continue
         type_note = ""
         try:
@@ -266,7 +270,7 @@ def ingest(
     for leaf, note in source.notes.items():
         if leaf in fates and note:
             fates[leaf].detail = "; ".join(x for x in (note, fates[leaf].detail) if x)
-    return Ingested(ir, fates, leaves, lossy, source, table, coerced=coerced)  # type: ignore[arg-type]  # all set now
+    return Ingested(ir, fates, leaves, lossy, source, table, coerced=coerced)
 
 
 _MEMO_TYPES = frozenset({str, int, bool, type(None)})
@@ -553,9 +557,8 @@ def emit(
         if loss and not written:
             _default_not_kept(extra_entries, ingested, table, rule, present, str(loss[1]))
         for name in present:
-            slot = carried.get(name)
-            if slot is None:
-                slot = carried[name] = _Carried()
+            found = carried.get(name)
+            slot = found if found is not None else carried.setdefault(name, _Carried())
             slot.skipped = ""
             if loss:
                 slot.lossy.append(str(loss[1]))
@@ -615,9 +618,9 @@ def emit(
             report.entries.append(entry)
     for name, value in ir.fields.items():
         if value.origin is Origin.USER:
-            slot = carried.get(name)
-            if slot and slot.target_keys:
-                report.add(f"--set {name}", ", ".join(dict.fromkeys(slot.target_keys)), Status.EXACT, f"= {_short(value.value)}")
+            given = carried.get(name)
+            if given and given.target_keys:
+                report.add(f"--set {name}", ", ".join(dict.fromkeys(given.target_keys)), Status.EXACT, f"= {_short(value.value)}")
                 continue
             readers = ingested.table.rules_reading(name) if ingested.table else []
             users = sorted({f for r in readers for f in r.fields if ir.has(f)})

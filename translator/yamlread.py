@@ -28,7 +28,7 @@ from yaml.events import (
 
 from .errors import InputError
 
-_Parser: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_Parser: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 MAX_NODES = 100_000  # values in a document once every alias is expanded
 MAX_DEPTH = 100  # nesting levels; real configs use fewer than ten
@@ -111,7 +111,7 @@ def _build(parser: Any, settings: bool, key_lines: dict[tuple[str, ...], int] | 
                 raise InputError(f"nested more than {MAX_DEPTH} levels deep; not a config", line=_line(event))
             is_map = kind is MappingStartEvent
             _check_collection_tag(event, is_map)
-            path = None
+            path: tuple[str, ...] | None = None
             if key_lines is not None and is_map:
                 if not frames:
                     path = ()

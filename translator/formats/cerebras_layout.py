@@ -252,8 +252,8 @@ def to_trainer(
         reshaped["optimizer.optimizer_type"] = f"the optimizer class: {{{name}: {{...}}}}"
         for leaf, where in moved.items():
             if where.startswith("trainer.init.optimizer."):
-                tail = where[len("trainer.init.optimizer.") :]
-                moved[leaf] = f"trainer.init.optimizer.{name}" + ("" if tail == "optimizer_type" else f".{tail}")
+                below = where[len("trainer.init.optimizer.") :]
+                moved[leaf] = f"trainer.init.optimizer.{name}" + ("" if below == "optimizer_type" else f".{below}")
     inferred = False
     model = init.get("model")
     if isinstance(model, dict) and "name" not in model and "model_name" not in model and family:
@@ -441,7 +441,7 @@ def from_trainer(trainer: dict[str, Any]) -> View:
         if reasons:
             view.notes[leaf] = "; ".join(dict.fromkeys(reasons))
 
-    init = trainer.get("init") if isinstance(trainer.get("init"), dict) else {}
+    init: dict[str, Any] = trainer["init"] if isinstance(trainer.get("init"), dict) else {}
     optimizer = init.get("optimizer")
     items = _trainer_items(trainer)
     for rank, path, value in items:
@@ -583,7 +583,7 @@ def _legacy_schedule(value: Any, optimizer: Any) -> Any:
     entry = value[0]
     body = next(iter(entry.values())) if isinstance(entry, dict) and len(entry) == 1 else None
     cls = next(iter(entry)) if isinstance(entry, dict) and len(entry) == 1 else ""
-    params = next(iter(optimizer.values()), {}) if isinstance(optimizer, dict) and len(optimizer) == 1 else {}
+    params: Any = next(iter(optimizer.values()), {}) if isinstance(optimizer, dict) and len(optimizer) == 1 else {}
     if isinstance(params, dict) and params.get("adjust_learning_rate") and cls.lower() == "scaleperparamlr":
         if not isinstance(body, dict) or set(body) != {"scheduler"}:
             return None
