@@ -189,3 +189,11 @@ def test_collection_tag_that_does_not_fit(text: str, shown: str) -> None:
         safe_load(text)
     with pytest.raises(InputError, match=shown):
         load(text)
+
+
+def test_explicit_tag_that_does_not_fit_its_text() -> None:
+    with pytest.raises(KeyError):  # PyYAML's own loader fails without saying where
+        safe_load("k: !!bool maybe\n")
+    with pytest.raises(InputError, match="cannot read 'maybe' as bool: not a YAML boolean") as info:
+        load("a: 1\nk: !!bool maybe\n")
+    assert info.value.line == 2

@@ -217,9 +217,9 @@ def _scalar(parser: Any, event: ScalarEvent) -> Any:
             return int(value)
         if tag == _FLOAT and _PLAIN_FLOAT.match(value):
             return float(value)
-        return construct(parser, yaml.ScalarNode(tag, value, event.start_mark, event.end_mark, event.style))
-    except (ValueError, OverflowError) as exc:  # e.g. an integer with more digits than Python converts
-        why = str(exc).split(";")[0]  # not Python's advice on raising its limits
+        return construct(parser, yaml.ScalarNode(tag, value, None, None, event.style))  # marks: only for errors
+    except (ValueError, OverflowError, KeyError) as exc:  # 5000 digits; `!!bool maybe` (PyYAML: KeyError)
+        why = "not a YAML boolean" if isinstance(exc, KeyError) else str(exc).split(";")[0]  # not Python's advice
         raise InputError(
             f"cannot read {_short(value)} as {tag.replace(TAG, '')}: {why}; quote it to keep it as text",
             line=_line(event),
