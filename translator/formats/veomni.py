@@ -469,7 +469,9 @@ def _build(
         if setting is not None:
             origins[key] = (setting.file, setting.line)
             note = DOTTED_NOTE.format(key=leaf) if setting.dotted and not setting.spelled.startswith("--") else ""
-            view_notes[key] = "; ".join(x for x in (note, notes.get(leaf, "")) if x)
+            merged = notes.get(leaf, "")
+            if note or merged:
+                view_notes[key] = f"{note}; {merged}" if note and merged else note or merged
         elif leaf in notes:
             view_notes[key] = notes[leaf]
     tree = unflatten(view)
