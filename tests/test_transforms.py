@@ -192,3 +192,14 @@ def test_gqa_and_attention_bias():
     bias = FORMULAS["cerebras_attention_bias"]
     assert bias.read(False, False) is False
     assert isinstance(bias.read(True, False), Approx)
+
+
+def test_formula_parameters_are_read_as_inspect_reads_them() -> None:
+    import inspect
+
+    from translator.transforms import parameters
+
+    FORMULAS.every()  # the generated HF ones too
+    for name, formula in FORMULAS.items():
+        for func in (formula.read, formula.write):
+            assert parameters(func) == frozenset(inspect.signature(func).parameters), name
