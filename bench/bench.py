@@ -61,7 +61,7 @@ def best(run: Callable[[], object], repeat: int) -> float:
 
 
 def batch_files(root: Path) -> list[Path]:
-    return [Path(path) for path, _ in walk(root, DEFAULT_INCLUDE[SRC], [])]
+    return [Path(path) for path, _, problem in walk(root, DEFAULT_INCLUDE[SRC], []) if not problem]
 
 
 def floor(files: list[Path]) -> None:

@@ -168,3 +168,24 @@ def test_replace_file_keeps_permissions_refuses_symlinks_and_leaves_no_temp(tmp_
     with pytest.raises(OutputError):
         replace_file(str(tmp_path / "folder.yaml"), "x: 1\n")
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_a_folder_that_cannot_be_read_is_a_failure_not_a_silence(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    src = tmp_path / "src"
+    (src / "ok").mkdir(parents=True)
+    (src / "ok" / "a.yml").write_text("num_layers: 2\nhidden_size: 64\nnum_attention_heads: 4\n")
+    (src / "locked").mkdir()
+    real_walk = os.walk
+
+    def walk_with_a_locked_folder(top, **kwargs):  # root reads every folder: simulate one it cannot
+        for folder, dirs, files in real_walk(top, **kwargs):
+            if folder.endswith("locked"):
+                kwargs["onerror"](PermissionError(13, "Permission denied", folder))
+                continue
+            yield folder, dirs, files
+
+    monkeypatch.setattr(os, "walk", walk_with_a_locked_folder)
+    results, summary = run_batch(str(src), str(tmp_path / "out"), BatchOptions("neox", "cerebras", jobs=1))
+    assert summary["totals"] == {"translated": 1, "failed": 1}
+    (locked,) = [r for r in results if r.status == "failed"]
+    assert locked.source == "locked/" and "cannot read this folder (Permission denied)" in locked.error

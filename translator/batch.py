@@ -62,14 +62,21 @@ class FileResult:
         return data
 
 
-def walk(root: Path, include: list[str], exclude: list[str]) -> Iterator[tuple[str, str]]:
-    """(path, path relative to root in / form) of the files under root matching include and not
-    exclude, in sorted order; hidden folders skipped, symlink loops broken. A generator: a tree of
-    100,000 files is never held in memory."""
+def walk(root: Path, include: list[str], exclude: list[str]) -> Iterator[tuple[str, str, str]]:
+    """(path, path relative to root in / form, problem) of the files under root matching include
+    and not exclude, in sorted order; hidden folders skipped, symlink loops broken. `problem` is ""
+    for a file, and says why for a folder that could not be read (its files would otherwise vanish
+    from the migration without a word). A generator: a tree of 100,000 files is never held in memory."""
     seen: set[tuple[int, int]] = set()
     top = str(root)
-    for folder, dirs, files in os.walk(top, followlinks=True):
-        stat = os.stat(folder)
+    problems: list[OSError] = []
+    for folder, dirs, files in os.walk(top, followlinks=True, onerror=problems.append):
+        yield from _unreadable(problems, top)
+        try:
+            stat = os.stat(folder)
+        except OSError as exc:
+            problems.append(exc)
+            continue
         if (stat.st_dev, stat.st_ino) in seen:
             dirs[:] = []
             continue
@@ -84,7 +91,16 @@ def walk(root: Path, include: list[str], exclude: list[str]) -> Iterator[tuple[s
                 continue
             if any(fnmatch.fnmatch(name, p) or fnmatch.fnmatch(rel, p) for p in exclude):
                 continue
-            yield os.path.join(folder, name), rel
+            yield os.path.join(folder, name), rel, ""
+    yield from _unreadable(problems, top)
+
+
+def _unreadable(problems: list[OSError], top: str) -> Iterator[tuple[str, str, str]]:
+    while problems:
+        error = problems.pop(0)
+        folder = str(error.filename or top)
+        rel = os.path.relpath(folder, top).replace(os.sep, "/")
+        yield folder, rel + "/", f"cannot read this folder ({error.strerror or error}): its files are not translated"
 
 
 def output_path(rel: str, dst: str) -> str:
@@ -201,8 +217,10 @@ def run_batch(
 
     def plan() -> Iterator[tuple[str, str, str] | FileResult]:
         """In walk order, lazily: a job to run, or a file skipped up front (a --with file)."""
-        for path, rel in walk(root, include, opts.exclude):
-            if with_resolved and os.path.realpath(path) in with_resolved:
+        for path, rel, problem in walk(root, include, opts.exclude):
+            if problem:
+                yield FileResult(rel, "failed", error=problem)
+            elif with_resolved and os.path.realpath(path) in with_resolved:
                 yield FileResult(rel, "skipped", reason="named with --with: merged into every translation")
             else:
                 yield path, rel, os.path.join(out_root, output_path(rel, opts.dst))
