@@ -1,7 +1,7 @@
 """Safe reading and writing: YAML/JSON with line numbers, dotted keys, atomic output files.
 
-Only `yaml.safe_load` semantics are used (the C loader when available); no tag ever constructs
-Python objects. Duplicate keys inside one mapping are an error, because PyYAML would silently
+Only `yaml.safe_load` semantics are used (read by yamlread.py from the C parser's events when
+libyaml is available); no tag ever constructs Python objects. Duplicate keys inside one mapping are an error, because PyYAML would silently
 keep the last one and the user would lose a value without knowing.
 """
 
@@ -18,10 +18,8 @@ from typing import Any, Iterator, Mapping, Sequence
 import yaml
 
 from .errors import InputError, OutputError
-from .yamlread import MAX_DEPTH, MAX_NODES, TAG, load as load_yaml
+from .yamlread import MAX_DEPTH, TAG, load as load_yaml
 from .yamlwrite import dump as write_yaml
-
-__all__ = ["MAX_DEPTH", "MAX_NODES"]  # the bounds, for callers that name them
 
 _BaseLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _BaseDumper: type = getattr(yaml, "CSafeDumper", yaml.SafeDumper)

@@ -13,10 +13,9 @@ import math
 import re
 from typing import Any
 
-from .yamlread import RESOLVERS
+from .yamlread import MAX_DEPTH, RESOLVERS
 
 WIDTH = 100  # PyYAML's `width` as io.dump_yaml sets it: a plain scalar past it is folded
-_MAX_DEPTH = 100
 # Text PyYAML writes plain or in plain single quotes, in block context: no indicators, no escapes.
 _SIMPLE = re.compile(r"(?!\.\.\.)[A-Za-z0-9_/.~<=][A-Za-z0-9_./+@~<= -]*\Z")
 
@@ -38,7 +37,7 @@ def dump(data: dict[str, Any]) -> str | None:
 
 
 def _mapping(data: dict[Any, Any], indent: int, out: list[str], inline: bool, depth: int) -> None:
-    if depth > _MAX_DEPTH:
+    if depth > MAX_DEPTH:
         raise _Unsure
     pad = " " * indent
     for key, value in data.items():
@@ -50,7 +49,7 @@ def _mapping(data: dict[Any, Any], indent: int, out: list[str], inline: bool, de
 
 
 def _sequence(items: list[Any], indent: int, out: list[str], inline: bool, depth: int) -> None:
-    if depth > _MAX_DEPTH:
+    if depth > MAX_DEPTH:
         raise _Unsure
     pad = " " * indent
     for item in items:
