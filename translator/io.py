@@ -19,7 +19,7 @@ import yaml
 
 from .errors import InputError, OutputError
 from .yamlread import MAX_DEPTH, TAG, load as load_yaml
-from .yamlwrite import dump as write_yaml
+from .yamlwrite import WIDTH, dump as write_yaml
 
 _BaseLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _BaseDumper: type = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
@@ -290,7 +290,7 @@ def dump_yaml(data: dict[str, Any]) -> str:
     if fast is not None:
         return fast
     return yaml.dump(
-        data, Dumper=_PlainDumper, sort_keys=False, default_flow_style=False, allow_unicode=True, width=100
+        data, Dumper=_PlainDumper, sort_keys=False, default_flow_style=False, allow_unicode=True, width=WIDTH
     )
 
 

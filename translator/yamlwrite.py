@@ -15,7 +15,7 @@ from typing import Any
 
 from .yamlread import MAX_DEPTH, RESOLVERS
 
-WIDTH = 100  # PyYAML's `width` as io.dump_yaml sets it: a plain scalar past it is folded
+WIDTH = 100  # line width for PyYAML too (io.dump_yaml): a plain scalar past it is folded
 # Text PyYAML writes plain or in plain single quotes, in block context: no indicators, no escapes.
 _SIMPLE = re.compile(r"(?!\.\.\.)[A-Za-z0-9_/.~<=][A-Za-z0-9_./+@~<= -]*\Z")
 
