@@ -160,6 +160,21 @@ def test_unknown_key_gets_a_suggestion(tmp_path: Path) -> None:
     assert entry.status is Status.UNKNOWN and "did you mean hidden_size" in entry.detail
 
 
+def test_a_file_of_thousands_of_stray_keys_is_reported_quickly_without_suggestions(tmp_path: Path) -> None:
+    base = "num_layers: 2\nhidden_size: 64\nnum_attention_heads: 4\n"
+    cfg = tmp_path / "stray.yml"
+    cfg.write_text(base + "".join(f"stray_{i}_hiden_size: {i}\n" for i in range(3000)))
+    result = translate(cfg, "neox", "cerebras")
+    unknown = [e for e in result.report.entries if e.status is Status.UNKNOWN]
+    assert len(unknown) == 3000  # every one still named
+    assert sum("no suggestion: the file has too many unknown keys" in e.detail for e in unknown) >= 2900
+    # a file with one of them afterwards gets the full search again
+    single = tmp_path / "one.yml"
+    single.write_text(base + "stray_2999_hiden_size: 1\n")
+    entry = translate(single, "neox", "cerebras").report.by_source()["stray_2999_hiden_size"]
+    assert entry.status is Status.UNKNOWN and "too many" not in entry.detail
+
+
 def test_default_aware_dropouts(tmp_path: Path) -> None:
     cfg = tmp_path / "tiny.yml"
     cfg.write_text("num_layers: 2\nhidden_size: 64\nnum_attention_heads: 4\n")

@@ -250,6 +250,7 @@ def ingest(
             ir.fields[name] = Value(value, origin, tuple(owned_leaves), file, "; ".join(notes))
 
     _check_relations(source, ir)
+    searches = 0  # stray leaves not classified before (each may cost a "did you mean" search)
     for leaf, fate in fates.items():
         if fate is not _UNDECIDED:
             continue
@@ -260,7 +261,8 @@ def ingest(
             if not table.lenient_types:
                 raise
             type_note = f"does not match the documented type ({exc.message}); not used by the translation"
-        kind, detail = _classify(leaf, schema, table)
+        searches += (id(schema), leaf) not in table.leaf_kinds
+        kind, detail = _classify(leaf, schema, table, suggest=searches <= _SUGGESTIONS_PER_FILE)
         fates[leaf] = LeafFate(kind, detail=detail)
         if kind == "extension":
             ir.extensions.setdefault(source.format, {})[leaf] = leaves[leaf]
@@ -403,9 +405,14 @@ def _check_relations(source: Source, ir: IR) -> None:
         )  # fmt: skip
 
 
-def _classify(leaf: str, schema: SchemaIndex, table: Table) -> tuple[str, str]:
+_SUGGESTIONS_PER_FILE = 100  # "did you mean" searches (~1 ms each) one file may cost; a file with
+# thousands of stray keys (generated, or not a config at all) is then reported without them
+
+
+def _classify(leaf: str, schema: SchemaIndex, table: Table, suggest: bool = True) -> tuple[str, str]:
     """(kind, detail) of a leaf no rule owns: unsupported, a known extension, or unknown. Cached:
-    a batch sees the same stray keys again and again."""
+    a batch sees the same stray keys again and again. suggest=False: no "did you mean" search for
+    an unknown leaf not seen before (and nothing cached, so another file still gets one)."""
     key = (id(schema), leaf)
     found = table.leaf_kinds.get(key)
     if found is None:
@@ -414,6 +421,8 @@ def _classify(leaf: str, schema: SchemaIndex, table: Table) -> tuple[str, str]:
             found = ("unsupported", reason)
         elif schema.known(leaf):
             found = ("extension", table.extension_reasons.get(_group_of(schema, leaf), ""))
+        elif not suggest:
+            return ("unknown", f"not a {table.title} parameter (no suggestion: the file has too many unknown keys)")
         else:
             found = ("unknown", _closest(leaf, schema, table))
         if len(table.leaf_kinds) > 10_000:  # bounded, whatever a tree holds
