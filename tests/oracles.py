@@ -57,14 +57,18 @@ def _source_tree(env: str, mirror: str, rev: str, paths: list[str]) -> Path | No
     return out
 
 
-def _stub(name: str, **attrs: Any) -> types.ModuleType:
+def _stub(name: str, *, package: bool = False, **attrs: Any) -> types.ModuleType:
+    """Install (or extend) module `name` in sys.modules with `attrs`, its parents too.
+    package=True: make it a package, so that relative imports below it resolve."""
     module = sys.modules.get(name) or types.ModuleType(name)
+    if package:
+        module.__path__ = []
     for key, value in attrs.items():
         setattr(module, key, value)
     sys.modules[name] = module
     parent, _, child = name.rpartition(".")
     if parent:
-        setattr(_stub(parent), child, module)
+        setattr(_stub(parent, package=package), child, module)
     return module
 
 

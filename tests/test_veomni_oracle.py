@@ -26,6 +26,7 @@ import pytest
 import yaml
 from conftest import CORPUS, FIXTURES, ROOT, corpus_files
 
+from oracles import _stub as stub_module
 from translator import translate
 from translator.api import read_ir
 from translator.formats import hf_config
@@ -142,15 +143,7 @@ class _Logger:
 
 
 def _stub(name: str, **attrs: Any) -> types.ModuleType:
-    module = sys.modules.get(name) or types.ModuleType(name)
-    module.__path__ = []  # a package: relative imports below it resolve
-    for key, value in attrs.items():
-        setattr(module, key, value)
-    sys.modules[name] = module
-    parent, _, child = name.rpartition(".")
-    if parent:
-        setattr(_stub(parent), child, module)
-    return module
+    return stub_module(name, package=True, **attrs)  # VeOmni's modules import each other relatively
 
 
 @lru_cache(maxsize=None)
