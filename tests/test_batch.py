@@ -144,7 +144,7 @@ def test_interrupted_run_leaves_no_partial_file(neox_tree: Path, tmp_path: Path)
 
 def test_replace_file_keeps_permissions_refuses_symlinks_and_leaves_no_temp(tmp_path: Path) -> None:
     from translator.errors import OutputError
-    from translator.io import replace_file
+    from translator.outputs import replace_file
 
     new = tmp_path / "new.yaml"
     replace_file(str(new), "a: 1\n")
@@ -156,12 +156,13 @@ def test_replace_file_keeps_permissions_refuses_symlinks_and_leaves_no_temp(tmp_
     kept.chmod(0o640)
     replace_file(str(kept), "new\n")
     assert kept.read_text() == "new\n" and kept.stat().st_mode & 0o777 == 0o640
-    # a symlink planted at the temp name is replaced, never written through
+    # a symlink planted at the output is replaced, never written through
     victim = tmp_path / "victim.txt"
     victim.write_text("precious\n")
-    (tmp_path / f".planted.yaml.{os.getpid()}.tmp").symlink_to(victim)
+    (tmp_path / "planted.yaml").symlink_to(victim)
     replace_file(str(tmp_path / "planted.yaml"), "x: 1\n")
     assert victim.read_text() == "precious\n" and (tmp_path / "planted.yaml").read_text() == "x: 1\n"
+    assert not (tmp_path / "planted.yaml").is_symlink()
     with pytest.raises(OutputError, match="cannot write here"):
         replace_file(str(tmp_path / "missing" / "out.yaml"), "x: 1\n")
     (tmp_path / "folder.yaml").mkdir()

@@ -10,6 +10,10 @@ the whole case done in well under a second (loading is bounded before anything i
 from __future__ import annotations
 
 import os
+import stat
+import subprocess
+import sys
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +23,7 @@ import pytest
 from click.testing import CliRunner
 
 from translator import io as tio
+from translator import outputs as tout
 from translator.api import translate
 from translator.cli import main
 from translator.errors import InputError, NeoconvError, OutputError
@@ -362,7 +367,7 @@ def test_unwritable_output_folder(tmp_path: Path, runner: CliRunner, monkeypatch
     def full_disk(*args, **kwargs):  # type: ignore[no-untyped-def]
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(tio.tempfile, "mkstemp", full_disk)
+    monkeypatch.setattr(tout.tempfile, "mkstemp", full_disk)
     result = runner.invoke(main, ["neox2cerebras", str(tmp_path / "in.yml"), "-o", str(tmp_path / "out.yaml"), "-q"])
     assert result.exit_code == 2
     assert result.stderr.splitlines() == [f"neoconv: error: {tmp_path / 'out.yaml'}: cannot write here: No space left on device"]
@@ -377,7 +382,7 @@ def test_ctrl_c_while_writing_leaves_nothing(tmp_path: Path, runner: CliRunner, 
     def interrupted(*args, **kwargs):  # type: ignore[no-untyped-def]
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(tio.os, "replace", interrupted)
+    monkeypatch.setattr(tout.os, "replace", interrupted)
     result = runner.invoke(main, ["neox2cerebras", str(tmp_path / "in.yml"), "-o", str(tmp_path / "out.yaml"),
                                   "--report", str(tmp_path / "report.json"), "-q"])  # fmt: skip
     assert result.exit_code == 130  # the shell convention for SIGINT
@@ -392,7 +397,7 @@ def test_outputs_are_written_together_with_normal_permissions(tmp_path: Path, ru
     result = runner.invoke(main, ["neox2cerebras", str(tmp_path / "in.yml"), "-o", str(out), "--report", str(report), "-q"])
     assert result.exit_code == 0, result.stderr
     assert out.read_text().count("hidden_size: 64") == 1 and '"entries"' in report.read_text()
-    assert out.stat().st_mode & 0o777 == 0o666 & ~tio._UMASK  # not mkstemp's private 0600
+    assert out.stat().st_mode & 0o777 == 0o666 & ~tout._UMASK  # not mkstemp's private 0600
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.yml", "out.yaml", "report.json"]
 
 
@@ -485,10 +490,10 @@ def test_write_atomic_refuses_before_writing(tmp_path: Path) -> None:
     src = tmp_path / "in.yml"
     src.write_text("a: 1\n")
     with pytest.raises(OutputError, match="refusing to overwrite the input file") as info:
-        tio.write_files_atomic({str(tmp_path / "ok.yaml"): "x", str(src): "y"}, inputs=[str(src)])
+        tout.write_files_atomic({str(tmp_path / "ok.yaml"): "x", str(src): "y"}, inputs=[str(src)])
     assert info.value.file == str(src)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.yml"]  # the first target was not written either
-    tio.write_atomic(tmp_path / "ok.yaml", "x: 1\n")
+    tout.write_atomic(tmp_path / "ok.yaml", "x: 1\n")
     assert (tmp_path / "ok.yaml").read_text() == "x: 1\n"
 
 
@@ -521,3 +526,83 @@ def test_every_reader_refuses_broken_files(src: str, kind: str, tmp_path: Path, 
     assert expected is None or expected in lines[0], lines[0]
     assert "Traceback" not in result.stderr and "internal error" not in result.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == [path.name]
+
+
+# ---- round two (issue 13): what -o names is never replaced unless it is a regular file ----------
+
+OUTPUT_TEXT = "model:\n"  # every translation of BASE to Cerebras writes a model section
+
+
+def _translate_to(target: Path, tmp: Path, **popen: object) -> subprocess.CompletedProcess[bytes]:
+    (tmp / "in.yml").write_text(BASE)
+    cmd = [sys.executable, "-m", "translator", "neox2cerebras", str(tmp / "in.yml"), "-o", str(target), "-q"]
+    return subprocess.run(cmd, timeout=60, **popen)  # type: ignore[call-overload, no-any-return]
+
+
+def test_output_onto_a_fifo_is_written_through(tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe.yaml"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()), daemon=True)
+    reader.start()
+    result = _translate_to(fifo, tmp_path, capture_output=True)
+    reader.join(timeout=30)  # a daemon: left blocked (not waited for) when nothing was written
+    assert result.returncode == 0, result.stderr
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)  # still the FIFO, not a regular file renamed over it
+    assert got and OUTPUT_TEXT in got[0].decode()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.yml", "pipe.yaml"]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="making a device node needs root")
+def test_output_onto_a_device_node_is_written_through(tmp_path: Path) -> None:
+    null = tmp_path / "null"
+    os.mknod(null, stat.S_IFCHR | 0o666, os.makedev(1, 3))  # this folder's own /dev/null
+    null.chmod(0o666)
+    result = _translate_to(null, tmp_path, capture_output=True)
+    assert result.returncode == 0, result.stderr
+    mode = os.lstat(null).st_mode
+    assert stat.S_ISCHR(mode) and mode & 0o777 == 0o666 and os.lstat(null).st_rdev == os.makedev(1, 3)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.yml", "null"]
+
+
+@pytest.mark.parametrize("stdout_kind", ["pipe", "file"])
+def test_output_through_a_link_to_stdout_is_written_there(tmp_path: Path, stdout_kind: str) -> None:
+    link = tmp_path / "stdout.yaml"
+    link.symlink_to("/proc/self/fd/1")
+    if stdout_kind == "pipe":
+        result = _translate_to(link, tmp_path, capture_output=True)
+        written = result.stdout.decode()
+    else:
+        with open(tmp_path / "captured.txt", "wb") as fh:
+            result = _translate_to(link, tmp_path, stdout=fh, stderr=subprocess.PIPE)
+        written = (tmp_path / "captured.txt").read_text()
+    assert result.returncode == 0, result.stderr
+    assert os.readlink(link) == "/proc/self/fd/1"  # the link is still a link
+    assert OUTPUT_TEXT in written
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="making a device node needs root")
+def test_a_full_device_is_one_clear_line_and_nothing_else_is_written(tmp_path: Path, runner: CliRunner) -> None:
+    full = tmp_path / "full"  # this folder's own /dev/full (a test must never risk the machine's)
+    os.mknod(full, stat.S_IFCHR | 0o666, os.makedev(1, 7))
+    (tmp_path / "in.yml").write_text(BASE)
+    result = runner.invoke(main, ["neox2cerebras", str(tmp_path / "in.yml"), "-o", str(full),
+                                  "--report", str(tmp_path / "r.json"), "-q"])  # fmt: skip
+    assert result.exit_code == 2
+    assert result.stderr.splitlines() == [f"neoconv: error: {full}: cannot write here: No space left on device"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["full", "in.yml"]  # the report was not renamed into place
+    assert stat.S_ISCHR(os.lstat(full).st_mode)
+
+
+def test_output_names_of_any_valid_length(tmp_path: Path, runner: CliRunner) -> None:
+    (tmp_path / "in.yml").write_text(BASE)
+    longest = tmp_path / ("x" * 250 + ".yaml")  # 255 bytes: valid, though a temp name built from all of it is not
+    ok = runner.invoke(main, ["neox2cerebras", str(tmp_path / "in.yml"), "-o", str(longest), "-q"])
+    assert ok.exit_code == 0, ok.stderr
+    assert OUTPUT_TEXT in longest.read_text()
+    too_long = tmp_path / ("x" * 300 + ".yaml")
+    bad = runner.invoke(main, ["neox2cerebras", str(tmp_path / "in.yml"), "-o", str(too_long), "-q"])
+    assert bad.exit_code == 2
+    assert bad.stderr.splitlines() == [f"neoconv: error: {too_long}: cannot write here: File name too long"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.yml", longest.name]

@@ -118,7 +118,7 @@ def _job(opts: BatchOptions, args: tuple[str, str, str]) -> FileResult:
     path_s, rel_s, out_s = args
     rel_out = output_path(rel_s, opts.dst)  # the summary names outputs relative to OUT_DIR
     from .api import translate
-    from .io import replace_file
+    from .outputs import copy_file, replace_file
 
     try:
         config: Any = [path_s]

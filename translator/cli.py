@@ -64,7 +64,8 @@ def _guarded(run: Callable[[], int], debug: bool, inputs: tuple[str, ...] = ()) 
 
 def _run_translation(src: str, dst: str, inputs: tuple[str, ...], opts: dict[str, Any]) -> int:
     from .api import parse_set, translate
-    from .io import dump_json, write_files_atomic
+    from .io import dump_json
+    from .outputs import write_files_atomic
 
     from .registry import companion_format
 
@@ -233,7 +234,7 @@ def docs(output: str, check: bool) -> None:
         from pathlib import Path
 
         from .docs import render
-        from .io import write_atomic
+        from .outputs import write_atomic
 
         text = render()
         if check:

@@ -8,16 +8,14 @@ keep the last one and the user would lose a value without knowing.
 from __future__ import annotations
 
 import json
-import os
 import re
 import sys
-import tempfile
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any, Iterator
 
 import yaml
 
-from .errors import InputError, OutputError
+from .errors import InputError
 from .yamlread import MAX_DEPTH, TAG, load as load_yaml
 from .yamlwrite import WIDTH, dump as write_yaml
 
@@ -296,119 +294,3 @@ def dump_yaml(data: dict[str, Any]) -> str:
 
 def dump_json(data: dict[str, Any]) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-
-
-_UMASK = os.umask(0o022)
-os.umask(_UMASK)  # read once at import: mkstemp makes 0600 files, outputs should get the usual mode
-
-
-def check_target(path: str | Path, inputs: list[str] | tuple[str, ...] = ()) -> Path:
-    """Refuse, before anything is written, an output that is an input, a folder, or in no folder."""
-    target = Path(path)
-    for src in inputs:
-        if src != "-" and _same_file(src, target):
-            raise OutputError(f"refusing to overwrite the input file {src}; choose another -o", file=str(path))
-    if target.is_dir():
-        raise OutputError("is a folder; give a file name to write", file=str(path))
-    folder = target.parent
-    if not folder.exists():
-        raise OutputError(f"output folder {folder} does not exist; create it first", file=str(path))
-    if not folder.is_dir():
-        raise OutputError(f"{folder} is not a folder", file=str(path))
-    return target
-
-
-def _same_file(a: str | Path, b: str | Path) -> bool:
-    try:
-        return os.path.samefile(a, b)
-    except OSError:  # one of them missing, or a symlink loop: not the same existing file
-        return False
-
-
-def write_atomic(path: str | Path, text: str, *, inputs: list[str] | tuple[str, ...] = ()) -> None:
-    """Write via a temp file in the same folder and rename, so no reader ever sees half a file."""
-    write_files_atomic({str(path): text}, inputs=inputs)
-
-
-def write_files_atomic(
-    files: Mapping[str, str] | Sequence[tuple[str, str]], *, inputs: list[str] | tuple[str, ...] = ()
-) -> None:
-    """Write several outputs (path -> text, or pairs) all or nothing: every target is checked and
-    every temp file fully written before the first rename; on any error or Ctrl-C the temp files
-    are removed. Two outputs aimed at one file are an error, not a silent overwrite."""
-    pairs = list(files.items()) if isinstance(files, Mapping) else list(files)
-    targets = [(check_target(path, inputs), text) for path, text in pairs]
-    seen: dict[str, str] = {}
-    for (target, _), (path, _) in zip(targets, pairs):
-        key = os.path.realpath(target)
-        if key in seen:
-            raise OutputError(f"{seen[key]} and {path} are the same file; write them to different places", file=path)
-        seen[key] = path
-    pending: list[tuple[str, Path]] = []
-    current = targets[0][0] if targets else None
-    try:
-        for current, text in targets:
-            fd, tmp = tempfile.mkstemp(prefix=f".{current.name}.", suffix=".tmp", dir=current.parent)
-            pending.append((tmp, current))
-            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-                fh.write(text)
-                os.fchmod(fh.fileno(), _mode_for(current))
-        while pending:
-            tmp, current = pending[0]
-            os.replace(tmp, current)
-            pending.pop(0)
-    except OSError as exc:  # unwritable folder, disk full, ...
-        raise OutputError(f"cannot write here: {exc.strerror or exc}", file=str(current)) from None
-    finally:
-        for tmp, _ in pending:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-
-
-def replace_file(target: str, text: str) -> None:
-    """Batch's writer: the whole text to a temp file beside `target`, then renamed over it, so no
-    reader sees half a file. The caller has made the folder and ruled out the inputs (batch
-    checks its output tree once, not once per file); an existing file keeps its permissions."""
-    tmp = os.path.join(os.path.dirname(target), f".{os.path.basename(target)}.{os.getpid()}.tmp")
-    try:
-        existing = os.stat(target).st_mode & 0o7777
-    except OSError:
-        existing = None
-    try:
-        fd = _create_new(tmp)
-        try:
-            if existing is not None:
-                os.fchmod(fd, existing)
-            data = memoryview(text.encode("utf-8"))
-            while data:
-                data = data[os.write(fd, data) :]
-        finally:
-            os.close(fd)
-        os.replace(tmp, target)
-    except BaseException as exc:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        if isinstance(exc, OSError):
-            raise OutputError(f"cannot write here: {exc.strerror or exc}", file=target) from None
-        raise
-
-
-def _create_new(path: str) -> int:
-    """A new file (never through a symlink, never someone else's file); a leftover of ours is replaced."""
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-    try:
-        return os.open(path, flags, 0o666)  # the umask applies, as to any new file
-    except FileExistsError:
-        os.unlink(path)  # a temp file an interrupted run of this process id left behind
-        return os.open(path, flags, 0o666)
-
-
-def _mode_for(target: Path) -> int:
-    try:
-        return target.stat().st_mode & 0o7777  # replacing a file keeps its permissions
-    except OSError:
-        return 0o666 & ~_UMASK
