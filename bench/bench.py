@@ -61,7 +61,7 @@ def best(run: Callable[[], object], repeat: int) -> float:
 
 
 def batch_files(root: Path) -> list[Path]:
-    return [Path(path) for path, _, problem in walk(root, DEFAULT_INCLUDE[SRC], []) if not problem]
+    return [Path(found.path) for found in walk(root, DEFAULT_INCLUDE[SRC], []) if not found.status]
 
 
 def floor(files: list[Path]) -> None:

@@ -176,16 +176,14 @@ def test_a_folder_that_cannot_be_read_is_a_failure_not_a_silence(tmp_path: Path,
     (src / "ok").mkdir(parents=True)
     (src / "ok" / "a.yml").write_text("num_layers: 2\nhidden_size: 64\nnum_attention_heads: 4\n")
     (src / "locked").mkdir()
-    real_walk = os.walk
+    real_scandir = os.scandir
 
-    def walk_with_a_locked_folder(top, **kwargs):  # root reads every folder: simulate one it cannot
-        for folder, dirs, files in real_walk(top, **kwargs):
-            if folder.endswith("locked"):
-                kwargs["onerror"](PermissionError(13, "Permission denied", folder))
-                continue
-            yield folder, dirs, files
+    def scandir_with_a_locked_folder(path):  # type: ignore[no-untyped-def]  # root reads every folder: simulate one it cannot
+        if str(path).endswith("locked"):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_scandir(path)
 
-    monkeypatch.setattr(os, "walk", walk_with_a_locked_folder)
+    monkeypatch.setattr(os, "scandir", scandir_with_a_locked_folder)
     results, summary = run_batch(str(src), str(tmp_path / "out"), BatchOptions("neox", "cerebras", jobs=1))
     assert summary["totals"] == {"translated": 1, "failed": 1}
     (locked,) = [r for r in results if r.status == "failed"]

@@ -367,7 +367,7 @@ def test_unwritable_output_folder(tmp_path: Path, runner: CliRunner, monkeypatch
     def full_disk(*args, **kwargs):  # type: ignore[no-untyped-def]
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(tout.tempfile, "mkstemp", full_disk)
+    monkeypatch.setattr(tout, "_open_new", full_disk)
     result = runner.invoke(main, ["neox2cerebras", str(tmp_path / "in.yml"), "-o", str(tmp_path / "out.yaml"), "-q"])
     assert result.exit_code == 2
     assert result.stderr.splitlines() == [f"neoconv: error: {tmp_path / 'out.yaml'}: cannot write here: No space left on device"]

@@ -10,15 +10,21 @@ from __future__ import annotations
 import fnmatch
 import json
 import os
+import signal
+import stat
+import sys
+import threading
+import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from collections import deque
 from itertools import chain, islice
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, NamedTuple
 
 from .errors import NeoconvError, UsageError
 from .registry import FORMATS, get_format
+from .report import printable
 
 # Files NeoX users keep shared settings in: merged with --with, never translated on their own.
 DEFAULT_INCLUDE = {"neox": ["*.yml", "*.yaml"], "deepspeed": ["*.json"], "cerebras": ["*.yaml", "*.yml"], "veomni": ["*.yaml", "*.yml"]}
@@ -62,45 +68,98 @@ class FileResult:
         return data
 
 
-def walk(root: Path, include: list[str], exclude: list[str]) -> Iterator[tuple[str, str, str]]:
-    """(path, path relative to root in / form, problem) of the files under root matching include
-    and not exclude, in sorted order; hidden folders skipped, symlink loops broken. `problem` is ""
-    for a file, and says why for a folder that could not be read (its files would otherwise vanish
-    from the migration without a word). A generator: a tree of 100,000 files is never held in memory."""
-    seen: set[tuple[int, int]] = set()
+class Found(NamedTuple):
+    """One entry of the walk: a file to translate (status ""), or one skipped or failed, and why."""
+
+    path: str
+    rel: str  # relative to the root, in / form ("sub/" for a folder)
+    status: str = ""  # "" | "skipped" | "failed"
+    reason: str = ""
+
+
+LINKED_FOLDER = "a symlink to a folder: not followed (give the folder it points to as SRC_DIR to translate it)"
+LINK_OUTSIDE = "a symlink to a file outside SRC_DIR: not read"
+LINK_IN_PLACE = "a symlink: --in-place rewrites only regular files (translate the file it points to)"
+
+
+def walk(root: Path, include: list[str], exclude: list[str], *, in_place: bool = False) -> Iterator[Found]:
+    """The files under root matching include and not exclude, in sorted order (a folder's files,
+    then its subfolders), hidden files and folders left out. Nothing outside root is read: symlinked
+    folders are never followed and a symlinked file is read only when it points inside root; a FIFO,
+    socket or device is never opened (a FIFO would block the run forever). Such entries, and
+    folders that cannot be read, come back with a status and the reason, so that no file vanishes
+    from the migration without a word. A generator over os.scandir (no extra stat per file)."""
     top = str(root)
-    problems: list[OSError] = []
-    for folder, dirs, files in os.walk(top, followlinks=True, onerror=problems.append):
-        yield from _unreadable(problems, top)
-        try:
-            stat = os.stat(folder)
-        except OSError as exc:
-            problems.append(exc)
-            continue
-        if (stat.st_dev, stat.st_ino) in seen:
-            dirs[:] = []
-            continue
-        seen.add((stat.st_dev, stat.st_ino))
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+    real_top = os.path.realpath(top)
+    stack = [top]
+    while stack:
+        folder = stack.pop()
         base = os.path.relpath(folder, top).replace(os.sep, "/")
-        for name in sorted(files):
-            if name.startswith(".") or name == SUMMARY_NAME:
+        prefix = "" if base == "." else base + "/"
+        try:
+            with os.scandir(folder) as entries:
+                listed = sorted((e for e in entries if not e.name.startswith(".")), key=lambda e: e.name)
+        except OSError as exc:
+            yield Found(folder, prefix, "failed", f"cannot read this folder ({exc.strerror or exc}): its files are not translated")
+            continue
+        folders: list[str] = []
+        for entry in listed:
+            rel = prefix + entry.name
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    folders.append(entry.path)
+                    continue
+                link = entry.is_symlink()
+                regular = entry.is_file(follow_symlinks=False)
+            except OSError as exc:
+                yield Found(entry.path, rel, "failed", f"cannot read it ({exc.strerror or exc})")
                 continue
-            rel = name if base == "." else f"{base}/{name}"
-            if not any(fnmatch.fnmatch(name, p) or fnmatch.fnmatch(rel, p) for p in include):
+            if link and os.path.isdir(entry.path):  # said whatever the globs: its files would vanish silently
+                yield Found(entry.path, rel + "/", "skipped", LINKED_FOLDER)
                 continue
-            if any(fnmatch.fnmatch(name, p) or fnmatch.fnmatch(rel, p) for p in exclude):
+            if entry.name == SUMMARY_NAME or not _matches(entry.name, rel, include, exclude):
                 continue
-            yield os.path.join(folder, name), rel, ""
-    yield from _unreadable(problems, top)
+            if link:
+                yield _linked(entry.path, rel, real_top, in_place)
+            elif not regular:
+                yield Found(entry.path, rel, "skipped", f"not a regular file ({_kind(entry.path)}): not read")
+            else:
+                yield Found(entry.path, rel)
+        stack.extend(reversed(folders))  # depth first, in sorted order
 
 
-def _unreadable(problems: list[OSError], top: str) -> Iterator[tuple[str, str, str]]:
-    while problems:
-        error = problems.pop(0)
-        folder = str(error.filename or top)
-        rel = os.path.relpath(folder, top).replace(os.sep, "/")
-        yield folder, rel + "/", f"cannot read this folder ({error.strerror or error}): its files are not translated"
+def _matches(name: str, rel: str, include: list[str], exclude: list[str]) -> bool:
+    if not any(fnmatch.fnmatch(name, p) or fnmatch.fnmatch(rel, p) for p in include):
+        return False
+    return not any(fnmatch.fnmatch(name, p) or fnmatch.fnmatch(rel, p) for p in exclude)
+
+
+def _linked(path: str, rel: str, real_top: str, in_place: bool) -> Found:
+    """A symlink that matched the globs: read only when it is a regular file inside the tree."""
+    real = os.path.realpath(path)
+    try:
+        mode = os.stat(real).st_mode
+    except OSError as exc:
+        return Found(path, rel, "failed", f"a symlink that cannot be followed ({exc.strerror or exc})")
+    if os.path.commonpath([real, real_top]) != real_top:
+        return Found(path, rel, "skipped", LINK_OUTSIDE)
+    if not stat.S_ISREG(mode):
+        return Found(path, rel, "skipped", f"a symlink to something that is not a regular file ({_kind(real)}): not read")
+    if in_place:
+        return Found(path, rel, "skipped", LINK_IN_PLACE)
+    return Found(path, rel)
+
+
+def _kind(path: str) -> str:
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return "unknown"
+    for test, name in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device")):  # fmt: skip
+        if test(mode):
+            return name
+    return "not a file"
 
 
 def output_path(rel: str, dst: str) -> str:
@@ -113,12 +172,12 @@ MODEL_KEYS = ("num_layers", "hidden_size", "num_attention_heads")
 FRAGMENT = "fragment: no model architecture (num_layers/hidden_size); name it with --with to merge it into every translation"
 
 
-def _job(opts: BatchOptions, args: tuple[str, str, str]) -> FileResult:
+def _job(opts: BatchOptions, args: Job) -> FileResult:
     """Translate one file (runs in a worker process; must not raise)."""
     path_s, rel_s, out_s = args
     rel_out = output_path(rel_s, opts.dst)  # the summary names outputs relative to OUT_DIR
     from .api import translate
-    from .outputs import copy_file, replace_file
+    from .outputs import copy_file, foreign_side_file, replace_file
 
     try:
         config: Any = [path_s]
@@ -132,7 +191,7 @@ def _job(opts: BatchOptions, args: tuple[str, str, str]) -> FileResult:
                 if not opts.with_files:
                     config = source
         with_files = [(w, _companion(w, opts.src)) for w in opts.with_files]
-        result = translate(config, opts.src, opts.dst, with_files=with_files, **opts.translate_options)
+        result = translate(config, opts.src, opts.dst, with_files=with_files, output=out_s, **opts.translate_options)
         text = result.dump()
         counts = {k: v for k, v in result.report.summary().items() if v}
         failed_strict = opts.strict and bool(result.report.failures())
@@ -142,10 +201,14 @@ def _job(opts: BatchOptions, args: tuple[str, str, str]) -> FileResult:
             same = all(_read_or_none(p) == t for p, t in files.items())
             status = "unchanged" if same else "changed"
             return FileResult(rel_s, status, rel_out, counts, error="strict: report has failures" if failed_strict else "")
+        for target, content in files.items():
+            clash = foreign_side_file(target, content, out_s) if target != out_s else ""
+            if clash:
+                return FileResult(rel_s, "failed", error=clash)
         if not os.path.isdir(folder):
             os.makedirs(folder, exist_ok=True)
         if opts.in_place and opts.backup and os.path.exists(out_s):
-            replace_file(out_s + ".bak", Path(out_s).read_text(encoding="utf-8"))
+            copy_file(out_s, out_s + ".bak")  # the bytes as they were (CRLF, BOM, comments kept)
         for target, content in files.items():
             replace_file(target, content)
         return FileResult(rel_s, "translated", rel_out, counts, error="strict: report has failures" if failed_strict else "")
@@ -183,13 +246,71 @@ def _companion(path: str, src: str) -> str:
 
 
 def _clean_stale_temps(out_dir: Path) -> None:
-    """Remove temp files an interrupted earlier run (SIGKILL) may have left behind."""
+    """Remove the temp files of an earlier neoconv run that was killed (kill -9) before it could:
+    only neoconv's own names, and only those of processes that are gone."""
+    from .outputs import stale_temp
+
     if not out_dir.is_dir():
         return
     for folder, _, files in os.walk(out_dir):
         for name in files:
-            if name.startswith(".") and name.endswith(".tmp"):
+            if name.startswith(".") and stale_temp(name):
                 Path(folder, name).unlink(missing_ok=True)
+
+
+Job = tuple[str, str, str]  # source path, source relative to SRC_DIR, output path
+
+
+def _usage(opts: BatchOptions) -> None:
+    """What would make every file fail the same way is a bad invocation: exit 2 before any work."""
+    from .api import check_options, load
+
+    check_options(opts.src, opts.dst, opts.translate_options)
+    for path in opts.with_files:
+        load(path, _companion(path, opts.src))  # a missing or broken --with file, once, with its own message
+
+
+def _plan(root: Path, out_root: str, include: list[str], opts: BatchOptions, inside_src: str | None) -> list[Job | FileResult]:
+    """Every file's job (or why it is skipped), in walk order, and refuse before any work two
+    sources that would be written to one output, and outputs that would land in the source tree.
+    Holds the names only: a tree of 100,000 files costs a few megabytes."""
+    with_resolved = {os.path.realpath(w) for w in opts.with_files}
+    claimed: dict[str, str] = {}  # output (relative to OUT_DIR) -> the source written there
+    plan: list[Job | FileResult] = []
+    matched = 0
+    sources: set[str] = set()
+    for found in walk(root, include, opts.exclude, in_place=opts.in_place):
+        if not found.rel.endswith("/"):
+            matched += 1
+            if opts.in_place:
+                sources.add(found.rel)
+        if found.status:
+            plan.append(FileResult(found.rel, found.status, error=found.reason if found.status == "failed" else "",
+                                   reason=found.reason if found.status == "skipped" else ""))  # fmt: skip
+            continue
+        if with_resolved and os.path.realpath(found.path) in with_resolved:
+            plan.append(FileResult(found.rel, "skipped", reason="named with --with: merged into every translation"))
+            continue
+        rel_out = output_path(found.rel, opts.dst)
+        other = claimed.setdefault(rel_out, found.rel)
+        if other != found.rel:
+            raise UsageError(
+                f"{other} and {found.rel} would both be written to {rel_out}: one would overwrite the other; "
+                "rename one or leave one out with --exclude"
+            )  # fmt: skip
+        if inside_src is not None and (rel_out == inside_src or rel_out.startswith(inside_src + "/")):
+            raise UsageError(
+                f"{found.rel} would be written to {os.path.join(out_root, rel_out)}, inside SRC_DIR (which is inside "
+                "OUT_DIR): the source tree is never written to; choose an OUT_DIR outside it"
+            )  # fmt: skip
+        plan.append((found.path, found.rel, os.path.join(out_root, rel_out)))
+    if opts.include and not matched:
+        raise UsageError(f"no file under {root} matches --include {' '.join(opts.include)}")
+    if opts.in_place:  # m.yml -> m.yaml where m.yaml is a source left out of the run (a --with file, a link)
+        for rel_out, rel in claimed.items():
+            if rel_out != rel and rel_out in sources:
+                raise UsageError(f"{rel} would be written to {rel_out}, which is another source file: rename one")
+    return plan
 
 
 def run_batch(
@@ -200,6 +321,7 @@ def run_batch(
     root = Path(src_dir)
     if not root.is_dir():
         raise UsageError(f"{src_dir}: not a folder")
+    inside_src: str | None = None  # SRC_DIR relative to OUT_DIR, when it lies inside it
     if opts.in_place:
         if out_dir:
             raise UsageError("--in-place writes beside the sources: do not give -o")
@@ -208,48 +330,44 @@ def run_batch(
         if not out_dir:
             raise UsageError("give -o OUT_DIR (or --in-place to write beside the sources)")
         target_root = Path(out_dir)
+        if target_root.exists() and not target_root.is_dir():
+            raise UsageError(f"{out_dir}: not a folder (a file is there); give a folder to write the tree into")
         resolved_out, resolved_src = target_root.resolve(), root.resolve()
         if resolved_out == resolved_src or resolved_src in resolved_out.parents:
             raise UsageError(f"{out_dir} is inside {src_dir}: the source tree is never written to (use --in-place)")
+        if resolved_out in resolved_src.parents:
+            inside_src = resolved_src.relative_to(resolved_out).as_posix()
+    _usage(opts)
     include = opts.include or DEFAULT_INCLUDE.get(opts.src, ["*"])
-    with_resolved = {os.path.realpath(w) for w in opts.with_files}
-    out_root = str(target_root)
-
-    def plan() -> Iterator[tuple[str, str, str] | FileResult]:
-        """In walk order, lazily: a job to run, or a file skipped up front (a --with file)."""
-        for path, rel, problem in walk(root, include, opts.exclude):
-            if problem:
-                yield FileResult(rel, "failed", error=problem)
-            elif with_resolved and os.path.realpath(path) in with_resolved:
-                yield FileResult(rel, "skipped", reason="named with --with: merged into every translation")
-            else:
-                yield path, rel, os.path.join(out_root, output_path(rel, opts.dst))
-
-    if not opts.check and not opts.in_place:
-        target_root.mkdir(parents=True, exist_ok=True)
+    plan = _plan(root, str(target_root), include, opts, inside_src)
+    if not opts.check:
+        if not opts.in_place:
+            target_root.mkdir(parents=True, exist_ok=True)
         _clean_stale_temps(target_root)
-    # Memory stays flat however large the tree: the tree is walked lazily, each file's summary
+    # Memory stays small however large the tree: the plan holds names only, each file's summary
     # line is streamed to disk, and only the notable results (failed, skipped, changed, strict)
     # are kept for the human summary.
     notable: list[FileResult] = []
     totals: dict[str, int] = {}
     sink = _SummaryWriter(None if opts.check else target_root / SUMMARY_NAME, f"{opts.src}2{opts.dst}")
-    total = sum(1 for _ in walk(root, include, opts.exclude)) if progress else 0  # a count, not a list
     try:
-        for done, result in enumerate(_results(plan(), opts), 1):
+        for done, result in enumerate(_results(iter(plan), opts), 1):
             totals[result.status] = totals.get(result.status, 0) + 1
             if result.status != "translated" or result.error:
                 notable.append(result)
             sink.add(result)
             if progress:
-                progress(done, total, result.source)
+                progress(done, len(plan), result.source)
         sink.close(totals)
     finally:
         sink.discard()
-    return notable, {"command": f"{opts.src}2{opts.dst}", "totals": totals}
+    summary: dict[str, Any] = {"command": f"{opts.src}2{opts.dst}", "totals": totals}
+    if sink.error:
+        summary["report_error"] = sink.error
+    return notable, summary
 
 
-def _results(plan: Iterator[tuple[str, str, str] | FileResult], opts: BatchOptions) -> Iterator[FileResult]:
+def _results(plan: Iterator[Job | FileResult], opts: BatchOptions) -> Iterator[FileResult]:
     """Results in plan order (so -j N writes the same summary as -j 1)."""
     if opts.jobs <= 1:
         for item in plan:
@@ -264,7 +382,9 @@ def _results(plan: Iterator[tuple[str, str, str] | FileResult], opts: BatchOptio
     _compile_tables(opts)  # before the workers start: forked workers inherit them compiled
     # A bounded number of chunks in flight: workers never wait for the next window, and a tree of
     # 100,000 files never queues 100,000 futures.
-    with ProcessPoolExecutor(max_workers=opts.jobs) as pool:
+    pool = ProcessPoolExecutor(max_workers=opts.jobs, initializer=_die_with_parent, initargs=(os.getpid(),))
+    finished = False
+    try:
         pending: deque[tuple[list[Any], Any]] = deque()
         for chunk in chain([first], chunks):
             jobs = [item for item in chunk if not isinstance(item, FileResult)]
@@ -273,6 +393,36 @@ def _results(plan: Iterator[tuple[str, str, str] | FileResult], opts: BatchOptio
                 yield from _in_order(*pending.popleft())
         while pending:
             yield from _in_order(*pending.popleft())
+        finished = True
+    finally:
+        # interrupted: drop the queued chunks rather than wait for them (the workers die with us)
+        pool.shutdown(wait=finished, cancel_futures=not finished)
+
+
+def _die_with_parent(parent: int) -> None:
+    """Runs first in every worker: a worker must not outlive the batch (a killed parent would leave
+    it writing files and holding the caller's pipes open). Linux kills it with the parent
+    (PR_SET_PDEATHSIG); elsewhere a watchdog thread notices the parent is gone."""
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent:  # the parent died before the line above took effect
+        os._exit(1)
+    threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
+
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _watch_parent(parent: int) -> None:
+    while True:
+        time.sleep(0.5)
+        if os.getppid() != parent:
+            os._exit(1)
 
 
 def _compile_tables(opts: BatchOptions) -> None:
@@ -289,7 +439,7 @@ def _compile_tables(opts: BatchOptions) -> None:
 _CHUNK = 16  # files per task sent to a worker: amortises the hand-over, keeps the pipeline short
 
 
-def _run_chunk(opts: BatchOptions, jobs: list[tuple[str, str, str]]) -> list[FileResult]:
+def _run_chunk(opts: BatchOptions, jobs: list[Job]) -> list[FileResult]:
     return [_job(opts, item) for item in jobs]
 
 
@@ -300,40 +450,66 @@ def _in_order(chunk: list[Any], future: Any) -> Iterator[FileResult]:
 
 
 class _SummaryWriter:
-    """Streams OUT_DIR/neoconv-report.json through a temp file renamed into place at the end."""
+    """Streams OUT_DIR/neoconv-report.json through a temp file of this run, renamed into place at
+    the end. A summary that cannot be written (a full disk) stops being written, and says so at
+    the end; it never stops the translations."""
 
     def __init__(self, path: Path | None, command: str) -> None:
         self.path = path
-        self.tmp: Path | None = None
+        self.temps: list[str] = []  # this run's temp file, once it exists
         self.fh: Any = None
         self.first = True
+        self.error = ""
         if path is not None:
-            self.tmp = path.with_name(f".{path.name}.tmp")
-            self.fh = open(self.tmp, "w", encoding="utf-8", newline="\n")
-            self.fh.write('{\n  "command": ' + json.dumps(command) + ',\n  "files": [')
+            from .outputs import temp_file
+
+            try:
+                fd = temp_file(path, self.temps)
+                self.fh = os.fdopen(fd, "w", encoding="utf-8", newline="\n")
+                self.fh.write('{\n  "command": ' + json.dumps(command) + ',\n  "files": [')
+            except OSError as exc:
+                self._failed(exc)
+
+    def _failed(self, exc: OSError) -> None:
+        self.error = f"{self.path}: cannot write it ({exc.strerror or exc}); the files listed above were still translated"
+        self.discard()
 
     def add(self, result: FileResult) -> None:
         if self.fh is not None:
             entry = json.dumps(result.to_json(), ensure_ascii=False)  # one line per file: grep-able
-            self.fh.write(("\n    " if self.first else ",\n    ") + entry)
+            try:
+                self.fh.write(("\n    " if self.first else ",\n    ") + entry)
+            except OSError as exc:
+                self._failed(exc)
             self.first = False
 
     def close(self, totals: dict[str, int]) -> None:
-        if self.fh is not None and self.path is not None and self.tmp is not None:
-            self.fh.write(("\n  ]" if not self.first else "]") + ',\n  "totals": ' + json.dumps(totals) + "\n}\n")
-            self.fh.close()
-            os.replace(self.tmp, self.path)
-            self.fh = None
+        if self.fh is not None and self.path is not None:
+            try:
+                self.fh.write(("\n  ]" if not self.first else "]") + ',\n  "totals": ' + json.dumps(totals) + "\n}\n")
+                self.fh.close()
+                self.fh = None
+                os.replace(self.temps[0], self.path)
+                self.temps.clear()
+            except OSError as exc:
+                self._failed(exc)
 
     def discard(self) -> None:
-        if self.fh is not None:  # interrupted: leave no half-written summary behind
-            self.fh.close()
-            if self.tmp is not None:
-                self.tmp.unlink(missing_ok=True)
+        """Interrupted or failed: leave no half-written summary behind."""
+        if self.fh is not None:
+            try:
+                self.fh.close()
+            except OSError:
+                pass
             self.fh = None
+        from .outputs import remove
+
+        remove(self.temps)
 
 
-def exit_code(results: list[FileResult], opts: BatchOptions) -> int:
+def exit_code(results: list[FileResult], opts: BatchOptions, summary: dict[str, Any] | None = None) -> int:
+    if summary and summary.get("report_error"):
+        return 1
     if any(r.status in ("failed", "changed") for r in results):
         return 1
     if opts.strict and any(r.error for r in results):
@@ -341,19 +517,24 @@ def exit_code(results: list[FileResult], opts: BatchOptions) -> int:
     return 0
 
 
-def human_summary(results: list[FileResult], opts: BatchOptions, totals: dict[str, int] | None = None) -> str:
+def human_summary(
+    results: list[FileResult], opts: BatchOptions, totals: dict[str, int] | None = None, report_error: str = ""
+) -> str:
     """The notable files one per line, then the count of every status (`totals` from run_batch:
-    `results` holds only the notable ones)."""
+    `results` holds only the notable ones). File names and messages come from the tree: control
+    characters in them are shown escaped, never sent to the terminal."""
     lines = []
     for r in results:
         if r.status == "failed":
-            lines.append(f"failed   {r.source}: {r.error}")
+            lines.append(f"failed   {printable(r.source)}: {printable(r.error)}")
         elif r.status == "skipped":
-            lines.append(f"skipped  {r.source}: {r.reason}")
+            lines.append(f"skipped  {printable(r.source)}: {printable(r.reason)}")
         elif r.status == "changed":
-            lines.append(f"changed  {r.source} -> {r.output}")
+            lines.append(f"changed  {printable(r.source)} -> {printable(r.output or '')}")
         elif r.error and opts.strict:
-            lines.append(f"strict   {r.source}: {', '.join(f'{v} {k}' for k, v in r.counts.items() if k in ('lossy', 'dropped', 'unknown', 'missing'))}")
+            lines.append(f"strict   {printable(r.source)}: {', '.join(f'{v} {k}' for k, v in r.counts.items() if k in ('lossy', 'dropped', 'unknown', 'missing'))}")
+    if report_error:
+        lines.append(f"failed   {printable(report_error)}")
     counts = dict(totals or {})
     if totals is None:
         for r in results:

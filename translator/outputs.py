@@ -13,10 +13,10 @@ gone (kill -9), never a user's hidden file or a temp file another live run is wr
 from __future__ import annotations
 
 import os
+import random
 import re
 import shutil
 import stat
-import tempfile
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -25,14 +25,45 @@ from .errors import OutputError
 _UMASK = os.umask(0o022)
 os.umask(_UMASK)  # read once at import: mkstemp makes 0600 files, outputs should get the usual mode
 
-_TEMP = re.compile(r"^\..*\.neoconv-(\d+)-[a-z0-9_]{8}\.tmp$")
+_TEMP = re.compile(r"^\..*\.neoconv-(\d+)-[a-z0-9]{8}\.tmp$")
 # paths that name an open file descriptor of the process: /dev/stdout, /dev/fd/1, /proc/self/fd/1
 _DESCRIPTOR = re.compile(r"^/(?:dev/std(?:in|out|err)|dev/fd/\d+|proc/(?:self|thread-self|\d+)/fd/\d+)$")
 
 
-def _temp_prefix(target: Path) -> str:
+def temp_file(target: str | Path, names: list[str]) -> int:
+    """A new temp file beside `target` (mode 0600, never through a symlink), open for writing.
+
+    Each name is appended to `names` *before* the file is created, so that a caller interrupted at
+    any point (Ctrl-C) can remove whatever exists under those names; a name that turns out to be
+    taken is dropped from the list (it is not ours) and another one is tried."""
+    target = Path(target)
+    folder = target.parent
     # a name of 255 bytes is valid, a temp name built from all of it would not be
-    return f".{target.name[:40]}.neoconv-{os.getpid()}-"
+    prefix = f".{target.name[:40]}.neoconv-{os.getpid()}-"
+    while True:
+        name = str(folder / (prefix + "".join(random.choices(_LETTERS, k=8)) + ".tmp"))
+        names.append(name)
+        try:
+            return _open_new(name)
+        except FileExistsError:
+            names.remove(name)
+
+
+_LETTERS = "abcdefghijklmnopqrstuvwxyz0123456789"
+
+
+def _open_new(path: str) -> int:
+    return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0), 0o600)
+
+
+def remove(names: list[str]) -> None:
+    """Remove the temp files of a write that did not finish."""
+    for name in names:
+        try:
+            os.unlink(name)
+        except OSError:
+            pass
+    names.clear()
 
 
 def stale_temp(name: str) -> bool:
@@ -126,32 +157,26 @@ def write_files_atomic(
         if key in seen and not (key == os.devnull and seen[key] == path):
             raise OutputError(f"{seen[key]} and {path} are the same file; write them to different places", file=path)
         seen[key] = path
-    pending: list[tuple[str, Path]] = []
     through = [(target, text) for target, text in targets if writes_through(target)]
     atomic = [(target, text) for target, text in targets if not writes_through(target)]
+    temps: list[str] = []
     current = targets[0][0] if targets else None
     try:
         for current, text in atomic:
-            fd, tmp = tempfile.mkstemp(prefix=_temp_prefix(current), suffix=".tmp", dir=current.parent)
-            pending.append((tmp, current))
+            fd = temp_file(current, temps)
             with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
                 fh.write(text)
                 os.fchmod(fh.fileno(), _mode_for(current))
         for current, text in through:  # before the renames: if /dev/full refuses, nothing is replaced
             with open(current, "w", encoding="utf-8", newline="\n") as fh:
                 fh.write(text)
-        while pending:
-            tmp, current = pending[0]
+        for (current, _), tmp in zip(atomic, list(temps)):
             os.replace(tmp, current)
-            pending.pop(0)
+            temps.remove(tmp)
     except OSError as exc:  # unwritable folder, disk full, ...
         raise OutputError(f"cannot write here: {exc.strerror or exc}", file=str(current)) from None
     finally:
-        for tmp, _ in pending:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
+        remove(temps)
 
 
 def replace_file(target: str, data: str | bytes, *, like: str | None = None) -> None:
@@ -165,9 +190,9 @@ def replace_file(target: str, data: str | bytes, *, like: str | None = None) -> 
         existing = None
     if existing is not None and not (stat.S_ISREG(existing.st_mode) or stat.S_ISLNK(existing.st_mode)):
         raise OutputError("exists and is not a regular file; not replaced", file=target)
-    tmp = ""
+    temps: list[str] = []
     try:
-        fd, tmp = tempfile.mkstemp(prefix=_temp_prefix(Path(target)), suffix=".tmp", dir=os.path.dirname(target) or ".")
+        fd = temp_file(target, temps)
         try:
             os.fchmod(fd, existing.st_mode & 0o7777 if existing is not None and stat.S_ISREG(existing.st_mode)
                       else 0o666 & ~_UMASK)  # fmt: skip
@@ -177,17 +202,13 @@ def replace_file(target: str, data: str | bytes, *, like: str | None = None) -> 
         finally:
             os.close(fd)
         if like is not None:
-            shutil.copystat(like, tmp)
-        os.replace(tmp, target)
-    except BaseException as exc:
-        if tmp:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-        if isinstance(exc, OSError):
-            raise OutputError(f"cannot write here: {exc.strerror or exc}", file=target) from None
-        raise
+            shutil.copystat(like, temps[0])
+        os.replace(temps[0], target)
+        temps.clear()
+    except OSError as exc:
+        raise OutputError(f"cannot write here: {exc.strerror or exc}", file=target) from None
+    finally:
+        remove(temps)
 
 
 def copy_file(source: str, target: str) -> None:
@@ -205,3 +226,24 @@ def _mode_for(target: Path) -> int:
         return target.stat().st_mode & 0o7777  # replacing a file keeps its permissions
     except OSError:
         return 0o666 & ~_UMASK
+
+
+def foreign_side_file(side: str, text: str, output: str) -> str:
+    """Why writing the side file `side` (VeOmni's OUT_STEM.config.json) beside `output` would
+    clobber a file neoconv did not write there, or "": it is new, byte-identical, or named by the
+    neoconv output it sits beside (a re-run)."""
+    try:
+        with open(side, "rb") as fh:
+            existing = fh.read(len(text.encode("utf-8")) + 1)
+    except OSError:
+        return ""  # absent; any other problem is for the write to report
+    if existing == text.encode("utf-8"):
+        return ""
+    try:
+        with open(output, encoding="utf-8", errors="replace") as fh:
+            head = fh.read(1 << 16)
+    except OSError:
+        head = ""
+    if "written by neoconv" in head.partition("\n")[0] and f"config_path: {os.path.basename(side)}" in head:
+        return ""
+    return f"{side} exists and was not written by neoconv beside {output}: move it, or choose another output name"

@@ -12,6 +12,15 @@ from enum import Enum
 from typing import Any, NamedTuple
 
 
+def printable(text: str) -> str:
+    """Text from a config (keys, values, file names) as one safe line: control characters such as
+    ESC, BEL or a newline are shown escaped (\\x1b, \\n), so a file cannot drive the terminal or
+    forge report rows."""
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
+
+
 class Status(str, Enum):
     EXACT = "exact"
     CONVERTED = "converted"
@@ -76,14 +85,14 @@ class Report:
         lines: list[str] = []
         if shown:
             w_status = max(len(e.status.value) for e in shown)
-            w_src = min(40, max(len(e.source_key or "-") for e in shown))
+            w_src = min(40, max(len(printable(e.source_key or "-")) for e in shown))
             for e in shown:
-                src = e.source_key or "-"
-                tgt = e.target_key or "-"
-                detail = f"  {e.detail}" if e.detail else ""
+                src = printable(e.source_key or "-")
+                tgt = printable(e.target_key or "-")
+                detail = f"  {printable(e.detail)}" if e.detail else ""
                 lines.append(f"{e.status.value:<{w_status}}  {src:<{w_src}} -> {tgt}{detail}")
         if self.source.get("note"):
-            lines.insert(0, f"note: {self.source['note']}")
+            lines.insert(0, f"note: {printable(str(self.source['note']))}")
         counts = ", ".join(f"{n} {s}" for s, n in self.summary().items() if n)
         lines.append(f"neoconv: {counts or 'nothing to translate'}")
         return "\n".join(lines) + "\n"
