@@ -252,8 +252,10 @@ def test_cli_model_config_and_side_file(runner, tmp_path: Path) -> None:
     result = runner.invoke(main, ["neox2veomni", str(FIXTURES / "inputs" / "neox" / "pythia-160m.yml"), "--world-size", "8",
                                   "-o", str(out), "-q"])  # fmt: skip
     assert result.exit_code == 0, result.stderr
-    assert json.loads((tmp_path / "config.json").read_text())["model_type"] == "gpt_neox"
-    assert yaml.safe_load(out.read_text())["model"]["config_path"] == "config.json"
+    # named after the output, so that two outputs in one folder never share one
+    assert json.loads((tmp_path / "veomni.config.json").read_text())["model_type"] == "gpt_neox"
+    assert yaml.safe_load(out.read_text())["model"]["config_path"] == "veomni.config.json"
+    assert not (tmp_path / "config.json").exists()
 
 
 def test_the_config_json_read_is_never_overwritten(runner, tmp_path: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
@@ -11,7 +12,7 @@ import yaml
 from .catalogue import catalogue
 from .engine import Ingested, emit, ingest
 from .errors import InputError, NeoconvError, UsageError, WrongFormat
-from .io import parse_value
+from .io import parse_value, plain_copy
 from .ir import IR, Origin, Value
 from .mapping import load_table
 from .registry import get_format
@@ -45,23 +46,25 @@ def load(config: ConfigInput, fmt: str, *, layout: str | None = None, model_conf
     (VeOmni's HuggingFace config.json); readers of other formats refuse it.
     """
     spec = get_format(fmt)
-    extra: dict[str, Any] = {"model_config": str(model_config)} if model_config is not None else {}
+    extra: dict[str, Any] = {"model_config": _path(model_config, "model_config")} if model_config is not None else {}
     if extra and not getattr(spec.load(), "TAKES_MODEL_CONFIG", False):
         raise UsageError(f"--model-config: {spec.title} keeps the model architecture in the config itself")
+    if layout is not None and not isinstance(layout, str):
+        raise UsageError(f"layout must be a layout name, not {type(layout).__name__}")
     if isinstance(config, Mapping):
-        if not all(isinstance(k, str) for k in config):
-            raise UsageError("config mapping keys must be strings")
         module = spec.load()
-        tree = dict(config)
+        try:
+            tree = plain_copy(dict(config))  # checked and copied: a caller's later change cannot reach the run
+        except InputError as exc:
+            exc.file = "<config>"
+            raise
         if hasattr(module, "source_from_tree"):  # a reader that restructures layouts (Cerebras trainer)
             return module.source_from_tree(tree, **extra)  # type: ignore[no-any-return]
         source = Source(fmt, tree, ["<config>"], {}, {k: "<config>" for k in tree})
         if hasattr(module, "detect_layout"):
             source.layout = module.detect_layout(tree)
         return source
-    paths = [str(config)] if isinstance(config, (str, Path)) else [str(p) for p in config]
-    if not paths:
-        raise UsageError("no input file given")
+    paths = _paths(config)
     try:
         return spec.load().read(paths, layout=layout, **extra)  # type: ignore[no-any-return]
     except InputError as exc:
@@ -71,36 +74,140 @@ def load(config: ConfigInput, fmt: str, *, layout: str | None = None, model_conf
 
 
 def dump(config: Mapping[str, Any], fmt: str, meta: Mapping[str, Any] | None = None) -> str:
-    """Serialise a config document in a format's own style."""
-    return get_format(fmt).load().dump(dict(config), dict(meta or {}))
+    """Serialise a config document in a format's own style. What no config file can hold (an
+    object, a set, a cycle; NaN or infinity in JSON) is an InputError naming the key."""
+    spec = get_format(fmt)
+    if not isinstance(config, Mapping):
+        raise UsageError(f"dump() takes a mapping (a config document), not {type(config).__name__}")
+    if meta is not None and not isinstance(meta, Mapping):
+        raise UsageError(f"meta must be a mapping, not {type(meta).__name__}")
+    document = plain_copy(dict(config), what="the document")
+    if isinstance(config, dict) and hasattr(config, "config_json"):  # a VeOmni document keeps its config.json
+        document = type(config)(document)
+        document.config_json = config.config_json  # type: ignore[attr-defined]
+    return spec.load().dump(document, dict(meta or {}))  # type: ignore[no-any-return]
+
+
+def _path(value: Any, what: str) -> str:
+    """One file name given to the library, as a string; refused with a clear message otherwise."""
+    if isinstance(value, bytes):
+        raise UsageError(f"{what} is bytes: give a path (str or Path), or parse the text and give the mapping")
+    if not isinstance(value, (str, os.PathLike)):
+        raise UsageError(f"{what} must be a path (str or Path), not {type(value).__name__}")
+    name = os.fspath(value)
+    if not isinstance(name, str):
+        raise UsageError(f"{what} must be a text path, not bytes")
+    if not name:
+        raise UsageError(f"{what} is an empty file name")
+    if "\0" in name:
+        raise UsageError(f"{what} {name!r} contains a NUL byte: no file has such a name")
+    return name
+
+
+def _paths(config: Any) -> list[str]:
+    """The file names of a config given as a path or a list of paths."""
+    if isinstance(config, (str, bytes, os.PathLike)):
+        return [_path(config, "config")]
+    if not isinstance(config, (list, tuple)):
+        raise UsageError(f"config must be a path, a list of paths or a mapping of settings, not {type(config).__name__}")
+    if not config:
+        raise UsageError("no input file given")
+    return [_path(item, f"config[{i}]") for i, item in enumerate(config)]
 
 
 def parse_set(assignments: Iterable[str]) -> dict[str, Any]:
     """`FIELD=VALUE` strings -> canonical values, checked against the catalogue."""
-    known = catalogue()
     values: dict[str, Any] = {}
     for item in assignments:
         name, sep, text = item.partition("=")
         name = name.strip()
         if not sep or not name:
             raise UsageError(f"--set {item!r}: expected FIELD=VALUE, e.g. --set model.vocab_size=50304")
-        if name not in known:
-            import difflib  # only for this message
-
-            close = difflib.get_close_matches(name, list(known), n=1)
-            hint = f"; did you mean {close[0]}?" if close else "; `neoconv explain` lists the fields"
-            raise UsageError(f"--set {name}: not a canonical field{hint}")
+        check_set(name, None)  # the field first: its name is the likelier mistake
         try:
             value = parse_value(text) if text.strip() else None  # bounded: a value can be an alias bomb too
         except yaml.YAMLError:
             value = text
         except NeoconvError as exc:
             raise UsageError(f"--set {name}: {exc.message}") from None
-        try:
-            values[name], _ = known[name].check(value)
-        except ValueError as exc:
-            raise UsageError(f"--set {name}: {exc}") from None
+        values[name] = check_set(name, value)
     return values
+
+
+def check_set(name: Any, value: Any, label: str = "--set") -> Any:
+    """One canonical field's value, as --set or the library's set_values give it, checked against
+    the catalogue (type, bounds, items): the checked value, or a UsageError naming the field."""
+    known = catalogue()
+    if not isinstance(name, str):
+        raise UsageError(f"{label}: field names are strings, not {type(name).__name__} {name!r}")
+    if name not in known:
+        import difflib  # only for this message
+
+        close = difflib.get_close_matches(name, list(known), n=1)
+        hint = f"; did you mean {close[0]}?" if close else "; `neoconv explain` lists the fields"
+        raise UsageError(f"{label} {name}: not a canonical field{hint}")
+    try:
+        if isinstance(value, (dict, list, tuple)):
+            value = plain_copy({"v": value})["v"]  # bounded and plain, as a value typed on the command line is
+        checked, _ = known[name].check(value)
+    except InputError as exc:
+        raise UsageError(f"{label} {name}: {exc.message}") from None
+    except ValueError as exc:
+        raise UsageError(f"{label} {name}: {exc}") from None
+    return checked
+
+
+# translate()'s options; source_layout and exact_format are for neoconv's own commands
+OPTIONS = ("set_values", "world_size", "layout", "source_version", "target_version", "with_files", "model_config", "output")
+_INTERNAL = ("source_layout", "exact_format")
+
+
+def check_options(src: Any, dst: Any, options: Mapping[str, Any]) -> dict[str, Any]:
+    """translate()'s options checked before any file is read (the CLI's batch checks them once for
+    a whole tree): the same options with set_values and world_size checked. Raises UsageError."""
+    get_format(src)
+    dst_spec = get_format(dst)
+    unknown = [k for k in options if k not in OPTIONS and k not in _INTERNAL]
+    if unknown:
+        raise UsageError(f"unknown option{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}; "
+                         f"translate() takes {', '.join(OPTIONS)}")  # fmt: skip
+    out = dict(options)
+    given = options.get("set_values")
+    if given is not None:
+        if not isinstance(given, Mapping):
+            raise UsageError(f"set_values must be a mapping of canonical field -> value, not {type(given).__name__}"
+                             " (parse 'FIELD=VALUE' strings with parse_set)")  # fmt: skip
+        out["set_values"] = {name: check_set(name, value, "set_values") for name, value in given.items()}
+    if options.get("world_size") is not None:
+        size = options["world_size"]
+        if isinstance(size, bool) or not isinstance(size, int):
+            raise UsageError(f"world_size must be a whole number of GPUs, not {type(size).__name__} {size!r}")
+        out["world_size"] = check_set("parallel.world_size", size, "world_size")
+    layout = options.get("layout")
+    if layout is not None and (not isinstance(layout, str) or layout not in dst_spec.layouts):
+        raise UsageError(f"--layout {layout}: {dst} layouts are {', '.join(dst_spec.layouts) or 'none'}")
+    for key, fmt in (("source_version", src), ("target_version", dst)):
+        version = options.get(key)
+        if version is not None:
+            versions = load_table(fmt).versions
+            if not isinstance(version, str) or version not in versions:
+                flag = "--from-version" if key == "source_version" else "--to-version"
+                raise UsageError(f"{flag} {version!r}: unknown {fmt} version; known: {', '.join(versions)}")
+    companions = options.get("with_files")
+    if companions is not None:
+        if isinstance(companions, (str, bytes)) or not isinstance(companions, (list, tuple)):
+            raise UsageError("with_files must be a list of (path, format) pairs")
+        pairs = []
+        for item in companions:
+            if not (isinstance(item, (list, tuple)) and len(item) == 2):
+                raise UsageError(f"with_files item {item!r} is not a (path, format) pair")
+            get_format(item[1])
+            pairs.append((_path(item[0], "with_files path"), item[1]))
+        out["with_files"] = pairs
+    for key in ("model_config", "output"):
+        if options.get(key) is not None:
+            out[key] = _path(options[key], key)
+    return out
 
 
 def read_ir(config: ConfigInput | Source, src: str, **options: Any) -> Ingested:
@@ -117,6 +224,22 @@ def read_ir(config: ConfigInput | Source, src: str, **options: Any) -> Ingested:
             raise UsageError(f"world size: {exc}") from None
     table = load_table(src).for_layout(source.layout)
     return ingest(source, table, schema_index(src), user, options.get("context"))
+
+
+def _no_file_twice(paths: list[str]) -> None:
+    """The same file given twice (as an input and with --with, or twice with --with) would be
+    merged twice: refused, naming both."""
+    seen: dict[tuple[int, int] | str, str] = {}
+    for path in paths:
+        try:
+            info = os.stat(path)
+            key: tuple[int, int] | str = (info.st_dev, info.st_ino)
+        except (OSError, ValueError):
+            key = os.path.abspath(path) if path != "-" else path
+        if key in seen:
+            same = "" if seen[key] == path else f" (as {seen[key]})"
+            raise UsageError(f"{path} is given twice{same}: each file is read once; drop the repeat")
+        seen[key] = path
 
 
 def _context(part: Ingested, everyone: list[Ingested]) -> dict[str, Value]:
@@ -147,19 +270,22 @@ def translate(config: ConfigInput, src: str, dst: str, **options: Any) -> Transl
     source run), ``layout`` (target layout), ``source_version`` / ``target_version``,
     ``with_files`` ([(path, format)]: companion files of other formats, e.g. a ds_config.json),
     ``model_config`` (VeOmni: the HuggingFace config.json holding the architecture).
-    Raises NeoconvError subclasses for bad input; never prints or exits.
+    ``output`` (where the translation will be written: side files are named after it, e.g.
+    VeOmni's ``OUT_STEM.config.json``; without it ``config.json``).
+    Raises NeoconvError subclasses for bad input (an unknown option is a UsageError); never
+    prints or exits.
     """
-    get_format(src)
+    options = check_options(src, dst, options)
     dst_spec = get_format(dst)
     layout = options.get("layout") or dst_spec.default_layout
-    if layout is not None and layout not in dst_spec.layouts:
-        raise UsageError(f"--layout {layout}: {dst} layouts are {', '.join(dst_spec.layouts) or 'none'}")
     companions = list(options.get("with_files") or ())
-    if not isinstance(config, Mapping) and any(fmt == src for _, fmt in companions):
-        # same-format companions (NeoX local_setup.yml) are merged the way the framework merges files
-        paths = [config] if isinstance(config, (str, Path)) else list(config)
-        config = paths + [path for path, fmt in companions if fmt == src]
-        companions = [(path, fmt) for path, fmt in companions if fmt != src]
+    if not isinstance(config, (Mapping, Source)):
+        config = _paths(config)
+        _no_file_twice(config + [path for path, _ in companions])
+        if any(fmt == src for _, fmt in companions):
+            # same-format companions (NeoX local_setup.yml) are merged the way the framework merges files
+            config = config + [path for path, fmt in companions if fmt == src]
+            companions = [(path, fmt) for path, fmt in companions if fmt != src]
     read_as = ""
     try:
         ingested = read_ir(config, src, **options)
@@ -198,6 +324,8 @@ def translate(config: ConfigInput, src: str, dst: str, **options: Any) -> Transl
     family = ingested.ir.get("model.family")
     meta = {"from": ", ".join(Path(f).name for f in source.files), "model_family": family, "layout": layout,
             "source_format": src, "source_layout": source.layout}  # fmt: skip
+    if options.get("output"):
+        meta["output"] = Path(options["output"]).name
     if src == dst and source.meta:
         meta["source"] = dict(source.meta)  # what the reader noted about the file's own shape
     document = writer.write(leaves, meta)

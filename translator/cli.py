@@ -74,7 +74,7 @@ def _run_translation(src: str, dst: str, inputs: tuple[str, ...], opts: dict[str
         list(inputs), src, dst,
         set_values=parse_set(opts["set_values"]), world_size=opts["world_size"], layout=opts["layout"],
         source_version=opts["source_version"], target_version=opts["target_version"], with_files=with_files,
-        model_config=opts.get("model_config"),
+        model_config=opts.get("model_config"), output=opts["output"] if opts["output"] != "-" else None,
     )  # fmt: skip
     text = result.dump()
     output, report_path = opts["output"], opts["report_path"]
@@ -89,7 +89,17 @@ def _run_translation(src: str, dst: str, inputs: tuple[str, ...], opts: dict[str
     if output != "-":
         from pathlib import Path
 
-        files += [(str(Path(output).parent / name), side) for name, side in result.side_files.items()]
+        from .outputs import foreign_side_file, writes_through
+
+        if result.side_files and writes_through(output):
+            raise NeoconvError(f"this translation also writes {', '.join(result.side_files)} beside the output: "
+                               f"give -o a file name in a folder, not {output}")  # fmt: skip
+        for name, side in result.side_files.items():
+            path = str(Path(output).parent / name)
+            clash = foreign_side_file(path, side, output)
+            if clash:
+                raise NeoconvError(clash)
+            files.append((path, side))
         files.append((output, text))
     report_text = dump_json(result.report.to_json()) if report_path else ""
     if report_path and report_path != "-":
@@ -301,7 +311,7 @@ def batch(pair: str, src_dir: str, out_dir: str | None, include: tuple[str, ...]
 
         results, summary = run_batch(src_dir, out_dir, opts, progress if show else None)
         if not quiet:
-            click.echo(human_summary(results, opts, summary["totals"]), err=True, nl=False)
-        return exit_code(results, opts)
+            click.echo(human_summary(results, opts, summary["totals"], summary.get("report_error", "")), err=True, nl=False)
+        return exit_code(results, opts, summary)
 
     _guarded(run, debug, (src_dir,))

@@ -8,6 +8,7 @@ keep the last one and the user would lose a value without knowing.
 from __future__ import annotations
 
 import json
+import math
 import re
 import sys
 from pathlib import Path
@@ -293,4 +294,64 @@ def dump_yaml(data: dict[str, Any]) -> str:
 
 
 def dump_json(data: dict[str, Any]) -> str:
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    """JSON text; a NaN or infinity (which JSON cannot hold: Python would write NaN/Infinity, which
+    JSON readers refuse) is an error naming its key, never written."""
+    try:
+        return json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    except ValueError:
+        key, value = _non_finite(data)
+        raise InputError(f"{value} cannot be written as JSON (JSON has no NaN or infinity): give a finite number",
+                         key=key or None) from None  # fmt: skip
+
+
+def _non_finite(data: Any) -> tuple[str, Any]:
+    stack: list[tuple[str, Any]] = [("", data)]
+    while stack:
+        path, node = stack.pop()
+        if isinstance(node, float) and not math.isfinite(node):
+            return path, node
+        if isinstance(node, dict):
+            stack.extend((f"{path}.{k}" if path else str(k), v) for k, v in node.items())
+        elif isinstance(node, (list, tuple)):
+            stack.extend((f"{path}[{i}]", v) for i, v in enumerate(node))
+    return "", "a non-finite number"
+
+
+_PLAIN = (str, int, float, bool, type(None))
+
+
+def plain_copy(tree: Any, *, what: str = "config") -> Any:
+    """A copy of a mapping built in Python, as plain data a config file could hold (tuples become
+    lists), bounded like a parsed file (depth, number of values, so cycles and shared blocks too).
+    Anything else is an InputError naming the key: an object, a set, a non-string key."""
+    if not isinstance(tree, dict):
+        raise InputError(f"{what} must be a mapping of settings, not {_kind(tree)}")
+    root: dict[str, Any] = {}
+    stack: list[tuple[Any, Any, str, int]] = [(tree, root, "", 1)]
+    count = 0
+    while stack:
+        node, copy, path, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise InputError(f"nested more than {MAX_DEPTH} levels deep (a cycle?); not a config", key=path or None)
+        items = node.items() if isinstance(node, dict) else enumerate(node)
+        for key, value in items:
+            count += 1
+            if count > MAX_LEAVES:
+                raise InputError(f"more than {MAX_LEAVES} values; not a config", key=path or None)
+            if isinstance(node, dict) and type(key) is not str:
+                raise InputError(f"key {_short(key)} is {_kind(key)}, not a setting name: keys are strings",
+                                 key=path or None)  # fmt: skip
+            here = (f"{path}.{key}" if path else str(key)) if isinstance(node, dict) else f"{path}[{key}]"
+            if isinstance(value, dict):
+                child: Any = {}
+            elif isinstance(value, (list, tuple)):
+                child = [None] * len(value)
+            elif isinstance(value, _PLAIN):
+                child = value
+            else:
+                raise InputError(f"{type(value).__name__} {_short(value)} is not a config value (text, numbers, "
+                                 "true/false, null, lists and mappings are)", key=here)  # fmt: skip
+            copy[key] = child
+            if child is not value:
+                stack.append((value, child, here, depth + 1))
+    return root

@@ -570,12 +570,12 @@ def write(leaves: dict[str, Any], meta: dict[str, Any]) -> dict[str, Any]:
     amend: dict[str, tuple[str, str]] = {}
     extra: list[tuple[str | None, str | None, str, str]] = []
     for key in hf:
-        moved[f"{HF}.{key}"] = f"{CONFIG_JSON}:{key}" + (" (unchanged)" if same else "")
+        moved[f"{HF}.{key}"] = f"{CONFIG_JSON if same else config_name(meta)}:{key}" + (" (unchanged)" if same else "")
     for key in _hf_keys():  # also the config.json keys a report names as missing
-        moved.setdefault(key, f"{CONFIG_JSON}:{key[len(HF) + 1:]}")
+        moved.setdefault(key, f"{config_name(meta)}:{key[len(HF) + 1:]}")
     config = hf_config.document(hf) if hf and not same else None
     if config is not None:
-        rest["model.config_path"] = CONFIG_JSON
+        rest["model.config_path"] = config_name(meta)
     if same:
         _migrate(rest, meta.get("source_layout") or "nested", layout, amend, extra, moved)
     if not same:
@@ -688,11 +688,21 @@ def dump(document: dict[str, Any], meta: dict[str, Any]) -> str:
     lines = [f"# VeOmni config ({layout} layout, {era}) written by neoconv{source}"]
     config = getattr(document, "config_json", None)
     if config:
-        lines.append(f"# The architecture is the HF config.json written beside this file (model_type "
+        lines.append(f"# The architecture is the HF config {config_name(meta)} written beside this file (model_type "
                      f"{config.get('model_type')}); VeOmni resolves model.config_path from the folder it is launched in")  # fmt: skip
     return "\n".join(lines) + "\n" + dump_yaml(document)
 
 
+def config_name(meta: dict[str, Any]) -> str:
+    """The config.json written beside an output is named after it (out/b.yaml: out/b.config.json),
+    so that two outputs in one folder never share, or overwrite, one architecture file."""
+    output = meta.get("output")
+    if not output:
+        return CONFIG_JSON
+    stem, dot, _ = str(output).rpartition(".")
+    return f"{stem if dot and stem else output}.{CONFIG_JSON}"
+
+
 def side_files(document: dict[str, Any], meta: dict[str, Any]) -> dict[str, str]:
     config = getattr(document, "config_json", None)
-    return {CONFIG_JSON: hf_config.dump(config)} if config else {}
+    return {config_name(meta): hf_config.dump(config)} if config else {}
