@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .engine import Ingested
+from .errors import NeoconvError, UsageError
 from .ir import Origin
 from .mapping import load_table
 
@@ -78,6 +79,13 @@ def _values_equal(a: Any, b: Any, rtol: float) -> bool:
                         number_format_notation="e", significant_digits=_digits(rtol))  # fmt: skip
 
 
+def check_rtol(rtol: Any) -> float:
+    """A relative tolerance is a finite number of at least 0 (0 = exactly equal)."""
+    if isinstance(rtol, bool) or not isinstance(rtol, (int, float)) or not 0 <= rtol < math.inf:
+        raise UsageError(f"--rtol {rtol}: give a finite number of at least 0 (e.g. 1e-6; 0 for exact)")
+    return float(rtol)
+
+
 def _digits(rtol: float) -> int:
     return max(1, min(15, int(round(-math.log10(rtol))))) if rtol > 0 else 15
 
@@ -95,6 +103,7 @@ def expressible(fmt: str) -> set[str]:
 
 
 def diff_ir(a: Ingested, b: Ingested, *, rtol: float = 1e-9) -> DiffResult:
+    rtol = check_rtol(rtol)
     fa = a.source.format if a.source else "?"
     fb = b.source.format if b.source else "?"
     result = DiffResult(fa, fb)
@@ -132,6 +141,7 @@ def roundtrip(inputs: list[str], src: str, dst: str, *, rtol: float = 1e-9, **op
     from .api import read_ir, translate
     from .registry import get_format
 
+    check_rtol(rtol)
     there = translate(inputs, src, dst, **options)
     with tempfile.TemporaryDirectory(prefix="neoconv-rt-") as tmp:
         middle = Path(tmp) / f"there{get_format(dst).suffix}"
@@ -139,7 +149,11 @@ def roundtrip(inputs: list[str], src: str, dst: str, *, rtol: float = 1e-9, **op
         for name, text in there.side_files.items():
             (Path(tmp) / name).write_text(text, encoding="utf-8")
         back_options = {k: v for k, v in options.items() if k not in ("layout", "with_files", "source_layout")}
-        back = translate([str(middle)], dst, src, **back_options)
+        try:
+            back = translate([str(middle)], dst, src, **back_options)
+        except NeoconvError as exc:  # the middle file is ours and gone: name what the user gave
+            exc.file, exc.line, exc.column = f"{inputs[0]} (translated to {dst} and read back)", None, None
+            raise
         final = Path(tmp) / f"back{get_format(src).suffix}"
         final.write_text(back.dump(), encoding="utf-8")
         for name, text in back.side_files.items():

@@ -314,6 +314,8 @@ def _checked(
             try:
                 value, note = fields_catalog[name].check(value)
             except ValueError as exc:
+                if not owned_leaves and rule.read_with:  # none of the file's keys: say what it came from
+                    exc = ValueError(f"{exc} (derived from {', '.join(name for _, name in rule.read_with)})")
                 raise _field_error(source, name, exc, tuple(owned_leaves) or rule.keys) from None
         checked.append((name, value, approx, note))
     return checked
@@ -365,7 +367,7 @@ def _read_rule(
         try:
             result = rule.formula.read(**kwargs)
         except (TypeError, ValueError, ArithmeticError) as exc:  # overflow on a huge value is bad input too
-            key = owned_leaves[0] if owned_leaves else rule.label
+            key = _culprit(owned_leaves, present, exc) if owned_leaves else rule.label
             raise InputError(
                 f"cannot compute {', '.join(rule.fields)}: {exc}",
                 file=source.file_of(key), line=source.line_of(key), key=key,
@@ -384,6 +386,16 @@ def _read_rule(
         raise InputError(
             str(exc), file=source.file_of(rule.key), line=source.line_of(rule.key), key=rule.key, hint="fix the value"
         ) from None
+
+
+def _culprit(owned_leaves: list[str], present: dict[str, Any], exc: Exception) -> str:
+    """The key to blame for a formula that failed: for an overflow, the largest number read (a
+    400-digit train_iters, not the warmup read beside it), else the first key."""
+    if isinstance(exc, ArithmeticError):
+        numbers = [(abs(v), k) for k, v in present.items() if isinstance(v, (int, float)) and not isinstance(v, bool)]
+        if numbers:
+            return max(numbers)[1]
+    return owned_leaves[0]
 
 
 def _check_relations(source: Source, ir: IR) -> None:
