@@ -305,6 +305,9 @@ class NeoxAttentionKind:
     """attention_config -> "dense" when every layer is global/flash attention, else the pattern."""
 
     DENSE = frozenset({"global", "flash"})
+    # NeoX's ATTENTION_TYPE_CHOICES (megatron/neox_arguments/neox_args.py)
+    TYPES = frozenset({"global", "local", "sparse_fixed", "sparse_variable", "bigbird", "bslongformer", "gmlp", "amlp",
+                       "flash", "rwkv", "mamba"})  # fmt: skip
 
     @staticmethod
     def read(attention_config: Any, num_layers: int | None) -> str | None:
@@ -313,13 +316,29 @@ class NeoxAttentionKind:
         kinds: set[str] = set()
         if not isinstance(attention_config, list):
             raise ValueError("attention_config must be a list such as [[['global'], 24]]")
+        layers = 0  # as NeoX's expand_attention_types counts them (megatron/utils.py)
         for item in attention_config:
             if isinstance(item, str):
                 kinds.add(item)
-            elif isinstance(item, list) and item and isinstance(item[0], list):
+                layers += 1
+            elif isinstance(item, list) and len(item) == 2 and isinstance(item[0], list) and item[0]:
                 kinds.update(str(k) for k in item[0])
+                repeat = item[1]
+                if repeat == "all":  # NeoX repeats this pattern over every layer and ignores the other entries
+                    if num_layers is not None and num_layers % len(item[0]):
+                        raise ValueError(f"num_layers {num_layers} is not divisible by the pattern {item[0]!r} (NeoX asserts it)")
+                    layers = num_layers if num_layers is not None else -1
+                    break
+                if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 0:
+                    raise ValueError(f"attention_config entry {item!r}: the repeat count must be a whole number or 'all'")
+                layers += len(item[0]) * repeat
             else:
                 raise ValueError(f"attention_config entry {item!r} is not [[types...], repeat]")
+        unknown = sorted(kinds - NeoxAttentionKind.TYPES)
+        if unknown:
+            raise ValueError(f"attention type {unknown[0]!r} is not one NeoX knows ({', '.join(sorted(NeoxAttentionKind.TYPES))})")
+        if num_layers is not None and layers >= 0 and layers != num_layers:
+            raise ValueError(f"it covers {layers} layers but num_layers is {num_layers}: NeoX asserts one attention type per layer")
         if kinds <= NeoxAttentionKind.DENSE:
             return "dense"
         return "+".join(sorted(kinds))
