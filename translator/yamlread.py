@@ -58,9 +58,11 @@ _NO_VALUE = object()  # a mapping frame waiting for its next key
 class _Frame:
     """A collection being built: a mapping (keys, values, merges) or a sequence (items)."""
 
-    __slots__ = ("is_map", "anchor", "items", "key", "key_text", "lines", "merges", "size", "top", "path")
+    __slots__ = ("is_map", "anchor", "items", "key", "key_text", "lines", "merges", "size", "top", "path", "settings")
 
-    def __init__(self, is_map: bool, anchor: str | None, top: bool, path: tuple[str, ...] | None = None) -> None:
+    def __init__(
+        self, is_map: bool, anchor: str | None, top: bool, path: tuple[str, ...] | None = None, settings: bool = False
+    ) -> None:
         self.is_map = is_map
         self.anchor = anchor
         self.items: Any = {} if is_map else []
@@ -71,13 +73,15 @@ class _Frame:
         self.merges: list[Any] = []
         self.size = 1
         self.top = top
+        self.settings = settings  # a config's mapping: every key must be text
 
 
 def load(text: str, *, settings: bool = False, key_lines: dict[tuple[str, ...], int] | None = None) -> Any:
     """The one document in `text` as plain data (None when there is none).
 
-    settings=True: the top level is a mapping of setting names, so a top-level key that YAML reads
-    as something other than text (12:, ~:, true:) is an error rather than a silent non-setting.
+    settings=True: the document is a config, so a key that YAML reads as something other than text
+    (12:, ~:, true:, 1.5:) is an error at any depth rather than a silent non-setting (or a key
+    rewritten as text).
     key_lines: filled with the line of every mapping key as written, by its path of written keys
     (mappings inside lists are not descended), for readers that report lines per setting.
     Raises InputError (with a line) for what is refused, yaml.YAMLError for plain syntax errors.
@@ -117,7 +121,7 @@ def _build(parser: Any, settings: bool, key_lines: dict[tuple[str, ...], int] | 
                     path = ()
                 elif frames[-1].is_map and frames[-1].path is not None and frames[-1].key is not _NO_VALUE:
                     path = frames[-1].path + (frames[-1].key_text,)
-            frames.append(_Frame(is_map, event.anchor, settings and not frames, path))
+            frames.append(_Frame(is_map, event.anchor, settings and not frames, path, settings))
             if event.anchor:
                 open_anchors.add(event.anchor)
             continue
@@ -280,6 +284,14 @@ def _take_key(frame: _Frame, event: Any, key: Any) -> None:
             )
     if not isinstance(key, (str, int, float, bool)) and key is not None:
         raise InputError("a mapping key must be a plain scalar, not a list or mapping", line=line)
+    if frame.settings and not isinstance(key, str):
+        # a nested `1.5:` or `null:` would be written back as the text '1.5' (and split at its dot)
+        raise InputError(
+            f"key {event.value if isinstance(event, ScalarEvent) and event.value else '(empty)'} is read as "
+            f"{_type_name(key)}, not a setting name; quote it ('{event.value if isinstance(event, ScalarEvent) else ''}':) "
+            "if it is meant as text",
+            line=line,
+        )  # fmt: skip
     if key in frame.lines:
         raise InputError(
             f"duplicate key {key!r} (first at line {frame.lines[key].line + 1}); YAML would silently keep the last "
