@@ -177,10 +177,17 @@ def parse_json(text: str, name: str) -> dict[str, Any]:
         raise InputError(f"{word} is not JSON (Python writes it, JSON readers refuse it); write a number", file=name,
                          line=key_line(text, word) or _word_line(text, word))  # fmt: skip
 
+    def finite(word: str) -> float:
+        value = float(word)
+        if not math.isfinite(value):  # 1e999: Python reads infinity, and would write Infinity back
+            raise InputError(f"the number {_short(word)} is past the float range (about 1.8e308); write a smaller one",
+                             file=name, line=_word_line(text, word))  # fmt: skip
+        return value
+
     if not text.strip():
         raise InputError("empty file; expected a JSON object", file=name)
     try:
-        data = json.loads(text, object_pairs_hook=no_duplicates, parse_constant=no_constant)
+        data = json.loads(text, object_pairs_hook=no_duplicates, parse_constant=no_constant, parse_float=finite)
     except json.JSONDecodeError as exc:
         raise InputError(f"invalid JSON: {exc.msg}", file=name, line=exc.lineno, column=exc.colno) from None
     except RecursionError:

@@ -39,6 +39,7 @@ def read(paths: list[str], *, layout: str | None = None) -> Source:
         _refuse_template(text, name)
         raise
     _refuse_neox_arguments(data, text, name)
+    _refuse_dotted_keys(data, text, name)
     unresolved = {leaf: AUTO for leaf, value in flatten(data).items() if value == "auto"}
     return Source("deepspeed", data, [name], {name: text}, {k: name for k in data}, unresolved=unresolved)
 
@@ -63,6 +64,31 @@ def _refuse_template(text: str, name: str) -> None:
             "reads it, not a DeepSpeed config; translate the filled-in file",
             file=name, line=min(found.values()),
         )  # fmt: skip
+
+
+def _refuse_dotted_keys(data: dict[str, Any], text: str, name: str) -> None:
+    """DeepSpeed reads keys as written: "optimizer.type" is no optimizer (DeepSpeed ignores it), so
+    it must not be read as optimizer.type either."""
+    stack: list[tuple[str, Any]] = [("", data)]
+    while stack:
+        path, node = stack.pop()
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if "." in key:
+                    nested = "".join(f'{{"{part}": ' for part in key.split(".")) + "..." + "}" * key.count(".") + "}"
+                    raise InputError(
+                        f"key {key!r}{f' (in {path})' if path else ''} has a dot: DeepSpeed reads keys as written, so "
+                        f"this is no DeepSpeed setting (DeepSpeed ignores it); nest it ({nested}) or remove it",
+                        file=name, line=_line_of(text, f'"{key}"'),
+                    )  # fmt: skip
+                stack.append((f"{path}.{key}" if path else key, value))
+        elif isinstance(node, list):
+            stack.extend((path, item) for item in node)
+
+
+def _line_of(text: str, needle: str) -> int | None:
+    index = text.find(needle)
+    return text.count("\n", 0, index) + 1 if index >= 0 else None
 
 
 def _refuse_neox_arguments(data: dict[str, Any], text: str, name: str) -> None:
