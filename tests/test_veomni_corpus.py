@@ -10,13 +10,17 @@ import yaml
 from conftest import CORPUS, corpus_files
 
 from translator import Status, translate
+from translator.errors import InputError
 from translator.cli import main
 from translator.formats import veomni
 from translator.io import flatten
 from translator.registry import FORMATS
 from translator.validate import schema_errors
 
-VEOMNI_FILES = corpus_files("veomni", "**/*.yaml") + corpus_files("veomni-legacy", "**/*.yaml")
+ALL_VEOMNI = corpus_files("veomni", "**/*.yaml") + corpus_files("veomni-legacy", "**/*.yaml")
+# multisource data manifests (sources/names/schedule) are what data.train_path points at, not configs
+MANIFESTS = [p for p in ALL_VEOMNI if "sources" in (yaml.safe_load(p.read_text()) or {})]
+VEOMNI_FILES = [p for p in ALL_VEOMNI if p not in MANIFESTS]
 TARGETS = [fmt for fmt in ("neox", "deepspeed", "cerebras") if fmt in FORMATS]
 INTO = (
     [("neox", p) for p in corpus_files("neox")]
@@ -59,6 +63,12 @@ def test_every_veomni_config_migrates(path: Path, layout: str) -> None:
         assert layout in fields.layouts_of(leaf, value), leaf
 
 
+@pytest.mark.parametrize("path", MANIFESTS, ids=ident)
+def test_data_manifests_are_refused_with_what_they_are(path: Path) -> None:
+    with pytest.raises(InputError, match="a VeOmni data manifest .* not a training config: it is what data.train_path"):
+        translate(path, "veomni", "neox")
+
+
 def test_every_veomni_config_through_the_cli(runner, tmp_path: Path) -> None:
     if not VEOMNI_FILES:
         pytest.skip("the shared corpus is not present")
@@ -68,7 +78,7 @@ def test_every_veomni_config_through_the_cli(runner, tmp_path: Path) -> None:
             result = runner.invoke(main, [f"veomni2{dst}", str(path), "-o", str(out), "--report", str(tmp_path / "r.json"), "-q"])
             assert result.exit_code == 0, (path, dst, result.stderr)
             report = json.loads((tmp_path / "r.json").read_text())
-            if "train" in yaml.safe_load(path.read_text()):  # (data-mixture files have no layout keys)
+            if "train" in yaml.safe_load(path.read_text()):
                 assert report["source"]["layout"] == ("flat" if "veomni-legacy" in str(path) else "nested")
 
 

@@ -223,7 +223,27 @@ def read_ir(config: ConfigInput | Source, src: str, **options: Any) -> Ingested:
         except ValueError as exc:
             raise UsageError(f"world size: {exc}") from None
     table = load_table(src).for_layout(source.layout)
-    return ingest(source, table, schema_index(src), user, options.get("context"))
+    ingested = ingest(source, table, schema_index(src), user, options.get("context"))
+    if all(fate.kind == "unknown" for fate in ingested.fates.values()):
+        raise _not_this_format(source, src, table.title)
+    return ingested
+
+
+def _not_this_format(source: Source, fmt: str, title: str) -> InputError:
+    """A file none of whose keys the declared format knows is another format's, or no config at all:
+    translating it would give a config of the target's defaults (exit 0 for /proc/self/status)."""
+    from .detect import detect_tree
+
+    hint = ""
+    try:
+        guess = detect_tree(source.tree)
+        hint = f"; did you mean --from {guess}?" if guess != fmt else ""
+    except NeoconvError:
+        pass
+    first = next(iter(source.tree), None)
+    what = f"none of its keys is a {title} parameter" if first is not None else "it has no settings"
+    file = source.file_of(first) if first else (source.files[0] if source.files else None)
+    return InputError(f"not a {title} config: {what}{hint}", file=file, line=source.line_of(first) if first else None)
 
 
 def _no_file_twice(paths: list[str]) -> None:

@@ -42,10 +42,10 @@ FORMATS: dict[str, FormatSpec] = {
 
 
 def get_format(name: str) -> FormatSpec:
-    try:
-        return FORMATS[name]
-    except KeyError:
-        raise UsageError(f"unknown format {name!r}; known: {', '.join(FORMATS)}") from None
+    spec = FORMATS.get(name) if isinstance(name, str) else None
+    if spec is None:
+        raise UsageError(f"unknown format {name!r}; known: {', '.join(FORMATS)}")
+    return spec
 
 
 def pairs() -> list[tuple[str, str]]:

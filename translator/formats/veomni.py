@@ -43,6 +43,7 @@ LAYOUTS = ("nested", "flat")
 SECTIONS = ("model", "data", "train")
 HF = hf_config.PREFIX.rstrip(".")
 CONFIG_JSON = "config.json"
+MANIFEST_KEYS = frozenset({"sources", "names", "schedule"})  # a multisource data file (veomni/utils/multisource_utils.py)
 DOTTED_NOTE = (
     "written as the dotted key {key!r}: VeOmni's own parser ignores dotted keys in a YAML file (it reads "
     "them only as --{key} on the command line); neoconv reads it as {key}"
@@ -420,7 +421,14 @@ def read(paths: list[str], *, layout: str | None = None, model_config: str | Non
             raise InputError("the YAML file comes first, then the option files (as on VeOmni's command line)", file=name)
         yaml_files.append(name)
         lines: dict[tuple[str, ...], int] = {}
-        settings += _yaml_settings(parse_yaml(text, name, key_lines=lines), lines, name)
+        data = parse_yaml(text, name, key_lines=lines)
+        if "sources" in data and set(data) <= MANIFEST_KEYS:
+            raise InputError(
+                "a VeOmni data manifest (sources, names, schedule), not a training config: it is what "
+                "data.train_path points at; translate the training config that names it",
+                file=name, line=lines.get(("sources",)),
+            )  # fmt: skip
+        settings += _yaml_settings(data, lines, name)
     base = yaml_files[0] if yaml_files else str(paths[0])
     return _build(settings, [str(p) for p in paths], texts, base, layout, model_config)
 
