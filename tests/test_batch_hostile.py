@@ -233,6 +233,7 @@ def test_an_output_path_taken_by_a_fifo_is_not_replaced(tree: Path, tmp_path: Pa
         (["--layout", "bogus"], "--layout bogus: cerebras layouts are legacy, trainer"),
         (["--with", "missing.yml"], "missing.yml: no such file"),
         (["--include", "*.nothing"], "no file under"),
+        (["--set", "optim.betas=[0.9, 2]"], "--set optim.betas"),
     ],
 )
 def test_usage_errors_are_exit_2_before_any_work(runner, tree: Path, tmp_path: Path, extra: list[str], expected: str) -> None:

@@ -126,6 +126,11 @@ def _base(tmp: Path) -> list[str]:
     return [str(tmp / "in.yml")]
 
 
+def _with_twice(tmp: Path) -> list[str]:
+    (tmp / "ds.json").write_text('{"train_micro_batch_size_per_gpu": 4}\n')
+    return _base(tmp)
+
+
 def _out(path: str) -> Callable[[Path], list[str]]:
     return lambda tmp: ["-o", str(tmp / path)]
 
@@ -186,8 +191,8 @@ CASES: list[Hostile] = [
             expect=("duplicate key 'lr'",), line=1),  # fmt: skip
     Hostile("duplicate beside a merge key", text="base: &b {lr: 0.1}\nparams:\n  <<: *b\n  eps: 1.0e-8\n  eps: 1.0e-6\n",
             expect=("duplicate key 'eps'",), line=5),  # fmt: skip
-    Hostile("duplicate booleans spelled twice", text="fp16:\n  enabled: true\n  true: 1\n  yes: 2\n",
-            expect=("duplicate key True",), line=4),  # fmt: skip
+    Hostile("boolean keys (would be a duplicate too)", text="fp16:\n  enabled: true\n  true: 1\n  yes: 2\n",
+            expect=("key true is read as bool, not a setting name", "quote it"), line=3),  # fmt: skip
     # ---- wrong types -----------------------------------------------------------------------
     Hostile("hidden_size is a word", text=BASE.replace("hidden_size: 64", 'hidden_size: "big"'),
             expect=("hidden_size", "expected integer", "'big'"), line=2, key="hidden_size"),  # fmt: skip
@@ -251,6 +256,41 @@ CASES: list[Hostile] = [
             expect=("alias bomb",), named=lambda tmp: "--set optim.betas"),  # fmt: skip
     Hostile("deep nesting in --set", make=_base, extra=lambda tmp: ["-o", str(tmp / "out.yaml"), "--set", "optim.betas=" + "[" * 5000],
             expect=("nested more than 100 levels",), named=lambda tmp: "--set optim.betas"),  # fmt: skip
+    # ---- round two (issue 13): numbers past the float range, values no framework accepts -------
+    Hostile("integer past the float range", text=BASE + "optimizer:\n  type: Adam\n  params:\n    lr: 1" + "0" * 400 + "\n",
+            expect=("optimizer.params.lr", "past the float range"), line=10, key="optimizer.params.lr"),  # fmt: skip
+    Hostile("integer past the float range in a formula's key", text=BASE + "train_iters: 1" + "0" * 400 + "\nwarmup: 0.01\n",
+            expect=("train_iters", "past the float range"), line=7, key="train_iters"),  # fmt: skip (not warmup)
+    Hostile("a float overflowing a formula", text=BASE + "train_iters: 1000\nwarmup: 1.7e+308\n",
+            expect=("warmup", "finite number"), line=8, key="warmup"),  # fmt: skip
+    Hostile("betas out of range", text=BASE + "optimizer:\n  type: Adam\n  params:\n    betas: [0.9, 2]\n",
+            expect=("optimizer.params.betas", "item 1", "must be below 1.0"), line=10),  # fmt: skip
+    Hostile("betas not numbers", text=BASE + "optimizer:\n  type: Adam\n  params:\n    betas: [a, null]\n",
+            expect=("optimizer.params.betas", "item 0", "expected a number"), line=10),  # fmt: skip
+    Hostile("three betas", text=BASE + "optimizer:\n  type: Adam\n  params:\n    betas: [0.9, 0.99, 0.999]\n",
+            expect=("optimizer.params.betas", "a list of 2 values, got 3"), line=10),  # fmt: skip
+    Hostile("rotary base 0", text=BASE + "rotary_emb_base: 0\n", expect=("rotary_emb_base", "must be above 0"), line=7),
+    Hostile("attention_config for more layers than the model has", text=BASE + "attention_config: [[[global], 3]]\n",
+            expect=("attention_config", "covers 3 layers but num_layers is 2"), line=7),  # fmt: skip
+    Hostile("attention_config with an unknown type", text=BASE + "attention_config: [[[global, spiral], 1]]\n",
+            expect=("attention_config", "'spiral' is not one NeoX knows"), line=7),  # fmt: skip
+    Hostile("nested number key", text=BASE + "optimizer:\n  type: Adam\n  1.5: x\n",
+            expect=("key 1.5 is read as float, not a setting name", "quote it"), line=9),  # fmt: skip
+    Hostile("nested null key", text=BASE + "optimizer:\n  type: Adam\n  params:\n    null: 1\n",
+            expect=("key null is read as null",), line=10),  # fmt: skip
+    Hostile("not a NeoX config at all", text="train_input:\n  batch_size: 8\nmodel:\n  hidden_size: 64\nrunconfig:\n  max_steps: 10\n",
+            expect=("not a GPT-NeoX config: none of its keys is a GPT-NeoX parameter", "did you mean --from cerebras?"),
+            line=1),  # fmt: skip
+    Hostile("no settings", text="{}\n", expect=("not a GPT-NeoX config: it has no settings",)),
+    Hostile("--set betas out of range", make=_base, extra=lambda tmp: ["-o", str(tmp / "out.yaml"), "--set", "optim.betas=[0.9, 2]"],
+            expect=("item 1", "must be below 1.0"), named=lambda tmp: "--set optim.betas"),  # fmt: skip
+    Hostile("--set three betas", make=_base, extra=lambda tmp: ["-o", str(tmp / "out.yaml"), "--set", "optim.betas=[0.9, 0.9, 0.9]"],
+            expect=("a list of 2 values, got 3",), named=lambda tmp: "--set optim.betas"),  # fmt: skip
+    Hostile("--set betas not numbers", make=_base, extra=lambda tmp: ["-o", str(tmp / "out.yaml"), "--set", 'optim.betas=["a", null]'],
+            expect=("expected a number",), named=lambda tmp: "--set optim.betas"),  # fmt: skip
+    Hostile("the same --with file twice", make=_with_twice, extra=lambda tmp: ["-o", str(tmp / "out.yaml"), "--with",
+            str(tmp / "ds.json"), "--with", str(tmp / "ds.json")], expect=("is given twice",),
+            named=lambda tmp: str(tmp / "ds.json")),  # fmt: skip
     # ---- where the output goes -----------------------------------------------------------------
     Hostile("output into a missing folder", make=_base, extra=_out("no/such/dir/out.yaml"),
             expect=("output folder", "does not exist"), named=lambda tmp: str(tmp / "no/such/dir/out.yaml")),  # fmt: skip
@@ -606,3 +646,63 @@ def test_output_names_of_any_valid_length(tmp_path: Path, runner: CliRunner) -> 
     assert bad.exit_code == 2
     assert bad.stderr.splitlines() == [f"neoconv: error: {too_long}: cannot write here: File name too long"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.yml", longest.name]
+
+
+# ---- round two: DeepSpeed JSON read as DeepSpeed reads it -----------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text, expected, line",
+    [
+        ('{"train_batch_size": 8,\n "foo": 1e999}\n', "the number '1e999' is past the float range", 2),
+        ('{"train_batch_size": 8,\n "optimizer": {"params": {"lr": -1e400}}}\n', "'-1e400' is past the float range", 2),
+        ('{"train_batch_size": 8,\n "optimizer.type": "Lamb"}\n', "key 'optimizer.type' has a dot: DeepSpeed reads keys as written", 2),
+        ('{"train_batch_size": 8,\n "zero_optimization": {\n   "stage.x": 1}}\n', "(in zero_optimization) has a dot", 3),
+    ],
+)
+def test_deepspeed_json_that_deepspeed_reads_differently_is_refused(text: str, expected: str, line: int, tmp_path: Path,
+                                                                    runner: CliRunner) -> None:  # fmt: skip
+    path = tmp_path / "ds.json"
+    path.write_text(text)
+    for dst in ("deepspeed", "cerebras"):
+        result = runner.invoke(main, [f"deepspeed2{dst}", str(path), "-o", str(tmp_path / "out"), "-q"])
+        assert result.exit_code == 2, result.stderr
+        (only,) = result.stderr.splitlines()
+        assert only.startswith(f"neoconv: error: {path}:{line}: ") and expected in only, only
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["ds.json"]
+
+
+# ---- round two: what reaches the terminal ----------------------------------------------------------
+
+
+def test_the_report_table_escapes_control_characters(tmp_path: Path, runner: CliRunner) -> None:
+    path = tmp_path / "in.yml"
+    path.write_text(BASE + '"\\e[31mevil\\nexact  fake -> row": 1\nx: "\\a\\e]0;title\\a"\n')
+    result = runner.invoke(main, ["neox2neox", str(path), "-o", str(tmp_path / "out.yml"), "-v"])
+    assert result.exit_code == 0, result.stderr
+    assert "\x1b" not in result.stderr and "\x07" not in result.stderr
+    rows = result.stderr.splitlines()
+    assert sum(1 for row in rows if row.startswith("exact  fake")) == 0  # no forged row
+    assert any("\\x1b[31mevil\\nexact  fake -> row" in row for row in rows)
+
+
+# ---- round two: diff and roundtrip arguments -----------------------------------------------------
+
+
+@pytest.mark.parametrize("rtol", ["-1", "inf", "nan"])
+def test_diff_tolerance_must_be_finite_and_not_negative(rtol: str, tmp_path: Path, runner: CliRunner) -> None:
+    (tmp_path / "a.yml").write_text(BASE)
+    for command in (["diff", str(tmp_path / "a.yml"), str(tmp_path / "a.yml")], ["roundtrip", "neox2cerebras", str(tmp_path / "a.yml")]):
+        result = runner.invoke(main, [*command, "--rtol", rtol])
+        assert result.exit_code == 2
+        assert result.stderr.splitlines() == [f"neoconv: error: --rtol {float(rtol)}: give a finite number of at least 0 (e.g. 1e-6; 0 for exact)"]
+
+
+def test_diff_and_roundtrip_of_a_huge_number_name_the_key(tmp_path: Path, runner: CliRunner) -> None:
+    (tmp_path / "a.yml").write_text(BASE)
+    (tmp_path / "h.yml").write_text(BASE + "train_iters: 1" + "0" * 400 + "\n")
+    for command in (["diff", str(tmp_path / "h.yml"), str(tmp_path / "a.yml")], ["roundtrip", "neox2veomni", str(tmp_path / "h.yml")]):
+        result = runner.invoke(main, command)
+        assert result.exit_code == 2
+        assert result.stderr.splitlines() == [f"neoconv: error: {tmp_path / 'h.yml'}:7: train_iters: a number of 401 digits "
+                                              "is past the float range (about 1.8e308) (fix the value)"]  # fmt: skip
