@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import math
+import time
 from pathlib import Path
 
 import pytest
 import yaml
 from conftest import CORPUS, FIXTURES, corpus_dir
 
-from translator import InputError, Status, translate
+from translator import InputError, Status, load, translate
 from translator.api import read_ir
 from translator.cli import main
 from translator.formats import veomni
@@ -502,3 +503,17 @@ def test_deepspeed_into_veomni_needs_the_steps() -> None:
     opt = given.config["train"]["optimizer"]
     assert int(20000 * opt["lr_warmup_ratio"]) == 2000 and int(20000 * opt["lr_decay_ratio"]) == 20000
     assert math.ceil(given.config["data"]["train_size"] / (512 * 2048)) == 20000
+
+
+def test_a_config_json_of_20000_keys_reads_in_well_under_a_second(tmp_path: Path) -> None:
+    """Reading config.json is linear in its keys (it searched the text once per key: 44 s)."""
+    config = json.loads((HERE / "tinyllama" / "config.json").read_text())
+    config.update({f"extra_key_{i}": i for i in range(20_000)})
+    (tmp_path / "config.json").write_text(json.dumps(config, indent=2))
+    (tmp_path / "run.yaml").write_text(NESTED.read_text().replace("config_path: tinyllama", "config_path: ."))
+    started = time.perf_counter()
+    source = load(str(tmp_path / "run.yaml"), "veomni")
+    elapsed = time.perf_counter() - started
+    assert source.tree["hf"]["extra_key_19999"] == 19999
+    assert source.line_of("hf.extra_key_19999") == (tmp_path / "config.json").read_text().count("\n")  # the last key's line
+    assert elapsed < 1.0, f"{elapsed:.2f}s"
