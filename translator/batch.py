@@ -22,9 +22,8 @@ from itertools import chain, islice
 from pathlib import Path
 from typing import Any, Callable, Iterator, NamedTuple
 
-from .errors import NeoconvError, UsageError
+from .errors import NeoconvError, UsageError, printable
 from .registry import FORMATS, get_format
-from .report import printable
 
 # Files NeoX users keep shared settings in: merged with --with, never translated on their own.
 DEFAULT_INCLUDE = {"neox": ["*.yml", "*.yaml"], "deepspeed": ["*.json"], "cerebras": ["*.yaml", "*.yml"], "veomni": ["*.yaml", "*.yml"]}

@@ -3,6 +3,15 @@
 from __future__ import annotations
 
 
+def printable(text: str) -> str:
+    """Text from a config (keys, values, file names) as one safe line: control characters such as
+    ESC, BEL or a newline are shown escaped (\\x1b, \\n), so a file cannot drive the terminal or
+    forge report rows and log lines."""
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
+
+
 class NeoconvError(Exception):
     """Base class: one clear message, optionally anchored to a file, line and key path."""
 
@@ -31,7 +40,7 @@ class NeoconvError(Exception):
             where += (f":{self.column}" if self.line and self.column else "") + ": "
         key = f"{self.key}: " if self.key else ""
         hint = f" ({self.hint})" if self.hint else ""
-        return f"{where}{key}{self.message}{hint}"
+        return printable(f"{where}{key}{self.message}{hint}")  # one line, whatever a key or file name holds
 
 
 class InputError(NeoconvError):

@@ -11,14 +11,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, NamedTuple
 
-
-def printable(text: str) -> str:
-    """Text from a config (keys, values, file names) as one safe line: control characters such as
-    ESC, BEL or a newline are shown escaped (\\x1b, \\n), so a file cannot drive the terminal or
-    forge report rows."""
-    if text.isprintable():
-        return text
-    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
+from .errors import printable
 
 
 class Status(str, Enum):
