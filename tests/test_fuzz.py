@@ -71,6 +71,15 @@ documents = st.recursive(
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
     max_leaves=12,
 )
+# what a library caller can hand over: numbers past the float range, keys that are not text, tuples, sets, objects
+wild_scalars = scalars | st.sampled_from([10**400, -(10**309), 2**1024, 1e308, float("inf")]) | st.builds(object)
+wild_keys = st.text(max_size=8) | st.integers(-3, 3) | st.floats(allow_nan=True) | st.none() | st.booleans()
+wild_documents = st.recursive(
+    wild_scalars,
+    lambda inner: (st.lists(inner, max_size=4) | st.lists(inner, max_size=3).map(tuple)
+                   | st.dictionaries(wild_keys, inner, max_size=4) | st.frozensets(st.integers(), max_size=2)),
+    max_leaves=12,
+)  # fmt: skip
 
 
 def _typed_values(fmt: str) -> dict[str, st.SearchStrategy[Any]]:
@@ -239,3 +248,42 @@ def test_cli_on_mutated_configs(tmp_path_factory: pytest.TempPathFactory, data: 
         else:
             extra.append(flag)
     _clean_cli(tmp / "in.yml", tmp / "out.yaml", extra, data.draw(st.sampled_from(WRITABLE)))
+
+
+# ---- the library: mappings and documents built in Python ------------------------------------------
+
+
+@budget(40)
+@given(st.sampled_from(sorted(FORMATS)), st.sampled_from(WRITABLE),
+       st.dictionaries(st.sampled_from(sorted(BASE_NEOX)) | st.text(max_size=8), wild_documents, max_size=6))  # fmt: skip
+def test_translate_of_any_python_mapping_is_a_result_or_a_neoconv_error(src: str, dst: str, config: dict[str, Any]) -> None:
+    try:
+        result = translate({**BASE_NEOX, **config} if src == "neox" else config, src, dst)
+    except NeoconvError as exc:
+        assert "\n" not in str(exc)
+        return
+    text = result.dump()
+    if FORMATS[dst].suffix == ".json":
+        json.loads(text, parse_constant=_refuse)
+    result.report.render_table(verbose=True)
+    json.dumps(result.report.to_json(), allow_nan=False)
+
+
+@budget(40)
+@given(st.sampled_from(WRITABLE), st.dictionaries(wild_keys, wild_documents, max_size=5))
+def test_dump_of_any_python_mapping_is_text_or_a_neoconv_error(fmt: str, document: dict[Any, Any]) -> None:
+    from translator import dump
+
+    try:
+        text = dump(document, fmt)
+    except NeoconvError:
+        return
+    if FORMATS[fmt].suffix == ".json":
+        json.loads(text, parse_constant=_refuse)
+    else:
+        assert "!!" not in text  # no YAML tag: a set or a tuple would need one
+        yaml.safe_load(text)
+
+
+def _refuse(word: str) -> None:
+    raise AssertionError(f"JSON output holds {word}")
