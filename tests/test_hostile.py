@@ -9,6 +9,7 @@ the whole case done in well under a second (loading is bounded before anything i
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import subprocess
@@ -706,3 +707,45 @@ def test_diff_and_roundtrip_of_a_huge_number_name_the_key(tmp_path: Path, runner
         assert result.exit_code == 2
         assert result.stderr.splitlines() == [f"neoconv: error: {tmp_path / 'h.yml'}:7: train_iters: a number of 401 digits "
                                               "is past the float range (about 1.8e308) (fix the value)"]  # fmt: skip
+
+
+# ---- round two: VeOmni's side file, and files that are no config ---------------------------------
+
+
+def test_veomni_side_file_is_named_after_the_output_and_never_clobbers(tmp_path: Path, runner: CliRunner) -> None:
+    (tmp_path / "in.yml").write_text(BASE)
+    mine = tmp_path / "config.json"  # a user's own HF config in the output folder
+    mine.write_text('{"model_type": "mine"}\n')
+    args = ["neox2veomni", str(tmp_path / "in.yml"), "-o", str(tmp_path / "out.yaml"), "-q"]
+    assert runner.invoke(main, args).exit_code == 0
+    assert mine.read_text() == '{"model_type": "mine"}\n'
+    assert json.loads((tmp_path / "out.config.json").read_text())["num_hidden_layers"] == 2
+    assert runner.invoke(main, args).exit_code == 0  # a re-run replaces what neoconv wrote there
+    (tmp_path / "out.yaml").unlink()
+    (tmp_path / "out.config.json").write_text('{"model_type": "theirs"}\n')  # not beside a neoconv output
+    before = _tree(tmp_path)
+    result = runner.invoke(main, args)
+    assert result.exit_code == 2
+    assert result.stderr.splitlines() == [f"neoconv: error: {tmp_path / 'out.config.json'} exists and was not written by "
+                                          f"neoconv beside {tmp_path / 'out.yaml'}: move it, or choose another output name"]  # fmt: skip
+    assert _tree(tmp_path) == before
+
+
+def test_veomni_side_file_needs_an_output_in_a_folder(tmp_path: Path, runner: CliRunner) -> None:
+    (tmp_path / "in.yml").write_text(BASE)
+    fifo = tmp_path / "pipe.yaml"
+    os.mkfifo(fifo)
+    result = runner.invoke(main, ["neox2veomni", str(tmp_path / "in.yml"), "-o", str(fifo), "-q"])
+    assert result.exit_code == 2
+    assert result.stderr.splitlines() == [f"neoconv: error: this translation also writes pipe.config.json beside the "
+                                          f"output: give -o a file name in a folder, not {fifo}"]  # fmt: skip
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.yml", "pipe.yaml"]
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="no /proc here")
+def test_a_file_that_is_no_config_is_refused(tmp_path: Path, runner: CliRunner) -> None:
+    result = runner.invoke(main, ["neox2cerebras", "/proc/self/status", "-o", str(tmp_path / "out.yaml")])
+    assert result.exit_code == 2
+    assert result.stderr.splitlines() == [
+        "neoconv: error: /proc/self/status:1: not a GPT-NeoX config: none of its keys is a GPT-NeoX parameter"]
+    assert not list(tmp_path.iterdir())

@@ -83,6 +83,8 @@ CASES: list[tuple[str, Callable[[str], Any], type[NeoconvError], str]] = [
     ("5,000-deep Cerebras mapping", lambda b: translate(_deep(5000), "cerebras", "neox"), InputError, "nested more than 100"),
     ("an object as a value", lambda b: translate({**BASE, "foo": object()}, "neox", "neox"), InputError, "foo: object"),
     ("a cycle inside a value", lambda b: translate({**BASE, "foo": [_cyclic()]}, "neox", "neox"), InputError, "nested more"),
+    ("an integer past the float range", lambda b: translate({**BASE, "hidden_size": 10**400}, "neox", "cerebras"),
+     InputError, "hidden_size: a number of 401 digits is past the float range"),
     ("a non-string nested key", lambda b: translate({**BASE, "optimizer": {1.5: 2}}, "neox", "neox"), InputError,
      "optimizer: key 1.5 is a number, not a setting name"),
 ]
