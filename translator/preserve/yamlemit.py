@@ -1,0 +1,65 @@
+"""YAML text for the values a rewrite writes fresh, in the indentation the file already uses."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+_Dumper: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
+def scalar(value: Any, quote: str | None = None) -> str:
+    """One line of YAML that yaml.safe_load reads back as `value` (a scalar, [] or {}).
+    `quote`: the quoting the old value had, kept for a new text value when it can say it."""
+    if isinstance(value, str):
+        style = quote if quote in ('"', "'") else None
+        if "\n" in value or not value.isprintable():
+            style = '"'  # escapes keep it on one line
+        text = _dump(value, style)
+        if "\n" in text and style != '"':
+            text = _dump(value, '"')
+        return text
+    return _dump(value, None)
+
+
+def flow(value: Any) -> str:
+    """A list or mapping on one line ([a, b], {k: v})."""
+    text: str = yaml.dump(value, Dumper=_Dumper, default_flow_style=True, width=1 << 30, allow_unicode=True, sort_keys=False)
+    return text.rstrip("\n").removesuffix("\n...")
+
+
+def _dump(value: Any, style: str | None) -> str:
+    text: str = yaml.dump(
+        value, Dumper=_Dumper, default_style=style, default_flow_style=True, width=1 << 30, allow_unicode=True
+    )  # fmt: skip
+    text = text.rstrip("\n")
+    return text[: -len("\n...")] if text.endswith("\n...") else text
+
+
+def entry(key: Any, value: Any, col: int, indent: int, dash: int) -> list[str]:
+    """`key: value` at column `col`; a non-empty list or mapping goes on the lines below."""
+    head = " " * col + scalar(key) + ":"
+    if isinstance(value, (dict, list)) and value:
+        return [head] + block(value, col, indent, dash)
+    return [head + " " + scalar(value)]
+
+
+def block(value: dict[Any, Any] | list[Any], col: int, indent: int, dash: int) -> list[str]:
+    """The lines of a non-empty list or mapping that belongs to a key at column `col`."""
+    lines: list[str] = []
+    if isinstance(value, dict):
+        for key, item in value.items():
+            lines += entry(key, item, col + indent, indent, dash)
+        return lines
+    at = col + dash
+    for item in value:
+        if isinstance(item, dict) and item:
+            inner = [line for key, v in item.items() for line in entry(key, v, at + 2, indent, dash)]
+            inner[0] = " " * at + "- " + inner[0][at + 2 :]
+            lines += inner
+        elif isinstance(item, list) and item:
+            lines.append(" " * at + "- " + flow(item))
+        else:
+            lines.append(" " * at + "- " + scalar(item))
+    return lines

@@ -1,0 +1,202 @@
+"""Write a plan out as YAML text: source lines wherever the plan keeps an entry, fresh text elsewhere.
+
+Entries copied whole keep every character of their lines (quoting, flow style, number spellings,
+comments, blank lines); a moved entry's lines are shifted as one block to their new indentation.
+A changed value is replaced on its own line when it fits there, so the key and the comment after
+it stay. Comments of source entries that have no entry of their own in the target (folded into
+another key, or a mapping the migration took apart) become comment lines above the entry that
+took over; comments of removed keys go with them, except a comment paragraph set off from the key
+by a blank line, which belongs to what follows.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import yamlemit as emit
+from .plan import Mode, Placed, Plan
+from .yamlsource import YamlEntry, YamlSource, comments, own_comments
+
+Line = tuple[str, str | None]  # text, its ending (None: the file's usual one)
+
+
+def render(source: YamlSource, plan: Plan) -> tuple[str, list[str]]:
+    """The rewritten text and the comments that went with removed keys."""
+    return _Renderer(source, plan).run()
+
+
+class _Renderer:
+    def __init__(self, source: YamlSource, plan: Plan) -> None:
+        self.source = source
+        self.lines = source.lines
+        self.plan = plan
+        self.out: list[Line] = []
+        self.extra: dict[int, list[tuple[int, str]]] = {}  # id(placed) -> comment lines riding on it
+        self.dropped: list[str] = []
+
+    def run(self) -> tuple[str, list[str]]:
+        for placed in _walk(self.plan.root):
+            for rider in placed.riders:
+                assert isinstance(rider, YamlEntry)
+                self.extra.setdefault(id(placed), []).extend(own_comments(self.source, rider))
+        for entry in self.plan.removed:
+            assert isinstance(entry, YamlEntry)
+            self._remove(entry)
+        source, root = self.source, self.plan.root
+        self._verbatim(0, source.header_end, 0)
+        self._riders(root, 0)
+        for i, child in enumerate(root.children):
+            self._entry(child, 0, i == 0)
+        if not root.children:
+            self._generated(["{}"])  # every key removed: still a mapping, not an empty document
+        self._verbatim(source.trailer_start, len(self.lines), 0)
+        return self._text(), self.dropped
+
+    # -- entries
+
+    def _entry(self, placed: Placed, col: int, first: bool) -> None:
+        origin = placed.origin
+        if origin is None:
+            self._riders(placed, col)
+            self._new(placed, col)
+            return
+        assert isinstance(origin, YamlEntry)
+        shift = col - origin.col
+        self._lead(placed, origin, col, first)
+        if placed.mode is Mode.COPY:
+            self._key_line(placed, origin, shift)
+            self._verbatim(origin.key_line + 1, origin.tail + 1, shift)
+        elif placed.mode is Mode.OPEN:
+            self._key_line(placed, origin, shift)
+            kids = list((origin.children or {}).values())
+            inner = col + (kids[0].col - origin.col if kids else self.source.indent)  # type: ignore[attr-defined]
+            for i, child in enumerate(placed.children):
+                self._entry(child, inner, i == 0)
+            after = max((k.tail for k in kids), default=origin.key_line)  # type: ignore[attr-defined]
+            self._verbatim(after + 1, origin.tail + 1, shift)
+        else:
+            self._rewritten(placed, origin, col, shift)
+
+    def _lead(self, placed: Placed, origin: YamlEntry, col: int, first: bool) -> None:
+        start = origin.lead
+        stays = placed.parent is not None and placed.parent.origin is origin.parent and placed.parent.mode is Mode.OPEN
+        if first and not (stays and origin.parent and next(iter(origin.parent.children or {}), None) == origin.key):
+            while start < origin.key_line and not self.lines[start].strip():
+                start += 1  # blank lines above a key that is now the first of its mapping
+        riders = sorted(self.extra.get(id(placed), []))
+        self._comment_lines([r for r in riders if r[0] < origin.lead], col)
+        self._verbatim(start, origin.key_line, col - origin.col)
+        self._comment_lines([r for r in riders if r[0] >= origin.lead], col)
+
+    def _key_line(self, placed: Placed, origin: YamlEntry, shift: int) -> None:
+        text = self.lines[origin.key_line]
+        if not _same_key(placed.key, origin.key):
+            text = text[: origin.col] + emit.scalar(placed.key) + text[origin.key_end :]
+        self.out.append((_shift(text, shift), self.source.endings[origin.key_line] or None))
+
+    def _rewritten(self, placed: Placed, origin: YamlEntry, col: int, shift: int) -> None:
+        """A new value under the source's key line (HEAD: a mapping with new entries)."""
+        value = placed.value
+        text = self.lines[origin.key_line]
+        fits = not isinstance(value, (dict, list)) or not value or origin.flow
+        on_key_line = origin.value_start[0] == origin.key_line == origin.end
+        if placed.mode is Mode.VALUE and fits and on_key_line and not origin.alias:
+            start, stop = origin.value_start[1], origin.value_end[1]
+            new = emit.scalar(value, origin.style) if not isinstance(value, (dict, list)) or not value else emit.flow(value)
+            text = text[:start] + (" " if start == stop and text[start - 1 : start] == ":" else "") + new + text[stop:]
+            if not _same_key(placed.key, origin.key):
+                text = text[: origin.col] + emit.scalar(placed.key) + text[origin.key_end :]
+            self.out.append((_shift(text, shift), self.source.endings[origin.key_line] or None))
+        else:
+            found = comments(self.source, origin, whole=True)
+            note = next((t for n, t in found if n == origin.key_line), "")
+            self._comment_lines([c for c in found if c[0] != origin.key_line], col)  # comments of the old value
+            key = text[origin.col : origin.key_end] if _same_key(placed.key, origin.key) else emit.scalar(placed.key)
+            head = " " * col + key + ":"
+            if placed.mode is Mode.VALUE and fits:
+                head += " " + (emit.flow(value) if isinstance(value, (dict, list)) and value else emit.scalar(value))
+            self.out.append((head + (" " + note if note else ""), None))
+            if placed.mode is Mode.HEAD:
+                for i, child in enumerate(placed.children):
+                    self._entry(child, col + self.source.indent, i == 0)
+            elif not fits:
+                self._generated(emit.block(value, col, self.source.indent, self.source.dash))
+        self._verbatim(origin.end + 1, origin.tail + 1, shift)
+
+    def _new(self, placed: Placed, col: int) -> None:
+        value = placed.value
+        if isinstance(value, dict) and value and placed.children:
+            self._generated([" " * col + emit.scalar(placed.key) + ":"])
+            for i, child in enumerate(placed.children):
+                self._entry(child, col + self.source.indent, i == 0)
+        else:
+            self._generated(emit.entry(placed.key, value, col, self.source.indent, self.source.dash))
+
+    # -- comments of entries without a place of their own
+
+    def _riders(self, placed: Placed, col: int) -> None:
+        self._comment_lines(sorted(self.extra.get(id(placed), [])), col)
+
+    def _remove(self, entry: YamlEntry) -> None:
+        """A removed key's comments go with it; a paragraph set off by a blank line stays behind."""
+        lines = self.lines
+        blank = max((i for i in range(entry.lead, entry.key_line) if not lines[i].strip()), default=-1)
+        detached = [(i, lines[i].strip()) for i in range(entry.lead, blank) if lines[i].strip()]
+        host = self._neighbour(entry) if detached else None
+        if host is not None:
+            self.extra.setdefault(id(host), []).extend(detached)
+        kept = {i for i, _ in detached} if host is not None else set()
+        self.dropped += [text for i, text in own_comments(self.source, entry) if i not in kept]
+
+    def _neighbour(self, entry: YamlEntry) -> Placed | None:
+        parent = entry.parent
+        if parent is None:
+            return None
+        siblings = list((parent.children or {}).values())
+        at = siblings.index(entry) if entry in siblings else len(siblings)
+        for other in siblings[at + 1 :] + siblings[:at][::-1]:
+            host = self.plan.host.get(other)
+            if host is not None:
+                return host
+        return self.plan.host.get(parent) if parent.path else self.plan.root
+
+    # -- lines
+
+    def _verbatim(self, start: int, stop: int, shift: int) -> None:
+        endings = self.source.endings
+        for i in range(start, stop):
+            self.out.append((_shift(self.lines[i], shift), endings[i] or None))
+
+    def _comment_lines(self, found: list[tuple[int, str]], col: int) -> None:
+        self.out.extend((" " * col + text, None) for _, text in found)
+
+    def _generated(self, lines: list[str]) -> None:
+        self.out.extend((line, None) for line in lines)
+
+    def _text(self) -> str:
+        endings = [e for e in self.source.endings if e]
+        usual = max(set(endings), key=endings.count) if endings else "\n"
+        parts = [text + (ending or usual) for text, ending in self.out]
+        if parts and not self.source.endings[-1]:
+            parts[-1] = self.out[-1][0]  # the file had no line break at its end: neither has the rewrite
+        return "".join(parts)
+
+
+def _walk(placed: Placed) -> list[Placed]:
+    found = [placed]
+    for child in placed.children:
+        found += _walk(child)
+    return found
+
+
+def _same_key(a: Any, b: Any) -> bool:
+    return type(a) is type(b) and a == b
+
+
+def _shift(line: str, by: int) -> str:
+    if by > 0 and line:
+        return " " * by + line
+    if by < 0:
+        width = len(line) - len(line.lstrip(" "))
+        return line[min(width, -by) :]
+    return line
