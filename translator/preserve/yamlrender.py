@@ -72,8 +72,7 @@ class _Renderer:
             inner = col + (kids[0].col - origin.col if kids else self.source.indent)  # type: ignore[attr-defined]
             for i, child in enumerate(placed.children):
                 self._entry(child, inner, i == 0)
-            after = max((k.tail for k in kids), default=origin.key_line)  # type: ignore[attr-defined]
-            self._verbatim(after + 1, origin.tail + 1, shift)
+            self._verbatim(_own_tail(origin), origin.tail + 1, shift)
         else:
             self._rewritten(placed, origin, col, shift)
 
@@ -108,7 +107,7 @@ class _Renderer:
                 text = text[: origin.col] + emit.scalar(placed.key) + text[origin.key_end :]
             self.out.append((_shift(text, shift), self.source.endings[origin.key_line] or None))
         else:
-            found = comments(self.source, origin, whole=True)
+            found = comments(self.source, origin, whole=origin.children is None)  # entries inside ride on their own
             note = next((t for n, t in found if n == origin.key_line), "")
             self._comment_lines([c for c in found if c[0] != origin.key_line], col)  # comments of the old value
             key = text[origin.col : origin.key_end] if _same_key(placed.key, origin.key) else emit.scalar(placed.key)
@@ -121,7 +120,7 @@ class _Renderer:
                     self._entry(child, col + self.source.indent, i == 0)
             elif not fits:
                 self._generated(emit.block(value, col, self.source.indent, self.source.dash))
-        self._verbatim(origin.end + 1, origin.tail + 1, shift)
+        self._verbatim(_own_tail(origin), origin.tail + 1, shift)
 
     def _new(self, placed: Placed, col: int) -> None:
         value = placed.value
@@ -141,8 +140,8 @@ class _Renderer:
         """A removed key's comments go with it; a paragraph set off by a blank line stays behind."""
         lines = self.lines
         blank = max((i for i in range(entry.lead, entry.key_line) if not lines[i].strip()), default=-1)
-        detached = [(i, lines[i].strip()) for i in range(entry.lead, blank) if lines[i].strip()]
-        host = self._neighbour(entry) if detached else None
+        detached = [(i, lines[i].strip()) for i in range(entry.lead, blank + 1)]
+        host = self._neighbour(entry) if any(text for _, text in detached) else None
         if host is not None:
             self.extra.setdefault(id(host), []).extend(detached)
         kept = {i for i, _ in detached} if host is not None else set()
@@ -168,7 +167,7 @@ class _Renderer:
             self.out.append((_shift(self.lines[i], shift), endings[i] or None))
 
     def _comment_lines(self, found: list[tuple[int, str]], col: int) -> None:
-        self.out.extend((" " * col + text, None) for _, text in found)
+        self.out.extend((" " * col + text if text else "", None) for _, text in found)
 
     def _generated(self, lines: list[str]) -> None:
         self.out.extend((line, None) for line in lines)
@@ -187,6 +186,12 @@ def _walk(placed: Placed) -> list[Placed]:
     for child in placed.children:
         found += _walk(child)
     return found
+
+
+def _own_tail(entry: YamlEntry) -> int:
+    """The first line of the comments after a mapping's last entry that are the mapping's own."""
+    kids = list((entry.children or {}).values())
+    return max(k.tail for k in kids) + 1 if kids else entry.end + 1  # type: ignore[attr-defined]
 
 
 def _same_key(a: Any, b: Any) -> bool:
