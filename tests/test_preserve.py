@@ -307,3 +307,40 @@ def test_crlf_fixture_migrates_with_crlf_kept(tmp_path: Path) -> None:
     path.write_bytes(crlf.encode())
     text = _check_migration(path, "veomni", "nested", crlf)
     assert text.count("\r\n") == text.count("\n") and text.endswith("\r\n")
+
+
+# -- the pieces the wiring calls
+
+
+def test_moves_come_from_report_entries_with_both_keys() -> None:
+    from translator.report import Report, Status
+
+    report = Report()
+    report.add("train.lr", "train.optimizer.lr", Status.EXACT)
+    report.add("train.data_parallel_mode", "train.accelerator.fsdp_config.fsdp_mode", Status.CONVERTED)
+    report.add("eval_input.batch_size", "trainer.fit.val_dataloader.batch_size, trainer.validate.val_dataloader.batch_size", Status.EXACT)
+    report.add("runconfig.use_cs_grad_accum", None, Status.DROPPED)
+    report.add(None, "trainer.init.model.name", Status.DEFAULTED)
+    assert moves_from_report(report) == [
+        ("train.lr", "train.optimizer.lr"),
+        ("train.data_parallel_mode", "train.accelerator.fsdp_config.fsdp_mode"),
+        ("eval_input.batch_size", "trainer.fit.val_dataloader.batch_size"),
+        ("eval_input.batch_size", "trainer.validate.val_dataloader.batch_size"),
+    ]
+
+
+def test_report_keys_resolve_through_keys_with_dots_and_into_lists() -> None:
+    from translator.preserve.tree import resolve_target
+
+    assert resolve_target({"a": 1, "a.b": 2}, "a.b") == ("a.b",)
+    assert resolve_target({"a": {"b": 1}}, "a.b") == ("a", "b")
+    assert resolve_target({"a": [{"x": 1}]}, "a.0.x") == ("a",)  # inside a list: the entry holding it
+    assert resolve_target({3: {"k": 1}}, "3.k") == (3, "k")
+    assert resolve_target({"a": 1}, "zz") is None
+
+
+def test_a_move_into_a_list_keeps_the_lists_comments_with_it() -> None:
+    source = "sched:  # the schedule\n  - {name: linear}\nk: 1\n"
+    target = {"opt": {"sched": [{"name": "cosine"}]}, "k": 1}
+    text = _yaml(source, target, [("sched.0.name", "opt.sched.0.name")])
+    assert "# the schedule" in text and strictly_equal(yaml.safe_load(text), target)

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping
 
 import yaml
 
+from .. import yamlread
+from ..errors import NeoconvError
 from .plan import plan
 from .tree import same
 
@@ -69,13 +72,26 @@ def _yaml(text: str, document: dict[str, Any], moves: list[tuple[str, str]]) -> 
     if same(source.root.value, document):
         return text, []
     out, dropped = yamlrender.render(source, plan(source.root, document, moves))
-    try:
-        check = yaml.load(out, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except yaml.YAMLError:
-        check = _BROKEN
-    if not same(check, document):
+    if not same(_safe_load(out), document):
         raise _Fallback(_why_not(text, source.aliases))
     return out, dropped
+
+
+_DATE = re.compile(r"[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}")
+
+
+def _safe_load(text: str) -> Any:
+    """What yaml.safe_load reads from `text` (_BROKEN for an error). neoconv's one-pass reader is
+    faster and agrees with safe_load but for dates (it keeps them as text) and what it refuses."""
+    if not _DATE.search(text):
+        try:
+            return yamlread.load(text)
+        except (NeoconvError, yaml.YAMLError):
+            pass
+    try:
+        return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except yaml.YAMLError:
+        return _BROKEN
 
 
 def _json(text: str, document: dict[str, Any], moves: list[tuple[str, str]]) -> tuple[str, list[str]]:

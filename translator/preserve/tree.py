@@ -27,9 +27,12 @@ class SourceEntry:
 
     def walk(self) -> Iterator[SourceEntry]:
         """This entry and every entry below it, in document order."""
-        yield self
-        for child in (self.children or {}).values():
-            yield from child.walk()
+        stack = [self]
+        while stack:
+            entry = stack.pop()
+            yield entry
+            if entry.children:
+                stack.extend(reversed(entry.children.values()))
 
 
 def same(a: Any, b: Any) -> bool:
@@ -49,18 +52,28 @@ def resolve_source(root: SourceEntry, dotted: str) -> tuple[SourceEntry, bool] |
     """The entry a dotted report key names (keys may contain dots), and whether it named the
     entry exactly (False: the key points inside an entry edited as a whole, e.g. a list)."""
     parts = dotted.split(".")
-    return _walk_source(root, parts) if dotted else None
+    entry = root
+    for part in parts:  # the common case: every part is a text key
+        child = entry.children.get(part) if entry.children else None
+        if child is None:
+            break
+        entry = child
+    else:
+        return entry, True
+    if not dotted:
+        return None
+    return _walk_source(root, parts, True) or _walk_source(root, parts, False)
 
 
-def _walk_source(entry: SourceEntry, parts: list[str]) -> tuple[SourceEntry, bool] | None:
+def _walk_source(entry: SourceEntry, parts: list[str], exact: bool) -> tuple[SourceEntry, bool] | None:
     if not parts:
         return entry, True
     if entry.children is None:
-        return (entry, False) if entry.parent is not None else None
-    for cut in range(len(parts), 0, -1):  # the longest key first: `a.b: 1` beside `a: {b: ...}` is rare
+        return (entry, False) if entry.parent is not None and not exact else None
+    for cut in range(1, len(parts) + 1):  # a key with dots in it (`train.lr: 1`) when no shorter key fits
         child = _child(entry.children, ".".join(parts[:cut]))
         if child is not None:
-            found = _walk_source(child, parts[cut:])
+            found = _walk_source(child, parts[cut:], exact)
             if found is not None:
                 return found
     return None
@@ -70,19 +83,31 @@ def resolve_target(document: Mapping[Any, Any], dotted: str) -> Path | None:
     """The path of the mapping entry a dotted report key names in the target document; a key
     that points inside a list names the entry holding the list."""
     parts = dotted.split(".")
-    return _walk_target(document, parts, ()) if dotted else None
+    node: Any = document
+    for part in parts:  # the common case: every part is a text key
+        if not isinstance(node, dict) or part not in node:
+            break
+        node = node[part]
+    else:
+        return tuple(parts)
+    if not dotted:
+        return None
+    # a key with dots in it; else a key pointing inside a list names the entry holding the list
+    return _walk_target(document, parts, (), True) or _walk_target(document, parts, (), False)
 
 
-def _walk_target(node: Any, parts: list[str], path: Path) -> Path | None:
+def _walk_target(node: Any, parts: list[str], path: Path, exact: bool) -> Path | None:
     if not parts:
         return path
     if not isinstance(node, dict):
-        return path if path else None
-    for cut in range(len(parts), 0, -1):
+        return path if path and not exact else None
+    for cut in range(1, len(parts) + 1):
         text = ".".join(parts[:cut])
-        key = text if text in node else next((k for k in node if not isinstance(k, str) and str(k) == text), _MISSING)
+        key = text if text in node else _MISSING
+        if key is _MISSING and not _textual(text):  # `3: ...`, `true: ...`: keys YAML read as non-text
+            key = next((k for k in node if not isinstance(k, str) and str(k) == text), _MISSING)
         if key is not _MISSING:
-            found = _walk_target(node[key], parts[cut:], path + (key,))
+            found = _walk_target(node[key], parts[cut:], path + (key,), exact)
             if found is not None:
                 return found
     return None
@@ -93,6 +118,14 @@ _MISSING = object()
 
 def _child(children: dict[Any, SourceEntry], text: str) -> SourceEntry | None:
     found = children.get(text)
-    if found is not None:
+    if found is not None or _textual(text):
         return found
     return next((c for k, c in children.items() if not isinstance(k, str) and str(k) == text), None)
+
+
+def _textual(text: str) -> bool:
+    """A key that can only have been text in the file (so no scan for number or boolean keys)."""
+    return text.isidentifier() and text.lower() not in _WORDS
+
+
+_WORDS = {"true", "false", "yes", "no", "on", "off", "y", "n", "null", "none"}

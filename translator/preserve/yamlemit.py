@@ -2,16 +2,41 @@
 
 from __future__ import annotations
 
+import math
+import re
 from typing import Any
 
 import yaml
 
+from ..yamlread import RESOLVERS
+
 _Dumper: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+_PLAIN = re.compile(r"[A-Za-z_/][A-Za-z0-9_./+-]*\Z")  # text PyYAML writes plain (or in plain quotes)
+_SPELLED: dict[str, str] = {}
 
 
 def scalar(value: Any, quote: str | None = None) -> str:
     """One line of YAML that yaml.safe_load reads back as `value` (a scalar, [] or {}).
     `quote`: the quoting the old value had, kept for a new text value when it can say it."""
+    kind = type(value)
+    if kind is str and quote not in ('"', "'") and _PLAIN.match(value):
+        spelled = _SPELLED.get(value)
+        if spelled is None:
+            # PyYAML's spelling: plain, or single quotes when YAML would read it as something else
+            read_as_other = any(p.match(value) for _, p in RESOLVERS.get(value[0], ()))
+            spelled = f"'{value}'" if read_as_other else value
+            if len(_SPELLED) < 10_000:
+                _SPELLED[value] = spelled
+        return spelled
+    if kind is int:
+        return str(value)
+    if kind is bool:
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    if kind is float and math.isfinite(value):
+        text = repr(value).lower()
+        return text.replace("e", ".0e", 1) if "." not in text and "e" in text else text
     if isinstance(value, str):
         style = quote if quote in ('"', "'") else None
         if "\n" in value or not value.isprintable():

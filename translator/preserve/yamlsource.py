@@ -12,6 +12,7 @@ block scalar or a mapping with a merge key (<<) is one entry edited as a whole.
 from __future__ import annotations
 
 import copy
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,6 +36,8 @@ except ImportError:  # PyYAML without libyaml: the pure-Python reader, scanner a
             yaml.parser.Parser.__init__(self)
 
 MERGE = "tag:yaml.org,2002:merge"
+_FastLoader: Any = getattr(yaml, "CSafeLoader", None)
+_ALIAS = re.compile(r"(?:^|[\s\[{,])\*[^\s,\[\]{}]", re.M)  # what could be an alias (`*name`); comments too
 
 
 class Unsupported(Exception):
@@ -92,7 +95,8 @@ class _Loader(Composer, _Parser, SafeConstructor, Resolver):  # type: ignore[mis
 def parse(text: str) -> YamlSource:
     """Raises Unsupported for a file the line editor cannot open (and yaml.YAMLError if not YAML)."""
     lines, endings = _split(text)
-    loader = _Loader(text)
+    # without an alias the C composer's positions are all right, and it is faster
+    loader = _Loader(text) if _ALIAS.search(text) or _FastLoader is None else _FastLoader(text)
     try:
         node = loader.get_single_node()
         if not isinstance(node, MappingNode) or node.flow_style or not node.value:
@@ -109,7 +113,7 @@ def parse(text: str) -> YamlSource:
             entry.value = done[entry._node]  # type: ignore[attr-defined]
     finally:
         loader.dispose()
-    source = YamlSource(lines, endings, root, 0, len(lines), loader.used_alias, 2, 0)
+    source = YamlSource(lines, endings, root, 0, len(lines), getattr(loader, "used_alias", False), 2, 0)
     _own_lines(source, entries)
     source.indent, source.dash = _style(source, entries)
     return source
@@ -127,7 +131,7 @@ def _split(text: str) -> tuple[list[str], list[str]]:
     return lines, endings
 
 
-def _mapping(node: MappingNode, parent: YamlEntry, out: list[YamlEntry], loader: _Loader) -> dict[Any, SourceEntry] | None:
+def _mapping(node: MappingNode, parent: YamlEntry, out: list[YamlEntry], loader: Any) -> dict[Any, SourceEntry] | None:
     """The entries of a block mapping, or None when it cannot be edited key by key."""
     children: dict[Any, SourceEntry] = {}
     for key_node, value_node in node.value:
