@@ -344,3 +344,9 @@ def test_a_move_into_a_list_keeps_the_lists_comments_with_it() -> None:
     target = {"opt": {"sched": [{"name": "cosine"}]}, "k": 1}
     text = _yaml(source, target, [("sched.0.name", "opt.sched.0.name")])
     assert "# the schedule" in text and strictly_equal(yaml.safe_load(text), target)
+
+
+def test_document_markers_stay_at_the_top_and_bottom_when_the_first_key_moves() -> None:
+    source = "%YAML 1.1\n---\n# about old\nold: 1\nk: 2\n...\n"
+    text = _yaml(source, {"new": {"old": 1}, "k": 3}, [("old", "new.old")])
+    assert text == "%YAML 1.1\n---\nnew:\n  # about old\n  old: 1\nk: 3\n...\n"

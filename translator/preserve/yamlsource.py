@@ -120,14 +120,19 @@ def parse(text: str) -> YamlSource:
 
 
 def _split(text: str) -> tuple[list[str], list[str]]:
+    """Lines as YAML counts them (LF or CRLF; not str.splitlines, which also breaks at form feeds)."""
     lines: list[str] = []
     endings: list[str] = []
-    for line in text.splitlines(keepends=True):
-        body = line.rstrip("\r\n")
+    parts = text.split("\n")
+    for i, part in enumerate(parts):
+        last = i == len(parts) - 1
+        if last and not part:
+            break  # the text ends with a line break
+        body, ending = (part[:-1], "\r\n") if part.endswith("\r") and not last else (part, "" if last else "\n")
         if "\r" in body or "\x85" in body or "\u2028" in body or "\u2029" in body:
             raise Unsupported("the file has line breaks other than LF and CRLF")
         lines.append(body)
-        endings.append(line[len(body) :])
+        endings.append(ending)
     return lines, endings
 
 
@@ -187,13 +192,19 @@ def _comment_col(line: str) -> int | None:
     return len(line) - len(stripped) if stripped.startswith("#") else None
 
 
+def _leads_in(line: str, col: int) -> bool:
+    """A blank line, or a comment at most `col` deep: it can lead into a key at column `col`."""
+    column = _comment_col(line)
+    return not line.strip() or (column is not None and column <= col)
+
+
 def _own_lines(source: YamlSource, entries: list[YamlEntry]) -> None:
     lines = source.lines
     for entry in entries:
         entry.lead, entry.tail = entry.key_line, entry.end
     first = entries[0]
-    # the file header: everything before the first key up to the last blank line above it
-    blank = max((i for i in range(first.key_line) if not lines[i].strip()), default=-1)
+    # the file header: everything before the first key up to the last blank line (or `---`) above it
+    blank = max((i for i in range(first.key_line) if _comment_col(lines[i]) is None), default=-1)
     source.header_end = blank + 1
     first.lead = source.header_end
     for before, after in zip(entries, entries[1:]):
@@ -218,8 +229,7 @@ def _split_gap(lines: list[str], before: YamlEntry, stop: int, col: int, after: 
     earlier comments go to the deepest entry still open that they are indented into."""
     start = before.end + 1
     cut = stop
-    while cut > start and (_comment_col(lines[cut - 1]) is not None and _comment_col(lines[cut - 1]) <= col  # type: ignore[operator]
-                           or not lines[cut - 1].strip()):  # fmt: skip
+    while cut > start and _leads_in(lines[cut - 1], col):
         cut -= 1
     chain: list[YamlEntry] = []  # the entries that close here, deepest first
     node: Any = before
