@@ -135,10 +135,10 @@ def test_two_keys_folded_into_one_keep_both_comments() -> None:
 
 
 def test_a_mapping_taken_apart_leaves_its_comment_with_its_first_key() -> None:
-    source = "### Run settings\nrun:\n  steps: 10\n  log: 1\nz: 0\n"
-    target = {"loop": {"steps": 10}, "logging": {"log": 1}, "z": 0}
+    source = "z: 0\n\n### Run settings\nrun:\n  steps: 10\n  log: 1\n"
+    target = {"z": 0, "loop": {"steps": 10}, "logging": {"log": 1}}
     text = _yaml(source, target, [("run.steps", "loop.steps"), ("run.log", "logging.log")])
-    assert text == "loop:\n  ### Run settings\n  steps: 10\nlogging:\n  log: 1\nz: 0\n"
+    assert text == "z: 0\nloop:\n  ### Run settings\n  steps: 10\nlogging:\n  log: 1\n"
 
 
 def test_comments_inside_a_value_that_is_rewritten_whole_move_above_it() -> None:
@@ -166,6 +166,11 @@ def test_crlf_line_endings_are_kept_for_new_lines_too() -> None:
 
 def test_no_line_break_at_the_end_stays_that_way() -> None:
     assert _yaml("a: 1\nb: 2", {"a": 1, "b": 3}) == "a: 1\nb: 3"
+
+
+def test_comments_that_open_the_file_are_its_header_even_with_no_blank_line() -> None:
+    source = "# Data manifest: which datasets, mixed how\nsources:\n- a\nk: 1\n"
+    assert _yaml(source, {"k": 1}) == "# Data manifest: which datasets, mixed how\nk: 1\n"
 
 
 def test_every_key_removed_leaves_an_empty_mapping_not_an_empty_document() -> None:

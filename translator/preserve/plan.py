@@ -4,8 +4,8 @@ The planner is syntax-free: it sees the source as a tree of entries with loaded 
 target as a plain dict, plus the moves the migration reported (old dotted key -> new dotted key).
 Who-comes-from-where, in this order (earlier claims win):
 1. the moves, leaf by leaf (a second source moved onto a claimed target is folded into it);
-2. containers, by votes: `model.x -> trainer.init.model.x` is a vote for `model -> trainer.init.model`;
-   a container that stays at its own path wins a tie;
+2. mappings still at their own path; then mappings by votes: `model.x -> trainer.init.model.x` is
+   a vote for `model -> trainer.init.model` (one vote counts only when the mapping keeps its name);
 3. whatever is left at the same path in both.
 Then each target entry is copied whole (same value), opened (a mapping edited key by key),
 rewritten (value changed, comments kept) or written new. Source entries with no place in the target
@@ -109,13 +109,14 @@ class _Planner:
             for cut in range(1, shared + 1):
                 if len(path) > cut and len(entry.path) > cut:
                     votes[(path[:-cut], entry.path[:-cut])] += 1
+        for path in self.containers:  # a mapping that is still where it was stays itself
+            kept = self.by_path.get(path)
+            if kept is not None and isinstance(kept.value, dict):
+                self._take(path, kept)
         order = {path: i for i, path in enumerate(self.containers)}
-        for path in self.containers:  # a container at its own path: a candidate even with no vote
-            if path in self.by_path:
-                votes[(path, path)] += 0
         ranked = sorted(
             (c for c in votes if c[0] in order and c[1] in self.by_path),
-            key=lambda c: (-votes[c], c[0] != c[1], len(c[0]), order[c[0]]),
+            key=lambda c: (-votes[c], len(c[0]), order[c[0]]),
         )  # fmt: skip
         for path, source_path in ranked:
             entry = self.by_path[source_path]

@@ -66,6 +66,8 @@ def _yaml(text: str, document: dict[str, Any], moves: list[tuple[str, str]]) -> 
     try:
         source = yamlsource.parse(text)
     except yamlsource.Unsupported as exc:
+        if same(_safe_load(text), document):
+            return text, []  # nothing to edit: the file stays as it is whatever its shape
         raise _Fallback(f"formatting not kept: {exc}") from None
     except yaml.YAMLError:
         raise _Fallback("formatting not kept: the source is not YAML this reader can position") from None

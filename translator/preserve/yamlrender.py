@@ -44,7 +44,7 @@ class _Renderer:
             self._remove(entry)
         source, root = self.source, self.plan.root
         self._verbatim(0, source.header_end, 0)
-        self._riders(root, 0)
+        self._riders(root, 0, False)
         for i, child in enumerate(root.children):
             self._entry(child, 0, i == 0)
         if not root.children:
@@ -57,7 +57,7 @@ class _Renderer:
     def _entry(self, placed: Placed, col: int, first: bool) -> None:
         origin = placed.origin
         if origin is None:
-            self._riders(placed, col)
+            self._riders(placed, col, first)
             self._new(placed, col)
             return
         assert isinstance(origin, YamlEntry)
@@ -77,15 +77,18 @@ class _Renderer:
             self._rewritten(placed, origin, col, shift)
 
     def _lead(self, placed: Placed, origin: YamlEntry, col: int, first: bool) -> None:
-        start = origin.lead
-        stays = placed.parent is not None and placed.parent.origin is origin.parent and placed.parent.mode is Mode.OPEN
-        if first and not (stays and origin.parent and next(iter(origin.parent.children or {}), None) == origin.key):
-            while start < origin.key_line and not self.lines[start].strip():
-                start += 1  # blank lines above a key that is now the first of its mapping
+        """The lines above a key: its own (shifted with it), and those of entries riding on it."""
         riders = sorted(self.extra.get(id(placed), []))
-        self._comment_lines([r for r in riders if r[0] < origin.lead], col)
-        self._verbatim(start, origin.key_line, col - origin.col)
-        self._comment_lines([r for r in riders if r[0] >= origin.lead], col)
+        shift = col - origin.col
+        block = self._indented([r for r in riders if r[0] < origin.lead], col)
+        block += [(_shift(self.lines[i], shift), self.source.endings[i] or None) for i in range(origin.lead, origin.key_line)]
+        block += self._indented([r for r in riders if r[0] >= origin.lead], col)
+        parent = origin.parent
+        stays = placed.parent is not None and placed.parent.origin is parent and placed.parent.mode is Mode.OPEN
+        if first and not (stays and parent and next(iter(parent.children or {}), None) == origin.key):
+            while block and not block[0][0].strip():
+                block.pop(0)  # blank lines above a key that is now the first of its mapping
+        self.out += block
 
     def _key_line(self, placed: Placed, origin: YamlEntry, shift: int) -> None:
         text = self.lines[origin.key_line]
@@ -133,8 +136,11 @@ class _Renderer:
 
     # -- comments of entries without a place of their own
 
-    def _riders(self, placed: Placed, col: int) -> None:
-        self._comment_lines(sorted(self.extra.get(id(placed), [])), col)
+    def _riders(self, placed: Placed, col: int, first: bool) -> None:
+        block = self._indented(sorted(self.extra.get(id(placed), [])), col)
+        while first and block and not block[0][0].strip():
+            block.pop(0)
+        self.out += block
 
     def _remove(self, entry: YamlEntry) -> None:
         """A removed key's comments go with it; a paragraph set off by a blank line stays behind."""
@@ -145,7 +151,7 @@ class _Renderer:
         if host is not None:
             self.extra.setdefault(id(host), []).extend(detached)
         kept = {i for i, _ in detached} if host is not None else set()
-        self.dropped += [text for i, text in own_comments(self.source, entry) if i not in kept]
+        self.dropped += [text for i, text in own_comments(self.source, entry) if text and i not in kept]
 
     def _neighbour(self, entry: YamlEntry) -> Placed | None:
         parent = entry.parent
@@ -167,7 +173,11 @@ class _Renderer:
             self.out.append((_shift(self.lines[i], shift), endings[i] or None))
 
     def _comment_lines(self, found: list[tuple[int, str]], col: int) -> None:
-        self.out.extend((" " * col + text if text else "", None) for _, text in found)
+        self.out += self._indented(found, col)
+
+    @staticmethod
+    def _indented(found: list[tuple[int, str]], col: int) -> list[Line]:
+        return [(" " * col + text if text else "", None) for _, text in found]
 
     def _generated(self, lines: list[str]) -> None:
         self.out.extend((line, None) for line in lines)

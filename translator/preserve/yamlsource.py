@@ -4,8 +4,8 @@ An entry owns its key line, the lines of its value, the comment lines and blank 
 (its lead) and comment lines after it that are indented into it (its tail). Lines between two
 entries are split this way: the comment lines (and blank lines) directly above the next key, at
 most as indented as that key, lead into it; comments indented deeper stay with the entry they are
-indented into. Comments before the first key are the file's header when a blank line ends them,
-else they lead into the first key. Only block mappings are opened; a list, a flow collection, a
+indented into. Comments before the first key are the file's header, but for a paragraph directly
+above the key after a blank line (it leads into the key). Only block mappings are opened; a list, a flow collection, a
 block scalar or a mapping with a merge key (<<) is one entry edited as a whole.
 """
 
@@ -203,9 +203,10 @@ def _own_lines(source: YamlSource, entries: list[YamlEntry]) -> None:
     for entry in entries:
         entry.lead, entry.tail = entry.key_line, entry.end
     first = entries[0]
-    # the file header: everything before the first key up to the last blank line (or `---`) above it
+    # the file header: everything before the first key up to the last blank line (or `---`) above
+    # it; comments that open the file with no blank line before the key are the header too
     blank = max((i for i in range(first.key_line) if _comment_col(lines[i]) is None), default=-1)
-    source.header_end = blank + 1
+    source.header_end = blank + 1 if blank >= 0 else first.key_line
     first.lead = source.header_end
     for before, after in zip(entries, entries[1:]):
         if after.parent is before:
@@ -309,9 +310,10 @@ def comments(source: YamlSource, entry: YamlEntry, *, whole: bool) -> list[tuple
 
 
 def own_comments(source: YamlSource, entry: YamlEntry) -> list[tuple[int, str]]:
-    """Every comment the entry owns but not its entries (when it is a mapping opened key by key)."""
+    """Every comment the entry owns but not its entries (when it is a mapping opened key by key),
+    with the blank lines among the comments above it ('' texts)."""
     lines = source.lines
-    found = [(i, lines[i].strip()) for i in range(entry.lead, entry.key_line) if _comment_col(lines[i]) is not None]
+    found = [(i, lines[i].strip()) for i in range(entry.lead, entry.key_line)]
     found += comments(source, entry, whole=entry.children is None)
     if entry.children:
         after = max(c.tail for c in entry.children.values())  # type: ignore[attr-defined]
