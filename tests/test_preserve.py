@@ -200,9 +200,9 @@ def test_an_alias_the_migration_leaves_alone_is_kept() -> None:
     assert _yaml(source, {"base": {"k": 1}, "other": {"k": 1}, "n": 2}) == source.replace("n: 1", "n: 2")
 
 
-def test_a_document_that_is_not_a_block_mapping_falls_back() -> None:
+def test_a_one_line_flow_mapping_document_falls_back() -> None:
     rewrite = preserve("{a: 1, b: 2}\n", {"a": 1, "b": 3}, [], "yaml")
-    assert not rewrite.preserved and "block mapping" in rewrite.note
+    assert not rewrite.preserved and "one key a line" in rewrite.note
     assert yaml.safe_load(rewrite.text) == {"a": 1, "b": 3}
 
 
@@ -355,3 +355,47 @@ def test_document_markers_stay_at_the_top_and_bottom_when_the_first_key_moves() 
     source = "%YAML 1.1\n---\n# about old\nold: 1\nk: 2\n...\n"
     text = _yaml(source, {"new": {"old": 1}, "k": 3}, [("old", "new.old")])
     assert text == "%YAML 1.1\n---\nnew:\n  # about old\n  old: 1\nk: 3\n...\n"
+
+
+# -- GPT-NeoX style: one {...} mapping, one key a line, comments between
+
+
+NEOX = """# NeoX-style
+{
+  # parallelism
+  "pipe-parallel-size": 1,
+  "model-parallel-size": 2,   # two GPUs a layer
+
+  "optimizer": {
+    "type": "Adam",
+    "params": {
+      "lr": 0.0006,
+      "eps": 1.0e-8
+    }
+  },
+  "last": true
+}
+"""
+
+
+def test_a_braces_mapping_is_edited_key_by_key_with_commas_where_needed() -> None:
+    target = {
+        "pipe_parallel_size": 1, "model_parallel_size": 2,
+        "optimizer": {"type": "Adam", "params": {"lr": 0.0006, "eps": 1.0e-8, "betas": [0.9, 0.95]}},
+        "last": True, "added": {"x": 1},
+    }  # fmt: skip
+    moves = [("pipe_parallel_size", "pipe_parallel_size"), ("model_parallel_size", "model_parallel_size")]
+    assert _yaml(NEOX, target, moves) == (
+        NEOX.replace('"pipe-parallel-size"', '"pipe_parallel_size"')
+        .replace('"model-parallel-size"', '"model_parallel_size"')
+        .replace('"eps": 1.0e-8\n', '"eps": 1.0e-8,\n      "betas": [0.9, 0.95]\n')
+        .replace('"last": true\n', '"last": true,\n  "added": {\n    "x": 1\n  }\n')
+    )  # fmt: skip
+
+
+def test_removing_the_last_entries_of_a_braces_mapping_leaves_valid_yaml() -> None:
+    moves = [("pipe_parallel_size", "pipe_parallel_size")]  # as NeoX reports it: its own spelling
+    rewrite = preserve(NEOX, {"pipe_parallel_size": 1, "optimizer": {"type": "Adam", "params": {"lr": 0.0006}}}, moves, "yaml")
+    assert rewrite.preserved and yaml.safe_load(rewrite.text) == {"pipe_parallel_size": 1, "optimizer": {"type": "Adam", "params": {"lr": 0.0006}}}
+    assert rewrite.text.startswith("# NeoX-style\n{\n  # parallelism\n  \"pipe_parallel_size\": 1,\n")
+    assert rewrite.dropped_comments == ["# two GPUs a layer"]

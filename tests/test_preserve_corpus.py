@@ -1,5 +1,5 @@
 """Format-preserving migrations of every legacy corpus file: VeOmni flat -> nested, Cerebras legacy ->
-trainer. For each: (1) every comment line of the source is in the rewrite (counted; only comments
+trainer (and GPT-NeoX files to current NeoX spellings). For each: (1) every comment line of the source is in the rewrite (counted; only comments
 of removed keys may go, and the rewrite names them), (2) the diff touches only lines of keys that
 moved, changed, were added or removed (preserve_oracle.diff_problems says exactly what that means),
 (3) the rewrite loads to exactly the document the plain migration writes."""
@@ -17,9 +17,12 @@ from preserve_oracle import comment_texts, diff_problems, removed_key_comments, 
 from translator import InputError, translate
 from translator.preserve import moves_from_report, preserve
 
-MIGRATIONS = [("veomni", "nested", p) for p in corpus_files("veomni-legacy", "**/*.yaml")] + [
-    ("cerebras", "trainer", p) for p in corpus_files("cerebras-legacy", "**/*.yaml")
-]
+MIGRATIONS = (
+    [("veomni", "nested", p) for p in corpus_files("veomni-legacy", "**/*.yaml")]
+    + [("cerebras", "trainer", p) for p in corpus_files("cerebras-legacy", "**/*.yaml")]
+    # old NeoX spellings (hidden-size) to current ones (hidden_size), inside NeoX's {...} files
+    + [("neox", None, p) for p in corpus_files("neox", "**/*.yml")]
+)
 CASES = MIGRATIONS or [pytest.param(None, None, None, marks=pytest.mark.skip(reason=f"shared corpus {CORPUS} is not present"))]
 
 
@@ -27,7 +30,7 @@ def _id(case: Any) -> str:
     return str(case.relative_to(CORPUS)) if isinstance(case, Path) else str(case)
 
 
-def _migrate(fmt: str, layout: str, path: Path) -> Any:
+def _migrate(fmt: str, layout: str | None, path: Path) -> Any:
     try:
         return translate(path, fmt, fmt, layout=layout)
     except InputError as exc:  # the plain migration refuses it too: nothing to preserve
@@ -35,7 +38,7 @@ def _migrate(fmt: str, layout: str, path: Path) -> Any:
 
 
 @pytest.mark.parametrize(("fmt", "layout", "path"), CASES, ids=_id)
-def test_migration_keeps_comments_and_touches_only_what_moved(fmt: str, layout: str, path: Path) -> None:
+def test_migration_keeps_comments_and_touches_only_what_moved(fmt: str, layout: str | None, path: Path) -> None:
     result = _migrate(fmt, layout, path)
     source = path.read_text(encoding="utf-8")
     target = dict(result.config)
@@ -64,5 +67,6 @@ def test_the_corpus_has_what_the_tests_claim_to_cover() -> None:
         pytest.skip(f"shared corpus {CORPUS} is not present")
     assert len([m for m in MIGRATIONS if m[0] == "veomni"]) >= 20
     assert len([m for m in MIGRATIONS if m[0] == "cerebras"]) >= 70
+    assert len([m for m in MIGRATIONS if m[0] == "neox"]) >= 50
     comments = sum(sum(comment_texts(p.read_text()).values()) for _, _, p in MIGRATIONS)
     assert comments > 1000  # the count test above is not vacuous

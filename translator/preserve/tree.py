@@ -53,7 +53,7 @@ def resolve_source(root: SourceEntry, dotted: str) -> tuple[SourceEntry, bool] |
     entry exactly (False: the key points inside an entry edited as a whole, e.g. a list)."""
     parts = dotted.split(".")
     entry = root
-    for part in parts:  # the common case: every part is a text key
+    for part in parts:  # the common case: every part is a text key as written
         child = entry.children.get(part) if entry.children else None
         if child is None:
             break
@@ -118,9 +118,15 @@ _MISSING = object()
 
 def _child(children: dict[Any, SourceEntry], text: str) -> SourceEntry | None:
     found = children.get(text)
-    if found is not None or _textual(text):
+    if found is not None:
         return found
-    return next((c for k, c in children.items() if not isinstance(k, str) and str(k) == text), None)
+    if not _textual(text):
+        found = next((c for k, c in children.items() if not isinstance(k, str) and str(k) == text), None)
+        if found is not None:
+            return found
+    # a reader that normalises spellings (GPT-NeoX: `hidden-size` is `hidden_size`) reports its own
+    spelled = [c for k, c in children.items() if isinstance(k, str) and k.replace("-", "_") == text.replace("-", "_")]
+    return spelled[0] if len(spelled) == 1 else None
 
 
 def _textual(text: str) -> bool:

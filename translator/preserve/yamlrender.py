@@ -33,6 +33,10 @@ class _Renderer:
         self.out: list[Line] = []
         self.extra: dict[int, list[tuple[int, str]]] = {}  # id(placed) -> comment lines riding on it
         self.dropped: list[str] = []
+        self.emitted: dict[int, int] = {}  # source line -> where it went in the output
+        self.renamed = 0  # how much longer the last key line's key became
+        self.value_end: tuple[int, int] | None = None  # where the last entry's value ends in the output
+        self.comma = ""  # what follows a value written fresh: "," between the entries of a {...}
 
     def run(self) -> tuple[str, list[str]]:
         for placed in _walk(self.plan.root):
@@ -45,36 +49,54 @@ class _Renderer:
         source, root = self.source, self.plan.root
         self._verbatim(0, source.header_end, 0)
         self._riders(root, 0, False)
-        for i, child in enumerate(root.children):
-            self._entry(child, 0, i == 0)
-        if not root.children:
+        first = next(iter((source.root.children or {}).values()), None)
+        self._entries(root, first.col if isinstance(first, YamlEntry) else 0, source.root.braces, source.root)
+        if not root.children and not source.root.braces:
             self._generated(["{}"])  # every key removed: still a mapping, not an empty document
         self._verbatim(source.trailer_start, len(self.lines), 0)
         return self._text(), self.dropped
 
     # -- entries
 
-    def _entry(self, placed: Placed, col: int, first: bool) -> None:
+    def _entries(self, placed: Placed, col: int, flow: bool, origin: YamlEntry | None, shift: int = 0) -> None:
+        """The entries of a mapping at column `col` (those that stay in it keep their own column,
+        moved by `shift` with it); `flow`: inside {...}, where entries are separated by commas."""
+        kids = list((origin.children or {}).values()) if origin is not None else []
+        style = kids[0].key_style if kids else ('"' if flow else None)  # type: ignore[attr-defined]
+        last = len(placed.children) - 1
+        for i, child in enumerate(placed.children):
+            self.value_end = None
+            stays = origin is not None and child.origin is not None and child.origin.parent is origin
+            at = child.origin.col + shift if stays else col  # type: ignore[union-attr]
+            self._entry(child, at, i == 0, flow, style, i == last)
+            if flow and i < last and self.value_end is not None:
+                self._comma(*self.value_end)
+
+    def _entry(self, placed: Placed, col: int, first: bool, flow: bool, style: str | None, last: bool) -> None:
         origin = placed.origin
+        self.comma = "," if flow and not last else ""  # for what is written fresh
         if origin is None:
             self._riders(placed, col, first)
-            self._new(placed, col)
+            self._new(placed, col, flow, style)
             return
         assert isinstance(origin, YamlEntry)
         shift = col - origin.col
         self._lead(placed, origin, col, first)
+        line, column = origin.value_end
         if placed.mode is Mode.COPY:
             self._key_line(placed, origin, shift)
             self._verbatim(origin.key_line + 1, origin.tail + 1, shift)
+            if flow and line in self.emitted:  # a value inside {...} ends where its comma goes
+                self.value_end = (self.emitted[line], column + shift + (self.renamed if line == origin.key_line else 0))
         elif placed.mode is Mode.OPEN:
             self._key_line(placed, origin, shift)
             kids = list((origin.children or {}).values())
             inner = col + (kids[0].col - origin.col if kids else self.source.indent)  # type: ignore[attr-defined]
-            for i, child in enumerate(placed.children):
-                self._entry(child, inner, i == 0)
+            self._entries(placed, inner, flow or origin.braces, origin, shift)
             self._verbatim(_own_tail(origin), origin.tail + 1, shift)
+            self.value_end = (self.emitted[line], column + shift) if flow and line in self.emitted else None
         else:
-            self._rewritten(placed, origin, col, shift)
+            self._rewritten(placed, origin, col, shift, flow)
 
     def _lead(self, placed: Placed, origin: YamlEntry, col: int, first: bool) -> None:
         """The lines above a key: its own (shifted with it), and those of entries riding on it."""
@@ -92,47 +114,74 @@ class _Renderer:
 
     def _key_line(self, placed: Placed, origin: YamlEntry, shift: int) -> None:
         text = self.lines[origin.key_line]
+        self.renamed = 0
         if not _same_key(placed.key, origin.key):
-            text = text[: origin.col] + emit.scalar(placed.key) + text[origin.key_end :]
+            key = emit.scalar(placed.key, origin.key_style)
+            self.renamed = len(key) - (origin.key_end - origin.col)
+            text = text[: origin.col] + key + text[origin.key_end :]
+        self.emitted[origin.key_line] = len(self.out)
         self.out.append((_shift(text, shift), self.source.endings[origin.key_line] or None))
 
-    def _rewritten(self, placed: Placed, origin: YamlEntry, col: int, shift: int) -> None:
+    def _rewritten(self, placed: Placed, origin: YamlEntry, col: int, shift: int, flow: bool) -> None:
         """A new value under the source's key line (HEAD: a mapping with new entries)."""
         value = placed.value
         text = self.lines[origin.key_line]
-        fits = not isinstance(value, (dict, list)) or not value or origin.flow
+        collection = isinstance(value, (dict, list)) and bool(value)
+        fits = not collection or origin.flow or flow
         on_key_line = origin.value_start[0] == origin.key_line == origin.end
         if placed.mode is Mode.VALUE and fits and on_key_line and not origin.alias:
             start, stop = origin.value_start[1], origin.value_end[1]
-            new = emit.scalar(value, origin.style) if not isinstance(value, (dict, list)) or not value else emit.flow(value)
-            text = text[:start] + (" " if start == stop and text[start - 1 : start] == ":" else "") + new + text[stop:]
+            new = emit.flow(value) if collection else emit.scalar(value, origin.style)
+            head = text[:start] + (" " if start == stop and text[start - 1 : start] == ":" else "") + new
+            text = head + text[stop:]
             if not _same_key(placed.key, origin.key):
-                text = text[: origin.col] + emit.scalar(placed.key) + text[origin.key_end :]
+                key = emit.scalar(placed.key, origin.key_style)
+                head = text[: origin.col] + key + head[origin.key_end :]
+                text = head + text[len(head) - len(key) + (origin.key_end - origin.col) :]
+            self.value_end = (len(self.out), len(head) + shift)
             self.out.append((_shift(text, shift), self.source.endings[origin.key_line] or None))
         else:
             found = comments(self.source, origin, whole=origin.children is None)  # entries inside ride on their own
             note = next((t for n, t in found if n == origin.key_line), "")
             self._comment_lines([c for c in found if c[0] != origin.key_line], col)  # comments of the old value
-            key = text[origin.col : origin.key_end] if _same_key(placed.key, origin.key) else emit.scalar(placed.key)
+            key = text[origin.col : origin.key_end] if _same_key(placed.key, origin.key) else emit.scalar(placed.key, origin.key_style)
             head = " " * col + key + ":"
-            if placed.mode is Mode.VALUE and fits:
-                head += " " + (emit.flow(value) if isinstance(value, (dict, list)) and value else emit.scalar(value))
-            self.out.append((head + (" " + note if note else ""), None))
             if placed.mode is Mode.HEAD:
-                for i, child in enumerate(placed.children):
-                    self._entry(child, col + self.source.indent, i == 0)
-            elif not fits:
+                self.out.append((head + (" {" if flow else "") + (" " + note if note else ""), None))
+                comma = self.comma
+                self._entries(placed, col + self.source.indent, flow, None)
+                if flow:
+                    self._generated([" " * col + "}" + comma])
+            elif fits:
+                head += " " + (emit.flow(value) if collection else emit.scalar(value)) + self.comma
+                self.out.append((head + (" " + note if note else ""), None))
+            else:
+                self.out.append((head + (" " + note if note else ""), None))
                 self._generated(emit.block(value, col, self.source.indent, self.source.dash))
         self._verbatim(_own_tail(origin), origin.tail + 1, shift)
 
-    def _new(self, placed: Placed, col: int) -> None:
+    def _new(self, placed: Placed, col: int, flow: bool, style: str | None) -> None:
         value = placed.value
+        key = emit.scalar(placed.key, style)
         if isinstance(value, dict) and value and placed.children:
-            self._generated([" " * col + emit.scalar(placed.key) + ":"])
-            for i, child in enumerate(placed.children):
-                self._entry(child, col + self.source.indent, i == 0)
+            comma = self.comma
+            self._generated([" " * col + key + (": {" if flow else ":")])
+            self._entries(placed, col + self.source.indent, flow, None)
+            if flow:
+                self._generated([" " * col + "}" + comma])
+        elif flow:
+            text = emit.flow(value) if isinstance(value, (dict, list)) and value else emit.scalar(value)
+            self._generated([" " * col + key + ": " + text + self.comma])
         else:
-            self._generated(emit.entry(placed.key, value, col, self.source.indent, self.source.dash))
+            lines = emit.entry(placed.key, value, col, self.source.indent, self.source.dash)
+            self._generated([" " * col + key + lines[0][col + len(emit.scalar(placed.key)) :]] + lines[1:])
+
+    def _comma(self, index: int, column: int) -> None:
+        """Make sure the value that ends at `column` of output line `index` is followed by a comma."""
+        text, ending = self.out[index]
+        rest = text[column:]
+        if not rest.lstrip(" \t").startswith(","):
+            self.out[index] = (text[:column] + "," + rest, ending)
 
     # -- comments of entries without a place of their own
 
@@ -170,6 +219,7 @@ class _Renderer:
     def _verbatim(self, start: int, stop: int, shift: int) -> None:
         endings = self.source.endings
         for i in range(start, stop):
+            self.emitted[i] = len(self.out)
             self.out.append((_shift(self.lines[i], shift), endings[i] or None))
 
     def _comment_lines(self, found: list[tuple[int, str]], col: int) -> None:

@@ -55,7 +55,9 @@ class YamlEntry(SourceEntry):
     value_start: tuple[int, int] = (0, 0)  # (line, column) of the value as written
     value_end: tuple[int, int] = (0, 0)
     style: str | None = None  # the scalar's quoting ('"', "'", '|', '>') or None
+    key_style: str | None = None  # the key's quoting
     alias: bool = False  # the value is an alias (*name)
+    braces: bool = False  # the value is a {...} mapping over several lines, opened key by key
 
 
 @dataclass
@@ -99,9 +101,10 @@ def parse(text: str) -> YamlSource:
     loader = _Loader(text) if _ALIAS.search(text) or _FastLoader is None else _FastLoader(text)
     try:
         node = loader.get_single_node()
-        if not isinstance(node, MappingNode) or node.flow_style or not node.value:
-            raise Unsupported("the file is not a block mapping of settings")
+        if not isinstance(node, MappingNode) or not _openable(node):
+            raise Unsupported("the file is not a mapping of settings with one key a line")
         root = YamlEntry(None, (), None, None, 0, key_line=-1, col=-1, end=-1, lead=0, tail=len(lines) - 1)
+        root.braces = bool(node.flow_style)
         entries: list[YamlEntry] = []
         root.children = _mapping(node, root, entries, loader)
         if root.children is None:
@@ -155,12 +158,13 @@ def _mapping(node: MappingNode, parent: YamlEntry, out: list[YamlEntry], loader:
             key_line=key_node.start_mark.line, col=key_node.start_mark.column, key_end=key_node.end_mark.column,
             value_start=(start.line, start.column), value_end=(stop.line, stop.column),
             style=value_node.style if isinstance(value_node, ScalarNode) else None,
-            alias=getattr(value_node, "alias_use", False),
+            key_style=key_node.style or None, alias=getattr(value_node, "alias_use", False),
         )  # fmt: skip
         entry._node = value_node  # type: ignore[attr-defined]
         out.append(entry)
-        if isinstance(value_node, MappingNode) and not value_node.flow_style and value_node.value and not entry.alias:
+        if isinstance(value_node, MappingNode) and not entry.alias and _openable(value_node):
             entry.children = _mapping(value_node, entry, out, loader)
+            entry.braces = bool(value_node.flow_style) and entry.children is not None
             if entry.children is None:  # edited whole: forget the entries found inside it
                 del out[out.index(entry) + 1 :]
         entry.flow = bool(getattr(value_node, "flow_style", False)) and not entry.alias
@@ -169,6 +173,21 @@ def _mapping(node: MappingNode, parent: YamlEntry, out: list[YamlEntry], loader:
             children.pop(key)  # a duplicate key: YAML keeps the last one, so does the tree
         children[key] = entry
     return children
+
+
+def _openable(node: MappingNode) -> bool:
+    """A block mapping, or a {...} mapping written one key a line with its braces on lines of
+    their own (GPT-NeoX's style): either can be edited key by key."""
+    if not node.value:
+        return False
+    if not node.flow_style:
+        return True
+    last = node.start_mark.line  # the `{`
+    for key_node, value_node in node.value:
+        if key_node.start_mark.line <= last:
+            return False
+        last = _last_line(value_node)
+    return node.end_mark.line > last  # the `}`
 
 
 def _last_line(node: Node) -> int:
@@ -248,8 +267,9 @@ def _split_gap(lines: list[str], before: YamlEntry, stop: int, col: int, after: 
             cut = i  # not inside anything that closes here: it leads into the next key
             break
         chain[depth].tail = i
-    # blank lines between tail comments stay with them; after the last one they lead on
-    lead = max([before.end] + [e.tail for e in chain]) + 1
+    # blank lines between tail comments stay with them; after the last one they lead on (a `}`
+    # closing a mapping stays with it)
+    lead = max([before.end] + [max(e.tail, e.end) for e in chain]) + 1
     if after is not None:
         after.lead = lead
     return lead
