@@ -399,3 +399,8 @@ def test_removing_the_last_entries_of_a_braces_mapping_leaves_valid_yaml() -> No
     assert rewrite.preserved and yaml.safe_load(rewrite.text) == {"pipe_parallel_size": 1, "optimizer": {"type": "Adam", "params": {"lr": 0.0006}}}
     assert rewrite.text.startswith("# NeoX-style\n{\n  # parallelism\n  \"pipe_parallel_size\": 1,\n")
     assert rewrite.dropped_comments == ["# two GPUs a layer"]
+
+
+def test_a_braces_mapping_emptied_loses_its_closing_brace_line_once() -> None:
+    source = '{\n  "model": {\n    "on": {\n      "a": []\n    }\n  },\n  "k": 1\n}\n'
+    assert _yaml(source, {"model": {"on": {}}, "k": 1}) == '{\n  "model": {\n    "on": {}\n  },\n  "k": 1\n}\n'

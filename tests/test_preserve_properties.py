@@ -1,7 +1,7 @@
 """Properties of preserve() on random configs and random migrations.
 
 A random nested config is written in a random style (indent 2 or 4, flow or block lists, quoted or
-plain text, comments above keys and after values, blank lines); a random migration moves, renames,
+plain text, comments above keys and after values, blank lines, sometimes GPT-NeoX's {...} style); a random migration moves, renames,
 changes, removes and adds keys. Whatever happens, the text loads to exactly the target document
 (kept formatting or the plain dump); when formatting is kept, every comment is still there but
 those the rewrite names as gone with removed keys. Derandomized and small in CI; set
@@ -53,24 +53,29 @@ class _Writer:
         self.counter += 1
         return f"# note {self.counter}"
 
-    def mapping(self, data: dict[Any, Any], col: int) -> None:
-        for key, value in data.items():
+    def mapping(self, data: dict[Any, Any], col: int, braces: bool = False) -> None:
+        """Block style, or (braces) GPT-NeoX's style: {...} with one key a line and commas."""
+        last = len(data) - 1
+        for i, (key, value) in enumerate(data.items()):
             pad = " " * col
+            comma = "," if braces and (i < last or self.draw(st.booleans())) else ""
             if self.draw(st.integers(0, 4)) == 0:
                 self.lines.append("")
             if self.draw(st.integers(0, 3)) == 0:
                 self.lines.append(pad + self.comment())
-            head = pad + _scalar(key) + ":"
+            head = pad + (json.dumps(key) if braces and isinstance(key, str) else _scalar(key)) + ":"
             after = ("  " + self.comment()) if self.draw(st.integers(0, 3)) == 0 else ""
             if isinstance(value, dict) and value:
-                self.lines.append(head + after)
-                self.mapping(value, col + self.indent)
-            elif isinstance(value, list) and value and self.draw(st.booleans()):
+                self.lines.append(head + (" {" if braces else "") + after)
+                self.mapping(value, col + self.indent, braces)
+                if braces:
+                    self.lines.append(pad + "}" + comma)
+            elif isinstance(value, list) and value and not braces and self.draw(st.booleans()):
                 self.lines.append(head + after)
                 for item in value:
                     self.lines.append(" " * (col + self.dash) + "- " + _flow(item))
             else:
-                self.lines.append(head + " " + _flow(value) + after)
+                self.lines.append(head + " " + _flow(value) + comma + after)
 
 
 def _scalar(value: Any) -> str:
@@ -88,7 +93,12 @@ def cases(draw: Any) -> tuple[str, dict[str, Any], list[tuple[str, str]]]:
     writer = _Writer(draw)
     if draw(st.booleans()):
         writer.lines += ["# file header", ""]
-    writer.mapping(source, 0)
+    if draw(st.integers(0, 3)) == 0:
+        writer.lines.append("{")
+        writer.mapping(source, writer.indent, braces=True)
+        writer.lines.append("}")
+    else:
+        writer.mapping(source, 0)
     text = "\n".join(writer.lines) + "\n"
     target = json.loads(json.dumps(source))  # a deep copy with the same (JSON-safe) types
     target = _fix_keys(source, target)

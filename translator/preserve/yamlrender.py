@@ -158,7 +158,9 @@ class _Renderer:
             else:
                 self.out.append((head + (" " + note if note else ""), None))
                 self._generated(emit.block(value, col, self.source.indent, self.source.dash))
-        self._verbatim(_own_tail(origin), origin.tail + 1, shift)
+        for i in range(_own_tail(origin), origin.tail + 1):  # its comments, not the `}` of the old value
+            if not self.lines[i].strip() or self.lines[i].lstrip().startswith("#"):
+                self._verbatim(i, i + 1, shift)
 
     def _new(self, placed: Placed, col: int, flow: bool, style: str | None) -> None:
         value = placed.value
