@@ -6,6 +6,7 @@ moved, changed, were added or removed (preserve_oracle.diff_problems says exactl
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -70,3 +71,21 @@ def test_the_corpus_has_what_the_tests_claim_to_cover() -> None:
     assert len([m for m in MIGRATIONS if m[0] == "neox"]) >= 50
     comments = sum(sum(comment_texts(p.read_text()).values()) for _, _, p in MIGRATIONS)
     assert comments > 1000  # the count test above is not vacuous
+
+
+DEEPSPEED = corpus_files("deepspeed", "*.json")
+
+
+@pytest.mark.parametrize("path", DEEPSPEED or [pytest.param(None, marks=pytest.mark.skip(reason=f"shared corpus {CORPUS} is not present"))], ids=_id)
+def test_deepspeed_json_loads_to_the_plain_document_and_is_untouched_when_unchanged(path: Path) -> None:
+    try:
+        result = translate(path, "deepspeed", "deepspeed")
+    except InputError as exc:  # the templates with shell placeholders are not JSON
+        pytest.skip(f"deepspeed2deepspeed refuses {path.name}: {exc}")
+    source = path.read_text(encoding="utf-8")
+    target = dict(result.config)
+    rewrite = preserve(source, target, moves_from_report(result.report), "json", plain=result.dump)
+    assert rewrite.preserved, rewrite.note
+    assert strictly_equal(json.loads(rewrite.text), target)
+    if strictly_equal(json.loads(source), target):
+        assert rewrite.text == source

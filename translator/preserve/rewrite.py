@@ -41,7 +41,7 @@ def preserve(
     moves_from_report(translation.report). plain: the text to write when formatting cannot be
     kept (default: a plain YAML/JSON dump of `target`); a callable is called only then.
     """
-    document = dict(target)
+    document = _plain_dicts(target)
     if fmt not in ("yaml", "json"):
         raise ValueError(f"preserve: fmt must be 'yaml' or 'json', not {fmt!r}")
     bom = "\ufeff" if source_text.startswith("\ufeff") else ""
@@ -58,6 +58,15 @@ def preserve(
 
 class _Fallback(Exception):
     pass
+
+
+def _plain_dicts(value: Any) -> Any:
+    """The target with every mapping a plain dict (a writer's document class loads back as one)."""
+    if isinstance(value, Mapping):
+        return {k: _plain_dicts(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain_dicts(v) for v in value]
+    return value
 
 
 def _yaml(text: str, document: dict[str, Any], moves: list[tuple[str, str]]) -> tuple[str, list[str]]:
