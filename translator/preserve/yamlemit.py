@@ -62,9 +62,10 @@ def _dump(value: Any, style: str | None) -> str:
     return text[: -len("\n...")] if text.endswith("\n...") else text
 
 
-def entry(key: Any, value: Any, col: int, indent: int, dash: int) -> list[str]:
-    """`key: value` at column `col`; a non-empty list or mapping goes on the lines below."""
-    head = " " * col + scalar(key) + ":"
+def entry(key: str, value: Any, col: int, indent: int, dash: int) -> list[str]:
+    """`key: value` at column `col` (`key` as it is to be written); a non-empty list or mapping
+    goes on the lines below."""
+    head = " " * col + key + ":"
     if isinstance(value, (dict, list)) and value:
         return [head] + block(value, col, indent, dash)
     return [head + " " + scalar(value)]
@@ -75,12 +76,12 @@ def block(value: dict[Any, Any] | list[Any], col: int, indent: int, dash: int) -
     lines: list[str] = []
     if isinstance(value, dict):
         for key, item in value.items():
-            lines += entry(key, item, col + indent, indent, dash)
+            lines += entry(scalar(key), item, col + indent, indent, dash)
         return lines
     at = col + dash
     for item in value:
         if isinstance(item, dict) and item:
-            inner = [line for key, v in item.items() for line in entry(key, v, at + 2, indent, dash)]
+            inner = [line for key, v in item.items() for line in entry(scalar(key), v, at + 2, indent, dash)]
             inner[0] = " " * at + "- " + inner[0][at + 2 :]
             lines += inner
         elif isinstance(item, list) and item:

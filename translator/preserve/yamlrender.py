@@ -133,13 +133,10 @@ class _Renderer:
             start, stop = origin.value_start[1], origin.value_end[1]
             new = emit.flow(value) if collection else emit.scalar(value, origin.style)
             head = text[:start] + (" " if start == stop and text[start - 1 : start] == ":" else "") + new
-            text = head + text[stop:]
-            if not _same_key(placed.key, origin.key):
-                key = emit.scalar(placed.key, origin.key_style)
-                head = text[: origin.col] + key + head[origin.key_end :]
-                text = head + text[len(head) - len(key) + (origin.key_end - origin.col) :]
+            if not _same_key(placed.key, origin.key):  # the key comes before the value on the line
+                head = head[: origin.col] + emit.scalar(placed.key, origin.key_style) + head[origin.key_end :]
             self.value_end = (len(self.out), len(head) + shift)
-            self.out.append((_shift(text, shift), self.source.endings[origin.key_line] or None))
+            self.out.append((_shift(head + text[stop:], shift), self.source.endings[origin.key_line] or None))
         else:
             found = comments(self.source, origin, whole=origin.children is None)  # entries inside ride on their own
             note = next((t for n, t in found if n == origin.key_line), "")
@@ -175,8 +172,7 @@ class _Renderer:
             text = emit.flow(value) if isinstance(value, (dict, list)) and value else emit.scalar(value)
             self._generated([" " * col + key + ": " + text + self.comma])
         else:
-            lines = emit.entry(placed.key, value, col, self.source.indent, self.source.dash)
-            self._generated([" " * col + key + lines[0][col + len(emit.scalar(placed.key)) :]] + lines[1:])
+            self._generated(emit.entry(key, value, col, self.source.indent, self.source.dash))
 
     def _comma(self, index: int, column: int) -> None:
         """Make sure the value that ends at `column` of output line `index` is followed by a comma."""
