@@ -1,0 +1,152 @@
+"""The per-framework key histories in schemas/history/: fresh, well formed, and saying true things.
+
+Freshness regenerates each file from the framework's git mirror (../.mirror/<owner+name>/repo or
+$NEOCONV_MIRRORS) and compares byte for byte; it is skipped when the mirror is not there (CI).
+The sanity tests read the committed files only, so they run everywhere.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+HISTORY = ROOT / "schemas" / "history"
+TOOLS = ROOT / "tools"
+
+GENERATORS = {
+    "neox": ("gen_neox_history.py", "EleutherAI+gpt-neox"),
+}
+
+
+def mirror(owner_name: str) -> Path:
+    base = os.environ.get("NEOCONV_MIRRORS")
+    return (Path(base) if base else ROOT.parent / ".mirror") / owner_name / "repo"
+
+
+@cache
+def history(fmt: str) -> dict[str, Any]:
+    return json.loads((HISTORY / f"{fmt}.json").read_text(encoding="utf-8"))
+
+
+def labels(fmt: str) -> list[str]:
+    return [r["label"] for r in history(fmt)["releases"]]
+
+
+def resolve(fmt: str, label: str) -> str:
+    return history(fmt)["aliases"].get(label, label)
+
+
+def has(fmt: str, key: str, label: str) -> bool:
+    """Does release `label` (or an alias) read `key`?"""
+    order = labels(fmt)
+    record = history(fmt)["keys"].get(key)
+    if record is None:
+        return False
+    at = order.index(resolve(fmt, label))
+    return any(order.index(a) <= at <= order.index(b) for a, b in record["in"])
+
+
+def value_at(fmt: str, key: str, field: str, label: str) -> Any:
+    """The type or default in force at a release; raises KeyError for 'no default'."""
+    order = labels(fmt)
+    at = order.index(resolve(fmt, label))
+    current: list[Any] | None = None
+    for pair in history(fmt)["keys"][key][field]:
+        if order.index(pair[0]) <= at:
+            current = pair
+    if current is None or len(current) == 1:
+        raise KeyError(f"{key} has no {field} at {label}")
+    return current[1]
+
+
+# --------------------------------------------------------------------------
+# Freshness and shape (every framework)
+# --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fmt", sorted(GENERATORS))
+def test_history_is_fresh(fmt: str) -> None:
+    tool, owner_name = GENERATORS[fmt]
+    repo = mirror(owner_name)
+    if not repo.is_dir():
+        pytest.skip(f"mirror {repo} is not present (set NEOCONV_MIRRORS to a folder of <owner+name>/repo mirrors)")
+    out = subprocess.run(
+        [sys.executable, str(TOOLS / tool), "--repo", str(repo), "--check"], capture_output=True, text=True, timeout=600
+    )
+    assert out.returncode == 0, out.stderr
+
+
+@pytest.mark.parametrize("fmt", sorted(GENERATORS))
+def test_history_is_well_formed(fmt: str) -> None:
+    doc = history(fmt)
+    order = labels(fmt)
+    assert len(order) == len(set(order)) and order
+    assert all(target in order for target in doc["aliases"].values())
+    assert doc["keys"]
+    for key, record in doc["keys"].items():
+        runs = record["in"]
+        positions = [(order.index(a), order.index(b)) for a, b in runs]
+        assert all(a <= b for a, b in positions), key
+        assert all(positions[i][1] + 1 < positions[i + 1][0] for i in range(len(positions) - 1)), key
+        for field in ("type", "default"):
+            pairs = record.get(field, [])
+            steps = [order.index(p[0]) for p in pairs]
+            assert steps == sorted(set(steps)), (key, field)
+            assert all(len(p) in (1, 2) for p in pairs)
+        assert record["default"], key
+    for rename in doc["renames"]:
+        assert rename["from"] in doc["keys"] and rename["to"] in doc["keys"]
+        assert has(fmt, rename["to"], rename["release"])
+        assert not has(fmt, rename["from"], rename["release"]) or rename.get("overlap")
+    for change in doc["changes"]:
+        assert has(fmt, change["key"], change["release"])
+
+
+@pytest.mark.parametrize("fmt", sorted(GENERATORS))
+def test_history_stays_small(fmt: str) -> None:
+    assert (HISTORY / f"{fmt}.json").stat().st_size < 400_000
+
+
+# --------------------------------------------------------------------------
+# GPT-NeoX
+# --------------------------------------------------------------------------
+
+
+def test_neox_mlp_type_lived_from_llama_support_to_the_mlp_rework() -> None:
+    assert has("neox", "mlp_type", "2023-05-02")
+    assert has("neox", "mlp_type", "2024-03-10")
+    assert not has("neox", "mlp_type", "v1.0")
+    assert not has("neox", "mlp_type", "current")
+    assert value_at("neox", "mlp_type", "default", "2023-12-26") == "regular"
+    assert has("neox", "mlp_multiple_of", "current") and not has("neox", "mlp_multiple_of", "2024-03-10")
+
+
+def test_neox_gas_and_save_interval_are_old_spellings() -> None:
+    assert has("neox", "gas", "v1.0") and has("neox", "gas", "2024-01-26") and not has("neox", "gas", "2024-02-05")
+    assert has("neox", "save_interval", "2022-02-10") and not has("neox", "save_interval", "v1.0")
+    assert has("neox", "checkpoint_factor", "v1.0")
+    renames = {(r["from"], r["to"]): r["release"] for r in history("neox")["renames"]}
+    assert renames[("gas", "gradient_accumulation_steps")] == "2024-02-05"
+    assert renames[("num_experts", "moe_num_experts")] == "2024-05-04"
+
+
+def test_neox_dropout_default_changed_at_the_end_of_2023() -> None:
+    assert value_at("neox", "hidden_dropout", "default", "v2.0") == 0.1
+    assert value_at("neox", "hidden_dropout", "default", "current") == 0.0
+    assert value_at("neox", "weight_decay", "default", "v1.0") == 0.01
+    assert value_at("neox", "weight_decay", "default", "current") == 0.1
+
+
+def test_neox_aliases_point_at_the_tags() -> None:
+    aliases = history("neox")["aliases"]
+    assert aliases["v1.0"] <= aliases["v2.0"] < "2023-04"
+    assert aliases["current"] == labels("neox")[-1]
+    assert value_at("neox", "num_layers", "type", "current") == "int"
