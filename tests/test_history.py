@@ -23,6 +23,7 @@ TOOLS = ROOT / "tools"
 
 GENERATORS = {
     "neox": ("gen_neox_history.py", "EleutherAI+gpt-neox"),
+    "veomni": ("gen_veomni_history.py", "ByteDance-Seed+VeOmni"),
 }
 
 
@@ -150,3 +151,36 @@ def test_neox_aliases_point_at_the_tags() -> None:
     assert aliases["v1.0"] <= aliases["v2.0"] < "2023-04"
     assert aliases["current"] == labels("neox")[-1]
     assert value_at("neox", "num_layers", "type", "current") == "int"
+
+
+# --------------------------------------------------------------------------
+# VeOmni
+# --------------------------------------------------------------------------
+
+
+def test_veomni_mixed_precision_switch_lived_in_the_nested_layout_until_pr_627() -> None:
+    key = "train.enable_mixed_precision"
+    assert has("veomni", key, "#538") and has("veomni", key, "#603")
+    assert not has("veomni", key, "#627")
+    assert has("veomni", "train.accelerator.fsdp_config.mixed_precision.enable", "#627")
+    assert has("veomni", "train.optimizer.lr", "#538") and not has("veomni", "train.lr", "#538")
+
+
+def test_veomni_flat_fields_before_pr_458() -> None:
+    for key in ("train.rmpad", "train.rmpad_with_pos_ids", "train.dyn_bsz_margin", "train.dyn_bsz_buffer_size"):
+        assert has("veomni", key, "v0.1.6"), key
+        assert not has("veomni", key, "#458"), key
+    assert value_at("veomni", "train.rmpad", "default", "v0.1.6") is True
+    assert has("veomni", "data.dyn_bsz_buffer_size", "#458")
+    full_shard = "train.accelerator.fsdp_config.full_shard"
+    assert has("veomni", "train.enable_full_shard", "#458") and has("veomni", full_shard, "#538")
+    assert not has("veomni", full_shard, "current")
+
+
+def test_veomni_fsdp_defaults_changed_when_fsdp1_was_dropped() -> None:
+    mode = "train.accelerator.fsdp_config.fsdp_mode"
+    assert value_at("veomni", mode, "default", "#538") == "ddp"
+    assert value_at("veomni", mode, "default", "current") == "fsdp2"
+    assert value_at("veomni", "train.init_device", "default", "v0.1.6") == "cuda"
+    assert value_at("veomni", "train.init_device", "default", "current") == "meta"
+    assert history("veomni")["aliases"]["v0.1.7"] == "#546"
