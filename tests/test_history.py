@@ -24,6 +24,7 @@ TOOLS = ROOT / "tools"
 GENERATORS = {
     "neox": ("gen_neox_history.py", "EleutherAI+gpt-neox"),
     "veomni": ("gen_veomni_history.py", "ByteDance-Seed+VeOmni"),
+    "deepspeed": ("gen_deepspeed_history.py", "deepspeedai+DeepSpeed"),
 }
 
 
@@ -184,3 +185,38 @@ def test_veomni_fsdp_defaults_changed_when_fsdp1_was_dropped() -> None:
     assert value_at("veomni", "train.init_device", "default", "v0.1.6") == "cuda"
     assert value_at("veomni", "train.init_device", "default", "current") == "meta"
     assert history("veomni")["aliases"]["v0.1.7"] == "#546"
+
+
+# --------------------------------------------------------------------------
+# DeepSpeed
+# --------------------------------------------------------------------------
+
+
+def test_deepspeed_alias_pairs_point_at_each_other() -> None:
+    keys = history("deepspeed")["keys"]
+    field = "zero_optimization.gather_16bit_weights_on_model_save"
+    assert keys[field]["alias"] == "stage3_gather_16bit_weights_on_model_save"
+    assert keys["zero_optimization.stage3_gather_16bit_weights_on_model_save"]["alias_of"] == "gather_16bit_weights_on_model_save"
+    assert keys["zero_optimization.stage3_prefetch_bucket_size"]["alias_of"] == "prefetch_bucket_size"
+    assert value_at("deepspeed", "zero_optimization.prefetch_bucket_size", "default", "current") == 50_000_000
+    old = "zero_optimization.stage3_gather_fp16_weights_on_model_save"
+    assert keys[old]["deprecated"] is True and keys[old]["new_param"] == "gather_16bit_weights_on_model_save"
+    assert has("deepspeed", old, "0.3.14") and has("deepspeed", field, "0.7.0") and not has("deepspeed", field, "0.6.7")
+
+
+def test_deepspeed_cpu_offload_is_the_old_spelling_of_offload_optimizer() -> None:
+    keys = history("deepspeed")["keys"]
+    assert has("deepspeed", "zero_optimization.cpu_offload", "0.3.0")
+    assert not has("deepspeed", "zero_optimization.offload_optimizer", "0.3.14")
+    assert has("deepspeed", "zero_optimization.offload_optimizer.device", "current")
+    assert keys["zero_optimization.cpu_offload"]["new_param"] == "offload_optimizer"
+    assert not has("deepspeed", "zero_optimization.cpu_offload_params", "0.7.0")
+
+
+def test_deepspeed_defaults_that_changed() -> None:
+    assert value_at("deepspeed", "gradient_clipping", "default", "0.19.2") == 0.0
+    assert value_at("deepspeed", "gradient_clipping", "default", "current") == 1.0
+    assert value_at("deepspeed", "fp16.initial_scale_power", "default", "0.10.0") == 16
+    assert value_at("deepspeed", "scheduler.params.warmup_num_steps", "default", "current") == 1000
+    assert "WarmupCosineLR" in history("deepspeed")["keys"]["scheduler.type"]["choices"]
+    assert "adamw" in history("deepspeed")["keys"]["optimizer.type"]["choices"]

@@ -285,7 +285,18 @@ Snapshot = dict[str, KeyInfo]
 
 
 def _canon(value: JSON) -> str:
-    return json.dumps(value, sort_keys=True)
+    """Comparison text: 1e8 and 100000000 are the same default (True and 1 are not)."""
+
+    def norm(v: JSON) -> JSON:
+        if isinstance(v, float) and v.is_integer():
+            return int(v)
+        if isinstance(v, list):
+            return [norm(x) for x in v]
+        if isinstance(v, dict):
+            return {k: norm(x) for k, x in v.items()}
+        return v
+
+    return json.dumps(norm(value), sort_keys=True)
 
 
 def runs(labels: Sequence[str], present: set[str]) -> list[list[str]]:
@@ -366,6 +377,8 @@ class Rename:
         out: dict[str, JSON] = {"from": self.old, "to": self.new, "release": self.release, "source": self.source}
         if self.note:
             out["note"] = self.note
+        if self.overlap:
+            out["overlap"] = True
         return out
 
 
@@ -416,7 +429,8 @@ COMMON_COMMENT = [
     "  type: [[release, type], ...] the type from that release on (Python annotation text, or guessed from the default).",
     "  default: [[release, value] | [release], ...] the default from that release on; [release] alone = no default",
     "    (required, or computed by code); a computed default is {\"expr\": \"<source>\"}.",
-    "renames: {from, to, release, source, note}: release = first release that reads 'to' instead of 'from'.",
+    "renames: {from, to, release, source, note}: release = first release that reads 'to' instead of 'from';",
+    "  overlap: true = 'from' is still read from that release on (an accepted old spelling).",
     "changes: {key, release, note, source}: same key, different meaning from that release on.",
 ]
 
