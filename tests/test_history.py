@@ -25,6 +25,7 @@ GENERATORS = {
     "neox": ("gen_neox_history.py", "EleutherAI+gpt-neox"),
     "veomni": ("gen_veomni_history.py", "ByteDance-Seed+VeOmni"),
     "deepspeed": ("gen_deepspeed_history.py", "deepspeedai+DeepSpeed"),
+    "cerebras": ("gen_cerebras_history.py", "Cerebras+modelzoo"),
 }
 
 
@@ -220,3 +221,61 @@ def test_deepspeed_defaults_that_changed() -> None:
     assert value_at("deepspeed", "scheduler.params.warmup_num_steps", "default", "current") == 1000
     assert "WarmupCosineLR" in history("deepspeed")["keys"]["scheduler.type"]["choices"]
     assert "adamw" in history("deepspeed")["keys"]["optimizer.type"]["choices"]
+
+
+# --------------------------------------------------------------------------
+# Cerebras Model Zoo
+# --------------------------------------------------------------------------
+
+
+def test_cerebras_labels_and_minor_aliases() -> None:
+    order = labels("cerebras")
+    assert order[0] == "1.6.0" and order[-1] == "2.10.0"
+    assert order.index("2.9.0") < order.index("2.10.0")  # numeric, not text, order
+    aliases = history("cerebras")["aliases"]
+    assert aliases["1.9"] == "1.9.1" and aliases["2.0"] == "2.0.3" and aliases["2.10"] == "2.10.0"
+
+
+def test_cerebras_optimizer_names_before_and_after_2_0() -> None:
+    assert has("cerebras", "optimizer.weight_decay_rate", "1.9") and not has("cerebras", "optimizer.weight_decay_rate", "2.0")
+    assert has("cerebras", "optimizer.weight_decay", "2.0")
+    assert value_at("cerebras", "optimizer.weight_decay_rate", "default", "1.7") == 0.0
+    assert value_at("cerebras", "optimizer.beta2", "default", "1.9") == 0.999
+    assert has("cerebras", "optimizer.betas", "2.0") and not has("cerebras", "optimizer.beta1", "2.0")
+    assert has("cerebras", "optimizer.learning_rate.*.steps", "1.9")
+    assert has("cerebras", "optimizer.learning_rate.*.total_iters", "2.0")
+    assert has("cerebras", "optimizer.learning_rate.alpha", "1.7")  # TensorFlow's Cosine schedule
+    assert not has("cerebras", "optimizer.learning_rate.alpha", "1.9")
+
+
+def test_cerebras_precision_keys_by_release() -> None:
+    assert value_at("cerebras", "model.use_bfloat16", "default", "2.0") is True  # gpt2 set_defaults
+    assert history("cerebras")["keys"]["model.use_bfloat16"].get("defaults_by_model", {}).get("*", False) is False
+    assert has("cerebras", "model.fp16_type", "2.1") and not has("cerebras", "model.fp16_type", "2.0")
+    assert has("cerebras", "model.use_rms_norm", "1.9") and not has("cerebras", "model.use_rms_norm", "2.0")
+    assert value_at("cerebras", "model.norm_type", "default", "2.0") == "layernorm"
+    assert history("cerebras")["keys"]["model.norm_type"]["defaults_by_model"]["t5"] == "rmsnorm"
+
+
+def test_cerebras_trainer_layout_from_2_3_with_its_legacy_names() -> None:
+    keys = history("cerebras")["keys"]
+    assert has("cerebras", "trainer.init.loop.max_steps", "2.3") and not has("cerebras", "trainer.init.loop.max_steps", "2.2")
+    assert keys["trainer.init.loop.max_steps"]["legacy"] == "runconfig.max_steps"
+    assert keys["runconfig.checkpoint_steps"]["trainer"] == "trainer.init.checkpoint.steps"
+    assert keys["trainer.init.precision.max_gradient_norm"]["legacy"] == "optimizer.max_gradient_norm"
+    assert value_at("cerebras", "runconfig.checkpoint_steps", "default", "1.6") == 0
+    for key in ("model.pos_scaling_factor", "model.fold_rope_consts", "model.moe", "model.mup_base_hidden_size"):
+        assert has("cerebras", key, "2.4"), key
+    assert "llama" in history("cerebras")["model_names"]["llama"]
+
+
+def test_cerebras_family_keys_name_their_family() -> None:
+    doc = history("cerebras")
+
+    def models(key: str) -> list[str]:
+        value = doc["keys"][key]["models"]
+        return doc["model_sets"][value] if isinstance(value, str) else value
+
+    assert "t5" in models("model.encoder_num_hidden_layers")
+    assert "gpt2" not in models("model.encoder_num_hidden_layers")
+    assert "gpt2" in models("model.use_rms_norm")

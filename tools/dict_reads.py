@@ -33,6 +33,7 @@ ACCESSORS = {
     "get_list_param": (0, 1, 2),
 }
 MODEL_BASES = {"BaseModel", "DeepSpeedConfigModel", "BaseConfig"}
+MAX_DEPTH = 8  # deeper paths come from generic tree walkers, not from named keys
 
 
 @dataclass
@@ -42,6 +43,7 @@ class Read:
     where: str  # module path
     type: str | None = None
     extra: dict[str, JSON] = field(default_factory=dict)
+    function: str = ""  # qualified name of the reading function ("" for model fields)
 
 
 @dataclass
@@ -52,8 +54,11 @@ class Function:
     cls: str | None  # enclosing class name, for self.<method>() and self.<attr>
     params: list[str]
     env: dict[str, set[Path]] = field(default_factory=dict)
+    key: str = ""
     consts: dict[str, JSON] = field(default_factory=dict)
     returns: set[Path] = field(default_factory=set)  # paths the function returns
+    seeds: dict[str, set[Path]] = field(default_factory=dict)  # assumed by the caller of Program.seed
+    incoming: dict[str, set[Path]] = field(default_factory=dict)  # what call sites pass
     # Calls that pass a module constant by keyword (a key/default table) are analysed per call site:
     # (caller, line) -> (paths per parameter, constants per parameter)
     sites: dict[tuple[str, int], tuple[dict[str, set[Path]], dict[str, JSON]]] = field(default_factory=dict)
@@ -83,6 +88,8 @@ class Program:
             self._index(path, tree)
         self.attrs: dict[tuple[str, str, str], set[Path]] = {}  # (module, class, attr) -> paths
         self.method_paths: dict[str, Path] = {}  # self.<name>() accessors known to return a config section
+        self.fixed_attrs: set[tuple[str, str, str]] = set()  # attrs set by the caller (kept across reruns)
+        self.opaque: tuple[str, ...] = ()  # module path parts whose functions are not followed into
         self.reads: list[Read] = []
 
     # -- indexing ---------------------------------------------------------------------------
@@ -113,12 +120,17 @@ class Program:
                         self._add_function(path, item, stmt.name, f"{stmt.name}.{item.name}")
         self.imports[path] = names
 
-    def _add_function(self, module: str, node: ast.FunctionDef | ast.AsyncFunctionDef, cls: str | None, qual: str) -> None:
+    def _add_function(self, module: str, node: ast.FunctionDef | ast.AsyncFunctionDef, cls: str | None, qual: str,
+                      nested: bool = False) -> None:
         args = node.args
         params = [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs]
-        fn = Function(module, qual, node, cls, params)
-        self.functions[f"{module}:{qual}"] = fn
-        self.by_name.setdefault(node.name if cls is None else qual, []).append(fn)
+        fn = Function(module, qual, node, cls, params, key=f"{module}:{qual}")
+        self.functions[fn.key] = fn
+        if not nested:
+            self.by_name.setdefault(node.name if cls is None else qual, []).append(fn)
+        for stmt in _inner_functions(node):  # helpers defined inside: called by name from the enclosing body
+            if f"{module}:{qual}.{stmt.name}" not in self.functions:
+                self._add_function(module, stmt, cls, f"{qual}.{stmt.name}", nested=True)
 
     def constants(self, module: str, seen: frozenset[str] = frozenset()) -> dict[str, JSON]:
         """Module-level literal constants, including those imported from scanned modules."""
@@ -182,21 +194,29 @@ class Program:
     # -- the analysis ------------------------------------------------------------------------
 
     def seed(self, predicate: Callable[[Function], Mapping[str, Path]]) -> None:
-        """Start paths for parameters: predicate(function) -> {param: path}."""
+        """Assumed paths for parameters: predicate(function) -> {param: path}.
+
+        An assumption is dropped when every call site that passes a config path for that parameter
+        passes a different one (a helper named `params` that its callers give one section)."""
         for fn in self.functions.values():
             for param, path in predicate(fn).items():
                 if param in fn.params:
-                    fn.env.setdefault(param, set()).add(path)
+                    fn.seeds.setdefault(param, set()).add(path)
 
     def run(self, rounds: int = 12) -> list[Read]:
-        for _ in range(rounds):
-            before = self._state()
-            classes_with_attrs = {(m, c) for m, c, _ in self.attrs}
-            for fn in list(self.functions.values()):
-                if fn.env or (fn.module, fn.cls) in classes_with_attrs or (self.method_paths and fn.cls):
-                    _FunctionPass(self, fn).propagate()
-            if self._state() == before:
+        dropped: set[tuple[str, str, Path]] = set()
+        for _ in range(4):
+            self._fixpoint(rounds, dropped)
+            contradicted = {
+                (key, param, path)
+                for key, fn in self.functions.items()
+                for param, paths in fn.seeds.items()
+                for path in paths
+                if fn.incoming.get(param) and path not in fn.incoming[param]
+            } - dropped
+            if not contradicted:
                 break
+            dropped |= contradicted
         self.reads = []
         self._model_reads_seen: set[tuple[str, Path]] = set()
         for fn in self.functions.values():
@@ -204,11 +224,44 @@ class Program:
                 _FunctionPass(self, fn).collect()
             for site_env, site_consts in fn.sites.values():
                 clone = Function(fn.module, fn.qualname, fn.node, fn.cls, fn.params,
-                                 {k: set(v) for k, v in site_env.items()}, dict(site_consts))
+                                 env={k: set(v) for k, v in site_env.items()}, consts=dict(site_consts))
                 for _ in range(3):
                     _FunctionPass(self, clone).propagate_locally()
                 _FunctionPass(self, clone).collect()
         return self.reads
+
+    def _fixpoint(self, rounds: int, dropped: set[tuple[str, str, Path]]) -> None:
+        self.attrs = {k: v for k, v in self.attrs.items() if k in self.fixed_attrs}
+        for key, fn in self.functions.items():
+            fn.env, fn.returns, fn.sites, fn.incoming, fn.consts = {}, set(), {}, {}, {}
+            for param, paths in fn.seeds.items():
+                kept = {p for p in paths if (key, param, p) not in dropped}
+                if kept:
+                    fn.env[param] = set(kept)
+        self.dirty: dict[str, None] = {}  # worklist (insertion-ordered set) of function keys
+        self.class_functions: dict[tuple[str, str | None], list[str]] = {}
+        for key, fn in self.functions.items():
+            self.class_functions.setdefault((fn.module, fn.cls), []).append(key)
+            if fn.env or (self.method_paths and fn.cls) or (fn.module, fn.cls) in {(m, c) for m, c, _ in self.attrs}:
+                self.dirty[key] = None
+        budget = rounds * max(1, len(self.functions))
+        while self.dirty and budget > 0:
+            key = next(iter(self.dirty))
+            del self.dirty[key]
+            budget -= 1
+            _FunctionPass(self, self.functions[key]).propagate()
+
+    def touch(self, key: str) -> None:
+        self.dirty[key] = None
+
+    def touch_class(self, module: str, cls: str | None) -> None:
+        for key in self.class_functions.get((module, cls), ()):
+            self.dirty[key] = None
+
+    def touch_all(self) -> None:
+        for key, fn in self.functions.items():
+            if fn.env or fn.cls:
+                self.dirty[key] = None
 
     def _state(self) -> int:
         return (
@@ -316,15 +369,61 @@ def _factory(node: ast.expr) -> JSON:
     return {"expr": ast.unparse(node) + "()"}
 
 
+def _stutters(path: Path) -> bool:
+    """x = x["base"] in a loop walks a chain, not a key: base.base.base"""
+    return any(a == b != "*" for a, b in zip(path, path[1:]))
+
+
 _NODES: dict[int, tuple[ast.AST, list[ast.AST]]] = {}
 
 
+_INNER: dict[int, tuple[ast.AST, list[ast.FunctionDef | ast.AsyncFunctionDef]]] = {}
+
+
+def _inner_functions(node: ast.AST) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+    """Functions defined directly inside a function (cached per parsed function)."""
+    cached = _INNER.get(id(node))
+    if cached is None or cached[0] is not node:
+        found: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
+        todo = list(ast.iter_child_nodes(node))
+        while todo:
+            child = todo.pop()
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                found.append(child)  # its own inner functions are found when it is added
+            elif not isinstance(child, (ast.ClassDef, ast.Lambda)):
+                todo.extend(ast.iter_child_nodes(child))
+        found.sort(key=lambda f: (f.lineno, f.col_offset))
+        cached = (node, found)
+        _INNER[id(node)] = cached
+    return cached[1]
+
+
+def _size(env: dict[str, set[Path]]) -> int:
+    return sum(len(v) for v in env.values())
+
+
+_KINDS = (ast.Assign, ast.AnnAssign, ast.NamedExpr, ast.For, ast.comprehension, ast.Return, ast.Call,
+          ast.Subscript, ast.Compare, ast.DictComp)
+
+
 def _nodes(fn_node: ast.AST) -> list[ast.AST]:
-    """Every node of a function, computed once per parsed function (trees are shared across releases)."""
+    """The nodes of a function the passes look at, computed once per parsed function (trees are
+    shared across releases)."""
     cached = _NODES.get(id(fn_node))
     if cached is None or cached[0] is not fn_node:
-        cached = (fn_node, list(ast.walk(fn_node)))
+        cached = (fn_node, [n for n in ast.walk(fn_node) if isinstance(n, _KINDS)])
         _NODES[id(fn_node)] = cached
+    return cached[1]
+
+
+_LOOPS: dict[int, tuple[ast.AST, list[ast.For | ast.comprehension]]] = {}
+
+
+def _loops(fn_node: ast.AST) -> list[ast.For | ast.comprehension]:
+    cached = _LOOPS.get(id(fn_node))
+    if cached is None or cached[0] is not fn_node:
+        cached = (fn_node, [n for n in _nodes(fn_node) if isinstance(n, (ast.For, ast.comprehension))])
+        _LOOPS[id(fn_node)] = cached
     return cached[1]
 
 
@@ -339,9 +438,8 @@ class _FunctionPass:
         # loop variables over constant keys: for k in (A, B) / for k, v in DEFAULTS.items()
         self.loop_keys: dict[str, list[str]] = {}
         self.loop_values: dict[str, dict[str, JSON]] = {}
-        for node in _nodes(fn.node):
-            if isinstance(node, (ast.For, ast.comprehension)):
-                self._loop(node.target, node.iter)
+        for node in _loops(fn.node):
+            self._loop(node.target, node.iter)
 
     def _loop(self, target: ast.expr, iterable: ast.expr) -> None:
         items = False
@@ -389,6 +487,9 @@ class _FunctionPass:
         return {p + (k,) for p in self.paths(node) for k in self.keys(key_node)}
 
     def paths(self, node: ast.expr | None) -> set[Path]:
+        return {p for p in self._paths(node) if len(p) <= MAX_DEPTH and p.count("*") <= 2 and not _stutters(p)}
+
+    def _paths(self, node: ast.expr | None) -> set[Path]:
         if node is None:
             return set()
         if isinstance(node, ast.Name):
@@ -403,6 +504,8 @@ class _FunctionPass:
             return self.paths(node.body) | self.paths(node.orelse)
         if isinstance(node, ast.DictComp):
             return self._dictcomp(node)
+        if isinstance(node, ast.Dict):
+            return self._dict_slice(node)
         if isinstance(node, ast.Call):
             return self._call_paths(node)
         return set()
@@ -431,6 +534,18 @@ class _FunctionPass:
                 return self.sub(node.args[d], node.args[k])
         return set()
 
+    def _dict_slice(self, node: ast.Dict) -> set[Path]:
+        """{"lr": p["lr"], "x": p.get("x", 0)} re-packs keys of p under their own names: it stands for p."""
+        parents: set[Path] = set()
+        for k, v in zip(node.keys, node.values):
+            if k is None or v is None:
+                continue
+            names = self.keys(k)
+            for path in self.paths(v):
+                if len(names) == 1 and path and path[-1] == names[0]:
+                    parents.add(path[:-1])
+        return parents
+
     def _dictcomp(self, node: ast.DictComp) -> set[Path]:
         """{k: d.get(k, {}) for k in (...)} is a slice of d: it stands for d's path."""
         gen = node.generators[0]
@@ -455,6 +570,8 @@ class _FunctionPass:
     # -- propagation ----------------------------------------------------------------------------
 
     def propagate(self) -> None:
+        before = _size(self.fn.env)
+        returns = len(self.fn.returns)
         for node in _nodes(self.fn.node):
             if isinstance(node, (ast.Assign, ast.AnnAssign, ast.NamedExpr)):
                 value = node.value
@@ -466,10 +583,41 @@ class _FunctionPass:
                     continue
                 for target in targets:
                     self._bind(target, paths)
+            elif isinstance(node, (ast.For, ast.comprehension)):
+                self._bind_loop(node.target, node.iter)
             elif isinstance(node, ast.Return) and node.value is not None:
                 self.fn.returns |= self.paths(node.value)
             elif isinstance(node, ast.Call):
                 self._into_callee(node)
+        if _size(self.fn.env) != before and self.fn.key:
+            self.p.touch(self.fn.key)  # new local bindings: another pass may find more
+        if len(self.fn.returns) != returns:
+            self.p.touch_all()  # callers of this function see new paths (rare: coarse is fine)
+
+    def _bind_loop(self, target: ast.expr, iterable: ast.expr) -> None:
+        """for x in section (a list of dicts): x is section.*; for k, v in section.items(): v is section.*"""
+        items = False
+        if isinstance(iterable, ast.Call) and not iterable.keywords and len(iterable.args) == 1 and \
+                isinstance(iterable.func, ast.Name) and iterable.func.id == "enumerate":
+            iterable = iterable.args[0]
+            target = target.elts[1] if isinstance(target, ast.Tuple) and len(target.elts) == 2 else target
+        if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Attribute) and not iterable.args:
+            if iterable.func.attr == "values":
+                iterable = iterable.func.value
+            elif iterable.func.attr == "items":
+                items = True
+                iterable = iterable.func.value
+            else:
+                return
+        # a loop over the whole config or over items of items is a generic walker, not a list of sections
+        paths = {p + ("*",) for p in self.paths(iterable) if p and p[-1] != "*"}
+        if not paths:
+            return
+        if items:
+            if isinstance(target, ast.Tuple) and len(target.elts) == 2:
+                self._bind(target.elts[1], paths)
+        else:
+            self._bind(target, paths)
 
     def propagate_locally(self) -> None:
         """Bindings inside this function only (for a per-call-site copy)."""
@@ -485,13 +633,25 @@ class _FunctionPass:
         if isinstance(target, ast.Name):
             self.fn.env.setdefault(target.id, set()).update(paths)
         elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self" and self.fn.cls:
-            self.p.attrs.setdefault((self.fn.module, self.fn.cls, target.attr), set()).update(paths)
+            known = self.p.attrs.setdefault((self.fn.module, self.fn.cls, target.attr), set())
+            if not paths <= known:
+                known.update(paths)
+                if hasattr(self.p, "dirty"):
+                    self.p.touch_class(self.fn.module, self.fn.cls)
 
     def _callees(self, node: ast.Call) -> list[tuple[Function, int]]:
         """Functions a call may reach, with the offset of the first positional parameter."""
         func = node.func
         out: list[tuple[Function, int]] = []
         if isinstance(func, ast.Name):
+            scope = self.fn.qualname
+            while True:  # a helper defined in this function or an enclosing one
+                inner = self.p.functions.get(f"{self.fn.module}:{scope}.{func.id}")
+                if inner is not None:
+                    return [(inner, 0)]
+                if "." not in scope:
+                    break
+                scope = scope.rsplit(".", 1)[0]
             name = self.p.imports.get(self.fn.module, {}).get(func.id, func.id)
             local = self.p.functions.get(f"{self.fn.module}:{name}")
             if local is not None:
@@ -533,6 +693,8 @@ class _FunctionPass:
             if kw.arg is not None and isinstance(kw.value, ast.Name) and kw.value.id in self.consts:
                 consts[kw.arg] = self.consts[kw.value.id]
         for callee, offset in self._callees(node):
+            if callee is self.fn or any(part in callee.module for part in self.p.opaque):
+                continue  # a recursive walker over the whole tree names no key; opaque code is read otherwise
             if any(name in callee.params for name in consts):
                 site_env: dict[str, set[Path]] = {}
                 for i, paths in args:
@@ -544,17 +706,22 @@ class _FunctionPass:
                 site_consts = {k: v for k, v in consts.items() if k in callee.params}
                 callee.sites[(self.fn.module + ":" + self.fn.qualname, node.lineno)] = (site_env, site_consts)
                 continue
+            before = _size(callee.env)
             for i, paths in args:
                 if paths and i + offset < len(callee.params):
                     callee.env.setdefault(callee.params[i + offset], set()).update(paths)
+                    callee.incoming.setdefault(callee.params[i + offset], set()).update(paths)
             for name, paths in kwargs:
                 if paths and name in callee.params:
                     callee.env.setdefault(name, set()).update(paths)
+                    callee.incoming.setdefault(name, set()).update(paths)
+            if _size(callee.env) != before and callee.key and hasattr(self.p, "dirty"):
+                self.p.touch(callee.key)
 
     # -- reads --------------------------------------------------------------------------------
 
     def read(self, path: Path, default: JSON) -> None:
-        self.p.reads.append(Read(path, default, self.fn.module, None, {}))
+        self.p.reads.append(Read(path, default, self.fn.module, None, {}, self.fn.qualname))
 
     def collect(self) -> None:
         self.collecting = True

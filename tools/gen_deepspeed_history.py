@@ -161,6 +161,7 @@ def _snapshot(git: Git, cache: AstCache, files: dict[str, str]) -> Snapshot:
     program.seed(seeds)
     for module in CONFIG_MODULES:
         program.attrs[(module, "DeepSpeedConfig", "_param_dict")] = {()}
+        program.fixed_attrs.add((module, "DeepSpeedConfig", "_param_dict"))
     reads = program.run()
     for path in CONFIG_MODULES:
         names = program.constants(path).get("DEEPSPEED_OPTIMIZERS") if path in modules else None

@@ -478,23 +478,27 @@ def render(doc: Mapping[str, JSON]) -> str:
     items = list(doc.items())
     for i, (name, value) in enumerate(items):
         comma = "," if i < len(items) - 1 else ""
-        if isinstance(value, dict) and value and name in ("keys", "aliases"):
+        if isinstance(value, dict) and value and name in ("keys", "aliases", "model_sets"):
             lines.append(f"  {json.dumps(name)}: {{")
             inner = list(value.items())
             for j, (k, v) in enumerate(inner):
                 c = "," if j < len(inner) - 1 else ""
-                lines.append(f"    {json.dumps(k)}: {json.dumps(v, sort_keys=True, ensure_ascii=False)}{c}")
+                lines.append(f"    {json.dumps(k)}: {_compact(v)}{c}")
             lines.append(f"  }}{comma}")
         elif isinstance(value, list) and value:
             lines.append(f"  {json.dumps(name)}: [")
             for j, v in enumerate(value):
                 c = "," if j < len(value) - 1 else ""
-                lines.append(f"    {json.dumps(v, sort_keys=True, ensure_ascii=False)}{c}")
+                lines.append(f"    {_compact(v)}{c}")
             lines.append(f"  ]{comma}")
         else:
             lines.append(f"  {json.dumps(name)}: {json.dumps(value, sort_keys=True, ensure_ascii=False)}{comma}")
     lines.append("}")
     return "\n".join(lines) + "\n"
+
+
+def _compact(value: JSON) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
 def write_or_check(text: str, output: Path, check: bool, tool: str) -> int:
