@@ -415,9 +415,11 @@ def merge(reads: list[Read], class_reads: list[Read], names: dict[str, list[str]
 
 
 def _family_choice(reads: list[Read]) -> Read:
-    forced = [r for r in reads if r.function.endswith("set_defaults") and r.default is not NO_DEFAULT]
-    typed = [r for r in reads if r.type is not None]
-    pool = forced or typed or [r for r in reads if r.default is not NO_DEFAULT] or reads
+    """set_defaults() > a typed field's default > a read's default > no default (required)."""
+    with_default = [r for r in reads if r.default is not NO_DEFAULT]
+    forced = [r for r in with_default if r.function.endswith("set_defaults")]
+    typed = [r for r in with_default if r.type is not None and "schema" not in r.extra]
+    pool = forced or typed or with_default or reads
     counts = Counter(_canon(r.default) for r in pool)
     best = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
     return next(r for r in pool if _canon(r.default) == best)

@@ -495,7 +495,11 @@ class _FunctionPass:
         if isinstance(node, ast.Name):
             return set(self.fn.env.get(node.id, ()))
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self" and self.fn.cls:
-            return set(self.p.attrs.get((self.fn.module, self.fn.cls, node.attr), ()))
+            found = set(self.p.attrs.get((self.fn.module, self.fn.cls, node.attr), ()))
+            prop = self.p.functions.get(f"{self.fn.module}:{self.fn.cls}.{node.attr}")
+            if prop is not None and any(ast.unparse(d) == "property" for d in prop.node.decorator_list):
+                found |= prop.returns  # a @property that returns a config section
+            return found
         if isinstance(node, ast.Subscript):
             return self.sub(node.value, node.slice)
         if isinstance(node, ast.BoolOp):
