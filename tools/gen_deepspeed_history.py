@@ -66,6 +66,8 @@ RENAMES = (
            "cpu_offload_params: true = offload_param: {device: cpu}; accepted until 0.6.x", overlap=True),
     Rename("zero_optimization.cpu_offload_params", "zero_optimization.cpu_offload_param", "0.7.0", SRC.format(rev="v0.7.0"),
            "the pydantic model spells the deprecated switch without the s; the old spelling is rejected (extra=forbid)"),
+    Rename("bfloat16", "bf16", "0.6.0", "deepspeedai/DeepSpeed@v0.6.0:deepspeed/runtime/config.py",
+           "bf16 is read first, bfloat16 when bf16 is absent (kept for backwards compatibility)", overlap=True),
     Rename("zero_optimization.stage3_gather_fp16_weights_on_model_save",
            "zero_optimization.stage3_gather_16bit_weights_on_model_save", "0.6.0", SRC.format(rev="v0.6.0"),
            "the fp16 spelling stays accepted (a deprecated field from 0.7.0)", overlap=True),

@@ -72,7 +72,8 @@ RENAMES = (
     Rename("save_interval", "checkpoint_factor", "2022-12-14", SRC.format(rev="8d1c5c88"),
            "same meaning with checkpoint_scale: linear (the default)"),
     Rename("gas", "gradient_accumulation_steps", "2024-02-05", SRC.format(rev="91c44bc3"),
-           "gas was a duplicate of gradient_accumulation_steps; both existed before",),
+           "gas was an output-only duplicate: calculate_derived() overwrote it with gradient_accumulation_steps, so a "
+           "file's gas never changed the run; gradient_accumulation_steps (or the batch sizes) decided"),
     Rename("num_experts", "moe_num_experts", "2024-05-04", SRC.format(rev="916c8835")),
     Rename("label_data_paths", "train_label_data_paths", "2024-08-27", SRC.format(rev="c7863673"),
            "valid_/test_label_data_paths added alongside"),
@@ -90,6 +91,11 @@ CHANGES = (
     Change("output_layer_parallelism", "2023-05-02", "default row -> column ('row' removed 2023-05-19)",
            SRC.format(rev="b608043b")),
     Change("moe_token_dropping", "2024-05-04", "default True -> False", SRC.format(rev="916c8835")),
+    Change("gradient_clipping", "2023-03-26", "default 0.0 (no clipping) -> 1.0 (#819)",
+           "EleutherAI/gpt-neox@5c5fb945:megatron/neox_arguments/deepspeed_args.py"),
+    Change("clip_grad", "2021-04-26",
+           "output-only: calculate_derived() overwrites it with gradient_clipping, so a file's clip_grad has no effect",
+           "EleutherAI/gpt-neox@ea7aefd8:megatron/neox_arguments/arguments.py"),
 )
 
 
