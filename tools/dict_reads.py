@@ -606,13 +606,11 @@ class _FunctionPass:
             iterable = iterable.args[0]
             target = target.elts[1] if isinstance(target, ast.Tuple) and len(target.elts) == 2 else target
         if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Attribute) and not iterable.args:
-            if iterable.func.attr == "values":
-                iterable = iterable.func.value
-            elif iterable.func.attr == "items":
-                items = True
-                iterable = iterable.func.value
-            else:
+            method = iterable.func
+            if method.attr not in ("values", "items"):
                 return
+            items = method.attr == "items"
+            iterable = method.value
         # a loop over the whole config or over items of items is a generic walker, not a list of sections
         paths = {p + ("*",) for p in self.paths(iterable) if p and p[-1] != "*"}
         if not paths:

@@ -25,6 +25,7 @@ from pathlib import Path
 from dict_reads import Function, Program, Read
 from history_common import (
     HISTORY_DIR,
+    JSON,
     NO_DEFAULT,
     AstCache,
     Change,
@@ -175,13 +176,13 @@ def _snapshot(git: Git, cache: AstCache, files: dict[str, str]) -> Snapshot:
     return merge(reads)
 
 
-def scheduler_reads(path: str, tree: ast.Module, consts: dict) -> list[Read]:
+def scheduler_reads(path: str, tree: ast.Module, consts: dict[str, JSON]) -> list[Read]:
     """scheduler.type names (VALID_LR_SCHEDULES) and their constructor arguments as scheduler.params.*"""
     names = consts.get("VALID_LR_SCHEDULES")
     if not isinstance(names, list):
         return []
     reads = [Read(("scheduler", "type"), NO_DEFAULT, path, "str", {"choices": names})]
-    per_key: dict[str, list[tuple[str, object]]] = {}
+    per_key: dict[str, list[tuple[str, JSON]]] = {}
     for cls in iter_classes(tree):
         if cls.name not in names:
             continue
@@ -189,13 +190,14 @@ def scheduler_reads(path: str, tree: ast.Module, consts: dict) -> list[Read]:
         if init is None:
             continue
         args = init.args.args[1:]  # self
-        defaults = [None] * (len(args) - len(init.args.defaults)) + list(init.args.defaults)
-        for arg, default in zip(args, defaults):
+        given: list[ast.expr | None] = [None] * (len(args) - len(init.args.defaults)) + list(init.args.defaults)
+        for arg, node in zip(args, given):
             if arg.arg == "optimizer":
                 continue
-            per_key.setdefault(arg.arg, []).append((cls.name, value_of(default, consts)))
+            per_key.setdefault(arg.arg, []).append((cls.name, value_of(node, consts)))
     for key, uses in sorted(per_key.items()):
         shown = [(c, "required" if v is NO_DEFAULT else json.dumps(v, sort_keys=True)) for c, v in uses]
+        default: JSON
         if len({text for _, text in shown}) == 1:
             default = uses[0][1]
         else:  # the schedulers disagree: name each one's default
