@@ -169,7 +169,7 @@ def build(git: Git) -> dict:
         order.append(commit)
         last = snap
     labels = [r.label for r in releases]
-    aliases = {"current": labels[-1]}
+    aliases = {"current": labels[-1], "HEAD": labels[-1]}
     first_parent = git.run("rev-list", "--first-parent", "--reverse", f"{START}^..{pin}").split()
     position = {c: i for i, c in enumerate(first_parent)}
     for tag in TAGS:

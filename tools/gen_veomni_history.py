@@ -156,7 +156,7 @@ def build(git: Git) -> dict:
             snapshots[label] = snap
             last = snap
         commits.append((commit, releases[-1].label))
-    aliases = {"current": releases[-1].label}
+    aliases = {"current": releases[-1].label, "HEAD": releases[-1].label}
     first_parent = git.run("rev-list", "--first-parent", "--reverse", pin).split()
     position = {c: i for i, c in enumerate(first_parent)}
     for tag in git.run("tag", "--list", "v*").split():
