@@ -74,7 +74,9 @@ class Git:
         self._blobs: dict[str, str] = {}
 
     def run(self, *args: str) -> str:
-        out = subprocess.run(["git", "-C", str(self.path), *args], capture_output=True, check=False)
+        # dates are formatted in UTC whatever the machine's zone: labels must not depend on it
+        env = {**os.environ, "TZ": "UTC"}
+        out = subprocess.run(["git", "-C", str(self.path), *args], capture_output=True, check=False, env=env)
         if out.returncode != 0:
             raise SystemExit(f"git {' '.join(args)}: {out.stderr.decode(errors='replace').strip()}")
         return out.stdout.decode("utf-8", errors="replace")
