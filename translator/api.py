@@ -206,8 +206,8 @@ def translate(config: ConfigInput, src: str, dst: str, **options: Any) -> Transl
     if amend:
         report.entries = [_amended(e, amend) for e in report.entries]
     # target keys with no canonical field that the run needs, defaults a migration wrote: (src, tgt, status, why)
-    for src_key, tgt_key, status, detail in meta.get("extra_entries") or ():
-        report.add(src_key, tgt_key, Status(status), detail)
+    for src_key, tgt_key, status, detail, *concerns in meta.get("extra_entries") or ():
+        report.add(src_key, tgt_key, Status(status), detail, tuple(concerns[0]) if concerns else ())
     moved = meta.get("target_paths")  # leaf -> where the writer put it, when it restructured the layout
     if moved:
         reshaped = meta.get("reshaped") or {}  # leaf -> how the writer changed its form (scheduler classes)

@@ -509,7 +509,7 @@ def emit(
     out: dict[str, Any] = {}
     carried: dict[str, _Carried] = {}
     report = Report()
-    extra_entries: list[tuple[str | None, str | None, Status, str]] = []
+    extra_entries: list[tuple[str | None, str | None, Status, str, tuple[str, ...]]] = []
     same = dst_format == src_format and ingested.source is not None
     unsupplied: dict[str, str] = dict(ingested.source.meta.get("unsupplied") or {}) if ingested.source else {}
     fresh = _fresh_rules(ingested, table) if same else set()
@@ -543,7 +543,7 @@ def emit(
                 hint = rule.hint or f"give it with --set {rule.fields[0]}=VALUE"
                 if elsewhere:  # the target's own hint speaks of other sources
                     hint = f"{elsewhere}, or --set {rule.fields[0]}=VALUE"
-                extra_entries.append((None, rule.key, Status.MISSING, hint))
+                extra_entries.append((None, rule.key, Status.MISSING, hint, rule.fields))
             continue
         if rule.when and not rule.applies(values):
             for name in present:
@@ -562,36 +562,34 @@ def emit(
             continue
         if written is None:
             continue
-        loss = written.pop(_LOSS, None)
-        if loss and not written:
-            _default_not_kept(extra_entries, ingested, table, rule, present, str(loss[1]))
+        lost = written.pop(_LOSS, None)
+        loss = lost[1] if lost else None
+        if loss is not None and not written:
+            _default_not_kept(extra_entries, ingested, table, rule, present, loss.detail, loss.fields)
         for name in present:
             found = carried.get(name)
             slot = found if found is not None else carried.setdefault(name, _Carried())
             slot.skipped = ""
-            if loss:
-                slot.lossy.append(str(loss[1]))
+            if loss is not None and (not loss.fields or name in loss.fields):
+                slot.lossy.append(loss.detail)
             if rule.lossy:
                 slot.lossy.append(rule.lossy)
             if rule.key is None or (rule.note and not written):
                 slot.note = rule.note
-        if origin is Origin.DEFAULT and not rule.always and rule.has_default(version):
-            target_default = rule.default_for(version)
-            first_value = next(iter(written.values()), (None, None))[0] if written else None
-            if is_close(first_value, target_default):
-                for name in present:
-                    carried[name].target_keys.extend(written)
-                continue
+        at_default = origin is Origin.DEFAULT and bool(written) and rule.has_default(version) and is_close(
+            next(iter(written.values()))[0], rule.default_for(version))
+        if at_default and not rule.always:
+            for name in present:
+                carried[name].target_keys.extend(written)
+            continue
         for key, (value, approx) in written.items():
             out[key] = value
             for name in present:
                 carried[name].target_keys.append(key)
                 carried[name].written.append(value)
-                if approx:
-                    carried[name].lossy.append(approx)
-        if origin is Origin.DEFAULT and written and not (
-            rule.has_default(version) and is_close(next(iter(written.values()))[0], rule.default_for(version))
-        ):
+                if approx is not None and (not approx.fields or name in approx.fields):
+                    carried[name].lossy.append(approx.detail)
+        if origin is Origin.DEFAULT and written and not at_default:
             src_rules = ingested.table.rules_for_field(present[0]) if ingested.table else []
             src_key = src_rules[0].key if src_rules and src_rules[0].key else None
             shown = ", ".join(f"{k}={_short(v[0])}" for k, v in written.items())
@@ -600,7 +598,7 @@ def emit(
             extra_entries.append(
                 (src_key, ", ".join(written), Status.DEFAULTED,
                  f"{src_title} default {present[0]}={_short(ir.get(present[0]))} (not in the file){tdef}: wrote {shown}"
-                 + (f"; {caveat}" if caveat else ""))
+                 + (f"; {caveat}" if caveat else ""), tuple(present))
             )  # fmt: skip
 
     # Same format: framework-only extensions go back where they came from.
@@ -616,39 +614,42 @@ def emit(
             if part is ingested and leaf in passed:
                 entry = _passed_entry(leaf, part, fate)
             elif part is ingested and leaf in homeless:
-                entry = Entry(leaf, None, Status.DROPPED, _join(homeless[leaf], fate.detail))
+                entry = Entry(leaf, None, Status.DROPPED, _join(homeless[leaf], fate.detail), _fields_of(fate))
             elif fate.kind == "unsupported":  # the commonest leaf no rule takes: said without a call
                 entry = Entry(leaf, None, Status.DROPPED, fate.detail)
             else:
                 entry = _entry_for(leaf, part.raw.get(leaf), fate, part, carried, out, table, dst_format, part_format)
             shown = part.source.aliases.get(leaf, leaf) if part.source else leaf
             if prefix or shown != leaf:
-                entry = Entry(prefix + shown, entry.target_key, entry.status, entry.detail)
+                entry = entry._replace(source_key=prefix + shown)
             report.entries.append(entry)
     for name, value in ir.fields.items():
         if value.origin is Origin.USER:
             given = carried.get(name)
             if given and given.target_keys:
-                report.add(f"--set {name}", ", ".join(dict.fromkeys(given.target_keys)), Status.EXACT, f"= {_short(value.value)}")
+                report.add(f"--set {name}", ", ".join(dict.fromkeys(given.target_keys)), Status.EXACT,
+                           f"= {_short(value.value)}", (name,))  # fmt: skip
                 continue
             readers = ingested.table.rules_reading(name) if ingested.table else []
             users = sorted({f for r in readers for f in r.fields if ir.has(f)})
             if users:
-                report.add(f"--set {name}", None, Status.CONVERTED, f"used to derive {', '.join(users)}")
+                report.add(f"--set {name}", None, Status.CONVERTED, f"used to derive {', '.join(users)}", (name,))
             else:
-                report.add(f"--set {name}", None, Status.DROPPED, table.absent.get(name, f"{table.title} has no counterpart for {name}"))
-    for src, tgt, status, detail in extra_entries:
-        report.add(src, tgt, status, detail)
+                report.add(f"--set {name}", None, Status.DROPPED,
+                           table.absent.get(name, f"{table.title} has no counterpart for {name}"), (name,))  # fmt: skip
+    for src, tgt, status, detail, concerns in extra_entries:
+        report.add(src, tgt, status, detail, concerns)
     return out, report
 
 
 def _default_not_kept(
-    extra: list[tuple[str | None, str | None, Status, str]],
+    extra: list[tuple[str | None, str | None, Status, str, tuple[str, ...]]],
     ingested: Ingested,
     table: Table,
     rule: Rule,
     present: list[str],
     why: str,
+    concerns: tuple[str, ...] = (),
 ) -> None:
     """A value the source left at its default that the target cannot take has no leaf to report it
     under: say so anyway (NeoX's default betas [0.9, 0.999] against VeOmni's hard-coded ones)."""
@@ -660,7 +661,8 @@ def _default_not_kept(
     title = ingested.table.title if ingested.table else "the source"
     # no source_key: the file has no such leaf (the one-entry-per-leaf invariant counts leaves)
     extra.append((None, rule.key, Status.LOSSY,
-                  f"{title} default {present[0]}={_short(value.value)}{src_key}, not in the file, is not kept: {why}"))  # fmt: skip
+                  f"{title} default {present[0]}={_short(value.value)}{src_key}, not in the file, is not kept: {why}",
+                  concerns or tuple(present)))  # fmt: skip
 
 
 def _fresh_rules(ingested: Ingested, table: Table) -> set[int]:
@@ -683,15 +685,30 @@ def _passed_entry(leaf: str, ingested: Ingested, fate: LeafFate) -> Entry:
     if fate.kind == "unknown":
         return Entry(leaf, leaf, Status.UNKNOWN, _join(fate.detail, "carried as written"))
     if leaf in ingested.coerced:
-        return Entry(leaf, leaf, Status.CONVERTED, fate.detail if fate.kind == "rule" else "")
-    return Entry(leaf, leaf, Status.EXACT, fate.detail if fate.kind == "rule" else fate.caveat)
+        return Entry(leaf, leaf, Status.CONVERTED, fate.detail if fate.kind == "rule" else "", _fields_of(fate))
+    return Entry(leaf, leaf, Status.EXACT, fate.detail if fate.kind == "rule" else fate.caveat, _fields_of(fate))
+
+
+def _fields_of(fate: LeafFate) -> tuple[str, ...]:
+    return fate.rule.fields if fate.rule is not None else ()
+
+
+def _at_default(rule: Rule, written: dict[str, Any], version: str) -> bool:
+    """Every key a rule wrote holds its documented default (a key without one never does)."""
+    for key, (value, _) in written.items():
+        if key == rule.key:
+            if not rule.has_default(version) or not is_close(value, rule.default_for(version)):
+                return False
+        elif key not in rule.defaults or not is_close(value, rule.defaults[key]):
+            return False
+    return True
 
 
 _LOSS = ""  # _apply_write key for "nothing written, and why" (a formula returning Approx)
 
 
-def _apply_write(rule: Rule, ir: IR) -> dict[str, tuple[Any, str | None]] | None:
-    """Framework key -> (value, lossy reason) for one rule; None when nothing is written.
+def _apply_write(rule: Rule, ir: IR) -> dict[str, tuple[Any, Approx | None]] | None:
+    """Framework key -> (value, why it is approximate) for one rule; None when nothing is written.
 
     A formula may return Approx({...}, reason) to say the target cannot hold all of it, or map a
     key to Approx(None, reason) to say why that key is not written: both reach the report as lossy.
@@ -699,26 +716,29 @@ def _apply_write(rule: Rule, ir: IR) -> dict[str, tuple[Any, str | None]] | None
     if rule.key is None and rule.formula is None:
         return {}
     if rule.formula is not None:
-        produced, whole = unwrap(rule.formula.write(**{arg: ir.get(name) for arg, name in rule.write_args}))
+        produced = rule.formula.write(**{arg: ir.get(name) for arg, name in rule.write_args})
+        losses: list[Approx] = [produced] if isinstance(produced, Approx) and produced.detail else []
         by_ident = rule.key_by_ident
-        result: dict[str, tuple[Any, str | None]] = {}
-        losses = [whole] if whole else []
-        for name, value in produced.items():
+        result: dict[str, tuple[Any, Approx | None]] = {}
+        for name, value in unwrap(produced)[0].items():
             if name not in by_ident:
                 raise UsageError(f"formula {rule.formula.name} wrote {name!r}, which its rule does not declare")
-            plain, approx = unwrap(value)
-            if plain is not None:
-                result[by_ident[name]] = (plain, approx)
-            elif approx:
-                losses.append(approx)
+            if isinstance(value, Approx):
+                if value.value is not None:
+                    result[by_ident[name]] = (value.value, value if value.detail else None)
+                elif value.detail:
+                    losses.append(value)
+            elif value is not None:
+                result[by_ident[name]] = (value, None)
         if losses:
-            result[_LOSS] = (None, "; ".join(losses))
+            fields = () if any(not x.fields for x in losses) else tuple(dict.fromkeys(f for x in losses for f in x.fields))
+            result[_LOSS] = (None, Approx(None, "; ".join(x.detail for x in losses), fields))
         return result
     assert rule.simple is not None
     return _apply_simple(rule, ir.get(rule.fields[0]))
 
 
-def _apply_simple(rule: Rule, value: Any) -> dict[str, tuple[Any, str | None]]:
+def _apply_simple(rule: Rule, value: Any) -> dict[str, tuple[Any, Approx | None]]:
     """A rename, enum, scale or inversion: one key, one value."""
     assert rule.simple is not None and rule.key
     try:
@@ -754,8 +774,8 @@ def _entry_for(
         return Entry(leaf, None, Status.DROPPED, _join(f"{title} has no counterpart", fate.detail))
     if fate.kind == "unresolved":
         if dst_format == src_format and out.get(leaf) == raw:
-            return Entry(leaf, leaf, Status.EXACT, fate.detail)
-        return Entry(leaf, None, Status.LOSSY if fate.rule else Status.DROPPED, fate.detail)
+            return Entry(leaf, leaf, Status.EXACT, fate.detail, _fields_of(fate))
+        return Entry(leaf, None, Status.LOSSY if fate.rule else Status.DROPPED, fate.detail, _fields_of(fate))
     rule = fate.rule
     assert rule is not None
     if rule.is_const:
@@ -772,13 +792,14 @@ def _entry_for(
         detail = skipped or absent or f"{title} has no counterpart for {', '.join(rule.fields)}"
         if not any(f in ingested.ir.fields and ingested.ir.fields[f].value is not None for f in rule.fields):
             detail = f"no value for {', '.join(rule.fields)} could be derived"
-        return Entry(leaf, None, Status.DROPPED, _join(detail, fate.detail))
+        return Entry(leaf, None, Status.DROPPED, _join(detail, fate.detail), rule.fields)
     if len(slots) == 1:  # the common case: one field, written to its keys
         only = done[0]
         targets = only.target_keys if len(only.target_keys) < 2 else list(dict.fromkeys(only.target_keys))
         lossy, values, note = list(only.lossy), only.written, only.note
         placed = bool(only.target_keys or only.note)
         missing = [] if placed or not ingested.ir.has(rule.fields[0]) else [rule.fields[0]]
+        lost_fields = rule.fields
     else:
         targets = list(dict.fromkeys(k for s in done for k in s.target_keys))
         lossy = [x for s in done for x in s.lossy]
@@ -786,28 +807,31 @@ def _entry_for(
         note = next((s.note for s in done if s.note), "")
         # fields the source gave a value the target could not place (fields without a value lose nothing)
         missing = [f for f, s in zip(rule.fields, slots) if not (s and (s.target_keys or s.note)) and ingested.ir.has(f)]
+        lost_fields = tuple(f for f, s in zip(rule.fields, slots) if (s and s.lossy) or f in missing)
     target = ", ".join(targets) or None
     read_lossy = ingested.lossy.get(id(rule))
     if read_lossy:
         lossy.insert(0, read_lossy)
     if rule.lossy:
         lossy.insert(0, rule.lossy)
+    if read_lossy or rule.lossy:  # the rule's reading or mapping as a whole is approximate
+        lost_fields = rule.fields
     if missing:
         why = next((s.skipped for f, s in zip(rule.fields, slots) if f in missing and s and s.skipped), "")
         lossy.append(f"{title} cannot express {', '.join(missing)}" + (f": {why}" if why else ""))
     if lossy:
-        return Entry(leaf, target, Status.LOSSY, _join("; ".join(dict.fromkeys(lossy)), fate.detail))
+        return Entry(leaf, target, Status.LOSSY, _join("; ".join(dict.fromkeys(lossy)), fate.detail), lost_fields)
     exact = (
         len(rule.keys) == 1 and leaf == rule.key and len(targets) == 1 and len(values) == 1
         and _same(raw, values[0]) and not fate.detail
     )  # fmt: skip
     if exact:
-        return Entry(leaf, target, Status.EXACT, "")
+        return Entry(leaf, target, Status.EXACT, "", rule.fields)
     if leaf != rule.key and rule.key is not None and leaf in rule.also:
         detail = f"folded into {', '.join(rule.fields)}"
     else:
         detail = note or (f"= {_short(values[0])}" if len(values) == 1 else "")
-    return Entry(leaf, target, Status.CONVERTED, _join(detail, fate.detail))
+    return Entry(leaf, target, Status.CONVERTED, _join(detail, fate.detail), rule.fields)
 
 
 def _same(a: Any, b: Any) -> bool:

@@ -31,6 +31,9 @@ class Entry(NamedTuple):  # immutable and cheap: a batch makes one per leaf of t
     target_key: str | None
     status: Status
     detail: str = ""
+    # the canonical fields the entry is about (for `lossy`: the ones that lost something), so a
+    # difference `diff` finds can be matched with the entry that names it
+    fields: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -38,6 +41,7 @@ class Entry(NamedTuple):  # immutable and cheap: a batch makes one per leaf of t
             "target_key": self.target_key,
             "status": self.status.value,
             "detail": self.detail,
+            "fields": list(self.fields),
         }
 
 
@@ -47,8 +51,10 @@ class Report:
     target: dict[str, Any] = field(default_factory=dict)
     entries: list[Entry] = field(default_factory=list)
 
-    def add(self, source_key: str | None, target_key: str | None, status: Status, detail: str = "") -> None:
-        self.entries.append(Entry(source_key, target_key, status, detail))
+    def add(
+        self, source_key: str | None, target_key: str | None, status: Status, detail: str = "", fields: tuple[str, ...] = ()
+    ) -> None:
+        self.entries.append(Entry(source_key, target_key, status, detail, fields))
 
     def summary(self) -> dict[str, int]:
         counts = dict.fromkeys(Status, 0)

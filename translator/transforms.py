@@ -23,10 +23,15 @@ from typing import Any, Callable
 
 @dataclass(frozen=True)
 class Approx:
-    """A value that only approximates the source's meaning, with the reason."""
+    """A value that only approximates the source's meaning, with the reason.
+
+    `fields`: the canonical fields that lose something, when a multi-field formula knows (the
+    cosine's missing clamp concerns the decay, not the peak lr); empty = all of the rule's fields.
+    """
 
     value: Any
     detail: str
+    fields: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
