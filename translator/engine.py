@@ -576,8 +576,7 @@ def emit(
                 slot.lossy.append(rule.lossy)
             if rule.key is None or (rule.note and not written):
                 slot.note = rule.note
-        at_default = origin is Origin.DEFAULT and bool(written) and rule.has_default(version) and is_close(
-            next(iter(written.values()))[0], rule.default_for(version))
+        at_default = origin is Origin.DEFAULT and bool(written) and _at_default(rule, written, version)
         if at_default and not rule.always:
             for name in present:
                 carried[name].target_keys.extend(written)
@@ -593,7 +592,12 @@ def emit(
             src_rules = ingested.table.rules_for_field(present[0]) if ingested.table else []
             src_key = src_rules[0].key if src_rules and src_rules[0].key else None
             shown = ", ".join(f"{k}={_short(v[0])}" for k, v in written.items())
-            tdef = f"; {table.title} default is {_short(rule.default_for(version))}" if rule.has_default(version) else ""
+            documented = {k: d for k in written if (d := _key_default(rule, k, version)) is not _UNDOCUMENTED}
+            tdef = "; ".join(f"{k}={_short(d)}" for k, d in documented.items())
+            if rule.key is not None and list(documented) == [rule.key]:
+                tdef = f"; {table.title} default is {_short(documented[rule.key])}"
+            elif tdef:
+                tdef = f"; {table.title} default {tdef}"
             caveat = ingested.lossy.get(id(src_rules[0])) if src_rules else None
             extra_entries.append(
                 (src_key, ", ".join(written), Status.DEFAULTED,
@@ -693,13 +697,22 @@ def _fields_of(fate: LeafFate) -> tuple[str, ...]:
     return fate.rule.fields if fate.rule is not None else ()
 
 
+_UNDOCUMENTED = object()
+
+
+def _key_default(rule: Rule, key: str, version: str) -> Any:
+    """The documented default of one of a rule's keys, or _UNDOCUMENTED."""
+    if key == rule.key:
+        return rule.default_for(version) if rule.has_default(version) else _UNDOCUMENTED
+    return rule.defaults.get(key, _UNDOCUMENTED)
+
+
 def _at_default(rule: Rule, written: dict[str, Any], version: str) -> bool:
-    """Every key a rule wrote holds its documented default (a key without one never does)."""
+    """Every key a rule wrote holds its documented default (a key without one never does): NeoX's
+    rms_norm_epsilon is checked against its own default 1e-8, not layernorm_epsilon's 1e-5."""
     for key, (value, _) in written.items():
-        if key == rule.key:
-            if not rule.has_default(version) or not is_close(value, rule.default_for(version)):
-                return False
-        elif key not in rule.defaults or not is_close(value, rule.defaults[key]):
+        default = _key_default(rule, key, version)
+        if default is _UNDOCUMENTED or not is_close(value, default):
             return False
     return True
 
