@@ -16,6 +16,7 @@ from typing import Any, Callable
 import click
 
 from . import __version__
+from .compare import DEFAULT_RTOL
 from .errors import NeoconvError
 from .options import translation_options
 from .registry import FORMATS, pairs
@@ -175,7 +176,7 @@ def _print(text: str) -> int:
 @click.argument("b")
 @click.option("--from-a", "fmt_a", type=click.Choice(sorted(FORMATS)), help="Format of A (default: detected).")
 @click.option("--from-b", "fmt_b", type=click.Choice(sorted(FORMATS)), help="Format of B (default: detected).")
-@click.option("--rtol", type=float, default=1e-6, show_default=True, help="Relative tolerance for numbers.")
+@click.option("--rtol", type=float, default=DEFAULT_RTOL, show_default=True, help="Relative tolerance for numbers.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.option("--world-size", type=click.IntRange(min=1), help="GPUs of the runs, to compare global batches.")
 @click.option("--debug", is_flag=True, help="Show a traceback on errors.")
@@ -199,7 +200,7 @@ def diff(a: str, b: str, fmt_a: str | None, fmt_b: str | None, rtol: float, as_j
 @main.command("roundtrip", no_args_is_help=True)
 @click.argument("pair", metavar="SRC2DST")
 @click.argument("inputs", nargs=-1, required=True, metavar="IN...")
-@click.option("--rtol", type=float, default=1e-6, show_default=True, help="Relative tolerance for numbers.")
+@click.option("--rtol", type=float, default=DEFAULT_RTOL, show_default=True, help="Relative tolerance for numbers.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.option("--world-size", type=click.IntRange(min=1), help="GPUs of the source run.")
 @click.option("--set", "set_values", metavar="FIELD=VALUE", multiple=True, help="As for translations.")

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
+from .compare import DEFAULT_RTOL, values_equal
 from .engine import Ingested
 from .ir import Origin
 from .mapping import load_table
@@ -69,19 +70,6 @@ class DiffResult:
         return "\n".join(lines) + "\n"
 
 
-def _values_equal(a: Any, b: Any, rtol: float) -> bool:
-    from deepdiff import DeepDiff  # lazy: only diff needs it
-
-    if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool) and not isinstance(b, bool):
-        return math.isclose(a, b, rel_tol=rtol, abs_tol=0.0) or a == b
-    return not DeepDiff(a, b, ignore_numeric_type_changes=True, math_epsilon=None, ignore_order=False,
-                        number_format_notation="e", significant_digits=_digits(rtol))  # fmt: skip
-
-
-def _digits(rtol: float) -> int:
-    return max(1, min(15, int(round(-math.log10(rtol))))) if rtol > 0 else 15
-
-
 def _keys(value: Any) -> tuple[str, ...]:
     """Where a value came from, as the user would recognise it."""
     if value is None or value.origin is Origin.DEFAULT:
@@ -89,12 +77,13 @@ def _keys(value: Any) -> tuple[str, ...]:
     return value.source_keys or (value.origin.value,)
 
 
-def expressible(fmt: str) -> set[str]:
+@lru_cache(maxsize=None)
+def expressible(fmt: str) -> frozenset[str]:
     table = load_table(fmt)
-    return {f for r in table.rules for f in r.fields if r.key is not None or r.note or r.formula is not None}
+    return frozenset(f for r in table.rules for f in r.fields if r.key is not None or r.note or r.formula is not None)
 
 
-def diff_ir(a: Ingested, b: Ingested, *, rtol: float = 1e-9) -> DiffResult:
+def diff_ir(a: Ingested, b: Ingested, *, rtol: float = DEFAULT_RTOL) -> DiffResult:
     fa = a.source.format if a.source else "?"
     fb = b.source.format if b.source else "?"
     result = DiffResult(fa, fb)
@@ -115,7 +104,7 @@ def diff_ir(a: Ingested, b: Ingested, *, rtol: float = 1e-9) -> DiffResult:
             if va.origin is not Origin.DEFAULT:
                 result.only_a.append(change)
             continue
-        if not _values_equal(va.value, vb.value, rtol):
+        if not values_equal(va.value, vb.value, rtol):
             result.changed.append(change)
     for label, part in (("A", a), ("B", b)):
         leaves = {leaf: part.raw.get(leaf) for leaf, fate in part.fates.items() if fate.kind == "extension"}
@@ -124,7 +113,7 @@ def diff_ir(a: Ingested, b: Ingested, *, rtol: float = 1e-9) -> DiffResult:
     return result
 
 
-def roundtrip(inputs: list[str], src: str, dst: str, *, rtol: float = 1e-9, **options: Any) -> tuple[DiffResult, Any, Any]:
+def roundtrip(inputs: list[str], src: str, dst: str, *, rtol: float = DEFAULT_RTOL, **options: Any) -> tuple[DiffResult, Any, Any]:
     """Translate src -> dst -> src through real files; diff the canonical values of both ends."""
     import tempfile
     from pathlib import Path
