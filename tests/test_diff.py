@@ -12,15 +12,21 @@ from translator.api import read_ir
 from translator.cli import main
 from translator.detect import detect_file
 from translator.diff import diff_ir, roundtrip
+from translator.report import Status
 
 from conftest import CORPUS, corpus_dir
 
 
-def test_neox_against_its_cerebras_translation_is_equal(pythia160m: Path, tmp_path: Path) -> None:
+def test_neox_against_its_cerebras_translation_differs_only_where_the_report_says(pythia160m: Path, tmp_path: Path) -> None:
     out = tmp_path / "params.yaml"
-    out.write_text(translate(pythia160m, "neox", "cerebras", world_size=8).dump())
+    done = translate(pythia160m, "neox", "cerebras", world_size=8)
+    out.write_text(done.dump())
     result = diff_ir(read_ir([str(pythia160m)], "neox", world_size=8), read_ir([str(out)], "cerebras"))
-    assert result.equal, result.render()
+    # NeoX's first warmup step gets lr / W (6e-4 / 1430), Cerebras' Linear phase starts at 0
+    assert [(c.field, c.a, c.b) for c in result.changed + result.only_a + result.only_b] == [
+        ("schedule.warmup_type", "linear_clamped", "linear")]
+    named = next(e for e in done.report.entries if "schedule.warmup_type" in e.fields)
+    assert named.status is Status.LOSSY and "lr/W = 0.0006/1430" in named.detail
     # what Cerebras cannot express is listed, not counted as a difference
     assert "parallel.zero_stage" in {c.field for c in result.inexpressible}
 

@@ -217,7 +217,7 @@ def ingest(
             read = checked
         if isinstance(read, Extension):  # no canonical form: the leaves stay framework extensions
             for leaf in owned_leaves:
-                fates[leaf] = LeafFate("extension", detail=read.detail)
+                fates[leaf] = LeafFate("extension", rule, read.detail)  # the rule: which fields it leaves unset
                 ir.extensions.setdefault(source.format, {})[leaf] = leaves[leaf]
             continue
         if rule.key and rule.key in present:
@@ -475,7 +475,7 @@ def _closest(leaf: str, schema: SchemaIndex, table: Table) -> str:
 class _Carried:
     """What emit did with one canonical field: the target keys and values written, and why not."""
 
-    __slots__ = ("target_keys", "written", "lossy", "note", "skipped")
+    __slots__ = ("target_keys", "written", "lossy", "note", "skipped", "unwritable")
 
     def __init__(self) -> None:  # by hand: a dataclass's list factories cost more, once per field per file
         self.target_keys: list[str] = []
@@ -483,6 +483,7 @@ class _Carried:
         self.lossy: list[str] = []
         self.note = ""
         self.skipped = ""  # why a rule matched but did not apply
+        self.unwritable = False  # skipped because the target cannot take the value (not a `when`)
 
 
 def emit(
@@ -514,6 +515,7 @@ def emit(
     unsupplied: dict[str, str] = dict(ingested.source.meta.get("unsupplied") or {}) if ingested.source else {}
     fresh = _fresh_rules(ingested, table) if same else set()
     passed: set[str] = set()
+    applied: list[tuple[Rule, list[str]]] = []  # rules that wrote (or noted) their fields, with those fields
     homeless: dict[str, str] = {}  # leaf -> why the target layout has no place for it
     if same:
         for leaf, fate in ingested.fates.items():
@@ -557,21 +559,24 @@ def emit(
             written = _apply_simple(rule, fields[present[0]].value) if rule.simple is not None else _apply_write(rule, ir)
         except Unexpressible as exc:
             for name in present:
-                carried.setdefault(name, _Carried()).skipped = str(exc)
+                slot = carried.setdefault(name, _Carried())
+                slot.skipped, slot.unwritable = str(exc), True
             _default_not_kept(extra_entries, ingested, table, rule, present, str(exc))
             continue
         if written is None:
             continue
+        applied.append((rule, present))
         lost = written.pop(_LOSS, None)
         loss = lost[1] if lost else None
         if loss is not None and not written:
-            _default_not_kept(extra_entries, ingested, table, rule, present, loss.detail, loss.fields)
+            _default_not_kept(extra_entries, ingested, table, rule, present, loss)
         for name in present:
             found = carried.get(name)
             slot = found if found is not None else carried.setdefault(name, _Carried())
             slot.skipped = ""
-            if loss is not None and (not loss.fields or name in loss.fields):
-                slot.lossy.append(loss.detail)
+            why = loss.detail_for(name) if loss is not None else ""
+            if why:
+                slot.lossy.append(why)
             if rule.lossy:
                 slot.lossy.append(rule.lossy)
             if rule.key is None or (rule.note and not written):
@@ -586,8 +591,9 @@ def emit(
             for name in present:
                 carried[name].target_keys.append(key)
                 carried[name].written.append(value)
-                if approx is not None and (not approx.fields or name in approx.fields):
-                    carried[name].lossy.append(approx.detail)
+                why = approx.detail_for(name) if approx is not None else ""
+                if why:
+                    carried[name].lossy.append(why)
         if origin is Origin.DEFAULT and written and not at_default:
             src_rules = ingested.table.rules_for_field(present[0]) if ingested.table else []
             src_key = src_rules[0].key if src_rules and src_rules[0].key else None
@@ -604,6 +610,8 @@ def emit(
                  f"{src_title} default {present[0]}={_short(ir.get(present[0]))} (not in the file){tdef}: wrote {shown}"
                  + (f"; {caveat}" if caveat else ""), tuple(present))
             )  # fmt: skip
+
+    _unanchored(applied, table, ir, carried, extra_entries)
 
     # Same format: framework-only extensions go back where they came from.
     if dst_format == src_format:
@@ -627,6 +635,7 @@ def emit(
             if prefix or shown != leaf:
                 entry = entry._replace(source_key=prefix + shown)
             report.entries.append(entry)
+    _unreported_losses(report, extra_entries, carried, ir, src_title)
     for name, value in ir.fields.items():
         if value.origin is Origin.USER:
             given = carried.get(name)
@@ -646,27 +655,102 @@ def emit(
     return out, report
 
 
+def _unanchored(
+    applied: list[tuple[Rule, list[str]]],
+    table: Table,
+    ir: IR,
+    carried: dict[str, _Carried],
+    extra: list[tuple[str | None, str | None, Status, str, tuple[str, ...]]],
+) -> None:
+    """A value the target reads relative to another field that the output does not hold (VeOmni's
+    warmup as a ratio of a step count it cannot state, its accumulation derived from a missing
+    global batch) does not read back: lossy, with why. Values given on the command line are given
+    again when reading, so they hold."""
+    missing = {name: detail for _, _, status, detail, names in extra if status is Status.MISSING for name in names}
+    unheld: dict[str, str] = {}
+    order = {id(rule): i for i, rule in enumerate(table.read_order)}
+    for rule, present in sorted(applied, key=lambda item: order.get(id(item[0]), 0)):
+        for _, name in rule.read_with:
+            if name in present or (ir.has(name) and ir.fields[name].origin is Origin.USER):
+                continue
+            if not ir.has(name) and rule.key is not None:
+                continue  # a rule with keys wrote what it could without it; a derived-only one has nothing
+            slot = carried.get(name)
+            if slot is not None and not slot.unwritable and name not in unheld and (
+                slot.target_keys or slot.note or slot.skipped
+            ):
+                continue  # written, expressed by a note, or not meant for this config (a `when`)
+            why = unheld.get(name) or missing.get(name) or (slot.skipped if slot else "") or table.absent.get(name, "")
+            reason = f"{table.title} reads it relative to {name}, which this output does not hold" + (f" ({why})" if why else "")
+            for own in present:
+                carried[own].lossy.append(reason)
+                unheld.setdefault(own, reason)
+
+
+def _unreported_losses(
+    report: Report,
+    extra: list[tuple[str | None, str | None, Status, str, tuple[str, ...]]],
+    carried: dict[str, _Carried],
+    ir: IR,
+    src_title: str,
+) -> None:
+    """A loss of a value no source leaf carries (a framework default, a value derived from others)
+    is said too: in the `defaulted` entry that wrote it (now lossy), else in an entry of its own
+    (source_key null) naming the fields, their values and what the target does."""
+    covered = {name for e in report.entries if e.status is Status.LOSSY for name in e.fields}
+    covered.update(name for _, _, status, _, names in extra if status is Status.LOSSY for name in names)
+    grouped: dict[tuple[str, str], list[str]] = {}  # (target keys, reasons) -> fields
+    upgraded: set[int] = set()  # defaulted entries that now say a loss
+    for name, slot in carried.items():
+        if not slot.lossy or name in covered or not ir.has(name):
+            continue
+        why = "; ".join(dict.fromkeys(slot.lossy))
+        at = next((i for i, item in enumerate(extra) if name in item[4] and (
+            item[2] is Status.DEFAULTED or i in upgraded)), None)  # fmt: skip
+        if at is not None:
+            _, tgt, _, detail, names = extra[at]
+            # no source_key: a defaulted entry names a key the file lacks, a lossy one a leaf it has
+            extra[at] = (None, tgt, Status.LOSSY, detail if why in detail else f"{detail}; {why}", names)
+            upgraded.add(at)
+            continue
+        grouped.setdefault((", ".join(dict.fromkeys(slot.target_keys)), why), []).append(name)
+    for (targets, why), group in grouped.items():
+        values = []
+        for name in group:
+            value = ir.fields[name]
+            how = "not in the file" if value.origin is Origin.DEFAULT else (
+                f"from {', '.join(value.source_keys)}" if value.source_keys else value.origin.value)
+            values.append(f"{name}={_short(value.value)} ({how})")
+        report.add(None, targets or None, Status.LOSSY, f"{src_title} {', '.join(values)}: {why}", tuple(group))
+
+
 def _default_not_kept(
     extra: list[tuple[str | None, str | None, Status, str, tuple[str, ...]]],
     ingested: Ingested,
     table: Table,
     rule: Rule,
     present: list[str],
-    why: str,
-    concerns: tuple[str, ...] = (),
+    why: str | Approx,
 ) -> None:
-    """A value the source left at its default that the target cannot take has no leaf to report it
-    under: say so anyway (NeoX's default betas [0.9, 0.999] against VeOmni's hard-coded ones)."""
-    value = ingested.ir.fields[present[0]]
-    if value.origin is not Origin.DEFAULT:
-        return
-    src_rules = ingested.table.rules_for_field(present[0]) if ingested.table else []
-    src_key = f" ({src_rules[0].key})" if src_rules and src_rules[0].key else ""
+    """A value no source leaf carries (the source's default, or one derived from other fields) that
+    the target cannot take has no leaf entry to say so: it gets an entry of its own (NeoX's default
+    betas [0.9, 0.999] against VeOmni's hard-coded ones)."""
     title = ingested.table.title if ingested.table else "the source"
-    # no source_key: the file has no such leaf (the one-entry-per-leaf invariant counts leaves)
-    extra.append((None, rule.key, Status.LOSSY,
-                  f"{title} default {present[0]}={_short(value.value)}{src_key}, not in the file, is not kept: {why}",
-                  concerns or tuple(present)))  # fmt: skip
+    for name in present:
+        value = ingested.ir.fields[name]
+        if value.origin is Origin.USER or (value.origin is not Origin.DEFAULT and value.source_keys):
+            continue  # a --set entry, or the entries of the leaves it came from, say it
+        reason = why.detail_for(name) if isinstance(why, Approx) else why
+        if not reason:
+            continue
+        if value.origin is Origin.DEFAULT:
+            src_rules = ingested.table.rules_for_field(name) if ingested.table else []
+            src_key = f" ({src_rules[0].key})" if src_rules and src_rules[0].key else ""
+            text = f"{title} default {name}={_short(value.value)}{src_key}, not in the file, is not kept: {reason}"
+        else:
+            text = f"{title} {name}={_short(value.value)} (derived from other settings) is not kept: {reason}"
+        # no source_key: the file has no such leaf (the one-entry-per-leaf invariant counts leaves)
+        extra.append((None, rule.key, Status.LOSSY, text, (name,)))
 
 
 def _fresh_rules(ingested: Ingested, table: Table) -> set[int]:
@@ -744,8 +828,9 @@ def _apply_write(rule: Rule, ir: IR) -> dict[str, tuple[Any, Approx | None]] | N
             elif value is not None:
                 result[by_ident[name]] = (value, None)
         if losses:
-            fields = () if any(not x.fields for x in losses) else tuple(dict.fromkeys(f for x in losses for f in x.fields))
-            result[_LOSS] = (None, Approx(None, "; ".join(x.detail for x in losses), fields))
+            parts = tuple(part for x in losses for part in (x.parts or ((x.detail, x.fields),)))
+            fields = () if any(not names for _, names in parts) else tuple(dict.fromkeys(f for _, names in parts for f in names))
+            result[_LOSS] = (None, Approx(None, "; ".join(x.detail for x in losses), fields, parts))
         return result
     assert rule.simple is not None
     return _apply_simple(rule, ir.get(rule.fields[0]))
@@ -784,7 +869,9 @@ def _entry_for(
     if fate.kind == "extension":
         if dst_format == src_format and out.get(leaf) == raw:
             return Entry(leaf, leaf, Status.EXACT, fate.detail)
-        return Entry(leaf, None, Status.DROPPED, _join(f"{title} has no counterpart", fate.detail))
+        # a rule's reading with no canonical form says why; a known key with no rule has no counterpart
+        why = fate.detail if fate.rule is not None else _join(f"{title} has no counterpart", fate.detail)
+        return Entry(leaf, None, Status.DROPPED, why, _fields_of(fate))
     if fate.kind == "unresolved":
         if dst_format == src_format and out.get(leaf) == raw:
             return Entry(leaf, leaf, Status.EXACT, fate.detail, _fields_of(fate))

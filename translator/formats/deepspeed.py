@@ -38,9 +38,15 @@ def read(paths: list[str], *, layout: str | None = None) -> Source:
     except InputError:
         _refuse_template(text, name)
         raise
+    return source_from_tree(data, name, text)
+
+
+def source_from_tree(data: dict[str, Any], name: str = "<config>", text: str = "") -> Source:
+    """A parsed DeepSpeed config as a file of it is read (a mapping handed to the library, a
+    translation reading its own output back): NeoX argument files refused, "auto" held apart."""
     _refuse_neox_arguments(data, text, name)
     unresolved = {leaf: AUTO for leaf, value in flatten(data).items() if value == "auto"}
-    return Source("deepspeed", data, [name], {name: text}, {k: name for k in data}, unresolved=unresolved)
+    return Source("deepspeed", data, [name], {name: text} if text else {}, {k: name for k in data}, unresolved=unresolved)
 
 
 def _refuse_template(text: str, name: str) -> None:

@@ -25,7 +25,7 @@ import shlex
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping, Union
 
 import yaml
 
@@ -39,6 +39,7 @@ from . import hf_config
 
 
 TAKES_MODEL_CONFIG = True  # api.load passes --model-config here
+ModelConfig = Union[str, Mapping[str, Any], None]  # the config.json: a path, or its parsed content
 LAYOUTS = ("nested", "flat")
 SECTIONS = ("model", "data", "train")
 HF = hf_config.PREFIX.rstrip(".")
@@ -399,7 +400,7 @@ def _to_view(leaf: str, value: Any, layout: str) -> str:
     return spec.renames.get(leaf, leaf)
 
 
-def read(paths: list[str], *, layout: str | None = None, model_config: str | None = None) -> Source:
+def read(paths: list[str], *, layout: str | None = None, model_config: ModelConfig = None) -> Source:
     settings: list[_Setting] = []
     texts: dict[str, str] = {}
     yaml_files: list[str] = []
@@ -425,8 +426,9 @@ def read(paths: list[str], *, layout: str | None = None, model_config: str | Non
     return _build(settings, [str(p) for p in paths], texts, base, layout, model_config)
 
 
-def source_from_tree(data: dict[str, Any], name: str = "<config>", text: str = "", model_config: str | None = None) -> Source:
-    """A parsed VeOmni config (a mapping handed to the library) read as a file would be."""
+def source_from_tree(data: dict[str, Any], name: str = "<config>", text: str = "", model_config: ModelConfig = None) -> Source:
+    """A parsed VeOmni config (a mapping handed to the library) read as a file would be.
+    `model_config`: the config.json's path, or its parsed content (nothing is read from disk)."""
     settings = _yaml_settings(data, _key_lines(text) if text else {}, name)
     return _build(settings, [name], {name: text} if text else {}, name, None, model_config)
 
@@ -437,7 +439,7 @@ def _build(
     texts: dict[str, str],
     base: str,
     layout: str | None,
-    model_config: str | None,
+    model_config: ModelConfig,
 ) -> Source:
     for s in settings:
         if s.path[0] in SECTIONS and len(s.path) == 1 and s.value is not None and not isinstance(s.value, dict):
@@ -511,20 +513,25 @@ def _config_json(source: Source, base: str, model_config: str | None) -> tuple[P
     return None, "the config names no model.config_path or model.model_path: give the HF config.json with --model-config FILE"
 
 
-def _attach_architecture(source: VeomniSource, base: str, model_config: str | None) -> None:
-    path, why = _config_json(source, base, model_config)
-    if path is None:
-        source.meta["unsupplied"] = dict.fromkeys(architecture_fields(), why)
-        return
-    name = str(path)
-    text = read_text(name)
-    config, lifted = hf_config.lift_rope_parameters(parse_json(text, name))
+def _attach_architecture(source: VeomniSource, base: str, model_config: ModelConfig) -> None:
+    if isinstance(model_config, Mapping):  # already parsed: a translation reading its own output back
+        name, text, parsed, shown = CONFIG_JSON, "", dict(model_config), CONFIG_JSON
+    else:
+        path, why = _config_json(source, base, model_config)
+        if path is None:
+            source.meta["unsupplied"] = dict.fromkeys(architecture_fields(), why)
+            return
+        name, shown = str(path), path.name
+        text = read_text(name)
+        parsed = parse_json(text, name)
+    config, lifted = hf_config.lift_rope_parameters(parsed)
+    config = hf_config.mark_explicit_nulls(config)
     model_type = config.get("model_type")
     if model_type not in hf_config.table().types:
         known = ", ".join(hf_config.table().types)
         source.meta["unsupplied"] = dict.fromkeys(
             architecture_fields(),
-            f"{path.name} is HF model_type {model_type!r}, which neoconv does not map ({known}): give the "
+            f"{shown} is HF model_type {model_type!r}, which neoconv does not map ({known}): give the "
             "architecture with --set",
         )
     source.tree[HF] = config
@@ -534,8 +541,8 @@ def _attach_architecture(source: VeomniSource, base: str, model_config: str | No
     for leaf in flatten({HF: config}):
         key = leaf[len(HF) + 1 :]
         written = lifted.get(key, key)
-        source.aliases[leaf] = f"{path.name}:{written}"
-        source.origins[leaf] = (name, key_line(text, written))
+        source.aliases[leaf] = f"{shown}:{written}"
+        source.origins[leaf] = (name, key_line(text, written) if text else None)
 
 
 # --------------------------------------------------------------------------------------------
