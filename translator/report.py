@@ -92,4 +92,7 @@ class Report:
             lines.insert(0, f"note: {self.source['note']}")
         counts = ", ".join(f"{n} {s}" for s, n in self.summary().items() if n)
         lines.append(f"neoconv: {counts or 'nothing to translate'}")
+        added = self.target.get("added_by_verification")
+        if added:
+            lines.append(f"neoconv: reading the output back found {added} difference(s) no entry named: listed as lossy")
         return "\n".join(lines) + "\n"
