@@ -22,11 +22,13 @@ def test_neox_against_its_cerebras_translation_differs_only_where_the_report_say
     done = translate(pythia160m, "neox", "cerebras", world_size=8)
     out.write_text(done.dump())
     result = diff_ir(read_ir([str(pythia160m)], "neox", world_size=8), read_ir([str(out)], "cerebras"))
-    # NeoX's first warmup step gets lr / W (6e-4 / 1430), Cerebras' Linear phase starts at 0
+    # NeoX's first warmup step gets lr / W (6e-4 / 1430), Cerebras' Linear phase starts at 0; Cerebras
+    # takes the sequence length from its data
     assert [(c.field, c.a, c.b) for c in result.changed + result.only_a + result.only_b] == [
-        ("schedule.warmup_type", "linear_clamped", "linear")]
+        ("schedule.warmup_type", "linear_clamped", "linear"), ("model.seq_length", 2048, None)]
     named = next(e for e in done.report.entries if "schedule.warmup_type" in e.fields)
     assert named.status is Status.LOSSY and "lr/W = 0.0006/1430" in named.detail
+    assert done.report.by_source()["seq_length"].status is Status.DROPPED
     # what Cerebras cannot express is listed, not counted as a difference
     assert "parallel.zero_stage" in {c.field for c in result.inexpressible}
 

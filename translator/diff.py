@@ -83,6 +83,11 @@ def expressible(fmt: str) -> frozenset[str]:
     return frozenset(f for r in table.rules for f in r.fields if r.key is not None or r.note or r.formula is not None)
 
 
+def writable(fmt: str) -> frozenset[str]:
+    """Fields a format can hold in a file it writes (some are only read: Cerebras' sequence length)."""
+    return expressible(fmt) - set(load_table(fmt).absent)
+
+
 def diff_ir(a: Ingested, b: Ingested, *, rtol: float = DEFAULT_RTOL) -> DiffResult:
     fa = a.source.format if a.source else "?"
     fb = b.source.format if b.source else "?"
@@ -137,7 +142,7 @@ def roundtrip(inputs: list[str], src: str, dst: str, *, rtol: float = DEFAULT_RT
         end = read_ir([str(final)], src, **back_options)
     result = diff_ir(start, end, rtol=rtol)
     # what the middle format cannot express is expected to be lost: list it, but separately
-    kept = expressible(dst)
+    kept = writable(dst)
     lost = [c for c in result.changed + result.only_a if c.field not in kept]
     result.changed = [c for c in result.changed if c.field in kept]
     result.only_a = [c for c in result.only_a if c.field in kept]

@@ -673,8 +673,8 @@ def _unanchored(
         for _, name in rule.read_with:
             if name in present or (ir.has(name) and ir.fields[name].origin is Origin.USER):
                 continue
-            if not ir.has(name) and rule.key is not None:
-                continue  # a rule with keys wrote what it could without it; a derived-only one has nothing
+            if not ir.has(name) and (rule.key is not None or name not in missing):
+                continue  # optional and unknown; only a value derived from one the target needs is lost
             slot = carried.get(name)
             if slot is not None and not slot.unwritable and name not in unheld and (
                 slot.target_keys or slot.note or slot.skipped

@@ -801,6 +801,21 @@ class CerebrasInitializers:
         return out
 
 
+@formula("cerebras_seq_length")
+class CerebrasSeqLength:
+    """train_input.max_sequence_length: the samples' length when the data processor takes one; a
+    translation into Cerebras cannot rely on it (GptHDF5DataProcessor ignores it, with a warning)."""
+
+    @staticmethod
+    def read(train_input_max_sequence_length: int | None) -> int | None:
+        return train_input_max_sequence_length
+
+    @staticmethod
+    def write(value: int) -> dict[str, Any]:
+        raise Unexpressible(f"Cerebras takes the sequence length from the preprocessed data: preprocess with max "
+                            f"sequence length {value}")  # fmt: skip
+
+
 @formula("cerebras_optimizer_type")
 class CerebrasOptimizerType:
     """optimizer_type (case-insensitive) <-> canonical optimizer. Adam without weight decay is the
@@ -1638,6 +1653,7 @@ VEOMNI_DYN_BSZ = (
     "many samples only when every sample is max_seq_len long (packed pretraining data)"
 )
 VEOMNI_LINEAR_FLOOR = 1e-7  # get_linear_schedule_with_warmup is called without lr_min: its default floor
+VEOMNI_MAX_SEQ_LEN = 2048  # DataArguments.max_seq_len's default (mappings/veomni.yaml)
 
 
 def _dyn_bsz(value: Any, packed: bool | None, writing: bool) -> Any:
@@ -1691,7 +1707,12 @@ class VeomniGradAccum:
         return global_batch // step
 
     @staticmethod
-    def write(value: int) -> dict[str, Any]:
+    def write(value: int, global_batch: int | None, micro: int | None, data_parallel_size: int | None) -> Any:
+        if not (global_batch and micro and data_parallel_size):
+            unknown = [n for n, v in (("global batch", global_batch), ("micro batch", micro),
+                                      ("data-parallel size (--world-size)", data_parallel_size)) if not v]  # fmt: skip
+            return Approx({}, f"VeOmni derives the accumulation from global / (micro x data-parallel size); the "
+                              f"{', '.join(unknown)} is not known here")  # fmt: skip
         return {}
 
 
@@ -2044,11 +2065,13 @@ class VeomniTrainSteps:
     @staticmethod
     def write(value: int, global_batch: int | None, seq_length: int | None, warmup_ratio: float | None,
               epochs: int | None, packed: bool | None) -> Any:  # fmt: skip
-        if not global_batch or not seq_length:
+        if not global_batch:
             raise Unexpressible("VeOmni counts steps from data.train_size tokens / (global_batch_size x max_seq_len): "
-                                "give the global batch and the sequence length")  # fmt: skip
+                                "give the global batch")  # fmt: skip
+        # without a sequence length (reported missing) the output runs with VeOmni's default max_seq_len:
+        # train_size is sized for that, so VeOmni's own step count is still the source's
         per_epoch, rest = divmod(value, epochs or 1)
-        tokens = veomni_tokens_for(per_epoch, global_batch * seq_length, warmup_ratio or 0.0)
+        tokens = veomni_tokens_for(per_epoch, global_batch * (seq_length or VEOMNI_MAX_SEQ_LEN), warmup_ratio or 0.0)
         out = {"data_train_size": tokens}
         if rest:
             return Approx(out, f"{value} steps are not a whole number of steps per epoch over {epochs} epochs")

@@ -85,8 +85,19 @@ def _refuse_neox_arguments(data: dict[str, Any], text: str, name: str) -> None:
         )  # fmt: skip
 
 
+BATCH_NEEDED = (
+    "DeepSpeed refuses a config without a batch ('Either train_batch_size or train_micro_batch_size_per_gpu "
+    "needs to be provided'): give --set batch.micro=N (per GPU), or --set batch.global=N, or translate the "
+    "file that holds the batch with this one (--with)"
+)
+
+
 def write(leaves: dict[str, Any], meta: dict[str, Any]) -> dict[str, Any]:
     from ..mapping import load_table
+
+    if meta.get("source_format") != "deepspeed" and not {"train_batch_size", "train_micro_batch_size_per_gpu"} & set(leaves):
+        meta.setdefault("extra_entries", []).append(
+            (None, "train_batch_size", "missing", BATCH_NEEDED, ("batch.global", "batch.micro")))
 
     tree = unflatten(leaves)
     ordered = {key: tree.pop(key) for key in load_table("deepspeed").order if key in tree}
