@@ -82,3 +82,20 @@ def test_detection(tmp_path: Path, pythia160m: Path) -> None:
     odd.write_text("colour: blue\nshape: round\n")
     with pytest.raises(InputError, match="cannot tell"):
         detect_file(str(odd))
+
+
+def test_diff_speaks_the_users_keys_and_the_reports_statuses(runner, tmp_path: Path) -> None:
+    source = Path(__file__).resolve().parent.parent / "fixtures" / "inputs" / "cerebras" / "llama-warmup-cosine.yaml"
+    trainer, out, report = tmp_path / "trainer.yaml", tmp_path / "neox.yml", tmp_path / "report.json"
+    assert runner.invoke(main, ["cerebras2cerebras", str(source), "--layout", "trainer", "-o", str(trainer), "-q"]).exit_code == 0
+    assert runner.invoke(main, ["cerebras2neox", str(trainer), "-o", str(out), "--report", str(report), "-q"]).exit_code == 0
+    result = runner.invoke(main, ["diff", str(trainer), str(out), "--report", str(report), "--json"])
+    assert result.exit_code == 1, result.stderr
+    data = json.loads(result.stdout)
+    # the trainer paths the user wrote, not the legacy view the tables read (optimizer.learning_rate)
+    assert data["changed"] == [{"field": "schedule.warmup_type", "a": "linear", "b": "linear_clamped",
+                                "a_keys": ["trainer.init.schedulers"], "b_keys": ["derived"], "report": ["lossy"]}]
+    vocab = next(c for c in data["not_expressible_in_both"] if c["field"] == "model.vocab_size")
+    assert vocab["a_keys"] == ["trainer.init.model.vocab_size"]
+    shown = runner.invoke(main, ["diff", str(trainer), str(out), "--report", str(report)]).stdout
+    assert "(trainer.init.schedulers) -> 'linear_clamped' (derived)  [report: lossy]" in shown

@@ -180,18 +180,24 @@ def _print(text: str) -> int:
 @click.option("--rtol", type=float, default=DEFAULT_RTOL, show_default=True, help="Relative tolerance for numbers.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.option("--world-size", type=click.IntRange(min=1), help="GPUs of the runs, to compare global batches.")
+@click.option("--report", "report_path", metavar="FILE", help="The JSON report of translating A into B: show what it says of each difference.")
 @click.option("--debug", is_flag=True, help="Show a traceback on errors.")
-def diff(a: str, b: str, fmt_a: str | None, fmt_b: str | None, rtol: float, as_json: bool, world_size: int | None, debug: bool) -> None:
+def diff(a: str, b: str, fmt_a: str | None, fmt_b: str | None, rtol: float, as_json: bool, world_size: int | None,
+         report_path: str | None, debug: bool) -> None:  # fmt: skip
     """Do A and B describe the same training run? Compares canonical fields (exit 0 equal, 1 different)."""
 
     def run() -> int:
         from .api import read_ir
         from .detect import detect_file
-        from .diff import diff_ir
+        from .diff import annotate, diff_ir
+        from .io import parse_json, read_text
 
+        report = parse_json(read_text(report_path), report_path) if report_path else None
         left = read_ir([a], fmt_a or detect_file(a), world_size=world_size)
         right = read_ir([b], fmt_b or detect_file(b), world_size=world_size)
         result = diff_ir(left, right, rtol=rtol)
+        if report is not None:
+            annotate(result, report)
         click.echo(json.dumps(result.to_json(), indent=2, default=str) if as_json else result.render(), nl=not as_json)
         return EXIT_OK if result.equal else EXIT_FAILED
 

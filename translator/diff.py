@@ -19,9 +19,20 @@ class FieldChange:
     b: Any
     a_keys: tuple[str, ...]
     b_keys: tuple[str, ...]
+    report: tuple[str, ...] | None = None  # statuses of the translation report's entries about the field
 
     def to_json(self) -> dict[str, Any]:
-        return {"field": self.field, "a": self.a, "b": self.b, "a_keys": list(self.a_keys), "b_keys": list(self.b_keys)}
+        out = {"field": self.field, "a": self.a, "b": self.b, "a_keys": list(self.a_keys), "b_keys": list(self.b_keys)}
+        if self.report is not None:
+            out["report"] = list(self.report)
+        return out
+
+    def named(self) -> bool:
+        """The report names this difference as something lost (lossy, dropped, missing, unknown)."""
+        return bool(self.report and set(self.report) & NAMING)
+
+
+NAMING = frozenset({"lossy", "dropped", "missing", "unknown"})
 
 
 @dataclass
@@ -54,12 +65,19 @@ class DiffResult:
         def side(keys: tuple[str, ...]) -> str:
             return f" ({', '.join(keys)})" if keys else " (default)"
 
+        def said(c: FieldChange) -> str:
+            if c.report is None:
+                return ""
+            if not c.report:
+                return "  [report: no entry]"
+            return f"  [report: {', '.join(c.report)}{'' if c.named() else ': not named as a loss'}]"
+
         for c in self.changed:
-            lines.append(f"changed  {c.field}: {c.a!r}{side(c.a_keys)} -> {c.b!r}{side(c.b_keys)}")
+            lines.append(f"changed  {c.field}: {c.a!r}{side(c.a_keys)} -> {c.b!r}{side(c.b_keys)}{said(c)}")
         for c in self.only_a:
-            lines.append(f"removed  {c.field}: {c.a!r}{side(c.a_keys)} (not set in B)")
+            lines.append(f"removed  {c.field}: {c.a!r}{side(c.a_keys)} (not set in B){said(c)}")
         for c in self.only_b:
-            lines.append(f"added    {c.field}: {c.b!r}{side(c.b_keys)} (not set in A)")
+            lines.append(f"added    {c.field}: {c.b!r}{side(c.b_keys)} (not set in A){said(c)}")
         for c in self.inexpressible:
             value, keys, where = (c.a, c.a_keys, "A") if c.a is not None else (c.b, c.b_keys, "B")
             lines.append(f"only-{where}   {c.field}: {value!r}{side(keys)} (the other format cannot express it)")
@@ -70,11 +88,11 @@ class DiffResult:
         return "\n".join(lines) + "\n"
 
 
-def _keys(value: Any) -> tuple[str, ...]:
-    """Where a value came from, as the user would recognise it."""
+def _keys(value: Any, aliases: dict[str, str]) -> tuple[str, ...]:
+    """Where a value came from, as the user wrote it (a trainer-layout path, a flat VeOmni key)."""
     if value is None or value.origin is Origin.DEFAULT:
         return ()
-    return value.source_keys or (value.origin.value,)
+    return tuple(aliases.get(k, k) for k in value.source_keys) or (value.origin.value,)
 
 
 @lru_cache(maxsize=None)
@@ -94,9 +112,11 @@ def diff_ir(a: Ingested, b: Ingested, *, rtol: float = DEFAULT_RTOL) -> DiffResu
     result = DiffResult(fa, fb)
     both = expressible(fa) & expressible(fb)
     names = sorted(set(a.ir.fields) | set(b.ir.fields))
+    aliases_a = a.source.aliases if a.source else {}
+    aliases_b = b.source.aliases if b.source else {}
     for name in names:
         va, vb = a.ir.fields.get(name), b.ir.fields.get(name)
-        change = FieldChange(name, va.value if va else None, vb.value if vb else None, _keys(va), _keys(vb))
+        change = FieldChange(name, va.value if va else None, vb.value if vb else None, _keys(va, aliases_a), _keys(vb, aliases_b))
         if name not in both:
             if (va and va.origin is not Origin.DEFAULT) or (vb and vb.origin is not Origin.DEFAULT):
                 result.inexpressible.append(change)
@@ -112,10 +132,23 @@ def diff_ir(a: Ingested, b: Ingested, *, rtol: float = DEFAULT_RTOL) -> DiffResu
         if not values_equal(va.value, vb.value, rtol):
             result.changed.append(change)
     for label, part in (("A", a), ("B", b)):
-        leaves = {leaf: part.raw.get(leaf) for leaf, fate in part.fates.items() if fate.kind == "extension"}
+        shown = part.source.aliases if part.source else {}
+        leaves = {shown.get(leaf, leaf): part.raw.get(leaf) for leaf, fate in part.fates.items() if fate.kind == "extension"}
         if leaves:
             result.extensions[label] = leaves
     return result
+
+
+def annotate(result: DiffResult, report: dict[str, Any]) -> None:
+    """Give each difference the statuses of the translation report's entries about its field (the
+    report of translating A into B, as `--report FILE` wrote it)."""
+    by_field: dict[str, list[str]] = {}
+    for entry in report.get("entries") or ():
+        if isinstance(entry, dict):
+            for name in entry.get("fields") or ():
+                by_field.setdefault(name, []).append(str(entry.get("status")))
+    for change in (*result.changed, *result.only_a, *result.only_b, *result.inexpressible):
+        change.report = tuple(dict.fromkeys(by_field.get(change.field, ())))
 
 
 def roundtrip(inputs: list[str], src: str, dst: str, *, rtol: float = DEFAULT_RTOL, **options: Any) -> tuple[DiffResult, Any, Any]:
