@@ -101,36 +101,50 @@ def expressible(fmt: str) -> frozenset[str]:
     return frozenset(f for r in table.rules for f in r.fields if r.key is not None or r.note or r.formula is not None)
 
 
+@lru_cache(maxsize=None)
+def _both(fa: str, fb: str) -> frozenset[str]:
+    return expressible(fa) & expressible(fb)
+
+
 def writable(fmt: str) -> frozenset[str]:
     """Fields a format can hold in a file it writes (some are only read: Cerebras' sequence length)."""
     return expressible(fmt) - set(load_table(fmt).absent)
 
 
-def diff_ir(a: Ingested, b: Ingested, *, rtol: float = DEFAULT_RTOL) -> DiffResult:
+def diff_ir(a: Ingested, b: Ingested, *, rtol: float = DEFAULT_RTOL, differences_only: bool = False) -> DiffResult:
+    """`differences_only`: the changed, removed and added fields only (a translation's check of its
+    output needs nothing else, for every file of a batch)."""
     fa = a.source.format if a.source else "?"
     fb = b.source.format if b.source else "?"
     result = DiffResult(fa, fb)
-    both = expressible(fa) & expressible(fb)
-    names = sorted(set(a.ir.fields) | set(b.ir.fields))
+    both = _both(fa, fb)
+    fields_a, fields_b = a.ir.fields, b.ir.fields
     aliases_a = a.source.aliases if a.source else {}
     aliases_b = b.source.aliases if b.source else {}
-    for name in names:
-        va, vb = a.ir.fields.get(name), b.ir.fields.get(name)
-        change = FieldChange(name, va.value if va else None, vb.value if vb else None, _keys(va, aliases_a), _keys(vb, aliases_b))
+
+    def change(name: str, va: Any, vb: Any) -> FieldChange:
+        return FieldChange(name, va.value if va else None, vb.value if vb else None, _keys(va, aliases_a), _keys(vb, aliases_b))
+
+    for name in sorted(fields_a.keys() | fields_b.keys()):
+        va, vb = fields_a.get(name), fields_b.get(name)
         if name not in both:
-            if (va and va.origin is not Origin.DEFAULT) or (vb and vb.origin is not Origin.DEFAULT):
-                result.inexpressible.append(change)
+            if not differences_only and (
+                (va and va.origin is not Origin.DEFAULT) or (vb and vb.origin is not Origin.DEFAULT)
+            ):
+                result.inexpressible.append(change(name, va, vb))
             continue
         if va is None or va.value is None:
             if vb is not None and vb.value is not None and vb.origin is not Origin.DEFAULT:
-                result.only_b.append(change)
+                result.only_b.append(change(name, va, vb))
             continue
         if vb is None or vb.value is None:
             if va.origin is not Origin.DEFAULT:
-                result.only_a.append(change)
+                result.only_a.append(change(name, va, vb))
             continue
         if not values_equal(va.value, vb.value, rtol):
-            result.changed.append(change)
+            result.changed.append(change(name, va, vb))
+    if differences_only:
+        return result
     for label, part in (("A", a), ("B", b)):
         shown = part.source.aliases if part.source else {}
         leaves = {shown.get(leaf, leaf): part.raw.get(leaf) for leaf, fate in part.fates.items() if fate.kind == "extension"}

@@ -204,9 +204,9 @@ def ingest(
                 owned_leaves.extend(owned)
         for leaf in owned_leaves:
             fates[leaf] = LeafFate("rule", rule, leaf_notes.get(leaf, ""))
-        # A rule reading only its own keys gives the same result for the same values: a batch of
-        # thousands of configs repeats most of them (norm: layernorm, seq_length: 2048, ...).
-        memo = _memo_key(rule, version, present) if rule.pure and present else None
+        # A rule gives the same result for the same values of its keys and inputs: a batch of thousands
+        # of configs repeats most of them (norm: layernorm, seq_length: 2048, the HF rules' model_type, ...).
+        memo = _memo_key(rule, version, present, _inputs(rule, ir, subtree)) if present or not rule.pure else None
         checked = table.value_reads.get(memo) if memo is not None else None
         if checked is None:
             read = _read_rule(rule, present, subtree, ir, version, source, owned_leaves)
@@ -278,10 +278,20 @@ def ingest(
 _MEMO_TYPES = frozenset({str, int, bool, type(None)})
 
 
-def _memo_key(rule: Rule, version: str, present: dict[str, Any]) -> tuple[Any, ...] | None:
+def _inputs(rule: Rule, ir: IR, subtree: Callable[[str], tuple[Any, list[str]]]) -> dict[str, Any]:
+    """What a rule's reading takes besides its own keys: its `with` fields and the keys it peeks at."""
+    if rule.pure:
+        return {}
+    found = {name: ir.get(name) for _, name in rule.read_with}
+    for key in rule.peek:
+        found[key] = subtree(key)[0]
+    return found
+
+
+def _memo_key(rule: Rule, version: str, present: dict[str, Any], inputs: dict[str, Any] | None = None) -> tuple[Any, ...] | None:
     """A key for a rule's reading of these values, or None when they are not small scalars."""
     parts: list[Any] = [id(rule), version]
-    for key, value in present.items():
+    for key, value in (present.items() if not inputs else (*present.items(), ("|", None), *inputs.items())):
         kind = type(value)
         if kind is float:
             value = value.hex()  # keeps -0.0 apart from 0.0, and a NaN equal to itself
@@ -668,7 +678,7 @@ def _unanchored(
     again when reading, so they hold."""
     missing = {name: detail for _, _, status, detail, names in extra if status is Status.MISSING for name in names}
     unheld: dict[str, str] = {}
-    order = {id(rule): i for i, rule in enumerate(table.read_order)}
+    order = table.read_rank
     for rule, present in sorted(applied, key=lambda item: order.get(id(item[0]), 0)):
         for _, name in rule.read_with:
             if name in present or (ir.has(name) and ir.fields[name].origin is Origin.USER):

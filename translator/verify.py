@@ -42,7 +42,7 @@ def read_back(
 def verify(report: Report, source: Ingested, back: Ingested, rtol: float = DEFAULT_RTOL) -> int:
     """Name every difference between the source and its read-back that no entry names; returns
     how many had to be named."""
-    result = diff_ir(source, back, rtol=rtol)
+    result = diff_ir(source, back, rtol=rtol, differences_only=True)
     named = {name for e in report.entries if e.status in NAMING for name in e.fields}
     added = 0
     for change in (*result.changed, *result.only_a, *result.only_b):

@@ -55,12 +55,21 @@ class VeomniSource(Source):
     """A Source whose leaves come from several files (YAML, option files, config.json)."""
 
     origins: dict[str, tuple[str, int | None]] = field(default_factory=dict)  # view leaf -> (file, line)
+    # block -> the origin of its first leaf, and how many origins that was built from (the engine
+    # asks once per rule; origins grow while the reader attaches config.json)
+    _blocks: tuple[int, dict[str, tuple[str, int | None]]] = field(default=(-1, {}), repr=False)
 
     def _origin(self, leaf: str) -> tuple[str, int | None] | None:
         if leaf in self.origins:
             return self.origins[leaf]
-        below = [k for k in self.origins if k.startswith(leaf + ".")]
-        return self.origins[below[0]] if below else None
+        if self._blocks[0] != len(self.origins):
+            blocks: dict[str, tuple[str, int | None]] = {}
+            for key, origin in self.origins.items():
+                parts = key.split(".")
+                for i in range(1, len(parts)):
+                    blocks.setdefault(".".join(parts[:i]), origin)
+            self._blocks = (len(self.origins), blocks)
+        return self._blocks[1].get(leaf)
 
     def file_of(self, leaf: str) -> str | None:
         origin = self._origin(leaf)
