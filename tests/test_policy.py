@@ -80,3 +80,13 @@ def test_fail_on_parsing() -> None:
     assert parse_fail_on(None, strict=True) == {Status.LOSSY, Status.UNKNOWN, Status.MISSING}
     assert parse_fail_on(None, strict=False) == frozenset()
     assert parse_fail_on("dropped, lossy", strict=False) == {Status.DROPPED, Status.LOSSY}
+
+
+def test_no_verify_skips_reading_the_output_back(runner, pythia160m: Path, tmp_path: Path) -> None:
+    checked, fast = tmp_path / "checked.json", tmp_path / "fast.json"
+    base = ["neox2deepspeed", str(pythia160m), "-o", str(tmp_path / "ds.json"), *ARGS]
+    assert _run(runner, *base, "--report", str(checked)).exit_code == 0
+    assert _run(runner, *base, "--report", str(fast), "--no-verify").exit_code == 0
+    target = json.loads(checked.read_text())["target"]
+    assert target["verified"] is True and target["added_by_verification"] == 0
+    assert "verified" not in json.loads(fast.read_text())["target"]
