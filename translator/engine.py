@@ -100,8 +100,11 @@ def ingest(
     schema: SchemaIndex,
     user: dict[str, Any] | None = None,
     context: dict[str, Value] | None = None,
+    ledger: bool = True,
 ) -> Ingested:
-    """`context`: values another file of the same run states and this format cannot (companion files)."""
+    """`context`: values another file of the same run states and this format cannot (companion files).
+    `ledger=False`: the canonical values only (a translation reading its own output back): no fate
+    of each leaf, no classification of leaves no rule takes."""
     try:
         leaves = flatten(source.tree)
     except InputError as exc:  # flatten knows the key; the source knows its file and line
@@ -202,8 +205,9 @@ def ingest(
                     _coerce_input(source, coerce, key, value)  # a block where the framework takes one value
                 present[key] = value
                 owned_leaves.extend(owned)
-        for leaf in owned_leaves:
-            fates[leaf] = LeafFate("rule", rule, leaf_notes.get(leaf, ""))
+        if ledger:
+            for leaf in owned_leaves:
+                fates[leaf] = LeafFate("rule", rule, leaf_notes.get(leaf, ""))
         # A rule gives the same result for the same values of its keys and inputs: a batch of thousands
         # of configs repeats most of them (norm: layernorm, seq_length: 2048, the HF rules' model_type, ...).
         memo = _memo_key(rule, version, present, _inputs(rule, ir, subtree)) if present or not rule.pure else None
@@ -250,6 +254,8 @@ def ingest(
             ir.fields[name] = Value(value, origin, tuple(owned_leaves), file, "; ".join(notes))
 
     _check_relations(source, ir)
+    if not ledger:
+        return Ingested(ir, {}, leaves, lossy, source, table, coerced=coerced)
     searches = 0  # stray leaves not classified before (each may cost a "did you mean" search)
     for leaf, fate in fates.items():
         if fate is not _UNDECIDED:

@@ -36,7 +36,7 @@ def read_back(
     table = load_table(fmt).for_layout(back.layout or layout)
     kept = expressible(fmt)
     given = {name: value for name, value in source.ir.fields.items() if value.origin is Origin.USER and name not in kept}
-    return ingest(back, table, schema_index(fmt), None, given)
+    return ingest(back, table, schema_index(fmt), None, given, ledger=False)
 
 
 def verify(report: Report, source: Ingested, back: Ingested, rtol: float = DEFAULT_RTOL) -> int:
