@@ -144,7 +144,8 @@ def test_warmup_lr_zero0() -> None:
     ir = result.ir
     assert ir.get("parallel.zero_stage") == 0
     assert ir.get("schedule.decay_style") == "constant" and ir.get("schedule.warmup_steps") == 500
-    assert ir.get("schedule.warmup_type") is None  # "linear": the canonical warmup
+    assert ir.get("schedule.warmup_type") == "linear" and ir.get("schedule.warmup_start_lr") == 0.0
+    assert ir.get("schedule.lag_steps") == 1  # WarmupLR gives step k the lr of step k - 1 elsewhere
     assert ir.get("batch.grad_accum") == 8  # 256 // 8 // 4
     assert result.config["optimizer"]["learning_rate"] == [
         {"scheduler": "Linear", "initial_learning_rate": 0.0, "end_learning_rate": 0.0003, "total_iters": 500},
@@ -169,8 +170,11 @@ def test_warmup_decay_lr_zero1_reaches_its_floor_at_total_num_steps() -> None:
     assert result.config["optimizer"]["max_gradient_norm"] == 0.5
     assert result.config["optimizer"]["initial_loss_scale"] == 4096.0  # 2 ** initial_scale_power 12
     assert result.config["optimizer"]["steps_per_increase"] == 500
-    # Cerebras' Linear warmup starts at 0, DeepSpeed's at warmup_min_lr: said, not hidden
-    assert "warmup_start_lr" in result.report.by_source()["scheduler.params.warmup_min_lr"].detail
+    # the warmup starts at warmup_min_lr in both; DeepSpeed's schedule runs one step late: said, with by how much
+    assert phases[0]["initial_learning_rate"] == 6e-5
+    entry = result.report.by_source()["scheduler.params.warmup_min_lr"]
+    assert entry.status is Status.LOSSY and entry.fields == ("schedule.lag_steps",)
+    assert "runs 1 step late" in entry.detail and "6e-07 higher" in entry.detail
 
 
 def test_warmup_cosine_lr_zero2_uses_ratios_of_the_optimizer_lr() -> None:
@@ -285,15 +289,19 @@ def test_canonical_schedules_written_as_deepspeed_schedulers() -> None:
     write = FORMULAS["deepspeed_lr_schedule"].write
     # NeoX-style linear decay to 0 at 11000 clamped at 6e-5 reaches the floor at 10000: exact
     out = write(lr=6e-4, decay_style="linear", warmup_steps=1000.0, decay_steps=11000, min_lr=6e-5,
-                warmup_type=None, warmup_start_lr=6e-5, steps=None)  # fmt: skip
+                warmup_type=None, warmup_start_lr=6e-5, lag_steps=1, steps=None)  # fmt: skip
     assert out["scheduler_type"] == "WarmupDecayLR" and out["scheduler_params_total_num_steps"] == 10000
+    # a schedule that starts on time (NeoX's) is one step late in DeepSpeed: lossy, by how much
+    late = write(lr=6e-4, decay_style="linear", warmup_steps=1000.0, decay_steps=11000, min_lr=6e-5,
+                 warmup_type="linear", warmup_start_lr=6e-5, lag_steps=0, steps=None)["scheduler_type"]  # fmt: skip
+    assert isinstance(late, Approx) and late.fields == ("schedule.lag_steps",) and "6e-07 lower" in late.detail
     # no DeepSpeed exponential decay: a WarmupLR, reported lossy
     out = write(lr=1e-3, decay_style="exponential", warmup_steps=10.0, decay_steps=100, min_lr=0.0,
-                warmup_type=None, warmup_start_lr=None, steps=None)  # fmt: skip
+                warmup_type=None, warmup_start_lr=None, lag_steps=1, steps=None)  # fmt: skip
     assert isinstance(out["scheduler_type"], Approx) and out["scheduler_type"].value == "WarmupLR"
     # constant without warmup: no scheduler at all (DeepSpeed keeps the optimizer's lr)
     assert write(lr=1e-3, decay_style="constant", warmup_steps=0.0, decay_steps=None, min_lr=None,
-                 warmup_type=None, warmup_start_lr=None, steps=None) == {}  # fmt: skip
+                 warmup_type=None, warmup_start_lr=None, lag_steps=None, steps=None) == {}  # fmt: skip
 
 
 def test_a_decay_without_warmup_is_a_torch_scheduler() -> None:
@@ -437,7 +445,8 @@ def test_an_autotuning_search_space_is_no_zero_stage() -> None:
 def test_other_optimizer_and_precision_spellings() -> None:
     read = FORMULAS["deepspeed_optimizer"].read
     assert read("OneBitAdam", None) == "onebitadam" and read("ZeroOneAdam", None) == "zerooneadam"
-    assert read("adam", False) == "adam" and read("AdamW", False) == "adamw"  # AdamW ignores adam_w_mode
+    assert read("adam", False, 0.01) == "adam" and read("AdamW", False) == "adamw"  # AdamW ignores adam_w_mode
+    assert read("adam", False) == "adamw" and read("adam", False, 0.0) == "adamw"  # no weight decay: one algorithm
     assert read("SGD", None) == "sgd"
     assert type(read("RMSprop", None)).__name__ == "Extension"  # a torch optimizer with no canonical name
     assert isinstance(read("MuAdam", None), Approx) and read("MuAdam", None).value == "adam"

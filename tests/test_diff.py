@@ -12,15 +12,23 @@ from translator.api import read_ir
 from translator.cli import main
 from translator.detect import detect_file
 from translator.diff import diff_ir, roundtrip
+from translator.report import Status
 
 from conftest import CORPUS, corpus_dir
 
 
-def test_neox_against_its_cerebras_translation_is_equal(pythia160m: Path, tmp_path: Path) -> None:
+def test_neox_against_its_cerebras_translation_differs_only_where_the_report_says(pythia160m: Path, tmp_path: Path) -> None:
     out = tmp_path / "params.yaml"
-    out.write_text(translate(pythia160m, "neox", "cerebras", world_size=8).dump())
+    done = translate(pythia160m, "neox", "cerebras", world_size=8)
+    out.write_text(done.dump())
     result = diff_ir(read_ir([str(pythia160m)], "neox", world_size=8), read_ir([str(out)], "cerebras"))
-    assert result.equal, result.render()
+    # NeoX's first warmup step gets lr / W (6e-4 / 1430), Cerebras' Linear phase starts at 0; Cerebras
+    # takes the sequence length from its data
+    assert [(c.field, c.a, c.b) for c in result.changed + result.only_a + result.only_b] == [
+        ("schedule.warmup_type", "linear_clamped", "linear"), ("model.seq_length", 2048, None)]
+    named = next(e for e in done.report.entries if "schedule.warmup_type" in e.fields)
+    assert named.status is Status.LOSSY and "lr/W = 0.0006/1430" in named.detail
+    assert done.report.by_source()["seq_length"].status is Status.DROPPED
     # what Cerebras cannot express is listed, not counted as a difference
     assert "parallel.zero_stage" in {c.field for c in result.inexpressible}
 
@@ -75,3 +83,20 @@ def test_detection(tmp_path: Path, pythia160m: Path) -> None:
     odd.write_text("colour: blue\nshape: round\n")
     with pytest.raises(InputError, match="cannot tell"):
         detect_file(str(odd))
+
+
+def test_diff_speaks_the_users_keys_and_the_reports_statuses(runner, tmp_path: Path) -> None:
+    source = Path(__file__).resolve().parent.parent / "fixtures" / "inputs" / "cerebras" / "llama-warmup-cosine.yaml"
+    trainer, out, report = tmp_path / "trainer.yaml", tmp_path / "neox.yml", tmp_path / "report.json"
+    assert runner.invoke(main, ["cerebras2cerebras", str(source), "--layout", "trainer", "-o", str(trainer), "-q"]).exit_code == 0
+    assert runner.invoke(main, ["cerebras2neox", str(trainer), "-o", str(out), "--report", str(report), "-q"]).exit_code == 0
+    result = runner.invoke(main, ["diff", str(trainer), str(out), "--report", str(report), "--json"])
+    assert result.exit_code == 1, result.stderr
+    data = json.loads(result.stdout)
+    # the trainer paths the user wrote, not the legacy view the tables read (optimizer.learning_rate)
+    assert data["changed"] == [{"field": "schedule.warmup_type", "a": "linear", "b": "linear_clamped",
+                                "a_keys": ["trainer.init.schedulers"], "b_keys": ["derived"], "report": ["lossy"]}]
+    vocab = next(c for c in data["not_expressible_in_both"] if c["field"] == "model.vocab_size")
+    assert vocab["a_keys"] == ["trainer.init.model.vocab_size"]
+    shown = runner.invoke(main, ["diff", str(trainer), str(out), "--report", str(report)]).stdout
+    assert "(trainer.init.schedulers) -> 'linear_clamped' (derived)  [report: lossy]" in shown

@@ -105,14 +105,14 @@ def test_defaults_that_differ_are_written(tmp_path: Path) -> None:
     cfg = result.config
     assert cfg["gradient_clipping"] == 0.0  # no max_gradient_norm: no clipping, stated against NeoX's 1.0
     assert cfg["weight_decay"] == 0.0 and cfg["optimizer"]["params"]["eps"] == 1e-6
-    assert cfg["attention_dropout"] == 0.1  # Cerebras' GPT-2 default, NeoX's is 0.0
+    assert cfg["attention_dropout"] == 0.0  # Model Zoo's attention_dropout_rate defaults to dropout_rate
     assert cfg["lr_decay_style"] == "constant" and cfg["warmup"] == 0.0  # NeoX's default warmup is 0.01
     # Cerebras' dynamic scaler starts at 2**15 and grows every 2000 steps; DeepSpeed's at 2**16 / 1000
     assert cfg["precision"] == "fp16"
     assert cfg["fp16"] == {"enabled": True, "loss_scale": 0, "initial_scale_power": 15, "loss_scale_window": 2000}
     assert "save" not in cfg
     defaulted = {e.target_key: e for e in result.report.entries if e.status is Status.DEFAULTED}
-    assert "gradient_clipping" in defaulted and "weight_decay" in defaulted and "attention_dropout" in defaulted
+    assert "gradient_clipping" in defaulted and "weight_decay" in defaulted
     by = result.report.by_source()
     assert by["model.embedding_dropout_rate"].status is Status.LOSSY
     assert "hidden_dropout 0 to the embeddings" in by["model.embedding_dropout_rate"].detail

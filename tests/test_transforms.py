@@ -91,7 +91,7 @@ def test_cerebras_schedule_cosine_round_trip():
     ]
     back = sched.read(out, 143000)
     assert back == {"warmup_steps": 1430.0, "lr": 2e-4, "decay_style": "cosine", "min_lr": 2e-5, "decay_steps": 143000,
-                    "warmup_start_lr": 0.0, "warmup_type": "linear"}
+                    "warmup_start_lr": 0.0, "warmup_type": "linear", "lag_steps": 0}
 
 
 def test_cerebras_schedule_linear_reaches_min_lr_early():
@@ -121,7 +121,7 @@ def test_cerebras_schedule_reads_real_gptj_list():
     ]
     got = FORMULAS["cerebras_lr_schedule"].read(spec, 1493333)
     assert got == {"warmup_steps": 12800.0, "lr": 5.809e-5, "decay_style": "cosine", "min_lr": 5.809e-6, "decay_steps": 1292800,
-                   "warmup_start_lr": 0.0, "warmup_type": "linear"}
+                   "warmup_start_lr": 0.0, "warmup_type": "linear", "lag_steps": 0}
 
 
 def test_warmup_start_and_type_reach_cerebras():
@@ -130,8 +130,13 @@ def test_warmup_start_and_type_reach_cerebras():
     assert out[0]["initial_learning_rate"] == 1e-5  # e.g. DeepSpeed warmup_min_lr
     value, lossy = unwrap(sched.write(1e-3, "cosine", 100.0, 1000, 0.0, 1000, 0.0, "log")["optimizer_learning_rate"])
     assert "log warmup" in lossy
+    # NeoX's first warmup step gets lr / W: a Cerebras warmup from 0 differs there, by that much
+    value, lossy = unwrap(sched.write(1e-3, "cosine", 100.0, 1000, 0.0, 1000, 0.0, "linear_clamped")["optimizer_learning_rate"])
+    assert value[0]["initial_learning_rate"] == 0.0 and "lr/W = 0.001/100 = 1e-05" in lossy
+    assert sched.write(1e-3, "cosine", 100.0, 1000, 0.0, 1000, 0.0, "linear_clamped")["optimizer_learning_rate"].fields == (
+        "schedule.warmup_type",)  # fmt: skip
     with pytest.raises(Exception, match="only warms up linearly"):
-        FORMULAS["linear_warmup"].write("log")
+        FORMULAS["linear_warmup"].write("log", 100.0, 1e-3, 0.0)
     with pytest.raises(Exception, match="lr / warmup_iters"):
         FORMULAS["warmup_from_zero"].write(1e-5)
 

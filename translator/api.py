@@ -39,14 +39,18 @@ class Translation:
         return get_format(self.format).load().dump(self.config, self.meta)
 
 
-def load(config: ConfigInput, fmt: str, *, layout: str | None = None, model_config: str | Path | None = None) -> Source:
+def load(
+    config: ConfigInput, fmt: str, *, layout: str | None = None, model_config: str | Path | Mapping[str, Any] | None = None
+) -> Source:
     """Read one config (a path, several paths merged, or an already-parsed mapping).
 
     `model_config`: the file holding the model architecture, for formats that keep it apart
-    (VeOmni's HuggingFace config.json); readers of other formats refuse it.
+    (VeOmni's HuggingFace config.json), or its parsed content; readers of other formats refuse it.
     """
     spec = get_format(fmt)
-    extra: dict[str, Any] = {"model_config": _path(model_config, "model_config")} if model_config is not None else {}
+    extra: dict[str, Any] = {}
+    if model_config is not None:
+        extra["model_config"] = model_config if isinstance(model_config, Mapping) else _path(model_config, "model_config")
     if extra and not getattr(spec.load(), "TAKES_MODEL_CONFIG", False):
         raise UsageError(f"--model-config: {spec.title} keeps the model architecture in the config itself")
     if layout is not None and not isinstance(layout, str):
@@ -158,7 +162,7 @@ def check_set(name: Any, value: Any, label: str = "--set") -> Any:
 
 
 # translate()'s options; source_layout and exact_format are for neoconv's own commands
-OPTIONS = ("set_values", "world_size", "layout", "source_version", "target_version", "with_files", "model_config", "output")
+OPTIONS = ("set_values", "world_size", "layout", "source_version", "target_version", "with_files", "model_config", "output", "verify")
 _INTERNAL = ("source_layout", "exact_format")
 
 
@@ -289,9 +293,10 @@ def translate(config: ConfigInput, src: str, dst: str, **options: Any) -> Transl
     Options: ``set_values`` (canonical field -> value, as ``--set``), ``world_size`` (GPUs of the
     source run), ``layout`` (target layout), ``source_version`` / ``target_version``,
     ``with_files`` ([(path, format)]: companion files of other formats, e.g. a ds_config.json),
-    ``model_config`` (VeOmni: the HuggingFace config.json holding the architecture).
+    ``model_config`` (VeOmni: the HuggingFace config.json holding the architecture),
     ``output`` (where the translation will be written: side files are named after it, e.g.
-    VeOmni's ``OUT_STEM.config.json``; without it ``config.json``).
+    VeOmni's ``OUT_STEM.config.json``; without it ``config.json``), ``verify`` (default True:
+    read the output back and name, as lossy, any difference no entry names).
     Raises NeoconvError subclasses for bad input (an unknown option is a UsageError); never
     prints or exits.
     """
@@ -354,8 +359,8 @@ def translate(config: ConfigInput, src: str, dst: str, **options: Any) -> Transl
     if amend:
         report.entries = [_amended(e, amend) for e in report.entries]
     # target keys with no canonical field that the run needs, defaults a migration wrote: (src, tgt, status, why)
-    for src_key, tgt_key, status, detail in meta.get("extra_entries") or ():
-        report.add(src_key, tgt_key, Status(status), detail)
+    for src_key, tgt_key, status, detail, *concerns in meta.get("extra_entries") or ():
+        report.add(src_key, tgt_key, Status(status), detail, tuple(concerns[0]) if concerns else ())
     moved = meta.get("target_paths")  # leaf -> where the writer put it, when it restructured the layout
     if moved:
         reshaped = meta.get("reshaped") or {}  # leaf -> how the writer changed its form (scheduler classes)
@@ -374,4 +379,30 @@ def translate(config: ConfigInput, src: str, dst: str, **options: Any) -> Transl
     if read_as:
         report.source["note"] = read_as
     report.target = {"format": dst, "layout": layout, "version": version, "model_family": family}
+    if options.get("verify", True):
+        _verify(report, ingested, document, dst, layout, writer, same=src == dst)
     return Translation(document, report, ingested.ir, dst, meta, side_files)
+
+
+def _verify(
+    report: Report, ingested: Ingested, document: dict[str, Any], dst: str, layout: str | None, writer: Any,
+    *, same: bool,
+) -> None:  # fmt: skip
+    """Read the written document back (in memory) and name what reading it back does not recover."""
+    from .verify import read_back, readback_failed, verify
+
+    model_config: Mapping[str, Any] | None = None
+    if getattr(writer, "TAKES_MODEL_CONFIG", False):
+        # the architecture file written beside the output, or (same format) the one the source read;
+        # never a file found on disk relative to wherever the library runs
+        written = getattr(document, "config_json", None)
+        kept = ingested.source.tree.get("hf") if same and ingested.source else None
+        model_config = written if written is not None else kept if isinstance(kept, Mapping) else {}
+    try:
+        back = read_back(document, dst, layout, ingested, model_config)
+    except NeoconvError as exc:
+        readback_failed(report, exc)
+        report.target["verified"] = False
+        return
+    report.target["verified"] = True
+    report.target["added_by_verification"] = verify(report, ingested, back)

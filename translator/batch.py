@@ -23,6 +23,8 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, NamedTuple
 
 from .errors import NeoconvError, UsageError, printable
+from .policy import Outcome, Policy, describe
+from .policy import exit_code as outcome_code
 from .registry import FORMATS, get_format
 
 # Files NeoX users keep shared settings in: merged with --with, never translated on their own.
@@ -38,7 +40,7 @@ class BatchOptions:
     exclude: list[str] = field(default_factory=list)
     with_files: list[str] = field(default_factory=list)
     jobs: int = 1
-    strict: bool = False
+    policy: Policy = field(default_factory=Policy)  # which report entries fail the run (--strict, --fail-on, --baseline)
     check: bool = False
     in_place: bool = False
     backup: bool = True
@@ -193,13 +195,14 @@ def _job(opts: BatchOptions, args: Job) -> FileResult:
         result = translate(config, opts.src, opts.dst, with_files=with_files, output=out_s, **opts.translate_options)
         text = result.dump()
         counts = {k: v for k, v in result.report.summary().items() if v}
-        failed_strict = opts.strict and bool(result.report.failures())
+        failing = opts.policy.failures(result.report) if opts.policy.fail_on else []
+        strict = f"fails the policy: {describe(failing)}" if failing else ""
         folder = os.path.dirname(out_s)
         files = {out_s: text, **{os.path.join(folder, name): side for name, side in result.side_files.items()}}
         if opts.check:
             same = all(_read_or_none(p) == t for p, t in files.items())
             status = "unchanged" if same else "changed"
-            return FileResult(rel_s, status, rel_out, counts, error="strict: report has failures" if failed_strict else "")
+            return FileResult(rel_s, status, rel_out, counts, error=strict)
         for target, content in files.items():
             clash = foreign_side_file(target, content, out_s) if target != out_s else ""
             if clash:
@@ -210,7 +213,7 @@ def _job(opts: BatchOptions, args: Job) -> FileResult:
             copy_file(out_s, out_s + ".bak")  # the bytes as they were (CRLF, BOM, comments kept)
         for target, content in files.items():
             replace_file(target, content)
-        return FileResult(rel_s, "translated", rel_out, counts, error="strict: report has failures" if failed_strict else "")
+        return FileResult(rel_s, "translated", rel_out, counts, error=strict)
     except NeoconvError as exc:
         return FileResult(rel_s, "failed", error=str(exc))
     except Exception as exc:  # one bad file must not stop a migration of thousands
@@ -508,12 +511,11 @@ class _SummaryWriter:
 
 def exit_code(results: list[FileResult], opts: BatchOptions, summary: dict[str, Any] | None = None) -> int:
     if summary and summary.get("report_error"):
-        return 1
-    if any(r.status in ("failed", "changed") for r in results):
-        return 1
-    if opts.strict and any(r.error for r in results):
-        return 1
-    return 0
+        return 1  # the run's own summary could not be written: the caller has no record of it
+    return outcome_code(Outcome(
+        failed=sum(r.status == "failed" for r in results), changed=sum(r.status == "changed" for r in results),
+        policy_failures=sum(bool(r.error) for r in results if r.status != "failed"),
+    ))  # fmt: skip
 
 
 def human_summary(
@@ -530,8 +532,8 @@ def human_summary(
             lines.append(f"skipped  {printable(r.source)}: {printable(r.reason)}")
         elif r.status == "changed":
             lines.append(f"changed  {printable(r.source)} -> {printable(r.output or '')}")
-        elif r.error and opts.strict:
-            lines.append(f"strict   {printable(r.source)}: {', '.join(f'{v} {k}' for k, v in r.counts.items() if k in ('lossy', 'dropped', 'unknown', 'missing'))}")
+        elif r.error:
+            lines.append(f"strict   {printable(r.source)}: {printable(r.error.removeprefix('fails the policy: '))}")
     if report_error:
         lines.append(f"failed   {printable(report_error)}")
     counts = dict(totals or {})

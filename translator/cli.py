@@ -1,7 +1,8 @@
 """Command line: `neoconv SRC2DST IN... [options]` for every format pair, plus formats/explain.
 
-This is the only place where exceptions become exit codes and one-line messages:
-0 done; 1 done but --strict found lossy/dropped/unknown/missing entries; 2 bad invocation or
+This is the only place where exceptions become exit codes and one-line messages (policy.py
+maps a finished command's outcome to its code): 0 done; 1 done but an entry fails --strict /
+--fail-on (not accepted by --baseline), or a diff found differences; 2 bad invocation or
 unreadable/invalid input (and, with a clear "internal error" line, anything unexpected).
 """
 
@@ -16,11 +17,12 @@ from typing import Any, Callable
 import click
 
 from . import __version__
+from .compare import DEFAULT_RTOL
 from .errors import NeoconvError
 from .options import translation_options
+from .policy import EXIT_ERROR, EXIT_FAILED, EXIT_OK
 from .registry import FORMATS, pairs
 
-EXIT_OK, EXIT_STRICT, EXIT_ERROR = 0, 1, 2
 
 
 def _fail(message: str) -> None:
@@ -67,14 +69,17 @@ def _run_translation(src: str, dst: str, inputs: tuple[str, ...], opts: dict[str
     from .io import dump_json
     from .outputs import write_files_atomic
 
+    from .policy import Outcome, exit_code, policy
     from .registry import companion_format
 
+    rules = policy(opts["fail_on"], opts["strict"], opts["baseline"])  # a bad baseline fails before any writing
     with_files = [(path, companion_format(path, src)) for path in opts["with_files"]]
     result = translate(
         list(inputs), src, dst,
         set_values=parse_set(opts["set_values"]), world_size=opts["world_size"], layout=opts["layout"],
         source_version=opts["source_version"], target_version=opts["target_version"], with_files=with_files,
         model_config=opts.get("model_config"), output=opts["output"] if opts["output"] != "-" else None,
+        verify=not opts["no_verify"],
     )  # fmt: skip
     text = result.dump()
     output, report_path = opts["output"], opts["report_path"]
@@ -111,9 +116,7 @@ def _run_translation(src: str, dst: str, inputs: tuple[str, ...], opts: dict[str
         click.echo(report_text, nl=False)
     if not opts["quiet"]:
         click.echo(result.report.render_table(verbose=opts["verbose"]), err=True, nl=False)
-    if opts["strict"] and result.report.failures():
-        return EXIT_STRICT
-    return EXIT_OK
+    return exit_code(Outcome(policy_failures=len(rules.failures(result.report))))
 
 
 def _pair_command(src: str, dst: str) -> click.Command:
@@ -136,8 +139,8 @@ def main() -> None:
     """Translate LLM training configs between GPT-NeoX, DeepSpeed, Cerebras Model Zoo and VeOmni.
 
     Every source setting is carried over, converted, or named in the report (stderr; --report
-    FILE for JSON). Exit codes: 0 done, 1 --strict found lossy/dropped/unknown/missing entries,
-    2 bad invocation or input.
+    FILE for JSON); the output is read back to check it. Exit codes: 0 done, 1 an entry fails
+    --strict (lossy, unknown, missing) or --fail-on, 2 bad invocation or input.
     """
 
 
@@ -186,23 +189,29 @@ def _print(text: str) -> int:
 @click.argument("b")
 @click.option("--from-a", "fmt_a", type=click.Choice(sorted(FORMATS)), help="Format of A (default: detected).")
 @click.option("--from-b", "fmt_b", type=click.Choice(sorted(FORMATS)), help="Format of B (default: detected).")
-@click.option("--rtol", type=float, default=1e-6, show_default=True, help="Relative tolerance for numbers.")
+@click.option("--rtol", type=float, default=DEFAULT_RTOL, show_default=True, help="Relative tolerance for numbers.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.option("--world-size", type=click.IntRange(min=1), help="GPUs of the runs, to compare global batches.")
+@click.option("--report", "report_path", metavar="FILE", help="The JSON report of translating A into B: show what it says of each difference.")
 @click.option("--debug", is_flag=True, help="Show a traceback on errors.")
-def diff(a: str, b: str, fmt_a: str | None, fmt_b: str | None, rtol: float, as_json: bool, world_size: int | None, debug: bool) -> None:
+def diff(a: str, b: str, fmt_a: str | None, fmt_b: str | None, rtol: float, as_json: bool, world_size: int | None,
+         report_path: str | None, debug: bool) -> None:  # fmt: skip
     """Do A and B describe the same training run? Compares canonical fields (exit 0 equal, 1 different)."""
 
     def run() -> int:
         from .api import read_ir
         from .detect import detect_file
-        from .diff import diff_ir
+        from .diff import annotate, diff_ir
+        from .io import parse_json, read_text
 
+        report = parse_json(read_text(report_path), report_path) if report_path else None
         left = read_ir([a], fmt_a or detect_file(a), world_size=world_size)
         right = read_ir([b], fmt_b or detect_file(b), world_size=world_size)
         result = diff_ir(left, right, rtol=rtol)
+        if report is not None:
+            annotate(result, report)
         click.echo(json.dumps(result.to_json(), indent=2, default=str) if as_json else result.render(), nl=not as_json)
-        return EXIT_OK if result.equal else EXIT_STRICT
+        return EXIT_OK if result.equal else EXIT_FAILED
 
     _guarded(run, debug, (a, b))
 
@@ -210,7 +219,7 @@ def diff(a: str, b: str, fmt_a: str | None, fmt_b: str | None, rtol: float, as_j
 @main.command("roundtrip", no_args_is_help=True)
 @click.argument("pair", metavar="SRC2DST")
 @click.argument("inputs", nargs=-1, required=True, metavar="IN...")
-@click.option("--rtol", type=float, default=1e-6, show_default=True, help="Relative tolerance for numbers.")
+@click.option("--rtol", type=float, default=DEFAULT_RTOL, show_default=True, help="Relative tolerance for numbers.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.option("--world-size", type=click.IntRange(min=1), help="GPUs of the source run.")
 @click.option("--set", "set_values", metavar="FIELD=VALUE", multiple=True, help="As for translations.")
@@ -229,7 +238,7 @@ def roundtrip(pair: str, inputs: tuple[str, ...], rtol: float, as_json: bool, wo
         result, _, _ = do_roundtrip(list(inputs), src, dst, rtol=rtol, world_size=world_size,
                                     set_values=parse_set(set_values))  # fmt: skip
         click.echo(json.dumps(result.to_json(), indent=2, default=str) if as_json else result.render(), nl=not as_json)
-        return EXIT_OK if result.equal else EXIT_STRICT
+        return EXIT_OK if result.equal else EXIT_FAILED
 
     _guarded(run, debug, inputs)
 
@@ -251,7 +260,7 @@ def docs(output: str, check: bool) -> None:
             current = Path(output).read_text(encoding="utf-8") if Path(output).is_file() else ""
             if current != text:
                 click.echo(f"{output} is stale: run `neoconv docs -o {output}`", err=True)
-                return EXIT_STRICT
+                return EXIT_FAILED
             return EXIT_OK
         if output == "-":
             click.echo(text, nl=False)
@@ -270,7 +279,10 @@ def docs(output: str, check: bool) -> None:
 @click.option("--exclude", multiple=True, metavar="GLOB", help="Skip files matching; repeatable.")
 @click.option("--with", "with_files", multiple=True, metavar="FILE", help="Merged into every translation (e.g. local_setup.yml).")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="Parallel workers (default: CPU count).")
-@click.option("--strict", is_flag=True, help="Exit 1 also when a report has lossy/dropped/unknown/missing entries.")
+@click.option("--strict", is_flag=True, help="Exit 1 also when a report has lossy, unknown or missing entries.")
+@click.option("--fail-on", "fail_on", metavar="STATUSES", help="Exit 1 also when a report has entries of these statuses.")
+@click.option("--baseline", metavar="FILE", help="Accepted entries (a JSON report or list of entries): only others fail.")
+@click.option("--no-verify", "no_verify", is_flag=True, help="Do not read each output back to check its report.")
 @click.option("--check", is_flag=True, help="Write nothing; exit 1 if any output would change.")
 @click.option("--in-place", is_flag=True, help="Write beside the sources (backup *.bak unless --no-backup).")
 @click.option("--no-backup", is_flag=True, help="With --in-place: do not keep *.bak copies.")
@@ -280,12 +292,13 @@ def docs(output: str, check: bool) -> None:
 @click.option("-q", "--quiet", is_flag=True, help="No progress and no summary lines.")
 @click.option("--debug", is_flag=True, help="Show a traceback on errors.")
 def batch(pair: str, src_dir: str, out_dir: str | None, include: tuple[str, ...], exclude: tuple[str, ...],
-          with_files: tuple[str, ...], jobs: int | None, strict: bool, check: bool, in_place: bool, no_backup: bool,
-          world_size: int | None, set_values: tuple[str, ...], layout: str | None, quiet: bool, debug: bool) -> None:  # fmt: skip
+          with_files: tuple[str, ...], jobs: int | None, strict: bool, fail_on: str | None, baseline: str | None,
+          no_verify: bool, check: bool, in_place: bool, no_backup: bool, world_size: int | None,
+          set_values: tuple[str, ...], layout: str | None, quiet: bool, debug: bool) -> None:  # fmt: skip
     """Translate every config under SRC_DIR into OUT_DIR (summary in OUT_DIR/neoconv-report.json).
 
-    Exit 0 when every file translated, 1 when any failed (--strict: or has a lossy/dropped/
-    unknown/missing entry; --check: or would change), 2 on a bad invocation.
+    Exit 0 when every file translated, 1 when any failed (--strict / --fail-on: or has an entry
+    of those statuses the --baseline does not accept; --check: or would change), 2 on a bad invocation.
     """
 
     def run() -> int:
@@ -293,6 +306,7 @@ def batch(pair: str, src_dir: str, out_dir: str | None, include: tuple[str, ...]
 
         from .api import parse_set
         from .batch import BatchOptions, exit_code, human_summary, run_batch
+        from .policy import policy
 
         src, sep, dst = pair.partition("2")
         if not sep or src not in FORMATS or dst not in FORMATS:
@@ -300,9 +314,9 @@ def batch(pair: str, src_dir: str, out_dir: str | None, include: tuple[str, ...]
         if no_backup and not in_place:
             raise NeoconvError("--no-backup only makes sense with --in-place")
         opts = BatchOptions(
-            src, dst, list(include), list(exclude), list(with_files), jobs or os.cpu_count() or 1, strict, check,
-            in_place, not no_backup,
-            {"world_size": world_size, "set_values": parse_set(set_values), "layout": layout},
+            src, dst, list(include), list(exclude), list(with_files), jobs or os.cpu_count() or 1,
+            policy(fail_on, strict, baseline), check, in_place, not no_backup,
+            {"world_size": world_size, "set_values": parse_set(set_values), "layout": layout, "verify": not no_verify},
         )  # fmt: skip
         show = not quiet and sys.stderr.isatty()
 

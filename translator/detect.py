@@ -15,13 +15,19 @@ from .registry import FORMATS
 from .schema import schema_index
 
 
+# a format whose layouts have schemas of their own (Cerebras' trainer layout: `trainer:` at the top)
+LAYOUT_SCHEMAS = {"cerebras": ("cerebras-trainer",)}
+
+
 def score(tree: dict[str, Any], fmt: str) -> float:
     keys = [str(k).replace("-", "_") if fmt == "neox" else str(k) for k in tree]
     if not keys:
         return 0.0
-    index = schema_index(fmt)
-    known = sum(1 for k in keys if index.node(k) is not None or index.known(k))
-    return known / len(keys)
+    best = 0.0
+    for name in (fmt, *LAYOUT_SCHEMAS.get(fmt, ())):
+        index = schema_index(name)
+        best = max(best, sum(1 for k in keys if index.node(k) is not None or index.known(k)) / len(keys))
+    return best
 
 
 def detect_tree(tree: dict[str, Any], name: str = "") -> str:

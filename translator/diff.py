@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
+from .compare import DEFAULT_RTOL, values_equal
 from .engine import Ingested
 from .errors import NeoconvError, UsageError
 from .ir import Origin
@@ -19,9 +21,20 @@ class FieldChange:
     b: Any
     a_keys: tuple[str, ...]
     b_keys: tuple[str, ...]
+    report: tuple[str, ...] | None = None  # statuses of the translation report's entries about the field
 
     def to_json(self) -> dict[str, Any]:
-        return {"field": self.field, "a": self.a, "b": self.b, "a_keys": list(self.a_keys), "b_keys": list(self.b_keys)}
+        out = {"field": self.field, "a": self.a, "b": self.b, "a_keys": list(self.a_keys), "b_keys": list(self.b_keys)}
+        if self.report is not None:
+            out["report"] = list(self.report)
+        return out
+
+    def named(self) -> bool:
+        """The report names this difference as something lost (lossy, dropped, missing, unknown)."""
+        return bool(self.report and set(self.report) & NAMING)
+
+
+NAMING = frozenset({"lossy", "dropped", "missing", "unknown"})
 
 
 @dataclass
@@ -54,12 +67,19 @@ class DiffResult:
         def side(keys: tuple[str, ...]) -> str:
             return f" ({', '.join(keys)})" if keys else " (default)"
 
+        def said(c: FieldChange) -> str:
+            if c.report is None:
+                return ""
+            if not c.report:
+                return "  [report: no entry]"
+            return f"  [report: {', '.join(c.report)}{'' if c.named() else ': not named as a loss'}]"
+
         for c in self.changed:
-            lines.append(f"changed  {c.field}: {c.a!r}{side(c.a_keys)} -> {c.b!r}{side(c.b_keys)}")
+            lines.append(f"changed  {c.field}: {c.a!r}{side(c.a_keys)} -> {c.b!r}{side(c.b_keys)}{said(c)}")
         for c in self.only_a:
-            lines.append(f"removed  {c.field}: {c.a!r}{side(c.a_keys)} (not set in B)")
+            lines.append(f"removed  {c.field}: {c.a!r}{side(c.a_keys)} (not set in B){said(c)}")
         for c in self.only_b:
-            lines.append(f"added    {c.field}: {c.b!r}{side(c.b_keys)} (not set in A)")
+            lines.append(f"added    {c.field}: {c.b!r}{side(c.b_keys)} (not set in A){said(c)}")
         for c in self.inexpressible:
             value, keys, where = (c.a, c.a_keys, "A") if c.a is not None else (c.b, c.b_keys, "B")
             lines.append(f"only-{where}   {c.field}: {value!r}{side(keys)} (the other format cannot express it)")
@@ -70,15 +90,6 @@ class DiffResult:
         return "\n".join(lines) + "\n"
 
 
-def _values_equal(a: Any, b: Any, rtol: float) -> bool:
-    from deepdiff import DeepDiff  # lazy: only diff needs it
-
-    if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool) and not isinstance(b, bool):
-        return math.isclose(a, b, rel_tol=rtol, abs_tol=0.0) or a == b
-    return not DeepDiff(a, b, ignore_numeric_type_changes=True, math_epsilon=None, ignore_order=False,
-                        number_format_notation="e", significant_digits=_digits(rtol))  # fmt: skip
-
-
 def check_rtol(rtol: Any) -> float:
     """A relative tolerance is a finite number of at least 0 (0 = exactly equal)."""
     if isinstance(rtol, bool) or not isinstance(rtol, (int, float)) or not 0 <= rtol < math.inf:
@@ -86,54 +97,85 @@ def check_rtol(rtol: Any) -> float:
     return float(rtol)
 
 
-def _digits(rtol: float) -> int:
-    return max(1, min(15, int(round(-math.log10(rtol))))) if rtol > 0 else 15
-
-
-def _keys(value: Any) -> tuple[str, ...]:
-    """Where a value came from, as the user would recognise it."""
+def _keys(value: Any, aliases: dict[str, str]) -> tuple[str, ...]:
+    """Where a value came from, as the user wrote it (a trainer-layout path, a flat VeOmni key)."""
     if value is None or value.origin is Origin.DEFAULT:
         return ()
-    return value.source_keys or (value.origin.value,)
+    return tuple(aliases.get(k, k) for k in value.source_keys) or (value.origin.value,)
 
 
-def expressible(fmt: str) -> set[str]:
+@lru_cache(maxsize=None)
+def expressible(fmt: str) -> frozenset[str]:
     table = load_table(fmt)
-    return {f for r in table.rules for f in r.fields if r.key is not None or r.note or r.formula is not None}
+    return frozenset(f for r in table.rules for f in r.fields if r.key is not None or r.note or r.formula is not None)
 
 
-def diff_ir(a: Ingested, b: Ingested, *, rtol: float = 1e-9) -> DiffResult:
+@lru_cache(maxsize=None)
+def _both(fa: str, fb: str) -> frozenset[str]:
+    return expressible(fa) & expressible(fb)
+
+
+def writable(fmt: str) -> frozenset[str]:
+    """Fields a format can hold in a file it writes (some are only read: Cerebras' sequence length)."""
+    return expressible(fmt) - set(load_table(fmt).absent)
+
+
+def diff_ir(a: Ingested, b: Ingested, *, rtol: float = DEFAULT_RTOL, differences_only: bool = False) -> DiffResult:
+    """`differences_only`: the changed, removed and added fields only (a translation's check of its
+    output needs nothing else, for every file of a batch)."""
     rtol = check_rtol(rtol)
     fa = a.source.format if a.source else "?"
     fb = b.source.format if b.source else "?"
     result = DiffResult(fa, fb)
-    both = expressible(fa) & expressible(fb)
-    names = sorted(set(a.ir.fields) | set(b.ir.fields))
-    for name in names:
-        va, vb = a.ir.fields.get(name), b.ir.fields.get(name)
-        change = FieldChange(name, va.value if va else None, vb.value if vb else None, _keys(va), _keys(vb))
+    both = _both(fa, fb)
+    fields_a, fields_b = a.ir.fields, b.ir.fields
+    aliases_a = a.source.aliases if a.source else {}
+    aliases_b = b.source.aliases if b.source else {}
+
+    def change(name: str, va: Any, vb: Any) -> FieldChange:
+        return FieldChange(name, va.value if va else None, vb.value if vb else None, _keys(va, aliases_a), _keys(vb, aliases_b))
+
+    for name in sorted(fields_a.keys() | fields_b.keys()):
+        va, vb = fields_a.get(name), fields_b.get(name)
         if name not in both:
-            if (va and va.origin is not Origin.DEFAULT) or (vb and vb.origin is not Origin.DEFAULT):
-                result.inexpressible.append(change)
+            if not differences_only and (
+                (va and va.origin is not Origin.DEFAULT) or (vb and vb.origin is not Origin.DEFAULT)
+            ):
+                result.inexpressible.append(change(name, va, vb))
             continue
         if va is None or va.value is None:
             if vb is not None and vb.value is not None and vb.origin is not Origin.DEFAULT:
-                result.only_b.append(change)
+                result.only_b.append(change(name, va, vb))
             continue
         if vb is None or vb.value is None:
             if va.origin is not Origin.DEFAULT:
-                result.only_a.append(change)
+                result.only_a.append(change(name, va, vb))
             continue
-        if not _values_equal(va.value, vb.value, rtol):
-            result.changed.append(change)
+        if not values_equal(va.value, vb.value, rtol):
+            result.changed.append(change(name, va, vb))
+    if differences_only:
+        return result
     for label, part in (("A", a), ("B", b)):
-        leaves = {leaf: part.raw.get(leaf) for leaf, fate in part.fates.items() if fate.kind == "extension"}
+        shown = part.source.aliases if part.source else {}
+        leaves = {shown.get(leaf, leaf): part.raw.get(leaf) for leaf, fate in part.fates.items() if fate.kind == "extension"}
         if leaves:
             result.extensions[label] = leaves
     return result
 
 
-def roundtrip(inputs: list[str], src: str, dst: str, *, rtol: float = 1e-9, **options: Any) -> tuple[DiffResult, Any, Any]:
+def annotate(result: DiffResult, report: dict[str, Any]) -> None:
+    """Give each difference the statuses of the translation report's entries about its field (the
+    report of translating A into B, as `--report FILE` wrote it)."""
+    by_field: dict[str, list[str]] = {}
+    for entry in report.get("entries") or ():
+        if isinstance(entry, dict):
+            for name in entry.get("fields") or ():
+                by_field.setdefault(name, []).append(str(entry.get("status")))
+    for change in (*result.changed, *result.only_a, *result.only_b, *result.inexpressible):
+        change.report = tuple(dict.fromkeys(by_field.get(change.field, ())))
+
+
+def roundtrip(inputs: list[str], src: str, dst: str, *, rtol: float = DEFAULT_RTOL, **options: Any) -> tuple[DiffResult, Any, Any]:
     """Translate src -> dst -> src through real files; diff the canonical values of both ends."""
     import tempfile
     from pathlib import Path
@@ -162,7 +204,7 @@ def roundtrip(inputs: list[str], src: str, dst: str, *, rtol: float = 1e-9, **op
         end = read_ir([str(final)], src, **back_options)
     result = diff_ir(start, end, rtol=rtol)
     # what the middle format cannot express is expected to be lost: list it, but separately
-    kept = expressible(dst)
+    kept = writable(dst)
     lost = [c for c in result.changed + result.only_a if c.field not in kept]
     result.changed = [c for c in result.changed if c.field in kept]
     result.only_a = [c for c in result.only_a if c.field in kept]

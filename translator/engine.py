@@ -100,8 +100,11 @@ def ingest(
     schema: SchemaIndex,
     user: dict[str, Any] | None = None,
     context: dict[str, Value] | None = None,
+    ledger: bool = True,
 ) -> Ingested:
-    """`context`: values another file of the same run states and this format cannot (companion files)."""
+    """`context`: values another file of the same run states and this format cannot (companion files).
+    `ledger=False`: the canonical values only (a translation reading its own output back): no fate
+    of each leaf, no classification of leaves no rule takes."""
     try:
         leaves = flatten(source.tree)
     except InputError as exc:  # flatten knows the key; the source knows its file and line
@@ -202,11 +205,12 @@ def ingest(
                     _coerce_input(source, coerce, key, value)  # a block where the framework takes one value
                 present[key] = value
                 owned_leaves.extend(owned)
-        for leaf in owned_leaves:
-            fates[leaf] = LeafFate("rule", rule, leaf_notes.get(leaf, ""))
-        # A rule reading only its own keys gives the same result for the same values: a batch of
-        # thousands of configs repeats most of them (norm: layernorm, seq_length: 2048, ...).
-        memo = _memo_key(rule, version, present) if rule.pure and present else None
+        if ledger:
+            for leaf in owned_leaves:
+                fates[leaf] = LeafFate("rule", rule, leaf_notes.get(leaf, ""))
+        # A rule gives the same result for the same values of its keys and inputs: a batch of thousands
+        # of configs repeats most of them (norm: layernorm, seq_length: 2048, the HF rules' model_type, ...).
+        memo = _memo_key(rule, version, present, _inputs(rule, ir, subtree)) if present or not rule.pure else None
         checked = table.value_reads.get(memo) if memo is not None else None
         if checked is None:
             read = _read_rule(rule, present, subtree, ir, version, source, owned_leaves)
@@ -217,7 +221,7 @@ def ingest(
             read = checked
         if isinstance(read, Extension):  # no canonical form: the leaves stay framework extensions
             for leaf in owned_leaves:
-                fates[leaf] = LeafFate("extension", detail=read.detail)
+                fates[leaf] = LeafFate("extension", rule, read.detail)  # the rule: which fields it leaves unset
                 ir.extensions.setdefault(source.format, {})[leaf] = leaves[leaf]
             continue
         if rule.key and rule.key in present:
@@ -250,6 +254,8 @@ def ingest(
             ir.fields[name] = Value(value, origin, tuple(owned_leaves), file, "; ".join(notes))
 
     _check_relations(source, ir)
+    if not ledger:
+        return Ingested(ir, {}, leaves, lossy, source, table, coerced=coerced)
     searches = 0  # stray leaves not classified before (each may cost a "did you mean" search)
     for leaf, fate in fates.items():
         if fate is not _UNDECIDED:
@@ -278,10 +284,20 @@ def ingest(
 _MEMO_TYPES = frozenset({str, int, bool, type(None)})
 
 
-def _memo_key(rule: Rule, version: str, present: dict[str, Any]) -> tuple[Any, ...] | None:
+def _inputs(rule: Rule, ir: IR, subtree: Callable[[str], tuple[Any, list[str]]]) -> dict[str, Any]:
+    """What a rule's reading takes besides its own keys: its `with` fields and the keys it peeks at."""
+    if rule.pure:
+        return {}
+    found = {name: ir.get(name) for _, name in rule.read_with}
+    for key in rule.peek:
+        found[key] = subtree(key)[0]
+    return found
+
+
+def _memo_key(rule: Rule, version: str, present: dict[str, Any], inputs: dict[str, Any] | None = None) -> tuple[Any, ...] | None:
     """A key for a rule's reading of these values, or None when they are not small scalars."""
     parts: list[Any] = [id(rule), version]
-    for key, value in present.items():
+    for key, value in (present.items() if not inputs else (*present.items(), ("|", None), *inputs.items())):
         kind = type(value)
         if kind is float:
             value = value.hex()  # keeps -0.0 apart from 0.0, and a NaN equal to itself
@@ -487,7 +503,7 @@ def _closest(leaf: str, schema: SchemaIndex, table: Table) -> str:
 class _Carried:
     """What emit did with one canonical field: the target keys and values written, and why not."""
 
-    __slots__ = ("target_keys", "written", "lossy", "note", "skipped")
+    __slots__ = ("target_keys", "written", "lossy", "note", "skipped", "unwritable")
 
     def __init__(self) -> None:  # by hand: a dataclass's list factories cost more, once per field per file
         self.target_keys: list[str] = []
@@ -495,6 +511,7 @@ class _Carried:
         self.lossy: list[str] = []
         self.note = ""
         self.skipped = ""  # why a rule matched but did not apply
+        self.unwritable = False  # skipped because the target cannot take the value (not a `when`)
 
 
 def emit(
@@ -521,11 +538,12 @@ def emit(
     out: dict[str, Any] = {}
     carried: dict[str, _Carried] = {}
     report = Report()
-    extra_entries: list[tuple[str | None, str | None, Status, str]] = []
+    extra_entries: list[tuple[str | None, str | None, Status, str, tuple[str, ...]]] = []
     same = dst_format == src_format and ingested.source is not None
     unsupplied: dict[str, str] = dict(ingested.source.meta.get("unsupplied") or {}) if ingested.source else {}
     fresh = _fresh_rules(ingested, table) if same else set()
     passed: set[str] = set()
+    applied: list[tuple[Rule, list[str]]] = []  # rules that wrote (or noted) their fields, with those fields
     homeless: dict[str, str] = {}  # leaf -> why the target layout has no place for it
     if same:
         for leaf, fate in ingested.fates.items():
@@ -555,7 +573,7 @@ def emit(
                 hint = rule.hint or f"give it with --set {rule.fields[0]}=VALUE"
                 if elsewhere:  # the target's own hint speaks of other sources
                     hint = f"{elsewhere}, or --set {rule.fields[0]}=VALUE"
-                extra_entries.append((None, rule.key, Status.MISSING, hint))
+                extra_entries.append((None, rule.key, Status.MISSING, hint, rule.fields))
             continue
         if rule.when and not rule.applies(values):
             for name in present:
@@ -569,51 +587,59 @@ def emit(
             written = _apply_simple(rule, fields[present[0]].value) if rule.simple is not None else _apply_write(rule, ir)
         except Unexpressible as exc:
             for name in present:
-                carried.setdefault(name, _Carried()).skipped = str(exc)
+                slot = carried.setdefault(name, _Carried())
+                slot.skipped, slot.unwritable = str(exc), True
             _default_not_kept(extra_entries, ingested, table, rule, present, str(exc))
             continue
         if written is None:
             continue
-        loss = written.pop(_LOSS, None)
-        if loss and not written:
-            _default_not_kept(extra_entries, ingested, table, rule, present, str(loss[1]))
+        applied.append((rule, present))
+        lost = written.pop(_LOSS, None)
+        loss = lost[1] if lost else None
+        if loss is not None and not written:
+            _default_not_kept(extra_entries, ingested, table, rule, present, loss)
         for name in present:
             found = carried.get(name)
             slot = found if found is not None else carried.setdefault(name, _Carried())
             slot.skipped = ""
-            if loss:
-                slot.lossy.append(str(loss[1]))
+            why = loss.detail_for(name) if loss is not None else ""
+            if why:
+                slot.lossy.append(why)
             if rule.lossy:
                 slot.lossy.append(rule.lossy)
             if rule.key is None or (rule.note and not written):
                 slot.note = rule.note
-        if origin is Origin.DEFAULT and not rule.always and rule.has_default(version):
-            target_default = rule.default_for(version)
-            first_value = next(iter(written.values()), (None, None))[0] if written else None
-            if is_close(first_value, target_default):
-                for name in present:
-                    carried[name].target_keys.extend(written)
-                continue
+        at_default = origin is Origin.DEFAULT and bool(written) and _at_default(rule, written, version)
+        if at_default and not rule.always:
+            for name in present:
+                carried[name].target_keys.extend(written)
+            continue
         for key, (value, approx) in written.items():
             out[key] = value
             for name in present:
                 carried[name].target_keys.append(key)
                 carried[name].written.append(value)
-                if approx:
-                    carried[name].lossy.append(approx)
-        if origin is Origin.DEFAULT and written and not (
-            rule.has_default(version) and is_close(next(iter(written.values()))[0], rule.default_for(version))
-        ):
+                why = approx.detail_for(name) if approx is not None else ""
+                if why:
+                    carried[name].lossy.append(why)
+        if origin is Origin.DEFAULT and written and not at_default:
             src_rules = ingested.table.rules_for_field(present[0]) if ingested.table else []
             src_key = src_rules[0].key if src_rules and src_rules[0].key else None
             shown = ", ".join(f"{k}={_short(v[0])}" for k, v in written.items())
-            tdef = f"; {table.title} default is {_short(rule.default_for(version))}" if rule.has_default(version) else ""
+            documented = {k: d for k in written if (d := _key_default(rule, k, version)) is not _UNDOCUMENTED}
+            tdef = "; ".join(f"{k}={_short(d)}" for k, d in documented.items())
+            if rule.key is not None and list(documented) == [rule.key]:
+                tdef = f"; {table.title} default is {_short(documented[rule.key])}"
+            elif tdef:
+                tdef = f"; {table.title} default {tdef}"
             caveat = ingested.lossy.get(id(src_rules[0])) if src_rules else None
             extra_entries.append(
                 (src_key, ", ".join(written), Status.DEFAULTED,
                  f"{src_title} default {present[0]}={_short(ir.get(present[0]))} (not in the file){tdef}: wrote {shown}"
-                 + (f"; {caveat}" if caveat else ""))
+                 + (f"; {caveat}" if caveat else ""), tuple(present))
             )  # fmt: skip
+
+    _unanchored(applied, table, ir, carried, extra_entries)
 
     # Same format: framework-only extensions go back where they came from.
     if dst_format == src_format:
@@ -628,51 +654,131 @@ def emit(
             if part is ingested and leaf in passed:
                 entry = _passed_entry(leaf, part, fate)
             elif part is ingested and leaf in homeless:
-                entry = Entry(leaf, None, Status.DROPPED, _join(homeless[leaf], fate.detail))
+                entry = Entry(leaf, None, Status.DROPPED, _join(homeless[leaf], fate.detail), _fields_of(fate))
             elif fate.kind == "unsupported":  # the commonest leaf no rule takes: said without a call
                 entry = Entry(leaf, None, Status.DROPPED, fate.detail)
             else:
                 entry = _entry_for(leaf, part.raw.get(leaf), fate, part, carried, out, table, dst_format, part_format)
             shown = part.source.aliases.get(leaf, leaf) if part.source else leaf
             if prefix or shown != leaf:
-                entry = Entry(prefix + shown, entry.target_key, entry.status, entry.detail)
+                entry = entry._replace(source_key=prefix + shown)
             report.entries.append(entry)
+    _unreported_losses(report, extra_entries, carried, ir, src_title)
     for name, value in ir.fields.items():
         if value.origin is Origin.USER:
             given = carried.get(name)
             if given and given.target_keys:
-                report.add(f"--set {name}", ", ".join(dict.fromkeys(given.target_keys)), Status.EXACT, f"= {_short(value.value)}")
+                report.add(f"--set {name}", ", ".join(dict.fromkeys(given.target_keys)), Status.EXACT,
+                           f"= {_short(value.value)}", (name,))  # fmt: skip
                 continue
             readers = ingested.table.rules_reading(name) if ingested.table else []
             users = sorted({f for r in readers for f in r.fields if ir.has(f)})
             if users:
-                report.add(f"--set {name}", None, Status.CONVERTED, f"used to derive {', '.join(users)}")
+                report.add(f"--set {name}", None, Status.CONVERTED, f"used to derive {', '.join(users)}", (name,))
             else:
-                report.add(f"--set {name}", None, Status.DROPPED, table.absent.get(name, f"{table.title} has no counterpart for {name}"))
-    for src, tgt, status, detail in extra_entries:
-        report.add(src, tgt, status, detail)
+                report.add(f"--set {name}", None, Status.DROPPED,
+                           table.absent.get(name, f"{table.title} has no counterpart for {name}"), (name,))  # fmt: skip
+    for src, tgt, status, detail, concerns in extra_entries:
+        report.add(src, tgt, status, detail, concerns)
     return out, report
 
 
+def _unanchored(
+    applied: list[tuple[Rule, list[str]]],
+    table: Table,
+    ir: IR,
+    carried: dict[str, _Carried],
+    extra: list[tuple[str | None, str | None, Status, str, tuple[str, ...]]],
+) -> None:
+    """A value the target reads relative to another field that the output does not hold (VeOmni's
+    warmup as a ratio of a step count it cannot state, its accumulation derived from a missing
+    global batch) does not read back: lossy, with why. Values given on the command line are given
+    again when reading, so they hold."""
+    missing = {name: detail for _, _, status, detail, names in extra if status is Status.MISSING for name in names}
+    unheld: dict[str, str] = {}
+    order = table.read_rank
+    for rule, present in sorted(applied, key=lambda item: order.get(id(item[0]), 0)):
+        for _, name in rule.read_with:
+            if name in present or (ir.has(name) and ir.fields[name].origin is Origin.USER):
+                continue
+            if not ir.has(name) and (rule.key is not None or name not in missing):
+                continue  # optional and unknown; only a value derived from one the target needs is lost
+            slot = carried.get(name)
+            if slot is not None and not slot.unwritable and name not in unheld and (
+                slot.target_keys or slot.note or slot.skipped
+            ):
+                continue  # written, expressed by a note, or not meant for this config (a `when`)
+            why = unheld.get(name) or missing.get(name) or (slot.skipped if slot else "") or table.absent.get(name, "")
+            reason = f"{table.title} reads it relative to {name}, which this output does not hold" + (f" ({why})" if why else "")
+            for own in present:
+                carried[own].lossy.append(reason)
+                unheld.setdefault(own, reason)
+
+
+def _unreported_losses(
+    report: Report,
+    extra: list[tuple[str | None, str | None, Status, str, tuple[str, ...]]],
+    carried: dict[str, _Carried],
+    ir: IR,
+    src_title: str,
+) -> None:
+    """A loss of a value no source leaf carries (a framework default, a value derived from others)
+    is said too: in the `defaulted` entry that wrote it (now lossy), else in an entry of its own
+    (source_key null) naming the fields, their values and what the target does."""
+    covered = {name for e in report.entries if e.status is Status.LOSSY for name in e.fields}
+    covered.update(name for _, _, status, _, names in extra if status is Status.LOSSY for name in names)
+    grouped: dict[tuple[str, str], list[str]] = {}  # (target keys, reasons) -> fields
+    upgraded: set[int] = set()  # defaulted entries that now say a loss
+    for name, slot in carried.items():
+        if not slot.lossy or name in covered or not ir.has(name):
+            continue
+        why = "; ".join(dict.fromkeys(slot.lossy))
+        at = next((i for i, item in enumerate(extra) if name in item[4] and (
+            item[2] is Status.DEFAULTED or i in upgraded)), None)  # fmt: skip
+        if at is not None:
+            _, tgt, _, detail, names = extra[at]
+            # no source_key: a defaulted entry names a key the file lacks, a lossy one a leaf it has
+            extra[at] = (None, tgt, Status.LOSSY, detail if why in detail else f"{detail}; {why}", names)
+            upgraded.add(at)
+            continue
+        grouped.setdefault((", ".join(dict.fromkeys(slot.target_keys)), why), []).append(name)
+    for (targets, why), group in grouped.items():
+        values = []
+        for name in group:
+            value = ir.fields[name]
+            how = "not in the file" if value.origin is Origin.DEFAULT else (
+                f"from {', '.join(value.source_keys)}" if value.source_keys else value.origin.value)
+            values.append(f"{name}={_short(value.value)} ({how})")
+        report.add(None, targets or None, Status.LOSSY, f"{src_title} {', '.join(values)}: {why}", tuple(group))
+
+
 def _default_not_kept(
-    extra: list[tuple[str | None, str | None, Status, str]],
+    extra: list[tuple[str | None, str | None, Status, str, tuple[str, ...]]],
     ingested: Ingested,
     table: Table,
     rule: Rule,
     present: list[str],
-    why: str,
+    why: str | Approx,
 ) -> None:
-    """A value the source left at its default that the target cannot take has no leaf to report it
-    under: say so anyway (NeoX's default betas [0.9, 0.999] against VeOmni's hard-coded ones)."""
-    value = ingested.ir.fields[present[0]]
-    if value.origin is not Origin.DEFAULT:
-        return
-    src_rules = ingested.table.rules_for_field(present[0]) if ingested.table else []
-    src_key = f" ({src_rules[0].key})" if src_rules and src_rules[0].key else ""
+    """A value no source leaf carries (the source's default, or one derived from other fields) that
+    the target cannot take has no leaf entry to say so: it gets an entry of its own (NeoX's default
+    betas [0.9, 0.999] against VeOmni's hard-coded ones)."""
     title = ingested.table.title if ingested.table else "the source"
-    # no source_key: the file has no such leaf (the one-entry-per-leaf invariant counts leaves)
-    extra.append((None, rule.key, Status.LOSSY,
-                  f"{title} default {present[0]}={_short(value.value)}{src_key}, not in the file, is not kept: {why}"))  # fmt: skip
+    for name in present:
+        value = ingested.ir.fields[name]
+        if value.origin is Origin.USER or (value.origin is not Origin.DEFAULT and value.source_keys):
+            continue  # a --set entry, or the entries of the leaves it came from, say it
+        reason = why.detail_for(name) if isinstance(why, Approx) else why
+        if not reason:
+            continue
+        if value.origin is Origin.DEFAULT:
+            src_rules = ingested.table.rules_for_field(name) if ingested.table else []
+            src_key = f" ({src_rules[0].key})" if src_rules and src_rules[0].key else ""
+            text = f"{title} default {name}={_short(value.value)}{src_key}, not in the file, is not kept: {reason}"
+        else:
+            text = f"{title} {name}={_short(value.value)} (derived from other settings) is not kept: {reason}"
+        # no source_key: the file has no such leaf (the one-entry-per-leaf invariant counts leaves)
+        extra.append((None, rule.key, Status.LOSSY, text, (name,)))
 
 
 def _fresh_rules(ingested: Ingested, table: Table) -> set[int]:
@@ -695,15 +801,39 @@ def _passed_entry(leaf: str, ingested: Ingested, fate: LeafFate) -> Entry:
     if fate.kind == "unknown":
         return Entry(leaf, leaf, Status.UNKNOWN, _join(fate.detail, "carried as written"))
     if leaf in ingested.coerced:
-        return Entry(leaf, leaf, Status.CONVERTED, fate.detail if fate.kind == "rule" else "")
-    return Entry(leaf, leaf, Status.EXACT, fate.detail if fate.kind == "rule" else fate.caveat)
+        return Entry(leaf, leaf, Status.CONVERTED, fate.detail if fate.kind == "rule" else "", _fields_of(fate))
+    return Entry(leaf, leaf, Status.EXACT, fate.detail if fate.kind == "rule" else fate.caveat, _fields_of(fate))
+
+
+def _fields_of(fate: LeafFate) -> tuple[str, ...]:
+    return fate.rule.fields if fate.rule is not None else ()
+
+
+_UNDOCUMENTED = object()
+
+
+def _key_default(rule: Rule, key: str, version: str) -> Any:
+    """The documented default of one of a rule's keys, or _UNDOCUMENTED."""
+    if key == rule.key:
+        return rule.default_for(version) if rule.has_default(version) else _UNDOCUMENTED
+    return rule.defaults.get(key, _UNDOCUMENTED)
+
+
+def _at_default(rule: Rule, written: dict[str, Any], version: str) -> bool:
+    """Every key a rule wrote holds its documented default (a key without one never does): NeoX's
+    rms_norm_epsilon is checked against its own default 1e-8, not layernorm_epsilon's 1e-5."""
+    for key, (value, _) in written.items():
+        default = _key_default(rule, key, version)
+        if default is _UNDOCUMENTED or not is_close(value, default):
+            return False
+    return True
 
 
 _LOSS = ""  # _apply_write key for "nothing written, and why" (a formula returning Approx)
 
 
-def _apply_write(rule: Rule, ir: IR) -> dict[str, tuple[Any, str | None]] | None:
-    """Framework key -> (value, lossy reason) for one rule; None when nothing is written.
+def _apply_write(rule: Rule, ir: IR) -> dict[str, tuple[Any, Approx | None]] | None:
+    """Framework key -> (value, why it is approximate) for one rule; None when nothing is written.
 
     A formula may return Approx({...}, reason) to say the target cannot hold all of it, or map a
     key to Approx(None, reason) to say why that key is not written: both reach the report as lossy.
@@ -711,26 +841,30 @@ def _apply_write(rule: Rule, ir: IR) -> dict[str, tuple[Any, str | None]] | None
     if rule.key is None and rule.formula is None:
         return {}
     if rule.formula is not None:
-        produced, whole = unwrap(rule.formula.write(**{arg: ir.get(name) for arg, name in rule.write_args}))
+        produced = rule.formula.write(**{arg: ir.get(name) for arg, name in rule.write_args})
+        losses: list[Approx] = [produced] if isinstance(produced, Approx) and produced.detail else []
         by_ident = rule.key_by_ident
-        result: dict[str, tuple[Any, str | None]] = {}
-        losses = [whole] if whole else []
-        for name, value in produced.items():
+        result: dict[str, tuple[Any, Approx | None]] = {}
+        for name, value in unwrap(produced)[0].items():
             if name not in by_ident:
                 raise UsageError(f"formula {rule.formula.name} wrote {name!r}, which its rule does not declare")
-            plain, approx = unwrap(value)
-            if plain is not None:
-                result[by_ident[name]] = (plain, approx)
-            elif approx:
-                losses.append(approx)
+            if isinstance(value, Approx):
+                if value.value is not None:
+                    result[by_ident[name]] = (value.value, value if value.detail else None)
+                elif value.detail:
+                    losses.append(value)
+            elif value is not None:
+                result[by_ident[name]] = (value, None)
         if losses:
-            result[_LOSS] = (None, "; ".join(losses))
+            parts = tuple(part for x in losses for part in (x.parts or ((x.detail, x.fields),)))
+            fields = () if any(not names for _, names in parts) else tuple(dict.fromkeys(f for _, names in parts for f in names))
+            result[_LOSS] = (None, Approx(None, "; ".join(x.detail for x in losses), fields, parts))
         return result
     assert rule.simple is not None
     return _apply_simple(rule, ir.get(rule.fields[0]))
 
 
-def _apply_simple(rule: Rule, value: Any) -> dict[str, tuple[Any, str | None]]:
+def _apply_simple(rule: Rule, value: Any) -> dict[str, tuple[Any, Approx | None]]:
     """A rename, enum, scale or inversion: one key, one value."""
     assert rule.simple is not None and rule.key
     try:
@@ -763,11 +897,13 @@ def _entry_for(
     if fate.kind == "extension":
         if dst_format == src_format and out.get(leaf) == raw:
             return Entry(leaf, leaf, Status.EXACT, fate.detail)
-        return Entry(leaf, None, Status.DROPPED, _join(f"{title} has no counterpart", fate.detail))
+        # a rule's reading with no canonical form says why; a known key with no rule has no counterpart
+        why = fate.detail if fate.rule is not None else _join(f"{title} has no counterpart", fate.detail)
+        return Entry(leaf, None, Status.DROPPED, why, _fields_of(fate))
     if fate.kind == "unresolved":
         if dst_format == src_format and out.get(leaf) == raw:
-            return Entry(leaf, leaf, Status.EXACT, fate.detail)
-        return Entry(leaf, None, Status.LOSSY if fate.rule else Status.DROPPED, fate.detail)
+            return Entry(leaf, leaf, Status.EXACT, fate.detail, _fields_of(fate))
+        return Entry(leaf, None, Status.LOSSY if fate.rule else Status.DROPPED, fate.detail, _fields_of(fate))
     rule = fate.rule
     assert rule is not None
     if rule.is_const:
@@ -784,13 +920,14 @@ def _entry_for(
         detail = skipped or absent or f"{title} has no counterpart for {', '.join(rule.fields)}"
         if not any(f in ingested.ir.fields and ingested.ir.fields[f].value is not None for f in rule.fields):
             detail = f"no value for {', '.join(rule.fields)} could be derived"
-        return Entry(leaf, None, Status.DROPPED, _join(detail, fate.detail))
+        return Entry(leaf, None, Status.DROPPED, _join(detail, fate.detail), rule.fields)
     if len(slots) == 1:  # the common case: one field, written to its keys
         only = done[0]
         targets = only.target_keys if len(only.target_keys) < 2 else list(dict.fromkeys(only.target_keys))
         lossy, values, note = list(only.lossy), only.written, only.note
         placed = bool(only.target_keys or only.note)
         missing = [] if placed or not ingested.ir.has(rule.fields[0]) else [rule.fields[0]]
+        lost_fields = rule.fields
     else:
         targets = list(dict.fromkeys(k for s in done for k in s.target_keys))
         lossy = [x for s in done for x in s.lossy]
@@ -798,28 +935,31 @@ def _entry_for(
         note = next((s.note for s in done if s.note), "")
         # fields the source gave a value the target could not place (fields without a value lose nothing)
         missing = [f for f, s in zip(rule.fields, slots) if not (s and (s.target_keys or s.note)) and ingested.ir.has(f)]
+        lost_fields = tuple(f for f, s in zip(rule.fields, slots) if (s and s.lossy) or f in missing)
     target = ", ".join(targets) or None
     read_lossy = ingested.lossy.get(id(rule))
     if read_lossy:
         lossy.insert(0, read_lossy)
     if rule.lossy:
         lossy.insert(0, rule.lossy)
+    if read_lossy or rule.lossy:  # the rule's reading or mapping as a whole is approximate
+        lost_fields = rule.fields
     if missing:
         why = next((s.skipped for f, s in zip(rule.fields, slots) if f in missing and s and s.skipped), "")
         lossy.append(f"{title} cannot express {', '.join(missing)}" + (f": {why}" if why else ""))
     if lossy:
-        return Entry(leaf, target, Status.LOSSY, _join("; ".join(dict.fromkeys(lossy)), fate.detail))
+        return Entry(leaf, target, Status.LOSSY, _join("; ".join(dict.fromkeys(lossy)), fate.detail), lost_fields)
     exact = (
         len(rule.keys) == 1 and leaf == rule.key and len(targets) == 1 and len(values) == 1
         and _same(raw, values[0]) and not fate.detail
     )  # fmt: skip
     if exact:
-        return Entry(leaf, target, Status.EXACT, "")
+        return Entry(leaf, target, Status.EXACT, "", rule.fields)
     if leaf != rule.key and rule.key is not None and leaf in rule.also:
         detail = f"folded into {', '.join(rule.fields)}"
     else:
         detail = note or (f"= {_short(values[0])}" if len(values) == 1 else "")
-    return Entry(leaf, target, Status.CONVERTED, _join(detail, fate.detail))
+    return Entry(leaf, target, Status.CONVERTED, _join(detail, fate.detail), rule.fields)
 
 
 def _same(a: Any, b: Any) -> bool:

@@ -165,6 +165,11 @@ class Table:
         return made
 
     @cached_property
+    def read_rank(self) -> dict[int, int]:
+        """rule id -> its place in read_order (dependencies first)."""
+        return {id(rule): i for i, rule in enumerate(self.read_order)}
+
+    @cached_property
     def default_reads(self) -> dict[tuple[int, str], list[tuple[str, Any, str | None]]]:
         """(rule id, version) -> what the rule reads when the file has none of its keys (engine cache)."""
         return {}

@@ -24,8 +24,9 @@ class Status(str, Enum):
     DEFAULTED = "defaulted"
 
 
-# Statuses that --strict turns into exit code 1: the run may not mean the same thing.
-STRICT_FAILURES = frozenset({Status.LOSSY, Status.DROPPED, Status.UNKNOWN, Status.MISSING})
+# Statuses that --strict turns into exit code 1: the run may not mean the same thing. `dropped`
+# is not among them: most dropped keys are performance knobs with no counterpart (--fail-on adds it).
+STRICT_FAILURES = frozenset({Status.LOSSY, Status.UNKNOWN, Status.MISSING})
 
 
 class Entry(NamedTuple):  # immutable and cheap: a batch makes one per leaf of thousands of files
@@ -33,6 +34,9 @@ class Entry(NamedTuple):  # immutable and cheap: a batch makes one per leaf of t
     target_key: str | None
     status: Status
     detail: str = ""
+    # the canonical fields the entry is about (for `lossy`: the ones that lost something), so a
+    # difference `diff` finds can be matched with the entry that names it
+    fields: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -40,6 +44,7 @@ class Entry(NamedTuple):  # immutable and cheap: a batch makes one per leaf of t
             "target_key": self.target_key,
             "status": self.status.value,
             "detail": self.detail,
+            "fields": list(self.fields),
         }
 
 
@@ -49,8 +54,10 @@ class Report:
     target: dict[str, Any] = field(default_factory=dict)
     entries: list[Entry] = field(default_factory=list)
 
-    def add(self, source_key: str | None, target_key: str | None, status: Status, detail: str = "") -> None:
-        self.entries.append(Entry(source_key, target_key, status, detail))
+    def add(
+        self, source_key: str | None, target_key: str | None, status: Status, detail: str = "", fields: tuple[str, ...] = ()
+    ) -> None:
+        self.entries.append(Entry(source_key, target_key, status, detail, fields))
 
     def summary(self) -> dict[str, int]:
         counts = dict.fromkeys(Status, 0)
@@ -88,4 +95,7 @@ class Report:
             lines.insert(0, f"note: {printable(str(self.source['note']))}")
         counts = ", ".join(f"{n} {s}" for s, n in self.summary().items() if n)
         lines.append(f"neoconv: {counts or 'nothing to translate'}")
+        added = self.target.get("added_by_verification")
+        if added:
+            lines.append(f"neoconv: reading the output back found {added} difference(s) no entry named: listed as lossy")
         return "\n".join(lines) + "\n"

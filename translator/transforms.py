@@ -23,10 +23,22 @@ from typing import Any, Callable
 
 @dataclass(frozen=True)
 class Approx:
-    """A value that only approximates the source's meaning, with the reason."""
+    """A value that only approximates the source's meaning, with the reason.
+
+    `fields`: the canonical fields that lose something, when a multi-field formula knows (the
+    cosine's missing clamp concerns the decay, not the peak lr); empty = all of the rule's fields.
+    """
 
     value: Any
     detail: str
+    fields: tuple[str, ...] = ()
+    parts: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (why, its fields) when the reasons differ per field
+
+    def detail_for(self, name: str) -> str:
+        """The reasons that concern canonical field `name` ("" when none does)."""
+        if self.parts:
+            return "; ".join(why for why, names in self.parts if not names or name in names)
+        return self.detail if not self.fields or name in self.fields else ""
 
 
 @dataclass(frozen=True)
@@ -300,6 +312,23 @@ class NeoxNormEps:
         return {key: value}
 
 
+@formula("neox_norm_bias")
+class NeoxNormBias:
+    """NeoX's LayerNorm always has a bias (use_bias_in_norms is never read); its RMSNorm and
+    ScaleNorm have none."""
+
+    @staticmethod
+    def read(norm: str | None) -> bool | None:
+        return None if norm is None else norm == "layernorm"
+
+    @staticmethod
+    def write(value: bool, norm: str | None) -> dict[str, Any]:
+        if norm is not None and value != (norm == "layernorm"):
+            raise Unexpressible(f"NeoX's {norm} {'always' if norm == 'layernorm' else 'never'} has a learned bias "
+                                "(use_bias_in_norms is never read)")  # fmt: skip
+        return {}
+
+
 @formula("neox_attention_kind")
 class NeoxAttentionKind:
     """attention_config -> "dense" when every layer is global/flash attention, else the pattern."""
@@ -366,6 +395,46 @@ class SameAsHiddenDropout:
         return Approx({}, f"NeoX applies hidden_dropout {applied:g} to the embeddings; embedding dropout {value:g} is lost")
 
 
+# Model Zoo's GPT-2-derived models (gpt2, llama, mistral: gpt2/model.py 2.0-2.2, gpt2_model.py since)
+# default embedding_dropout_rate and attention_dropout_rate to dropout_rate; the GPT-J backbone
+# (gptj/model.py) defaults each to 0.1 on its own.
+CEREBRAS_OWN_DROPOUT_DEFAULTS = frozenset({"gptj", "gpt-neox"})
+
+
+def _cerebras_dropout(value: Any, hidden_dropout: float | None, family: str | None) -> Any:
+    if value is not None:
+        return value
+    if family in CEREBRAS_OWN_DROPOUT_DEFAULTS:
+        return 0.1
+    return hidden_dropout
+
+
+@formula("cerebras_embedding_dropout")
+class CerebrasEmbeddingDropout:
+    """embedding_dropout_rate; absent: dropout_rate (GPT-2-derived models) or 0.1 (GPT-J)."""
+
+    @staticmethod
+    def read(model_embedding_dropout_rate: float | None, hidden_dropout: float | None, family: str | None) -> Any:
+        return _cerebras_dropout(model_embedding_dropout_rate, hidden_dropout, family)
+
+    @staticmethod
+    def write(value: float) -> dict[str, Any]:
+        return {"model_embedding_dropout_rate": value}
+
+
+@formula("cerebras_attention_dropout")
+class CerebrasAttentionDropout:
+    """attention_dropout_rate; absent: dropout_rate (GPT-2-derived models) or 0.1 (GPT-J)."""
+
+    @staticmethod
+    def read(model_attention_dropout_rate: float | None, hidden_dropout: float | None, family: str | None) -> Any:
+        return _cerebras_dropout(model_attention_dropout_rate, hidden_dropout, family)
+
+    @staticmethod
+    def write(value: float) -> dict[str, Any]:
+        return {"model_attention_dropout_rate": value}
+
+
 @formula("decoder_family")
 class DecoderFamily:
     """Model family from the block structure (the Cerebras and HF model registries key on it)."""
@@ -381,7 +450,13 @@ class DecoderFamily:
         return "gpt2"
 
     @staticmethod
-    def write(value: str) -> dict[str, Any]:
+    def write(
+        value: str, parallel_residual: bool | None, parallel_shared_norm: bool | None, norm: str | None,
+        activation: str | None,
+    ) -> Any:  # fmt: skip
+        structural = DecoderFamily.read(parallel_residual, parallel_shared_norm, norm, activation)
+        if structural != value:  # a name the blocks alone do not tell (mistral is llama's blocks)
+            return Approx({}, f"no key names the model family: its blocks read as {structural}, not {value}")
         return {}
 
 
@@ -422,8 +497,9 @@ class NeoxScheduleSteps:
 
     @staticmethod
     def read(
-        warmup: float | None, lr_decay_iters: int | None, lr_decay_fraction: float | None, steps: int | None
-    ) -> dict[str, Any]:
+        warmup: float | None, lr_decay_iters: int | None, lr_decay_fraction: float | None, steps: int | None,
+        decay_style: str | None = None,
+    ) -> dict[str, Any]:  # fmt: skip
         if lr_decay_iters is not None:
             decay = int(lr_decay_iters)
         elif lr_decay_fraction is not None and steps is not None:
@@ -431,8 +507,10 @@ class NeoxScheduleSteps:
         elif steps is not None:
             decay = steps
         else:
-            return {}
+            return {"warmup_steps": 0.0} if not warmup else {}
         decay = max(1, decay)
+        if decay_style == "constant":  # the decay span only measures the warmup: no decay to end
+            return {"warmup_steps": (warmup or 0.0) * decay}
         return {"warmup_steps": (warmup or 0.0) * decay, "decay_steps": decay}
 
     @staticmethod
@@ -451,6 +529,36 @@ class NeoxScheduleSteps:
         if warmup_steps is not None:
             out["warmup"] = warmup_steps / decay_steps
         return out
+
+
+@formula("neox_min_lr")
+class NeoxMinLr:
+    """min_lr: the floor AnnealingLR clamps a decay at; with lr_decay_style constant the lr never
+    goes below the peak, so it has no effect (and no canonical value)."""
+
+    @staticmethod
+    def read(min_lr: float | None, decay_style: str | None) -> Any:
+        if decay_style == "constant":
+            return Extension(f"min_lr {min_lr or 0.0:g} has no effect: the lr is constant after the warmup (lr_decay_style constant)")
+        return min_lr
+
+    @staticmethod
+    def write(value: float) -> dict[str, Any]:
+        return {"min_lr": value}
+
+
+@formula("neox_pipeline_size")
+class NeoxPipelineSize:
+    """pipe_parallel_size: 0 (the default, no PipelineModule) and 1 (a PipelineModule of one stage)
+    both run the model in one stage: canonical 1. More stages are written as given."""
+
+    @staticmethod
+    def read(pipe_parallel_size: int | None) -> int | None:
+        return None if pipe_parallel_size is None else max(1, pipe_parallel_size)
+
+    @staticmethod
+    def write(value: int) -> dict[str, Any]:
+        return {"pipe_parallel_size": value} if value > 1 else {}
 
 
 @formula("neox_data_parallel")
@@ -712,6 +820,47 @@ class CerebrasInitializers:
         return out
 
 
+@formula("cerebras_seq_length")
+class CerebrasSeqLength:
+    """train_input.max_sequence_length: the samples' length when the data processor takes one; a
+    translation into Cerebras cannot rely on it (GptHDF5DataProcessor ignores it, with a warning)."""
+
+    @staticmethod
+    def read(train_input_max_sequence_length: int | None) -> int | None:
+        return train_input_max_sequence_length
+
+    @staticmethod
+    def write(value: int) -> dict[str, Any]:
+        raise Unexpressible(f"Cerebras takes the sequence length from the preprocessed data: preprocess with max "
+                            f"sequence length {value}")  # fmt: skip
+
+
+@formula("cerebras_optimizer_type")
+class CerebrasOptimizerType:
+    """optimizer_type (case-insensitive) <-> canonical optimizer. Adam without weight decay is the
+    same algorithm as AdamW: read as adamw, as every other framework's reading of it is."""
+
+    NAMES = {"adamw": "adamw", "adam": "adam", "sgd": "sgd", "lamb": "lamb", "lion": "lion", "adafactor": "adafactor",
+             "adagrad": "adagrad", "muon": "muon"}  # fmt: skip
+    WRITE = {"adamw": "AdamW", "adam": "Adam", "sgd": "SGD", "lamb": "Lamb", "lion": "Lion", "adafactor": "AdaFactor",
+             "adagrad": "Adagrad", "muon": "Muon"}  # fmt: skip
+
+    @staticmethod
+    def read(optimizer_optimizer_type: Any, weight_decay: float | None) -> Any:
+        if optimizer_optimizer_type is None:
+            return None
+        name = CerebrasOptimizerType.NAMES.get(str(optimizer_optimizer_type).lower())
+        if name is None:
+            raise ValueError(f"unknown value {optimizer_optimizer_type!r}; expected one of {', '.join(CerebrasOptimizerType.WRITE.values())}")
+        return "adamw" if name == "adam" and not weight_decay else name
+
+    @staticmethod
+    def write(value: str) -> dict[str, Any]:
+        if value not in CerebrasOptimizerType.WRITE:
+            raise Unexpressible(f"optim.type={value!r} has no counterpart in optimizer.optimizer_type")
+        return {"optimizer_optimizer_type": CerebrasOptimizerType.WRITE[value]}
+
+
 @formula("cerebras_precision")
 class CerebrasPrecision:
     """mixed_precision + fp16_type (release 2.1+; use_bfloat16 before) <-> compute dtype."""
@@ -763,6 +912,14 @@ class CerebrasClip:
 NEOX_EXP_RATE = math.exp(-0.693)
 
 
+def approx_of(value: Any, losses: list[tuple[str, tuple[str, ...]]]) -> Any:
+    """`value`, or an Approx naming every loss and the fields they concern (all, if one does not say)."""
+    if not losses:
+        return value
+    fields = () if any(not names for _, names in losses) else tuple(dict.fromkeys(n for _, names in losses for n in names))
+    return Approx(value, "; ".join(dict.fromkeys(why for why, _ in losses)), fields, tuple(losses))
+
+
 def _scheduler_name(phase: dict[str, Any]) -> str:
     name = str(phase.get("scheduler", "")).lower()
     return name[:-2] if name.endswith("lr") and name not in ("lr",) else name
@@ -786,32 +943,38 @@ class CerebrasLrSchedule:
         steps: int | None,
         warmup_start_lr: float | None = None,
         warmup_type: str | None = None,
+        lag_steps: int | None = None,
     ) -> dict[str, Any]:
         if lr is None:
             return {}
         style = decay_style or "constant"
         floor = min_lr or 0.0
-        lossy: list[str] = []
+        lossy: list[tuple[str, tuple[str, ...]]] = []  # (why, the fields it concerns)
         phases: list[dict[str, Any]] = []
         warm = warmup_steps or 0.0
         warm_i = int(round(warm))
         if warm_i != warm:
-            lossy.append(f"warmup of {warm:g} steps rounded to {warm_i}")
+            lossy.append((f"warmup of {warm:g} steps rounded to {warm_i}", ("schedule.warmup_steps",)))
         if warm_i > 0:
-            if warmup_type not in (None, "linear"):
-                lossy.append(f"{warmup_type} warmup (schedule.warmup_type) written as Cerebras' linear warmup")
             start = warmup_start_lr or 0.0
+            if warmup_type == "linear_clamped":
+                lossy.append((clamped_warmup_loss(start, lr, warm), ("schedule.warmup_type",)))
+            elif warmup_type not in (None, "linear"):
+                lossy.append((f"{warmup_type} warmup (schedule.warmup_type) written as Cerebras' linear warmup",
+                              ("schedule.warmup_type",)))  # fmt: skip
             phases.append({"scheduler": "Linear", "initial_learning_rate": start, "end_learning_rate": lr, "total_iters": warm_i})
         end = decay_steps if decay_steps is not None else steps
         span = (end - warm_i) if end is not None else None
         if style == "constant" or span is None or span <= 0:
             if style != "constant":
-                lossy.append(f"{style} decay without a decay length; kept the lr constant")
+                lossy.append((f"{style} decay without a decay length; kept the lr constant",
+                              ("schedule.decay_style", "schedule.decay_steps", "schedule.lag_steps")))  # fmt: skip
             phases.append({"scheduler": "Constant", "learning_rate": lr})
         elif style == "cosine":
             phases.append({"scheduler": "CosineDecay", "initial_learning_rate": lr, "end_learning_rate": floor, "total_iters": span})
             if steps is not None and end is not None and steps > end:
-                lossy.append(f"NeoX cosine rises again after step {end} (no clamp); Cerebras holds {floor:g}")
+                lossy.append((f"NeoX cosine rises again after step {end} (no clamp); Cerebras holds {floor:g}",
+                              ("schedule.decay_style",)))  # fmt: skip
         elif style == "linear":
             if floor == 0 or floor >= lr:
                 phases.append({"scheduler": "Linear", "initial_learning_rate": lr, "end_learning_rate": min(floor, lr), "total_iters": span})
@@ -820,17 +983,19 @@ class CerebrasLrSchedule:
                 hit = span * (1.0 - floor / lr)
                 hit_i = max(1, int(round(hit)))
                 if hit_i != hit:
-                    lossy.append(f"the decay reaches min_lr after {hit:g} steps, rounded to {hit_i}")
+                    lossy.append((f"the decay reaches min_lr after {hit:g} steps, rounded to {hit_i}", ("schedule.decay_steps",)))
                 phases.append({"scheduler": "Linear", "initial_learning_rate": lr, "end_learning_rate": floor, "total_iters": hit_i})
                 phases.append({"scheduler": "Constant", "learning_rate": floor})
         elif style == "exponential":
             phases.append({"scheduler": "Exponential", "initial_learning_rate": lr, "decay_rate": NEOX_EXP_RATE, "total_iters": span})
             if floor > 0:
-                lossy.append(f"Cerebras ExponentialLR has no floor; NeoX clamps at min_lr {floor:g}")
+                lossy.append((f"Cerebras ExponentialLR has no floor; NeoX clamps at min_lr {floor:g}", ("schedule.min_lr",)))
         value: Any = phases[0] if len(phases) == 1 else phases
         if len(phases) == 1 and phases[0]["scheduler"] == "Constant":
             value = lr
-        return {"optimizer_learning_rate": Approx(value, "; ".join(lossy)) if lossy else value}
+        elif lag_steps:
+            lossy.append((lag_loss(lag_steps, lr, warm), ("schedule.lag_steps",)))
+        return {"optimizer_learning_rate": approx_of(value, lossy)}
 
     @staticmethod
     def read(optimizer_learning_rate: Any, steps: int | None) -> dict[str, Any]:
@@ -861,6 +1026,8 @@ class CerebrasLrSchedule:
         unsupported = Approx(None, f"schedule {' -> '.join(names)} has no canonical form")
         if not rest:
             out.update(decay_style="constant")
+            if out["warmup_steps"]:
+                out["lag_steps"] = 0
             return out
         phase = rest[0]
         peak = float(phase.get("initial_learning_rate", phase.get("learning_rate", out.get("lr", 0.0))))
@@ -889,6 +1056,8 @@ class CerebrasLrSchedule:
                 out["decay_style"] = Approx("exponential", f"decay_rate {rate} per span is not NeoX's exp(-0.693)")
         else:
             out["decay_style"] = unsupported
+        if schedule_varies(out["warmup_steps"], out["decay_style"] if isinstance(out["decay_style"], str) else None):
+            out["lag_steps"] = 0
         return out
 
 
@@ -920,7 +1089,10 @@ class DenseAttention:
         return "dense"
 
     @staticmethod
-    def write(value: str) -> dict[str, Any]:
+    def write(value: str) -> Any:
+        if value != "dense":  # the output describes attention layers where the source has other blocks
+            return Approx({}, f"Cerebras models only have dense causal attention: the {value} blocks become "
+                              "attention layers")  # fmt: skip
         return {}
 
 
@@ -1042,14 +1214,15 @@ class DeepspeedOptimizer:
     """optimizer.type (+ params.adam_w_mode) <-> canonical optimizer; DeepSpeed "Adam" is AdamW by default."""
 
     @staticmethod
-    def read(optimizer_type: Any, optimizer_params_adam_w_mode: Any) -> Any:
+    def read(optimizer_type: Any, optimizer_params_adam_w_mode: Any, optimizer_params_weight_decay: Any = None) -> Any:
         if optimizer_type is None:
             return None
         if not isinstance(optimizer_type, str):
             raise ValueError(f"optimizer.type must be a name, got {optimizer_type!r}")
         low = optimizer_type.lower()
-        if low == "adam":
-            return "adam" if optimizer_params_adam_w_mode is False else "adamw"
+        if low == "adam":  # coupled Adam without weight decay is AdamW (FusedAdam's default is 0)
+            coupled = optimizer_params_adam_w_mode is False and bool(optimizer_params_weight_decay)
+            return "adam" if coupled else "adamw"
         if low in _DS_OPTIMIZERS:
             return _DS_OPTIMIZERS[low]
         if low in _DS_MUP:
@@ -1078,7 +1251,7 @@ _ADAM_LIKE = frozenset({"adam", "adamw", "onebitadam", "zerooneadam", "lamb", "o
 _TAKES = {
     "betas": _ADAM_LIKE | {"lion"},
     "eps": _ADAM_LIKE,
-    "weight_decay": _ADAM_LIKE | {"lion", "sgd", "adagrad"},
+    "weight_decay": _ADAM_LIKE | {"lion", "sgd", "adagrad", "muon"},  # MuonWithAuxAdam: both its groups
 }
 
 
@@ -1164,16 +1337,20 @@ def _linear_zero_crossing(warm: int, total: int, peak: float | None, floor: floa
 def _read_torch_schedule(kind: str, p: dict[str, Any], lr: float | None) -> Any:
     if lr is None:
         return {}  # factors of an optimizer lr this file does not hold
+    # torch's schedulers evaluate t = 0 when built and DeepSpeed steps them after each optimizer
+    # step: step k gets t = k - 1, on time (lag 0)
     if kind == "CosineAnnealingLR":  # eta_min + (lr - eta_min)(1 + cos(pi t / T_max)) / 2
         return {"lr": lr, "decay_style": "cosine", "warmup_steps": 0.0, "decay_steps": int(p["T_max"]),
-                "min_lr": float(p["eta_min"])}  # fmt: skip
+                "min_lr": float(p["eta_min"]), "lag_steps": 0}  # fmt: skip
     start, end, span = float(p["start_factor"]), float(p["end_factor"]), int(p["total_iters"])
     if start == 1.0 and end <= 1.0:  # a linear decay to end_factor x lr at total_iters, then held
-        return {"lr": lr, "decay_style": "linear" if end < 1.0 else "constant", "warmup_steps": 0.0,
+        if end == 1.0:
+            return {"lr": lr, "decay_style": "constant", "warmup_steps": 0.0}
+        return {"lr": lr, "decay_style": "linear", "warmup_steps": 0.0, "lag_steps": 0,
                 "decay_steps": _linear_zero_crossing(0, span, lr, end * lr), "min_lr": end * lr}  # fmt: skip
     if end == 1.0 and start < 1.0:  # a linear warmup from start_factor x lr, then constant
-        out = {"lr": lr, "decay_style": "constant", "warmup_steps": float(span)}
-        return {**out, "warmup_start_lr": start * lr} if start else out
+        return {"lr": lr, "decay_style": "constant", "warmup_steps": float(span), "warmup_type": "linear",
+                "warmup_start_lr": start * lr, "lag_steps": 0}  # fmt: skip
     return Extension(f"torch LinearLR from {start:g} to {end:g} x lr has no canonical form")
 
 
@@ -1250,21 +1427,20 @@ class DeepspeedLrSchedule:
         if isinstance(steps, bool) or not isinstance(steps, int) or steps <= 0:
             raise ValueError(f"warmup_num_steps must be a positive integer, got {steps!r}")
         warm = max(2, steps)  # what DeepSpeed runs
-        out: dict[str, Any] = {"warmup_steps": float(steps)}
+        out: dict[str, Any] = {"warmup_steps": float(steps), "lag_steps": 1}  # one step late (see above)
         if steps < 2:
             out["warmup_steps"] = Approx(float(steps), f"DeepSpeed warms up over {warm} steps, not {steps}")
         kind = p["warmup_type"]
-        if kind == "log":
-            out["warmup_type"] = "log"
-        elif kind != "linear":
+        if kind in ("log", "linear"):
+            out["warmup_type"] = kind
+        else:
             out["warmup_type"] = Approx("log", f"unknown warmup_type {kind!r}: DeepSpeed falls back to log")
         if scheduler_type == "WarmupCosineLR":
             if optimizer_lr is None:
                 return out  # the ratios apply to the lr of an optimizer this file does not hold
             out.update(lr=optimizer_lr, decay_style="cosine", decay_steps=int(p["total_num_steps"]),
-                       min_lr=float(p["cos_min_ratio"]) * optimizer_lr)  # fmt: skip
-            if p["warmup_min_ratio"]:
-                out["warmup_start_lr"] = float(p["warmup_min_ratio"]) * optimizer_lr
+                       min_lr=float(p["cos_min_ratio"]) * optimizer_lr,
+                       warmup_start_lr=float(p["warmup_min_ratio"]) * optimizer_lr)  # fmt: skip
             return out
         peak = p["warmup_max_lr"]
         if peak is None:  # WarmupLR: the optimizer's lr since 0.17.2, 0.001 before
@@ -1272,8 +1448,7 @@ class DeepspeedLrSchedule:
         floor = float(p["warmup_min_lr"])
         if peak is not None:
             out["lr"] = float(peak)
-        if floor:
-            out["warmup_start_lr"] = floor
+        out["warmup_start_lr"] = floor
         if scheduler_type == "WarmupLR":
             out["decay_style"] = "constant"
             return out
@@ -1290,22 +1465,26 @@ class DeepspeedLrSchedule:
         min_lr: float | None,
         warmup_type: str | None,
         warmup_start_lr: float | None,
+        lag_steps: int | None,
         steps: int | None,
-    ) -> dict[str, Any]:
+    ) -> Any:
         if lr is None:
             return {}
         style = decay_style or "constant"
         start = warmup_start_lr or 0.0
         floor = min_lr or 0.0
-        lossy: list[str] = []
+        lossy: list[tuple[str, tuple[str, ...]]] = []  # (why, the fields it concerns)
         warm = warmup_steps or 0.0
         warm_i = int(round(warm))
         if warm_i != warm:
-            lossy.append(f"warmup of {warm:g} steps rounded to {warm_i}")
+            lossy.append((f"warmup of {warm:g} steps rounded to {warm_i}", ("schedule.warmup_steps",)))
         end = decay_steps if decay_steps is not None else steps
         out: dict[str, Any] = {}
         if style == "constant" and warm_i == 0:
             return {}  # no scheduler: DeepSpeed keeps the optimizer's lr
+        if warm_i == 0 and end is None:
+            return Approx({}, f"a {style} decay without a decay length (no step count): no scheduler written, the lr "
+                              "stays constant", ("schedule.decay_style", "schedule.min_lr", "schedule.lag_steps"))  # fmt: skip
         if warm_i == 0 and end is not None and style == "cosine":
             out.update(scheduler_type="CosineAnnealingLR", scheduler_params_T_max=end, scheduler_params_eta_min=floor)
         elif warm_i == 0 and end is not None and style == "linear":
@@ -1314,19 +1493,24 @@ class DeepspeedLrSchedule:
                        scheduler_params_total_iters=_whole(end * (1.0 - ratio), "the step the decay reaches min_lr"))  # fmt: skip
         else:
             if warm_i == 1:
-                lossy.append("DeepSpeed warms up over at least 2 steps, not 1")
-            out.update(scheduler_params_warmup_num_steps=max(1, warm_i), scheduler_params_warmup_type=warmup_type or "linear")
+                lossy.append(("DeepSpeed warms up over at least 2 steps, not 1", ("schedule.warmup_steps",)))
+            out.update(scheduler_params_warmup_num_steps=max(1, warm_i),
+                       scheduler_params_warmup_type="linear" if warmup_type in (None, "linear_clamped") else warmup_type)  # fmt: skip
+            if warmup_type == "linear_clamped":
+                lossy.append((clamped_warmup_loss(start, lr, warm), ("schedule.warmup_type",)))
             if style in ("constant", "exponential") or end is None:
                 if style != "constant":
                     what = "exponential decay" if style == "exponential" else f"{style} decay without a decay length"
-                    lossy.append(f"DeepSpeed has no {what}: the lr stays at the peak after warmup")
+                    lossy.append((f"DeepSpeed has no {what}: the lr stays at the peak after warmup",
+                                  ("schedule.decay_style", "schedule.decay_steps", "schedule.min_lr")))  # fmt: skip
                 out.update(scheduler_type="WarmupLR", scheduler_params_warmup_min_lr=start, scheduler_params_warmup_max_lr=lr)
             elif style == "linear":
                 total: Any = end
                 if 0 < floor < lr:  # the canonical line heads for 0 at `end`; DeepSpeed's ends at the floor
                     total = _whole(warm_i + (end - warm_i) * (1.0 - floor / lr), "the step the decay reaches min_lr")
                 if start != floor:
-                    lossy.append(f"DeepSpeed's WarmupDecayLR starts its warmup at warmup_min_lr {floor:g}, not {start:g}")
+                    lossy.append((f"DeepSpeed's WarmupDecayLR starts its warmup at warmup_min_lr {floor:g}, not {start:g}",
+                                  ("schedule.warmup_start_lr",)))  # fmt: skip
                 out.update(scheduler_type="WarmupDecayLR", scheduler_params_warmup_min_lr=floor,
                            scheduler_params_warmup_max_lr=lr, scheduler_params_total_num_steps=total)  # fmt: skip
             elif style == "cosine":
@@ -1335,8 +1519,12 @@ class DeepspeedLrSchedule:
                            scheduler_params_cos_min_ratio=floor / lr if lr else 0.0)  # fmt: skip
             else:
                 raise Unexpressible(f"DeepSpeed has no {style} schedule")
+            if lag_steps != 1:
+                lossy.append((lag_loss(None, lr, warm, out["scheduler_type"]), ("schedule.lag_steps",)))
+        if lag_steps and out["scheduler_type"] in _TORCH_SCHEDULERS | {"CosineAnnealingLR", "LinearLR"}:
+            lossy.append((lag_loss(lag_steps, lr, warm), ("schedule.lag_steps",)))
         kind = out.pop("scheduler_type")
-        return {"scheduler_type": Approx(kind, "; ".join(lossy)) if lossy else kind, **out}  # type first
+        return {"scheduler_type": approx_of(kind, lossy), **out}  # type first
 
 
 @formula("deepspeed_precision")
@@ -1458,17 +1646,19 @@ class CerebrasNorm:
         name = str(model_norm_type).lower()
         if name == "biasless-layernorm":
             return {"norm": "layernorm", "norm_bias": False}
-        if name in CerebrasNorm.NAMES:
-            return {"norm": CerebrasNorm.NAMES[name]}
+        if name in CerebrasNorm.NAMES:  # torch.nn.LayerNorm has a learned bias; RMSNorm, no parameters: none
+            return {"norm": CerebrasNorm.NAMES[name], "norm_bias": name == "layernorm"}
         return Extension(f"norm_type {model_norm_type!r} has no counterpart outside Cerebras")
 
     @staticmethod
-    def write(norm: str | None, norm_bias: bool | None) -> dict[str, Any]:
+    def write(norm: str | None, norm_bias: bool | None) -> Any:
         if norm == "layernorm" and norm_bias is False:
             return {"model_norm_type": "biasless-layernorm"}
         names = {v: k for k, v in CerebrasNorm.NAMES.items()}
         if norm not in names:
             raise Unexpressible(f"Cerebras has no {norm} norm_type")
+        if norm != "layernorm" and norm_bias:
+            return Approx({"model_norm_type": names[norm]}, f"Cerebras' {names[norm]} has no bias", ("model.norm_bias",))
         return {"model_norm_type": names[norm]}
 
 
@@ -1482,6 +1672,7 @@ VEOMNI_DYN_BSZ = (
     "many samples only when every sample is max_seq_len long (packed pretraining data)"
 )
 VEOMNI_LINEAR_FLOOR = 1e-7  # get_linear_schedule_with_warmup is called without lr_min: its default floor
+VEOMNI_MAX_SEQ_LEN = 2048  # DataArguments.max_seq_len's default (mappings/veomni.yaml)
 
 
 def _dyn_bsz(value: Any, packed: bool | None, writing: bool) -> Any:
@@ -1535,7 +1726,12 @@ class VeomniGradAccum:
         return global_batch // step
 
     @staticmethod
-    def write(value: int) -> dict[str, Any]:
+    def write(value: int, global_batch: int | None, micro: int | None, data_parallel_size: int | None) -> Any:
+        if not (global_batch and micro and data_parallel_size):
+            unknown = [n for n, v in (("global batch", global_batch), ("micro batch", micro),
+                                      ("data-parallel size (--world-size)", data_parallel_size)) if not v]  # fmt: skip
+            return Approx({}, f"VeOmni derives the accumulation from global / (micro x data-parallel size); the "
+                              f"{', '.join(unknown)} is not known here")  # fmt: skip
         return {}
 
 
@@ -1568,7 +1764,7 @@ class VeomniModelParallel:
                            ("cp_size", train_accelerator_cp_size)):  # fmt: skip
             if size is not None and size != 1:
                 raise ValueError(f"{name} {size}: VeOmni asserts it is 1 (not supported yet); this config cannot run")
-        return {"tensor_size": train_accelerator_tp_size, "pipeline_size": train_accelerator_pp_size}
+        return {"tensor_size": 1, "pipeline_size": 1}  # the defaults, and the only values VeOmni runs
 
     @staticmethod
     def write(tensor_size: int | None, pipeline_size: int | None) -> dict[str, Any]:
@@ -1763,14 +1959,14 @@ class VeomniSchedule:
     @staticmethod
     def read(train_optimizer_lr_warmup_ratio: float | None, train_optimizer_lr_decay_ratio: float | None,
              steps: int | None, decay_style: str | None) -> Any:  # fmt: skip
-        if steps is None:
-            return {}
         warmup_ratio = float(train_optimizer_lr_warmup_ratio or 0.0)
+        if steps is None:  # ratios of an unknown step count; no warmup is no warmup whatever the count
+            return {} if warmup_ratio else {"warmup_steps": 0.0}
         decay_ratio = 1.0 if train_optimizer_lr_decay_ratio is None else float(train_optimizer_lr_decay_ratio)
         out: dict[str, Any] = {"warmup_steps": float(int(steps * warmup_ratio))}
         if decay_style == "cosine":
             out["decay_steps"] = int(steps * decay_ratio)
-        else:
+        elif decay_style == "linear":  # constant has no decay to end
             out["decay_steps"] = steps
             if decay_ratio != 1.0:
                 out["decay_steps"] = Approx(steps, f"lr_decay_ratio {decay_ratio} has no effect: VeOmni uses it for cosine only")
@@ -1806,6 +2002,8 @@ class VeomniMinLr:
             if not is_close(floor, VEOMNI_LINEAR_FLOOR):
                 return Approx(VEOMNI_LINEAR_FLOOR, f"lr_min {floor:g} is ignored by VeOmni's linear schedule (floor 1e-7)")
             return VEOMNI_LINEAR_FLOOR
+        if decay_style in (None, "constant"):
+            return Extension(f"lr_min {floor:g} has no effect: the lr is constant after the warmup (lr_decay_style constant)")
         return floor
 
     @staticmethod
@@ -1886,11 +2084,13 @@ class VeomniTrainSteps:
     @staticmethod
     def write(value: int, global_batch: int | None, seq_length: int | None, warmup_ratio: float | None,
               epochs: int | None, packed: bool | None) -> Any:  # fmt: skip
-        if not global_batch or not seq_length:
+        if not global_batch:
             raise Unexpressible("VeOmni counts steps from data.train_size tokens / (global_batch_size x max_seq_len): "
-                                "give the global batch and the sequence length")  # fmt: skip
+                                "give the global batch")  # fmt: skip
+        # without a sequence length (reported missing) the output runs with VeOmni's default max_seq_len:
+        # train_size is sized for that, so VeOmni's own step count is still the source's
         per_epoch, rest = divmod(value, epochs or 1)
-        tokens = veomni_tokens_for(per_epoch, global_batch * seq_length, warmup_ratio or 0.0)
+        tokens = veomni_tokens_for(per_epoch, global_batch * (seq_length or VEOMNI_MAX_SEQ_LEN), warmup_ratio or 0.0)
         out = {"data_train_size": tokens}
         if rest:
             return Approx(out, f"{value} steps are not a whole number of steps per epoch over {epochs} epochs")
@@ -2006,6 +2206,8 @@ def _reader(name: str, keys: list[str]) -> Callable[..., Any]:
             return None
         own = mt.keys.get(name)
         foreign = [k for k in keys if k != own and k not in _hf.READ_ONLY_KEYS.get(name, ()) and kw.get(idents[k]) is not None]
+        if name == "model.parallel_shared_norm" and kw.get("parallel_residual") is False:
+            return None  # one norm or two per block only means something in a parallel block
         if name in mt.fixed or name in mt.same_as:
             value = _resolve(mt.fixed[name], kw) if name in mt.fixed else kw.get(field_ident(mt.same_as[name]))
             if foreign:
@@ -2014,7 +2216,10 @@ def _reader(name: str, keys: list[str]) -> Callable[..., Any]:
         if own is None:
             return None
         raw = kw.get(idents[own])
-        value = _read_value(name, mt, mt.default(own) if raw is None else raw, kw)
+        if raw == _hf.EXPLICIT_NULL:
+            value = _read_value(name, mt, None, kw)  # null on purpose: not the class default
+        else:
+            value = _read_value(name, mt, mt.default(own) if raw is None else raw, kw)
         if name == "model.num_heads" and kw.get(idents.get("head_dim", "")) is not None and value:
             head_dim, hidden = kw[idents["head_dim"]], kw.get("hidden_size")
             if hidden and hidden // value != head_dim:
@@ -2149,18 +2354,92 @@ class NeoxOptimizerType:
         return {"optimizer_type": Approx("Adam", f"{value} {why}: wrote NeoX's Adam so the config loads; choose a NeoX optimizer")}
 
 
+# Warmup conventions. The canonical schedule gives the k-th optimizer step (k = 1, 2, ...) the lr of
+# scheduler step t = k - 1, as Cerebras' LinearLR and VeOmni's LambdaLR do (both evaluated at t = 0
+# for the first step). GPT-NeoX's AnnealingLR gives warmup steps peak * max(1, t) / W: its first
+# step gets peak / W, not the start (warmup_type linear_clamped). DeepSpeed's Warmup* schedulers are
+# one step late (lag_steps 1): the engine steps them after each optimizer step, starting from
+# last_batch_iteration -1, so step k gets t = k - 2 (the first two steps the warmup start).
+
+
+def first_step_gap(lr: float | None, warmup_steps: float | None) -> str:
+    """The size of a one-step difference during a warmup, for the report: lr / W."""
+    if lr is None or not warmup_steps:
+        return "one warmup step's increase of the lr"
+    return f"lr/W = {lr:g}/{warmup_steps:g} = {lr / warmup_steps:.3g}"
+
+
+def clamped_warmup_loss(start: float | None, lr: float | None, warmup_steps: float | None) -> str:
+    return (f"the source's warmup (GPT-NeoX's) gives its first step {first_step_gap(lr, warmup_steps)}; here the "
+            f"first step gets the warmup start {start or 0.0:g} (the other steps agree)")  # fmt: skip
+
+
+def unclamped_warmup_loss(start: float | None, lr: float | None, warmup_steps: float | None) -> str:
+    return (f"GPT-NeoX gives the first warmup step {first_step_gap(lr, warmup_steps)}, not the source's "
+            f"warmup start {start or 0.0:g} (lr x max(1, t) / W; the other steps agree)")  # fmt: skip
+
+
+def lag_loss(lag: int | None, lr: float | None, warmup_steps: float | None, kind: str = "") -> str:
+    """Why a schedule run `lag` steps late (or on time) differs from the source's."""
+    gap = first_step_gap(lr, warmup_steps)
+    if lag:
+        return (f"the source's schedule (DeepSpeed's Warmup*) runs {lag} step late: its first two steps get the "
+                f"warmup start and its step k the lr of step k-1 here; written as a schedule that starts at the "
+                f"first step, every lr comes one step earlier (at most {gap} higher during the warmup)")  # fmt: skip
+    return (f"DeepSpeed's {kind or 'warmup scheduler'} runs one step late: its first two steps get the warmup "
+            f"start and its step k the lr the source gives step k-1 (at most {gap} lower during the warmup)")  # fmt: skip
+
+
+def schedule_varies(warmup_steps: float | None, decay_style: str | None) -> bool:
+    return bool(warmup_steps) or decay_style not in (None, "constant")
+
+
 @formula("linear_warmup")
 class LinearWarmup:
-    """Frameworks whose warmup is always linear: reading says so; a log warmup cannot be written."""
+    """Frameworks whose warmup is linear from its start at t = 0 (VeOmni): no warmup, no type."""
 
     @staticmethod
-    def read() -> str:
-        return "linear"
+    def read(warmup_steps: float | None) -> str | None:
+        return "linear" if warmup_steps else None
 
     @staticmethod
-    def write(value: str) -> dict[str, Any]:
+    def write(value: str, warmup_steps: float | None, lr: float | None, warmup_start_lr: float | None) -> Any:
+        if value == "linear_clamped":
+            return Approx({}, clamped_warmup_loss(warmup_start_lr, lr, warmup_steps), ("schedule.warmup_type",))
         if value != "linear":
             raise Unexpressible(f"a {value} warmup: this framework only warms up linearly")
+        return {}
+
+
+@formula("neox_warmup_type")
+class NeoxWarmupType:
+    """NeoX's AnnealingLR warms up as peak * max(1, t) / W (learning_rates.py): linear_clamped."""
+
+    @staticmethod
+    def read(warmup_steps: float | None) -> str | None:
+        return "linear_clamped" if warmup_steps else None
+
+    @staticmethod
+    def write(value: str, warmup_steps: float | None, lr: float | None, warmup_start_lr: float | None) -> Any:
+        if value == "linear":
+            return Approx({}, unclamped_warmup_loss(warmup_start_lr, lr, warmup_steps), ("schedule.warmup_type",))
+        if value != "linear_clamped":
+            raise Unexpressible(f"a {value} warmup: GPT-NeoX only warms up linearly")
+        return {}
+
+
+@formula("no_lag")
+class NoLag:
+    """Frameworks whose schedule starts at the first optimizer step (all but DeepSpeed's Warmup*)."""
+
+    @staticmethod
+    def read(warmup_steps: float | None, decay_style: str | None) -> int | None:
+        return 0 if schedule_varies(warmup_steps, decay_style) else None
+
+    @staticmethod
+    def write(value: int, warmup_steps: float | None, decay_style: str | None, lr: float | None) -> Any:
+        if value:
+            return Approx({}, lag_loss(value, lr, warmup_steps), ("schedule.lag_steps",))
         return {}
 
 

@@ -102,7 +102,28 @@ def unplaceable(leaf: str, layout: str | None) -> str | None:
     return None
 
 
+# Keys Model Zoo cannot run without and no canonical field gives (gpt2/utils.py set_defaults reads
+# train_input["data_processor"]; HDF5IterableDataset reads params["data_dir"]: KeyError without them)
+NEEDED = {
+    "data_processor": "Model Zoo needs the data processor (e.g. GptHDF5MapDataProcessor for data preprocessed "
+                      "to HDF5): add train_input.data_processor",
+    "data_dir": "Model Zoo needs the preprocessed data: add train_input.data_dir (the HDF5 folder; a "
+                "GptHDF5MapDataProcessor also takes a mixture)",
+}  # fmt: skip
+
+
+def _needed(leaves: dict[str, Any], layout: str | None) -> list[tuple[str | None, str | None, str, str]]:
+    section = "trainer.fit.train_dataloader" if layout == "trainer" else "train_input"
+    missing: list[tuple[str | None, str | None, str, str]] = []
+    for key, why in NEEDED.items():
+        if f"train_input.{key}" not in leaves and not (key == "data_dir" and "train_input.mixture" in leaves):
+            missing.append((None, f"{section}.{key}", "missing", why.replace("train_input.", section + ".")))
+    return missing
+
+
 def write(leaves: dict[str, Any], meta: dict[str, Any]) -> dict[str, Any]:
+    if meta.get("source_format") != "cerebras":
+        meta.setdefault("extra_entries", []).extend(_needed(leaves, meta.get("layout")))
     if meta.get("layout") == "trainer":
         shape = meta.get("source") or {}  # same-format: what the trainer source left out or spelled its way
         document, moved, reshaped, inferred = cerebras_layout.to_trainer(

@@ -38,10 +38,16 @@ def read(paths: list[str], *, layout: str | None = None) -> Source:
     except InputError:
         _refuse_template(text, name)
         raise
+    return source_from_tree(data, name, text)
+
+
+def source_from_tree(data: dict[str, Any], name: str = "<config>", text: str = "") -> Source:
+    """A parsed DeepSpeed config as a file of it is read (a mapping handed to the library, a
+    translation reading its own output back): NeoX argument files refused, "auto" held apart."""
     _refuse_neox_arguments(data, text, name)
     _refuse_dotted_keys(data, text, name)
     unresolved = {leaf: AUTO for leaf, value in flatten(data).items() if value == "auto"}
-    return Source("deepspeed", data, [name], {name: text}, {k: name for k in data}, unresolved=unresolved)
+    return Source("deepspeed", data, [name], {name: text} if text else {}, {k: name for k in data}, unresolved=unresolved)
 
 
 def _refuse_template(text: str, name: str) -> None:
@@ -105,8 +111,19 @@ def _refuse_neox_arguments(data: dict[str, Any], text: str, name: str) -> None:
         )  # fmt: skip
 
 
+BATCH_NEEDED = (
+    "DeepSpeed refuses a config without a batch ('Either train_batch_size or train_micro_batch_size_per_gpu "
+    "needs to be provided'): give --set batch.micro=N (per GPU), or --set batch.global=N, or translate the "
+    "file that holds the batch with this one (--with)"
+)
+
+
 def write(leaves: dict[str, Any], meta: dict[str, Any]) -> dict[str, Any]:
     from ..mapping import load_table
+
+    if meta.get("source_format") != "deepspeed" and not {"train_batch_size", "train_micro_batch_size_per_gpu"} & set(leaves):
+        meta.setdefault("extra_entries", []).append(
+            (None, "train_batch_size", "missing", BATCH_NEEDED, ("batch.global", "batch.micro")))
 
     tree = unflatten(leaves)
     ordered = {key: tree.pop(key) for key in load_table("deepspeed").order if key in tree}

@@ -31,6 +31,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "model.ffn_hidden_size": ("model.hidden_size",),
     "model.rotary_fraction": ("model.hidden_size", "model.num_heads"),
     "model.embedding_dropout": ("model.hidden_dropout",),
+    "model.parallel_shared_norm": ("model.parallel_residual",),
 }
 # config.json keys a field's reading checks although no model_type maps the field to them
 READ_ONLY_KEYS: dict[str, tuple[str, ...]] = {"model.num_heads": ("head_dim",)}
@@ -134,6 +135,17 @@ def lift_rope_parameters(config: dict[str, Any]) -> tuple[dict[str, Any], dict[s
     else:
         out.pop("rope_parameters")
     return out, lifted
+
+
+# An explicit null of a key whose class default is not null (Mistral's sliding_window: 4096) means
+# None to the HF class, not the default: read as this marker, so the formulas can tell the two apart.
+EXPLICIT_NULL = "<null>"
+
+
+def mark_explicit_nulls(config: dict[str, Any]) -> dict[str, Any]:
+    mt = table().types.get(str(config.get("model_type")))
+    nulls = [k for k in (mt.write_nulls if mt else ()) if k in config and config[k] is None]
+    return {**config, **dict.fromkeys(nulls, EXPLICIT_NULL)} if nulls else config
 
 
 def document(leaves: dict[str, Any]) -> dict[str, Any]:

@@ -25,7 +25,7 @@ import shlex
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping, Union
 
 import yaml
 
@@ -39,6 +39,7 @@ from . import hf_config
 
 
 TAKES_MODEL_CONFIG = True  # api.load passes --model-config here
+ModelConfig = Union[str, Mapping[str, Any], None]  # the config.json: a path, or its parsed content
 LAYOUTS = ("nested", "flat")
 SECTIONS = ("model", "data", "train")
 HF = hf_config.PREFIX.rstrip(".")
@@ -55,12 +56,21 @@ class VeomniSource(Source):
     """A Source whose leaves come from several files (YAML, option files, config.json)."""
 
     origins: dict[str, tuple[str, int | None]] = field(default_factory=dict)  # view leaf -> (file, line)
+    # block -> the origin of its first leaf, and how many origins that was built from (the engine
+    # asks once per rule; origins grow while the reader attaches config.json)
+    _blocks: tuple[int, dict[str, tuple[str, int | None]]] = field(default=(-1, {}), repr=False)
 
     def _origin(self, leaf: str) -> tuple[str, int | None] | None:
         if leaf in self.origins:
             return self.origins[leaf]
-        below = [k for k in self.origins if k.startswith(leaf + ".")]
-        return self.origins[below[0]] if below else None
+        if self._blocks[0] != len(self.origins):
+            blocks: dict[str, tuple[str, int | None]] = {}
+            for key, origin in self.origins.items():
+                parts = key.split(".")
+                for i in range(1, len(parts)):
+                    blocks.setdefault(".".join(parts[:i]), origin)
+            self._blocks = (len(self.origins), blocks)
+        return self._blocks[1].get(leaf)
 
     def file_of(self, leaf: str) -> str | None:
         origin = self._origin(leaf)
@@ -400,7 +410,7 @@ def _to_view(leaf: str, value: Any, layout: str) -> str:
     return spec.renames.get(leaf, leaf)
 
 
-def read(paths: list[str], *, layout: str | None = None, model_config: str | None = None) -> Source:
+def read(paths: list[str], *, layout: str | None = None, model_config: ModelConfig = None) -> Source:
     settings: list[_Setting] = []
     texts: dict[str, str] = {}
     yaml_files: list[str] = []
@@ -433,8 +443,9 @@ def read(paths: list[str], *, layout: str | None = None, model_config: str | Non
     return _build(settings, [str(p) for p in paths], texts, base, layout, model_config)
 
 
-def source_from_tree(data: dict[str, Any], name: str = "<config>", text: str = "", model_config: str | None = None) -> Source:
-    """A parsed VeOmni config (a mapping handed to the library) read as a file would be."""
+def source_from_tree(data: dict[str, Any], name: str = "<config>", text: str = "", model_config: ModelConfig = None) -> Source:
+    """A parsed VeOmni config (a mapping handed to the library) read as a file would be.
+    `model_config`: the config.json's path, or its parsed content (nothing is read from disk)."""
     settings = _yaml_settings(data, _key_lines(text) if text else {}, name)
     return _build(settings, [name], {name: text} if text else {}, name, None, model_config)
 
@@ -445,7 +456,7 @@ def _build(
     texts: dict[str, str],
     base: str,
     layout: str | None,
-    model_config: str | None,
+    model_config: ModelConfig,
 ) -> Source:
     for s in settings:
         if s.path[0] in SECTIONS and len(s.path) == 1 and s.value is not None and not isinstance(s.value, dict):
@@ -519,31 +530,36 @@ def _config_json(source: Source, base: str, model_config: str | None) -> tuple[P
     return None, "the config names no model.config_path or model.model_path: give the HF config.json with --model-config FILE"
 
 
-def _attach_architecture(source: VeomniSource, base: str, model_config: str | None) -> None:
-    path, why = _config_json(source, base, model_config)
-    if path is None:
-        source.meta["unsupplied"] = dict.fromkeys(architecture_fields(), why)
-        return
-    name = str(path)
-    text = read_text(name)
-    config, lifted = hf_config.lift_rope_parameters(parse_json(text, name))
+def _attach_architecture(source: VeomniSource, base: str, model_config: ModelConfig) -> None:
+    if isinstance(model_config, Mapping):  # already parsed: a translation reading its own output back
+        name, text, parsed, shown = CONFIG_JSON, "", dict(model_config), CONFIG_JSON
+    else:
+        path, why = _config_json(source, base, model_config)
+        if path is None:
+            source.meta["unsupplied"] = dict.fromkeys(architecture_fields(), why)
+            return
+        name, shown = str(path), path.name
+        text = read_text(name)
+        parsed = parse_json(text, name)
+    config, lifted = hf_config.lift_rope_parameters(parsed)
+    config = hf_config.mark_explicit_nulls(config)
     model_type = config.get("model_type")
     if model_type not in hf_config.table().types:
         known = ", ".join(hf_config.table().types)
         source.meta["unsupplied"] = dict.fromkeys(
             architecture_fields(),
-            f"{path.name} is HF model_type {model_type!r}, which neoconv does not map ({known}): give the "
+            f"{shown} is HF model_type {model_type!r}, which neoconv does not map ({known}): give the "
             "architecture with --set",
         )
     source.tree[HF] = config
     source.files.append(name)
     source.texts[name] = text
     source.leaf_files[HF] = name
-    lines = _json_key_lines(text)
+    lines = _json_key_lines(text) if text else {}  # parsed in memory (a read-back): no lines to find
     for leaf in flatten({HF: config}):
         key = leaf[len(HF) + 1 :]
         written = lifted.get(key, key)
-        source.aliases[leaf] = f"{path.name}:{written}"
+        source.aliases[leaf] = f"{shown}:{written}"
         source.origins[leaf] = (name, lines.get(tuple(written.split("."))) if lines is not None else key_line(text, written))
 
 

@@ -1,0 +1,277 @@
+"""Loss-proof translation (issue 12): what a translation changes, reading its output back shows,
+and the report names. Regression tests with real values for each case the issue lists."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from translator import translate
+from translator.api import read_ir
+from translator.diff import diff_ir
+from translator.errors import NeoconvError
+from translator.registry import get_format
+from translator.report import Status
+
+from conftest import CORPUS, FIXTURES, corpus_dir, corpus_files
+
+LLAMA_DEFAULTS = FIXTURES / "inputs" / "cerebras" / "llama-tiny-defaults.yaml"
+
+
+def _entry(result, target_key: str):  # type: ignore[no-untyped-def]
+    return next(e for e in result.report.entries if e.target_key and target_key in e.target_key.split(", "))
+
+
+def test_a_default_eps_reaches_the_key_neox_reads_for_the_norm() -> None:
+    # Model Zoo's layer_norm_epsilon default (1e-5) feeds an RMSNorm; NeoX's rms_norm_epsilon
+    # defaults to 1e-8, so the value must be written although layernorm_epsilon's default is 1e-5
+    result = translate(LLAMA_DEFAULTS, "cerebras", "neox")
+    assert result.config["norm"] == "rmsnorm"
+    assert result.config["rms_norm_epsilon"] == 1e-5
+    entry = _entry(result, "rms_norm_epsilon")
+    assert entry.status is Status.DEFAULTED and entry.fields == ("model.norm_eps",)
+    assert "rms_norm_epsilon=1e-08" in entry.detail
+
+
+def test_reading_the_output_back_names_what_it_does_not_recover(monkeypatch, pythia160m: Path) -> None:
+    from translator.formats import cerebras
+
+    write = cerebras.write
+
+    def careless(leaves, meta):  # type: ignore[no-untyped-def]
+        document = write(leaves, meta)
+        document["model"]["hidden_size"] = 1536  # a writer bug the report would not know of
+        return document
+
+    monkeypatch.setattr(cerebras, "write", careless)
+    result = translate(pythia160m, "neox", "cerebras", world_size=8)
+    entry = result.report.by_source()["hidden_size"]
+    assert entry.status is Status.LOSSY and entry.fields == ("model.hidden_size",)
+    assert "model.hidden_size is 768 in the source, written as model.hidden_size=1536; reads back as 1536" in entry.detail
+    # the rotary fraction is rotary_dim / head width: 16 of 1536 / 12 reads back as 0.125, not 0.25
+    rotary = result.report.by_source()["rotary_pct"]
+    assert rotary.status is Status.LOSSY and "reads back as 0.125" in rotary.detail
+    assert result.report.target["verified"] is True and result.report.target["added_by_verification"] == 2
+    assert result.report.to_json()["target"]["added_by_verification"] == 2
+
+
+def test_a_translation_says_it_was_verified(pythia160m: Path) -> None:
+    result = translate(pythia160m, "neox", "deepspeed", world_size=8)
+    assert result.report.target["verified"] is True and result.report.target["added_by_verification"] == 0
+    fast = translate(pythia160m, "neox", "deepspeed", world_size=8, verify=False)
+    assert "verified" not in fast.report.target and fast.dump() == result.dump()
+
+
+def test_an_output_that_cannot_be_read_back_says_so(tmp_path: Path) -> None:
+    # a Mamba model keeps a head count it ignores; as Cerebras attention layers it cannot run
+    path = tmp_path / "mamba.yml"
+    path.write_text("num_layers: 2\nhidden_size: 64\nnum_attention_heads: 12\nattention_config: [[[mamba], 2]]\n"
+                    "max_position_embeddings: 128\noptimizer: {type: Adam, params: {lr: 0.001}}\n")  # fmt: skip
+    result = translate(path, "neox", "cerebras", set_values={"model.vocab_size": 256})
+    assert result.report.target["verified"] is False
+    assert result.report.by_source()["attention_config"].status is Status.LOSSY  # mamba blocks become attention
+    unreadable = [e for e in result.report.entries if "cannot be read back" in e.detail]
+    assert len(unreadable) == 1 and "not divisible by model.num_heads=12" in unreadable[0].detail
+
+
+# ------------------------------------------------------------------------------------------------
+# The property: whatever `diff` finds between a config and its translation, the report names.
+
+NAMING = (Status.LOSSY, Status.DROPPED, Status.MISSING, Status.UNKNOWN)
+FORMATS = ("neox", "deepspeed", "cerebras", "veomni")
+
+
+def unnamed_differences(paths: list[Path], src: str, dst: str, tmp: Path, **options):  # type: ignore[no-untyped-def]
+    """Translate, write the output (and its side files) as the CLI does, diff the files as a user
+    would, and return the differences no lossy/dropped/missing/unknown entry names by its fields;
+    also the fields the verification had to name (it names what the causes did not)."""
+    result = translate([str(p) for p in paths], src, dst, **options)
+    out = tmp / f"out{get_format(dst).suffix}"
+    out.write_text(result.dump())
+    for name, text in result.side_files.items():
+        (tmp / name).write_text(text)
+    named = {name for e in result.report.entries if e.status in NAMING for name in e.fields}
+    netted = [e.fields for e in result.report.entries if "reads back as" in e.detail]
+    try:
+        back = read_ir([str(out)], dst)
+    except NeoconvError as exc:  # a target that cannot hold the model at all (Mamba blocks as attention)
+        said = any("cannot be read back" in e.detail for e in result.report.entries)
+        return ([] if said else [f"output unreadable and the report does not say so: {exc}"]), netted
+    before = read_ir([str(p) for p in paths], result.report.source["format"], world_size=options.get("world_size"))
+    found = diff_ir(before, back)
+    unnamed = [f"{c.field}: {c.a!r} -> {c.b!r}" for c in (*found.changed, *found.only_a, *found.only_b) if c.field not in named]
+    return unnamed, netted
+
+
+INPUTS = FIXTURES / "inputs"
+# (files, format): one reader's defaults each, and the shapes a reader takes (layouts, option files)
+FIXTURE_CONFIGS = [
+    ([INPUTS / "neox" / "pythia-160m.yml"], "neox"),
+    ([FIXTURES / "cases" / "neox2cerebras" / "tiny-defaults" / "in.yml"], "neox"),
+    ([INPUTS / "deepspeed" / "neox-model.yml"], "neox"),
+    *[([p], "deepspeed") for p in sorted((INPUTS / "deepspeed").glob("*.json"))],
+    *[([p], "cerebras") for p in sorted((INPUTS / "cerebras").glob("*.yaml"))],
+    *[([p], "veomni") for p in sorted((INPUTS / "veomni").glob("*.yaml"))],
+    ([INPUTS / "veomni" / "tinyllama-nested.yaml", INPUTS / "veomni" / "overrides.args"], "veomni"),
+]
+
+
+@pytest.mark.parametrize(
+    "paths,src,dst",
+    [(paths, src, dst) for paths, src in FIXTURE_CONFIGS for dst in FORMATS if dst != src],
+    ids=lambda v: "+".join(p.name for p in v) if isinstance(v, list) else v,
+)
+def test_every_difference_of_a_fixture_translation_is_named(paths: list[Path], src: str, dst: str, tmp_path: Path) -> None:
+    unnamed, netted = unnamed_differences(paths, src, dst, tmp_path)
+    assert unnamed == []
+    assert netted == []  # every difference is named by the mapping itself, not by the safety net
+
+
+CORPUS_FOLDERS = {"neox": ["neox"], "cerebras": ["cerebras-legacy", "cerebras-trainer"], "deepspeed": ["deepspeed"],
+                  "veomni": ["veomni", "veomni-legacy"]}  # fmt: skip
+PATTERNS = {"neox": "**/*.yml", "cerebras": "**/*.yaml", "deepspeed": "**/*.json", "veomni": "**/*.yaml"}
+
+
+@pytest.mark.parametrize("src,dst", [(s, d) for s in FORMATS for d in FORMATS if s != d])
+def test_every_difference_of_a_corpus_translation_is_named(src: str, dst: str, tmp_path: Path) -> None:
+    files = [p for folder in CORPUS_FOLDERS[src] for p in corpus_files(folder, PATTERNS[src])]
+    if not files:
+        corpus_dir(CORPUS_FOLDERS[src][0])  # skips with the reason
+    problems: dict[str, list[str]] = {}
+    netted: dict[str, list[tuple[str, ...]]] = {}
+    translated = manifests = 0
+    for i, path in enumerate(files):
+        work = tmp_path / str(i)
+        work.mkdir()
+        try:
+            unnamed, net = unnamed_differences([path], src, dst, work)
+        except NeoconvError as exc:
+            # refused input (templates, a Mamba-only NeoX file, VeOmni data manifests): nothing was translated
+            manifests += "data manifest" in str(exc)
+            continue
+        translated += 1
+        if unnamed:
+            problems[str(path.relative_to(CORPUS))] = unnamed
+        if net:
+            netted[str(path.relative_to(CORPUS))] = net
+    assert translated >= len(files) - manifests - 3
+    assert problems == {}
+    assert netted == {}  # the verification names nothing the mapping did not already name
+
+
+# ------------------------------------------------------------------------------------------------
+# The cases of issue 12, with real values
+
+LLAMA_SCHEDULE = FIXTURES / "inputs" / "cerebras" / "llama-warmup-cosine.yaml"  # params_llama2_13b's schedule
+
+
+def _written(result, tmp: Path, dst: str):  # type: ignore[no-untyped-def]
+    out = tmp / f"out{get_format(dst).suffix}"
+    out.write_text(result.dump())
+    for name, text in result.side_files.items():
+        (tmp / name).write_text(text)
+    return read_ir([str(out)], dst)
+
+
+def test_cerebras_step_count_and_warmup_reach_veomni(tmp_path: Path) -> None:
+    # VeOmni has no step count: data.train_size tokens / (global batch x max_seq_len). Without a
+    # sequence length (Model Zoo takes it from its data) the output runs with VeOmni's 2048
+    result = translate(LLAMA_SCHEDULE, "cerebras", "veomni")
+    data, optimizer = result.config["data"], result.config["train"]["optimizer"]
+    assert "max_seq_len" not in data and math.ceil(data["train_size"] / (1024 * 2048)) == 476837
+    assert int(476837 * optimizer["lr_warmup_ratio"]) == 2000
+    back = _written(result, tmp_path, "veomni").ir
+    assert back.get("train.steps") == 476837 and back.get("schedule.warmup_steps") == 2000.0
+    assert back.get("schedule.decay_steps") == 476837
+    missing = next(e for e in result.report.entries if e.status is Status.MISSING and e.fields == ("model.seq_length",))
+    assert missing.target_key == "data.max_seq_len" and "--set model.seq_length=N" in missing.detail
+    # with the sequence length given, train_size is sized for it
+    given = translate(LLAMA_SCHEDULE, "cerebras", "veomni", set_values={"model.seq_length": 4096})
+    assert given.config["data"]["max_seq_len"] == 4096
+    assert math.ceil(given.config["data"]["train_size"] / (1024 * 4096)) == 476837
+
+
+def test_a_cerebras_sequence_length_reaches_neox_or_is_missing(tmp_path: Path) -> None:
+    result = translate(LLAMA_SCHEDULE, "cerebras", "neox")
+    assert "seq_length" not in result.config
+    entry = next(e for e in result.report.entries if e.target_key == "seq_length")
+    assert entry.status is Status.MISSING and entry.fields == ("model.seq_length",)
+    gptj = translate(FIXTURES / "inputs" / "cerebras" / "gptj-tiny-defaults.yaml", "cerebras", "neox")
+    assert gptj.config["seq_length"] == 256  # train_input.max_sequence_length
+    assert gptj.report.by_source()["train_input.max_sequence_length"].status is Status.EXACT
+
+
+def test_what_a_run_cannot_do_without_is_missing(pythia160m: Path) -> None:
+    cerebras = translate(pythia160m, "neox", "cerebras", world_size=8)
+    missing = {e.target_key for e in cerebras.report.entries if e.status is Status.MISSING}
+    assert {"train_input.data_processor", "train_input.data_dir"} <= missing  # Model Zoo 2.0.2: KeyError
+    model_only = translate({"num_layers": 2, "hidden_size": 64, "num_attention_heads": 4}, "neox", "deepspeed")
+    batch = next(e for e in model_only.report.entries if e.status is Status.MISSING)
+    assert batch.target_key == "train_batch_size" and batch.fields == ("batch.global", "batch.micro")
+    assert "train_batch_size" not in model_only.config and "train_micro_batch_size_per_gpu" not in model_only.config
+
+
+def test_deepspeed_reads_back_the_warmup_cerebras_gave_it(tmp_path: Path) -> None:
+    result = translate(LLAMA_SCHEDULE, "cerebras", "deepspeed")
+    params = result.config["scheduler"]["params"]
+    assert result.config["scheduler"]["type"] == "WarmupCosineLR"
+    assert params["warmup_type"] == "linear" and params["warmup_min_ratio"] == 0.0
+    back = _written(result, tmp_path, "deepspeed").ir
+    assert back.get("schedule.warmup_type") == "linear" and back.get("schedule.warmup_start_lr") == 0.0
+    # DeepSpeed's schedulers run one step behind Cerebras': named, with the size of the difference
+    lag = result.report.by_source()["optimizer.learning_rate"]
+    assert lag.status is Status.LOSSY and lag.fields == ("schedule.lag_steps",)
+    assert "at most lr/W = 0.0003/2000 = 1.5e-07 lower" in lag.detail and back.get("schedule.lag_steps") == 1
+
+
+def test_neox_warmup_against_cerebras_and_deepspeed_warmups(pythia160m: Path) -> None:
+    # NeoX: lr x max(1, t) / W, its first step at lr/W; Cerebras' Linear phase starts at 0
+    cerebras = translate(pythia160m, "neox", "cerebras", world_size=8)
+    first = next(e for e in cerebras.report.entries if e.fields == ("schedule.warmup_type",))
+    assert first.status is Status.LOSSY and first.source_key is None  # NeoX's convention, not a key of the file
+    assert "first step lr/W = 0.0006/1430 = 4.2e-07" in first.detail
+    # DeepSpeed's WarmupCosineLR is a step late as well
+    deepspeed = translate(pythia160m, "neox", "deepspeed", world_size=8)
+    lag = next(e for e in deepspeed.report.entries if e.fields == ("schedule.lag_steps",))
+    assert lag.status is Status.LOSSY and "WarmupCosineLR runs one step late" in lag.detail
+    assert "GPT-NeoX schedule.lag_steps=0" in lag.detail  # a framework default's loss: source_key null
+    # and a DeepSpeed schedule into NeoX is a step early
+    back = translate(FIXTURES / "inputs" / "deepspeed" / "warmup-cosine-lr-zero2.json", "deepspeed", "neox", world_size=8)
+    entry = back.report.by_source()["scheduler.type"]
+    assert entry.status is Status.LOSSY and "schedule.lag_steps" in entry.fields and "runs 1 step late" in entry.detail
+
+
+def test_readers_derive_the_same_defaults(tmp_path: Path) -> None:
+    # Model Zoo's GPT-2-derived models default embedding and attention dropout to dropout_rate (0.0
+    # here); NeoX applies hidden_dropout to the embeddings: the same model, nothing to report
+    result = translate(LLAMA_DEFAULTS, "cerebras", "neox")
+    assert result.ir.get("model.embedding_dropout") == 0.1 == result.ir.get("model.hidden_dropout")  # dropout_rate default
+    back = _written(result, tmp_path, "neox").ir
+    assert back.get("model.embedding_dropout") == 0.1
+    gptj = translate(FIXTURES / "inputs" / "cerebras" / "gptj-tiny-defaults.yaml", "cerebras", "neox")
+    assert gptj.ir.get("model.attention_dropout") == 0.1 and gptj.ir.get("model.embedding_dropout") == 0.1
+    # a LayerNorm has a bias in Model Zoo, NeoX and HF alike; an RMSNorm has none
+    assert gptj.ir.get("model.norm_bias") is True and result.ir.get("model.norm_bias") is False
+    veomni = translate(FIXTURES / "inputs" / "cerebras" / "gptj-tiny-defaults.yaml", "cerebras", "veomni")
+    assert _written(veomni, tmp_path, "veomni").ir.get("model.norm_bias") is True
+    assert veomni.report.target["added_by_verification"] == 0
+
+
+def test_one_pipeline_stage_reads_back_from_veomni(pythia160m: Path, tmp_path: Path) -> None:
+    result = translate(pythia160m, "neox", "veomni", world_size=8)  # pipe-parallel-size: 1
+    entry = result.report.by_source()["pipe_parallel_size"]
+    assert entry.status is Status.CONVERTED
+    back = _written(result, tmp_path, "veomni").ir
+    assert back.get("parallel.pipeline_size") == 1 and back.get("parallel.tensor_size") == 1
+    assert translate({"num_layers": 2, "hidden_size": 64, "num_attention_heads": 4}, "neox", "deepspeed").ir.get(
+        "parallel.pipeline_size") == 1  # NeoX's default 0 is one stage too  # fmt: skip
+
+
+def test_a_default_value_lost_has_an_entry_of_its_own() -> None:
+    # NeoX's default betas (0.9, 0.999) against VeOmni's hard-coded (0.9, 0.95): the file has no leaf
+    result = translate(FIXTURES / "cases" / "neox2cerebras" / "tiny-defaults" / "in.yml", "neox", "veomni")
+    entry = next(e for e in result.report.entries if e.fields == ("optim.betas",))
+    assert entry.status is Status.LOSSY and entry.source_key is None
+    assert "GPT-NeoX default optim.betas=[0.9, 0.999]" in entry.detail and "(0.9, 0.95)" in entry.detail

@@ -1,0 +1,96 @@
+"""A translation checks itself: the written document is read back with the target's own reader
+(in memory), and its canonical values are compared with the source's, field by field, with the
+comparison and tolerance `neoconv diff` uses. A difference that no lossy/dropped/missing/unknown
+entry names becomes a `lossy` entry, so nothing a translation changes can go unreported."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from .compare import DEFAULT_RTOL
+from .diff import FieldChange, diff_ir, expressible
+from .engine import Ingested, ingest
+from .errors import NeoconvError
+from .ir import Origin, Value
+from .mapping import load_table
+from .report import Entry, Report, Status
+from .schema import schema_index
+
+# statuses that tell the user a value did not survive as it was
+NAMING = frozenset({Status.LOSSY, Status.DROPPED, Status.MISSING, Status.UNKNOWN})
+
+
+def read_back(
+    document: Mapping[str, Any],
+    fmt: str,
+    layout: str | None,
+    source: Ingested,
+    model_config: Mapping[str, Any] | None,
+) -> Ingested:
+    """The written document ingested with the target's reader and table, as a user would read it:
+    what the user gave on the command line that the target cannot hold (--world-size) is given
+    again, as `neoconv diff --world-size` would; nothing else of the source is known."""
+    from .api import load
+
+    back = load(document, fmt, model_config=model_config) if model_config is not None else load(document, fmt)
+    table = load_table(fmt).for_layout(back.layout or layout)
+    kept = expressible(fmt)
+    given = {name: value for name, value in source.ir.fields.items() if value.origin is Origin.USER and name not in kept}
+    return ingest(back, table, schema_index(fmt), None, given, ledger=False)
+
+
+def verify(report: Report, source: Ingested, back: Ingested, rtol: float = DEFAULT_RTOL) -> int:
+    """Name every difference between the source and its read-back that no entry names; returns
+    how many had to be named."""
+    result = diff_ir(source, back, rtol=rtol, differences_only=True)
+    named = {name for e in report.entries if e.status in NAMING for name in e.fields}
+    added = 0
+    for change in (*result.changed, *result.only_a, *result.only_b):
+        if change.field in named:
+            continue
+        _name(report, change, source, back.ir.fields.get(change.field), back.raw)
+        named.add(change.field)
+        added += 1
+    return added
+
+
+def _name(
+    report: Report, change: FieldChange, source: Ingested, after: Value | None, written: Mapping[str, Any]
+) -> None:
+    keys = [k for k in (after.source_keys if after else ()) if k in written]
+    shown = ", ".join(f"{k}={_short(written[k])}" for k in keys)
+    what = f"written as {shown}" if shown else "not written"
+    back = "nothing" if change.b is None else _short(change.b) + ("" if keys else " (the target's default)")
+    detail = f"{change.field} is {_short(change.a)} in the source, {what}; reads back as {back}"
+    # the leaves the value came from keep their one entry, now lossy; a default's loss gets its own
+    before = source.ir.fields.get(change.field)
+    aliases = source.source.aliases if source.source else {}
+    leaves = {aliases.get(k, k) for k in before.source_keys} if before else set()
+    hit = False
+    for i, entry in enumerate(report.entries):
+        if entry.status in _AMENDABLE and (change.field in entry.fields or entry.source_key in leaves):
+            report.entries[i] = _lossy(entry, change.field, detail)
+            hit = True
+    if not hit:
+        report.entries.append(Entry(None, ", ".join(keys) or None, Status.LOSSY, detail, (change.field,)))
+
+
+_AMENDABLE = (Status.EXACT, Status.CONVERTED, Status.DEFAULTED)
+
+
+def _lossy(entry: Entry, name: str, detail: str) -> Entry:
+    fields = entry.fields if name in entry.fields else (*entry.fields, name)
+    # a defaulted entry names a key the file lacks; as a loss of that default it has no source leaf
+    source_key = None if entry.status is Status.DEFAULTED else entry.source_key
+    return entry._replace(source_key=source_key, status=Status.LOSSY,
+                          detail="; ".join(x for x in (entry.detail, detail) if x), fields=fields)  # fmt: skip
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def readback_failed(report: Report, exc: NeoconvError) -> None:
+    """The output cannot even be read back: say so (the target framework would refuse it too)."""
+    report.entries.append(Entry(None, None, Status.LOSSY, f"the written config cannot be read back: {exc.message}", ()))
