@@ -7,7 +7,7 @@ import re
 import sys
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, TypeGuard
 
 
 from .errors import MappingTableError
@@ -110,6 +110,8 @@ def catalogue() -> dict[str, Field]:
         items = spec.get("items")
         if items is not None and not (isinstance(items, dict) and items.get("type") in ("int", "float", "str", "bool")):
             raise MappingTableError(f"{path.name}: field {name!r}: items needs a scalar type")
+        if items is not None and "enum" in items:
+            items = {**items, "enum": tuple(items["enum"])}
         fields[name] = Field(
             name=name,
             type=spec["type"],
@@ -135,6 +137,16 @@ def _short(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+class _Given:
+    """In Relation.unless: "this field has any value" (an explicit head_dim)."""
+
+    def __repr__(self) -> str:
+        return "<any value>"
+
+
+_GIVEN = _Given()
+
+
 @dataclass(frozen=True)
 class Relation:
     """`dividend` must be a whole multiple of `divisor` (hidden size and attention heads)."""
@@ -145,19 +157,119 @@ class Relation:
     unless: tuple[tuple[str, tuple[Any, ...]], ...] = ()  # (field, values) for which it does not hold
 
     def holds_for(self, values: dict[str, Any]) -> bool:
-        return not any(values.get(name) in allowed for name, allowed in self.unless)
+        for name, allowed in self.unless:
+            value = values.get(name)
+            if value in allowed or (value is not None and any(a is _GIVEN for a in allowed)):
+                return False
+        return True
+
+    @property
+    def fields(self) -> tuple[str, str]:
+        return (self.divisor, self.dividend)
+
+    def broken(self, values: dict[str, Any]) -> str | None:
+        divisor, dividend = values.get(self.divisor), values.get(self.dividend)
+        if not (_whole(divisor) and _whole(dividend)) or divisor <= 0 or dividend % divisor == 0 or not self.holds_for(values):
+            return None
+        return f"{self.dividend}={dividend} is not divisible by {self.divisor}={divisor} ({self.why})"
+
+
+@dataclass(frozen=True)
+class AtMost:
+    """`small` must not exceed `large` (experts per token and experts)."""
+
+    small: str
+    large: str
+    why: str
+
+    @property
+    def fields(self) -> tuple[str, str]:
+        return (self.small, self.large)
+
+    def broken(self, values: dict[str, Any]) -> str | None:
+        small, large = values.get(self.small), values.get(self.large)
+        if not (_number(small) and _number(large)) or small <= large:
+            return None
+        return f"{self.small}={small} is more than {self.large}={large} ({self.why})"
+
+
+@dataclass(frozen=True)
+class Length:
+    """The list `items` must have `count` entries (one attention kind per layer)."""
+
+    items: str
+    count: str
+    why: str
+
+    @property
+    def fields(self) -> tuple[str, str]:
+        return (self.items, self.count)
+
+    def broken(self, values: dict[str, Any]) -> str | None:
+        items, count = values.get(self.items), values.get(self.count)
+        if not (isinstance(items, list) and _whole(count)) or len(items) == count:
+            return None
+        entries = "entry" if len(items) == 1 else "entries"
+        return f"{self.items} has {len(items)} {entries} but {self.count}={count} ({self.why})"
+
+
+Constraint = Relation | AtMost | Length
+
+
+def _whole(value: Any) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _number(value: Any) -> TypeGuard[int | float]:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+@lru_cache(maxsize=None)
+def constraints() -> tuple[Constraint, ...]:
+    """Every relation of the catalogue (`divides`, `at_most`, `length`), in file order."""
+    path = data_dir("schemas") / "canonical.yaml"
+    raw = load_yaml(path.read_text(encoding="utf-8"))
+    known = catalogue()
+    found: list[Constraint] = []
+    for item in raw.get("relations") or []:
+        kinds = [k for k in ("divides", "at_most", "length") if isinstance(item, dict) and k in item]
+        pair = item.get(kinds[0]) if len(kinds) == 1 else None
+        if not (isinstance(pair, list) and len(pair) == 2 and all(f in known for f in pair) and item.get("why")):
+            raise MappingTableError(
+                f"{path.name}: relation {item!r} needs one of divides/at_most/length: [FIELD, FIELD] (catalogue fields) and why"
+            )
+        extra = set(item) - {kinds[0], "why", "unless", "unless_given"}
+        if extra or (kinds[0] != "divides" and ("unless" in item or "unless_given" in item)):
+            raise MappingTableError(f"{path.name}: relation {item!r} has unknown or unsupported attributes")
+        if kinds[0] == "at_most":
+            found.append(AtMost(pair[0], pair[1], item["why"]))
+            continue
+        if kinds[0] == "length":
+            if known[pair[0]].type != "list" or known[pair[1]].type != "int":
+                raise MappingTableError(f"{path.name}: relation {item!r}: length needs [LIST FIELD, INT FIELD]")
+            found.append(Length(pair[0], pair[1], item["why"]))
+            continue
+        unless = [(name, tuple(v if isinstance(v, list) else [v])) for name, v in (item.get("unless") or {}).items()]
+        given = item.get("unless_given") or []
+        if not (isinstance(given, list) and all(f in known for f in given)):
+            raise MappingTableError(f"{path.name}: relation {item!r}: unless_given needs a list of catalogue fields")
+        unless += [(name, (_GIVEN,)) for name in given]
+        found.append(Relation(pair[0], pair[1], item["why"], tuple(unless)))
+    return tuple(found)
 
 
 @lru_cache(maxsize=None)
 def relations() -> tuple[Relation, ...]:
-    path = data_dir("schemas") / "canonical.yaml"
-    raw = load_yaml(path.read_text(encoding="utf-8"))
-    known = catalogue()
-    found: list[Relation] = []
-    for item in raw.get("relations") or []:
-        pair = item.get("divides") if isinstance(item, dict) else None
-        if not (isinstance(pair, list) and len(pair) == 2 and all(f in known for f in pair) and item.get("why")):
-            raise MappingTableError(f"{path.name}: relation {item!r} needs divides: [FIELD, FIELD] (catalogue fields) and why")
-        unless = tuple((name, tuple(v if isinstance(v, list) else [v])) for name, v in (item.get("unless") or {}).items())
-        found.append(Relation(pair[0], pair[1], item["why"], unless))
-    return tuple(found)
+    """The `divides` relations (what the reader checks after each read today)."""
+    return tuple(c for c in constraints() if isinstance(c, Relation))
+
+
+def broken_relations(values: dict[str, Any]) -> list[tuple[Constraint, str]]:
+    """Every relation the canonical `values` break, with a one-line reason each: a config its own
+    framework could not run (a reader turns each into an input error naming the key)."""
+    found = []
+    for constraint in constraints():
+        reason = constraint.broken(values)
+        if reason is not None:
+            found.append((constraint, reason))
+    return found
