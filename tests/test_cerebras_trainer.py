@@ -1,8 +1,8 @@
 """Cerebras trainer layout (Model Zoo 2.3+): reading, writing, and the legacy -> trainer migration.
 
 `cerebras2cerebras --layout trainer` must produce what Cerebras' own
-convert_legacy_params_to_trainer_params produces (the oracle test runs it on every legacy corpus
-file), plus the `trainer.init.model.name` Model Zoo 2.4+ requires.
+convert_legacy_params_to_trainer_params produces (tests/test_oracle.py runs it on every legacy
+corpus file), plus the `trainer.init.model.name` Model Zoo 2.4+ requires.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ import math
 from pathlib import Path
 from typing import Any
 
-import oracles
 import pytest
 import yaml
 from cerebras_corpus import (
@@ -212,21 +211,3 @@ def test_round_trip_neox_trainer_neox_keeps_what_cerebras_expresses(pythia160m: 
     for name in carried:
         a, b = start.get(name), end.get(name)
         assert a == b or (isinstance(a, float) and math.isclose(a, b, rel_tol=1e-9)), (name, a, b)
-
-
-# ---- oracle: Cerebras' own converter ------------------------------------------------------------------
-
-
-@pytest.mark.oracle
-@pytest.mark.parametrize("path", LEGACY, ids=rel)
-def test_migration_agrees_with_cerebras_converter(path: Path) -> None:
-    convert = oracles.cerebras_converter()
-    if convert is None:
-        pytest.skip(f"Cerebras' converter cannot be loaded: {oracles.why_not.get('cerebras')}")
-    ours = translate_or_known(path, "cerebras", layout="trainer")
-    if ours is None:
-        return
-    theirs = json.loads(json.dumps(convert(numbers(yaml.safe_load(path.read_text())))))
-    mine = json.loads(json.dumps(ours.config))
-    assert mine["trainer"]["init"]["model"].pop("name")  # Cerebras' converter adds none; 2.4+ needs one
-    assert mine == theirs

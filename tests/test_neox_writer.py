@@ -8,15 +8,11 @@ without `enabled`, validate_values refuses `save` without checkpoint_factor.
 
 from __future__ import annotations
 
-import io
-import logging
 import math
 import re
-from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 from typing import Any
 
-import oracles
 import pytest
 import yaml
 from cerebras_corpus import LEGACY, TRAINER, assert_report_covers, translate_or_known
@@ -201,38 +197,3 @@ def test_neox_cerebras_neox_keeps_what_cerebras_expresses(path: Path, layout: st
         a, b = start[name], end.get(name)
         same = a == b or (isinstance(a, float) and isinstance(b, (int, float)) and math.isclose(a, b, rel_tol=1e-9))
         assert same, f"{name}: {a!r} came back as {b!r}"
-
-
-# ---- oracle: GPT-NeoX's own argument parser ------------------------------------------------------
-
-
-@pytest.mark.oracle
-@pytest.mark.parametrize("path", CEREBRAS, ids=lambda p: str(p.relative_to(CORPUS)))
-def test_neox_loads_what_we_write(path: Path, tmp_path: Path) -> None:
-    args = oracles.neox_args()
-    if args is None:
-        pytest.skip(f"GPT-NeoX's NeoXArgs cannot be loaded: {oracles.why_not.get('neox')}")
-    result = translate_or_known(path, "neox")
-    if result is None:
-        return
-    if any(e.status is Status.MISSING and e.target_key == "num_attention_heads" for e in result.report.entries):
-        pytest.skip("not a transformer NeoX can build (the report names what is missing)")
-    out = tmp_path / "out.yml"
-    out.write_text(result.dump())
-    log = io.StringIO()
-    handler = logging.StreamHandler(log)
-    logging.getLogger().addHandler(handler)
-    try:
-        with redirect_stdout(io.StringIO()), redirect_stderr(io.StringIO()):
-            loaded = args.from_ymls([str(out)], overwrite_values={"global_num_gpus": 1})
-    except Exception as exc:  # noqa: BLE001 - NeoX logs the reason, then raises anything
-        pytest.fail(f"NeoX refuses it: {exc}; {log.getvalue()[-400:]}")
-    finally:
-        logging.getLogger().removeHandler(handler)
-    cfg = result.config
-    assert loaded.train_batch_size == cfg.get("train_batch_size", loaded.train_batch_size)
-    ds = loaded.deepspeed_config
-    clip = cfg.get("deepspeed_extra_args", {}).get("gradient_clipping", cfg.get("gradient_clipping"))
-    assert ds.get("gradient_clipping", 0.0) == clip  # what DeepSpeed really gets
-    if cfg.get("precision") == "bfloat16":
-        assert ds["bf16"] == {"enabled": True} and loaded.precision == "bfloat16"

@@ -1,0 +1,56 @@
+"""transformers' own config classes on HuggingFace config.json files: `AutoConfig.from_pretrained`
+on a folder holding the file as config.json (what VeOmni's model loader does first).
+
+Run with an interpreter that has transformers (no torch needed). Job keys: `files` (the JSON file),
+or `model_type` with no file: the class's defaults, `AutoConfig.for_model(model_type)`; `saved`: also report the config.json transformers itself writes
+(`save_pretrained`) as `values.saved`.
+`values` holds the class name and `to_dict()` of what transformers built, so that a test can compare
+every key written with what the class kept. Nothing is replaced.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import tempfile
+from typing import Any
+
+from _protocol import framework, plain, serve
+
+
+def main() -> int:
+    import transformers
+
+    def check(job: dict[str, Any]) -> dict[str, Any]:
+        if job.get("model_type"):
+            with framework():
+                built = transformers.AutoConfig.for_model(job["model_type"])
+        else:
+            (path,) = job["files"]
+            folder = tempfile.mkdtemp(prefix="neoconv-oracle-hf-")
+            try:
+                shutil.copy(path, os.path.join(folder, "config.json"))
+                with framework():
+                    built = transformers.AutoConfig.from_pretrained(folder)
+            finally:
+                shutil.rmtree(folder, ignore_errors=True)
+        values = {"transformers": transformers.__version__, "class": type(built).__name__,
+                  "model_type": built.model_type, "config": plain(built.to_dict())}  # fmt: skip
+        if job.get("saved"):
+            folder = tempfile.mkdtemp(prefix="neoconv-oracle-hf-")
+            try:
+                with framework():
+                    built.save_pretrained(folder)
+                with open(os.path.join(folder, "config.json")) as handle:
+                    values["saved"] = json.load(handle)
+            finally:
+                shutil.rmtree(folder, ignore_errors=True)
+        return values
+
+    return serve(check)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,340 @@
+"""Oracle tier: what neoconv writes, loaded by each framework's own config code, with the values the
+framework derives compared with what neoconv meant. Opt-in (`pytest -m oracle`); each test skips,
+with the reason, when its framework's environment is not configured (tests/oracle.py,
+tools/oracle_setup.sh). The matrix over the whole corpus is tests/test_oracle_matrix.py.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import oracle
+import pytest
+import yaml
+from cerebras_corpus import LEGACY, numbers, rel, translate_or_known
+from conftest import CORPUS, FIXTURES, corpus_dir, corpus_files
+
+from translator import Status, translate
+from translator.api import read_ir
+from translator.formats import hf_config
+from translator.io import flatten
+
+pytestmark = pytest.mark.oracle
+
+DS = FIXTURES / "inputs" / "deepspeed"
+VEOMNI = FIXTURES / "inputs" / "veomni"
+# transformers 5 moves the classic RoPE keys into rope_parameters
+MOVED = {"rotary_pct": "partial_rotary_factor", "partial_rotary_factor": "partial_rotary_factor",
+         "rotary_emb_base": "rope_theta", "rope_theta": "rope_theta"}  # fmt: skip
+
+
+def need(*names: str) -> None:
+    for name in names:
+        why = oracle.unavailable(name)
+        if why:
+            pytest.skip(why)
+
+
+def check(name: str, jobs: list[dict[str, Any]]) -> dict[str, oracle.Verdict]:
+    verdicts = oracle.run(name, jobs)
+    errors = {k: v.error for k, v in verdicts.items() if v.verdict == "error"}
+    assert not errors, f"the {name} check program failed (not the framework's verdict): {errors}"
+    return verdicts
+
+
+def write(result: Any, path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(result.dump())
+    for name, text in result.side_files.items():
+        (path.parent / name).write_text(text)
+    return path
+
+
+def close(a: Any, b: Any) -> bool:
+    if isinstance(a, float) or isinstance(b, float):
+        return isinstance(a, (int, float)) and isinstance(b, (int, float)) and math.isclose(a, b, rel_tol=1e-12)
+    return bool(a == b)
+
+
+# ---- GPT-NeoX ------------------------------------------------------------------------------------------
+
+
+def test_neox_loads_what_we_write_from_the_cerebras_corpus(tmp_path: Path) -> None:
+    need("neox")
+    corpus_dir("cerebras-legacy")
+    jobs, written = [], {}
+    for path in LEGACY + corpus_files("cerebras-trainer", "**/*.yaml"):
+        result = translate_or_known(path, "neox")
+        if result is None:
+            continue
+        if any(e.status is Status.MISSING and e.target_key == "num_attention_heads" for e in result.report.entries):
+            continue  # not a transformer NeoX can build: the report names what is missing
+        out = write(result, tmp_path / rel(path).replace("/", "__") / "out.yml")
+        jobs.append({"id": rel(path), "files": [str(out)], "world": 1})
+        written[rel(path)] = result.config
+    verdicts = check("neox", jobs)
+    refused = {k: v.error for k, v in verdicts.items() if not v.accepted}
+    assert not refused, refused
+    for key, verdict in verdicts.items():
+        cfg, got = written[key], verdict.values
+        assert got["train_batch_size"] == cfg.get("train_batch_size", got["train_batch_size"]), key
+        ds = got["deepspeed_config"]
+        clip = cfg.get("deepspeed_extra_args", {}).get("gradient_clipping", cfg.get("gradient_clipping"))
+        assert ds.get("gradient_clipping", 0.0) == clip, key  # what DeepSpeed really gets
+        if cfg.get("precision") == "bfloat16":
+            assert ds["bf16"] == {"enabled": True} and got["precision"] == "bfloat16", key
+    assert len(verdicts) > 100
+
+
+# ---- DeepSpeed -----------------------------------------------------------------------------------------
+
+
+def test_deepspeed_accepts_what_we_write_and_builds_the_same_schedule(pythia160m: Path, tmp_path: Path) -> None:
+    need("deepspeed")
+    corpus_dir("cerebras-legacy")
+    files = {
+        "pythia": translate(pythia160m, "neox", "deepspeed", world_size=8),
+        "with-neox": translate(DS / "neox-model.yml", "neox", "deepspeed", world_size=16,
+                               with_files=[(str(DS / "warmup-decay-lr-zero1.json"), "deepspeed")]),
+        "cerebras": translate(CORPUS / "cerebras-legacy" / "gpt3" / "Cerebras_GPT" / "111m.yaml", "cerebras", "deepspeed"),
+        # a decay without warmup: torch's CosineAnnealingLR, built by name the way DeepSpeed builds it
+        "no-warmup": translate({"train_input": {"batch_size": 8}, "optimizer": {"optimizer_type": "AdamW", "learning_rate": {
+            "scheduler": "CosineDecay", "initial_learning_rate": 3e-4, "end_learning_rate": 3e-5, "total_iters": 5000}}},
+            "cerebras", "deepspeed"),
+    }  # fmt: skip
+    files.update({f"fixture:{p.name}": translate(p, "deepspeed", "deepspeed") for p in sorted(DS.glob("*.json"))
+                  if p.name != "hf-auto.json"})  # "auto" is the HF Trainer's to fill in  # fmt: skip
+    world = {"pythia": 8, "with-neox": 8, "cerebras": 1, "no-warmup": 1}
+    # lr_at t: the rate optimizer step t uses. DeepSpeed's own schedulers lag one step (their value after
+    # t-1 scheduler steps), torch's by name do not.
+    lr_at = {"pythia": [1431, 1431 + (143000 - 1430) // 2, 143001], "cerebras": [1526, 9038], "no-warmup": [2500]}
+    jobs = [{"id": k, "files": [str(write(r, tmp_path / k.replace(":", "_") / "ds.json"))], "world": world.get(k, 8),
+             "lr_at": lr_at.get(k, [])} for k, r in files.items()]  # fmt: skip
+    got = check("deepspeed", jobs)
+    assert {k: v.error for k, v in got.items() if not v.accepted} == {}
+    pythia = got["pythia"].values
+    assert (pythia["train_batch_size"], pythia["train_micro_batch_size_per_gpu"], pythia["gradient_accumulation_steps"]) == (256, 32, 1)
+    assert pythia["optimizer"] == "adamw" and pythia["fp16"] and pythia["zero_stage"] == 1
+    # NeoX's cosine: 6e-4 after 1430 warmup steps, 6e-5 at 143000, halfway in between
+    peak, mid, end = (pythia["lr_at"][str(s)] for s in lr_at["pythia"])
+    assert peak == pytest.approx(6e-4, rel=1e-3) and end == pytest.approx(6e-5, rel=1e-3)
+    assert mid == pytest.approx(6e-5 + (6e-4 - 6e-5) / 2, rel=1e-3)
+    assert got["with-neox"].values["train_batch_size"] == 256 and got["with-neox"].values["gradient_clipping"] == 0.5
+    cerebras = got["cerebras"].values
+    assert cerebras["train_batch_size"] == 120 and cerebras["bf16"]
+    assert cerebras["lr_at"]["1526"] == pytest.approx(6e-4) and cerebras["lr_at"]["9038"] == pytest.approx(6e-5)
+    plain = got["no-warmup"].values
+    assert plain["scheduler"] == "CosineAnnealingLR" and plain["lr_at"]["2500"] == pytest.approx(3e-5 + (3e-4 - 3e-5) / 2)
+
+
+# ---- Cerebras Model Zoo --------------------------------------------------------------------------------
+
+
+def test_migration_agrees_with_cerebras_converter() -> None:
+    """cerebras2cerebras --layout trainer == Model Zoo's convert_legacy_params_to_trainer_params,
+    plus the model name Model Zoo 2.4+ requires, on every legacy corpus file."""
+    need("cerebras")
+    corpus_dir("cerebras-legacy")
+    ours = {}
+    for path in LEGACY:
+        result = translate_or_known(path, "cerebras", layout="trainer")
+        if result is not None:
+            ours[rel(path)] = json.loads(json.dumps(result.config))
+    jobs = [{"id": rel(p), "files": [str(p)], "show": True, "convert_only": True} for p in LEGACY if rel(p) in ours]
+    verdicts = check("cerebras", jobs)
+    for key, mine in ours.items():
+        theirs = verdicts[key].values.get("converted")
+        assert theirs is not None, f"{key}: Model Zoo's converter refused it: {verdicts[key].error}"
+        assert mine["trainer"]["init"]["model"].pop("name")  # Cerebras' converter adds none; 2.4+ needs one
+        assert mine == numbers(theirs), key
+
+
+# ---- transformers --------------------------------------------------------------------------------------
+
+
+def written_configs() -> dict[str, dict[str, Any]]:
+    out = {}
+    sources = [("neox", FIXTURES / "inputs" / "neox" / "pythia-160m.yml")] + [("neox", p) for p in corpus_files("neox")]
+    sources += [("cerebras", p) for p in corpus_files("cerebras-legacy", "**/*.yaml") + corpus_files("cerebras-trainer", "**/*.yaml")]
+    for src, path in sources:
+        try:
+            result = translate(path, src, "veomni", set_values={"model.vocab_size": 50304})
+        except Exception:  # noqa: BLE001 - the source reader refuses some corpus files; their own tests cover them
+            continue
+        if result.ir.get("model.attention_kind") not in (None, "dense"):
+            continue  # Mamba / RWKV blocks: reported lossy, no HF class can hold them
+        if "config.json" in result.side_files:
+            out[str(path)] = json.loads(result.side_files["config.json"])
+    return out
+
+
+def value(data: dict[str, Any], key: str) -> Any:
+    if key in MOVED and "rope_parameters" in data:
+        return (data["rope_parameters"] or {}).get(MOVED[key])
+    return data.get(key, "<absent>")
+
+
+def test_every_written_config_json_is_accepted_by_its_hf_class(tmp_path: Path) -> None:
+    need("hf")
+    configs = written_configs()
+    assert configs, "nothing was written"
+    jobs = []
+    for n, (key, config) in enumerate(configs.items()):
+        path = tmp_path / f"{n}.json"
+        path.write_text(json.dumps(config))
+        jobs.append({"id": key, "files": [str(path)]})
+    verdicts = check("hf", jobs)
+    for key, config in configs.items():
+        verdict = verdicts[key]
+        assert verdict.accepted, f"{key}: {verdict.error}"
+        built = verdict.values["config"]
+        assert verdict.values["model_type"] == config["model_type"]
+        for name, wrote in config.items():
+            if name != "model_type":
+                assert close(value(built, name), wrote), f"{key}: {name} = {wrote!r} became {value(built, name)!r}"
+
+
+def test_hf_table_matches_the_transformers_classes() -> None:
+    need("hf")
+    types = hf_config.table().types
+    verdicts = check("hf", [{"id": name, "model_type": name} for name in sorted(types)])
+    for model_type, spec in types.items():
+        data = verdicts[model_type].values["config"]
+        for key in spec.keys.values():
+            assert key in data or key in MOVED, f"{model_type} has no {key}"
+        for key, default in spec.defaults.items():
+            if key in ("partial_rotary_factor",) and model_type in ("llama", "mistral"):
+                continue  # not a class field: read from rope_parameters with default 1.0
+            if key in ("num_key_value_heads", "n_inner") and default is None:
+                continue  # the class fills these in (= heads, 4 x hidden)
+            assert close(value(data, key), default), f"{model_type}.{key}: hf.yaml says {default!r}, transformers {value(data, key)!r}"
+
+
+def test_a_transformers5_config_reads_back(tmp_path: Path) -> None:
+    """A config.json transformers itself saves (rope_parameters) reads as the same architecture."""
+    need("hf")
+    written = tmp_path / "written.json"
+    written.write_text(translate(FIXTURES / "inputs" / "neox" / "pythia-160m.yml", "neox", "veomni",
+                                 set_values={"model.vocab_size": 50304}).side_files["config.json"])  # fmt: skip
+    saved = check("hf", [{"id": "pythia", "files": [str(written)], "saved": True}])["pythia"].values["saved"]
+    assert "rope_parameters" in saved  # the transformers 5 layout
+    (tmp_path / "saved").mkdir()
+    (tmp_path / "saved" / "config.json").write_text(json.dumps(saved))
+    (tmp_path / "run.yaml").write_text("model:\n  config_path: saved\ndata:\n  train_path: x\n")
+    ir = read_ir([str(tmp_path / "run.yaml")], "veomni").ir
+    assert ir.get("model.rotary_fraction") == 0.25 and ir.get("model.rotary_base") == 10000.0
+    assert ir.get("model.activation") == "gelu_tanh" and ir.get("model.num_layers") == 12
+
+
+# ---- VeOmni --------------------------------------------------------------------------------------------
+
+PARSER = {"nested": "veomni", "flat": "veomni-flat"}
+
+
+def runnable(result: Any, path: Path, layout: str) -> dict[str, Any]:
+    """A job for the written YAML, with the keys the report says are missing given on VeOmni's command
+    line (a dataset, a tokenizer, and in the flat layout an output folder)."""
+    write(result, path)
+    options = {"data.train_path": "dataset", "model.tokenizer_path": "tokenizer"}
+    if layout == "flat":
+        options["train.output_dir"] = "output"
+    return {"id": str(path), "files": [str(path)], "world": 1, "set": options,
+            "fields": ["train.optimizer.lr" if layout == "nested" else "train.lr"]}  # fmt: skip
+
+
+@pytest.mark.parametrize("layout", ["nested", "flat"])
+def test_veomni_parses_what_neoconv_writes(layout: str, tmp_path: Path) -> None:
+    need(PARSER[layout])
+    sources = [FIXTURES / "inputs" / "neox" / "pythia-160m.yml"] + corpus_files("neox")
+    jobs, results = [], {}
+    for n, path in enumerate(sources):
+        try:
+            result = translate(path, "neox", "veomni", layout=layout, world_size=8, set_values={"model.vocab_size": 50304})
+        except Exception:  # noqa: BLE001 - refused by the NeoX reader (covered elsewhere)
+            continue
+        if any(e.target_key == "model.config_path" for e in result.report.entries):
+            continue  # a fragment without a model (local_setup.yml): reported missing
+        job = runnable(result, tmp_path / str(n) / "run.yaml", layout)
+        jobs.append(job)
+        results[job["id"]] = result
+    verdicts = check(PARSER[layout], jobs)
+    for key, result in results.items():
+        verdict = verdicts[key]
+        assert verdict.accepted, f"{key}: {verdict.error}"
+        lr = next(iter(verdict.values["fields"].values()))
+        assert lr == (result.ir.get("optim.lr") or 5e-5)  # VeOmni's default when the source has none
+        steps = result.ir.get("train.steps")
+        if steps is not None and "train_size" in result.config.get("data", {}):
+            assert verdict.values["train_steps"] == steps, key  # VeOmni counts the same steps
+    assert len(results) > 20
+
+
+def test_veomni_counts_the_steps_neoconv_reads_from_its_corpus() -> None:
+    """compute_train_steps x num_train_epochs on each corpus config == neoconv's train.steps."""
+    need("veomni", "veomni-flat")
+    compared, refused = 0, []
+    for layout, folder in (("nested", "veomni"), ("flat", "veomni-legacy")):
+        jobs, irs = [], {}
+        for path in corpus_files(folder, "**/*.yaml"):
+            if "train" not in yaml.safe_load(path.read_text()):
+                continue
+            ir = read_ir([str(path)], "veomni").ir
+            irs[str(path)] = ir
+            jobs.append({"id": str(path), "files": [str(path)], "world": ir.get("parallel.sequence_size") or 1})
+        for key, verdict in check(PARSER[layout], jobs).items():
+            if not verdict.accepted:  # VeOmni itself refuses it: an Ascend-only config, or a task
+                refused.append(f"{key}: {verdict.error}")  # config whose model comes from its own script
+            elif verdict.values["dyn_bsz"]:  # otherwise the dataset length decides
+                assert verdict.values["train_steps"] == irs[key].get("train.steps"), key
+                compared += 1
+    assert compared >= 40 and len(refused) <= 5, refused
+
+
+def test_option_files_read_as_veomnis_argparse_reads_them() -> None:
+    need("veomni")
+    options: list[str] = []
+    for line in (VEOMNI / "overrides.args").read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            options += line.split()
+    settings: dict[str, Any] = {}
+    key = None
+    for word in options:  # the option file's `--a.b value...` lines as the check program's `set`
+        if word.startswith("--"):
+            key = word[2:]
+            settings[key] = []
+        elif key is not None:
+            settings[key].append(word)
+    names = ["train.optimizer.lr", "train.gradient_checkpointing.enable", "train.optimizer.no_decay_modules",
+             "data.max_seq_len", "train.wandb.enable"]  # fmt: skip
+    job = {"id": "overrides", "files": [str(VEOMNI / "tinyllama-nested.yaml")], "world": 1, "fields": names,
+           "set": {k: v[0] if len(v) == 1 else v for k, v in settings.items()}}  # fmt: skip
+    got = check("veomni", [job])["overrides"]
+    assert got.accepted, got.error
+    fields = got.values["fields"]
+    ours = flatten(read_ir([str(VEOMNI / "tinyllama-nested.yaml"), str(VEOMNI / "overrides.args")], "veomni").source.tree)
+    assert fields["train.optimizer.lr"] == ours["train.optimizer.lr"] == 2e-4
+    assert fields["train.gradient_checkpointing.enable"] is ours["train.gradient_checkpointing.enable"] is False
+    assert fields["train.optimizer.no_decay_modules"] == ours["train.optimizer.no_decay_modules"] == ["LlamaRMSNorm", "Embedding"]
+    assert fields["data.max_seq_len"] == ours["data.max_seq_len"] == 4096
+    assert fields["train.wandb.enable"] is ours["train.wandb.enable"] is True
+
+
+@pytest.mark.parametrize("name", ["text/llama3.yaml", "text/qwen3.yaml", "multimodal/qwen2_vl/qwen2_vl.yaml"])
+def test_migrated_legacy_configs_parse_at_head(name: str, tmp_path: Path) -> None:
+    need("veomni", "veomni-flat")
+    path = CORPUS / "veomni-legacy" / name
+    if not path.exists():
+        pytest.skip("the shared corpus is not present")
+    migrated = translate(path, "veomni", "veomni", layout="nested")
+    out = write(migrated, tmp_path / "migrated.yaml")
+    world = migrated.ir.get("parallel.sequence_size") or 1
+    fields = ["train.accelerator.fsdp_config.fsdp_mode", "train.init_device"]
+    new = check("veomni", [{"id": "new", "files": [str(out)], "world": world, "fields": fields}])["new"]
+    old = check("veomni-flat", [{"id": "old", "files": [str(path)], "world": world}])["old"]
+    assert new.accepted and old.accepted, (new.error, old.error)
+    assert new.values["fields"] == {"train.accelerator.fsdp_config.fsdp_mode": "fsdp2", "train.init_device": "meta"}
+    for key in ("lr", "train_size", "train_steps", "global_batch_size"):
+        assert new.values[key] == old.values[key], key
