@@ -4,7 +4,8 @@ count must be translator/model_size.py's from the hand-filled canonical values.
 Covers every fixture in fixtures/inputs/hf/ (the canonical values of tests/test_model_size.py) and
 small variants that switch on what the published models leave off (biases, explicit head_dim,
 query compression, shared-expert gates, sparse layer steps, learned positions, an output bias,
-Falcon's new decoder). Needs torch and transformers (skipped otherwise).
+Falcon's new decoder). Runs tests/oracle_checks/check_hf.py (`count` jobs) with the `hf-torch`
+oracle's interpreter (tests/oracle.py), in one process for all models.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import oracle
 import pytest
 
 from translator.model_size import count_parameters
@@ -21,20 +23,27 @@ from test_model_size import FIXTURES, LLAMA, MODELS
 pytestmark = pytest.mark.oracle
 
 
-def _built_count(model_type: str, config: dict[str, Any]) -> int:
-    torch = pytest.importorskip("torch", reason="torch is not installed (CPU wheel is enough)")
-    transformers = pytest.importorskip("transformers", reason="transformers is not installed")
-    fields = {k: v for k, v in config.items() if k not in ("model_type", "architectures")}
-    built = transformers.AutoConfig.for_model(model_type, **fields)
-    with torch.device("meta"):
-        model = transformers.AutoModelForCausalLM.from_config(built)
-    return sum(p.numel() for p in model.parameters())  # tied weights are one parameter
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, oracle.Verdict]:
+    """Every fixture and variant, built by transformers in one run of the check program."""
+    why = oracle.unavailable("hf-torch")
+    if why:
+        pytest.skip(why)
+    folder = tmp_path_factory.mktemp("variants")
+    jobs = [{"id": name, "files": [str(FIXTURES / f"{name}.json")], "count": True} for name in sorted(MODELS)]
+    for name, (model_type, config, _) in sorted(VARIANTS.items()):
+        path = folder / f"{name}.json"
+        path.write_text(json.dumps({"model_type": model_type, **config}))
+        jobs.append({"id": name, "files": [str(path)], "count": True})
+    verdicts = oracle.run("hf-torch", jobs)
+    failed = {k: v.error for k, v in verdicts.items() if not v.accepted}
+    assert not failed, f"transformers did not build: {failed}"
+    return verdicts
 
 
 @pytest.mark.parametrize("name", sorted(MODELS))
-def test_fixture_count_is_what_transformers_builds(name: str) -> None:
-    config = json.loads((FIXTURES / f"{name}.json").read_text())
-    assert _built_count(config["model_type"], config) == count_parameters(MODELS[name][0]).total
+def test_fixture_count_is_what_transformers_builds(name: str, built: dict[str, oracle.Verdict]) -> None:
+    assert built[name].values["parameters"] == count_parameters(MODELS[name][0]).total
 
 
 SMALL = {"vocab_size": 101, "hidden_size": 64, "num_hidden_layers": 4, "num_attention_heads": 8}
@@ -125,6 +134,5 @@ VARIANTS: dict[str, tuple[str, dict[str, Any], dict[str, Any]]] = {
 
 
 @pytest.mark.parametrize("name", sorted(VARIANTS))
-def test_variant_count_is_what_transformers_builds(name: str) -> None:
-    model_type, config, values = VARIANTS[name]
-    assert _built_count(model_type, config) == count_parameters(values).total
+def test_variant_count_is_what_transformers_builds(name: str, built: dict[str, oracle.Verdict]) -> None:
+    assert built[name].values["parameters"] == count_parameters(VARIANTS[name][2]).total

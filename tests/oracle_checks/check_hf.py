@@ -3,7 +3,9 @@ on a folder holding the file as config.json (what VeOmni's model loader does fir
 
 Run with an interpreter that has transformers (no torch needed). Job keys: `files` (the JSON file),
 or `model_type` with no file: the class's defaults, `AutoConfig.for_model(model_type)`; `saved`: also report the config.json transformers itself writes
-(`save_pretrained`) as `values.saved`.
+(`save_pretrained`) as `values.saved`; `count`: also build the causal LM on torch's meta device
+(no memory, no weights) and report its number of parameters as `values.parameters` (tied weights once;
+needs torch: the `hf-torch` oracle runs this program with VeOmni's interpreter, which has it).
 `values` holds the class name and `to_dict()` of what transformers built, so that a test can compare
 every key written with what the class kept. Nothing is replaced.
 """
@@ -38,6 +40,12 @@ def main() -> int:
                 shutil.rmtree(folder, ignore_errors=True)
         values = {"transformers": transformers.__version__, "class": type(built).__name__,
                   "model_type": built.model_type, "config": plain(built.to_dict())}  # fmt: skip
+        if job.get("count"):
+            import torch  # outside framework(): a missing torch is this program's fault, not a verdict
+
+            with framework(), torch.device("meta"):
+                model = transformers.AutoModelForCausalLM.from_config(built)
+            values["parameters"] = sum(p.numel() for p in model.parameters())
         if job.get("saved"):
             folder = tempfile.mkdtemp(prefix="neoconv-oracle-hf-")
             try:
