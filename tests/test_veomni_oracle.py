@@ -29,7 +29,7 @@ from conftest import CORPUS, FIXTURES, ROOT, corpus_files
 from oracles import _stub as stub_module
 from translator import translate
 from translator.api import read_ir
-from translator.formats import hf_config
+from translator.formats.hf import model_types as hf_config
 from translator.io import flatten
 
 pytestmark = pytest.mark.oracle

@@ -12,7 +12,8 @@ import yaml
 from conftest import ROOT
 
 from translator.catalogue import catalogue
-from translator.formats import hf_config, veomni
+from translator.formats import veomni
+from translator.formats.hf import model_types as hf_config
 from translator.mapping import load_table
 
 READ_ONLY = {"train.enable_full_shard"}  # FSDP1's switch: read from flat files, never written

@@ -2131,7 +2131,7 @@ class VeomniEvalSteps:
 # `hf.<config.json key>`, every spelling of the field; the written model_type follows model.family
 # and model.position_embedding (hf.yaml `choose`).
 
-from .formats import hf_config as _hf  # (data only: it imports nothing from here)
+from .formats.hf import model_types as _hf  # (data only: it imports nothing from here)
 
 HF_NO_FAMILY = "no decoder family (model.family) to choose an HF model_type from: no config.json is written"
 

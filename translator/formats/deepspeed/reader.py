@@ -14,9 +14,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..errors import InputError, WrongFormat
-from ..io import dump_json, flatten, key_line, parse_json, read_text, unflatten
-from ..source import Source
+from ...errors import InputError, WrongFormat
+from ...io import dump_json, flatten, key_line, parse_json, read_text, unflatten
+from ...source import Source
 
 AUTO = (
     '"auto" is filled in by the Hugging Face Trainer/Accelerate from their own arguments at run time; '
@@ -98,7 +98,7 @@ def _line_of(text: str, needle: str) -> int | None:
 
 
 def _refuse_neox_arguments(data: dict[str, Any], text: str, name: str) -> None:
-    from ..schema import schema_index
+    from ...schema import schema_index
 
     neox, ds = schema_index("neox"), schema_index("deepspeed")
     foreign = [k for k in data if not ds.known(k.replace("-", "_")) and neox.known(k.replace("-", "_"))]
@@ -119,7 +119,7 @@ BATCH_NEEDED = (
 
 
 def write(leaves: dict[str, Any], meta: dict[str, Any]) -> dict[str, Any]:
-    from ..mapping import load_table
+    from ...mapping import load_table
 
     if meta.get("source_format") != "deepspeed" and not {"train_batch_size", "train_micro_batch_size_per_gpu"} & set(leaves):
         meta.setdefault("extra_entries", []).append(

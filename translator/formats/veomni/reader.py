@@ -29,13 +29,13 @@ from typing import Any, Mapping, Union
 
 import yaml
 
-from ..errors import InputError, NeoconvError
-from ..io import dump_yaml, flatten, key_line, parse_json, parse_yaml, read_text, unflatten
-from ..resources import data_dir
-from ..schema import load_schema
-from ..source import Source
-from ..yamlread import load as load_yaml
-from . import hf_config
+from ...errors import InputError, NeoconvError
+from ...io import dump_yaml, flatten, key_line, parse_json, parse_yaml, read_text, unflatten
+from ...resources import data_dir
+from ...schema import load_schema
+from ...source import Source
+from ...yamlread import load as load_yaml
+from ..hf import model_types as hf_config
 
 
 TAKES_MODEL_CONFIG = True  # api.load passes --model-config here
@@ -155,7 +155,7 @@ def fields() -> Fields:
 
 @lru_cache(maxsize=None)
 def _hf_keys() -> tuple[str, ...]:
-    from ..mapping import load_table
+    from ...mapping import load_table
 
     return tuple(k for rule in load_table("veomni").rules for k in rule.keys if k.startswith(HF + "."))
 
@@ -163,7 +163,7 @@ def _hf_keys() -> tuple[str, ...]:
 @lru_cache(maxsize=None)
 def architecture_fields() -> tuple[str, ...]:
     """Canonical fields VeOmni keeps in the config.json (the rules written with hf_* formulas)."""
-    from ..mapping import load_table
+    from ...mapping import load_table
 
     names: dict[str, None] = {}
     for rule in load_table("veomni").rules:

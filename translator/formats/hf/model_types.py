@@ -17,8 +17,8 @@ from functools import lru_cache
 from typing import Any
 
 
-from ..resources import data_dir
-from ..yamlread import load as load_yaml
+from ...resources import data_dir
+from ...yamlread import load as load_yaml
 
 
 PREFIX = "hf."  # where mappings/veomni.yaml keeps config.json keys
@@ -150,7 +150,7 @@ def mark_explicit_nulls(config: dict[str, Any]) -> dict[str, Any]:
 
 def document(leaves: dict[str, Any]) -> dict[str, Any]:
     """The config.json object from `hf.*` leaves (prefix removed): model_type first, explicit nulls."""
-    from ..io import unflatten
+    from ...io import unflatten
 
     tree = unflatten(leaves)
     out: dict[str, Any] = {k: tree.pop(k) for k in ("model_type", "architectures") if k in tree}

@@ -10,10 +10,10 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ..errors import InputError
-from ..io import dump_yaml, key_line, parse_yaml, read_text, unflatten
-from ..schema import schema_index
-from ..source import Source
+from ...errors import InputError
+from ...io import dump_yaml, key_line, parse_yaml, read_text, unflatten
+from ...schema import schema_index
+from ...source import Source
 
 
 def read(paths: list[str], *, layout: str | None = None) -> Source:

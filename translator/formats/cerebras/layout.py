@@ -18,9 +18,9 @@ from functools import cache
 from typing import Any
 
 
-from ..io import flatten
-from ..resources import data_dir
-from ..yamlread import load as load_yaml
+from ...io import flatten
+from ...resources import data_dir
+from ...yamlread import load as load_yaml
 
 Path = tuple[str, ...]
 RESIDUE = "trainer"  # view prefix of trainer values that have no legacy key

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import InputError
-from ..io import dump_yaml, parse_yaml, read_text, unflatten
-from ..source import Source
-from . import cerebras_layout
+from ...errors import InputError
+from ...io import dump_yaml, parse_yaml, read_text, unflatten
+from ...source import Source
+from . import layout as cerebras_layout
 
 SECTIONS = ("train_input", "eval_input", "model", "optimizer", "runconfig", "sparsity", "wandb")
 LAYOUTS = ("legacy", "trainer")
