@@ -22,7 +22,7 @@ from translator.ir import IR, Origin, Value
 from translator.mapping import load_table
 from translator.registry import get_format, pairs
 from translator.report import Report, Status
-from translator.transforms import FORMULAS
+from translator.formula import FORMULAS
 
 
 @st.composite

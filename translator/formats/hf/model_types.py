@@ -1,8 +1,8 @@
 """HuggingFace config.json: the architecture file VeOmni loads from `model.config_path`.
 
 mappings/hf.yaml holds one table per HF model_type (key spellings, what the class hard-wires, its
-defaults, activation names). This module loads that data (the `hf_*` formulas in translator/transforms.py, one per canonical
-architecture field, use it: their keys are every spelling of the field, `hf.num_hidden_layers` and
+defaults, activation names). This module loads that data (the `hf.*` formulas in formulas.py, one
+per canonical architecture field, use it: their keys are every spelling of the field, `hf.num_hidden_layers` and
 `hf.n_layer`; reading picks the spelling of the file's model_type, writing the one of the
 model_type chosen for the IR) and converts between a config.json file and the `hf.*` leaves the
 VeOmni reader and writer exchange with the engine (transformers 5's `rope_parameters` are read

@@ -162,12 +162,12 @@ def _hf_keys() -> tuple[str, ...]:
 
 @lru_cache(maxsize=None)
 def architecture_fields() -> tuple[str, ...]:
-    """Canonical fields VeOmni keeps in the config.json (the rules written with hf_* formulas)."""
+    """Canonical fields VeOmni keeps in the config.json (the rules written with hf.* formulas)."""
     from ...mapping import load_table
 
     names: dict[str, None] = {}
     for rule in load_table("veomni").rules:
-        if rule.formula is not None and rule.formula.name.startswith("hf_"):
+        if rule.formula is not None and rule.formula.name.startswith("hf."):
             names.update(dict.fromkeys(rule.fields))
     return tuple(names)
 
