@@ -9,7 +9,7 @@
 The mapping table is keyed on the legacy layout, as Cerebras' own converter is. A trainer file is
 read into that legacy view (Source.aliases keep the trainer path of every leaf, so reports and
 errors name what the user wrote); the writer restructures legacy leaves into the trainer layout
-(cerebras_layout.py, data in mappings/cerebras-layouts.yaml).
+(layout.py, to_trainer.py, from_trainer.py; data in mappings/cerebras-layouts.yaml).
 """
 
 from __future__ import annotations
@@ -19,7 +19,9 @@ from typing import Any
 from ...errors import InputError
 from ...io import dump_yaml, parse_yaml, read_text, unflatten
 from ...source import Source
+from . import from_trainer as trainer_view
 from . import layout as cerebras_layout
+from . import to_trainer as trainer_writer
 
 SECTIONS = ("train_input", "eval_input", "model", "optimizer", "runconfig", "sparsity", "wandb")
 LAYOUTS = ("legacy", "trainer")
@@ -77,7 +79,7 @@ def _trainer_source(data: dict[str, Any], name: str, text: str) -> Source:
             "`trainer` (legacy sections belong in a legacy-layout file)",
             file=name, line=1,
         )  # fmt: skip
-    view = cerebras_layout.from_trainer(trainer)
+    view = trainer_view.from_trainer(trainer)
     tree = unflatten(view.leaves)
     texts = {name: text} if text else {}
     return Source(
@@ -126,7 +128,7 @@ def write(leaves: dict[str, Any], meta: dict[str, Any]) -> dict[str, Any]:
         meta.setdefault("extra_entries", []).extend(_needed(leaves, meta.get("layout")))
     if meta.get("layout") == "trainer":
         shape = meta.get("source") or {}  # same-format: what the trainer source left out or spelled its way
-        document, moved, reshaped, inferred = cerebras_layout.to_trainer(
+        document, moved, reshaped, inferred = trainer_writer.to_trainer(
             leaves, meta.get("model_family"), shape.get("absent_places"), shape.get("schedule")
         )  # fmt: skip
         meta["target_paths"] = moved
