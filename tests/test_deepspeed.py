@@ -11,7 +11,9 @@ import yaml
 
 from translator import InputError, Status, translate
 from translator.cli import main
-from translator.formats import cerebras, deepspeed
+from translator.formats.cerebras.reader import READER as cerebras
+from translator.formats.deepspeed.reader import READER as deepspeed
+from translator.formats.deepspeed.writer import WRITER as deepspeed_writer
 from translator.io import flatten
 from translator.formats.deepspeed.formulas import deepspeed_batch
 from translator.formula import FORMULAS, Approx
@@ -486,7 +488,7 @@ def _write(document: dict) -> str:
     import tempfile
 
     handle = tempfile.NamedTemporaryFile("w", suffix=".json", delete=False)
-    handle.write(deepspeed.dump(document, {}))
+    handle.write(deepspeed_writer.serialise(document))
     handle.close()
     return handle.name
 

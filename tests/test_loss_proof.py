@@ -36,16 +36,16 @@ def test_a_default_eps_reaches_the_key_neox_reads_for_the_norm() -> None:
 
 
 def test_reading_the_output_back_names_what_it_does_not_recover(monkeypatch, pythia160m: Path) -> None:
-    from translator.formats import cerebras
+    from translator.formats.cerebras.writer import WRITER
 
-    write = cerebras.write
+    write = WRITER.write
 
-    def careless(leaves, meta):  # type: ignore[no-untyped-def]
-        document = write(leaves, meta)
-        document["model"]["hidden_size"] = 1536  # a writer bug the report would not know of
-        return document
+    def careless(leaves, ctx):  # type: ignore[no-untyped-def]
+        written = write(leaves, ctx)
+        written.document["model"]["hidden_size"] = 1536  # a writer bug the report would not know of
+        return written
 
-    monkeypatch.setattr(cerebras, "write", careless)
+    monkeypatch.setattr(WRITER, "write", careless)
     result = translate(pythia160m, "neox", "cerebras", world_size=8)
     entry = result.report.by_source()["hidden_size"]
     assert entry.status is Status.LOSSY and entry.fields == ("model.hidden_size",)

@@ -12,11 +12,12 @@ import yaml
 from .catalogue import catalogue
 from .engine import Ingested, emit, ingest
 from .errors import InputError, NeoconvError, UsageError, WrongFormat
+from .formats.spec import ModelConfig, WriteContext, WriteResult
 from .io import parse_value, plain_copy
 from .ir import IR, Origin, Value
 from .mapping import load_table
 from .registry import get_format
-from .report import Report, Status
+from .report import Entry, Report, Status
 from .schema import schema_index
 from .source import Source
 
@@ -31,12 +32,12 @@ class Translation:
     report: Report
     ir: IR
     format: str
-    meta: dict[str, Any]
+    written: WriteResult  # what the writer made of it (header, side files, ...)
     side_files: dict[str, str] = field(default_factory=dict)  # written beside the output (e.g. HF config.json)
 
     def dump(self) -> str:
         """The translated config as text, exactly as the CLI writes it."""
-        return get_format(self.format).load().dump(self.config, self.meta)
+        return get_format(self.format).load_writer().dump(self.written)
 
 
 def load(
@@ -48,29 +49,24 @@ def load(
     (VeOmni's HuggingFace config.json), or its parsed content; readers of other formats refuse it.
     """
     spec = get_format(fmt)
-    extra: dict[str, Any] = {}
+    given: ModelConfig = None
     if model_config is not None:
-        extra["model_config"] = model_config if isinstance(model_config, Mapping) else _path(model_config, "model_config")
-    if extra and not getattr(spec.load(), "TAKES_MODEL_CONFIG", False):
-        raise UsageError(f"--model-config: {spec.title} keeps the model architecture in the config itself")
+        if not spec.takes_model_config:
+            raise UsageError(f"--model-config: {spec.title} keeps the model architecture in the config itself")
+        given = model_config if isinstance(model_config, Mapping) else _path(model_config, "model_config")
     if layout is not None and not isinstance(layout, str):
         raise UsageError(f"layout must be a layout name, not {type(layout).__name__}")
+    reader = spec.load_reader()
     if isinstance(config, Mapping):
-        module = spec.load()
         try:
             tree = plain_copy(dict(config))  # checked and copied: a caller's later change cannot reach the run
         except InputError as exc:
             exc.file = "<config>"
             raise
-        if hasattr(module, "source_from_tree"):  # a reader that restructures layouts (Cerebras trainer)
-            return module.source_from_tree(tree, **extra)  # type: ignore[no-any-return]
-        source = Source(fmt, tree, ["<config>"], {}, {k: "<config>" for k in tree})
-        if hasattr(module, "detect_layout"):
-            source.layout = module.detect_layout(tree)
-        return source
+        return reader.from_tree(tree, model_config=given)
     paths = _paths(config)
     try:
-        return spec.load().read(paths, layout=layout, **extra)  # type: ignore[no-any-return]
+        return reader.read(paths, layout=layout, model_config=given)
     except InputError as exc:
         if exc.file is None and len(paths) == 1:  # a reader's helper (io.flatten) may not know the file
             exc.file = paths[0]
@@ -78,18 +74,20 @@ def load(
 
 
 def dump(config: Mapping[str, Any], fmt: str, meta: Mapping[str, Any] | None = None) -> str:
-    """Serialise a config document in a format's own style. What no config file can hold (an
-    object, a set, a cycle; NaN or infinity in JSON) is an InputError naming the key."""
+    """Serialise a config document in a format's own style, with its header comment. `meta` may give
+    the header's facts: `from` (source file names), `layout`, `model_family`, `output`. What no config
+    file can hold (an object, a set, a cycle; NaN or infinity in JSON) is an InputError naming the key."""
     spec = get_format(fmt)
     if not isinstance(config, Mapping):
         raise UsageError(f"dump() takes a mapping (a config document), not {type(config).__name__}")
     if meta is not None and not isinstance(meta, Mapping):
         raise UsageError(f"meta must be a mapping, not {type(meta).__name__}")
     document = plain_copy(dict(config), what="the document")
-    if isinstance(config, dict) and hasattr(config, "config_json"):  # a VeOmni document keeps its config.json
-        document = type(config)(document)
-        document.config_json = config.config_json  # type: ignore[attr-defined]
-    return spec.load().dump(document, dict(meta or {}))  # type: ignore[no-any-return]
+    facts = dict(meta or {})
+    ctx = WriteContext(layout=facts.get("layout"), model_family=facts.get("model_family"),
+                       sources=str(facts.get("from") or ""), output=facts.get("output"))  # fmt: skip
+    writer = spec.load_writer()
+    return writer.dump(WriteResult(document, writer.header(document, ctx)))
 
 
 def _path(value: Any, what: str) -> str:
@@ -278,15 +276,6 @@ def _context(part: Ingested, everyone: list[Ingested]) -> dict[str, Value]:
     return out
 
 
-def _amended(entry: Any, amend: dict[str, tuple[str, str]]) -> Any:
-    keys = entry.target_key.split(", ") if entry.target_key else []
-    hit = next((amend[k] for k in keys if k in amend), None)
-    if hit is None:
-        return entry
-    status, why = hit
-    return entry._replace(status=Status(status), detail="; ".join(x for x in (why, entry.detail) if x))
-
-
 def translate(config: ConfigInput, src: str, dst: str, **options: Any) -> Translation:
     """Translate a config from format `src` to format `dst`.
 
@@ -303,6 +292,46 @@ def translate(config: ConfigInput, src: str, dst: str, **options: Any) -> Transl
     options = check_options(src, dst, options)
     dst_spec = get_format(dst)
     layout = options.get("layout") or dst_spec.default_layout
+    ingested, src, read_as = _read_run(config, src, options)
+    table = load_table(dst).for_layout(layout)
+    version = options.get("target_version") or table.versions[0]
+    if version not in table.versions:
+        raise UsageError(f"unknown {dst} version {version!r}; known: {', '.join(table.versions)}")
+    writer = dst_spec.load_writer()
+    # a writer that restructures a layout says which leaves have no place in it (same-format)
+    unplaceable = writer.unplaceable
+    leaves, report = emit(
+        ingested, table, dst, version=version,
+        unplaceable=(lambda leaf: unplaceable(leaf, layout)) if unplaceable is not None else None,
+    )  # fmt: skip
+    source = ingested.source
+    assert source is not None
+    family = ingested.ir.get("model.family")
+    ctx = WriteContext(
+        layout=layout, source_format=src, source_layout=source.layout, model_family=family,
+        sources=", ".join(Path(f).name for f in source.files),
+        output=Path(options["output"]).name if options.get("output") else None,
+        source_shape=dict(source.meta) if src == dst else {},  # what the reader noted about the file's own shape
+    )  # fmt: skip
+    written = writer.write(leaves, ctx)
+    _report_written(report, written)
+    companions = [f for part in ingested.companions if part.source for f in part.source.files]
+    report.source = {"format": src, "files": source.files + companions, "layout": source.layout,
+                     "version": source.version or load_table(src).versions[0]}  # fmt: skip
+    if read_as:
+        report.source["note"] = read_as
+    report.target = {"format": dst, "layout": layout, "version": version, "model_family": family}
+    if options.get("verify", True):
+        model_config = written.model_config
+        if model_config is None and dst_spec.takes_model_config:
+            model_config = {}  # never a file found on disk relative to wherever the library runs
+        _verify(report, ingested, written.document, dst, layout, model_config)
+    return Translation(written.document, report, ingested.ir, dst, written, written.side_files)
+
+
+def _read_run(config: ConfigInput | Source, src: str, options: dict[str, Any]) -> tuple[Ingested, str, str]:
+    """The source of one run, with its --with files: (ingested, the format it was read as, why
+    not the one asked for, or "")."""
     companions = list(options.get("with_files") or ())
     if not isinstance(config, (Mapping, Source)):
         config = _paths(config)
@@ -333,71 +362,44 @@ def translate(config: ConfigInput, src: str, dst: str, **options: Any) -> Transl
         for (path, fmt), part in zip(companions, parts):
             context = _context(part, everyone)
             ingested.merge(read_ir(path, fmt, **companion_options, context=context) if context else part)
-    table = load_table(dst).for_layout(layout)
-    version = options.get("target_version") or table.versions[0]
-    if version not in table.versions:
-        raise UsageError(f"unknown {dst} version {version!r}; known: {', '.join(table.versions)}")
-    writer = dst_spec.load()
-    # a writer that restructures a layout says which leaves have no place in it (same-format)
-    unplaceable = getattr(writer, "unplaceable", None)
-    leaves, report = emit(
-        ingested, table, dst, version=version,
-        unplaceable=(lambda leaf: unplaceable(leaf, layout)) if unplaceable else None,
-    )  # fmt: skip
-    source = ingested.source
-    assert source is not None
-    family = ingested.ir.get("model.family")
-    meta = {"from": ", ".join(Path(f).name for f in source.files), "model_family": family, "layout": layout,
-            "source_format": src, "source_layout": source.layout}  # fmt: skip
-    if options.get("output"):
-        meta["output"] = Path(options["output"]).name
-    if src == dst and source.meta:
-        meta["source"] = dict(source.meta)  # what the reader noted about the file's own shape
-    document = writer.write(leaves, meta)
-    # a writer that had to change a carried value (a layout migration) says so: target key -> (status, why)
-    amend = meta.get("amend") or {}
-    if amend:
-        report.entries = [_amended(e, amend) for e in report.entries]
-    # target keys with no canonical field that the run needs, defaults a migration wrote: (src, tgt, status, why)
-    for src_key, tgt_key, status, detail, *concerns in meta.get("extra_entries") or ():
-        report.add(src_key, tgt_key, Status(status), detail, tuple(concerns[0]) if concerns else ())
-    moved = meta.get("target_paths")  # leaf -> where the writer put it, when it restructured the layout
-    if moved:
-        reshaped = meta.get("reshaped") or {}  # leaf -> how the writer changed its form (scheduler classes)
+    return ingested, src, read_as
 
-        def relocated(e: Any) -> Any:
-            keys = e.target_key.split(", ")
+
+def _report_written(report: Report, written: WriteResult) -> None:
+    """What the writer says about its document, into the report: values it had to change (a layout
+    migration), target keys the run needs that no canonical field gives, where restructured leaves went."""
+    if written.amended:
+        report.entries = [_amended(e, written.amended) for e in report.entries]
+    for extra in written.extra_entries:
+        report.add(extra.source_key, extra.target_key, extra.status, extra.detail, extra.fields)
+    moved, reshaped = written.target_paths, written.reshaped
+    if moved:
+
+        def relocated(e: Entry) -> Entry:
+            keys = (e.target_key or "").split(", ")
             why = [reshaped[k] for k in keys if k in reshaped]
             status, detail = (Status.CONVERTED, "; ".join(why)) if why and e.status is Status.EXACT else (e.status, e.detail)
             return e._replace(target_key=", ".join(moved.get(k, k) for k in keys), status=status, detail=detail)
 
         report.entries = [relocated(e) if e.target_key else e for e in report.entries]
-    side_files = writer.side_files(document, meta) if hasattr(writer, "side_files") else {}
-    companions = [f for part in ingested.companions if part.source for f in part.source.files]
-    report.source = {"format": src, "files": source.files + companions, "layout": source.layout,
-                     "version": source.version or load_table(src).versions[0]}  # fmt: skip
-    if read_as:
-        report.source["note"] = read_as
-    report.target = {"format": dst, "layout": layout, "version": version, "model_family": family}
-    if options.get("verify", True):
-        _verify(report, ingested, document, dst, layout, writer, same=src == dst)
-    return Translation(document, report, ingested.ir, dst, meta, side_files)
+
+
+def _amended(entry: Entry, amend: dict[str, tuple[Status, str]]) -> Entry:
+    keys = entry.target_key.split(", ") if entry.target_key else []
+    hit = next((amend[k] for k in keys if k in amend), None)
+    if hit is None:
+        return entry
+    status, why = hit
+    return entry._replace(status=Status(status), detail="; ".join(x for x in (why, entry.detail) if x))
 
 
 def _verify(
-    report: Report, ingested: Ingested, document: dict[str, Any], dst: str, layout: str | None, writer: Any,
-    *, same: bool,
+    report: Report, ingested: Ingested, document: dict[str, Any], dst: str, layout: str | None,
+    model_config: Mapping[str, Any] | None,
 ) -> None:  # fmt: skip
     """Read the written document back (in memory) and name what reading it back does not recover."""
     from .verify import read_back, readback_failed, verify
 
-    model_config: Mapping[str, Any] | None = None
-    if getattr(writer, "TAKES_MODEL_CONFIG", False):
-        # the architecture file written beside the output, or (same format) the one the source read;
-        # never a file found on disk relative to wherever the library runs
-        written = getattr(document, "config_json", None)
-        kept = ingested.source.tree.get("hf") if same and ingested.source else None
-        model_config = written if written is not None else kept if isinstance(kept, Mapping) else {}
     try:
         back = read_back(document, dst, layout, ingested, model_config)
     except NeoconvError as exc:

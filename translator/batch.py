@@ -27,8 +27,6 @@ from .policy import Outcome, Policy, describe
 from .policy import exit_code as outcome_code
 from .registry import FORMATS, get_format
 
-# Files NeoX users keep shared settings in: merged with --with, never translated on their own.
-DEFAULT_INCLUDE = {"neox": ["*.yml", "*.yaml"], "deepspeed": ["*.json"], "cerebras": ["*.yaml", "*.yml"], "veomni": ["*.yaml", "*.yml"]}
 SUMMARY_NAME = "neoconv-report.json"
 
 
@@ -169,10 +167,6 @@ def output_path(rel: str, dst: str) -> str:
     return (stem if dot and "/" not in suffix else rel) + get_format(dst).suffix
 
 
-MODEL_KEYS = ("num_layers", "hidden_size", "num_attention_heads")
-FRAGMENT = "fragment: no model architecture (num_layers/hidden_size); name it with --with to merge it into every translation"
-
-
 def _job(opts: BatchOptions, args: Job) -> FileResult:
     """Translate one file (runs in a worker process; must not raise)."""
     path_s, rel_s, out_s = args
@@ -182,13 +176,15 @@ def _job(opts: BatchOptions, args: Job) -> FileResult:
 
     try:
         config: Any = [path_s]
-        if opts.src == "neox":
-            # A NeoX file with no model architecture is a shared-settings fragment (local_setup.yml):
-            # read it once, look, and translate what was read (a broken file fails as it would anyway)
+        fragment = get_format(opts.src).load_reader().fragment
+        if fragment is not None:
+            # a format whose files may be shared-settings fragments (NeoX's local_setup.yml): read the
+            # file once, look, and translate what was read (a broken file fails as it would anyway)
             source = _read_source(path_s, opts)
             if source is not None:
-                if not any(key in source.tree for key in MODEL_KEYS):
-                    return FileResult(rel_s, "skipped", reason=FRAGMENT)
+                why = fragment(source)
+                if why:
+                    return FileResult(rel_s, "skipped", reason=why)
                 if not opts.with_files:
                     config = source
         with_files = [(w, _companion(w, opts.src)) for w in opts.with_files]
@@ -340,7 +336,7 @@ def run_batch(
         if resolved_out in resolved_src.parents:
             inside_src = resolved_src.relative_to(resolved_out).as_posix()
     _usage(opts)
-    include = opts.include or DEFAULT_INCLUDE.get(opts.src, ["*"])
+    include = opts.include or list(get_format(opts.src).globs)
     plan = _plan(root, str(target_root), include, opts, inside_src)
     if not opts.check:
         if not opts.in_place:

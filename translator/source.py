@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from .io import key_line
 
@@ -23,6 +23,9 @@ class Source:
     aliases: dict[str, str] = field(default_factory=dict)
     # leaf -> why its value is only known at run time (HF Trainer's "auto"): no value, kept in same-format
     unresolved: dict[str, str] = field(default_factory=dict)
+    # how to find a key's line in a file's text (leaf as written -> line), for a syntax io.key_line
+    # (YAML and JSON) does not know; the reader supplies it
+    locate: Callable[[str, str], int | None] | None = None
 
     def file_of(self, leaf: str) -> str | None:
         top = leaf.split(".", 1)[0]
@@ -31,4 +34,4 @@ class Source:
     def line_of(self, leaf: str) -> int | None:
         name = self.file_of(leaf)
         text = self.texts.get(name or "")
-        return key_line(text, self.aliases.get(leaf, leaf)) if text else None
+        return (self.locate or key_line)(text, self.aliases.get(leaf, leaf)) if text else None

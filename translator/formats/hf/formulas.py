@@ -11,6 +11,7 @@ from typing import Any, Callable
 
 from ...formula import FORMULAS, Approx, Extension, Formula, Unexpressible, field_ident, formula, ident, is_close, parameters
 from ...formulas_common import rotary_dim_for
+from . import config_json
 from . import model_types as _hf
 
 
@@ -94,7 +95,7 @@ def _reader(name: str, keys: list[str]) -> Callable[..., Any]:
         if own is None:
             return None
         raw = kw.get(idents[own])
-        if raw == _hf.EXPLICIT_NULL:
+        if raw == config_json.EXPLICIT_NULL:
             value = _read_value(name, mt, None, kw)  # null on purpose: not the class default
         else:
             value = _read_value(name, mt, mt.default(own) if raw is None else raw, kw)

@@ -12,9 +12,11 @@ from ...errors import InputError, NeoconvError
 from ...io import flatten, key_line, parse_json, read_text
 from ...source import Source
 from ...yamlread import load as load_yaml
+from ..hf import config_json
 from ..hf import model_types as hf_config
 from .fields import CONFIG_JSON, HF, architecture_fields
-from .source import ModelConfig, VeomniSource
+from ..spec import ModelConfig
+from .source import VeomniSource
 
 
 def _config_json(source: Source, base: str, model_config: str | None) -> tuple[Path | None, str]:
@@ -55,8 +57,8 @@ def attach_architecture(source: VeomniSource, base: str, model_config: ModelConf
         name, shown = str(path), path.name
         text = read_text(name)
         parsed = parse_json(text, name)
-    config, lifted = hf_config.lift_rope_parameters(parsed)
-    config = hf_config.mark_explicit_nulls(config)
+    config, lifted = config_json.lift_rope_parameters(parsed)
+    config = config_json.mark_explicit_nulls(config)
     model_type = config.get("model_type")
     if model_type not in hf_config.table().types:
         known = ", ".join(hf_config.table().types)
@@ -66,6 +68,7 @@ def attach_architecture(source: VeomniSource, base: str, model_config: ModelConf
             "architecture with --set",
         )
     source.tree[HF] = config
+    source.meta["model_config"] = config  # what a same-format translation's output is read back with
     source.files.append(name)
     source.texts[name] = text
     source.leaf_files[HF] = name

@@ -21,22 +21,18 @@ from typing import Any
 from ...errors import InputError
 from ...io import flatten, parse_yaml, read_text, unflatten
 from ...source import Source
+from ..spec import ModelConfig, Reader
 from .architecture import attach_architecture
 from .fields import HF, SECTIONS, fields
-from .options import option_settings, is_option_file
-from .settings import yaml_key_lines, merge_settings, Setting, yaml_settings
-from .source import ModelConfig, VeomniSource
+from .options import is_option_file, option_settings
+from .settings import Setting, merge_settings, yaml_key_lines, yaml_settings
+from .source import VeomniSource
 
-TAKES_MODEL_CONFIG = True  # api.load passes --model-config here
 MANIFEST_KEYS = frozenset({"sources", "names", "schedule"})  # a multisource data file (veomni/utils/multisource_utils.py)
 DOTTED_NOTE = (
     "written as the dotted key {key!r}: VeOmni's own parser ignores dotted keys in a YAML file (it reads "
     "them only as --{key} on the command line); neoconv reads it as {key}"
 )
-
-
-def detect_layout(tree: dict[str, Any]) -> str:
-    return _layout_of(flatten(tree)) or "nested"
 
 
 def _layout_of(leaves: dict[str, Any]) -> str | None:
@@ -68,44 +64,53 @@ def _to_view(leaf: str, value: Any, layout: str) -> str:
     return spec.renames.get(leaf, leaf)
 
 
-def read(paths: list[str], *, layout: str | None = None, model_config: ModelConfig = None) -> Source:
-    settings: list[Setting] = []
-    texts: dict[str, str] = {}
-    yaml_files: list[str] = []
-    for path in paths:
-        name = str(path)
-        text = read_text(name)
-        texts[name] = text
-        if is_option_file(text):
-            settings += option_settings(text, name)
-            continue
-        if yaml_files:
-            raise InputError(
-                f"VeOmni reads one YAML file and {yaml_files[0]} is it: give the others as option files "
-                "(--section.key value lines)",
-                file=name,
-            )  # fmt: skip
-        if settings:
-            raise InputError("the YAML file comes first, then the option files (as on VeOmni's command line)", file=name)
-        yaml_files.append(name)
-        lines: dict[tuple[str, ...], int] = {}
-        data = parse_yaml(text, name, key_lines=lines)
-        if "sources" in data and set(data) <= MANIFEST_KEYS:
-            raise InputError(
-                "a VeOmni data manifest (sources, names, schedule), not a training config: it is what "
-                "data.train_path points at; translate the training config that names it",
-                file=name, line=lines.get(("sources",)),
-            )  # fmt: skip
-        settings += yaml_settings(data, lines, name)
-    base = yaml_files[0] if yaml_files else str(paths[0])
-    return _build(settings, [str(p) for p in paths], texts, base, layout, model_config)
+class VeomniReader(Reader):
+    format = "veomni"
+
+    def read(self, paths: list[str], *, layout: str | None = None, model_config: ModelConfig = None) -> Source:
+        settings: list[Setting] = []
+        texts: dict[str, str] = {}
+        yaml_files: list[str] = []
+        for path in paths:
+            name = str(path)
+            text = read_text(name)
+            texts[name] = text
+            if is_option_file(text):
+                settings += option_settings(text, name)
+                continue
+            if yaml_files:
+                raise InputError(
+                    f"VeOmni reads one YAML file and {yaml_files[0]} is it: give the others as option files "
+                    "(--section.key value lines)",
+                    file=name,
+                )  # fmt: skip
+            if settings:
+                raise InputError("the YAML file comes first, then the option files (as on VeOmni's command line)", file=name)
+            yaml_files.append(name)
+            lines: dict[tuple[str, ...], int] = {}
+            data = parse_yaml(text, name, key_lines=lines)
+            if "sources" in data and set(data) <= MANIFEST_KEYS:
+                raise InputError(
+                    "a VeOmni data manifest (sources, names, schedule), not a training config: it is what "
+                    "data.train_path points at; translate the training config that names it",
+                    file=name, line=lines.get(("sources",)),
+                )  # fmt: skip
+            settings += yaml_settings(data, lines, name)
+        base = yaml_files[0] if yaml_files else str(paths[0])
+        return _build(settings, [str(p) for p in paths], texts, base, layout, model_config)
+
+    def from_tree(
+        self, tree: dict[str, Any], *, name: str = "<config>", text: str = "", model_config: ModelConfig = None
+    ) -> Source:
+        """`model_config`: the config.json's path, or its parsed content (nothing is read from disk)."""
+        settings = yaml_settings(tree, yaml_key_lines(text) if text else {}, name)
+        return _build(settings, [name], {name: text} if text else {}, name, None, model_config)
+
+    def detect_layout(self, tree: dict[str, Any]) -> str:
+        return _layout_of(flatten(tree)) or "nested"
 
 
-def source_from_tree(data: dict[str, Any], name: str = "<config>", text: str = "", model_config: ModelConfig = None) -> Source:
-    """A parsed VeOmni config (a mapping handed to the library) read as a file would be.
-    `model_config`: the config.json's path, or its parsed content (nothing is read from disk)."""
-    settings = yaml_settings(data, yaml_key_lines(text) if text else {}, name)
-    return _build(settings, [name], {name: text} if text else {}, name, None, model_config)
+READER = VeomniReader()
 
 
 def _build(

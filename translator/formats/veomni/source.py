@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Union
 
 from ...source import Source
-
-ModelConfig = Union[str, Mapping[str, Any], None]  # the config.json: a path, or its parsed content
 
 
 @dataclass
