@@ -1,25 +1,27 @@
-"""Library API: translate(), load(), dump(). Nothing here prints or exits."""
+"""Library API: translate(), load(), dump() (parse_set, check_options: arguments.py). Nothing here
+prints or exits."""
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
-import yaml
-
+from .arguments import check_options, parse_set, path_arg, path_args
 from .catalogue import catalogue
 from .engine import Ingested, emit, ingest
 from .errors import InputError, NeoconvError, UsageError, WrongFormat
 from .formats.spec import ModelConfig, WriteContext, WriteResult
-from .io import parse_value, plain_copy
+from .io import plain_copy
 from .ir import IR, Origin, Value
 from .mapping import load_table
 from .registry import get_format
 from .report import Entry, Report, Status
 from .schema import schema_index
 from .source import Source
+
+__all__ = ["ConfigInput", "Translation", "check_options", "dump", "load", "parse_set", "read_ir", "translate"]
 
 ConfigInput = str | Path | Sequence[str | Path] | Mapping[str, Any]
 
@@ -53,7 +55,7 @@ def load(
     if model_config is not None:
         if not spec.takes_model_config:
             raise UsageError(f"--model-config: {spec.title} keeps the model architecture in the config itself")
-        given = model_config if isinstance(model_config, Mapping) else _path(model_config, "model_config")
+        given = model_config if isinstance(model_config, Mapping) else path_arg(model_config, "model_config")
     if layout is not None and not isinstance(layout, str):
         raise UsageError(f"layout must be a layout name, not {type(layout).__name__}")
     reader = spec.load_reader()
@@ -64,7 +66,7 @@ def load(
             exc.file = "<config>"
             raise
         return reader.from_tree(tree, model_config=given)
-    paths = _paths(config)
+    paths = path_args(config)
     try:
         return reader.read(paths, layout=layout, model_config=given)
     except InputError as exc:
@@ -88,128 +90,6 @@ def dump(config: Mapping[str, Any], fmt: str, meta: Mapping[str, Any] | None = N
                        sources=str(facts.get("from") or ""), output=facts.get("output"))  # fmt: skip
     writer = spec.load_writer()
     return writer.dump(WriteResult(document, writer.header(document, ctx)))
-
-
-def _path(value: Any, what: str) -> str:
-    """One file name given to the library, as a string; refused with a clear message otherwise."""
-    if isinstance(value, bytes):
-        raise UsageError(f"{what} is bytes: give a path (str or Path), or parse the text and give the mapping")
-    if not isinstance(value, (str, os.PathLike)):
-        raise UsageError(f"{what} must be a path (str or Path), not {type(value).__name__}")
-    name = os.fspath(value)
-    if not isinstance(name, str):
-        raise UsageError(f"{what} must be a text path, not bytes")
-    if not name:
-        raise UsageError(f"{what} is an empty file name")
-    if "\0" in name:
-        raise UsageError(f"{what} {name!r} contains a NUL byte: no file has such a name")
-    return name
-
-
-def _paths(config: Any) -> list[str]:
-    """The file names of a config given as a path or a list of paths."""
-    if isinstance(config, (str, bytes, os.PathLike)):
-        return [_path(config, "config")]
-    if not isinstance(config, (list, tuple)):
-        raise UsageError(f"config must be a path, a list of paths or a mapping of settings, not {type(config).__name__}")
-    if not config:
-        raise UsageError("no input file given")
-    return [_path(item, f"config[{i}]") for i, item in enumerate(config)]
-
-
-def parse_set(assignments: Iterable[str]) -> dict[str, Any]:
-    """`FIELD=VALUE` strings -> canonical values, checked against the catalogue."""
-    values: dict[str, Any] = {}
-    for item in assignments:
-        name, sep, text = item.partition("=")
-        name = name.strip()
-        if not sep or not name:
-            raise UsageError(f"--set {item!r}: expected FIELD=VALUE, e.g. --set model.vocab_size=50304")
-        check_set(name, None)  # the field first: its name is the likelier mistake
-        try:
-            value = parse_value(text) if text.strip() else None  # bounded: a value can be an alias bomb too
-        except yaml.YAMLError:
-            value = text
-        except NeoconvError as exc:
-            raise UsageError(f"--set {name}: {exc.message}") from None
-        values[name] = check_set(name, value)
-    return values
-
-
-def check_set(name: Any, value: Any, label: str = "--set") -> Any:
-    """One canonical field's value, as --set or the library's set_values give it, checked against
-    the catalogue (type, bounds, items): the checked value, or a UsageError naming the field."""
-    known = catalogue()
-    if not isinstance(name, str):
-        raise UsageError(f"{label}: field names are strings, not {type(name).__name__} {name!r}")
-    if name not in known:
-        import difflib  # only for this message
-
-        close = difflib.get_close_matches(name, list(known), n=1)
-        hint = f"; did you mean {close[0]}?" if close else "; `neoconv explain` lists the fields"
-        raise UsageError(f"{label} {name}: not a canonical field{hint}")
-    try:
-        if isinstance(value, (dict, list, tuple)):
-            value = plain_copy({"v": value})["v"]  # bounded and plain, as a value typed on the command line is
-        checked, _ = known[name].check(value)
-    except InputError as exc:
-        raise UsageError(f"{label} {name}: {exc.message}") from None
-    except ValueError as exc:
-        raise UsageError(f"{label} {name}: {exc}") from None
-    return checked
-
-
-# translate()'s options; source_layout and exact_format are for neoconv's own commands
-OPTIONS = ("set_values", "world_size", "layout", "source_version", "target_version", "with_files", "model_config", "output", "verify")
-_INTERNAL = ("source_layout", "exact_format")
-
-
-def check_options(src: Any, dst: Any, options: Mapping[str, Any]) -> dict[str, Any]:
-    """translate()'s options checked before any file is read (the CLI's batch checks them once for
-    a whole tree): the same options with set_values and world_size checked. Raises UsageError."""
-    get_format(src)
-    dst_spec = get_format(dst)
-    unknown = [k for k in options if k not in OPTIONS and k not in _INTERNAL]
-    if unknown:
-        raise UsageError(f"unknown option{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}; "
-                         f"translate() takes {', '.join(OPTIONS)}")  # fmt: skip
-    out = dict(options)
-    given = options.get("set_values")
-    if given is not None:
-        if not isinstance(given, Mapping):
-            raise UsageError(f"set_values must be a mapping of canonical field -> value, not {type(given).__name__}"
-                             " (parse 'FIELD=VALUE' strings with parse_set)")  # fmt: skip
-        out["set_values"] = {name: check_set(name, value, "set_values") for name, value in given.items()}
-    if options.get("world_size") is not None:
-        size = options["world_size"]
-        if isinstance(size, bool) or not isinstance(size, int):
-            raise UsageError(f"world_size must be a whole number of GPUs, not {type(size).__name__} {size!r}")
-        out["world_size"] = check_set("parallel.world_size", size, "world_size")
-    layout = options.get("layout")
-    if layout is not None and (not isinstance(layout, str) or layout not in dst_spec.layouts):
-        raise UsageError(f"--layout {layout}: {dst} layouts are {', '.join(dst_spec.layouts) or 'none'}")
-    for key, fmt in (("source_version", src), ("target_version", dst)):
-        version = options.get(key)
-        if version is not None:
-            versions = load_table(fmt).versions
-            if not isinstance(version, str) or version not in versions:
-                flag = "--from-version" if key == "source_version" else "--to-version"
-                raise UsageError(f"{flag} {version!r}: unknown {fmt} version; known: {', '.join(versions)}")
-    companions = options.get("with_files")
-    if companions is not None:
-        if isinstance(companions, (str, bytes)) or not isinstance(companions, (list, tuple)):
-            raise UsageError("with_files must be a list of (path, format) pairs")
-        pairs = []
-        for item in companions:
-            if not (isinstance(item, (list, tuple)) and len(item) == 2):
-                raise UsageError(f"with_files item {item!r} is not a (path, format) pair")
-            get_format(item[1])
-            pairs.append((_path(item[0], "with_files path"), item[1]))
-        out["with_files"] = pairs
-    for key in ("model_config", "output"):
-        if options.get(key) is not None:
-            out[key] = _path(options[key], key)
-    return out
 
 
 def read_ir(config: ConfigInput | Source, src: str, **options: Any) -> Ingested:
@@ -334,7 +214,7 @@ def _read_run(config: ConfigInput | Source, src: str, options: dict[str, Any]) -
     not the one asked for, or "")."""
     companions = list(options.get("with_files") or ())
     if not isinstance(config, (Mapping, Source)):
-        config = _paths(config)
+        config = path_args(config)
         _no_file_twice(config + [path for path, _ in companions])
         if any(fmt == src for _, fmt in companions):
             # same-format companions (NeoX local_setup.yml) are merged the way the framework merges files

@@ -50,7 +50,7 @@ class Approx:
 
 @dataclass(frozen=True)
 class Extension:
-    """A formula's reading of a value with no canonical form (DeepSpeed's OneCycle schedule, ...).
+    """A formula's reading of a value with no canonical form (a cyclic lr schedule, ...).
 
     The rule's leaves stay framework extensions: carried by a same-format translation, dropped
     with this detail elsewhere.
@@ -96,8 +96,8 @@ class Formula:
 
 
 class _Registry(dict):  # type: ignore[type-arg]
-    """Named formulas, imported on first use: `FORMULAS["neox.ffn_width"]` imports
-    translator.formats.neox.formulas, `FORMULAS["decoder_family"]` translator.formulas_common."""
+    """Named formulas, imported on first use: `FORMULAS["fmt.name"]` imports
+    translator.formats.fmt.formulas, `FORMULAS["name"]` translator.formulas_common."""
 
     def __init__(self) -> None:
         super().__init__()
