@@ -18,6 +18,8 @@ class Source:
     layout: str | None = None
     version: str | None = None
     notes: dict[str, str] = field(default_factory=dict)  # leaf -> what the reader did to it
+    # what else the reader noted: `unsupplied` (field -> why no file supplies it) for the engine; a
+    # same-format writer gets it all as WriteContext.source_shape (private to the format)
     meta: dict[str, Any] = field(default_factory=dict)
     # leaf as the tables see it -> path as the user wrote it (a layout the reader restructured)
     aliases: dict[str, str] = field(default_factory=dict)
