@@ -36,11 +36,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from translator.api import read_ir  # noqa: E402
-from translator.batch import DEFAULT_INCLUDE, BatchOptions, run_batch, walk  # noqa: E402
+from translator.batch import BatchOptions, run_batch, walk  # noqa: E402
 from translator.engine import emit  # noqa: E402
 from translator.errors import NeoconvError  # noqa: E402
 from translator.io import dump_json  # noqa: E402
 from translator.mapping import load_table  # noqa: E402
+from translator.formats.spec import WriteContext  # noqa: E402
 from translator.registry import get_format  # noqa: E402
 
 LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -61,7 +62,7 @@ def best(run: Callable[[], object], repeat: int) -> float:
 
 
 def batch_files(root: Path) -> list[Path]:
-    return [Path(found.path) for found in walk(root, DEFAULT_INCLUDE[SRC], []) if not found.status]
+    return [Path(found.path) for found in walk(root, list(get_format(SRC).globs), []) if not found.status]
 
 
 def floor(files: list[Path]) -> None:
@@ -92,7 +93,7 @@ def batch_command(src_dir: Path, jobs: int) -> None:
 
 def stages(files: list[Path]) -> dict[str, float]:
     totals = {"read": 0.0, "map": 0.0, "write": 0.0, "report": 0.0}
-    reader, writer = get_format(SRC).load(), get_format(DST).load()
+    reader, writer = get_format(SRC).load_reader(), get_format(DST).load_writer()
     table = load_table(DST)
     for path in files:
         t0 = time.perf_counter()
@@ -103,7 +104,7 @@ def stages(files: list[Path]) -> dict[str, float]:
         except NeoconvError:  # a file batch reports as failed: its time counts, it has no output
             continue
         t2 = time.perf_counter()
-        writer.dump(writer.write(leaves, {}), {})
+        writer.dump(writer.write(leaves, WriteContext()))
         t3 = time.perf_counter()
         dump_json(report.to_json())
         t4 = time.perf_counter()

@@ -8,7 +8,7 @@ from typing import Any
 from conftest import CORPUS, corpus_files
 
 from translator import InputError, translate
-from translator.formats import cerebras
+from translator.formats.cerebras.reader import READER as cerebras
 from translator.io import flatten
 from translator.validate import schema_errors
 

@@ -20,7 +20,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from translator.batch import SUMMARY_NAME, BatchOptions, _SummaryWriter, run_batch
+from translator.batch import SUMMARY_NAME, BatchOptions, run_batch
+from translator.batch.summary import SummaryWriter as _SummaryWriter
 from translator.cli import main
 
 BASE = """\

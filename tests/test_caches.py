@@ -12,6 +12,7 @@ import pytest
 from translator.api import translate
 from translator.errors import NeoconvError
 from translator.mapping import load_table
+from translator.registry import FORMATS
 
 from conftest import corpus_files
 
@@ -22,7 +23,7 @@ PAIRS = [("neox", "cerebras", "neox", "**/*.yml"), ("cerebras", "neox", "cerebra
 def _clear_caches() -> None:
     from translator import yamlread, yamlwrite
 
-    for fmt in ("neox", "cerebras", "deepspeed", "veomni"):
+    for fmt in FORMATS:
         for table in (load_table(fmt), *load_table(fmt)._layouts.values()):
             table.default_reads.clear()
             table.value_reads.clear()

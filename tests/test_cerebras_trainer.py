@@ -25,7 +25,7 @@ from cerebras_corpus import (
 from conftest import CORPUS, corpus_dir
 
 from translator import InputError, Status, translate
-from translator.formats import cerebras
+from translator.formats.cerebras.reader import READER as cerebras
 from translator.io import flatten
 from translator.mapping import load_table
 from translator.validate import schema_errors

@@ -11,9 +11,12 @@ import yaml
 
 from translator import InputError, Status, translate
 from translator.cli import main
-from translator.formats import cerebras, deepspeed
+from translator.formats.cerebras.reader import READER as cerebras
+from translator.formats.deepspeed.reader import READER as deepspeed
+from translator.formats.deepspeed.writer import WRITER as deepspeed_writer
 from translator.io import flatten
-from translator.transforms import FORMULAS, Approx, deepspeed_batch
+from translator.formats.deepspeed.formulas import deepspeed_batch
+from translator.formula import FORMULAS, Approx
 from translator.validate import schema_errors
 
 from conftest import CORPUS, FIXTURES, corpus_dir, corpus_files
@@ -286,7 +289,7 @@ def test_neox_to_deepspeed_values(pythia160m: Path) -> None:
 
 
 def test_canonical_schedules_written_as_deepspeed_schedulers() -> None:
-    write = FORMULAS["deepspeed_lr_schedule"].write
+    write = FORMULAS["deepspeed.lr_schedule"].write
     # NeoX-style linear decay to 0 at 11000 clamped at 6e-5 reaches the floor at 10000: exact
     out = write(lr=6e-4, decay_style="linear", warmup_steps=1000.0, decay_steps=11000, min_lr=6e-5,
                 warmup_type=None, warmup_start_lr=6e-5, lag_steps=1, steps=None)  # fmt: skip
@@ -443,7 +446,7 @@ def test_an_autotuning_search_space_is_no_zero_stage() -> None:
 
 
 def test_other_optimizer_and_precision_spellings() -> None:
-    read = FORMULAS["deepspeed_optimizer"].read
+    read = FORMULAS["deepspeed.optimizer"].read
     assert read("OneBitAdam", None) == "onebitadam" and read("ZeroOneAdam", None) == "zerooneadam"
     assert read("adam", False, 0.01) == "adam" and read("AdamW", False) == "adamw"  # AdamW ignores adam_w_mode
     assert read("adam", False) == "adamw" and read("adam", False, 0.0) == "adamw"  # no weight decay: one algorithm
@@ -485,6 +488,6 @@ def _write(document: dict) -> str:
     import tempfile
 
     handle = tempfile.NamedTemporaryFile("w", suffix=".json", delete=False)
-    handle.write(deepspeed.dump(document, {}))
+    handle.write(deepspeed_writer.serialise(document))
     handle.close()
     return handle.name

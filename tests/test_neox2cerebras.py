@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from translator import InputError, Status, translate
-from translator.formats import cerebras
+from translator.formats.cerebras.reader import READER as cerebras
 from translator.io import flatten
 from translator.validate import schema_errors
 

@@ -1,11 +1,11 @@
-"""translator/neox_widths.py: the widths GPT-NeoX's ParallelMLP builds, and the ones it cannot run."""
+"""translator/formats/neox/widths.py: the widths GPT-NeoX's ParallelMLP builds, and the ones it cannot run."""
 
 from __future__ import annotations
 
 import pytest
 import yaml
 
-from translator.neox_widths import intermediate_size_for, mlp_shape, runnable_at_least, width_problem
+from translator.formats.neox.widths import intermediate_size_for, mlp_shape, runnable_at_least, width_problem
 
 from conftest import CORPUS
 

@@ -19,7 +19,7 @@ from cerebras_corpus import LEGACY, TRAINER, assert_report_covers, translate_or_
 from conftest import CORPUS, corpus_dir, corpus_files
 
 from translator import Status, translate
-from translator.formats import neox
+from translator.formats.neox.reader import READER as neox
 from translator.io import flatten
 from translator.mapping import load_table
 from translator.validate import schema_errors

@@ -19,7 +19,7 @@ from conftest import CORPUS, FIXTURES, corpus_dir, corpus_files
 
 from translator import Status, translate
 from translator.api import read_ir
-from translator.formats import hf_config
+from translator.formats.hf import model_types as hf_config
 from translator.io import flatten
 
 pytestmark = pytest.mark.oracle

@@ -62,7 +62,7 @@ def test_table_typos_are_errors() -> None:
     with pytest.raises(MappingTableError, match="unknown formula"):
         _build_rule("t.yaml", 0, {"field": "model.hidden_size", "key": "x", "formula": "nope"})
     with pytest.raises(MappingTableError, match="reads"):
-        _build_rule("t.yaml", 0, {"field": "model.rotary_fraction", "key": "x", "formula": "rotary_dim"})
+        _build_rule("t.yaml", 0, {"field": "model.rotary_fraction", "key": "x", "formula": "cerebras.rotary_dim"})
 
 
 def test_catalogue_entries_have_meaning() -> None:

@@ -6,9 +6,11 @@ import math
 
 import pytest
 
-from translator.transforms import FORMULAS, Approx, NEOX_EXP_RATE, neox_init_std, unwrap
+from translator.formula import FORMULAS, Approx, unwrap
+from translator.formulas_common import EXP_DECAY_RATE as NEOX_EXP_RATE
+from translator.formulas_common import init_method_std as neox_init_std
 
-ffn = FORMULAS["neox_ffn_width"]
+ffn = FORMULAS["neox.ffn_width"]
 
 
 @pytest.mark.parametrize(
@@ -33,7 +35,7 @@ def test_neox_ffn_width_expansion_factor_and_inverse():
 
 
 def test_rotary_dim_both_ways():
-    rot = FORMULAS["rotary_dim"]
+    rot = FORMULAS["cerebras.rotary_dim"]
     assert rot.write(0.25, 6144, 64) == {"model_rotary_dim": 24}  # NeoX-20B, as Cerebras wrote it
     assert rot.write(0.25, 2048, 16) == {"model_rotary_dim": 32}  # Pythia-1.4B
     assert rot.write(1.0, 4096, 32) == {"model_rotary_dim": 128}
@@ -57,14 +59,14 @@ def test_init_std_neox_20b(method, expected):
 
 def test_initializers_match_cerebras_own_neox_20b_values():
     # Cerebras' params_gpt_neox_20B.yaml: small_init std 0.00806871530459878, wang std 0.000579898139863442
-    out = FORMULAS["cerebras_initializers"].write("small_init", "wang_init", 0.02, 44, 6144, "gpt-neox")
+    out = FORMULAS["cerebras.initializers"].write("small_init", "wang_init", 0.02, 44, 6144, "gpt-neox")
     init, lossy = unwrap(out["model_initializer"])
     assert init["name"] == "truncated_normal"
     assert init["std"] == pytest.approx(0.00806871530459878, rel=1e-9)
     assert init["a"] == pytest.approx(-2 * init["std"]) and init["b"] == pytest.approx(2 * init["std"])
     assert unwrap(out["model_output_layer_initializer"])[0]["std"] == pytest.approx(0.000579898139863442, rel=1e-9)
     assert "truncated" in lossy and "GPT-J" in lossy
-    back = FORMULAS["cerebras_initializers"].read(
+    back = FORMULAS["cerebras.initializers"].read(
         0.02, init, unwrap(out["model_output_layer_initializer"])[0], init, 44, 6144
     )
     assert unwrap(back["init_method"])[0] == "small_init"
@@ -72,7 +74,7 @@ def test_initializers_match_cerebras_own_neox_20b_values():
 
 
 def test_neox_schedule_steps():
-    sched = FORMULAS["neox_schedule_steps"]
+    sched = FORMULAS["neox.schedule_steps"]
     # Pythia: warmup 0.01 of lr_decay_iters 143000
     assert sched.read(0.01, 143000, None, 143000) == {"warmup_steps": 1430.0, "decay_steps": 143000}
     # warmup is a fraction of the decay span, not of train_iters
@@ -83,7 +85,7 @@ def test_neox_schedule_steps():
 
 
 def test_cerebras_schedule_cosine_round_trip():
-    sched = FORMULAS["cerebras_lr_schedule"]
+    sched = FORMULAS["cerebras.lr_schedule"]
     out = sched.write(2e-4, "cosine", 1430.0, 143000, 2e-5, 143000)["optimizer_learning_rate"]
     assert out == [
         {"scheduler": "Linear", "initial_learning_rate": 0.0, "end_learning_rate": 2e-4, "total_iters": 1430},
@@ -95,7 +97,7 @@ def test_cerebras_schedule_cosine_round_trip():
 
 
 def test_cerebras_schedule_linear_reaches_min_lr_early():
-    sched = FORMULAS["cerebras_lr_schedule"]
+    sched = FORMULAS["cerebras.lr_schedule"]
     # NeoX linear decays towards 0 and clamps at min_lr: with min_lr = lr/10 it hits the floor at 90%.
     out = sched.write(1e-3, "linear", 100.0, 1100, 1e-4, 1100)["optimizer_learning_rate"]
     assert out[1] == {"scheduler": "Linear", "initial_learning_rate": 1e-3, "end_learning_rate": 1e-4, "total_iters": 900}
@@ -104,7 +106,7 @@ def test_cerebras_schedule_linear_reaches_min_lr_early():
 
 
 def test_cerebras_schedule_lossy_cases():
-    sched = FORMULAS["cerebras_lr_schedule"]
+    sched = FORMULAS["cerebras.lr_schedule"]
     value, lossy = unwrap(sched.write(1e-3, "cosine", 10.5, 100, 0.0, 200)["optimizer_learning_rate"])
     assert "rounded" in lossy and "rises again" in lossy
     value, lossy = unwrap(sched.write(1e-3, "exponential", 0.0, 100, 1e-5, 100)["optimizer_learning_rate"])
@@ -119,13 +121,13 @@ def test_cerebras_schedule_reads_real_gptj_list():
         {"scheduler": "CosineDecay", "initial_learning_rate": 5.809e-5, "total_iters": 1280000, "end_learning_rate": 5.809e-6},
         {"scheduler": "Constant", "learning_rate": 5.809e-6},
     ]
-    got = FORMULAS["cerebras_lr_schedule"].read(spec, 1493333)
+    got = FORMULAS["cerebras.lr_schedule"].read(spec, 1493333)
     assert got == {"warmup_steps": 12800.0, "lr": 5.809e-5, "decay_style": "cosine", "min_lr": 5.809e-6, "decay_steps": 1292800,
                    "warmup_start_lr": 0.0, "warmup_type": "linear", "lag_steps": 0}
 
 
 def test_warmup_start_and_type_reach_cerebras():
-    sched = FORMULAS["cerebras_lr_schedule"]
+    sched = FORMULAS["cerebras.lr_schedule"]
     out = sched.write(1e-3, "cosine", 100.0, 1000, 0.0, 1000, 1e-5, "linear")["optimizer_learning_rate"]
     assert out[0]["initial_learning_rate"] == 1e-5  # e.g. DeepSpeed warmup_min_lr
     value, lossy = unwrap(sched.write(1e-3, "cosine", 100.0, 1000, 0.0, 1000, 0.0, "log")["optimizer_learning_rate"])
@@ -138,11 +140,11 @@ def test_warmup_start_and_type_reach_cerebras():
     with pytest.raises(Exception, match="only warms up linearly"):
         FORMULAS["linear_warmup"].write("log", 100.0, 1e-3, 0.0)
     with pytest.raises(Exception, match="lr / warmup_iters"):
-        FORMULAS["warmup_from_zero"].write(1e-5)
+        FORMULAS["neox.warmup_from_zero"].write(1e-5)
 
 
 def test_neox_precision_follows_what_neox_does():
-    prec = FORMULAS["neox_precision"]
+    prec = FORMULAS["neox.precision"]
     assert prec.read(None, True, None, True, None) == "fp16"  # Pythia {"fp16": true, "enabled": true}
     bf16 = prec.read(None, True, "bfloat16", None, None)  # Pythia 1B's DeeperSpeed block
     assert isinstance(bf16, Approx) and bf16.value == "bf16"
@@ -154,16 +156,16 @@ def test_neox_precision_follows_what_neox_does():
 
 
 def test_loss_scale_transforms():
-    assert FORMULAS["zero_is_dynamic"].read(0) == "dynamic"
-    assert FORMULAS["zero_is_dynamic"].read(128) == 128.0
-    assert FORMULAS["zero_is_dynamic"].write("dynamic") == {"fp16_loss_scale": 0}
-    assert FORMULAS["power_of_two"].read(12) == 4096.0
-    assert FORMULAS["power_of_two"].write(65536.0) == {"fp16_initial_scale_power": 16}
-    assert unwrap(FORMULAS["power_of_two"].write(1000.0)["fp16_initial_scale_power"])[1]
+    assert FORMULAS["deepspeed.loss_scale"].read(0) == "dynamic"
+    assert FORMULAS["deepspeed.loss_scale"].read(128) == 128.0
+    assert FORMULAS["deepspeed.loss_scale"].write("dynamic") == {"fp16_loss_scale": 0}
+    assert FORMULAS["deepspeed.initial_scale_power"].read(12) == 4096.0
+    assert FORMULAS["deepspeed.initial_scale_power"].write(65536.0) == {"fp16_initial_scale_power": 16}
+    assert unwrap(FORMULAS["deepspeed.initial_scale_power"].write(1000.0)["fp16_initial_scale_power"])[1]
 
 
 def test_activation_gelu_fusion_and_family():
-    act = FORMULAS["neox_activation"]
+    act = FORMULAS["neox.activation"]
     assert act.read("gelu", True, False) == "gelu_tanh"  # bias_gelu_fusion uses the tanh approximation
     assert act.read("gelu", True, True) == "gelu"  # onnx_safe keeps erf
     assert act.read("swish", False, False) == "silu"
@@ -176,12 +178,12 @@ def test_activation_gelu_fusion_and_family():
 
 
 def test_batch_and_parallel():
-    dp = FORMULAS["neox_data_parallel"]
+    dp = FORMULAS["data_parallel"]
     assert dp.read(96, 2, 4) == 12  # NeoX-20B on 96 GPUs
     assert dp.read(8, 1, 0) == 8  # pipe size 0 counts as 1
     with pytest.raises(ValueError):
         dp.read(10, 4, 1)
-    gb = FORMULAS["neox_global_batch"]
+    gb = FORMULAS["neox.global_batch"]
     assert gb.read(None, 4, 32, 12) == 1536
     assert gb.read(1024, None, None, None) == 1024
     assert gb.read(None, 4, 32, None) is None
@@ -190,11 +192,11 @@ def test_batch_and_parallel():
 
 
 def test_gqa_and_attention_bias():
-    gqa = FORMULAS["cerebras_gqa"]
+    gqa = FORMULAS["cerebras.gqa"]
     assert gqa.write(8, 64) == {"model_attention_module": "multiquery_attention", "model_extra_attention_params": {"num_kv_groups": 8}}
     assert gqa.read("multiquery_attention", {"num_kv_groups": 8}, 64) == 8
     assert gqa.read("aiayn_attention", None, 32) == 32
-    bias = FORMULAS["cerebras_attention_bias"]
+    bias = FORMULAS["cerebras.attention_bias"]
     assert bias.read(False, False) is False
     assert isinstance(bias.read(True, False), Approx)
 
@@ -202,7 +204,7 @@ def test_gqa_and_attention_bias():
 def test_formula_parameters_are_read_as_inspect_reads_them() -> None:
     import inspect
 
-    from translator.transforms import parameters
+    from translator.formula import parameters
 
     FORMULAS.every()  # the generated HF ones too
     for name, formula in FORMULAS.items():

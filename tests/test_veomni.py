@@ -14,7 +14,8 @@ from conftest import CORPUS, FIXTURES, corpus_dir
 from translator import InputError, Status, load, translate
 from translator.api import read_ir
 from translator.cli import main
-from translator.formats import veomni
+from translator.formats.veomni.fields import fields as veomni_fields
+from translator.formats.veomni.reader import READER as veomni
 from translator.io import flatten
 
 HERE = FIXTURES / "inputs" / "veomni"
@@ -344,7 +345,7 @@ def test_flat_layout_writes_only_flat_fields() -> None:
     assert train["data_parallel_mode"] == "fsdp2" and train["enable_reshard_after_forward"] is False
     assert train["enable_mixed_precision"] is True and "accelerator" not in train
     assert train["optimizer"] == "adamw"  # one scalar in the flat layout
-    fields = veomni.fields()
+    fields = veomni_fields()
     for leaf, value in flatten(dict(result.config)).items():
         assert "flat" in fields.layouts_of(leaf, value), leaf
     assert entries(result)["optimizer.params.lr"].target_key == "train.lr"

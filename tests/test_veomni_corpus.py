@@ -12,7 +12,7 @@ from conftest import CORPUS, corpus_files
 from translator import Status, translate
 from translator.errors import InputError
 from translator.cli import main
-from translator.formats import veomni
+from translator.formats.veomni.fields import fields as veomni_fields
 from translator.io import flatten
 from translator.registry import FORMATS
 from translator.validate import schema_errors
@@ -58,7 +58,7 @@ def test_every_veomni_config_migrates(path: Path, layout: str) -> None:
     assert_every_leaf_once(result, path)
     document = yaml.safe_load(result.dump())
     assert schema_errors(document, "veomni") == []
-    fields = veomni.fields()
+    fields = veomni_fields()
     for leaf, value in flatten(document).items():  # only fields of the layout, never a key VeOmni ignores
         assert layout in fields.layouts_of(leaf, value), leaf
 

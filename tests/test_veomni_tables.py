@@ -12,7 +12,8 @@ import yaml
 from conftest import ROOT
 
 from translator.catalogue import catalogue
-from translator.formats import hf_config, veomni
+from translator.formats.veomni.fields import fields as veomni_fields
+from translator.formats.hf import model_types as hf_config
 from translator.mapping import load_table
 
 READ_ONLY = {"train.enable_full_shard"}  # FSDP1's switch: read from flat files, never written
@@ -31,7 +32,7 @@ def test_schema_is_fresh() -> None:
 
 
 def test_schema_knows_both_layouts_of_the_seed_docs() -> None:
-    fields = veomni.fields()
+    fields = veomni_fields()
     assert fields.layouts_of("train.lr") == ("flat",)
     assert fields.layouts_of("train.optimizer.lr") == ("nested",)
     assert fields.layouts_of("train.optimizer", "adamw") == ("flat",)  # one scalar before PR #538
@@ -43,7 +44,7 @@ def test_schema_knows_both_layouts_of_the_seed_docs() -> None:
 
 
 def test_every_rename_joins_a_flat_field_to_a_nested_one() -> None:
-    fields = veomni.fields()
+    fields = veomni_fields()
     for old, new in fields.renames.items():
         assert "flat" in fields.layouts_of(old, "x"), old
         assert "nested" in fields.layouts_of(new), new
@@ -53,7 +54,7 @@ def test_every_rename_joins_a_flat_field_to_a_nested_one() -> None:
 
 @pytest.mark.parametrize("layout", ["nested", "flat"])
 def test_every_key_a_rule_writes_has_a_place_in_its_layout(layout: str) -> None:
-    fields = veomni.fields()
+    fields = veomni_fields()
     for rule in load_table("veomni").for_layout(layout).rules:
         for key in rule.keys:
             if key.startswith("hf.") or key in READ_ONLY:

@@ -8,14 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from translator.transforms import (
-    FORMULAS,
-    Approx,
-    Unexpressible,
-    unwrap,
-    veomni_ratio,
-    veomni_tokens_for,
-)
+from translator.formats.veomni.schedule import veomni_ratio, veomni_tokens_for
+from translator.formula import FORMULAS, Approx, Unexpressible, unwrap
 
 
 def read(name: str, **kwargs):  # type: ignore[no-untyped-def]
@@ -58,37 +52,37 @@ def test_ratio_truncates_back_to_the_count(count: int, total: int) -> None:
 
 def test_train_steps_read_and_write() -> None:
     # qwen3.yaml: 750000 tokens, GBS 8, 2048 tokens, bsz warmup 0.007, 3 epochs -> 46 x 3
-    assert read("veomni_train_steps", data_train_size=750000, train_max_steps=None, data_train_sample=None,
+    assert read("veomni.train_steps", data_train_size=750000, train_max_steps=None, data_train_sample=None,
                 data_datasets_type="iterable", global_batch=8, seq_length=2048, warmup_ratio=0.007, epochs=3,
                 packed=True, data_parallel_size=None) == 138  # fmt: skip
     # max_steps caps each epoch (veomni's debug cap): 500 x 2
-    assert read("veomni_train_steps", data_train_size=10**12, train_max_steps=500, data_train_sample=None,
+    assert read("veomni.train_steps", data_train_size=10**12, train_max_steps=500, data_train_sample=None,
                 data_datasets_type="iterable", global_batch=8, seq_length=2048, warmup_ratio=0.0, epochs=2,
                 packed=True, data_parallel_size=None) == 1000  # fmt: skip
     # without dyn_bsz an iterable dataset counts train_sample / (GBS / dp)
-    assert read("veomni_train_steps", data_train_size=None, train_max_steps=None, data_train_sample=10000,
+    assert read("veomni.train_steps", data_train_size=None, train_max_steps=None, data_train_sample=10000,
                 data_datasets_type="iterable", global_batch=32, seq_length=512, warmup_ratio=0.0, epochs=1,
                 packed=False, data_parallel_size=8) == 2500  # fmt: skip
-    out = write("veomni_train_steps", value=138, global_batch=8, seq_length=2048, warmup_ratio=0.007, epochs=3, packed=True)
+    out = write("veomni.train_steps", value=138, global_batch=8, seq_length=2048, warmup_ratio=0.007, epochs=3, packed=True)
     assert out == {"data_train_size": 750000}
     with pytest.raises(Unexpressible, match="global batch"):
-        write("veomni_train_steps", value=100, global_batch=None, seq_length=2048, warmup_ratio=0.0, epochs=1, packed=None)
+        write("veomni.train_steps", value=100, global_batch=None, seq_length=2048, warmup_ratio=0.0, epochs=1, packed=None)
 
 
 def test_schedule_read_and_write() -> None:
-    got = read("veomni_schedule", train_optimizer_lr_warmup_ratio=0.007, train_optimizer_lr_decay_ratio=1.0,
+    got = read("veomni.schedule", train_optimizer_lr_warmup_ratio=0.007, train_optimizer_lr_decay_ratio=1.0,
                steps=239254, decay_style="cosine")  # fmt: skip
     assert got == {"warmup_steps": 1674.0, "decay_steps": 239254}
-    out = write("veomni_schedule", warmup_steps=1430.0, decay_steps=143000, steps=143000, decay_style="cosine")
+    out = write("veomni.schedule", warmup_steps=1430.0, decay_steps=143000, steps=143000, decay_style="cosine")
     assert out == {"train_optimizer_lr_warmup_ratio": 0.01, "train_optimizer_lr_decay_ratio": 1.0}
-    rounded, why = unwrap(write("veomni_schedule", warmup_steps=1.43, decay_steps=143, steps=143, decay_style="linear"))
+    rounded, why = unwrap(write("veomni.schedule", warmup_steps=1.43, decay_steps=143, steps=143, decay_style="linear"))
     assert rounded == {"train_optimizer_lr_warmup_ratio": veomni_ratio(1, 143)} and "rounded to 1" in why
     with pytest.raises(Unexpressible, match="--set train.steps"):
-        write("veomni_schedule", warmup_steps=10.0, decay_steps=100, steps=None, decay_style="cosine")
+        write("veomni.schedule", warmup_steps=10.0, decay_steps=100, steps=None, decay_style="cosine")
 
 
 def test_zero_stage_both_ways() -> None:
-    zero = "veomni_zero_stage"
+    zero = "veomni.zero_stage"
     assert read(zero, train_accelerator_fsdp_config_fsdp_mode="ddp", train_accelerator_fsdp_config_reshard_after_forward=True,
                 train_enable_full_shard=True, train_init_device="cuda") == 0  # fmt: skip
     assert read(zero, train_accelerator_fsdp_config_fsdp_mode="fsdp1", train_accelerator_fsdp_config_reshard_after_forward=True,
@@ -101,34 +95,34 @@ def test_zero_stage_both_ways() -> None:
 
 
 def test_precision_and_clipping() -> None:
-    pure = read("veomni_precision", train_accelerator_fsdp_config_mixed_precision_enable=False,
+    pure = read("veomni.precision", train_accelerator_fsdp_config_mixed_precision_enable=False,
                 train_accelerator_fsdp_config_mixed_precision_param_dtype=None)  # fmt: skip
     assert isinstance(pure, Approx) and pure.value == "bf16" and "no fp32 master copy" in pure.detail
-    assert read("veomni_precision", train_accelerator_fsdp_config_mixed_precision_enable=True,
+    assert read("veomni.precision", train_accelerator_fsdp_config_mixed_precision_enable=True,
                 train_accelerator_fsdp_config_mixed_precision_param_dtype="float32") == "fp32"  # fmt: skip
-    assert write("veomni_precision", value="bf16") == {
+    assert write("veomni.precision", value="bf16") == {
         "train_accelerator_fsdp_config_mixed_precision_enable": True,
         "train_accelerator_fsdp_config_mixed_precision_param_dtype": "bfloat16",
     }
-    assert write("veomni_grad_clip", value=0.0) == {"train_optimizer_max_grad_norm": math.inf}
-    assert read("veomni_grad_clip", train_optimizer_max_grad_norm=math.inf) == 0.0
-    assert write("veomni_betas", value=[0.9, 0.95]) == {}
-    assert "cannot be set" in unwrap(write("veomni_betas", value=[0.9, 0.999]))[1]
+    assert write("veomni.grad_clip", value=0.0) == {"train_optimizer_max_grad_norm": math.inf}
+    assert read("veomni.grad_clip", train_optimizer_max_grad_norm=math.inf) == 0.0
+    assert write("veomni.betas", value=[0.9, 0.95]) == {}
+    assert "cannot be set" in unwrap(write("veomni.betas", value=[0.9, 0.999]))[1]
 
 
 def test_hf_gptj_rotary_dim_and_llama_gqa() -> None:
     # GPT-J 6B: rotary_dim 64 of head_dim 256 (4096 / 16)
-    assert read("hf_rotary_fraction", hf_partial_rotary_factor=None, hf_rotary_dim=64, hf_rotary_pct=None,
+    assert read("hf.rotary_fraction", hf_partial_rotary_factor=None, hf_rotary_dim=64, hf_rotary_pct=None,
                 hf_model_type="gptj", hidden_size=4096, num_heads=16) == 0.25  # fmt: skip
-    assert write("hf_rotary_fraction", value=0.25, family="gptj", position_embedding="rotary", hidden_size=4096,
+    assert write("hf.rotary_fraction", value=0.25, family="gptj", position_embedding="rotary", hidden_size=4096,
                  num_heads=16) == {"hf_rotary_dim": 64}  # fmt: skip
     # a Llama config without num_key_value_heads is multi-head attention
-    assert read("hf_num_kv_heads", hf_num_key_value_heads=None, hf_model_type="llama", num_heads=32) == 32
+    assert read("hf.num_kv_heads", hf_num_key_value_heads=None, hf_model_type="llama", num_heads=32) == 32
     # GPT-NeoX has no GQA: a GQA model cannot be written as gpt_neox
-    assert isinstance(write("hf_num_kv_heads", value=8, family="gpt-neox", position_embedding="rotary", num_heads=64), Approx)
+    assert isinstance(write("hf.num_kv_heads", value=8, family="gpt-neox", position_embedding="rotary", num_heads=64), Approx)
     # NeoX's fused tanh GELU is HF gelu_new; Llama's MLP is gated, so SwiGLU is its silu
-    assert write("hf_activation", value="gelu_tanh", family="gpt-neox", position_embedding="rotary") == {"hf_hidden_act": "gelu_new"}
-    assert write("hf_activation", value="swiglu", family="llama", position_embedding="rotary") == {"hf_hidden_act": "silu"}
-    assert read("hf_activation", hf_hidden_act="gelu_pytorch_tanh", hf_activation_function=None, hf_model_type="gpt_neox") == "gelu_tanh"
+    assert write("hf.activation", value="gelu_tanh", family="gpt-neox", position_embedding="rotary") == {"hf_hidden_act": "gelu_new"}
+    assert write("hf.activation", value="swiglu", family="llama", position_embedding="rotary") == {"hf_hidden_act": "silu"}
+    assert read("hf.activation", hf_hidden_act="gelu_pytorch_tanh", hf_activation_function=None, hf_model_type="gpt_neox") == "gelu_tanh"
     with pytest.raises(Unexpressible, match="no decoder family"):
-        write("hf_hidden_size", value=768, family=None, position_embedding=None)
+        write("hf.hidden_size", value=768, family=None, position_embedding=None)

@@ -26,15 +26,14 @@ with atheris.instrument_imports():
     import pkgutil
 
     import translator
-    import translator.formats
     from translator.api import translate
     from translator.errors import NeoconvError
     from translator.registry import FORMATS
 
-    for _package in (translator, translator.formats):  # every module, also those the CLI imports lazily
-        for _module in pkgutil.iter_modules(_package.__path__, _package.__name__ + "."):
-            if not _module.name.endswith("__main__"):
-                importlib.import_module(_module.name)
+    # every module, also those the CLI imports lazily and each format package's
+    for _module in pkgutil.walk_packages(translator.__path__, translator.__name__ + "."):
+        if not _module.name.endswith("__main__"):
+            importlib.import_module(_module.name)
 
 PAIRS = [(src, dst) for src in sorted(FORMATS) for dst in sorted(FORMATS) if FORMATS[dst].can_write]
 WORKDIR = Path(tempfile.mkdtemp(prefix="neoconv-fuzz-"))

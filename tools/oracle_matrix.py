@@ -250,7 +250,7 @@ def build_output(src: Source, target: str, world: int, folder: Path, standins: S
     if legacy_settings:
         job["set_legacy"] = legacy_settings
     if target == "cerebras-legacy":
-        job["model_name"] = result.meta.get("model_family") or settings.get("model.name")
+        job["model_name"] = result.report.target.get("model_family") or settings.get("model.name")
     if target == "deepspeed":
         tp = result.ir.get("parallel.tensor_size") or 1
         pp = max(result.ir.get("parallel.pipeline_size") or 1, 1)

@@ -1,24 +1,27 @@
-"""Library API: translate(), load(), dump(). Nothing here prints or exits."""
+"""Library API: translate(), load(), dump() (parse_set, check_options: arguments.py). Nothing here
+prints or exits."""
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
-import yaml
-
+from .arguments import check_options, parse_set, path_arg, path_args
 from .catalogue import catalogue
 from .engine import Ingested, emit, ingest
 from .errors import InputError, NeoconvError, UsageError, WrongFormat
-from .io import parse_value, plain_copy
+from .formats.spec import ModelConfig, WriteContext, WriteResult
+from .io import plain_copy
 from .ir import IR, Origin, Value
 from .mapping import load_table
 from .registry import get_format
-from .report import Report, Status
+from .report import Entry, Report, Status
 from .schema import schema_index
 from .source import Source
+
+__all__ = ["ConfigInput", "Translation", "check_options", "dump", "load", "parse_set", "read_ir", "translate"]
 
 ConfigInput = str | Path | Sequence[str | Path] | Mapping[str, Any]
 
@@ -31,12 +34,12 @@ class Translation:
     report: Report
     ir: IR
     format: str
-    meta: dict[str, Any]
+    written: WriteResult  # what the writer made of it (header, side files, ...)
     side_files: dict[str, str] = field(default_factory=dict)  # written beside the output (e.g. HF config.json)
 
     def dump(self) -> str:
         """The translated config as text, exactly as the CLI writes it."""
-        return get_format(self.format).load().dump(self.config, self.meta)
+        return get_format(self.format).load_writer().dump(self.written)
 
 
 def load(
@@ -48,29 +51,24 @@ def load(
     (VeOmni's HuggingFace config.json), or its parsed content; readers of other formats refuse it.
     """
     spec = get_format(fmt)
-    extra: dict[str, Any] = {}
+    given: ModelConfig = None
     if model_config is not None:
-        extra["model_config"] = model_config if isinstance(model_config, Mapping) else _path(model_config, "model_config")
-    if extra and not getattr(spec.load(), "TAKES_MODEL_CONFIG", False):
-        raise UsageError(f"--model-config: {spec.title} keeps the model architecture in the config itself")
+        if not spec.takes_model_config:
+            raise UsageError(f"--model-config: {spec.title} keeps the model architecture in the config itself")
+        given = model_config if isinstance(model_config, Mapping) else path_arg(model_config, "model_config")
     if layout is not None and not isinstance(layout, str):
         raise UsageError(f"layout must be a layout name, not {type(layout).__name__}")
+    reader = spec.load_reader()
     if isinstance(config, Mapping):
-        module = spec.load()
         try:
             tree = plain_copy(dict(config))  # checked and copied: a caller's later change cannot reach the run
         except InputError as exc:
             exc.file = "<config>"
             raise
-        if hasattr(module, "source_from_tree"):  # a reader that restructures layouts (Cerebras trainer)
-            return module.source_from_tree(tree, **extra)  # type: ignore[no-any-return]
-        source = Source(fmt, tree, ["<config>"], {}, {k: "<config>" for k in tree})
-        if hasattr(module, "detect_layout"):
-            source.layout = module.detect_layout(tree)
-        return source
-    paths = _paths(config)
+        return reader.from_tree(tree, model_config=given)
+    paths = path_args(config)
     try:
-        return spec.load().read(paths, layout=layout, **extra)  # type: ignore[no-any-return]
+        return reader.read(paths, layout=layout, model_config=given)
     except InputError as exc:
         if exc.file is None and len(paths) == 1:  # a reader's helper (io.flatten) may not know the file
             exc.file = paths[0]
@@ -78,140 +76,20 @@ def load(
 
 
 def dump(config: Mapping[str, Any], fmt: str, meta: Mapping[str, Any] | None = None) -> str:
-    """Serialise a config document in a format's own style. What no config file can hold (an
-    object, a set, a cycle; NaN or infinity in JSON) is an InputError naming the key."""
+    """Serialise a config document in a format's own style, with its header comment. `meta` may give
+    the header's facts: `from` (source file names), `layout`, `model_family`, `output`. What no config
+    file can hold (an object, a set, a cycle; NaN or infinity in JSON) is an InputError naming the key."""
     spec = get_format(fmt)
     if not isinstance(config, Mapping):
         raise UsageError(f"dump() takes a mapping (a config document), not {type(config).__name__}")
     if meta is not None and not isinstance(meta, Mapping):
         raise UsageError(f"meta must be a mapping, not {type(meta).__name__}")
     document = plain_copy(dict(config), what="the document")
-    if isinstance(config, dict) and hasattr(config, "config_json"):  # a VeOmni document keeps its config.json
-        document = type(config)(document)
-        document.config_json = config.config_json  # type: ignore[attr-defined]
-    return spec.load().dump(document, dict(meta or {}))  # type: ignore[no-any-return]
-
-
-def _path(value: Any, what: str) -> str:
-    """One file name given to the library, as a string; refused with a clear message otherwise."""
-    if isinstance(value, bytes):
-        raise UsageError(f"{what} is bytes: give a path (str or Path), or parse the text and give the mapping")
-    if not isinstance(value, (str, os.PathLike)):
-        raise UsageError(f"{what} must be a path (str or Path), not {type(value).__name__}")
-    name = os.fspath(value)
-    if not isinstance(name, str):
-        raise UsageError(f"{what} must be a text path, not bytes")
-    if not name:
-        raise UsageError(f"{what} is an empty file name")
-    if "\0" in name:
-        raise UsageError(f"{what} {name!r} contains a NUL byte: no file has such a name")
-    return name
-
-
-def _paths(config: Any) -> list[str]:
-    """The file names of a config given as a path or a list of paths."""
-    if isinstance(config, (str, bytes, os.PathLike)):
-        return [_path(config, "config")]
-    if not isinstance(config, (list, tuple)):
-        raise UsageError(f"config must be a path, a list of paths or a mapping of settings, not {type(config).__name__}")
-    if not config:
-        raise UsageError("no input file given")
-    return [_path(item, f"config[{i}]") for i, item in enumerate(config)]
-
-
-def parse_set(assignments: Iterable[str]) -> dict[str, Any]:
-    """`FIELD=VALUE` strings -> canonical values, checked against the catalogue."""
-    values: dict[str, Any] = {}
-    for item in assignments:
-        name, sep, text = item.partition("=")
-        name = name.strip()
-        if not sep or not name:
-            raise UsageError(f"--set {item!r}: expected FIELD=VALUE, e.g. --set model.vocab_size=50304")
-        check_set(name, None)  # the field first: its name is the likelier mistake
-        try:
-            value = parse_value(text) if text.strip() else None  # bounded: a value can be an alias bomb too
-        except yaml.YAMLError:
-            value = text
-        except NeoconvError as exc:
-            raise UsageError(f"--set {name}: {exc.message}") from None
-        values[name] = check_set(name, value)
-    return values
-
-
-def check_set(name: Any, value: Any, label: str = "--set") -> Any:
-    """One canonical field's value, as --set or the library's set_values give it, checked against
-    the catalogue (type, bounds, items): the checked value, or a UsageError naming the field."""
-    known = catalogue()
-    if not isinstance(name, str):
-        raise UsageError(f"{label}: field names are strings, not {type(name).__name__} {name!r}")
-    if name not in known:
-        import difflib  # only for this message
-
-        close = difflib.get_close_matches(name, list(known), n=1)
-        hint = f"; did you mean {close[0]}?" if close else "; `neoconv explain` lists the fields"
-        raise UsageError(f"{label} {name}: not a canonical field{hint}")
-    try:
-        if isinstance(value, (dict, list, tuple)):
-            value = plain_copy({"v": value})["v"]  # bounded and plain, as a value typed on the command line is
-        checked, _ = known[name].check(value)
-    except InputError as exc:
-        raise UsageError(f"{label} {name}: {exc.message}") from None
-    except ValueError as exc:
-        raise UsageError(f"{label} {name}: {exc}") from None
-    return checked
-
-
-# translate()'s options; source_layout and exact_format are for neoconv's own commands
-OPTIONS = ("set_values", "world_size", "layout", "source_version", "target_version", "with_files", "model_config", "output", "verify")
-_INTERNAL = ("source_layout", "exact_format")
-
-
-def check_options(src: Any, dst: Any, options: Mapping[str, Any]) -> dict[str, Any]:
-    """translate()'s options checked before any file is read (the CLI's batch checks them once for
-    a whole tree): the same options with set_values and world_size checked. Raises UsageError."""
-    get_format(src)
-    dst_spec = get_format(dst)
-    unknown = [k for k in options if k not in OPTIONS and k not in _INTERNAL]
-    if unknown:
-        raise UsageError(f"unknown option{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}; "
-                         f"translate() takes {', '.join(OPTIONS)}")  # fmt: skip
-    out = dict(options)
-    given = options.get("set_values")
-    if given is not None:
-        if not isinstance(given, Mapping):
-            raise UsageError(f"set_values must be a mapping of canonical field -> value, not {type(given).__name__}"
-                             " (parse 'FIELD=VALUE' strings with parse_set)")  # fmt: skip
-        out["set_values"] = {name: check_set(name, value, "set_values") for name, value in given.items()}
-    if options.get("world_size") is not None:
-        size = options["world_size"]
-        if isinstance(size, bool) or not isinstance(size, int):
-            raise UsageError(f"world_size must be a whole number of GPUs, not {type(size).__name__} {size!r}")
-        out["world_size"] = check_set("parallel.world_size", size, "world_size")
-    layout = options.get("layout")
-    if layout is not None and (not isinstance(layout, str) or layout not in dst_spec.layouts):
-        raise UsageError(f"--layout {layout}: {dst} layouts are {', '.join(dst_spec.layouts) or 'none'}")
-    for key, fmt in (("source_version", src), ("target_version", dst)):
-        version = options.get(key)
-        if version is not None:
-            versions = load_table(fmt).versions
-            if not isinstance(version, str) or version not in versions:
-                flag = "--from-version" if key == "source_version" else "--to-version"
-                raise UsageError(f"{flag} {version!r}: unknown {fmt} version; known: {', '.join(versions)}")
-    companions = options.get("with_files")
-    if companions is not None:
-        if isinstance(companions, (str, bytes)) or not isinstance(companions, (list, tuple)):
-            raise UsageError("with_files must be a list of (path, format) pairs")
-        pairs = []
-        for item in companions:
-            if not (isinstance(item, (list, tuple)) and len(item) == 2):
-                raise UsageError(f"with_files item {item!r} is not a (path, format) pair")
-            get_format(item[1])
-            pairs.append((_path(item[0], "with_files path"), item[1]))
-        out["with_files"] = pairs
-    for key in ("model_config", "output"):
-        if options.get(key) is not None:
-            out[key] = _path(options[key], key)
-    return out
+    facts = dict(meta or {})
+    ctx = WriteContext(layout=facts.get("layout"), model_family=facts.get("model_family"),
+                       sources=str(facts.get("from") or ""), output=facts.get("output"))  # fmt: skip
+    writer = spec.load_writer()
+    return writer.dump(WriteResult(document, writer.header(document, ctx)))
 
 
 def read_ir(config: ConfigInput | Source, src: str, **options: Any) -> Ingested:
@@ -278,15 +156,6 @@ def _context(part: Ingested, everyone: list[Ingested]) -> dict[str, Value]:
     return out
 
 
-def _amended(entry: Any, amend: dict[str, tuple[str, str]]) -> Any:
-    keys = entry.target_key.split(", ") if entry.target_key else []
-    hit = next((amend[k] for k in keys if k in amend), None)
-    if hit is None:
-        return entry
-    status, why = hit
-    return entry._replace(status=Status(status), detail="; ".join(x for x in (why, entry.detail) if x))
-
-
 def translate(config: ConfigInput, src: str, dst: str, **options: Any) -> Translation:
     """Translate a config from format `src` to format `dst`.
 
@@ -303,9 +172,49 @@ def translate(config: ConfigInput, src: str, dst: str, **options: Any) -> Transl
     options = check_options(src, dst, options)
     dst_spec = get_format(dst)
     layout = options.get("layout") or dst_spec.default_layout
+    ingested, src, read_as = _read_run(config, src, options)
+    table = load_table(dst).for_layout(layout)
+    version = options.get("target_version") or table.versions[0]
+    if version not in table.versions:
+        raise UsageError(f"unknown {dst} version {version!r}; known: {', '.join(table.versions)}")
+    writer = dst_spec.load_writer()
+    # a writer that restructures a layout says which leaves have no place in it (same-format)
+    unplaceable = writer.unplaceable
+    leaves, report = emit(
+        ingested, table, dst, version=version,
+        unplaceable=(lambda leaf: unplaceable(leaf, layout)) if unplaceable is not None else None,
+    )  # fmt: skip
+    source = ingested.source
+    assert source is not None
+    family = ingested.ir.get("model.family")
+    ctx = WriteContext(
+        layout=layout, source_format=src, source_layout=source.layout, model_family=family,
+        sources=", ".join(Path(f).name for f in source.files),
+        output=Path(options["output"]).name if options.get("output") else None,
+        source_shape=dict(source.meta) if src == dst else {},  # what the reader noted about the file's own shape
+    )  # fmt: skip
+    written = writer.write(leaves, ctx)
+    _report_written(report, written)
+    companions = [f for part in ingested.companions if part.source for f in part.source.files]
+    report.source = {"format": src, "files": source.files + companions, "layout": source.layout,
+                     "version": source.version or load_table(src).versions[0]}  # fmt: skip
+    if read_as:
+        report.source["note"] = read_as
+    report.target = {"format": dst, "layout": layout, "version": version, "model_family": family}
+    if options.get("verify", True):
+        model_config = written.model_config
+        if model_config is None and dst_spec.takes_model_config:
+            model_config = {}  # never a file found on disk relative to wherever the library runs
+        _verify(report, ingested, written.document, dst, layout, model_config)
+    return Translation(written.document, report, ingested.ir, dst, written, written.side_files)
+
+
+def _read_run(config: ConfigInput | Source, src: str, options: dict[str, Any]) -> tuple[Ingested, str, str]:
+    """The source of one run, with its --with files: (ingested, the format it was read as, why
+    not the one asked for, or "")."""
     companions = list(options.get("with_files") or ())
     if not isinstance(config, (Mapping, Source)):
-        config = _paths(config)
+        config = path_args(config)
         _no_file_twice(config + [path for path, _ in companions])
         if any(fmt == src for _, fmt in companions):
             # same-format companions (NeoX local_setup.yml) are merged the way the framework merges files
@@ -333,71 +242,44 @@ def translate(config: ConfigInput, src: str, dst: str, **options: Any) -> Transl
         for (path, fmt), part in zip(companions, parts):
             context = _context(part, everyone)
             ingested.merge(read_ir(path, fmt, **companion_options, context=context) if context else part)
-    table = load_table(dst).for_layout(layout)
-    version = options.get("target_version") or table.versions[0]
-    if version not in table.versions:
-        raise UsageError(f"unknown {dst} version {version!r}; known: {', '.join(table.versions)}")
-    writer = dst_spec.load()
-    # a writer that restructures a layout says which leaves have no place in it (same-format)
-    unplaceable = getattr(writer, "unplaceable", None)
-    leaves, report = emit(
-        ingested, table, dst, version=version,
-        unplaceable=(lambda leaf: unplaceable(leaf, layout)) if unplaceable else None,
-    )  # fmt: skip
-    source = ingested.source
-    assert source is not None
-    family = ingested.ir.get("model.family")
-    meta = {"from": ", ".join(Path(f).name for f in source.files), "model_family": family, "layout": layout,
-            "source_format": src, "source_layout": source.layout}  # fmt: skip
-    if options.get("output"):
-        meta["output"] = Path(options["output"]).name
-    if src == dst and source.meta:
-        meta["source"] = dict(source.meta)  # what the reader noted about the file's own shape
-    document = writer.write(leaves, meta)
-    # a writer that had to change a carried value (a layout migration) says so: target key -> (status, why)
-    amend = meta.get("amend") or {}
-    if amend:
-        report.entries = [_amended(e, amend) for e in report.entries]
-    # target keys with no canonical field that the run needs, defaults a migration wrote: (src, tgt, status, why)
-    for src_key, tgt_key, status, detail, *concerns in meta.get("extra_entries") or ():
-        report.add(src_key, tgt_key, Status(status), detail, tuple(concerns[0]) if concerns else ())
-    moved = meta.get("target_paths")  # leaf -> where the writer put it, when it restructured the layout
-    if moved:
-        reshaped = meta.get("reshaped") or {}  # leaf -> how the writer changed its form (scheduler classes)
+    return ingested, src, read_as
 
-        def relocated(e: Any) -> Any:
-            keys = e.target_key.split(", ")
+
+def _report_written(report: Report, written: WriteResult) -> None:
+    """What the writer says about its document, into the report: values it had to change (a layout
+    migration), target keys the run needs that no canonical field gives, where restructured leaves went."""
+    if written.amended:
+        report.entries = [_amended(e, written.amended) for e in report.entries]
+    for extra in written.extra_entries:
+        report.add(extra.source_key, extra.target_key, extra.status, extra.detail, extra.fields)
+    moved, reshaped = written.target_paths, written.reshaped
+    if moved:
+
+        def relocated(e: Entry) -> Entry:
+            keys = (e.target_key or "").split(", ")
             why = [reshaped[k] for k in keys if k in reshaped]
             status, detail = (Status.CONVERTED, "; ".join(why)) if why and e.status is Status.EXACT else (e.status, e.detail)
             return e._replace(target_key=", ".join(moved.get(k, k) for k in keys), status=status, detail=detail)
 
         report.entries = [relocated(e) if e.target_key else e for e in report.entries]
-    side_files = writer.side_files(document, meta) if hasattr(writer, "side_files") else {}
-    companions = [f for part in ingested.companions if part.source for f in part.source.files]
-    report.source = {"format": src, "files": source.files + companions, "layout": source.layout,
-                     "version": source.version or load_table(src).versions[0]}  # fmt: skip
-    if read_as:
-        report.source["note"] = read_as
-    report.target = {"format": dst, "layout": layout, "version": version, "model_family": family}
-    if options.get("verify", True):
-        _verify(report, ingested, document, dst, layout, writer, same=src == dst)
-    return Translation(document, report, ingested.ir, dst, meta, side_files)
+
+
+def _amended(entry: Entry, amend: dict[str, tuple[Status, str]]) -> Entry:
+    keys = entry.target_key.split(", ") if entry.target_key else []
+    hit = next((amend[k] for k in keys if k in amend), None)
+    if hit is None:
+        return entry
+    status, why = hit
+    return entry._replace(status=Status(status), detail="; ".join(x for x in (why, entry.detail) if x))
 
 
 def _verify(
-    report: Report, ingested: Ingested, document: dict[str, Any], dst: str, layout: str | None, writer: Any,
-    *, same: bool,
+    report: Report, ingested: Ingested, document: dict[str, Any], dst: str, layout: str | None,
+    model_config: Mapping[str, Any] | None,
 ) -> None:  # fmt: skip
     """Read the written document back (in memory) and name what reading it back does not recover."""
     from .verify import read_back, readback_failed, verify
 
-    model_config: Mapping[str, Any] | None = None
-    if getattr(writer, "TAKES_MODEL_CONFIG", False):
-        # the architecture file written beside the output, or (same format) the one the source read;
-        # never a file found on disk relative to wherever the library runs
-        written = getattr(document, "config_json", None)
-        kept = ingested.source.tree.get("hf") if same and ingested.source else None
-        model_config = written if written is not None else kept if isinstance(kept, Mapping) else {}
     try:
         back = read_back(document, dst, layout, ingested, model_config)
     except NeoconvError as exc:

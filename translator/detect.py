@@ -1,7 +1,8 @@
 """Guess a config file's format from its content (and, to break ties, its file name).
 
 Each format's JSON Schema already lists its known top-level keys, so detection is data-driven:
-the format whose schema knows the largest share of the file's top-level keys wins.
+the format whose schema knows the largest share of the file's top-level keys wins (a format's reader
+may sniff its files itself: spec.Reader.sniff).
 """
 
 from __future__ import annotations
@@ -11,20 +12,23 @@ from typing import Any
 
 from .errors import InputError
 from .io import parse_json, parse_yaml, read_text
-from .registry import FORMATS
+from .registry import FORMATS, get_format
 from .schema import schema_index
 
 
-# a format whose layouts have schemas of their own (Cerebras' trainer layout: `trainer:` at the top)
-LAYOUT_SCHEMAS = {"cerebras": ("cerebras-trainer",)}
-
-
 def score(tree: dict[str, Any], fmt: str) -> float:
-    keys = [str(k).replace("-", "_") if fmt == "neox" else str(k) for k in tree]
+    """How surely a parsed tree is one of `fmt`'s files (0..1): the format's own sniffing, else the
+    share of its top-level keys (as the framework spells them) that the format's schemas know."""
+    spec = get_format(fmt)
+    sniff = spec.load_reader().sniff
+    sniffed = sniff(tree) if sniff is not None else None
+    if sniffed is not None:
+        return sniffed
+    keys = [spec.spell(str(k)) for k in tree]
     if not keys:
         return 0.0
     best = 0.0
-    for name in (fmt, *LAYOUT_SCHEMAS.get(fmt, ())):
+    for name in spec.schemas or (fmt,):
         index = schema_index(name)
         best = max(best, sum(1 for k in keys if index.node(k) is not None or index.known(k)) / len(keys))
     return best

@@ -19,7 +19,7 @@ from .mapping import Rule, Table
 from .report import Entry, Report, Status
 from .schema import SchemaIndex, _Guess
 from .source import Source
-from .transforms import Approx, Extension, Unexpressible, field_ident, ident, is_close, unwrap
+from .formula import Approx, Extension, Unexpressible, field_ident, ident, is_close, unwrap
 
 
 @dataclass(slots=True)

@@ -40,7 +40,8 @@ def explain_data(name: str) -> dict[str, Any]:
         if fmt not in FORMATS:
             raise UsageError(f"unknown format {fmt!r}; known: {', '.join(FORMATS)}")
         table = load_table(fmt)
-        owners = [r for r in table.rules if key in r.keys or (r.key and key.replace("-", "_") == r.key)]
+        spelled = FORMATS[fmt].spell(key)  # as the framework reads it (NeoX: num-layers is num_layers)
+        owners = [r for r in table.rules if key in r.keys or (r.key and spelled == r.key)]
         if not owners:
             if key in table.unsupported:
                 return {"format": fmt, "key": key, "unsupported": table.unsupported[key]}

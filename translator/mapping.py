@@ -17,7 +17,7 @@ import yaml
 from .catalogue import catalogue
 from .errors import InputError, MappingTableError
 from .resources import data_dir
-from .transforms import FORMULAS, Formula, Simple, field_ident, ident
+from .formula import FORMULAS, Formula, Simple, field_ident, ident
 from .yamlread import load as load_yaml
 
 _NO_DEFAULT = object()

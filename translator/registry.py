@@ -1,44 +1,13 @@
-"""Every format neoconv knows, in one explicit table. The CLI pair commands are generated from it."""
+"""Every format neoconv knows (the packages under translator/formats that declare one). The CLI pair
+commands are generated from it."""
 
 from __future__ import annotations
 
-import importlib
-from dataclasses import dataclass
-from types import ModuleType
-
 from .errors import UsageError
+from .formats import discover
+from .formats.spec import FormatSpec
 
-
-@dataclass(frozen=True)
-class FormatSpec:
-    name: str
-    title: str
-    module: str  # imported lazily: start-up must not pay for formats it does not use
-    layouts: tuple[str, ...] = ()
-    default_layout: str | None = None
-    suffix: str = ".yml"
-    can_write: bool = True
-
-    def load(self) -> ModuleType:
-        return importlib.import_module(self.module)
-
-
-FORMATS: dict[str, FormatSpec] = {
-    "neox": FormatSpec("neox", "GPT-NeoX YAML", "translator.formats.neox", suffix=".yml"),
-    "deepspeed": FormatSpec("deepspeed", "DeepSpeed JSON", "translator.formats.deepspeed", suffix=".json"),
-    "cerebras": FormatSpec(
-        "cerebras", "Cerebras Model Zoo YAML", "translator.formats.cerebras",
-        # legacy stays the default: the layout of Model Zoo 2.0-2.2 and of the reference docs, and the
-        # one earlier neoconv output has; `--layout trainer` writes what Model Zoo 2.3+ reads natively
-        layouts=("legacy", "trainer"), default_layout="legacy", suffix=".yaml",
-    ),  # fmt: skip
-    "veomni": FormatSpec(
-        "veomni", "VeOmni YAML", "translator.formats.veomni",
-        # nested is VeOmni since PR #538 (2026-03); flat is the seed docs' layout; `veomni2veomni
-        # --layout nested` migrates a flat file. Writing into VeOmni also writes config.json beside it.
-        layouts=("nested", "flat"), default_layout="nested", suffix=".yaml",
-    ),  # fmt: skip
-}
+FORMATS: dict[str, FormatSpec] = discover()
 
 
 def get_format(name: str) -> FormatSpec:
@@ -53,9 +22,8 @@ def pairs() -> list[tuple[str, str]]:
 
 
 def companion_format(path: str, main_format: str) -> str:
-    """Format of a --with file: a .json beside a NeoX config is its DeepSpeed config."""
-    if str(path).endswith(".json") and "deepspeed" in FORMATS and main_format != "deepspeed":
-        return "deepspeed"
-    if main_format == "deepspeed" and not str(path).endswith(".json") and "neox" in FORMATS:
-        return "neox"
-    return main_format
+    """Format of a file given with --with beside a file of `main_format` (the main format's spec
+    says: a .json beside a NeoX config is its DeepSpeed config); a format no package provides is
+    read as the main one."""
+    fmt = get_format(main_format).companion(path)
+    return fmt if fmt in FORMATS else main_format

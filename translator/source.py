@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from .io import key_line
 
@@ -18,11 +18,16 @@ class Source:
     layout: str | None = None
     version: str | None = None
     notes: dict[str, str] = field(default_factory=dict)  # leaf -> what the reader did to it
+    # what else the reader noted: `unsupplied` (field -> why no file supplies it) for the engine; a
+    # same-format writer gets it all as WriteContext.source_shape (private to the format)
     meta: dict[str, Any] = field(default_factory=dict)
     # leaf as the tables see it -> path as the user wrote it (a layout the reader restructured)
     aliases: dict[str, str] = field(default_factory=dict)
     # leaf -> why its value is only known at run time (HF Trainer's "auto"): no value, kept in same-format
     unresolved: dict[str, str] = field(default_factory=dict)
+    # how to find a key's line in a file's text (leaf as written -> line), for a syntax io.key_line
+    # (YAML and JSON) does not know; the reader supplies it
+    locate: Callable[[str, str], int | None] | None = None
 
     def file_of(self, leaf: str) -> str | None:
         top = leaf.split(".", 1)[0]
@@ -31,4 +36,4 @@ class Source:
     def line_of(self, leaf: str) -> int | None:
         name = self.file_of(leaf)
         text = self.texts.get(name or "")
-        return key_line(text, self.aliases.get(leaf, leaf)) if text else None
+        return (self.locate or key_line)(text, self.aliases.get(leaf, leaf)) if text else None

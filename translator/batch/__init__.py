@@ -7,29 +7,26 @@ never written to unless `--in-place` is asked for (with a backup unless `--no-ba
 
 from __future__ import annotations
 
-import fnmatch
-import json
 import os
 import signal
-import stat
 import sys
 import threading
 import time
+from collections import deque
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
-from collections import deque
 from itertools import chain, islice
 from pathlib import Path
-from typing import Any, Callable, Iterator, NamedTuple
+from typing import Any, Callable, Iterator
 
-from .errors import NeoconvError, UsageError, printable
-from .policy import Outcome, Policy, describe
-from .policy import exit_code as outcome_code
-from .registry import FORMATS, get_format
+from ..errors import NeoconvError, UsageError
+from ..policy import Outcome, Policy, describe
+from ..policy import exit_code as outcome_code
+from ..registry import FORMATS, get_format
+from .summary import SUMMARY_NAME, SummaryWriter, human_summary
+from .walk import walk
 
-# Files NeoX users keep shared settings in: merged with --with, never translated on their own.
-DEFAULT_INCLUDE = {"neox": ["*.yml", "*.yaml"], "deepspeed": ["*.json"], "cerebras": ["*.yaml", "*.yml"], "veomni": ["*.yaml", "*.yml"]}
-SUMMARY_NAME = "neoconv-report.json"
+__all__ = ["SUMMARY_NAME", "BatchOptions", "FileResult", "exit_code", "human_summary", "output_path", "run_batch", "walk"]
 
 
 @dataclass
@@ -69,126 +66,30 @@ class FileResult:
         return data
 
 
-class Found(NamedTuple):
-    """One entry of the walk: a file to translate (status ""), or one skipped or failed, and why."""
-
-    path: str
-    rel: str  # relative to the root, in / form ("sub/" for a folder)
-    status: str = ""  # "" | "skipped" | "failed"
-    reason: str = ""
-
-
-LINKED_FOLDER = "a symlink to a folder: not followed (give the folder it points to as SRC_DIR to translate it)"
-LINK_OUTSIDE = "a symlink to a file outside SRC_DIR: not read"
-LINK_IN_PLACE = "a symlink: --in-place rewrites only regular files (translate the file it points to)"
-
-
-def walk(root: Path, include: list[str], exclude: list[str], *, in_place: bool = False) -> Iterator[Found]:
-    """The files under root matching include and not exclude, in sorted order (a folder's files,
-    then its subfolders), hidden files and folders left out. Nothing outside root is read: symlinked
-    folders are never followed and a symlinked file is read only when it points inside root; a FIFO,
-    socket or device is never opened (a FIFO would block the run forever). Such entries, and
-    folders that cannot be read, come back with a status and the reason, so that no file vanishes
-    from the migration without a word. A generator over os.scandir (no extra stat per file)."""
-    top = str(root)
-    real_top = os.path.realpath(top)
-    stack = [top]
-    while stack:
-        folder = stack.pop()
-        base = os.path.relpath(folder, top).replace(os.sep, "/")
-        prefix = "" if base == "." else base + "/"
-        try:
-            with os.scandir(folder) as entries:
-                listed = sorted((e for e in entries if not e.name.startswith(".")), key=lambda e: e.name)
-        except OSError as exc:
-            yield Found(folder, prefix, "failed", f"cannot read this folder ({exc.strerror or exc}): its files are not translated")
-            continue
-        folders: list[str] = []
-        for entry in listed:
-            rel = prefix + entry.name
-            try:
-                if entry.is_dir(follow_symlinks=False):
-                    folders.append(entry.path)
-                    continue
-                link = entry.is_symlink()
-                regular = entry.is_file(follow_symlinks=False)
-            except OSError as exc:
-                yield Found(entry.path, rel, "failed", f"cannot read it ({exc.strerror or exc})")
-                continue
-            if link and os.path.isdir(entry.path):  # said whatever the globs: its files would vanish silently
-                yield Found(entry.path, rel + "/", "skipped", LINKED_FOLDER)
-                continue
-            if entry.name == SUMMARY_NAME or not _matches(entry.name, rel, include, exclude):
-                continue
-            if link:
-                yield _linked(entry.path, rel, real_top, in_place)
-            elif not regular:
-                yield Found(entry.path, rel, "skipped", f"not a regular file ({_kind(entry.path)}): not read")
-            else:
-                yield Found(entry.path, rel)
-        stack.extend(reversed(folders))  # depth first, in sorted order
-
-
-def _matches(name: str, rel: str, include: list[str], exclude: list[str]) -> bool:
-    if not any(fnmatch.fnmatch(name, p) or fnmatch.fnmatch(rel, p) for p in include):
-        return False
-    return not any(fnmatch.fnmatch(name, p) or fnmatch.fnmatch(rel, p) for p in exclude)
-
-
-def _linked(path: str, rel: str, real_top: str, in_place: bool) -> Found:
-    """A symlink that matched the globs: read only when it is a regular file inside the tree."""
-    real = os.path.realpath(path)
-    try:
-        mode = os.stat(real).st_mode
-    except OSError as exc:
-        return Found(path, rel, "failed", f"a symlink that cannot be followed ({exc.strerror or exc})")
-    if os.path.commonpath([real, real_top]) != real_top:
-        return Found(path, rel, "skipped", LINK_OUTSIDE)
-    if not stat.S_ISREG(mode):
-        return Found(path, rel, "skipped", f"a symlink to something that is not a regular file ({_kind(real)}): not read")
-    if in_place:
-        return Found(path, rel, "skipped", LINK_IN_PLACE)
-    return Found(path, rel)
-
-
-def _kind(path: str) -> str:
-    try:
-        mode = os.lstat(path).st_mode
-    except OSError:
-        return "unknown"
-    for test, name in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
-                       (stat.S_ISBLK, "a block device")):  # fmt: skip
-        if test(mode):
-            return name
-    return "not a file"
-
-
 def output_path(rel: str, dst: str) -> str:
     """The output's path relative to OUT_DIR: the source's, with the target format's suffix."""
     stem, dot, suffix = rel.rpartition(".")
     return (stem if dot and "/" not in suffix else rel) + get_format(dst).suffix
 
 
-MODEL_KEYS = ("num_layers", "hidden_size", "num_attention_heads")
-FRAGMENT = "fragment: no model architecture (num_layers/hidden_size); name it with --with to merge it into every translation"
-
-
 def _job(opts: BatchOptions, args: Job) -> FileResult:
     """Translate one file (runs in a worker process; must not raise)."""
     path_s, rel_s, out_s = args
     rel_out = output_path(rel_s, opts.dst)  # the summary names outputs relative to OUT_DIR
-    from .api import translate
-    from .outputs import copy_file, foreign_side_file, replace_file
+    from ..api import translate
+    from ..outputs import copy_file, foreign_side_file, replace_file
 
     try:
         config: Any = [path_s]
-        if opts.src == "neox":
-            # A NeoX file with no model architecture is a shared-settings fragment (local_setup.yml):
-            # read it once, look, and translate what was read (a broken file fails as it would anyway)
+        fragment = get_format(opts.src).load_reader().fragment
+        if fragment is not None:
+            # a format whose files may be shared-settings fragments (NeoX's local_setup.yml): read the
+            # file once, look, and translate what was read (a broken file fails as it would anyway)
             source = _read_source(path_s, opts)
             if source is not None:
-                if not any(key in source.tree for key in MODEL_KEYS):
-                    return FileResult(rel_s, "skipped", reason=FRAGMENT)
+                why = fragment(source)
+                if why:
+                    return FileResult(rel_s, "skipped", reason=why)
                 if not opts.with_files:
                     config = source
         with_files = [(w, _companion(w, opts.src)) for w in opts.with_files]
@@ -223,8 +124,8 @@ def _job(opts: BatchOptions, args: Job) -> FileResult:
 def _read_source(path: str, opts: BatchOptions) -> Any:
     """The file read as the source format, or None when it plainly is another format (translate
     then reads it as that one and says so)."""
-    from .api import load
-    from .errors import WrongFormat
+    from ..api import load
+    from ..errors import WrongFormat
 
     options = opts.translate_options
     try:
@@ -242,7 +143,7 @@ def _read_or_none(path: str) -> str | None:
 
 
 def _companion(path: str, src: str) -> str:
-    from .registry import companion_format
+    from ..registry import companion_format
 
     return companion_format(path, src)
 
@@ -250,7 +151,7 @@ def _companion(path: str, src: str) -> str:
 def _clean_stale_temps(out_dir: Path) -> None:
     """Remove the temp files of an earlier neoconv run that was killed (kill -9) before it could:
     only neoconv's own names, and only those of processes that are gone."""
-    from .outputs import stale_temp
+    from ..outputs import stale_temp
 
     if not out_dir.is_dir():
         return
@@ -265,7 +166,8 @@ Job = tuple[str, str, str]  # source path, source relative to SRC_DIR, output pa
 
 def _usage(opts: BatchOptions) -> None:
     """What would make every file fail the same way is a bad invocation: exit 2 before any work."""
-    from .api import check_options, load
+    from ..api import load
+    from ..arguments import check_options
 
     check_options(opts.src, opts.dst, opts.translate_options)
     for path in opts.with_files:
@@ -340,7 +242,7 @@ def run_batch(
         if resolved_out in resolved_src.parents:
             inside_src = resolved_src.relative_to(resolved_out).as_posix()
     _usage(opts)
-    include = opts.include or DEFAULT_INCLUDE.get(opts.src, ["*"])
+    include = opts.include or list(get_format(opts.src).globs)
     plan = _plan(root, str(target_root), include, opts, inside_src)
     if not opts.check:
         if not opts.in_place:
@@ -351,7 +253,7 @@ def run_batch(
     # are kept for the human summary.
     notable: list[FileResult] = []
     totals: dict[str, int] = {}
-    sink = _SummaryWriter(None if opts.check else target_root / SUMMARY_NAME, f"{opts.src}2{opts.dst}")
+    sink = SummaryWriter(None if opts.check else target_root / SUMMARY_NAME, f"{opts.src}2{opts.dst}")
     try:
         for done, result in enumerate(_results(iter(plan), opts), 1):
             totals[result.status] = totals.get(result.status, 0) + 1
@@ -428,9 +330,9 @@ def _watch_parent(parent: int) -> None:
 
 
 def _compile_tables(opts: BatchOptions) -> None:
-    from .catalogue import catalogue
-    from .mapping import load_table
-    from .schema import schema_index
+    from ..catalogue import catalogue
+    from ..mapping import load_table
+    from ..schema import schema_index
 
     catalogue()
     for fmt in (opts.src, opts.dst):
@@ -451,64 +353,6 @@ def _in_order(chunk: list[Any], future: Any) -> Iterator[FileResult]:
         yield item if isinstance(item, FileResult) else next(ran)
 
 
-class _SummaryWriter:
-    """Streams OUT_DIR/neoconv-report.json through a temp file of this run, renamed into place at
-    the end. A summary that cannot be written (a full disk) stops being written, and says so at
-    the end; it never stops the translations."""
-
-    def __init__(self, path: Path | None, command: str) -> None:
-        self.path = path
-        self.temps: list[str] = []  # this run's temp file, once it exists
-        self.fh: Any = None
-        self.first = True
-        self.error = ""
-        if path is not None:
-            from .outputs import temp_file
-
-            try:
-                fd = temp_file(path, self.temps)
-                self.fh = os.fdopen(fd, "w", encoding="utf-8", newline="\n")
-                self.fh.write('{\n  "command": ' + json.dumps(command) + ',\n  "files": [')
-            except OSError as exc:
-                self._failed(exc)
-
-    def _failed(self, exc: OSError) -> None:
-        self.error = f"{self.path}: cannot write it ({exc.strerror or exc}); the files listed above were still translated"
-        self.discard()
-
-    def add(self, result: FileResult) -> None:
-        if self.fh is not None:
-            entry = json.dumps(result.to_json(), ensure_ascii=False)  # one line per file: grep-able
-            try:
-                self.fh.write(("\n    " if self.first else ",\n    ") + entry)
-            except OSError as exc:
-                self._failed(exc)
-            self.first = False
-
-    def close(self, totals: dict[str, int]) -> None:
-        if self.fh is not None and self.path is not None:
-            try:
-                self.fh.write(("\n  ]" if not self.first else "]") + ',\n  "totals": ' + json.dumps(totals) + "\n}\n")
-                self.fh.close()
-                self.fh = None
-                os.replace(self.temps[0], self.path)
-                self.temps.clear()
-            except OSError as exc:
-                self._failed(exc)
-
-    def discard(self) -> None:
-        """Interrupted or failed: leave no half-written summary behind."""
-        if self.fh is not None:
-            try:
-                self.fh.close()
-            except OSError:
-                pass
-            self.fh = None
-        from .outputs import remove
-
-        remove(self.temps)
-
-
 def exit_code(results: list[FileResult], opts: BatchOptions, summary: dict[str, Any] | None = None) -> int:
     if summary and summary.get("report_error"):
         return 1  # the run's own summary could not be written: the caller has no record of it
@@ -518,27 +362,3 @@ def exit_code(results: list[FileResult], opts: BatchOptions, summary: dict[str, 
     ))  # fmt: skip
 
 
-def human_summary(
-    results: list[FileResult], opts: BatchOptions, totals: dict[str, int] | None = None, report_error: str = ""
-) -> str:
-    """The notable files one per line, then the count of every status (`totals` from run_batch:
-    `results` holds only the notable ones). File names and messages come from the tree: control
-    characters in them are shown escaped, never sent to the terminal."""
-    lines = []
-    for r in results:
-        if r.status == "failed":
-            lines.append(f"failed   {printable(r.source)}: {printable(r.error)}")
-        elif r.status == "skipped":
-            lines.append(f"skipped  {printable(r.source)}: {printable(r.reason)}")
-        elif r.status == "changed":
-            lines.append(f"changed  {printable(r.source)} -> {printable(r.output or '')}")
-        elif r.error:
-            lines.append(f"strict   {printable(r.source)}: {printable(r.error.removeprefix('fails the policy: '))}")
-    if report_error:
-        lines.append(f"failed   {printable(report_error)}")
-    counts = dict(totals or {})
-    if totals is None:
-        for r in results:
-            counts[r.status] = counts.get(r.status, 0) + 1
-    lines.append("neoconv batch: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())))
-    return "\n".join(lines) + "\n"

@@ -14,9 +14,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..errors import InputError, WrongFormat
-from ..io import dump_json, flatten, key_line, parse_json, read_text, unflatten
-from ..source import Source
+from ...errors import InputError, WrongFormat
+from ...io import flatten, key_line, parse_json, read_text
+from ...source import Source
+from ..spec import ModelConfig, Reader
 
 AUTO = (
     '"auto" is filled in by the Hugging Face Trainer/Accelerate from their own arguments at run time; '
@@ -28,26 +29,32 @@ _PLACEHOLDER = re.compile(r"[:\[,]\s*(\$\{?[A-Za-z_]\w*\}?|[A-Z][A-Z0-9_]*)(?=\s
 _COMMENT = re.compile(r"^\s*(//|#|/\*)")
 
 
-def read(paths: list[str], *, layout: str | None = None) -> Source:
-    if len(paths) != 1:
-        raise InputError(f"a DeepSpeed config is one file; got {len(paths)}", file=str(paths[-1]))
-    name = str(paths[0])
-    text = read_text(name)
-    try:
-        data = parse_json(text, name)
-    except InputError:
-        _refuse_template(text, name)
-        raise
-    return source_from_tree(data, name, text)
+class DeepspeedReader(Reader):
+    format = "deepspeed"
+
+    def read(self, paths: list[str], *, layout: str | None = None, model_config: ModelConfig = None) -> Source:
+        if len(paths) != 1:
+            raise InputError(f"a DeepSpeed config is one file; got {len(paths)}", file=str(paths[-1]))
+        name = str(paths[0])
+        text = read_text(name)
+        try:
+            data = parse_json(text, name)
+        except InputError:
+            _refuse_template(text, name)
+            raise
+        return self.from_tree(data, name=name, text=text)
+
+    def from_tree(
+        self, tree: dict[str, Any], *, name: str = "<config>", text: str = "", model_config: ModelConfig = None
+    ) -> Source:
+        """NeoX argument files refused, "auto" held apart."""
+        _refuse_neox_arguments(tree, text, name)
+        _refuse_dotted_keys(tree, text, name)
+        unresolved = {leaf: AUTO for leaf, value in flatten(tree).items() if value == "auto"}
+        return Source("deepspeed", tree, [name], {name: text} if text else {}, {k: name for k in tree}, unresolved=unresolved)
 
 
-def source_from_tree(data: dict[str, Any], name: str = "<config>", text: str = "") -> Source:
-    """A parsed DeepSpeed config as a file of it is read (a mapping handed to the library, a
-    translation reading its own output back): NeoX argument files refused, "auto" held apart."""
-    _refuse_neox_arguments(data, text, name)
-    _refuse_dotted_keys(data, text, name)
-    unresolved = {leaf: AUTO for leaf, value in flatten(data).items() if value == "auto"}
-    return Source("deepspeed", data, [name], {name: text} if text else {}, {k: name for k in data}, unresolved=unresolved)
+READER = DeepspeedReader()
 
 
 def _refuse_template(text: str, name: str) -> None:
@@ -98,7 +105,7 @@ def _line_of(text: str, needle: str) -> int | None:
 
 
 def _refuse_neox_arguments(data: dict[str, Any], text: str, name: str) -> None:
-    from ..schema import schema_index
+    from ...schema import schema_index
 
     neox, ds = schema_index("neox"), schema_index("deepspeed")
     foreign = [k for k in data if not ds.known(k.replace("-", "_")) and neox.known(k.replace("-", "_"))]
@@ -109,27 +116,3 @@ def _refuse_neox_arguments(data: dict[str, Any], text: str, name: str) -> None:
             "(neoconv neox2<target>, convert --from neox, or list it among the NeoX inputs)",
             suggested="neox", file=name, line=key_line(text, foreign[0]),
         )  # fmt: skip
-
-
-BATCH_NEEDED = (
-    "DeepSpeed refuses a config without a batch ('Either train_batch_size or train_micro_batch_size_per_gpu "
-    "needs to be provided'): give --set batch.micro=N (per GPU), or --set batch.global=N, or translate the "
-    "file that holds the batch with this one (--with)"
-)
-
-
-def write(leaves: dict[str, Any], meta: dict[str, Any]) -> dict[str, Any]:
-    from ..mapping import load_table
-
-    if meta.get("source_format") != "deepspeed" and not {"train_batch_size", "train_micro_batch_size_per_gpu"} & set(leaves):
-        meta.setdefault("extra_entries", []).append(
-            (None, "train_batch_size", "missing", BATCH_NEEDED, ("batch.global", "batch.micro")))
-
-    tree = unflatten(leaves)
-    ordered = {key: tree.pop(key) for key in load_table("deepspeed").order if key in tree}
-    ordered.update(tree)
-    return ordered
-
-
-def dump(document: dict[str, Any], meta: dict[str, Any]) -> str:
-    return dump_json(document)  # JSON has no comments: provenance is in the report

@@ -1,0 +1,92 @@
+"""The format contract (translator/formats/spec.py): formats are found, not listed; each offers a
+Reader and a Writer; what the shared code asks of a format it asks the spec."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import translator.formats as formats
+from translator.formats.spec import FormatSpec, Reader, WriteContext, Writer
+from translator.registry import FORMATS, companion_format, get_format
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_every_format_package_is_found_and_helpers_are_not() -> None:
+    assert list(FORMATS) == ["cerebras", "deepspeed", "neox", "veomni"]
+    assert "hf" not in FORMATS  # the HF config.json tables: a helper package, no FORMAT (yet: issue 14)
+
+
+@pytest.mark.parametrize("name", sorted(FORMATS))
+def test_a_spec_loads_its_reader_and_writer(name: str) -> None:
+    spec = get_format(name)
+    reader, writer = spec.load_reader(), spec.load_writer()
+    assert isinstance(reader, Reader) and reader.format == name
+    assert isinstance(writer, Writer) and writer.format == name
+    assert spec.suffix.startswith(".") and spec.globs
+    assert spec.default_layout is None or spec.default_layout in spec.layouts
+
+
+def test_discovery_reads_specs_only() -> None:
+    """Start-up imports every format package: they hold their spec and nothing else."""
+    code = (
+        "import sys\nimport translator.registry\n"
+        "print(sorted(m for m in sys.modules if m.startswith('translator.formats.') and m.count('.') > 2))\n"
+        "print(sorted(m for m in ('yaml', 'translator.source', 'translator.report') if m in sys.modules))\n"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert run.stdout.splitlines() == ["[]", "[]"], run.stdout + run.stderr
+
+
+def test_a_new_format_package_needs_no_edit_elsewhere(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    package = tmp_path / "toyformat"
+    package.mkdir()
+    (package / "__init__.py").write_text(
+        "from translator.formats.spec import FormatSpec\n"
+        "FORMAT = FormatSpec(name='toyformat', title='Toy', reader=f'{__name__}.reader', writer=f'{__name__}.writer')\n"
+    )
+    (tmp_path / "notaformat").mkdir()
+    (tmp_path / "notaformat" / "__init__.py").write_text("")
+    monkeypatch.setattr(formats, "__path__", [*formats.__path__, str(tmp_path)])
+    formats.discover.cache_clear()
+    try:
+        found = formats.discover()
+        assert "toyformat" in found and "notaformat" not in found
+        assert isinstance(found["toyformat"], FormatSpec) and found["toyformat"].title == "Toy"
+    finally:
+        formats.discover.cache_clear()
+        for name in ("translator.formats.toyformat", "translator.formats.notaformat"):
+            sys.modules.pop(name, None)
+
+
+@pytest.mark.parametrize(
+    "path, main, expected",
+    [
+        ("ds_config.json", "neox", "deepspeed"),  # a NeoX run's DeepSpeed half
+        ("local_setup.yml", "neox", "neox"),  # NeoX's own files merge
+        ("neox.yml", "deepspeed", "neox"),  # beside a ds_config.json, a YAML file is NeoX's
+        ("other.json", "deepspeed", "deepspeed"),
+        ("ds.json", "cerebras", "deepspeed"),
+        ("more.yaml", "veomni", "veomni"),
+    ],
+)
+def test_companion_formats_come_from_the_main_format_spec(path: str, main: str, expected: str) -> None:
+    assert companion_format(path, main) == expected
+
+
+def test_key_spelling_is_the_formats_own() -> None:
+    assert get_format("neox").spell("num-layers") == "num_layers"
+    assert get_format("deepspeed").spell("train-batch-size") == "train-batch-size"
+
+
+def test_a_header_is_a_writers_and_json_has_none() -> None:
+    ctx = WriteContext(layout="legacy", model_family="gpt2", sources="a.yml")
+    assert get_format("cerebras").load_writer().header({"model": {}}, ctx) == [
+        "# Cerebras Model Zoo config (legacy layout) written by neoconv from a.yml",
+        "# Model family: gpt2; run it with modelzoo/transformers/pytorch/gpt2/run.py",
+    ]
+    assert get_format("deepspeed").load_writer().header({}, ctx) == []

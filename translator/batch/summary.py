@@ -1,0 +1,100 @@
+"""A batch run's record: OUT_DIR/neoconv-report.json streamed as files finish, and the summary
+for the terminal."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import printable
+
+if TYPE_CHECKING:
+    from . import BatchOptions, FileResult
+
+SUMMARY_NAME = "neoconv-report.json"
+
+
+class SummaryWriter:
+    """Streams OUT_DIR/neoconv-report.json through a temp file of this run, renamed into place at
+    the end. A summary that cannot be written (a full disk) stops being written, and says so at
+    the end; it never stops the translations."""
+
+    def __init__(self, path: Path | None, command: str) -> None:
+        self.path = path
+        self.temps: list[str] = []  # this run's temp file, once it exists
+        self.fh: Any = None
+        self.first = True
+        self.error = ""
+        if path is not None:
+            from ..outputs import temp_file
+
+            try:
+                fd = temp_file(path, self.temps)
+                self.fh = os.fdopen(fd, "w", encoding="utf-8", newline="\n")
+                self.fh.write('{\n  "command": ' + json.dumps(command) + ',\n  "files": [')
+            except OSError as exc:
+                self._failed(exc)
+
+    def _failed(self, exc: OSError) -> None:
+        self.error = f"{self.path}: cannot write it ({exc.strerror or exc}); the files listed above were still translated"
+        self.discard()
+
+    def add(self, result: FileResult) -> None:
+        if self.fh is not None:
+            entry = json.dumps(result.to_json(), ensure_ascii=False)  # one line per file: grep-able
+            try:
+                self.fh.write(("\n    " if self.first else ",\n    ") + entry)
+            except OSError as exc:
+                self._failed(exc)
+            self.first = False
+
+    def close(self, totals: dict[str, int]) -> None:
+        if self.fh is not None and self.path is not None:
+            try:
+                self.fh.write(("\n  ]" if not self.first else "]") + ',\n  "totals": ' + json.dumps(totals) + "\n}\n")
+                self.fh.close()
+                self.fh = None
+                os.replace(self.temps[0], self.path)
+                self.temps.clear()
+            except OSError as exc:
+                self._failed(exc)
+
+    def discard(self) -> None:
+        """Interrupted or failed: leave no half-written summary behind."""
+        if self.fh is not None:
+            try:
+                self.fh.close()
+            except OSError:
+                pass
+            self.fh = None
+        from ..outputs import remove
+
+        remove(self.temps)
+
+
+def human_summary(
+    results: list[FileResult], opts: BatchOptions, totals: dict[str, int] | None = None, report_error: str = ""
+) -> str:
+    """The notable files one per line, then the count of every status (`totals` from run_batch:
+    `results` holds only the notable ones). File names and messages come from the tree: control
+    characters in them are shown escaped, never sent to the terminal."""
+    lines = []
+    for r in results:
+        if r.status == "failed":
+            lines.append(f"failed   {printable(r.source)}: {printable(r.error)}")
+        elif r.status == "skipped":
+            lines.append(f"skipped  {printable(r.source)}: {printable(r.reason)}")
+        elif r.status == "changed":
+            lines.append(f"changed  {printable(r.source)} -> {printable(r.output or '')}")
+        elif r.error:
+            lines.append(f"strict   {printable(r.source)}: {printable(r.error.removeprefix('fails the policy: '))}")
+    if report_error:
+        lines.append(f"failed   {printable(report_error)}")
+    counts = dict(totals or {})
+    if totals is None:
+        for r in results:
+            counts[r.status] = counts.get(r.status, 0) + 1
+    lines.append("neoconv batch: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())))
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,384 @@
+"""Cerebras Model Zoo formulas (legacy-layout keys; the trainer layout is read into that view).
+
+The LR schedule (`learning_rate` phases) is in schedule.py.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ...formula import Approx, Extension, Unexpressible, formula
+from ...formulas_common import DecoderFamily, init_method_std, rotary_dim_for
+from . import schedule  # noqa: F401  (registers cerebras.lr_schedule)
+
+
+@formula("cerebras.rotary_dim")
+class RotaryDim:
+    """rotary_dim = int(head_dim * rotary_fraction), head_dim = hidden / heads (Cerebras, GPT-J)."""
+
+    @staticmethod
+    def read(
+        model_rotary_dim: int | None, hidden_size: int | None, num_heads: int | None, model_attention_inner_dim: Any = None
+    ) -> Any:
+        if model_rotary_dim is None or not hidden_size or not num_heads:
+            return None
+        # Cerebras' attention_inner_dim (Gemma 2: 4096 for hidden 3584) sets its own head size
+        inner = model_attention_inner_dim if isinstance(model_attention_inner_dim, int) and model_attention_inner_dim > 0 else hidden_size
+        fraction = model_rotary_dim / (inner // num_heads)
+        if fraction > 1:
+            return Extension(f"rotary_dim {model_rotary_dim} is more than the head size {inner // num_heads}")
+        return fraction
+
+    @staticmethod
+    def write(value: float, hidden_size: int | None, num_heads: int | None) -> dict[str, Any]:
+        if not hidden_size or not num_heads:
+            return {}
+        return {"model_rotary_dim": rotary_dim_for(value, hidden_size // num_heads)}
+
+
+# Model Zoo's GPT-2-derived models (gpt2, llama, mistral: gpt2/model.py 2.0-2.2, gpt2_model.py since)
+# default embedding_dropout_rate and attention_dropout_rate to dropout_rate; the GPT-J backbone
+# (gptj/model.py) defaults each to 0.1 on its own.
+CEREBRAS_OWN_DROPOUT_DEFAULTS = frozenset({"gptj", "gpt-neox"})
+
+
+def _cerebras_dropout(value: Any, hidden_dropout: float | None, family: str | None) -> Any:
+    if value is not None:
+        return value
+    if family in CEREBRAS_OWN_DROPOUT_DEFAULTS:
+        return 0.1
+    return hidden_dropout
+
+
+@formula("cerebras.embedding_dropout")
+class CerebrasEmbeddingDropout:
+    """embedding_dropout_rate; absent: dropout_rate (GPT-2-derived models) or 0.1 (GPT-J)."""
+
+    @staticmethod
+    def read(model_embedding_dropout_rate: float | None, hidden_dropout: float | None, family: str | None) -> Any:
+        return _cerebras_dropout(model_embedding_dropout_rate, hidden_dropout, family)
+
+    @staticmethod
+    def write(value: float) -> dict[str, Any]:
+        return {"model_embedding_dropout_rate": value}
+
+
+@formula("cerebras.attention_dropout")
+class CerebrasAttentionDropout:
+    """attention_dropout_rate; absent: dropout_rate (GPT-2-derived models) or 0.1 (GPT-J)."""
+
+    @staticmethod
+    def read(model_attention_dropout_rate: float | None, hidden_dropout: float | None, family: str | None) -> Any:
+        return _cerebras_dropout(model_attention_dropout_rate, hidden_dropout, family)
+
+    @staticmethod
+    def write(value: float) -> dict[str, Any]:
+        return {"model_attention_dropout_rate": value}
+
+
+@formula("cerebras.gqa")
+class CerebrasGqa:
+    """Grouped-query attention: multiquery_attention with extra_attention_params.num_kv_groups."""
+
+    @staticmethod
+    def read(model_attention_module: str | None, model_extra_attention_params: Any, num_heads: int | None) -> Any:
+        if model_attention_module == "multiquery_attention":
+            params = model_extra_attention_params if isinstance(model_extra_attention_params, dict) else {}
+            return int(params.get("num_kv_groups", 1))
+        return num_heads if model_attention_module is not None else None
+
+    @staticmethod
+    def write(value: int, num_heads: int | None) -> dict[str, Any]:
+        if value == num_heads:
+            return {"model_attention_module": "aiayn_attention"}
+        return {
+            "model_attention_module": "multiquery_attention",
+            "model_extra_attention_params": {"num_kv_groups": value},
+        }
+
+
+@formula("cerebras.attention_bias")
+class CerebrasAttentionBias:
+    """Cerebras has separate flags for the QKV and output projection biases; NeoX and HF have one."""
+
+    @staticmethod
+    def read(model_use_projection_bias_in_attention: Any, model_use_ffn_bias_in_attention: Any) -> Any:
+        qkv, out = model_use_projection_bias_in_attention, model_use_ffn_bias_in_attention
+        if qkv is None or out is None or qkv == out:
+            return qkv if qkv is not None else out
+        return Approx(qkv, f"QKV bias {qkv} and output-projection bias {out} differ; one flag keeps the QKV one")
+
+    @staticmethod
+    def write(value: bool) -> dict[str, Any]:
+        return {"model_use_projection_bias_in_attention": value, "model_use_ffn_bias_in_attention": value}
+
+
+def _truncated_normal(std: float) -> dict[str, Any]:
+    # Cerebras' own GPT-NeoX configs write truncated normals cut at +-2 std.
+    return {"name": "truncated_normal", "mean": 0.0, "std": std, "a": -2.0 * std, "b": 2.0 * std}
+
+
+@formula("cerebras.initializers")
+class CerebrasInitializers:
+    """NeoX init method names -> Cerebras initializer dicts with the std each method implies."""
+
+    TRUNCATION = "NeoX samples N(0, std); Cerebras gets a normal truncated at +-2 std, as in its own NeoX configs"
+    GPTJ_FFN = "the GPT-J backbone initialises both MLP matrices with output_layer_initializer"
+
+    @staticmethod
+    def read(
+        model_initializer_range: float | None,
+        model_initializer: Any,
+        model_output_layer_initializer: Any,
+        model_embedding_initializer: Any,
+        num_layers: int | None,
+        hidden_size: int | None,
+        family: str | None = None,
+    ) -> dict[str, Any]:
+        sigma = float(model_initializer_range) if model_initializer_range is not None else 0.02
+        out: dict[str, Any] = {"init_std": sigma}
+
+        def method_for(spec: Any, fallback: str) -> Any:
+            if not isinstance(spec, dict):
+                return fallback if spec is None else Approx(fallback, f"initializer {spec!r} has no NeoX name")
+            std = spec.get("std")
+            if std is None or not num_layers or not hidden_size:
+                return Approx(fallback, f"initializer {spec.get('name')} without a std")
+            for name in ("normal", "scaled_normal", "small_init", "wang_init", "single_residual_scaled_normal"):
+                expected = init_method_std(name, sigma, num_layers, hidden_size)
+                if expected and math.isclose(float(std), expected, rel_tol=1e-6):
+                    if spec.get("name") == "truncated_normal":
+                        return Approx(name, "Cerebras truncated normal read as NeoX's plain normal")
+                    return name
+            return Approx(fallback, f"std {std} matches no NeoX init method")
+
+        out["init_method"] = method_for(model_initializer, "normal")
+        # Cerebras' GPT-2 backbone (gpt2, llama, mistral) scales its default output-layer init by
+        # 1/sqrt(2L) (NeoX scaled_normal); the GPT-J backbone uses initializer_range everywhere.
+        sequential = family in ("gpt2", "llama", "mistral")
+        out["output_init_method"] = method_for(model_output_layer_initializer, "scaled_normal" if sequential else "normal")
+        return out
+
+    @staticmethod
+    def write(
+        init_method: str | None,
+        output_init_method: str | None,
+        init_std: float | None,
+        num_layers: int | None,
+        hidden_size: int | None,
+        family: str | None,
+    ) -> dict[str, Any]:
+        sigma = 0.02 if init_std is None else init_std
+        out: dict[str, Any] = {"model_initializer_range": sigma}
+        if not num_layers or not hidden_size:
+            if (init_method or "normal") != "normal" or output_init_method not in (None, "normal"):
+                why = f"init methods {init_method}/{output_init_method} need num_layers and hidden_size for their std"
+                out["model_initializer_range"] = Approx(sigma, why)
+            return out
+        detail = CerebrasInitializers.TRUNCATION
+        if family in ("gptj", "gpt-neox"):
+            detail += "; " + CerebrasInitializers.GPTJ_FFN
+
+        def spec(method: str | None) -> Any:
+            name = method or "normal"
+            std = init_method_std(name, sigma, num_layers, hidden_size)
+            if std is None:
+                return Approx({"name": name}, f"{name} uses each tensor's own fan-in/out; NeoX computes it per shard")
+            return Approx(_truncated_normal(std), detail)
+
+        hidden = spec(init_method)
+        out["model_initializer"] = hidden
+        out["model_embedding_initializer"] = hidden
+        out["model_output_layer_initializer"] = spec(output_init_method)
+        return out
+
+
+@formula("cerebras.seq_length")
+class CerebrasSeqLength:
+    """train_input.max_sequence_length: the samples' length when the data processor takes one; a
+    translation into Cerebras cannot rely on it (GptHDF5DataProcessor ignores it, with a warning)."""
+
+    @staticmethod
+    def read(train_input_max_sequence_length: int | None) -> int | None:
+        return train_input_max_sequence_length
+
+    @staticmethod
+    def write(value: int) -> dict[str, Any]:
+        raise Unexpressible(f"Cerebras takes the sequence length from the preprocessed data: preprocess with max "
+                            f"sequence length {value}")  # fmt: skip
+
+
+@formula("cerebras.optimizer_type")
+class CerebrasOptimizerType:
+    """optimizer_type (case-insensitive) <-> canonical optimizer. Adam without weight decay is the
+    same algorithm as AdamW: read as adamw, as every other framework's reading of it is."""
+
+    NAMES = {"adamw": "adamw", "adam": "adam", "sgd": "sgd", "lamb": "lamb", "lion": "lion", "adafactor": "adafactor",
+             "adagrad": "adagrad", "muon": "muon"}  # fmt: skip
+    WRITE = {"adamw": "AdamW", "adam": "Adam", "sgd": "SGD", "lamb": "Lamb", "lion": "Lion", "adafactor": "AdaFactor",
+             "adagrad": "Adagrad", "muon": "Muon"}  # fmt: skip
+
+    @staticmethod
+    def read(optimizer_optimizer_type: Any, weight_decay: float | None) -> Any:
+        if optimizer_optimizer_type is None:
+            return None
+        name = CerebrasOptimizerType.NAMES.get(str(optimizer_optimizer_type).lower())
+        if name is None:
+            raise ValueError(f"unknown value {optimizer_optimizer_type!r}; expected one of {', '.join(CerebrasOptimizerType.WRITE.values())}")
+        return "adamw" if name == "adam" and not weight_decay else name
+
+    @staticmethod
+    def write(value: str) -> dict[str, Any]:
+        if value not in CerebrasOptimizerType.WRITE:
+            raise Unexpressible(f"optim.type={value!r} has no counterpart in optimizer.optimizer_type")
+        return {"optimizer_optimizer_type": CerebrasOptimizerType.WRITE[value]}
+
+
+@formula("cerebras.precision")
+class CerebrasPrecision:
+    """mixed_precision + fp16_type (release 2.1+; use_bfloat16 before) <-> compute dtype."""
+
+    TYPES = {"fp16": "float16", "bf16": "bfloat16", "cbf16": "cbfloat16"}
+
+    @staticmethod
+    def read(model_mixed_precision: Any, model_fp16_type: str | None, model_use_bfloat16: Any) -> str | None:
+        if model_mixed_precision is None and model_fp16_type is None and model_use_bfloat16 is None:
+            return None
+        if model_mixed_precision is False:
+            return "fp32"
+        if model_use_bfloat16 is True:
+            return "bf16"
+        names = {v: k for k, v in CerebrasPrecision.TYPES.items()}
+        if model_fp16_type is not None:
+            if model_fp16_type not in names:
+                raise ValueError(f"unknown fp16_type {model_fp16_type!r}; expected float16, bfloat16 or cbfloat16")
+            return names[model_fp16_type]
+        if model_use_bfloat16 is False:
+            return "fp16"
+        # neither given: the GPT-2/GPT-J set_defaults of 2.0.2 (use_bfloat16 True), of 2.1+
+        # (fp16_type bfloat16) and the 2.10 trainer (MixedPrecision fp16_type="bfloat16") all mean bf16
+        return "bf16"
+
+    @staticmethod
+    def write(value: str) -> dict[str, Any]:
+        if value == "fp32":
+            return {"model_mixed_precision": False}
+        return {"model_mixed_precision": True, "model_fp16_type": CerebrasPrecision.TYPES[value]}
+
+
+@formula("cerebras.clip")
+class CerebrasClip:
+    """max_gradient_norm; 0 means no clipping, which Cerebras expresses by leaving the key out."""
+
+    @staticmethod
+    def read(optimizer_max_gradient_norm: float | None) -> float:
+        # no max_gradient_norm means no clipping (0 in canonical terms), so a target whose default
+        # clips (NeoX, DeepSpeed: 1.0) gets an explicit 0
+        return 0.0 if optimizer_max_gradient_norm is None else float(optimizer_max_gradient_norm)
+
+    @staticmethod
+    def write(value: float) -> dict[str, Any]:
+        return {} if value == 0 else {"optimizer_max_gradient_norm": value}
+
+
+# Cerebras model names (trainer.init.model.name) whose model is the GPT-J backbone (parallel residual)
+CEREBRAS_PARALLEL_MODELS = frozenset({"gptj", "gpt-neox", "falcon"})
+
+
+@formula("cerebras.parallel_residual")
+class CerebrasParallelResidual:
+    """Legacy Cerebras files name no model: the GPT-J backbone (parallel residual) shows in its keys."""
+
+    @staticmethod
+    def read(model_use_untied_layer_norm: Any, model_residual_dropout_rate: Any, model_rotary_dim: Any, model_name: Any) -> bool:
+        if isinstance(model_name, str) and model_name:  # trainer layout: the model class says it
+            return model_name.lower() in CEREBRAS_PARALLEL_MODELS
+        return model_use_untied_layer_norm is not None or model_residual_dropout_rate is not None
+
+    @staticmethod
+    def write(value: bool) -> dict[str, Any]:
+        return {}
+
+
+@formula("cerebras.dense_attention")
+class DenseAttention:
+    """A framework whose models only have dense causal attention: reading gives "dense"."""
+
+    @staticmethod
+    def read() -> str:
+        return "dense"
+
+    @staticmethod
+    def write(value: str) -> Any:
+        if value != "dense":  # the output describes attention layers where the source has other blocks
+            return Approx({}, f"Cerebras models only have dense causal attention: the {value} blocks become "
+                              "attention layers")  # fmt: skip
+        return {}
+
+
+# Cerebras Model Zoo registry names (release 2.10, registry.yaml) of decoder language models: the
+# GPT-2 backbone ones and the GPT-J backbone ones (CEREBRAS_PARALLEL_MODELS).
+CEREBRAS_DECODERS = frozenset(
+    {"gpt2", "gpt3", "gpt_backbone", "llama", "mistral", "mixtral", "btlm", "bloom", "jais", "santacoder",
+     "starcoder", "gemma2", "gptj", "gpt-neox", "falcon"}
+)  # fmt: skip
+_CEREBRAS_ALIASES = {"llamamodel": "llama"}  # deprecated registry aliases
+
+
+@formula("cerebras.model_name")
+class CerebrasModelName:
+    """trainer.init.model.name <-> model family. Names the catalogue has are the family; other
+    decoder names (gpt3, falcon, btlm, ...) get the family of their block structure; the writer
+    writes the family (the name is required from Model Zoo 2.4 on)."""
+
+    @staticmethod
+    def read(
+        model_name: Any,
+        parallel_residual: bool | None,
+        parallel_shared_norm: bool | None,
+        norm: str | None,
+        activation: str | None,
+    ) -> Any:
+        structural = DecoderFamily.read(parallel_residual, parallel_shared_norm, norm, activation)
+        if model_name is None:
+            return structural
+        name = _CEREBRAS_ALIASES.get(str(model_name).lower(), str(model_name).lower())
+        if name in ("gpt2", "gptj", "gpt-neox", "llama", "mistral"):
+            return name
+        if name in CEREBRAS_DECODERS:
+            return structural
+        return Extension(f"{model_name} is not a decoder language model: no other framework has its architecture")
+
+    @staticmethod
+    def write(value: str) -> dict[str, Any]:
+        return {"model_name": value}
+
+
+@formula("cerebras.norm")
+class CerebrasNorm:
+    """Cerebras norm_type (layers/norms.py) <-> norm kind plus whether it has a bias."""
+
+    NAMES = {"layernorm": "layernorm", "rmsnorm": "rmsnorm", "nonparametric-layernorm": "non_parametric_layernorm"}
+
+    @staticmethod
+    def read(model_norm_type: Any) -> Any:
+        if model_norm_type is None:
+            return {}
+        name = str(model_norm_type).lower()
+        if name == "biasless-layernorm":
+            return {"norm": "layernorm", "norm_bias": False}
+        if name in CerebrasNorm.NAMES:  # torch.nn.LayerNorm has a learned bias; RMSNorm, no parameters: none
+            return {"norm": CerebrasNorm.NAMES[name], "norm_bias": name == "layernorm"}
+        return Extension(f"norm_type {model_norm_type!r} has no counterpart outside Cerebras")
+
+    @staticmethod
+    def write(norm: str | None, norm_bias: bool | None) -> Any:
+        if norm == "layernorm" and norm_bias is False:
+            return {"model_norm_type": "biasless-layernorm"}
+        names = {v: k for k, v in CerebrasNorm.NAMES.items()}
+        if norm not in names:
+            raise Unexpressible(f"Cerebras has no {norm} norm_type")
+        if norm != "layernorm" and norm_bias:
+            return Approx({"model_norm_type": names[norm]}, f"Cerebras' {names[norm]} has no bias", ("model.norm_bias",))
+        return {"model_norm_type": names[norm]}

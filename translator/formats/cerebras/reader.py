@@ -1,0 +1,78 @@
+"""Cerebras Model Zoo YAML reader, both layouts.
+
+The mapping table is keyed on the legacy layout, as Cerebras' own converter is. A trainer file is
+read into that legacy view (Source.aliases keep the trainer path of every leaf, so reports and
+errors name what the user wrote; from_trainer.py, data in mappings/cerebras-layouts.yaml). What the
+view cannot say about the file's own shape (trainer places it leaves out, the schedule as spelled)
+goes to Source.meta for a same-format write.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...errors import InputError
+from ...io import parse_yaml, read_text, unflatten
+from ...source import Source
+from ..spec import ModelConfig, Reader
+from .from_trainer import from_trainer
+
+SECTIONS = ("train_input", "eval_input", "model", "optimizer", "runconfig", "sparsity", "wandb")
+
+
+class CerebrasReader(Reader):
+    format = "cerebras"
+
+    def read(self, paths: list[str], *, layout: str | None = None, model_config: ModelConfig = None) -> Source:
+        if len(paths) != 1:
+            raise InputError(f"a Cerebras config is one file; got {len(paths)}", file=str(paths[-1]))
+        name = str(paths[0])
+        text = read_text(name)
+        source = self.from_tree(parse_yaml(text, name), name=name, text=text)
+        if layout is not None and layout != source.layout:
+            raise InputError(f"this is a Cerebras {source.layout}-layout file, not {layout}", file=name, line=1)
+        return source
+
+    def from_tree(
+        self, tree: dict[str, Any], *, name: str = "<config>", text: str = "", model_config: ModelConfig = None
+    ) -> Source:
+        """The legacy view of a parsed Cerebras config."""
+        if self.detect_layout(tree) == "trainer":
+            return _trainer_source(tree, name, text)
+        for section in SECTIONS:
+            if section in tree and tree[section] is not None and not isinstance(tree[section], dict):
+                raise InputError(f"section {section!r} must be a mapping", file=name)
+        texts = {name: text} if text else {}
+        return Source("cerebras", tree, [name], texts, {k: name for k in tree}, layout="legacy")
+
+    def detect_layout(self, tree: dict[str, Any]) -> str:
+        return "trainer" if "trainer" in tree else "legacy"
+
+
+READER = CerebrasReader()
+
+
+def _trainer_source(data: dict[str, Any], name: str, text: str) -> Source:
+    trainer = data["trainer"]
+    if isinstance(trainer, list):
+        raise InputError(
+            f"`trainer` is a list of {len(trainer)} trainer configs (multi-phase training); neoconv "
+            "translates one phase at a time: put each list item in a file of its own",
+            file=name, line=1,
+        )  # fmt: skip
+    if not isinstance(trainer, dict) or not isinstance(trainer.get("init", {}), dict):
+        raise InputError("`trainer` must be a mapping with an `init` section", file=name, line=1)
+    others = [k for k in data if k != "trainer"]
+    if others:
+        raise InputError(
+            f"top-level {', '.join(map(repr, others))} beside `trainer`: a trainer-layout file has only "
+            "`trainer` (legacy sections belong in a legacy-layout file)",
+            file=name, line=1,
+        )  # fmt: skip
+    view = from_trainer(trainer)
+    tree = unflatten(view.leaves)
+    texts = {name: text} if text else {}
+    return Source(
+        "cerebras", tree, [name], texts, {k: name for k in tree}, layout="trainer",
+        notes=view.notes, aliases=view.aliases, meta={"absent_places": view.absent, "schedule": view.schedule},
+    )  # fmt: skip

@@ -1,0 +1,99 @@
+"""Cerebras Model Zoo YAML writer, both layouts.
+
+* legacy (Model Zoo 2.0-2.2): top-level train_input / eval_input / model / optimizer / runconfig.
+  Legacy files do not name their model: it is the run.py you launch. The writer states the model
+  family it chose in a header comment (and the report).
+* trainer (Model Zoo 2.3+): trainer.init.{backend, model, optimizer, schedulers, precision, loop,
+  checkpoint, logging, callbacks, ...} and trainer.fit.{train_dataloader, val_dataloader}, built from
+  the legacy view as Cerebras' own converter builds it (to_trainer.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...io import dump_yaml, unflatten
+from ...report import Status
+from ..spec import ExtraEntry, WriteContext, WriteResult, Writer
+from .layout import RESIDUE, holds, layout
+from .reader import SECTIONS
+from .to_trainer import to_trainer
+
+# Where each family's legacy run.py lives in Model Zoo 2.x (the family picks the model class).
+RUN_SCRIPTS = {
+    "gpt2": "transformers/pytorch/gpt2/run.py",
+    "gptj": "transformers/pytorch/gptj/run.py",
+    "gpt-neox": "transformers/pytorch/gptj/run.py (GPT-NeoX configs live under gptj)",
+    "llama": "transformers/pytorch/llama/run.py",
+    "mistral": "transformers/pytorch/mistral/run.py",
+}
+
+# Keys Model Zoo cannot run without and no canonical field gives (gpt2/utils.py set_defaults reads
+# train_input["data_processor"]; HDF5IterableDataset reads params["data_dir"]: KeyError without them)
+NEEDED = {
+    "data_processor": "Model Zoo needs the data processor (e.g. GptHDF5MapDataProcessor for data preprocessed "
+                      "to HDF5): add train_input.data_processor",
+    "data_dir": "Model Zoo needs the preprocessed data: add train_input.data_dir (the HDF5 folder; a "
+                "GptHDF5MapDataProcessor also takes a mixture)",
+}  # fmt: skip
+
+
+class CerebrasWriter(Writer):
+    format = "cerebras"
+
+    def write(self, leaves: dict[str, Any], ctx: WriteContext) -> WriteResult:
+        extra = _needed(leaves, ctx.layout) if ctx.source_format != self.format else []
+        if ctx.layout == "trainer":
+            shape = ctx.source_shape  # same-format: what the trainer source left out or spelled its way
+            document, moved, reshaped, inferred = to_trainer(
+                leaves, ctx.model_family, shape.get("absent_places"), shape.get("schedule")
+            )  # fmt: skip
+            header = self.header(document, ctx)
+            if inferred:
+                header.append(f"# trainer.init.model.name {ctx.model_family!r} is inferred from the block structure "
+                              "(legacy configs name no model)")  # fmt: skip
+            return WriteResult(document, header, extra_entries=extra, target_paths=moved, reshaped=reshaped)
+        tree = unflatten({k: v for k, v in leaves.items() if self.unplaceable(k, "legacy") is None})
+        ordered = {section: tree.pop(section) for section in SECTIONS if section in tree}
+        ordered.update(tree)
+        return WriteResult(ordered, self.header(ordered, ctx), extra_entries=extra)
+
+    def header(self, document: dict[str, Any], ctx: WriteContext) -> list[str]:
+        source = f" from {ctx.sources}" if ctx.sources else ""
+        if "trainer" in document:
+            return [f"# Cerebras Model Zoo config (trainer layout, Model Zoo 2.3+) written by neoconv{source}"]
+        lines = [f"# Cerebras Model Zoo config (legacy layout) written by neoconv{source}"]
+        family = ctx.model_family
+        if family:
+            lines.append(f"# Model family: {family}; run it with modelzoo/{RUN_SCRIPTS.get(family, family)}")
+        return lines
+
+    def serialise(self, document: dict[str, Any]) -> str:
+        return dump_yaml(document)
+
+    def unplaceable(self, leaf: str, layout_name: str | None) -> str | None:
+        """Why a layout has no place for a legacy-view leaf (same-format translation), or None."""
+        if layout_name == "trainer":
+            if holds(leaf):
+                return None
+            if leaf in layout().ignore:
+                return "Cerebras' trainer conversion ignores it"
+            return ("the trainer layout has no place for it: Cerebras' own convert_legacy_params_to_trainer_params "
+                    "drops it too (\"Found extra keys in the params\")")  # fmt: skip
+        if leaf.startswith(RESIDUE + "."):
+            return "a trainer-layout setting with no legacy key: the legacy layout has no place for it"
+        if leaf == "model.name":
+            return "legacy configs name no model: the family is the run.py you launch (named in the file header)"
+        return None
+
+
+WRITER = CerebrasWriter()
+
+
+def _needed(leaves: dict[str, Any], layout_name: str | None) -> list[ExtraEntry]:
+    section = "trainer.fit.train_dataloader" if layout_name == "trainer" else "train_input"
+    missing: list[ExtraEntry] = []
+    for key, why in NEEDED.items():
+        if f"train_input.{key}" not in leaves and not (key == "data_dir" and "train_input.mixture" in leaves):
+            missing.append(ExtraEntry(f"{section}.{key}", Status.MISSING, why.replace("train_input.", section + ".")))
+    return missing

@@ -1,0 +1,314 @@
+"""DeepSpeed formulas (deepspeed/runtime/config.py, engine.py and lr_schedules.py at
+deepspeedai/DeepSpeed edaa722; version boundaries from the release tags that first contain each
+change). The fp16 and zero_optimization blocks are DeepSpeed's also in a GPT-NeoX config (NeoX
+hands them to DeepSpeed as they are), so mappings/neox.yaml uses their formulas too. The LR
+scheduler is in schedule.py.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ...formula import Approx, Extension, Unexpressible, formula
+from . import schedule  # noqa: F401  (registers deepspeed.lr_schedule)
+
+
+def deepspeed_batch(
+    tb: int | None, mb: int | None, ga: int | None, dp: int | None
+) -> tuple[int | None, int | None, int | None]:
+    """DeepSpeedConfig._set_batch_related_parameters, then its _batch_assertion when dp is known.
+
+    dp is the data-parallel size (DeepSpeed's `world_size`); None when unknown, in which case only
+    what needs no dp is resolved (train_batch_size or micro batch alone means GA 1).
+    """
+    if tb is None and mb is None:
+        return None, None, ga  # DeepSpeed alone refuses this; a NeoX file beside it may hold the batch
+    if tb is not None and mb is not None and ga is not None:
+        pass
+    elif tb is not None and mb is not None:
+        ga = tb // mb // dp if dp else None
+    elif tb is not None and ga is not None:
+        mb = tb // dp // ga if dp else None
+    elif mb is not None and ga is not None:
+        tb = mb * ga * dp if dp else None
+    elif tb is not None:
+        ga, mb = 1, (tb // dp if dp else None)
+    else:
+        assert mb is not None
+        ga, tb = 1, (mb * dp if dp else None)
+    if dp and tb is not None and mb is not None and ga is not None:
+        for name, n in (("train_batch_size", tb), ("train_micro_batch_size_per_gpu", mb), ("gradient_accumulation_steps", ga)):
+            if n <= 0:
+                raise ValueError(f"{name} resolves to {n} at data-parallel size {dp}; DeepSpeed needs it > 0")
+        if tb != mb * ga * dp:
+            raise ValueError(
+                f"train_batch_size {tb} != micro batch {mb} x gradient_accumulation_steps {ga} x data-parallel "
+                f"size {dp}: DeepSpeed's batch assertion fails at this world size"
+            )
+    return tb, mb, ga
+
+
+@formula("deepspeed.global_batch")
+class DeepspeedGlobalBatch:
+    """train_batch_size, else micro x GA x dp (DeepSpeed's resolution; the other two keys are peeked)."""
+
+    @staticmethod
+    def read(
+        train_batch_size: int | None,
+        train_micro_batch_size_per_gpu: int | None,
+        gradient_accumulation_steps: int | None,
+        data_parallel_size: int | None,
+    ) -> int | None:
+        return deepspeed_batch(train_batch_size, train_micro_batch_size_per_gpu, gradient_accumulation_steps, data_parallel_size)[0]
+
+    @staticmethod
+    def write(value: int) -> dict[str, Any]:
+        return {"train_batch_size": value}
+
+
+@formula("deepspeed.micro_batch")
+class DeepspeedMicroBatch:
+    """train_micro_batch_size_per_gpu, else train_batch_size // dp // GA (DeepSpeed's resolution)."""
+
+    @staticmethod
+    def read(
+        train_micro_batch_size_per_gpu: int | None,
+        train_batch_size: int | None,
+        gradient_accumulation_steps: int | None,
+        data_parallel_size: int | None,
+    ) -> int | None:
+        return deepspeed_batch(train_batch_size, train_micro_batch_size_per_gpu, gradient_accumulation_steps, data_parallel_size)[1]
+
+    @staticmethod
+    def write(value: int) -> dict[str, Any]:
+        return {"train_micro_batch_size_per_gpu": value}
+
+
+@formula("deepspeed.grad_accum")
+class DeepspeedGradAccum:
+    """gradient_accumulation_steps (DeepSpeed default None), else train_batch_size // micro // dp, else 1."""
+
+    @staticmethod
+    def read(
+        gradient_accumulation_steps: int | None,
+        train_batch_size: int | None,
+        train_micro_batch_size_per_gpu: int | None,
+        data_parallel_size: int | None,
+    ) -> int | None:
+        return deepspeed_batch(train_batch_size, train_micro_batch_size_per_gpu, gradient_accumulation_steps, data_parallel_size)[2]
+
+    @staticmethod
+    def write(value: int) -> dict[str, Any]:
+        return {"gradient_accumulation_steps": value}
+
+
+# DeepSpeed's own optimizers, compared lower-case (config.py DEEPSPEED_OPTIMIZERS); "adam" is decoupled
+# (AdamW) unless params.adam_w_mode is false (engine._configure_basic_optimizer, ADAM_W_MODE_DEFAULT).
+_DS_OPTIMIZERS = {
+    "adamw": "adamw", "onebitadam": "onebitadam", "zerooneadam": "zerooneadam", "lamb": "lamb",
+    "onebitlamb": "onebitlamb", "lion": "lion", "adagrad": "adagrad", "muon": "muon",
+}  # fmt: skip
+_DS_MUP = {"muadam": "adam", "muadamw": "adamw", "musgd": "sgd"}  # mup wraps torch Adam / AdamW / SGD
+# Any other name is getattr(torch.optim, name): case-sensitive. None: no canonical optimizer.
+_TORCH_OPTIMIZERS: dict[str, str | None] = {
+    "SGD": "sgd", "Adafactor": "adafactor", "ASGD": None, "Adadelta": None, "Adamax": None, "LBFGS": None,
+    "NAdam": None, "RAdam": None, "RMSprop": None, "Rprop": None, "SparseAdam": None,
+}  # fmt: skip
+_DS_OPTIMIZER_NAMES = {
+    "adamw": "AdamW", "sgd": "SGD", "lamb": "Lamb", "lion": "Lion", "onebitadam": "OneBitAdam",
+    "zerooneadam": "ZeroOneAdam", "onebitlamb": "OneBitLamb", "adagrad": "Adagrad", "adafactor": "Adafactor",
+    "muon": "Muon",
+}  # fmt: skip
+
+
+@formula("deepspeed.optimizer")
+class DeepspeedOptimizer:
+    """optimizer.type (+ params.adam_w_mode) <-> canonical optimizer; DeepSpeed "Adam" is AdamW by default."""
+
+    @staticmethod
+    def read(optimizer_type: Any, optimizer_params_adam_w_mode: Any, optimizer_params_weight_decay: Any = None) -> Any:
+        if optimizer_type is None:
+            return None
+        if not isinstance(optimizer_type, str):
+            raise ValueError(f"optimizer.type must be a name, got {optimizer_type!r}")
+        low = optimizer_type.lower()
+        if low == "adam":  # coupled Adam without weight decay is AdamW (FusedAdam's default is 0)
+            coupled = optimizer_params_adam_w_mode is False and bool(optimizer_params_weight_decay)
+            return "adam" if coupled else "adamw"
+        if low in _DS_OPTIMIZERS:
+            return _DS_OPTIMIZERS[low]
+        if low in _DS_MUP:
+            return Approx(_DS_MUP[low], f"{optimizer_type} is muP's {_DS_MUP[low]}: its per-layer lr scaling is not carried")
+        if optimizer_type in _TORCH_OPTIMIZERS:
+            canonical = _TORCH_OPTIMIZERS[optimizer_type]
+            return canonical or Extension(f"torch.optim.{optimizer_type} has no canonical optimizer")
+        raise ValueError(
+            f"unknown optimizer type {optimizer_type!r}: DeepSpeed takes Adam, AdamW, Lamb, Lion, OneBitAdam, "
+            "ZeroOneAdam, OneBitLamb, Adagrad, Muon (any case) or a torch.optim class name (exact case)"
+        )
+
+    @staticmethod
+    def write(value: str) -> dict[str, Any]:
+        if value == "adam":  # coupled L2 weight decay: DeepSpeed's Adam with AdamW mode off
+            return {"optimizer_type": "Adam", "optimizer_params_adam_w_mode": False}
+        if value not in _DS_OPTIMIZER_NAMES:
+            raise Unexpressible(f"optimizer {value!r} has no DeepSpeed counterpart")
+        return {"optimizer_type": _DS_OPTIMIZER_NAMES[value]}
+
+
+# Which optimizers take a parameter, so that its documented default applies (the constructors'
+# signatures: FusedAdam/DeepSpeedCPUAdam, OnebitAdam, ZeroOneAdam, FusedLamb, OnebitLamb take betas
+# (0.9, 0.999), eps 1e-8, weight_decay 0; FusedLion betas and weight_decay; torch SGD/Adagrad weight_decay).
+_ADAM_LIKE = frozenset({"adam", "adamw", "onebitadam", "zerooneadam", "lamb", "onebitlamb"})
+_TAKES = {
+    "betas": _ADAM_LIKE | {"lion"},
+    "eps": _ADAM_LIKE,
+    "weight_decay": _ADAM_LIKE | {"lion", "sgd", "adagrad", "muon"},  # MuonWithAuxAdam: both its groups
+}
+
+
+def _optimizer_param(name: str, value: Any, optimizer: str | None) -> Any:
+    """An optimizer parameter only means something when the optimizer block exists and takes it."""
+    if optimizer is None or optimizer not in _TAKES[name]:
+        return None
+    return value
+
+
+@formula("deepspeed.betas")
+class DeepspeedBetas:
+    @staticmethod
+    def read(optimizer_params_betas: Any, optimizer: str | None) -> Any:
+        return _optimizer_param("betas", optimizer_params_betas, optimizer)
+
+    @staticmethod
+    def write(value: list[float]) -> dict[str, Any]:
+        return {"optimizer_params_betas": value}
+
+
+@formula("deepspeed.eps")
+class DeepspeedEps:
+    @staticmethod
+    def read(optimizer_params_eps: Any, optimizer: str | None) -> Any:
+        return _optimizer_param("eps", optimizer_params_eps, optimizer)
+
+    @staticmethod
+    def write(value: float) -> dict[str, Any]:
+        return {"optimizer_params_eps": value}
+
+
+@formula("deepspeed.weight_decay")
+class DeepspeedWeightDecay:
+    """DeepSpeed takes weight decay from optimizer.params (NeoX from its top-level weight_decay)."""
+
+    @staticmethod
+    def read(optimizer_params_weight_decay: Any, optimizer: str | None) -> Any:
+        return _optimizer_param("weight_decay", optimizer_params_weight_decay, optimizer)
+
+    @staticmethod
+    def write(value: float) -> dict[str, Any]:
+        return {"optimizer_params_weight_decay": value}
+
+
+@formula("deepspeed.precision")
+class DeepspeedPrecision:
+    """fp16 / bf16 (old name: bfloat16) / apex amp / torch_autocast blocks <-> the compute dtype.
+
+    DeepSpeed refuses fp16 and bf16 together. DeeperSpeed (NeoX's fork) also reads fp16.type:
+    "bfloat16" there means bf16 training (the Pythia configs).
+    """
+
+    @staticmethod
+    def read(
+        fp16_enabled: Any,
+        fp16_type: Any,
+        bf16_enabled: Any,
+        bfloat16_enabled: Any,
+        amp_enabled: Any,
+        torch_autocast_enabled: Any,
+        torch_autocast_dtype: Any,
+    ) -> Any:
+        bf16 = bf16_enabled if bf16_enabled is not None else bfloat16_enabled
+        if fp16_enabled and bf16:
+            raise ValueError("fp16 and bf16 are both enabled; DeepSpeed refuses that (bfloat16 and fp16 modes cannot be simultaneously enabled)")
+        if fp16_enabled:
+            if str(fp16_type).lower() in ("bfloat16", "bf16"):
+                return Approx("bf16", "fp16.type bfloat16 is DeeperSpeed's bf16 (DeepSpeed proper has no fp16.type): read as bf16")
+            return "fp16"
+        if bf16:
+            return "bf16"
+        if amp_enabled:
+            return Approx("fp16", "apex AMP: fp16 mixed precision with apex's own casting and loss scaler, not DeepSpeed's "
+                          "fp16 mode (DeepSpeed 0.19.8 refuses the amp block: use fp16, bf16 or torch_autocast)")
+        if torch_autocast_enabled:
+            # no dtype: torch.autocast's device default, float16 on CUDA
+            dtype = str(torch_autocast_dtype or "float16").replace("torch.", "").lower()
+            name = {"bfloat16": "bf16", "bf16": "bf16", "float16": "fp16", "fp16": "fp16", "half": "fp16"}.get(dtype)
+            if name is None:
+                raise ValueError(f"torch_autocast.dtype {torch_autocast_dtype!r} is not fp16 or bf16")
+            return Approx(name, "torch.autocast mixed precision (only the listed module types run in lower precision)")
+        return "fp32"
+
+    @staticmethod
+    def write(value: str) -> dict[str, Any]:
+        if value == "fp16":
+            return {"fp16_enabled": True}
+        if value == "bf16":
+            return {"bf16_enabled": True}
+        if value == "cbf16":
+            return {"bf16_enabled": Approx(True, "cbfloat16 is Cerebras-only; bf16 is the closest DeepSpeed mode")}
+        return {"fp16_enabled": False}
+
+
+@formula("deepspeed.zero_stage")
+class DeepspeedZeroStage:
+    """zero_optimization.stage 0-3; a list of stages or "all" is the autotuner's search space."""
+
+    @staticmethod
+    def read(zero_optimization_stage: Any) -> Any:
+        stage = zero_optimization_stage
+        if isinstance(stage, list) or stage == "all":
+            return Extension("a search space for DeepSpeed's autotuner, which picks the ZeRO stage at run time")
+        if isinstance(stage, bool) or not isinstance(stage, int) or not 0 <= stage <= 3:
+            raise ValueError(f"zero_optimization.stage must be 0, 1, 2 or 3, got {stage!r}")
+        return stage
+
+    @staticmethod
+    def write(value: int) -> dict[str, Any]:
+        return {"zero_optimization_stage": value}
+
+
+@formula("deepspeed.loss_scale")
+class ZeroIsDynamic:
+    """DeepSpeed loss_scale: 0 means dynamic loss scaling, any other value a fixed scale."""
+
+    @staticmethod
+    def read(fp16_loss_scale: float | None) -> Any:
+        if fp16_loss_scale is None:
+            return None
+        return "dynamic" if float(fp16_loss_scale) == 0 else float(fp16_loss_scale)
+
+    @staticmethod
+    def write(value: Any) -> dict[str, Any]:
+        return {"fp16_loss_scale": 0 if value == "dynamic" else value}
+
+
+@formula("deepspeed.initial_scale_power")
+class PowerOfTwo:
+    """DeepSpeed initial_scale_power p <-> initial loss scale 2**p."""
+
+    @staticmethod
+    def read(fp16_initial_scale_power: int | None) -> float | None:
+        if fp16_initial_scale_power is None:
+            return None
+        power = int(fp16_initial_scale_power)
+        if not -1000 <= power <= 1000:  # 2**p of a huge p would be computed as an exact integer first
+            raise ValueError(f"initial_scale_power {power} is no usable power of two")
+        return math.ldexp(1.0, power)
+
+    @staticmethod
+    def write(value: float) -> dict[str, Any]:
+        power = math.log2(value) if value > 0 else 0.0
+        if not power.is_integer():
+            return {"fp16_initial_scale_power": Approx(round(power), f"{value} is not a power of two")}
+        return {"fp16_initial_scale_power": int(power)}

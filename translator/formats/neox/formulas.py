@@ -1,0 +1,179 @@
+"""GPT-NeoX formulas (megatron/neox_arguments at EleutherAI/gpt-neox ea7aefd8): the architecture.
+
+The training side (optimizer, schedule, batch, precision, checkpoint) is in training.py; importing
+this module registers both (the registry imports `translator.formats.neox.formulas`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...formula import Approx, Unexpressible, formula, is_close
+from ...formulas_common import GATED_ACTIVATIONS
+from . import training  # noqa: F401  (registers neox.* training formulas)
+
+
+def _round_up(value: int, multiple: int) -> int:
+    return -(-value // multiple) * multiple
+
+
+@formula("neox.ffn_width")
+class NeoxFfnWidth:
+    """NeoX ParallelMLP width -> the real MLP hidden width (the HF/Cerebras intermediate size).
+
+    NeoX: ffn = intermediate_size, else int(expansion_factor*h), else 4h. Gated activations use
+    int(ffn*2/3) as the fused gate+up width (rounded up to 2*mlp_multiple_of) and half of it as
+    the hidden width (rounded up to mlp_multiple_of). Writing 3*F with multiple 1 reads back as F.
+    """
+
+    @staticmethod
+    def read(
+        intermediate_size: int | None,
+        expansion_factor: float | None,
+        mlp_multiple_of: int | None,
+        hidden_size: int | None,
+        activation: str | None,
+    ) -> int | None:
+        multiple = mlp_multiple_of or 1
+        if intermediate_size is not None:
+            ffn = int(intermediate_size)
+        elif expansion_factor is not None and hidden_size:
+            ffn = int(expansion_factor * hidden_size)
+        elif hidden_size:
+            ffn = 4 * hidden_size
+        else:
+            return None
+        if activation in GATED_ACTIVATIONS:
+            fused = _round_up(int(ffn * 2 / 3), 2 * multiple)
+            return _round_up(fused // 2, multiple)
+        return _round_up(ffn, multiple)
+
+    @staticmethod
+    def write(value: int, activation: str | None) -> dict[str, Any]:
+        if activation in GATED_ACTIVATIONS:
+            return {"intermediate_size": 3 * value}
+        return {"intermediate_size": value}
+
+
+@formula("neox.activation")
+class NeoxActivation:
+    """NeoX activation name -> canonical; plain gelu uses the tanh approximation under bias_gelu_fusion."""
+
+    NAMES = {"swish": "silu"}
+
+    @staticmethod
+    def read(activation: str | None, bias_gelu_fusion: bool | None, onnx_safe: bool | None) -> Any:
+        name = (activation or "gelu").lower()
+        name = NeoxActivation.NAMES.get(name, name)
+        if name == "gelu" and bias_gelu_fusion and not onnx_safe:
+            return "gelu_tanh"
+        return name
+
+    @staticmethod
+    def write(value: str) -> dict[str, Any]:
+        if value == "gelu_tanh":
+            return {"activation": "gelu", "bias_gelu_fusion": True}
+        return {"activation": value}
+
+
+@formula("neox.norm_eps")
+class NeoxNormEps:
+    """NeoX keeps one epsilon per norm kind; the active norm decides which one counts."""
+
+    @staticmethod
+    def read(
+        layernorm_epsilon: float | None, rms_norm_epsilon: float | None, scalenorm_epsilon: float | None, norm: str | None
+    ) -> float | None:
+        if norm == "rmsnorm":
+            return rms_norm_epsilon
+        if norm == "scalenorm":
+            return scalenorm_epsilon
+        return layernorm_epsilon
+
+    @staticmethod
+    def write(value: float, norm: str | None) -> dict[str, Any]:
+        key = {"rmsnorm": "rms_norm_epsilon", "scalenorm": "scalenorm_epsilon"}.get(norm or "", "layernorm_epsilon")
+        return {key: value}
+
+
+@formula("neox.norm_bias")
+class NeoxNormBias:
+    """NeoX's LayerNorm always has a bias (use_bias_in_norms is never read); its RMSNorm and
+    ScaleNorm have none."""
+
+    @staticmethod
+    def read(norm: str | None) -> bool | None:
+        return None if norm is None else norm == "layernorm"
+
+    @staticmethod
+    def write(value: bool, norm: str | None) -> dict[str, Any]:
+        if norm is not None and value != (norm == "layernorm"):
+            raise Unexpressible(f"NeoX's {norm} {'always' if norm == 'layernorm' else 'never'} has a learned bias "
+                                "(use_bias_in_norms is never read)")  # fmt: skip
+        return {}
+
+
+@formula("neox.attention_kind")
+class NeoxAttentionKind:
+    """attention_config -> "dense" when every layer is global/flash attention, else the pattern."""
+
+    DENSE = frozenset({"global", "flash"})
+    # NeoX's ATTENTION_TYPE_CHOICES (megatron/neox_arguments/neox_args.py)
+    TYPES = frozenset({"global", "local", "sparse_fixed", "sparse_variable", "bigbird", "bslongformer", "gmlp", "amlp",
+                       "flash", "rwkv", "mamba"})  # fmt: skip
+
+    @staticmethod
+    def read(attention_config: Any, num_layers: int | None) -> str | None:
+        if attention_config is None:
+            return "dense"
+        kinds: set[str] = set()
+        if not isinstance(attention_config, list):
+            raise ValueError("attention_config must be a list such as [[['global'], 24]]")
+        layers = 0  # as NeoX's expand_attention_types counts them (megatron/utils.py)
+        for item in attention_config:
+            if isinstance(item, str):
+                kinds.add(item)
+                layers += 1
+            elif isinstance(item, list) and len(item) == 2 and isinstance(item[0], list) and item[0]:
+                kinds.update(str(k) for k in item[0])
+                repeat = item[1]
+                if repeat == "all":  # NeoX repeats this pattern over every layer and ignores the other entries
+                    if num_layers is not None and num_layers % len(item[0]):
+                        raise ValueError(f"num_layers {num_layers} is not divisible by the pattern {item[0]!r} (NeoX asserts it)")
+                    layers = num_layers if num_layers is not None else -1
+                    break
+                if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 0:
+                    raise ValueError(f"attention_config entry {item!r}: the repeat count must be a whole number or 'all'")
+                layers += len(item[0]) * repeat
+            else:
+                raise ValueError(f"attention_config entry {item!r} is not [[types...], repeat]")
+        unknown = sorted(kinds - NeoxAttentionKind.TYPES)
+        if unknown:
+            raise ValueError(f"attention type {unknown[0]!r} is not one NeoX knows ({', '.join(sorted(NeoxAttentionKind.TYPES))})")
+        if num_layers is not None and layers >= 0 and layers != num_layers:
+            raise ValueError(f"it covers {layers} layers but num_layers is {num_layers}: NeoX asserts one attention type per layer")
+        if kinds <= NeoxAttentionKind.DENSE:
+            return "dense"
+        return "+".join(sorted(kinds))
+
+    @staticmethod
+    def write(value: str, num_layers: int | None) -> dict[str, Any]:
+        if value == "dense":
+            return {}
+        return {"attention_config": Approx(None, f"attention pattern {value} is not written back")}
+
+
+@formula("neox.embedding_dropout")
+class EmbeddingDropout:
+    """NeoX applies hidden_dropout to the embeddings too; it has no separate embedding dropout."""
+
+    @staticmethod
+    def read(hidden_dropout: float | None) -> float | None:
+        return hidden_dropout
+
+    @staticmethod
+    def write(value: float, hidden_dropout: float | None) -> Any:
+        applied = 0.0 if hidden_dropout is None else hidden_dropout  # NeoX's default hidden_dropout
+        if is_close(value, applied):
+            return {}
+        return Approx({}, f"NeoX applies hidden_dropout {applied:g} to the embeddings; embedding dropout {value:g} is lost")

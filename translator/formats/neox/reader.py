@@ -1,0 +1,77 @@
+"""GPT-NeoX YAML: one or several files merged into one flat namespace, as NeoX merges them.
+
+NeoX refuses a key given in two files ("duplicate keys with previously loaded file") and treats
+`-` and `_` in top-level keys alike; so do we, in both directions (NeoX's own check misses an
+underscore key followed by its hyphen twin, which would silently overwrite it). A file with no model
+architecture is a shared-settings fragment (local_setup.yml): batch merges it with --with instead
+of translating it alone.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from ...errors import InputError
+from ...io import key_line, parse_yaml, read_text
+from ...source import Source
+from ..spec import ModelConfig, Reader
+
+MODEL_KEYS = ("num_layers", "hidden_size", "num_attention_heads")
+FRAGMENT = "fragment: no model architecture (num_layers/hidden_size); name it with --with to merge it into every translation"
+
+
+class NeoxReader(Reader):
+    format = "neox"
+
+    def read(self, paths: list[str], *, layout: str | None = None, model_config: ModelConfig = None) -> Source:
+        tree: dict[str, Any] = {}
+        leaf_files: dict[str, str] = {}
+        texts: dict[str, str] = {}
+        notes: dict[str, str] = {}
+        spelled: dict[str, str] = {}
+        basenames: dict[str, str] = {}
+        for path in paths:
+            name = str(path)
+            base = os.path.basename(name)
+            if name != "-" and base in basenames:
+                raise InputError(
+                    f"another config file is also named {base} ({basenames[base]}); NeoX stores "
+                    "configs by file name and refuses this: rename one",
+                    file=name,
+                )
+            basenames[base] = name
+            text = read_text(name)
+            texts[name] = text
+            data = parse_yaml(text, name)
+            for key, value in data.items():
+                if not isinstance(key, str) or not key.strip():
+                    raise InputError(f"key {key!r} is not a setting name", file=name, line=key_line(text, str(key)))
+                norm = key.replace("-", "_")
+                if norm in tree:
+                    first = leaf_files[norm]
+                    if first == name:
+                        # NeoX itself fails on one order of the pair and silently keeps the last value in the other
+                        other, old, new = spelled[norm], repr(tree[norm])[:40], repr(value)[:40]
+                        both = f"both {new}" if old == new else f"{old} at line {key_line(text, other)}, {new} here"
+                        raise InputError(
+                            f"{key!r} and {other!r} are the same NeoX setting ({both}); keep one",
+                            file=name, line=key_line(text, key),
+                        )  # fmt: skip
+                    raise InputError(
+                        f"{key!r} is also set in {first} (as {spelled[norm]!r}); NeoX refuses a key given in "
+                        "two files (duplicate keys with previously loaded file): keep it in one file",
+                        file=name, line=key_line(text, key),
+                    )  # fmt: skip
+                tree[norm] = value
+                leaf_files[norm] = name
+                spelled[norm] = key
+                if norm != key:
+                    notes[norm] = f"written as {key}"
+        return Source("neox", tree, [str(p) for p in paths], texts, leaf_files, notes=notes)
+
+    def fragment(self, source: Source) -> str | None:
+        return None if any(key in source.tree for key in MODEL_KEYS) else FRAGMENT
+
+
+READER = NeoxReader()

@@ -1,0 +1,58 @@
+"""GPT-NeoX YAML writer: the target leaves as one file, plus what NeoX needs to load it that no
+canonical value gives (said in the header)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...io import dump_yaml, unflatten
+from ...schema import schema_index
+from ..spec import WriteContext, WriteResult, Writer
+
+
+class NeoxWriter(Writer):
+    format = "neox"
+
+    def write(self, leaves: dict[str, Any], ctx: WriteContext) -> WriteResult:
+        document = unflatten({key: _typed(key, value) for key, value in leaves.items()})
+        added = _loadable(document)
+        header = self.header(document, ctx) + [f"# added for NeoX to load it: {line}" for line in added]
+        return WriteResult(document, header=header)
+
+    def header(self, document: dict[str, Any], ctx: WriteContext) -> list[str]:
+        return ["# GPT-NeoX config written by neoconv" + (f" from {ctx.sources}" if ctx.sources else "")]
+
+    def serialise(self, document: dict[str, Any]) -> str:
+        return dump_yaml(document)
+
+
+WRITER = NeoxWriter()
+
+
+def _typed(key: str, value: Any) -> Any:
+    """NeoX's validate_types refuses a float in an int field (rotary_emb_base: 10000.0 crashes)."""
+    node = schema_index("neox").node(key)
+    kinds = node.get("type") if node else None
+    kinds = {kinds} if isinstance(kinds, str) else set(kinds or ())
+    if isinstance(value, float) and value.is_integer() and "integer" in kinds and "number" not in kinds:
+        return int(value)
+    return value
+
+
+def _loadable(document: dict[str, Any]) -> list[str]:
+    """What NeoX needs to load a config that no canonical value gives (NeoXArgs.from_ymls,
+    arguments.py); returns a line per addition for the header."""
+    added: list[str] = []
+    if "train_batch_size" in document and "gradient_accumulation_steps" not in document:
+        # NeoX's accumulation default is 1, not "derive it": with a micro batch that would fail its
+        # batch check; null lets NeoX derive it from train_batch_size / micro / data-parallel size
+        derive = "train_micro_batch_size_per_gpu" in document
+        document["gradient_accumulation_steps"] = None if derive else 1
+        added.append("gradient_accumulation_steps: " + ("null (NeoX derives it from the global and micro batch)"
+                     if derive else "1 (the global batch is the micro batch x data-parallel size)"))  # fmt: skip
+    bf16 = str(document.get("precision", "")).lower() in ("bfloat16", "bf16") or (document.get("bf16") or {}).get("enabled")
+    if bf16 and not isinstance(document.get("zero_optimization"), dict):
+        # NeoX reads zero_optimization["stage"] for bf16 before filling its ZeRO defaults
+        document["zero_optimization"] = {"stage": 0}
+        added.append("zero_optimization: {stage: 0} (NeoX needs a ZeRO block to load a bf16 config)")
+    return added

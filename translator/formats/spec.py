@@ -1,0 +1,153 @@
+"""The format contract: what a format package declares (FormatSpec) and offers (a Reader, a Writer).
+
+A format is a package `translator/formats/<name>/` whose `__init__.py` defines `FORMAT = FormatSpec(...)`
+and nothing costly: discovery imports every such package at start-up. Its reader and writer modules
+are imported when first used; each defines `READER` (a Reader) or `WRITER` (a Writer). Optional hooks
+are attributes that a format leaves at None when it does not offer them: callers ask the contract
+(`if reader.fragment is not None`), never `hasattr`.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Union
+
+if TYPE_CHECKING:  # kept out of start-up: `neoconv --help` imports every FormatSpec
+    from ..report import Status
+    from ..source import Source
+
+# a model config kept apart from the config (VeOmni's HF config.json): a path, or its parsed content
+ModelConfig = Union[str, Mapping[str, Any], None]
+
+
+@dataclass(frozen=True)
+class FormatSpec:
+    name: str  # the id in commands (neox2cerebras), tables (mappings/<name>.yaml) and schemas
+    title: str  # how messages and listings name it
+    reader: str  # module path of the module defining READER, imported on first use
+    writer: str  # module path of the module defining WRITER
+    suffix: str = ".yml"  # of the files it writes
+    globs: tuple[str, ...] = ("*.yaml", "*.yml")  # the files `neoconv batch` picks up by default
+    layouts: tuple[str, ...] = ()
+    default_layout: str | None = None
+    can_write: bool = True
+    # how the framework spells a key it reads (NeoX: `num-layers` is `num_layers`), for detection and explain
+    key_spelling: Callable[[str], str] | None = None
+    # format of a file given with --with, by its suffix ("*": any other suffix); unlisted: this format
+    companions: Mapping[str, str] = field(default_factory=dict)
+    takes_model_config: bool = False  # --model-config: the architecture lives in a file of its own
+    # the JSON schemas (schemas/<name>.schema.json) content detection scores a file against; () = (name,)
+    schemas: tuple[str, ...] = ()
+
+    def load_reader(self) -> Reader:
+        return importlib.import_module(self.reader).READER  # type: ignore[no-any-return]
+
+    def load_writer(self) -> Writer:
+        return importlib.import_module(self.writer).WRITER  # type: ignore[no-any-return]
+
+    def spell(self, key: str) -> str:
+        return self.key_spelling(key) if self.key_spelling is not None else key
+
+    def companion(self, path: str) -> str:
+        """The format of a file given beside one of this format's (--with)."""
+        for suffix, fmt in self.companions.items():
+            if suffix != "*" and str(path).endswith(suffix):
+                return fmt
+        return self.companions.get("*", self.name)
+
+
+class Reader:
+    """A format's reader: files (or an already-parsed tree) -> a Source for the engine."""
+
+    format = ""
+
+    def read(self, paths: list[str], *, layout: str | None = None, model_config: ModelConfig = None) -> Source:
+        """The files of one config, merged as the framework merges them; `layout` (when given) is the
+        layout the caller expects; `model_config` only for formats that take one (the spec says)."""
+        raise NotImplementedError
+
+    def from_tree(
+        self, tree: dict[str, Any], *, name: str = "<config>", text: str = "", model_config: ModelConfig = None
+    ) -> Source:
+        """A parsed config (a mapping handed to the library, a translation reading its own output back)
+        read as a file of it would be. The default takes the tree as it is, in the layout
+        `detect_layout` tells."""
+        from ..source import Source
+
+        source = Source(self.format, tree, [name], {name: text} if text else {}, {k: name for k in tree})
+        if self.detect_layout is not None:
+            source.layout = self.detect_layout(tree)
+        return source
+
+    # which layout a parsed tree is in
+    detect_layout: Callable[[dict[str, Any]], str | None] | None = None
+    # content detection beyond the schema score: how surely (0..1) a parsed tree is this format's, or None
+    sniff: Callable[[dict[str, Any]], float | None] | None = None
+    # why a file that reads fine is a fragment to merge into others (--with), not a config of its own
+    fragment: Callable[[Source], str | None] | None = None
+
+
+@dataclass(frozen=True)
+class WriteContext:
+    """What a writer knows of the translation besides the target leaves."""
+
+    layout: str | None = None
+    source_format: str | None = None
+    source_layout: str | None = None
+    model_family: str | None = None
+    sources: str = ""  # the source files' names, for a header ("from a.yml, ds.json")
+    output: str | None = None  # the output's file name: side files are named after it
+    # same-format translations only: what the reader noted about the file's own shape (Source.meta),
+    # private to the format (its reader writes it, its writer reads it)
+    source_shape: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ExtraEntry:
+    """A report entry a writer adds: a target key the run needs that no canonical field gives, or a
+    default a layout migration wrote."""
+
+    target_key: str
+    status: Status
+    detail: str
+    fields: tuple[str, ...] = ()
+    source_key: str | None = None
+
+
+@dataclass
+class WriteResult:
+    document: dict[str, Any]
+    header: list[str] = field(default_factory=list)  # comment lines written above the document
+    side_files: dict[str, str] = field(default_factory=dict)  # file name -> text, written beside the output
+    # a carried value the writer had to change (a layout migration): target key -> (status, why)
+    amended: dict[str, tuple[Status, str]] = field(default_factory=dict)
+    extra_entries: list[ExtraEntry] = field(default_factory=list)
+    # leaf -> where the writer put it, when it restructured the layout (report entries follow)
+    target_paths: dict[str, str] = field(default_factory=dict)
+    reshaped: dict[str, str] = field(default_factory=dict)  # leaf -> how its form changed (scheduler classes)
+    # for formats that take a model config: the one reading the document back must use (the
+    # architecture written beside it, or the source's); never a file found on disk
+    model_config: Mapping[str, Any] | None = None
+
+
+class Writer:
+    """A format's writer: target leaves -> a document (and what the report must say about it)."""
+
+    format = ""
+
+    def write(self, leaves: dict[str, Any], ctx: WriteContext) -> WriteResult:
+        raise NotImplementedError
+
+    def header(self, document: dict[str, Any], ctx: WriteContext) -> list[str]:
+        """The comment lines above a document (none: a format whose syntax has no comments)."""
+        return []
+
+    def serialise(self, document: dict[str, Any]) -> str:
+        raise NotImplementedError
+
+    def dump(self, result: WriteResult) -> str:
+        return "".join(line + "\n" for line in result.header) + self.serialise(result.document)
+
+    # why the target layout has no place for a leaf of the same format's view (None: it has one)
+    unplaceable: Callable[[str, str | None], str | None] | None = None

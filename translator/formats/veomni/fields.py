@@ -1,0 +1,105 @@
+"""VeOmni's argument dataclass fields in both key layouts, and the layout renames (data:
+schemas/veomni.schema.json with its x-layouts, mappings/veomni-layouts.yaml)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from ...resources import data_dir
+from ...schema import load_schema
+from ...yamlread import load as load_yaml
+from ..hf import model_types as hf_config
+
+LAYOUTS = ("nested", "flat")
+SECTIONS = ("model", "data", "train")
+HF = hf_config.PREFIX.rstrip(".")  # where the view keeps the config.json's keys
+CONFIG_JSON = "config.json"
+
+
+@dataclass(frozen=True)
+class Fields:
+    nodes: dict[str, dict[str, Any]]  # dotted path -> schema node (blocks and leaves)
+    renames: dict[str, str]  # flat key -> nested key
+    back: dict[str, str]  # nested key -> flat key
+    carry_defaults: tuple[str, ...]
+    open_blocks: dict[str, str | None] = field(default_factory=dict)  # path -> open_block(path)
+
+    def node(self, path: str) -> dict[str, Any] | None:
+        return self.nodes.get(path)
+
+    def open_block(self, path: str) -> str | None:
+        """The free-form (Dict-typed) field a path lies inside, if any (asked once per path)."""
+        if path not in self.open_blocks:
+            if len(self.open_blocks) > 10_000:  # bounded, whatever keys files hold
+                self.open_blocks.clear()
+            self.open_blocks[path] = self._open_block(path)
+        return self.open_blocks[path]
+
+    def _open_block(self, path: str) -> str | None:
+        parts = path.split(".")
+        for i in range(len(parts) - 1, 0, -1):
+            head = ".".join(parts[:i])
+            node = self.nodes.get(head)
+            if node is not None:
+                free = "properties" not in node and "object" in _types(node)
+                return head if free else None
+        return None
+
+    def layouts_of(self, path: str, value: Any = None) -> tuple[str, ...]:
+        """Layouts that have this leaf; () when neither does."""
+        node = self.nodes.get(path)
+        if node is None:
+            block = self.open_block(path)
+            return tuple(self.nodes[block].get("x-layouts", LAYOUTS)) if block else ()
+        if "properties" in node:  # a block where a value stands: the flat scalar train.optimizer
+            scalar = node.get("x-flat-scalar")
+            return ("flat",) if scalar is not None and not isinstance(value, dict) else ()
+        return tuple(node.get("x-layouts", LAYOUTS))
+
+    def default(self, path: str, layout: str) -> Any:
+        node = self.nodes.get(path, {})
+        if layout == "flat" and "x-flat-default" in node:
+            return node["x-flat-default"]
+        return node.get("default")
+
+
+def _types(node: dict[str, Any]) -> list[str]:
+    kind = node.get("type")
+    return [kind] if isinstance(kind, str) else list(kind or [])
+
+
+@lru_cache(maxsize=None)
+def fields() -> Fields:
+    nodes: dict[str, dict[str, Any]] = {}
+
+    def walk(props: dict[str, Any], prefix: str) -> None:
+        for name, node in props.items():
+            nodes[prefix + name] = node
+            if "properties" in node:
+                walk(node["properties"], prefix + name + ".")
+
+    walk(load_schema("veomni")["properties"], "")
+    raw = load_yaml((data_dir("mappings") / "veomni-layouts.yaml").read_text(encoding="utf-8"))
+    renames = dict(raw["renames"])
+    return Fields(nodes, renames, {v: k for k, v in renames.items()}, tuple(raw.get("carry_defaults", ())))
+
+
+@lru_cache(maxsize=None)
+def hf_keys() -> tuple[str, ...]:
+    from ...mapping import load_table
+
+    return tuple(k for rule in load_table("veomni").rules for k in rule.keys if k.startswith(HF + "."))
+
+
+@lru_cache(maxsize=None)
+def architecture_fields() -> tuple[str, ...]:
+    """Canonical fields VeOmni keeps in the config.json (the rules written with hf.* formulas)."""
+    from ...mapping import load_table
+
+    names: dict[str, None] = {}
+    for rule in load_table("veomni").rules:
+        if rule.formula is not None and rule.formula.name.startswith("hf."):
+            names.update(dict.fromkeys(rule.fields))
+    return tuple(names)

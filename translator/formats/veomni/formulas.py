@@ -1,0 +1,278 @@
+"""VeOmni formulas (ByteDance-Seed/VeOmni d9774494: veomni/arguments/arguments_types.py,
+optim/lr_scheduler.py, optim/optimizer.py, trainer/base.py, distributed/torch_parallelize.py; the flat
+layout at ac3b9f01). The schedule and step counts are in schedule.py.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ...formula import Approx, Unexpressible, formula, is_close
+from . import schedule  # noqa: F401  (registers veomni.schedule, veomni.train_steps, ...)
+
+
+VEOMNI_DYN_BSZ = (
+    "VeOmni's dyn_bsz packs variable-length samples into micro-batches of up to micro_batch_size x "
+    "max_seq_len tokens, so its batch sizes are token budgets in units of max_seq_len: the same as that "
+    "many samples only when every sample is max_seq_len long (packed pretraining data)"
+)
+
+
+def _dyn_bsz(value: Any, packed: bool | None, writing: bool) -> Any:
+    """Batch sizes are token budgets when dyn_bsz is on (VeOmni's default)."""
+    if value is None or packed is False or (writing and packed is True):
+        return value
+    return Approx(value, VEOMNI_DYN_BSZ + ("; the source counted samples" if writing else ""))
+
+
+@formula("veomni.micro_batch")
+class VeomniMicroBatch:
+    """train.micro_batch_size: samples per micro-batch, or (dyn_bsz) a budget of that many x max_seq_len tokens."""
+
+    @staticmethod
+    def read(train_micro_batch_size: int | None, packed: bool | None) -> Any:
+        return _dyn_bsz(train_micro_batch_size, packed, writing=False)
+
+    @staticmethod
+    def write(value: int, packed: bool | None) -> dict[str, Any]:
+        return {"train_micro_batch_size": _dyn_bsz(value, packed, writing=True)}
+
+
+@formula("veomni.global_batch")
+class VeomniGlobalBatch:
+    """global_batch_size, else micro_batch_size x dp (TrainingArguments._derive_batch_config)."""
+
+    @staticmethod
+    def read(train_global_batch_size: int | None, micro: int | None, data_parallel_size: int | None, packed: bool | None) -> Any:
+        value = train_global_batch_size
+        if value is None and micro and data_parallel_size:
+            value = micro * data_parallel_size
+        return _dyn_bsz(value, packed, writing=False)
+
+    @staticmethod
+    def write(value: int, packed: bool | None) -> dict[str, Any]:
+        return {"train_global_batch_size": _dyn_bsz(value, packed, writing=True)}
+
+
+@formula("veomni.grad_accum")
+class VeomniGradAccum:
+    """VeOmni derives gradient accumulation: global_batch_size / (micro_batch_size x dp), which must divide."""
+
+    @staticmethod
+    def read(global_batch: int | None, micro: int | None, data_parallel_size: int | None) -> int | None:
+        if not (global_batch and micro and data_parallel_size):
+            return None
+        step = micro * data_parallel_size
+        if global_batch % step:
+            raise ValueError(f"global_batch_size {global_batch} is not a multiple of micro_batch_size x "
+                             f"data-parallel size = {step}: VeOmni refuses it")  # fmt: skip
+        return global_batch // step
+
+    @staticmethod
+    def write(value: int, global_batch: int | None, micro: int | None, data_parallel_size: int | None) -> Any:
+        if not (global_batch and micro and data_parallel_size):
+            unknown = [n for n, v in (("global batch", global_batch), ("micro batch", micro),
+                                      ("data-parallel size (--world-size)", data_parallel_size)) if not v]  # fmt: skip
+            return Approx({}, f"VeOmni derives the accumulation from global / (micro x data-parallel size); the "
+                              f"{', '.join(unknown)} is not known here")  # fmt: skip
+        return {}
+
+
+@formula("veomni.data_parallel")
+class VeomniDataParallel:
+    """dp = WORLD_SIZE / (ulysses_size x tp x pp x cp); tp, pp and cp are 1 at HEAD."""
+
+    @staticmethod
+    def read(world_size: int | None, sequence_size: int | None) -> int | None:
+        if world_size is None:
+            return None
+        sp = sequence_size or 1
+        if world_size % sp:
+            raise ValueError(f"world size {world_size} is not a multiple of ulysses_size {sp}")
+        return world_size // sp
+
+    @staticmethod
+    def write(value: int, world_size: int | None, sequence_size: int | None) -> dict[str, Any]:
+        return {}
+
+
+@formula("veomni.model_parallel")
+class VeomniModelParallel:
+    """tp_size / pp_size / cp_size: TrainingArguments asserts tp == pp == 1 (and cp == 1 at HEAD)."""
+
+    @staticmethod
+    def read(train_accelerator_tp_size: int | None, train_accelerator_pp_size: int | None,
+             train_accelerator_cp_size: int | None) -> dict[str, Any]:  # fmt: skip
+        for name, size in (("tp_size", train_accelerator_tp_size), ("pp_size", train_accelerator_pp_size),
+                           ("cp_size", train_accelerator_cp_size)):  # fmt: skip
+            if size is not None and size != 1:
+                raise ValueError(f"{name} {size}: VeOmni asserts it is 1 (not supported yet); this config cannot run")
+        return {"tensor_size": 1, "pipeline_size": 1}  # the defaults, and the only values VeOmni runs
+
+    @staticmethod
+    def write(tensor_size: int | None, pipeline_size: int | None) -> dict[str, Any]:
+        if (tensor_size or 1) > 1 or (pipeline_size or 1) > 1:
+            raise Unexpressible(
+                f"VeOmni has no tensor or pipeline parallelism (tp_size = pp_size = 1 at HEAD): run the "
+                f"tensor {tensor_size or 1} x pipeline {pipeline_size or 1} ranks data-parallel; the global batch carries over"
+            )
+        return {}
+
+
+@formula("veomni.zero_stage")
+class VeomniZeroStage:
+    """fsdp_mode (flat: data_parallel_mode) <-> ZeRO stage.
+
+    ddp = 0; FSDP1 (flat only) FULL_SHARD = 3, else NO_SHARD = 0 (parallelize_model_fsdp1); FSDP2
+    reshards parameters after forward = 3, keeps them gathered until backward = 2. FSDP2 requires
+    init_device meta and DDP cuda/npu (build_parallelize_model), so the device is written with it.
+    """
+
+    @staticmethod
+    def read(
+        train_accelerator_fsdp_config_fsdp_mode: str | None,
+        train_accelerator_fsdp_config_reshard_after_forward: bool | None,
+        train_enable_full_shard: bool | None,
+        train_init_device: str | None,
+    ) -> Any:
+        mode = train_accelerator_fsdp_config_fsdp_mode
+        if mode == "ddp":
+            return 0
+        if mode == "fsdp1":
+            return 3 if train_enable_full_shard is not False else 0
+        if mode == "fsdp2":
+            return 3 if train_accelerator_fsdp_config_reshard_after_forward is not False else 2
+        raise ValueError(f"unknown data-parallel mode {mode!r}; expected ddp, fsdp1 (flat layout) or fsdp2")
+
+    @staticmethod
+    def write(value: int) -> Any:
+        if value == 0:
+            return {"train_accelerator_fsdp_config_fsdp_mode": "ddp", "train_init_device": "cuda"}
+        out: dict[str, Any] = {"train_accelerator_fsdp_config_fsdp_mode": "fsdp2", "train_init_device": "meta"}
+        if value <= 2:
+            out["train_accelerator_fsdp_config_reshard_after_forward"] = False
+        if value == 1:
+            return Approx(out, "ZeRO-1 shards only the optimizer states; FSDP2 shards parameters and gradients too "
+                               "(reshard_after_forward false keeps them gathered like ZeRO-2)")  # fmt: skip
+        return out
+
+
+VEOMNI_PARAM_DTYPES = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}
+VEOMNI_PURE_BF16 = (
+    "mixed precision off: VeOmni loads the model in bf16 (trainer/base.py) and keeps the weights, gradients "
+    "and AdamW states in bf16, with no fp32 master copy"
+)
+VEOMNI_NO_LOSS_SCALER = "VeOmni has no loss scaler: fp16 trains without loss scaling"
+
+
+@formula("veomni.precision")
+class VeomniPrecision:
+    """fsdp_config.mixed_precision.{enable, param_dtype}: fp32 master weights computing in param_dtype."""
+
+    @staticmethod
+    def read(train_accelerator_fsdp_config_mixed_precision_enable: bool | None,
+             train_accelerator_fsdp_config_mixed_precision_param_dtype: str | None) -> Any:  # fmt: skip
+        if train_accelerator_fsdp_config_mixed_precision_enable is False:
+            return Approx("bf16", VEOMNI_PURE_BF16)
+        dtype = train_accelerator_fsdp_config_mixed_precision_param_dtype or "bfloat16"
+        if dtype not in VEOMNI_PARAM_DTYPES:
+            raise ValueError(f"param_dtype {dtype!r}: VeOmni accepts bfloat16, float16 or float32")
+        return VEOMNI_PARAM_DTYPES[dtype]
+
+    @staticmethod
+    def write(value: str) -> Any:
+        names = {v: k for k, v in VEOMNI_PARAM_DTYPES.items()}
+        out = {"train_accelerator_fsdp_config_mixed_precision_enable": True,
+               "train_accelerator_fsdp_config_mixed_precision_param_dtype": names.get(value, "bfloat16")}  # fmt: skip
+        if value == "cbf16":
+            return Approx(out, "Cerebras cbfloat16 has no GPU counterpart; wrote bf16")
+        if value == "fp16":
+            return Approx(out, VEOMNI_NO_LOSS_SCALER)
+        return out
+
+
+@formula("veomni.precision_flat")
+class VeomniPrecisionFlat:
+    """Flat layout: enable_mixed_precision only; the compute dtype is bf16 (MixedPrecision param_dtype)."""
+
+    @staticmethod
+    def read(train_accelerator_fsdp_config_mixed_precision_enable: bool | None) -> Any:
+        if train_accelerator_fsdp_config_mixed_precision_enable is False:
+            return Approx("bf16", VEOMNI_PURE_BF16)
+        return "bf16"
+
+    @staticmethod
+    def write(value: str) -> Any:
+        out = {"train_accelerator_fsdp_config_mixed_precision_enable": True}
+        if value != "bf16":
+            return Approx(out, f"the flat layout (before PR #538) always computes in bf16: {value} is not expressible")
+        return out
+
+
+@formula("veomni.grad_clip")
+class VeomniGradClip:
+    """max_grad_norm: clip_grad_norm_ always runs, so "no clipping" is an infinite norm (.inf), not 0."""
+
+    @staticmethod
+    def read(train_optimizer_max_grad_norm: float | None) -> Any:
+        if train_optimizer_max_grad_norm is None:
+            return None
+        norm = float(train_optimizer_max_grad_norm)
+        if math.isinf(norm) and norm > 0:
+            return 0.0
+        if norm == 0:
+            return Approx(0.0, "max_grad_norm 0 makes VeOmni's clip_grad_norm_ scale every gradient to zero; read as no clipping")
+        return norm
+
+    @staticmethod
+    def write(value: float) -> dict[str, Any]:
+        return {"train_optimizer_max_grad_norm": math.inf if value == 0 else value}
+
+
+VEOMNI_ADAMW = "veomni/optim/optimizer.py::build_optimizer hard-codes AdamW betas (0.9, 0.95) and eps 1e-8"
+
+
+@formula("veomni.betas")
+class VeomniBetas:
+    @staticmethod
+    def read() -> list[float]:
+        return [0.9, 0.95]
+
+    @staticmethod
+    def write(value: list[float]) -> Any:
+        if len(value) == 2 and all(is_close(a, b) for a, b in zip(value, [0.9, 0.95])):
+            return {}
+        return Approx({}, f"{VEOMNI_ADAMW}: betas {list(value)} cannot be set")
+
+
+@formula("veomni.eps")
+class VeomniEps:
+    @staticmethod
+    def read() -> float:
+        return 1e-8
+
+    @staticmethod
+    def write(value: float) -> Any:
+        if is_close(value, 1e-8):
+            return {}
+        return Approx({}, f"{VEOMNI_ADAMW}: eps {value:g} cannot be set")
+
+
+@formula("veomni.optimizer")
+class VeomniOptimizer:
+    """train.optimizer.type (flat: train.optimizer): adamw (torch AdamW), anyprecision_adamw, muon."""
+
+    @staticmethod
+    def read(train_optimizer_type: str | None) -> Any:
+        if train_optimizer_type is None or train_optimizer_type in ("adamw", "muon"):
+            return train_optimizer_type
+        if train_optimizer_type == "anyprecision_adamw":
+            return Approx("adamw", "AnyPrecisionAdamW (bf16 states, Kahan-compensated updates) is read as AdamW")
+        raise ValueError(f"unknown optimizer {train_optimizer_type!r}; VeOmni has adamw, anyprecision_adamw and muon")
+
+    @staticmethod
+    def write(value: str) -> dict[str, Any]:
+        if value in ("adamw", "muon"):
+            return {"train_optimizer_type": value}
+        raise Unexpressible(f"VeOmni has adamw, anyprecision_adamw and muon only: {value} is not expressible")

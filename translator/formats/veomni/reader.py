@@ -1,0 +1,166 @@
+"""VeOmni YAML (`model.* / data.* / train.*`), its two key layouts, and the HF config.json beside it.
+
+Reading. VeOmni's `parse_args` loads one YAML file (`yaml.safe_load`) and deep-merges `--a.b.c value`
+command-line options over it. A config here is one YAML file, optionally followed by files of such
+options (one or more `--train.optimizer.lr 1e-4` per line; bools take yes/true/1 or stand alone,
+lists take several values). Keys may be nested or dotted (`train.lr: 1e-4`) in the YAML; the same
+field written both ways with different values is an error naming both spellings. (VeOmni itself
+only honours dotted keys on the command line: a dotted key in a YAML file is a key it ignores, which
+the report says.) The layout is told by the keys: `flat` (before PR #538: train.lr, train.output_dir)
+or `nested` (train.optimizer.lr, train.checkpoint.output_dir); a flat file is read into the nested view
+mappings/veomni.yaml is written in, and Source.aliases keep the keys as the user wrote them. The
+model architecture comes from the HuggingFace config.json at model.config_path (else
+model.model_path), relative to the YAML, or the file given as `--model-config`; it is read under
+`hf.` (architecture.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...errors import InputError
+from ...io import flatten, parse_yaml, read_text, unflatten
+from ...source import Source
+from ..spec import ModelConfig, Reader
+from .architecture import attach_architecture
+from .fields import HF, SECTIONS, fields
+from .options import is_option_file, option_settings
+from .settings import Setting, merge_settings, yaml_key_lines, yaml_settings
+from .source import VeomniSource
+
+MANIFEST_KEYS = frozenset({"sources", "names", "schedule"})  # a multisource data file (veomni/utils/multisource_utils.py)
+DOTTED_NOTE = (
+    "written as the dotted key {key!r}: VeOmni's own parser ignores dotted keys in a YAML file (it reads "
+    "them only as --{key} on the command line); neoconv reads it as {key}"
+)
+
+
+def _layout_of(leaves: dict[str, Any]) -> str | None:
+    """flat / nested from keys only one layout has; None when the keys do not tell."""
+    spec = fields()
+    flat = nested = None
+    for leaf, value in leaves.items():
+        found = spec.layouts_of(leaf, value)
+        if found == ("flat",):
+            flat = flat or leaf
+        elif found == ("nested",):
+            nested = nested or leaf
+    if flat and nested:
+        raise InputError(
+            f"mixes the flat layout ({flat}) with the nested one ({nested}); VeOmni reads one of them "
+            "(PR #538 moved the keys): write the file in one layout",
+            key=nested,
+        )  # fmt: skip
+    return "flat" if flat else "nested" if nested else None
+
+
+def _to_view(leaf: str, value: Any, layout: str) -> str:
+    """A key as written -> the nested view mappings/veomni.yaml is keyed on."""
+    if layout != "flat":
+        return leaf
+    spec = fields()
+    if leaf == "train.optimizer" and not isinstance(value, dict):
+        return spec.renames["train.optimizer"]
+    return spec.renames.get(leaf, leaf)
+
+
+class VeomniReader(Reader):
+    format = "veomni"
+
+    def read(self, paths: list[str], *, layout: str | None = None, model_config: ModelConfig = None) -> Source:
+        settings: list[Setting] = []
+        texts: dict[str, str] = {}
+        yaml_files: list[str] = []
+        for path in paths:
+            name = str(path)
+            text = read_text(name)
+            texts[name] = text
+            if is_option_file(text):
+                settings += option_settings(text, name)
+                continue
+            if yaml_files:
+                raise InputError(
+                    f"VeOmni reads one YAML file and {yaml_files[0]} is it: give the others as option files "
+                    "(--section.key value lines)",
+                    file=name,
+                )  # fmt: skip
+            if settings:
+                raise InputError("the YAML file comes first, then the option files (as on VeOmni's command line)", file=name)
+            yaml_files.append(name)
+            lines: dict[tuple[str, ...], int] = {}
+            data = parse_yaml(text, name, key_lines=lines)
+            if "sources" in data and set(data) <= MANIFEST_KEYS:
+                raise InputError(
+                    "a VeOmni data manifest (sources, names, schedule), not a training config: it is what "
+                    "data.train_path points at; translate the training config that names it",
+                    file=name, line=lines.get(("sources",)),
+                )  # fmt: skip
+            settings += yaml_settings(data, lines, name)
+        base = yaml_files[0] if yaml_files else str(paths[0])
+        return _build(settings, [str(p) for p in paths], texts, base, layout, model_config)
+
+    def from_tree(
+        self, tree: dict[str, Any], *, name: str = "<config>", text: str = "", model_config: ModelConfig = None
+    ) -> Source:
+        """`model_config`: the config.json's path, or its parsed content (nothing is read from disk)."""
+        settings = yaml_settings(tree, yaml_key_lines(text) if text else {}, name)
+        return _build(settings, [name], {name: text} if text else {}, name, None, model_config)
+
+    def detect_layout(self, tree: dict[str, Any]) -> str:
+        return _layout_of(flatten(tree)) or "nested"
+
+
+READER = VeomniReader()
+
+
+def _build(
+    settings: list[Setting],
+    files: list[str],
+    texts: dict[str, str],
+    base: str,
+    layout: str | None,
+    model_config: ModelConfig,
+) -> Source:
+    for s in settings:
+        if s.path[0] in SECTIONS and len(s.path) == 1 and s.value is not None and not isinstance(s.value, dict):
+            raise InputError(f"section {s.path[0]!r} must be a mapping of settings", file=s.file, line=s.line)
+        if s.path[0] == HF:
+            raise InputError(f"{HF!r} is not a VeOmni section", file=s.file, line=s.line, key=".".join(s.path))
+    raw_tree, origin, notes = merge_settings(settings)
+    raw_leaves = flatten(raw_tree)
+    try:
+        found = _layout_of(raw_leaves)
+    except InputError as exc:
+        exc.file = origin[exc.key].file if exc.key in origin else base
+        exc.line = origin[exc.key].line if exc.key in origin else None
+        raise
+    if layout is not None and found is not None and layout != found:
+        raise InputError(f"this is a VeOmni {found}-layout file, not {layout}", file=base, line=1)
+    chosen = found or layout or "nested"
+    view: dict[str, Any] = {}
+    aliases: dict[str, str] = {}
+    view_notes: dict[str, str] = {}
+    origins: dict[str, tuple[str, int | None]] = {}
+    for leaf, value in raw_leaves.items():
+        key = _to_view(leaf, value, chosen)
+        view[key] = value
+        setting = origin.get(leaf)
+        spelled = setting.spelled if setting else leaf
+        if spelled != key:
+            aliases[key] = spelled
+        if setting is not None:
+            origins[key] = (setting.file, setting.line)
+            note = DOTTED_NOTE.format(key=leaf) if setting.dotted and not setting.spelled.startswith("--") else ""
+            merged = notes.get(leaf, "")
+            if note or merged:
+                view_notes[key] = f"{note}; {merged}" if note and merged else note or merged
+        elif leaf in notes:
+            view_notes[key] = notes[leaf]
+    tree = unflatten(view)
+    leaf_files = {k: base for k in tree}
+    source = VeomniSource(
+        "veomni", tree, list(files), texts, leaf_files, layout=chosen, version=chosen,
+        notes={k: v for k, v in view_notes.items() if v}, aliases=aliases, origins=origins,
+    )  # fmt: skip
+    attach_architecture(source, base, model_config)
+    return source

@@ -1,0 +1,173 @@
+"""VeOmni YAML writer: `--layout nested` (default) or `flat`; the key sets are VeOmni's dataclass
+fields (schemas/veomni.schema.json, x-layouts) and nothing else is ever written, since VeOmni ignores
+unknown keys without a word. Architecture from another framework becomes a config.json side file
+that model.config_path points at, named after the output.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from ...errors import NeoconvError
+from ...io import dump_yaml, unflatten
+from ...report import Status
+from ..hf import config_json
+from ..spec import ExtraEntry, WriteContext, WriteResult, Writer
+from .fields import CONFIG_JSON, HF, SECTIONS, fields, hf_keys
+
+
+class VeomniWriter(Writer):
+    format = "veomni"
+
+    def write(self, leaves: dict[str, Any], ctx: WriteContext) -> WriteResult:
+        layout = ctx.layout or "nested"
+        same = ctx.source_format == self.format
+        name = config_name(ctx.output)
+        hf = {k[len(HF) + 1 :]: v for k, v in leaves.items() if k.startswith(HF + ".")}
+        rest = {k: v for k, v in leaves.items() if not k.startswith(HF + ".")}
+        moved: dict[str, str] = {}
+        amend: dict[str, tuple[Status, str]] = {}
+        extra: list[ExtraEntry] = []
+        for key in hf:
+            moved[f"{HF}.{key}"] = f"{CONFIG_JSON if same else name}:{key}" + (" (unchanged)" if same else "")
+        for key in hf_keys():  # also the config.json keys a report names as missing
+            moved.setdefault(key, f"{name}:{key[len(HF) + 1:]}")
+        config = config_json.document(hf) if hf and not same else None
+        if config is not None:
+            rest["model.config_path"] = name
+        if same:
+            _migrate(rest, ctx.source_layout or "nested", layout, amend, extra, moved)
+        else:
+            extra += _needed(rest, bool(hf))
+        document = _lay_out(rest, layout, moved)
+        header = self.header(document, ctx)
+        if config:
+            header.append(f"# The architecture is the HF config {name} written beside this file (model_type "
+                          f"{config.get('model_type')}); VeOmni resolves model.config_path from the folder it is launched in")  # fmt: skip
+        # reading the output back uses the architecture written beside it, or (same format) the source's
+        kept = ctx.source_shape.get("model_config") if same else None
+        model_config = config if config is not None else kept if isinstance(kept, Mapping) else {}
+        return WriteResult(
+            document, header, side_files={name: config_json.dump(config)} if config else {}, amended=amend,
+            extra_entries=extra, target_paths=moved, model_config=model_config,
+        )  # fmt: skip
+
+    def header(self, document: dict[str, Any], ctx: WriteContext) -> list[str]:
+        layout = ctx.layout or "nested"
+        era = "VeOmni since PR #538" if layout == "nested" else "VeOmni before PR #538"
+        return [f"# VeOmni config ({layout} layout, {era}) written by neoconv" + (f" from {ctx.sources}" if ctx.sources else "")]
+
+    def serialise(self, document: dict[str, Any]) -> str:
+        return dump_yaml(document)
+
+    def unplaceable(self, leaf: str, layout: str | None) -> str | None:
+        """Why a layout has no place for a view leaf (same-format translation), or None."""
+        layout = layout or "nested"
+        if leaf.startswith(HF + "."):
+            return None
+        if leaf == "train.enable_full_shard" and layout == "nested":
+            return None  # the writer folds it into fsdp_mode (FSDP1 -> FSDP2)
+        spec = fields()
+        key = spec.back.get(leaf, leaf) if layout == "flat" else leaf
+        found = spec.layouts_of(key)
+        if not found:
+            return "not a VeOmni field (VeOmni's parser would ignore it): not written"
+        if layout in found:
+            return None
+        if layout == "flat":
+            return "the flat layout (VeOmni before PR #538) has no such field"
+        return "the nested layout (VeOmni since PR #538) has no such field"
+
+
+WRITER = VeomniWriter()
+
+
+def config_name(output: str | None) -> str:
+    """The config.json written beside an output is named after it (out/b.yaml: out/b.config.json),
+    so that two outputs in one folder never share, or overwrite, one architecture file."""
+    if not output:
+        return CONFIG_JSON
+    stem, dot, _ = str(output).rpartition(".")
+    return f"{stem if dot and stem else output}.{CONFIG_JSON}"
+
+
+def _migrate(
+    leaves: dict[str, Any],
+    source_layout: str,
+    layout: str,
+    amend: dict[str, tuple[Status, str]],
+    extra: list[ExtraEntry],
+    moved: dict[str, str],
+) -> None:
+    """veomni2veomni across layouts: FSDP1 becomes FSDP2, and defaults that changed become explicit."""
+    spec = fields()
+    mode_key = spec.renames["train.data_parallel_mode"]
+    full_shard = leaves.pop("train.enable_full_shard", None)
+    if layout == "nested" and full_shard is not None:
+        moved["train.enable_full_shard"] = mode_key
+        amend["train.enable_full_shard"] = (Status.CONVERTED, "FSDP1's sharding switch: folded into fsdp_mode")
+    if layout == "nested" and leaves.get(mode_key) == "fsdp1":
+        shard = full_shard is not False
+        leaves[mode_key] = "fsdp2" if shard else "ddp"
+        device = "meta" if shard else "cuda"
+        why = ("FSDP1 was removed after PR #538: FULL_SHARD is FSDP2 resharding after forward (ZeRO-3 either way)"
+               if shard else "FSDP1 was removed after PR #538: NO_SHARD is plain DDP")  # fmt: skip
+        amend[mode_key] = (Status.CONVERTED, f"{why}; FSDP2 needs init_device meta, DDP cuda")
+        if leaves.get("train.init_device") != device:
+            if "train.init_device" in leaves:
+                amend["train.init_device"] = (Status.CONVERTED, f"set to {device} for {leaves[mode_key]}")
+            else:
+                extra.append(ExtraEntry("train.init_device", Status.CONVERTED, f"{device}: what {leaves[mode_key]} needs"))
+            leaves["train.init_device"] = device
+    if source_layout == layout:
+        return
+    for flat_key in spec.carry_defaults:
+        view_key = spec.renames.get(flat_key, flat_key)
+        if view_key in leaves:
+            continue
+        value = spec.default(flat_key, "flat") if source_layout == "flat" else spec.default(view_key, "nested")
+        if value is None:
+            continue  # required in the source layout: a valid file has it
+        leaves[view_key] = value
+        target = spec.default(flat_key, "flat") if layout == "flat" else spec.default(view_key, "nested")
+        shown = "required" if target is None else repr(target)
+        extra.append(ExtraEntry(view_key, Status.DEFAULTED,
+                                f"the {source_layout} layout's default {value!r} (not in the file) written: the {layout} layout's is {shown}"))  # fmt: skip
+
+
+def _needed(leaves: dict[str, Any], wrote_config: bool) -> list[ExtraEntry]:
+    """VeOmni keys with no canonical field that a run cannot do without."""
+    out: list[ExtraEntry] = []
+    if not wrote_config and not any(k in leaves for k in ("model.config_path", "model.model_path")):
+        out.append(ExtraEntry("model.config_path", Status.MISSING,
+                    "VeOmni needs the model: model.config_path (an HF config.json) or model.model_path; the source "
+                    "describes no architecture"))  # fmt: skip
+    if "data.train_path" not in leaves:
+        out.append(ExtraEntry("data.train_path", Status.MISSING,
+                    "VeOmni requires data.train_path (no default): convert the dataset for VeOmni and add its path"))  # fmt: skip
+    if wrote_config and not any(k in leaves for k in ("model.tokenizer_path", "model.model_path")):
+        out.append(ExtraEntry("model.tokenizer_path", Status.MISSING,
+                    "VeOmni loads the tokenizer from model.tokenizer_path, else model.config_path (the written "
+                    "config.json, which holds none): add the HF tokenizer folder or hub id"))  # fmt: skip
+    return out
+
+
+def _lay_out(leaves: dict[str, Any], layout: str, moved: dict[str, str]) -> dict[str, Any]:
+    """View leaves -> the document in `layout`, checked against that layout's dataclass fields."""
+    spec = fields()
+    out: dict[str, Any] = {}
+    for key, value in leaves.items():
+        target = key
+        if layout == "flat":
+            target = "train.optimizer" if key == spec.renames["train.optimizer"] else spec.back.get(key, key)
+            if target != key:
+                moved[key] = target
+        out[target] = value
+    for key, value in out.items():
+        placed = spec.layouts_of(key, value)
+        if placed and layout not in placed:
+            raise NeoconvError(f"internal error: {key} is not a field of the {layout} layout (mappings/veomni.yaml)")
+    tree = unflatten(out)
+    ordered = {section: tree.pop(section) for section in SECTIONS if section in tree}
+    ordered.update(tree)
+    return ordered
