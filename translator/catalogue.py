@@ -32,6 +32,9 @@ class Field:
     below: float | None = None
     items: "Field | None" = None  # a list's items (Adam's betas: numbers in [0, 1))
     length: int | None = None  # a list's exact length
+    # what an absent value means, where that is a value (no qk-norm: false; no muP multiplier: 1.0):
+    # two configs, one stating it and one leaving it out, describe the same model
+    none_means: Any = None
 
     def check(self, value: Any) -> tuple[Any, str]:
         """Coerce a value to this field's type; returns (value, note) or raises ValueError."""
@@ -104,7 +107,7 @@ def catalogue() -> dict[str, Field]:
     for name, spec in raw["fields"].items():
         if not isinstance(spec, dict) or spec.get("type") not in TYPES or not spec.get("doc"):
             raise MappingTableError(f"{path.name}: field {name!r} needs a type in {TYPES} and a doc line")
-        unknown = set(spec) - {"type", "doc", "unit", "enum", "min", "max", "above", "below", "items", "length"}
+        unknown = set(spec) - {"type", "doc", "unit", "enum", "min", "max", "above", "below", "items", "length", "none_means"}
         if unknown:
             raise MappingTableError(f"{path.name}: field {name!r} has unknown attributes {sorted(unknown)}")
         items = spec.get("items")
@@ -124,6 +127,7 @@ def catalogue() -> dict[str, Field]:
             below=spec.get("below"),
             items=Field(f"{name}[]", doc=spec["doc"], **items) if items is not None else None,
             length=spec.get("length"),
+            none_means=spec.get("none_means"),
         )
     return fields
 

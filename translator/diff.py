@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from .catalogue import catalogue
 from .compare import DEFAULT_RTOL, values_equal
 from .engine import Ingested
 from .errors import NeoconvError, UsageError
@@ -120,6 +121,12 @@ def writable(fmt: str) -> frozenset[str]:
     return expressible(fmt) - set(load_table(fmt).absent)
 
 
+def _means_absent(name: str, value: Any, rtol: float) -> bool:
+    """The value is what leaving the field out means (the catalogue's none_means: no qk-norm is false)."""
+    spec = catalogue().get(name)
+    return spec is not None and spec.none_means is not None and values_equal(value, spec.none_means, rtol)
+
+
 def diff_ir(a: Ingested, b: Ingested, *, rtol: float = DEFAULT_RTOL, differences_only: bool = False) -> DiffResult:
     """`differences_only`: the changed, removed and added fields only (a translation's check of its
     output needs nothing else, for every file of a batch)."""
@@ -144,11 +151,11 @@ def diff_ir(a: Ingested, b: Ingested, *, rtol: float = DEFAULT_RTOL, differences
                 result.inexpressible.append(change(name, va, vb))
             continue
         if va is None or va.value is None:
-            if vb is not None and vb.value is not None and vb.origin is not Origin.DEFAULT:
+            if vb is not None and vb.value is not None and vb.origin is not Origin.DEFAULT and not _means_absent(name, vb.value, rtol):
                 result.only_b.append(change(name, va, vb))
             continue
         if vb is None or vb.value is None:
-            if va.origin is not Origin.DEFAULT:
+            if va.origin is not Origin.DEFAULT and not _means_absent(name, va.value, rtol):
                 result.only_a.append(change(name, va, vb))
             continue
         if not values_equal(va.value, vb.value, rtol):

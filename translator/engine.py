@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .catalogue import catalogue, relations
+from .catalogue import AtMost, Length, catalogue, constraints
 from .errors import InputError, UsageError
 from .io import flatten
 from .ir import IR, Origin, Value
@@ -415,20 +415,34 @@ def _culprit(owned_leaves: list[str], present: dict[str, Any], exc: Exception) -
 
 
 def _check_relations(source: Source, ir: IR) -> None:
-    """A value breaking a relation every framework asserts (hidden size / heads) names its key."""
-    for rel in relations():
-        divisor, dividend = ir.get(rel.divisor), ir.get(rel.dividend)
-        if not (isinstance(divisor, int) and isinstance(dividend, int)) or divisor <= 0 or dividend % divisor == 0:
+    """A value breaking a relation the catalogue defines (heads dividing the width, kv heads dividing
+    the heads, no more experts per token than experts, one attention kind per layer) names its key:
+    a config its own framework could not run."""
+    values = None
+    for rel in constraints():
+        if any(not ir.has(name) for name in rel.fields):
+            continue  # cheap: most relations concern fields a config leaves out
+        if values is None:
+            values = ir.plain()
+        reason = rel.broken(values)
+        if reason is None:
             continue
-        if not rel.holds_for({name: ir.get(name) for name, _ in rel.unless}):
-            continue
-        value, other = ir.fields[rel.dividend], ir.fields[rel.divisor]
-        key = value.source_keys[0] if value.source_keys else rel.dividend
-        other_key = other.source_keys[0] if other.source_keys else rel.divisor
+        blamed, other = rel.fields[1], rel.fields[0]  # the dividend / the list / the larger side
+        if isinstance(rel, (AtMost, Length)):
+            blamed, other = rel.fields[0], rel.fields[1]
+        value, partner = ir.fields[blamed], ir.fields[other]
+        key = value.source_keys[0] if value.source_keys else blamed
+        other_key = partner.source_keys[0] if partner.source_keys else other
         from_file = value.origin is not Origin.USER
+        shown = values[blamed] if not isinstance(values[blamed], list) else f"{len(values[blamed])} entries"
+        if isinstance(rel, AtMost):
+            what = f"{shown} is more than {other_key}={values[other]}"
+        elif isinstance(rel, Length):
+            what = f"{shown} for {other_key}={values[other]}"
+        else:
+            what = f"{shown} is not divisible by {other_key}={values[other]}"
         raise InputError(
-            f"{dividend} is not divisible by {other_key}={divisor} ({rel.why})",
-            file=(value.file or source.file_of(key)) if from_file else None,
+            f"{what} ({rel.why})", file=(value.file or source.file_of(key)) if from_file else None,
             line=source.line_of(key) if from_file else None, key=key, hint="fix one of them",
         )  # fmt: skip
 
