@@ -12,6 +12,16 @@ FIXTURES = ROOT / "fixtures"
 CORPUS = ROOT.parent / "shared" / "corpus"
 
 
+# corpus files their own framework cannot run, which neoconv refuses (exit 2, naming the key and the fix):
+# NeoX's mistral/7B.yml builds a 4779-wide gate and a 4778-wide output layer (intermediate_size 14336
+# with swiglu; 43008 gives Mistral's 14336)
+UNRUNNABLE = {"neox/mistral/7B.yml": "intermediate_size: 43008 gives a 14336-wide gated MLP"}
+
+
+def runnable(path: Path) -> bool:
+    return str(path.relative_to(CORPUS)) not in UNRUNNABLE if path.is_relative_to(CORPUS) else True
+
+
 def corpus_dir(name: str) -> Path:
     path = CORPUS / name
     if not path.is_dir():

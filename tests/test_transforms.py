@@ -24,14 +24,14 @@ ffn = FORMULAS["neox.ffn_width"]
     ],
 )
 def test_neox_ffn_width(intermediate, multiple, activation, hidden, expected):
-    assert ffn.read(intermediate, None, multiple, hidden, activation) == expected
+    assert ffn.read(intermediate, None, multiple, hidden, activation, 1, None) == expected
 
 
 def test_neox_ffn_width_expansion_factor_and_inverse():
-    assert ffn.read(None, 2.0, 1, 1024, "gelu") == 2048
+    assert ffn.read(None, 2.0, 1, 1024, "gelu", 1, None) == 2048
     for width in (11008, 14336, 28672, 2730):
         written = ffn.write(width, "swiglu")["intermediate_size"]
-        assert ffn.read(written, None, 1, 4096, "swiglu") == width
+        assert ffn.read(written, None, 1, 4096, "swiglu", 1, None) == width
 
 
 def test_rotary_dim_both_ways():

@@ -11,15 +11,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .catalogue import AtMost, Length, catalogue, constraints
+from .catalogue import catalogue
 from .errors import InputError, UsageError
 from .io import flatten
 from .ir import IR, Origin, Value
 from .mapping import Rule, Table
 from .report import Entry, Report, Status
 from .schema import SchemaIndex, _Guess
+from .formula import Approx, Extension, Unexpressible, Unrunnable, field_ident, ident, is_close, unwrap
+from .relations import check_relations
 from .source import Source
-from .formula import Approx, Extension, Unexpressible, field_ident, ident, is_close, unwrap
 
 
 @dataclass(slots=True)
@@ -253,7 +254,7 @@ def ingest(
                 continue
             ir.fields[name] = Value(value, origin, tuple(owned_leaves), file, "; ".join(notes))
 
-    _check_relations(source, ir)
+    check_relations(source, ir)
     if not ledger:
         return Ingested(ir, {}, leaves, lossy, source, table, coerced=coerced)
     searches = 0  # stray leaves not classified before (each may cost a "did you mean" search)
@@ -384,15 +385,19 @@ def _read_rule(
             result = rule.formula.read(**kwargs)
         except (TypeError, ValueError, ArithmeticError) as exc:  # overflow on a huge value is bad input too
             key = _culprit(owned_leaves, present, exc) if owned_leaves else rule.label
-            raise InputError(
-                f"cannot compute {', '.join(rule.fields)}: {exc}",
-                file=source.file_of(key), line=source.line_of(key), key=key,
-            ) from None  # fmt: skip
+            message = str(exc) if isinstance(exc, Unrunnable) else f"cannot compute {', '.join(rule.fields)}: {exc}"
+            raise InputError(message, file=source.file_of(key), line=source.line_of(key), key=key) from None
         if isinstance(result, Extension):
             return result
         if len(rule.fields) > 1:
             by_ident = {field_ident(f): f for f in rule.fields}
-            return {by_ident[k]: v for k, v in (result or {}).items()}
+            whole = result if isinstance(result, Approx) else None  # the reading as a whole is approximate
+            out = {by_ident[k]: v for k, v in ((whole.value if whole else result) or {}).items()}
+            if whole is not None and whole.detail:
+                named = [f for f in whole.fields if f in out] or [f for f in rule.fields if out.get(f) is not None]
+                name = (named or [rule.fields[0]])[0]
+                out[name] = Approx(unwrap(out.get(name))[0], whole.detail)
+            return out
         return {rule.fields[0]: result}
     assert rule.simple is not None and rule.key
     raw = present[rule.key] if rule.key in present else rule.default_for(version)  # None when it has none
@@ -412,39 +417,6 @@ def _culprit(owned_leaves: list[str], present: dict[str, Any], exc: Exception) -
         if numbers:
             return max(numbers)[1]
     return owned_leaves[0]
-
-
-def _check_relations(source: Source, ir: IR) -> None:
-    """A value breaking a relation the catalogue defines (heads dividing the width, kv heads dividing
-    the heads, no more experts per token than experts, one attention kind per layer) names its key:
-    a config its own framework could not run."""
-    values = None
-    for rel in constraints():
-        if any(not ir.has(name) for name in rel.fields):
-            continue  # cheap: most relations concern fields a config leaves out
-        if values is None:
-            values = ir.plain()
-        reason = rel.broken(values)
-        if reason is None:
-            continue
-        blamed, other = rel.fields[1], rel.fields[0]  # the dividend / the list / the larger side
-        if isinstance(rel, (AtMost, Length)):
-            blamed, other = rel.fields[0], rel.fields[1]
-        value, partner = ir.fields[blamed], ir.fields[other]
-        key = value.source_keys[0] if value.source_keys else blamed
-        other_key = partner.source_keys[0] if partner.source_keys else other
-        from_file = value.origin is not Origin.USER
-        shown = values[blamed] if not isinstance(values[blamed], list) else f"{len(values[blamed])} entries"
-        if isinstance(rel, AtMost):
-            what = f"{shown} is more than {other_key}={values[other]}"
-        elif isinstance(rel, Length):
-            what = f"{shown} for {other_key}={values[other]}"
-        else:
-            what = f"{shown} is not divisible by {other_key}={values[other]}"
-        raise InputError(
-            f"{what} ({rel.why})", file=(value.file or source.file_of(key)) if from_file else None,
-            line=source.line_of(key) if from_file else None, key=key, hint="fix one of them",
-        )  # fmt: skip
 
 
 _SUGGESTIONS_PER_FILE = 100  # "did you mean" searches (~1 ms each) one file may cost; a file with

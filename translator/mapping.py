@@ -17,7 +17,7 @@ import yaml
 from .catalogue import catalogue
 from .errors import InputError, MappingTableError
 from .resources import data_dir
-from .formula import FORMULAS, Formula, Simple, field_ident, ident
+from .formula import FORMULAS, Formula, Simple, field_ident, fixed_formula, ident
 from .yamlread import load as load_yaml
 
 _NO_DEFAULT = object()
@@ -27,6 +27,7 @@ RULE_ATTRIBUTES = frozenset(
         "field", "fields", "key", "also", "with", "formula", "invert", "enum", "scale",
         "case_insensitive", "default", "defaults", "version_defaults", "when", "required",
         "hint", "always", "derived", "versions", "peek", "lossy", "note", "const", "layouts",
+        "fixed", "fixed_reason",
     }
 )  # fmt: skip
 
@@ -238,7 +239,11 @@ def _build_rule(table: str, index: int, raw: Any) -> Rule:
     formula: Formula | None = None
     key = raw.get("key")
     also = tuple(raw.get("also", ()))
-    if "formula" in raw:
+    if "fixed" in raw:
+        if len(fields) != 1 or "fixed_reason" not in raw or any(k in raw for k in ("key", "also", "formula", "peek")):
+            raise _fail(table, where, "fixed maps one field, with fixed_reason (where the framework hard-codes it) and no key")
+        formula = fixed_formula(fields[0], raw["fixed"], str(raw["fixed_reason"]))
+    elif "formula" in raw:
         formula = FORMULAS[raw["formula"]] if _known_formula(raw["formula"]) else None
         if formula is None:
             raise _fail(table, where, f"unknown formula {raw['formula']!r}; known: {FORMULAS.every()}")
@@ -279,7 +284,7 @@ def _build_rule(table: str, index: int, raw: Any) -> Rule:
         always=bool(raw.get("always", False)),
         derived=bool(raw.get("derived", False)),
         lossy=str(raw.get("lossy", "")),
-        note=str(raw.get("note", "")),
+        note=str(raw.get("note", raw.get("fixed_reason", ""))),
         const=raw.get("const", _NO_DEFAULT),
         layouts=tuple(raw.get("layouts", ())),
         versions=tuple(raw.get("versions", ())),
