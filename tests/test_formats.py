@@ -17,8 +17,10 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_every_format_package_is_found_and_helpers_are_not() -> None:
-    assert list(FORMATS) == ["cerebras", "deepspeed", "neox", "veomni"]
-    assert "hf" not in FORMATS  # the HF config.json tables: a helper package, no FORMAT (yet: issue 14)
+    assert list(FORMATS) == ["cerebras", "deepspeed", "hf", "neox", "veomni"]
+    # a subpackage without FORMAT would be a helper of other formats: every one here declares one
+    assert all(getattr(__import__(f"translator.formats.{n}", fromlist=["FORMAT"]), "FORMAT", None) is spec
+               for n, spec in FORMATS.items())  # fmt: skip
 
 
 @pytest.mark.parametrize("name", sorted(FORMATS))

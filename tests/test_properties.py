@@ -122,8 +122,9 @@ def close(a: Any, b: Any) -> bool:
     return a == b
 
 
-# Pairs whose two formats can both be read and written.
-ROUND_PAIRS = [(a, b) for a, b in pairs() if a != b]
+# Pairs whose two formats can both be read and written, and hold something in common (a DeepSpeed
+# config holds no architecture, an HF config.json nothing else).
+ROUND_PAIRS = [(a, b) for a, b in pairs() if a != b and expressible(a) & expressible(b)]
 
 
 @pytest.mark.parametrize("src, dst", ROUND_PAIRS or [pytest.param("neox", "neox", marks=pytest.mark.skip("one format"))])

@@ -121,10 +121,15 @@ def writable(fmt: str) -> frozenset[str]:
     return expressible(fmt) - set(load_table(fmt).absent)
 
 
-def _means_absent(name: str, value: Any, rtol: float) -> bool:
-    """The value is what leaving the field out means (the catalogue's none_means: no qk-norm is false)."""
+def _means_absent(name: str, value: Any, rtol: float, fields: dict[str, Any]) -> bool:
+    """The value is what leaving the field out means (the catalogue's none_means: no qk-norm is false;
+    an output bias as the attention bias)."""
     spec = catalogue().get(name)
-    return spec is not None and spec.none_means is not None and values_equal(value, spec.none_means, rtol)
+    meant = spec.none_means if spec is not None else None
+    if isinstance(meant, str) and meant.startswith("=model."):
+        other = fields.get(meant[1:])
+        meant = other.value if other is not None else None
+    return meant is not None and values_equal(value, meant, rtol)
 
 
 def diff_ir(a: Ingested, b: Ingested, *, rtol: float = DEFAULT_RTOL, differences_only: bool = False) -> DiffResult:
@@ -151,11 +156,11 @@ def diff_ir(a: Ingested, b: Ingested, *, rtol: float = DEFAULT_RTOL, differences
                 result.inexpressible.append(change(name, va, vb))
             continue
         if va is None or va.value is None:
-            if vb is not None and vb.value is not None and vb.origin is not Origin.DEFAULT and not _means_absent(name, vb.value, rtol):
+            if vb is not None and vb.value is not None and vb.origin is not Origin.DEFAULT and not _means_absent(name, vb.value, rtol, fields_b):
                 result.only_b.append(change(name, va, vb))
             continue
         if vb is None or vb.value is None:
-            if va.origin is not Origin.DEFAULT and not _means_absent(name, va.value, rtol):
+            if va.origin is not Origin.DEFAULT and not _means_absent(name, va.value, rtol, fields_a):
                 result.only_a.append(change(name, va, vb))
             continue
         if not values_equal(va.value, vb.value, rtol):

@@ -942,7 +942,7 @@ def _entry_for(
     if exact:
         return Entry(leaf, target, Status.EXACT, "", rule.fields)
     if leaf != rule.key and rule.key is not None and leaf in rule.also:
-        detail = f"folded into {', '.join(rule.fields)}"
+        detail = f"folded into {', '.join([f for f in rule.fields if ingested.ir.has(f)] or rule.fields)}"
     else:
         detail = note or (f"= {_short(values[0])}" if len(values) == 1 else "")
     return Entry(leaf, target, Status.CONVERTED, _join(detail, fate.detail), rule.fields)

@@ -1,10 +1,8 @@
 """Load and validate mapping tables (mappings/<format>.yaml) into typed rules.
 
-A typo in a table is a MappingTableError at load time, never a silent no-op: unknown rule
-attributes, unknown canonical fields, unknown formulas, formula signatures that do not match
-the declared keys, keys claimed twice and dependency cycles are all refused.
-The grammar is documented in the header of mappings/neox.yaml.
-"""
+A typo in a table is a MappingTableError at load time, never a silent no-op: unknown rule attributes,
+canonical fields or formulas, formula signatures that do not match the declared keys, keys claimed
+twice and dependency cycles are refused. The grammar is in the header of mappings/neox.yaml."""
 
 from __future__ import annotations
 
@@ -358,6 +356,10 @@ def load_table(fmt: str) -> Table:
     if not isinstance(raw, dict) or raw.get("format") != fmt or not isinstance(raw.get("rules"), list):
         raise MappingTableError(f"{name}: needs `format: {fmt}` and a `rules:` list")
     rules = [_build_rule(name, i, r) for i, r in enumerate(raw["rules"])]
+    base = load_table(raw["extends"]) if raw.get("extends") else None  # VeOmni's config.json: hf's rules
+    if base is not None:
+        mine = {f for r in rules for f in r.fields}
+        rules = [r for r in base.rules if not set(r.fields) & mine] + rules
     claimed: dict[tuple[str, tuple[str, ...]], str] = {}
     for rule in rules:
         for key in rule.keys:
@@ -367,14 +369,18 @@ def load_table(fmt: str) -> Table:
                 raise MappingTableError(f"{name}: key {key!r} is claimed by two rules ({claimed[slot]}, {rule.label})")
             claimed[slot] = rule.label
     allowed = {"format", "title", "versions", "rules", "unsupported", "absent", "extension_reasons", "order",
-               "lenient_types"}
+               "lenient_types", "data", "extends"}  # data: the format's own tables (hf's classes)
     if set(raw) - allowed:
         raise MappingTableError(f"{name}: unknown top-level entries {sorted(set(raw) - allowed)}")
-    unsupported = dict(raw.get("unsupported") or {})
-    absent = dict(raw.get("absent") or {})
-    for key in absent:
-        if key not in catalogue():
+    ruled = {f for r in rules for f in r.fields}  # an inherited `absent` holds only where no rule here writes
+    inherited = (base.unsupported, base.extension_reasons) if base else ({}, {})
+    unsupported = {**inherited[0], **dict(raw.get("unsupported") or {})}
+    absent = {k: v for k, v in base.absent.items() if k not in ruled} if base else {}
+    for key, why in dict(raw.get("absent") or {}).items():  # `optim.*`: every field of the group
+        group = [f for f in catalogue() if key.endswith(".*") and f.startswith(key[:-1]) and f not in ruled]
+        if key not in catalogue() and not group:
             raise MappingTableError(f"{name}: absent: unknown canonical field {key!r}")
+        absent.update({f: str(why) for f in group or [key]})
     for key in unsupported:
         if any(key in r.keys for r in rules):
             raise MappingTableError(f"{name}: key {key!r} is both mapped and listed as unsupported")
@@ -387,7 +393,7 @@ def load_table(fmt: str) -> Table:
         unsupported=unsupported,
         source_file=name,
         absent=absent,
-        extension_reasons=dict(raw.get("extension_reasons") or {}),
+        extension_reasons={**inherited[1], **dict(raw.get("extension_reasons") or {})},
         order=tuple(raw.get("order") or ()),
         lenient_types=bool(raw.get("lenient_types", False)),
     )
