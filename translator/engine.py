@@ -580,8 +580,7 @@ def emit(
         if written is None:
             continue
         applied.append((rule, present))
-        lost = written.pop(_LOSS, None)
-        loss = lost[1] if lost else None
+        loss = lost[1] if (lost := written.pop(_LOSS, None)) else None
         if loss is not None and not written:
             _default_not_kept(extra_entries, ingested, table, rule, present, loss)
         for name in present:
@@ -595,6 +594,7 @@ def emit(
                 slot.lossy.append(rule.lossy)
             if rule.key is None or (rule.note and not written):
                 slot.note = rule.note
+        _absent_losses(rule, present, loss, carried)
         at_default = origin is Origin.DEFAULT and bool(written) and _at_default(rule, written, version)
         if at_default and not rule.always:
             for name in present:
@@ -667,6 +667,13 @@ def emit(
     for src, tgt, status, detail, concerns in extra_entries:
         report.add(src, tgt, status, detail, concerns)
     return out, report
+
+
+def _absent_losses(rule: Rule, present: list[str], loss: Approx | None, carried: dict[str, _Carried]) -> None:
+    """A loss a writer names for a field the source leaves out (the target would read a value back)."""
+    for name in loss.fields if loss is not None else ():
+        if name in rule.fields and name not in present and (why := loss.detail_for(name) if loss else ""):
+            carried.setdefault(name, _Carried()).lossy.append(why)
 
 
 def _unanchored(

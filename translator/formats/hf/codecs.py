@@ -160,7 +160,9 @@ def read_aux(kw: Kw) -> Any:
     if not mt.moe_aux_loss:
         return None  # no auxiliary loss: what leaving the field out means
     coef = float(_raw(kw, mt, "router_aux_loss_coef") or 0.0)
-    return coef if coef and _raw(kw, mt, "output_router_logits") else None  # added only with router logits
+    if coef and not _raw(kw, mt, "output_router_logits"):
+        return 0.0  # added to the loss only with router logits: this model trains without it
+    return coef or None
 
 
 def write_aux(kw: Kw) -> Any:

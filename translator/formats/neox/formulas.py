@@ -79,9 +79,11 @@ class NeoxActivation:
         return name
 
     @staticmethod
-    def write(value: str) -> dict[str, Any]:
+    def write(value: str) -> Any:
         if value == "gelu_tanh":
             return {"activation": "gelu", "bias_gelu_fusion": True}
+        if value == "geglu_tanh":  # activations.py: geglu gates with F.gelu, the exact GELU
+            return Approx({"activation": "geglu"}, "NeoX's geglu gates with the exact GELU, not its tanh approximation")
         return {"activation": value}
 
 

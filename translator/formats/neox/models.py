@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...formula import Approx, formula
-from ...formulas_common import GATED_ACTIVATIONS
+from ...formulas_common import GATED_ACTIVATIONS, family_formula
 
 QK_SHAPE = ("NeoX's use_qk_layernorm is one LayerNorm over [heads, head_dim] applied to queries and keys alike "
             "(transformer.py), not a norm over head_dim for each")  # fmt: skip
@@ -106,8 +106,7 @@ class NeoxMoe:
         width = expert_width(intermediate_size, hidden_size)
         out = {
             "moe_num_experts": experts, "moe_experts_per_token": moe_top_k if moe_top_k is not None else 1,
-            "moe_first_dense_layers": 0, "moe_layer_interval": 1, "moe_router_scoring": "sinkhorn",
-            "moe_normalize_top_k": False, "moe_aux_loss_coef": 0.0,
+            "moe_router_scoring": "sinkhorn", "moe_normalize_top_k": False,  # every layer MoE, no aux loss: absent
             "moe_ffn_hidden_size": width if width != ffn_hidden_size else None,
         }  # fmt: skip
         if activation in GATED_ACTIVATIONS:
@@ -170,17 +169,24 @@ class NeoxMup:
 
     @staticmethod
     def write(attention_scaling: str | None, embedding_multiplier: float | None, mup_output_logits_scaling: str | None) -> Any:
-        mup = attention_scaling == "inverse_head_dim" or mup_output_logits_scaling is not None
         multiplier = 1.0 if embedding_multiplier is None else embedding_multiplier
-        if not mup:
-            if multiplier != 1.0:
-                return Approx({}, "NeoX multiplies embeddings (mup_embedding_mult) only under use_mup",
-                              ("model.embedding_multiplier",))  # fmt: skip
+        if attention_scaling == "inverse_head_dim" and mup_output_logits_scaling == "width":
+            return {"use_mup": True, "mup_embedding_mult": multiplier}
+        # use_mup brings 1/head_dim scores, the logits' width division and the multiplier together:
+        # a source with only some of them cannot be written without inventing the others
+        lost = [(f"NeoX scales attention by 1/head_dim only with use_mup, which also divides the logits by the width "
+                 "multiplier", ("model.attention_scaling",)) if attention_scaling == "inverse_head_dim" else None,
+                ("NeoX multiplies embeddings (mup_embedding_mult) only under use_mup, which also rescales attention and "
+                 "logits", ("model.embedding_multiplier",)) if multiplier != 1.0 else None,
+                (f"NeoX's use_mup divides the logits by the width multiplier itself, with 1/head_dim attention: "
+                 f"{mup_output_logits_scaling} output scaling alone is not expressible", ("model.mup_output_logits_scaling",))
+                if mup_output_logits_scaling is not None else None]  # fmt: skip
+        parts = tuple(x for x in lost if x is not None)
+        if not parts:
             return {}
-        out: dict[str, Any] = {"use_mup": True, "mup_embedding_mult": multiplier}
-        lost = [f for f, ok in (("model.attention_scaling", attention_scaling == "inverse_head_dim"),
-                                ("model.mup_output_logits_scaling", mup_output_logits_scaling == "width")) if not ok]  # fmt: skip
-        if lost:
-            return Approx(out, "NeoX's use_mup scales attention by 1/head_dim and divides the logits by the width "
-                               "multiplier together", tuple(lost))  # fmt: skip
-        return out
+        return Approx({}, "; ".join(d for d, _ in parts), tuple(f for _, n in parts for f in n), parts)
+
+
+# what NeoX holds of the block structure (no sandwich norms, no latent attention, no embedding norm)
+family_formula("neox.family", ("parallel_residual", "parallel_shared_norm", "norm", "activation", "moe_num_experts",
+                               "sliding_window", "qk_norm", "position_embedding"))  # fmt: skip
