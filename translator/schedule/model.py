@@ -324,7 +324,7 @@ class Schedule:
         return isinstance(other, Schedule) and self.phases == other.phases
 
     def __repr__(self) -> str:
-        return f"Schedule({[p.to_json() for p in self.phases]!r})"
+        return f"Schedule({self.to_json()!r})"
 
     # ---- JSON (the IR field value) --------------------------------------------------------
     def to_json(self) -> list[dict[str, Any]]:

@@ -116,51 +116,56 @@ def floor_at(s: Schedule, floor: float) -> Schedule:
     """The schedule max(lr(t), floor), exactly (a NeoX min_lr, VeOmni's 1e-7)."""
     out: list[Phase] = []
     segs = s.segments()
+    above = True  # whether the last step of the phases is above the floor
     for i, p in enumerate(s.phases):
-        seg = segs[i]
-        for u0, u1, above in _runs(seg, p.length, floor):
+        for u0, u1, above in _runs(segs[i], p.length, floor):
             out.append(_sub(p, u0, u1 - u0) if above else constant(floor, u1 - u0))
     last = s.phases[-1]
     if last.beyond == "hold":
-        if last.end >= floor and out[-1].kind == last.kind and out[-1].kind != "constant":
-            return Schedule(finish(out))  # the last phase's own end is still what is held
-        return Schedule(finish(out + [constant(max(last.end, floor), 1)]))
-    return Schedule(_continue_above(out, s, floor))
+        held = max(last.end, floor)
+        if held != (last.end if above else floor):
+            out.append(constant(held, 1))
+        return Schedule(finish(out))
+    return Schedule(_continue_above(out, s, floor, above))
 
 
-def _continue_above(out: list[Phase], s: Schedule, floor: float) -> list[Phase]:
+def _continue_above(out: list[Phase], s: Schedule, floor: float, above: bool) -> list[Phase]:
     """The last phase runs on: where does it cross the floor after the phases end?"""
     last, off = s.phases[-1], s.offsets[-2]
-    shape, t0 = s.segments()[-1], s.total_length
-    direction = shape.shape.tail()
+    seg, t0 = s.segments()[-1], s.total_length
+
+    def going_on(length: int = 1) -> list[Phase]:  # the last phase run on from t0
+        return [] if above else [_sub(last, t0 - off, length)]
+
+    direction = seg.shape.tail()
     if direction == 0:
-        low = min(last.start, last.end)
-        if last.kind == "cyclic":
-            low = min(low, last.start)
-        if low < floor:
+        if min(last.start, last.end) < floor:
             raise NotRepresentable(f"a {last.kind} phase that keeps cycling below the floor {floor:g} has no piecewise form")
-        return finish(out + [_sub(last, t0 - off, 1)], "continue")
-    above_now = shape.at(t0) >= floor
-    if (direction < 0 and not above_now) or (direction > 0 and above_now):
-        tail = _sub(last, t0 - off, 1) if above_now else constant(floor, 1)
-        return finish(out + [tail], "continue" if above_now else "hold")
+        return finish(out + going_on(), "continue")
+    above_now = seg.at(t0) >= floor
+    if direction < 0 and not above_now:
+        return finish(out + ([] if not above else [constant(floor, 1)]))
+    if direction > 0 and above_now:
+        return finish(out + going_on(), "continue")
     # it crosses once: find the first step on the other side (exponential then binary search)
     step = 1
-    while (shape.at(t0 + step) >= floor) == above_now:
+    while (seg.at(t0 + step) >= floor) == above_now:
         step *= 2
-        if step > 2**62:
-            return finish(out + [_sub(last, t0 - off, 1)], "continue")
-    l, h = t0 + step // 2, t0 + step
-    while h - l > 1:
-        m = (l + h) // 2
-        if (shape.at(m) >= floor) == above_now:
-            l = m
+        if step > 2**62:  # never crosses: it stays on its side
+            if above_now:
+                return finish(out + going_on(), "continue")
+            return finish(out + ([constant(floor, 1)] if above else []))
+    lo, hi = t0 + step // 2, t0 + step
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if (seg.at(mid) >= floor) == above_now:
+            lo = mid
         else:
-            h = m
-    n = h - t0
-    if above_now:  # falls below: the shape until h, then the floor held
+            hi = mid
+    n = hi - t0
+    if above_now:  # falls below: the shape until hi, then the floor held
         return finish(out + [_sub(last, t0 - off, n), constant(floor, 1)])
-    return finish(out + [constant(floor, n), _sub(last, h - off, 1)], "continue")
+    return finish(out + [constant(floor, n), _sub(last, hi - off, 1)], "continue")
 
 
 def ramp(start: float, end: float, length: int, **extra: object) -> Phase:

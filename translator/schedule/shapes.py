@@ -25,6 +25,11 @@ def _after(b: float) -> float:
 
 class Shape:
     structured = True
+    moves = True  # False: the value does not depend on s
+
+    def key(self) -> str:
+        """Equal keys: the same function of s."""
+        return type(self).__name__ + repr(sorted((k, v) for k, v in vars(self).items() if k != "form"))
 
     def value(self, s: float) -> float:
         raise NotImplementedError
@@ -62,6 +67,8 @@ def _multiples(period: float, lo: float, hi: float, first: float = 0.0) -> list[
 
 
 class Constant(Shape):
+    moves = False
+
     def __init__(self, v: float) -> None:
         self.v = v
 
@@ -340,7 +347,7 @@ class Custom(Shape):
     def __init__(self, form: str, args: Mapping[str, Any]) -> None:
         if form not in FORMS:
             raise KeyError(form)
-        self.form, self.args = FORMS[form], args
+        self.form, self.args, self.name = FORMS[form], args, form
         self.structured = self.form.slope is not None and self.form.breaks is not None
 
     def value(self, s: float) -> float:

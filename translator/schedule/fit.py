@@ -1,0 +1,80 @@
+"""Closest forms: what a schedule looks like in a few numbers, and the best of several candidates.
+
+A writer whose framework cannot hold a schedule exactly proposes candidate configs (keeping the
+peak, the warmup length and the step where the decay ends, and trying each decay shape it has),
+reads each back with its own reader, and keeps the one with the smallest largest difference
+(compare.max_difference over the run). That difference is what the report gives.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Iterable, NamedTuple
+
+from .compare import Difference, max_difference, peak, skeleton
+from .model import Schedule
+
+REL_EXACT = 1e-9  # differences below this fraction of the peak are float noise: exact
+
+
+class Features(NamedTuple):
+    peak: float
+    peak_at: int  # first step at the peak
+    first: float  # lr(0)
+    final: float  # lr at the last step of the run
+    decay_end: int  # first step from which the lr stays at `final` to the end of the run
+    horizon: int
+
+
+def features(s: Schedule, horizon: int) -> Features:
+    top = peak(s, horizon)
+    last = s.value(horizon - 1)
+    return Features(top.value, top.step, s.value(0), last, _settles(s, horizon, last), horizon)
+
+
+def _settles(s: Schedule, horizon: int, last: float) -> int:
+    """The first step t such that lr stays equal to `last` over [t, horizon)."""
+    tol = 1e-12 * max(abs(last), 1e-300)
+    points = skeleton(s, horizon)
+    i = len(points) - 1
+    while i > 0 and abs(points[i - 1][1] - last) <= tol:
+        i -= 1
+    if i == 0:
+        return 0
+    lo, hi = points[i - 1][0], points[i][0]  # lr(lo) differs, lr(hi) == last, monotone between
+    while hi - lo > 1:
+        m = (lo + hi) // 2
+        if abs(s.value(m) - last) <= tol:
+            hi = m
+        else:
+            lo = m
+    return hi
+
+
+class Fit(NamedTuple):
+    config: Any
+    schedule: Schedule
+    difference: Difference
+    exact: bool
+
+
+def is_exact(diff: Difference, scale: float) -> bool:
+    return diff.value <= REL_EXACT * max(scale, 1e-300)
+
+
+def closest(source: Schedule, candidates: Iterable[tuple[Any, Schedule]], horizon: int) -> Fit | None:
+    """The candidate whose schedule differs least from source over 0 <= t < horizon (the first
+    exact one as soon as it is found). Candidates with a peak of 0 are never chosen for a source
+    whose peak is above 0."""
+    top = peak(source, horizon).value
+    best: Fit | None = None
+    for config, schedule in candidates:
+        if top > 0 and peak(schedule, horizon).value <= 0:
+            continue
+        cutoff = best.difference.value if best is not None else math.inf
+        diff = max_difference(source, schedule, horizon, cutoff)
+        if best is None or diff.value < best.difference.value:
+            best = Fit(config, schedule, diff, is_exact(diff, top))
+            if best.exact:
+                return best
+    return best
