@@ -163,7 +163,7 @@ def schedules(draw: st.DrawFn) -> Schedule:
         return Schedule([phase("constant", 1, 1e-3)])
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(schedules(), schedules(), st.integers(1, 400))
 def test_max_difference_equals_the_step_by_step_maximum(a: Schedule, b: Schedule, horizon: int) -> None:
     got = max_difference(a, b, horizon)
@@ -172,7 +172,7 @@ def test_max_difference_equals_the_step_by_step_maximum(a: Schedule, b: Schedule
     assert abs(a.value(got.step) - b.value(got.step)) == got.value
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(schedules(), st.floats(0, 1e-2))
 def test_floor_equals_max_of_lr_and_floor(s: Schedule, floor: float) -> None:
     try:

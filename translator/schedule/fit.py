@@ -51,6 +51,35 @@ def _settles(s: Schedule, horizon: int, last: float) -> int:
     return hi
 
 
+def tops(s: Schedule, f: Features, most: int = 3) -> list[float]:
+    """Peak lrs worth trying: the one reached, and the ones the shapes aim at (a warmup that ends a
+    step before its top, a decay already one step in, a floor above the configured lr)."""
+    found = [f.peak] + [max(p.start, p.end) for p in s.phases if p.kind != "constant" and max(p.start, p.end) > 0]
+    unique = list(dict.fromkeys(found))
+    return sorted(unique, key=lambda v: (v != f.peak, abs(v - f.peak)))[:most]
+
+
+def warmup_ends(s: Schedule, f: Features) -> list[int]:
+    """Steps where a warmup may end: where the peak is first reached, and where the first rising
+    phase ends (a warmup that stops just short of its top, a peak only reached again much later)."""
+    out = [f.peak_at]
+    for i, p in enumerate(s.phases):
+        if p.kind != "constant" and p.end > p.start:
+            out.append(s.offsets[i + 1])
+            break
+    return list(dict.fromkeys(out))
+
+
+def decay_ends(s: Schedule, f: Features) -> list[tuple[int, float]]:
+    """(step, lr) where a decay may end: where the lr settles, and where each falling shape (or
+    any shape after the peak) reaches its end value."""
+    out = [(f.decay_end, f.final)]
+    for i, p in enumerate(s.phases):
+        if p.kind != "constant" and (p.end < p.start or s.offsets[i] >= f.peak_at):
+            out.append((round(s.offsets[i] - p.shift + p.width), p.end))
+    return list(dict.fromkeys(out))
+
+
 class Fit(NamedTuple):
     config: Any
     schedule: Schedule

@@ -129,6 +129,13 @@ def floor_at(s: Schedule, floor: float) -> Schedule:
     return Schedule(_continue_above(out, s, floor, above))
 
 
+def _safe(seg: Segment, t: int) -> float:
+    try:
+        return seg.at(t)
+    except OverflowError:  # a growing shape far out: past any floor
+        return math.inf
+
+
 def _continue_above(out: list[Phase], s: Schedule, floor: float, above: bool) -> list[Phase]:
     """The last phase runs on: where does it cross the floor after the phases end?"""
     last, off = s.phases[-1], s.offsets[-2]
@@ -139,7 +146,8 @@ def _continue_above(out: list[Phase], s: Schedule, floor: float, above: bool) ->
 
     direction = seg.shape.tail()
     if direction == 0:
-        if min(last.start, last.end) < floor:
+        low = min(last.start, last.param("high")) if last.kind == "cyclic" else min(last.start, last.end)
+        if last.kind == "custom" or low < floor:
             raise NotRepresentable(f"a {last.kind} phase that keeps cycling below the floor {floor:g} has no piecewise form")
         return finish(out + going_on(), "continue")
     above_now = seg.at(t0) >= floor
@@ -149,7 +157,7 @@ def _continue_above(out: list[Phase], s: Schedule, floor: float, above: bool) ->
         return finish(out + going_on(), "continue")
     # it crosses once: find the first step on the other side (exponential then binary search)
     step = 1
-    while (seg.at(t0 + step) >= floor) == above_now:
+    while (_safe(seg, t0 + step) >= floor) == above_now:
         step *= 2
         if step > 2**62:  # never crosses: it stays on its side
             if above_now:
@@ -158,7 +166,7 @@ def _continue_above(out: list[Phase], s: Schedule, floor: float, above: bool) ->
     lo, hi = t0 + step // 2, t0 + step
     while hi - lo > 1:
         mid = (lo + hi) // 2
-        if (seg.at(mid) >= floor) == above_now:
+        if (_safe(seg, mid) >= floor) == above_now:
             lo = mid
         else:
             hi = mid

@@ -166,7 +166,12 @@ class Exponential(Shape):
         return math.floor(e) if self.staircase else e
 
     def value(self, s: float) -> float:
-        return self.start * self.rate ** self._e(s)
+        if self.start == 0.0:
+            return 0.0
+        try:
+            return self.start * self.rate ** self._e(s)
+        except OverflowError:  # a growing exponential far out
+            return INF
 
     def slope(self, s: float) -> float | None:
         if self.staircase:
@@ -228,8 +233,12 @@ class InverseTime(Shape):
             if a_hi - a_lo > (hi - lo) / _DENSE + 2:
                 return None
             return [(k * self.period) ** (1.0 / p) for k in range(math.floor(a_lo) + 1, math.floor(a_hi) + 1)]
-        if p > 1.0:  # the slope turns where s^p = (p - 1) / (c (p + 1)), c = rate / period
-            bend = ((p - 1.0) / (self.rate / self.period * (p + 1.0))) ** (1.0 / p)
+        c = self.rate / self.period
+        if p > 1.0 and c > 0:  # the slope turns where s^p = (p - 1) / (c (p + 1))
+            try:
+                bend = ((p - 1.0) / (c * (p + 1.0))) ** (1.0 / p)
+            except (OverflowError, ZeroDivisionError):
+                return []
             return [bend] if lo < bend <= hi else []
         return []
 
@@ -270,7 +279,12 @@ class Step(Shape):
             k = math.floor(s / self.step_size)
         else:
             k = sum(1 for m in self.milestones if m <= s)
-        return self.start * self.gamma**k
+        if self.start == 0.0:
+            return 0.0
+        try:
+            return self.start * self.gamma**k
+        except OverflowError:
+            return INF
 
     def breaks(self, lo: float, hi: float) -> list[float] | None:
         if self.step_size is not None:

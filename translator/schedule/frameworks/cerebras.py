@@ -36,35 +36,35 @@ from ..compare import max_difference, peak
 from ..fit import is_exact
 from ..model import NotRepresentable, Phase, Schedule, ScheduleError, phase
 from ..ops import constant, finish, sequence
-from .common import Reading, Rendering, anneals, horizon_of, number, whole
+from .common import Reading, Rendering, anneals, choose, horizon_of, number, whole
 
-# class -> (parameters, defaults); a parameter without default is required
+# class -> parameter -> default (REQ: required)
+REQ: Any = object()
 CLASSES: dict[str, dict[str, Any]] = {
-    "ConstantLR": {"learning_rate": None, "total_iters": None},
-    "PolynomialLR": {"initial_learning_rate": None, "end_learning_rate": None, "total_iters": None, "power": 1.0,
+    "ConstantLR": {"learning_rate": REQ, "total_iters": None},
+    "PolynomialLR": {"initial_learning_rate": REQ, "end_learning_rate": REQ, "total_iters": REQ, "power": 1.0,
                      "cycle": False},
-    "LinearLR": {"initial_learning_rate": None, "end_learning_rate": None, "total_iters": None, "cycle": False},
-    "ExponentialLR": {"initial_learning_rate": None, "total_iters": None, "decay_rate": None, "staircase": False},
-    "InverseExponentialTimeDecayLR": {"initial_learning_rate": None, "step_exponent": None, "total_iters": None,
-                                      "decay_rate": None, "staircase": False},
+    "LinearLR": {"initial_learning_rate": REQ, "end_learning_rate": REQ, "total_iters": REQ, "cycle": False},
+    "ExponentialLR": {"initial_learning_rate": REQ, "total_iters": REQ, "decay_rate": REQ, "staircase": False},
+    "InverseExponentialTimeDecayLR": {"initial_learning_rate": REQ, "step_exponent": REQ, "total_iters": REQ,
+                                      "decay_rate": REQ, "staircase": False},
     "InverseSquareRootDecayLR": {"initial_learning_rate": 1.0, "scale": 1.0, "warmup_steps": 1.0},
-    "CosineDecayLR": {"initial_learning_rate": None, "end_learning_rate": None, "total_iters": None},
-    "SequentialLR": {"schedulers": None, "milestones": None},
-    "PiecewiseConstantLR": {"learning_rates": None, "milestones": None},
-    "MultiStepLR": {"initial_learning_rate": None, "gamma": None, "milestones": None},
-    "StepLR": {"initial_learning_rate": None, "step_size": None, "gamma": None},
-    "CosineAnnealingLR": {"initial_learning_rate": None, "T_max": None, "eta_min": 0.0},
-    "LambdaLR": {"initial_learning_rate": None},
-    "CosineAnnealingWarmRestarts": {"initial_learning_rate": None, "T_0": None, "T_mult": 1, "eta_min": 0.0},
-    "MultiplicativeLR": {"initial_learning_rate": None, "coefficient": None},
-    "ChainedLR": {"schedulers": None},
-    "CyclicLR": {"base_lr": None, "max_lr": None, "step_size_up": 2000, "step_size_down": None, "mode": "triangular",
+    "CosineDecayLR": {"initial_learning_rate": REQ, "end_learning_rate": REQ, "total_iters": REQ},
+    "SequentialLR": {"schedulers": REQ, "milestones": None},
+    "PiecewiseConstantLR": {"learning_rates": REQ, "milestones": REQ},
+    "MultiStepLR": {"initial_learning_rate": REQ, "gamma": REQ, "milestones": REQ},
+    "StepLR": {"initial_learning_rate": REQ, "step_size": REQ, "gamma": REQ},
+    "CosineAnnealingLR": {"initial_learning_rate": REQ, "T_max": REQ, "eta_min": 0.0},
+    "LambdaLR": {"initial_learning_rate": REQ},
+    "CosineAnnealingWarmRestarts": {"initial_learning_rate": REQ, "T_0": REQ, "T_mult": 1, "eta_min": 0.0},
+    "MultiplicativeLR": {"initial_learning_rate": REQ, "coefficient": REQ},
+    "ChainedLR": {"schedulers": REQ},
+    "CyclicLR": {"base_lr": REQ, "max_lr": REQ, "step_size_up": 2000, "step_size_down": None, "mode": "triangular",
                  "gamma": 1.0, "scale_mode": "cycle"},
-    "OneCycleLR": {"initial_learning_rate": None, "max_lr": None, "total_steps": 1000, "pct_start": 0.3,
+    "OneCycleLR": {"initial_learning_rate": REQ, "max_lr": REQ, "total_steps": 1000, "pct_start": 0.3,
                    "final_div_factor": 1e4, "three_phase": False, "anneal_strategy": "cos"},
-    "ScalePerParamLR": {"scheduler": None},
+    "ScalePerParamLR": {"scheduler": REQ},
 }  # fmt: skip
-OPTIONAL = {("ConstantLR", "total_iters"), ("SequentialLR", "milestones")}
 _BY_LOWER = {name.lower(): name for name in CLASSES} | {"chainedscheduler": "ChainedLR", "sequentialscheduler": "SequentialLR"}
 # release <= 2.1 spellings (Model Zoo's cs-2.1 -> cs-2.2 converter, base_converter._apply_lrs_transforms)
 ALIASES = {"total_iters": ("steps", "decay_steps"), "initial_learning_rate": ("learning_rate", "base_lr"),
@@ -199,7 +199,7 @@ def _kwargs(cls: str, given: Any, notes: list[str], release: str | None) -> dict
     unknown = sorted(set(out) - set(spec))
     if unknown:
         raise ScheduleError(f"{cls} takes no {', '.join(unknown)} (Model Zoo rejects extra keys)")
-    missing = [k for k, v in spec.items() if v is None and out.get(k) is None and (cls, k) not in OPTIONAL]
+    missing = [k for k, v in spec.items() if v is REQ and out.get(k) is None]
     if missing:
         raise ScheduleError(f"{cls} needs {', '.join(missing)}")
     return {**spec, **out}
@@ -405,9 +405,15 @@ BUILDERS: dict[str, Callable[[dict[str, Any], list[str], str | None], Schedule]]
 # ---- canonical -> Cerebras -----------------------------------------------------------------------
 def render(schedule: Schedule, steps: int | None = None) -> Rendering:
     """trainer.init.schedulers for a schedule: one class per phase in a SequentialLR, exact for every
-    kind cstorch has (shifted shapes re-anchored where that is exact); a phase no class holds is the
-    closer of LinearLR and CosineDecayLR between its first and next lr."""
+    kind cstorch has (shifted shapes re-anchored where that is exact), or one class for a whole
+    schedule of its shape (OneCycleLR); a phase no class holds is the closer of LinearLR and
+    CosineDecayLR between its first and next lr."""
     horizon = horizon_of(schedule, steps)
+    configs = [_per_phase(schedule, horizon), *_whole(schedule)]
+    return choose(schedule, configs, lambda c: read_trainer(c).schedule, horizon)
+
+
+def _per_phase(schedule: Schedule, horizon: int) -> list[dict[str, Any]]:
     phases = list(schedule.phases)
     specs: list[dict[str, Any]] = []
     for i, p in enumerate(phases):
@@ -420,10 +426,23 @@ def render(schedule: Schedule, steps: int | None = None) -> Rendering:
     if last.beyond == "hold" and not _holds_end(specs[-1], last):
         specs.append({"ConstantLR": {"learning_rate": last.end}})
     specs = [_strip_last_total(s) if k == len(specs) - 1 else s for k, s in enumerate(specs)]
-    config = specs if len(specs) == 1 else [{"SequentialLR": {"schedulers": specs}}]
-    back = read_trainer(config).schedule
-    diff = max_difference(schedule, back, horizon)
-    return Rendering(config, back, is_exact(diff, peak(schedule, horizon).value), diff)
+    return specs if len(specs) == 1 else [{"SequentialLR": {"schedulers": specs}}]
+
+
+def _whole(s: Schedule) -> list[list[dict[str, Any]]]:
+    """One class for the whole schedule: a one-cycle (two or three anneals, the last running on)."""
+    ps = list(s.phases)
+    kinds = {p.kind for p in ps}
+    if len(ps) not in (2, 3) or len(kinds) != 1 or kinds - {"cosine", "linear"} or ps[0].shift or ps[-1].beyond != "continue":
+        return []
+    e1 = ps[0].width
+    total = e1 + sum(p.width for p in ps[1:]) + 1
+    if not float(total).is_integer() or ps[-1].end <= 0:
+        return []
+    spec = {"initial_learning_rate": ps[0].start, "max_lr": ps[0].end, "total_steps": int(total), "pct_start": (e1 + 1) / total,
+            "final_div_factor": ps[0].start / ps[-1].end, "three_phase": len(ps) == 3,
+            "anneal_strategy": "cos" if "cosine" in kinds else "linear"}  # fmt: skip
+    return [[{"OneCycleLR": spec}]]
 
 
 def _runs_on(p: Phase) -> bool:
@@ -483,6 +502,10 @@ def _classes(p: Phase, n: int) -> list[dict[str, Any]]:
     if k == "inverse_sqrt" and at_zero:
         return [{"InverseSquareRootDecayLR": {"initial_learning_rate": p.start * math.sqrt(get("hold")), "scale": 1.0,
                                               "warmup_steps": get("hold")}}]  # fmt: skip
+    if k == "inverse_time" and at_zero and get("staircase") and float(get("period")).is_integer():
+        return [{"InverseExponentialTimeDecayLR": {"initial_learning_rate": p.start, "step_exponent": get("power"),
+                                                   "total_iters": int(get("period")), "decay_rate": get("rate"),
+                                                   "staircase": True}}]  # fmt: skip
     if k == "inverse_time" and at_zero and not get("staircase"):
         return [{"InverseExponentialTimeDecayLR": {"initial_learning_rate": p.start, "step_exponent": get("power"),
                                                    "total_iters": 1, "decay_rate": get("rate") / get("period"),

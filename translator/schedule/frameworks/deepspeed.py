@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 from typing import Any, Iterator, Mapping
 
-from ..fit import features
+from ..fit import decay_ends, features, tops, warmup_ends
 from ..model import NotRepresentable, Phase, Schedule, ScheduleError, phase
 from ..ops import constant, finish
 from .common import Reading, Rendering, anneals, choose, horizon_of, number, whole
@@ -288,30 +288,38 @@ def render(schedule: Schedule, steps: int | None = None, version: str | None = N
 
 def _candidates(s: Schedule, horizon: int, version: str | None) -> Iterator[dict[str, Any]]:
     f = features(s, horizon)
-    top, first = f.peak, f.first
-    yield {"scheduler": None, "optimizer_lr": top}
+    yield {"scheduler": None, "optimizer_lr": f.peak}
     yield from _direct(s, f.peak)
-    ends = [(f.decay_end, f.final)]
-    for i, p in enumerate(s.phases):
-        if s.offsets[i] >= f.peak_at and p.kind != "constant":
-            ends.append((round(s.offsets[i] - p.shift + p.width), p.end))
-    warm = {f.peak_at, f.peak_at - 1, f.peak_at + 1}
-    for shape in ("linear", "log"):
-        for w in sorted(x for x in warm if x >= 1):
-            base = {"warmup_num_steps": w, "warmup_type": shape}
-            yield {"scheduler": {"type": "WarmupLR", "params": {**base, "warmup_min_lr": first, "warmup_max_lr": top}},
-                   "optimizer_lr": top}  # fmt: skip
-            for end, low in dict.fromkeys(ends):
-                for total in (end, end - 1):
-                    if total < 1:
-                        continue
-                    yield {"scheduler": {"type": "WarmupCosineLR", "params": {
-                        **base, "total_num_steps": total, "warmup_min_ratio": first / top if top else 0.0,
-                        "cos_min_ratio": low / top if top else 0.0}}, "optimizer_lr": top}  # fmt: skip
-                    for start in dict.fromkeys((low, first)):
-                        yield {"scheduler": {"type": "WarmupDecayLR", "params": {
-                            **base, "total_num_steps": total, "warmup_min_lr": start, "warmup_max_lr": top}},
-                            "optimizer_lr": top}  # fmt: skip
+    ends = decay_ends(s, f)
+    # the warmup's start: lr(0), or lr(1) where lr(0) is the optimizer's own (DeepSpeed before 0.15.3)
+    starts = list(dict.fromkeys((f.first, s.value(1))))
+    early = version_tuple(version) < (0, 15, 3)  # the optimizer's own lr is the first step's
+    for top in tops(s, f):
+        lrs = list(dict.fromkeys((top, f.first) if early else (top,)))
+        warm = sorted({w + d for w in warmup_ends(s, f) for d in (-1, 0, 1) if w + d >= 1})
+        for shape in ("linear", "log"):
+            for w in warm:
+                yield from _warmup_candidates(top, shape, w, starts, ends, lrs)
+
+
+def _warmup_candidates(top: float, shape: str, w: int, starts: list[float], ends: list[tuple[int, float]],
+                       lrs: list[float]) -> Iterator[dict[str, Any]]:  # fmt: skip
+    base = {"warmup_num_steps": w, "warmup_type": shape}
+    for first in starts:
+        for lr in lrs:
+            yield {"scheduler": {"type": "WarmupLR", "params": {**base, "warmup_min_lr": first, "warmup_max_lr": top}}, "optimizer_lr": lr}
+    for end, low in dict.fromkeys(ends):
+        for total in (end, end - 1):
+            if total < 1:
+                continue
+            for first in starts:
+                yield {"scheduler": {"type": "WarmupCosineLR", "params": {
+                    **base, "total_num_steps": total, "warmup_min_ratio": first / top if top else 0.0,
+                    "cos_min_ratio": low / top if top else 0.0}}, "optimizer_lr": top}  # fmt: skip
+            for start in dict.fromkeys((low, *starts)):
+                for lr in lrs:
+                    yield {"scheduler": {"type": "WarmupDecayLR", "params": {
+                        **base, "total_num_steps": total, "warmup_min_lr": start, "warmup_max_lr": top}}, "optimizer_lr": lr}  # fmt: skip
 
 
 def _direct(s: Schedule, top: float) -> Iterator[dict[str, Any]]:
@@ -324,6 +332,9 @@ def _direct(s: Schedule, top: float) -> Iterator[dict[str, Any]]:
             and (len(ps) == 1 or ps[1].kind == "constant")):
         yield {"scheduler": {"type": "LinearLR", "params": {"start_factor": head.start / top, "end_factor": head.end / top,
                              "total_iters": head.length}}, "optimizer_lr": top}  # fmt: skip
+    if len(ps) == 2 and all(p.kind == "constant" for p in ps) and ps[0].start <= ps[1].start:
+        yield {"scheduler": {"type": "ConstantLR", "params": {"factor": ps[0].start / ps[1].start, "total_iters": ps[0].length}},
+               "optimizer_lr": ps[1].start}  # fmt: skip
     if len(ps) == 1 and head.shift == 0:
         p = head
         if p.kind == "cosine" and p.param("cycle") in ("mirror", "hold"):
@@ -358,15 +369,15 @@ def _direct(s: Schedule, top: float) -> Iterator[dict[str, Any]]:
 
 def _one_cycle_candidates(s: Schedule) -> Iterator[dict[str, Any]]:
     ps = list(s.phases)
-    if len(ps) < 2 or ps[0].kind != "linear" or ps[1].kind != "linear" or ps[0].shift or ps[1].shift:
+    if len(ps) < 2 or ps[0].kind != "linear" or ps[0].shift or ps[0].span is not None:
         return
-    up, down = ps[0], ps[1]
+    up = ps[0]
+    down = ps[1] if ps[1].kind == "linear" and not ps[1].shift and ps[1].span is None else None
     params: dict[str, Any] = {"cycle_min_lr": up.start, "cycle_max_lr": up.end, "cycle_first_step_size": up.length,
-                              "cycle_second_step_size": down.length, "cycle_momentum": False}  # fmt: skip
-    for p_, key in ((up, "cycle_first_stair_count"), (down, "cycle_second_stair_count")):
-        if p_.param("stairs"):
-            params[key] = p_.param("stairs")
-    tail = ps[2] if len(ps) > 2 else None
+                              "cycle_second_step_size": down.length if down else 0, "cycle_momentum": False}  # fmt: skip
+    params["cycle_first_stair_count"] = up.param("stairs") or 0
+    params["cycle_second_stair_count"] = (down.param("stairs") if down else None) or 0
+    tail = ps[2 if down else 1] if len(ps) > (2 if down else 1) else None
     if tail is not None and tail.kind == "inverse_time":
         params.update(decay_lr_rate=tail.param("rate"), decay_step_size=tail.param("period"))
     yield {"scheduler": {"type": "OneCycle", "params": params}, "optimizer_lr": up.end}

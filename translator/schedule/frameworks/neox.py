@@ -11,7 +11,8 @@ optimizer step, so lr(t) is its value at iteration t):
     cosine       m + (L - m) * (1 + cos(pi u / E)) / 2   (not clamped: rises again after N)
     exponential  L * exp(-0.693 u / E)   (L/2 at N, whatever m is)
     other        L   (also "Cosine" & co: the config check ignores case, AnnealingLR does not)
-  and max(lr, m) at every step, warmup included.
+  and max(lr, m) after the warmup (the warmup returns before the clamp: a warmup step below min_lr
+  stays below it; measured).
 Config keys (NeoX argument names): lr (= optimizer.params.lr, which NeoX copies over any
 top-level lr; default 0.001), min_lr (0.0), warmup (0.01), lr_decay_style ("linear"),
 lr_decay_iters, lr_decay_fraction, train_iters.
@@ -23,7 +24,7 @@ import math
 from dataclasses import replace
 from typing import Any, Iterator, Mapping
 
-from ..fit import features
+from ..fit import decay_ends, features, tops, warmup_ends
 from ..model import Phase, Schedule, ScheduleError, phase
 from ..ops import constant, finish, floor_at
 from .common import Reading, Rendering, choose, horizon_of, number, whole
@@ -72,9 +73,10 @@ def read(cfg: Mapping[str, Any]) -> Reading:
         phases.append(constant(peak / w, 1))
         if t0 > 1:
             phases.append(phase("linear", t0 - 1, peak / w, peak * t0 / w))
-    phases.extend(_decay(style, peak, floor, w, n, shift=t0 - w))
-    s = Schedule(finish(phases, phases[-1].beyond))
-    return Reading(floor_at(s, floor) if floor > 0 else s, tuple(notes))
+    tail = _decay(style, peak, floor, w, n, shift=t0 - w)
+    decay = Schedule(finish(tail, tail[-1].beyond))
+    decay = floor_at(decay, floor) if floor > 0 else decay  # the clamp: after the warmup only
+    return Reading(Schedule(finish(phases + list(decay.phases), decay.phases[-1].beyond)), tuple(notes))
 
 
 def _decay(style: str, peak: float, floor: float, w: float, n: int, shift: float) -> list[Phase]:
@@ -129,17 +131,20 @@ def render(schedule: Schedule, steps: int | None = None) -> Rendering:
 
 def _candidates(s: Schedule, horizon: int, steps: int | None) -> Iterator[dict[str, Any]]:
     f = features(s, horizon)
-    peak = f.peak
+    for peak in tops(s, f):
+        yield from _candidates_at(s, f, peak, horizon, steps)
+
+
+def _candidates_at(s: Schedule, f: Any, peak: float, horizon: int, steps: int | None) -> Iterator[dict[str, Any]]:
     base = {"lr": peak} if steps is None else {"lr": peak, "train_iters": steps}
-    warmups: list[float] = [f.peak_at]
+    warmups: list[float] = list(warmup_ends(s, f))
+    if f.first > 0 and f.first != peak:
+        warmups.append(peak / f.first)  # NeoX's first step is L / W
     first = next((p for p in s.phases if p.kind != "constant"), None)
     if first is not None and first.kind == "linear" and first.end > first.start:
         warmups.append(peak / ((first.end - first.start) / first.width))  # NeoX's own W: slope L / W
     # where decays end: where the lr settles, and where each decaying shape reaches its end
-    ends: list[tuple[float, float]] = [(f.decay_end, f.final)]
-    for i, p in enumerate(s.phases):
-        if s.offsets[i] >= f.peak_at and p.kind not in ("constant",):
-            ends.append((s.offsets[i] - p.shift + p.width, p.end))
+    ends = decay_ends(s, f)
     if f.peak_at == 0 and s.phases[0].kind == "constant" and len(s.phases) == 1:
         yield {**base, "lr_decay_style": "constant", "warmup": 0.0}
     for w in dict.fromkeys(warmups):

@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from typing import Any, Iterator, Mapping
 
-from ..fit import features
+from ..fit import decay_ends, features, tops
 from ..model import Phase, Schedule, ScheduleError, phase
 from ..ops import constant, finish, floor_at
 from .common import Reading, Rendering, choose, horizon_of, number, whole
@@ -88,15 +88,15 @@ def render(schedule: Schedule, train_steps: int | None) -> Rendering:
 
 def _candidates(s: Schedule, horizon: int, total: int) -> Iterator[dict[str, Any]]:
     f = features(s, horizon)
-    if f.peak_at > total:
-        return
-    warm = {"lr": f.peak, "lr_start": f.first if f.peak_at else 0.0, "lr_warmup_ratio": ratio_for(f.peak_at, total)}
-    ends = [(f.decay_end, f.final)]
-    for i, p in enumerate(s.phases):
-        if s.offsets[i] >= f.peak_at and p.kind != "constant":
-            ends.append((round(s.offsets[i] - p.shift + p.width), p.end))
-    yield {**warm, "lr_decay_style": "constant"}
-    for end, low in dict.fromkeys(ends):
-        if f.peak_at <= end <= total:
-            yield {**warm, "lr_decay_style": "cosine", "lr_min": low, "lr_decay_ratio": ratio_for(int(end), total)}
-    yield {**warm, "lr_decay_style": "linear"}
+    ends = decay_ends(s, f)
+    warmups = [f.peak_at] + [s.offsets[i + 1] for i, p in enumerate(s.phases) if p.kind == "linear" and p.end > p.start][:1]
+    for top in tops(s, f):
+        for w in dict.fromkeys(warmups):
+            if w > total:
+                continue
+            warm = {"lr": top, "lr_start": f.first if w else 0.0, "lr_warmup_ratio": ratio_for(w, total)}
+            yield {**warm, "lr_decay_style": "constant"}
+            for end, low in dict.fromkeys(ends):
+                if w <= end <= total:
+                    yield {**warm, "lr_decay_style": "cosine", "lr_min": low, "lr_decay_ratio": ratio_for(int(end), total)}
+            yield {**warm, "lr_decay_style": "linear"}
