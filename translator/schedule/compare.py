@@ -51,9 +51,9 @@ def piece_starts(seg: Segment, lo: int, hi: int) -> list[int] | None:
     return sorted(out)
 
 
-def pieces(a: Schedule, b: Schedule, horizon: int) -> Iterator[tuple[int, int, Segment, Segment, bool]]:
-    """(lo, hi, seg_a, seg_b, structured) with lo <= t <= hi inclusive, covering 0 <= t < horizon."""
-    ra, rb = _ranges(a, 0, horizon), _ranges(b, 0, horizon)
+def pieces(a: Schedule, b: Schedule, horizon: int, start: int = 0) -> Iterator[tuple[int, int, Segment, Segment, bool]]:
+    """(lo, hi, seg_a, seg_b, structured) with lo <= t <= hi inclusive, covering start <= t < horizon."""
+    ra, rb = _ranges(a, start, horizon), _ranges(b, start, horizon)
     i = j = 0
     while i < len(ra) and j < len(rb):
         lo = max(ra[i][0], rb[j][0])
@@ -74,10 +74,10 @@ def pieces(a: Schedule, b: Schedule, horizon: int) -> Iterator[tuple[int, int, S
 
 
 class _Best:
-    __slots__ = ("value", "step", "scale")
+    __slots__ = ("value", "step", "scale", "slack")
 
     def __init__(self) -> None:
-        self.value, self.step, self.scale = -1.0, -1, 0.0
+        self.value, self.step, self.scale, self.slack = -1.0, -1, 0.0, 0.0
 
     def see(self, t: int, va: float, vb: float) -> float:
         d = abs(va - vb)
@@ -89,6 +89,17 @@ class _Best:
 
 def _slope(seg: Segment, t: int) -> float | None:
     return seg.shape.slope(t - seg.lo + seg.s0)
+
+
+def _curve(seg: Segment, t: int) -> float | None:
+    return seg.shape.curve(t - seg.lo + seg.s0)
+
+
+def _spread(a_lo: float | None, a_hi: float | None, b_lo: float | None, b_hi: float | None) -> float:
+    """max |x - y| for x between a_lo and a_hi, y between b_lo and b_hi (inf when one is unknown)."""
+    if a_lo is None or a_hi is None or b_lo is None or b_hi is None:
+        return math.inf
+    return max(max(a_lo, a_hi) - min(b_lo, b_hi), max(b_lo, b_hi) - min(a_lo, a_hi))
 
 
 def _piece(sa: Segment, sb: Segment, lo: int, hi: int, best: _Best, cutoff: float) -> None:
@@ -104,17 +115,19 @@ def _piece(sa: Segment, sb: Segment, lo: int, hi: int, best: _Best, cutoff: floa
             for t in range(l + 1, h):
                 best.see(t, sa.at(t), sb.at(t))
             continue
-        tol = _REL_TOL * best.scale
+        tol = max(_REL_TOL * best.scale, best.slack)
         # both are monotone on [l, h]: a in [min(al, ah), max(al, ah)], b likewise
         bound = max(max(al, ah) - min(bl, bh), max(bl, bh) - min(al, ah))
         if bound > best.value + tol:
-            pa, pb = (_slope(sa, l), _slope(sa, h)), (_slope(sb, l), _slope(sb, h))
-            if None not in pa and None not in pb:
-                lo_a, hi_a = min(pa), max(pa)  # type: ignore[type-var]
-                lo_b, hi_b = min(pb), max(pb)  # type: ignore[type-var]
-                steep = max(hi_a - lo_b, hi_b - lo_a)  # type: ignore[operator]
-                if math.isfinite(steep):
-                    bound = min(bound, (abs(al - bl) + abs(ah - bh) + steep * (h - l)) / 2.0)
+            # |d'| <= steep from the monotone slopes: |d| <= (|d(l)| + |d(h)| + steep (h - l)) / 2
+            steep = _spread(_slope(sa, l), _slope(sa, h), _slope(sb, l), _slope(sb, h))
+            if math.isfinite(steep):
+                bound = min(bound, (abs(al - bl) + abs(ah - bh) + steep * (h - l)) / 2.0)
+        if bound > best.value + tol:
+            # |d''| <= bend from the monotone curvatures: d is its chord within bend (h - l)^2 / 8
+            bend = _spread(_curve(sa, l), _curve(sa, h), _curve(sb, l), _curve(sb, h))
+            if math.isfinite(bend):
+                bound = min(bound, max(abs(al - bl), abs(ah - bh)) + bend * (h - l) ** 2 / 8.0)
         if bound <= best.value + tol:
             continue
         m = (l + h) // 2
@@ -124,21 +137,25 @@ def _piece(sa: Segment, sb: Segment, lo: int, hi: int, best: _Best, cutoff: floa
         stack.append((l, m, al, bl, am, bm))
 
 
-def _same(sa: Segment, sb: Segment) -> bool:
-    """The two segments are one function of t over their common steps (a round trip's usual case)."""
-    if sa.shape.key() != sb.shape.key():
+def _same(sa: Segment, sb: Segment, lo: int, hi: int) -> bool:
+    """The two segments are one function of t on lo..hi (a round trip's usual case)."""
+    shift = sa.s0 - sa.lo
+    if sa.shape.moves and abs(shift - (sb.s0 - sb.lo)) > 1e-9 * max(1.0, abs(shift)):
         return False
-    return not sa.shape.moves or sa.s0 - sa.lo == sb.s0 - sb.lo
+    return sa.shape.same(sb.shape, lo + shift, hi + shift)
 
 
-def max_difference(a: Schedule, b: Schedule, horizon: int, cutoff: float = math.inf) -> Difference:
-    """max over 0 <= t < horizon of |a.value(t) - b.value(t)|, and the first step where it occurs.
+def max_difference(a: Schedule, b: Schedule, horizon: int, cutoff: float = math.inf, start: int = 0,
+                   slack: float = 0.0) -> Difference:
+    """max over start <= t < horizon of |a.value(t) - b.value(t)|, and the first step where it occurs.
 
     With a cutoff, the search stops as soon as a difference above it is found (the value returned
-    is then only a lower bound): enough to rule out a candidate that is already worse."""
+    is then only a lower bound): enough to rule out a candidate that is already worse. `slack`
+    (an lr) loosens the tolerance of the search where that precision is not needed."""
     best = _Best()
-    for lo, hi, sa, sb, structured in pieces(a, b, horizon):
-        if _same(sa, sb):
+    best.slack = slack
+    for lo, hi, sa, sb, structured in pieces(a, b, horizon, start):
+        if _same(sa, sb, lo, hi):
             best.see(lo, sa.at(lo), sb.at(lo))
         elif structured:
             _piece(sa, sb, lo, hi, best, cutoff)

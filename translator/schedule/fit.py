@@ -71,12 +71,14 @@ def warmup_ends(s: Schedule, f: Features) -> list[int]:
 
 
 def decay_ends(s: Schedule, f: Features) -> list[tuple[int, float]]:
-    """(step, lr) where a decay may end: where the lr settles, and where each falling shape (or
-    any shape after the peak) reaches its end value."""
+    """(step, lr) where a decay may end: where the lr settles, and where the first, the longest and
+    the last falling shape (or shape after the peak) reaches its end value."""
+    falling = [i for i, p in enumerate(s.phases) if p.kind != "constant" and (p.end < p.start or s.offsets[i] >= f.peak_at)]
+    picks = [falling[0], max(falling, key=lambda i: s.phases[i].length), falling[-1]] if falling else []
     out = [(f.decay_end, f.final)]
-    for i, p in enumerate(s.phases):
-        if p.kind != "constant" and (p.end < p.start or s.offsets[i] >= f.peak_at):
-            out.append((round(s.offsets[i] - p.shift + p.width), p.end))
+    for i in picks:
+        p = s.phases[i]
+        out.append((round(s.offsets[i] - p.shift + p.width), p.end))
     return list(dict.fromkeys(out))
 
 
@@ -93,17 +95,27 @@ def is_exact(diff: Difference, scale: float) -> bool:
 
 def closest(source: Schedule, candidates: Iterable[tuple[Any, Schedule]], horizon: int) -> Fit | None:
     """The candidate whose schedule differs least from source over 0 <= t < horizon (the first
-    exact one as soon as it is found). Candidates with a peak of 0 are never chosen for a source
-    whose peak is above 0."""
-    top = peak(source, horizon).value
+    exact one as soon as it is found). Equal largest differences (often the first warmup step,
+    which no candidate can change) are decided by the largest difference after the warmup.
+    Candidates with a peak of 0 are never chosen for a source whose peak is above 0."""
+    top = peak(source, horizon)
     best: Fit | None = None
+    after = math.inf  # the best candidate's largest difference from the source's peak on
     for config, schedule in candidates:
-        if top > 0 and peak(schedule, horizon).value <= 0:
+        if top.value > 0 and peak(schedule, horizon).value <= 0:
             continue
-        cutoff = best.difference.value if best is not None else math.inf
+        cutoff = best.difference.value * (1 + 1e-12) if best is not None else math.inf
         diff = max_difference(source, schedule, horizon, cutoff)
-        if best is None or diff.value < best.difference.value:
-            best = Fit(config, schedule, diff, is_exact(diff, top))
-            if best.exact:
-                return best
+        if best is not None and diff.value > cutoff:
+            continue
+        if best is not None and diff.value >= best.difference.value * (1 - 1e-12):  # a tie
+            later = max_difference(source, schedule, horizon, after, start=top.step, slack=REL_EXACT * top.value).value
+            if later >= after:
+                continue
+            after = later
+        else:
+            after = max_difference(source, schedule, horizon, start=top.step, slack=REL_EXACT * top.value).value
+        best = Fit(config, schedule, diff, is_exact(diff, top.value))
+        if best.exact:
+            return best
     return best

@@ -18,6 +18,12 @@ _DENSE = 4.0
 INF = math.inf
 
 
+def _close(a: Any, b: Any) -> bool:
+    if isinstance(a, float) and isinstance(b, float):
+        return a == b or abs(a - b) <= 1e-12 * max(abs(a), abs(b))
+    return bool(a == b)
+
+
 def _after(b: float) -> float:
     """A point just past b: the first integer step >= it is the first one strictly after b."""
     return b + max(1e-9, abs(b) * 1e-9)
@@ -27,15 +33,26 @@ class Shape:
     structured = True
     moves = True  # False: the value does not depend on s
 
-    def key(self) -> str:
-        """Equal keys: the same function of s."""
-        return type(self).__name__ + repr(sorted((k, v) for k, v in vars(self).items() if k != "form"))
+    def same(self, other: "Shape", s_lo: float, s_hi: float) -> bool:
+        """The same function of s on [s_lo, s_hi] (parameters equal to 1e-12)."""
+        if type(other) is not type(self):
+            return False
+        mine, theirs = vars(self), vars(other)
+        return all(_close(mine[k], theirs.get(k)) for k in mine if k not in self.ignore(s_lo, s_hi))
+
+    def ignore(self, s_lo: float, s_hi: float) -> tuple[str, ...]:
+        """Parameters that do not matter on [s_lo, s_hi]."""
+        return ()
 
     def value(self, s: float) -> float:
         raise NotImplementedError
 
     def slope(self, s: float) -> float | None:
         """d value / d s at s; 0.0 where the value is piecewise constant; None when not smooth."""
+        return 0.0
+
+    def curve(self, s: float) -> float | None:
+        """d2 value / d s2 at s, monotone between breaks like the slope; None when not known."""
         return 0.0
 
     def breaks(self, lo: float, hi: float) -> list[float] | None:
@@ -120,6 +137,9 @@ class LogWarmup(Shape):
     def slope(self, s: float) -> float | None:
         return self.scale / (s + 1.0)
 
+    def curve(self, s: float) -> float | None:
+        return -self.scale / (s + 1.0) ** 2
+
     def tail(self) -> int:
         return 1 if self.scale >= 0 else -1
 
@@ -127,6 +147,9 @@ class LogWarmup(Shape):
 class Cosine(Shape):
     def __init__(self, start: float, end: float, span: float, cycle: str) -> None:
         self.start, self.end, self.span, self.cycle = start, end, span, cycle
+
+    def ignore(self, s_lo: float, s_hi: float) -> tuple[str, ...]:
+        return ("cycle",) if 0 <= s_lo and s_hi <= self.span else ()
 
     def _c(self, s: float) -> float:
         c = s / self.span
@@ -143,6 +166,11 @@ class Cosine(Shape):
         if self.cycle == "hold" and s >= self.span:
             return 0.0
         return -(self.start - self.end) * math.pi / (2.0 * self.span) * math.sin(math.pi * self._c(s))
+
+    def curve(self, s: float) -> float | None:
+        if self.cycle == "hold" and s >= self.span:
+            return 0.0
+        return -(self.start - self.end) * (math.pi / self.span) ** 2 / 2.0 * math.cos(math.pi * self._c(s))
 
     def breaks(self, lo: float, hi: float) -> list[float] | None:
         if self.cycle == "hold":
@@ -178,6 +206,11 @@ class Exponential(Shape):
             return 0.0
         return self.value(s) * self.log_rate / self.period
 
+    def curve(self, s: float) -> float | None:
+        if self.staircase:
+            return 0.0
+        return self.value(s) * (self.log_rate / self.period) ** 2
+
     def breaks(self, lo: float, hi: float) -> list[float] | None:
         return _multiples(self.period, lo, hi) if self.staircase else []
 
@@ -196,6 +229,11 @@ class InverseSqrt(Shape):
         if s < self.hold:
             return 0.0
         return -0.5 * self.start * math.sqrt(self.hold) * s**-1.5
+
+    def curve(self, s: float) -> float | None:
+        if s < self.hold:
+            return 0.0
+        return 0.75 * self.start * math.sqrt(self.hold) * s**-2.5
 
     def breaks(self, lo: float, hi: float) -> list[float] | None:
         return [self.hold] if lo < self.hold <= hi else []
@@ -223,6 +261,14 @@ class InverseTime(Shape):
             return -INF if self.start > 0 else 0.0
         x = self.rate * s**p / self.period
         return -self.start * self.rate * p * s ** (p - 1.0) / self.period / (1.0 + x) ** 2
+
+    def curve(self, s: float) -> float | None:
+        if self.staircase or self.rate == 0.0:
+            return 0.0
+        if self.power != 1.0:
+            return None
+        c = self.rate / self.period
+        return 2.0 * self.start * c * c / (1.0 + c * s) ** 3
 
     def breaks(self, lo: float, hi: float) -> list[float] | None:
         if self.rate == 0.0:
@@ -262,6 +308,14 @@ class Polynomial(Shape):
         if rest == 0.0 and self.power < 1.0:
             return math.copysign(INF, self.end - self.start)
         return -(self.start - self.end) * self.power / self.span * rest ** (self.power - 1.0)
+
+    def curve(self, s: float) -> float | None:
+        if s >= self.span:
+            return 0.0
+        rest = 1.0 - s / self.span
+        if rest == 0.0 and self.power < 2.0:
+            return None
+        return (self.start - self.end) * self.power * (self.power - 1.0) / self.span**2 * rest ** (self.power - 2.0)
 
     def breaks(self, lo: float, hi: float) -> list[float] | None:
         return [self.span] if lo < self.span <= hi else []
@@ -369,6 +423,9 @@ class Custom(Shape):
 
     def slope(self, s: float) -> float | None:
         return None if self.form.slope is None else float(self.form.slope(self.args, s))
+
+    def curve(self, s: float) -> float | None:
+        return None
 
     def breaks(self, lo: float, hi: float) -> list[float] | None:
         return None if self.form.breaks is None else self.form.breaks(self.args, lo, hi)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from typing import Any, Callable, Iterable, NamedTuple
 
@@ -57,11 +58,12 @@ def choose(
     """The config (read back with `read`) closest to source; configs the reader refuses are skipped."""
 
     def candidates() -> Iterable[tuple[Any, Schedule]]:
-        seen: list[Any] = []
+        seen: set[str] = set()
         for config in configs:
-            if config in seen:
+            key = json.dumps(config, sort_keys=True, default=str)
+            if key in seen:
                 continue
-            seen.append(config)
+            seen.add(key)
             try:
                 yield config, read(config)
             except ScheduleError:
