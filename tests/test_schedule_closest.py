@@ -58,6 +58,8 @@ def test_neox_linear_with_min_lr_is_exact_where_the_line_meets_min_lr_on_a_step(
     # all that differs is NeoX's first warmup step: L / W where the source starts from 0
     assert out.difference == (pytest.approx(L / 4), 0)
     check_reported(src, out, 30)
+    assert out.detail(src, "GPT-NeoX") == ("GPT-NeoX has no exact form of this schedule: the closest differs by at most "
+                                           "0.00025 (step 0: 0.00025 instead of 0)")  # fmt: skip
 
 
 def test_neox_linear_decay_ending_at_the_decay_end_misses_by_m_times_1_minus_m_over_L() -> None:
@@ -240,3 +242,17 @@ def test_multi_phase_schedules_keep_their_phases(rel: str) -> None:
         assert peak(out.schedule, horizon).value > 0, name
         if name == "cerebras":
             assert out.exact
+
+
+def test_a_peak_of_0_only_for_a_source_whose_peak_is_0() -> None:
+    zero = Schedule([phase("constant", 1, 0.0)])
+    assert neox.render(zero, 10).config["lr"] == 0.0 and neox.render(zero, 10).exact
+    assert deepspeed.render(zero, 10).config == {"scheduler": None, "optimizer_lr": 0.0}
+    with pytest.raises(Exception, match="no config of this framework"):
+        veomni.render(zero, 10)  # VeOmni divides by the lr: no VeOmni config trains at lr 0
+    # a source above 0 never gets a 0 peak, even where the closest form is far off
+    spike = Schedule([phase("constant", 5, 0.0), phase("constant", 1, L), phase("constant", 1, 0.0)])
+    for framework in (neox, deepspeed, veomni):
+        out = framework.render(spike, 20)
+        assert peak(out.schedule, 20).value > 0, framework.__name__
+        check_reported(spike, out, 20)

@@ -192,3 +192,17 @@ def test_comparison_of_long_runs_is_fast() -> None:
     d = max_difference(a, b, 1_100_000)
     assert time.perf_counter() - t0 < 0.2
     assert d.value == pytest.approx(L / 2000, rel=1e-9)
+
+
+def test_simple_schedules_from_the_usual_numbers() -> None:
+    from translator.schedule.simple import describe, simple
+
+    s = simple(L, warmup_steps=4, decay="cosine", decay_end=12, min_lr=M)
+    assert s.values([0, 4, 8, 12, 99]) == pytest.approx([0.0, L, (L + M) / 2, M, M])
+    assert describe(s) == "linear 0 -> 0.001 (4 steps); cosine 0.001 -> 0.0001 (8 steps); constant 0.0001 (1 step)"
+    rsqrt = simple(L, warmup_steps=100, decay="inverse_sqrt")
+    assert rsqrt.values([50, 100, 400]) == pytest.approx([L / 2, L, L / 2])
+    e = simple(L, warmup_steps=0, decay="exponential", decay_end=10, min_lr=M)
+    assert e.value(10) == pytest.approx(M) and e.value(5) == pytest.approx((L * M) ** 0.5)
+    with pytest.raises(ScheduleError, match="end step after the warmup"):
+        simple(L, warmup_steps=10, decay="linear", decay_end=5)

@@ -27,6 +27,14 @@ class Rendering(NamedTuple):
     difference: Difference
     notes: tuple[str, ...] = ()
 
+    def detail(self, source: Schedule, framework: str) -> str:
+        """The report's words for a closest form: the largest lr difference, where, both lrs."""
+        if self.exact:
+            return ""
+        t = self.difference.step
+        return (f"{framework} has no exact form of this schedule: the closest differs by at most "
+                f"{self.difference.value:.4g} (step {t}: {self.schedule.value(t):.4g} instead of {source.value(t):.4g})")
+
 
 def number(value: Any, what: str, *, minimum: float | None = 0.0) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
