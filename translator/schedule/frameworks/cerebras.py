@@ -28,6 +28,7 @@ cstorch computes in float32 where its code makes tensors: its lrs differ from th
 
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Any, Callable, Mapping, Sequence
 
@@ -127,7 +128,7 @@ def read_trainer(schedulers: Any, release: str | None = None) -> Reading:
         raise ScheduleError("no lr scheduler in the schedulers list: the optimizer's lr is used throughout")
     if len(found) > 1:
         raise NotRepresentable(f"{len(found)} lr schedulers set the same lr one after another; only one is modelled")
-    return Reading(_build(found[0], notes, release, last=True), tuple(notes))
+    return Reading(_build(found[0], notes, release), tuple(notes))
 
 
 def legacy_to_trainer(learning_rate: Any, adjust_learning_rate: Any = None) -> list[dict[str, Any]]:
@@ -221,7 +222,7 @@ def _lr(value: Any, what: str) -> float:
     return number(value, what, minimum=None)
 
 
-def _build(item: Any, notes: list[str], release: str | None, last: bool) -> Schedule:
+def _build(item: Any, notes: list[str], release: str | None) -> Schedule:
     name = _single_key(item)
     cls = class_name(name)
     if cls is None:
@@ -246,23 +247,15 @@ def _sequential(p: dict[str, Any], notes: list[str], release: str | None) -> Sch
         if total is None:
             raise ScheduleError(f"SequentialLR: {name} before the last needs total_iters (Model Zoo sums them into milestones)")
         lengths.append(_n(total, f"{name} total_iters"))
-    marks = list(itertools_accumulate(lengths))
+    marks = list(itertools.accumulate(lengths))
     if p.get("milestones") is not None and list(p["milestones"]) != marks:
         raise ScheduleError(f"SequentialLR milestones {list(p['milestones'])} differ from the sums of total_iters {marks} (Model Zoo raises)")
     parts: list[tuple[Schedule, int | None]] = []
     for k, sub in enumerate(subs):
-        sched = _build(sub, notes, release, last=k == len(subs) - 1)
+        sched = _build(sub, notes, release)
         parts.append((sched, lengths[k] if k < len(lengths) else None))
     parts = [(s, n) for s, n in parts if n is None or n > 0]
     return sequence(parts)
-
-
-def itertools_accumulate(values: list[int]) -> list[int]:
-    out, total = [], 0
-    for v in values:
-        total += v
-        out.append(total)
-    return out
 
 
 def _constant(p: dict[str, Any], notes: list[str], release: str | None) -> Schedule:
@@ -389,7 +382,7 @@ def _chained(p: dict[str, Any], notes: list[str], release: str | None) -> Schedu
 
 def _scaled(p: dict[str, Any], notes: list[str], release: str | None) -> Schedule:
     notes.append("ScalePerParamLR: each parameter group's lr is this schedule times its adjust_learning_rate (muP)")
-    return _build(p["scheduler"], notes, release, last=True)
+    return _build(p["scheduler"], notes, release)
 
 
 BUILDERS: dict[str, Callable[[dict[str, Any], list[str], str | None], Schedule]] = {

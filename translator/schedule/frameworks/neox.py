@@ -24,7 +24,7 @@ import math
 from dataclasses import replace
 from typing import Any, Iterator, Mapping
 
-from ..fit import decay_ends, features, tops, warmup_ends
+from ..fit import Features, decay_ends, features, tops, warmup_ends
 from ..model import Phase, Schedule, ScheduleError, phase
 from ..ops import constant, finish, floor_at
 from .common import Reading, Rendering, choose, horizon_of, number, whole
@@ -135,7 +135,7 @@ def _candidates(s: Schedule, horizon: int, steps: int | None) -> Iterator[dict[s
         yield from _candidates_at(s, f, peak, horizon, steps)
 
 
-def _candidates_at(s: Schedule, f: Any, peak: float, horizon: int, steps: int | None) -> Iterator[dict[str, Any]]:
+def _candidates_at(s: Schedule, f: Features, peak: float, horizon: int, steps: int | None) -> Iterator[dict[str, Any]]:
     base = {"lr": peak} if steps is None else {"lr": peak, "train_iters": steps}
     warmups: list[float] = list(warmup_ends(s, f))
     if f.first > 0 and f.first != peak:
