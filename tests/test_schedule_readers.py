@@ -62,6 +62,8 @@ def test_deepspeed_needs_the_optimizer_lr_where_a_scheduler_scales_it() -> None:
 
 
 def test_deepspeed_version_differences_are_noted() -> None:
+    with pytest.raises(ScheduleError, match="no WarmupCosineLR"):
+        deepspeed.read({"type": "WarmupCosineLR", "params": {"total_num_steps": 10}}, L, "0.12.2")
     stairs = {"type": "OneCycle", "params": {"cycle_min_lr": M, "cycle_max_lr": L, "cycle_first_step_size": 4,
                                              "cycle_first_stair_count": 2}}  # fmt: skip
     old, new = deepspeed.read(stairs, L, "0.19.3"), deepspeed.read(stairs, L, "0.19.4")

@@ -102,6 +102,8 @@ def read(scheduler: Mapping[str, Any] | None, optimizer_lr: float | None = None,
         raise ScheduleError(f"{kind} needs {', '.join(missing)}")
     p = {**PARAMS[kind], **given}
     notes: list[str] = []
+    if kind == "WarmupCosineLR" and ver < (0, 12, 3):
+        raise ScheduleError(f"DeepSpeed {'.'.join(map(str, ver))} has no WarmupCosineLR (added in 0.12.3)")
     if kind in ("WarmupLR", "WarmupDecayLR", "WarmupCosineLR"):
         return Reading(_warmup_family(kind, p, optimizer_lr, ver, notes), tuple(notes))
     if kind == "OneCycle":
