@@ -13,6 +13,7 @@ from .defaults import default_not_kept, defaulted_entry
 from .entries import leaf_entries, set_entries
 from .ledger import Ingested
 from .losses import unanchored, unreported_losses
+from .solve import unsolved
 from .writing import LOSS, Carried, at_default, write, write_simple
 
 
@@ -39,8 +40,12 @@ def emit(
             continue
         if run.same and id(rule) not in run.fresh:
             continue
+        if rule.product and rule.key is None and rule.formula is None and not rule.note:
+            continue  # a relation only: nothing to write (solve.unsolved checks it below)
         run.write_rule(rule)
     unanchored(run.applied, table, ingested.ir, run.carried, run.extra)
+    if table.products:
+        unsolved(table, ingested.ir, run.carried)
     src_format = ingested.source.format if ingested.source else "?"
     if dst_format == src_format:  # framework-only extensions go back where they came from
         for leaf, value in ingested.ir.extensions.get(src_format, {}).items():

@@ -15,6 +15,7 @@ from ..source import Source
 from ..transforms import Extension, is_close, unwrap
 from .classify import classify_strays
 from .ledger import UNDECIDED, Ingested, LeafFate
+from .solve import solve
 from .reading import checked_values, coerce_input, default_holds, defaults_of, inputs, memo_key, read_rule, remember
 
 
@@ -61,6 +62,7 @@ class _Reading:
         self.fates: dict[str, LeafFate] = dict.fromkeys(leaves, UNDECIDED)  # in document order
         self.lossy: dict[int, str] = {}
         self.coerced: dict[str, Any] = {}
+        self.products: list[Rule] = []  # product rules reached so far
         # run-time placeholders (HF's "auto") are no value: rules see them as absent; same-format keeps them
         self.held = {leaf: why for leaf, why in source.unresolved.items() if leaf in leaves}
         self.readable = {k: v for k, v in leaves.items() if k not in self.held} if self.held else leaves
@@ -99,20 +101,28 @@ class _Reading:
     def read_all(self, rules: tuple[Rule, ...]) -> None:
         readable, below, held = self.readable, self.below, self.held
         for rule in rules:
-            if rule.key is None and rule.formula is None:
-                continue  # a write-side note: how the target expresses a field structurally
-            if rule.is_const:
-                self._read_const(rule)
-                continue
-            if held and self._blocked(rule):
-                continue
             keys = rule.keys
-            if rule.pure and not held and not (
+            if rule.key is None and rule.formula is None:
+                pass  # a write-side note (how the target expresses a field structurally), or a product alone
+            elif rule.is_const:
+                self._read_const(rule)
+            elif held and self._blocked(rule):
+                pass
+            elif rule.pure and not held and not (
                 (keys[0] in readable or keys[0] in below) if len(keys) == 1 else any(k in readable or k in below for k in keys)
             ):
                 self._read_defaults(rule)  # none of its keys in the file and nothing else read
-                continue
-            self._read_keys(rule)
+            else:
+                self._read_keys(rule)
+            if rule.product:
+                self._solve(rule)
+
+    def _solve(self, rule: Rule) -> None:
+        """Every product reached so far, solved together until nothing changes: two may share a
+        factor (the batch's and the world size's data-parallel size)."""
+        self.products.append(rule)
+        while any([solve(r, self.ir, self.table, self.source) for r in self.products]):
+            pass
 
     def _read_const(self, rule: Rule) -> None:
         if rule.key:
