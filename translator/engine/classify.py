@@ -9,6 +9,7 @@ from typing import Any
 from ..errors import InputError
 from ..ir import IR
 from ..mapping import Table
+from ..report import Message
 from ..schema import SchemaIndex
 from ..source import Source
 from .ledger import UNDECIDED, LeafFate
@@ -27,28 +28,26 @@ def classify_strays(
     for leaf, fate in fates.items():
         if fate is not UNDECIDED:
             continue
-        type_note = ""
+        type_note: Message | None = None
         try:
             coerce_input(source, coerce, leaf, leaves[leaf])  # the framework refuses a wrong type even in a key we drop
         except InputError as exc:
             if not table.lenient_types:
                 raise
-            type_note = f"does not match the documented type ({exc.message}); not used by the translation"
+            type_note = ("wrong_type", {"message": exc.message})
         searches += (id(schema), leaf) not in table.leaf_kinds
-        kind, detail = classify(leaf, schema, table, suggest=searches <= SUGGESTIONS_PER_FILE)
-        fates[leaf] = LeafFate(kind, detail=detail)
+        kind, said = classify(leaf, schema, table, suggest=searches <= SUGGESTIONS_PER_FILE)
+        notes = (said,) if said is not None else ()
+        fates[leaf] = LeafFate(kind, notes=(type_note, *notes) if type_note else notes, caveat=type_note)
         if kind == "extension":
             ir.extensions.setdefault(source.format, {})[leaf] = leaves[leaf]
-        if type_note:
-            fates[leaf].detail = "; ".join(x for x in (type_note, fates[leaf].detail) if x)
-            fates[leaf].caveat = type_note
     for leaf, note in source.notes.items():
         if leaf in fates and note:
-            fates[leaf].detail = "; ".join(x for x in (note, fates[leaf].detail) if x)
+            fates[leaf].notes = (("reader_note", {"note": note}), *fates[leaf].notes)
 
 
-def classify(leaf: str, schema: SchemaIndex, table: Table, suggest: bool = True) -> tuple[str, str]:
-    """(kind, detail) of a leaf no rule owns: unsupported, a known extension, or unknown. Cached:
+def classify(leaf: str, schema: SchemaIndex, table: Table, suggest: bool = True) -> tuple[str, Message | None]:
+    """(kind, message) of a leaf no rule owns: unsupported, a known extension, or unknown. Cached:
     a batch sees the same stray keys again and again. suggest=False: no "did you mean" search for
     an unknown leaf not seen before (and nothing cached, so another file still gets one)."""
     key = (id(schema), leaf)
@@ -56,11 +55,12 @@ def classify(leaf: str, schema: SchemaIndex, table: Table, suggest: bool = True)
     if found is None:
         reason = _unsupported_reason(table, leaf)
         if reason is not None:
-            found = ("unsupported", reason)
+            found = ("unsupported", ("unsupported_key", {"reason": reason}))
         elif schema.known(leaf):
-            found = ("extension", table.extension_reasons.get(_group_of(schema, leaf), ""))
+            why = table.extension_reasons.get(_group_of(schema, leaf), "")
+            found = ("extension", ("framework_extension", {"reason": why}) if why else None)
         elif not suggest:
-            return ("unknown", f"not a {table.title} parameter (no suggestion: the file has too many unknown keys)")
+            return ("unknown", ("not_a_parameter", {"title": table.title, "unsearched": True}))
         else:
             found = ("unknown", _closest(leaf, schema, table))
         if len(table.leaf_kinds) > 10_000:  # bounded, whatever a tree holds
@@ -91,7 +91,7 @@ def _unsupported_reason(table: Table, leaf: str) -> str | None:
 _CANDIDATES: dict[tuple[int, int], list[str]] = {}
 
 
-def _closest(leaf: str, schema: SchemaIndex, table: Table) -> str:
+def _closest(leaf: str, schema: SchemaIndex, table: Table) -> Message:
     slot = (id(schema), id(table))
     if slot not in _CANDIDATES:
         _CANDIDATES[slot] = sorted(set(schema.all_keys()) | {k for r in table.rules for k in r.keys})
@@ -101,7 +101,6 @@ def _closest(leaf: str, schema: SchemaIndex, table: Table) -> str:
     import difflib  # only when a file has a key nobody knows
 
     close = difflib.get_close_matches(leaf, near, n=1, cutoff=0.75)
-    name = table.title
     if close:
-        return f"not a {name} parameter; did you mean {close[0]}?"
-    return f"not a {name} parameter"
+        return "not_a_parameter", {"title": table.title, "suggestion": close[0]}
+    return "not_a_parameter", {"title": table.title}

@@ -3,38 +3,33 @@ default differs (`defaulted`), or said to be lost when the target cannot take th
 
 from __future__ import annotations
 
-from ..mapping import Rule, Table
 from ..ir import Origin
-from ..report import Entry, Status
+from ..mapping import Rule, Table
+from ..report import Entry, Message, Status, said
+from ..report.kinds import as_value
 from ..transforms import Approx
 from .ledger import Ingested
-from .text import short
-from .writing import UNDOCUMENTED, Written, key_default
+from .writing import UNDOCUMENTED, Written, key_default, reason_for
 
 
 def defaulted_entry(ingested: Ingested, table: Table, rule: Rule, present: list[str], written: Written, version: str) -> Entry:
     """A source default written because the target's own default differs: which default, where
     the source keeps it, what was written and what the target would have used."""
-    ir = ingested.ir
     src_title = ingested.table.title if ingested.table else (ingested.source.format if ingested.source else "?")
     src_rules = ingested.table.rules_for_field(present[0]) if ingested.table else []
     src_key = src_rules[0].key if src_rules and src_rules[0].key else None
-    shown = ", ".join(f"{k}={short(v[0])}" for k, v in written.items())
-    documented = {k: d for k in written if (d := key_default(rule, k, version)) is not UNDOCUMENTED}
-    tdef = "; ".join(f"{k}={short(d)}" for k, d in documented.items())
-    if rule.key is not None and list(documented) == [rule.key]:
-        tdef = f"; {table.title} default is {short(documented[rule.key])}"
-    elif tdef:
-        tdef = f"; {table.title} default {tdef}"
+    documented = [[k, d] for k in written if (d := key_default(rule, k, version)) is not UNDOCUMENTED]
+    message: Message = ("default_written", {
+        "title": src_title, "field": present[0], "value": ingested.ir.get(present[0]), "target": table.title,
+        "target_defaults": documented, "key_default": rule.key is not None and [k for k, _ in documented] == [rule.key],
+        "written": [[k, v[0]] for k, v in written.items()],
+    })  # fmt: skip
     caveat = ingested.lossy.get(id(src_rules[0])) if src_rules else None
-    return Entry(
-        src_key, ", ".join(written), Status.DEFAULTED,
-        f"{src_title} default {present[0]}={short(ir.get(present[0]))} (not in the file){tdef}: wrote {shown}"
-        + (f"; {caveat}" if caveat else ""), tuple(present),
-    )  # fmt: skip
+    keys = tuple(written)
+    return said(src_key, ", ".join(keys), Status.DEFAULTED, (message, caveat) if caveat else (message,), tuple(present), keys)
 
 
-def default_not_kept(extra: list[Entry], ingested: Ingested, rule: Rule, present: list[str], why: str | Approx) -> None:
+def default_not_kept(extra: list[Entry], ingested: Ingested, rule: Rule, present: list[str], why: Message | Approx) -> None:
     """A value no source leaf carries (the source's default, or one derived from other fields) that
     the target cannot take has no leaf entry to say so: it gets an entry of its own (NeoX's default
     betas [0.9, 0.999] against VeOmni's hard-coded ones)."""
@@ -43,14 +38,19 @@ def default_not_kept(extra: list[Entry], ingested: Ingested, rule: Rule, present
         value = ingested.ir.fields[name]
         if value.origin is Origin.USER or (value.origin is not Origin.DEFAULT and value.source_keys):
             continue  # a --set entry, or the entries of the leaves it came from, say it
-        reason = why.detail_for(name) if isinstance(why, Approx) else why
-        if not reason:
-            continue
+        if isinstance(why, Approx):
+            said_here = reason_for(why, name)
+            if said_here is None:
+                continue
+            reason = said_here
+        else:
+            reason = why
         if value.origin is Origin.DEFAULT:
             src_rules = ingested.table.rules_for_field(name) if ingested.table else []
-            src_key = f" ({src_rules[0].key})" if src_rules and src_rules[0].key else ""
-            text = f"{title} default {name}={short(value.value)}{src_key}, not in the file, is not kept: {reason}"
+            src_key = src_rules[0].key if src_rules and src_rules[0].key else None
+            message: Message = ("default_not_kept", {"title": title, "field": name, "value": value.value, "key": src_key,
+                                                     "reason": as_value(reason)})  # fmt: skip
         else:
-            text = f"{title} {name}={short(value.value)} (derived from other settings) is not kept: {reason}"
+            message = ("derived_not_kept", {"title": title, "field": name, "value": value.value, "reason": as_value(reason)})
         # no source_key: the file has no such leaf (the one-entry-per-leaf invariant counts leaves)
-        extra.append(Entry(None, rule.key, Status.LOSSY, text, (name,)))
+        extra.append(said(None, rule.key, Status.LOSSY, (message,), (name,), (rule.key,) if rule.key else ()))

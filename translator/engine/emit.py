@@ -7,14 +7,14 @@ from typing import Any, Callable
 
 from ..ir import Origin
 from ..mapping import Rule, Table
-from ..report import Entry, Report, Status
-from ..transforms import Unexpressible
+from ..report import Entry, Message, Report, Status, as_message, said
+from ..transforms import Approx, Unexpressible
 from .defaults import default_not_kept, defaulted_entry
 from .entries import leaf_entries, set_entries
 from .ledger import Ingested
 from .losses import unanchored, unreported_losses
 from .solve import unsolved
-from .writing import LOSS, Carried, at_default, write, write_simple
+from .writing import LOSS, Carried, at_default, reason_for, write, write_simple
 
 
 def emit(
@@ -35,14 +35,7 @@ def emit(
     run = _Emission(ingested, table, dst_format, version or table.versions[0], unplaceable)
     if run.same:
         run.carry_as_written()
-    for rule in table.rules:
-        if rule.versions and run.version not in rule.versions:
-            continue
-        if run.same and id(rule) not in run.fresh:
-            continue
-        if rule.product and rule.key is None and rule.formula is None and not rule.note:
-            continue  # a relation only: nothing to write (solve.unsolved checks it below)
-        run.write_rule(rule)
+    run.write_all(table.rules)
     unanchored(run.applied, table, ingested.ir, run.carried, run.extra)
     if table.products:
         unsolved(table, ingested.ir, run.carried)
@@ -93,66 +86,93 @@ class _Emission:
             self.out[leaf] = ingested.coerced.get(leaf, ingested.raw.get(leaf))
             self.passed.add(leaf)
 
-    def write_rule(self, rule: Rule) -> None:
-        if rule.is_const:
-            if rule.key and rule.applies(self.values):
-                self.out[rule.key] = rule.const
-            return
-        fields = self.ir.fields
-        present = [f for f in rule.fields if (known := fields.get(f)) is not None and known.value is not None]
-        if not present:
-            self._missing(rule)
-            return
-        if rule.when and not rule.applies(self.values):
-            for name in present:
-                slot = self.carried.setdefault(name, Carried())
-                if not slot.target_keys:
-                    cond = ", ".join(f"{k}={'/'.join(map(str, v))}" for k, v in rule.when.items())
-                    slot.skipped = slot.skipped or f"{rule.label} only applies when {cond}"
-            return
-        try:
-            written = write_simple(rule, fields[present[0]].value) if rule.simple is not None else write(rule, self.ir)
-        except Unexpressible as exc:
-            for name in present:
-                slot = self.carried.setdefault(name, Carried())
-                slot.skipped, slot.unwritable = str(exc), True
-            default_not_kept(self.extra, self.ingested, rule, present, str(exc))
-            return
-        if written is None:
-            return
-        carried = self.carried
-        self.applied.append((rule, present))
-        lost = written.pop(LOSS, None)
-        loss = lost[1] if lost else None
+    def write_all(self, rules: tuple[Rule, ...]) -> None:
+        """Every rule writes its fields (the hot loop: a batch runs it for every rule of every file)."""
+        ir, carried, out, version, values = self.ir, self.carried, self.out, self.version, self.values
+        fields, same, fresh, applied = ir.fields, self.same, self.fresh, self.applied
+        for rule in rules:
+            if rule.versions and version not in rule.versions:
+                continue
+            if same and id(rule) not in fresh:
+                continue
+            if rule.is_const:
+                if rule.key and rule.applies(values):
+                    out[rule.key] = rule.const
+                continue
+            if rule.product and rule.key is None and rule.formula is None and not rule.note:
+                continue  # a relation only: nothing to write (solve.unsolved checks it)
+            present = [f for f in rule.fields if (known := fields.get(f)) is not None and known.value is not None]
+            if not present:
+                self._missing(rule)
+                continue
+            if rule.when and not rule.applies(values):
+                self._not_now(rule, present)
+                continue
+            try:
+                written = write_simple(rule, fields[present[0]].value) if rule.simple is not None else write(rule, ir)
+            except Unexpressible as exc:
+                self._unwritable(rule, present, exc)
+                continue
+            if written is None:
+                continue
+            applied.append((rule, present))
+            lost = written.pop(LOSS, None)
+            if lost is not None or rule.lossy or rule.key is None or rule.note:
+                self._noted(rule, present, written, lost[1] if lost else None)
+            else:
+                for name in present:
+                    slot = carried.get(name)
+                    if slot is None:
+                        carried[name] = Carried()
+                    else:
+                        slot.skipped = None
+            origin = fields[present[0]].origin
+            at_default_ = origin is Origin.DEFAULT and bool(written) and at_default(rule, written, version)
+            if at_default_ and not rule.always:
+                for name in present:
+                    carried[name].target_keys.extend(written)
+                continue
+            for key, (value, approx) in written.items():
+                out[key] = value
+                for name in present:
+                    slot = carried[name]
+                    slot.target_keys.append(key)
+                    slot.written.append(value)
+                    inexact = reason_for(approx, name) if approx is not None else None
+                    if inexact:
+                        slot.lossy.append(inexact)
+            if origin is Origin.DEFAULT and written and not at_default_:
+                self.extra.append(defaulted_entry(self.ingested, self.table, rule, present, written, version))
+
+    def _noted(self, rule: Rule, present: list[str], written: dict[str, Any], loss: Approx | None) -> None:
+        """What a rule says besides its keys: a loss (all of it, or per field), its note."""
         if loss is not None and not written:
             default_not_kept(self.extra, self.ingested, rule, present, loss)
         for name in present:
-            found = carried.get(name)
-            slot = found if found is not None else carried.setdefault(name, Carried())
-            slot.skipped = ""
-            why = loss.detail_for(name) if loss is not None else ""
-            if why:
-                slot.lossy.append(why)
+            slot = self.carried.setdefault(name, Carried())
+            slot.skipped = None
+            lost_here = reason_for(loss, name) if loss is not None else None
+            if lost_here:
+                slot.lossy.append(lost_here)
             if rule.lossy:
-                slot.lossy.append(rule.lossy)
+                slot.lossy.append(("approximated", {"reason": rule.lossy}))
             if rule.key is None or (rule.note and not written):
                 slot.note = rule.note
-        origin = fields[present[0]].origin
-        at_default_ = origin is Origin.DEFAULT and bool(written) and at_default(rule, written, self.version)
-        if at_default_ and not rule.always:
-            for name in present:
-                carried[name].target_keys.extend(written)
-            return
-        for key, (value, approx) in written.items():
-            self.out[key] = value
-            for name in present:
-                carried[name].target_keys.append(key)
-                carried[name].written.append(value)
-                why = approx.detail_for(name) if approx is not None else ""
-                if why:
-                    carried[name].lossy.append(why)
-        if origin is Origin.DEFAULT and written and not at_default_:
-            self.extra.append(defaulted_entry(self.ingested, self.table, rule, present, written, self.version))
+
+    def _not_now(self, rule: Rule, present: list[str]) -> None:
+        """The rule applies under a condition (`when`) this IR does not meet."""
+        for name in present:
+            slot = self.carried.setdefault(name, Carried())
+            if not slot.target_keys:
+                slot.skipped = slot.skipped or ("only_when", {"rule": rule.label, "when": {k: list(v) for k, v in rule.when.items()}})
+
+    def _unwritable(self, rule: Rule, present: list[str], exc: Unexpressible) -> None:
+        """The target has the key but not this value."""
+        why = _unexpressible(exc)
+        for name in present:
+            slot = self.carried.setdefault(name, Carried())
+            slot.skipped, slot.unwritable = why, True
+        default_not_kept(self.extra, self.ingested, rule, present, why)
 
     def _missing(self, rule: Rule) -> None:
         """None of the rule's fields has a value: `missing` when the target needs one."""
@@ -162,10 +182,14 @@ class _Emission:
         if (rule.required or elsewhere) and rule.applies(self.values) and not any(
             ir.has(f) for r in table.rules_for_field(rule.fields[0]) for f in r.fields if r is not rule
         ):
-            hint = rule.hint or f"give it with --set {rule.fields[0]}=VALUE"
-            if elsewhere:  # the target's own hint speaks of other sources
-                hint = f"{elsewhere}, or --set {rule.fields[0]}=VALUE"
-            self.extra.append(Entry(None, rule.key, Status.MISSING, hint, rule.fields))
+            # the source's word on where the value lives wins over the target's own hint
+            need: Message = ("needs_value", {"field": rule.fields[0], "hint": rule.hint or None, "elsewhere": elsewhere})
+            self.extra.append(said(None, rule.key, Status.MISSING, (need,), rule.fields, (rule.key,) if rule.key else ()))
+
+
+def _unexpressible(exc: Unexpressible) -> Message:
+    """Why the target cannot take a value: the formula's reason (its own kind when it has one)."""
+    return as_message(exc.args[0] if exc.args else str(exc), "unexpressible")
 
 
 def _fresh_rules(ingested: Ingested, table: Table) -> set[int]:

@@ -1,5 +1,6 @@
 """The report's entries: one per source leaf (and per leaf of each --with companion), built from
-the ledger and what emit did with each canonical field; then one per --set value."""
+the ledger and what emit did with each canonical field; then one per --set value. Every entry is
+said as messages of report/kinds.py, its detail rendered from them."""
 
 from __future__ import annotations
 
@@ -7,10 +8,14 @@ from typing import Any
 
 from ..ir import Origin
 from ..mapping import Rule, Table
-from ..report import Entry, Report, Status
+from ..report import Entry, Message, Report, Status, said
+from ..report.kinds import as_value
 from .ledger import Ingested, LeafFate, fields_of
-from .text import join, short
+from .losses import unique
 from .writing import Carried
+
+_NOTHING: dict[str, Any] = {}  # the values of a message with none (shared: never changed)
+_CARRIED: tuple[Message, ...] = (("carried", _NOTHING),)
 
 
 def leaf_entries(
@@ -26,13 +31,14 @@ def leaf_entries(
             if part is ingested and leaf in passed:
                 entry = _passed_entry(leaf, part, fate)
             elif part is ingested and leaf in homeless:
-                entry = Entry(leaf, None, Status.DROPPED, join(homeless[leaf], fate.detail), fields_of(fate))
+                entry = said(leaf, None, Status.DROPPED, (("no_place_in_layout", {"reason": homeless[leaf]}), *fate.notes),
+                             fields_of(fate))  # fmt: skip
             elif fate.kind == "unsupported":  # the commonest leaf no rule takes: said without a call
-                entry = Entry(leaf, None, Status.DROPPED, fate.detail)
+                entry = said(leaf, None, Status.DROPPED, fate.notes)
             elif fate.kind == "rule" and fate.rule is not None and not fate.rule.is_const:  # the commonest of all
                 entry = _rule_entry(leaf, part.raw.get(leaf), fate, fate.rule, part, carried, table)
             else:
-                entry = _entry_for(leaf, part.raw.get(leaf), fate, part, carried, out, table, dst_format, part_format)
+                entry = _entry_for(leaf, part.raw.get(leaf), fate, part, out, table, dst_format, part_format)
             shown = part.source.aliases.get(leaf, leaf) if part.source else leaf
             if prefix or shown != leaf:
                 entry = entry._replace(source_key=prefix + shown)
@@ -48,55 +54,63 @@ def set_entries(report: Report, ingested: Ingested, table: Table, carried: dict[
             continue
         given = carried.get(name)
         if given and given.target_keys:
-            report.add(f"--set {name}", ", ".join(dict.fromkeys(given.target_keys)), Status.EXACT,
-                       f"= {short(value.value)}", (name,))  # fmt: skip
+            keys = tuple(dict.fromkeys(given.target_keys))
+            report.entries.append(said(f"--set {name}", ", ".join(keys), Status.EXACT,
+                                       (("set_written", {"field": name, "value": value.value}),), (name,), keys))  # fmt: skip
             continue
         readers = ingested.table.rules_reading(name) if ingested.table else []
         users = sorted({f for r in readers for f in r.fields if ir.has(f)})
         if users:
-            report.add(f"--set {name}", None, Status.CONVERTED, f"used to derive {', '.join(users)}", (name,))
+            report.entries.append(said(f"--set {name}", None, Status.CONVERTED, (("used_to_derive", {"fields": users}),), (name,)))
         else:
-            report.add(f"--set {name}", None, Status.DROPPED,
-                       table.absent.get(name, f"{table.title} has no counterpart for {name}"), (name,))  # fmt: skip
+            report.entries.append(said(f"--set {name}", None, Status.DROPPED, (_no_counterpart(table, [name]),), (name,)))
+
+
+def _no_counterpart(table: Table, fields: list[str]) -> Message:
+    """Why the target writes nothing for these fields: its table's `absent` reason, or none."""
+    absent = next((table.absent[f] for f in fields if f in table.absent), None)
+    if absent is not None:
+        return "absent", {"reason": absent, "field": next(f for f in fields if f in table.absent)}
+    return "no_counterpart", {"title": table.title, "fields": fields}
 
 
 def _passed_entry(leaf: str, ingested: Ingested, fate: LeafFate) -> Entry:
     """A leaf a same-format translation carried as written."""
     if fate.kind == "unknown":
-        return Entry(leaf, leaf, Status.UNKNOWN, join(fate.detail, "carried as written"))
+        return said(leaf, leaf, Status.UNKNOWN, (*fate.notes, ("carried_as_written", {})), (), (leaf,))
     if leaf in ingested.coerced:
-        return Entry(leaf, leaf, Status.CONVERTED, fate.detail if fate.kind == "rule" else "", fields_of(fate))
-    return Entry(leaf, leaf, Status.EXACT, fate.detail if fate.kind == "rule" else fate.caveat, fields_of(fate))
+        notes = fate.notes if fate.kind == "rule" else ()
+        return said(leaf, leaf, Status.CONVERTED, notes or _CARRIED, fields_of(fate), (leaf,))
+    notes = fate.notes if fate.kind == "rule" else ((fate.caveat,) if fate.caveat else ())
+    return said(leaf, leaf, Status.EXACT, notes or _CARRIED, fields_of(fate), (leaf,))
 
 
 def _entry_for(
-    leaf: str, raw: Any, fate: LeafFate, ingested: Ingested, carried: dict[str, Carried], out: dict[str, Any],
-    table: Table, dst_format: str, src_format: str,
+    leaf: str, raw: Any, fate: LeafFate, ingested: Ingested, out: dict[str, Any], table: Table, dst_format: str,
+    src_format: str,
 ) -> Entry:  # fmt: skip
-    title = table.title
     if fate.kind == "unknown":
-        return Entry(leaf, None, Status.UNKNOWN, fate.detail)
+        return said(leaf, None, Status.UNKNOWN, fate.notes)
     if fate.kind == "unsupported":
-        return Entry(leaf, None, Status.DROPPED, fate.detail)
+        return said(leaf, None, Status.DROPPED, fate.notes)
     if fate.kind == "extension":
         if dst_format == src_format and out.get(leaf) == raw:
-            return Entry(leaf, leaf, Status.EXACT, fate.detail)
+            return said(leaf, leaf, Status.EXACT, fate.notes or _CARRIED, (), (leaf,))
         # a rule's reading with no canonical form says why; a known key with no rule has no counterpart
-        why = fate.detail if fate.rule is not None else join(f"{title} has no counterpart", fate.detail)
-        return Entry(leaf, None, Status.DROPPED, why, fields_of(fate))
+        if fate.rule is not None:
+            return said(leaf, None, Status.DROPPED, fate.notes, fields_of(fate))
+        return said(leaf, None, Status.DROPPED, (("no_counterpart", {"title": table.title}), *fate.notes))
     if fate.kind == "unresolved":
         if dst_format == src_format and out.get(leaf) == raw:
-            return Entry(leaf, leaf, Status.EXACT, fate.detail, fields_of(fate))
-        return Entry(leaf, None, Status.LOSSY if fate.rule else Status.DROPPED, fate.detail, fields_of(fate))
+            return said(leaf, leaf, Status.EXACT, fate.notes, fields_of(fate), (leaf,))
+        return said(leaf, None, Status.LOSSY if fate.rule else Status.DROPPED, fate.notes, fields_of(fate))
     rule = fate.rule
-    assert rule is not None
-    if rule.is_const:
-        reason = ingested.lossy.get(id(rule))
-        if reason:
-            return Entry(leaf, None, Status.LOSSY, reason)
-        return Entry(leaf, None, Status.EXACT if dst_format == src_format else Status.CONVERTED,
-                     join(f"{leaf}={short(raw)} is what {title} assumes", fate.detail))  # fmt: skip
-    return _rule_entry(leaf, raw, fate, rule, ingested, carried, table)
+    assert rule is not None and rule.is_const
+    reason = ingested.lossy.get(id(rule))
+    if reason:
+        return said(leaf, None, Status.LOSSY, (reason,))
+    assumed: Message = ("assumed", {"key": leaf, "value": raw, "title": table.title})
+    return said(leaf, None, Status.EXACT if dst_format == src_format else Status.CONVERTED, (assumed, *fate.notes))
 
 
 def _rule_entry(
@@ -127,38 +141,37 @@ def _rule_entry(
     if read_lossy:
         lossy.insert(0, read_lossy)
     if rule.lossy:
-        lossy.insert(0, rule.lossy)
+        lossy.insert(0, ("approximated", {"reason": rule.lossy}))
     if read_lossy or rule.lossy:  # the rule's reading or mapping as a whole is approximate
         lost_fields = rule.fields
     if missing:
-        title = table.title
-        why = next((s.skipped for f, s in zip(rule.fields, slots) if f in missing and s and s.skipped), "")
-        lossy.append(f"{title} cannot express {', '.join(missing)}" + (f": {why}" if why else ""))
+        why = next((s.skipped for f, s in zip(rule.fields, slots) if f in missing and s and s.skipped), None)
+        lossy.append(("cannot_express", {"title": table.title, "fields": missing, "why": as_value(why)}))
     if lossy:
-        return Entry(leaf, target, Status.LOSSY, join("; ".join(dict.fromkeys(lossy)), fate.detail), lost_fields)
+        return said(leaf, target, Status.LOSSY, (*unique(lossy), *fate.notes), lost_fields, tuple(targets))
     exact = (
         len(rule.keys) == 1 and leaf == rule.key and len(targets) == 1 and len(values) == 1
-        and _same(raw, values[0]) and not fate.detail
+        and _same(raw, values[0]) and not fate.notes
     )  # fmt: skip
-    if exact:
-        return Entry(leaf, target, Status.EXACT, "", rule.fields)
+    if exact:  # the commonest entry: said without rendering
+        return Entry(leaf, target, Status.EXACT, "", rule.fields, "renamed", _NOTHING, tuple(targets))
     if leaf != rule.key and rule.key is not None and leaf in rule.also:
-        detail = f"folded into {', '.join(rule.fields)}"
+        main: Message = ("folded", {"fields": list(rule.fields)})
+    elif note:
+        main = ("expressed", {"note": note})
     else:
-        detail = note or (f"= {short(values[0])}" if len(values) == 1 else "")
-    return Entry(leaf, target, Status.CONVERTED, join(detail, fate.detail), rule.fields)
+        main = ("converted", {"value": values[0]} if len(values) == 1 else {})
+    return said(leaf, target, Status.CONVERTED, (main, *fate.notes), rule.fields, tuple(targets))
 
 
 def _unwritten(
     leaf: str, fate: LeafFate, rule: Rule, slots: list[Carried | None], ingested: Ingested, table: Table
 ) -> Entry:
     """A rule's leaf whose fields the target did not write: why (skipped, absent, no counterpart)."""
-    skipped = next((s.skipped for s in slots if s and s.skipped), "")
-    absent = next((table.absent[f] for f in rule.fields if f in table.absent), "")
-    detail = skipped or absent or f"{table.title} has no counterpart for {', '.join(rule.fields)}"
+    why = next((s.skipped for s in slots if s and s.skipped), None) or _no_counterpart(table, list(rule.fields))
     if not any(f in ingested.ir.fields and ingested.ir.fields[f].value is not None for f in rule.fields):
-        detail = f"no value for {', '.join(rule.fields)} could be derived"
-    return Entry(leaf, None, Status.DROPPED, join(detail, fate.detail), rule.fields)
+        why = ("not_derived", {"fields": list(rule.fields)})
+    return said(leaf, None, Status.DROPPED, (why, *fate.notes), rule.fields)
 
 
 def _same(a: Any, b: Any) -> bool:

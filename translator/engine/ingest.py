@@ -10,6 +10,7 @@ from ..errors import InputError
 from ..io import flatten
 from ..ir import IR, Origin, Value
 from ..mapping import Rule, Table
+from ..report import Message, as_message
 from ..schema import SchemaIndex
 from ..source import Source
 from ..transforms import Extension, is_close, unwrap
@@ -60,7 +61,7 @@ class _Reading:
         self.fields_catalog = catalogue()
         self.only_file = source.files[0] if len(source.files) == 1 else None  # where every value came from
         self.fates: dict[str, LeafFate] = dict.fromkeys(leaves, UNDECIDED)  # in document order
-        self.lossy: dict[int, str] = {}
+        self.lossy: dict[int, Message] = {}
         self.coerced: dict[str, Any] = {}
         self.products: list[Rule] = []  # product rules reached so far
         # run-time placeholders (HF's "auto") are no value: rules see them as absent; same-format keeps them
@@ -81,9 +82,7 @@ class _Reading:
         for leaf, why in self.held.items():
             owner = owners.get(leaf)
             fields = owner.fields if owner else ()
-            hint = f"; give the value with --set {fields[0]}=VALUE" if len(fields) == 1 else (
-                f"; give the values with --set (fields {', '.join(fields)})" if fields else "")
-            self.fates[leaf] = LeafFate("unresolved", owner, why + hint)
+            self.fates[leaf] = LeafFate("unresolved", owner, (("runtime_value", {"why": why, "fields": list(fields)}),))
             self.ir.extensions.setdefault(self.source.format, {})[leaf] = self.leaves[leaf]
 
     def subtree(self, key: str) -> tuple[Any, list[str]]:
@@ -130,17 +129,17 @@ class _Reading:
             for leaf in owned:
                 self.fates[leaf] = LeafFate("rule", rule)
             if owned and not is_close(value, rule.const):
-                self.lossy[id(rule)] = f"{rule.key}={value!r} is not expressible: the other frameworks assume {rule.const!r}"
+                self.lossy[id(rule)] = ("not_assumed", {"key": rule.key, "value": value, "assumed": rule.const})
 
     def _blocked(self, rule: Rule) -> bool:
         """A value the rule needs is only known at run time: the rule gives nothing."""
         blocked = [k for k in rule.keys if k in self.held]
         if not blocked:
             return False
-        why = f"read together with {', '.join(blocked)}, whose value is only known at run time"
+        why: Message = ("read_with_runtime_value", {"keys": blocked})
         for key in rule.keys:
             for leaf in self.subtree(key)[1]:
-                self.fates[leaf] = LeafFate("unresolved", rule, why)
+                self.fates[leaf] = LeafFate("unresolved", rule, (why,))
         return True
 
     def _read_defaults(self, rule: Rule) -> None:
@@ -149,7 +148,7 @@ class _Reading:
         if default_holds(rule, ir):
             for name, value, approx in defaults_of(rule, self.table, self.version, self.source):
                 if approx:
-                    self.lossy[id(rule)] = approx
+                    self.lossy[id(rule)] = as_message(approx)
                 if value is not None and not (name in ir.fields and ir.fields[name].origin is Origin.USER):
                     ir.fields[name] = value
 
@@ -158,7 +157,7 @@ class _Reading:
         present: dict[str, Any] = {}
         owned_leaves: list[str] = []
         notes: list[str] = []
-        leaf_notes: dict[str, str] = {}
+        leaf_notes: dict[str, Message] = {}
         source, subtree = self.source, self.subtree
         for key in rule.keys:
             value, owned = subtree(key)
@@ -167,10 +166,10 @@ class _Reading:
                     value, note = coerce_input(source, self.coerce, key, value)
                     if note:
                         notes.append(note)
-                        leaf_notes[key] = note
+                        leaf_notes[key] = ("coerced", {"note": note})
                     value, guessed = unwrap(value)
                     if guessed:
-                        self.lossy[id(rule)] = guessed
+                        self.lossy[id(rule)] = as_message(guessed)
                     if note or guessed:
                         self.coerced[key] = value
                 else:
@@ -179,7 +178,8 @@ class _Reading:
                 owned_leaves.extend(owned)
         if self.ledger:
             for leaf in owned_leaves:
-                self.fates[leaf] = LeafFate("rule", rule, leaf_notes.get(leaf, ""))
+                note_of = leaf_notes.get(leaf)
+                self.fates[leaf] = LeafFate("rule", rule, (note_of,) if note_of else ())
         # A rule gives the same result for the same values of its keys and inputs: a batch of thousands
         # of configs repeats most of them (norm: layernorm, seq_length: 2048, the HF rules' model_type, ...).
         memo = memo_key(rule, self.version, present, None if rule.pure else inputs(rule, self.ir, subtree)) if (
@@ -195,7 +195,7 @@ class _Reading:
             read = checked
         if isinstance(read, Extension):  # no canonical form: the leaves stay framework extensions
             for leaf in owned_leaves:
-                self.fates[leaf] = LeafFate("extension", rule, read.detail)  # the rule: which fields it leaves unset
+                self.fates[leaf] = LeafFate("extension", rule, (as_message(read.detail, "no_canonical_form"),))  # the rule: which fields it leaves unset
                 self.ir.extensions.setdefault(source.format, {})[leaf] = self.leaves[leaf]
             return
         origin = self._origin(rule, present)
@@ -208,7 +208,7 @@ class _Reading:
         file = self.only_file or source.file_of(rule.key or "")
         for name, value, approx, note in checked:
             if approx:
-                self.lossy[id(rule)] = approx
+                self.lossy[id(rule)] = as_message(approx)
             if value is None:
                 continue
             if note:
@@ -216,7 +216,7 @@ class _Reading:
             if name in fields and fields[name].origin is Origin.USER:
                 if self.ledger:  # (without a ledger every fate is the shared placeholder)
                     for leaf in owned_leaves:
-                        self.fates[leaf].detail = f"overridden by --set {name}"
+                        self.fates[leaf].notes = (("overridden", {"field": name}),)
                 continue
             fields[name] = Value(value, origin, tuple(owned_leaves), file, "; ".join(notes))
 

@@ -8,9 +8,10 @@ from typing import Any
 from ..errors import InputError
 from ..ir import IR, Origin
 from ..mapping import Rule, Table
+from ..report import Message
 from ..source import Source
 from ..transforms import is_close
-from .text import short
+from ..report.kinds import short
 
 
 @dataclass(slots=True)
@@ -19,8 +20,8 @@ class LeafFate:
 
     kind: str  # rule | unsupported | extension | unknown | user | unresolved
     rule: Rule | None = None
-    detail: str = ""
-    caveat: str = ""  # kept even when a same-format translation carries the leaf as written
+    notes: tuple[Message, ...] = ()  # what ingest has to say about the leaf (the entry's messages)
+    caveat: Message | None = None  # kept even when a same-format translation carries the leaf as written
 
 
 UNDECIDED = LeafFate("unknown")  # shared placeholder (never changed): no rule has taken the leaf yet
@@ -31,7 +32,7 @@ class Ingested:
     ir: IR
     fates: dict[str, LeafFate]  # source leaf -> fate, in document order
     raw: dict[str, Any]  # source leaf -> raw value
-    lossy: dict[int, str] = field(default_factory=dict)  # id(rule) -> why reading was approximate
+    lossy: dict[int, Message] = field(default_factory=dict)  # id(rule) -> why reading was approximate
     source: Source | None = None
     table: Table | None = None
     companions: list["Ingested"] = field(default_factory=list)  # --with files of other formats

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from ..ir import IR, Origin
 from ..mapping import Rule, Table
-from ..report import Entry, Report, Status
-from .text import short
+from ..report import Entry, Message, Report, Status, render, said
+from ..report.kinds import as_value
 from .writing import Carried
 
 
@@ -15,8 +15,8 @@ def unanchored(applied: list[tuple[Rule, list[str]]], table: Table, ir: IR, carr
     warmup as a ratio of a step count it cannot state, its accumulation derived from a missing
     global batch) does not read back: lossy, with why. Values given on the command line are given
     again when reading, so they hold."""
-    missing = {name: e.detail for e in extra if e.status is Status.MISSING for name in e.fields}
-    unheld: dict[str, str] = {}
+    missing = {name: e.messages()[0] for e in extra if e.status is Status.MISSING for name in e.fields}
+    unheld: dict[str, Message] = {}
     order = table.read_rank
     for rule, present in sorted(applied, key=lambda item: order.get(id(item[0]), 0)):
         for _, name in rule.read_with:
@@ -29,11 +29,23 @@ def unanchored(applied: list[tuple[Rule, list[str]]], table: Table, ir: IR, carr
                 slot.target_keys or slot.note or slot.skipped
             ):
                 continue  # written, expressed by a note, or not meant for this config (a `when`)
-            why = unheld.get(name) or missing.get(name) or (slot.skipped if slot else "") or table.absent.get(name, "")
-            reason = f"{table.title} reads it relative to {name}, which this output does not hold" + (f" ({why})" if why else "")
+            absent = table.absent.get(name)
+            why = unheld.get(name) or missing.get(name) or (slot.skipped if slot else None) or (
+                ("absent", {"reason": absent, "field": name}) if absent else None)  # fmt: skip
+            reason: Message = ("relative_to_missing", {"title": table.title, "field": name, "why": as_value(why)})
             for own in present:
                 carried[own].lossy.append(reason)
                 unheld.setdefault(own, reason)
+
+
+def unique(messages: list[Message]) -> list[Message]:
+    """Messages without repeats (two rules giving the same reason say it once)."""
+    if len(messages) < 2:
+        return messages
+    seen: dict[str, Message] = {}
+    for message in messages:
+        seen.setdefault(render(*message), message)
+    return list(seen.values())
 
 
 def unreported_losses(report: Report, extra: list[Entry], carried: dict[str, Carried], ir: IR, src_title: str) -> None:
@@ -42,27 +54,26 @@ def unreported_losses(report: Report, extra: list[Entry], carried: dict[str, Car
     (source_key null) naming the fields, their values and what the target does."""
     covered = {name for e in report.entries if e.status is Status.LOSSY for name in e.fields}
     covered.update(name for e in extra if e.status is Status.LOSSY for name in e.fields)
-    grouped: dict[tuple[str, str], list[str]] = {}  # (target keys, reasons) -> fields
+    grouped: dict[tuple[tuple[str, ...], str], tuple[list[Message], list[str]]] = {}  # (targets, why) -> reasons, fields
     upgraded: set[int] = set()  # defaulted entries that now say a loss
     for name, slot in carried.items():
         if not slot.lossy or name in covered or not ir.has(name):
             continue
-        why = "; ".join(dict.fromkeys(slot.lossy))
+        reasons = unique(slot.lossy)
+        why = "; ".join(render(*m) for m in reasons)
         at = next((i for i, e in enumerate(extra) if name in e.fields and (
             e.status is Status.DEFAULTED or i in upgraded)), None)  # fmt: skip
         if at is not None:
             entry = extra[at]
             # no source_key: a defaulted entry names a key the file lacks, a lossy one a leaf it has
-            detail = entry.detail if why in entry.detail else f"{entry.detail}; {why}"
-            extra[at] = entry._replace(source_key=None, status=Status.LOSSY, detail=detail)
+            messages = entry.messages() if why in entry.detail else (*entry.messages(), *reasons)
+            extra[at] = said(None, entry.target_key, Status.LOSSY, messages, entry.fields, entry.target_keys)
             upgraded.add(at)
             continue
-        grouped.setdefault((", ".join(dict.fromkeys(slot.target_keys)), why), []).append(name)
-    for (targets, why), group in grouped.items():
-        values = []
-        for name in group:
-            value = ir.fields[name]
-            how = "not in the file" if value.origin is Origin.DEFAULT else (
-                f"from {', '.join(value.source_keys)}" if value.source_keys else value.origin.value)
-            values.append(f"{name}={short(value.value)} ({how})")
-        report.add(None, targets or None, Status.LOSSY, f"{src_title} {', '.join(values)}: {why}", tuple(group))
+        slot_key = (tuple(dict.fromkeys(slot.target_keys)), why)
+        grouped.setdefault(slot_key, (reasons, []))[1].append(name)
+    for (targets, _), (reasons, group) in grouped.items():
+        values = [{"field": name, "value": ir.fields[name].value, "origin": ir.fields[name].origin.value,
+                   "keys": list(ir.fields[name].source_keys)} for name in group]  # fmt: skip
+        message: Message = ("value_lost", {"title": src_title, "values": values, "reasons": [as_value(m) for m in reasons]})
+        report.entries.append(said(None, ", ".join(targets) or None, Status.LOSSY, (message,), tuple(group), targets))

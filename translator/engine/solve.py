@@ -10,9 +10,10 @@ from typing import Any
 from ..errors import InputError
 from ..ir import IR, Origin, Value
 from ..mapping import Rule, Table
+from ..report import Message
 from ..source import Source
 from ..transforms import is_close
-from .text import short
+from ..report.kinds import short
 from .writing import Carried
 
 
@@ -112,6 +113,6 @@ def unsolved(table: Table, ir: IR, carried: dict[str, Carried]) -> None:
                 continue
             unknown = [n for n in names if n != name and not ir.has(n) and not _has_default(table, n)]
             if unknown:
-                why = (f"{table.title} derives {name} from {names[0]} = {' x '.join(names[1:])}; "
-                       f"{', '.join(unknown)} is not known here")  # fmt: skip
+                why: Message = ("derived_by_target", {"title": table.title, "field": name, "total": names[0],
+                                                      "factors": list(names[1:]), "unknown": unknown})  # fmt: skip
                 carried.setdefault(name, Carried()).lossy.append(why)

@@ -8,8 +8,8 @@ from typing import Any
 from ..errors import UsageError
 from ..ir import IR
 from ..mapping import Rule
+from ..report import Message, as_message, reason
 from ..transforms import Approx, Unexpressible, is_close, unwrap
-from .text import short
 
 Written = dict[str, tuple[Any, "Approx | None"]]  # target key -> (value, why it is approximate)
 
@@ -24,9 +24,9 @@ class Carried:
     def __init__(self) -> None:  # by hand: a dataclass's list factories cost more, once per field per file
         self.target_keys: list[str] = []
         self.written: list[Any] = []
-        self.lossy: list[str] = []
+        self.lossy: list[Message] = []
         self.note = ""
-        self.skipped = ""  # why a rule matched but did not apply
+        self.skipped: Message | None = None  # why a rule matched but did not apply
         self.unwritable = False  # skipped because the target cannot take the value (not a `when`)
 
 
@@ -67,13 +67,24 @@ def _write_formula(rule: Rule, ir: IR) -> Written:
     return result
 
 
+def reason_for(approx: Approx, name: str) -> Message | None:
+    """Why `approx` concerns canonical field `name`, as a message (None when it does not): one
+    reason keeps its own kind; several are said together, as the formula joined them."""
+    if approx.parts:
+        mine = [why for why, names in approx.parts if not names or name in names]
+        if len(mine) == 1:
+            return as_message(mine[0])
+    text = approx.detail_for(name)
+    return as_message(text) if text else None
+
+
 def write_simple(rule: Rule, value: Any) -> Written:
     """A rename, enum, scale or inversion: one key, one value."""
     assert rule.simple is not None and rule.key
     try:
         return {rule.key: (rule.simple.write(value), None)}
     except LookupError:
-        raise Unexpressible(f"{rule.fields[0]}={short(value)} has no counterpart in {rule.key}") from None
+        raise Unexpressible(reason("no_counterpart_value", field=rule.fields[0], value=value, key=rule.key)) from None
 
 
 UNDOCUMENTED = object()

@@ -168,7 +168,7 @@ class Table:
         return {}
 
     @cached_property
-    def leaf_kinds(self) -> dict[tuple[int, str], tuple[str, str]]:
+    def leaf_kinds(self) -> dict[tuple[int, str], tuple[str, Any]]:
         """(schema id, leaf) -> what a leaf no rule owns is (engine cache)."""
         return {}
 

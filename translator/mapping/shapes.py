@@ -7,6 +7,8 @@ from __future__ import annotations
 import inspect
 from typing import Any, Callable
 
+from ..report.kinds import reason as said
+from ..report.kinds import short
 from ..transforms import Approx, Formula, Unexpressible, field_ident, ident, is_close, parameters
 
 
@@ -19,9 +21,6 @@ def same_value(a: Any, b: Any) -> bool:
     return is_close(a, b)
 
 
-def _short(value: Any) -> str:
-    text = repr(value) if isinstance(value, str) else str(value)
-    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _formula(name: str, read: Callable[..., Any], read_args: list[str], write: Callable[..., Any], write_args: list[str]) -> Formula:
@@ -42,9 +41,9 @@ def fixed(field: str, value: Any, reason: str) -> Formula:
         given = kw["value"]
         if same_value(given, value):
             return {}
-        return Approx({}, f"{reason}: {field} {_short(given)} cannot be set")
+        return Approx({}, said("fixed_value", reason=reason, field=field, value=given))
 
-    return _formula(f"fixed {_short(value)}", read, [], write, ["value"])
+    return _formula(f"fixed {short(value)}", read, [], write, ["value"])
 
 
 def flags(field: str, switches: dict[str, Any], otherwise: Any) -> Formula:
@@ -67,7 +66,7 @@ def flags(field: str, switches: dict[str, Any], otherwise: Any) -> Formula:
                 return {ident(key): True}
         if value == otherwise and otherwise is not None:
             return {next(iter(names)): False}
-        raise Unexpressible(f"{field}={_short(value)} has no counterpart among {', '.join(switches)}")
+        raise Unexpressible(said("no_flag_for_value", field=field, value=value, keys=list(switches)))
 
     table = ", ".join(f"{k}={v}" for k, v in switches.items())
     return _formula(f"flags {table}", read, list(names), write, ["value"])
@@ -89,7 +88,7 @@ def items(field: str, keys: list[str]) -> Formula:
     def write(**kw: Any) -> Any:
         value = kw["value"]
         if not isinstance(value, (list, tuple)) or len(value) != len(keys):
-            raise Unexpressible(f"{field}={_short(value)}: {', '.join(keys)} take exactly {len(keys)} items")
+            raise Unexpressible(said("wrong_length", field=field, value=value, keys=list(keys)))
         return dict(zip(names, value))
 
     return _formula(f"list {', '.join(keys)}", read, names, write, ["value"])
@@ -122,11 +121,10 @@ def pick(fields: tuple[str, ...], key: str, picks: dict[str, Any]) -> Formula:
         first = fields[0]
         near = [raw for raw in candidates if first in wanted and same_value(value_of(first, raw), wanted[first])]
         if not near:
-            raise Unexpressible(f"{first}={_short(wanted.get(first))} has no counterpart in {key}")
+            raise Unexpressible(said("no_counterpart_value", field=first, value=wanted.get(first), key=key))
         lost = [f for f in wanted if not same_value(value_of(f, near[0]), wanted[f])]
-        shown = ", ".join(f"{f}={_short(value_of(f, near[0]))}" for f in lost)
-        return Approx({arg: near[0]}, f"{key} {_short(near[0])} means {shown}: "
-                                      f"{', '.join(f'{f}={_short(wanted[f])}' for f in lost)} is not expressible",
-                      tuple(lost))  # fmt: skip
+        means = [[f, value_of(f, near[0])] for f in lost]
+        return Approx({arg: near[0]}, said("picked_value", key=key, choice=near[0], means=means,
+                                           wanted=[[f, wanted[f]] for f in lost]), tuple(lost))  # fmt: skip
 
     return _formula(f"pick {key}", read, [arg], write, [field_ident(f) for f in fields])
