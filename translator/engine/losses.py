@@ -66,7 +66,9 @@ def unreported_losses(report: Report, extra: list[Entry], carried: dict[str, Car
         if at is not None:
             entry = extra[at]
             # no source_key: a defaulted entry names a key the file lacks, a lossy one a leaf it has
-            messages = entry.messages() if why in entry.detail else (*entry.messages(), *reasons)
+            said_already = {render(*m) for m in entry.messages()}
+            known = why in said_already or all(render(*m) in said_already for m in reasons)
+            messages = entry.messages() if known else (*entry.messages(), *reasons)
             extra[at] = said(None, entry.target_key, Status.LOSSY, messages, entry.fields, entry.target_keys)
             upgraded.add(at)
             continue
