@@ -5,6 +5,7 @@ refuse what jsonschema refuses, and `extends:` merges a base table as documented
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -157,3 +158,11 @@ def test_extends_errors_name_the_table(tmp_path: Path) -> None:
     (tmp_path / "c.yaml").write_text("format: c\nextends: base\nrules:\n  - {field: optim.lr, key: hidden_size}\n")
     with pytest.raises(MappingTableError, match="key 'hidden_size' is claimed by two rules"):
         load_table_file(tmp_path / "c.yaml")
+
+
+def test_the_readme_grammar_names_every_attribute() -> None:
+    readme = (ROOT / "README.md").read_text()
+    section = readme[readme.index("### Table grammar"):readme.index("## Adding a framework")]
+    named = set(re.findall(r"`([a-z_]+)", section))
+    assert set(META["properties"]) - named == set()
+    assert set(META["$defs"]["rule"]["properties"]) - named == set()

@@ -247,3 +247,9 @@ def test_values_json_cannot_hold_are_written_as_text() -> None:
     entry = said("max_grad_norm", "gradient_clipping", Status.CONVERTED, (("converted", {"value": math.inf}),))
     assert entry.detail == "= inf"
     assert json.loads(dump_json({"e": entry.to_json()}))["e"]["values"] == {"value": "inf"}
+
+
+def test_the_readme_names_every_kind() -> None:
+    readme = (ROOT / "README.md").read_text()
+    section = readme[readme.index("### The report"):readme.index("### Library")]
+    assert {k for k in KINDS if f"`{k}`" not in section} == set()
