@@ -75,7 +75,10 @@ def test_the_meta_schema_uses_only_keywords_the_loader_checks() -> None:
 
 BAD_RULES = [
     ({"field": "model.hidden_size", "key": "x", "defualt": 1}, "unknown attributes"),
-    ({"field": "model.hidden_size", "fields": ["model.hidden_size"], "key": "x"}, "give either field or fields, not both"),
+    (
+        {"field": "model.hidden_size", "fields": ["model.hidden_size"], "key": "x"},
+        "give either field or fields, not both",
+    ),
     ({"field": "model.hidden_size", "key": "x", "scale": 2, "invert": True}, "choose one transform"),
     ({"field": "model.hidden_size", "key": "x", "always": "yes"}, "always: must be boolean"),
     ({"field": "model.hidden_size", "key": "x", "case_insensitive": True}, "case_insensitive needs enum"),
@@ -101,16 +104,30 @@ def test_the_loader_and_jsonschema_refuse_the_same_rules(raw: dict[str, Any], me
 
 
 SEMANTIC = [
-    ({"field": "batch.global", "key": "tb", "product": ["batch.micro", "batch.macro"]}, "unknown canonical field 'batch.macro' in product"),
-    ({"field": "batch.global", "key": "tb", "product": ["batch.micro", "batch.grad_accum"], "fill": {"optim.lr": 1}},
-     "fill names factors of the product"),
-    ({"fields": ["batch.global", "batch.micro"], "key": "tb", "product": ["batch.micro", "batch.grad_accum"]},
-     "a product rule maps one field"),
-    ({"fields": ["model.norm", "model.norm_bias"], "key": "n", "pick": {"model.norm": {"a": "layernorm"}}},
-     "pick gives each of the rule's fields"),
-    ({"fields": ["model.norm", "model.norm_bias"], "key": "n",
-      "pick": {"model.norm": {"a": "layernorm", "b": "rmsnorm"}, "model.norm_bias": {"b": False, "a": True}}},
-     "every pick mapping lists the same framework values"),
+    (
+        {"field": "batch.global", "key": "tb", "product": ["batch.micro", "batch.macro"]},
+        "unknown canonical field 'batch.macro' in product",
+    ),
+    (
+        {"field": "batch.global", "key": "tb", "product": ["batch.micro", "batch.grad_accum"], "fill": {"optim.lr": 1}},
+        "fill names factors of the product",
+    ),
+    (
+        {"fields": ["batch.global", "batch.micro"], "key": "tb", "product": ["batch.micro", "batch.grad_accum"]},
+        "a product rule maps one field",
+    ),
+    (
+        {"fields": ["model.norm", "model.norm_bias"], "key": "n", "pick": {"model.norm": {"a": "layernorm"}}},
+        "pick gives each of the rule's fields",
+    ),
+    (
+        {
+            "fields": ["model.norm", "model.norm_bias"],
+            "key": "n",
+            "pick": {"model.norm": {"a": "layernorm", "b": "rmsnorm"}, "model.norm_bias": {"b": False, "a": True}},
+        },
+        "every pick mapping lists the same framework values",
+    ),
     ({"field": "optim.eps", "fixed": 1e-8}, "fixed needs fixed_reason"),
 ]
 
@@ -144,7 +161,9 @@ def test_a_table_extends_its_base(tmp_path: Path) -> None:
     assert tiny.rules[-1].key == "lr"  # its own new rules follow the base's
     assert tiny.unsupported == {"seed_of_the_launcher": "a launcher setting"}
     assert tiny.absent["parallel.world_size"] == "taken from the launcher"
-    assert [r.label for r in tiny.read_order].index("schedule.lag_steps") > [r.label for r in tiny.read_order].index("lr")
+    assert [r.label for r in tiny.read_order].index("schedule.lag_steps") > [r.label for r in tiny.read_order].index(
+        "lr"
+    )
 
 
 def test_extends_errors_name_the_table(tmp_path: Path) -> None:
@@ -162,7 +181,7 @@ def test_extends_errors_name_the_table(tmp_path: Path) -> None:
 
 def test_the_readme_grammar_names_every_attribute() -> None:
     readme = (ROOT / "README.md").read_text()
-    section = readme[readme.index("### Table grammar"):readme.index("## Adding a framework")]
+    section = readme[readme.index("### Table grammar") : readme.index("## Adding a framework")]
     named = set(re.findall(r"`([a-z_]+)", section))
     assert set(META["properties"]) - named == set()
     assert set(META["$defs"]["rule"]["properties"]) - named == set()

@@ -27,6 +27,148 @@ from translator.validate import schema_errors
 
 from conftest import FIXTURES, ROOT
 
+# real values (from translations of the fixtures and the corpus) for every kind
+EXAMPLES: dict[str, dict[str, Any]] = {
+    "renamed": {},
+    "converted": {"value": "AdamW"},
+    "expressed": {
+        "note": "expressed by the model family: the GPT-J backbone (gptj, gpt-neox) is parallel, gpt2/llama sequential"
+    },
+    "folded": {"fields": ["precision.dtype"]},
+    "carried": {},
+    "carried_as_written": {},
+    "assumed": {"key": "model.attention_type", "value": "scaled_dot_product", "title": "Cerebras Model Zoo"},
+    "not_assumed": {"key": "model.use_bias_in_output", "value": True, "assumed": False},
+    "no_counterpart": {"title": "DeepSpeed", "fields": ["model.num_layers"]},
+    "absent": {
+        "reason": "the PipelineModule in the model code decides pipeline stages; DeepSpeed's config has none",
+        "field": "parallel.pipeline_size",
+    },
+    "not_derived": {"fields": ["batch.global"]},
+    "only_when": {"rule": "fp16.loss_scale", "when": {"precision.dtype": ["fp16"]}},
+    "unexpressible": {
+        "reason": "Cerebras takes the sequence length from the preprocessed data: preprocess with max sequence length 2048"
+    },
+    "no_counterpart_value": {
+        "field": "model.position_embedding",
+        "value": "none",
+        "key": "model.position_embedding_type",
+    },
+    "no_place_in_layout": {
+        "reason": "legacy configs name no model: the family is the run.py you launch (named in the file header)"
+    },
+    "unsupported_key": {"reason": "NeoX dataset storage format"},
+    "framework_extension": {
+        "reason": "DeepSpeed gradient all-reduce detail (pre-scaling, predivide factor, all-reduce op)"
+    },
+    "no_canonical_form": {"reason": "DeepSpeed's OneCycle schedule (cyclic lr) has no canonical form"},
+    "not_a_parameter": {"title": "GPT-NeoX", "suggestion": "fp16.fp16"},
+    "approximated": {
+        "reason": "apex AMP: fp16 mixed precision with apex's own casting and loss scaler, not DeepSpeed's fp16 mode"
+    },
+    "cannot_express": {
+        "title": "GPT-NeoX",
+        "fields": ["model.norm_bias"],
+        "why": {
+            "kind": "unexpressible",
+            "values": {"reason": "NeoX's layernorm always has a learned bias (use_bias_in_norms is never read)"},
+        },
+    },
+    "relative_to_missing": {
+        "title": "DeepSpeed",
+        "field": "parallel.tensor_size",
+        "why": {
+            "kind": "absent",
+            "values": {
+                "reason": "the model code's mpu (Megatron, NeoX) decides tensor parallelism; DeepSpeed only divides by it",
+                "field": "parallel.tensor_size",
+            },
+        },
+    },
+    "derived_by_target": {
+        "title": "VeOmni",
+        "field": "batch.grad_accum",
+        "total": "batch.global",
+        "factors": ["batch.micro", "batch.grad_accum", "parallel.data_parallel_size"],
+        "unknown": ["batch.global"],
+    },
+    "fixed_value": {
+        "reason": "veomni/optim/optimizer.py::build_optimizer hard-codes AdamW betas (0.9, 0.95) and eps 1e-8",
+        "field": "optim.eps",
+        "value": 1e-06,
+    },
+    "no_flag_for_value": {"field": "precision.dtype", "value": "cbf16", "keys": ["fp16.enabled", "bf16.enabled"]},
+    "wrong_length": {"field": "optim.betas", "value": [0.9], "keys": ["optimizer.beta1", "optimizer.beta2"]},
+    "picked_value": {
+        "key": "model.norm_type",
+        "choice": "rmsnorm",
+        "means": {"model.norm_bias": False},
+        "wanted": {"model.norm_bias": True},
+    },
+    "value_lost": {
+        "title": "GPT-NeoX",
+        "values": [{"field": "batch.global", "value": 256, "origin": "derived", "keys": []}],
+        "reasons": [
+            {
+                "kind": "relative_to_missing",
+                "values": {"title": "DeepSpeed", "field": "parallel.data_parallel_size", "why": None},
+            }
+        ],
+    },
+    "default_written": {
+        "title": "GPT-NeoX",
+        "field": "model.parallel_shared_norm",
+        "value": False,
+        "target": "Cerebras Model Zoo",
+        "target_defaults": {"model.use_untied_layer_norm": False},
+        "key_default": True,
+        "written": {"model.use_untied_layer_norm": True},
+    },
+    "default_not_kept": {
+        "title": "DeepSpeed",
+        "field": "batch.grad_accum",
+        "value": 1,
+        "key": "gradient_accumulation_steps",
+        "reason": {
+            "kind": "approximated",
+            "values": {
+                "reason": "VeOmni derives the accumulation from global / (micro x data-parallel size); the micro batch, data-parallel size (--world-size) is not known here"
+            },
+        },
+    },
+    "derived_not_kept": {
+        "title": "GPT-NeoX",
+        "field": "schedule.warmup_type",
+        "value": "linear_clamped",
+        "reason": {
+            "kind": "approximated",
+            "values": {"reason": "the first step gets the warmup start 0 (the other steps agree)"},
+        },
+    },
+    "needs_value": {"field": "model.seq_length", "hint": None, "elsewhere": None},
+    "set_written": {"field": "train.steps", "value": 1000},
+    "used_to_derive": {"fields": ["parallel.data_parallel_size"]},
+    "overridden": {"field": "optim.lr"},
+    "coerced": {"note": "read '1e-8' as the number 1e-08 (YAML 1.1 needs a dot in floats)"},
+    "wrong_type": {"message": "expected a list, got the string 'None'"},
+    "reader_note": {"note": "written as pipe-parallel-size"},
+    "runtime_value": {
+        "why": '"auto" is filled in by the Hugging Face Trainer/Accelerate from their own arguments at run time; it is no DeepSpeed value',
+        "fields": ["batch.global"],
+    },
+    "read_with_runtime_value": {"keys": ["scheduler.params.warmup_min_lr", "scheduler.params.warmup_max_lr"]},
+    "reads_back_differently": {
+        "field": "parallel.data_parallel_size",
+        "source_value": 4,
+        "written": {},
+        "read_back": 8,
+    },
+    "unreadable_output": {
+        "message": "cannot compute batch.global: train_batch_size 128 != micro batch 8 x gradient_accumulation_steps 4 x data-parallel size 8: DeepSpeed's batch assertion fails at this world size"
+    },
+    "text": {"text": "Model Zoo needs the data processor (e.g. GptHDF5MapDataProcessor for data preprocessed to HDF5)"},
+}
+
 RENDERED = [
     ("renamed", ""),
     ("converted", "= 'AdamW'"),
@@ -89,14 +231,14 @@ RENDERED = [
 
 
 def test_the_catalogue_is_closed_and_pinned() -> None:
-    assert [k for k, _ in RENDERED] == list(KINDS)
+    assert [k for k, _ in RENDERED] == list(KINDS) == list(EXAMPLES)
     schema = json.loads((ROOT / "schemas" / "report.schema.json").read_text())
     assert schema["properties"]["entries"]["items"]["properties"]["kind"]["enum"] == sorted(KINDS)
 
 
 @pytest.mark.parametrize("kind,text", RENDERED, ids=[k for k, _ in RENDERED])
 def test_every_kind_renders_its_example(kind: str, text: str) -> None:
-    assert render(kind, KINDS[kind].example) == text
+    assert render(kind, EXAMPLES[kind]) == text
     assert KINDS[kind].doc
 
 
@@ -109,14 +251,20 @@ PAIRS_OF_FIXTURES = {
 }
 HAND_MADE = {
     # a typo, an unknown key, an enum value without counterpart, a warmup fraction without train_iters
-    "odd.yml": ("neox", "num_layers: 2\nhidden_size: 64\nnum_attention_heads: 4\nseq_length: 128\nmax_position_embeddings: 128\n"
-                        "hiden_dropout: 0.1\nmy_own_knob: 3\nlr_decay_style: exponential\nwarmup: 0.01\n"
-                        "optimizer: {type: Adam, params: {lr: 0.001}}\n"),
+    "odd.yml": (
+        "neox",
+        "num_layers: 2\nhidden_size: 64\nnum_attention_heads: 4\nseq_length: 128\nmax_position_embeddings: 128\n"
+        "hiden_dropout: 0.1\nmy_own_knob: 3\nlr_decay_style: exponential\nwarmup: 0.01\n"
+        "optimizer: {type: Adam, params: {lr: 0.001}}\n",
+    ),
     # what Cerebras assumes, said otherwise; a documented key of the wrong type
-    "zoo.yaml": ("cerebras", "model: {hidden_size: 64, num_hidden_layers: 2, num_heads: 4, filter_size: 256, vocab_size: 1000,\n"
-                             "  max_position_embeddings: 128, use_bias_in_output: true}\n"
-                             "optimizer: {optimizer_type: adamw, learning_rate: 0.001}\n"
-                             "runconfig: {max_steps: 10, save_losses: [1]}\n"),
+    "zoo.yaml": (
+        "cerebras",
+        "model: {hidden_size: 64, num_hidden_layers: 2, num_heads: 4, filter_size: 256, vocab_size: 1000,\n"
+        "  max_position_embeddings: 128, use_bias_in_output: true}\n"
+        "optimizer: {optimizer_type: adamw, learning_rate: 0.001}\n"
+        "runconfig: {max_steps: 10, save_losses: [1]}\n",
+    ),
     # DeepSpeed keys with no canonical field, of a documented group
     "ds.json": ("deepspeed", '{"train_batch_size": 8, "steps_per_print": 10, "prescale_gradients": true}'),
 }
@@ -166,7 +314,11 @@ def _shape_entries(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[Entr
 def _cbfloat16(tmp_path: Path) -> Path:
     text = (FIXTURES / "inputs" / "cerebras" / "llama-tiny-defaults.yaml").read_text()
     path = tmp_path / "cbf16.yaml"
-    path.write_text(text.replace("  nonlinearity: swiglu\n", "  nonlinearity: swiglu\n  mixed_precision: true\n  fp16_type: cbfloat16\n"))
+    path.write_text(
+        text.replace(
+            "  nonlinearity: swiglu\n", "  nonlinearity: swiglu\n  mixed_precision: true\n  fp16_type: cbfloat16\n"
+        )
+    )
     return path
 
 
@@ -179,7 +331,8 @@ def _other_adam(tmp_path: Path) -> Path:
 
 def _all_kinds(entries: list[Entry]) -> set[str]:
     return {kind for e in entries for kind, _ in e.messages()} | {
-        n["kind"] for e in entries for _, values in e.messages() for n in _nested(values)}
+        n["kind"] for e in entries for _, values in e.messages() for n in _nested(values)
+    }
 
 
 def _nested(values: Any) -> list[dict[str, Any]]:
@@ -193,7 +346,7 @@ def _nested(values: Any) -> list[dict[str, Any]]:
     return found
 
 
-# kinds no translation reaches (the catalogue example and the shape tests render them): a list
+# kinds no translation reaches (EXAMPLES and the shape tests render them): a list
 # of one item, a flags table's unknown value, and a pick whose one key means another value
 ONLY_BY_FORMULA = {"wrong_length", "picked_value"}
 
@@ -216,15 +369,21 @@ def test_json_entries_carry_kind_and_values_and_match_the_schema(tmp_path: Path)
     auto = next(e for e in data["entries"] if e["kind"] == "runtime_value")
     assert auto["values"]["fields"] and render(auto["kind"], auto["values"]) == auto["detail"]
     lossy = [e for e in data["entries"] if e["values"].get("also")]
-    assert lossy and all(render(e["kind"], {k: v for k, v in e["values"].items() if k != "also"}) in e["detail"] for e in lossy)
+    assert lossy and all(
+        render(e["kind"], {k: v for k, v in e["values"].items() if k != "also"}) in e["detail"] for e in lossy
+    )
 
 
 # ---- Entry: prose callers, typed changes ----------------------------------------------------
 
 
 def test_an_entry_given_as_prose_reads_as_kind_text() -> None:
-    entry = Entry(None, "train_input.data_processor", Status.MISSING, "Model Zoo needs the data processor", ("model.vocab_size",))
-    assert entry.to_json()["kind"] == "text" and entry.to_json()["values"] == {"text": "Model Zoo needs the data processor"}
+    entry = Entry(
+        None, "train_input.data_processor", Status.MISSING, "Model Zoo needs the data processor", ("model.vocab_size",)
+    )
+    assert entry.to_json()["kind"] == "text" and entry.to_json()["values"] == {
+        "text": "Model Zoo needs the data processor"
+    }
     assert entry.messages() == (("text", {"text": "Model Zoo needs the data processor"}),)
     assert entry.targets == ("train_input.data_processor",)
 
@@ -235,7 +394,9 @@ def test_amended_and_relocated_entries_stay_rendered_from_their_messages() -> No
     assert entry.targets == ("optimizer.learning_rate", "optimizer.lr")  # never split from the text
     amended = entry.amended(Status.LOSSY, ("approximated", {"reason": "the writer moved it"}))
     assert amended.status is Status.LOSSY and amended.detail == "the writer moved it; = 0.001"
-    assert amended.kind == "approximated" and amended.values["also"] == [{"kind": "converted", "values": {"value": 0.001}}]
+    assert amended.kind == "approximated" and amended.values["also"] == [
+        {"kind": "converted", "values": {"value": 0.001}}
+    ]
     prose = entry.amended(Status.LOSSY, "a writer's own words", first=False)
     assert prose.detail == "= 0.001; a writer's own words" and prose.kind == "converted"
     moved = entry.relocated({"optimizer.lr": "trainer.init.optimizer.lr"})
@@ -251,5 +412,5 @@ def test_values_json_cannot_hold_are_written_as_text() -> None:
 
 def test_the_readme_names_every_kind() -> None:
     readme = (ROOT / "README.md").read_text()
-    section = readme[readme.index("### The report"):readme.index("### Library")]
+    section = readme[readme.index("### The report") : readme.index("### Library")]
     assert {k for k in KINDS if f"`{k}`" not in section} == set()

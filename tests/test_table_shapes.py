@@ -84,10 +84,15 @@ def test_fixed_replaces_veomni_betas_and_eps(name: str, use: Any, tmp_path: Path
     assert rule.key is None and rule.shape == "fixed" and rule.note.startswith("veomni/optim")
     before, after = _both(use, table, lambda: translate([str(path)], "neox", "veomni", world_size=8))
     assert _shape(before) == _shape(after)
-    betas, eps = (next(e for e in after.report.entries if e.source_key == k) for k in ("optimizer.params.betas", "optimizer.params.eps"))
+    betas, eps = (
+        next(e for e in after.report.entries if e.source_key == k)
+        for k in ("optimizer.params.betas", "optimizer.params.eps")
+    )
     if name == "other-adam":
         assert betas.status is eps.status is Status.LOSSY
-        assert betas.detail.endswith("hard-codes AdamW betas (0.9, 0.95) and eps 1e-8: optim.betas [0.9, 0.999] cannot be set")
+        assert betas.detail.endswith(
+            "hard-codes AdamW betas (0.9, 0.95) and eps 1e-8: optim.betas [0.9, 0.999] cannot be set"
+        )
         assert "eps 1e-8: optim.eps 1e-06 cannot be set" in eps.detail
     else:
         assert betas.status is eps.status is Status.CONVERTED and "hard-codes" in betas.detail
@@ -160,7 +165,9 @@ def test_product_replaces_deepspeed_batch_resolution(tmp_path: Path) -> None:
     real, shaped = load_table("deepspeed"), overlay("deepspeed-product", tmp_path)
     compared = differ = 0
     for tb, mb, ga, world in itertools.product((None, 32, 30, 8), (None, 4, 3), (None, 1, 2, 4), (None, 1, 4)):
-        source = _deepspeed({"train_batch_size": tb, "train_micro_batch_size_per_gpu": mb, "gradient_accumulation_steps": ga})
+        source = _deepspeed(
+            {"train_batch_size": tb, "train_micro_batch_size_per_gpu": mb, "gradient_accumulation_steps": ga}
+        )
         before, after = _read(source, real, world), _read(source, shaped, world)
         if tb and mb and ga and world is None:
             assert before == (tb, mb, ga, None)
@@ -180,7 +187,9 @@ def test_product_solves_and_refuses_with_the_keys_named(tmp_path: Path) -> None:
     accum = done.ir.fields["batch.grad_accum"]
     assert accum.value == 2 and accum.origin is Origin.DERIVED
     assert accum.source_keys == ("train_batch_size", "train_micro_batch_size_per_gpu")
-    with pytest.raises(InputError, match=r"train_batch_size 30 is not a multiple of train_micro_batch_size_per_gpu 4 x "):
+    with pytest.raises(
+        InputError, match=r"train_batch_size 30 is not a multiple of train_micro_batch_size_per_gpu 4 x "
+    ):
         ingest(_deepspeed({"train_batch_size": 30, "train_micro_batch_size_per_gpu": 4}), shaped, schema_index("deepspeed"),
                {"parallel.world_size": 4})  # fmt: skip
     with pytest.raises(InputError, match=r"train_batch_size 32 is not train_micro_batch_size_per_gpu 4 x gradient_acc"):
@@ -226,7 +235,10 @@ def test_product_replaces_neox_global_batch_and_data_parallel(tmp_path: Path) ->
     assert world.ir.get("parallel.data_parallel_size") == 8
     implied = ingest(_neox({"train_batch_size": 64, "train_micro_batch_size_per_gpu": 4, "model_parallel_size": 2}),
                      shaped, schema_index("neox"))  # fmt: skip
-    assert implied.ir.get("parallel.world_size") == 32 and implied.ir.fields["parallel.world_size"].origin is Origin.DERIVED
+    assert (
+        implied.ir.get("parallel.world_size") == 32
+        and implied.ir.fields["parallel.world_size"].origin is Origin.DERIVED
+    )
 
 
 @pytest.mark.parametrize("world", [None, 8])
@@ -278,7 +290,9 @@ def test_flags_write_one_switch_and_refuse_a_value_with_none(tmp_path: Path) -> 
     assert formula.write(value="fp32") == {"fp16_enabled": False}
     from translator.transforms import Unexpressible
 
-    with pytest.raises(Unexpressible, match="precision.dtype='cbf16' has no counterpart among fp16.enabled, bf16.enabled"):
+    with pytest.raises(
+        Unexpressible, match="precision.dtype='cbf16' has no counterpart among fp16.enabled, bf16.enabled"
+    ):
         formula.write(value="cbf16")
     with pytest.raises(ValueError, match="expected true or false"):
         formula.read(fp16_enabled="yes", bf16_enabled=None)
@@ -346,7 +360,9 @@ def test_pick_says_which_field_is_lost(tmp_path: Path) -> None:
     assert formula.write(norm="layernorm", norm_bias=False) == {"model_norm_type": "biasless-layernorm"}
     lost = formula.write(norm="rmsnorm", norm_bias=True)
     assert lost.value == {"model_norm_type": "rmsnorm"} and lost.fields == ("model.norm_bias",)
-    assert lost.detail == "model.norm_type 'rmsnorm' means model.norm_bias=False: model.norm_bias=True is not expressible"
+    assert (
+        lost.detail == "model.norm_type 'rmsnorm' means model.norm_bias=False: model.norm_bias=True is not expressible"
+    )
     # a difference: cerebras_norm reads any case and keeps an unknown norm_type as an extension;
     # pick refuses it, naming the values it knows
     with pytest.raises(ValueError, match="unknown value 'groupnorm'; expected one of layernorm, biasless-layernorm"):

@@ -59,7 +59,7 @@ def _name(
 ) -> None:
     keys = [k for k in (after.source_keys if after else ()) if k in written]
     message: Message = ("reads_back_differently", {"field": change.field, "source_value": change.a,
-                                                    "written": [[k, written[k]] for k in keys], "read_back": change.b})  # fmt: skip
+                                                    "written": {k: written[k] for k in keys}, "read_back": change.b})  # fmt: skip
     # the leaves the value came from keep their one entry, now lossy; a default's loss gets its own
     before = source.ir.fields.get(change.field)
     aliases = source.source.aliases if source.source else {}

@@ -18,11 +18,11 @@ def defaulted_entry(ingested: Ingested, table: Table, rule: Rule, present: list[
     src_title = ingested.table.title if ingested.table else (ingested.source.format if ingested.source else "?")
     src_rules = ingested.table.rules_for_field(present[0]) if ingested.table else []
     src_key = src_rules[0].key if src_rules and src_rules[0].key else None
-    documented = [[k, d] for k in written if (d := key_default(rule, k, version)) is not UNDOCUMENTED]
+    documented = {k: d for k in written if (d := key_default(rule, k, version)) is not UNDOCUMENTED}
     message: Message = ("default_written", {
         "title": src_title, "field": present[0], "value": ingested.ir.get(present[0]), "target": table.title,
-        "target_defaults": documented, "key_default": rule.key is not None and [k for k, _ in documented] == [rule.key],
-        "written": [[k, v[0]] for k, v in written.items()],
+        "target_defaults": documented, "key_default": rule.key is not None and list(documented) == [rule.key],
+        "written": {k: v[0] for k, v in written.items()},
     })  # fmt: skip
     caveat = ingested.lossy.get(id(src_rules[0])) if src_rules else None
     keys = tuple(written)

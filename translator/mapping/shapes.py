@@ -123,8 +123,8 @@ def pick(fields: tuple[str, ...], key: str, picks: dict[str, Any]) -> Formula:
         if not near:
             raise Unexpressible(said("no_counterpart_value", field=first, value=wanted.get(first), key=key))
         lost = [f for f in wanted if not same_value(value_of(f, near[0]), wanted[f])]
-        means = [[f, value_of(f, near[0])] for f in lost]
+        means = {f: value_of(f, near[0]) for f in lost}
         return Approx({arg: near[0]}, said("picked_value", key=key, choice=near[0], means=means,
-                                           wanted=[[f, wanted[f]] for f in lost]), tuple(lost))  # fmt: skip
+                                           wanted={f: wanted[f] for f in lost}), tuple(lost))  # fmt: skip
 
     return _formula(f"pick {key}", read, [arg], write, [field_ident(f) for f in fields])

@@ -4,6 +4,7 @@ status, a message kind with its values, and the detail rendered from them (repor
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping as MappingABC
 from enum import Enum
 from typing import Any, Mapping, NamedTuple, Sequence
 
@@ -99,14 +100,28 @@ def said(
     return Entry(source_key, target_key, status, "; ".join(p for p in parts if p), fields, kind, values, target_keys)
 
 
+_SCALARS = frozenset({str, int, bool, type(None)})
+
+
 def _json_ready(value: Any) -> Any:
-    """Values as JSON holds them: lists for tuples, text for what JSON has no number for."""
-    if isinstance(value, Mapping):
+    """Values as JSON holds them: lists for tuples, text for what JSON has no number for (a report
+    is written with NaN and infinity refused). Flat values, the common case, are returned as they are."""
+    kind = type(value)
+    if kind in _SCALARS:
+        return value
+    if kind is float:
+        return value if math.isfinite(value) else str(value)
+    if kind is dict:
+        for item in value.values():
+            if type(item) not in _SCALARS and not (type(item) is float and math.isfinite(item)):
+                return {str(k): _json_ready(v) for k, v in value.items()}
+        return value
+    if kind is list or kind is tuple:
+        if all(type(item) is str for item in value):  # field and key names
+            return value
+        return [_json_ready(v) for v in value]
+    if isinstance(value, MappingABC):
         return {str(k): _json_ready(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_json_ready(v) for v in value]
-    if isinstance(value, float) and not math.isfinite(value):
-        return str(value)
-    if value is None or isinstance(value, (str, int, float, bool)):
-        return value
-    return str(value)
+    return str(value)  # a str subclass (a Said reason) as plain text; anything else as its text
