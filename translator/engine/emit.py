@@ -14,7 +14,7 @@ from .entries import leaf_entries, set_entries
 from .ledger import Ingested
 from .losses import unanchored, unreported_losses
 from .solve import unsolved
-from .writing import LOSS, Carried, at_default, reason_for, write, write_simple
+from .writing import LOSS, Carried, at_default, reason_for, write_formula, write_simple
 
 
 def emit(
@@ -109,7 +109,10 @@ class _Emission:
                 self._not_now(rule, present)
                 continue
             try:
-                written = write_simple(rule, fields[present[0]].value) if rule.simple is not None else write(rule, ir)
+                if rule.simple is not None:
+                    written = write_simple(rule, fields[present[0]].value)
+                else:  # a formula, or a note (no key, no formula: nothing to write)
+                    written = write_formula(rule, ir) if rule.formula is not None else {}
             except Unexpressible as exc:
                 self._unwritable(rule, present, exc)
                 continue
@@ -164,7 +167,8 @@ class _Emission:
         for name in present:
             slot = self.carried.setdefault(name, Carried())
             if not slot.target_keys:
-                slot.skipped = slot.skipped or ("only_when", {"rule": rule.label, "when": {k: list(v) for k, v in rule.when.items()}})
+                when = {k: list(v) for k, v in rule.when.items()}
+                slot.skipped = slot.skipped or ("only_when", {"rule": rule.label, "when": when})
 
     def _unwritable(self, rule: Rule, present: list[str], exc: Unexpressible) -> None:
         """The target has the key but not this value."""

@@ -9,6 +9,7 @@ from typing import Any
 from ..ir import Origin
 from ..mapping import Rule, Table
 from ..report import Entry, Message, Report, Status, said
+from ..report.kinds import TEMPLATES
 from ..report.kinds import as_value
 from .ledger import Ingested, LeafFate, fields_of
 from .losses import unique
@@ -33,8 +34,9 @@ def leaf_entries(
             elif part is ingested and leaf in homeless:
                 entry = said(leaf, None, Status.DROPPED, (("no_place_in_layout", {"reason": homeless[leaf]}), *fate.notes),
                              fields_of(fate))  # fmt: skip
-            elif fate.kind == "unsupported":  # the commonest leaf no rule takes: said without a call
-                entry = said(leaf, None, Status.DROPPED, fate.notes)
+            elif fate.kind == "unsupported" and len(fate.notes) == 1:  # the commonest leaf no rule takes
+                kind, values = fate.notes[0]
+                entry = Entry(leaf, None, Status.DROPPED, TEMPLATES[kind](values), (), kind, values)
             elif fate.kind == "rule" and fate.rule is not None and not fate.rule.is_const:  # the commonest of all
                 entry = _rule_entry(leaf, part.raw.get(leaf), fate, fate.rule, part, carried, table)
             else:
@@ -61,7 +63,8 @@ def set_entries(report: Report, ingested: Ingested, table: Table, carried: dict[
         readers = ingested.table.rules_reading(name) if ingested.table else []
         users = sorted({f for r in readers for f in r.fields if ir.has(f)})
         if users:
-            report.entries.append(said(f"--set {name}", None, Status.CONVERTED, (("used_to_derive", {"fields": users}),), (name,)))
+            used: Message = ("used_to_derive", {"fields": users})
+            report.entries.append(said(f"--set {name}", None, Status.CONVERTED, (used,), (name,)))
         else:
             report.entries.append(said(f"--set {name}", None, Status.DROPPED, (_no_counterpart(table, [name]),), (name,)))
 
@@ -77,12 +80,12 @@ def _no_counterpart(table: Table, fields: list[str]) -> Message:
 def _passed_entry(leaf: str, ingested: Ingested, fate: LeafFate) -> Entry:
     """A leaf a same-format translation carried as written."""
     if fate.kind == "unknown":
-        return said(leaf, leaf, Status.UNKNOWN, (*fate.notes, ("carried_as_written", {})), (), (leaf,))
+        return said(leaf, leaf, Status.UNKNOWN, (*fate.notes, ("carried_as_written", {})), ())
     if leaf in ingested.coerced:
         notes = fate.notes if fate.kind == "rule" else ()
-        return said(leaf, leaf, Status.CONVERTED, notes or _CARRIED, fields_of(fate), (leaf,))
+        return said(leaf, leaf, Status.CONVERTED, notes or _CARRIED, fields_of(fate))
     notes = fate.notes if fate.kind == "rule" else ((fate.caveat,) if fate.caveat else ())
-    return said(leaf, leaf, Status.EXACT, notes or _CARRIED, fields_of(fate), (leaf,))
+    return said(leaf, leaf, Status.EXACT, notes or _CARRIED, fields_of(fate))
 
 
 def _entry_for(
@@ -95,14 +98,14 @@ def _entry_for(
         return said(leaf, None, Status.DROPPED, fate.notes)
     if fate.kind == "extension":
         if dst_format == src_format and out.get(leaf) == raw:
-            return said(leaf, leaf, Status.EXACT, fate.notes or _CARRIED, (), (leaf,))
+            return said(leaf, leaf, Status.EXACT, fate.notes or _CARRIED, ())
         # a rule's reading with no canonical form says why; a known key with no rule has no counterpart
         if fate.rule is not None:
             return said(leaf, None, Status.DROPPED, fate.notes, fields_of(fate))
         return said(leaf, None, Status.DROPPED, (("no_counterpart", {"title": table.title}), *fate.notes))
     if fate.kind == "unresolved":
         if dst_format == src_format and out.get(leaf) == raw:
-            return said(leaf, leaf, Status.EXACT, fate.notes, fields_of(fate), (leaf,))
+            return said(leaf, leaf, Status.EXACT, fate.notes, fields_of(fate))
         return said(leaf, None, Status.LOSSY if fate.rule else Status.DROPPED, fate.notes, fields_of(fate))
     rule = fate.rule
     assert rule is not None and rule.is_const
@@ -148,20 +151,22 @@ def _rule_entry(
         why = next((s.skipped for f, s in zip(rule.fields, slots) if f in missing and s and s.skipped), None)
         lossy.append(("cannot_express", {"title": table.title, "fields": missing, "why": as_value(why)}))
     if lossy:
-        return said(leaf, target, Status.LOSSY, (*unique(lossy), *fate.notes), lost_fields, tuple(targets))
+        return said(leaf, target, Status.LOSSY, (*unique(lossy), *fate.notes), lost_fields, _keys(targets))
     exact = (
         len(rule.keys) == 1 and leaf == rule.key and len(targets) == 1 and len(values) == 1
         and _same(raw, values[0]) and not fate.notes
     )  # fmt: skip
     if exact:  # the commonest entry: said without rendering
-        return Entry(leaf, target, Status.EXACT, "", rule.fields, "renamed", _NOTHING, tuple(targets))
+        return Entry(leaf, target, Status.EXACT, "", rule.fields, "renamed", _NOTHING, _keys(targets))
     if leaf != rule.key and rule.key is not None and leaf in rule.also:
         main: Message = ("folded", {"fields": list(rule.fields)})
     elif note:
         main = ("expressed", {"note": note})
     else:
-        main = ("converted", {"value": values[0]} if len(values) == 1 else {})
-    return said(leaf, target, Status.CONVERTED, (main, *fate.notes), rule.fields, tuple(targets))
+        main = ("converted", {"value": values[0]} if len(values) == 1 else _NOTHING)
+    if fate.notes:
+        return said(leaf, target, Status.CONVERTED, (main, *fate.notes), rule.fields, _keys(targets))
+    return Entry(leaf, target, Status.CONVERTED, TEMPLATES[main[0]](main[1]), rule.fields, main[0], main[1], _keys(targets))
 
 
 def _unwritten(
@@ -172,6 +177,11 @@ def _unwritten(
     if not any(f in ingested.ir.fields and ingested.ir.fields[f].value is not None for f in rule.fields):
         why = ("not_derived", {"fields": list(rule.fields)})
     return said(leaf, None, Status.DROPPED, (why, *fate.notes), rule.fields)
+
+
+def _keys(targets: list[str]) -> tuple[str, ...]:
+    """The target keys one by one, when there are several (one is the entry's target_key itself)."""
+    return tuple(targets) if len(targets) > 1 else ()
 
 
 def _same(a: Any, b: Any) -> bool:

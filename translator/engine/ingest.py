@@ -194,8 +194,9 @@ class _Reading:
         else:
             read = checked
         if isinstance(read, Extension):  # no canonical form: the leaves stay framework extensions
+            why = (as_message(read.detail, "no_canonical_form"),)
             for leaf in owned_leaves:
-                self.fates[leaf] = LeafFate("extension", rule, (as_message(read.detail, "no_canonical_form"),))  # the rule: which fields it leaves unset
+                self.fates[leaf] = LeafFate("extension", rule, why)  # the rule: which fields it leaves unset
                 self.ir.extensions.setdefault(source.format, {})[leaf] = self.leaves[leaf]
             return
         origin = self._origin(rule, present)

@@ -10,7 +10,9 @@ from ..report.kinds import as_value
 from .writing import Carried
 
 
-def unanchored(applied: list[tuple[Rule, list[str]]], table: Table, ir: IR, carried: dict[str, Carried], extra: list[Entry]) -> None:
+def unanchored(
+    applied: list[tuple[Rule, list[str]]], table: Table, ir: IR, carried: dict[str, Carried], extra: list[Entry]
+) -> None:
     """A value the target reads relative to another field that the output does not hold (VeOmni's
     warmup as a ratio of a step count it cannot state, its accumulation derived from a missing
     global batch) does not read back: lossy, with why. Values given on the command line are given
@@ -48,6 +50,17 @@ def unique(messages: list[Message]) -> list[Message]:
     return list(seen.values())
 
 
+def _lost_too(entry: Entry, reasons: list[Message], why: str) -> Entry:
+    """A defaulted (or already upgraded) entry that now says a loss too: lossy, the reasons added
+    as further messages unless the entry says them already (its detail is its messages, rendered)."""
+    if why in entry.detail:
+        return entry._replace(source_key=None, status=Status.LOSSY)
+    values = dict(entry.values or {})
+    values["also"] = [*values.get("also", ()), *(as_value(m) for m in reasons)]
+    detail = f"{entry.detail}; {why}" if entry.detail else why
+    return entry._replace(source_key=None, status=Status.LOSSY, detail=detail, values=values)
+
+
 def unreported_losses(report: Report, extra: list[Entry], carried: dict[str, Carried], ir: IR, src_title: str) -> None:
     """A loss of a value no source leaf carries (a framework default, a value derived from others)
     is said too: in the `defaulted` entry that wrote it (now lossy), else in an entry of its own
@@ -64,12 +77,8 @@ def unreported_losses(report: Report, extra: list[Entry], carried: dict[str, Car
         at = next((i for i, e in enumerate(extra) if name in e.fields and (
             e.status is Status.DEFAULTED or i in upgraded)), None)  # fmt: skip
         if at is not None:
-            entry = extra[at]
             # no source_key: a defaulted entry names a key the file lacks, a lossy one a leaf it has
-            said_already = {render(*m) for m in entry.messages()}
-            known = why in said_already or all(render(*m) in said_already for m in reasons)
-            messages = entry.messages() if known else (*entry.messages(), *reasons)
-            extra[at] = said(None, entry.target_key, Status.LOSSY, messages, entry.fields, entry.target_keys)
+            extra[at] = _lost_too(extra[at], reasons, why)
             upgraded.add(at)
             continue
         slot_key = (tuple(dict.fromkeys(slot.target_keys)), why)

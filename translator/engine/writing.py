@@ -30,21 +30,13 @@ class Carried:
         self.unwritable = False  # skipped because the target cannot take the value (not a `when`)
 
 
-def write(rule: Rule, ir: IR) -> Written | None:
-    """Framework key -> (value, why it is approximate) for one rule; None when nothing is written.
+def write_formula(rule: Rule, ir: IR) -> Written:
+    """Framework key -> (value, why it is approximate) a formula writes for its rule's fields.
 
     A formula may return Approx({...}, reason) to say the target cannot hold all of it, or map a
-    key to Approx(None, reason) to say why that key is not written: both reach the report as lossy.
+    key to Approx(None, reason) to say why that key is not written: both reach the report as lossy
+    (under LOSS when nothing carries them).
     """
-    if rule.key is None and rule.formula is None:
-        return {}
-    if rule.formula is not None:
-        return _write_formula(rule, ir)
-    assert rule.simple is not None
-    return write_simple(rule, ir.get(rule.fields[0]))
-
-
-def _write_formula(rule: Rule, ir: IR) -> Written:
     assert rule.formula is not None
     produced = rule.formula.write(**{arg: ir.get(name) for arg, name in rule.write_args})
     losses: list[Approx] = [produced] if isinstance(produced, Approx) and produced.detail else []

@@ -23,7 +23,9 @@ def same_value(a: Any, b: Any) -> bool:
 
 
 
-def _formula(name: str, read: Callable[..., Any], read_args: list[str], write: Callable[..., Any], write_args: list[str]) -> Formula:
+def _formula(
+    name: str, read: Callable[..., Any], read_args: list[str], write: Callable[..., Any], write_args: list[str]
+) -> Formula:
     """A Formula whose functions take the named keyword arguments (the engine passes them by name)."""
     for func, args in ((read, read_args), (write, write_args)):
         func.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
