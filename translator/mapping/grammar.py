@@ -9,9 +9,8 @@ over every table, so both readings of the meta-schema agree).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..errors import MappingTableError
 from ..resources import data_dir
@@ -22,8 +21,7 @@ _JSON_TYPES: dict[str, tuple[type, ...]] = {
 }  # fmt: skip
 
 
-@dataclass(frozen=True)
-class Grammar:
+class Grammar(NamedTuple):
     """What the meta-schema says, in the form the loader asks for it."""
 
     table_attributes: frozenset[str]

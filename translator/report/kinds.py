@@ -9,8 +9,7 @@ in the value its kind names (`reason`, `note`, `text`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, NamedTuple
 
 Values = Mapping[str, Any]
 Message = tuple[str, Values]  # (kind, values)
@@ -92,8 +91,7 @@ def _only_when(v: Values) -> str:
     return f"{v['rule']} only applies when {cond}"
 
 
-@dataclass(frozen=True)
-class Kind:
+class Kind(NamedTuple):  # (a NamedTuple: created at every start, cheaper than a dataclass)
     doc: str  # what the message says (the catalogue's documentation)
     template: Callable[[Values], str]
 
