@@ -234,31 +234,3 @@ def approx_of(value: Any, losses: list[tuple[str, tuple[str, ...]]]) -> Any:
         return value
     fields = () if any(not names for _, names in losses) else tuple(dict.fromkeys(n for _, names in losses for n in names))
     return Approx(value, "; ".join(dict.fromkeys(why for why, _ in losses)), fields, tuple(losses))
-
-
-def fixed_formula(name: str, value: Any, reason: str) -> Formula:
-    """`fixed: V` with `fixed_reason`: the framework hard-codes the field (null: it has no such thing);
-    read as V, and another value cannot be written (lossy, with the reason)."""
-
-    def read() -> Any:
-        return list(value) if isinstance(value, list) else value
-
-    def write(**kw: Any) -> Any:
-        value_ = kw["value"]
-        if value_ is None or _same_setting(value_, value):
-            return {}
-        shown = repr(value_) if isinstance(value_, str) else str(value_)
-        return Approx({}, f"{reason}: {name}={shown} cannot be set")
-
-    read.__signature__ = inspect.Signature([])  # type: ignore[attr-defined]
-    write.__signature__ = inspect.Signature([inspect.Parameter("value", inspect.Parameter.KEYWORD_ONLY)])  # type: ignore[attr-defined]
-    return Formula(f"fixed {value!r}", read, write, frozenset(), frozenset({"value"}))
-
-
-def _same_setting(a: Any, b: Any) -> bool:
-    """Equal as settings: numbers within rounding, lists item by item, a boolean only to a boolean."""
-    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        return len(a) == len(b) and all(_same_setting(x, y) for x, y in zip(a, b))
-    if isinstance(a, bool) or isinstance(b, bool):
-        return type(a) is type(b) and a == b
-    return is_close(a, b)

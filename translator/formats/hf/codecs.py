@@ -13,7 +13,7 @@ from ...formula import FORMULAS, Approx, Formula, field_ident, ident, parameters
 from . import config_json
 from . import model_types as _hf
 from .choose import chosen
-from .fields import signed
+from .fields import hard_wired, signed
 from .rope import read_rope, write_rope
 from .window import read_window, write_window
 
@@ -79,7 +79,7 @@ def write_heads(kw: Kw) -> Any:
         if width is not None or (plain and mt.default("head_dim") not in (None, plain)):
             out.update(_out("head_dim", width or plain))
     elif width is not None and width != plain:
-        losses.append((f"{mt.why_not('model.head_dim')}: head_dim {width} cannot be set", ("model.head_dim",)))
+        losses.append((hard_wired(mt.why_not("model.head_dim"), "model.head_dim", width), ("model.head_dim",)))
     if mt.strict_heads and uneven:
         losses.append((f"transformers 5 refuses HF {mt.name} with hidden_size {hidden} not divisible by "
                        f"num_attention_heads {heads}, even with head_dim (4.x accepts it)", ("model.num_heads",)))  # fmt: skip
@@ -88,8 +88,8 @@ def write_heads(kw: Kw) -> Any:
             out.update(_out("query_pre_attn_scalar", int(scalar) if scalar is not None and float(scalar).is_integer()
                             else scalar if scalar is not None else width or plain))  # fmt: skip
     elif scalar is not None:
-        losses.append((f"{mt.why_not('model.query_pre_attention_scalar')}: query_pre_attention_scalar {scalar:g} "
-                       "cannot be set", ("model.query_pre_attention_scalar",)))  # fmt: skip
+        field = "model.query_pre_attention_scalar"
+        losses.append((hard_wired(mt.why_not(field), field, scalar), (field,)))
     return _loss(out, losses)
 
 
@@ -170,7 +170,7 @@ def write_aux(kw: Kw) -> Any:
     if mt.moe_aux_loss:
         return {**_out("router_aux_loss_coef", coef), **_out("output_router_logits", bool(coef))} if coef else {}
     if coef and coef != mt.fixed.get("model.moe_aux_loss_coef", 0.0):
-        return Approx({}, f"{mt.why_not('model.moe_aux_loss_coef')}: moe_aux_loss_coef {coef:g} cannot be set")
+        return Approx({}, hard_wired(mt.why_not("model.moe_aux_loss_coef"), "model.moe_aux_loss_coef", coef))
     return {}
 
 

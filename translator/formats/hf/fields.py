@@ -14,6 +14,7 @@ from ...catalogue import catalogue
 from ...compare import values_equal
 from ...formula import Approx, Formula, field_ident, ident, is_close, parameters
 from ...formulas_common import rotary_dim_for
+from ...report import reason
 from . import config_json
 from . import model_types as _hf
 
@@ -159,18 +160,23 @@ def write_field(name: str, mt: _hf.ModelType, value: Any, kw: dict[str, Any]) ->
         wired = mt.fixed[name]
         expected = _hf.resolve(wired, values_of(kw))
         if wired is None:
-            return {} if values_equal(value, neutral(name, kw)) else Approx({}, f"{mt.why_not(name)}: {name}={value!r} cannot be set")
+            return {} if values_equal(value, neutral(name, kw)) else Approx({}, hard_wired(mt.why_not(name), name, value))
         if expected is None or _same(value, expected):
             return {}
-        return Approx({}, f"HF {mt.name} hard-wires {name}={expected!r}: {value!r} is not expressible")
+        return Approx({}, hard_wired(f"HF {mt.name} hard-wires {name}={expected!r}", name, value))
     if name in mt.same_as:
         expected = kw.get(field_ident(mt.same_as[name]))
         if expected is None or _same(value, expected):
             return {}
-        return Approx({}, f"HF {mt.name} hard-wires {name} equal to {mt.same_as[name]} ({expected!r}): {value!r} is not expressible")
+        return Approx({}, hard_wired(f"HF {mt.name} hard-wires {name} equal to {mt.same_as[name]} ({expected!r})", name, value))
     if name in _hf.table().must_hold and not values_equal(value, neutral(name, kw)):
-        return Approx({}, f"{mt.why_not(name)}: {name}={value!r} cannot be set")
+        return Approx({}, hard_wired(mt.why_not(name), name, value))
     return {}  # does not apply (one norm per branch in a sequential block)
+
+
+def hard_wired(why: str, name: str, value: Any) -> str:
+    """The class hard-codes the field (or has no place for it): the report's fixed_value message."""
+    return reason("fixed_value", reason=why, field=name, value=value)
 
 
 def _same(a: Any, b: Any) -> bool:
