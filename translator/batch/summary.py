@@ -28,10 +28,10 @@ class SummaryWriter:
         self.first = True
         self.error = ""
         if path is not None:
-            from ..outputs import temp_file
+            from ..outputs import NEW_FILE, temp_file
 
             try:
-                fd = temp_file(path, self.temps)
+                fd = temp_file(path, self.temps, NEW_FILE)
                 self.fh = os.fdopen(fd, "w", encoding="utf-8", newline="\n")
                 self.fh.write('{\n  "command": ' + json.dumps(command) + ',\n  "files": [')
             except OSError as exc:
