@@ -51,12 +51,17 @@ def parse_set(assignments: Iterable[str]) -> dict[str, Any]:
         if not sep or not name:
             raise UsageError(f"--set {item!r}: expected FIELD=VALUE, e.g. --set model.vocab_size=50304")
         check_set(name, None)  # the field first: its name is the likelier mistake
+        if not text.strip():
+            raise UsageError(f"--set {item!r}: no value after '='; give FIELD=VALUE, e.g. --set {name}=VALUE")
         try:
-            value = parse_value(text) if text.strip() else None  # bounded: a value can be an alias bomb too
+            value = parse_value(text)  # bounded: a value can be an alias bomb too
         except yaml.YAMLError:
             value = text
         except NeoconvError as exc:
             raise UsageError(f"--set {name}: {exc.message}") from None
+        if value is None:
+            raise UsageError(f"--set {item!r}: {text.strip()} is no value; --set gives a field a value (leave it out "
+                             "to keep what the source says)")  # fmt: skip
         values[name] = check_set(name, value)
     return values
 
@@ -71,7 +76,7 @@ def check_set(name: Any, value: Any, label: str = "--set") -> Any:
         import difflib  # only for this message
 
         close = difflib.get_close_matches(name, list(known), n=1)
-        hint = f"; did you mean {close[0]}?" if close else "; `neoconv explain` lists the fields"
+        hint = f"; did you mean {close[0]}?" if close else "; `neoconv explain --list` lists the fields"
         raise UsageError(f"{label} {name}: not a canonical field{hint}")
     try:
         if isinstance(value, (dict, list, tuple)):

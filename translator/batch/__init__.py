@@ -21,12 +21,11 @@ from typing import Any, Callable, Iterator
 
 from ..errors import NeoconvError, UsageError
 from ..policy import Outcome, Policy, describe
-from ..policy import exit_code as outcome_code
 from ..registry import FORMATS, get_format
 from .summary import SUMMARY_NAME, SummaryWriter, human_summary
 from .walk import walk
 
-__all__ = ["SUMMARY_NAME", "BatchOptions", "FileResult", "exit_code", "human_summary", "output_path", "run_batch", "walk"]
+__all__ = ["SUMMARY_NAME", "BatchOptions", "FileResult", "batch_outcome", "human_summary", "output_path", "run_batch", "walk"]
 
 
 @dataclass
@@ -353,12 +352,11 @@ def _in_order(chunk: list[Any], future: Any) -> Iterator[FileResult]:
         yield item if isinstance(item, FileResult) else next(ran)
 
 
-def exit_code(results: list[FileResult], opts: BatchOptions, summary: dict[str, Any] | None = None) -> int:
-    if summary and summary.get("report_error"):
-        return 1  # the run's own summary could not be written: the caller has no record of it
-    return outcome_code(Outcome(
+def batch_outcome(results: list[FileResult], summary: dict[str, Any] | None = None) -> Outcome:
+    """What a batch ended with (`results`: the notable ones run_batch returns)."""
+    return Outcome(
         failed=sum(r.status == "failed" for r in results), changed=sum(r.status == "changed" for r in results),
         policy_failures=sum(bool(r.error) for r in results if r.status != "failed"),
-    ))  # fmt: skip
-
+        unrecorded=(summary or {}).get("report_error", ""),  # the caller would have no record of the run
+    )  # fmt: skip
 

@@ -1,0 +1,46 @@
+"""`neoconv batch` on the command line: options into BatchOptions, progress, the summary."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+import click
+
+from ..errors import UsageError
+from ..policy import Outcome
+from ..registry import FORMATS
+
+
+def split_pair(pair: str) -> tuple[str, str]:
+    src, sep, dst = pair.partition("2")
+    if not sep or src not in FORMATS or dst not in FORMATS:
+        raise UsageError(f"{pair!r} is not a SRC2DST pair; formats: {', '.join(FORMATS)}")
+    return src, dst
+
+
+def run(pair: str, src_dir: str, opts: dict[str, Any]) -> Outcome:
+    from ..api import parse_set
+    from ..batch import BatchOptions, batch_outcome, human_summary, run_batch
+    from ..policy import policy
+
+    src, dst = split_pair(pair)
+    if opts["no_backup"] and not opts["in_place"]:
+        raise UsageError("--no-backup only makes sense with --in-place")
+    options = BatchOptions(
+        src, dst, list(opts["include"]), list(opts["exclude"]), list(opts["with_files"]),
+        opts["jobs"] or os.cpu_count() or 1, policy(opts["fail_on"], opts["strict"], opts["baseline"]),
+        opts["check"], opts["in_place"], not opts["no_backup"],
+        {"world_size": opts["world_size"], "set_values": parse_set(opts["set_values"]), "layout": opts["layout"],
+         "verify": not opts["no_verify"]},
+    )  # fmt: skip
+    show = not opts["quiet"] and sys.stderr.isatty()
+
+    def progress(done: int, total: int, name: str) -> None:
+        click.echo(f"\r[{done}/{total}] {name[:60]:<60}", err=True, nl=done == total)
+
+    results, summary = run_batch(src_dir, opts["out_dir"], options, progress if show else None)
+    if not opts["quiet"]:
+        click.echo(human_summary(results, options, summary["totals"], summary.get("report_error", "")), err=True, nl=False)
+    return batch_outcome(results, summary)
