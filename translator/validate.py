@@ -108,7 +108,7 @@ def validate_file(
 
     unknown: set[str] = set()  # as written
     spelled = {spec.spell(k): v for k, v in raw.items()}  # the schema's spelling (NeoX: num_layers)
-    errors = _validator(_schema_name(fmt, source.layout)).iter_errors(spelled)
+    errors = _validator(schema_name(fmt, source.layout)).iter_errors(spelled)
     for error in sorted(errors, key=lambda e: list(map(str, e.absolute_path))):
         at = ".".join(map(str, error.absolute_path))
         if error.validator == "additionalProperties" and isinstance(error.instance, dict):
@@ -158,7 +158,7 @@ def _hint(value: Any) -> str:
     return ""
 
 
-def _schema_name(fmt: str, layout: str | None) -> str:
+def schema_name(fmt: str, layout: str | None) -> str:
     """The schema of a format's layout (Cerebras' trainer layout has one of its own)."""
     from .registry import get_format
 

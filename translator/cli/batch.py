@@ -21,18 +21,19 @@ def split_pair(pair: str) -> tuple[str, str]:
 
 
 def run(pair: str, src_dir: str, opts: dict[str, Any]) -> Outcome:
-    from ..api import parse_set
+    from ..arguments import split_set
     from ..batch import BatchOptions, batch_outcome, human_summary, run_batch
     from ..policy import policy
 
     src, dst = split_pair(pair)
+    set_values, target_values = split_set(opts["set_values"], dst)
     if opts["no_backup"] and not opts["in_place"]:
         raise UsageError("--no-backup only makes sense with --in-place")
     options = BatchOptions(
         src, dst, list(opts["include"]), list(opts["exclude"]), list(opts["with_files"]),
         opts["jobs"] or os.cpu_count() or 1, policy(opts["fail_on"], opts["strict"], opts["baseline"]),
         opts["check"], opts["in_place"], not opts["no_backup"],
-        {"world_size": opts["world_size"], "set_values": parse_set(opts["set_values"]), "layout": opts["layout"],
+        {"world_size": opts["world_size"], "set_values": set_values, "target_values": target_values, "layout": opts["layout"],
          "verify": not opts["no_verify"]},
     )  # fmt: skip
     show = not opts["quiet"] and sys.stderr.isatty()

@@ -13,7 +13,8 @@ from ..policy import Outcome
 
 
 def run_translation(src: str, dst: str, inputs: tuple[str, ...], opts: dict[str, Any]) -> Outcome:
-    from ..api import parse_set, translate
+    from ..api import translate
+    from ..arguments import split_set
     from ..io import dump_json
     from ..outputs import foreign_side_file, write_files_atomic, writes_through
     from ..policy import policy
@@ -24,9 +25,10 @@ def run_translation(src: str, dst: str, inputs: tuple[str, ...], opts: dict[str,
     output, report_path = opts["output"], opts["report_path"]
     if output == "-" and report_path == "-":
         raise NeoconvError("--report - needs the config written to a file with -o")
+    set_values, target_values = split_set(opts["set_values"], dst)
     result = translate(
         list(inputs), src, dst,
-        set_values=parse_set(opts["set_values"]), world_size=opts["world_size"], layout=opts.get("layout"),
+        set_values=set_values, target_values=target_values, world_size=opts["world_size"], layout=opts.get("layout"),
         source_version=opts["source_version"], target_version=opts["target_version"], with_files=with_files,
         model_config=opts.get("model_config"), output=output if output != "-" else None,
         verify=not opts["no_verify"],
