@@ -115,8 +115,8 @@ def check_set(name: Any, value: Any, label: str = "--set") -> Any:
 
 
 # translate()'s options; source_layout and exact_format are for neoconv's own commands
-OPTIONS = ("set_values", "target_values", "world_size", "layout", "source_version", "target_version", "with_files",
-           "model_config", "output", "verify")  # fmt: skip
+OPTIONS = ("set_values", "world_size", "layout", "source_version", "target_version", "with_files", "model_config",
+           "output", "verify", "target_values")  # fmt: skip
 _INTERNAL = ("source_layout", "exact_format")
 
 

@@ -100,8 +100,8 @@ def mark_missing(text: str, report: Report, fmt: str) -> str:
     if lines and not lines[-1].endswith("\n"):
         lines[-1] += "\n"
     # from the bottom (earlier positions stay put); at one place, the last first, so they read in report order
-    for _, (at, line) in sorted(enumerate(inserts), key=lambda item: (-item[1][0], -item[0])):
-        lines.insert(at, line)
+    for _, (at, comment) in sorted(enumerate(inserts), key=lambda item: (-item[1][0], -item[0])):
+        lines.insert(at, comment)
     return "".join(lines)
 
 
