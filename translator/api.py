@@ -43,12 +43,26 @@ class Translation:
         text = get_format(self.format).load_writer().dump(self.written)
         return self.marked(text)
 
-    def marked(self, text: str) -> str:
-        """`text` (this translation's document as YAML) with its `# MISSING:` lines."""
+    def marked(self, text: str, *, check: bool = False) -> str:
+        """`text` (this translation's document as YAML) with its `# MISSING:` lines; `check`: a text
+        neoconv did not write (a source's, edited): kept unmarked if the marks would change what it
+        loads to (a comment line inside a block scalar)."""
         if self.report.target.get("missing_marked"):
             from .target_values import mark_missing
 
-            return mark_missing(text, self.report, self.format)
+            marked = mark_missing(text, self.report, self.format)
+            if check and marked != text:
+                import yaml
+
+                from .preserve.tree import same
+
+                loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+                try:
+                    if not same(yaml.load(marked, Loader=loader), yaml.load(text, Loader=loader)):
+                        return text
+                except yaml.YAMLError:
+                    return text
+            return marked
         return text
 
 

@@ -33,7 +33,10 @@ def run_translation(src: str, dst: str, inputs: tuple[str, ...], opts: dict[str,
         model_config=opts.get("model_config"), output=output if output != "-" else None,
         verify=not opts["no_verify"],
     )  # fmt: skip
-    text = result.dump()
+    from ..output_text import output_text, preservable
+
+    one = inputs[0] if preservable(src, dst, inputs, with_files) else None
+    text = output_text(result, one, plain=opts["plain"])
     # every file the translation read (a VeOmni config.json found beside the YAML too) is never overwritten
     everything = tuple(dict.fromkeys(inputs + tuple(opts["with_files"]) + tuple(result.report.source.get("files", ()))))
     if result.side_files and output == "-":
@@ -60,5 +63,9 @@ def run_translation(src: str, dst: str, inputs: tuple[str, ...], opts: dict[str,
     if report_path == "-":
         click.echo(report_text, nl=False)
     if not opts["quiet"]:
+        from ..output_text import formatting_notes
+
         click.echo(result.report.render_table(verbose=opts["verbose"]), err=True, nl=False)
+        for note in formatting_notes(result.report.target):
+            click.echo(f"neoconv: {note}", err=True)
     return Outcome(policy_failures=len(rules.failures(result.report)))
