@@ -162,3 +162,23 @@ def test_an_interrupted_batch_says_what_it_wrote_and_a_rerun_completes_it(tmp_pa
     summary = json.loads((out / "neoconv-report.json").read_text())
     assert "interrupted" not in summary and summary["totals"] == {"translated": 400}
     assert yaml.safe_load((out / "d7" / "m399.yml").read_text())["min_lr"] == 400.0e-7
+
+
+def test_migrate_rewrites_files_of_its_format_in_place_and_leaves_others(runner, tmp_path: Path) -> None:
+    legacy, flat, other = tmp_path / "gpt3.yaml", tmp_path / "qwen.yaml", tmp_path / "ci.yaml"
+    shutil.copy(PRESERVE / "cerebras-legacy.yaml", legacy)
+    shutil.copy(PRESERVE / "veomni-flat.yaml", flat)
+    other.write_text("on: push\n")
+    check = runner.invoke(main, ["migrate", "--format", "veomni", "--layout", "nested", "--check", "--diff",
+                                 str(legacy), str(flat), str(other)])  # fmt: skip
+    assert check.exit_code == 1 and f"+++ b/{flat}" in check.stdout and str(legacy) not in check.stdout
+    assert flat.read_text() == (PRESERVE / "veomni-flat.yaml").read_text()
+    done = runner.invoke(main, ["migrate", "--format", "veomni", "--layout", "nested", str(legacy), str(flat), str(other), "-v"])
+    assert done.exit_code == 1 and f"migrated {flat}" in done.stderr and f"skipped  {other}: not a veomni config" in done.stderr
+    assert "optimizer" in yaml.safe_load(flat.read_text())["train"] and not list(tmp_path.glob("*.bak"))
+    assert runner.invoke(main, ["migrate", "--format", "veomni", "--layout", "nested", str(flat)]).exit_code == 0
+
+
+def test_migrate_names_the_batch_check_for_a_pair(runner) -> None:
+    result = runner.invoke(main, ["migrate", "neox2cerebras", "configs/neox"])
+    assert result.exit_code == 2 and "neoconv batch --check neox2cerebras configs/neox" in result.stderr

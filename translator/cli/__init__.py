@@ -89,9 +89,23 @@ def batch(pair: str, src_dir: str, **opts: Any) -> None:
     guarded(lambda: run(pair, src_dir, opts), opts["debug"], (src_dir,))
 
 
+@main.command("migrate", no_args_is_help=True, short_help="Rewrite configs in place in their framework's current form.")
+@click.argument("files", nargs=-1, required=True, metavar="FILE...", type=click.Path())
+@o.use(o.FORMAT, o.layout(None), o.version("to", None), o.SET, o.MIGRATE_CHECK, o.DIFF, o.BACKUP, o.PLAIN, o.NO_VERIFY,
+       o.QUIET, o.VERBOSE, o.DEBUG)  # fmt: skip
+def migrate(files: tuple[str, ...], **opts: Any) -> None:
+    """Rewrite each FILE in place in its own framework's current form (--layout: Cerebras trainer,
+    VeOmni nested; current key spellings), keeping its comments and formatting. Files that are no
+    config of --format (of any framework, without it) are left alone. Exit 0 nothing to change, 1
+    files changed (or would, with --check) or failed, 2 bad invocation. What the pre-commit hooks run."""
+    from .migrate import run
+
+    guarded(lambda: run(files, opts), opts["debug"], files)
+
+
 @main.command("validate", no_args_is_help=True, short_help="Is FILE a valid config of its framework (and release)?")
 @click.argument("files", nargs=-1, required=True, metavar="FILE...", type=click.Path())
-@o.use(o.FORMAT, o.RELEASE, o.SOURCE_LAYOUT, o.model_config(None), o.JSON, o.QUIET, o.DEBUG)
+@o.use(o.FORMAT, o.RELEASE, o.SOURCE_LAYOUT, o.model_config(None), o.CONFIGS_ONLY, o.JSON, o.QUIET, o.DEBUG)
 def validate(files: tuple[str, ...], **opts: Any) -> None:
     """Check each FILE against its framework: the schema's types and enums, keys the framework (at
     --version) does not read, the relations every framework assumes (heads dividing the width, ...).

@@ -104,6 +104,8 @@ def validate(files: tuple[str, ...], opts: dict[str, Any]) -> Outcome:
     problems = errors = 0
     results = []
     for path in files:
+        if opts["configs_only"] and not _a_config(path, opts["fmt"]):
+            continue
         try:
             result = validate_file(path, opts["fmt"], version=opts["version"], layout=opts["layout"],
                                    model_config=opts.get("model_config"))  # fmt: skip
@@ -128,3 +130,15 @@ def validate(files: tuple[str, ...], opts: dict[str, Any]) -> Outcome:
 def _release(result: Any) -> str:
     layout = f"{result.layout} layout, " if result.layout else ""
     return f"{layout}release {result.release}"
+
+
+def _a_config(path: str, fmt: str | None) -> bool:
+    """Is `path` a config of `fmt` (of any known framework, without it)? A file that cannot even be
+    parsed is one, so that its error is shown."""
+    from ..errors import NeoconvError
+    from .migrate import format_of
+
+    try:
+        return format_of(path, fmt) is not None
+    except NeoconvError:
+        return True

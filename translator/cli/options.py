@@ -102,12 +102,18 @@ IN_PLACE = click.option("--in-place", is_flag=True,
 NO_BACKUP = click.option("--no-backup", is_flag=True, help="With --in-place: do not keep *.bak copies.")
 BATCH_QUIET = click.option("-q", "--quiet", is_flag=True, help="No progress and no summary lines.")
 
+# ---- migrate
+MIGRATE_CHECK = click.option("--check", is_flag=True, help="Write nothing; exit 1 if any file would change.")
+BACKUP = click.option("--backup", is_flag=True, help="Keep a *.bak copy of each file rewritten (version control usually is the backup).")
+
 # ---- validate
 FORMAT = click.option("--format", "fmt", type=FORMAT_NAMES, help="The file's format (default: detected from its content).")
 RELEASE = click.option("--version", "version", metavar="V", shell_complete=complete.releases,
                        help="The framework release to check against (a release label or alias from schemas/history, "
                             "e.g. neox v2.0, cerebras 2.4, veomni v0.1.10, deepspeed 0.17.1; or a version `neoconv formats` "
                             "lists; default: current).")
+CONFIGS_ONLY = click.option("--configs-only", is_flag=True,
+                            help="Skip files that are no config of a known framework (a pre-commit hook sees every YAML file).")
 SOURCE_LAYOUT = click.option("--layout", "layout", metavar="NAME", shell_complete=complete.layouts,
                              help="The file's layout (default: detected).")
 
