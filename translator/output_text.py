@@ -21,6 +21,8 @@ def output_text(result: Translation, source_path: str | None, *, plain: bool = F
     if plain or source_path is None or result.report.source.get("format") != result.format:
         if source_path is not None and plain:
             result.report.target["formatting"] = {"kept": False, "why": "--plain"}
+        if source_path is not None and not plain:
+            return _with_comments(result, source_path, source_text)
         return result.dump()
     from .io import read_text
     from .preserve import moves_from_report, preserve
@@ -38,6 +40,28 @@ def output_text(result: Translation, source_path: str | None, *, plain: bool = F
     if not rewrite.preserved:
         return rewrite.text  # the plain dump, already marked
     return result.marked(rewrite.text, check=True)
+
+
+def carries_comments(src: str, dst: str, inputs: Sequence[str], with_files: Sequence[object]) -> bool:
+    """A cross-format translation of one YAML file into YAML carries the file's comments over."""
+    from .registry import get_format
+
+    return (src != dst and len(inputs) == 1 and not with_files and inputs[0] != "-"
+            and get_format(src).syntax == "yaml" and get_format(dst).syntax == "yaml")  # fmt: skip
+
+
+def _with_comments(result: Translation, source_path: str, source_text: str | None) -> str:
+    from .carry import carry_comments
+    from .io import read_text
+    from .registry import get_format
+
+    plain = get_format(result.format).load_writer().dump(result.written)
+    spell = get_format(str(result.report.source.get("format"))).spell
+    text, carried = carry_comments(source_text if source_text is not None else read_text(source_path), plain,
+                                   result.report, spell)  # fmt: skip
+    if carried:
+        result.report.target["comments_carried"] = carried
+    return result.marked(text)
 
 
 def formatting_notes(target: dict[str, object]) -> list[str]:

@@ -41,7 +41,7 @@ def run_job(opts: BatchOptions, args: Job) -> FileResult:
 
 def _job(opts: BatchOptions, path_s: str, rel_s: str, out_s: str) -> FileResult:
     from ..api import translate
-    from ..output_text import output_text
+    from ..output_text import carries_comments, output_text, preservable
     from ..outputs import copy_file, foreign_side_file, replace_file
     from . import FileResult
 
@@ -60,8 +60,9 @@ def _job(opts: BatchOptions, path_s: str, rel_s: str, out_s: str) -> FileResult:
                 config = source
     with_files = [(w, _companion(w, opts.src)) for w in opts.with_files]
     result = translate(config, opts.src, opts.dst, with_files=with_files, output=out_s, **opts.translate_options)
-    keep = opts.src == opts.dst and not opts.with_files  # a migration: the source's formatting kept
-    text = output_text(result, path_s if keep else None, plain=opts.plain)
+    # a migration keeps the source's formatting; a YAML-to-YAML translation carries its comments over
+    one = preservable(opts.src, opts.dst, [path_s], opts.with_files) or carries_comments(opts.src, opts.dst, [path_s], opts.with_files)
+    text = output_text(result, path_s if one else None, plain=opts.plain)
     counts = {k: v for k, v in result.report.summary().items() if v}
     failing = opts.policy.failures(result.report) if opts.policy.fail_on else []
     strict = f"fails the policy: {describe(failing)}" if failing else ""

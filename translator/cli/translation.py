@@ -33,9 +33,9 @@ def run_translation(src: str, dst: str, inputs: tuple[str, ...], opts: dict[str,
         model_config=opts.get("model_config"), output=output if output != "-" else None,
         verify=not opts["no_verify"],
     )  # fmt: skip
-    from ..output_text import output_text, preservable
+    from ..output_text import carries_comments, output_text, preservable
 
-    one = inputs[0] if preservable(src, dst, inputs, with_files) else None
+    one = inputs[0] if preservable(src, dst, inputs, with_files) or carries_comments(src, dst, inputs, with_files) else None
     text = output_text(result, one, plain=opts["plain"])
     # every file the translation read (a VeOmni config.json found beside the YAML too) is never overwritten
     everything = tuple(dict.fromkeys(inputs + tuple(opts["with_files"]) + tuple(result.report.source.get("files", ()))))
