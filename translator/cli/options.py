@@ -75,6 +75,9 @@ POLICY = (STRICT, FAIL_ON, BASELINE, NO_VERIFY)
 QUIET = click.option("-q", "--quiet", is_flag=True, help="No report on stderr.")
 VERBOSE = click.option("-v", "--verbose", is_flag=True, help="Show every report entry, not only the notable ones.")
 DEBUG = click.option("--debug", is_flag=True, help="Show a traceback on errors.")
+COLOR = click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
+                     help="The report as a coloured table: on a terminal (auto; NO_COLOR turns colour off), always, "
+                          "or never (plain lines, as when piped).")
 JSON = click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 
 # ---- comparisons
@@ -163,5 +166,5 @@ def version(side: str, fmt: str | None) -> Decorator:
 def translation(src: str | None, dst: str | None) -> list[Decorator]:
     """The options of a translation from src to dst (None: either, as `convert` takes them)."""
     chosen = [OUTPUT, REPORT, SET, WITH, WORLD_SIZE, layout(dst), model_config(src), version("from", src),
-              version("to", dst), PLAIN, *POLICY, QUIET, VERBOSE, DEBUG]  # fmt: skip
+              version("to", dst), PLAIN, *POLICY, QUIET, VERBOSE, COLOR, DEBUG]  # fmt: skip
     return [o for o in chosen if o is not None]

@@ -63,9 +63,18 @@ def run_translation(src: str, dst: str, inputs: tuple[str, ...], opts: dict[str,
     if report_path == "-":
         click.echo(report_text, nl=False)
     if not opts["quiet"]:
-        from ..output_text import formatting_notes
-
-        click.echo(result.report.render_table(verbose=opts["verbose"]), err=True, nl=False)
-        for note in formatting_notes(result.report.target):
-            click.echo(f"neoconv: {note}", err=True)
+        show_report(result.report, verbose=opts["verbose"], color=opts["color"])
     return Outcome(policy_failures=len(rules.failures(result.report)))
+
+
+def show_report(report: Any, *, verbose: bool, color: str) -> None:
+    """The report on stderr: a table on a terminal, plain lines when piped (report_view.py)."""
+    import sys
+
+    from ..report_view import plain, terminal, use_terminal, width
+
+    table, colour = use_terminal(sys.stderr, color)
+    if table:
+        terminal(report, verbose=verbose, color=colour, file=sys.stderr)
+    else:
+        click.echo(plain(report, verbose=verbose, columns=width(sys.stderr)), err=True, nl=False)
