@@ -81,6 +81,7 @@ def validate_file(
     from .history import history
     from .mapping import load_table
     from .registry import get_format
+    from .report import render
 
     fmt = fmt or detect_file(path)
     spec = get_format(fmt)
@@ -131,7 +132,8 @@ def validate_file(
             # the key histories come from the framework's code: a key it reads is a parameter, whatever the schema says
             if fate.kind == "unknown" and not (keys_of is not None and keys_of.reads(leaf, release, exact=True)):
                 unknown.add(as_written(leaf))
-                add(as_written(leaf), fate.detail or f"not a {table.title} parameter")
+                said = "; ".join(filter(None, (render(kind, values) for kind, values in fate.notes)))
+                add(as_written(leaf), said or f"not a {table.title} parameter")
         for keys, reason in _relations(ingested):
             add(as_written(keys[0]) if keys else None, reason)
     for key in sorted(unknown):
