@@ -28,6 +28,7 @@ class FormatSpec:
     reader: str  # module path of the module defining READER, imported on first use
     writer: str  # module path of the module defining WRITER
     suffix: str = ".yml"  # of the files it writes
+    syntax: str = "yaml"  # of its files: "yaml" (comments: format-preserving rewrites, MISSING placeholders) or "json"
     globs: tuple[str, ...] = ("*.yaml", "*.yml")  # the files `neoconv batch` picks up by default
     layouts: tuple[str, ...] = ()
     default_layout: str | None = None
