@@ -12,11 +12,13 @@ file's own literal assignments, never neoconv's environment). Unquoted `(`, `)`,
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from ...errors import InputError
 
 _OPERATORS = "();&|<>"
+_PLAIN = re.compile(r"[^\s'\"\\$`();&|<>]+")
 _NAME_START = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_"
 _NAME_CHARS = _NAME_START + "0123456789"
 
@@ -81,12 +83,12 @@ class _Scanner:
 
     def advance(self, n: int = 1) -> str:
         out = self.s[self.i : self.i + n]
-        for ch in out:
-            if ch == "\n":
-                self.line += 1
-                self.col = 1
-            else:
-                self.col += 1
+        breaks = out.count("\n")
+        if breaks:
+            self.line += breaks
+            self.col = len(out) - out.rindex("\n")
+        else:
+            self.col += len(out)
         self.i += n
         return out
 
@@ -105,8 +107,8 @@ def tokenize(text: str, name: str) -> list[Token]:
             tokens.append(Token("newline", sc.line, sc.col))
             sc.advance()
         elif ch == "#":
-            while sc.i < len(sc.s) and sc.peek() != "\n":
-                sc.advance()
+            end = sc.s.find("\n", sc.i)
+            sc.advance((len(sc.s) if end < 0 else end) - sc.i)
         elif ch in _OPERATORS:
             line, col = sc.line, sc.col
             op = sc.advance()
@@ -122,14 +124,19 @@ def _word(sc: _Scanner) -> Token:
     line, col, start = sc.line, sc.col, sc.i
     parts: list[Part] = []
 
-    def lit(ch: str, quoted: bool, at: int) -> None:
+    def lit(text: str, quoted: bool, at: int) -> None:
         if parts and parts[-1].kind == "lit" and parts[-1].quoted == quoted:
-            parts[-1].text += ch
-            parts[-1].lines.append(at)
+            parts[-1].text += text
+            parts[-1].lines.extend([at] * len(text))
         else:
-            parts.append(Part("lit", ch, quoted, at, [at]))
+            parts.append(Part("lit", text, quoted, at, [at] * len(text)))
 
     while sc.i < len(sc.s):
+        plain = _PLAIN.match(sc.s, sc.i)
+        if plain:  # a run of ordinary characters (no quote, escape, expansion, blank or operator)
+            at = sc.line
+            lit(sc.advance(plain.end() - sc.i), False, at)
+            continue
         ch = sc.peek()
         if ch in " \t\r\n" or ch in _OPERATORS:
             if ch == "(" and _opens_array(parts, sc):
@@ -156,9 +163,11 @@ def _word(sc: _Scanner) -> Token:
                 raise sc.error("unterminated single quote ' (close it)", open_line)
             if end == sc.i:
                 parts.append(Part("lit", "", True, sc.line, []))
-            while sc.i < end:
+            for piece in sc.s[sc.i : end].split("\n"):  # literal, line by line (for each character's line)
                 at = sc.line
-                lit(sc.advance(), True, at)
+                lit(sc.advance(len(piece)), True, at)
+                if sc.i < end:
+                    lit(sc.advance(), True, at)
             sc.advance()
         elif ch == '"':
             _double(sc, parts, lit)
