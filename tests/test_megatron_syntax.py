@@ -3,9 +3,13 @@ in the three syntaxes the reader takes (translator/formats/megatron/syntax.py, l
 
 from __future__ import annotations
 
-import pytest
+import os
 
-from translator.errors import InputError
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from translator.errors import InputError, NeoconvError
 from translator.formats.megatron.syntax import syntax_of, words_of
 
 
@@ -159,3 +163,22 @@ def test_ci_yaml_becomes_the_words_its_training_script_passes() -> None:
 def test_ci_yaml_that_the_ci_script_could_not_pass_is_refused(text: str, what: str) -> None:
     with pytest.raises(InputError, match=what):
         words_of(text, "model_config.yaml")
+
+
+# ---- any text: words or one clear error ---------------------------------------------------------
+
+SHELL = list(" \t\n\\'\"$`#(){}[]|&;<>=+-:*@!?~0123456789abxyz_") + [
+    "--num-layers", "--lr", "--swiglu", "--data-path", "A=(", ")", "${A[@]}", "torchrun", "pretrain_gpt.py", "$((1+2))",
+    "${X:-y}", "$(date)", "export", "if", "MODEL_ARGS:", "\n  --lr: ", "true", "\\\n", "'", '"']  # fmt: skip
+
+
+@settings(max_examples=int(os.environ.get("NEOCONV_FUZZ_EXAMPLES", "0")) or 150, deadline=None, derandomize=True,
+          database=None, suppress_health_check=list(HealthCheck))  # fmt: skip
+@given(st.lists(st.sampled_from(SHELL), max_size=40).map("".join))
+def test_any_text_is_read_or_refused_in_one_line(text: str) -> None:
+    from translator.formats.megatron.options import parse
+
+    try:
+        parse(words_of(text, "f.args").args)
+    except NeoconvError as exc:
+        assert "\n" not in str(exc) and exc.file == "f.args"
