@@ -143,6 +143,14 @@ def test_every_option_is_mapped_or_classified() -> None:
     assert {"num_layers", "layernorm_epsilon", "add_bias_linear", "batch_size", "warmup"} <= set(schema["properties"])
 
 
+@pytest.mark.parametrize("path", [p for p in FILES if p.suffix == ".args"], ids=lambda p: p.name)
+def test_a_read_namespace_matches_the_schema(path: Path) -> None:
+    from translator.formats.megatron.reader import READER
+    from translator.validate import schema_errors
+
+    assert schema_errors(READER.read([str(path)]).tree, "megatron") == []
+
+
 def test_an_option_of_a_release_reads_as_known_and_a_made_up_one_as_unknown(tmp_path: Path) -> None:
     path = tmp_path / "run.args"
     path.write_text("--num-layers 2 --hidden-size 64 --num-attention-heads 4 --tp-comm-overlap --retro-workdir /r "

@@ -102,3 +102,9 @@ def test_several_files_are_one_command_line(tmp_path: Path) -> None:
     assert source.tree == {"num_layers": 2, "lr": 3e-4}
     assert source.file_of("lr") == str(tmp_path / "train.args") and source.line_of("lr") == 1
     assert source.line_of("num_layers") == 1 and source.aliases["num_layers"] == "--num-layers"
+
+
+def test_choices_of_a_list_option_are_checked_item_by_item() -> None:
+    assert namespace("--moe-router-load-balancing-type aux_loss\n").values == {"moe_router_load_balancing_type": ["aux_loss"]}
+    with pytest.raises(InputError, match="invalid choice: 'aux'"):
+        namespace("--moe-router-load-balancing-type aux\n")

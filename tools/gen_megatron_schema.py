@@ -221,11 +221,12 @@ def build(rows: list[dict[str, str]]) -> dict[str, Any]:
         if default is None and "null" not in kinds:
             kinds.append("null")
         node: dict[str, Any] = {"type": kinds[0] if len(kinds) == 1 else kinds, "default": default, "x-group": _group(dest)}
-        if newest["choices"]:
-            node["enum"] = newest["choices"].split(",")
-        if "array" in kinds:
+        choices = newest["choices"].split(",") if newest["choices"] else None
+        if "array" in kinds:  # nargs: the choices are the items'
             item = {"int": "integer", "float": "number"}.get(newest["type"], "string")
-            node["items"] = {"type": item}
+            node["items"] = {"type": item, **({"enum": choices} if choices else {})}
+        elif choices:
+            node["enum"] = choices
         node["x-options"] = {
             row["option"]: {
                 "action": row["action"], "arity": row["arity"], "argtype": row["type"] or "str",

@@ -212,7 +212,8 @@ def _converted(option: Option, word: Arg, kind: str) -> Any:
     except ValueError:
         shown = {"int": "int", "float": "float"}.get(kind, kind)
         raise InputError(f"argument {option.name}: invalid {shown} value: {text!r}", file=word.file, line=word.line) from None
-    choices = table().dests.get(option.dest, {}).get("enum")
+    node = table().dests.get(option.dest, {})
+    choices = node.get("enum") or node.get("items", {}).get("enum")
     if choices and isinstance(value, str) and value not in choices:
         raise InputError(
             f"argument {option.name}: invalid choice: {text!r} (choose from {', '.join(choices)})",
