@@ -8,44 +8,10 @@ have no source leaf.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import Enum
-from typing import Any, NamedTuple
+from typing import Any
 
-from .errors import printable
-
-
-class Status(str, Enum):
-    EXACT = "exact"
-    CONVERTED = "converted"
-    LOSSY = "lossy"
-    DROPPED = "dropped"
-    UNKNOWN = "unknown"
-    MISSING = "missing"
-    DEFAULTED = "defaulted"
-
-
-# Statuses that --strict turns into exit code 1: the run may not mean the same thing. `dropped`
-# is not among them: most dropped keys are performance knobs with no counterpart (--fail-on adds it).
-STRICT_FAILURES = frozenset({Status.LOSSY, Status.UNKNOWN, Status.MISSING})
-
-
-class Entry(NamedTuple):  # immutable and cheap: a batch makes one per leaf of thousands of files
-    source_key: str | None
-    target_key: str | None
-    status: Status
-    detail: str = ""
-    # the canonical fields the entry is about (for `lossy`: the ones that lost something), so a
-    # difference `diff` finds can be matched with the entry that names it
-    fields: tuple[str, ...] = ()
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "source_key": self.source_key,
-            "target_key": self.target_key,
-            "status": self.status.value,
-            "detail": self.detail,
-            "fields": list(self.fields),
-        }
+from ..errors import printable
+from .entry import STRICT_FAILURES, Entry, Status
 
 
 @dataclass
