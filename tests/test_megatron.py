@@ -18,6 +18,7 @@ from translator.formats.spec import WriteContext
 from translator.ir import IR, Origin, Value
 from translator.mapping import load_table
 from translator.report import Status
+from translator.report.kinds import render
 
 # what Megatron refuses to run without (validate_args' required arguments, a length, a batch, an lr)
 BASE = ("--num-layers 2 --hidden-size 4096 --num-attention-heads 32 --seq-length 128 --max-position-embeddings 128\n"
@@ -33,7 +34,7 @@ def read(tmp: Path, extra: str = "", **options: Any) -> dict[str, Any]:
 def losses(tmp: Path, extra: str, **options: Any) -> str:
     path = tmp / "run.args"
     path.write_text(BASE + extra + "\n")
-    return "; ".join(read_ir([str(path)], "megatron", **options).lossy.values())
+    return "; ".join(render(kind, values) for kind, values in read_ir([str(path)], "megatron", **options).lossy.values())
 
 
 # ---- reading: Megatron's defaults and derivations ----------------------------------------------
