@@ -213,7 +213,7 @@ def translate(config: ConfigInput, src: str, dst: str, **options: Any) -> Transl
     assert source is not None
     family = ingested.ir.get("model.family")
     ctx = WriteContext(
-        layout=layout, source_format=src, source_layout=source.layout, model_family=family,
+        layout=layout, version=version, source_format=src, source_layout=source.layout, model_family=family,
         sources=", ".join(Path(f).name for f in source.files),
         output=Path(options["output"]).name if options.get("output") else None,
         source_shape=dict(source.meta) if src == dst else {},  # what the reader noted about the file's own shape
