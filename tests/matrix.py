@@ -51,8 +51,8 @@ def split(column: str) -> tuple[str, str | None]:
 class Cell:
     snippet: dict[str, Any]
     side: dict[str, Any] | None = None  # the model config kept apart (a format that takes one)
-    # what the writer writes when it spells the values another way than the (shortest) snippet
-    # read (a framework default written out, NeoX's 3x gated width without mlp_multiple_of)
+    # what the writer writes from another format when it spells the values another way than the
+    # (shortest) snippet read (a framework default written out, NeoX's 3x width without mlp_multiple_of)
     writes: dict[str, Any] | None = None
     writes_side: dict[str, Any] | None = None
 
@@ -175,8 +175,8 @@ def _target_value(result: Any, key: str) -> Any:
 
 
 def _carried(row: Row, source: str, result: Any) -> list[str]:
-    """Entries about the row's fields (not its context): carried (`exact` or `converted`), never
-    `exact` for a value that changed. (A value carried unchanged may be `converted`: the engine
+    """Entries about the row's fields (not its context): carried (`exact` or `converted`; `defaulted`
+    when the source snippet relies on its framework's default), never `exact` for a value that changed. (A value carried unchanged may be `converted`: the engine
     says so for a leaf whose rule has further keys, README: "folded into another key".)"""
     fields = {f for f in row.values if not f.startswith("lr@")} - set(row.context)
     leaves = flatten(dict(row.cells[source].snippet))  # type: ignore[union-attr]
@@ -185,6 +185,9 @@ def _carried(row: Row, source: str, result: Any) -> list[str]:
     for e in result.report.entries:
         if not fields.intersection(e.fields):
             continue
+        stated = e.source_key is not None and e.source_key.split(":", 1)[-1] in {**leaves, **side}
+        if e.status is Status.DEFAULTED and not stated:
+            continue  # the source relied on its default and the target states it: what a default must do
         if e.status not in (Status.EXACT, Status.CONVERTED):
             problems.append(f"{_show(e)}: expected the value carried")
             continue
@@ -234,8 +237,10 @@ def check_write(row: Row, source: str, target: str) -> None:
     result = write(row, source, target)
     problems: list[str] = []
     if isinstance(cell, (Cell, Lossy)):
-        written = cell.writes if isinstance(cell, Cell) and cell.writes is not None else cell.snippet
-        side = cell.writes_side if isinstance(cell, Cell) and cell.writes_side is not None else cell.side
+        # between layouts of one format the leaves are carried as written (the snippet itself)
+        other = isinstance(cell, Cell) and split(source)[0] != split(target)[0]
+        written = cell.writes if other and cell.writes is not None else cell.snippet  # type: ignore[union-attr]
+        side = cell.writes_side if other and cell.writes_side is not None else cell.side  # type: ignore[union-attr]
         problems += _subset(written, result.config, "")
         if side is not None:
             problems += _subset(side, result.written.model_config or {}, "model config: ")
