@@ -203,17 +203,22 @@ def _carried(row: Row, source: str, result: Any) -> list[str]:
 
 
 def _named(row: Row, cell: No | Lossy, result: Any) -> list[str]:
-    """Writing into a format that cannot express the construct names the loss with the cell's kind."""
+    """Writing into a format that cannot express the construct: nothing about it is carried, and
+    what the report says of it has the cell's status and kind (a Lossy cell's loss must be named; a
+    No cell's may have no entry, when the source relies on its own default)."""
     fields = {f for f in row.values if not f.startswith("lr@")} - set(row.context)
     status = Status.LOSSY if isinstance(cell, Lossy) else cell.status
     hits = [e for e in result.report.entries if fields.intersection(e.fields)]
-    carried = [e for e in hits if e.status in (Status.EXACT, Status.CONVERTED)
-               and e.kind not in ("used_to_derive",) and fields.issuperset(e.fields)]  # fmt: skip
-    named = [e for e in hits if e.status is status and _kinds(e) & {cell.kind}]
-    problems = [f"{_show(e)}: carried, but the format cannot express it" for e in carried if isinstance(cell, No)]
-    if not named:
-        problems.append(f"no {status.value} entry of kind {cell.kind} for {sorted(fields)}; entries: "
+    problems = [f"{_show(e)}: carried, but the format cannot express it" for e in hits
+                if isinstance(cell, No) and e.status in (Status.EXACT, Status.CONVERTED)
+                and e.kind != "used_to_derive" and fields.issuperset(e.fields)]  # fmt: skip
+    named = [e for e in hits if e.status is status and cell.kind in _kinds(e)]
+    if isinstance(cell, Lossy) and not named:
+        problems.append(f"no lossy entry of kind {cell.kind} for {sorted(fields)}; entries: "
                         + "; ".join(_show(e) for e in hits))  # fmt: skip
+    if isinstance(cell, No):
+        problems += [f"{_show(e)}: expected {status.value} {cell.kind}" for e in hits
+                     if e.status is status and cell.kind not in _kinds(e)]  # fmt: skip
     return problems
 
 
