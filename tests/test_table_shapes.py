@@ -246,6 +246,15 @@ def test_product_replaces_neox_global_batch_and_data_parallel(tmp_path: Path) ->
 def test_product_replaces_veomni_accumulation_and_data_parallel(world: int | None, use: Any, tmp_path: Path) -> None:
     table = overlay("veomni-product", tmp_path)
     before, after = _both(use, table, lambda: translate([str(PYTHIA)], "neox", "veomni", world_size=world))
+    if world is None:
+        # Pythia's accumulation 1 without a global batch: VeOmni fills 1 itself (micro x GPUs, no
+        # accumulation), so the product names no loss where the formula did
+        (doc, entries), (doc_after, entries_after) = _shape(before), _shape(after)
+        changed = [(a, b) for a, b in zip(entries, entries_after) if a != b]
+        assert doc == doc_after and len(entries) == len(entries_after)
+        assert changed == [(("gradient_accumulation_steps", None, Status.LOSSY, ("batch.grad_accum",)),
+                            ("gradient_accumulation_steps", None, Status.CONVERTED, ("batch.grad_accum",)))]
+        return
     assert _shape(before) == _shape(after)
     assert before.ir.get("batch.grad_accum") == after.ir.get("batch.grad_accum")
     back_before, back_after = _both(use, table, lambda: translate([str(LLAMA)], "neox", "veomni", world_size=world))
@@ -260,6 +269,19 @@ def test_product_of_veomni_output_reads_back(use: Any, tmp_path: Path) -> None:
                      model_config=str(folder / "tinyllama" / "config.json"))  # fmt: skip
     global_, micro, dp = (done.ir.get(n) for n in ("batch.global", "batch.micro", "parallel.data_parallel_size"))
     assert done.ir.get("batch.grad_accum") == global_ // (micro * dp)
+
+
+@pytest.mark.parametrize("accum, lost", [(1, False), (2, True)])
+def test_a_factor_at_its_fill_value_reads_back_as_it_is(accum: int, lost: bool, use: Any, tmp_path: Path) -> None:
+    """VeOmni fills accumulation 1 when only the micro batch is given: written without a global batch
+    (no world size), an accumulation of 1 reads back as 1; another is lost, and said."""
+    use(overlay("veomni-product", tmp_path))
+    source = tmp_path / "micro.yml"
+    source.write_text(f"num_layers: 2\nhidden_size: 64\nnum_attention_heads: 4\nseq_length: 128\n"
+                      f"max_position_embeddings: 128\ntrain_micro_batch_size_per_gpu: 4\ngradient_accumulation_steps: {accum}\n")
+    done = translate([str(source)], "neox", "veomni")
+    said = [e for e in done.report.entries if "derives batch.grad_accum" in e.detail]
+    assert bool(said) is lost and done.report.target["added_by_verification"] == 0
 
 
 # ---- flags --------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ import re
 import sys
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, TypeGuard
+from typing import Any, Callable, TypeGuard
 
 
 from .errors import MappingTableError
@@ -130,6 +130,31 @@ def catalogue() -> dict[str, Field]:
             none_means=spec.get("none_means"),
         )
     return fields
+
+
+def absent_means(name: str, value_of: Callable[[str], Any], depth: int = 0) -> Any:
+    """What leaving field `name` out means (none_means): a value, another field's value
+    ("=model.attention_bias"), or one field's divided by another's ("=model.hidden_size /
+    model.num_heads": the head width), read with `value_of`; None when it means nothing or a field
+    it needs is unknown."""
+    spec = catalogue().get(name)
+    meant = spec.none_means if spec is not None else None
+    if not (isinstance(meant, str) and meant.startswith("=model.")):
+        return meant
+    # a field left out itself means what its own none_means says (a shared expert as wide as a routed
+    # one, a routed one as the dense MLP)
+    terms = [_given_or_meant(term.strip(), value_of, depth) for term in meant[1:].split("/")]
+    if len(terms) == 1:
+        return terms[0]
+    top, bottom = terms
+    if not (_whole(top) and _whole(bottom)) or bottom <= 0 or top % bottom:
+        return None
+    return top // bottom
+
+
+def _given_or_meant(name: str, value_of: Callable[[str], Any], depth: int) -> Any:
+    value = value_of(name)
+    return absent_means(name, value_of, depth + 1) if value is None and depth < 4 else value
 
 
 def _no_item() -> Any:

@@ -108,10 +108,17 @@ def unsolved(table: Table, ir: IR, carried: dict[str, Carried]) -> None:
     what is not known."""
     for rule in table.products:
         names = (rule.fields[0], *rule.product)
+        fills = dict(rule.fill)
         for name in names:
             if not ir.has(name) or any(r.key for r in table.rules_for_field(name)):
                 continue
             unknown = [n for n in names if n != name and not ir.has(n) and not _has_default(table, n)]
+            if unknown and name in fills and is_close(ir.get(name), fills[name]):
+                # the target fills this value itself when the product cannot be solved (Megatron:
+                # accumulation 1 without --global-batch-size): it reads back as it is
+                missing = [n for n in names if not ir.has(n)] + [name]
+                if _fill_applies(name, names, missing, table):
+                    continue
             if unknown:
                 why: Message = ("derived_by_target", {"title": table.title, "field": name, "total": names[0],
                                                       "factors": list(names[1:]), "unknown": unknown})  # fmt: skip

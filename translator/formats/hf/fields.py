@@ -10,7 +10,7 @@ from __future__ import annotations
 import inspect
 from typing import Any, Callable
 
-from ...catalogue import catalogue
+from ...catalogue import absent_means, catalogue
 from ...compare import values_equal
 from ...formula import Approx, Formula, field_ident, ident, is_close, parameters
 from ...formulas_common import rotary_dim_for
@@ -65,10 +65,7 @@ def values_of(kw: dict[str, Any]) -> dict[str, Any]:
 
 def neutral(name: str, kw: dict[str, Any] | None = None) -> Any:
     """What leaving the field out means (the catalogue's none_means; `=model.x`: that field's value)."""
-    meant = catalogue()[name].none_means
-    if isinstance(meant, str) and meant.startswith("=model."):
-        return (kw or {}).get(field_ident(meant[1:]))
-    return meant
+    return absent_means(name, lambda other: (kw or {}).get(field_ident(other)))
 
 
 def _plain(name: str, value: Any, kw: dict[str, Any]) -> Any:
