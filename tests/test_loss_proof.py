@@ -118,6 +118,7 @@ FIXTURE_CONFIGS = [
     *[([p], "cerebras") for p in sorted((INPUTS / "cerebras").glob("*.yaml"))],
     *[([p], "veomni") for p in sorted((INPUTS / "veomni").glob("*.yaml"))],
     ([INPUTS / "veomni" / "tinyllama-nested.yaml", INPUTS / "veomni" / "overrides.args"], "veomni"),
+    *[([p], "hf") for p in sorted((INPUTS / "hf").glob("*.json"))],  # every HF model type neoconv maps
 ]
 
 
