@@ -131,11 +131,24 @@ def test_llama3_rope_scaling_reads_from_the_card() -> None:
 def test_llama3_rope_scaling_goes_through_every_format(via: str, tmp_path: Path) -> None:
     result, back = round_trip("llama-3.1-8b", via, tmp_path, set_values={"model.vocab_size": 128256})
     kept = {f: back.get(f) for f in LLAMA3_ROPE}
-    if via in ("cerebras", "veomni"):  # Model Zoo's pos_scaling_*, VeOmni's config.json
+    if via in ("cerebras", "veomni", "megatron"):  # pos_scaling_*, the config.json, --use-rope-scaling
         assert kept == LLAMA3_ROPE
-    else:  # NeoX and Megatron have a rotary base but no scaling: the scaling is lossy, with why
+        assert not named(result, *LLAMA3_ROPE)
+    else:  # NeoX has a rotary base but no scaling: the scaling is lossy, with why
         assert kept["model.rotary_base"] == 500000.0 and kept["model.rope_scaling_type"] is None
         assert named(result, "model.rope_scaling_type")
+    if via == "megatron":
+        assert result.config["--use-rope-scaling"] is True  # the writer's document holds the options as written
+
+
+def test_megatron_rope_scaling_other_than_llama3_s_is_named(tmp_path: Path) -> None:
+    """--use-rope-scaling is Llama 3.1's scaling with every number hard-coded: another factor is lossy."""
+    card = json.loads((FIXTURES / "llama-3.1-8b.json").read_text())
+    card["rope_scaling"] = {**card["rope_scaling"], "factor": 32.0}  # Llama 3.2's
+    result = translate(card, "hf", "megatron")
+    assert "--use-rope-scaling" not in result.config
+    lossy = [e for e in result.report.entries if e.status is Status.LOSSY and "model.rope_scaling_factor" in e.fields]
+    assert lossy and "factor 32" in lossy[0].detail
 
 
 WINDOWS = {  # model -> (window, per-layer pattern) its card gives
@@ -189,3 +202,49 @@ def test_neox2hf_on_pythia_gives_the_papers_total(config: str, tmp_path: Path) -
     same = {k: v for k, v in values.items() if k not in ("model.max_position_embeddings", "model.activation")}
     assert mismatches(ir, same) == {}
     assert count_parameters(ir).total == published
+
+
+# ---- the corpus's Llama 3.1, Mistral and Mixtral into every format ----------------------------
+
+CORPUS_MODELS = {  # Model Zoo's own configs -> the construct each is about, as Model Zoo reads it
+    "cerebras-trainer/llama/params_llama3p1_8b_msl_128k.yaml": {
+        "model.rope_scaling_type": "llama3", "model.rope_scaling_factor": 8.0, "model.rope_low_freq_factor": 1.0,
+        "model.rope_high_freq_factor": 4.0, "model.rope_original_max_positions": 8192},
+    "cerebras-trainer/mistral/params_mistral_7B_msl128k.yaml": {"model.sliding_window": 4096, "model.num_kv_heads": 8},
+    "cerebras-trainer/mixtral/params_mixtral_8x7b.yaml": {"model.moe_num_experts": 8, "model.moe_experts_per_token": 2},
+}  # fmt: skip
+TARGETS = [f for f in FORMATS if f != "cerebras"]
+
+
+@pytest.mark.parametrize("dst", TARGETS)
+@pytest.mark.parametrize("config", sorted(CORPUS_MODELS))
+def test_todays_corpus_models_keep_their_construct_or_say_so(config: str, dst: str, tmp_path: Path) -> None:
+    path = CORPUS / config
+    if not path.exists():
+        pytest.skip(f"the shared corpus {CORPUS} is not present (it lives beside the checkout)")
+    construct = CORPUS_MODELS[config]
+    assert {f: read_ir([str(path)], "cerebras").ir.get(f) for f in construct} == construct
+    out = tmp_path / f"out{SUFFIX.get(dst, '.json' if dst == 'deepspeed' else '.yaml')}"
+    result = translate([str(path)], "cerebras", dst, output=str(out))
+    out.write_text(result.dump())
+    for side, text in result.side_files.items():
+        (tmp_path / side).write_text(text)
+    back = read_ir([str(out)], dst).ir
+    kept = {f for f, v in construct.items() if back.get(f) == v}
+    lost = {f for f in construct if f not in kept}
+    assert all(named(result, f) for f in lost), f"{sorted(lost)} neither kept nor named"
+    if dst in ("hf", "veomni"):  # a config.json of the model's own class holds all of it
+        assert lost == set()
+
+
+@pytest.mark.parametrize(("name", "pre_softmax"), [("mixtral-8x7b-v0.1", False), ("qwen3-30b-a3b", False),
+                                                   ("deepseek-v2-lite", True)])
+def test_megatron_keeps_whether_the_top_k_weights_are_renormalised(name: str, pre_softmax: bool) -> None:
+    """Mixtral and Qwen3 (norm_topk_prob) renormalise the chosen experts' weights, as Megatron's default
+    softmax over the chosen logits does; DeepSeek-V2-Lite (norm_topk_prob false) does not: Megatron's
+    --moe-router-pre-softmax."""
+    result = translate([str(FIXTURES / f"{name}.json")], "hf", "megatron")
+    assert bool(result.config.get("--moe-router-pre-softmax")) is pre_softmax
+    # (the DeepSeek card's norm_topk_prob is a key its class never reads: the reading says so)
+    said = [e.detail for e in result.report.entries if e.status in NAMING and "model.moe_normalize_top_k" in e.fields]
+    assert not any("Megatron" in why for why in said)

@@ -257,7 +257,7 @@ class Sequential:
     @staticmethod
     def write(value: bool) -> Any:
         if value:
-            return Approx({}, "Megatron has no parallel attention + MLP block (GPT-J/NeoX style)")
+            return Approx({}, "Megatron has no parallel attention + MLP block (the GPT-J block)")
         return {}
 
 
@@ -319,3 +319,43 @@ class AttentionKind:
             return Approx({}, f"{value} attention is not written by neoconv (Megatron: --window-size, "
                               "--multi-latent-attention, --hybrid-layer-pattern): written as dense attention")
         return {}
+
+
+@formula("megatron.rope_scaling")
+class RopeScaling:
+    """--use-rope-scaling (core_v0.10.0+): Llama 3.x's frequency scaling with low_freq_factor 1,
+    high_freq_factor 4 and 8192 original positions hard-coded, and factor 8 for pretrain_gpt.py's
+    models whatever --rope-scaling-factor says (the GPT builders never pass it on: megatron-facts 11)."""
+
+    LLAMA3 = {"rope_scaling_type": "llama3", "rope_scaling_factor": 8.0, "rope_original_max_positions": 8192,
+              "rope_low_freq_factor": 1.0, "rope_high_freq_factor": 4.0}  # fmt: skip
+
+    @staticmethod
+    def read(use_rope_scaling: bool | None, rope_scaling_factor: float | None) -> Any:
+        if not use_rope_scaling:
+            return {}
+        if rope_scaling_factor is not None and rope_scaling_factor != 8.0:
+            return Approx(dict(RopeScaling.LLAMA3), f"--rope-scaling-factor {rope_scaling_factor:g} has no effect on "
+                                                    "pretrain_gpt.py's models: they scale by 8", ("model.rope_scaling_factor",))  # fmt: skip
+        return dict(RopeScaling.LLAMA3)
+
+    @staticmethod
+    def write(
+        rope_scaling_type: str | None, rope_scaling_factor: float | None, rope_original_max_positions: int | None,
+        rope_low_freq_factor: float | None, rope_high_freq_factor: float | None,
+    ) -> Any:  # fmt: skip
+        if rope_scaling_type is None:
+            return {}
+        given = {"rope_scaling_type": rope_scaling_type, "rope_scaling_factor": rope_scaling_factor,
+                 "rope_original_max_positions": rope_original_max_positions,
+                 "rope_low_freq_factor": rope_low_freq_factor, "rope_high_freq_factor": rope_high_freq_factor}  # fmt: skip
+        if all(is_close(given[k], v) if isinstance(v, float) else given[k] == v for k, v in RopeScaling.LLAMA3.items()):
+            return {"use_rope_scaling": True}
+        if rope_scaling_type != "llama3":
+            why = f"{rope_scaling_type} RoPE scaling is not written by neoconv (Megatron's --use-rope-scaling is Llama 3.1's)"
+        else:
+            why = ("Megatron's --use-rope-scaling hard-codes Llama 3.1's factor 8, frequency factors 1 and 4 and 8192 "
+                   "original positions: " + ", ".join(f"{k.removeprefix('rope_')} {v:g}" if isinstance(v, float) else
+                                                       f"{k.removeprefix('rope_')} {v}" for k, v in given.items()
+                                                       if k != "rope_scaling_type" and v is not None) + " are not")  # fmt: skip
+        return Approx({}, why)
