@@ -248,3 +248,79 @@ def test_megatron_keeps_whether_the_top_k_weights_are_renormalised(name: str, pr
     # (the DeepSeek card's norm_topk_prob is a key its class never reads: the reading says so)
     said = [e.detail for e in result.report.entries if e.status in NAMING and "model.moe_normalize_top_k" in e.fields]
     assert not any("Megatron" in why for why in said)
+
+
+# ---- each construct of today's models, from an HF card, through every format ------------------
+
+
+def card(name: str, **changes: Any) -> dict[str, Any]:
+    return {**json.loads((FIXTURES / f"{name}.json").read_text()), **changes}
+
+
+LONG = {"short_factor": [1.0] * 48, "long_factor": [2.0] * 48}  # one per rotated pair of Phi-3-mini's 96-wide heads
+CONSTRUCTS: dict[str, tuple[dict[str, Any], dict[str, Any], set[str]]] = {
+    # name: (config.json, its canonical values, the formats that keep them all; the others name the loss)
+    "linear RoPE": (card("llama-2-7b", rope_scaling={"rope_type": "linear", "factor": 4.0}),
+                    {"model.rope_scaling_type": "linear", "model.rope_scaling_factor": 4.0}, {"cerebras", "veomni"}),
+    "dynamic RoPE": (card("llama-2-7b", rope_scaling={"rope_type": "dynamic", "factor": 2.0}),
+                     {"model.rope_scaling_type": "dynamic", "model.rope_scaling_factor": 2.0}, {"veomni"}),
+    "yarn": (card("qwen2.5-7b", rope_scaling={"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768}),
+             {"model.rope_scaling_type": "yarn", "model.rope_scaling_factor": 4.0,
+              "model.rope_original_max_positions": 32768}, {"cerebras", "veomni"}),
+    "longrope": (card("phi-3-mini-4k", max_position_embeddings=131072, original_max_position_embeddings=4096,
+                      rope_scaling={"type": "longrope", **LONG}),
+                 {"model.rope_scaling_type": "longrope", "model.rope_short_factor": LONG["short_factor"],
+                  "model.rope_long_factor": LONG["long_factor"], "model.rope_original_max_positions": 4096},
+                 {"cerebras", "veomni"}),
+    "partial rotary": (card("pythia-160m"), {"model.rotary_fraction": 0.25, "model.rotary_base": 10000.0},
+                       {"cerebras", "megatron", "neox", "veomni"}),
+    "grouped-query attention": (card("llama-3.1-8b"), {"model.num_kv_heads": 8}, {"cerebras", "megatron", "neox", "veomni"}),
+    "explicit head_dim": (card("gemma-7b"), {"model.head_dim": 256, "model.tie_embeddings": True},
+                          {"cerebras", "megatron", "veomni"}),
+    "qk-norm": (card("qwen3-8b"), {"model.qk_norm": True}, {"cerebras", "megatron", "neox", "veomni"}),
+    "logit soft-capping": (card("gemma-2-9b"), {"model.attention_logit_softcap": 50.0, "model.final_logit_softcap": 30.0},
+                           {"cerebras", "veomni"}),
+    "query/key/value biases only": (card("qwen2.5-7b"), {"model.attention_bias": True, "model.attention_output_bias": False,
+                                                         "model.mlp_bias": False}, {"cerebras", "megatron", "veomni"}),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("via", OTHERS)
+@pytest.mark.parametrize("construct", sorted(CONSTRUCTS))
+def test_todays_constructs_are_kept_or_named(construct: str, via: str, tmp_path: Path) -> None:
+    config, values, holders = CONSTRUCTS[construct]
+    assert {f: hf_ir(config).get(f) for f in values} == values
+    out = tmp_path / f"out{SUFFIX.get(via, '.yaml')}"
+    result = translate(config, "hf", via, output=str(out))
+    out.write_text(result.dump())
+    for side, text in result.side_files.items():
+        (tmp_path / side).write_text(text)
+    back = read_ir([str(out)], via, set_values={"model.vocab_size": config["vocab_size"]}).ir
+    lost = sorted(f for f, v in values.items() if back.get(f) != v)
+    if via in holders:
+        assert lost == []
+    else:
+        assert lost and all(named(result, f) for f in lost), lost
+
+
+MUP = {"model.attention_scaling": "inverse_head_dim", "model.embedding_multiplier": 10.0,
+       "model.mup_base_hidden_size": 256, "model.mup_base_ffn_hidden_size": 1024.0, "model.mup_output_logits_scaling": "width"}
+# NeoX's use_mup holds the multipliers; its base widths live in the mup library's base_shapes_file
+MUP_KEPT = {"neox": {"model.attention_scaling", "model.embedding_multiplier", "model.mup_output_logits_scaling"}}
+
+
+@pytest.mark.parametrize("dst", TARGETS)
+def test_cerebras_gpt_mup_is_kept_or_named(dst: str, tmp_path: Path) -> None:
+    path = CORPUS / "cerebras-trainer" / "gpt3" / "Cerebras_GPT" / "111m_mup.yaml"
+    if not path.exists():
+        pytest.skip(f"the shared corpus {CORPUS} is not present (it lives beside the checkout)")
+    assert {f: read_ir([str(path)], "cerebras").ir.get(f) for f in MUP} == MUP
+    out = tmp_path / f"out{SUFFIX.get(dst, '.json' if dst == 'deepspeed' else '.yaml')}"
+    result = translate([str(path)], "cerebras", dst, output=str(out))
+    out.write_text(result.dump())
+    for side, text in result.side_files.items():
+        (tmp_path / side).write_text(text)
+    back = read_ir([str(out)], dst).ir
+    kept = {f for f, v in MUP.items() if back.get(f) == v}
+    assert kept == MUP_KEPT.get(dst, set())
+    assert all(named(result, f) for f in set(MUP) - kept)
