@@ -8,7 +8,10 @@ from pathlib import Path
 import pytest
 
 from translator.schedule import NotRepresentable, Schedule, ScheduleError, max_difference
-from translator.schedule.frameworks import cerebras, deepspeed, neox, veomni
+from translator.formats.cerebras import scheduler as cerebras
+from translator.formats.deepspeed import scheduler as deepspeed
+from translator.formats.neox import scheduler as neox
+from translator.formats.veomni import scheduler as veomni
 
 L, M = 1e-3, 1e-4
 ORACLE = Path(__file__).resolve().parent.parent / "fixtures" / "schedule"

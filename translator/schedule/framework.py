@@ -1,4 +1,4 @@
-"""What every framework module returns, and the small checks they share."""
+"""What every format's scheduler module (translator/formats/<fmt>/scheduler.py) returns, and the small checks they share."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import json
 import math
 from typing import Any, Callable, Iterable, NamedTuple
 
-from ..compare import Difference
-from ..fit import Fit, closest
-from ..model import Phase, Schedule, ScheduleError, phase
+from .compare import Difference
+from .fit import Fit, closest
+from .model import Phase, Schedule, ScheduleError, phase
 
 
 class Reading(NamedTuple):
