@@ -584,7 +584,7 @@ def emit(
             continue
         origin = ir.fields[present[0]].origin
         try:
-            written = _apply_simple(rule, fields[present[0]].value) if rule.simple is not None else _apply_write(rule, ir)
+            written = _apply_simple(rule, fields[present[0]].value) if rule.simple is not None else _apply_write(rule, ir, version)
         except Unexpressible as exc:
             for name in present:
                 slot = carried.setdefault(name, _Carried())
@@ -636,8 +636,8 @@ def emit(
             extra_entries.append(
                 (src_key, ", ".join(written), Status.DEFAULTED,
                  f"{src_title} default {present[0]}={_short(ir.get(present[0]))} (not in the file){tdef}: wrote {shown}"
-                 + (f"; {caveat}" if caveat else ""), tuple(present))
-            )  # fmt: skip
+                 + (f"; {caveat}" if caveat else ""), src_rules[0].fields if caveat else tuple(present))
+            )  # fmt: skip  (a caveat of the source's reading concerns all its fields: a schedule left unknown)
 
     _unanchored(applied, table, ir, carried, extra_entries)
 
@@ -672,7 +672,8 @@ def emit(
                            f"= {_short(value.value)}", (name,))  # fmt: skip
                 continue
             readers = ingested.table.rules_reading(name) if ingested.table else []
-            users = sorted({f for r in readers for f in r.fields if ir.has(f)})
+            users = [catalogue()[name].summary_of] if catalogue()[name].summary_of else sorted(  # a summary: rebuilt
+                {f for r in readers for f in r.fields if ir.has(f)})
             if users:
                 report.add(f"--set {name}", None, Status.CONVERTED, f"used to derive {', '.join(users)}", (name,))
             else:
@@ -832,7 +833,7 @@ def _at_default(rule: Rule, written: dict[str, Any], version: str) -> bool:
 _LOSS = ""  # _apply_write key for "nothing written, and why" (a formula returning Approx)
 
 
-def _apply_write(rule: Rule, ir: IR) -> dict[str, tuple[Any, Approx | None]] | None:
+def _apply_write(rule: Rule, ir: IR, version: str | None = None) -> dict[str, tuple[Any, Approx | None]] | None:
     """Framework key -> (value, why it is approximate) for one rule; None when nothing is written.
 
     A formula may return Approx({...}, reason) to say the target cannot hold all of it, or map a
@@ -841,7 +842,8 @@ def _apply_write(rule: Rule, ir: IR) -> dict[str, tuple[Any, Approx | None]] | N
     if rule.key is None and rule.formula is None:
         return {}
     if rule.formula is not None:
-        produced = rule.formula.write(**{arg: ir.get(name) for arg, name in rule.write_args})
+        kwargs = {arg: ir.get(name) for arg, name in rule.write_args} | _version_arg(rule.formula, version)
+        produced = rule.formula.write(**kwargs)
         losses: list[Approx] = [produced] if isinstance(produced, Approx) and produced.detail else []
         by_ident = rule.key_by_ident
         result: dict[str, tuple[Any, Approx | None]] = {}
@@ -862,6 +864,11 @@ def _apply_write(rule: Rule, ir: IR) -> dict[str, tuple[Any, Approx | None]] | N
         return result
     assert rule.simple is not None
     return _apply_simple(rule, ir.get(rule.fields[0]))
+
+
+def _version_arg(formula: Any, version: str | None) -> dict[str, Any]:
+    """The target version, for a formula whose writing depends on it (DeepSpeed's schedulers by release)."""
+    return {"version": version} if "version" in formula.write_params() else {}
 
 
 def _apply_simple(rule: Rule, value: Any) -> dict[str, tuple[Any, Approx | None]]:

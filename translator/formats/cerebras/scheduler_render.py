@@ -34,8 +34,25 @@ def _per_phase(schedule: Schedule, horizon: int) -> list[dict[str, Any]]:
     last = phases[-1]
     if last.beyond == "hold" and not _holds_end(specs[-1], last):
         specs.append({"ConstantLR": {"learning_rate": last.end}})
-    specs = [_strip_last_total(s) if k == len(specs) - 1 else s for k, s in enumerate(specs)]
+    specs = [_tidy_spec(_strip_last_total(s) if k == len(specs) - 1 else s) for k, s in enumerate(specs)]
     return specs if len(specs) == 1 else [{"SequentialLR": {"schedulers": specs}}]
+
+
+_COUNTS = frozenset({"total_iters", "T_max", "T_0", "step_size", "total_steps", "warmup_steps"})
+
+
+def _tidy_spec(spec: dict[str, Any]) -> dict[str, Any]:
+    """Numbers as a person writes them: 4e-07 (not 4.0000000000000003e-07, within 1e-15 of it), whole
+    step counts as ints (T_max 49000, not 49000.0)."""
+    (name, args), = spec.items()
+    out = {}
+    for key, value in args.items():
+        if isinstance(value, float):
+            value = float(f"{value:.15g}")
+            if key in _COUNTS and value.is_integer():
+                value = int(value)
+        out[key] = value
+    return {name: out}
 
 
 def _whole(s: Schedule) -> list[list[dict[str, Any]]]:
@@ -87,10 +104,12 @@ def _holds_end(spec: dict[str, Any], p: Phase) -> bool:
 
 def _classes(p: Phase, n: int) -> list[dict[str, Any]]:
     shape = p.shape()
-    first, nxt = shape.value(p.shift), shape.value(p.shift + n)
+    first, nxt = _tidy(shape.value(p.shift), p.start), _tidy(shape.value(p.shift + n), p.end)
     k, get, at_zero = p.kind, p.param, p.shift == 0
     if k == "constant":
         return [{"ConstantLR": {"learning_rate": p.start, "total_iters": n}}]
+    if k == "linear" and not get("stairs") and nxt < 0 <= first:  # a line cut where it reaches 0 (NeoX's)
+        return _to_zero(first, nxt, n)
     if k == "linear" and not get("stairs"):
         return [{"LinearLR": {"initial_learning_rate": first, "end_learning_rate": nxt, "total_iters": n}}]
     if k == "linear" and n // max(1, int(p.width / get("stairs"))) <= 1000:
@@ -133,13 +152,27 @@ def _classes(p: Phase, n: int) -> list[dict[str, Any]]:
     return [_closest_class(p, n, first, nxt)]
 
 
+def _to_zero(first: float, nxt: float, n: int) -> list[dict[str, Any]]:
+    """A falling line over n steps that would end below 0 (its last steps are cut at 0 by the next
+    phase): LinearLR to 0 over the steps to its zero crossing, then 0."""
+    k = max(1, round(n * first / (first - nxt)))
+    head = [{"LinearLR": {"initial_learning_rate": first, "end_learning_rate": 0.0, "total_iters": k}}]
+    return head + ([{"ConstantLR": {"learning_rate": 0.0, "total_iters": n - k}}] if n > k else [])
+
+
+def _tidy(x: float, anchor: float) -> float:
+    """The phase's own start or end where the shape evaluates to it up to float noise (1e-4, not
+    1.0000000000000005e-4)."""
+    return anchor if abs(x - anchor) <= 1e-12 * max(abs(x), abs(anchor)) else x
+
+
 def _stairs(p: Phase, n: int) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     shape = p.shape()
     u = 0
     while u < n:
-        v, w = shape.value(p.shift + u), u + 1
-        while w < n and shape.value(p.shift + w) == v:
+        v, w = float(f"{shape.value(p.shift + u):.15g}"), u + 1  # 0.0006, not 0.0006000000000000001
+        while w < n and float(f"{shape.value(p.shift + w):.15g}") == v:
             w += 1
         out.append({"ConstantLR": {"learning_rate": v, "total_iters": w - u}})
         u = w

@@ -1,12 +1,10 @@
-"""GPT-NeoX formulas: optimizer, schedule, batch, precision and checkpoint settings."""
+"""GPT-NeoX formulas: optimizer, batch, precision and checkpoint settings (the lr schedule: schedule.py)."""
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
-from ...formula import Approx, Extension, Unexpressible, formula
-from ...formulas_common import first_step_gap
+from ...formula import Approx, Extension, formula
 
 
 @formula("neox.grad_clip")
@@ -34,62 +32,6 @@ class NeoxGradClip:
         if float(value) == 1.0:  # the only place NeoX forwards a clip of 1.0 from
             return {"deepspeed_extra_args_gradient_clipping": 1.0}
         return {"gradient_clipping": float(value)}
-
-
-@formula("neox.schedule_steps")
-class NeoxScheduleSteps:
-    """N = lr_decay_iters, else floor(train_iters*lr_decay_fraction), else train_iters; warmup = warmup*N."""
-
-    @staticmethod
-    def read(
-        warmup: float | None, lr_decay_iters: int | None, lr_decay_fraction: float | None, steps: int | None,
-        decay_style: str | None = None,
-    ) -> dict[str, Any]:  # fmt: skip
-        if lr_decay_iters is not None:
-            decay = int(lr_decay_iters)
-        elif lr_decay_fraction is not None and steps is not None:
-            decay = math.floor(steps * lr_decay_fraction)
-        elif steps is not None:
-            decay = steps
-        else:
-            return {"warmup_steps": 0.0} if not warmup else {}
-        decay = max(1, decay)
-        if decay_style == "constant":  # the decay span only measures the warmup: no decay to end
-            return {"warmup_steps": (warmup or 0.0) * decay}
-        return {"warmup_steps": (warmup or 0.0) * decay, "decay_steps": decay}
-
-    @staticmethod
-    def write(warmup_steps: float | None, decay_steps: int | None, steps: int | None) -> Any:
-        if not decay_steps:
-            # no decay span (a constant lr): NeoX measures warmup against train_iters, and its
-            # default warmup is 0.01, so even no warmup is stated
-            if warmup_steps is None:
-                return {}
-            if not warmup_steps:
-                return {"warmup": 0.0}
-            if steps:
-                return {"warmup": warmup_steps / steps}
-            return Approx({}, f"a warmup of {warmup_steps:g} steps needs train_iters in NeoX: give --set train.steps=N")
-        out: dict[str, Any] = {"lr_decay_iters": decay_steps}
-        if warmup_steps is not None:
-            out["warmup"] = warmup_steps / decay_steps
-        return out
-
-
-@formula("neox.min_lr")
-class NeoxMinLr:
-    """min_lr: the floor AnnealingLR clamps a decay at; with lr_decay_style constant the lr never
-    goes below the peak, so it has no effect (and no canonical value)."""
-
-    @staticmethod
-    def read(min_lr: float | None, decay_style: str | None) -> Any:
-        if decay_style == "constant":
-            return Extension(f"min_lr {min_lr or 0.0:g} has no effect: the lr is constant after the warmup (lr_decay_style constant)")
-        return min_lr
-
-    @staticmethod
-    def write(value: float) -> dict[str, Any]:
-        return {"min_lr": value}
 
 
 @formula("neox.pipeline_size")
@@ -222,40 +164,3 @@ class NeoxOptimizerType:
         why = ("adds weight decay to the gradient (L2); NeoX's Adam decouples it (AdamW)" if value == "adam"
                else "is not a NeoX optimizer")  # fmt: skip
         return {"optimizer_type": Approx("Adam", f"{value} {why}: wrote NeoX's Adam so the config loads; choose a NeoX optimizer")}
-
-
-def unclamped_warmup_loss(start: float | None, lr: float | None, warmup_steps: float | None) -> str:
-    return (f"GPT-NeoX gives the first warmup step {first_step_gap(lr, warmup_steps)}, not the source's "
-            f"warmup start {start or 0.0:g} (lr x max(1, t) / W; the other steps agree)")  # fmt: skip
-
-
-@formula("neox.warmup_type")
-class NeoxWarmupType:
-    """NeoX's AnnealingLR warms up as peak * max(1, t) / W (learning_rates.py): linear_clamped."""
-
-    @staticmethod
-    def read(warmup_steps: float | None) -> str | None:
-        return "linear_clamped" if warmup_steps else None
-
-    @staticmethod
-    def write(value: str, warmup_steps: float | None, lr: float | None, warmup_start_lr: float | None) -> Any:
-        if value == "linear":
-            return Approx({}, unclamped_warmup_loss(warmup_start_lr, lr, warmup_steps), ("schedule.warmup_type",))
-        if value != "linear_clamped":
-            raise Unexpressible(f"a {value} warmup: GPT-NeoX only warms up linearly")
-        return {}
-
-
-@formula("neox.warmup_from_zero")
-class WarmupFromZero:
-    """NeoX's warmup starts at (about) zero: lr * max(1, n) / warmup_iters."""
-
-    @staticmethod
-    def read() -> float:
-        return 0.0
-
-    @staticmethod
-    def write(value: float) -> dict[str, Any]:
-        if value:
-            raise Unexpressible(f"a warmup starting at {value:g}: NeoX's warmup starts at lr / warmup_iters")
-        return {}

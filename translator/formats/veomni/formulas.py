@@ -9,7 +9,7 @@ import math
 from typing import Any
 
 from ...formula import Approx, Unexpressible, formula, is_close
-from . import schedule  # noqa: F401  (registers veomni.schedule, veomni.train_steps, ...)
+from . import schedule  # noqa: F401  (registers veomni.lr_schedule, veomni.train_steps, ...)
 
 
 VEOMNI_DYN_BSZ = (
