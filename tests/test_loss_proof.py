@@ -214,7 +214,7 @@ def test_what_a_run_cannot_do_without_is_missing(pythia160m: Path) -> None:
     assert {"train_input.data_processor", "train_input.data_dir"} <= missing  # Model Zoo 2.0.2: KeyError
     model_only = translate({"num_layers": 2, "hidden_size": 64, "num_attention_heads": 4}, "neox", "deepspeed")
     batch = next(e for e in model_only.report.entries if e.status is Status.MISSING)
-    assert batch.target_key == "train_batch_size" and batch.fields == ("batch.global", "batch.micro")
+    assert batch.target_key == "train_batch_size" and batch.fields == ("batch.global", "batch.micro", "batch.grad_accum")
     assert "train_batch_size" not in model_only.config and "train_micro_batch_size_per_gpu" not in model_only.config
 
 

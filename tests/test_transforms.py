@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from translator.formula import FORMULAS, Approx, unwrap
+from translator.formula import FORMULAS, Approx, Missing, unwrap
 from translator.schedule.fields import parse, same, summaries
 from translator.schedule.simple import simple
 from translator.formulas_common import init_method_std as neox_init_std
@@ -186,12 +186,34 @@ def test_batch_and_parallel():
     assert dp.read(8, 1, 0) == 8  # pipe size 0 counts as 1
     with pytest.raises(ValueError):
         dp.read(10, 4, 1)
-    gb = FORMULAS["neox.global_batch"]
-    assert gb.read(None, 4, 32, 12) == 1536
-    assert gb.read(1024, None, None, None) == 1024
-    assert gb.read(None, 4, 32, None) is None
+    batch = FORMULAS["neox.batch"]
+    assert batch.read(None, 4, 32, 12) == {"global": 1536, "micro": 4, "grad_accum": 32}  # NeoX-20B on 96 GPUs
+    assert batch.read(1024, None, 1, 8) == {"global": 1024, "micro": 128, "grad_accum": 1}  # NeoX's GA default 1
+    assert batch.read(1024, 32, None, 8) == {"global": 1024, "micro": 32, "grad_accum": 4}  # null: NeoX derives it
+    assert batch.read(None, 4, 32, None) == {"global": None, "micro": 4, "grad_accum": 32}
+    assert batch.read(None, None, None, 8) == {}  # no batch: the file holding it is merged
     with pytest.raises(ValueError):
-        gb.read(1000, 4, 32, 12)
+        batch.read(1000, 4, 32, 12)  # NeoX's check_batch_parameters
+
+
+def test_batch_rederived_at_the_targets_data_parallel_size():
+    # NeoX-20B's 1536 = 4 x 32 x 12 (96 GPUs, pipe 4 x model 2) into VeOmni at the same 96 GPUs: no tensor or
+    # pipeline parallelism there, 96 data-parallel ranks: micro 4 x accumulation 4
+    out, why = unwrap(FORMULAS["veomni.batch"].write(1536, 4, 32, True, 96, None))
+    assert out == {"train_global_batch_size": 1536, "train_micro_batch_size": 4} and "accumulation 4" in why
+    # VeOmni ulysses 4 at 8 GPUs (dp 2): 16 = 2 x 4 x 2; NeoX has no Ulysses: dp 8, accumulation 1
+    out, why = unwrap(FORMULAS["neox.batch"].write(16, 2, 4, 8, None, None))
+    assert out == {"train_batch_size": 16, "train_micro_batch_size_per_gpu": 2, "gradient_accumulation_steps": 1}
+    # a micro batch that does not divide the per-rank batch becomes its largest divisor below it
+    out, _ = unwrap(FORMULAS["deepspeed.batch"].write(96, 5, 1, 8, None, None, None))
+    assert (out["train_micro_batch_size_per_gpu"], out["gradient_accumulation_steps"]) == (4, 3)
+    # DeepSpeed with Ulysses divides the world by sequence_parallel_size
+    assert FORMULAS["deepspeed.batch"].write(16, 2, 4, 8, None, None, 4) == {
+        "train_batch_size": 16, "train_micro_batch_size_per_gpu": 2, "gradient_accumulation_steps": 4}
+    # a global batch that does not split over the ranks: missing, with the --set that makes it hold (never micro 0)
+    missing = FORMULAS["neox.batch"].write(30, None, None, 8, None, None)["train_batch_size"]
+    assert isinstance(missing, Missing) and "--set batch.global=24 or --set batch.global=32" in missing.hint
+    assert isinstance(FORMULAS["deepspeed.batch"].write(4, None, None, 8, None, None, None)["train_batch_size"], Missing)
 
 
 def test_gqa_and_attention_bias():

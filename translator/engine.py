@@ -19,7 +19,7 @@ from .mapping import Rule, Table
 from .report import Entry, Report, Status
 from .schema import SchemaIndex, _Guess
 from .source import Source
-from .formula import Approx, Extension, Unexpressible, field_ident, ident, is_close, unwrap
+from .formula import Approx, Extension, Missing, Unexpressible, field_ident, ident, is_close, unwrap
 
 
 @dataclass(slots=True)
@@ -594,6 +594,8 @@ def emit(
         if written is None:
             continue
         applied.append((rule, present))
+        for key in [k for k in written if k.startswith(_MISSING)]:
+            extra_entries.append((None, key[len(_MISSING):], Status.MISSING, written.pop(key)[1].detail, tuple(present)))  # type: ignore[union-attr]
         lost = written.pop(_LOSS, None)
         loss = lost[1] if lost else None
         if loss is not None and not written:
@@ -831,6 +833,7 @@ def _at_default(rule: Rule, written: dict[str, Any], version: str) -> bool:
 
 
 _LOSS = ""  # _apply_write key for "nothing written, and why" (a formula returning Approx)
+_MISSING = "\0missing:"  # _apply_write key prefix for a key the target needs and the formula cannot give
 
 
 def _apply_write(rule: Rule, ir: IR, version: str | None = None) -> dict[str, tuple[Any, Approx | None]] | None:
@@ -850,6 +853,9 @@ def _apply_write(rule: Rule, ir: IR, version: str | None = None) -> dict[str, tu
         for name, value in unwrap(produced)[0].items():
             if name not in by_ident:
                 raise UsageError(f"formula {rule.formula.name} wrote {name!r}, which its rule does not declare")
+            if isinstance(value, Missing):  # reported missing (emit), and the reason on the rule's leaves
+                value = Approx(None, value.hint)
+                result[_MISSING + by_ident[name]] = (None, value)
             if isinstance(value, Approx):
                 if value.value is not None:
                     result[by_ident[name]] = (value.value, value if value.detail else None)
@@ -952,7 +958,8 @@ def _entry_for(
     if read_lossy or rule.lossy:  # the rule's reading or mapping as a whole is approximate
         lost_fields = rule.fields
     if missing:
-        why = next((s.skipped for f, s in zip(rule.fields, slots) if f in missing and s and s.skipped), "")
+        why = next((s.skipped for f, s in zip(rule.fields, slots) if f in missing and s and s.skipped), "") or next(
+            (table.absent[f] for f in missing if f in table.absent), "")
         lossy.append(f"{title} cannot express {', '.join(missing)}" + (f": {why}" if why else ""))
     if lossy:
         return Entry(leaf, target, Status.LOSSY, _join("; ".join(dict.fromkeys(lossy)), fate.detail), lost_fields)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from .batch_split import ranks
 from .formula import Approx, formula
 
 GATED_ACTIVATIONS = frozenset({"geglu", "reglu", "swiglu", "bilinear", "glu"})
@@ -76,7 +77,16 @@ class DataParallel:
         return world_size // model_ranks
 
     @staticmethod
-    def write(value: int, world_size: int | None, tensor_size: int | None, pipeline_size: int | None) -> dict[str, Any]:
+    def write(value: int, world_size: int | None, tensor_size: int | None, pipeline_size: int | None) -> Any:
+        return ranks_differ(value, *ranks(world_size, [("tensor", tensor_size), ("pipeline", pipeline_size)]))
+
+
+def ranks_differ(source: int | None, target: int | None, where: str) -> Any:
+    """Nothing to write for a derived data-parallel size; a loss when the target splits the world
+    differently (the batch rules re-derive micro batch and accumulation for it)."""
+    if source is None or target is None or source == target:
         return {}
+    return Approx({}, f"the target runs {target} data-parallel ranks ({where}), the source {source}: micro batch and "
+                      "accumulation are re-derived for the same global batch")  # fmt: skip
 
 

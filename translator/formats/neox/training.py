@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...formula import Approx, Extension, formula
+from ...batch_split import ranks, split
+from ...formula import Approx, Extension, Missing, formula
 
 
 @formula("neox.grad_clip")
@@ -48,28 +49,37 @@ class NeoxPipelineSize:
         return {"pipe_parallel_size": value} if value > 1 else {}
 
 
-@formula("neox.global_batch")
-class NeoxGlobalBatch:
-    """train_batch_size, else micro x grad_accum x data-parallel size (needs the world size)."""
+@formula("neox.batch")
+class NeoxBatch:
+    """train_batch_size, train_micro_batch_size_per_gpu, gradient_accumulation_steps (default 1, not
+    None: NeoX's trap) at dp = global_num_gpus / (pipe x model parallel), checked as NeoX checks them;
+    written at NeoX's own dp for the same global batch (batch_split.py)."""
 
     @staticmethod
-    def read(
-        train_batch_size: int | None, micro: int | None, grad_accum: int | None, data_parallel_size: int | None
-    ) -> int | None:
-        if train_batch_size is not None:
-            if micro and data_parallel_size and train_batch_size != micro * (grad_accum or 1) * data_parallel_size:
-                raise ValueError(
-                    f"train_batch_size {train_batch_size} != micro {micro} x grad_accum {grad_accum or 1} "
-                    f"x data-parallel size {data_parallel_size}"
-                )
-            return int(train_batch_size)
-        if micro and data_parallel_size:
-            return micro * (grad_accum or 1) * data_parallel_size
-        return None
+    def read(train_batch_size: int | None, train_micro_batch_size_per_gpu: int | None,
+             gradient_accumulation_steps: int | None, data_parallel_size: int | None) -> dict[str, Any]:  # fmt: skip
+        tb, mb, ga, dp = train_batch_size, train_micro_batch_size_per_gpu, gradient_accumulation_steps, data_parallel_size
+        if tb is None and mb is None:  # NeoX refuses it alone; the file that holds the batch is merged with it
+            return {}
+        if ga is None:  # written null: NeoX derives it (the table's default 1 is what an absent key means)
+            ga = tb // mb // dp if tb and mb and dp else None
+            return {"global": tb if tb is not None else None, "micro": mb, "grad_accum": ga}
+        if tb is not None:
+            if mb and dp and tb != mb * ga * dp:
+                raise ValueError(f"train_batch_size {tb} != micro {mb} x grad_accum {ga} x data-parallel size {dp}")
+            return {"global": int(tb), "micro": mb if mb is not None else (tb // dp // ga if dp else None), "grad_accum": ga}
+        return {"global": mb * ga * dp if mb and dp else None, "micro": mb, "grad_accum": ga}
 
     @staticmethod
-    def write(value: int) -> dict[str, Any]:
-        return {"train_batch_size": value}
+    def write(value: int | None, micro: int | None, grad_accum: int | None, world: int | None, tensor: int | None,
+              pipeline: int | None) -> Any:  # fmt: skip
+        dp, where = ranks(world, [("model parallel", tensor), ("pipe parallel", pipeline)])
+        done = split(value, micro, grad_accum, dp, where)
+        if isinstance(done, str):
+            return {"train_batch_size": Missing(done)}
+        out = {"train_batch_size": done.global_batch, "train_micro_batch_size_per_gpu": done.micro,
+               "gradient_accumulation_steps": done.accum}  # fmt: skip
+        return Approx(out, done.note, ("batch.micro", "batch.grad_accum")) if done.note else out
 
 
 @formula("neox.precision")
