@@ -38,8 +38,32 @@ class Translation:
     side_files: dict[str, str] = field(default_factory=dict)  # written beside the output (e.g. HF config.json)
 
     def dump(self) -> str:
-        """The translated config as text, exactly as the CLI writes it."""
-        return get_format(self.format).load_writer().dump(self.written)
+        """The translated config as text, exactly as the CLI writes it (YAML: with a `# MISSING:`
+        line for each value the run still needs)."""
+        text = get_format(self.format).load_writer().dump(self.written)
+        return self.marked(text)
+
+    def marked(self, text: str, *, check: bool = False) -> str:
+        """`text` (this translation's document as YAML) with its `# MISSING:` lines; `check`: a text
+        neoconv did not write (a source's, edited): kept unmarked if the marks would change what it
+        loads to (a comment line inside a block scalar)."""
+        if self.report.target.get("missing_marked"):
+            from .target_values import mark_missing
+
+            marked = mark_missing(text, self.report, self.format)
+            if check and marked != text:
+                import yaml
+
+                from .preserve.tree import same
+
+                loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+                try:
+                    if not same(yaml.load(marked, Loader=loader), yaml.load(text, Loader=loader)):
+                        return text
+                except yaml.YAMLError:
+                    return text
+            return marked
+        return text
 
 
 def load(
@@ -172,7 +196,8 @@ def _context(part: Ingested, everyone: list[Ingested]) -> dict[str, Value]:
 def translate(config: ConfigInput, src: str, dst: str, **options: Any) -> Translation:
     """Translate a config from format `src` to format `dst`.
 
-    Options: ``set_values`` (canonical field -> value, as ``--set``), ``world_size`` (GPUs of the
+    Options: ``set_values`` (canonical field -> value, as ``--set``), ``target_values`` (key only
+    the target has -> value, as ``--set DST:KEY=VALUE``: written, and its `missing` entry gone), ``world_size`` (GPUs of the
     source run), ``layout`` (target layout), ``source_version`` / ``target_version``,
     ``with_files`` ([(path, format)]: companion files of other formats, e.g. a ds_config.json),
     ``model_config`` (VeOmni: the HuggingFace config.json holding the architecture),
@@ -201,19 +226,26 @@ def translate(config: ConfigInput, src: str, dst: str, **options: Any) -> Transl
     assert source is not None
     family = ingested.ir.get("model.family")
     ctx = WriteContext(
-        layout=layout, source_format=src, source_layout=source.layout, model_family=family,
+        layout=layout, version=version, source_format=src, source_layout=source.layout, model_family=family,
         sources=", ".join(Path(f).name for f in source.files),
         output=Path(options["output"]).name if options.get("output") else None,
         source_shape=dict(source.meta) if src == dst else {},  # what the reader noted about the file's own shape
     )  # fmt: skip
     written = writer.write(leaves, ctx)
     _report_written(report, written)
+    if options.get("target_values"):  # keys only the target has, given with --set DST:KEY=VALUE
+        from .target_values import apply_target_values
+
+        apply_target_values(report, written.document, dst, options["target_values"])
     companions = [f for part in ingested.companions if part.source for f in part.source.files]
     report.source = {"format": src, "files": source.files + companions, "layout": source.layout,
                      "version": source.version or load_table(src).versions[0]}  # fmt: skip
     if read_as:
         report.source["note"] = read_as
     report.target = {"format": dst, "layout": layout, "version": version, "model_family": family}
+    if any(e.status is Status.MISSING for e in report.entries):
+        # YAML outputs show what is left as `# MISSING:` lines; JSON has no comments: the report alone says it
+        report.target["missing_marked"] = dst_spec.syntax == "yaml"
     if options.get("verify", True):
         model_config = written.model_config
         if model_config is None and dst_spec.takes_model_config:

@@ -61,14 +61,17 @@ class NeoxBatch:
         tb, mb, ga, dp = train_batch_size, train_micro_batch_size_per_gpu, gradient_accumulation_steps, data_parallel_size
         if tb is None and mb is None:  # NeoX refuses it alone; the file that holds the batch is merged with it
             return {}
-        if ga is None:  # written null: NeoX derives it (the table's default 1 is what an absent key means)
-            ga = tb // mb // dp if tb and mb and dp else None
-            return {"global": tb if tb is not None else None, "micro": mb, "grad_accum": ga}
-        if tb is not None:
-            if mb and dp and tb != mb * ga * dp:
-                raise ValueError(f"train_batch_size {tb} != micro {mb} x grad_accum {ga} x data-parallel size {dp}")
-            return {"global": int(tb), "micro": mb if mb is not None else (tb // dp // ga if dp else None), "grad_accum": ga}
-        return {"global": mb * ga * dp if mb and dp else None, "micro": mb, "grad_accum": ga}
+        # calculate_batch_parameters: the one missing value derived (accumulation only when written null)
+        if ga is None and tb and mb and dp:
+            ga = tb // mb // dp
+        if tb is not None and mb is None and dp:
+            mb = tb // dp // (ga or 1)
+        if tb is None and mb and dp and ga is not None:
+            tb = mb * ga * dp
+        # check_batch_parameters: NeoX asserts the identity
+        if tb is not None and mb and dp and ga is not None and tb != mb * ga * dp:
+            raise ValueError(f"train_batch_size {tb} != micro {mb} x grad_accum {ga} x data-parallel size {dp}")
+        return {"global": tb, "micro": mb, "grad_accum": ga}
 
     @staticmethod
     def write(value: int | None, micro: int | None, grad_accum: int | None, world: int | None, tensor: int | None,
