@@ -28,6 +28,8 @@ def test_a_deepspeed_source_without_a_cerebras_optimizer_says_optimizer_type_is_
     given = translate(source, "deepspeed", "cerebras", set_values={"optim.type": "adamw"})
     assert given.config["optimizer"]["optimizer_type"] == "AdamW"
     assert "optimizer.optimizer_type" not in _missing(given)
+    trainer = translate(source, "deepspeed", "cerebras", layout="trainer")  # named at its trainer path
+    assert "--set optim.type=adamw" in _missing(trainer)["trainer.init.optimizer.optimizer_type"]
 
 
 def test_model_zoo_data_keys_and_veomni_train_path_are_missing_and_can_be_given() -> None:
