@@ -10,7 +10,7 @@ from typing import Any
 
 from ...formula import Approx, Unexpressible, Unrunnable, formula, is_close
 from ...formulas_common import GATED_ACTIVATIONS
-from . import models, training  # noqa: F401  (register neox.* model and training formulas)
+from . import models, schedule, training  # noqa: F401  (register neox.* model, lr_schedule and training formulas)
 from .widths import width_problem
 
 
