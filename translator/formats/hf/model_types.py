@@ -123,7 +123,10 @@ def _merge(base: dict[str, Any], own: dict[str, Any]) -> dict[str, Any]:
         kept = {f: v for f, v in (base.get(section) or {}).items() if f not in named}
         given = {f: v for f, v in (own.get(section) or {}).items() if not (v is None and section != "fixed")}
         out[section] = {**kept, **given}
-    out["defaults"] = {**(base.get("defaults") or {}), **(own.get("defaults") or {})}
+    # a base key this type no longer reads (Mistral hard-wires the biases Llama has keys for) has no default here
+    dropped = {(base.get("keys") or {})[f] for f in named if f in (base.get("keys") or {})} - set(out["keys"].values())
+    inherited = {k: v for k, v in (base.get("defaults") or {}).items() if k not in dropped}
+    out["defaults"] = {**inherited, **(own.get("defaults") or {})}
     for key, value in own.items():
         if key not in (*SPECS, "defaults", "extends"):
             out[key] = value
