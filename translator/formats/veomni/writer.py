@@ -50,6 +50,7 @@ class VeomniWriter(Writer):
         return WriteResult(
             document, header, side_files={name: config_json.dump(config)} if config else {}, amended=amend,
             extra_entries=extra, target_paths=moved, model_config=model_config,
+            place_of=_flat_place if layout == "flat" else None,
         )  # fmt: skip
 
     def header(self, document: dict[str, Any], ctx: WriteContext) -> list[str]:
@@ -150,6 +151,12 @@ def _needed(leaves: dict[str, Any], wrote_config: bool) -> list[ExtraEntry]:
                     "VeOmni loads the tokenizer from model.tokenizer_path, else model.config_path (the written "
                     "config.json, which holds none): add the HF tokenizer folder or hub id"))  # fmt: skip
     return out
+
+
+def _flat_place(key: str) -> str | None:
+    """Where the flat layout keeps a (nested view) key the writer did not write: a missing one."""
+    spec = fields()
+    return "train.optimizer" if key == spec.renames["train.optimizer"] else spec.back.get(key)
 
 
 def _lay_out(leaves: dict[str, Any], layout: str, moved: dict[str, str]) -> dict[str, Any]:
