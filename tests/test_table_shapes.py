@@ -395,3 +395,30 @@ def test_a_shaped_table_refuses_bad_values_with_the_file_and_key(tmp_path: Path)
     with pytest.raises(NeoconvError) as caught:
         ingest(source, overlay("cerebras-pick", tmp_path).for_layout("legacy"), schema_index("cerebras"))
     assert caught.value.key == "model.norm_type" and caught.value.line == 2
+
+
+# ---- modifiers of a rename (read_when, off, read_only) ------------------------------------------
+
+OPTIM = ("optim.betas", "optim.eps", "optim.weight_decay")
+
+
+@pytest.mark.parametrize("optimizer,expected", [
+    ({"type": "Adam", "params": {"betas": [0.8, 0.9], "eps": 1e-6}}, ([0.8, 0.9], 1e-6, 0.0)),
+    ({"type": "Lion", "params": {"betas": [0.8, 0.9], "eps": 1e-6}}, ([0.8, 0.9], None, 0.0)),  # Lion: no eps
+    ({"type": "SGD", "params": {"betas": [0.8, 0.9], "weight_decay": 0.1}}, (None, None, 0.1)),
+    (None, (None, None, None)),  # no block: the training script builds the optimizer, no default holds
+])  # fmt: skip
+def test_read_when_reads_deepspeed_optimizer_params_only_for_optimizers_that_take_them(
+    optimizer: dict[str, Any] | None, expected: tuple[Any, ...]
+) -> None:
+    """mappings/deepspeed.yaml: optimizer.params.betas / eps / weight_decay are renames with
+    `read_when: {optim.type: [...]}` (they were the formulas deepspeed.betas / eps / weight_decay)."""
+    table = load_table("deepspeed")
+    assert all(r.formula is not None and r.formula.name.startswith("rename optimizer.params.")
+               for n in OPTIM for r in table.rules_for_field(n))  # fmt: skip
+    source = _deepspeed({"optimizer": optimizer, "train_batch_size": 8})
+    done = ingest(source, table, schema_index("deepspeed"))
+    assert tuple(done.ir.get(n) for n in OPTIM) == expected
+    for name, value in zip(OPTIM, expected):
+        if value is None and optimizer and name.split(".")[1] in optimizer["params"]:
+            assert f"optimizer.params.{name.split('.')[1]}" in done.fates  # the leaf is the rule's, not unknown

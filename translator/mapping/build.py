@@ -60,6 +60,9 @@ def build_rule(table: str, index: int, raw: Any) -> Rule:
         _check_formula(table, where, formula, fields, key, also + tuple(raw.get("peek", ())), with_fields)
     elif "peek" in raw:
         raise _fail(table, where, "peek only makes sense for a formula")
+    elif any(k in raw for k in _MODIFIERS):
+        formula = _renamed(table, where, raw, fields, also)
+        with_fields.update({f"gate_{ident(n)}": n for n in raw.get("read_when", {})})
     elif key is not None or any(k in raw for k in ("invert", "enum", "scale")):
         simple = _simple(table, where, raw, fields, also)  # (no key, no transform: a note, or a product alone)
     if not fields and "const" not in raw:
@@ -83,6 +86,20 @@ def build_rule(table: str, index: int, raw: Any) -> Rule:
         versions=tuple(raw.get("versions", ())), peek=tuple(raw.get("peek", ())),
         product=tuple(raw.get("product", ())), fill=tuple((raw.get("fill") or {}).items()), shape=shape,
     )  # fmt: skip
+
+
+_MODIFIERS = ("read_when", "off", "read_only")
+
+
+def _renamed(table: str, where: str, raw: dict[str, Any], fields: tuple[str, ...], also: tuple[str, ...]) -> Formula:
+    """A rename with `read_when`, `off` or `read_only` (shapes.renamed)."""
+    if len(fields) != 1 or also or not raw.get("key") or any(k in raw for k in ("invert", "enum", "scale", "with")):
+        raise _fail(table, where, f"{', '.join(k for k in _MODIFIERS if k in raw)} modifies a rename: one key, one field")
+    gate = {name: tuple(v if isinstance(v, list) else [v]) for name, v in (raw.get("read_when") or {}).items()}
+    if any(name not in catalogue() for name in gate):
+        raise _fail(table, where, f"unknown canonical field in read_when: {sorted(gate)}")
+    off = [raw["off"]] if "off" in raw else []
+    return shapes.renamed(fields[0], raw["key"], gate, off, str(raw.get("read_only", "")))
 
 
 def _simple(table: str, where: str, raw: dict[str, Any], fields: tuple[str, ...], also: tuple[str, ...]) -> Simple:

@@ -130,3 +130,28 @@ def pick(fields: tuple[str, ...], key: str, picks: dict[str, Any]) -> Formula:
                                            wanted={f: wanted[f] for f in lost}), tuple(lost))  # fmt: skip
 
     return _formula(f"pick {key}", read, [arg], write, [field_ident(f) for f in fields])
+
+
+def renamed(field: str, key: str, gate: dict[str, tuple[Any, ...]], off: list[Any], read_only: str) -> Formula:
+    """A rename with modifiers: `read_when` (the key only means something while other fields have
+    these values: DeepSpeed's optimizer.params.eps for the optimizers that take one), `off` (a key
+    value that turns the setting off: read as no value), `read_only` (never written: the reason)."""
+    arg = ident(key)
+    gates = {f"gate_{ident(name)}": allowed for name, allowed in gate.items()}
+
+    def read(**kw: Any) -> Any:
+        raw = kw[arg]
+        if any(kw[g] not in allowed for g, allowed in gates.items()):
+            return None
+        if off and raw is not None and same_value(raw, off[0]):
+            return None
+        return raw
+
+    def write(**kw: Any) -> Any:
+        if read_only:
+            raise Unexpressible(read_only.replace("{value}", short(kw["value"])))
+        return {arg: kw["value"]}
+
+    parts = [f"rename {key}"] + [f"read when {n} in {', '.join(map(str, v))}" for n, v in gate.items()]
+    parts += [f"off {short(v)}" for v in off] + ["read only"] * bool(read_only)
+    return _formula("; ".join(parts), read, [arg, *gates], write, ["value"])

@@ -157,59 +157,6 @@ class DeepspeedOptimizer:
         return {"optimizer_type": _DS_OPTIMIZER_NAMES[value]}
 
 
-# Which optimizers take a parameter, so that its documented default applies (the constructors'
-# signatures: FusedAdam/DeepSpeedCPUAdam, OnebitAdam, ZeroOneAdam, FusedLamb, OnebitLamb take betas
-# (0.9, 0.999), eps 1e-8, weight_decay 0; FusedLion betas and weight_decay; torch SGD/Adagrad weight_decay).
-_ADAM_LIKE = frozenset({"adam", "adamw", "onebitadam", "zerooneadam", "lamb", "onebitlamb"})
-_TAKES = {
-    "betas": _ADAM_LIKE | {"lion"},
-    "eps": _ADAM_LIKE,
-    "weight_decay": _ADAM_LIKE | {"lion", "sgd", "adagrad", "muon"},  # MuonWithAuxAdam: both its groups
-}
-
-
-def _optimizer_param(name: str, value: Any, optimizer: str | None) -> Any:
-    """An optimizer parameter only means something when the optimizer block exists and takes it."""
-    if optimizer is None or optimizer not in _TAKES[name]:
-        return None
-    return value
-
-
-@formula("deepspeed.betas")
-class DeepspeedBetas:
-    @staticmethod
-    def read(optimizer_params_betas: Any, optimizer: str | None) -> Any:
-        return _optimizer_param("betas", optimizer_params_betas, optimizer)
-
-    @staticmethod
-    def write(value: list[float]) -> dict[str, Any]:
-        return {"optimizer_params_betas": value}
-
-
-@formula("deepspeed.eps")
-class DeepspeedEps:
-    @staticmethod
-    def read(optimizer_params_eps: Any, optimizer: str | None) -> Any:
-        return _optimizer_param("eps", optimizer_params_eps, optimizer)
-
-    @staticmethod
-    def write(value: float) -> dict[str, Any]:
-        return {"optimizer_params_eps": value}
-
-
-@formula("deepspeed.weight_decay")
-class DeepspeedWeightDecay:
-    """DeepSpeed takes weight decay from optimizer.params (NeoX from its top-level weight_decay)."""
-
-    @staticmethod
-    def read(optimizer_params_weight_decay: Any, optimizer: str | None) -> Any:
-        return _optimizer_param("weight_decay", optimizer_params_weight_decay, optimizer)
-
-    @staticmethod
-    def write(value: float) -> dict[str, Any]:
-        return {"optimizer_params_weight_decay": value}
-
-
 @formula("deepspeed.precision")
 class DeepspeedPrecision:
     """fp16 / bf16 (old name: bfloat16) / apex amp / torch_autocast blocks <-> the compute dtype.
