@@ -92,7 +92,7 @@ BAD_RULES = [
     ({"field": "model.norm", "key": "n", "pick": {"model.norm": "value"}}, "pick needs fields and key"),
     ({"field": "model.hidden_size", "key": "x", "invert": False}, "invert: must be true"),
     ({"field": "model.hidden_size", "key": "x", "also": ["a", 3]}, "also: item 3: must be string"),
-    ({"field": "optim.eps", "key": "eps", "off": 0, "formula": "x"}, "give either off or formula, not both"),
+    ({"field": "optim.eps", "key": "eps", "off_value": 0, "formula": "x"}, "give either off_value or formula, not both"),
     ({"field": "optim.eps", "key": "eps", "read_when": {"optim.type": "adam"}, "enum": {"a": 1}},
      "give either read_when or enum, not both"),
     ({"field": "model.seq_length", "read_only": "r"}, "read_only needs key"),
@@ -134,7 +134,7 @@ SEMANTIC = [
     ),
     ({"field": "optim.eps", "fixed": 1e-8}, "fixed needs fixed_reason"),
     ({"field": "optim.eps", "key": "e", "read_when": {"optim.typo": "adam"}}, "unknown canonical field in read_when"),
-    ({"fields": ["optim.eps", "optim.lr"], "key": "e", "off": 0}, "off modifies a rename: one key, one field"),
+    ({"fields": ["optim.eps", "optim.lr"], "key": "e", "off_value": 0}, "off_value modifies a rename: one key, one field"),
     ({"field": "optim.eps", "key": "e", "also": ["f"], "read_only": "r"}, "read_only modifies a rename"),
 ]
 

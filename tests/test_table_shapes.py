@@ -16,6 +16,7 @@ from translator import api, verify
 from translator.api import translate
 from translator.engine import ingest
 from translator.errors import InputError, NeoconvError
+from translator.formula import Unexpressible
 from translator.ir import Origin
 from translator.mapping import Table, load_table, load_table_file
 from translator.report import Status
@@ -422,3 +423,29 @@ def test_read_when_reads_deepspeed_optimizer_params_only_for_optimizers_that_tak
     for name, value in zip(OPTIM, expected):
         if value is None and optimizer and name.split(".")[1] in optimizer["params"]:
             assert f"optimizer.params.{name.split('.')[1]}" in done.fates  # the leaf is the rule's, not unknown
+
+
+@pytest.mark.parametrize("steps,expected", [(0, None), (500, 500), (None, None)])
+def test_off_value_reads_veomni_zero_intervals_as_unset(steps: int | None, expected: int | None) -> None:
+    """mappings/veomni.yaml: save_steps / eval_steps 0 turn saving / evaluating off (they were the
+    formulas veomni.save_steps / veomni.eval_steps); a canonical interval is written as given."""
+    table = load_table("veomni")
+    rule = table.rules_for_field("checkpoint.interval")[0]
+    assert rule.formula is not None and rule.formula.name == "rename train.checkpoint.save_steps; off 0"
+    assert rule.formula.read(train_checkpoint_save_steps=steps) == expected
+    assert rule.formula.write(value=250) == {"train_checkpoint_save_steps": 250}
+    evals = table.rules_for_field("train.eval_interval")[0].formula
+    assert evals is not None and evals.read(train_eval_steps=steps) == expected
+
+
+def test_read_only_reads_cerebras_sequence_length_and_refuses_to_write_it() -> None:
+    """mappings/cerebras.yaml: train_input.max_sequence_length is read, never written (it was the
+    formula cerebras.seq_length): the data's preprocessing fixes it."""
+    formula = load_table("cerebras").rules_for_field("model.seq_length")[0].formula
+    assert formula is not None and formula.read(train_input_max_sequence_length=2048) == 2048
+    with pytest.raises(Unexpressible, match="preprocess with max sequence length 4096$"):
+        formula.write(value=4096)
+    done = translate([str(PYTHIA)], "neox", "cerebras", world_size=8)
+    entry = next(e for e in done.report.entries if e.source_key == "seq_length")
+    assert entry.status is Status.DROPPED and "preprocess with max sequence length 2048" in entry.detail
+    assert "max_sequence_length" not in done.dump()

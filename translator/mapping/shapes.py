@@ -134,7 +134,7 @@ def pick(fields: tuple[str, ...], key: str, picks: dict[str, Any]) -> Formula:
 
 def renamed(field: str, key: str, gate: dict[str, tuple[Any, ...]], off: list[Any], read_only: str) -> Formula:
     """A rename with modifiers: `read_when` (the key only means something while other fields have
-    these values: DeepSpeed's optimizer.params.eps for the optimizers that take one), `off` (a key
+    these values: DeepSpeed's optimizer.params.eps for the optimizers that take one), `off_value` (a key
     value that turns the setting off: read as no value), `read_only` (never written: the reason)."""
     arg = ident(key)
     gates = {f"gate_{ident(name)}": allowed for name, allowed in gate.items()}
