@@ -96,6 +96,8 @@ BAD_RULES = [
     ({"field": "optim.eps", "key": "eps", "read_when": {"optim.type": "adam"}, "enum": {"a": 1}},
      "give either read_when or enum, not both"),
     ({"field": "model.seq_length", "read_only": "r"}, "read_only needs key"),
+    ({"field": "precision.loss_scale", "key": "l", "values": {}}, "values: needs at least 1 entries"),
+    ({"field": "precision.loss_scale", "key": "l", "values": {0: "dynamic"}, "scale": 2}, "give either values or scale"),
 ]
 
 

@@ -88,18 +88,18 @@ def build_rule(table: str, index: int, raw: Any) -> Rule:
     )  # fmt: skip
 
 
-_MODIFIERS = ("read_when", "off_value", "read_only")
+_MODIFIERS = ("read_when", "off_value", "read_only", "values")
 
 
 def _renamed(table: str, where: str, raw: dict[str, Any], fields: tuple[str, ...], also: tuple[str, ...]) -> Formula:
-    """A rename with `read_when`, `off_value` or `read_only` (shapes.renamed)."""
+    """A rename with `read_when`, `off_value`, `read_only` or `values` (shapes.renamed)."""
     if len(fields) != 1 or also or not raw.get("key") or any(k in raw for k in ("invert", "enum", "scale", "with")):
         raise _fail(table, where, f"{', '.join(k for k in _MODIFIERS if k in raw)} modifies a rename: one key, one field")
     gate = {name: tuple(v if isinstance(v, list) else [v]) for name, v in (raw.get("read_when") or {}).items()}
     if any(name not in catalogue() for name in gate):
         raise _fail(table, where, f"unknown canonical field in read_when: {sorted(gate)}")
     off = [raw["off_value"]] if "off_value" in raw else []
-    return shapes.renamed(fields[0], raw["key"], gate, off, str(raw.get("read_only", "")))
+    return shapes.renamed(fields[0], raw["key"], gate, off, str(raw.get("read_only", "")), dict(raw.get("values") or {}))
 
 
 def _simple(table: str, where: str, raw: dict[str, Any], fields: tuple[str, ...], also: tuple[str, ...]) -> Simple:

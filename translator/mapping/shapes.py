@@ -132,10 +132,13 @@ def pick(fields: tuple[str, ...], key: str, picks: dict[str, Any]) -> Formula:
     return _formula(f"pick {key}", read, [arg], write, [field_ident(f) for f in fields])
 
 
-def renamed(field: str, key: str, gate: dict[str, tuple[Any, ...]], off: list[Any], read_only: str) -> Formula:
+def renamed(
+    field: str, key: str, gate: dict[str, tuple[Any, ...]], off: list[Any], read_only: str, values: dict[Any, Any]
+) -> Formula:
     """A rename with modifiers: `read_when` (the key only means something while other fields have
     these values: DeepSpeed's optimizer.params.eps for the optimizers that take one), `off_value` (a key
-    value that turns the setting off: read as no value), `read_only` (never written: the reason)."""
+    value that turns the setting off: read as no value), `read_only` (never written: the reason),
+    `values` (a few key values that stand for a canonical one, any other value as it is)."""
     arg = ident(key)
     gates = {f"gate_{ident(name)}": allowed for name, allowed in gate.items()}
 
@@ -145,13 +148,15 @@ def renamed(field: str, key: str, gate: dict[str, tuple[Any, ...]], off: list[An
             return None
         if off and raw is not None and same_value(raw, off[0]):
             return None
-        return raw
+        return next((canonical for framework, canonical in values.items() if same_value(raw, framework)), raw)
 
     def write(**kw: Any) -> Any:
+        value = kw["value"]
         if read_only:
-            raise Unexpressible(read_only.replace("{value}", short(kw["value"])))
-        return {arg: kw["value"]}
+            raise Unexpressible(read_only.replace("{value}", short(value)))
+        return {arg: next((framework for framework, canonical in values.items() if same_value(value, canonical)), value)}
 
     parts = [f"rename {key}"] + [f"read when {n} in {', '.join(map(str, v))}" for n, v in gate.items()]
     parts += [f"off {short(v)}" for v in off] + ["read only"] * bool(read_only)
+    parts += [f"{short(a)} means {short(b)}" for a, b in values.items()]
     return _formula("; ".join(parts), read, [arg, *gates], write, ["value"])

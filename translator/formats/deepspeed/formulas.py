@@ -225,21 +225,6 @@ class DeepspeedZeroStage:
         return {"zero_optimization_stage": value}
 
 
-@formula("deepspeed.loss_scale")
-class ZeroIsDynamic:
-    """DeepSpeed loss_scale: 0 means dynamic loss scaling, any other value a fixed scale."""
-
-    @staticmethod
-    def read(fp16_loss_scale: float | None) -> Any:
-        if fp16_loss_scale is None:
-            return None
-        return "dynamic" if float(fp16_loss_scale) == 0 else float(fp16_loss_scale)
-
-    @staticmethod
-    def write(value: Any) -> dict[str, Any]:
-        return {"fp16_loss_scale": 0 if value == "dynamic" else value}
-
-
 @formula("deepspeed.initial_scale_power")
 class PowerOfTwo:
     """DeepSpeed initial_scale_power p <-> initial loss scale 2**p."""
