@@ -97,6 +97,8 @@ BAD_RULES = [
      "give either read_when or enum, not both"),
     ({"field": "model.seq_length", "read_only": "r"}, "read_only needs key"),
     ({"field": "precision.loss_scale", "key": "l", "values": {}}, "values: needs at least 1 entries"),
+    ({"field": "model.embedding_dropout", "key": "e", "same_as": {"field": "model.hidden_dropout", "reason": "r"}},
+     "give either same_as or key, not both"),
     ({"field": "precision.loss_scale", "key": "l", "values": {0: "dynamic"}, "scale": 2}, "give either values or scale"),
 ]
 
@@ -138,6 +140,8 @@ SEMANTIC = [
     ({"field": "optim.eps", "key": "e", "read_when": {"optim.typo": "adam"}}, "unknown canonical field in read_when"),
     ({"fields": ["optim.eps", "optim.lr"], "key": "e", "off_value": 0}, "off_value modifies a rename: one key, one field"),
     ({"field": "optim.eps", "key": "e", "also": ["f"], "read_only": "r"}, "read_only modifies a rename"),
+    ({"field": "model.embedding_dropout", "same_as": {"field": "model.hiden_dropout", "reason": "r"}},
+     "same_as names one known canonical field"),
 ]
 
 

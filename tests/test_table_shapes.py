@@ -449,3 +449,25 @@ def test_read_only_reads_cerebras_sequence_length_and_refuses_to_write_it() -> N
     entry = next(e for e in done.report.entries if e.source_key == "seq_length")
     assert entry.status is Status.DROPPED and "preprocess with max sequence length 2048" in entry.detail
     assert "max_sequence_length" not in done.dump()
+
+
+# ---- same_as ------------------------------------------------------------------------------------
+
+
+def test_same_as_neox_embedding_dropout_is_hidden_dropout() -> None:
+    """mappings/neox.yaml: NeoX applies hidden_dropout to the embeddings (it was the formula
+    neox.embedding_dropout): read as that value; another value is lost, with the reason."""
+    rule = load_table("neox").rules_for_field("model.embedding_dropout")[0]
+    assert rule.key is None and rule.shape == "same_as" and rule.formula is not None
+    assert rule.with_fields == {"same_hidden_dropout": "model.hidden_dropout"}
+    formula = rule.formula
+    assert formula.read(same_hidden_dropout=0.1) == 0.1
+    assert formula.write(value=0.1, same_hidden_dropout=0.1) == {}
+    assert formula.write(value=0.0, same_hidden_dropout=None) == {}  # NeoX's default hidden_dropout 0
+    lost = formula.write(value=0.2, same_hidden_dropout=0.1)
+    assert lost.value == {} and lost.detail == "NeoX applies hidden_dropout 0.1 to the embeddings; embedding dropout 0.2 is lost"
+    done = translate([str(PYTHIA)], "neox", "neox", set_values={"model.embedding_dropout": 0.2})
+    assert any(e.status is Status.LOSSY and "NeoX applies hidden_dropout 0 to the embeddings; embedding dropout 0.2 is lost"
+               in e.detail for e in done.report.entries)  # fmt: skip
+    read = ingest(api.load(PYTHIA, "neox"), load_table("neox"), schema_index("neox"))
+    assert read.ir.get("model.embedding_dropout") == read.ir.get("model.hidden_dropout") is not None

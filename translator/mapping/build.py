@@ -48,11 +48,15 @@ def build_rule(table: str, index: int, raw: Any) -> Rule:
     key, also = raw.get("key"), tuple(raw.get("also", ()))
     if "product" in raw and len(fields) != 1:
         raise _fail(table, where, "a product rule maps one field: the product")
-    shape = next((s for s in ("fixed", "flags", "list", "pick") if s in raw), "")
+    shape = next((s for s in ("fixed", "flags", "list", "pick", "same_as") if s in raw), "")
     formula: Formula | None = None
     simple: Simple | None = None
     if shape:
         key, also, formula = _shape(table, where, shape, raw, fields)
+        if shape == "same_as":
+            if with_fields or raw["same_as"]["field"] not in known:
+                raise _fail(table, where, "same_as names one known canonical field (and no `with`)")
+            with_fields = {f"same_{field_ident(raw['same_as']['field'])}": raw["same_as"]["field"]}
     elif "formula" in raw:
         formula = FORMULAS[raw["formula"]] if _known_formula(raw["formula"]) else None
         if formula is None:
@@ -132,6 +136,9 @@ def _shape(
         return key, tuple(raw.get("also", ())), shapes.pick(fields, key, raw["pick"])
     if len(fields) != 1:
         raise _fail(table, where, f"{shape} maps one field")
+    if shape == "same_as":
+        same = raw["same_as"]
+        return None, (), shapes.same_as(fields[0], same["field"], same["reason"], same.get("otherwise"))
     if shape == "fixed":
         if "fixed_reason" not in raw:
             raise _fail(table, where, "fixed needs fixed_reason: where the framework hard-codes the value")

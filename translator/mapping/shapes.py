@@ -48,6 +48,23 @@ def fixed(field: str, value: Any, reason: str) -> Formula:
     return _formula(f"fixed {short(value)}", read, [], write, ["value"])
 
 
+def same_as(field: str, other: str, reason: str, otherwise: Any) -> Formula:
+    """The framework has no key of its own: the field is another field's value (NeoX's embedding
+    dropout is hidden_dropout); another value is lost, said by `reason` ({same}, {value}: format fields)."""
+    alias = f"same_{field_ident(other)}"
+
+    def read(**kw: Any) -> Any:
+        return kw[alias]
+
+    def write(**kw: Any) -> Any:
+        value, applied = kw["value"], otherwise if kw[alias] is None else kw[alias]
+        if same_value(value, applied):
+            return {}
+        return Approx({}, reason.format(same=applied, value=value))
+
+    return _formula(f"same as {other}", read, [alias], write, ["value", alias])
+
+
 def flags(field: str, switches: dict[str, Any], otherwise: Any) -> Formula:
     """Several boolean keys <-> one enum field: at most one switch is on; none on means `otherwise`."""
     names = {ident(k): k for k in switches}

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ...formula import Approx, Unexpressible, formula, is_close
+from ...formula import Approx, Unexpressible, formula
 from . import schedule  # noqa: F401  (registers veomni.schedule, veomni.train_steps, ...)
 
 
