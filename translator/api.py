@@ -130,9 +130,22 @@ def read_ir(config: ConfigInput | Source, src: str, **options: Any) -> Ingested:
             raise UsageError(f"world size: {exc}") from None
     table = load_table(src).for_layout(source.layout)
     ingested = ingest(source, table, schema_index(src), user, options.get("context"))
+    settle_schedule(ingested.ir)
     if all(fate.kind == "unknown" for fate in ingested.fates.values()):
         raise _not_this_format(source, src, table.title)
     return ingested
+
+
+def settle_schedule(ir: IR) -> None:
+    """The schedule's summaries, and --set of one or of optim.lr applied to the phases (the schedule
+    core is imported only for a config with a schedule)."""
+    if "schedule.phases" in ir.fields or ir.fields.keys() & _SCHEDULE_INPUTS:
+        from .schedule.fields import settle
+
+        settle(ir)
+
+
+_SCHEDULE_INPUTS = frozenset({"schedule.warmup_steps", "schedule.decay_steps", "schedule.min_lr", "optim.lr"})
 
 
 def _not_this_format(source: Source, fmt: str, title: str) -> InputError:

@@ -30,13 +30,15 @@ def read_back(
     """The written document ingested with the target's reader and table, as a user would read it:
     what the user gave on the command line that the target cannot hold (--world-size) is given
     again, as `neoconv diff --world-size` would; nothing else of the source is known."""
-    from .api import load
+    from .api import load, settle_schedule
 
     back = load(document, fmt, model_config=model_config) if model_config is not None else load(document, fmt)
     table = load_table(fmt).for_layout(back.layout or layout)
     kept = expressible(fmt)
     given = {name: value for name, value in source.ir.fields.items() if value.origin is Origin.USER and name not in kept}
-    return ingest(back, table, schema_index(fmt), None, given, ledger=False)
+    ingested = ingest(back, table, schema_index(fmt), None, given, ledger=False)
+    settle_schedule(ingested.ir)
+    return ingested
 
 
 def verify(report: Report, source: Ingested, back: Ingested, rtol: float = DEFAULT_RTOL) -> int:
