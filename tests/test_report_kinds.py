@@ -39,7 +39,7 @@ EXAMPLES: dict[str, dict[str, Any]] = {
     "carried": {},
     "carried_as_written": {},
     "assumed": {"key": "model.attention_type", "value": "scaled_dot_product", "title": "Cerebras Model Zoo"},
-    "not_assumed": {"key": "model.use_bias_in_output", "value": True, "assumed": False},
+    "not_assumed": {"key": "model.attention_type", "value": "dot_product", "assumed": "scaled_dot_product"},
     "no_counterpart": {"title": "DeepSpeed", "fields": ["model.num_layers"]},
     "absent": {
         "reason": "the PipelineModule in the model code decides pipeline stages; DeepSpeed's config has none",
@@ -179,7 +179,7 @@ RENDERED = [
     ("carried", ""),
     ("carried_as_written", "carried as written"),
     ("assumed", "model.attention_type='scaled_dot_product' is what Cerebras Model Zoo assumes"),
-    ("not_assumed", "model.use_bias_in_output=True is not expressible: the other frameworks assume False"),
+    ("not_assumed", "model.attention_type='dot_product' is not expressible: the other frameworks assume 'scaled_dot_product'"),
     ("no_counterpart", "DeepSpeed has no counterpart for model.num_layers"),
     ("absent", "the PipelineModule in the model code decides pipeline stages; DeepSpeed's config has none"),
     ("not_derived", "no value for batch.global could be derived"),
@@ -263,7 +263,7 @@ HAND_MADE = {
     "zoo.yaml": (
         "cerebras",
         "model: {hidden_size: 64, num_hidden_layers: 2, num_heads: 4, filter_size: 256, vocab_size: 1000,\n"
-        "  max_position_embeddings: 128, use_bias_in_output: true}\n"
+        "  max_position_embeddings: 128, use_bias_in_output: true, attention_type: dot_product}\n"
         "optimizer: {optimizer_type: adamw, learning_rate: 0.001}\n"
         "runconfig: {max_steps: 10, save_losses: [1]}\n",
     ),

@@ -43,7 +43,9 @@ def test_table_defaults_agree_with_the_format_schema(fmt: str) -> None:
             continue
         assert node["default"] == rule.default_for(), f"{fmt}:{rule.key}: table {rule.default_for()!r} vs docs {node['default']!r}"
         checked += 1
-    assert checked >= 3
+    # hf: each class's defaults are data of the class (mappings/hf.yaml data.model_types.*.defaults),
+    # checked against transformers' own config classes by the oracle tier (tests/test_hf_oracle.py)
+    assert checked >= 3 or fmt == "hf"
 
 
 @pytest.mark.parametrize("fmt", sorted(FORMATS))

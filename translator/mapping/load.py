@@ -33,10 +33,11 @@ def load_table_file(path: Path, fmt: str | None = None) -> Table:
         raise MappingTableError(f"{name}: needs `format: {fmt}` and a `rules:` list")
     base = _base(path, raw)
     rules = [build_rule(name, i, r) for i, r in enumerate(raw["rules"])]
-    own_absent = dict(raw.get("absent") or {})
-    absent = {**(base.absent if base else {}), **own_absent}
+    own_absent = _groups(name, dict(raw.get("absent") or {}), {f for r in rules for f in r.fields})
     if base is not None:
         rules = _extend(base, rules, own_absent)
+    ruled = {f for r in rules for f in r.fields}  # an inherited `absent` holds where no rule here writes
+    absent = {**{k: v for k, v in (base.absent if base else {}).items() if k not in ruled}, **own_absent}
     _check_claims(name, rules)
     unsupported = {**(base.unsupported if base else {}), **dict(raw.get("unsupported") or {})}
     for key in absent:
@@ -58,6 +59,20 @@ def load_table_file(path: Path, fmt: str | None = None) -> Table:
         order=tuple(raw.get("order") or (base.order if base else ())),
         lenient_types=bool(raw.get("lenient_types", base.lenient_types if base else False)),
     )
+
+
+def _groups(name: str, absent: dict[str, str], ruled: set[str]) -> dict[str, str]:
+    """`absent: {optim.*: why}`: every catalogue field of the group that no rule of the table writes."""
+    out: dict[str, str] = {}
+    for key, why in absent.items():
+        if key.endswith(".*"):
+            group = [f for f in catalogue() if f.startswith(key[:-1]) and f not in ruled]
+            if not group:
+                raise MappingTableError(f"{name}: absent: {key!r} names no canonical field")
+            out.update(dict.fromkeys(group, why))
+        else:
+            out[key] = why
+    return out
 
 
 def _read(path: Path) -> Any:

@@ -9,8 +9,9 @@ import math
 from typing import Any
 
 from ...formula import Approx, Extension, Unexpressible, formula
-from ...formulas_common import DecoderFamily, init_method_std, rotary_dim_for
-from . import schedule  # noqa: F401  (registers cerebras.lr_schedule)
+from ...formulas_common import init_method_std, rotary_dim_for
+from . import models, moe, positions, schedule  # noqa: F401  (register cerebras.* model, MoE, RoPE, window, schedule formulas)
+from .models import GPTJ_BACKBONE
 
 
 @formula("cerebras.rotary_dim")
@@ -31,16 +32,16 @@ class RotaryDim:
         return fraction
 
     @staticmethod
-    def write(value: float, hidden_size: int | None, num_heads: int | None) -> dict[str, Any]:
+    def write(value: float, hidden_size: int | None, num_heads: int | None, head_dim: int | None) -> dict[str, Any]:
         if not hidden_size or not num_heads:
             return {}
-        return {"model_rotary_dim": rotary_dim_for(value, hidden_size // num_heads)}
+        return {"model_rotary_dim": rotary_dim_for(value, head_dim or hidden_size // num_heads)}
 
 
 # Model Zoo's GPT-2-derived models (gpt2, llama, mistral: gpt2/model.py 2.0-2.2, gpt2_model.py since)
 # default embedding_dropout_rate and attention_dropout_rate to dropout_rate; the GPT-J backbone
 # (gptj/model.py) defaults each to 0.1 on its own.
-CEREBRAS_OWN_DROPOUT_DEFAULTS = frozenset({"gptj", "gpt-neox"})
+CEREBRAS_OWN_DROPOUT_DEFAULTS = GPTJ_BACKBONE
 
 
 def _cerebras_dropout(value: Any, hidden_dropout: float | None, family: str | None) -> Any:
@@ -100,18 +101,19 @@ class CerebrasGqa:
 
 @formula("cerebras.attention_bias")
 class CerebrasAttentionBias:
-    """Cerebras has separate flags for the QKV and output projection biases; NeoX and HF have one."""
+    """use_projection_bias_in_attention (q, k, v) and use_ffn_bias_in_attention (the output projection)."""
 
     @staticmethod
     def read(model_use_projection_bias_in_attention: Any, model_use_ffn_bias_in_attention: Any) -> Any:
         qkv, out = model_use_projection_bias_in_attention, model_use_ffn_bias_in_attention
         if qkv is None or out is None or qkv == out:
-            return qkv if qkv is not None else out
-        return Approx(qkv, f"QKV bias {qkv} and output-projection bias {out} differ; one flag keeps the QKV one")
+            return {"attention_bias": qkv if qkv is not None else out}
+        return {"attention_bias": qkv, "attention_output_bias": out}  # Qwen2: q, k, v biased, o not
 
     @staticmethod
-    def write(value: bool) -> dict[str, Any]:
-        return {"model_use_projection_bias_in_attention": value, "model_use_ffn_bias_in_attention": value}
+    def write(attention_bias: bool | None, attention_output_bias: bool | None) -> dict[str, Any]:
+        out = attention_bias if attention_output_bias is None else attention_output_bias
+        return {"model_use_projection_bias_in_attention": attention_bias, "model_use_ffn_bias_in_attention": out}
 
 
 def _truncated_normal(std: float) -> dict[str, Any]:
@@ -156,7 +158,7 @@ class CerebrasInitializers:
         out["init_method"] = method_for(model_initializer, "normal")
         # Cerebras' GPT-2 backbone (gpt2, llama, mistral) scales its default output-layer init by
         # 1/sqrt(2L) (NeoX scaled_normal); the GPT-J backbone uses initializer_range everywhere.
-        sequential = family in ("gpt2", "llama", "mistral")
+        sequential = family not in GPTJ_BACKBONE
         out["output_init_method"] = method_for(model_output_layer_initializer, "scaled_normal" if sequential else "normal")
         return out
 
@@ -177,7 +179,7 @@ class CerebrasInitializers:
                 out["model_initializer_range"] = Approx(sigma, why)
             return out
         detail = CerebrasInitializers.TRUNCATION
-        if family in ("gptj", "gpt-neox"):
+        if family in GPTJ_BACKBONE:
             detail += "; " + CerebrasInitializers.GPTJ_FFN
 
         def spec(method: str | None) -> Any:
@@ -300,44 +302,6 @@ class DenseAttention:
             return Approx({}, f"Cerebras models only have dense causal attention: the {value} blocks become "
                               "attention layers")  # fmt: skip
         return {}
-
-
-# Cerebras Model Zoo registry names (release 2.10, registry.yaml) of decoder language models: the
-# GPT-2 backbone ones and the GPT-J backbone ones (CEREBRAS_PARALLEL_MODELS).
-CEREBRAS_DECODERS = frozenset(
-    {"gpt2", "gpt3", "gpt_backbone", "llama", "mistral", "mixtral", "btlm", "bloom", "jais", "santacoder",
-     "starcoder", "gemma2", "gptj", "gpt-neox", "falcon"}
-)  # fmt: skip
-_CEREBRAS_ALIASES = {"llamamodel": "llama"}  # deprecated registry aliases
-
-
-@formula("cerebras.model_name")
-class CerebrasModelName:
-    """trainer.init.model.name <-> model family. Names the catalogue has are the family; other
-    decoder names (gpt3, falcon, btlm, ...) get the family of their block structure; the writer
-    writes the family (the name is required from Model Zoo 2.4 on)."""
-
-    @staticmethod
-    def read(
-        model_name: Any,
-        parallel_residual: bool | None,
-        parallel_shared_norm: bool | None,
-        norm: str | None,
-        activation: str | None,
-    ) -> Any:
-        structural = DecoderFamily.read(parallel_residual, parallel_shared_norm, norm, activation)
-        if model_name is None:
-            return structural
-        name = _CEREBRAS_ALIASES.get(str(model_name).lower(), str(model_name).lower())
-        if name in ("gpt2", "gptj", "gpt-neox", "llama", "mistral"):
-            return name
-        if name in CEREBRAS_DECODERS:
-            return structural
-        return Extension(f"{model_name} is not a decoder language model: no other framework has its architecture")
-
-    @staticmethod
-    def write(value: str) -> dict[str, Any]:
-        return {"model_name": value}
 
 
 @formula("cerebras.norm")

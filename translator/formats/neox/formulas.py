@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...formula import Approx, Unexpressible, formula
+from ...formula import Approx, Unexpressible, Unrunnable, formula
 from ...formulas_common import GATED_ACTIVATIONS
-from . import schedule, training  # noqa: F401  (register neox.lr_schedule and the training formulas)
+from . import models, schedule, training  # noqa: F401  (register neox.* model, lr_schedule and training formulas)
+from .widths import width_problem
 
 
 def _round_up(value: int, multiple: int) -> int:
@@ -33,16 +34,24 @@ class NeoxFfnWidth:
         mlp_multiple_of: int | None,
         hidden_size: int | None,
         activation: str | None,
+        tensor_size: int | None,
+        moe_num_experts: Any,
     ) -> int | None:
         multiple = mlp_multiple_of or 1
         if intermediate_size is not None:
-            ffn = int(intermediate_size)
+            ffn, key = int(intermediate_size), "intermediate_size"
         elif expansion_factor is not None and hidden_size:
-            ffn = int(expansion_factor * hidden_size)
+            ffn, key = int(expansion_factor * hidden_size), "expansion_factor"
         elif hidden_size:
-            ffn = 4 * hidden_size
+            ffn, key = 4 * hidden_size, ""
         else:
             return None
+        every_layer_moe = (moe_num_experts or 1) > 1  # moe_expert_interval: 1, the only one read (neox.yaml)
+        if not every_layer_moe:  # else the dense MLP is never built (experts take intermediate_size as is)
+            problem = width_problem(ffn, activation, multiple, max(1, tensor_size or 1))
+            if problem is not None:  # the key is named by the error; intermediate_size is the one to set
+                raise Unrunnable(problem.split(": ", 1)[1] if key == "intermediate_size" else
+                                 f"gives the width {ffn} (x hidden_size); {problem}")  # fmt: skip
         if activation in GATED_ACTIVATIONS:
             fused = _round_up(int(ffn * 2 / 3), 2 * multiple)
             return _round_up(fused // 2, multiple)
@@ -70,9 +79,11 @@ class NeoxActivation:
         return name
 
     @staticmethod
-    def write(value: str) -> dict[str, Any]:
+    def write(value: str) -> Any:
         if value == "gelu_tanh":
             return {"activation": "gelu", "bias_gelu_fusion": True}
+        if value == "geglu_tanh":  # activations.py: geglu gates with F.gelu, the exact GELU
+            return Approx({"activation": "geglu"}, "NeoX's geglu gates with the exact GELU, not its tanh approximation")
         return {"activation": value}
 
 
@@ -157,7 +168,9 @@ class NeoxAttentionKind:
         return "+".join(sorted(kinds))
 
     @staticmethod
-    def write(value: str, num_layers: int | None) -> dict[str, Any]:
+    def write(value: str, num_layers: int | None, sliding_window: int | None) -> dict[str, Any]:
         if value == "dense":
+            if sliding_window is not None and num_layers:  # only flash attention applies NeoX's window
+                return {"attention_config": [[["flash"], num_layers]]}
             return {}
         return {"attention_config": Approx(None, f"attention pattern {value} is not written back")}
