@@ -20,6 +20,7 @@ from .registry import get_format
 from .report import Entry, Report, Status
 from .schema import schema_index
 from .source import Source
+from .versions import resolve, settle
 
 __all__ = ["ConfigInput", "Translation", "check_options", "dump", "load", "parse_set", "read_ir", "translate"]
 
@@ -96,8 +97,6 @@ def read_ir(config: ConfigInput | Source, src: str, **options: Any) -> Ingested:
     """Ingest a config into the canonical IR (with the per-leaf ledger the report is built from)."""
     source = config if isinstance(config, Source) else load(
         config, src, layout=options.get("source_layout"), model_config=options.get("model_config"))
-    if options.get("source_version"):
-        source.version = options["source_version"]
     user = dict(options.get("set_values") or {})
     if options.get("world_size") is not None:
         try:
@@ -105,6 +104,7 @@ def read_ir(config: ConfigInput | Source, src: str, **options: Any) -> Ingested:
         except ValueError as exc:
             raise UsageError(f"world size: {exc}") from None
     table = load_table(src).for_layout(source.layout)
+    settle(source, table, options.get("source_version"))
     ingested = ingest(source, table, schema_index(src), user, options.get("context"))
     if all(fate.kind == "unknown" for fate in ingested.fates.values()):
         raise _not_this_format(source, src, table.title)
@@ -174,9 +174,7 @@ def translate(config: ConfigInput, src: str, dst: str, **options: Any) -> Transl
     layout = options.get("layout") or dst_spec.default_layout
     ingested, src, read_as = _read_run(config, src, options)
     table = load_table(dst).for_layout(layout)
-    version = options.get("target_version") or table.versions[0]
-    if version not in table.versions:
-        raise UsageError(f"unknown {dst} version {version!r}; known: {', '.join(table.versions)}")
+    version = resolve(dst, options["target_version"], "--to-version") if options.get("target_version") else table.versions[0]
     writer = dst_spec.load_writer()
     # a writer that restructures a layout says which leaves have no place in it (same-format)
     unplaceable = writer.unplaceable
@@ -197,7 +195,7 @@ def translate(config: ConfigInput, src: str, dst: str, **options: Any) -> Transl
     _report_written(report, written)
     companions = [f for part in ingested.companions if part.source for f in part.source.files]
     report.source = {"format": src, "files": source.files + companions, "layout": source.layout,
-                     "version": source.version or load_table(src).versions[0]}  # fmt: skip
+                     **(source.release.to_json() if source.release else {"version": source.version})}  # fmt: skip
     if read_as:
         report.source["note"] = read_as
     report.target = {"format": dst, "layout": layout, "version": version, "model_family": family}
@@ -205,7 +203,7 @@ def translate(config: ConfigInput, src: str, dst: str, **options: Any) -> Transl
         model_config = written.model_config
         if model_config is None and dst_spec.takes_model_config:
             model_config = {}  # never a file found on disk relative to wherever the library runs
-        _verify(report, ingested, written.document, dst, layout, model_config)
+        _verify(report, ingested, written.document, dst, layout, version, model_config)
     return Translation(written.document, report, ingested.ir, dst, written, written.side_files)
 
 
@@ -230,7 +228,8 @@ def _read_run(config: ConfigInput | Source, src: str, options: dict[str, Any]) -
         read_as = f"read as {exc.suggested}: {exc.message.split(':')[0]}"
         src = exc.suggested
         ingested = read_ir(config, src, **options)
-    companion_options = {k: v for k, v in options.items() if k not in ("set_values", "source_layout", "model_config")}
+    companion_options = {k: v for k, v in options.items()
+                         if k not in ("set_values", "source_layout", "model_config", "source_version")}  # fmt: skip
     parts = [read_ir(path, fmt, **companion_options) for path, fmt in companions]
     if parts:
         # one run in several files: each is read again knowing what only the others state (NeoX's
@@ -274,14 +273,14 @@ def _amended(entry: Entry, amend: dict[str, tuple[Status, str]]) -> Entry:
 
 
 def _verify(
-    report: Report, ingested: Ingested, document: dict[str, Any], dst: str, layout: str | None,
+    report: Report, ingested: Ingested, document: dict[str, Any], dst: str, layout: str | None, version: str,
     model_config: Mapping[str, Any] | None,
 ) -> None:  # fmt: skip
     """Read the written document back (in memory) and name what reading it back does not recover."""
     from .verify import read_back, readback_failed, verify
 
     try:
-        back = read_back(document, dst, layout, ingested, model_config)
+        back = read_back(document, dst, layout, version, ingested, model_config)
     except NeoconvError as exc:
         readback_failed(report, exc)
         report.target["verified"] = False

@@ -18,6 +18,8 @@ from .catalogue import catalogue
 from .errors import InputError, MappingTableError
 from .resources import data_dir
 from .formula import FORMULAS, Formula, Simple, field_ident, ident
+from .history import load_history
+from .versions import release_defaults, table_releases
 from .yamlread import load as load_yaml
 
 _NO_DEFAULT = object()
@@ -128,6 +130,8 @@ class Table:
     extension_reasons: dict[str, str] = field(default_factory=dict)
     order: tuple[str, ...] = ()
     lenient_types: bool = False  # unmapped keys may not match the documented type (the docs are loose)
+    version_aliases: dict[str, str] = field(default_factory=dict)  # other names users know -> release label
+    release_neutral: tuple[str, ...] = ()  # blocks whose keys tell nothing about a file's release
 
     def rules_for_field(self, name: str) -> list[Rule]:
         return self._by_field.get(name, [])
@@ -195,7 +199,7 @@ class Table:
         return Table(
             self.format, self.title, self.versions, keep(self.rules), keep(self.read_order),
             self.unsupported, self.source_file, self.absent, self.extension_reasons, self.order,
-            self.lenient_types,
+            self.lenient_types, self.version_aliases, self.release_neutral,
         )  # fmt: skip
 
 
@@ -361,8 +365,8 @@ def load_table(fmt: str) -> Table:
             if slot in claimed:
                 raise MappingTableError(f"{name}: key {key!r} is claimed by two rules ({claimed[slot]}, {rule.label})")
             claimed[slot] = rule.label
-    allowed = {"format", "title", "versions", "rules", "unsupported", "absent", "extension_reasons", "order",
-               "lenient_types"}
+    allowed = {"format", "title", "version_aliases", "release_neutral", "rules", "unsupported", "absent",
+               "extension_reasons", "order", "lenient_types"}
     if set(raw) - allowed:
         raise MappingTableError(f"{name}: unknown top-level entries {sorted(set(raw) - allowed)}")
     unsupported = dict(raw.get("unsupported") or {})
@@ -373,10 +377,15 @@ def load_table(fmt: str) -> Table:
     for key in unsupported:
         if any(key in r.keys for r in rules):
             raise MappingTableError(f"{name}: key {key!r} is both mapped and listed as unsupported")
+    history = load_history(fmt)
+    labels, aliases = table_releases(name, history, raw.get("version_aliases"))
+    rules = [release_defaults(name, rule, history) for rule in rules]  # from the key history
     return Table(
         format=fmt,
         title=str(raw.get("title", fmt)),
-        versions=tuple(raw.get("versions", ["current"])),
+        versions=tuple(reversed(labels)),  # newest first: the one a file is read and written as by default
+        version_aliases=aliases,
+        release_neutral=tuple(raw.get("release_neutral") or ()),
         rules=tuple(rules),
         read_order=_topological(name, rules),
         unsupported=unsupported,

@@ -33,8 +33,10 @@ def translation_options(func: F) -> F:
         click.option("--model-config", "model_config", metavar="FILE",
                      help="VeOmni source: the HuggingFace config.json with the architecture (default: found "
                           "from model.config_path / model.model_path beside the YAML)."),
-        click.option("--from-version", "source_version", metavar="V", help="Source documentation version."),
-        click.option("--to-version", "target_version", metavar="V", help="Target documentation version."),
+        click.option("--from-version", "source_version", metavar="V",
+                     help="Source release (1.9, 2023-05-02, #538, 0.14.4, current; `neoconv formats` lists them); "
+                          "default: the release the file's keys tell."),
+        click.option("--to-version", "target_version", metavar="V", help="Target release (default: the newest)."),
         click.option("-q", "--quiet", is_flag=True, help="No report table on stderr."),
         click.option("-v", "--verbose", is_flag=True, help="Show every report entry, not only the notable ones."),
         click.option("--debug", is_flag=True, help="Show a traceback on errors."),

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from .io import key_line
+
+if TYPE_CHECKING:
+    from .versions import Release
 
 
 @dataclass
@@ -16,7 +19,8 @@ class Source:
     texts: dict[str, str] = field(default_factory=dict)  # file name -> text, for line numbers
     leaf_files: dict[str, str] = field(default_factory=dict)  # top-level key -> file it came from
     layout: str | None = None
-    version: str | None = None
+    version: str | None = None  # the release label the file is read as (versions.settle decides)
+    release: Release | None = None  # how that release was decided
     notes: dict[str, str] = field(default_factory=dict)  # leaf -> what the reader did to it
     # what else the reader noted: `unsupplied` (field -> why no file supplies it) for the engine; a
     # same-format writer gets it all as WriteContext.source_shape (private to the format)

@@ -24,6 +24,7 @@ def read_back(
     document: Mapping[str, Any],
     fmt: str,
     layout: str | None,
+    version: str,
     source: Ingested,
     model_config: Mapping[str, Any] | None,
 ) -> Ingested:
@@ -33,6 +34,7 @@ def read_back(
     from .api import load
 
     back = load(document, fmt, model_config=model_config) if model_config is not None else load(document, fmt)
+    back.version = version  # read as the release it was written for
     table = load_table(fmt).for_layout(back.layout or layout)
     kept = expressible(fmt)
     given = {name: value for name, value in source.ir.fields.items() if value.origin is Origin.USER and name not in kept}

@@ -159,7 +159,7 @@ def _build(
     tree = unflatten(view)
     leaf_files = {k: base for k in tree}
     source = VeomniSource(
-        "veomni", tree, list(files), texts, leaf_files, layout=chosen, version=chosen,
+        "veomni", tree, list(files), texts, leaf_files, layout=chosen,
         notes={k: v for k, v in view_notes.items() if v}, aliases=aliases, origins=origins,
     )  # fmt: skip
     attach_architecture(source, base, model_config)
