@@ -120,3 +120,16 @@ def test_every_table_alias_names_a_release() -> None:
     for fmt in ("cerebras", "neox", "veomni", "deepspeed"):
         known = versions(fmt)
         assert all(label in known.labels for label in known.aliases.values())
+
+
+def test_a_key_of_another_release_is_known_not_unknown(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # a nested VeOmni file (#538 on) with the flat-era train.dyn_bsz_buffer_size (read until #498)
+    path = tmp_path / "run.yaml"
+    path.write_text("model: {model_path: m}\ndata: {train_path: d, max_seq_len: 128}\n"
+                    "train: {optimizer: {lr: 1.0e-4}, dyn_bsz_buffer_size: 100, dyn_bsz_bufer: 3}\n")  # fmt: skip
+    (tmp_path / "config.json").write_text('{"model_type": "llama"}')
+    entries = translate(path, "veomni", "neox", model_config=tmp_path / "config.json").report.by_source()
+    old = entries["train.dyn_bsz_buffer_size"]
+    assert old.status.value == "dropped" and "does not read it (read by fb1b0b2d..#498)" in old.detail
+    typo = entries["train.dyn_bsz_bufer"]  # no release ever had it
+    assert typo.status.value == "unknown" and "did you mean train.dyn_bsz_buffer_size" in typo.detail

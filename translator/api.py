@@ -18,7 +18,7 @@ from .ir import IR, Origin, Value
 from .mapping import load_table
 from .registry import get_format
 from .report import Entry, Report, Status
-from .schema import schema_index
+from .schema import release_index
 from .source import Source
 from .versions import resolve, settle
 
@@ -105,7 +105,7 @@ def read_ir(config: ConfigInput | Source, src: str, **options: Any) -> Ingested:
             raise UsageError(f"world size: {exc}") from None
     table = load_table(src).for_layout(source.layout)
     settle(source, table, options.get("source_version"))
-    ingested = ingest(source, table, schema_index(src), user, options.get("context"))
+    ingested = ingest(source, table, release_index(src, source.version, table.title), user, options.get("context"))
     if all(fate.kind == "unknown" for fate in ingested.fates.values()):
         raise _not_this_format(source, src, table.title)
     return ingested

@@ -448,7 +448,7 @@ def _classify(leaf: str, schema: SchemaIndex, table: Table, suggest: bool = True
         if reason is not None:
             found = ("unsupported", reason)
         elif schema.known(leaf):
-            found = ("extension", table.extension_reasons.get(_group_of(schema, leaf), ""))
+            found = ("extension", schema.note(leaf) or table.extension_reasons.get(_group_of(schema, leaf), ""))
         elif not suggest:
             return ("unknown", f"not a {table.title} parameter (no suggestion: the file has too many unknown keys)")
         else:
