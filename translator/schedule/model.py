@@ -45,7 +45,7 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Iterator, Mapping, NamedTuple, Sequence
 
-from . import shapes
+from . import custom, shapes
 
 
 class ScheduleError(ValueError):
@@ -131,7 +131,7 @@ class Phase:
             return shapes.Step(self.start, p("gamma"), p("step_size"), tuple(p("milestones") or ()))
         if k == "cyclic":
             return shapes.Cyclic(self.start, p("high"), p("up"), p("down"), p("mode"), p("gamma"))
-        return shapes.Custom(p("form"), p("args") or {})
+        return custom.Custom(p("form"), p("args") or {})
 
     def sub(self, skip: int, length: int) -> "Phase":
         """The same shape over `length` steps, starting `skip` steps into this phase."""
@@ -221,7 +221,7 @@ def _check_params(p: Phase) -> None:
             raise ScheduleError("cyclic down and high must be at least 0")
         if get("mode") not in CYCLIC_MODES:
             raise ScheduleError(f"cyclic mode must be one of {', '.join(CYCLIC_MODES)}, got {get('mode')!r}")
-    if k == "custom" and get("form") not in shapes.FORMS:
+    if k == "custom" and get("form") not in custom.FORMS:
         raise ScheduleError(f"no closed form named {get('form')!r} is registered")
 
 

@@ -32,7 +32,7 @@ import itertools
 import math
 from typing import Any, Callable, Mapping, Sequence
 
-from .. import shapes
+from .. import custom
 from ..compare import max_difference, peak
 from ..fit import is_exact
 from ..model import NotRepresentable, Phase, Schedule, ScheduleError, phase
@@ -108,7 +108,7 @@ def _restarts_breaks(args: Mapping[str, Any], lo: float, hi: float) -> list[floa
 
 
 RESTARTS = "cerebras.cosine_annealing_warm_restarts_2.10"
-shapes.register_form(RESTARTS, shapes.CustomForm(_restarts_value, _restarts_slope, _restarts_breaks))
+custom.register_form(RESTARTS, custom.CustomForm(_restarts_value, _restarts_slope, _restarts_breaks))
 
 
 # ---- reading -------------------------------------------------------------------------------------

@@ -1,0 +1,50 @@
+"""The opaque `custom` phase kind: a closed form with no neutral kind (a framework's restart
+schedule, ...), registered by the module that reads it and evaluated through the registry."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Mapping, NamedTuple
+
+from .shapes import Shape
+
+
+class CustomForm(NamedTuple):
+    """A closed form with no neutral kind, registered by the module that reads it.
+
+    value(args, s) is required; slope and breaks are optional (without both, the form is
+    evaluated step by step when compared)."""
+
+    value: Callable[[Mapping[str, Any], float], float]
+    slope: Callable[[Mapping[str, Any], float], float] | None = None
+    breaks: Callable[[Mapping[str, Any], float, float], list[float] | None] | None = None
+    tail: int = 0
+
+
+FORMS: dict[str, CustomForm] = {}
+
+
+def register_form(name: str, form: CustomForm) -> None:
+    FORMS[name] = form
+
+
+class Custom(Shape):
+    def __init__(self, form: str, args: Mapping[str, Any]) -> None:
+        if form not in FORMS:
+            raise KeyError(form)
+        self.form, self.args, self.name = FORMS[form], args, form
+        self.structured = self.form.slope is not None and self.form.breaks is not None
+
+    def value(self, s: float) -> float:
+        return float(self.form.value(self.args, s))
+
+    def slope(self, s: float) -> float | None:
+        return None if self.form.slope is None else float(self.form.slope(self.args, s))
+
+    def curve(self, s: float) -> float | None:
+        return None
+
+    def breaks(self, lo: float, hi: float) -> list[float] | None:
+        return None if self.form.breaks is None else self.form.breaks(self.args, lo, hi)
+
+    def tail(self) -> int:
+        return self.form.tail
