@@ -20,7 +20,7 @@ from .registry import get_format
 from .report import Entry, Report, Status
 from .schema import release_index
 from .source import Source
-from .versions import resolve, settle
+from .versions import resolve, settle, upgrade
 
 __all__ = ["ConfigInput", "Translation", "check_options", "dump", "load", "parse_set", "read_ir", "translate"]
 
@@ -105,6 +105,7 @@ def read_ir(config: ConfigInput | Source, src: str, **options: Any) -> Ingested:
             raise UsageError(f"world size: {exc}") from None
     table = load_table(src).for_layout(source.layout)
     settle(source, table, options.get("source_version"))
+    upgrade(source, table)  # older spellings read as today's keys (after the release is told from them)
     ingested = ingest(source, table, release_index(src, source.version, table.title), user, options.get("context"))
     if all(fate.kind == "unknown" for fate in ingested.fates.values()):
         raise _not_this_format(source, src, table.title)

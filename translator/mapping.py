@@ -19,7 +19,7 @@ from .errors import InputError, MappingTableError
 from .resources import data_dir
 from .formula import FORMULAS, Formula, Simple, field_ident, ident
 from .history import load_history
-from .versions import release_defaults, table_releases
+from .versions import release_defaults, table_releases, table_renames
 from .yamlread import load as load_yaml
 
 _NO_DEFAULT = object()
@@ -132,6 +132,7 @@ class Table:
     lenient_types: bool = False  # unmapped keys may not match the documented type (the docs are loose)
     version_aliases: dict[str, str] = field(default_factory=dict)  # other names users know -> release label
     release_neutral: tuple[str, ...] = ()  # blocks whose keys tell nothing about a file's release
+    renamed: dict[str, str] = field(default_factory=dict)  # older spelling -> the key read in its place
 
     def rules_for_field(self, name: str) -> list[Rule]:
         return self._by_field.get(name, [])
@@ -199,7 +200,7 @@ class Table:
         return Table(
             self.format, self.title, self.versions, keep(self.rules), keep(self.read_order),
             self.unsupported, self.source_file, self.absent, self.extension_reasons, self.order,
-            self.lenient_types, self.version_aliases, self.release_neutral,
+            self.lenient_types, self.version_aliases, self.release_neutral, self.renamed,
         )  # fmt: skip
 
 
@@ -365,7 +366,7 @@ def load_table(fmt: str) -> Table:
             if slot in claimed:
                 raise MappingTableError(f"{name}: key {key!r} is claimed by two rules ({claimed[slot]}, {rule.label})")
             claimed[slot] = rule.label
-    allowed = {"format", "title", "version_aliases", "release_neutral", "rules", "unsupported", "absent",
+    allowed = {"format", "title", "version_aliases", "release_neutral", "renamed", "rules", "unsupported", "absent",
                "extension_reasons", "order", "lenient_types"}
     if set(raw) - allowed:
         raise MappingTableError(f"{name}: unknown top-level entries {sorted(set(raw) - allowed)}")
@@ -386,6 +387,7 @@ def load_table(fmt: str) -> Table:
         versions=tuple(reversed(labels)),  # newest first: the one a file is read and written as by default
         version_aliases=aliases,
         release_neutral=tuple(raw.get("release_neutral") or ()),
+        renamed=table_renames(name, history, raw.get("renamed")),
         rules=tuple(rules),
         read_order=_topological(name, rules),
         unsupported=unsupported,

@@ -297,6 +297,15 @@ def table_releases(table: str, history: History | None, raw: Any) -> tuple[tuple
     return labels, aliases
 
 
+def table_renames(table: str, history: History | None, raw: Any) -> dict[str, str]:
+    """A table's `renamed:` (older spelling -> current key), each old key one some release read."""
+    renamed = {str(k): str(v) for k, v in (raw or {}).items()}
+    for old in renamed:
+        if history is None or old not in history.keys:
+            raise MappingTableError(f"{table}: renamed: {old!r} is not a key of any release in the key history")
+    return renamed
+
+
 def _alike(value: Any, default: Any) -> bool:
     if value is NO_DEFAULT:
         return False
@@ -324,3 +333,63 @@ def default_runs(labels: tuple[str, ...], by_label: dict[str, Any]) -> list[tupl
             else:
                 runs.append((label, label, value))
     return runs
+
+
+# ---- older spellings --------------------------------------------------------------------------------
+
+
+def upgrade(source: Any, table: Any) -> None:
+    """Read the table's older spellings (`renamed:`) as the keys that replaced them: the value moves to
+    the new path in the source tree and Source.aliases keep the name the file wrote (reports, lines).
+    An old key beside its new one stays where it is (the new one is what the framework reads)."""
+    for old, new in table.renamed.items():
+        value = _pop_path(source.tree, old, peek=True)
+        if value is _ABSENT or _pop_path(source.tree, new, peek=True) is not _ABSENT:
+            continue
+        _pop_path(source.tree, old)
+        _put_path(source.tree, new, value)
+        for leaf, rest in _leaves(value, ""):
+            written = source.aliases.pop(old + rest, old + rest)
+            source.aliases[new + rest] = written
+            note = source.notes.pop(old + rest, "")
+            source.notes[new + rest] = "; ".join(x for x in (f"{written}: the older name of {new + rest}", note) if x)
+        top_old, top_new = old.split(".", 1)[0], new.split(".", 1)[0]
+        if top_old in source.leaf_files:
+            source.leaf_files.setdefault(top_new, source.leaf_files[top_old])
+            if top_old not in source.tree:
+                del source.leaf_files[top_old]
+
+
+_ABSENT: Any = object()
+
+
+def _pop_path(tree: dict[str, Any], path: str, peek: bool = False) -> Any:
+    node: Any = tree
+    parts = path.split(".")
+    for part in parts[:-1]:
+        node = node.get(part) if isinstance(node, dict) else None
+    if not isinstance(node, dict) or parts[-1] not in node:
+        return _ABSENT
+    if peek:
+        return node[parts[-1]]
+    value = node.pop(parts[-1])
+    if not node and len(parts) > 1:  # an emptied block goes too
+        _pop_path(tree, ".".join(parts[:-1]))
+    return value
+
+
+def _put_path(tree: dict[str, Any], path: str, value: Any) -> None:
+    node = tree
+    parts = path.split(".")
+    for part in parts[:-1]:
+        node = node.setdefault(part, {})
+    node[parts[-1]] = value
+
+
+def _leaves(value: Any, prefix: str) -> Iterator[tuple[Any, str]]:
+    """(value, dotted suffix) of every leaf of a value (a block's leaves, or the value itself)."""
+    if isinstance(value, dict) and value:
+        for name, item in value.items():
+            yield from _leaves(item, f"{prefix}.{name}")
+    else:
+        yield value, prefix
