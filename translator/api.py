@@ -20,7 +20,8 @@ from .registry import get_format
 from .report import Entry, Report, Status
 from .schema import release_index
 from .source import Source
-from .versions import resolve, settle, upgrade
+from .spellings import downgrade, upgrade
+from .versions import resolve, settle
 
 __all__ = ["ConfigInput", "Translation", "check_options", "dump", "load", "parse_set", "read_ir", "translate"]
 
@@ -183,6 +184,10 @@ def translate(config: ConfigInput, src: str, dst: str, **options: Any) -> Transl
         ingested, table, dst, version=version,
         unplaceable=(lambda leaf: unplaceable(leaf, layout)) if unplaceable is not None else None,
     )  # fmt: skip
+    respelled = downgrade(leaves, table, version)  # keys the target release knows under an older name
+    if respelled:
+        report.entries = [e._replace(target_key=", ".join(respelled.get(k, k) for k in e.target_key.split(", ")))
+                          if e.target_key else e for e in report.entries]  # fmt: skip
     source = ingested.source
     assert source is not None
     family = ingested.ir.get("model.family")

@@ -584,7 +584,7 @@ def emit(
             continue
         origin = ir.fields[present[0]].origin
         try:
-            written = _apply_simple(rule, fields[present[0]].value) if rule.simple is not None else _apply_write(rule, ir)
+            written = _apply_simple(rule, fields[present[0]].value) if rule.simple is not None else _apply_write(rule, ir, version)
         except Unexpressible as exc:
             for name in present:
                 slot = carried.setdefault(name, _Carried())
@@ -832,7 +832,7 @@ def _at_default(rule: Rule, written: dict[str, Any], version: str) -> bool:
 _LOSS = ""  # _apply_write key for "nothing written, and why" (a formula returning Approx)
 
 
-def _apply_write(rule: Rule, ir: IR) -> dict[str, tuple[Any, Approx | None]] | None:
+def _apply_write(rule: Rule, ir: IR, version: str = "") -> dict[str, tuple[Any, Approx | None]] | None:
     """Framework key -> (value, why it is approximate) for one rule; None when nothing is written.
 
     A formula may return Approx({...}, reason) to say the target cannot hold all of it, or map a
@@ -841,7 +841,7 @@ def _apply_write(rule: Rule, ir: IR) -> dict[str, tuple[Any, Approx | None]] | N
     if rule.key is None and rule.formula is None:
         return {}
     if rule.formula is not None:
-        produced = rule.formula.write(**{arg: ir.get(name) for arg, name in rule.write_args})
+        produced = rule.formula.write(**rule.write_kwargs(ir, version))
         losses: list[Approx] = [produced] if isinstance(produced, Approx) and produced.detail else []
         by_ident = rule.key_by_ident
         result: dict[str, tuple[Any, Approx | None]] = {}

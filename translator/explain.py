@@ -8,7 +8,7 @@ from typing import Any
 
 from .catalogue import catalogue
 from .errors import UsageError
-from .versions import default_runs
+from .release_table import default_runs
 from .mapping import Rule, load_table
 from .registry import FORMATS
 

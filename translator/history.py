@@ -165,3 +165,12 @@ def load_history(fmt: str) -> History | None:
     if not path.is_file():
         return None
     return History(fmt, json.loads(path.read_text(encoding="utf-8")))
+
+
+def older(fmt: str, version: str | None, label: str) -> bool:
+    """`version` is a release of `fmt` before `label` (an unknown or empty version counts as the newest:
+    formulas called without one behave as for today's release)."""
+    history = load_history(fmt)
+    if history is None or not version or version not in history.position:
+        return False
+    return history.position[version] < history.position[label]

@@ -19,7 +19,7 @@ from .errors import InputError, MappingTableError
 from .resources import data_dir
 from .formula import FORMULAS, Formula, Simple, field_ident, ident
 from .history import load_history
-from .versions import release_defaults, table_releases, table_renames
+from .release_table import RELEASE_ENTRIES, ReleaseFacts, release_defaults, table_releases
 from .yamlread import load as load_yaml
 
 _NO_DEFAULT = object()
@@ -107,6 +107,13 @@ class Rule:
         args += [(alias, name) for alias, name in self.with_fields.items() if alias in params]
         return tuple(args)
 
+    def write_kwargs(self, ir: Any, version: str) -> dict[str, Any]:
+        """A formula's write arguments; `version` (the target release) when it spells keys by release."""
+        kwargs = {arg: ir.get(name) for arg, name in self.write_args}
+        if self.formula is not None and "version" in self.formula.write_params():
+            kwargs["version"] = version
+        return kwargs
+
     @cached_property
     def key_by_ident(self) -> dict[str, str]:
         return {ident(k): k for k in self.keys}
@@ -130,9 +137,7 @@ class Table:
     extension_reasons: dict[str, str] = field(default_factory=dict)
     order: tuple[str, ...] = ()
     lenient_types: bool = False  # unmapped keys may not match the documented type (the docs are loose)
-    version_aliases: dict[str, str] = field(default_factory=dict)  # other names users know -> release label
-    release_neutral: tuple[str, ...] = ()  # blocks whose keys tell nothing about a file's release
-    renamed: dict[str, str] = field(default_factory=dict)  # older spelling -> the key read in its place
+    releases: ReleaseFacts = field(default_factory=ReleaseFacts)  # aliases, older spellings, ... (release_table.py)
 
     def rules_for_field(self, name: str) -> list[Rule]:
         return self._by_field.get(name, [])
@@ -200,7 +205,7 @@ class Table:
         return Table(
             self.format, self.title, self.versions, keep(self.rules), keep(self.read_order),
             self.unsupported, self.source_file, self.absent, self.extension_reasons, self.order,
-            self.lenient_types, self.version_aliases, self.release_neutral, self.renamed,
+            self.lenient_types, self.releases,
         )  # fmt: skip
 
 
@@ -313,7 +318,7 @@ def _check_formula(
         )  # fmt: skip
     value_names = {"value"} if len(fields) == 1 else {field_ident(f) for f in fields}
     expected_write = value_names | set(with_fields)
-    if formula.write_params() - expected_write:
+    if formula.write_params() - expected_write - {"version"}:  # a writing may depend on the target release
         raise _fail(
             table, where,
             f"formula {formula.name} writes from {sorted(formula.write_params())}, rule gives {sorted(expected_write)}",
@@ -366,8 +371,8 @@ def load_table(fmt: str) -> Table:
             if slot in claimed:
                 raise MappingTableError(f"{name}: key {key!r} is claimed by two rules ({claimed[slot]}, {rule.label})")
             claimed[slot] = rule.label
-    allowed = {"format", "title", "version_aliases", "release_neutral", "renamed", "rules", "unsupported", "absent",
-               "extension_reasons", "order", "lenient_types"}
+    allowed = {"format", "title", "rules", "unsupported", "absent", "extension_reasons", "order", "lenient_types",
+               *RELEASE_ENTRIES}  # fmt: skip
     if set(raw) - allowed:
         raise MappingTableError(f"{name}: unknown top-level entries {sorted(set(raw) - allowed)}")
     unsupported = dict(raw.get("unsupported") or {})
@@ -379,15 +384,11 @@ def load_table(fmt: str) -> Table:
         if any(key in r.keys for r in rules):
             raise MappingTableError(f"{name}: key {key!r} is both mapped and listed as unsupported")
     history = load_history(fmt)
-    labels, aliases = table_releases(name, history, raw.get("version_aliases"))
     rules = [release_defaults(name, rule, history) for rule in rules]  # from the key history
     return Table(
         format=fmt,
         title=str(raw.get("title", fmt)),
-        versions=tuple(reversed(labels)),  # newest first: the one a file is read and written as by default
-        version_aliases=aliases,
-        release_neutral=tuple(raw.get("release_neutral") or ()),
-        renamed=table_renames(name, history, raw.get("renamed")),
+        **table_releases(name, history, raw),  # versions (newest first) and the other release facts
         rules=tuple(rules),
         read_order=_topological(name, rules),
         unsupported=unsupported,

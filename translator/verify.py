@@ -15,6 +15,7 @@ from .ir import Origin, Value
 from .mapping import load_table
 from .report import Entry, Report, Status
 from .schema import schema_index
+from .spellings import upgrade
 
 # statuses that tell the user a value did not survive as it was
 NAMING = frozenset({Status.LOSSY, Status.DROPPED, Status.MISSING, Status.UNKNOWN})
@@ -34,8 +35,9 @@ def read_back(
     from .api import load
 
     back = load(document, fmt, model_config=model_config) if model_config is not None else load(document, fmt)
-    back.version = version  # read as the release it was written for
+    back.version = version  # read as the release it was written for, its older spellings as today's keys
     table = load_table(fmt).for_layout(back.layout or layout)
+    upgrade(back, table)
     kept = expressible(fmt)
     given = {name: value for name, value in source.ir.fields.items() if value.origin is Origin.USER and name not in kept}
     return ingest(back, table, schema_index(fmt), None, given, ledger=False)

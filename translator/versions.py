@@ -11,11 +11,11 @@ Nothing here names a framework.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Callable, Iterable, Iterator
 
-from .errors import MappingTableError, UsageError
+from .errors import UsageError
 from .history import NO_DEFAULT, History, load_history
 
 CURRENT = "current"
@@ -105,7 +105,7 @@ def versions(fmt: str) -> Versions:
     from .mapping import load_table  # the table names extra labels; loaded once per format
 
     table = load_table(fmt)
-    return Versions(fmt, load_history(fmt), dict(table.version_aliases), table.title)
+    return Versions(fmt, load_history(fmt), dict(table.releases.aliases), table.title)
 
 
 def resolve(fmt: str, name: Any, flag: str = "--from-version") -> str:
@@ -153,7 +153,7 @@ def history_keys(
     return walk(tree, "")
 
 
-def detect(history: History, keys: Iterable[str], watched: Iterable[str] = ()) -> Release:
+def detect(history: History, keys: Iterable[str], watched: Iterable[str] = (), strict: frozenset[str] = frozenset()) -> Release:
     """The release a file's history keys fit: the newest release reading all of them; when no release
     reads all, the one reading most (newest first). `watched`: keys whose default matters to the
     caller; those the file lacks and whose default differs within the fitting range are `assumed`."""
@@ -172,7 +172,7 @@ def detect(history: History, keys: Iterable[str], watched: Iterable[str] = ()) -
         first = last = label
         fit = 1 << history.position[label]
     pinning = _pinning(history, used, fit)
-    assumed = _assumed(history, fit, label, set(watched) - set(used))
+    assumed = _assumed(history, fit, label, set(watched) - set(used), strict)
     if not fit or unread:
         detail = (f"no {history.format} release reads all of this file's keys: read as {label}, the one reading most "
                   f"({', '.join(unread)} not read there)")  # fmt: skip
@@ -203,7 +203,7 @@ def _pinning(history: History, used: dict[str, int], fit: int) -> tuple[str, ...
     return tuple(sorted(found)[:4])
 
 
-def _assumed(history: History, fit: int, label: str, watched: set[str]) -> dict[str, Any]:
+def _assumed(history: History, fit: int, label: str, watched: set[str], strict: frozenset[str] = frozenset()) -> dict[str, Any]:
     """Defaults of `watched` keys that differ somewhere in the fitting range: the chosen one."""
     if fit & (fit - 1) == 0:  # one release
         return {}
@@ -212,6 +212,8 @@ def _assumed(history: History, fit: int, label: str, watched: set[str]) -> dict[
         mine = history.default_at(key, label)
         if mine is not NO_DEFAULT and history.defaults_in(key, fit) - {repr(mine)}:
             out[key] = mine
+        elif mine is not NO_DEFAULT and key in strict and fit & ~history.mask(key):
+            out[key] = mine  # a release of the range has no such key: its absence meant something else there
     return out
 
 
@@ -220,14 +222,18 @@ def given(label: str, name: str) -> Release:
     return Release(label, "given", detail)
 
 
-_WATCHED: dict[int, tuple[str, ...]] = {}
+_WATCHED: dict[int, tuple[tuple[str, ...], frozenset[str]]] = {}
 
 
-def _watched(table: Any) -> tuple[str, ...]:
-    """The keys of a table whose default changes between releases (what a guessed release decides)."""
+def _watched(table: Any) -> tuple[tuple[str, ...], frozenset[str]]:
+    """The keys of a table whose default changes between releases (what a guessed release decides),
+    and the table's `watch_absent` keys, whose absence means something else in a release that lacks them
+    (Model Zoo 1.6 had no use_bfloat16: mixed precision was float16)."""
     found = _WATCHED.get(id(table))
     if found is None:
-        found = _WATCHED[id(table)] = tuple(r.key for r in table.rules if r.key and r.version_defaults)
+        strict = frozenset(table.releases.watch_absent)
+        keys = tuple(dict.fromkeys([*(r.key for r in table.rules if r.key and r.version_defaults), *sorted(strict)]))
+        found = _WATCHED[id(table)] = (keys, strict)
     return found
 
 
@@ -244,152 +250,8 @@ def settle(source: Any, table: Any, name: str | None = None) -> Release:
         from .registry import get_format
 
         spelling = get_format(source.format).load_reader().history_key
-        keys = history_keys(source.tree, source.aliases, known.history, spelling, table.release_neutral)
-        release = detect(known.history, keys, _watched(table))
+        keys = history_keys(source.tree, source.aliases, known.history, spelling, table.releases.neutral)
+        release = detect(known.history, keys, *_watched(table))
     source.version = release.label
     source.release = release
     return release
-
-
-# ---- defaults per release (mapping tables) -----------------------------------------------------
-
-
-def release_defaults(table: str, rule: Any, history: History | None) -> Any:
-    """A rule with its key's default at every release where it differs from the newest one's.
-
-    From the history data (the framework's own source at each release) for a key the table gives a
-    default for; a release that reads the key only under an older name takes that name's default.
-    `version_defaults: {release: value}` in the table holds from that release on and wins."""
-    if history is None or not rule.key:
-        if rule.version_defaults:
-            raise MappingTableError(f"{table}: rule for {rule.label}: version_defaults need a key history (schemas/history)")
-        return rule
-    found: dict[str, Any] = {}
-    if rule.has_default():
-        olds = history.renamed_to(rule.key)
-        for label in history.labels:
-            value = history.default_at(rule.key, label)
-            if value is NO_DEFAULT and not history.reads(rule.key, label):
-                # an older spelling's default, when it is a value of the same kind (a plain rename:
-                # not beta1's 0.9 for betas, nor use_rms_norm's false for norm_type)
-                value = next((d for r in olds if _alike(d := history.default_at(r.old, label), rule.default)), NO_DEFAULT)
-            if value is not NO_DEFAULT and value != rule.default:
-                found[label] = value
-    explicit = sorted(rule.version_defaults.items(), key=lambda item: _position(table, rule, history, item[0]))
-    for i, (since, value) in enumerate(explicit):
-        until = _position(table, rule, history, explicit[i + 1][0]) if i + 1 < len(explicit) else len(history.labels)
-        for label in history.labels[_position(table, rule, history, since) : until]:
-            found[label] = value
-            if value == rule.default:
-                del found[label]
-    if found == rule.version_defaults:
-        return rule
-    return replace(rule, version_defaults=found)
-
-
-def table_releases(table: str, history: History | None, raw: Any) -> tuple[tuple[str, ...], dict[str, str]]:
-    """A table's release labels (its history's, or `current` alone) and its `version_aliases`, checked."""
-    labels = history.labels if history else (CURRENT,)
-    aliases = {str(k): str(v) for k, v in (raw or {}).items()}
-    for alias, label in aliases.items():
-        if label not in labels and not (history and label in history.aliases):
-            raise MappingTableError(f"{table}: version_aliases: {alias} -> {label!r} is not a release of the key history")
-    return labels, aliases
-
-
-def table_renames(table: str, history: History | None, raw: Any) -> dict[str, str]:
-    """A table's `renamed:` (older spelling -> current key), each old key one some release read."""
-    renamed = {str(k): str(v) for k, v in (raw or {}).items()}
-    for old in renamed:
-        if history is None or old not in history.keys:
-            raise MappingTableError(f"{table}: renamed: {old!r} is not a key of any release in the key history")
-    return renamed
-
-
-def _alike(value: Any, default: Any) -> bool:
-    if value is NO_DEFAULT:
-        return False
-    numbers = (int, float)
-    if isinstance(value, bool) or isinstance(default, bool):
-        return isinstance(value, bool) and isinstance(default, bool)
-    return type(value) is type(default) or (isinstance(value, numbers) and isinstance(default, numbers))
-
-
-def _position(table: str, rule: Any, history: History, label: str) -> int:
-    label = history.aliases.get(label, label)
-    if label not in history.position:
-        raise MappingTableError(f"{table}: rule for {rule.label}: version_defaults: {label!r} is not a release")
-    return history.position[label]
-
-
-def default_runs(labels: tuple[str, ...], by_label: dict[str, Any]) -> list[tuple[str, str, Any]]:
-    """Per-release defaults as runs of consecutive releases: (first, last, value), for listings."""
-    runs: list[tuple[str, str, Any]] = []
-    for label in labels:
-        if label in by_label:
-            value = by_label[label]
-            if runs and runs[-1][2] == value and labels.index(runs[-1][1]) == labels.index(label) - 1:
-                runs[-1] = (runs[-1][0], label, value)
-            else:
-                runs.append((label, label, value))
-    return runs
-
-
-# ---- older spellings --------------------------------------------------------------------------------
-
-
-def upgrade(source: Any, table: Any) -> None:
-    """Read the table's older spellings (`renamed:`) as the keys that replaced them: the value moves to
-    the new path in the source tree and Source.aliases keep the name the file wrote (reports, lines).
-    An old key beside its new one stays where it is (the new one is what the framework reads)."""
-    for old, new in table.renamed.items():
-        value = _pop_path(source.tree, old, peek=True)
-        if value is _ABSENT or _pop_path(source.tree, new, peek=True) is not _ABSENT:
-            continue
-        _pop_path(source.tree, old)
-        _put_path(source.tree, new, value)
-        for leaf, rest in _leaves(value, ""):
-            written = source.aliases.pop(old + rest, old + rest)
-            source.aliases[new + rest] = written
-            note = source.notes.pop(old + rest, "")
-            source.notes[new + rest] = "; ".join(x for x in (f"{written}: the older name of {new + rest}", note) if x)
-        top_old, top_new = old.split(".", 1)[0], new.split(".", 1)[0]
-        if top_old in source.leaf_files:
-            source.leaf_files.setdefault(top_new, source.leaf_files[top_old])
-            if top_old not in source.tree:
-                del source.leaf_files[top_old]
-
-
-_ABSENT: Any = object()
-
-
-def _pop_path(tree: dict[str, Any], path: str, peek: bool = False) -> Any:
-    node: Any = tree
-    parts = path.split(".")
-    for part in parts[:-1]:
-        node = node.get(part) if isinstance(node, dict) else None
-    if not isinstance(node, dict) or parts[-1] not in node:
-        return _ABSENT
-    if peek:
-        return node[parts[-1]]
-    value = node.pop(parts[-1])
-    if not node and len(parts) > 1:  # an emptied block goes too
-        _pop_path(tree, ".".join(parts[:-1]))
-    return value
-
-
-def _put_path(tree: dict[str, Any], path: str, value: Any) -> None:
-    node = tree
-    parts = path.split(".")
-    for part in parts[:-1]:
-        node = node.setdefault(part, {})
-    node[parts[-1]] = value
-
-
-def _leaves(value: Any, prefix: str) -> Iterator[tuple[Any, str]]:
-    """(value, dotted suffix) of every leaf of a value (a block's leaves, or the value itself)."""
-    if isinstance(value, dict) and value:
-        for name, item in value.items():
-            yield from _leaves(item, f"{prefix}.{name}")
-    else:
-        yield value, prefix

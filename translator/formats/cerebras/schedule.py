@@ -15,6 +15,33 @@ def _scheduler_name(phase: dict[str, Any]) -> str:
     return name[:-2] if name.endswith("lr") and name not in ("lr",) else name
 
 
+# Model Zoo before 2.0 (PyTorch and TensorFlow) named a phase's settings differently; Cerebras' own 2.0 ->
+# 2.1 converter (base_converter.py, _apply_lrs_transforms) maps them: total_iters <- steps / decay_steps,
+# initial_learning_rate <- learning_rate / base_lr, learning_rates <- values, milestones <- boundaries
+_OLD_PHASE_NAMES = (("steps", "total_iters"), ("decay_steps", "total_iters"), ("base_lr", "initial_learning_rate"),
+                    ("values", "learning_rates"), ("boundaries", "milestones"), ("t_max", "T_max"))  # fmt: skip
+
+
+def _modern(phase: dict[str, Any]) -> dict[str, Any]:
+    """A phase in today's names (a phase already in them is returned as it is)."""
+    if not any(old in phase for old, _ in _OLD_PHASE_NAMES) and "alpha" not in phase and "power" not in phase:
+        return phase
+    out = dict(phase)
+    for old, new in _OLD_PHASE_NAMES:
+        if old in out and new not in out:
+            out[new] = out.pop(old)
+    name = _scheduler_name(out)
+    if name not in ("constant",) and "initial_learning_rate" not in out and "learning_rate" in out:
+        out["initial_learning_rate"] = out.pop("learning_rate")
+    if name == "cosine" and "alpha" in out and "end_learning_rate" not in out:
+        # TensorFlow's Cosine (tf.compat.v1.train.cosine_decay) ends at alpha x the initial lr
+        out["end_learning_rate"] = float(out.pop("alpha")) * float(out.get("initial_learning_rate", 0.0))
+    if name == "polynomial" and float(out.get("power", 1.0)) == 1.0:
+        out["scheduler"] = "Linear"  # a polynomial decay of power 1 is the linear one
+        out.pop("power", None)
+    return out
+
+
 @formula("cerebras.lr_schedule")
 class CerebrasLrSchedule:
     """Peak lr + warmup + decay <-> Cerebras `learning_rate`: a number, one phase, or a list of phases.
@@ -99,6 +126,7 @@ class CerebrasLrSchedule:
         phases = [spec] if isinstance(spec, dict) else list(spec)
         if not phases or not all(isinstance(p, dict) for p in phases):
             raise ValueError("every learning_rate phase must be a mapping with a `scheduler`")
+        phases = [_modern(p) for p in phases]
         names = [_scheduler_name(p) for p in phases]
         out: dict[str, Any] = {"warmup_steps": 0.0}
         i = 0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...history import load_history
+from ...history import older
 from ...formula import Approx, Extension, Unexpressible, approx_of, formula
 from ...formulas_common import clamped_warmup_loss, lag_loss
 
@@ -31,11 +31,6 @@ _TORCH_SCHEDULERS = frozenset({
     "OneCycleLR", "PolynomialLR",
 })  # fmt: skip
 _NEW_WARMUP_MAX = "0.17.2"  # first release in which WarmupLR's peak is the optimizer's lr (0.001 before)
-
-
-def _older_than(version: str, label: str) -> bool:
-    positions = load_history("deepspeed").position  # type: ignore[union-attr]
-    return positions.get(version, len(positions)) < positions[label]
 
 
 def _whole(value: float, what: str) -> Any:
@@ -161,7 +156,7 @@ class DeepspeedLrSchedule:
             return out
         peak = p["warmup_max_lr"]
         if peak is None:  # WarmupLR: the optimizer's lr since 0.17.2, 0.001 before
-            peak = 0.001 if _older_than(version, _NEW_WARMUP_MAX) else optimizer_lr
+            peak = 0.001 if older("deepspeed", version, _NEW_WARMUP_MAX) else optimizer_lr
         floor = float(p["warmup_min_lr"])
         if peak is not None:
             out["lr"] = float(peak)
