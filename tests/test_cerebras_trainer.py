@@ -119,7 +119,10 @@ def test_every_trainer_file_reads_and_converts(path: Path) -> None:
     document = yaml.safe_load(legacy.dump())
     # numbers(): a YAML 1.1 float string inside a list (one source file has '6e-06' in its schedule) is kept as written
     # a value kept as the user wrote it despite the documented type is named in the report instead
+    # (or carried as written in the block of a model family neoconv does not read: not checked there)
     flagged = {e.source_key.split(".")[-1] for e in legacy.report.entries if "documented type" in e.detail}
+    if legacy.report.source.get("unsupported_family"):
+        flagged |= {e.source_key.split(".")[-1] for e in legacy.report.entries if (e.source_key or "").startswith("trainer.init.model.")}
     errors = [e for e in schema_errors(numbers(document), "cerebras") if e.split(":")[0].split(".")[-1] not in flagged]
     assert "trainer" not in document and errors == []
     neox = translate(path, "cerebras", "neox")

@@ -126,10 +126,14 @@ def test_a_key_of_another_release_is_known_not_unknown(tmp_path) -> None:  # typ
     # a nested VeOmni file (#538 on) with the flat-era train.dyn_bsz_buffer_size (read until #498)
     path = tmp_path / "run.yaml"
     path.write_text("model: {model_path: m}\ndata: {train_path: d, max_seq_len: 128}\n"
-                    "train: {optimizer: {lr: 1.0e-4}, dyn_bsz_buffer_size: 100, dyn_bsz_bufer: 3}\n")  # fmt: skip
+                    "train: {optimizer: {lr: 1.0e-4, lr_min: 1.0e-6}, checkpoint: {output_dir: o, save_steps: 10},\n"
+                    "        pad_packed_input: true, dyn_bsz_margin: 10, dyn_bsz_bufer: 3}\n")  # fmt: skip
     (tmp_path / "config.json").write_text('{"model_type": "llama"}')
     entries = translate(path, "veomni", "neox", model_config=tmp_path / "config.json").report.by_source()
-    old = entries["train.dyn_bsz_buffer_size"]
-    assert old.status.value == "dropped" and "does not read it (read by fb1b0b2d..#498)" in old.detail
+    old = entries["train.pad_packed_input"]  # gone with #458
+    assert old.status.value == "dropped" and "does not read it (read by #410..#498)" in old.detail
+    # a key a rule reads with its old meaning, which the file's release (the newest reading most) no longer has
+    margin = entries["train.dyn_bsz_margin"]
+    assert margin.status.value == "dropped" and "#1021 does not read train.dyn_bsz_margin (read by fb1b0b2d..#498)" in margin.detail
     typo = entries["train.dyn_bsz_bufer"]  # no release ever had it
     assert typo.status.value == "unknown" and "did you mean train.dyn_bsz_buffer_size" in typo.detail

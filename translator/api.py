@@ -20,8 +20,9 @@ from .registry import get_format
 from .report import Entry, Report, Status
 from .schema import release_index
 from .source import Source
+from .families import collapse, set_family_aside, withhold_defaults
 from .spellings import downgrade, upgrade
-from .versions import resolve, settle
+from .versions import resolve, retire, settle
 
 __all__ = ["ConfigInput", "Translation", "check_options", "dump", "load", "parse_set", "read_ir", "translate"]
 
@@ -107,7 +108,11 @@ def read_ir(config: ConfigInput | Source, src: str, **options: Any) -> Ingested:
     table = load_table(src).for_layout(source.layout)
     settle(source, table, options.get("source_version"))
     upgrade(source, table)  # older spellings read as today's keys (after the release is told from them)
+    retire(source, table)  # keys of other releases a rule would read: not by this release
+    unsupported = set_family_aside(source, table)  # a model family the canonical fields do not cover
     ingested = ingest(source, table, release_index(src, source.version, table.title), user, options.get("context"))
+    if unsupported is not None:
+        withhold_defaults(ingested.ir, table)
     if all(fate.kind == "unknown" for fate in ingested.fates.values()):
         raise _not_this_format(source, src, table.title)
     return ingested
@@ -199,11 +204,15 @@ def translate(config: ConfigInput, src: str, dst: str, **options: Any) -> Transl
     )  # fmt: skip
     written = writer.write(leaves, ctx)
     _report_written(report, written)
+    if src != dst:  # a family not supported: one entry for its block (same-format carries each leaf)
+        collapse(report, source, load_table(src))
     companions = [f for part in ingested.companions if part.source for f in part.source.files]
     report.source = {"format": src, "files": source.files + companions, "layout": source.layout,
                      **(source.release.to_json() if source.release else {"version": source.version})}  # fmt: skip
     if read_as:
         report.source["note"] = read_as
+    if source.meta.get("unsupported_family"):  # its architecture is carried (same format) or dropped, not read
+        report.source["unsupported_family"] = source.meta["unsupported_family"]["family"]
     report.target = {"format": dst, "layout": layout, "version": version, "model_family": family}
     if options.get("verify", True):
         model_config = written.model_config

@@ -18,7 +18,7 @@ from .ir import IR, Origin, Value
 from .mapping import Rule, Table
 from .report import Entry, Report, Status
 from .schema import SchemaIndex, _Guess
-from .source import Source
+from .source import Source, set_aside
 from .formula import Approx, Extension, Unexpressible, field_ident, ident, is_close, unwrap
 
 
@@ -120,7 +120,7 @@ def ingest(
     fates: dict[str, LeafFate] = dict.fromkeys(leaves, _UNDECIDED)  # in document order
     # run-time placeholders (HF's "auto") are no value: rules see them as absent; same-format keeps them
     held = {leaf: why for leaf, why in source.unresolved.items() if leaf in leaves}
-    readable = {k: v for k, v in leaves.items() if k not in held} if held else leaves
+    readable = set_aside(source, {k: v for k, v in leaves.items() if k not in held} if held else leaves, fates, LeafFate)
     owners = table.key_owner() if held else {}
     for leaf, why in held.items():
         owner = owners.get(leaf)

@@ -57,6 +57,8 @@ class History:
         """The releases accepting `key` (0: none, or no such key). A release whose code reads the key
         only to refuse it (a `changes` note "refused: ...") does not accept it."""
         found = self._masks.get(key)
+        if found is None and "|" in key:  # either of two spellings (versions.history_keys)
+            found = self._masks[key] = self.mask(key.split("|")[0]) | self.mask(key.split("|")[1])
         if found is None:
             record = self.keys.get(key)
             found = 0
@@ -147,6 +149,11 @@ class History:
                 self._spread.clear()
             self._spread[slot] = found
         return found
+
+    @cached_property
+    def lists(self) -> frozenset[str]:
+        """Keys that hold a list of blocks in some release (`a` of `a.*.b`)."""
+        return frozenset(key.split(".*.", 1)[0] for key in self.keys if ".*." in key)
 
     def fit(self, keys: Iterable[str]) -> int:
         """The releases reading every one of `keys` that the history knows (every release when none)."""

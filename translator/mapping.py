@@ -8,7 +8,7 @@ The grammar is documented in the header of mappings/neox.yaml.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
 from typing import Any
 
@@ -18,6 +18,7 @@ from .catalogue import catalogue
 from .errors import InputError, MappingTableError
 from .resources import data_dir
 from .formula import FORMULAS, Formula, Simple, field_ident, ident
+from .families import Families, load_families
 from .history import load_history
 from .release_table import RELEASE_ENTRIES, ReleaseFacts, release_defaults, table_releases
 from .yamlread import load as load_yaml
@@ -138,6 +139,7 @@ class Table:
     order: tuple[str, ...] = ()
     lenient_types: bool = False  # unmapped keys may not match the documented type (the docs are loose)
     releases: ReleaseFacts = field(default_factory=ReleaseFacts)  # aliases, older spellings, ... (release_table.py)
+    families: Families | None = None  # model families the canonical fields do not cover (families.py)
 
     def rules_for_field(self, name: str) -> list[Rule]:
         return self._by_field.get(name, [])
@@ -202,11 +204,7 @@ class Table:
         def keep(rules: tuple[Rule, ...]) -> tuple[Rule, ...]:
             return tuple(r for r in rules if not r.layouts or layout in r.layouts)
 
-        return Table(
-            self.format, self.title, self.versions, keep(self.rules), keep(self.read_order),
-            self.unsupported, self.source_file, self.absent, self.extension_reasons, self.order,
-            self.lenient_types, self.releases,
-        )  # fmt: skip
+        return replace(self, rules=keep(self.rules), read_order=keep(self.read_order))
 
 
 def _known_formula(name: Any) -> bool:
@@ -372,7 +370,7 @@ def load_table(fmt: str) -> Table:
                 raise MappingTableError(f"{name}: key {key!r} is claimed by two rules ({claimed[slot]}, {rule.label})")
             claimed[slot] = rule.label
     allowed = {"format", "title", "rules", "unsupported", "absent", "extension_reasons", "order", "lenient_types",
-               *RELEASE_ENTRIES}  # fmt: skip
+               "families", *RELEASE_ENTRIES}  # fmt: skip
     if set(raw) - allowed:
         raise MappingTableError(f"{name}: unknown top-level entries {sorted(set(raw) - allowed)}")
     unsupported = dict(raw.get("unsupported") or {})
@@ -389,6 +387,7 @@ def load_table(fmt: str) -> Table:
         format=fmt,
         title=str(raw.get("title", fmt)),
         **table_releases(name, history, raw),  # versions (newest first) and the other release facts
+        families=load_families(name, raw.get("families")),
         rules=tuple(rules),
         read_order=_topological(name, rules),
         unsupported=unsupported,

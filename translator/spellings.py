@@ -23,7 +23,7 @@ def upgrade(source: Any, table: Any) -> None:
             written = source.aliases.pop(old + rest, old + rest)
             source.aliases[new + rest] = written
             note = source.notes.pop(old + rest, "")
-            source.notes[new + rest] = "; ".join(x for x in (f"{written}: the older name of {new + rest}", note) if x)
+            source.notes[new + rest] = "; ".join(x for x in (f"read as {new + rest}, its name in other releases", note) if x)
         top_old, top_new = old.split(".", 1)[0], new.split(".", 1)[0]
         if top_old in source.leaf_files:
             source.leaf_files.setdefault(top_new, source.leaf_files[top_old])

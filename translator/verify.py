@@ -15,6 +15,7 @@ from .ir import Origin, Value
 from .mapping import load_table
 from .report import Entry, Report, Status
 from .schema import schema_index
+from .families import set_family_aside, withhold_defaults
 from .spellings import upgrade
 
 # statuses that tell the user a value did not survive as it was
@@ -38,9 +39,13 @@ def read_back(
     back.version = version  # read as the release it was written for, its older spellings as today's keys
     table = load_table(fmt).for_layout(back.layout or layout)
     upgrade(back, table)
+    family = set_family_aside(back, table)
     kept = expressible(fmt)
     given = {name: value for name, value in source.ir.fields.items() if value.origin is Origin.USER and name not in kept}
-    return ingest(back, table, schema_index(fmt), None, given, ledger=False)
+    read = ingest(back, table, schema_index(fmt), None, given, ledger=False)
+    if family is not None:
+        withhold_defaults(read.ir, table)
+    return read
 
 
 def verify(report: Report, source: Ingested, back: Ingested, rtol: float = DEFAULT_RTOL) -> int:

@@ -124,6 +124,8 @@ def history_keys(
     and blocks the history lists as keys of their own. Keys under a `neutral` block tell nothing."""
     known = history.keys
     blocks = history.blocks
+    name_of = history_name(aliases, history, spelling)
+    lists = history.lists
 
     def walk(node: dict[str, Any], prefix: str) -> Iterator[str]:
         for name, value in node.items():
@@ -135,12 +137,11 @@ def history_keys(
                     yield path
                 yield from walk(value, path + ".")
                 continue
-            if spelling is None:
-                written = aliases.get(path, path)
-            else:
-                names = spelling(path, aliases.get(path))
-                written = next((n for n in names if n in known), names[0])
-            if written in known:
+            written = name_of(path)
+            if prefix and prefix[:-1] in lists and f"{prefix}*.{name}" in known:
+                # one block where a list of them may stand: read as itself or as an element (either release set)
+                yield f"{written}|{prefix}*.{name}" if written in known else f"{prefix}*.{name}"
+            elif written in known:
                 yield written
             if isinstance(value, list):
                 for item in value:
@@ -151,6 +152,21 @@ def history_keys(
                                 yield star
 
     return walk(tree, "")
+
+
+def history_name(
+    aliases: dict[str, str], history: History, spelling: Callable[[str, str | None], tuple[str, ...]] | None
+) -> Callable[[str], str]:
+    """How the history names a leaf of the view: as written (Source.aliases), unless the reader's spelling
+    hook says otherwise (the first of its names the history knows)."""
+    if spelling is None:
+        return lambda path: aliases.get(path, path)
+
+    def name(path: str) -> str:
+        names = spelling(path, aliases.get(path))
+        return next((n for n in names if n in history.keys), names[0])
+
+    return name
 
 
 def detect(history: History, keys: Iterable[str], watched: Iterable[str] = (), strict: frozenset[str] = frozenset()) -> Release:
@@ -168,7 +184,7 @@ def detect(history: History, keys: Iterable[str], watched: Iterable[str] = (), s
         label = last
     else:
         label = max(history.labels, key=lambda lbl: (sum(history.reads(k, lbl) for k in used), history.position[lbl]))
-        unread = tuple(sorted(k for k in used if not history.reads(k, label)))
+        unread = tuple(sorted({k.split("|")[0] for k in used if not history.mask(k) >> history.position[label] & 1}))
         first = last = label
         fit = 1 << history.position[label]
     pinning = _pinning(history, used, fit)
@@ -200,7 +216,7 @@ def _pinning(history: History, used: dict[str, int], fit: int) -> tuple[str, ...
         own_first, own_last = mask & -mask, 1 << (mask.bit_length() - 1)
         if (own_first == first and first != 1) or (own_last == last and last != 1 << (every.bit_length() - 1)):
             found.append(key)
-    return tuple(sorted(found)[:4])
+    return tuple(sorted({key.split("|")[0] for key in found})[:4])
 
 
 def _assumed(history: History, fit: int, label: str, watched: set[str], strict: frozenset[str] = frozenset()) -> dict[str, Any]:
@@ -255,3 +271,36 @@ def settle(source: Any, table: Any, name: str | None = None) -> Release:
     source.version = release.label
     source.release = release
     return release
+
+
+def retire(source: Any, table: Any) -> None:
+    """Set aside the leaves the file's release does not read although a rule would (a key a later release
+    dropped, read with its old meaning only by the releases that had it): a rule whose other keys that
+    release does read. Recorded in Source.set_aside with the reason."""
+    history = load_history(source.format)
+    release = source.version
+    if history is None or release not in history.position:
+        return
+    at = history.position[release]
+    from .registry import get_format
+
+    name_of = history_name(source.aliases, history, get_format(source.format).load_reader().history_key)
+    for rule in table.rules:
+        if len(rule.keys) < 2 or not any(history.mask(name_of(k)) >> at & 1 for k in rule.keys):
+            continue
+        for key in rule.keys:
+            name = name_of(key)
+            if name not in history.keys or history.mask(name) >> at & 1 or _present(source.tree, key) is None:
+                continue
+            if any(key == b or key.startswith(b + ".") for b in table.releases.neutral):
+                continue
+            source.set_aside[key] = f"{table.title} {release} does not read {source.aliases.get(key, key)} (read by {history.runs(name)})"
+
+
+def _present(tree: dict[str, Any], path: str) -> Any:
+    node: Any = tree
+    for part in path.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return None
+        node = node[part]
+    return node

@@ -10,6 +10,7 @@ from typing import Any, Mapping
 
 from ...errors import NeoconvError
 from ...io import dump_yaml, unflatten
+from ...mapping import load_table
 from ...report import Status
 from ..hf import config_json
 from ..spec import ExtraEntry, WriteContext, WriteResult, Writer
@@ -163,9 +164,10 @@ def _lay_out(leaves: dict[str, Any], layout: str, moved: dict[str, str]) -> dict
             if target != key:
                 moved[key] = target
         out[target] = value
+    older = set(load_table("veomni").releases.renamed)  # an older release's spelling (spellings.downgrade)
     for key, value in out.items():
         placed = spec.layouts_of(key, value)
-        if placed and layout not in placed:
+        if placed and layout not in placed and key not in older:
             raise NeoconvError(f"internal error: {key} is not a field of the {layout} layout (mappings/veomni.yaml)")
     tree = unflatten(out)
     ordered = {section: tree.pop(section) for section in SECTIONS if section in tree}
