@@ -71,13 +71,15 @@ def floor(files: list[Path]) -> None:
         yaml.dump(yaml.load(path.read_text(encoding="utf-8"), Loader=LOADER), Dumper=DUMPER, sort_keys=False)
 
 
-def batch_in_process(src_dir: Path, jobs: int, repeat: int) -> float:
-    """Best time of `repeat` batch runs, each into a fresh output folder (made and removed untimed)."""
+def batch_in_process(src_dir: Path, jobs: int, repeat: int, plain: bool = False) -> float:
+    """Best time of `repeat` batch runs, each into a fresh output folder (made and removed untimed).
+    `plain`: --plain, the target's plain dump (no formatting kept, no comments carried over)."""
     times = []
     for _ in range(repeat):
         with tempfile.TemporaryDirectory() as out:
             start = time.perf_counter()
-            run_batch(str(src_dir), out + "/o", BatchOptions(SRC, DST, jobs=jobs, translate_options=dict(OPTIONS)))
+            options = BatchOptions(SRC, DST, jobs=jobs, translate_options=dict(OPTIONS), plain=plain)
+            run_batch(str(src_dir), out + "/o", options)
             times.append(time.perf_counter() - start)
     return min(times)
 
@@ -185,6 +187,10 @@ def main() -> None:
         for jobs in sorted({1, args.jobs}):
             t = batch_in_process(tree, jobs, args.repeat)
             print(f"(b) batch  -j {jobs:<2} in-process          {t * 1000:8.1f} ms  {n / t:7.0f} files/s  {t / base:5.2f}x floor")
+        t = batch_in_process(tree, 1, args.repeat, plain=True)
+        what = "formatting kept" if SRC == DST else "comments carried"
+        print(f"(b) batch  -j 1  in-process --plain  {t * 1000:8.1f} ms  {n / t:7.0f} files/s  {t / base:5.2f}x floor"
+              f"  (the line above: {what})")  # fmt: skip
         for jobs in sorted({1, args.jobs}):
             t = best(lambda: batch_command(tree, jobs), max(3, args.repeat // 2))
             print(f"(b) batch  -j {jobs:<2} command             {t * 1000:8.1f} ms  {n / t:7.0f} files/s  {t / base:5.2f}x floor"

@@ -113,9 +113,20 @@ def test_in_place_keeps_a_backup(runner, tmp_path: Path, pythia160m: Path) -> No
     first = runner.invoke(main, ["neox2cerebras", str(pythia160m), "-o", str(src / "a.yaml"), "-q"])
     assert first.exit_code == 0
     original = (src / "a.yaml").read_text()
-    result = runner.invoke(main, ["batch", "cerebras2cerebras", str(src), "--in-place", "-q", "-j", "1"])
+    (src / "same.yaml").write_text(original)
+    (src / "same.yaml").chmod(0o640)
+    result = runner.invoke(main, ["batch", "cerebras2cerebras", str(src), "--in-place", "-q", "-j", "1", "--exclude", "a.yaml"])
     assert result.exit_code == 0, result.stderr
-    assert (src / "a.yaml.bak").read_text() == original
+    # a file the migration leaves as it is is not rewritten and not backed up
+    assert sorted(p.name for p in src.iterdir()) == ["a.yaml", "neoconv-report.json", "same.yaml"]
+    assert (src / "same.yaml").read_text() == original and (src / "same.yaml").stat().st_mode & 0o777 == 0o640
+    result = runner.invoke(main, ["batch", "cerebras2cerebras", str(src), "--in-place", "-q", "-j", "1", "--layout", "trainer"])
+    assert result.exit_code == 0, result.stderr
+    assert (src / "a.yaml.bak").read_text() == original and "trainer:" in (src / "a.yaml").read_text()
+    migrated = (src / "a.yaml").read_text()
+    again = runner.invoke(main, ["batch", "cerebras2cerebras", str(src), "--in-place", "-j", "1", "--layout", "trainer"])
+    assert again.exit_code == 0 and "2 unchanged" in again.stderr  # nothing left to change: no new backups
+    assert (src / "a.yaml.bak").read_text() == original and (src / "a.yaml").read_text() == migrated
     result = runner.invoke(main, ["batch", "cerebras2cerebras", str(src), "--no-backup", "-o", str(tmp_path / "x")])
     assert result.exit_code == 2
 

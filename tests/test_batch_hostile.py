@@ -255,9 +255,10 @@ def test_in_place_backups_are_byte_copies(runner, tmp_path: Path, pythia160m: Pa
     original = (src / "a.yaml").read_bytes().replace(b"\n", b"\r\n")  # written on Windows
     (src / "a.yaml").write_bytes(original)
     (src / "a.yaml").chmod(0o640)
-    result = runner.invoke(main, ["batch", "cerebras2cerebras", str(src), "--in-place", "-q", "-j", "1"])
+    result = runner.invoke(main, ["batch", "cerebras2cerebras", str(src), "--in-place", "-q", "-j", "1", "--layout", "trainer"])
     assert result.exit_code == 0, result.stderr
     assert (src / "a.yaml.bak").read_bytes() == original
+    assert b"trainer:\r\n" in (src / "a.yaml").read_bytes()  # the migration keeps the file's line endings
     assert (src / "a.yaml.bak").stat().st_mode & 0o777 == 0o640
 
 

@@ -3,6 +3,9 @@
 Each case folder has `cmd.txt` (the arguments after `neoconv`, one line; `{case}` is the folder,
 `{fixtures}` the project's fixtures/ folder, `{corpus}` the shared corpus) and inputs. Files the
 translation writes beside the output (VeOmni's HF config.json) are pinned as `expected.side.<name>`.
+A case with a file `tty` also pins the report as a terminal shows it (`--color always`: the
+table, in colour) as `expected.tty`; stderr is the piped rendering. Commands that print rather
+than write (validate, explain) pin `expected.stdout`. Everything runs at COLUMNS=100.
 Refresh after an intended change with `python -m pytest tests/test_golden.py --update-goldens`
 and review the diff.
 """
@@ -27,29 +30,49 @@ def _portable(text: str, case: Path) -> str:
     return text.replace(str(CORPUS), "{corpus}").replace(str(case), "{case}").replace(str(FIXTURES), "{fixtures}")
 
 
+# commands whose output is the text they print (pinned as expected.stdout), not a translated file
+PRINTING = ("validate", "explain", "formats")
+
+
 @pytest.mark.parametrize("case", CASES, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_golden(case: Path, runner, tmp_path: Path, update_goldens: bool) -> None:
     text = (case / "cmd.txt").read_text().strip()
     if "{corpus}" in text and not CORPUS.is_dir():
         pytest.skip(f"the shared corpus {CORPUS} is not present (it lives beside the checkout)")
     args = shlex.split(text.replace("{case}", str(case)).replace("{corpus}", str(CORPUS)).replace("{fixtures}", str(FIXTURES)))
+    env = {"COLUMNS": "100", "NO_COLOR": None}  # the width of a pipe: the same wherever the tests run
+    if args[0] in PRINTING:
+        result = runner.invoke(main, args, env=env)
+        produced = {"expected.stdout": _portable(result.stdout, case), "expected.stderr": _portable(result.stderr, case),
+                    "expected.exit": f"{result.exit_code}\n"}  # fmt: skip
+        _compare(case, produced, update_goldens)
+        return
     out = tmp_path / "out"
     report = tmp_path / "report.json"
-    result = runner.invoke(main, args + ["-o", str(out), "--report", str(report)])
+    result = runner.invoke(main, args + ["-o", str(out), "--report", str(report)], env=env)
     produced = {
         "expected.out": out.read_text() if out.exists() else "",
         "expected.report.json": _portable(report.read_text(), case) if report.exists() else "",
         "expected.stderr": _portable(result.stderr, case),
         "expected.exit": f"{result.exit_code}\n",
     }
+    if (case / "tty").exists():  # the report as a terminal shows it: the table, in colour
+        shown = runner.invoke(main, args + ["-o", str(tmp_path / "again"), "--color", "always"], env=env)
+        produced["expected.tty"] = _portable(shown.stderr, case)
     for side in sorted(tmp_path.iterdir()):
-        if side not in (out, report) and side.is_file():
+        if side not in (out, report, tmp_path / "again") and side.is_file() and not side.name.startswith("again."):
             produced[f"expected.side.{side.name}"] = side.read_text()
     if update_goldens:
         for stale in case.glob("expected.side.*"):
             if stale.name not in produced:
                 stale.unlink()
     pinned = {p.name for p in case.glob("expected.side.*")}
+    _compare(case, produced, update_goldens)
+    if not update_goldens:
+        assert pinned <= set(produced), f"{case.name}: no longer writes {sorted(pinned - set(produced))}"
+
+
+def _compare(case: Path, produced: dict[str, str], update_goldens: bool) -> None:
     for name, content in produced.items():
         path = case / name
         if update_goldens:
@@ -57,8 +80,6 @@ def test_golden(case: Path, runner, tmp_path: Path, update_goldens: bool) -> Non
         else:
             assert path.exists(), f"{path} missing: run pytest --update-goldens"
             assert content == path.read_text(), f"{case.name}/{name} differs (pytest --update-goldens to accept)"
-    if not update_goldens:
-        assert pinned <= set(produced), f"{case.name}: no longer writes {sorted(pinned - set(produced))}"
 
 
 def test_every_pair_has_a_golden_case() -> None:

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import math
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any, Callable
 
@@ -15,6 +17,7 @@ import yaml
 from translator import NeoconvError, dump, load, translate
 from translator.errors import InputError, UsageError
 
+ROOT = Path(__file__).resolve().parent.parent
 BASE = {"num_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "seq_length": 128, "max_position_embeddings": 128}
 
 
@@ -126,3 +129,22 @@ def test_the_same_file_twice_is_refused(base: str, tmp_path: Path) -> None:
         translate(base, "neox", "cerebras", with_files=[(str(ds), "deepspeed"), (str(ds), "deepspeed")])
     with pytest.raises(UsageError, match="given twice"):
         translate([base, base], "neox", "cerebras")
+
+
+def test_importing_the_library_never_touches_the_umask(tmp_path: Path) -> None:
+    """A library must not change process state: reading the umask means setting it (os.umask),
+    which races with any other thread creating files. Outputs still get the usual mode."""
+    code = (
+        "import os\ncalls = []\nreal = os.umask\n"
+        "os.umask = lambda mask: calls.append(mask) or real(mask)\n"
+        "real(0o027)\n"
+        "import translator.io, translator.outputs, translator.api, translator.batch\n"
+        "from translator.outputs import write_atomic, replace_file\n"
+        f"write_atomic({str(tmp_path / 'a.yaml')!r}, 'a: 1\\n')\n"
+        f"replace_file({str(tmp_path / 'b.yaml')!r}, 'b: 1\\n')\n"
+        "print(calls)\n"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert run.stdout.strip() == "[]", run.stdout + run.stderr
+    assert (tmp_path / "a.yaml").stat().st_mode & 0o777 == 0o640  # 0o666 less the umask 027
+    assert (tmp_path / "b.yaml").stat().st_mode & 0o777 == 0o640

@@ -109,6 +109,9 @@ def _reported_lost(path: Path, fmt: str, report: Report) -> set[str]:
         shown = ingested.source.aliases.get(leaf, leaf) if ingested.source else leaf
         if fate.rule is not None and status.get(shown) in (Status.LOSSY, Status.DROPPED):
             lost |= set(fate.rule.fields)
+    # a loss of a value no leaf carries (a default, a value derived from others) is an entry of its own
+    lost |= {name for e in report.entries if e.source_key is None and e.status in (Status.LOSSY, Status.DROPPED)
+             for name in e.fields}  # fmt: skip
     table = load_table(fmt)
     lost |= {f for r in table.rules if r.key is None and set(r.with_fields.values()) & lost for f in r.fields}
     return lost

@@ -41,8 +41,32 @@ class Translation:
     side_files: dict[str, str] = field(default_factory=dict)  # written beside the output (e.g. HF config.json)
 
     def dump(self) -> str:
-        """The translated config as text, exactly as the CLI writes it."""
-        return get_format(self.format).load_writer().dump(self.written)
+        """The translated config as text, exactly as the CLI writes it (YAML: with a `# MISSING:`
+        line for each value the run still needs)."""
+        text = get_format(self.format).load_writer().dump(self.written)
+        return self.marked(text)
+
+    def marked(self, text: str, *, check: bool = False) -> str:
+        """`text` (this translation's document as YAML) with its `# MISSING:` lines; `check`: a text
+        neoconv did not write (a source's, edited): kept unmarked if the marks would change what it
+        loads to (a comment line inside a block scalar)."""
+        if self.report.target.get("missing_marked"):
+            from .target_values import mark_missing
+
+            marked = mark_missing(text, self.report, self.format)
+            if check and marked != text:
+                import yaml
+
+                from .preserve.tree import same
+
+                loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+                try:
+                    if not same(yaml.load(marked, Loader=loader), yaml.load(text, Loader=loader)):
+                        return text
+                except yaml.YAMLError:
+                    return text
+            return marked
+        return text
 
 
 def load(
@@ -166,7 +190,8 @@ def _context(part: Ingested, everyone: list[Ingested]) -> dict[str, Value]:
 def translate(config: ConfigInput, src: str, dst: str, **options: Any) -> Translation:
     """Translate a config from format `src` to format `dst`.
 
-    Options: ``set_values`` (canonical field -> value, as ``--set``), ``world_size`` (GPUs of the
+    Options: ``set_values`` (canonical field -> value, as ``--set``), ``target_values`` (key only
+    the target has -> value, as ``--set DST:KEY=VALUE``: written, and its `missing` entry gone), ``world_size`` (GPUs of the
     source run), ``layout`` (target layout), ``source_version`` / ``target_version``,
     ``with_files`` ([(path, format)]: companion files of other formats, e.g. a ds_config.json),
     ``model_config`` (VeOmni: the HuggingFace config.json holding the architecture),
@@ -191,13 +216,12 @@ def translate(config: ConfigInput, src: str, dst: str, **options: Any) -> Transl
     )  # fmt: skip
     respelled = downgrade(leaves, table, version)  # keys the target release knows under an older name
     if respelled:
-        report.entries = [e._replace(target_key=", ".join(respelled.get(k, k) for k in e.target_key.split(", ")))
-                          if e.target_key else e for e in report.entries]  # fmt: skip
+        report.entries = [e.relocated(respelled) if e.target_key else e for e in report.entries]
     source = ingested.source
     assert source is not None
     family = ingested.ir.get("model.family")
     ctx = WriteContext(
-        layout=layout, source_format=src, source_layout=source.layout, model_family=family,
+        layout=layout, version=version, source_format=src, source_layout=source.layout, model_family=family,
         sources=", ".join(Path(f).name for f in source.files),
         output=Path(options["output"]).name if options.get("output") else None,
         source_shape=dict(source.meta) if src == dst else {},  # what the reader noted about the file's own shape
@@ -206,6 +230,10 @@ def translate(config: ConfigInput, src: str, dst: str, **options: Any) -> Transl
     _report_written(report, written)
     if src != dst:  # a family not supported: one entry for its block (same-format carries each leaf)
         collapse(report, source, load_table(src))
+    if options.get("target_values"):  # keys only the target has, given with --set DST:KEY=VALUE
+        from .target_values import apply_target_values
+
+        apply_target_values(report, written.document, dst, options["target_values"])
     companions = [f for part in ingested.companions if part.source for f in part.source.files]
     report.source = {"format": src, "files": source.files + companions, "layout": source.layout,
                      **(source.release.to_json() if source.release else {"version": source.version})}  # fmt: skip
@@ -214,6 +242,9 @@ def translate(config: ConfigInput, src: str, dst: str, **options: Any) -> Transl
     if source.meta.get("unsupported_family"):  # its architecture is carried (same format) or dropped, not read
         report.source["unsupported_family"] = source.meta["unsupported_family"]["family"]
     report.target = {"format": dst, "layout": layout, "version": version, "model_family": family}
+    if any(e.status is Status.MISSING for e in report.entries):
+        # YAML outputs show what is left as `# MISSING:` lines; JSON has no comments: the report alone says it
+        report.target["missing_marked"] = dst_spec.syntax == "yaml"
     if options.get("verify", True):
         model_config = written.model_config
         if model_config is None and dst_spec.takes_model_config:

@@ -42,6 +42,41 @@ def path_args(config: Any) -> list[str]:
     return [path_arg(item, f"config[{i}]") for i, item in enumerate(config)]
 
 
+def split_set(assignments: Iterable[str], dst: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """`--set` strings -> (canonical values, values of keys only the target has: `DST:KEY=VALUE`)."""
+    from .registry import FORMATS
+
+    canonical: list[str] = []
+    target: dict[str, Any] = {}
+    for item in assignments:
+        head, colon, rest = item.partition(":")
+        if not colon or head not in FORMATS or "=" in head:
+            canonical.append(item)
+            continue
+        if head != dst:
+            raise UsageError(f"--set {item!r}: this translation writes {dst}: give {dst}:KEY=VALUE, or a canonical field")
+        key, sep, text = rest.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"--set {item!r}: expected {dst}:KEY=VALUE, e.g. --set {dst}:train_input.data_dir=./data")
+        target[key.strip()] = _value(item, key.strip(), text)
+    return parse_set(canonical), target
+
+
+def _value(item: str, name: str, text: str) -> Any:
+    if not text.strip():
+        raise UsageError(f"--set {item!r}: no value after '='; give KEY=VALUE, e.g. --set {name}=VALUE")
+    try:
+        value = parse_value(text)  # bounded: a value can be an alias bomb too
+    except yaml.YAMLError:
+        value = text
+    except NeoconvError as exc:
+        raise UsageError(f"--set {name}: {exc.message}") from None
+    if value is None:
+        raise UsageError(f"--set {item!r}: {text.strip()} is no value; --set gives a value (leave it out to keep "
+                         "what the source says)")  # fmt: skip
+    return value
+
+
 def parse_set(assignments: Iterable[str]) -> dict[str, Any]:
     """`FIELD=VALUE` strings -> canonical values, checked against the catalogue."""
     values: dict[str, Any] = {}
@@ -51,12 +86,7 @@ def parse_set(assignments: Iterable[str]) -> dict[str, Any]:
         if not sep or not name:
             raise UsageError(f"--set {item!r}: expected FIELD=VALUE, e.g. --set model.vocab_size=50304")
         check_set(name, None)  # the field first: its name is the likelier mistake
-        try:
-            value = parse_value(text) if text.strip() else None  # bounded: a value can be an alias bomb too
-        except yaml.YAMLError:
-            value = text
-        except NeoconvError as exc:
-            raise UsageError(f"--set {name}: {exc.message}") from None
+        value = _value(item, name, text)
         values[name] = check_set(name, value)
     return values
 
@@ -71,7 +101,7 @@ def check_set(name: Any, value: Any, label: str = "--set") -> Any:
         import difflib  # only for this message
 
         close = difflib.get_close_matches(name, list(known), n=1)
-        hint = f"; did you mean {close[0]}?" if close else "; `neoconv explain` lists the fields"
+        hint = f"; did you mean {close[0]}?" if close else "; `neoconv explain --list` lists the fields"
         raise UsageError(f"{label} {name}: not a canonical field{hint}")
     try:
         if isinstance(value, (dict, list, tuple)):
@@ -85,7 +115,8 @@ def check_set(name: Any, value: Any, label: str = "--set") -> Any:
 
 
 # translate()'s options; source_layout and exact_format are for neoconv's own commands
-OPTIONS = ("set_values", "world_size", "layout", "source_version", "target_version", "with_files", "model_config", "output", "verify")
+OPTIONS = ("set_values", "world_size", "layout", "source_version", "target_version", "with_files", "model_config",
+           "output", "verify", "target_values")  # fmt: skip
 _INTERNAL = ("source_layout", "exact_format")
 
 
@@ -105,6 +136,13 @@ def check_options(src: Any, dst: Any, options: Mapping[str, Any]) -> dict[str, A
             raise UsageError(f"set_values must be a mapping of canonical field -> value, not {type(given).__name__}"
                              " (parse 'FIELD=VALUE' strings with parse_set)")  # fmt: skip
         out["set_values"] = {name: check_set(name, value, "set_values") for name, value in given.items()}
+    targets = options.get("target_values")
+    if targets is not None:
+        if not isinstance(targets, Mapping):
+            raise UsageError(f"target_values must be a mapping of target key -> value, not {type(targets).__name__}")
+        from .target_values import check_target_values
+
+        out["target_values"] = check_target_values(dst, options.get("layout"), plain_copy(dict(targets)))
     if options.get("world_size") is not None:
         size = options["world_size"]
         if isinstance(size, bool) or not isinstance(size, int):

@@ -2,7 +2,8 @@
 
 Each format's JSON Schema already lists its known top-level keys, so detection is data-driven:
 the format whose schema knows the largest share of the file's top-level keys wins (a format's reader
-may sniff its files itself: spec.Reader.sniff).
+may sniff its files itself: spec.Reader.sniff for a parsed tree, spec.Reader.sniff_text for a file
+whose syntax is not YAML or JSON, asked first).
 """
 
 from __future__ import annotations
@@ -57,5 +58,10 @@ def detect_tree(tree: dict[str, Any], name: str = "") -> str:
 
 def detect_file(path: str) -> str:
     text = read_text(path)
+    sniffed = {fmt: spec.load_reader().sniff_text for fmt, spec in FORMATS.items()}
+    scores = {fmt: sniff(text) for fmt, sniff in sniffed.items() if sniff is not None}
+    best = max((s for s in scores.values() if s is not None), default=0.0)
+    if best >= 0.5:  # a syntax of its own (not YAML or JSON) that its reader recognises
+        return sorted(f for f, s in scores.items() if s == best)[0]
     tree = parse_json(text, path) if text.lstrip().startswith("{") and path.endswith(".json") else parse_yaml(text, path)
     return detect_tree(tree, path)

@@ -17,7 +17,7 @@ from typing import Any
 from .errors import MappingTableError
 from .io import flatten
 from .ir import IR, Origin
-from .report import Entry, Report, Status
+from .report import Entry, Report, Status, said
 
 
 @dataclass(frozen=True)
@@ -114,7 +114,8 @@ def collapse(report: Report, source: Any, table: Any) -> None:
         elif block not in done:  # the block as the file spells it (a trainer file's trainer.init.model)
             done.add(block)
             rest = view[len(block):]
-            out.append(Entry(key[: len(key) - len(rest)] if key.endswith(rest) else block, None, Status.DROPPED, aside[block]))
+            out.append(said(key[: len(key) - len(rest)] if key.endswith(rest) else block, None, Status.DROPPED,
+                            (("unsupported_key", {"reason": aside[block]}),)))
     report.entries = out
 
 

@@ -155,6 +155,41 @@ class History:
         """Keys that hold a list of blocks in some release (`a` of `a.*.b`)."""
         return frozenset(key.split(".*.", 1)[0] for key in self.keys if ".*." in key)
 
+    # ---- what `neoconv validate --version` asks (a key as written, possibly inside a block read whole)
+    @property
+    def releases(self) -> tuple[str, ...]:
+        return self.labels
+
+    def release(self, label: str) -> str:
+        """A release label or any name standing for one (versions.resolve), for `validate --version`."""
+        from .versions import resolve
+
+        return resolve(self.format, label, "--version")
+
+    def record(self, key: str) -> str | None:
+        """`key`, or the nearest enclosing key the history has (a leaf inside a block read whole)."""
+        parts = key.split(".")
+        return next((head for end in range(len(parts), 0, -1) if (head := ".".join(parts[:end])) in self.keys), None)
+
+    def reads_within(self, key: str, label: str, *, exact: bool = False) -> bool | None:
+        """Does `label` read `key` (or, unless `exact`, the block around it)? None: the history does not
+        know the key."""
+        found = (key if key in self.keys else None) if exact else self.record(key)
+        return None if found is None else self.reads(found, label)
+
+    def why_not(self, key: str, label: str) -> str:
+        """Why `label` does not read `key`: the releases that do, and a rename."""
+        name = self.record(key) or key
+        said = f"{self.title} {label} does not read {name} (read by {self.runs(name)})"
+        rename = next(iter(self.renamed_from(name)), None)
+        return f"{said}; renamed to {rename.new} in {rename.release}" if rename else said
+
+    @property
+    def title(self) -> str:
+        from .registry import FORMATS
+
+        return FORMATS[self.format].title.split(" YAML")[0].split(" JSON")[0]
+
     def fit(self, keys: Iterable[str]) -> int:
         """The releases reading every one of `keys` that the history knows (every release when none)."""
         mask = self.every
@@ -172,6 +207,9 @@ def load_history(fmt: str) -> History | None:
     if not path.is_file():
         return None
     return History(fmt, json.loads(path.read_text(encoding="utf-8")))
+
+
+history = load_history  # the name `neoconv validate` and shell completion use
 
 
 def older(fmt: str, version: str | None, label: str) -> bool:

@@ -22,16 +22,16 @@ from typing import Mapping, Sequence
 
 from .errors import OutputError
 
-_UMASK = os.umask(0o022)
-os.umask(_UMASK)  # read once at import: mkstemp makes 0600 files, outputs should get the usual mode
-
 _TEMP = re.compile(r"^\..*\.neoconv-(\d+)-[a-z0-9]{8}\.tmp$")
 # paths that name an open file descriptor of the process: /dev/stdout, /dev/fd/1, /proc/self/fd/1
 _DESCRIPTOR = re.compile(r"^/(?:dev/std(?:in|out|err)|dev/fd/\d+|proc/(?:self|thread-self|\d+)/fd/\d+)$")
 
 
-def temp_file(target: str | Path, names: list[str]) -> int:
-    """A new temp file beside `target` (mode 0600, never through a symlink), open for writing.
+def temp_file(target: str | Path, names: list[str], mode: int = 0o600) -> int:
+    """A new temp file beside `target` (never through a symlink), open for writing. `mode` is
+    filtered by the process umask, as for any new file: NEW_FILE gives a file the mode the user's
+    umask gives new files (the umask itself is never read: reading it means setting it, and a
+    library must not touch process state another thread may rely on).
 
     Each name is appended to `names` *before* the file is created, so that a caller interrupted at
     any point (Ctrl-C) can remove whatever exists under those names; a name that turns out to be
@@ -44,16 +44,17 @@ def temp_file(target: str | Path, names: list[str]) -> int:
         name = str(folder / (prefix + "".join(random.choices(_LETTERS, k=8)) + ".tmp"))
         names.append(name)
         try:
-            return _open_new(name)
+            return _open_new(name, mode)
         except FileExistsError:
             names.remove(name)
 
 
 _LETTERS = "abcdefghijklmnopqrstuvwxyz0123456789"
+NEW_FILE = 0o666  # what open() asks for a new file; the kernel takes the umask off
 
 
-def _open_new(path: str) -> int:
-    return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0), 0o600)
+def _open_new(path: str, mode: int) -> int:
+    return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0), mode)
 
 
 def remove(names: list[str]) -> None:
@@ -163,10 +164,12 @@ def write_files_atomic(
     current = targets[0][0] if targets else None
     try:
         for current, text in atomic:
-            fd = temp_file(current, temps)
+            kept = _existing_mode(current)  # replacing a file keeps its permissions
+            fd = temp_file(current, temps, 0o600 if kept is not None else NEW_FILE)
             with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
                 fh.write(text)
-                os.fchmod(fh.fileno(), _mode_for(current))
+                if kept is not None:
+                    os.fchmod(fh.fileno(), kept)
         for current, text in through:  # before the renames: if /dev/full refuses, nothing is replaced
             with open(current, "w", encoding="utf-8", newline="\n") as fh:
                 fh.write(text)
@@ -192,10 +195,11 @@ def replace_file(target: str, data: str | bytes, *, like: str | None = None) -> 
         raise OutputError("exists and is not a regular file; not replaced", file=target)
     temps: list[str] = []
     try:
-        fd = temp_file(target, temps)
+        keep = existing is not None and stat.S_ISREG(existing.st_mode)
+        fd = temp_file(target, temps, 0o600 if keep else NEW_FILE)
         try:
-            os.fchmod(fd, existing.st_mode & 0o7777 if existing is not None and stat.S_ISREG(existing.st_mode)
-                      else 0o666 & ~_UMASK)  # fmt: skip
+            if existing is not None and keep:
+                os.fchmod(fd, existing.st_mode & 0o7777)
             view = memoryview(data.encode("utf-8") if isinstance(data, str) else data)
             while view:
                 view = view[os.write(fd, view) :]
@@ -221,11 +225,11 @@ def copy_file(source: str, target: str) -> None:
     replace_file(target, data, like=source)
 
 
-def _mode_for(target: Path) -> int:
+def _existing_mode(target: Path) -> int | None:
     try:
-        return target.stat().st_mode & 0o7777  # replacing a file keeps its permissions
+        return target.stat().st_mode & 0o7777
     except OSError:
-        return 0o666 & ~_UMASK
+        return None
 
 
 def foreign_side_file(side: str, text: str, output: str) -> str:

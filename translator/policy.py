@@ -1,8 +1,9 @@
 """When a finished translation fails a run: the statuses that fail (`--fail-on`, `--strict`), the
 entries already accepted (`--baseline`), and the one mapping from an outcome to an exit code.
 
-Exit codes: 0 done; 1 done, but a file failed, an output would change (--check) or an entry fails
-the policy; 2 bad invocation or input (cli.py turns those exceptions into it).
+Exit codes: 0 done; 1 done, but a file failed, an output would change (--check), an entry fails
+the policy, a comparison found differences or a validation problems; 2 bad invocation or input
+(cli/run.py turns those exceptions into it); 130 interrupted.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from .errors import UsageError
 from .report import STRICT_FAILURES, Entry, Report, Status
 
 EXIT_OK, EXIT_FAILED, EXIT_ERROR = 0, 1, 2
+EXIT_INTERRUPTED = 130  # the shell's convention for SIGINT
 MATCHED = ("status", "source_key", "target_key", "fields")  # what a baseline entry is compared on
 
 
@@ -89,15 +91,27 @@ def policy(fail_on: str | None = None, strict: bool = False, baseline: str | Non
 
 @dataclass
 class Outcome:
-    """What a command ended with, as far as its exit code cares."""
+    """What a command ended with, as far as its exit code cares: every command returns one, and
+    `code` is the one place an outcome becomes an exit code (exceptions are cli/run.py's: a
+    NeoconvError is EXIT_ERROR, Ctrl-C EXIT_INTERRUPTED)."""
 
     failed: int = 0  # files that could not be translated (batch)
-    changed: int = 0  # outputs that would change (batch --check)
-    policy_failures: int = 0  # entries failing the policy
+    changed: int = 0  # outputs that would change (batch --check, docs --check)
+    policy_failures: int = 0  # entries failing the policy (--strict, --fail-on, not in --baseline)
+    differences: int = 0  # what a comparison found: diff, roundtrip, validate's problems
+    unrecorded: str = ""  # the run's own record (batch's summary) could not be written
+    errors: int = 0  # inputs that could not be read at all, when the command went on with the others
+
+    @property
+    def code(self) -> int:
+        if self.errors:
+            return EXIT_ERROR
+        bad = self.failed or self.changed or self.policy_failures or self.differences or self.unrecorded
+        return EXIT_FAILED if bad else EXIT_OK
 
 
 def exit_code(outcome: Outcome) -> int:
-    return EXIT_FAILED if outcome.failed or outcome.changed or outcome.policy_failures else EXIT_OK
+    return outcome.code
 
 
 def describe(failures: Iterable[Entry]) -> str:

@@ -30,9 +30,7 @@ def release_defaults(table: str, rule: Any, history: History | None) -> Any:
     From the history data (the framework's own source at each release) for a key the table gives a
     default for; a release that reads the key only under an older name takes that name's default.
     `version_defaults: {release: value}` in the table holds from that release on and wins."""
-    if history is None or not rule.key:
-        if rule.version_defaults:
-            raise MappingTableError(f"{table}: rule for {rule.label}: version_defaults need a key history (schemas/history)")
+    if history is None or not rule.key:  # a table's own versions: its version_defaults name them one by one
         return rule
     found: dict[str, Any] = {}
     if rule.has_default():
@@ -61,10 +59,19 @@ def release_defaults(table: str, rule: Any, history: History | None) -> Any:
 RELEASE_ENTRIES = ("version_aliases", "release_neutral", "renamed", "watch_absent")
 
 
-def table_releases(table: str, history: History | None, raw: dict[str, Any]) -> dict[str, Any]:
-    """A table's release facts, checked: its labels (its history's newest first, or `current` alone) and
-    its version_aliases, release_neutral blocks, renamed keys and watch_absent keys."""
-    labels = history.labels if history else (CURRENT,)
+def table_releases(
+    table: str, history: History | None, raw: dict[str, Any], base: tuple[str, ...] | None = None
+) -> dict[str, Any]:
+    """A table's release facts, checked: its labels (its history's, newest first; without a history the
+    table's own `versions:` list, its base table's, or `current` alone) and its version_aliases,
+    release_neutral blocks, renamed keys and watch_absent keys."""
+    if history is None:
+        own = tuple(str(v) for v in raw.get("versions") or base or (CURRENT,))
+        labels: tuple[str, ...] = tuple(reversed(own))
+    elif "versions" in raw:
+        raise MappingTableError(f"{table}: versions: the releases come from the key history; name others with version_aliases")
+    else:
+        labels = history.labels
     aliases = {str(k): str(v) for k, v in (raw.get("version_aliases") or {}).items()}
     for alias, label in aliases.items():
         if label not in labels and not (history and label in history.aliases):

@@ -53,7 +53,7 @@ def set_aside(source: Source, readable: dict[str, Any], fates: dict[str, Any], f
         return readable
     found = _aside(source.set_aside, readable)
     for leaf, why in found.items():
-        fates[leaf] = fate("unsupported", detail=why)
+        fates[leaf] = fate("unsupported", notes=(("unsupported_key", {"reason": why}),))
     return {k: v for k, v in readable.items() if k not in found} if found else readable
 
 

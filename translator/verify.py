@@ -13,7 +13,7 @@ from .engine import Ingested, ingest
 from .errors import NeoconvError
 from .ir import Origin, Value
 from .mapping import load_table
-from .report import Entry, Report, Status
+from .report import Entry, Message, Report, Status, said
 from .schema import schema_index
 from .families import set_family_aside, withhold_defaults
 from .spellings import upgrade
@@ -67,10 +67,8 @@ def _name(
     report: Report, change: FieldChange, source: Ingested, after: Value | None, written: Mapping[str, Any]
 ) -> None:
     keys = [k for k in (after.source_keys if after else ()) if k in written]
-    shown = ", ".join(f"{k}={_short(written[k])}" for k in keys)
-    what = f"written as {shown}" if shown else "not written"
-    back = "nothing" if change.b is None else _short(change.b) + ("" if keys else " (the target's default)")
-    detail = f"{change.field} is {_short(change.a)} in the source, {what}; reads back as {back}"
+    message: Message = ("reads_back_differently", {"field": change.field, "source_value": change.a,
+                                                    "written": {k: written[k] for k in keys}, "read_back": change.b})  # fmt: skip
     # the leaves the value came from keep their one entry, now lossy; a default's loss gets its own
     before = source.ir.fields.get(change.field)
     aliases = source.source.aliases if source.source else {}
@@ -78,28 +76,22 @@ def _name(
     hit = False
     for i, entry in enumerate(report.entries):
         if entry.status in _AMENDABLE and (change.field in entry.fields or entry.source_key in leaves):
-            report.entries[i] = _lossy(entry, change.field, detail)
+            report.entries[i] = _lossy(entry, change.field, message)
             hit = True
     if not hit:
-        report.entries.append(Entry(None, ", ".join(keys) or None, Status.LOSSY, detail, (change.field,)))
+        report.entries.append(said(None, ", ".join(keys) or None, Status.LOSSY, (message,), (change.field,), tuple(keys)))
 
 
 _AMENDABLE = (Status.EXACT, Status.CONVERTED, Status.DEFAULTED)
 
 
-def _lossy(entry: Entry, name: str, detail: str) -> Entry:
+def _lossy(entry: Entry, name: str, message: Message) -> Entry:
     fields = entry.fields if name in entry.fields else (*entry.fields, name)
     # a defaulted entry names a key the file lacks; as a loss of that default it has no source leaf
     source_key = None if entry.status is Status.DEFAULTED else entry.source_key
-    return entry._replace(source_key=source_key, status=Status.LOSSY,
-                          detail="; ".join(x for x in (entry.detail, detail) if x), fields=fields)  # fmt: skip
-
-
-def _short(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
+    return entry.amended(Status.LOSSY, message, first=False, source_key=source_key, fields=fields)
 
 
 def readback_failed(report: Report, exc: NeoconvError) -> None:
     """The output cannot even be read back: say so (the target framework would refuse it too)."""
-    report.entries.append(Entry(None, None, Status.LOSSY, f"the written config cannot be read back: {exc.message}", ()))
+    report.entries.append(said(None, None, Status.LOSSY, (("unreadable_output", {"message": exc.message}),)))

@@ -45,11 +45,11 @@ class Release:
 class Versions:
     """The release labels of one format and the other names that stand for them."""
 
-    def __init__(self, fmt: str, history: History | None, extra: dict[str, str], title: str) -> None:
+    def __init__(self, fmt: str, history: History | None, extra: dict[str, str], title: str, listed: tuple[str, ...] = (CURRENT,)) -> None:
         self.format = fmt
         self.title = title
         self.history = history
-        self.labels: tuple[str, ...] = history.labels if history else (CURRENT,)
+        self.labels: tuple[str, ...] = history.labels if history else tuple(reversed(listed))
         aliases = dict(history.aliases) if history else {}
         for name, target in extra.items():
             aliases[name] = aliases.get(target, target)
@@ -105,7 +105,7 @@ def versions(fmt: str) -> Versions:
     from .mapping import load_table  # the table names extra labels; loaded once per format
 
     table = load_table(fmt)
-    return Versions(fmt, load_history(fmt), dict(table.releases.aliases), table.title)
+    return Versions(fmt, load_history(fmt), dict(table.releases.aliases), table.title, table.versions)
 
 
 def resolve(fmt: str, name: Any, flag: str = "--from-version") -> str:

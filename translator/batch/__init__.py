@@ -21,12 +21,12 @@ from typing import Any, Callable, Iterator
 
 from ..errors import NeoconvError, UsageError
 from ..policy import Outcome, Policy, describe
-from ..policy import exit_code as outcome_code
 from ..registry import FORMATS, get_format
+from .job import Job, output_path, run_job
 from .summary import SUMMARY_NAME, SummaryWriter, human_summary
 from .walk import walk
 
-__all__ = ["SUMMARY_NAME", "BatchOptions", "FileResult", "exit_code", "human_summary", "output_path", "run_batch", "walk"]
+__all__ = ["SUMMARY_NAME", "BatchOptions", "BatchInterrupted", "FileResult", "batch_outcome", "human_summary", "output_path", "run_batch", "walk"]
 
 
 @dataclass
@@ -42,21 +42,28 @@ class BatchOptions:
     in_place: bool = False
     backup: bool = True
     translate_options: dict[str, Any] = field(default_factory=dict)
+    diff: bool = False  # with check: a unified diff of each change (FileResult.diff)
+    prune: bool = False  # remove the outputs of sources that are gone (record.py says which)
+    plain: bool = False  # a same-format migration writes the plain layout, not the source's formatting
 
 
 @dataclass
 class FileResult:
     source: str  # relative to SRC_DIR
-    status: str  # translated | unchanged | changed | failed | skipped
+    status: str  # translated | unchanged | changed | failed | skipped | orphaned | removed
     output: str | None = None
     counts: dict[str, int] = field(default_factory=dict)
     error: str = ""
     reason: str = ""
+    diff: str = ""  # --check --diff: what would change (not in the summary file)
+    side_files: list[str] = field(default_factory=list)  # written beside the output (relative to OUT_DIR)
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"source": self.source, "status": self.status}
         if self.output:
             data["output"] = self.output
+        if self.side_files:
+            data["side_files"] = self.side_files
         if self.counts:
             data["counts"] = self.counts
         if self.error:
@@ -64,88 +71,6 @@ class FileResult:
         if self.reason:
             data["reason"] = self.reason
         return data
-
-
-def output_path(rel: str, dst: str) -> str:
-    """The output's path relative to OUT_DIR: the source's, with the target format's suffix."""
-    stem, dot, suffix = rel.rpartition(".")
-    return (stem if dot and "/" not in suffix else rel) + get_format(dst).suffix
-
-
-def _job(opts: BatchOptions, args: Job) -> FileResult:
-    """Translate one file (runs in a worker process; must not raise)."""
-    path_s, rel_s, out_s = args
-    rel_out = output_path(rel_s, opts.dst)  # the summary names outputs relative to OUT_DIR
-    from ..api import translate
-    from ..outputs import copy_file, foreign_side_file, replace_file
-
-    try:
-        config: Any = [path_s]
-        fragment = get_format(opts.src).load_reader().fragment
-        if fragment is not None:
-            # a format whose files may be shared-settings fragments (NeoX's local_setup.yml): read the
-            # file once, look, and translate what was read (a broken file fails as it would anyway)
-            source = _read_source(path_s, opts)
-            if source is not None:
-                why = fragment(source)
-                if why:
-                    return FileResult(rel_s, "skipped", reason=why)
-                if not opts.with_files:
-                    config = source
-        with_files = [(w, _companion(w, opts.src)) for w in opts.with_files]
-        result = translate(config, opts.src, opts.dst, with_files=with_files, output=out_s, **opts.translate_options)
-        text = result.dump()
-        counts = {k: v for k, v in result.report.summary().items() if v}
-        failing = opts.policy.failures(result.report) if opts.policy.fail_on else []
-        strict = f"fails the policy: {describe(failing)}" if failing else ""
-        folder = os.path.dirname(out_s)
-        files = {out_s: text, **{os.path.join(folder, name): side for name, side in result.side_files.items()}}
-        if opts.check:
-            same = all(_read_or_none(p) == t for p, t in files.items())
-            status = "unchanged" if same else "changed"
-            return FileResult(rel_s, status, rel_out, counts, error=strict)
-        for target, content in files.items():
-            clash = foreign_side_file(target, content, out_s) if target != out_s else ""
-            if clash:
-                return FileResult(rel_s, "failed", error=clash)
-        if not os.path.isdir(folder):
-            os.makedirs(folder, exist_ok=True)
-        if opts.in_place and opts.backup and os.path.exists(out_s):
-            copy_file(out_s, out_s + ".bak")  # the bytes as they were (CRLF, BOM, comments kept)
-        for target, content in files.items():
-            replace_file(target, content)
-        return FileResult(rel_s, "translated", rel_out, counts, error=strict)
-    except NeoconvError as exc:
-        return FileResult(rel_s, "failed", error=str(exc))
-    except Exception as exc:  # one bad file must not stop a migration of thousands
-        return FileResult(rel_s, "failed", error=f"internal error: {type(exc).__name__}: {exc}")
-
-
-def _read_source(path: str, opts: BatchOptions) -> Any:
-    """The file read as the source format, or None when it plainly is another format (translate
-    then reads it as that one and says so)."""
-    from ..api import load
-    from ..errors import WrongFormat
-
-    options = opts.translate_options
-    try:
-        return load(path, opts.src, layout=options.get("source_layout"), model_config=options.get("model_config"))
-    except WrongFormat:
-        return None
-
-
-def _read_or_none(path: str) -> str | None:
-    try:
-        with open(path, encoding="utf-8") as fh:
-            return fh.read()
-    except (OSError, UnicodeDecodeError):
-        return None
-
-
-def _companion(path: str, src: str) -> str:
-    from ..registry import companion_format
-
-    return companion_format(path, src)
 
 
 def _clean_stale_temps(out_dir: Path) -> None:
@@ -161,33 +86,35 @@ def _clean_stale_temps(out_dir: Path) -> None:
                 Path(folder, name).unlink(missing_ok=True)
 
 
-Job = tuple[str, str, str]  # source path, source relative to SRC_DIR, output path
-
-
 def _usage(opts: BatchOptions) -> None:
     """What would make every file fail the same way is a bad invocation: exit 2 before any work."""
     from ..api import load
     from ..arguments import check_options
 
     check_options(opts.src, opts.dst, opts.translate_options)
+    from ..registry import companion_format
+
     for path in opts.with_files:
-        load(path, _companion(path, opts.src))  # a missing or broken --with file, once, with its own message
+        load(path, companion_format(path, opts.src))  # a missing or broken --with file, once, with its own message
 
 
-def _plan(root: Path, out_root: str, include: list[str], opts: BatchOptions, inside_src: str | None) -> list[Job | FileResult]:
-    """Every file's job (or why it is skipped), in walk order, and refuse before any work two
-    sources that would be written to one output, and outputs that would land in the source tree.
-    Holds the names only: a tree of 100,000 files costs a few megabytes."""
+def _plan(root: Path, out_root: str, opts: BatchOptions, inside_src: str | None,
+          earlier: set[str]) -> tuple[list[Job | FileResult], set[str]]:  # fmt: skip
+    """Every file's job (or why it is skipped), in walk order, and the sources and outputs it
+    claims; refuse before any work two sources that would be written to one output, and outputs
+    that would land in the source tree. `earlier`: what an earlier --in-place run wrote beside its
+    sources (never read back as a source). Holds the names only: a tree of 100,000 files costs a
+    few megabytes."""
     with_resolved = {os.path.realpath(w) for w in opts.with_files}
     claimed: dict[str, str] = {}  # output (relative to OUT_DIR) -> the source written there
     plan: list[Job | FileResult] = []
     matched = 0
     sources: set[str] = set()
-    for found in walk(root, include, opts.exclude, in_place=opts.in_place):
+    defaults = list(get_format(opts.src).globs)
+    for found in walk(root, opts.include or defaults, opts.exclude, in_place=opts.in_place, defaults=defaults):
         if not found.rel.endswith("/"):
             matched += 1
-            if opts.in_place:
-                sources.add(found.rel)
+            sources.add(found.rel)
         if found.status:
             plan.append(FileResult(found.rel, found.status, error=found.reason if found.status == "failed" else "",
                                    reason=found.reason if found.status == "skipped" else ""))  # fmt: skip
@@ -195,7 +122,10 @@ def _plan(root: Path, out_root: str, include: list[str], opts: BatchOptions, ins
         if with_resolved and os.path.realpath(found.path) in with_resolved:
             plan.append(FileResult(found.rel, "skipped", reason="named with --with: merged into every translation"))
             continue
-        rel_out = output_path(found.rel, opts.dst)
+        if found.rel in earlier:
+            plan.append(FileResult(found.rel, "skipped", reason="written by an earlier --in-place run: not a source"))
+            continue
+        rel_out = output_path(found.rel, opts.src, opts.dst)
         other = claimed.setdefault(rel_out, found.rel)
         if other != found.rel:
             raise UsageError(
@@ -212,38 +142,55 @@ def _plan(root: Path, out_root: str, include: list[str], opts: BatchOptions, ins
         raise UsageError(f"no file under {root} matches --include {' '.join(opts.include)}")
     if opts.in_place:  # m.yml -> m.yaml where m.yaml is a source left out of the run (a --with file, a link)
         for rel_out, rel in claimed.items():
-            if rel_out != rel and rel_out in sources:
+            if rel_out != rel and rel_out in sources and rel_out not in earlier:
                 raise UsageError(f"{rel} would be written to {rel_out}, which is another source file: rename one")
-    return plan
+    return plan, sources | set(claimed)
+
+
+class BatchInterrupted(KeyboardInterrupt):
+    """Ctrl-C (or SIGTERM) during a batch: what was written, and where the partial summary is."""
+
+    def __init__(self, written: int, report: str) -> None:
+        super().__init__(written, report)
+        self.written = written
+        self.report = report
+
+
+def _roots(src_dir: str, out_dir: str | None, opts: BatchOptions) -> tuple[Path, Path, str | None]:
+    """SRC_DIR, where outputs go, and SRC_DIR relative to OUT_DIR when it lies inside it."""
+    root = Path(src_dir)
+    if not root.is_dir():
+        raise UsageError(f"{src_dir}: not a folder")
+    if opts.in_place:
+        if out_dir:
+            raise UsageError("--in-place writes beside the sources: do not give -o")
+        return root, root, None
+    if not out_dir:
+        raise UsageError("give -o OUT_DIR (or --in-place to write beside the sources)")
+    target_root = Path(out_dir)
+    if target_root.exists() and not target_root.is_dir():
+        raise UsageError(f"{out_dir}: not a folder (a file is there); give a folder to write the tree into")
+    resolved_out, resolved_src = target_root.resolve(), root.resolve()
+    if resolved_out == resolved_src or resolved_src in resolved_out.parents:
+        raise UsageError(f"{out_dir} is inside {src_dir}: the source tree is never written to (use --in-place)")
+    inside = resolved_src.relative_to(resolved_out).as_posix() if resolved_out in resolved_src.parents else None
+    return root, target_root, inside
 
 
 def run_batch(
     src_dir: str, out_dir: str | None, opts: BatchOptions, progress: Callable[[int, int, str], None] | None = None
 ) -> tuple[list[FileResult], dict[str, Any]]:
+    from . import record
+
     if opts.src not in FORMATS or opts.dst not in FORMATS:
         raise UsageError(f"unknown format pair {opts.src}2{opts.dst}; formats: {', '.join(FORMATS)}")
-    root = Path(src_dir)
-    if not root.is_dir():
-        raise UsageError(f"{src_dir}: not a folder")
-    inside_src: str | None = None  # SRC_DIR relative to OUT_DIR, when it lies inside it
-    if opts.in_place:
-        if out_dir:
-            raise UsageError("--in-place writes beside the sources: do not give -o")
-        target_root = root
-    else:
-        if not out_dir:
-            raise UsageError("give -o OUT_DIR (or --in-place to write beside the sources)")
-        target_root = Path(out_dir)
-        if target_root.exists() and not target_root.is_dir():
-            raise UsageError(f"{out_dir}: not a folder (a file is there); give a folder to write the tree into")
-        resolved_out, resolved_src = target_root.resolve(), root.resolve()
-        if resolved_out == resolved_src or resolved_src in resolved_out.parents:
-            raise UsageError(f"{out_dir} is inside {src_dir}: the source tree is never written to (use --in-place)")
-        if resolved_out in resolved_src.parents:
-            inside_src = resolved_src.relative_to(resolved_out).as_posix()
+    if opts.diff and not opts.check:
+        raise UsageError("--diff shows what --check finds: give both")
+    root, target_root, inside_src = _roots(src_dir, out_dir, opts)
     _usage(opts)
-    include = opts.include or list(get_format(opts.src).globs)
-    plan = _plan(root, str(target_root), include, opts, inside_src)
+    command = f"{opts.src}2{opts.dst}"
+    earlier = record.previous(target_root, command)
+    plan, claimed = _plan(root, str(target_root), opts, inside_src, record.own_outputs(earlier) if opts.in_place else set())
     if not opts.check:
         if not opts.in_place:
             target_root.mkdir(parents=True, exist_ok=True)
@@ -253,19 +200,28 @@ def run_batch(
     # are kept for the human summary.
     notable: list[FileResult] = []
     totals: dict[str, int] = {}
-    sink = SummaryWriter(None if opts.check else target_root / SUMMARY_NAME, f"{opts.src}2{opts.dst}")
+    sink = SummaryWriter(None if opts.check else target_root / SUMMARY_NAME, command)
+
+    def add(result: FileResult) -> None:
+        totals[result.status] = totals.get(result.status, 0) + 1
+        if result.status not in ("translated", "unchanged") or result.error:
+            notable.append(result)
+        sink.add(result)
+
     try:
         for done, result in enumerate(_results(iter(plan), opts), 1):
-            totals[result.status] = totals.get(result.status, 0) + 1
-            if result.status != "translated" or result.error:
-                notable.append(result)
-            sink.add(result)
+            add(result)
             if progress:
                 progress(done, len(plan), result.source)
+        for result in record.orphans(root, target_root, earlier, claimed, opts):
+            add(result)
         sink.close(totals)
+    except KeyboardInterrupt:
+        sink.close(totals, interrupted=True)  # what was done is on record: a re-run completes it
+        raise BatchInterrupted(totals.get("translated", 0), str(target_root / SUMMARY_NAME) if sink.closed else "") from None
     finally:
         sink.discard()
-    summary: dict[str, Any] = {"command": f"{opts.src}2{opts.dst}", "totals": totals}
+    summary: dict[str, Any] = {"command": command, "totals": totals}
     if sink.error:
         summary["report_error"] = sink.error
     return notable, summary
@@ -275,13 +231,13 @@ def _results(plan: Iterator[Job | FileResult], opts: BatchOptions) -> Iterator[F
     """Results in plan order (so -j N writes the same summary as -j 1)."""
     if opts.jobs <= 1:
         for item in plan:
-            yield item if isinstance(item, FileResult) else _job(opts, item)
+            yield item if isinstance(item, FileResult) else run_job(opts, item)
         return
     chunks = iter(lambda: list(islice(plan, _CHUNK)), [])
     first = next(chunks, [])
     if len(first) <= 1:  # one file: not worth starting workers
         for item in first:
-            yield item if isinstance(item, FileResult) else _job(opts, item)
+            yield item if isinstance(item, FileResult) else run_job(opts, item)
         return
     _compile_tables(opts)  # before the workers start: forked workers inherit them compiled
     # A bounded number of chunks in flight: workers never wait for the next window, and a tree of
@@ -344,7 +300,7 @@ _CHUNK = 16  # files per task sent to a worker: amortises the hand-over, keeps t
 
 
 def _run_chunk(opts: BatchOptions, jobs: list[Job]) -> list[FileResult]:
-    return [_job(opts, item) for item in jobs]
+    return [run_job(opts, item) for item in jobs]
 
 
 def _in_order(chunk: list[Any], future: Any) -> Iterator[FileResult]:
@@ -353,12 +309,13 @@ def _in_order(chunk: list[Any], future: Any) -> Iterator[FileResult]:
         yield item if isinstance(item, FileResult) else next(ran)
 
 
-def exit_code(results: list[FileResult], opts: BatchOptions, summary: dict[str, Any] | None = None) -> int:
-    if summary and summary.get("report_error"):
-        return 1  # the run's own summary could not be written: the caller has no record of it
-    return outcome_code(Outcome(
-        failed=sum(r.status == "failed" for r in results), changed=sum(r.status == "changed" for r in results),
+def batch_outcome(results: list[FileResult], summary: dict[str, Any] | None = None, *, check: bool = False) -> Outcome:
+    """What a batch ended with (`results`: the notable ones run_batch returns); for --check, an
+    output left behind by a deleted source is a change too."""
+    stale = ("changed", "orphaned") if check else ("changed",)
+    return Outcome(
+        failed=sum(r.status == "failed" for r in results), changed=sum(r.status in stale for r in results),
         policy_failures=sum(bool(r.error) for r in results if r.status != "failed"),
-    ))  # fmt: skip
-
+        unrecorded=(summary or {}).get("report_error", ""),  # the caller would have no record of the run
+    )  # fmt: skip
 

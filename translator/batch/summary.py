@@ -28,10 +28,10 @@ class SummaryWriter:
         self.first = True
         self.error = ""
         if path is not None:
-            from ..outputs import temp_file
+            from ..outputs import NEW_FILE, temp_file
 
             try:
-                fd = temp_file(path, self.temps)
+                fd = temp_file(path, self.temps, NEW_FILE)
                 self.fh = os.fdopen(fd, "w", encoding="utf-8", newline="\n")
                 self.fh.write('{\n  "command": ' + json.dumps(command) + ',\n  "files": [')
             except OSError as exc:
@@ -50,14 +50,18 @@ class SummaryWriter:
                 self._failed(exc)
             self.first = False
 
-    def close(self, totals: dict[str, int]) -> None:
+    closed = False  # renamed into place: a complete record (or, interrupted, a partial one that says so)
+
+    def close(self, totals: dict[str, int], *, interrupted: bool = False) -> None:
         if self.fh is not None and self.path is not None:
             try:
-                self.fh.write(("\n  ]" if not self.first else "]") + ',\n  "totals": ' + json.dumps(totals) + "\n}\n")
+                end = ',\n  "interrupted": true' if interrupted else ""
+                self.fh.write(("\n  ]" if not self.first else "]") + ',\n  "totals": ' + json.dumps(totals) + end + "\n}\n")
                 self.fh.close()
                 self.fh = None
                 os.replace(self.temps[0], self.path)
                 self.temps.clear()
+                self.closed = True
             except OSError as exc:
                 self._failed(exc)
 
@@ -88,6 +92,8 @@ def human_summary(
             lines.append(f"skipped  {printable(r.source)}: {printable(r.reason)}")
         elif r.status == "changed":
             lines.append(f"changed  {printable(r.source)} -> {printable(r.output or '')}")
+        elif r.status in ("orphaned", "removed"):
+            lines.append(f"{r.status:<8} {printable(r.output or '')}: {printable(r.reason)}")
         elif r.error:
             lines.append(f"strict   {printable(r.source)}: {printable(r.error.removeprefix('fails the policy: '))}")
     if report_error:

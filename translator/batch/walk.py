@@ -26,18 +26,23 @@ LINK_OUTSIDE = "a symlink to a file outside SRC_DIR: not read"
 LINK_IN_PLACE = "a symlink: --in-place rewrites only regular files (translate the file it points to)"
 
 
-def walk(root: Path, include: list[str], exclude: list[str], *, in_place: bool = False) -> Iterator[Found]:
+def walk(root: Path, include: list[str], exclude: list[str], *, in_place: bool = False,
+         defaults: list[str] | None = None) -> Iterator[Found]:  # fmt: skip
     """The files under root matching include and not exclude, in sorted order (a folder's files,
-    then its subfolders), hidden files and folders left out. Nothing outside root is read: symlinked
+    then its subfolders), hidden files and folders left out. A pattern may name a folder (its name,
+    or its path under root; a trailing / is allowed): `--exclude rwkv` leaves out rwkv/ and all
+    below it, `--include llama` takes the files under llama/ that the format's `defaults` globs take. Nothing outside root is read: symlinked
     folders are never followed and a symlinked file is read only when it points inside root; a FIFO,
     socket or device is never opened (a FIFO would block the run forever). Such entries, and
     folders that cannot be read, come back with a status and the reason, so that no file vanishes
     from the migration without a word. A generator over os.scandir (no extra stat per file)."""
     top = str(root)
     real_top = os.path.realpath(top)
-    stack = [top]
+    folder_in = [p.rstrip("/") for p in include if p.rstrip("/")]
+    folder_out = [p.rstrip("/") for p in exclude if p.rstrip("/")]
+    stack = [(top, False)]  # a folder, and whether an --include pattern named it (or a folder above it)
     while stack:
-        folder = stack.pop()
+        folder, named = stack.pop()
         base = os.path.relpath(folder, top).replace(os.sep, "/")
         prefix = "" if base == "." else base + "/"
         try:
@@ -46,12 +51,13 @@ def walk(root: Path, include: list[str], exclude: list[str], *, in_place: bool =
         except OSError as exc:
             yield Found(folder, prefix, "failed", f"cannot read this folder ({exc.strerror or exc}): its files are not translated")
             continue
-        folders: list[str] = []
+        folders: list[tuple[str, bool]] = []
         for entry in listed:
             rel = prefix + entry.name
             try:
                 if entry.is_dir(follow_symlinks=False):
-                    folders.append(entry.path)
+                    if not _named(entry.name, rel, folder_out):  # an excluded folder is not even listed
+                        folders.append((entry.path, named or _named(entry.name, rel, folder_in)))
                     continue
                 link = entry.is_symlink()
                 regular = entry.is_file(follow_symlinks=False)
@@ -61,7 +67,9 @@ def walk(root: Path, include: list[str], exclude: list[str], *, in_place: bool =
             if link and os.path.isdir(entry.path):  # said whatever the globs: its files would vanish silently
                 yield Found(entry.path, rel + "/", "skipped", LINKED_FOLDER)
                 continue
-            if entry.name == SUMMARY_NAME or not _matches(entry.name, rel, include, exclude):
+            taken = _matches(entry.name, rel, include, exclude) or (
+                named and _matches(entry.name, rel, defaults or [], exclude))  # fmt: skip
+            if entry.name == SUMMARY_NAME or not taken:
                 continue
             if link:
                 yield _linked(entry.path, rel, real_top, in_place)
@@ -70,6 +78,10 @@ def walk(root: Path, include: list[str], exclude: list[str], *, in_place: bool =
             else:
                 yield Found(entry.path, rel)
         stack.extend(reversed(folders))  # depth first, in sorted order
+
+
+def _named(name: str, rel: str, patterns: list[str]) -> bool:
+    return any(fnmatch.fnmatch(name, p) or fnmatch.fnmatch(rel, p) for p in patterns)
 
 
 def _matches(name: str, rel: str, include: list[str], exclude: list[str]) -> bool:

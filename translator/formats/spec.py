@@ -28,6 +28,7 @@ class FormatSpec:
     reader: str  # module path of the module defining READER, imported on first use
     writer: str  # module path of the module defining WRITER
     suffix: str = ".yml"  # of the files it writes
+    syntax: str = "yaml"  # of its files: "yaml" (comments: format-preserving rewrites, MISSING placeholders) or "json"
     globs: tuple[str, ...] = ("*.yaml", "*.yml")  # the files `neoconv batch` picks up by default
     layouts: tuple[str, ...] = ()
     default_layout: str | None = None
@@ -84,6 +85,8 @@ class Reader:
     detect_layout: Callable[[dict[str, Any]], str | None] | None = None
     # content detection beyond the schema score: how surely (0..1) a parsed tree is this format's, or None
     sniff: Callable[[dict[str, Any]], float | None] | None = None
+    # the same for a file's text, for a syntax that is not YAML or JSON (asked before parsing): 0..1 or None
+    sniff_text: Callable[[str], float | None] | None = None
     # why a file that reads fine is a fragment to merge into others (--with), not a config of its own
     fragment: Callable[[Source], str | None] | None = None
     # the names the key history (schemas/history/<format>.json) may give a leaf, best first, from its
@@ -96,6 +99,7 @@ class WriteContext:
     """What a writer knows of the translation besides the target leaves."""
 
     layout: str | None = None
+    version: str | None = None  # the target version (--to-version; None: the table's first): a writer spells keys per release
     source_format: str | None = None
     source_layout: str | None = None
     model_family: str | None = None

@@ -25,6 +25,7 @@ class Rewrite:
     preserved: bool
     note: str = ""
     dropped_comments: list[str] = field(default_factory=list)  # comments that went with removed keys
+    removed_comments: list[tuple[str, str]] = field(default_factory=list)  # the same, with the key each went with
 
 
 def preserve(
@@ -53,7 +54,7 @@ def preserve(
             out, dropped = _json(text, document, list(moves))
     except _Fallback as why:
         return Rewrite(_plain(plain, document, fmt), False, str(why))
-    return Rewrite(bom + out, True, "", dropped)
+    return Rewrite(bom + out, True, "", [text for _, text in dropped], dropped)
 
 
 class _Fallback(Exception):
@@ -69,7 +70,7 @@ def _plain_dicts(value: Any) -> Any:
     return value
 
 
-def _yaml(text: str, document: dict[str, Any], moves: list[tuple[str, str]]) -> tuple[str, list[str]]:
+def _yaml(text: str, document: dict[str, Any], moves: list[tuple[str, str]]) -> tuple[str, list[tuple[str, str]]]:
     from . import yamlrender, yamlsource  # only a rewrite pays for these
 
     try:
@@ -105,7 +106,7 @@ def _safe_load(text: str) -> Any:
         return _BROKEN
 
 
-def _json(text: str, document: dict[str, Any], moves: list[tuple[str, str]]) -> tuple[str, list[str]]:
+def _json(text: str, document: dict[str, Any], moves: list[tuple[str, str]]) -> tuple[str, list[tuple[str, str]]]:
     from . import jsonedit
 
     try:

@@ -20,8 +20,8 @@ from .yamlsource import YamlEntry, YamlSource, comments, own_comments
 Line = tuple[str, str | None]  # text, its ending (None: the file's usual one)
 
 
-def render(source: YamlSource, plan: Plan) -> tuple[str, list[str]]:
-    """The rewritten text and the comments that went with removed keys."""
+def render(source: YamlSource, plan: Plan) -> tuple[str, list[tuple[str, str]]]:
+    """The rewritten text and the comments that went with removed keys (key, comment)."""
     return _Renderer(source, plan).run()
 
 
@@ -32,13 +32,13 @@ class _Renderer:
         self.plan = plan
         self.out: list[Line] = []
         self.extra: dict[int, list[tuple[int, str]]] = {}  # id(placed) -> comment lines riding on it
-        self.dropped: list[str] = []
+        self.dropped: list[tuple[str, str]] = []  # (removed key, a comment that went with it)
         self.emitted: dict[int, int] = {}  # source line -> where it went in the output
         self.renamed = 0  # how much longer the last key line's key became
         self.value_end: tuple[int, int] | None = None  # where the last entry's value ends in the output
         self.comma = ""  # what follows a value written fresh: "," between the entries of a {...}
 
-    def run(self) -> tuple[str, list[str]]:
+    def run(self) -> tuple[str, list[tuple[str, str]]]:
         for placed in _walk(self.plan.root):
             for rider in placed.riders:
                 assert isinstance(rider, YamlEntry)
@@ -198,7 +198,8 @@ class _Renderer:
         if host is not None:
             self.extra.setdefault(id(host), []).extend(detached)
         kept = {i for i, _ in detached} if host is not None else set()
-        self.dropped += [text for i, text in own_comments(self.source, entry) if text and i not in kept]
+        key = ".".join(map(str, entry.path))
+        self.dropped += [(key, text) for i, text in own_comments(self.source, entry) if text and i not in kept]
 
     def _neighbour(self, entry: YamlEntry) -> Placed | None:
         parent = entry.parent

@@ -1,0 +1,187 @@
+"""The table grammar is defined once, by the meta-schema schemas/mapping.schema.json: every table
+validates against it (with jsonschema), the loader's attribute set and checks come from it and
+refuse what jsonschema refuses, and `extends:` merges a base table as documented."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+import yaml
+
+from translator.errors import MappingTableError
+from translator.mapping import RULE_ATTRIBUTES, build_rule, grammar, load_table_file
+from translator.mapping.grammar import check_table
+
+from conftest import ROOT
+
+META = json.loads((ROOT / "schemas" / "mapping.schema.json").read_text())
+VALIDATOR = jsonschema.Draft202012Validator(META)
+TABLES = Path(__file__).resolve().parent / "tables"
+# files under mappings/ that formats read with their own grammar (each says so in its header)
+NOT_RULE_TABLES = {"hf.yaml", "cerebras-layouts.yaml", "veomni-layouts.yaml"}
+
+
+def test_the_meta_schema_is_a_valid_json_schema() -> None:
+    jsonschema.Draft202012Validator.check_schema(META)
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "mappings").glob("*.yaml")) + sorted(TABLES.glob("*.yaml")),
+                         ids=lambda p: f"{p.parent.name}/{p.name}")  # fmt: skip
+def test_every_table_matches_the_meta_schema(path: Path) -> None:
+    raw = yaml.safe_load(path.read_text())
+    if path.name in NOT_RULE_TABLES:
+        assert "rules" not in raw and "Not " in path.read_text()[:600], f"{path.name}: say it is not a rule table"
+        return
+    errors = [f"{list(e.absolute_path)}: {e.message}" for e in VALIDATOR.iter_errors(raw)]
+    assert not errors, errors
+
+
+def test_rule_attributes_come_from_the_meta_schema() -> None:
+    assert RULE_ATTRIBUTES == set(META["$defs"]["rule"]["properties"])
+    spec = grammar()
+    assert "formula" in spec.transforms and "fixed" in spec.transforms and "product" not in spec.transforms
+    assert ("field", "fields") in spec.exclusive and spec.needs["otherwise"] == ("flags",)
+
+
+# the keywords the loader's checker reads (grammar.py); a keyword outside this set would be
+# checked by jsonschema only, and the two readings of the meta-schema would part
+UNDERSTOOD = {"$schema", "$id", "$defs", "$ref", "title", "description", "type", "required", "additionalProperties",
+              "properties", "items", "minItems", "minProperties", "allOf", "oneOf", "anyOf", "not", "const",
+              "dependentRequired"}  # fmt: skip
+
+
+def _keywords(node: Any, inside_properties: bool = False) -> set[str]:
+    found: set[str] = set()
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if not inside_properties:
+                found.add(key)
+            found |= _keywords(value, key in ("properties", "$defs", "dependentRequired"))
+    elif isinstance(node, list):
+        for item in node:
+            found |= _keywords(item)
+    return found
+
+
+def test_the_meta_schema_uses_only_keywords_the_loader_checks() -> None:
+    assert _keywords(META) <= UNDERSTOOD, _keywords(META) - UNDERSTOOD
+
+
+BAD_RULES = [
+    ({"field": "model.hidden_size", "key": "x", "defualt": 1}, "unknown attributes"),
+    (
+        {"field": "model.hidden_size", "fields": ["model.hidden_size"], "key": "x"},
+        "give either field or fields, not both",
+    ),
+    ({"field": "model.hidden_size", "key": "x", "scale": 2, "invert": True}, "choose one transform"),
+    ({"field": "model.hidden_size", "key": "x", "always": "yes"}, "always: must be boolean"),
+    ({"field": "model.hidden_size", "key": "x", "case_insensitive": True}, "case_insensitive needs enum"),
+    ({"field": "optim.eps", "key": "eps", "fixed": 1e-8, "fixed_reason": "r"}, "give either fixed or key, not both"),
+    ({"field": "optim.eps", "fixed": 1e-8, "default": 1e-8, "fixed_reason": "r"}, "give either fixed or default"),
+    ({"field": "precision.dtype", "flags": {}}, "flags: needs at least 1 entries"),
+    ({"field": "precision.dtype", "flags": {"a": "fp16"}, "key": "a"}, "give either flags or key, not both"),
+    ({"field": "optim.betas", "list": ["beta1"]}, "list: needs at least 2 items"),
+    ({"field": "batch.global", "key": "tb", "product": ["batch.micro"]}, "product: needs at least 2 items"),
+    ({"field": "batch.global", "key": "tb", "fill": {"batch.micro": 1}}, "fill needs product"),
+    ({"field": "model.norm", "key": "n", "pick": {"model.norm": "value"}}, "pick needs fields and key"),
+    ({"field": "model.hidden_size", "key": "x", "invert": False}, "invert: must be true"),
+    ({"field": "model.hidden_size", "key": "x", "also": ["a", 3]}, "also: item 3: must be string"),
+]
+
+
+@pytest.mark.parametrize("raw,message", BAD_RULES, ids=[m for _, m in BAD_RULES])
+def test_the_loader_and_jsonschema_refuse_the_same_rules(raw: dict[str, Any], message: str) -> None:
+    table = {"format": "t", "rules": [raw]}
+    assert list(VALIDATOR.iter_errors(table)), "jsonschema accepts it"
+    with pytest.raises(MappingTableError, match=message):
+        build_rule("t.yaml", 0, raw)
+
+
+SEMANTIC = [
+    (
+        {"field": "batch.global", "key": "tb", "product": ["batch.micro", "batch.macro"]},
+        "unknown canonical field 'batch.macro' in product",
+    ),
+    (
+        {"field": "batch.global", "key": "tb", "product": ["batch.micro", "batch.grad_accum"], "fill": {"optim.lr": 1}},
+        "fill names factors of the product",
+    ),
+    (
+        {"fields": ["batch.global", "batch.micro"], "key": "tb", "product": ["batch.micro", "batch.grad_accum"]},
+        "a product rule maps one field",
+    ),
+    (
+        {"fields": ["model.norm", "model.norm_bias"], "key": "n", "pick": {"model.norm": {"a": "layernorm"}}},
+        "pick gives each of the rule's fields",
+    ),
+    (
+        {
+            "fields": ["model.norm", "model.norm_bias"],
+            "key": "n",
+            "pick": {"model.norm": {"a": "layernorm", "b": "rmsnorm"}, "model.norm_bias": {"b": False, "a": True}},
+        },
+        "every pick mapping lists the same framework values",
+    ),
+    ({"field": "optim.eps", "fixed": 1e-8}, "fixed needs fixed_reason"),
+]
+
+
+@pytest.mark.parametrize("raw,message", SEMANTIC, ids=[m for _, m in SEMANTIC])
+def test_what_needs_the_catalogue_is_refused_by_the_loader(raw: dict[str, Any], message: str) -> None:
+    with pytest.raises(MappingTableError, match=message):
+        build_rule("t.yaml", 0, raw)
+
+
+def test_table_level_entries_are_checked() -> None:
+    with pytest.raises(MappingTableError, match=r"unknown top-level entries \['rulez'\]"):
+        check_table("t.yaml", {"format": "t", "rules": [], "rulez": []})
+    with pytest.raises(MappingTableError, match="lenient_types: must be boolean"):
+        check_table("t.yaml", {"format": "t", "rules": [], "lenient_types": "yes"})
+    with pytest.raises(MappingTableError, match="needs `format: <id>` and a `rules:` list"):
+        check_table("t.yaml", {"format": "t", "rules": {}})
+
+
+# ---- extends ---------------------------------------------------------------------------------
+
+
+def test_a_table_extends_its_base(tmp_path: Path) -> None:
+    tiny = load_table_file(TABLES / "tiny.yaml")
+    assert tiny.title == "Tiny" and tiny.versions == ("current",)  # the base's versions, its own title
+    layers = tiny.rules_for_field("model.num_layers")
+    assert [r.key for r in layers] == ["n_layers"] and layers[0].default == 12  # replaced
+    assert [r.fields[0] for r in tiny.rules[:2]] == ["model.hidden_size", "model.num_layers"]  # in the base's place
+    assert tiny.rules_for_field("optim.eps") == [] and "optim.eps" in tiny.absent  # dropped by `absent`
+    assert tiny.rules_for_field("schedule.lag_steps")[0].note.startswith("the schedule starts")  # inherited
+    assert tiny.rules[-1].key == "lr"  # its own new rules follow the base's
+    assert tiny.unsupported == {"seed_of_the_launcher": "a launcher setting"}
+    assert tiny.absent["parallel.world_size"] == "taken from the launcher"
+    assert [r.label for r in tiny.read_order].index("schedule.lag_steps") > [r.label for r in tiny.read_order].index(
+        "lr"
+    )
+
+
+def test_extends_errors_name_the_table(tmp_path: Path) -> None:
+    (tmp_path / "a.yaml").write_text("format: a\nextends: nowhere\nrules: []\n")
+    with pytest.raises(MappingTableError, match="a.yaml: extends 'nowhere', but there is no nowhere.yaml beside it"):
+        load_table_file(tmp_path / "a.yaml")
+    (tmp_path / "b.yaml").write_text("format: b\nextends: b\nrules: []\n")
+    with pytest.raises(MappingTableError, match="b.yaml: a table cannot extend itself"):
+        load_table_file(tmp_path / "b.yaml")
+    shutil.copy(TABLES / "base.yaml", tmp_path / "base.yaml")
+    (tmp_path / "c.yaml").write_text("format: c\nextends: base\nrules:\n  - {field: optim.lr, key: hidden_size}\n")
+    with pytest.raises(MappingTableError, match="key 'hidden_size' is claimed by two rules"):
+        load_table_file(tmp_path / "c.yaml")
+
+
+def test_the_readme_grammar_names_every_attribute() -> None:
+    readme = (ROOT / "README.md").read_text()
+    section = readme[readme.index("### Table grammar") : readme.index("## Adding a framework")]
+    named = set(re.findall(r"`([a-z_]+)", section))
+    assert set(META["properties"]) - named == set()
+    assert set(META["$defs"]["rule"]["properties"]) - named == set()

@@ -1,0 +1,326 @@
+"""Megatron-LM argument files as a source and a target: what each construct reads as (canonical
+values, with Megatron's defaults and derivations) and is written as, with real values from
+Megatron's arguments.py (d98e8a64) and its older releases."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from translator import translate
+from translator.api import read_ir
+from translator.engine import Ingested, emit
+from translator.formats.megatron.writer import WRITER
+from translator.formats.spec import WriteContext
+from translator.ir import IR, Origin, Value
+from translator.mapping import load_table
+from translator.report import Status
+from translator.report.kinds import render
+
+# what Megatron refuses to run without (validate_args' required arguments, a length, a batch, an lr)
+BASE = ("--num-layers 2 --hidden-size 4096 --num-attention-heads 32 --seq-length 128 --max-position-embeddings 128\n"
+        "--micro-batch-size 1 --lr 0.0003 --train-iters 1000\n")  # fmt: skip
+
+
+def read(tmp: Path, extra: str = "", **options: Any) -> dict[str, Any]:
+    path = tmp / "run.args"
+    path.write_text(BASE + extra + "\n")
+    return read_ir([str(path)], "megatron", **options).ir.plain()
+
+
+def losses(tmp: Path, extra: str, **options: Any) -> str:
+    path = tmp / "run.args"
+    path.write_text(BASE + extra + "\n")
+    return "; ".join(render(kind, values) for kind, values in read_ir([str(path)], "megatron", **options).lossy.values())
+
+
+# ---- reading: Megatron's defaults and derivations ----------------------------------------------
+
+
+def test_a_file_of_defaults_reads_as_megatrons_defaults(tmp_path: Path) -> None:
+    ir = read(tmp_path)
+    assert {k: ir.get(k) for k in (
+        "model.activation", "model.ffn_hidden_size", "model.num_kv_heads", "model.norm", "model.norm_bias",
+        "model.norm_eps", "model.position_embedding", "model.tie_embeddings", "model.attention_bias", "model.mlp_bias",
+        "model.hidden_dropout", "model.attention_dropout", "model.embedding_dropout", "model.init_std",
+        "model.init_method", "model.output_init_method", "model.parallel_residual", "model.family",
+        "optim.type", "optim.betas", "optim.eps", "optim.weight_decay", "optim.grad_clip",
+        "schedule.decay_style", "schedule.decay_steps", "schedule.warmup_steps", "schedule.min_lr",
+        "schedule.warmup_start_lr", "precision.dtype", "train.eval_interval", "train.eval_steps", "train.seed",
+        "train.log_interval", "parallel.tensor_size", "parallel.pipeline_size", "parallel.sequence_size",
+        "parallel.zero_stage", "batch.grad_accum", "model.head_dim", "model.vocab_size")} == {
+        # GELU: the fused bias_gelu_impl (tanh) while biases are on; 4h; as many kv heads as heads
+        "model.activation": "gelu_tanh", "model.ffn_hidden_size": 16384, "model.num_kv_heads": 32,
+        "model.norm": "layernorm", "model.norm_bias": True, "model.norm_eps": 1e-5,
+        "model.position_embedding": "learned", "model.tie_embeddings": True, "model.attention_bias": True,
+        "model.mlp_bias": True, "model.hidden_dropout": 0.1, "model.attention_dropout": 0.1,
+        "model.embedding_dropout": 0.1, "model.init_std": 0.02, "model.init_method": "normal",
+        "model.output_init_method": "scaled_normal", "model.parallel_residual": False, "model.family": "gpt2",
+        # --optimizer adam is AdamW; beta2 0.999; weight decay 0.01; linear decay to --min-lr 0 at train_iters
+        "optim.type": "adamw", "optim.betas": [0.9, 0.999], "optim.eps": 1e-8, "optim.weight_decay": 0.01,
+        "optim.grad_clip": 1.0, "schedule.decay_style": "linear", "schedule.decay_steps": 1000,
+        "schedule.warmup_steps": 0.0, "schedule.min_lr": 0.0, "schedule.warmup_start_lr": 0.0,
+        "precision.dtype": "fp32", "train.eval_interval": None,  # no evaluation since core_v0.16.0
+        "train.eval_steps": 100, "train.seed": 1234, "train.log_interval": 100, "parallel.tensor_size": 1,
+        "parallel.pipeline_size": 1, "parallel.sequence_size": 1, "parallel.zero_stage": 0, "batch.grad_accum": 1,
+        "model.head_dim": None, "model.vocab_size": None,  # derived by Megatron / the tokenizer's at run time
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "extra, expected",
+    [
+        # int((4h * 2/3) / 64) * 64 = 10880 for h = 4096 (Llama passes 11008 / 14336 explicitly)
+        ("--swiglu", {"model.activation": "swiglu", "model.ffn_hidden_size": 10880, "model.family": "llama"}),
+        ("--swiglu --ffn-hidden-size 14336", {"model.ffn_hidden_size": 14336}),
+        ("--squared-relu", {"model.activation": "relu2", "model.ffn_hidden_size": 16384}),
+        # no biases: no fusion, so exact GELU; --no-bias-gelu-fusion likewise
+        ("--disable-bias-linear", {"model.activation": "gelu", "model.attention_bias": False, "model.mlp_bias": False}),
+        ("--no-bias-gelu-fusion", {"model.activation": "gelu", "model.mlp_bias": True}),
+        ("--disable-bias-linear --add-qkv-bias",
+         {"model.attention_bias": True, "model.attention_output_bias": False, "model.mlp_bias": False}),
+        ("--group-query-attention --num-query-groups 8", {"model.num_kv_heads": 8}),
+        ("--normalization RMSNorm --norm-epsilon 1e-6",
+         {"model.norm": "rmsnorm", "model.norm_bias": False, "model.norm_eps": 1e-6, "model.family": "llama"}),
+        ("--position-embedding-type rope --rotary-percent 0.5 --rotary-base 500000",
+         {"model.position_embedding": "rotary", "model.rotary_fraction": 0.5, "model.rotary_base": 500000.0}),
+        ("--use-rotary-position-embeddings", {"model.position_embedding": "rotary", "model.rotary_base": 10000.0}),
+        ("--position-embedding-type none", {"model.position_embedding": "none", "model.rotary_base": None}),
+        ("--untie-embeddings-and-output-weights", {"model.tie_embeddings": False}),
+        ("--kv-channels 128", {"model.head_dim": 128}),
+        ("--qk-layernorm --apply-layernorm-1p", {"model.qk_norm": True, "model.norm_unit_offset": True}),
+        ("--hidden-dropout 0.0", {"model.hidden_dropout": 0.0, "model.embedding_dropout": 0.0}),
+        ("--padded-vocab-size 50304", {"model.vocab_size": 50304}),
+        # NullTokenizer: --vocab-size padded to a multiple of 128 x tensor-parallel size
+        ("--tokenizer-type NullTokenizer --vocab-size 50257", {"model.vocab_size": 50304}),
+        ("--tokenizer-type NullTokenizer --vocab-size 128256 --tensor-model-parallel-size 8",
+         {"model.vocab_size": 129024, "parallel.tensor_size": 8}),
+        ("--optimizer sgd --sgd-momentum 0.8", {"optim.type": "sgd", "optim.momentum": 0.8}),
+        ("--adam-beta2 0.95 --adam-eps 1e-6", {"optim.betas": [0.9, 0.95], "optim.eps": 1e-6}),
+        ("--clip-grad 0", {"optim.grad_clip": 0.0}),
+        ("--bf16", {"precision.dtype": "bf16", "precision.loss_scale": None}),
+        # fp16 without --loss-scale: dynamic, from 2^32
+        ("--fp16", {"precision.dtype": "fp16", "precision.loss_scale": "dynamic",
+                    "precision.initial_loss_scale": 4294967296.0, "precision.loss_scale_window": 1000,
+                    "precision.hysteresis": 2, "precision.min_loss_scale": 1.0}),
+        ("--fp16 --loss-scale 1024", {"precision.loss_scale": 1024.0}),
+        ("--use-distributed-optimizer", {"parallel.zero_stage": 1}),
+        ("--use-megatron-fsdp --ckpt-format fsdp_dtensor", {"parallel.zero_stage": 3}),
+        ("--use-megatron-fsdp --data-parallel-sharding-strategy optim_grads", {"parallel.zero_stage": 2}),
+        ("--use-torch-fsdp2", {"parallel.zero_stage": 3}),
+        ("--recompute-granularity full --recompute-method uniform --recompute-num-layers 1",
+         {"train.activation_checkpointing": True}),
+        ("--eval-interval 500 --eval-iters 10 --log-interval 10 --seed 7",
+         {"train.eval_interval": 500, "train.eval_steps": 10, "train.log_interval": 10, "train.seed": 7}),
+        ("--save /ckpt --save-interval 100 --load /old --tensorboard-dir /tb --wandb-project p",
+         {"checkpoint.save_dir": "/ckpt", "checkpoint.interval": 100, "checkpoint.load_dir": "/old",
+          "logging.tensorboard_dir": "/tb", "logging.wandb_project": "p", "logging.use_wandb": True}),
+        # mixture of experts (examples/mixtral): 8 experts, top 2, aux loss 0.01
+        ("--num-experts 8 --moe-router-topk 2 --moe-router-load-balancing-type aux_loss --moe-aux-loss-coeff 1e-2",
+         {"model.moe_num_experts": 8, "model.moe_experts_per_token": 2, "model.moe_aux_loss_coef": 0.01,
+          "model.moe_router_scoring": "softmax", "model.moe_layer_interval": 1}),
+        ('--num-experts 4 --moe-shared-expert-intermediate-size 2816 --moe-layer-freq "([0]*1+[1]*1)"',
+         {"model.moe_shared_experts": 1, "model.moe_shared_ffn_hidden_size": 2816, "model.moe_first_dense_layers": 1,
+          "model.moe_layer_interval": 1, "model.moe_experts_per_token": 2}),
+        ("--num-experts 0", {"model.moe_num_experts": None}),
+    ],
+)  # fmt: skip
+def test_a_construct_reads_as(extra: str, expected: dict[str, Any], tmp_path: Path) -> None:
+    ir = read(tmp_path, extra)
+    assert {k: ir.get(k) for k in expected} == expected
+
+
+@pytest.mark.parametrize(
+    "extra, reason",
+    [("--num-query-groups 8", "--num-query-groups 8 without --group-query-attention is ignored"),
+     ("--quick-geglu", "quick-GELU"),
+     ("--weight-decay-incr-style linear --start-weight-decay 0.0 --end-weight-decay 0.1", "weight decay ramps (linear)"),
+     ("--recompute-activations", "selective recompute"),
+     ("--multi-latent-attention", "multi-latent attention"),
+     ("--position-embedding-type yarn", "yarn RoPE"),
+     ("--optimizer muon", "--muon-scalar-optimizer")],
+)  # fmt: skip
+def test_a_reading_that_is_only_approximate_says_why(extra: str, reason: str, tmp_path: Path) -> None:
+    assert reason in losses(tmp_path, extra)
+
+
+# ---- the schedule, in samples, converted to the canonical (GPT-NeoX) shapes ----------------------
+
+
+def test_a_linear_decay_to_min_lr_ends_where_the_canonical_line_reaches_zero(tmp_path: Path) -> None:
+    # Megatron: 3e-4 -> 3e-5 linearly from step 100 to 1000; canonical: towards 0, clamped at 3e-5,
+    # so it must head for 0 at 100 + 900 x 3e-4 / 2.7e-4 = 1100
+    ir = read(tmp_path, "--min-lr 3e-5 --lr-decay-iters 1000 --lr-warmup-iters 100")
+    assert (ir["schedule.decay_style"], ir["schedule.decay_steps"], ir["schedule.warmup_steps"]) == ("linear", 1100, 100.0)
+    peak, floor, warm, end = 3e-4, 3e-5, 100, 1100
+    for step in (100, 400, 999):  # the same lr at every step (Megatron: min + (peak - min)(1 - r))
+        megatron = floor + (peak - floor) * (1 - (step - warm) / (1000 - warm))
+        assert math.isclose(max(floor, peak * (end - step) / (end - warm)), megatron)
+
+
+def test_warmup_fraction_and_samples(tmp_path: Path) -> None:
+    # examples/gpt3: --lr-warmup-fraction .001 of --lr-decay-iters 430000 = 430 steps
+    ir = read(tmp_path, "--lr-decay-style cosine --lr-decay-iters 430000 --lr-warmup-fraction .001 --min-lr 6e-6")
+    assert (ir["schedule.warmup_steps"], ir["schedule.decay_steps"], ir["schedule.min_lr"]) == (430.0, 430000, 6e-6)
+    path = tmp_path / "samples.args"  # sample-based: steps of the global batch (1024 here)
+    path.write_text(BASE.replace("--train-iters 1000", "--train-samples 1024000") + "--global-batch-size 1024 "
+                    "--lr-decay-samples 512000 --lr-warmup-samples 102400\n")  # fmt: skip
+    ir = read_ir([str(path)], "megatron").ir.plain()
+    assert (ir["train.steps"], ir["schedule.warmup_steps"], ir["schedule.decay_steps"]) == (1000, 100.0, 500)
+
+
+def test_a_cosine_that_ends_before_the_run_says_megatron_holds_the_floor(tmp_path: Path) -> None:
+    assert "rises again after step 800" in losses(tmp_path, "--lr-decay-style cosine --lr-decay-iters 800")
+    assert losses(tmp_path, "--lr-decay-style cosine") == ""  # decays over the whole run: exact
+
+
+def test_schedules_with_no_canonical_form_are_dropped_with_the_reason(tmp_path: Path) -> None:
+    path = tmp_path / "wsd.args"
+    path.write_text(BASE + "--lr-decay-style WSD --lr-wsd-decay-iters 100\n")
+    entries = translate(str(path), "megatron", "neox").report.by_source()
+    assert entries["--lr-decay-style"].status is Status.DROPPED
+    assert "WSD (warmup, stable, then decay) schedule has no canonical form" in entries["--lr-decay-style"].detail
+
+
+# ---- batch and parallelism -----------------------------------------------------------------------
+
+
+def test_the_batch_identity_with_context_parallel_ranks(tmp_path: Path) -> None:
+    # dp = WORLD_SIZE / (tp x pp x cp); accumulation = global / (micro x dp)
+    extra = "--global-batch-size 64 --micro-batch-size 2 --tensor-model-parallel-size 2 --context-parallel-size 2"
+    ir = read(tmp_path, extra, world_size=8)
+    assert (ir["parallel.data_parallel_size"], ir["batch.global"], ir["batch.grad_accum"]) == (2, 64, 16)
+    ir = read(tmp_path, "--micro-batch-size 2", world_size=8)  # no --global-batch-size: one micro-batch per rank
+    assert (ir["batch.global"], ir["batch.grad_accum"]) == (16, 1)
+
+
+def test_a_batch_megatron_would_refuse_is_an_input_error(tmp_path: Path) -> None:
+    with pytest.raises(Exception, match="not a multiple of micro 2 x data-parallel size 8"):
+        read(tmp_path, "--global-batch-size 60 --micro-batch-size 2", world_size=8)
+    with pytest.raises(Exception, match="--fp16 and --bf16"):
+        read(tmp_path, "--fp16 --bf16")
+
+
+# ---- releases: old spellings read under their old meaning ---------------------------------------
+
+
+@pytest.mark.parametrize(
+    "extra, version, expected",
+    [("", "core_v0.14", {"train.eval_interval": 1000}),  # 1000 until core_v0.15.0
+     ("", "core_v0.16", {"train.eval_interval": None}),
+     # 23.04-23.06: --swiglu replaced a given --ffn-hidden-size with the derived width
+     ("--swiglu --ffn-hidden-size 14336", "23.04", {"model.ffn_hidden_size": 10880}),
+     ("--use-rotary-position-embeddings --no-position-embedding", "23.04", {"model.position_embedding": "rotary"}),
+     ("--no-position-embedding", "23.04", {"model.position_embedding": "none"}),
+     # NullTokenizer's vocabulary was --vocab-size + 1 (its EOD) until core_v0.17.0
+     ("--tokenizer-type NullTokenizer --vocab-size 128256", "core_v0.16", {"model.vocab_size": 128384}),
+     ("--checkpoint-activations", "v2", {"train.activation_checkpointing": True}),
+     # v1.0: per-GPU --batch-size, --model-parallel-size, --warmup as a fraction of the decay span, exact GELU
+     ("--batch-size 8 --model-parallel-size 2 --warmup 0.01", "v1",
+      {"batch.micro": 8, "parallel.tensor_size": 2, "schedule.warmup_steps": 10.0, "model.activation": "gelu"})],
+)  # fmt: skip
+def test_a_release_reads_its_files_as_it_ran_them(extra: str, version: str, expected: dict[str, Any], tmp_path: Path) -> None:
+    base = BASE.replace("--micro-batch-size 1 ", "") if "--batch-size" in extra else BASE
+    path = tmp_path / "old.args"
+    path.write_text(base + extra + "\n")
+    ir = read_ir([str(path)], "megatron", source_version=version).ir.plain()
+    assert {k: ir.get(k) for k in expected} == expected
+
+
+def test_23_04_rope_on_top_of_learned_positions_is_lossy(tmp_path: Path) -> None:
+    assert "adds RoPE to the learned absolute positions" in losses(
+        tmp_path, "--use-rotary-position-embeddings", source_version="23.04")
+    with pytest.raises(Exception, match="--no-position-embedding is deprecated"):
+        read(tmp_path, "--no-position-embedding")  # current Megatron refuses it without rope
+
+
+# ---- writing -------------------------------------------------------------------------------------
+
+
+def write(values: dict[str, Any], version: str | None = None) -> tuple[str, dict[str, Status]]:
+    """Canonical values written as a Megatron argument file (the option lines) and the report's
+    status per target key."""
+    ingested = Ingested(IR({k: Value(v, Origin.EXPLICIT) for k, v in values.items()}), {}, {})
+    leaves, report = emit(ingested, load_table("megatron"), "megatron", version=version)
+    written = WRITER.write(leaves, WriteContext(version=version, source_format="canonical"))
+    text = WRITER.dump(written)
+    lines = "\n".join(line for line in text.splitlines() if not line.startswith("#"))
+    statuses = {e.target_key or "": e.status for e in report.entries}
+    statuses.update({k: s for k, (s, _) in written.amended.items()})
+    return lines, statuses
+
+
+@pytest.mark.parametrize(
+    "values, lines",
+    [({"model.activation": "swiglu", "model.ffn_hidden_size": 11008}, "--swiglu\n--ffn-hidden-size 11008"),
+     ({"model.activation": "gelu", "model.mlp_bias": True}, "--no-bias-gelu-fusion"),  # exact GELU needs the fusion off
+     ({"model.activation": "gelu_tanh", "model.mlp_bias": True}, ""),  # Megatron's default
+     ({"model.num_heads": 32, "model.num_kv_heads": 8}, "--num-attention-heads 32\n--group-query-attention\n--num-query-groups 8"),
+     ({"model.norm": "rmsnorm", "model.norm_bias": False, "model.norm_eps": 1e-6}, "--normalization RMSNorm\n--norm-epsilon 1e-06"),
+     ({"model.position_embedding": "rotary", "model.rotary_base": 500000.0, "model.rotary_fraction": 1.0},
+      "--position-embedding-type rope\n--rotary-percent 1.0\n--rotary-base 500000"),  # --rotary-base is an int
+     ({"model.attention_bias": True, "model.attention_output_bias": False, "model.mlp_bias": False},
+      "--disable-bias-linear\n--add-qkv-bias"),
+     ({"model.tie_embeddings": False}, "--untie-embeddings-and-output-weights"),
+     # canonical linear (towards 0 at 1100, clamped at 3e-5) is Megatron's 3e-4 -> 3e-5 ending at 1000
+     ({"optim.lr": 3e-4, "schedule.decay_style": "linear", "schedule.warmup_steps": 100.0, "schedule.decay_steps": 1100,
+       "schedule.min_lr": 3e-5},
+      "--lr 0.0003\n--lr-decay-style linear\n--lr-decay-iters 1000\n--lr-warmup-iters 100\n--min-lr 3e-05"),
+     ({"optim.lr": 1e-4, "schedule.decay_style": "cosine", "schedule.warmup_steps": 4.5, "schedule.decay_steps": 1000},
+      "--lr 0.0001\n--lr-decay-style cosine\n--lr-decay-iters 1000\n--lr-warmup-fraction 0.0045\n--min-lr 0.0"),
+     ({"batch.micro": 4, "batch.global": 512, "batch.grad_accum": 8, "parallel.data_parallel_size": 16},
+      "--micro-batch-size 4\n--global-batch-size 512"),
+     ({"parallel.zero_stage": 2}, "--use-megatron-fsdp\n--data-parallel-sharding-strategy optim_grads\n--ckpt-format fsdp_dtensor"),
+     ({"precision.dtype": "fp16", "precision.loss_scale": "dynamic", "precision.initial_loss_scale": 65536.0},
+      "--fp16\n--initial-loss-scale 65536.0"),
+     ({"train.activation_checkpointing": True}, "--recompute-granularity full\n--recompute-method uniform\n--recompute-num-layers 1"),
+     ({"checkpoint.save_dir": "my ckpt", "checkpoint.interval": 100}, "--save 'my ckpt'\n--save-interval 100"),
+     ({"logging.use_wandb": True, "logging.wandb_project": "p"}, "--wandb-project p")],
+)  # fmt: skip
+def test_canonical_values_are_written_as(values: dict[str, Any], lines: str) -> None:
+    assert write(values)[0] == lines
+
+
+@pytest.mark.parametrize(
+    "values, key, reason",
+    [({"model.activation": "gelu_tanh", "model.mlp_bias": False}, "swiglu", "without biases Megatron's GELU is exact"),
+     ({"model.parallel_residual": True}, "", "no parallel attention + MLP block"),
+     ({"optim.type": "adam", "optim.weight_decay": 0.1}, "optimizer", "always decouples weight decay"),
+     ({"checkpoint.save_dir": "/ckpt"}, "save", "refuses --save without --save-interval"),
+     ({"model.position_embedding": "alibi"}, "position_embedding_type", "no alibi position embedding"),
+     ({"logging.use_wandb": False, "logging.wandb_project": "p"}, "wandb_project", "W&B logging is not on")],
+)  # fmt: skip
+def test_what_megatron_cannot_hold_is_reported_lossy(values: dict[str, Any], key: str, reason: str) -> None:
+    ingested = Ingested(IR({k: Value(v, Origin.EXPLICIT) for k, v in values.items()}), {}, {})
+    _, report = emit(ingested, load_table("megatron"), "megatron")
+    lossy = [e for e in report.entries if e.status is Status.LOSSY]
+    assert any(reason in e.detail for e in lossy), [e.detail for e in report.entries]
+
+
+def test_each_release_gets_its_own_spelling_or_a_lossy_entry() -> None:
+    values = {"model.norm": "layernorm", "model.norm_eps": 1e-6, "model.position_embedding": "rotary",
+              "model.rotary_base": 500000.0, "optim.lr": 1e-4}  # fmt: skip
+    text, statuses = write(values, version="23.04")
+    assert "--layernorm-epsilon 1e-06" in text and "--norm-epsilon" not in text
+    assert "--rotary-base" not in text and statuses["rotary_base"] is Status.LOSSY  # core_v0.8.0 on
+    assert "--position-embedding-type" not in text and statuses["position_embedding_type"] is Status.LOSSY
+    text, _ = write(values)
+    assert "--norm-epsilon 1e-06" in text and "--rotary-base 500000" in text
+
+
+def test_a_default_that_changed_is_written_for_the_release_that_lacks_it() -> None:
+    assert write({"train.eval_interval": 1000})[0] == "--eval-interval 1000"  # no default since core_v0.16.0
+    ingested = Ingested(IR({"train.eval_interval": Value(1000, Origin.DEFAULT)}), {}, {})
+    for version, expected in (("core_v0.14", {}), ("current", {"eval_interval": 1000})):
+        leaves, _ = emit(ingested, load_table("megatron"), "megatron", version=version)
+        assert leaves == expected, version
+
+
+def test_dump_quotes_words_and_writes_leading_dashes_with_equals() -> None:
+    from translator import dump
+
+    text = dump({"--seed": -1, "--data-path": ["0.3", "/d/a b", "0.7", "$HOME"], "--swiglu": True, "--fp16": False}, "megatron")
+    assert text.splitlines()[2:] == ["--seed=-1", "--data-path 0.3 '/d/a b' 0.7 '$HOME'", "--swiglu"]

@@ -1,0 +1,416 @@
+"""Structured report entries: every entry says a kind from the closed catalogue
+(translator/report/kinds.py) and its values, and its detail is rendered from them in one place.
+
+Each kind renders its catalogue example (values taken from real translations) to pinned text;
+real translations (fixtures, small hand-made inputs, the shape tables) reach every kind, and in
+every entry they make the detail is the rendering of its messages and the JSON matches the
+report schema."""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from translator import api, verify
+from translator.api import translate
+from translator.errors import NeoconvError
+from translator.io import dump_json
+from translator.mapping import load_table, load_table_file
+from translator.registry import FORMATS
+from translator.report import KINDS, Entry, Status, render, said
+from translator.validate import schema_errors
+
+from conftest import FIXTURES, ROOT
+
+# real values (from translations of the fixtures and the corpus) for every kind
+EXAMPLES: dict[str, dict[str, Any]] = {
+    "renamed": {},
+    "converted": {"value": "AdamW"},
+    "expressed": {
+        "note": "expressed by the model family: the GPT-J backbone (gptj, gpt-neox) is parallel, gpt2/llama sequential"
+    },
+    "folded": {"fields": ["precision.dtype"]},
+    "carried": {},
+    "carried_as_written": {},
+    "assumed": {"key": "model.attention_type", "value": "scaled_dot_product", "title": "Cerebras Model Zoo"},
+    "not_assumed": {"key": "model.use_bias_in_output", "value": True, "assumed": False},
+    "no_counterpart": {"title": "DeepSpeed", "fields": ["model.num_layers"]},
+    "absent": {
+        "reason": "the PipelineModule in the model code decides pipeline stages; DeepSpeed's config has none",
+        "field": "parallel.pipeline_size",
+    },
+    "not_derived": {"fields": ["batch.global"]},
+    "only_when": {"rule": "fp16.loss_scale", "when": {"precision.dtype": ["fp16"]}},
+    "unexpressible": {
+        "reason": "Cerebras takes the sequence length from the preprocessed data: preprocess with max sequence length 2048"
+    },
+    "no_counterpart_value": {
+        "field": "model.position_embedding",
+        "value": "none",
+        "key": "model.position_embedding_type",
+    },
+    "no_place_in_layout": {
+        "reason": "legacy configs name no model: the family is the run.py you launch (named in the file header)"
+    },
+    "unsupported_key": {"reason": "NeoX dataset storage format"},
+    "framework_extension": {
+        "reason": "DeepSpeed gradient all-reduce detail (pre-scaling, predivide factor, all-reduce op)"
+    },
+    "no_canonical_form": {"reason": "DeepSpeed's OneCycle schedule (cyclic lr) has no canonical form"},
+    "not_a_parameter": {"title": "GPT-NeoX", "suggestion": "fp16.fp16"},
+    "approximated": {
+        "reason": "apex AMP: fp16 mixed precision with apex's own casting and loss scaler, not DeepSpeed's fp16 mode"
+    },
+    "cannot_express": {
+        "title": "GPT-NeoX",
+        "fields": ["model.norm_bias"],
+        "why": {
+            "kind": "unexpressible",
+            "values": {"reason": "NeoX's layernorm always has a learned bias (use_bias_in_norms is never read)"},
+        },
+    },
+    "relative_to_missing": {
+        "title": "DeepSpeed",
+        "field": "parallel.tensor_size",
+        "why": {
+            "kind": "absent",
+            "values": {
+                "reason": "the model code's mpu (Megatron, NeoX) decides tensor parallelism; DeepSpeed only divides by it",
+                "field": "parallel.tensor_size",
+            },
+        },
+    },
+    "derived_by_target": {
+        "title": "VeOmni",
+        "field": "batch.grad_accum",
+        "total": "batch.global",
+        "factors": ["batch.micro", "batch.grad_accum", "parallel.data_parallel_size"],
+        "unknown": ["batch.global"],
+    },
+    "fixed_value": {
+        "reason": "veomni/optim/optimizer.py::build_optimizer hard-codes AdamW betas (0.9, 0.95) and eps 1e-8",
+        "field": "optim.eps",
+        "value": 1e-06,
+    },
+    "no_flag_for_value": {"field": "precision.dtype", "value": "cbf16", "keys": ["fp16.enabled", "bf16.enabled"]},
+    "wrong_length": {"field": "optim.betas", "value": [0.9], "keys": ["optimizer.beta1", "optimizer.beta2"]},
+    "picked_value": {
+        "key": "model.norm_type",
+        "choice": "rmsnorm",
+        "means": {"model.norm_bias": False},
+        "wanted": {"model.norm_bias": True},
+    },
+    "value_lost": {
+        "title": "GPT-NeoX",
+        "values": [{"field": "batch.global", "value": 256, "origin": "derived", "keys": []}],
+        "reasons": [
+            {
+                "kind": "relative_to_missing",
+                "values": {"title": "DeepSpeed", "field": "parallel.data_parallel_size", "why": None},
+            }
+        ],
+    },
+    "default_written": {
+        "title": "GPT-NeoX",
+        "field": "model.parallel_shared_norm",
+        "value": False,
+        "target": "Cerebras Model Zoo",
+        "target_defaults": {"model.use_untied_layer_norm": False},
+        "key_default": True,
+        "written": {"model.use_untied_layer_norm": True},
+    },
+    "default_not_kept": {
+        "title": "DeepSpeed",
+        "field": "batch.grad_accum",
+        "value": 1,
+        "key": "gradient_accumulation_steps",
+        "reason": {
+            "kind": "approximated",
+            "values": {
+                "reason": "VeOmni derives the accumulation from global / (micro x data-parallel size); the micro batch, data-parallel size (--world-size) is not known here"
+            },
+        },
+    },
+    "derived_not_kept": {
+        "title": "GPT-NeoX",
+        "field": "schedule.warmup_type",
+        "value": "linear_clamped",
+        "reason": {
+            "kind": "approximated",
+            "values": {"reason": "the first step gets the warmup start 0 (the other steps agree)"},
+        },
+    },
+    "needs_value": {"field": "model.seq_length", "hint": None, "elsewhere": None},
+    "set_written": {"field": "train.steps", "value": 1000},
+    "used_to_derive": {"fields": ["parallel.data_parallel_size"]},
+    "overridden": {"field": "optim.lr"},
+    "coerced": {"note": "read '1e-8' as the number 1e-08 (YAML 1.1 needs a dot in floats)"},
+    "wrong_type": {"message": "expected a list, got the string 'None'"},
+    "reader_note": {"note": "written as pipe-parallel-size"},
+    "runtime_value": {
+        "why": '"auto" is filled in by the Hugging Face Trainer/Accelerate from their own arguments at run time; it is no DeepSpeed value',
+        "fields": ["batch.global"],
+    },
+    "read_with_runtime_value": {"keys": ["scheduler.params.warmup_min_lr", "scheduler.params.warmup_max_lr"]},
+    "reads_back_differently": {
+        "field": "parallel.data_parallel_size",
+        "source_value": 4,
+        "written": {},
+        "read_back": 8,
+    },
+    "unreadable_output": {
+        "message": "cannot compute batch.global: train_batch_size 128 != micro batch 8 x gradient_accumulation_steps 4 x data-parallel size 8: DeepSpeed's batch assertion fails at this world size"
+    },
+    "text": {"text": "Model Zoo needs the data processor (e.g. GptHDF5MapDataProcessor for data preprocessed to HDF5)"},
+}
+
+RENDERED = [
+    ("renamed", ""),
+    ("converted", "= 'AdamW'"),
+    ("expressed", "expressed by the model family: the GPT-J backbone (gptj, gpt-neox) is parallel, gpt2/llama sequential"),
+    ("folded", "folded into precision.dtype"),
+    ("carried", ""),
+    ("carried_as_written", "carried as written"),
+    ("assumed", "model.attention_type='scaled_dot_product' is what Cerebras Model Zoo assumes"),
+    ("not_assumed", "model.use_bias_in_output=True is not expressible: the other frameworks assume False"),
+    ("no_counterpart", "DeepSpeed has no counterpart for model.num_layers"),
+    ("absent", "the PipelineModule in the model code decides pipeline stages; DeepSpeed's config has none"),
+    ("not_derived", "no value for batch.global could be derived"),
+    ("only_when", "fp16.loss_scale only applies when precision.dtype=fp16"),
+    ("unexpressible", "Cerebras takes the sequence length from the preprocessed data: preprocess with max sequence length 2048"),
+    ("no_counterpart_value", "model.position_embedding='none' has no counterpart in model.position_embedding_type"),
+    ("no_place_in_layout", "legacy configs name no model: the family is the run.py you launch (named in the file header)"),
+    ("unsupported_key", "NeoX dataset storage format"),
+    ("framework_extension", "DeepSpeed gradient all-reduce detail (pre-scaling, predivide factor, all-reduce op)"),
+    ("no_canonical_form", "DeepSpeed's OneCycle schedule (cyclic lr) has no canonical form"),
+    ("not_a_parameter", "not a GPT-NeoX parameter; did you mean fp16.fp16?"),
+    ("approximated", "apex AMP: fp16 mixed precision with apex's own casting and loss scaler, not DeepSpeed's fp16 mode"),
+    ("cannot_express", "GPT-NeoX cannot express model.norm_bias: NeoX's layernorm always has a learned bias (use_bias_in_norms "
+                       "is never read)"),
+    ("relative_to_missing", "DeepSpeed reads it relative to parallel.tensor_size, which this output does not hold (the model "
+                            "code's mpu (Megatron, NeoX) decides tensor parallelism; DeepSpeed only divides by it)"),
+    ("derived_by_target", "VeOmni derives batch.grad_accum from batch.global = batch.micro x batch.grad_accum x "
+                          "parallel.data_parallel_size; batch.global is not known here"),
+    ("fixed_value", "veomni/optim/optimizer.py::build_optimizer hard-codes AdamW betas (0.9, 0.95) and eps 1e-8: optim.eps "
+                    "1e-06 cannot be set"),
+    ("no_flag_for_value", "precision.dtype='cbf16' has no counterpart among fp16.enabled, bf16.enabled"),
+    ("wrong_length", "optim.betas=[0.9]: optimizer.beta1, optimizer.beta2 take exactly 2 items"),
+    ("picked_value", "model.norm_type 'rmsnorm' means model.norm_bias=False: model.norm_bias=True is not expressible"),
+    ("value_lost", "GPT-NeoX batch.global=256 (derived): DeepSpeed reads it relative to parallel.data_parallel_size, which "
+                   "this output does not hold"),
+    ("default_written", "GPT-NeoX default model.parallel_shared_norm=False (not in the file); Cerebras Model Zoo default is "
+                        "False: wrote model.use_untied_layer_norm=True"),
+    ("default_not_kept", "DeepSpeed default batch.grad_accum=1 (gradient_accumulation_steps), not in the file, is not kept: "
+                         "VeOmni derives the accumulation from global / (micro x data-parallel size); the micro batch, "
+                         "data-parallel size (--world-size) is not known here"),
+    ("derived_not_kept", "GPT-NeoX schedule.warmup_type='linear_clamped' (derived from other settings) is not kept: the first "
+                         "step gets the warmup start 0 (the other steps agree)"),
+    ("needs_value", "give it with --set model.seq_length=VALUE"),
+    ("set_written", "= 1000"),
+    ("used_to_derive", "used to derive parallel.data_parallel_size"),
+    ("overridden", "overridden by --set optim.lr"),
+    ("coerced", "read '1e-8' as the number 1e-08 (YAML 1.1 needs a dot in floats)"),
+    ("wrong_type", "does not match the documented type (expected a list, got the string 'None'); not used by the translation"),
+    ("reader_note", "written as pipe-parallel-size"),
+    ("runtime_value", '"auto" is filled in by the Hugging Face Trainer/Accelerate from their own arguments at run time; it is '
+                      "no DeepSpeed value; give the value with --set batch.global=VALUE"),
+    ("read_with_runtime_value", "read together with scheduler.params.warmup_min_lr, scheduler.params.warmup_max_lr, whose "
+                                "value is only known at run time"),
+    ("reads_back_differently", "parallel.data_parallel_size is 4 in the source, not written; reads back as 8 (the target's "
+                               "default)"),
+    ("unreadable_output", "the written config cannot be read back: cannot compute batch.global: train_batch_size 128 != micro "
+                          "batch 8 x gradient_accumulation_steps 4 x data-parallel size 8: DeepSpeed's batch assertion fails "
+                          "at this world size"),
+    ("text", "Model Zoo needs the data processor (e.g. GptHDF5MapDataProcessor for data preprocessed to HDF5)"),
+]  # fmt: skip
+
+
+def test_the_catalogue_is_closed_and_pinned() -> None:
+    assert [k for k, _ in RENDERED] == list(KINDS) == list(EXAMPLES)
+    schema = json.loads((ROOT / "schemas" / "report.schema.json").read_text())
+    assert schema["properties"]["entries"]["items"]["properties"]["kind"]["enum"] == sorted(KINDS)
+
+
+@pytest.mark.parametrize("kind,text", RENDERED, ids=[k for k, _ in RENDERED])
+def test_every_kind_renders_its_example(kind: str, text: str) -> None:
+    assert render(kind, EXAMPLES[kind]) == text
+    assert KINDS[kind].doc
+
+
+# ---- real translations reach every kind -----------------------------------------------------
+
+PAIRS_OF_FIXTURES = {
+    "neox": sorted((FIXTURES / "inputs" / "neox").glob("*.yml")),
+    "deepspeed": sorted((FIXTURES / "inputs" / "deepspeed").glob("*.json")),
+    "cerebras": sorted((FIXTURES / "inputs" / "cerebras").glob("*.yaml")),
+}
+HAND_MADE = {
+    # a typo, an unknown key, an enum value without counterpart, a warmup fraction without train_iters
+    "odd.yml": (
+        "neox",
+        "num_layers: 2\nhidden_size: 64\nnum_attention_heads: 4\nseq_length: 128\nmax_position_embeddings: 128\n"
+        "hiden_dropout: 0.1\nmy_own_knob: 3\nlr_decay_style: exponential\nwarmup: 0.01\n"
+        "optimizer: {type: Adam, params: {lr: 0.001}}\n",
+    ),
+    # what Cerebras assumes, said otherwise; a documented key of the wrong type
+    "zoo.yaml": (
+        "cerebras",
+        "model: {hidden_size: 64, num_hidden_layers: 2, num_heads: 4, filter_size: 256, vocab_size: 1000,\n"
+        "  max_position_embeddings: 128, use_bias_in_output: true}\n"
+        "optimizer: {optimizer_type: adamw, learning_rate: 0.001}\n"
+        "runconfig: {max_steps: 10, save_losses: [1]}\n",
+    ),
+    # DeepSpeed keys with no canonical field, of a documented group
+    "ds.json": ("deepspeed", '{"train_batch_size": 8, "steps_per_print": 10, "prescale_gradients": true}'),
+}
+
+
+def _entries(tmp_path: Path) -> list[Entry]:
+    found: list[Entry] = []
+    for src, paths in PAIRS_OF_FIXTURES.items():
+        for path in paths:
+            for dst in FORMATS:
+                for options in ({"world_size": 8}, {}):
+                    try:
+                        found += translate([str(path)], src, dst, **options).report.entries
+                    except NeoconvError:
+                        pass
+    for name, (src, text) in HAND_MADE.items():
+        (tmp_path / name).write_text(text)
+        for dst in FORMATS:
+            try:
+                found += translate([str(tmp_path / name)], src, dst, world_size=8).report.entries
+            except NeoconvError:
+                pass
+    pythia = str(FIXTURES / "inputs" / "neox" / "pythia-160m.yml")
+    found += translate([pythia], "neox", "cerebras", set_values={"optim.lr": 0.001}).report.entries
+    return found
+
+
+def _shape_entries(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[Entry]:
+    """Kinds the grammar's shapes say (tests/tables/), through real translations."""
+    found: list[Entry] = []
+    for name, src, dst, path, options in (
+        ("veomni-fixed", "neox", "veomni", _other_adam(tmp_path), {"world_size": 8}),
+        ("veomni-product", "neox", "veomni", FIXTURES / "inputs" / "neox" / "pythia-160m.yml", {}),
+        ("deepspeed-flags", "cerebras", "deepspeed", _cbfloat16(tmp_path), {}),
+    ):  # fmt: skip
+        fmt = name.split("-")[0]
+        shutil.copy(ROOT / "mappings" / f"{fmt}.yaml", tmp_path / f"{fmt}.yaml")
+        shutil.copy(ROOT / "tests" / "tables" / f"{name}.yaml", tmp_path / f"{name}.yaml")
+        table = load_table_file(tmp_path / f"{name}.yaml", fmt)
+        with monkeypatch.context() as patch:
+            patch.setattr(api, "load_table", lambda f, t=table: t if f == t.format else load_table(f))
+            patch.setattr(verify, "load_table", lambda f, t=table: t if f == t.format else load_table(f))
+            found += translate([str(path)], src, dst, **options).report.entries  # type: ignore[arg-type]
+    return found
+
+
+def _cbfloat16(tmp_path: Path) -> Path:
+    text = (FIXTURES / "inputs" / "cerebras" / "llama-tiny-defaults.yaml").read_text()
+    path = tmp_path / "cbf16.yaml"
+    path.write_text(
+        text.replace(
+            "  nonlinearity: swiglu\n", "  nonlinearity: swiglu\n  mixed_precision: true\n  fp16_type: cbfloat16\n"
+        )
+    )
+    return path
+
+
+def _other_adam(tmp_path: Path) -> Path:
+    text = (FIXTURES / "inputs" / "neox" / "pythia-160m.yml").read_text()
+    path = tmp_path / "adam.yml"
+    path.write_text(text.replace('"betas": [0.9, 0.95], "eps": 1e-8', '"betas": [0.9, 0.999], "eps": 1e-6'))
+    return path
+
+
+def _all_kinds(entries: list[Entry]) -> set[str]:
+    return {kind for e in entries for kind, _ in e.messages()} | {
+        n["kind"] for e in entries for _, values in e.messages() for n in _nested(values)
+    }
+
+
+def _nested(values: Any) -> list[dict[str, Any]]:
+    found = []
+    for value in values.values() if isinstance(values, dict) else ():
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, dict) and set(item) == {"kind", "values"}:
+                found += [item, *_nested(item["values"])]
+            elif isinstance(item, dict):
+                found += _nested(item)
+    return found
+
+
+# kinds no translation reaches (EXAMPLES and the shape tests render them): a list
+# of one item, a flags table's unknown value, and a pick whose one key means another value
+ONLY_BY_FORMULA = {"wrong_length", "picked_value"}
+
+
+def test_real_translations_say_every_kind_and_render_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    entries = _entries(tmp_path) + _shape_entries(tmp_path, monkeypatch)
+    kinds = _all_kinds(entries)
+    assert set(KINDS) - ONLY_BY_FORMULA - kinds == set()
+    assert not ONLY_BY_FORMULA & kinds  # (when one is reached, take it off the list)
+    for entry in entries:
+        parts = [render(kind, values) for kind, values in entry.messages()]
+        assert entry.detail == "; ".join(p for p in parts if p), entry
+        assert entry.kind in KINDS or entry.kind == ""
+
+
+def test_json_entries_carry_kind_and_values_and_match_the_schema(tmp_path: Path) -> None:
+    done = translate([str(FIXTURES / "inputs" / "deepspeed" / "hf-auto.json")], "deepspeed", "neox", world_size=8)
+    data = json.loads(dump_json(done.report.to_json()))
+    assert schema_errors(data, "report") == []
+    auto = next(e for e in data["entries"] if e["kind"] == "runtime_value")
+    assert auto["values"]["fields"] and render(auto["kind"], auto["values"]) == auto["detail"]
+    lossy = [e for e in data["entries"] if e["values"].get("also")]
+    assert lossy and all(
+        render(e["kind"], {k: v for k, v in e["values"].items() if k != "also"}) in e["detail"] for e in lossy
+    )
+
+
+# ---- Entry: prose callers, typed changes ----------------------------------------------------
+
+
+def test_an_entry_given_as_prose_reads_as_kind_text() -> None:
+    entry = Entry(
+        None, "train_input.data_processor", Status.MISSING, "Model Zoo needs the data processor", ("model.vocab_size",)
+    )
+    assert entry.to_json()["kind"] == "text" and entry.to_json()["values"] == {
+        "text": "Model Zoo needs the data processor"
+    }
+    assert entry.messages() == (("text", {"text": "Model Zoo needs the data processor"}),)
+    assert entry.targets == ("train_input.data_processor",)
+
+
+def test_amended_and_relocated_entries_stay_rendered_from_their_messages() -> None:
+    entry = said("optimizer.params.lr", "optimizer.learning_rate, optimizer.lr", Status.CONVERTED,
+                 (("converted", {"value": 0.001}),), ("optim.lr",), ("optimizer.learning_rate", "optimizer.lr"))  # fmt: skip
+    assert entry.targets == ("optimizer.learning_rate", "optimizer.lr")  # never split from the text
+    amended = entry.amended(Status.LOSSY, ("approximated", {"reason": "the writer moved it"}))
+    assert amended.status is Status.LOSSY and amended.detail == "the writer moved it; = 0.001"
+    assert amended.kind == "approximated" and amended.values["also"] == [
+        {"kind": "converted", "values": {"value": 0.001}}
+    ]
+    prose = entry.amended(Status.LOSSY, "a writer's own words", first=False)
+    assert prose.detail == "= 0.001; a writer's own words" and prose.kind == "converted"
+    moved = entry.relocated({"optimizer.lr": "trainer.init.optimizer.lr"})
+    assert moved.target_key == "optimizer.learning_rate, trainer.init.optimizer.lr"
+    assert moved.targets == ("optimizer.learning_rate", "trainer.init.optimizer.lr") and moved.detail == entry.detail
+
+
+def test_values_json_cannot_hold_are_written_as_text() -> None:
+    entry = said("max_grad_norm", "gradient_clipping", Status.CONVERTED, (("converted", {"value": math.inf}),))
+    assert entry.detail == "= inf"
+    assert json.loads(dump_json({"e": entry.to_json()}))["e"]["values"] == {"value": "inf"}
+
+
+def test_the_readme_names_every_kind() -> None:
+    readme = (ROOT / "README.md").read_text()
+    section = readme[readme.index("### The report") : readme.index("### Library")]
+    assert {k for k in KINDS if f"`{k}`" not in section} == set()

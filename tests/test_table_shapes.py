@@ -1,0 +1,400 @@
+"""The grammar's shapes (`fixed`, `flags`, `list`, `product` + `fill`, `pick`), each proved by a
+test-only table under tests/tables/ that rewrites one of today's formula uses in the shape: the
+translation with it is compared with the translation with the formula, and where they differ the
+difference is asserted and said (it is what a table converted later would change)."""
+
+from __future__ import annotations
+
+import itertools
+import shutil
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from translator import api, verify
+from translator.api import translate
+from translator.engine import ingest
+from translator.errors import InputError, NeoconvError
+from translator.ir import Origin
+from translator.mapping import Table, load_table, load_table_file
+from translator.report import Status
+from translator.schema import schema_index
+from translator.source import Source
+
+from conftest import FIXTURES, ROOT
+
+TABLES = Path(__file__).resolve().parent / "tables"
+PYTHIA = FIXTURES / "inputs" / "neox" / "pythia-160m.yml"
+LLAMA = FIXTURES / "inputs" / "neox" / "llama-1b.yml"
+
+
+def overlay(name: str, tmp_path: Path) -> Table:
+    """tests/tables/<name>.yaml, extending a copy of the real table it names."""
+    fmt = name.split("-")[0]
+    shutil.copy(ROOT / "mappings" / f"{fmt}.yaml", tmp_path / f"{fmt}.yaml")
+    shutil.copy(TABLES / f"{name}.yaml", tmp_path / f"{name}.yaml")
+    return load_table_file(tmp_path / f"{name}.yaml", fmt)
+
+
+@pytest.fixture
+def use(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """use(table): translations read and write that table's format with it."""
+
+    def install(table: Table) -> None:
+        real = load_table
+
+        def patched(fmt: str) -> Table:
+            return table if fmt == table.format else real(fmt)
+
+        monkeypatch.setattr(api, "load_table", patched)
+        monkeypatch.setattr(verify, "load_table", patched)
+
+    yield install
+
+
+def _shape(done: Any) -> tuple[str, list[tuple[Any, ...]]]:
+    """A translation without its prose: the document and each entry's keys, status and fields."""
+    return done.dump(), [(e.source_key, e.target_key, e.status, e.fields) for e in done.report.entries]
+
+
+def _both(use: Any, table: Table, run: Any) -> tuple[Any, Any]:
+    before = run()
+    use(table)
+    return before, run()
+
+
+# ---- fixed ---------------------------------------------------------------------------------
+
+
+def _other_adam(tmp_path: Path) -> Path:
+    """Pythia with Adam betas and eps VeOmni cannot take."""
+    text = PYTHIA.read_text().replace('"betas": [0.9, 0.95], "eps": 1e-8', '"betas": [0.9, 0.999], "eps": 1e-6')
+    assert "0.999" in text
+    path = tmp_path / "adam.yml"
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize("name", ["pythia", "llama", "other-adam"])
+def test_fixed_replaces_veomni_betas_and_eps(name: str, use: Any, tmp_path: Path) -> None:
+    path = {"pythia": PYTHIA, "llama": LLAMA}.get(name) or _other_adam(tmp_path)
+    table = overlay("veomni-fixed", tmp_path)
+    rule = table.rules_for_field("optim.eps")[0]
+    assert rule.key is None and rule.shape == "fixed" and rule.note.startswith("veomni/optim")
+    before, after = _both(use, table, lambda: translate([str(path)], "neox", "veomni", world_size=8))
+    assert _shape(before) == _shape(after)
+    betas, eps = (
+        next(e for e in after.report.entries if e.source_key == k)
+        for k in ("optimizer.params.betas", "optimizer.params.eps")
+    )
+    if name == "other-adam":
+        assert betas.status is eps.status is Status.LOSSY
+        assert betas.detail.endswith(
+            "hard-codes AdamW betas (0.9, 0.95) and eps 1e-8: optim.betas [0.9, 0.999] cannot be set"
+        )
+        assert "eps 1e-8: optim.eps 1e-06 cannot be set" in eps.detail
+    else:
+        assert betas.status is eps.status is Status.CONVERTED and "hard-codes" in betas.detail
+
+
+def test_fixed_reads_its_value_as_a_default(use: Any, tmp_path: Path) -> None:
+    table = overlay("veomni-fixed", tmp_path)
+    source = api.load(FIXTURES / "inputs" / "veomni" / "tinyllama-nested.yaml", "veomni",
+                      model_config=FIXTURES / "inputs" / "veomni" / "tinyllama" / "config.json")  # fmt: skip
+    real = ingest(source, load_table("veomni").for_layout(source.layout), schema_index("veomni"))
+    shaped = ingest(source, table.for_layout(source.layout), schema_index("veomni"))
+    for name in ("optim.eps", "optim.betas"):
+        assert shaped.ir.fields[name] == real.ir.fields[name]
+        assert shaped.ir.fields[name].origin is Origin.DEFAULT
+    assert shaped.ir.get("optim.betas") == [0.9, 0.95]
+
+
+def test_fixed_writes_nothing_for_its_value_and_loses_another(tmp_path: Path) -> None:
+    table = overlay("veomni-fixed", tmp_path)
+    formula = table.rules_for_field("optim.eps")[0].formula
+    assert formula is not None
+    assert formula.write(value=1.0e-8) == {} and formula.write(value=1.00000000001e-8) == {}
+    lost = formula.write(value=1e-6)
+    assert lost.value == {} and lost.detail.endswith("eps 1e-8: optim.eps 1e-06 cannot be set")
+
+
+def test_fixed_replaces_warmup_from_zero_and_dense_attention(use: Any, tmp_path: Path) -> None:
+    """A warmup that starts above zero cannot be NeoX's: lossy with the formula (Unexpressible) and
+    with `fixed` alike; Cerebras' dense attention reads the same."""
+    warm = FIXTURES / "inputs" / "cerebras" / "llama-warmup-cosine.yaml"
+    before, after = _both(use, overlay("neox-fixed", tmp_path), lambda: translate([str(warm)], "cerebras", "neox"))
+    assert before.ir.get("schedule.warmup_start_lr") == after.ir.get("schedule.warmup_start_lr")
+    assert before.dump() == after.dump()
+    statuses = {e.source_key: e.status for e in before.report.entries}
+    assert {e.source_key: e.status for e in after.report.entries} == statuses
+    cerebras = overlay("cerebras-fixed", tmp_path)
+    before, after = _both(use, cerebras, lambda: translate([str(PYTHIA)], "neox", "cerebras", world_size=8))
+    assert _shape(before) == _shape(after)
+
+
+# ---- product ------------------------------------------------------------------------------
+
+
+def _deepspeed(values: dict[str, Any]) -> Source:
+    tree = {k: v for k, v in values.items() if v is not None}
+    return Source("deepspeed", tree, ["ds.json"], {}, {k: "ds.json" for k in tree})
+
+
+BATCH = ("batch.global", "batch.micro", "batch.grad_accum", "parallel.data_parallel_size")
+
+
+def _read(source: Source, table: Table, world: int | None) -> Any:
+    try:
+        done = ingest(source, table, schema_index(source.format), {"parallel.world_size": world} if world else None)
+    except InputError:
+        return "error"
+    return tuple(done.ir.get(n) for n in BATCH)
+
+
+def _solved(total: int, divisor: int) -> Any:
+    return total // divisor if total % divisor == 0 else "error"
+
+
+def test_product_replaces_deepspeed_batch_resolution(tmp_path: Path) -> None:
+    """Every combination of the three DeepSpeed batch keys, with and without a world size: the
+    product gives what DeepSpeed's resolution (the three formulas) gives, errors included. One
+    difference: with all three given and no world size, the product solves the data-parallel size
+    (DeepSpeed's batch assertion admits only that one; a config no whole size satisfies is refused),
+    where the formulas leave it unknown."""
+    real, shaped = load_table("deepspeed"), overlay("deepspeed-product", tmp_path)
+    compared = differ = 0
+    for tb, mb, ga, world in itertools.product((None, 32, 30, 8), (None, 4, 3), (None, 1, 2, 4), (None, 1, 4)):
+        source = _deepspeed(
+            {"train_batch_size": tb, "train_micro_batch_size_per_gpu": mb, "gradient_accumulation_steps": ga}
+        )
+        before, after = _read(source, real, world), _read(source, shaped, world)
+        if tb and mb and ga and world is None:
+            assert before == (tb, mb, ga, None)
+            dp = _solved(tb, mb * ga)
+            assert after == ("error" if dp == "error" else (tb, mb, ga, dp)), (tb, mb, ga)
+            differ += 1
+        else:
+            assert after == before, (tb, mb, ga, world)
+        compared += 1
+    assert (compared, differ) == (144, 18)
+
+
+def test_product_solves_and_refuses_with_the_keys_named(tmp_path: Path) -> None:
+    shaped = overlay("deepspeed-product", tmp_path)
+    source = _deepspeed({"train_batch_size": 32, "train_micro_batch_size_per_gpu": 4})
+    done = ingest(source, shaped, schema_index("deepspeed"), {"parallel.world_size": 4})
+    accum = done.ir.fields["batch.grad_accum"]
+    assert accum.value == 2 and accum.origin is Origin.DERIVED
+    assert accum.source_keys == ("train_batch_size", "train_micro_batch_size_per_gpu")
+    with pytest.raises(
+        InputError, match=r"train_batch_size 30 is not a multiple of train_micro_batch_size_per_gpu 4 x "
+    ):
+        ingest(_deepspeed({"train_batch_size": 30, "train_micro_batch_size_per_gpu": 4}), shaped, schema_index("deepspeed"),
+               {"parallel.world_size": 4})  # fmt: skip
+    with pytest.raises(InputError, match=r"train_batch_size 32 is not train_micro_batch_size_per_gpu 4 x gradient_acc"):
+        ingest(_deepspeed({"train_batch_size": 32, "train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 1}),
+               shaped, schema_index("deepspeed"), {"parallel.world_size": 4})  # fmt: skip
+    only = ingest(_deepspeed({"train_batch_size": 32}), shaped, schema_index("deepspeed"))  # no world size
+    assert only.ir.get("batch.grad_accum") == 1 and only.ir.fields["batch.grad_accum"].origin is Origin.DEFAULT
+    assert only.ir.get("batch.micro") is None  # the data-parallel size is not known: nothing more is solved
+
+
+def _neox(extra: dict[str, Any]) -> Source:
+    tree = {"num_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "seq_length": 128,
+            "max_position_embeddings": 128, **{k: v for k, v in extra.items() if v is not None}}  # fmt: skip
+    return Source("neox", tree, ["c.yml"], {}, {k: "c.yml" for k in tree})
+
+
+def test_product_replaces_neox_global_batch_and_data_parallel(tmp_path: Path) -> None:
+    """NeoX's batch identity and dp = world / (tp x pp) as products. Two differences, both what NeoX
+    itself does (calculate_batch_parameters, then its assertion): given the global batch without
+    the micro batch, the product solves the micro batch (micro = train_batch // dp // grad_acc) and
+    refuses a global batch no whole micro batch gives; given global and micro batch without a world
+    size, it solves the data-parallel size (accumulation defaults to 1), and the world size from it.
+    neox_global_batch leaves both unknown."""
+    real, shaped = load_table("neox"), overlay("neox-product", tmp_path)
+    differ = 0
+    for tb, mb, ga, tp, world in itertools.product((None, 64, 48), (None, 4), (None, 2), (None, 2), (None, 8, 6)):
+        source = _neox({"train_batch_size": tb, "train_micro_batch_size_per_gpu": mb, "gradient_accumulation_steps": ga,
+                        "model_parallel_size": tp})  # fmt: skip
+        before, after = _read(source, real, world), _read(source, shaped, world)
+        accum = ga or 1
+        if tb and not mb and world:
+            dp = before[3]
+            assert before[1] is None and after in ("error", (tb, _solved(tb, accum * dp), accum, dp))
+            assert (after == "error") == (tb % (accum * dp) != 0)
+            differ += 1
+        elif tb and mb and not world:
+            assert before[3] is None and after == (tb, mb, accum, _solved(tb, mb * accum))
+            differ += 1
+        else:
+            assert after == before, (tb, mb, ga, tp, world)
+    assert differ == 16 + 8
+    world = ingest(_neox({"global_num_gpus": 16, "model_parallel_size": 2}), shaped, schema_index("neox"))
+    assert world.ir.get("parallel.data_parallel_size") == 8
+    implied = ingest(_neox({"train_batch_size": 64, "train_micro_batch_size_per_gpu": 4, "model_parallel_size": 2}),
+                     shaped, schema_index("neox"))  # fmt: skip
+    assert (
+        implied.ir.get("parallel.world_size") == 32
+        and implied.ir.fields["parallel.world_size"].origin is Origin.DERIVED
+    )
+
+
+@pytest.mark.parametrize("world", [None, 8])
+def test_product_replaces_veomni_accumulation_and_data_parallel(world: int | None, use: Any, tmp_path: Path) -> None:
+    table = overlay("veomni-product", tmp_path)
+    before, after = _both(use, table, lambda: translate([str(PYTHIA)], "neox", "veomni", world_size=world))
+    if world is None:
+        # Pythia's accumulation 1 without a global batch: VeOmni fills 1 itself (micro x GPUs, no
+        # accumulation), so the product names no loss where the formula did
+        (doc, entries), (doc_after, entries_after) = _shape(before), _shape(after)
+        changed = [(a, b) for a, b in zip(entries, entries_after) if a != b]
+        assert doc == doc_after and len(entries) == len(entries_after)
+        assert changed == [(("gradient_accumulation_steps", None, Status.LOSSY, ("batch.grad_accum",)),
+                            ("gradient_accumulation_steps", None, Status.CONVERTED, ("batch.grad_accum",)))]
+        return
+    assert _shape(before) == _shape(after)
+    assert before.ir.get("batch.grad_accum") == after.ir.get("batch.grad_accum")
+    back_before, back_after = _both(use, table, lambda: translate([str(LLAMA)], "neox", "veomni", world_size=world))
+    assert _shape(back_before) == _shape(back_after)
+
+
+def test_product_of_veomni_output_reads_back(use: Any, tmp_path: Path) -> None:
+    """VeOmni -> NeoX with the product table: the accumulation solved from global / (micro x dp)."""
+    use(overlay("veomni-product", tmp_path))
+    folder = FIXTURES / "inputs" / "veomni"
+    done = translate([str(folder / "tinyllama-nested.yaml")], "veomni", "neox", world_size=4,
+                     model_config=str(folder / "tinyllama" / "config.json"))  # fmt: skip
+    global_, micro, dp = (done.ir.get(n) for n in ("batch.global", "batch.micro", "parallel.data_parallel_size"))
+    assert done.ir.get("batch.grad_accum") == global_ // (micro * dp)
+
+
+@pytest.mark.parametrize("accum, lost", [(1, False), (2, True)])
+def test_a_factor_at_its_fill_value_reads_back_as_it_is(accum: int, lost: bool, use: Any, tmp_path: Path) -> None:
+    """VeOmni fills accumulation 1 when only the micro batch is given: written without a global batch
+    (no world size), an accumulation of 1 reads back as 1; another is lost, and said."""
+    use(overlay("veomni-product", tmp_path))
+    source = tmp_path / "micro.yml"
+    source.write_text(f"num_layers: 2\nhidden_size: 64\nnum_attention_heads: 4\nseq_length: 128\n"
+                      f"max_position_embeddings: 128\ntrain_micro_batch_size_per_gpu: 4\ngradient_accumulation_steps: {accum}\n")
+    done = translate([str(source)], "neox", "veomni")
+    said = [e for e in done.report.entries if "derives batch.grad_accum" in e.detail]
+    assert bool(said) is lost and done.report.target["added_by_verification"] == 0
+
+
+# ---- flags --------------------------------------------------------------------------------
+
+
+def test_flags_replace_deepspeed_fp16_bf16_switches(use: Any, tmp_path: Path) -> None:
+    real, shaped = load_table("deepspeed"), overlay("deepspeed-flags", tmp_path)
+    for fp16, bf16 in itertools.product((None, True, False), repeat=2):
+        tree = {"train_batch_size": 8, **({"fp16": {"enabled": fp16}} if fp16 is not None else {}),
+                **({"bf16": {"enabled": bf16}} if bf16 is not None else {})}  # fmt: skip
+        source = Source("deepspeed", tree, ["ds.json"], {}, {k: "ds.json" for k in tree})
+        results = []
+        for table in (real, shaped):
+            try:
+                results.append(ingest(source, table, schema_index("deepspeed")).ir.fields["precision.dtype"][:2])
+            except InputError as exc:
+                results.append(("error", "both enabled" in str(exc) or "are all true" in str(exc)))
+        assert results[0] == results[1], (fp16, bf16)
+    for path in (PYTHIA, LLAMA):  # fp16 and bf16 sources written with the switches
+        before, after = _both(use, shaped, lambda: translate([str(path)], "neox", "deepspeed", world_size=8))
+        assert _shape(before) == _shape(after)
+        use(real)
+
+
+def test_flags_write_one_switch_and_refuse_a_value_with_none(tmp_path: Path) -> None:
+    formula = overlay("deepspeed-flags", tmp_path).rules_for_field("precision.dtype")[0].formula
+    assert formula is not None
+    assert formula.write(value="bf16") == {"bf16_enabled": True}
+    assert formula.write(value="fp32") == {"fp16_enabled": False}
+    from translator.formula import Unexpressible
+
+    with pytest.raises(
+        Unexpressible, match="precision.dtype='cbf16' has no counterpart among fp16.enabled, bf16.enabled"
+    ):
+        formula.write(value="cbf16")
+    with pytest.raises(ValueError, match="expected true or false"):
+        formula.read(fp16_enabled="yes", bf16_enabled=None)
+
+
+# ---- list ---------------------------------------------------------------------------------
+
+
+def _zoo_r1(params: dict[str, Any]) -> Source:
+    tree = {"model": {"hidden_size": 64, "num_hidden_layers": 2, "num_heads": 4, "filter_size": 256,
+                      "max_position_embeddings": 128, "vocab_size": 1000},
+            "optimizer": {"optimizer_type": "adamw", "learning_rate": 1e-4, **params}}  # fmt: skip
+    return Source("cerebras", tree, ["r1.yaml"], {}, {k: "r1.yaml" for k in tree}, layout="legacy")
+
+
+def test_list_reads_model_zoo_r1_betas(tmp_path: Path) -> None:
+    table = overlay("cerebras-list", tmp_path).for_layout("legacy")
+    given = ingest(_zoo_r1({"beta1": 0.8, "beta2": 0.99}), table, schema_index("cerebras"))
+    assert given.ir.fields["optim.betas"].value == [0.8, 0.99]
+    assert given.ir.fields["optim.betas"].origin is Origin.EXPLICIT
+    assert given.fates["optimizer.beta2"].rule is given.fates["optimizer.beta1"].rule
+    half = ingest(_zoo_r1({"beta2": 0.95}), table, schema_index("cerebras"))
+    assert half.ir.get("optim.betas") == [0.9, 0.95]  # beta1 at PyTorchBaseModel's default
+    none = ingest(_zoo_r1({}), table, schema_index("cerebras"))
+    assert none.ir.get("optim.betas") == [0.9, 0.999] and none.ir.fields["optim.betas"].origin is Origin.DEFAULT
+
+
+def test_list_writes_one_key_per_item(use: Any, tmp_path: Path) -> None:
+    use(overlay("cerebras-list", tmp_path))
+    done = translate([str(PYTHIA)], "neox", "cerebras", world_size=8)
+    assert done.config["optimizer"]["beta1"] == 0.9 and done.config["optimizer"]["beta2"] == 0.95
+    entry = next(e for e in done.report.entries if e.source_key == "optimizer.params.betas")
+    assert entry.target_key == "optimizer.beta1, optimizer.beta2" and entry.status is Status.CONVERTED
+    formula = overlay("cerebras-list", tmp_path).rules_for_field("optim.betas")[0].formula
+    assert formula is not None
+    from translator.formula import Unexpressible
+
+    with pytest.raises(Unexpressible, match="take exactly 2 items"):
+        formula.write(value=[0.9])
+
+
+# ---- pick (one key feeding several fields) ------------------------------------------------
+
+
+@pytest.mark.parametrize("norm_type", ["layernorm", "biasless-layernorm", "rmsnorm", "nonparametric-layernorm"])
+def test_pick_replaces_cerebras_norm_reading(norm_type: str, tmp_path: Path) -> None:
+    tree = {"model": {"norm_type": norm_type, "hidden_size": 64}}
+    source = Source("cerebras", tree, ["c.yaml"], {}, {"model": "c.yaml"}, layout="legacy")
+    real = ingest(source, load_table("cerebras").for_layout("legacy"), schema_index("cerebras"))
+    shaped = ingest(source, overlay("cerebras-pick", tmp_path).for_layout("legacy"), schema_index("cerebras"))
+    for name in ("model.norm", "model.norm_bias"):
+        assert shaped.ir.fields[name][:3] == real.ir.fields[name][:3]
+
+
+@pytest.mark.parametrize("path", [PYTHIA, LLAMA], ids=lambda p: p.stem)
+def test_pick_replaces_cerebras_norm_writing(path: Path, use: Any, tmp_path: Path) -> None:
+    before, after = _both(use, overlay("cerebras-pick", tmp_path),
+                          lambda: translate([str(path)], "neox", "cerebras", world_size=8))  # fmt: skip
+    assert _shape(before) == _shape(after)
+
+
+def test_pick_says_which_field_is_lost(tmp_path: Path) -> None:
+    formula = overlay("cerebras-pick", tmp_path).rules_for_field("model.norm")[0].formula
+    assert formula is not None
+    assert formula.write(norm="layernorm", norm_bias=False) == {"model_norm_type": "biasless-layernorm"}
+    lost = formula.write(norm="rmsnorm", norm_bias=True)
+    assert lost.value == {"model_norm_type": "rmsnorm"} and lost.fields == ("model.norm_bias",)
+    assert (
+        lost.detail == "model.norm_type 'rmsnorm' means model.norm_bias=False: model.norm_bias=True is not expressible"
+    )
+    # a difference: cerebras_norm reads any case and keeps an unknown norm_type as an extension;
+    # pick refuses it, naming the values it knows
+    with pytest.raises(ValueError, match="unknown value 'groupnorm'; expected one of layernorm, biasless-layernorm"):
+        formula.read(model_norm_type="groupnorm")
+
+
+def test_a_shaped_table_refuses_bad_values_with_the_file_and_key(tmp_path: Path) -> None:
+    tree = {"model": {"norm_type": "groupnorm"}}
+    source = Source("cerebras", tree, ["c.yaml"], {"c.yaml": "model:\n  norm_type: groupnorm\n"}, {"model": "c.yaml"},
+                    layout="legacy")  # fmt: skip
+    with pytest.raises(NeoconvError) as caught:
+        ingest(source, overlay("cerebras-pick", tmp_path).for_layout("legacy"), schema_index("cerebras"))
+    assert caught.value.key == "model.norm_type" and caught.value.line == 2

@@ -1,0 +1,85 @@
+"""`--set DST:KEY=VALUE` for keys only the target has, and `# MISSING:` lines for what is left
+(issue 18)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from translator import translate
+from translator.cli import main
+from translator.errors import UsageError
+
+from conftest import FIXTURES
+
+TINY = "num_layers: 2\nhidden_size: 64\nnum_attention_heads: 4\nseq_length: 128\n"
+
+
+def test_a_target_key_is_written_and_its_missing_entry_goes(runner, pythia160m: Path, tmp_path: Path) -> None:
+    out, report = tmp_path / "out.yaml", tmp_path / "r.json"
+    result = runner.invoke(main, ["neox2cerebras", str(pythia160m), "--world-size", "8", "-o", str(out), "--report", str(report),
+                                  "--set", "cerebras:train_input.data_dir=./data", "--set", "model.vocab_size=50304"])  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    config = yaml.safe_load(out.read_text())
+    assert config["train_input"]["data_dir"] == "./data" and config["model"]["vocab_size"] == 50304
+    entries = json.loads(report.read_text())["entries"]
+    missing = [e["target_key"] for e in entries if e["status"] == "missing"]
+    assert missing == ["train_input.data_processor"]  # data_dir given, vocab_size given
+    given = [e for e in entries if e["source_key"] == "--set cerebras:train_input.data_dir"]
+    assert given and given[0]["status"] == "exact" and given[0]["target_key"] == "train_input.data_dir"
+
+
+def test_trainer_layout_and_veomni_keys(pythia160m: Path) -> None:
+    result = translate(pythia160m, "neox", "cerebras", layout="trainer",
+                       target_values={"trainer.fit.train_dataloader.data_dir": "./d"})  # fmt: skip
+    assert result.config["trainer"]["fit"]["train_dataloader"]["data_dir"] == "./d"
+    assert "trainer.fit.train_dataloader.data_dir" not in [e.target_key for e in result.report.entries if e.status.value == "missing"]
+    result = translate(pythia160m, "neox", "veomni", target_values={"data.train_path": "/data/train"})
+    assert result.config["data"]["train_path"] == "/data/train"
+
+
+@pytest.mark.parametrize("value, message", [
+    ("veomni:data.train_path=x", "this translation writes cerebras: give cerebras:KEY=VALUE"),
+    ("cerebras:train_input.data_dri=x", "not a Cerebras Model Zoo YAML key (legacy layout); did you mean train_input.data_dir?"),
+    ("cerebras:model.hidden_size=5", "written from canonical field model.hidden_size: give --set model.hidden_size=VALUE"),
+    ("cerebras:train_input.shuffle=maybe", "expected boolean, got string"),
+    ("cerebras:train_input.data_dir=", "no value after '='"),
+    ("cerebras:=5", "expected cerebras:KEY=VALUE"),
+])  # fmt: skip
+def test_a_bad_target_key_is_a_usage_error_before_anything_is_read(runner, tmp_path: Path, value: str, message: str) -> None:
+    result = runner.invoke(main, ["neox2cerebras", str(tmp_path / "absent.yml"), "--set", value])
+    assert result.exit_code == 2 and message in result.stderr, result.stderr
+    assert len(result.stderr.splitlines()) == 1
+
+
+def test_missing_values_are_marked_in_a_yaml_output_where_they_belong(pythia160m: Path) -> None:
+    result = translate(pythia160m, "neox", "cerebras", world_size=8)
+    text = result.dump()
+    assert yaml.safe_load(text) == result.config  # comments only
+    lines = text.splitlines()
+    data = lines.index("  # MISSING: data_dir — give --set cerebras:train_input.data_dir=VALUE")
+    assert lines[data - 2 : data] == ["train_input:", "  # MISSING: data_processor — give --set cerebras:train_input.data_processor=VALUE"]
+    assert lines[lines.index("model:") + 1] == "  # MISSING: vocab_size — give --set model.vocab_size=VALUE"
+    assert result.report.target["missing_marked"] is True
+
+
+def test_json_outputs_cannot_hold_comments_and_the_report_says_so(tmp_path: Path) -> None:
+    tiny = tmp_path / "t.yml"
+    tiny.write_text(TINY)
+    result = translate(tiny, "neox", "deepspeed")
+    assert [e.target_key for e in result.report.entries if e.status.value == "missing"] == ["train_batch_size"]
+    assert "MISSING" not in result.dump() and json.loads(result.dump()) == result.config
+    assert result.report.target["missing_marked"] is False
+
+
+def test_nothing_missing_nothing_marked() -> None:
+    result = translate(FIXTURES / "inputs" / "cerebras" / "gpt2-small-legacy.yaml", "cerebras", "cerebras")
+    assert "missing_marked" not in result.report.target and "# MISSING" not in result.dump()
+
+
+def test_library_target_values_are_checked(pythia160m: Path) -> None:
+    with pytest.raises(UsageError, match="not a Cerebras"):
+        translate(pythia160m, "neox", "cerebras", target_values={"nope.nope": 1})

@@ -1,0 +1,134 @@
+"""One file of a batch: translate it (keeping the source's formatting for a same-format migration),
+then compare with what is there (--check, --diff), or write it with its side files (--in-place:
+only when it changes, backed up first). Runs in a worker process and never raises."""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any
+
+from ..errors import NeoconvError
+from ..policy import describe
+from ..registry import get_format
+
+if TYPE_CHECKING:
+    from . import BatchOptions, FileResult
+
+Job = tuple[str, str, str]  # source path, source relative to SRC_DIR, output path
+
+
+def output_path(rel: str, src: str, dst: str) -> str:
+    """The output's path relative to OUT_DIR: the source's, with the target format's suffix (a
+    same-format migration keeps the file's own name)."""
+    if src == dst:
+        return rel
+    stem, dot, suffix = rel.rpartition(".")
+    return (stem if dot and "/" not in suffix else rel) + get_format(dst).suffix
+
+
+def run_job(opts: BatchOptions, args: Job) -> FileResult:
+    """Translate one file (must not raise: one bad file never stops a migration of thousands)."""
+    from . import FileResult
+
+    path_s, rel_s, out_s = args
+    try:
+        return _job(opts, path_s, rel_s, out_s)
+    except NeoconvError as exc:
+        return FileResult(rel_s, "failed", error=str(exc))
+    except Exception as exc:
+        return FileResult(rel_s, "failed", error=f"internal error: {type(exc).__name__}: {exc}")
+
+
+def _job(opts: BatchOptions, path_s: str, rel_s: str, out_s: str) -> FileResult:
+    from ..api import translate
+    from ..output_text import carries_comments, output_text, preservable
+    from ..outputs import copy_file, foreign_side_file, replace_file
+    from . import FileResult
+
+    rel_out = output_path(rel_s, opts.src, opts.dst)  # the summary names outputs relative to OUT_DIR
+    config: Any = [path_s]
+    fragment = get_format(opts.src).load_reader().fragment
+    if fragment is not None:
+        # a format whose files may be shared-settings fragments (NeoX's local_setup.yml): read the
+        # file once, look, and translate what was read (a broken file fails as it would anyway)
+        source = _read_source(path_s, opts)
+        if source is not None:
+            why = fragment(source)
+            if why:
+                return FileResult(rel_s, "skipped", reason=why)
+            if not opts.with_files:
+                config = source
+    with_files = [(w, _companion(w, opts.src)) for w in opts.with_files]
+    result = translate(config, opts.src, opts.dst, with_files=with_files, output=out_s, **opts.translate_options)
+    # a migration keeps the source's formatting; a YAML-to-YAML translation carries its comments over
+    one = preservable(opts.src, opts.dst, [path_s], opts.with_files) or carries_comments(opts.src, opts.dst, [path_s], opts.with_files)
+    text = output_text(result, path_s if one else None, plain=opts.plain)
+    counts = {k: v for k, v in result.report.summary().items() if v}
+    failing = opts.policy.failures(result.report) if opts.policy.fail_on else []
+    strict = f"fails the policy: {describe(failing)}" if failing else ""
+    folder = os.path.dirname(out_s)
+    files = {out_s: text, **{os.path.join(folder, name): side for name, side in result.side_files.items()}}
+    names = {p: posix_join(os.path.dirname(rel_out), os.path.basename(p)) for p in files}  # as the summary names them
+    rel_sides = [names[p] for p in files if p != out_s]
+    if opts.check or opts.in_place:  # only these compare with what is there (a plain run just writes)
+        before = {p: _read_or_none(p) for p in files}
+        changed = [p for p, t in files.items() if before[p] != t]
+    else:
+        before, changed = {}, list(files)
+    if opts.check:
+        status = "changed" if changed else "unchanged"
+        shown = "".join(_diff(before[p], files[p], names[p]) for p in changed) if opts.diff else ""
+        return FileResult(rel_s, status, rel_out, counts, error=strict, diff=shown, side_files=rel_sides)
+    if not changed:  # --in-place and nothing changes: nothing to write, nothing to back up
+        return FileResult(rel_s, "unchanged", rel_out, counts, error=strict, side_files=rel_sides)
+    for target, content in files.items():
+        clash = foreign_side_file(target, content, out_s) if target != out_s else ""
+        if clash:
+            return FileResult(rel_s, "failed", error=clash)
+    if not os.path.isdir(folder):
+        os.makedirs(folder, exist_ok=True)
+    for target in changed:
+        if opts.in_place and opts.backup and before.get(target) is not None:
+            copy_file(target, target + ".bak")  # the bytes as they were (CRLF, BOM, comments kept)
+        replace_file(target, files[target])
+    return FileResult(rel_s, "translated", rel_out, counts, error=strict, side_files=rel_sides)
+
+
+def posix_join(folder: str, name: str) -> str:
+    return f"{folder}/{name}" if folder else name
+
+
+def _diff(old: str | None, new: str, name: str) -> str:
+    """A unified diff of one file's change, named as the summary names it."""
+    import difflib
+
+    lines = difflib.unified_diff((old or "").splitlines(keepends=True), new.splitlines(keepends=True),
+                                 f"a/{name}" if old is not None else "/dev/null", f"b/{name}")  # fmt: skip
+    return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
+
+
+def _read_source(path: str, opts: BatchOptions) -> Any:
+    """The file read as the source format, or None when it plainly is another format (translate
+    then reads it as that one and says so)."""
+    from ..api import load
+    from ..errors import WrongFormat
+
+    options = opts.translate_options
+    try:
+        return load(path, opts.src, layout=options.get("source_layout"), model_config=options.get("model_config"))
+    except WrongFormat:
+        return None
+
+
+def _read_or_none(path: str) -> str | None:
+    try:
+        with open(path, encoding="utf-8", newline="") as fh:
+            return fh.read()
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _companion(path: str, src: str) -> str:
+    from ..registry import companion_format
+
+    return companion_format(path, src)

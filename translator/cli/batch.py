@@ -1,0 +1,78 @@
+"""`neoconv batch` on the command line: options into BatchOptions, progress, the summary."""
+
+from __future__ import annotations
+
+import os
+import sys
+from contextlib import contextmanager
+from typing import Any, Iterator
+
+import click
+
+from ..errors import UsageError
+from ..policy import Outcome
+from ..registry import FORMATS
+
+
+def split_pair(pair: str) -> tuple[str, str]:
+    src, sep, dst = pair.partition("2")
+    if not sep or src not in FORMATS or dst not in FORMATS:
+        raise UsageError(f"{pair!r} is not a SRC2DST pair; formats: {', '.join(FORMATS)}")
+    return src, dst
+
+
+def run(pair: str, src_dir: str, opts: dict[str, Any]) -> Outcome:
+    from ..arguments import split_set
+    from ..batch import BatchInterrupted, BatchOptions, batch_outcome, human_summary, run_batch
+    from .run import Interrupted
+    from ..policy import policy
+
+    src, dst = split_pair(pair)
+    set_values, target_values = split_set(opts["set_values"], dst)
+    if opts["no_backup"] and not opts["in_place"]:
+        raise UsageError("--no-backup only makes sense with --in-place")
+    options = BatchOptions(
+        src, dst, list(opts["include"]), list(opts["exclude"]), list(opts["with_files"]),
+        opts["jobs"] or os.cpu_count() or 1, policy(opts["fail_on"], opts["strict"], opts["baseline"]),
+        opts["check"], opts["in_place"], not opts["no_backup"],
+        {"world_size": opts["world_size"], "set_values": set_values, "target_values": target_values, "layout": opts["layout"],
+         "verify": not opts["no_verify"]},
+        diff=opts["show_diff"], prune=opts["prune"], plain=opts["plain"],
+    )  # fmt: skip
+    show = not opts["quiet"] and sys.stderr.isatty()
+
+    def progress(done: int, total: int, name: str) -> None:
+        click.echo(f"\r[{done}/{total}] {name[:60]:<60}", err=True, nl=done == total)
+
+    with _terminate_as_interrupt():
+        try:
+            results, summary = run_batch(src_dir, opts["out_dir"], options, progress if show else None)
+        except BatchInterrupted as stop:
+            files = "1 file" if stop.written == 1 else f"{stop.written} files"
+            where = f"the partial report is {stop.report}" if stop.report else "no report was written"
+            raise Interrupted(f"wrote {files} before stopping; {where}; run the same command again to complete it") from None
+    for result in results:
+        if result.diff:
+            click.echo(result.diff, nl=False)
+    if not opts["quiet"]:
+        click.echo(human_summary(results, options, summary["totals"], summary.get("report_error", "")), err=True, nl=False)
+    return batch_outcome(results, summary, check=opts["check"])
+
+
+@contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    """SIGTERM (a CI job cancelled, `kill`) stops a batch as Ctrl-C does: with its partial report."""
+    import signal
+
+    def stop(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    try:
+        previous = signal.signal(signal.SIGTERM, stop)
+    except ValueError:  # not the main thread (a test runner's): leave the signal alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)

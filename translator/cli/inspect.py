@@ -1,0 +1,147 @@
+"""The work of the commands that read and compare without translating a file into a file: diff,
+roundtrip, explain, formats, docs."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+
+from ..errors import UsageError
+from ..policy import Outcome
+
+
+def formats() -> Outcome:
+    from ..registry import FORMATS
+    from ..versions import versions
+
+    for spec in FORMATS.values():
+        known = versions(spec.name)
+        layouts = ", ".join(spec.layouts) or "-"
+        labels = known.labels if len(known.labels) <= 3 else (known.labels[0], "...", known.labels[-1])
+        shown = f"{' '.join(labels)} ({len(known.labels)} releases)" if len(known.labels) > 1 else labels[0]
+        aliases = f"; also {', '.join(known.aliases)}" if known.aliases else ""
+        click.echo(f"{spec.name:<10} {spec.title:<26} layouts: {layouts:<12} releases: {shown}{aliases}")
+    return Outcome()
+
+
+def diff(a: str, b: str, opts: dict[str, Any]) -> Outcome:
+    from ..api import read_ir
+    from ..detect import detect_file
+    from ..diff import annotate, diff_ir
+    from ..io import parse_json, read_text
+
+    report_path = opts["report_path"]
+    report = parse_json(read_text(report_path), report_path) if report_path else None
+    left = read_ir([a], opts["fmt_a"] or detect_file(a), world_size=opts["world_size"])
+    right = read_ir([b], opts["fmt_b"] or detect_file(b), world_size=opts["world_size"])
+    result = diff_ir(left, right, rtol=opts["rtol"])
+    if report is not None:
+        annotate(result, report)
+    _show(result, opts["as_json"])
+    return Outcome(differences=0 if result.equal else 1)
+
+
+def roundtrip(pair: str, inputs: tuple[str, ...], opts: dict[str, Any]) -> Outcome:
+    from ..api import parse_set
+    from ..diff import roundtrip as do_roundtrip
+    from .batch import split_pair
+
+    src, dst = split_pair(pair)
+    result, _, _ = do_roundtrip(list(inputs), src, dst, rtol=opts["rtol"], world_size=opts["world_size"],
+                                set_values=parse_set(opts["set_values"]))  # fmt: skip
+    _show(result, opts["as_json"])
+    return Outcome(differences=0 if result.equal else 1)
+
+
+def _show(result: Any, as_json: bool) -> None:
+    click.echo(json.dumps(result.to_json(), indent=2, default=str) if as_json else result.render(), nl=not as_json)
+
+
+def docs(output: str, check: bool) -> Outcome:
+    from pathlib import Path
+
+    from ..docs import render
+    from ..outputs import write_atomic
+
+    text = render()
+    if check:
+        if output == "-":
+            raise UsageError("--check compares a file with what the tables generate: give it with -o (docs/mappings.md)")
+        current = Path(output).read_text(encoding="utf-8") if Path(output).is_file() else ""
+        if current != text:
+            click.echo(f"{output} is stale: run `neoconv docs -o {output}`", err=True)
+            return Outcome(changed=1)
+        return Outcome()
+    if output == "-":
+        click.echo(text, nl=False)
+    else:
+        write_atomic(output, text)
+    return Outcome()
+
+
+def explain(name: str | None, listed: bool, as_json: bool) -> Outcome:
+    import shutil
+
+    from ..explain import explain_text
+
+    if listed and name:
+        raise UsageError("explain --list lists every field: give no NAME with it")
+    width = shutil.get_terminal_size((100, 24)).columns if _tty() else 100
+    click.echo(explain_text(name, as_json=as_json, width=max(60, min(width, 120))), nl=False)
+    return Outcome()
+
+
+def _tty() -> bool:
+    import sys
+
+    return sys.stdout.isatty()
+
+
+def validate(files: tuple[str, ...], opts: dict[str, Any]) -> Outcome:
+    from ..errors import NeoconvError
+    from ..validate import validate_file
+    from .run import one_line
+
+    problems = errors = 0
+    results = []
+    for path in files:
+        if opts["configs_only"] and not _a_config(path, opts["fmt"]):
+            continue
+        try:
+            result = validate_file(path, opts["fmt"], version=opts["version"], layout=opts["layout"],
+                                   model_config=opts.get("model_config"))  # fmt: skip
+        except NeoconvError as exc:
+            if len(files) == 1:
+                raise
+            click.echo(f"neoconv: error: {one_line(str(exc))}", err=True)  # the others are still checked
+            errors += 1
+            continue
+        problems += len(result.problems)
+        results.append(result)
+        if not opts["as_json"]:
+            for problem in result.problems:
+                click.echo(one_line(problem.render()))
+            if not opts["quiet"] and result.valid:
+                click.echo(f"{one_line(path)}: valid {result.format} config ({_release(result)})", err=True)
+    if opts["as_json"]:
+        click.echo(json.dumps([r.to_json() for r in results], indent=2))
+    return Outcome(differences=problems, errors=errors)
+
+
+def _release(result: Any) -> str:
+    layout = f"{result.layout} layout, " if result.layout else ""
+    return f"{layout}release {result.release}"
+
+
+def _a_config(path: str, fmt: str | None) -> bool:
+    """Is `path` a config of `fmt` (of any known framework, without it)? A file that cannot even be
+    parsed is one, so that its error is shown."""
+    from ..errors import NeoconvError
+    from .migrate import format_of
+
+    try:
+        return format_of(path, fmt) is not None
+    except NeoconvError:
+        return True

@@ -1,0 +1,115 @@
+"""`neoconv migrate FILE...`: each config rewritten in place as its own framework's current form
+(a layout, current spellings), keeping its comments and formatting; what the pre-commit hooks run.
+A file that is no config of the format asked for (or of any, without --format) is left alone: a
+hook sees every YAML file of a repository."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from ..errors import InputError, NeoconvError
+from ..policy import Outcome
+from .run import one_line
+
+
+def run(files: tuple[str, ...], opts: dict[str, Any]) -> Outcome:
+    import os
+
+    from ..errors import UsageError
+    from ..registry import pairs
+
+    if files and files[0] in {f"{a}2{b}" for a, b in pairs()} and not os.path.exists(files[0]):
+        raise UsageError(f"migrate rewrites each FILE in its own format; to check a translated tree use "
+                         f"`neoconv batch --check {' '.join(files)}` (pre-commit hook neoconv-batch-check)")  # fmt: skip
+    changed = failed = 0
+    for path in files:
+        try:
+            fmt = format_of(path, opts["fmt"])
+            if fmt is None:
+                if opts["verbose"]:
+                    click.echo(f"skipped  {one_line(path)}: not a {opts['fmt'] or 'known'} config", err=True)
+                continue
+            old, new, report = _migrate(path, fmt, opts)
+        except NeoconvError as exc:
+            click.echo(f"failed   {one_line(str(exc) if path in str(exc) else f'{path}: {exc}')}", err=True)
+            failed += 1
+            continue
+        if new == old:
+            continue
+        changed += 1
+        if opts["check"]:
+            if opts["show_diff"]:
+                click.echo(_diff(old, new, path), nl=False)
+            if not opts["quiet"]:
+                click.echo(f"would migrate {one_line(path)} ({_counts(report)})", err=True)
+            continue
+        _write(path, new, opts["backup"])
+        if not opts["quiet"]:
+            click.echo(f"migrated {one_line(path)} ({_counts(report)})", err=True)
+    return Outcome(changed=changed, failed=failed)
+
+
+def format_of(path: str, wanted: str | None) -> str | None:
+    """The file's format, or None when it is not a config of `wanted` (of any format, without it)."""
+    from ..detect import detect_tree, score
+    from ..io import parse_json, parse_yaml, read_text
+
+    text = read_text(path)
+    try:
+        tree = parse_json(text, path) if text.lstrip().startswith("{") and path.endswith(".json") else parse_yaml(text, path)
+    except InputError:
+        if _other_yaml(text):
+            return None  # valid YAML no framework could read as a config (a CI workflow's `on:` key): not ours
+        raise  # a config that does not parse: say so
+    if wanted is not None:
+        return wanted if score(tree, wanted) >= 0.5 else None
+    try:
+        return detect_tree(tree, path)
+    except InputError:
+        return None
+
+
+def _migrate(path: str, fmt: str, opts: dict[str, Any]) -> tuple[str, str, Any]:
+    from ..api import translate
+    from ..arguments import split_set
+    from ..io import read_text
+    from ..output_text import output_text
+
+    set_values, target_values = split_set(opts["set_values"], fmt)
+    result = translate(path, fmt, fmt, layout=opts["layout"], target_version=opts["target_version"],
+                       set_values=set_values, target_values=target_values, verify=not opts["no_verify"])  # fmt: skip
+    old = read_text(path)
+    return old, output_text(result, path, plain=opts["plain"], source_text=old), result.report
+
+
+def _write(path: str, text: str, backup: bool) -> None:
+    from ..outputs import copy_file, replace_file
+
+    if backup:
+        copy_file(path, path + ".bak")
+    replace_file(path, text)
+
+
+def _counts(report: Any) -> str:
+    return ", ".join(f"{n} {s}" for s, n in report.summary().items() if n and s not in ("exact",)) or "renamed only"
+
+
+def _diff(old: str, new: str, path: str) -> str:
+    import difflib
+
+    lines = difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True), f"a/{path}", f"b/{path}")
+    return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
+
+
+def _other_yaml(text: str) -> bool:
+    """Valid YAML that is no mapping of named settings: a CI workflow (`on:` reads as true), a list.
+    A config neoconv refuses for its own reasons (a duplicate key) is not this: its error is shown."""
+    import yaml
+
+    try:
+        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except yaml.YAMLError:
+        return False
+    return not isinstance(data, dict) or not all(isinstance(k, str) for k in data)

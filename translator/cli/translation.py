@@ -1,0 +1,80 @@
+"""One translation on the command line: read, translate, write the output, side files and report
+all or nothing, show the report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ..errors import NeoconvError
+from ..policy import Outcome
+
+
+def run_translation(src: str, dst: str, inputs: tuple[str, ...], opts: dict[str, Any]) -> Outcome:
+    from ..api import translate
+    from ..arguments import split_set
+    from ..io import dump_json
+    from ..outputs import foreign_side_file, write_files_atomic, writes_through
+    from ..policy import policy
+    from ..registry import companion_format
+
+    rules = policy(opts["fail_on"], opts["strict"], opts["baseline"])  # a bad baseline fails before any writing
+    with_files = [(path, companion_format(path, src)) for path in opts["with_files"]]
+    output, report_path = opts["output"], opts["report_path"]
+    if output == "-" and report_path == "-":
+        raise NeoconvError("--report - needs the config written to a file with -o")
+    set_values, target_values = split_set(opts["set_values"], dst)
+    result = translate(
+        list(inputs), src, dst,
+        set_values=set_values, target_values=target_values, world_size=opts["world_size"], layout=opts.get("layout"),
+        source_version=opts["source_version"], target_version=opts["target_version"], with_files=with_files,
+        model_config=opts.get("model_config"), output=output if output != "-" else None,
+        verify=not opts["no_verify"],
+    )  # fmt: skip
+    from ..output_text import carries_comments, output_text, preservable
+
+    one = inputs[0] if preservable(src, dst, inputs, with_files) or carries_comments(src, dst, inputs, with_files) else None
+    text = output_text(result, one, plain=opts["plain"])
+    # every file the translation read (a VeOmni config.json found beside the YAML too) is never overwritten
+    everything = tuple(dict.fromkeys(inputs + tuple(opts["with_files"]) + tuple(result.report.source.get("files", ()))))
+    if result.side_files and output == "-":
+        names = ", ".join(result.side_files)
+        raise NeoconvError(f"this translation also writes {names}: give -o OUT so they can go beside it")
+    files: list[tuple[str, str]] = []
+    if output != "-":
+        if result.side_files and writes_through(output):
+            raise NeoconvError(f"this translation also writes {', '.join(result.side_files)} beside the output: "
+                               f"give -o a file name in a folder, not {output}")  # fmt: skip
+        for name, side in result.side_files.items():
+            path = str(Path(output).parent / name)
+            clash = foreign_side_file(path, side, output)
+            if clash:
+                raise NeoconvError(clash)
+            files.append((path, side))
+        files.append((output, text))
+    report_text = dump_json(result.report.to_json()) if report_path else ""
+    if report_path and report_path != "-":
+        files.append((report_path, report_text))
+    write_files_atomic(files, inputs=everything)  # all or nothing: every target checked before the first write
+    if output == "-":
+        click.echo(text, nl=False)
+    if report_path == "-":
+        click.echo(report_text, nl=False)
+    if not opts["quiet"]:
+        show_report(result.report, verbose=opts["verbose"], color=opts["color"])
+    return Outcome(policy_failures=len(rules.failures(result.report)))
+
+
+def show_report(report: Any, *, verbose: bool, color: str) -> None:
+    """The report on stderr: a table on a terminal, plain lines when piped (report_view.py)."""
+    import sys
+
+    from ..report_view import plain, terminal, use_terminal, width
+
+    table, colour = use_terminal(sys.stderr, color)
+    if table:
+        terminal(report, verbose=verbose, color=colour, file=sys.stderr)
+    else:
+        click.echo(plain(report, verbose=verbose, columns=width(sys.stderr)), err=True, nl=False)

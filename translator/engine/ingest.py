@@ -1,0 +1,254 @@
+"""Source leaves -> canonical IR: every rule reads its keys in dependency order (`with` fields
+first); every leaf gets its fate in the ledger (see classify.py for the leaves no rule takes)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..catalogue import catalogue, relations
+from ..errors import InputError
+from ..io import flatten
+from ..ir import IR, Origin, Value
+from ..mapping import Rule, Table
+from ..report import Message, as_message
+from ..schema import SchemaIndex
+from ..source import Source, set_aside
+from ..formula import Extension, is_close, unwrap
+from .classify import classify_strays
+from .ledger import UNDECIDED, Ingested, LeafFate
+from .solve import solve
+from .reading import checked_values, coerce_input, default_holds, defaults_of, inputs, memo_key, read_rule, remember
+
+
+def ingest(
+    source: Source,
+    table: Table,
+    schema: SchemaIndex,
+    user: dict[str, Any] | None = None,
+    context: dict[str, Value] | None = None,
+    ledger: bool = True,
+) -> Ingested:
+    """`context`: values another file of the same run states and this format cannot (companion files).
+    `ledger=False`: the canonical values only (a translation reading its own output back): no fate
+    of each leaf, no classification of leaves no rule takes."""
+    try:
+        leaves = flatten(source.tree)
+    except InputError as exc:  # flatten knows the key; the source knows its file and line
+        exc.file = exc.file or source.file_of(exc.key or "")
+        exc.line = exc.line or (source.line_of(exc.key) if exc.key else None)
+        raise
+    ir = IR()
+    for name, known_value in (context or {}).items():
+        ir.set(name, known_value)
+    for name, value in (user or {}).items():
+        ir.set(name, Value(value, Origin.USER, (f"--set {name}",)))
+    reading = _Reading(source, table, schema, ir, leaves, ledger)
+    reading.read_all(table.read_order)
+    _check_relations(source, ir)
+    if not ledger:
+        return Ingested(ir, {}, leaves, reading.lossy, source, table, coerced=reading.coerced)
+    classify_strays(source, table, schema, ir, reading.fates, leaves)
+    return Ingested(ir, reading.fates, leaves, reading.lossy, source, table, coerced=reading.coerced)
+
+
+class _Reading:
+    """One file's ingest under way: the leaves, what each rule made of them, and the IR so far."""
+
+    def __init__(self, source: Source, table: Table, schema: SchemaIndex, ir: IR, leaves: dict[str, Any], ledger: bool) -> None:
+        self.source, self.table, self.ir, self.leaves, self.ledger = source, table, ir, leaves, ledger
+        self.version = source.version or table.versions[0]
+        self.coerce = schema.coerce
+        self.fields_catalog = catalogue()
+        self.only_file = source.files[0] if len(source.files) == 1 else None  # where every value came from
+        self.fates: dict[str, LeafFate] = dict.fromkeys(leaves, UNDECIDED)  # in document order
+        self.lossy: dict[int, Message] = {}
+        self.coerced: dict[str, Any] = {}
+        self.products: list[Rule] = []  # product rules reached so far
+        # run-time placeholders (HF's "auto") are no value: rules see them as absent; same-format keeps them
+        self.held = {leaf: why for leaf, why in source.unresolved.items() if leaf in leaves}
+        readable = {k: v for k, v in leaves.items() if k not in self.held} if self.held else leaves
+        self.readable = set_aside(source, readable, self.fates, LeafFate)  # a release's or a family's keys set aside
+        if self.held:
+            self._hold()
+        self.below: dict[str, list[str]] = {}  # block path -> its leaves, so a rule finds a whole block at once
+        for leaf in self.readable:
+            if "." in leaf:
+                parts = leaf.split(".")
+                for i in range(1, len(parts)):
+                    self.below.setdefault(".".join(parts[:i]), []).append(leaf)
+
+    def _hold(self) -> None:
+        """Leaves only known at run time: no value, a hint to give one with --set."""
+        owners = self.table.key_owner()
+        for leaf, why in self.held.items():
+            owner = owners.get(leaf)
+            fields = owner.fields if owner else ()
+            self.fates[leaf] = LeafFate("unresolved", owner, (("runtime_value", {"why": why, "fields": list(fields)}),))
+            self.ir.extensions.setdefault(self.source.format, {})[leaf] = self.leaves[leaf]
+
+    def subtree(self, key: str) -> tuple[Any, list[str]]:
+        """The value at `key`: a leaf, or a whole nested block whose leaves the rule owns."""
+        if key in self.readable:
+            return self.readable[key], [key]
+        owned = self.below.get(key)
+        if not owned:
+            return None, []
+        node: Any = self.source.tree
+        for part in key.split("."):
+            node = node[part]
+        return node, owned
+
+    def read_all(self, rules: tuple[Rule, ...]) -> None:
+        readable, below, held = self.readable, self.below, self.held
+        for rule in rules:
+            keys = rule.keys
+            if rule.key is None and rule.formula is None:
+                pass  # a write-side note (how the target expresses a field structurally), or a product alone
+            elif rule.is_const:
+                self._read_const(rule)
+            elif held and self._blocked(rule):
+                pass
+            elif rule.pure and not held and not (
+                (keys[0] in readable or keys[0] in below) if len(keys) == 1 else any(k in readable or k in below for k in keys)
+            ):
+                self._read_defaults(rule)  # none of its keys in the file and nothing else read
+            else:
+                self._read_keys(rule)
+            if rule.product:
+                self._solve(rule)
+
+    def _solve(self, rule: Rule) -> None:
+        """Every product reached so far, solved together until nothing changes: two may share a
+        factor (the batch's and the world size's data-parallel size)."""
+        self.products.append(rule)
+        while any([solve(r, self.ir, self.table, self.source) for r in self.products]):
+            pass
+
+    def _read_const(self, rule: Rule) -> None:
+        if rule.key:
+            value, owned = self.subtree(rule.key)
+            for leaf in owned:
+                self.fates[leaf] = LeafFate("rule", rule)
+            if owned and not is_close(value, rule.const):
+                self.lossy[id(rule)] = ("not_assumed", {"key": rule.key, "value": value, "assumed": rule.const})
+
+    def _blocked(self, rule: Rule) -> bool:
+        """A value the rule needs is only known at run time: the rule gives nothing."""
+        blocked = [k for k in rule.keys if k in self.held]
+        if not blocked:
+            return False
+        why: Message = ("read_with_runtime_value", {"keys": blocked})
+        for key in rule.keys:
+            for leaf in self.subtree(key)[1]:
+                self.fates[leaf] = LeafFate("unresolved", rule, (why,))
+        return True
+
+    def _read_defaults(self, rule: Rule) -> None:
+        """The same defaults for every file that has none of the rule's keys (cached per table)."""
+        ir = self.ir
+        if default_holds(rule, ir):
+            for name, value, approx in defaults_of(rule, self.table, self.version, self.source):
+                if approx:
+                    self.lossy[id(rule)] = as_message(approx)
+                if value is not None and not (name in ir.fields and ir.fields[name].origin is Origin.USER):
+                    ir.fields[name] = value
+
+    def _read_keys(self, rule: Rule) -> None:
+        """The rule's keys in the file, coerced and read; the values it gives go into the IR."""
+        present: dict[str, Any] = {}
+        owned_leaves: list[str] = []
+        notes: list[str] = []
+        leaf_notes: dict[str, Message] = {}
+        source, subtree = self.source, self.subtree
+        for key in rule.keys:
+            value, owned = subtree(key)
+            if owned:
+                if len(owned) == 1 and owned[0] == key:
+                    value, note = coerce_input(source, self.coerce, key, value)
+                    if note:
+                        notes.append(note)
+                        leaf_notes[key] = ("coerced", {"note": note})
+                    value, guessed = unwrap(value)
+                    if guessed:
+                        self.lossy[id(rule)] = as_message(guessed)
+                    if note or guessed:
+                        self.coerced[key] = value
+                else:
+                    coerce_input(source, self.coerce, key, value)  # a block where the framework takes one value
+                present[key] = value
+                owned_leaves.extend(owned)
+        if self.ledger:
+            for leaf in owned_leaves:
+                note_of = leaf_notes.get(leaf)
+                self.fates[leaf] = LeafFate("rule", rule, (note_of,) if note_of else ())
+        # A rule gives the same result for the same values of its keys and inputs: a batch of thousands
+        # of configs repeats most of them (norm: layernorm, seq_length: 2048, the HF rules' model_type, ...).
+        memo = memo_key(rule, self.version, present, None if rule.pure else inputs(rule, self.ir, subtree)) if (
+            present or not rule.pure) else None  # fmt: skip
+        checked = self.table.value_reads.get(memo) if memo is not None else None
+        if checked is None:
+            read = read_rule(rule, present, subtree, self.ir, self.version, source, owned_leaves)
+            if memo is not None:
+                checked = read if isinstance(read, Extension) else checked_values(
+                    read, self.fields_catalog, source, owned_leaves, rule)
+                remember(self.table, memo, checked)
+        else:
+            read = checked
+        if isinstance(read, Extension):  # no canonical form: the leaves stay framework extensions
+            why = (as_message(read.detail, "no_canonical_form"),)
+            for leaf in owned_leaves:
+                self.fates[leaf] = LeafFate("extension", rule, why)  # the rule: which fields it leaves unset
+                self.ir.extensions.setdefault(source.format, {})[leaf] = self.leaves[leaf]
+            return
+        origin = self._origin(rule, present)
+        if origin is Origin.DEFAULT and not default_holds(rule, self.ir):
+            return
+        if checked is None:  # checked only where the value is used (a default may not apply)
+            checked = checked_values(read, self.fields_catalog, source, owned_leaves, rule)
+        assert not isinstance(checked, Extension)  # an Extension was handled above
+        fields = self.ir.fields
+        file = self.only_file or source.file_of(rule.key or "")
+        for name, value, approx, note in checked:
+            if approx:
+                self.lossy[id(rule)] = as_message(approx)
+            if value is None:
+                continue
+            if note:
+                notes.append(note)
+            if name in fields and fields[name].origin is Origin.USER:
+                if self.ledger:  # (without a ledger every fate is the shared placeholder)
+                    for leaf in owned_leaves:
+                        self.fates[leaf].notes = (("overridden", {"field": name}),)
+                continue
+            fields[name] = Value(value, origin, tuple(owned_leaves), file, "; ".join(notes))
+
+    def _origin(self, rule: Rule, present: dict[str, Any]) -> Origin:
+        if rule.key and rule.key in present:
+            return Origin.EXPLICIT
+        if present:
+            return Origin.DERIVED
+        fields = self.ir.fields
+        if (rule.key is None or rule.derived) and any(
+            name in fields and fields[name].origin is not Origin.DEFAULT for name in rule.with_fields.values()
+        ):
+            return Origin.DERIVED  # computed from values the file (or the user) gave
+        return Origin.DEFAULT
+
+
+def _check_relations(source: Source, ir: IR) -> None:
+    """A value breaking a relation every framework asserts (hidden size / heads) names its key."""
+    for rel in relations():
+        divisor, dividend = ir.get(rel.divisor), ir.get(rel.dividend)
+        if not (isinstance(divisor, int) and isinstance(dividend, int)) or divisor <= 0 or dividend % divisor == 0:
+            continue
+        if not rel.holds_for({name: ir.get(name) for name, _ in rel.unless}):
+            continue
+        value, other = ir.fields[rel.dividend], ir.fields[rel.divisor]
+        key = value.source_keys[0] if value.source_keys else rel.dividend
+        other_key = other.source_keys[0] if other.source_keys else rel.divisor
+        from_file = value.origin is not Origin.USER
+        raise InputError(
+            f"{dividend} is not divisible by {other_key}={divisor} ({rel.why})",
+            file=(value.file or source.file_of(key)) if from_file else None,
+            line=source.line_of(key) if from_file else None, key=key, hint="fix one of them",
+        )  # fmt: skip

@@ -1,0 +1,180 @@
+"""One rule's reading: the canonical values a rule gives for its keys' values (or its defaults),
+checked against the catalogue, and remembered per table (a batch of thousands of configs repeats
+most values: norm: layernorm, seq_length: 2048, ...)."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from ..catalogue import catalogue
+from ..errors import InputError
+from ..ir import IR, Origin, Value
+from ..mapping import Rule, Table
+from ..schema import _Guess
+from ..source import Source
+from ..formula import Approx, Extension, field_ident, ident, unwrap
+
+Subtree = Callable[[str], tuple[Any, list[str]]]  # key -> (value or block, the leaves it covers)
+Checked = list[tuple[str, Any, "str | None", str]]  # (field, checked value, why approximate, note)
+
+
+def coerce_input(source: Source, coerce: Callable[[str, Any], tuple[Any, str]], key: str, value: Any) -> tuple[Any, str]:
+    """Check a raw value against the source format's schema types (light coercion only)."""
+    try:
+        return coerce(key, value)
+    except _Guess as guess:
+        return Approx(guess.value, guess.note), ""
+    except ValueError as exc:
+        raise InputError(
+            str(exc), file=source.file_of(key), line=source.line_of(key), key=key, hint="fix the value"
+        ) from None
+
+
+def check_field(source: Source, name: str, value: Any, keys: tuple[str, ...]) -> tuple[Any, str]:
+    try:
+        return catalogue()[name].check(value)
+    except ValueError as exc:
+        raise field_error(source, name, exc, keys) from None
+
+
+def field_error(source: Source, name: str, exc: ValueError, keys: tuple[str, ...]) -> InputError:
+    key = keys[0] if keys else name
+    return InputError(str(exc), file=source.file_of(key), line=source.line_of(key), key=key, hint="fix the value")
+
+
+_MEMO_TYPES = frozenset({str, int, bool, type(None)})
+_IMMUTABLE = _MEMO_TYPES | {float}
+
+
+def inputs(rule: Rule, ir: IR, subtree: Subtree) -> dict[str, Any]:
+    """What a rule's reading takes besides its own keys: its `with` fields and the keys it peeks at."""
+    if rule.pure:
+        return {}
+    found = {name: ir.get(name) for _, name in rule.read_with}
+    for key in rule.peek:
+        found[key] = subtree(key)[0]
+    return found
+
+
+def memo_key(rule: Rule, version: str, present: dict[str, Any], inputs: dict[str, Any] | None = None) -> tuple[Any, ...] | None:
+    """A key for a rule's reading of these values, or None when they are not small scalars."""
+    parts: list[Any] = [id(rule), version]
+    for key, value in (present.items() if not inputs else (*present.items(), ("|", None), *inputs.items())):
+        kind = type(value)
+        if kind is float:
+            value = value.hex()  # keeps -0.0 apart from 0.0, and a NaN equal to itself
+        elif kind not in _MEMO_TYPES or (kind is str and len(value) > 200):
+            return None
+        parts += (key, kind, value)  # the type too: 1, 1.0 and true are different settings
+    return tuple(parts)
+
+
+def remember(table: Table, memo: tuple[Any, ...], checked: Any) -> None:
+    """Keep a reading for the next file with the same values; only immutable results are shared."""
+    if isinstance(checked, Extension) or all(type(value) in _IMMUTABLE for _, value, _, _ in checked):
+        if len(table.value_reads) > 20_000:  # bounded, whatever a tree holds
+            table.value_reads.clear()
+        table.value_reads[memo] = checked
+
+
+def checked_values(
+    read: dict[str, Any], fields_catalog: dict[str, Any], source: Source, owned_leaves: list[str], rule: Rule
+) -> Checked:
+    """(field, value checked against the catalogue, why approximate, note) for what a rule read."""
+    checked = []
+    for name, result in read.items():
+        value, approx = unwrap(result)
+        note = ""
+        if value is not None:
+            try:
+                value, note = fields_catalog[name].check(value)
+            except ValueError as exc:
+                if not owned_leaves and rule.read_with:  # none of the file's keys: say what it came from
+                    exc = ValueError(f"{exc} (derived from {', '.join(name for _, name in rule.read_with)})")
+                raise field_error(source, name, exc, tuple(owned_leaves) or rule.keys) from None
+        checked.append((name, value, approx, note))
+    return checked
+
+
+def default_holds(rule: Rule, ir: IR) -> bool:
+    """A documented default only holds where its rule applies (GPT-J-only keys, ...)."""
+    if not rule.when:
+        return True
+    outer = {n: ir.get(n) for n in rule.when if n not in rule.fields}
+    return not outer or all(outer[n] in rule.when[n] for n in outer)
+
+
+def defaults_of(rule: Rule, table: Table, version: str, source: Source) -> list[tuple[str, Value | None, str | None]]:
+    """What a rule reads when the file has none of its keys, worked out once per table and version
+    (a batch reads thousands of files): field -> default Value (or None) and why it is approximate."""
+    cached = table.default_reads.get((id(rule), version))
+    if cached is None:
+        read = read_rule(rule, {}, lambda key: (None, []), IR(), version, source, [])
+        cached, notes = [], []
+        for name, result in ({} if isinstance(read, Extension) else read).items():
+            value, approx = unwrap(result)
+            if value is not None:
+                value, note = check_field(source, name, value, rule.keys)
+                notes.extend([note] if note else [])
+            cached.append((name, None if value is None else Value(value, Origin.DEFAULT, (), None, "; ".join(notes)), approx))
+        table.default_reads[(id(rule), version)] = cached
+    return cached
+
+
+def read_rule(
+    rule: Rule,
+    present: dict[str, Any],
+    subtree: Subtree,
+    ir: IR,
+    version: str,
+    source: Source,
+    owned_leaves: list[str],
+) -> dict[str, Any] | Extension:
+    """Canonical field -> value (maybe Approx) one rule reads from its keys' values (or defaults)."""
+    if rule.formula is not None:
+        return _read_formula(rule, present, subtree, ir, version, source, owned_leaves)
+    assert rule.simple is not None and rule.key
+    raw = present[rule.key] if rule.key in present else rule.default_for(version)  # None when it has none
+    try:
+        return {rule.fields[0]: rule.simple.read(raw)}
+    except ValueError as exc:
+        raise InputError(
+            str(exc), file=source.file_of(rule.key), line=source.line_of(rule.key), key=rule.key, hint="fix the value"
+        ) from None
+
+
+def _read_formula(
+    rule: Rule, present: dict[str, Any], subtree: Subtree, ir: IR, version: str, source: Source, owned_leaves: list[str]
+) -> dict[str, Any] | Extension:
+    assert rule.formula is not None
+    kwargs = {arg: present[k] if k in present else rule.key_default(k, version) for arg, k in rule.read_args}
+    for key in rule.peek:
+        kwargs[ident(key)] = subtree(key)[0]
+    for arg, name in rule.read_with:
+        kwargs[arg] = ir.get(name)
+    if "version" in rule.formula.read_params():
+        kwargs["version"] = version
+    try:
+        result = rule.formula.read(**kwargs)
+    except (TypeError, ValueError, ArithmeticError) as exc:  # overflow on a huge value is bad input too
+        key = _culprit(owned_leaves, present, exc) if owned_leaves else rule.label
+        raise InputError(
+            f"cannot compute {', '.join(rule.fields)}: {exc}",
+            file=source.file_of(key), line=source.line_of(key), key=key,
+        ) from None  # fmt: skip
+    if isinstance(result, Extension):
+        return result
+    if len(rule.fields) > 1:
+        by_ident = {field_ident(f): f for f in rule.fields}
+        return {by_ident[k]: v for k, v in (result or {}).items()}
+    return {rule.fields[0]: result}
+
+
+def _culprit(owned_leaves: list[str], present: dict[str, Any], exc: Exception) -> str:
+    """The key to blame for a formula that failed: for an overflow, the largest number read (a
+    400-digit train_iters, not the warmup read beside it), else the first key."""
+    if isinstance(exc, ArithmeticError):
+        numbers = [(abs(v), k) for k, v in present.items() if isinstance(v, (int, float)) and not isinstance(v, bool)]
+        if numbers:
+            return max(numbers)[1]
+    return owned_leaves[0]

@@ -1,0 +1,6 @@
+"""Megatron-LM's formulas (registered as `megatron.*`): the model (model.py, moe.py), the run (training.py)
+and the learning-rate schedule (schedule.py)."""
+
+from __future__ import annotations
+
+from . import model, moe, schedule, training  # noqa: F401  (each registers its formulas)

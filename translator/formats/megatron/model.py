@@ -1,0 +1,335 @@
+"""Megatron-LM formulas: the model (megatron/training/arguments.py validate_args and
+argument_utils.py core_transformer_config_from_args at d98e8a64, with the older releases where their
+meaning differs)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...formula import Approx, formula, is_close
+from .options import since
+
+_GPT_TANH = "with biases on Megatron's default GELU is the fused bias_gelu_impl, the tanh approximation"
+
+
+@formula("megatron.num_kv_heads")
+class NumKvHeads:
+    """--num-query-groups counts only with --group-query-attention (else plain multi-head attention:
+    core_transformer_config_from_args sets num_query_groups None, TransformerConfig then num heads)."""
+
+    @staticmethod
+    def read(group_query_attention: bool | None, num_query_groups: int | None, num_heads: int | None) -> Any:
+        if group_query_attention:
+            return num_query_groups if num_query_groups is not None else 1
+        if num_query_groups is not None and num_query_groups != num_heads and num_heads is not None:
+            return Approx(num_heads, f"--num-query-groups {num_query_groups} without --group-query-attention is "
+                                     f"ignored: Megatron runs {num_heads} key/value heads (plain multi-head attention)")
+        return num_heads
+
+    @staticmethod
+    def write(value: int, num_heads: int | None) -> dict[str, Any]:
+        if num_heads is not None and value == num_heads:
+            return {}
+        return {"group_query_attention": True, "num_query_groups": value}
+
+
+@formula("megatron.ffn_width")
+class FfnWidth:
+    """--ffn-hidden-size is one branch's width (a gated MLP's fc1 is twice as wide); absent, validate_args
+    derives 4h, or int((4h * 2/3) / 64) * 64 with --swiglu. In 23.04-23.06 --swiglu overrode a given width."""
+
+    @staticmethod
+    def derived(hidden_size: int, activation: str | None) -> int:
+        return int((4 * hidden_size * 2 / 3) / 64) * 64 if activation == "swiglu" else 4 * hidden_size
+
+    @staticmethod
+    def read(ffn_hidden_size: int | None, hidden_size: int | None, activation: str | None, version: str) -> Any:
+        if hidden_size is None:
+            return ffn_hidden_size
+        derived = FfnWidth.derived(hidden_size, activation)
+        if ffn_hidden_size is None:
+            return derived
+        if activation == "swiglu" and version == "23.04" and ffn_hidden_size != derived:
+            return Approx(derived, f"Megatron-LM 23.04-23.06: --swiglu replaces --ffn-hidden-size {ffn_hidden_size} "
+                                   f"with int((4 x {hidden_size} x 2/3) / 64) x 64 = {derived}")  # fmt: skip
+        return ffn_hidden_size
+
+    @staticmethod
+    def write(value: int, hidden_size: int | None, activation: str | None) -> dict[str, Any]:
+        return {"ffn_hidden_size": value}  # always stated: the derivation depends on the flags
+
+
+@formula("megatron.position_embedding")
+class PositionEmbedding:
+    """--position-embedding-type (core_v0.4.0+); 23.04-23.06's --use-rotary-position-embeddings added
+    RoPE to the learned table unless --no-position-embedding (current Megatron: RoPE instead of it,
+    and --no-position-embedding with any type but rope is an error)."""
+
+    TYPES = {"learned_absolute": "learned", "rope": "rotary", "none": "none", "relative": "relative",
+             "yarn": "rotary", "mrope": "rotary"}  # fmt: skip
+
+    @staticmethod
+    def read(
+        position_embedding_type: str | None, use_rotary_position_embeddings: bool | None,
+        add_position_embedding: bool | None, version: str,
+    ) -> Any:  # fmt: skip
+        learned_table = add_position_embedding is not False
+        if not since(version, "core_v0.4"):  # before --position-embedding-type
+            if use_rotary_position_embeddings:
+                return "rotary" if not learned_table else Approx(
+                    "rotary", "Megatron-LM 23.04-23.06 adds RoPE to the learned absolute positions "
+                              "(--no-position-embedding was not given): both are not expressible")  # fmt: skip
+            return "learned" if learned_table else "none"
+        kind = position_embedding_type or "learned_absolute"
+        if use_rotary_position_embeddings:
+            kind = "rope"  # validate_args: the old flag sets position_embedding_type rope
+        if not learned_table and kind != "rope":
+            raise ValueError("--no-position-embedding is deprecated: Megatron refuses it unless --position-embedding-type "
+                             "rope (read the file with --from-version 23.04 for its old meaning)")  # fmt: skip
+        value = PositionEmbedding.TYPES[kind]
+        if kind in ("yarn", "mrope"):
+            return Approx(value, f"{kind} RoPE: its scaling (--rotary-scaling-factor, --yarn-*, --mrope-section) is not carried")
+        return value
+
+    @staticmethod
+    def write(value: str) -> Any:
+        names = {"learned": "learned_absolute", "rotary": "rope", "none": "none", "relative": "relative"}
+        if value not in names:
+            return Approx({}, f"Megatron has no {value} position embedding: written with its default, learned positions")
+        return {"position_embedding_type": names[value]}
+
+
+@formula("megatron.norm")
+class Norm:
+    """--normalization LayerNorm (with a bias) | RMSNorm (none)."""
+
+    @staticmethod
+    def read(normalization: str | None) -> dict[str, Any]:
+        kind = normalization or "LayerNorm"
+        return {"norm": "rmsnorm" if kind == "RMSNorm" else "layernorm", "norm_bias": kind != "RMSNorm"}
+
+    @staticmethod
+    def write(norm: str | None, norm_bias: bool | None) -> Any:
+        if norm not in ("layernorm", "rmsnorm", None):
+            return Approx({}, f"Megatron has no {norm}: written with its default, LayerNorm")
+        kind = "RMSNorm" if norm == "rmsnorm" else "LayerNorm"
+        if norm_bias is not None and norm_bias != (kind == "LayerNorm"):
+            has = "has a bias" if kind == "LayerNorm" else "has none"
+            return Approx({"normalization": kind}, f"Megatron's {kind} {has}: norm_bias {norm_bias} is not expressible",
+                          ("model.norm_bias",))  # fmt: skip
+        return {"normalization": kind}
+
+
+@formula("megatron.activation")
+class Activation:
+    """--swiglu (SiLU, gated), --squared-relu, --quick-geglu (gated x * sigmoid(1.702x)); otherwise GELU:
+    the fused bias_gelu_impl (tanh approximation) while biases are on and --no-bias-gelu-fusion is not
+    given (v2.0+), exact erf GELU otherwise. v1.0 (no fusion flag): exact unless --openai-gelu. At the
+    current release --openai-gelu and --onnx-safe have no effect on GPT models."""
+
+    @staticmethod
+    def read(
+        swiglu: bool | None, squared_relu: bool | None, quick_geglu: bool | None, bias_gelu_fusion: bool | None,
+        openai_gelu: bool | None, onnx_safe: bool | None, add_bias_linear: bool | None, version: str,
+    ) -> Any:  # fmt: skip
+        if swiglu and (squared_relu or quick_geglu):
+            raise ValueError("--swiglu with --squared-relu or --quick-geglu: Megatron asserts only one")
+        if swiglu:
+            return "swiglu"
+        if squared_relu:
+            return "relu2"
+        if quick_geglu:
+            return Approx("geglu", "--quick-geglu gates with quick-GELU x * sigmoid(1.702x), not GELU")
+        if version == "v1":
+            return "gelu_tanh" if openai_gelu else "gelu"
+        fused = bias_gelu_fusion is not False and add_bias_linear is not False
+        if not since(version, "core_v0.8") and not fused and (openai_gelu or onnx_safe):
+            return "gelu_tanh" if openai_gelu else "gelu"  # legacy models' activation choice
+        return "gelu_tanh" if fused else "gelu"
+
+    @staticmethod
+    def write(value: str, mlp_bias: bool | None) -> Any:
+        biased = mlp_bias is not False
+        if value == "swiglu":
+            return {"swiglu": True}
+        if value == "relu2":
+            return {"squared_relu": True}
+        if value == "geglu":
+            return Approx({"quick_geglu": True}, "Megatron's gated GELU is --quick-geglu: x * sigmoid(1.702x) gates")
+        if value == "gelu_tanh":
+            if biased:
+                return {}
+            return Approx({}, "without biases Megatron's GELU is exact (erf), not the tanh approximation")
+        if value == "gelu":
+            return {"bias_gelu_fusion": False} if biased else {}
+        return Approx({}, f"Megatron has no {value} activation (GELU, SwiGLU, squared ReLU, quick-GEGLU): written "
+                          "with its default GELU")
+
+
+@formula("megatron.biases")
+class Biases:
+    """--disable-bias-linear removes every linear layer's bias; with --add-qkv-bias the query/key/value
+    projection keeps one (Qwen2). Biases on force the QKV bias on (validate_args)."""
+
+    @staticmethod
+    def read(add_bias_linear: bool | None, add_qkv_bias: bool | None) -> dict[str, Any]:
+        if add_bias_linear is not False:
+            return {"attention_bias": True, "mlp_bias": True}
+        if add_qkv_bias:
+            return {"attention_bias": True, "attention_output_bias": False, "mlp_bias": False}
+        return {"attention_bias": False, "mlp_bias": False}
+
+    @staticmethod
+    def write(attention_bias: bool | None, attention_output_bias: bool | None, mlp_bias: bool | None) -> Any:
+        attn = attention_bias is not False
+        out = attn if attention_output_bias is None else attention_output_bias
+        mlp = mlp_bias is not False
+        if attn and out and mlp:
+            return {}
+        if not (attn or out or mlp):
+            return {"add_bias_linear": False}
+        if attn and not out and not mlp:
+            return {"add_bias_linear": False, "add_qkv_bias": True}
+        lost = ("model.attention_bias", "model.attention_output_bias", "model.mlp_bias")
+        return Approx({}, f"attention bias {attn}, output bias {out}, MLP bias {mlp}: Megatron has one switch for "
+                          "every linear layer (and a QKV-only bias): written with biases on", lost)  # fmt: skip
+
+
+@formula("megatron.embedding_dropout")
+class EmbeddingDropout:
+    """The embedding dropout is --hidden-dropout (LanguageModelEmbedding)."""
+
+    @staticmethod
+    def read(hidden_dropout: float | None) -> float | None:
+        return hidden_dropout
+
+    @staticmethod
+    def write(value: float, hidden_dropout: float | None) -> Any:
+        applied = 0.1 if hidden_dropout is None else hidden_dropout
+        if is_close(value, applied):
+            return {}
+        return Approx({}, f"Megatron applies --hidden-dropout {applied:g} to the embeddings; {value:g} is lost")
+
+
+@formula("megatron.init_method")
+class InitMethod:
+    """Weights N(0, --init-method-std); --init-method-xavier-uniform sets a keyword TransformerConfig does not
+    take (TypeError at d98e8a64: the Megatron-Core path never ran with it)."""
+
+    @staticmethod
+    def read(init_method_xavier_uniform: bool | None) -> Any:
+        if init_method_xavier_uniform:
+            return Approx("xavier_uniform", "--init-method-xavier-uniform: Megatron-Core's TransformerConfig refuses the "
+                                            "scaled_init_method it sets (TypeError); only legacy models ran with it")
+        return "normal"
+
+    @staticmethod
+    def write(value: str) -> Any:
+        if value != "normal":
+            return Approx({}, f"Megatron initialises weights with N(0, --init-method-std), not {value}")
+        return {}
+
+
+@formula("megatron.output_init")
+class OutputInit:
+    """Output projections (attention dense, fc2) get N(0, sigma / sqrt(2 x num_layers))."""
+
+    @staticmethod
+    def read() -> str:
+        return "scaled_normal"
+
+    @staticmethod
+    def write(value: str) -> Any:
+        if value != "scaled_normal":
+            return Approx({}, f"Megatron initialises the output projections with sigma / sqrt(2 x layers), not {value}")
+        return {}
+
+
+@formula("megatron.sequential")
+class Sequential:
+    """Megatron's blocks are sequential: attention, then the MLP."""
+
+    @staticmethod
+    def read() -> bool:
+        return False
+
+    @staticmethod
+    def write(value: bool) -> Any:
+        if value:
+            return Approx({}, "Megatron has no parallel attention + MLP block (GPT-J/NeoX style)")
+        return {}
+
+
+@formula("megatron.family")
+class Family:
+    """Megatron names no model family: its blocks are sequential, RMSNorm or a gated MLP read as llama."""
+
+    @staticmethod
+    def structural(norm: str | None, activation: str | None) -> str:
+        return "llama" if norm == "rmsnorm" or activation in ("swiglu", "geglu") else "gpt2"
+
+    @staticmethod
+    def read(norm: str | None, activation: str | None) -> str:
+        return Family.structural(norm, activation)
+
+    @staticmethod
+    def write(value: str, norm: str | None, activation: str | None) -> Any:
+        structural = Family.structural(norm, activation)
+        if value != structural:
+            return Approx({}, f"no option names the model family: Megatron's blocks read as {structural}, not {value}")
+        return {}
+
+
+@formula("megatron.vocab_size")
+class VocabSize:
+    """Rows of the embedding: --padded-vocab-size (core_v0.14.0+), or NullTokenizer's --vocab-size (+1 for
+    its EOD up to core_v0.17.0) padded to a multiple of --make-vocab-size-divisible-by x tensor-parallel
+    size; any other tokenizer's size is only known at run time (from its files)."""
+
+    @staticmethod
+    def read(
+        padded_vocab_size: int | None, vocab_size: int | None, make_vocab_size_divisible_by: int | None,
+        pad_vocab_size: bool | None, tokenizer_type: str | None, tensor_size: int | None, version: str,
+    ) -> Any:  # fmt: skip
+        if padded_vocab_size is not None:
+            return padded_vocab_size
+        if tokenizer_type != "NullTokenizer" or vocab_size is None:
+            return None
+        rows = vocab_size if since(version, "current") else vocab_size + 1
+        if pad_vocab_size is False:
+            return rows
+        multiple = (make_vocab_size_divisible_by or 128) * max(1, tensor_size or 1)
+        return -(-rows // multiple) * multiple
+
+    @staticmethod
+    def write(value: int) -> dict[str, Any]:
+        return {"padded_vocab_size": value}
+
+
+@formula("megatron.attention_kind")
+class AttentionKind:
+    """Dense attention unless a sliding window, multi-latent attention or a hybrid layer pattern is given."""
+
+    @staticmethod
+    def read(
+        window_size: str | None, window_attn_skip_freq: Any, multi_latent_attention: bool | None,
+        hybrid_layer_pattern: str | None, hybrid_override_pattern: str | None, experimental_attention_variant: Any,
+    ) -> Any:  # fmt: skip
+        if multi_latent_attention:
+            return Approx("mla", "multi-latent attention: its ranks and head sizes (--q-lora-rank, --kv-lora-rank, ...) "
+                                 "are not carried")  # fmt: skip
+        pattern = hybrid_layer_pattern or hybrid_override_pattern
+        if pattern:
+            return Approx("hybrid", f"hybrid layer pattern {pattern} (Mamba / attention / MLP layers) is not carried")
+        if experimental_attention_variant:
+            return Approx(str(experimental_attention_variant), "an experimental attention variant is not carried")
+        if window_size:
+            return Approx("sliding_window", f"sliding window {window_size} (left, right) is not carried")
+        return "dense"
+
+    @staticmethod
+    def write(value: str) -> Any:
+        if value != "dense":
+            return Approx({}, f"{value} attention is not written by neoconv (Megatron: --window-size, "
+                              "--multi-latent-attention, --hybrid-layer-pattern): written as dense attention")
+        return {}

@@ -1,0 +1,135 @@
+"""Megatron-LM formulas: mixture of experts (megatron/training/arguments.py _add_moe_args,
+core/transformer/transformer_config.py at d98e8a64)."""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from ...formula import Approx, formula
+
+
+@formula("megatron.moe")
+class Moe:
+    """--num-experts (0 = dense), --moe-router-topk (2), --moe-ffn-hidden-size (absent: --ffn-hidden-size),
+    --moe-shared-expert-intermediate-size (the total width of the shared experts: one shared MLP),
+    --moe-shared-expert-gate, --moe-aux-loss-coeff, --moe-z-loss-coeff, --moe-router-score-function, and
+    --moe-layer-freq: N = layers 0, N, 2N, ... are MoE, or a pattern "([0]*1+[1]*23)" (1 = MoE)."""
+
+    SCORES = {"softmax": "softmax", "sigmoid": "sigmoid"}
+
+    @staticmethod
+    def read(
+        num_experts: int | None, moe_router_topk: int | None, moe_ffn_hidden_size: int | None,
+        moe_shared_expert_intermediate_size: int | None, moe_shared_expert_gate: bool | None,
+        moe_aux_loss_coeff: Any, moe_z_loss_coeff: float | None, moe_router_score_function: str | None,
+        moe_router_load_balancing_type: Any, moe_layer_freq: Any, num_layers: int | None,
+    ) -> Any:  # fmt: skip
+        if not num_experts:
+            return {}
+        out: dict[str, Any] = {"moe_num_experts": num_experts, "moe_experts_per_token": moe_router_topk or 2,
+                               "moe_ffn_hidden_size": moe_ffn_hidden_size}  # fmt: skip
+        if moe_shared_expert_intermediate_size:
+            out.update(moe_shared_experts=1, moe_shared_ffn_hidden_size=moe_shared_expert_intermediate_size,
+                       moe_shared_expert_gate=bool(moe_shared_expert_gate))  # fmt: skip
+        balancing = _one(moe_router_load_balancing_type) or "aux_loss"
+        aux = _one(moe_aux_loss_coeff)
+        out["moe_aux_loss_coef"] = float(aux or 0.0) if balancing in ("aux_loss", "seq_aux_loss", "global_aux_loss") else 0.0
+        if balancing in ("seq_aux_loss", "global_aux_loss") and aux:
+            out["moe_aux_loss_coef"] = Approx(float(aux), f"{balancing}: the balancing loss is computed per sequence / "
+                                                          "globally, not per micro-batch")  # fmt: skip
+        if moe_z_loss_coeff:
+            out["moe_z_loss_coef"] = float(moe_z_loss_coeff)
+        score = moe_router_score_function or "softmax"
+        out["moe_router_scoring"] = "sinkhorn" if balancing == "sinkhorn" else Moe.SCORES.get(score) or Approx(
+            None, f"router score function {score} has no canonical name")  # fmt: skip
+        out.update(_layers(moe_layer_freq, num_layers))
+        return out
+
+    @staticmethod
+    def write(
+        moe_num_experts: int | None, moe_experts_per_token: int | None, moe_ffn_hidden_size: int | None,
+        moe_shared_experts: int | None, moe_shared_ffn_hidden_size: int | None, moe_shared_expert_gate: bool | None,
+        moe_aux_loss_coef: float | None, moe_z_loss_coef: float | None, moe_router_scoring: str | None,
+        moe_layer_interval: int | None, moe_first_dense_layers: int | None, moe_dense_layers: list[int] | None,
+        num_layers: int | None,
+    ) -> Any:  # fmt: skip
+        if not moe_num_experts:
+            return {}
+        out: dict[str, Any] = {"num_experts": moe_num_experts, "moe_router_topk": moe_experts_per_token,
+                               "moe_ffn_hidden_size": moe_ffn_hidden_size, "moe_aux_loss_coeff": moe_aux_loss_coef,
+                               "moe_z_loss_coeff": moe_z_loss_coef}  # fmt: skip
+        if moe_shared_experts:
+            width = moe_shared_ffn_hidden_size or moe_ffn_hidden_size
+            out["moe_shared_expert_intermediate_size"] = moe_shared_experts * width if width else None
+            out["moe_shared_expert_gate"] = moe_shared_expert_gate or None
+        if moe_router_scoring == "sinkhorn":
+            out["moe_router_load_balancing_type"] = "sinkhorn"
+        elif moe_router_scoring is not None:
+            out["moe_router_score_function"] = moe_router_scoring
+        out["moe_layer_freq"] = _freq(moe_layer_interval, moe_first_dense_layers, moe_dense_layers, num_layers)
+        return out
+
+
+def _one(value: Any) -> Any:
+    """--moe-aux-loss-coeff and --moe-router-load-balancing-type are lists; one item is unwrapped."""
+    if isinstance(value, list):
+        return value[0] if len(value) == 1 else value[0] if value else None
+    return value
+
+
+def _pattern(text: str) -> list[int]:
+    """A --moe-layer-freq pattern such as "([0]*3+[1]*29)" evaluated without eval: lists, *, +."""
+
+    def value(node: ast.AST) -> Any:
+        if isinstance(node, ast.List):
+            return [value(e) for e in node.elts]
+        if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
+            return node.value
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Mult)):
+            left, right = value(node.left), value(node.right)
+            if isinstance(node.op, ast.Mult) and isinstance(right, int) and 0 <= right <= 100_000:
+                return left * right
+            if isinstance(node.op, ast.Add) and isinstance(left, list) and isinstance(right, list):
+                return left + right
+        raise ValueError(f"--moe-layer-freq {text!r} is not a pattern of lists, * and + (like ([0]*3+[1]*29))")
+
+    try:
+        found = value(ast.parse(text.strip(), mode="eval").body)
+    except SyntaxError:
+        raise ValueError(f"--moe-layer-freq {text!r} is not a pattern like ([0]*3+[1]*29)") from None
+    if not isinstance(found, list) or any(x not in (0, 1) for x in found):
+        raise ValueError(f"--moe-layer-freq {text!r} must give a list of 0 and 1")
+    return found
+
+
+def _layers(freq: Any, num_layers: int | None) -> dict[str, Any]:
+    if freq is None or isinstance(freq, int):
+        return {"moe_layer_interval": freq or 1}
+    layers = _pattern(str(freq))
+    if num_layers is not None and len(layers) != num_layers:
+        raise ValueError(f"--moe-layer-freq gives {len(layers)} layers, --num-layers {num_layers}")
+    first = next((i for i, x in enumerate(layers) if x), len(layers))
+    dense = [i for i, x in enumerate(layers) if i >= first and not x]
+    out: dict[str, Any] = {"moe_layer_interval": 1, "moe_first_dense_layers": first}
+    if dense:
+        out["moe_dense_layers"] = dense
+    return out
+
+
+def _freq(interval: int | None, first: int | None, dense: list[int] | None, num_layers: int | None) -> Any:
+    if not first and not dense:
+        return interval if interval and interval != 1 else None
+    if num_layers is None:
+        return Approx(None, "the MoE layer pattern needs the number of layers", ("model.moe_first_dense_layers",))
+    skip, every = first or 0, interval or 1
+    layers = [int(i >= skip and (i - skip) % every == 0 and i not in (dense or ())) for i in range(num_layers)]
+    runs: list[str] = []
+    i = 0
+    while i < len(layers):
+        j = i
+        while j < len(layers) and layers[j] == layers[i]:
+            j += 1
+        runs.append(f"[{layers[i]}]*{j - i}")
+        i = j
+    return "(" + "+".join(runs) + ")"

@@ -1,0 +1,262 @@
+"""Megatron-LM's options as its argparse parser defines them (schemas/megatron.schema.json, generated
+from the parsers of every release), and the parse of a word list into argparse's namespace.
+
+The namespace is keyed by `dest`, as Megatron's is: `--disable-bias-linear` sets `add_bias_linear`
+to False, `--norm-epsilon` and the older `--layernorm-epsilon` set `layernorm_epsilon`. Every
+spelling any release parsed is accepted (an old file means what its option meant: the mapping
+table reads old dests under their old meaning); one no release ever parsed is unknown, its values
+the words up to the next option. As argparse does (CPython 3.11): `--flag=value` splits at the
+first `=`; a word starting with `-` is a value only when it looks like a negative number
+(`-1`, `-.5`; not `-1e-5`); a repeated option overwrites the earlier one.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from ...errors import InputError
+from .syntax import Arg
+
+_NEGATIVE = re.compile(r"^-\d+$|^-\d*\.\d+$")
+
+
+@dataclass(frozen=True)
+class Option:
+    name: str  # --norm-epsilon
+    dest: str
+    action: str  # store | store_true | store_false | boolean_optional
+    arity: str  # 0, 1, 3, 0+, 1+
+    argtype: str  # int | float | str | bool | enum-name | tuple_type | moe_freq_type | ...
+    first: str
+    last: str
+    absent: tuple[str, ...] = ()
+    older_types: tuple[tuple[str, str], ...] = ()  # (tag, argparse type it had there)
+
+    def flag_value(self) -> bool:
+        if self.action == "store_false":
+            return False
+        if self.action == "boolean_optional":
+            return not self.name.startswith("--no-")
+        return True
+
+
+@dataclass(frozen=True)
+class OptionTable:
+    options: dict[str, Option]
+    dests: dict[str, dict[str, Any]]  # dest -> its schema node
+    tags: tuple[str, ...]
+    versions: dict[str, tuple[str, str]]  # label -> (first tag, last tag)
+
+    def parses(self, option: Option, version: str) -> bool:
+        """The option exists at every release of a version label."""
+        first, last = self.versions.get(version, self.versions["current"])
+        lo, hi = self.tags.index(first), self.tags.index(last)
+        if self.tags.index(option.first) > lo or self.tags.index(option.last) < hi:
+            return False
+        return not any(lo <= self.tags.index(t) <= hi for t in option.absent)
+
+    def spellings(self, dest: str) -> list[Option]:
+        """The options that set a dest: newest first, then the one more releases parse."""
+        found = [self.options[name] for name in self.dests.get(dest, {}).get("x-options", {})]
+        return sorted(found, key=lambda o: (-self.tags.index(o.last), self.tags.index(o.first), o.name))
+
+    def default(self, dest: str) -> Any:
+        return self.dests.get(dest, {}).get("default")
+
+
+@lru_cache(maxsize=None)
+def table() -> OptionTable:
+    from ...schema import load_schema
+
+    schema = load_schema("megatron")
+    options: dict[str, Option] = {}
+    for dest, node in schema["properties"].items():
+        for name, spec in node.get("x-options", {}).items():
+            options[name] = Option(name, dest, spec["action"], spec["arity"], spec["argtype"], spec["first"],
+                                   spec["last"], tuple(spec.get("absent", ())),
+                                   tuple(spec.get("older_types", {}).items()))  # fmt: skip
+    versions = {label: (first, last) for label, first, last in schema["x-versions"]}  # newest first
+    return OptionTable(options, schema["properties"], tuple(schema["x-tags"]), versions)
+
+
+def dest_of(option: str) -> str | None:
+    found = table().options.get(option.partition("=")[0])
+    return found.dest if found is not None else None
+
+
+def unknown_dest(option: str) -> str:
+    """The namespace key of an option no release parsed, as argparse would name its dest."""
+    return option.lstrip("-").replace("-", "_") or "-"
+
+
+def looks_like_option(word: Arg) -> bool:
+    """argparse's test (CPython 3.11 _parse_optional): starts with '-', is not a lone '-', not a
+    negative number, and has no blank. An unresolved word is a value (its text is unknown)."""
+    text = word.text
+    if not word.resolved or not text.startswith("-") or len(text) < 2:
+        return False
+    if text.partition("=")[0] in table().options:
+        return True
+    return not _NEGATIVE.match(text) and " " not in text
+
+
+@dataclass
+class Namespace:
+    """What the words set: dest -> value, and for each dest where and how it was written."""
+
+    values: dict[str, Any] = field(default_factory=dict)
+    written: dict[str, str] = field(default_factory=dict)  # dest -> the option as written
+    origins: dict[str, tuple[str, int]] = field(default_factory=dict)  # dest -> (file, line)
+    notes: dict[str, str] = field(default_factory=dict)
+    unresolved: dict[str, str] = field(default_factory=dict)  # dest -> why its value is unknown
+    words: dict[str, list[str]] = field(default_factory=dict)  # dest -> its value words as written
+    unknown: set[str] = field(default_factory=set)  # dests of options no release parsed
+
+
+def parse(args: list[Arg]) -> Namespace:
+    out = Namespace()
+    known = table().options
+    i = 0
+    while i < len(args):
+        word = args[i]
+        i += 1
+        if not looks_like_option(word):
+            what = "a shell expansion" if not word.resolved else "a value no option takes"
+            raise InputError(
+                f"{word.raw}: {what} where an option is expected (argparse: unrecognized arguments)"
+                + ("; neoconv cannot see what it expands to: write the arguments out" if not word.resolved else ""),
+                file=word.file, line=word.line,
+            )  # fmt: skip
+        name, eq, attached = word.text.partition("=")
+        option = known.get(name)
+        if option is None:
+            values = [Arg(attached, attached, word.resolved, word.file, word.line)] if eq else []
+            while i < len(args) and not looks_like_option(args[i]):
+                values.append(args[i])
+                i += 1
+            dest = unknown_dest(name)
+            out.unknown.add(dest)
+            value: Any = True if not values else values[0].text if len(values) == 1 else [v.text for v in values]
+            _store(out, dest, name, value, values, word)
+            continue
+        values, i = _take(option, word, eq, attached, args, i)
+        if option.arity == "0":
+            _store(out, option.dest, name, option.flag_value(), [], word)
+            continue
+        typed = [_typed(option, v) for v in values]
+        single = option.arity == "1"
+        _store(out, option.dest, name, typed[0] if single else typed, values, word)
+        if option.last != "HEAD":
+            out.notes[option.dest] = _join(out.notes.get(option.dest, ""), _removed(option))
+    return out
+
+
+def _take(option: Option, word: Arg, eq: str, attached: str, args: list[Arg], i: int) -> tuple[list[Arg], int]:
+    """The value words an option consumes (argparse's nargs)."""
+    file, line = word.file, word.line
+    if option.arity == "0":
+        if eq:
+            raise InputError(f"argument {option.name}: ignored explicit argument {attached!r} (a flag takes no value)",
+                             file=file, line=line)  # fmt: skip
+        return [], i
+    values = [Arg(attached, attached, word.resolved, word.file, word.line, word.note, word.why)] if eq else []
+    need = {"1": 1, "3": 3}.get(option.arity)
+    while i < len(args) and not looks_like_option(args[i]) and (need is None or len(values) < need):
+        values.append(args[i])
+        i += 1
+    if need is not None and len(values) < need:
+        wanted = "one argument" if need == 1 else f"{need} arguments"
+        raise InputError(f"argument {option.name}: expected {wanted}", file=file, line=line)
+    if option.arity == "1+" and not values:
+        raise InputError(f"argument {option.name}: expected at least one argument", file=file, line=line)
+    return values, i
+
+
+def _typed(option: Option, word: Arg) -> Any:
+    """A value word as the option's argparse type makes it (an unresolved word stays its source text);
+    a word only an older release's type takes (v1.0's --warmup 0.01) is read as that release did."""
+    if not word.resolved:
+        return word.raw
+    try:
+        return _converted(option, word, option.argtype)
+    except InputError:
+        for tag, kind in option.older_types:
+            try:
+                value = _converted(option, word, kind)
+            except InputError:
+                continue
+            word.note = _join(word.note, f"read as {kind} as Megatron-LM {tag} did (later releases refuse it)")
+            return value
+        raise
+
+
+def _converted(option: Option, word: Arg, kind: str) -> Any:
+    text = word.text
+    try:
+        if kind == "int":
+            value: Any = int(text)
+        elif kind == "float":
+            value = float(text)
+        elif kind == "bool":
+            value = bool(text)  # argparse's type=bool: any non-empty text is True
+        elif kind in ("moe_freq_type", "la_freq_type", "no_rope_freq_type") and "[" not in text:
+            value = int(text)
+        elif kind == "tuple_type":
+            tuple(int(x) for x in text.strip("()").split(","))
+            value = text
+        else:
+            value = text
+    except ValueError:
+        shown = {"int": "int", "float": "float"}.get(kind, kind)
+        raise InputError(f"argument {option.name}: invalid {shown} value: {text!r}", file=word.file, line=word.line) from None
+    node = table().dests.get(option.dest, {})
+    choices = node.get("enum") or node.get("items", {}).get("enum")
+    if choices and isinstance(value, str) and value not in choices:
+        raise InputError(
+            f"argument {option.name}: invalid choice: {text!r} (choose from {', '.join(choices)})",
+            file=word.file, line=word.line,
+        )  # fmt: skip
+    return value
+
+
+def _store(out: Namespace, dest: str, name: str, value: Any, values: list[Arg], word: Arg) -> None:
+    if dest in out.values:
+        before = " ".join([out.written[dest], *out.words.get(dest, [])])
+        out.notes[dest] = f"also given at line {out.origins[dest][1]} ({before}); argparse keeps the last"
+        out.unresolved.pop(dest, None)
+    out.values[dest] = value
+    out.written[dest] = name
+    out.origins[dest] = (word.file, word.line)
+    out.words[dest] = [v.raw for v in values]
+    notes = [v.note for v in (word, *values) if v.note]
+    if notes:
+        out.notes[dest] = _join(out.notes.get(dest, ""), *dict.fromkeys(notes))
+    hidden = [v for v in values if not v.resolved]
+    if hidden:
+        out.unresolved[dest] = _unresolved(name, hidden)
+
+
+def _unresolved(name: str, words: list[Arg]) -> str:
+    shown = " ".join(w.raw for w in words)
+    defaults = re.findall(r"\$\{\w+:?-([^}]*)\}", shown)
+    said = f" (its default {defaults[0]!r} is not used)" if defaults else ""
+    return f"{name} {shown}: a shell expression, unknown here{said}"
+
+
+def _removed(option: Option) -> str:
+    tags = table().tags
+    after = tags[tags.index(option.last) + 1]
+    return f"{option.name} is an option of Megatron-LM {option.first} to {option.last} only ({after} and later refuse it)"
+
+
+def _join(*parts: str) -> str:
+    return "; ".join(p for p in parts if p)
+
+
+def since(version: str, label: str) -> bool:
+    """A version label is `label` or newer (the schema lists its labels newest first)."""
+    labels = list(table().versions)
+    return labels.index(version if version in labels else labels[0]) <= labels.index(label)

@@ -1,0 +1,152 @@
+"""One rule of a table, checked and typed: the grammar's attributes (grammar.py) first, then what
+needs the catalogue or the formula registry (unknown fields, formula signatures), then the shapes
+(shapes.py) built into the rule's transform."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..catalogue import catalogue
+from ..errors import MappingTableError
+from ..formula import FORMULAS, Formula, Simple, field_ident, ident
+from . import shapes
+from .grammar import check_rule
+from .rules import NO_DEFAULT, Rule
+
+
+def _fail(table: str, where: str, message: str) -> MappingTableError:
+    return MappingTableError(f"{table}: {where}: {message}")
+
+
+def _known_formula(name: Any) -> bool:
+    try:
+        FORMULAS[name]
+    except (KeyError, TypeError):
+        return False
+    return True
+
+
+def build_rule(table: str, index: int, raw: Any) -> Rule:
+    where = f"rule {index + 1}"
+    if not isinstance(raw, dict):
+        raise _fail(table, where, "must be a mapping")
+    check_rule(table, where, raw)
+    fields = tuple(raw["fields"]) if "fields" in raw else ((raw["field"],) if raw.get("field") else ())
+    where = f"rule for {', '.join(fields) or raw.get('key')}"
+    known = catalogue()
+    for name in fields:
+        if name not in known:
+            raise _fail(table, where, f"unknown canonical field {name!r} (add it to schemas/canonical.yaml)")
+    with_raw = raw.get("with", [])
+    with_fields = dict(with_raw) if isinstance(with_raw, dict) else {field_ident(n): n for n in with_raw}
+    for part, names in (("with", with_fields.values()), ("product", raw.get("product", ())), ("fill", raw.get("fill", {}))):
+        for name in names:
+            if name not in known:
+                raise _fail(table, where, f"unknown canonical field {name!r} in {part}")
+    if any(name not in raw.get("product", ()) for name in raw.get("fill", {})):
+        raise _fail(table, where, "fill names factors of the product")
+    key, also = raw.get("key"), tuple(raw.get("also", ()))
+    if "product" in raw and len(fields) != 1:
+        raise _fail(table, where, "a product rule maps one field: the product")
+    shape = next((s for s in ("fixed", "flags", "list", "pick") if s in raw), "")
+    formula: Formula | None = None
+    simple: Simple | None = None
+    if shape:
+        key, also, formula = _shape(table, where, shape, raw, fields)
+    elif "formula" in raw:
+        formula = FORMULAS[raw["formula"]] if _known_formula(raw["formula"]) else None
+        if formula is None:
+            raise _fail(table, where, f"unknown formula {raw['formula']!r}; known: {FORMULAS.every()}")
+        _check_formula(table, where, formula, fields, key, also + tuple(raw.get("peek", ())), with_fields)
+    elif "peek" in raw:
+        raise _fail(table, where, "peek only makes sense for a formula")
+    elif key is not None or any(k in raw for k in ("invert", "enum", "scale")):
+        simple = _simple(table, where, raw, fields, also)  # (no key, no transform: a note, or a product alone)
+    if not fields and "const" not in raw:
+        raise _fail(table, where, "a rule without a field must be a const rule")
+    when = {name: tuple(v if isinstance(v, list) else [v]) for name, v in (raw.get("when") or {}).items()}
+    for name in when:
+        if name not in known:
+            raise _fail(table, where, f"unknown canonical field {name!r} in when")
+    defaults = dict(raw.get("defaults", {}))
+    default = raw.get("default", NO_DEFAULT)
+    if shape in ("flags", "list") and key in defaults:  # the shape's first key is the rule's key
+        default = defaults.pop(key)
+    return Rule(
+        fields=fields, key=key, also=also, with_fields=with_fields, formula=formula, simple=simple,
+        default=default, defaults=defaults,
+        version_defaults=dict(raw.get("version_defaults", {})), when=when,
+        required=bool(raw.get("required", False)), hint=str(raw.get("hint", "")),
+        always=bool(raw.get("always", False)), derived=bool(raw.get("derived", False)),
+        lossy=str(raw.get("lossy", "")), note=str(raw.get("note", raw.get("fixed_reason", ""))),
+        const=raw.get("const", NO_DEFAULT), layouts=tuple(raw.get("layouts", ())),
+        versions=tuple(raw.get("versions", ())), peek=tuple(raw.get("peek", ())),
+        product=tuple(raw.get("product", ())), fill=tuple((raw.get("fill") or {}).items()), shape=shape,
+    )  # fmt: skip
+
+
+def _simple(table: str, where: str, raw: dict[str, Any], fields: tuple[str, ...], also: tuple[str, ...]) -> Simple:
+    """A rename, inversion, enum map or scaling: one key, one field."""
+    if len(fields) > 1 or also:
+        raise _fail(table, where, "several fields or keys need a formula")
+    if "invert" in raw:
+        return Simple("invert")
+    if "enum" in raw:
+        pairs = tuple((k, v) for k, v in raw["enum"].items())
+        return Simple("enum", table=pairs, case_insensitive=bool(raw.get("case_insensitive")))
+    if "scale" in raw:
+        return Simple("scale", factor=float(raw["scale"]))
+    return Simple("rename")
+
+
+def _shape(
+    table: str, where: str, shape: str, raw: dict[str, Any], fields: tuple[str, ...]
+) -> tuple[str | None, tuple[str, ...], Formula]:
+    """(key, also, formula) of a rule written in one of the grammar's shapes."""
+    if shape == "pick":
+        key = raw["key"]
+        if set(raw["pick"]) != set(fields) or len(fields) < 2:
+            raise _fail(table, where, f"pick gives each of the rule's fields (two or more) its value: got {sorted(raw['pick'])}")
+        tables = [dict(p) for p in raw["pick"].values() if isinstance(p, dict)]
+        if any(p != "value" for p in raw["pick"].values() if not isinstance(p, dict)):
+            raise _fail(table, where, "a pick is a mapping {framework value: field value} or `value`")
+        if any(list(t) != list(tables[0]) for t in tables):
+            raise _fail(table, where, "every pick mapping lists the same framework values, in the same order")
+        return key, tuple(raw.get("also", ())), shapes.pick(fields, key, raw["pick"])
+    if len(fields) != 1:
+        raise _fail(table, where, f"{shape} maps one field")
+    if shape == "fixed":
+        if "fixed_reason" not in raw:
+            raise _fail(table, where, "fixed needs fixed_reason: where the framework hard-codes the value")
+        return None, (), shapes.fixed(fields[0], raw["fixed"], raw["fixed_reason"])
+    keys = list(raw[shape])
+    formula = shapes.flags(fields[0], raw["flags"], raw.get("otherwise")) if shape == "flags" else shapes.items(fields[0], keys)
+    return keys[0], tuple(keys[1:]), formula
+
+
+def _check_formula(
+    table: str,
+    where: str,
+    formula: Formula,
+    fields: tuple[str, ...],
+    key: str | None,
+    also: tuple[str, ...],
+    with_fields: dict[str, str],
+) -> None:
+    key_idents = {ident(k) for k in ((key,) if key else ()) + also}
+    expected_read = key_idents | set(with_fields)
+    if len(key_idents) + len(with_fields) != len(expected_read):
+        raise _fail(table, where, "a key and a with-field share a name; alias the field with with: {alias: field}")
+    params = formula.read_params() - {"version"}  # a reading may depend on the documented version
+    if not key_idents <= params or not params <= expected_read:
+        raise _fail(
+            table, where,
+            f"formula {formula.name} reads {sorted(formula.read_params())} but the rule gives {sorted(expected_read)}",
+        )  # fmt: skip
+    value_names = {"value"} if len(fields) == 1 else {field_ident(f) for f in fields}
+    expected_write = value_names | set(with_fields)
+    if formula.write_params() - expected_write - {"version"}:  # a writing may depend on the target release
+        raise _fail(
+            table, where,
+            f"formula {formula.name} writes from {sorted(formula.write_params())}, rule gives {sorted(expected_write)}",
+        )  # fmt: skip

@@ -1,0 +1,132 @@
+"""The grammar's shapes that stand for a formula: `fixed`, `flags`, `list` and `pick` each build a
+read/write pair from the rule's data, so a recurring shape is a table line, not a formula class.
+(`product` relates fields rather than keys: the engine solves it, engine/solve.py.)"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any, Callable
+
+from ..report.kinds import reason as said
+from ..report.kinds import short
+from ..formula import Approx, Formula, Unexpressible, field_ident, ident, is_close, parameters
+
+
+def same_value(a: Any, b: Any) -> bool:
+    """Equal as settings: numbers within rounding, lists item by item, a boolean only to a boolean."""
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(same_value(x, y) for x, y in zip(a, b))
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    return is_close(a, b)
+
+
+
+
+def _formula(
+    name: str, read: Callable[..., Any], read_args: list[str], write: Callable[..., Any], write_args: list[str]
+) -> Formula:
+    """A Formula whose functions take the named keyword arguments (the engine passes them by name)."""
+    for func, args in ((read, read_args), (write, write_args)):
+        func.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+            [inspect.Parameter(a, inspect.Parameter.KEYWORD_ONLY) for a in args])
+    return Formula(name, read, write, parameters(read), parameters(write))
+
+
+def fixed(field: str, value: Any, reason: str) -> Formula:
+    """The framework hard-codes the field: read as `value`; another value cannot be written."""
+
+    def read() -> Any:
+        return list(value) if isinstance(value, list) else value  # a fresh list: the IR's values are not shared
+
+    def write(**kw: Any) -> Any:
+        given = kw["value"]
+        if same_value(given, value):
+            return {}
+        return Approx({}, said("fixed_value", reason=reason, field=field, value=given))
+
+    return _formula(f"fixed {short(value)}", read, [], write, ["value"])
+
+
+def flags(field: str, switches: dict[str, Any], otherwise: Any) -> Formula:
+    """Several boolean keys <-> one enum field: at most one switch is on; none on means `otherwise`."""
+    names = {ident(k): k for k in switches}
+
+    def read(**kw: Any) -> Any:
+        for arg, key in names.items():
+            if kw[arg] is not None and not isinstance(kw[arg], bool):
+                raise ValueError(f"{key}: expected true or false, got {kw[arg]!r}")
+        on = [key for arg, key in names.items() if kw[arg] is True]
+        if len(on) > 1:
+            raise ValueError(f"{' and '.join(on)} are all true: only one of {', '.join(switches)} can be")
+        return switches[on[0]] if on else otherwise
+
+    def write(**kw: Any) -> Any:
+        value = kw["value"]
+        for key, meaning in switches.items():
+            if meaning == value:
+                return {ident(key): True}
+        if value == otherwise and otherwise is not None:
+            return {next(iter(names)): False}
+        raise Unexpressible(said("no_flag_for_value", field=field, value=value, keys=list(switches)))
+
+    table = ", ".join(f"{k}={v}" for k, v in switches.items())
+    return _formula(f"flags {table}", read, list(names), write, ["value"])
+
+
+def items(field: str, keys: list[str]) -> Formula:
+    """One key per item of a list field (Adam's beta1, beta2 <-> optim.betas)."""
+    names = [ident(k) for k in keys]
+
+    def read(**kw: Any) -> Any:
+        got = [kw[n] for n in names]
+        if all(v is None for v in got):
+            return None
+        missing = [k for k, v in zip(keys, got) if v is None]
+        if missing:
+            raise ValueError(f"{', '.join(missing)} not given and without a default: {field} needs every item")
+        return got
+
+    def write(**kw: Any) -> Any:
+        value = kw["value"]
+        if not isinstance(value, (list, tuple)) or len(value) != len(keys):
+            raise Unexpressible(said("wrong_length", field=field, value=value, keys=list(keys)))
+        return dict(zip(names, value))
+
+    return _formula(f"list {', '.join(keys)}", read, names, write, ["value"])
+
+
+def pick(fields: tuple[str, ...], key: str, picks: dict[str, Any]) -> Formula:
+    """One key feeding several fields: each field's value picked from the key's value."""
+    arg = ident(key)
+    tables = {f: p for f, p in picks.items() if isinstance(p, dict)}
+    choices = list(next(iter(tables.values()))) if tables else []
+
+    def value_of(name: str, raw: Any) -> Any:
+        table = picks[name]
+        return raw if not isinstance(table, dict) else table.get(raw)
+
+    def read(**kw: Any) -> Any:
+        raw = kw[arg]
+        if raw is None:
+            return {}
+        if tables and raw not in choices:
+            raise ValueError(f"unknown value {raw!r}; expected one of {', '.join(map(str, choices))}")
+        return {field_ident(f): value_of(f, raw) for f in fields}
+
+    def write(**kw: Any) -> Any:
+        wanted = {f: kw[field_ident(f)] for f in fields if kw[field_ident(f)] is not None}
+        candidates = choices or [wanted.get(next(f for f in fields if not isinstance(picks[f], dict)))]
+        for raw in candidates:
+            if all(same_value(value_of(f, raw), v) for f, v in wanted.items()):
+                return {arg: raw}
+        first = fields[0]
+        near = [raw for raw in candidates if first in wanted and same_value(value_of(first, raw), wanted[first])]
+        if not near:
+            raise Unexpressible(said("no_counterpart_value", field=first, value=wanted.get(first), key=key))
+        lost = [f for f in wanted if not same_value(value_of(f, near[0]), wanted[f])]
+        means = {f: value_of(f, near[0]) for f in lost}
+        return Approx({arg: near[0]}, said("picked_value", key=key, choice=near[0], means=means,
+                                           wanted={f: wanted[f] for f in lost}), tuple(lost))  # fmt: skip
+
+    return _formula(f"pick {key}", read, [arg], write, [field_ident(f) for f in fields])
