@@ -41,6 +41,23 @@ def test_trainer_layout_and_veomni_keys(pythia160m: Path) -> None:
     assert result.config["data"]["train_path"] == "/data/train"
 
 
+def test_trainer_layout_names_its_own_paths_for_what_is_missing(runner, tmp_path: Path) -> None:
+    """A key neoconv could not write is named where the trainer layout keeps it, never by its legacy
+    path (which the user never wrote), in the report and in the file's MISSING lines."""
+    source = tmp_path / "tiny.yml"
+    source.write_text(TINY + "train_micro_batch_size_per_gpu: 4\n")
+    result = translate(source, "neox", "cerebras", layout="trainer")
+    missing = sorted(e.target_key for e in result.report.entries if e.status.value == "missing")
+    assert missing == ["trainer.fit.train_dataloader.batch_size", "trainer.fit.train_dataloader.data_dir",
+                       "trainer.fit.train_dataloader.data_processor", "trainer.init.loop.max_steps",
+                       "trainer.init.model.max_position_embeddings", "trainer.init.model.vocab_size"]  # fmt: skip
+    out = tmp_path / "out.yaml"
+    assert runner.invoke(main, ["neox2cerebras", str(source), "--layout", "trainer", "-o", str(out)]).exit_code == 0
+    marks = [line.strip() for line in out.read_text().splitlines() if "MISSING" in line]
+    assert "# MISSING: data_dir — give --set cerebras:trainer.fit.train_dataloader.data_dir=VALUE" in marks
+    assert not [m for m in marks if "train_input" in m]
+
+
 @pytest.mark.parametrize("value, message", [
     ("veomni:data.train_path=x", "this translation writes cerebras: give cerebras:KEY=VALUE"),
     ("cerebras:train_input.data_dri=x", "not a Cerebras Model Zoo YAML key (legacy layout); did you mean train_input.data_dir?"),

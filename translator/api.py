@@ -297,14 +297,17 @@ def _report_written(report: Report, written: WriteResult) -> None:
         report.entries = [_amended(e, written.amended) for e in report.entries]
     for extra in written.extra_entries:
         report.add(extra.source_key, extra.target_key, extra.status, extra.detail, extra.fields)
-    moved, reshaped = written.target_paths, written.reshaped
-    if moved:
+    moved, reshaped, place_of = written.target_paths, written.reshaped, written.place_of
+    if moved or place_of:
+
+        def where(key: str) -> str:
+            return moved.get(key) or (place_of and place_of(key)) or key
 
         def relocated(e: Entry) -> Entry:
             keys = (e.target_key or "").split(", ")
             why = [reshaped[k] for k in keys if k in reshaped]
             status, detail = (Status.CONVERTED, "; ".join(why)) if why and e.status is Status.EXACT else (e.status, e.detail)
-            return e._replace(target_key=", ".join(moved.get(k, k) for k in keys), status=status, detail=detail)
+            return e._replace(target_key=", ".join(where(k) for k in keys), status=status, detail=detail)
 
         report.entries = [relocated(e) if e.target_key else e for e in report.entries]
 

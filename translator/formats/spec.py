@@ -133,6 +133,8 @@ class WriteResult:
     # leaf -> where the writer put it, when it restructured the layout (report entries follow)
     target_paths: dict[str, str] = field(default_factory=dict)
     reshaped: dict[str, str] = field(default_factory=dict)  # leaf -> how its form changed (scheduler classes)
+    # where a key the writer did not write would go (a missing key the report names in the layout written)
+    place_of: Callable[[str], str | None] | None = None
     # for formats that take a model config: the one reading the document back must use (the
     # architecture written beside it, or the source's); never a file found on disk
     model_config: Mapping[str, Any] | None = None

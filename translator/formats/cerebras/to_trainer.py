@@ -221,3 +221,12 @@ def drop_places(trainer: dict[str, Any], absent: list[list[str]]) -> None:
             parent = get_path(trainer, path[:depth])
             if isinstance(parent, dict) and not parent:
                 pop_path(trainer, path[:depth])
+
+
+def trainer_place(leaf: str) -> str | None:
+    """The trainer path a legacy-view leaf with a plain value would go to (None: no plain place),
+    for keys the report names that were not written (a missing data_dir, vocabulary size)."""
+    for place, rel in places_for(leaf, 0):
+        if place.cls is None:
+            return ".".join((RESIDUE, *place.trainer, *((rel,) if rel else ())))
+    return None

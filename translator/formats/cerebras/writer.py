@@ -17,7 +17,7 @@ from ...report import Status
 from ..spec import ExtraEntry, WriteContext, WriteResult, Writer
 from .layout import RESIDUE, holds, layout
 from .reader import SECTIONS
-from .to_trainer import to_trainer
+from .to_trainer import to_trainer, trainer_place
 
 # Where each family's legacy run.py lives in Model Zoo 2.x (the family picks the model class).
 RUN_SCRIPTS = {
@@ -32,9 +32,9 @@ RUN_SCRIPTS = {
 # train_input["data_processor"]; HDF5IterableDataset reads params["data_dir"]: KeyError without them)
 NEEDED = {
     "data_processor": "Model Zoo needs the data processor (e.g. GptHDF5MapDataProcessor for data preprocessed "
-                      "to HDF5): add train_input.data_processor",
-    "data_dir": "Model Zoo needs the preprocessed data: add train_input.data_dir (the HDF5 folder; a "
-                "GptHDF5MapDataProcessor also takes a mixture)",
+                      "to HDF5): give --set cerebras:train_input.data_processor=NAME",
+    "data_dir": "Model Zoo needs the preprocessed data (the HDF5 folder; a GptHDF5MapDataProcessor also "
+                "takes a mixture): give --set cerebras:train_input.data_dir=PATH",
 }  # fmt: skip
 
 
@@ -57,7 +57,8 @@ class CerebrasWriter(Writer):
             if other and not other["name"] and "model" in document.get("trainer", {}).get("init", {}):
                 extra.append(ExtraEntry("trainer.init.model.name", Status.MISSING, f"cannot tell the model name: "
                                         f"{other['what']} has no Model Zoo 2.4+ model; add it by hand if a release has one"))  # fmt: skip
-            return WriteResult(document, header, extra_entries=extra, target_paths=moved, reshaped=reshaped)
+            return WriteResult(document, header, extra_entries=extra, target_paths=moved, reshaped=reshaped,
+                               place_of=trainer_place)
         tree = unflatten({k: v for k, v in leaves.items() if self.unplaceable(k, "legacy") is None})
         ordered = {section: tree.pop(section) for section in SECTIONS if section in tree}
         ordered.update(tree)
