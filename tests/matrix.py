@@ -17,6 +17,9 @@ newly registered format fails the matrix until its rows say how it expresses eac
   entry of that kind for the row's fields);
 - `Lossy(snippet, kind, side=...)`: it writes an approximation (the snippet) and reports `lossy`
   with that kind; it is not read, being another value.
+A format whose reader takes no parsed mapping as its users' files are written (Megatron-LM's
+argument files) has its snippet written as such a file (`FILES`) for reading and as a translation's
+source; its writer's document is compared with the snippet as is (`--flag: value`, a flag `True`).
 A real translation bug is recorded in /work/notes/matrix-bugs.md and named in the row's `bugs`
 (which cases show it): those cases are strict xfails, so they fail the day the bug is fixed.
 """
@@ -25,8 +28,12 @@ from __future__ import annotations
 
 import fnmatch
 import math
+import shlex
+import tempfile
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Union
+from pathlib import Path
+from typing import Any, Callable, Iterator, Mapping, Union
 
 import pytest
 
@@ -143,11 +150,49 @@ def _model_config(column: str, cell: Cell | Lossy) -> dict[str, Any] | None:
     return (cell.side or {}) if spec.takes_model_config else None  # never a file found on disk
 
 
+def megatron_args(snippet: Mapping[str, Any]) -> str:
+    """A Megatron-LM argument file, one `--option value` a line: a flag `True` is the bare option
+    (a flag not given is left out, never `False`), a list its words, a value starting with `-`
+    `--option=value` (argparse would take it for an option)."""
+    lines = []
+    for option, value in snippet.items():
+        assert option.startswith("--"), f"megatron snippet key {option!r}: an option (--name)"
+        if value is True:
+            lines.append(option)
+            continue
+        assert value is not False and value is not None, f"{option}: leave a flag that is not given out"
+        words = [str(v) for v in value] if isinstance(value, (list, tuple)) else [str(value)]
+        if words[0].startswith("-"):
+            lines.append(f"{option}={' '.join(map(shlex.quote, words))}")
+        else:
+            lines.append(" ".join([option, *map(shlex.quote, words)]))
+    return "\n".join(lines) + "\n"
+
+
+# formats whose snippets are written as a file of their own syntax: name -> (file suffix, text)
+FILES: dict[str, tuple[str, Callable[[Mapping[str, Any]], str]]] = {"megatron": (".args", megatron_args)}
+
+
+@contextmanager
+def config_of(column: str, cell: Cell) -> Iterator[Any]:
+    """What a user gives for this cell: its snippet, or the file it is written as (FILES)."""
+    fmt = split(column)[0]
+    if fmt not in FILES:
+        yield cell.snippet
+        return
+    suffix, render = FILES[fmt]
+    with tempfile.TemporaryDirectory(prefix="matrix-") as tmp:
+        path = Path(tmp) / f"config{suffix}"
+        path.write_text(render(cell.snippet))
+        yield str(path)
+
+
 def read(row: Row, column: str) -> dict[str, Any]:
     cell = row.cells[column]
     assert isinstance(cell, Cell)
     options = {k: v for k, v in row.options.items() if k in ("world_size", "set_values", "source_version")}
-    ingested = read_ir(cell.snippet, split(column)[0], model_config=_model_config(column, cell), **options)
+    with config_of(column, cell) as config:
+        ingested = read_ir(config, split(column)[0], model_config=_model_config(column, cell), **options)
     return ingested.ir.plain()
 
 
@@ -156,8 +201,9 @@ def write(row: Row, source: str, target: str) -> Any:
     assert isinstance(cell, Cell)
     (src, _), (dst, layout) = split(source), split(target)
     # translate() takes a model config as a path only; load() takes the parsed one
-    loaded = load(cell.snippet, src, model_config=_model_config(source, cell))
-    return translate(loaded, src, dst, layout=layout, **row.options)
+    with config_of(source, cell) as config:
+        loaded = load(config, src, model_config=_model_config(source, cell))
+        return translate(loaded, src, dst, layout=layout, **row.options)
 
 
 def _subset(expected: Mapping[str, Any], actual: Mapping[str, Any], where: str) -> list[str]:
@@ -166,15 +212,36 @@ def _subset(expected: Mapping[str, Any], actual: Mapping[str, Any], where: str) 
             for key, want in flatten(dict(expected)).items() if key not in got or not ok(got[key], want)]  # fmt: skip
 
 
-def _target_value(result: Any, key: str) -> Any:
+def megatron_value(document: Mapping[str, Any], key: str) -> Any:
+    """The value argparse gives the dest an option (or a dest) names, from a `--option: value` document
+    (a flag `True` when given: `--disable-bias-linear: True` is add_bias_linear False; absent, the default)."""
+    from translator.formats.megatron.options import dest_of, table
+    from translator.formats.megatron.reader import READER
+
+    dest = (dest_of(key) or key) if key.startswith("-") else key
+    namespace = READER.from_tree(dict(document)).tree if document else {}
+    return namespace[dest] if dest in namespace else table().default(dest)
+
+
+# formats whose keys are not values as written: name -> the value a key of a document means
+VALUES: dict[str, Callable[[Mapping[str, Any], str], Any]] = {"megatron": megatron_value}
+
+
+def _value(fmt: str, document: Mapping[str, Any], key: str) -> Any:
+    if fmt in VALUES:
+        return VALUES[fmt](document, key)
+    return flatten(dict(document)).get(key, "<absent>")
+
+
+def _target_value(result: Any, key: str, fmt: str) -> Any:
     """The written value of a report's target key (`file:key` for a side file's)."""
     key = key.removesuffix(" (unchanged)")  # a same-format translation's side-file key
     if ":" in key:
         return flatten(dict(result.written.model_config or {})).get(key.split(":", 1)[1], "<absent>")
-    return flatten(result.config).get(key, "<absent>")
+    return _value(fmt, result.config, key)
 
 
-def _carried(row: Row, source: str, result: Any) -> list[str]:
+def _carried(row: Row, source: str, target: str, result: Any) -> list[str]:
     """Entries about the row's fields (not its context): carried (`exact` or `converted`; `defaulted`
     when the source snippet relies on its framework's default), never `exact` for a value that changed. (A value carried unchanged may be `converted`: the engine
     says so for a leaf whose rule has further keys, README: "folded into another key".)"""
@@ -194,11 +261,12 @@ def _carried(row: Row, source: str, result: Any) -> list[str]:
         if e.source_key is None or not e.targets:
             continue
         key = e.source_key.split(":", 1)[-1]
-        value = leaves.get(key, side.get(key, "<absent>"))
-        same = all(ok(_target_value(result, t), value) for t in e.targets)
-        if e.status is Status.EXACT and not same:
-            problems.append(f"{_show(e)}: exact, but {value!r} was written as "
-                            f"{[_target_value(result, t) for t in e.targets]!r}")  # fmt: skip
+        src = split(source)[0]
+        value = (VALUES[src](row.cells[source].snippet, key) if src in VALUES and key not in side  # type: ignore[union-attr]
+                 else leaves.get(key, side.get(key, "<absent>")))  # fmt: skip
+        written = [_target_value(result, t, split(target)[0]) for t in e.targets]
+        if e.status is Status.EXACT and not all(ok(w, value) for w in written):
+            problems.append(f"{_show(e)}: exact, but {value!r} was written as {written!r}")
     return problems
 
 
@@ -249,7 +317,7 @@ def check_write(row: Row, source: str, target: str) -> None:
         problems += _subset(written, result.config, "")
         if side is not None:
             problems += _subset(side, result.written.model_config or {}, "model config: ")
-    problems += _carried(row, source, result) if isinstance(cell, Cell) else _named(row, cell, result)
+    problems += _carried(row, source, target, result) if isinstance(cell, Cell) else _named(row, cell, result)
     assert not problems, f"{row.name} written from {source} into {target}:\n  " + "\n  ".join(problems)
 
 

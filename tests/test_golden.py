@@ -5,13 +5,16 @@ Each case folder has `cmd.txt` (the arguments after `neoconv`, one line; `{case}
 translation writes beside the output (VeOmni's HF config.json) are pinned as `expected.side.<name>`.
 A case with a file `tty` also pins the report as a terminal shows it (`--color always`: the
 table, in colour) as `expected.tty`; stderr is the piped rendering. Commands that print rather
-than write (validate, explain) pin `expected.stdout`. Everything runs at COLUMNS=100.
+than write (validate, explain) pin `expected.stdout`. Everything runs at COLUMNS=100, from the
+checkout's root with paths relative to it, so that wrapping does not depend on where the checkout is.
 Refresh after an intended change with `python -m pytest tests/test_golden.py --update-goldens`
 and review the diff.
 """
 
 from __future__ import annotations
 
+import os
+import re
 import shlex
 from pathlib import Path
 
@@ -19,15 +22,23 @@ import pytest
 
 from translator.cli import main
 
-from conftest import CORPUS, FIXTURES
+from conftest import CORPUS, FIXTURES, ROOT
 
 CASES = sorted(p.parent for p in (FIXTURES / "cases").glob("*/*/cmd.txt"))
 PAIRS = sorted({case.parent.name for case in CASES})
 
 
+def _relative(path: Path) -> str:
+    return os.path.relpath(path, ROOT)
+
+
 def _portable(text: str, case: Path) -> str:
-    """Absolute paths of this checkout written as the placeholders cmd.txt uses."""
-    return text.replace(str(CORPUS), "{corpus}").replace(str(case), "{case}").replace(str(FIXTURES), "{fixtures}")
+    """Paths of this checkout (as given, relative to the root, or absolute) written as the
+    placeholders cmd.txt uses."""
+    for path, name in ((CORPUS, "{corpus}"), (case, "{case}"), (FIXTURES, "{fixtures}")):
+        text = re.sub(r"(?<![\w{}/.-])" + re.escape(_relative(path)) + r"(?=/|\b)", name, text)
+        text = text.replace(str(path), name)  # after: an absolute path can end a relative one
+    return text
 
 
 # commands whose output is the text they print (pinned as expected.stdout), not a translated file
@@ -35,11 +46,13 @@ PRINTING = ("validate", "explain", "formats")
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda p: f"{p.parent.name}/{p.name}")
-def test_golden(case: Path, runner, tmp_path: Path, update_goldens: bool) -> None:
+def test_golden(case: Path, runner, tmp_path: Path, update_goldens: bool, monkeypatch: pytest.MonkeyPatch) -> None:
     text = (case / "cmd.txt").read_text().strip()
     if "{corpus}" in text and not CORPUS.is_dir():
         pytest.skip(f"the shared corpus {CORPUS} is not present (it lives beside the checkout)")
-    args = shlex.split(text.replace("{case}", str(case)).replace("{corpus}", str(CORPUS)).replace("{fixtures}", str(FIXTURES)))
+    monkeypatch.chdir(ROOT)
+    args = shlex.split(text.replace("{case}", _relative(case)).replace("{corpus}", _relative(CORPUS))
+                       .replace("{fixtures}", _relative(FIXTURES)))  # fmt: skip
     env = {"COLUMNS": "100", "NO_COLOR": None}  # the width of a pipe: the same wherever the tests run
     if args[0] in PRINTING:
         result = runner.invoke(main, args, env=env)

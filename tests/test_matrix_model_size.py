@@ -3,7 +3,9 @@
 NeoX stores no vocabulary size (it pads the tokenizer's at run time: SEMANTICS.md 1.11); VeOmni keeps
 the architecture in the HF config.json beside its YAML (`side`), spelled as its model_type spells it
 (GPT-2: n_layer/n_embd/n_head/n_positions; Llama: num_hidden_layers/...). Cerebras' grouped-query
-attention is the multi-query layer with num_kv_groups (layers/MultiQueryAttentionLayer.py, 2.10)."""
+attention is the multi-query layer with num_kv_groups (layers/MultiQueryAttentionLayer.py, 2.10).
+Megatron: the embedding's rows are --padded-vocab-size (core_v0.14.0+); key/value heads are
+--num-query-groups with --group-query-attention (d98e8a64 argument_utils.py)."""
 
 from __future__ import annotations
 
@@ -25,6 +27,8 @@ ROWS = [
                                                                      "num_heads": 16, "max_position_embeddings": 2048}}}}),
             "veomni/nested": Cell({}, side={"model_type": "gpt2", "n_layer": 24, "n_embd": 2048, "n_head": 16, "n_positions": 2048}),
             "veomni/flat": Cell({}, side={"model_type": "gpt2", "n_layer": 24, "n_embd": 2048, "n_head": 16, "n_positions": 2048}),
+            "megatron": Cell({"--num-layers": 24, "--hidden-size": 2048, "--num-attention-heads": 16,
+                              "--max-position-embeddings": 2048}),
         },
     ),
     Row(
@@ -37,6 +41,7 @@ ROWS = [
             "cerebras/trainer": Cell({"trainer": {"init": {"model": {"name": "gpt2", "vocab_size": 50304}}}}),
             "veomni/nested": Cell({}, side={"model_type": "gpt2", "vocab_size": 50304}),
             "veomni/flat": Cell({}, side={"model_type": "gpt2", "vocab_size": 50304}),
+            "megatron": Cell({"--padded-vocab-size": 50304}),  # core_v0.14.0+: the embedding's rows
         },
     ),
     Row(
@@ -53,6 +58,9 @@ ROWS = [
                 "norm_type": "rmsnorm", "nonlinearity": "swiglu", "position_embedding_type": "rotary"}}}}),
             "veomni/nested": Cell({}, side={"model_type": "llama", "num_attention_heads": 16, "num_key_value_heads": 4}),
             "veomni/flat": Cell({}, side={"model_type": "llama", "num_attention_heads": 16, "num_key_value_heads": 4}),
+            # --num-query-groups counts only with --group-query-attention
+            "megatron": Cell({"--num-attention-heads": 16, "--group-query-attention": True, "--num-query-groups": 4,
+                              "--normalization": "RMSNorm", "--swiglu": True, "--position-embedding-type": "rope"}),
         },
         context=("model.family",),
     ),

@@ -5,7 +5,10 @@ scalenorm_epsilon (1e-8) (megatron/model/norms.py get_norm, neox_args.py); a lay
 beside `norm: rmsnorm` has no effect. Its LayerNorm always has a bias and its RMSNorm none
 (use_bias_in_norms is never read). Cerebras has one layer_norm_epsilon (1e-5) and names the
 bias-free forms biasless-layernorm / nonparametric-layernorm (layers/norms.py, 2.10). HF: the
-model_type fixes the norm (GPT-2 LayerNorm with bias, Llama RMSNorm) and its epsilon key."""
+model_type fixes the norm (GPT-2 LayerNorm with bias, Llama RMSNorm) and its epsilon key. Megatron:
+--normalization LayerNorm (always with a bias) or RMSNorm (none), one --norm-epsilon (1e-5)
+(core/transformer/transformer_config.py `normalization: Literal['LayerNorm', 'RMSNorm']`,
+core/fusions/fused_layer_norm.py; d98e8a64)."""
 
 from __future__ import annotations
 
@@ -21,6 +24,9 @@ def cs(name: str, **model: object) -> dict:
     return {"trainer": {"init": {"model": {"name": name, **model}}}}
 
 
+MG_LLAMA = {"--swiglu": True, "--position-embedding-type": "rope"}
+
+
 def rms(eps: float, neox: dict, writes: dict | None = None) -> dict:
     """The cells of an RMSNorm (Llama) block with this epsilon."""
     return {
@@ -30,6 +36,7 @@ def rms(eps: float, neox: dict, writes: dict | None = None) -> dict:
         "cerebras/trainer": Cell(cs("llama", norm_type="rmsnorm", layer_norm_epsilon=eps, **CS_LLAMA)),
         "veomni/nested": Cell({}, side={"model_type": "llama", "rms_norm_eps": eps}),
         "veomni/flat": Cell({}, side={"model_type": "llama", "rms_norm_eps": eps}),
+        "megatron": Cell({"--normalization": "RMSNorm", "--norm-epsilon": eps, **MG_LLAMA}),  # one epsilon
     }
 
 
@@ -42,6 +49,7 @@ ROWS = [
         "cerebras/trainer": Cell(cs("gpt2", norm_type="layernorm", layer_norm_epsilon=1e-6)),
         "veomni/nested": Cell({}, side={"model_type": "gpt2", "layer_norm_epsilon": 1e-6}),
         "veomni/flat": Cell({}, side={"model_type": "gpt2", "layer_norm_epsilon": 1e-6}),
+        "megatron": Cell({"--normalization": "LayerNorm", "--norm-epsilon": 1e-6}),
     }),
     Row("rmsnorm 1e-6", {**RMS, "model.norm_eps": 1e-6}, rms(1e-6, {"rms_norm_epsilon": 1e-6}), context=("model.family",)),
     Row("rmsnorm, NeoX default 1e-8", {**RMS, "model.norm_eps": 1e-8},
@@ -55,6 +63,7 @@ ROWS = [
         "cerebras/trainer": Cell(cs("gpt2", norm_type="biasless-layernorm")),
         "veomni/nested": Lossy({}, "approximated", side={"model_type": "gpt2"}),
         "veomni/flat": Lossy({}, "approximated", side={"model_type": "gpt2"}),
+        "megatron": Lossy({"--normalization": "LayerNorm"}, "approximated"),  # its LayerNorm has a bias
     }),
     Row("non-parametric layernorm", {"model.norm": "non_parametric_layernorm", "model.norm_bias": False, "model.norm_eps": 1e-5}, {
         "neox": Cell({"norm": "non_parametric_layernorm", "layernorm_epsilon": 1e-5}),
@@ -63,6 +72,7 @@ ROWS = [
         "cerebras/trainer": Cell(cs("gpt2", norm_type="nonparametric-layernorm", layer_norm_epsilon=1e-5)),
         "veomni/nested": Lossy({}, "approximated", side={"model_type": "gpt2"}),
         "veomni/flat": Lossy({}, "approximated", side={"model_type": "gpt2"}),
+        "megatron": Lossy({}, "approximated"),  # written with its default LayerNorm
     }, bugs={"read neox": NONPARAMETRIC, "neox -> *": NONPARAMETRIC, "* -> neox": NONPARAMETRIC}),
 ]
 

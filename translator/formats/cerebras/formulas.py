@@ -123,7 +123,7 @@ def _truncated_normal(std: float) -> dict[str, Any]:
 class CerebrasInitializers:
     """NeoX init method names -> Cerebras initializer dicts with the std each method implies."""
 
-    TRUNCATION = "NeoX samples N(0, std); Cerebras gets a normal truncated at +-2 std, as in its own NeoX configs"
+    TRUNCATION = "a plain normal N(0, std) becomes a normal truncated at +-2 std, as Model Zoo's own configs write it"
     GPTJ_FFN = "the GPT-J backbone initialises both MLP matrices with output_layer_initializer"
 
     @staticmethod

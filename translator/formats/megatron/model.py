@@ -256,7 +256,7 @@ class Sequential:
     @staticmethod
     def write(value: bool) -> Any:
         if value:
-            return Approx({}, "Megatron has no parallel attention + MLP block (GPT-J/NeoX style)")
+            return Approx({}, "Megatron has no parallel attention + MLP block (the GPT-J block)")
         return {}
 
 

@@ -1,0 +1,50 @@
+"""Every message speaks of the frameworks of its own translation (issue 18): a VeOmni source never
+reads "NeoX samples N(0, std)", a DeepSpeed source is never told what "NeoX derives". A report
+entry may name the source, the target, and the file each of them drives (NeoX's DeepSpeed
+config, VeOmni's HuggingFace config.json), and nothing else."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from translator import translate
+from translator.registry import FORMATS
+
+from conftest import FIXTURES
+
+INPUTS = FIXTURES / "inputs"
+SOURCES = {
+    "neox": ["neox/llama-1b.yml", "neox/pythia-160m.yml"],
+    "deepspeed": ["deepspeed/warmup-cosine-lr-zero2.json", "deepspeed/onecycle-zero3.json"],
+    "cerebras": ["cerebras/gpt2-small-legacy.yaml", "cerebras/llama-1b-trainer.yaml", "cerebras/gptj-tiny-defaults.yaml"],
+    "veomni": ["veomni/tinyllama-nested.yaml", "veomni/tinyllama-flat.yaml"],
+}
+# a framework's name as messages spell it; "GPT-NeoX" alone would also be HF's model name, so HF
+# model types are written as model_type values (gpt_neox) in messages
+NAMES = {
+    "neox": r"\bNeoX\b", "deepspeed": r"\bDeepSpeed\b", "cerebras": r"\bCerebras\b|\bModel Zoo\b",
+    "veomni": r"\bVeOmni\b", "megatron": r"\bMegatron\b", "hf": r"\bHuggingFace\b|\btransformers\b",
+}  # fmt: skip
+DRIVES = {"neox": {"deepspeed"}, "veomni": {"hf"}}
+
+
+def _pairs() -> list[tuple[str, str, str]]:
+    return [(src, dst, path) for src, paths in SOURCES.items() for dst in FORMATS if dst in NAMES
+            for path in paths]  # fmt: skip
+
+
+@pytest.mark.parametrize("src, dst, path", _pairs())
+def test_messages_name_only_the_frameworks_of_the_translation(src: str, dst: str, path: str) -> None:
+    result = translate([str(INPUTS / path)], src, dst, world_size=8)
+    allowed = {src, dst} | DRIVES.get(src, set()) | DRIVES.get(dst, set())
+    strays = [f"[{fmt}] {e.source_key} -> {e.target_key}: {e.detail}" for e in result.report.entries
+              for fmt, name in NAMES.items() if fmt not in allowed and re.search(name, e.detail)]  # fmt: skip
+    assert strays == []
+
+
+def test_the_sources_exist() -> None:
+    assert all((INPUTS / p).is_file() for paths in SOURCES.values() for p in paths)
+    assert set(SOURCES) <= set(FORMATS)
