@@ -74,7 +74,7 @@ def set_family_aside(source: Any, table: Any) -> Family | None:
     family = families.of(source.tree)
     if family is None:
         return None
-    why = f"family not supported: {family.what}; the canonical fields describe decoder-only language models"
+    why = ("family_not_supported", {"what": family.what})
     for leaf in flatten(source.tree[families.block]):
         if f"{families.block}.{leaf}" not in families.keep:
             source.set_aside[f"{families.block}.{leaf}"] = why
@@ -99,7 +99,7 @@ def withhold_defaults(ir: IR, table: Any) -> None:
 def collapse(report: Report, source: Any, table: Any) -> None:
     """The leaves of a block set aside as a family not supported: one entry for the block."""
     families: Families | None = table.families
-    aside = {families.block: why for why in source.set_aside.values() if why.startswith("family not supported")} if families else {}
+    aside = {families.block: why for why in source.set_aside.values() if why[0] == "family_not_supported"} if families else {}
     if not aside:
         return
     views = {written: view for view, written in source.aliases.items()}  # as written -> the view's path
@@ -108,14 +108,14 @@ def collapse(report: Report, source: Any, table: Any) -> None:
     for entry in report.entries:
         key = entry.source_key
         view = views.get(key, key) if key is not None and entry.status is Status.DROPPED else None
-        block = next((b for b, why in aside.items() if view.startswith(b + ".") and why in entry.detail), None) if view else None
+        block = next((b for b in aside if view.startswith(b + ".") and entry.kind == "family_not_supported"), None) if view else None
         if block is None or key is None or view is None:
             out.append(entry)
         elif block not in done:  # the block as the file spells it (a trainer file's trainer.init.model)
             done.add(block)
             rest = view[len(block):]
             out.append(said(key[: len(key) - len(rest)] if key.endswith(rest) else block, None, Status.DROPPED,
-                            (("unsupported_key", {"reason": aside[block]}),)))
+                            (aside[block],)))
     report.entries = out
 
 

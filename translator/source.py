@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from .io import key_line
 
 if TYPE_CHECKING:
+    from .report.kinds import Message
     from .versions import Release
 
 
@@ -34,7 +35,7 @@ class Source:
     locate: Callable[[str, str], int | None] | None = None
     # leaf or block -> why no rule reads it (dropped, carried by same-format): a key the file's release
     # does not read, a model family neoconv does not cover (a block: its rules' defaults do not apply either)
-    set_aside: dict[str, str] = field(default_factory=dict)
+    set_aside: dict[str, Message] = field(default_factory=dict)
 
     def file_of(self, leaf: str) -> str | None:
         top = leaf.split(".", 1)[0]
@@ -53,12 +54,12 @@ def set_aside(source: Source, readable: dict[str, Any], fates: dict[str, Any], f
         return readable
     found = _aside(source.set_aside, readable)
     for leaf, why in found.items():
-        fates[leaf] = fate("unsupported", notes=(("unsupported_key", {"reason": why}),))
+        fates[leaf] = fate("unsupported", notes=(why,))
     return {k: v for k, v in readable.items() if k not in found} if found else readable
 
 
-def _aside(aside: dict[str, str], leaves: dict[str, Any]) -> dict[str, str]:
-    found: dict[str, str] = {}
+def _aside(aside: dict[str, Message], leaves: dict[str, Any]) -> dict[str, Message]:
+    found: dict[str, Message] = {}
     for leaf in leaves:
         why = aside.get(leaf)
         if why is None and "." in leaf:
@@ -69,6 +70,6 @@ def _aside(aside: dict[str, str], leaves: dict[str, Any]) -> dict[str, str]:
     return found
 
 
-def withheld(rule: Any, aside: dict[str, str]) -> bool:
+def withheld(rule: Any, aside: dict[str, Message]) -> bool:
     """Every key of the rule lies inside a block set aside (a rule without keys never does)."""
     return bool(rule.keys) and all(any(k.startswith(b + ".") for b in aside) for k in rule.keys)

@@ -112,6 +112,19 @@ def resolve(fmt: str, name: Any, flag: str = "--from-version") -> str:
     return versions(fmt).resolve(name, flag)
 
 
+def layout_of(fmt: str, layouts: tuple[str, ...], label: str | None) -> str | None:
+    """The layout a release writes, when the table names layouts as releases (`version_aliases: {flat:
+    "#458", nested: current}`: each the last release of its layout): the first whose last release is
+    at or after `label`. None: no release asked, or the table does not tie layouts to releases."""
+    known = versions(fmt)
+    ends = {name: known.aliases[name] for name in layouts if name in known.aliases}
+    if label is None or not ends or label not in known.labels:
+        return None
+    at = known.labels.index(label)
+    fitting = [name for name, end in ends.items() if end in known.labels and known.labels.index(end) >= at]
+    return min(fitting, key=lambda name: known.labels.index(ends[name])) if fitting else None
+
+
 # ---- which release a file is ------------------------------------------------------------------------
 
 
@@ -294,7 +307,8 @@ def retire(source: Any, table: Any) -> None:
                 continue
             if any(key == b or key.startswith(b + ".") for b in table.releases.neutral):
                 continue
-            source.set_aside[key] = f"{table.title} {release} does not read {source.aliases.get(key, key)} (read by {history.runs(name)})"
+            source.set_aside[key] = ("not_read_by_release", {"title": table.title, "release": release,
+                                                             "key": source.aliases.get(key, key), "runs": history.runs(name)})  # fmt: skip
 
 
 def _present(tree: dict[str, Any], path: str) -> Any:
