@@ -95,3 +95,18 @@ def test_both_padding_free_modes_is_refused_as_veomni_does(tmp_path: Path) -> No
     path, config = _files(tmp_path, FLAT_457.replace("RMPAD", "true").replace("POS", "true"))
     with pytest.raises(InputError, match="rmpad and rmpad_with_pos_ids are both true"):
         translate(path, "veomni", "neox", model_config=config)
+
+
+def test_a_target_release_before_538_is_written_in_the_flat_layout() -> None:
+    # before #538 (ByteDance-Seed/VeOmni@085f3c23^) TrainingArguments is flat: train.lr, train.output_dir;
+    # VeOmni ignores keys it does not know, so a nested file would silently lose them there
+    pythia = Path(__file__).parent.parent / "fixtures" / "inputs" / "neox" / "pythia-160m.yml"
+    old = translate(pythia, "neox", "veomni", target_version="#458")
+    assert old.report.target["layout"] == "flat" and old.config["train"]["lr"] == 0.0006
+    assert "optimizer" not in old.config["train"] or isinstance(old.config["train"]["optimizer"], str)
+    mid = translate(pythia, "neox", "veomni", target_version="#583")
+    assert mid.report.target["layout"] == "nested" and mid.config["train"]["optimizer"]["lr"] == 0.0006
+    assert mid.config["train"]["enable_mixed_precision"] is True  # flat in the nested layout until #627
+    assert "mixed_precision" not in mid.config["train"]["accelerator"].get("fsdp_config", {})
+    new = translate(pythia, "neox", "veomni")
+    assert new.config["train"]["accelerator"]["fsdp_config"]["mixed_precision"]["enable"] is True

@@ -22,7 +22,7 @@ from .schema import release_index
 from .source import Source
 from .families import collapse, set_family_aside, withhold_defaults
 from .spellings import downgrade, upgrade
-from .versions import resolve, retire, settle
+from .versions import layout_of, resolve, retire, settle
 
 __all__ = ["ConfigInput", "Translation", "check_options", "dump", "load", "parse_set", "read_ir", "translate"]
 
@@ -203,10 +203,11 @@ def translate(config: ConfigInput, src: str, dst: str, **options: Any) -> Transl
     """
     options = check_options(src, dst, options)
     dst_spec = get_format(dst)
-    layout = options.get("layout") or dst_spec.default_layout
+    asked = resolve(dst, options["target_version"], "--to-version") if options.get("target_version") else None
+    layout = options.get("layout") or layout_of(dst, dst_spec.layouts, asked) or dst_spec.default_layout
     ingested, src, read_as = _read_run(config, src, options)
     table = load_table(dst).for_layout(layout)
-    version = resolve(dst, options["target_version"], "--to-version") if options.get("target_version") else table.versions[0]
+    version = asked or table.versions[0]
     writer = dst_spec.load_writer()
     # a writer that restructures a layout says which leaves have no place in it (same-format)
     unplaceable = writer.unplaceable

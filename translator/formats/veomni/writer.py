@@ -9,7 +9,8 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ...errors import NeoconvError
-from ...io import dump_yaml, unflatten
+from ...history import load_history
+from ...io import dump_yaml, flatten, unflatten
 from ...mapping import load_table
 from ...report import Status
 from ..hf import config_json
@@ -41,6 +42,7 @@ class VeomniWriter(Writer):
         else:
             extra += _needed(rest, bool(hf))
         document = _lay_out(rest, layout, moved)
+        _unread_by_release(document, ctx.version, moved, amend)
         header = self.header(document, ctx)
         if config:
             header.append(f"# The architecture is the HF config {name} written beside this file (model_type "
@@ -151,6 +153,30 @@ def _needed(leaves: dict[str, Any], wrote_config: bool) -> list[ExtraEntry]:
                     "VeOmni loads the tokenizer from model.tokenizer_path, else model.config_path (the written "
                     "config.json, which holds none): add the HF tokenizer folder or hub id"))  # fmt: skip
     return out
+
+
+def _unread_by_release(document: dict[str, Any], version: str | None, moved: dict[str, str],
+                       amend: dict[str, tuple[Status, str]]) -> None:
+    """Keys an older target release does not read (VeOmni ignores unknown keys: they would silently do
+    nothing there) are left out, and their entries say so (lossy)."""
+    history = load_history("veomni")
+    if history is None or not version or version not in history.position or version == history.newest:
+        return
+    view_of = {target: view for view, target in moved.items()}
+    for key in [k for k in flatten(document) if k in history.keys and not history.reads(k, version)]:
+        _drop(document, key.split("."))
+        amend[view_of.get(key, key)] = (Status.LOSSY, f"VeOmni {version} does not read {key} (read by "
+                                        f"{history.runs(key)}): not written")  # fmt: skip
+
+
+def _drop(node: dict[str, Any], parts: list[str]) -> None:
+    child = node.get(parts[0])
+    if len(parts) == 1:
+        node.pop(parts[0], None)
+    elif isinstance(child, dict):
+        _drop(child, parts[1:])
+        if not child:  # an emptied block goes too
+            node.pop(parts[0])
 
 
 def _lay_out(leaves: dict[str, Any], layout: str, moved: dict[str, str]) -> dict[str, Any]:
