@@ -427,6 +427,12 @@ def test_amended_and_relocated_entries_stay_rendered_from_their_messages() -> No
     moved = entry.relocated({"optimizer.lr": "trainer.init.optimizer.lr"})
     assert moved.target_key == "optimizer.learning_rate, trainer.init.optimizer.lr"
     assert moved.targets == ("optimizer.learning_rate", "trainer.init.optimizer.lr") and moved.detail == entry.detail
+    default = said(None, "runconfig.seed", Status.DEFAULTED, (("default_written", {
+        "title": "GPT-NeoX", "field": "train.seed", "value": 1234, "target": "Cerebras Model Zoo",
+        "target_defaults": {}, "key_default": False, "written": {"runconfig.seed": 1234}}),), ("train.seed",))  # fmt: skip
+    there = default.relocated({"runconfig.seed": "trainer.init.seed"})
+    assert there.target_key == "trainer.init.seed" and there.detail.endswith("wrote trainer.init.seed=1234")
+    assert default.relocated({"runconfig.seed": "--seed"}, lambda key: key).detail == default.detail
 
 
 def test_values_json_cannot_hold_are_written_as_text() -> None:

@@ -51,6 +51,8 @@ def test_trainer_layout_names_its_own_paths_for_what_is_missing(runner, tmp_path
     assert missing == ["trainer.fit.train_dataloader.batch_size", "trainer.fit.train_dataloader.data_dir",
                        "trainer.fit.train_dataloader.data_processor", "trainer.init.loop.max_steps",
                        "trainer.init.model.max_position_embeddings", "trainer.init.model.vocab_size"]  # fmt: skip
+    seed = next(e for e in result.report.entries if e.status.value == "defaulted" and "train.seed" in e.fields)
+    assert seed.target_key == "trainer.init.seed" and seed.detail.endswith("wrote trainer.init.seed=1234")
     out = tmp_path / "out.yaml"
     assert runner.invoke(main, ["neox2cerebras", str(source), "--layout", "trainer", "-o", str(out)]).exit_code == 0
     marks = [line.strip() for line in out.read_text().splitlines() if "MISSING" in line]

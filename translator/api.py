@@ -304,11 +304,15 @@ def _report_written(report: Report, written: WriteResult) -> None:
         def where(key: str) -> str:
             return moved.get(key) or (place_of and place_of(key)) or key
 
+        def shown_at(key: str) -> str:
+            return where(key) if written.value_paths is None or key in written.value_paths else key
+
         def relocated(e: Entry) -> Entry:
-            keys = (e.target_key or "").split(", ")
-            why = [reshaped[k] for k in keys if k in reshaped]
-            status, detail = (Status.CONVERTED, "; ".join(why)) if why and e.status is Status.EXACT else (e.status, e.detail)
-            return e._replace(target_key=", ".join(where(k) for k in keys), status=status, detail=detail)
+            why = [reshaped[k] for k in e.targets if k in reshaped]
+            moved_entry = e.relocated(where, shown_at)
+            if why and e.status is Status.EXACT:  # a scheduler written in another form: its reason alone
+                return moved_entry._replace(status=Status.CONVERTED, detail="; ".join(why), kind="", values=None)
+            return moved_entry
 
         report.entries = [relocated(e) if e.target_key else e for e in report.entries]
 

@@ -133,6 +133,9 @@ class WriteResult:
     # leaf -> where the writer put it, when it restructured the layout (report entries follow)
     target_paths: dict[str, str] = field(default_factory=dict)
     reshaped: dict[str, str] = field(default_factory=dict)  # leaf -> how its form changed (scheduler classes)
+    # the keys of target_paths that messages may show at their new place with their value (None: all;
+    # Megatron's booleans are not: --no-bias-gelu-fusion=False would read as the opposite)
+    value_paths: frozenset[str] | None = None
     # where a key the writer did not write would go (a missing key the report names in the layout written)
     place_of: Callable[[str], str | None] | None = None
     # for formats that take a model config: the one reading the document back must use (the

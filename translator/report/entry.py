@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping as MappingABC
 from enum import Enum
-from typing import Any, Mapping, NamedTuple, Sequence
+from typing import Any, Callable, Mapping, NamedTuple, Sequence
 
 from .kinds import TEMPLATES, Message, as_value, render
 
@@ -64,10 +64,18 @@ class Entry(NamedTuple):  # immutable and cheap: a batch makes one per leaf of t
         return said(changes.get("source_key", self.source_key), changes.get("target_key", self.target_key), status,
                     messages, changes.get("fields", self.fields), changes.get("target_keys", self.target_keys))  # fmt: skip
 
-    def relocated(self, moved: Mapping[str, str]) -> "Entry":
-        """The entry with its target keys renamed (a writer that restructured the layout)."""
-        keys = tuple(moved.get(k, k) for k in self.targets)
-        return self._replace(target_key=", ".join(keys) or None, target_keys=keys if self.target_keys else ())
+    def relocated(self, moved: Mapping[str, str] | Callable[[str], str],
+                  in_values: Callable[[str], str] | None = None) -> "Entry":
+        """The entry with its target keys renamed (a writer that restructured the layout), in its
+        values too (`wrote model.dropout_rate=0.1` names the key where the writer put it; `in_values`
+        when only some keys keep their values' meaning at the new place)."""
+        where = moved if callable(moved) else (lambda key: moved.get(key, key))
+        keys = tuple(where(k) for k in self.targets)
+        entry = self._replace(target_key=", ".join(keys) or None, target_keys=keys if self.target_keys else ())
+        if not self.kind or not any(isinstance(v, MappingABC) for v in (self.values or {}).values()):
+            return entry
+        messages = tuple((kind, _keys_renamed(values, in_values or where)) for kind, values in self.messages())
+        return said(entry.source_key, entry.target_key, entry.status, messages, entry.fields, entry.target_keys)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -98,6 +106,15 @@ def said(
     parts = [render(k, v) for k, v in messages]
     values = {**values, "also": [as_value(m) for m in messages[1:]]}
     return Entry(source_key, target_key, status, "; ".join(p for p in parts if p), fields, kind, values, target_keys)
+
+
+# message values keyed by target keys (kinds.py): renamed with the entry's target keys
+KEYED_BY_TARGET = ("written", "target_defaults")
+
+
+def _keys_renamed(values: Mapping[str, Any], where: Callable[[str], str]) -> Mapping[str, Any]:
+    return {name: ({where(k): v for k, v in value.items()} if name in KEYED_BY_TARGET and isinstance(value, MappingABC)
+                   else value) for name, value in values.items()}  # fmt: skip
 
 
 _SCALARS = frozenset({str, int, bool, type(None)})

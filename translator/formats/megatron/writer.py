@@ -48,6 +48,7 @@ class MegatronWriter(Writer):
         shape = ctx.source_shape if ctx.source_format == self.format else {}
         document: dict[str, Any] = {}
         result = MegatronWriteResult(document)
+        shown_at: set[str] = set()
         for dest in sorted(leaves, key=lambda d: order.get(d, len(order))):
             value = leaves[dest]
             if value is None:
@@ -61,12 +62,15 @@ class MegatronWriter(Writer):
             option, shown = written
             document[option] = shown
             result.target_paths[dest] = option
+            if not isinstance(value, bool):
+                shown_at.add(dest)
             before = shape.get("written", {}).get(dest)
             if before and before != option and table().options.get(before) is not None:
                 result.reshaped[dest] = f"written as {option}: Megatron-LM {_release(version)} does not parse {before}"
             words = shape.get("words", {}).get(dest)
             if words and dest in shape.get("unresolved", ()) and shape.get("values", {}).get(dest) == value:
                 result.shell[option] = list(words)
+        result.value_paths = frozenset(shown_at)
         if ctx.source_format != self.format:
             if not {"data_path", "train_data_path", "mock_data", "data_args_path"} & set(leaves):
                 result.extra_entries.append(ExtraEntry("--data-path", Status.MISSING, DATA_NEEDED))
