@@ -4,6 +4,8 @@ options only where they apply, shell completion, usage errors for --set."""
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -92,3 +94,19 @@ def test_shell_completion_of_commands_formats_fields_and_values(runner) -> None:
     assert sorted(_complete(runner, "neoconv batch neox2")) == sorted(f"neox2{d}" for d in FORMATS)
     assert _complete(runner, "neoconv validate x.yml --format cerebras --version 2.1") == ["2.1", "2.10", "2.10.0", "2.1.1", "2.1.0"]
     assert _complete(runner, "neoconv batch neox2veomni src --layout ") == ["flat", "nested"]
+
+
+def test_docs_check_needs_the_file_it_checks(runner) -> None:
+    """Issue 18: `docs --check` without -o printed '- is stale'."""
+    bare = runner.invoke(main, ["docs", "--check"])
+    assert bare.exit_code == 2 and "give it with -o" in bare.stderr and "stale" not in bare.stderr
+    fresh = runner.invoke(main, ["docs", "--check", "-o", str(ROOT / "docs" / "mappings.md")])
+    assert fresh.exit_code == 0, fresh.stderr
+
+
+def test_importing_the_library_leaves_the_umask_alone() -> None:
+    """Issue 18: importing translator.io changed the process umask (a library must not)."""
+    code = ("import os; before = os.umask(0o027); os.umask(before); import translator.io, translator.api, translator.batch; "
+            "after = os.umask(0); print(oct(before), oct(after))")  # fmt: skip
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out[0] == out[1]

@@ -48,3 +48,15 @@ def test_messages_name_only_the_frameworks_of_the_translation(src: str, dst: str
 def test_the_sources_exist() -> None:
     assert all((INPUTS / p).is_file() for paths in SOURCES.values() for p in paths)
     assert set(SOURCES) <= set(FORMATS)
+
+
+def test_a_neox_file_with_its_deepspeed_config_calls_neox_defaults_neox(tmp_path: Path) -> None:
+    """Issue 18: with --with ds_config.json, NeoX's own defaults were labelled 'DeepSpeed default'."""
+    model = tmp_path / "m.yml"
+    model.write_text("num_layers: 2\nhidden_size: 64\nnum_attention_heads: 4\nseq_length: 128\nmax_position_embeddings: 128\n")
+    ds = tmp_path / "ds.json"
+    ds.write_text('{"train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 2, "zero_optimization": {"stage": 1}}')
+    result = translate([str(model), str(ds)], "neox", "cerebras")
+    defaults = [e for e in result.report.entries if e.kind == "default_written" and e.fields[0].startswith("model.")]
+    assert result.ir.get("batch.micro") == 4  # the DeepSpeed config was read with it
+    assert defaults and all(e.detail.startswith("GPT-NeoX default ") for e in defaults)

@@ -125,6 +125,7 @@ EXAMPLES: dict[str, dict[str, Any]] = {
         "target_defaults": {"model.use_untied_layer_norm": False},
         "key_default": True,
         "written": {"model.use_untied_layer_norm": True},
+        "field_default": True,  # the inverted flag's default, as the field's
     },
     "default_not_kept": {
         "title": "DeepSpeed",
@@ -204,11 +205,11 @@ RENDERED = [
                     "1e-06 cannot be set"),
     ("no_flag_for_value", "precision.dtype='cbf16' has no counterpart among fp16.enabled, bf16.enabled"),
     ("wrong_length", "optim.betas=[0.9]: optimizer.beta1, optimizer.beta2 take exactly 2 items"),
-    ("picked_value", "model.norm_type 'rmsnorm' means model.norm_bias=False: model.norm_bias=True is not expressible"),
+    ("picked_value", "model.norm_type 'rmsnorm' means model.norm_bias=false: model.norm_bias=true is not expressible"),
     ("value_lost", "GPT-NeoX batch.global=256 (derived): DeepSpeed reads it relative to parallel.data_parallel_size, which "
                    "this output does not hold"),
-    ("default_written", "GPT-NeoX default model.parallel_shared_norm=False (not in the file); Cerebras Model Zoo default is "
-                        "False: wrote model.use_untied_layer_norm=True"),
+    ("default_written", "GPT-NeoX default model.parallel_shared_norm=false (not in the file); Cerebras Model Zoo default is "
+                        "true: wrote model.use_untied_layer_norm=true"),
     ("default_not_kept", "DeepSpeed default batch.grad_accum=1 (gradient_accumulation_steps), not in the file, is not kept: "
                          "VeOmni derives the accumulation from global / (micro x data-parallel size); the micro batch, "
                          "data-parallel size (--world-size) is not known here"),
@@ -445,3 +446,14 @@ def test_the_readme_names_every_kind() -> None:
     readme = (ROOT / "README.md").read_text()
     section = readme[readme.index("### The report") : readme.index("### Library")]
     assert {k for k in KINDS if f"`{k}`" not in section} == set()
+
+
+def test_an_inverted_flags_default_is_said_as_the_fields(pythia160m: Path) -> None:
+    """Issue 18's contradiction: 'both defaults are False, then wrote True'. Cerebras'
+    use_untied_layer_norm defaults to false, which is parallel_shared_norm true."""
+    done = translate([str(pythia160m)], "neox", "cerebras")
+    entry = next(e for e in done.report.entries if e.fields == ("model.parallel_shared_norm",))
+    assert entry.status is Status.DEFAULTED
+    assert entry.detail == ("GPT-NeoX default model.parallel_shared_norm=false (not in the file); Cerebras Model Zoo "
+                            "default is true: wrote model.use_untied_layer_norm=true")  # fmt: skip
+    assert done.config["model"]["use_untied_layer_norm"] is True

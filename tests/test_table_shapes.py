@@ -383,7 +383,7 @@ def test_pick_says_which_field_is_lost(tmp_path: Path) -> None:
     lost = formula.write(norm="rmsnorm", norm_bias=True)
     assert lost.value == {"model_norm_type": "rmsnorm"} and lost.fields == ("model.norm_bias",)
     assert (
-        lost.detail == "model.norm_type 'rmsnorm' means model.norm_bias=False: model.norm_bias=True is not expressible"
+        lost.detail == "model.norm_type 'rmsnorm' means model.norm_bias=false: model.norm_bias=true is not expressible"
     )
     # a difference: cerebras_norm reads any case and keeps an unknown norm_type as an extension;
     # pick refuses it, naming the values it knows

@@ -3,6 +3,8 @@ default differs (`defaulted`), or said to be lost when the target cannot take th
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..ir import Origin
 from ..mapping import Rule, Table
 from ..report import Entry, Message, Status, said
@@ -19,10 +21,13 @@ def defaulted_entry(ingested: Ingested, table: Table, rule: Rule, present: list[
     src_rules = ingested.table.rules_for_field(present[0]) if ingested.table else []
     src_key = src_rules[0].key if src_rules and src_rules[0].key else None
     documented = {k: d for k in written if (d := key_default(rule, k, version)) is not UNDOCUMENTED}
+    # "the target's default is X" speaks of the field: only a one-key transform turns the key's
+    # default into the field's (an inverted flag's false is the field's true); otherwise name the key
+    as_field = rule.simple is not None and rule.key is not None and list(documented) == [rule.key]
     message: Message = ("default_written", {
         "title": src_title, "field": present[0], "value": ingested.ir.get(present[0]), "target": table.title,
-        "target_defaults": documented, "key_default": rule.key is not None and list(documented) == [rule.key],
-        "written": {k: v[0] for k, v in written.items()},
+        "target_defaults": documented, "key_default": as_field, "written": {k: v[0] for k, v in written.items()},
+        **({"field_default": _as_field(rule, documented[rule.key])} if as_field and rule.key else {}),
     })  # fmt: skip
     caveat = ingested.lossy.get(id(src_rules[0])) if src_rules else None
     keys = tuple(written)
@@ -54,3 +59,10 @@ def default_not_kept(extra: list[Entry], ingested: Ingested, rule: Rule, present
             message = ("derived_not_kept", {"title": title, "field": name, "value": value.value, "reason": as_value(reason)})
         # no source_key: the file has no such leaf (the one-entry-per-leaf invariant counts leaves)
         extra.append(said(None, rule.key, Status.LOSSY, (message,), (name,), (rule.key,) if rule.key else ()))
+
+
+def _as_field(rule: Rule, default: Any) -> Any:
+    try:
+        return rule.simple.read(default) if rule.simple is not None else default
+    except ValueError:  # a documented default the transform does not know: shown as the key has it
+        return default

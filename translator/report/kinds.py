@@ -15,9 +15,23 @@ Values = Mapping[str, Any]
 Message = tuple[str, Values]  # (kind, values)
 
 
+def _spelled(value: Any) -> str:
+    """A value as the config files spell it (YAML and JSON both: true, false, null), not Python's."""
+    if value is True or value is False or value is None:
+        return "true" if value is True else "false" if value is False else "null"
+    if isinstance(value, str):
+        return repr(value)
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_spelled(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {_spelled(v)}" for k, v in value.items()) + "}"
+    return str(value)
+
+
 def short(value: Any) -> str:
-    """A value as a message shows it: strings quoted, anything past 60 characters cut."""
-    text = repr(value) if isinstance(value, str) else str(value)
+    """A value as a message shows it: in the files' spelling, strings quoted, anything past 60
+    characters cut."""
+    text = _spelled(value)
     return text if len(text) <= 60 else text[:57] + "..."
 
 
@@ -52,7 +66,7 @@ def _runtime_value(v: Values) -> str:
 def _default_written(v: Values) -> str:
     defaults = v.get("target_defaults") or {}
     if v.get("key_default") and defaults:
-        tdef = f"; {v['target']} default is {short(next(iter(defaults.values())))}"
+        tdef = f"; {v['target']} default is {short(v.get('field_default', next(iter(defaults.values()))))}"
     else:
         tdef = "; ".join(f"{k}={short(d)}" for k, d in defaults.items())
         tdef = f"; {v['target']} default {tdef}" if tdef else ""
