@@ -62,7 +62,8 @@ def test_an_encoder_decoder_is_named_as_such_not_key_by_key(tmp_path: Path) -> N
     block = [e for e in entries if e.source_key == "model"]
     assert len(block) == 1 and block[0].status.value == "dropped"
     assert block[0].detail.startswith("family not supported: T5 (encoder-decoder)")
-    assert not [e for e in entries if (e.source_key or "").startswith("model.") and e.source_key != "model.mixed_precision"]
+    precision = ("model.mixed_precision", "model.use_bfloat16")  # kept: the run's precision (the latter: T5's default)
+    assert not [e for e in entries if (e.source_key or "").startswith("model.") and e.source_key not in precision]
     assert not [e for e in entries if e.status.value == "unknown"]
     assert result.report.source["unsupported_family"] == "t5"
     # no GPT default stands in for the T5's architecture: the sizes are asked for, not invented
@@ -96,3 +97,18 @@ def test_a_gpt_file_is_no_unsupported_family(tmp_path: Path) -> None:
     result = translate(_write(tmp_path, gpt), "cerebras", "neox")
     assert "unsupported_family" not in result.report.source
     assert "num_layers: 12" in result.dump()
+
+
+def test_an_unsupported_family_keeps_its_own_precision_default(tmp_path: Path) -> None:
+    # the runner's use_bfloat16 defaults to False (Cerebras/modelzoo@R_1.7.1:modelzoo/common/pytorch/
+    # pytorch_base_runner.py:1052); only the GPT families' set_defaults turn it on
+    result = translate(_write(tmp_path, T5), "cerebras", "neox")
+    assert "precision: fp16" in result.dump() and "bf16" not in result.dump().split("fp16:")[0]
+    assert "model.use_bfloat16=False (t5)" in result.report.source["version_detail"]
+    note = result.report.by_source()["model.use_bfloat16"]
+    assert "not in the file: T5 (encoder-decoder) code defaults it to False at 1.9.1" in note.detail
+    # a GPT-family file of the same release without the key trains in bfloat16
+    gpt = T5.split("model:")[0].replace("T5DynamicDataProcessor", "GptHDF5DataProcessor") + \
+        "model:\n  hidden_size: 64\n  num_hidden_layers: 2\n  num_heads: 4\n  vocab_size: 1000\n" \
+        "  max_position_embeddings: 128\n  mixed_precision: true\noptimizer:" + T5.split("optimizer:")[1]
+    assert "precision: bfloat16" in translate(_write(tmp_path, gpt), "cerebras", "neox").dump()

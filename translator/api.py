@@ -215,6 +215,11 @@ def translate(config: ConfigInput, src: str, dst: str, **options: Any) -> Transl
         ingested, table, dst, version=version,
         unplaceable=(lambda leaf: unplaceable(leaf, layout)) if unplaceable is not None else None,
     )  # fmt: skip
+    if src == dst and layout == ingested.source.layout if ingested.source else False:
+        # a family's own defaults, added for reading: the same release's file says them by leaving them out
+        for key in ingested.source.meta.get("family_defaults", ()) if ingested.source else ():
+            leaves.pop(key, None)
+            report.entries = [e for e in report.entries if e.source_key != key]
     respelled = downgrade(leaves, table, version)  # keys the target release knows under an older name
     if respelled:
         report.entries = [e.relocated(respelled) if e.target_key else e for e in report.entries]

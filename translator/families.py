@@ -11,7 +11,7 @@ written) and no default stands in for its architecture. Nothing here names a fra
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .errors import MappingTableError
@@ -37,6 +37,10 @@ class Families:
     processor_keys: tuple[str, ...]  # keys whose value is the data processor
     unsupported: tuple[Family, ...]
     keep: tuple[str, ...] = ()  # keys in the block that are not the architecture (the precision)
+    # defaults the GPT families' own set_defaults change but these families' code leaves at the shared
+    # value, up to the last release where that holds (`defaults_until`)
+    defaults: tuple[tuple[str, Any], ...] = ()
+    defaults_until: str | None = None
 
     def of(self, tree: dict[str, Any]) -> Family | None:
         """The unsupported family a parsed config is of, or None (a family the fields cover, or unknown)."""
@@ -60,7 +64,8 @@ def load_families(table: str, raw: Any) -> Families | None:
             for name, spec in raw["unsupported"].items()
         )
         return Families(str(raw["block"]), tuple(raw["fields"]), raw.get("name_key"), tuple(raw.get("processor_keys", ())),
-                        unsupported, tuple(raw.get("keep", ())))  # fmt: skip
+                        unsupported, tuple(raw.get("keep", ())), tuple(dict(raw.get("defaults") or {}).items()),
+                        raw.get("defaults_until"))  # fmt: skip
     except (KeyError, TypeError, AttributeError) as exc:
         raise MappingTableError(f"{table}: families: needs block, fields and unsupported: {{family: {{what, ...}}}} ({exc})") from None
 
@@ -80,7 +85,34 @@ def set_family_aside(source: Any, table: Any) -> Family | None:
             source.set_aside[f"{families.block}.{leaf}"] = why
     source.meta["unsupported_family"] = {"family": family.name, "what": family.what,
                                          "name": family.names[0] if family.names else None}  # fmt: skip
+    _own_defaults(source, families, family)
     return family
+
+
+def _own_defaults(source: Any, families: Families, family: Family) -> None:
+    """The family's defaults where the file leaves the key out and its release reads it (a BERT or T5
+    trains its mixed precision in float16 where the GPT families' set_defaults choose bfloat16)."""
+    from .history import load_history, older
+
+    history = load_history(source.format)
+    version = source.version
+    if history is None or not version or version not in history.position:
+        return
+    if families.defaults_until and older(source.format, families.defaults_until, version):
+        return
+    for key, value in families.defaults:
+        if _at(source.tree, key) is None and history.reads(key, version):
+            node = source.tree
+            for part in key.split(".")[:-1]:
+                node = node.setdefault(part, {})
+            node[key.rsplit(".", 1)[-1]] = value
+            source.notes[key] = f"not in the file: {family.what} code defaults it to {value!r} at {version}"
+            source.meta.setdefault("family_defaults", []).append(key)
+            release = source.release
+            if release is not None and key in release.assumed:  # the release's default assumed was the GPT families'
+                said = f"{key}={release.assumed[key]!r}"
+                source.release = replace(release, assumed={**release.assumed, key: value},
+                                         detail=release.detail.replace(said, f"{key}={value!r} ({family.name})"))  # fmt: skip
 
 
 def withhold_defaults(ir: IR, table: Any) -> None:
