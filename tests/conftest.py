@@ -15,6 +15,18 @@ CORPUS = Path(os.environ.get("NEOCONV_CORPUS") or ROOT.parent / "shared" / "corp
 CORPUS_ABSENT = f"the shared corpus {CORPUS} is not present (it lives beside the checkout)"
 
 
+def same_canonical(name: str, a: object, b: object, steps: object = None) -> bool:
+    """Two canonical values mean the same, as `neoconv diff` compares them: numbers to 1e-9, a
+    schedule by its lr at every step of the run (within 1e-9 of its peak)."""
+    import math
+
+    from translator.schedule.fields import same
+
+    if name == "schedule.phases" and a is not None and b is not None:
+        return same(a, b, steps, 1e-9)
+    return a == b or (isinstance(a, float) and isinstance(b, (int, float)) and math.isclose(a, b, rel_tol=1e-9))
+
+
 def corpus_dir(name: str) -> Path:
     path = CORPUS / name
     if not path.is_dir():

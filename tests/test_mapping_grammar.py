@@ -157,13 +157,12 @@ def test_a_table_extends_its_base(tmp_path: Path) -> None:
     assert [r.key for r in layers] == ["n_layers"] and layers[0].default == 12  # replaced
     assert [r.fields[0] for r in tiny.rules[:2]] == ["model.hidden_size", "model.num_layers"]  # in the base's place
     assert tiny.rules_for_field("optim.eps") == [] and "optim.eps" in tiny.absent  # dropped by `absent`
-    assert tiny.rules_for_field("schedule.lag_steps")[0].note.startswith("the schedule starts")  # inherited
-    assert tiny.rules[-1].key == "lr"  # its own new rules follow the base's
+    assert tiny.rules_for_field("parallel.data_parallel_size")[0].note.startswith("the world over")  # inherited
+    assert tiny.rules[-1].key == "tp"  # its own new rules follow the base's
     assert tiny.unsupported == {"seed_of_the_launcher": "a launcher setting"}
     assert tiny.absent["parallel.world_size"] == "taken from the launcher"
-    assert [r.label for r in tiny.read_order].index("schedule.lag_steps") > [r.label for r in tiny.read_order].index(
-        "lr"
-    )
+    order = [r.label for r in tiny.read_order]
+    assert order.index("parallel.data_parallel_size") > order.index("tp")  # a formula after its `with` fields
 
 
 def test_extends_errors_name_the_table(tmp_path: Path) -> None:

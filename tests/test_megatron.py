@@ -19,6 +19,8 @@ from translator.ir import IR, Origin, Value
 from translator.mapping import load_table
 from translator.report import Status
 from translator.report.kinds import render
+from translator.schedule.model import Schedule
+from translator.schedule.simple import simple
 
 # what Megatron refuses to run without (validate_args' required arguments, a length, a batch, an lr)
 BASE = ("--num-layers 2 --hidden-size 4096 --num-attention-heads 32 --seq-length 128 --max-position-embeddings 128\n"
@@ -48,8 +50,7 @@ def test_a_file_of_defaults_reads_as_megatrons_defaults(tmp_path: Path) -> None:
         "model.hidden_dropout", "model.attention_dropout", "model.embedding_dropout", "model.init_std",
         "model.init_method", "model.output_init_method", "model.parallel_residual", "model.family",
         "optim.type", "optim.betas", "optim.eps", "optim.weight_decay", "optim.grad_clip",
-        "schedule.decay_style", "schedule.decay_steps", "schedule.warmup_steps", "schedule.min_lr",
-        "schedule.warmup_start_lr", "precision.dtype", "train.eval_interval", "train.eval_steps", "train.seed",
+        "schedule.decay_steps", "schedule.warmup_steps", "schedule.min_lr", "precision.dtype", "train.eval_interval", "train.eval_steps", "train.seed",
         "train.log_interval", "parallel.tensor_size", "parallel.pipeline_size", "parallel.sequence_size",
         "parallel.zero_stage", "batch.grad_accum", "model.head_dim", "model.vocab_size")} == {
         # GELU: the fused bias_gelu_impl (tanh) while biases are on; 4h; as many kv heads as heads
@@ -61,13 +62,14 @@ def test_a_file_of_defaults_reads_as_megatrons_defaults(tmp_path: Path) -> None:
         "model.output_init_method": "scaled_normal", "model.parallel_residual": False, "model.family": "gpt2",
         # --optimizer adam is AdamW; beta2 0.999; weight decay 0.01; linear decay to --min-lr 0 at train_iters
         "optim.type": "adamw", "optim.betas": [0.9, 0.999], "optim.eps": 1e-8, "optim.weight_decay": 0.01,
-        "optim.grad_clip": 1.0, "schedule.decay_style": "linear", "schedule.decay_steps": 1000,
-        "schedule.warmup_steps": 0.0, "schedule.min_lr": 0.0, "schedule.warmup_start_lr": 0.0,
+        "optim.grad_clip": 1.0, "schedule.decay_steps": 1000, "schedule.warmup_steps": 0.0, "schedule.min_lr": 0.0,
         "precision.dtype": "fp32", "train.eval_interval": None,  # no evaluation since core_v0.16.0
         "train.eval_steps": 100, "train.seed": 1234, "train.log_interval": 100, "parallel.tensor_size": 1,
         "parallel.pipeline_size": 1, "parallel.sequence_size": 1, "parallel.zero_stage": 0, "batch.grad_accum": 1,
         "model.head_dim": None, "model.vocab_size": None,  # derived by Megatron / the tokenizer's at run time
     }  # fmt: skip
+    lrs = Schedule.from_json(ir["schedule.phases"])  # linear from --lr 3e-4 to 0 at --train-iters 1000
+    assert [lrs.value(t) for t in (0, 500, 1000, 1200)] == pytest.approx([3e-4, 1.5e-4, 0.0, 0.0])
 
 
 @pytest.mark.parametrize(
@@ -150,15 +152,30 @@ def test_a_reading_that_is_only_approximate_says_why(extra: str, reason: str, tm
 # ---- the schedule, in samples, converted to the canonical (GPT-NeoX) shapes ----------------------
 
 
-def test_a_linear_decay_to_min_lr_ends_where_the_canonical_line_reaches_zero(tmp_path: Path) -> None:
-    # Megatron: 3e-4 -> 3e-5 linearly from step 100 to 1000; canonical: towards 0, clamped at 3e-5,
-    # so it must head for 0 at 100 + 900 x 3e-4 / 2.7e-4 = 1100
-    ir = read(tmp_path, "--min-lr 3e-5 --lr-decay-iters 1000 --lr-warmup-iters 100")
-    assert (ir["schedule.decay_style"], ir["schedule.decay_steps"], ir["schedule.warmup_steps"]) == ("linear", 1100, 100.0)
-    peak, floor, warm, end = 3e-4, 3e-5, 100, 1100
-    for step in (100, 400, 999):  # the same lr at every step (Megatron: min + (peak - min)(1 - r))
-        megatron = floor + (peak - floor) * (1 - (step - warm) / (1000 - warm))
-        assert math.isclose(max(floor, peak * (end - step) / (end - warm)), megatron)
+def test_a_linear_decay_to_min_lr_reads_as_megatron_runs_it(tmp_path: Path) -> None:
+    # Megatron: 0 -> 3e-4 over 100 steps, then 3e-4 -> 3e-5 linearly to step 1000, then 3e-5
+    ir = read(tmp_path, "--min-lr 3e-5 --lr-decay-iters 1000 --lr-warmup-iters 100 --lr-warmup-init 1e-5")
+    assert (ir["schedule.warmup_steps"], ir["schedule.decay_steps"], ir["schedule.min_lr"]) == (100.0, 1000, 3e-5)
+    lrs = Schedule.from_json(ir["schedule.phases"])
+    peak, floor, init, warm = 3e-4, 3e-5, 1e-5, 100
+    for step in (0, 50, 100, 400, 999, 1000, 1500):  # optimizer_param_scheduler.get_lr, step by step
+        if step <= warm:
+            megatron = init + (peak - init) * step / warm
+        else:
+            megatron = floor + (peak - floor) * (1 - min(1.0, (step - warm) / (1000 - warm)))
+        assert lrs.value(step) == pytest.approx(megatron, rel=1e-12)
+
+
+def test_inverse_square_root_and_wsd_read_as_megatron_runs_them(tmp_path: Path) -> None:
+    lrs = Schedule.from_json(read(tmp_path, "--lr-decay-style inverse-square-root --lr-warmup-iters 100 --min-lr 1e-4")
+                             ["schedule.phases"])  # fmt: skip
+    # max(min_lr, lr sqrt(W / n)) after the warmup, min_lr past --train-iters 1000
+    assert [lrs.value(t) for t in (100, 400, 900, 1000, 1001)] == pytest.approx([3e-4, 1.5e-4, 1e-4, 1e-4, 1e-4])
+    assert lrs.value(225) == pytest.approx(3e-4 * (100 / 225) ** 0.5)
+    lrs = Schedule.from_json(read(tmp_path, "--lr-decay-style WSD --lr-wsd-decay-style linear --lr-wsd-decay-iters 200")
+                             ["schedule.phases"])  # fmt: skip
+    # the peak until step 800 (= 1000 - 200), then linearly to --min-lr 0 at step 1000
+    assert [lrs.value(t) for t in (0, 800, 900, 1000)] == pytest.approx([3e-4, 3e-4, 1.5e-4, 0.0])
 
 
 def test_warmup_fraction_and_samples(tmp_path: Path) -> None:
@@ -172,17 +189,21 @@ def test_warmup_fraction_and_samples(tmp_path: Path) -> None:
     assert (ir["train.steps"], ir["schedule.warmup_steps"], ir["schedule.decay_steps"]) == (1000, 100.0, 500)
 
 
-def test_a_cosine_that_ends_before_the_run_says_megatron_holds_the_floor(tmp_path: Path) -> None:
-    assert "rises again after step 800" in losses(tmp_path, "--lr-decay-style cosine --lr-decay-iters 800")
-    assert losses(tmp_path, "--lr-decay-style cosine") == ""  # decays over the whole run: exact
+def test_a_cosine_that_ends_before_the_run_holds_the_floor(tmp_path: Path) -> None:
+    assert losses(tmp_path, "--lr-decay-style cosine --lr-decay-iters 800 --min-lr 1e-5") == ""  # exact
+    lrs = Schedule.from_json(read(tmp_path, "--lr-decay-style cosine --lr-decay-iters 800 --min-lr 1e-5")["schedule.phases"])
+    assert [lrs.value(t) for t in (0, 400, 800, 900)] == pytest.approx([3e-4, (3e-4 + 1e-5) / 2, 1e-5, 1e-5])
 
 
-def test_schedules_with_no_canonical_form_are_dropped_with_the_reason(tmp_path: Path) -> None:
+def test_a_schedule_with_no_canonical_form_keeps_its_lr_and_says_why(tmp_path: Path) -> None:
     path = tmp_path / "wsd.args"
-    path.write_text(BASE + "--lr-decay-style WSD --lr-wsd-decay-iters 100\n")
-    entries = translate(str(path), "megatron", "neox").report.by_source()
-    assert entries["--lr-decay-style"].status is Status.DROPPED
-    assert "WSD (warmup, stable, then decay) schedule has no canonical form" in entries["--lr-decay-style"].detail
+    path.write_text(BASE + "--lr-decay-style WSD --lr-wsd-decay-iters 100\n")  # annealing: exponential
+    done = translate(str(path), "megatron", "neox")
+    entries = done.report.by_source()
+    assert entries["--lr-decay-style"].status is Status.LOSSY
+    assert "WSD annealing 'exponential' has no canonical shape" in entries["--lr-decay-style"].detail
+    assert "only its lr 0.0003 is written" in entries["--lr"].detail
+    assert done.config["optimizer"]["params"]["lr"] == 3e-4 and done.ir.get("schedule.phases") is None
 
 
 # ---- batch and parallelism -----------------------------------------------------------------------
@@ -266,11 +287,11 @@ def write(values: dict[str, Any], version: str | None = None) -> tuple[str, dict
       "--disable-bias-linear\n--add-qkv-bias"),
      ({"model.tie_embeddings": False}, "--untie-embeddings-and-output-weights"),
      # canonical linear (towards 0 at 1100, clamped at 3e-5) is Megatron's 3e-4 -> 3e-5 ending at 1000
-     ({"optim.lr": 3e-4, "schedule.decay_style": "linear", "schedule.warmup_steps": 100.0, "schedule.decay_steps": 1100,
-       "schedule.min_lr": 3e-5},
+     # 0 -> 3e-4 over 100 steps, linearly to 3e-5 at step 1000: Megatron's own shape
+     ({"optim.lr": 3e-4, "schedule.phases": simple(3e-4, 100, "linear", 1000, 3e-5).to_json()},
       "--lr 0.0003\n--lr-decay-style linear\n--lr-decay-iters 1000\n--lr-warmup-iters 100\n--min-lr 3e-05"),
-     ({"optim.lr": 1e-4, "schedule.decay_style": "cosine", "schedule.warmup_steps": 4.5, "schedule.decay_steps": 1000},
-      "--lr 0.0001\n--lr-decay-style cosine\n--lr-decay-iters 1000\n--lr-warmup-fraction 0.0045\n--min-lr 0.0"),
+     ({"optim.lr": 1e-4, "schedule.phases": simple(1e-4, 5, "cosine", 1000).to_json()},
+      "--lr 0.0001\n--lr-decay-style cosine\n--lr-decay-iters 1000\n--lr-warmup-iters 5\n--min-lr 0.0"),
      ({"batch.micro": 4, "batch.global": 512, "batch.grad_accum": 8, "parallel.data_parallel_size": 16},
       "--micro-batch-size 4\n--global-batch-size 512"),
      ({"parallel.zero_stage": 2}, "--use-megatron-fsdp\n--data-parallel-sharding-strategy optim_grads\n--ckpt-format fsdp_dtensor"),

@@ -97,10 +97,15 @@ def test_neox_20b_model_section_matches_what_cerebras_wrote() -> None:
     assert result.config["train_input"]["batch_size"] == 1536
     opt = result.config["optimizer"]
     assert opt["weight_decay"] == 0.01 and opt["betas"] == [0.9, 0.95] and opt["eps"] == 1e-8
-    assert opt["learning_rate"][0] == {"scheduler": "Linear", "initial_learning_rate": 0.0, "end_learning_rate": 0.97e-4, "total_iters": 1500}
-    assert opt["learning_rate"][1]["scheduler"] == "CosineDecay"
-    assert opt["learning_rate"][1]["end_learning_rate"] == pytest.approx(0.97e-5)
-    assert opt["learning_rate"][1]["total_iters"] == 148500
+    # AnnealingLR exactly: steps 0 and 1 at lr / W, the warmup to 0.97e-4 at step 1500, the cosine to
+    # 0.97e-5 at 150000 (CosineAnnealingLR: it rises again past lr_decay_iters, as NeoX's does)
+    assert opt["learning_rate"][:2] == [
+        {"scheduler": "Constant", "learning_rate": pytest.approx(0.97e-4 / 1500), "total_iters": 1},
+        {"scheduler": "Linear", "initial_learning_rate": pytest.approx(0.97e-4 / 1500), "end_learning_rate": 0.97e-4,
+         "total_iters": 1499}]  # fmt: skip
+    assert opt["learning_rate"][2] == {"scheduler": "CosineAnnealing", "initial_learning_rate": 0.97e-4, "T_max": 148500,
+                                       "eta_min": pytest.approx(0.97e-5)}  # fmt: skip
+    assert result.report.by_source()["lr_decay_style"].status is Status.CONVERTED
     assert result.config["runconfig"]["max_steps"] == 150000
 
 

@@ -25,6 +25,7 @@ from translator.registry import FORMATS
 from translator.report import KINDS, Entry, Status, render, said
 from translator.validate import schema_errors
 
+from test_table_shapes import overlay
 from conftest import FIXTURES, ROOT
 
 # real values (from translations of the fixtures and the corpus) for every kind
@@ -272,6 +273,14 @@ HAND_MADE = {
     ),
     # DeepSpeed keys with no canonical field, of a documented group
     "ds.json": ("deepspeed", '{"train_batch_size": 8, "steps_per_print": 10, "prescale_gradients": true}'),
+    # a torch optimizer and a torch scheduler with no canonical form
+    "torch.json": ("deepspeed", '{"train_batch_size": 8, "optimizer": {"type": "RMSprop", "params": {"lr": 0.001}}, '
+                                '"scheduler": {"type": "LambdaLR", "params": {}}}'),
+    # a scheduler with no canonical form and no optimizer lr: nothing of the schedule could be derived
+    "lambda.json": ("deepspeed", '{"train_batch_size": 8, "scheduler": {"type": "LambdaLR", "params": {}}}'),
+    # a position encoding Cerebras has no value for
+    "nopos.yml": ("neox", "num_layers: 2\nhidden_size: 64\nnum_attention_heads: 4\nseq_length: 128\n"
+                          "max_position_embeddings: 128\npos_emb: none\n"),
     # a T5 (a family the canonical fields do not describe), in the style of Model Zoo R_1.7.1's t5_base.yaml
     "t5.yaml": (
         "cerebras",
@@ -318,10 +327,7 @@ def _shape_entries(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[Entr
         ("veomni-product", "neox", "veomni", _accumulating(tmp_path), {}),
         ("deepspeed-flags", "cerebras", "deepspeed", _cbfloat16(tmp_path), {}),
     ):  # fmt: skip
-        fmt = name.split("-")[0]
-        shutil.copy(ROOT / "mappings" / f"{fmt}.yaml", tmp_path / f"{fmt}.yaml")
-        shutil.copy(ROOT / "tests" / "tables" / f"{name}.yaml", tmp_path / f"{name}.yaml")
-        table = load_table_file(tmp_path / f"{name}.yaml", fmt)
+        table = overlay(name, tmp_path)
         with monkeypatch.context() as patch:
             patch.setattr(api, "load_table", lambda f, t=table: t if f == t.format else load_table(f))
             patch.setattr(verify, "load_table", lambda f, t=table: t if f == t.format else load_table(f))
@@ -375,12 +381,15 @@ def _nested(values: Any) -> list[dict[str, Any]]:
 # kinds no translation reaches (EXAMPLES and the shape tests render them): a list
 # of one item, a flags table's unknown value, and a pick whose one key means another value
 ONLY_BY_FORMULA = {"wrong_length", "picked_value"}
+# the read-back's safety net: said only when no entry names a difference (a gap in neoconv, which the
+# loss-proof tests keep at zero); its template is checked with the catalogue's example values
+SAFETY_NET = {"reads_back_differently"}
 
 
 def test_real_translations_say_every_kind_and_render_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     entries = _entries(tmp_path) + _shape_entries(tmp_path, monkeypatch)
     kinds = _all_kinds(entries)
-    assert set(KINDS) - ONLY_BY_FORMULA - kinds == set()
+    assert set(KINDS) - ONLY_BY_FORMULA - SAFETY_NET - kinds == set()
     assert not ONLY_BY_FORMULA & kinds  # (when one is reached, take it off the list)
     for entry in entries:
         parts = [render(kind, values) for kind, values in entry.messages()]

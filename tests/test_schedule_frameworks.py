@@ -11,7 +11,11 @@ from typing import Any
 import pytest
 
 from translator.schedule import Schedule, max_difference, peak
-from translator.schedule.frameworks import cerebras, deepspeed, neox, veomni
+from translator.formats.cerebras import scheduler as cerebras
+from translator.formats.cerebras.scheduler_render import render as cerebras_render
+from translator.formats.deepspeed import scheduler as deepspeed
+from translator.formats.neox import scheduler as neox
+from translator.formats.veomni import scheduler as veomni
 
 ORACLE = Path(__file__).resolve().parent.parent / "fixtures" / "schedule"
 
@@ -106,6 +110,6 @@ def test_veomni_round_trip_is_exact(case: dict[str, Any]) -> None:
 @pytest.mark.parametrize("case", oracle("cerebras"), ids=case_id)
 def test_cerebras_round_trip_is_exact(case: dict[str, Any]) -> None:
     s = cerebras_read(case)
-    out = cerebras.render(s, horizon(case))
+    out = cerebras_render(s, horizon(case))
     assert out.exact, out
     assert_same_lrs(cerebras.read_trainer(out.config).schedule, case, rel=1e-6)

@@ -6,8 +6,9 @@ import math
 
 import pytest
 
-from translator.formula import FORMULAS, Approx, unwrap
-from translator.formulas_common import EXP_DECAY_RATE as NEOX_EXP_RATE
+from translator.formula import FORMULAS, Approx, Missing, unwrap
+from translator.schedule.fields import parse, same, summaries
+from translator.schedule.simple import simple
 from translator.formulas_common import init_method_std as neox_init_std
 
 ffn = FORMULAS["neox.ffn_width"]
@@ -73,45 +74,64 @@ def test_initializers_match_cerebras_own_neox_20b_values():
     assert unwrap(back["output_init_method"])[0] == "wang_init"
 
 
-def test_neox_schedule_steps():
-    sched = FORMULAS["neox.schedule_steps"]
-    # Pythia: warmup 0.01 of lr_decay_iters 143000
-    assert sched.read(0.01, 143000, None, 143000) == {"warmup_steps": 1430.0, "decay_steps": 143000}
-    # warmup is a fraction of the decay span, not of train_iters
-    assert sched.read(0.01, 100000, None, 320000) == {"warmup_steps": 1000.0, "decay_steps": 100000}
-    assert sched.read(0.1, None, 0.5, 1000) == {"warmup_steps": 50.0, "decay_steps": 500}
-    assert sched.read(0.01, None, None, 320000)["decay_steps"] == 320000
-    assert sched.write(1430.0, 143000, 143000) == {"lr_decay_iters": 143000, "warmup": 0.01}
+def test_neox_lr_schedule_reads_annealing_lr():
+    sched = FORMULAS["neox.lr_schedule"]
+    # Pythia: lr 6e-4, warmup 0.01 of lr_decay_iters 143000, cosine to 6e-5; NeoX gives steps 0 and 1 lr/W
+    got = sched.read(6e-4, "cosine", 6e-5, 0.01, 143000, None, "Adam", 143000)
+    s = parse(got["phases"])
+    assert got["lr"] == 6e-4 and s.value(0) == s.value(1) == pytest.approx(6e-4 / 1430) and s.value(1430) == 6e-4
+    assert s.value(143000) == pytest.approx(6e-5) and s.value(143000 + 70785) == pytest.approx(3.3e-4)  # rises again
+    # warmup is a fraction of the decay span (lr_decay_iters, else train_iters x lr_decay_fraction)
+    assert summaries(parse(sched.read(1e-3, "linear", 0.0, 0.01, 100000, None, None, 320000)["phases"]), 320000)[
+        "schedule.warmup_steps"] == 1000.0  # fmt: skip
+    assert summaries(parse(sched.read(1e-3, "linear", 0.0, 0.1, None, 0.5, None, 1000)["phases"]), 1000) == {
+        "schedule.warmup_steps": 50.0, "schedule.decay_steps": 500, "schedule.min_lr": 0.0}  # fmt: skip
+    # NeoX cannot build its scheduler without a step count: the phases are unknown, and said so
+    unknown = sched.read(None, None, None, None, None, None, None, None)
+    assert unknown["lr"] == 0.001 and unknown["phases"].value is None and "train.steps" in unknown["phases"].detail
 
 
-def test_cerebras_schedule_cosine_round_trip():
+def test_neox_cosine_trap_and_onebitadam():
+    sched = FORMULAS["neox.lr_schedule"]
+    trap = sched.read(1e-3, "Cosine", 0.0, 0.1, None, None, None, 1000)["phases"]  # passes NeoX's check, trains constant
+    assert isinstance(trap, Approx) and "stays constant" in trap.detail
+    assert [p["kind"] for p in trap.value] == ["constant", "linear", "constant"] and trap.value[-1]["start"] == 1e-3
+    # OneBitAdam: DeepSpeed's WarmupDecayLR (log warmup over int(train_iters x warmup) steps, down to 0)
+    one = parse(sched.read(1e-3, None, None, 0.02, None, None, "OneBitAdam", 1000)["phases"])
+    assert [p.kind for p in one.phases] == ["constant", "log_warmup", "linear", "constant"]
+    assert one.value(0) == 0.0 and one.value(21) == 1e-3 and one.value(1001) == 0.0
+
+
+def test_neox_lr_schedule_writes_what_annealing_lr_runs():
+    sched = FORMULAS["neox.lr_schedule"]
+    read = sched.read(6e-4, "cosine", 6e-5, 0.01, 143000, None, "Adam", 143000)
+    assert sched.write(6e-4, read["phases"], 143000) == {
+        "optimizer_params_lr": 6e-4, "lr_decay_style": "cosine", "warmup": 0.01, "min_lr": 6e-5, "lr_decay_iters": 143000}
+    # Cerebras' warmup from 0 has no NeoX form (NeoX's first step is lr / W): the closest, and by how much
+    cosine = simple(2e-4, 1430, "cosine", 143000, 2e-5).to_json()
+    out, why = unwrap(sched.write(2e-4, cosine, 143000))
+    assert out["lr_decay_style"] == "cosine" and out["lr_decay_iters"] == 143000 and out["min_lr"] == 2e-5
+    assert "differs by at most" in why and why.endswith("instead of 0)")
+
+
+def test_cerebras_schedule_round_trip():
     sched = FORMULAS["cerebras.lr_schedule"]
-    out = sched.write(2e-4, "cosine", 1430.0, 143000, 2e-5, 143000)["optimizer_learning_rate"]
+    cosine = simple(2e-4, 1430, "cosine", 143000, 2e-5).to_json()
+    out = sched.write(2e-4, cosine, 143000)["optimizer_learning_rate"]
     assert out == [
         {"scheduler": "Linear", "initial_learning_rate": 0.0, "end_learning_rate": 2e-4, "total_iters": 1430},
         {"scheduler": "CosineDecay", "initial_learning_rate": 2e-4, "end_learning_rate": 2e-5, "total_iters": 141570},
+        {"scheduler": "Constant", "learning_rate": 2e-5},
     ]
-    back = sched.read(out, 143000)
-    assert back == {"warmup_steps": 1430.0, "lr": 2e-4, "decay_style": "cosine", "min_lr": 2e-5, "decay_steps": 143000,
-                    "warmup_start_lr": 0.0, "warmup_type": "linear", "lag_steps": 0}
-
-
-def test_cerebras_schedule_linear_reaches_min_lr_early():
-    sched = FORMULAS["cerebras.lr_schedule"]
-    # NeoX linear decays towards 0 and clamps at min_lr: with min_lr = lr/10 it hits the floor at 90%.
-    out = sched.write(1e-3, "linear", 100.0, 1100, 1e-4, 1100)["optimizer_learning_rate"]
-    assert out[1] == {"scheduler": "Linear", "initial_learning_rate": 1e-3, "end_learning_rate": 1e-4, "total_iters": 900}
-    assert out[2] == {"scheduler": "Constant", "learning_rate": 1e-4}
-    assert sched.read(out, 1100)["decay_steps"] == 1100
-
-
-def test_cerebras_schedule_lossy_cases():
-    sched = FORMULAS["cerebras.lr_schedule"]
-    value, lossy = unwrap(sched.write(1e-3, "cosine", 10.5, 100, 0.0, 200)["optimizer_learning_rate"])
-    assert "rounded" in lossy and "rises again" in lossy
-    value, lossy = unwrap(sched.write(1e-3, "exponential", 0.0, 100, 1e-5, 100)["optimizer_learning_rate"])
-    assert value["decay_rate"] == pytest.approx(NEOX_EXP_RATE) and "floor" in lossy
-    assert sched.write(3e-4, "constant", 0.0, None, 0.0, 10)["optimizer_learning_rate"] == 3e-4
+    assert sched.read(out) == {"lr": 2e-4, "phases": cosine}
+    # NeoX linear decays towards 0 and clamps at min_lr: with min_lr = lr/10 it reaches the floor at 90%
+    neox = FORMULAS["neox.lr_schedule"].read(1e-3, "linear", 1e-4, 100 / 1100, 1100, None, None, 1100)["phases"]
+    out = sched.write(1e-3, neox, 1100)["optimizer_learning_rate"]
+    assert [o["scheduler"] for o in out] == ["Constant", "Linear", "Linear", "Constant"]
+    assert out[2]["total_iters"] in (900, 901) and out[3] == {"scheduler": "Constant", "learning_rate": 1e-4}
+    assert same(sched.read(out)["phases"], neox, 1100, 1e-12)  # NeoX's own lrs at every step
+    assert sched.write(3e-4, [{"kind": "constant", "length": 1, "start": 3e-4, "end": 3e-4}], 10) == {
+        "optimizer_learning_rate": 3e-4}
 
 
 def test_cerebras_schedule_reads_real_gptj_list():
@@ -121,26 +141,9 @@ def test_cerebras_schedule_reads_real_gptj_list():
         {"scheduler": "CosineDecay", "initial_learning_rate": 5.809e-5, "total_iters": 1280000, "end_learning_rate": 5.809e-6},
         {"scheduler": "Constant", "learning_rate": 5.809e-6},
     ]
-    got = FORMULAS["cerebras.lr_schedule"].read(spec, 1493333)
-    assert got == {"warmup_steps": 12800.0, "lr": 5.809e-5, "decay_style": "cosine", "min_lr": 5.809e-6, "decay_steps": 1292800,
-                   "warmup_start_lr": 0.0, "warmup_type": "linear", "lag_steps": 0}
-
-
-def test_warmup_start_and_type_reach_cerebras():
-    sched = FORMULAS["cerebras.lr_schedule"]
-    out = sched.write(1e-3, "cosine", 100.0, 1000, 0.0, 1000, 1e-5, "linear")["optimizer_learning_rate"]
-    assert out[0]["initial_learning_rate"] == 1e-5  # e.g. DeepSpeed warmup_min_lr
-    value, lossy = unwrap(sched.write(1e-3, "cosine", 100.0, 1000, 0.0, 1000, 0.0, "log")["optimizer_learning_rate"])
-    assert "log warmup" in lossy
-    # NeoX's first warmup step gets lr / W: a Cerebras warmup from 0 differs there, by that much
-    value, lossy = unwrap(sched.write(1e-3, "cosine", 100.0, 1000, 0.0, 1000, 0.0, "linear_clamped")["optimizer_learning_rate"])
-    assert value[0]["initial_learning_rate"] == 0.0 and "lr/W = 0.001/100 = 1e-05" in lossy
-    assert sched.write(1e-3, "cosine", 100.0, 1000, 0.0, 1000, 0.0, "linear_clamped")["optimizer_learning_rate"].fields == (
-        "schedule.warmup_type",)  # fmt: skip
-    with pytest.raises(Exception, match="only warms up linearly"):
-        FORMULAS["linear_warmup"].write("log", 100.0, 1e-3, 0.0)
-    with pytest.raises(Exception, match="lr / warmup_iters"):
-        FORMULAS["neox.warmup_from_zero"].write(1e-5)
+    got = FORMULAS["cerebras.lr_schedule"].read(spec)
+    assert got["lr"] == 5.809e-5 and summaries(parse(got["phases"]), 1493333) == {
+        "schedule.warmup_steps": 12800.0, "schedule.decay_steps": 1292800, "schedule.min_lr": 5.809e-6}
 
 
 def test_neox_precision_follows_what_neox_does():
@@ -183,12 +186,34 @@ def test_batch_and_parallel():
     assert dp.read(8, 1, 0) == 8  # pipe size 0 counts as 1
     with pytest.raises(ValueError):
         dp.read(10, 4, 1)
-    gb = FORMULAS["neox.global_batch"]
-    assert gb.read(None, 4, 32, 12) == 1536
-    assert gb.read(1024, None, None, None) == 1024
-    assert gb.read(None, 4, 32, None) is None
+    batch = FORMULAS["neox.batch"]
+    assert batch.read(None, 4, 32, 12) == {"global": 1536, "micro": 4, "grad_accum": 32}  # NeoX-20B on 96 GPUs
+    assert batch.read(1024, None, 1, 8) == {"global": 1024, "micro": 128, "grad_accum": 1}  # NeoX's GA default 1
+    assert batch.read(1024, 32, None, 8) == {"global": 1024, "micro": 32, "grad_accum": 4}  # null: NeoX derives it
+    assert batch.read(None, 4, 32, None) == {"global": None, "micro": 4, "grad_accum": 32}
+    assert batch.read(None, None, None, 8) == {}  # no batch: the file holding it is merged
     with pytest.raises(ValueError):
-        gb.read(1000, 4, 32, 12)
+        batch.read(1000, 4, 32, 12)  # NeoX's check_batch_parameters
+
+
+def test_batch_rederived_at_the_targets_data_parallel_size():
+    # NeoX-20B's 1536 = 4 x 32 x 12 (96 GPUs, pipe 4 x model 2) into VeOmni at the same 96 GPUs: no tensor or
+    # pipeline parallelism there, 96 data-parallel ranks: micro 4 x accumulation 4
+    out, why = unwrap(FORMULAS["veomni.batch"].write(1536, 4, 32, True, 96, None))
+    assert out == {"train_global_batch_size": 1536, "train_micro_batch_size": 4} and "accumulation 4" in why
+    # VeOmni ulysses 4 at 8 GPUs (dp 2): 16 = 2 x 4 x 2; NeoX has no Ulysses: dp 8, accumulation 1
+    out, why = unwrap(FORMULAS["neox.batch"].write(16, 2, 4, 8, None, None))
+    assert out == {"train_batch_size": 16, "train_micro_batch_size_per_gpu": 2, "gradient_accumulation_steps": 1}
+    # a micro batch that does not divide the per-rank batch becomes its largest divisor below it
+    out, _ = unwrap(FORMULAS["deepspeed.batch"].write(96, 5, 1, 8, None, None, None))
+    assert (out["train_micro_batch_size_per_gpu"], out["gradient_accumulation_steps"]) == (4, 3)
+    # DeepSpeed with Ulysses divides the world by sequence_parallel_size
+    assert FORMULAS["deepspeed.batch"].write(16, 2, 4, 8, None, None, 4) == {
+        "train_batch_size": 16, "train_micro_batch_size_per_gpu": 2, "gradient_accumulation_steps": 4}
+    # a global batch that does not split over the ranks: missing, with the --set that makes it hold (never micro 0)
+    missing = FORMULAS["neox.batch"].write(30, None, None, 8, None, None)["train_batch_size"]
+    assert isinstance(missing, Missing) and "--set batch.global=24 or --set batch.global=32" in missing.hint
+    assert isinstance(FORMULAS["deepspeed.batch"].write(4, None, None, 8, None, None, None)["train_batch_size"], Missing)
 
 
 def test_gqa_and_attention_bias():

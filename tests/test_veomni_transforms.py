@@ -10,6 +10,8 @@ from hypothesis import strategies as st
 
 from translator.formats.veomni.schedule import veomni_ratio, veomni_tokens_for
 from translator.formula import FORMULAS, Approx, Unexpressible, unwrap
+from translator.schedule.fields import parse
+from translator.schedule.simple import simple
 
 
 def read(name: str, **kwargs):  # type: ignore[no-untyped-def]
@@ -69,16 +71,29 @@ def test_train_steps_read_and_write() -> None:
         write("veomni.train_steps", value=100, global_batch=None, seq_length=2048, warmup_ratio=0.0, epochs=1, packed=None)
 
 
-def test_schedule_read_and_write() -> None:
-    got = read("veomni.schedule", train_optimizer_lr_warmup_ratio=0.007, train_optimizer_lr_decay_ratio=1.0,
-               steps=239254, decay_style="cosine")  # fmt: skip
-    assert got == {"warmup_steps": 1674.0, "decay_steps": 239254}
-    out = write("veomni.schedule", warmup_steps=1430.0, decay_steps=143000, steps=143000, decay_style="cosine")
-    assert out == {"train_optimizer_lr_warmup_ratio": 0.01, "train_optimizer_lr_decay_ratio": 1.0}
-    rounded, why = unwrap(write("veomni.schedule", warmup_steps=1.43, decay_steps=143, steps=143, decay_style="linear"))
-    assert rounded == {"train_optimizer_lr_warmup_ratio": veomni_ratio(1, 143)} and "rounded to 1" in why
-    with pytest.raises(Unexpressible, match="--set train.steps"):
-        write("veomni.schedule", warmup_steps=10.0, decay_steps=100, steps=None, decay_style="cosine")
+def test_lr_schedule_read_and_write() -> None:
+    lr = "veomni.lr_schedule"
+    # llama3.yaml's warmup ratio 0.007 of 239254 steps: int() = 1674; lr 3e-4 int(239254 x 0.007) = 1674, cosine to lr_min at the end
+    got = read(lr, train_optimizer_lr=3e-4, train_optimizer_lr_min=3e-5, train_optimizer_lr_start=None,
+               train_optimizer_lr_warmup_ratio=0.007, train_optimizer_lr_decay_style="cosine",
+               train_optimizer_lr_decay_ratio=1.0, steps=239254)  # fmt: skip
+    s = parse(got["phases"])
+    assert got["lr"] == 3e-4 and s.value(0) == 0.0 and s.value(1674) == 3e-4 and s.value(239254) == 3e-5
+    # Pythia's cosine (Cerebras' warmup from 0, no NeoX lr / W): exact, with the shortest ratios
+    out = write(lr, lr=2e-4, phases=simple(2e-4, 1430, "cosine", 143000, 2e-5).to_json(), steps=143000)
+    assert out == {"train_optimizer_lr": 2e-4, "train_optimizer_lr_start": 0.0, "train_optimizer_lr_warmup_ratio": 0.01,
+                   "train_optimizer_lr_decay_style": "cosine", "train_optimizer_lr_min": 2e-5,
+                   "train_optimizer_lr_decay_ratio": 1.0}  # fmt: skip
+    # ratios of an unknown step count: the schedule is unknown, and the reading says how to give it
+    unknown = read(lr, train_optimizer_lr=3e-4, train_optimizer_lr_min=None, train_optimizer_lr_start=None,
+                   train_optimizer_lr_warmup_ratio=0.01, train_optimizer_lr_decay_style=None,
+                   train_optimizer_lr_decay_ratio=None, steps=None)  # fmt: skip
+    assert unknown["phases"].value is None and "--set train.steps=N" in unknown["phases"].detail
+    # a constant lr without warmup needs no step count
+    assert read(lr, train_optimizer_lr=None, train_optimizer_lr_min=None, train_optimizer_lr_start=None,
+                train_optimizer_lr_warmup_ratio=None, train_optimizer_lr_decay_style=None,
+                train_optimizer_lr_decay_ratio=None, steps=None) == {
+        "lr": 5e-5, "phases": [{"kind": "constant", "length": 1, "start": 5e-5, "end": 5e-5}]}  # fmt: skip
 
 
 def test_zero_stage_both_ways() -> None:

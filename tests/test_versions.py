@@ -125,7 +125,7 @@ def test_every_table_alias_names_a_release() -> None:
 def test_a_key_of_another_release_is_known_not_unknown(tmp_path) -> None:  # type: ignore[no-untyped-def]
     # a nested VeOmni file (#538 on) with the flat-era train.dyn_bsz_buffer_size (read until #498)
     path = tmp_path / "run.yaml"
-    path.write_text("model: {model_path: m}\ndata: {train_path: d, max_seq_len: 128}\n"
+    path.write_text("model: {model_path: m}\ndata: {train_path: d, max_seq_len: 128, train_size: 100000}\n"
                     "train: {optimizer: {lr: 1.0e-4, lr_min: 1.0e-6}, checkpoint: {output_dir: o, save_steps: 10},\n"
                     "        pad_packed_input: true, dyn_bsz_margin: 10, dyn_bsz_bufer: 3}\n")  # fmt: skip
     (tmp_path / "config.json").write_text('{"model_type": "llama"}')

@@ -135,11 +135,24 @@ def read_ir(config: ConfigInput | Source, src: str, **options: Any) -> Ingested:
     retire(source, table)  # keys of other releases a rule would read: not by this release
     unsupported = set_family_aside(source, table)  # a model family the canonical fields do not cover
     ingested = ingest(source, table, release_index(src, source.version, table.title), user, options.get("context"))
+    settle_schedule(ingested.ir)
     if unsupported is not None:
         withhold_defaults(ingested.ir, table)
     if all(fate.kind == "unknown" for fate in ingested.fates.values()):
         raise _not_this_format(source, src, table.title)
     return ingested
+
+
+def settle_schedule(ir: IR) -> None:
+    """The schedule's summaries, and --set of one or of optim.lr applied to the phases (the schedule
+    core is imported only for a config with a schedule)."""
+    if "schedule.phases" in ir.fields or ir.fields.keys() & _SCHEDULE_INPUTS:
+        from .schedule.fields import settle
+
+        settle(ir)
+
+
+_SCHEDULE_INPUTS = frozenset({"schedule.warmup_steps", "schedule.decay_steps", "schedule.min_lr", "optim.lr"})
 
 
 def _not_this_format(source: Source, fmt: str, title: str) -> InputError:

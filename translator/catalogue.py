@@ -32,6 +32,9 @@ class Field:
     below: float | None = None
     items: "Field | None" = None  # a list's items (Adam's betas: numbers in [0, 1))
     length: int | None = None  # a list's exact length
+    validate: str = ""  # a named check of the whole value (VALIDATORS), e.g. the schedule's phases
+    summary_of: str = ""  # a read-only summary of another field (compared through that field)
+    covered_by: str = ""  # compared only when no config has this other field (which then decides the run)
 
     def check(self, value: Any) -> tuple[Any, str]:
         """Coerce a value to this field's type; returns (value, note) or raises ValueError."""
@@ -93,7 +96,19 @@ class Field:
         elif self.type == "dict":
             if not isinstance(value, dict):
                 raise ValueError(f"expected a mapping, got {value!r}")
+        if self.validate:
+            value = VALIDATORS[self.validate]()(value)
         return value, note
+
+
+def _schedule_check() -> Any:
+    from .schedule.fields import check_phases  # only when a schedule is read
+
+    return check_phases
+
+
+# name -> a function returning the check (imported on first use): the value checked, or ValueError
+VALIDATORS = {"schedule": _schedule_check}
 
 
 @lru_cache(maxsize=None)
@@ -104,7 +119,10 @@ def catalogue() -> dict[str, Field]:
     for name, spec in raw["fields"].items():
         if not isinstance(spec, dict) or spec.get("type") not in TYPES or not spec.get("doc"):
             raise MappingTableError(f"{path.name}: field {name!r} needs a type in {TYPES} and a doc line")
-        unknown = set(spec) - {"type", "doc", "unit", "enum", "min", "max", "above", "below", "items", "length"}
+        unknown = set(spec) - {"type", "doc", "unit", "enum", "min", "max", "above", "below", "items", "length",
+                               "validate", "summary_of", "covered_by"}
+        if spec.get("validate") is not None and spec["validate"] not in VALIDATORS:
+            raise MappingTableError(f"{path.name}: field {name!r}: validate must be one of {sorted(VALIDATORS)}")
         if unknown:
             raise MappingTableError(f"{path.name}: field {name!r} has unknown attributes {sorted(unknown)}")
         items = spec.get("items")
@@ -124,6 +142,9 @@ def catalogue() -> dict[str, Field]:
             below=spec.get("below"),
             items=Field(f"{name}[]", doc=spec["doc"], **items) if items is not None else None,
             length=spec.get("length"),
+            validate=spec.get("validate", ""),
+            summary_of=spec.get("summary_of", ""),
+            covered_by=spec.get("covered_by", ""),
         )
     return fields
 

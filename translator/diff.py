@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from .catalogue import catalogue
 from .compare import DEFAULT_RTOL, values_equal
 from .engine import Ingested
 from .errors import NeoconvError, UsageError
@@ -22,9 +23,12 @@ class FieldChange:
     a_keys: tuple[str, ...]
     b_keys: tuple[str, ...]
     report: tuple[str, ...] | None = None  # statuses of the translation report's entries about the field
+    difference: tuple[float, int] | None = None  # a schedule's: the largest lr difference and its first step
 
     def to_json(self) -> dict[str, Any]:
         out = {"field": self.field, "a": self.a, "b": self.b, "a_keys": list(self.a_keys), "b_keys": list(self.b_keys)}
+        if self.difference is not None:
+            out["difference"] = {"lr": self.difference[0], "step": self.difference[1]}
         if self.report is not None:
             out["report"] = list(self.report)
         return out
@@ -75,6 +79,11 @@ class DiffResult:
             return f"  [report: {', '.join(c.report)}{'' if c.named() else ': not named as a loss'}]"
 
         for c in self.changed:
+            if c.difference is not None:  # a schedule: one line per side, and by how much the lrs differ
+                lines.append(f"changed  {c.field}: lrs differ by up to {c.difference[0]:.4g} (first at step "
+                             f"{c.difference[1]}){said(c)}\n  A{side(c.a_keys)}: {_describe(c.a)}\n"
+                             f"  B{side(c.b_keys)}: {_describe(c.b)}")  # fmt: skip
+                continue
             lines.append(f"changed  {c.field}: {c.a!r}{side(c.a_keys)} -> {c.b!r}{side(c.b_keys)}{said(c)}")
         for c in self.only_a:
             lines.append(f"removed  {c.field}: {c.a!r}{side(c.a_keys)} (not set in B){said(c)}")
@@ -120,6 +129,36 @@ def writable(fmt: str) -> frozenset[str]:
     return expressible(fmt) - set(load_table(fmt).absent)
 
 
+@lru_cache(maxsize=None)
+def _special() -> dict[str, str]:
+    """Fields not compared value by value: a schedule (by its lrs over the run), summaries (not at all)."""
+    out = {}
+    for name, spec in catalogue().items():
+        if spec.summary_of:
+            out[name] = "summary"
+        elif spec.covered_by:
+            out[name] = f"covered:{spec.covered_by}"
+        elif spec.validate == "schedule":
+            out[name] = "schedule"
+    return out
+
+
+def _schedule_gap(a: Any, b: Any, steps: Any, rtol: float) -> tuple[float, int] | None:
+    """None when two phases values give every step the same lr (within rtol of the peak) over the
+    run, else the largest difference and the first step where it occurs."""
+    from .schedule.fields import compare
+
+    diff, top = compare(a, b, steps)
+    return None if diff.value <= rtol * top else (diff.value, diff.step)
+
+
+def _describe(phases: Any) -> str:
+    from .schedule.fields import parse
+    from .schedule.simple import describe
+
+    return describe(parse(phases))
+
+
 def diff_ir(a: Ingested, b: Ingested, *, rtol: float = DEFAULT_RTOL, differences_only: bool = False) -> DiffResult:
     """`differences_only`: the changed, removed and added fields only (a translation's check of its
     output needs nothing else, for every file of a batch)."""
@@ -135,8 +174,14 @@ def diff_ir(a: Ingested, b: Ingested, *, rtol: float = DEFAULT_RTOL, differences
     def change(name: str, va: Any, vb: Any) -> FieldChange:
         return FieldChange(name, va.value if va else None, vb.value if vb else None, _keys(va, aliases_a), _keys(vb, aliases_b))
 
+    special = _special()
     for name in sorted(fields_a.keys() | fields_b.keys()):
         va, vb = fields_a.get(name), fields_b.get(name)
+        how = special.get(name)
+        if how == "summary":
+            continue  # a summary of another field, compared through it
+        if how is not None and how.startswith("covered:") and (fields_a.get(how[8:]) or fields_b.get(how[8:])):
+            continue  # decided by another field (the optimizer's lr by a schedule, which is compared itself)
         if name not in both:
             if not differences_only and (
                 (va and va.origin is not Origin.DEFAULT) or (vb and vb.origin is not Origin.DEFAULT)
@@ -151,7 +196,12 @@ def diff_ir(a: Ingested, b: Ingested, *, rtol: float = DEFAULT_RTOL, differences
             if va.origin is not Origin.DEFAULT:
                 result.only_a.append(change(name, va, vb))
             continue
-        if not values_equal(va.value, vb.value, rtol):
+        if how == "schedule":
+            gap = _schedule_gap(va.value, vb.value, a.ir.get("train.steps") or b.ir.get("train.steps"), rtol)
+            if gap is not None:
+                result.changed.append(change(name, va, vb))
+                result.changed[-1].difference = gap
+        elif not values_equal(va.value, vb.value, rtol):
             result.changed.append(change(name, va, vb))
     if differences_only:
         return result

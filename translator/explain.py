@@ -47,15 +47,19 @@ def explain_data(name: str) -> dict[str, Any]:
         raise UsageError(f"{name!r} is not a canonical field" + (f"; did you mean {close[0]}?" if close else ""))
     spec = fields[name]
     per_format: dict[str, Any] = {}
+    written_as = spec.summary_of or name  # a summary is written (and read) through what it summarises
     for fmt in FORMATS:
         table = load_table(fmt)
-        rules = table.rules_for_field(name)
+        rules = table.rules_for_field(written_as)
         if rules:
             per_format[fmt] = [_describe(r, tuple(reversed(table.versions))) for r in rules]
         elif name in table.absent:
             per_format[fmt] = {"absent": table.absent[name]}
-    return {"field": name, "type": spec.type, "unit": spec.unit, "doc": spec.doc,
-            "enum": list(spec.enum), "formats": per_format}  # fmt: skip
+    out = {"field": name, "type": spec.type, "unit": spec.unit, "doc": spec.doc,
+           "enum": list(spec.enum), "formats": per_format}  # fmt: skip
+    if spec.summary_of:
+        out["summary_of"] = spec.summary_of
+    return out
 
 
 def _explain_key(fmt: str, key: str) -> dict[str, Any]:
@@ -162,6 +166,8 @@ def _field_text(data: dict[str, Any]) -> str:
     lines = [f"{data['field']} ({data['type']}{unit}): {data['doc']}"]
     if data["enum"]:
         lines.append(f"  values: {', '.join(data['enum'])}")
+    if data.get("summary_of"):
+        lines.append(f"  derived from {data['summary_of']}, and written through it:")
     for fmt, rules in data["formats"].items():
         if isinstance(rules, dict):
             lines.append(f"  {fmt}: not expressible ({rules['absent']})")

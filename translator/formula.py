@@ -49,6 +49,14 @@ class Approx:
 
 
 @dataclass(frozen=True)
+class Missing:
+    """A key a write formula cannot give a value that the target needs: reported `missing` with the
+    hint (the exact --set that gives it); the rule's leaves say why it is not written."""
+
+    hint: str
+
+
+@dataclass(frozen=True)
 class Extension:
     """A formula's reading of a value with no canonical form (a cyclic lr schedule, ...).
 

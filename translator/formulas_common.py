@@ -1,20 +1,14 @@
-"""Formulas (and their helpers) every mapping table may share: named for the maths, naming no framework.
-
-The warmup conventions below explain canonical values (schemas/canonical.yaml defines
-`linear_clamped` as GPT-NeoX's warmup and `lag_steps: 1` as DeepSpeed's Warmup* schedulers), so
-their messages name the framework whose convention a value is.
-"""
+"""Formulas (and their helpers) every mapping table may share: named for the maths, naming no framework."""
 
 from __future__ import annotations
 
 import math
 from typing import Any
 
-from .formula import Approx, Unexpressible, formula
+from .batch_split import ranks
+from .formula import Approx, formula
 
 GATED_ACTIVATIONS = frozenset({"geglu", "reglu", "swiglu", "bilinear", "glu"})
-# The canonical exponential decay (GPT-NeoX's): lr * exp(-0.693 * m / E), this rate per decay span.
-EXP_DECAY_RATE = math.exp(-0.693)
 
 
 def rotary_dim_for(fraction: float, head_dim: int) -> Any:
@@ -83,72 +77,16 @@ class DataParallel:
         return world_size // model_ranks
 
     @staticmethod
-    def write(value: int, world_size: int | None, tensor_size: int | None, pipeline_size: int | None) -> dict[str, Any]:
+    def write(value: int, world_size: int | None, tensor_size: int | None, pipeline_size: int | None) -> Any:
+        return ranks_differ(value, *ranks(world_size, [("tensor", tensor_size), ("pipeline", pipeline_size)]))
+
+
+def ranks_differ(source: int | None, target: int | None, where: str) -> Any:
+    """Nothing to write for a derived data-parallel size; a loss when the target splits the world
+    differently (the batch rules re-derive micro batch and accumulation for it)."""
+    if source is None or target is None or source == target:
         return {}
+    return Approx({}, f"the target runs {target} data-parallel ranks ({where}), the source {source}: micro batch and "
+                      "accumulation are re-derived for the same global batch")  # fmt: skip
 
 
-# Warmup conventions. The canonical schedule gives the k-th optimizer step (k = 1, 2, ...) the lr of
-# scheduler step t = k - 1, as Cerebras' LinearLR and VeOmni's LambdaLR do (both evaluated at t = 0
-# for the first step). GPT-NeoX's AnnealingLR gives warmup steps peak * max(1, t) / W: its first
-# step gets peak / W, not the start (warmup_type linear_clamped). DeepSpeed's Warmup* schedulers are
-# one step late (lag_steps 1): the engine steps them after each optimizer step, starting from
-# last_batch_iteration -1, so step k gets t = k - 2 (the first two steps the warmup start).
-
-
-def first_step_gap(lr: float | None, warmup_steps: float | None) -> str:
-    """The size of a one-step difference during a warmup, for the report: lr / W."""
-    if lr is None or not warmup_steps:
-        return "one warmup step's increase of the lr"
-    return f"lr/W = {lr:g}/{warmup_steps:g} = {lr / warmup_steps:.3g}"
-
-
-def clamped_warmup_loss(start: float | None, lr: float | None, warmup_steps: float | None) -> str:
-    return (f"the source's warmup (GPT-NeoX's) gives its first step {first_step_gap(lr, warmup_steps)}; here the "
-            f"first step gets the warmup start {start or 0.0:g} (the other steps agree)")  # fmt: skip
-
-
-def lag_loss(lag: int | None, lr: float | None, warmup_steps: float | None, kind: str = "") -> str:
-    """Why a schedule run `lag` steps late (or on time) differs from the source's."""
-    gap = first_step_gap(lr, warmup_steps)
-    if lag:
-        return (f"the source's schedule (DeepSpeed's Warmup*) runs {lag} step late: its first two steps get the "
-                f"warmup start and its step k the lr of step k-1 here; written as a schedule that starts at the "
-                f"first step, every lr comes one step earlier (at most {gap} higher during the warmup)")  # fmt: skip
-    return (f"DeepSpeed's {kind or 'warmup scheduler'} runs one step late: its first two steps get the warmup "
-            f"start and its step k the lr the source gives step k-1 (at most {gap} lower during the warmup)")  # fmt: skip
-
-
-def schedule_varies(warmup_steps: float | None, decay_style: str | None) -> bool:
-    return bool(warmup_steps) or decay_style not in (None, "constant")
-
-
-@formula("linear_warmup")
-class LinearWarmup:
-    """Frameworks whose warmup is linear from its start at t = 0: no warmup, no type."""
-
-    @staticmethod
-    def read(warmup_steps: float | None) -> str | None:
-        return "linear" if warmup_steps else None
-
-    @staticmethod
-    def write(value: str, warmup_steps: float | None, lr: float | None, warmup_start_lr: float | None) -> Any:
-        if value == "linear_clamped":
-            return Approx({}, clamped_warmup_loss(warmup_start_lr, lr, warmup_steps), ("schedule.warmup_type",))
-        if value != "linear":
-            raise Unexpressible(f"a {value} warmup: this framework only warms up linearly")
-        return {}
-
-
-@formula("no_lag")
-class NoLag:
-    """Frameworks whose schedule starts at the first optimizer step (all but DeepSpeed's Warmup*)."""
-
-    @staticmethod
-    def read(warmup_steps: float | None, decay_style: str | None) -> int | None:
-        return 0 if schedule_varies(warmup_steps, decay_style) else None
-
-    @staticmethod
-    def write(value: int, warmup_steps: float | None, decay_style: str | None, lr: float | None) -> Any:
-        if value:
-            return Approx({}, lag_loss(value, lr, warmup_steps), ("schedule.lag_steps",))
-        return {}

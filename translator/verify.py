@@ -33,7 +33,7 @@ def read_back(
     """The written document ingested with the target's reader and table, as a user would read it:
     what the user gave on the command line that the target cannot hold (--world-size) is given
     again, as `neoconv diff --world-size` would; nothing else of the source is known."""
-    from .api import load
+    from .api import load, settle_schedule
 
     back = load(document, fmt, model_config=model_config) if model_config is not None else load(document, fmt)
     back.version = version  # read as the release it was written for, its older spellings as today's keys
@@ -45,6 +45,7 @@ def read_back(
     read = ingest(back, table, schema_index(fmt), None, given, ledger=False)
     if family is not None:
         withhold_defaults(read.ir, table)
+    settle_schedule(read.ir)
     return read
 
 

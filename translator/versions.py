@@ -299,9 +299,12 @@ def retire(source: Any, table: Any) -> None:
 
     name_of = history_name(source.aliases, history, get_format(source.format).load_reader().history_key)
     for rule in table.rules:
-        if len(rule.keys) < 2 or not any(history.mask(name_of(k)) >> at & 1 for k in rule.keys):
+        # only beside a key of the same rule that the file has and the release reads: that one the rule
+        # reads with this release's meaning (a file with betas alone is not a 1.x file missing beta1)
+        present = [k for k in rule.keys if _present(source.tree, k) is not None]
+        if len(present) < 2 or not any(history.mask(name_of(k)) >> at & 1 for k in present):
             continue
-        for key in rule.keys:
+        for key in present:
             name = name_of(key)
             if name not in history.keys or history.mask(name) >> at & 1 or _present(source.tree, key) is None:
                 continue

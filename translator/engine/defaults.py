@@ -31,7 +31,9 @@ def defaulted_entry(ingested: Ingested, table: Table, rule: Rule, present: list[
     })  # fmt: skip
     caveat = ingested.lossy.get(id(src_rules[0])) if src_rules else None
     keys = tuple(written)
-    return said(src_key, ", ".join(keys), Status.DEFAULTED, (message, caveat) if caveat else (message,), tuple(present), keys)
+    # a caveat of the source's reading concerns all its fields (a schedule left unknown)
+    fields = src_rules[0].fields if caveat else tuple(present)
+    return said(src_key, ", ".join(keys), Status.DEFAULTED, (message, caveat) if caveat else (message,), fields, keys)
 
 
 def default_not_kept(extra: list[Entry], ingested: Ingested, rule: Rule, present: list[str], why: Message | Approx) -> None:

@@ -14,7 +14,7 @@ from .entries import leaf_entries, set_entries
 from .ledger import Ingested
 from .losses import unanchored, unreported_losses
 from .solve import unsolved
-from .writing import LOSS, Carried, at_default, reason_for, write_formula, write_simple
+from .writing import LOSS, MISSING, Carried, at_default, reason_for, write_formula, write_simple
 
 
 def emit(
@@ -119,6 +119,8 @@ class _Emission:
             if written is None:
                 continue
             applied.append((rule, present))
+            for key in [k for k in written if k.startswith(MISSING)]:
+                self._needed(rule, key[len(MISSING):], written.pop(key)[1])
             lost = written.pop(LOSS, None)
             if lost is not None or rule.lossy or rule.key is None or rule.note:
                 self._noted(rule, present, written, lost[1] if lost else None)
@@ -177,6 +179,14 @@ class _Emission:
             slot = self.carried.setdefault(name, Carried())
             slot.skipped, slot.unwritable = why, True
         default_not_kept(self.extra, self.ingested, rule, present, why)
+        if rule.required and rule.key and rule.applies(self.values):  # what the target needs is still not there
+            need: Message = ("needs_value", {"field": rule.fields[0], "hint": rule.hint or None, "elsewhere": None})
+            self.extra.append(said(None, rule.key, Status.MISSING, (need,), rule.fields, (rule.key,)))
+
+    def _needed(self, rule: Rule, key: str, why: Approx | None) -> None:
+        """A key the target needs that the rule's formula could not give (the --set that gives it)."""
+        need: Message = ("needs_value", {"field": rule.fields[0], "hint": why.detail if why else None, "elsewhere": None})
+        self.extra.append(said(None, key, Status.MISSING, (need,), rule.fields, (key,)))
 
     def _missing(self, rule: Rule) -> None:
         """None of the rule's fields has a value: `missing` when the target needs one."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..catalogue import catalogue
 from ..ir import Origin
 from ..mapping import Rule, Table
 from ..report import Entry, Message, Report, Status, said
@@ -61,7 +62,8 @@ def set_entries(report: Report, ingested: Ingested, table: Table, carried: dict[
                                        (("set_written", {"field": name, "value": value.value}),), (name,), keys))  # fmt: skip
             continue
         readers = ingested.table.rules_reading(name) if ingested.table else []
-        users = sorted({f for r in readers for f in r.fields if ir.has(f)})
+        summary_of = catalogue()[name].summary_of  # a schedule summary: the phases are rebuilt from it
+        users = [summary_of] if summary_of else sorted({f for r in readers for f in r.fields if ir.has(f)})
         if users:
             used: Message = ("used_to_derive", {"fields": users})
             report.entries.append(said(f"--set {name}", None, Status.CONVERTED, (used,), (name,)))
@@ -148,7 +150,8 @@ def _rule_entry(
     if read_lossy or rule.lossy:  # the rule's reading or mapping as a whole is approximate
         lost_fields = rule.fields
     if missing:
-        why = next((s.skipped for f, s in zip(rule.fields, slots) if f in missing and s and s.skipped), None)
+        why = next((s.skipped for f, s in zip(rule.fields, slots) if f in missing and s and s.skipped), None) or next(
+            (("absent", {"reason": table.absent[f], "field": f}) for f in missing if f in table.absent), None)
         lossy.append(("cannot_express", {"title": table.title, "fields": missing, "why": as_value(why)}))
     if lossy:
         return said(leaf, target, Status.LOSSY, (*unique(lossy), *fate.notes), lost_fields, _keys(targets))

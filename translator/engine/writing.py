@@ -9,11 +9,12 @@ from ..errors import UsageError
 from ..ir import IR
 from ..mapping import Rule
 from ..report import Message, as_message, reason
-from ..formula import Approx, Unexpressible, is_close, unwrap
+from ..formula import Approx, Missing, Unexpressible, is_close, unwrap
 
 Written = dict[str, tuple[Any, "Approx | None"]]  # target key -> (value, why it is approximate)
 
 LOSS = ""  # write() key for "nothing written, and why" (a formula returning Approx)
+MISSING = "\0missing:"  # write() key prefix: a key the target needs that the formula cannot give (Missing)
 
 
 class Carried:
@@ -30,7 +31,7 @@ class Carried:
         self.unwritable = False  # skipped because the target cannot take the value (not a `when`)
 
 
-def write_formula(rule: Rule, ir: IR, version: str = "") -> Written:
+def write_formula(rule: Rule, ir: IR, version: str | None = None) -> Written:
     """Framework key -> (value, why it is approximate) a formula writes for its rule's fields.
 
     A formula may return Approx({...}, reason) to say the target cannot hold all of it, or map a
@@ -38,13 +39,19 @@ def write_formula(rule: Rule, ir: IR, version: str = "") -> Written:
     (under LOSS when nothing carries them).
     """
     assert rule.formula is not None
-    produced = rule.formula.write(**rule.write_kwargs(ir, version))
+    kwargs = {arg: ir.get(name) for arg, name in rule.write_args}
+    if "version" in rule.formula.write_params():  # a writing that depends on the target's release
+        kwargs["version"] = version
+    produced = rule.formula.write(**kwargs)
     losses: list[Approx] = [produced] if isinstance(produced, Approx) and produced.detail else []
     by_ident = rule.key_by_ident
     result: Written = {}
     for name, value in unwrap(produced)[0].items():
         if name not in by_ident:
             raise UsageError(f"formula {rule.formula.name} wrote {name!r}, which its rule does not declare")
+        if isinstance(value, Missing):  # reported missing (emit), and the reason on the rule's leaves
+            result[MISSING + by_ident[name]] = (None, Approx(None, value.hint))
+            value = Approx(None, value.hint)
         if isinstance(value, Approx):
             if value.value is not None:
                 result[by_ident[name]] = (value.value, value if value.detail else None)

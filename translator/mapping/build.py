@@ -143,7 +143,7 @@ def _check_formula(
             table, where,
             f"formula {formula.name} reads {sorted(formula.read_params())} but the rule gives {sorted(expected_read)}",
         )  # fmt: skip
-    value_names = {"value"} if len(fields) == 1 else {field_ident(f) for f in fields}
+    value_names = {"value"} | ({field_ident(f) for f in fields} if len(fields) > 1 else set())  # value: the first
     expected_write = value_names | set(with_fields)
     if formula.write_params() - expected_write - {"version"}:  # a writing may depend on the target release
         raise _fail(

@@ -3,6 +3,7 @@ schedule, ...), registered by the module that reads it and evaluated through the
 
 from __future__ import annotations
 
+import importlib
 from typing import Any, Callable, Mapping, NamedTuple
 
 from .shapes import Shape
@@ -27,9 +28,23 @@ def register_form(name: str, form: CustomForm) -> None:
     FORMS[name] = form
 
 
+def known(name: Any) -> bool:
+    """Whether a form is registered; a name `<format>.<form>` imports that format's scheduler module
+    (which registers its forms) the first time: a phase read back from JSON needs no prior import."""
+    if name in FORMS:
+        return True
+    prefix = name.split(".", 1)[0] if isinstance(name, str) and "." in name else ""
+    if prefix.isidentifier():
+        try:
+            importlib.import_module(f"translator.formats.{prefix}.scheduler")
+        except ModuleNotFoundError:
+            return False
+    return name in FORMS
+
+
 class Custom(Shape):
     def __init__(self, form: str, args: Mapping[str, Any]) -> None:
-        if form not in FORMS:
+        if not known(form):
             raise KeyError(form)
         self.form, self.args, self.name = FORMS[form], args, form
         self.structured = self.form.slope is not None and self.form.breaks is not None

@@ -54,9 +54,11 @@ def _settles(s: Schedule, horizon: int, last: float) -> int:
 def tops(s: Schedule, f: Features, most: int = 3) -> list[float]:
     """Peak lrs worth trying: the one reached, and the ones the shapes aim at (a warmup that ends a
     step before its top, a decay already one step in, a floor above the configured lr)."""
-    found = [f.peak] + [max(p.start, p.end) for p in s.phases if p.kind != "constant" and max(p.start, p.end) > 0]
-    unique = list(dict.fromkeys(found))
-    return sorted(unique, key=lambda v: (v != f.peak, abs(v - f.peak)))[:most]
+    aims = [max(p.start, p.end) for p in s.phases if p.kind != "constant" and max(p.start, p.end) > 0]
+    # the peak as the phases state it, not its float noise from evaluating a shape (1.4999999999999974e-4)
+    top = next((v for v in aims if abs(v - f.peak) <= 1e-12 * abs(f.peak)), f.peak)
+    unique = list(dict.fromkeys([top, *aims]))
+    return sorted(unique, key=lambda v: (v != top, abs(v - top)))[:most]
 
 
 def warmup_ends(s: Schedule, f: Features) -> list[int]:

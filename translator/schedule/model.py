@@ -221,7 +221,7 @@ def _check_params(p: Phase) -> None:
             raise ScheduleError("cyclic down and high must be at least 0")
         if get("mode") not in CYCLIC_MODES:
             raise ScheduleError(f"cyclic mode must be one of {', '.join(CYCLIC_MODES)}, got {get('mode')!r}")
-    if k == "custom" and get("form") not in custom.FORMS:
+    if k == "custom" and not custom.known(get("form")):
         raise ScheduleError(f"no closed form named {get('form')!r} is registered")
 
 

@@ -40,5 +40,8 @@ def describe(s: Schedule) -> str:
     parts = []
     for p in s.phases:
         lrs = f"{p.start:g}" if p.kind == "constant" else f"{p.start:g} -> {p.end:g}"
-        parts.append(f"{p.kind} {lrs} ({p.length} step{'s' if p.length != 1 else ''})")
+        steps = f"{p.length} step{'s' if p.length != 1 else ''}"
+        if p.span is not None and p.width != p.length:  # a piece of a longer shape
+            steps += f" of {p.width:g}"
+        parts.append(f"{p.kind} {lrs} ({steps})")
     return "; ".join(parts) + ("" if s.phases[-1].beyond == "hold" else ", and on")

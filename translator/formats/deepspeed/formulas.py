@@ -10,7 +10,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ...formula import Approx, Extension, Unexpressible, formula
+from ...batch_split import ranks, split
+from ...formula import Approx, Extension, Missing, Unexpressible, formula
+from ...formulas_common import ranks_differ
 from . import schedule  # noqa: F401  (registers deepspeed.lr_schedule)
 
 
@@ -49,58 +51,48 @@ def deepspeed_batch(
     return tb, mb, ga
 
 
-@formula("deepspeed.global_batch")
-class DeepspeedGlobalBatch:
-    """train_batch_size, else micro x GA x dp (DeepSpeed's resolution; the other two keys are peeked)."""
+@formula("deepspeed.batch")
+class DeepspeedBatch:
+    """train_batch_size, train_micro_batch_size_per_gpu, gradient_accumulation_steps as DeepSpeedConfig
+    resolves them at its data-parallel size (deepspeed_batch); written at the target's own dp (world /
+    tensor / pipeline / sequence) for the same global batch (batch_split.py)."""
 
     @staticmethod
-    def read(
-        train_batch_size: int | None,
-        train_micro_batch_size_per_gpu: int | None,
-        gradient_accumulation_steps: int | None,
-        data_parallel_size: int | None,
-    ) -> int | None:
-        return deepspeed_batch(train_batch_size, train_micro_batch_size_per_gpu, gradient_accumulation_steps, data_parallel_size)[0]
+    def read(train_batch_size: int | None, train_micro_batch_size_per_gpu: int | None,
+             gradient_accumulation_steps: int | None, data_parallel_size: int | None) -> dict[str, Any]:  # fmt: skip
+        tb, mb, ga = deepspeed_batch(train_batch_size, train_micro_batch_size_per_gpu, gradient_accumulation_steps,
+                                     data_parallel_size)  # fmt: skip
+        return {"global": tb, "micro": mb, "grad_accum": ga}
 
     @staticmethod
-    def write(value: int) -> dict[str, Any]:
-        return {"train_batch_size": value}
+    def write(value: int | None, micro: int | None, grad_accum: int | None, world: int | None, tensor: int | None,
+              pipeline: int | None, sequence: int | None) -> Any:  # fmt: skip
+        dp, where = ranks(world, [("tensor", tensor), ("pipeline", pipeline), ("sequence", sequence)])
+        done = split(value, micro, grad_accum, dp, where)
+        if isinstance(done, str):
+            return {"train_batch_size": Missing(done)}
+        out = {"train_batch_size": done.global_batch, "train_micro_batch_size_per_gpu": done.micro,
+               "gradient_accumulation_steps": done.accum}  # fmt: skip
+        return Approx(out, done.note, ("batch.micro", "batch.grad_accum")) if done.note else out
 
 
-@formula("deepspeed.micro_batch")
-class DeepspeedMicroBatch:
-    """train_micro_batch_size_per_gpu, else train_batch_size // dp // GA (DeepSpeed's resolution)."""
-
-    @staticmethod
-    def read(
-        train_micro_batch_size_per_gpu: int | None,
-        train_batch_size: int | None,
-        gradient_accumulation_steps: int | None,
-        data_parallel_size: int | None,
-    ) -> int | None:
-        return deepspeed_batch(train_batch_size, train_micro_batch_size_per_gpu, gradient_accumulation_steps, data_parallel_size)[1]
-
-    @staticmethod
-    def write(value: int) -> dict[str, Any]:
-        return {"train_micro_batch_size_per_gpu": value}
-
-
-@formula("deepspeed.grad_accum")
-class DeepspeedGradAccum:
-    """gradient_accumulation_steps (DeepSpeed default None), else train_batch_size // micro // dp, else 1."""
+@formula("deepspeed.data_parallel")
+class DeepspeedDataParallel:
+    """DeepSpeed's world_size for the batch: the GPUs / (tensor x pipeline) of the model code's mpu, and /
+    sequence_parallel_size (Ulysses) when the config gives it."""
 
     @staticmethod
-    def read(
-        gradient_accumulation_steps: int | None,
-        train_batch_size: int | None,
-        train_micro_batch_size_per_gpu: int | None,
-        data_parallel_size: int | None,
-    ) -> int | None:
-        return deepspeed_batch(train_batch_size, train_micro_batch_size_per_gpu, gradient_accumulation_steps, data_parallel_size)[2]
+    def read(world_size: int | None, tensor_size: int | None, pipeline_size: int | None, sequence_size: int | None) -> int | None:
+        dp, where = ranks(world_size, [("tensor", tensor_size), ("pipeline", pipeline_size), ("sequence", sequence_size)])
+        if world_size and dp is None:
+            raise ValueError(f"the world size is not a multiple of the model-parallel sizes ({where})")
+        return dp
 
     @staticmethod
-    def write(value: int) -> dict[str, Any]:
-        return {"gradient_accumulation_steps": value}
+    def write(value: int, world_size: int | None, tensor_size: int | None, pipeline_size: int | None,
+              sequence_size: int | None) -> Any:  # fmt: skip
+        return ranks_differ(value, *ranks(world_size, [("tensor", tensor_size), ("pipeline", pipeline_size),
+                                                      ("sequence", sequence_size)]))  # fmt: skip
 
 
 # DeepSpeed's own optimizers, compared lower-case (config.py DEEPSPEED_OPTIMIZERS); "adam" is decoupled

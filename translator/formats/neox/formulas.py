@@ -10,7 +10,7 @@ from typing import Any
 
 from ...formula import Approx, Unexpressible, formula, is_close
 from ...formulas_common import GATED_ACTIVATIONS
-from . import training  # noqa: F401  (registers neox.* training formulas)
+from . import schedule, training  # noqa: F401  (register neox.lr_schedule and the training formulas)
 
 
 def _round_up(value: int, multiple: int) -> int:

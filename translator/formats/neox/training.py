@@ -1,12 +1,11 @@
-"""GPT-NeoX formulas: optimizer, schedule, batch, precision and checkpoint settings."""
+"""GPT-NeoX formulas: optimizer, batch, precision and checkpoint settings (the lr schedule: schedule.py)."""
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
-from ...formula import Approx, Extension, Unexpressible, formula
-from ...formulas_common import first_step_gap
+from ...batch_split import ranks, split
+from ...formula import Approx, Extension, Missing, formula
 
 
 @formula("neox.grad_clip")
@@ -36,62 +35,6 @@ class NeoxGradClip:
         return {"gradient_clipping": float(value)}
 
 
-@formula("neox.schedule_steps")
-class NeoxScheduleSteps:
-    """N = lr_decay_iters, else floor(train_iters*lr_decay_fraction), else train_iters; warmup = warmup*N."""
-
-    @staticmethod
-    def read(
-        warmup: float | None, lr_decay_iters: int | None, lr_decay_fraction: float | None, steps: int | None,
-        decay_style: str | None = None,
-    ) -> dict[str, Any]:  # fmt: skip
-        if lr_decay_iters is not None:
-            decay = int(lr_decay_iters)
-        elif lr_decay_fraction is not None and steps is not None:
-            decay = math.floor(steps * lr_decay_fraction)
-        elif steps is not None:
-            decay = steps
-        else:
-            return {"warmup_steps": 0.0} if not warmup else {}
-        decay = max(1, decay)
-        if decay_style == "constant":  # the decay span only measures the warmup: no decay to end
-            return {"warmup_steps": (warmup or 0.0) * decay}
-        return {"warmup_steps": (warmup or 0.0) * decay, "decay_steps": decay}
-
-    @staticmethod
-    def write(warmup_steps: float | None, decay_steps: int | None, steps: int | None) -> Any:
-        if not decay_steps:
-            # no decay span (a constant lr): NeoX measures warmup against train_iters, and its
-            # default warmup is 0.01, so even no warmup is stated
-            if warmup_steps is None:
-                return {}
-            if not warmup_steps:
-                return {"warmup": 0.0}
-            if steps:
-                return {"warmup": warmup_steps / steps}
-            return Approx({}, f"a warmup of {warmup_steps:g} steps needs train_iters in NeoX: give --set train.steps=N")
-        out: dict[str, Any] = {"lr_decay_iters": decay_steps}
-        if warmup_steps is not None:
-            out["warmup"] = warmup_steps / decay_steps
-        return out
-
-
-@formula("neox.min_lr")
-class NeoxMinLr:
-    """min_lr: the floor AnnealingLR clamps a decay at; with lr_decay_style constant the lr never
-    goes below the peak, so it has no effect (and no canonical value)."""
-
-    @staticmethod
-    def read(min_lr: float | None, decay_style: str | None) -> Any:
-        if decay_style == "constant":
-            return Extension(f"min_lr {min_lr or 0.0:g} has no effect: the lr is constant after the warmup (lr_decay_style constant)")
-        return min_lr
-
-    @staticmethod
-    def write(value: float) -> dict[str, Any]:
-        return {"min_lr": value}
-
-
 @formula("neox.pipeline_size")
 class NeoxPipelineSize:
     """pipe_parallel_size: 0 (the default, no PipelineModule) and 1 (a PipelineModule of one stage)
@@ -106,28 +49,40 @@ class NeoxPipelineSize:
         return {"pipe_parallel_size": value} if value > 1 else {}
 
 
-@formula("neox.global_batch")
-class NeoxGlobalBatch:
-    """train_batch_size, else micro x grad_accum x data-parallel size (needs the world size)."""
+@formula("neox.batch")
+class NeoxBatch:
+    """train_batch_size, train_micro_batch_size_per_gpu, gradient_accumulation_steps (default 1, not
+    None: NeoX's trap) at dp = global_num_gpus / (pipe x model parallel), checked as NeoX checks them;
+    written at NeoX's own dp for the same global batch (batch_split.py)."""
 
     @staticmethod
-    def read(
-        train_batch_size: int | None, micro: int | None, grad_accum: int | None, data_parallel_size: int | None
-    ) -> int | None:
-        if train_batch_size is not None:
-            if micro and data_parallel_size and train_batch_size != micro * (grad_accum or 1) * data_parallel_size:
-                raise ValueError(
-                    f"train_batch_size {train_batch_size} != micro {micro} x grad_accum {grad_accum or 1} "
-                    f"x data-parallel size {data_parallel_size}"
-                )
-            return int(train_batch_size)
-        if micro and data_parallel_size:
-            return micro * (grad_accum or 1) * data_parallel_size
-        return None
+    def read(train_batch_size: int | None, train_micro_batch_size_per_gpu: int | None,
+             gradient_accumulation_steps: int | None, data_parallel_size: int | None) -> dict[str, Any]:  # fmt: skip
+        tb, mb, ga, dp = train_batch_size, train_micro_batch_size_per_gpu, gradient_accumulation_steps, data_parallel_size
+        if tb is None and mb is None:  # NeoX refuses it alone; the file that holds the batch is merged with it
+            return {}
+        # calculate_batch_parameters: the one missing value derived (accumulation only when written null)
+        if ga is None and tb and mb and dp:
+            ga = tb // mb // dp
+        if tb is not None and mb is None and dp:
+            mb = tb // dp // (ga or 1)
+        if tb is None and mb and dp and ga is not None:
+            tb = mb * ga * dp
+        # check_batch_parameters: NeoX asserts the identity
+        if tb is not None and mb and dp and ga is not None and tb != mb * ga * dp:
+            raise ValueError(f"train_batch_size {tb} != micro {mb} x grad_accum {ga} x data-parallel size {dp}")
+        return {"global": tb, "micro": mb, "grad_accum": ga}
 
     @staticmethod
-    def write(value: int) -> dict[str, Any]:
-        return {"train_batch_size": value}
+    def write(value: int | None, micro: int | None, grad_accum: int | None, world: int | None, tensor: int | None,
+              pipeline: int | None) -> Any:  # fmt: skip
+        dp, where = ranks(world, [("model parallel", tensor), ("pipe parallel", pipeline)])
+        done = split(value, micro, grad_accum, dp, where)
+        if isinstance(done, str):
+            return {"train_batch_size": Missing(done)}
+        out = {"train_batch_size": done.global_batch, "train_micro_batch_size_per_gpu": done.micro,
+               "gradient_accumulation_steps": done.accum}  # fmt: skip
+        return Approx(out, done.note, ("batch.micro", "batch.grad_accum")) if done.note else out
 
 
 @formula("neox.precision")
@@ -238,40 +193,3 @@ class NeoxOptimizerType:
         why = ("adds weight decay to the gradient (L2); NeoX's Adam decouples it (AdamW)" if value == "adam"
                else "is not a NeoX optimizer")  # fmt: skip
         return {"optimizer_type": Approx("Adam", f"{value} {why}: wrote NeoX's Adam so the config loads; choose a NeoX optimizer")}
-
-
-def unclamped_warmup_loss(start: float | None, lr: float | None, warmup_steps: float | None) -> str:
-    return (f"GPT-NeoX gives the first warmup step {first_step_gap(lr, warmup_steps)}, not the source's "
-            f"warmup start {start or 0.0:g} (lr x max(1, t) / W; the other steps agree)")  # fmt: skip
-
-
-@formula("neox.warmup_type")
-class NeoxWarmupType:
-    """NeoX's AnnealingLR warms up as peak * max(1, t) / W (learning_rates.py): linear_clamped."""
-
-    @staticmethod
-    def read(warmup_steps: float | None) -> str | None:
-        return "linear_clamped" if warmup_steps else None
-
-    @staticmethod
-    def write(value: str, warmup_steps: float | None, lr: float | None, warmup_start_lr: float | None) -> Any:
-        if value == "linear":
-            return Approx({}, unclamped_warmup_loss(warmup_start_lr, lr, warmup_steps), ("schedule.warmup_type",))
-        if value != "linear_clamped":
-            raise Unexpressible(f"a {value} warmup: GPT-NeoX only warms up linearly")
-        return {}
-
-
-@formula("neox.warmup_from_zero")
-class WarmupFromZero:
-    """NeoX's warmup starts at (about) zero: lr * max(1, n) / warmup_iters."""
-
-    @staticmethod
-    def read() -> float:
-        return 0.0
-
-    @staticmethod
-    def write(value: float) -> dict[str, Any]:
-        if value:
-            raise Unexpressible(f"a warmup starting at {value:g}: NeoX's warmup starts at lr / warmup_iters")
-        return {}

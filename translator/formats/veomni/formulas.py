@@ -8,8 +8,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ...formula import Approx, Unexpressible, formula, is_close
-from . import schedule  # noqa: F401  (registers veomni.schedule, veomni.train_steps, ...)
+from ...batch_split import ranks, split
+from ...formula import Approx, Missing, Unexpressible, formula, is_close
+from ...formulas_common import ranks_differ
+from . import schedule  # noqa: F401  (registers veomni.lr_schedule, veomni.train_steps, ...)
 
 
 VEOMNI_DYN_BSZ = (
@@ -44,57 +46,42 @@ class VeomniPacked:
         return {"train_dyn_bsz": value}
 
 
-@formula("veomni.micro_batch")
-class VeomniMicroBatch:
-    """train.micro_batch_size: samples per micro-batch, or (dyn_bsz) a budget of that many x max_seq_len tokens."""
+@formula("veomni.batch")
+class VeomniBatch:
+    """train.global_batch_size (else micro_batch_size x dp) and train.micro_batch_size (token budgets
+    with dyn_bsz); VeOmni derives the accumulation, global / (micro x dp), which must divide
+    (TrainingArguments._derive_batch_config). Written at VeOmni's dp = world / ulysses_size for the
+    same global batch (batch_split.py)."""
 
     @staticmethod
-    def read(train_micro_batch_size: int | None, packed: bool | None) -> Any:
-        return _dyn_bsz(train_micro_batch_size, packed, writing=False)
+    def read(train_global_batch_size: int | None, train_micro_batch_size: int | None, packed: bool | None,
+             data_parallel_size: int | None) -> dict[str, Any]:  # fmt: skip
+        micro, dp = train_micro_batch_size or 1, data_parallel_size  # micro_batch_size defaults to 1
+        total = train_global_batch_size if train_global_batch_size is not None else (micro * dp if dp else None)
+        accum = None
+        if total and micro and dp:
+            if total % (micro * dp):
+                raise ValueError(f"global_batch_size {total} is not a multiple of micro_batch_size x "
+                                 f"data-parallel size = {micro * dp}: VeOmni refuses it")  # fmt: skip
+            accum = total // (micro * dp)
+        given = train_micro_batch_size  # the default 1 is left to VeOmni: it is what every reading assumes
+        return {"global": _dyn_bsz(total, packed, writing=False), "micro": _dyn_bsz(given, packed, writing=False),
+                "grad_accum": accum}  # fmt: skip
 
     @staticmethod
-    def write(value: int, packed: bool | None) -> dict[str, Any]:
-        return {"train_micro_batch_size": _dyn_bsz(value, packed, writing=True)}
-
-
-@formula("veomni.global_batch")
-class VeomniGlobalBatch:
-    """global_batch_size, else micro_batch_size x dp (TrainingArguments._derive_batch_config)."""
-
-    @staticmethod
-    def read(train_global_batch_size: int | None, micro: int | None, data_parallel_size: int | None, packed: bool | None) -> Any:
-        value = train_global_batch_size
-        if value is None and micro and data_parallel_size:
-            value = micro * data_parallel_size
-        return _dyn_bsz(value, packed, writing=False)
-
-    @staticmethod
-    def write(value: int, packed: bool | None) -> dict[str, Any]:
-        return {"train_global_batch_size": _dyn_bsz(value, packed, writing=True)}
-
-
-@formula("veomni.grad_accum")
-class VeomniGradAccum:
-    """VeOmni derives gradient accumulation: global_batch_size / (micro_batch_size x dp), which must divide."""
-
-    @staticmethod
-    def read(global_batch: int | None, micro: int | None, data_parallel_size: int | None) -> int | None:
-        if not (global_batch and micro and data_parallel_size):
-            return None
-        step = micro * data_parallel_size
-        if global_batch % step:
-            raise ValueError(f"global_batch_size {global_batch} is not a multiple of micro_batch_size x "
-                             f"data-parallel size = {step}: VeOmni refuses it")  # fmt: skip
-        return global_batch // step
-
-    @staticmethod
-    def write(value: int, global_batch: int | None, micro: int | None, data_parallel_size: int | None) -> Any:
-        if not (global_batch and micro and data_parallel_size):
-            unknown = [n for n, v in (("global batch", global_batch), ("micro batch", micro),
-                                      ("data-parallel size (--world-size)", data_parallel_size)) if not v]  # fmt: skip
-            return Approx({}, f"VeOmni derives the accumulation from global / (micro x data-parallel size); the "
-                              f"{', '.join(unknown)} is not known here")  # fmt: skip
-        return {}
+    def write(value: int | None, micro: int | None, grad_accum: int | None, packed: bool | None, world: int | None,
+              sequence: int | None) -> Any:  # fmt: skip
+        dp, where = ranks(world, [("ulysses", sequence)])
+        done = split(value, micro, grad_accum, dp, where)
+        if isinstance(done, str):
+            return {"train_global_batch_size": Missing(done)}
+        out = {"train_global_batch_size": _dyn_bsz(done.global_batch, packed, writing=True),
+               "train_micro_batch_size": _dyn_bsz(done.micro, packed, writing=True)}  # fmt: skip
+        notes = [done.note] if done.note else []
+        if done.global_batch is None and (done.accum or 1) > 1:
+            notes.append(f"VeOmni derives the accumulation from global / (micro x data-parallel size); the global "
+                         f"batch is not known here (--world-size), so its accumulation {done.accum} is not kept")  # fmt: skip
+        return Approx(out, "; ".join(notes), ("batch.micro", "batch.grad_accum")) if notes else out
 
 
 @formula("veomni.data_parallel")
@@ -111,8 +98,8 @@ class VeomniDataParallel:
         return world_size // sp
 
     @staticmethod
-    def write(value: int, world_size: int | None, sequence_size: int | None) -> dict[str, Any]:
-        return {}
+    def write(value: int, world_size: int | None, sequence_size: int | None) -> Any:
+        return ranks_differ(value, *ranks(world_size, [("ulysses", sequence_size)]))
 
 
 @formula("veomni.model_parallel")

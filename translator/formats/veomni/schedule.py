@@ -1,15 +1,19 @@
-"""VeOmni's schedule ratios and step counts <-> canonical steps (build_lr_scheduler,
-VeOmniArguments.compute_train_steps)."""
+"""VeOmni's lr settings <-> the canonical schedule (build_lr_scheduler, through scheduler.py), and
+its step count (VeOmniArguments.compute_train_steps)."""
 
 from __future__ import annotations
 
 import math
 from typing import Any
 
+from ...errors import InputError
 from ...history import older
-from ...formula import Approx, Extension, Unexpressible, formula, is_close
+from ...formula import Approx, Unexpressible, formula
+from ...schedule.fields import as_written, lr_only, parse, rendered
+from ...schedule.model import ScheduleError
+from . import scheduler
 
-VEOMNI_LINEAR_FLOOR = 1e-7  # get_linear_schedule_with_warmup is called without lr_min: its default floor
+TITLE = "VeOmni"
 VEOMNI_MAX_SEQ_LEN = 2048  # DataArguments.max_seq_len's default (mappings/veomni.yaml)
 
 
@@ -26,72 +30,55 @@ def veomni_ratio(count: float, total: int) -> float:
     return ratio
 
 
-@formula("veomni.schedule")
-class VeomniSchedule:
-    """lr_warmup_ratio / lr_decay_ratio <-> warmup and decay steps (build_lr_scheduler).
+RATIOS = ("lr_warmup_ratio", "lr_decay_ratio")
 
-    S = steps; warmup W = int(S x lr_warmup_ratio). cosine decays to lr_min at D = int(S x
-    lr_decay_ratio) and holds it; linear always reaches its floor at S (lr_decay_ratio is not passed);
-    constant has no decay.
-    """
 
-    @staticmethod
-    def read(train_optimizer_lr_warmup_ratio: float | None, train_optimizer_lr_decay_ratio: float | None,
-             steps: int | None, decay_style: str | None) -> Any:  # fmt: skip
-        warmup_ratio = float(train_optimizer_lr_warmup_ratio or 0.0)
-        if steps is None:  # ratios of an unknown step count; no warmup is no warmup whatever the count
-            return {} if warmup_ratio else {"warmup_steps": 0.0}
-        decay_ratio = 1.0 if train_optimizer_lr_decay_ratio is None else float(train_optimizer_lr_decay_ratio)
-        out: dict[str, Any] = {"warmup_steps": float(int(steps * warmup_ratio))}
-        if decay_style == "cosine":
-            out["decay_steps"] = int(steps * decay_ratio)
-        elif decay_style == "linear":  # constant has no decay to end
-            out["decay_steps"] = steps
-            if decay_ratio != 1.0:
-                out["decay_steps"] = Approx(steps, f"lr_decay_ratio {decay_ratio} has no effect: VeOmni uses it for cosine only")
-        return out
+@formula("veomni.lr_schedule")
+class VeomniLrSchedule:
+    """train.optimizer.{lr, lr_min, lr_start, lr_warmup_ratio, lr_decay_style, lr_decay_ratio} <->
+    optim.lr and schedule.phases (build_lr_scheduler, through scheduler.py).
+
+    The warmup and decay are ratios of the run's steps, which VeOmni counts from the dataset:
+    without train.steps a schedule that uses them is unknown (the phases are left unset and the
+    leaves say so). The muon optimizer runs the same schedule for each of its parts."""
 
     @staticmethod
-    def write(warmup_steps: float | None, decay_steps: int | None, steps: int | None, decay_style: str | None) -> Any:
-        if not steps:
-            raise Unexpressible("VeOmni gives warmup and decay as ratios of the total steps: give --set train.steps=N")
-        out: dict[str, Any] = {}
-        notes: list[str] = []
-        if warmup_steps is not None:
-            whole = int(round(warmup_steps))
-            if whole != warmup_steps:
-                notes.append(f"warmup of {warmup_steps:g} steps rounded to {whole}")
-            out["train_optimizer_lr_warmup_ratio"] = veomni_ratio(whole, steps) if whole else 0.0
-        if decay_style == "cosine" and decay_steps is not None:
-            out["train_optimizer_lr_decay_ratio"] = veomni_ratio(decay_steps, steps)
-        elif decay_style == "linear" and decay_steps is not None and decay_steps != steps:
-            notes.append(f"VeOmni's linear schedule always reaches its floor at the last step ({steps}), "
-                         f"not at step {decay_steps} (lr_decay_ratio is used for cosine only)")  # fmt: skip
-        return Approx(out, "; ".join(notes)) if notes else out
-
-
-@formula("veomni.min_lr")
-class VeomniMinLr:
-    """lr_min: the floor of cosine; linear ignores it (its floor is 1e-7); constant has none."""
+    def read(train_optimizer_lr: Any, train_optimizer_lr_min: Any, train_optimizer_lr_start: Any,
+             train_optimizer_lr_warmup_ratio: Any, train_optimizer_lr_decay_style: Any,
+             train_optimizer_lr_decay_ratio: Any, steps: int | None) -> Any:  # fmt: skip
+        cfg = {"lr": train_optimizer_lr, "lr_min": train_optimizer_lr_min, "lr_start": train_optimizer_lr_start,
+               "lr_warmup_ratio": train_optimizer_lr_warmup_ratio, "lr_decay_style": train_optimizer_lr_decay_style,
+               "lr_decay_ratio": train_optimizer_lr_decay_ratio}  # fmt: skip
+        lr = 5e-5 if train_optimizer_lr is None else float(train_optimizer_lr)
+        varies = bool(train_optimizer_lr_warmup_ratio) or (train_optimizer_lr_decay_style or "constant") != "constant"
+        if steps is None and varies:
+            return {"lr": lr, "phases": Approx(None, "VeOmni's warmup and decay are ratios of the run's steps, which "
+                                                     "it counts from the dataset: the schedule is unknown; give --set "
+                                                     "train.steps=N")}  # fmt: skip
+        try:
+            reading = scheduler.read(cfg, steps or 1)
+        except ScheduleError as exc:
+            raise ValueError(str(exc)) from None
+        return {"lr": lr, "phases": reading.schedule.to_json()}
 
     @staticmethod
-    def read(train_optimizer_lr_min: float | None, decay_style: str | None) -> Any:
-        floor = 1e-7 if train_optimizer_lr_min is None else float(train_optimizer_lr_min)
-        if decay_style == "linear":
-            if not is_close(floor, VEOMNI_LINEAR_FLOOR):
-                return Approx(VEOMNI_LINEAR_FLOOR, f"lr_min {floor:g} is ignored by VeOmni's linear schedule (floor 1e-7)")
-            return VEOMNI_LINEAR_FLOOR
-        if decay_style in (None, "constant"):
-            return Extension(f"lr_min {floor:g} has no effect: the lr is constant after the warmup (lr_decay_style constant)")
-        return floor
-
-    @staticmethod
-    def write(value: float, decay_style: str | None) -> Any:
-        if decay_style == "cosine":
-            return {"train_optimizer_lr_min": value}
-        if decay_style == "linear" and not is_close(value, VEOMNI_LINEAR_FLOOR):
-            return Approx({}, f"VeOmni's linear schedule ignores lr_min: its floor is 1e-7, not {value:g}")
-        return {}
+    def write(lr: float | None, phases: Any, steps: int | None) -> Any:
+        if phases is None:
+            return lr_only({"train_optimizer_lr": lr}, lr, TITLE)
+        try:
+            rendering = rendered("veomni", lambda s: scheduler.render(s, steps), phases, steps)
+        except ScheduleError as exc:
+            raise InputError(f"{TITLE} cannot run this learning-rate schedule: {exc}") from None
+        cfg = dict(rendering.config)
+        total = steps or parse(phases).total_length + 1  # what the rendering's ratios are of
+        for name in RATIOS:  # the shortest ratio VeOmni truncates to the same step
+            if name in cfg:
+                cfg[name] = veomni_ratio(int(total * cfg[name]), total)
+        for name in ("lr", "lr_start", "lr_min"):  # 1e-05, not 1.0000001446932737e-05 (within 1e-12 of it)
+            if isinstance(cfg.get(name), float):
+                cfg[name] = float(f"{cfg[name]:.12g}")
+        out = {f"train_optimizer_{k}": v for k, v in cfg.items()}
+        return as_written(out, rendering, phases, TITLE)
 
 
 def veomni_tokens_for(steps: int, batch_tokens: int, warmup_ratio: float) -> int:

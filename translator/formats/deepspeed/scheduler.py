@@ -28,10 +28,10 @@ from __future__ import annotations
 import math
 from typing import Any, Iterator, Mapping
 
-from ..fit import decay_ends, features, tops, warmup_ends
-from ..model import NotRepresentable, Phase, Schedule, ScheduleError, phase
-from ..ops import constant, finish
-from .common import Reading, Rendering, anneals, choose, horizon_of, number, whole
+from ...schedule.fit import decay_ends, features, tops, warmup_ends
+from ...schedule.model import NotRepresentable, Phase, Schedule, ScheduleError, phase
+from ...schedule.ops import constant, finish
+from ...schedule.framework import Reading, Rendering, anneals, choose, horizon_of, number, whole
 
 LATEST = "0.19.8"
 DS_SCHEDULERS = ("LRRangeTest", "OneCycle", "WarmupLR", "WarmupDecayLR", "WarmupCosineLR")

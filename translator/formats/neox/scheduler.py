@@ -24,10 +24,10 @@ import math
 from dataclasses import replace
 from typing import Any, Iterator, Mapping
 
-from ..fit import Features, decay_ends, features, tops, warmup_ends
-from ..model import Phase, Schedule, ScheduleError, phase
-from ..ops import constant, finish, floor_at
-from .common import Reading, Rendering, choose, horizon_of, number, whole
+from ...schedule.fit import Features, decay_ends, features, tops, warmup_ends
+from ...schedule.model import Phase, Schedule, ScheduleError, phase
+from ...schedule.ops import constant, finish, floor_at
+from ...schedule.framework import Reading, Rendering, choose, horizon_of, number, whole
 
 DEFAULTS: dict[str, Any] = {"lr": 0.001, "min_lr": 0.0, "warmup": 0.01, "lr_decay_style": "linear"}
 STYLES = ("linear", "cosine", "exponential")

@@ -1,4 +1,4 @@
-"""What every framework module returns, and the small checks they share."""
+"""What every format's scheduler module (translator/formats/<fmt>/scheduler.py) returns, and the small checks they share."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import json
 import math
 from typing import Any, Callable, Iterable, NamedTuple
 
-from ..compare import Difference
-from ..fit import Fit, closest
-from ..model import Phase, Schedule, ScheduleError, phase
+from .compare import Difference
+from .fit import Fit, closest
+from .model import Phase, Schedule, ScheduleError, phase
 
 
 class Reading(NamedTuple):
@@ -32,8 +32,18 @@ class Rendering(NamedTuple):
         if self.exact:
             return ""
         t = self.difference.step
+        ours, theirs = _apart(self.schedule.value(t), source.value(t))
         return (f"{framework} has no exact form of this schedule: the closest differs by at most "
-                f"{self.difference.value:.4g} (step {t}: {self.schedule.value(t):.4g} instead of {source.value(t):.4g})")
+                f"{self.difference.value:.4g} (step {t}: {ours} instead of {theirs})")
+
+
+def _apart(a: float, b: float) -> tuple[str, str]:
+    """Two lrs with just enough digits to tell them apart (4 at least)."""
+    for digits in range(4, 17):
+        x, y = f"{a:.{digits}g}", f"{b:.{digits}g}"
+        if x != y:
+            return x, y
+    return repr(a), repr(b)
 
 
 def number(value: Any, what: str, *, minimum: float | None = 0.0) -> float:

@@ -1,6 +1,6 @@
 """Cerebras Model Zoo 2.10 schedulers (cerebras.pytorch 2.10 optim/lr_scheduler.py and scheduler.py;
 the trainer's `init.schedulers` list, and the legacy `optimizer.learning_rate` converted by
-trainer/utils.py convert_lr_scheduler) as a canonical schedule, and back.
+trainer/utils.py convert_lr_scheduler) as a canonical schedule (writing: scheduler_render.py).
 
 cstorch schedulers are stepped once in their constructor, so the t-th update uses the closed form
 at last_epoch = t. SequentialLR runs sub-scheduler k on its own clock from milestone k, which
@@ -30,14 +30,12 @@ from __future__ import annotations
 
 import itertools
 import math
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping
 
-from .. import custom
-from ..compare import max_difference, peak
-from ..fit import is_exact
-from ..model import NotRepresentable, Phase, Schedule, ScheduleError, phase
-from ..ops import constant, finish, sequence
-from .common import Reading, Rendering, anneals, choose, horizon_of, number, whole
+from ...schedule.model import NotRepresentable, Schedule, ScheduleError, phase
+from ...schedule.ops import constant, finish, sequence
+from ...schedule.framework import Reading, anneals, number, whole
+from .restarts import RESTARTS
 
 # class -> parameter -> default (REQ: required)
 REQ: Any = object()
@@ -80,35 +78,6 @@ def class_name(name: Any) -> str | None:
         return None
     low = name.lower()
     return _BY_LOWER.get(low) or _BY_LOWER.get(low + "lr")
-
-
-# ---- the custom form: cstorch 2.10's CosineAnnealingWarmRestarts ------------------------------------
-def _restarts_value(args: Mapping[str, Any], s: float) -> float:
-    a, t0, eta = args["initial"], args["T_0"], args["eta_min"]
-    cur = s if s < t0 else math.floor(s / t0) * t0 - t0
-    return eta + (a - eta) * (1.0 + math.cos(math.pi * cur / t0)) / 2.0
-
-
-def _restarts_slope(args: Mapping[str, Any], s: float) -> float:
-    a, t0, eta = args["initial"], args["T_0"], args["eta_min"]
-    return 0.0 if s >= t0 else -(a - eta) * math.pi / (2.0 * t0) * math.sin(math.pi * s / t0)
-
-
-def _restarts_breaks(args: Mapping[str, Any], lo: float, hi: float) -> list[float] | None:
-    t0 = float(args["T_0"])
-    if (hi - lo) / t0 > (hi - lo) / 4 + 2:
-        return None
-    out, k = [], max(1, math.floor(lo / (t0 / 2)) + 1)
-    while k * t0 / 2 <= hi:
-        b = k * t0 / 2
-        if b > lo and (b <= t0 or b % t0 == 0):
-            out.append(b)
-        k += 1
-    return out
-
-
-RESTARTS = "cerebras.cosine_annealing_warm_restarts_2.10"
-custom.register_form(RESTARTS, custom.CustomForm(_restarts_value, _restarts_slope, _restarts_breaks))
 
 
 # ---- reading -------------------------------------------------------------------------------------
@@ -198,8 +167,9 @@ def _kwargs(cls: str, given: Any, notes: list[str], release: str | None) -> dict
                     notes.append(f"{cls} {old}: a release 2.1 spelling of {new} (Model Zoo 2.10 rejects it)")
     out.pop("param_group_tags", None)
     unknown = sorted(set(out) - set(spec))
-    if unknown:
-        raise ScheduleError(f"{cls} takes no {', '.join(unknown)} (Model Zoo rejects extra keys)")
+    if unknown:  # Model Zoo 2.10 rejects them; the releases that ran the file ignored them (gpt2 small's alpha)
+        notes.append(f"{cls} takes no {', '.join(unknown)}: left out (Model Zoo 2.10 rejects it as an extra key)")
+        out = {k: v for k, v in out.items() if k in spec}
     missing = [k for k, v in spec.items() if v is REQ and out.get(k) is None]
     if missing:
         raise ScheduleError(f"{cls} needs {', '.join(missing)}")
@@ -393,156 +363,3 @@ BUILDERS: dict[str, Callable[[dict[str, Any], list[str], str | None], Schedule]]
     "CosineAnnealingWarmRestarts": _restarts, "MultiplicativeLR": _multiplicative, "ChainedLR": _chained,
     "CyclicLR": _cyclic, "OneCycleLR": _one_cycle, "ScalePerParamLR": _scaled,
 }  # fmt: skip
-
-
-# ---- canonical -> Cerebras -----------------------------------------------------------------------
-def render(schedule: Schedule, steps: int | None = None) -> Rendering:
-    """trainer.init.schedulers for a schedule: one class per phase in a SequentialLR, exact for every
-    kind cstorch has (shifted shapes re-anchored where that is exact), or one class for a whole
-    schedule of its shape (OneCycleLR); a phase no class holds is the closer of LinearLR and
-    CosineDecayLR between its first and next lr."""
-    horizon = horizon_of(schedule, steps)
-    configs = [_per_phase(schedule, horizon), *_whole(schedule)]
-    return choose(schedule, configs, lambda c: read_trainer(c).schedule, horizon)
-
-
-def _per_phase(schedule: Schedule, horizon: int) -> list[dict[str, Any]]:
-    phases = list(schedule.phases)
-    specs: list[dict[str, Any]] = []
-    for i, p in enumerate(phases):
-        n = p.length
-        if i == len(phases) - 1 and p.beyond == "continue" and not _runs_on(p):
-            n = max(n, horizon - schedule.offsets[i])  # to the end of the run: cstorch's own tail differs
-            p = _extended(p, n)
-        specs.extend(_classes(p, n))
-    last = phases[-1]
-    if last.beyond == "hold" and not _holds_end(specs[-1], last):
-        specs.append({"ConstantLR": {"learning_rate": last.end}})
-    specs = [_strip_last_total(s) if k == len(specs) - 1 else s for k, s in enumerate(specs)]
-    return specs if len(specs) == 1 else [{"SequentialLR": {"schedulers": specs}}]
-
-
-def _whole(s: Schedule) -> list[list[dict[str, Any]]]:
-    """One class for the whole schedule: a one-cycle (two or three anneals, the last running on)."""
-    ps = list(s.phases)
-    kinds = {p.kind for p in ps}
-    if len(ps) not in (2, 3) or len(kinds) != 1 or kinds - {"cosine", "linear"} or ps[0].shift or ps[-1].beyond != "continue":
-        return []
-    e1 = ps[0].width
-    total = e1 + sum(p.width for p in ps[1:]) + 1
-    if not float(total).is_integer() or ps[-1].end <= 0:
-        return []
-    spec = {"initial_learning_rate": ps[0].start, "max_lr": ps[0].end, "total_steps": int(total), "pct_start": (e1 + 1) / total,
-            "final_div_factor": ps[0].start / ps[-1].end, "three_phase": len(ps) == 3,
-            "anneal_strategy": "cos" if "cosine" in kinds else "linear"}  # fmt: skip
-    return [[{"OneCycleLR": spec}]]
-
-
-def _runs_on(p: Phase) -> bool:
-    """Whether the class written for p continues the shape past its length as p does."""
-    if p.shift != 0 and p.kind not in ("exponential", "constant"):
-        return False
-    if p.kind == "cosine":
-        return p.param("cycle") == "mirror"
-    if p.kind == "custom":
-        return p.param("form") == RESTARTS
-    return p.kind in ("constant", "exponential", "inverse_sqrt", "inverse_time", "step", "cyclic")
-
-
-def _extended(p: Phase, n: int) -> Phase:
-    return Phase(p.kind, n, p.start, p.end, None if p.width == n else p.width, p.shift, p.params)
-
-
-def _strip_last_total(spec: dict[str, Any]) -> dict[str, Any]:
-    name = next(iter(spec))
-    if name == "ConstantLR":
-        return {name: {k: v for k, v in spec[name].items() if k != "total_iters"}}
-    return spec
-
-
-def _holds_end(spec: dict[str, Any], p: Phase) -> bool:
-    name, args = next(iter(spec.items()))
-    if name == "ConstantLR":
-        return bool(args["learning_rate"] == p.end)
-    if name in ("LinearLR", "CosineDecayLR", "PolynomialLR"):
-        return bool(args["end_learning_rate"] == p.end)
-    return False
-
-
-def _classes(p: Phase, n: int) -> list[dict[str, Any]]:
-    shape = p.shape()
-    first, nxt = shape.value(p.shift), shape.value(p.shift + n)
-    k, get, at_zero = p.kind, p.param, p.shift == 0
-    if k == "constant":
-        return [{"ConstantLR": {"learning_rate": p.start, "total_iters": n}}]
-    if k == "linear" and not get("stairs"):
-        return [{"LinearLR": {"initial_learning_rate": first, "end_learning_rate": nxt, "total_iters": n}}]
-    if k == "linear" and n // max(1, int(p.width / get("stairs"))) <= 1000:
-        return _stairs(p, n)
-    if k == "cosine" and at_zero and p.width == n and get("cycle") == "hold":
-        return [{"CosineDecayLR": {"initial_learning_rate": p.start, "end_learning_rate": p.end, "total_iters": n}}]
-    if k == "cosine" and at_zero and get("cycle") == "mirror":
-        return [{"CosineAnnealingLR": {"initial_learning_rate": p.start, "T_max": p.width, "eta_min": p.end}}]
-    if k == "polynomial" and at_zero and p.width == n:
-        return [{"PolynomialLR": {"initial_learning_rate": p.start, "end_learning_rate": p.end, "total_iters": n,
-                                  "power": get("power")}}]  # fmt: skip
-    if k == "exponential" and not get("staircase"):  # shift-invariant: re-anchor at the first step
-        return [{"ExponentialLR": {"initial_learning_rate": first, "total_iters": 1, "decay_rate": get("rate") ** (1.0 / get("period")),
-                                   "staircase": False}}]  # fmt: skip
-    if k == "exponential" and (p.shift / get("period")).is_integer() and float(get("period")).is_integer():
-        return [{"ExponentialLR": {"initial_learning_rate": first, "total_iters": int(get("period")),
-                                   "decay_rate": get("rate"), "staircase": True}}]  # fmt: skip
-    if k == "inverse_sqrt" and at_zero:
-        return [{"InverseSquareRootDecayLR": {"initial_learning_rate": p.start * math.sqrt(get("hold")), "scale": 1.0,
-                                              "warmup_steps": get("hold")}}]  # fmt: skip
-    if k == "inverse_time" and at_zero and get("staircase") and float(get("period")).is_integer():
-        return [{"InverseExponentialTimeDecayLR": {"initial_learning_rate": p.start, "step_exponent": get("power"),
-                                                   "total_iters": int(get("period")), "decay_rate": get("rate"),
-                                                   "staircase": True}}]  # fmt: skip
-    if k == "inverse_time" and at_zero and not get("staircase"):
-        return [{"InverseExponentialTimeDecayLR": {"initial_learning_rate": p.start, "step_exponent": get("power"),
-                                                   "total_iters": 1, "decay_rate": get("rate") / get("period"),
-                                                   "staircase": False}}]  # fmt: skip
-    if k == "step" and at_zero and get("step_size") is not None:
-        return [{"StepLR": {"initial_learning_rate": p.start, "step_size": get("step_size"), "gamma": get("gamma")}}]
-    if k == "step" and at_zero:
-        return [{"MultiStepLR": {"initial_learning_rate": p.start, "gamma": get("gamma"), "milestones": list(get("milestones"))}}]
-    if k == "cyclic" and at_zero:
-        return [{"CyclicLR": {"base_lr": p.start, "max_lr": get("high"), "step_size_up": get("up"),
-                              "step_size_down": get("down"), "mode": get("mode"), "gamma": get("gamma")}}]  # fmt: skip
-    if k == "custom" and get("form") == RESTARTS and at_zero:
-        args = get("args")
-        return [{"CosineAnnealingWarmRestarts": {"initial_learning_rate": args["initial"], "T_0": args["T_0"],
-                                                 "eta_min": args["eta_min"]}}]  # fmt: skip
-    return [_closest_class(p, n, first, nxt)]
-
-
-def _stairs(p: Phase, n: int) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
-    shape = p.shape()
-    u = 0
-    while u < n:
-        v, w = shape.value(p.shift + u), u + 1
-        while w < n and shape.value(p.shift + w) == v:
-            w += 1
-        out.append({"ConstantLR": {"learning_rate": v, "total_iters": w - u}})
-        u = w
-    return out
-
-
-def _closest_class(p: Phase, n: int, first: float, nxt: float) -> dict[str, Any]:
-    target = Schedule([_extended(p, n)])
-    options = [{"LinearLR": {"initial_learning_rate": first, "end_learning_rate": nxt, "total_iters": n}},
-               {"CosineDecayLR": {"initial_learning_rate": first, "end_learning_rate": nxt, "total_iters": n}}]
-    scored = [(max_difference(target, read_trainer([o]).schedule, n).value, k, o) for k, o in enumerate(options)]
-    return min(scored, key=lambda x: (x[0], x[1]))[2]
-
-
-def to_legacy(schedulers: Sequence[Mapping[str, Any]]) -> Any:
-    """The legacy optimizer.learning_rate for a trainer schedulers list this module wrote."""
-    (name, args), = schedulers[0].items()
-    if name == "SequentialLR":
-        return [{"scheduler": next(iter(s)).removesuffix("LR"), **next(iter(s.values()))} for s in args["schedulers"]]
-    if name == "ConstantLR" and set(args) <= {"learning_rate"}:
-        return args["learning_rate"]
-    return [{"scheduler": name.removesuffix("LR"), **args}]
