@@ -196,3 +196,17 @@ def test_neox_cerebras_neox_keeps_what_cerebras_expresses(path: Path, layout: st
     for name in sorted(carried & set(start)):
         a, b = start[name], end.get(name)
         assert same_canonical(name, a, b, 1000), f"{name}: {a!r} came back as {b!r}"
+
+
+def test_an_optimizer_block_always_says_its_type(tmp_path: Path) -> None:
+    """NeoX's validate_types refuses an `optimizer` without `type` even when the type is its default
+    (the oracle's 23 VeOmni sources that leave AdamW to VeOmni's default)."""
+    source = tmp_path / "v.yaml"
+    source.write_text("model:\n  config_path: ./c\ndata:\n  train_path: /d\n  max_seq_len: 128\n"
+                      "train:\n  optimizer:\n    lr: 3.0e-4\n  global_batch_size: 64\n  micro_batch_size: 1\n"
+                      "  checkpoint:\n    output_dir: out\n")  # fmt: skip
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "config.json").write_text('{"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2, '
+                                                '"num_attention_heads": 4, "vocab_size": 128}')  # fmt: skip
+    done = translate([str(source)], "veomni", "neox", world_size=8)
+    assert done.config["optimizer"]["type"] == "Adam" and done.config["optimizer"]["params"]["lr"] == 3.0e-4

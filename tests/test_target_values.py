@@ -102,3 +102,14 @@ def test_nothing_missing_nothing_marked() -> None:
 def test_library_target_values_are_checked(pythia160m: Path) -> None:
     with pytest.raises(UsageError, match="not a Cerebras"):
         translate(pythia160m, "neox", "cerebras", target_values={"nope.nope": 1})
+
+
+def test_flat_veomni_names_its_own_path_for_a_missing_output_dir() -> None:
+    """The oracle's 52 flat-layout rejections: the missing output folder was named at its nested path
+    (train.checkpoint.output_dir), which the flat layout's parser refuses."""
+    source = FIXTURES / "inputs" / "deepspeed" / "warmup-lr-zero0.json"
+    result = translate(source, "deepspeed", "veomni", layout="flat")
+    missing = [e.target_key for e in result.report.entries if e.status.value == "missing"]
+    assert "train.output_dir" in missing and not [k for k in missing if k and k.startswith("train.checkpoint.")]
+    given = translate(source, "deepspeed", "veomni", layout="flat", set_values={"checkpoint.save_dir": "/ckpt"})
+    assert given.config["train"]["output_dir"] == "/ckpt" and "checkpoint" not in given.config["train"]

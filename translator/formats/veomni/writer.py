@@ -53,6 +53,7 @@ class VeomniWriter(Writer):
         return WriteResult(
             document, header, side_files={name: config_json.dump(config)} if config else {}, amended=amend,
             extra_entries=extra, target_paths=moved, model_config=model_config,
+            place_of=_flat_place if layout == "flat" else None,
         )  # fmt: skip
 
     def header(self, document: dict[str, Any], ctx: WriteContext) -> list[str]:
@@ -177,6 +178,12 @@ def _drop(node: dict[str, Any], parts: list[str]) -> None:
         _drop(child, parts[1:])
         if not child:  # an emptied block goes too
             node.pop(parts[0])
+
+
+def _flat_place(key: str) -> str | None:
+    """Where the flat layout keeps a (nested view) key the writer did not write: a missing one."""
+    spec = fields()
+    return "train.optimizer" if key == spec.renames["train.optimizer"] else spec.back.get(key)
 
 
 def _lay_out(leaves: dict[str, Any], layout: str, moved: dict[str, str]) -> dict[str, Any]:
