@@ -92,6 +92,14 @@ BAD_RULES = [
     ({"field": "model.norm", "key": "n", "pick": {"model.norm": "value"}}, "pick needs fields and key"),
     ({"field": "model.hidden_size", "key": "x", "invert": False}, "invert: must be true"),
     ({"field": "model.hidden_size", "key": "x", "also": ["a", 3]}, "also: item 3: must be string"),
+    ({"field": "optim.eps", "key": "eps", "off_value": 0, "formula": "x"}, "give either off_value or formula, not both"),
+    ({"field": "optim.eps", "key": "eps", "read_when": {"optim.type": "adam"}, "enum": {"a": 1}},
+     "give either read_when or enum, not both"),
+    ({"field": "model.seq_length", "read_only": "r"}, "read_only needs key"),
+    ({"field": "precision.loss_scale", "key": "l", "values": {}}, "values: needs at least 1 entries"),
+    ({"field": "model.embedding_dropout", "key": "e", "same_as": {"field": "model.hidden_dropout", "reason": "r"}},
+     "give either same_as or key, not both"),
+    ({"field": "precision.loss_scale", "key": "l", "values": {0: "dynamic"}, "scale": 2}, "give either values or scale"),
 ]
 
 
@@ -129,6 +137,11 @@ SEMANTIC = [
         "every pick mapping lists the same framework values",
     ),
     ({"field": "optim.eps", "fixed": 1e-8}, "fixed needs fixed_reason"),
+    ({"field": "optim.eps", "key": "e", "read_when": {"optim.typo": "adam"}}, "unknown canonical field in read_when"),
+    ({"fields": ["optim.eps", "optim.lr"], "key": "e", "off_value": 0}, "off_value modifies a rename: one key, one field"),
+    ({"field": "optim.eps", "key": "e", "also": ["f"], "read_only": "r"}, "read_only modifies a rename"),
+    ({"field": "model.embedding_dropout", "same_as": {"field": "model.hiden_dropout", "reason": "r"}},
+     "same_as names one known canonical field"),
 ]
 
 

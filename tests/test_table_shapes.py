@@ -17,6 +17,7 @@ from translator import api, verify
 from translator.api import translate
 from translator.engine import ingest
 from translator.errors import InputError, NeoconvError
+from translator.formula import Unexpressible
 from translator.ir import Origin
 from translator.mapping import Table, load_table, load_table_file
 from translator.report import Status
@@ -86,15 +87,15 @@ def _other_adam(tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize("name", ["pythia", "llama", "other-adam"])
-def test_fixed_replaces_veomni_betas_and_eps(name: str, use: Any, tmp_path: Path) -> None:
+def test_fixed_veomni_betas_and_eps(name: str, tmp_path: Path) -> None:
+    """mappings/veomni.yaml: VeOmni's hard-coded AdamW betas and eps are `fixed:` rules (they were
+    the formulas veomni.betas / veomni.eps): its values carry, others are lossy with the reason."""
     path = {"pythia": PYTHIA, "llama": LLAMA}.get(name) or _other_adam(tmp_path)
-    table = overlay("veomni-fixed", tmp_path)
-    rule = table.rules_for_field("optim.eps")[0]
-    assert rule.key is None and rule.shape == "fixed" and rule.note.startswith("veomni/optim")
-    before, after = _both(use, table, lambda: translate([str(path)], "neox", "veomni", world_size=8))
-    assert _shape(before) == _shape(after)
+    rule = load_table("veomni").rules_for_field("optim.eps")[0]
+    assert rule.key is None and rule.shape == "fixed" and rule.formula is not None
+    done = translate([str(path)], "neox", "veomni", world_size=8)
     betas, eps = (
-        next(e for e in after.report.entries if e.source_key == k)
+        next(e for e in done.report.entries if e.source_key == k)
         for k in ("optimizer.params.betas", "optimizer.params.eps")
     )
     if name == "other-adam":
@@ -104,24 +105,21 @@ def test_fixed_replaces_veomni_betas_and_eps(name: str, use: Any, tmp_path: Path
         )
         assert "eps 1e-8: optim.eps 1e-06 cannot be set" in eps.detail
     else:
-        assert betas.status is eps.status is Status.CONVERTED and "hard-codes" in betas.detail
+        assert betas.status is eps.status is Status.CONVERTED and "hard-coded" in betas.detail
+    assert "betas" not in done.dump() and "eps" not in done.dump().replace("steps", "")
 
 
-def test_fixed_reads_its_value_as_a_default(use: Any, tmp_path: Path) -> None:
-    table = overlay("veomni-fixed", tmp_path)
+def test_fixed_reads_its_value_as_a_default() -> None:
     source = api.load(FIXTURES / "inputs" / "veomni" / "tinyllama-nested.yaml", "veomni",
                       model_config=FIXTURES / "inputs" / "veomni" / "tinyllama" / "config.json")  # fmt: skip
-    real = ingest(source, load_table("veomni").for_layout(source.layout), schema_index("veomni"))
-    shaped = ingest(source, table.for_layout(source.layout), schema_index("veomni"))
+    read = ingest(source, load_table("veomni").for_layout(source.layout), schema_index("veomni"))
     for name in ("optim.eps", "optim.betas"):
-        assert shaped.ir.fields[name] == real.ir.fields[name]
-        assert shaped.ir.fields[name].origin is Origin.DEFAULT
-    assert shaped.ir.get("optim.betas") == [0.9, 0.95]
+        assert read.ir.fields[name].origin is Origin.DEFAULT
+    assert read.ir.get("optim.betas") == [0.9, 0.95] and read.ir.get("optim.eps") == 1e-8
 
 
-def test_fixed_writes_nothing_for_its_value_and_loses_another(tmp_path: Path) -> None:
-    table = overlay("veomni-fixed", tmp_path)
-    formula = table.rules_for_field("optim.eps")[0].formula
+def test_fixed_writes_nothing_for_its_value_and_loses_another() -> None:
+    formula = load_table("veomni").rules_for_field("optim.eps")[0].formula
     assert formula is not None
     assert formula.write(value=1.0e-8) == {} and formula.write(value=1.00000000001e-8) == {}
     lost = formula.write(value=1e-6)
@@ -405,3 +403,78 @@ def test_a_shaped_table_refuses_bad_values_with_the_file_and_key(tmp_path: Path)
     with pytest.raises(NeoconvError) as caught:
         ingest(source, overlay("cerebras-pick", tmp_path).for_layout("legacy"), schema_index("cerebras"))
     assert caught.value.key == "model.norm_type" and caught.value.line == 2
+
+
+# ---- modifiers of a rename (read_when, off, read_only) ------------------------------------------
+
+OPTIM = ("optim.betas", "optim.eps", "optim.weight_decay")
+
+
+@pytest.mark.parametrize("optimizer,expected", [
+    ({"type": "Adam", "params": {"betas": [0.8, 0.9], "eps": 1e-6}}, ([0.8, 0.9], 1e-6, 0.0)),
+    ({"type": "Lion", "params": {"betas": [0.8, 0.9], "eps": 1e-6}}, ([0.8, 0.9], None, 0.0)),  # Lion: no eps
+    ({"type": "SGD", "params": {"betas": [0.8, 0.9], "weight_decay": 0.1}}, (None, None, 0.1)),
+    (None, (None, None, None)),  # no block: the training script builds the optimizer, no default holds
+])  # fmt: skip
+def test_read_when_reads_deepspeed_optimizer_params_only_for_optimizers_that_take_them(
+    optimizer: dict[str, Any] | None, expected: tuple[Any, ...]
+) -> None:
+    """mappings/deepspeed.yaml: optimizer.params.betas / eps / weight_decay are renames with
+    `read_when: {optim.type: [...]}` (they were the formulas deepspeed.betas / eps / weight_decay)."""
+    table = load_table("deepspeed")
+    assert all(r.formula is not None and r.formula.name.startswith("rename optimizer.params.")
+               for n in OPTIM for r in table.rules_for_field(n))  # fmt: skip
+    source = _deepspeed({"optimizer": optimizer, "train_batch_size": 8})
+    done = ingest(source, table, schema_index("deepspeed"))
+    assert tuple(done.ir.get(n) for n in OPTIM) == expected
+    for name, value in zip(OPTIM, expected):
+        if value is None and optimizer and name.split(".")[1] in optimizer["params"]:
+            assert f"optimizer.params.{name.split('.')[1]}" in done.fates  # the leaf is the rule's, not unknown
+
+
+@pytest.mark.parametrize("steps,expected", [(0, None), (500, 500), (None, None)])
+def test_off_value_reads_veomni_zero_intervals_as_unset(steps: int | None, expected: int | None) -> None:
+    """mappings/veomni.yaml: save_steps / eval_steps 0 turn saving / evaluating off (they were the
+    formulas veomni.save_steps / veomni.eval_steps); a canonical interval is written as given."""
+    table = load_table("veomni")
+    rule = table.rules_for_field("checkpoint.interval")[0]
+    assert rule.formula is not None and rule.formula.name == "rename train.checkpoint.save_steps; off 0"
+    assert rule.formula.read(train_checkpoint_save_steps=steps) == expected
+    assert rule.formula.write(value=250) == {"train_checkpoint_save_steps": 250}
+    evals = table.rules_for_field("train.eval_interval")[0].formula
+    assert evals is not None and evals.read(train_eval_steps=steps) == expected
+
+
+def test_read_only_reads_cerebras_sequence_length_and_refuses_to_write_it() -> None:
+    """mappings/cerebras.yaml: train_input.max_sequence_length is read, never written (it was the
+    formula cerebras.seq_length): the data's preprocessing fixes it."""
+    formula = load_table("cerebras").rules_for_field("model.seq_length")[0].formula
+    assert formula is not None and formula.read(train_input_max_sequence_length=2048) == 2048
+    with pytest.raises(Unexpressible, match="preprocess with max sequence length 4096$"):
+        formula.write(value=4096)
+    done = translate([str(PYTHIA)], "neox", "cerebras", world_size=8)
+    entry = next(e for e in done.report.entries if e.source_key == "seq_length")
+    assert entry.status is Status.DROPPED and "preprocess with max sequence length 2048" in entry.detail
+    assert "max_sequence_length" not in done.dump()
+
+
+# ---- same_as ------------------------------------------------------------------------------------
+
+
+def test_same_as_neox_embedding_dropout_is_hidden_dropout() -> None:
+    """mappings/neox.yaml: NeoX applies hidden_dropout to the embeddings (it was the formula
+    neox.embedding_dropout): read as that value; another value is lost, with the reason."""
+    rule = load_table("neox").rules_for_field("model.embedding_dropout")[0]
+    assert rule.key is None and rule.shape == "same_as" and rule.formula is not None
+    assert rule.with_fields == {"same_hidden_dropout": "model.hidden_dropout"}
+    formula = rule.formula
+    assert formula.read(same_hidden_dropout=0.1) == 0.1
+    assert formula.write(value=0.1, same_hidden_dropout=0.1) == {}
+    assert formula.write(value=0.0, same_hidden_dropout=None) == {}  # NeoX's default hidden_dropout 0
+    lost = formula.write(value=0.2, same_hidden_dropout=0.1)
+    assert lost.value == {} and lost.detail == "NeoX applies hidden_dropout 0.1 to the embeddings; embedding dropout 0.2 is lost"
+    done = translate([str(PYTHIA)], "neox", "neox", set_values={"model.embedding_dropout": 0.2})
+    assert any(e.status is Status.LOSSY and "NeoX applies hidden_dropout 0 to the embeddings; embedding dropout 0.2 is lost"
+               in e.detail for e in done.report.entries)  # fmt: skip
+    read = ingest(api.load(PYTHIA, "neox"), load_table("neox"), schema_index("neox"))
+    assert read.ir.get("model.embedding_dropout") == read.ir.get("model.hidden_dropout") is not None

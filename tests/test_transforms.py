@@ -9,6 +9,7 @@ import pytest
 from translator.formula import FORMULAS, Approx, Missing, unwrap
 from translator.schedule.fields import parse, same, summaries
 from translator.schedule.simple import simple
+from translator.mapping import load_table
 from translator.formulas_common import init_method_std as neox_init_std
 
 ffn = FORMULAS["neox.ffn_width"]
@@ -159,9 +160,13 @@ def test_neox_precision_follows_what_neox_does():
 
 
 def test_loss_scale_transforms():
-    assert FORMULAS["deepspeed.loss_scale"].read(0) == "dynamic"
-    assert FORMULAS["deepspeed.loss_scale"].read(128) == 128.0
-    assert FORMULAS["deepspeed.loss_scale"].write("dynamic") == {"fp16_loss_scale": 0}
+    for fmt in ("deepspeed", "neox"):  # fp16.loss_scale: a rename with `values: {0: dynamic}`
+        rule = load_table(fmt).rules_for_field("precision.loss_scale")[0]
+        assert rule.formula is not None
+        assert rule.formula.read(fp16_loss_scale=0) == "dynamic" and rule.formula.read(fp16_loss_scale=0.0) == "dynamic"
+        assert rule.formula.read(fp16_loss_scale=128) == 128.0 and rule.formula.read(fp16_loss_scale=None) is None
+        assert rule.formula.write(value="dynamic") == {"fp16_loss_scale": 0}
+        assert rule.formula.write(value=256.0) == {"fp16_loss_scale": 256.0}
     assert FORMULAS["deepspeed.initial_scale_power"].read(12) == 4096.0
     assert FORMULAS["deepspeed.initial_scale_power"].write(65536.0) == {"fp16_initial_scale_power": 16}
     assert unwrap(FORMULAS["deepspeed.initial_scale_power"].write(1000.0)["fp16_initial_scale_power"])[1]

@@ -121,8 +121,6 @@ def test_precision_and_clipping() -> None:
     }
     assert write("veomni.grad_clip", value=0.0) == {"train_optimizer_max_grad_norm": math.inf}
     assert read("veomni.grad_clip", train_optimizer_max_grad_norm=math.inf) == 0.0
-    assert write("veomni.betas", value=[0.9, 0.95]) == {}
-    assert "cannot be set" in unwrap(write("veomni.betas", value=[0.9, 0.999]))[1]
 
 
 def test_hf_gptj_rotary_dim_and_llama_gqa() -> None:

@@ -48,11 +48,15 @@ def build_rule(table: str, index: int, raw: Any) -> Rule:
     key, also = raw.get("key"), tuple(raw.get("also", ()))
     if "product" in raw and len(fields) != 1:
         raise _fail(table, where, "a product rule maps one field: the product")
-    shape = next((s for s in ("fixed", "flags", "list", "pick") if s in raw), "")
+    shape = next((s for s in ("fixed", "flags", "list", "pick", "same_as") if s in raw), "")
     formula: Formula | None = None
     simple: Simple | None = None
     if shape:
         key, also, formula = _shape(table, where, shape, raw, fields)
+        if shape == "same_as":
+            if with_fields or raw["same_as"]["field"] not in known:
+                raise _fail(table, where, "same_as names one known canonical field (and no `with`)")
+            with_fields = {f"same_{field_ident(raw['same_as']['field'])}": raw["same_as"]["field"]}
     elif "formula" in raw:
         formula = FORMULAS[raw["formula"]] if _known_formula(raw["formula"]) else None
         if formula is None:
@@ -60,6 +64,9 @@ def build_rule(table: str, index: int, raw: Any) -> Rule:
         _check_formula(table, where, formula, fields, key, also + tuple(raw.get("peek", ())), with_fields)
     elif "peek" in raw:
         raise _fail(table, where, "peek only makes sense for a formula")
+    elif any(k in raw for k in _MODIFIERS):
+        formula = _renamed(table, where, raw, fields, also)
+        with_fields.update({f"gate_{ident(n)}": n for n in raw.get("read_when", {})})
     elif key is not None or any(k in raw for k in ("invert", "enum", "scale")):
         simple = _simple(table, where, raw, fields, also)  # (no key, no transform: a note, or a product alone)
     if not fields and "const" not in raw:
@@ -83,6 +90,20 @@ def build_rule(table: str, index: int, raw: Any) -> Rule:
         versions=tuple(raw.get("versions", ())), peek=tuple(raw.get("peek", ())),
         product=tuple(raw.get("product", ())), fill=tuple((raw.get("fill") or {}).items()), shape=shape,
     )  # fmt: skip
+
+
+_MODIFIERS = ("read_when", "off_value", "read_only", "values")
+
+
+def _renamed(table: str, where: str, raw: dict[str, Any], fields: tuple[str, ...], also: tuple[str, ...]) -> Formula:
+    """A rename with `read_when`, `off_value`, `read_only` or `values` (shapes.renamed)."""
+    if len(fields) != 1 or also or not raw.get("key") or any(k in raw for k in ("invert", "enum", "scale", "with")):
+        raise _fail(table, where, f"{', '.join(k for k in _MODIFIERS if k in raw)} modifies a rename: one key, one field")
+    gate = {name: tuple(v if isinstance(v, list) else [v]) for name, v in (raw.get("read_when") or {}).items()}
+    if any(name not in catalogue() for name in gate):
+        raise _fail(table, where, f"unknown canonical field in read_when: {sorted(gate)}")
+    off = [raw["off_value"]] if "off_value" in raw else []
+    return shapes.renamed(fields[0], raw["key"], gate, off, str(raw.get("read_only", "")), dict(raw.get("values") or {}))
 
 
 def _simple(table: str, where: str, raw: dict[str, Any], fields: tuple[str, ...], also: tuple[str, ...]) -> Simple:
@@ -115,6 +136,9 @@ def _shape(
         return key, tuple(raw.get("also", ())), shapes.pick(fields, key, raw["pick"])
     if len(fields) != 1:
         raise _fail(table, where, f"{shape} maps one field")
+    if shape == "same_as":
+        same = raw["same_as"]
+        return None, (), shapes.same_as(fields[0], same["field"], same["reason"], same.get("otherwise"))
     if shape == "fixed":
         if "fixed_reason" not in raw:
             raise _fail(table, where, "fixed needs fixed_reason: where the framework hard-codes the value")

@@ -48,6 +48,23 @@ def fixed(field: str, value: Any, reason: str) -> Formula:
     return _formula(f"fixed {short(value)}", read, [], write, ["value"])
 
 
+def same_as(field: str, other: str, reason: str, otherwise: Any) -> Formula:
+    """The framework has no key of its own: the field is another field's value (NeoX's embedding
+    dropout is hidden_dropout); another value is lost, said by `reason` ({same}, {value}: format fields)."""
+    alias = f"same_{field_ident(other)}"
+
+    def read(**kw: Any) -> Any:
+        return kw[alias]
+
+    def write(**kw: Any) -> Any:
+        value, applied = kw["value"], otherwise if kw[alias] is None else kw[alias]
+        if same_value(value, applied):
+            return {}
+        return Approx({}, reason.format(same=applied, value=value))
+
+    return _formula(f"same as {other}", read, [alias], write, ["value", alias])
+
+
 def flags(field: str, switches: dict[str, Any], otherwise: Any) -> Formula:
     """Several boolean keys <-> one enum field: at most one switch is on; none on means `otherwise`."""
     names = {ident(k): k for k in switches}
@@ -130,3 +147,33 @@ def pick(fields: tuple[str, ...], key: str, picks: dict[str, Any]) -> Formula:
                                            wanted={f: wanted[f] for f in lost}), tuple(lost))  # fmt: skip
 
     return _formula(f"pick {key}", read, [arg], write, [field_ident(f) for f in fields])
+
+
+def renamed(
+    field: str, key: str, gate: dict[str, tuple[Any, ...]], off: list[Any], read_only: str, values: dict[Any, Any]
+) -> Formula:
+    """A rename with modifiers: `read_when` (the key only means something while other fields have
+    these values: DeepSpeed's optimizer.params.eps for the optimizers that take one), `off_value` (a key
+    value that turns the setting off: read as no value), `read_only` (never written: the reason),
+    `values` (a few key values that stand for a canonical one, any other value as it is)."""
+    arg = ident(key)
+    gates = {f"gate_{ident(name)}": allowed for name, allowed in gate.items()}
+
+    def read(**kw: Any) -> Any:
+        raw = kw[arg]
+        if any(kw[g] not in allowed for g, allowed in gates.items()):
+            return None
+        if off and raw is not None and same_value(raw, off[0]):
+            return None
+        return next((canonical for framework, canonical in values.items() if same_value(raw, framework)), raw)
+
+    def write(**kw: Any) -> Any:
+        value = kw["value"]
+        if read_only:
+            raise Unexpressible(read_only.replace("{value}", short(value)))
+        return {arg: next((framework for framework, canonical in values.items() if same_value(value, canonical)), value)}
+
+    parts = [f"rename {key}"] + [f"read when {n} in {', '.join(map(str, v))}" for n, v in gate.items()]
+    parts += [f"off {short(v)}" for v in off] + ["read only"] * bool(read_only)
+    parts += [f"{short(a)} means {short(b)}" for a, b in values.items()]
+    return _formula("; ".join(parts), read, [arg, *gates], write, ["value"])

@@ -198,21 +198,6 @@ class CerebrasInitializers:
         return out
 
 
-@formula("cerebras.seq_length")
-class CerebrasSeqLength:
-    """train_input.max_sequence_length: the samples' length when the data processor takes one; a
-    translation into Cerebras cannot rely on it (GptHDF5DataProcessor ignores it, with a warning)."""
-
-    @staticmethod
-    def read(train_input_max_sequence_length: int | None) -> int | None:
-        return train_input_max_sequence_length
-
-    @staticmethod
-    def write(value: int) -> dict[str, Any]:
-        raise Unexpressible(f"Cerebras takes the sequence length from the preprocessed data: preprocess with max "
-                            f"sequence length {value}")  # fmt: skip
-
-
 @formula("cerebras.optimizer_type")
 class CerebrasOptimizerType:
     """optimizer_type (case-insensitive) <-> canonical optimizer. Adam without weight decay is the

@@ -149,59 +149,6 @@ class DeepspeedOptimizer:
         return {"optimizer_type": _DS_OPTIMIZER_NAMES[value]}
 
 
-# Which optimizers take a parameter, so that its documented default applies (the constructors'
-# signatures: FusedAdam/DeepSpeedCPUAdam, OnebitAdam, ZeroOneAdam, FusedLamb, OnebitLamb take betas
-# (0.9, 0.999), eps 1e-8, weight_decay 0; FusedLion betas and weight_decay; torch SGD/Adagrad weight_decay).
-_ADAM_LIKE = frozenset({"adam", "adamw", "onebitadam", "zerooneadam", "lamb", "onebitlamb"})
-_TAKES = {
-    "betas": _ADAM_LIKE | {"lion"},
-    "eps": _ADAM_LIKE,
-    "weight_decay": _ADAM_LIKE | {"lion", "sgd", "adagrad", "muon"},  # MuonWithAuxAdam: both its groups
-}
-
-
-def _optimizer_param(name: str, value: Any, optimizer: str | None) -> Any:
-    """An optimizer parameter only means something when the optimizer block exists and takes it."""
-    if optimizer is None or optimizer not in _TAKES[name]:
-        return None
-    return value
-
-
-@formula("deepspeed.betas")
-class DeepspeedBetas:
-    @staticmethod
-    def read(optimizer_params_betas: Any, optimizer: str | None) -> Any:
-        return _optimizer_param("betas", optimizer_params_betas, optimizer)
-
-    @staticmethod
-    def write(value: list[float]) -> dict[str, Any]:
-        return {"optimizer_params_betas": value}
-
-
-@formula("deepspeed.eps")
-class DeepspeedEps:
-    @staticmethod
-    def read(optimizer_params_eps: Any, optimizer: str | None) -> Any:
-        return _optimizer_param("eps", optimizer_params_eps, optimizer)
-
-    @staticmethod
-    def write(value: float) -> dict[str, Any]:
-        return {"optimizer_params_eps": value}
-
-
-@formula("deepspeed.weight_decay")
-class DeepspeedWeightDecay:
-    """DeepSpeed takes weight decay from optimizer.params (NeoX from its top-level weight_decay)."""
-
-    @staticmethod
-    def read(optimizer_params_weight_decay: Any, optimizer: str | None) -> Any:
-        return _optimizer_param("weight_decay", optimizer_params_weight_decay, optimizer)
-
-    @staticmethod
-    def write(value: float) -> dict[str, Any]:
-        return {"optimizer_params_weight_decay": value}
-
-
 @formula("deepspeed.precision")
 class DeepspeedPrecision:
     """fp16 / bf16 (old name: bfloat16) / apex amp / torch_autocast blocks <-> the compute dtype.
@@ -268,21 +215,6 @@ class DeepspeedZeroStage:
     @staticmethod
     def write(value: int) -> dict[str, Any]:
         return {"zero_optimization_stage": value}
-
-
-@formula("deepspeed.loss_scale")
-class ZeroIsDynamic:
-    """DeepSpeed loss_scale: 0 means dynamic loss scaling, any other value a fixed scale."""
-
-    @staticmethod
-    def read(fp16_loss_scale: float | None) -> Any:
-        if fp16_loss_scale is None:
-            return None
-        return "dynamic" if float(fp16_loss_scale) == 0 else float(fp16_loss_scale)
-
-    @staticmethod
-    def write(value: Any) -> dict[str, Any]:
-        return {"fp16_loss_scale": 0 if value == "dynamic" else value}
 
 
 @formula("deepspeed.initial_scale_power")

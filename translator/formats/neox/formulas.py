@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...formula import Approx, Unexpressible, formula, is_close
+from ...formula import Approx, Unexpressible, formula
 from ...formulas_common import GATED_ACTIVATIONS
 from . import schedule, training  # noqa: F401  (register neox.lr_schedule and the training formulas)
 
@@ -190,19 +190,3 @@ class NeoxAttentionKind:
         if value == "dense":
             return {}
         return {"attention_config": Approx(None, f"attention pattern {value} is not written back")}
-
-
-@formula("neox.embedding_dropout")
-class EmbeddingDropout:
-    """NeoX applies hidden_dropout to the embeddings too; it has no separate embedding dropout."""
-
-    @staticmethod
-    def read(hidden_dropout: float | None) -> float | None:
-        return hidden_dropout
-
-    @staticmethod
-    def write(value: float, hidden_dropout: float | None) -> Any:
-        applied = 0.0 if hidden_dropout is None else hidden_dropout  # NeoX's default hidden_dropout
-        if is_close(value, applied):
-            return {}
-        return Approx({}, f"NeoX applies hidden_dropout {applied:g} to the embeddings; embedding dropout {value:g} is lost")

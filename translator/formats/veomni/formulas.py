@@ -9,7 +9,7 @@ import math
 from typing import Any
 
 from ...batch_split import ranks, split
-from ...formula import Approx, Missing, Unexpressible, formula, is_close
+from ...formula import Approx, Missing, Unexpressible, formula
 from ...formulas_common import ranks_differ
 from . import schedule  # noqa: F401  (registers veomni.lr_schedule, veomni.train_steps, ...)
 
@@ -233,35 +233,6 @@ class VeomniGradClip:
     @staticmethod
     def write(value: float) -> dict[str, Any]:
         return {"train_optimizer_max_grad_norm": math.inf if value == 0 else value}
-
-
-VEOMNI_ADAMW = "veomni/optim/optimizer.py::build_optimizer hard-codes AdamW betas (0.9, 0.95) and eps 1e-8"
-
-
-@formula("veomni.betas")
-class VeomniBetas:
-    @staticmethod
-    def read() -> list[float]:
-        return [0.9, 0.95]
-
-    @staticmethod
-    def write(value: list[float]) -> Any:
-        if len(value) == 2 and all(is_close(a, b) for a, b in zip(value, [0.9, 0.95])):
-            return {}
-        return Approx({}, f"{VEOMNI_ADAMW}: betas {list(value)} cannot be set")
-
-
-@formula("veomni.eps")
-class VeomniEps:
-    @staticmethod
-    def read() -> float:
-        return 1e-8
-
-    @staticmethod
-    def write(value: float) -> Any:
-        if is_close(value, 1e-8):
-            return {}
-        return Approx({}, f"{VEOMNI_ADAMW}: eps {value:g} cannot be set")
 
 
 @formula("veomni.optimizer")

@@ -173,29 +173,3 @@ class VeomniTrainSteps:
         if packed is False:
             return Approx(out, "without dyn_bsz VeOmni counts steps from the dataset, not from train_size")
         return out
-
-
-@formula("veomni.save_steps")
-class VeomniSaveSteps:
-    """save_steps / eval_steps: 0 turns it off."""
-
-    @staticmethod
-    def read(train_checkpoint_save_steps: int | None) -> int | None:
-        return train_checkpoint_save_steps or None
-
-    @staticmethod
-    def write(value: int) -> dict[str, Any]:
-        return {"train_checkpoint_save_steps": value}
-
-
-@formula("veomni.eval_steps")
-class VeomniEvalSteps:
-    """eval_steps: 0 turns it off."""
-
-    @staticmethod
-    def read(train_eval_steps: int | None) -> int | None:
-        return train_eval_steps or None
-
-    @staticmethod
-    def write(value: int) -> dict[str, Any]:
-        return {"train_eval_steps": value}
