@@ -13,7 +13,7 @@ from ..mapping import Rule, Table
 from ..relations import check_relations
 from ..report import Message, as_message
 from ..schema import SchemaIndex
-from ..source import Source
+from ..source import Source, set_aside
 from ..formula import Extension, is_close, unwrap
 from .classify import classify_strays
 from .ledger import UNDECIDED, Ingested, LeafFate
@@ -67,7 +67,8 @@ class _Reading:
         self.products: list[Rule] = []  # product rules reached so far
         # run-time placeholders (HF's "auto") are no value: rules see them as absent; same-format keeps them
         self.held = {leaf: why for leaf, why in source.unresolved.items() if leaf in leaves}
-        self.readable = {k: v for k, v in leaves.items() if k not in self.held} if self.held else leaves
+        readable = {k: v for k, v in leaves.items() if k not in self.held} if self.held else leaves
+        self.readable = set_aside(source, readable, self.fates, LeafFate)  # a release's or a family's keys set aside
         if self.held:
             self._hold()
         self.below: dict[str, list[str]] = {}  # block path -> its leaves, so a rule finds a whole block at once

@@ -13,6 +13,9 @@ from ..catalogue import catalogue
 from ..errors import InputError, MappingTableError
 from ..resources import data_dir
 from ..yamlread import load as load_yaml
+from ..families import load_families
+from ..history import load_history
+from ..release_table import release_defaults, table_releases
 from .build import build_rule
 from .grammar import check_table
 from .rules import Rule, Table
@@ -46,10 +49,14 @@ def load_table_file(path: Path, fmt: str | None = None) -> Table:
     for key in unsupported:
         if any(key in r.keys for r in rules):
             raise MappingTableError(f"{name}: key {key!r} is both mapped and listed as unsupported")
+    history = load_history(str(raw["format"])) if fmt is not None else None  # a test table has none
+    rules = [release_defaults(name, rule, history) for rule in rules]  # per-release defaults from the key history
+    releases = table_releases(name, history, raw, base.versions if base else None)
     return Table(
         format=str(raw["format"]),
         title=str(raw.get("title", base.title if base else raw["format"])),
-        versions=tuple(raw.get("versions", base.versions if base else ["current"])),
+        **releases,  # versions (newest first) and the other release facts
+        families=load_families(name, raw.get("families")) if "families" in raw else (base.families if base else None),
         rules=tuple(rules),
         read_order=_topological(name, rules),
         unsupported=unsupported,

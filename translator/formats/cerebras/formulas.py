@@ -10,7 +10,7 @@ from typing import Any
 
 from ...formula import Approx, Extension, Unexpressible, formula
 from ...formulas_common import init_method_std, rotary_dim_for
-from . import models, moe, positions, schedule  # noqa: F401  (register cerebras.* model, MoE, RoPE, window, schedule formulas)
+from . import models, moe, positions, releases, schedule  # noqa: F401  (register cerebras.* model, MoE, RoPE, window, schedule, release formulas)
 from .models import GPTJ_BACKBONE
 
 
@@ -142,6 +142,10 @@ class CerebrasInitializers:
         out: dict[str, Any] = {"init_std": sigma}
 
         def method_for(spec: Any, fallback: str) -> Any:
+            if isinstance(spec, list) and len(spec) == 1 and isinstance(spec[0], dict):
+                spec = spec[0]  # TensorFlow Model Zoo (1.6-1.8) gives one-element lists; set_initializers takes [0]
+            if isinstance(spec, dict) and "stddev" in spec and "std" not in spec:
+                spec = {**spec, "std": spec["stddev"]}  # TensorFlow's spelling
             if not isinstance(spec, dict):
                 return fallback if spec is None else Approx(fallback, f"initializer {spec!r} has no NeoX name")
             std = spec.get("std")
@@ -222,38 +226,6 @@ class CerebrasOptimizerType:
         return {"optimizer_optimizer_type": CerebrasOptimizerType.WRITE[value]}
 
 
-@formula("cerebras.precision")
-class CerebrasPrecision:
-    """mixed_precision + fp16_type (release 2.1+; use_bfloat16 before) <-> compute dtype."""
-
-    TYPES = {"fp16": "float16", "bf16": "bfloat16", "cbf16": "cbfloat16"}
-
-    @staticmethod
-    def read(model_mixed_precision: Any, model_fp16_type: str | None, model_use_bfloat16: Any) -> str | None:
-        if model_mixed_precision is None and model_fp16_type is None and model_use_bfloat16 is None:
-            return None
-        if model_mixed_precision is False:
-            return "fp32"
-        if model_use_bfloat16 is True:
-            return "bf16"
-        names = {v: k for k, v in CerebrasPrecision.TYPES.items()}
-        if model_fp16_type is not None:
-            if model_fp16_type not in names:
-                raise ValueError(f"unknown fp16_type {model_fp16_type!r}; expected float16, bfloat16 or cbfloat16")
-            return names[model_fp16_type]
-        if model_use_bfloat16 is False:
-            return "fp16"
-        # neither given: the GPT-2/GPT-J set_defaults of 2.0.2 (use_bfloat16 True), of 2.1+
-        # (fp16_type bfloat16) and the 2.10 trainer (MixedPrecision fp16_type="bfloat16") all mean bf16
-        return "bf16"
-
-    @staticmethod
-    def write(value: str) -> dict[str, Any]:
-        if value == "fp32":
-            return {"model_mixed_precision": False}
-        return {"model_mixed_precision": True, "model_fp16_type": CerebrasPrecision.TYPES[value]}
-
-
 @formula("cerebras.clip")
 class CerebrasClip:
     """max_gradient_norm; 0 means no clipping, which Cerebras expresses by leaving the key out."""
@@ -302,32 +274,3 @@ class DenseAttention:
             return Approx({}, f"Cerebras models only have dense causal attention: the {value} blocks become "
                               "attention layers")  # fmt: skip
         return {}
-
-
-@formula("cerebras.norm")
-class CerebrasNorm:
-    """Cerebras norm_type (layers/norms.py) <-> norm kind plus whether it has a bias."""
-
-    NAMES = {"layernorm": "layernorm", "rmsnorm": "rmsnorm", "nonparametric-layernorm": "non_parametric_layernorm"}
-
-    @staticmethod
-    def read(model_norm_type: Any) -> Any:
-        if model_norm_type is None:
-            return {}
-        name = str(model_norm_type).lower()
-        if name == "biasless-layernorm":
-            return {"norm": "layernorm", "norm_bias": False}
-        if name in CerebrasNorm.NAMES:  # torch.nn.LayerNorm has a learned bias; RMSNorm, no parameters: none
-            return {"norm": CerebrasNorm.NAMES[name], "norm_bias": name == "layernorm"}
-        return Extension(f"norm_type {model_norm_type!r} has no counterpart outside Cerebras")
-
-    @staticmethod
-    def write(norm: str | None, norm_bias: bool | None) -> Any:
-        if norm == "layernorm" and norm_bias is False:
-            return {"model_norm_type": "biasless-layernorm"}
-        names = {v: k for k, v in CerebrasNorm.NAMES.items()}
-        if norm not in names:
-            raise Unexpressible(f"Cerebras has no {norm} norm_type")
-        if norm != "layernorm" and norm_bias:
-            return Approx({"model_norm_type": names[norm]}, f"Cerebras' {names[norm]} has no bias", ("model.norm_bias",))
-        return {"model_norm_type": names[norm]}

@@ -36,7 +36,12 @@ class NeoxFfnWidth:
         activation: str | None,
         tensor_size: int | None,
         moe_num_experts: Any,
+        mlp_type: str | None = None,
     ) -> int | None:
+        if mlp_type == "llama":  # LLaMAParallelMLP: the width itself, no 2/3 (2023-05-02 .. 2024-09-09)
+            if intermediate_size is not None:
+                return int(intermediate_size)
+            return _round_up(int(2 * hidden_size * 4 / 3), 256) if hidden_size else None
         multiple = mlp_multiple_of or 1
         if intermediate_size is not None:
             ffn, key = int(intermediate_size), "intermediate_size"
@@ -69,11 +74,18 @@ class NeoxActivation:
     """NeoX activation name -> canonical; plain gelu uses the tanh approximation under bias_gelu_fusion."""
 
     NAMES = {"swish": "silu"}
+    GATED = {"silu": "swiglu", "gelu": "geglu", "relu": "reglu"}  # LLaMAParallelMLP's act(w1 x) * w3 x
 
     @staticmethod
-    def read(activation: str | None, bias_gelu_fusion: bool | None, onnx_safe: bool | None) -> Any:
+    def read(
+        activation: str | None, bias_gelu_fusion: bool | None, onnx_safe: bool | None, mlp_type: str | None = None
+    ) -> Any:
         name = (activation or "gelu").lower()
         name = NeoxActivation.NAMES.get(name, name)
+        if mlp_type == "llama":
+            if name in NeoxActivation.GATED:
+                return NeoxActivation.GATED[name]
+            return Approx(name, f"mlp_type: llama gates {name} (act(w1 x) * w3 x), which has no canonical name: read as plain {name}")
         if name == "gelu" and bias_gelu_fusion and not onnx_safe:
             return "gelu_tanh"
         return name
@@ -85,6 +97,23 @@ class NeoxActivation:
         if value == "geglu_tanh":  # activations.py: geglu gates with F.gelu, the exact GELU
             return Approx({"activation": "geglu"}, "NeoX's geglu gates with the exact GELU, not its tanh approximation")
         return {"activation": value}
+
+
+@formula("neox.mlp_bias")
+class NeoxMlpBias:
+    """use_bias_in_mlp (2024-09-10 on); before it, mlp_type: llama meant an MLP without biases."""
+
+    @staticmethod
+    def read(use_bias_in_mlp: bool | None, mlp_type: str | None) -> Any:
+        if mlp_type not in (None, "regular", "llama"):
+            raise ValueError(f"mlp_type {mlp_type!r}: NeoX knew regular and llama (it raised KeyError otherwise)")
+        if mlp_type == "llama":
+            return False
+        return True if use_bias_in_mlp is None else bool(use_bias_in_mlp)
+
+    @staticmethod
+    def write(value: bool) -> dict[str, Any]:
+        return {"use_bias_in_mlp": bool(value)}
 
 
 @formula("neox.norm_eps")
