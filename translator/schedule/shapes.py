@@ -66,6 +66,13 @@ class Shape:
         return 0
 
 
+def _floor(x: float) -> int:
+    """floor, but a value within float noise of an integer is that integer: a step size or period
+    computed as 1000.0000000002 breaks at 1000, as compare.piece_starts assumes."""
+    n = round(x)
+    return n if abs(x - n) <= 1e-12 * max(1.0, abs(x)) else math.floor(x)
+
+
 def _multiples(period: float, lo: float, hi: float, first: float = 0.0) -> list[float] | None:
     """first + k * period in (lo, hi], k >= 0 (None when too dense)."""
     if hi <= lo:
@@ -192,7 +199,7 @@ class Exponential(Shape):
 
     def _e(self, s: float) -> float:
         e = s / self.period
-        return math.floor(e) if self.staircase else e
+        return _floor(e) if self.staircase else e
 
     def value(self, s: float) -> float:
         if self.start == 0.0:
@@ -249,7 +256,7 @@ class InverseTime(Shape):
 
     def _a(self, s: float) -> float:
         a = s**self.power / self.period
-        return math.floor(a) if self.staircase else a
+        return _floor(a) if self.staircase else a
 
     def value(self, s: float) -> float:
         return self.start / (1.0 + self.rate * self._a(s))
@@ -331,7 +338,7 @@ class Step(Shape):
 
     def value(self, s: float) -> float:
         if self.step_size is not None:
-            k = math.floor(s / self.step_size)
+            k = _floor(s / self.step_size)
         else:
             k = sum(1 for m in self.milestones if m <= s)
         if self.start == 0.0:
@@ -361,7 +368,7 @@ class Cyclic(Shape):
         self.structured = mode != "exp_range"
 
     def _scale(self, s: float) -> tuple[float, float]:
-        cycle = math.floor(1.0 + s / self.total)
+        cycle = _floor(1.0 + s / self.total)
         x = 1.0 + s / self.total - cycle
         scale = x / self.ratio if x <= self.ratio else (x - 1.0) / (self.ratio - 1.0)
         return cycle, scale
