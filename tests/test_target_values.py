@@ -113,3 +113,20 @@ def test_flat_veomni_names_its_own_path_for_a_missing_output_dir() -> None:
     assert "train.output_dir" in missing and not [k for k in missing if k and k.startswith("train.checkpoint.")]
     given = translate(source, "deepspeed", "veomni", layout="flat", set_values={"checkpoint.save_dir": "/ckpt"})
     assert given.config["train"]["output_dir"] == "/ckpt" and "checkpoint" not in given.config["train"]
+
+
+def test_architecture_set_for_a_deepspeed_source_asks_for_the_family_first() -> None:
+    """Issue 16: deepspeed2veomni --set model.* dropped the values as 'no counterpart'. VeOmni's
+    config.json needs its HF class: without a family the values wait for it and the report says so;
+    with it, config.json is written with them."""
+    source = FIXTURES / "inputs" / "deepspeed" / "warmup-lr-zero0.json"
+    sizes = {"model.hidden_size": 64, "model.num_layers": 2, "model.num_heads": 4, "model.vocab_size": 128}
+    waiting = translate(source, "deepspeed", "veomni", set_values=sizes)
+    dropped = {e.source_key: e.detail for e in waiting.report.entries if e.status.value == "dropped"}
+    assert dropped["--set model.hidden_size"].startswith("VeOmni writes model.hidden_size only with model.family")
+    assert not [d for d in dropped.values() if "no counterpart for model." in d]
+    family = [e for e in waiting.report.entries if e.status.value == "missing" and e.target_key == "config.json:model_type"]
+    assert family and "--set model.family=" in family[0].detail
+    done = translate(source, "deepspeed", "veomni", set_values={**sizes, "model.family": "llama"})
+    config = json.loads(done.side_files["config.json"])
+    assert (config["model_type"], config["hidden_size"], config["num_hidden_layers"]) == ("llama", 64, 2)

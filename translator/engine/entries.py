@@ -68,7 +68,22 @@ def set_entries(report: Report, ingested: Ingested, table: Table, carried: dict[
             used: Message = ("used_to_derive", {"fields": users})
             report.entries.append(said(f"--set {name}", None, Status.CONVERTED, (used,), (name,)))
         else:
-            report.entries.append(said(f"--set {name}", None, Status.DROPPED, (_no_counterpart(table, [name]),), (name,)))
+            why = _waits_for(table, ir, name) or _no_counterpart(table, [name])
+            report.entries.append(said(f"--set {name}", None, Status.DROPPED, (why,), (name,)))
+
+
+def _waits_for(table: Table, ir: Any, name: str) -> Message | None:
+    """A target rule writes the field but needs another one the IR lacks (VeOmni's config.json
+    class needs model.family): name that one, not "no counterpart"."""
+    for rule in table.rules_for_field(name):
+        lacking = [f for f in rule.with_fields.values() if f not in rule.fields and not ir.has(f)
+                   and table.rules_for_field(f)]  # fmt: skip
+        if lacking:
+            choices = catalogue()[lacking[0]].enum
+            value = f"{{{', '.join(choices[:6])}, ...}}" if choices else "VALUE"
+            hint = f"{table.title} writes {name} only with {lacking[0]}: give --set {lacking[0]}={value} too"
+            return "needs_value", {"field": lacking[0], "hint": hint, "elsewhere": None}
+    return None
 
 
 def _no_counterpart(table: Table, fields: list[str]) -> Message:
