@@ -92,18 +92,24 @@ def build_rule(table: str, index: int, raw: Any) -> Rule:
     )  # fmt: skip
 
 
-_MODIFIERS = ("read_when", "off_value", "read_only", "values")
+_MODIFIERS = ("read_when", "off_value", "read_only", "values", "omit", "warn_values", "exponent_of")
 
 
 def _renamed(table: str, where: str, raw: dict[str, Any], fields: tuple[str, ...], also: tuple[str, ...]) -> Formula:
-    """A rename with `read_when`, `off_value`, `read_only` or `values` (shapes.renamed)."""
+    """A rename with `read_when`, `off_value`, `read_only`, `values`, `omit`, `warn_values` or
+    `exponent_of` (shapes.renamed)."""
     if len(fields) != 1 or also or not raw.get("key") or any(k in raw for k in ("invert", "enum", "scale", "with")):
         raise _fail(table, where, f"{', '.join(k for k in _MODIFIERS if k in raw)} modifies a rename: one key, one field")
     gate = {name: tuple(v if isinstance(v, list) else [v]) for name, v in (raw.get("read_when") or {}).items()}
     if any(name not in catalogue() for name in gate):
         raise _fail(table, where, f"unknown canonical field in read_when: {sorted(gate)}")
     off = [raw["off_value"]] if "off_value" in raw else []
-    return shapes.renamed(fields[0], raw["key"], gate, off, str(raw.get("read_only", "")), dict(raw.get("values") or {}))
+    if "exponent_of" in raw and (raw["exponent_of"] < 2 or any(k in raw for k in ("values", "off_value"))):
+        raise _fail(table, where, "exponent_of is a base of 2 or more, on a rename without values or off_value")
+    more = shapes.Modifiers([raw["omit"]] if "omit" in raw else [], dict(raw.get("warn_values") or {}),
+                            int(raw.get("exponent_of", 0)))  # fmt: skip
+    values = dict(raw.get("values") or {})
+    return shapes.renamed(fields[0], raw["key"], gate, off, str(raw.get("read_only", "")), values, more)
 
 
 def _simple(table: str, where: str, raw: dict[str, Any], fields: tuple[str, ...], also: tuple[str, ...]) -> Simple:

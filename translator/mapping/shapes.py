@@ -5,7 +5,8 @@ read/write pair from the rule's data, so a recurring shape is a table line, not 
 from __future__ import annotations
 
 import inspect
-from typing import Any, Callable
+import math
+from typing import Any, Callable, NamedTuple
 
 from ..report.kinds import reason as said
 from ..report.kinds import short
@@ -150,14 +151,17 @@ def pick(fields: tuple[str, ...], key: str, picks: dict[str, Any]) -> Formula:
 
 
 def renamed(
-    field: str, key: str, gate: dict[str, tuple[Any, ...]], off: list[Any], read_only: str, values: dict[Any, Any]
+    field: str, key: str, gate: dict[str, tuple[Any, ...]], off: list[Any], read_only: str, values: dict[Any, Any],
+    more: Modifiers | None = None,
 ) -> Formula:
     """A rename with modifiers: `read_when` (the key only means something while other fields have
     these values: DeepSpeed's optimizer.params.eps for the optimizers that take one), `off_value` (a key
     value that turns the setting off: read as no value), `read_only` (never written: the reason),
-    `values` (a few key values that stand for a canonical one, any other value as it is)."""
+    `values` (a few key values that stand for a canonical one, any other value as it is), and the
+    `Modifiers`: `omit`, `warn_values`, `exponent_of`."""
     arg = ident(key)
     gates = {f"gate_{ident(name)}": allowed for name, allowed in gate.items()}
+    extra = more or Modifiers()
 
     def read(**kw: Any) -> Any:
         raw = kw[arg]
@@ -165,15 +169,57 @@ def renamed(
             return None
         if off and raw is not None and same_value(raw, off[0]):
             return None
-        return next((canonical for framework, canonical in values.items() if same_value(raw, framework)), raw)
+        if raw is None and extra.omit:  # the framework says this value by leaving the key out
+            return extra.omit[0]
+        value = next((canonical for framework, canonical in values.items() if same_value(raw, framework)), raw)
+        if extra.base and value is not None:
+            value = _power(key, extra.base, value)
+        warning = next((why for framework, why in extra.warn.items() if raw is not None and same_value(raw, framework)), "")
+        return Approx(value, warning) if warning else value
 
     def write(**kw: Any) -> Any:
         value = kw["value"]
         if read_only:
             raise Unexpressible(read_only.replace("{value}", short(value)))
+        if extra.omit and same_value(value, extra.omit[0]):
+            return {}
+        if extra.base:
+            return {arg: _exponent(extra.base, value)}
         return {arg: next((framework for framework, canonical in values.items() if same_value(value, canonical)), value)}
 
     parts = [f"rename {key}"] + [f"read when {n} in {', '.join(map(str, v))}" for n, v in gate.items()]
     parts += [f"off {short(v)}" for v in off] + ["read only"] * bool(read_only)
     parts += [f"{short(a)} means {short(b)}" for a, b in values.items()]
+    parts += [f"{short(v)} left out" for v in extra.omit] + [f"{short(v)} doubtful" for v in extra.warn]
+    parts += [f"{extra.base}**key"] * bool(extra.base)
     return _formula("; ".join(parts), read, [arg, *gates], write, ["value"])
+
+
+class Modifiers(NamedTuple):
+    """A rename's further modifiers: `omit` (the canonical value the framework says by leaving the key
+    out: an absent key reads as it, and it is written as no key), `warn_values` ({key value: why}: read, but approximately), `exponent_of`
+    (the key is the exponent: the field is base ** key)."""
+
+    omit: list[Any] = []
+    warn: dict[Any, str] = {}
+    base: int = 0
+
+
+def _power(key: str, base: int, exponent: Any) -> float:
+    if isinstance(exponent, bool) or not isinstance(exponent, (int, float)) or not -1000 <= exponent <= 1000:
+        # (base ** a huge exponent would be computed as an exact integer first)
+        raise ValueError(f"{key} {exponent!r} is no usable power of {_spelled(base)}")
+    return float(base) ** exponent
+
+
+def _exponent(base: int, value: float) -> Any:
+    """The exponent of `value` (approximate, rounded, when it is no power of `base`)."""
+    power = math.log(value, base) if value > 0 else 0.0
+    exact = round(power)
+    if not is_close(power, exact):
+        return Approx(exact, f"{value} is not a power of {_spelled(base)}")
+    return int(exact)
+
+
+def _spelled(base: int) -> str:
+    return {2: "two", 10: "ten"}.get(base, str(base))

@@ -252,21 +252,6 @@ class CerebrasPrecision:
         return {"model_mixed_precision": True, "model_fp16_type": CerebrasPrecision.TYPES[value]}
 
 
-@formula("cerebras.clip")
-class CerebrasClip:
-    """max_gradient_norm; 0 means no clipping, which Cerebras expresses by leaving the key out."""
-
-    @staticmethod
-    def read(optimizer_max_gradient_norm: float | None) -> float:
-        # no max_gradient_norm means no clipping (0 in canonical terms), so a target whose default
-        # clips (NeoX, DeepSpeed: 1.0) gets an explicit 0
-        return 0.0 if optimizer_max_gradient_norm is None else float(optimizer_max_gradient_norm)
-
-    @staticmethod
-    def write(value: float) -> dict[str, Any]:
-        return {} if value == 0 else {"optimizer_max_gradient_norm": value}
-
-
 # Cerebras model names (trainer.init.model.name) whose model is the GPT-J backbone (parallel residual)
 CEREBRAS_PARALLEL_MODELS = frozenset({"gptj", "gpt-neox", "falcon"})
 

@@ -1,0 +1,101 @@
+"""The rename modifiers `omit`, `warn_values` and `exponent_of` (schemas/mapping.schema.json), on the
+table rules that replaced the formulas cerebras.clip, neox.pipeline_size, veomni.grad_clip and
+deepspeed.initial_scale_power."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytest
+import yaml
+
+from translator.api import translate
+from translator.formula import Approx, Formula
+from translator.mapping import load_table
+
+from conftest import FIXTURES
+
+PYTHIA = FIXTURES / "inputs" / "neox" / "pythia-160m.yml"
+LLAMA = FIXTURES / "inputs" / "neox" / "llama-1b.yml"
+MEGATRON = FIXTURES / "inputs" / "megatron"
+
+
+def _formula(fmt: str, field: str) -> Formula:
+    rule = load_table(fmt).rules_for_field(field)[0]
+    assert rule.formula is not None and rule.formula.name.startswith("rename ")
+    return rule.formula
+
+
+# ---- omit ----------------------------------------------------------------------------------------
+
+
+def test_omit_cerebras_no_clipping_is_no_max_gradient_norm() -> None:
+    clip = _formula("cerebras", "optim.grad_clip")
+    assert clip.read(optimizer_max_gradient_norm=None) == 0.0  # no key: no clipping
+    assert clip.read(optimizer_max_gradient_norm=1.5) == 1.5
+    assert clip.write(value=0.0) == {} and clip.write(value=0) == {}
+    assert clip.write(value=1.0) == {"optimizer_max_gradient_norm": 1.0}
+
+
+@pytest.mark.parametrize("clip,written", [(0.0, None), (2.5, 2.5)])
+def test_omit_end_to_end_neox_to_cerebras(clip: float, written: float | None) -> None:
+    done = translate([str(PYTHIA)], "neox", "cerebras", world_size=8, set_values={"optim.grad_clip": clip})
+    optimizer = yaml.safe_load(done.dump())["optimizer"]
+    assert optimizer.get("max_gradient_norm") == written
+
+
+@pytest.mark.parametrize("raw,expected", [(None, 1), (0, 1), (1, 1), (4, 4)])
+def test_omit_and_values_neox_pipeline_stages(raw: int | None, expected: int) -> None:
+    """pipe_parallel_size 0 (no PipelineModule) and 1 (one stage) both run one stage: canonical 1,
+    written by leaving the key out; more stages as given."""
+    pipe = _formula("neox", "parallel.pipeline_size")
+    assert pipe.read(pipe_parallel_size=raw) == expected
+    assert pipe.write(value=1) == {}
+    assert pipe.write(value=expected) == ({} if expected == 1 else {"pipe_parallel_size": expected})
+
+
+def test_omit_pipeline_stages_from_megatron_to_neox() -> None:
+    one = translate([str(MEGATRON / "gpt-15b-ci.yaml")], "megatron", "neox")  # --pipeline-model-parallel-size 1
+    assert "pipe_parallel_size" not in yaml.safe_load(one.dump())
+    sixteen = translate([str(MEGATRON / "gpt3-175b.sh")], "megatron", "neox")  # 16 stages
+    assert yaml.safe_load(sixteen.dump())["pipe_parallel_size"] == 16
+
+
+# ---- warn_values ---------------------------------------------------------------------------------
+
+
+def test_warn_values_veomni_max_grad_norm() -> None:
+    """clip_grad_norm_ always runs: .inf is no clipping (canonical 0); 0 zeroes every gradient,
+    read as no clipping with the reason."""
+    clip = _formula("veomni", "optim.grad_clip")
+    assert clip.read(train_optimizer_max_grad_norm=math.inf) == 0.0
+    zero = clip.read(train_optimizer_max_grad_norm=0)
+    assert isinstance(zero, Approx) and zero.value == 0
+    assert zero.detail == "max_grad_norm 0 makes VeOmni's clip_grad_norm_ scale every gradient to zero; read as no clipping"
+    assert clip.read(train_optimizer_max_grad_norm=0.5) == 0.5 and clip.read(train_optimizer_max_grad_norm=None) is None
+    assert clip.write(value=0.0) == {"train_optimizer_max_grad_norm": math.inf}
+    assert clip.write(value=2.0) == {"train_optimizer_max_grad_norm": 2.0}
+
+
+def test_warn_values_end_to_end_neox_to_veomni() -> None:
+    done = translate([str(LLAMA)], "neox", "veomni", world_size=8, set_values={"optim.grad_clip": 0.0})
+    text = done.dump()
+    assert yaml.safe_load(text)["train"]["optimizer"]["max_grad_norm"] == math.inf
+
+
+# ---- exponent_of ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fmt", ["deepspeed", "neox"])
+def test_exponent_of_initial_scale_power(fmt: str) -> None:
+    power = _formula(fmt, "precision.initial_loss_scale")
+    assert power.read(fp16_initial_scale_power=12) == 4096.0
+    assert power.read(fp16_initial_scale_power=-2) == 0.25
+    assert power.read(fp16_initial_scale_power=None) is None
+    assert power.write(value=65536.0) == {"fp16_initial_scale_power": 16}
+    assert power.write(value=2.0**29) == {"fp16_initial_scale_power": 29}  # log() is not exact there
+    rounded: Any = power.write(value=1000.0)["fp16_initial_scale_power"]
+    assert isinstance(rounded, Approx) and rounded.value == 10 and rounded.detail == "1000.0 is not a power of two"
+    with pytest.raises(ValueError, match="no usable power of two"):
+        power.read(fp16_initial_scale_power=10**30)
