@@ -1,10 +1,12 @@
-"""The rename modifiers `omit`, `warn_values` and `exponent_of` (schemas/mapping.schema.json), on the
-table rules that replaced the formulas cerebras.clip, neox.pipeline_size, veomni.grad_clip and
-deepspeed.initial_scale_power."""
+"""The rename modifiers `omit`, `warn_values`, `exponent_of`, `default_by` and `default_from`
+(schemas/mapping.schema.json), on the table rules that replaced the formulas cerebras.clip,
+neox.pipeline_size, veomni.grad_clip, deepspeed.initial_scale_power, cerebras.attention_dropout and
+cerebras.embedding_dropout."""
 
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -99,3 +101,40 @@ def test_exponent_of_initial_scale_power(fmt: str) -> None:
     assert isinstance(rounded, Approx) and rounded.value == 10 and rounded.detail == "1000.0 is not a power of two"
     with pytest.raises(ValueError, match="no usable power of two"):
         power.read(fp16_initial_scale_power=10**30)
+
+
+# ---- default_by, default_from ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("field", ["model.attention_dropout", "model.embedding_dropout"])
+def test_default_by_family_then_from_hidden_dropout(field: str) -> None:
+    """Model Zoo's GPT-2-derived models default attention_dropout_rate and embedding_dropout_rate to
+    dropout_rate; the GPT-J backbone (gptj, gpt-neox) to 0.1 each (they were cerebras.attention_dropout
+    and cerebras.embedding_dropout)."""
+    rule = load_table("cerebras").rules_for_field(field)[0]
+    assert rule.formula is not None and rule.derived
+    assert rule.with_fields == {"by_family": "model.family", "from_hidden_dropout": "model.hidden_dropout"}
+    key = "model_" + field.split(".")[1] + "_rate"
+    read = rule.formula.read
+    assert read(**{key: None}, by_family="gpt2", from_hidden_dropout=0.25) == 0.25
+    assert read(**{key: None}, by_family=None, from_hidden_dropout=0.25) == 0.25
+    assert read(**{key: None}, by_family="gptj", from_hidden_dropout=0.25) == 0.1
+    assert read(**{key: None}, by_family="gpt-neox", from_hidden_dropout=0.0) == 0.1
+    assert read(**{key: 0.05}, by_family="gptj", from_hidden_dropout=0.25) == 0.05  # the key wins
+    assert rule.formula.write(value=0.3) == {key: 0.3}
+
+
+@pytest.mark.parametrize("name,model,expected", [
+    ("gpt2-small-legacy.yaml", {"dropout_rate": 0.2, "attention_dropout_rate": None}, 0.2),
+    ("gpt2-small-legacy.yaml", {"dropout_rate": 0.2, "attention_dropout_rate": 0.05}, 0.05),
+    ("gptj-tiny-defaults.yaml", {"residual_dropout_rate": 0.2}, 0.1),
+])  # fmt: skip
+def test_default_by_and_from_end_to_end_cerebras_to_neox(name: str, model: dict[str, Any], expected: float,
+                                                         tmp_path: Path) -> None:  # fmt: skip
+    config = yaml.safe_load((FIXTURES / "inputs" / "cerebras" / name).read_text())
+    config["model"].update(model)
+    config["model"] = {k: v for k, v in config["model"].items() if v is not None}
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump(config))
+    neox = yaml.safe_load(translate([str(path)], "cerebras", "neox").dump())
+    assert neox["attention_dropout"] == expected and neox["hidden_dropout"] == 0.2

@@ -171,6 +171,8 @@ def renamed(
             return None
         if raw is None and extra.omit:  # the framework says this value by leaving the key out
             return extra.omit[0]
+        if raw is None and (extra.by or extra.source):
+            return _default_of(extra, kw)
         value = next((canonical for framework, canonical in values.items() if same_value(raw, framework)), raw)
         if extra.base and value is not None:
             value = _power(key, extra.base, value)
@@ -192,17 +194,33 @@ def renamed(
     parts += [f"{short(a)} means {short(b)}" for a, b in values.items()]
     parts += [f"{short(v)} left out" for v in extra.omit] + [f"{short(v)} doubtful" for v in extra.warn]
     parts += [f"{extra.base}**key"] * bool(extra.base)
-    return _formula("; ".join(parts), read, [arg, *gates], write, ["value"])
+    parts += [f"absent: by {n}" for n in extra.by] + [f"absent: {extra.source}"] * bool(extra.source)
+    return _formula("; ".join(parts), read, [arg, *gates, *extra.args()], write, ["value"])
 
 
 class Modifiers(NamedTuple):
     """A rename's further modifiers: `omit` (the canonical value the framework says by leaving the key
     out: an absent key reads as it, and it is written as no key), `warn_values` ({key value: why}: read, but approximately), `exponent_of`
-    (the key is the exponent: the field is base ** key)."""
+    (the key is the exponent: the field is base ** key), `default_by` and `default_from` (an absent
+    key's value depends on other fields: Cerebras' attention_dropout_rate)."""
 
     omit: list[Any] = []
     warn: dict[Any, str] = {}
     base: int = 0
+    by: dict[str, dict[Any, Any]] = {}  # default_by: {field: {its value: the key's default}}
+    source: str = ""  # default_from: the field whose value an absent key has otherwise
+
+    def args(self) -> list[str]:
+        """The reading's arguments for the fields the defaults depend on."""
+        return [f"by_{field_ident(n)}" for n in self.by] + [f"from_{field_ident(self.source)}"] * bool(self.source)
+
+
+def _default_of(extra: Modifiers, kw: dict[str, Any]) -> Any:
+    """An absent key's value: by another field's value (`default_by`), else another field's (`default_from`)."""
+    for name, table in extra.by.items():
+        if kw[f"by_{field_ident(name)}"] in table:
+            return table[kw[f"by_{field_ident(name)}"]]
+    return kw[f"from_{field_ident(extra.source)}"] if extra.source else None
 
 
 def _power(key: str, base: int, exponent: Any) -> float:
