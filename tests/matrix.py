@@ -337,11 +337,28 @@ def _missing(row: Row) -> list[str]:
             f"why it cannot express the construct (No / Lossy)" for column in COLUMNS if column not in row.cells]  # fmt: skip
 
 
+def hf_cell(veomni: Column | None) -> Column | None:
+    """The `hf` cell a row's VeOmni cell implies: VeOmni keeps its architecture in an HF config.json
+    (its `side`), read and written by the `hf` format's own modules; None when VeOmni's cell says
+    something in its YAML too (the row then gives its own hf cell)."""
+    if isinstance(veomni, No):
+        return veomni
+    if isinstance(veomni, Lossy) and not veomni.snippet:
+        return Lossy(veomni.side or {}, veomni.kind)
+    if isinstance(veomni, Cell) and not veomni.snippet and (veomni.writes is None or not veomni.writes):
+        return Cell(veomni.side or {}, writes=veomni.writes_side)
+    return None
+
+
 def matrix(rows: list[Row]) -> tuple[Callable[..., None], Callable[..., None], Callable[..., None]]:
     """The module's tests over every row and every registered format: each row has a cell for every
     format; each Cell reads as the row's values; each Cell, written into every other column, gives
-    that column's snippet (or the loss it names)."""
+    that column's snippet (or the loss it names). A row without an `hf` cell takes the one its
+    VeOmni cell implies (hf_cell)."""
     for row in rows:
+        derived = hf_cell(row.cells.get("veomni/nested")) if "hf" in COLUMNS and "hf" not in row.cells else None
+        if derived is not None:
+            row.cells = {**row.cells, "hf": derived}
         stray = set(row.cells) - set(COLUMNS)
         assert not stray, f"row {row.name!r} has cells for unregistered formats {sorted(stray)}"
         assert any(isinstance(c, Cell) for c in row.cells.values()), f"row {row.name!r}: no format expresses it"

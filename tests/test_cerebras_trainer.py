@@ -42,7 +42,8 @@ def test_every_legacy_file_migrates_to_the_trainer_layout(path: Path) -> None:
     assert set(document) == {"trainer"}
     assert isinstance(document["trainer"]["init"]["model"]["name"], str)
     assert_report_covers(result, path)
-    # every leaf is carried, or dropped because the trainer layout (and Cerebras' converter) has no place for it
+    # every leaf is carried, or dropped because the trainer layout (and Cerebras' converter) has no place for it;
+    # a family's own precision default (not in the file) is written for the trainer, whose default differs
     for entry in result.report.entries:
         assert entry.status in (Status.EXACT, Status.CONVERTED, Status.UNKNOWN, Status.DROPPED), entry
         if entry.status is Status.DROPPED:
@@ -59,7 +60,10 @@ def test_legacy_trainer_legacy_is_the_identity(path: Path, tmp_path: Path) -> No
     back = translate(middle, "cerebras", "cerebras", layout="legacy")
     dropped = {e.source_key for e in there.report.entries if e.status is Status.DROPPED}
     original = {k: v for k, v in flatten(numbers(yaml.safe_load(path.read_text()))).items() if k not in dropped}
-    assert flatten(yaml.safe_load(back.dump())) == original
+    # a model family whose mixed precision defaults to float16 (not the GPT families' bfloat16) gets it said
+    # for the trainer layout, whose default is bfloat16 from 2.4
+    added = {e.source_key: "float16" for e in there.report.entries if "code defaults it to" in e.detail}
+    assert flatten(yaml.safe_load(back.dump())) == {**original, **{k: v for k, v in added.items() if k == "model.fp16_type"}}
 
 
 def test_gptj_6b_migration_values() -> None:
@@ -118,7 +122,10 @@ def test_every_trainer_file_reads_and_converts(path: Path) -> None:
     document = yaml.safe_load(legacy.dump())
     # numbers(): a YAML 1.1 float string inside a list (one source file has '6e-06' in its schedule) is kept as written
     # a value kept as the user wrote it despite the documented type is named in the report instead
+    # (or carried as written in the block of a model family neoconv does not read: not checked there)
     flagged = {e.source_key.split(".")[-1] for e in legacy.report.entries if "documented type" in e.detail}
+    if legacy.report.source.get("unsupported_family"):
+        flagged |= {e.source_key.split(".")[-1] for e in legacy.report.entries if (e.source_key or "").startswith("trainer.init.model.")}
     errors = [e for e in schema_errors(numbers(document), "cerebras") if e.split(":")[0].split(".")[-1] not in flagged]
     assert "trainer" not in document and errors == []
     neox = translate(path, "cerebras", "neox")

@@ -94,11 +94,13 @@ def test_help_version_explain_formats(runner) -> None:
     result = runner.invoke(main, ["explain", "model.hidden_dropout", "--json"])
     data = json.loads(result.stdout)
     assert data["formats"]["neox"][0]["default"] == 0.0
-    assert data["formats"]["neox"][0]["version_defaults"] == {"configs-readme": 0.1}
+    # NeoX's own default until #1107 (2023-12-26), from the key history
+    assert data["formats"]["neox"][0]["version_defaults"] == {"2021-04-26..2023-12-22": 0.1}
     result = runner.invoke(main, ["explain", "model.hiden_size"])
     assert result.exit_code == 2 and "did you mean model.hidden_size" in result.stderr
     result = runner.invoke(main, ["formats"])
     assert "cerebras" in result.stdout and "legacy" in result.stdout
+    assert "1.6.0 ... 2.10.0 (23 releases); also 1.6, 1.7" in result.stdout
 
 
 @pytest.mark.parametrize(

@@ -44,8 +44,9 @@ def test_options_show_only_where_they_apply_with_their_values(runner) -> None:
     neox = runner.invoke(main, ["neox2neox", "--help"]).stdout
     assert "--model-config" in veomni and "--model-config" not in neox  # the format contract says who takes one
     assert "--layout [legacy|trainer]" in veomni and "--layout" not in neox  # NeoX has one layout
-    assert "--from-version [nested|flat]" in veomni and "--to-version [r2|r1]" in veomni
-    assert "--from-version [current|configs-readme]" in neox
+    # a release: a label of the format's key history or a name standing for one (too many to list in help)
+    assert "--from-version RELEASE" in veomni and "--to-version RELEASE" in veomni
+    assert "Source VeOmni YAML release" in " ".join(veomni.split()) and "the release the file's keys tell" in " ".join(neox.split())
     for status in ("missing", "unknown", "lossy", "dropped", "defaulted"):
         assert status in neox.split("--fail-on STATUS")[1].split("--baseline")[0]
     batch = runner.invoke(main, ["batch", "--help"]).stdout
@@ -54,7 +55,8 @@ def test_options_show_only_where_they_apply_with_their_values(runner) -> None:
 
 def test_a_bad_choice_names_the_valid_values(runner, pythia160m: Path) -> None:
     result = runner.invoke(main, ["neox2cerebras", str(pythia160m), "--to-version", "r9"])
-    assert result.exit_code == 2 and "known: r2, r1" in result.stderr
+    assert result.exit_code == 2 and "not a Cerebras Model Zoo release" in result.stderr
+    assert "known: 1.6.0, 1.6.1" in result.stderr and "r2 (= 2.1.1), r1 (= 2.2.1)" in result.stderr
     result = runner.invoke(main, ["neox2cerebras", str(pythia160m), "--model-config", "x.json"])
     assert result.exit_code == 2 and "No such option '--model-config'" in result.stderr
 
@@ -86,7 +88,9 @@ def test_shell_completion_of_commands_formats_fields_and_values(runner) -> None:
     assert "neox:rotary_pct" in _complete(runner, "neoconv explain neox:rotary")
     assert _complete(runner, "neoconv neox2cerebras x.yml --set model.vocab_s") == ["model.vocab_size="]
     assert _complete(runner, "neoconv neox2cerebras x.yml --fail-on lossy,mi") == ["lossy,missing"]
-    assert _complete(runner, "neoconv neox2veomni x.yml --to-version ") == ["nested", "flat"]
+    releases = _complete(runner, "neoconv neox2veomni x.yml --to-version ")
+    assert {"nested", "flat", "#538", "v0.1.8", "current"} <= set(releases)
+    assert _complete(runner, "neoconv neox2veomni x.yml --to-version #62") == ["#62", "#627"]
     assert sorted(_complete(runner, "neoconv batch neox2")) == sorted(f"neox2{d}" for d in FORMATS)
     assert _complete(runner, "neoconv validate x.yml --format cerebras --version 2.1") == ["2.1", "2.10", "2.10.0", "2.1.1", "2.1.0"]
     assert _complete(runner, "neoconv batch neox2veomni src --layout ") == ["flat", "nested"]

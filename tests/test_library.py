@@ -66,7 +66,7 @@ CASES: list[tuple[str, Callable[[str], Any], type[NeoconvError], str]] = [
     ("world_size a string", lambda b: translate(b, "neox", "cerebras", world_size="8"), UsageError, "whole number of GPUs"),
     ("world_size huge", lambda b: translate(b, "neox", "cerebras", world_size=10**400), UsageError, "world_size"),
     ("source_version unknown", lambda b: translate(b, "neox", "cerebras", source_version="zz"), UsageError,
-     "--from-version 'zz': unknown neox version"),
+     "--from-version 'zz': not a GPT-NeoX release; known: 2021-04-26, "),
     ("with_files a string", lambda b: translate(b, "neox", "cerebras", with_files="x.json"), UsageError, "(path, format) pairs"),
     ("with_files a bad pair", lambda b: translate(b, "neox", "cerebras", with_files=[("x.json",)]), UsageError,
      "is not a (path, format) pair"),

@@ -61,8 +61,8 @@ ROWS = [
         "deepspeed": NO_MODEL,
         "cerebras/legacy": Cell({"model": {"norm_type": "biasless-layernorm"}}),
         "cerebras/trainer": Cell(cs("gpt2", norm_type="biasless-layernorm")),
-        "veomni/nested": Lossy({}, "approximated", side={"model_type": "gpt2"}),
-        "veomni/flat": Lossy({}, "approximated", side={"model_type": "gpt2"}),
+        "veomni/nested": Lossy({}, "fixed_value", side={"model_type": "gpt2"}),
+        "veomni/flat": Lossy({}, "fixed_value", side={"model_type": "gpt2"}),
         "megatron": Lossy({"--normalization": "LayerNorm"}, "approximated"),  # its LayerNorm has a bias
     }),
     Row("non-parametric layernorm", {"model.norm": "non_parametric_layernorm", "model.norm_bias": False, "model.norm_eps": 1e-5}, {
@@ -70,8 +70,8 @@ ROWS = [
         "deepspeed": NO_MODEL,
         "cerebras/legacy": Cell({"model": {"norm_type": "nonparametric-layernorm", "layer_norm_epsilon": 1e-5}}),
         "cerebras/trainer": Cell(cs("gpt2", norm_type="nonparametric-layernorm", layer_norm_epsilon=1e-5)),
-        "veomni/nested": Lossy({}, "approximated", side={"model_type": "gpt2"}),
-        "veomni/flat": Lossy({}, "approximated", side={"model_type": "gpt2"}),
+        "veomni/nested": Lossy({}, "fixed_value", side={"model_type": "gpt2"}),
+        "veomni/flat": Lossy({}, "fixed_value", side={"model_type": "gpt2"}),
         "megatron": Lossy({}, "approximated"),  # written with its default LayerNorm
     }, bugs={"read neox": NONPARAMETRIC, "neox -> *": NONPARAMETRIC, "* -> neox": NONPARAMETRIC}),
 ]

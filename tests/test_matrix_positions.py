@@ -35,8 +35,12 @@ ROWS = [
     }),
     Row("rotary full, base 5e5", {**HEADS, "model.family": "llama", "model.position_embedding": "rotary", "model.rotary_fraction": 1.0,
                                   "model.rotary_base": 500000}, {
+        # mlp_multiple_of 256: the 4h default gated MLP NeoX builds at width 2048 otherwise does not run
+        # (a 2731-wide gate, a 2730-wide output layer): NeoX's own configs set it
         "neox": Cell({"hidden_size": 2048, "num_attention_heads": 16, "pos_emb": "rotary", "rotary_emb_base": 500000,
-                      "norm": "rmsnorm", "activation": "swiglu"}),
+                      "norm": "rmsnorm", "activation": "swiglu", "mlp_multiple_of": 256},
+                     writes={"hidden_size": 2048, "num_attention_heads": 16, "pos_emb": "rotary", "rotary_emb_base": 500000,
+                             "norm": "rmsnorm", "activation": "swiglu"}),
         "deepspeed": NO_MODEL,
         "cerebras/legacy": Cell({"model": {"hidden_size": 2048, "num_heads": 16, "position_embedding_type": "rotary", "rotary_dim": 128,
                                            "rope_theta": 500000, "norm_type": "rmsnorm", "nonlinearity": "swiglu"}}),

@@ -123,11 +123,21 @@ def test_a_file_of_defaults_reads_as_megatrons_defaults(tmp_path: Path) -> None:
         # mixture of experts (examples/mixtral): 8 experts, top 2, aux loss 0.01
         ("--num-experts 8 --moe-router-topk 2 --moe-router-load-balancing-type aux_loss --moe-aux-loss-coeff 1e-2",
          {"model.moe_num_experts": 8, "model.moe_experts_per_token": 2, "model.moe_aux_loss_coef": 0.01,
-          "model.moe_router_scoring": "softmax", "model.moe_layer_interval": 1}),
+          "model.moe_router_scoring": "softmax", "model.moe_layer_interval": None}),  # None: every layer (none_means 1)
         ('--num-experts 4 --moe-shared-expert-intermediate-size 2816 --moe-layer-freq "([0]*1+[1]*1)"',
          {"model.moe_shared_experts": 1, "model.moe_shared_ffn_hidden_size": 2816, "model.moe_first_dense_layers": 1,
-          "model.moe_layer_interval": 1, "model.moe_experts_per_token": 2}),
+          "model.moe_layer_interval": None, "model.moe_experts_per_token": 2}),
         ("--num-experts 0", {"model.moe_num_experts": None}),
+        # the router (moe_utils.topk_routing_with_score_function, router.sinkhorn_load_balancing):
+        # softmax over the chosen logits = renormalised; softmax first, or sinkhorn: as they are
+        ("--num-experts 8", {"model.moe_normalize_top_k": True}),
+        ("--num-experts 8 --moe-router-pre-softmax", {"model.moe_normalize_top_k": False}),
+        ("--num-experts 8 --moe-router-load-balancing-type sinkhorn", {"model.moe_normalize_top_k": False,
+                                                                      "model.moe_router_scoring": "sinkhorn"}),
+        # Llama 3.1's scaling, every number hard-coded (--rope-scaling-factor never reaches GPTModel)
+        ("--position-embedding-type rope --use-rope-scaling",
+         {"model.rope_scaling_type": "llama3", "model.rope_scaling_factor": 8.0, "model.rope_low_freq_factor": 1.0,
+          "model.rope_high_freq_factor": 4.0, "model.rope_original_max_positions": 8192}),
     ],
 )  # fmt: skip
 def test_a_construct_reads_as(extra: str, expected: dict[str, Any], tmp_path: Path) -> None:

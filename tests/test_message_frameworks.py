@@ -21,6 +21,7 @@ SOURCES = {
     "deepspeed": ["deepspeed/warmup-cosine-lr-zero2.json", "deepspeed/onecycle-zero3.json"],
     "cerebras": ["cerebras/gpt2-small-legacy.yaml", "cerebras/llama-1b-trainer.yaml", "cerebras/gptj-tiny-defaults.yaml"],
     "veomni": ["veomni/tinyllama-nested.yaml", "veomni/tinyllama-flat.yaml"],
+    "hf": ["hf/llama-3.1-8b.json", "hf/mixtral-8x7b-v0.1.json", "hf/gemma-2-9b.json", "hf/deepseek-v2-lite.json"],
 }
 # a framework's name as messages spell it; "GPT-NeoX" alone would also be HF's model name, so HF
 # model types are written as model_type values (gpt_neox) in messages

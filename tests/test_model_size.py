@@ -74,13 +74,14 @@ MODELS: dict[str, tuple[dict[str, Any], int]] = {
                        "model.moe_normalize_top_k": True, "model.moe_layer_interval": 1,
                        "model.moe_dense_layers": []}, 30_532_122_624),
     # Gemma: tied, (1 + w) RMSNorm and sqrt(hidden) embedding scale change no count; tanh GELU gated
+    # (gelu_pytorch_tanh: transformers 4 and 5 both run Gemma's MLP with it, whatever hidden_act says)
     "gemma-7b": ({**LLAMA, "model.num_layers": 28, "model.hidden_size": 3072, "model.num_heads": 16,
                   "model.num_kv_heads": 16, "model.head_dim": 256, "model.ffn_hidden_size": 24576,
-                  "model.vocab_size": 256000, "model.activation": "geglu", "model.tie_embeddings": True,
+                  "model.vocab_size": 256000, "model.activation": "geglu_tanh", "model.tie_embeddings": True,
                   "model.norm_unit_offset": True, "model.embedding_scale_by_sqrt_hidden": True}, 8_537_680_896),
     "gemma-2-9b": ({**LLAMA, "model.num_layers": 42, "model.hidden_size": 3584, "model.num_heads": 16,
                     "model.num_kv_heads": 8, "model.head_dim": 256, "model.ffn_hidden_size": 14336,
-                    "model.vocab_size": 256000, "model.activation": "geglu", "model.tie_embeddings": True,
+                    "model.vocab_size": 256000, "model.activation": "geglu_tanh", "model.tie_embeddings": True,
                     "model.norm_unit_offset": True, "model.embedding_scale_by_sqrt_hidden": True,
                     "model.sandwich_norm": True, "model.query_pre_attention_scalar": 256.0,
                     "model.attention_logit_softcap": 50.0, "model.final_logit_softcap": 30.0,

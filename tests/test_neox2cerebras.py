@@ -13,9 +13,9 @@ from translator.formats.cerebras.reader import READER as cerebras
 from translator.io import flatten
 from translator.validate import schema_errors
 
-from conftest import CORPUS, corpus_dir, corpus_files
+from conftest import CORPUS, corpus_dir, corpus_files, runnable
 
-NEOX_FILES = corpus_files("neox")
+NEOX_FILES = [p for p in corpus_files("neox") if runnable(p)]
 LOCAL_SETUP = CORPUS / "neox" / "local_setup.yml"
 
 

@@ -98,3 +98,58 @@ def test_the_corpus_configs() -> None:
         if problem:
             flagged.append(str(path.relative_to(folder)))
     assert flagged == ["mistral/7B.yml"]
+
+
+def test_the_reader_refuses_a_width_neox_cannot_run(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from translator import translate
+    from translator.errors import InputError
+
+    path = tmp_path / "7B.yml"
+    path.write_text("num_layers: 2\nhidden_size: 4096\nnum_attention_heads: 32\n"
+                    "intermediate_size: 14336\nactivation: swiglu\n")  # fmt: skip
+    with pytest.raises(InputError) as caught:
+        translate(path, "neox", "cerebras")
+    error = caught.value
+    assert (error.key, error.line, error.file) == ("intermediate_size", 4, str(path))
+    assert "4779-wide gate but a 4778-wide output layer" in error.message
+    assert "intermediate_size: 43008 gives a 14336-wide gated MLP" in error.message
+    # the value it names runs, and is Mistral's width
+    path.write_text(path.read_text().replace("14336", "43008"))
+    assert translate(path, "neox", "neox").ir.get("model.ffn_hidden_size") == 14336
+
+
+def test_a_width_that_does_not_split_over_the_model_parallel_ranks(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from translator import translate
+    from translator.errors import InputError
+
+    path = tmp_path / "mp.yml"
+    path.write_text("num_layers: 2\nhidden_size: 64\nnum_attention_heads: 4\nintermediate_size: 258\n"
+                    "model_parallel_size: 4\n")  # fmt: skip
+    with pytest.raises(InputError, match="do not divide evenly over model_parallel_size=4"):
+        translate(path, "neox", "neox")
+
+
+def test_an_all_moe_model_builds_no_dense_mlp(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from translator import translate
+
+    # every layer is MoE (moe_expert_interval 1): experts take intermediate_size as it stands
+    path = tmp_path / "moe.yml"
+    path.write_text("num_layers: 2\nhidden_size: 4096\nnum_attention_heads: 32\nintermediate_size: 14336\n"
+                    "activation: swiglu\nmoe_num_experts: 8\nmoe_top_k: 2\n")  # fmt: skip
+    ir = translate(path, "neox", "neox").ir
+    assert ir.get("model.moe_num_experts") == 8 and ir.get("model.moe_ffn_hidden_size") == 14336
+
+
+def test_the_corpus_mistral_is_refused_naming_the_fix() -> None:
+    from translator import translate
+    from translator.errors import InputError
+
+    from conftest import UNRUNNABLE
+
+    path = CORPUS / "neox" / "mistral" / "7B.yml"
+    if not path.is_file():
+        pytest.skip("../shared/corpus is not present")
+    for dst in ("cerebras", "veomni", "deepspeed", "neox"):
+        with pytest.raises(InputError) as caught:
+            translate(path, "neox", dst)
+        assert UNRUNNABLE["neox/mistral/7B.yml"] in caught.value.message and caught.value.line == 9

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import yaml
 from cerebras_corpus import LEGACY, TRAINER, assert_report_covers, translate_or_known
-from conftest import CORPUS, corpus_dir, corpus_files, same_canonical
+from conftest import CORPUS, corpus_dir, corpus_files, runnable, same_canonical
 
 from translator import Status, translate
 from translator.formats.neox.reader import READER as neox
@@ -24,7 +24,7 @@ from translator.mapping import load_table
 from translator.validate import schema_errors
 
 CEREBRAS = LEGACY + TRAINER
-NEOX = [p for p in corpus_files("neox") if "num_layers" in p.read_text() or "num-layers" in p.read_text()]
+NEOX = [p for p in corpus_files("neox") if ("num_layers" in p.read_text() or "num-layers" in p.read_text()) and runnable(p)]
 FLOAT_TEXT = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
 
 

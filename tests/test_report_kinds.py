@@ -39,7 +39,7 @@ EXAMPLES: dict[str, dict[str, Any]] = {
     "carried": {},
     "carried_as_written": {},
     "assumed": {"key": "model.attention_type", "value": "scaled_dot_product", "title": "Cerebras Model Zoo"},
-    "not_assumed": {"key": "model.use_bias_in_output", "value": True, "assumed": False},
+    "not_assumed": {"key": "model.attention_type", "value": "dot_product", "assumed": "scaled_dot_product"},
     "no_counterpart": {"title": "DeepSpeed", "fields": ["model.num_layers"]},
     "absent": {
         "reason": "the PipelineModule in the model code decides pipeline stages; DeepSpeed's config has none",
@@ -59,6 +59,8 @@ EXAMPLES: dict[str, dict[str, Any]] = {
         "reason": "legacy configs name no model: the family is the run.py you launch (named in the file header)"
     },
     "unsupported_key": {"reason": "NeoX dataset storage format"},
+    "not_read_by_release": {"title": "VeOmni", "release": "#1021", "key": "train.dyn_bsz_margin", "runs": "fb1b0b2d..#498"},
+    "family_not_supported": {"what": "T5 (encoder-decoder)"},
     "framework_extension": {
         "reason": "DeepSpeed gradient all-reduce detail (pre-scaling, predivide factor, all-reduce op)"
     },
@@ -179,7 +181,7 @@ RENDERED = [
     ("carried", ""),
     ("carried_as_written", "carried as written"),
     ("assumed", "model.attention_type='scaled_dot_product' is what Cerebras Model Zoo assumes"),
-    ("not_assumed", "model.use_bias_in_output=True is not expressible: the other frameworks assume False"),
+    ("not_assumed", "model.attention_type='dot_product' is not expressible: the other frameworks assume 'scaled_dot_product'"),
     ("no_counterpart", "DeepSpeed has no counterpart for model.num_layers"),
     ("absent", "the PipelineModule in the model code decides pipeline stages; DeepSpeed's config has none"),
     ("not_derived", "no value for batch.global could be derived"),
@@ -188,6 +190,8 @@ RENDERED = [
     ("no_counterpart_value", "model.position_embedding='none' has no counterpart in model.position_embedding_type"),
     ("no_place_in_layout", "legacy configs name no model: the family is the run.py you launch (named in the file header)"),
     ("unsupported_key", "NeoX dataset storage format"),
+    ("not_read_by_release", "VeOmni #1021 does not read train.dyn_bsz_margin (read by fb1b0b2d..#498)"),
+    ("family_not_supported", "family not supported: T5 (encoder-decoder); the canonical fields describe decoder-only language models"),
     ("framework_extension", "DeepSpeed gradient all-reduce detail (pre-scaling, predivide factor, all-reduce op)"),
     ("no_canonical_form", "DeepSpeed's OneCycle schedule (cyclic lr) has no canonical form"),
     ("not_a_parameter", "not a GPT-NeoX parameter; did you mean fp16.fp16?"),
@@ -263,7 +267,7 @@ HAND_MADE = {
     "zoo.yaml": (
         "cerebras",
         "model: {hidden_size: 64, num_hidden_layers: 2, num_heads: 4, filter_size: 256, vocab_size: 1000,\n"
-        "  max_position_embeddings: 128, use_bias_in_output: true}\n"
+        "  max_position_embeddings: 128, use_bias_in_output: true, attention_type: dot_product}\n"
         "optimizer: {optimizer_type: adamw, learning_rate: 0.001}\n"
         "runconfig: {max_steps: 10, save_losses: [1]}\n",
     ),
@@ -277,6 +281,19 @@ HAND_MADE = {
     # a position encoding Cerebras has no value for
     "nopos.yml": ("neox", "num_layers: 2\nhidden_size: 64\nnum_attention_heads: 4\nseq_length: 128\n"
                           "max_position_embeddings: 128\npos_emb: none\n"),
+    # a T5 (a family the canonical fields do not describe), in the style of Model Zoo R_1.7.1's t5_base.yaml
+    "t5.yaml": (
+        "cerebras",
+        "train_input: {data_processor: T5DynamicDataProcessor, batch_size: 216}\n"
+        "model: {src_vocab_size: 32001, encoder_num_hidden_layers: 12, d_model: 768, mixed_precision: true}\n"
+        "optimizer: {optimizer_type: AdamW, learning_rate: 0.0001}\nrunconfig: {max_steps: 10}\n",
+    ),
+    # a nested VeOmni file with the flat-era dyn_bsz_margin, which the release it fits (#1021) does not read
+    "margin.yaml": (
+        "veomni",
+        "model: {model_path: m}\ndata: {train_path: d, max_seq_len: 128, train_size: 100000}\n"
+        "train: {optimizer: {lr: 1.0e-4, lr_min: 1.0e-6}, checkpoint: {output_dir: o, save_steps: 10}, dyn_bsz_margin: 10}\n",
+    ),
 }
 
 

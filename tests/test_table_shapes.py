@@ -36,6 +36,8 @@ def overlay(name: str, tmp_path: Path) -> Table:
     several fields that the overlay's rules take apart (the batch's three) is left out of the copy:
     `extends` replaces rules by their whole field list."""
     fmt = name.split("-")[0]
+    for table in (ROOT / "mappings").glob("*.yaml"):  # the tables the base extends (veomni: hf)
+        shutil.copy(table, tmp_path / table.name)
     mine = yaml.safe_load((TABLES / f"{name}.yaml").read_text())
     lists = [rule.get("fields", [rule.get("field")]) for rule in mine.get("rules", [])]
     taken = {f for fields in lists for f in fields}

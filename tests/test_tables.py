@@ -43,15 +43,20 @@ def test_table_defaults_agree_with_the_format_schema(fmt: str) -> None:
             continue
         assert node["default"] == rule.default_for(), f"{fmt}:{rule.key}: table {rule.default_for()!r} vs docs {node['default']!r}"
         checked += 1
-    assert checked >= 3
+    # hf: each class's defaults are data of the class (mappings/hf.yaml data.model_types.*.defaults),
+    # checked against transformers' own config classes by the oracle tier (tests/test_hf_oracle.py)
+    assert checked >= 3 or fmt == "hf"
 
 
 @pytest.mark.parametrize("fmt", sorted(FORMATS))
 def test_every_mapped_key_is_a_known_key(fmt: str) -> None:
-    index = schema_index(fmt)
-    for rule in load_table(fmt).rules:
+    from translator.schema import release_index
+
+    table = load_table(fmt)
+    index = release_index(fmt, table.versions[0], table.title)  # the schema and every release's keys
+    for rule in table.rules:
         for key in rule.keys:
-            assert index.known(key) or index.node(key) is not None, f"{fmt}: {key} is not in schemas/{fmt}.schema.json"
+            assert index.known(key) or index.node(key) is not None, f"{fmt}: {key} is read by no release"
 
 
 def test_table_typos_are_errors() -> None:

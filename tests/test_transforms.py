@@ -6,6 +6,7 @@ import math
 
 import pytest
 
+from translator.formulas_common import structural_family
 from translator.formula import FORMULAS, Approx, Missing, unwrap
 from translator.schedule.fields import parse, same, summaries
 from translator.schedule.simple import simple
@@ -26,23 +27,24 @@ ffn = FORMULAS["neox.ffn_width"]
     ],
 )
 def test_neox_ffn_width(intermediate, multiple, activation, hidden, expected):
-    assert ffn.read(intermediate, None, multiple, hidden, activation) == expected
+    assert ffn.read(intermediate, None, multiple, hidden, activation, 1, None) == expected
 
 
 def test_neox_ffn_width_expansion_factor_and_inverse():
-    assert ffn.read(None, 2.0, 1, 1024, "gelu") == 2048
+    assert ffn.read(None, 2.0, 1, 1024, "gelu", 1, None) == 2048
     for width in (11008, 14336, 28672, 2730):
         written = ffn.write(width, "swiglu")["intermediate_size"]
-        assert ffn.read(written, None, 1, 4096, "swiglu") == width
+        assert ffn.read(written, None, 1, 4096, "swiglu", 1, None) == width
 
 
 def test_rotary_dim_both_ways():
     rot = FORMULAS["cerebras.rotary_dim"]
-    assert rot.write(0.25, 6144, 64) == {"model_rotary_dim": 24}  # NeoX-20B, as Cerebras wrote it
-    assert rot.write(0.25, 2048, 16) == {"model_rotary_dim": 32}  # Pythia-1.4B
-    assert rot.write(1.0, 4096, 32) == {"model_rotary_dim": 128}
+    assert rot.write(0.25, 6144, 64, None) == {"model_rotary_dim": 24}  # NeoX-20B, as Cerebras wrote it
+    assert rot.write(0.25, 2048, 16, None) == {"model_rotary_dim": 32}  # Pythia-1.4B
+    assert rot.write(1.0, 4096, 32, None) == {"model_rotary_dim": 128}
+    assert rot.write(1.0, 3584, 16, 256) == {"model_rotary_dim": 256}  # Gemma 2 9B: head_dim 256, not 3584 / 16
     assert rot.read(24, 6144, 64) == 0.25
-    value, lossy = unwrap(rot.write(0.3, 768, 12)["model_rotary_dim"])  # 64 * 0.3 = 19.2
+    value, lossy = unwrap(rot.write(0.3, 768, 12, None)["model_rotary_dim"])  # 64 * 0.3 = 19.2
     assert value == 19 and "truncated" in lossy
 
 
@@ -176,11 +178,19 @@ def test_activation_gelu_fusion_and_family():
     assert act.read("gelu", True, True) == "gelu"  # onnx_safe keeps erf
     assert act.read("swish", False, False) == "silu"
     assert act.write("gelu_tanh") == {"activation": "gelu", "bias_gelu_fusion": True}
-    fam = FORMULAS["decoder_family"]
-    assert fam.read(True, False, "layernorm", "gelu") == "gpt-neox"
-    assert fam.read(True, True, "layernorm", "gelu") == "gptj"
-    assert fam.read(False, False, "rmsnorm", "swiglu") == "llama"
-    assert fam.read(False, False, "layernorm", "gelu") == "gpt2"
+    fam = structural_family
+    assert fam(True, False, "layernorm", "gelu") == "gpt-neox"
+    assert fam(True, True, "layernorm", "gelu") == "gptj"
+    assert fam(False, False, "rmsnorm", "swiglu") == "llama"
+    assert fam(False, False, "layernorm", "gelu") == "gpt2"
+    # today's models: the blocks tell experts, a window, qk-norm, sandwich norms, latent attention
+    assert fam(False, False, "rmsnorm", "swiglu", moe_num_experts=8) == "mixtral"
+    assert fam(False, False, "rmsnorm", "swiglu", sliding_window=4096) == "mistral"
+    assert fam(False, False, "rmsnorm", "swiglu", qk_norm=True) == "qwen3"
+    assert fam(False, False, "rmsnorm", "swiglu", moe_num_experts=128, qk_norm=True) == "qwen3_moe"
+    assert fam(False, False, "rmsnorm", "geglu_tanh", sandwich_norm=True) == "gemma2"
+    assert fam(False, False, "rmsnorm", "swiglu", mla_kv_lora_rank=512, moe_num_experts=64) == "deepseek_v2"
+    assert fam(False, False, "layernorm", "gelu_tanh", position_embedding="alibi", embedding_norm=True) == "bloom"
 
 
 def test_batch_and_parallel():
@@ -225,8 +235,10 @@ def test_gqa_and_attention_bias():
     assert gqa.read("multiquery_attention", {"num_kv_groups": 8}, 64) == 8
     assert gqa.read("aiayn_attention", None, 32) == 32
     bias = FORMULAS["cerebras.attention_bias"]
-    assert bias.read(False, False) is False
-    assert isinstance(bias.read(True, False), Approx)
+    assert bias.read(False, False) == {"attention_bias": False}
+    assert bias.read(True, False) == {"attention_bias": True, "attention_output_bias": False}  # Qwen2
+    assert bias.write(True, False) == {"model_use_projection_bias_in_attention": True, "model_use_ffn_bias_in_attention": False}
+    assert bias.write(True, None) == {"model_use_projection_bias_in_attention": True, "model_use_ffn_bias_in_attention": True}
 
 
 def test_formula_parameters_are_read_as_inspect_reads_them() -> None:

@@ -76,7 +76,8 @@ def test_unreadable_is_exit_2_and_other_files_are_still_checked(runner, tmp_path
 
 def test_unknown_release_and_json(runner, pythia160m: Path) -> None:
     result = runner.invoke(main, ["validate", str(LLAMA), "--version", "v9"])
-    assert result.exit_code == 2 and "no neox release of that name; known: HEAD, current, v1.0" in result.stderr
+    assert result.exit_code == 2 and "not a GPT-NeoX release; known: 2021-04-26" in result.stderr
+    assert "v1.0 (= 2023-02-03)" in result.stderr
     result = runner.invoke(main, ["validate", str(LLAMA), "--json"])
     data = json.loads(result.stdout)
     assert data == [{"file": str(LLAMA), "format": "neox", "layout": None, "release": "2026-05-19", "valid": True,

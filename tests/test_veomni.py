@@ -233,12 +233,13 @@ def test_model_config_option_supplies_the_architecture() -> None:
 
 
 def test_an_unmapped_model_type_says_so(tmp_path: Path) -> None:
-    (tmp_path / "qwen").mkdir()
-    (tmp_path / "qwen" / "config.json").write_text(json.dumps({"model_type": "qwen3", "hidden_size": 4096, "head_dim": 128}))
-    (tmp_path / "run.yaml").write_text("model:\n  config_path: qwen\ndata:\n  train_path: x\n")
+    (tmp_path / "t5").mkdir()
+    (tmp_path / "t5" / "config.json").write_text(json.dumps({"model_type": "t5", "d_model": 512, "num_heads": 8}))
+    (tmp_path / "run.yaml").write_text("model:\n  config_path: t5\ndata:\n  train_path: x\n")
     result = translate(tmp_path / "run.yaml", "veomni", "cerebras")
-    assert "model_type 'qwen3'" in targets(result, Status.MISSING)["model.hidden_size"].detail
-    assert "neoconv maps gpt_neox, gptj, llama, mistral, gpt2" in entries(result)["config.json:model_type"].detail
+    assert "model_type 't5'" in targets(result, Status.MISSING)["model.hidden_size"].detail
+    detail = entries(result)["config.json:model_type"].detail
+    assert "neoconv maps gpt_neox, gptj, gpt2, llama, mistral, mixtral, qwen2" in detail and "deepseek_v3" in detail
 
 
 def test_cli_model_config_and_side_file(runner, tmp_path: Path) -> None:

@@ -16,7 +16,9 @@ from translator.formats.veomni.fields import fields as veomni_fields
 from translator.formats.hf import model_types as hf_config
 from translator.mapping import load_table
 
-READ_ONLY = {"train.enable_full_shard"}  # FSDP1's switch: read from flat files, never written
+# read from files of the releases that had them, never written: FSDP1's switch, the padding-free modes and
+# the dynamic-batch margin of VeOmni before #458
+READ_ONLY = {"train.enable_full_shard", "train.rmpad", "train.rmpad_with_pos_ids", "train.dyn_bsz_margin"}
 
 
 def test_schema_is_fresh() -> None:

@@ -633,6 +633,9 @@ def build_property(by_release: dict[str, Spec]) -> dict[str, Any]:
 _MZ202 = "2.0.2:modelzoo/"
 _GPT2_202 = _MZ202 + "transformers/pytorch/gpt2/model.py"
 _GPT2CFG_231 = "2.3.1:src/cerebras/modelzoo/models/nlp/gpt2/config.py"
+_GPT2_210 = "2.10.0:src/cerebras/modelzoo/models/nlp/gpt2/gpt2_model.py"
+_ROPE_210 = "2.10.0:src/cerebras/modelzoo/layers/RotaryPositionEmbeddingHelper.py"
+_FFN_210 = "2.10.0:src/cerebras/modelzoo/layers/FeedForwardNetwork.py (MoEConfig)"
 _RUNFLOW_202 = _MZ202 + "common/pytorch/run_cstorch_flow.py"
 _RUNCFG_231 = "2.3.1:src/cerebras/modelzoo/config_manager/config_classes/base/run_config.py"
 _OPTCFG_231 = "2.3.1:src/cerebras/modelzoo/config_manager/config_classes/base/optimizer_config.py"
@@ -907,6 +910,29 @@ SOURCE_FACTS: list[tuple[tuple[str, ...], str, dict[str, Any]]] = [
         {"type": "boolean", "default": False, "x-source": [_GPT2CFG_231]},
     ),
     (("model",), "norm_first_sandwich", {"type": "boolean", "default": False, "x-source": [_GPT2CFG_231]}),
+    # ---- model: keys of today's models (RoPE scaling, windows, qk-norm, muP, MoE), issue 14 ----
+    (("model",), "pos_scaling_factor", {"type": "number", "default": 1.0, "x-source": [_GPT2CFG_231]}),
+    (
+        ("model",),
+        "pos_scaling_type",
+        {"type": "string", "default": "linear", "x-known-values": ["linear", "yarn", "YaRN", "llama3", "longrope"],
+         "x-source": [_GPT2CFG_231, _GPT2_210, _ROPE_210]},
+    ),  # fmt: skip
+    (("model",), "pos_scaling_extra_args", {"type": ["null", "object"], "default": None, "x-source": [_GPT2CFG_231, _ROPE_210]}),
+    (
+        ("model",),
+        "sliding_window_every_other_decoder_layer_pattern",
+        {"type": ["null", "string"], "default": "full_attention_first",
+         "x-known-values": ["full_attention_first", "sliding_window_first"], "x-source": [_GPT2_210]},
+    ),  # fmt: skip
+    (("model",), "attention_sink_tokens", {"type": ["integer", "null"], "default": None, "x-source": [_GPT2_210]}),
+    (("model",), "attention_qk_norm_layer", {"type": ["null", "string"], "default": None, "x-source": [_GPT2_210]}),
+    (("model",), "attention_qk_norm_eps", {"type": "number", "default": 1.0e-5, "x-source": [_GPT2_210]}),
+    (("model",), "mup_base_hidden_size", {"type": ["null", "number"], "default": None, "x-source": [_GPT2CFG_231]}),
+    (("model",), "mup_base_filter_size", {"type": ["null", "number"], "default": None, "x-source": [_GPT2CFG_231]}),
+    (("model",), "output_logits_alpha", {"type": ["null", "number"], "default": None, "x-source": [_GPT2CFG_231, _GPT2_210]}),
+    (("model",), "scale_output_logits_by_d", {"type": ["boolean", "null"], "default": True, "x-source": [_GPT2CFG_231, _GPT2_210]}),
+
     (
         ("model",),
         "moe",
@@ -918,8 +944,13 @@ SOURCE_FACTS: list[tuple[tuple[str, ...], str, dict[str, Any]]] = [
                 "top_k": {"type": ["integer", "null"], "default": None},
                 "load_balancing_loss_coef": {"type": ["null", "number"], "default": 0.01},
                 "router_fp32": {"type": "boolean", "default": True},
+                # 2.4+ (2.5: expert_weighting_normalization): MoEConfig
+                "num_shared_experts": {"type": ["integer", "null"], "default": None},
+                "expert_weighting_normalization": {"type": ["boolean", "null"], "default": True},
+                "router_selection_nonlinearity": {"type": ["null", "string"], "default": "softmax"},
+                "routing_algorithm": {"type": "string", "default": "learned"},
             },
-            "x-source": [_GPT2CFG_231, "2.3.0:src/cerebras/modelzoo/layers/FeedForwardNetwork.py"],
+            "x-source": [_GPT2CFG_231, "2.3.0:src/cerebras/modelzoo/layers/FeedForwardNetwork.py", _FFN_210],
         },
     ),
     (

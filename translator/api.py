@@ -18,8 +18,11 @@ from .ir import IR, Origin, Value
 from .mapping import load_table
 from .registry import get_format
 from .report import Entry, Report, Status
-from .schema import schema_index
+from .schema import release_index
 from .source import Source
+from .families import collapse, set_family_aside, withhold_defaults
+from .spellings import downgrade, upgrade
+from .versions import layout_of, resolve, retire, settle
 
 __all__ = ["ConfigInput", "Translation", "check_options", "dump", "load", "parse_set", "read_ir", "translate"]
 
@@ -120,8 +123,6 @@ def read_ir(config: ConfigInput | Source, src: str, **options: Any) -> Ingested:
     """Ingest a config into the canonical IR (with the per-leaf ledger the report is built from)."""
     source = config if isinstance(config, Source) else load(
         config, src, layout=options.get("source_layout"), model_config=options.get("model_config"))
-    if options.get("source_version"):
-        source.version = options["source_version"]
     user = dict(options.get("set_values") or {})
     if options.get("world_size") is not None:
         try:
@@ -129,8 +130,14 @@ def read_ir(config: ConfigInput | Source, src: str, **options: Any) -> Ingested:
         except ValueError as exc:
             raise UsageError(f"world size: {exc}") from None
     table = load_table(src).for_layout(source.layout)
-    ingested = ingest(source, table, schema_index(src), user, options.get("context"))
+    settle(source, table, options.get("source_version"))
+    upgrade(source, table)  # older spellings read as today's keys (after the release is told from them)
+    retire(source, table)  # keys of other releases a rule would read: not by this release
+    unsupported = set_family_aside(source, table)  # a model family the canonical fields do not cover
+    ingested = ingest(source, table, release_index(src, source.version, table.title), user, options.get("context"))
     settle_schedule(ingested.ir)
+    if unsupported is not None:
+        withhold_defaults(ingested.ir, table)
     if all(fate.kind == "unknown" for fate in ingested.fates.values()):
         raise _not_this_format(source, src, table.title)
     return ingested
@@ -209,12 +216,11 @@ def translate(config: ConfigInput, src: str, dst: str, **options: Any) -> Transl
     """
     options = check_options(src, dst, options)
     dst_spec = get_format(dst)
-    layout = options.get("layout") or dst_spec.default_layout
+    asked = resolve(dst, options["target_version"], "--to-version") if options.get("target_version") else None
+    layout = options.get("layout") or layout_of(dst, dst_spec.layouts, asked) or dst_spec.default_layout
     ingested, src, read_as = _read_run(config, src, options)
     table = load_table(dst).for_layout(layout)
-    version = options.get("target_version") or table.versions[0]
-    if version not in table.versions:
-        raise UsageError(f"unknown {dst} version {version!r}; known: {', '.join(table.versions)}")
+    version = asked or table.versions[0]
     writer = dst_spec.load_writer()
     # a writer that restructures a layout says which leaves have no place in it (same-format)
     unplaceable = writer.unplaceable
@@ -222,6 +228,14 @@ def translate(config: ConfigInput, src: str, dst: str, **options: Any) -> Transl
         ingested, table, dst, version=version,
         unplaceable=(lambda leaf: unplaceable(leaf, layout)) if unplaceable is not None else None,
     )  # fmt: skip
+    if src == dst and layout == ingested.source.layout if ingested.source else False:
+        # a family's own defaults, added for reading: the same release's file says them by leaving them out
+        for key in ingested.source.meta.get("family_defaults", ()) if ingested.source else ():
+            leaves.pop(key, None)
+            report.entries = [e for e in report.entries if e.source_key != key]
+    respelled = downgrade(leaves, table, version)  # keys the target release knows under an older name
+    if respelled:
+        report.entries = [e.relocated(respelled) if e.target_key else e for e in report.entries]
     source = ingested.source
     assert source is not None
     family = ingested.ir.get("model.family")
@@ -233,15 +247,19 @@ def translate(config: ConfigInput, src: str, dst: str, **options: Any) -> Transl
     )  # fmt: skip
     written = writer.write(leaves, ctx)
     _report_written(report, written)
+    if src != dst:  # a family not supported: one entry for its block (same-format carries each leaf)
+        collapse(report, source, load_table(src))
     if options.get("target_values"):  # keys only the target has, given with --set DST:KEY=VALUE
         from .target_values import apply_target_values
 
         apply_target_values(report, written.document, dst, options["target_values"])
     companions = [f for part in ingested.companions if part.source for f in part.source.files]
     report.source = {"format": src, "files": source.files + companions, "layout": source.layout,
-                     "version": source.version or load_table(src).versions[0]}  # fmt: skip
+                     **(source.release.to_json() if source.release else {"version": source.version})}  # fmt: skip
     if read_as:
         report.source["note"] = read_as
+    if source.meta.get("unsupported_family"):  # its architecture is carried (same format) or dropped, not read
+        report.source["unsupported_family"] = source.meta["unsupported_family"]["family"]
     report.target = {"format": dst, "layout": layout, "version": version, "model_family": family}
     if any(e.status is Status.MISSING for e in report.entries):
         # YAML outputs show what is left as `# MISSING:` lines; JSON has no comments: the report alone says it
@@ -250,7 +268,7 @@ def translate(config: ConfigInput, src: str, dst: str, **options: Any) -> Transl
         model_config = written.model_config
         if model_config is None and dst_spec.takes_model_config:
             model_config = {}  # never a file found on disk relative to wherever the library runs
-        _verify(report, ingested, written.document, dst, layout, model_config)
+        _verify(report, ingested, written.document, dst, layout, version, model_config)
     return Translation(written.document, report, ingested.ir, dst, written, written.side_files)
 
 
@@ -275,7 +293,8 @@ def _read_run(config: ConfigInput | Source, src: str, options: dict[str, Any]) -
         read_as = f"read as {exc.suggested}: {exc.message.split(':')[0]}"
         src = exc.suggested
         ingested = read_ir(config, src, **options)
-    companion_options = {k: v for k, v in options.items() if k not in ("set_values", "source_layout", "model_config")}
+    companion_options = {k: v for k, v in options.items()
+                         if k not in ("set_values", "source_layout", "model_config", "source_version")}  # fmt: skip
     parts = [read_ir(path, fmt, **companion_options) for path, fmt in companions]
     if parts:
         # one run in several files: each is read again knowing what only the others state (NeoX's
@@ -326,14 +345,14 @@ def _amended(entry: Entry, amend: dict[str, tuple[Status, str]]) -> Entry:
 
 
 def _verify(
-    report: Report, ingested: Ingested, document: dict[str, Any], dst: str, layout: str | None,
+    report: Report, ingested: Ingested, document: dict[str, Any], dst: str, layout: str | None, version: str,
     model_config: Mapping[str, Any] | None,
 ) -> None:  # fmt: skip
     """Read the written document back (in memory) and name what reading it back does not recover."""
     from .verify import read_back, readback_failed, verify
 
     try:
-        back = read_back(document, dst, layout, ingested, model_config)
+        back = read_back(document, dst, layout, version, ingested, model_config)
     except NeoconvError as exc:
         readback_failed(report, exc)
         report.target["verified"] = False

@@ -11,7 +11,7 @@ import yaml
 from .catalogue import catalogue
 from .errors import InputError, NeoconvError, UsageError
 from .io import parse_value, plain_copy
-from .mapping import load_table
+from .versions import resolve
 from .registry import get_format
 
 
@@ -152,12 +152,8 @@ def check_options(src: Any, dst: Any, options: Mapping[str, Any]) -> dict[str, A
     if layout is not None and (not isinstance(layout, str) or layout not in dst_spec.layouts):
         raise UsageError(f"--layout {layout}: {dst} layouts are {', '.join(dst_spec.layouts) or 'none'}")
     for key, fmt in (("source_version", src), ("target_version", dst)):
-        version = options.get(key)
-        if version is not None:
-            versions = load_table(fmt).versions
-            if not isinstance(version, str) or version not in versions:
-                flag = "--from-version" if key == "source_version" else "--to-version"
-                raise UsageError(f"{flag} {version!r}: unknown {fmt} version; known: {', '.join(versions)}")
+        if options.get(key) is not None:  # a release label or a name for one; the report shows the name given
+            resolve(fmt, options[key], "--from-version" if key == "source_version" else "--to-version")
     companions = options.get("with_files")
     if companions is not None:
         if isinstance(companions, (str, bytes)) or not isinstance(companions, (list, tuple)):

@@ -7,7 +7,7 @@ import re
 import sys
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, TypeGuard
+from typing import Any, Callable, TypeGuard
 
 
 from .errors import MappingTableError
@@ -32,6 +32,9 @@ class Field:
     below: float | None = None
     items: "Field | None" = None  # a list's items (Adam's betas: numbers in [0, 1))
     length: int | None = None  # a list's exact length
+    # what an absent value means, where that is a value (no qk-norm: false; no muP multiplier: 1.0):
+    # two configs, one stating it and one leaving it out, describe the same model
+    none_means: Any = None
     validate: str = ""  # a named check of the whole value (VALIDATORS), e.g. the schedule's phases
     summary_of: str = ""  # a read-only summary of another field (compared through that field)
     covered_by: str = ""  # compared only when no config has this other field (which then decides the run)
@@ -120,7 +123,7 @@ def catalogue() -> dict[str, Field]:
         if not isinstance(spec, dict) or spec.get("type") not in TYPES or not spec.get("doc"):
             raise MappingTableError(f"{path.name}: field {name!r} needs a type in {TYPES} and a doc line")
         unknown = set(spec) - {"type", "doc", "unit", "enum", "min", "max", "above", "below", "items", "length",
-                               "validate", "summary_of", "covered_by"}
+                               "validate", "summary_of", "covered_by", "none_means"}
         if spec.get("validate") is not None and spec["validate"] not in VALIDATORS:
             raise MappingTableError(f"{path.name}: field {name!r}: validate must be one of {sorted(VALIDATORS)}")
         if unknown:
@@ -142,11 +145,37 @@ def catalogue() -> dict[str, Field]:
             below=spec.get("below"),
             items=Field(f"{name}[]", doc=spec["doc"], **items) if items is not None else None,
             length=spec.get("length"),
+            none_means=spec.get("none_means"),
             validate=spec.get("validate", ""),
             summary_of=spec.get("summary_of", ""),
             covered_by=spec.get("covered_by", ""),
         )
     return fields
+
+
+def absent_means(name: str, value_of: Callable[[str], Any], depth: int = 0) -> Any:
+    """What leaving field `name` out means (none_means): a value, another field's value
+    ("=model.attention_bias"), or one field's divided by another's ("=model.hidden_size /
+    model.num_heads": the head width), read with `value_of`; None when it means nothing or a field
+    it needs is unknown."""
+    spec = catalogue().get(name)
+    meant = spec.none_means if spec is not None else None
+    if not (isinstance(meant, str) and meant.startswith("=model.")):
+        return meant
+    # a field left out itself means what its own none_means says (a shared expert as wide as a routed
+    # one, a routed one as the dense MLP)
+    terms = [_given_or_meant(term.strip(), value_of, depth) for term in meant[1:].split("/")]
+    if len(terms) == 1:
+        return terms[0]
+    top, bottom = terms
+    if not (_whole(top) and _whole(bottom)) or bottom <= 0 or top % bottom:
+        return None
+    return top // bottom
+
+
+def _given_or_meant(name: str, value_of: Callable[[str], Any], depth: int) -> Any:
+    value = value_of(name)
+    return absent_means(name, value_of, depth + 1) if value is None and depth < 4 else value
 
 
 def _no_item() -> Any:

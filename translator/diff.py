@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from .catalogue import catalogue
+from .catalogue import absent_means, catalogue
 from .compare import DEFAULT_RTOL, values_equal
 from .engine import Ingested
 from .errors import NeoconvError, UsageError
@@ -129,6 +129,13 @@ def writable(fmt: str) -> frozenset[str]:
     return expressible(fmt) - set(load_table(fmt).absent)
 
 
+def _means_absent(name: str, value: Any, rtol: float, fields: dict[str, Any]) -> bool:
+    """The value is what leaving the field out means (the catalogue's none_means: no qk-norm is false;
+    an output bias as the attention bias), in the terms of the side that leaves it out (`fields`)."""
+    meant = absent_means(name, lambda other: fields[other].value if other in fields else None)
+    return meant is not None and values_equal(value, meant, rtol)
+
+
 @lru_cache(maxsize=None)
 def _special() -> dict[str, str]:
     """Fields not compared value by value: a schedule (by its lrs over the run), summaries (not at all)."""
@@ -189,11 +196,11 @@ def diff_ir(a: Ingested, b: Ingested, *, rtol: float = DEFAULT_RTOL, differences
                 result.inexpressible.append(change(name, va, vb))
             continue
         if va is None or va.value is None:
-            if vb is not None and vb.value is not None and vb.origin is not Origin.DEFAULT:
+            if vb is not None and vb.value is not None and vb.origin is not Origin.DEFAULT and not _means_absent(name, vb.value, rtol, fields_a):
                 result.only_b.append(change(name, va, vb))
             continue
         if vb is None or vb.value is None:
-            if va.origin is not Origin.DEFAULT:
+            if va.origin is not Origin.DEFAULT and not _means_absent(name, va.value, rtol, fields_b):
                 result.only_a.append(change(name, va, vb))
             continue
         if how == "schedule":

@@ -8,11 +8,12 @@ from typing import Any
 
 from .catalogue import catalogue
 from .errors import UsageError
+from .release_table import default_runs
 from .mapping import Rule, load_table
 from .registry import FORMATS
 
 
-def _describe(rule: Rule) -> dict[str, Any]:
+def _describe(rule: Rule, labels: tuple[str, ...] = ()) -> dict[str, Any]:
     if rule.formula is not None:
         transform = f"formula {rule.formula.name}"
     elif rule.simple is not None:
@@ -24,8 +25,9 @@ def _describe(rule: Rule) -> dict[str, Any]:
     out: dict[str, Any] = {"key": rule.key, "also": list(rule.also), "transform": transform}
     if rule.has_default():
         out["default"] = rule.default_for()
-    if rule.version_defaults:
-        out["version_defaults"] = rule.version_defaults
+    if rule.version_defaults:  # the releases whose default differs, as runs: {"2021-04-26..2023-12-22": 0.1}
+        runs = default_runs(labels, rule.version_defaults)
+        out["version_defaults"] = {(a if a == b else f"{a}..{b}"): value for a, b, value in runs}
     if rule.when:
         out["when"] = {k: list(v) for k, v in rule.when.items()}
     if rule.note:
@@ -50,7 +52,7 @@ def explain_data(name: str) -> dict[str, Any]:
         table = load_table(fmt)
         rules = table.rules_for_field(written_as)
         if rules:
-            per_format[fmt] = [_describe(r) for r in rules]
+            per_format[fmt] = [_describe(r, tuple(reversed(table.versions))) for r in rules]
         elif name in table.absent:
             per_format[fmt] = {"absent": table.absent[name]}
     out = {"field": name, "type": spec.type, "unit": spec.unit, "doc": spec.doc,

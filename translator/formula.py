@@ -67,6 +67,11 @@ class Extension:
     detail: str
 
 
+class Unrunnable(ValueError):
+    """A reading finds a config its own framework could not run (NeoX's gated widths): the message
+    says what is wrong and the fix, as it stands (the engine adds only file, line and key)."""
+
+
 class Unexpressible(Exception):
     """The target has the key but not this value (e.g. an enum member it lacks); a write may raise it."""
 

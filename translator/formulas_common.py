@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import inspect
 import math
 from typing import Any
 
 from .batch_split import ranks
-from .formula import Approx, formula
+from .formula import FORMULAS, Approx, Formula, formula
 
-GATED_ACTIVATIONS = frozenset({"geglu", "reglu", "swiglu", "bilinear", "glu"})
+GATED_ACTIVATIONS = frozenset({"geglu", "geglu_tanh", "reglu", "swiglu", "bilinear", "glu"})
 
 
 def rotary_dim_for(fraction: float, head_dim: int) -> Any:
@@ -36,29 +37,64 @@ def init_method_std(method: str, sigma: float, num_layers: int, hidden_size: int
     return None  # xavier/orthogonal depend on each tensor's shape
 
 
-@formula("decoder_family")
-class DecoderFamily:
-    """Model family from the block structure (model registries key on it)."""
+def structural_family(
+    parallel_residual: bool | None, parallel_shared_norm: bool | None, norm: str | None, activation: str | None,
+    moe_num_experts: int | None = None, sliding_window: int | None = None, qk_norm: bool | None = None,
+    sandwich_norm: bool | None = None, mla_kv_lora_rank: int | None = None, position_embedding: str | None = None,
+    embedding_norm: bool | None = None,
+) -> str:  # fmt: skip
+    """The family a block structure is known by when no key names one: the parallel GPT-J/NeoX blocks;
+    latent attention (DeepSeek); Gemma's sandwich norms (Gemma 3 with qk-norm); experts (Qwen3-MoE
+    with qk-norm, else Mixtral); qk-norm (Qwen3); a window on a Llama block (Mistral); Llama's RMSNorm
+    or gated MLP; BLOOM's ALiBi with an embedding norm; else GPT-2."""
+    if parallel_residual:
+        return "gptj" if parallel_shared_norm else "gpt-neox"
+    if mla_kv_lora_rank:
+        return "deepseek_v2"
+    if sandwich_norm:
+        return "gemma3" if qk_norm else "gemma2"
+    if moe_num_experts and moe_num_experts > 1:
+        return "qwen3_moe" if qk_norm else "mixtral"
+    llama = norm == "rmsnorm" or activation in GATED_ACTIVATIONS
+    if llama and qk_norm:
+        return "qwen3"
+    if llama:
+        return "mistral" if sliding_window else "llama"
+    if position_embedding == "alibi" and embedding_norm:
+        return "bloom"
+    return "gpt2"
 
-    @staticmethod
-    def read(
-        parallel_residual: bool | None, parallel_shared_norm: bool | None, norm: str | None, activation: str | None
-    ) -> str:
-        if parallel_residual:
-            return "gptj" if parallel_shared_norm else "gpt-neox"
-        if norm == "rmsnorm" or activation in GATED_ACTIVATIONS:
-            return "llama"
-        return "gpt2"
 
-    @staticmethod
-    def write(
-        value: str, parallel_residual: bool | None, parallel_shared_norm: bool | None, norm: str | None,
-        activation: str | None,
-    ) -> Any:  # fmt: skip
-        structural = DecoderFamily.read(parallel_residual, parallel_shared_norm, norm, activation)
-        if structural != value:  # a name the blocks alone do not tell (mistral is llama's blocks)
-            return Approx({}, f"no key names the model family: its blocks read as {structural}, not {value}")
+STRUCTURE = ("parallel_residual", "parallel_shared_norm", "norm", "activation", "moe_num_experts", "sliding_window",
+             "qk_norm", "sandwich_norm", "mla_kv_lora_rank", "position_embedding", "embedding_norm")  # fmt: skip
+
+
+def family_formula(name: str, features: tuple[str, ...]) -> Formula:
+    """model.family from the block structure a format holds (`features`, canonical field names without
+    `model.`): a family whose telling feature the format cannot hold reads back as another, said on
+    writing (NeoX has no sandwich norms: Gemma 2 is Llama's blocks there)."""
+
+    def structural(kw: dict[str, Any]) -> str:
+        return structural_family(**{f: kw.get(f) for f in STRUCTURE})
+
+    def read(**kw: Any) -> str:
+        return structural(kw)
+
+    def write(**kw: Any) -> Any:
+        blocks = structural(kw)
+        if blocks != kw["value"]:  # a name the blocks alone do not tell (qwen2 is llama's blocks)
+            return Approx({}, f"no key names the model family: its blocks read as {blocks}, not {kw['value']}")
         return {}
+
+    for func, params in ((read, features), (write, ("value", *features))):
+        setattr(func, "__signature__", inspect.Signature([inspect.Parameter(p, inspect.Parameter.KEYWORD_ONLY) for p in params]))
+    built = Formula(name, read, write, frozenset(features), frozenset({"value", *features}))
+    FORMULAS[name] = built
+    return built
+
+
+# the whole structure (a format that holds every telling feature)
+DecoderFamily = family_formula("decoder_family", STRUCTURE)
 
 
 @formula("data_parallel")
@@ -90,3 +126,20 @@ def ranks_differ(source: int | None, target: int | None, where: str) -> Any:
                       "accumulation are re-derived for the same global batch")  # fmt: skip
 
 
+
+
+@formula("follows_attention_bias")
+class FollowsAttentionBias:
+    """A framework with one bias switch for all attention projections: the output projection's bias
+    is the query/key/value one (canonical absent = as attention_bias)."""
+
+    @staticmethod
+    def read() -> None:
+        return None
+
+    @staticmethod
+    def write(value: bool, attention_bias: bool | None) -> Any:
+        if attention_bias is None or value == attention_bias:
+            return {}
+        return Approx({}, f"one switch biases every attention projection: an output bias {value} with query/key/value "
+                          f"bias {attention_bias} is not expressible")  # fmt: skip

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-GATED = frozenset({"swiglu", "geglu", "reglu", "bilinear", "glu"})  # act(gate) x up: three matrices
+GATED = frozenset({"swiglu", "geglu", "geglu_tanh", "reglu", "bilinear", "glu"})  # act(gate) x up: three matrices
 
 
 @dataclass(frozen=True)

@@ -7,11 +7,13 @@ Full jsonschema validation of outputs lives in `validate.py` (imported only when
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 from functools import lru_cache
 from typing import Any
 
+from .history import History, load_history
 from .resources import data_dir
 
 _FLOAT_TEXT = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)$")
@@ -51,6 +53,10 @@ class SchemaIndex:
         self._nodes: dict[str, dict[str, Any]] = {}
         self._types: dict[str, frozenset[str]] = {}  # key -> JSON types, worked out on first use
         self._open: set[str] = set()  # paths below which any key is accepted
+        # the framework's key history at one release (with_release): every key any release read is known
+        self._history: History | None = None
+        self._release = ""
+        self._title = ""
         node = schema
         for part in root:
             node = node.get("properties", {}).get(part, {})
@@ -69,18 +75,53 @@ class SchemaIndex:
                 self._walk(child, path + ".")
 
     def known(self, leaf: str) -> bool:
-        """A leaf is known when the schema lists it, or sits inside a block the schema leaves open."""
+        """A leaf is known when the schema lists it, or sits inside a block the schema leaves open,
+        or (with a release) some release of the framework read it."""
         if leaf in self._nodes:
             return True
         parts = leaf.split(".")
         for i in range(len(parts) - 1, 0, -1):
             head = ".".join(parts[:i])
             if head in self._nodes:
-                return not self._nodes[head].get("properties")
-        return False
+                if not self._nodes[head].get("properties"):
+                    return True
+                break
+        return self._history is not None and self._history_key(leaf) is not None
+
+    def _history_key(self, leaf: str) -> str | None:
+        """The history's key for a leaf: itself, or a block of its own the history does not detail."""
+        history = self._history
+        assert history is not None
+        if leaf in history.keys:
+            return leaf
+        parts = leaf.split(".")
+        for i in range(len(parts) - 1, 0, -1):
+            head = ".".join(parts[:i])
+            if head in history.keys and head not in history.blocks:
+                return head
+        return None
+
+    def note(self, leaf: str) -> str:
+        """Why a known leaf that no rule takes is what it is, when a release says more than the schema:
+        a key the chosen release does not read (but others did)."""
+        if self._history is None or leaf in self._nodes:
+            return ""
+        key = self._history_key(leaf)
+        if key is None or self._history.reads(key, self._release):
+            return ""
+        where = self._history.runs(key) or "no release"
+        return f"{self._title} {self._release} does not read it (read by {where})"
 
     def all_keys(self) -> list[str]:
+        if self._history is not None:
+            return list(dict.fromkeys([*self._nodes, *self._history.keys]))
         return list(self._nodes)
+
+    def with_release(self, history: History, release: str, title: str) -> "SchemaIndex":
+        """This index knowing every key of the framework's history, at one release."""
+        index = copy.copy(self)
+        index._history, index._release, index._title = history, release, title
+        return index
 
     def node(self, key: str) -> dict[str, Any] | None:
         return self._nodes.get(key)
@@ -126,3 +167,13 @@ def load_schema(name: str) -> dict[str, Any]:
 @lru_cache(maxsize=None)
 def schema_index(name: str, root: tuple[str, ...] = ()) -> SchemaIndex:
     return SchemaIndex(load_schema(name), root)
+
+
+@lru_cache(maxsize=256)
+def release_index(name: str, release: str | None, title: str) -> SchemaIndex:
+    """The schema of a format at one release: its JSON schema plus every key its history knows."""
+    history = load_history(name)
+    base = schema_index(name)
+    if history is None or release is None or release not in history.position:
+        return base
+    return base.with_release(history, release, title)

@@ -130,20 +130,20 @@ def validate_file(
     if ingested is not None:
         for leaf, fate in ingested.fates.items():
             # the key histories come from the framework's code: a key it reads is a parameter, whatever the schema says
-            if fate.kind == "unknown" and not (keys_of is not None and keys_of.reads(leaf, release, exact=True)):
+            if fate.kind == "unknown" and not (keys_of is not None and keys_of.reads_within(leaf, release, exact=True)):
                 unknown.add(as_written(leaf))
                 said = "; ".join(filter(None, (render(kind, values) for kind, values in fate.notes)))
                 add(as_written(leaf), said or f"not a {table.title} parameter")
         for keys, reason in _relations(ingested):
             add(as_written(keys[0]) if keys else None, reason)
     for key in sorted(unknown):
-        if keys_of is not None and keys_of.reads(spec.spell(key), release, exact=True):
+        if keys_of is not None and keys_of.reads_within(spec.spell(key), release, exact=True):
             problems.pop(key, None)  # the release's code reads it (an old key, with --version)
         elif key not in problems and not any(k.startswith(key + ".") for k in unknown):
             add(key, f"not a {table.title} parameter")  # a block the schema does not know: its leaves say more
     if keys_of is not None and version:  # the histories say what a release's code reads; only asked for
         for leaf in flatten(spelled):
-            if keys_of.reads(leaf, release) is False:
+            if keys_of.reads_within(leaf, release) is False:
                 add(_written(raw, leaf), keys_of.why_not(leaf, release))
     ordered = sorted(problems.values(), key=lambda p: (p.line or 0, p.key or ""))
     return Validation(path, fmt, source.layout, release, ordered)

@@ -15,6 +15,8 @@ from .ir import Origin, Value
 from .mapping import load_table
 from .report import Entry, Message, Report, Status, said
 from .schema import schema_index
+from .families import set_family_aside, withhold_defaults
+from .spellings import upgrade
 
 # statuses that tell the user a value did not survive as it was
 NAMING = frozenset({Status.LOSSY, Status.DROPPED, Status.MISSING, Status.UNKNOWN})
@@ -24,6 +26,7 @@ def read_back(
     document: Mapping[str, Any],
     fmt: str,
     layout: str | None,
+    version: str,
     source: Ingested,
     model_config: Mapping[str, Any] | None,
 ) -> Ingested:
@@ -33,12 +36,17 @@ def read_back(
     from .api import load, settle_schedule
 
     back = load(document, fmt, model_config=model_config) if model_config is not None else load(document, fmt)
+    back.version = version  # read as the release it was written for, its older spellings as today's keys
     table = load_table(fmt).for_layout(back.layout or layout)
+    upgrade(back, table)
+    family = set_family_aside(back, table)
     kept = expressible(fmt)
     given = {name: value for name, value in source.ir.fields.items() if value.origin is Origin.USER and name not in kept}
-    ingested = ingest(back, table, schema_index(fmt), None, given, ledger=False)
-    settle_schedule(ingested.ir)
-    return ingested
+    read = ingest(back, table, schema_index(fmt), None, given, ledger=False)
+    if family is not None:
+        withhold_defaults(read.ir, table)
+    settle_schedule(read.ir)
+    return read
 
 
 def verify(report: Report, source: Ingested, back: Ingested, rtol: float = DEFAULT_RTOL) -> int:

@@ -13,13 +13,16 @@ from ..policy import Outcome
 
 
 def formats() -> Outcome:
-    from ..mapping import load_table
     from ..registry import FORMATS
+    from ..versions import versions
 
     for spec in FORMATS.values():
-        table = load_table(spec.name)
+        known = versions(spec.name)
         layouts = ", ".join(spec.layouts) or "-"
-        click.echo(f"{spec.name:<10} {spec.title:<26} layouts: {layouts:<12} versions: {', '.join(table.versions)}")
+        labels = known.labels if len(known.labels) <= 3 else (known.labels[0], "...", known.labels[-1])
+        shown = f"{' '.join(labels)} ({len(known.labels)} releases)" if len(known.labels) > 1 else labels[0]
+        aliases = f"; also {', '.join(known.aliases)}" if known.aliases else ""
+        click.echo(f"{spec.name:<10} {spec.title:<26} layouts: {layouts:<12} releases: {shown}{aliases}")
     return Outcome()
 
 

@@ -13,7 +13,7 @@ from ..compare import DEFAULT_RTOL
 from ..registry import FORMATS
 from ..report import Status
 from . import complete
-from .types import Lazy, StatusList, versions
+from .types import Lazy, Release, StatusList
 
 F = Callable[..., Any]
 Decorator = Callable[[F], F]
@@ -155,12 +155,14 @@ def model_config(src: str | None) -> Decorator | None:
 
 
 def version(side: str, fmt: str | None) -> Decorator:
-    """--from-version / --to-version: the format's documented versions."""
+    """--from-version / --to-version: a release of the format (a label or a name standing for one)."""
     flag, dest, what = ("--from-version", "source_version", "Source") if side == "from" else ("--to-version", "target_version", "Target")
+    default = "the release the file's keys tell" if side == "from" else "the newest"
     if fmt is None:
-        return click.option(flag, dest, metavar="V", help=f"{what} documentation version (`neoconv formats` lists them).")
-    return click.option(flag, dest, type=Lazy("version", versions(fmt), f"{fmt} version"),
-                        help=f"{what} {FORMATS[fmt].title} documentation version (default: the first listed).")  # fmt: skip
+        return click.option(flag, dest, metavar="V", help=f"{what} release (1.9, 2023-05-02, #538, 0.14.4, current; "
+                            f"`neoconv formats` lists them); default: {default}.")  # fmt: skip
+    return click.option(flag, dest, type=Release(fmt, flag),
+                        help=f"{what} {FORMATS[fmt].title} release (`neoconv formats` lists them); default: {default}.")  # fmt: skip
 
 
 def translation(src: str | None, dst: str | None) -> list[Decorator]:

@@ -32,11 +32,37 @@ class Lazy(click.ParamType):
 
 def versions(fmt: str) -> Callable[[], tuple[str, ...]]:
     def listed() -> tuple[str, ...]:
-        from ..mapping import load_table
+        from ..versions import versions as known
 
-        return tuple(load_table(fmt).versions)
+        return tuple(known(fmt).names())
 
     return listed
+
+
+class Release(click.ParamType):
+    """A release of one format: a label or any name standing for one (1.9, a date, #538, v0.14.4,
+    current); checked by versions.resolve, which lists the valid names when it refuses one."""
+
+    name = "release"
+
+    def __init__(self, fmt: str, flag: str) -> None:
+        self.fmt, self.flag = fmt, flag
+
+    def get_metavar(self, param: click.Parameter, ctx: click.Context | None = None) -> str:
+        return "RELEASE"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        from ..errors import UsageError
+        from ..versions import resolve
+
+        try:
+            resolve(self.fmt, value, self.flag)
+        except UsageError as exc:
+            self.fail(str(exc).split(": ", 1)[1] if ": " in str(exc) else str(exc), param, ctx)
+        return value
+
+    def shell_complete(self, ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
+        return [CompletionItem(v) for v in versions(self.fmt)() if v.startswith(incomplete)]
 
 
 def statuses() -> list[str]:

@@ -57,7 +57,7 @@ def classify(leaf: str, schema: SchemaIndex, table: Table, suggest: bool = True)
         if reason is not None:
             found = ("unsupported", ("unsupported_key", {"reason": reason}))
         elif schema.known(leaf):
-            why = table.extension_reasons.get(_group_of(schema, leaf), "")
+            why = schema.note(leaf) or table.extension_reasons.get(_group_of(schema, leaf), "")
             found = ("extension", ("framework_extension", {"reason": why}) if why else None)
         elif not suggest:
             return ("unknown", ("not_a_parameter", {"title": table.title, "unsearched": True}))

@@ -163,6 +163,9 @@ class _Emission:
                 slot.lossy.append(("approximated", {"reason": rule.lossy}))
             if rule.key is None or (rule.note and not written):
                 slot.note = rule.note
+        for name in loss.fields if loss is not None else ():  # a field the source leaves out, written as a value
+            if name in rule.fields and name not in present and (why := reason_for(loss, name) if loss else None):
+                self.carried.setdefault(name, Carried()).lossy.append(why)
 
     def _not_now(self, rule: Rule, present: list[str]) -> None:
         """The rule applies under a condition (`when`) this IR does not meet."""

@@ -162,7 +162,7 @@ def _rule_entry(
     if exact:  # the commonest entry: said without rendering
         return Entry(leaf, target, Status.EXACT, "", rule.fields, "renamed", _NOTHING, _keys(targets))
     if leaf != rule.key and rule.key is not None and leaf in rule.also:
-        main: Message = ("folded", {"fields": list(rule.fields)})
+        main: Message = ("folded", {"fields": [f for f in rule.fields if ingested.ir.has(f)] or list(rule.fields)})
     elif note:
         main = ("expressed", {"note": note})
     else:

@@ -70,9 +70,13 @@ def unreported_losses(report: Report, extra: list[Entry], carried: dict[str, Car
     grouped: dict[tuple[tuple[str, ...], str], tuple[list[Message], list[str]]] = {}  # (targets, why) -> reasons, fields
     upgraded: set[int] = set()  # defaulted entries that now say a loss
     for name, slot in carried.items():
-        if not slot.lossy or name in covered or not ir.has(name):
+        if not slot.lossy or name in covered:
             continue
         reasons = unique(slot.lossy)
+        if not ir.has(name):  # a field the source leaves out that the target would read as a value
+            targets = tuple(dict.fromkeys(slot.target_keys))
+            report.entries.append(said(None, ", ".join(targets) or None, Status.LOSSY, reasons, (name,), targets))
+            continue
         why = "; ".join(render(*m) for m in reasons)
         at = next((i for i, e in enumerate(extra) if name in e.fields and (
             e.status is Status.DEFAULTED or i in upgraded)), None)  # fmt: skip

@@ -12,7 +12,7 @@ from ..ir import IR, Origin, Value
 from ..mapping import Rule, Table
 from ..schema import _Guess
 from ..source import Source
-from ..formula import Approx, Extension, field_ident, ident, unwrap
+from ..formula import Approx, Extension, Unrunnable, field_ident, ident, unwrap
 
 Subtree = Callable[[str], tuple[Any, list[str]]]  # key -> (value or block, the leaves it covers)
 Checked = list[tuple[str, Any, "str | None", str]]  # (field, checked value, why approximate, note)
@@ -158,15 +158,19 @@ def _read_formula(
         result = rule.formula.read(**kwargs)
     except (TypeError, ValueError, ArithmeticError) as exc:  # overflow on a huge value is bad input too
         key = _culprit(owned_leaves, present, exc) if owned_leaves else rule.label
-        raise InputError(
-            f"cannot compute {', '.join(rule.fields)}: {exc}",
-            file=source.file_of(key), line=source.line_of(key), key=key,
-        ) from None  # fmt: skip
+        message = str(exc) if isinstance(exc, Unrunnable) else f"cannot compute {', '.join(rule.fields)}: {exc}"
+        raise InputError(message, file=source.file_of(key), line=source.line_of(key), key=key) from None
     if isinstance(result, Extension):
         return result
     if len(rule.fields) > 1:
         by_ident = {field_ident(f): f for f in rule.fields}
-        return {by_ident[k]: v for k, v in (result or {}).items()}
+        whole = result if isinstance(result, Approx) else None  # the reading as a whole is approximate
+        out = {by_ident[k]: v for k, v in ((whole.value if whole else result) or {}).items()}
+        if whole is not None and whole.detail:
+            named = [f for f in whole.fields if f in out] or [f for f in rule.fields if out.get(f) is not None]
+            name = (named or [rule.fields[0]])[0]
+            out[name] = Approx(unwrap(out.get(name))[0], whole.detail)
+        return out
     return {rule.fields[0]: result}
 
 

@@ -89,6 +89,9 @@ class Reader:
     sniff_text: Callable[[str], float | None] | None = None
     # why a file that reads fine is a fragment to merge into others (--with), not a config of its own
     fragment: Callable[[Source], str | None] | None = None
+    # the names the key history (schemas/history/<format>.json) may give a leaf, best first, from its
+    # path in the view and as written (None: the same); default: as written
+    history_key: Callable[[str, str | None], tuple[str, ...]] | None = None
 
 
 @dataclass(frozen=True)

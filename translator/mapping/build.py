@@ -184,7 +184,7 @@ def _check_formula(
         )  # fmt: skip
     value_names = {"value"} | ({field_ident(f) for f in fields} if len(fields) > 1 else set())  # value: the first
     expected_write = value_names | set(with_fields)
-    if formula.write_params() - expected_write - {"version"}:  # a writing may depend on the target version
+    if formula.write_params() - expected_write - {"version"}:  # a writing may depend on the target release
         raise _fail(
             table, where,
             f"formula {formula.name} writes from {sorted(formula.write_params())}, rule gives {sorted(expected_write)}",

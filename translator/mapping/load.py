@@ -13,6 +13,9 @@ from ..catalogue import catalogue
 from ..errors import InputError, MappingTableError
 from ..resources import data_dir
 from ..yamlread import load as load_yaml
+from ..families import load_families
+from ..history import load_history
+from ..release_table import release_defaults, table_releases
 from .build import build_rule
 from .grammar import check_table
 from .rules import Rule, Table
@@ -33,10 +36,11 @@ def load_table_file(path: Path, fmt: str | None = None) -> Table:
         raise MappingTableError(f"{name}: needs `format: {fmt}` and a `rules:` list")
     base = _base(path, raw)
     rules = [build_rule(name, i, r) for i, r in enumerate(raw["rules"])]
-    own_absent = dict(raw.get("absent") or {})
-    absent = {**(base.absent if base else {}), **own_absent}
+    own_absent = _groups(name, dict(raw.get("absent") or {}), {f for r in rules for f in r.fields})
     if base is not None:
         rules = _extend(base, rules, own_absent)
+    ruled = {f for r in rules for f in r.fields}  # an inherited `absent` holds where no rule here writes
+    absent = {**{k: v for k, v in (base.absent if base else {}).items() if k not in ruled}, **own_absent}
     _check_claims(name, rules)
     unsupported = {**(base.unsupported if base else {}), **dict(raw.get("unsupported") or {})}
     for key in absent:
@@ -45,10 +49,14 @@ def load_table_file(path: Path, fmt: str | None = None) -> Table:
     for key in unsupported:
         if any(key in r.keys for r in rules):
             raise MappingTableError(f"{name}: key {key!r} is both mapped and listed as unsupported")
+    history = load_history(str(raw["format"])) if fmt is not None else None  # a test table has none
+    rules = [release_defaults(name, rule, history) for rule in rules]  # per-release defaults from the key history
+    releases = table_releases(name, history, raw, base.versions if base else None)
     return Table(
         format=str(raw["format"]),
         title=str(raw.get("title", base.title if base else raw["format"])),
-        versions=tuple(raw.get("versions", base.versions if base else ["current"])),
+        **releases,  # versions (newest first) and the other release facts
+        families=load_families(name, raw.get("families")) if "families" in raw else (base.families if base else None),
         rules=tuple(rules),
         read_order=_topological(name, rules),
         unsupported=unsupported,
@@ -58,6 +66,20 @@ def load_table_file(path: Path, fmt: str | None = None) -> Table:
         order=tuple(raw.get("order") or (base.order if base else ())),
         lenient_types=bool(raw.get("lenient_types", base.lenient_types if base else False)),
     )
+
+
+def _groups(name: str, absent: dict[str, str], ruled: set[str]) -> dict[str, str]:
+    """`absent: {optim.*: why}`: every catalogue field of the group that no rule of the table writes."""
+    out: dict[str, str] = {}
+    for key, why in absent.items():
+        if key.endswith(".*"):
+            group = [f for f in catalogue() if f.startswith(key[:-1]) and f not in ruled]
+            if not group:
+                raise MappingTableError(f"{name}: absent: {key!r} names no canonical field")
+            out.update(dict.fromkeys(group, why))
+        else:
+            out[key] = why
+    return out
 
 
 def _read(path: Path) -> Any:

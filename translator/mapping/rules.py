@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
+from ..families import Families
 from ..formula import Formula, Simple, field_ident, ident
+from ..release_table import ReleaseFacts
 
 NO_DEFAULT: Any = object()
 
@@ -88,6 +90,13 @@ class Rule:
         args += [(alias, name) for alias, name in self.with_fields.items() if alias in params]
         return tuple(args)
 
+    def write_kwargs(self, ir: Any, version: str) -> dict[str, Any]:
+        """A formula's write arguments; `version` (the target release) when it spells keys by release."""
+        kwargs = {arg: ir.get(name) for arg, name in self.write_args}
+        if self.formula is not None and "version" in self.formula.write_params():
+            kwargs["version"] = version
+        return kwargs
+
     @cached_property
     def key_by_ident(self) -> dict[str, str]:
         return {ident(k): k for k in self.keys}
@@ -111,6 +120,8 @@ class Table:
     extension_reasons: dict[str, str] = field(default_factory=dict)
     order: tuple[str, ...] = ()
     lenient_types: bool = False  # unmapped keys may not match the documented type (the docs are loose)
+    releases: ReleaseFacts = field(default_factory=ReleaseFacts)  # aliases, older spellings, ... (release_table.py)
+    families: Families | None = None  # model families the canonical fields do not cover (families.py)
 
     def rules_for_field(self, name: str) -> list[Rule]:
         return self._by_field.get(name, [])
@@ -180,8 +191,4 @@ class Table:
         def keep(rules: tuple[Rule, ...]) -> tuple[Rule, ...]:
             return tuple(r for r in rules if not r.layouts or layout in r.layouts)
 
-        return Table(
-            self.format, self.title, self.versions, keep(self.rules), keep(self.read_order),
-            self.unsupported, self.source_file, self.absent, self.extension_reasons, self.order,
-            self.lenient_types,
-        )  # fmt: skip
+        return replace(self, rules=keep(self.rules), read_order=keep(self.read_order))

@@ -177,6 +177,14 @@ KINDS: dict[str, Kind] = {
         "a known key with no canonical meaning (the table's reason)",
         lambda v: str(v["reason"]),
     ),
+    "not_read_by_release": Kind(
+        "a key other releases read that the file's release does not (a rule would read it with their meaning)",
+        lambda v: f"{v['title']} {v['release']} does not read {v['key']} (read by {v['runs']})",
+    ),
+    "family_not_supported": Kind(
+        "the architecture block of a model family the canonical fields do not describe, set aside whole",
+        lambda v: f"family not supported: {v['what']}; the canonical fields describe decoder-only language models",
+    ),
     "framework_extension": Kind(
         "a known key of the source framework with no canonical field (its group's reason)",
         lambda v: str(v["reason"]),

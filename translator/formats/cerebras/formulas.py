@@ -9,8 +9,9 @@ import math
 from typing import Any
 
 from ...formula import Approx, Extension, Unexpressible, formula
-from ...formulas_common import DecoderFamily, init_method_std, rotary_dim_for
-from . import schedule  # noqa: F401  (registers cerebras.lr_schedule)
+from ...formulas_common import init_method_std, rotary_dim_for
+from . import models, moe, positions, releases, schedule  # noqa: F401  (register cerebras.* model, MoE, RoPE, window, schedule, release formulas)
+from .models import GPTJ_BACKBONE
 
 
 @formula("cerebras.rotary_dim")
@@ -31,10 +32,10 @@ class RotaryDim:
         return fraction
 
     @staticmethod
-    def write(value: float, hidden_size: int | None, num_heads: int | None) -> dict[str, Any]:
+    def write(value: float, hidden_size: int | None, num_heads: int | None, head_dim: int | None) -> dict[str, Any]:
         if not hidden_size or not num_heads:
             return {}
-        return {"model_rotary_dim": rotary_dim_for(value, hidden_size // num_heads)}
+        return {"model_rotary_dim": rotary_dim_for(value, head_dim or hidden_size // num_heads)}
 
 
 @formula("cerebras.gqa")
@@ -60,18 +61,19 @@ class CerebrasGqa:
 
 @formula("cerebras.attention_bias")
 class CerebrasAttentionBias:
-    """Cerebras has separate flags for the QKV and output projection biases; NeoX and HF have one."""
+    """use_projection_bias_in_attention (q, k, v) and use_ffn_bias_in_attention (the output projection)."""
 
     @staticmethod
     def read(model_use_projection_bias_in_attention: Any, model_use_ffn_bias_in_attention: Any) -> Any:
         qkv, out = model_use_projection_bias_in_attention, model_use_ffn_bias_in_attention
         if qkv is None or out is None or qkv == out:
-            return qkv if qkv is not None else out
-        return Approx(qkv, f"QKV bias {qkv} and output-projection bias {out} differ; one flag keeps the QKV one")
+            return {"attention_bias": qkv if qkv is not None else out}
+        return {"attention_bias": qkv, "attention_output_bias": out}  # Qwen2: q, k, v biased, o not
 
     @staticmethod
-    def write(value: bool) -> dict[str, Any]:
-        return {"model_use_projection_bias_in_attention": value, "model_use_ffn_bias_in_attention": value}
+    def write(attention_bias: bool | None, attention_output_bias: bool | None) -> dict[str, Any]:
+        out = attention_bias if attention_output_bias is None else attention_output_bias
+        return {"model_use_projection_bias_in_attention": attention_bias, "model_use_ffn_bias_in_attention": out}
 
 
 def _truncated_normal(std: float) -> dict[str, Any]:
@@ -100,6 +102,10 @@ class CerebrasInitializers:
         out: dict[str, Any] = {"init_std": sigma}
 
         def method_for(spec: Any, fallback: str) -> Any:
+            if isinstance(spec, list) and len(spec) == 1 and isinstance(spec[0], dict):
+                spec = spec[0]  # TensorFlow Model Zoo (1.6-1.8) gives one-element lists; set_initializers takes [0]
+            if isinstance(spec, dict) and "stddev" in spec and "std" not in spec:
+                spec = {**spec, "std": spec["stddev"]}  # TensorFlow's spelling
             if not isinstance(spec, dict):
                 return fallback if spec is None else Approx(fallback, f"initializer {spec!r} has no NeoX name")
             std = spec.get("std")
@@ -116,7 +122,7 @@ class CerebrasInitializers:
         out["init_method"] = method_for(model_initializer, "normal")
         # Cerebras' GPT-2 backbone (gpt2, llama, mistral) scales its default output-layer init by
         # 1/sqrt(2L) (NeoX scaled_normal); the GPT-J backbone uses initializer_range everywhere.
-        sequential = family in ("gpt2", "llama", "mistral")
+        sequential = family not in GPTJ_BACKBONE
         out["output_init_method"] = method_for(model_output_layer_initializer, "scaled_normal" if sequential else "normal")
         return out
 
@@ -137,7 +143,7 @@ class CerebrasInitializers:
                 out["model_initializer_range"] = Approx(sigma, why)
             return out
         detail = CerebrasInitializers.TRUNCATION
-        if family in ("gptj", "gpt-neox"):
+        if family in GPTJ_BACKBONE:
             detail += "; " + CerebrasInitializers.GPTJ_FFN
 
         def spec(method: str | None) -> Any:
@@ -180,36 +186,6 @@ class CerebrasOptimizerType:
         return {"optimizer_optimizer_type": CerebrasOptimizerType.WRITE[value]}
 
 
-@formula("cerebras.precision")
-class CerebrasPrecision:
-    """mixed_precision + fp16_type (release 2.1+; use_bfloat16 before) <-> compute dtype."""
-
-    TYPES = {"fp16": "float16", "bf16": "bfloat16", "cbf16": "cbfloat16"}
-
-    @staticmethod
-    def read(model_mixed_precision: Any, model_fp16_type: str | None, model_use_bfloat16: Any) -> str | None:
-        if model_mixed_precision is None and model_fp16_type is None and model_use_bfloat16 is None:
-            return None
-        if model_mixed_precision is False:
-            return "fp32"
-        if model_use_bfloat16 is True:
-            return "bf16"
-        names = {v: k for k, v in CerebrasPrecision.TYPES.items()}
-        if model_fp16_type is not None:
-            if model_fp16_type not in names:
-                raise ValueError(f"unknown fp16_type {model_fp16_type!r}; expected float16, bfloat16 or cbfloat16")
-            return names[model_fp16_type]
-        if model_use_bfloat16 is False:
-            return "fp16"
-        # neither given: the GPT-2/GPT-J set_defaults of 2.0.2 (use_bfloat16 True), of 2.1+
-        # (fp16_type bfloat16) and the 2.10 trainer (MixedPrecision fp16_type="bfloat16") all mean bf16
-        return "bf16"
-
-    @staticmethod
-    def write(value: str) -> dict[str, Any]:
-        if value == "fp32":
-            return {"model_mixed_precision": False}
-        return {"model_mixed_precision": True, "model_fp16_type": CerebrasPrecision.TYPES[value]}
 
 
 # Cerebras model names (trainer.init.model.name) whose model is the GPT-J backbone (parallel residual)
@@ -245,70 +221,3 @@ class DenseAttention:
             return Approx({}, f"Cerebras models only have dense causal attention: the {value} blocks become "
                               "attention layers")  # fmt: skip
         return {}
-
-
-# Cerebras Model Zoo registry names (release 2.10, registry.yaml) of decoder language models: the
-# GPT-2 backbone ones and the GPT-J backbone ones (CEREBRAS_PARALLEL_MODELS).
-CEREBRAS_DECODERS = frozenset(
-    {"gpt2", "gpt3", "gpt_backbone", "llama", "mistral", "mixtral", "btlm", "bloom", "jais", "santacoder",
-     "starcoder", "gemma2", "gptj", "gpt-neox", "falcon"}
-)  # fmt: skip
-_CEREBRAS_ALIASES = {"llamamodel": "llama"}  # deprecated registry aliases
-
-
-@formula("cerebras.model_name")
-class CerebrasModelName:
-    """trainer.init.model.name <-> model family. Names the catalogue has are the family; other
-    decoder names (gpt3, falcon, btlm, ...) get the family of their block structure; the writer
-    writes the family (the name is required from Model Zoo 2.4 on)."""
-
-    @staticmethod
-    def read(
-        model_name: Any,
-        parallel_residual: bool | None,
-        parallel_shared_norm: bool | None,
-        norm: str | None,
-        activation: str | None,
-    ) -> Any:
-        structural = DecoderFamily.read(parallel_residual, parallel_shared_norm, norm, activation)
-        if model_name is None:
-            return structural
-        name = _CEREBRAS_ALIASES.get(str(model_name).lower(), str(model_name).lower())
-        if name in ("gpt2", "gptj", "gpt-neox", "llama", "mistral"):
-            return name
-        if name in CEREBRAS_DECODERS:
-            return structural
-        return Extension(f"{model_name} is not a decoder language model: no other framework has its architecture")
-
-    @staticmethod
-    def write(value: str) -> dict[str, Any]:
-        return {"model_name": value}
-
-
-@formula("cerebras.norm")
-class CerebrasNorm:
-    """Cerebras norm_type (layers/norms.py) <-> norm kind plus whether it has a bias."""
-
-    NAMES = {"layernorm": "layernorm", "rmsnorm": "rmsnorm", "nonparametric-layernorm": "non_parametric_layernorm"}
-
-    @staticmethod
-    def read(model_norm_type: Any) -> Any:
-        if model_norm_type is None:
-            return {}
-        name = str(model_norm_type).lower()
-        if name == "biasless-layernorm":
-            return {"norm": "layernorm", "norm_bias": False}
-        if name in CerebrasNorm.NAMES:  # torch.nn.LayerNorm has a learned bias; RMSNorm, no parameters: none
-            return {"norm": CerebrasNorm.NAMES[name], "norm_bias": name == "layernorm"}
-        return Extension(f"norm_type {model_norm_type!r} has no counterpart outside Cerebras")
-
-    @staticmethod
-    def write(norm: str | None, norm_bias: bool | None) -> Any:
-        if norm == "layernorm" and norm_bias is False:
-            return {"model_norm_type": "biasless-layernorm"}
-        names = {v: k for k, v in CerebrasNorm.NAMES.items()}
-        if norm not in names:
-            raise Unexpressible(f"Cerebras has no {norm} norm_type")
-        if norm != "layernorm" and norm_bias:
-            return Approx({"model_norm_type": names[norm]}, f"Cerebras' {names[norm]} has no bias", ("model.norm_bias",))
-        return {"model_norm_type": names[norm]}

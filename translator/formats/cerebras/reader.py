@@ -17,6 +17,7 @@ from ...source import Source
 from ..spec import ModelConfig, Reader
 from .from_trainer import from_trainer
 
+_SHARED = ("model.", "train_input.", "eval_input.")  # one history record for both layouts
 SECTIONS = ("train_input", "eval_input", "model", "optimizer", "runconfig", "sparsity", "wandb")
 
 
@@ -47,6 +48,14 @@ class CerebrasReader(Reader):
 
     def detect_layout(self, tree: dict[str, Any]) -> str:
         return "trainer" if "trainer" in tree else "legacy"
+
+    @staticmethod
+    def history_key(view: str, written: str | None) -> tuple[str, ...]:
+        """The history keys model and data settings by their legacy names in both layouts (the
+        trainer's own settings by their trainer paths)."""
+        if written is None or view.startswith(_SHARED):
+            return (view,) if written is None else (view, written)
+        return (written, view)
 
 
 READER = CerebrasReader()

@@ -133,6 +133,12 @@ def _legacy(params: Any) -> dict[str, Any]:
         raise ScheduleError(f"learning_rate must be a number, a scheduler mapping or a list of them, got {params!r}")
     kwargs = dict(params)
     name = kwargs.pop("scheduler")
+    if name == "Cosine":  # TensorFlow Model Zoo 1.6-1.8 (Trainer.py): tf cosine_decay, held at alpha x initial lr
+        initial = kwargs.get("initial_learning_rate", kwargs.get("learning_rate"))
+        alpha = float(kwargs.pop("alpha", 0.0))
+        if isinstance(initial, (int, float)) and not isinstance(initial, bool):
+            kwargs.setdefault("end_learning_rate", alpha * float(initial))
+        name = "CosineDecay"
     cls = class_name(name)
     if cls is None:
         raise ScheduleError(f"unknown lr scheduler {name!r} (Model Zoo raises: Invalid lr_scheduler type)")

@@ -45,13 +45,18 @@ class CerebrasWriter(Writer):
         extra = _needed(leaves, ctx.layout) if ctx.source_format != self.format else []
         if ctx.layout == "trainer":
             shape = ctx.source_shape  # same-format: what the trainer source left out or spelled its way
+            other = shape.get("unsupported_family")  # a family whose architecture was carried, not read
+            name = (other["name"] if other else ctx.model_family) or None
             document, moved, reshaped, inferred = to_trainer(
-                leaves, ctx.model_family, shape.get("absent_places"), shape.get("schedule")
+                leaves, name, shape.get("absent_places"), shape.get("schedule")
             )  # fmt: skip
             header = self.header(document, ctx)
             if inferred:
-                header.append(f"# trainer.init.model.name {ctx.model_family!r} is inferred from the block structure "
-                              "(legacy configs name no model)")  # fmt: skip
+                why = f"the {other['family']} model's name" if other else "inferred from the block structure"
+                header.append(f"# trainer.init.model.name {name!r} is {why} (legacy configs name no model)")
+            if other and not other["name"] and "model" in document.get("trainer", {}).get("init", {}):
+                extra.append(ExtraEntry("trainer.init.model.name", Status.MISSING, f"cannot tell the model name: "
+                                        f"{other['what']} has no Model Zoo 2.4+ model; add it by hand if a release has one"))  # fmt: skip
             return WriteResult(document, header, extra_entries=extra, target_paths=moved, reshaped=reshaped,
                                place_of=trainer_place)
         tree = unflatten({k: v for k, v in leaves.items() if self.unplaceable(k, "legacy") is None})

@@ -11,25 +11,52 @@ from .model_types import table
 
 
 def lift_rope_parameters(config: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
-    """transformers 5 nests rope_theta / partial_rotary_factor in rope_parameters: read them as the
-    classic key of the file's model_type. Returns (config, lifted key -> path in the file)."""
+    """transformers 5 keeps the rotary base, partial rotary and the scaling in rope_parameters: read
+    them as the 4.x keys of the file's class, as transformers 5 itself folds the 4.x keys in (a
+    non-null rope_scaling wins; Gemma 3 nests one dict per layer kind). Returns (config, lifted key ->
+    where the file has it)."""
     params = config.get("rope_parameters")
     mt = table().types.get(str(config.get("model_type")))
     if not isinstance(params, dict) or mt is None:
         return config, {}
-    out = dict(config)
-    rest = dict(params)
+    out = {k: v for k, v in config.items() if k != "rope_parameters"}
     lifted: dict[str, str] = {}
-    for inner, canonical in (("rope_theta", "model.rotary_base"), ("partial_rotary_factor", "model.rotary_fraction")):
-        classic = mt.keys.get(canonical)
-        if inner in rest and classic and classic not in out and classic != "rotary_dim":
-            out[classic] = rest.pop(inner)
-            lifted[classic] = f"rope_parameters.{inner}"
-    if rest:
-        out["rope_parameters"] = rest
+    if mt.rope == "gemma3" and isinstance(params.get("full_attention"), dict):
+        nested = {kind: dict(value) for kind, value in params.items() if isinstance(value, dict)}
+        local = nested.pop("sliding_attention", {})
+        if "rope_theta" in local:
+            _lift(out, lifted, "rope_local_base_freq", local.pop("rope_theta"), "rope_parameters.sliding_attention.rope_theta")
+        rest = nested.pop("full_attention")
+        where = "rope_parameters.full_attention"
+        leftover = {k: v for k, v in params.items() if k not in ("full_attention", "sliding_attention")}
     else:
-        out.pop("rope_parameters")
+        rest, where, leftover = dict(params), "rope_parameters", {}
+    for inner, canonical in (("rope_theta", "model.rotary_base"), ("partial_rotary_factor", "model.rotary_fraction")):
+        key = mt.keys.get(canonical)
+        if inner in rest and key and key != "rotary_dim":
+            _lift(out, lifted, key, rest.pop(inner), f"{where}.{inner}")
+    if rest.get("rope_type", rest.get("type", "default")) not in (None, "default") and not out.get("rope_scaling"):
+        out["rope_scaling"] = {k: v for k, v in rest.items() if k not in ("rope_theta", "partial_rotary_factor")}
+        lifted["rope_scaling"] = where
+        rest = {k: v for k, v in rest.items() if k in ("rope_theta", "partial_rotary_factor")}
+    rest = {k: v for k, v in rest.items() if k not in ("rope_type", "type") or v not in (None, "default")}
+    if rest or leftover:  # what no key of the class takes stays where it was (reported, not read)
+        out["rope_parameters"] = {**leftover, **rest}
     return out, lifted
+
+
+def _lift(out: dict[str, Any], lifted: dict[str, str], key: str, value: Any, where: str) -> None:
+    if key not in out:  # a key the file states itself wins (transformers 5 does the same)
+        out[key] = value
+        lifted[key] = where
+
+
+def written_as(key: str, lifted: dict[str, str]) -> str:
+    """Where a config.json key was in the file: itself, or where rope_parameters held it."""
+    if key in lifted:
+        return lifted[key]
+    head, dot, rest = key.partition(".")
+    return f"{lifted[head]}.{rest}" if dot and head in lifted else key
 
 
 # An explicit null of a key whose class default is not null (Mistral's sliding_window: 4096) means
@@ -45,7 +72,7 @@ def mark_explicit_nulls(config: dict[str, Any]) -> dict[str, Any]:
 
 def document(leaves: dict[str, Any]) -> dict[str, Any]:
     """The config.json object from `hf.*` leaves (prefix removed): model_type first, explicit nulls."""
-    tree = unflatten(leaves)
+    tree = unflatten({k: None if v == EXPLICIT_NULL else v for k, v in leaves.items()})  # hf2hf carries the marker
     out: dict[str, Any] = {k: tree.pop(k) for k in ("model_type", "architectures") if k in tree}
     out.update(tree)
     mt = table().types.get(str(out.get("model_type")))

@@ -1,38 +1,31 @@
-"""HuggingFace config.json: the architecture file VeOmni loads from `model.config_path`.
+"""HuggingFace config.json: the per-class tables of mappings/hf.yaml (`data:`), loaded.
 
-mappings/hf.yaml holds one table per HF model_type (key spellings, what the class hard-wires, its
-defaults, activation names). This module loads that data; the `hf.*` formulas (formulas.py), one per
-canonical architecture field, use it: their keys are every spelling of the field (`hf.num_hidden_layers`
-and `hf.n_layer`); reading picks the spelling of the file's model_type, writing the one of the
-model_type chosen for the IR. config_json.py converts between a config.json file and `hf.*` leaves.
+One ModelType per HF model_type: its key for each canonical field, what its class hard-wires, its
+defaults, its activation names, and the named codecs (rope, window, moe_layers, falcon_block,
+moe_aux_loss) the few concepts spread over several keys use. `extends` lets a class start from
+another's table. The `hf.*` formulas (formulas.py) read this; config_json.py moves a config.json to
+and from `hf.*` leaves.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-
+from ...catalogue import catalogue
+from ...errors import MappingTableError
 from ...resources import data_dir
 from ...yamlread import load as load_yaml
 
-
-PREFIX = "hf."  # where mappings/veomni.yaml keeps config.json keys
+PREFIX = "hf."  # where config.json keys live among the leaves (hf.hidden_size is config.json's hidden_size)
 SELECTORS = ("model.family", "model.position_embedding")  # what the written model_type depends on
-
-# canonical fields another field's reading or writing needs (head width, 4h default, GQA default)
-EXTRAS: dict[str, tuple[str, ...]] = {
-    "model.num_heads": ("model.hidden_size",),
-    "model.num_kv_heads": ("model.num_heads",),
-    "model.ffn_hidden_size": ("model.hidden_size",),
-    "model.rotary_fraction": ("model.hidden_size", "model.num_heads"),
-    "model.embedding_dropout": ("model.hidden_dropout",),
-    "model.parallel_shared_norm": ("model.parallel_residual",),
-}
-# config.json keys a field's reading checks although no model_type maps the field to them
-READ_ONLY_KEYS: dict[str, tuple[str, ...]] = {"model.num_heads": ("head_dim",)}
-FFN_DEFAULT_MULTIPLE = 4  # GPT2/GPTJ: n_inner null means 4 x n_embd
+CODECS = {"rope": ("classic", "phi3", "gemma3", "none"),
+          "window": ("none", "all", "qwen", "qwen_moe", "qwen2_moe", "alternate", "every_nth"),
+          "moe_layers": ("none", "all", "qwen", "deepseek")}  # fmt: skip
+SPECS = ("keys", "fixed", "same_as")  # where a type says what it does with a canonical field
+_DERIVED = re.compile(r"^=(?:(\d+)\*)?(model\.[a-z_]+)$")  # `=model.num_heads`, `=4*model.hidden_size`
 
 
 @dataclass(frozen=True)
@@ -46,18 +39,37 @@ class ModelType:
     defaults: dict[str, Any]
     activations: dict[str, tuple[str, ...]]
     write_nulls: tuple[str, ...] = ()
+    veomni: str = "hf-backend"
+    rope: str = "classic"
+    window: str = "none"
+    moe_layers: str = "none"
+    falcon_block: bool = False
+    moe_aux_loss: bool = False
+    strict_heads: bool = False
+    cannot_hold: dict[str, str] | None = None
 
     def default(self, key: str) -> Any:
         return self.defaults.get(key)
+
+    def lists(self, name: str) -> bool:
+        """The class says what it does with the field (a key, a hard-wired value, another field)."""
+        return name in self.keys or name in self.fixed or name in self.same_as
+
+    def why_not(self, name: str) -> str:
+        """Why the class has no place for a field (the lossy reason)."""
+        own = (self.cannot_hold or {}).get(name) or table().cannot_hold_reason.get(name) or f"has no place for {name}"
+        return f"HF {self.name} {own}"
 
 
 @dataclass(frozen=True)
 class HfTable:
     choose: tuple[dict[str, Any], ...]
     types: dict[str, ModelType]
+    must_hold: tuple[str, ...]
+    cannot_hold_reason: dict[str, str]
 
     def model_type(self, family: str | None, position_embedding: str | None) -> ModelType | None:
-        """The model_type written for an IR (first matching `choose` entry); None without a family."""
+        """The model_type written for an IR (first matching `choose` entry); None without a match."""
         if family is None:
             return None
         for entry in self.choose:
@@ -68,41 +80,104 @@ class HfTable:
             return self.types[entry["model_type"]]
         return None
 
+    def by_family(self) -> dict[str, ModelType]:
+        return {family: self.types[e["model_type"]] for e in self.choose for family in e.get("family", ())}
+
     def spellings(self, name: str) -> list[str]:
         """Every config.json key of a canonical field over all model types (first: the most common)."""
         counts: dict[str, int] = {}
         for mt in self.types.values():
-            if name in mt.keys:
+            if mt.keys.get(name):
                 counts[mt.keys[name]] = counts.get(mt.keys[name], 0) + 1
-        ordered = sorted(counts, key=lambda k: (-counts[k], k))
-        return ordered + [k for k in READ_ONLY_KEYS.get(name, ()) if k not in ordered]
+        return sorted(counts, key=lambda k: (-counts[k], k))
 
     def fields(self) -> list[str]:
         names: dict[str, None] = {}
         for mt in self.types.values():
             for name in (*mt.keys, *mt.fixed, *mt.same_as):
                 names.setdefault(name, None)
+        names.update(dict.fromkeys(self.must_hold))
         return [n for n in names if n not in SELECTORS]  # those two are the model_type rule's
+
+
+def resolve(value: Any, values: dict[str, Any]) -> Any:
+    """A hard-wired value: as written, or `=model.x` / `=N*model.x` of another field (None unknown)."""
+    if isinstance(value, str):
+        match = _DERIVED.match(value)
+        if match:
+            other = values.get(match.group(2))
+            return None if other is None else int(match.group(1) or 1) * other
+    return value
+
+
+def derived(value: Any) -> bool:
+    return isinstance(value, str) and _DERIVED.match(value) is not None
+
+
+def _merge(base: dict[str, Any], own: dict[str, Any]) -> dict[str, Any]:
+    """A type's spec over the one it extends: per canonical field, the type's own keys/fixed/same_as
+    entry replaces everything the base said of it; defaults merge key by key; the rest is replaced."""
+    out = {k: (dict(v) if isinstance(v, dict) else v) for k, v in base.items()}
+    named = {f for section in SPECS for f in (own.get(section) or {})}
+    for section in SPECS:
+        kept = {f: v for f, v in (base.get(section) or {}).items() if f not in named}
+        given = {f: v for f, v in (own.get(section) or {}).items() if not (v is None and section != "fixed")}
+        out[section] = {**kept, **given}
+    # a base key this type no longer reads (Mistral hard-wires the biases Llama has keys for) has no default here
+    dropped = {(base.get("keys") or {})[f] for f in named if f in (base.get("keys") or {})} - set(out["keys"].values())
+    inherited = {k: v for k, v in (base.get("defaults") or {}).items() if k not in dropped}
+    out["defaults"] = {**inherited, **(own.get("defaults") or {})}
+    for key, value in own.items():
+        if key not in (*SPECS, "defaults", "extends"):
+            out[key] = value
+    return out
+
+
+def _resolved(name: str, raw: dict[str, Any], seen: tuple[str, ...] = ()) -> dict[str, Any]:
+    spec = raw[name]
+    parent = spec.get("extends")
+    if parent is None:
+        return spec  # type: ignore[no-any-return]
+    if parent not in raw or parent in seen:
+        raise MappingTableError(f"hf.yaml: model type {name} extends {parent!r}, which is unknown or a cycle")
+    return _merge(_resolved(parent, raw, (*seen, name)), spec)
+
+
+def _check(mt: ModelType) -> None:
+    known = catalogue()
+    for section in (mt.keys, mt.fixed, mt.same_as, mt.cannot_hold or {}):
+        for name in section:
+            if name not in known:
+                raise MappingTableError(f"hf.yaml: model type {mt.name}: unknown canonical field {name!r}")
+    for name, other in mt.same_as.items():
+        if other not in known:
+            raise MappingTableError(f"hf.yaml: model type {mt.name}: same_as names unknown field {other!r}")
+    for codec, allowed in CODECS.items():
+        if getattr(mt, codec) not in allowed:
+            raise MappingTableError(f"hf.yaml: model type {mt.name}: {codec} {getattr(mt, codec)!r} is not one of {allowed}")
 
 
 @lru_cache(maxsize=None)
 def table() -> HfTable:
-    raw = load_yaml((data_dir("mappings") / "hf.yaml").read_text(encoding="utf-8"))
+    raw = load_yaml((data_dir("mappings") / "hf.yaml").read_text(encoding="utf-8"))["data"]
     types: dict[str, ModelType] = {}
-    for name, spec in raw["model_types"].items():
-        types[name] = ModelType(
-            name=name,
-            family=spec["family"],
-            architectures=tuple(spec["architectures"]),
-            keys=dict(spec.get("keys") or {}),
-            fixed=dict(spec.get("fixed") or {}),
-            same_as=dict(spec.get("same_as") or {}),
+    for name in raw["model_types"]:
+        spec = _resolved(name, raw["model_types"])
+        mt = ModelType(
+            name=name, family=spec["family"], architectures=tuple(spec["architectures"]),
+            keys=dict(spec.get("keys") or {}), fixed=dict(spec.get("fixed") or {}), same_as=dict(spec.get("same_as") or {}),
             defaults=dict(spec.get("defaults") or {}),
             activations={k: tuple(v) for k, v in (spec.get("activations") or {}).items()},
-            write_nulls=tuple(spec.get("write_nulls") or ()),
-        )
+            write_nulls=tuple(spec.get("write_nulls") or ()), veomni=str(spec.get("veomni", "hf-backend")),
+            rope=str(spec.get("rope", "classic")), window=str(spec.get("window", "none")),
+            moe_layers=str(spec.get("moe_layers", "none")), falcon_block=bool(spec.get("falcon_block", False)),
+            moe_aux_loss=bool(spec.get("moe_aux_loss", False)), strict_heads=bool(spec.get("strict_heads", False)),
+            cannot_hold=dict(spec.get("cannot_hold") or {}),
+        )  # fmt: skip
+        _check(mt)
+        types[name] = mt
     choose = tuple(raw["choose"])
     for entry in choose:
         if entry["model_type"] not in types:
-            raise ValueError(f"hf.yaml: choose names unknown model_type {entry['model_type']!r}")
-    return HfTable(choose, types)
+            raise MappingTableError(f"hf.yaml: choose names unknown model_type {entry['model_type']!r}")
+    return HfTable(choose, types, tuple(raw.get("must_hold") or ()), dict(raw.get("cannot_hold_reason") or {}))

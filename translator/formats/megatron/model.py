@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...formula import Approx, formula, is_close
+from ...formulas_common import family_formula
 from .options import since
 
 _GPT_TANH = "with biases on Megatron's default GELU is the fused bias_gelu_impl, the tanh approximation"
@@ -260,24 +261,9 @@ class Sequential:
         return {}
 
 
-@formula("megatron.family")
-class Family:
-    """Megatron names no model family: its blocks are sequential, RMSNorm or a gated MLP read as llama."""
-
-    @staticmethod
-    def structural(norm: str | None, activation: str | None) -> str:
-        return "llama" if norm == "rmsnorm" or activation in ("swiglu", "geglu") else "gpt2"
-
-    @staticmethod
-    def read(norm: str | None, activation: str | None) -> str:
-        return Family.structural(norm, activation)
-
-    @staticmethod
-    def write(value: str, norm: str | None, activation: str | None) -> Any:
-        structural = Family.structural(norm, activation)
-        if value != structural:
-            return Approx({}, f"no option names the model family: Megatron's blocks read as {structural}, not {value}")
-        return {}
+# Megatron names no model family: its blocks tell it (RMSNorm or a gated MLP: llama; experts: mixtral;
+# qk-norm: qwen3); it has no parallel block, sliding window or sandwich norm to tell the others by
+family_formula("megatron.family", ("norm", "activation", "moe_num_experts", "qk_norm", "position_embedding"))
 
 
 @formula("megatron.vocab_size")
@@ -333,3 +319,43 @@ class AttentionKind:
             return Approx({}, f"{value} attention is not written by neoconv (Megatron: --window-size, "
                               "--multi-latent-attention, --hybrid-layer-pattern): written as dense attention")
         return {}
+
+
+@formula("megatron.rope_scaling")
+class RopeScaling:
+    """--use-rope-scaling (core_v0.10.0+): Llama 3.x's frequency scaling with low_freq_factor 1,
+    high_freq_factor 4 and 8192 original positions hard-coded, and factor 8 for pretrain_gpt.py's
+    models whatever --rope-scaling-factor says (the GPT builders never pass it on: megatron-facts 11)."""
+
+    LLAMA3 = {"rope_scaling_type": "llama3", "rope_scaling_factor": 8.0, "rope_original_max_positions": 8192,
+              "rope_low_freq_factor": 1.0, "rope_high_freq_factor": 4.0}  # fmt: skip
+
+    @staticmethod
+    def read(use_rope_scaling: bool | None, rope_scaling_factor: float | None) -> Any:
+        if not use_rope_scaling:
+            return {}
+        if rope_scaling_factor is not None and rope_scaling_factor != 8.0:
+            return Approx(dict(RopeScaling.LLAMA3), f"--rope-scaling-factor {rope_scaling_factor:g} has no effect on "
+                                                    "pretrain_gpt.py's models: they scale by 8", ("model.rope_scaling_factor",))  # fmt: skip
+        return dict(RopeScaling.LLAMA3)
+
+    @staticmethod
+    def write(
+        rope_scaling_type: str | None, rope_scaling_factor: float | None, rope_original_max_positions: int | None,
+        rope_low_freq_factor: float | None, rope_high_freq_factor: float | None,
+    ) -> Any:  # fmt: skip
+        if rope_scaling_type is None:
+            return {}
+        given = {"rope_scaling_type": rope_scaling_type, "rope_scaling_factor": rope_scaling_factor,
+                 "rope_original_max_positions": rope_original_max_positions,
+                 "rope_low_freq_factor": rope_low_freq_factor, "rope_high_freq_factor": rope_high_freq_factor}  # fmt: skip
+        if all(is_close(given[k], v) if isinstance(v, float) else given[k] == v for k, v in RopeScaling.LLAMA3.items()):
+            return {"use_rope_scaling": True}
+        if rope_scaling_type != "llama3":
+            why = f"{rope_scaling_type} RoPE scaling is not written by neoconv (Megatron's --use-rope-scaling is Llama 3.1's)"
+        else:
+            why = ("Megatron's --use-rope-scaling hard-codes Llama 3.1's factor 8, frequency factors 1 and 4 and 8192 "
+                   "original positions: " + ", ".join(f"{k.removeprefix('rope_')} {v:g}" if isinstance(v, float) else
+                                                       f"{k.removeprefix('rope_')} {v}" for k, v in given.items()
+                                                       if k != "rope_scaling_type" and v is not None) + " are not")  # fmt: skip
+        return Approx({}, why)

@@ -23,7 +23,8 @@ class Moe:
         num_experts: int | None, moe_router_topk: int | None, moe_ffn_hidden_size: int | None,
         moe_shared_expert_intermediate_size: int | None, moe_shared_expert_gate: bool | None,
         moe_aux_loss_coeff: Any, moe_z_loss_coeff: float | None, moe_router_score_function: str | None,
-        moe_router_load_balancing_type: Any, moe_layer_freq: Any, num_layers: int | None,
+        moe_router_load_balancing_type: Any, moe_layer_freq: Any, moe_router_pre_softmax: bool | None,
+        num_layers: int | None,
     ) -> Any:  # fmt: skip
         if not num_experts:
             return {}
@@ -41,6 +42,12 @@ class Moe:
         if moe_z_loss_coeff:
             out["moe_z_loss_coef"] = float(moe_z_loss_coeff)
         score = moe_router_score_function or "softmax"
+        # topk_routing_with_score_function: a softmax over the chosen logits (renormalised) unless
+        # --moe-router-pre-softmax; sigmoid scores divided by their sum when more than one is chosen;
+        # sinkhorn (router.py sinkhorn_load_balancing): the softmax over every expert, as it is
+        topk = moe_router_topk or 2
+        renormalised = not moe_router_pre_softmax if score == "softmax" else topk > 1
+        out["moe_normalize_top_k"] = renormalised and balancing != "sinkhorn"
         out["moe_router_scoring"] = "sinkhorn" if balancing == "sinkhorn" else Moe.SCORES.get(score) or Approx(
             None, f"router score function {score} has no canonical name")  # fmt: skip
         out.update(_layers(moe_layer_freq, num_layers))
@@ -52,15 +59,16 @@ class Moe:
         moe_shared_experts: int | None, moe_shared_ffn_hidden_size: int | None, moe_shared_expert_gate: bool | None,
         moe_aux_loss_coef: float | None, moe_z_loss_coef: float | None, moe_router_scoring: str | None,
         moe_layer_interval: int | None, moe_first_dense_layers: int | None, moe_dense_layers: list[int] | None,
-        num_layers: int | None,
+        moe_normalize_top_k: bool | None, num_layers: int | None, ffn_hidden_size: int | None,
     ) -> Any:  # fmt: skip
         if not moe_num_experts:
             return {}
         out: dict[str, Any] = {"num_experts": moe_num_experts, "moe_router_topk": moe_experts_per_token,
-                               "moe_ffn_hidden_size": moe_ffn_hidden_size, "moe_aux_loss_coeff": moe_aux_loss_coef,
+                               "moe_ffn_hidden_size": moe_ffn_hidden_size,
+                               "moe_aux_loss_coeff": None if moe_aux_loss_coef is None else [moe_aux_loss_coef],  # nargs="+"
                                "moe_z_loss_coeff": moe_z_loss_coef}  # fmt: skip
         if moe_shared_experts:
-            width = moe_shared_ffn_hidden_size or moe_ffn_hidden_size
+            width = moe_shared_ffn_hidden_size or moe_ffn_hidden_size or ffn_hidden_size  # the canonical absences
             out["moe_shared_expert_intermediate_size"] = moe_shared_experts * width if width else None
             out["moe_shared_expert_gate"] = moe_shared_expert_gate or None
         if moe_router_scoring == "sinkhorn":
@@ -68,6 +76,19 @@ class Moe:
         elif moe_router_scoring is not None:
             out["moe_router_score_function"] = moe_router_scoring
         out["moe_layer_freq"] = _freq(moe_layer_interval, moe_first_dense_layers, moe_dense_layers, num_layers)
+        if moe_normalize_top_k is not False and moe_router_scoring == "sinkhorn":
+            return Approx(out, "Megatron's sinkhorn routing weights the chosen experts by the softmax over every "
+                               "expert: renormalised weights are not expressible", ("model.moe_normalize_top_k",))  # fmt: skip
+        if moe_normalize_top_k is False and moe_router_scoring in (None, "softmax"):
+            out["moe_router_pre_softmax"] = True  # softmax over every expert, the chosen weights as they are
+        elif moe_normalize_top_k is False and moe_router_scoring == "sigmoid" and (moe_experts_per_token or 2) > 1:
+            return Approx(out, "Megatron divides the chosen sigmoid scores by their sum: weights that are not "
+                               "renormalised are not expressible", ("model.moe_normalize_top_k",))  # fmt: skip
+        if moe_shared_experts and moe_shared_experts > 1 and out["moe_shared_expert_intermediate_size"]:
+            # n MLPs summed over one input are one MLP n times as wide: the same function, said so
+            return Approx(out, f"Megatron has one shared-expert MLP: {moe_shared_experts} shared experts are written "
+                               f"as one {out['moe_shared_expert_intermediate_size']} wide (the same sum)",
+                          ("model.moe_shared_experts", "model.moe_shared_ffn_hidden_size"))  # fmt: skip
         return out
 
 
@@ -104,14 +125,15 @@ def _pattern(text: str) -> list[int]:
 
 
 def _layers(freq: Any, num_layers: int | None) -> dict[str, Any]:
+    # every layer MoE (interval 1, no dense layers first) is what leaving the fields out means
     if freq is None or isinstance(freq, int):
-        return {"moe_layer_interval": freq or 1}
+        return {"moe_layer_interval": freq if freq and freq != 1 else None}
     layers = _pattern(str(freq))
     if num_layers is not None and len(layers) != num_layers:
         raise ValueError(f"--moe-layer-freq gives {len(layers)} layers, --num-layers {num_layers}")
     first = next((i for i, x in enumerate(layers) if x), len(layers))
     dense = [i for i, x in enumerate(layers) if i >= first and not x]
-    out: dict[str, Any] = {"moe_layer_interval": 1, "moe_first_dense_layers": first}
+    out: dict[str, Any] = {"moe_first_dense_layers": first or None}
     if dense:
         out["moe_dense_layers"] = dense
     return out

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...formula import Approx, Unexpressible, formula
+from ...formula import Approx, Unexpressible, Unrunnable, formula
 from ...formulas_common import GATED_ACTIVATIONS
-from . import schedule, training  # noqa: F401  (register neox.lr_schedule and the training formulas)
+from . import models, schedule, training  # noqa: F401  (register neox.* model, lr_schedule and training formulas)
+from .widths import width_problem
 
 
 def _round_up(value: int, multiple: int) -> int:
@@ -33,16 +34,29 @@ class NeoxFfnWidth:
         mlp_multiple_of: int | None,
         hidden_size: int | None,
         activation: str | None,
+        tensor_size: int | None,
+        moe_num_experts: Any,
+        mlp_type: str | None = None,
     ) -> int | None:
+        if mlp_type == "llama":  # LLaMAParallelMLP: the width itself, no 2/3 (2023-05-02 .. 2024-09-09)
+            if intermediate_size is not None:
+                return int(intermediate_size)
+            return _round_up(int(2 * hidden_size * 4 / 3), 256) if hidden_size else None
         multiple = mlp_multiple_of or 1
         if intermediate_size is not None:
-            ffn = int(intermediate_size)
+            ffn, key = int(intermediate_size), "intermediate_size"
         elif expansion_factor is not None and hidden_size:
-            ffn = int(expansion_factor * hidden_size)
+            ffn, key = int(expansion_factor * hidden_size), "expansion_factor"
         elif hidden_size:
-            ffn = 4 * hidden_size
+            ffn, key = 4 * hidden_size, ""
         else:
             return None
+        every_layer_moe = (moe_num_experts or 1) > 1  # moe_expert_interval: 1, the only one read (neox.yaml)
+        if not every_layer_moe:  # else the dense MLP is never built (experts take intermediate_size as is)
+            problem = width_problem(ffn, activation, multiple, max(1, tensor_size or 1))
+            if problem is not None:  # the key is named by the error; intermediate_size is the one to set
+                raise Unrunnable(problem.split(": ", 1)[1] if key == "intermediate_size" else
+                                 f"gives the width {ffn} (x hidden_size); {problem}")  # fmt: skip
         if activation in GATED_ACTIVATIONS:
             fused = _round_up(int(ffn * 2 / 3), 2 * multiple)
             return _round_up(fused // 2, multiple)
@@ -60,20 +74,46 @@ class NeoxActivation:
     """NeoX activation name -> canonical; plain gelu uses the tanh approximation under bias_gelu_fusion."""
 
     NAMES = {"swish": "silu"}
+    GATED = {"silu": "swiglu", "gelu": "geglu", "relu": "reglu"}  # LLaMAParallelMLP's act(w1 x) * w3 x
 
     @staticmethod
-    def read(activation: str | None, bias_gelu_fusion: bool | None, onnx_safe: bool | None) -> Any:
+    def read(
+        activation: str | None, bias_gelu_fusion: bool | None, onnx_safe: bool | None, mlp_type: str | None = None
+    ) -> Any:
         name = (activation or "gelu").lower()
         name = NeoxActivation.NAMES.get(name, name)
+        if mlp_type == "llama":
+            if name in NeoxActivation.GATED:
+                return NeoxActivation.GATED[name]
+            return Approx(name, f"mlp_type: llama gates {name} (act(w1 x) * w3 x), which has no canonical name: read as plain {name}")
         if name == "gelu" and bias_gelu_fusion and not onnx_safe:
             return "gelu_tanh"
         return name
 
     @staticmethod
-    def write(value: str) -> dict[str, Any]:
+    def write(value: str) -> Any:
         if value == "gelu_tanh":
             return {"activation": "gelu", "bias_gelu_fusion": True}
+        if value == "geglu_tanh":  # activations.py: geglu gates with F.gelu, the exact GELU
+            return Approx({"activation": "geglu"}, "NeoX's geglu gates with the exact GELU, not its tanh approximation")
         return {"activation": value}
+
+
+@formula("neox.mlp_bias")
+class NeoxMlpBias:
+    """use_bias_in_mlp (2024-09-10 on); before it, mlp_type: llama meant an MLP without biases."""
+
+    @staticmethod
+    def read(use_bias_in_mlp: bool | None, mlp_type: str | None) -> Any:
+        if mlp_type not in (None, "regular", "llama"):
+            raise ValueError(f"mlp_type {mlp_type!r}: NeoX knew regular and llama (it raised KeyError otherwise)")
+        if mlp_type == "llama":
+            return False
+        return True if use_bias_in_mlp is None else bool(use_bias_in_mlp)
+
+    @staticmethod
+    def write(value: bool) -> dict[str, Any]:
+        return {"use_bias_in_mlp": bool(value)}
 
 
 @formula("neox.norm_eps")
@@ -157,7 +197,9 @@ class NeoxAttentionKind:
         return "+".join(sorted(kinds))
 
     @staticmethod
-    def write(value: str, num_layers: int | None) -> dict[str, Any]:
+    def write(value: str, num_layers: int | None, sliding_window: int | None) -> dict[str, Any]:
         if value == "dense":
+            if sliding_window is not None and num_layers:  # only flash attention applies NeoX's window
+                return {"attention_config": [[["flash"], num_layers]]}
             return {}
         return {"attention_config": Approx(None, f"attention pattern {value} is not written back")}

@@ -124,10 +124,26 @@ class NeoxSave:
 
     @staticmethod
     def write(value: str, interval: int | None) -> Any:
+        if interval == 0:  # no periodic checkpoints: a NeoX run without `save` saves none either (the rule's note)
+            return {}
         if interval is None:
             return Approx({}, f"save: {value} not written: NeoX refuses `save` without checkpoint_factor; "
                               "give --set checkpoint.interval=N")  # fmt: skip
         return {"save": value}
+
+
+@formula("neox.checkpoint_factor")
+class NeoxCheckpointFactor:
+    """checkpoint_factor (linear checkpoint_scale: every N steps). 0 (no periodic checkpoints) is no
+    checkpoint_factor in NeoX: its save_iters would be range(0, train_iters, 0)."""
+
+    @staticmethod
+    def read(checkpoint_factor: int | None) -> int | None:
+        return checkpoint_factor
+
+    @staticmethod
+    def write(value: int) -> dict[str, Any]:
+        return {} if value == 0 else {"checkpoint_factor": value}
 
 
 @formula("neox.optimizer_type")

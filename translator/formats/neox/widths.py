@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-GATED = frozenset({"swiglu", "geglu", "reglu", "bilinear", "glu"})
+GATED = frozenset({"swiglu", "geglu", "geglu_tanh", "reglu", "bilinear", "glu"})
 
 
 def _round_up(value: int, multiple: int) -> int:

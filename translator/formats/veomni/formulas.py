@@ -27,6 +27,24 @@ def _dyn_bsz(value: Any, packed: bool | None, writing: bool) -> Any:
     return Approx(value, VEOMNI_DYN_BSZ + ("; the source counted samples" if writing else ""))
 
 
+@formula("veomni.packed")
+class VeomniPacked:
+    """dyn_bsz: token-budget batches of packed samples; before #458 packing also needed a padding-free
+    mode, rmpad (default) or rmpad_with_pos_ids (VeOmni refuses both; neither means padded batches)."""
+
+    @staticmethod
+    def read(train_dyn_bsz: bool | None, train_rmpad: bool | None, train_rmpad_with_pos_ids: bool | None) -> Any:
+        if train_rmpad and train_rmpad_with_pos_ids:
+            raise ValueError("rmpad and rmpad_with_pos_ids are both true: VeOmni refuses that (choose one)")
+        if train_dyn_bsz is None:
+            return None
+        return bool(train_dyn_bsz) and (train_rmpad is not False or bool(train_rmpad_with_pos_ids))
+
+    @staticmethod
+    def write(value: bool) -> dict[str, Any]:
+        return {"train_dyn_bsz": value}
+
+
 @formula("veomni.batch")
 class VeomniBatch:
     """train.global_batch_size (else micro_batch_size x dp) and train.micro_batch_size (token budgets

@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...errors import InputError
+from ...history import load_history
 from ...io import flatten, parse_yaml, read_text, unflatten
 from ...source import Source
 from ..spec import ModelConfig, Reader
@@ -36,11 +37,14 @@ DOTTED_NOTE = (
 
 
 def _layout_of(leaves: dict[str, Any]) -> str | None:
-    """flat / nested from keys only one layout has; None when the keys do not tell."""
+    """flat / nested from keys only one layout has; None when the keys do not tell. A flat key that
+    nested releases still read (train.enable_mixed_precision, #538..#603) tells nothing."""
     spec = fields()
     flat = nested = None
     for leaf, value in leaves.items():
         found = spec.layouts_of(leaf, value)
+        if found == ("flat",) and _nested_releases_read(leaf):
+            continue
         if found == ("flat",):
             flat = flat or leaf
         elif found == ("nested",):
@@ -52,6 +56,16 @@ def _layout_of(leaves: dict[str, Any]) -> str | None:
             key=nested,
         )  # fmt: skip
     return "flat" if flat else "nested" if nested else None
+
+
+NESTED_SINCE = "#538"  # the PR that moved the keys (mappings/veomni-layouts.yaml)
+
+
+def _nested_releases_read(leaf: str) -> bool:
+    history = load_history("veomni")
+    if history is None or NESTED_SINCE not in history.position:
+        return False
+    return history.mask(leaf) >> history.position[NESTED_SINCE] != 0
 
 
 def _to_view(leaf: str, value: Any, layout: str) -> str:
@@ -159,7 +173,7 @@ def _build(
     tree = unflatten(view)
     leaf_files = {k: base for k in tree}
     source = VeomniSource(
-        "veomni", tree, list(files), texts, leaf_files, layout=chosen, version=chosen,
+        "veomni", tree, list(files), texts, leaf_files, layout=chosen,
         notes={k: v for k, v in view_notes.items() if v}, aliases=aliases, origins=origins,
     )  # fmt: skip
     attach_architecture(source, base, model_config)

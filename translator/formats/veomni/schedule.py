@@ -7,6 +7,7 @@ import math
 from typing import Any
 
 from ...errors import InputError
+from ...history import older
 from ...formula import Approx, Unexpressible, formula
 from ...schedule.fields import as_written, lr_only, parse, rendered
 from ...schedule.model import ScheduleError
@@ -130,9 +131,14 @@ class VeomniTrainSteps:
         epochs: int | None,
         packed: bool | None,
         data_parallel_size: int | None,
+        train_dyn_bsz_margin: int | None = None,
+        train_micro_batch_size: Any = None,
+        version: str = "",
     ) -> int | None:
         if not global_batch:
             return None
+        if packed is False and older("veomni", version, "#458"):
+            return train_max_steps * (epochs or 1) if train_max_steps else None  # else the dataset's length decides
         if packed is False:
             if (data_datasets_type or "mapping") != "iterable" or not data_parallel_size:
                 return None  # the dataset length (or the world size) decides
@@ -141,7 +147,12 @@ class VeomniTrainSteps:
             if not seq_length:
                 return None
             tokens = 10_000_000 if data_train_size is None else data_train_size
-            per_epoch = math.ceil(int(tokens * (1 + (warmup_ratio or 0.0) / 2)) / (global_batch * seq_length))
+            tokens = int(tokens * (1 + (warmup_ratio or 0.0) / 2))
+            if train_dyn_bsz_margin:  # before #458: eff = (micro x max_seq_len - margin) / (micro x max_seq_len)
+                micro = (train_micro_batch_size if isinstance(train_micro_batch_size, int) else 1) * seq_length
+                per_epoch = math.ceil(tokens / (global_batch * seq_length * (micro - train_dyn_bsz_margin) / micro))
+            else:
+                per_epoch = math.ceil(tokens / (global_batch * seq_length))
         if train_max_steps is not None and per_epoch >= train_max_steps:
             per_epoch = train_max_steps
         return per_epoch * (epochs or 1)

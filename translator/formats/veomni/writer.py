@@ -9,7 +9,9 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ...errors import NeoconvError
-from ...io import dump_yaml, unflatten
+from ...history import load_history
+from ...io import dump_yaml, flatten, unflatten
+from ...mapping import load_table
 from ...report import Status
 from ..hf import config_json
 from ..spec import ExtraEntry, WriteContext, WriteResult, Writer
@@ -40,6 +42,7 @@ class VeomniWriter(Writer):
         else:
             extra += _needed(rest, bool(hf))
         document = _lay_out(rest, layout, moved)
+        _unread_by_release(document, ctx.version, moved, amend)
         header = self.header(document, ctx)
         if config:
             header.append(f"# The architecture is the HF config {name} written beside this file (model_type "
@@ -153,6 +156,30 @@ def _needed(leaves: dict[str, Any], wrote_config: bool) -> list[ExtraEntry]:
     return out
 
 
+def _unread_by_release(document: dict[str, Any], version: str | None, moved: dict[str, str],
+                       amend: dict[str, tuple[Status, str]]) -> None:
+    """Keys an older target release does not read (VeOmni ignores unknown keys: they would silently do
+    nothing there) are left out, and their entries say so (lossy)."""
+    history = load_history("veomni")
+    if history is None or not version or version not in history.position or version == history.newest:
+        return
+    view_of = {target: view for view, target in moved.items()}
+    for key in [k for k in flatten(document) if k in history.keys and not history.reads(k, version)]:
+        _drop(document, key.split("."))
+        amend[view_of.get(key, key)] = (Status.LOSSY, f"VeOmni {version} does not read {key} (read by "
+                                        f"{history.runs(key)}): not written")  # fmt: skip
+
+
+def _drop(node: dict[str, Any], parts: list[str]) -> None:
+    child = node.get(parts[0])
+    if len(parts) == 1:
+        node.pop(parts[0], None)
+    elif isinstance(child, dict):
+        _drop(child, parts[1:])
+        if not child:  # an emptied block goes too
+            node.pop(parts[0])
+
+
 def _flat_place(key: str) -> str | None:
     """Where the flat layout keeps a (nested view) key the writer did not write: a missing one."""
     spec = fields()
@@ -170,9 +197,10 @@ def _lay_out(leaves: dict[str, Any], layout: str, moved: dict[str, str]) -> dict
             if target != key:
                 moved[key] = target
         out[target] = value
+    older = set(load_table("veomni").releases.renamed)  # an older release's spelling (spellings.downgrade)
     for key, value in out.items():
         placed = spec.layouts_of(key, value)
-        if placed and layout not in placed:
+        if placed and layout not in placed and key not in older:
             raise NeoconvError(f"internal error: {key} is not a field of the {layout} layout (mappings/veomni.yaml)")
     tree = unflatten(out)
     ordered = {section: tree.pop(section) for section in SECTIONS if section in tree}

@@ -1,0 +1,63 @@
+"""DeepSpeed ZeRO fields under every name a release accepted: pydantic aliases (stage3_*), deprecated
+spellings (cpu_offload, stage3_gather_fp16_weights_on_model_save) and the 0.3.12-0.6.7 cpu_offload_params,
+which 0.7.0 (extra="forbid") refuses. Known keys (dropped with a reason), never unknown."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from translator import translate
+
+# deepspeedai/DeepSpeed@v0.6.7:deepspeed/runtime/zero/config.py:140 reads cpu_offload_params; v0.7.0's
+# pydantic DeepSpeedZeroConfig has cpu_offload_param (config.py:93) and forbids other keys
+OLD = {
+    "train_batch_size": 32,
+    "train_micro_batch_size_per_gpu": 4,
+    "zero_optimization": {"stage": 3, "cpu_offload": True, "cpu_offload_params": True,
+                          "stage3_gather_fp16_weights_on_model_save": True, "stage3_prefetch_bucket_size": 5e8},
+}
+# @v0.19.5:deepspeed/runtime/zero/config.py: gather_16bit_weights_on_model_save is the field,
+# stage3_gather_16bit_weights_on_model_save its alias (populate_by_name accepts both)
+NEW = {
+    "train_batch_size": 32,
+    "train_micro_batch_size_per_gpu": 4,
+    "zero_optimization": {"stage": 3, "stage3_gather_16bit_weights_on_model_save": True,
+                          "stage3_param_persistence_threshold": 1e6, "stage3_max_live_parameters": 1e9,
+                          "offload_optimizer": {"device": "cpu"}},
+    "bf16": {"enabled": True},
+}
+
+
+def _write(tmp_path: Path, config: dict) -> Path:  # type: ignore[type-arg]
+    path = tmp_path / "ds_config.json"
+    path.write_text(json.dumps(config))
+    return path
+
+
+def test_a_06_era_zero_block_is_known_and_dates_the_file(tmp_path: Path) -> None:
+    result = translate(_write(tmp_path, OLD), "deepspeed", "neox", world_size=8)
+    source = result.report.source
+    assert source["version_range"][1] == "0.6.7"  # cpu_offload_params: read until 0.6.7
+    entries = result.report.by_source()
+    assert not [e for e in result.report.entries if e.status.value == "unknown"]
+    for key in ("cpu_offload", "cpu_offload_params", "stage3_gather_fp16_weights_on_model_save", "stage3_prefetch_bucket_size"):
+        assert entries[f"zero_optimization.{key}"].status.value == "dropped"
+    assert entries["zero_optimization.stage"].status.value == "exact"
+
+
+def test_aliases_of_a_current_release_are_known(tmp_path: Path) -> None:
+    result = translate(_write(tmp_path, NEW), "deepspeed", "neox", world_size=8)
+    assert result.report.source["version_range"][1] == "0.19.5"
+    assert not [e for e in result.report.entries if e.status.value == "unknown"]
+    same = translate(_write(tmp_path, NEW), "deepspeed", "deepspeed", world_size=8)
+    zero = json.loads(same.dump())["zero_optimization"]
+    assert zero["stage3_gather_16bit_weights_on_model_save"] is True  # carried as the user spelled it
+    assert zero["stage3_max_live_parameters"] == 1e9
+
+
+def test_a_typo_in_the_zero_block_is_unknown(tmp_path: Path) -> None:
+    config = {**NEW, "zero_optimization": {"stage": 3, "stage3_gather_16bit_weights_on_model_sav": True}}
+    result = translate(_write(tmp_path, config), "deepspeed", "neox", world_size=8)
+    entry = result.report.by_source()["zero_optimization.stage3_gather_16bit_weights_on_model_sav"]
+    assert entry.status.value == "unknown" and "did you mean" in entry.detail

@@ -1,0 +1,326 @@
+"""The `hf` format (HF config.json) on the published models of fixtures/inputs/hf/: each model type
+reads as its card's numbers (the canonical values typed by hand in tests/test_model_size.py) and as
+the parameter total published for it; writes back as the same model; and today's constructs (RoPE
+scaling, sliding windows, experts) go through every other format and back, kept or named as lost.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from translator.api import read_ir, translate
+from translator.catalogue import absent_means
+from translator.model_size import count_parameters
+from translator.registry import FORMATS
+from translator.report import Status
+
+from conftest import CORPUS
+from test_model_size import FIXTURES, MODELS
+
+NAMING = (Status.LOSSY, Status.DROPPED, Status.MISSING)
+
+
+def hf_ir(config: Any, **options: Any) -> dict[str, Any]:
+    return read_ir(config if isinstance(config, dict) else [str(config)], "hf", **options).ir.plain()
+
+
+def meant(ir: dict[str, Any], name: str) -> Any:
+    """The field's value, or what leaving it out means (absent head_dim: hidden / heads)."""
+    value = ir.get(name)
+    return absent_means(name, ir.get) if value is None else value
+
+
+def mismatches(ir: dict[str, Any], expected: dict[str, Any]) -> dict[str, tuple[Any, Any]]:
+    return {name: (want, meant(ir, name)) for name, want in expected.items() if meant(ir, name) != want}
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_each_model_type_reads_as_its_card(name: str) -> None:
+    values, published = MODELS[name]
+    ir = hf_ir(FIXTURES / f"{name}.json")
+    assert mismatches(ir, values) == {}
+    assert count_parameters(ir).total == published
+
+
+FAMILY = {  # model_type -> the family it reads as (the HF spelling, gpt-neox keeps its dash)
+    "gpt_neox": "gpt-neox", "llama": "llama", "mistral": "mistral", "mixtral": "mixtral", "qwen2": "qwen2",
+    "qwen3": "qwen3", "qwen3_moe": "qwen3_moe", "gemma": "gemma", "gemma2": "gemma2", "phi3": "phi3",
+    "falcon": "falcon", "starcoder2": "starcoder2", "mpt": "mpt", "bloom": "bloom", "deepseek_v2": "deepseek_v2",
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_each_model_type_writes_back_as_the_same_model(name: str) -> None:
+    """Written by the hf writer from the canonical values (not carried as the file was) and read
+    again: the same model type, the same values, the same parameter total."""
+    source = json.loads((FIXTURES / f"{name}.json").read_text())
+    written = translate([str(FIXTURES / f"{name}.json")], "hf", "hf").config
+    assert written["model_type"] == source["model_type"]
+    ir = hf_ir(dict(written))
+    assert ir["model.family"] == FAMILY[source["model_type"]]
+    values, published = MODELS[name]
+    assert mismatches(ir, values) == {}
+    assert count_parameters(ir).total == published
+
+
+# ---- today's constructs through every format ------------------------------------------------
+
+OTHERS = [f for f in FORMATS if f not in ("hf", "deepspeed")]  # DeepSpeed JSON holds no architecture
+SUFFIX = {"megatron": ".args", "hf": ".json"}
+
+
+def round_trip(name: str, via: str, tmp_path: Path, **options: Any) -> tuple[Any, dict[str, Any]]:
+    """hf -> `via` (written to a file as the CLI would) -> read back by `via`'s reader."""
+    out = tmp_path / f"out{SUFFIX.get(via, '.yaml')}"
+    result = translate([str(FIXTURES / f"{name}.json")], "hf", via, output=str(out))
+    out.write_text(result.dump())
+    for side, text in result.side_files.items():
+        (tmp_path / side).write_text(text)
+    return result, read_ir([str(out)], via, **options).ir.plain()
+
+
+def named(result: Any, *fields: str) -> bool:
+    """The report names a loss of one of the fields."""
+    return any(e.status in NAMING and set(fields) & set(e.fields) for e in result.report.entries)
+
+
+MOE = ("model.moe_num_experts", "model.moe_experts_per_token")
+
+
+@pytest.mark.parametrize("via", OTHERS)
+@pytest.mark.parametrize("name", ["mixtral-8x7b-v0.1", "qwen3-30b-a3b", "deepseek-v2-lite"])
+def test_experts_go_through_every_format(name: str, via: str, tmp_path: Path) -> None:
+    values, published = MODELS[name]
+    vocab = {"model.vocab_size": values["model.vocab_size"]}  # NeoX stores no vocabulary
+    result, back = round_trip(name, via, tmp_path, set_values=vocab)
+    assert {f: back.get(f) for f in MOE} == {f: values[f] for f in MOE}
+    counted = count_parameters(back).total
+    if counted != published:  # an expert width or a layer the target cannot build: said, never silent
+        assert named(result, "model.moe_ffn_hidden_size", "model.moe_shared_experts", "model.moe_first_dense_layers",
+                     "model.activation", "model.mla_kv_lora_rank", "model.head_dim"), (counted, published)  # fmt: skip
+
+
+KEPT_COUNT = {  # (model, format) whose read-back total is the published one
+    ("mixtral-8x7b-v0.1", "cerebras"), ("mixtral-8x7b-v0.1", "megatron"), ("mixtral-8x7b-v0.1", "veomni"),
+    ("qwen3-30b-a3b", "cerebras"), ("qwen3-30b-a3b", "megatron"), ("qwen3-30b-a3b", "veomni"),
+    ("deepseek-v2-lite", "veomni"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(("name", "via"), sorted(KEPT_COUNT))
+def test_experts_keep_the_parameter_total(name: str, via: str, tmp_path: Path) -> None:
+    values, published = MODELS[name]
+    _, back = round_trip(name, via, tmp_path, set_values={"model.vocab_size": values["model.vocab_size"]})
+    assert count_parameters(back).total == published
+
+
+LLAMA3_ROPE = {"model.rope_scaling_type": "llama3", "model.rope_scaling_factor": 8.0,
+               "model.rope_low_freq_factor": 1.0, "model.rope_high_freq_factor": 4.0,
+               "model.rope_original_max_positions": 8192, "model.rotary_base": 500000.0}  # fmt: skip
+
+
+def test_llama3_rope_scaling_reads_from_the_card() -> None:
+    assert {f: hf_ir(FIXTURES / "llama-3.1-8b.json").get(f) for f in LLAMA3_ROPE} == LLAMA3_ROPE
+
+
+@pytest.mark.parametrize("via", OTHERS)
+def test_llama3_rope_scaling_goes_through_every_format(via: str, tmp_path: Path) -> None:
+    result, back = round_trip("llama-3.1-8b", via, tmp_path, set_values={"model.vocab_size": 128256})
+    kept = {f: back.get(f) for f in LLAMA3_ROPE}
+    if via in ("cerebras", "veomni", "megatron"):  # pos_scaling_*, the config.json, --use-rope-scaling
+        assert kept == LLAMA3_ROPE
+        assert not named(result, *LLAMA3_ROPE)
+    else:  # NeoX has a rotary base but no scaling: the scaling is lossy, with why
+        assert kept["model.rotary_base"] == 500000.0 and kept["model.rope_scaling_type"] is None
+        assert named(result, "model.rope_scaling_type")
+    if via == "megatron":
+        assert result.config["--use-rope-scaling"] is True  # the writer's document holds the options as written
+
+
+def test_megatron_rope_scaling_other_than_llama3_s_is_named(tmp_path: Path) -> None:
+    """--use-rope-scaling is Llama 3.1's scaling with every number hard-coded: another factor is lossy."""
+    card = json.loads((FIXTURES / "llama-3.1-8b.json").read_text())
+    card["rope_scaling"] = {**card["rope_scaling"], "factor": 32.0}  # Llama 3.2's
+    result = translate(card, "hf", "megatron")
+    assert "--use-rope-scaling" not in result.config
+    lossy = [e for e in result.report.entries if e.status is Status.LOSSY and "model.rope_scaling_factor" in e.fields]
+    assert lossy and "factor 32" in lossy[0].detail
+
+
+WINDOWS = {  # model -> (window, per-layer pattern) its card gives
+    "mistral-7b-v0.1": (4096, None),
+    "gemma-2-9b": (4096, ["sliding", "full"] * 21),
+}
+
+
+@pytest.mark.parametrize("via", OTHERS)
+@pytest.mark.parametrize("name", sorted(WINDOWS))
+def test_sliding_windows_go_through_every_format(name: str, via: str, tmp_path: Path) -> None:
+    window, pattern = WINDOWS[name]
+    vocab = MODELS[name][0]["model.vocab_size"]
+    result, back = round_trip(name, via, tmp_path, set_values={"model.vocab_size": vocab})
+    if via == "megatron":  # no window option: dropped, with the reason
+        assert back.get("model.sliding_window") is None and named(result, "model.sliding_window")
+        return
+    assert back.get("model.sliding_window") == window  # NeoX writes sliding_window_width 4095: the same keys
+    if pattern is None or via in ("cerebras", "veomni"):  # Model Zoo 2.10 windows every other layer (first)
+        assert back.get("model.attention_layer_types") == pattern
+    else:
+        assert named(result, "model.attention_layer_types")
+
+
+def test_neox_writes_the_window_one_less(tmp_path: Path) -> None:
+    """NeoX's sliding_window_width counts the keys before the query (HF's window less one)."""
+    result, _ = round_trip("mistral-7b-v0.1", "neox", tmp_path, set_values={"model.vocab_size": 32000})
+    assert result.config["sliding_window_width"] == 4095
+
+
+# ---- Pythia: neox2hf gives the paper's totals ---------------------------------------------
+
+PYTHIA = {  # corpus file -> (fixture with the paper's total, padded vocabulary)
+    "70M.yml": "pythia-70m", "160M.yml": "pythia-160m", "410M.yml": "pythia-410m", "1B.yml": "pythia-1b",
+    "1-4B.yml": "pythia-1.4b", "2-8B.yml": "pythia-2.8b", "6-9B.yml": "pythia-6.9b", "12B.yml": "pythia-12b",
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("config", sorted(PYTHIA))
+def test_neox2hf_on_pythia_gives_the_papers_total(config: str, tmp_path: Path) -> None:
+    path = CORPUS / "neox" / "pythia" / config
+    if not path.exists():
+        pytest.skip(f"the shared corpus {CORPUS} is not present (it lives beside the checkout)")
+    values, published = MODELS[PYTHIA[config]]
+    result = translate([str(path)], "neox", "hf", set_values={"model.vocab_size": values["model.vocab_size"]})
+    assert result.config["model_type"] == "gpt_neox"
+    ir = hf_ir(dict(result.config))
+    # bias_gelu_fusion: NeoX's fused bias GELU is the tanh approximation (the hub's config.json says
+    # gelu); the card's other numbers are the config's
+    assert ir["model.activation"] == "gelu_tanh" and result.config["hidden_act"] == "gelu_new"
+    same = {k: v for k, v in values.items() if k not in ("model.max_position_embeddings", "model.activation")}
+    assert mismatches(ir, same) == {}
+    assert count_parameters(ir).total == published
+
+
+# ---- the corpus's Llama 3.1, Mistral and Mixtral into every format ----------------------------
+
+CORPUS_MODELS = {  # Model Zoo's own configs -> the construct each is about, as Model Zoo reads it
+    "cerebras-trainer/llama/params_llama3p1_8b_msl_128k.yaml": {
+        "model.rope_scaling_type": "llama3", "model.rope_scaling_factor": 8.0, "model.rope_low_freq_factor": 1.0,
+        "model.rope_high_freq_factor": 4.0, "model.rope_original_max_positions": 8192},
+    "cerebras-trainer/mistral/params_mistral_7B_msl128k.yaml": {"model.sliding_window": 4096, "model.num_kv_heads": 8},
+    "cerebras-trainer/mixtral/params_mixtral_8x7b.yaml": {"model.moe_num_experts": 8, "model.moe_experts_per_token": 2},
+}  # fmt: skip
+TARGETS = [f for f in FORMATS if f != "cerebras"]
+
+
+@pytest.mark.parametrize("dst", TARGETS)
+@pytest.mark.parametrize("config", sorted(CORPUS_MODELS))
+def test_todays_corpus_models_keep_their_construct_or_say_so(config: str, dst: str, tmp_path: Path) -> None:
+    path = CORPUS / config
+    if not path.exists():
+        pytest.skip(f"the shared corpus {CORPUS} is not present (it lives beside the checkout)")
+    construct = CORPUS_MODELS[config]
+    assert {f: read_ir([str(path)], "cerebras").ir.get(f) for f in construct} == construct
+    out = tmp_path / f"out{SUFFIX.get(dst, '.json' if dst == 'deepspeed' else '.yaml')}"
+    result = translate([str(path)], "cerebras", dst, output=str(out))
+    out.write_text(result.dump())
+    for side, text in result.side_files.items():
+        (tmp_path / side).write_text(text)
+    back = read_ir([str(out)], dst).ir
+    kept = {f for f, v in construct.items() if back.get(f) == v}
+    lost = {f for f in construct if f not in kept}
+    assert all(named(result, f) for f in lost), f"{sorted(lost)} neither kept nor named"
+    if dst in ("hf", "veomni"):  # a config.json of the model's own class holds all of it
+        assert lost == set()
+
+
+@pytest.mark.parametrize(("name", "pre_softmax"), [("mixtral-8x7b-v0.1", False), ("qwen3-30b-a3b", False),
+                                                   ("deepseek-v2-lite", True)])
+def test_megatron_keeps_whether_the_top_k_weights_are_renormalised(name: str, pre_softmax: bool) -> None:
+    """Mixtral and Qwen3 (norm_topk_prob) renormalise the chosen experts' weights, as Megatron's default
+    softmax over the chosen logits does; DeepSeek-V2-Lite (norm_topk_prob false) does not: Megatron's
+    --moe-router-pre-softmax."""
+    result = translate([str(FIXTURES / f"{name}.json")], "hf", "megatron")
+    assert bool(result.config.get("--moe-router-pre-softmax")) is pre_softmax
+    # (the DeepSeek card's norm_topk_prob is a key its class never reads: the reading says so)
+    said = [e.detail for e in result.report.entries if e.status in NAMING and "model.moe_normalize_top_k" in e.fields]
+    assert not any("Megatron" in why for why in said)
+
+
+# ---- each construct of today's models, from an HF card, through every format ------------------
+
+
+def card(name: str, **changes: Any) -> dict[str, Any]:
+    return {**json.loads((FIXTURES / f"{name}.json").read_text()), **changes}
+
+
+LONG = {"short_factor": [1.0] * 48, "long_factor": [2.0] * 48}  # one per rotated pair of Phi-3-mini's 96-wide heads
+CONSTRUCTS: dict[str, tuple[dict[str, Any], dict[str, Any], set[str]]] = {
+    # name: (config.json, its canonical values, the formats that keep them all; the others name the loss)
+    "linear RoPE": (card("llama-2-7b", rope_scaling={"rope_type": "linear", "factor": 4.0}),
+                    {"model.rope_scaling_type": "linear", "model.rope_scaling_factor": 4.0}, {"cerebras", "veomni"}),
+    "dynamic RoPE": (card("llama-2-7b", rope_scaling={"rope_type": "dynamic", "factor": 2.0}),
+                     {"model.rope_scaling_type": "dynamic", "model.rope_scaling_factor": 2.0}, {"veomni"}),
+    "yarn": (card("qwen2.5-7b", rope_scaling={"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768}),
+             {"model.rope_scaling_type": "yarn", "model.rope_scaling_factor": 4.0,
+              "model.rope_original_max_positions": 32768}, {"cerebras", "veomni"}),
+    "longrope": (card("phi-3-mini-4k", max_position_embeddings=131072, original_max_position_embeddings=4096,
+                      rope_scaling={"type": "longrope", **LONG}),
+                 {"model.rope_scaling_type": "longrope", "model.rope_short_factor": LONG["short_factor"],
+                  "model.rope_long_factor": LONG["long_factor"], "model.rope_original_max_positions": 4096},
+                 {"cerebras", "veomni"}),
+    "partial rotary": (card("pythia-160m"), {"model.rotary_fraction": 0.25, "model.rotary_base": 10000.0},
+                       {"cerebras", "megatron", "neox", "veomni"}),
+    "grouped-query attention": (card("llama-3.1-8b"), {"model.num_kv_heads": 8}, {"cerebras", "megatron", "neox", "veomni"}),
+    "explicit head_dim": (card("gemma-7b"), {"model.head_dim": 256, "model.tie_embeddings": True},
+                          {"cerebras", "megatron", "veomni"}),
+    "qk-norm": (card("qwen3-8b"), {"model.qk_norm": True}, {"cerebras", "megatron", "neox", "veomni"}),
+    "logit soft-capping": (card("gemma-2-9b"), {"model.attention_logit_softcap": 50.0, "model.final_logit_softcap": 30.0},
+                           {"cerebras", "veomni"}),
+    "query/key/value biases only": (card("qwen2.5-7b"), {"model.attention_bias": True, "model.attention_output_bias": False,
+                                                         "model.mlp_bias": False}, {"cerebras", "megatron", "veomni"}),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("via", OTHERS)
+@pytest.mark.parametrize("construct", sorted(CONSTRUCTS))
+def test_todays_constructs_are_kept_or_named(construct: str, via: str, tmp_path: Path) -> None:
+    config, values, holders = CONSTRUCTS[construct]
+    assert {f: hf_ir(config).get(f) for f in values} == values
+    out = tmp_path / f"out{SUFFIX.get(via, '.yaml')}"
+    result = translate(config, "hf", via, output=str(out))
+    out.write_text(result.dump())
+    for side, text in result.side_files.items():
+        (tmp_path / side).write_text(text)
+    back = read_ir([str(out)], via, set_values={"model.vocab_size": config["vocab_size"]}).ir
+    lost = sorted(f for f, v in values.items() if back.get(f) != v)
+    if via in holders:
+        assert lost == []
+    else:
+        assert lost and all(named(result, f) for f in lost), lost
+
+
+MUP = {"model.attention_scaling": "inverse_head_dim", "model.embedding_multiplier": 10.0,
+       "model.mup_base_hidden_size": 256, "model.mup_base_ffn_hidden_size": 1024.0, "model.mup_output_logits_scaling": "width"}
+# NeoX's use_mup holds the multipliers; its base widths live in the mup library's base_shapes_file
+MUP_KEPT = {"neox": {"model.attention_scaling", "model.embedding_multiplier", "model.mup_output_logits_scaling"}}
+
+
+@pytest.mark.parametrize("dst", TARGETS)
+def test_cerebras_gpt_mup_is_kept_or_named(dst: str, tmp_path: Path) -> None:
+    path = CORPUS / "cerebras-trainer" / "gpt3" / "Cerebras_GPT" / "111m_mup.yaml"
+    if not path.exists():
+        pytest.skip(f"the shared corpus {CORPUS} is not present (it lives beside the checkout)")
+    assert {f: read_ir([str(path)], "cerebras").ir.get(f) for f in MUP} == MUP
+    out = tmp_path / f"out{SUFFIX.get(dst, '.json' if dst == 'deepspeed' else '.yaml')}"
+    result = translate([str(path)], "cerebras", dst, output=str(out))
+    out.write_text(result.dump())
+    for side, text in result.side_files.items():
+        (tmp_path / side).write_text(text)
+    back = read_ir([str(out)], dst).ir
+    kept = {f for f, v in MUP.items() if back.get(f) == v}
+    assert kept == MUP_KEPT.get(dst, set())
+    assert all(named(result, f) for f in set(MUP) - kept)

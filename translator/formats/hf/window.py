@@ -1,0 +1,116 @@
+"""Sliding-window attention and its per-layer pattern in a config.json (the `window` codec of
+mappings/hf.yaml). HF counts the window with the query itself (masking_utils: kv > q - W), as
+Cerebras does. Per class (FS §1.4, layer i from 0): all (mistral, mixtral, phi3, starcoder2: every
+layer when sliding_window is set), qwen (qwen2, qwen3: with use_sliding_window, the layers from
+max_window_layers on), qwen_moe (qwen3_moe: every layer when enabled), qwen2_moe (transformers 5:
+the even layers below max_window_layers; 4.x windowed those from max_window_layers on), alternate
+(gemma2: layer 0 windowed, then every other), every_nth (gemma3: every sliding_window_pattern-th layer
+full). An explicit layer_types list wins (transformers 5).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...formula import Approx, ident
+from . import config_json
+from . import model_types as _hf
+from .choose import chosen
+
+Kw = dict[str, Any]
+HF_KINDS = {"sliding_attention": "sliding", "full_attention": "full"}
+
+
+def _raw(kw: Kw, mt: _hf.ModelType, key: str) -> Any:
+    value = kw.get(ident(_hf.PREFIX + key))
+    if value == config_json.EXPLICIT_NULL:
+        return None
+    return mt.default(key) if value is None else value
+
+
+def _out(key: str, value: Any) -> dict[str, Any]:
+    return {ident(_hf.PREFIX + key): value}
+
+
+def default_pattern(mt: _hf.ModelType, layers: int, kw: Kw) -> list[str] | None:
+    """The class's own per-layer pattern for `layers` blocks when windowed (None: every layer)."""
+    if mt.window == "qwen":
+        first = _raw(kw, mt, "max_window_layers") or 0
+        return ["full" if i < first else "sliding" for i in range(layers)]
+    if mt.window == "qwen2_moe":
+        bound = _raw(kw, mt, "max_window_layers") or 0
+        return ["sliding" if i % 2 == 0 and i < bound else "full" for i in range(layers)]
+    if mt.window == "alternate":
+        return ["sliding" if i % 2 == 0 else "full" for i in range(layers)]
+    if mt.window == "every_nth":
+        n = _raw(kw, mt, "sliding_window_pattern") or 1
+        return ["full" if (i + 1) % n == 0 else "sliding" for i in range(layers)]
+    return None
+
+
+def read_window(kw: Kw) -> Any:
+    mt = _hf.table().types.get(str(kw.get("hf_model_type")))
+    if mt is None:
+        return {}
+    window = _raw(kw, mt, "sliding_window")
+    if mt.window == "none":
+        if window is not None and kw.get(ident(_hf.PREFIX + "sliding_window")) is not None:
+            return Approx({}, f"HF {mt.name} does not read sliding_window: every layer attends to the whole context")
+        return {}
+    if mt.window in ("qwen", "qwen_moe", "qwen2_moe") and not _raw(kw, mt, "use_sliding_window"):
+        return {}  # sliding_window is set aside unless use_sliding_window
+    if window is None:
+        return {}
+    layers = kw.get("num_layers")
+    given = _raw(kw, mt, "layer_types")
+    if given is not None and mt.window != "all":
+        kinds = [HF_KINDS.get(str(k)) for k in given]
+        if None in kinds:
+            raise ValueError(f"layer_types: expected sliding_attention or full_attention for every layer, got {given!r}")
+        pattern: list[str] | None = [str(k) for k in kinds]
+    else:
+        pattern = default_pattern(mt, layers, kw) if layers else None
+    if pattern is not None and all(k == "sliding" for k in pattern):
+        pattern = None  # every layer windowed: the catalogue's absent pattern
+    out = {"sliding_window": int(window), "attention_layer_types": pattern}
+    if mt.window == "qwen2_moe" and pattern is not None:
+        return Approx(out, "transformers 4 windows other qwen2_moe layers (from max_window_layers on): read as 5.x does",
+                      ("model.attention_layer_types",))  # fmt: skip
+    return out
+
+
+def write_window(kw: Kw) -> Any:
+    mt = chosen(kw)
+    window, pattern, layers = kw.get("sliding_window"), kw.get("attention_layer_types"), kw.get("num_layers")
+    if window is None:
+        return {}  # a class whose default is a window gets an explicit null (write_nulls)
+    if mt.window == "none":
+        return Approx({}, f"HF {mt.name} has no sliding window (mistral, qwen2, gemma2 have one): every layer attends "
+                          f"to the whole context", ("model.sliding_window", "model.attention_layer_types"))  # fmt: skip
+    every = pattern is None or all(k == "sliding" for k in pattern)
+    if mt.window in ("all", "qwen_moe"):
+        out = {**_out("sliding_window", window), **(_out("use_sliding_window", True) if mt.window == "qwen_moe" else {})}
+        if every:
+            return out
+        return Approx(out, f"HF {mt.name} windows every layer: the pattern of {pattern.count('sliding')} windowed "  # type: ignore[union-attr]
+                           f"and {pattern.count('full')} full layers is not expressible", ("model.attention_layer_types",))  # type: ignore[union-attr]
+    out = _out("sliding_window", window)
+    if mt.window in ("qwen", "qwen2_moe"):
+        out.update(_out("use_sliding_window", True))
+    if mt.window == "qwen":
+        full = next((i for i, k in enumerate(pattern) if k == "sliding"), len(pattern)) if pattern else 0
+        if pattern is None or pattern == ["full"] * full + ["sliding"] * (len(pattern) - full):
+            return {**out, **_out("max_window_layers", full)}
+    if mt.window == "every_nth" and layers and not every:
+        for n in range(2, layers + 1):
+            if pattern == ["full" if (i + 1) % n == 0 else "sliding" for i in range(layers)]:
+                return {**out, **_out("sliding_window_pattern", n)}
+    if mt.window == "alternate" and pattern == default_pattern(mt, len(pattern or []), kw):
+        return out
+    names = {v: k for k, v in HF_KINDS.items()}
+    kinds = [names[k] for k in (pattern or ["sliding"] * (layers or 0))]
+    out.update(_out("layer_types", kinds))
+    if mt.window in ("qwen", "qwen2_moe", "alternate", "every_nth"):
+        return Approx(out, f"transformers 4 does not read layer_types: HF {mt.name} in 4.x windows its own pattern",
+                      ("model.attention_layer_types",))  # fmt: skip
+    return out

@@ -1,0 +1,26 @@
+"""A HuggingFace config.json: model_type and architectures first, the class's keys, an explicit null
+where the class default would change the model (Mistral's window); JSON has no comments, so no
+header."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..spec import WriteContext, WriteResult, Writer
+from . import config_json
+from .reader import HF
+
+
+class HfWriter(Writer):
+    format = "hf"
+
+    def write(self, leaves: dict[str, Any], ctx: WriteContext) -> WriteResult:
+        config = {k[len(HF) + 1 :]: v for k, v in leaves.items() if k.startswith(HF + ".")}
+        moved = {f"{HF}.{key}": key for key in config}
+        return WriteResult(config_json.document(config), target_paths=moved)
+
+    def serialise(self, document: dict[str, Any]) -> str:
+        return config_json.dump(document)
+
+
+WRITER = HfWriter()
