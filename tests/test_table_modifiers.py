@@ -1,7 +1,7 @@
 """The rename modifiers `omit`, `warn_values`, `exponent_of`, `default_by` and `default_from`
 (schemas/mapping.schema.json), on the table rules that replaced the formulas cerebras.clip,
-neox.pipeline_size, veomni.grad_clip, deepspeed.initial_scale_power, cerebras.attention_dropout and
-cerebras.embedding_dropout."""
+neox.pipeline_size, veomni.grad_clip, neox.qk_norm, deepspeed.initial_scale_power,
+cerebras.attention_dropout and cerebras.embedding_dropout."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ import yaml
 from translator.api import translate
 from translator.formula import Approx, Formula
 from translator.mapping import load_table
+from translator.report import Status
 
 from conftest import FIXTURES
 
@@ -138,3 +139,21 @@ def test_default_by_and_from_end_to_end_cerebras_to_neox(name: str, model: dict[
     path.write_text(yaml.safe_dump(config))
     neox = yaml.safe_load(translate([str(path)], "cerebras", "neox").dump())
     assert neox["attention_dropout"] == expected and neox["hidden_dropout"] == 0.2
+
+
+def test_warn_values_either_way_neox_qk_layernorm() -> None:
+    """use_qk_layernorm true is one norm over [heads, head_dim] for q and k alike, not the canonical
+    head_dim-wide norm each (it was the formula neox.qk_norm): lossy read and written."""
+    qk = _formula("neox", "model.qk_norm")
+    shape = ("NeoX's use_qk_layernorm is one LayerNorm over [heads, head_dim] applied to queries and keys alike "
+             "(transformer.py), not a norm over head_dim for each")  # fmt: skip
+    read = qk.read(use_qk_layernorm=True)
+    assert isinstance(read, Approx) and read.value is True and read.detail == shape
+    assert qk.read(use_qk_layernorm=False) is False and qk.read(use_qk_layernorm=None) is None
+    written = qk.write(value=True)["use_qk_layernorm"]
+    assert isinstance(written, Approx) and written.value is True and written.detail == shape
+    assert qk.write(value=False) == {"use_qk_layernorm": False}
+    # VeOmni writes canonical 0 as .inf: the doubtful key value 0 is never written
+    assert _formula("veomni", "optim.grad_clip").write(value=0.0) == {"train_optimizer_max_grad_norm": math.inf}
+    done = translate([str(FIXTURES / "inputs" / "hf" / "qwen3-8b.json")], "hf", "neox")
+    assert any(e.status is Status.LOSSY and shape in e.detail for e in done.report.entries)

@@ -187,7 +187,9 @@ def renamed(
             return {}
         if extra.base:
             return {arg: _exponent(extra.base, value)}
-        return {arg: next((framework for framework, canonical in values.items() if same_value(value, canonical)), value)}
+        out = next((framework for framework, canonical in values.items() if same_value(value, canonical)), value)
+        warning = next((why for framework, why in extra.warn.items() if same_value(out, framework)), "")
+        return {arg: Approx(out, warning) if warning else out}  # a doubtful value is so either way
 
     parts = [f"rename {key}"] + [f"read when {n} in {', '.join(map(str, v))}" for n, v in gate.items()]
     parts += [f"off {short(v)}" for v in off] + ["read only"] * bool(read_only)
@@ -200,7 +202,7 @@ def renamed(
 
 class Modifiers(NamedTuple):
     """A rename's further modifiers: `omit` (the canonical value the framework says by leaving the key
-    out: an absent key reads as it, and it is written as no key), `warn_values` ({key value: why}: read, but approximately), `exponent_of`
+    out: an absent key reads as it, and it is written as no key), `warn_values` ({key value: why}: read or written, but approximately), `exponent_of`
     (the key is the exponent: the field is base ** key), `default_by` and `default_from` (an absent
     key's value depends on other fields: Cerebras' attention_dropout_rate)."""
 
