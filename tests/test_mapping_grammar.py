@@ -100,6 +100,14 @@ BAD_RULES = [
     ({"field": "model.embedding_dropout", "key": "e", "same_as": {"field": "model.hidden_dropout", "reason": "r"}},
      "give either same_as or key, not both"),
     ({"field": "precision.loss_scale", "key": "l", "values": {0: "dynamic"}, "scale": 2}, "give either values or scale"),
+    ({"field": "optim.grad_clip", "key": "c", "omit": 0, "formula": "x"}, "give either omit or formula, not both"),
+    ({"field": "optim.grad_clip", "omit": 0}, "omit needs key"),
+    ({"field": "model.attention_dropout", "key": "a", "default_from": "model.hidden_dropout", "formula": "x"},
+     "give either default_from or formula, not both"),
+    ({"field": "model.attention_dropout", "default_by": {"model.family": {"gptj": 0.1}}}, "default_by needs key"),
+    ({"field": "optim.grad_clip", "key": "c", "warn_values": {}}, "warn_values: needs at least 1 entries"),
+    ({"field": "precision.initial_loss_scale", "key": "p", "exponent_of": 2, "scale": 2}, "give either exponent_of or scale"),
+    ({"field": "precision.initial_loss_scale", "key": "p", "exponent_of": "two"}, "exponent_of: must be integer"),
 ]
 
 
@@ -142,6 +150,16 @@ SEMANTIC = [
     ({"field": "optim.eps", "key": "e", "also": ["f"], "read_only": "r"}, "read_only modifies a rename"),
     ({"field": "model.embedding_dropout", "same_as": {"field": "model.hiden_dropout", "reason": "r"}},
      "same_as names one known canonical field"),
+    ({"field": "precision.initial_loss_scale", "key": "p", "exponent_of": 1}, "exponent_of is a base of 2 or more"),
+    ({"field": "precision.initial_loss_scale", "key": "p", "exponent_of": 2, "values": {0: 1.0}},
+     "exponent_of is a base of 2 or more, on a rename without values"),
+    ({"fields": ["optim.grad_clip", "optim.lr"], "key": "c", "omit": 0}, "omit modifies a rename: one key, one field"),
+    ({"field": "model.attention_dropout", "key": "a", "default_from": "model.hiden_dropout"},
+     "default_by and default_from name known canonical fields"),
+    ({"field": "model.attention_dropout", "key": "a", "default_by": {"model.famly": {"gptj": 0.1}}},
+     "default_by and default_from name known canonical fields"),
+    ({"field": "model.attention_dropout", "key": "a", "default_from": "model.hidden_dropout", "default": 0.1},
+     "an absent key's value comes from default_by / default_from, or from default or omit"),
 ]
 
 

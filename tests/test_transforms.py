@@ -169,9 +169,7 @@ def test_loss_scale_transforms():
         assert rule.formula.read(fp16_loss_scale=128) == 128.0 and rule.formula.read(fp16_loss_scale=None) is None
         assert rule.formula.write(value="dynamic") == {"fp16_loss_scale": 0}
         assert rule.formula.write(value=256.0) == {"fp16_loss_scale": 256.0}
-    assert FORMULAS["deepspeed.initial_scale_power"].read(12) == 4096.0
-    assert FORMULAS["deepspeed.initial_scale_power"].write(65536.0) == {"fp16_initial_scale_power": 16}
-    assert unwrap(FORMULAS["deepspeed.initial_scale_power"].write(1000.0)["fp16_initial_scale_power"])[1]
+    # fp16.initial_scale_power (`exponent_of: 2`): tests/test_table_modifiers.py
 
 
 def test_activation_gelu_fusion_and_family():

@@ -67,6 +67,9 @@ def build_rule(table: str, index: int, raw: Any) -> Rule:
     elif any(k in raw for k in _MODIFIERS):
         formula = _renamed(table, where, raw, fields, also)
         with_fields.update({f"gate_{ident(n)}": n for n in raw.get("read_when", {})})
+        with_fields.update({f"by_{field_ident(n)}": n for n in raw.get("default_by", {})})
+        if "default_from" in raw:
+            with_fields[f"from_{field_ident(raw['default_from'])}"] = raw["default_from"]
     elif key is not None or any(k in raw for k in ("invert", "enum", "scale")):
         simple = _simple(table, where, raw, fields, also)  # (no key, no transform: a note, or a product alone)
     if not fields and "const" not in raw:
@@ -92,18 +95,30 @@ def build_rule(table: str, index: int, raw: Any) -> Rule:
     )  # fmt: skip
 
 
-_MODIFIERS = ("read_when", "off_value", "read_only", "values")
+_MODIFIERS = ("read_when", "off_value", "read_only", "values", "omit", "warn_values", "exponent_of", "default_by",
+              "default_from")
 
 
 def _renamed(table: str, where: str, raw: dict[str, Any], fields: tuple[str, ...], also: tuple[str, ...]) -> Formula:
-    """A rename with `read_when`, `off_value`, `read_only` or `values` (shapes.renamed)."""
+    """A rename with `read_when`, `off_value`, `read_only`, `values`, `omit`, `warn_values`,
+    `exponent_of`, `default_by` or `default_from` (shapes.renamed)."""
     if len(fields) != 1 or also or not raw.get("key") or any(k in raw for k in ("invert", "enum", "scale", "with")):
         raise _fail(table, where, f"{', '.join(k for k in _MODIFIERS if k in raw)} modifies a rename: one key, one field")
     gate = {name: tuple(v if isinstance(v, list) else [v]) for name, v in (raw.get("read_when") or {}).items()}
     if any(name not in catalogue() for name in gate):
         raise _fail(table, where, f"unknown canonical field in read_when: {sorted(gate)}")
     off = [raw["off_value"]] if "off_value" in raw else []
-    return shapes.renamed(fields[0], raw["key"], gate, off, str(raw.get("read_only", "")), dict(raw.get("values") or {}))
+    if "exponent_of" in raw and (raw["exponent_of"] < 2 or any(k in raw for k in ("values", "off_value"))):
+        raise _fail(table, where, "exponent_of is a base of 2 or more, on a rename without values or off_value")
+    by = {name: dict(picks) for name, picks in (raw.get("default_by") or {}).items()}
+    if any(name not in catalogue() for name in (*by, *[raw.get("default_from")] * ("default_from" in raw))):
+        raise _fail(table, where, "default_by and default_from name known canonical fields")
+    if any(k in raw for k in ("default_by", "default_from")) and any(k in raw for k in ("default", "omit")):
+        raise _fail(table, where, "an absent key's value comes from default_by / default_from, or from default or omit")
+    more = shapes.Modifiers([raw["omit"]] if "omit" in raw else [], dict(raw.get("warn_values") or {}),
+                            int(raw.get("exponent_of", 0)), by, str(raw.get("default_from", "")))  # fmt: skip
+    values = dict(raw.get("values") or {})
+    return shapes.renamed(fields[0], raw["key"], gate, off, str(raw.get("read_only", "")), values, more)
 
 
 def _simple(table: str, where: str, raw: dict[str, Any], fields: tuple[str, ...], also: tuple[str, ...]) -> Simple:

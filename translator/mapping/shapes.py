@@ -5,7 +5,8 @@ read/write pair from the rule's data, so a recurring shape is a table line, not 
 from __future__ import annotations
 
 import inspect
-from typing import Any, Callable
+import math
+from typing import Any, Callable, NamedTuple
 
 from ..report.kinds import reason as said
 from ..report.kinds import short
@@ -150,14 +151,17 @@ def pick(fields: tuple[str, ...], key: str, picks: dict[str, Any]) -> Formula:
 
 
 def renamed(
-    field: str, key: str, gate: dict[str, tuple[Any, ...]], off: list[Any], read_only: str, values: dict[Any, Any]
+    field: str, key: str, gate: dict[str, tuple[Any, ...]], off: list[Any], read_only: str, values: dict[Any, Any],
+    more: Modifiers | None = None,
 ) -> Formula:
     """A rename with modifiers: `read_when` (the key only means something while other fields have
     these values: DeepSpeed's optimizer.params.eps for the optimizers that take one), `off_value` (a key
     value that turns the setting off: read as no value), `read_only` (never written: the reason),
-    `values` (a few key values that stand for a canonical one, any other value as it is)."""
+    `values` (a few key values that stand for a canonical one, any other value as it is), and the
+    `Modifiers`: `omit`, `warn_values`, `exponent_of`."""
     arg = ident(key)
     gates = {f"gate_{ident(name)}": allowed for name, allowed in gate.items()}
+    extra = more or Modifiers()
 
     def read(**kw: Any) -> Any:
         raw = kw[arg]
@@ -165,15 +169,77 @@ def renamed(
             return None
         if off and raw is not None and same_value(raw, off[0]):
             return None
-        return next((canonical for framework, canonical in values.items() if same_value(raw, framework)), raw)
+        if raw is None and extra.omit:  # the framework says this value by leaving the key out
+            return extra.omit[0]
+        if raw is None and (extra.by or extra.source):
+            return _default_of(extra, kw)
+        value = next((canonical for framework, canonical in values.items() if same_value(raw, framework)), raw)
+        if extra.base and value is not None:
+            value = _power(key, extra.base, value)
+        warning = next((why for framework, why in extra.warn.items() if raw is not None and same_value(raw, framework)), "")
+        return Approx(value, warning) if warning else value
 
     def write(**kw: Any) -> Any:
         value = kw["value"]
         if read_only:
             raise Unexpressible(read_only.replace("{value}", short(value)))
-        return {arg: next((framework for framework, canonical in values.items() if same_value(value, canonical)), value)}
+        if extra.omit and same_value(value, extra.omit[0]):
+            return {}
+        if extra.base:
+            return {arg: _exponent(extra.base, value)}
+        out = next((framework for framework, canonical in values.items() if same_value(value, canonical)), value)
+        warning = next((why for framework, why in extra.warn.items() if same_value(out, framework)), "")
+        return {arg: Approx(out, warning) if warning else out}  # a doubtful value is so either way
 
     parts = [f"rename {key}"] + [f"read when {n} in {', '.join(map(str, v))}" for n, v in gate.items()]
     parts += [f"off {short(v)}" for v in off] + ["read only"] * bool(read_only)
     parts += [f"{short(a)} means {short(b)}" for a, b in values.items()]
-    return _formula("; ".join(parts), read, [arg, *gates], write, ["value"])
+    parts += [f"{short(v)} left out" for v in extra.omit] + [f"{short(v)} doubtful" for v in extra.warn]
+    parts += [f"{extra.base}**key"] * bool(extra.base)
+    parts += [f"absent: by {n}" for n in extra.by] + [f"absent: {extra.source}"] * bool(extra.source)
+    return _formula("; ".join(parts), read, [arg, *gates, *extra.args()], write, ["value"])
+
+
+class Modifiers(NamedTuple):
+    """A rename's further modifiers: `omit` (the canonical value the framework says by leaving the key
+    out: an absent key reads as it, and it is written as no key), `warn_values` ({key value: why}: read or written, but approximately), `exponent_of`
+    (the key is the exponent: the field is base ** key), `default_by` and `default_from` (an absent
+    key's value depends on other fields: Cerebras' attention_dropout_rate)."""
+
+    omit: list[Any] = []
+    warn: dict[Any, str] = {}
+    base: int = 0
+    by: dict[str, dict[Any, Any]] = {}  # default_by: {field: {its value: the key's default}}
+    source: str = ""  # default_from: the field whose value an absent key has otherwise
+
+    def args(self) -> list[str]:
+        """The reading's arguments for the fields the defaults depend on."""
+        return [f"by_{field_ident(n)}" for n in self.by] + [f"from_{field_ident(self.source)}"] * bool(self.source)
+
+
+def _default_of(extra: Modifiers, kw: dict[str, Any]) -> Any:
+    """An absent key's value: by another field's value (`default_by`), else another field's (`default_from`)."""
+    for name, table in extra.by.items():
+        if kw[f"by_{field_ident(name)}"] in table:
+            return table[kw[f"by_{field_ident(name)}"]]
+    return kw[f"from_{field_ident(extra.source)}"] if extra.source else None
+
+
+def _power(key: str, base: int, exponent: Any) -> float:
+    if isinstance(exponent, bool) or not isinstance(exponent, (int, float)) or not -1000 <= exponent <= 1000:
+        # (base ** a huge exponent would be computed as an exact integer first)
+        raise ValueError(f"{key} {exponent!r} is no usable power of {_spelled(base)}")
+    return float(base) ** exponent
+
+
+def _exponent(base: int, value: float) -> Any:
+    """The exponent of `value` (approximate, rounded, when it is no power of `base`)."""
+    power = math.log(value, base) if value > 0 else 0.0
+    exact = round(power)
+    if not is_close(power, exact):
+        return Approx(exact, f"{value} is not a power of {_spelled(base)}")
+    return int(exact)
+
+
+def _spelled(base: int) -> str:
+    return {2: "two", 10: "ten"}.get(base, str(base))

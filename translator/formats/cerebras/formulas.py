@@ -38,46 +38,6 @@ class RotaryDim:
         return {"model_rotary_dim": rotary_dim_for(value, head_dim or hidden_size // num_heads)}
 
 
-# Model Zoo's GPT-2-derived models (gpt2, llama, mistral: gpt2/model.py 2.0-2.2, gpt2_model.py since)
-# default embedding_dropout_rate and attention_dropout_rate to dropout_rate; the GPT-J backbone
-# (gptj/model.py) defaults each to 0.1 on its own.
-CEREBRAS_OWN_DROPOUT_DEFAULTS = GPTJ_BACKBONE
-
-
-def _cerebras_dropout(value: Any, hidden_dropout: float | None, family: str | None) -> Any:
-    if value is not None:
-        return value
-    if family in CEREBRAS_OWN_DROPOUT_DEFAULTS:
-        return 0.1
-    return hidden_dropout
-
-
-@formula("cerebras.embedding_dropout")
-class CerebrasEmbeddingDropout:
-    """embedding_dropout_rate; absent: dropout_rate (GPT-2-derived models) or 0.1 (GPT-J)."""
-
-    @staticmethod
-    def read(model_embedding_dropout_rate: float | None, hidden_dropout: float | None, family: str | None) -> Any:
-        return _cerebras_dropout(model_embedding_dropout_rate, hidden_dropout, family)
-
-    @staticmethod
-    def write(value: float) -> dict[str, Any]:
-        return {"model_embedding_dropout_rate": value}
-
-
-@formula("cerebras.attention_dropout")
-class CerebrasAttentionDropout:
-    """attention_dropout_rate; absent: dropout_rate (GPT-2-derived models) or 0.1 (GPT-J)."""
-
-    @staticmethod
-    def read(model_attention_dropout_rate: float | None, hidden_dropout: float | None, family: str | None) -> Any:
-        return _cerebras_dropout(model_attention_dropout_rate, hidden_dropout, family)
-
-    @staticmethod
-    def write(value: float) -> dict[str, Any]:
-        return {"model_attention_dropout_rate": value}
-
-
 @formula("cerebras.gqa")
 class CerebrasGqa:
     """Grouped-query attention: multiquery_attention with extra_attention_params.num_kv_groups."""
@@ -226,19 +186,6 @@ class CerebrasOptimizerType:
         return {"optimizer_optimizer_type": CerebrasOptimizerType.WRITE[value]}
 
 
-@formula("cerebras.clip")
-class CerebrasClip:
-    """max_gradient_norm; 0 means no clipping, which Cerebras expresses by leaving the key out."""
-
-    @staticmethod
-    def read(optimizer_max_gradient_norm: float | None) -> float:
-        # no max_gradient_norm means no clipping (0 in canonical terms), so a target whose default
-        # clips (NeoX, DeepSpeed: 1.0) gets an explicit 0
-        return 0.0 if optimizer_max_gradient_norm is None else float(optimizer_max_gradient_norm)
-
-    @staticmethod
-    def write(value: float) -> dict[str, Any]:
-        return {} if value == 0 else {"optimizer_max_gradient_norm": value}
 
 
 # Cerebras model names (trainer.init.model.name) whose model is the GPT-J backbone (parallel residual)

@@ -7,7 +7,6 @@ scheduler is in schedule.py.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from ...batch_split import ranks, split
@@ -215,24 +214,3 @@ class DeepspeedZeroStage:
     @staticmethod
     def write(value: int) -> dict[str, Any]:
         return {"zero_optimization_stage": value}
-
-
-@formula("deepspeed.initial_scale_power")
-class PowerOfTwo:
-    """DeepSpeed initial_scale_power p <-> initial loss scale 2**p."""
-
-    @staticmethod
-    def read(fp16_initial_scale_power: int | None) -> float | None:
-        if fp16_initial_scale_power is None:
-            return None
-        power = int(fp16_initial_scale_power)
-        if not -1000 <= power <= 1000:  # 2**p of a huge p would be computed as an exact integer first
-            raise ValueError(f"initial_scale_power {power} is no usable power of two")
-        return math.ldexp(1.0, power)
-
-    @staticmethod
-    def write(value: float) -> dict[str, Any]:
-        power = math.log2(value) if value > 0 else 0.0
-        if not power.is_integer():
-            return {"fp16_initial_scale_power": Approx(round(power), f"{value} is not a power of two")}
-        return {"fp16_initial_scale_power": int(power)}

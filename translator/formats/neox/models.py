@@ -10,8 +10,6 @@ from typing import Any
 from ...formula import Approx, formula
 from ...formulas_common import GATED_ACTIVATIONS, family_formula
 
-QK_SHAPE = ("NeoX's use_qk_layernorm is one LayerNorm over [heads, head_dim] applied to queries and keys alike "
-            "(transformer.py), not a norm over head_dim for each")  # fmt: skip
 DENSE_TYPES = frozenset({"global", "flash"})
 
 
@@ -26,25 +24,6 @@ def _flash_only(attention_config: Any) -> bool | None:
         elif isinstance(item, str):
             kinds.add(item)
     return kinds == {"flash"}
-
-
-@formula("neox.qk_norm")
-class NeoxQkNorm:
-    """use_qk_layernorm: NeoX normalises q and k with one module shaped [heads, head_dim] (per head and
-    feature, shared by q and k); the canonical qk-norm (HF Qwen3, Cerebras) is one head_dim-wide
-    norm each for q and k, shared by all heads. Either way the other's is lossy."""
-
-    @staticmethod
-    def read(use_qk_layernorm: Any) -> Any:
-        if use_qk_layernorm is None:
-            return None
-        return Approx(True, QK_SHAPE) if use_qk_layernorm else False
-
-    @staticmethod
-    def write(value: bool) -> Any:
-        if value:
-            return Approx({"use_qk_layernorm": True}, QK_SHAPE)
-        return {"use_qk_layernorm": False}
 
 
 @formula("neox.sliding_window")

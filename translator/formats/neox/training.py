@@ -35,20 +35,6 @@ class NeoxGradClip:
         return {"gradient_clipping": float(value)}
 
 
-@formula("neox.pipeline_size")
-class NeoxPipelineSize:
-    """pipe_parallel_size: 0 (the default, no PipelineModule) and 1 (a PipelineModule of one stage)
-    both run the model in one stage: canonical 1. More stages are written as given."""
-
-    @staticmethod
-    def read(pipe_parallel_size: int | None) -> int | None:
-        return None if pipe_parallel_size is None else max(1, pipe_parallel_size)
-
-    @staticmethod
-    def write(value: int) -> dict[str, Any]:
-        return {"pipe_parallel_size": value} if value > 1 else {}
-
-
 @formula("neox.batch")
 class NeoxBatch:
     """train_batch_size, train_micro_batch_size_per_gpu, gradient_accumulation_steps (default 1, not

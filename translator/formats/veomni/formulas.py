@@ -5,7 +5,6 @@ layout at ac3b9f01). The schedule and step counts are in schedule.py.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from ...batch_split import ranks, split
@@ -213,26 +212,6 @@ class VeomniPrecisionFlat:
         if value != "bf16":
             return Approx(out, f"the flat layout (before PR #538) always computes in bf16: {value} is not expressible")
         return out
-
-
-@formula("veomni.grad_clip")
-class VeomniGradClip:
-    """max_grad_norm: clip_grad_norm_ always runs, so "no clipping" is an infinite norm (.inf), not 0."""
-
-    @staticmethod
-    def read(train_optimizer_max_grad_norm: float | None) -> Any:
-        if train_optimizer_max_grad_norm is None:
-            return None
-        norm = float(train_optimizer_max_grad_norm)
-        if math.isinf(norm) and norm > 0:
-            return 0.0
-        if norm == 0:
-            return Approx(0.0, "max_grad_norm 0 makes VeOmni's clip_grad_norm_ scale every gradient to zero; read as no clipping")
-        return norm
-
-    @staticmethod
-    def write(value: float) -> dict[str, Any]:
-        return {"train_optimizer_max_grad_norm": math.inf if value == 0 else value}
 
 
 @formula("veomni.optimizer")
