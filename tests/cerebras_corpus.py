@@ -8,6 +8,7 @@ from typing import Any
 from conftest import CORPUS, corpus_files
 
 from translator import InputError, translate
+from translator.errors import UnsupportedFamily
 from translator.formats.cerebras.reader import READER as cerebras
 from translator.io import flatten
 from translator.validate import schema_errors
@@ -30,6 +31,9 @@ def translate_or_known(path: Path, dst: str, **options: Any) -> Any:
     known = UNREADABLE.get(rel(path))
     try:
         result = translate(path, "cerebras", dst, **options)
+    except UnsupportedFamily as exc:  # a BERT, T5, ViT, ...: refused for every other format (test_families)
+        assert dst != "cerebras" and "holds decoder-only language models" in str(exc) and str(path) in str(exc)
+        return None
     except InputError as exc:
         if known is None:
             raise

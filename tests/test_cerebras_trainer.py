@@ -128,7 +128,9 @@ def test_every_trainer_file_reads_and_converts(path: Path) -> None:
         flagged |= {e.source_key.split(".")[-1] for e in legacy.report.entries if (e.source_key or "").startswith("trainer.init.model.")}
     errors = [e for e in schema_errors(numbers(document), "cerebras") if e.split(":")[0].split(".")[-1] not in flagged]
     assert "trainer" not in document and errors == []
-    neox = translate(path, "cerebras", "neox")
+    neox = translate_or_known(path, "neox")
+    if neox is None:  # a model family NeoX cannot hold: refused (translate_or_known checked the reason)
+        return
     assert_report_covers(neox, path)
     assert schema_errors(yaml.safe_load(neox.dump()), "neox") == []
 

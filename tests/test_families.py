@@ -5,7 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from translator import translate
+from translator.cli import main
+from translator.errors import UnsupportedFamily
 
 # a T5 config in the style of Cerebras/modelzoo@R_1.7.1:modelzoo/transformers/pytorch/t5/configs/t5_base.yaml
 T5 = """\
@@ -50,29 +54,51 @@ runconfig:
 """
 
 
+# a GPT-2 config of the same release (1.x optimizer spelling, no precision key)
+GPT = T5.split("model:")[0].replace("T5DynamicDataProcessor", "GptHDF5DataProcessor") + \
+    "model:\n  hidden_size: 64\n  num_hidden_layers: 2\n  num_heads: 4\n  vocab_size: 1000\n" \
+    "  max_position_embeddings: 128\n  mixed_precision: true\noptimizer:" + T5.split("optimizer:")[1]
+
+
 def _write(tmp_path: Path, text: str) -> Path:
     path = tmp_path / "params.yaml"
     path.write_text(text)
     return path
 
 
-def test_an_encoder_decoder_is_named_as_such_not_key_by_key(tmp_path: Path) -> None:
-    result = translate(_write(tmp_path, T5), "cerebras", "neox")
-    entries = result.report.entries
-    block = [e for e in entries if e.source_key == "model"]
-    assert len(block) == 1 and block[0].status.value == "dropped"
-    assert block[0].detail.startswith("family not supported: T5 (encoder-decoder)")
-    precision = ("model.mixed_precision", "model.use_bfloat16")  # kept: the run's precision (the latter: T5's default)
-    assert not [e for e in entries if (e.source_key or "").startswith("model.") and e.source_key not in precision]
-    assert not [e for e in entries if e.status.value == "unknown"]
+@pytest.mark.parametrize("dst", ["neox", "deepspeed", "veomni", "hf", "megatron"])
+def test_an_encoder_decoder_is_refused_for_every_other_format(tmp_path: Path, dst: str) -> None:
+    """Issue 16: a family the target cannot hold is refused (exit 2 on the command line), never
+    turned into a decoder LM of the target."""
+    with pytest.raises(UnsupportedFamily, match=r"a T5 \(encoder-decoder\) config: .* holds decoder-only language models"):
+        translate(_write(tmp_path, T5), "cerebras", dst)
+
+
+def test_a_refused_family_exits_2_and_writes_nothing(runner, tmp_path: Path) -> None:
+    out = tmp_path / "out.yml"
+    result = runner.invoke(main, ["cerebras2neox", str(_write(tmp_path, T5)), "-o", str(out)])
+    assert result.exit_code == 2 and "T5 (encoder-decoder)" in result.stderr and not out.exists()
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_batch_skip_unsupported_lists_the_family_and_translates_the_rest(runner, tmp_path: Path) -> None:
+    tree = tmp_path / "src"
+    tree.mkdir()
+    _write(tree, T5).rename(tree / "t5.yaml")
+    (tree / "gpt.yaml").write_text(GPT)
+    failed = runner.invoke(main, ["batch", "cerebras2neox", str(tree), "-o", str(tmp_path / "a")])
+    assert failed.exit_code == 1 and "failed   t5.yaml" in failed.stderr
+    skipped = runner.invoke(main, ["batch", "cerebras2neox", str(tree), "-o", str(tmp_path / "b"), "--skip-unsupported"])
+    assert skipped.exit_code == 0 and "skipped  t5.yaml: a T5 (encoder-decoder) config" in skipped.stderr
+    assert (tmp_path / "b" / "gpt.yml").exists() and not (tmp_path / "b" / "t5.yml").exists()
+
+
+def test_an_encoder_decoder_migrated_is_named_as_such_not_key_by_key(tmp_path: Path) -> None:
+    result = translate(_write(tmp_path, T5), "cerebras", "cerebras", layout="trainer")
     assert result.report.source["unsupported_family"] == "t5"
-    # no GPT default stands in for the T5's architecture: the sizes are asked for, not invented
-    missing = " ".join(e.detail for e in entries if e.status.value == "missing")
-    assert "model.num_layers" in missing and "model.hidden_size" in missing
-    # the rest of the run still carries: optimizer, steps, the 1.x weight_decay_rate
-    by_source = result.report.by_source()
-    assert by_source["optimizer.weight_decay_rate"].status.value == "converted"
-    assert "weight_decay: 0.01" in result.dump() and "train_iters: 1000" in result.dump()
+    assert not [e for e in result.report.entries if e.status.value == "unknown"]
+    text = result.dump()
+    assert "weight_decay: 0.01" in text and "max_steps: 1000" in text  # the rest of the run carries
 
 
 def test_a_legacy_t5_migrated_to_the_trainer_layout_is_named_t5(tmp_path: Path) -> None:
@@ -102,13 +128,10 @@ def test_a_gpt_file_is_no_unsupported_family(tmp_path: Path) -> None:
 def test_an_unsupported_family_keeps_its_own_precision_default(tmp_path: Path) -> None:
     # the runner's use_bfloat16 defaults to False (Cerebras/modelzoo@R_1.7.1:modelzoo/common/pytorch/
     # pytorch_base_runner.py:1052); only the GPT families' set_defaults turn it on
-    result = translate(_write(tmp_path, T5), "cerebras", "neox")
-    assert "precision: fp16" in result.dump() and "bf16" not in result.dump().split("fp16:")[0]
+    result = translate(_write(tmp_path, T5), "cerebras", "cerebras", layout="trainer")
+    assert "use_bfloat16: false" in result.dump()
     assert "model.use_bfloat16=False (t5)" in result.report.source["version_detail"]
     note = result.report.by_source()["model.use_bfloat16"]
     assert "not in the file: T5 (encoder-decoder) code defaults it to False at 1.9.1" in note.detail
     # a GPT-family file of the same release without the key trains in bfloat16
-    gpt = T5.split("model:")[0].replace("T5DynamicDataProcessor", "GptHDF5DataProcessor") + \
-        "model:\n  hidden_size: 64\n  num_hidden_layers: 2\n  num_heads: 4\n  vocab_size: 1000\n" \
-        "  max_position_embeddings: 128\n  mixed_precision: true\noptimizer:" + T5.split("optimizer:")[1]
-    assert "precision: bfloat16" in translate(_write(tmp_path, gpt), "cerebras", "neox").dump()
+    assert "precision: bfloat16" in translate(_write(tmp_path, GPT), "cerebras", "neox").dump()

@@ -18,6 +18,7 @@ from cerebras_corpus import LEGACY, TRAINER, assert_report_covers, translate_or_
 from conftest import CORPUS, corpus_dir, corpus_files, runnable, same_canonical
 
 from translator import Status, translate
+from translator.errors import UnsupportedFamily
 from translator.formats.neox.reader import READER as neox
 from translator.io import flatten
 from translator.mapping import load_table
@@ -159,11 +160,21 @@ def test_micro_batch_without_accumulation_lets_neox_derive_it(tmp_path: Path) ->
     assert cfg["gradient_accumulation_steps"] is None  # null: NeoX computes 64 / 4 / data-parallel size
 
 
-def test_missing_architecture_is_reported() -> None:
-    corpus_dir("cerebras-trainer")
-    result = translate(CORPUS / "cerebras-trainer" / "fc_mnist" / "params_cszoov2.yaml", "cerebras", "neox")
+def test_missing_architecture_is_reported(tmp_path: Path) -> None:
+    """A decoder config without its heads: NeoX's validate_values needs them, reported missing."""
+    source = tmp_path / "params.yaml"
+    source.write_text("train_input:\n  data_processor: GptHDF5MapDataProcessor\n  data_dir: ./d\n  batch_size: 8\n"
+                      "model:\n  vocab_size: 1000\noptimizer:\n  optimizer_type: AdamW\n  learning_rate: 1.0e-4\n"
+                      "runconfig:\n  max_steps: 10\n")  # fmt: skip
+    result = translate(source, "cerebras", "neox")
     missing = {e.target_key for e in result.report.entries if e.status is Status.MISSING}
-    assert "num_attention_heads" in missing  # an MLP on MNIST: NeoX's validate_values needs heads
+    assert "num_attention_heads" in missing
+
+
+def test_an_mlp_on_mnist_is_refused_for_neox() -> None:
+    corpus_dir("cerebras-trainer")
+    with pytest.raises(UnsupportedFamily):
+        translate(CORPUS / "cerebras-trainer" / "fc_mnist" / "params_cszoov2.yaml", "cerebras", "neox")
 
 
 def test_same_format_carries_every_key_and_rewrites_only_what_was_set(pythia160m: Path) -> None:

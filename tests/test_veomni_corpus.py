@@ -11,7 +11,7 @@ from conftest import CORPUS, corpus_files
 
 from translator.formats.hf.model_types import table as hf_table
 from translator import Status, translate
-from translator.errors import InputError
+from translator.errors import InputError, UnsupportedFamily
 from translator.cli import main
 from translator.formats.veomni.fields import fields as veomni_fields
 from translator.io import flatten
@@ -87,6 +87,9 @@ def test_every_veomni_config_through_the_cli(runner, tmp_path: Path) -> None:
 def test_neox_and_cerebras_configs_into_veomni(src: str, path: Path, tmp_path: Path) -> None:
     try:
         result = translate(path, src, "veomni", set_values={"model.vocab_size": 50304})
+    except UnsupportedFamily as exc:  # a BERT, T5, ViT, ...: no decoder config to write (test_families)
+        assert src == "cerebras" and "holds decoder-only language models" in str(exc)
+        return
     except Exception as exc:  # the source reader refuses some corpus files (the frameworks do too)
         if "InputError" not in type(exc).__name__:
             raise

@@ -11,7 +11,7 @@ from typing import Any, Mapping, Sequence
 from .arguments import check_options, parse_set, path_arg, path_args
 from .catalogue import catalogue
 from .engine import Ingested, emit, ingest
-from .errors import InputError, NeoconvError, UsageError, WrongFormat
+from .errors import InputError, NeoconvError, UnsupportedFamily, UsageError, WrongFormat
 from .formats.spec import ModelConfig, WriteContext, WriteResult
 from .io import plain_copy
 from .ir import IR, Origin, Value
@@ -20,7 +20,7 @@ from .registry import get_format
 from .report import Entry, Report, Status
 from .schema import release_index
 from .source import Source
-from .families import collapse, set_family_aside, withhold_defaults
+from .families import set_family_aside, withhold_defaults
 from .spellings import downgrade, upgrade
 from .versions import layout_of, resolve, retire, settle
 
@@ -219,6 +219,7 @@ def translate(config: ConfigInput, src: str, dst: str, **options: Any) -> Transl
     asked = resolve(dst, options["target_version"], "--to-version") if options.get("target_version") else None
     layout = options.get("layout") or layout_of(dst, dst_spec.layouts, asked) or dst_spec.default_layout
     ingested, src, read_as = _read_run(config, src, options)
+    _refuse_unsupported_family(ingested, src, dst)
     table = load_table(dst).for_layout(layout)
     version = asked or table.versions[0]
     writer = dst_spec.load_writer()
@@ -247,8 +248,6 @@ def translate(config: ConfigInput, src: str, dst: str, **options: Any) -> Transl
     )  # fmt: skip
     written = writer.write(leaves, ctx)
     _report_written(report, written)
-    if src != dst:  # a family not supported: one entry for its block (same-format carries each leaf)
-        collapse(report, source, load_table(src))
     if options.get("target_values"):  # keys only the target has, given with --set DST:KEY=VALUE
         from .target_values import apply_target_values
 
@@ -307,6 +306,20 @@ def _read_run(config: ConfigInput | Source, src: str, options: dict[str, Any]) -
             context = _context(part, everyone)
             ingested.merge(read_ir(path, fmt, **companion_options, context=context) if context else part)
     return ingested, src, read_as
+
+
+def _refuse_unsupported_family(ingested: Ingested, src: str, dst: str) -> None:
+    """A model family the canonical fields do not describe (BERT, T5, ViT, ...) is not turned into
+    a decoder language model of another format: only its own format can hold it."""
+    source = ingested.source
+    family = source.meta.get("unsupported_family") if source is not None and src != dst else None
+    if family:
+        title = get_format(dst).title
+        raise UnsupportedFamily(
+            f"a {family['what']} config: {title} holds decoder-only language models, and neoconv does not turn "
+            f"one into the other", file=source.files[0] if source and source.files else None,
+            hint=f"{src}2{src} migrates it within its framework; batch --skip-unsupported skips such files",
+        )
 
 
 def _report_written(report: Report, written: WriteResult) -> None:

@@ -45,6 +45,7 @@ class BatchOptions:
     diff: bool = False  # with check: a unified diff of each change (FileResult.diff)
     prune: bool = False  # remove the outputs of sources that are gone (record.py says which)
     plain: bool = False  # a same-format migration writes the plain layout, not the source's formatting
+    skip_unsupported: bool = False  # a model family the target cannot hold: skipped, not failed
 
 
 @dataclass

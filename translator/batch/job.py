@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
-from ..errors import NeoconvError
+from ..errors import NeoconvError, UnsupportedFamily
 from ..policy import describe
 from ..registry import get_format
 
@@ -34,6 +34,8 @@ def run_job(opts: BatchOptions, args: Job) -> FileResult:
     try:
         return _job(opts, path_s, rel_s, out_s)
     except NeoconvError as exc:
+        if opts.skip_unsupported and isinstance(exc, UnsupportedFamily):
+            return FileResult(rel_s, "skipped", reason=exc.message)
         return FileResult(rel_s, "failed", error=str(exc))
     except Exception as exc:
         return FileResult(rel_s, "failed", error=f"internal error: {type(exc).__name__}: {exc}")

@@ -76,7 +76,7 @@ def convert(src: str, dst: str, inputs: tuple[str, ...], **opts: Any) -> None:
 @main.command("batch", no_args_is_help=True, short_help="Translate a whole tree of configs (--check, --in-place).")
 @click.argument("pair", metavar="SRC2DST", shell_complete=complete.pair)
 @click.argument("src_dir", metavar="SRC_DIR", type=click.Path())
-@o.use(o.OUT_DIR, o.INCLUDE, o.EXCLUDE, o.WITH, o.JOBS, o.CHECK, o.DIFF, o.PRUNE, o.IN_PLACE, o.NO_BACKUP, o.SET,
+@o.use(o.OUT_DIR, o.INCLUDE, o.EXCLUDE, o.WITH, o.JOBS, o.CHECK, o.DIFF, o.PRUNE, o.SKIP_UNSUPPORTED, o.IN_PLACE, o.NO_BACKUP, o.SET,
        o.WORLD_SIZE, o.layout(None), o.PLAIN, o.POLICY, o.BATCH_QUIET, o.DEBUG)  # fmt: skip
 def batch(pair: str, src_dir: str, **opts: Any) -> None:
     """Translate every config under SRC_DIR into OUT_DIR (summary in OUT_DIR/neoconv-report.json).

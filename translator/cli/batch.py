@@ -37,7 +37,7 @@ def run(pair: str, src_dir: str, opts: dict[str, Any]) -> Outcome:
         opts["check"], opts["in_place"], not opts["no_backup"],
         {"world_size": opts["world_size"], "set_values": set_values, "target_values": target_values, "layout": opts["layout"],
          "verify": not opts["no_verify"]},
-        diff=opts["show_diff"], prune=opts["prune"], plain=opts["plain"],
+        diff=opts["show_diff"], prune=opts["prune"], plain=opts["plain"], skip_unsupported=opts["skip_unsupported"],
     )  # fmt: skip
     show = not opts["quiet"] and sys.stderr.isatty()
 

@@ -97,6 +97,9 @@ EXCLUDE = click.option("--exclude", multiple=True, metavar="GLOB",
 JOBS = click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, metavar="N", help="Parallel workers (default: CPU count).")
 CHECK = click.option("--check", is_flag=True, help="Write nothing; exit 1 if any output would change.")
 DIFF = click.option("--diff", "show_diff", is_flag=True, help="With --check: print a unified diff of what would change.")
+SKIP_UNSUPPORTED = click.option("--skip-unsupported", is_flag=True,
+                                help="Skip (and list) sources of a model family the target cannot hold (BERT, T5, ViT, ...) "
+                                     "instead of failing them.")
 PRUNE = click.option("--prune", is_flag=True,
                      help="Remove outputs whose source is gone (only files named as neoconv names its outputs, "
                           "listed in the previous run's neoconv-report.json).")
