@@ -66,8 +66,8 @@ def _write(tmp_path: Path, text: str) -> Path:
     return path
 
 
-@pytest.mark.parametrize("dst", ["neox", "deepspeed", "veomni", "hf", "megatron"])
-def test_an_encoder_decoder_is_refused_for_every_other_format(tmp_path: Path, dst: str) -> None:
+@pytest.mark.parametrize("dst", ["neox", "veomni", "hf", "megatron"])
+def test_an_encoder_decoder_is_refused_for_every_format_with_an_architecture(tmp_path: Path, dst: str) -> None:
     """Issue 16: a family the target cannot hold is refused (exit 2 on the command line), never
     turned into a decoder LM of the target."""
     with pytest.raises(UnsupportedFamily, match=r"a T5 \(encoder-decoder\) config: .* holds decoder-only language models"):
@@ -91,6 +91,18 @@ def test_batch_skip_unsupported_lists_the_family_and_translates_the_rest(runner,
     skipped = runner.invoke(main, ["batch", "cerebras2neox", str(tree), "-o", str(tmp_path / "b"), "--skip-unsupported"])
     assert skipped.exit_code == 0 and "skipped  t5.yaml: a T5 (encoder-decoder) config" in skipped.stderr
     assert (tmp_path / "b" / "gpt.yml").exists() and not (tmp_path / "b" / "t5.yml").exists()
+
+
+def test_into_deepspeed_the_architecture_is_one_entry_and_the_run_carries(tmp_path: Path) -> None:
+    """DeepSpeed JSON holds no architecture: a T5's training settings carry, its model block is named
+    once as a family not supported (issue 15), not key by key."""
+    result = translate(_write(tmp_path, T5), "cerebras", "deepspeed")
+    block = [e for e in result.report.entries if e.source_key == "model"]
+    assert len(block) == 1 and block[0].status.value == "dropped"
+    assert block[0].detail.startswith("family not supported: T5 (encoder-decoder)")
+    assert not [e for e in result.report.entries if (e.source_key or "").startswith("model.")
+                and e.source_key not in ("model.mixed_precision", "model.use_bfloat16")]  # fmt: skip
+    assert result.config["optimizer"]["params"]["weight_decay"] == 0.01
 
 
 def test_an_encoder_decoder_migrated_is_named_as_such_not_key_by_key(tmp_path: Path) -> None:

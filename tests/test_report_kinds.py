@@ -384,8 +384,8 @@ ONLY_BY_FORMULA = {"wrong_length", "picked_value"}
 # the read-back's safety net: said only when no entry names a difference (a gap in neoconv, which the
 # loss-proof tests keep at zero); its template is checked with the catalogue's example values
 SAFETY_NET = {"reads_back_differently"}
-# the reading's note on a model family's block: a cross-format translation of it is refused
-# (test_families), and the same-format migration carries the block key by key
+# a model family's block, named once where the target holds no architecture (DeepSpeed:
+# test_families); a target with one refuses the file, and a same-format migration carries the block
 IN_REFUSALS = {"family_not_supported"}
 
 

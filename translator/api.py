@@ -20,7 +20,7 @@ from .registry import get_format
 from .report import Entry, Report, Status
 from .schema import release_index
 from .source import Source
-from .families import set_family_aside, withhold_defaults
+from .families import collapse, set_family_aside, withhold_defaults
 from .spellings import downgrade, upgrade
 from .versions import layout_of, resolve, retire, settle
 
@@ -248,6 +248,8 @@ def translate(config: ConfigInput, src: str, dst: str, **options: Any) -> Transl
     )  # fmt: skip
     written = writer.write(leaves, ctx)
     _report_written(report, written)
+    if src != dst:  # a family not supported, into a format with no architecture: one entry for its block
+        collapse(report, source, load_table(src))
     if options.get("target_values"):  # keys only the target has, given with --set DST:KEY=VALUE
         from .target_values import apply_target_values
 
@@ -313,7 +315,8 @@ def _refuse_unsupported_family(ingested: Ingested, src: str, dst: str) -> None:
     a decoder language model of another format: only its own format can hold it."""
     source = ingested.source
     family = source.meta.get("unsupported_family") if source is not None and src != dst else None
-    if family:
+    # a format with no architecture of its own (DeepSpeed JSON) carries the rest of the run
+    if family and load_table(dst).rules_for_field("model.hidden_size"):
         title = get_format(dst).title
         raise UnsupportedFamily(
             f"a {family['what']} config: {title} holds decoder-only language models, and neoconv does not turn "

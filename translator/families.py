@@ -17,6 +17,7 @@ from typing import Any
 from .errors import MappingTableError
 from .io import flatten
 from .ir import IR, Origin
+from .report import Entry, Report, Status, said
 
 
 @dataclass(frozen=True)
@@ -125,6 +126,29 @@ def withhold_defaults(ir: IR, table: Any) -> None:
         if value.origin is Origin.USER or (value.origin is Origin.EXPLICIT and value.source_keys):
             continue
         del ir.fields[name]
+
+
+def collapse(report: Report, source: Any, table: Any) -> None:
+    """The leaves of a block set aside as a family not supported: one entry for the block."""
+    families: Families | None = table.families
+    aside = {families.block: why for why in source.set_aside.values() if why[0] == "family_not_supported"} if families else {}
+    if not aside:
+        return
+    views = {written: view for view, written in source.aliases.items()}  # as written -> the view's path
+    out: list[Entry] = []
+    done: set[str] = set()
+    for entry in report.entries:
+        key = entry.source_key
+        view = views.get(key, key) if key is not None and entry.status is Status.DROPPED else None
+        block = next((b for b in aside if view.startswith(b + ".") and entry.kind == "family_not_supported"), None) if view else None
+        if block is None or key is None or view is None:
+            out.append(entry)
+        elif block not in done:  # the block as the file spells it (a trainer file's trainer.init.model)
+            done.add(block)
+            rest = view[len(block):]
+            out.append(said(key[: len(key) - len(rest)] if key.endswith(rest) else block, None, Status.DROPPED,
+                            (aside[block],)))
+    report.entries = out
 
 
 def _at(tree: dict[str, Any], path: str) -> Any:
