@@ -1,6 +1,6 @@
 """The rename modifiers `omit`, `warn_values`, `exponent_of`, `default_by` and `default_from`
 (schemas/mapping.schema.json), on the table rules that replaced the formulas cerebras.clip,
-neox.pipeline_size, veomni.grad_clip, neox.qk_norm, deepspeed.initial_scale_power,
+neox.pipeline_size, neox.checkpoint_factor, veomni.grad_clip, neox.qk_norm, deepspeed.initial_scale_power,
 cerebras.attention_dropout and cerebras.embedding_dropout."""
 
 from __future__ import annotations
@@ -63,6 +63,22 @@ def test_omit_pipeline_stages_from_megatron_to_neox() -> None:
     assert "pipe_parallel_size" not in yaml.safe_load(one.dump())
     sixteen = translate([str(MEGATRON / "gpt3-175b.sh")], "megatron", "neox")  # 16 stages
     assert yaml.safe_load(sixteen.dump())["pipe_parallel_size"] == 16
+
+
+@pytest.mark.parametrize("raw,expected", [(None, 0), (0, 0), (500, 500)])
+def test_omit_neox_no_checkpoint_factor_is_no_periodic_checkpoints(raw: int | None, expected: int) -> None:
+    """No checkpoint_factor: NeoX saves no periodic checkpoints (interval 0), which is written by
+    leaving the key out (checkpoint_factor 0 would make NeoX's save_iters range(0, train_iters, 0))."""
+    factor = _formula("neox", "checkpoint.interval")
+    assert factor.read(checkpoint_factor=raw) == expected
+    assert factor.write(value=0) == {}
+    assert factor.write(value=expected) == ({} if expected == 0 else {"checkpoint_factor": expected})
+
+
+@pytest.mark.parametrize("interval,written", [(0, None), (2000, 2000)])
+def test_omit_checkpoint_interval_end_to_end_neox(interval: int, written: int | None) -> None:
+    done = translate([str(PYTHIA)], "neox", "neox", set_values={"checkpoint.interval": interval})
+    assert yaml.safe_load(done.dump()).get("checkpoint_factor") == written
 
 
 # ---- warn_values ---------------------------------------------------------------------------------

@@ -132,20 +132,6 @@ class NeoxSave:
         return {"save": value}
 
 
-@formula("neox.checkpoint_factor")
-class NeoxCheckpointFactor:
-    """checkpoint_factor (linear checkpoint_scale: every N steps). 0 (no periodic checkpoints) is no
-    checkpoint_factor in NeoX: its save_iters would be range(0, train_iters, 0)."""
-
-    @staticmethod
-    def read(checkpoint_factor: int | None) -> int | None:
-        return checkpoint_factor
-
-    @staticmethod
-    def write(value: int) -> dict[str, Any]:
-        return {} if value == 0 else {"checkpoint_factor": value}
-
-
 @formula("neox.optimizer_type")
 class NeoxOptimizerType:
     """NeoX optimizer.type (a case-insensitive Literal, neox_args.py) <-> canonical optimizer.
