@@ -7,7 +7,7 @@ data-parallel size is made (its formulas)."""
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 
 class Split(NamedTuple):
@@ -58,3 +58,15 @@ def split(global_batch: int | None, micro: int | None, accum: int | None, dp: in
     was = f"micro {micro} x accumulation {accum}" if micro or accum else "no micro batch"
     return Split(global_batch, m, ga, f"the global batch {global_batch} at {dp} data-parallel ranks ({where}) is micro {m} x "
                                       f"accumulation {ga} (the source: {was})")  # fmt: skip
+
+
+def written(done: Split | str, keys: tuple[str, str, str]) -> Any:
+    """A split as a target's (global, micro, accumulation) keys: the reason as the global key's
+    missing value when there is no whole split; an approximation when micro or accumulation changed."""
+    from .formula import Approx, Missing
+
+    total, micro, accum = keys
+    if isinstance(done, str):
+        return {total: Missing(done)}
+    out = {total: done.global_batch, micro: done.micro, accum: done.accum}
+    return Approx(out, done.note, ("batch.micro", "batch.grad_accum")) if done.note else out

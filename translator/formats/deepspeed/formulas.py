@@ -9,10 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...batch_split import ranks, split
-from ...formula import Approx, Extension, Missing, Unexpressible, formula
+from ...batch_split import ranks, split, written
+from ...formula import Approx, Extension, Unexpressible, formula
 from ...formulas_common import ranks_differ
 from . import schedule  # noqa: F401  (registers deepspeed.lr_schedule)
+
+# the config's batch keys (NeoX hands them to DeepSpeed as they are)
+DEEPSPEED_BATCH_KEYS = ("train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps")
 
 
 def deepspeed_batch(
@@ -67,12 +70,7 @@ class DeepspeedBatch:
     def write(value: int | None, micro: int | None, grad_accum: int | None, world: int | None, tensor: int | None,
               pipeline: int | None, sequence: int | None) -> Any:  # fmt: skip
         dp, where = ranks(world, [("tensor", tensor), ("pipeline", pipeline), ("sequence", sequence)])
-        done = split(value, micro, grad_accum, dp, where)
-        if isinstance(done, str):
-            return {"train_batch_size": Missing(done)}
-        out = {"train_batch_size": done.global_batch, "train_micro_batch_size_per_gpu": done.micro,
-               "gradient_accumulation_steps": done.accum}  # fmt: skip
-        return Approx(out, done.note, ("batch.micro", "batch.grad_accum")) if done.note else out
+        return written(split(value, micro, grad_accum, dp, where), DEEPSPEED_BATCH_KEYS)
 
 
 @formula("deepspeed.data_parallel")

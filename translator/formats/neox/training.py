@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...batch_split import ranks, split
-from ...formula import Approx, Extension, Missing, formula
+from ...batch_split import ranks, split, written
+from ...formula import Approx, Extension, formula
+from ..deepspeed.formulas import DEEPSPEED_BATCH_KEYS
 
 
 @formula("neox.grad_clip")
@@ -63,12 +64,7 @@ class NeoxBatch:
     def write(value: int | None, micro: int | None, grad_accum: int | None, world: int | None, tensor: int | None,
               pipeline: int | None) -> Any:  # fmt: skip
         dp, where = ranks(world, [("model parallel", tensor), ("pipe parallel", pipeline)])
-        done = split(value, micro, grad_accum, dp, where)
-        if isinstance(done, str):
-            return {"train_batch_size": Missing(done)}
-        out = {"train_batch_size": done.global_batch, "train_micro_batch_size_per_gpu": done.micro,
-               "gradient_accumulation_steps": done.accum}  # fmt: skip
-        return Approx(out, done.note, ("batch.micro", "batch.grad_accum")) if done.note else out
+        return written(split(value, micro, grad_accum, dp, where), DEEPSPEED_BATCH_KEYS)
 
 
 @formula("neox.precision")
