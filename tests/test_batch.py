@@ -74,7 +74,11 @@ def test_batch_translates_good_files_lists_bad_ones_and_leaves_source_alone(runn
     for rel in unrunnable:
         entry = by[rel.removeprefix("neox/")]
         assert entry["status"] == "failed" and UNRUNNABLE[rel] in entry["error"]
-    assert totals["translated"] == len(translated) and totals["failed"] == len(BROKEN) + len(unrunnable)
+    # NeoX's all-Mamba and all-RWKV models have no Cerebras counterpart: refused, file by file
+    no_attention = [f for f, e in by.items() if "holds decoder-only transformer" in e.get("error", "")]
+    assert no_attention and all(f.split("/")[0] in ("mamba", "rwkv") for f in no_attention), no_attention
+    assert totals["translated"] == len(translated)
+    assert totals["failed"] == len(BROKEN) + len(unrunnable) + len(no_attention)
 
 
 def test_parallel_output_identical_and_rerun_identical(neox_tree: Path, tmp_path: Path) -> None:

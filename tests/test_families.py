@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import re
+
 import pytest
 
 from translator import translate
@@ -70,7 +72,7 @@ def _write(tmp_path: Path, text: str) -> Path:
 def test_an_encoder_decoder_is_refused_for_every_format_with_an_architecture(tmp_path: Path, dst: str) -> None:
     """Issue 16: a family the target cannot hold is refused (exit 2 on the command line), never
     turned into a decoder LM of the target."""
-    with pytest.raises(UnsupportedFamily, match=r"a T5 \(encoder-decoder\) config: .* holds decoder-only language models"):
+    with pytest.raises(UnsupportedFamily, match=r"a T5 \(encoder-decoder\) config: .* holds decoder-only transformer language models"):
         translate(_write(tmp_path, T5), "cerebras", dst)
 
 
@@ -147,3 +149,17 @@ def test_an_unsupported_family_keeps_its_own_precision_default(tmp_path: Path) -
     assert "not in the file: T5 (encoder-decoder) code defaults it to False at 1.9.1" in note.detail
     # a GPT-family file of the same release without the key trains in bfloat16
     assert "precision: bfloat16" in translate(_write(tmp_path, GPT), "cerebras", "neox").dump()
+
+
+@pytest.mark.parametrize("kind, what", [("mamba", "Mamba (state-space model)"), ("rwkv", "RWKV (recurrent model)")])
+def test_a_neox_model_without_attention_is_refused_where_an_architecture_is_written(tmp_path: Path, kind: str, what: str) -> None:
+    """NeoX's all-Mamba and all-RWKV models read as a Llama-shaped block: another format would build
+    a transformer from them (transformers refused the Mamba configs' heads), so they are refused."""
+    source = tmp_path / "m.yml"
+    source.write_text(f"num_layers: 4\nhidden_size: 1024\nnum_attention_heads: 12\nseq_length: 2048\n"
+                      f"max_position_embeddings: 2048\nattention_config: [[[\"{kind}\"], 4]]\n")  # fmt: skip
+    for dst in ("hf", "cerebras", "veomni", "megatron"):
+        with pytest.raises(UnsupportedFamily, match=re.escape(f"a {what} config")):
+            translate(source, "neox", dst)
+    assert translate(source, "neox", "deepspeed").config  # no architecture there: the run carries
+    assert translate(source, "neox", "neox").config["attention_config"] == [[[kind], 4]]

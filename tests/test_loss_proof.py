@@ -69,12 +69,12 @@ def test_a_translation_says_it_was_verified(pythia160m: Path) -> None:
 
 def test_an_output_that_cannot_be_read_back_says_so(tmp_path: Path) -> None:
     # a Mamba model keeps a head count it ignores; as Cerebras attention layers it cannot run
-    path = tmp_path / "mamba.yml"
-    path.write_text("num_layers: 2\nhidden_size: 64\nnum_attention_heads: 12\nattention_config: [[[mamba], 2]]\n"
+    path = tmp_path / "gmlp.yml"
+    path.write_text("num_layers: 2\nhidden_size: 64\nnum_attention_heads: 12\nattention_config: [[[gmlp], 2]]\n"
                     "max_position_embeddings: 128\noptimizer: {type: Adam, params: {lr: 0.001}}\n")  # fmt: skip
     result = translate(path, "neox", "cerebras", set_values={"model.vocab_size": 256})
     assert result.report.target["verified"] is False
-    assert result.report.by_source()["attention_config"].status is Status.LOSSY  # mamba blocks become attention
+    assert result.report.by_source()["attention_config"].status is Status.LOSSY  # gMLP blocks become attention
     unreadable = [e for e in result.report.entries if "cannot be read back" in e.detail]
     assert len(unreadable) == 1 and "not divisible by model.num_heads=12" in unreadable[0].detail
 

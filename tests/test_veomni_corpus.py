@@ -88,7 +88,7 @@ def test_neox_and_cerebras_configs_into_veomni(src: str, path: Path, tmp_path: P
     try:
         result = translate(path, src, "veomni", set_values={"model.vocab_size": 50304})
     except UnsupportedFamily as exc:  # a BERT, T5, ViT, ...: no decoder config to write (test_families)
-        assert src == "cerebras" and "holds decoder-only language models" in str(exc)
+        assert "holds decoder-only transformer language models" in str(exc)
         return
     except Exception as exc:  # the source reader refuses some corpus files (the frameworks do too)
         if "InputError" not in type(exc).__name__:

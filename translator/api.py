@@ -310,16 +310,23 @@ def _read_run(config: ConfigInput | Source, src: str, options: dict[str, Any]) -
     return ingested, src, read_as
 
 
+# attention kinds that are whole non-transformer models (a mix with attention layers stays lossy)
+_NOT_ATTENTION = {"mamba": "Mamba (state-space model)", "rwkv": "RWKV (recurrent model)"}
+
+
 def _refuse_unsupported_family(ingested: Ingested, src: str, dst: str) -> None:
     """A model family the canonical fields do not describe (BERT, T5, ViT, ...) is not turned into
     a decoder language model of another format: only its own format can hold it."""
     source = ingested.source
     family = source.meta.get("unsupported_family") if source is not None and src != dst else None
+    kind = ingested.ir.get("model.attention_kind")
+    if src != dst and kind in _NOT_ATTENTION:  # every layer a state-space or recurrent block (NeoX's Mamba, RWKV)
+        family = {"what": _NOT_ATTENTION[kind]}
     # a format with no architecture of its own (DeepSpeed JSON) carries the rest of the run
     if family and load_table(dst).rules_for_field("model.hidden_size"):
         title = get_format(dst).title
         raise UnsupportedFamily(
-            f"a {family['what']} config: {title} holds decoder-only language models, and neoconv does not turn "
+            f"a {family['what']} config: {title} holds decoder-only transformer language models, and neoconv does not turn "
             f"one into the other", file=source.files[0] if source and source.files else None,
             hint=f"{src}2{src} migrates it within its framework; batch --skip-unsupported skips such files",
         )
