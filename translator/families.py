@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from .errors import MappingTableError
-from .io import flatten
+from .io import at_path, flatten
 from .ir import IR, Origin
 from .report import Entry, Report, Status, said
 
@@ -44,8 +44,8 @@ class Families:
 
     def of(self, tree: dict[str, Any]) -> Family | None:
         """The unsupported family a parsed config is of, or None (a family the fields cover, or unknown)."""
-        name = _at(tree, self.name_key) if self.name_key else None
-        processors = {str(v) for k in self.processor_keys if (v := _at(tree, k)) is not None}
+        name = at_path(tree, self.name_key) if self.name_key else None
+        processors = {str(v) for k in self.processor_keys if (v := at_path(tree, k)) is not None}
         for family in self.unsupported:
             if isinstance(name, str) and name in family.names:
                 return family
@@ -101,7 +101,7 @@ def _own_defaults(source: Any, families: Families, family: Family) -> None:
     if families.defaults_until and older(source.format, families.defaults_until, version):
         return
     for key, value in families.defaults:
-        if _at(source.tree, key) is None and history.reads(key, version):
+        if at_path(source.tree, key) is None and history.reads(key, version):
             node = source.tree
             for part in key.split(".")[:-1]:
                 node = node.setdefault(part, {})
@@ -151,14 +151,5 @@ def collapse(report: Report, source: Any, table: Any) -> None:
     report.entries = out
 
 
-def _at(tree: dict[str, Any], path: str) -> Any:
-    node: Any = tree
-    for part in path.split("."):
-        if not isinstance(node, dict) or part not in node:
-            return None
-        node = node[part]
-    return node
-
-
 def _has(tree: dict[str, Any], path: str) -> bool:
-    return _at(tree, path) is not None
+    return at_path(tree, path) is not None

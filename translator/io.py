@@ -267,6 +267,16 @@ def flatten(tree: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     return out
 
 
+def at_path(tree: dict[str, Any], path: str) -> Any:
+    """The value at a dotted path of a tree, or None where the path does not lead."""
+    node: Any = tree
+    for part in path.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return None
+        node = node[part]
+    return node
+
+
 def unflatten(leaves: dict[str, Any]) -> dict[str, Any]:
     """Nested mapping from dotted leaves, keeping first-seen order."""
     root: dict[str, Any] = {}

@@ -17,6 +17,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 from .errors import UsageError
 from .history import NO_DEFAULT, History, load_history
+from .io import at_path
 
 CURRENT = "current"
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
@@ -301,23 +302,14 @@ def retire(source: Any, table: Any) -> None:
     for rule in table.rules:
         # only beside a key of the same rule that the file has and the release reads: that one the rule
         # reads with this release's meaning (a file with betas alone is not a 1.x file missing beta1)
-        present = [k for k in rule.keys if _present(source.tree, k) is not None]
+        present = [k for k in rule.keys if at_path(source.tree, k) is not None]
         if len(present) < 2 or not any(history.mask(name_of(k)) >> at & 1 for k in present):
             continue
         for key in present:
             name = name_of(key)
-            if name not in history.keys or history.mask(name) >> at & 1 or _present(source.tree, key) is None:
+            if name not in history.keys or history.mask(name) >> at & 1 or at_path(source.tree, key) is None:
                 continue
             if any(key == b or key.startswith(b + ".") for b in table.releases.neutral):
                 continue
             source.set_aside[key] = ("not_read_by_release", {"title": table.title, "release": release,
                                                              "key": source.aliases.get(key, key), "runs": history.runs(name)})  # fmt: skip
-
-
-def _present(tree: dict[str, Any], path: str) -> Any:
-    node: Any = tree
-    for part in path.split("."):
-        if not isinstance(node, dict) or part not in node:
-            return None
-        node = node[part]
-    return node

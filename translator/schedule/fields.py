@@ -18,7 +18,7 @@ from ..formula import Approx
 from ..ir import IR, Origin, Value
 from .compare import Difference, max_difference, peak
 from .fit import features
-from .framework import Rendering
+from .framework import Reading, Rendering
 from .model import Schedule, ScheduleError
 from .simple import DECAYS, simple
 
@@ -162,6 +162,13 @@ def as_written(out: dict[str, Any], rendering: Rendering, phases: Any, title: st
         return out
     detail = "; ".join([rendering.detail(parse(phases), title), *rendering.notes])
     return Approx(out, detail, ("schedule.phases",))
+
+
+def read_phases(reading: Reading) -> Any:
+    """A scheduler's reading as a formula gives schedule.phases: approximate, with the reader's notes,
+    when the framework does something its config does not say."""
+    phases: Any = reading.schedule.to_json()
+    return Approx(phases, "; ".join(reading.notes), ("schedule.phases",)) if reading.notes else phases
 
 
 def lr_only(out: dict[str, Any], lr: float | None, title: str) -> Any:

@@ -7,7 +7,7 @@ from typing import Any
 
 from ...errors import InputError
 from ...formula import Approx, formula
-from ...schedule.fields import as_written, lr_only, peak_lr, rendered
+from ...schedule.fields import as_written, lr_only, peak_lr, read_phases, rendered
 from ...schedule.model import NotRepresentable, ScheduleError
 from . import scheduler
 from .scheduler_render import render, to_legacy
@@ -30,11 +30,7 @@ class CerebrasLrSchedule:
             return {"phases": Approx(None, f"{exc}: no canonical schedule")}
         except ScheduleError as exc:
             raise ValueError(str(exc)) from None
-        schedule = reading.schedule
-        phases: Any = schedule.to_json()
-        if reading.notes:
-            phases = Approx(phases, "; ".join(reading.notes), ("schedule.phases",))
-        return {"lr": peak_lr(schedule), "phases": phases}
+        return {"lr": peak_lr(reading.schedule), "phases": read_phases(reading)}
 
     @staticmethod
     def write(lr: float | None, phases: Any, steps: int | None) -> Any:

@@ -7,7 +7,7 @@ from typing import Any
 
 from ...errors import InputError
 from ...formula import Approx, formula
-from ...schedule.fields import as_written, lr_only, rendered
+from ...schedule.fields import as_written, read_phases, lr_only, rendered
 from ...schedule.model import NotRepresentable, ScheduleError
 from . import scheduler
 
@@ -59,10 +59,7 @@ class DeepspeedLrSchedule:
                 return {"phases": Approx(None, f"{scheduler_type} scales the optimizer's lr, which the training script "
                                                "sets (this config has no optimizer lr): the schedule is unknown")}  # fmt: skip
             raise ValueError(str(exc)) from None
-        phases: Any = reading.schedule.to_json()
-        if reading.notes:
-            phases = Approx(phases, "; ".join(reading.notes), ("schedule.phases",))
-        return {"lr": lr, "phases": phases}
+        return {"lr": lr, "phases": read_phases(reading)}
 
     @staticmethod
     def write(lr: float | None, phases: Any, steps: int | None, version: str | None = None) -> Any:

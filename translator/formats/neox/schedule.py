@@ -7,7 +7,7 @@ from typing import Any, Iterator
 
 from ...errors import InputError
 from ...formula import Approx, formula
-from ...schedule.fields import as_written, finite, lr_only, parse, rendered
+from ...schedule.fields import as_written, read_phases, finite, lr_only, parse, rendered
 from ...schedule.fit import decay_ends, features
 from ...schedule.framework import choose
 from ...schedule.model import Schedule
@@ -62,10 +62,7 @@ class NeoxLrSchedule:
             if steps is None and lr_decay_iters is None:  # NeoX cannot build its scheduler yet
                 return {"lr": lr, "phases": Approx(None, f"{exc}: the lr schedule is unknown; give --set train.steps=N")}
             raise ValueError(str(exc)) from None
-        phases: Any = reading.schedule.to_json()
-        if reading.notes:
-            phases = Approx(phases, "; ".join(reading.notes), ("schedule.phases",))
-        return {"lr": lr, "phases": phases}
+        return {"lr": lr, "phases": read_phases(reading)}
 
     @staticmethod
     def write(lr: float | None, phases: Any, steps: int | None, optimizer: str | None = None) -> Any:

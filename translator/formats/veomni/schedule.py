@@ -9,7 +9,7 @@ from typing import Any
 from ...errors import InputError
 from ...history import older
 from ...formula import Approx, Unexpressible, formula
-from ...schedule.fields import as_written, lr_only, parse, rendered
+from ...schedule.fields import as_written, lr_only, parse, read_phases, rendered
 from ...schedule.model import ScheduleError
 from . import scheduler
 
@@ -59,7 +59,7 @@ class VeomniLrSchedule:
             reading = scheduler.read(cfg, steps or 1)
         except ScheduleError as exc:
             raise ValueError(str(exc)) from None
-        return {"lr": lr, "phases": reading.schedule.to_json()}
+        return {"lr": lr, "phases": read_phases(reading)}
 
     @staticmethod
     def write(lr: float | None, phases: Any, steps: int | None) -> Any:
