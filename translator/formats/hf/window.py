@@ -25,7 +25,7 @@ def _raw(kw: Kw, mt: _hf.ModelType, key: str) -> Any:
     value = kw.get(ident(_hf.PREFIX + key))
     if value == config_json.EXPLICIT_NULL:
         return None
-    return mt.default(key) if value is None else value
+    return mt.default(key, _hf.values_of(kw)) if value is None else value
 
 
 def _out(key: str, value: Any) -> dict[str, Any]:
