@@ -324,3 +324,72 @@ def test_cerebras_gpt_mup_is_kept_or_named(dst: str, tmp_path: Path) -> None:
     kept = {f for f, v in MUP.items() if back.get(f) == v}
     assert kept == MUP_KEPT.get(dst, set())
     assert all(named(result, f) for f in set(MUP) - kept)
+
+
+# ---- defaults a class computes, and keys that say "no window" on purpose ----------------------------
+
+
+def test_a_default_the_class_computes_is_worked_out_from_the_file() -> None:
+    """mappings/hf.yaml's `=model.x` defaults (transformers 5.23's __post_init__s and model code)."""
+    gpt2 = {"model_type": "gpt2", "vocab_size": 101, "n_embd": 64, "n_layer": 2, "n_head": 4, "n_inner": None}
+    assert hf_ir(gpt2)["model.ffn_hidden_size"] == 256  # GPT2Block: n_inner null is 4 x n_embd
+    falcon = {"model_type": "falcon", "vocab_size": 101, "hidden_size": 64, "num_hidden_layers": 2,
+              "num_attention_heads": 8, "new_decoder_architecture": True}  # fmt: skip
+    ir = hf_ir(falcon)  # FalconConfig.__post_init__: num_kv_heads = heads, ffn_hidden_size = 4 x hidden
+    assert ir["model.num_kv_heads"] == 8 and ir["model.ffn_hidden_size"] == 256
+    llama = {"model_type": "llama", "vocab_size": 101, "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 8}
+    ir = hf_ir(llama)  # LlamaConfig.__post_init__: kv heads = heads, head_dim = hidden / heads
+    assert ir["model.num_kv_heads"] == 8 and ir.get("model.head_dim") is None
+    # Qwen3Config's head_dim defaults to 128; Qwen3MoeConfig has no head_dim: its attention takes hidden / heads
+    grouped = {**llama, "num_key_value_heads": 2}  # (the Qwen3 classes' kv-head defaults, 32 and 4, do not divide 8)
+    assert hf_ir({**grouped, "model_type": "qwen3"})["model.head_dim"] == 128
+    assert hf_ir({**grouped, "model_type": "qwen3_moe"}).get("model.head_dim") is None
+
+
+def test_a_head_width_the_class_would_not_default_to_is_written() -> None:
+    """Llama's class computes hidden / heads (not written); Qwen3's would take 128 (written)."""
+    llama = FIXTURES.parent / "neox" / "llama-1b.yml"  # hidden 2048, 32 heads: 64 wide
+    written = {fam: translate([str(llama)], "neox", "hf", set_values={"model.family": fam, "model.vocab_size": 32000}).config
+               for fam in ("llama", "qwen3")}  # fmt: skip
+    assert "head_dim" not in written["llama"]
+    assert written["qwen3"]["model_type"] == "qwen3" and written["qwen3"]["head_dim"] == 64
+
+
+def entry(result: Any, key: str) -> Any:
+    return next(e for e in result.report.entries if e.source_key == key)
+
+
+@pytest.mark.parametrize("via", OTHERS)
+def test_an_explicit_null_window_is_carried_as_no_window(via: str, tmp_path: Path) -> None:
+    """Mixtral's published config.json says "sliding_window": null: no window, which every format
+    holds by leaving its window out (not a value nothing could be derived from)."""
+    result, back = round_trip("mixtral-8x7b-v0.1", via, tmp_path, set_values={"model.vocab_size": 32000})
+    said = entry(result, "sliding_window")
+    assert said.status is Status.CONVERTED and said.kind == "means_absent", said
+    assert "sliding_window is null" in said.detail
+    assert result.ir.get("model.sliding_window") is None and back.get("model.sliding_window") is None
+
+
+def test_mistral_s_null_window_is_not_its_class_default() -> None:
+    config = card("mistral-7b-v0.1", sliding_window=None)
+    result = translate(config, "hf", "neox", set_values={"model.seq_length": 4096, "train.steps": 10})
+    assert result.ir.get("model.sliding_window") is None  # MistralConfig's default 4096 is not what null means
+    assert entry(result, "sliding_window").kind == "means_absent"
+    assert "sliding_window_width" not in result.config
+    windowed = translate(card("mistral-7b-v0.1"), "hf", "neox", set_values={"model.seq_length": 4096, "train.steps": 10})
+    assert windowed.ir.get("model.sliding_window") == 4096 and windowed.config["sliding_window_width"] == 4095
+
+
+def test_qwen_s_window_switch_decides_whether_sliding_window_counts() -> None:
+    """Qwen2Config.__post_init__ keeps sliding_window only with use_sliding_window: true; then the
+    layers from max_window_layers on are windowed (4096 when the file omits the width)."""
+    off = translate(card("qwen2.5-7b"), "hf", "neox", set_values={"train.steps": 10})
+    assert off.ir.get("model.sliding_window") is None
+    for key in ("use_sliding_window", "sliding_window", "max_window_layers"):
+        said = entry(off, key)
+        assert said.status is Status.CONVERTED and "use_sliding_window is false" in said.detail, said
+    on = card("qwen2.5-7b", use_sliding_window=True, max_window_layers=26)
+    on.pop("sliding_window")
+    ir = hf_ir(on)
+    assert ir["model.sliding_window"] == 4096
+    assert ir["model.attention_layer_types"] == ["full"] * 26 + ["sliding"] * 2

@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 from ...catalogue import absent_means, catalogue
 from ...compare import values_equal
-from ...formula import Approx, Formula, field_ident, ident, is_close, parameters
+from ...formula import Absent, Approx, Formula, field_ident, ident, is_close, parameters
 from ...formulas_common import rotary_dim_for
 from ...report import reason
 from . import config_json
@@ -129,6 +129,8 @@ def read_field(name: str, mt: _hf.ModelType, keys: list[str], kw: dict[str, Any]
     raw = kw.get(idents[own])
     if raw == config_json.EXPLICIT_NULL:
         value = _read_value(name, mt, None, kw)  # null on purpose: not the class default
+        if value is None:
+            return Absent(f"{own} is null (the class default {mt.default(own)!r} does not apply)")
     else:
         value = _read_value(name, mt, mt.default(own, _hf.values_of(kw)) if raw is None else raw, kw)
     if foreign and value is not None:
