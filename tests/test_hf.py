@@ -14,6 +14,8 @@ import pytest
 
 from translator.api import read_ir, translate
 from translator.catalogue import absent_means
+from translator.diff import diff_ir
+from translator.ir import Origin
 from translator.model_size import count_parameters
 from translator.registry import FORMATS
 from translator.report import Status
@@ -393,3 +395,34 @@ def test_qwen_s_window_switch_decides_whether_sliding_window_counts() -> None:
     ir = hf_ir(on)
     assert ir["model.sliding_window"] == 4096
     assert ir["model.attention_layer_types"] == ["full"] * 26 + ["sliding"] * 2
+
+
+# ---- what an HF class hard-wires is visible to diff ---------------------------------------------------
+
+# Gemma 2's class: pre- and post-norms around attention and MLP, embeddings scaled by sqrt(hidden),
+# (1 + weight) norms, soft-capping 50 / 30 when config.json omits it (Gemma2Config's defaults)
+GEMMA2_WIRED = {"model.sandwich_norm": True, "model.embedding_scale_by_sqrt_hidden": True, "model.norm_unit_offset": True,
+                "model.attention_logit_softcap": 50.0, "model.final_logit_softcap": 30.0}  # fmt: skip
+# what each target keeps (Model Zoo 2.3.1+ has them all but the unit offset, which it folds into the weights)
+GEMMA2_KEPT = {"neox": set(), "cerebras": set(GEMMA2_WIRED) - {"model.norm_unit_offset"}}
+
+
+@pytest.mark.parametrize("dst", sorted(GEMMA2_KEPT))
+def test_what_gemma2_s_class_hard_wires_is_diffed_and_named(dst: str, tmp_path: Path) -> None:
+    config = {k: v for k, v in card("gemma-2-9b").items() if k not in ("attn_logit_softcapping", "final_logit_softcapping")}
+    source = tmp_path / "config.json"
+    source.write_text(json.dumps(config))
+    a = read_ir([str(source)], "hf")
+    assert {f: a.ir.get(f) for f in GEMMA2_WIRED} == GEMMA2_WIRED
+    assert all(a.ir.fields[f].origin is not Origin.DEFAULT for f in GEMMA2_WIRED)  # the class's model, not a default
+    out = tmp_path / f"out{SUFFIX.get(dst, '.yaml')}"
+    result = translate([str(source)], "hf", dst, output=str(out), set_values={"model.seq_length": 8192, "train.steps": 10})
+    out.write_text(result.dump())
+    b = read_ir([str(out)], dst)
+    differences = diff_ir(a, b)
+    differ = {c.field for c in (*differences.changed, *differences.only_a, *differences.only_b, *differences.inexpressible)}
+    kept = {f for f, v in GEMMA2_WIRED.items() if b.ir.get(f) == v}
+    assert kept == GEMMA2_KEPT[dst]
+    assert set(GEMMA2_WIRED) - kept <= differ  # diff shows every one the target lost
+    assert not kept & differ
+    assert all(named(result, f) for f in set(GEMMA2_WIRED) - kept)  # and the report names it
