@@ -165,11 +165,9 @@ def test_sliding_windows_go_through_every_format(name: str, via: str, tmp_path: 
     window, pattern = WINDOWS[name]
     vocab = MODELS[name][0]["model.vocab_size"]
     result, back = round_trip(name, via, tmp_path, set_values={"model.vocab_size": vocab})
-    if via == "megatron":  # no window option: dropped, with the reason
-        assert back.get("model.sliding_window") is None and named(result, "model.sliding_window")
-        return
-    assert back.get("model.sliding_window") == window  # NeoX writes sliding_window_width 4095: the same keys
-    if pattern is None or via in ("cerebras", "veomni"):  # Model Zoo 2.10 windows every other layer (first)
+    assert back.get("model.sliding_window") == window  # NeoX and Megatron write 4095: the same keys
+    # Model Zoo 2.10 windows every other layer (first); Megatron's --window-attn-skip-freq 2 the odd ones from 1
+    if pattern is None or via in ("cerebras", "veomni", "megatron"):
         assert back.get("model.attention_layer_types") == pattern
     else:
         assert named(result, "model.attention_layer_types")
@@ -179,6 +177,15 @@ def test_neox_writes_the_window_one_less(tmp_path: Path) -> None:
     """NeoX's sliding_window_width counts the keys before the query (HF's window less one)."""
     result, _ = round_trip("mistral-7b-v0.1", "neox", tmp_path, set_values={"model.vocab_size": 32000})
     assert result.config["sliding_window_width"] == 4095
+
+
+def test_megatron_writes_the_window_as_flash_attention_s_left_and_right(tmp_path: Path) -> None:
+    """--window-size L,R: keys from q - L to q + R (flash attention's window): HF's 4096 is 4095,0;
+    --window-attn-skip-freq 2: the layers 2, 4, ... (from 1) attend fully, Gemma 2's pattern."""
+    mistral, _ = round_trip("mistral-7b-v0.1", "megatron", tmp_path, set_values={"model.vocab_size": 32000})
+    assert mistral.config["--window-size"] == "4095,0" and "--window-attn-skip-freq" not in mistral.config
+    gemma, _ = round_trip("gemma-2-9b", "megatron", tmp_path, set_values={"model.vocab_size": 256000})
+    assert gemma.config["--window-size"] == "4095,0" and gemma.config["--window-attn-skip-freq"] == 2
 
 
 # ---- Pythia: neox2hf gives the paper's totals ---------------------------------------------

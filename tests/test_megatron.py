@@ -355,3 +355,57 @@ def test_dump_quotes_words_and_writes_leading_dashes_with_equals() -> None:
 
     text = dump({"--seed": -1, "--data-path": ["0.3", "/d/a b", "0.7", "$HOME"], "--swiglu": True, "--fp16": False}, "megatron")
     assert text.splitlines()[2:] == ["--seed=-1", "--data-path 0.3 '/d/a b' 0.7 '$HOME'", "--swiglu"]
+
+
+# ---- sliding window (core_v0.15.0+): --window-size L,R and --window-attn-skip-freq -----------------
+
+WINDOW_LAYERS = "--num-layers 8"  # (after BASE's --num-layers 2: the last of a repeated option counts)
+
+
+@pytest.mark.parametrize(
+    "extra, expected",
+    [("--window-size 4095,0", {"model.sliding_window": 4096, "model.attention_layer_types": None}),  # every layer
+     ('--window-size "(4095,0)"', {"model.sliding_window": 4096}),  # tuple_type strips the parentheses
+     # N: the layers N, 2N, ... numbered from 1 attend fully (is_layer_window_attention)
+     ("--window-size 511,0 --window-attn-skip-freq 4",
+      {"model.sliding_window": 512, "model.attention_layer_types": ["sliding"] * 3 + ["full"] + ["sliding"] * 3 + ["full"]}),
+     # a pattern, 1 = windowed
+     ('--window-size 511,0 --window-attn-skip-freq "([0]*2+[1]*6)"',
+      {"model.sliding_window": 512, "model.attention_layer_types": ["full"] * 2 + ["sliding"] * 6}),
+     # -1: no bound (with `=`: argparse takes -1,0 for an option otherwise)
+     ("--window-size=-1,0", {"model.sliding_window": None, "model.attention_kind": "dense"}),
+     ("--window-size 511,0 --window-attn-skip-freq 1", {"model.sliding_window": None})],  # every layer full
+)  # fmt: skip
+def test_a_window_reads_as_the_keys_a_query_sees(extra: str, expected: dict[str, Any], tmp_path: Path) -> None:
+    ir = read(tmp_path, f"{WINDOW_LAYERS} {extra}")
+    assert {k: ir.get(k) for k in expected} == expected
+    assert ir.get("model.attention_kind") == "dense"
+
+
+def test_a_window_that_sees_later_keys_or_a_pattern_of_other_length_is_said(tmp_path: Path) -> None:
+    assert "a right window of 16" in losses(tmp_path, f"{WINDOW_LAYERS} --window-size 511,16")
+    path = tmp_path / "run.args"
+    path.write_text(BASE + f'{WINDOW_LAYERS} --window-size 511,0 --window-attn-skip-freq "[1]*3"\n')
+    with pytest.raises(Exception, match=r"--window-attn-skip-freq gives 3 layers, --num-layers 8"):
+        read_ir([str(path)], "megatron")
+
+
+@pytest.mark.parametrize(
+    "pattern, lines",
+    [(None, "--window-size 4095,0"),
+     (["sliding", "full"] * 4, "--window-size 4095,0\n--window-attn-skip-freq 2"),
+     (["full", "sliding"] * 4, "--window-size 4095,0\n--window-attn-skip-freq '([0]*1+[1]*1+[0]*1+[1]*1+[0]*1+[1]*1+[0]*1+[1]*1)'")],
+)  # fmt: skip
+def test_a_window_is_written_as_megatron_reads_it(pattern: list[str] | None, lines: str, tmp_path: Path) -> None:
+    values = {"model.num_layers": 8, "model.sliding_window": 4096, "model.attention_layer_types": pattern}
+    text, _ = write(values)
+    assert "\n".join(line for line in text.splitlines() if "window" in line) == lines
+    path = tmp_path / "back.args"
+    path.write_text(BASE + text + "\n")
+    back = read_ir([str(path)], "megatron").ir
+    assert back.get("model.sliding_window") == 4096 and back.get("model.attention_layer_types") == pattern
+
+
+def test_a_release_before_the_window_options_says_it_loses_the_window() -> None:
+    text, statuses = write({"model.num_layers": 8, "model.sliding_window": 4096}, version="core_v0.14")
+    assert "--window-size" not in text and statuses["window_size"] is Status.LOSSY
