@@ -275,7 +275,7 @@ CONSTRUCTS: dict[str, tuple[dict[str, Any], dict[str, Any], set[str]]] = {
                      {"model.rope_scaling_type": "dynamic", "model.rope_scaling_factor": 2.0}, {"veomni"}),
     "yarn": (card("qwen2.5-7b", rope_scaling={"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768}),
              {"model.rope_scaling_type": "yarn", "model.rope_scaling_factor": 4.0,
-              "model.rope_original_max_positions": 32768}, {"cerebras", "veomni"}),
+              "model.rope_original_max_positions": 32768}, {"cerebras", "megatron", "veomni"}),
     "longrope": (card("phi-3-mini-4k", max_position_embeddings=131072, original_max_position_embeddings=4096,
                       rope_scaling={"type": "longrope", **LONG}),
                  {"model.rope_scaling_type": "longrope", "model.rope_short_factor": LONG["short_factor"],

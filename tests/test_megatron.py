@@ -152,7 +152,8 @@ def test_a_construct_reads_as(extra: str, expected: dict[str, Any], tmp_path: Pa
      ("--weight-decay-incr-style linear --start-weight-decay 0.0 --end-weight-decay 0.1", "weight decay ramps (linear)"),
      ("--recompute-activations", "selective recompute"),
      ("--multi-latent-attention", "multi-latent attention"),
-     ("--position-embedding-type yarn", "yarn RoPE"),
+     ("--position-embedding-type mrope", "mrope RoPE"),
+     ("--use-rope-scaling", "no effect with --position-embedding-type learned_absolute"),
      ("--optimizer muon", "--muon-scalar-optimizer")],
 )  # fmt: skip
 def test_a_reading_that_is_only_approximate_says_why(extra: str, reason: str, tmp_path: Path) -> None:
@@ -409,3 +410,50 @@ def test_a_window_is_written_as_megatron_reads_it(pattern: list[str] | None, lin
 def test_a_release_before_the_window_options_says_it_loses_the_window() -> None:
     text, statuses = write({"model.num_layers": 8, "model.sliding_window": 4096}, version="core_v0.14")
     assert "--window-size" not in text and statuses["window_size"] is Status.LOSSY
+
+
+# ---- YaRN (core_v0.19.0+ for GPT models: argument_utils._apply_yarn_config_from_args) ----------------
+
+
+@pytest.mark.parametrize(
+    "extra, expected",
+    [# Megatron's defaults: factor 1, 4096 original positions, betas 32 / 1, rounded correction range
+     ("--position-embedding-type yarn",
+      {"model.position_embedding": "rotary", "model.rope_scaling_type": "yarn", "model.rope_scaling_factor": 1.0,
+       "model.rope_original_max_positions": 4096, "model.rope_yarn_beta_fast": 32.0, "model.rope_yarn_beta_slow": 1.0,
+       "model.rope_yarn_truncate": None, "model.rope_attention_factor": None}),
+     ("--position-embedding-type yarn --rotary-scaling-factor 40 --yarn-original-max-position-embeddings 4096 "
+      "--mscale 0.707 --mscale-all-dim 0.707 --no-yarn-correction-range-round-to-int",
+      {"model.rope_scaling_factor": 40.0, "model.rope_yarn_mscale": 0.707, "model.rope_yarn_mscale_all_dim": 0.707,
+       "model.rope_yarn_truncate": False, "model.rope_attention_factor": None}),  # HF infers the same ratio (1.0)
+     # --mscale alone: Megatron's ratio (0.1 x 2 x ln 4 + 1) / 1, which HF would not infer from mscale alone
+     ("--position-embedding-type yarn --rotary-scaling-factor 4 --mscale 2",
+      {"model.rope_yarn_mscale": 2.0, "model.rope_yarn_mscale_all_dim": 0.0,
+       "model.rope_attention_factor": pytest.approx(0.2 * math.log(4) + 1)})],
+)  # fmt: skip
+def test_yarn_reads_as_megatron_builds_it(extra: str, expected: dict[str, Any], tmp_path: Path) -> None:
+    ir = read(tmp_path, extra)
+    assert {k: ir.get(k) for k in expected} == expected
+
+
+def test_yarn_is_written_with_megatron_s_options_and_reads_back() -> None:
+    values = {"model.position_embedding": "rotary", "model.max_position_embeddings": 131072,
+              "model.rope_scaling_type": "yarn", "model.rope_scaling_factor": 32.0, "model.rope_yarn_beta_fast": 32.0,
+              "model.rope_yarn_beta_slow": 1.0}  # fmt: skip
+    text, _ = write(values)
+    # the original length unset means max_position_embeddings to transformers; Megatron's default is 4096
+    assert [line for line in text.splitlines() if "yarn" in line or "scaling" in line] == [
+        "--position-embedding-type yarn", "--rotary-scaling-factor 32.0", "--yarn-original-max-position-embeddings 131072",
+        "--yarn-beta-fast 32.0", "--yarn-beta-slow 1.0"]  # fmt: skip
+    old, statuses = write(values, version="core_v0.18")  # before the --yarn-* options
+    assert "--yarn-original-max-position-embeddings" not in old
+    assert statuses["yarn_original_max_position_embeddings"] is Status.LOSSY
+
+
+def test_an_attention_factor_megatron_cannot_make_is_lossy() -> None:
+    values = {"model.position_embedding": "rotary", "model.rope_scaling_type": "yarn", "model.rope_scaling_factor": 4.0,
+              "model.rope_original_max_positions": 4096, "model.rope_attention_factor": 1.5}  # fmt: skip
+    ingested = Ingested(IR({k: Value(v, Origin.EXPLICIT) for k, v in values.items()}), {}, {})
+    _, report = emit(ingested, load_table("megatron"), "megatron")
+    lossy = [e.detail for e in report.entries if e.status is Status.LOSSY]
+    assert any("multiplies cos and sin by 1.13863" in d and "not 1.5" in d for d in lossy), lossy
