@@ -433,3 +433,16 @@ def test_what_gemma2_s_class_hard_wires_is_diffed_and_named(dst: str, tmp_path: 
     assert set(GEMMA2_WIRED) - kept <= differ  # diff shows every one the target lost
     assert not kept & differ
     assert all(named(result, f) for f in set(GEMMA2_WIRED) - kept)  # and the report names it
+
+
+def test_an_explicit_null_is_what_the_class_does_with_none_not_its_default() -> None:
+    """GPT-J's rotary_dim null rotates the whole head (the default is 64); Qwen's sliding_window null is no
+    window even with use_sliding_window: true (the default is 4096)."""
+    gptj = {"model_type": "gptj", "vocab_size": 101, "n_embd": 256, "n_layer": 2, "n_head": 2}
+    assert hf_ir({**gptj, "rotary_dim": None})["model.rotary_fraction"] == 1.0
+    assert hf_ir(gptj)["model.rotary_fraction"] == 0.5  # 64 of 128
+    for model_type in ("qwen2", "qwen2_moe", "qwen3", "qwen3_moe"):
+        on = card("qwen2.5-7b", model_type=model_type, use_sliding_window=True, max_window_layers=0)
+        assert hf_ir({**on, "sliding_window": None}).get("model.sliding_window") is None, model_type
+        on.pop("sliding_window")
+        assert hf_ir(on)["model.sliding_window"] == 4096, model_type
