@@ -186,8 +186,6 @@ class CerebrasOptimizerType:
         return {"optimizer_optimizer_type": CerebrasOptimizerType.WRITE[value]}
 
 
-
-
 # Cerebras model names (trainer.init.model.name) whose model is the GPT-J backbone (parallel residual)
 CEREBRAS_PARALLEL_MODELS = frozenset({"gptj", "gpt-neox", "falcon"})
 
@@ -204,20 +202,4 @@ class CerebrasParallelResidual:
 
     @staticmethod
     def write(value: bool) -> dict[str, Any]:
-        return {}
-
-
-@formula("cerebras.dense_attention")
-class DenseAttention:
-    """A framework whose models only have dense causal attention: reading gives "dense"."""
-
-    @staticmethod
-    def read() -> str:
-        return "dense"
-
-    @staticmethod
-    def write(value: str) -> Any:
-        if value != "dense":  # the output describes attention layers where the source has other blocks
-            return Approx({}, f"Cerebras models only have dense causal attention: the {value} blocks become "
-                              "attention layers")  # fmt: skip
         return {}
