@@ -1,6 +1,6 @@
 """The grammar's choice shapes and modifiers — `key_by`, an `enum` with `warn_values` / `unknown` /
-`nearest` / `unwritable`, `fixed_loss`, `same_as` with `implied` (schemas/mapping.schema.json) — on
-the table rules that replaced the formulas neox.norm_eps, cerebras.activation, veomni.optimizer,
+`nearest` / `unwritable` / `reads_as`, `fixed_loss`, `same_as` with `implied` (schemas/mapping.schema.json) — on
+the table rules that replaced the formulas neox.norm_eps, cerebras.activation, cerebras.optimizer_type, veomni.optimizer,
 veomni.precision_flat, cerebras.dense_attention and follows_attention_bias: each rule's reading and
 writing with real values, and translations that go through it."""
 
@@ -192,3 +192,38 @@ def test_same_as_implied_end_to_end_qwen2_biases() -> None:
     assert yaml.safe_load(done.dump())["use_bias_in_attn_linear"] is True
     lost = [e for e in done.report.entries if "model.attention_output_bias" in e.fields]
     assert lost and lost[0].status is Status.LOSSY and "one switch biases every attention projection" in lost[0].detail
+
+
+# ---- reads_as: Model Zoo's Adam without weight decay ---------------------------------------------
+
+
+@pytest.mark.parametrize("name,decay,read", [("Adam", 0.0, "adamw"), ("adam", None, "adamw"), ("Adam", 0.01, "adam"),
+                                             ("ADAMW", 0.1, "adamw"), ("AdaFactor", None, "adafactor")])  # fmt: skip
+def test_reads_as_cerebras_adam_without_weight_decay_is_adamw(name: str, decay: float | None, read: str) -> None:
+    opt = _rule_formula("cerebras", "optim.type")
+    assert opt.read(optimizer_optimizer_type=name, when_weight_decay=decay) == read
+
+
+def test_enum_cerebras_optimizer_type_names_and_refusals() -> None:
+    opt = _rule_formula("cerebras", "optim.type")
+    assert opt.write(value="adam") == {"optimizer_optimizer_type": "Adam"}
+    assert opt.write(value="adafactor") == {"optimizer_optimizer_type": "AdaFactor"}
+    with pytest.raises(ValueError, match=r"^unknown value 'Adamax'; expected one of AdamW, Adam, SGD, Lamb, Lion, AdaFactor, Adagrad, Muon$"):
+        opt.read(optimizer_optimizer_type="Adamax", when_weight_decay=None)
+    with pytest.raises(Unexpressible, match=r"^optim.type='onebitadam' has no counterpart in optimizer.optimizer_type$"):
+        opt.write(value="onebitadam")
+
+
+def test_reads_as_end_to_end(tmp_path: Path) -> None:
+    """Model Zoo Adam with weight decay stays coupled Adam for NeoX (lossy: NeoX's Adam decouples);
+    without it, it is AdamW, NeoX's Adam, exactly."""
+    tree = yaml.safe_load(CEREBRAS.read_text())
+    tree["optimizer"]["optimizer_type"] = "Adam"
+    for decay, status in ((0.0, Status.EXACT), (0.01, Status.LOSSY)):
+        tree["optimizer"]["weight_decay"] = decay
+        path = tmp_path / f"adam-{decay}.yaml"
+        path.write_text(yaml.safe_dump(tree))
+        done = translate([str(path)], "cerebras", "neox", world_size=8)
+        assert yaml.safe_load(done.dump())["optimizer"]["type"] == "Adam"
+        entry = _entry(done, "optimizer.optimizer_type")
+        assert entry.status is status and (decay == 0.0 or entry.detail.startswith("adam adds weight decay to the gradient"))

@@ -70,6 +70,7 @@ def build_rule(table: str, index: int, raw: Any) -> Rule:
         raise _fail(table, where, "peek only makes sense for a formula")
     elif "enum" in raw and any(k in raw for k in _ENUM_MODIFIERS):
         formula, shape = _enum(table, where, raw, fields, also), "enum"
+        with_fields.update({f"when_{field_ident(n)}": n for n in (raw.get("reads_as") or {}).get("when", {})})
     elif any(k in raw for k in _MODIFIERS):
         formula = _renamed(table, where, raw, fields, also)
         with_fields.update({f"gate_{ident(n)}": n for n in raw.get("read_when", {})})
@@ -101,7 +102,7 @@ def build_rule(table: str, index: int, raw: Any) -> Rule:
     )  # fmt: skip
 
 
-_ENUM_MODIFIERS = ("warn_values", "unknown", "nearest", "unwritable")
+_ENUM_MODIFIERS = ("warn_values", "unknown", "nearest", "unwritable", "reads_as")
 _MODIFIERS = ("read_when", "off_value", "read_only", "values", "omit", "warn_values", "exponent_of", "default_by",
               "default_from")
 
@@ -130,8 +131,8 @@ def _renamed(table: str, where: str, raw: dict[str, Any], fields: tuple[str, ...
 
 def _enum(table: str, where: str, raw: dict[str, Any], fields: tuple[str, ...], also: tuple[str, ...]) -> Formula:
     """An enum with `warn_values`, `unknown`, `nearest` or `unwritable` (choices.enum)."""
-    if len(fields) != 1 or also or not raw.get("key"):
-        raise _fail(table, where, "an enum's modifiers modify one key, one field")
+    if len(fields) != 1 or also or not raw.get("key") or "with" in raw:
+        raise _fail(table, where, "an enum's modifiers modify one key, one field (reads_as names the fields it looks at)")
     pairs = dict(raw["enum"])
     if any(name not in pairs for name in raw.get("warn_values", {})):
         raise _fail(table, where, "warn_values names values of the enum")
@@ -139,9 +140,13 @@ def _enum(table: str, where: str, raw: dict[str, Any], fields: tuple[str, ...], 
         raise _fail(table, where, "unknown is {error: message} or {extension: reason}, not both")
     if bool(raw.get("nearest")) != bool(raw.get("nearest_reason")):
         raise _fail(table, where, "nearest and nearest_reason go together")
+    reads = raw.get("reads_as") or {}
+    when = {name: tuple(v if isinstance(v, list) else [v]) for name, v in (reads.get("when") or {}).items()}
+    if any(name not in catalogue() for name in when):
+        raise _fail(table, where, f"unknown canonical field in reads_as: {sorted(when)}")
     more = choices.EnumModifiers(dict(raw.get("warn_values") or {}), dict(raw.get("unknown") or {}),
                                  dict(raw.get("nearest") or {}), str(raw.get("nearest_reason", "")),
-                                 dict(raw.get("unwritable") or {}))  # fmt: skip
+                                 dict(raw.get("unwritable") or {}), dict(reads.get("values") or {}), when)  # fmt: skip
     return choices.enum(fields[0], raw["key"], pairs, bool(raw.get("case_insensitive")), more)
 
 

@@ -36,13 +36,21 @@ class EnumModifiers(NamedTuple):
     """An enum's modifiers: `warn_values` ({framework value: why}: read approximately), `unknown`
     ({error: template} or {extension: template}: what a value outside the enum reads as; {value}),
     `nearest` ({canonical: framework}: written approximately, said by `nearest_reason`) and
-    `unwritable` ({reason: template, lossy: bool}: a canonical value with no name)."""
+    `unwritable` ({reason: template, lossy: bool}: a canonical value with no name) and `reads_as`
+    (canonical values read as another while other fields have these values: Adam without weight
+    decay is AdamW's algorithm)."""
 
     warn: dict[Any, str] = {}
     unknown: dict[str, str] = {}
     nearest: dict[Any, Any] = {}
     nearest_reason: str = ""
     unwritable: dict[str, Any] = {}
+    reads_as: dict[Any, Any] = {}  # {canonical: canonical read instead while `reads_when` holds}
+    reads_when: dict[str, tuple[Any, ...]] = {}  # {field: its values}, as a rule's `when`
+
+    def args(self) -> list[str]:
+        """The reading's arguments for the fields `reads_when` looks at."""
+        return [f"when_{field_ident(n)}" for n in self.reads_when]
 
 
 def enum(field: str, key: str, pairs: dict[Any, Any], case_insensitive: bool, extra: EnumModifiers) -> Formula:
@@ -65,7 +73,10 @@ def enum(field: str, key: str, pairs: dict[Any, Any], case_insensitive: bool, ex
                 raise ValueError(extra.unknown["error"].format(value=raw))
             raise ValueError(f"unknown value {raw!r}; expected one of {', '.join(str(f) for f in pairs)}")
         why = next((w for fw, w in extra.warn.items() if same_value(fw, name)), "")
-        return Approx(pairs[name], why) if why else pairs[name]
+        value = pairs[name]
+        if value in extra.reads_as and all(kw[f"when_{field_ident(n)}"] in v for n, v in extra.reads_when.items()):
+            value = extra.reads_as[value]
+        return Approx(value, why) if why else value
 
     def write(**kw: Any) -> Any:
         value = kw["value"]
@@ -84,7 +95,8 @@ def enum(field: str, key: str, pairs: dict[Any, Any], case_insensitive: bool, ex
     parts = [", ".join(f"{fw}={canonical}" for fw, canonical in pairs.items())] + [f"{w} doubtful" for w in extra.warn]
     parts += [f"other names: {kind}" for kind in extra.unknown] + [f"{c} as {fw}" for c, fw in extra.nearest.items()]
     parts += ["other values not written"] * bool(extra.unwritable)
-    return _formula(f"enum {'; '.join(parts)}", read, [arg], write, ["value"])
+    parts += [f"{a} read as {b} when {', '.join(extra.reads_when)} allow" for a, b in extra.reads_as.items()]
+    return _formula(f"enum {'; '.join(parts)}", read, [arg, *extra.args()], write, ["value"])
 
 
 _NONE: Any = object()
