@@ -227,3 +227,40 @@ def test_reads_as_end_to_end(tmp_path: Path) -> None:
         assert yaml.safe_load(done.dump())["optimizer"]["type"] == "Adam"
         entry = _entry(done, "optimizer.optimizer_type")
         assert entry.status is status and (decay == 0.0 or entry.detail.startswith("adam adds weight decay to the gradient"))
+
+
+# ---- NeoX's optimizer: extensions, reads_as on writing, a nearest reason per value ----------------
+
+
+@pytest.mark.parametrize("name,read", [("Adam", "adamw"), ("adam", "adamw"), ("CPU_Adam", "adamw"),
+                                       ("cpu_torch_adam", "adamw"), ("OneBitAdam", "onebitadam"), ("lion", "lion")])  # fmt: skip
+def test_enum_neox_optimizer_names(name: str, read: str) -> None:
+    """NeoX's Adam is FusedAdam in AdamW mode: adamw whatever the weight decay."""
+    opt = _rule_formula("neox", "optim.type")
+    assert opt.read(optimizer_type=name) == read  # (the reading does not look at the weight decay)
+
+
+def test_enum_neox_optimizer_extensions_and_refusal() -> None:
+    opt = _rule_formula("neox", "optim.type")
+    assert opt.read(optimizer_type="SM3") == Extension("NeoX optimizer SM3 has no counterpart elsewhere")
+    assert opt.read(optimizer_type="madgrad_wd") == Extension(
+        "NeoX optimizer madgrad_wd has no counterpart elsewhere")
+    with pytest.raises(ValueError, match=r"^unknown optimizer type 'Foo'; NeoX accepts adam, cpu_adam, cpu_torch_adam, "
+                                         r"onebitadam, sgd, lion, sm3, madgrad_wd$"):  # fmt: skip
+        opt.read(optimizer_type="Foo")
+
+
+@pytest.mark.parametrize("value,decay,written,why", [
+    ("adamw", 0.1, "Adam", ""), ("sgd", 0.1, "sgd", ""), ("adam", 0.0, "Adam", ""), ("adam", None, "Adam", ""),
+    ("adam", 0.01, "Adam", "adam adds weight decay to the gradient (L2); NeoX's Adam decouples it (AdamW): wrote NeoX's "
+                           "Adam so the config loads; choose a NeoX optimizer"),
+    ("lamb", 0.0, "Adam", "lamb is not a NeoX optimizer: wrote NeoX's Adam so the config loads; choose a NeoX optimizer"),
+])  # fmt: skip
+def test_enum_neox_optimizer_writing(value: str, decay: float | None, written: str, why: str) -> None:
+    """adam without weight decay is AdamW's algorithm: NeoX's Adam, exactly; with it, or an optimizer
+    NeoX lacks, Adam so that the config loads, lossy."""
+    out = _rule_formula("neox", "optim.type").write(value=value, when_weight_decay=decay)
+    if why:
+        assert isinstance(out, Approx) and out.value == {"optimizer_type": written} and out.detail == why
+    else:
+        assert out == {"optimizer_type": written}

@@ -102,7 +102,7 @@ def build_rule(table: str, index: int, raw: Any) -> Rule:
     )  # fmt: skip
 
 
-_ENUM_MODIFIERS = ("warn_values", "unknown", "nearest", "unwritable", "reads_as")
+_ENUM_MODIFIERS = ("warn_values", "unknown", "nearest", "unwritable", "reads_as", "extensions")
 _MODIFIERS = ("read_when", "off_value", "read_only", "values", "omit", "warn_values", "exponent_of", "default_by",
               "default_from")
 
@@ -144,9 +144,11 @@ def _enum(table: str, where: str, raw: dict[str, Any], fields: tuple[str, ...], 
     when = {name: tuple(v if isinstance(v, list) else [v]) for name, v in (reads.get("when") or {}).items()}
     if any(name not in catalogue() for name in when):
         raise _fail(table, where, f"unknown canonical field in reads_as: {sorted(when)}")
+    why = raw.get("nearest_reason", "")
     more = choices.EnumModifiers(dict(raw.get("warn_values") or {}), dict(raw.get("unknown") or {}),
-                                 dict(raw.get("nearest") or {}), str(raw.get("nearest_reason", "")),
-                                 dict(raw.get("unwritable") or {}), dict(reads.get("values") or {}), when)  # fmt: skip
+                                 dict(raw.get("nearest") or {}), dict(why) if isinstance(why, dict) else str(why),
+                                 dict(raw.get("unwritable") or {}), dict(reads.get("values") or {}), when,
+                                 dict(raw.get("extensions") or {}))  # fmt: skip
     return choices.enum(fields[0], raw["key"], pairs, bool(raw.get("case_insensitive")), more)
 
 

@@ -35,22 +35,32 @@ def key_by(field: str, key: str, by: str, keys: dict[Any, str]) -> Formula:
 class EnumModifiers(NamedTuple):
     """An enum's modifiers: `warn_values` ({framework value: why}: read approximately), `unknown`
     ({error: template} or {extension: template}: what a value outside the enum reads as; {value}),
-    `nearest` ({canonical: framework}: written approximately, said by `nearest_reason`) and
-    `unwritable` ({reason: template, lossy: bool}: a canonical value with no name) and `reads_as`
-    (canonical values read as another while other fields have these values: Adam without weight
-    decay is AdamW's algorithm)."""
+    `extensions` ({framework name: template}: names that are the framework's own, with no canonical
+    value), `nearest` ({canonical: framework}: written approximately, said by `nearest_reason`, a
+    template or {canonical: template, otherwise: template}), `unwritable` ({reason: template,
+    lossy: bool}: a canonical value with no name) and `reads_as` (canonical values that mean another
+    while other fields have these values: read as it, and written by its name when they have none of
+    their own; Adam without weight decay is AdamW's algorithm)."""
 
     warn: dict[Any, str] = {}
     unknown: dict[str, str] = {}
     nearest: dict[Any, Any] = {}
-    nearest_reason: str = ""
+    nearest_reason: str | dict[Any, str] = ""
     unwritable: dict[str, Any] = {}
     reads_as: dict[Any, Any] = {}  # {canonical: canonical read instead while `reads_when` holds}
     reads_when: dict[str, tuple[Any, ...]] = {}  # {field: its values}, as a rule's `when`
+    extensions: dict[Any, str] = {}
 
     def args(self) -> list[str]:
-        """The reading's arguments for the fields `reads_when` looks at."""
+        """The arguments for the fields `reads_when` looks at."""
         return [f"when_{field_ident(n)}" for n in self.reads_when]
+
+    def holds(self, kw: dict[str, Any]) -> bool:
+        return all(kw[f"when_{field_ident(n)}"] in v for n, v in self.reads_when.items())
+
+    def near(self, value: Any) -> str:
+        why = self.nearest_reason
+        return (why if isinstance(why, str) else why.get(value, why.get("otherwise", ""))).format(value=value)
 
 
 def enum(field: str, key: str, pairs: dict[Any, Any], case_insensitive: bool, extra: EnumModifiers) -> Formula:
@@ -65,6 +75,9 @@ def enum(field: str, key: str, pairs: dict[Any, Any], case_insensitive: bool, ex
         raw = kw[arg]
         if raw is None and None not in pairs:  # (a key written null reads as the enum's null, if it has one)
             return None
+        own = next((why for fw, why in extra.extensions.items() if same_value(folded(fw), folded(raw))), None)
+        if own is not None:
+            return Extension(own.format(value=raw))
         name = next((fw for fw in pairs if same_value(folded(fw), folded(raw))), _NONE)
         if name is _NONE:
             if "extension" in extra.unknown:
@@ -74,18 +87,23 @@ def enum(field: str, key: str, pairs: dict[Any, Any], case_insensitive: bool, ex
             raise ValueError(f"unknown value {raw!r}; expected one of {', '.join(str(f) for f in pairs)}")
         why = next((w for fw, w in extra.warn.items() if same_value(fw, name)), "")
         value = pairs[name]
-        if value in extra.reads_as and all(kw[f"when_{field_ident(n)}"] in v for n, v in extra.reads_when.items()):
+        if value in extra.reads_as and extra.holds(kw):  # (only then does the reading take reads_as' fields)
             value = extra.reads_as[value]
         return Approx(value, why) if why else value
 
+    def name_of(value: Any) -> Any:
+        return next((fw for fw, canonical in pairs.items() if canonical == value), _NONE)
+
     def write(**kw: Any) -> Any:
         value = kw["value"]
-        name = next((fw for fw, canonical in pairs.items() if canonical == value), _NONE)
+        name = name_of(value)
+        if name is _NONE and value in extra.reads_as and extra.holds(kw):
+            name = name_of(extra.reads_as[value])  # the same algorithm here: its name, exactly
         if name is not _NONE:
             why = next((w for fw, w in extra.warn.items() if same_value(fw, name)), "")
             return Approx({arg: name}, why) if why else {arg: name}
         if value in extra.nearest:
-            return Approx({arg: extra.nearest[value]}, extra.nearest_reason.format(value=value))
+            return Approx({arg: extra.nearest[value]}, extra.near(value))
         if extra.unwritable.get("lossy"):
             return Approx({}, extra.unwritable["reason"].format(value=value))
         if extra.unwritable:
@@ -93,10 +111,12 @@ def enum(field: str, key: str, pairs: dict[Any, Any], case_insensitive: bool, ex
         raise Unexpressible(said("no_counterpart_value", field=field, value=value, key=key))
 
     parts = [", ".join(f"{fw}={canonical}" for fw, canonical in pairs.items())] + [f"{w} doubtful" for w in extra.warn]
-    parts += [f"other names: {kind}" for kind in extra.unknown] + [f"{c} as {fw}" for c, fw in extra.nearest.items()]
-    parts += ["other values not written"] * bool(extra.unwritable)
-    parts += [f"{a} read as {b} when {', '.join(extra.reads_when)} allow" for a, b in extra.reads_as.items()]
-    return _formula(f"enum {'; '.join(parts)}", read, [arg, *extra.args()], write, ["value"])
+    parts += [f"{n}: extension" for n in extra.extensions] + [f"other names: {kind}" for kind in extra.unknown]
+    parts += [f"{c} as {fw}" for c, fw in extra.nearest.items()] + ["other values not written"] * bool(extra.unwritable)
+    parts += [f"{a} means {b} when {', '.join(extra.reads_when)} allow" for a, b in extra.reads_as.items()]
+    # the reading looks at reads_as' fields only when a name reads as one of its values (NeoX's never do)
+    reading = extra.args() if any(v in extra.reads_as for v in pairs.values()) else []
+    return _formula(f"enum {'; '.join(parts)}", read, [arg, *reading], write, ["value", *extra.args()])
 
 
 _NONE: Any = object()
