@@ -200,32 +200,6 @@ class CerebrasMupOutput:
         return out
 
 
-@formula("cerebras.activation")
-class CerebrasActivation:
-    """nonlinearity (layers/activations.py): gelu_new is the tanh GELU; geglu gates with the exact one."""
-
-    NAMES = {"gelu": "gelu", "gelu_new": "gelu_tanh", "relu": "relu", "silu": "silu", "swiglu": "swiglu", "geglu": "geglu",
-             "reglu": "reglu"}  # fmt: skip
-
-    @staticmethod
-    def read(model_nonlinearity: Any) -> Any:
-        if model_nonlinearity is None:
-            return None
-        name = CerebrasActivation.NAMES.get(str(model_nonlinearity).lower())
-        if name is None:
-            return Extension(f"nonlinearity {model_nonlinearity!r} has no counterpart outside Cerebras")
-        return name
-
-    @staticmethod
-    def write(value: str) -> Any:
-        if value == "geglu_tanh":
-            return Approx({"model_nonlinearity": "geglu"}, "Model Zoo's geglu gates with the exact GELU, not its tanh approximation")
-        names = {v: k for k, v in CerebrasActivation.NAMES.items()}
-        if value not in names:
-            return Approx({}, f"Model Zoo has no {value} nonlinearity")
-        return {"model_nonlinearity": names[value]}
-
-
 # what Model Zoo holds of the block structure (everything but latent attention)
 family_formula("cerebras.family", ("parallel_residual", "parallel_shared_norm", "norm", "activation", "moe_num_experts",
                                    "sliding_window", "qk_norm", "sandwich_norm", "position_embedding", "embedding_norm"))  # fmt: skip
