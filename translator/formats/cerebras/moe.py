@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...formula import Approx, formula
+from ...formula import Absent, Approx, formula
 
 MOE_FIELDS = ("moe_num_experts", "moe_experts_per_token", "moe_ffn_hidden_size", "moe_shared_experts",
               "moe_shared_ffn_hidden_size", "moe_shared_expert_gate", "moe_normalize_top_k", "moe_router_scoring",
@@ -30,8 +30,8 @@ class CerebrasMoe:
         if not isinstance(model_moe, dict):
             raise ValueError(f"moe must be a mapping such as {{num_experts: 8, top_k: 2}}, got {model_moe!r}")
         experts, shared = model_moe.get("num_experts") or 0, model_moe.get("num_shared_experts") or 0
-        if experts + shared <= 1:
-            return {}  # MoE iff num_experts + num_shared_experts > 1
+        if experts + shared <= 1:  # MoE iff num_experts + num_shared_experts > 1
+            return Absent(f"moe with {experts + shared} expert: a dense MLP in every layer, no experts")
         scoring = str(model_moe.get("router_selection_nonlinearity") or "softmax").lower()
         out = {
             "moe_num_experts": experts, "moe_experts_per_token": model_moe.get("top_k") or 1,

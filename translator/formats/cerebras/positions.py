@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ...formula import Approx, formula
+from ...formula import Absent, Approx, formula
 
 TYPES = {"linear": "linear", "yarn": "yarn", "llama3": "llama3", "longrope": "longrope"}
 # pos_scaling_extra_args key -> canonical field (the same names as HF's rope_scaling)
@@ -37,7 +37,7 @@ class CerebrasRopeScaling:
             raise ValueError(f"pos_scaling_type {model_pos_scaling_type!r}: Model Zoo takes linear, yarn, llama3 or longrope")
         extra = model_pos_scaling_extra_args if isinstance(model_pos_scaling_extra_args, dict) else {}
         if kind == "linear" and factor == 1.0:
-            return {}
+            return Absent("linear scaling by 1.0 leaves the positions as they are: no RoPE scaling")
         out: dict[str, Any] = {"rope_scaling_type": kind, "rope_scaling_factor": factor}
         notes = []
         for key, value in extra.items():
@@ -106,8 +106,8 @@ class CerebrasWindow:
     def read(model_attention_sliding_window_length: Any, model_sliding_window_every_other_decoder_layer: Any,
              model_sliding_window_every_other_decoder_layer_pattern: Any, num_layers: int | None) -> Any:  # fmt: skip
         window = model_attention_sliding_window_length
-        if window is None:
-            return {}
+        if window is None:  # null on purpose (Model Zoo's default): no window
+            return Absent("attention_sliding_window_length is null: every layer attends to the whole context")
         if not model_sliding_window_every_other_decoder_layer or not num_layers:
             return {"sliding_window": window}
         first = "sliding" if model_sliding_window_every_other_decoder_layer_pattern == "sliding_window_first" else "full"

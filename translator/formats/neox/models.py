@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...formula import Approx, formula
+from ...formula import Absent, Approx, formula
 from ...formulas_common import GATED_ACTIVATIONS, family_formula
 
 DENSE_TYPES = frozenset({"global", "flash"})
@@ -34,8 +34,8 @@ class NeoxSlidingWindow:
 
     @staticmethod
     def read(sliding_window_width: Any, attention_config: Any) -> Any:
-        if sliding_window_width is None:
-            return {}
+        if sliding_window_width is None:  # null on purpose (NeoX's default): no window
+            return Absent("sliding_window_width is null: every layer attends to the whole context")
         if not isinstance(sliding_window_width, int) or isinstance(sliding_window_width, bool) or sliding_window_width < 0:
             raise ValueError(f"sliding_window_width must be a whole number of tokens, got {sliding_window_width!r}")
         if not _flash_only(attention_config):
@@ -80,8 +80,8 @@ class NeoxMoe:
         ffn_hidden_size: int | None,
     ) -> Any:  # fmt: skip
         experts = moe_num_experts if moe_num_experts is not None else 1
-        if experts <= 1:
-            return {}
+        if experts <= 1:  # NeoX's default: one expert is the dense MLP, and moe_top_k means nothing
+            return Absent(f"moe_num_experts {experts}: a dense MLP in every layer, no experts")
         width = expert_width(intermediate_size, hidden_size)
         out = {
             "moe_num_experts": experts, "moe_experts_per_token": moe_top_k if moe_top_k is not None else 1,
