@@ -28,6 +28,7 @@ from history_common import (
     Snapshot,
     document,
     fold,
+    merged_prs,
     mirror_path,
     render,
     write_or_check,
@@ -167,6 +168,7 @@ def build(git: Git) -> dict:
         if before:
             aliases[tag] = before[-1]
     records = fold(releases, snapshots)
+    merged_prs(git, releases, None, pin)
     comment = [
         "VeOmni: keys are the leaf fields of the argument dataclasses under model / data / train (nested dataclass",
         "fields are dotted paths). A release is a merged PR after which a key, type or default differs (label: #PR).",

@@ -263,6 +263,8 @@ def translate(config: ConfigInput, src: str, dst: str, **options: Any) -> Transl
     if source.meta.get("unsupported_family"):  # its architecture is carried (same format) or dropped, not read
         report.source["unsupported_family"] = source.meta["unsupported_family"]["family"]
     report.target = {"format": dst, "layout": layout, "version": version, "model_family": family}
+    if asked is not None and str(options["target_version"]).strip() != asked:
+        report.target["version_asked"] = str(options["target_version"]).strip()  # a PR, date or alias: its release
     if any(e.status is Status.MISSING for e in report.entries):
         # YAML outputs show what is left as `# MISSING:` lines; JSON has no comments: the report alone says it
         report.target["missing_marked"] = dst_spec.syntax == "yaml"
