@@ -73,7 +73,7 @@ class VeomniWriter(Writer):
             return None  # the writer folds it into fsdp_mode (FSDP1 -> FSDP2)
         spec = fields()
         key = spec.back.get(leaf, leaf) if layout == "flat" else leaf
-        found = spec.layouts_of(key)
+        found = spec.layouts_of(key) or _history_layouts(key)
         if not found:
             return "not a VeOmni field (VeOmni's parser would ignore it): not written"
         if layout in found:
@@ -84,6 +84,20 @@ class VeomniWriter(Writer):
 
 
 WRITER = VeomniWriter()
+
+
+def _history_layouts(key: str) -> tuple[str, ...]:
+    """The layouts whose releases read a key the two schema commits lack (train.rmpad, dyn_bsz_margin:
+    flat releases before #458): the writer leaves it out for a target release that does not read it."""
+    history = load_history("veomni")
+    if history is None or key not in history.keys:
+        return ()
+    mask = history.mask(key)
+    from ...versions import versions  # the table names the flat layout's last release (version_aliases)
+
+    last_flat = history.position.get(versions("veomni").aliases.get("flat", ""), -1)
+    flat_mask = (1 << (last_flat + 1)) - 1 if last_flat >= 0 else 0
+    return tuple(name for name, bits in (("nested", history.every & ~flat_mask), ("flat", flat_mask)) if mask & bits)
 
 
 def config_name(output: str | None) -> str:
