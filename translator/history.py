@@ -49,7 +49,9 @@ class History:
 
     @property
     def newest(self) -> str:
-        return self.labels[-1]
+        """The release the tables are written for: `current` (VeOmni's #1090 comes after it, from outside
+        the pinned mirror), else the last label."""
+        return self.aliases.get("current", self.labels[-1])
 
     @property
     def every(self) -> int:

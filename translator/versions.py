@@ -57,7 +57,7 @@ class Versions:
         if history is None:
             aliases.pop(CURRENT, None)
         self.aliases = aliases
-        self.newest = self.labels[-1]
+        self.newest = history.newest if history else self.labels[-1]
 
     def names(self) -> list[str]:
         return [*self.labels, *self.aliases]

@@ -42,7 +42,7 @@ class VeomniWriter(Writer):
         else:
             extra += _needed(rest, bool(hf))
         document = _lay_out(rest, layout, moved)
-        _unread_by_release(document, ctx.version, moved, amend)
+        _unread_by_release(document, _release_of(ctx.version, layout), moved, amend)
         header = self.header(document, ctx)
         if config:
             header.append(f"# The architecture is the HF config {name} written beside this file (model_type "
@@ -58,7 +58,7 @@ class VeomniWriter(Writer):
 
     def header(self, document: dict[str, Any], ctx: WriteContext) -> list[str]:
         layout = ctx.layout or "nested"
-        era = "VeOmni since PR #538" if layout == "nested" else "VeOmni before PR #538"
+        era = {"nested": "VeOmni since PR #538", "scoped": "VeOmni since PR #1090"}.get(layout, "VeOmni before PR #538")
         return [f"# VeOmni config ({layout} layout, {era}) written by neoconv" + (f" from {ctx.sources}" if ctx.sources else "")]
 
     def serialise(self, document: dict[str, Any]) -> str:
@@ -73,6 +73,7 @@ class VeomniWriter(Writer):
             return None  # the writer folds it into fsdp_mode (FSDP1 -> FSDP2)
         spec = fields()
         key = spec.back.get(leaf, leaf) if layout == "flat" else leaf
+        layout = "nested" if layout == "scoped" else layout  # the nested view, moved (PR #1090)
         found = spec.layouts_of(key) or _history_layouts(key)
         if not found:
             return "not a VeOmni field (VeOmni's parser would ignore it): not written"
@@ -121,10 +122,11 @@ def _migrate(
     spec = fields()
     mode_key = spec.renames["train.data_parallel_mode"]
     full_shard = leaves.pop("train.enable_full_shard", None)
-    if layout == "nested" and full_shard is not None:
+    nested = layout in ("nested", "scoped")  # scoped (PR #1090) is the nested view, moved
+    if nested and full_shard is not None:
         moved["train.enable_full_shard"] = mode_key
         amend["train.enable_full_shard"] = (Status.CONVERTED, "FSDP1's sharding switch: folded into fsdp_mode")
-    if layout == "nested" and leaves.get(mode_key) == "fsdp1":
+    if nested and leaves.get(mode_key) == "fsdp1":
         shard = full_shard is not False
         leaves[mode_key] = "fsdp2" if shard else "ddp"
         device = "meta" if shard else "cuda"
@@ -137,8 +139,8 @@ def _migrate(
             else:
                 extra.append(ExtraEntry("train.init_device", Status.CONVERTED, f"{device}: what {leaves[mode_key]} needs"))
             leaves["train.init_device"] = device
-    if source_layout == layout:
-        return
+    if source_layout == layout or {source_layout, layout} == {"nested", "scoped"}:
+        return  # the same fields and defaults, placed differently
     for flat_key in spec.carry_defaults:
         view_key = spec.renames.get(flat_key, flat_key)
         if view_key in leaves:
@@ -168,6 +170,18 @@ def _needed(leaves: dict[str, Any], wrote_config: bool) -> list[ExtraEntry]:
                     "VeOmni loads the tokenizer from model.tokenizer_path, else model.config_path (the written "
                     "config.json, which holds none): add the HF tokenizer folder or hub id"))  # fmt: skip
     return out
+
+
+def _release_of(version: str | None, layout: str) -> str | None:
+    """The release a document is checked against: the one asked for, else (the current release, the
+    default) the last release of its layout: a flat file without --to-version is for #458, the last
+    flat release, which does not read the keys #458 removed (train.rmpad ...)."""
+    from ...versions import versions
+
+    known = versions("veomni")
+    if version is not None and version != known.newest:
+        return version
+    return known.aliases.get(layout, version)
 
 
 def _unread_by_release(document: dict[str, Any], version: str | None, moved: dict[str, str],
@@ -208,13 +222,16 @@ def _lay_out(leaves: dict[str, Any], layout: str, moved: dict[str, str]) -> dict
         target = key
         if layout == "flat":
             target = "train.optimizer" if key == spec.renames["train.optimizer"] else spec.back.get(key, key)
-            if target != key:
-                moved[key] = target
+        elif layout == "scoped":
+            target = spec.to_scoped(key)
+        if target != key:
+            moved[key] = target
         out[target] = value
     older = set(load_table("veomni").releases.renamed)  # an older release's spelling (spellings.downgrade)
+    checked = "nested" if layout == "scoped" else layout
     for key, value in out.items():
-        placed = spec.layouts_of(key, value)
-        if placed and layout not in placed and key not in older:
+        placed = spec.layouts_of(spec.from_scoped(key) if layout == "scoped" else key, value)
+        if placed and checked not in placed and key not in older:
             raise NeoconvError(f"internal error: {key} is not a field of the {layout} layout (mappings/veomni.yaml)")
     tree = unflatten(out)
     ordered = {section: tree.pop(section) for section in SECTIONS if section in tree}
