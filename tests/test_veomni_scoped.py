@@ -106,6 +106,7 @@ def test_old_paths_beside_the_scoped_ones_are_refused_as_veomni_does(tmp_path: P
 def test_a_flat_file_migrates_to_the_scoped_layout() -> None:
     flat = INPUTS / "tinyllama-flat.yaml"
     result = translate(flat, "veomni", "veomni", layout="scoped")
+    assert result.report.target["version"] == "#1090"  # --layout alone: the layout's release
     model = result.config["model"]
     assert model["optimizer"]["lr"] == 4.0e-4 and model["accelerator"]["fsdp_config"]["fsdp_mode"] == "fsdp2"
     assert "lr" not in result.config["train"] and "optimizer" not in result.config["train"]

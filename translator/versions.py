@@ -131,6 +131,16 @@ def layout_of(fmt: str, layouts: tuple[str, ...], label: str | None) -> str | No
     return min(fitting, key=lambda name: known.labels.index(ends[name])) if fitting else None
 
 
+def layout_release(fmt: str, layout: str | None) -> str | None:
+    """The last release of a layout, when the table names layouts as releases (VeOmni: flat is #458,
+    scoped #1090): what `--layout` alone targets. None otherwise."""
+    if layout is None:
+        return None
+    known = versions(fmt)
+    found = known.aliases.get(layout)
+    return found if found in known.labels else None
+
+
 # ---- which release a file is ------------------------------------------------------------------------
 
 
