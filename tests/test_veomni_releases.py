@@ -177,3 +177,19 @@ def test_packing_written_for_a_release_before_458_names_its_padding_free_mode_an
     new = translate(pythia, "neox", "veomni", target_version="#603", world_size=8, set_values=sets)
     assert new.config["train"]["dyn_bsz"] is True
     assert not {"rmpad", "dyn_bsz_margin"} & set(new.config["train"])
+
+
+@pytest.mark.parametrize("version", ["#458", None])
+def test_a_margin_the_target_release_lacks_is_folded_into_train_size(tmp_path: Path, version: str | None) -> None:
+    # VeOmni@a11d28ca^ compute_train_steps: ceil(train_size / (16 x 1024 x eff)), eff = (4 x 1024 - 128) / (4 x 1024):
+    # 64 steps; from #458 (and in the nested layout) eff is 1, so 1,000,000 tokens would be 62 steps
+    path, config = _files(tmp_path, FLAT_457.replace("RMPAD", "false").replace("POS", "true"))
+    result = translate(path, "veomni", "veomni", model_config=config, target_version=version)
+    tokens = result.config["data"]["train_size"]
+    assert math.ceil(tokens / (16 * 1024)) == 64 and math.ceil(1_000_000 / (16 * 1024)) == 62
+    entry = result.report.by_source()["data.train_size"]
+    assert entry.status.value == "converted" and "re-sized from 1000000 for the same 64 steps" in entry.detail
+    assert "dyn_bsz_margin" not in result.config["train"]
+    out = tmp_path / "out.yaml"
+    out.write_text(result.dump())
+    assert "train_iters: 64\n" in translate(out, "veomni", "neox", model_config=config).dump()

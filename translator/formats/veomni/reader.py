@@ -211,5 +211,8 @@ def _build(
         "veomni", tree, list(files), texts, leaf_files, layout=chosen,
         notes={k: v for k, v in view_notes.items() if v}, aliases=aliases, origins=origins,
     )  # fmt: skip
+    margin = view.get("train.dyn_bsz_margin")
+    if isinstance(margin, int) and not isinstance(margin, bool) and margin:
+        source.meta["dyn_bsz_margin"] = margin  # a writer for a release without it re-sizes train_size
     attach_architecture(source, base, model_config)
     return source

@@ -6,6 +6,7 @@ that model.config_path points at, named after the output.
 
 from __future__ import annotations
 
+import math
 from typing import Any, Mapping
 
 from ...errors import NeoconvError
@@ -39,6 +40,7 @@ class VeomniWriter(Writer):
             rest["model.config_path"] = name
         if same:
             _migrate(rest, ctx.source_layout or "nested", layout, amend, extra, moved)
+            _fold_margin(rest, ctx.source_shape.get("dyn_bsz_margin"), _release_of(ctx.version, layout), amend)
         else:
             extra += _needed(rest, bool(hf))
         document = _lay_out(rest, layout, moved)
@@ -153,6 +155,28 @@ def _migrate(
         shown = "required" if target is None else repr(target)
         extra.append(ExtraEntry(view_key, Status.DEFAULTED,
                                 f"the {source_layout} layout's default {value!r} (not in the file) written: the {layout} layout's is {shown}"))  # fmt: skip
+
+
+def _fold_margin(leaves: dict[str, Any], margin: Any, release: str | None, amend: dict[str, tuple[Status, str]]) -> None:
+    """Before #458 a dynamic batch of a padding-free run was counted `dyn_bsz_margin` tokens short
+    (compute_train_steps' eff), so data.train_size gave more steps; for a release that has no margin,
+    train_size is re-sized to give the source's steps per epoch (the margin itself is named not written)."""
+    history = load_history("veomni")
+    if not margin or history is None or release not in history.position or history.reads("train.dyn_bsz_margin", release):
+        return
+    tokens, batch = leaves.get("data.train_size"), leaves.get("train.global_batch_size")
+    packed = leaves.get("train.dyn_bsz", True) and (leaves.get("train.rmpad", True) is not False or leaves.get("train.rmpad_with_pos_ids"))
+    if not packed or not isinstance(tokens, int) or not isinstance(batch, int):
+        return
+    from .schedule import VEOMNI_MAX_SEQ_LEN, veomni_tokens_for
+
+    seq = leaves.get("data.max_seq_len") or VEOMNI_MAX_SEQ_LEN
+    micro = (leaves.get("train.micro_batch_size") or 1) * seq
+    warmup = leaves.get("train.bsz_warmup_ratio") or 0.0
+    steps = math.ceil(int(tokens * (1 + warmup / 2)) / (batch * seq * (micro - margin) / micro))
+    leaves["data.train_size"] = veomni_tokens_for(steps, batch * seq, warmup)
+    amend["data.train_size"] = (Status.CONVERTED, f"re-sized from {tokens} for the same {steps} steps per epoch: VeOmni "
+                                f"{release} does not count each dynamic batch dyn_bsz_margin={margin} tokens short")  # fmt: skip
 
 
 def _needed(leaves: dict[str, Any], wrote_config: bool) -> list[ExtraEntry]:
