@@ -350,15 +350,36 @@ def hf_cell(veomni: Column | None) -> Column | None:
     return None
 
 
+def scoped_cell(nested: Column | None) -> Column | None:
+    """The `veomni/scoped` cell (PR #1090) a row's nested VeOmni cell implies: the same run, its YAML keys
+    where the scoped layout keeps them (mappings/veomni-layouts.yaml `scoped`), the config.json as is."""
+    from dataclasses import replace
+
+    from translator.formats.veomni.fields import fields
+    from translator.io import unflatten
+
+    def move(tree: dict[str, Any] | None) -> dict[str, Any] | None:
+        return unflatten({fields().to_scoped(k): v for k, v in flatten(tree).items()}) if tree else tree
+
+    if isinstance(nested, Cell):
+        return replace(nested, snippet=move(nested.snippet) or {}, writes=move(nested.writes))
+    if isinstance(nested, Lossy):
+        return replace(nested, snippet=move(nested.snippet) or {})
+    return nested
+
+
 def matrix(rows: list[Row]) -> tuple[Callable[..., None], Callable[..., None], Callable[..., None]]:
     """The module's tests over every row and every registered format: each row has a cell for every
     format; each Cell reads as the row's values; each Cell, written into every other column, gives
     that column's snippet (or the loss it names). A row without an `hf` cell takes the one its
-    VeOmni cell implies (hf_cell)."""
+    VeOmni cell implies (hf_cell), and one without a scoped VeOmni cell its nested one, moved (scoped_cell)."""
     for row in rows:
         derived = hf_cell(row.cells.get("veomni/nested")) if "hf" in COLUMNS and "hf" not in row.cells else None
         if derived is not None:
             row.cells = {**row.cells, "hf": derived}
+        scoped = scoped_cell(row.cells.get("veomni/nested")) if "veomni/scoped" in COLUMNS else None
+        if scoped is not None and "veomni/scoped" not in row.cells:
+            row.cells = {**row.cells, "veomni/scoped": scoped}
         stray = set(row.cells) - set(COLUMNS)
         assert not stray, f"row {row.name!r} has cells for unregistered formats {sorted(stray)}"
         assert any(isinstance(c, Cell) for c in row.cells.values()), f"row {row.name!r}: no format expresses it"

@@ -93,7 +93,7 @@ def test_shell_completion_of_commands_formats_fields_and_values(runner) -> None:
     assert _complete(runner, "neoconv neox2veomni x.yml --to-version #62") == ["#62", "#627"]
     assert sorted(_complete(runner, "neoconv batch neox2")) == sorted(f"neox2{d}" for d in FORMATS)
     assert _complete(runner, "neoconv validate x.yml --format cerebras --version 2.1") == ["2.1", "2.10", "2.10.0", "2.1.1", "2.1.0"]
-    assert _complete(runner, "neoconv batch neox2veomni src --layout ") == ["flat", "nested"]
+    assert _complete(runner, "neoconv batch neox2veomni src --layout ") == ["flat", "nested", "scoped"]
 
 
 def test_docs_check_needs_the_file_it_checks(runner) -> None:

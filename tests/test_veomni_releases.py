@@ -110,3 +110,86 @@ def test_a_target_release_before_538_is_written_in_the_flat_layout() -> None:
     assert "mixed_precision" not in mid.config["train"]["accelerator"].get("fsdp_config", {})
     new = translate(pythia, "neox", "veomni")
     assert new.config["train"]["accelerator"]["fsdp_config"]["mixed_precision"]["enable"] is True
+
+
+def test_a_pr_between_two_labels_is_the_release_in_force_once_it_was_merged() -> None:
+    # ByteDance-Seed/VeOmni first-parent history: #589 merged after #586 (the last argument change before it)
+    # and before #603 (the next one): a file for #589 is a #586 file
+    pythia = Path(__file__).parent.parent / "fixtures" / "inputs" / "neox" / "pythia-160m.yml"
+    result = translate(pythia, "neox", "veomni", target_version="#589")
+    assert result.report.target["version"] == "#586" and result.report.target["version_asked"] == "#589"
+    assert result.config["train"]["enable_mixed_precision"] is True  # #586 is in #538..#603: still flat
+    # a PR merged right after the flat layout's last change (#458) and before #538 writes the flat layout
+    flat = translate(pythia, "neox", "veomni", target_version="537")
+    assert flat.report.target["version"] == "#458" and flat.report.target["layout"] == "flat"
+    # a label itself is not reported as asked differently
+    assert "version_asked" not in translate(pythia, "neox", "veomni", target_version="#603").report.target
+
+
+@pytest.mark.parametrize("asked", ["#600", "#99999", "1.2"])
+def test_a_pr_that_was_never_merged_or_is_in_the_future_is_a_usage_error(asked: str) -> None:
+    from translator.errors import UsageError
+
+    pythia = Path(__file__).parent.parent / "fixtures" / "inputs" / "neox" / "pythia-160m.yml"
+    with pytest.raises(UsageError, match=r"not a VeOmni release.*known: fb1b0b2d, #22"):
+        translate(pythia, "neox", "veomni", target_version=asked)
+
+
+def test_a_neox_pr_or_day_between_labels_is_the_day_release_in_force() -> None:
+    # EleutherAI/gpt-neox: #1131 (f36aed7f, intermediate_size) merged on 2024-02-23, a label's day; a day
+    # between labels is the latest label at or before it
+    from translator.versions import resolve
+
+    assert resolve("neox", "#1131", "--to-version") == "2024-02-23"
+    assert resolve("neox", "1131", "--to-version") == "2024-02-23"
+    assert resolve("neox", "2024-03-01", "--to-version") == "2024-02-23"
+    from translator.errors import UsageError
+
+    with pytest.raises(UsageError, match="not a GPT-NeoX release"):
+        resolve("neox", "#99999", "--to-version")
+
+
+def test_a_flat_file_before_458_keeps_its_padding_free_mode_and_margin_for_its_release(tmp_path: Path) -> None:
+    path, config = _files(tmp_path, FLAT_457.replace("RMPAD", "false").replace("POS", "true"))
+    same = translate(path, "veomni", "veomni", model_config=config, target_version="#498")
+    train = same.config["train"]
+    assert (train["rmpad"], train["rmpad_with_pos_ids"], train["dyn_bsz_margin"], train["dyn_bsz_buffer_size"]) == \
+        (False, True, 128, 100)  # fmt: skip
+    assert {e.status.value for e in same.report.entries} == {"exact"}
+    # #458 removed them (ByteDance-Seed/VeOmni@a11d28ca): not written there, and said so
+    later = translate(path, "veomni", "veomni", model_config=config, target_version="#458")
+    assert not {"rmpad", "rmpad_with_pos_ids", "dyn_bsz_margin"} & set(later.config["train"])
+    assert later.config["data"]["dyn_bsz_buffer_size"] == 100
+    entries = later.report.by_source()
+    for key in ("train.rmpad", "train.rmpad_with_pos_ids", "train.dyn_bsz_margin"):
+        assert entries[key].status.value == "lossy" and "VeOmni #458 does not read" in entries[key].detail
+
+
+def test_packing_written_for_a_release_before_458_names_its_padding_free_mode_and_margin() -> None:
+    pythia = Path(__file__).parent.parent / "fixtures" / "inputs" / "neox" / "pythia-160m.yml"
+    sets = {"batch.packed": True, "train.steps": 1000}
+    old = translate(pythia, "neox", "veomni", target_version="#498", world_size=8, set_values=sets)
+    train = old.config["train"]
+    assert (train["dyn_bsz"], train["rmpad"], train["dyn_bsz_margin"]) == (True, True, 0)
+    # 1000 steps of 256 x 2048 tokens: ceil(train_size / (global_batch x max_seq_len)) with no margin
+    assert math.ceil(old.config["data"]["train_size"] / (256 * 2048)) == 1000
+    assert old.report.by_source()["--set batch.packed"].target_key == "train.dyn_bsz, train.rmpad"
+    new = translate(pythia, "neox", "veomni", target_version="#603", world_size=8, set_values=sets)
+    assert new.config["train"]["dyn_bsz"] is True
+    assert not {"rmpad", "dyn_bsz_margin"} & set(new.config["train"])
+
+
+@pytest.mark.parametrize("version", ["#458", None])
+def test_a_margin_the_target_release_lacks_is_folded_into_train_size(tmp_path: Path, version: str | None) -> None:
+    # VeOmni@a11d28ca^ compute_train_steps: ceil(train_size / (16 x 1024 x eff)), eff = (4 x 1024 - 128) / (4 x 1024):
+    # 64 steps; from #458 (and in the nested layout) eff is 1, so 1,000,000 tokens would be 62 steps
+    path, config = _files(tmp_path, FLAT_457.replace("RMPAD", "false").replace("POS", "true"))
+    result = translate(path, "veomni", "veomni", model_config=config, target_version=version)
+    tokens = result.config["data"]["train_size"]
+    assert math.ceil(tokens / (16 * 1024)) == 64 and math.ceil(1_000_000 / (16 * 1024)) == 62
+    entry = result.report.by_source()["data.train_size"]
+    assert entry.status.value == "converted" and "re-sized from 1000000 for the same 64 steps" in entry.detail
+    assert "dyn_bsz_margin" not in result.config["train"]
+    out = tmp_path / "out.yaml"
+    out.write_text(result.dump())
+    assert "train_iters: 64\n" in translate(out, "veomni", "neox", model_config=config).dump()

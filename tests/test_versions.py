@@ -37,7 +37,7 @@ def test_labels_users_know(fmt: str, name: str, label: str) -> None:
 @pytest.mark.parametrize("fmt, name, hint", [
     ("neox", "configs_readme", "did you mean configs-readme?"),
     ("cerebras", "3.1", "known: 1.6.0, 1.6.1"),
-    ("veomni", "#999", "; also HEAD"),
+    ("veomni", "#99999", "; also HEAD"),  # no such PR was merged (#999 was: it reads as the release then)
 ])  # fmt: skip
 def test_an_unknown_label_is_a_usage_error_listing_the_valid_ones(fmt: str, name: str, hint: str) -> None:
     with pytest.raises(UsageError) as caught:

@@ -32,6 +32,7 @@ from history_common import (
     document,
     fold,
     iter_classes,
+    merged_prs,
     mirror_path,
     render,
     type_text,
@@ -179,6 +180,7 @@ def build(git: Git) -> dict:
         before = [c for c in order if position[c] <= position[target]]
         aliases[tag] = label_of_commit[before[-1]]
     records = fold(releases, snapshots)
+    merged_prs(git, releases, START, pin, by_date=True)
     comment = [
         "NeoX: keys are NeoXArgs dataclass fields (megatron/neox_arguments/*.py); a YAML key may use '-' for '_'.",
         "A release is a day on which the argument set, a type or a default changed (label = date, rev = last commit",

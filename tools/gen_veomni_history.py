@@ -23,11 +23,13 @@ from history_common import (
     AstCache,
     Change,
     Git,
+    KeyInfo,
     Release,
     Rename,
     Snapshot,
     document,
     fold,
+    merged_prs,
     mirror_path,
     render,
     write_or_check,
@@ -129,6 +131,50 @@ CHANGES = (
 )
 
 
+# PR #1090 (BREAKING, merged after PIN: not in the mirror) makes accelerator and optimizer model-scoped.
+# Read from VeOmni's own sources at a commit with that layout (stored copies, not the mirror):
+# ByteDance-Seed/VeOmni@4c0964cd:veomni/arguments/arguments_types.py (AcceleratorConfig under ModelRuntimeArguments,
+# init_device / broadcast_model_weights_from_rank0 / ep_sharded_stream_load / gradient_checkpointing / torch_compile /
+# chunk_mbs_config fields of AcceleratorConfig) and the parser's table of moved keys
+# (ByteDance-Seed/VeOmni@0196ddbe:veomni/arguments/parser.py `_RELOCATED_KEYS`, which also makes every key a
+# dataclass does not declare an error). The release is PIN's fields moved by this table (old prefix -> new).
+SCOPED = "#1090"
+SCOPED_SRC = "ByteDance-Seed/VeOmni@4c0964cd:veomni/arguments/arguments_types.py (PR #1090)"
+SCOPED_MOVES = {
+    "train.accelerator": "model.accelerator",
+    "train.optimizer": "model.optimizer",
+    "train.init_device": "model.accelerator.init_device",
+    "train.broadcast_model_weights_from_rank0": "model.accelerator.broadcast_model_weights_from_rank0",
+    "train.ep_sharded_stream_load": "model.accelerator.ep_sharded_stream_load",
+    "train.gradient_checkpointing": "model.accelerator.gradient_checkpointing",
+    "train.torch_compile": "model.accelerator.torch_compile",
+    "train.chunk_mbs_config": "model.accelerator.chunk_mbs_config",
+}
+NOTES[SCOPED] = ("BREAKING (after the pinned mirror): train.accelerator / train.optimizer move to model.*, six knobs "
+                 "onto model.accelerator; unknown keys become errors")
+
+
+def scoped_key(key: str) -> str:
+    for old, new in SCOPED_MOVES.items():
+        if key == old or key.startswith(old + "."):
+            return new + key[len(old):]
+    return key
+
+
+def scoped_release(last: Snapshot) -> tuple[Release, Snapshot, list[Rename]]:
+    """PR #1090's release: the last snapshot with SCOPED_MOVES applied (no commit in the mirror)."""
+    snap: Snapshot = {}
+    renames: list[Rename] = []
+    for key, info in last.items():
+        new = scoped_key(key)
+        if new != key and key.split(".")[1] not in ("accelerator", "optimizer"):  # a knob now on AcceleratorConfig
+            info = KeyInfo(info.type, info.default, {**info.extra, "group": "AcceleratorConfig"})
+        snap[new] = info
+        if new != key:
+            renames.append(Rename(key, new, SCOPED, SCOPED_SRC, "model-scoped layout (#1090)"))
+    return Release(SCOPED, "", "", NOTES[SCOPED], prs=(1090,)), snap, renames
+
+
 def pr_label(subject: str, commit: str) -> str:
     match = re.search(r"\(#(\d+)\)\s*$", subject)
     return f"#{match.group(1)}" if match else commit[:8]
@@ -166,6 +212,9 @@ def build(git: Git) -> dict:
         before = [label for c, label in commits if position[c] <= position[target]]
         if before:
             aliases[tag] = before[-1]
+    merged_prs(git, releases, None, pin)
+    release, snapshots[SCOPED], scoped_renames = scoped_release(snapshots[releases[-1].label])
+    releases.append(release)  # after "current": the tables are written for the pinned (nested) layout
     records = fold(releases, snapshots)
     comment = [
         "VeOmni: keys are the leaf fields of the argument dataclasses under model / data / train (nested dataclass",
@@ -173,7 +222,8 @@ def build(git: Git) -> dict:
         "group: the dataclass declaring the field; trainers: the trainer/task files whose subclasses add the key",
         "(valid only with them). VeOmni ignores YAML keys it does not know.",
     ]
-    return document("veomni", REPO, "tools/gen_veomni_history.py", comment, releases, aliases, records, RENAMES, CHANGES,
+    return document("veomni", REPO, "tools/gen_veomni_history.py", comment, releases, aliases, records,
+                    (*RENAMES, *scoped_renames), CHANGES,
                     extra={"pin": pin[:10]})
 
 

@@ -20,6 +20,7 @@ import ast
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -266,12 +267,43 @@ class Release:
     rev: str  # full commit id
     date: str
     note: str | None = None
+    prs: tuple[int, ...] = ()  # the pull requests merged while this release was the newest (first parent)
 
     def as_json(self) -> dict[str, JSON]:
         out: dict[str, JSON] = {"label": self.label, "rev": self.rev[:10], "date": self.date}
         if self.note:
             out["note"] = self.note
+        if self.prs:
+            out["prs"] = list(self.prs)
         return out
+
+
+_PR = re.compile(r"\(#(\d+)\)\s*$|^Merge pull request #(\d+) ")
+
+
+def merged_prs(git: "Git", releases: Sequence[Release], start: str | None, pin: str, *, by_date: bool = False) -> None:
+    """Give each release the PR numbers merged (first-parent history of main, squash "(#N)" or "Merge
+    pull request #N" subjects) from its commit up to the next release's, so a user can name any PR
+    and get the release in force once it was merged. `by_date`: releases are days (labels are dates),
+    a PR belongs to the last release dated at or before its merge day. PRs merged before the first
+    release get none."""
+    span = f"{start}^..{pin}" if start else pin
+    log = git.run("log", "--first-parent", "--reverse", "--date=format-local:%Y-%m-%d", "--format=%H %cd %s", span)
+    starts = {r.rev: i for i, r in enumerate(releases)}
+    found: list[list[int]] = [[] for _ in releases]
+    at = -1
+    for line in log.splitlines():
+        commit, date, subject = (line.split(" ", 2) + [""])[:3]
+        if by_date:
+            while at + 1 < len(releases) and releases[at + 1].date <= date:
+                at += 1
+        else:
+            at = starts.get(commit, at)
+        match = _PR.search(subject)
+        if match and at >= 0:
+            found[at].append(int(match.group(1) or match.group(2)))
+    for release, numbers in zip(releases, found):
+        release.prs = tuple(sorted(set(numbers)))
 
 
 @dataclass

@@ -22,7 +22,7 @@ from .schema import release_index
 from .source import Source
 from .families import collapse, set_family_aside, withhold_defaults
 from .spellings import downgrade, upgrade
-from .versions import layout_of, resolve, retire, settle
+from .versions import layout_of, layout_release, resolve, retire, settle
 
 __all__ = ["ConfigInput", "Translation", "check_options", "dump", "load", "parse_set", "read_ir", "translate"]
 
@@ -221,7 +221,7 @@ def translate(config: ConfigInput, src: str, dst: str, **options: Any) -> Transl
     ingested, src, read_as = _read_run(config, src, options)
     _refuse_unsupported_family(ingested, src, dst)
     table = load_table(dst).for_layout(layout)
-    version = asked or table.versions[0]
+    version = asked or layout_release(dst, options.get("layout")) or table.versions[0]
     writer = dst_spec.load_writer()
     # a writer that restructures a layout says which leaves have no place in it (same-format)
     unplaceable = writer.unplaceable
@@ -263,6 +263,8 @@ def translate(config: ConfigInput, src: str, dst: str, **options: Any) -> Transl
     if source.meta.get("unsupported_family"):  # its architecture is carried (same format) or dropped, not read
         report.source["unsupported_family"] = source.meta["unsupported_family"]["family"]
     report.target = {"format": dst, "layout": layout, "version": version, "model_family": family}
+    if asked is not None and str(options["target_version"]).strip() != asked:
+        report.target["version_asked"] = str(options["target_version"]).strip()  # a PR, date or alias: its release
     if any(e.status is Status.MISSING for e in report.entries):
         # YAML outputs show what is left as `# MISSING:` lines; JSON has no comments: the report alone says it
         report.target["missing_marked"] = dst_spec.syntax == "yaml"

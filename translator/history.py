@@ -33,7 +33,9 @@ class History:
     def __init__(self, fmt: str, data: dict[str, Any]) -> None:
         self.format = fmt
         self.labels: tuple[str, ...] = tuple(r["label"] for r in data["releases"])
-        self.dates: dict[str, str] = {r["label"]: str(r.get("date", "")) for r in data["releases"]}
+        self.dates: dict[str, str] = {r["label"]: str(r["date"]) for r in data["releases"] if r.get("date")}
+        # PR number -> the release in force once it was merged (first-parent history of main)
+        self.pr_release: dict[int, str] = {n: r["label"] for r in data["releases"] for n in r.get("prs", ())}
         self.aliases: dict[str, str] = dict(data.get("aliases") or {})
         self.keys: dict[str, dict[str, Any]] = data["keys"]
         self.renames: tuple[Rename, ...] = tuple(
@@ -47,7 +49,9 @@ class History:
 
     @property
     def newest(self) -> str:
-        return self.labels[-1]
+        """The release the tables are written for: `current` (VeOmni's #1090 comes after it, from outside
+        the pinned mirror), else the last label."""
+        return self.aliases.get("current", self.labels[-1])
 
     @property
     def every(self) -> int:

@@ -81,7 +81,12 @@ def table_releases(
         if history is None or old not in history.keys:
             raise MappingTableError(f"{table}: renamed: {old!r} is not a key of any release in the key history")
     facts = ReleaseFacts(aliases, tuple(raw.get("release_neutral") or ()), renamed, tuple(raw.get("watch_absent") or ()))
-    return {"versions": tuple(reversed(labels)), "releases": facts}
+    ordered = tuple(reversed(labels))
+    current = history.aliases.get(CURRENT) if history else None
+    if current in ordered and current != ordered[0]:
+        # a release after `current` (VeOmni's #1090, known from outside the pinned mirror) is written only when asked
+        ordered = (current, *(label for label in ordered if label != current))
+    return {"versions": ordered, "releases": facts}
 
 
 def _alike(value: Any, default: Any) -> bool:

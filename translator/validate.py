@@ -139,8 +139,10 @@ def validate_file(
         for keys, reason in _relations(ingested):
             add(as_written(keys[0]) if keys else None, reason)
     for key in sorted(unknown):
-        if keys_of is not None and keys_of.reads_within(spec.spell(key), release, exact=True):
-            problems.pop(key, None)  # the release's code reads it (an old key, with --version)
+        if keys_of is not None and (keys_of.reads_within(spec.spell(key), release, exact=True) or key in keys_of.blocks):
+            # the release's code reads it (an old key, with --version), or a block of keys some release reads
+            # (VeOmni's model.accelerator from #1090): the release check below speaks of its leaves
+            problems.pop(key, None)
         elif key not in problems and not any(k.startswith(key + ".") for k in unknown):
             add(key, f"not a {table.title} parameter")  # a block the schema does not know: its leaves say more
     if keys_of is not None and version:  # the histories say what a release's code reads; only asked for

@@ -57,7 +57,7 @@ class Versions:
         if history is None:
             aliases.pop(CURRENT, None)
         self.aliases = aliases
-        self.newest = self.labels[-1]
+        self.newest = history.newest if history else self.labels[-1]
 
     def names(self) -> list[str]:
         return [*self.labels, *self.aliases]
@@ -82,6 +82,10 @@ class Versions:
         for variant in (name[1:] if name[:1] in "vV" else None, f"#{name}" if name.isdigit() else None):
             if variant and (variant in self.labels or variant in self.aliases):
                 return self.aliases.get(variant, variant)
+        number = name[1:] if name[:1] == "#" else name
+        if self.history is not None and number.isdigit() and int(number) in self.history.pr_release:
+            # any merged PR: the release in force once it was merged (the newest label at or before it)
+            return self.history.pr_release[int(number)]
         if self.history is not None and _DATE.match(name):
             # a day between two labels: the release that was current that day
             dated = [label for label in self.labels if self.history.dates.get(label, "9") <= name]
@@ -94,7 +98,8 @@ class Versions:
     def _listing(self) -> str:
         labels = ", ".join(self.labels)
         aliases = ", ".join(f"{a} (= {t})" if a != t else a for a, t in self.aliases.items())
-        return labels + (f"; also {aliases}" if aliases else "")
+        more = "; or any merged PR (#N) or day (YYYY-MM-DD): the release in force then" if self.history and self.history.pr_release else ""
+        return labels + (f"; also {aliases}" if aliases else "") + more
 
     def before(self, label: str, other: str) -> bool:
         """`label` is an older release than `other` (both labels)."""
@@ -124,6 +129,16 @@ def layout_of(fmt: str, layouts: tuple[str, ...], label: str | None) -> str | No
     at = known.labels.index(label)
     fitting = [name for name, end in ends.items() if end in known.labels and known.labels.index(end) >= at]
     return min(fitting, key=lambda name: known.labels.index(ends[name])) if fitting else None
+
+
+def layout_release(fmt: str, layout: str | None) -> str | None:
+    """The last release of a layout, when the table names layouts as releases (VeOmni: flat is #458,
+    scoped #1090): what `--layout` alone targets. None otherwise."""
+    if layout is None:
+        return None
+    known = versions(fmt)
+    found = known.aliases.get(layout)
+    return found if found in known.labels else None
 
 
 # ---- which release a file is ------------------------------------------------------------------------

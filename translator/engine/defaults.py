@@ -20,6 +20,8 @@ def defaulted_entry(ingested: Ingested, table: Table, rule: Rule, present: list[
     src_title = ingested.table.title if ingested.table else (ingested.source.format if ingested.source else "?")
     src_rules = ingested.table.rules_for_field(present[0]) if ingested.table else []
     src_key = src_rules[0].key if src_rules and src_rules[0].key else None
+    if src_key is not None and ingested.source is not None:  # as the file's layout spells it (VeOmni #1090)
+        src_key = ingested.source.aliases.get(src_key, src_key)
     documented = {k: d for k in written if (d := key_default(rule, k, version)) is not UNDOCUMENTED}
     # "the target's default is X" speaks of the field: only a one-key transform turns the key's
     # default into the field's (an inverted flag's false is the field's true); otherwise name the key

@@ -12,7 +12,7 @@ from ...schema import load_schema
 from ...yamlread import load as load_yaml
 from ..hf import model_types as hf_config
 
-LAYOUTS = ("nested", "flat")
+LAYOUTS = ("nested", "flat")  # the schema's x-layouts; `scoped` (PR #1090) is the nested view moved (SCOPED)
 SECTIONS = ("model", "data", "train")
 HF = hf_config.PREFIX.rstrip(".")  # where the view keeps the config.json's keys
 CONFIG_JSON = "config.json"
@@ -24,6 +24,7 @@ class Fields:
     renames: dict[str, str]  # flat key -> nested key
     back: dict[str, str]  # nested key -> flat key
     carry_defaults: tuple[str, ...]
+    scoped: tuple[tuple[str, str], ...] = ()  # nested key or block -> its place in the scoped layout (#1090)
     open_blocks: dict[str, str | None] = field(default_factory=dict)  # path -> open_block(path)
 
     def node(self, path: str) -> dict[str, Any] | None:
@@ -58,6 +59,29 @@ class Fields:
             return ("flat",) if scalar is not None and not isinstance(value, dict) else ()
         return tuple(node.get("x-layouts", LAYOUTS))
 
+    def to_scoped(self, key: str) -> str:
+        """A nested-view key -> where the scoped layout (PR #1090) keeps it."""
+        for old, new in self.scoped:
+            if key == old or key.startswith(old + "."):
+                return new + key[len(old):]
+        return key
+
+    def from_scoped(self, key: str) -> str:
+        """A scoped-layout key -> the nested view (the six knobs before the accelerator block they sit in)."""
+        for old, new in sorted(self.scoped, key=lambda pair: -len(pair[1])):
+            if key == new or key.startswith(new + "."):
+                return old + key[len(new):]
+        return key
+
+    def is_scoped(self, key: str) -> bool:
+        """A key only the scoped layout has (under model.accelerator / model.optimizer)."""
+        return any(key == new or key.startswith(new + ".") for _, new in self.scoped)
+
+    def moved_by_scoped(self, key: str) -> str | None:
+        """For a nested key that PR #1090 moved: its new place (None: not moved)."""
+        new = self.to_scoped(key)
+        return new if new != key else None
+
     def default(self, path: str, layout: str) -> Any:
         node = self.nodes.get(path, {})
         if layout == "flat" and "x-flat-default" in node:
@@ -83,7 +107,8 @@ def fields() -> Fields:
     walk(load_schema("veomni")["properties"], "")
     raw = load_yaml((data_dir("mappings") / "veomni-layouts.yaml").read_text(encoding="utf-8"))
     renames = dict(raw["renames"])
-    return Fields(nodes, renames, {v: k for k, v in renames.items()}, tuple(raw.get("carry_defaults", ())))
+    scoped = tuple((str(k), str(v)) for k, v in (raw.get("scoped") or {}).items())
+    return Fields(nodes, renames, {v: k for k, v in renames.items()}, tuple(raw.get("carry_defaults", ())), scoped)
 
 
 @lru_cache(maxsize=None)

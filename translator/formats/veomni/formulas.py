@@ -10,6 +10,7 @@ from typing import Any
 from ...batch_split import ranks, split
 from ...formula import Approx, Missing, Unexpressible, formula
 from ...formulas_common import ranks_differ
+from ...history import older
 from . import schedule  # noqa: F401  (registers veomni.lr_schedule, veomni.train_steps, ...)
 
 
@@ -41,7 +42,10 @@ class VeomniPacked:
         return bool(train_dyn_bsz) and (train_rmpad is not False or bool(train_rmpad_with_pos_ids))
 
     @staticmethod
-    def write(value: bool) -> dict[str, Any]:
+    def write(value: bool, version: str = "") -> dict[str, Any]:
+        if value and older("veomni", version, "#458"):
+            # before #458 dyn_bsz packs only with a padding-free mode: rmpad (cu_seqlens, its default) said
+            return {"train_dyn_bsz": True, "train_rmpad": True}
         return {"train_dyn_bsz": value}
 
 

@@ -6,8 +6,9 @@ options (one or more `--train.optimizer.lr 1e-4` per line; bools take yes/true/1
 lists take several values). Keys may be nested or dotted (`train.lr: 1e-4`) in the YAML; the same
 field written both ways with different values is an error naming both spellings. (VeOmni itself
 only honours dotted keys on the command line: a dotted key in a YAML file is a key it ignores, which
-the report says.) The layout is told by the keys: `flat` (before PR #538: train.lr, train.output_dir)
-or `nested` (train.optimizer.lr, train.checkpoint.output_dir); a flat file is read into the nested view
+the report says.) The layout is told by the keys: `flat` (before PR #538: train.lr, train.output_dir),
+`nested` (train.optimizer.lr, train.checkpoint.output_dir) or `scoped` (PR #1090: model.optimizer.lr,
+model.accelerator.*); a flat or scoped file is read into the nested view
 mappings/veomni.yaml is written in, and Source.aliases keep the keys as the user wrote them. The
 model architecture comes from the HuggingFace config.json at model.config_path (else
 model.model_path), relative to the YAML, or the file given as `--model-config`; it is read under
@@ -38,25 +39,43 @@ DOTTED_NOTE = (
 
 
 def _layout_of(leaves: dict[str, Any]) -> str | None:
-    """flat / nested from keys only one layout has; None when the keys do not tell. A flat key that
-    nested releases still read (train.enable_mixed_precision, #538..#603) tells nothing."""
+    """flat / nested / scoped from keys only one layout has; None when the keys do not tell. A flat key
+    that nested releases still read (train.enable_mixed_precision, #538..#603) tells nothing; a key under
+    model.accelerator or model.optimizer is the scoped layout (PR #1090), which refuses the old paths."""
     spec = fields()
-    flat = nested = None
+    flat = nested = moved = None
+    scoped = next((leaf for leaf in leaves if spec.is_scoped(leaf)), None)
     for leaf, value in leaves.items():
+        if scoped is not None and spec.is_scoped(leaf):
+            continue
         found = spec.layouts_of(leaf, value)
+        if scoped is not None and moved is None and spec.moved_by_scoped(leaf) and found != ("flat",):
+            moved = leaf
         if found == ("flat",) and _nested_releases_read(leaf):
             continue
         if found == ("flat",):
             flat = flat or leaf
         elif found == ("nested",):
             nested = nested or leaf
+    if scoped is not None and moved is not None:
+        raise InputError(
+            f"{moved} has moved to {spec.to_scoped(moved)}: the file also has {scoped}, the model-scoped layout "
+            "of VeOmni PR #1090, which refuses the old path; write the file in one layout",
+            key=moved,
+        )  # fmt: skip
+    if scoped is not None and flat:
+        raise InputError(
+            f"mixes the flat layout ({flat}) with the model-scoped one ({scoped}); VeOmni reads one of them: "
+            "write the file in one layout",
+            key=flat,
+        )  # fmt: skip
     if flat and nested:
         raise InputError(
             f"mixes the flat layout ({flat}) with the nested one ({nested}); VeOmni reads one of them "
             "(PR #538 moved the keys): write the file in one layout",
             key=nested,
         )  # fmt: skip
-    return "flat" if flat else "nested" if nested else None
+    return "scoped" if scoped else "flat" if flat else "nested" if nested else None
 
 
 NESTED_SINCE = "#538"  # the PR that moved the keys (mappings/veomni-layouts.yaml)
@@ -71,9 +90,11 @@ def _nested_releases_read(leaf: str) -> bool:
 
 def _to_view(leaf: str, value: Any, layout: str) -> str:
     """A key as written -> the nested view mappings/veomni.yaml is keyed on."""
+    spec = fields()
+    if layout == "scoped":
+        return spec.from_scoped(leaf)
     if layout != "flat":
         return leaf
-    spec = fields()
     if leaf == "train.optimizer" and not isinstance(value, dict):
         return spec.renames["train.optimizer"]
     return spec.renames.get(leaf, leaf)
@@ -178,11 +199,20 @@ def _build(
                 view_notes[key] = f"{note}; {merged}" if note and merged else note or merged
         elif leaf in notes:
             view_notes[key] = notes[leaf]
+    if chosen == "scoped":  # a key the file lacks (a default the report names) is named where this layout has it
+        spec = fields()
+        for key in spec.nodes:
+            moved = spec.moved_by_scoped(key)
+            if moved is not None:
+                aliases.setdefault(key, moved)
     tree = unflatten(view)
     leaf_files = {k: base for k in tree}
     source = VeomniSource(
         "veomni", tree, list(files), texts, leaf_files, layout=chosen,
         notes={k: v for k, v in view_notes.items() if v}, aliases=aliases, origins=origins,
     )  # fmt: skip
+    margin = view.get("train.dyn_bsz_margin")
+    if isinstance(margin, int) and not isinstance(margin, bool) and margin:
+        source.meta["dyn_bsz_margin"] = margin  # a writer for a release without it re-sizes train_size
     attach_architecture(source, base, model_config)
     return source

@@ -159,7 +159,7 @@ class VeomniTrainSteps:
 
     @staticmethod
     def write(value: int, global_batch: int | None, seq_length: int | None, warmup_ratio: float | None,
-              epochs: int | None, packed: bool | None) -> Any:  # fmt: skip
+              epochs: int | None, packed: bool | None, version: str = "") -> Any:  # fmt: skip
         if not global_batch:
             raise Unexpressible("VeOmni counts steps from data.train_size tokens / (global_batch_size x max_seq_len): "
                                 "give the global batch")  # fmt: skip
@@ -167,7 +167,9 @@ class VeomniTrainSteps:
         # train_size is sized for that, so VeOmni's own step count is still the source's
         per_epoch, rest = divmod(value, epochs or 1)
         tokens = veomni_tokens_for(per_epoch, global_batch * (seq_length or VEOMNI_MAX_SEQ_LEN), warmup_ratio or 0.0)
-        out = {"data_train_size": tokens}
+        out: dict[str, Any] = {"data_train_size": tokens}
+        if packed is not False and older("veomni", version, "#458"):
+            out["train_dyn_bsz_margin"] = 0  # before #458 the margin shrinks each batch: train_size is sized for none
         if rest:
             return Approx(out, f"{value} steps are not a whole number of steps per epoch over {epochs} epochs")
         if packed is False:

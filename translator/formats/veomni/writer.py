@@ -6,6 +6,7 @@ that model.config_path points at, named after the output.
 
 from __future__ import annotations
 
+import math
 from typing import Any, Mapping
 
 from ...errors import NeoconvError
@@ -39,10 +40,11 @@ class VeomniWriter(Writer):
             rest["model.config_path"] = name
         if same:
             _migrate(rest, ctx.source_layout or "nested", layout, amend, extra, moved)
+            _fold_margin(rest, ctx.source_shape.get("dyn_bsz_margin"), _release_of(ctx.version, layout), amend)
         else:
             extra += _needed(rest, bool(hf))
         document = _lay_out(rest, layout, moved)
-        _unread_by_release(document, ctx.version, moved, amend)
+        _unread_by_release(document, _release_of(ctx.version, layout), moved, amend)
         header = self.header(document, ctx)
         if config:
             header.append(f"# The architecture is the HF config {name} written beside this file (model_type "
@@ -58,7 +60,7 @@ class VeomniWriter(Writer):
 
     def header(self, document: dict[str, Any], ctx: WriteContext) -> list[str]:
         layout = ctx.layout or "nested"
-        era = "VeOmni since PR #538" if layout == "nested" else "VeOmni before PR #538"
+        era = {"nested": "VeOmni since PR #538", "scoped": "VeOmni since PR #1090"}.get(layout, "VeOmni before PR #538")
         return [f"# VeOmni config ({layout} layout, {era}) written by neoconv" + (f" from {ctx.sources}" if ctx.sources else "")]
 
     def serialise(self, document: dict[str, Any]) -> str:
@@ -73,7 +75,8 @@ class VeomniWriter(Writer):
             return None  # the writer folds it into fsdp_mode (FSDP1 -> FSDP2)
         spec = fields()
         key = spec.back.get(leaf, leaf) if layout == "flat" else leaf
-        found = spec.layouts_of(key)
+        layout = "nested" if layout == "scoped" else layout  # the nested view, moved (PR #1090)
+        found = spec.layouts_of(key) or _history_layouts(key)
         if not found:
             return "not a VeOmni field (VeOmni's parser would ignore it): not written"
         if layout in found:
@@ -84,6 +87,20 @@ class VeomniWriter(Writer):
 
 
 WRITER = VeomniWriter()
+
+
+def _history_layouts(key: str) -> tuple[str, ...]:
+    """The layouts whose releases read a key the two schema commits lack (train.rmpad, dyn_bsz_margin:
+    flat releases before #458): the writer leaves it out for a target release that does not read it."""
+    history = load_history("veomni")
+    if history is None or key not in history.keys:
+        return ()
+    mask = history.mask(key)
+    from ...versions import versions  # the table names the flat layout's last release (version_aliases)
+
+    last_flat = history.position.get(versions("veomni").aliases.get("flat", ""), -1)
+    flat_mask = (1 << (last_flat + 1)) - 1 if last_flat >= 0 else 0
+    return tuple(name for name, bits in (("nested", history.every & ~flat_mask), ("flat", flat_mask)) if mask & bits)
 
 
 def config_name(output: str | None) -> str:
@@ -107,10 +124,11 @@ def _migrate(
     spec = fields()
     mode_key = spec.renames["train.data_parallel_mode"]
     full_shard = leaves.pop("train.enable_full_shard", None)
-    if layout == "nested" and full_shard is not None:
+    nested = layout in ("nested", "scoped")  # scoped (PR #1090) is the nested view, moved
+    if nested and full_shard is not None:
         moved["train.enable_full_shard"] = mode_key
         amend["train.enable_full_shard"] = (Status.CONVERTED, "FSDP1's sharding switch: folded into fsdp_mode")
-    if layout == "nested" and leaves.get(mode_key) == "fsdp1":
+    if nested and leaves.get(mode_key) == "fsdp1":
         shard = full_shard is not False
         leaves[mode_key] = "fsdp2" if shard else "ddp"
         device = "meta" if shard else "cuda"
@@ -123,8 +141,8 @@ def _migrate(
             else:
                 extra.append(ExtraEntry("train.init_device", Status.CONVERTED, f"{device}: what {leaves[mode_key]} needs"))
             leaves["train.init_device"] = device
-    if source_layout == layout:
-        return
+    if source_layout == layout or {source_layout, layout} == {"nested", "scoped"}:
+        return  # the same fields and defaults, placed differently
     for flat_key in spec.carry_defaults:
         view_key = spec.renames.get(flat_key, flat_key)
         if view_key in leaves:
@@ -137,6 +155,28 @@ def _migrate(
         shown = "required" if target is None else repr(target)
         extra.append(ExtraEntry(view_key, Status.DEFAULTED,
                                 f"the {source_layout} layout's default {value!r} (not in the file) written: the {layout} layout's is {shown}"))  # fmt: skip
+
+
+def _fold_margin(leaves: dict[str, Any], margin: Any, release: str | None, amend: dict[str, tuple[Status, str]]) -> None:
+    """Before #458 a dynamic batch of a padding-free run was counted `dyn_bsz_margin` tokens short
+    (compute_train_steps' eff), so data.train_size gave more steps; for a release that has no margin,
+    train_size is re-sized to give the source's steps per epoch (the margin itself is named not written)."""
+    history = load_history("veomni")
+    if not margin or history is None or release not in history.position or history.reads("train.dyn_bsz_margin", release):
+        return
+    tokens, batch = leaves.get("data.train_size"), leaves.get("train.global_batch_size")
+    packed = leaves.get("train.dyn_bsz", True) and (leaves.get("train.rmpad", True) is not False or leaves.get("train.rmpad_with_pos_ids"))
+    if not packed or not isinstance(tokens, int) or not isinstance(batch, int):
+        return
+    from .schedule import VEOMNI_MAX_SEQ_LEN, veomni_tokens_for
+
+    seq = leaves.get("data.max_seq_len") or VEOMNI_MAX_SEQ_LEN
+    micro = (leaves.get("train.micro_batch_size") or 1) * seq
+    warmup = leaves.get("train.bsz_warmup_ratio") or 0.0
+    steps = math.ceil(int(tokens * (1 + warmup / 2)) / (batch * seq * (micro - margin) / micro))
+    leaves["data.train_size"] = veomni_tokens_for(steps, batch * seq, warmup)
+    amend["data.train_size"] = (Status.CONVERTED, f"re-sized from {tokens} for the same {steps} steps per epoch: VeOmni "
+                                f"{release} does not count each dynamic batch dyn_bsz_margin={margin} tokens short")  # fmt: skip
 
 
 def _needed(leaves: dict[str, Any], wrote_config: bool) -> list[ExtraEntry]:
@@ -154,6 +194,18 @@ def _needed(leaves: dict[str, Any], wrote_config: bool) -> list[ExtraEntry]:
                     "VeOmni loads the tokenizer from model.tokenizer_path, else model.config_path (the written "
                     "config.json, which holds none): add the HF tokenizer folder or hub id"))  # fmt: skip
     return out
+
+
+def _release_of(version: str | None, layout: str) -> str | None:
+    """The release a document is checked against: the one asked for, else (the current release, the
+    default) the last release of its layout: a flat file without --to-version is for #458, the last
+    flat release, which does not read the keys #458 removed (train.rmpad ...)."""
+    from ...versions import versions
+
+    known = versions("veomni")
+    if version is not None and version != known.newest:
+        return version
+    return known.aliases.get(layout, version)
 
 
 def _unread_by_release(document: dict[str, Any], version: str | None, moved: dict[str, str],
@@ -194,13 +246,16 @@ def _lay_out(leaves: dict[str, Any], layout: str, moved: dict[str, str]) -> dict
         target = key
         if layout == "flat":
             target = "train.optimizer" if key == spec.renames["train.optimizer"] else spec.back.get(key, key)
-            if target != key:
-                moved[key] = target
+        elif layout == "scoped":
+            target = spec.to_scoped(key)
+        if target != key:
+            moved[key] = target
         out[target] = value
     older = set(load_table("veomni").releases.renamed)  # an older release's spelling (spellings.downgrade)
+    checked = "nested" if layout == "scoped" else layout
     for key, value in out.items():
-        placed = spec.layouts_of(key, value)
-        if placed and layout not in placed and key not in older:
+        placed = spec.layouts_of(spec.from_scoped(key) if layout == "scoped" else key, value)
+        if placed and checked not in placed and key not in older:
             raise NeoconvError(f"internal error: {key} is not a field of the {layout} layout (mappings/veomni.yaml)")
     tree = unflatten(out)
     ordered = {section: tree.pop(section) for section in SECTIONS if section in tree}
