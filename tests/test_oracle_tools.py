@@ -185,3 +185,21 @@ def test_stand_ins_are_given_only_for_what_a_report_lists_as_missing(tmp_path: P
 def test_legacy_model_names_come_from_the_model_zoo_folder() -> None:
     assert tool.cerebras_model_name("cerebras-legacy/gpt3/Cerebras_GPT/111m.yaml") == "gpt3"
     assert tool.cerebras_model_name("cerebras-legacy/bert/fine_tuning/classifier/x.yaml") == "bert/classifier"
+
+
+def test_trainer_layout_missing_keys_get_the_legacy_stand_ins(tmp_path: Path) -> None:
+    assert tool.legacy_key("trainer.init.model.name") == "model.name"
+    assert tool.legacy_key("trainer.fit.train_dataloader.data_processor") == "train_input.data_processor"
+    assert tool.legacy_key("trainer.init.loop.max_steps") == "runconfig.max_steps"
+    assert tool.legacy_key("trainer.init.optimizer.optimizer_type") == "optimizer.optimizer_type"
+    standins = tool.Standins(tmp_path)
+    path = tmp_path / "ds.json"
+    path.write_text(json.dumps({"train_batch_size": 32, "train_micro_batch_size_per_gpu": 4}))
+    src = tool.Source("deepspeed/ds.json", path, "deepspeed", None, "deepspeed", "deepspeed")
+    out = tool.build_output(src, "cerebras-trainer", 8, tmp_path / "trainer", standins)
+    assert not out.case.unsupplied
+    assert out.job["set_legacy"]["model.name"] == "gpt2"  # Model Zoo's converter places it at trainer.init.model.name
+    assert out.job["set_legacy"]["train_input.data_processor"] == "GptHDF5MapDataProcessor"
+    assert out.job["set_legacy"]["optimizer.optimizer_type"] == "AdamW"
+    legacy = tool.build_output(src, "cerebras-legacy", 8, tmp_path / "legacy", standins)
+    assert legacy.job["set"]["model.name"] == "gpt2" and "model_name" not in legacy.job  # no name from outside the file

@@ -188,6 +188,24 @@ class Standins:
         return key in self.table.get(fmt, {})
 
 
+def legacy_key(key: str) -> str:
+    """A Cerebras trainer-layout key as the legacy key Model Zoo's converter places there
+    (trainer.init.model.name -> model.name): the stand-ins are keyed in the legacy layout."""
+    from translator.formats.cerebras.layout import layout
+
+    if not key.startswith("trainer."):
+        return key
+    path = tuple(key.split(".")[1:])
+    for place in layout().places:
+        if place.cls is None and path[: len(place.trainer)] == place.trainer:
+            rest = path[len(place.trainer) :]
+            if not rest and not place.block:
+                return place.legacy
+            if rest and place.block:
+                return ".".join((place.legacy, *rest))
+    return key
+
+
 def missing_keys(result: Any) -> list[str]:
     keys: list[str] = []
     for entry in result.report.entries:
@@ -233,12 +251,13 @@ def build_output(src: Source, target: str, world: int, folder: Path, standins: S
             else:
                 case.unsupplied.append(key)
             continue
-        if not standins.has(fmt, key):
+        lookup = legacy_key(key) if target == "cerebras-trainer" else key
+        if not standins.has(fmt, lookup):
             case.unsupplied.append(key)
             continue
         case.supplied.append(key)
-        if target == "cerebras-trainer" and not key.startswith("trainer."):
-            legacy_settings[key] = standins.value(fmt, key)  # a legacy-layout key: Model Zoo's converter places it
+        if target == "cerebras-trainer" and not lookup.startswith("trainer."):
+            legacy_settings[lookup] = standins.value(fmt, lookup)  # a legacy-layout key: Model Zoo's converter places it
         else:
             settings[key] = standins.value(fmt, key)
     config_json = None
@@ -249,8 +268,8 @@ def build_output(src: Source, target: str, world: int, folder: Path, standins: S
     job: dict[str, Any] = {"id": case.id, "files": [str(out)], "world": world, "set": settings}
     if legacy_settings:
         job["set_legacy"] = legacy_settings
-    if target == "cerebras-legacy":
-        job["model_name"] = result.report.target.get("model_family") or settings.get("model.name")
+    # a legacy output names its model itself (model.name, Model Zoo 2.4+), or the report says `missing
+    # model.name` and the stand-in above supplies it: no name from outside the file
     if target == "deepspeed":
         tp = result.ir.get("parallel.tensor_size") or 1
         pp = max(result.ir.get("parallel.pipeline_size") or 1, 1)

@@ -64,7 +64,7 @@ class VeomniWriter(Writer):
     def serialise(self, document: dict[str, Any]) -> str:
         return dump_yaml(document)
 
-    def unplaceable(self, leaf: str, layout: str | None) -> str | None:
+    def unplaceable(self, leaf: str, layout: str | None, version: str | None = None) -> str | None:
         """Why a layout has no place for a view leaf (same-format translation), or None."""
         layout = layout or "nested"
         if leaf.startswith(HF + "."):
