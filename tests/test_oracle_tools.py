@@ -203,3 +203,16 @@ def test_trainer_layout_missing_keys_get_the_legacy_stand_ins(tmp_path: Path) ->
     assert out.job["set_legacy"]["optimizer.optimizer_type"] == "AdamW"
     legacy = tool.build_output(src, "cerebras-legacy", 8, tmp_path / "legacy", standins)
     assert legacy.job["set"]["model.name"] == "gpt2" and "model_name" not in legacy.job  # no name from outside the file
+
+
+def test_a_global_batch_below_the_world_is_checked_at_the_world_the_report_names(tmp_path: Path) -> None:
+    path = tmp_path / "params.yaml"
+    path.write_text(yaml.safe_dump({"train_input": {"batch_size": 4, "data_processor": "GptHDF5MapDataProcessor",
+                                                    "data_dir": "./d"},
+                                    "model": {"hidden_size": 64, "num_hidden_layers": 2, "num_heads": 4},
+                                    "optimizer": {"optimizer_type": "AdamW", "learning_rate": 3e-4}}))  # fmt: skip
+    src = tool.Source("cerebras-legacy/x/params.yaml", path, "cerebras", "legacy", "cerebras-legacy", "cerebras")
+    out = tool.build_output(src, "deepspeed", 8, tmp_path / "case", tool.Standins(tmp_path))
+    assert out.job["world"] == 4 and out.case.values["world"] == 4  # gcd(4, 8): "--world-size N of a run it splits over"
+    assert json.loads((tmp_path / "case" / "out.json").read_text())["train_batch_size"] == 4
+    assert tool.fitting_world(translate(path, "cerebras", "deepspeed", world_size=4), 4) is None

@@ -82,3 +82,21 @@ def test_a_source_that_names_no_model_says_the_name_is_missing(layout: str, key:
     assert model["name"] == "llama" and key not in _missing(given)
     old = translate(source, "deepspeed", "cerebras", layout=layout, target_version="2.3.1")
     assert key not in _missing(old)
+
+
+# ---- a global batch below the world size (Model Zoo's mistral 7B: batch_size 4) has no micro batch
+
+
+@pytest.mark.parametrize("target", ["deepspeed", "neox"])
+def test_a_global_batch_below_the_world_size_is_missing_with_its_remedy(target: str) -> None:
+    source = {"train_input": {"batch_size": 4, "data_processor": "GptHDF5MapDataProcessor", "data_dir": "./d"},
+              "model": {"hidden_size": 64, "num_hidden_layers": 2, "num_heads": 4},
+              "optimizer": {"optimizer_type": "AdamW", "learning_rate": 3e-4}}  # fmt: skip
+    done = translate(source, "cerebras", target, world_size=8)
+    assert "train_batch_size" not in done.config and "train_micro_batch_size_per_gpu" not in done.config
+    why = _missing(done)["train_batch_size"]
+    assert "the global batch 4 does not split over 8 data-parallel ranks (world 8)" in why
+    assert "--set batch.global=8" in why and "--world-size N" in why
+    fits = translate(source, "cerebras", target, world_size=4)  # the remedy: a run it splits over
+    assert (fits.config["train_batch_size"], fits.config["train_micro_batch_size_per_gpu"]) == (4, 1)
+    assert fits.config.get("gradient_accumulation_steps", 1) == 1 and "train_batch_size" not in _missing(fits)

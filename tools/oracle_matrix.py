@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import re
 import subprocess
@@ -231,10 +232,27 @@ def _peak_steps(result: Any) -> int:
     return min(int(warmup) + 3, 100_000)
 
 
+def fitting_world(result: Any, world: int) -> int | None:
+    """The world size the report's remedy names when the global batch does not split over `world`
+    ("give --set batch.global=... or --world-size N of a run it splits over"): the largest N that
+    divides both. None when the report names no such cause."""
+    unsplit = any(e.status is Status.MISSING and "does not split over" in e.detail for e in result.report.entries)
+    total = result.ir.get("batch.global")
+    if not unsplit or not isinstance(total, int) or total < 1:
+        return None
+    fits = math.gcd(total, world)
+    return fits if fits != world else None
+
+
 def build_output(src: Source, target: str, world: int, folder: Path, standins: Standins) -> Output:
     fmt, layout, oracle_name = TARGETS[target]
     case = Case(f"{src.rel} -> {target}", src.rel, target, "pending")
     result = translate(src.path, src.fmt, fmt, layout=layout, world_size=world)
+    fits = fitting_world(result, world)
+    if fits is not None:  # the report's own remedy: a run the global batch splits over
+        world = fits
+        result = translate(src.path, src.fmt, fmt, layout=layout, world_size=world)
+        case.values["world"] = world
     folder.mkdir(parents=True, exist_ok=True)
     suffix = {"neox": ".yml", "deepspeed": ".json"}.get(fmt, ".yaml")
     out = folder / f"out{suffix}"
@@ -335,7 +353,7 @@ def named_in_report(message: str, result: Any, supplied: list[str]) -> str | Non
 
 
 def classify(case: Case, verdict: oracle.Verdict, src: Source, result: Any) -> None:
-    case.values = verdict.values
+    case.values = {**case.values, **verdict.values}  # what build_output noted (a fitting world) too
     if verdict.verdict == "error":
         case.outcome, case.message = "error", verdict.error
         return
