@@ -58,6 +58,13 @@ class Fields:
             return ("flat",) if scalar is not None and not isinstance(value, dict) else ()
         return tuple(node.get("x-layouts", LAYOUTS))
 
+    def choices(self, path: str, layout: str) -> list[Any] | None:
+        """A Literal field's values in a layout (None: not a Literal)."""
+        node = self.nodes.get(path, {})
+        if layout == "flat" and "x-flat-choices" in node:
+            return list(node["x-flat-choices"])
+        return node.get("x-choices")
+
     def default(self, path: str, layout: str) -> Any:
         node = self.nodes.get(path, {})
         if layout == "flat" and "x-flat-default" in node:

@@ -123,6 +123,11 @@ def _migrate(
             else:
                 extra.append(ExtraEntry("train.init_device", Status.CONVERTED, f"{device}: what {leaves[mode_key]} needs"))
             leaves["train.init_device"] = device
+    if layout == "flat":  # a value only the nested era has (data_type dpo, PR #558): the flat parser refuses it
+        for key in [k for k in leaves if (allowed := spec.choices(k, "flat")) is not None and leaves[k] not in allowed]:
+            amend[key] = (Status.DROPPED, f"the flat layout (VeOmni before PR #538) has no {key} {leaves.pop(key)!r} "
+                                          f"(its values: {', '.join(map(str, spec.choices(key, 'flat') or []))}): not written, "
+                                          f"so its default {spec.default(key, 'flat')!r} applies")  # fmt: skip
     if source_layout == layout:
         return
     for flat_key in spec.carry_defaults:
