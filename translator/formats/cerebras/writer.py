@@ -1,8 +1,9 @@
 """Cerebras Model Zoo YAML writer, both layouts.
 
 * legacy (Model Zoo 2.0-2.2): top-level train_input / eval_input / model / optimizer / runconfig.
-  Legacy files do not name their model: it is the run.py you launch. The writer states the model
-  family it chose in a header comment (and the report).
+  Before 2.4 a legacy file names no model: it is the run.py you launch. From 2.4 on Model Zoo
+  converts it to the trainer layout, whose model name validate.py requires: `model.name` (written
+  by the table, or `missing`). The header states the model family too.
 * trainer (Model Zoo 2.3+): trainer.init.{backend, model, optimizer, schedulers, precision, loop,
   checkpoint, logging, callbacks, ...} and trainer.fit.{train_dataloader, val_dataloader}, built from
   the legacy view as Cerebras' own converter builds it (to_trainer.py).
