@@ -216,3 +216,15 @@ def test_a_global_batch_below_the_world_is_checked_at_the_world_the_report_names
     assert out.job["world"] == 4 and out.case.values["world"] == 4  # gcd(4, 8): "--world-size N of a run it splits over"
     assert json.loads((tmp_path / "case" / "out.json").read_text())["train_batch_size"] == 4
     assert tool.fitting_world(translate(path, "cerebras", "deepspeed", world_size=4), 4) is None
+
+
+def test_a_missing_seq_length_gets_the_runs_own_positions(tmp_path: Path) -> None:
+    # NeoX refuses max_position_embeddings < seq_length: the stand-in follows the report's advice
+    path = tmp_path / "params.yaml"
+    path.write_text(yaml.safe_dump({"train_input": {"batch_size": 8, "data_processor": "GptHDF5MapDataProcessor", "data_dir": "./d"},
+                                    "model": {"hidden_size": 64, "num_hidden_layers": 2, "num_heads": 4,
+                                              "max_position_embeddings": 1024},
+                                    "optimizer": {"optimizer_type": "AdamW", "learning_rate": 3e-4}}))  # fmt: skip
+    src = tool.Source("cerebras-legacy/x/params.yaml", path, "cerebras", "legacy", "cerebras-legacy", "cerebras")
+    out = tool.build_output(src, "neox", 8, tmp_path / "case", tool.Standins(tmp_path))
+    assert "seq_length" in out.case.supplied and out.job["set"]["seq_length"] == 1024

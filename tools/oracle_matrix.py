@@ -179,8 +179,11 @@ class Standins:
         config = {"model_type": "gpt2", "n_embd": 768, "n_layer": 12, "n_head": 12, "n_positions": 2048, "vocab_size": 50304}
         self.config.write_text(json.dumps(config))
 
-    def value(self, fmt: str, key: str) -> Any:
+    def value(self, fmt: str, key: str, result: Any = None) -> Any:
         value = self.table.get(fmt, {}).get(key)
+        if value == "{positions}":  # the run's own positions (a sequence length fits them)
+            positions = result.ir.get("model.max_position_embeddings") if result is not None else None
+            return positions if isinstance(positions, int) else 2048
         if isinstance(value, str):
             value = value.replace("{data}", str(self.data)).replace("{config}", str(self.config))
         return value
@@ -277,7 +280,7 @@ def build_output(src: Source, target: str, world: int, folder: Path, standins: S
         if target == "cerebras-trainer" and not lookup.startswith("trainer."):
             legacy_settings[lookup] = standins.value(fmt, lookup)  # a legacy-layout key: Model Zoo's converter places it
         else:
-            settings[key] = standins.value(fmt, key)
+            settings[key] = standins.value(fmt, key, result)
     config_json = None
     for name, data in side.items():
         (folder / name).write_text(json.dumps(data, indent=2))
