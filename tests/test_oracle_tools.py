@@ -164,7 +164,8 @@ def test_the_work_queue_comparison_fails_both_ways() -> None:
 
 def test_the_work_queue_is_a_list_of_goal_misses() -> None:
     known = yaml.safe_load(tool.KNOWN.read_text())
-    assert known, "the work queue is empty: issue #16 is done, delete this test's file and the list"
+    # empty once every case meets the goal: the file stays, so the oracle tier fails on any new miss
+    assert isinstance(known, dict), known
     kinds = {why.split(":", 1)[0] for why in known.values()}
     assert kinds <= tool.GOAL_MISSES, kinds
     targets = {case.split(" -> ")[1] for case in known}
