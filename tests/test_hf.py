@@ -14,6 +14,8 @@ import pytest
 
 from translator.api import read_ir, translate
 from translator.catalogue import absent_means
+from translator.diff import diff_ir
+from translator.ir import Origin
 from translator.model_size import count_parameters
 from translator.registry import FORMATS
 from translator.report import Status
@@ -163,11 +165,9 @@ def test_sliding_windows_go_through_every_format(name: str, via: str, tmp_path: 
     window, pattern = WINDOWS[name]
     vocab = MODELS[name][0]["model.vocab_size"]
     result, back = round_trip(name, via, tmp_path, set_values={"model.vocab_size": vocab})
-    if via == "megatron":  # no window option: dropped, with the reason
-        assert back.get("model.sliding_window") is None and named(result, "model.sliding_window")
-        return
-    assert back.get("model.sliding_window") == window  # NeoX writes sliding_window_width 4095: the same keys
-    if pattern is None or via in ("cerebras", "veomni"):  # Model Zoo 2.10 windows every other layer (first)
+    assert back.get("model.sliding_window") == window  # NeoX and Megatron write 4095: the same keys
+    # Model Zoo 2.10 windows every other layer (first); Megatron's --window-attn-skip-freq 2 the odd ones from 1
+    if pattern is None or via in ("cerebras", "veomni", "megatron"):
         assert back.get("model.attention_layer_types") == pattern
     else:
         assert named(result, "model.attention_layer_types")
@@ -177,6 +177,15 @@ def test_neox_writes_the_window_one_less(tmp_path: Path) -> None:
     """NeoX's sliding_window_width counts the keys before the query (HF's window less one)."""
     result, _ = round_trip("mistral-7b-v0.1", "neox", tmp_path, set_values={"model.vocab_size": 32000})
     assert result.config["sliding_window_width"] == 4095
+
+
+def test_megatron_writes_the_window_as_flash_attention_s_left_and_right(tmp_path: Path) -> None:
+    """--window-size L,R: keys from q - L to q + R (flash attention's window): HF's 4096 is 4095,0;
+    --window-attn-skip-freq 2: the layers 2, 4, ... (from 1) attend fully, Gemma 2's pattern."""
+    mistral, _ = round_trip("mistral-7b-v0.1", "megatron", tmp_path, set_values={"model.vocab_size": 32000})
+    assert mistral.config["--window-size"] == "4095,0" and "--window-attn-skip-freq" not in mistral.config
+    gemma, _ = round_trip("gemma-2-9b", "megatron", tmp_path, set_values={"model.vocab_size": 256000})
+    assert gemma.config["--window-size"] == "4095,0" and gemma.config["--window-attn-skip-freq"] == 2
 
 
 # ---- Pythia: neox2hf gives the paper's totals ---------------------------------------------
@@ -266,7 +275,7 @@ CONSTRUCTS: dict[str, tuple[dict[str, Any], dict[str, Any], set[str]]] = {
                      {"model.rope_scaling_type": "dynamic", "model.rope_scaling_factor": 2.0}, {"veomni"}),
     "yarn": (card("qwen2.5-7b", rope_scaling={"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768}),
              {"model.rope_scaling_type": "yarn", "model.rope_scaling_factor": 4.0,
-              "model.rope_original_max_positions": 32768}, {"cerebras", "veomni"}),
+              "model.rope_original_max_positions": 32768}, {"cerebras", "megatron", "veomni"}),
     "longrope": (card("phi-3-mini-4k", max_position_embeddings=131072, original_max_position_embeddings=4096,
                       rope_scaling={"type": "longrope", **LONG}),
                  {"model.rope_scaling_type": "longrope", "model.rope_short_factor": LONG["short_factor"],
@@ -324,3 +333,116 @@ def test_cerebras_gpt_mup_is_kept_or_named(dst: str, tmp_path: Path) -> None:
     kept = {f for f, v in MUP.items() if back.get(f) == v}
     assert kept == MUP_KEPT.get(dst, set())
     assert all(named(result, f) for f in set(MUP) - kept)
+
+
+# ---- defaults a class computes, and keys that say "no window" on purpose ----------------------------
+
+
+def test_a_default_the_class_computes_is_worked_out_from_the_file() -> None:
+    """mappings/hf.yaml's `=model.x` defaults (transformers 5.23's __post_init__s and model code)."""
+    gpt2 = {"model_type": "gpt2", "vocab_size": 101, "n_embd": 64, "n_layer": 2, "n_head": 4, "n_inner": None}
+    assert hf_ir(gpt2)["model.ffn_hidden_size"] == 256  # GPT2Block: n_inner null is 4 x n_embd
+    falcon = {"model_type": "falcon", "vocab_size": 101, "hidden_size": 64, "num_hidden_layers": 2,
+              "num_attention_heads": 8, "new_decoder_architecture": True}  # fmt: skip
+    ir = hf_ir(falcon)  # FalconConfig.__post_init__: num_kv_heads = heads, ffn_hidden_size = 4 x hidden
+    assert ir["model.num_kv_heads"] == 8 and ir["model.ffn_hidden_size"] == 256
+    llama = {"model_type": "llama", "vocab_size": 101, "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 8}
+    ir = hf_ir(llama)  # LlamaConfig.__post_init__: kv heads = heads, head_dim = hidden / heads
+    assert ir["model.num_kv_heads"] == 8 and ir.get("model.head_dim") is None
+    # Qwen3Config's head_dim defaults to 128; Qwen3MoeConfig has no head_dim: its attention takes hidden / heads
+    grouped = {**llama, "num_key_value_heads": 2}  # (the Qwen3 classes' kv-head defaults, 32 and 4, do not divide 8)
+    assert hf_ir({**grouped, "model_type": "qwen3"})["model.head_dim"] == 128
+    assert hf_ir({**grouped, "model_type": "qwen3_moe"}).get("model.head_dim") is None
+
+
+def test_a_head_width_the_class_would_not_default_to_is_written() -> None:
+    """Llama's class computes hidden / heads (not written); Qwen3's would take 128 (written)."""
+    llama = FIXTURES.parent / "neox" / "llama-1b.yml"  # hidden 2048, 32 heads: 64 wide
+    written = {fam: translate([str(llama)], "neox", "hf", set_values={"model.family": fam, "model.vocab_size": 32000}).config
+               for fam in ("llama", "qwen3")}  # fmt: skip
+    assert "head_dim" not in written["llama"]
+    assert written["qwen3"]["model_type"] == "qwen3" and written["qwen3"]["head_dim"] == 64
+
+
+def entry(result: Any, key: str) -> Any:
+    return next(e for e in result.report.entries if e.source_key == key)
+
+
+@pytest.mark.parametrize("via", OTHERS)
+def test_an_explicit_null_window_is_carried_as_no_window(via: str, tmp_path: Path) -> None:
+    """Mixtral's published config.json says "sliding_window": null: no window, which every format
+    holds by leaving its window out (not a value nothing could be derived from)."""
+    result, back = round_trip("mixtral-8x7b-v0.1", via, tmp_path, set_values={"model.vocab_size": 32000})
+    said = entry(result, "sliding_window")
+    assert said.status is Status.CONVERTED and said.kind == "means_absent", said
+    assert "sliding_window is null" in said.detail
+    assert result.ir.get("model.sliding_window") is None and back.get("model.sliding_window") is None
+
+
+def test_mistral_s_null_window_is_not_its_class_default() -> None:
+    config = card("mistral-7b-v0.1", sliding_window=None)
+    result = translate(config, "hf", "neox", set_values={"model.seq_length": 4096, "train.steps": 10})
+    assert result.ir.get("model.sliding_window") is None  # MistralConfig's default 4096 is not what null means
+    assert entry(result, "sliding_window").kind == "means_absent"
+    assert "sliding_window_width" not in result.config
+    windowed = translate(card("mistral-7b-v0.1"), "hf", "neox", set_values={"model.seq_length": 4096, "train.steps": 10})
+    assert windowed.ir.get("model.sliding_window") == 4096 and windowed.config["sliding_window_width"] == 4095
+
+
+def test_qwen_s_window_switch_decides_whether_sliding_window_counts() -> None:
+    """Qwen2Config.__post_init__ keeps sliding_window only with use_sliding_window: true; then the
+    layers from max_window_layers on are windowed (4096 when the file omits the width)."""
+    off = translate(card("qwen2.5-7b"), "hf", "neox", set_values={"train.steps": 10})
+    assert off.ir.get("model.sliding_window") is None
+    for key in ("use_sliding_window", "sliding_window", "max_window_layers"):
+        said = entry(off, key)
+        assert said.status is Status.CONVERTED and "use_sliding_window is false" in said.detail, said
+    on = card("qwen2.5-7b", use_sliding_window=True, max_window_layers=26)
+    on.pop("sliding_window")
+    ir = hf_ir(on)
+    assert ir["model.sliding_window"] == 4096
+    assert ir["model.attention_layer_types"] == ["full"] * 26 + ["sliding"] * 2
+
+
+# ---- what an HF class hard-wires is visible to diff ---------------------------------------------------
+
+# Gemma 2's class: pre- and post-norms around attention and MLP, embeddings scaled by sqrt(hidden),
+# (1 + weight) norms, soft-capping 50 / 30 when config.json omits it (Gemma2Config's defaults)
+GEMMA2_WIRED = {"model.sandwich_norm": True, "model.embedding_scale_by_sqrt_hidden": True, "model.norm_unit_offset": True,
+                "model.attention_logit_softcap": 50.0, "model.final_logit_softcap": 30.0}  # fmt: skip
+# what each target keeps (Model Zoo 2.3.1+ has them all but the unit offset, which it folds into the weights)
+GEMMA2_KEPT = {"neox": set(), "cerebras": set(GEMMA2_WIRED) - {"model.norm_unit_offset"}}
+
+
+@pytest.mark.parametrize("dst", sorted(GEMMA2_KEPT))
+def test_what_gemma2_s_class_hard_wires_is_diffed_and_named(dst: str, tmp_path: Path) -> None:
+    config = {k: v for k, v in card("gemma-2-9b").items() if k not in ("attn_logit_softcapping", "final_logit_softcapping")}
+    source = tmp_path / "config.json"
+    source.write_text(json.dumps(config))
+    a = read_ir([str(source)], "hf")
+    assert {f: a.ir.get(f) for f in GEMMA2_WIRED} == GEMMA2_WIRED
+    assert all(a.ir.fields[f].origin is not Origin.DEFAULT for f in GEMMA2_WIRED)  # the class's model, not a default
+    out = tmp_path / f"out{SUFFIX.get(dst, '.yaml')}"
+    result = translate([str(source)], "hf", dst, output=str(out), set_values={"model.seq_length": 8192, "train.steps": 10})
+    out.write_text(result.dump())
+    b = read_ir([str(out)], dst)
+    differences = diff_ir(a, b)
+    differ = {c.field for c in (*differences.changed, *differences.only_a, *differences.only_b, *differences.inexpressible)}
+    kept = {f for f, v in GEMMA2_WIRED.items() if b.ir.get(f) == v}
+    assert kept == GEMMA2_KEPT[dst]
+    assert set(GEMMA2_WIRED) - kept <= differ  # diff shows every one the target lost
+    assert not kept & differ
+    assert all(named(result, f) for f in set(GEMMA2_WIRED) - kept)  # and the report names it
+
+
+def test_an_explicit_null_is_what_the_class_does_with_none_not_its_default() -> None:
+    """GPT-J's rotary_dim null rotates the whole head (the default is 64); Qwen's sliding_window null is no
+    window even with use_sliding_window: true (the default is 4096)."""
+    gptj = {"model_type": "gptj", "vocab_size": 101, "n_embd": 256, "n_layer": 2, "n_head": 2}
+    assert hf_ir({**gptj, "rotary_dim": None})["model.rotary_fraction"] == 1.0
+    assert hf_ir(gptj)["model.rotary_fraction"] == 0.5  # 64 of 128
+    for model_type in ("qwen2", "qwen2_moe", "qwen3", "qwen3_moe"):
+        on = card("qwen2.5-7b", model_type=model_type, use_sliding_window=True, max_window_layers=0)
+        assert hf_ir({**on, "sliding_window": None}).get("model.sliding_window") is None, model_type
+        on.pop("sliding_window")
+        assert hf_ir(on)["model.sliding_window"] == 4096, model_type

@@ -152,7 +152,8 @@ def test_a_construct_reads_as(extra: str, expected: dict[str, Any], tmp_path: Pa
      ("--weight-decay-incr-style linear --start-weight-decay 0.0 --end-weight-decay 0.1", "weight decay ramps (linear)"),
      ("--recompute-activations", "selective recompute"),
      ("--multi-latent-attention", "multi-latent attention"),
-     ("--position-embedding-type yarn", "yarn RoPE"),
+     ("--position-embedding-type mrope", "mrope RoPE"),
+     ("--use-rope-scaling", "no effect with --position-embedding-type learned_absolute"),
      ("--optimizer muon", "--muon-scalar-optimizer")],
 )  # fmt: skip
 def test_a_reading_that_is_only_approximate_says_why(extra: str, reason: str, tmp_path: Path) -> None:
@@ -355,3 +356,104 @@ def test_dump_quotes_words_and_writes_leading_dashes_with_equals() -> None:
 
     text = dump({"--seed": -1, "--data-path": ["0.3", "/d/a b", "0.7", "$HOME"], "--swiglu": True, "--fp16": False}, "megatron")
     assert text.splitlines()[2:] == ["--seed=-1", "--data-path 0.3 '/d/a b' 0.7 '$HOME'", "--swiglu"]
+
+
+# ---- sliding window (core_v0.15.0+): --window-size L,R and --window-attn-skip-freq -----------------
+
+WINDOW_LAYERS = "--num-layers 8"  # (after BASE's --num-layers 2: the last of a repeated option counts)
+
+
+@pytest.mark.parametrize(
+    "extra, expected",
+    [("--window-size 4095,0", {"model.sliding_window": 4096, "model.attention_layer_types": None}),  # every layer
+     ('--window-size "(4095,0)"', {"model.sliding_window": 4096}),  # tuple_type strips the parentheses
+     # N: the layers N, 2N, ... numbered from 1 attend fully (is_layer_window_attention)
+     ("--window-size 511,0 --window-attn-skip-freq 4",
+      {"model.sliding_window": 512, "model.attention_layer_types": ["sliding"] * 3 + ["full"] + ["sliding"] * 3 + ["full"]}),
+     # a pattern, 1 = windowed
+     ('--window-size 511,0 --window-attn-skip-freq "([0]*2+[1]*6)"',
+      {"model.sliding_window": 512, "model.attention_layer_types": ["full"] * 2 + ["sliding"] * 6}),
+     # -1: no bound (with `=`: argparse takes -1,0 for an option otherwise)
+     ("--window-size=-1,0", {"model.sliding_window": None, "model.attention_kind": "dense"}),
+     ("--window-size 511,0 --window-attn-skip-freq 1", {"model.sliding_window": None})],  # every layer full
+)  # fmt: skip
+def test_a_window_reads_as_the_keys_a_query_sees(extra: str, expected: dict[str, Any], tmp_path: Path) -> None:
+    ir = read(tmp_path, f"{WINDOW_LAYERS} {extra}")
+    assert {k: ir.get(k) for k in expected} == expected
+    assert ir.get("model.attention_kind") == "dense"
+
+
+def test_a_window_that_sees_later_keys_or_a_pattern_of_other_length_is_said(tmp_path: Path) -> None:
+    assert "a right window of 16" in losses(tmp_path, f"{WINDOW_LAYERS} --window-size 511,16")
+    path = tmp_path / "run.args"
+    path.write_text(BASE + f'{WINDOW_LAYERS} --window-size 511,0 --window-attn-skip-freq "[1]*3"\n')
+    with pytest.raises(Exception, match=r"--window-attn-skip-freq gives 3 layers, --num-layers 8"):
+        read_ir([str(path)], "megatron")
+
+
+@pytest.mark.parametrize(
+    "pattern, lines",
+    [(None, "--window-size 4095,0"),
+     (["sliding", "full"] * 4, "--window-size 4095,0\n--window-attn-skip-freq 2"),
+     (["full", "sliding"] * 4, "--window-size 4095,0\n--window-attn-skip-freq '([0]*1+[1]*1+[0]*1+[1]*1+[0]*1+[1]*1+[0]*1+[1]*1)'")],
+)  # fmt: skip
+def test_a_window_is_written_as_megatron_reads_it(pattern: list[str] | None, lines: str, tmp_path: Path) -> None:
+    values = {"model.num_layers": 8, "model.sliding_window": 4096, "model.attention_layer_types": pattern}
+    text, _ = write(values)
+    assert "\n".join(line for line in text.splitlines() if "window" in line) == lines
+    path = tmp_path / "back.args"
+    path.write_text(BASE + text + "\n")
+    back = read_ir([str(path)], "megatron").ir
+    assert back.get("model.sliding_window") == 4096 and back.get("model.attention_layer_types") == pattern
+
+
+def test_a_release_before_the_window_options_says_it_loses_the_window() -> None:
+    text, statuses = write({"model.num_layers": 8, "model.sliding_window": 4096}, version="core_v0.14")
+    assert "--window-size" not in text and statuses["window_size"] is Status.LOSSY
+
+
+# ---- YaRN (core_v0.19.0+ for GPT models: argument_utils._apply_yarn_config_from_args) ----------------
+
+
+@pytest.mark.parametrize(
+    "extra, expected",
+    [# Megatron's defaults: factor 1, 4096 original positions, betas 32 / 1, rounded correction range
+     ("--position-embedding-type yarn",
+      {"model.position_embedding": "rotary", "model.rope_scaling_type": "yarn", "model.rope_scaling_factor": 1.0,
+       "model.rope_original_max_positions": 4096, "model.rope_yarn_beta_fast": 32.0, "model.rope_yarn_beta_slow": 1.0,
+       "model.rope_yarn_truncate": None, "model.rope_attention_factor": None}),
+     ("--position-embedding-type yarn --rotary-scaling-factor 40 --yarn-original-max-position-embeddings 4096 "
+      "--mscale 0.707 --mscale-all-dim 0.707 --no-yarn-correction-range-round-to-int",
+      {"model.rope_scaling_factor": 40.0, "model.rope_yarn_mscale": 0.707, "model.rope_yarn_mscale_all_dim": 0.707,
+       "model.rope_yarn_truncate": False, "model.rope_attention_factor": None}),  # HF infers the same ratio (1.0)
+     # --mscale alone: Megatron's ratio (0.1 x 2 x ln 4 + 1) / 1, which HF would not infer from mscale alone
+     ("--position-embedding-type yarn --rotary-scaling-factor 4 --mscale 2",
+      {"model.rope_yarn_mscale": 2.0, "model.rope_yarn_mscale_all_dim": 0.0,
+       "model.rope_attention_factor": pytest.approx(0.2 * math.log(4) + 1)})],
+)  # fmt: skip
+def test_yarn_reads_as_megatron_builds_it(extra: str, expected: dict[str, Any], tmp_path: Path) -> None:
+    ir = read(tmp_path, extra)
+    assert {k: ir.get(k) for k in expected} == expected
+
+
+def test_yarn_is_written_with_megatron_s_options_and_reads_back() -> None:
+    values = {"model.position_embedding": "rotary", "model.max_position_embeddings": 131072,
+              "model.rope_scaling_type": "yarn", "model.rope_scaling_factor": 32.0, "model.rope_yarn_beta_fast": 32.0,
+              "model.rope_yarn_beta_slow": 1.0}  # fmt: skip
+    text, _ = write(values)
+    # the original length unset means max_position_embeddings to transformers; Megatron's default is 4096
+    assert [line for line in text.splitlines() if "yarn" in line or "scaling" in line] == [
+        "--position-embedding-type yarn", "--rotary-scaling-factor 32.0", "--yarn-original-max-position-embeddings 131072",
+        "--yarn-beta-fast 32.0", "--yarn-beta-slow 1.0"]  # fmt: skip
+    old, statuses = write(values, version="core_v0.18")  # before the --yarn-* options
+    assert "--yarn-original-max-position-embeddings" not in old
+    assert statuses["yarn_original_max_position_embeddings"] is Status.LOSSY
+
+
+def test_an_attention_factor_megatron_cannot_make_is_lossy() -> None:
+    values = {"model.position_embedding": "rotary", "model.rope_scaling_type": "yarn", "model.rope_scaling_factor": 4.0,
+              "model.rope_original_max_positions": 4096, "model.rope_attention_factor": 1.5}  # fmt: skip
+    ingested = Ingested(IR({k: Value(v, Origin.EXPLICIT) for k, v in values.items()}), {}, {})
+    _, report = emit(ingested, load_table("megatron"), "megatron")
+    lossy = [e.detail for e in report.entries if e.status is Status.LOSSY]
+    assert any("multiplies cos and sin by 1.13863" in d and "not 1.5" in d for d in lossy), lossy

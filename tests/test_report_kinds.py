@@ -46,6 +46,7 @@ EXAMPLES: dict[str, dict[str, Any]] = {
         "field": "parallel.pipeline_size",
     },
     "not_derived": {"fields": ["batch.global"]},
+    "means_absent": {"fields": ["model.sliding_window"], "why": "sliding_window is null"},
     "only_when": {"rule": "fp16.loss_scale", "when": {"precision.dtype": ["fp16"]}},
     "unexpressible": {
         "reason": "Cerebras takes the sequence length from the preprocessed data: preprocess with max sequence length 2048"
@@ -185,6 +186,7 @@ RENDERED = [
     ("no_counterpart", "DeepSpeed has no counterpart for model.num_layers"),
     ("absent", "the PipelineModule in the model code decides pipeline stages; DeepSpeed's config has none"),
     ("not_derived", "no value for batch.global could be derived"),
+    ("means_absent", "no model.sliding_window: sliding_window is null"),
     ("only_when", "fp16.loss_scale only applies when precision.dtype=fp16"),
     ("unexpressible", "Cerebras takes the sequence length from the preprocessed data: preprocess with max sequence length 2048"),
     ("no_counterpart_value", "model.position_embedding='none' has no counterpart in model.position_embedding_type"),
@@ -288,6 +290,9 @@ HAND_MADE = {
         "model: {src_vocab_size: 32001, encoder_num_hidden_layers: 12, d_model: 768, mixed_precision: true}\n"
         "optimizer: {optimizer_type: AdamW, learning_rate: 0.0001}\nrunconfig: {max_steps: 10}\n",
     ),
+    # a config.json that says on purpose it has no sliding window (Mixtral's published file)
+    "mixtral.json": ("hf", '{"model_type": "mixtral", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, '
+                           '"num_key_value_heads": 2, "vocab_size": 1000, "sliding_window": null}'),
     # a nested VeOmni file with the flat-era dyn_bsz_margin, which the release it fits (#1021) does not read
     "margin.yaml": (
         "veomni",

@@ -129,7 +129,8 @@ def test_fixed_writes_nothing_for_its_value_and_loses_another() -> None:
 
 
 def test_fixed_replaces_dense_attention(use: Any, tmp_path: Path) -> None:
-    """Cerebras' dense attention reads and writes the same as a `fixed:` rule."""
+    """Cerebras' dense attention reads and writes the same as a plain `fixed:` rule (the real table's
+    is one too, with fixed_loss's message: tests/test_table_choices.py)."""
     cerebras = overlay("cerebras-fixed", tmp_path)
     before, after = _both(use, cerebras, lambda: translate([str(PYTHIA)], "neox", "cerebras", world_size=8))
     assert _shape(before) == _shape(after)

@@ -50,7 +50,8 @@ TAGS: Final = (
 )  # fmt: skip
 
 # Version labels of mappings/megatron.yaml, newest first: releases that read the mapped options alike.
-# current: --rampup-batch-size ignored, NullTokenizer vocabulary = --vocab-size (core_v0.18.0);
+# current: YaRN options for GPT models (--yarn-*, core_v0.19.0); core_v0.18: --rampup-batch-size ignored,
+# NullTokenizer vocabulary = --vocab-size (core_v0.18.0);
 # core_v0.16: --eval-interval defaults to None, no evaluation (core_v0.16.0); core_v0.14:
 # --padded-vocab-size (core_v0.14.0); core_v0.8: --rotary-base, Megatron-Core models by default;
 # core_v0.4: --position-embedding-type, --normalization, --group-query-attention, --norm-epsilon,
@@ -58,7 +59,8 @@ TAGS: Final = (
 # to learned positions; v2: sample-based scheduler, micro/global batch; v1: --batch-size, --warmup
 # fraction, AnnealingLR.
 VERSIONS: Final = {
-    "current": ("core_v0.18.0", "HEAD"),
+    "current": ("core_v0.19.0", "HEAD"),
+    "core_v0.18": ("core_v0.18.0", "core_v0.18.0"),
     "core_v0.16": ("core_v0.16.0", "core_v0.17.0"),
     "core_v0.14": ("core_v0.14.0", "core_v0.15.0"),
     "core_v0.8": ("core_v0.8.0", "core_v0.13.0"),

@@ -257,8 +257,9 @@ def translate(config: ConfigInput, src: str, dst: str, **options: Any) -> Transl
     companions = [f for part in ingested.companions if part.source for f in part.source.files]
     report.source = {"format": src, "files": source.files + companions, "layout": source.layout,
                      **(source.release.to_json() if source.release else {"version": source.version})}  # fmt: skip
-    if read_as:
-        report.source["note"] = read_as
+    note = "; ".join(filter(None, (read_as, *source.warnings)))
+    if note:
+        report.source["note"] = note
     if source.meta.get("unsupported_family"):  # its architecture is carried (same format) or dropped, not read
         report.source["unsupported_family"] = source.meta["unsupported_family"]["family"]
     report.target = {"format": dst, "layout": layout, "version": version, "model_family": family}

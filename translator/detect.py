@@ -63,5 +63,5 @@ def detect_file(path: str) -> str:
     best = max((s for s in scores.values() if s is not None), default=0.0)
     if best >= 0.5:  # a syntax of its own (not YAML or JSON) that its reader recognises
         return sorted(f for f, s in scores.items() if s == best)[0]
-    tree = parse_json(text, path) if text.lstrip().startswith("{") and path.endswith(".json") else parse_yaml(text, path)
+    tree = parse_json(text, path) if text.lstrip().startswith("{") and path.endswith(".json") else parse_yaml(text, path, duplicates=[])
     return detect_tree(tree, path)

@@ -57,6 +57,18 @@ class Missing:
 
 
 @dataclass(frozen=True)
+class Absent:
+    """A reading whose keys say on purpose that the rule's fields have no value (an explicit null, a
+    switch that is off: Mixtral's `sliding_window: null`, Qwen's `use_sliding_window: false`).
+
+    The fields stay out of the IR, as when the file omits the keys, but the leaves are carried with
+    this detail (what they mean), not dropped as values nothing could be derived from.
+    """
+
+    detail: str
+
+
+@dataclass(frozen=True)
 class Extension:
     """A formula's reading of a value with no canonical form (a cyclic lr schedule, ...).
 

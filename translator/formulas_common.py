@@ -124,22 +124,3 @@ def ranks_differ(source: int | None, target: int | None, where: str) -> Any:
         return {}
     return Approx({}, f"the target runs {target} data-parallel ranks ({where}), the source {source}: micro batch and "
                       "accumulation are re-derived for the same global batch")  # fmt: skip
-
-
-
-
-@formula("follows_attention_bias")
-class FollowsAttentionBias:
-    """A framework with one bias switch for all attention projections: the output projection's bias
-    is the query/key/value one (canonical absent = as attention_bias)."""
-
-    @staticmethod
-    def read() -> None:
-        return None
-
-    @staticmethod
-    def write(value: bool, attention_bias: bool | None) -> Any:
-        if attention_bias is None or value == attention_bias:
-            return {}
-        return Approx({}, f"one switch biases every attention projection: an output bias {value} with query/key/value "
-                          f"bias {attention_bias} is not expressible")  # fmt: skip

@@ -17,7 +17,7 @@ from typing import Any, Iterator
 import yaml
 
 from .errors import InputError
-from .yamlread import MAX_DEPTH, TAG, load as load_yaml
+from .yamlread import MAX_DEPTH, TAG, Duplicate, load as load_yaml
 from .yamlwrite import WIDTH, dump as write_yaml
 
 _BaseLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -116,15 +116,21 @@ def _char_at(text: str, mark: Any) -> str:
     return line[mark.column] if 0 <= mark.column < len(line) else ""
 
 
-def parse_yaml(text: str, name: str, key_lines: dict[tuple[str, ...], int] | None = None) -> dict[str, Any]:
+def parse_yaml(
+    text: str,
+    name: str,
+    key_lines: dict[tuple[str, ...], int] | None = None,
+    duplicates: list[Duplicate] | None = None,
+) -> dict[str, Any]:
     """Parse YAML (JSON is a subset) into a mapping of named settings, with file:line in every error.
 
-    Bounded as it is built (see yamlread), so a hostile file costs at most one pass.
+    Bounded as it is built (see yamlread), so a hostile file costs at most one pass. A duplicate key
+    is an error unless `duplicates` is given (see yamlread.load).
     """
     if not text.strip():
         raise InputError("empty file; expected a YAML mapping of settings", file=name)
     try:
-        data = load_yaml(text, settings=True, key_lines=key_lines)
+        data = load_yaml(text, settings=True, key_lines=key_lines, duplicates=duplicates)
     except InputError as exc:
         exc.file = name
         raise

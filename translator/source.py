@@ -5,11 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
-from .io import key_line
+from .io import flatten, key_line
 
 if TYPE_CHECKING:
     from .report.kinds import Message
     from .versions import Release
+    from .yamlread import Duplicate
 
 
 @dataclass
@@ -36,6 +37,9 @@ class Source:
     # leaf or block -> why no rule reads it (dropped, carried by same-format): a key the file's release
     # does not read, a model family neoconv does not cover (a block: its rules' defaults do not apply either)
     set_aside: dict[str, Message] = field(default_factory=dict)
+    # what the reader saw in the file that the user should see whatever the report shows (a key given
+    # twice with two values): the report's source note
+    warnings: list[str] = field(default_factory=list)
 
     def file_of(self, leaf: str) -> str | None:
         top = leaf.split(".", 1)[0]
@@ -73,3 +77,34 @@ def _aside(aside: dict[str, Message], leaves: dict[str, Any]) -> dict[str, Messa
 def withheld(rule: Any, aside: dict[str, Message]) -> bool:
     """Every key of the rule lies inside a block set aside (a rule without keys never does)."""
     return bool(rule.keys) and all(any(k.startswith(b + ".") for b in aside) for k in rule.keys)
+
+
+def note_duplicates(source: Source, raw: dict[str, Any], duplicates: list[Duplicate], loader: str) -> None:
+    """Name every key given twice in one mapping of `raw` (the file as parsed) on the leaves that keep
+    the last value, as `loader` (the framework's own YAML loader) does: the first value is not used, by
+    the framework either. A repeated block also names the first block's leaves the kept one lacks."""
+    written = {path: leaf for leaf, path in source.aliases.items()}
+    for dup in duplicates:
+        parts: list[str] = []
+        node: Any = raw
+        for part in dup.path:  # a list is one leaf: a repeat inside it is noted on the list
+            if not isinstance(node, dict):
+                break
+            parts.append(part)
+            node = node.get(part)
+        dotted = ".".join(parts)
+        leaves = [dotted + "." + k for k in flatten(node)] if isinstance(node, dict) and node else [dotted]
+        lost = ""
+        if isinstance(dup.shadowed, dict) and len(parts) == len(dup.path):
+            gone = sorted(set(flatten(dup.shadowed, dotted + ".")) - set(leaves))
+            lost = f" (with {', '.join(gone)}, which the later block does not set)" if gone else ""
+        shadowed = "block" if isinstance(dup.shadowed, dict) else repr(dup.shadowed)[:40]
+        note = (
+            f"{'.'.join(dup.path)} given twice (lines {dup.first_line} and {dup.line}); {loader} keeps the last, "
+            f"as here: the first, {shadowed}{lost}, is not used"
+        )
+        for leaf in leaves:
+            leaf = written.get(leaf, leaf)
+            source.notes[leaf] = "; ".join(x for x in (source.notes.get(leaf), note) if x)
+        if lost or dup.shadowed != node:  # two values: the file says one thing and runs another
+            source.warnings.append(note)

@@ -107,6 +107,8 @@ def validate_file(
     def as_written(leaf: str) -> str:
         return _written(raw, source.aliases.get(leaf, leaf))
 
+    for warning in source.warnings:  # a key given twice with two values: the file says one thing, runs another
+        add(None, warning)
     unknown: set[str] = set()  # as written
     spelled = {spec.spell(k): v for k, v in raw.items()}  # the schema's spelling (NeoX: num_layers)
     errors = _validator(schema_name(fmt, source.layout)).iter_errors(spelled)
@@ -184,7 +186,9 @@ def _raw_tree(source: Any, path: str, text: str, spec: Any) -> dict[str, Any]:
 
     if not text or (source.aliases == {} and source.layout in (None, spec.default_layout)):
         return dict(source.tree)
-    return parse_json(text, path) if text.lstrip("\ufeff \t\r\n").startswith("{") and path.endswith(".json") else parse_yaml(text, path)
+    if text.lstrip("\ufeff \t\r\n").startswith("{") and path.endswith(".json"):
+        return parse_json(text, path)
+    return parse_yaml(text, path, duplicates=[])  # the reader already named any key given twice
 
 
 _RETRIES = 20  # re-reads without a refused key: the problems after it are found too

@@ -12,7 +12,7 @@ here from libyaml's event stream instead of by PyYAML's composer and constructor
 from __future__ import annotations
 
 import re
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 import yaml
 from yaml.events import (
@@ -55,6 +55,15 @@ _SCALARS = _scalar_constructors()
 _NO_VALUE = object()  # a mapping frame waiting for its next key
 
 
+class Duplicate(NamedTuple):
+    """A key given twice in one mapping, read as PyYAML reads it: the last value wins."""
+
+    path: tuple[str, ...]  # keys from the root (a list item is its index, as text)
+    first_line: int
+    line: int
+    shadowed: Any  # the first value, which the reader (and the framework) does not use
+
+
 class _Frame:
     """A collection being built: a mapping (keys, values, merges) or a sequence (items)."""
 
@@ -76,7 +85,13 @@ class _Frame:
         self.settings = settings  # a config's mapping: every key must be text
 
 
-def load(text: str, *, settings: bool = False, key_lines: dict[tuple[str, ...], int] | None = None) -> Any:
+def load(
+    text: str,
+    *,
+    settings: bool = False,
+    key_lines: dict[tuple[str, ...], int] | None = None,
+    duplicates: list[Duplicate] | None = None,
+) -> Any:
     """The one document in `text` as plain data (None when there is none).
 
     settings=True: the document is a config, so a key that YAML reads as something other than text
@@ -84,16 +99,20 @@ def load(text: str, *, settings: bool = False, key_lines: dict[tuple[str, ...], 
     rewritten as text).
     key_lines: filled with the line of every mapping key as written, by its path of written keys
     (mappings inside lists are not descended), for readers that report lines per setting.
+    duplicates: a key given twice in one mapping is an error, unless this list is given: then the
+    last value wins, as in the frameworks' own PyYAML loaders, and each repeat is listed here.
     Raises InputError (with a line) for what is refused, yaml.YAMLError for plain syntax errors.
     """
     parser = _Parser(text)
     try:
-        return _build(parser, settings, key_lines)
+        return _build(parser, settings, key_lines, duplicates)
     finally:
         parser.dispose()
 
 
-def _build(parser: Any, settings: bool, key_lines: dict[tuple[str, ...], int] | None = None) -> Any:
+def _build(
+    parser: Any, settings: bool, key_lines: dict[tuple[str, ...], int] | None, duplicates: list[Duplicate] | None
+) -> Any:
     anchors: dict[str, tuple[Any, int]] = {}  # anchor -> (value, values it stands for)
     open_anchors: set[str] = set()
     frames: list[_Frame] = []
@@ -162,19 +181,36 @@ def _build(parser: Any, settings: bool, key_lines: dict[tuple[str, ...], int] | 
             parent.items.append(value)
         elif parent.key is _NO_VALUE:
             # a new text key needs no further checks (a top-level key that could be a date does)
-            if type(value) is str and value not in parent.lines and not (parent.top and value[:1].isdigit()):
+            if type(value) is str and value not in parent.lines and not (parent.top and value[:1].isdigit()) and parent.path is None:
                 parent.lines[value] = event.start_mark
                 parent.key = value
             else:
-                _take_key(parent, event, value)
-            if parent.path is not None and key_lines is not None:
-                parent.key_text = event.value if kind is ScalarEvent else str(value)
-                key_lines.setdefault(parent.path + (parent.key_text,), event.start_mark.line + 1)
+                _key(frames, event, value, key_lines, duplicates)
         elif parent.key is _MERGE_SLOT or type(value) is _Special:
             _take_value(parent, event, value)
         else:
             parent.items[parent.key] = value
             parent.key = _NO_VALUE
+
+
+def _key(
+    frames: list[_Frame], event: Any, value: Any, key_lines: dict[tuple[str, ...], int] | None,
+    duplicates: list[Duplicate] | None,
+) -> None:  # fmt: skip
+    """`value` is the next key of the innermost mapping."""
+    parent = frames[-1]
+    # a new text key needs no further checks (a top-level key that could be a date does)
+    if type(value) is str and value not in parent.lines and not (parent.top and value[:1].isdigit()):
+        parent.lines[value] = event.start_mark
+        parent.key = value
+    else:
+        if duplicates is not None and type(value) in (str, int, float, bool) and value in parent.lines:
+            duplicates.append(_repeat(frames, event, value))
+            del parent.lines[value]  # read on: the last value wins, as in PyYAML
+        _take_key(parent, event, value)
+    if parent.path is not None and key_lines is not None:
+        parent.key_text = event.value if type(event) is ScalarEvent else str(value)
+        key_lines.setdefault(parent.path + (parent.key_text,), event.start_mark.line + 1)
 
 
 _RESOLVED: dict[str, str] = {}  # plain text -> its tag: the same keys and words recur in every file
@@ -321,6 +357,13 @@ def _take_value(frame: _Frame, event: Any, value: Any) -> None:
 def _no_marker(value: Any, event: Any) -> None:
     if isinstance(value, _Special):  # yaml.safe_load refuses these as values too
         raise InputError(f"{value} here is YAML's {value.tag.replace(TAG, '')} marker, not a value; quote it", line=_line(event))
+
+
+def _repeat(frames: list[_Frame], event: Any, key: Any) -> Duplicate:
+    """The repeat of `key` in the innermost mapping; ancestors' pending keys give its path."""
+    path = [str(f.key) if f.is_map else str(len(f.items)) for f in frames[:-1]]
+    frame = frames[-1]
+    return Duplicate((*path, str(key)), frame.lines[key].line + 1, event.start_mark.line + 1, frame.items.get(key))
 
 
 def _finish(frame: _Frame) -> dict[Any, Any]:

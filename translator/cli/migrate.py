@@ -58,7 +58,7 @@ def format_of(path: str, wanted: str | None) -> str | None:
 
     text = read_text(path)
     try:
-        tree = parse_json(text, path) if text.lstrip().startswith("{") and path.endswith(".json") else parse_yaml(text, path)
+        tree = parse_json(text, path) if text.lstrip().startswith("{") and path.endswith(".json") else parse_yaml(text, path, duplicates=[])
     except InputError:
         if _other_yaml(text):
             return None  # valid YAML no framework could read as a config (a CI workflow's `on:` key): not ours

@@ -190,7 +190,10 @@ def _rule_entry(
 def _unwritten(
     leaf: str, fate: LeafFate, rule: Rule, slots: list[Carried | None], ingested: Ingested, table: Table
 ) -> Entry:
-    """A rule's leaf whose fields the target did not write: why (skipped, absent, no counterpart)."""
+    """A rule's leaf whose fields the target did not write: why (skipped, absent, no counterpart); a
+    leaf that says its fields have no value (an explicit null) is carried: the target leaves them out too."""
+    if any(kind == "means_absent" for kind, _ in fate.notes):
+        return said(leaf, None, Status.CONVERTED, fate.notes, rule.fields)
     why = next((s.skipped for s in slots if s and s.skipped), None) or _no_counterpart(table, list(rule.fields))
     if not any(f in ingested.ir.fields and ingested.ir.fields[f].value is not None for f in rule.fields):
         why = ("not_derived", {"fields": list(rule.fields)})

@@ -14,7 +14,7 @@ from ..relations import check_relations
 from ..report import Message, as_message
 from ..schema import SchemaIndex
 from ..source import Source, set_aside
-from ..formula import Extension, is_close, unwrap
+from ..formula import Absent, Extension, is_close, unwrap
 from .classify import classify_strays
 from .ledger import UNDECIDED, Ingested, LeafFate
 from .solve import solve
@@ -190,7 +190,7 @@ class _Reading:
         if checked is None:
             read = read_rule(rule, present, subtree, self.ir, self.version, source, owned_leaves)
             if memo is not None:
-                checked = read if isinstance(read, Extension) else checked_values(
+                checked = read if isinstance(read, (Extension, Absent)) else checked_values(
                     read, self.fields_catalog, source, owned_leaves, rule)
                 remember(self.table, memo, checked)
         else:
@@ -201,12 +201,18 @@ class _Reading:
                 self.fates[leaf] = LeafFate("extension", rule, why)  # the rule: which fields it leaves unset
                 self.ir.extensions.setdefault(source.format, {})[leaf] = self.leaves[leaf]
             return
+        if isinstance(read, Absent):  # no value on purpose: the leaves mean what the absent fields mean
+            if self.ledger:
+                said: Message = ("means_absent", {"fields": list(rule.fields), "why": read.detail})
+                for leaf in owned_leaves:
+                    self.fates[leaf].notes = (*self.fates[leaf].notes, said)
+            return
         origin = self._origin(rule, present)
         if origin is Origin.DEFAULT and not default_holds(rule, self.ir):
             return
         if checked is None:  # checked only where the value is used (a default may not apply)
             checked = checked_values(read, self.fields_catalog, source, owned_leaves, rule)
-        assert not isinstance(checked, Extension)  # an Extension was handled above
+        assert not isinstance(checked, (Extension, Absent))  # handled above
         fields = self.ir.fields
         file = self.only_file or source.file_of(rule.key or "")
         for name, value, approx, note in checked:

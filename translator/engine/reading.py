@@ -12,7 +12,7 @@ from ..ir import IR, Origin, Value
 from ..mapping import Rule, Table
 from ..schema import _Guess
 from ..source import Source
-from ..formula import Approx, Extension, Unrunnable, field_ident, ident, unwrap
+from ..formula import Absent, Approx, Extension, Unrunnable, field_ident, ident, unwrap
 
 Subtree = Callable[[str], tuple[Any, list[str]]]  # key -> (value or block, the leaves it covers)
 Checked = list[tuple[str, Any, "str | None", str]]  # (field, checked value, why approximate, note)
@@ -71,7 +71,7 @@ def memo_key(rule: Rule, version: str, present: dict[str, Any], inputs: dict[str
 
 def remember(table: Table, memo: tuple[Any, ...], checked: Any) -> None:
     """Keep a reading for the next file with the same values; only immutable results are shared."""
-    if isinstance(checked, Extension) or all(type(value) in _IMMUTABLE for _, value, _, _ in checked):
+    if isinstance(checked, (Extension, Absent)) or all(type(value) in _IMMUTABLE for _, value, _, _ in checked):
         if len(table.value_reads) > 20_000:  # bounded, whatever a tree holds
             table.value_reads.clear()
         table.value_reads[memo] = checked
@@ -111,7 +111,7 @@ def defaults_of(rule: Rule, table: Table, version: str, source: Source) -> list[
     if cached is None:
         read = read_rule(rule, {}, lambda key: (None, []), IR(), version, source, [])
         cached, notes = [], []
-        for name, result in ({} if isinstance(read, Extension) else read).items():
+        for name, result in ({} if isinstance(read, (Extension, Absent)) else read).items():
             value, approx = unwrap(result)
             if value is not None:
                 value, note = check_field(source, name, value, rule.keys)
@@ -129,7 +129,7 @@ def read_rule(
     version: str,
     source: Source,
     owned_leaves: list[str],
-) -> dict[str, Any] | Extension:
+) -> dict[str, Any] | Extension | Absent:
     """Canonical field -> value (maybe Approx) one rule reads from its keys' values (or defaults)."""
     if rule.formula is not None:
         return _read_formula(rule, present, subtree, ir, version, source, owned_leaves)
@@ -145,7 +145,7 @@ def read_rule(
 
 def _read_formula(
     rule: Rule, present: dict[str, Any], subtree: Subtree, ir: IR, version: str, source: Source, owned_leaves: list[str]
-) -> dict[str, Any] | Extension:
+) -> dict[str, Any] | Extension | Absent:
     assert rule.formula is not None
     kwargs = {arg: present[k] if k in present else rule.key_default(k, version) for arg, k in rule.read_args}
     for key in rule.peek:
@@ -160,7 +160,7 @@ def _read_formula(
         key = _culprit(owned_leaves, present, exc) if owned_leaves else rule.label
         message = str(exc) if isinstance(exc, Unrunnable) else f"cannot compute {', '.join(rule.fields)}: {exc}"
         raise InputError(message, file=source.file_of(key), line=source.line_of(key), key=key) from None
-    if isinstance(result, Extension):
+    if isinstance(result, (Extension, Absent)):
         return result
     if len(rule.fields) > 1:
         by_ident = {field_ident(f): f for f in rule.fields}

@@ -9,7 +9,7 @@ from typing import Any
 from ..catalogue import catalogue
 from ..errors import MappingTableError
 from ..formula import FORMULAS, Formula, Simple, field_ident, ident
-from . import shapes
+from . import choices, shapes
 from .grammar import check_rule
 from .rules import NO_DEFAULT, Rule
 
@@ -48,7 +48,7 @@ def build_rule(table: str, index: int, raw: Any) -> Rule:
     key, also = raw.get("key"), tuple(raw.get("also", ()))
     if "product" in raw and len(fields) != 1:
         raise _fail(table, where, "a product rule maps one field: the product")
-    shape = next((s for s in ("fixed", "flags", "list", "pick", "same_as") if s in raw), "")
+    shape = next((s for s in ("fixed", "flags", "list", "pick", "same_as", "key_by") if s in raw), "")
     formula: Formula | None = None
     simple: Simple | None = None
     if shape:
@@ -57,6 +57,10 @@ def build_rule(table: str, index: int, raw: Any) -> Rule:
             if with_fields or raw["same_as"]["field"] not in known:
                 raise _fail(table, where, "same_as names one known canonical field (and no `with`)")
             with_fields = {f"same_{field_ident(raw['same_as']['field'])}": raw["same_as"]["field"]}
+        if shape == "key_by":
+            if with_fields or raw["key_by"]["field"] not in known:
+                raise _fail(table, where, "key_by names one known canonical field (and no `with`)")
+            with_fields = {f"by_{field_ident(raw['key_by']['field'])}": raw["key_by"]["field"]}
     elif "formula" in raw:
         formula = FORMULAS[raw["formula"]] if _known_formula(raw["formula"]) else None
         if formula is None:
@@ -64,6 +68,9 @@ def build_rule(table: str, index: int, raw: Any) -> Rule:
         _check_formula(table, where, formula, fields, key, also + tuple(raw.get("peek", ())), with_fields)
     elif "peek" in raw:
         raise _fail(table, where, "peek only makes sense for a formula")
+    elif "enum" in raw and any(k in raw for k in _ENUM_MODIFIERS):
+        formula, shape = _enum(table, where, raw, fields, also), "enum"
+        with_fields.update({f"when_{field_ident(n)}": n for n in (raw.get("reads_as") or {}).get("when", {})})
     elif any(k in raw for k in _MODIFIERS):
         formula = _renamed(table, where, raw, fields, also)
         with_fields.update({f"gate_{ident(n)}": n for n in raw.get("read_when", {})})
@@ -95,6 +102,7 @@ def build_rule(table: str, index: int, raw: Any) -> Rule:
     )  # fmt: skip
 
 
+_ENUM_MODIFIERS = ("warn_values", "unknown", "nearest", "unwritable", "reads_as", "extensions")
 _MODIFIERS = ("read_when", "off_value", "read_only", "values", "omit", "warn_values", "exponent_of", "default_by",
               "default_from")
 
@@ -119,6 +127,29 @@ def _renamed(table: str, where: str, raw: dict[str, Any], fields: tuple[str, ...
                             int(raw.get("exponent_of", 0)), by, str(raw.get("default_from", "")))  # fmt: skip
     values = dict(raw.get("values") or {})
     return shapes.renamed(fields[0], raw["key"], gate, off, str(raw.get("read_only", "")), values, more)
+
+
+def _enum(table: str, where: str, raw: dict[str, Any], fields: tuple[str, ...], also: tuple[str, ...]) -> Formula:
+    """An enum with `warn_values`, `unknown`, `nearest` or `unwritable` (choices.enum)."""
+    if len(fields) != 1 or also or not raw.get("key") or "with" in raw:
+        raise _fail(table, where, "an enum's modifiers modify one key, one field (reads_as names the fields it looks at)")
+    pairs = dict(raw["enum"])
+    if any(name not in pairs for name in raw.get("warn_values", {})):
+        raise _fail(table, where, "warn_values names values of the enum")
+    if len(raw.get("unknown") or {}) > 1:
+        raise _fail(table, where, "unknown is {error: message} or {extension: reason}, not both")
+    if bool(raw.get("nearest")) != bool(raw.get("nearest_reason")):
+        raise _fail(table, where, "nearest and nearest_reason go together")
+    reads = raw.get("reads_as") or {}
+    when = {name: tuple(v if isinstance(v, list) else [v]) for name, v in (reads.get("when") or {}).items()}
+    if any(name not in catalogue() for name in when):
+        raise _fail(table, where, f"unknown canonical field in reads_as: {sorted(when)}")
+    why = raw.get("nearest_reason", "")
+    more = choices.EnumModifiers(dict(raw.get("warn_values") or {}), dict(raw.get("unknown") or {}),
+                                 dict(raw.get("nearest") or {}), dict(why) if isinstance(why, dict) else str(why),
+                                 dict(raw.get("unwritable") or {}), dict(reads.get("values") or {}), when,
+                                 dict(raw.get("extensions") or {}))  # fmt: skip
+    return choices.enum(fields[0], raw["key"], pairs, bool(raw.get("case_insensitive")), more)
 
 
 def _simple(table: str, where: str, raw: dict[str, Any], fields: tuple[str, ...], also: tuple[str, ...]) -> Simple:
@@ -153,11 +184,17 @@ def _shape(
         raise _fail(table, where, f"{shape} maps one field")
     if shape == "same_as":
         same = raw["same_as"]
-        return None, (), shapes.same_as(fields[0], same["field"], same["reason"], same.get("otherwise"))
+        made = shapes.same_as(fields[0], same["field"], same["reason"], same.get("otherwise"), bool(same.get("implied")))
+        return None, (), made
+    if shape == "key_by":
+        by, also = raw["key_by"], tuple(raw.get("also", ()))
+        if not raw.get("key") or set(by["keys"].values()) - set(also):
+            raise _fail(table, where, "key_by chooses among the rule's keys: `key` for other values, the rest in `also`")
+        return raw["key"], also, choices.key_by(fields[0], raw["key"], by["field"], dict(by["keys"]))
     if shape == "fixed":
         if "fixed_reason" not in raw:
             raise _fail(table, where, "fixed needs fixed_reason: where the framework hard-codes the value")
-        return None, (), shapes.fixed(fields[0], raw["fixed"], raw["fixed_reason"])
+        return None, (), shapes.fixed(fields[0], raw["fixed"], raw["fixed_reason"], str(raw.get("fixed_loss", "")))
     keys = list(raw[shape])
     formula = shapes.flags(fields[0], raw["flags"], raw.get("otherwise")) if shape == "flags" else shapes.items(fields[0], keys)
     return keys[0], tuple(keys[1:]), formula

@@ -34,8 +34,9 @@ def _formula(
     return Formula(name, read, write, parameters(read), parameters(write))
 
 
-def fixed(field: str, value: Any, reason: str) -> Formula:
-    """The framework hard-codes the field: read as `value`; another value cannot be written."""
+def fixed(field: str, value: Any, reason: str, loss: str = "") -> Formula:
+    """The framework hard-codes the field: read as `value`; another value cannot be written (said
+    with `reason`, or in the words of `loss`, {value} the value lost)."""
 
     def read() -> Any:
         return list(value) if isinstance(value, list) else value  # a fresh list: the IR's values are not shared
@@ -44,26 +45,31 @@ def fixed(field: str, value: Any, reason: str) -> Formula:
         given = kw["value"]
         if same_value(given, value):
             return {}
+        if loss:
+            return Approx({}, loss.format(value=given))
         return Approx({}, said("fixed_value", reason=reason, field=field, value=given))
 
     return _formula(f"fixed {short(value)}", read, [], write, ["value"])
 
 
-def same_as(field: str, other: str, reason: str, otherwise: Any) -> Formula:
+def same_as(field: str, other: str, reason: str, otherwise: Any, implied: bool = False) -> Formula:
     """The framework has no key of its own: the field is another field's value (NeoX's embedding
-    dropout is hidden_dropout); another value is lost, said by `reason` ({same}, {value}: format fields)."""
+    dropout is hidden_dropout); another value is lost, said by `reason` ({same}, {value}: format fields).
+    `implied`: the field's absence already means the other's value (the catalogue's none_means), so
+    reading gives no value, and nothing is lost while the other is unknown."""
     alias = f"same_{field_ident(other)}"
 
     def read(**kw: Any) -> Any:
-        return kw[alias]
+        return kw[alias] if alias in kw else None
 
     def write(**kw: Any) -> Any:
         value, applied = kw["value"], otherwise if kw[alias] is None else kw[alias]
-        if same_value(value, applied):
+        if same_value(value, applied) or (implied and applied is None):
             return {}
         return Approx({}, reason.format(same=applied, value=value))
 
-    return _formula(f"same as {other}", read, [alias], write, ["value", alias])
+    # implied: the reading takes nothing (no value read depends on the other field's)
+    return _formula(f"same as {other}", read, [] if implied else [alias], write, ["value", alias])
 
 
 def flags(field: str, switches: dict[str, Any], otherwise: Any) -> Formula:

@@ -157,6 +157,10 @@ KINDS: dict[str, Kind] = {
         "no value for the fields could be derived",
         lambda v: f"no value for {_names(v['fields'])} could be derived",
     ),
+    "means_absent": Kind(
+        "the source says on purpose that the fields have no value (an explicit null, a switch that is off)",
+        lambda v: f"no {_names(v['fields'])}: {v['why']}",
+    ),
     "only_when": Kind(
         "the target rule applies under a condition the IR does not meet",
         _only_when,

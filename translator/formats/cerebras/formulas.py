@@ -160,34 +160,6 @@ class CerebrasInitializers:
         return out
 
 
-@formula("cerebras.optimizer_type")
-class CerebrasOptimizerType:
-    """optimizer_type (case-insensitive) <-> canonical optimizer. Adam without weight decay is the
-    same algorithm as AdamW: read as adamw, as every other framework's reading of it is."""
-
-    NAMES = {"adamw": "adamw", "adam": "adam", "sgd": "sgd", "lamb": "lamb", "lion": "lion", "adafactor": "adafactor",
-             "adagrad": "adagrad", "muon": "muon"}  # fmt: skip
-    WRITE = {"adamw": "AdamW", "adam": "Adam", "sgd": "SGD", "lamb": "Lamb", "lion": "Lion", "adafactor": "AdaFactor",
-             "adagrad": "Adagrad", "muon": "Muon"}  # fmt: skip
-
-    @staticmethod
-    def read(optimizer_optimizer_type: Any, weight_decay: float | None) -> Any:
-        if optimizer_optimizer_type is None:
-            return None
-        name = CerebrasOptimizerType.NAMES.get(str(optimizer_optimizer_type).lower())
-        if name is None:
-            raise ValueError(f"unknown value {optimizer_optimizer_type!r}; expected one of {', '.join(CerebrasOptimizerType.WRITE.values())}")
-        return "adamw" if name == "adam" and not weight_decay else name
-
-    @staticmethod
-    def write(value: str) -> dict[str, Any]:
-        if value not in CerebrasOptimizerType.WRITE:
-            raise Unexpressible(f"optim.type={value!r} has no counterpart in optimizer.optimizer_type")
-        return {"optimizer_optimizer_type": CerebrasOptimizerType.WRITE[value]}
-
-
-
-
 # Cerebras model names (trainer.init.model.name) whose model is the GPT-J backbone (parallel residual)
 CEREBRAS_PARALLEL_MODELS = frozenset({"gptj", "gpt-neox", "falcon"})
 
@@ -204,20 +176,4 @@ class CerebrasParallelResidual:
 
     @staticmethod
     def write(value: bool) -> dict[str, Any]:
-        return {}
-
-
-@formula("cerebras.dense_attention")
-class DenseAttention:
-    """A framework whose models only have dense causal attention: reading gives "dense"."""
-
-    @staticmethod
-    def read() -> str:
-        return "dense"
-
-    @staticmethod
-    def write(value: str) -> Any:
-        if value != "dense":  # the output describes attention layers where the source has other blocks
-            return Approx({}, f"Cerebras models only have dense causal attention: the {value} blocks become "
-                              "attention layers")  # fmt: skip
         return {}

@@ -239,30 +239,3 @@ class CerebrasMupOutput:
         if mup_output_logits_scaling == "sqrt_width":
             out["model_scale_output_logits_by_d"] = False
         return out
-
-
-@formula("cerebras.activation")
-class CerebrasActivation:
-    """nonlinearity (layers/activations.py): gelu_new is the tanh GELU; geglu gates with the exact one."""
-
-    NAMES = {"gelu": "gelu", "gelu_new": "gelu_tanh", "relu": "relu", "silu": "silu", "swiglu": "swiglu", "geglu": "geglu",
-             "reglu": "reglu"}  # fmt: skip
-
-    @staticmethod
-    def read(model_nonlinearity: Any) -> Any:
-        if model_nonlinearity is None:
-            return None
-        name = CerebrasActivation.NAMES.get(str(model_nonlinearity).lower())
-        if name is None:
-            return Extension(f"nonlinearity {model_nonlinearity!r} has no counterpart outside Cerebras")
-        return name
-
-    @staticmethod
-    def write(value: str) -> Any:
-        if value == "geglu_tanh":
-            return Approx({"model_nonlinearity": "geglu"}, "Model Zoo's geglu gates with the exact GELU, not its tanh approximation")
-        names = {v: k for k, v in CerebrasActivation.NAMES.items()}
-        if value not in names:
-            return Approx({}, f"Model Zoo has no {value} nonlinearity")
-        return {"model_nonlinearity": names[value]}
-

@@ -13,7 +13,8 @@ from typing import Any
 
 from ...errors import InputError
 from ...io import parse_yaml, read_text, unflatten
-from ...source import Source
+from ...source import Source, note_duplicates
+from ...yamlread import Duplicate
 from ..spec import ModelConfig, Reader
 from .from_trainer import from_trainer
 
@@ -29,7 +30,11 @@ class CerebrasReader(Reader):
             raise InputError(f"a Cerebras config is one file; got {len(paths)}", file=str(paths[-1]))
         name = str(paths[0])
         text = read_text(name)
-        source = self.from_tree(parse_yaml(text, name), name=name, text=text)
+        duplicates: list[Duplicate] = []
+        tree = parse_yaml(text, name, duplicates=duplicates)
+        source = self.from_tree(tree, name=name, text=text)
+        if duplicates:  # Model Zoo loads its params with yaml.safe_load: the last value wins
+            note_duplicates(source, tree, duplicates, "Model Zoo's YAML loader")
         if layout is not None and layout != source.layout:
             raise InputError(f"this is a Cerebras {source.layout}-layout file, not {layout}", file=name, line=1)
         return source

@@ -25,7 +25,7 @@ def _raw(kw: Kw, mt: _hf.ModelType, key: str) -> Any:
     value = kw.get(ident(_hf.PREFIX + key))
     if value == config_json.EXPLICIT_NULL:
         return None
-    return mt.default(key) if value is None else value
+    return mt.default(key, _hf.values_of(kw)) if value is None else value
 
 
 def _given(kw: Kw, key: str) -> bool:
@@ -76,7 +76,7 @@ def write_heads(kw: Kw) -> Any:
     uneven = bool(hidden and heads and hidden % heads)
     plain = hidden // heads if hidden and heads and not uneven else None
     if "model.head_dim" in mt.keys:
-        if width is not None or (plain and mt.default("head_dim") not in (None, plain)):
+        if width is not None or (plain and mt.default("head_dim", {"model.hidden_size": hidden, "model.num_heads": heads}) not in (None, plain)):
             out.update(_out("head_dim", width or plain))
     elif width is not None and width != plain:
         losses.append((hard_wired(mt.why_not("model.head_dim"), "model.head_dim", width), ("model.head_dim",)))

@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 from ...catalogue import absent_means, catalogue
 from ...compare import values_equal
-from ...formula import Approx, Formula, field_ident, ident, is_close, parameters
+from ...formula import Absent, Approx, Formula, field_ident, ident, is_close, parameters
 from ...formulas_common import rotary_dim_for
 from ...report import reason
 from . import config_json
@@ -32,7 +32,6 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "model.moe_ffn_hidden_size": ("model.ffn_hidden_size",),
     "model.moe_shared_ffn_hidden_size": ("model.moe_ffn_hidden_size",),
 }
-FFN_DEFAULT_MULTIPLE = 4  # GPT2/GPTJ n_inner, Falcon ffn_hidden_size: null means 4 x hidden
 # fields a codec formula (codecs.py) reads and writes: no generic formula of their own
 CODEC_FIELDS = frozenset({
     "model.num_heads", "model.head_dim", "model.query_pre_attention_scalar", "model.rotary_base",
@@ -55,12 +54,6 @@ def head_width(kw: dict[str, Any]) -> int | None:
         return int(explicit)
     hidden, heads = kw.get("hidden_size"), kw.get("num_heads")
     return hidden // heads if hidden and heads else None
-
-
-def values_of(kw: dict[str, Any]) -> dict[str, Any]:
-    """The canonical values among a formula's arguments, by field name (for `=model.x`)."""
-    names = {field_ident(n): n for n in catalogue()}
-    return {names[k]: v for k, v in kw.items() if k in names}
 
 
 def neutral(name: str, kw: dict[str, Any] | None = None) -> Any:
@@ -89,11 +82,6 @@ def _read_value(name: str, mt: _hf.ModelType, raw: Any, kw: dict[str, Any]) -> A
         if raw > head:  # GPTJAttention slices [..., :rotary_dim]: the whole head at most
             return Approx(1.0, f"rotary_dim {raw} is larger than head_dim {head}: read as the whole head")
         return raw / head
-    if name == "model.ffn_hidden_size" and raw is None:
-        hidden = kw.get("hidden_size")
-        return FFN_DEFAULT_MULTIPLE * hidden if hidden else None
-    if name == "model.num_kv_heads" and raw is None:
-        return kw.get("num_heads")
     return raw
 
 
@@ -126,7 +114,7 @@ def read_field(name: str, mt: _hf.ModelType, keys: list[str], kw: dict[str, Any]
     own = mt.keys.get(name)
     if own is None:
         if name in mt.fixed:
-            value = _hf.resolve(mt.fixed[name], values_of(kw))
+            value = _hf.resolve(mt.fixed[name], _hf.values_of(kw))
         elif name in mt.same_as:
             value = kw.get(field_ident(mt.same_as[name]))
         elif name in _hf.table().must_hold:
@@ -141,8 +129,10 @@ def read_field(name: str, mt: _hf.ModelType, keys: list[str], kw: dict[str, Any]
     raw = kw.get(idents[own])
     if raw == config_json.EXPLICIT_NULL:
         value = _read_value(name, mt, None, kw)  # null on purpose: not the class default
+        if value is None:
+            return Absent(f"{own} is null (the class default {mt.default(own)!r} does not apply)")
     else:
-        value = _read_value(name, mt, mt.default(own) if raw is None else raw, kw)
+        value = _read_value(name, mt, mt.default(own, _hf.values_of(kw)) if raw is None else raw, kw)
     if foreign and value is not None:
         return Approx(value, f"HF {mt.name} reads {own}, not {', '.join(foreign)}")
     return value
@@ -155,7 +145,7 @@ def write_field(name: str, mt: _hf.ModelType, value: Any, kw: dict[str, Any]) ->
         return {ident(_hf.PREFIX + own): _write_value(name, mt, value, kw)}
     if name in mt.fixed:
         wired = mt.fixed[name]
-        expected = _hf.resolve(wired, values_of(kw))
+        expected = _hf.resolve(wired, _hf.values_of(kw))
         if wired is None:
             return {} if values_equal(value, neutral(name, kw)) else Approx({}, hard_wired(mt.why_not(name), name, value))
         if expected is None or _same(value, expected):

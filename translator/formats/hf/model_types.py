@@ -16,6 +16,7 @@ from typing import Any
 
 from ...catalogue import catalogue
 from ...errors import MappingTableError
+from ...formula import field_ident
 from ...resources import data_dir
 from ...yamlread import load as load_yaml
 
@@ -25,7 +26,8 @@ CODECS = {"rope": ("classic", "phi3", "gemma3", "none"),
           "window": ("none", "all", "qwen", "qwen_moe", "qwen2_moe", "alternate", "every_nth"),
           "moe_layers": ("none", "all", "qwen", "deepseek")}  # fmt: skip
 SPECS = ("keys", "fixed", "same_as")  # where a type says what it does with a canonical field
-_DERIVED = re.compile(r"^=(?:(\d+)\*)?(model\.[a-z_]+)$")  # `=model.num_heads`, `=4*model.hidden_size`
+# `=model.num_heads`, `=4*model.hidden_size`, `=model.hidden_size/model.num_heads` (integer division)
+_DERIVED = re.compile(r"^=(?:(\d+)\*)?(model\.[a-z_]+)(?:/(model\.[a-z_]+))?$")
 
 
 @dataclass(frozen=True)
@@ -48,8 +50,10 @@ class ModelType:
     strict_heads: bool = False
     cannot_hold: dict[str, str] | None = None
 
-    def default(self, key: str) -> Any:
-        return self.defaults.get(key)
+    def default(self, key: str, values: dict[str, Any] | None = None) -> Any:
+        """What a file that omits `key` means: the class default, or (`=model.x`, ...) the value the
+        class computes from other fields, given their canonical `values` (None when one is unknown)."""
+        return resolve(self.defaults.get(key), values or {})
 
     def lists(self, name: str) -> bool:
         """The class says what it does with the field (a key, a hard-wired value, another field)."""
@@ -101,13 +105,30 @@ class HfTable:
 
 
 def resolve(value: Any, values: dict[str, Any]) -> Any:
-    """A hard-wired value: as written, or `=model.x` / `=N*model.x` of another field (None unknown)."""
+    """A hard-wired value or default: as written, or `=model.x` / `=N*model.x` / `=model.x/model.y`
+    of other fields (None when one is unknown)."""
     if isinstance(value, str):
         match = _DERIVED.match(value)
         if match:
             other = values.get(match.group(2))
-            return None if other is None else int(match.group(1) or 1) * other
+            if other is None:
+                return None
+            if match.group(3):
+                divisor = values.get(match.group(3))
+                return int(other) // int(divisor) if divisor else None
+            return int(match.group(1) or 1) * other
     return value
+
+
+@lru_cache(maxsize=1)
+def _field_names() -> dict[str, str]:
+    return {field_ident(n): n for n in catalogue()}
+
+
+def values_of(kw: dict[str, Any]) -> dict[str, Any]:
+    """The canonical values among a formula's arguments, by field name (for `=model.x`)."""
+    names = _field_names()
+    return {names[k]: v for k, v in kw.items() if k in names}
 
 
 def derived(value: Any) -> bool:
@@ -125,10 +146,11 @@ def _merge(base: dict[str, Any], own: dict[str, Any]) -> dict[str, Any]:
         out[section] = {**kept, **given}
     # a base key this type no longer reads (Mistral hard-wires the biases Llama has keys for) has no default here
     dropped = {(base.get("keys") or {})[f] for f in named if f in (base.get("keys") or {})} - set(out["keys"].values())
+    dropped |= set(own.get("not_fields") or ())  # keys of the base's class this one has no field for
     inherited = {k: v for k, v in (base.get("defaults") or {}).items() if k not in dropped}
     out["defaults"] = {**inherited, **(own.get("defaults") or {})}
     for key, value in own.items():
-        if key not in (*SPECS, "defaults", "extends"):
+        if key not in (*SPECS, "defaults", "extends", "not_fields"):
             out[key] = value
     return out
 

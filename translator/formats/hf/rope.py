@@ -35,7 +35,7 @@ def _raw(kw: Kw, mt: _hf.ModelType, key: str) -> Any:
     value = kw.get(ident(_hf.PREFIX + key))
     if value == config_json.EXPLICIT_NULL:
         return None
-    return mt.default(key) if value is None else value
+    return mt.default(key, _hf.values_of(kw)) if value is None else value
 
 
 def _base(kw: Kw, mt: _hf.ModelType, notes: list[str]) -> Any:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...formula import Approx, ident
+from ...formula import Absent, Approx, ident
 from . import config_json
 from . import model_types as _hf
 from .choose import chosen
@@ -25,7 +25,7 @@ def _raw(kw: Kw, mt: _hf.ModelType, key: str) -> Any:
     value = kw.get(ident(_hf.PREFIX + key))
     if value == config_json.EXPLICIT_NULL:
         return None
-    return mt.default(key) if value is None else value
+    return mt.default(key, _hf.values_of(kw)) if value is None else value
 
 
 def _out(key: str, value: Any) -> dict[str, Any]:
@@ -56,11 +56,12 @@ def read_window(kw: Kw) -> Any:
     if mt.window == "none":
         if window is not None and kw.get(ident(_hf.PREFIX + "sliding_window")) is not None:
             return Approx({}, f"HF {mt.name} does not read sliding_window: every layer attends to the whole context")
-        return {}
+        return Absent(f"HF {mt.name} has no sliding window")
     if mt.window in ("qwen", "qwen_moe", "qwen2_moe") and not _raw(kw, mt, "use_sliding_window"):
-        return {}  # sliding_window is set aside unless use_sliding_window
+        # the class sets sliding_window aside unless use_sliding_window (__post_init__: None, qwen2_moe 0)
+        return Absent(f"use_sliding_window is false: HF {mt.name} attends to the whole context in every layer")
     if window is None:
-        return {}
+        return Absent("sliding_window is null: every layer attends to the whole context")
     layers = kw.get("num_layers")
     given = _raw(kw, mt, "layer_types")
     if given is not None and mt.window != "all":

@@ -8,6 +8,7 @@ from typing import Any
 
 from ...formula import Approx, formula, is_close
 from ...formulas_common import family_formula
+from .yarn import read_yarn, write_yarn
 from .options import since
 
 _GPT_TANH = "with biases on Megatron's default GELU is the fused bias_gelu_impl, the tanh approximation"
@@ -88,15 +89,17 @@ class PositionEmbedding:
             raise ValueError("--no-position-embedding is deprecated: Megatron refuses it unless --position-embedding-type "
                              "rope (read the file with --from-version 23.04 for its old meaning)")  # fmt: skip
         value = PositionEmbedding.TYPES[kind]
-        if kind in ("yarn", "mrope"):
-            return Approx(value, f"{kind} RoPE: its scaling (--rotary-scaling-factor, --yarn-*, --mrope-section) is not carried")
+        if kind == "mrope":  # (yarn's scaling is read by megatron.rope_scaling)
+            return Approx(value, f"{kind} RoPE: its scaling (--mrope-section) is not carried")
         return value
 
     @staticmethod
-    def write(value: str) -> Any:
+    def write(value: str, rope_scaling_type: str | None) -> Any:
         names = {"learned": "learned_absolute", "rotary": "rope", "none": "none", "relative": "relative"}
         if value not in names:
             return Approx({}, f"Megatron has no {value} position embedding: written with its default, learned positions")
+        if value == "rotary" and rope_scaling_type == "yarn":
+            return {"position_embedding_type": "yarn"}  # its options: megatron.rope_scaling
         return {"position_embedding_type": names[value]}
 
 
@@ -261,9 +264,9 @@ class Sequential:
         return {}
 
 
-# Megatron names no model family: its blocks tell it (RMSNorm or a gated MLP: llama; experts: mixtral;
-# qk-norm: qwen3); it has no parallel block, sliding window or sandwich norm to tell the others by
-family_formula("megatron.family", ("norm", "activation", "moe_num_experts", "qk_norm", "position_embedding"))
+# Megatron names no model family: its blocks tell it (RMSNorm or a gated MLP: llama; a window on those:
+# mistral; experts: mixtral; qk-norm: qwen3); it has no parallel block or sandwich norm to tell the others by
+family_formula("megatron.family", ("norm", "activation", "moe_num_experts", "qk_norm", "position_embedding", "sliding_window"))
 
 
 @formula("megatron.vocab_size")
@@ -281,7 +284,7 @@ class VocabSize:
             return padded_vocab_size
         if tokenizer_type != "NullTokenizer" or vocab_size is None:
             return None
-        rows = vocab_size if since(version, "current") else vocab_size + 1
+        rows = vocab_size if since(version, "core_v0.18") else vocab_size + 1
         if pad_vocab_size is False:
             return rows
         multiple = (make_vocab_size_divisible_by or 128) * max(1, tensor_size or 1)
@@ -294,12 +297,13 @@ class VocabSize:
 
 @formula("megatron.attention_kind")
 class AttentionKind:
-    """Dense attention unless a sliding window, multi-latent attention or a hybrid layer pattern is given."""
+    """Dense attention (windowed or not: megatron.window) unless multi-latent attention or a hybrid layer
+    pattern is given."""
 
     @staticmethod
     def read(
-        window_size: str | None, window_attn_skip_freq: Any, multi_latent_attention: bool | None,
-        hybrid_layer_pattern: str | None, hybrid_override_pattern: str | None, experimental_attention_variant: Any,
+        multi_latent_attention: bool | None, hybrid_layer_pattern: str | None, hybrid_override_pattern: str | None,
+        experimental_attention_variant: Any,
     ) -> Any:  # fmt: skip
         if multi_latent_attention:
             return Approx("mla", "multi-latent attention: its ranks and head sizes (--q-lora-rank, --kv-lora-rank, ...) "
@@ -309,15 +313,13 @@ class AttentionKind:
             return Approx("hybrid", f"hybrid layer pattern {pattern} (Mamba / attention / MLP layers) is not carried")
         if experimental_attention_variant:
             return Approx(str(experimental_attention_variant), "an experimental attention variant is not carried")
-        if window_size:
-            return Approx("sliding_window", f"sliding window {window_size} (left, right) is not carried")
         return "dense"
 
     @staticmethod
     def write(value: str) -> Any:
         if value != "dense":
-            return Approx({}, f"{value} attention is not written by neoconv (Megatron: --window-size, "
-                              "--multi-latent-attention, --hybrid-layer-pattern): written as dense attention")
+            return Approx({}, f"{value} attention is not written by neoconv (Megatron: --multi-latent-attention, "
+                              "--hybrid-layer-pattern): written as dense attention")
         return {}
 
 
@@ -331,7 +333,22 @@ class RopeScaling:
               "rope_low_freq_factor": 1.0, "rope_high_freq_factor": 4.0}  # fmt: skip
 
     @staticmethod
-    def read(use_rope_scaling: bool | None, rope_scaling_factor: float | None) -> Any:
+    def read(
+        use_rope_scaling: bool | None, rope_scaling_factor: float | None, position_embedding_type: str | None,
+        rotary_scaling_factor: float | None, yarn_original_max_position_embeddings: int | None,
+        yarn_beta_fast: float | None, yarn_beta_slow: float | None, yarn_correction_range_round_to_int: bool | None,
+        mscale: float | None, mscale_all_dim: float | None,
+    ) -> Any:  # fmt: skip
+        if position_embedding_type not in ("rope", "yarn"):
+            if use_rope_scaling:
+                return Approx({}, f"--use-rope-scaling has no effect with --position-embedding-type "
+                                  f"{position_embedding_type or 'learned_absolute'}")  # fmt: skip
+            return {}
+        if position_embedding_type == "yarn":
+            return read_yarn({"rotary_scaling_factor": rotary_scaling_factor, "mscale": mscale, "mscale_all_dim": mscale_all_dim,
+                              "yarn_original_max_position_embeddings": yarn_original_max_position_embeddings,
+                              "yarn_beta_fast": yarn_beta_fast, "yarn_beta_slow": yarn_beta_slow,
+                              "yarn_correction_range_round_to_int": yarn_correction_range_round_to_int})  # fmt: skip
         if not use_rope_scaling:
             return {}
         if rope_scaling_factor is not None and rope_scaling_factor != 8.0:
@@ -342,10 +359,20 @@ class RopeScaling:
     @staticmethod
     def write(
         rope_scaling_type: str | None, rope_scaling_factor: float | None, rope_original_max_positions: int | None,
-        rope_low_freq_factor: float | None, rope_high_freq_factor: float | None,
+        rope_low_freq_factor: float | None, rope_high_freq_factor: float | None, rope_yarn_beta_fast: float | None,
+        rope_yarn_beta_slow: float | None, rope_yarn_mscale: float | None, rope_yarn_mscale_all_dim: float | None,
+        rope_yarn_truncate: bool | None, rope_attention_factor: float | None, max_position_embeddings: int | None,
     ) -> Any:  # fmt: skip
         if rope_scaling_type is None:
             return {}
+        if rope_scaling_type == "yarn":  # --position-embedding-type yarn: written by megatron.position_embedding
+            return write_yarn({
+                "rope_scaling_factor": rope_scaling_factor, "rope_yarn_beta_fast": rope_yarn_beta_fast,
+                # transformers' yarn fills the original length with max_position_embeddings; Megatron's default is 4096
+                "rope_original_max_positions": rope_original_max_positions or max_position_embeddings,
+                "rope_yarn_beta_slow": rope_yarn_beta_slow, "rope_yarn_mscale": rope_yarn_mscale,
+                "rope_yarn_mscale_all_dim": rope_yarn_mscale_all_dim, "rope_yarn_truncate": rope_yarn_truncate,
+                "rope_attention_factor": rope_attention_factor})  # fmt: skip
         given = {"rope_scaling_type": rope_scaling_type, "rope_scaling_factor": rope_scaling_factor,
                  "rope_original_max_positions": rope_original_max_positions,
                  "rope_low_freq_factor": rope_low_freq_factor, "rope_high_freq_factor": rope_high_freq_factor}  # fmt: skip

@@ -99,8 +99,9 @@ def _one(value: Any) -> Any:
     return value
 
 
-def _pattern(text: str) -> list[int]:
-    """A --moe-layer-freq pattern such as "([0]*3+[1]*29)" evaluated without eval: lists, *, +."""
+def layer_pattern(text: str, option: str = "--moe-layer-freq") -> list[int]:
+    """A per-layer pattern of 0 and 1 such as "([0]*3+[1]*29)" (--moe-layer-freq, --window-attn-skip-freq:
+    Megatron's moe_freq_type evaluates it with eval) evaluated without eval: lists, *, +."""
 
     def value(node: ast.AST) -> Any:
         if isinstance(node, ast.List):
@@ -113,14 +114,14 @@ def _pattern(text: str) -> list[int]:
                 return left * right
             if isinstance(node.op, ast.Add) and isinstance(left, list) and isinstance(right, list):
                 return left + right
-        raise ValueError(f"--moe-layer-freq {text!r} is not a pattern of lists, * and + (like ([0]*3+[1]*29))")
+        raise ValueError(f"{option} {text!r} is not a pattern of lists, * and + (like ([0]*3+[1]*29))")
 
     try:
         found = value(ast.parse(text.strip(), mode="eval").body)
     except SyntaxError:
-        raise ValueError(f"--moe-layer-freq {text!r} is not a pattern like ([0]*3+[1]*29)") from None
+        raise ValueError(f"{option} {text!r} is not a pattern like ([0]*3+[1]*29)") from None
     if not isinstance(found, list) or any(x not in (0, 1) for x in found):
-        raise ValueError(f"--moe-layer-freq {text!r} must give a list of 0 and 1")
+        raise ValueError(f"{option} {text!r} must give a list of 0 and 1")
     return found
 
 
@@ -128,7 +129,7 @@ def _layers(freq: Any, num_layers: int | None) -> dict[str, Any]:
     # every layer MoE (interval 1, no dense layers first) is what leaving the fields out means
     if freq is None or isinstance(freq, int):
         return {"moe_layer_interval": freq if freq and freq != 1 else None}
-    layers = _pattern(str(freq))
+    layers = layer_pattern(str(freq))
     if num_layers is not None and len(layers) != num_layers:
         raise ValueError(f"--moe-layer-freq gives {len(layers)} layers, --num-layers {num_layers}")
     first = next((i for i, x in enumerate(layers) if x), len(layers))
@@ -145,7 +146,11 @@ def _freq(interval: int | None, first: int | None, dense: list[int] | None, num_
     if num_layers is None:
         return Approx(None, "the MoE layer pattern needs the number of layers", ("model.moe_first_dense_layers",))
     skip, every = first or 0, interval or 1
-    layers = [int(i >= skip and (i - skip) % every == 0 and i not in (dense or ())) for i in range(num_layers)]
+    return pattern_text([int(i >= skip and (i - skip) % every == 0 and i not in (dense or ())) for i in range(num_layers)])
+
+
+def pattern_text(layers: list[int]) -> str:
+    """A per-layer pattern as runs, "([0]*3+[1]*29)" (what layer_pattern reads back)."""
     runs: list[str] = []
     i = 0
     while i < len(layers):

@@ -332,7 +332,7 @@ class BatchRamp:
                              "has no canonical form")  # fmt: skip
         if rampup_batch_size is None:
             return None
-        if since(version, "current"):
+        if since(version, "core_v0.18"):
             return Extension("--rampup-batch-size is ignored from core_v0.18.0 on (Megatron only warns)")
         return Extension(f"--rampup-batch-size {' '.join(map(str, rampup_batch_size))}: the global batch grows by "
                          "INCR every few samples (start, increment, samples); no canonical form")  # fmt: skip

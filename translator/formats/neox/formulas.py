@@ -116,26 +116,6 @@ class NeoxMlpBias:
         return {"use_bias_in_mlp": bool(value)}
 
 
-@formula("neox.norm_eps")
-class NeoxNormEps:
-    """NeoX keeps one epsilon per norm kind; the active norm decides which one counts."""
-
-    @staticmethod
-    def read(
-        layernorm_epsilon: float | None, rms_norm_epsilon: float | None, scalenorm_epsilon: float | None, norm: str | None
-    ) -> float | None:
-        if norm == "rmsnorm":
-            return rms_norm_epsilon
-        if norm == "scalenorm":
-            return scalenorm_epsilon
-        return layernorm_epsilon
-
-    @staticmethod
-    def write(value: float, norm: str | None) -> dict[str, Any]:
-        key = {"rmsnorm": "rms_norm_epsilon", "scalenorm": "scalenorm_epsilon"}.get(norm or "", "layernorm_epsilon")
-        return {key: value}
-
-
 @formula("neox.norm_bias")
 class NeoxNormBias:
     """NeoX's LayerNorm always has a bias (use_bias_in_norms is never read); its RMSNorm and

@@ -14,7 +14,8 @@ from typing import Any
 
 from ...errors import InputError
 from ...io import key_line, parse_yaml, read_text
-from ...source import Source
+from ...source import Source, note_duplicates
+from ...yamlread import Duplicate
 from ..spec import ModelConfig, Reader
 
 MODEL_KEYS = ("num_layers", "hidden_size", "num_attention_heads")
@@ -31,6 +32,7 @@ class NeoxReader(Reader):
         notes: dict[str, str] = {}
         spelled: dict[str, str] = {}
         basenames: dict[str, str] = {}
+        repeats: list[tuple[dict[str, Any], list[Duplicate]]] = []  # per file: its keys, its keys given twice
         for path in paths:
             name = str(path)
             base = os.path.basename(name)
@@ -43,7 +45,11 @@ class NeoxReader(Reader):
             basenames[base] = name
             text = read_text(name)
             texts[name] = text
-            data = parse_yaml(text, name)
+            duplicates: list[Duplicate] = []
+            data = parse_yaml(text, name, duplicates=duplicates)
+            if duplicates:  # NeoX loads each file with yaml.load: the last value wins
+                top = {k.replace("-", "_"): v for k, v in data.items()}
+                repeats.append((top, [d._replace(path=(d.path[0].replace("-", "_"), *d.path[1:])) for d in duplicates]))
             for key, value in data.items():
                 if not isinstance(key, str) or not key.strip():
                     raise InputError(f"key {key!r} is not a setting name", file=name, line=key_line(text, str(key)))
@@ -68,7 +74,10 @@ class NeoxReader(Reader):
                 spelled[norm] = key
                 if norm != key:
                     notes[norm] = f"written as {key}"
-        return Source("neox", tree, [str(p) for p in paths], texts, leaf_files, notes=notes)
+        source = Source("neox", tree, [str(p) for p in paths], texts, leaf_files, notes=notes)
+        for top, duplicates in repeats:
+            note_duplicates(source, top, duplicates, "NeoX's YAML loader")
+        return source
 
     def fragment(self, source: Source) -> str | None:
         return None if any(key in source.tree for key in MODEL_KEYS) else FRAGMENT

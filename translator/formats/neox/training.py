@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...batch_split import ranks, split, written
-from ...formula import Approx, Extension, formula
+from ...formula import Approx, formula
 from ..deepspeed.formulas import DEEPSPEED_BATCH_KEYS
 
 
@@ -126,38 +126,3 @@ class NeoxSave:
             return Approx({}, f"save: {value} not written: NeoX refuses `save` without checkpoint_factor; "
                               "give --set checkpoint.interval=N")  # fmt: skip
         return {"save": value}
-
-
-@formula("neox.optimizer_type")
-class NeoxOptimizerType:
-    """NeoX optimizer.type (a case-insensitive Literal, neox_args.py) <-> canonical optimizer.
-
-    NeoX's "Adam" is FusedAdam with adam_w_mode=True (decoupled weight decay). NeoX has no coupled
-    Adam and no AdaFactor/Lamb/...: they become "Adam" so the config loads (NeoX exits without an
-    optimizer), reported lossy; coupled Adam without weight decay is the same algorithm.
-    """
-
-    NAMES = {"adam": "adamw", "cpu_adam": "adamw", "cpu_torch_adam": "adamw", "onebitadam": "onebitadam", "sgd": "sgd",
-             "lion": "lion", "sm3": "sm3", "madgrad_wd": "madgrad_wd"}  # fmt: skip
-    WRITE = {"adamw": "Adam", "onebitadam": "onebitadam", "sgd": "sgd", "lion": "lion"}
-
-    @staticmethod
-    def read(optimizer_type: str | None) -> Any:
-        if optimizer_type is None:
-            return None
-        name = NeoxOptimizerType.NAMES.get(str(optimizer_type).lower())
-        if name is None:
-            raise ValueError(f"unknown optimizer type {optimizer_type!r}; NeoX accepts {', '.join(NeoxOptimizerType.NAMES)}")
-        if name in ("sm3", "madgrad_wd"):
-            return Extension(f"NeoX optimizer {optimizer_type} has no counterpart elsewhere")
-        return name
-
-    @staticmethod
-    def write(value: str, weight_decay: float | None) -> Any:
-        if value in NeoxOptimizerType.WRITE:
-            return {"optimizer_type": NeoxOptimizerType.WRITE[value]}
-        if value == "adam" and not weight_decay:
-            return {"optimizer_type": "Adam"}  # without weight decay Adam and AdamW are one algorithm
-        why = ("adds weight decay to the gradient (L2); NeoX's Adam decouples it (AdamW)" if value == "adam"
-               else "is not a NeoX optimizer")  # fmt: skip
-        return {"optimizer_type": Approx("Adam", f"{value} {why}: wrote NeoX's Adam so the config loads; choose a NeoX optimizer")}

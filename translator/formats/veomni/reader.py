@@ -21,7 +21,8 @@ from typing import Any
 from ...errors import InputError
 from ...history import load_history
 from ...io import flatten, parse_yaml, read_text, unflatten
-from ...source import Source
+from ...source import Source, note_duplicates
+from ...yamlread import Duplicate
 from ..spec import ModelConfig, Reader
 from .architecture import attach_architecture
 from .fields import HF, SECTIONS, fields
@@ -85,6 +86,7 @@ class VeomniReader(Reader):
         settings: list[Setting] = []
         texts: dict[str, str] = {}
         yaml_files: list[str] = []
+        duplicates: tuple[dict[str, Any], list[Duplicate]] | None = None
         for path in paths:
             name = str(path)
             text = read_text(name)
@@ -102,7 +104,10 @@ class VeomniReader(Reader):
                 raise InputError("the YAML file comes first, then the option files (as on VeOmni's command line)", file=name)
             yaml_files.append(name)
             lines: dict[tuple[str, ...], int] = {}
-            data = parse_yaml(text, name, key_lines=lines)
+            repeated: list[Duplicate] = []  # VeOmni loads the file with yaml.safe_load: the last value wins
+            data = parse_yaml(text, name, key_lines=lines, duplicates=repeated)
+            if repeated:
+                duplicates = (data, repeated)
             if "sources" in data and set(data) <= MANIFEST_KEYS:
                 raise InputError(
                     "a VeOmni data manifest (sources, names, schedule), not a training config: it is what "
@@ -111,7 +116,10 @@ class VeomniReader(Reader):
                 )  # fmt: skip
             settings += yaml_settings(data, lines, name)
         base = yaml_files[0] if yaml_files else str(paths[0])
-        return _build(settings, [str(p) for p in paths], texts, base, layout, model_config)
+        source = _build(settings, [str(p) for p in paths], texts, base, layout, model_config)
+        if duplicates:
+            note_duplicates(source, *duplicates, "VeOmni's YAML loader")
+        return source
 
     def from_tree(
         self, tree: dict[str, Any], *, name: str = "<config>", text: str = "", model_config: ModelConfig = None

@@ -1,0 +1,266 @@
+"""The grammar's choice shapes and modifiers — `key_by`, an `enum` with `warn_values` / `unknown` /
+`nearest` / `unwritable` / `reads_as`, `fixed_loss`, `same_as` with `implied` (schemas/mapping.schema.json) — on
+the table rules that replaced the formulas neox.norm_eps, cerebras.activation, cerebras.optimizer_type, veomni.optimizer,
+veomni.precision_flat, cerebras.dense_attention and follows_attention_bias: each rule's reading and
+writing with real values, and translations that go through it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from translator.api import translate
+from translator.errors import InputError
+from translator.formula import Approx, Extension, Formula, Unexpressible
+from translator.mapping import load_table
+from translator.report import Status
+
+from conftest import FIXTURES
+
+PYTHIA = FIXTURES / "inputs" / "neox" / "pythia-160m.yml"
+LLAMA = FIXTURES / "inputs" / "neox" / "llama-1b.yml"
+CEREBRAS = FIXTURES / "inputs" / "cerebras" / "gpt2-small-legacy.yaml"
+VEOMNI_FLAT = FIXTURES / "inputs" / "veomni" / "tinyllama-flat.yaml"
+VEOMNI_NESTED = FIXTURES / "inputs" / "veomni" / "tinyllama-nested.yaml"
+TINYLLAMA = FIXTURES / "inputs" / "veomni" / "tinyllama" / "config.json"
+
+
+def _rule_formula(fmt: str, field: str, layout: str | None = None) -> Formula:
+    rules = load_table(fmt).for_layout(layout).rules_for_field(field)
+    assert len(rules) == 1 and rules[0].formula is not None
+    return rules[0].formula
+
+
+def _entry(done: Any, key: str) -> Any:
+    return next(e for e in done.report.entries if key in (e.source_key, e.target_key))
+
+
+def _about(done: Any, field: str, status: Status) -> Any:
+    return next(e for e in done.report.entries if field in e.fields and e.status is status)
+
+
+# ---- key_by: NeoX's epsilon per norm kind ------------------------------------------------------
+
+
+@pytest.mark.parametrize("norm,key", [("layernorm", "layernorm_epsilon"), ("rmsnorm", "rms_norm_epsilon"),
+                                      ("scalenorm", "scalenorm_epsilon"), (None, "layernorm_epsilon")])  # fmt: skip
+def test_key_by_neox_norm_eps_reads_and_writes_the_active_norms_key(norm: str | None, key: str) -> None:
+    eps = _rule_formula("neox", "model.norm_eps")
+    values = {"layernorm_epsilon": 1e-5, "rms_norm_epsilon": 1e-6, "scalenorm_epsilon": 1e-7}
+    assert eps.read(by_norm=norm, **values) == values[key]
+    assert eps.write(value=3e-6, by_norm=norm) == {key: 3e-6}
+
+
+def test_key_by_end_to_end_rmsnorm_epsilon(tmp_path: Path) -> None:
+    """An rmsnorm NeoX file: rms_norm_epsilon is the model's epsilon, layernorm_epsilon beside it
+    says nothing; written back to NeoX under rms_norm_epsilon, to Cerebras as layer_norm_epsilon."""
+    text = LLAMA.read_text()
+    assert '"norm": "rmsnorm"' in text and "rms_norm_epsilon" in text
+    path = tmp_path / "eps.yml"
+    path.write_text(text.replace('"norm": "rmsnorm"', '"norm": "rmsnorm",\n  "layernorm_epsilon": 0.01'))
+    to_cerebras = translate([str(path)], "neox", "cerebras", world_size=8)
+    wanted = yaml.safe_load(text.split("rms_norm_epsilon", 1)[1].split(":", 1)[1].split(",", 1)[0])
+    assert yaml.safe_load(to_cerebras.dump())["model"]["layer_norm_epsilon"] == wanted
+    to_neox = translate([str(path)], "neox", "neox", world_size=8)
+    written = yaml.safe_load(to_neox.dump())
+    assert written["rms_norm_epsilon"] == wanted and written.get("layernorm_epsilon", 0.01) == 0.01
+
+
+# ---- enum modifiers ------------------------------------------------------------------------------
+
+
+def test_enum_cerebras_nonlinearity_names() -> None:
+    act = _rule_formula("cerebras", "model.activation")
+    assert act.read(model_nonlinearity="GELU_new") == "gelu_tanh"  # case-insensitive
+    assert act.read(model_nonlinearity="swiglu") == "swiglu" and act.read(model_nonlinearity=None) is None
+    other = act.read(model_nonlinearity="squared_relu")
+    assert other == Extension("nonlinearity 'squared_relu' has no counterpart outside Cerebras")
+    assert act.write(value="gelu_tanh") == {"model_nonlinearity": "gelu_new"}
+    near = act.write(value="geglu_tanh")
+    assert isinstance(near, Approx) and near.value == {"model_nonlinearity": "geglu"}
+    assert near.detail == "Model Zoo's geglu gates with the exact GELU, not its tanh approximation"
+    lost = act.write(value="mish")
+    assert isinstance(lost, Approx) and lost.value == {} and lost.detail == "Model Zoo has no mish nonlinearity"
+
+
+def test_enum_cerebras_nonlinearity_end_to_end(tmp_path: Path) -> None:
+    """A Cerebras squared_relu stays a Model Zoo extension (dropped for NeoX, with the reason); a
+    nonlinearity Model Zoo lacks is lost, said."""
+    tree = yaml.safe_load(CEREBRAS.read_text())
+    tree["model"]["nonlinearity"] = "squared_relu"
+    path = tmp_path / "sq.yaml"
+    path.write_text(yaml.safe_dump(tree))
+    done = translate([str(path)], "cerebras", "neox", world_size=8)
+    entry = _entry(done, "model.nonlinearity")
+    assert entry.status is Status.DROPPED and "has no counterpart outside Cerebras" in entry.detail
+    assert "activation" not in yaml.safe_load(done.dump())
+    done = translate([str(PYTHIA)], "neox", "cerebras", world_size=8, set_values={"model.activation": "mish"})
+    assert "Model Zoo has no mish nonlinearity" in _about(done, "model.activation", Status.LOSSY).detail
+    assert "nonlinearity" not in yaml.safe_load(done.dump())["model"]
+
+
+def test_enum_veomni_optimizer() -> None:
+    opt = _rule_formula("veomni", "optim.type")
+    assert opt.read(train_optimizer_type="adamw") == "adamw" and opt.read(train_optimizer_type="muon") == "muon"
+    approx = opt.read(train_optimizer_type="anyprecision_adamw")
+    assert isinstance(approx, Approx) and approx.value == "adamw"
+    assert approx.detail == "AnyPrecisionAdamW (bf16 states, Kahan-compensated updates) is read as AdamW"
+    with pytest.raises(ValueError, match=r"^unknown optimizer 'sgd'; VeOmni has adamw, anyprecision_adamw and muon$"):
+        opt.read(train_optimizer_type="sgd")
+    assert opt.write(value="adamw") == {"train_optimizer_type": "adamw"}
+    assert opt.write(value="muon") == {"train_optimizer_type": "muon"}
+    with pytest.raises(Unexpressible, match="VeOmni has adamw, anyprecision_adamw and muon only: lion is not expressible"):
+        opt.write(value="lion")
+
+
+def test_enum_veomni_optimizer_end_to_end(tmp_path: Path) -> None:
+    text = VEOMNI_NESTED.read_text()
+    tree = yaml.safe_load(text)
+    tree["train"].setdefault("optimizer", {})["type"] = "anyprecision_adamw"
+    path = tmp_path / "any.yaml"
+    path.write_text(yaml.safe_dump(tree))
+    done = translate([str(path)], "veomni", "neox", model_config=str(TINYLLAMA), world_size=8)
+    entry = _entry(done, "train.optimizer.type")
+    assert entry.status is Status.LOSSY and "AnyPrecisionAdamW" in entry.detail
+    assert yaml.safe_load(done.dump())["optimizer"]["type"] == "Adam"
+    tree["train"]["optimizer"]["type"] = "sgd"
+    path.write_text(yaml.safe_dump(tree))
+    with pytest.raises(InputError, match="unknown optimizer 'sgd'; VeOmni has adamw, anyprecision_adamw and muon"):
+        translate([str(path)], "veomni", "neox", model_config=str(TINYLLAMA), world_size=8)
+    lion = translate([str(PYTHIA)], "neox", "veomni", world_size=8, set_values={"optim.type": "lion"})
+    entry = _entry(lion, "optimizer.type")
+    assert "VeOmni has adamw, anyprecision_adamw and muon only: lion is not expressible" in entry.detail
+
+
+def test_enum_veomni_flat_precision() -> None:
+    """The flat layout's enable_mixed_precision: bf16 either way (off: pure bf16, approximately)."""
+    prec = _rule_formula("veomni", "precision.dtype", "flat")
+    key = "train_accelerator_fsdp_config_mixed_precision_enable"
+    assert prec.read(**{key: True}) == "bf16"
+    pure = prec.read(**{key: False})
+    assert isinstance(pure, Approx) and pure.value == "bf16" and "no fp32 master copy" in pure.detail
+    assert prec.write(value="bf16") == {key: True}
+    for other in ("fp16", "fp32", "cbf16"):
+        near = prec.write(value=other)
+        assert isinstance(near, Approx) and near.value == {key: True}
+        assert near.detail == f"the flat layout (before PR #538) always computes in bf16: {other} is not expressible"
+
+
+def test_enum_veomni_flat_precision_end_to_end() -> None:
+    done = translate([str(PYTHIA)], "neox", "veomni", world_size=8, layout="flat")
+    assert "fp16" in PYTHIA.read_text()
+    entry = _entry(done, "fp16.enabled")
+    assert entry.target_key == "train.enable_mixed_precision" and entry.status is Status.LOSSY
+    assert entry.detail == "the flat layout (before PR #538) always computes in bf16: fp16 is not expressible"
+
+
+# ---- fixed_loss: Cerebras' dense attention ------------------------------------------------------
+
+
+def test_fixed_loss_cerebras_dense_attention() -> None:
+    rule = load_table("cerebras").rules_for_field("model.attention_kind")[0]
+    assert rule.key is None and rule.shape == "fixed" and rule.formula is not None
+    assert rule.formula.read() == "dense" and rule.formula.write(value="dense") == {}
+    lost = rule.formula.write(value="global+local")
+    assert isinstance(lost, Approx) and lost.value == {}
+    assert lost.detail == "Cerebras models only have dense causal attention: the global+local blocks become attention layers"
+
+
+# ---- same_as implied: NeoX's one attention bias switch ------------------------------------------
+
+
+def test_same_as_implied_neox_attention_output_bias() -> None:
+    rule = load_table("neox").rules_for_field("model.attention_output_bias")[0]
+    assert rule.key is None and rule.shape == "same_as" and rule.formula is not None
+    out = rule.formula
+    assert out.read() is None  # absent means "as attention_bias": nothing read, nothing it depends on
+    assert out.write(value=True, same_attention_bias=True) == {}
+    assert out.write(value=False, same_attention_bias=None) == {}  # the other unknown: nothing to compare
+    lost = out.write(value=False, same_attention_bias=True)
+    assert isinstance(lost, Approx) and lost.value == {}
+    assert lost.detail == ("one switch biases every attention projection: an output bias False with "
+                           "query/key/value bias True is not expressible")  # fmt: skip
+
+
+def test_same_as_implied_end_to_end_qwen2_biases() -> None:
+    """Qwen2-style biases (q, k, v biased, the output projection not) into NeoX: lossy, said."""
+    done = translate([str(LLAMA)], "neox", "neox", world_size=8,
+                     set_values={"model.attention_bias": True, "model.attention_output_bias": False})  # fmt: skip
+    assert yaml.safe_load(done.dump())["use_bias_in_attn_linear"] is True
+    lost = [e for e in done.report.entries if "model.attention_output_bias" in e.fields]
+    assert lost and lost[0].status is Status.LOSSY and "one switch biases every attention projection" in lost[0].detail
+
+
+# ---- reads_as: Model Zoo's Adam without weight decay ---------------------------------------------
+
+
+@pytest.mark.parametrize("name,decay,read", [("Adam", 0.0, "adamw"), ("adam", None, "adamw"), ("Adam", 0.01, "adam"),
+                                             ("ADAMW", 0.1, "adamw"), ("AdaFactor", None, "adafactor")])  # fmt: skip
+def test_reads_as_cerebras_adam_without_weight_decay_is_adamw(name: str, decay: float | None, read: str) -> None:
+    opt = _rule_formula("cerebras", "optim.type")
+    assert opt.read(optimizer_optimizer_type=name, when_weight_decay=decay) == read
+
+
+def test_enum_cerebras_optimizer_type_names_and_refusals() -> None:
+    opt = _rule_formula("cerebras", "optim.type")
+    assert opt.write(value="adam") == {"optimizer_optimizer_type": "Adam"}
+    assert opt.write(value="adafactor") == {"optimizer_optimizer_type": "AdaFactor"}
+    with pytest.raises(ValueError, match=r"^unknown value 'Adamax'; expected one of AdamW, Adam, SGD, Lamb, Lion, AdaFactor, Adagrad, Muon$"):
+        opt.read(optimizer_optimizer_type="Adamax", when_weight_decay=None)
+    with pytest.raises(Unexpressible, match=r"^optim.type='onebitadam' has no counterpart in optimizer.optimizer_type$"):
+        opt.write(value="onebitadam")
+
+
+def test_reads_as_end_to_end(tmp_path: Path) -> None:
+    """Model Zoo Adam with weight decay stays coupled Adam for NeoX (lossy: NeoX's Adam decouples);
+    without it, it is AdamW, NeoX's Adam, exactly."""
+    tree = yaml.safe_load(CEREBRAS.read_text())
+    tree["optimizer"]["optimizer_type"] = "Adam"
+    for decay, status in ((0.0, Status.EXACT), (0.01, Status.LOSSY)):
+        tree["optimizer"]["weight_decay"] = decay
+        path = tmp_path / f"adam-{decay}.yaml"
+        path.write_text(yaml.safe_dump(tree))
+        done = translate([str(path)], "cerebras", "neox", world_size=8)
+        assert yaml.safe_load(done.dump())["optimizer"]["type"] == "Adam"
+        entry = _entry(done, "optimizer.optimizer_type")
+        assert entry.status is status and (decay == 0.0 or entry.detail.startswith("adam adds weight decay to the gradient"))
+
+
+# ---- NeoX's optimizer: extensions, reads_as on writing, a nearest reason per value ----------------
+
+
+@pytest.mark.parametrize("name,read", [("Adam", "adamw"), ("adam", "adamw"), ("CPU_Adam", "adamw"),
+                                       ("cpu_torch_adam", "adamw"), ("OneBitAdam", "onebitadam"), ("lion", "lion")])  # fmt: skip
+def test_enum_neox_optimizer_names(name: str, read: str) -> None:
+    """NeoX's Adam is FusedAdam in AdamW mode: adamw whatever the weight decay."""
+    opt = _rule_formula("neox", "optim.type")
+    assert opt.read(optimizer_type=name) == read  # (the reading does not look at the weight decay)
+
+
+def test_enum_neox_optimizer_extensions_and_refusal() -> None:
+    opt = _rule_formula("neox", "optim.type")
+    assert opt.read(optimizer_type="SM3") == Extension("NeoX optimizer SM3 has no counterpart elsewhere")
+    assert opt.read(optimizer_type="madgrad_wd") == Extension(
+        "NeoX optimizer madgrad_wd has no counterpart elsewhere")
+    with pytest.raises(ValueError, match=r"^unknown optimizer type 'Foo'; NeoX accepts adam, cpu_adam, cpu_torch_adam, "
+                                         r"onebitadam, sgd, lion, sm3, madgrad_wd$"):  # fmt: skip
+        opt.read(optimizer_type="Foo")
+
+
+@pytest.mark.parametrize("value,decay,written,why", [
+    ("adamw", 0.1, "Adam", ""), ("sgd", 0.1, "sgd", ""), ("adam", 0.0, "Adam", ""), ("adam", None, "Adam", ""),
+    ("adam", 0.01, "Adam", "adam adds weight decay to the gradient (L2); NeoX's Adam decouples it (AdamW): wrote NeoX's "
+                           "Adam so the config loads; choose a NeoX optimizer"),
+    ("lamb", 0.0, "Adam", "lamb is not a NeoX optimizer: wrote NeoX's Adam so the config loads; choose a NeoX optimizer"),
+])  # fmt: skip
+def test_enum_neox_optimizer_writing(value: str, decay: float | None, written: str, why: str) -> None:
+    """adam without weight decay is AdamW's algorithm: NeoX's Adam, exactly; with it, or an optimizer
+    NeoX lacks, Adam so that the config loads, lossy."""
+    out = _rule_formula("neox", "optim.type").write(value=value, when_weight_decay=decay)
+    if why:
+        assert isinstance(out, Approx) and out.value == {"optimizer_type": written} and out.detail == why
+    else:
+        assert out == {"optimizer_type": written}
