@@ -163,3 +163,16 @@ def test_a_neox_model_without_attention_is_refused_where_an_architecture_is_writ
             translate(source, "neox", dst)
     assert translate(source, "neox", "deepspeed").config  # no architecture there: the run carries
     assert translate(source, "neox", "neox").config["attention_config"] == [[[kind], 4]]
+
+
+@pytest.mark.parametrize(("processor", "name"), [("MNLIDataProcessor", "bert/classifier"), ("SST2DataProcessor", "bert/classifier"),
+                                                 ("BertSumCSVDataProcessor", "bert/extractive_summarization"),
+                                                 ("BertTokenClassifierDataProcessor", "bert/token_classifier"),
+                                                 ("BertCSVDynamicMaskDataProcessor", "bert")])  # fmt: skip
+def test_a_bert_fine_tuning_file_is_named_by_the_model_that_takes_its_processor(processor: str, name: str) -> None:
+    # Model Zoo 2.10 registry.yaml: bert/classifier takes MNLI/SST2 processors, bert only the pretraining ones
+    legacy = {"train_input": {"data_processor": processor, "data_dir": "./d", "batch_size": 32},
+              "model": {"vocab_size": 30522, "hidden_size": 768, "num_hidden_layers": 12, "num_heads": 12},
+              "optimizer": {"optimizer_type": "AdamW", "learning_rate": 1e-5}}  # fmt: skip
+    done = translate(legacy, "cerebras", "cerebras", layout="trainer")
+    assert done.config["trainer"]["init"]["model"]["name"] == name

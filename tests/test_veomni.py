@@ -531,3 +531,22 @@ def test_a_config_json_of_20000_keys_reads_in_well_under_a_second(tmp_path: Path
     assert source.tree["hf"]["extra_key_19999"] == 19999
     assert source.line_of("hf.extra_key_19999") == (tmp_path / "config.json").read_text().count("\n")  # the last key's line
     assert elapsed < 1.0, f"{elapsed:.2f}s"
+
+
+def test_a_data_type_the_flat_layout_lacks_is_dropped_with_its_reason() -> None:
+    # data_type "dpo" came with PR #558; the flat era's DataArguments (ac3b9f01) take plaintext,
+    # conversation, diffusion, classification and raise "Unknown data type: dpo"
+    source = {"model": {"model_path": "./Qwen3-0.6B"},
+              "data": {"train_path": "./prefs", "data_type": "dpo", "max_seq_len": 2048},
+              "train": {"global_batch_size": 8, "micro_batch_size": 1, "optimizer": {"type": "adamw", "lr": 5e-7},
+                        "checkpoint": {"output_dir": "out"}},
+              "dpo_config": {"beta": 0.1}}  # fmt: skip
+    flat = translate(source, "veomni", "veomni", layout="flat")
+    assert "data_type" not in flat.config["data"] and flat.config["data"]["max_seq_len"] == 2048
+    entry = next(e for e in flat.report.entries if e.source_key == "data.data_type")
+    assert entry.status is Status.DROPPED
+    assert "no data.data_type 'dpo'" in entry.detail and "its default 'conversation' applies" in entry.detail
+    nested = translate(source, "veomni", "veomni", layout="nested")
+    assert nested.config["data"]["data_type"] == "dpo"
+    plain = translate({**source, "data": {**source["data"], "data_type": "plaintext"}}, "veomni", "veomni", layout="flat")
+    assert plain.config["data"]["data_type"] == "plaintext"

@@ -21,6 +21,7 @@ Annotations (never used for validation):
     x-trainers      for fields of trainer/task subclasses: the files that declare them
     x-choices       a Literal's values: argparse enforces them on the command line only
     x-flat-default  the flat-layout default where it differs from the nested one
+    x-flat-choices  the flat layout's Literal values where they differ from the nested one's
     x-flat-scalar   a nested block that was one scalar key in the flat layout (train.optimizer: adamw)
     x-doc-default   the seed docs' default where it differs from the code
 A dataclass-typed field is a closed object (VeOmni ignores unknown keys: neoconv reports them);
@@ -359,6 +360,8 @@ def merge(nested: dict[str, JSON], flat: dict[str, JSON]) -> dict[str, JSON]:
                     base["properties"] = walk(pa.get("properties"), pb.get("properties"))
                 elif pb.get("default", MISSING) != pa.get("default", MISSING) and "default" in pb:
                     base["x-flat-default"] = pb["default"]
+                if "x-choices" in pb and pb["x-choices"] != pa.get("x-choices"):
+                    base["x-flat-choices"] = pb["x-choices"]
                 if "x-trainers" in pb and "x-trainers" in pa:
                     base["x-trainers"] = sorted(set(pa["x-trainers"]) | set(pb["x-trainers"]))
             elif "properties" in base:

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import re
 import subprocess
@@ -178,14 +179,35 @@ class Standins:
         config = {"model_type": "gpt2", "n_embd": 768, "n_layer": 12, "n_head": 12, "n_positions": 2048, "vocab_size": 50304}
         self.config.write_text(json.dumps(config))
 
-    def value(self, fmt: str, key: str) -> Any:
+    def value(self, fmt: str, key: str, result: Any = None) -> Any:
         value = self.table.get(fmt, {}).get(key)
+        if value == "{positions}":  # the run's own positions (a sequence length fits them)
+            positions = result.ir.get("model.max_position_embeddings") if result is not None else None
+            return positions if isinstance(positions, int) else 2048
         if isinstance(value, str):
             value = value.replace("{data}", str(self.data)).replace("{config}", str(self.config))
         return value
 
     def has(self, fmt: str, key: str) -> bool:
         return key in self.table.get(fmt, {})
+
+
+def legacy_key(key: str) -> str:
+    """A Cerebras trainer-layout key as the legacy key Model Zoo's converter places there
+    (trainer.init.model.name -> model.name): the stand-ins are keyed in the legacy layout."""
+    from translator.formats.cerebras.layout import layout
+
+    if not key.startswith("trainer."):
+        return key
+    path = tuple(key.split(".")[1:])
+    for place in layout().places:
+        if place.cls is None and path[: len(place.trainer)] == place.trainer:
+            rest = path[len(place.trainer) :]
+            if not rest and not place.block:
+                return place.legacy
+            if rest and place.block:
+                return ".".join((place.legacy, *rest))
+    return key
 
 
 def missing_keys(result: Any) -> list[str]:
@@ -213,10 +235,27 @@ def _peak_steps(result: Any) -> int:
     return min(int(warmup) + 3, 100_000)
 
 
+def fitting_world(result: Any, world: int) -> int | None:
+    """The world size the report's remedy names when the global batch does not split over `world`
+    ("give --set batch.global=... or --world-size N of a run it splits over"): the largest N that
+    divides both. None when the report names no such cause."""
+    unsplit = any(e.status is Status.MISSING and "does not split over" in e.detail for e in result.report.entries)
+    total = result.ir.get("batch.global")
+    if not unsplit or not isinstance(total, int) or total < 1:
+        return None
+    fits = math.gcd(total, world)
+    return fits if fits != world else None
+
+
 def build_output(src: Source, target: str, world: int, folder: Path, standins: Standins) -> Output:
     fmt, layout, oracle_name = TARGETS[target]
     case = Case(f"{src.rel} -> {target}", src.rel, target, "pending")
     result = translate(src.path, src.fmt, fmt, layout=layout, world_size=world)
+    fits = fitting_world(result, world)
+    if fits is not None:  # the report's own remedy: a run the global batch splits over
+        world = fits
+        result = translate(src.path, src.fmt, fmt, layout=layout, world_size=world)
+        case.values["world"] = world
     folder.mkdir(parents=True, exist_ok=True)
     suffix = {"neox": ".yml", "deepspeed": ".json"}.get(fmt, ".yaml")
     out = folder / f"out{suffix}"
@@ -233,14 +272,15 @@ def build_output(src: Source, target: str, world: int, folder: Path, standins: S
             else:
                 case.unsupplied.append(key)
             continue
-        if not standins.has(fmt, key):
+        lookup = legacy_key(key) if target == "cerebras-trainer" else key
+        if not standins.has(fmt, lookup):
             case.unsupplied.append(key)
             continue
         case.supplied.append(key)
-        if target == "cerebras-trainer" and not key.startswith("trainer."):
-            legacy_settings[key] = standins.value(fmt, key)  # a legacy-layout key: Model Zoo's converter places it
+        if target == "cerebras-trainer" and not lookup.startswith("trainer."):
+            legacy_settings[lookup] = standins.value(fmt, lookup)  # a legacy-layout key: Model Zoo's converter places it
         else:
-            settings[key] = standins.value(fmt, key)
+            settings[key] = standins.value(fmt, key, result)
     config_json = None
     for name, data in side.items():
         (folder / name).write_text(json.dumps(data, indent=2))
@@ -249,8 +289,8 @@ def build_output(src: Source, target: str, world: int, folder: Path, standins: S
     job: dict[str, Any] = {"id": case.id, "files": [str(out)], "world": world, "set": settings}
     if legacy_settings:
         job["set_legacy"] = legacy_settings
-    if target == "cerebras-legacy":
-        job["model_name"] = result.report.target.get("model_family") or settings.get("model.name")
+    # a legacy output names its model itself (model.name, Model Zoo 2.4+), or the report says `missing
+    # model.name` and the stand-in above supplies it: no name from outside the file
     if target == "deepspeed":
         tp = result.ir.get("parallel.tensor_size") or 1
         pp = max(result.ir.get("parallel.pipeline_size") or 1, 1)
@@ -316,7 +356,7 @@ def named_in_report(message: str, result: Any, supplied: list[str]) -> str | Non
 
 
 def classify(case: Case, verdict: oracle.Verdict, src: Source, result: Any) -> None:
-    case.values = verdict.values
+    case.values = {**case.values, **verdict.values}  # what build_output noted (a fitting world) too
     if verdict.verdict == "error":
         case.outcome, case.message = "error", verdict.error
         return

@@ -227,7 +227,7 @@ def translate(config: ConfigInput, src: str, dst: str, **options: Any) -> Transl
     unplaceable = writer.unplaceable
     leaves, report = emit(
         ingested, table, dst, version=version,
-        unplaceable=(lambda leaf: unplaceable(leaf, layout)) if unplaceable is not None else None,
+        unplaceable=(lambda leaf: unplaceable(leaf, layout, version)) if unplaceable is not None else None,
     )  # fmt: skip
     if src == dst and layout == ingested.source.layout if ingested.source else False:
         # a family's own defaults, added for reading: the same release's file says them by leaving them out
@@ -340,7 +340,10 @@ def _report_written(report: Report, written: WriteResult) -> None:
     migration), target keys the run needs that no canonical field gives, where restructured leaves went."""
     if written.amended:
         report.entries = [_amended(e, written.amended) for e in report.entries]
+    said_missing = {e.target_key for e in report.entries if e.status is Status.MISSING}
     for extra in written.extra_entries:
+        if extra.status is Status.MISSING and extra.target_key in said_missing:
+            continue  # the table already says the key is missing, and why
         report.add(extra.source_key, extra.target_key, extra.status, extra.detail, extra.fields)
     moved, reshaped, place_of = written.target_paths, written.reshaped, written.place_of
     if moved or place_of:

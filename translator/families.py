@@ -27,6 +27,12 @@ class Family:
     names: tuple[str, ...] = ()  # the names `name_key` takes for it (the first: what a trainer layout writes)
     processors: tuple[str, ...] = ()  # data processor values of its configs
     keys: tuple[str, ...] = ()  # keys only its code reads
+    processor_names: tuple[tuple[str, str], ...] = ()  # (processor, the model name that takes it)
+
+    def name_for(self, processors: set[str]) -> str | None:
+        """The model name a config of this family needs: the one whose model takes its data processor."""
+        return next((name for processor, name in self.processor_names if processor in processors),
+                    self.names[0] if self.names else None)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -60,7 +66,7 @@ def load_families(table: str, raw: Any) -> Families | None:
     try:
         unsupported = tuple(
             Family(name, str(spec["what"]), tuple(spec.get("names", ())), tuple(spec.get("processors", ())),
-                   tuple(spec.get("keys", ())))  # fmt: skip
+                   tuple(spec.get("keys", ())), tuple(dict(spec.get("processor_names") or {}).items()))  # fmt: skip
             for name, spec in raw["unsupported"].items()
         )
         return Families(str(raw["block"]), tuple(raw["fields"]), raw.get("name_key"), tuple(raw.get("processor_keys", ())),
@@ -83,8 +89,8 @@ def set_family_aside(source: Any, table: Any) -> Family | None:
     for leaf in flatten(source.tree[families.block]):
         if f"{families.block}.{leaf}" not in families.keep:
             source.set_aside[f"{families.block}.{leaf}"] = why
-    source.meta["unsupported_family"] = {"family": family.name, "what": family.what,
-                                         "name": family.names[0] if family.names else None}  # fmt: skip
+    processors = {str(v) for k in families.processor_keys if (v := at_path(source.tree, k)) is not None}
+    source.meta["unsupported_family"] = {"family": family.name, "what": family.what, "name": family.name_for(processors)}
     _own_defaults(source, families, family)
     return family
 

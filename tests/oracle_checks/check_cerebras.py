@@ -9,8 +9,9 @@ $MODELZOO_SRC = Model Zoo's `src` folder. Job keys:
 * `files`: the YAML file.
 * `set`: dotted key -> value, edited into the file as read (before any conversion): supplying the
   values a translation reported `missing` (Model Zoo's validator has no override option).
-* `set_legacy`: the same for a trainer-layout file, with keys in the legacy layout (neoconv names
-  Cerebras keys in the legacy layout in its reports): Model Zoo's own converter places them.
+* `set_legacy`: the same for a trainer-layout file, with keys in the legacy layout: Model Zoo's own
+  converter places them (an `optimizer.optimizer_type` takes the file's class-less optimizer
+  settings with it, as the converter wraps a legacy optimizer block in its class).
 * `model_name`: for a legacy file, `trainer.init.model.name` after conversion. Legacy files name no
   model; the model's run.py that reads them did (the converter adds none).
 * `show`: also report the params as Model Zoo's converter left them (`values.converted`: before the
@@ -207,6 +208,13 @@ def main() -> int:
             overlay: dict[str, Any] = {"model": {SENTINEL: True}}  # the converter needs a model section
             for key, value in job["set_legacy"].items():
                 set_dotted(overlay, key, value)
+            trainer_section = params.get("trainer")
+            init = trainer_section.get("init") if isinstance(trainer_section, dict) else None
+            given = overlay.get("optimizer")
+            if isinstance(given, dict) and "optimizer_type" in given and isinstance(init, dict) and isinstance(init.get("optimizer"), dict):
+                # the file's optimizer settings without their class (the class was the missing key): the
+                # converter wraps them in the class named, as it does for a legacy file's optimizer block
+                overlay["optimizer"] = {**init.pop("optimizer"), **given}
             with framework():
                 placed = convert(overlay)
             del placed["trainer"]["init"]["model"][SENTINEL]

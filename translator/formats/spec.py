@@ -162,4 +162,4 @@ class Writer:
         return "".join(line + "\n" for line in result.header) + self.serialise(result.document)
 
     # why the target layout has no place for a leaf of the same format's view (None: it has one)
-    unplaceable: Callable[[str, str | None], str | None] | None = None
+    unplaceable: Callable[[str, str | None, str | None], str | None] | None = None

@@ -18,6 +18,7 @@ from typing import Any
 
 from ...formula import Approx, Extension, formula
 from ...formulas_common import family_formula, structural_family
+from ...history import older
 
 # 2.10's registry names of decoder models; the GPT-J backbone ones are parallel blocks
 NAMES = frozenset({"gpt2", "gpt3", "gpt_backbone", "llama", "mistral", "mixtral", "btlm", "bloom", "jais", "santacoder",
@@ -67,6 +68,46 @@ class CerebrasModelName:
         near = NEAREST.get(value, "llama")
         return Approx({"model_name": near}, f"Model Zoo 2.10 has no {value} model: written as name {near} "
                                             "(a label; the keys carry the structure)")  # fmt: skip
+
+
+# Model Zoo 2.4 added trainer.init.model.name (validate.py: "Model configuration must have a 'name'
+# key"); its legacy converter carries a legacy file's `model.*` block there, so from 2.4 on a legacy
+# file names its model as `model.name`. Before 2.4 the run.py launched was the model.
+FIRST_NAMED = "2.4.0"
+# what Model Zoo holds of the block structure (everything but latent attention): the family of a file
+# that names no model
+STRUCTURAL = family_formula("cerebras.family", ("parallel_residual", "parallel_shared_norm", "norm", "activation",
+                            "moe_num_experts", "sliding_window", "qk_norm", "sandwich_norm", "position_embedding",
+                            "embedding_norm"))  # fmt: skip
+
+
+@formula("cerebras.legacy_model_name")
+class CerebrasLegacyModelName:
+    """legacy model.name <-> model.family: read like trainer.init.model.name; written from Model Zoo
+    2.4 on (older releases: the header names the run.py, and blocks that read as another family say so)."""
+
+    @staticmethod
+    def read(
+        model_name: Any, parallel_residual: bool | None, parallel_shared_norm: bool | None, norm: str | None,
+        activation: str | None, moe_num_experts: int | None, sliding_window: int | None, qk_norm: bool | None,
+        sandwich_norm: bool | None, position_embedding: str | None, embedding_norm: bool | None,
+    ) -> Any:  # fmt: skip
+        return CerebrasModelName.read(model_name, parallel_residual, parallel_shared_norm, norm, activation,
+                                      moe_num_experts, sliding_window, qk_norm, sandwich_norm, position_embedding,
+                                      embedding_norm)  # fmt: skip
+
+    @staticmethod
+    def write(
+        value: str, parallel_residual: bool | None, parallel_shared_norm: bool | None, norm: str | None,
+        activation: str | None, moe_num_experts: int | None, sliding_window: int | None, qk_norm: bool | None,
+        sandwich_norm: bool | None, position_embedding: str | None, embedding_norm: bool | None, version: str = "",
+    ) -> Any:  # fmt: skip
+        if not older("cerebras", version, FIRST_NAMED):
+            return CerebrasModelName.write(value)
+        return STRUCTURAL.write(value=value, parallel_residual=parallel_residual, parallel_shared_norm=parallel_shared_norm,
+                                norm=norm, activation=activation, moe_num_experts=moe_num_experts,
+                                sliding_window=sliding_window, qk_norm=qk_norm, sandwich_norm=sandwich_norm,
+                                position_embedding=position_embedding, embedding_norm=embedding_norm)  # fmt: skip
 
 
 @formula("cerebras.head_dim")
@@ -198,8 +239,3 @@ class CerebrasMupOutput:
         if mup_output_logits_scaling == "sqrt_width":
             out["model_scale_output_logits_by_d"] = False
         return out
-
-
-# what Model Zoo holds of the block structure (everything but latent attention)
-family_formula("cerebras.family", ("parallel_residual", "parallel_shared_norm", "norm", "activation", "moe_num_experts",
-                                   "sliding_window", "qk_norm", "sandwich_norm", "position_embedding", "embedding_norm"))  # fmt: skip

@@ -1,8 +1,9 @@
 """Cerebras Model Zoo YAML writer, both layouts.
 
 * legacy (Model Zoo 2.0-2.2): top-level train_input / eval_input / model / optimizer / runconfig.
-  Legacy files do not name their model: it is the run.py you launch. The writer states the model
-  family it chose in a header comment (and the report).
+  Before 2.4 a legacy file names no model: it is the run.py you launch. From 2.4 on Model Zoo
+  converts it to the trainer layout, whose model name validate.py requires: `model.name` (written
+  by the table, or `missing`). The header states the model family too.
 * trainer (Model Zoo 2.3+): trainer.init.{backend, model, optimizer, schedulers, precision, loop,
   checkpoint, logging, callbacks, ...} and trainer.fit.{train_dataloader, val_dataloader}, built from
   the legacy view as Cerebras' own converter builds it (to_trainer.py).
@@ -15,7 +16,9 @@ from typing import Any
 from ...io import dump_yaml, unflatten
 from ...report import Status
 from ..spec import ExtraEntry, WriteContext, WriteResult, Writer
+from ...history import older
 from .layout import RESIDUE, holds, layout
+from .models import FIRST_NAMED
 from .reader import SECTIONS
 from .to_trainer import to_trainer, trainer_place
 
@@ -36,6 +39,8 @@ NEEDED = {
     "data_dir": "Model Zoo needs the preprocessed data (the HDF5 folder; a GptHDF5MapDataProcessor also "
                 "takes a mixture): give --set cerebras:train_input.data_dir=PATH",
 }  # fmt: skip
+UNNAMED = (f"Model Zoo {FIRST_NAMED}+ builds the model its name gives (the registry name, e.g. gpt2, llama) and nothing "
+           "in the source names one: give --set model.family=NAME")  # fmt: skip
 
 
 class CerebrasWriter(Writer):
@@ -43,9 +48,11 @@ class CerebrasWriter(Writer):
 
     def write(self, leaves: dict[str, Any], ctx: WriteContext) -> WriteResult:
         extra = _needed(leaves, ctx.layout) if ctx.source_format != self.format else []
+        shape = ctx.source_shape  # same-format: what the source left out or spelled its way
+        other = shape.get("unsupported_family")  # a family whose architecture was carried, not read
+        if not other and not ctx.model_family and "model.name" not in leaves and not older("cerebras", ctx.version, FIRST_NAMED):
+            extra.append(ExtraEntry("model.name", Status.MISSING, UNNAMED, ("model.family",)))  # nothing in the source tells the model
         if ctx.layout == "trainer":
-            shape = ctx.source_shape  # same-format: what the trainer source left out or spelled its way
-            other = shape.get("unsupported_family")  # a family whose architecture was carried, not read
             name = (other["name"] if other else ctx.model_family) or None
             document, moved, reshaped, inferred = to_trainer(
                 leaves, name, shape.get("absent_places"), shape.get("schedule")
@@ -59,7 +66,7 @@ class CerebrasWriter(Writer):
                                         f"{other['what']} has no Model Zoo 2.4+ model; add it by hand if a release has one"))  # fmt: skip
             return WriteResult(document, header, extra_entries=extra, target_paths=moved, reshaped=reshaped,
                                place_of=trainer_place)
-        tree = unflatten({k: v for k, v in leaves.items() if self.unplaceable(k, "legacy") is None})
+        tree = unflatten({k: v for k, v in leaves.items() if self.unplaceable(k, "legacy", ctx.version) is None})
         ordered = {section: tree.pop(section) for section in SECTIONS if section in tree}
         ordered.update(tree)
         return WriteResult(ordered, self.header(ordered, ctx), extra_entries=extra)
@@ -77,7 +84,7 @@ class CerebrasWriter(Writer):
     def serialise(self, document: dict[str, Any]) -> str:
         return dump_yaml(document)
 
-    def unplaceable(self, leaf: str, layout_name: str | None) -> str | None:
+    def unplaceable(self, leaf: str, layout_name: str | None, version: str | None = None) -> str | None:
         """Why a layout has no place for a legacy-view leaf (same-format translation), or None."""
         if layout_name == "trainer":
             if holds(leaf):
@@ -88,8 +95,9 @@ class CerebrasWriter(Writer):
                     "drops it too (\"Found extra keys in the params\")")  # fmt: skip
         if leaf.startswith(RESIDUE + "."):
             return "a trainer-layout setting with no legacy key: the legacy layout has no place for it"
-        if leaf == "model.name":
-            return "legacy configs name no model: the family is the run.py you launch (named in the file header)"
+        if leaf == "model.name" and older("cerebras", version, FIRST_NAMED):
+            return (f"legacy configs before Model Zoo {FIRST_NAMED} name no model: the family is the run.py you "
+                    "launch (named in the file header)")
         return None
 
 

@@ -111,7 +111,7 @@ class MegatronWriter(Writer):
         return "".join(line + "\n" for line in lines)
 
 
-def _unplaceable(leaf: str, layout: str | None) -> str | None:
+def _unplaceable(leaf: str, layout: str | None, version: str | None = None) -> str | None:
     """An argument file holds Megatron's own options: the launcher's and the CI file's settings have no place."""
     if leaf.startswith("launcher."):
         return "not written to an argument file (it holds Megatron's options only)"

@@ -82,6 +82,13 @@ class Fields:
         new = self.to_scoped(key)
         return new if new != key else None
 
+    def choices(self, path: str, layout: str) -> list[Any] | None:
+        """A Literal field's values in a layout (None: not a Literal)."""
+        node = self.nodes.get(path, {})
+        if layout == "flat" and "x-flat-choices" in node:
+            return list(node["x-flat-choices"])
+        return node.get("x-choices")
+
     def default(self, path: str, layout: str) -> Any:
         node = self.nodes.get(path, {})
         if layout == "flat" and "x-flat-default" in node:

@@ -66,7 +66,7 @@ class VeomniWriter(Writer):
     def serialise(self, document: dict[str, Any]) -> str:
         return dump_yaml(document)
 
-    def unplaceable(self, leaf: str, layout: str | None) -> str | None:
+    def unplaceable(self, leaf: str, layout: str | None, version: str | None = None) -> str | None:
         """Why a layout has no place for a view leaf (same-format translation), or None."""
         layout = layout or "nested"
         if leaf.startswith(HF + "."):
@@ -141,6 +141,11 @@ def _migrate(
             else:
                 extra.append(ExtraEntry("train.init_device", Status.CONVERTED, f"{device}: what {leaves[mode_key]} needs"))
             leaves["train.init_device"] = device
+    if layout == "flat":  # a value only the nested era has (data_type dpo, PR #558): the flat parser refuses it
+        for key in [k for k in leaves if (allowed := spec.choices(k, "flat")) is not None and leaves[k] not in allowed]:
+            amend[key] = (Status.DROPPED, f"the flat layout (VeOmni before PR #538) has no {key} {leaves.pop(key)!r} "
+                                          f"(its values: {', '.join(map(str, spec.choices(key, 'flat') or []))}): not written, "
+                                          f"so its default {spec.default(key, 'flat')!r} applies")  # fmt: skip
     if source_layout == layout or {source_layout, layout} == {"nested", "scoped"}:
         return  # the same fields and defaults, placed differently
     for flat_key in spec.carry_defaults:
