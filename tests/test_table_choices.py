@@ -1,8 +1,9 @@
 """The grammar's choice shapes and modifiers — `key_by`, an `enum` with `warn_values` / `unknown` /
-`nearest` / `unwritable` / `reads_as`, `fixed_loss`, `same_as` with `implied` (schemas/mapping.schema.json) — on
-the table rules that replaced the formulas neox.norm_eps, cerebras.activation, cerebras.optimizer_type, veomni.optimizer,
-veomni.precision_flat, cerebras.dense_attention and follows_attention_bias: each rule's reading and
-writing with real values, and translations that go through it."""
+`nearest` / `unwritable` / `reads_as`, `fixed_loss`, `same_as` with `implied`, `follows`, and the rename
+modifiers `overridden_by` and `written_with` (schemas/mapping.schema.json) — on the table rules that
+replaced the formulas neox.norm_eps, cerebras.activation, cerebras.optimizer_type, veomni.optimizer,
+veomni.precision_flat, cerebras.dense_attention, follows_attention_bias, neox.mlp_bias, neox.save and
+neox.norm_bias: each rule's reading and writing with real values, and translations that go through it."""
 
 from __future__ import annotations
 
@@ -264,3 +265,111 @@ def test_enum_neox_optimizer_writing(value: str, decay: float | None, written: s
         assert isinstance(out, Approx) and out.value == {"optimizer_type": written} and out.detail == why
     else:
         assert out == {"optimizer_type": written}
+
+
+# ---- overridden_by: NeoX's mlp_type: llama, an MLP without biases ---------------------------------
+
+
+@pytest.mark.parametrize("bias,mlp_type,read", [(True, None, True), (False, None, False), (True, "regular", True),
+                                                (False, "regular", False), (True, "llama", False), (False, "llama", False)])  # fmt: skip
+def test_overridden_by_neox_mlp_type_llama(bias: bool, mlp_type: str | None, read: bool) -> None:
+    """Before use_bias_in_mlp (2024-09-10) mlp_type: llama built LLaMAParallelMLP, without biases,
+    whatever use_bias_in_mlp says; regular leaves the switch to use_bias_in_mlp."""
+    mlp = _rule_formula("neox", "model.mlp_bias")
+    assert mlp.read(use_bias_in_mlp=bias, mlp_type=mlp_type) is read
+    assert mlp.write(value=read) == {"use_bias_in_mlp": read}  # mlp_type is never written
+
+
+def test_overridden_by_refuses_what_neox_did_not_know() -> None:
+    mlp = _rule_formula("neox", "model.mlp_bias")
+    with pytest.raises(ValueError, match=r"^mlp_type 'gated': NeoX knew regular and llama \(it raised KeyError otherwise\)$"):
+        mlp.read(use_bias_in_mlp=True, mlp_type="gated")
+
+
+def test_overridden_by_end_to_end(tmp_path: Path) -> None:
+    """Pythia (use_bias_in_mlp absent: true) with mlp_type: llama reads as an MLP without biases, and
+    Model Zoo gets use_ffn_bias false; an unknown mlp_type is bad input, named with its line."""
+    text = PYTHIA.read_text().replace('"bias_gelu_fusion": True,', '"bias_gelu_fusion": True,\n  "mlp_type": "llama",')
+    assert '"mlp_type": "llama"' in text
+    (tmp_path / "llama-mlp.yml").write_text(text)
+    done = translate([str(tmp_path / "llama-mlp.yml")], "neox", "cerebras", world_size=8)
+    assert done.ir.get("model.mlp_bias") is False
+    assert yaml.safe_load(done.dump())["model"]["use_ffn_bias"] is False
+    (tmp_path / "bad.yml").write_text(text.replace('"mlp_type": "llama"', '"mlp_type": "gated"'))
+    with pytest.raises(InputError, match="mlp_type 'gated': NeoX knew regular and llama") as err:
+        translate([str(tmp_path / "bad.yml")], "neox", "cerebras", world_size=8)
+    assert err.value.line == text.splitlines().index('  "mlp_type": "llama",') + 1
+
+
+# ---- written_with: NeoX's save needs a checkpoint interval ----------------------------------------
+
+
+def test_written_with_neox_save() -> None:
+    save = _rule_formula("neox", "checkpoint.save_dir")
+    assert save.read(save="ck/run") == "ck/run"
+    assert save.write(value="ck/run", with_interval=500) == {"save": "ck/run"}
+    assert save.write(value="ck/run", with_interval=0) == {}  # no periodic checkpoints: the note says so
+    lost = save.write(value="ck/run", with_interval=None)
+    assert isinstance(lost, Approx) and lost.value == {}
+    assert lost.detail == ("save: ck/run not written: NeoX refuses `save` without checkpoint_factor; "
+                           "give --set checkpoint.interval=N")  # fmt: skip
+
+
+@pytest.mark.parametrize("steps,written", [(2000, "tinyllama-1.1b"), (0, None)])
+def test_written_with_end_to_end(tmp_path: Path, steps: int, written: str | None) -> None:
+    """VeOmni's output_dir into NeoX: `save` beside checkpoint_factor; without periodic saves
+    (save_steps 0, no interval) it is lost, with the --set that keeps it."""
+    path = tmp_path / "run.yaml"
+    path.write_text(VEOMNI_NESTED.read_text().replace("save_steps: 2000", f"save_steps: {steps}"))
+    done = translate([str(path)], "veomni", "neox", world_size=8, model_config=str(TINYLLAMA))
+    out = yaml.safe_load(done.dump())
+    assert out.get("save") == written and out.get("checkpoint_factor") == (steps or None)
+    entry = _entry(done, "train.checkpoint.output_dir")
+    if written:
+        assert entry.status is Status.EXACT
+    else:
+        assert entry.status is Status.LOSSY and entry.detail == (
+            "save: tinyllama-1.1b not written: NeoX refuses `save` without checkpoint_factor; give --set checkpoint.interval=N")
+
+
+def test_written_with_unless_end_to_end(tmp_path: Path) -> None:
+    """Model Zoo without periodic checkpoints (checkpoint_steps 0: interval 0) into NeoX: no `save`,
+    no loss of the formula's own (a NeoX run without `save` saves none either): the rule's note says
+    why; reading the output back finds no directory, which the check names."""
+    path = tmp_path / "run.yaml"
+    path.write_text(CEREBRAS.read_text().replace("checkpoint_steps: 5000", "checkpoint_steps: 0\n  model_dir: ck/run"))
+    done = translate([str(path)], "cerebras", "neox", world_size=8)
+    assert "save" not in yaml.safe_load(done.dump()) and done.ir.get("checkpoint.interval") == 0
+    entry = _entry(done, "runconfig.model_dir")
+    assert entry.detail.startswith("no periodic checkpoints (interval 0): save left out, as NeoX refuses it without "
+                                   "checkpoint_factor; checkpoint.save_dir is 'ck/run' in the source, not written")  # fmt: skip
+    assert "NeoX refuses `save` without checkpoint_factor; give --set" not in entry.detail
+
+
+# ---- follows: NeoX's norm decides its bias --------------------------------------------------------
+
+
+@pytest.mark.parametrize("norm,bias", [("layernorm", True), ("rmsnorm", False), ("scalenorm", False), (None, None)])
+def test_follows_neox_norm_bias(norm: str | None, bias: bool | None) -> None:
+    rule = load_table("neox").rules_for_field("model.norm_bias")[0]
+    assert rule.key is None and rule.shape == "follows" and rule.formula is not None
+    assert rule.formula.read(by_norm=norm) is bias
+    if bias is not None:
+        assert rule.formula.write(value=bias, by_norm=norm) == {}
+        with pytest.raises(Unexpressible, match=(r"^NeoX's layernorm always" if bias else rf"^NeoX's {norm} never")
+                           + r" has a learned bias \(use_bias_in_norms is never read\)$"):  # fmt: skip
+            rule.formula.write(value=not bias, by_norm=norm)
+    assert rule.formula.write(value=False, by_norm=None) == {}  # the norm unknown: nothing to compare
+
+
+def test_follows_end_to_end(tmp_path: Path) -> None:
+    """Model Zoo's biasless-layernorm into NeoX: its LayerNorm always has a bias, not expressible;
+    NeoX's rmsnorm reads as a norm without bias."""
+    path = tmp_path / "biasless.yaml"
+    path.write_text(CEREBRAS.read_text().replace("model:\n", "model:\n  norm_type: biasless-layernorm\n", 1))
+    done = translate([str(path)], "cerebras", "neox", world_size=8)
+    assert done.ir.get("model.norm_bias") is False
+    entry = _entry(done, "model.norm_type")
+    assert entry.status is not Status.EXACT and "NeoX's layernorm always has a learned bias" in entry.detail, entry
+    llama = translate([str(LLAMA)], "neox", "neox", world_size=8)
+    assert llama.ir.get("model.norm_bias") is False

@@ -48,7 +48,7 @@ def build_rule(table: str, index: int, raw: Any) -> Rule:
     key, also = raw.get("key"), tuple(raw.get("also", ()))
     if "product" in raw and len(fields) != 1:
         raise _fail(table, where, "a product rule maps one field: the product")
-    shape = next((s for s in ("fixed", "flags", "list", "pick", "same_as", "key_by") if s in raw), "")
+    shape = next((s for s in ("fixed", "flags", "list", "pick", "same_as", "key_by", "follows") if s in raw), "")
     formula: Formula | None = None
     simple: Simple | None = None
     if shape:
@@ -57,10 +57,10 @@ def build_rule(table: str, index: int, raw: Any) -> Rule:
             if with_fields or raw["same_as"]["field"] not in known:
                 raise _fail(table, where, "same_as names one known canonical field (and no `with`)")
             with_fields = {f"same_{field_ident(raw['same_as']['field'])}": raw["same_as"]["field"]}
-        if shape == "key_by":
-            if with_fields or raw["key_by"]["field"] not in known:
-                raise _fail(table, where, "key_by names one known canonical field (and no `with`)")
-            with_fields = {f"by_{field_ident(raw['key_by']['field'])}": raw["key_by"]["field"]}
+        if shape in ("key_by", "follows"):
+            if with_fields or raw[shape]["field"] not in known:
+                raise _fail(table, where, f"{shape} names one known canonical field (and no `with`)")
+            with_fields = {f"by_{field_ident(raw[shape]['field'])}": raw[shape]["field"]}
     elif "formula" in raw:
         formula = FORMULAS[raw["formula"]] if _known_formula(raw["formula"]) else None
         if formula is None:
@@ -77,6 +77,8 @@ def build_rule(table: str, index: int, raw: Any) -> Rule:
         with_fields.update({f"by_{field_ident(n)}": n for n in raw.get("default_by", {})})
         if "default_from" in raw:
             with_fields[f"from_{field_ident(raw['default_from'])}"] = raw["default_from"]
+        if "written_with" in raw:
+            with_fields[f"with_{field_ident(raw['written_with']['field'])}"] = raw["written_with"]["field"]
     elif key is not None or any(k in raw for k in ("invert", "enum", "scale")):
         simple = _simple(table, where, raw, fields, also)  # (no key, no transform: a note, or a product alone)
     if not fields and "const" not in raw:
@@ -104,14 +106,21 @@ def build_rule(table: str, index: int, raw: Any) -> Rule:
 
 _ENUM_MODIFIERS = ("warn_values", "unknown", "nearest", "unwritable", "reads_as", "extensions")
 _MODIFIERS = ("read_when", "off_value", "read_only", "values", "omit", "warn_values", "exponent_of", "default_by",
-              "default_from")
+              "default_from", "overridden_by", "written_with")
 
 
 def _renamed(table: str, where: str, raw: dict[str, Any], fields: tuple[str, ...], also: tuple[str, ...]) -> Formula:
     """A rename with `read_when`, `off_value`, `read_only`, `values`, `omit`, `warn_values`,
-    `exponent_of`, `default_by` or `default_from` (shapes.renamed)."""
-    if len(fields) != 1 or also or not raw.get("key") or any(k in raw for k in ("invert", "enum", "scale", "with")):
-        raise _fail(table, where, f"{', '.join(k for k in _MODIFIERS if k in raw)} modifies a rename: one key, one field")
+    `exponent_of`, `default_by`, `default_from`, `overridden_by` or `written_with` (shapes.renamed)."""
+    over = dict(raw.get("overridden_by") or {})
+    if len(fields) != 1 or also != ((over["key"],) if over else ()) or not raw.get("key") or any(
+            k in raw for k in ("invert", "enum", "scale", "with")):  # fmt: skip
+        raise _fail(table, where, f"{', '.join(k for k in _MODIFIERS if k in raw)} modifies a rename: one key, one "
+                                  "field (and overridden_by's key as its one `also`)")  # fmt: skip
+    if over and bool(over.get("keeps")) != bool(over.get("unknown")):
+        raise _fail(table, where, "overridden_by's keeps (the key's other values) and unknown (the message for the rest) go together")
+    if "written_with" in raw and raw["written_with"]["field"] not in catalogue():
+        raise _fail(table, where, f"unknown canonical field {raw['written_with']['field']!r} in written_with")
     gate = {name: tuple(v if isinstance(v, list) else [v]) for name, v in (raw.get("read_when") or {}).items()}
     if any(name not in catalogue() for name in gate):
         raise _fail(table, where, f"unknown canonical field in read_when: {sorted(gate)}")
@@ -124,7 +133,8 @@ def _renamed(table: str, where: str, raw: dict[str, Any], fields: tuple[str, ...
     if any(k in raw for k in ("default_by", "default_from")) and any(k in raw for k in ("default", "omit")):
         raise _fail(table, where, "an absent key's value comes from default_by / default_from, or from default or omit")
     more = shapes.Modifiers([raw["omit"]] if "omit" in raw else [], dict(raw.get("warn_values") or {}),
-                            int(raw.get("exponent_of", 0)), by, str(raw.get("default_from", "")))  # fmt: skip
+                            int(raw.get("exponent_of", 0)), by, str(raw.get("default_from", "")), over,
+                            dict(raw.get("written_with") or {}))  # fmt: skip
     values = dict(raw.get("values") or {})
     return shapes.renamed(fields[0], raw["key"], gate, off, str(raw.get("read_only", "")), values, more)
 
@@ -186,6 +196,9 @@ def _shape(
         same = raw["same_as"]
         made = shapes.same_as(fields[0], same["field"], same["reason"], same.get("otherwise"), bool(same.get("implied")))
         return None, (), made
+    if shape == "follows":
+        made = raw["follows"]
+        return None, (), choices.follows(fields[0], made["field"], dict(made["values"]), made["otherwise"], dict(made["reasons"]))
     if shape == "key_by":
         by, also = raw["key_by"], tuple(raw.get("also", ()))
         if not raw.get("key") or set(by["keys"].values()) - set(also):

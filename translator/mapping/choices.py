@@ -1,5 +1,6 @@
 """Shapes of one key whose meaning is a choice: `key_by` (another field picks which key holds the
-value: NeoX's epsilon per norm kind) and an `enum` with modifiers (a closed set of names, some read
+value: NeoX's epsilon per norm kind), `follows` (no key: another field's value decides the field:
+NeoX's norm bias) and an `enum` with modifiers (a closed set of names, some read
 or written approximately, the rest an extension, an error or not writable), so that a formula
 class per choice becomes table data."""
 
@@ -30,6 +31,30 @@ def key_by(field: str, key: str, by: str, keys: dict[Any, str]) -> Formula:
     spelled = ", ".join(f"{short(v)}: {k}" for v, k in keys.items())
     return _formula(f"key by {by} ({spelled}; else {key})", read, [*map(ident, every), choice], write,
                     ["value", choice])  # fmt: skip
+
+
+def follows(field: str, other: str, values: dict[Any, Any], otherwise: Any, reasons: dict[Any, str]) -> Formula:
+    """No key: the field is decided by another field's value (`values`, `otherwise` for the rest;
+    none while the other is unknown); a value that differs cannot be written: `reasons` say why, per
+    value of the other field or `otherwise` ({other}, {value}). NeoX's LayerNorm always has a bias,
+    its RMSNorm and ScaleNorm none."""
+    alias = f"by_{field_ident(other)}"
+
+    def decided(by: Any) -> Any:
+        return next((mine for theirs, mine in values.items() if same_value(by, theirs)), otherwise)
+
+    def read(**kw: Any) -> Any:
+        return None if kw[alias] is None else decided(kw[alias])
+
+    def write(**kw: Any) -> Any:
+        by, value = kw[alias], kw["value"]
+        if by is None or same_value(value, decided(by)):
+            return {}
+        why = next((w for theirs, w in reasons.items() if same_value(by, theirs)), reasons.get("otherwise", ""))
+        raise Unexpressible(why.format(other=by, value=value))
+
+    spelled = ", ".join(f"{short(v)}: {short(m)}" for v, m in values.items())
+    return _formula(f"follows {other} ({spelled}; else {short(otherwise)})", read, [alias], write, ["value", alias])
 
 
 class EnumModifiers(NamedTuple):

@@ -171,6 +171,10 @@ def renamed(
 
     def read(**kw: Any) -> Any:
         raw = kw[arg]
+        if extra.over:  # another key whose value decides the field (NeoX's mlp_type: llama)
+            decided = _overridden(extra.over, kw[ident(extra.over["key"])])
+            if decided is not _NOT:
+                return decided
         if any(kw[g] not in allowed for g, allowed in gates.items()):
             return None
         if off and raw is not None and same_value(raw, off[0]):
@@ -189,6 +193,12 @@ def renamed(
         value = kw["value"]
         if read_only:
             raise Unexpressible(read_only.replace("{value}", short(value)))
+        if extra.needs:  # written only beside another field's value (NeoX's save, with a checkpoint interval)
+            other = kw[f"with_{field_ident(extra.needs['field'])}"]
+            if other is None:
+                return Approx({}, extra.needs["reason"].format(value=value))
+            if any(same_value(other, v) for v in extra.needs.get("unless", ())):
+                return {}  # (the rule's note says what leaving the key out means)
         if extra.omit and same_value(value, extra.omit[0]):
             return {}
         if extra.base:
@@ -203,24 +213,49 @@ def renamed(
     parts += [f"{short(v)} left out" for v in extra.omit] + [f"{short(v)} doubtful" for v in extra.warn]
     parts += [f"{extra.base}**key"] * bool(extra.base)
     parts += [f"absent: by {n}" for n in extra.by] + [f"absent: {extra.source}"] * bool(extra.source)
-    return _formula("; ".join(parts), read, [arg, *gates, *extra.args()], write, ["value"])
+    parts += [f"{extra.over['key']} overrides" for _ in [extra.over] if extra.over]
+    parts += [f"written with {extra.needs['field']}" for _ in [extra.needs] if extra.needs]
+    writing = [f"with_{field_ident(extra.needs['field'])}"] if extra.needs else []
+    return _formula("; ".join(parts), read, [arg, *gates, *extra.args()], write, ["value", *writing])
 
 
 class Modifiers(NamedTuple):
     """A rename's further modifiers: `omit` (the canonical value the framework says by leaving the key
     out: an absent key reads as it, and it is written as no key), `warn_values` ({key value: why}: read or written, but approximately), `exponent_of`
     (the key is the exponent: the field is base ** key), `default_by` and `default_from` (an absent
-    key's value depends on other fields: Cerebras' attention_dropout_rate)."""
+    key's value depends on other fields: Cerebras' attention_dropout_rate), `overridden_by` (another
+    key of the rule whose values decide the field whatever the key says: NeoX's mlp_type: llama, an
+    MLP without biases) and `written_with` (the key is written only beside another field's value:
+    NeoX refuses `save` without checkpoint_factor)."""
 
     omit: list[Any] = []
     warn: dict[Any, str] = {}
     base: int = 0
     by: dict[str, dict[Any, Any]] = {}  # default_by: {field: {its value: the key's default}}
     source: str = ""  # default_from: the field whose value an absent key has otherwise
+    over: dict[str, Any] = {}  # overridden_by: {key, values: {its value: the field's}, reasons, keeps, unknown}
+    needs: dict[str, Any] = {}  # written_with: {field, unless: [its values], reason}
 
     def args(self) -> list[str]:
-        """The reading's arguments for the fields the defaults depend on."""
-        return [f"by_{field_ident(n)}" for n in self.by] + [f"from_{field_ident(self.source)}"] * bool(self.source)
+        """The reading's arguments: the fields the defaults depend on, the overriding key."""
+        return ([f"by_{field_ident(n)}" for n in self.by] + [f"from_{field_ident(self.source)}"] * bool(self.source)
+                + ([ident(self.over["key"])] if self.over else []))  # fmt: skip
+
+
+_NOT: Any = object()  # no override: the rule's key decides
+
+
+def _overridden(over: dict[str, Any], raw: Any) -> Any:
+    """The field's value an overriding key's value decides (an Approx with its reason), or _NOT."""
+    if raw is None:
+        return _NOT
+    for value, meaning in over["values"].items():
+        if same_value(raw, value):
+            why = (over.get("reasons") or {}).get(value, "")
+            return Approx(meaning, why.format(value=raw)) if why else meaning
+    if "keeps" in over and not any(same_value(raw, v) for v in over["keeps"]):
+        raise ValueError(over["unknown"].format(value=raw))
+    return _NOT
 
 
 def _default_of(extra: Modifiers, kw: dict[str, Any]) -> Any:

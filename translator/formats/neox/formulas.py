@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...formula import Approx, Unexpressible, Unrunnable, formula
+from ...formula import Approx, Unrunnable, formula
 from ...formulas_common import GATED_ACTIVATIONS
 from . import models, schedule, training  # noqa: F401  (register neox.* model, lr_schedule and training formulas)
 from .widths import width_problem
@@ -97,40 +97,6 @@ class NeoxActivation:
         if value == "geglu_tanh":  # activations.py: geglu gates with F.gelu, the exact GELU
             return Approx({"activation": "geglu"}, "NeoX's geglu gates with the exact GELU, not its tanh approximation")
         return {"activation": value}
-
-
-@formula("neox.mlp_bias")
-class NeoxMlpBias:
-    """use_bias_in_mlp (2024-09-10 on); before it, mlp_type: llama meant an MLP without biases."""
-
-    @staticmethod
-    def read(use_bias_in_mlp: bool | None, mlp_type: str | None) -> Any:
-        if mlp_type not in (None, "regular", "llama"):
-            raise ValueError(f"mlp_type {mlp_type!r}: NeoX knew regular and llama (it raised KeyError otherwise)")
-        if mlp_type == "llama":
-            return False
-        return True if use_bias_in_mlp is None else bool(use_bias_in_mlp)
-
-    @staticmethod
-    def write(value: bool) -> dict[str, Any]:
-        return {"use_bias_in_mlp": bool(value)}
-
-
-@formula("neox.norm_bias")
-class NeoxNormBias:
-    """NeoX's LayerNorm always has a bias (use_bias_in_norms is never read); its RMSNorm and
-    ScaleNorm have none."""
-
-    @staticmethod
-    def read(norm: str | None) -> bool | None:
-        return None if norm is None else norm == "layernorm"
-
-    @staticmethod
-    def write(value: bool, norm: str | None) -> dict[str, Any]:
-        if norm is not None and value != (norm == "layernorm"):
-            raise Unexpressible(f"NeoX's {norm} {'always' if norm == 'layernorm' else 'never'} has a learned bias "
-                                "(use_bias_in_norms is never read)")  # fmt: skip
-        return {}
 
 
 @formula("neox.attention_kind")

@@ -1,4 +1,4 @@
-"""GPT-NeoX formulas: optimizer, batch, precision and checkpoint settings (the lr schedule: schedule.py)."""
+"""GPT-NeoX formulas: gradient clipping, batch and precision (the lr schedule: schedule.py)."""
 
 from __future__ import annotations
 
@@ -108,21 +108,3 @@ class NeoxPrecision:
                 out["bf16_enabled"] = Approx(True, "Cerebras cbfloat16 has no GPU counterpart; wrote bf16")
             return out
         return {"precision": "fp32"}
-
-
-@formula("neox.save")
-class NeoxSave:
-    """NeoX `save` needs a checkpoint interval (validate_values refuses save without checkpoint_factor)."""
-
-    @staticmethod
-    def read(save: str | None) -> str | None:
-        return save
-
-    @staticmethod
-    def write(value: str, interval: int | None) -> Any:
-        if interval == 0:  # no periodic checkpoints: a NeoX run without `save` saves none either (the rule's note)
-            return {}
-        if interval is None:
-            return Approx({}, f"save: {value} not written: NeoX refuses `save` without checkpoint_factor; "
-                              "give --set checkpoint.interval=N")  # fmt: skip
-        return {"save": value}
