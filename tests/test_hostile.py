@@ -512,7 +512,15 @@ def test_a_key_given_twice_in_cerebras_and_veomni_files(tmp_path: Path) -> None:
     (tmp_path / "c.yaml").write_text(legacy)
     got = translate(tmp_path / "c.yaml", "cerebras", "neox")
     assert got.config["hidden_size"] == 128
-    assert "Model Zoo's YAML loader keeps the last, as here: the first, 64" in got.report.source["note"]
+    assert "Model Zoo up to 2.4 (yaml.safe_load) keeps the last, as here: the first, 64" in got.report.source["note"]
+    # Model Zoo 2.5+ loads params with UniqueKeyLoader, which refuses the repeat: the file is read as the
+    # newest release its keys fit that runs it, and a later release named by the user is refused
+    assert got.report.source["version"] == "2.4.3" and "a key given twice: read as 2.4.3" in got.report.source["version_detail"]
+    with pytest.raises(InputError) as info:
+        translate(tmp_path / "c.yaml", "cerebras", "neox", source_version="2.5")
+    assert info.value.line == 5 and "model.hidden_size given twice (lines 2 and 5)" in info.value.message
+    assert "Cerebras Model Zoo 2.5.0 and later refuse that (UniqueKeyLoader: Found duplicate YAML key)" in info.value.message
+    assert translate(tmp_path / "c.yaml", "cerebras", "neox", source_version="2.4").config["hidden_size"] == 128
     (tmp_path / "v.yaml").write_text("train:\n  lr: 1.0e-4\n  lr: 2.0e-4\n")
     got = translate(tmp_path / "v.yaml", "veomni", "neox")
     assert got.config["optimizer"]["params"]["lr"] == 2.0e-4

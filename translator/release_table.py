@@ -22,6 +22,9 @@ class ReleaseFacts:
     neutral: tuple[str, ...] = ()  # release_neutral: blocks whose keys tell nothing about a file's release
     renamed: dict[str, str] = field(default_factory=dict)  # older spelling -> the key read in its place
     watch_absent: tuple[str, ...] = ()  # keys whose absence means different things in different releases
+    # repeats_refused: {since: release, by: what refuses it}: from that release on, the framework's loader
+    # refuses a key given twice in one mapping (earlier ones keep the last value, as PyYAML does)
+    repeats_refused: tuple[str, str] | None = None
 
 
 def release_defaults(table: str, rule: Any, history: History | None) -> Any:
@@ -56,7 +59,7 @@ def release_defaults(table: str, rule: Any, history: History | None) -> Any:
 
 
 # a table's top-level entries about releases (the grammar in mappings/neox.yaml's header)
-RELEASE_ENTRIES = ("version_aliases", "release_neutral", "renamed", "watch_absent")
+RELEASE_ENTRIES = ("version_aliases", "release_neutral", "renamed", "watch_absent", "repeats_refused")
 
 
 def table_releases(
@@ -80,7 +83,11 @@ def table_releases(
     for old in renamed:
         if history is None or old not in history.keys:
             raise MappingTableError(f"{table}: renamed: {old!r} is not a key of any release in the key history")
-    facts = ReleaseFacts(aliases, tuple(raw.get("release_neutral") or ()), renamed, tuple(raw.get("watch_absent") or ()))
+    repeats = raw.get("repeats_refused")
+    if repeats is not None and (history is None or str(repeats.get("since")) not in history.position or not repeats.get("by")):
+        raise MappingTableError(f"{table}: repeats_refused: needs since (a release of the key history) and by")
+    facts = ReleaseFacts(aliases, tuple(raw.get("release_neutral") or ()), renamed, tuple(raw.get("watch_absent") or ()),
+                         (str(repeats["since"]), str(repeats["by"])) if repeats else None)  # fmt: skip
     ordered = tuple(reversed(labels))
     current = history.aliases.get(CURRENT) if history else None
     if current in ordered and current != ordered[0]:

@@ -40,6 +40,9 @@ class Source:
     # what the reader saw in the file that the user should see whatever the report shows (a key given
     # twice with two values): the report's source note
     warnings: list[str] = field(default_factory=list)
+    # every key given twice in one mapping: (file, the repeat); a release whose loader refuses them is not
+    # the file's (versions.settle)
+    repeated: list[tuple[str, Duplicate]] = field(default_factory=list)
 
     def file_of(self, leaf: str) -> str | None:
         top = leaf.split(".", 1)[0]
@@ -79,11 +82,12 @@ def withheld(rule: Any, aside: dict[str, Message]) -> bool:
     return bool(rule.keys) and all(any(k.startswith(b + ".") for b in aside) for k in rule.keys)
 
 
-def note_duplicates(source: Source, raw: dict[str, Any], duplicates: list[Duplicate], loader: str) -> None:
+def note_duplicates(source: Source, raw: dict[str, Any], duplicates: list[Duplicate], loader: str, file: str = "") -> None:
     """Name every key given twice in one mapping of `raw` (the file as parsed) on the leaves that keep
     the last value, as `loader` (the framework's own YAML loader) does: the first value is not used, by
     the framework either. A repeated block also names the first block's leaves the kept one lacks."""
     written = {path: leaf for leaf, path in source.aliases.items()}
+    source.repeated += [(file or (source.files[0] if source.files else ""), dup) for dup in duplicates]
     for dup in duplicates:
         parts: list[str] = []
         node: Any = raw

@@ -33,8 +33,8 @@ class CerebrasReader(Reader):
         duplicates: list[Duplicate] = []
         tree = parse_yaml(text, name, duplicates=duplicates)
         source = self.from_tree(tree, name=name, text=text)
-        if duplicates:  # Model Zoo loads its params with yaml.safe_load: the last value wins
-            note_duplicates(source, tree, duplicates, "Model Zoo's YAML loader")
+        if duplicates:  # Model Zoo up to 2.4 loads params with yaml.safe_load: the last value wins (versions.settle)
+            note_duplicates(source, tree, duplicates, "Model Zoo up to 2.4 (yaml.safe_load)")
         if layout is not None and layout != source.layout:
             raise InputError(f"this is a Cerebras {source.layout}-layout file, not {layout}", file=name, line=1)
         return source

@@ -32,7 +32,7 @@ class NeoxReader(Reader):
         notes: dict[str, str] = {}
         spelled: dict[str, str] = {}
         basenames: dict[str, str] = {}
-        repeats: list[tuple[dict[str, Any], list[Duplicate]]] = []  # per file: its keys, its keys given twice
+        repeats: list[tuple[dict[str, Any], list[Duplicate], str]] = []  # per file: its keys, those given twice, its name
         for path in paths:
             name = str(path)
             base = os.path.basename(name)
@@ -49,7 +49,7 @@ class NeoxReader(Reader):
             data = parse_yaml(text, name, duplicates=duplicates)
             if duplicates:  # NeoX loads each file with yaml.load: the last value wins
                 top = {k.replace("-", "_"): v for k, v in data.items()}
-                repeats.append((top, [d._replace(path=(d.path[0].replace("-", "_"), *d.path[1:])) for d in duplicates]))
+                repeats.append((top, [d._replace(path=(d.path[0].replace("-", "_"), *d.path[1:])) for d in duplicates], name))
             for key, value in data.items():
                 if not isinstance(key, str) or not key.strip():
                     raise InputError(f"key {key!r} is not a setting name", file=name, line=key_line(text, str(key)))
@@ -75,8 +75,8 @@ class NeoxReader(Reader):
                 if norm != key:
                     notes[norm] = f"written as {key}"
         source = Source("neox", tree, [str(p) for p in paths], texts, leaf_files, notes=notes)
-        for top, duplicates in repeats:
-            note_duplicates(source, top, duplicates, "NeoX's YAML loader")
+        for top, duplicates, name in repeats:
+            note_duplicates(source, top, duplicates, "NeoX's YAML loader", name)
         return source
 
     def fragment(self, source: Source) -> str | None:
