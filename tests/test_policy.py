@@ -63,6 +63,24 @@ def test_batch_fails_on_what_the_policy_says(runner, pythia160m: Path, tmp_path:
     assert _run(runner, *common).exit_code == 0  # no policy: a translated tree is a success
 
 
+def test_a_batch_baseline_entry_may_name_the_files_it_accepts(runner, pythia160m: Path, tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    (src / "pythia").mkdir(parents=True)
+    (src / "pythia" / "a.yml").write_text(pythia160m.read_text())
+    (src / "b.yml").write_text(pythia160m.read_text())
+    accepted = tmp_path / "accepted.json"
+    common = ["batch", "neox2cerebras", str(src), "-o", str(tmp_path / "out"), "-j", "1", "--world-size", "8", "--strict",
+              "--baseline", str(accepted)]  # fmt: skip
+    accepted.write_text(json.dumps([{"status": "lossy", "file": "pythia/*.yml"}, {"status": "missing"}]))
+    scoped = _run(runner, *common)
+    # b.yml's losses are not accepted there: it alone fails
+    assert scoped.exit_code == 1 and "strict   b.yml:" in scoped.stderr and "pythia/a.yml:" not in scoped.stderr
+    accepted.write_text(json.dumps([{"status": "lossy", "file": "*.yml"}, {"status": "missing"}]))
+    assert _run(runner, *common).exit_code == 0  # fnmatch: * crosses folders, as in the batch summary's names
+    accepted.write_text(json.dumps([{"status": "lossy", "file": 3}]))
+    assert _run(runner, *common).exit_code == 2
+
+
 def test_bad_policy_options_are_usage_errors(runner, pythia160m: Path, tmp_path: Path) -> None:
     bad = _run(runner, "neox2cerebras", str(pythia160m), "--fail-on", "lossy,sloppy")
     assert bad.exit_code == 2 and "--fail-on" in bad.stderr and "sloppy" in bad.stderr

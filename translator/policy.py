@@ -8,6 +8,7 @@ the policy, a comparison found differences or a validation problems; 2 bad invoc
 
 from __future__ import annotations
 
+import fnmatch
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +19,7 @@ from .report import STRICT_FAILURES, Entry, Report, Status
 
 EXIT_OK, EXIT_FAILED, EXIT_ERROR = 0, 1, 2
 EXIT_INTERRUPTED = 130  # the shell's convention for SIGINT
-MATCHED = ("status", "source_key", "target_key", "fields")  # what a baseline entry is compared on
+MATCHED = ("status", "source_key", "target_key", "fields", "file")  # what a baseline entry is compared on
 
 
 @dataclass(frozen=True)
@@ -28,13 +29,20 @@ class Policy:
     baseline: tuple[tuple[tuple[str, Any], ...], ...] = ()
     baseline_file: str = ""
 
-    def failures(self, report: Report) -> list[Entry]:
-        """The entries that fail: a status in fail_on, and not accepted by the baseline."""
-        return [e for e in report.entries if e.status in self.fail_on and not self.accepted(e)]
+    def failures(self, report: Report, file: str | None = None) -> list[Entry]:
+        """The entries that fail: a status in fail_on, and not accepted by the baseline (`file`: the
+        source as batch names it, relative to its folder, for baseline entries that name files)."""
+        return [e for e in report.entries if e.status in self.fail_on and not self.accepted(e, file)]
 
-    def accepted(self, entry: Entry) -> bool:
+    def accepted(self, entry: Entry, file: str | None = None) -> bool:
         shown = _matchable(entry)
-        return any(all(shown.get(k) == v for k, v in accepted) for accepted in self.baseline)
+        return any(all(_matches(k, v, shown, file) for k, v in accepted) for accepted in self.baseline)
+
+
+def _matches(key: str, wanted: Any, shown: dict[str, Any], file: str | None) -> bool:
+    if key == "file":  # a glob of source paths (batch's relative names); a single translation has none
+        return file is not None and fnmatch.fnmatchcase(file, wanted)
+    return bool(shown.get(key) == wanted)
 
 
 def _matchable(entry: Entry) -> dict[str, Any]:
@@ -58,7 +66,8 @@ def load_baseline(path: str | None) -> tuple[tuple[tuple[str, Any], ...], ...]:
     """Accepted entries from a JSON file: a previous report ({"entries": [...]}) or a list of entries.
     An entry may give only some of status, source_key, target_key and fields (its detail is ignored:
     a value's size may change while the loss stays the same): `{"status": "lossy", "fields":
-    ["schedule.warmup_type"]}` accepts that loss wherever it appears."""
+    ["schedule.warmup_type"]}` accepts that loss wherever it appears; with `"file": "llama/*.yml"` only
+    in those files of a batch (a glob of the source paths batch lists)."""
     if not path:
         return ()
     try:
@@ -82,6 +91,8 @@ def _accepted(entry: dict[str, Any], path: str) -> tuple[tuple[str, Any], ...]:
         if not isinstance(fields, list) or not all(isinstance(f, str) for f in fields):
             raise UsageError(f"--baseline {path}: fields must be a list of canonical field names (got {fields!r:.80})")
         given["fields"] = tuple(fields)
+    if "file" in given and not isinstance(given["file"], str):
+        raise UsageError(f"--baseline {path}: file must be a glob of source paths (got {given['file']!r:.80})")
     return tuple(given.items())
 
 

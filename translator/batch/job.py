@@ -66,7 +66,7 @@ def _job(opts: BatchOptions, path_s: str, rel_s: str, out_s: str) -> FileResult:
     one = preservable(opts.src, opts.dst, [path_s], opts.with_files) or carries_comments(opts.src, opts.dst, [path_s], opts.with_files)
     text = output_text(result, path_s if one else None, plain=opts.plain)
     counts = {k: v for k, v in result.report.summary().items() if v}
-    failing = opts.policy.failures(result.report) if opts.policy.fail_on else []
+    failing = opts.policy.failures(result.report, rel_s) if opts.policy.fail_on else []
     strict = f"fails the policy: {describe(failing)}" if failing else ""
     folder = os.path.dirname(out_s)
     files = {out_s: text, **{os.path.join(folder, name): side for name, side in result.side_files.items()}}
