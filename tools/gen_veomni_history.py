@@ -224,7 +224,7 @@ def build(git: Git) -> dict:
     ]
     return document("veomni", REPO, "tools/gen_veomni_history.py", comment, releases, aliases, records,
                     (*RENAMES, *scoped_renames), CHANGES,
-                    extra={"pin": pin[:10]})
+                    extra={"pin": pin[:10], "refuses_unknown_from": SCOPED})
 
 
 def _same(a: Snapshot, b: Snapshot) -> bool:
