@@ -35,7 +35,9 @@ def _declared(fmt: str, label: str) -> tuple[frozenset[str], frozenset[str], dic
             blocks.add(".".join(parts[:i]))
         group = history.keys[key].get("group")
         if group and not history.keys[key].get("trainers"):  # not a task script's subclass (MyModelArguments)
-            owner.setdefault(".".join(parts[:-1]), str(group))
+            parent = ".".join(parts[:-1])
+            if owner.get(parent, "Base").startswith("Base"):  # the subclass, not the base it inherits fields from
+                owner[parent] = str(group)
     return fields, frozenset(blocks), owner
 
 
@@ -101,7 +103,8 @@ def refuse_undeclared(source: Any, title: str) -> None:
             siblings = sorted(k for k in fields | blocks if k.rsplit(".", 1)[0] == parent and "." in k or not parent and "." not in k)
             names = {k.rsplit(".", 1)[-1]: k for k in siblings}
             near = [names[n] for n in difflib.get_close_matches(bad.rsplit(".", 1)[-1], list(names), n=1, cutoff=0.75)]
-            runs = history.runs(bad) if bad in history.keys else ""
+            inside = (k for k in history.keys if k.startswith(bad + "."))  # a block: where its fields were read
+            runs = history.runs(bad) if bad in history.keys else history.runs(next(inside, ""))
             hint = (f"did you mean {near[0]}?" if near else "remove it") + (f" ({bad} is read by {title} {runs})" if runs else "")
         where = getattr(source, "origins", {}).get(leaf, (None, None))
         raise InputError(
