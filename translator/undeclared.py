@@ -68,7 +68,7 @@ def _moved_to(history: History, key: str, label: str) -> str | None:
     return None
 
 
-def _written_keys(source: Any) -> Iterator[tuple[str, str, str | None]]:
+def _written_keys(source: Any) -> Iterator[tuple[str, str, tuple[str, str] | None]]:
     """(view key, key as written, the dotted YAML key holding it or None) of every leaf of the file: a YAML
     key written with dots (`optimizer.lr:` under `model:`) is one key to a parser that splits nothing."""
     dotted = source.meta.get("dotted_yaml", {})
@@ -86,12 +86,13 @@ def refuse_undeclared(source: Any, title: str) -> None:
         return
     fields, blocks, owner = _declared(source.format, label)
     for leaf, written, dotted in _written_keys(source):
-        bad = _first_undeclared(written, fields, blocks)
-        if bad is None and dotted is None:
-            continue
-        parent = bad.rsplit(".", 1)[0] if bad and "." in bad else ""
-        if bad is None and dotted is not None:  # a declared field, but written as one dotted YAML key
+        found = _first_undeclared(written, fields, blocks)
+        if found is not None:
+            bad, parent = found, found.rsplit(".", 1)[0] if "." in found else ""
+        elif dotted is not None:  # a declared field, but written as one dotted YAML key
             bad, parent = dotted
+        else:
+            continue
         cls = owner.get(parent, "the arguments root")
         moved = _moved_to(history, bad, label)
         said = f"{bad} has moved to {moved}" if moved else f"{bad} is not a field of {cls}"
