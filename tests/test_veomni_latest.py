@@ -104,3 +104,12 @@ def test_1125_refuses_what_it_removed() -> None:
     assert caught.value.line == 8  # its first setting
     assert '"model.accelerator.chunk_mbs_config is not a field of AcceleratorConfig"' in caught.value.message
     assert "VeOmni #1125 refuses" in caught.value.message and "read by VeOmni #1090" in caught.value.message
+
+
+def test_validate_knows_the_1125_keys_and_which_release_reads_them() -> None:
+    from translator.validate import validate_file
+
+    assert validate_file(str(LATEST)).valid and validate_file(str(LATEST), version="#1125").valid
+    said = {p.key: p.message for p in validate_file(str(LATEST), version="#1090").problems}
+    assert said["model.optimizer.betas"] == "VeOmni #1090 does not read model.optimizer.betas (read by #1125)"
+    assert "model.chat_template" in said and "model.broadcast_model_weights_from_rank0" in said
