@@ -56,6 +56,10 @@ def test_every_mapped_key_is_a_known_key(fmt: str) -> None:
     index = release_index(fmt, table.versions[0], table.title)  # the schema and every release's keys
     for rule in table.rules:
         for key in rule.keys:
+            if fmt == "veomni" and rule.layouts == ("scoped",):  # a field only the model-scoped releases have
+                from translator.formats.veomni.fields import fields
+
+                key = fields().to_scoped(key, "#1125")
             assert index.known(key) or index.node(key) is not None, f"{fmt}: {key} is read by no release"
 
 

@@ -46,14 +46,15 @@ def test_the_layout_table_and_the_history_generator_move_the_same_keys() -> None
     # #1090 reads the new names only, and the tables are still written for the pinned (nested) release
     assert history.reads("model.accelerator.ulysses_size", "#1090") and not history.reads("train.accelerator.ulysses_size", "#1090")
     assert not history.reads("model.accelerator.ulysses_size", "#1021")
-    assert history.newest == "#1021" and history.labels[-1] == "#1090"
+    assert history.newest == "#1021" and history.labels[-2:] == ("#1090", "#1125")
     assert history.keys["model.accelerator.init_device"]["group"] == "AcceleratorConfig"
 
 
 def test_a_scoped_file_reads_as_1090_with_the_values_of_the_nested_one() -> None:
     scoped = translate(SCOPED, "veomni", "neox")
-    assert scoped.report.source["layout"] == "scoped" and scoped.report.source["version"] == "#1090"
-    assert scoped.report.source["version_range"] == ["#1090", "#1090"]
+    # its keys fit #1090 and #1125 (which moved none of them): read as the newest of the two
+    assert scoped.report.source["layout"] == "scoped" and scoped.report.source["version"] == "#1125"
+    assert scoped.report.source["version_range"] == ["#1090", "#1125"]
     nested = translate(NESTED, "veomni", "neox")
     assert nested.report.source["layout"] == "nested" and nested.report.source["version"] == "#1021"
     assert scoped.config == nested.config  # the same run
@@ -62,6 +63,8 @@ def test_a_scoped_file_reads_as_1090_with_the_values_of_the_nested_one() -> None
     assert config["checkpoint_activations"] is True and config["train_batch_size"] == 1024
     # the report speaks of the keys as the file wrote them, each with the nested file's status
     entries = {k: e.status for k, e in scoped.report.by_source().items() if k}
+    # ... but the betas: a #1125 field whose default (0.9, 0.95) the file leaves to VeOmni (hard-coded before)
+    assert entries.pop("train.optimizer.betas").value == "defaulted"
     assert entries == {fields().to_scoped(k): e.status for k, e in nested.report.by_source().items() if k}
     assert "model.optimizer.lr" in entries and "model.accelerator.gradient_checkpointing.enable" in entries
     assert not [e for e in scoped.report.entries if e.status.value == "unknown"]
@@ -106,7 +109,7 @@ def test_old_paths_beside_the_scoped_ones_are_refused_as_veomni_does(tmp_path: P
 def test_a_flat_file_migrates_to_the_scoped_layout() -> None:
     flat = INPUTS / "tinyllama-flat.yaml"
     result = translate(flat, "veomni", "veomni", layout="scoped")
-    assert result.report.target["version"] == "#1090"  # --layout alone: the layout's release
+    assert result.report.target["version"] == "#1125"  # --layout alone: the layout's last release
     model = result.config["model"]
     assert model["optimizer"]["lr"] == 4.0e-4 and model["accelerator"]["fsdp_config"]["fsdp_mode"] == "fsdp2"
     assert "lr" not in result.config["train"] and "optimizer" not in result.config["train"]
@@ -118,6 +121,6 @@ def test_validate_knows_the_scoped_keys_and_which_release_reads_them() -> None:
     assert validate_file(str(SCOPED)).valid and validate_file(str(SCOPED), version="#1090").valid
     old = validate_file(str(SCOPED), version="#1021")
     said = {p.key: p.message for p in old.problems}
-    assert "VeOmni #1021 does not read model.optimizer.lr (read by #1090)" in said["model.optimizer.lr"]
+    assert "VeOmni #1021 does not read model.optimizer.lr (read by #1090..#1125)" in said["model.optimizer.lr"]
     nested = validate_file(str(NESTED), version="#1090")
     assert "renamed to model.optimizer.lr in #1090" in {p.key: p.message for p in nested.problems}["train.optimizer.lr"]

@@ -23,6 +23,7 @@ from history_common import (
     AstCache,
     Change,
     Git,
+    JSON,
     KeyInfo,
     Release,
     Rename,
@@ -175,6 +176,62 @@ def scoped_release(last: Snapshot) -> tuple[Release, Snapshot, list[Rename]]:
     return Release(SCOPED, "", "", NOTES[SCOPED], prs=(1090,)), snap, renames
 
 
+# The newest stored arguments (ByteDance-Seed/VeOmni@000bbdf5:veomni/arguments/arguments_types.py, stored copy, not
+# the mirror) differ from #1090 again. PR #1125 (BREAKING, "extract model-bound logic into VeOmniModelRuntime"; its
+# review shows args.data.chat_template becoming args.model.chat_template) is the newest PR the changes are known from;
+# the weight-loading flags sit on ModelArguments there ("load policy", not a mesh dimension). PR #1075 (MiniMax H3)
+# made the AdamW betas a field (its review: build_optimizer(betas=args...optimizer.betas)); PR #1082 removed the
+# SeedOmni V1 fields of ModelArguments (its description). Other fields of the file (adamw_swap, qat, stage_dir, ...)
+# came with PRs the stored threads do not name. The release is #1090's fields with this delta applied.
+LATEST = "#1125"
+LATEST_SRC = "ByteDance-Seed/VeOmni@000bbdf5:veomni/arguments/arguments_types.py (after PR #1125)"
+LATEST_MOVES = {
+    "model.accelerator.broadcast_model_weights_from_rank0": "model.broadcast_model_weights_from_rank0",
+    "model.accelerator.ep_sharded_stream_load": "model.ep_sharded_stream_load",
+    "data.chat_template": "model.chat_template",
+}
+LATEST_GONE = ("model.accelerator.chunk_mbs_config.", "model.foundation", "model.encoders", "model.decoders",
+               "model.input_encoder", "model.output_encoder", "model.encode_target")
+_OPT, _ACC = "OptimizerConfig", "AcceleratorConfig"
+LATEST_FIELDS: dict[str, tuple[str, str, JSON]] = {  # key -> (declaring class, type, default) at 000bbdf5
+    "model.optimizer.type": (_OPT, "Literal['adamw', 'anyprecision_adamw', 'muon', 'adamw_swap']", "adamw"),
+    "model.optimizer.betas": (_OPT, "Tuple[float, float]", [0.9, 0.95]),
+    "model.optimizer.grad_clip_scope": (_OPT, "Literal['per_module', 'global']", "per_module"),
+    "model.optimizer.swap_mem_fraction_static": (_OPT, "float", 0.8),
+    "model.optimizer.swap_pin_memory": (_OPT, "bool", True),
+    "model.accelerator.init_device": (_ACC, "Literal['cuda', 'meta', 'npu', 'mlu']", "meta"),
+    "model.accelerator.fsdp_config.fsdp_mode": ("FSDPConfig", "Literal['ddp', 'fsdp2', 'eager']", "fsdp2"),
+    "model.accelerator.fsdp_config.offload_pin_memory": ("FSDPConfig", "bool", True),
+    "model.accelerator.offload_config.enable_async_activation": ("OffloadConfig", "bool", False),
+    "model.accelerator.offload_config.activation_offload_modules": ("OffloadConfig", "List[str]", []),
+    "model.accelerator.offload_config.activation_offload_host_cache_limit_gb": ("OffloadConfig", "float", 4.0),
+    "model.broadcast_model_weights_from_rank0": ("ModelArguments", "bool", True),
+    "model.ep_sharded_stream_load": ("ModelArguments", "bool", False),
+    "model.chat_template": ("BaseModelArguments", "Optional[str]", None),
+    "model.processor_config": ("BaseModelArguments", "Optional[Dict]", {}),
+    "model.ops_implementation.qat_implementation": ("OpsImplementationConfig", "Literal['none', 'fp8_blockwise']", "none"),
+    "train.checkpoint.stage_dir": ("CheckpointConfig", "Optional[str]", None),
+    "train.checkpoint.save_timeout_seconds": ("CheckpointConfig", "Optional[int]", None),
+    "data.dataset_repeat": ("DataArguments", "bool", False),
+}
+NOTES[LATEST] = ("after the pinned mirror (as at VeOmni@000bbdf5): weight-loading flags and chat_template move to "
+                 "model.*, chunk_mbs_config and the SeedOmni V1 model fields removed, optimizer.betas (#1075) and "
+                 "adamw_swap added")
+
+
+def latest_release(scoped: Snapshot) -> tuple[Release, Snapshot, list[Rename]]:
+    """The newest stored release: #1090's fields with LATEST_MOVES / LATEST_GONE / LATEST_FIELDS applied."""
+    snap: Snapshot = {}
+    for key, info in scoped.items():
+        if any(key == gone or key.startswith(gone if gone.endswith(".") else gone + ".") for gone in LATEST_GONE):
+            continue
+        snap[LATEST_MOVES.get(key, key)] = info
+    for key, (group, kind, default) in LATEST_FIELDS.items():
+        snap[key] = KeyInfo(kind, default, {**(snap[key].extra if key in snap else {}), "group": group})
+    renames = [Rename(old, new, LATEST, LATEST_SRC, "moved to model.* (#1125)") for old, new in LATEST_MOVES.items()]
+    return Release(LATEST, "", "", NOTES[LATEST], prs=(1075, 1082, 1125)), snap, renames
+
+
 def pr_label(subject: str, commit: str) -> str:
     match = re.search(r"\(#(\d+)\)\s*$", subject)
     return f"#{match.group(1)}" if match else commit[:8]
@@ -215,6 +272,9 @@ def build(git: Git) -> dict:
     merged_prs(git, releases, None, pin)
     release, snapshots[SCOPED], scoped_renames = scoped_release(snapshots[releases[-1].label])
     releases.append(release)  # after "current": the tables are written for the pinned (nested) layout
+    latest, snapshots[LATEST], latest_renames = latest_release(snapshots[SCOPED])
+    releases.append(latest)
+    scoped_renames += latest_renames
     records = fold(releases, snapshots)
     comment = [
         "VeOmni: keys are the leaf fields of the argument dataclasses under model / data / train (nested dataclass",
@@ -224,7 +284,7 @@ def build(git: Git) -> dict:
     ]
     return document("veomni", REPO, "tools/gen_veomni_history.py", comment, releases, aliases, records,
                     (*RENAMES, *scoped_renames), CHANGES,
-                    extra={"pin": pin[:10]})
+                    extra={"pin": pin[:10], "refuses_unknown_from": SCOPED})
 
 
 def _same(a: Snapshot, b: Snapshot) -> bool:

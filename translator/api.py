@@ -22,6 +22,7 @@ from .schema import release_index
 from .source import Source
 from .families import collapse, set_family_aside, withhold_defaults
 from .spellings import downgrade, upgrade
+from .undeclared import refuse_undeclared
 from .versions import layout_of, layout_release, resolve, retire, settle
 
 __all__ = ["ConfigInput", "Translation", "check_options", "dump", "load", "parse_set", "read_ir", "translate"]
@@ -131,6 +132,7 @@ def read_ir(config: ConfigInput | Source, src: str, **options: Any) -> Ingested:
             raise UsageError(f"world size: {exc}") from None
     table = load_table(src).for_layout(source.layout)
     settle(source, table, options.get("source_version"))
+    refuse_undeclared(source, table.title)  # a release whose parser refuses keys it lacks (VeOmni #1090)
     upgrade(source, table)  # older spellings read as today's keys (after the release is told from them)
     retire(source, table)  # keys of other releases a rule would read: not by this release
     unsupported = set_family_aside(source, table)  # a model family the canonical fields do not cover

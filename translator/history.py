@@ -43,6 +43,8 @@ class History:
             for r in data.get("renames") or ()
         )  # fmt: skip
         self.changes: tuple[dict[str, Any], ...] = tuple(data.get("changes") or ())
+        # the first release whose parser refuses every key its argument classes do not declare (VeOmni #1090)
+        self.refuses_unknown_from: str | None = data.get("refuses_unknown_from")
         self.position: dict[str, int] = {label: i for i, label in enumerate(self.labels)}
         self._masks: dict[str, int] = {}
         self._spread: dict[tuple[str, int], frozenset[str]] = {}
@@ -81,6 +83,11 @@ class History:
             if str(change.get("note", "")).startswith("refused"):
                 refused.setdefault(change["key"], []).append(change["release"])
         return refused
+
+    def refuses_unknown(self, label: str) -> bool:
+        """Does release `label` refuse keys it does not declare (instead of ignoring them)?"""
+        first = self.refuses_unknown_from
+        return first is not None and label in self.position and self.position[label] >= self.position[first]
 
     def reads(self, key: str, label: str) -> bool:
         return bool(self.mask(key) >> self.position[label] & 1)

@@ -139,10 +139,8 @@ def validate_file(
         for keys, reason in _relations(ingested):
             add(as_written(keys[0]) if keys else None, reason)
     for key in sorted(unknown):
-        if keys_of is not None and (keys_of.reads_within(spec.spell(key), release, exact=True) or key in keys_of.blocks):
-            # the release's code reads it (an old key, with --version), or a block of keys some release reads
-            # (VeOmni's model.accelerator from #1090): the release check below speaks of its leaves
-            problems.pop(key, None)
+        if keys_of is not None and _read_somewhere(keys_of, key, spec.spell(key), release):
+            problems.pop(key, None)  # the release check below speaks of its leaves
         elif key not in problems and not any(k.startswith(key + ".") for k in unknown):
             add(key, f"not a {table.title} parameter")  # a block the schema does not know: its leaves say more
     if keys_of is not None and version:  # the histories say what a release's code reads; only asked for
@@ -151,6 +149,14 @@ def validate_file(
                 add(_written(raw, leaf), keys_of.why_not(leaf, release))
     ordered = sorted(problems.values(), key=lambda p: (p.line or 0, p.key or ""))
     return Validation(path, fmt, source.layout, release, ordered)
+
+
+def _read_somewhere(keys_of: Any, key: str, spelled: str, release: str) -> bool:
+    """A key the schema lacks that is a parameter all the same: the release's code reads it (an old key,
+    with --version), a block of keys some release reads (VeOmni's model.accelerator from #1090), or a key
+    of the newest release, after the tables' (VeOmni #1125's model.chat_template)."""
+    return bool(keys_of.reads_within(spelled, release, exact=True) or key in keys_of.blocks
+                or keys_of.reads_within(spelled, keys_of.labels[-1], exact=True))
 
 
 _FLOAT_TEXT = re.compile(r"^[-+]?[0-9]+[eE][-+]?[0-9]+$")

@@ -25,6 +25,8 @@ class Fields:
     back: dict[str, str]  # nested key -> flat key
     carry_defaults: tuple[str, ...]
     scoped: tuple[tuple[str, str], ...] = ()  # nested key or block -> its place in the scoped layout (#1090)
+    later: tuple[tuple[str, str, str], ...] = ()  # (release, nested key, its place from that release): #1125
+    hard_coded: dict[str, Any] = field(default_factory=dict)  # nested key -> the value releases without it fix
     open_blocks: dict[str, str | None] = field(default_factory=dict)  # path -> open_block(path)
 
     def node(self, path: str) -> dict[str, Any] | None:
@@ -59,8 +61,13 @@ class Fields:
             return ("flat",) if scalar is not None and not isinstance(value, dict) else ()
         return tuple(node.get("x-layouts", LAYOUTS))
 
-    def to_scoped(self, key: str) -> str:
-        """A nested-view key -> where the scoped layout (PR #1090) keeps it."""
+    def to_scoped(self, key: str, release: str | None = None) -> str:
+        """A nested-view key -> where the scoped layout (PR #1090) keeps it; with `release`, where that
+        release keeps it (later moves of the scoped layout: model.chat_template from #1125)."""
+        if release is not None:
+            for since, old, new in self.later:
+                if key == old and _at_or_after(release, since):
+                    return new
         for old, new in self.scoped:
             if key == old or key.startswith(old + "."):
                 return new + key[len(old):]
@@ -68,6 +75,9 @@ class Fields:
 
     def from_scoped(self, key: str) -> str:
         """A scoped-layout key -> the nested view (the six knobs before the accelerator block they sit in)."""
+        for _, old, new in self.later:
+            if key == new:
+                return old
         for old, new in sorted(self.scoped, key=lambda pair: -len(pair[1])):
             if key == new or key.startswith(new + "."):
                 return old + key[len(new):]
@@ -75,7 +85,8 @@ class Fields:
 
     def is_scoped(self, key: str) -> bool:
         """A key only the scoped layout has (under model.accelerator / model.optimizer)."""
-        return any(key == new or key.startswith(new + ".") for _, new in self.scoped)
+        return any(key == new or key.startswith(new + ".") for _, new in self.scoped) or any(
+            key == new for _, _, new in self.later)
 
     def moved_by_scoped(self, key: str) -> str | None:
         """For a nested key that PR #1090 moved: its new place (None: not moved)."""
@@ -115,7 +126,19 @@ def fields() -> Fields:
     raw = load_yaml((data_dir("mappings") / "veomni-layouts.yaml").read_text(encoding="utf-8"))
     renames = dict(raw["renames"])
     scoped = tuple((str(k), str(v)) for k, v in (raw.get("scoped") or {}).items())
-    return Fields(nodes, renames, {v: k for k, v in renames.items()}, tuple(raw.get("carry_defaults", ())), scoped)
+    later = tuple((str(release), str(k), str(v)) for release, moves in (raw.get("scoped_later") or {}).items()
+                  for k, v in moves.items())
+    return Fields(nodes, renames, {v: k for k, v in renames.items()}, tuple(raw.get("carry_defaults", ())), scoped, later,
+                  dict(raw.get("hard_coded") or {}))
+
+
+def _at_or_after(release: str, since: str) -> bool:
+    from ...history import load_history
+
+    history = load_history("veomni")
+    if history is None or release not in history.position or since not in history.position:
+        return False
+    return history.position[release] >= history.position[since]
 
 
 @lru_cache(maxsize=None)

@@ -78,6 +78,14 @@ def _layout_of(leaves: dict[str, Any]) -> str | None:
     return "scoped" if scoped else "flat" if flat else "nested" if nested else None
 
 
+def _dotted_key(written: tuple[str, ...]) -> tuple[str, str]:
+    """(the path up to the first YAML key with a dot in it, the block holding that key)."""
+    for i, part in enumerate(written):
+        if "." in part:
+            return ".".join(written[: i + 1]), ".".join(written[:i])
+    return ".".join(written), ".".join(written[:-1])
+
+
 NESTED_SINCE = "#538"  # the PR that moved the keys (mappings/veomni-layouts.yaml)
 
 
@@ -184,6 +192,7 @@ def _build(
     aliases: dict[str, str] = {}
     view_notes: dict[str, str] = {}
     origins: dict[str, tuple[str, int | None]] = {}
+    dotted: dict[str, tuple[str, str]] = {}  # view key -> (the dotted YAML key as a parser sees it, its parent)
     for leaf, value in raw_leaves.items():
         key = _to_view(leaf, value, chosen)
         view[key] = value
@@ -193,7 +202,10 @@ def _build(
             aliases[key] = spelled
         if setting is not None:
             origins[key] = (setting.file, setting.line)
-            note = DOTTED_NOTE.format(key=leaf) if setting.dotted and not setting.spelled.startswith("--") else ""
+            yaml_dotted = setting.dotted and not setting.spelled.startswith("--")
+            note = DOTTED_NOTE.format(key=leaf) if yaml_dotted else ""
+            if yaml_dotted:
+                dotted[key] = _dotted_key(setting.written)
             merged = notes.get(leaf, "")
             if note or merged:
                 view_notes[key] = f"{note}; {merged}" if note and merged else note or merged
@@ -211,6 +223,8 @@ def _build(
         "veomni", tree, list(files), texts, leaf_files, layout=chosen,
         notes={k: v for k, v in view_notes.items() if v}, aliases=aliases, origins=origins,
     )  # fmt: skip
+    if dotted:
+        source.meta["dotted_yaml"] = dotted  # releases that refuse undeclared keys refuse these (undeclared.py)
     margin = view.get("train.dyn_bsz_margin")
     if isinstance(margin, int) and not isinstance(margin, bool) and margin:
         source.meta["dyn_bsz_margin"] = margin  # a writer for a release without it re-sizes train_size

@@ -43,7 +43,7 @@ class VeomniWriter(Writer):
             _fold_margin(rest, ctx.source_shape.get("dyn_bsz_margin"), _release_of(ctx.version, layout), amend)
         else:
             extra += _needed(rest, bool(hf))
-        document = _lay_out(rest, layout, moved)
+        document = _lay_out(rest, layout, moved, _release_of(ctx.version, layout))
         _unread_by_release(document, _release_of(ctx.version, layout), moved, amend)
         header = self.header(document, ctx)
         if config:
@@ -75,8 +75,15 @@ class VeomniWriter(Writer):
             return None  # the writer folds it into fsdp_mode (FSDP1 -> FSDP2)
         spec = fields()
         key = spec.back.get(leaf, leaf) if layout == "flat" else leaf
-        layout = "nested" if layout == "scoped" else layout  # the nested view, moved (PR #1090)
+        scoped = layout == "scoped"
+        layout = "nested" if scoped else layout  # the nested view, moved (PR #1090)
         found = spec.layouts_of(key) or _history_layouts(key)
+        if not found and _history_layouts(_scoped_name(key)):  # a field only the scoped releases have (betas)
+            if scoped:
+                return None  # a release without it leaves it out (_unread_by_release)
+            history = load_history("veomni")
+            runs = history.runs(_scoped_name(key)) if history is not None else ""
+            return f"only VeOmni {runs} has it ({_scoped_name(key)}, model-scoped layout): not written"
         if not found:
             return "not a VeOmni field (VeOmni's parser would ignore it): not written"
         if layout in found:
@@ -87,6 +94,12 @@ class VeomniWriter(Writer):
 
 
 WRITER = VeomniWriter()
+
+
+def _scoped_name(key: str) -> str:
+    """A view key as the newest (scoped) release spells it: model.optimizer.betas for train.optimizer.betas."""
+    history = load_history("veomni")
+    return fields().to_scoped(key, history.labels[-1]) if history is not None else key
 
 
 def _history_layouts(key: str) -> tuple[str, ...]:
@@ -218,13 +231,18 @@ def _unread_by_release(document: dict[str, Any], version: str | None, moved: dic
     """Keys an older target release does not read (VeOmni ignores unknown keys: they would silently do
     nothing there) are left out, and their entries say so (lossy)."""
     history = load_history("veomni")
-    if history is None or not version or version not in history.position or version == history.newest:
+    if history is None or not version or version not in history.position:
         return
     view_of = {target: view for view, target in moved.items()}
-    for key in [k for k in flatten(document) if k in history.keys and not history.reads(k, version)]:
+    fixed = fields().hard_coded
+    leaves = flatten(document)
+    for key in [k for k in leaves if k in history.keys and not history.reads(k, version)]:
         _drop(document, key.split("."))
-        amend[view_of.get(key, key)] = (Status.LOSSY, f"VeOmni {version} does not read {key} (read by "
-                                        f"{history.runs(key)}): not written")  # fmt: skip
+        view = view_of.get(key, key)
+        if view in fixed and list(leaves[key]) == list(fixed[view]):
+            amend[view] = (Status.EXACT, f"VeOmni {version} has no {key}: it hard-codes {fixed[view]}, the same")
+            continue
+        amend[view] = (Status.LOSSY, f"VeOmni {version} does not read {key} (read by {history.runs(key)}): not written")
 
 
 def _drop(node: dict[str, Any], parts: list[str]) -> None:
@@ -243,7 +261,7 @@ def _flat_place(key: str) -> str | None:
     return "train.optimizer" if key == spec.renames["train.optimizer"] else spec.back.get(key)
 
 
-def _lay_out(leaves: dict[str, Any], layout: str, moved: dict[str, str]) -> dict[str, Any]:
+def _lay_out(leaves: dict[str, Any], layout: str, moved: dict[str, str], release: str | None = None) -> dict[str, Any]:
     """View leaves -> the document in `layout`, checked against that layout's dataclass fields."""
     spec = fields()
     out: dict[str, Any] = {}
@@ -252,7 +270,7 @@ def _lay_out(leaves: dict[str, Any], layout: str, moved: dict[str, str]) -> dict
         if layout == "flat":
             target = "train.optimizer" if key == spec.renames["train.optimizer"] else spec.back.get(key, key)
         elif layout == "scoped":
-            target = spec.to_scoped(key)
+            target = spec.to_scoped(key, release)
         if target != key:
             moved[key] = target
         out[target] = value
