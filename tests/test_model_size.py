@@ -87,6 +87,16 @@ MODELS: dict[str, tuple[dict[str, Any], int]] = {
                     "model.attention_logit_softcap": 50.0, "model.final_logit_softcap": 30.0,
                     "model.sliding_window": 4096,
                     "model.attention_layer_types": ["sliding", "full"] * 21}, 9_241_705_984),
+    # Gemma 3 4B (multimodal wrapper): its gemma3_text decoder (the SigLIP vision tower is not counted);
+    # qk-norm and four norms a layer, 5 windowed layers (1024) to 1 global; rope_scaling linear 8
+    "gemma-3-4b-it": ({**LLAMA, "model.num_layers": 34, "model.hidden_size": 2560, "model.num_heads": 8,
+                       "model.num_kv_heads": 4, "model.head_dim": 256, "model.ffn_hidden_size": 10240,
+                       "model.vocab_size": 262208, "model.activation": "geglu_tanh", "model.tie_embeddings": True,
+                       "model.norm_unit_offset": True, "model.embedding_scale_by_sqrt_hidden": True,
+                       "model.sandwich_norm": True, "model.qk_norm": True, "model.query_pre_attention_scalar": 256.0,
+                       "model.sliding_window": 1024,
+                       "model.attention_layer_types": (["sliding"] * 5 + ["full"]) * 5 + ["sliding"] * 4},
+                      3_880_263_168),
     "phi-3-mini-4k": ({**LLAMA, "model.num_layers": 32, "model.hidden_size": 3072, "model.num_heads": 32,
                        "model.num_kv_heads": 32, "model.ffn_hidden_size": 8192, "model.vocab_size": 32064,
                        "model.sliding_window": 2047}, 3_821_079_552),
@@ -138,6 +148,7 @@ def test_published_parameter_count(name: str) -> None:
 def test_hand_filled_values_match_the_fixture(name: str) -> None:
     """The numbers typed above are the fixture's (a typo in either would count another model)."""
     config = json.loads((FIXTURES / f"{name}.json").read_text())
+    config = {**config, **config.get("text_config", {})}  # a multimodal wrapper: its decoder's numbers
     values, _ = MODELS[name]
     spelled = {
         "model.num_layers": ("num_hidden_layers", "n_layer", "n_layers"),
