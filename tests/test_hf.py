@@ -53,7 +53,7 @@ FAMILY = {  # model_type -> the family it reads as (the HF spelling, gpt-neox ke
     "gpt_neox": "gpt-neox", "llama": "llama", "mistral": "mistral", "mixtral": "mixtral", "qwen2": "qwen2",
     "qwen3": "qwen3", "qwen3_moe": "qwen3_moe", "gemma": "gemma", "gemma2": "gemma2", "phi3": "phi3",
     "falcon": "falcon", "starcoder2": "starcoder2", "mpt": "mpt", "bloom": "bloom", "deepseek_v2": "deepseek_v2",
-    "gemma3": "gemma3",
+    "gemma3": "gemma3", "olmo2": "olmo2",
 }  # fmt: skip
 
 
@@ -291,6 +291,9 @@ CONSTRUCTS: dict[str, tuple[dict[str, Any], dict[str, Any], set[str]]] = {
     "qk-norm": (card("qwen3-8b"), {"model.qk_norm": True}, {"cerebras", "megatron", "neox", "veomni"}),
     "logit soft-capping": (card("gemma-2-9b"), {"model.attention_logit_softcap": 50.0, "model.final_logit_softcap": 30.0},
                            {"cerebras", "veomni"}),
+    "output-only norms, qk-norm over the projections (OLMo 2)": (
+        card("olmo-2-1124-7b"), {"model.input_norm": False, "model.sandwich_norm": True, "model.qk_norm": True,
+                                 "model.qk_norm_span": "projection"}, {"veomni"}),
     "query/key/value biases only": (card("qwen2.5-7b"), {"model.attention_bias": True, "model.attention_output_bias": False,
                                                          "model.mlp_bias": False}, {"cerebras", "megatron", "veomni"}),
 }  # fmt: skip
@@ -413,7 +416,8 @@ def test_qwen_s_window_switch_decides_whether_sliding_window_counts() -> None:
 GEMMA2_WIRED = {"model.sandwich_norm": True, "model.embedding_scale_by_sqrt_hidden": True, "model.norm_unit_offset": True,
                 "model.attention_logit_softcap": 50.0, "model.final_logit_softcap": 30.0}  # fmt: skip
 # what each target keeps (Model Zoo 2.3.1+ has them all but the unit offset, which it folds into the weights)
-GEMMA2_KEPT = {"neox": set(), "cerebras": set(GEMMA2_WIRED) - {"model.norm_unit_offset"}}
+GEMMA2_KEPT = {"neox": set(), "cerebras": set(GEMMA2_WIRED) - {"model.norm_unit_offset"},
+               "megatron": {"model.norm_unit_offset"}}  # layernorm_zero_centered_gamma
 
 
 @pytest.mark.parametrize("dst", sorted(GEMMA2_KEPT))
@@ -484,12 +488,7 @@ def test_gemma3_s_vision_tower_is_one_dropped_entry(dst: str, tmp_path: Path) ->
     assert all(e.status is Status.DROPPED and "SigLIP vision tower" in e.detail for e in aside)
 
 
-# a field the source class hard-wires (no key in the file) that the target lists as `absent` is not named
-# when lost: Megatron's `absent: model.sandwich_norm` (Gemma 2 into megatron loses it silently as well)
-SILENT = pytest.mark.xfail(strict=True, reason="engine: an absent target field with no source key is not reported")
-
-
-@pytest.mark.parametrize("via", [pytest.param(f, marks=SILENT) if f == "megatron" else f for f in OTHERS])
+@pytest.mark.parametrize("via", OTHERS)
 def test_gemma3_s_decoder_goes_through_every_format(via: str, tmp_path: Path) -> None:
     result, back = round_trip("gemma-3-4b-it", via, tmp_path, set_values={"model.vocab_size": 262208})
     kept = {f for f, v in GEMMA3_DECODER.items() if back.get(f) == v}
