@@ -53,7 +53,7 @@ FAMILY = {  # model_type -> the family it reads as (the HF spelling, gpt-neox ke
     "gpt_neox": "gpt-neox", "llama": "llama", "mistral": "mistral", "mixtral": "mixtral", "qwen2": "qwen2",
     "qwen3": "qwen3", "qwen3_moe": "qwen3_moe", "gemma": "gemma", "gemma2": "gemma2", "phi3": "phi3",
     "falcon": "falcon", "starcoder2": "starcoder2", "mpt": "mpt", "bloom": "bloom", "deepseek_v2": "deepseek_v2",
-    "gemma3": "gemma3", "olmo2": "olmo2",
+    "gemma3": "gemma3", "olmo2": "olmo2", "granite": "granite",
 }  # fmt: skip
 
 
@@ -294,6 +294,10 @@ CONSTRUCTS: dict[str, tuple[dict[str, Any], dict[str, Any], set[str]]] = {
     "output-only norms, qk-norm over the projections (OLMo 2)": (
         card("olmo-2-1124-7b"), {"model.input_norm": False, "model.sandwich_norm": True, "model.qk_norm": True,
                                  "model.qk_norm_span": "projection"}, {"veomni"}),
+    "muP multipliers (Granite)": (
+        card("granite-3.1-8b-base"), {"model.attention_scaling": "inverse_head_dim", "model.embedding_multiplier": 12.0,
+                                      "model.residual_multiplier": 0.22, "model.output_logits_multiplier": 0.0625},
+        {"veomni"}),
     "query/key/value biases only": (card("qwen2.5-7b"), {"model.attention_bias": True, "model.attention_output_bias": False,
                                                          "model.mlp_bias": False}, {"cerebras", "megatron", "veomni"}),
 }  # fmt: skip
@@ -531,3 +535,31 @@ def test_gemma3_without_text_config_is_the_class_s_default_decoder() -> None:
 def test_a_text_config_that_is_no_object_is_refused() -> None:
     with pytest.raises(InputError, match="text_config of HF model_type 'gemma3' is not a JSON object"):
         hf_ir({"model_type": "gemma3", "text_config": [1]})
+
+
+# ---- Granite: the score scale is attention_multiplier itself; logits are divided by logits_scaling ----
+
+
+@pytest.mark.parametrize(("multiplier", "values"), [
+    (0.0078125, {"model.attention_scaling": "inverse_head_dim", "model.attention_logits_multiplier": None}),  # 1/128
+    (0.0883883476483184, {"model.attention_scaling": None, "model.attention_logits_multiplier": None}),  # 1/sqrt(128)
+    (0.02, {"model.attention_scaling": None, "model.attention_logits_multiplier": pytest.approx(0.02 * 128**0.5)}),
+])  # fmt: skip
+def test_granite_s_attention_multiplier_reads_as_the_canonical_scale(multiplier: float, values: dict[str, Any]) -> None:
+    config = card("granite-3.1-8b-base", attention_multiplier=multiplier)
+    ir = hf_ir(config)
+    assert {f: ir.get(f) for f in values} == values
+    written = translate(config, "hf", "hf").config
+    assert written["attention_multiplier"] == pytest.approx(multiplier)
+    assert written["logits_scaling"] == 16.0 and hf_ir(config)["model.output_logits_multiplier"] == 0.0625
+
+
+def test_granite_s_multipliers_are_named_when_written_as_llama(tmp_path: Path) -> None:
+    ir = hf_ir(card("granite-3.1-8b-base"))
+    result = translate(card("granite-3.1-8b-base"), "hf", "veomni", output=str(tmp_path / "run.yaml"),
+                       set_values={"model.family": "llama"})  # fmt: skip
+    written = json.loads(result.side_files["run.config.json"])
+    assert written["model_type"] == "llama" and "attention_multiplier" not in written
+    assert all(named(result, f) for f in ("model.attention_scaling", "model.embedding_multiplier",
+                                          "model.residual_multiplier", "model.output_logits_multiplier"))  # fmt: skip
+    assert ir["model.residual_multiplier"] == 0.22

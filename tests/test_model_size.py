@@ -102,6 +102,10 @@ MODELS: dict[str, tuple[dict[str, Any], int]] = {
                         "model.num_kv_heads": 32, "model.ffn_hidden_size": 11008, "model.vocab_size": 100352,
                         "model.input_norm": False, "model.sandwich_norm": True, "model.qk_norm": True,
                         "model.qk_norm_span": "projection"}, 7_298_617_344),
+    # Granite 3.1 8B: muP-style multipliers (no parameters), GQA 8, tied embeddings
+    "granite-3.1-8b-base": ({**LLAMA, "model.num_layers": 40, "model.hidden_size": 4096, "model.num_heads": 32,
+                             "model.num_kv_heads": 8, "model.ffn_hidden_size": 12800, "model.vocab_size": 49155,
+                             "model.tie_embeddings": True}, 8_170_848_256),
     "phi-3-mini-4k": ({**LLAMA, "model.num_layers": 32, "model.hidden_size": 3072, "model.num_heads": 32,
                        "model.num_kv_heads": 32, "model.ffn_hidden_size": 8192, "model.vocab_size": 32064,
                        "model.sliding_window": 2047}, 3_821_079_552),

@@ -49,6 +49,8 @@ class ModelType:
     moe_aux_loss: bool = False
     strict_heads: bool = False
     cannot_hold: dict[str, str] | None = None
+    reciprocal: tuple[str, ...] = ()  # fields whose key holds 1 / the value (Granite's logits_scaling divides)
+    attention_multiplier: bool = False  # attention_multiplier is the score scale itself (Granite: no 1/sqrt(head_dim))
 
     def default(self, key: str, values: dict[str, Any] | None = None) -> Any:
         """What a file that omits `key` means: the class default, or (`=model.x`, ...) the value the
@@ -212,7 +214,8 @@ def table() -> HfTable:
             rope=str(spec.get("rope", "classic")), window=str(spec.get("window", "none")),
             moe_layers=str(spec.get("moe_layers", "none")), falcon_block=bool(spec.get("falcon_block", False)),
             moe_aux_loss=bool(spec.get("moe_aux_loss", False)), strict_heads=bool(spec.get("strict_heads", False)),
-            cannot_hold=dict(spec.get("cannot_hold") or {}),
+            cannot_hold=dict(spec.get("cannot_hold") or {}), reciprocal=tuple(spec.get("reciprocal") or ()),
+            attention_multiplier=bool(spec.get("attention_multiplier", False)),
         )  # fmt: skip
         _check(mt)
         types[name] = mt
