@@ -71,11 +71,14 @@ FIELDS: dict[str, tuple[list[Any], list[Any]]] = {
     "model.mup_base_ffn_hidden_size": ([682.65], [0.0]),
     "model.output_logits_multiplier": ([2.22], [0.0]),
     "model.mup_output_logits_scaling": (["width", "sqrt_width"], ["d", "sqrt"]),
+    "model.input_norm": ([False, True], [0, "no"]),
+    "model.residual_multiplier": ([0.22, 1.0], [0.0, -1.0]),
+    "model.qk_norm_span": (["head", "projection"], ["per_head", "whole"]),
 }
 
 FAMILIES = ["gpt2", "gptj", "gpt-neox", "llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe",
             "gemma", "gemma2", "gemma3", "phi3", "falcon", "starcoder", "starcoder2", "mpt", "bloom", "jais",
-            "deepseek_v2", "deepseek_v3", "gpt_oss", "seed_oss"]  # fmt: skip
+            "deepseek_v2", "deepseek_v3", "gpt_oss", "seed_oss", "olmo2", "granite"]  # fmt: skip
 
 
 def test_the_catalogue_loads_with_every_model_field() -> None:

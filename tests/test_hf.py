@@ -15,6 +15,7 @@ import pytest
 from translator.api import read_ir, translate
 from translator.catalogue import absent_means
 from translator.diff import diff_ir
+from translator.errors import InputError
 from translator.ir import Origin
 from translator.model_size import count_parameters
 from translator.registry import FORMATS
@@ -52,6 +53,7 @@ FAMILY = {  # model_type -> the family it reads as (the HF spelling, gpt-neox ke
     "gpt_neox": "gpt-neox", "llama": "llama", "mistral": "mistral", "mixtral": "mixtral", "qwen2": "qwen2",
     "qwen3": "qwen3", "qwen3_moe": "qwen3_moe", "gemma": "gemma", "gemma2": "gemma2", "phi3": "phi3",
     "falcon": "falcon", "starcoder2": "starcoder2", "mpt": "mpt", "bloom": "bloom", "deepseek_v2": "deepseek_v2",
+    "gemma3": "gemma3", "olmo2": "olmo2", "granite": "granite",
 }  # fmt: skip
 
 
@@ -289,6 +291,13 @@ CONSTRUCTS: dict[str, tuple[dict[str, Any], dict[str, Any], set[str]]] = {
     "qk-norm": (card("qwen3-8b"), {"model.qk_norm": True}, {"cerebras", "megatron", "neox", "veomni"}),
     "logit soft-capping": (card("gemma-2-9b"), {"model.attention_logit_softcap": 50.0, "model.final_logit_softcap": 30.0},
                            {"cerebras", "veomni"}),
+    "output-only norms, qk-norm over the projections (OLMo 2)": (
+        card("olmo-2-1124-7b"), {"model.input_norm": False, "model.sandwich_norm": True, "model.qk_norm": True,
+                                 "model.qk_norm_span": "projection"}, {"veomni"}),
+    "muP multipliers (Granite)": (
+        card("granite-3.1-8b-base"), {"model.attention_scaling": "inverse_head_dim", "model.embedding_multiplier": 12.0,
+                                      "model.residual_multiplier": 0.22, "model.output_logits_multiplier": 0.0625},
+        {"veomni"}),
     "query/key/value biases only": (card("qwen2.5-7b"), {"model.attention_bias": True, "model.attention_output_bias": False,
                                                          "model.mlp_bias": False}, {"cerebras", "megatron", "veomni"}),
 }  # fmt: skip
@@ -411,7 +420,8 @@ def test_qwen_s_window_switch_decides_whether_sliding_window_counts() -> None:
 GEMMA2_WIRED = {"model.sandwich_norm": True, "model.embedding_scale_by_sqrt_hidden": True, "model.norm_unit_offset": True,
                 "model.attention_logit_softcap": 50.0, "model.final_logit_softcap": 30.0}  # fmt: skip
 # what each target keeps (Model Zoo 2.3.1+ has them all but the unit offset, which it folds into the weights)
-GEMMA2_KEPT = {"neox": set(), "cerebras": set(GEMMA2_WIRED) - {"model.norm_unit_offset"}}
+GEMMA2_KEPT = {"neox": set(), "cerebras": set(GEMMA2_WIRED) - {"model.norm_unit_offset"},
+               "megatron": {"model.norm_unit_offset"}}  # layernorm_zero_centered_gamma
 
 
 @pytest.mark.parametrize("dst", sorted(GEMMA2_KEPT))
@@ -446,3 +456,110 @@ def test_an_explicit_null_is_what_the_class_does_with_none_not_its_default() -> 
         assert hf_ir({**on, "sliding_window": None}).get("model.sliding_window") is None, model_type
         on.pop("sliding_window")
         assert hf_ir(on)["model.sliding_window"] == 4096, model_type
+
+
+# ---- multimodal wrappers: Gemma 3 (model_type gemma3: text_config + vision_config) ------------------
+
+GEMMA3 = FIXTURES / "gemma-3-4b-it.json"
+VISION = ["boi_token_index", "eoi_token_index", "image_token_index", "mm_tokens_per_image", "vision_config"]
+GEMMA3_KEPT = {  # target -> the decoder's constructs it keeps (the others are named as lost)
+    "neox": {"model.qk_norm", "model.sliding_window"},
+    "cerebras": {"model.qk_norm", "model.sandwich_norm", "model.sliding_window", "model.rope_scaling_type",
+                 "model.rope_scaling_factor"},
+    "megatron": {"model.qk_norm", "model.sliding_window"},
+    "veomni": {"model.qk_norm", "model.sandwich_norm", "model.sliding_window", "model.rope_scaling_type",
+               "model.rope_scaling_factor", "model.sliding_window_rotary_base"},
+}  # fmt: skip
+GEMMA3_DECODER = {"model.qk_norm": True, "model.sandwich_norm": True, "model.sliding_window": 1024,
+                  "model.rope_scaling_type": "linear", "model.rope_scaling_factor": 8.0,
+                  "model.sliding_window_rotary_base": 10000.0}  # fmt: skip
+
+
+def test_gemma3_s_decoder_is_read_with_its_keys_named_as_nested() -> None:
+    read = read_ir([str(GEMMA3)], "hf")
+    assert read.ir.get("model.family") == "gemma3" and read.ir.get("model.hidden_size") == 2560
+    assert read.source is not None
+    assert read.source.aliases["hf.hidden_size"] == "text_config.hidden_size"
+    assert read.source.line_of("hf.hidden_size") == 18  # text_config's hidden_size (vision_config's is line 33)
+
+
+@pytest.mark.parametrize("dst", [*OTHERS, "deepspeed"])
+def test_gemma3_s_vision_tower_is_one_dropped_entry(dst: str, tmp_path: Path) -> None:
+    suffix = SUFFIX.get(dst, ".json" if dst == "deepspeed" else ".yaml")
+    result = translate([str(GEMMA3)], "hf", dst, output=str(tmp_path / f"out{suffix}"))
+    aside = [e for e in result.report.entries if e.kind == "family_not_supported"]
+    assert sorted(e.source_key for e in aside) == VISION  # the block vision_config as one entry
+    assert all(e.status is Status.DROPPED and "SigLIP vision tower" in e.detail for e in aside)
+
+
+@pytest.mark.parametrize("via", OTHERS)
+def test_gemma3_s_decoder_goes_through_every_format(via: str, tmp_path: Path) -> None:
+    result, back = round_trip("gemma-3-4b-it", via, tmp_path, set_values={"model.vocab_size": 262208})
+    kept = {f for f, v in GEMMA3_DECODER.items() if back.get(f) == v}
+    assert kept == GEMMA3_KEPT[via]
+    assert all(named(result, f) for f in set(GEMMA3_DECODER) - kept)
+
+
+def test_gemma3_hf2hf_is_the_same_file() -> None:
+    result = translate([str(GEMMA3)], "hf", "hf")
+    assert result.config == json.loads(GEMMA3.read_text())
+    assert all(e.status is Status.EXACT for e in result.report.entries)
+
+
+def test_a_gemma3_decoder_from_another_format_is_written_as_gemma3_text(tmp_path: Path) -> None:
+    out = tmp_path / "g.yaml"
+    result = translate([str(GEMMA3)], "hf", "veomni", output=str(out))
+    out.write_text(result.dump())
+    for side, text in result.side_files.items():
+        (tmp_path / side).write_text(text)
+    written = translate([str(out)], "veomni", "hf").config
+    assert (written["model_type"], written["architectures"]) == ("gemma3_text", ["Gemma3ForCausalLM"])
+    assert "vision_config" not in written and "text_config" not in written
+    assert count_parameters(hf_ir(dict(written))).total == MODELS["gemma-3-4b-it"][1]
+
+
+def test_gemma3_s_transformers5_rope_parameters_read_as_the_4x_keys() -> None:
+    config = json.loads(GEMMA3.read_text())
+    text = {k: v for k, v in config["text_config"].items() if k != "rope_scaling"}
+    text["rope_parameters"] = {"full_attention": {"rope_type": "linear", "factor": 8.0, "rope_theta": 1000000.0},
+                               "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}}  # fmt: skip
+    ir = hf_ir({**config, "text_config": text})
+    assert {f: ir.get(f) for f in GEMMA3_DECODER} == GEMMA3_DECODER
+
+
+def test_gemma3_without_text_config_is_the_class_s_default_decoder() -> None:
+    ir = hf_ir({"model_type": "gemma3", "vision_config": {"hidden_size": 1152}})
+    assert (ir["model.family"], ir["model.vocab_size"], ir["model.hidden_size"]) == ("gemma3", 262208, 2304)
+
+
+def test_a_text_config_that_is_no_object_is_refused() -> None:
+    with pytest.raises(InputError, match="text_config of HF model_type 'gemma3' is not a JSON object"):
+        hf_ir({"model_type": "gemma3", "text_config": [1]})
+
+
+# ---- Granite: the score scale is attention_multiplier itself; logits are divided by logits_scaling ----
+
+
+@pytest.mark.parametrize(("multiplier", "values"), [
+    (0.0078125, {"model.attention_scaling": "inverse_head_dim", "model.attention_logits_multiplier": None}),  # 1/128
+    (0.0883883476483184, {"model.attention_scaling": None, "model.attention_logits_multiplier": None}),  # 1/sqrt(128)
+    (0.02, {"model.attention_scaling": None, "model.attention_logits_multiplier": pytest.approx(0.02 * 128**0.5)}),
+])  # fmt: skip
+def test_granite_s_attention_multiplier_reads_as_the_canonical_scale(multiplier: float, values: dict[str, Any]) -> None:
+    config = card("granite-3.1-8b-base", attention_multiplier=multiplier)
+    ir = hf_ir(config)
+    assert {f: ir.get(f) for f in values} == values
+    written = translate(config, "hf", "hf").config
+    assert written["attention_multiplier"] == pytest.approx(multiplier)
+    assert written["logits_scaling"] == 16.0 and hf_ir(config)["model.output_logits_multiplier"] == 0.0625
+
+
+def test_granite_s_multipliers_are_named_when_written_as_llama(tmp_path: Path) -> None:
+    ir = hf_ir(card("granite-3.1-8b-base"))
+    result = translate(card("granite-3.1-8b-base"), "hf", "veomni", output=str(tmp_path / "run.yaml"),
+                       set_values={"model.family": "llama"})  # fmt: skip
+    written = json.loads(result.side_files["run.config.json"])
+    assert written["model_type"] == "llama" and "attention_multiplier" not in written
+    assert all(named(result, f) for f in ("model.attention_scaling", "model.embedding_multiplier",
+                                          "model.residual_multiplier", "model.output_logits_multiplier"))  # fmt: skip
+    assert ir["model.residual_multiplier"] == 0.22

@@ -87,6 +87,25 @@ MODELS: dict[str, tuple[dict[str, Any], int]] = {
                     "model.attention_logit_softcap": 50.0, "model.final_logit_softcap": 30.0,
                     "model.sliding_window": 4096,
                     "model.attention_layer_types": ["sliding", "full"] * 21}, 9_241_705_984),
+    # Gemma 3 4B (multimodal wrapper): its gemma3_text decoder (the SigLIP vision tower is not counted);
+    # qk-norm and four norms a layer, 5 windowed layers (1024) to 1 global; rope_scaling linear 8
+    "gemma-3-4b-it": ({**LLAMA, "model.num_layers": 34, "model.hidden_size": 2560, "model.num_heads": 8,
+                       "model.num_kv_heads": 4, "model.head_dim": 256, "model.ffn_hidden_size": 10240,
+                       "model.vocab_size": 262208, "model.activation": "geglu_tanh", "model.tie_embeddings": True,
+                       "model.norm_unit_offset": True, "model.embedding_scale_by_sqrt_hidden": True,
+                       "model.sandwich_norm": True, "model.qk_norm": True, "model.query_pre_attention_scalar": 256.0,
+                       "model.sliding_window": 1024,
+                       "model.attention_layer_types": (["sliding"] * 5 + ["full"]) * 5 + ["sliding"] * 4},
+                      3_880_263_168),
+    # OLMo 2 7B: norms after attention and after the MLP only, q/k RMSNorm over the whole projections
+    "olmo-2-1124-7b": ({**LLAMA, "model.num_layers": 32, "model.hidden_size": 4096, "model.num_heads": 32,
+                        "model.num_kv_heads": 32, "model.ffn_hidden_size": 11008, "model.vocab_size": 100352,
+                        "model.input_norm": False, "model.sandwich_norm": True, "model.qk_norm": True,
+                        "model.qk_norm_span": "projection"}, 7_298_617_344),
+    # Granite 3.1 8B: muP-style multipliers (no parameters), GQA 8, tied embeddings
+    "granite-3.1-8b-base": ({**LLAMA, "model.num_layers": 40, "model.hidden_size": 4096, "model.num_heads": 32,
+                             "model.num_kv_heads": 8, "model.ffn_hidden_size": 12800, "model.vocab_size": 49155,
+                             "model.tie_embeddings": True}, 8_170_848_256),
     "phi-3-mini-4k": ({**LLAMA, "model.num_layers": 32, "model.hidden_size": 3072, "model.num_heads": 32,
                        "model.num_kv_heads": 32, "model.ffn_hidden_size": 8192, "model.vocab_size": 32064,
                        "model.sliding_window": 2047}, 3_821_079_552),
@@ -138,6 +157,7 @@ def test_published_parameter_count(name: str) -> None:
 def test_hand_filled_values_match_the_fixture(name: str) -> None:
     """The numbers typed above are the fixture's (a typo in either would count another model)."""
     config = json.loads((FIXTURES / f"{name}.json").read_text())
+    config = {**config, **config.get("text_config", {})}  # a multimodal wrapper: its decoder's numbers
     values, _ = MODELS[name]
     spelled = {
         "model.num_layers": ("num_hidden_layers", "n_layer", "n_layers"),
@@ -219,11 +239,16 @@ SMALL_TOTAL = 10 * 8 + (4 * 8 * 8) + (2 * 8 * 16) + 2 * (2 * 8) + 2 * 8  # emb, 
         ({"model.norm": "non_parametric_layernorm"}, -3 * 2 * 8),
         ({"model.norm": "scalenorm"}, -3 * 2 * 8 + 3),
         ({"model.sandwich_norm": True}, 2 * 2 * 8),
+        ({"model.input_norm": False, "model.sandwich_norm": True}, 0),  # OLMo 2: the two norms after, none before
+        ({"model.input_norm": False}, -2 * 2 * 8),
         ({"model.parallel_residual": True, "model.parallel_shared_norm": True}, -2 * 8),
         ({"model.parallel_residual": True, "model.parallel_shared_norm": False}, 0),
         ({"model.num_kv_heads": 1}, -2 * 8 * 4),  # k and v shrink to one 4-wide head
         ({"model.head_dim": 8}, 4 * 8 * 8),  # 2 heads x 8 = 16-wide q, k, v, o
         ({"model.qk_norm": True}, 2 * 2 * 4),  # q and k LayerNorm over head_dim 4
+        ({"model.qk_norm": True, "model.qk_norm_span": "projection"}, 2 * 2 * 8),  # over 2 heads x 4 each
+        ({"model.qk_norm": True, "model.qk_norm_span": "projection", "model.num_kv_heads": 1},
+         2 * 8 + 2 * 4 - 2 * 8 * 4),  # q over 8, k over one 4-wide head; k and v shrink
         ({"model.num_layers": 3}, 2 * ((4 * 8 * 8) + (2 * 8 * 16) + 2 * (2 * 8))),
     ],
 )

@@ -254,6 +254,8 @@ FILLED_BY_MODEL = {
     ("phi3", "head_dim"): _per_head,  # Phi3Attention: getattr(config, "head_dim", None) or hidden // heads
     ("mixtral", "head_dim"): _per_head,  # MixtralAttention: the same (head_dim field None)
     ("starcoder2", "head_dim"): _per_head,  # Starcoder2Attention: getattr(config, "head_dim", hidden // heads)
+    ("olmo2", "head_dim"): _per_head,  # Olmo2Attention: getattr(config, "head_dim", hidden // heads)
+    ("granite", "head_dim"): _per_head,  # GraniteAttention: the same
     ("gptj", "n_inner"): _four_wide,  # GPTJBlock: n_inner if not None else 4 * n_embd
     ("gpt2", "n_inner"): _four_wide,  # GPT2Block: the same
 }

@@ -138,6 +138,8 @@ def collapse(report: Report, source: Any, table: Any) -> None:
     """The leaves of a block set aside as a family not supported: one entry for the block."""
     families: Families | None = table.families
     aside = {families.block: why for why in source.set_aside.values() if why[0] == "family_not_supported"} if families else {}
+    # a block the reader set aside whole (the vision tower of an HF multimodal config.json)
+    aside.update({b: source.set_aside[b] for b in source.meta.get("blocks_aside", ()) if b in source.set_aside})
     if not aside:
         return
     views = {written: view for view, written in source.aliases.items()}  # as written -> the view's path

@@ -123,7 +123,8 @@ class _Model:
         if self.flag("model.parallel_residual"):
             count = 1 if self.need("model.parallel_shared_norm") else 2
         else:
-            count = 4 if self.flag("model.sandwich_norm") else 2
+            # input norms (unless OLMo 2's output-only blocks), and output norms with sandwich_norm
+            count = (0 if self.values.get("model.input_norm") is False else 2) + (2 if self.flag("model.sandwich_norm") else 0)
         return count * self.norm(self.hidden)
 
     @property
@@ -145,8 +146,9 @@ class _Model:
         h, d = self.hidden, self.head_dim
         total = _linear(h, self.heads * d, bias) + 2 * _linear(h, self.kv_heads * d, bias)
         total += _linear(self.heads * d, h, out_bias)
-        if self.flag("model.qk_norm"):
-            total += 2 * self.norm(d)
+        if self.flag("model.qk_norm"):  # per head: one head_dim vector each; OLMo 2: the whole projection
+            span = self.values.get("model.qk_norm_span")
+            total += self.norm(self.heads * d) + self.norm(self.kv_heads * d) if span == "projection" else 2 * self.norm(d)
         return total
 
     def _latent_attention(self, bias: bool, out_bias: bool) -> int:

@@ -7,13 +7,14 @@ auxiliary loss. A class whose table does not name the codec reads nothing here a
 
 from __future__ import annotations
 
+import math
 from typing import Any, Callable
 
 from ...formula import FORMULAS, Approx, Formula, field_ident, ident, parameters
 from . import config_json
 from . import model_types as _hf
 from .choose import chosen
-from .fields import hard_wired, signed
+from .fields import hard_wired, head_width, signed
 from .rope import read_rope, write_rope
 from .window import read_window, write_window
 
@@ -174,6 +175,36 @@ def write_aux(kw: Kw) -> Any:
     return {}
 
 
+# ---- the attention score scale (Granite's attention_multiplier) -------------------------------------
+def read_attention_scale(kw: Kw) -> Any:
+    """Granite multiplies the scores by attention_multiplier instead of 1/sqrt(head_dim): 1/head_dim is
+    muP's scaling; any other m is the standard scaling times m * sqrt(head_dim)."""
+    mt = _hf.table().types.get(str(kw.get("hf_model_type")))
+    if mt is None or not mt.attention_multiplier:
+        return {}  # 1/sqrt(head_dim), no multiplier: what leaving the fields out means
+    m, width = float(_raw(kw, mt, "attention_multiplier")), head_width(kw)
+    if not width:
+        return {}
+    if math.isclose(m, 1.0 / width, rel_tol=1e-9):
+        return {"attention_scaling": "inverse_head_dim"}
+    multiplier = m * math.sqrt(width)
+    return {} if math.isclose(multiplier, 1.0, rel_tol=1e-9) else {"attention_logits_multiplier": multiplier}
+
+
+def write_attention_scale(kw: Kw) -> Any:
+    mt = chosen(kw)
+    scaling, multiplier = kw.get("attention_scaling") or "inverse_sqrt_head_dim", kw.get("attention_logits_multiplier") or 1.0
+    if mt.attention_multiplier:
+        width = head_width(kw)
+        if not width:
+            return Approx({}, "attention_multiplier needs the head width (hidden_size and num_attention_heads)")
+        return _out("attention_multiplier", multiplier / (width if scaling == "inverse_head_dim" else math.sqrt(width)))
+    losses: list[tuple[str, tuple[str, ...]]] = [(hard_wired(mt.why_not(name), name, value), (name,)) for name, value, plain in (
+        ("model.attention_scaling", scaling, "inverse_sqrt_head_dim"), ("model.attention_logits_multiplier", multiplier, 1.0))
+        if value != plain]  # fmt: skip
+    return _loss({}, losses)
+
+
 # ---- registration ---------------------------------------------------------------------------------
 def _register(name: str, fields: tuple[str, ...], keys: tuple[str, ...], extras: tuple[str, ...],
               read: Callable[[Kw], Any], write: Callable[[Kw], Any], single: bool = False) -> None:  # fmt: skip
@@ -189,6 +220,8 @@ def _register(name: str, fields: tuple[str, ...], keys: tuple[str, ...], extras:
 _register("hf.attention_heads", ("model.num_heads", "model.head_dim", "model.query_pre_attention_scalar"),
           ("num_attention_heads", "n_head", "n_heads", "head_dim", "query_pre_attn_scalar"), ("model.hidden_size",),
           read_heads, write_heads)  # fmt: skip
+_register("hf.attention_scale", ("model.attention_scaling", "model.attention_logits_multiplier"), ("attention_multiplier",),
+          ("model.hidden_size", "model.num_heads", "model.head_dim"), read_attention_scale, write_attention_scale)  # fmt: skip
 _register("hf.falcon_block", ("model.num_kv_heads", "model.parallel_residual", "model.parallel_shared_norm"),
           ("new_decoder_architecture", "num_kv_heads", "multi_query", "parallel_attn", "num_ln_in_parallel_attn"),
           ("model.num_heads",), read_falcon, write_falcon)  # fmt: skip

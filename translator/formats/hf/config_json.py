@@ -81,6 +81,18 @@ def document(leaves: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def rewrap(config: dict[str, Any], name: str, outer: list[str]) -> tuple[dict[str, Any], dict[str, str]]:
+    """A multimodal wrapper's config.json from its decoder's keys and the wrapper's own (`outer`, as the
+    source file had them at the top): the decoder under text_config. Returns (document, leaf -> path)."""
+    wrapper = table().wrappers[name]
+    config.pop("architectures", None)
+    top = {k: config.pop(k) for k in list(config) if k.split(".", 1)[0] in outer}  # leaves: vision_config.hidden_size
+    moved = {f"hf.{k}": k for k in top} | {f"hf.{k}": f"{wrapper.text_config}.{k}" for k in config}
+    text = document(config)
+    head = {"model_type": name, "architectures": list(wrapper.architectures)}
+    return {**head, **unflatten(top), wrapper.text_config: text}, moved
+
+
 def dump(config: dict[str, Any]) -> str:
     return json.dumps(config, indent=2, ensure_ascii=False, allow_nan=False, default=_json_default) + "\n"
 

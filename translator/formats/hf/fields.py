@@ -36,7 +36,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
 CODEC_FIELDS = frozenset({
     "model.num_heads", "model.head_dim", "model.query_pre_attention_scalar", "model.rotary_base",
     "model.sliding_window", "model.attention_layer_types", "model.moe_first_dense_layers", "model.moe_layer_interval",
-    "model.moe_dense_layers", "model.moe_aux_loss_coef",
+    "model.moe_dense_layers", "model.moe_aux_loss_coef", "model.attention_scaling", "model.attention_logits_multiplier",
 })  # fmt: skip
 
 
@@ -68,6 +68,8 @@ def _plain(name: str, value: Any, kw: dict[str, Any]) -> Any:
 
 
 def _read_value(name: str, mt: _hf.ModelType, raw: Any, kw: dict[str, Any]) -> Any:
+    if name in mt.reciprocal:
+        return 1.0 / raw if raw else raw
     if name == "model.activation":
         for canonical, names in mt.activations.items():
             if raw in names:
@@ -86,6 +88,8 @@ def _read_value(name: str, mt: _hf.ModelType, raw: Any, kw: dict[str, Any]) -> A
 
 
 def _write_value(name: str, mt: _hf.ModelType, value: Any, kw: dict[str, Any]) -> Any:
+    if name in mt.reciprocal:
+        return 1.0 / value if value else value
     if name == "model.activation":
         names = mt.activations.get(value)
         if not names:

@@ -10,7 +10,7 @@ and from `hf.*` leaves.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
@@ -49,6 +49,8 @@ class ModelType:
     moe_aux_loss: bool = False
     strict_heads: bool = False
     cannot_hold: dict[str, str] | None = None
+    reciprocal: tuple[str, ...] = ()  # fields whose key holds 1 / the value (Granite's logits_scaling divides)
+    attention_multiplier: bool = False  # attention_multiplier is the score scale itself (Granite: no 1/sqrt(head_dim))
 
     def default(self, key: str, values: dict[str, Any] | None = None) -> Any:
         """What a file that omits `key` means: the class default, or (`=model.x`, ...) the value the
@@ -66,11 +68,29 @@ class ModelType:
 
 
 @dataclass(frozen=True)
+class Wrapper:
+    """A multimodal config.json whose language model is the nested `text_config`, of model type `text`."""
+
+    name: str
+    text_config: str
+    text: str
+    architectures: tuple[str, ...]
+    shared: tuple[str, ...]  # the wrapper's own keys the decoder takes when text_config does not state them
+    aside: tuple[str, ...]  # the rest of the model (no decoder language model): set aside
+    what: str
+
+
+@dataclass(frozen=True)
 class HfTable:
     choose: tuple[dict[str, Any], ...]
     types: dict[str, ModelType]
     must_hold: tuple[str, ...]
     cannot_hold_reason: dict[str, str]
+    wrappers: dict[str, Wrapper] = field(default_factory=dict)
+
+    def known(self) -> list[str]:
+        """Every model_type a config.json may name (the wrappers' too)."""
+        return [*self.types, *self.wrappers]
 
     def model_type(self, family: str | None, position_embedding: str | None) -> ModelType | None:
         """The model_type written for an IR (first matching `choose` entry); None without a match."""
@@ -194,7 +214,8 @@ def table() -> HfTable:
             rope=str(spec.get("rope", "classic")), window=str(spec.get("window", "none")),
             moe_layers=str(spec.get("moe_layers", "none")), falcon_block=bool(spec.get("falcon_block", False)),
             moe_aux_loss=bool(spec.get("moe_aux_loss", False)), strict_heads=bool(spec.get("strict_heads", False)),
-            cannot_hold=dict(spec.get("cannot_hold") or {}),
+            cannot_hold=dict(spec.get("cannot_hold") or {}), reciprocal=tuple(spec.get("reciprocal") or ()),
+            attention_multiplier=bool(spec.get("attention_multiplier", False)),
         )  # fmt: skip
         _check(mt)
         types[name] = mt
@@ -202,4 +223,11 @@ def table() -> HfTable:
     for entry in choose:
         if entry["model_type"] not in types:
             raise MappingTableError(f"hf.yaml: choose names unknown model_type {entry['model_type']!r}")
-    return HfTable(choose, types, tuple(raw.get("must_hold") or ()), dict(raw.get("cannot_hold_reason") or {}))
+    wrappers: dict[str, Wrapper] = {}
+    for name, spec in (raw.get("wrappers") or {}).items():
+        text = str(spec["text_config"])
+        if text not in types or name in types:
+            raise MappingTableError(f"hf.yaml: wrapper {name}: text_config type {text!r} is unknown, or {name} is a model type too")
+        wrappers[name] = Wrapper(name, "text_config", text, tuple(spec["architectures"]), tuple(spec.get("shared") or ()),
+                                 tuple(spec.get("aside") or ()), str(spec["what"]))  # fmt: skip
+    return HfTable(choose, types, tuple(raw.get("must_hold") or ()), dict(raw.get("cannot_hold_reason") or {}), wrappers)

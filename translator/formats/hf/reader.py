@@ -11,7 +11,7 @@ from ...io import flatten, key_line, parse_json, read_text
 from ...source import Source
 from ..spec import ModelConfig, Reader
 from . import config_json
-from .model_types import PREFIX, table
+from .model_types import PREFIX, Wrapper, table
 
 HF = PREFIX.rstrip(".")
 CONFIG_JSON = "config.json"
@@ -37,16 +37,34 @@ class HfReader(Reader):
         if not isinstance(kind, str):
             raise InputError("not an HF config.json: it has no model_type (transformers cannot load it)",
                              file=name, line=None, hint="give the config.json of a transformers model")  # fmt: skip
-        if kind not in table().types:
+        if kind not in table().known():
             raise InputError(
-                f"HF model_type {kind!r} is not one neoconv maps ({', '.join(table().types)})",
+                f"HF model_type {kind!r} is not one neoconv maps ({', '.join(table().known())})",
                 file=name, line=key_line(text, "model_type") if text else None, key="model_type",
             )  # fmt: skip
+        wrapper = table().wrappers.get(kind)
+        nested: dict[str, str] = {}
+        if wrapper is not None:
+            tree, nested, clash = unwrap(tree, wrapper, name, text)
+            warnings = [f"{k} is given beside {wrapper.text_config} and in it: the decoder's {k} is read" for k in clash]
         config, lifted = config_json.lift_rope_parameters(tree)
         config = config_json.mark_explicit_nulls(config)
         source = Source("hf", {HF: config}, [name], {name: text} if text else {}, {HF: name})
+        if wrapper is not None:
+            source.warnings.extend(warnings)
         for leaf in flatten({HF: config}):
-            source.aliases[leaf] = config_json.written_as(leaf[len(HF) + 1 :], lifted)
+            key = leaf[len(HF) + 1 :]
+            written = config_json.written_as(key, lifted)
+            head = written.split(".", 1)[0]
+            source.aliases[leaf] = f"{nested[head]}.{written}" if head in nested else written
+        if wrapper is not None:
+            why = ("family_not_supported", {"what": wrapper.what})
+            for key in wrapper.aside:
+                if key in config:
+                    source.set_aside[f"{HF}.{key}"] = why
+            source.meta["blocks_aside"] = [f"{HF}.{key}" for key in wrapper.aside if isinstance(config.get(key), dict)]
+            # for hf2hf: the file's own shape, nested again by the writer
+            source.meta["wrapper"] = {"name": wrapper.name, "outer": [k for k in config if k not in nested and k != "model_type"]}
         return source
 
     @staticmethod
@@ -55,9 +73,25 @@ class HfReader(Reader):
         kind = tree.get("model_type")
         if not isinstance(kind, str):
             return 0.0
-        return 1.0 if kind in table().types else 0.6
+        return 1.0 if kind in table().known() else 0.6
 
     sniff = _sniff
+
+
+def unwrap(tree: dict[str, Any], wrapper: Wrapper, name: str, text: str) -> tuple[dict[str, Any], dict[str, str], list[str]]:
+    """A multimodal config.json as its decoder's: text_config's keys at the top (the wrapper's shared keys
+    where text_config leaves them out), the rest beside them as the file has it. Returns (config, key ->
+    the block that holds it in the file, top-level keys text_config gives too: the decoder's is read)."""
+    inner = tree.get(wrapper.text_config, {})  # none: the wrapper's default decoder, as transformers builds it
+    if not isinstance(inner, dict):
+        raise InputError(f"{wrapper.text_config} of HF model_type {wrapper.name!r} is not a JSON object", file=name,
+                         line=key_line(text, wrapper.text_config) if text else None, key=wrapper.text_config,
+                         hint=f"give the {wrapper.text} decoder's settings as an object")  # fmt: skip
+    outer = {k: v for k, v in tree.items() if k not in (wrapper.text_config, "model_type")}
+    shared = {k: outer.pop(k) for k in wrapper.shared if k in outer and k not in inner}
+    clash = sorted(k for k in set(outer) & set(inner) if outer[k] != inner[k])
+    config = {"model_type": wrapper.text, **shared, **outer, **{k: v for k, v in inner.items() if k != "model_type"}}
+    return config, {k: wrapper.text_config for k in inner if k != "model_type"}, clash
 
 
 READER = HfReader()

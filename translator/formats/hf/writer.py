@@ -16,6 +16,10 @@ class HfWriter(Writer):
 
     def write(self, leaves: dict[str, Any], ctx: WriteContext) -> WriteResult:
         config = {k[len(HF) + 1 :]: v for k, v in leaves.items() if k.startswith(HF + ".")}
+        wrapper = ctx.source_shape.get("wrapper")
+        if isinstance(wrapper, dict):  # hf2hf of a multimodal file: its decoder nested again, the rest carried
+            document, moved = config_json.rewrap(config, str(wrapper["name"]), list(wrapper["outer"]))
+            return WriteResult(document, target_paths=moved)
         moved = {f"{HF}.{key}": key for key in config}
         return WriteResult(config_json.document(config), target_paths=moved)
 
