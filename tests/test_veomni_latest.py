@@ -4,8 +4,6 @@ removed the SeedOmni V1 model fields): read (betas into the canonical Adam betas
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
@@ -24,15 +22,9 @@ SCOPED = INPUTS / "tinyllama-scoped.yaml"
 
 
 def _generator():  # type: ignore[no-untyped-def]
-    sys.path.insert(0, str(ROOT / "tools"))
-    try:
-        spec = importlib.util.spec_from_file_location("gen_veomni_history", ROOT / "tools" / "gen_veomni_history.py")
-        assert spec and spec.loader
-        gen = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(gen)
-    finally:
-        sys.path.remove(str(ROOT / "tools"))
-    return gen
+    from test_veomni_scoped import history_generator
+
+    return history_generator()
 
 
 def test_the_history_has_1125_after_1090_with_its_moves_and_fields() -> None:
