@@ -104,4 +104,6 @@ def test_diff_speaks_the_users_keys_and_the_reports_statuses(runner, tmp_path: P
     assert vocab["a_keys"] == ["trainer.init.model.vocab_size"]
     shown = runner.invoke(main, ["diff", str(trainer), str(out), "--report", str(report)]).stdout
     assert "changed  schedule.phases: lrs differ by up to 1.5e-07 (first at step 0)  [report: lossy]" in shown
+    # what B cannot hold is shown with what the report said of it, like every other difference
+    assert "only-A   model.vocab_size: 32000 (trainer.init.model.vocab_size) (the other format cannot express it)  [report: dropped]" in shown
     assert "A (trainer.init.schedulers): linear 0 -> 0.0003 (2000 steps); cosine 0.0003 -> 3e-05 (474837 steps)" in shown

@@ -91,7 +91,10 @@ class DiffResult:
             lines.append(f"added    {c.field}: {c.b!r}{side(c.b_keys)} (not set in A){said(c)}")
         for c in self.inexpressible:
             value, keys, where = (c.a, c.a_keys, "A") if c.a is not None else (c.b, c.b_keys, "B")
-            lines.append(f"only-{where}   {c.field}: {value!r}{side(keys)} (the other format cannot express it)")
+            # A's setting that B cannot hold: what the report says became of it (a value only B can hold is
+            # the target's own, e.g. its ZeRO stage for a Cerebras source)
+            lines.append(f"only-{where}   {c.field}: {value!r}{side(keys)} (the other format cannot express it)"
+                         f"{said(c) if where == 'A' else ''}")  # fmt: skip
         for where, leaves in self.extensions.items():
             for leaf, value in leaves.items():
                 lines.append(f"extension {where} {leaf}: {value!r}")
