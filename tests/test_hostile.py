@@ -527,6 +527,19 @@ def test_a_key_given_twice_in_cerebras_and_veomni_files(tmp_path: Path) -> None:
     assert "train.lr given twice (lines 2 and 3); VeOmni's YAML loader" in got.report.source["note"]
 
 
+def test_validate_names_a_repeat_by_what_the_release_does_with_it(tmp_path: Path) -> None:
+    from translator.validate import validate_file
+
+    legacy = "model:\n  hidden_size: 64\n  num_heads: 4\n  num_hidden_layers: 2\n  hidden_size: 128\n  vocab_size: 100\n"
+    (tmp_path / "c.yaml").write_text(legacy)
+    kept = [p.message for p in validate_file(str(tmp_path / "c.yaml"), "cerebras", version="2.4").problems]
+    assert any("keeps the last, as here: the first, 64, is not used" in m for m in kept), kept
+    refused = validate_file(str(tmp_path / "c.yaml"), "cerebras", version="2.10").problems
+    assert [(p.line, p.message) for p in refused if "given twice" in p.message] == [
+        (5, "model.hidden_size given twice (lines 2 and 5): Cerebras Model Zoo 2.5.0 and later refuse that "
+            "(UniqueKeyLoader: Found duplicate YAML key): keep one")]
+
+
 def test_yaml_duplicates_are_errors_unless_collected() -> None:
     text = "a:\n  b: 1\n  c: [1, {x: 1, x: 2}]\na:\n  b: 2\n"
     with pytest.raises(InputError, match="duplicate key 'x'"):

@@ -107,8 +107,8 @@ def validate_file(
     def as_written(leaf: str) -> str:
         return _written(raw, source.aliases.get(leaf, leaf))
 
-    for warning in source.warnings:  # a key given twice with two values: the file says one thing, runs another
-        add(None, warning)
+    for message, line in _repeats(source, table, keys_of, release):
+        add(None, message, line)
     unknown: set[str] = set()  # as written
     spelled = {spec.spell(k): v for k, v in raw.items()}  # the schema's spelling (NeoX: num_layers)
     errors = _validator(schema_name(fmt, source.layout)).iter_errors(spelled)
@@ -160,6 +160,16 @@ def _read_somewhere(keys_of: Any, key: str, spelled: str, release: str) -> bool:
 
 
 _FLOAT_TEXT = re.compile(r"^[-+]?[0-9]+[eE][-+]?[0-9]+$")
+
+
+def _repeats(source: Any, table: Any, keys_of: Any, release: str) -> list[tuple[str, int | None]]:
+    """Keys given twice: refused by the release's loader (Model Zoo 2.5+), else the reader's warnings
+    (two values: the file says one thing and runs another)."""
+    refused = table.releases.repeats_refused
+    if refused and source.repeated and keys_of is not None and keys_of.position.get(release, -1) >= keys_of.position[refused[0]]:
+        return [(f"{'.'.join(dup.path)} given twice (lines {dup.first_line} and {dup.line}): {table.title} {refused[0]} "
+                 f"and later refuse that ({refused[1]}): keep one", dup.line) for _, dup in source.repeated]  # fmt: skip
+    return [(warning, None) for warning in source.warnings]
 
 
 def _hint(value: Any) -> str:
