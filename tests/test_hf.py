@@ -227,6 +227,16 @@ CORPUS_MODELS = {  # Model Zoo's own configs -> the construct each is about, as 
 TARGETS = [f for f in FORMATS if f != "cerebras"]
 
 
+def _there_and_read_back(path: Path, dst: str, tmp_path: Path) -> tuple[Any, Any]:
+    """A Cerebras corpus file translated into `dst`, written with its side files, and read back."""
+    out = tmp_path / f"out{SUFFIX.get(dst, '.json' if dst == 'deepspeed' else '.yaml')}"
+    result = translate([str(path)], "cerebras", dst, output=str(out))
+    out.write_text(result.dump())
+    for side, text in result.side_files.items():
+        (tmp_path / side).write_text(text)
+    return result, read_ir([str(out)], dst).ir
+
+
 @pytest.mark.parametrize("dst", TARGETS)
 @pytest.mark.parametrize("config", sorted(CORPUS_MODELS))
 def test_todays_corpus_models_keep_their_construct_or_say_so(config: str, dst: str, tmp_path: Path) -> None:
@@ -235,12 +245,7 @@ def test_todays_corpus_models_keep_their_construct_or_say_so(config: str, dst: s
         pytest.skip(f"the shared corpus {CORPUS} is not present (it lives beside the checkout)")
     construct = CORPUS_MODELS[config]
     assert {f: read_ir([str(path)], "cerebras").ir.get(f) for f in construct} == construct
-    out = tmp_path / f"out{SUFFIX.get(dst, '.json' if dst == 'deepspeed' else '.yaml')}"
-    result = translate([str(path)], "cerebras", dst, output=str(out))
-    out.write_text(result.dump())
-    for side, text in result.side_files.items():
-        (tmp_path / side).write_text(text)
-    back = read_ir([str(out)], dst).ir
+    result, back = _there_and_read_back(path, dst, tmp_path)
     kept = {f for f, v in construct.items() if back.get(f) == v}
     lost = {f for f in construct if f not in kept}
     assert all(named(result, f) for f in lost), f"{sorted(lost)} neither kept nor named"
@@ -333,12 +338,7 @@ def test_cerebras_gpt_mup_is_kept_or_named(dst: str, tmp_path: Path) -> None:
     if not path.exists():
         pytest.skip(f"the shared corpus {CORPUS} is not present (it lives beside the checkout)")
     assert {f: read_ir([str(path)], "cerebras").ir.get(f) for f in MUP} == MUP
-    out = tmp_path / f"out{SUFFIX.get(dst, '.json' if dst == 'deepspeed' else '.yaml')}"
-    result = translate([str(path)], "cerebras", dst, output=str(out))
-    out.write_text(result.dump())
-    for side, text in result.side_files.items():
-        (tmp_path / side).write_text(text)
-    back = read_ir([str(out)], dst).ir
+    result, back = _there_and_read_back(path, dst, tmp_path)
     kept = {f for f, v in MUP.items() if back.get(f) == v}
     assert kept == MUP_KEPT.get(dst, set())
     assert all(named(result, f) for f in set(MUP) - kept)

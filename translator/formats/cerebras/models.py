@@ -82,22 +82,13 @@ STRUCTURAL = family_formula("cerebras.family", ("parallel_residual", "parallel_s
 
 
 @formula("cerebras.legacy_model_name")
-class CerebrasLegacyModelName:
-    """legacy model.name <-> model.family: read like trainer.init.model.name; written from Model Zoo
-    2.4 on (older releases: the header names the run.py, and blocks that read as another family say so)."""
+class CerebrasLegacyModelName(CerebrasModelName):
+    """legacy model.name <-> model.family: read like trainer.init.model.name (the same `read`); written
+    from Model Zoo 2.4 on (older releases: the header names the run.py, and blocks that read as another
+    family say so)."""
 
     @staticmethod
-    def read(
-        model_name: Any, parallel_residual: bool | None, parallel_shared_norm: bool | None, norm: str | None,
-        activation: str | None, moe_num_experts: int | None, sliding_window: int | None, qk_norm: bool | None,
-        sandwich_norm: bool | None, position_embedding: str | None, embedding_norm: bool | None,
-    ) -> Any:  # fmt: skip
-        return CerebrasModelName.read(model_name, parallel_residual, parallel_shared_norm, norm, activation,
-                                      moe_num_experts, sliding_window, qk_norm, sandwich_norm, position_embedding,
-                                      embedding_norm)  # fmt: skip
-
-    @staticmethod
-    def write(
+    def write(  # type: ignore[override]
         value: str, parallel_residual: bool | None, parallel_shared_norm: bool | None, norm: str | None,
         activation: str | None, moe_num_experts: int | None, sliding_window: int | None, qk_norm: bool | None,
         sandwich_norm: bool | None, position_embedding: str | None, embedding_norm: bool | None, version: str = "",

@@ -14,19 +14,12 @@ from ...formula import FORMULAS, Approx, Formula, field_ident, ident, parameters
 from . import config_json
 from . import model_types as _hf
 from .choose import chosen
+from .config_json import raw_value
 from .fields import hard_wired, head_width, signed
 from .rope import read_rope, write_rope
 from .window import read_window, write_window
 
 Kw = dict[str, Any]
-
-
-def _raw(kw: Kw, mt: _hf.ModelType, key: str) -> Any:
-    """A key's value in the file, or the class default (an explicit null is None)."""
-    value = kw.get(ident(_hf.PREFIX + key))
-    if value == config_json.EXPLICIT_NULL:
-        return None
-    return mt.default(key, _hf.values_of(kw)) if value is None else value
 
 
 def _given(kw: Kw, key: str) -> bool:
@@ -48,19 +41,19 @@ def read_heads(kw: Kw) -> Any:
     mt = _hf.table().types.get(str(kw.get("hf_model_type")))
     if mt is None:
         return {}
-    heads = _raw(kw, mt, mt.keys.get("model.num_heads", "num_attention_heads"))
+    heads = raw_value(kw, mt, mt.keys.get("model.num_heads", "num_attention_heads"))
     hidden = kw.get("hidden_size")
     plain = hidden // heads if hidden and heads and hidden % heads == 0 else None
     out: dict[str, Any] = {"num_heads": heads}
     notes: list[str] = []
     if "model.head_dim" in mt.keys:
-        width = _raw(kw, mt, "head_dim")
+        width = raw_value(kw, mt, "head_dim")
         out["head_dim"] = None if width is None or width == plain else width
-    elif _given(kw, "head_dim") and _raw(kw, mt, "head_dim") != plain:
+    elif _given(kw, "head_dim") and raw_value(kw, mt, "head_dim") != plain:
         notes.append(f"HF {mt.name} does not read head_dim: its heads are {plain} wide")
     width = out.get("head_dim") or plain
     if "model.query_pre_attention_scalar" in mt.keys:
-        scalar = _raw(kw, mt, "query_pre_attn_scalar")
+        scalar = raw_value(kw, mt, "query_pre_attn_scalar")
         out["query_pre_attention_scalar"] = None if scalar is None or scalar == width else float(scalar)
     elif _given(kw, "query_pre_attn_scalar"):
         notes.append(f"HF {mt.name} does not read query_pre_attn_scalar: it scales scores by 1/sqrt(head_dim)")
@@ -100,14 +93,14 @@ def read_falcon(kw: Kw) -> Any:
     if mt is None or not mt.falcon_block:
         return {}
     heads = kw.get("num_heads")
-    new = bool(_raw(kw, mt, "new_decoder_architecture"))
-    parallel = new or bool(_raw(kw, mt, "parallel_attn"))
+    new = bool(raw_value(kw, mt, "new_decoder_architecture"))
+    parallel = new or bool(raw_value(kw, mt, "parallel_attn"))
     if new:
-        kv = _raw(kw, mt, "num_kv_heads") or heads
-        norms = _raw(kw, mt, "num_ln_in_parallel_attn") or 2
+        kv = raw_value(kw, mt, "num_kv_heads") or heads
+        norms = raw_value(kw, mt, "num_ln_in_parallel_attn") or 2
     else:  # the old architecture: multi-query (one kv head) or multi-head
-        kv = 1 if _raw(kw, mt, "multi_query") else heads
-        norms = _raw(kw, mt, "num_ln_in_parallel_attn") or 1
+        kv = 1 if raw_value(kw, mt, "multi_query") else heads
+        norms = raw_value(kw, mt, "num_ln_in_parallel_attn") or 1
     return {"num_kv_heads": kv, "parallel_residual": parallel, "parallel_shared_norm": (norms == 1) if parallel else None}
 
 
@@ -133,9 +126,9 @@ def read_moe_layers(kw: Kw) -> Any:
     if mt is None or not kw.get("moe_num_experts") or mt.moe_layers in ("none", "all"):
         return {}
     if mt.moe_layers == "deepseek":  # layer i is MoE when i >= first_k_dense_replace
-        return {"moe_first_dense_layers": _raw(kw, mt, "first_k_dense_replace") or 0, "moe_layer_interval": 1}
-    step = _raw(kw, mt, "decoder_sparse_step") or 1  # qwen: MoE when (i + 1) % step == 0 and i not in mlp_only_layers
-    dense = _raw(kw, mt, "mlp_only_layers") or []
+        return {"moe_first_dense_layers": raw_value(kw, mt, "first_k_dense_replace") or 0, "moe_layer_interval": 1}
+    step = raw_value(kw, mt, "decoder_sparse_step") or 1  # qwen: MoE when (i + 1) % step == 0 and i not in mlp_only_layers
+    dense = raw_value(kw, mt, "mlp_only_layers") or []
     return {"moe_first_dense_layers": step - 1, "moe_layer_interval": step, "moe_dense_layers": sorted(dense)}
 
 
@@ -160,8 +153,8 @@ def read_aux(kw: Kw) -> Any:
         return None
     if not mt.moe_aux_loss:
         return None  # no auxiliary loss: what leaving the field out means
-    coef = float(_raw(kw, mt, "router_aux_loss_coef") or 0.0)
-    if coef and not _raw(kw, mt, "output_router_logits"):
+    coef = float(raw_value(kw, mt, "router_aux_loss_coef") or 0.0)
+    if coef and not raw_value(kw, mt, "output_router_logits"):
         return 0.0  # added to the loss only with router logits: this model trains without it
     return coef or None
 
@@ -182,7 +175,7 @@ def read_attention_scale(kw: Kw) -> Any:
     mt = _hf.table().types.get(str(kw.get("hf_model_type")))
     if mt is None or not mt.attention_multiplier:
         return {}  # 1/sqrt(head_dim), no multiplier: what leaving the fields out means
-    m, width = float(_raw(kw, mt, "attention_multiplier")), head_width(kw)
+    m, width = float(raw_value(kw, mt, "attention_multiplier")), head_width(kw)
     if not width:
         return {}
     if math.isclose(m, 1.0 / width, rel_tol=1e-9):

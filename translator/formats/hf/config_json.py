@@ -7,7 +7,8 @@ import json
 from typing import Any
 
 from ...io import unflatten
-from .model_types import table
+from ...formula import ident
+from .model_types import PREFIX, ModelType, table, values_of
 
 
 def lift_rope_parameters(config: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
@@ -62,6 +63,15 @@ def written_as(key: str, lifted: dict[str, str]) -> str:
 # An explicit null of a key whose class default is not null (Mistral's sliding_window: 4096) means
 # None to the HF class, not the default: read as this marker, so the formulas can tell the two apart.
 EXPLICIT_NULL = "<null>"
+
+
+def raw_value(kw: dict[str, Any], mt: ModelType, key: str) -> Any:
+    """A key's value in the file as a formula's keyword arguments hold it, or the class default (an
+    explicit null is None)."""
+    value = kw.get(ident(PREFIX + key))
+    if value == EXPLICIT_NULL:
+        return None
+    return mt.default(key, values_of(kw)) if value is None else value
 
 
 def mark_explicit_nulls(config: dict[str, Any]) -> dict[str, Any]:

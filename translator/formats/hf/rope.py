@@ -16,6 +16,7 @@ from ...formula import Approx, ident
 from . import config_json
 from . import model_types as _hf
 from .choose import chosen
+from .config_json import raw_value
 
 Kw = dict[str, Any]
 TYPES = ("linear", "dynamic", "yarn", "llama3", "longrope")
@@ -31,20 +32,13 @@ NEEDS_ORIGINAL = ("yarn", "llama3", "longrope")  # transformers 5 fills original
 PHI3_NAMES = {"su": "longrope", "yarn": "longrope"}
 
 
-def _raw(kw: Kw, mt: _hf.ModelType, key: str) -> Any:
-    value = kw.get(ident(_hf.PREFIX + key))
-    if value == config_json.EXPLICIT_NULL:
-        return None
-    return mt.default(key, _hf.values_of(kw)) if value is None else value
-
-
 def _base(kw: Kw, mt: _hf.ModelType, notes: list[str]) -> Any:
     own = mt.keys.get("model.rotary_base")
     for key in ("rope_theta", "rotary_emb_base"):
         if key != own and kw.get(ident(_hf.PREFIX + key)) is not None:
             notes.append(f"HF {mt.name} does not read {key}" + (f" (it reads {own})" if own else ""))
     if own is not None:
-        value = _raw(kw, mt, own)
+        value = raw_value(kw, mt, own)
         return None if value is None else float(value)
     fixed = mt.fixed.get("model.rotary_base")
     return None if fixed is None else float(fixed)
@@ -67,7 +61,7 @@ def read_rope(kw: Kw) -> Any:
     if scaling:
         out.update(_read_scaling(scaling, mt, kw, notes))
     if mt.rope == "gemma3":
-        local = _raw(kw, mt, "rope_local_base_freq")
+        local = raw_value(kw, mt, "rope_local_base_freq")
         out["sliding_window_rotary_base"] = None if local is None or local == out["rotary_base"] else float(local)
     return Approx(out, "; ".join(notes)) if notes else out
 
@@ -90,7 +84,7 @@ def _read_scaling(scaling: dict[str, Any], mt: _hf.ModelType, kw: Kw, notes: lis
         else:
             notes.append(f"rope_scaling.{key} has no canonical meaning (not kept)")
     if kind in NEEDS_ORIGINAL:
-        top = _raw(kw, mt, "original_max_position_embeddings") if mt.rope == "phi3" else None
+        top = raw_value(kw, mt, "original_max_position_embeddings") if mt.rope == "phi3" else None
         out["rope_original_max_positions"] = top or out.get("rope_original_max_positions") or kw.get("max_position_embeddings")
     return out
 

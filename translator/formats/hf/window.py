@@ -16,16 +16,10 @@ from ...formula import Absent, Approx, ident
 from . import config_json
 from . import model_types as _hf
 from .choose import chosen
+from .config_json import raw_value
 
 Kw = dict[str, Any]
 HF_KINDS = {"sliding_attention": "sliding", "full_attention": "full"}
-
-
-def _raw(kw: Kw, mt: _hf.ModelType, key: str) -> Any:
-    value = kw.get(ident(_hf.PREFIX + key))
-    if value == config_json.EXPLICIT_NULL:
-        return None
-    return mt.default(key, _hf.values_of(kw)) if value is None else value
 
 
 def _out(key: str, value: Any) -> dict[str, Any]:
@@ -35,15 +29,15 @@ def _out(key: str, value: Any) -> dict[str, Any]:
 def default_pattern(mt: _hf.ModelType, layers: int, kw: Kw) -> list[str] | None:
     """The class's own per-layer pattern for `layers` blocks when windowed (None: every layer)."""
     if mt.window == "qwen":
-        first = _raw(kw, mt, "max_window_layers") or 0
+        first = raw_value(kw, mt, "max_window_layers") or 0
         return ["full" if i < first else "sliding" for i in range(layers)]
     if mt.window == "qwen2_moe":
-        bound = _raw(kw, mt, "max_window_layers") or 0
+        bound = raw_value(kw, mt, "max_window_layers") or 0
         return ["sliding" if i % 2 == 0 and i < bound else "full" for i in range(layers)]
     if mt.window == "alternate":
         return ["sliding" if i % 2 == 0 else "full" for i in range(layers)]
     if mt.window == "every_nth":
-        n = _raw(kw, mt, "sliding_window_pattern") or 1
+        n = raw_value(kw, mt, "sliding_window_pattern") or 1
         return ["full" if (i + 1) % n == 0 else "sliding" for i in range(layers)]
     return None
 
@@ -52,18 +46,18 @@ def read_window(kw: Kw) -> Any:
     mt = _hf.table().types.get(str(kw.get("hf_model_type")))
     if mt is None:
         return {}
-    window = _raw(kw, mt, "sliding_window")
+    window = raw_value(kw, mt, "sliding_window")
     if mt.window == "none":
         if window is not None and kw.get(ident(_hf.PREFIX + "sliding_window")) is not None:
             return Approx({}, f"HF {mt.name} does not read sliding_window: every layer attends to the whole context")
         return Absent(f"HF {mt.name} has no sliding window")
-    if mt.window in ("qwen", "qwen_moe", "qwen2_moe") and not _raw(kw, mt, "use_sliding_window"):
+    if mt.window in ("qwen", "qwen_moe", "qwen2_moe") and not raw_value(kw, mt, "use_sliding_window"):
         # the class sets sliding_window aside unless use_sliding_window (__post_init__: None, qwen2_moe 0)
         return Absent(f"use_sliding_window is false: HF {mt.name} attends to the whole context in every layer")
     if window is None:
         return Absent("sliding_window is null: every layer attends to the whole context")
     layers = kw.get("num_layers")
-    given = _raw(kw, mt, "layer_types")
+    given = raw_value(kw, mt, "layer_types")
     if given is not None and mt.window != "all":
         kinds = [HF_KINDS.get(str(k)) for k in given]
         if None in kinds:
