@@ -18,8 +18,6 @@ from .errors import InputError
 from .history import History, load_history
 from .io import flatten
 
-ARCHITECTURE = "hf"  # the config.json beside the YAML, read under hf.: not the YAML's keys
-
 
 @lru_cache(maxsize=64)
 def _declared(fmt: str, label: str) -> tuple[frozenset[str], frozenset[str], dict[str, str]]:
@@ -72,8 +70,9 @@ def _written_keys(source: Any) -> Iterator[tuple[str, str, tuple[str, str] | Non
     """(view key, key as written, the dotted YAML key holding it or None) of every leaf of the file: a YAML
     key written with dots (`optimizer.lr:` under `model:`) is one key to a parser that splits nothing."""
     dotted = source.meta.get("dotted_yaml", {})
+    config = source.files[0] if source.files else None
     for leaf in flatten(source.tree):
-        if leaf.split(".")[0] == ARCHITECTURE:
+        if source.file_of(leaf) != config:  # a companion file's (VeOmni's config.json): not the config's keys
             continue
         yield leaf, source.aliases.get(leaf, leaf), dotted.get(leaf)
 
