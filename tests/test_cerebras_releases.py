@@ -33,3 +33,19 @@ def test_tensorflow_cosine_ends_at_alpha_times_the_initial_lr(tmp_path: Path) ->
     assert neox["min_lr"] == 0.1 * 0.0002  # alpha x initial_learning_rate
     assert neox["warmup"] == 0.1 and neox["train_iters"] == 1000  # Linear over 100 of 1000 steps
     assert neox["weight_decay"] == 0.01  # weight_decay_rate, the 1.x name
+
+
+def test_tensorflow_initializers_as_one_element_lists_are_read(tmp_path: Path) -> None:
+    # TF Model Zoo 1.6-1.8 (gptj params) wrote each initializer as a one-element list with TF's
+    # `stddev`; set_initializers takes item 0. A 2.x file would give the dict itself.
+    path = tmp_path / "params.yaml"
+    sigma, layers, hidden = 0.02, 2, 64
+    wang = 2 / layers / hidden**0.5
+    path.write_text(TF.replace("mixed_precision: true}", (
+        "mixed_precision: true,\n"
+        f"        initializer: [{{name: normal, mean: 0.0, stddev: {sigma}}}],\n"
+        f"        output_layer_initializer: [{{name: normal, mean: 0.0, stddev: {wang}}}]}}")))  # fmt: skip
+    result = translate(path, "cerebras", "neox", source_version="1.7.0")
+    neox = yaml.safe_load(result.dump())
+    assert neox["init_method"] == "normal" and neox["output_layer_init_method"] == "wang_init"
+    assert neox["init_method_std"] == sigma

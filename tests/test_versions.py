@@ -45,6 +45,17 @@ def test_an_unknown_label_is_a_usage_error_listing_the_valid_ones(fmt: str, name
     assert caught.value.message.startswith(f"--to-version {name!r}: not a ") and hint in caught.value.message
 
 
+@pytest.mark.parametrize("fmt, day, message", [
+    ("neox", "2021-04-07", "--from-version '2021-04-07': before 2021-04-26, the first GPT-NeoX release"),
+    ("veomni", "2020-01-01", "--from-version '2020-01-01': before fb1b0b2d (of 2025-04-03), the first VeOmni release"),
+])  # fmt: skip
+def test_a_day_before_the_first_release_names_that_release(fmt: str, day: str, message: str) -> None:
+    # not "did you mean" some later day: no release was in force then
+    with pytest.raises(UsageError) as caught:
+        resolve(fmt, day)
+    assert caught.value.message.startswith(message)
+
+
 def test_a_typo_in_from_version_changes_nothing_silently() -> None:
     # the case: `configs_readme` used to read a NeoX file with other dropout defaults
     with pytest.raises(UsageError, match="did you mean configs-readme"):

@@ -646,8 +646,10 @@ _INPUTS = ("train_input", "eval_input")
 # Reusable shapes, emitted under "$defs".
 DEFS: dict[str, dict[str, Any]] = {
     "initializer": {
-        # A name, or a dict with the name plus the distribution's parameters.
-        "type": ["string", "object"],
+        # A name, or a dict with the name plus the distribution's parameters; TensorFlow Model Zoo
+        # (1.6-1.8) wrote a one-element list of that dict (set_initializers takes item 0).
+        "type": ["string", "object", "array"],
+        "items": {"type": "object"},
         "properties": {
             "name": {"type": "string"},
             "mean": {"type": "number"},

@@ -67,6 +67,12 @@ class Versions:
         found = self._lookup(name) if isinstance(name, str) else None
         if found is not None:
             return found
+        first = self.labels[0] if self.labels else ""
+        dated = self.history.dates.get(first) if self.history is not None else None
+        if isinstance(name, str) and dated and _DATE.match(name.strip()) and name.strip() < dated:
+            since = "" if first == dated else f" (of {dated})"
+            raise UsageError(f"{flag} {name!r}: before {first}{since}, the first {self.title} release neoconv "
+                             f"knows; give {first} or a later day")  # fmt: skip
         import difflib  # only for this message
 
         close = difflib.get_close_matches(str(name), self.names(), n=1, cutoff=0.6)
