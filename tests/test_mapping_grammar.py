@@ -160,6 +160,9 @@ SEMANTIC = [
      "default_by and default_from name known canonical fields"),
     ({"field": "model.attention_dropout", "key": "a", "default_from": "model.hidden_dropout", "default": 0.1},
      "an absent key's value comes from default_by / default_from, or from default or omit"),
+    ({"field": "parallel.zero_stage", "key": "s", "enum": {0: 0}, "types": {"dict": {"error": "e"}}}, "types names null or list"),
+    ({"field": "parallel.zero_stage", "key": "s", "enum": {0: 0}, "types": {"list": {"error": "e", "extension": "x"}}},
+     "each of types is {error: message} or {extension: reason}, not both"),
 ]
 
 
