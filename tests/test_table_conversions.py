@@ -1,6 +1,6 @@
 """Table rules that replaced formulas (issue 19): DeepSpeed's ZeRO stage (an `enum` with `types`,
-in the DeepSpeed and NeoX tables), each rule's reading and writing with real values, and translations
-that go through it."""
+in the DeepSpeed and NeoX tables) and NeoX's gradient clipping (`overridden_by` with `as_is` and
+`through`): each rule's reading and writing with real values, and translations that go through it."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import yaml
 
 from translator.api import translate
 from translator.errors import InputError
-from translator.formula import Extension, Formula
+from translator.formula import Approx, Extension, Formula
 from translator.mapping import load_table
 from translator.report import Status
 
@@ -83,3 +83,62 @@ def test_zero_stage_end_to_end(tmp_path: Path) -> None:
 def test_zero_stage_from_neox_to_deepspeed() -> None:
     done = translate([str(PYTHIA)], "neox", "deepspeed", world_size=8, set_values={"parallel.zero_stage": 2})
     assert json.loads(done.dump())["zero_optimization"]["stage"] == 2
+
+
+# ---- NeoX's gradient clipping: 1.0 is not passed on; deepspeed_extra_args overrides ------------
+
+TRAP = ("NeoX only passes gradient_clipping to DeepSpeed when it is not 1.0; its pinned DeeperSpeed then defaults "
+        "to 0.0, so the NeoX run had no clipping at all. Kept 1.0 as written; give --set optim.grad_clip=0 to "
+        "reproduce the run exactly")
+
+
+def test_neox_grad_clip_reads_the_trap_and_the_override() -> None:
+    clip = _rule_formula("neox", "optim.grad_clip")
+    read = clip.read
+    assert read(gradient_clipping=0.5, deepspeed_extra_args_gradient_clipping=None) == 0.5
+    assert read(gradient_clipping=0.0, deepspeed_extra_args_gradient_clipping=None) == 0.0
+    assert read(gradient_clipping=None, deepspeed_extra_args_gradient_clipping=None) is None
+    for one in (1.0, 1):
+        assert read(gradient_clipping=one, deepspeed_extra_args_gradient_clipping=None) == Approx(one, TRAP)
+    # NeoX compares with 1.0 exactly: a value that merely rounds to it is passed on
+    assert read(gradient_clipping=1.0000000001, deepspeed_extra_args_gradient_clipping=None) == 1.0000000001
+    # deepspeed_extra_args is merged last: DeepSpeed gets exactly its value, whatever gradient_clipping says
+    assert read(gradient_clipping=1.0, deepspeed_extra_args_gradient_clipping=1.0) == 1.0
+    assert read(gradient_clipping=0.5, deepspeed_extra_args_gradient_clipping=3) == 3
+    assert read(gradient_clipping=None, deepspeed_extra_args_gradient_clipping=0.0) == 0.0
+
+
+def test_neox_grad_clip_writes_one_through_deepspeed_extra_args() -> None:
+    clip = _rule_formula("neox", "optim.grad_clip")
+    assert clip.write(value=1.0) == {"deepspeed_extra_args_gradient_clipping": 1.0}
+    assert clip.write(value=0.5) == {"gradient_clipping": 0.5}
+    assert clip.write(value=0.0) == {"gradient_clipping": 0.0}
+    assert clip.write(value=1.0000000001) == {"gradient_clipping": 1.0000000001}
+    rule = load_table("neox").rules_for_field("optim.grad_clip")[0]
+    assert rule.default == 1.0 and rule.always and rule.also == ("deepspeed_extra_args.gradient_clipping",)
+
+
+def test_neox_grad_clip_end_to_end(tmp_path: Path) -> None:
+    """Pythia's gradient_clipping 1.0 reaches DeepSpeed with the trap said; written back to NeoX it
+    goes through deepspeed_extra_args; a DeepSpeed clip of 0.5 is NeoX's gradient_clipping; an
+    override in deepspeed_extra_args wins."""
+    assert yaml.safe_load(PYTHIA.read_text())["gradient_clipping"] == 1.0
+    to_ds = translate([str(PYTHIA)], "neox", "deepspeed", world_size=8)
+    assert json.loads(to_ds.dump())["gradient_clipping"] == 1.0
+    entry = _entry(to_ds, "gradient_clipping")
+    assert entry.status is Status.LOSSY and entry.detail == TRAP
+    back = yaml.safe_load(translate([str(PYTHIA)], "neox", "neox", world_size=8).dump())
+    assert back["gradient_clipping"] == 1.0 and "deepspeed_extra_args" not in back  # carried as written
+    ds = tmp_path / "ds.json"
+    ds.write_text(json.dumps({"train_batch_size": 16, "train_micro_batch_size_per_gpu": 2, "gradient_clipping": 0.5}))
+    neox = yaml.safe_load(translate([str(ds)], "deepspeed", "neox", world_size=8).dump())
+    assert neox["gradient_clipping"] == 0.5 and "deepspeed_extra_args" not in neox
+    ds.write_text(json.dumps({"train_batch_size": 16, "train_micro_batch_size_per_gpu": 2, "gradient_clipping": 1.0}))
+    neox = yaml.safe_load(translate([str(ds)], "deepspeed", "neox", world_size=8).dump())
+    assert neox["deepspeed_extra_args"] == {"gradient_clipping": 1.0} and "gradient_clipping" not in neox
+    tree = yaml.safe_load(PYTHIA.read_text())
+    tree["deepspeed_extra_args"] = {"gradient_clipping": 0.25}
+    path = tmp_path / "over.yml"
+    path.write_text(yaml.safe_dump(tree))
+    over = translate([str(path)], "neox", "deepspeed", world_size=8)
+    assert json.loads(over.dump())["gradient_clipping"] == 0.25 and over.ir.get("optim.grad_clip") == 0.25

@@ -117,6 +117,8 @@ def _renamed(table: str, where: str, raw: dict[str, Any], fields: tuple[str, ...
             k in raw for k in ("invert", "enum", "scale", "with")):  # fmt: skip
         raise _fail(table, where, f"{', '.join(k for k in _MODIFIERS if k in raw)} modifies a rename: one key, one "
                                   "field (and overridden_by's key as its one `also`)")  # fmt: skip
+    if over and ("values" in over) == bool(over.get("as_is")):
+        raise _fail(table, where, "overridden_by gives values (what its key's values decide) or as_is: true (each decides, as it is)")
     if over and bool(over.get("keeps")) != bool(over.get("unknown")):
         raise _fail(table, where, "overridden_by's keeps (the key's other values) and unknown (the message for the rest) go together")
     if "written_with" in raw and raw["written_with"]["field"] not in catalogue():
