@@ -150,6 +150,8 @@ def _enum(table: str, where: str, raw: dict[str, Any], fields: tuple[str, ...], 
         raise _fail(table, where, "warn_values names values of the enum")
     if set(raw.get("types") or {}) - {"null", "list"}:
         raise _fail(table, where, "types names null or list")
+    if "null" in (raw.get("types") or {}) and "default" not in raw:
+        raise _fail(table, where, "types' null needs the rule's default (without one an absent key reads as null too)")
     if any(len(what) > 1 for what in (raw.get("unknown") or {}, *(raw.get("types") or {}).values())):
         raise _fail(table, where, "unknown and each of types is {error: message} or {extension: reason}, not both")
     if bool(raw.get("nearest")) != bool(raw.get("nearest_reason")):

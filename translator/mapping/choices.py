@@ -153,7 +153,7 @@ _NONE: Any = object()
 
 
 def _outside(what: dict[str, str], raw: Any) -> Extension:
-    """A value the enum names not: an extension ({extension: reason}) or bad input ({error: message})."""
+    """A value outside the enum's names: an extension ({extension: reason}) or bad input ({error: message})."""
     if "extension" in what:
         return Extension(what["extension"].format(value=raw))
     raise ValueError(what["error"].format(value=raw))

@@ -194,5 +194,3 @@ class DeepspeedPrecision:
         if value == "cbf16":
             return {"bf16_enabled": Approx(True, "cbfloat16 is Cerebras-only; bf16 is the closest DeepSpeed mode")}
         return {"fp16_enabled": False}
-
-
