@@ -160,6 +160,14 @@ SEMANTIC = [
      "default_by and default_from name known canonical fields"),
     ({"field": "model.attention_dropout", "key": "a", "default_from": "model.hidden_dropout", "default": 0.1},
      "an absent key's value comes from default_by / default_from, or from default or omit"),
+    ({"field": "parallel.zero_stage", "key": "s", "enum": {0: 0}, "types": {"dict": {"error": "e"}}}, "types names null or list"),
+    ({"field": "optim.grad_clip", "key": "c", "also": ["o"], "overridden_by": {"key": "o", "values": {1: 1.0}, "as_is": True}},
+     r"overridden_by gives values \(what its key's values decide\) or as_is"),
+    ({"field": "optim.grad_clip", "key": "c", "also": ["o"], "overridden_by": {"key": "o"}}, "overridden_by gives values"),
+    ({"field": "parallel.zero_stage", "key": "s", "enum": {0: 0}, "types": {"null": {"error": "e"}}},
+     "types' null needs the rule's default"),
+    ({"field": "parallel.zero_stage", "key": "s", "enum": {0: 0}, "types": {"list": {"error": "e", "extension": "x"}}},
+     "each of types is {error: message} or {extension: reason}, not both"),
 ]
 
 

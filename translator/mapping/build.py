@@ -104,7 +104,7 @@ def build_rule(table: str, index: int, raw: Any) -> Rule:
     )  # fmt: skip
 
 
-_ENUM_MODIFIERS = ("warn_values", "unknown", "nearest", "unwritable", "reads_as", "extensions")
+_ENUM_MODIFIERS = ("warn_values", "unknown", "nearest", "unwritable", "reads_as", "extensions", "types")
 _MODIFIERS = ("read_when", "off_value", "read_only", "values", "omit", "warn_values", "exponent_of", "default_by",
               "default_from", "overridden_by", "written_with")
 
@@ -117,6 +117,8 @@ def _renamed(table: str, where: str, raw: dict[str, Any], fields: tuple[str, ...
             k in raw for k in ("invert", "enum", "scale", "with")):  # fmt: skip
         raise _fail(table, where, f"{', '.join(k for k in _MODIFIERS if k in raw)} modifies a rename: one key, one "
                                   "field (and overridden_by's key as its one `also`)")  # fmt: skip
+    if over and ("values" in over) == bool(over.get("as_is")):
+        raise _fail(table, where, "overridden_by gives values (what its key's values decide) or as_is: true (each decides, as it is)")
     if over and bool(over.get("keeps")) != bool(over.get("unknown")):
         raise _fail(table, where, "overridden_by's keeps (the key's other values) and unknown (the message for the rest) go together")
     if "written_with" in raw and raw["written_with"]["field"] not in catalogue():
@@ -146,8 +148,12 @@ def _enum(table: str, where: str, raw: dict[str, Any], fields: tuple[str, ...], 
     pairs = dict(raw["enum"])
     if any(name not in pairs for name in raw.get("warn_values", {})):
         raise _fail(table, where, "warn_values names values of the enum")
-    if len(raw.get("unknown") or {}) > 1:
-        raise _fail(table, where, "unknown is {error: message} or {extension: reason}, not both")
+    if set(raw.get("types") or {}) - {"null", "list"}:
+        raise _fail(table, where, "types names null or list")
+    if "null" in (raw.get("types") or {}) and "default" not in raw:
+        raise _fail(table, where, "types' null needs the rule's default (without one an absent key reads as null too)")
+    if any(len(what) > 1 for what in (raw.get("unknown") or {}, *(raw.get("types") or {}).values())):
+        raise _fail(table, where, "unknown and each of types is {error: message} or {extension: reason}, not both")
     if bool(raw.get("nearest")) != bool(raw.get("nearest_reason")):
         raise _fail(table, where, "nearest and nearest_reason go together")
     reads = raw.get("reads_as") or {}
@@ -158,7 +164,8 @@ def _enum(table: str, where: str, raw: dict[str, Any], fields: tuple[str, ...], 
     more = choices.EnumModifiers(dict(raw.get("warn_values") or {}), dict(raw.get("unknown") or {}),
                                  dict(raw.get("nearest") or {}), dict(why) if isinstance(why, dict) else str(why),
                                  dict(raw.get("unwritable") or {}), dict(reads.get("values") or {}), when,
-                                 dict(raw.get("extensions") or {}))  # fmt: skip
+                                 dict(raw.get("extensions") or {}),
+                                 {kind: dict(what) for kind, what in (raw.get("types") or {}).items()})  # fmt: skip
     return choices.enum(fields[0], raw["key"], pairs, bool(raw.get("case_insensitive")), more)
 
 

@@ -65,7 +65,9 @@ class EnumModifiers(NamedTuple):
     template or {canonical: template, otherwise: template}), `unwritable` ({reason: template,
     lossy: bool}: a canonical value with no name) and `reads_as` (canonical values that mean another
     while other fields have these values: read as it, and written by its name when they have none of
-    their own; Adam without weight decay is AdamW's algorithm)."""
+    their own; Adam without weight decay is AdamW's algorithm) and `types` ({null or list: {error:
+    template} or {extension: template}}: what a value of that type reads as, since no name of the enum
+    is one: DeepSpeed's autotuner takes a list as the values to try, its config refuses a null)."""
 
     warn: dict[Any, str] = {}
     unknown: dict[str, str] = {}
@@ -75,6 +77,7 @@ class EnumModifiers(NamedTuple):
     reads_as: dict[Any, Any] = {}  # {canonical: canonical read instead while `reads_when` holds}
     reads_when: dict[str, tuple[Any, ...]] = {}  # {field: its values}, as a rule's `when`
     extensions: dict[Any, str] = {}
+    types: dict[str, dict[str, str]] = {}  # {"null" or "list": {error: template} or {extension: template}}
 
     def args(self) -> list[str]:
         """The arguments for the fields `reads_when` looks at."""
@@ -98,6 +101,9 @@ def enum(field: str, key: str, pairs: dict[Any, Any], case_insensitive: bool, ex
 
     def read(**kw: Any) -> Any:
         raw = kw[arg]
+        typed = extra.types.get("null" if raw is None else "list" if isinstance(raw, list) else "")
+        if typed:
+            return _outside(typed, raw)
         if raw is None and None not in pairs:  # (a key written null reads as the enum's null, if it has one)
             return None
         own = next((why for fw, why in extra.extensions.items() if same_value(folded(fw), folded(raw))), None)
@@ -105,10 +111,8 @@ def enum(field: str, key: str, pairs: dict[Any, Any], case_insensitive: bool, ex
             return Extension(own.format(value=raw))
         name = next((fw for fw in pairs if same_value(folded(fw), folded(raw))), _NONE)
         if name is _NONE:
-            if "extension" in extra.unknown:
-                return Extension(extra.unknown["extension"].format(value=raw))
-            if "error" in extra.unknown:
-                raise ValueError(extra.unknown["error"].format(value=raw))
+            if extra.unknown:
+                return _outside(extra.unknown, raw)
             raise ValueError(f"unknown value {raw!r}; expected one of {', '.join(str(f) for f in pairs)}")
         why = next((w for fw, w in extra.warn.items() if same_value(fw, name)), "")
         value = pairs[name]
@@ -138,6 +142,7 @@ def enum(field: str, key: str, pairs: dict[Any, Any], case_insensitive: bool, ex
     parts = [", ".join(f"{fw}={canonical}" for fw, canonical in pairs.items())] + [f"{w} doubtful" for w in extra.warn]
     parts += [f"{n}: extension" for n in extra.extensions] + [f"other names: {kind}" for kind in extra.unknown]
     parts += [f"{c} as {fw}" for c, fw in extra.nearest.items()] + ["other values not written"] * bool(extra.unwritable)
+    parts += [f"a {kind}: {next(iter(what))}" for kind, what in extra.types.items()]
     parts += [f"{a} means {b} when {', '.join(extra.reads_when)} allow" for a, b in extra.reads_as.items()]
     # the reading looks at reads_as' fields only when a name reads as one of its values (NeoX's never do)
     reading = extra.args() if any(v in extra.reads_as for v in pairs.values()) else []
@@ -145,3 +150,10 @@ def enum(field: str, key: str, pairs: dict[Any, Any], case_insensitive: bool, ex
 
 
 _NONE: Any = object()
+
+
+def _outside(what: dict[str, str], raw: Any) -> Extension:
+    """A value outside the enum's names: an extension ({extension: reason}) or bad input ({error: message})."""
+    if "extension" in what:
+        return Extension(what["extension"].format(value=raw))
+    raise ValueError(what["error"].format(value=raw))

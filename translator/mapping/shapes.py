@@ -187,12 +187,15 @@ def renamed(
         if extra.base and value is not None:
             value = _power(key, extra.base, value)
         warning = next((why for framework, why in extra.warn.items() if raw is not None and same_value(raw, framework)), "")
+        warning = warning or _through(extra.over, raw)  # a value the framework passes on only through the other key
         return Approx(value, warning) if warning else value
 
     def write(**kw: Any) -> Any:
         value = kw["value"]
         if read_only:
             raise Unexpressible(read_only.replace("{value}", short(value)))
+        if _through(extra.over, value):  # the rule's key cannot pass it on: written where the framework takes it
+            return {ident(extra.over["key"]): value}
         if extra.needs:  # written only beside another field's value (NeoX's save, with a checkpoint interval)
             other = kw[f"with_{field_ident(extra.needs['field'])}"]
             if other is None:
@@ -214,6 +217,7 @@ def renamed(
     parts += [f"{extra.base}**key"] * bool(extra.base)
     parts += [f"absent: by {n}" for n in extra.by] + [f"absent: {extra.source}"] * bool(extra.source)
     parts += [f"{extra.over['key']} overrides" for _ in [extra.over] if extra.over]
+    parts += [f"{short(v)} through {extra.over['key']}" for v in (extra.over or {}).get("through", {})]
     parts += [f"written with {extra.needs['field']}" for _ in [extra.needs] if extra.needs]
     writing = [f"with_{field_ident(extra.needs['field'])}"] if extra.needs else []
     return _formula("; ".join(parts), read, [arg, *gates, *extra.args()], write, ["value", *writing])
@@ -225,7 +229,8 @@ class Modifiers(NamedTuple):
     (the key is the exponent: the field is base ** key), `default_by` and `default_from` (an absent
     key's value depends on other fields: Cerebras' attention_dropout_rate), `overridden_by` (another
     key of the rule whose values decide the field whatever the key says: NeoX's mlp_type: llama, an
-    MLP without biases) and `written_with` (the key is written only beside another field's value:
+    MLP without biases; with `as_is` its every value decides, and `through` names values the key cannot
+    pass on, written through the overriding key: NeoX's gradient_clipping 1.0) and `written_with` (the key is written only beside another field's value:
     NeoX refuses `save` without checkpoint_factor)."""
 
     omit: list[Any] = []
@@ -233,7 +238,7 @@ class Modifiers(NamedTuple):
     base: int = 0
     by: dict[str, dict[Any, Any]] = {}  # default_by: {field: {its value: the key's default}}
     source: str = ""  # default_from: the field whose value an absent key has otherwise
-    over: dict[str, Any] = {}  # overridden_by: {key, values: {its value: the field's}, reasons, keeps, unknown}
+    over: dict[str, Any] = {}  # overridden_by: {key, values: {its value: the field's} or as_is, reasons, keeps, unknown, through}
     needs: dict[str, Any] = {}  # written_with: {field, unless: [its values], reason}
 
     def args(self) -> list[str]:
@@ -249,6 +254,8 @@ def _overridden(over: dict[str, Any], raw: Any) -> Any:
     """The field's value an overriding key's value decides (an Approx with its reason), or _NOT."""
     if raw is None:
         return _NOT
+    if over.get("as_is"):  # every value decides, as it is (NeoX's deepspeed_extra_args, merged last)
+        return raw
     for value, meaning in over["values"].items():
         if same_value(raw, value):
             why = (over.get("reasons") or {}).get(value, "")
@@ -256,6 +263,14 @@ def _overridden(over: dict[str, Any], raw: Any) -> Any:
     if "keeps" in over and not any(same_value(raw, v) for v in over["keeps"]):
         raise ValueError(over["unknown"].format(value=raw))
     return _NOT
+
+
+def _through(over: dict[str, Any], value: Any) -> str:
+    """Why the rule's key cannot pass `value` on (overridden_by's `through`: the framework drops it
+    there, the overriding key carries it), or "". Compared exactly, as the framework compares."""
+    if value is None or isinstance(value, bool):
+        return ""
+    return next((why for dropped, why in (over.get("through") or {}).items() if value == dropped), "")
 
 
 def _default_of(extra: Modifiers, kw: dict[str, Any]) -> Any:

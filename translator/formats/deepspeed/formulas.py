@@ -194,21 +194,3 @@ class DeepspeedPrecision:
         if value == "cbf16":
             return {"bf16_enabled": Approx(True, "cbfloat16 is Cerebras-only; bf16 is the closest DeepSpeed mode")}
         return {"fp16_enabled": False}
-
-
-@formula("deepspeed.zero_stage")
-class DeepspeedZeroStage:
-    """zero_optimization.stage 0-3; a list of stages or "all" is the autotuner's search space."""
-
-    @staticmethod
-    def read(zero_optimization_stage: Any) -> Any:
-        stage = zero_optimization_stage
-        if isinstance(stage, list) or stage == "all":
-            return Extension("a search space for DeepSpeed's autotuner, which picks the ZeRO stage at run time")
-        if isinstance(stage, bool) or not isinstance(stage, int) or not 0 <= stage <= 3:
-            raise ValueError(f"zero_optimization.stage must be 0, 1, 2 or 3, got {stage!r}")
-        return stage
-
-    @staticmethod
-    def write(value: int) -> dict[str, Any]:
-        return {"zero_optimization_stage": value}

@@ -1,4 +1,4 @@
-"""GPT-NeoX formulas: gradient clipping, batch and precision (the lr schedule: schedule.py)."""
+"""GPT-NeoX formulas: batch and precision (the lr schedule: schedule.py)."""
 
 from __future__ import annotations
 
@@ -7,33 +7,6 @@ from typing import Any
 from ...batch_split import ranks, split, written
 from ...formula import Approx, formula
 from ..deepspeed.formulas import DEEPSPEED_BATCH_KEYS
-
-
-@formula("neox.grad_clip")
-class NeoxGradClip:
-    """NeoX forwards gradient_clipping to DeepSpeed only when it differs from NeoX's default 1.0."""
-
-    TRAP = (
-        "NeoX only passes gradient_clipping to DeepSpeed when it is not 1.0; its pinned DeeperSpeed "
-        "then defaults to 0.0, so the NeoX run had no clipping at all. Kept 1.0 as written; "
-        "give --set optim.grad_clip=0 to reproduce the run exactly"
-    )
-
-    @staticmethod
-    def read(gradient_clipping: float | None, deepspeed_extra_args_gradient_clipping: float | None = None) -> Any:
-        if deepspeed_extra_args_gradient_clipping is not None:  # merged last: DeepSpeed gets exactly this
-            return float(deepspeed_extra_args_gradient_clipping)
-        if gradient_clipping is None:
-            return None
-        if float(gradient_clipping) == 1.0:
-            return Approx(float(gradient_clipping), NeoxGradClip.TRAP)
-        return float(gradient_clipping)
-
-    @staticmethod
-    def write(value: float) -> dict[str, Any]:
-        if float(value) == 1.0:  # the only place NeoX forwards a clip of 1.0 from
-            return {"deepspeed_extra_args_gradient_clipping": 1.0}
-        return {"gradient_clipping": float(value)}
 
 
 @formula("neox.batch")
