@@ -64,6 +64,14 @@ def test_neox_accumulation_added_for_a_cerebras_batch_is_reported_and_diff_says_
     data = json.loads(runner.invoke(main, ["diff", str(source), str(out), "--report", str(report), "--json"]).stdout)
     (only_b,) = [c for c in data["not_expressible_in_both"] if c["a"] is None]
     assert only_b["field"] == "batch.grad_accum" and only_b["b"] == 1 and only_b["report"] == ["defaulted"]
+    # a batch counts it with the file's statuses (8 defaulted: 7 of Model Zoo's defaults, and this one)
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "a.yaml").write_text(CEREBRAS)
+    assert runner.invoke(main, ["batch", "cerebras2neox", str(folder), "-o", str(tmp_path / "out"), "-j", "1"]).exit_code == 0
+    counts = json.loads((tmp_path / "out" / "neoconv-report.json").read_text())["files"][0]["counts"]
+    assert counts["defaulted"] == 8 == 1 + sum(e["status"] == "defaulted" and e["kind"] == "default_written"
+                                               for e in json.loads(report.read_text())["entries"])  # fmt: skip
     # without the report, diff cannot tell who added it, and says no more than it knows
     bare = runner.invoke(main, ["diff", str(source), str(out)]).stdout
     assert "only-B   batch.grad_accum: 1 (train_batch_size, gradient_accumulation_steps) (Cerebras Model Zoo holds" in bare
