@@ -98,7 +98,8 @@ class DiffResult:
             value, keys, where = (c.a, c.a_keys, "A") if c.a is not None else (c.b, c.b_keys, "B")
             # what the report says became of A's setting, or of the value B got that A has no key for
             # (NeoX's accumulation, added for a Cerebras source)
-            lines.append(f"only-{where}   {c.field}: {value!r}{side(keys)} ({c.unheld or 'the other format cannot express it'}){said(c)}")
+            why = c.unheld or "the other format cannot express it"
+            lines.append(f"only-{where}   {c.field}: {value!r}{side(keys)} ({why}){said(c)}")
         for where, leaves in self.extensions.items():
             for leaf, value in leaves.items():
                 lines.append(f"extension {where} {leaf}: {value!r}")
@@ -249,9 +250,9 @@ def only_b_unheld(a: Ingested, b: Ingested) -> list[FieldChange]:
     for name, vb in b.ir.fields.items():
         if name in held or vb.value is None or vb.origin is Origin.DEFAULT or a.ir.get(name) is not None:
             continue
-        how = special.get(name)
-        if how == "summary" or (how is not None and how.startswith("covered:") and (a.ir.fields.get(how[8:]) or b.ir.fields.get(how[8:]))):
-            continue
+        how = special.get(name) or ""
+        if how == "summary" or (how.startswith("covered:") and (a.ir.fields.get(how[8:]) or b.ir.fields.get(how[8:]))):
+            continue  # compared through another field, as diff_ir does
         found.append(FieldChange(name, None, vb.value, (), _keys(vb, aliases), unheld=unheld(name, fa) if fa != fb else ""))
     return found
 

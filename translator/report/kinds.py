@@ -267,7 +267,8 @@ KINDS: dict[str, Kind] = {
         f"{nested(v['reason'])}",
     ),
     "added_for_target": Kind(
-        "a value the target needs that the source does not state, added so the target runs the same (the writer's or the table's reason)",
+        "a value the target needs that the source does not state, added so the target runs the same (the writer's or "
+        "the table's reason)",
         _added_for_target,
     ),
     "target_value": Kind(
