@@ -135,6 +135,20 @@ def test_cerebras_const_keys_are_entries(pythia160m: Path) -> None:
     assert "correct_bias" not in sgd.config["optimizer"] and set(_added(sgd)) == {"model.attention_type"}
 
 
+def test_a_model_name_the_trainer_layout_needs_and_a_legacy_file_never_gave() -> None:
+    # Model Zoo 2.4+ builds the model trainer.init.model.name gives; a legacy file names none
+    result = translate(FIXTURES / "inputs" / "cerebras" / "llama-warmup-cosine.yaml", "cerebras", "cerebras", layout="trainer")
+    assert result.config["trainer"]["init"]["model"]["name"] == "llama"
+    entry = _added(result)["trainer.init.model.name"]
+    assert entry.status is Status.DEFAULTED and entry.fields == ("model.family",)
+    assert entry.detail == ("not in the source, added for Cerebras Model Zoo: wrote trainer.init.model.name='llama' (Model "
+                            "Zoo 2.4.0+ builds the model its name gives; the source names none: inferred from the block "
+                            "structure)")  # fmt: skip
+    # a trainer file that names its model: nothing added
+    again = translate(FIXTURES / "inputs" / "cerebras" / "llama-trainer.yaml", "cerebras", "cerebras", layout="trainer")
+    assert _added(again) == {}
+
+
 def test_veomni_config_path_points_at_the_architecture_written_beside(pythia160m: Path) -> None:
     result = translate(pythia160m, "neox", "veomni", world_size=8, output="run.yaml")
     assert result.config["model"]["config_path"] == "run.config.json" and "run.config.json" in result.side_files
