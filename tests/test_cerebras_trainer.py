@@ -44,7 +44,11 @@ def test_every_legacy_file_migrates_to_the_trainer_layout(path: Path) -> None:
     assert_report_covers(result, path)
     # every leaf is carried, or dropped because the trainer layout (and Cerebras' converter) has no place for it;
     # a family's own precision default (not in the file) is written for the trainer, whose default differs
+    # and the model name Model Zoo 2.4+ builds the model from, which no legacy file gives, is said as added
     for entry in result.report.entries:
+        if entry.status is Status.DEFAULTED:
+            assert entry.kind == "added_for_target" and entry.target_key == "trainer.init.model.name", entry
+            continue
         assert entry.status in (Status.EXACT, Status.CONVERTED, Status.UNKNOWN, Status.DROPPED), entry
         if entry.status is Status.DROPPED:
             assert "convert_legacy_params_to_trainer_params" in entry.detail or "ignores" in entry.detail

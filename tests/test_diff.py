@@ -105,5 +105,17 @@ def test_diff_speaks_the_users_keys_and_the_reports_statuses(runner, tmp_path: P
     shown = runner.invoke(main, ["diff", str(trainer), str(out), "--report", str(report)]).stdout
     assert "changed  schedule.phases: lrs differ by up to 1.5e-07 (first at step 0)  [report: lossy]" in shown
     # what B cannot hold is shown with what the report said of it, like every other difference
-    assert "only-A   model.vocab_size: 32000 (trainer.init.model.vocab_size) (the other format cannot express it)  [report: dropped]" in shown
+    assert ("only-A   model.vocab_size: 32000 (trainer.init.model.vocab_size) (GPT-NeoX holds no value for it: NeoX pads the "
+            "tokenizer's vocabulary at run time (make_vocab_size_divisible_by x model_parallel_size): give the tokenizer "
+            "files)  [report: dropped]") in shown
+    # and what only B has: the values the NeoX writer added so that NeoX loads the file, which Cerebras
+    # has no value for (it accumulates by itself; it has no ZeRO), named by the report as added
+    assert ("only-B   batch.grad_accum: 1 (train_batch_size, gradient_accumulation_steps) (Cerebras Model Zoo holds no "
+            "value for it: Cerebras accumulates gradients automatically; the global batch is what carries over)  "
+            "[report: defaulted]") in shown
+    assert ("only-B   parallel.zero_stage: 0 (zero_optimization.stage) (Cerebras Model Zoo holds no value for it: "
+            "Cerebras weight streaming has no ZeRO sharding)  [report: defaulted]") in shown
+    grad_accum = next(c for c in data["not_expressible_in_both"] if c["field"] == "batch.grad_accum")
+    assert grad_accum["a"] is None and grad_accum["b"] == 1 and grad_accum["report"] == ["defaulted"]
+    assert grad_accum["not_held"].startswith("Cerebras Model Zoo holds no value for it: Cerebras accumulates")
     assert "A (trainer.init.schedulers): linear 0 -> 0.0003 (2000 steps); cosine 0.0003 -> 3e-05 (474837 steps)" in shown

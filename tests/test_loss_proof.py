@@ -100,6 +100,9 @@ def unnamed_differences(paths: list[Path], src: str, dst: str, tmp: Path, report
     for name, text in result.side_files.items():
         (tmp / name).write_text(text)
     named = {name for e in result.report.entries if e.status in NAMING for name in e.fields}
+    # a value only the output has (a field the source leaves unsaid, or one its format has no key for:
+    # NeoX's accumulation for a Cerebras source) is named as lost, or as written though not in the source
+    added = named | {name for e in result.report.entries if e.status is Status.DEFAULTED for name in e.fields}
     netted = [e.fields for e in result.report.entries if "reads back as" in e.detail]
     try:
         back = read_ir([str(out)], dst)
@@ -110,7 +113,9 @@ def unnamed_differences(paths: list[Path], src: str, dst: str, tmp: Path, report
         return ([] if said else [f"output unreadable and the report does not say so: {exc}"]), netted
     before = read_ir([str(p) for p in paths], result.report.source["format"], world_size=options.get("world_size"))
     found = diff_ir(before, back)
-    unnamed = [f"{c.field}: {c.a!r} -> {c.b!r}" for c in (*found.changed, *found.only_a, *found.only_b) if c.field not in named]
+    only_b = [*found.only_b, *(c for c in found.inexpressible if c.a is None)]
+    unnamed = [f"{c.field}: {c.a!r} -> {c.b!r}" for c in (*found.changed, *found.only_a) if c.field not in named]
+    unnamed += [f"{c.field}: only in the output, {c.b!r}" for c in only_b if c.field not in added]
     return unnamed, netted
 
 

@@ -150,6 +150,19 @@ EXAMPLES: dict[str, dict[str, Any]] = {
             "values": {"reason": "the first step gets the warmup start 0 (the other steps agree)"},
         },
     },
+    "added_for_target": {
+        "title": "GPT-NeoX",
+        "written": {"gradient_accumulation_steps": 1},
+        "why": "NeoX needs it to load the config: the global batch is the micro batch x data-parallel size",
+    },
+    "target_value": {
+        "title": "DeepSpeed",
+        "field": "batch.grad_accum",
+        "value": 1,
+        "keys": ["train_batch_size"],
+        "source": "Cerebras Model Zoo",
+        "why": "Cerebras accumulates gradients automatically; the global batch is what carries over",
+    },
     "needs_value": {"field": "model.seq_length", "hint": None, "elsewhere": None},
     "set_written": {"field": "train.steps", "value": 1000},
     "used_to_derive": {"fields": ["parallel.data_parallel_size"]},
@@ -218,6 +231,10 @@ RENDERED = [
                          "data-parallel size (--world-size) is not known here"),
     ("derived_not_kept", "GPT-NeoX schedule.warmup_type='linear_clamped' (derived from other settings) is not kept: the first "
                          "step gets the warmup start 0 (the other steps agree)"),
+    ("added_for_target", "not in the source, added for GPT-NeoX: wrote gradient_accumulation_steps=1 (NeoX needs it to load "
+                         "the config: the global batch is the micro batch x data-parallel size)"),
+    ("target_value", "DeepSpeed runs with batch.grad_accum=1 (from train_batch_size): Cerebras Model Zoo has no value for it "
+                     "(Cerebras accumulates gradients automatically; the global batch is what carries over)"),
     ("needs_value", "give it with --set model.seq_length=VALUE"),
     ("set_written", "= 1000"),
     ("used_to_derive", "used to derive parallel.data_parallel_size"),

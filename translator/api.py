@@ -346,7 +346,8 @@ def _report_written(report: Report, written: WriteResult) -> None:
     for extra in written.extra_entries:
         if extra.status is Status.MISSING and extra.target_key in said_missing:
             continue  # the table already says the key is missing, and why
-        report.add(extra.source_key, extra.target_key, extra.status, extra.detail, extra.fields)
+        report.entries.append(Entry(extra.source_key, extra.target_key, extra.status, extra.detail, extra.fields,
+                                    extra.kind, extra.values))  # fmt: skip
     moved, reshaped, place_of = written.target_paths, written.reshaped, written.place_of
     if moved or place_of:
 

@@ -24,6 +24,7 @@ class FieldChange:
     b_keys: tuple[str, ...]
     report: tuple[str, ...] | None = None  # statuses of the translation report's entries about the field
     difference: tuple[float, int] | None = None  # a schedule's: the largest lr difference and its first step
+    unheld: str = ""  # a field one side's format has no key for: which format, and its table's reason
 
     def to_json(self) -> dict[str, Any]:
         out = {"field": self.field, "a": self.a, "b": self.b, "a_keys": list(self.a_keys), "b_keys": list(self.b_keys)}
@@ -31,14 +32,18 @@ class FieldChange:
             out["difference"] = {"lr": self.difference[0], "step": self.difference[1]}
         if self.report is not None:
             out["report"] = list(self.report)
+        if self.unheld:
+            out["not_held"] = self.unheld
         return out
 
     def named(self) -> bool:
-        """The report names this difference as something lost (lossy, dropped, missing, unknown)."""
-        return bool(self.report and set(self.report) & NAMING)
+        """The report names this difference: as something lost (lossy, dropped, missing, unknown), or,
+        a value only B has, as one the translation wrote that the source did not state (defaulted)."""
+        return bool(self.report and set(self.report) & (NAMING_ADDED if self.a is None else NAMING))
 
 
 NAMING = frozenset({"lossy", "dropped", "missing", "unknown"})
+NAMING_ADDED = NAMING | {"defaulted"}  # what names a value only the translation's output has
 
 
 @dataclass
@@ -91,10 +96,10 @@ class DiffResult:
             lines.append(f"added    {c.field}: {c.b!r}{side(c.b_keys)} (not set in A){said(c)}")
         for c in self.inexpressible:
             value, keys, where = (c.a, c.a_keys, "A") if c.a is not None else (c.b, c.b_keys, "B")
-            # A's setting that B cannot hold: what the report says became of it (a value only B can hold is
-            # the target's own, e.g. its ZeRO stage for a Cerebras source)
-            lines.append(f"only-{where}   {c.field}: {value!r}{side(keys)} (the other format cannot express it)"
-                         f"{said(c) if where == 'A' else ''}")  # fmt: skip
+            # what the report says became of A's setting, or of the value B got that A has no key for
+            # (NeoX's accumulation, added for a Cerebras source)
+            why = c.unheld or "the other format cannot express it"
+            lines.append(f"only-{where}   {c.field}: {value!r}{side(keys)} ({why}){said(c)}")
         for where, leaves in self.extensions.items():
             for leaf, value in leaves.items():
                 lines.append(f"extension {where} {leaf}: {value!r}")
@@ -120,6 +125,16 @@ def _keys(value: Any, aliases: dict[str, str]) -> tuple[str, ...]:
 def expressible(fmt: str) -> frozenset[str]:
     table = load_table(fmt)
     return frozenset(f for r in table.rules for f in r.fields if r.key is not None or r.note or r.formula is not None)
+
+
+def unheld(name: str, fmt: str) -> str:
+    """Why a format holds no value of a field: its table's reason (Cerebras has grad_accum_steps, but
+    accumulates by itself: the global batch is what carries over), else that no key of it does."""
+    if fmt == "?":
+        return "the other format cannot express it"
+    table = load_table(fmt)
+    title, why = table.title, table.absent.get(name)
+    return f"{title} holds no value for it: {why}" if why else f"no key of {title} holds it"
 
 
 @lru_cache(maxsize=None)
@@ -197,6 +212,7 @@ def diff_ir(a: Ingested, b: Ingested, *, rtol: float = DEFAULT_RTOL, differences
                 (va and va.origin is not Origin.DEFAULT) or (vb and vb.origin is not Origin.DEFAULT)
             ):
                 result.inexpressible.append(change(name, va, vb))
+                result.inexpressible[-1].unheld = unheld(name, fb if name in expressible(fa) else fa)
             continue
         if va is None or va.value is None:
             if vb is not None and vb.value is not None and vb.origin is not Origin.DEFAULT and not _means_absent(name, vb.value, rtol, fields_a):
@@ -221,6 +237,24 @@ def diff_ir(a: Ingested, b: Ingested, *, rtol: float = DEFAULT_RTOL, differences
         if leaves:
             result.extensions[label] = leaves
     return result
+
+
+def only_b_unheld(a: Ingested, b: Ingested) -> list[FieldChange]:
+    """B's values of fields A's format has no key for, that A therefore lacks: the target's own
+    (DeepSpeed runs a lone train_batch_size with accumulation 1; Cerebras accumulates by itself)."""
+    fa = a.source.format if a.source else "?"
+    fb = b.source.format if b.source else "?"
+    held, special = expressible(fa), _special()
+    aliases = b.source.aliases if b.source else {}
+    found = []
+    for name, vb in b.ir.fields.items():
+        if name in held or vb.value is None or vb.origin is Origin.DEFAULT or a.ir.get(name) is not None:
+            continue
+        how = special.get(name) or ""
+        if how == "summary" or (how.startswith("covered:") and (a.ir.fields.get(how[8:]) or b.ir.fields.get(how[8:]))):
+            continue  # compared through another field, as diff_ir does
+        found.append(FieldChange(name, None, vb.value, (), _keys(vb, aliases), unheld=unheld(name, fa) if fa != fb else ""))
+    return found
 
 
 def annotate(result: DiffResult, report: dict[str, Any]) -> None:
@@ -268,5 +302,7 @@ def roundtrip(inputs: list[str], src: str, dst: str, *, rtol: float = DEFAULT_RT
     lost = [c for c in result.changed + result.only_a if c.field not in kept]
     result.changed = [c for c in result.changed if c.field in kept]
     result.only_a = [c for c in result.only_a if c.field in kept]
+    for c in lost:
+        c.unheld = unheld(c.field, dst)
     result.inexpressible.extend(lost)
     return result, there, back

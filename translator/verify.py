@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from .compare import DEFAULT_RTOL
-from .diff import FieldChange, diff_ir, expressible
+from .diff import FieldChange, diff_ir, expressible, only_b_unheld
 from .engine import Ingested, ingest
 from .errors import NeoconvError
 from .ir import Origin, Value
@@ -54,14 +54,30 @@ def verify(report: Report, source: Ingested, back: Ingested, rtol: float = DEFAU
     how many had to be named."""
     result = diff_ir(source, back, rtol=rtol, differences_only=True)
     named = {name for e in report.entries if e.status in NAMING for name in e.fields}
+    # a value only the output has is named by the entry that says it was written (added for the target)
+    added_named = named | {name for e in report.entries if e.status is Status.DEFAULTED for name in e.fields}
     added = 0
     for change in (*result.changed, *result.only_a, *result.only_b):
-        if change.field in named:
+        if change.field in (added_named if change.a is None else named):
             continue
         _name(report, change, source, back.ir.fields.get(change.field), back.raw)
         named.add(change.field)
         added += 1
+    for change in only_b_unheld(source, back):  # the target's own values: said, and no loss
+        # (one the output's keys give: a value derived from what the source has, its --world-size, is not)
+        if change.field not in added_named and back.ir.fields[change.field].source_keys:
+            report.entries.append(_target_value(change, source, back))
     return added
+
+
+def _target_value(change: FieldChange, source: Ingested, back: Ingested) -> Entry:
+    src = source.table.title if source.table else "the source"
+    dst = back.table.title if back.table else "the target"
+    why = source.table.absent.get(change.field, "") if source.table else ""
+    message: Message = ("target_value", {"title": dst, "field": change.field, "value": change.b, "keys": list(change.b_keys),
+                                         "source": src, "why": why})  # fmt: skip
+    keys = tuple(change.b_keys)
+    return said(None, ", ".join(keys) or None, Status.DEFAULTED, (message,), (change.field,), keys)
 
 
 def _name(

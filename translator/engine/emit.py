@@ -98,6 +98,7 @@ class _Emission:
             if rule.is_const:
                 if rule.key and rule.applies(values):
                     out[rule.key] = rule.const
+                    self.extra.append(_const_entry(self.table, rule))
                 continue
             if rule.product and rule.key is None and rule.formula is None and not rule.note:
                 continue  # a relation only: nothing to write (solve.unsolved checks it)
@@ -202,6 +203,16 @@ class _Emission:
             # the source's word on where the value lives wins over the target's own hint
             need: Message = ("needs_value", {"field": rule.fields[0], "hint": rule.hint or None, "elsewhere": elsewhere})
             self.extra.append(said(None, rule.key, Status.MISSING, (need,), rule.fields, (rule.key,) if rule.key else ()))
+
+
+def _const_entry(table: Table, rule: Rule) -> Entry:
+    """A target-only key the table writes with a fixed value: nothing of the source says it, so the
+    report does (a value added for the target, no loss)."""
+    assert rule.key is not None
+    when = ", ".join(f"{k}={'/'.join(map(str, v))}" for k, v in rule.when.items())
+    why = rule.hint or "a key with no canonical field, which the table writes " + (f"when {when}" if when else "for every config")
+    added: Message = ("added_for_target", {"title": table.title, "written": {rule.key: rule.const}, "why": why})
+    return said(None, rule.key, Status.DEFAULTED, (added,), (), (rule.key,))
 
 
 def _unexpressible(exc: Unexpressible) -> Message:

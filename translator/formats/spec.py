@@ -120,6 +120,18 @@ class ExtraEntry:
     detail: str
     fields: tuple[str, ...] = ()
     source_key: str | None = None
+    kind: str = ""  # the message's kind (report/kinds.py) when the writer gives one; `detail` is then rendered
+    values: Mapping[str, Any] | None = None
+
+
+def added_for_target(title: str, key: str, value: Any, why: str, fields: tuple[str, ...] = ()) -> ExtraEntry:
+    """A value the target needs that the source does not state, which the writer adds so the target
+    loads the config and runs the same (NeoX's gradient_accumulation_steps: 1): `defaulted`, as a
+    value the source relied on without saying it, and no loss."""
+    from ..report import Status, render
+
+    values = {"title": title, "written": {key: value}, "why": why}
+    return ExtraEntry(key, Status.DEFAULTED, render("added_for_target", values), fields, None, "added_for_target", values)
 
 
 @dataclass

@@ -74,6 +74,11 @@ def _default_written(v: Values) -> str:
     return f"{v['title']} default {v['field']}={short(v['value'])} (not in the file){tdef}: wrote {shown}"
 
 
+def _added_for_target(v: Values) -> str:
+    shown = ", ".join(f"{k}={short(value)}" for k, value in v["written"].items())
+    return f"not in the source, added for {v['title']}: wrote {shown}" + (f" ({v['why']})" if v.get("why") else "")
+
+
 def _value_lost(v: Values) -> str:
     shown = []
     for item in v["values"]:
@@ -260,6 +265,17 @@ KINDS: dict[str, Kind] = {
         "a value derived from other settings that the target cannot take",
         lambda v: f"{v['title']} {v['field']}={short(v['value'])} (derived from other settings) is not kept: "
         f"{nested(v['reason'])}",
+    ),
+    "added_for_target": Kind(
+        "a value the target needs that the source does not state, added so the target runs the same (the writer's or "
+        "the table's reason)",
+        _added_for_target,
+    ),
+    "target_value": Kind(
+        "the target's own value of a field the source's format has no value for (read back from the output)",
+        lambda v: f"{v['title']} runs with {v['field']}={short(v['value'])}"
+        + (f" (from {_names(v['keys'])})" if v.get("keys") else "")
+        + f": {v['source']} has no value for it" + (f" ({v['why']})" if v.get("why") else ""),
     ),
     "needs_value": Kind(
         "the target needs a value the source does not give",

@@ -15,7 +15,7 @@ from typing import Any
 
 from ...io import dump_yaml, unflatten
 from ...report import Status
-from ..spec import ExtraEntry, WriteContext, WriteResult, Writer
+from ..spec import ExtraEntry, WriteContext, WriteResult, Writer, added_for_target
 from ...history import older
 from .layout import RESIDUE, holds, layout
 from .models import FIRST_NAMED
@@ -61,6 +61,10 @@ class CerebrasWriter(Writer):
             if inferred:
                 why = f"the {other['family']} model's name" if other else "inferred from the block structure"
                 header.append(f"# trainer.init.model.name {name!r} is {why} (legacy configs name no model)")
+                # Model Zoo 2.4+ builds the model its name gives: a value the source never said, in the report too
+                extra.append(added_for_target("Cerebras Model Zoo", "trainer.init.model.name", name, f"Model Zoo "
+                                              f"{FIRST_NAMED}+ builds the model its name gives; the source names none: "
+                                              f"{why}", ("model.family",)))  # fmt: skip
             if other and not other["name"] and "model" in document.get("trainer", {}).get("init", {}):
                 extra.append(ExtraEntry("trainer.init.model.name", Status.MISSING, f"cannot tell the model name: "
                                         f"{other['what']} has no Model Zoo 2.4+ model; add it by hand if a release has one"))  # fmt: skip

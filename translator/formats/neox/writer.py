@@ -1,5 +1,5 @@
 """GPT-NeoX YAML writer: the target leaves as one file, plus what NeoX needs to load it that no
-canonical value gives (said in the header)."""
+canonical value gives (said in the header and, as `defaulted` entries, in the report)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,9 @@ from typing import Any
 
 from ...io import dump_yaml, unflatten
 from ...schema import schema_index
-from ..spec import WriteContext, WriteResult, Writer
+from ..spec import ExtraEntry, WriteContext, WriteResult, Writer, added_for_target
+
+TITLE = "GPT-NeoX"
 
 
 class NeoxWriter(Writer):
@@ -16,8 +18,9 @@ class NeoxWriter(Writer):
     def write(self, leaves: dict[str, Any], ctx: WriteContext) -> WriteResult:
         document = unflatten({key: _typed(key, value) for key, value in leaves.items()})
         added = _loadable(document)
-        header = self.header(document, ctx) + [f"# added for NeoX to load it: {line}" for line in added]
-        return WriteResult(document, header=header)
+        # said twice: in the file for its readers, and in the report, where every difference is named
+        header = self.header(document, ctx) + [f"# added for NeoX to load it: {e.target_key}: {_shown(e)}" for e in added]
+        return WriteResult(document, header=header, extra_entries=added)
 
     def header(self, document: dict[str, Any], ctx: WriteContext) -> list[str]:
         return ["# GPT-NeoX config written by neoconv" + (f" from {ctx.sources}" if ctx.sources else "")]
@@ -39,20 +42,29 @@ def _typed(key: str, value: Any) -> Any:
     return value
 
 
-def _loadable(document: dict[str, Any]) -> list[str]:
+def _shown(entry: ExtraEntry) -> str:
+    values = entry.values or {}
+    value = next(iter(values["written"].values()))
+    return f"{'null' if value is None else value} ({values['why']})"
+
+
+def _loadable(document: dict[str, Any]) -> list[ExtraEntry]:
     """What NeoX needs to load a config that no canonical value gives (NeoXArgs.from_ymls,
-    arguments.py); returns a line per addition for the header."""
-    added: list[str] = []
+    arguments.py), added to the document; an entry per addition for the report (and the header)."""
+    added: list[ExtraEntry] = []
     if "train_batch_size" in document and "gradient_accumulation_steps" not in document:
         # NeoX's accumulation default is 1, not "derive it": with a micro batch that would fail its
         # batch check; null lets NeoX derive it from train_batch_size / micro / data-parallel size
         derive = "train_micro_batch_size_per_gpu" in document
         document["gradient_accumulation_steps"] = None if derive else 1
-        added.append("gradient_accumulation_steps: " + ("null (NeoX derives it from the global and micro batch)"
-                     if derive else "1 (the global batch is the micro batch x data-parallel size)"))  # fmt: skip
+        why = ("NeoX derives it from the global and micro batch" if derive
+               else "the global batch is the micro batch x data-parallel size")  # fmt: skip
+        added.append(added_for_target(TITLE, "gradient_accumulation_steps", document["gradient_accumulation_steps"],
+                                      why, ("batch.grad_accum",)))  # fmt: skip
     bf16 = str(document.get("precision", "")).lower() in ("bfloat16", "bf16") or (document.get("bf16") or {}).get("enabled")
     if bf16 and not isinstance(document.get("zero_optimization"), dict):
-        # NeoX reads zero_optimization["stage"] for bf16 before filling its ZeRO defaults
+        # NeoX reads zero_optimization["stage"] for bf16 before filling its ZeRO defaults; stage 0 shards nothing
         document["zero_optimization"] = {"stage": 0}
-        added.append("zero_optimization: {stage: 0} (NeoX needs a ZeRO block to load a bf16 config)")
+        added.append(added_for_target(TITLE, "zero_optimization.stage", 0, "NeoX needs a ZeRO block to load a bf16 config",
+                                      ("parallel.zero_stage",)))  # fmt: skip
     return added

@@ -15,7 +15,7 @@ from ...io import dump_yaml, flatten, unflatten
 from ...mapping import load_table
 from ...report import Status
 from ..hf import config_json
-from ..spec import ExtraEntry, WriteContext, WriteResult, Writer
+from ..spec import ExtraEntry, WriteContext, WriteResult, Writer, added_for_target
 from .fields import CONFIG_JSON, HF, SECTIONS, fields, hf_keys
 
 
@@ -38,6 +38,8 @@ class VeomniWriter(Writer):
         config = config_json.document(hf) if hf and not same else None
         if config is not None:
             rest["model.config_path"] = name
+            extra.append(added_for_target("VeOmni", "model.config_path", name, "VeOmni reads the architecture from the HF "
+                                          "config.json written beside this file"))  # fmt: skip
         if same:
             _migrate(rest, ctx.source_layout or "nested", layout, amend, extra, moved)
             _fold_margin(rest, ctx.source_shape.get("dyn_bsz_margin"), _release_of(ctx.version, layout), amend)
