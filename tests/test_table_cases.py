@@ -1,0 +1,127 @@
+"""The `cases` shape (schemas/mapping.schema.json): a decision table over several keys that decide one
+field together, on the rules that replaced formula classes (each section names the formula it
+replaced): every case read and written with real values, the errors, the approximations and the
+release boundaries, translations through them, and the tables the shape refuses."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from translator.api import translate
+from translator.errors import InputError, MappingTableError
+from translator.formula import Approx, Unexpressible, ident
+from translator.mapping import Rule, build_rule, load_table
+
+
+def _rule(fmt: str, field: str, layout: str | None = None) -> Rule:
+    rules = load_table(fmt).for_layout(layout).rules_for_field(field)
+    assert len(rules) == 1 and rules[0].shape == "cases"
+    return rules[0]
+
+
+def _read(rule: Rule, given: dict[str, Any], version: str = "") -> Any:
+    """What the rule reads from these key values (every other key absent; no defaults applied)."""
+    assert rule.formula is not None and set(given) <= set(rule.keys)
+    kwargs = {ident(key): given.get(key) for key in rule.keys}
+    if "version" in rule.formula.read_params():
+        kwargs["version"] = version
+    return rule.formula.read(**kwargs)
+
+
+def _write(rule: Rule, value: Any, version: str = "") -> Any:
+    assert rule.formula is not None
+    return rule.formula.write(value=value, **({"version": version} if "version" in rule.formula.write_params() else {}))
+
+
+def _approx(result: Any, value: Any, words: str) -> None:
+    assert isinstance(result, Approx) and result.value == value and words in result.detail, result
+
+
+# ---- DeepSpeed (was deepspeed.precision): fp16 / bf16 / bfloat16 / amp / torch_autocast --------
+
+
+DS = "deepspeed"
+
+
+@pytest.mark.parametrize("given,value", [
+    ({"fp16.enabled": True}, "fp16"),
+    ({"fp16.enabled": False}, "fp32"),
+    ({}, "fp32"),
+    ({"bf16.enabled": True}, "bf16"),
+    ({"bfloat16.enabled": True}, "bf16"),  # the old name
+    ({"fp16.enabled": True, "bf16.enabled": False, "bfloat16.enabled": True}, "fp16"),  # bf16 says no: the old name is not read
+    ({"fp16.enabled": True, "fp16.type": "float16"}, "fp16"),
+])  # fmt: skip
+def test_deepspeed_precision_reads(given: dict[str, Any], value: str) -> None:
+    assert _read(_rule(DS, "precision.dtype"), given) == value
+
+
+def test_deepspeed_precision_approximate_readings() -> None:
+    rule = _rule(DS, "precision.dtype")
+    for spelled in ("bfloat16", "BFloat16", "bf16"):  # DeeperSpeed's fp16.type (any case)
+        _approx(_read(rule, {"fp16.enabled": True, "fp16.type": spelled}), "bf16", "DeeperSpeed's bf16")
+    _approx(_read(rule, {"amp.enabled": True}), "fp16", "apex AMP")
+    _approx(_read(rule, {"torch_autocast.enabled": True}), "fp16", "torch.autocast")  # no dtype: float16 on CUDA
+    for spelled, value in (("torch.bfloat16", "bf16"), ("bf16", "bf16"), ("torch.float16", "fp16"), ("half", "fp16"),
+                           ("torch.BFloat16", "bf16")):  # fmt: skip
+        _approx(_read(rule, {"torch_autocast.enabled": True, "torch_autocast.dtype": spelled}), value, "torch.autocast")
+    assert _read(rule, {"torch_autocast.enabled": False, "torch_autocast.dtype": "bfloat16"}) == "fp32"
+
+
+def test_deepspeed_precision_refuses_what_deepspeed_refuses() -> None:
+    rule = _rule(DS, "precision.dtype")
+    for given in ({"fp16.enabled": True, "bf16.enabled": True}, {"fp16.enabled": True, "bfloat16.enabled": True}):
+        with pytest.raises(ValueError, match="fp16 and bf16 are both enabled"):
+            _read(rule, given)
+    with pytest.raises(ValueError, match=r"^torch_autocast.dtype 'float32' is not fp16 or bf16$"):
+        _read(rule, {"torch_autocast.enabled": True, "torch_autocast.dtype": "float32"})
+
+
+def test_deepspeed_precision_writes() -> None:
+    rule = _rule(DS, "precision.dtype")
+    assert _write(rule, "fp16") == {"fp16_enabled": True}
+    assert _write(rule, "bf16") == {"bf16_enabled": True}
+    assert _write(rule, "fp32") == {"fp16_enabled": False}
+    _approx(_write(rule, "cbf16"), {"bf16_enabled": True}, "cbfloat16 is Cerebras-only")
+
+
+def test_deepspeed_precision_end_to_end() -> None:
+    with pytest.raises(InputError, match="both enabled") as caught:
+        translate({"fp16": {"enabled": True}, "bf16": {"enabled": True}}, "deepspeed", "neox")
+    assert "fp16.enabled" in str(caught.value)
+    done = translate({"bf16": {"enabled": True}}, "deepspeed", "cerebras", target_version="2.0.2")
+    assert done.config["model"]["use_bfloat16"] is True and done.config["model"]["mixed_precision"] is True
+
+
+# ---- the shape's own rules ----------------------------------------------------------------------
+
+
+RULE = {"field": "precision.dtype", "key": "a", "also": ["b"]}
+
+
+@pytest.mark.parametrize("cases,message", [
+    ({"read": [{"value": "fp16"}]}, r"cases is \{read"),
+    ({"read": [{"match": {"c": True}, "value": "fp16"}], "write": [{"keys": {"a": True}}]}, "not the rule's: \\['c'\\]"),
+    ({"read": [{"value": "fp16"}], "write": [{"keys": {"c": True}}]}, "not the rule's"),
+    ({"read": [{"value": "fp16", "error": "no"}], "write": [{"keys": {}}]}, "one of value"),
+    ({"read": [{"error": "no", "lossy": "why"}], "write": [{"keys": {}}]}, "one of value"),
+    ({"read": [{"value": "fp16"}], "write": [{"value": "fp16"}]}, "gives the keys it writes"),
+    ({"read": [{"match": {"a": {"is": 1}}, "value": "fp16"}], "write": [{"keys": {}}]}, "a pattern is"),
+    ({"read": [{"before": "9.9.9", "value": "fp16"}], "write": [{"keys": {}}]}, "no release of"),
+])  # fmt: skip
+def test_the_shape_refuses_malformed_cases(cases: dict[str, Any], message: str) -> None:
+    with pytest.raises(MappingTableError, match=message):
+        build_rule("t.yaml", 0, {**RULE, "cases": cases}, "cerebras")
+
+
+def test_a_value_no_case_matches_is_bad_input_and_a_value_no_entry_writes_is_unexpressible() -> None:
+    rule = build_rule("t.yaml", 0, {**RULE, "cases": {"read": [{"match": {"a": True}, "value": "fp16"}],
+                                                      "write": [{"value": "fp16", "keys": {"a": True}}]}})  # fmt: skip
+    assert rule.formula is not None
+    assert rule.formula.read(a=True, b=None) == "fp16"
+    with pytest.raises(ValueError, match="no case for a=false, b=null"):
+        rule.formula.read(a=False, b=None)
+    with pytest.raises(Unexpressible):
+        rule.formula.write(value="bf16")
