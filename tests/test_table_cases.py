@@ -14,6 +14,10 @@ from translator.errors import InputError, MappingTableError
 from translator.formula import Approx, Unexpressible, ident
 from translator.mapping import Rule, build_rule, load_table
 
+from conftest import FIXTURES
+
+PYTHIA = FIXTURES / "inputs" / "neox" / "pythia-160m.yml"
+
 
 def _rule(fmt: str, field: str, layout: str | None = None) -> Rule:
     rules = load_table(fmt).for_layout(layout).rules_for_field(field)
@@ -93,6 +97,49 @@ def test_deepspeed_precision_end_to_end() -> None:
     assert "fp16.enabled" in str(caught.value)
     done = translate({"bf16": {"enabled": True}}, "deepspeed", "cerebras", target_version="2.0.2")
     assert done.config["model"]["use_bfloat16"] is True and done.config["model"]["mixed_precision"] is True
+
+
+# ---- NeoX (was neox.precision): precision, else the fp16 / bf16 blocks --------------------------
+
+
+NEOX = "neox"
+
+
+@pytest.mark.parametrize("given,value", [
+    ({"precision": "fp16"}, "fp16"), ({"precision": "float16"}, "fp16"), ({"precision": "half"}, "fp16"),
+    ({"precision": "bfloat16"}, "bf16"), ({"precision": "BF16"}, "bf16"), ({"precision": "fp32"}, "fp32"),
+    ({"precision": "bfloat16", "fp16.enabled": True}, "bf16"),  # precision decides
+    ({"fp16.enabled": True}, "fp16"),
+    ({"fp16.enabled": True, "fp16.fp16": True}, "fp16"),  # Pythia's {"fp16": true, "enabled": true}
+    ({"fp16.enabled": None, "fp16.fp16": True}, "fp16"),  # Pythia's {"fp16": true, ...} switch
+    ({"fp16.enabled": False, "fp16.fp16": True}, "fp32"),  # enabled says no
+    ({"bf16.enabled": True}, "bf16"),
+    ({"fp16.enabled": False}, "fp32"),
+    ({}, "fp32"),
+])  # fmt: skip
+def test_neox_precision_reads(given: dict[str, Any], value: str) -> None:
+    assert _read(_rule(NEOX, "precision.dtype"), given) == value
+
+
+def test_neox_precision_deeperspeed_bfloat16_and_errors() -> None:
+    rule = _rule(NEOX, "precision.dtype")
+    _approx(_read(rule, {"fp16.enabled": True, "fp16.type": "bfloat16"}), "bf16", "DeeperSpeed (2021)")  # Pythia 1B
+    _approx(_read(rule, {"fp16.fp16": True, "fp16.type": "bf16"}), "bf16", "DeeperSpeed (2021)")
+    with pytest.raises(ValueError, match=r"^unknown precision 'fp8'; expected fp16, bfloat16 or fp32$"):
+        _read(rule, {"precision": "fp8"})
+
+
+def test_neox_precision_writes() -> None:
+    rule = _rule(NEOX, "precision.dtype")
+    assert _write(rule, "fp16") == {"precision": "fp16", "fp16_enabled": True}
+    assert _write(rule, "bf16") == {"precision": "bfloat16", "bf16_enabled": True}
+    assert _write(rule, "fp32") == {"precision": "fp32"}
+    _approx(_write(rule, "cbf16"), {"precision": "bfloat16", "bf16_enabled": True}, "no GPU counterpart")
+
+
+def test_neox_precision_end_to_end_pythia() -> None:
+    done = translate(PYTHIA, "neox", "deepspeed")  # its fp16 block, enabled
+    assert done.ir.get("precision.dtype") == "fp16" and done.config["fp16"]["enabled"] is True
 
 
 # ---- the shape's own rules ----------------------------------------------------------------------
