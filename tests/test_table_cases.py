@@ -142,6 +142,62 @@ def test_neox_precision_end_to_end_pythia() -> None:
     assert done.ir.get("precision.dtype") == "fp16" and done.config["fp16"]["enabled"] is True
 
 
+# ---- VeOmni (was veomni.precision, veomni.zero_stage): mixed_precision, fsdp_mode ---------------
+
+
+MP = "train.accelerator.fsdp_config.mixed_precision."
+
+
+def test_veomni_precision_reads_and_writes() -> None:
+    rule = _rule("veomni", "precision.dtype", "nested")
+    _approx(_read(rule, {MP + "enable": False, MP + "param_dtype": "float32"}), "bf16", "no fp32 master copy")
+    assert _read(rule, {MP + "enable": True, MP + "param_dtype": "bfloat16"}) == "bf16"
+    assert _read(rule, {MP + "enable": True}) == "bf16"  # no dtype: bfloat16
+    assert _read(rule, {MP + "enable": True, MP + "param_dtype": "float16"}) == "fp16"
+    assert _read(rule, {MP + "enable": True, MP + "param_dtype": "float32"}) == "fp32"
+    with pytest.raises(ValueError, match=r"^param_dtype 'fp8': VeOmni accepts bfloat16, float16 or float32$"):
+        _read(rule, {MP + "enable": True, MP + "param_dtype": "fp8"})
+    on = ident(MP + "enable")
+    dtype = ident(MP + "param_dtype")
+    assert _write(rule, "bf16") == {on: True, dtype: "bfloat16"}
+    assert _write(rule, "fp32") == {on: True, dtype: "float32"}
+    _approx(_write(rule, "fp16"), {on: True, dtype: "float16"}, "no loss scaler")
+    _approx(_write(rule, "cbf16"), {on: True, dtype: "bfloat16"}, "no GPU counterpart")
+
+
+FSDP = "train.accelerator.fsdp_config."
+
+
+@pytest.mark.parametrize("given,stage", [
+    ({FSDP + "fsdp_mode": "ddp"}, 0),
+    ({FSDP + "fsdp_mode": "fsdp1", "train.enable_full_shard": True}, 3),
+    ({FSDP + "fsdp_mode": "fsdp1"}, 3),  # FULL_SHARD unless enable_full_shard says false
+    ({FSDP + "fsdp_mode": "fsdp1", "train.enable_full_shard": False}, 0),  # NO_SHARD
+    ({FSDP + "fsdp_mode": "fsdp2", FSDP + "reshard_after_forward": True}, 3),
+    ({FSDP + "fsdp_mode": "fsdp2", FSDP + "reshard_after_forward": False}, 2),
+])  # fmt: skip
+def test_veomni_zero_stage_reads(given: dict[str, Any], stage: int) -> None:
+    assert _read(_rule("veomni", "parallel.zero_stage"), given) == stage
+
+
+def test_veomni_zero_stage_writes_and_refuses() -> None:
+    rule = _rule("veomni", "parallel.zero_stage")
+    with pytest.raises(ValueError, match=r"^unknown data-parallel mode 'zero3'; expected ddp, fsdp1 \(flat layout\) or fsdp2$"):
+        _read(rule, {FSDP + "fsdp_mode": "zero3"})
+    mode, device, reshard = ident(FSDP + "fsdp_mode"), "train_init_device", ident(FSDP + "reshard_after_forward")
+    assert _write(rule, 0) == {mode: "ddp", device: "cuda"}
+    _approx(_write(rule, 1), {mode: "fsdp2", device: "meta", reshard: False}, "ZeRO-1 shards only the optimizer states")
+    assert _write(rule, 2) == {mode: "fsdp2", device: "meta", reshard: False}
+    assert _write(rule, 3) == {mode: "fsdp2", device: "meta"}
+
+
+def test_veomni_zero_stage_end_to_end_from_deepspeed() -> None:
+    done = translate({"train_batch_size": 8, "zero_optimization": {"stage": 2}}, "deepspeed", "veomni")
+    fsdp = done.config["train"]["accelerator"]["fsdp_config"]
+    assert fsdp["fsdp_mode"] == "fsdp2" and fsdp["reshard_after_forward"] is False
+    assert done.config["train"]["init_device"] == "meta"
+
+
 # ---- the shape's own rules ----------------------------------------------------------------------
 
 
