@@ -13,6 +13,7 @@ from translator.api import translate
 from translator.errors import InputError, MappingTableError
 from translator.formula import Approx, Unexpressible, ident
 from translator.mapping import Rule, build_rule, load_table
+from translator.report import Status
 
 from conftest import FIXTURES
 
@@ -196,6 +197,57 @@ def test_veomni_zero_stage_end_to_end_from_deepspeed() -> None:
     fsdp = done.config["train"]["accelerator"]["fsdp_config"]
     assert fsdp["fsdp_mode"] == "fsdp2" and fsdp["reshard_after_forward"] is False
     assert done.config["train"]["init_device"] == "meta"
+
+
+# ---- Cerebras (was cerebras.precision): the keys changed at 1.7 and 2.1 --------------------------
+
+
+CB = "cerebras"
+
+
+@pytest.mark.parametrize("given,version,value", [
+    ({}, "2.10.0", None),  # no key: no value
+    ({"model.mixed_precision": False, "model.use_bfloat16": True}, "2.0.2", "fp32"),
+    ({"model.mixed_precision": True, "model.use_bfloat16": True}, "2.0.2", "bf16"),
+    ({"model.mixed_precision": True, "model.use_bfloat16": False}, "2.0.2", "fp16"),
+    ({"model.mixed_precision": True, "model.fp16_type": "float16"}, "2.10.0", "fp16"),
+    ({"model.mixed_precision": True, "model.fp16_type": "cbfloat16"}, "2.10.0", "cbf16"),
+    ({"model.mixed_precision": True, "model.fp16_type": "bfloat16"}, "2.4.0", "bf16"),
+    ({"model.mixed_precision": True}, "1.6.1", "fp16"),  # before 1.7: float16 only
+    ({"model.mixed_precision": True}, "1.7.0", "bf16"),  # from 1.7: bfloat16 by default
+    ({"model.mixed_precision": True}, "", "bf16"),  # an unknown release counts as the newest
+])  # fmt: skip
+def test_cerebras_precision_reads(given: dict[str, Any], version: str, value: str | None) -> None:
+    assert _read(_rule(CB, "precision.dtype"), given, version) == value
+
+
+def test_cerebras_precision_refuses_unknown_fp16_type() -> None:
+    with pytest.raises(ValueError, match=r"^unknown fp16_type 'float8'; expected float16, bfloat16 or cbfloat16$"):
+        _read(_rule(CB, "precision.dtype"), {"model.mixed_precision": True, "model.fp16_type": "float8"}, "2.10.0")
+
+
+def test_cerebras_precision_writes_each_releases_keys() -> None:
+    rule = _rule(CB, "precision.dtype")
+    on = {"model_mixed_precision": True}
+    for version in ("1.6.0", "2.0.2", "2.10.0", ""):
+        assert _write(rule, "fp32", version) == {"model_mixed_precision": False}
+    assert _write(rule, "fp16", "1.6.1") == on
+    _approx(_write(rule, "bf16", "1.6.1"), on, "Model Zoo 1.6.1 mixed precision is float16 only")
+    assert _write(rule, "bf16", "1.7.0") == {**on, "model_use_bfloat16": True}
+    assert _write(rule, "fp16", "2.0.3") == {**on, "model_use_bfloat16": False}  # the GPT default is true
+    _approx(_write(rule, "cbf16", "2.0.3"), {**on, "model_use_bfloat16": True}, "Model Zoo 2.0.3 has no cbfloat16")
+    assert _write(rule, "fp16", "2.1.0") == {**on, "model_fp16_type": "float16"}
+    assert _write(rule, "bf16", "2.10.0") == {**on, "model_fp16_type": "bfloat16"}
+    assert _write(rule, "cbf16", "") == {**on, "model_fp16_type": "cbfloat16"}
+
+
+def test_cerebras_precision_end_to_end_old_release() -> None:
+    done = translate({"fp16": {"enabled": True}, "train_batch_size": 8}, "deepspeed", "cerebras", target_version="2.0.2")
+    assert done.config["model"]["use_bfloat16"] is False
+    old = translate({"bf16": {"enabled": True}, "train_batch_size": 8}, "deepspeed", "cerebras", target_version="1.6.0")
+    assert "use_bfloat16" not in old.config["model"]
+    entry = next(e for e in old.report.entries if "precision.dtype" in e.fields and e.status is Status.LOSSY)
+    assert "float16 only" in entry.detail
 
 
 # ---- the shape's own rules ----------------------------------------------------------------------
