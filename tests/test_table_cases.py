@@ -143,7 +143,7 @@ def test_neox_precision_end_to_end_pythia() -> None:
     assert done.ir.get("precision.dtype") == "fp16" and done.config["fp16"]["enabled"] is True
 
 
-# ---- VeOmni (was veomni.precision, veomni.zero_stage): mixed_precision, fsdp_mode ---------------
+# ---- VeOmni (was veomni.precision, veomni.zero_stage, veomni.packed) ----------------------------
 
 
 MP = "train.accelerator.fsdp_config.mixed_precision."
@@ -197,6 +197,32 @@ def test_veomni_zero_stage_end_to_end_from_deepspeed() -> None:
     fsdp = done.config["train"]["accelerator"]["fsdp_config"]
     assert fsdp["fsdp_mode"] == "fsdp2" and fsdp["reshard_after_forward"] is False
     assert done.config["train"]["init_device"] == "meta"
+
+
+PACK = {"train.dyn_bsz": True}
+
+
+@pytest.mark.parametrize("given,packed", [
+    ({}, None),  # (the engine reads an absent dyn_bsz at its default, true)
+    (PACK, True),  # rmpad at its default: padding-free
+    ({**PACK, "train.rmpad": True, "train.rmpad_with_pos_ids": False}, True),
+    ({**PACK, "train.rmpad": False, "train.rmpad_with_pos_ids": True}, True),
+    ({**PACK, "train.rmpad": False, "train.rmpad_with_pos_ids": False}, False),  # padded batches
+    ({**PACK, "train.rmpad": False}, False),
+    ({"train.dyn_bsz": False, "train.rmpad": True}, False),
+])  # fmt: skip
+def test_veomni_packed_reads(given: dict[str, Any], packed: bool | None) -> None:
+    assert _read(_rule("veomni", "batch.packed"), given) is packed
+
+
+def test_veomni_packed_refuses_both_padding_free_modes_and_writes_rmpad_before_458() -> None:
+    rule = _rule("veomni", "batch.packed")
+    with pytest.raises(ValueError, match=r"^rmpad and rmpad_with_pos_ids are both true: VeOmni refuses that"):
+        _read(rule, {**PACK, "train.rmpad": True, "train.rmpad_with_pos_ids": True})
+    assert _write(rule, True, "#445") == {"train_dyn_bsz": True, "train_rmpad": True}  # before #458
+    assert _write(rule, True, "#458") == {"train_dyn_bsz": True}
+    assert _write(rule, True, "") == {"train_dyn_bsz": True}
+    assert _write(rule, False, "#445") == {"train_dyn_bsz": False}
 
 
 # ---- Cerebras (was cerebras.precision): the keys changed at 1.7 and 2.1 --------------------------

@@ -10,7 +10,6 @@ from typing import Any
 from ...batch_split import ranks, split
 from ...formula import Approx, Missing, Unexpressible, formula
 from ...formulas_common import ranks_differ
-from ...history import older
 from . import schedule  # noqa: F401  (registers veomni.lr_schedule, veomni.train_steps, ...)
 
 
@@ -26,27 +25,6 @@ def _dyn_bsz(value: Any, packed: bool | None, writing: bool) -> Any:
     if value is None or packed is False or (writing and packed is True):
         return value
     return Approx(value, VEOMNI_DYN_BSZ + ("; the source counted samples" if writing else ""))
-
-
-@formula("veomni.packed")
-class VeomniPacked:
-    """dyn_bsz: token-budget batches of packed samples; before #458 packing also needed a padding-free
-    mode, rmpad (default) or rmpad_with_pos_ids (VeOmni refuses both; neither means padded batches)."""
-
-    @staticmethod
-    def read(train_dyn_bsz: bool | None, train_rmpad: bool | None, train_rmpad_with_pos_ids: bool | None) -> Any:
-        if train_rmpad and train_rmpad_with_pos_ids:
-            raise ValueError("rmpad and rmpad_with_pos_ids are both true: VeOmni refuses that (choose one)")
-        if train_dyn_bsz is None:
-            return None
-        return bool(train_dyn_bsz) and (train_rmpad is not False or bool(train_rmpad_with_pos_ids))
-
-    @staticmethod
-    def write(value: bool, version: str = "") -> dict[str, Any]:
-        if value and older("veomni", version, "#458"):
-            # before #458 dyn_bsz packs only with a padding-free mode: rmpad (cu_seqlens, its default) said
-            return {"train_dyn_bsz": True, "train_rmpad": True}
-        return {"train_dyn_bsz": value}
 
 
 @formula("veomni.batch")
