@@ -291,6 +291,7 @@ RULE = {"field": "precision.dtype", "key": "a", "also": ["b"]}
     ({"read": [{"value": "fp16"}], "write": [{"value": "fp16"}]}, "gives the keys it writes"),
     ({"read": [{"match": {"a": {"is": 1}}, "value": "fp16"}], "write": [{"keys": {}}]}, "a pattern is"),
     ({"read": [{"before": "9.9.9", "value": "fp16"}], "write": [{"keys": {}}]}, "no release of"),
+    ({"read": [{"value": "fp16", "lossy": True}], "write": [{"keys": {}}]}, "are messages"),
 ])  # fmt: skip
 def test_the_shape_refuses_malformed_cases(cases: dict[str, Any], message: str) -> None:
     with pytest.raises(MappingTableError, match=message):
@@ -306,3 +307,18 @@ def test_a_value_no_case_matches_is_bad_input_and_a_value_no_entry_writes_is_une
         rule.formula.read(a=False, b=None)
     with pytest.raises(Unexpressible):
         rule.formula.write(value="bf16")
+
+
+def test_an_extension_case_and_a_negated_pattern() -> None:
+    """A reading may be the framework's own setting (an extension, dropped elsewhere with its reason);
+    {not: ...} matches every other value, an absent key too when it negates a value."""
+    rule = build_rule("t.yaml", 0, {**RULE, "cases": {
+        "read": [{"match": {"a": "fp8"}, "extension": "a={a!r} is the framework's own"},
+                 {"match": {"a": {"not": [None, "off"]}}, "value": "fp16"}, {"value": "fp32"}],
+        "write": [{"keys": {"a": "on"}}]}})  # fmt: skip
+    assert rule.formula is not None
+    got = rule.formula.read(a="fp8", b=None)
+    assert type(got).__name__ == "Extension" and got.detail == "a='fp8' is the framework's own"
+    assert rule.formula.read(a="on", b=None) == "fp16"
+    assert rule.formula.read(a="off", b=None) == "fp32" and rule.formula.read(a=None, b=None) == "fp32"
+    assert rule.formula.write(value="bf16") == {"a": "on"}  # an entry without value takes every value

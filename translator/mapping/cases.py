@@ -6,6 +6,7 @@ the value, approximately or not, an error or an extension; each writing entry gi
 
 from __future__ import annotations
 
+from copy import deepcopy
 from typing import Any, Callable
 
 from ..errors import MappingTableError
@@ -61,7 +62,7 @@ def cases(fmt: str, field: str, keys: tuple[str, ...], spec: dict[str, Any], fai
         for case in writes:
             if "value" in case and not _matches(value, case["value"], False) or not _in_releases(fmt, case, version):
                 continue
-            out = {args[key]: item for key, item in case["keys"].items()}
+            out = {args[key]: deepcopy(item) for key, item in case["keys"].items()}  # (the document's own)
             return Approx(out, _render(case["lossy"], {"value": value, "version": version})) if case.get("lossy") else out
         raise Unexpressible(said("no_counterpart_value", field=field, value=value, key=keys[0]))
 
@@ -86,6 +87,8 @@ def _check(spec: dict[str, Any], fail: Callable[[str], MappingTableError]) -> No
                 raise fail(f"a {side} case is a mapping of {sorted(allowed)} (match: a mapping)")
             if side == "write" and not isinstance(case.get("keys"), dict):
                 raise fail("a write entry gives the keys it writes: keys: {key: value}")
+            if any(not isinstance(case[m], str) for m in ("lossy", "error", "extension") if m in case):
+                raise fail("lossy, error and extension are messages (strings)")
             if any(isinstance(p, dict) and set(p) != {"not"} for p in case.get("match", {}).values()):
                 raise fail("a pattern is a value, a list of values or {not: value(s)}")
 
