@@ -149,16 +149,7 @@ def test_cerebras_schedule_reads_real_gptj_list():
         "schedule.warmup_steps": 12800.0, "schedule.decay_steps": 1292800, "schedule.min_lr": 5.809e-6}
 
 
-def test_neox_precision_follows_what_neox_does():
-    prec = FORMULAS["neox.precision"]
-    assert prec.read(None, True, None, True, None) == "fp16"  # Pythia {"fp16": true, "enabled": true}
-    bf16 = prec.read(None, True, "bfloat16", None, None)  # Pythia 1B's DeeperSpeed block
-    assert isinstance(bf16, Approx) and bf16.value == "bf16"
-    assert prec.read("bfloat16", None, None, None, None) == "bf16"
-    assert prec.read(None, None, None, None, True) == "bf16"
-    assert prec.read(None, False, None, None, None) == "fp32"
-    with pytest.raises(ValueError):
-        prec.read("fp8", None, None, None, None)
+# neox.precision is a `cases` rule: tests/test_table_cases.py
 
 
 def test_loss_scale_transforms():

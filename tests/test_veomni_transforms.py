@@ -96,30 +96,8 @@ def test_lr_schedule_read_and_write() -> None:
         "lr": 5e-5, "phases": [{"kind": "constant", "length": 1, "start": 5e-5, "end": 5e-5}]}  # fmt: skip
 
 
-def test_zero_stage_both_ways() -> None:
-    zero = "veomni.zero_stage"
-    assert read(zero, train_accelerator_fsdp_config_fsdp_mode="ddp", train_accelerator_fsdp_config_reshard_after_forward=True,
-                train_enable_full_shard=True, train_init_device="cuda") == 0  # fmt: skip
-    assert read(zero, train_accelerator_fsdp_config_fsdp_mode="fsdp1", train_accelerator_fsdp_config_reshard_after_forward=True,
-                train_enable_full_shard=False, train_init_device="cuda") == 0  # FSDP1 NO_SHARD  # fmt: skip
-    assert read(zero, train_accelerator_fsdp_config_fsdp_mode="fsdp2", train_accelerator_fsdp_config_reshard_after_forward=False,
-                train_enable_full_shard=None, train_init_device="meta") == 2  # fmt: skip
-    assert write(zero, value=3) == {"train_accelerator_fsdp_config_fsdp_mode": "fsdp2", "train_init_device": "meta"}
-    assert write(zero, value=0) == {"train_accelerator_fsdp_config_fsdp_mode": "ddp", "train_init_device": "cuda"}
-    assert isinstance(write(zero, value=1), Approx)
-
-
-def test_precision() -> None:
-    pure = read("veomni.precision", train_accelerator_fsdp_config_mixed_precision_enable=False,
-                train_accelerator_fsdp_config_mixed_precision_param_dtype=None)  # fmt: skip
-    assert isinstance(pure, Approx) and pure.value == "bf16" and "no fp32 master copy" in pure.detail
-    assert read("veomni.precision", train_accelerator_fsdp_config_mixed_precision_enable=True,
-                train_accelerator_fsdp_config_mixed_precision_param_dtype="float32") == "fp32"  # fmt: skip
-    assert write("veomni.precision", value="bf16") == {
-        "train_accelerator_fsdp_config_mixed_precision_enable": True,
-        "train_accelerator_fsdp_config_mixed_precision_param_dtype": "bfloat16",
-    }
-    # max_grad_norm (`values: {.inf: 0.0}`, `warn_values`): tests/test_table_modifiers.py
+# zero_stage and precision are `cases` rules (tests/test_table_cases.py); max_grad_norm (`values: {.inf: 0.0}`,
+# `warn_values`): tests/test_table_modifiers.py
 
 
 def test_hf_gptj_rotary_dim_and_llama_gqa() -> None:

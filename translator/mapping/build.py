@@ -9,7 +9,7 @@ from typing import Any
 from ..catalogue import catalogue
 from ..errors import MappingTableError
 from ..formula import FORMULAS, Formula, Simple, field_ident, ident
-from . import choices, shapes
+from . import cases, choices, shapes
 from .grammar import check_rule
 from .rules import NO_DEFAULT, Rule
 
@@ -26,7 +26,7 @@ def _known_formula(name: Any) -> bool:
     return True
 
 
-def build_rule(table: str, index: int, raw: Any) -> Rule:
+def build_rule(table: str, index: int, raw: Any, fmt: str = "") -> Rule:
     where = f"rule {index + 1}"
     if not isinstance(raw, dict):
         raise _fail(table, where, "must be a mapping")
@@ -48,11 +48,11 @@ def build_rule(table: str, index: int, raw: Any) -> Rule:
     key, also = raw.get("key"), tuple(raw.get("also", ()))
     if "product" in raw and len(fields) != 1:
         raise _fail(table, where, "a product rule maps one field: the product")
-    shape = next((s for s in ("fixed", "flags", "list", "pick", "same_as", "key_by", "follows") if s in raw), "")
+    shape = next((s for s in ("fixed", "flags", "list", "pick", "same_as", "key_by", "follows", "cases") if s in raw), "")
     formula: Formula | None = None
     simple: Simple | None = None
     if shape:
-        key, also, formula = _shape(table, where, shape, raw, fields)
+        key, also, formula = _shape(table, where, shape, raw, fields, fmt)
         if shape == "same_as":
             if with_fields or raw["same_as"]["field"] not in known:
                 raise _fail(table, where, "same_as names one known canonical field (and no `with`)")
@@ -184,7 +184,7 @@ def _simple(table: str, where: str, raw: dict[str, Any], fields: tuple[str, ...]
 
 
 def _shape(
-    table: str, where: str, shape: str, raw: dict[str, Any], fields: tuple[str, ...]
+    table: str, where: str, shape: str, raw: dict[str, Any], fields: tuple[str, ...], fmt: str = ""
 ) -> tuple[str | None, tuple[str, ...], Formula]:
     """(key, also, formula) of a rule written in one of the grammar's shapes."""
     if shape == "pick":
@@ -206,6 +206,9 @@ def _shape(
     if shape == "follows":
         made = raw["follows"]
         return None, (), choices.follows(fields[0], made["field"], dict(made["values"]), made["otherwise"], dict(made["reasons"]))
+    if shape == "cases":  # (the meta-schema requires its key)
+        decided_by: tuple[str, ...] = (raw["key"], *raw.get("also", ()))
+        return raw["key"], decided_by[1:], cases.cases(fmt, fields[0], decided_by, raw["cases"], lambda m: _fail(table, where, m))
     if shape == "key_by":
         by, also = raw["key_by"], tuple(raw.get("also", ()))
         if not raw.get("key") or set(by["keys"].values()) - set(also):

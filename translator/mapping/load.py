@@ -35,7 +35,7 @@ def load_table_file(path: Path, fmt: str | None = None) -> Table:
     if fmt is not None and raw.get("format") != fmt:
         raise MappingTableError(f"{name}: needs `format: {fmt}` and a `rules:` list")
     base = _base(path, raw)
-    rules = [build_rule(name, i, r) for i, r in enumerate(raw["rules"])]
+    rules = [build_rule(name, i, r, str(raw["format"])) for i, r in enumerate(raw["rules"])]
     own_absent = _groups(name, dict(raw.get("absent") or {}), {f for r in rules for f in r.fields})
     if base is not None:
         rules = _extend(base, rules, own_absent)

@@ -1,7 +1,7 @@
-"""Cerebras Model Zoo formulas of settings whose keys changed between releases: the precision
-(use_bfloat16 1.7-2.0.x, fp16_type from 2.1), Adam's betas (beta1/beta2 before 2.0) and the norm
-(use_rms_norm/use_biasless_norm in 1.9.1, norm_type from 2.0). Reading takes every spelling; writing
-uses the target release's."""
+"""Cerebras Model Zoo formulas of settings whose keys changed between releases: Adam's betas
+(beta1/beta2 before 2.0) and the norm (use_rms_norm/use_biasless_norm in 1.9.1, norm_type from 2.0).
+Reading takes every spelling; writing uses the target release's. (The precision, use_bfloat16
+1.7-2.0.x and fp16_type from 2.1, is a `cases` rule of mappings/cerebras.yaml.)"""
 
 from __future__ import annotations
 
@@ -30,50 +30,6 @@ class CerebrasBetas:
         if older("cerebras", version, "2.0.2"):
             return {"optimizer_beta1": value[0], "optimizer_beta2": value[1]}
         return {"optimizer_betas": value}
-
-
-@formula("cerebras.precision")
-class CerebrasPrecision:
-    """mixed_precision + fp16_type (release 2.1+; use_bfloat16 1.7-2.0.x) <-> compute dtype.
-
-    With mixed precision and neither key: float16 before 1.7 (no bfloat16 yet); bfloat16 from 1.7 on,
-    as the GPT families' set_defaults say (use_bfloat16 True 1.7-2.0.x, gpt2/utils.py; fp16_type
-    "bfloat16" 2.1-2.3) and the 2.4+ trainer's MixedPrecision default."""
-
-    TYPES = {"fp16": "float16", "bf16": "bfloat16", "cbf16": "cbfloat16"}
-
-    @staticmethod
-    def read(model_mixed_precision: Any, model_fp16_type: str | None, model_use_bfloat16: Any, version: str = "") -> str | None:
-        if model_mixed_precision is None and model_fp16_type is None and model_use_bfloat16 is None:
-            return None
-        if model_mixed_precision is False:
-            return "fp32"
-        if model_use_bfloat16 is True:
-            return "bf16"
-        names = {v: k for k, v in CerebrasPrecision.TYPES.items()}
-        if model_fp16_type is not None:
-            if model_fp16_type not in names:
-                raise ValueError(f"unknown fp16_type {model_fp16_type!r}; expected float16, bfloat16 or cbfloat16")
-            return names[model_fp16_type]
-        if model_use_bfloat16 is False:
-            return "fp16"
-        return "fp16" if older("cerebras", version, "1.7.0") else "bf16"
-
-    @staticmethod
-    def write(value: str, version: str = "") -> Any:
-        if value == "fp32":
-            return {"model_mixed_precision": False}
-        if older("cerebras", version, "1.7.0"):
-            if value != "fp16":
-                return Approx({"model_mixed_precision": True}, f"Model Zoo {version} mixed precision is float16 only")
-            return {"model_mixed_precision": True}
-        if older("cerebras", version, "2.1.0"):
-            # 1.7-2.0.x: use_bfloat16, which the GPT families default to true: float16 must say false
-            if value == "cbf16":
-                return Approx({"model_mixed_precision": True, "model_use_bfloat16": True},
-                              f"Model Zoo {version} has no cbfloat16: wrote bfloat16")  # fmt: skip
-            return {"model_mixed_precision": True, "model_use_bfloat16": value == "bf16"}
-        return {"model_mixed_precision": True, "model_fp16_type": CerebrasPrecision.TYPES[value]}
 
 
 @formula("cerebras.norm")

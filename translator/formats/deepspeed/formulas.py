@@ -1,8 +1,8 @@
 """DeepSpeed formulas (deepspeed/runtime/config.py, engine.py and lr_schedules.py at
 deepspeedai/DeepSpeed edaa722; version boundaries from the release tags that first contain each
-change). The fp16 and zero_optimization blocks are DeepSpeed's also in a GPT-NeoX config (NeoX
-hands them to DeepSpeed as they are), so mappings/neox.yaml uses their formulas too. The LR
-scheduler is in schedule.py.
+change): the batch, the data-parallel size and the optimizer. The fp16 and zero_optimization
+blocks, DeepSpeed's also in a GPT-NeoX config, are rules of mappings/deepspeed.yaml and neox.yaml.
+The LR scheduler is in schedule.py.
 """
 
 from __future__ import annotations
@@ -144,53 +144,3 @@ class DeepspeedOptimizer:
         if value not in _DS_OPTIMIZER_NAMES:
             raise Unexpressible(f"optimizer {value!r} has no DeepSpeed counterpart")
         return {"optimizer_type": _DS_OPTIMIZER_NAMES[value]}
-
-
-@formula("deepspeed.precision")
-class DeepspeedPrecision:
-    """fp16 / bf16 (old name: bfloat16) / apex amp / torch_autocast blocks <-> the compute dtype.
-
-    DeepSpeed refuses fp16 and bf16 together. DeeperSpeed (NeoX's fork) also reads fp16.type:
-    "bfloat16" there means bf16 training (the Pythia configs).
-    """
-
-    @staticmethod
-    def read(
-        fp16_enabled: Any,
-        fp16_type: Any,
-        bf16_enabled: Any,
-        bfloat16_enabled: Any,
-        amp_enabled: Any,
-        torch_autocast_enabled: Any,
-        torch_autocast_dtype: Any,
-    ) -> Any:
-        bf16 = bf16_enabled if bf16_enabled is not None else bfloat16_enabled
-        if fp16_enabled and bf16:
-            raise ValueError("fp16 and bf16 are both enabled; DeepSpeed refuses that (bfloat16 and fp16 modes cannot be simultaneously enabled)")
-        if fp16_enabled:
-            if str(fp16_type).lower() in ("bfloat16", "bf16"):
-                return Approx("bf16", "fp16.type bfloat16 is DeeperSpeed's bf16 (DeepSpeed proper has no fp16.type): read as bf16")
-            return "fp16"
-        if bf16:
-            return "bf16"
-        if amp_enabled:
-            return Approx("fp16", "apex AMP: fp16 mixed precision with apex's own casting and loss scaler, not DeepSpeed's "
-                          "fp16 mode (DeepSpeed 0.19.8 refuses the amp block: use fp16, bf16 or torch_autocast)")
-        if torch_autocast_enabled:
-            # no dtype: torch.autocast's device default, float16 on CUDA
-            dtype = str(torch_autocast_dtype or "float16").replace("torch.", "").lower()
-            name = {"bfloat16": "bf16", "bf16": "bf16", "float16": "fp16", "fp16": "fp16", "half": "fp16"}.get(dtype)
-            if name is None:
-                raise ValueError(f"torch_autocast.dtype {torch_autocast_dtype!r} is not fp16 or bf16")
-            return Approx(name, "torch.autocast mixed precision (only the listed module types run in lower precision)")
-        return "fp32"
-
-    @staticmethod
-    def write(value: str) -> dict[str, Any]:
-        if value == "fp16":
-            return {"fp16_enabled": True}
-        if value == "bf16":
-            return {"bf16_enabled": True}
-        if value == "cbf16":
-            return {"bf16_enabled": Approx(True, "cbfloat16 is Cerebras-only; bf16 is the closest DeepSpeed mode")}
-        return {"fp16_enabled": False}

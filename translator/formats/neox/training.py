@@ -1,4 +1,5 @@
-"""GPT-NeoX formulas: batch and precision (the lr schedule: schedule.py)."""
+"""GPT-NeoX formulas: the batch (the lr schedule: schedule.py; gradient clipping and the precision are
+rules of mappings/neox.yaml)."""
 
 from __future__ import annotations
 
@@ -38,46 +39,3 @@ class NeoxBatch:
               pipeline: int | None) -> Any:  # fmt: skip
         dp, where = ranks(world, [("model parallel", tensor), ("pipe parallel", pipeline)])
         return written(split(value, micro, grad_accum, dp, where), DEEPSPEED_BATCH_KEYS)
-
-
-@formula("neox.precision")
-class NeoxPrecision:
-    """What NeoX trains in: `precision`, else the fp16/bf16 blocks; fp16.type=bfloat16 is DeeperSpeed bf16."""
-
-    NAMES = {"fp16": "fp16", "float16": "fp16", "half": "fp16", "bfloat16": "bf16", "bf16": "bf16", "fp32": "fp32"}
-
-    @staticmethod
-    def read(
-        precision: str | None,
-        fp16_enabled: Any,
-        fp16_type: str | None,
-        fp16_fp16: Any,
-        bf16_enabled: Any,
-    ) -> Any:
-        if precision is not None:
-            name = NeoxPrecision.NAMES.get(str(precision).lower())
-            if name is None:
-                raise ValueError(f"unknown precision {precision!r}; expected fp16, bfloat16 or fp32")
-            return name
-        if fp16_enabled is True or (fp16_enabled is None and fp16_fp16 is True):
-            if fp16_type is not None and str(fp16_type).lower() in ("bfloat16", "bf16"):
-                return Approx(
-                    "bf16",
-                    "fp16.type=bfloat16 is a DeeperSpeed (2021) extension: that run trained in bf16, "
-                    "but current NeoX/DeepSpeed ignore `type` and would train in fp16",
-                )
-            return "fp16"
-        if bf16_enabled is True:
-            return "bf16"
-        return "fp32"
-
-    @staticmethod
-    def write(value: str) -> dict[str, Any]:
-        if value == "fp16":
-            return {"precision": "fp16", "fp16_enabled": True}
-        if value in ("bf16", "cbf16"):
-            out: dict[str, Any] = {"precision": "bfloat16", "bf16_enabled": True}
-            if value == "cbf16":
-                out["bf16_enabled"] = Approx(True, "Cerebras cbfloat16 has no GPU counterpart; wrote bf16")
-            return out
-        return {"precision": "fp32"}

@@ -10,7 +10,6 @@ from typing import Any
 from ...batch_split import ranks, split
 from ...formula import Approx, Missing, Unexpressible, formula
 from ...formulas_common import ranks_differ
-from ...history import older
 from . import schedule  # noqa: F401  (registers veomni.lr_schedule, veomni.train_steps, ...)
 
 
@@ -26,27 +25,6 @@ def _dyn_bsz(value: Any, packed: bool | None, writing: bool) -> Any:
     if value is None or packed is False or (writing and packed is True):
         return value
     return Approx(value, VEOMNI_DYN_BSZ + ("; the source counted samples" if writing else ""))
-
-
-@formula("veomni.packed")
-class VeomniPacked:
-    """dyn_bsz: token-budget batches of packed samples; before #458 packing also needed a padding-free
-    mode, rmpad (default) or rmpad_with_pos_ids (VeOmni refuses both; neither means padded batches)."""
-
-    @staticmethod
-    def read(train_dyn_bsz: bool | None, train_rmpad: bool | None, train_rmpad_with_pos_ids: bool | None) -> Any:
-        if train_rmpad and train_rmpad_with_pos_ids:
-            raise ValueError("rmpad and rmpad_with_pos_ids are both true: VeOmni refuses that (choose one)")
-        if train_dyn_bsz is None:
-            return None
-        return bool(train_dyn_bsz) and (train_rmpad is not False or bool(train_rmpad_with_pos_ids))
-
-    @staticmethod
-    def write(value: bool, version: str = "") -> dict[str, Any]:
-        if value and older("veomni", version, "#458"):
-            # before #458 dyn_bsz packs only with a padding-free mode: rmpad (cu_seqlens, its default) said
-            return {"train_dyn_bsz": True, "train_rmpad": True}
-        return {"train_dyn_bsz": value}
 
 
 @formula("veomni.batch")
@@ -126,75 +104,3 @@ class VeomniModelParallel:
                 f"tensor {tensor_size or 1} x pipeline {pipeline_size or 1} ranks data-parallel; the global batch carries over"
             )
         return {}
-
-
-@formula("veomni.zero_stage")
-class VeomniZeroStage:
-    """fsdp_mode (flat: data_parallel_mode) <-> ZeRO stage.
-
-    ddp = 0; FSDP1 (flat only) FULL_SHARD = 3, else NO_SHARD = 0 (parallelize_model_fsdp1); FSDP2
-    reshards parameters after forward = 3, keeps them gathered until backward = 2. FSDP2 requires
-    init_device meta and DDP cuda/npu (build_parallelize_model), so the device is written with it.
-    """
-
-    @staticmethod
-    def read(
-        train_accelerator_fsdp_config_fsdp_mode: str | None,
-        train_accelerator_fsdp_config_reshard_after_forward: bool | None,
-        train_enable_full_shard: bool | None,
-        train_init_device: str | None,
-    ) -> Any:
-        mode = train_accelerator_fsdp_config_fsdp_mode
-        if mode == "ddp":
-            return 0
-        if mode == "fsdp1":
-            return 3 if train_enable_full_shard is not False else 0
-        if mode == "fsdp2":
-            return 3 if train_accelerator_fsdp_config_reshard_after_forward is not False else 2
-        raise ValueError(f"unknown data-parallel mode {mode!r}; expected ddp, fsdp1 (flat layout) or fsdp2")
-
-    @staticmethod
-    def write(value: int) -> Any:
-        if value == 0:
-            return {"train_accelerator_fsdp_config_fsdp_mode": "ddp", "train_init_device": "cuda"}
-        out: dict[str, Any] = {"train_accelerator_fsdp_config_fsdp_mode": "fsdp2", "train_init_device": "meta"}
-        if value <= 2:
-            out["train_accelerator_fsdp_config_reshard_after_forward"] = False
-        if value == 1:
-            return Approx(out, "ZeRO-1 shards only the optimizer states; FSDP2 shards parameters and gradients too "
-                               "(reshard_after_forward false keeps them gathered like ZeRO-2)")  # fmt: skip
-        return out
-
-
-VEOMNI_PARAM_DTYPES = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}
-VEOMNI_PURE_BF16 = (
-    "mixed precision off: VeOmni loads the model in bf16 (trainer/base.py) and keeps the weights, gradients "
-    "and AdamW states in bf16, with no fp32 master copy"
-)
-VEOMNI_NO_LOSS_SCALER = "VeOmni has no loss scaler: fp16 trains without loss scaling"
-
-
-@formula("veomni.precision")
-class VeomniPrecision:
-    """fsdp_config.mixed_precision.{enable, param_dtype}: fp32 master weights computing in param_dtype."""
-
-    @staticmethod
-    def read(train_accelerator_fsdp_config_mixed_precision_enable: bool | None,
-             train_accelerator_fsdp_config_mixed_precision_param_dtype: str | None) -> Any:  # fmt: skip
-        if train_accelerator_fsdp_config_mixed_precision_enable is False:
-            return Approx("bf16", VEOMNI_PURE_BF16)
-        dtype = train_accelerator_fsdp_config_mixed_precision_param_dtype or "bfloat16"
-        if dtype not in VEOMNI_PARAM_DTYPES:
-            raise ValueError(f"param_dtype {dtype!r}: VeOmni accepts bfloat16, float16 or float32")
-        return VEOMNI_PARAM_DTYPES[dtype]
-
-    @staticmethod
-    def write(value: str) -> Any:
-        names = {v: k for k, v in VEOMNI_PARAM_DTYPES.items()}
-        out = {"train_accelerator_fsdp_config_mixed_precision_enable": True,
-               "train_accelerator_fsdp_config_mixed_precision_param_dtype": names.get(value, "bfloat16")}  # fmt: skip
-        if value == "cbf16":
-            return Approx(out, "Cerebras cbfloat16 has no GPU counterpart; wrote bf16")
-        if value == "fp16":
-            return Approx(out, VEOMNI_NO_LOSS_SCALER)
-        return out
