@@ -304,7 +304,7 @@ CONSTRUCTS: dict[str, tuple[dict[str, Any], dict[str, Any], set[str]]] = {
                                       "model.residual_multiplier": 0.22, "model.output_logits_multiplier": 0.0625},
         {"veomni"}),
     "layers without RoPE (SmolLM3)": (card("smollm3-3b"), {"model.nope_layers": [3, 7, 11, 15, 19, 23, 27, 31, 35]},
-                                      {"veomni"}),
+                                      {"megatron", "veomni"}),
     "query/key/value biases only": (card("qwen2.5-7b"), {"model.attention_bias": True, "model.attention_output_bias": False,
                                                          "model.mlp_bias": False}, {"cerebras", "megatron", "veomni"}),
 }  # fmt: skip

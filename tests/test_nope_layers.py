@@ -1,7 +1,8 @@
 """Layers without rotary embedding (canonical model.nope_layers): SmolLM3's no_rope_layers /
 no_rope_layer_interval in a config.json (transformers 5.23 SmolLM3Config.__post_init__: layer i has
-no RoPE when (i + 1) % interval == 0 unless the list says otherwise), and the loss named by every
-format that rotates every layer. Facts: /work/notes/smollm3-facts.md."""
+no RoPE when (i + 1) % interval == 0 unless the list says otherwise), Megatron-LM's --no-rope-freq
+(N: the layers N, 2N, ... from 1, N dividing --num-layers; or a pattern, 1 = no RoPE), and the loss
+named by every format that rotates every layer. Facts: /work/notes/smollm3-facts.md."""
 
 from __future__ import annotations
 
@@ -130,6 +131,55 @@ def test_a_class_that_rotates_every_layer_names_the_loss() -> None:
     result = translate(SMOLLM3, "hf", "hf", set_values={"model.family": "llama"})
     lost = [e for e in entries(result, "model.nope_layers") if e.status is Status.LOSSY]
     assert lost, "the layers without RoPE vanished silently"
+
+
+# ---- Megatron-LM --no-rope-freq ---------------------------------------------------------------------
+
+
+def megatron_nope(tmp_path: Path, freq: str, layers: int = 36) -> Any:
+    path = tmp_path / "run.args"
+    path.write_text(f"--num-layers {layers} --hidden-size 2048 --num-attention-heads 16 --seq-length 4096 "
+                    f"--max-position-embeddings 4096 --position-embedding-type rope --no-rope-freq {freq}\n")  # fmt: skip
+    return read_ir([str(path)], "megatron").ir.get("model.nope_layers")
+
+
+def test_megatron_reads_no_rope_freq_as_its_config_lays_it_out(tmp_path: Path) -> None:
+    assert megatron_nope(tmp_path, "4") == EVERY_4TH  # [0,0,0,1] * 9: the layers 4, 8, ... from 1
+    assert megatron_nope(tmp_path, "'([1]+[0]*35)'") == [0]
+    assert megatron_nope(tmp_path, "'([0]*3+[1]*1)*9'") == EVERY_4TH
+    assert megatron_nope(tmp_path, "0") is None  # `if self.no_rope_freq`: off
+
+
+@pytest.mark.parametrize(("freq", "says"), [("5", "dividing --num-layers 36"), ("'([0]*3+[1])*4'", "gives 16 layers")])
+def test_megatron_refuses_what_its_config_asserts_against(tmp_path: Path, freq: str, says: str) -> None:
+    with pytest.raises(InputError, match=says):
+        megatron_nope(tmp_path, freq)
+
+
+def test_megatron_writes_the_interval_or_the_pattern(tmp_path: Path) -> None:
+    assert translate(SMOLLM3, "hf", "megatron").config["--no-rope-freq"] == 4
+    # 30 layers, every 4th: 4 does not divide 30 (Megatron would assert), so the pattern
+    thirty = card(num_hidden_layers=30, no_rope_layers="<omit>")
+    written = translate(thirty, "hf", "megatron").config["--no-rope-freq"]
+    assert isinstance(written, str) and written.startswith("(")
+    assert megatron_nope(tmp_path, f"'{written}'", layers=30) == [3, 7, 11, 15, 19, 23, 27]
+
+
+def test_smollm3_goes_through_megatron_and_back(tmp_path: Path) -> None:
+    out = tmp_path / "run.args"
+    result = translate(SMOLLM3, "hf", "megatron", output=str(out))
+    out.write_text(result.dump())
+    assert not [e for e in entries(result, "model.nope_layers") if e.status in (Status.LOSSY, Status.DROPPED)]
+    back = translate([str(out)], "megatron", "hf", set_values={"model.family": "smollm3"})
+    assert back.config["no_rope_layers"] == SMOLLM3["no_rope_layers"] and back.config["no_rope_layer_interval"] == 4
+
+
+def test_a_megatron_release_before_no_rope_freq_names_the_loss() -> None:
+    """--no-rope-freq is parsed from core_v0.13.0: core_v0.8 (0.8.0 to 0.13.0) cannot hold it everywhere."""
+    result = translate(SMOLLM3, "hf", "megatron", target_version="core_v0.8")
+    assert "--no-rope-freq" not in result.config
+    lost = [e for e in entries(result, "model.nope_layers") if e.status is Status.LOSSY]
+    assert lost and "no option for no_rope_freq" in lost[0].detail
 
 
 # ---- formats that rotate every layer ----------------------------------------------------------------
