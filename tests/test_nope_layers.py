@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import oracle
 import pytest
 
 from translator.api import read_ir, translate
@@ -195,3 +196,35 @@ def test_a_format_without_nope_layers_names_the_loss(dst: str, status: Status, w
     said = {e.source_key: e for e in entries(result, "model.nope_layers")}
     assert set(said) >= {"no_rope_layers", "no_rope_layer_interval"}
     assert all(e.status is status and why in e.detail for e in said.values()), said
+
+
+# ---- oracle: transformers reads what neoconv writes ---------------------------------------------------
+
+
+@pytest.mark.oracle
+def test_transformers_lays_out_the_layers_neoconv_writes(tmp_path: Path) -> None:
+    """SmolLM3Config (transformers 5.23) builds no_rope_layers and layer_types from the written file as
+    the canonical values say: the chosen layers without RoPE, none, and every 4th windowed."""
+    why = oracle.unavailable("hf")
+    if why:
+        pytest.skip(why)
+    cases = {  # name -> (--set values over the 22-layer NeoX Llama, layers without RoPE, windowed layers)
+        "chosen": ({"model.nope_layers": [5, 11, 17]}, [5, 11, 17], []),
+        "none": ({}, [], []),
+        "windowed": ({"model.nope_layers": [3, 7, 11, 15, 19], "model.sliding_window": 1024,
+                      "model.attention_layer_types": ["sliding" if i in (3, 7, 11, 15, 19) else "full" for i in range(22)]},
+                     [3, 7, 11, 15, 19], [3, 7, 11, 15, 19]),
+    }  # fmt: skip
+    jobs = []
+    for name, (values, _, _) in cases.items():
+        result = translate([str(LLAMA_1B)], "neox", "hf",
+                           set_values={"model.family": "smollm3", "model.vocab_size": 32000, **values})  # fmt: skip
+        path = tmp_path / f"{name}.json"
+        path.write_text(result.dump())
+        jobs.append({"id": name, "files": [str(path)]})
+    verdicts = oracle.run("hf", jobs)
+    for name, (_, nope_layers, windowed) in cases.items():
+        assert verdicts[name].accepted, verdicts[name].error
+        built = verdicts[name].values["config"]
+        assert [i for i, flag in enumerate(built["no_rope_layers"]) if not flag] == nope_layers, name
+        assert [i for i, kind in enumerate(built["layer_types"]) if kind == "sliding_attention"] == windowed, name
