@@ -228,3 +228,13 @@ def test_transformers_lays_out_the_layers_neoconv_writes(tmp_path: Path) -> None
         built = verdicts[name].values["config"]
         assert [i for i, flag in enumerate(built["no_rope_layers"]) if not flag] == nope_layers, name
         assert [i for i, kind in enumerate(built["layer_types"]) if kind == "sliding_attention"] == windowed, name
+
+
+def test_a_lost_nope_layer_is_not_a_lost_layer_count(tmp_path: Path) -> None:
+    """The codec writes for every model (its fields include model.num_layers, so that a SmolLM3 without
+    NoPE layers says so): a loss it names is of model.nope_layers only, never of the layer count."""
+    result = translate(SMOLLM3, "hf", "veomni", set_values={"model.family": "llama"}, output=str(tmp_path / "run.yaml"))
+    assert [e.status for e in result.report.entries if e.source_key == "num_hidden_layers"] == [Status.CONVERTED]
+    lost = [e for e in entries(result, "model.nope_layers") if e.status is Status.LOSSY]
+    assert {e.source_key for e in lost} == {"no_rope_layers", "no_rope_layer_interval"}
+    assert all(e.fields == ("model.nope_layers",) and "HF llama applies RoPE in every layer" in e.detail for e in lost)

@@ -43,14 +43,15 @@ def _flags(kw: Kw, mt: _hf.ModelType, layers: int) -> list[Any]:
 
 
 def read_nope(kw: Kw) -> Any:
-    """{nope_layers} (model.num_layers is the num_layers rule's: never read here)."""
+    """{nope_layers} (model.num_layers is the num_layers rule's: never read here, and a loss of this
+    codec names model.nope_layers only)."""
     mt = _hf.table().types.get(str(kw.get("hf_model_type")))
     if mt is None:
         return {}
     if mt.nope == "none":
         stray = [k for k in ("no_rope_layers", "no_rope_layer_interval") if kw.get(ident(_hf.PREFIX + k)) is not None]
         if stray:
-            return Approx({}, f"HF {mt.name} does not read {', '.join(stray)}: every layer applies RoPE")
+            return Approx({}, f"HF {mt.name} does not read {', '.join(stray)}: every layer applies RoPE", (FIELD,))
         return {}
     layers = kw.get("num_layers")
     if not layers:
@@ -62,7 +63,7 @@ def read_nope(kw: Kw) -> Any:
 def write_nope(kw: Kw) -> Any:
     mt, nope, layers = chosen(kw), sorted(kw.get("nope_layers") or []), kw.get("num_layers")
     if mt.nope == "none":
-        return Approx({}, hard_wired(mt.why_not(FIELD), FIELD, nope)) if nope else {}
+        return Approx({}, hard_wired(mt.why_not(FIELD), FIELD, nope), (FIELD,)) if nope else {}
     if not layers:
         return Approx({}, "no_rope_layers needs num_hidden_layers (one flag per layer)", (FIELD,))
     # written even when empty: the class's own default is a NoPE layer every 4th
