@@ -74,11 +74,12 @@ FIELDS: dict[str, tuple[list[Any], list[Any]]] = {
     "model.input_norm": ([False, True], [0, "no"]),
     "model.residual_multiplier": ([0.22, 1.0], [0.0, -1.0]),
     "model.qk_norm_span": (["head", "projection"], ["per_head", "whole"]),
+    "model.nope_layers": ([[], [3, 7, 11]], [[-1], [1.5], ["3"]]),
 }
 
 FAMILIES = ["gpt2", "gptj", "gpt-neox", "llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe",
             "gemma", "gemma2", "gemma3", "phi3", "falcon", "starcoder", "starcoder2", "mpt", "bloom", "jais",
-            "deepseek_v2", "deepseek_v3", "gpt_oss", "seed_oss", "olmo2", "granite"]  # fmt: skip
+            "deepseek_v2", "deepseek_v3", "gpt_oss", "seed_oss", "olmo2", "granite", "smollm3"]  # fmt: skip
 
 
 def test_the_catalogue_loads_with_every_model_field() -> None:

@@ -53,7 +53,7 @@ FAMILY = {  # model_type -> the family it reads as (the HF spelling, gpt-neox ke
     "gpt_neox": "gpt-neox", "llama": "llama", "mistral": "mistral", "mixtral": "mixtral", "qwen2": "qwen2",
     "qwen3": "qwen3", "qwen3_moe": "qwen3_moe", "gemma": "gemma", "gemma2": "gemma2", "phi3": "phi3",
     "falcon": "falcon", "starcoder2": "starcoder2", "mpt": "mpt", "bloom": "bloom", "deepseek_v2": "deepseek_v2",
-    "gemma3": "gemma3", "olmo2": "olmo2", "granite": "granite",
+    "gemma3": "gemma3", "olmo2": "olmo2", "granite": "granite", "smollm3": "smollm3",
 }  # fmt: skip
 
 
@@ -303,6 +303,8 @@ CONSTRUCTS: dict[str, tuple[dict[str, Any], dict[str, Any], set[str]]] = {
         card("granite-3.1-8b-base"), {"model.attention_scaling": "inverse_head_dim", "model.embedding_multiplier": 12.0,
                                       "model.residual_multiplier": 0.22, "model.output_logits_multiplier": 0.0625},
         {"veomni"}),
+    "layers without RoPE (SmolLM3)": (card("smollm3-3b"), {"model.nope_layers": [3, 7, 11, 15, 19, 23, 27, 31, 35]},
+                                      {"megatron", "veomni"}),
     "query/key/value biases only": (card("qwen2.5-7b"), {"model.attention_bias": True, "model.attention_output_bias": False,
                                                          "model.mlp_bias": False}, {"cerebras", "megatron", "veomni"}),
 }  # fmt: skip

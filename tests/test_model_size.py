@@ -106,6 +106,11 @@ MODELS: dict[str, tuple[dict[str, Any], int]] = {
     "granite-3.1-8b-base": ({**LLAMA, "model.num_layers": 40, "model.hidden_size": 4096, "model.num_heads": 32,
                              "model.num_kv_heads": 8, "model.ffn_hidden_size": 12800, "model.vocab_size": 49155,
                              "model.tie_embeddings": True}, 8_170_848_256),
+    # SmolLM3-3B: no RoPE in every 4th layer (no parameters either way), GQA 4, tied embeddings
+    "smollm3-3b": ({**LLAMA, "model.num_layers": 36, "model.hidden_size": 2048, "model.num_heads": 16,
+                    "model.num_kv_heads": 4, "model.ffn_hidden_size": 11008, "model.vocab_size": 128256,
+                    "model.tie_embeddings": True, "model.rotary_base": 5000000.0,
+                    "model.nope_layers": [3, 7, 11, 15, 19, 23, 27, 31, 35]}, 3_075_098_624),
     "phi-3-mini-4k": ({**LLAMA, "model.num_layers": 32, "model.hidden_size": 3072, "model.num_heads": 32,
                        "model.num_kv_heads": 32, "model.ffn_hidden_size": 8192, "model.vocab_size": 32064,
                        "model.sliding_window": 2047}, 3_821_079_552),

@@ -256,6 +256,7 @@ FILLED_BY_MODEL = {
     ("starcoder2", "head_dim"): _per_head,  # Starcoder2Attention: getattr(config, "head_dim", hidden // heads)
     ("olmo2", "head_dim"): _per_head,  # Olmo2Attention: getattr(config, "head_dim", hidden // heads)
     ("granite", "head_dim"): _per_head,  # GraniteAttention: the same
+    ("smollm3", "head_dim"): _per_head,  # SmolLM3Attention: the same
     ("gptj", "n_inner"): _four_wide,  # GPTJBlock: n_inner if not None else 4 * n_embd
     ("gpt2", "n_inner"): _four_wide,  # GPT2Block: the same
 }
@@ -264,6 +265,7 @@ FILLED_BY_MODEL = {
 REWRITTEN = {
     "sliding_window": "kept only with use_sliding_window: true (None, qwen2_moe 0, without: no window either way)",
     "mlp_only_layers": "None becomes [] (no dense-only layers either way)",
+    "no_rope_layers": "None becomes no_rope_layer_interval's pattern (SmolLM3Config.__post_init__; hf.yaml reads it so)",
 }
 
 

@@ -44,7 +44,7 @@ CODEC = {
     "parallel_attn": ["boolean"], "num_ln_in_parallel_attn": ["integer", "null"], "alibi": ["boolean"],
     "decoder_sparse_step": ["integer"], "mlp_only_layers": ["array", "null"], "first_k_dense_replace": ["integer"],
     "router_aux_loss_coef": ["number"], "num_attention_heads": ["integer"], "n_head": ["integer"], "n_heads": ["integer"],
-    "attention_multiplier": ["number", "integer"],
+    "attention_multiplier": ["number", "integer"], "no_rope_layers": ["array", "null"], "no_rope_layer_interval": ["integer"],
 }  # fmt: skip
 
 

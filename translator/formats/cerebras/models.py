@@ -28,7 +28,7 @@ ALIASES = {"llamamodel": "llama"}  # deprecated registry aliases
 # families 2.10 has no model of: written as the nearest name (the keys carry the structure)
 NEAREST = {"qwen2": "llama", "qwen3": "llama", "seed_oss": "llama", "phi3": "mistral", "gemma": "gemma2", "gemma3": "gemma2",
            "qwen2_moe": "mixtral", "qwen3_moe": "mixtral", "deepseek_v2": "mixtral", "deepseek_v3": "mixtral",
-           "gpt_oss": "mixtral", "starcoder2": "starcoder", "mpt": "gpt2", "olmo2": "llama", "granite": "llama"}  # fmt: skip
+           "gpt_oss": "mixtral", "starcoder2": "starcoder", "mpt": "gpt2", "olmo2": "llama", "granite": "llama", "smollm3": "llama"}  # fmt: skip
 MOE_FAMILIES = frozenset({"mixtral", "qwen2_moe", "qwen3_moe", "deepseek_v2", "deepseek_v3", "gpt_oss"})
 FAMILIES_OF_NAMES = frozenset({"gpt2", "gptj", "gpt-neox", "llama", "mistral", "mixtral", "bloom", "jais", "starcoder",
                                "gemma2", "falcon"})  # fmt: skip

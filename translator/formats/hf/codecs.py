@@ -1,6 +1,6 @@
 """`hf.*` formulas for the concepts a config.json spreads over several keys, each a named codec of
 mappings/hf.yaml: the attention heads (count, width, score scale), Falcon's block, the rotary base
-and its scaling, the sliding window and its per-layer pattern, the MoE layer set and the
+and its scaling, the layers without it (nope.py), the sliding window and its per-layer pattern, the MoE layer set and the
 auxiliary loss. A class whose table does not name the codec reads nothing here and writes nothing
 (or says why it cannot hold a value).
 """
@@ -16,6 +16,7 @@ from . import model_types as _hf
 from .choose import chosen
 from .config_json import raw_value
 from .fields import hard_wired, head_width, signed
+from .nope import read_nope, write_nope
 from .rope import read_rope, write_rope
 from .window import read_window, write_window
 
@@ -224,9 +225,11 @@ _register("hf.rope", ("model.rotary_base", *(f"model.{f}" for f in (
     "rope_attention_factor", "rope_short_factor", "rope_long_factor", "sliding_window_rotary_base"))),
     ("rope_theta", "rotary_emb_base", "rope_scaling", "original_max_position_embeddings", "rope_local_base_freq"),
     ("model.max_position_embeddings",), read_rope, write_rope)  # fmt: skip
+_register("hf.nope_layers", ("model.nope_layers", "model.num_layers"), ("no_rope_layers", "no_rope_layer_interval"),
+          ("model.num_layers",), read_nope, write_nope)  # fmt: skip
 _register("hf.window", ("model.sliding_window", "model.attention_layer_types"),
           ("sliding_window", "use_sliding_window", "max_window_layers", "layer_types", "sliding_window_pattern"),
-          ("model.num_layers",), read_window, write_window)  # fmt: skip
+          ("model.num_layers", "model.nope_layers"), read_window, write_window)  # fmt: skip
 _register("hf.moe_layers", ("model.moe_first_dense_layers", "model.moe_layer_interval", "model.moe_dense_layers"),
           ("decoder_sparse_step", "mlp_only_layers", "first_k_dense_replace"), ("model.num_layers", "model.moe_num_experts"),
           read_moe_layers, write_moe_layers)  # fmt: skip

@@ -37,6 +37,7 @@ CODEC_FIELDS = frozenset({
     "model.num_heads", "model.head_dim", "model.query_pre_attention_scalar", "model.rotary_base",
     "model.sliding_window", "model.attention_layer_types", "model.moe_first_dense_layers", "model.moe_layer_interval",
     "model.moe_dense_layers", "model.moe_aux_loss_coef", "model.attention_scaling", "model.attention_logits_multiplier",
+    "model.nope_layers",
 })  # fmt: skip
 
 

@@ -1,7 +1,7 @@
 """HuggingFace config.json: the per-class tables of mappings/hf.yaml (`data:`), loaded.
 
 One ModelType per HF model_type: its key for each canonical field, what its class hard-wires, its
-defaults, its activation names, and the named codecs (rope, window, moe_layers, falcon_block,
+defaults, its activation names, and the named codecs (rope, window, moe_layers, nope, falcon_block,
 moe_aux_loss) the few concepts spread over several keys use. `extends` lets a class start from
 another's table. The `hf.*` formulas (formulas.py) read this; config_json.py moves a config.json to
 and from `hf.*` leaves.
@@ -23,8 +23,8 @@ from ...yamlread import load as load_yaml
 PREFIX = "hf."  # where config.json keys live among the leaves (hf.hidden_size is config.json's hidden_size)
 SELECTORS = ("model.family", "model.position_embedding")  # what the written model_type depends on
 CODECS = {"rope": ("classic", "phi3", "gemma3", "none"),
-          "window": ("none", "all", "qwen", "qwen_moe", "qwen2_moe", "alternate", "every_nth"),
-          "moe_layers": ("none", "all", "qwen", "deepseek")}  # fmt: skip
+          "window": ("none", "all", "qwen", "qwen_moe", "qwen2_moe", "alternate", "every_nth", "nope"),
+          "moe_layers": ("none", "all", "qwen", "deepseek"), "nope": ("none", "interval")}  # fmt: skip
 SPECS = ("keys", "fixed", "same_as")  # where a type says what it does with a canonical field
 # `=model.num_heads`, `=4*model.hidden_size`, `=model.hidden_size/model.num_heads` (integer division)
 _DERIVED = re.compile(r"^=(?:(\d+)\*)?(model\.[a-z_]+)(?:/(model\.[a-z_]+))?$")
@@ -45,6 +45,7 @@ class ModelType:
     rope: str = "classic"
     window: str = "none"
     moe_layers: str = "none"
+    nope: str = "none"  # interval: no_rope_layers, or every no_rope_layer_interval-th layer without RoPE (SmolLM3)
     falcon_block: bool = False
     moe_aux_loss: bool = False
     strict_heads: bool = False
@@ -212,7 +213,8 @@ def table() -> HfTable:
             activations={k: tuple(v) for k, v in (spec.get("activations") or {}).items()},
             write_nulls=tuple(spec.get("write_nulls") or ()), veomni=str(spec.get("veomni", "hf-backend")),
             rope=str(spec.get("rope", "classic")), window=str(spec.get("window", "none")),
-            moe_layers=str(spec.get("moe_layers", "none")), falcon_block=bool(spec.get("falcon_block", False)),
+            moe_layers=str(spec.get("moe_layers", "none")), nope=str(spec.get("nope", "none")),
+            falcon_block=bool(spec.get("falcon_block", False)),
             moe_aux_loss=bool(spec.get("moe_aux_loss", False)), strict_heads=bool(spec.get("strict_heads", False)),
             cannot_hold=dict(spec.get("cannot_hold") or {}), reciprocal=tuple(spec.get("reciprocal") or ()),
             attention_multiplier=bool(spec.get("attention_multiplier", False)),

@@ -5,7 +5,8 @@ layer when sliding_window is set), qwen (qwen2, qwen3: with use_sliding_window, 
 max_window_layers on), qwen_moe (qwen3_moe: every layer when enabled), qwen2_moe (transformers 5:
 the even layers below max_window_layers; 4.x windowed those from max_window_layers on), alternate
 (gemma2: layer 0 windowed, then every other), every_nth (gemma3: every sliding_window_pattern-th layer
-full). An explicit layer_types list wins (transformers 5).
+full), nope (smollm3: with use_sliding_window, the layers without RoPE; SmolLM3Config.__post_init__).
+An explicit layer_types list wins (transformers 5).
 """
 
 from __future__ import annotations
@@ -39,6 +40,9 @@ def default_pattern(mt: _hf.ModelType, layers: int, kw: Kw) -> list[str] | None:
     if mt.window == "every_nth":
         n = raw_value(kw, mt, "sliding_window_pattern") or 1
         return ["full" if (i + 1) % n == 0 else "sliding" for i in range(layers)]
+    if mt.window == "nope":
+        nope = set(kw.get("nope_layers") or ())
+        return ["sliding" if i in nope else "full" for i in range(layers)]
     return None
 
 
@@ -51,7 +55,7 @@ def read_window(kw: Kw) -> Any:
         if window is not None and kw.get(ident(_hf.PREFIX + "sliding_window")) is not None:
             return Approx({}, f"HF {mt.name} does not read sliding_window: every layer attends to the whole context")
         return Absent(f"HF {mt.name} has no sliding window")
-    if mt.window in ("qwen", "qwen_moe", "qwen2_moe") and not raw_value(kw, mt, "use_sliding_window"):
+    if mt.window in ("qwen", "qwen_moe", "qwen2_moe", "nope") and not raw_value(kw, mt, "use_sliding_window"):
         # the class sets sliding_window aside unless use_sliding_window (__post_init__: None, qwen2_moe 0)
         return Absent(f"use_sliding_window is false: HF {mt.name} attends to the whole context in every layer")
     if window is None:
@@ -67,6 +71,8 @@ def read_window(kw: Kw) -> Any:
         pattern = default_pattern(mt, layers, kw) if layers else None
     if pattern is not None and all(k == "sliding" for k in pattern):
         pattern = None  # every layer windowed: the catalogue's absent pattern
+    if mt.window == "nope" and pattern is not None and "sliding" not in pattern:
+        return Absent(f"HF {mt.name} windows only its layers without RoPE (or those layer_types names): none here")
     out = {"sliding_window": int(window), "attention_layer_types": pattern}
     if mt.window == "qwen2_moe" and pattern is not None:
         return Approx(out, "transformers 4 windows other qwen2_moe layers (from max_window_layers on): read as 5.x does",
@@ -90,7 +96,7 @@ def write_window(kw: Kw) -> Any:
         return Approx(out, f"HF {mt.name} windows every layer: the pattern of {pattern.count('sliding')} windowed "  # type: ignore[union-attr]
                            f"and {pattern.count('full')} full layers is not expressible", ("model.attention_layer_types",))  # type: ignore[union-attr]
     out = _out("sliding_window", window)
-    if mt.window in ("qwen", "qwen2_moe"):
+    if mt.window in ("qwen", "qwen2_moe", "nope"):
         out.update(_out("use_sliding_window", True))
     if mt.window == "qwen":
         full = next((i for i, k in enumerate(pattern) if k == "sliding"), len(pattern)) if pattern else 0
@@ -101,6 +107,8 @@ def write_window(kw: Kw) -> Any:
             if pattern == ["full" if (i + 1) % n == 0 else "sliding" for i in range(layers)]:
                 return {**out, **_out("sliding_window_pattern", n)}
     if mt.window == "alternate" and pattern == default_pattern(mt, len(pattern or []), kw):
+        return out
+    if mt.window == "nope" and layers and pattern == default_pattern(mt, layers, kw):
         return out
     names = {v: k for k, v in HF_KINDS.items()}
     kinds = [names[k] for k in (pattern or ["sliding"] * (layers or 0))]

@@ -3,4 +3,4 @@ and the learning-rate schedule (schedule.py)."""
 
 from __future__ import annotations
 
-from . import model, moe, schedule, training, window  # noqa: F401  (each registers its formulas)
+from . import model, moe, nope, schedule, training, window  # noqa: F401  (each registers its formulas)
