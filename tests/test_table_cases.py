@@ -1,5 +1,5 @@
 """The `cases` shape (schemas/mapping.schema.json): a decision table over several keys that decide one
-field together, on the rules that replaced formula classes (each section names the formula it
+field, or several fields, together, on the rules that replaced formula classes (each section names the formula it
 replaced): every case read and written with real values, the errors, the approximations and the
 release boundaries, translations through them, and the tables the shape refuses."""
 
@@ -11,7 +11,7 @@ import pytest
 
 from translator.api import translate
 from translator.errors import InputError, MappingTableError
-from translator.formula import Approx, Unexpressible, ident
+from translator.formula import Approx, Extension, Unexpressible, ident
 from translator.mapping import Rule, build_rule, load_table
 from translator.report import Status
 
@@ -40,8 +40,16 @@ def _write(rule: Rule, value: Any, version: str = "") -> Any:
     return rule.formula.write(value=value, **({"version": version} if "version" in rule.formula.write_params() else {}))
 
 
-def _approx(result: Any, value: Any, words: str) -> None:
+def _write_fields(rule: Rule, version: str = "", **fields: Any) -> Any:
+    """What a rule over several fields writes for these fields' values (by their last part; others none)."""
+    assert rule.formula is not None and len(rule.fields) > 1
+    kwargs = {name.rsplit(".", 1)[-1]: None for name in rule.fields} | fields
+    return rule.formula.write(**kwargs, **({"version": version} if "version" in rule.formula.write_params() else {}))
+
+
+def _approx(result: Any, value: Any, words: str, fields: tuple[str, ...] | None = None) -> None:
     assert isinstance(result, Approx) and result.value == value and words in result.detail, result
+    assert fields is None or result.fields == fields, result.fields
 
 
 # ---- DeepSpeed (was deepspeed.precision): fp16 / bf16 / bfloat16 / amp / torch_autocast --------
@@ -276,6 +284,153 @@ def test_cerebras_precision_end_to_end_old_release() -> None:
     assert "float16 only" in entry.detail
 
 
+# ---- Cerebras (was cerebras.norm): norm_type from 2.0.2, 1.9.1's switches --------------------------
+
+
+NORM = ("model.norm", "model.norm_bias")
+
+
+@pytest.mark.parametrize("given,version,value", [
+    ({"model.norm_type": "layernorm"}, "2.10.0", {"norm": "layernorm", "norm_bias": True}),  # torch LayerNorm: a bias
+    ({"model.norm_type": "LayerNorm"}, "2.10.0", {"norm": "layernorm", "norm_bias": True}),  # any case
+    ({"model.norm_type": "biasless-layernorm"}, "2.10.0", {"norm": "layernorm", "norm_bias": False}),
+    ({"model.norm_type": "RMSNorm"}, "2.4.0", {"norm": "rmsnorm", "norm_bias": False}),
+    ({"model.norm_type": "nonparametric-layernorm"}, "2.4.0", {"norm": "non_parametric_layernorm", "norm_bias": False}),
+    ({}, "2.10.0", {}),  # explicitly null, no default: no value
+    # 1.9.1's switches where norm_type is at its default (the engine passes "layernorm" when absent)
+    ({"model.norm_type": "layernorm", "model.use_rms_norm": True}, "1.9.1", {"norm": "rmsnorm", "norm_bias": False}),
+    ({"model.norm_type": "layernorm", "model.use_biasless_norm": True}, "1.9.1", {"norm": "layernorm", "norm_bias": False}),
+    ({"model.use_rms_norm": 1}, "1.9.1", {"norm": "rmsnorm", "norm_bias": False}),  # `if use_rms_norm`: any true value
+    ({"model.norm_type": "layernorm", "model.use_rms_norm": []}, "1.9.1", {"norm": "layernorm", "norm_bias": True}),
+    ({"model.norm_type": "layernorm", "model.use_rms_norm": False, "model.use_biasless_norm": "yes"}, "1.9.1",
+     {"norm": "layernorm", "norm_bias": False}),
+    # norm_type says otherwise: the switches are not read (a respelled LayerNorm is not the default)
+    ({"model.norm_type": "rmsnorm", "model.use_biasless_norm": True}, "2.0.2", {"norm": "rmsnorm", "norm_bias": False}),
+    ({"model.norm_type": "LayerNorm", "model.use_rms_norm": True}, "2.0.2", {"norm": "layernorm", "norm_bias": True}),
+])  # fmt: skip
+def test_cerebras_norm_reads(given: dict[str, Any], version: str, value: dict[str, Any]) -> None:
+    assert _read(_rule(CB, "model.norm"), given, version) == value
+
+
+def test_cerebras_norm_unknown_type_is_an_extension() -> None:
+    got = _read(_rule(CB, "model.norm"), {"model.norm_type": "groupnorm"})
+    assert isinstance(got, Extension) and got.detail == "norm_type 'groupnorm' has no counterpart outside Cerebras"
+
+
+def test_cerebras_norm_writes_norm_type_from_2_0_2() -> None:
+    rule = _rule(CB, "model.norm")
+    for version in ("2.0.2", "2.10.0", ""):
+        assert _write_fields(rule, version, norm="layernorm", norm_bias=True) == {"model_norm_type": "layernorm"}
+        assert _write_fields(rule, version, norm="layernorm") == {"model_norm_type": "layernorm"}
+        assert _write_fields(rule, version, norm="layernorm", norm_bias=False) == {"model_norm_type": "biasless-layernorm"}
+        assert _write_fields(rule, version, norm="rmsnorm", norm_bias=False) == {"model_norm_type": "rmsnorm"}
+    assert _write_fields(rule, "2.4.0", norm="non_parametric_layernorm") == {"model_norm_type": "nonparametric-layernorm"}
+    _approx(_write_fields(rule, "2.4.0", norm="rmsnorm", norm_bias=True), {"model_norm_type": "rmsnorm"},
+            "Cerebras' rmsnorm has no bias", ("model.norm_bias",))  # fmt: skip
+    _approx(_write_fields(rule, "", norm="non_parametric_layernorm", norm_bias=True),
+            {"model_norm_type": "nonparametric-layernorm"}, "Cerebras' nonparametric-layernorm has no bias", ("model.norm_bias",))  # fmt: skip
+    with pytest.raises(Unexpressible, match="^Cerebras has no scalenorm norm_type$"):
+        _write_fields(rule, "2.10.0", norm="scalenorm")
+
+
+def test_cerebras_norm_writes_before_2_0_2() -> None:
+    rule = _rule(CB, "model.norm")
+    assert _write_fields(rule, "1.9.1", norm="rmsnorm", norm_bias=False) == {"model_use_rms_norm": True}
+    assert _write_fields(rule, "1.9.1", norm="layernorm", norm_bias=True) == {}  # LayerNorm: the default
+    assert _write_fields(rule, "1.8.0", norm="layernorm") == {}
+    _approx(_write_fields(rule, "1.8.0", norm="rmsnorm", norm_bias=False), {},
+            "Model Zoo 1.8.0 has no rmsnorm without bias norm (norm_type came with 2.0)", NORM)  # before use_rms_norm
+    _approx(_write_fields(rule, "1.9.1", norm="layernorm", norm_bias=False), {},
+            "Model Zoo 1.9.1 has no layernorm without bias norm", NORM)  # use_biasless_norm: gptj only, not written
+    _approx(_write_fields(rule, "1.9.1", norm="scalenorm"), {}, "Model Zoo 1.9.1 has no scalenorm norm (norm_type came", NORM)
+
+
+def test_cerebras_norm_end_to_end() -> None:
+    old = translate(PYTHIA, "neox", "cerebras", target_version="1.9.1", set_values={"model.norm": "rmsnorm"})
+    assert old.config["model"]["use_rms_norm"] is True and "norm_type" not in old.config["model"]
+    new = translate(PYTHIA, "neox", "cerebras", target_version="2.0.2", set_values={"model.norm": "rmsnorm"})
+    assert new.config["model"]["norm_type"] == "rmsnorm" and "use_rms_norm" not in new.config["model"]
+    back = translate(old.config, "cerebras", "neox", source_version="1.9.1")
+    assert back.config["norm"] == "rmsnorm"
+
+
+# ---- Cerebras (was cerebras.attention_bias): q/k/v and output projection biases ------------------
+
+
+QKV, OUT = "model.use_projection_bias_in_attention", "model.use_ffn_bias_in_attention"
+
+
+@pytest.mark.parametrize("qkv,out,value", [
+    (True, True, {"attention_bias": True}),
+    (False, False, {"attention_bias": False}),
+    (True, False, {"attention_bias": True, "attention_output_bias": False}),  # Qwen2: q, k, v biased, o not
+    (False, True, {"attention_bias": False, "attention_output_bias": True}),
+    (True, None, {"attention_bias": True}),  # a lone key says both (the output bias: as attention_bias)
+    (None, False, {"attention_bias": False}),
+    (None, True, {"attention_bias": True}),
+    (None, None, {"attention_bias": None}),
+])  # fmt: skip
+def test_cerebras_attention_bias_reads(qkv: bool | None, out: bool | None, value: dict[str, Any]) -> None:
+    assert _read(_rule(CB, "model.attention_bias"), {QKV: qkv, OUT: out}) == value
+
+
+@pytest.mark.parametrize("bias,output,written", [
+    (True, None, (True, True)), (True, True, (True, True)), (False, None, (False, False)), (False, False, (False, False)),
+    (True, False, (True, False)), (False, True, (False, True)),
+    (None, True, (None, True)), (None, False, (None, False)), (None, None, (None, None)),
+])  # fmt: skip
+def test_cerebras_attention_bias_writes(bias: bool | None, output: bool | None, written: tuple[Any, Any]) -> None:
+    got = _write_fields(_rule(CB, "model.attention_bias"), attention_bias=bias, attention_output_bias=output)
+    assert got == {k: v for k, v in zip((ident(QKV), ident(OUT)), written) if v is not None}
+
+
+def test_cerebras_attention_bias_end_to_end_qwen2_style() -> None:
+    done = translate(PYTHIA, "neox", "cerebras", set_values={"model.attention_bias": True, "model.attention_output_bias": False})
+    assert done.config["model"]["use_projection_bias_in_attention"] is True
+    assert done.config["model"]["use_ffn_bias_in_attention"] is False
+
+
+# ---- VeOmni (was veomni.model_parallel): tp_size / pp_size / cp_size must be 1 -------------------
+
+
+ACC = "train.accelerator."
+
+
+@pytest.mark.parametrize("given", [{}, {ACC + "tp_size": 1, ACC + "pp_size": 1, ACC + "cp_size": 1}, {ACC + "pp_size": 1.0}])
+def test_veomni_model_parallel_reads_one(given: dict[str, Any]) -> None:
+    assert _read(_rule("veomni", "parallel.tensor_size", "nested"), given) == {"tensor_size": 1, "pipeline_size": 1}
+
+
+@pytest.mark.parametrize("given,message", [
+    ({ACC + "tp_size": 2}, "tp_size 2"),
+    ({ACC + "tp_size": 0, ACC + "pp_size": 4}, "tp_size 0"),  # the first key that is not 1
+    ({ACC + "pp_size": 4, ACC + "cp_size": 2}, "pp_size 4"),
+    ({ACC + "cp_size": 2}, "cp_size 2"),
+])  # fmt: skip
+def test_veomni_model_parallel_refuses_what_veomni_asserts(given: dict[str, Any], message: str) -> None:
+    with pytest.raises(ValueError, match=f"^{message}: VeOmni asserts it is 1 \\(not supported yet\\); this config cannot run$"):
+        _read(_rule("veomni", "parallel.tensor_size", "nested"), given)
+
+
+def test_veomni_model_parallel_writes() -> None:
+    rule = _rule("veomni", "parallel.tensor_size", "nested")
+    for tensor, pipeline in ((1, 1), (1, None), (None, 0), (1, 0)):  # pipeline 0 is none, as 1
+        assert _write_fields(rule, tensor_size=tensor, pipeline_size=pipeline) == {}
+    for tensor, pipeline, said in ((4, None, "tensor 4 x pipeline 1"), (None, 2, "tensor 1 x pipeline 2"),
+                                   (4, 0, "tensor 4 x pipeline 1"), (2, 4, "tensor 2 x pipeline 4")):  # fmt: skip
+        with pytest.raises(Unexpressible, match=f"^VeOmni has no tensor or pipeline parallelism .*: run the {said} ranks data-parallel"):
+            _write_fields(rule, tensor_size=tensor, pipeline_size=pipeline)
+
+
+def test_veomni_model_parallel_end_to_end() -> None:
+    with pytest.raises(InputError, match="tp_size 2: VeOmni asserts it is 1") as caught:
+        translate({"train": {"accelerator": {"tp_size": 2}}}, "veomni", "neox")
+    assert caught.value.key == "train.accelerator.tp_size"
+    done = translate(PYTHIA, "neox", "veomni", set_values={"parallel.tensor_size": 2})
+    entry = next(e for e in done.report.entries if "parallel.tensor_size" in e.fields)
+    assert entry.status is Status.DROPPED and "tensor 2 x pipeline 1 ranks data-parallel" in entry.detail
+
+
 # ---- the shape's own rules ----------------------------------------------------------------------
 
 
@@ -322,3 +477,62 @@ def test_an_extension_case_and_a_negated_pattern() -> None:
     assert rule.formula.read(a="on", b=None) == "fp16"
     assert rule.formula.read(a="off", b=None) == "fp32" and rule.formula.read(a=None, b=None) == "fp32"
     assert rule.formula.write(value="bf16") == {"a": "on"}  # an entry without value takes every value
+
+
+TWO = {"fields": ["model.norm", "model.norm_bias"], "key": "a", "also": ["b"]}
+
+
+@pytest.mark.parametrize("cases,message", [
+    ({"read": [{"value": "rmsnorm"}], "write": [{"keys": {}}]}, "value as \\{field: value\\}"),
+    ({"read": [{"value": {"model.eps": 1}}], "write": [{"keys": {}}]}, "value as \\{field: value\\}"),
+    ({"read": [{"value": {}}], "write": [{"value": {"model.eps": 1}, "keys": {}}]}, "value as \\{field: value\\}"),
+    ({"read": [{"value": {}}], "write": [{"value": {"model.norm": {"is": 1}}, "keys": {}}]}, "a pattern is"),
+    ({"read": [{"value": {}}], "write": [{"keys": {}, "error": "no"}]}, "or an error"),
+    ({"read": [{"value": {}}], "write": [{"error": "no", "lossy": "why"}]}, "or an error"),
+    ({"read": [{"value": {}, "lossy": "why", "lost": ["model.eps"]}], "write": [{"keys": {}}]}, "lost names"),
+    ({"read": [{"value": {}, "lost": ["model.norm"]}], "write": [{"keys": {}}]}, "lost names"),
+    ({"read": [{"match": {"a": {"truthy": "yes"}}, "value": {}}], "write": [{"keys": {}}]}, "a pattern is"),
+])  # fmt: skip
+def test_the_shape_refuses_malformed_cases_over_several_fields(cases: dict[str, Any], message: str) -> None:
+    with pytest.raises(MappingTableError, match=message):
+        build_rule("t.yaml", 0, {**TWO, "cases": cases}, "cerebras")
+
+
+def test_cases_over_several_fields_read_and_write_each() -> None:
+    """A reading case gives some of the fields (the others are not set), approximately naming the
+    fields it concerns; a writing entry matches several fields' values (a field left out: any), or
+    says why none can be written, naming fields' values in its messages."""
+    rule = build_rule("t.yaml", 0, {**TWO, "cases": {
+        "read": [{"match": {"a": "rms"}, "value": {"model.norm": "rmsnorm", "model.norm_bias": False}},
+                 {"match": {"a": "plain"}, "value": {"model.norm": "layernorm"}, "lossy": "a={a!r}: no bias said",
+                  "lost": ["model.norm_bias"]},
+                 {"value": {}}],
+        "write": [{"value": {"model.norm": "rmsnorm", "model.norm_bias": [False, None]}, "keys": {"a": "rms"}},
+                  {"value": {"model.norm": "layernorm"}, "keys": {"a": "plain", "b": 1}, "lossy": "{model.norm_bias} lost",
+                   "lost": ["model.norm_bias"]},
+                  {"error": "no {model.norm} with bias {model.norm_bias}"}]}})  # fmt: skip
+    assert rule.formula is not None and rule.formula.write_params() == {"norm", "norm_bias"}
+    assert rule.formula.read(a="rms", b=None) == {"norm": "rmsnorm", "norm_bias": False}
+    _approx(rule.formula.read(a="plain", b=None), {"norm": "layernorm"}, "a='plain': no bias said", ("model.norm_bias",))
+    assert rule.formula.read(a="other", b=None) == {}
+    assert rule.formula.write(norm="rmsnorm", norm_bias=None) == {"a": "rms"}
+    _approx(rule.formula.write(norm="layernorm", norm_bias=True), {"a": "plain", "b": 1}, "True lost", ("model.norm_bias",))
+    with pytest.raises(Unexpressible, match="^no rmsnorm with bias True$"):
+        rule.formula.write(norm="rmsnorm", norm_bias=True)
+    assert "a='rms': norm='rmsnorm', norm_bias=false;" in rule.formula.name  # (explain: the fields by their last part)
+
+
+def test_a_truthy_pattern_and_a_case_that_keeps_the_case() -> None:
+    """{truthy: ...} takes a value as the framework's `if key:` does; a case's own case_insensitive
+    overrides the table's (a respelled default is not the default)."""
+    rule = build_rule("t.yaml", 0, {**RULE, "cases": {
+        "case_insensitive": True,
+        "read": [{"match": {"a": "on", "b": {"truthy": True}}, "case_insensitive": False, "value": "bf16"},
+                 {"match": {"a": "on"}, "value": "fp16"}, {"value": "fp32"}],
+        "write": [{"keys": {}}]}})  # fmt: skip
+    assert rule.formula is not None
+    for true in (True, 1, "no", [0], {"x": 1}):
+        assert rule.formula.read(a="on", b=true) == "bf16"
+    for false in (None, False, 0, 0.0, "", [], {}):
+        assert rule.formula.read(a="on", b=false) == "fp16"
+    assert rule.formula.read(a="ON", b=True) == "fp16"  # the first case keeps the case; the second folds it

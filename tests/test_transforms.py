@@ -220,16 +220,11 @@ def test_batch_rederived_at_the_targets_data_parallel_size():
     assert isinstance(FORMULAS["deepspeed.batch"].write(4, None, None, 8, None, None, None)["train_batch_size"], Missing)
 
 
-def test_gqa_and_attention_bias():
+def test_gqa():  # (the attention biases are a cases rule: tests/test_table_cases.py)
     gqa = FORMULAS["cerebras.gqa"]
     assert gqa.write(8, 64) == {"model_attention_module": "multiquery_attention", "model_extra_attention_params": {"num_kv_groups": 8}}
     assert gqa.read("multiquery_attention", {"num_kv_groups": 8}, 64) == 8
     assert gqa.read("aiayn_attention", None, 32) == 32
-    bias = FORMULAS["cerebras.attention_bias"]
-    assert bias.read(False, False) == {"attention_bias": False}
-    assert bias.read(True, False) == {"attention_bias": True, "attention_output_bias": False}  # Qwen2
-    assert bias.write(True, False) == {"model_use_projection_bias_in_attention": True, "model_use_ffn_bias_in_attention": False}
-    assert bias.write(True, None) == {"model_use_projection_bias_in_attention": True, "model_use_ffn_bias_in_attention": True}
 
 
 def test_formula_parameters_are_read_as_inspect_reads_them() -> None:

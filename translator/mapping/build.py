@@ -197,6 +197,9 @@ def _shape(
         if any(list(t) != list(tables[0]) for t in tables):
             raise _fail(table, where, "every pick mapping lists the same framework values, in the same order")
         return key, tuple(raw.get("also", ())), shapes.pick(fields, key, raw["pick"])
+    if shape == "cases":  # (the meta-schema requires its key; one field or several)
+        decided_by: tuple[str, ...] = (raw["key"], *raw.get("also", ()))
+        return raw["key"], decided_by[1:], cases.cases(fmt, fields, decided_by, raw["cases"], lambda m: _fail(table, where, m))
     if len(fields) != 1:
         raise _fail(table, where, f"{shape} maps one field")
     if shape == "same_as":
@@ -206,9 +209,6 @@ def _shape(
     if shape == "follows":
         made = raw["follows"]
         return None, (), choices.follows(fields[0], made["field"], dict(made["values"]), made["otherwise"], dict(made["reasons"]))
-    if shape == "cases":  # (the meta-schema requires its key)
-        decided_by: tuple[str, ...] = (raw["key"], *raw.get("also", ()))
-        return raw["key"], decided_by[1:], cases.cases(fmt, fields[0], decided_by, raw["cases"], lambda m: _fail(table, where, m))
     if shape == "key_by":
         by, also = raw["key_by"], tuple(raw.get("also", ()))
         if not raw.get("key") or set(by["keys"].values()) - set(also):

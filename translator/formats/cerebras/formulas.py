@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ...formula import Approx, Extension, Unexpressible, formula
+from ...formula import Approx, Extension, formula
 from ...formulas_common import init_method_std, rotary_dim_for
 from . import models, moe, positions, releases, schedule  # noqa: F401  (register cerebras.* model, MoE, RoPE, window, schedule, release formulas)
 from .models import GPTJ_BACKBONE
@@ -57,23 +57,6 @@ class CerebrasGqa:
             "model_attention_module": "multiquery_attention",
             "model_extra_attention_params": {"num_kv_groups": value},
         }
-
-
-@formula("cerebras.attention_bias")
-class CerebrasAttentionBias:
-    """use_projection_bias_in_attention (q, k, v) and use_ffn_bias_in_attention (the output projection)."""
-
-    @staticmethod
-    def read(model_use_projection_bias_in_attention: Any, model_use_ffn_bias_in_attention: Any) -> Any:
-        qkv, out = model_use_projection_bias_in_attention, model_use_ffn_bias_in_attention
-        if qkv is None or out is None or qkv == out:
-            return {"attention_bias": qkv if qkv is not None else out}
-        return {"attention_bias": qkv, "attention_output_bias": out}  # Qwen2: q, k, v biased, o not
-
-    @staticmethod
-    def write(attention_bias: bool | None, attention_output_bias: bool | None) -> dict[str, Any]:
-        out = attention_bias if attention_output_bias is None else attention_output_bias
-        return {"model_use_projection_bias_in_attention": attention_bias, "model_use_ffn_bias_in_attention": out}
 
 
 def _truncated_normal(std: float) -> dict[str, Any]:

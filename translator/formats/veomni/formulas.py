@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...batch_split import ranks, split
-from ...formula import Approx, Missing, Unexpressible, formula
+from ...formula import Approx, Missing, formula
 from ...formulas_common import ranks_differ
 from . import schedule  # noqa: F401  (registers veomni.lr_schedule, veomni.train_steps, ...)
 
@@ -81,26 +81,3 @@ class VeomniDataParallel:
     @staticmethod
     def write(value: int, world_size: int | None, sequence_size: int | None) -> Any:
         return ranks_differ(value, *ranks(world_size, [("ulysses", sequence_size)]))
-
-
-@formula("veomni.model_parallel")
-class VeomniModelParallel:
-    """tp_size / pp_size / cp_size: TrainingArguments asserts tp == pp == 1 (and cp == 1 at HEAD)."""
-
-    @staticmethod
-    def read(train_accelerator_tp_size: int | None, train_accelerator_pp_size: int | None,
-             train_accelerator_cp_size: int | None) -> dict[str, Any]:  # fmt: skip
-        for name, size in (("tp_size", train_accelerator_tp_size), ("pp_size", train_accelerator_pp_size),
-                           ("cp_size", train_accelerator_cp_size)):  # fmt: skip
-            if size is not None and size != 1:
-                raise ValueError(f"{name} {size}: VeOmni asserts it is 1 (not supported yet); this config cannot run")
-        return {"tensor_size": 1, "pipeline_size": 1}  # the defaults, and the only values VeOmni runs
-
-    @staticmethod
-    def write(tensor_size: int | None, pipeline_size: int | None) -> dict[str, Any]:
-        if (tensor_size or 1) > 1 or (pipeline_size or 1) > 1:
-            raise Unexpressible(
-                f"VeOmni has no tensor or pipeline parallelism (tp_size = pp_size = 1 at HEAD): run the "
-                f"tensor {tensor_size or 1} x pipeline {pipeline_size or 1} ranks data-parallel; the global batch carries over"
-            )
-        return {}
