@@ -17,6 +17,7 @@ from translator.formats.deepspeed.writer import WRITER as deepspeed_writer
 from translator.io import flatten
 from translator.formats.deepspeed.formulas import deepspeed_batch
 from translator.formula import FORMULAS, Approx
+from translator.mapping import load_table
 from translator.schedule.simple import simple
 from translator.validate import schema_errors
 
@@ -470,7 +471,14 @@ def test_an_autotuning_search_space_is_no_zero_stage() -> None:
 
 
 def test_other_optimizer_and_precision_spellings() -> None:
-    read = FORMULAS["deepspeed.optimizer"].read
+    rule = load_table("deepspeed").rules_for_field("optim.type")[0]  # (a cases rule: tests/test_table_cases.py)
+    assert rule.formula is not None
+
+    def read(name: str, adam_w_mode: bool | None, weight_decay: float | None = None) -> Any:
+        assert rule.formula is not None
+        return rule.formula.read(optimizer_type=name, optimizer_params_adam_w_mode=adam_w_mode,
+                                 optimizer_params_weight_decay=weight_decay)  # fmt: skip
+
     assert read("OneBitAdam", None) == "onebitadam" and read("ZeroOneAdam", None) == "zerooneadam"
     assert read("adam", False, 0.01) == "adam" and read("AdamW", False) == "adamw"  # AdamW ignores adam_w_mode
     assert read("adam", False) == "adamw" and read("adam", False, 0.0) == "adamw"  # no weight decay: one algorithm

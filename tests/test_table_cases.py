@@ -108,6 +108,66 @@ def test_deepspeed_precision_end_to_end() -> None:
     assert done.config["model"]["use_bfloat16"] is True and done.config["model"]["mixed_precision"] is True
 
 
+# ---- DeepSpeed (was deepspeed.optimizer): optimizer.type, adam_w_mode, a peek at weight_decay --------
+
+
+OPT = "optimizer."
+
+
+@pytest.mark.parametrize("given,value", [
+    ({}, None),
+    ({OPT + "type": "Adam"}, "adamw"),  # adam_w_mode defaults to true
+    ({OPT + "type": "ADAM", OPT + "params.adam_w_mode": False, OPT + "params.weight_decay": 0.01}, "adam"),  # coupled L2
+    ({OPT + "type": "adam", OPT + "params.adam_w_mode": False}, "adamw"),  # no weight decay: AdamW's algorithm
+    ({OPT + "type": "adam", OPT + "params.adam_w_mode": False, OPT + "params.weight_decay": 0.0}, "adamw"),
+    ({OPT + "type": "AdamW", OPT + "params.adam_w_mode": False, OPT + "params.weight_decay": 0.1}, "adamw"),
+    ({OPT + "type": "onebitadam"}, "onebitadam"), ({OPT + "type": "ZeroOneAdam"}, "zerooneadam"),
+    ({OPT + "type": "LAMB"}, "lamb"), ({OPT + "type": "OneBitLamb"}, "onebitlamb"), ({OPT + "type": "Lion"}, "lion"),
+    ({OPT + "type": "adagrad"}, "adagrad"), ({OPT + "type": "Muon"}, "muon"),
+    ({OPT + "type": "SGD"}, "sgd"), ({OPT + "type": "Adafactor"}, "adafactor"),  # torch.optim names: exact case
+])  # fmt: skip
+def test_deepspeed_optimizer_reads(given: dict[str, Any], value: str | None) -> None:
+    rule = _rule(DS, "optim.type")
+    assert rule.peek == (OPT + "params.weight_decay",)
+    kwargs = {ident(k): given.get(k) for k in (*rule.keys, *rule.peek)}
+    assert rule.formula is not None and rule.formula.read(**kwargs) == value
+
+
+def test_deepspeed_optimizer_mup_torch_and_unknown_names() -> None:
+    rule = _rule(DS, "optim.type")
+    assert rule.formula is not None
+
+    def read(name: str) -> Any:
+        assert rule.formula is not None
+        return rule.formula.read(optimizer_type=name, optimizer_params_adam_w_mode=None, optimizer_params_weight_decay=None)
+
+    _approx(read("MuAdamW"), "adamw", "MuAdamW is muP's adamw: its per-layer lr scaling is not carried")
+    _approx(read("musgd"), "sgd", "musgd is muP's sgd")
+    got = read("RMSprop")
+    assert isinstance(got, Extension) and got.detail == "torch.optim.RMSprop has no canonical optimizer"
+    for unknown in ("sgd", "rmsprop", "Foo"):  # torch's names are exact: getattr(torch.optim, name)
+        with pytest.raises(ValueError, match=f"^unknown optimizer type '{unknown}': DeepSpeed takes Adam, AdamW"):
+            read(unknown)
+
+
+def test_deepspeed_optimizer_writes() -> None:
+    rule = _rule(DS, "optim.type")
+    assert _write(rule, "adam") == {"optimizer_type": "Adam", "optimizer_params_adam_w_mode": False}
+    for value, name in (("adamw", "AdamW"), ("sgd", "SGD"), ("onebitlamb", "OneBitLamb"), ("adafactor", "Adafactor"),
+                        ("muon", "Muon")):  # fmt: skip
+        assert _write(rule, value) == {"optimizer_type": name}
+    with pytest.raises(Unexpressible, match="^optimizer 'lars' has no DeepSpeed counterpart$"):
+        _write(rule, "lars")
+
+
+def test_deepspeed_optimizer_end_to_end() -> None:
+    done = translate({"train_batch_size": 8, "optimizer": {"type": "Adam", "params": {"adam_w_mode": False, "weight_decay": 0.1}}},
+                     "deepspeed", "neox")  # fmt: skip
+    assert done.ir.get("optim.type") == "adam"
+    back = translate(PYTHIA, "neox", "deepspeed", set_values={"optim.type": "adam"})
+    assert back.config["optimizer"]["type"] == "Adam" and back.config["optimizer"]["params"]["adam_w_mode"] is False
+
+
 # ---- NeoX (was neox.precision): precision, else the fp16 / bf16 blocks --------------------------
 
 
@@ -390,6 +450,25 @@ def test_cerebras_attention_bias_end_to_end_qwen2_style() -> None:
     assert done.config["model"]["use_ffn_bias_in_attention"] is False
 
 
+# ---- Cerebras (was cerebras.parallel_residual): a rule that only peeks -------------------------------
+
+
+@pytest.mark.parametrize("given,parallel", [
+    ({"model.name": "gptj"}, True), ({"model.name": "GPT-NeoX"}, True), ({"model.name": "falcon"}, True),  # any case
+    ({"model.name": "llama", "model.use_untied_layer_norm": True}, False),  # the trainer layout's class decides
+    ({"model.name": "", "model.residual_dropout_rate": 0.0}, True),  # no name: the keys
+    ({"model.use_untied_layer_norm": False}, True),  # GPT-J's backbone keys, whatever their value
+    ({"model.residual_dropout_rate": 0.1}, True),
+    ({"model.rotary_dim": 64}, False),  # rotary_dim alone: any family
+    ({}, False),
+])  # fmt: skip
+def test_cerebras_parallel_residual_reads(given: dict[str, Any], parallel: bool) -> None:
+    rule = _rule(CB, "model.parallel_residual", "legacy")
+    assert rule.key is None and rule.keys == () and rule.formula is not None
+    assert rule.formula.read(**{ident(k): given.get(k) for k in rule.peek}) is parallel
+    assert rule.formula.write(value=parallel) == {}  # the model family says it
+
+
 # ---- VeOmni (was veomni.model_parallel): tp_size / pp_size / cp_size must be 1 -------------------
 
 
@@ -492,10 +571,11 @@ TWO = {"fields": ["model.norm", "model.norm_bias"], "key": "a", "also": ["b"]}
     ({"read": [{"value": {}, "lossy": "why", "lost": ["model.eps"]}], "write": [{"keys": {}}]}, "lost names"),
     ({"read": [{"value": {}, "lost": ["model.norm"]}], "write": [{"keys": {}}]}, "lost names"),
     ({"read": [{"match": {"a": {"truthy": "yes"}}, "value": {}}], "write": [{"keys": {}}]}, "a pattern is"),
+    ({"read": [{"value": {}}], "write": [{"keys": {"p": 1}}]}, "not the rule's: \\['p'\\]"),  # a peek is read only
 ])  # fmt: skip
 def test_the_shape_refuses_malformed_cases_over_several_fields(cases: dict[str, Any], message: str) -> None:
     with pytest.raises(MappingTableError, match=message):
-        build_rule("t.yaml", 0, {**TWO, "cases": cases}, "cerebras")
+        build_rule("t.yaml", 0, {**TWO, "peek": ["p"], "cases": cases}, "cerebras")
 
 
 def test_cases_over_several_fields_read_and_write_each() -> None:

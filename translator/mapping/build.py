@@ -197,9 +197,11 @@ def _shape(
         if any(list(t) != list(tables[0]) for t in tables):
             raise _fail(table, where, "every pick mapping lists the same framework values, in the same order")
         return key, tuple(raw.get("also", ())), shapes.pick(fields, key, raw["pick"])
-    if shape == "cases":  # (the meta-schema requires its key; one field or several)
-        decided_by: tuple[str, ...] = (raw["key"], *raw.get("also", ()))
-        return raw["key"], decided_by[1:], cases.cases(fmt, fields, decided_by, raw["cases"], lambda m: _fail(table, where, m))
+    if shape == "cases":  # (the meta-schema requires its key, null for a rule that only peeks; one field or several)
+        also = tuple(raw.get("also", ()))
+        decided_by = (raw["key"], *also) if raw["key"] else also
+        made = cases.cases(fmt, fields, decided_by, raw["cases"], lambda m: _fail(table, where, m), tuple(raw.get("peek", ())))
+        return raw["key"], also, made
     if len(fields) != 1:
         raise _fail(table, where, f"{shape} maps one field")
     if shape == "same_as":

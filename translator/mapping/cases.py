@@ -21,9 +21,10 @@ from .shapes import _formula, same_value
 _OUTCOMES = ("value", "error", "extension")
 
 
-def cases(fmt: str, fields: tuple[str, ...], keys: tuple[str, ...], spec: dict[str, Any], fail: Callable[[str], MappingTableError]) -> Formula:
-    """The rule's formula, after checking that the cases name only the rule's keys, fields and
-    releases of the format's key history."""
+def cases(fmt: str, fields: tuple[str, ...], keys: tuple[str, ...], spec: dict[str, Any], fail: Callable[[str], MappingTableError],
+          peek: tuple[str, ...] = ()) -> Formula:  # fmt: skip
+    """The rule's formula, after checking that the cases name only the rule's keys (and match on its
+    `peek` keys, another rule's, read only), fields and releases of the format's key history."""
     _check(spec, fail)
     folded, several = bool(spec.get("case_insensitive")), len(fields) > 1
     reads, writes = list(spec["read"]), list(spec["write"])
@@ -36,7 +37,7 @@ def cases(fmt: str, fields: tuple[str, ...], keys: tuple[str, ...], spec: dict[s
     history = load_history(fmt)
     releases = history.position if history is not None else {}
     for writing, case in [(False, c) for c in reads] + [(True, c) for c in writes]:
-        named = set(case.get("match", {})) | set(case.get("keys", {}))
+        named = set(case.get("match", {})) - set(peek) | set(case.get("keys", {}))
         if named - set(keys):
             raise fail(f"cases name keys that are not the rule's: {sorted(named - set(keys))}")
         for bound in ("since", "before"):
@@ -44,6 +45,7 @@ def cases(fmt: str, fields: tuple[str, ...], keys: tuple[str, ...], spec: dict[s
                 raise fail(f"{bound}: {case[bound]!r} is no release of {fmt}'s key history")
         _check_fields(case, fields, writing, fail)
     args = {key: ident(key) for key in keys}
+    seen = {**args, **{key: ident(key) for key in peek}}  # what reading matches on
     by_release = any(b in c for c in reads for b in ("since", "before"))
     writes_by_release = any(b in c or "{version}" in c.get("lossy", c.get("error", "")) for c in writes for b in ("since", "before"))
     params = [field_ident(f) for f in fields] if several else ["value"]
@@ -54,7 +56,7 @@ def cases(fmt: str, fields: tuple[str, ...], keys: tuple[str, ...], spec: dict[s
             _matches(values[key], pattern, fold) for key, pattern in case.get("match", {}).items())
 
     def read(**kw: Any) -> Any:
-        values = {key: kw[arg] for key, arg in args.items()}
+        values = {key: kw[arg] for key, arg in seen.items()}
         case = next((c for c in reads if holds(c, values, kw.get("version", ""))), None)
         if case is None:
             raise ValueError(f"no case for {', '.join(f'{k}={short(v)}' for k, v in values.items())}")
@@ -79,12 +81,12 @@ def cases(fmt: str, fields: tuple[str, ...], keys: tuple[str, ...], spec: dict[s
                 raise Unexpressible(_render(case["error"], names))
             out = {args[key]: deepcopy(item) for key, item in case["keys"].items()}  # (the document's own)
             return Approx(out, _render(case["lossy"], names), tuple(case.get("lost", ()))) if case.get("lossy") else out
-        raise Unexpressible(said("no_counterpart_value", field=fields[0], value=given[fields[0]], key=keys[0]))
+        raise Unexpressible(said("no_counterpart_value", field=fields[0], value=given[fields[0]], key=(keys or peek)[0]))
 
-    common = _common_prefix(keys)
+    common = _common_prefix(keys + peek)
     name = "cases " + "; ".join(_spelled(c, True, common, several) for c in reads) + "; writes " + "; ".join(
         _spelled(c, False, common, several) for c in writes)
-    return _formula(name, read, [*args.values()] + ["version"] * by_release, write,
+    return _formula(name, read, [*seen.values()] + ["version"] * by_release, write,
                     params + ["version"] * writes_by_release)  # fmt: skip
 
 

@@ -141,22 +141,3 @@ class CerebrasInitializers:
         out["model_embedding_initializer"] = hidden
         out["model_output_layer_initializer"] = spec(output_init_method)
         return out
-
-
-# Cerebras model names (trainer.init.model.name) whose model is the GPT-J backbone (parallel residual)
-CEREBRAS_PARALLEL_MODELS = frozenset({"gptj", "gpt-neox", "falcon"})
-
-
-@formula("cerebras.parallel_residual")
-class CerebrasParallelResidual:
-    """Legacy Cerebras files name no model: the GPT-J backbone (parallel residual) shows in its keys."""
-
-    @staticmethod
-    def read(model_use_untied_layer_norm: Any, model_residual_dropout_rate: Any, model_rotary_dim: Any, model_name: Any) -> bool:
-        if isinstance(model_name, str) and model_name:  # trainer layout: the model class says it
-            return model_name.lower() in CEREBRAS_PARALLEL_MODELS
-        return model_use_untied_layer_norm is not None or model_residual_dropout_rate is not None
-
-    @staticmethod
-    def write(value: bool) -> dict[str, Any]:
-        return {}

@@ -1,7 +1,7 @@
 """DeepSpeed formulas (deepspeed/runtime/config.py, engine.py and lr_schedules.py at
 deepspeedai/DeepSpeed edaa722; version boundaries from the release tags that first contain each
-change): the batch, the data-parallel size and the optimizer. The fp16 and zero_optimization
-blocks, DeepSpeed's also in a GPT-NeoX config, are rules of mappings/deepspeed.yaml and neox.yaml.
+change): the batch and the data-parallel size. The optimizer, the fp16 and zero_optimization
+blocks (DeepSpeed's also in a GPT-NeoX config) are rules of mappings/deepspeed.yaml and neox.yaml.
 The LR scheduler is in schedule.py.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...batch_split import ranks, split, written
-from ...formula import Approx, Extension, Unexpressible, formula
+from ...formula import formula
 from ...formulas_common import ranks_differ
 from . import schedule  # noqa: F401  (registers deepspeed.lr_schedule)
 
@@ -90,57 +90,3 @@ class DeepspeedDataParallel:
               sequence_size: int | None) -> Any:  # fmt: skip
         return ranks_differ(value, *ranks(world_size, [("tensor", tensor_size), ("pipeline", pipeline_size),
                                                       ("sequence", sequence_size)]))  # fmt: skip
-
-
-# DeepSpeed's own optimizers, compared lower-case (config.py DEEPSPEED_OPTIMIZERS); "adam" is decoupled
-# (AdamW) unless params.adam_w_mode is false (engine._configure_basic_optimizer, ADAM_W_MODE_DEFAULT).
-_DS_OPTIMIZERS = {
-    "adamw": "adamw", "onebitadam": "onebitadam", "zerooneadam": "zerooneadam", "lamb": "lamb",
-    "onebitlamb": "onebitlamb", "lion": "lion", "adagrad": "adagrad", "muon": "muon",
-}  # fmt: skip
-_DS_MUP = {"muadam": "adam", "muadamw": "adamw", "musgd": "sgd"}  # mup wraps torch Adam / AdamW / SGD
-# Any other name is getattr(torch.optim, name): case-sensitive. None: no canonical optimizer.
-_TORCH_OPTIMIZERS: dict[str, str | None] = {
-    "SGD": "sgd", "Adafactor": "adafactor", "ASGD": None, "Adadelta": None, "Adamax": None, "LBFGS": None,
-    "NAdam": None, "RAdam": None, "RMSprop": None, "Rprop": None, "SparseAdam": None,
-}  # fmt: skip
-_DS_OPTIMIZER_NAMES = {
-    "adamw": "AdamW", "sgd": "SGD", "lamb": "Lamb", "lion": "Lion", "onebitadam": "OneBitAdam",
-    "zerooneadam": "ZeroOneAdam", "onebitlamb": "OneBitLamb", "adagrad": "Adagrad", "adafactor": "Adafactor",
-    "muon": "Muon",
-}  # fmt: skip
-
-
-@formula("deepspeed.optimizer")
-class DeepspeedOptimizer:
-    """optimizer.type (+ params.adam_w_mode) <-> canonical optimizer; DeepSpeed "Adam" is AdamW by default."""
-
-    @staticmethod
-    def read(optimizer_type: Any, optimizer_params_adam_w_mode: Any, optimizer_params_weight_decay: Any = None) -> Any:
-        if optimizer_type is None:
-            return None
-        if not isinstance(optimizer_type, str):
-            raise ValueError(f"optimizer.type must be a name, got {optimizer_type!r}")
-        low = optimizer_type.lower()
-        if low == "adam":  # coupled Adam without weight decay is AdamW (FusedAdam's default is 0)
-            coupled = optimizer_params_adam_w_mode is False and bool(optimizer_params_weight_decay)
-            return "adam" if coupled else "adamw"
-        if low in _DS_OPTIMIZERS:
-            return _DS_OPTIMIZERS[low]
-        if low in _DS_MUP:
-            return Approx(_DS_MUP[low], f"{optimizer_type} is muP's {_DS_MUP[low]}: its per-layer lr scaling is not carried")
-        if optimizer_type in _TORCH_OPTIMIZERS:
-            canonical = _TORCH_OPTIMIZERS[optimizer_type]
-            return canonical or Extension(f"torch.optim.{optimizer_type} has no canonical optimizer")
-        raise ValueError(
-            f"unknown optimizer type {optimizer_type!r}: DeepSpeed takes Adam, AdamW, Lamb, Lion, OneBitAdam, "
-            "ZeroOneAdam, OneBitLamb, Adagrad, Muon (any case) or a torch.optim class name (exact case)"
-        )
-
-    @staticmethod
-    def write(value: str) -> dict[str, Any]:
-        if value == "adam":  # coupled L2 weight decay: DeepSpeed's Adam with AdamW mode off
-            return {"optimizer_type": "Adam", "optimizer_params_adam_w_mode": False}
-        if value not in _DS_OPTIMIZER_NAMES:
-            raise Unexpressible(f"optimizer {value!r} has no DeepSpeed counterpart")
-        return {"optimizer_type": _DS_OPTIMIZER_NAMES[value]}
