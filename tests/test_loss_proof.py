@@ -134,6 +134,7 @@ FIXTURE_CONFIGS = [
     *[([p], "veomni") for p in sorted((INPUTS / "veomni").glob("*.yaml"))],
     ([INPUTS / "veomni" / "tinyllama-nested.yaml", INPUTS / "veomni" / "overrides.args"], "veomni"),
     *[([p], "hf") for p in sorted((INPUTS / "hf").glob("*.json"))],  # every HF model type neoconv maps
+    *[([p], "megatron") for p in sorted((INPUTS / "megatron").iterdir()) if p.suffix in (".args", ".sh", ".yaml")],
 ]
 
 
@@ -150,7 +151,8 @@ def test_every_difference_of_a_fixture_translation_is_named(paths: list[Path], s
 
 # the GPUs given on the command line (--world-size): what the reader derives from them is named too
 WORLD_SIZED = [([INPUTS / "neox" / "pythia-160m.yml"], "neox"), ([INPUTS / "deepspeed" / "neox-model.yml"], "neox"),
-               *[([p], "deepspeed") for p in sorted((INPUTS / "deepspeed").glob("*.json"))[:3]]]  # fmt: skip
+               *[([p], "deepspeed") for p in sorted((INPUTS / "deepspeed").glob("*.json"))[:3]],
+               ([INPUTS / "megatron" / "mixtral-8x7b.args"], "megatron")]  # fmt: skip
 
 
 @pytest.mark.parametrize(
