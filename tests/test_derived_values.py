@@ -158,3 +158,15 @@ def test_diff_shows_the_derived_values_as_named(runner, tmp_path: Path) -> None:
     assert unheld["model.norm_bias"]["report"] == ["dropped"] and unheld["model.embedding_dropout"]["report"] == ["dropped"]
     assert all(c["report"] and set(c["report"]) & {"dropped", "lossy"} for c in data["not_expressible_in_both"]
                if c["a"] is not None)  # fmt: skip
+
+
+def test_the_targets_own_data_parallel_size_from_the_gpus_is_said() -> None:
+    # Model Zoo has no data-parallel size; DeepSpeed reads one from the GPUs given: the target's own value
+    result = translate(FIXTURES / "inputs" / "cerebras" / "gpt2-small-legacy.yaml", "cerebras", "deepspeed", world_size=8)
+    (entry,) = [e for e in result.report.entries if e.kind == "target_value"]
+    assert entry.status is Status.DEFAULTED and entry.fields == ("parallel.data_parallel_size",)
+    assert entry.source_key is None and entry.target_key is None
+    assert entry.detail == ("DeepSpeed runs with parallel.data_parallel_size=8 (from --set parallel.world_size): Cerebras "
+                            "Model Zoo has no value for it (Cerebras systems are not GPUs; the global batch carries the "
+                            "data-parallel size)")  # fmt: skip
+    assert result.config["train_batch_size"] == 256 and result.config["train_micro_batch_size_per_gpu"] == 32

@@ -152,7 +152,9 @@ def test_every_difference_of_a_fixture_translation_is_named(paths: list[Path], s
 # the GPUs given on the command line (--world-size): what the reader derives from them is named too
 WORLD_SIZED = [([INPUTS / "neox" / "pythia-160m.yml"], "neox"), ([INPUTS / "deepspeed" / "neox-model.yml"], "neox"),
                *[([p], "deepspeed") for p in sorted((INPUTS / "deepspeed").glob("*.json"))[:3]],
-               ([INPUTS / "megatron" / "mixtral-8x7b.args"], "megatron")]  # fmt: skip
+               ([INPUTS / "megatron" / "mixtral-8x7b.args"], "megatron"),
+               # formats with no data-parallel size: the target's own, from the GPUs (a `target_value`)
+               ([INPUTS / "cerebras" / "gpt2-small-legacy.yaml"], "cerebras"), ([INPUTS / "hf" / "bloom-7b1.json"], "hf")]  # fmt: skip
 
 
 @pytest.mark.parametrize(

@@ -35,7 +35,7 @@ def unheld_derived(report: Report, ingested: Ingested, table: Table) -> None:
     lost = [name for name in lost if name not in named and not covered_or_summary(name, ir)]
     if not lost:
         return
-    shown = {name: _shown(ingested, _leaves(ingested, name, set())) for name in lost}
+    shown = {name: provenance(ingested, name) for name in lost}
     wanted = {key for keys in shown.values() for key in keys}
     by_leaf: dict[str, int] = {}  # a source leaf's entry, by the key the report shows
     for i, entry in enumerate(entries):
@@ -74,6 +74,11 @@ def _held(table: Table) -> frozenset[str]:
         fields = {name for rule in table.rules for name in (*rule.fields, *rule.product)}
         known = _HELD[id(table)] = (table, frozenset(fields))
     return known[1]
+
+
+def provenance(ingested: Ingested, name: str) -> list[str]:
+    """The leaves (as the report shows them) and --set values a value came from."""
+    return _shown(ingested, _leaves(ingested, name, set()))
 
 
 def _leaves(ingested: Ingested, name: str, seen: set[str]) -> list[str]:
