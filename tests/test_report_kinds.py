@@ -59,6 +59,8 @@ EXAMPLES: dict[str, dict[str, Any]] = {
     "no_place_in_layout": {
         "reason": "legacy configs name no model: the family is the run.py you launch (named in the file header)"
     },
+    "derived_dropped": {"title": "GPT-NeoX", "own_entry": True, "values": [{"field": "model.family", "value": "gpt-neox",
+                                                                            "from": ["gpt_j_residual", "bias_gelu_fusion", "pos_emb"]}]},
     "unsupported_key": {"reason": "NeoX dataset storage format"},
     "not_read_by_release": {"title": "VeOmni", "release": "#1021", "key": "train.dyn_bsz_margin", "runs": "fb1b0b2d..#498"},
     "family_not_supported": {"what": "T5 (encoder-decoder)"},
@@ -204,6 +206,8 @@ RENDERED = [
     ("unexpressible", "Cerebras takes the sequence length from the preprocessed data: preprocess with max sequence length 2048"),
     ("no_counterpart_value", "model.position_embedding='none' has no counterpart in model.position_embedding_type"),
     ("no_place_in_layout", "legacy configs name no model: the family is the run.py you launch (named in the file header)"),
+    ("derived_dropped", "GPT-NeoX derives model.family='gpt-neox' (from gpt_j_residual, bias_gelu_fusion, pos_emb) with no "
+                        "key of its own"),
     ("unsupported_key", "NeoX dataset storage format"),
     ("not_read_by_release", "VeOmni #1021 does not read train.dyn_bsz_margin (read by fb1b0b2d..#498)"),
     ("family_not_supported", "family not supported: T5 (encoder-decoder); the canonical fields describe decoder-only language models"),

@@ -168,6 +168,12 @@ def _special() -> dict[str, str]:
     return out
 
 
+def covered_or_summary(name: str, ir: Any) -> bool:
+    """A field `diff` does not compare itself: a summary of another, or one another field decides."""
+    how = _special().get(name)
+    return how is not None and (how == "summary" or (how.startswith("covered:") and ir.fields.get(how[8:]) is not None))
+
+
 def _schedule_gap(a: Any, b: Any, steps: Any, rtol: float) -> tuple[float, int] | None:
     """None when two phases values give every step the same lr (within rtol of the peak) over the
     run, else the largest difference and the first step where it occurs."""
@@ -210,7 +216,7 @@ def diff_ir(a: Ingested, b: Ingested, *, rtol: float = DEFAULT_RTOL, differences
         if name not in both:
             if not differences_only and (
                 (va and va.origin is not Origin.DEFAULT) or (vb and vb.origin is not Origin.DEFAULT)
-            ):
+            ) and not (va and vb and values_equal(va.value, vb.value, rtol)):  # (both read with --world-size)
                 result.inexpressible.append(change(name, va, vb))
                 result.inexpressible[-1].unheld = unheld(name, fb if name in expressible(fa) else fa)
             continue

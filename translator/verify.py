@@ -10,6 +10,7 @@ from typing import Any, Mapping
 from .compare import DEFAULT_RTOL
 from .diff import FieldChange, diff_ir, expressible, only_b_unheld
 from .engine import Ingested, ingest
+from .engine.derived import provenance
 from .errors import NeoconvError
 from .ir import Origin, Value
 from .mapping import load_table
@@ -64,8 +65,8 @@ def verify(report: Report, source: Ingested, back: Ingested, rtol: float = DEFAU
         named.add(change.field)
         added += 1
     for change in only_b_unheld(source, back):  # the target's own values: said, and no loss
-        # (one the output's keys give: a value derived from what the source has, its --world-size, is not)
-        if change.field not in added_named and back.ir.fields[change.field].source_keys:
+        # (given by the output's keys, or derived from them and --world-size: a data-parallel size)
+        if change.field not in added_named:
             report.entries.append(_target_value(change, source, back))
     return added
 
@@ -74,9 +75,11 @@ def _target_value(change: FieldChange, source: Ingested, back: Ingested) -> Entr
     src = source.table.title if source.table else "the source"
     dst = back.table.title if back.table else "the target"
     why = source.table.absent.get(change.field, "") if source.table else ""
-    message: Message = ("target_value", {"title": dst, "field": change.field, "value": change.b, "keys": list(change.b_keys),
+    # a value no key gives itself is said with what it came from (the output's keys, --set values)
+    keys = tuple(change.b_keys) if back.ir.fields[change.field].source_keys else ()
+    came = list(keys) or provenance(back, change.field)
+    message: Message = ("target_value", {"title": dst, "field": change.field, "value": change.b, "keys": came,
                                          "source": src, "why": why})  # fmt: skip
-    keys = tuple(change.b_keys)
     return said(None, ", ".join(keys) or None, Status.DEFAULTED, (message,), (change.field,), keys)
 
 

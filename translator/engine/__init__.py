@@ -15,6 +15,7 @@ Modules, one job each:
   defaults.py   source defaults the target needs stated, or cannot keep
   entries.py    the report: one entry per source leaf, then what no leaf says
   losses.py     losses no leaf entry carries (values the target reads relative to a missing field)
+  derived.py    values the source derived with no key of their own that the target has no place for
   solve.py      `product:` rules: the missing value solved for; what the target cannot solve
 """
 

@@ -10,6 +10,7 @@ from ..mapping import Rule, Table
 from ..report import Entry, Message, Report, Status, as_message, said
 from ..formula import Approx, Unexpressible
 from .defaults import default_not_kept, defaulted_entry
+from .derived import unheld_derived
 from .entries import leaf_entries, set_entries
 from .ledger import Ingested
 from .losses import unanchored, unreported_losses
@@ -50,6 +51,8 @@ def emit(
     unreported_losses(report, run.extra, run.carried, ingested.ir, src_title)
     set_entries(report, ingested, table, run.carried)
     report.entries.extend(run.extra)
+    if not run.same:
+        unheld_derived(report, ingested, table)
     return run.out, report
 
 

@@ -68,7 +68,7 @@ def set_entries(report: Report, ingested: Ingested, table: Table, carried: dict[
             used: Message = ("used_to_derive", {"fields": users})
             report.entries.append(said(f"--set {name}", None, Status.CONVERTED, (used,), (name,)))
         else:
-            why = _waits_for(table, ir, name) or _no_counterpart(table, [name])
+            why = _waits_for(table, ir, name) or no_counterpart(table, [name])
             report.entries.append(said(f"--set {name}", None, Status.DROPPED, (why,), (name,)))
 
 
@@ -86,7 +86,7 @@ def _waits_for(table: Table, ir: Any, name: str) -> Message | None:
     return None
 
 
-def _no_counterpart(table: Table, fields: list[str]) -> Message:
+def no_counterpart(table: Table, fields: list[str]) -> Message:
     """Why the target writes nothing for these fields: its table's `absent` reason, or none."""
     absent = next((table.absent[f] for f in fields if f in table.absent), None)
     if absent is not None:
@@ -194,7 +194,7 @@ def _unwritten(
     leaf that says its fields have no value (an explicit null) is carried: the target leaves them out too."""
     if any(kind == "means_absent" for kind, _ in fate.notes):
         return said(leaf, None, Status.CONVERTED, fate.notes, rule.fields)
-    why = next((s.skipped for s in slots if s and s.skipped), None) or _no_counterpart(table, list(rule.fields))
+    why = next((s.skipped for s in slots if s and s.skipped), None) or no_counterpart(table, list(rule.fields))
     if not any(f in ingested.ir.fields and ingested.ir.fields[f].value is not None for f in rule.fields):
         why = ("not_derived", {"fields": list(rule.fields)})
     return said(leaf, None, Status.DROPPED, (why, *fate.notes), rule.fields)

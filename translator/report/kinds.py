@@ -88,6 +88,14 @@ def _value_lost(v: Values) -> str:
     return f"{v['title']} {', '.join(shown)}: {'; '.join(nested(m) for m in v['reasons'])}"
 
 
+def _derived_dropped(v: Values) -> str:
+    shown = ", ".join(f"{item['field']}={short(item['value'])}" + (
+        f" (from {_names(item['from'])})" if item.get("from") else "") for item in v["values"])  # fmt: skip
+    if v.get("own_entry"):
+        return f"{v['title']} derives {shown} with no key of {'its' if len(v['values']) == 1 else 'their'} own"
+    return f"{v['title']} derives {shown} from it"
+
+
 def _needs_value(v: Values) -> str:
     if v.get("elsewhere"):
         return f"{v['elsewhere']}, or --set {v['field']}=VALUE"
@@ -181,6 +189,11 @@ KINDS: dict[str, Kind] = {
     "no_place_in_layout": Kind(
         "the target layout has no place for the leaf (the writer's reason)",
         lambda v: str(v["reason"]),
+    ),
+    "derived_dropped": Kind(
+        "values the source reader derived from others, with no key of their own, that the target has no place for "
+        "(said on the entry of the leaf they came from, else in an entry of their own)",
+        _derived_dropped,
     ),
     "unsupported_key": Kind(
         "a known key with no canonical meaning (the table's reason)",
