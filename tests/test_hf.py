@@ -508,6 +508,26 @@ def test_gemma3_hf2hf_is_the_same_file() -> None:
     assert all(e.status is Status.EXACT for e in result.report.entries)
 
 
+@pytest.mark.parametrize("name, inner", [("mistral-7b-v0.1", None), ("gemma-3-4b-it", "text_config")])
+def test_hf2hf_leaves_a_window_the_file_left_to_its_class(name: str, inner: str | None, tmp_path: Path) -> None:
+    # Mistral's class default is a 4096 window (Gemma 3's 4096 too): a file without sliding_window has
+    # one, so hf2hf must not pin the key to null (which turns the window off)
+    config = json.loads((FIXTURES / f"{name}.json").read_text())
+    (config[inner] if inner else config).pop("sliding_window")
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    result = translate([str(path)], "hf", "hf")
+    assert result.config == config
+    assert all(e.status is Status.EXACT for e in result.report.entries)
+    assert read_ir([str(path)], "hf").ir.get("model.sliding_window") == 4096
+
+
+def test_a_window_the_source_has_not_is_still_pinned_to_null_in_mistral(tmp_path: Path) -> None:
+    # the same class from a llama file (no window): without the null, Mistral's default would add one
+    written = translate([str(FIXTURES / "llama-2-7b.json")], "hf", "hf", set_values={"model.family": "mistral"}).config
+    assert written["model_type"] == "mistral" and written["sliding_window"] is None
+
+
 def test_a_gemma3_decoder_from_another_format_is_written_as_gemma3_text(tmp_path: Path) -> None:
     out = tmp_path / "g.yaml"
     result = translate([str(GEMMA3)], "hf", "veomni", output=str(out))

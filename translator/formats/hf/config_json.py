@@ -80,25 +80,32 @@ def mark_explicit_nulls(config: dict[str, Any]) -> dict[str, Any]:
     return {**config, **dict.fromkeys(nulls, EXPLICIT_NULL)} if nulls else config
 
 
-def document(leaves: dict[str, Any]) -> dict[str, Any]:
-    """The config.json object from `hf.*` leaves (prefix removed): model_type first, explicit nulls."""
+def document(leaves: dict[str, Any], left_to_class: Any = None) -> dict[str, Any]:
+    """The config.json object from `hf.*` leaves (prefix removed): model_type first, explicit nulls.
+
+    `left_to_class` (hf2hf): {model_type, keys} the source file left to its class default; the same
+    class keeps them left out instead of pinning them to null."""
     tree = unflatten({k: None if v == EXPLICIT_NULL else v for k, v in leaves.items()})  # hf2hf carries the marker
     out: dict[str, Any] = {k: tree.pop(k) for k in ("model_type", "architectures") if k in tree}
     out.update(tree)
     mt = table().types.get(str(out.get("model_type")))
+    kept: list[str] = []
+    if isinstance(left_to_class, dict) and mt is not None and left_to_class.get("model_type") == mt.name:
+        kept = list(left_to_class.get("keys") or ())
     for key in mt.write_nulls if mt else ():
-        out.setdefault(key, None)
+        if key not in kept:
+            out.setdefault(key, None)
     return out
 
 
-def rewrap(config: dict[str, Any], name: str, outer: list[str]) -> tuple[dict[str, Any], dict[str, str]]:
+def rewrap(config: dict[str, Any], name: str, outer: list[str], left_to_class: Any = None) -> tuple[dict[str, Any], dict[str, str]]:
     """A multimodal wrapper's config.json from its decoder's keys and the wrapper's own (`outer`, as the
     source file had them at the top): the decoder under text_config. Returns (document, leaf -> path)."""
     wrapper = table().wrappers[name]
     config.pop("architectures", None)
     top = {k: config.pop(k) for k in list(config) if k.split(".", 1)[0] in outer}  # leaves: vision_config.hidden_size
     moved = {f"hf.{k}": k for k in top} | {f"hf.{k}": f"{wrapper.text_config}.{k}" for k in config}
-    text = document(config)
+    text = document(config, left_to_class)
     head = {"model_type": name, "architectures": list(wrapper.architectures)}
     return {**head, **unflatten(top), wrapper.text_config: text}, moved
 

@@ -18,10 +18,11 @@ class HfWriter(Writer):
         config = {k[len(HF) + 1 :]: v for k, v in leaves.items() if k.startswith(HF + ".")}
         wrapper = ctx.source_shape.get("wrapper")
         if isinstance(wrapper, dict):  # hf2hf of a multimodal file: its decoder nested again, the rest carried
-            document, moved = config_json.rewrap(config, str(wrapper["name"]), list(wrapper["outer"]))
+            document, moved = config_json.rewrap(config, str(wrapper["name"]), list(wrapper["outer"]),
+                                                 ctx.source_shape.get("class_defaults"))  # fmt: skip
             return WriteResult(document, target_paths=moved)
         moved = {f"{HF}.{key}": key for key in config}
-        return WriteResult(config_json.document(config), target_paths=moved)
+        return WriteResult(config_json.document(config, ctx.source_shape.get("class_defaults")), target_paths=moved)
 
     def serialise(self, document: dict[str, Any]) -> str:
         return config_json.dump(document)
