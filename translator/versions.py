@@ -345,6 +345,8 @@ def retire(source: Any, table: Any) -> None:
 
     name_of = history_name(source.aliases, history, get_format(source.format).load_reader().history_key)
     for rule in table.rules:
+        if len(rule.keys) < 2:
+            continue  # (fewer keys than the two it takes, before looking any up)
         # only beside a key of the same rule that the file has and the release reads: that one the rule
         # reads with this release's meaning (a file with betas alone is not a 1.x file missing beta1)
         present = [k for k in rule.keys if at_path(source.tree, k) is not None]
