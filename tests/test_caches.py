@@ -22,6 +22,7 @@ PAIRS = [("neox", "cerebras", "neox", "**/*.yml"), ("cerebras", "neox", "cerebra
 
 def _clear_caches() -> None:
     from translator import yamlread, yamlwrite
+    from translator import versions
     from translator.schedule import fields
 
     for fmt in FORMATS:
@@ -29,8 +30,11 @@ def _clear_caches() -> None:
             table.default_reads.clear()
             table.value_reads.clear()
             table.leaf_kinds.clear()
+            for rule in table.rules:
+                rule.writes.clear()
     yamlread._RESOLVED.clear()
     yamlwrite._SPELLED.clear()
+    versions._DETECTED.clear()
     for cache in (fields._PARSED, fields._RENDERED, fields._COMPARED, fields._SUMMARISED):
         cache.clear()
 
@@ -70,7 +74,7 @@ def test_recurring_values_are_told_apart_by_type_and_sign(tmp_path) -> None:
 
 
 def test_blocks_in_reading_keys_are_told_apart_by_type_order_and_size() -> None:
-    from translator.engine.reading import memo_key
+    from translator.engine.memo import memo_key
 
     rule = load_table("cerebras").read_order[0]
     key = lambda block: memo_key(rule, "2.4", {"k": block})  # noqa: E731

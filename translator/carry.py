@@ -25,6 +25,8 @@ def carry_comments(source_text: str, target_text: str, report: Report, spell: Ca
     if "#" not in source_text:
         return target_text, 0
     header, notes = source_comments(source_text.lstrip("\ufeff").splitlines(), spell)
+    if not header and not notes:  # comments only above blocks, or in lists: none stays with a key
+        return target_text, 0
     lines = target_text.splitlines(keepends=True)
     where: dict[str, int] | None = None
     above: dict[int, list[str]] = {}  # target line -> comment lines to put above it
@@ -65,9 +67,10 @@ _BLOCK = re.compile(r":\s*[|>][-+0-9]*\s*(?:#.*)?$")
 
 
 def source_comments(lines: list[str], spell: Callable[[str], str]) -> tuple[list[str], dict[str, tuple[list[str], str]]]:
-    """The file's header comments, and for each key (dotted, in the reader's spelling) the comment
-    lines right above it and the rest of its line (where an inline comment would be). One pass over the lines, by indentation: block
-    mappings and NeoX's one-key-a-line {...} files (a line inside a block scalar is data, skipped)."""
+    """The file's header comments, and for each key with a comment (dotted, in the reader's spelling)
+    the comment lines right above it and the rest of its line (where an inline comment would be).
+    One pass over the lines, by indentation: block mappings and NeoX's one-key-a-line {...} files
+    (a line inside a block scalar is data, skipped)."""
     header: list[str] = []
     notes: dict[str, tuple[list[str], str]] = {}
     pending: list[str] = []
@@ -100,7 +103,9 @@ def source_comments(lines: list[str], spell: Callable[[str], str]) -> tuple[list
         while stack and stack[-1][0] >= indent:
             stack.pop()
         path = ".".join([k for _, k in stack] + [key])
-        notes[path] = (pending, line[match.end() :])  # the rest of the line: its inline comment, read when used
+        rest = line[match.end() :]  # the rest of the line: its inline comment, read when used
+        if pending or "#" in rest:  # (a key with no comment has nothing to carry)
+            notes[path] = (pending, rest)
         pending = []
         stack.append((indent, key))
         if _BLOCK.search(line):

@@ -18,7 +18,8 @@ from ..formula import Absent, Extension, is_close, unwrap
 from .classify import classify_strays
 from .ledger import UNDECIDED, Ingested, LeafFate
 from .solve import solve
-from .reading import checked_values, coerce_input, default_holds, defaults_of, inputs, memo_key, read_rule, recall, remember
+from .memo import memo_key
+from .reading import checked_values, coerce_input, default_holds, defaults_of, inputs, read_rule, recall, remember
 
 
 def ingest(
