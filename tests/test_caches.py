@@ -22,14 +22,21 @@ PAIRS = [("neox", "cerebras", "neox", "**/*.yml"), ("cerebras", "neox", "cerebra
 
 def _clear_caches() -> None:
     from translator import yamlread, yamlwrite
+    from translator import versions
+    from translator.schedule import fields
 
     for fmt in FORMATS:
         for table in (load_table(fmt), *load_table(fmt)._layouts.values()):
             table.default_reads.clear()
             table.value_reads.clear()
             table.leaf_kinds.clear()
+            for rule in table.rules:
+                rule.writes.clear()
     yamlread._RESOLVED.clear()
     yamlwrite._SPELLED.clear()
+    versions._DETECTED.clear()
+    for cache in (fields._PARSED, fields._RENDERED, fields._COMPARED, fields._SUMMARISED):
+        cache.clear()
 
 
 def _result(path: str, src: str, dst: str) -> tuple[str, str]:
@@ -64,3 +71,27 @@ def test_recurring_values_are_told_apart_by_type_and_sign(tmp_path) -> None:
         outputs.setdefault(spelled, set()).add((text, report.replace(str(path), "c.yml")))
     assert all(len(v) == 1 for v in outputs.values())  # the same spelling reads the same every time
     assert outputs["0"] != outputs["false"] and outputs["0.0"] != outputs["-0.0"]
+
+
+def test_blocks_in_reading_keys_are_told_apart_by_type_order_and_size() -> None:
+    from translator.engine.memo import memo_key
+
+    rule = load_table("cerebras").read_order[0]
+    key = lambda block: memo_key(rule, "2.4", {"k": block})  # noqa: E731
+    assert key([{"a": 1}]) == key([{"a": 1}])
+    assert len({key([{"a": 1}]), key([{"a": 1.0}]), key([{"a": True}]), key({"a": 1}), key([1])}) == 5
+    assert key({"a": 1, "b": 2}) != key({"b": 2, "a": 1})
+    assert key([0.0]) != key([-0.0])
+    assert key(list(range(100))) is None  # a large block is read afresh: no key
+    assert key([{"a": object()}]) is None
+
+
+def test_a_remembered_schedule_is_handed_out_as_a_copy() -> None:
+    path = str(corpus_files("neox", "**/*.yml")[0])
+    _clear_caches()
+    cold = _result(path, "neox", "cerebras")
+    first = translate([path], "neox", "cerebras", world_size=8)
+    phases = first.ir.fields["schedule.phases"].value
+    phases[0]["length"] = 123456  # a caller changing its IR changes no later translation
+    phases.append({"kind": "constant", "length": 7, "start": 1.0, "end": 1.0})
+    assert _result(path, "neox", "cerebras") == cold

@@ -25,15 +25,15 @@ def carry_comments(source_text: str, target_text: str, report: Report, spell: Ca
     if "#" not in source_text:
         return target_text, 0
     header, notes = source_comments(source_text.lstrip("\ufeff").splitlines(), spell)
+    if not header and not notes:  # comments only above blocks, or in lists: none stays with a key
+        return target_text, 0
     lines = target_text.splitlines(keepends=True)
-    where: dict[str, int] | None = None
     above: dict[int, list[str]] = {}  # target line -> comment lines to put above it
     inline: dict[int, str] = {}
-    for leaf, target in _unambiguous(report).items():
-        found = notes.get(".".join(spell(p) for p in leaf.split(".")))
-        if found is None:
-            continue
-        where = _key_lines(lines) if where is None else where
+    pairs = [(target, found) for leaf, target in _unambiguous(report).items()
+             if (found := notes.get(".".join(spell(p) for p in leaf.split(".")))) is not None]  # fmt: skip
+    where = _key_lines(lines, {target for target, _ in pairs}) if pairs else {}
+    for target, found in pairs:
         at = where.get(target)
         if at is not None:
             above.setdefault(at, []).extend(found[0])
@@ -50,9 +50,10 @@ def carry_comments(source_text: str, target_text: str, report: Report, spell: Ca
         ours += 1
     out += [line + "\n" for line in header]
     for i in range(ours, len(lines)):
-        indent = lines[i][: len(lines[i]) - len(lines[i].lstrip())]
-        out += [f"{indent}{text}\n" for text in above.get(i, ())]
         line = lines[i]
+        if i in above:
+            indent = line[: len(line) - len(line.lstrip())]
+            out += [f"{indent}{text}\n" for text in above[i]]
         if i in inline and _plain_scalar_line(line):
             body = line.rstrip("\r\n")
             line = f"{body}  {inline[i]}{line[len(body):]}"
@@ -65,9 +66,10 @@ _BLOCK = re.compile(r":\s*[|>][-+0-9]*\s*(?:#.*)?$")
 
 
 def source_comments(lines: list[str], spell: Callable[[str], str]) -> tuple[list[str], dict[str, tuple[list[str], str]]]:
-    """The file's header comments, and for each key (dotted, in the reader's spelling) the comment
-    lines right above it and the rest of its line (where an inline comment would be). One pass over the lines, by indentation: block
-    mappings and NeoX's one-key-a-line {...} files (a line inside a block scalar is data, skipped)."""
+    """The file's header comments, and for each key with a comment (dotted, in the reader's spelling)
+    the comment lines right above it and the rest of its line (where an inline comment would be).
+    One pass over the lines, by indentation: block mappings and NeoX's one-key-a-line {...} files
+    (a line inside a block scalar is data, skipped)."""
     header: list[str] = []
     notes: dict[str, tuple[list[str], str]] = {}
     pending: list[str] = []
@@ -89,7 +91,7 @@ def source_comments(lines: list[str], spell: Callable[[str], str]) -> tuple[list
                 header += pending  # a paragraph before the first key is the file's header
                 pending = []
             continue
-        match = _SOURCE_KEY.match(line)
+        match = _SOURCE_KEY.match(line) if ":" in line else None
         if not match:
             if not seen_key:
                 header += pending  # comments above a NeoX file's opening brace are its header too
@@ -99,11 +101,12 @@ def source_comments(lines: list[str], spell: Callable[[str], str]) -> tuple[list
         key = spell(match.group(2).strip().strip("'\""))
         while stack and stack[-1][0] >= indent:
             stack.pop()
-        path = ".".join([k for _, k in stack] + [key])
-        notes[path] = (pending, line[match.end() :])  # the rest of the line: its inline comment, read when used
+        rest = line[match.end() :]  # the rest of the line: its inline comment, read when used
+        if pending or "#" in rest:  # (a key with no comment has nothing to carry)
+            notes[".".join([k for _, k in stack] + [key])] = (pending, rest)
         pending = []
         stack.append((indent, key))
-        if _BLOCK.search(line):
+        if ("|" in line or ">" in line) and _BLOCK.search(line):
             scalar_indent = indent
     return header, notes
 
@@ -134,10 +137,11 @@ def _unambiguous(report: Report) -> dict[str, str]:
     return {leaf: key for leaf, key in pairs.items() if writers[key] == 1}
 
 
-def _key_lines(lines: list[str]) -> dict[str, int]:
+def _key_lines(lines: list[str], wanted: set[str]) -> dict[str, int]:
     """Dotted key -> line, for YAML as neoconv's writer writes it (block mappings; list items are
-    values, not keys)."""
+    values, not keys), read until every `wanted` key is found."""
     found: dict[str, int] = {}
+    left = len(wanted)
     stack: list[tuple[int, str]] = []  # (indent, key) of the open mappings
     for i, line in enumerate(lines):
         match = _KEY.match(line)
@@ -147,7 +151,12 @@ def _key_lines(lines: list[str]) -> dict[str, int]:
         while stack and stack[-1][0] >= indent:
             stack.pop()
         path = ".".join([k for _, k in stack] + [key])
-        found.setdefault(path, i)
+        if path not in found:
+            found[path] = i
+            if path in wanted:
+                left -= 1
+                if not left:
+                    break
         stack.append((indent, key))
     return found
 

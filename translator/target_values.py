@@ -78,6 +78,7 @@ def mark_missing(text: str, report: Report, fmt: str) -> str:
 
     lines = text.splitlines(keepends=True)
     inserts: list[tuple[int, str]] = []
+    found: dict[str, int | None] = {}
     for entry in report.entries:
         if entry.status is not Status.MISSING:
             continue
@@ -89,7 +90,9 @@ def mark_missing(text: str, report: Report, fmt: str) -> str:
             at, indent, shown = len(lines), "", key
             for depth in range(len(parts) - 1, 0, -1):
                 parent = ".".join(parts[:depth])
-                line = key_line(text, parent)
+                if parent not in found:  # missing keys of one block share its line
+                    found[parent] = key_line(text, parent)
+                line = found[parent]
                 if line is not None:
                     at, indent = line, _child_indent(lines, line - 1)
                     shown = ".".join(parts[depth:])

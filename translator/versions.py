@@ -322,14 +322,29 @@ def settle(source: Any, table: Any, name: str | None = None) -> Release:
         from .registry import get_format
 
         spelling = get_format(source.format).load_reader().history_key
-        keys = history_keys(source.tree, source.aliases, known.history, spelling, table.releases.neutral)
-        release = detect(known.history, keys, *_watched(table))
+        keys = tuple(history_keys(source.tree, source.aliases, known.history, spelling, table.releases.neutral))
+        release = _detected(known.history, keys, table)
     refused = table.releases.repeats_refused
     if source.repeated and refused is not None and known.history is not None:
         release = _runs_repeats(source, release, known.history, refused[0], refused[1], known.title)
     source.version = release.label
     source.release = release
     return release
+
+
+_DETECTED: dict[tuple[Any, ...], tuple[History, Release]] = {}
+
+
+def _detected(history: History, keys: tuple[str, ...], table: Any) -> Release:
+    """detect(), once per history, table and set of keys: a batch's files share their releases' keys."""
+    watched, strict = _watched(table)
+    slot = (id(history), keys, watched, strict)
+    found = _DETECTED.get(slot)
+    if found is None or found[0] is not history:  # (the history kept: its id is not reused)
+        if len(_DETECTED) > 4096:  # bounded, whatever a batch reads
+            _DETECTED.clear()
+        found = _DETECTED[slot] = (history, detect(history, keys, watched, strict))
+    return found[1]
 
 
 def retire(source: Any, table: Any) -> None:
@@ -345,6 +360,8 @@ def retire(source: Any, table: Any) -> None:
 
     name_of = history_name(source.aliases, history, get_format(source.format).load_reader().history_key)
     for rule in table.rules:
+        if len(rule.keys) < 2:
+            continue  # (fewer keys than the two it takes, before looking any up)
         # only beside a key of the same rule that the file has and the release reads: that one the rule
         # reads with this release's meaning (a file with betas alone is not a 1.x file missing beta1)
         present = [k for k in rule.keys if at_path(source.tree, k) is not None]

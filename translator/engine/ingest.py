@@ -18,7 +18,8 @@ from ..formula import Absent, Extension, is_close, unwrap
 from .classify import classify_strays
 from .ledger import UNDECIDED, Ingested, LeafFate
 from .solve import solve
-from .reading import checked_values, coerce_input, default_holds, defaults_of, inputs, memo_key, read_rule, remember
+from .memo import memo_key
+from .reading import checked_values, coerce_input, default_holds, defaults_of, inputs, read_rule, recall, remember
 
 
 def ingest(
@@ -186,7 +187,7 @@ class _Reading:
         # of configs repeats most of them (norm: layernorm, seq_length: 2048, the HF rules' model_type, ...).
         memo = memo_key(rule, self.version, present, None if rule.pure else inputs(rule, self.ir, subtree)) if (
             present or not rule.pure) else None  # fmt: skip
-        checked = self.table.value_reads.get(memo) if memo is not None else None
+        checked = recall(self.table, memo) if memo is not None else None
         if checked is None:
             read = read_rule(rule, present, subtree, self.ir, self.version, source, owned_leaves)
             if memo is not None:

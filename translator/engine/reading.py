@@ -13,6 +13,7 @@ from ..mapping import Rule, Table
 from ..schema import _Guess
 from ..source import Source
 from ..formula import Absent, Approx, Extension, Unrunnable, field_ident, ident, unwrap
+from .memo import IMMUTABLE, WithBlocks, copy_block, shareable
 
 Subtree = Callable[[str], tuple[Any, list[str]]]  # key -> (value or block, the leaves it covers)
 Checked = list[tuple[str, Any, "str | None", str]]  # (field, checked value, why approximate, note)
@@ -42,8 +43,29 @@ def field_error(source: Source, name: str, exc: ValueError, keys: tuple[str, ...
     return InputError(str(exc), file=source.file_of(key), line=source.line_of(key), key=key, hint="fix the value")
 
 
-_MEMO_TYPES = frozenset({str, int, bool, type(None)})
-_IMMUTABLE = _MEMO_TYPES | {float}
+def remember(table: Table, memo: tuple[Any, ...], checked: Any) -> None:
+    """Keep a reading for the next file with the same values; only immutable results, and plain
+    blocks of them (handed out as copies: recall), are shared."""
+    if isinstance(checked, (Extension, Absent)):
+        kept: Any = checked
+    elif all(type(value) in IMMUTABLE for _, value, _, _ in checked):
+        kept = checked
+    elif all(shareable(value) for _, value, _, _ in checked):
+        # a copy, marked: the IR of the file read first, or of any later one, may change its blocks
+        kept = WithBlocks((name, copy_block(value), approx, note) for name, value, approx, note in checked)
+    else:
+        return
+    if len(table.value_reads) > 20_000:  # bounded, whatever a tree holds
+        table.value_reads.clear()
+    table.value_reads[memo] = kept
+
+
+def recall(table: Table, memo: tuple[Any, ...]) -> Any:
+    """A remembered reading (its blocks copied)."""
+    checked = table.value_reads.get(memo)
+    if type(checked) is WithBlocks:
+        return [(name, copy_block(value), approx, note) for name, value, approx, note in checked]
+    return checked
 
 
 def inputs(rule: Rule, ir: IR, subtree: Subtree) -> dict[str, Any]:
@@ -54,27 +76,6 @@ def inputs(rule: Rule, ir: IR, subtree: Subtree) -> dict[str, Any]:
     for key in rule.peek:
         found[key] = subtree(key)[0]
     return found
-
-
-def memo_key(rule: Rule, version: str, present: dict[str, Any], inputs: dict[str, Any] | None = None) -> tuple[Any, ...] | None:
-    """A key for a rule's reading of these values, or None when they are not small scalars."""
-    parts: list[Any] = [id(rule), version]
-    for key, value in (present.items() if not inputs else (*present.items(), ("|", None), *inputs.items())):
-        kind = type(value)
-        if kind is float:
-            value = value.hex()  # keeps -0.0 apart from 0.0, and a NaN equal to itself
-        elif kind not in _MEMO_TYPES or (kind is str and len(value) > 200):
-            return None
-        parts += (key, kind, value)  # the type too: 1, 1.0 and true are different settings
-    return tuple(parts)
-
-
-def remember(table: Table, memo: tuple[Any, ...], checked: Any) -> None:
-    """Keep a reading for the next file with the same values; only immutable results are shared."""
-    if isinstance(checked, (Extension, Absent)) or all(type(value) in _IMMUTABLE for _, value, _, _ in checked):
-        if len(table.value_reads) > 20_000:  # bounded, whatever a tree holds
-            table.value_reads.clear()
-        table.value_reads[memo] = checked
 
 
 def checked_values(

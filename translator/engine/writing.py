@@ -10,6 +10,7 @@ from ..ir import IR
 from ..mapping import Rule
 from ..report import Message, as_message, reason
 from ..formula import Approx, Missing, Unexpressible, is_close, unwrap
+from .memo import IMMUTABLE, copy_block, memo_key, shareable
 
 Written = dict[str, tuple[Any, "Approx | None"]]  # target key -> (value, why it is approximate)
 
@@ -42,6 +43,22 @@ def write_formula(rule: Rule, ir: IR, version: str | None = None) -> Written:
     kwargs = {arg: ir.get(name) for arg, name in rule.write_args}
     if "version" in rule.formula.write_params():  # a writing that depends on the target's release
         kwargs["version"] = version
+    # the same values write the same keys: a batch repeats most of them (worked out once per rule)
+    memo = memo_key(rule, version, kwargs)
+    kept = rule.writes.get(memo) if memo is not None else None
+    if kept is not None:
+        return {key: (copy_block(value), approx) for key, (value, approx) in kept.items()}
+    result = _written(rule, kwargs)
+    if memo is not None and all(shareable(value) and (approx is None or type(approx.value) in IMMUTABLE)
+                                for value, approx in result.values()):  # fmt: skip
+        if len(rule.writes) > 1_000:  # bounded, whatever a tree holds
+            rule.writes.clear()
+        rule.writes[memo] = {key: (copy_block(value), approx) for key, (value, approx) in result.items()}
+    return result
+
+
+def _written(rule: Rule, kwargs: dict[str, Any]) -> Written:
+    assert rule.formula is not None
     produced = rule.formula.write(**kwargs)
     losses: list[Approx] = [produced] if isinstance(produced, Approx) and produced.detail else []
     by_ident = rule.key_by_ident

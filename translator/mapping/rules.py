@@ -98,6 +98,11 @@ class Rule:
         return kwargs
 
     @cached_property
+    def writes(self) -> dict[tuple[Any, ...], Any]:
+        """(its formula's arguments' values) -> the keys it wrote from them (engine cache)."""
+        return {}
+
+    @cached_property
     def key_by_ident(self) -> dict[str, str]:
         return {ident(k): k for k in self.keys}
 

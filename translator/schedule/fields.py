@@ -92,7 +92,25 @@ def peak_lr(s: Schedule, steps: Any = None) -> float:
 
 
 def compare(a: Any, b: Any, steps: Any = None) -> tuple[Difference, float]:
-    """(the largest lr difference of two phases values over the run, the larger peak)."""
+    """(the largest lr difference of two phases values over the run, the larger peak); worked out
+    once per distinct pair and step count (a batch checks each output's schedule against its source's)."""
+    if isinstance(a, Schedule) or isinstance(b, Schedule) or type(steps) not in _STEP_TYPES:
+        return _compare(a, b, steps)
+    slot = (_text(a), _text(b), type(steps), steps)
+    found = _COMPARED.get(slot)
+    if found is None:
+        if len(_COMPARED) > 4096:
+            _COMPARED.clear()
+        found = _COMPARED[slot] = _compare(a, b, steps)
+    return found
+
+
+_STEP_TYPES = frozenset({int, float, bool, str, type(None)})  # a step count as a key: its type kept apart
+_COMPARED: dict[tuple[Any, ...], tuple[Difference, float]] = {}
+_SUMMARISED: dict[tuple[Any, ...], dict[str, Any]] = {}
+
+
+def _compare(a: Any, b: Any, steps: Any) -> tuple[Difference, float]:
     sa, sb = parse(a), parse(b)
     h = max(horizon(sa, steps), horizon(sb, steps)) if steps is None else horizon(sa, steps)
     top = max(peak(sa, h).value, peak(sb, h).value)
@@ -213,7 +231,7 @@ def settle(ir: IR) -> None:
             fields[PHASES] = known
     if known is None or known.value is None:
         return
-    for name, value in summaries(parse(known.value), steps).items():
+    for name, value in _summaries_of(known.value, steps).items():
         if name in given:
             continue
         if value is None:
@@ -221,3 +239,16 @@ def settle(ir: IR) -> None:
         else:
             fields[name] = Value(value, Origin.DERIVED if known.origin is not Origin.DEFAULT else Origin.DEFAULT,
                                  known.source_keys, known.file)  # fmt: skip
+
+
+def _summaries_of(phases: Any, steps: Any) -> dict[str, Any]:
+    """summaries() of a phases value, once per distinct value and step count."""
+    if isinstance(phases, Schedule) or type(steps) not in _STEP_TYPES:
+        return summaries(parse(phases), steps)
+    slot = (_text(phases), type(steps), steps)
+    found = _SUMMARISED.get(slot)
+    if found is None:
+        if len(_SUMMARISED) > 4096:
+            _SUMMARISED.clear()
+        found = _SUMMARISED[slot] = summaries(parse(phases), steps)
+    return found
