@@ -23,7 +23,7 @@ _STATED = (Origin.EXPLICIT, Origin.DERIVED)  # a default the file leaves out is 
 def unheld_derived(report: Report, ingested: Ingested, table: Table) -> None:
     """Name, as dropped, every source value (not a default, not a --set value) that the target's
     table has no rule for and that no lossy/dropped/missing/unknown entry names yet."""
-    ir, held = ingested.ir, _held(table)
+    ir, held = ingested.ir, table.held
     lost = [name for name, value in ir.fields.items() if name not in held and value.origin in _STATED
             and value.value is not None]  # fmt: skip
     if not lost:
@@ -61,19 +61,6 @@ def unheld_derived(report: Report, ingested: Ingested, table: Table) -> None:
     for names in grouped.values():
         message = _message(src, ir, names, shown)
         entries.append(said(None, None, Status.DROPPED, (message, no_counterpart(table, names)), tuple(names)))
-
-
-_HELD: dict[int, tuple[Table, frozenset[str]]] = {}
-
-
-def _held(table: Table) -> frozenset[str]:
-    """The fields a rule of the table writes or works out from a product it holds (DeepSpeed's
-    data-parallel size from its batch sizes: not lost for want of a key); made once per table."""
-    known = _HELD.get(id(table))
-    if known is None or known[0] is not table:
-        fields = {name for rule in table.rules for name in (*rule.fields, *rule.product)}
-        known = _HELD[id(table)] = (table, frozenset(fields))
-    return known[1]
 
 
 def provenance(ingested: Ingested, name: str) -> list[str]:

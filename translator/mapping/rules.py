@@ -156,6 +156,12 @@ class Table:
         """Rules declaring a product (the engine checks on writing that the target can solve it)."""
         return tuple(rule for rule in self.rules if rule.product)
 
+    @cached_property
+    def held(self) -> frozenset[str]:
+        """The fields a rule writes or works out from a product it holds (DeepSpeed's data-parallel
+        size from its batch sizes: not lost for want of a key)."""
+        return frozenset(self._by_field) | {name for rule in self.products for name in rule.product}
+
     def key_owner(self) -> dict[str, Rule]:
         return {k: r for r in self.rules for k in r.keys}
 
