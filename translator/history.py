@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from typing import Any, Iterable
 
+from .bounded import keep
 from .resources import data_dir
 
 NO_DEFAULT: Any = object()  # the release reads the key but states no default (required, computed)
@@ -156,9 +157,7 @@ class History:
         found = self._spread.get(slot)
         if found is None:
             found = frozenset(repr(d) for label in self.members(mask) if (d := self.default_at(key, label)) is not NO_DEFAULT)
-            if len(self._spread) > 10_000:
-                self._spread.clear()
-            self._spread[slot] = found
+            keep(self._spread, slot, found, 10_000)
         return found
 
     @cached_property

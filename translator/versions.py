@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any, Callable, Iterable, Iterator
 
+from .bounded import keep
 from .errors import InputError, UsageError
 from .history import NO_DEFAULT, History, load_history
 from .io import at_path
@@ -341,9 +342,7 @@ def _detected(history: History, keys: tuple[str, ...], table: Any) -> Release:
     slot = (id(history), keys, watched, strict)
     found = _DETECTED.get(slot)
     if found is None or found[0] is not history:  # (the history kept: its id is not reused)
-        if len(_DETECTED) > 4096:  # bounded, whatever a batch reads
-            _DETECTED.clear()
-        found = _DETECTED[slot] = (history, detect(history, keys, watched, strict))
+        found = keep(_DETECTED, slot, (history, detect(history, keys, watched, strict)), 4096)
     return found[1]
 
 

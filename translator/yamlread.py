@@ -26,6 +26,7 @@ from yaml.events import (
     StreamEndEvent,
 )
 
+from .bounded import keep
 from .errors import InputError
 
 _Parser: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -232,9 +233,7 @@ def _tag_of(event: ScalarEvent) -> str:
                 resolved = candidate
                 break
         if len(value) <= 64:  # bounded: short words only, at most 10,000 of them
-            if len(_RESOLVED) > 10_000:
-                _RESOLVED.clear()
-            _RESOLVED[value] = resolved
+            keep(_RESOLVED, value, resolved, 10_000)
         return resolved
     return _STR
 

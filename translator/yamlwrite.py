@@ -13,6 +13,7 @@ import math
 import re
 from typing import Any
 
+from .bounded import keep
 from .yamlread import MAX_DEPTH, RESOLVERS
 
 WIDTH = 100  # line width for PyYAML too (io.dump_yaml): a plain scalar past it is folded
@@ -113,7 +114,5 @@ def _text(value: str, column: int) -> str:
             spelled = f"'{value}'"
             break
     if " " not in value and len(value) <= 64:  # a spelling that depends on nothing but the text
-        if len(_SPELLED) > 10_000:
-            _SPELLED.clear()
-        _SPELLED[value] = spelled
+        keep(_SPELLED, value, spelled, 10_000)
     return spelled

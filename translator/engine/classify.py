@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..bounded import keep
 from ..errors import InputError
 from ..ir import IR
 from ..mapping import Table
@@ -63,9 +64,7 @@ def classify(leaf: str, schema: SchemaIndex, table: Table, suggest: bool = True)
             return ("unknown", ("not_a_parameter", {"title": table.title, "unsearched": True}))
         else:
             found = ("unknown", _closest(leaf, schema, table))
-        if len(table.leaf_kinds) > 10_000:  # bounded, whatever a tree holds
-            table.leaf_kinds.clear()
-        table.leaf_kinds[key] = found
+        keep(table.leaf_kinds, key, found, 10_000)
     return found
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from ..bounded import keep
 from ..catalogue import catalogue
 from ..errors import InputError
 from ..ir import IR, Origin, Value
@@ -55,9 +56,7 @@ def remember(table: Table, memo: tuple[Any, ...], checked: Any) -> None:
         kept = WithBlocks((name, copy_block(value), approx, note) for name, value, approx, note in checked)
     else:
         return
-    if len(table.value_reads) > 20_000:  # bounded, whatever a tree holds
-        table.value_reads.clear()
-    table.value_reads[memo] = kept
+    keep(table.value_reads, memo, kept, 20_000)
 
 
 def recall(table: Table, memo: tuple[Any, ...]) -> Any:

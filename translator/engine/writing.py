@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..bounded import keep
 from ..errors import UsageError
 from ..ir import IR
 from ..mapping import Rule
@@ -51,9 +52,7 @@ def write_formula(rule: Rule, ir: IR, version: str | None = None) -> Written:
     result = _written(rule, kwargs)
     if memo is not None and all(shareable(value) and (approx is None or type(approx.value) in IMMUTABLE)
                                 for value, approx in result.values()):  # fmt: skip
-        if len(rule.writes) > 1_000:  # bounded, whatever a tree holds
-            rule.writes.clear()
-        rule.writes[memo] = {key: (copy_block(value), approx) for key, (value, approx) in result.items()}
+        keep(rule.writes, memo, {key: (copy_block(value), approx) for key, (value, approx) in result.items()}, 1_000)
     return result
 
 

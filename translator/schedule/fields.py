@@ -13,6 +13,7 @@ import math
 import sys
 from typing import Any, Callable, Hashable, TypeVar
 
+from ..bounded import keep
 from ..errors import UsageError
 from ..formula import Approx
 from ..ir import IR, Origin, Value
@@ -41,9 +42,7 @@ def parse(value: Any) -> Schedule:
     key = _text(value)
     found = _PARSED.get(key)
     if found is None:
-        if len(_PARSED) > 4096:  # bounded, whatever a batch reads
-            _PARSED.clear()
-        found = _PARSED[key] = Schedule.from_json(value)
+        found = keep(_PARSED, key, Schedule.from_json(value), 4096)
     return found
 
 
@@ -99,9 +98,7 @@ def compare(a: Any, b: Any, steps: Any = None) -> tuple[Difference, float]:
     slot = (_text(a), _text(b), type(steps), steps)
     found = _COMPARED.get(slot)
     if found is None:
-        if len(_COMPARED) > 4096:
-            _COMPARED.clear()
-        found = _COMPARED[slot] = _compare(a, b, steps)
+        found = keep(_COMPARED, slot, _compare(a, b, steps), 4096)
     return found
 
 
@@ -206,9 +203,7 @@ def rendered(framework: str, render: Callable[[Schedule], R], phases: Any, *key:
     slot = (framework, _text(phases), *key)
     found = _RENDERED.get(slot)
     if found is None:
-        if len(_RENDERED) > 2048:
-            _RENDERED.clear()
-        found = _RENDERED[slot] = render(parse(phases))
+        found = keep(_RENDERED, slot, render(parse(phases)), 2048)
     return found  # type: ignore[no-any-return]
 
 
@@ -248,7 +243,5 @@ def _summaries_of(phases: Any, steps: Any) -> dict[str, Any]:
     slot = (_text(phases), type(steps), steps)
     found = _SUMMARISED.get(slot)
     if found is None:
-        if len(_SUMMARISED) > 4096:
-            _SUMMARISED.clear()
-        found = _SUMMARISED[slot] = summaries(parse(phases), steps)
+        found = keep(_SUMMARISED, slot, summaries(parse(phases), steps), 4096)
     return found

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from ...bounded import keep
 from ...resources import data_dir
 from ...schema import load_schema
 from ...yamlread import load as load_yaml
@@ -35,9 +36,7 @@ class Fields:
     def open_block(self, path: str) -> str | None:
         """The free-form (Dict-typed) field a path lies inside, if any (asked once per path)."""
         if path not in self.open_blocks:
-            if len(self.open_blocks) > 10_000:  # bounded, whatever keys files hold
-                self.open_blocks.clear()
-            self.open_blocks[path] = self._open_block(path)
+            keep(self.open_blocks, path, self._open_block(path), 10_000)
         return self.open_blocks[path]
 
     def _open_block(self, path: str) -> str | None:
