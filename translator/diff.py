@@ -250,14 +250,13 @@ def only_b_unheld(a: Ingested, b: Ingested) -> list[FieldChange]:
     (DeepSpeed runs a lone train_batch_size with accumulation 1; Cerebras accumulates by itself)."""
     fa = a.source.format if a.source else "?"
     fb = b.source.format if b.source else "?"
-    held, special = expressible(fa), _special()
+    held = expressible(fa)
     aliases = b.source.aliases if b.source else {}
     found = []
     for name, vb in b.ir.fields.items():
         if name in held or vb.value is None or vb.origin is Origin.DEFAULT or a.ir.get(name) is not None:
             continue
-        how = special.get(name) or ""
-        if how == "summary" or (how.startswith("covered:") and (a.ir.fields.get(how[8:]) or b.ir.fields.get(how[8:]))):
+        if covered_or_summary(name, a.ir) or covered_or_summary(name, b.ir):
             continue  # compared through another field, as diff_ir does
         found.append(FieldChange(name, None, vb.value, (), _keys(vb, aliases), unheld=unheld(name, fa) if fa != fb else ""))
     return found
