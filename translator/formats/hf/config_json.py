@@ -80,6 +80,12 @@ def mark_explicit_nulls(config: dict[str, Any]) -> dict[str, Any]:
     return {**config, **dict.fromkeys(nulls, EXPLICIT_NULL)} if nulls else config
 
 
+def left_to_class(config: dict[str, Any]) -> dict[str, Any]:
+    """The keys a file leaves to its class default although `document` would pin them to null."""
+    mt = table().types.get(str(config.get("model_type")))
+    return {"model_type": config.get("model_type"), "keys": [k for k in (mt.write_nulls if mt else ()) if k not in config]}
+
+
 def document(leaves: dict[str, Any], left_to_class: Any = None) -> dict[str, Any]:
     """The config.json object from `hf.*` leaves (prefix removed): model_type first, explicit nulls.
 

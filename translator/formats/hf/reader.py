@@ -57,10 +57,7 @@ class HfReader(Reader):
             written = config_json.written_as(key, lifted)
             head = written.split(".", 1)[0]
             source.aliases[leaf] = f"{nested[head]}.{written}" if head in nested else written
-        mt = table().types.get(str(config.get("model_type")))
-        # for hf2hf: keys the file leaves to the class default although the writer would pin them to null
-        source.meta["class_defaults"] = {"model_type": config.get("model_type"),
-                                         "keys": [k for k in (mt.write_nulls if mt else ()) if k not in config]}  # fmt: skip
+        source.meta["class_defaults"] = config_json.left_to_class(config)  # for hf2hf (document)
         if wrapper is not None:
             why = ("family_not_supported", {"what": wrapper.what})
             for key in wrapper.aside:
