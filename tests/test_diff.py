@@ -119,3 +119,20 @@ def test_diff_speaks_the_users_keys_and_the_reports_statuses(runner, tmp_path: P
     assert grad_accum["a"] is None and grad_accum["b"] == 1 and grad_accum["report"] == ["defaulted"]
     assert grad_accum["not_held"].startswith("Cerebras Model Zoo holds no value for it: Cerebras accumulates")
     assert "A (trainer.init.schedulers): linear 0 -> 0.0003 (2000 steps); cosine 0.0003 -> 3e-05 (474837 steps)" in shown
+
+
+def test_a_value_the_user_set_is_named_by_the_report_as_set(runner, pythia160m: Path, tmp_path: Path) -> None:
+    # --set values differ from the source (or exist only in the output) because the user asked: the
+    # report's set_written entries name them, so diff counts them as named
+    out, report = tmp_path / "out.yaml", tmp_path / "report.json"
+    args = ["neox2cerebras", str(pythia160m), "--world-size", "8", "--set", "model.vocab_size=50304",
+            "-o", str(out), "--report", str(report), "-q"]  # fmt: skip
+    assert runner.invoke(main, args).exit_code == 0
+    data = json.loads(runner.invoke(main, ["diff", str(pythia160m), str(out), "--report", str(report), "--world-size",
+                                           "8", "--json"]).stdout)  # fmt: skip
+    differences = [*data["changed"], *data["not_expressible_in_both"]]
+    vocab = next(c for c in differences if c["field"] == "model.vocab_size")
+    assert vocab["a"] is None and vocab["b"] == 50304 and vocab["report"] == ["set"]
+    shown = runner.invoke(main, ["diff", str(pythia160m), str(out), "--report", str(report), "--world-size", "8"]).stdout
+    assert "model.vocab_size: 50304" in shown and "[report: set]" in shown
+    assert "not named as a loss" not in shown and "[report: no entry]" not in shown

@@ -37,13 +37,14 @@ class FieldChange:
         return out
 
     def named(self) -> bool:
-        """The report names this difference: as something lost (lossy, dropped, missing, unknown), or,
-        a value only B has, as one the translation wrote that the source did not state (defaulted)."""
-        return bool(self.report and set(self.report) & (NAMING_ADDED if self.a is None else NAMING))
+        """The report names this difference: as something lost (lossy, dropped, missing, unknown), as
+        a value the user gave (`set`: --set), or, a value only B has, as one the translation wrote that
+        the source did not state (defaulted)."""
+        return bool(self.report and set(self.report) & (NAMING_ADDED if self.a is None else NAMING | {"set"}))
 
 
 NAMING = frozenset({"lossy", "dropped", "missing", "unknown"})
-NAMING_ADDED = NAMING | {"defaulted"}  # what names a value only the translation's output has
+NAMING_ADDED = NAMING | {"defaulted", "set"}  # what names a value only the translation's output has
 
 
 @dataclass
@@ -264,12 +265,14 @@ def only_b_unheld(a: Ingested, b: Ingested) -> list[FieldChange]:
 
 def annotate(result: DiffResult, report: dict[str, Any]) -> None:
     """Give each difference the statuses of the translation report's entries about its field (the
-    report of translating A into B, as `--report FILE` wrote it)."""
+    report of translating A into B, as `--report FILE` wrote it); a value the user gave with --set
+    is `set`, whatever its status."""
     by_field: dict[str, list[str]] = {}
     for entry in report.get("entries") or ():
         if isinstance(entry, dict):
+            status = "set" if entry.get("kind") == "set_written" else str(entry.get("status"))
             for name in entry.get("fields") or ():
-                by_field.setdefault(name, []).append(str(entry.get("status")))
+                by_field.setdefault(name, []).append(status)
     for change in (*result.changed, *result.only_a, *result.only_b, *result.inexpressible):
         change.report = tuple(dict.fromkeys(by_field.get(change.field, ())))
 
