@@ -11,6 +11,8 @@ from translator.errors import InputError
 from translator.formats.megatron.options import parse, table
 from translator.formats.megatron.reader import READER
 from translator.formats.megatron.syntax import words_of
+from translator.api import translate
+from translator.report import Status
 
 
 def namespace(text: str):  # type: ignore[no-untyped-def]
@@ -52,7 +54,6 @@ def test_flag_value_and_negative_numbers_follow_argparse() -> None:
 @pytest.mark.parametrize(
     "text, message",
     [("--num-layers 1e6\n", "argument --num-layers: invalid int value: '1e6'"),
-     ("--normalization rmsnorm\n", "argument --normalization: invalid choice: 'rmsnorm' (choose from LayerNorm, RMSNorm)"),
      ("--num-layers\n--lr 1\n", "argument --num-layers: expected one argument"),
      ("--rampup-batch-size 16 8\n", "argument --rampup-batch-size: expected 3 arguments"),
      ("--num-layers 2 24\n", "24: a value no option takes"),
@@ -104,7 +105,16 @@ def test_several_files_are_one_command_line(tmp_path: Path) -> None:
     assert source.line_of("num_layers") == 1 and source.aliases["num_layers"] == "--num-layers"
 
 
-def test_choices_of_a_list_option_are_checked_item_by_item() -> None:
+def test_a_choice_no_release_offers_is_read_and_named_unknown(tmp_path: Path) -> None:
+    """argparse would refuse it; a fork offers it (Megatron-DeepSpeed's --tokenizer-type PretrainedFromHF):
+    the reader keeps it, the engine's one rule names it unknown, checking a list option item by item."""
     assert namespace("--moe-router-load-balancing-type aux_loss\n").values == {"moe_router_load_balancing_type": ["aux_loss"]}
-    with pytest.raises(InputError, match="invalid choice: 'aux'"):
-        namespace("--moe-router-load-balancing-type aux\n")
+    assert namespace("--moe-router-load-balancing-type aux\n").values == {"moe_router_load_balancing_type": ["aux"]}
+    assert namespace("--normalization rmsnorm\n").values == {"normalization": "rmsnorm"}
+    path = tmp_path / "m.args"
+    path.write_text("--num-layers 2\n--hidden-size 64\n--num-attention-heads 4\n--seq-length 128\n"
+                    "--max-position-embeddings 128\n--normalization rmsnorm\n--moe-router-load-balancing-type aux\n")
+    done = translate(str(path), "megatron", "neox")
+    named = {e.source_key: e for e in done.report.entries if e.status is Status.UNKNOWN}
+    assert named["--normalization"].values["value"] == "rmsnorm" and "RMSNorm" in named["--normalization"].values["known"]
+    assert named["--moe-router-load-balancing-type"].values["value"] == "aux"

@@ -176,6 +176,9 @@ EXAMPLES: dict[str, dict[str, Any]] = {
         "why": '"auto" is filled in by the Hugging Face Trainer/Accelerate from their own arguments at run time; it is no DeepSpeed value',
         "fields": ["batch.global"],
     },
+    "not_a_value": {"title": "GPT-NeoX", "release": "2024-09-09", "key": "norm", "value": "flash_rmsnorm",
+                    "known": ["layernorm", "rmsnorm", "scalenorm", "te_rmsnorm", "te_layernorm"], "fields": ["model.norm"]},
+    "read_with_unknown_value": {"key": "lr_decay_style", "value": "infinite_cosine", "fields": ["schedule.phases"]},
     "read_with_runtime_value": {"keys": ["scheduler.params.warmup_min_lr", "scheduler.params.warmup_max_lr"]},
     "reads_back_differently": {
         "field": "parallel.data_parallel_size",
@@ -248,6 +251,10 @@ RENDERED = [
     ("reader_note", "written as pipe-parallel-size"),
     ("runtime_value", '"auto" is filled in by the Hugging Face Trainer/Accelerate from their own arguments at run time; it is '
                       "no DeepSpeed value; give the value with --set batch.global=VALUE"),
+    ("not_a_value", "'flash_rmsnorm' is not a value of GPT-NeoX 2024-09-09 (it knows layernorm, rmsnorm, scalenorm, "
+                    "te_rmsnorm, te_layernorm): a fork's?; model.norm left without a value"),
+    ("read_with_unknown_value", "read together with lr_decay_style='infinite_cosine', which the file's release does not "
+                                "know: schedule.phases not read"),
     ("read_with_runtime_value", "read together with scheduler.params.warmup_min_lr, scheduler.params.warmup_max_lr, whose "
                                 "value is only known at run time"),
     ("reads_back_differently", "parallel.data_parallel_size is 4 in the source, not written; reads back as 8 (the target's "
@@ -301,6 +308,10 @@ HAND_MADE = {
                                 '"scheduler": {"type": "LambdaLR", "params": {}}}'),
     # a scheduler with no canonical form and no optimizer lr: nothing of the schedule could be derived
     "lambda.json": ("deepspeed", '{"train_batch_size": 8, "scheduler": {"type": "LambdaLR", "params": {}}}'),
+    # a fork's values (LorrinWWW/gpt-neox-llama's flash_rmsnorm, zainsarwar865/gpt-neox's infinite_cosine)
+    "fork.yml": ("neox", "num_layers: 2\nhidden_size: 64\nnum_attention_heads: 4\nseq_length: 128\n"
+                         "max_position_embeddings: 128\nnorm: flash_rmsnorm\nlr_decay_style: infinite_cosine\n"
+                         "warmup: 0.01\ntrain_iters: 100\noptimizer: {type: Adam, params: {lr: 0.001}}\n"),
     # a position encoding Cerebras has no value for
     "nopos.yml": ("neox", "num_layers: 2\nhidden_size: 64\nnum_attention_heads: 4\nseq_length: 128\n"
                           "max_position_embeddings: 128\npos_emb: none\n"),

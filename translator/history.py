@@ -49,6 +49,7 @@ class History:
         self.position: dict[str, int] = {label: i for i, label in enumerate(self.labels)}
         self._masks: dict[str, int] = {}
         self._spread: dict[tuple[str, int], frozenset[str]] = {}
+        self._choices: dict[tuple[str, str], tuple[str, ...] | None] = {}  # (key, label) -> its Literal's names
 
     @property
     def newest(self) -> str:
@@ -120,6 +121,27 @@ class History:
             value = pair[1] if len(pair) == 2 else NO_DEFAULT
             found = NO_DEFAULT if isinstance(value, dict) and "expr" in value else value
         return found
+
+    def choices_at(self, key: str, label: str) -> tuple[str, ...] | None:
+        """The names a key takes at `label` when its type there is a Literal of several (NeoX's `norm`), else
+        None (any value of its type, not read there, or a Literal of one name: a config class's
+        discriminator, one of a union's members, as Model Zoo's data_processor)."""
+        slot = (key, label)
+        if slot in self._choices:
+            return self._choices[slot]
+        self._choices[slot] = names = self._choices_at(key, label)
+        return names
+
+    def _choices_at(self, key: str, label: str) -> tuple[str, ...] | None:
+        if not self.reads(key, label):
+            return None
+        at, found = self.position[label], None
+        for pair in self.keys[key].get("type", ()):
+            if self.position.get(pair[0], 1 << 30) > at:
+                break
+            found = pair[1] if len(pair) > 1 else None
+        names = _literal(found) if isinstance(found, str) else None
+        return names if names and len(names) > 1 else None
 
     def renamed_to(self, key: str) -> list[Rename]:
         """The renames whose new name is `key` (its older spellings)."""
@@ -229,3 +251,17 @@ def older(fmt: str, version: str | None, label: str) -> bool:
     if history is None or not version or version not in history.position:
         return False
     return history.position[version] < history.position[label]
+
+
+def _literal(spelled: str) -> tuple[str, ...] | None:
+    """The text names of a type spelled `Literal['a', 'b']` (None: another type)."""
+    text = spelled.strip()
+    if not (text.startswith("Literal[") and text.endswith("]")):
+        return None
+    import ast  # only for a key whose type is a Literal
+
+    try:
+        names = ast.literal_eval("(" + text[len("Literal[") : -1] + ",)")
+    except (ValueError, SyntaxError):
+        return None
+    return tuple(n for n in names if isinstance(n, str)) or None

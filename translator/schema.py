@@ -112,6 +112,18 @@ class SchemaIndex:
         where = self._history.runs(key) or "no release"
         return f"{self._title} {self._release} does not read it (read by {where})"
 
+    def choices(self, leaf: str, enums: bool = False) -> tuple[str, ...] | None:
+        """The names a key takes, when its framework lists them: its Literal at the release (key history),
+        else (`enums`: the table says the schema's enums are the framework's own choices) the schema's enum
+        of text names; None when any value of its type will do."""
+        if self._history is not None:  # the framework's own Literals, release by release (a schema enum may be
+            # one config class's discriminator, not the names the key takes: Model Zoo's data_processor)
+            return self._history.choices_at(leaf, self._release) if leaf in self._history.keys else None
+        node = self._nodes.get(leaf) if enums else None
+        names = (node.get("enum") or (node.get("items") or {}).get("enum")) if node else None  # (a list: its items')
+        texts = tuple(n for n in names or () if n is not None)
+        return texts if texts and all(isinstance(n, str) for n in texts) else None
+
     def all_keys(self) -> list[str]:
         if self._history is not None:
             return list(dict.fromkeys([*self._nodes, *self._history.keys]))

@@ -38,6 +38,8 @@ def classify_strays(
             type_note = ("wrong_type", {"message": exc.message})
         searches += (id(schema), leaf) not in table.leaf_kinds
         kind, said = classify(leaf, schema, table, suggest=searches <= SUGGESTIONS_PER_FILE)
+        if kind != "unknown" and (foreign := _not_a_name(leaf, leaves[leaf], schema, table, source)) is not None:
+            kind, said = "unknown", foreign  # a name the release's Literal lacks (a fork's tokenizer): the one rule
         notes = (said,) if said is not None else ()
         fates[leaf] = LeafFate(kind, notes=(type_note, *notes) if type_note else notes, caveat=type_note)
         if kind == "extension":
@@ -66,6 +68,22 @@ def classify(leaf: str, schema: SchemaIndex, table: Table, suggest: bool = True)
             found = ("unknown", _closest(leaf, schema, table))
         keep(table.leaf_kinds, key, found, 10_000)
     return found
+
+
+def _not_a_name(leaf: str, value: Any, schema: SchemaIndex, table: Table, source: Source) -> Message | None:
+    """A text value of a key whose framework lists its names (a Literal, a closed_enums table's enum) that
+    is none of them: what an enum rule reads as a value the release does not know. None otherwise."""
+    texts = [value] if isinstance(value, str) else [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+    names = schema.choices(leaf, table.closed_enums) if texts else None
+    if not names:
+        return None
+    closed = table.closed_enums  # argparse's choices match exactly; a Literal in any case, as NeoX's validate_types
+    known = set(names) if closed else {n.lower() for n in names}
+    other = next((t for t in texts if (t if closed else t.lower()) not in known), None)  # (a list: item by item)
+    if other is None:
+        return None
+    return "not_a_value", {"title": table.title, "release": source.version or table.versions[0], "key": leaf,
+                           "value": other, "known": list(names), "fields": []}  # fmt: skip
 
 
 def _group_of(schema: SchemaIndex, leaf: str) -> str:

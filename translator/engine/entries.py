@@ -97,7 +97,7 @@ def no_counterpart(table: Table, fields: list[str]) -> Message:
 def _passed_entry(leaf: str, ingested: Ingested, fate: LeafFate) -> Entry:
     """A leaf a same-format translation carried as written."""
     if fate.kind == "unknown":
-        return said(leaf, leaf, Status.UNKNOWN, (*fate.notes, ("carried_as_written", {})), ())
+        return said(leaf, leaf, Status.UNKNOWN, (*fate.notes, ("carried_as_written", {})), fields_of(fate))
     if leaf in ingested.coerced:
         notes = fate.notes if fate.kind == "rule" else ()
         return said(leaf, leaf, Status.CONVERTED, notes or _CARRIED, fields_of(fate))
@@ -109,8 +109,8 @@ def _entry_for(
     leaf: str, raw: Any, fate: LeafFate, ingested: Ingested, out: dict[str, Any], table: Table, dst_format: str,
     src_format: str,
 ) -> Entry:  # fmt: skip
-    if fate.kind == "unknown":
-        return said(leaf, None, Status.UNKNOWN, fate.notes)
+    if fate.kind == "unknown":  # (a key no release knows, or a rule's value no name of the release is)
+        return said(leaf, None, Status.UNKNOWN, fate.notes, fields_of(fate))
     if fate.kind == "unsupported":
         return said(leaf, None, Status.DROPPED, fate.notes)
     if fate.kind == "extension":

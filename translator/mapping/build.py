@@ -119,8 +119,6 @@ def _renamed(table: str, where: str, raw: dict[str, Any], fields: tuple[str, ...
                                   "field (and overridden_by's key as its one `also`)")  # fmt: skip
     if over and ("values" in over) == bool(over.get("as_is")):
         raise _fail(table, where, "overridden_by gives values (what its key's values decide) or as_is: true (each decides, as it is)")
-    if over and bool(over.get("keeps")) != bool(over.get("unknown")):
-        raise _fail(table, where, "overridden_by's keeps (the key's other values) and unknown (the message for the rest) go together")
     if "written_with" in raw and raw["written_with"]["field"] not in catalogue():
         raise _fail(table, where, f"unknown canonical field {raw['written_with']['field']!r} in written_with")
     gate = {name: tuple(v if isinstance(v, list) else [v]) for name, v in (raw.get("read_when") or {}).items()}

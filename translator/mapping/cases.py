@@ -12,7 +12,7 @@ from copy import deepcopy
 from typing import Any, Callable
 
 from ..errors import MappingTableError
-from ..formula import Approx, Extension, Formula, Unexpressible, field_ident, ident
+from ..formula import Approx, Extension, Formula, UnknownValue, Unexpressible, field_ident, ident
 from ..history import load_history, older
 from ..report.kinds import reason as said
 from ..report.kinds import short
@@ -59,6 +59,7 @@ def cases(fmt: str, fields: tuple[str, ...], keys: tuple[str, ...], spec: dict[s
         values = {key: kw[arg] for key, arg in seen.items()}
         case = next((c for c in reads if holds(c, values, kw.get("version", ""))), None)
         if case is None:
+            _unknown(values, keys, reads, folded)  # a value no case names: the release does not know it (a fork's)
             raise ValueError(f"no case for {', '.join(f'{k}={short(v)}' for k, v in values.items())}")
         if "error" in case:
             raise ValueError(_render(case["error"], values))
@@ -88,6 +89,22 @@ def cases(fmt: str, fields: tuple[str, ...], keys: tuple[str, ...], spec: dict[s
         _spelled(c, False, common, several) for c in writes)
     return _formula(name, read, [*seen.values()] + ["version"] * by_release, write,
                     params + ["version"] * writes_by_release)  # fmt: skip
+
+
+def _unknown(values: dict[str, Any], keys: tuple[str, ...], reads: list[dict[str, Any]], folded: bool) -> None:
+    """Raise UnknownValue for the first of the rule's keys whose name (a text value) no reading case's
+    pattern names (the names the cases know for it listed); nothing when every name is named somewhere
+    (the combination is what no case takes) or the value is no name (a flag, a number)."""
+    for key in keys:
+        value = values.get(key)
+        naming = [c for c in reads if key in c.get("match", {})]
+        if not isinstance(value, str) or not naming:
+            continue
+        if any(_matches(value, c["match"][key], bool(c.get("case_insensitive", folded))) for c in naming):
+            continue
+        patterns = [c["match"][key] for c in naming]
+        known = [n for p in patterns for n in (p if isinstance(p, list) else [p]) if isinstance(n, str) and n]
+        raise UnknownValue(value, list(dict.fromkeys(known)), key)
 
 
 def _check_fields(case: dict[str, Any], fields: tuple[str, ...], writing: bool, fail: Callable[[str], MappingTableError]) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from ..formula import Approx, Extension, Formula, Unexpressible, field_ident, ident
+from ..formula import Approx, Extension, Formula, Unexpressible, UnknownValue, field_ident, ident
 from ..report.kinds import reason as said
 from ..report.kinds import short
 from .shapes import _formula, same_value
@@ -70,7 +70,7 @@ class EnumModifiers(NamedTuple):
     is one: DeepSpeed's autotuner takes a list as the values to try, its config refuses a null)."""
 
     warn: dict[Any, str] = {}
-    unknown: dict[str, str] = {}
+    unknown: dict[str, str] = {}  # {extension: template}: the framework's own names outside the enum
     nearest: dict[Any, Any] = {}
     nearest_reason: str | dict[Any, str] = ""
     unwritable: dict[str, Any] = {}
@@ -113,7 +113,7 @@ def enum(field: str, key: str, pairs: dict[Any, Any], case_insensitive: bool, ex
         if name is _NONE:
             if extra.unknown:
                 return _outside(extra.unknown, raw)
-            raise ValueError(f"unknown value {raw!r}; expected one of {', '.join(str(f) for f in pairs)}")
+            raise UnknownValue(raw, [*pairs, *extra.extensions])  # a fork's name: the engine's one rule
         why = next((w for fw, w in extra.warn.items() if same_value(fw, name)), "")
         value = pairs[name]
         if value in extra.reads_as and extra.holds(kw):  # (only then does the reading take reads_as' fields)

@@ -10,7 +10,7 @@ from typing import Any, Callable, NamedTuple
 
 from ..report.kinds import reason as said
 from ..report.kinds import short
-from ..formula import Approx, Formula, Unexpressible, field_ident, ident, is_close, parameters
+from ..formula import Approx, Formula, Unexpressible, UnknownValue, field_ident, ident, is_close, parameters
 
 
 def same_value(a: Any, b: Any) -> bool:
@@ -135,7 +135,7 @@ def pick(fields: tuple[str, ...], key: str, picks: dict[str, Any]) -> Formula:
         if raw is None:
             return {}
         if tables and raw not in choices:
-            raise ValueError(f"unknown value {raw!r}; expected one of {', '.join(map(str, choices))}")
+            raise UnknownValue(raw, choices)
         return {field_ident(f): value_of(f, raw) for f in fields}
 
     def write(**kw: Any) -> Any:
@@ -238,7 +238,7 @@ class Modifiers(NamedTuple):
     base: int = 0
     by: dict[str, dict[Any, Any]] = {}  # default_by: {field: {its value: the key's default}}
     source: str = ""  # default_from: the field whose value an absent key has otherwise
-    over: dict[str, Any] = {}  # overridden_by: {key, values: {its value: the field's} or as_is, reasons, keeps, unknown, through}
+    over: dict[str, Any] = {}  # overridden_by: {key, values: {its value: the field's} or as_is, reasons, keeps, through}
     needs: dict[str, Any] = {}  # written_with: {field, unless: [its values], reason}
 
     def args(self) -> list[str]:
@@ -261,7 +261,7 @@ def _overridden(over: dict[str, Any], raw: Any) -> Any:
             why = (over.get("reasons") or {}).get(value, "")
             return Approx(meaning, why.format(value=raw)) if why else meaning
     if "keeps" in over and not any(same_value(raw, v) for v in over["keeps"]):
-        raise ValueError(over["unknown"].format(value=raw))
+        raise UnknownValue(raw, [*over["keeps"], *over["values"]], over["key"])  # a fork's value: the engine's one rule
     return _NOT
 
 

@@ -63,6 +63,14 @@ def _runtime_value(v: Values) -> str:
     return str(v["why"]) + hint
 
 
+def _not_a_value(v: Values) -> str:
+    known = list(v.get("known") or ())
+    listed = f" (it knows {_names(known[:12])}{', ...' if len(known) > 12 else ''})" if known else ""
+    fields = list(v.get("fields") or ())
+    lost = f"; {_names(fields)} left without a value" if fields else ""
+    return f"{short(v['value'])} is not a value of {v['title']} {v['release']}{listed}: a fork's?{lost}"
+
+
 def _default_written(v: Values) -> str:
     defaults = v.get("target_defaults") or {}
     if v.get("key_default") and defaults:
@@ -323,6 +331,15 @@ KINDS: dict[str, Kind] = {
     "runtime_value": Kind(
         'a value only known at run time (HF\'s "auto")',
         _runtime_value,
+    ),
+    "not_a_value": Kind(
+        "a value no name of the file's release is (a fork's optimizer, norm or schedule): its fields get none",
+        _not_a_value,
+    ),
+    "read_with_unknown_value": Kind(
+        "a key read together with one whose value the file's release does not know",
+        lambda v: f"read together with {v['key']}={short(v['value'])}, which the file's release does not know: "
+                  + (f"{_names(v['fields'])} not read" if v.get("fields") else "not read"),
     ),
     "read_with_runtime_value": Kind(
         "a key read together with one whose value is only known at run time",

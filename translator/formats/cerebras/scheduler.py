@@ -32,6 +32,7 @@ import itertools
 import math
 from typing import Any, Callable, Mapping
 
+from ...formula import UnknownValue
 from ...schedule.model import NotRepresentable, Schedule, ScheduleError, phase
 from ...schedule.ops import constant, finish, sequence
 from ...schedule.framework import Reading, anneals, number, whole
@@ -141,7 +142,7 @@ def _legacy(params: Any) -> dict[str, Any]:
         name = "CosineDecay"
     cls = class_name(name)
     if cls is None:
-        raise ScheduleError(f"unknown lr scheduler {name!r} (Model Zoo raises: Invalid lr_scheduler type)")
+        raise UnknownValue(name, ["Cosine", *CLASSES], "optimizer.learning_rate")  # a fork's scheduler: the one rule
     return {cls: kwargs}
 
 
@@ -202,7 +203,7 @@ def _build(item: Any, notes: list[str], release: str | None) -> Schedule:
     name = _single_key(item)
     cls = class_name(name)
     if cls is None:
-        raise ScheduleError(f"unknown lr scheduler {name!r}")
+        raise UnknownValue(name, list(CLASSES), "trainer.init.schedulers")  # a fork's scheduler: the one rule
     p = _kwargs(cls, item[name], notes, release)
     return BUILDERS[cls](p, notes, release)
 

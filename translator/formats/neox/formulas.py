@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...formula import Approx, Unrunnable, formula
+from ...formula import Approx, UnknownValue, Unexpressible, Unrunnable, formula
 from ...formulas_common import GATED_ACTIVATIONS
 from . import models, schedule, training  # noqa: F401  (register neox.* model, lr_schedule and training formulas)
 from .widths import width_problem
@@ -75,6 +75,8 @@ class NeoxActivation:
 
     NAMES = {"swish": "silu"}
     GATED = {"silu": "swiglu", "gelu": "geglu", "relu": "reglu"}  # LLaMAParallelMLP's act(w1 x) * w3 x
+    # NeoX's Literal (neox_args.py at ea7aefd8; validate_types refuses any other name)
+    WRITABLE = ("gelu", "geglu", "relu", "softsign", "swish", "mish", "silu", "reglu", "swiglu", "bilinear", "glu")
 
     @staticmethod
     def read(
@@ -96,6 +98,8 @@ class NeoxActivation:
             return {"activation": "gelu", "bias_gelu_fusion": True}
         if value == "geglu_tanh":  # activations.py: geglu gates with F.gelu, the exact GELU
             return Approx({"activation": "geglu"}, "NeoX's geglu gates with the exact GELU, not its tanh approximation")
+        if value not in NeoxActivation.WRITABLE:  # (Megatron's --squared-relu: relu2)
+            raise Unexpressible(f"NeoX has no {value} activation (it takes {', '.join(NeoxActivation.WRITABLE)})")
         return {"activation": value}
 
 
@@ -135,7 +139,7 @@ class NeoxAttentionKind:
                 raise ValueError(f"attention_config entry {item!r} is not [[types...], repeat]")
         unknown = sorted(kinds - NeoxAttentionKind.TYPES)
         if unknown:
-            raise ValueError(f"attention type {unknown[0]!r} is not one NeoX knows ({', '.join(sorted(NeoxAttentionKind.TYPES))})")
+            raise UnknownValue(unknown[0], sorted(NeoxAttentionKind.TYPES), "attention_config")  # a fork's (hyena)
         if num_layers is not None and layers >= 0 and layers != num_layers:
             raise ValueError(f"it covers {layers} layers but num_layers is {num_layers}: NeoX asserts one attention type per layer")
         if kinds <= NeoxAttentionKind.DENSE:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from ...errors import InputError
-from ...formula import Approx, formula
+from ...formula import Approx, Foreign, formula
 from ...schedule.fields import as_written, read_phases, finite, lr_only, parse, rendered
 from ...schedule.fit import decay_ends, features
 from ...schedule.framework import choose
@@ -49,7 +49,8 @@ class NeoxLrSchedule:
         lr = 0.001 if lr is None else lr
         warmup, min_lr = finite(warmup), finite(min_lr)
         if lr_decay_style is not None and str(lr_decay_style).lower() not in STYLES:  # NeoX's Literal check
-            raise ValueError(f"unknown value {lr_decay_style!r}; expected one of {', '.join(STYLES)}")
+            # a fork's decay (infinite_cosine): the schedule is unknown, the peak lr is not
+            return {"lr": lr, "phases": Foreign(lr_decay_style, STYLES, "lr_decay_style")}
         if isinstance(optimizer_type, str) and optimizer_type.lower() == "onebitadam":
             return {"lr": lr, "phases": _onebitadam(lr, warmup, lr_decay_iters, steps)}
         cfg = {"lr": lr, "lr_decay_style": lr_decay_style, "min_lr": min_lr, "warmup": warmup,
