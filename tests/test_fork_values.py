@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 import yaml
 
-from translator.api import translate
-from translator.report import Status
+from neoconv.api import translate
+from neoconv.report import Status
 
 # a small NeoX model; each case adds one fork construct
 NEOX = """\
