@@ -48,6 +48,8 @@ def test_every_legacy_file_migrates_to_the_trainer_layout(path: Path) -> None:
     # and the model name Model Zoo 2.4+ builds the model from, which no legacy file gives, is said as added
     for entry in result.report.entries:
         if entry.status is Status.DEFAULTED:
+            if entry.kind == "release_default":  # a default the releases the file fits disagree on, named
+                continue
             assert entry.kind == "added_for_target" and entry.target_key == "trainer.init.model.name", entry
             continue
         assert entry.status in (Status.EXACT, Status.CONVERTED, Status.UNKNOWN, Status.DROPPED), entry

@@ -131,6 +131,8 @@ EXAMPLES: dict[str, dict[str, Any]] = {
         "written": {"model.use_untied_layer_norm": True},
         "field_default": True,  # the inverted flag's default, as the field's
     },
+    "release_default": {"title": "GPT-NeoX", "key": "weight_decay", "value": 0.1, "read_as": "2026-05-19", "first": "2022-12-14",
+                        "last": "2026-05-19", "runs": [["2022-12-14", "2023-12-22", 0.01], ["2023-12-26", "2026-05-19", 0.1]]},
     "default_not_kept": {
         "title": "DeepSpeed",
         "field": "batch.grad_accum",
@@ -233,6 +235,9 @@ RENDERED = [
                    "this output does not hold"),
     ("default_written", "GPT-NeoX default model.parallel_shared_norm=false (not in the file); Cerebras Model Zoo default is "
                         "true: wrote model.use_untied_layer_norm=true"),
+    ("release_default", "GPT-NeoX's default weight_decay depends on the release (0.01 in 2022-12-14..2023-12-22; 0.1 in "
+                        "2023-12-26..2026-05-19): the file's keys fit 2022-12-14..2026-05-19, read as 2026-05-19 (0.1); give "
+                        "--from-version RELEASE to read it as another"),
     ("default_not_kept", "DeepSpeed default batch.grad_accum=1 (gradient_accumulation_steps), not in the file, is not kept: "
                          "VeOmni derives the accumulation from global / (micro x data-parallel size); the micro batch, "
                          "data-parallel size (--world-size) is not known here"),

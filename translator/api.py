@@ -21,7 +21,7 @@ from .report import Entry, Report, Status
 from .schema import release_index
 from .source import Source
 from .families import collapse, set_family_aside, withhold_defaults
-from .spellings import downgrade, upgrade
+from .spellings import downgrade, retired, upgrade
 from .undeclared import refuse_undeclared
 from .versions import layout_of, layout_release, resolve, retire, settle
 
@@ -227,9 +227,13 @@ def translate(config: ConfigInput, src: str, dst: str, **options: Any) -> Transl
     writer = dst_spec.load_writer()
     # a writer that restructures a layout says which leaves have no place in it (same-format)
     unplaceable = writer.unplaceable
+    gone = retired(table, version) if src == dst else None  # keys the target release retired and refuses
+
+    def homeless(leaf: str) -> str | None:
+        return (unplaceable(leaf, layout, version) if unplaceable is not None else None) or (gone(leaf) if gone else None)
+
     leaves, report = emit(
-        ingested, table, dst, version=version,
-        unplaceable=(lambda leaf: unplaceable(leaf, layout, version)) if unplaceable is not None else None,
+        ingested, table, dst, version=version, unplaceable=homeless if unplaceable is not None or gone else None,
     )  # fmt: skip
     if src == dst and layout == ingested.source.layout if ingested.source else False:
         # a family's own defaults, added for reading: the same release's file says them by leaving them out

@@ -132,14 +132,20 @@ class History:
         self._choices[slot] = names = self._choices_at(key, label)
         return names
 
-    def _choices_at(self, key: str, label: str) -> tuple[str, ...] | None:
-        if not self.reads(key, label):
+    def type_at(self, key: str, label: str) -> str | None:
+        """The key's type as the release's code spells it (`int`, `Literal['a', 'b']`), or None (not read
+        there, or no type stated)."""
+        if key not in self.keys or label not in self.position or not self.reads(key, label):
             return None
         at, found = self.position[label], None
         for pair in self.keys[key].get("type", ()):
             if self.position.get(pair[0], 1 << 30) > at:
                 break
             found = pair[1] if len(pair) > 1 else None
+        return found if isinstance(found, str) else None
+
+    def _choices_at(self, key: str, label: str) -> tuple[str, ...] | None:
+        found = self.type_at(key, label)
         names = _literal(found) if isinstance(found, str) else None
         return names if names and len(names) > 1 else None
 

@@ -1,10 +1,11 @@
 """Older spellings of today's keys (a table's `renamed:`): read in their place (upgrade), and written
-under the older name for a target release that knows only that one (downgrade). Source.aliases keep
-the name a file wrote, so reports and line numbers speak of it."""
+under the older name for a target release that knows only that one (downgrade); keys a target release
+retired, left out of a same-format migration to it when it refuses keys it does not read (retired).
+Source.aliases keep the name a file wrote, so reports and line numbers speak of it."""
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from .history import load_history
 
@@ -87,3 +88,27 @@ def downgrade(leaves: dict[str, Any], table: Any, release: str) -> dict[str, str
         for new_leaf, old_leaf in moved.items():
             leaves[old_leaf] = leaves.pop(new_leaf)
     return moved
+
+
+def retired(table: Any, release: str) -> Callable[[str], str | None] | None:
+    """Why a same-format migration to `release` leaves a leaf out: the key history knows it, `release` does
+    not read it, and from the table's `unknown_refused` release on the framework refuses such a key (NeoX's
+    v1.0 `gas`: NeoXArgs(**config) takes only its fields). None when the release refuses no key. A key
+    no release read (a fork's) is not retired: it is reported unknown and carried."""
+    refused = table.releases.unknown_refused
+    history = load_history(table.format)
+    if refused is None or history is None or release not in history.position:
+        return None
+    if history.position[release] < history.position[refused[0]]:
+        return None
+
+    def why(leaf: str) -> str | None:
+        if history.reads_within(leaf, release) is not False:
+            return None  # read there, or no release's key
+        name = history.record(leaf) or leaf
+        note = next((r.note for r in history.renamed_from(name) if r.note), "")
+        said = (f"{table.title} {release} does not read {name} (read by {history.runs(name)}) and refuses a key it does "
+                f"not read ({refused[1]})")  # fmt: skip
+        return f"{said}; {note}" if note else said
+
+    return why

@@ -18,6 +18,10 @@ def defaulted_entry(ingested: Ingested, table: Table, rule: Rule, present: list[
     """A source default written because the target's own default differs: which default, where
     the source keeps it, what was written and what the target would have used."""
     src_title = ingested.table.title if ingested.table else (ingested.source.format if ingested.source else "?")
+    target_title = table.title
+    read_as = ingested.source.version if ingested.source else None
+    if src_title == target_title and read_as and read_as != version:  # a migration between releases: name them
+        src_title, target_title = f"{src_title} {read_as}", f"{target_title} {version}"
     src_rules = ingested.table.rules_for_field(present[0]) if ingested.table else []
     src_key = src_rules[0].key if src_rules and src_rules[0].key else None
     if src_key is not None and ingested.source is not None:  # as the file's layout spells it (VeOmni #1090)
@@ -27,7 +31,7 @@ def defaulted_entry(ingested: Ingested, table: Table, rule: Rule, present: list[
     # default into the field's (an inverted flag's false is the field's true); otherwise name the key
     as_field = rule.simple is not None and rule.key is not None and list(documented) == [rule.key]
     message: Message = ("default_written", {
-        "title": src_title, "field": present[0], "value": ingested.ir.get(present[0]), "target": table.title,
+        "title": src_title, "field": present[0], "value": ingested.ir.get(present[0]), "target": target_title,
         "target_defaults": documented, "key_default": as_field, "written": {k: v[0] for k, v in written.items()},
         **({"field_default": _as_field(rule, documented[rule.key])} if as_field and rule.key else {}),
     })  # fmt: skip

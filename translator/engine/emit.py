@@ -8,11 +8,13 @@ from typing import Any, Callable
 from ..ir import Origin
 from ..mapping import Rule, Table
 from ..report import Entry, Message, Report, Status, as_message, said
-from ..formula import Approx, Unexpressible
+from ..formula import Approx, Unexpressible, is_close
+from ..history import load_history
 from .defaults import default_not_kept, defaulted_entry
 from .derived import unheld_derived
 from .entries import leaf_entries, set_entries
 from .ledger import Ingested
+from .releases import name_release_defaults
 from .losses import unanchored, unreported_losses
 from .solve import unsolved
 from .writing import LOSS, MISSING, Carried, at_default, reason_for, write_formula, write_simple
@@ -53,6 +55,7 @@ def emit(
     report.entries.extend(run.extra)
     if not run.same:
         unheld_derived(report, ingested, table)
+    name_release_defaults(report, ingested)
     return run.out, report
 
 
@@ -63,6 +66,7 @@ class _Emission:
         self, ingested: Ingested, table: Table, dst_format: str, version: str, unplaceable: Callable[[str], str | None] | None
     ) -> None:
         self.ingested, self.table, self.version, self.unplaceable = ingested, table, version, unplaceable
+        self.history = load_history(dst_format)  # what the target release's code takes for a key (whole numbers)
         self.ir = ingested.ir
         self.values = self.ir.plain()
         self.out: dict[str, Any] = {}
@@ -71,7 +75,7 @@ class _Emission:
         source = ingested.source
         self.same = dst_format == (source.format if source else "?") and source is not None
         self.unsupplied: dict[str, str] = dict(source.meta.get("unsupplied") or {}) if source else {}
-        self.fresh = _fresh_rules(ingested, table) if self.same else set()
+        self.fresh = _fresh_rules(ingested, table, version) if self.same else set()
         self.passed: set[str] = set()
         self.applied: list[tuple[Rule, list[str]]] = []  # rules that wrote (or noted) their fields, with those fields
         self.homeless: dict[str, str] = {}  # leaf -> why the target layout has no place for it
@@ -122,6 +126,10 @@ class _Emission:
                 continue
             if written is None:
                 continue
+            fraction = self._not_whole(written)
+            if fraction is not None:  # the release's code takes a whole number there (DeepSpeed's int min_loss_scale)
+                self._unwritable(rule, present, fraction)
+                continue
             applied.append((rule, present))
             for key in [k for k in written if k.startswith(MISSING)]:
                 self._needed(rule, key[len(MISSING):], written.pop(key)[1])
@@ -152,6 +160,18 @@ class _Emission:
                         slot.lossy.append(inexact)
             if origin is Origin.DEFAULT and written and not at_default_:
                 self.extra.append(defaulted_entry(self.ingested, self.table, rule, present, written, version))
+
+    def _not_whole(self, written: dict[str, Any]) -> Unexpressible | None:
+        """A value with a fraction for a key the target release's code types `int`: it would refuse it
+        (pydantic: "a number with a fractional part"), so the value is not written."""
+        history = self.history
+        if history is None:
+            return None
+        for key, (value, _) in written.items():
+            if isinstance(value, float) and not value.is_integer() and history.type_at(key, self.version) == "int":
+                return Unexpressible(f"{self.table.title} {self.version} takes a whole number for {key} (its code "
+                                     f"types it int): {value!r} is not one; its default applies")  # fmt: skip
+        return None
 
     def _noted(self, rule: Rule, present: list[str], written: dict[str, Any], loss: Approx | None) -> None:
         """What a rule says besides its keys: a loss (all of it, or per field), its note."""
@@ -223,11 +243,14 @@ def _unexpressible(exc: Unexpressible) -> Message:
     return as_message(exc.args[0] if exc.args else str(exc), "unexpressible")
 
 
-def _fresh_rules(ingested: Ingested, table: Table) -> set[int]:
+def _fresh_rules(ingested: Ingested, table: Table, version: str) -> set[int]:
     """Rules (by id) a same-format translation must write from the IR: a value of theirs came
-    from --set or from a --with companion file, not from the leaves of the source itself."""
+    from --set or from a --with companion file, not from the leaves of the source itself; or the file
+    left the rule's key at a default the target release changed (a 2022 NeoX file's weight decay 0.01,
+    0.1 from 2023-12-26 on: a migration states it)."""
     mine = set(ingested.raw)
     fresh: set[int] = set()
+    read_as = ingested.source.version if ingested.source else None
     for rule in table.rules:
         for name in rule.fields:
             value = ingested.ir.fields.get(name)
@@ -235,4 +258,13 @@ def _fresh_rules(ingested: Ingested, table: Table) -> set[int]:
                 continue
             if value.origin is Origin.USER or not set(value.source_keys) <= mine:
                 fresh.add(id(rule))
+            elif value.origin is Origin.DEFAULT and read_as and read_as != version and _default_moved(rule, read_as, version):
+                fresh.add(id(rule))
     return fresh
+
+
+def _default_moved(rule: Rule, read_as: str, version: str) -> bool:
+    """The rule's key default differs between the release the file was read as and the target's."""
+    if rule.key is None or not (rule.version_defaults and rule.has_default()):
+        return False
+    return not is_close(rule.default_for(read_as), rule.default_for(version))

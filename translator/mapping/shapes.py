@@ -184,6 +184,8 @@ def renamed(
         if raw is None and (extra.by or extra.source):
             return _default_of(extra, kw)
         value = next((canonical for framework, canonical in values.items() if same_value(raw, framework)), raw)
+        if extra.floor is not None and isinstance(value, (int, float)) and not isinstance(value, bool) and value < extra.floor:
+            value = type(value)(extra.floor)  # NeoX: mp_size if mp_size >= 1 else 1, before validate_values runs
         if extra.base and value is not None:
             value = _power(key, extra.base, value)
         warning = next((why for framework, why in extra.warn.items() if raw is not None and same_value(raw, framework)), "")
@@ -214,7 +216,7 @@ def renamed(
     parts += [f"off {short(v)}" for v in off] + ["read only"] * bool(read_only)
     parts += [f"{short(a)} means {short(b)}" for a, b in values.items()]
     parts += [f"{short(v)} left out" for v in extra.omit] + [f"{short(v)} doubtful" for v in extra.warn]
-    parts += [f"{extra.base}**key"] * bool(extra.base)
+    parts += [f"{extra.base}**key"] * bool(extra.base) + ([f"under {extra.floor:g} runs as it"] if extra.floor is not None else [])
     parts += [f"absent: by {n}" for n in extra.by] + [f"absent: {extra.source}"] * bool(extra.source)
     parts += [f"{extra.over['key']} overrides" for _ in [extra.over] if extra.over]
     parts += [f"{short(v)} through {extra.over['key']}" for v in (extra.over or {}).get("through", {})]
@@ -231,7 +233,8 @@ class Modifiers(NamedTuple):
     key of the rule whose values decide the field whatever the key says: NeoX's mlp_type: llama, an
     MLP without biases; with `as_is` its every value decides, and `through` names values the key cannot
     pass on, written through the overriding key: NeoX's gradient_clipping 1.0) and `written_with` (the key is written only beside another field's value:
-    NeoX refuses `save` without checkpoint_factor)."""
+    NeoX refuses `save` without checkpoint_factor), `at_least` (a number under it runs as it: the framework
+    derives it before its checks, NeoX's model_parallel_size 0)."""
 
     omit: list[Any] = []
     warn: dict[Any, str] = {}
@@ -240,6 +243,7 @@ class Modifiers(NamedTuple):
     source: str = ""  # default_from: the field whose value an absent key has otherwise
     over: dict[str, Any] = {}  # overridden_by: {key, values: {its value: the field's} or as_is, reasons, keeps, through}
     needs: dict[str, Any] = {}  # written_with: {field, unless: [its values], reason}
+    floor: float | None = None  # at_least: a number under it runs as it (the framework derives it before its checks)
 
     def args(self) -> list[str]:
         """The reading's arguments: the fields the defaults depend on, the overriding key."""

@@ -11,34 +11,10 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping, NamedTuple
 
+from .spelled import short, short_repr
+
 Values = Mapping[str, Any]
 Message = tuple[str, Values]  # (kind, values)
-
-
-def _spelled(value: Any) -> str:
-    """A value as the config files spell it (YAML and JSON both: true, false, null), not Python's."""
-    if value is True or value is False or value is None:
-        return "true" if value is True else "false" if value is False else "null"
-    if isinstance(value, str):
-        return repr(value)
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_spelled(v) for v in value) + "]"
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{k}: {_spelled(v)}" for k, v in value.items()) + "}"
-    return str(value)
-
-
-def short(value: Any) -> str:
-    """A value as a message shows it: in the files' spelling, strings quoted, anything past 60
-    characters cut."""
-    text = _spelled(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def short_repr(value: Any) -> str:
-    """A value as a read-back message shows it (repr, cut at 60)."""
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _names(values: Any) -> str:
@@ -64,11 +40,16 @@ def _runtime_value(v: Values) -> str:
 
 
 def _not_a_value(v: Values) -> str:
-    known = list(v.get("known") or ())
-    listed = f" (it knows {_names(known[:12])}{', ...' if len(known) > 12 else ''})" if known else ""
-    fields = list(v.get("fields") or ())
-    lost = f"; {_names(fields)} left without a value" if fields else ""
-    return f"{short(v['value'])} is not a value of {v['title']} {v['release']}{listed}: a fork's?{lost}"
+    known, fields = list(v.get("known") or ()), list(v.get("fields") or ())
+    listed = f" (it knows {_names(known[:12])}{', ...' * (len(known) > 12)})" if known else ""
+    return f"{short(v['value'])} is not a value of {v['title']} {v['release']}{listed}: a fork's?" + (
+        f"; {_names(fields)} left without a value" if fields else "")  # fmt: skip
+
+
+def _release_default(v: Values) -> str:
+    runs = "; ".join(f"{short(d)} in {a}" + (f"..{b}" if b != a else "") for a, b, d in v["runs"])
+    return (f"{v['title']}'s default {v['key']} depends on the release ({runs}): the file's keys fit {v['first']}.."
+            f"{v['last']}, read as {v['read_as']} ({short(v['value'])}); give --from-version RELEASE to read it as another")
 
 
 def _default_written(v: Values) -> str:
@@ -276,6 +257,8 @@ KINDS: dict[str, Kind] = {
         "the source's default, stated because the target's default differs",
         _default_written,
     ),
+    "release_default": Kind("a default the file relies on that differs between the releases its keys fit: the "
+                            "--from-version that decides", _release_default),
     "default_not_kept": Kind(
         "the source's default, not in the file, that the target cannot take",
         lambda v: f"{v['title']} default {v['field']}={short(v['value'])}"
@@ -332,15 +315,12 @@ KINDS: dict[str, Kind] = {
         'a value only known at run time (HF\'s "auto")',
         _runtime_value,
     ),
-    "not_a_value": Kind(
-        "a value no name of the file's release is (a fork's optimizer, norm or schedule): its fields get none",
-        _not_a_value,
-    ),
+    "not_a_value": Kind("a value no name of the file's release is (a fork's optimizer, norm or schedule): its fields get none",
+                        _not_a_value),
     "read_with_unknown_value": Kind(
         "a key read together with one whose value the file's release does not know",
         lambda v: f"read together with {v['key']}={short(v['value'])}, which the file's release does not know: "
-                  + (f"{_names(v['fields'])} not read" if v.get("fields") else "not read"),
-    ),
+                  + (f"{_names(v['fields'])} not read" if v.get("fields") else "not read")),  # fmt: skip
     "read_with_runtime_value": Kind(
         "a key read together with one whose value is only known at run time",
         lambda v: f"read together with {_names(v['keys'])}, whose value is only known at run time",

@@ -1,0 +1,105 @@
+"""Issue #28 (NeoX, DeepSpeed and Model Zoo outputs): a value the target release refuses is never
+`exact`/`converted`: it is written in the release's spelling, or named lossy/dropped with the reason.
+Each case is the real construct, in a small file written here."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from neoconv.api import translate
+from neoconv.report import Status
+
+NEOX_V1 = """\
+{
+  "pipe-parallel-size": 1,
+  "model-parallel-size": 1,
+  "num-layers": 12,
+  "hidden-size": 768,
+  "num-attention-heads": 12,
+  "seq-length": 2048,
+  "max-position-embeddings": 2048,
+  "pos-emb": "rotary",
+  "optimizer": {"type": "Adam", "params": {"lr": 0.0006, "betas": [0.9, 0.95], "eps": 1.0e-8}},
+  "train_micro_batch_size_per_gpu": 8,
+  "gas": 4,
+  "train-iters": 1000,
+  "fp16": {"enabled": true, "loss_scale": 0, "loss_scale_window": 1000, "hysteresis": 2, "min_loss_scale": 1.0e-10},
+}
+"""
+
+
+def _entry(result: Any, key: str) -> Any:
+    return next(e for e in result.report.entries if e.source_key == key)
+
+
+def test_neox2neox_leaves_out_v1s_gas(tmp_path: Path) -> None:
+    """v1.0's `gas` (an output-only duplicate until 2024-01-26): today's NeoXArgs(**config) refuses it."""
+    path = tmp_path / "v1.yml"
+    path.write_text(NEOX_V1)
+    done = translate(str(path), "neox", "neox")
+    assert '"gas"' not in done.dump() and "gas:" not in done.dump()
+    gas = _entry(done, "gas")
+    assert gas.status is Status.DROPPED and "GPT-NeoX 2026-05-19 does not read gas" in gas.detail
+    # migrated to a release that still reads it, it stays
+    kept = translate(str(path), "neox", "neox", target_version="2023-06-01")
+    assert _entry(kept, "gas").status is Status.EXACT and kept.config["gas"] == 4
+
+
+def test_neox2deepspeed_does_not_carry_a_fractional_min_loss_scale(tmp_path: Path) -> None:
+    """DeepSpeed's fp16.min_loss_scale is an int (precision_config.py, pydantic): 1e-10 is refused."""
+    path = tmp_path / "v1.yml"
+    path.write_text(NEOX_V1)
+    done = translate(str(path), "neox", "deepspeed", world_size=8)
+    assert "min_loss_scale" not in json.loads(done.dump())["fp16"]
+    entry = _entry(done, "fp16.min_loss_scale")
+    assert entry.status in (Status.DROPPED, Status.LOSSY) and "takes a whole number" in entry.detail
+    # a whole number is written as it is
+    whole = tmp_path / "whole.yml"
+    whole.write_text(NEOX_V1.replace("1.0e-10", "4"))
+    assert json.loads(translate(str(whole), "neox", "deepspeed", world_size=8).dump())["fp16"]["min_loss_scale"] == 4
+
+
+MODEL_ZOO_1X = """\
+train_input: {data_processor: GptTfRecordsProcessor, data_dir: ./train, batch_size: 512, max_sequence_length: 2048}
+model:
+  hidden_size: 2048
+  num_hidden_layers: 24
+  num_heads: 16
+  filter_size: 8192
+  vocab_size: 50257
+  max_position_embeddings: 2048
+  use_position_embedding: true
+  position_embedding_type: learned
+optimizer:
+  optimizer_type: adamw
+  weight_decay_rate: 0.1
+  learning_rate:
+    - {scheduler: Linear, initial_learning_rate: 0.0, end_learning_rate: 2.0e-4, steps: 346}
+    - {scheduler: Cosine, initial_learning_rate: 2.0e-4, alpha: 0.1, decay_steps: 23988}
+runconfig: {max_steps: 24334}
+"""
+
+
+def test_model_zoo_1x_schedulers_in_the_spellings_2x_reads(tmp_path: Path) -> None:
+    """1.x's steps/decay_steps (Model Zoo 2.10's trainer: KeyError: 'total_iters') and the TensorFlow
+    trainer's Cosine become total_iters and CosineDecay with its end lr (alpha x initial), as Model
+    Zoo's cs-2.1 -> cs-2.2 converter renames them; the entry says so."""
+    path = tmp_path / "params_gpt3_xl.yaml"
+    path.write_text(MODEL_ZOO_1X)
+    trainer = translate(str(path), "cerebras", "cerebras", layout="trainer")
+    phases = trainer.config["trainer"]["init"]["schedulers"][0]["SequentialLR"]["schedulers"]
+    assert phases == [{"LinearLR": {"initial_learning_rate": 0.0, "end_learning_rate": 2.0e-4, "total_iters": 346}},
+                      {"CosineDecayLR": {"initial_learning_rate": 2.0e-4, "end_learning_rate": 2.0e-5,
+                                         "total_iters": 23988}}]  # fmt: skip
+    entry = _entry(trainer, "optimizer.learning_rate")
+    assert entry.status is Status.CONVERTED and "steps -> total_iters" in entry.detail and "Cosine -> CosineDecay" in entry.detail
+    legacy = translate(str(path), "cerebras", "cerebras")
+    schedule = yaml.safe_load(legacy.dump())["optimizer"]["learning_rate"]
+    assert [p.get("total_iters") for p in schedule] == [346, 23988] and "steps" not in schedule[0]
+    # for a release that read them, they stay
+    old = translate(str(path), "cerebras", "cerebras", target_version="1.9.1")
+    assert yaml.safe_load(old.dump())["optimizer"]["learning_rate"][0]["steps"] == 346
