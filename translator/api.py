@@ -135,7 +135,7 @@ def read_ir(config: ConfigInput | Source, src: str, **options: Any) -> Ingested:
     refuse_undeclared(source, table.title)  # a release whose parser refuses keys it lacks (VeOmni #1090)
     upgrade(source, table)  # older spellings read as today's keys (after the release is told from them)
     retire(source, table)  # keys of other releases a rule would read: not by this release
-    unsupported = set_family_aside(source, table)  # a model family the canonical fields do not cover
+    unsupported = set_family_aside(source, table, "model.family" in user)  # a family the canonical fields do not cover
     ingested = ingest(source, table, release_index(src, source.version, table.title), user, options.get("context"))
     settle_schedule(ingested.ir)
     if unsupported is not None:

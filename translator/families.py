@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .errors import MappingTableError
+from .errors import InputError, MappingTableError
 from .io import at_path, flatten
 from .ir import IR, Origin
 from .report import Entry, Report, Status, said
@@ -47,9 +47,12 @@ class Families:
     # value, up to the last release where that holds (`defaults_until`)
     defaults: tuple[tuple[str, Any], ...] = ()
     defaults_until: str | None = None
+    covered: frozenset[str] = frozenset()  # the model folders of the families the canonical fields describe
 
-    def of(self, tree: dict[str, Any]) -> Family | None:
-        """The unsupported family a parsed config is of, or None (a family the fields cover, or unknown)."""
+    def of(self, tree: dict[str, Any], history: Any = None) -> Family | None:
+        """The unsupported family a parsed config is of, or None (a family the fields cover, or unknown).
+        With the key history: a file naming no model whose block has keys only other models read is of the
+        family those models make (FamilyUntold when they make none, or several)."""
         name = at_path(tree, self.name_key) if self.name_key else None
         processors = {str(v) for k in self.processor_keys if (v := at_path(tree, k)) is not None}
         for family in self.unsupported:
@@ -57,7 +60,35 @@ class Families:
                 return family
             if name is None and (processors & set(family.processors) or any(_has(tree, k) for k in family.keys)):
                 return family
-        return None
+        return self._by_readers(tree, history) if name is None and history is not None and self.covered else None
+
+    def _by_readers(self, tree: dict[str, Any], history: Any) -> Family | None:
+        """The family of the models whose code alone reads some of the block's keys (none: a covered family)."""
+        block = tree.get(self.block)
+        foreign: dict[str, frozenset[str]] = {}
+        for leaf in flatten(block) if isinstance(block, dict) else ():
+            key = f"{self.block}.{leaf}"
+            readers = history.models_of(key) if key not in self.keep else None
+            if readers is not None and not readers & self.covered:
+                foreign[key] = readers
+        if not foreign:
+            return None
+        common = frozenset.intersection(*foreign.values())
+        found = {f.name: f for f in self.unsupported for folder in common if folder == f.name or folder in f.names}
+        if len(found) == 1:
+            return next(iter(found.values()))
+        raise FamilyUntold(foreign, sorted(found) or sorted(common))
+
+
+class FamilyUntold(Exception):
+    """A file naming no model whose keys only models outside the covered families read, which make no one
+    family: guessing a family from its block structure would change it (a TF BERT read as GPT-2)."""
+
+    def __init__(self, foreign: dict[str, frozenset[str]], candidates: list[str]) -> None:
+        self.foreign, self.candidates = foreign, candidates
+        shown = "; ".join(f"{k} is read by {', '.join(sorted(v))} only" for k, v in list(foreign.items())[:3])
+        super().__init__(f"cannot tell the model family: {shown} (no decoder family the other formats hold"
+                         f"{': ' + ' or '.join(candidates) if candidates else ''}), and no model name says it")
 
 
 def load_families(table: str, raw: Any) -> Families | None:
@@ -71,18 +102,27 @@ def load_families(table: str, raw: Any) -> Families | None:
         )
         return Families(str(raw["block"]), tuple(raw["fields"]), raw.get("name_key"), tuple(raw.get("processor_keys", ())),
                         unsupported, tuple(raw.get("keep", ())), tuple(dict(raw.get("defaults") or {}).items()),
-                        raw.get("defaults_until"))  # fmt: skip
+                        raw.get("defaults_until"), frozenset(raw.get("covered", ())))  # fmt: skip
     except (KeyError, TypeError, AttributeError) as exc:
         raise MappingTableError(f"{table}: families: needs block, fields and unsupported: {{family: {{what, ...}}}} ({exc})") from None
 
 
-def set_family_aside(source: Any, table: Any) -> Family | None:
+def set_family_aside(source: Any, table: Any, given: bool = False) -> Family | None:
     """When the source is of a family the fields do not cover: its architecture block is set aside
-    (Source.set_aside) and the family noted (Source.meta["unsupported_family"], for a same-format writer)."""
+    (Source.set_aside) and the family noted (Source.meta["unsupported_family"], for a same-format writer).
+    A family that cannot be told is refused with the --set that tells it (`given`: the user did)."""
+    from .history import load_history
+
     families: Families | None = table.families
     if families is None or not isinstance(source.tree.get(families.block), dict):
         return None
-    family = families.of(source.tree)
+    try:
+        family = families.of(source.tree, None if given else load_history(source.format))
+    except FamilyUntold as untold:
+        key = next(iter(untold.foreign))
+        raise InputError(str(untold), file=source.file_of(key), line=source.line_of(key), key=key,
+                         hint="give --set model.family=NAME for a decoder (gpt2, gptj, llama, ...), or name the model "
+                              "in the file")  # fmt: skip
     if family is None:
         return None
     why = ("family_not_supported", {"what": family.what})

@@ -44,6 +44,7 @@ class History:
             for r in data.get("renames") or ()
         )  # fmt: skip
         self.changes: tuple[dict[str, Any], ...] = tuple(data.get("changes") or ())
+        self.model_sets: dict[str, list[str]] = dict(data.get("model_sets") or {})  # "M28" -> model folders
         # the first release whose parser refuses every key its argument classes do not declare (VeOmni #1090)
         self.refuses_unknown_from: str | None = data.get("refuses_unknown_from")
         self.position: dict[str, int] = {label: i for i, label in enumerate(self.labels)}
@@ -148,6 +149,15 @@ class History:
         found = self.type_at(key, label)
         names = _literal(found) if isinstance(found, str) else None
         return names if names and len(names) > 1 else None
+
+    def models_of(self, key: str) -> frozenset[str] | None:
+        """The model folders whose code reads `key` (`tf/bert` as `bert`), when the history records them (Model
+        Zoo's); None when it does not or every model reads it (`*`)."""
+        found = (self.keys.get(key) or {}).get("models")
+        names = self.model_sets.get(found, ()) if isinstance(found, str) else found or ()
+        if not names or "*" in names:
+            return None
+        return frozenset(str(name).rsplit("/", 1)[-1] for name in names)
 
     def renamed_to(self, key: str) -> list[Rename]:
         """The renames whose new name is `key` (its older spellings)."""
