@@ -103,3 +103,44 @@ def test_model_zoo_1x_schedulers_in_the_spellings_2x_reads(tmp_path: Path) -> No
     # for a release that read them, they stay
     old = translate(str(path), "cerebras", "cerebras", target_version="1.9.1")
     assert yaml.safe_load(old.dump())["optimizer"]["learning_rate"][0]["steps"] == 346
+
+
+REPEATED = """\
+train_input: {data_processor: GptHDF5MapDataProcessor, data_dir: ./train, batch_size: 64}
+model:
+    name: gpt2
+    vocab_size: 50257
+    hidden_size: 768
+    num_hidden_layers: 12
+    num_heads: 12
+    filter_size: 3072
+    max_position_embeddings: 1024
+    dropout_rate: 0.0
+    dropout_rate: 0.0
+optimizer: {optimizer_type: AdamW, learning_rate: 0.0001}
+runconfig: {max_steps: 100}
+"""
+
+
+def test_a_repeated_key_is_written_once_for_a_release_that_refuses_repeats(tmp_path: Path) -> None:
+    """Model Zoo 2.5+ loads params with UniqueKeyLoader: the same value twice is written once (and said);
+    two values are refused for such a release, kept for an earlier one."""
+    from neoconv.errors import InputError
+    from neoconv.output_text import output_text
+
+    path = tmp_path / "params.yaml"
+    path.write_text(REPEATED)
+    done = translate(str(path), "cerebras", "cerebras")
+    assert done.report.target["written_once"] == ["model.dropout_rate"]
+    text = output_text(done, str(path))
+    assert text.count("dropout_rate") == 1 and done.report.target["formatting"]["kept"] is False
+    assert "written once" in _entry(done, "model.dropout_rate").detail
+    two = tmp_path / "two.yaml"
+    two.write_text(REPEATED.replace("    dropout_rate: 0.0\n", "    dropout_rate: 0.1\n", 1))
+    try:
+        translate(str(two), "cerebras", "cerebras")
+        raise AssertionError("two values for a release that refuses repeats must be refused")
+    except InputError as exc:
+        assert exc.line == 11 and "given twice with different values" in exc.message
+    older = translate(str(two), "cerebras", "cerebras", target_version="2.4.3")
+    assert "written_once" not in older.report.target and yaml.safe_load(older.dump())["model"]["dropout_rate"] == 0.0

@@ -21,8 +21,9 @@ from .report import Entry, Report, Status
 from .schema import release_index
 from .source import Source
 from .families import collapse, set_family_aside, withhold_defaults
-from .spellings import downgrade, retired, upgrade
+from .spellings import downgrade, no_place, retired, upgrade
 from .undeclared import refuse_undeclared
+from .repeats import repeats_for, said_once
 from .versions import layout_of, layout_release, resolve, retire, settle
 
 __all__ = ["ConfigInput", "Translation", "check_options", "dump", "load", "parse_set", "read_ir", "translate"]
@@ -225,16 +226,12 @@ def translate(config: ConfigInput, src: str, dst: str, **options: Any) -> Transl
     table = load_table(dst).for_layout(layout)
     version = asked or layout_release(dst, options.get("layout")) or table.versions[0]
     writer = dst_spec.load_writer()
-    # a writer that restructures a layout says which leaves have no place in it (same-format)
-    unplaceable = writer.unplaceable
-    gone = retired(table, version) if src == dst else None  # keys the target release retired and refuses
-
-    def homeless(leaf: str) -> str | None:
-        return (unplaceable(leaf, layout, version) if unplaceable is not None else None) or (gone(leaf) if gone else None)
-
-    leaves, report = emit(
-        ingested, table, dst, version=version, unplaceable=homeless if unplaceable is not None or gone else None,
-    )  # fmt: skip
+    # same-format: leaves the target layout (the writer says) or release (retired keys) has no place for
+    homeless = no_place(writer.unplaceable, layout, version, retired(table, version) if src == dst else None)
+    once = repeats_for(ingested.source, table, version) if src == dst and ingested.source else []
+    leaves, report = emit(ingested, table, dst, version=version, unplaceable=homeless)
+    if once:  # (the release refuses a key given twice: written once; the text is the plain dump)
+        report.entries = said_once(report.entries, once, table.title, version)
     if src == dst and layout == ingested.source.layout if ingested.source else False:
         # a family's own defaults, added for reading: the same release's file says them by leaving them out
         for key in ingested.source.meta.get("family_defaults", ()) if ingested.source else ():
@@ -269,6 +266,8 @@ def translate(config: ConfigInput, src: str, dst: str, **options: Any) -> Transl
     if source.meta.get("unsupported_family"):  # its architecture is carried (same format) or dropped, not read
         report.source["unsupported_family"] = source.meta["unsupported_family"]["family"]
     report.target = {"format": dst, "layout": layout, "version": version, "model_family": family}
+    if once:
+        report.target["written_once"] = once
     if asked is not None and str(options["target_version"]).strip() != asked:
         report.target["version_asked"] = str(options["target_version"]).strip()  # a PR, date or alias: its release
     if any(e.status is Status.MISSING for e in report.entries):

@@ -18,6 +18,11 @@ def preservable(src: str, dst: str, inputs: Sequence[str], with_files: Sequence[
 
 def output_text(result: Translation, source_path: str | None, *, plain: bool = False, source_text: str | None = None) -> str:
     """`source_path`: the one source file when preservable(), else None (the plain dump)."""
+    once = result.report.target.get("written_once")
+    if once and source_path is not None and not plain:  # the source's text repeats keys the target release refuses
+        result.report.target["formatting"] = {"kept": False, "why": f"the file gives {', '.join(once)} twice, which "
+                                              f"{result.report.target.get('version')} refuses: written once each"}
+        return result.dump()
     if plain or source_path is None or result.report.source.get("format") != result.format:
         if source_path is not None and plain:
             result.report.target["formatting"] = {"kept": False, "why": "--plain"}

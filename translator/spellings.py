@@ -112,3 +112,18 @@ def retired(table: Any, release: str) -> Callable[[str], str | None] | None:
         return f"{said}; {note}" if note else said
 
     return why
+
+
+def no_place(
+    unplaceable: Callable[[str, str | None, str | None], str | None] | None, layout: str | None, version: str,
+    gone: Callable[[str], str | None] | None,
+) -> Callable[[str], str | None] | None:
+    """Why a same-format translation has no place for a leaf: the writer's layout (`unplaceable`), else a key
+    the target release retired (`gone`, from retired()); None when neither can say."""
+    if unplaceable is None and gone is None:
+        return None
+
+    def why(leaf: str) -> str | None:
+        return (unplaceable(leaf, layout, version) if unplaceable is not None else None) or (gone(leaf) if gone else None)
+
+    return why

@@ -11,14 +11,15 @@ Nothing here names a framework.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Callable, Iterable, Iterator
 
 from .bounded import keep
-from .errors import InputError, UsageError
+from .errors import UsageError
 from .history import NO_DEFAULT, History, load_history
 from .io import at_path
+from .repeats import runs_repeats
 
 CURRENT = "current"
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
@@ -274,27 +275,6 @@ def given(label: str, name: str) -> Release:
     return Release(label, "given", detail)
 
 
-def _runs_repeats(source: Any, release: Release, history: History, since: str, by: str, title: str) -> Release:
-    """A file with a key given twice runs only on the releases before `since` (whose loader keeps the last
-    value): the newest of those its keys fit, or an error naming the repeat when none fits or the user
-    named a later release."""
-    cut = history.position[since]
-    at = history.position.get(release.label)
-    if at is None or at < cut:
-        return release
-    lowest = history.position.get(release.first or "", at) if release.how != "given" else at
-    if lowest < cut:
-        label = history.labels[cut - 1]
-        detail = f"{release.detail}; a key given twice: read as {label}, the newest release that runs it"
-        return replace(release, label=label, last=label, detail=detail)
-    file, dup = source.repeated[0]
-    raise InputError(
-        f"{'.'.join(dup.path)} given twice (lines {dup.first_line} and {dup.line}): {title} {since} and later refuse "
-        f"that ({by}) and this file reads as {release.label}: keep one, or give --from-version of an earlier release",
-        file=file, line=dup.line,
-    )  # fmt: skip
-
-
 _WATCHED: dict[int, tuple[tuple[str, ...], frozenset[str]]] = {}
 
 
@@ -327,7 +307,7 @@ def settle(source: Any, table: Any, name: str | None = None) -> Release:
         release = _detected(known.history, keys, table)
     refused = table.releases.repeats_refused
     if source.repeated and refused is not None and known.history is not None:
-        release = _runs_repeats(source, release, known.history, refused[0], refused[1], known.title)
+        release = runs_repeats(source, release, known.history, refused[0], refused[1], known.title)
     source.version = release.label
     source.release = release
     return release
