@@ -144,3 +144,50 @@ def test_a_repeated_key_is_written_once_for_a_release_that_refuses_repeats(tmp_p
         assert exc.line == 11 and "given twice with different values" in exc.message
     older = translate(str(two), "cerebras", "cerebras", target_version="2.4.3")
     assert "written_once" not in older.report.target and yaml.safe_load(older.dump())["model"]["dropout_rate"] == 0.0
+
+
+def test_tensorflow_dynamic_loss_scaling_is_dynamic(tmp_path: Path) -> None:
+    """Model Zoo 1.x's loss_scaling_factor "tf_dynamic" (TF's DynamicLossScale) is dynamic loss scaling:
+    DeepSpeed gets loss_scale 0 (not the string), Model Zoo 2.x "dynamic"; approximately (no min/max bounds)."""
+    path = tmp_path / "params.yaml"
+    path.write_text(MODEL_ZOO_1X.replace("  weight_decay_rate: 0.1\n", "  weight_decay_rate: 0.1\n  loss_scaling_factor: "
+                                         "tf_dynamic\n").replace("  position_embedding_type: learned\n",
+                                         "  position_embedding_type: learned\n  mixed_precision: true\n  use_bfloat16: false\n"))  # fmt: skip
+    ds = translate(str(path), "cerebras", "deepspeed", world_size=8)
+    assert json.loads(ds.dump())["fp16"]["loss_scale"] == 0
+    entry = _entry(ds, "optimizer.loss_scaling_factor")
+    assert entry.status is Status.LOSSY and "DynamicLossScale" in entry.detail
+    same = translate(str(path), "cerebras", "cerebras")
+    assert yaml.safe_load(same.dump())["optimizer"]["loss_scaling_factor"] == "dynamic"
+    assert _entry(same, "optimizer.loss_scaling_factor").status is Status.LOSSY
+    old = translate(str(path), "cerebras", "cerebras", target_version="1.9.1")
+    assert yaml.safe_load(old.dump())["optimizer"]["loss_scaling_factor"] == "tf_dynamic"
+
+
+def test_a_1x_tensorflow_fp16_run_stays_fp16_in_the_trainer_layout(tmp_path: Path) -> None:
+    """1.x's TensorFlow models ran mixed precision in float16 (Keras' mixed_float16): the trainer layout
+    (2.4+: bfloat16 unless fp16_type says otherwise) gets fp16_type float16, said converted."""
+    path = tmp_path / "params.yaml"
+    path.write_text(MODEL_ZOO_1X.replace("  position_embedding_type: learned\n",
+                                         "  position_embedding_type: learned\n  mixed_precision: true\n"))  # fmt: skip
+    done = translate(str(path), "cerebras", "cerebras", layout="trainer")
+    assert done.ir.get("precision.dtype") == "fp16"
+    assert done.config["trainer"]["init"]["precision"] == {"enabled": True, "fp16_type": "float16"}
+    assert _entry(done, "model.mixed_precision").status is Status.CONVERTED
+
+
+def test_a_list_of_val_dataloaders_in_the_legacy_layout(tmp_path: Path) -> None:
+    """The legacy layout's eval_input is one mapping: the first val_dataloader is written, the rest said lost."""
+    path = tmp_path / "trainer.yaml"
+    path.write_text(yaml.safe_dump({"trainer": {
+        "init": {"model": {"name": "gpt2", "vocab_size": 50257, "hidden_size": 768, "num_hidden_layers": 12, "num_heads": 12,
+                           "filter_size": 3072, "max_position_embeddings": 1024},
+                 "optimizer": {"AdamW": {"learning_rate": 1e-4}}, "loop": {"max_steps": 100, "eval_frequency": 50}},
+        "fit": {"train_dataloader": {"data_processor": "GptHDF5MapDataProcessor", "data_dir": "./train", "batch_size": 64},
+                "val_dataloader": [{"data_processor": "GptHDF5MapDataProcessor", "data_dir": "./val1", "batch_size": 64},
+                                   {"data_processor": "GptHDF5MapDataProcessor", "data_dir": "./val2", "batch_size": 64}]}}}))  # fmt: skip
+    done = translate(str(path), "cerebras", "cerebras", layout="legacy")
+    assert yaml.safe_load(done.dump())["eval_input"]["data_dir"] == "./val1"
+    entry = _entry(done, "trainer.fit.val_dataloader")
+    assert entry.status is Status.LOSSY and "./val2" in entry.detail
+    assert done.report.target["verified"] is True

@@ -8,7 +8,7 @@ from typing import Any, Callable
 from ..ir import Origin
 from ..mapping import Rule, Table
 from ..report import Entry, Message, Report, Status, as_message, said
-from ..formula import Approx, Unexpressible, is_close
+from ..formula import Approx, Unexpressible, field_ident, ident, is_close, unwrap
 from ..history import load_history
 from .defaults import default_not_kept, defaulted_entry
 from .derived import unheld_derived
@@ -260,7 +260,29 @@ def _fresh_rules(ingested: Ingested, table: Table, version: str) -> set[int]:
                 fresh.add(id(rule))
             elif value.origin is Origin.DEFAULT and read_as and read_as != version and _default_moved(rule, read_as, version):
                 fresh.add(id(rule))
+        if read_as and read_as != version and id(rule) not in fresh and _meaning_moved(rule, ingested, version):
+            fresh.add(id(rule))  # the same keys mean another value at the target release: written from the IR
     return fresh
+
+
+def _meaning_moved(rule: Rule, ingested: Ingested, version: str) -> bool:
+    """A rule whose reading depends on the release (its formula takes `version`) reads the file's own keys
+    as another value at the target release (Model Zoo's mixed_precision alone: float16 for a 1.x TensorFlow
+    model, bfloat16 for 2.4+)."""
+    formula = rule.formula
+    raw = ingested.raw
+    if formula is None or "version" not in formula.read_params() or not any(k in raw for k in rule.keys):
+        return False
+    kwargs = {arg: raw[k] if k in raw else rule.key_default(k, version) for arg, k in rule.read_args}
+    kwargs.update({ident(k): raw.get(k) for k in rule.peek})
+    kwargs.update({arg: ingested.ir.get(name) for arg, name in rule.read_with})
+    try:
+        there = formula.read(**kwargs, version=version)
+    except (TypeError, ValueError, ArithmeticError):
+        return True  # the target release cannot read them as they are: write the value
+    there = there if isinstance(there, dict) and len(rule.fields) > 1 else {field_ident(rule.fields[0]): there}
+    return any(unwrap(there.get(field_ident(name)))[0] != ingested.ir.get(name) for name in rule.fields
+               if isinstance(there, dict))  # fmt: skip
 
 
 def _default_moved(rule: Rule, read_as: str, version: str) -> bool:

@@ -15,6 +15,7 @@ from ...history import older
 from .scheduler import ALIASES, CLASSES, class_name
 
 RESPELLED_FROM = "2.2.0"  # the first release whose schedulers read only their classes' own spellings
+PYTORCH_FROM = "2.0.2"  # the first release without the TensorFlow trainer (its "tf_dynamic" loss scaling)
 
 
 class Respelled(NamedTuple):
@@ -57,3 +58,10 @@ def _phase(phase: dict[str, Any], renamed: list[str], dropped: list[str]) -> dic
     for key in [k for k in out if k not in spec and k not in keep]:
         dropped.append(f"{cls} {key}: {out.pop(key)!r}")
     return out
+
+
+def respell_loss_scale(value: Any, version: str | None) -> Any:
+    """1.x's TensorFlow "tf_dynamic" as the PyTorch releases spell dynamic loss scaling ("dynamic")."""
+    if value == "tf_dynamic" and not older("cerebras", version, PYTORCH_FROM):
+        return "dynamic"
+    return value
