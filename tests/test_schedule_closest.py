@@ -1,6 +1,6 @@
 """Closest forms: where a framework cannot hold a schedule, the writer keeps the peak, the warmup
 length and the decay end, picks the shape with the smallest largest difference, and says what
-that difference is and where (the cells of the rendering table, notes/targets-facts.md 2.6).
+that difference is and where (the cells of the rendering table).
 Also the corpus schedules issue 16 names (Cerebras cosine warm-ups, T5's inverse square root,
 multi-phase schedules): read, never a peak of 0, and rendered everywhere with their difference."""
 
