@@ -7,7 +7,6 @@ multi-phase schedules): read, never a peak of 0, and rendered everywhere with th
 from __future__ import annotations
 
 import math
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,8 +20,9 @@ from translator.formats.neox import scheduler as neox
 from translator.formats.veomni import scheduler as veomni
 from translator.schedule.framework import Rendering
 
+from conftest import CORPUS
+
 L, M = 1e-3, 1e-4
-CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus"
 
 
 def brute(a: Schedule, b: Schedule, horizon: int) -> tuple[float, int]:
