@@ -9,6 +9,7 @@ material says (a reference document, a framework's git mirror) is the opt-in `up
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
@@ -36,6 +37,7 @@ GENERATED = {
 }
 # what a generator needs of the repository (translator/: gen_hf_schema.py reads the HF class table)
 NEEDED = ("tools", "schemas", "mappings", "translator")
+EXTRACTORS = ("extract_neox_facts.py", "extract_cerebras_facts.py", "extract_veomni_facts.py")
 
 
 @pytest.fixture(scope="module")
@@ -163,3 +165,11 @@ def test_the_megatron_facts_name_their_commits_and_record_every_default_the_sche
                           str(tmp_path / "out.json")], capture_output=True, text=True)  # fmt: skip
     assert run.returncode != 0 and "--seq-length" in run.stderr and "not recorded" in run.stderr
     assert not (tmp_path / "out.json").exists()
+
+
+@pytest.mark.skipif(importlib.util.find_spec("mypy") is None, reason="mypy is not installed (pip install '.[test]')")
+def test_mypy_passes_the_generators_and_extractors() -> None:
+    tools = [*GENERATED, *EXTRACTORS, "facts_file.py", "schema_output.py", "cerebras_trainer_schema.py"]
+    run = subprocess.run([sys.executable, "-m", "mypy", *tools, "--ignore-missing-imports", "--no-error-summary"],
+                         cwd=TOOLS, capture_output=True, text=True, check=False)  # fmt: skip
+    assert run.returncode == 0, run.stdout + run.stderr
