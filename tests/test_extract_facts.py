@@ -13,7 +13,7 @@ import pytest
 
 from conftest import ROOT
 
-sys.path.insert(0, str(ROOT / "tools"))
+sys.path.append(str(ROOT / "tools"))  # the tools import each other by name
 
 import extract_cerebras_facts  # noqa: E402
 import extract_neox_facts  # noqa: E402
