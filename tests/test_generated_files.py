@@ -35,8 +35,9 @@ GENERATED = {
     "gen_megatron_schema.py": ["schemas/megatron.schema.json"],
     "gen_hf_schema.py": ["schemas/hf.schema.json"],
 }
-# what a generator needs of the repository (translator/: gen_hf_schema.py reads the HF class table)
-NEEDED = ("tools", "schemas", "mappings", "translator")
+# what a generator reads of the repository (gen_hf_schema.py also imports the installed neoconv package:
+# this checkout's translator/, with its mappings/ and schemas/)
+NEEDED = ("tools", "schemas", "mappings")
 EXTRACTORS = ("extract_neox_facts.py", "extract_cerebras_facts.py", "extract_veomni_facts.py")
 
 
