@@ -36,7 +36,25 @@ except ImportError:  # PyYAML without libyaml: the pure-Python reader, scanner a
             yaml.parser.Parser.__init__(self)
 
 MERGE = "tag:yaml.org,2002:merge"
-_FastLoader: Any = getattr(yaml, "CSafeLoader", None)
+
+
+class _DatesAsText(SafeConstructor):
+    """yaml.safe_load's values, but a date stays text, as neoconv's reader keeps it (a run name or a
+    path piece; `2024-13-45` is no date to refuse)."""
+
+
+_DatesAsText.add_constructor("tag:yaml.org,2002:timestamp", SafeConstructor.construct_scalar)
+
+if hasattr(yaml, "CSafeLoader"):
+
+    class _FastLoader(yaml.cyaml.CParser, _DatesAsText, Resolver):  # type: ignore[misc, name-defined]
+        def __init__(self, text: str) -> None:
+            yaml.cyaml.CParser.__init__(self, text)  # type: ignore[attr-defined]
+            _DatesAsText.__init__(self)
+            Resolver.__init__(self)
+
+else:
+    _FastLoader = None  # type: ignore[assignment, misc]
 _ALIAS = re.compile(r"(?:^|[\s\[{,])\*[^\s,\[\]{}]", re.M)  # what could be an alias (`*name`); comments too
 
 
@@ -72,13 +90,13 @@ class YamlSource:
     dash: int  # how far the file indents a list's dashes from its key (0: `key:\n- a`)
 
 
-class _Loader(Composer, _Parser, SafeConstructor, Resolver):  # type: ignore[misc, valid-type]
+class _Loader(Composer, _Parser, _DatesAsText, Resolver):  # type: ignore[misc, valid-type]
     """The C parser's events, composed here so that an alias use keeps its own position."""
 
     def __init__(self, text: str) -> None:
         _Parser.__init__(self, text)
         Composer.__init__(self)
-        SafeConstructor.__init__(self)
+        _DatesAsText.__init__(self)
         Resolver.__init__(self)
         self.used_alias = False
 
@@ -92,6 +110,11 @@ class _Loader(Composer, _Parser, SafeConstructor, Resolver):  # type: ignore[mis
             self.used_alias = True
             return use
         return Composer.compose_node(self, parent, index)
+
+
+def safe_load(text: str) -> Any:
+    """What yaml.safe_load reads from `text`, dates kept as text (yaml.YAMLError if it is not YAML)."""
+    return yaml.load(text, Loader=_FastLoader or _Loader)  # noqa: S506 (a safe constructor)
 
 
 def parse(text: str) -> YamlSource:
