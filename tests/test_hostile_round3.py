@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import threading
 from pathlib import Path
 
@@ -264,3 +265,88 @@ def test_workers_are_capped_at_the_work_and_the_cores(tmp_path: Path) -> None:
     opts = BatchOptions("neox", "cerebras", jobs=100)
     run_batch(str(src), str(tmp_path / "out"), opts)
     assert opts.jobs == 1  # three files are one chunk of work
+
+
+# ---- one clear line, not an internal error -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("extra", "expected", "line"),
+    [
+        ("lr: !!float\n", "cannot read '' as float: no value", 7),
+        ("lr: !!int \n", "cannot read '' as int: no value", 7),
+        ("a: &x 1\nb: &x 2\n", "anchor &x is defined twice", 8),
+    ],
+)
+def test_tags_and_anchors_are_one_clear_line(runner, tmp_path: Path, extra: str, expected: str, line: int) -> None:
+    source = tmp_path / "in.yml"
+    source.write_text(BASE + extra)
+    message = _one_line(runner.invoke(main, ["neox2cerebras", str(source), "-o", str(tmp_path / "o.yaml")]))
+    assert f"{source}:{line}:" in message and expected in message
+
+
+def test_the_non_specific_tag_resolves_as_yaml_safe_load_does() -> None:
+    from neoconv.yamlread import load
+
+    # PyYAML (which every framework reads its files with) resolves `!` as an untagged plain scalar
+    assert load("a: ! 64\nb: ! '64'\nc: ! x\n") == {"a": 64, "b": 64, "c": "x"}
+
+
+def test_a_date_that_is_no_date_stays_text_in_a_migration(runner, tmp_path: Path) -> None:
+    source, out = tmp_path / "in.yml", tmp_path / "out.yml"
+    source.write_text(BASE + "wandb_group: 2024-13-45\n")
+    result = runner.invoke(main, ["neox2neox", str(source), "-o", str(out), "-q"])
+    assert result.exit_code == 0, result.stderr
+    assert out.read_text() == source.read_text()
+
+
+def test_a_malformed_report_for_diff_is_one_clear_line(runner, tmp_path: Path) -> None:
+    report = tmp_path / "report.json"
+    report.write_text('{"entries": 5}')
+    message = _one_line(runner.invoke(main, ["diff", str(PYTHIA), str(PYTHIA), "--report", str(report)]))
+    assert str(report) in message and "not a neoconv translation report" in message
+
+
+def test_utf32_is_named_as_utf32(runner, tmp_path: Path) -> None:
+    source = tmp_path / "in.yml"
+    source.write_bytes(BASE.encode("utf-32"))
+    assert "UTF-32" in _one_line(runner.invoke(main, ["neox2cerebras", str(source)]))
+
+
+def test_a_misspelt_word_for_a_loss_scale_is_refused_where_it_is_read(runner, tmp_path: Path) -> None:
+    source = tmp_path / "params.yaml"
+    legacy = (FIXTURES / "inputs" / "cerebras" / "gpt2-small-legacy.yaml").read_text()
+    source.write_text(re.sub(r"loss_scaling_factor: .*", "loss_scaling_factor: dyanmic", legacy))
+    message = _one_line(runner.invoke(main, ["cerebras2megatron", str(source), "-o", str(tmp_path / "o.args")]))
+    assert "optimizer.loss_scaling_factor" in message and "'dyanmic'" in message
+
+
+def test_an_edit_keeps_the_byte_order_mark(runner, tmp_path: Path) -> None:
+    source, out = tmp_path / "in.yml", tmp_path / "out.yml"
+    source.write_bytes(b"\xef\xbb\xbf" + BASE.encode() + b"gas: 2\n")
+    assert runner.invoke(main, ["neox2neox", str(source), "-o", str(out), "-q"]).exit_code in (0, 1)
+    assert out.read_bytes().startswith(b"\xef\xbb\xbfnum_layers: 2\n")
+    repo = tmp_path / "m.yml"
+    repo.write_bytes(source.read_bytes())
+    runner.invoke(main, ["migrate", str(repo), "--format", "neox"])
+    assert repo.read_bytes().startswith(b"\xef\xbb\xbf")
+    assert runner.invoke(main, ["migrate", str(repo), "--format", "neox", "--check"]).exit_code == 0  # idempotent
+
+
+@pytest.mark.parametrize(
+    ("options", "expected"),
+    [({"verify": "no"}, "verify must be True or False"), ({"set_values": {"model.vocab_size": None}}, "None is no value")],
+)
+def test_library_options_are_checked_as_the_cli_checks_them(options: dict[str, object], expected: str) -> None:
+    from neoconv import UsageError, translate
+
+    with pytest.raises(UsageError, match=expected):
+        translate(str(PYTHIA), "neox", "cerebras", **options)  # type: ignore[arg-type]
+
+
+def test_output_text_refuses_what_is_no_translation() -> None:
+    from neoconv import UsageError
+    from neoconv.output_text import output_text
+
+    with pytest.raises(UsageError, match="takes the Translation"):
+        output_text(None, None)  # type: ignore[arg-type]
