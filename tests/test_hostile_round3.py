@@ -17,7 +17,7 @@ from conftest import FIXTURES
 from neoconv.batch import SUMMARY_NAME
 from neoconv.cli import main
 from neoconv.errors import NeoconvError, OutputError
-from neoconv.outputs import Confined
+from neoconv.confined import Confined
 
 BASE = """\
 num_layers: 2

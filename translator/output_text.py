@@ -45,7 +45,7 @@ def output_text(result: Translation, source_path: str | None, *, plain: bool = F
     result.report.target["formatting"] = formatting
     if not rewrite.preserved:
         return rewrite.text  # the plain dump, already marked
-    from .io import starts_with_bom
+    from .inputs import starts_with_bom
 
     bom = "\ufeff" if source_text is None and starts_with_bom(source_path) else ""  # kept, as the rest of the file
     return bom + result.marked(rewrite.text, check=True)

@@ -79,7 +79,8 @@ class FileResult:
 def _clean_stale_temps(out_dir: Path) -> None:
     """Remove the temp files of an earlier neoconv run that was killed (kill -9) before it could:
     only neoconv's own names, only those of processes that are gone, never through a link."""
-    from ..outputs import Confined, stale_temp
+    from ..confined import Confined
+    from ..outputs import stale_temp
 
     if not out_dir.is_dir():
         return

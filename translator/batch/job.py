@@ -30,7 +30,7 @@ def run_job(opts: BatchOptions, args: Job) -> FileResult:
     """Translate one file (must not raise: one bad file never stops a migration of thousands)."""
     from . import FileResult
 
-    from ..io import inputs_inside
+    from ..inputs import inputs_inside
 
     path_s, rel_s, out_s = args
     try:
@@ -47,7 +47,8 @@ def run_job(opts: BatchOptions, args: Job) -> FileResult:
 def _job(opts: BatchOptions, path_s: str, rel_s: str, out_s: str) -> FileResult:
     from ..api import translate
     from ..output_text import carries_comments, output_text, preservable
-    from ..outputs import Confined, foreign_side_file
+    from ..confined import Confined
+    from ..outputs import foreign_side_file
     from . import FileResult
 
     rel_out = output_path(rel_s, opts.src, opts.dst)  # the summary names outputs relative to OUT_DIR

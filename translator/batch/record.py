@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
 
 from ..errors import NeoconvError
-from ..outputs import Confined
+from ..confined import Confined
 from .summary import SUMMARY_NAME
 
 if TYPE_CHECKING:

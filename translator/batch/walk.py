@@ -72,7 +72,7 @@ def walk(root: Path, include: list[str], exclude: list[str], *, in_place: bool =
             if entry.name == SUMMARY_NAME or not taken:
                 continue
             if link:
-                yield _linked(entry.path, rel, top, real_top, in_place)
+                yield _linked(entry.path, rel, real_top, in_place)
             elif not regular:
                 yield Found(entry.path, rel, "skipped", f"not a regular file ({_kind(entry.path)}): not read")
             else:
@@ -90,7 +90,7 @@ def _matches(name: str, rel: str, include: list[str], exclude: list[str]) -> boo
     return not any(fnmatch.fnmatch(name, p) or fnmatch.fnmatch(rel, p) for p in exclude)
 
 
-def _linked(path: str, rel: str, top: str, real_top: str, in_place: bool) -> Found:
+def _linked(path: str, rel: str, real_top: str, in_place: bool) -> Found:
     """A symlink that matched the globs: read only when it is a regular file inside the tree."""
     real = os.path.realpath(path)
     try:
@@ -103,8 +103,7 @@ def _linked(path: str, rel: str, top: str, real_top: str, in_place: bool) -> Fou
         return Found(path, rel, "skipped", f"a symlink to something that is not a regular file ({_kind(real)}): not read")
     if in_place:
         return Found(path, rel, "skipped", LINK_IN_PLACE)
-    # the file it points to, under the root as the user named it: read without following a link
-    return Found(os.path.join(top, os.path.relpath(real, real_top)), rel)
+    return Found(path, rel)  # read as the file it points to inside the tree (io.inputs_inside)
 
 
 def _kind(path: str) -> str:

@@ -79,7 +79,7 @@ def format_of(path: str, wanted: str | None) -> str | None:
 def _migrate(path: str, fmt: str, opts: dict[str, Any]) -> tuple[str, str, Any]:
     from ..api import translate
     from ..arguments import split_set
-    from ..io import read_text, starts_with_bom
+    from ..inputs import read_text, starts_with_bom
     from ..output_text import output_text
 
     set_values, target_values = split_set(opts["set_values"], fmt)
@@ -100,7 +100,7 @@ def _write(path: str, text: str, backup: bool) -> str:
     import os
 
     from ..errors import OutputError
-    from ..outputs import Confined
+    from ..confined import Confined
 
     target, through = path, ""
     if os.path.islink(path):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping
 
@@ -88,15 +89,20 @@ def _yaml(text: str, document: dict[str, Any], moves: list[tuple[str, str]]) -> 
     return out, dropped
 
 
+_DATE = re.compile(r"[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}")
+
+
 def _safe_load(text: str) -> Any:
-    """What yaml.safe_load reads from `text`, dates kept as text (_BROKEN for an error). neoconv's
-    one-pass reader is faster and agrees with it but for what it refuses (a repeated key)."""
+    """What yaml.safe_load reads from `text` (_BROKEN for an error; a date it cannot build stays
+    text). neoconv's one-pass reader is faster and agrees with safe_load but for dates (it keeps
+    them as text) and what it refuses (a repeated key)."""
     from .yamlsource import safe_load
 
-    try:
-        return yamlread.load(text)
-    except (NeoconvError, yaml.YAMLError):
-        pass
+    if not _DATE.search(text):
+        try:
+            return yamlread.load(text)
+        except (NeoconvError, yaml.YAMLError):
+            pass
     try:
         return safe_load(text)
     except yaml.YAMLError:

@@ -39,22 +39,20 @@ MERGE = "tag:yaml.org,2002:merge"
 
 
 class _DatesAsText(SafeConstructor):
-    """yaml.safe_load's values, but a date stays text, as neoconv's reader keeps it (a run name or a
-    path piece; `2024-13-45` is no date to refuse)."""
+    """yaml.safe_load's values, but a date YAML cannot build (`2024-13-45`) stays text: edited, not refused."""
+
+    def construct_yaml_timestamp(self, node: Any) -> Any:  # type: ignore[override]
+        try:
+            return SafeConstructor.construct_yaml_timestamp(self, node)
+        except ValueError:
+            return self.construct_scalar(node)
 
 
-_DatesAsText.add_constructor("tag:yaml.org,2002:timestamp", SafeConstructor.construct_scalar)
-
+_DatesAsText.add_constructor("tag:yaml.org,2002:timestamp", _DatesAsText.construct_yaml_timestamp)  # type: ignore[type-var]
+_FastLoader: Any = None  # libyaml's composer, where PyYAML has it
 if hasattr(yaml, "CSafeLoader"):
-
-    class _FastLoader(yaml.cyaml.CParser, _DatesAsText, Resolver):  # type: ignore[misc, name-defined]
-        def __init__(self, text: str) -> None:
-            yaml.cyaml.CParser.__init__(self, text)  # type: ignore[attr-defined]
-            _DatesAsText.__init__(self)
-            Resolver.__init__(self)
-
-else:
-    _FastLoader = None  # type: ignore[assignment, misc]
+    _FastLoader = type("_FastLoader", (yaml.CSafeLoader,), {})
+    _FastLoader.add_constructor("tag:yaml.org,2002:timestamp", _DatesAsText.construct_yaml_timestamp)
 _ALIAS = re.compile(r"(?:^|[\s\[{,])\*[^\s,\[\]{}]", re.M)  # what could be an alias (`*name`); comments too
 
 
@@ -113,8 +111,10 @@ class _Loader(Composer, _Parser, _DatesAsText, Resolver):  # type: ignore[misc, 
 
 
 def safe_load(text: str) -> Any:
-    """What yaml.safe_load reads from `text`, dates kept as text (yaml.YAMLError if it is not YAML)."""
-    return yaml.load(text, Loader=_FastLoader or _Loader)  # noqa: S506 (a safe constructor)
+    """What yaml.safe_load reads from `text` (yaml.YAMLError if it is not YAML), but a date YAML
+    cannot build stays text."""
+    loader: Any = _FastLoader if _FastLoader is not None else _Loader
+    return yaml.load(text, Loader=loader)  # noqa: S506 (a safe constructor)
 
 
 def parse(text: str) -> YamlSource:
