@@ -338,9 +338,9 @@ def test_hostile_input_is_one_clear_line(case: Hostile, tmp_path: Path, runner: 
     inputs = _inputs(case, tmp_path)
     options = case.extra(tmp_path) if case.extra else ["-o", str(tmp_path / "out.yaml"), "--report", str(tmp_path / "report.json")]
     before = _tree(tmp_path)
-    started = time.perf_counter()
+    started = time.process_time()  # CPU time: another process loading the machine does not count
     result = runner.invoke(main, ["neox2cerebras", *inputs, *options])
-    elapsed = time.perf_counter() - started
+    elapsed = time.process_time() - started
     assert result.exit_code == 2, (result.exit_code, result.stderr, result.exception)
     lines = result.stderr.splitlines()
     assert len(lines) == 1, result.stderr
