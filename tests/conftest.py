@@ -99,7 +99,7 @@ def translate_unless_not_attention(config: Any, src: str, dst: str, **options: A
     format that writes an architecture refuses; the refusal is checked against the file's own pattern."""
     from neoconv import translate
     from neoconv.api import read_ir
-    from neoconv.errors import UnsupportedFamily
+    from neoconv.core.errors import UnsupportedFamily
 
     try:
         return translate(config, src, dst, **options)

@@ -38,9 +38,9 @@ from typing import Any, Callable, Iterator, Mapping, Union
 import pytest
 
 from neoconv.api import load, read_ir, translate
-from neoconv.io import flatten
-from neoconv.registry import FORMATS
-from neoconv.report import Entry, Status
+from neoconv.io.documents import flatten
+from neoconv.knowledge.registry import FORMATS
+from neoconv.core.report import Entry, Status
 
 
 def columns() -> list[str]:
@@ -356,7 +356,7 @@ def scoped_cell(nested: Column | None) -> Column | None:
     from dataclasses import replace
 
     from neoconv.formats.veomni.fields import fields
-    from neoconv.io import unflatten
+    from neoconv.io.documents import unflatten
 
     def move(tree: dict[str, Any] | None) -> dict[str, Any] | None:
         return unflatten({fields().to_scoped(k): v for k, v in flatten(tree).items()}) if tree else tree

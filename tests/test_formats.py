@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 import neoconv.formats as formats
-from neoconv.errors import NeoconvError
+from neoconv.core.errors import NeoconvError
 from neoconv.formats.spec import FormatSpec, Reader, WriteContext, Writer
-from neoconv.registry import FORMATS, companion_format, get_format
+from neoconv.knowledge.registry import FORMATS, companion_format, get_format
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -38,9 +38,9 @@ def test_a_spec_loads_its_reader_and_writer(name: str) -> None:
 def test_discovery_reads_specs_only() -> None:
     """Start-up imports every format package: they hold their spec and nothing else."""
     code = (
-        "import sys\nimport neoconv.registry\n"
+        "import sys\nimport neoconv.knowledge.registry\n"
         "print(sorted(m for m in sys.modules if m.startswith('neoconv.formats.') and m.count('.') > 2))\n"
-        "print(sorted(m for m in ('yaml', 'neoconv.source', 'neoconv.report') if m in sys.modules))\n"
+        "print(sorted(m for m in ('yaml', 'neoconv.knowledge.source', 'neoconv.core.report') if m in sys.modules))\n"
     )
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert run.stdout.splitlines() == ["[]", "[]"], run.stdout + run.stderr
@@ -99,7 +99,7 @@ def test_a_header_is_a_writers_and_json_has_none() -> None:
 def test_a_reader_may_recognise_its_own_syntax_before_yaml_is_tried(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """detect_file asks each reader's optional sniff_text first: a syntax that is not YAML or JSON
     (an argument file of `--flag value` words) is detected without an edit to detect.py."""
-    from neoconv.detect import detect_file
+    from neoconv.formats.detect import detect_file
 
     path = tmp_path / "run.toy"
     path.write_text("@toy --num-layers 2\n")  # no YAML (`@` cannot start a plain scalar), no format's syntax

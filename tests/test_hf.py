@@ -13,13 +13,13 @@ from typing import Any
 import pytest
 
 from neoconv.api import read_ir, translate
-from neoconv.catalogue import absent_means
-from neoconv.diff import diff_ir
-from neoconv.errors import InputError
-from neoconv.ir import Origin
-from neoconv.model_size import count_parameters
-from neoconv.registry import FORMATS
-from neoconv.report import Status
+from neoconv.knowledge.catalogue import absent_means
+from neoconv.services.diff import diff_ir
+from neoconv.core.errors import InputError
+from neoconv.core.ir import Origin
+from neoconv.knowledge.model_size import count_parameters
+from neoconv.knowledge.registry import FORMATS
+from neoconv.core.report import Status
 
 from conftest import CORPUS
 from test_model_size import FIXTURES, MODELS

@@ -10,12 +10,12 @@ import pytest
 
 from neoconv import translate
 from neoconv.api import read_ir
-from neoconv.compare import DEFAULT_RTOL, values_equal
-from neoconv.diff import diff_ir
-from neoconv.errors import NeoconvError, UnsupportedFamily
-from neoconv.registry import FORMATS as REGISTERED
-from neoconv.registry import get_format
-from neoconv.report import Status
+from neoconv.core.compare import DEFAULT_RTOL, values_equal
+from neoconv.services.diff import diff_ir
+from neoconv.core.errors import NeoconvError, UnsupportedFamily
+from neoconv.knowledge.registry import FORMATS as REGISTERED
+from neoconv.knowledge.registry import get_format
+from neoconv.core.report import Status
 from neoconv.schedule import max_difference
 from neoconv.schedule.fields import parse
 
@@ -334,7 +334,7 @@ def test_a_default_value_lost_has_an_entry_of_its_own() -> None:
 
 @pytest.mark.parametrize("fmt", sorted(NO_RELEASE_HAD))
 def test_the_unknown_keys_the_corpus_sweep_accepts_are_keys_of_no_release(fmt: str) -> None:
-    from neoconv.history import load_history
+    from neoconv.knowledge.history import load_history
 
     history = load_history(fmt)
     assert history is not None

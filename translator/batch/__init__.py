@@ -19,9 +19,9 @@ from itertools import chain, islice
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from ..errors import NeoconvError, UsageError
-from ..policy import Outcome, Policy, describe
-from ..registry import FORMATS, get_format
+from ..core.errors import NeoconvError, UsageError
+from ..services.policy import Outcome, Policy, describe
+from ..knowledge.registry import FORMATS, get_format
 from .job import Job, output_path, run_job
 from .summary import SUMMARY_NAME, SummaryWriter, human_summary
 from .walk import walk
@@ -77,7 +77,7 @@ class FileResult:
 def _clean_stale_temps(out_dir: Path) -> None:
     """Remove the temp files of an earlier neoconv run that was killed (kill -9) before it could:
     only neoconv's own names, and only those of processes that are gone."""
-    from ..outputs import stale_temp
+    from ..io.outputs import stale_temp
 
     if not out_dir.is_dir():
         return
@@ -89,11 +89,11 @@ def _clean_stale_temps(out_dir: Path) -> None:
 
 def _usage(opts: BatchOptions) -> None:
     """What would make every file fail the same way is a bad invocation: exit 2 before any work."""
-    from ..api import load
-    from ..arguments import check_options
+    from ..services.pipeline import load
+    from ..services.arguments import check_options
 
     check_options(opts.src, opts.dst, opts.translate_options)
-    from ..registry import companion_format
+    from ..knowledge.registry import companion_format
 
     for path in opts.with_files:
         load(path, companion_format(path, opts.src))  # a missing or broken --with file, once, with its own message
@@ -287,9 +287,9 @@ def _watch_parent(parent: int) -> None:
 
 
 def _compile_tables(opts: BatchOptions) -> None:
-    from ..catalogue import catalogue
-    from ..mapping import load_table
-    from ..schema import schema_index
+    from ..knowledge.catalogue import catalogue
+    from ..knowledge.mapping import load_table
+    from ..knowledge.schema import schema_index
 
     catalogue()
     for fmt in (opts.src, opts.dst):

@@ -7,9 +7,9 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
-from ..errors import NeoconvError, UnsupportedFamily
-from ..policy import describe
-from ..registry import get_format
+from ..core.errors import NeoconvError, UnsupportedFamily
+from ..services.policy import describe
+from ..knowledge.registry import get_format
 
 if TYPE_CHECKING:
     from . import BatchOptions, FileResult
@@ -42,9 +42,9 @@ def run_job(opts: BatchOptions, args: Job) -> FileResult:
 
 
 def _job(opts: BatchOptions, path_s: str, rel_s: str, out_s: str) -> FileResult:
-    from ..api import translate
-    from ..output_text import carries_comments, output_text, preservable
-    from ..outputs import copy_file, foreign_side_file, replace_file
+    from ..services.pipeline import translate
+    from ..services.output_text import carries_comments, output_text, preservable
+    from ..io.outputs import copy_file, foreign_side_file, replace_file
     from . import FileResult
 
     rel_out = output_path(rel_s, opts.src, opts.dst)  # the summary names outputs relative to OUT_DIR
@@ -112,8 +112,8 @@ def _diff(old: str | None, new: str, name: str) -> str:
 def _read_source(path: str, opts: BatchOptions) -> Any:
     """The file read as the source format, or None when it plainly is another format (translate
     then reads it as that one and says so)."""
-    from ..api import load
-    from ..errors import WrongFormat
+    from ..services.pipeline import load
+    from ..core.errors import WrongFormat
 
     options = opts.translate_options
     try:
@@ -131,6 +131,6 @@ def _read_or_none(path: str) -> str | None:
 
 
 def _companion(path: str, src: str) -> str:
-    from ..registry import companion_format
+    from ..knowledge.registry import companion_format
 
     return companion_format(path, src)

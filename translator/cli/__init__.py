@@ -16,7 +16,7 @@ from typing import Any
 import click
 
 from .. import __version__
-from ..registry import FORMATS, pairs
+from ..knowledge.registry import FORMATS, pairs
 from . import complete
 from . import options as o
 from .group import SectionedGroup

@@ -9,16 +9,16 @@ from typing import Any
 
 import click
 
-from ..errors import InputError, NeoconvError
-from ..policy import Outcome
+from ..core.errors import InputError, NeoconvError
+from ..services.policy import Outcome
 from .run import one_line
 
 
 def run(files: tuple[str, ...], opts: dict[str, Any]) -> Outcome:
     import os
 
-    from ..errors import UsageError
-    from ..registry import pairs
+    from ..core.errors import UsageError
+    from ..knowledge.registry import pairs
 
     if files and files[0] in {f"{a}2{b}" for a, b in pairs()} and not os.path.exists(files[0]):
         raise UsageError(f"migrate rewrites each FILE in its own format; to check a translated tree use "
@@ -53,8 +53,8 @@ def run(files: tuple[str, ...], opts: dict[str, Any]) -> Outcome:
 
 def format_of(path: str, wanted: str | None) -> str | None:
     """The file's format, or None when it is not a config of `wanted` (of any format, without it)."""
-    from ..detect import detect_tree, score
-    from ..io import parse_json, parse_yaml, read_text
+    from ..formats.detect import detect_tree, score
+    from ..io.documents import parse_json, parse_yaml, read_text
 
     text = read_text(path)
     try:
@@ -72,10 +72,10 @@ def format_of(path: str, wanted: str | None) -> str | None:
 
 
 def _migrate(path: str, fmt: str, opts: dict[str, Any]) -> tuple[str, str, Any]:
-    from ..api import translate
-    from ..arguments import split_set
-    from ..io import read_text
-    from ..output_text import output_text
+    from ..services.pipeline import translate
+    from ..services.arguments import split_set
+    from ..io.documents import read_text
+    from ..services.output_text import output_text
 
     set_values, target_values = split_set(opts["set_values"], fmt)
     result = translate(path, fmt, fmt, layout=opts["layout"], target_version=opts["target_version"],
@@ -85,7 +85,7 @@ def _migrate(path: str, fmt: str, opts: dict[str, Any]) -> tuple[str, str, Any]:
 
 
 def _write(path: str, text: str, backup: bool) -> None:
-    from ..outputs import copy_file, replace_file
+    from ..io.outputs import copy_file, replace_file
 
     if backup:
         copy_file(path, path + ".bak")

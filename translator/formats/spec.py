@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Union
 
 if TYPE_CHECKING:  # kept out of start-up: `neoconv --help` imports every FormatSpec
-    from ..report import Status
-    from ..source import Source
+    from ..core.report import Status
+    from ..knowledge.source import Source
 
 # a model config kept apart from the config (VeOmni's HF config.json): a path, or its parsed content
 ModelConfig = Union[str, Mapping[str, Any], None]
@@ -74,7 +74,7 @@ class Reader:
         """A parsed config (a mapping handed to the library, a translation reading its own output back)
         read as a file of it would be. The default takes the tree as it is, in the layout
         `detect_layout` tells."""
-        from ..source import Source
+        from ..knowledge.source import Source
 
         source = Source(self.format, tree, [name], {name: text} if text else {}, {k: name for k in tree})
         if self.detect_layout is not None:
@@ -128,7 +128,7 @@ def added_for_target(title: str, key: str, value: Any, why: str, fields: tuple[s
     """A value the target needs that the source does not state, which the writer adds so the target
     loads the config and runs the same (NeoX's gradient_accumulation_steps: 1): `defaulted`, as a
     value the source relied on without saying it, and no loss."""
-    from ..report import Status, render
+    from ..core.report import Status, render
 
     values = {"title": title, "written": {key: value}, "why": why}
     return ExtraEntry(key, Status.DEFAULTED, render("added_for_target", values), fields, None, "added_for_target", values)

@@ -13,10 +13,10 @@ import math
 import sys
 from typing import Any, Callable, Hashable, TypeVar
 
-from ..bounded import keep
-from ..errors import UsageError
-from ..formula import Approx
-from ..ir import IR, Origin, Value
+from ..core.bounded import keep
+from ..core.errors import UsageError
+from ..knowledge.formula import Approx
+from ..core.ir import IR, Origin, Value
 from .compare import Difference, max_difference, peak
 from .fit import features
 from .framework import Reading, Rendering

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...errors import InputError
-from ...formula import Approx, formula
+from ...core.errors import InputError
+from ...knowledge.formula import Approx, formula
 from ...schedule.fields import as_written, lr_only, peak_lr, read_phases, rendered
 from ...schedule.model import NotRepresentable, ScheduleError
 from . import scheduler

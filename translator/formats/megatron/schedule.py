@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...errors import InputError
-from ...formula import Approx, Extension, formula
+from ...core.errors import InputError
+from ...knowledge.formula import Approx, Extension, formula
 from ...schedule.fields import as_written, finite, lr_only, rendered
 from ...schedule.model import NotRepresentable, ScheduleError
 from . import scheduler

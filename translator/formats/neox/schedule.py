@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from ...errors import InputError
-from ...formula import Approx, formula
+from ...core.errors import InputError
+from ...knowledge.formula import Approx, formula
 from ...schedule.fields import as_written, read_phases, finite, lr_only, parse, rendered
 from ...schedule.fit import decay_ends, features
 from ...schedule.framework import choose

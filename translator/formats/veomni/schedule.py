@@ -6,9 +6,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ...errors import InputError
-from ...history import older
-from ...formula import Approx, Unexpressible, formula
+from ...core.errors import InputError
+from ...knowledge.history import older
+from ...knowledge.formula import Approx, Unexpressible, formula
 from ...schedule.fields import as_written, lr_only, parse, read_phases, rendered
 from ...schedule.model import ScheduleError
 from . import scheduler
