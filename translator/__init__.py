@@ -14,7 +14,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from .core import __version__
 
 _EXPORTS = {
     "Translation": "api", "dump": "api", "load": "api", "parse_set": "api", "translate": "api",

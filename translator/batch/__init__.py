@@ -14,64 +14,19 @@ import threading
 import time
 from collections import deque
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
 from itertools import chain, islice
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from ..core.errors import NeoconvError, UsageError
-from ..services.policy import Outcome, Policy, describe
+from ..core.errors import UsageError
+from ..services.policy import Outcome
 from ..knowledge.registry import FORMATS, get_format
 from .job import Job, output_path, run_job
+from .options import BatchOptions, FileResult
 from .summary import SUMMARY_NAME, SummaryWriter, human_summary
 from .walk import walk
 
 __all__ = ["SUMMARY_NAME", "BatchOptions", "BatchInterrupted", "FileResult", "batch_outcome", "human_summary", "output_path", "run_batch", "walk"]
-
-
-@dataclass
-class BatchOptions:
-    src: str
-    dst: str
-    include: list[str] = field(default_factory=list)
-    exclude: list[str] = field(default_factory=list)
-    with_files: list[str] = field(default_factory=list)
-    jobs: int = 1
-    policy: Policy = field(default_factory=Policy)  # which report entries fail the run (--strict, --fail-on, --baseline)
-    check: bool = False
-    in_place: bool = False
-    backup: bool = True
-    translate_options: dict[str, Any] = field(default_factory=dict)
-    diff: bool = False  # with check: a unified diff of each change (FileResult.diff)
-    prune: bool = False  # remove the outputs of sources that are gone (record.py says which)
-    plain: bool = False  # a same-format migration writes the plain layout, not the source's formatting
-    skip_unsupported: bool = False  # a model family the target cannot hold: skipped, not failed
-
-
-@dataclass
-class FileResult:
-    source: str  # relative to SRC_DIR
-    status: str  # translated | unchanged | changed | failed | skipped | orphaned | removed
-    output: str | None = None
-    counts: dict[str, int] = field(default_factory=dict)
-    error: str = ""
-    reason: str = ""
-    diff: str = ""  # --check --diff: what would change (not in the summary file)
-    side_files: list[str] = field(default_factory=list)  # written beside the output (relative to OUT_DIR)
-
-    def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"source": self.source, "status": self.status}
-        if self.output:
-            data["output"] = self.output
-        if self.side_files:
-            data["side_files"] = self.side_files
-        if self.counts:
-            data["counts"] = self.counts
-        if self.error:
-            data["error"] = self.error
-        if self.reason:
-            data["reason"] = self.reason
-        return data
 
 
 def _clean_stale_temps(out_dir: Path) -> None:
@@ -89,7 +44,7 @@ def _clean_stale_temps(out_dir: Path) -> None:
 
 def _usage(opts: BatchOptions) -> None:
     """What would make every file fail the same way is a bad invocation: exit 2 before any work."""
-    from ..services.pipeline import load
+    from ..services.reading import load
     from ..services.arguments import check_options
 
     check_options(opts.src, opts.dst, opts.translate_options)

@@ -15,12 +15,10 @@ import json
 import os
 import stat
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import Any, Iterator
 
 from .summary import SUMMARY_NAME
-
-if TYPE_CHECKING:
-    from . import BatchOptions, FileResult
+from .options import BatchOptions, FileResult
 
 
 def previous(target_root: Path, command: str) -> list[dict[str, Any]]:
@@ -45,7 +43,6 @@ def written(entries: list[dict[str, Any]]) -> Iterator[tuple[str, str]]:
 def orphans(root: Path, target_root: Path, entries: list[dict[str, Any]], claimed: set[str],
             opts: BatchOptions) -> list[FileResult]:  # fmt: skip
     """The outputs of sources that are gone: `removed` (--prune), else `orphaned` (a --check fails on them)."""
-    from . import FileResult
     from .job import output_path
 
     found: list[FileResult] = []

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from ..core.errors import printable
 
 if TYPE_CHECKING:
-    from . import BatchOptions, FileResult
+    from .options import BatchOptions, FileResult
 
 SUMMARY_NAME = "neoconv-report.json"
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from .. import __version__
+from ..core import __version__
 from ..knowledge.registry import FORMATS, pairs
 from . import complete
 from . import options as o

@@ -27,7 +27,7 @@ def formats() -> Outcome:
 
 
 def diff(a: str, b: str, opts: dict[str, Any]) -> Outcome:
-    from ..services.pipeline import read_ir
+    from ..services.reading import read_ir
     from ..formats.detect import detect_file
     from ..services.diff import annotate, diff_ir
     from ..io.documents import parse_json, read_text
@@ -44,7 +44,7 @@ def diff(a: str, b: str, opts: dict[str, Any]) -> Outcome:
 
 
 def roundtrip(pair: str, inputs: tuple[str, ...], opts: dict[str, Any]) -> Outcome:
-    from ..services.pipeline import parse_set
+    from ..services.arguments import parse_set
     from ..services.diff import roundtrip as do_roundtrip
     from .batch import split_pair
 

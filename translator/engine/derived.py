@@ -28,7 +28,7 @@ def unheld_derived(report: Report, ingested: Ingested, table: Table) -> None:
             and value.value is not None]  # fmt: skip
     if not lost:
         return
-    from ..services.diff import covered_or_summary  # (diff reads through the engine)
+    from .difference import covered_or_summary
 
     entries = report.entries
     named = {name for e in entries if e.status in _NAMING for name in e.fields}

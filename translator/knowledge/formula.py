@@ -12,9 +12,9 @@ here. A formula is a pair of pure functions registered under a name:
 Either side may wrap a result in :class:`Approx` to say the value is only approximated; the
 report then marks the entry ``lossy`` with the reason.
 
-Where formulas live: a name ``fmt.name`` is registered by ``translator/formats/<fmt>/formulas.py``
-(a format's own knowledge), a plain name by ``translator/knowledge/formulas_common.py`` (maths every table
-may share). Both are imported on the first lookup of one of their names, so start-up and a
+Where formulas live: a name ``fmt.name`` is registered by the ``formulas`` module of format ``fmt``'s
+package (``translator/formats/<fmt>/formulas.py``: a format's own knowledge; the format registry knows
+the package), a plain name by ``translator/knowledge/formulas_common.py`` (maths every table may share). Both are imported on the first lookup of one of their names, so start-up and a
 translation pay only for the tables they load. This module names no framework.
 """
 
@@ -23,7 +23,6 @@ from __future__ import annotations
 import importlib
 import inspect
 import math
-import pkgutil
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -143,10 +142,9 @@ class _Registry(dict):  # type: ignore[type-arg]
 
     def every(self) -> list[str]:
         """All names: every format's formulas imported (for an error message listing them)."""
-        import translator.formats as formats
+        from .registry import FORMATS
 
-        namespaces = [info.name for info in pkgutil.iter_modules(formats.__path__) if info.ispkg]
-        for namespace in ("", *namespaces):
+        for namespace in ("", *FORMATS):
             try:
                 self[f"{namespace}.?" if namespace else "?"]  # a miss that imports the namespace
             except KeyError:
@@ -155,18 +153,18 @@ class _Registry(dict):  # type: ignore[type-arg]
 
 
 def _module_of(name: Any) -> str | None:
-    """The module that registers a formula name, or None for a name no module can hold."""
+    """The module that registers a formula name, or None for a name no module can hold: `fmt.name`
+    the formulas module of format `fmt` (the registry knows its package), a plain name formulas_common."""
     if not isinstance(name, str):
         return None
     namespace, dot, rest = name.partition(".")
     if not dot:
-        return f"{_PACKAGE}.formulas_common"
+        return f"{__name__.rpartition('.')[0]}.formulas_common"
     if not namespace.isidentifier() or not rest:
         return None
-    return f"{_PACKAGE}.formats.{namespace}.formulas"
+    from .registry import module_of
 
-
-_PACKAGE = __name__.split(".")[0]  # installed as neoconv, imported from a checkout as translator
+    return module_of(namespace, "formulas")
 
 
 FORMULAS: _Registry = _Registry()

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import inspect
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .batch_split import ranks
 from .formula import FORMULAS, Approx, Formula, formula
+
+if TYPE_CHECKING:
+    from ..schedule.framework import Reading, Rendering
 
 GATED_ACTIVATIONS = frozenset({"geglu", "geglu_tanh", "reglu", "swiglu", "bilinear", "glu"})
 
@@ -124,3 +127,32 @@ def ranks_differ(source: int | None, target: int | None, where: str) -> Any:
         return {}
     return Approx({}, f"the target runs {target} data-parallel ranks ({where}), the source {source}: micro batch and "
                       "accumulation are re-derived for the same global batch")  # fmt: skip
+
+
+# ---- a format's scheduler readings and renderings as formula results (schedule.phases)
+
+
+def as_written(out: dict[str, Any], rendering: Rendering, phases: Any, title: str) -> Any:
+    """A writer's keys for a rendering: as they are when exact, else lossy with the largest lr
+    difference over the run, where, both lrs (and what the framework does past its own limits)."""
+    if rendering.exact:
+        return out
+    from ..schedule.fields import parse
+
+    detail = "; ".join([rendering.detail(parse(phases), title), *rendering.notes])
+    return Approx(out, detail, ("schedule.phases",))
+
+
+def read_phases(reading: Reading) -> Any:
+    """A scheduler's reading as a formula gives schedule.phases: approximate, with the reader's notes,
+    when the framework does something its config does not say."""
+    phases: Any = reading.schedule.to_json()
+    return Approx(phases, "; ".join(reading.notes), ("schedule.phases",)) if reading.notes else phases
+
+
+def lr_only(out: dict[str, Any], lr: float | None, title: str) -> Any:
+    """A writer's keys for an lr whose schedule the source does not determine (its reading says why)."""
+    if lr is None:
+        return {}
+    return Approx(out, f"the source's lr schedule is unknown: only its lr {lr:g} is written to {title}",
+                  ("optim.lr", "schedule.phases"))

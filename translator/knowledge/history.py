@@ -170,12 +170,6 @@ class History:
     def releases(self) -> tuple[str, ...]:
         return self.labels
 
-    def release(self, label: str) -> str:
-        """A release label or any name standing for one (versions.resolve), for `validate --version`."""
-        from .versions import resolve
-
-        return resolve(self.format, label, "--version")
-
     def record(self, key: str) -> str | None:
         """`key`, or the nearest enclosing key the history has (a leaf inside a block read whole)."""
         parts = key.split(".")

@@ -310,9 +310,13 @@ def _watched(table: Any) -> tuple[tuple[str, ...], frozenset[str]]:
     return found
 
 
-def settle(source: Any, table: Any, name: str | None = None) -> Release:
+Spelling = Callable[[str, "str | None"], tuple[str, ...]]  # a reader's history_key (formats/spec.py)
+
+
+def settle(source: Any, table: Any, name: str | None = None, spelling: Spelling | None = None) -> Release:
     """Decide the release `source` is read as (`name`: the one the user gave, already resolved or
-    not) and record it on the source."""
+    not) and record it on the source. `spelling`: the names the key history may give a leaf (the
+    reader's `history_key`; None: as written)."""
     known = versions(source.format)
     if name:
         label = known.resolve(name)
@@ -320,9 +324,6 @@ def settle(source: Any, table: Any, name: str | None = None) -> Release:
     elif known.history is None:
         release = Release(known.newest, "newest", f"neoconv knows one {known.title} release: {known.newest}")
     else:
-        from .registry import get_format
-
-        spelling = get_format(source.format).load_reader().history_key
         keys = tuple(history_keys(source.tree, source.aliases, known.history, spelling, table.releases.neutral))
         release = _detected(known.history, keys, table)
     refused = table.releases.repeats_refused
@@ -346,7 +347,7 @@ def _detected(history: History, keys: tuple[str, ...], table: Any) -> Release:
     return found[1]
 
 
-def retire(source: Any, table: Any) -> None:
+def retire(source: Any, table: Any, spelling: Spelling | None = None) -> None:
     """Set aside the leaves the file's release does not read although a rule would (a key a later release
     dropped, read with its old meaning only by the releases that had it): a rule whose other keys that
     release does read. Recorded in Source.set_aside with the reason."""
@@ -355,9 +356,7 @@ def retire(source: Any, table: Any) -> None:
     if history is None or release not in history.position:
         return
     at = history.position[release]
-    from .registry import get_format
-
-    name_of = history_name(source.aliases, history, get_format(source.format).load_reader().history_key)
+    name_of = history_name(source.aliases, history, spelling)
     for rule in table.rules:
         if len(rule.keys) < 2:
             continue  # (fewer keys than the two it takes, before looking any up)

@@ -1,4 +1,18 @@
-"""Library API: translate(), load(), dump() (parse_set, check_options: arguments.py). Nothing here
+"""The translation pipeline, in one place: five named stages, each a function with a typed input and
+output, and `translate()` their composition.
+
+    Request -read-> Sources -canonical-> Ingested -write-> Written -check-> Checked -report-> Translation
+
+* read: the run's files loaded by their formats' readers (a file that says plainly it is another
+  format's is read as that one); reading.py does the loading.
+* canonical: every source into the canonical IR (each --with companion knowing what the others
+  state), refused if it is a model family the target cannot hold (reading.py, engine/).
+* write: the target table's rules write the IR as the target's leaves, its writer makes the
+  document, and the report's entries say what became of every source leaf (engine/, formats/).
+* check: the written document read back in memory and compared with the source (verify.py).
+* report: what the report says of the source and the target around its entries.
+
+Also the library's load() (reading.py) and dump(), and the Translation it returns. Nothing here
 prints or exits."""
 
 from __future__ import annotations
@@ -6,28 +20,24 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping
 
-from .arguments import check_options, parse_set, path_arg, path_args
-from ..knowledge.catalogue import catalogue
-from ..engine import Ingested, emit, ingest
-from ..core.errors import InputError, NeoconvError, UnsupportedFamily, UsageError, WrongFormat
-from ..formats.spec import ModelConfig, WriteContext, WriteResult
-from ..io.documents import plain_copy
+from ..core.errors import NeoconvError, UnsupportedFamily, UsageError, WrongFormat
 from ..core.ir import IR, Origin, Value
+from ..core.report import Entry, Report, Status
+from ..engine import Ingested, emit
+from ..formats.spec import WriteContext, WriteResult
+from ..io.documents import plain_copy
+from ..knowledge.families import collapse
 from ..knowledge.mapping import load_table
 from ..knowledge.registry import get_format
-from ..core.report import Entry, Report, Status
-from ..knowledge.schema import release_index
 from ..knowledge.source import Source
-from ..knowledge.families import collapse, set_family_aside, withhold_defaults
-from ..knowledge.spellings import downgrade, upgrade
-from ..knowledge.undeclared import refuse_undeclared
-from ..knowledge.versions import layout_of, layout_release, resolve, retire, settle
+from ..knowledge.spellings import downgrade
+from ..knowledge.versions import layout_of, layout_release, resolve
+from .arguments import check_options, parse_set, path_args
+from .reading import ConfigInput, load, read_ir
 
 __all__ = ["ConfigInput", "Translation", "check_options", "dump", "load", "parse_set", "read_ir", "translate"]
-
-ConfigInput = str | Path | Sequence[str | Path] | Mapping[str, Any]
 
 
 @dataclass
@@ -70,39 +80,6 @@ class Translation:
         return text
 
 
-def load(
-    config: ConfigInput, fmt: str, *, layout: str | None = None, model_config: str | Path | Mapping[str, Any] | None = None
-) -> Source:
-    """Read one config (a path, several paths merged, or an already-parsed mapping).
-
-    `model_config`: the file holding the model architecture, for formats that keep it apart
-    (VeOmni's HuggingFace config.json), or its parsed content; readers of other formats refuse it.
-    """
-    spec = get_format(fmt)
-    given: ModelConfig = None
-    if model_config is not None:
-        if not spec.takes_model_config:
-            raise UsageError(f"--model-config: {spec.title} keeps the model architecture in the config itself")
-        given = model_config if isinstance(model_config, Mapping) else path_arg(model_config, "model_config")
-    if layout is not None and not isinstance(layout, str):
-        raise UsageError(f"layout must be a layout name, not {type(layout).__name__}")
-    reader = spec.load_reader()
-    if isinstance(config, Mapping):
-        try:
-            tree = plain_copy(dict(config))  # checked and copied: a caller's later change cannot reach the run
-        except InputError as exc:
-            exc.file = "<config>"
-            raise
-        return reader.from_tree(tree, model_config=given)
-    paths = path_args(config)
-    try:
-        return reader.read(paths, layout=layout, model_config=given)
-    except InputError as exc:
-        if exc.file is None and len(paths) == 1:  # a reader's helper (io.flatten) may not know the file
-            exc.file = paths[0]
-        raise
-
-
 def dump(config: Mapping[str, Any], fmt: str, meta: Mapping[str, Any] | None = None) -> str:
     """Serialise a config document in a format's own style, with its header comment. `meta` may give
     the header's facts: `from` (source file names), `layout`, `model_family`, `output`. What no config
@@ -118,60 +95,6 @@ def dump(config: Mapping[str, Any], fmt: str, meta: Mapping[str, Any] | None = N
                        sources=str(facts.get("from") or ""), output=facts.get("output"))  # fmt: skip
     writer = spec.load_writer()
     return writer.dump(WriteResult(document, writer.header(document, ctx)))
-
-
-def read_ir(config: ConfigInput | Source, src: str, **options: Any) -> Ingested:
-    """Ingest a config into the canonical IR (with the per-leaf ledger the report is built from)."""
-    source = config if isinstance(config, Source) else load(
-        config, src, layout=options.get("source_layout"), model_config=options.get("model_config"))
-    user = dict(options.get("set_values") or {})
-    if options.get("world_size") is not None:
-        try:
-            user["parallel.world_size"], _ = catalogue()["parallel.world_size"].check(options["world_size"])
-        except ValueError as exc:
-            raise UsageError(f"world size: {exc}") from None
-    table = load_table(src).for_layout(source.layout)
-    settle(source, table, options.get("source_version"))
-    refuse_undeclared(source, table.title)  # a release whose parser refuses keys it lacks (VeOmni #1090)
-    upgrade(source, table)  # older spellings read as today's keys (after the release is told from them)
-    retire(source, table)  # keys of other releases a rule would read: not by this release
-    unsupported = set_family_aside(source, table)  # a model family the canonical fields do not cover
-    ingested = ingest(source, table, release_index(src, source.version, table.title), user, options.get("context"))
-    settle_schedule(ingested.ir)
-    if unsupported is not None:
-        withhold_defaults(ingested.ir, table)
-    if all(fate.kind == "unknown" for fate in ingested.fates.values()):
-        raise _not_this_format(source, src, table.title)
-    return ingested
-
-
-def settle_schedule(ir: IR) -> None:
-    """The schedule's summaries, and --set of one or of optim.lr applied to the phases (the schedule
-    core is imported only for a config with a schedule)."""
-    if "schedule.phases" in ir.fields or ir.fields.keys() & _SCHEDULE_INPUTS:
-        from ..schedule.fields import settle
-
-        settle(ir)
-
-
-_SCHEDULE_INPUTS = frozenset({"schedule.warmup_steps", "schedule.decay_steps", "schedule.min_lr", "optim.lr"})
-
-
-def _not_this_format(source: Source, fmt: str, title: str) -> InputError:
-    """A file none of whose keys the declared format knows is another format's, or no config at all:
-    translating it would give a config of the target's defaults (exit 0 for /proc/self/status)."""
-    from ..formats.detect import detect_tree
-
-    hint = ""
-    try:
-        guess = detect_tree(source.tree)
-        hint = f"; did you mean --from {guess}?" if guess != fmt else ""
-    except NeoconvError:
-        pass
-    first = next(iter(source.tree), None)
-    what = f"none of its keys is a {title} parameter" if first is not None else "it has no settings"
-    file = source.file_of(first) if first else (source.files[0] if source.files else None)
-    return InputError(f"not a {title} config: {what}{hint}", file=file, line=source.line_of(first) if first else None)
 
 
 def _no_file_twice(paths: list[str]) -> None:
@@ -216,71 +139,69 @@ def translate(config: ConfigInput, src: str, dst: str, **options: Any) -> Transl
     Raises NeoconvError subclasses for bad input (an unknown option is a UsageError); never
     prints or exits.
     """
-    options = check_options(src, dst, options)
-    dst_spec = get_format(dst)
-    asked = resolve(dst, options["target_version"], "--to-version") if options.get("target_version") else None
-    layout = options.get("layout") or layout_of(dst, dst_spec.layouts, asked) or dst_spec.default_layout
-    ingested, src, read_as = _read_run(config, src, options)
-    _refuse_unsupported_family(ingested, src, dst)
-    table = load_table(dst).for_layout(layout)
-    version = asked or layout_release(dst, options.get("layout")) or table.versions[0]
-    writer = dst_spec.load_writer()
-    # a writer that restructures a layout says which leaves have no place in it (same-format)
-    unplaceable = writer.unplaceable
-    leaves, report = emit(
-        ingested, table, dst, version=version,
-        unplaceable=(lambda leaf: unplaceable(leaf, layout, version)) if unplaceable is not None else None,
-    )  # fmt: skip
-    if src == dst and layout == ingested.source.layout if ingested.source else False:
-        # a family's own defaults, added for reading: the same release's file says them by leaving them out
-        for key in ingested.source.meta.get("family_defaults", ()) if ingested.source else ():
-            leaves.pop(key, None)
-            report.entries = [e for e in report.entries if e.source_key != key]
-    respelled = downgrade(leaves, table, version)  # keys the target release knows under an older name
-    if respelled:
-        report.entries = [e.relocated(respelled) if e.target_key else e for e in report.entries]
-    source = ingested.source
-    assert source is not None
-    family = ingested.ir.get("model.family")
-    ctx = WriteContext(
-        layout=layout, version=version, source_format=src, source_layout=source.layout, model_family=family,
-        sources=", ".join(Path(f).name for f in source.files),
-        output=Path(options["output"]).name if options.get("output") else None,
-        source_shape=dict(source.meta) if src == dst else {},  # what the reader noted about the file's own shape
-    )  # fmt: skip
-    written = writer.write(leaves, ctx)
-    _report_written(report, written)
-    if src != dst:  # a family not supported, into a format with no architecture: one entry for its block
-        collapse(report, source, load_table(src))
-    if options.get("target_values"):  # keys only the target has, given with --set DST:KEY=VALUE
-        from .target_values import apply_target_values
-
-        apply_target_values(report, written.document, dst, options["target_values"])
-    companions = [f for part in ingested.companions if part.source for f in part.source.files]
-    report.source = {"format": src, "files": source.files + companions, "layout": source.layout,
-                     **(source.release.to_json() if source.release else {"version": source.version})}  # fmt: skip
-    note = "; ".join(filter(None, (read_as, *source.warnings)))
-    if note:
-        report.source["note"] = note
-    if source.meta.get("unsupported_family"):  # its architecture is carried (same format) or dropped, not read
-        report.source["unsupported_family"] = source.meta["unsupported_family"]["family"]
-    report.target = {"format": dst, "layout": layout, "version": version, "model_family": family}
-    if asked is not None and str(options["target_version"]).strip() != asked:
-        report.target["version_asked"] = str(options["target_version"]).strip()  # a PR, date or alias: its release
-    if any(e.status is Status.MISSING for e in report.entries):
-        # YAML outputs show what is left as `# MISSING:` lines; JSON has no comments: the report alone says it
-        report.target["missing_marked"] = dst_spec.syntax == "yaml"
-    if options.get("verify", True):
-        model_config = written.model_config
-        if model_config is None and dst_spec.takes_model_config:
-            model_config = {}  # never a file found on disk relative to wherever the library runs
-        _verify(report, ingested, written.document, dst, layout, version, model_config)
-    return Translation(written.document, report, ingested.ir, dst, written, written.side_files)
+    request = Request.of(config, src, dst, options)
+    sources = read(request)
+    ingested = canonical(sources, request)
+    written = write(ingested, request)
+    checked = check(written, ingested, request)
+    return report(written, checked, ingested, sources, request)
 
 
-def _read_run(config: ConfigInput | Source, src: str, options: dict[str, Any]) -> tuple[Ingested, str, str]:
-    """The source of one run, with its --with files: (ingested, the format it was read as, why
-    not the one asked for, or "")."""
+@dataclass(frozen=True)
+class Request:
+    """What one translation is asked, checked before any file is read: the pipeline's input."""
+
+    config: ConfigInput | Source
+    src: str
+    dst: str
+    layout: str | None  # the target layout
+    asked: str | None  # the target release --to-version names, resolved
+    options: dict[str, Any]  # translate()'s options, checked (arguments.check_options)
+
+    @classmethod
+    def of(cls, config: ConfigInput | Source, src: str, dst: str, options: dict[str, Any]) -> Request:
+        options = check_options(src, dst, options)
+        spec = get_format(dst)
+        asked = resolve(dst, options["target_version"], "--to-version") if options.get("target_version") else None
+        layout = options.get("layout") or layout_of(dst, spec.layouts, asked) or spec.default_layout
+        return cls(config, src, dst, layout, asked, options)
+
+
+@dataclass
+class Sources:
+    """Stage 1's output: the run's files as their readers give them."""
+
+    main: Source
+    format: str  # the format the main config was read as
+    read_as: str  # why not the one asked for ("" when it is)
+    inputs: ConfigInput | Source  # the main config as given (paths merged with same-format --with files)
+    companions: list[tuple[str, str, Source]]  # --with files of other formats: path, format, source
+
+
+@dataclass
+class Written:
+    """Stage 3's output: the target document as the writer made it, and the report's entries."""
+
+    result: WriteResult
+    report: Report
+    layout: str | None
+    version: str
+    family: Any  # the model family the output is written for (model.family)
+
+
+@dataclass(frozen=True)
+class Checked:
+    """Stage 4's output: whether the output could be read back, and how many differences that
+    reading found that no entry named (now named, as lossy entries); None when not checked."""
+
+    verified: bool | None
+    added: int | None
+
+
+def read(request: Request) -> Sources:
+    """Stage 1: the main config (several same-format files merged) and its --with companions, loaded;
+    a file that plainly is another format's (a NeoX argument file in JSON) is read as that one."""
+    config, src, options = request.config, request.src, request.options
     companions = list(options.get("with_files") or ())
     if not isinstance(config, (Mapping, Source)):
         config = path_args(config)
@@ -291,28 +212,130 @@ def _read_run(config: ConfigInput | Source, src: str, options: dict[str, Any]) -
             companions = [(path, fmt) for path, fmt in companions if fmt != src]
     read_as = ""
     try:
-        ingested = read_ir(config, src, **options)
+        main = _load_main(config, src, options)
     except WrongFormat as exc:
         if options.get("exact_format") or exc.suggested == src:
             raise
         # the file says plainly what it is (a NeoX argument file in JSON): read it as that, and say so
         read_as = f"read as {exc.suggested}: {exc.message.split(':')[0]}"
         src = exc.suggested
-        ingested = read_ir(config, src, **options)
+        main = _load_main(config, src, options)
+    loaded = [(path, fmt, load(path, fmt)) for path, fmt in companions]
+    return Sources(main, src, read_as, config, loaded)
+
+
+def canonical(sources: Sources, request: Request) -> Ingested:
+    """Stage 2: every source read into the canonical IR, the companions merged into the main one's;
+    a model family the canonical fields do not describe is refused for a target that holds models."""
+    options, src = request.options, sources.format
+    ingested = read_ir(sources.main, src, **options)
     companion_options = {k: v for k, v in options.items()
                          if k not in ("set_values", "source_layout", "model_config", "source_version")}  # fmt: skip
-    parts = [read_ir(path, fmt, **companion_options) for path, fmt in companions]
+    parts = [read_ir(source, fmt, **companion_options) for _, fmt, source in sources.companions]
     if parts:
         # one run in several files: each is read again knowing what only the others state (NeoX's
         # tensor/pipeline sizes decide how a DeepSpeed batch splits over the GPUs)
         everyone = [ingested, *parts]
         context = _context(ingested, everyone)
         if context:
-            ingested = read_ir(config, src, **options, context=context)
-        for (path, fmt), part in zip(companions, parts):
+            ingested = read_ir(sources.inputs, src, **options, context=context)
+        for (path, fmt, _), part in zip(sources.companions, parts):
             context = _context(part, everyone)
             ingested.merge(read_ir(path, fmt, **companion_options, context=context) if context else part)
-    return ingested, src, read_as
+    _refuse_unsupported_family(ingested, src, request.dst)
+    return ingested
+
+
+def write(ingested: Ingested, request: Request) -> Written:
+    """Stage 3: the IR written by the target table's rules and the target's writer, and the report's
+    entries: what became of every source leaf, what the writer changed, added or moved."""
+    dst, layout, source = request.dst, request.layout, ingested.source
+    assert source is not None
+    src = source.format
+    table = load_table(dst).for_layout(layout)
+    version = request.asked or layout_release(dst, request.options.get("layout")) or table.versions[0]
+    writer = get_format(dst).load_writer()
+    # a writer that restructures a layout says which leaves have no place in it (same-format)
+    unplaceable = writer.unplaceable
+    leaves, report = emit(
+        ingested, table, dst, version=version,
+        unplaceable=(lambda leaf: unplaceable(leaf, layout, version)) if unplaceable is not None else None,
+    )  # fmt: skip
+    if src == dst and layout == source.layout:
+        # a family's own defaults, added for reading: the same release's file says them by leaving them out
+        for key in source.meta.get("family_defaults", ()):
+            leaves.pop(key, None)
+            report.entries = [e for e in report.entries if e.source_key != key]
+    respelled = downgrade(leaves, table, version)  # keys the target release knows under an older name
+    if respelled:
+        report.entries = [e.relocated(respelled) if e.target_key else e for e in report.entries]
+    family = ingested.ir.get("model.family")
+    output = request.options.get("output")
+    ctx = WriteContext(
+        layout=layout, version=version, source_format=src, source_layout=source.layout, model_family=family,
+        sources=", ".join(Path(f).name for f in source.files), output=Path(output).name if output else None,
+        source_shape=dict(source.meta) if src == dst else {},  # what the reader noted about the file's own shape
+    )  # fmt: skip
+    result = writer.write(leaves, ctx)
+    _report_written(report, result)
+    if src != dst:  # a family not supported, into a format with no architecture: one entry for its block
+        collapse(report, source, load_table(src))
+    if request.options.get("target_values"):  # keys only the target has, given with --set DST:KEY=VALUE
+        from .target_values import apply_target_values
+
+        apply_target_values(report, result.document, dst, request.options["target_values"])
+    return Written(result, report, layout, version, family)
+
+
+def check(written: Written, ingested: Ingested, request: Request) -> Checked:
+    """Stage 4: the written document read back (in memory) with the target's reader and table, and
+    every difference from the source that no entry names named, as lossy (unless verify=False)."""
+    if not request.options.get("verify", True):
+        return Checked(None, None)
+    from .verify import read_back, readback_failed, verify
+
+    model_config = written.result.model_config
+    if model_config is None and get_format(request.dst).takes_model_config:
+        model_config = {}  # never a file found on disk relative to wherever the library runs
+    try:
+        back = read_back(written.result.document, request.dst, written.layout, written.version, ingested, model_config)
+    except NeoconvError as exc:
+        readback_failed(written.report, exc)
+        return Checked(False, None)
+    return Checked(True, verify(written.report, ingested, back))
+
+
+def report(written: Written, checked: Checked, ingested: Ingested, sources: Sources, request: Request) -> Translation:
+    """Stage 5: what the report says around its entries (the source's files, format, layout and
+    release; the target's; the check's outcome), and the Translation the library returns."""
+    source, result, dst, out = ingested.source, written.result, request.dst, written.report
+    assert source is not None
+    companions = [f for part in ingested.companions if part.source for f in part.source.files]
+    out.source = {"format": source.format, "files": source.files + companions, "layout": source.layout,
+                  **(source.release.to_json() if source.release else {"version": source.version})}  # fmt: skip
+    note = "; ".join(filter(None, (sources.read_as, *source.warnings)))
+    if note:
+        out.source["note"] = note
+    if source.meta.get("unsupported_family"):  # its architecture is carried (same format) or dropped, not read
+        out.source["unsupported_family"] = source.meta["unsupported_family"]["family"]
+    out.target = {"format": dst, "layout": written.layout, "version": written.version, "model_family": written.family}
+    asked = str(request.options.get("target_version") or "").strip()
+    if request.asked is not None and asked != request.asked:
+        out.target["version_asked"] = asked  # a PR, date or alias: its release
+    if any(e.status is Status.MISSING for e in out.entries):
+        # YAML outputs show what is left as `# MISSING:` lines; JSON has no comments: the report alone says it
+        out.target["missing_marked"] = get_format(dst).syntax == "yaml"
+    if checked.verified is not None:
+        out.target["verified"] = checked.verified
+        if checked.added is not None:
+            out.target["added_by_verification"] = checked.added
+    return Translation(result.document, out, ingested.ir, dst, result, result.side_files)
+
+
+def _load_main(config: ConfigInput | Source, src: str, options: dict[str, Any]) -> Source:
+    if isinstance(config, Source):
+        return config
+    return load(config, src, layout=options.get("source_layout"), model_config=options.get("model_config"))
 
 
 # attention kinds that are whole non-transformer models (a mix with attention layers stays lossy)
@@ -374,20 +397,3 @@ def _amended(entry: Entry, amend: dict[str, tuple[Status, str]]) -> Entry:
         return entry
     status, why = hit
     return entry._replace(status=Status(status), detail="; ".join(x for x in (why, entry.detail) if x))
-
-
-def _verify(
-    report: Report, ingested: Ingested, document: dict[str, Any], dst: str, layout: str | None, version: str,
-    model_config: Mapping[str, Any] | None,
-) -> None:  # fmt: skip
-    """Read the written document back (in memory) and name what reading it back does not recover."""
-    from .verify import read_back, readback_failed, verify
-
-    try:
-        back = read_back(document, dst, layout, version, ingested, model_config)
-    except NeoconvError as exc:
-        readback_failed(report, exc)
-        report.target["verified"] = False
-        return
-    report.target["verified"] = True
-    report.target["added_by_verification"] = verify(report, ingested, back)

@@ -18,11 +18,10 @@ def check_target_values(dst: str, layout: str | None, values: Mapping[str, Any])
     from ..knowledge.mapping import load_table
     from ..knowledge.registry import get_format
     from ..knowledge.schema import schema_index
-    from .validate import schema_name
 
     spec = get_format(dst)
     layout = layout or spec.default_layout
-    schema = schema_index(schema_name(dst, layout))
+    schema = schema_index(spec.schema_for(layout))
     owners = {k: rule for rule in load_table(dst).rules for k in rule.keys}
     checked: dict[str, Any] = {}
     for key, value in values.items():

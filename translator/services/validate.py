@@ -76,11 +76,12 @@ def validate_file(
     path: str, fmt: str | None = None, *, version: str | None = None, layout: str | None = None,
     model_config: str | None = None,
 ) -> Validation:  # fmt: skip
-    from .pipeline import load
+    from .reading import load
     from ..formats.detect import detect_file
     from ..knowledge.history import history
     from ..knowledge.mapping import load_table
     from ..knowledge.registry import get_format
+    from ..knowledge.versions import resolve
     from ..core.report import render
 
     fmt = fmt or detect_file(path)
@@ -92,7 +93,7 @@ def validate_file(
     release = version or "current"
     if keys_of is not None:  # a release label or alias of the framework's history; a table's own version is not one
         named = version is not None and (version in keys_of.aliases or version in keys_of.releases or not table_version)
-        release = keys_of.release(version if named and version else "current")
+        release = resolve(fmt, version if named and version else "current", "--version")
     problems: dict[str, Problem] = {}  # by key as written: one line per problem, the most telling kept
     text = source.texts.get(path, "")
     raw = _raw_tree(source, path, text, spec)
@@ -111,7 +112,7 @@ def validate_file(
         add(None, message, line)
     unknown: set[str] = set()  # as written
     spelled = {spec.spell(k): v for k, v in raw.items()}  # the schema's spelling (NeoX: num_layers)
-    errors = _validator(schema_name(fmt, source.layout)).iter_errors(spelled)
+    errors = _validator(spec.schema_for(source.layout)).iter_errors(spelled)
     for error in sorted(errors, key=lambda e: list(map(str, e.absolute_path))):
         at = ".".join(map(str, error.absolute_path))
         if error.validator == "additionalProperties" and isinstance(error.instance, dict):
@@ -180,14 +181,6 @@ def _hint(value: Any) -> str:
     return ""
 
 
-def schema_name(fmt: str, layout: str | None) -> str:
-    """The schema of a format's layout (Cerebras' trainer layout has one of its own)."""
-    from ..knowledge.registry import get_format
-
-    named = [s for s in get_format(fmt).schemas if s.endswith(f"-{layout}")] if layout else []
-    return named[0] if named else fmt
-
-
 def _written(raw: dict[str, Any], key: str) -> str:
     """A key as the file writes it (NeoX: num-layers for num_layers) when the file has it so."""
     top, dot, rest = key.partition(".")
@@ -228,7 +221,7 @@ def _without(tree: dict[str, Any], key: str) -> bool:
 
 
 def _read(source: Any, fmt: str, version: str | None) -> Any:
-    from .pipeline import read_ir
+    from .reading import read_ir
 
     if version:
         source.version = version

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ..core.compare import DEFAULT_RTOL
-from .diff import FieldChange, diff_ir, expressible, only_b_unheld
+from ..engine.difference import FieldChange, diff_ir, expressible, only_b_unheld
 from ..engine import Ingested, ingest
 from ..engine.derived import provenance
 from ..core.errors import NeoconvError
@@ -34,7 +34,7 @@ def read_back(
     """The written document ingested with the target's reader and table, as a user would read it:
     what the user gave on the command line that the target cannot hold (--world-size) is given
     again, as `neoconv diff --world-size` would; nothing else of the source is known."""
-    from .pipeline import load, settle_schedule
+    from .reading import load, settle_schedule
 
     back = load(document, fmt, model_config=model_config) if model_config is not None else load(document, fmt)
     back.version = version  # read as the release it was written for, its older spellings as today's keys

@@ -20,7 +20,8 @@ from typing import Any
 
 from ...core.errors import InputError
 from ...knowledge.formula import Approx, Extension, formula
-from ...schedule.fields import as_written, finite, lr_only, rendered
+from ...schedule.fields import finite, rendered
+from ...knowledge.formulas_common import as_written, lr_only
 from ...schedule.model import NotRepresentable, ScheduleError
 from . import scheduler
 
