@@ -14,7 +14,6 @@ from functools import cached_property, lru_cache
 from typing import Any, Iterable
 
 from ..core.bounded import keep
-from ..core.resources import data_dir
 
 NO_DEFAULT: Any = object()  # the release reads the key but states no default (required, computed)
 
@@ -207,7 +206,9 @@ class History:
 @lru_cache(maxsize=None)
 def load_history(fmt: str) -> History | None:
     """The history of a format, or None when the project has none for it."""
-    path = data_dir("schemas") / "history" / f"{fmt}.json"
+    from .registry import data_file
+
+    path = data_file("schemas", fmt, "history")
     if not path.is_file():
         return None
     return History(fmt, json.loads(path.read_text(encoding="utf-8")))

@@ -20,9 +20,11 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from ..core.errors import UsageError
+from ..core.resources import data_dir
 from ..core import plugins
 
 ROOT_PACKAGE = __name__.split(".")[0]  # installed as neoconv, imported from a checkout as translator
@@ -36,7 +38,6 @@ class FormatSpec:
     reader: str  # module path of the module defining READER, imported on first use
     writer: str  # module path of the module defining WRITER
     suffix: str = ".yml"  # of the files it writes
-    syntax: str = "yaml"  # of its files: "yaml" (comments: format-preserving rewrites, MISSING placeholders) or "json"
     globs: tuple[str, ...] = ("*.yaml", "*.yml")  # the files `neoconv batch` picks up by default
     layouts: tuple[str, ...] = ()
     default_layout: str | None = None
@@ -48,11 +49,33 @@ class FormatSpec:
     takes_model_config: bool = False  # --model-config: the architecture lives in a file of its own
     # the JSON schemas (schemas/<name>.schema.json) content detection scores a file against; () = (name,)
     schemas: tuple[str, ...] = ()
+    # the folder of its table (<name>.yaml), schemas (<schema>.schema.json) and key history
+    # (history/<name>.json); None: neoconv's own mappings/ and schemas/ (a format outside neoconv has its own)
+    data: str | None = None
+
+    # ---- what its files can do: each shared behaviour asks one of these, never the file syntax
+    # `#` comment lines: the header, `# MISSING:` lines for what the run still needs, comments carried over
+    comments: bool = True
+    # the text editor neoconv's format-preserving tools read its files with ("yaml", "json"): a
+    # same-format migration edits the source's own text; a YAML source's comments are carried into a
+    # YAML output. None: a same-format translation writes the plain layout, and says so
+    editor: str | None = "yaml"
+    # an empty file (or one of comments only) is a config of the framework's defaults, not an error
+    empty_allowed: bool = False
 
     @property
     def package(self) -> str:
         """The format's package (where its reader is): its `formulas` and `scheduler` modules live there."""
         return self.reader.rpartition(".")[0]
+
+    @property
+    def own(self) -> bool:
+        """One of neoconv's own formats (translator/formats/<name>/), not one another package adds."""
+        return self.package.startswith(f"{ROOT_PACKAGE}.formats.")
+
+    def folder(self, kind: str) -> Path:
+        """Where its `kind` of data lives: "mappings" (its table) or "schemas" (schemas, history)."""
+        return Path(self.data) if self.data is not None else data_dir(kind)
 
     def load_reader(self) -> Any:
         """The format's READER (a formats.spec.Reader), its module imported on first use."""
@@ -174,6 +197,15 @@ def companion_format(path: str, main_format: str) -> str:
     read as the main one."""
     fmt = get_format(main_format).companion(path)
     return fmt if fmt in FORMATS else main_format
+
+
+def data_file(kind: str, name: str, suffix: str) -> Path:
+    """A data file of the format (or schema) `name`: `kind` "mappings" for its table, "schemas" for a
+    schema or, with suffix "history", its key history; from the folder its spec names (neoconv's own
+    mappings/ or schemas/ for its own formats and for a name no format declares: canonical.yaml, ...)."""
+    spec = dict.get(FORMATS, name) or next((s for s in FORMATS.values() if name in s.schemas), None)
+    folder = spec.folder(kind) if spec is not None else data_dir(kind)
+    return folder / "history" / f"{name}.json" if suffix == "history" else folder / f"{name}{suffix}"
 
 
 def module_of(namespace: str, role: str) -> str | None:

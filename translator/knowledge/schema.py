@@ -14,7 +14,6 @@ from functools import lru_cache
 from typing import Any
 
 from .history import History, load_history
-from ..core.resources import data_dir
 
 _FLOAT_TEXT = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)$")
 _JSON_TYPES = {bool: "boolean", int: "integer", float: "number", str: "string", list: "array", dict: "object"}
@@ -160,7 +159,9 @@ class SchemaIndex:
 
 @lru_cache(maxsize=None)
 def load_schema(name: str) -> dict[str, Any]:
-    path = data_dir("schemas") / f"{name}.schema.json"
+    from .registry import data_file
+
+    path = data_file("schemas", name, ".schema.json")
     return json.loads(path.read_text(encoding="utf-8"))
 
 

@@ -36,7 +36,8 @@ def _cell(rules: object) -> str:
 
 
 def render() -> str:
-    formats = list(FORMATS)
+    """The reference of neoconv's own formats (a format another package registers documents itself)."""
+    formats = [name for name, spec in FORMATS.items() if spec.own]
     lines = [HEADER]
     group = None
     for name in catalogue():

@@ -28,9 +28,12 @@ def output_text(result: Translation, source_path: str | None, *, plain: bool = F
     from ..io.preserve import moves_from_report, preserve
     from ..knowledge.registry import get_format
 
+    spec = get_format(result.format)
+    if spec.editor is None:  # no editor reads its files: the plain layout
+        result.report.target["formatting"] = {"kept": False, "why": f"neoconv has no format-preserving editor for {spec.title}"}
+        return result.dump()
     text = source_text if source_text is not None else read_text(source_path)
-    syntax = get_format(result.format).syntax
-    rewrite = preserve(text, result.config, moves_from_report(result.report), syntax, plain=result.dump)
+    rewrite = preserve(text, result.config, moves_from_report(result.report), spec.editor, plain=result.dump)
     formatting: dict[str, object] = {"kept": rewrite.preserved}
     if not rewrite.preserved:
         formatting["why"] = rewrite.note.removeprefix("formatting not kept: ")
@@ -46,8 +49,9 @@ def carries_comments(src: str, dst: str, inputs: Sequence[str], with_files: Sequ
     """A cross-format translation of one YAML file into YAML carries the file's comments over."""
     from ..knowledge.registry import get_format
 
-    return (src != dst and len(inputs) == 1 and not with_files and inputs[0] != "-"
-            and get_format(src).syntax == "yaml" and get_format(dst).syntax == "yaml")  # fmt: skip
+    source, target = get_format(src), get_format(dst)
+    one = src != dst and len(inputs) == 1 and not with_files and inputs[0] != "-"
+    return one and source.editor == "yaml" and target.editor == "yaml" and target.comments
 
 
 def _with_comments(result: Translation, source_path: str, source_text: str | None) -> str:

@@ -323,8 +323,8 @@ def report(written: Written, checked: Checked, ingested: Ingested, sources: Sour
     if request.asked is not None and asked != request.asked:
         out.target["version_asked"] = asked  # a PR, date or alias: its release
     if any(e.status is Status.MISSING for e in out.entries):
-        # YAML outputs show what is left as `# MISSING:` lines; JSON has no comments: the report alone says it
-        out.target["missing_marked"] = get_format(dst).syntax == "yaml"
+        # outputs show what is left as `# MISSING:` lines; a format without comments (JSON): the report alone
+        out.target["missing_marked"] = get_format(dst).comments
     if checked.verified is not None:
         out.target["verified"] = checked.verified
         if checked.added is not None:

@@ -83,7 +83,8 @@ def read_ir(config: ConfigInput | Source, src: str, **options: Any) -> Ingested:
     settle_schedule(ingested.ir)
     if unsupported is not None:
         withhold_defaults(ingested.ir, table)
-    if all(fate.kind == "unknown" for fate in ingested.fates.values()):
+    empty = not source.tree and get_format(src).empty_allowed  # a config of its framework's defaults
+    if not empty and all(fate.kind == "unknown" for fate in ingested.fates.values()):
         raise _not_this_format(source, src, table.title)
     return ingested
 

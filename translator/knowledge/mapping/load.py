@@ -11,7 +11,6 @@ import yaml
 
 from ..catalogue import catalogue
 from ...core.errors import InputError, MappingTableError
-from ...core.resources import data_dir
 from ...io.yamlread import load as load_yaml
 from ..families import load_families
 from ..history import load_history
@@ -23,8 +22,10 @@ from .rules import Rule, Table
 
 @lru_cache(maxsize=None)
 def load_table(fmt: str) -> Table:
-    """The table of a format, from mappings/<fmt>.yaml (loaded once)."""
-    return load_table_file(data_dir("mappings") / f"{fmt}.yaml", fmt)
+    """The table of a format, from mappings/<fmt>.yaml or the folder its spec names (loaded once)."""
+    from ..registry import data_file
+
+    return load_table_file(data_file("mappings", fmt, ".yaml"), fmt)
 
 
 def load_table_file(path: Path, fmt: str | None = None) -> Table:
