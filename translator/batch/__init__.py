@@ -18,7 +18,7 @@ from itertools import chain, islice
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from ..core.errors import UsageError
+from ..core.errors import NeoconvError, UsageError
 from ..services.policy import Outcome
 from ..knowledge.registry import FORMATS, get_format
 from .job import Job, output_path, run_job
@@ -31,15 +31,20 @@ __all__ = ["SUMMARY_NAME", "BatchOptions", "BatchInterrupted", "FileResult", "ba
 
 def _clean_stale_temps(out_dir: Path) -> None:
     """Remove the temp files of an earlier neoconv run that was killed (kill -9) before it could:
-    only neoconv's own names, and only those of processes that are gone."""
+    only neoconv's own names, only those of processes that are gone, never through a link."""
+    from ..io.confined import Confined
     from ..io.outputs import stale_temp
 
     if not out_dir.is_dir():
         return
-    for folder, _, files in os.walk(out_dir):
+    tree = Confined(out_dir)
+    for folder, _, files in os.walk(out_dir):  # symlinked folders are not descended
         for name in files:
             if name.startswith(".") and stale_temp(name):
-                Path(folder, name).unlink(missing_ok=True)
+                try:
+                    tree.remove(os.path.join(folder, name))
+                except NeoconvError:
+                    pass
 
 
 def _usage(opts: BatchOptions) -> None:
@@ -143,10 +148,14 @@ def run_batch(
     if opts.diff and not opts.check:
         raise UsageError("--diff shows what --check finds: give both")
     root, target_root, inside_src = _roots(src_dir, out_dir, opts)
+    opts.out_root, opts.src_root = str(target_root), str(root)
     _usage(opts)
     command = f"{opts.src}2{opts.dst}"
     earlier = record.previous(target_root, command)
     plan, claimed = _plan(root, str(target_root), opts, inside_src, record.own_outputs(earlier) if opts.in_place else set())
+    work = sum(1 for item in plan if not isinstance(item, FileResult))
+    # never more workers than chunks of work or than the machine has cores (-j 100 over 40 files)
+    opts.jobs = max(1, min(opts.jobs, os.cpu_count() or 1, -(-work // _CHUNK)))
     if not opts.check:
         if not opts.in_place:
             target_root.mkdir(parents=True, exist_ok=True)

@@ -26,6 +26,8 @@ class BatchOptions:
     prune: bool = False  # remove the outputs of sources that are gone (record.py says which)
     plain: bool = False  # a same-format migration writes the plain layout, not the source's formatting
     skip_unsupported: bool = False  # a model family the target cannot hold: skipped, not failed
+    out_root: str = ""  # the folder outputs go into (OUT_DIR, or SRC_DIR with --in-place): nothing is written outside it
+    src_root: str = ""  # SRC_DIR: sources are read only inside it, never through a link
 
 
 @dataclass

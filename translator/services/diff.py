@@ -7,10 +7,22 @@ from __future__ import annotations
 from typing import Any
 
 from ..core.compare import DEFAULT_RTOL
-from ..core.errors import NeoconvError
+from ..core.errors import InputError, NeoconvError
 from ..engine.difference import DiffResult, FieldChange, check_rtol, diff_ir, expressible, unheld, writable
 
-__all__ = ["DiffResult", "FieldChange", "annotate", "diff_ir", "expressible", "roundtrip"]
+__all__ = ["DiffResult", "FieldChange", "annotate", "check_report", "diff_ir", "expressible", "roundtrip"]
+
+
+def check_report(data: Any, path: str) -> dict[str, Any]:
+    """A translation report as `--report FILE` writes it, or an InputError naming the file."""
+    entries = data.get("entries") if isinstance(data, dict) else None
+    if not isinstance(entries, list) or not all(
+        isinstance(e, dict) and isinstance(e.get("fields") or [], list) and all(isinstance(f, str) for f in e.get("fields") or [])
+        for e in entries
+    ):  # fmt: skip
+        raise InputError("not a neoconv translation report (it needs an `entries` list, as --report writes it); give the "
+                         "file a translation's --report wrote", file=path)  # fmt: skip
+    return data
 
 
 def annotate(result: DiffResult, report: dict[str, Any]) -> None:

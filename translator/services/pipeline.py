@@ -12,8 +12,7 @@ output, and `translate()` their composition.
 * check: the written document read back in memory and compared with the source (verify.py).
 * report: what the report says of the source and the target around its entries.
 
-Also the library's load() (reading.py) and dump(), and the Translation it returns. Nothing here
-prints or exits."""
+Also the library's dump() and the Translation it returns. Nothing here prints or exits."""
 
 from __future__ import annotations
 
@@ -50,6 +49,8 @@ class Translation:
     format: str
     written: WriteResult  # what the writer made of it (header, side files, ...)
     side_files: dict[str, str] = field(default_factory=dict)  # written beside the output (e.g. HF config.json)
+    # the source files' texts as read (opened once): a migration edits this text, not a second read of the file
+    source_texts: dict[str, str] = field(default_factory=dict)
 
     def dump(self) -> str:
         """The translated config as text, exactly as the CLI writes it (YAML: with a `# MISSING:`
@@ -69,10 +70,10 @@ class Translation:
                 import yaml
 
                 from ..io.preserve.tree import same
+                from ..io.preserve.yamlsource import safe_load
 
-                loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
                 try:
-                    if not same(yaml.load(marked, Loader=loader), yaml.load(text, Loader=loader)):
+                    if not same(safe_load(marked), safe_load(text)):
                         return text
                 except yaml.YAMLError:
                     return text
@@ -329,7 +330,7 @@ def report(written: Written, checked: Checked, ingested: Ingested, sources: Sour
         out.target["verified"] = checked.verified
         if checked.added is not None:
             out.target["added_by_verification"] = checked.added
-    return Translation(result.document, out, ingested.ir, dst, result, result.side_files)
+    return Translation(result.document, out, ingested.ir, dst, result, result.side_files, dict(source.texts))
 
 
 def _load_main(config: ConfigInput | Source, src: str, options: dict[str, Any]) -> Source:
