@@ -11,8 +11,8 @@ import pytest
 import yaml
 
 from neoconv.api import translate
-from neoconv.errors import InputError, UnsupportedFamily
-from neoconv.report import Status
+from neoconv.core.errors import InputError, UnsupportedFamily
+from neoconv.core.report import Status
 
 BERT_LARGE_TF = """\
 train_input:

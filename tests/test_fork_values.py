@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from neoconv.api import translate
-from neoconv.report import Status
+from neoconv.core.report import Status
 
 # a small NeoX model; each case adds one fork construct
 NEOX = """\

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from neoconv.errors import InputError
+from neoconv.core.errors import InputError
 from neoconv.formats.megatron.options import parse, table
 from neoconv.formats.megatron.reader import READER
 from neoconv.formats.megatron.syntax import words_of
 from neoconv.api import translate
-from neoconv.report import Status
+from neoconv.core.report import Status
 
 
 def namespace(text: str):  # type: ignore[no-untyped-def]

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from neoconv.api import translate
-from neoconv.report import Status
+from neoconv.core.report import Status
 
 MODEL = """\
 num_layers: 4
@@ -55,7 +55,7 @@ def test_neox_derives_parallel_sizes_before_its_checks(tmp_path: Path, mp: int, 
 
 def test_a_tensor_size_the_framework_refuses_after_deriving_is_still_refused(tmp_path: Path) -> None:
     """A value the derivation leaves wrong stays bad input: 3 heads do not split over 2 ranks of 256."""
-    from neoconv.errors import InputError
+    from neoconv.core.errors import InputError
 
     path = _file(tmp_path, MODEL.replace("hidden_size: 256", "hidden_size: 250") + "model_parallel_size: 0\n")
     with pytest.raises(InputError, match="250 is not divisible by num_attention_heads=4"):

@@ -11,7 +11,7 @@ from typing import Any
 import yaml
 
 from neoconv.api import translate
-from neoconv.report import Status
+from neoconv.core.report import Status
 
 NEOX_V1 = """\
 {
@@ -125,8 +125,8 @@ runconfig: {max_steps: 100}
 def test_a_repeated_key_is_written_once_for_a_release_that_refuses_repeats(tmp_path: Path) -> None:
     """Model Zoo 2.5+ loads params with UniqueKeyLoader: the same value twice is written once (and said);
     two values are refused for such a release, kept for an earlier one."""
-    from neoconv.errors import InputError
-    from neoconv.output_text import output_text
+    from neoconv.core.errors import InputError
+    from neoconv.services.output_text import output_text
 
     path = tmp_path / "params.yaml"
     path.write_text(REPEATED)

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from ..ir import Origin
-from ..mapping import Rule, Table
-from ..report import Entry, Message, Report, Status, as_message, said
-from ..formula import Approx, Unexpressible, field_ident, ident, is_close, unwrap
-from ..history import load_history
+from ..core.ir import Origin
+from ..knowledge.mapping import Rule, Table
+from ..core.report import Entry, Message, Report, Status, as_message, said
+from ..knowledge.formula import Approx, Unexpressible, field_ident, ident, is_close, unwrap
+from ..knowledge.history import load_history
 from .defaults import default_not_kept, defaulted_entry
 from .derived import unheld_derived
 from .entries import leaf_entries, set_entries

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..history import NO_DEFAULT, load_history
-from ..report import Entry, Message, Report, Status, said
-from ..report.kinds import render
+from ..knowledge.history import NO_DEFAULT, load_history
+from ..core.report import Entry, Message, Report, Status, said
+from ..core.report.kinds import render
 from .ledger import Ingested
 
 

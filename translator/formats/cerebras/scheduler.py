@@ -32,7 +32,7 @@ import itertools
 import math
 from typing import Any, Callable, Mapping
 
-from ...formula import UnknownValue
+from ...knowledge.formula import UnknownValue
 from ...schedule.model import NotRepresentable, Schedule, ScheduleError, phase
 from ...schedule.ops import constant, finish, sequence
 from ...schedule.framework import Reading, anneals, number, whole

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...io import dump_json, unflatten
-from ...report import Status
+from ...io.documents import dump_json, unflatten
+from ...core.report import Status
 from ..spec import ExtraEntry, WriteContext, WriteResult, Writer
 
 # DeepSpeed builds an optimizer only from a block with its type (get_optimizer_name); without one the
@@ -17,7 +17,7 @@ class DeepspeedWriter(Writer):
     format = "deepspeed"
 
     def write(self, leaves: dict[str, Any], ctx: WriteContext) -> WriteResult:
-        from ...mapping import load_table
+        from ...knowledge.mapping import load_table
 
         tree = unflatten(leaves)
         ordered = {key: tree.pop(key) for key in load_table("deepspeed").order if key in tree}

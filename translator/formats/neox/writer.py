@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...io import dump_yaml, unflatten
-from ...schema import schema_index
-from ...report import Status
+from ...io.documents import dump_yaml, unflatten
+from ...knowledge.schema import schema_index
+from ...core.report import Status
 from ..spec import ExtraEntry, WriteContext, WriteResult, Writer, added_for_target
 
 TITLE = "GPT-NeoX"
