@@ -53,8 +53,9 @@ def test_every_legacy_file_migrates_to_the_trainer_layout(path: Path) -> None:
             assert entry.kind == "added_for_target" and entry.target_key == "trainer.init.model.name", entry
             continue
         assert entry.status in (Status.EXACT, Status.CONVERTED, Status.UNKNOWN, Status.DROPPED), entry
-        if entry.status is Status.DROPPED:
-            assert "convert_legacy_params_to_trainer_params" in entry.detail or "ignores" in entry.detail
+        if entry.status is Status.DROPPED:  # (or a model key Model Zoo 2.10 no longer reads, which it refuses)
+            assert ("convert_legacy_params_to_trainer_params" in entry.detail or "ignores" in entry.detail
+                    or "Model Zoo 2.10.0 does not read model." in entry.detail), entry  # fmt: skip
 
 
 @pytest.mark.parametrize("path", LEGACY, ids=rel)

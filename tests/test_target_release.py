@@ -191,3 +191,21 @@ def test_a_list_of_val_dataloaders_in_the_legacy_layout(tmp_path: Path) -> None:
     entry = _entry(done, "trainer.fit.val_dataloader")
     assert entry.status is Status.LOSSY and "./val2" in entry.detail
     assert done.report.target["verified"] is True
+
+
+def test_model_keys_model_zoo_2x_no_longer_reads_are_left_out_of_a_migration(tmp_path: Path) -> None:
+    """From 2.4 the models' pydantic configs refuse keys they do not declare: a 1.x GPT-2's
+    use_position_embedding and allow_multireplica (read until 2.0.3 and 1.9.1) are left out of a
+    migration to 2.10 and named; its optimizer keys (cerebras.pytorch's, outside the key history) stay."""
+    path = tmp_path / "params.yaml"
+    path.write_text(MODEL_ZOO_1X.replace("  use_position_embedding: true\n", "  use_position_embedding: true\n"
+                                         "  allow_multireplica: false\n"))  # fmt: skip
+    done = translate(str(path), "cerebras", "cerebras", layout="trainer")
+    model = done.config["trainer"]["init"]["model"]
+    assert "use_position_embedding" not in model and "allow_multireplica" not in model
+    for key in ("model.use_position_embedding", "model.allow_multireplica"):
+        entry = _entry(done, key)
+        assert entry.status is Status.DROPPED and "Cerebras Model Zoo 2.10.0 does not read" in entry.detail
+    assert done.config["trainer"]["init"]["optimizer"]["adamw"]["weight_decay"] == 0.1
+    kept = translate(str(path), "cerebras", "cerebras", target_version="2.0.2")
+    assert yaml.safe_load(kept.dump())["model"]["use_position_embedding"] is True

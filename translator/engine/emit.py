@@ -75,7 +75,7 @@ class _Emission:
         source = ingested.source
         self.same = dst_format == (source.format if source else "?") and source is not None
         self.unsupplied: dict[str, str] = dict(source.meta.get("unsupplied") or {}) if source else {}
-        self.fresh = _fresh_rules(ingested, table, version) if self.same else set()
+        self.fresh = _fresh_rules(ingested, table, version, unplaceable) if self.same else set()
         self.passed: set[str] = set()
         self.applied: list[tuple[Rule, list[str]]] = []  # rules that wrote (or noted) their fields, with those fields
         self.homeless: dict[str, str] = {}  # leaf -> why the target layout has no place for it
@@ -243,7 +243,7 @@ def _unexpressible(exc: Unexpressible) -> Message:
     return as_message(exc.args[0] if exc.args else str(exc), "unexpressible")
 
 
-def _fresh_rules(ingested: Ingested, table: Table, version: str) -> set[int]:
+def _fresh_rules(ingested: Ingested, table: Table, version: str, unplaceable: Callable[[str], str | None] | None) -> set[int]:
     """Rules (by id) a same-format translation must write from the IR: a value of theirs came
     from --set or from a --with companion file, not from the leaves of the source itself; or the file
     left the rule's key at a default the target release changed (a 2022 NeoX file's weight decay 0.01,
@@ -260,22 +260,23 @@ def _fresh_rules(ingested: Ingested, table: Table, version: str) -> set[int]:
                 fresh.add(id(rule))
             elif value.origin is Origin.DEFAULT and read_as and read_as != version and _default_moved(rule, read_as, version):
                 fresh.add(id(rule))
-        if read_as and read_as != version and id(rule) not in fresh and _meaning_moved(rule, ingested, version):
+        if read_as and read_as != version and id(rule) not in fresh and _meaning_moved(rule, ingested, version, unplaceable):
             fresh.add(id(rule))  # the same keys mean another value at the target release: written from the IR
     return fresh
 
 
-def _meaning_moved(rule: Rule, ingested: Ingested, version: str) -> bool:
+def _meaning_moved(rule: Rule, ingested: Ingested, version: str, unplaceable: Callable[[str], str | None] | None) -> bool:
     """A rule whose reading depends on the release (its formula takes `version`) reads the file's own keys
-    as another value at the target release (Model Zoo's mixed_precision alone: float16 for a 1.x TensorFlow
-    model, bfloat16 for 2.4+)."""
+    that the target has a place for as another value at the target release (Model Zoo's mixed_precision
+    alone: float16 for a 1.x TensorFlow model, bfloat16 for 2.4+; its use_bfloat16 retired)."""
     formula = rule.formula
-    raw = ingested.raw
-    if formula is None or "version" not in formula.read_params() or not any(k in raw for k in rule.keys):
+    if formula is None or "version" not in formula.read_params() or rule.read_with:
+        return False  # (a value read relative to other fields is rewritten with them, by the format's writer)
+    raw = {k: v for k, v in ingested.raw.items() if unplaceable is None or not unplaceable(k)}
+    if not any(k in raw for k in rule.keys):
         return False
     kwargs = {arg: raw[k] if k in raw else rule.key_default(k, version) for arg, k in rule.read_args}
     kwargs.update({ident(k): raw.get(k) for k in rule.peek})
-    kwargs.update({arg: ingested.ir.get(name) for arg, name in rule.read_with})
     try:
         there = formula.read(**kwargs, version=version)
     except (TypeError, ValueError, ArithmeticError):

@@ -28,6 +28,7 @@ class ReleaseFacts:
     # unknown_refused: {since: release, by: what refuses it}: from that release on, the framework refuses a key
     # its release does not read, so a same-format migration leaves out (and names) keys the target retired
     unknown_refused: tuple[str, str] | None = None
+    refused_under: tuple[str, ...] = ()  # unknown_refused's `under`: only keys below these blocks
 
 
 def release_defaults(table: str, rule: Any, history: History | None) -> Any:
@@ -93,7 +94,7 @@ def table_releases(
             raise MappingTableError(f"{table}: {entry}: needs since (a release of the key history) and by")
         refusals.append((str(given["since"]), str(given["by"])) if given else None)
     facts = ReleaseFacts(aliases, tuple(raw.get("release_neutral") or ()), renamed, tuple(raw.get("watch_absent") or ()),
-                         *refusals)  # fmt: skip
+                         refusals[0], refusals[1], tuple((raw.get("unknown_refused") or {}).get("under") or ()))  # fmt: skip
     ordered = tuple(reversed(labels))
     current = history.aliases.get(CURRENT) if history else None
     if current in ordered and current != ordered[0]:

@@ -102,7 +102,11 @@ def retired(table: Any, release: str) -> Callable[[str], str | None] | None:
     if history.position[release] < history.position[refused[0]]:
         return None
 
+    under = table.releases.refused_under
+
     def why(leaf: str) -> str | None:
+        if under and not any(leaf.startswith(block + ".") for block in under):
+            return None  # (a block the key history knows only in part)
         if history.reads_within(leaf, release) is not False:
             return None  # read there, or no release's key
         name = history.record(leaf) or leaf
