@@ -90,3 +90,16 @@ def test_a_decoder_naming_no_model_is_still_read_from_its_blocks(tmp_path: Path)
     assert done.config["trainer"]["init"]["model"]["name"] == "gpt2"
     assert any(e.kind == "added_for_target" and e.status is Status.DEFAULTED for e in done.report.entries)
     assert yaml.safe_load(translate(_file(tmp_path, text), "cerebras", "neox").dump())["num_layers"] == 24
+
+
+def test_a_model_named_by_model_name_is_not_guessed(tmp_path: Path) -> None:
+    """Model Zoo 2.x configs may name the model `model_name` (its tutorials' eeh_config.yaml): a name, so
+    nothing is inferred from keys (the key history knows model_name only from the DPO model's code)."""
+    path = tmp_path / "eeh.yaml"
+    path.write_text(yaml.safe_dump({"trainer": {"init": {
+        "model": {"model_name": "llama", "hidden_size": 4096, "num_hidden_layers": 32, "num_heads": 32,
+                  "filter_size": 14336, "vocab_size": 128256, "max_position_embeddings": 8192, "nonlinearity": "swiglu",
+                  "norm_type": "rmsnorm", "position_embedding_type": "rotary", "rotary_dim": 128},
+        "optimizer": {"AdamW": {"learning_rate": 1e-4}}, "loop": {"max_steps": 10}}}}))  # fmt: skip
+    done = translate(str(path), "cerebras", "neox")
+    assert done.ir.get("model.family") == "llama" and yaml.safe_load(done.dump())["num_layers"] == 32

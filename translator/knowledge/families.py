@@ -48,12 +48,13 @@ class Families:
     defaults: tuple[tuple[str, Any], ...] = ()
     defaults_until: str | None = None
     covered: frozenset[str] = frozenset()  # the model folders of the families the canonical fields describe
+    name_aliases: tuple[str, ...] = ()  # other keys naming the model (Model Zoo 2.x's model_name)
 
     def of(self, tree: dict[str, Any], history: Any = None) -> Family | None:
         """The unsupported family a parsed config is of, or None (a family the fields cover, or unknown).
         With the key history: a file naming no model whose block has keys only other models read is of the
         family those models make (FamilyUntold when they make none, or several)."""
-        name = at_path(tree, self.name_key) if self.name_key else None
+        name = next((n for k in (self.name_key, *self.name_aliases) if k and (n := at_path(tree, k)) is not None), None)
         processors = {str(v) for k in self.processor_keys if (v := at_path(tree, k)) is not None}
         for family in self.unsupported:
             if isinstance(name, str) and name in family.names:
@@ -65,8 +66,9 @@ class Families:
     def _by_readers(self, tree: dict[str, Any], history: Any) -> Family | None:
         """The family of the models whose code alone reads some of the block's keys (none: a covered family)."""
         block = tree.get(self.block)
+        leaves = list(flatten(block)) if isinstance(block, dict) else []
         foreign: dict[str, frozenset[str]] = {}
-        for leaf in flatten(block) if isinstance(block, dict) else ():
+        for leaf in leaves:
             key = f"{self.block}.{leaf}"
             readers = history.models_of(key) if key not in self.keep else None
             if readers is not None and not readers & self.covered:
@@ -75,6 +77,12 @@ class Families:
             return None
         common = frozenset.intersection(*foreign.values())
         found = {f.name: f for f in self.unsupported for folder in common if folder == f.name or folder in f.names}
+        if len(found) > 1:  # the family whose models read most of the block's keys, when one does
+            score = {name: sum(bool(readers & {name, *f.names}) for key in leaves
+                               if (readers := history.models_of(f"{self.block}.{key}")) is not None)
+                     for name, f in found.items()}  # fmt: skip
+            best = max(score.values())
+            found = {name: f for name, f in found.items() if score[name] == best}
         if len(found) == 1:
             return next(iter(found.values()))
         raise FamilyUntold(foreign, sorted(found) or sorted(common))
@@ -102,7 +110,7 @@ def load_families(table: str, raw: Any) -> Families | None:
         )
         return Families(str(raw["block"]), tuple(raw["fields"]), raw.get("name_key"), tuple(raw.get("processor_keys", ())),
                         unsupported, tuple(raw.get("keep", ())), tuple(dict(raw.get("defaults") or {}).items()),
-                        raw.get("defaults_until"), frozenset(raw.get("covered", ())))  # fmt: skip
+                        raw.get("defaults_until"), frozenset(raw.get("covered", ())), tuple(raw.get("name_aliases", ())))  # fmt: skip
     except (KeyError, TypeError, AttributeError) as exc:
         raise MappingTableError(f"{table}: families: needs block, fields and unsupported: {{family: {{what, ...}}}} ({exc})") from None
 
