@@ -123,7 +123,10 @@ def _entry_for(
     if fate.kind == "unresolved":
         if dst_format == src_format and out.get(leaf) == raw:
             return said(leaf, leaf, Status.EXACT, fate.notes, fields_of(fate))
-        return said(leaf, None, Status.LOSSY if fate.rule else Status.DROPPED, fate.notes, fields_of(fate))
+        # the launcher decides the value ("auto"): missing, with the --set that gives it; a key no
+        # canonical field holds (a ZeRO bucket size) is not carried either way
+        return said(leaf, None, Status.MISSING if fate.rule and fate.rule.fields else Status.DROPPED, fate.notes,
+                    fields_of(fate))
     rule = fate.rule
     assert rule is not None and rule.is_const
     reason = ingested.lossy.get(id(rule))
