@@ -44,6 +44,11 @@ class TrainerBatch:
     def write(value: int | None, micro: int | None, grad_accum: int | None, world: int | None) -> Any:
         dp, where = ranks(world, [])
         done = split(value, micro, grad_accum, dp, where)
+        if not isinstance(done, str) and done.micro is None:  # TrainingArguments would default it to 8 silently
+            from ...formula import Missing
+
+            return {"per_device_train_batch_size": Missing(
+                "the micro batch per GPU: give --set batch.micro=N, or --world-size so the global batch splits")}
         keys = written(done, ("deepspeed_train_batch_size", "per_device_train_batch_size", "gradient_accumulation_steps"))
         return _twins(keys)
 
