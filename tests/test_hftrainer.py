@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from translator import InputError, Status, translate
-from translator.formats.hftrainer import scheduler
-from translator.formats.hftrainer.reader import READER
-from translator.schedule.fields import parse
+from neoconv import InputError, Status, translate
+from neoconv.formats.hftrainer import scheduler
+from neoconv.formats.hftrainer.reader import READER
+from neoconv.schedule.fields import parse
 
 INPUTS = Path(__file__).resolve().parent.parent / "fixtures" / "inputs" / "hftrainer"
 SFT, DS3 = INPUTS / "sft-zero3.yaml", INPUTS / "ds-zero3-auto.json"
@@ -158,7 +158,7 @@ def test_a_stated_value_the_arguments_contradict_is_refused(tmp_path: Path) -> N
 
 def test_the_deepspeed_scheduler_runs_instead_of_the_trainers() -> None:
     """deepspeed_optim_sched: a `scheduler` block is DeepSpeed's WarmupDecayLR, its "auto" from the arguments."""
-    from translator.formats.deepspeed import scheduler as ds
+    from neoconv.formats.deepspeed import scheduler as ds
 
     result = translate([LINEAR], "hftrainer", "megatron", with_files=[(str(DS_DECAY), "hftrainer")], world_size=4)
     block = {"type": "WarmupDecayLR", "params": {"warmup_min_lr": 0, "warmup_max_lr": 3e-4, "warmup_num_steps": 100,
