@@ -235,3 +235,75 @@ def test_written_pair_runs_as_the_source_ran(tmp_path: Path) -> None:
     source = parse(megatron.ir.get("schedule.phases"))
     assert max(abs(back.value(k) - source.value(k)) for k in range(1201)) < 1e-18  # the run's 1200 steps
     assert result.config["lr_scheduler_type"] == "cosine" and result.config["warmup_steps"] == 120
+
+
+# ---- what the Trainer takes as the run's length and batch ---------------------------------------------------------
+def test_max_steps_is_the_runs_length_and_epochs_beside_it_are_not_written(tmp_path: Path) -> None:
+    path = tmp_path / "ta.yaml"
+    path.write_text("output_dir: o\nper_device_train_batch_size: 2\nmax_steps: 100\nnum_train_epochs: 3.0\n")
+    read = translate([path], "hftrainer", "neox", world_size=2)
+    assert (read.ir.get("train.steps"), read.ir.get("train.epochs")) == (100, None)  # trainer.py: max_steps > 0 wins
+    assert "max_steps > 0 is the run's length" in read.report.by_source()["num_train_epochs"].detail
+    veomni = INPUTS.parent / "veomni" / "tinyllama-flat.yaml"  # VeOmni states both: its steps count every epoch
+    back = translate([veomni], "veomni", "hftrainer")
+    assert back.config["max_steps"] == 47684 and "num_train_epochs" not in back.config
+    entry = back.report.by_source()["train.num_train_epochs"]
+    assert entry.status is Status.DROPPED and "only applies when train.steps=None" in entry.detail
+    epochs = tmp_path / "e.yaml"
+    epochs.write_text("output_dir: o\nper_device_train_batch_size: 2\nnum_train_epochs: 2\n")
+    assert translate([epochs], "hftrainer", "hftrainer").config["num_train_epochs"] == 2
+
+
+@pytest.mark.parametrize("snippet,expected,missing", [
+    # the world size decides the accumulation: without it, only a global batch equal to the micro batch says it (1)
+    ({"train_batch_size": 32, "train_micro_batch_size_per_gpu": 32}, {"per_device_train_batch_size": 32, "gradient_accumulation_steps": 1}, None),
+    ({"train_batch_size": 256, "train_micro_batch_size_per_gpu": 8}, {"per_device_train_batch_size": 8}, "gradient_accumulation_steps"),
+    ({"train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 8}, {"per_device_train_batch_size": 4, "gradient_accumulation_steps": 8}, None),
+    ({"zero_optimization": {"stage": 1}}, {}, "per_device_train_batch_size"),  # the Trainer would run 8 per GPU
+])  # fmt: skip
+def test_a_batch_without_the_world_size(snippet: dict, expected: dict, missing: str | None) -> None:  # type: ignore[type-arg]
+    result = translate(snippet, "deepspeed", "hftrainer")
+    assert {k: result.config.get(k) for k in expected} == expected
+    gaps = [e for e in result.report.entries if e.status is Status.MISSING and "batch.micro" in e.fields]
+    assert [e.target_key for e in gaps] == ([missing] if missing else [])
+    if missing == "gradient_accumulation_steps":
+        assert "gradient_accumulation_steps" not in result.config and result.config["deepspeed"]["train_batch_size"] == 256
+        assert "give --world-size N" in gaps[0].detail
+        at8 = translate(snippet, "deepspeed", "hftrainer", world_size=8).config
+        assert (at8["per_device_train_batch_size"], at8["gradient_accumulation_steps"]) == (8, 4)
+
+
+# ---- another transformers release (hftrainer2hftrainer --to-version) ---------------------------------------------
+def test_a_file_goes_to_another_release_with_the_fields_it_has(tmp_path: Path) -> None:
+    path = tmp_path / "ta.yaml"
+    path.write_text("output_dir: o\noverwrite_output_dir: true\nper_device_train_batch_size: 2\nmax_steps: 100\n"
+                    "learning_rate: 1.0e-4\nlogging_dir: runs/x\nevaluation_strategy: steps\nwarmup_ratio: 0.1\n")  # a 4.4x file
+    source = translate([path], "hftrainer", "neox", world_size=1)
+    assert parse(source.ir.get("schedule.phases")).value(5) == pytest.approx(1e-4 * 5 / 10)
+    new = translate([path], "hftrainer", "hftrainer")  # the newest release, 5.23.0
+    assert new.report.target["version"] == "5.23.0"
+    assert new.config["warmup_steps"] == 0.1 and "warmup_ratio" not in new.config  # 5.x: below 1 is a ratio
+    assert "overwrite_output_dir" not in new.config and "logging_dir" not in new.config
+    assert new.config["eval_strategy"] == "steps" and "evaluation_strategy" not in new.config
+    by = new.report.by_source()
+    assert by["warmup_ratio"].status is Status.CONVERTED and by["warmup_ratio"].target_key == "warmup_steps"
+    for gone in ("overwrite_output_dir", "logging_dir"):
+        assert by[gone].status is Status.DROPPED and "transformers 5.23.0 has no TrainingArguments field" in by[gone].detail
+    assert new.report.target["added_by_verification"] == 0
+    again = tmp_path / "new.yaml"
+    again.write_text(new.dump())
+    assert parse(translate([again], "hftrainer", "neox", world_size=1).ir.get("schedule.phases")).to_json() == \
+        parse(source.ir.get("schedule.phases")).to_json()  # fmt: skip
+    old = translate([again], "hftrainer", "hftrainer", target_version="4.57.1")  # back to a 4.x: warmup_ratio
+    assert old.config["warmup_ratio"] == 0.1 and "warmup_steps" not in old.config
+    assert old.report.by_source()["warmup_steps"].status is Status.CONVERTED
+
+
+def test_a_tensorboard_directory_is_written_only_to_releases_that_read_it(pythia160m: Path) -> None:
+    kept = translate(pythia160m, "neox", "hftrainer", world_size=8, target_version="5.10.0",
+                     set_values={"logging.tensorboard_dir": "tb"})  # fmt: skip
+    assert kept.config["logging_dir"] == "tb"
+    newest = translate(pythia160m, "neox", "hftrainer", world_size=8, set_values={"logging.tensorboard_dir": "tb"})
+    assert "logging_dir" not in newest.config  # 5.11+: TENSORBOARD_LOGGING_DIR from the environment
+    entry = next(e for e in newest.report.entries if "logging.tensorboard_dir" in e.fields)
+    assert entry.status is Status.DROPPED

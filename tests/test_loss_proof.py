@@ -135,6 +135,10 @@ FIXTURE_CONFIGS = [
     ([INPUTS / "veomni" / "tinyllama-nested.yaml", INPUTS / "veomni" / "overrides.args"], "veomni"),
     *[([p], "hf") for p in sorted((INPUTS / "hf").glob("*.json"))],  # every HF model type neoconv maps
     *[([p], "megatron") for p in sorted((INPUTS / "megatron").iterdir()) if p.suffix in (".args", ".sh", ".yaml")],
+    # TrainingArguments alone, and with the DeepSpeed config they run with ("auto" filled as transformers fills it)
+    *[([p], "hftrainer") for p in sorted((INPUTS / "hftrainer").glob("*.yaml")) + [INPUTS / "hftrainer" / "trainer-linear.json"]],
+    ([INPUTS / "hftrainer" / "sft-zero3.yaml", INPUTS / "hftrainer" / "ds-zero3-auto.json"], "hftrainer"),
+    ([INPUTS / "hftrainer" / "trainer-linear.json", INPUTS / "hftrainer" / "ds-warmupdecay-auto.json"], "hftrainer"),
 ]
 
 
@@ -154,7 +158,9 @@ WORLD_SIZED = [([INPUTS / "neox" / "pythia-160m.yml"], "neox"), ([INPUTS / "deep
                *[([p], "deepspeed") for p in sorted((INPUTS / "deepspeed").glob("*.json"))[:3]],
                ([INPUTS / "megatron" / "mixtral-8x7b.args"], "megatron"),
                # formats with no data-parallel size: the target's own, from the GPUs (a `target_value`)
-               ([INPUTS / "cerebras" / "gpt2-small-legacy.yaml"], "cerebras"), ([INPUTS / "hf" / "bloom-7b1.json"], "hf")]  # fmt: skip
+               ([INPUTS / "cerebras" / "gpt2-small-legacy.yaml"], "cerebras"), ([INPUTS / "hf" / "bloom-7b1.json"], "hf"),
+               ([INPUTS / "hftrainer" / "sft-zero3.yaml", INPUTS / "hftrainer" / "ds-zero3-auto.json"], "hftrainer"),
+               ([INPUTS / "hftrainer" / "trainer-linear.json", INPUTS / "hftrainer" / "ds-warmupdecay-auto.json"], "hftrainer")]  # fmt: skip
 
 
 @pytest.mark.parametrize(

@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 """Generate schemas/history/hftrainer.json: every field of transformers' `TrainingArguments` at each
 release read, plus the keys of the tools whose train files are TrainingArguments with keys of their own
-(TRL's SFTConfig/DPOConfig, LLaMA-Factory's argument dataclasses, axolotl's config model).
+(TRL's config classes and script arguments, LLaMA-Factory's argument dataclasses, axolotl's config model,
+open-r1's recipe arguments).
 
 TrainingArguments is a dataclass (transformers/training_args.py); HfArgumentParser turns each field into
 one option and `parse_json_file` / `parse_yaml_file` take them as keys. The sources are the packages as
 PyPI ships them (a wheel holds the source), unpacked one per folder:
 
     SOURCES/t<version>/transformers/training_args.py     (one folder per transformers release)
-    SOURCES/trl/trl/trainer/{sft,dpo}_config.py
+    SOURCES/trl/trl/trainer/*_config.py, scripts/{utils,grpo}.py   (TRL 1.16.0; SOURCES/trl-0.16.1/trl: 0.16.1)
+    SOURCES/open-r1/configs.py       (huggingface/open-r1 src/open_r1/configs.py at DIALECTS["open-r1"])
     SOURCES/llamafactory/llamafactory/hparams/*.py
     SOURCES/axolotl/axolotl/utils/schemas/*.py
 
@@ -54,7 +56,8 @@ RELEASES = (
     ("5.23.0", "2026-11-10"),
 )  # fmt: skip
 ALIASES = {"current": "5.23.0", "4": "4.57.1", "5": "5.23.0"}
-DIALECTS = {"trl": "1.16.0", "llamafactory": "0.9.5", "axolotl": "0.19.0"}
+DIALECTS = {"trl": "0.16.1, 1.16.0", "llamafactory": "0.9.5", "axolotl": "0.19.0", "open-r1": "1416fa0"}
+TRL_FOLDERS = {"0.16.1": "trl-0.16.1", "1.16.0": "trl"}  # (old field names: vllm_device, torch_dtype, ...)
 TA = "transformers/training_args.py"
 RENAMES = (
     Rename("evaluation_strategy", "eval_strategy", "4.41.2", "huggingface/transformers@v4.41.0:" + TA,
@@ -111,15 +114,34 @@ def snapshot(path: Path) -> Snapshot:
     return fields
 
 
+def aliases(cls: ast.ClassDef) -> set[str]:
+    """The names a pydantic model also takes a field by (`Field(alias="model_type")`: axolotl's remapped keys)."""
+    found: set[str] = set()
+    for node in ast.walk(cls):
+        if isinstance(node, ast.Call) and ast.unparse(node.func).split(".")[-1] == "Field":
+            found |= {kw.value.value for kw in node.keywords if kw.arg == "alias" and isinstance(kw.value, ast.Constant)
+                      and isinstance(kw.value.value, str)}  # fmt: skip
+    return found
+
+
+def module_classes(path: Path) -> dict[str, list[str]]:
+    """The fields of every dataclass a module defines (its own fields, not those it inherits)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found = {stmt.name: sorted(dataclass_fields(tree, (stmt.name,))) for stmt in tree.body if isinstance(stmt, ast.ClassDef)}
+    return {name: names for name, names in found.items() if names}
+
+
 def dialect_keys(sources: Path) -> dict[str, JSON]:
     """Each dialect's own keys (not TrainingArguments fields), by the class that declares them."""
     out: dict[str, JSON] = {}
-    trl = sources / "trl" / "trl" / "trainer"
-    out["trl"] = {
-        "version": DIALECTS["trl"],
-        "classes": {name: sorted(dataclass_fields(ast.parse((trl / f"{mod}_config.py").read_text()), (name,)))
-                    for name, mod in (("SFTConfig", "sft"), ("DPOConfig", "dpo"))},
-    }  # fmt: skip
+    trl_classes: dict[str, set[str]] = {}
+    for folder in TRL_FOLDERS.values():  # every config class (trainer/*_config.py) and the scripts' arguments
+        root = sources / folder / "trl"
+        for path in [*sorted((root / "trainer").glob("*_config.py")), root / "scripts" / "utils.py", root / "scripts" / "grpo.py"]:
+            for name, names in module_classes(path).items():
+                trl_classes.setdefault(name, set()).update(names)
+    out["trl"] = {"version": DIALECTS["trl"], "classes": {k: sorted(v) for k, v in sorted(trl_classes.items())}}
+    out["open-r1"] = {"version": DIALECTS["open-r1"], "classes": module_classes(sources / "open-r1" / "configs.py")}
     lf = sources / "llamafactory" / "llamafactory" / "hparams"
     classes: dict[str, list[str]] = {}
     for module in ("model_args", "data_args", "finetuning_args", "generating_args", "evaluation_args", "training_args"):
@@ -136,7 +158,7 @@ def dialect_keys(sources: Path) -> dict[str, JSON]:
         tree = ast.parse(path.read_text())
         for stmt in tree.body:
             if isinstance(stmt, ast.ClassDef):
-                names = sorted(dataclass_fields(tree, (stmt.name,)))
+                names = sorted(set(dataclass_fields(tree, (stmt.name,))) | aliases(stmt))
                 if names:
                     classes[f"{path.stem}.{stmt.name}"] = names
     out["axolotl"] = {"version": DIALECTS["axolotl"], "classes": classes}

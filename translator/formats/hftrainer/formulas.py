@@ -3,10 +3,11 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from ...batch_split import ranks, split, written
-from ...formula import formula
+from ...formula import Approx, Extension, Missing, formula
 from . import schedule  # noqa: F401  (registers hftrainer.lr_schedule)
 
 DEFAULT_MICRO, DEFAULT_ACCUM = 8, 1  # TrainingArguments' per_device_train_batch_size, gradient_accumulation_steps
@@ -45,18 +46,23 @@ class TrainerBatch:
         dp, where = ranks(world, [])
         done = split(value, micro, grad_accum, dp, where)
         if not isinstance(done, str) and done.micro is None:  # TrainingArguments would default it to 8 silently
-            from ...formula import Missing
-
             return {"per_device_train_batch_size": Missing(
                 "the micro batch per GPU: give --set batch.micro=N, or --world-size so the global batch splits")}
-        keys = written(done, ("deepspeed_train_batch_size", "per_device_train_batch_size", "gradient_accumulation_steps"))
-        return _twins(keys)
+        keys = _twins(written(done, ("deepspeed_train_batch_size", "per_device_train_batch_size", "gradient_accumulation_steps")))
+        inner = keys.value if isinstance(keys, Approx) else keys
+        total, accum = inner.get("deepspeed_train_batch_size"), inner.get("gradient_accumulation_steps")
+        if dp is None and isinstance(total, int) and accum is None and done.micro != total:  # type: ignore[union-attr]
+            # without the world size the accumulation is unknown, and the Trainer's default 1 would hold only on
+            # total / micro GPUs (trainer_config_process checks train_batch_size = world x micro x accumulation)
+            inner["gradient_accumulation_steps"] = Missing(
+                f"the Trainer's global batch is world size x per_device_train_batch_size x gradient_accumulation_steps: "
+                f"give --world-size N (the GPUs it runs on) to derive the accumulation for the global batch {total}, "
+                f"or --set batch.grad_accum=N")  # fmt: skip
+        return keys
 
 
 def _twins(keys: Any) -> Any:
     """The DeepSpeed config states what the Trainer does (concrete values: the Trainer checks them)."""
-    from ...formula import Approx
-
     inner = keys.value if isinstance(keys, Approx) else keys
     if "per_device_train_batch_size" in inner:
         inner["deepspeed_train_micro_batch_size_per_gpu"] = inner["per_device_train_batch_size"]
@@ -123,3 +129,67 @@ class TrainerBetas:
     @staticmethod
     def write(value: Any) -> dict[str, Any]:
         return {"adam_beta1": value[0], "adam_beta2": value[1]}
+
+
+@formula("hftrainer.epochs")
+class TrainerEpochs:
+    """num_train_epochs: the run's length when max_steps is not above 0 (trainer.py: max_steps =
+    ceil(num_train_epochs x update steps per epoch), so a fraction of an epoch runs too)."""
+
+    @staticmethod
+    def read(num_train_epochs: Any, steps: int | None) -> Any:
+        if steps is not None or num_train_epochs is None:
+            return None  # max_steps > 0: the Trainer ignores num_train_epochs
+        value = float(num_train_epochs)
+        if value.is_integer():
+            return int(value)
+        return Extension(f"num_train_epochs {value:g} is a fraction of an epoch: the Trainer runs ceil({value:g} x the "
+                         "update steps of an epoch), which the dataset's size decides (give --set train.steps=N)")
+
+    @staticmethod
+    def write(value: Any) -> dict[str, Any]:
+        return {"num_train_epochs": value}
+
+
+def _interval(key: str, value: Any, steps: int | None) -> Any:
+    """logging_steps / save_steps / eval_steps: below 1 a ratio of the run's steps, ceil(max_steps x ratio)
+    (Trainer._inner_training_loop), whole steps otherwise."""
+    if value is None or value >= 1 or value == 0:
+        return value
+    if steps is None:
+        return Extension(f"{key} {value:g} is a ratio of the run's steps (the Trainer runs ceil(total steps x {value:g})): "
+                         "give --set train.steps=N to carry it")  # fmt: skip
+    return math.ceil(steps * value)
+
+
+@formula("hftrainer.logging_steps")
+class TrainerLoggingSteps:
+    @staticmethod
+    def read(logging_steps: Any, steps: int | None) -> Any:
+        return _interval("logging_steps", logging_steps, steps)
+
+    @staticmethod
+    def write(value: Any) -> dict[str, Any]:
+        return {"logging_steps": value}
+
+
+@formula("hftrainer.save_steps")
+class TrainerSaveSteps:
+    @staticmethod
+    def read(save_steps: Any, steps: int | None) -> Any:
+        return _interval("save_steps", save_steps, steps)
+
+    @staticmethod
+    def write(value: Any) -> dict[str, Any]:
+        return {"save_steps": value}
+
+
+@formula("hftrainer.eval_steps")
+class TrainerEvalSteps:
+    @staticmethod
+    def read(eval_steps: Any, steps: int | None) -> Any:
+        return _interval("eval_steps", eval_steps, steps)
+
+    @staticmethod
+    def write(value: Any) -> dict[str, Any]:
+        return {"eval_steps": value}

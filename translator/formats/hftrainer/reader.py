@@ -18,7 +18,8 @@ from typing import Any
 
 from ...errors import InputError
 from ...io import flatten, key_line, parse_json, parse_yaml, read_text
-from ...source import Source
+from ...source import Source, note_duplicates
+from ...yamlread import Duplicate
 from ..spec import ModelConfig, Reader
 from .auto import Mismatch, resolve
 from .dialects import dialect_of, renamed, runtime
@@ -58,11 +59,16 @@ def is_deepspeed_config(tree: dict[str, Any]) -> bool:
     return bool(set(tree) & DS_KEYS) and not set(tree) & TA_MARKERS
 
 
-def _parse(name: str) -> tuple[dict[str, Any], str]:
+def _parse(name: str) -> tuple[dict[str, Any], str, list[Duplicate]]:
     text = read_text(name)
     if name.endswith(".json"):
-        return parse_json(text, name), text
-    return parse_yaml(text, name), text
+        return parse_json(text, name), text, []
+    duplicates: list[Duplicate] = []  # yaml.safe_load (HfArgumentParser.parse_yaml_file, TRL, LLaMA-Factory): the last wins
+    return parse_yaml(text, name, duplicates=duplicates), text, duplicates
+
+
+def _positive(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
 
 
 class TrainerReader(Reader):
@@ -71,9 +77,10 @@ class TrainerReader(Reader):
     def read(self, paths: list[str], *, layout: str | None = None, model_config: ModelConfig = None) -> Source:
         args: tuple[str, dict[str, Any], str] | None = None
         ds: tuple[str, dict[str, Any], str] | None = None
+        repeated: list[Duplicate] = []
         for path in paths:
             name = str(path)
-            tree, text = _parse(name)
+            tree, text, duplicates = _parse(name)
             if is_deepspeed_config(tree):
                 if ds is not None:
                     raise InputError(f"two DeepSpeed configs ({ds[0]} and this one); a run has one", file=name)
@@ -82,12 +89,15 @@ class TrainerReader(Reader):
                 raise InputError(f"two TrainingArguments files ({args[0]} and this one): give one, and its DeepSpeed "
                                  "config with --with", file=name)  # fmt: skip
             else:
-                args = (name, tree, text)
+                args, repeated = (name, tree, text), duplicates
         if args is None:
             raise InputError("a DeepSpeed config alone: give the TrainingArguments file it runs with, and this one with "
                              "--with (or read it as deepspeed)", file=str(paths[0]))  # fmt: skip
         name, tree, text = args
-        return self.build(tree, name, text, ds)
+        source = self.build(tree, name, text, ds)
+        if repeated:
+            note_duplicates(source, tree, repeated, "HfArgumentParser's yaml.safe_load", name)
+        return source
 
     def from_tree(
         self, tree: dict[str, Any], *, name: str = "<config>", text: str = "", model_config: ModelConfig = None
@@ -115,6 +125,8 @@ class TrainerReader(Reader):
             meta["deepspeed_named"] = named
             notes["deepspeed"] = NOT_READ.format(path=named)
         unresolved: dict[str, str] = runtime(dialect, tree)
+        if _positive(tree.get("max_steps")) and tree.get("num_train_epochs") is not None:
+            notes["num_train_epochs"] = "the Trainer ignores it: max_steps > 0 is the run's length (trainer.py)"
         if isinstance(tree.get("deepspeed"), dict):
             inline = tree["deepspeed"] = copy.deepcopy(tree["deepspeed"])
             try:
@@ -132,6 +144,7 @@ class TrainerReader(Reader):
             aliases.update({leaf: leaf[len("deepspeed.") :] for leaf in flatten(tree) if leaf.startswith("deepspeed.")})
         source = TrainerSource(FORMAT, tree, [name] + ([ds_name] if ds_name else []), {name: text} if text else {},
                                {k: name for k in tree}, notes=notes, meta=meta, aliases=aliases, unresolved=unresolved,
+                               placeholders=frozenset(unresolved),
                                ds_file=ds_name, ds_text=ds_text, renames=renames)  # fmt: skip
         if ds_name:
             source.texts[ds_name] = ds_text

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...io import dump_json, dump_yaml, unflatten
-from ..spec import WriteContext, WriteResult, Writer, added_for_target
+from ..spec import ExtraEntry, WriteContext, WriteResult, Writer, added_for_target
+from .release import move_warmup, unplaceable
 
 DS = "deepspeed"
 SUFFIX = ".ds_config.json"
@@ -38,12 +39,14 @@ class TrainerWriter(Writer):
     def write(self, leaves: dict[str, Any], ctx: WriteContext) -> WriteResult:
         from ...mapping import load_table
 
-        tree = unflatten({k: v for k, v in leaves.items() if v is not None})
+        leaves = {k: v for k, v in leaves.items() if v is not None}
+        moved, amended = move_warmup(leaves, ctx.version) if ctx.source_format == self.format else ({}, {})
+        tree = unflatten(leaves)
+        extra = _accumulation(tree) if ctx.source_format != self.format else []
         order = load_table(self.format).order
         document = {key: tree.pop(key) for key in order if key in tree}
         document.update(tree)
         ds = document.pop(DS, None)
-        extra = []
         name = side_name(ctx.output)
         if isinstance(ds, dict) and ds:
             ds.setdefault("zero_optimization", {"stage": 0})
@@ -57,7 +60,12 @@ class TrainerWriter(Writer):
         side = {name: dump_json(document[DS])} if name and isinstance(document.get(DS), dict) else {}
         if side:
             header.append(f"# The DeepSpeed config is {name}, written beside this file")
-        return TrainerWriteResult(document, header, side_files=side, extra_entries=extra, side_name=name if side else None)
+        return TrainerWriteResult(document, header, side_files=side, extra_entries=extra, side_name=name if side else None,
+                                  amended=amended, target_paths=moved)  # fmt: skip
+
+    def unplaceable(self, leaf: str, layout: str | None, version: str | None = None) -> str | None:
+        """A field the target release's TrainingArguments does not have (same-format translation)."""
+        return unplaceable(leaf, version)
 
     def header(self, document: dict[str, Any], ctx: WriteContext) -> list[str]:
         return [f"# HF TrainingArguments written by neoconv" + (f" from {ctx.sources}" if ctx.sources else "")]
@@ -71,6 +79,23 @@ class TrainerWriter(Writer):
         if name and isinstance(document.get(DS), dict):
             document = {**document, DS: name}
         return "".join(line + "\n" for line in result.header) + self.serialise(document)
+
+
+def _accumulation(tree: dict[str, Any]) -> list[ExtraEntry]:
+    """A micro batch written without an accumulation the source states (a DeepSpeed config whose global batch is
+    its micro batch, or that has none) runs with the Trainer's gradient_accumulation_steps 1: stated, so the file
+    says the run the source meant (a global batch other than the micro batch, without the world size, leaves the
+    accumulation missing instead)."""
+    found = tree.get(DS)
+    ds: dict[str, Any] = found if isinstance(found, dict) else {}
+    micro, total = tree.get("per_device_train_batch_size"), ds.get("train_batch_size")
+    if micro is None or "gradient_accumulation_steps" in tree or total not in (None, micro):
+        return []
+    tree["gradient_accumulation_steps"] = 1
+    if ds:
+        ds["gradient_accumulation_steps"] = 1
+    return [added_for_target("the HF Trainer", "gradient_accumulation_steps", 1, "the Trainer's default: one micro "
+                             "batch per optimizer step on every GPU", ("batch.grad_accum",))]  # fmt: skip
 
 
 def _ordered(ds: dict[str, Any]) -> dict[str, Any]:
