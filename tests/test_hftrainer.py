@@ -307,3 +307,55 @@ def test_a_tensorboard_directory_is_written_only_to_releases_that_read_it(pythia
     assert "logging_dir" not in newest.config  # 5.11+: TENSORBOARD_LOGGING_DIR from the environment
     entry = next(e for e in newest.report.entries if "logging.tensorboard_dir" in e.fields)
     assert entry.status is Status.DROPPED
+
+
+# ---- --layout auto: "auto" wherever transformers fills the value ----------------------------------------------------
+def test_layout_auto_writes_what_transformers_fills_as_auto(tmp_path: Path) -> None:
+    megatron = INPUTS.parent / "megatron" / "llama3-8b.args"
+    concrete = translate([str(megatron)], "megatron", "hftrainer", world_size=8, output=str(tmp_path / "c.yaml"))
+    auto = translate([str(megatron)], "megatron", "hftrainer", world_size=8, layout="auto", output=str(tmp_path / "a.yaml"))
+    plain, filled = json.loads(concrete.side_files["c.ds_config.json"]), json.loads(auto.side_files["a.ds_config.json"])
+    assert (plain["train_batch_size"], plain["train_micro_batch_size_per_gpu"], plain["gradient_accumulation_steps"]) == (128, 1, 16)
+    assert {k: filled[k] for k in ("train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps",
+                                   "gradient_clipping")} == dict.fromkeys(("train_batch_size", "train_micro_batch_size_per_gpu",
+                                                                           "gradient_accumulation_steps", "gradient_clipping"), "auto")  # fmt: skip
+    assert filled["bf16"] == {"enabled": "auto"} and filled["zero_optimization"] == plain["zero_optimization"]
+    assert auto.report.target["layout"] == "auto" and auto.report.target["added_by_verification"] == 0
+    for result, name in ((concrete, "c"), (auto, "a")):
+        (tmp_path / f"{name}.yaml").write_text(result.dump())
+        (tmp_path / f"{name}.ds_config.json").write_text(result.side_files[f"{name}.ds_config.json"])
+    back = [translate([str(tmp_path / f"{n}.yaml"), str(tmp_path / f"{n}.ds_config.json")], "hftrainer", "neox", world_size=8)
+            for n in ("c", "a")]  # fmt: skip
+    assert back[0].ir.plain() == back[1].ir.plain()
+    assert back[1].report.source["layout"] == "auto" and back[0].report.source["layout"] == "concrete"
+    again = translate([str(tmp_path / "a.yaml"), str(tmp_path / "a.ds_config.json")], "hftrainer", "hftrainer",
+                      output=str(tmp_path / "d.yaml"))  # the default layout: concrete  # fmt: skip
+    assert json.loads(again.side_files["d.ds_config.json"])["train_micro_batch_size_per_gpu"] == 1
+
+
+# ---- constructs of real train files (TRL / open-r1 recipes, axolotl model cards) ------------------------------------
+def test_a_grpo_recipe_reads_with_every_key_named(tmp_path: Path) -> None:
+    path = tmp_path / "grpo.yaml"
+    path.write_text("model_name_or_path: Qwen/Qwen2.5-1.5B-Instruct\ntorch_dtype: bfloat16\ndataset_name: some/dataset\n"
+                    "do_eval: false\nbf16: true\nnum_generations: 7\nmax_prompt_length: 512\nuse_vllm: true\n"
+                    "vllm_gpu_memory_utilization: 0.7\nreward_funcs: [accuracy, format]\nbenchmarks: []\n"
+                    "hub_model_revision: v00.00\nlearning_rate: 3.0e-06\nlr_scheduler_type: cosine\nwarmup_ratio: 0.1\n"
+                    "num_train_epochs: 0.1\nper_device_train_batch_size: 16\ngradient_accumulation_steps: 4\n"
+                    "save_steps: 0.1\nlogging_steps: 5\ndo_eval: true\noutput_dir: data/out\n")  # fmt: skip
+    result = translate([path], "hftrainer", "megatron", world_size=8)
+    by = result.report.by_source()
+    assert not [e.source_key for e in result.report.entries if e.status is Status.UNKNOWN]
+    assert "TRL" in by["num_generations"].detail and "TRL" in by["dataset_name"].detail and "ModelConfig" in by["torch_dtype"].detail
+    assert "open-r1" in by["hub_model_revision"].detail and "TRL" in by["reward_funcs"].detail
+    assert "a fraction of an epoch" in by["num_train_epochs"].detail and by["num_train_epochs"].status is Status.DROPPED
+    assert "a ratio of the run's steps" in by["save_steps"].detail  # 0.1 of steps neoconv does not know
+    assert "given twice (lines 4 and 21)" in by["do_eval"].detail and result.ir.get("train.log_interval") == 5
+    with_steps = translate([path], "hftrainer", "megatron", world_size=8, set_values={"train.steps": 450})
+    assert with_steps.ir.get("checkpoint.interval") == 45 and with_steps.config["--save-interval"] == 45
+
+
+def test_axolotl_remapped_keys_are_its_own() -> None:
+    result = translate({"base_model": "m", "model_type": "LlamaForCausalLM", "micro_batch_size": 2, "num_epochs": 1,
+                        "learning_rate": 1e-4, "sequence_len": 1024}, "hftrainer", "neox")  # fmt: skip
+    entry = result.report.by_source()["model_type"]
+    assert entry.status is Status.DROPPED and "axolotl" in entry.detail

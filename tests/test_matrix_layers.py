@@ -40,7 +40,8 @@ ROWS = [
     Row("no biases", {"model.family": "llama", "model.attention_bias": False, "model.mlp_bias": False}, {
         "neox": Cell({"use_bias_in_attn_linear": False, "use_bias_in_mlp": False, **LLAMA}),
         "deepspeed": NO_MODEL,
-        "hftrainer": NO_MODEL_TA,
+        "hftrainer/concrete": NO_MODEL_TA,
+        "hftrainer/auto": NO_MODEL_TA,
         "cerebras/legacy": Cell({"model": {"use_projection_bias_in_attention": False, "use_ffn_bias_in_attention": False,
                                            "use_ffn_bias": False, **CS_LLAMA}}),
         "cerebras/trainer": Cell(cs("llama", use_projection_bias_in_attention=False, use_ffn_bias_in_attention=False,
@@ -53,7 +54,8 @@ ROWS = [
         # NeoX's default: written when the source states it, left to the default when the source has it fixed
         "neox": Cell({"use_bias_in_attn_linear": True, "use_bias_in_mlp": True}, writes={}),
         "deepspeed": NO_MODEL,
-        "hftrainer": NO_MODEL_TA,
+        "hftrainer/concrete": NO_MODEL_TA,
+        "hftrainer/auto": NO_MODEL_TA,
         "cerebras/legacy": Cell({"model": {"use_projection_bias_in_attention": True, "use_ffn_bias_in_attention": True,
                                            "use_ffn_bias": True}}),
         "cerebras/trainer": Cell(cs("gpt2", use_projection_bias_in_attention=True, use_ffn_bias_in_attention=True, use_ffn_bias=True)),
@@ -64,7 +66,8 @@ ROWS = [
     Row("untied embeddings", {"model.tie_embeddings": False}, {
         "neox": Cell({"no_weight_tying": True}),
         "deepspeed": NO_MODEL,
-        "hftrainer": NO_MODEL_TA,
+        "hftrainer/concrete": NO_MODEL_TA,
+        "hftrainer/auto": NO_MODEL_TA,
         "cerebras/legacy": Cell({"model": {"share_embedding_weights": False}}),
         "cerebras/trainer": Cell(cs("gpt2", share_embedding_weights=False)),
         "veomni/nested": gpt2(tie_word_embeddings=False),
@@ -75,7 +78,8 @@ ROWS = [
         # written when the source states it; Megatron can only rely on its default (no --tie option)
         "neox": Cell({"no_weight_tying": False}, writes={}),
         "deepspeed": NO_MODEL,
-        "hftrainer": NO_MODEL_TA,
+        "hftrainer/concrete": NO_MODEL_TA,
+        "hftrainer/auto": NO_MODEL_TA,
         "cerebras/legacy": Cell({"model": {"share_embedding_weights": True}}),
         "cerebras/trainer": Cell(cs("gpt2", share_embedding_weights=True)),
         "veomni/nested": gpt2(tie_word_embeddings=True),
@@ -85,7 +89,8 @@ ROWS = [
     Row("dropouts", dropouts(0.1, 0.05, 0.1), {
         "neox": Cell({"hidden_dropout": 0.1, "attention_dropout": 0.05}),
         "deepspeed": NO_MODEL,
-        "hftrainer": NO_MODEL_TA,
+        "hftrainer/concrete": NO_MODEL_TA,
+        "hftrainer/auto": NO_MODEL_TA,
         "cerebras/legacy": Cell({"model": {"dropout_rate": 0.1, "attention_dropout_rate": 0.05, "embedding_dropout_rate": 0.1}}),
         "cerebras/trainer": Cell(cs("gpt2", dropout_rate=0.1, attention_dropout_rate=0.05, embedding_dropout_rate=0.1)),
         "veomni/nested": gpt2(resid_pdrop=0.1, attn_pdrop=0.05, embd_pdrop=0.1),
@@ -95,7 +100,8 @@ ROWS = [
     Row("GPT-2 default dropouts", dropouts(0.1, 0.1, 0.1), {
         "neox": Cell({"hidden_dropout": 0.1, "attention_dropout": 0.1}),
         "deepspeed": NO_MODEL,
-        "hftrainer": NO_MODEL_TA,
+        "hftrainer/concrete": NO_MODEL_TA,
+        "hftrainer/auto": NO_MODEL_TA,
         "cerebras/legacy": Cell({"model": {"hidden_size": 768}},
                                 writes={"model": {"dropout_rate": 0.1, "attention_dropout_rate": 0.1, "embedding_dropout_rate": 0.1}}),
         "cerebras/trainer": Cell(cs("gpt2", hidden_size=768), writes=cs("gpt2", dropout_rate=0.1, attention_dropout_rate=0.1,
@@ -107,7 +113,8 @@ ROWS = [
     Row("no dropout (NeoX default)", dropouts(0.0, 0.0, 0.0), {
         "neox": Cell({"hidden_dropout": 0.0, "attention_dropout": 0.0}),
         "deepspeed": NO_MODEL,
-        "hftrainer": NO_MODEL_TA,
+        "hftrainer/concrete": NO_MODEL_TA,
+        "hftrainer/auto": NO_MODEL_TA,
         "cerebras/legacy": Cell({"model": {"dropout_rate": 0.0, "attention_dropout_rate": 0.0, "embedding_dropout_rate": 0.0}}),
         "cerebras/trainer": Cell(cs("gpt2", dropout_rate=0.0, attention_dropout_rate=0.0, embedding_dropout_rate=0.0)),
         "veomni/nested": gpt2(resid_pdrop=0.0, attn_pdrop=0.0, embd_pdrop=0.0),
@@ -117,7 +124,8 @@ ROWS = [
     Row("embedding dropout apart", dropouts(0.1, 0.1, 0.0), {
         "neox": Lossy({"hidden_dropout": 0.1, "attention_dropout": 0.1}, "approximated"),  # hidden_dropout on the embeddings too
         "deepspeed": NO_MODEL,
-        "hftrainer": NO_MODEL_TA,
+        "hftrainer/concrete": NO_MODEL_TA,
+        "hftrainer/auto": NO_MODEL_TA,
         "cerebras/legacy": Cell({"model": {"dropout_rate": 0.1, "attention_dropout_rate": 0.1, "embedding_dropout_rate": 0.0}}),
         "cerebras/trainer": Cell(cs("gpt2", dropout_rate=0.1, attention_dropout_rate=0.1, embedding_dropout_rate=0.0)),
         "veomni/nested": gpt2(resid_pdrop=0.1, attn_pdrop=0.1, embd_pdrop=0.0),
@@ -127,7 +135,8 @@ ROWS = [
     Row("Cerebras 2.4+ attention dropout default", dropouts(0.0, 0.1, 0.0), {
         "neox": Cell({"hidden_dropout": 0.0, "attention_dropout": 0.1}),
         "deepspeed": NO_MODEL,
-        "hftrainer": NO_MODEL_TA,
+        "hftrainer/concrete": NO_MODEL_TA,
+        "hftrainer/auto": NO_MODEL_TA,
         "cerebras/legacy": Cell({"model": {"dropout_rate": 0.0, "attention_dropout_rate": 0.1}},
                                 writes={"model": {"dropout_rate": 0.0, "attention_dropout_rate": 0.1, "embedding_dropout_rate": 0.0}}),
         "cerebras/trainer": Cell(cs("gpt2", dropout_rate=0.0),

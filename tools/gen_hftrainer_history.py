@@ -62,10 +62,13 @@ TA = "transformers/training_args.py"
 RENAMES = (
     Rename("evaluation_strategy", "eval_strategy", "4.41.2", "huggingface/transformers@v4.41.0:" + TA,
            "evaluation_strategy stays accepted (deprecated) until 4.46", overlap=True),
+    Rename("gradient_checkpointing", "activation_checkpointing", "5.23.0", REPO + "@v5.23.0:" + TA,
+           "gradient_checkpointing stays accepted as a deprecated alias (read only when activation_checkpointing is not "
+           "set)", overlap=True),
 )
 CHANGES = (
     Change("save_safetensors", "4.36.2", "True by default since 4.35: checkpoints are .safetensors", REPO + "@v4.35.0:" + TA),
-    Change("warmup_steps", "5.0.0", "a float below 1 is a ratio of the total steps (warmup_ratio is gone)",
+    Change("warmup_steps", "5.0.0", "a float below 1 is a ratio of the total steps (warmup_ratio, deprecated, is copied into it; gone after 5.10)",
            REPO + "@v5.0.0:" + TA),
     Change("optim", "5.0.0", "the default is adamw_torch_fused (adamw_torch before)", REPO + "@v5.0.0:" + TA),
 )  # fmt: skip

@@ -37,6 +37,8 @@ GROUPS = (
     ("precision", r"^(fp16|bf16|tf32|half_precision|fp8|mixed_precision|torch_empty_cache)"),
     ("batch", r"^(per_device_train|per_gpu_train|gradient_accumulation|auto_find_batch|max_steps|num_train_epochs|gradient_checkpointing)"),
 )  # fmt: skip
+# a key several tools declare is named by the library the others build on (TRL) first, then by the tools
+DIALECT_ORDER = ("trl", "llamafactory", "axolotl", "open-r1")
 # a dialect class -> its group (mappings/hftrainer.yaml extension_reasons says what each is)
 DIALECT_GROUPS = (
     ("llamafactory", r"Model|Quantization|Export|Processor|Vllm|SGLang|KTransformers|Fp8", "llamafactory_model"),
@@ -88,6 +90,15 @@ def _auto_allowed(node: Any) -> Any:
     return out
 
 
+def shared_group(groups: list[str]) -> str:
+    """The group of a key several tools declare: theirs when they agree, the shared model or data group when each
+    calls it that (model_name_or_path: LLaMA-Factory's and TRL's model arguments), else the first tool's (DIALECT_ORDER)."""
+    kinds = {g.rsplit("_", 1)[-1] for g in groups}
+    if len(set(groups)) > 1 and len(kinds) == 1 and kinds <= {"model", "data"}:
+        return f"tools_{kinds.pop()}"
+    return groups[0]
+
+
 def group_of(name: str) -> str:
     return next((group for group, pattern in GROUPS if re.search(pattern, name)), "runtime")
 
@@ -109,12 +120,15 @@ def build() -> str:
         "type": ["string", "object", "null"], "x-group": "deepspeed_file", "additionalProperties": True,
         "properties": {k: _auto_allowed(v) for k, v in ds["properties"].items()},
     }  # fmt: skip
-    for dialect, info in history["dialects"].items():
+    declared: dict[str, list[tuple[str, str]]] = {}  # key -> (group, where) of every tool that declares it
+    for dialect, info in sorted(history["dialects"].items(), key=lambda item: DIALECT_ORDER.index(item[0])):
         for cls, names in info["classes"].items():
             group = next(g for d, pattern, g in DIALECT_GROUPS if d == dialect and re.search(pattern, cls))
             for name in names:
-                if name not in properties:
-                    properties[name] = {"x-group": group, "x-dialect": f"{dialect} {info['version']} {cls}"}
+                declared.setdefault(name, []).append((group, f"{dialect} {info['version']} {cls}"))
+    for name, found in declared.items():
+        if name not in properties:
+            properties[name] = {"x-group": shared_group([g for g, _ in found]), "x-dialect": "; ".join(w for _, w in found)}
     schema = {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "Hugging Face TrainingArguments (a train file: YAML or JSON)",

@@ -9,4 +9,7 @@ from ..spec import FormatSpec
 FORMAT = FormatSpec(
     name="hftrainer", title="HF TrainingArguments", reader=f"{__name__}.reader", writer=f"{__name__}.writer",
     suffix=".yaml", globs=("*.yaml", "*.yml"),
+    # the DeepSpeed config written beside: concrete values (checked by the Trainer against its own), or `--layout auto`:
+    # "auto" wherever transformers fills the value from the arguments (LLaMA-Factory's and axolotl's shipped configs)
+    layouts=("concrete", "auto"), default_layout="concrete",
 )  # fmt: skip

@@ -121,3 +121,14 @@ def fill_scheduler(params: dict[str, Any], lr: float, warmup: int | None, steps:
         elif key in params and params[key] != value and not (key == "warmup_num_steps" and warmup == 0 and params[key] in (0, 1)):
             raise Mismatch(f"scheduler.params.{key}", params[key], hf, value)
     return params
+
+
+def placeholders(ds: dict[str, Any], ta: dict[str, Any], version: str | None = None) -> None:
+    """The DeepSpeed config with "auto" (in place) wherever trainer_config_process fills the value from the
+    arguments and the value is the one it would fill (`--layout auto`); train_batch_size too, which it computes."""
+    for key, value, _, _ in fills(ta, version):
+        node, last = _node(ds, key)
+        if node is not None and last in node and (node[last] == value or (isinstance(value, float) and node[last] == value)):
+            node[last] = AUTO
+    if "train_batch_size" in ds:
+        ds["train_batch_size"] = AUTO

@@ -21,7 +21,7 @@ from ...io import flatten, key_line, parse_json, parse_yaml, read_text
 from ...source import Source, note_duplicates
 from ...yamlread import Duplicate
 from ..spec import ModelConfig, Reader
-from .auto import Mismatch, resolve
+from .auto import AUTO, Mismatch, resolve
 from .dialects import dialect_of, renamed, runtime
 
 FORMAT = "hftrainer"
@@ -127,8 +127,10 @@ class TrainerReader(Reader):
         unresolved: dict[str, str] = runtime(dialect, tree)
         if _positive(tree.get("max_steps")) and tree.get("num_train_epochs") is not None:
             notes["num_train_epochs"] = "the Trainer ignores it: max_steps > 0 is the run's length (trainer.py)"
+        layout = "concrete"
         if isinstance(tree.get("deepspeed"), dict):
             inline = tree["deepspeed"] = copy.deepcopy(tree["deepspeed"])
+            layout = "auto" if AUTO in flatten(inline).values() else layout
             try:
                 filled, held = resolve(inline, tree)
             except Mismatch as exc:
@@ -148,6 +150,7 @@ class TrainerReader(Reader):
                                ds_file=ds_name, ds_text=ds_text, renames=renames)  # fmt: skip
         if ds_name:
             source.texts[ds_name] = ds_text
+        source.layout = layout
         return source
 
     @staticmethod

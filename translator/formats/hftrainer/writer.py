@@ -14,6 +14,7 @@ from typing import Any
 
 from ...io import dump_json, dump_yaml, unflatten
 from ..spec import ExtraEntry, WriteContext, WriteResult, Writer, added_for_target
+from .auto import placeholders
 from .release import move_warmup, unplaceable
 
 DS = "deepspeed"
@@ -50,6 +51,8 @@ class TrainerWriter(Writer):
         name = side_name(ctx.output)
         if isinstance(ds, dict) and ds:
             ds.setdefault("zero_optimization", {"stage": 0})
+            if ctx.layout == "auto":
+                placeholders(ds, document, ctx.version)
             document[DS] = _ordered(ds)
             if name:
                 extra.append(added_for_target("the HF Trainer", DS, name, "the DeepSpeed config, written beside this file, "
