@@ -359,3 +359,15 @@ def test_axolotl_remapped_keys_are_its_own() -> None:
                         "learning_rate": 1e-4, "sequence_len": 1024}, "hftrainer", "neox")  # fmt: skip
     entry = result.report.by_source()["model_type"]
     assert entry.status is Status.DROPPED and "axolotl" in entry.detail
+
+
+def test_an_amp_block_is_filled_as_4x_fills_it(tmp_path: Path) -> None:
+    ds = tmp_path / "ds.json"
+    ds.write_text(json.dumps({"train_micro_batch_size_per_gpu": "auto", "amp": {"enabled": "auto", "opt_level": "auto"}}))
+    ta = tmp_path / "ta.json"
+    ta.write_text(json.dumps({"output_dir": "o", "per_device_train_batch_size": 4, "fp16": True, "max_steps": 10}))
+    result = translate([str(ta), str(ds)], "hftrainer", "neox", world_size=2)
+    by = result.report.by_source()
+    assert "transformers fills it with False" in by["amp.enabled"].detail  # fp16_backend is not apex
+    assert "transformers fills it with 'O1'" in by["amp.opt_level"].detail
+    assert not [e for e in result.report.entries if e.status is Status.MISSING and (e.source_key or "").startswith("amp")]

@@ -17,7 +17,7 @@ AUTO = "auto"
 # TrainingArguments defaults of the fields trainer_config_process reads (the same in every release read)
 DEFAULTS = {"per_device_train_batch_size": 8, "gradient_accumulation_steps": 1, "max_grad_norm": 1.0, "learning_rate": 5e-5,
             "adam_beta1": 0.9, "adam_beta2": 0.999, "adam_epsilon": 1e-8, "weight_decay": 0.0, "fp16": False,
-            "fp16_full_eval": False, "bf16": False, "bf16_full_eval": False, "fp16_backend": "auto"}  # fmt: skip
+            "fp16_full_eval": False, "bf16": False, "bf16_full_eval": False, "fp16_backend": "auto", "fp16_opt_level": "O1"}  # fmt: skip
 # the DeepSpeed keys whose "auto" only the model decides (trainer_config_finalize: the hidden size)
 BY_HIDDEN_SIZE = {
     "zero_optimization.reduce_bucket_size": "hidden_size x hidden_size",
@@ -47,7 +47,10 @@ def fills(ta: dict[str, Any], version: str | None = None) -> list[tuple[str, Any
     """(DeepSpeed key, value, the TrainingArguments it comes from, must match) in trainer_config_process's order."""
     g: Callable[[str], Any] = lambda name: _get(ta, name)  # noqa: E731
     fp16 = bool(g("fp16") or g("fp16_full_eval"))
-    apex = version_tuple(version) < (5, 0) and g("fp16_backend") == "apex"
+    # 4.x hands fp16 to apex's amp with fp16_backend apex, and fills amp.* either way; 5.x has no amp (a config whose
+    # amp is "auto" runs only under 4.x: read without a release, it is read as 4.x fills it)
+    four = version is None or version_tuple(version) < (5, 0)
+    apex = four and fp16 and g("fp16_backend") == "apex"
     out = [
         ("train_micro_batch_size_per_gpu", g("per_device_train_batch_size"), "per_device_train_batch_size", not ta.get("auto_find_batch_size")),
         ("gradient_accumulation_steps", g("gradient_accumulation_steps"), "gradient_accumulation_steps", True),
@@ -61,8 +64,9 @@ def fills(ta: dict[str, Any], version: str | None = None) -> list[tuple[str, Any
         ("fp16.enabled", fp16 and not apex, "fp16|fp16_full_eval", True),
         ("bf16.enabled", bool(g("bf16") or g("bf16_full_eval")), "bf16|bf16_full_eval", True),
     ]  # fmt: skip
-    if apex:  # 4.x: fp16_backend apex hands fp16 to apex's amp
-        out.append(("amp.enabled", True, "fp16+fp16_backend(apex)", True))
+    if four:
+        checked = version is not None  # (without a release, a stated amp block is not held against 4.x's check)
+        out += [("amp.enabled", apex, "fp16+fp16_backend(apex)", checked), ("amp.opt_level", g("fp16_opt_level"), "fp16_opt_level", checked)]
     return out
 
 
