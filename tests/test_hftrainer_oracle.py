@@ -14,9 +14,8 @@ import oracle
 import pytest
 import yaml
 
-from neoconv import translate
+from neoconv import Status, translate
 from neoconv.api import read_ir
-from neoconv.report import Status
 from neoconv.schedule.fields import parse
 
 pytestmark = pytest.mark.oracle

@@ -6,9 +6,9 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from ...errors import InputError
-from ...resources import data_dir
-from ...yamlread import load as load_yaml
+from ...core.errors import InputError
+from ...core.resources import data_dir
+from ...io.yamlread import load as load_yaml
 
 
 @lru_cache(maxsize=1)

@@ -6,8 +6,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ...batch_split import ranks, split, written
-from ...formula import Approx, Extension, Missing, formula
+from ...knowledge.batch_split import ranks, split, written
+from ...knowledge.formula import Approx, Extension, Missing, formula
 from . import schedule  # noqa: F401  (registers hftrainer.lr_schedule)
 
 DEFAULT_MICRO, DEFAULT_ACCUM = 8, 1  # TrainingArguments' per_device_train_batch_size, gradient_accumulation_steps

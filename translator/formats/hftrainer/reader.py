@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ...errors import InputError
-from ...io import flatten, key_line, parse_json, parse_yaml, read_text
-from ...source import Source, note_duplicates
-from ...yamlread import Duplicate
+from ...core.errors import InputError
+from ...io.documents import flatten, key_line, parse_json, parse_yaml, read_text
+from ...knowledge.source import Source, note_duplicates
+from ...io.yamlread import Duplicate
 from ..spec import ModelConfig, Reader
 from .auto import AUTO, Mismatch, resolve
 from .dialects import dialect_of, renamed, runtime

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...history import load_history
-from ...report import Status
+from ...knowledge.history import load_history
+from ...core.report import Status
 from .scheduler import version_tuple
 
 RATIO, STEPS = "warmup_ratio", "warmup_steps"

@@ -8,9 +8,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ...errors import InputError
-from ...formula import Approx, formula
-from ...schedule.fields import as_written, lr_only, read_phases, rendered
+from ...core.errors import InputError
+from ...knowledge.formula import Approx, formula
+from ...knowledge.formulas_common import as_written, lr_only, read_phases
+from ...schedule.fields import rendered
 from ...schedule.model import NotRepresentable, ScheduleError
 from ..deepspeed import scheduler as ds_scheduler
 from . import scheduler

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ...io import dump_json, dump_yaml, unflatten
+from ...io.documents import dump_json, dump_yaml, unflatten
 from ..spec import ExtraEntry, WriteContext, WriteResult, Writer, added_for_target
 from .auto import placeholders
 from .release import move_warmup, unplaceable
@@ -38,7 +38,7 @@ class TrainerWriter(Writer):
     format = "hftrainer"
 
     def write(self, leaves: dict[str, Any], ctx: WriteContext) -> WriteResult:
-        from ...mapping import load_table
+        from ...knowledge.mapping import load_table
 
         leaves = {k: v for k, v in leaves.items() if v is not None}
         moved, amended = move_warmup(leaves, ctx.version) if ctx.source_format == self.format else ({}, {})
@@ -102,7 +102,7 @@ def _accumulation(tree: dict[str, Any]) -> list[ExtraEntry]:
 
 
 def _ordered(ds: dict[str, Any]) -> dict[str, Any]:
-    from ...mapping import load_table
+    from ...knowledge.mapping import load_table
 
     out = {key: ds.pop(key) for key in load_table("deepspeed").order if key in ds}
     out.update(ds)
