@@ -16,7 +16,6 @@ from __future__ import annotations
 from matrix import Cell, Lossy, No, Row, matrix
 
 NO_MODEL = No("DeepSpeed JSON holds no model architecture")
-NO_MODEL_TA = No("TrainingArguments hold no model architecture (the model is a checkpoint the train file names)")
 LLAMA = {"norm": "rmsnorm", "activation": "swiglu", "pos_emb": "rotary"}
 CS_LLAMA = {"norm_type": "rmsnorm", "nonlinearity": "swiglu", "position_embedding_type": "rotary"}
 MG_LLAMA = {"--normalization": "RMSNorm", "--swiglu": True, "--position-embedding-type": "rope"}
@@ -40,8 +39,6 @@ ROWS = [
     Row("no biases", {"model.family": "llama", "model.attention_bias": False, "model.mlp_bias": False}, {
         "neox": Cell({"use_bias_in_attn_linear": False, "use_bias_in_mlp": False, **LLAMA}),
         "deepspeed": NO_MODEL,
-        "hftrainer/concrete": NO_MODEL_TA,
-        "hftrainer/auto": NO_MODEL_TA,
         "cerebras/legacy": Cell({"model": {"use_projection_bias_in_attention": False, "use_ffn_bias_in_attention": False,
                                            "use_ffn_bias": False, **CS_LLAMA}}),
         "cerebras/trainer": Cell(cs("llama", use_projection_bias_in_attention=False, use_ffn_bias_in_attention=False,
@@ -54,8 +51,6 @@ ROWS = [
         # NeoX's default: written when the source states it, left to the default when the source has it fixed
         "neox": Cell({"use_bias_in_attn_linear": True, "use_bias_in_mlp": True}, writes={}),
         "deepspeed": NO_MODEL,
-        "hftrainer/concrete": NO_MODEL_TA,
-        "hftrainer/auto": NO_MODEL_TA,
         "cerebras/legacy": Cell({"model": {"use_projection_bias_in_attention": True, "use_ffn_bias_in_attention": True,
                                            "use_ffn_bias": True}}),
         "cerebras/trainer": Cell(cs("gpt2", use_projection_bias_in_attention=True, use_ffn_bias_in_attention=True, use_ffn_bias=True)),
@@ -66,8 +61,6 @@ ROWS = [
     Row("untied embeddings", {"model.tie_embeddings": False}, {
         "neox": Cell({"no_weight_tying": True}),
         "deepspeed": NO_MODEL,
-        "hftrainer/concrete": NO_MODEL_TA,
-        "hftrainer/auto": NO_MODEL_TA,
         "cerebras/legacy": Cell({"model": {"share_embedding_weights": False}}),
         "cerebras/trainer": Cell(cs("gpt2", share_embedding_weights=False)),
         "veomni/nested": gpt2(tie_word_embeddings=False),
@@ -78,8 +71,6 @@ ROWS = [
         # written when the source states it; Megatron can only rely on its default (no --tie option)
         "neox": Cell({"no_weight_tying": False}, writes={}),
         "deepspeed": NO_MODEL,
-        "hftrainer/concrete": NO_MODEL_TA,
-        "hftrainer/auto": NO_MODEL_TA,
         "cerebras/legacy": Cell({"model": {"share_embedding_weights": True}}),
         "cerebras/trainer": Cell(cs("gpt2", share_embedding_weights=True)),
         "veomni/nested": gpt2(tie_word_embeddings=True),
@@ -89,8 +80,6 @@ ROWS = [
     Row("dropouts", dropouts(0.1, 0.05, 0.1), {
         "neox": Cell({"hidden_dropout": 0.1, "attention_dropout": 0.05}),
         "deepspeed": NO_MODEL,
-        "hftrainer/concrete": NO_MODEL_TA,
-        "hftrainer/auto": NO_MODEL_TA,
         "cerebras/legacy": Cell({"model": {"dropout_rate": 0.1, "attention_dropout_rate": 0.05, "embedding_dropout_rate": 0.1}}),
         "cerebras/trainer": Cell(cs("gpt2", dropout_rate=0.1, attention_dropout_rate=0.05, embedding_dropout_rate=0.1)),
         "veomni/nested": gpt2(resid_pdrop=0.1, attn_pdrop=0.05, embd_pdrop=0.1),
@@ -100,8 +89,6 @@ ROWS = [
     Row("GPT-2 default dropouts", dropouts(0.1, 0.1, 0.1), {
         "neox": Cell({"hidden_dropout": 0.1, "attention_dropout": 0.1}),
         "deepspeed": NO_MODEL,
-        "hftrainer/concrete": NO_MODEL_TA,
-        "hftrainer/auto": NO_MODEL_TA,
         "cerebras/legacy": Cell({"model": {"hidden_size": 768}},
                                 writes={"model": {"dropout_rate": 0.1, "attention_dropout_rate": 0.1, "embedding_dropout_rate": 0.1}}),
         "cerebras/trainer": Cell(cs("gpt2", hidden_size=768), writes=cs("gpt2", dropout_rate=0.1, attention_dropout_rate=0.1,
@@ -113,8 +100,6 @@ ROWS = [
     Row("no dropout (NeoX default)", dropouts(0.0, 0.0, 0.0), {
         "neox": Cell({"hidden_dropout": 0.0, "attention_dropout": 0.0}),
         "deepspeed": NO_MODEL,
-        "hftrainer/concrete": NO_MODEL_TA,
-        "hftrainer/auto": NO_MODEL_TA,
         "cerebras/legacy": Cell({"model": {"dropout_rate": 0.0, "attention_dropout_rate": 0.0, "embedding_dropout_rate": 0.0}}),
         "cerebras/trainer": Cell(cs("gpt2", dropout_rate=0.0, attention_dropout_rate=0.0, embedding_dropout_rate=0.0)),
         "veomni/nested": gpt2(resid_pdrop=0.0, attn_pdrop=0.0, embd_pdrop=0.0),
@@ -124,8 +109,6 @@ ROWS = [
     Row("embedding dropout apart", dropouts(0.1, 0.1, 0.0), {
         "neox": Lossy({"hidden_dropout": 0.1, "attention_dropout": 0.1}, "approximated"),  # hidden_dropout on the embeddings too
         "deepspeed": NO_MODEL,
-        "hftrainer/concrete": NO_MODEL_TA,
-        "hftrainer/auto": NO_MODEL_TA,
         "cerebras/legacy": Cell({"model": {"dropout_rate": 0.1, "attention_dropout_rate": 0.1, "embedding_dropout_rate": 0.0}}),
         "cerebras/trainer": Cell(cs("gpt2", dropout_rate=0.1, attention_dropout_rate=0.1, embedding_dropout_rate=0.0)),
         "veomni/nested": gpt2(resid_pdrop=0.1, attn_pdrop=0.1, embd_pdrop=0.0),
@@ -135,8 +118,6 @@ ROWS = [
     Row("Cerebras 2.4+ attention dropout default", dropouts(0.0, 0.1, 0.0), {
         "neox": Cell({"hidden_dropout": 0.0, "attention_dropout": 0.1}),
         "deepspeed": NO_MODEL,
-        "hftrainer/concrete": NO_MODEL_TA,
-        "hftrainer/auto": NO_MODEL_TA,
         "cerebras/legacy": Cell({"model": {"dropout_rate": 0.0, "attention_dropout_rate": 0.1}},
                                 writes={"model": {"dropout_rate": 0.0, "attention_dropout_rate": 0.1, "embedding_dropout_rate": 0.0}}),
         "cerebras/trainer": Cell(cs("gpt2", dropout_rate=0.0),

@@ -16,7 +16,6 @@ from __future__ import annotations
 from matrix import Cell, Lossy, No, Row, matrix
 
 NO_MODEL = No("DeepSpeed JSON holds no model architecture")
-NO_MODEL_TA = No("TrainingArguments hold no model architecture (the model is a checkpoint the train file names)")
 ROPE = {"norm": "rmsnorm", "pos_emb": "rotary"}  # NeoX blocks that read as Llama's
 CS_ROPE = {"norm_type": "rmsnorm", "position_embedding_type": "rotary"}
 
@@ -36,8 +35,6 @@ def gelu_row(name: str, canonical: str, neox: dict, cerebras: str, hf: str, mega
     return Row(name, {"model.activation": canonical}, {
         "neox": Cell(neox),
         "deepspeed": NO_MODEL,
-        "hftrainer/concrete": NO_MODEL_TA,
-        "hftrainer/auto": NO_MODEL_TA,
         "cerebras/legacy": Cell({"model": {"nonlinearity": cerebras}}),
         "cerebras/trainer": Cell(cs("gpt2", nonlinearity=cerebras)),
         "veomni/nested": Cell({}, side={"model_type": "gpt2", "activation_function": hf}),
@@ -50,8 +47,6 @@ ROWS = [
     Row("explicit 4h", {"model.ffn_hidden_size": 8192}, {
         "neox": Cell({"intermediate_size": 8192}),
         "deepspeed": NO_MODEL,
-        "hftrainer/concrete": NO_MODEL_TA,
-        "hftrainer/auto": NO_MODEL_TA,
         "cerebras/legacy": Cell({"model": {"filter_size": 8192}}),
         "cerebras/trainer": Cell(cs("gpt2", filter_size=8192)),
         "veomni/nested": Cell({}, side={"model_type": "gpt2", "n_inner": 8192}),
@@ -61,8 +56,6 @@ ROWS = [
     Row("default 4h", {"model.hidden_size": 2048, "model.num_heads": 16, "model.ffn_hidden_size": 8192}, {
         "neox": Cell({"hidden_size": 2048, "num_attention_heads": 16}, writes={"hidden_size": 2048, "intermediate_size": 8192}),
         "deepspeed": NO_MODEL,
-        "hftrainer/concrete": NO_MODEL_TA,
-        "hftrainer/auto": NO_MODEL_TA,
         # Cerebras' default filter_size is 3072 whatever the width: it is always written
         "cerebras/legacy": Cell({"model": {"hidden_size": 2048, "num_heads": 16, "filter_size": 8192}}),
         "cerebras/trainer": Cell(cs("gpt2", hidden_size=2048, num_heads=16, filter_size=8192)),
@@ -77,8 +70,6 @@ ROWS = [
     Row("swiglu, NeoX 3x", {"model.family": "llama", "model.activation": "swiglu", "model.ffn_hidden_size": 5632}, {
         "neox": Cell({"intermediate_size": 16896, "activation": "swiglu", **ROPE}),
         "deepspeed": NO_MODEL,
-        "hftrainer/concrete": NO_MODEL_TA,
-        "hftrainer/auto": NO_MODEL_TA,
         "cerebras/legacy": Cell({"model": {"filter_size": 5632, "nonlinearity": "swiglu", **CS_ROPE}}),
         "cerebras/trainer": Cell(cs("llama", filter_size=5632, nonlinearity="swiglu", **CS_ROPE)),
         "veomni/nested": Cell({}, side={"model_type": "llama", "intermediate_size": 5632, "hidden_act": "silu"}),
@@ -89,8 +80,6 @@ ROWS = [
         "neox": Cell({"intermediate_size": 32768, "mlp_multiple_of": 256, "activation": "swiglu", **ROPE},
                      writes={"intermediate_size": 33024, "activation": "swiglu"}),
         "deepspeed": NO_MODEL,
-        "hftrainer/concrete": NO_MODEL_TA,
-        "hftrainer/auto": NO_MODEL_TA,
         "cerebras/legacy": Cell({"model": {"filter_size": 11008, "nonlinearity": "swiglu", **CS_ROPE}}),
         "cerebras/trainer": Cell(cs("llama", filter_size=11008, nonlinearity="swiglu", **CS_ROPE)),
         "veomni/nested": Cell({}, side={"model_type": "llama", "intermediate_size": 11008}),

@@ -12,7 +12,6 @@ from __future__ import annotations
 from matrix import Cell, No, Row, matrix
 
 NO_MODEL = No("DeepSpeed JSON holds no model architecture")
-NO_MODEL_TA = No("TrainingArguments hold no model architecture (the model is a checkpoint the train file names)")
 LLAMA = {"model.family": "llama"}  # the family that has key/value heads in every format
 
 ROWS = [
@@ -22,8 +21,6 @@ ROWS = [
         {
             "neox": Cell({"num_layers": 24, "hidden_size": 2048, "num_attention_heads": 16, "max_position_embeddings": 2048}),
             "deepspeed": NO_MODEL,
-            "hftrainer/concrete": NO_MODEL_TA,
-            "hftrainer/auto": NO_MODEL_TA,
             "cerebras/legacy": Cell({"model": {"num_hidden_layers": 24, "hidden_size": 2048, "num_heads": 16,
                                                "max_position_embeddings": 2048}}),
             "cerebras/trainer": Cell({"trainer": {"init": {"model": {"name": "gpt2", "num_hidden_layers": 24, "hidden_size": 2048,
@@ -40,8 +37,6 @@ ROWS = [
         {
             "neox": No("NeoX pads the tokenizer's vocabulary at run time", kind="absent"),
             "deepspeed": NO_MODEL,
-            "hftrainer/concrete": NO_MODEL_TA,
-            "hftrainer/auto": NO_MODEL_TA,
             "cerebras/legacy": Cell({"model": {"vocab_size": 50304}}),
             "cerebras/trainer": Cell({"trainer": {"init": {"model": {"name": "gpt2", "vocab_size": 50304}}}}),
             "veomni/nested": Cell({}, side={"model_type": "gpt2", "vocab_size": 50304}),
@@ -55,8 +50,6 @@ ROWS = [
         {
             "neox": Cell({"num_attention_heads": 16, "num_kv_heads": 4, "norm": "rmsnorm", "activation": "swiglu", "pos_emb": "rotary"}),
             "deepspeed": NO_MODEL,
-            "hftrainer/concrete": NO_MODEL_TA,
-            "hftrainer/auto": NO_MODEL_TA,
             "cerebras/legacy": Cell({"model": {"num_heads": 16, "attention_module": "multiquery_attention",
                                                "extra_attention_params": {"num_kv_groups": 4}, "norm_type": "rmsnorm",
                                                "nonlinearity": "swiglu", "position_embedding_type": "rotary"}}),

@@ -15,7 +15,6 @@ from __future__ import annotations
 from matrix import Cell, Lossy, No, Row, matrix
 
 NO_MODEL = No("DeepSpeed JSON holds no model architecture")
-NO_MODEL_TA = No("TrainingArguments hold no model architecture (the model is a checkpoint the train file names)")
 LLAMA = {"activation": "swiglu", "pos_emb": "rotary"}  # with rmsnorm: NeoX blocks that read as Llama's
 CS_LLAMA = {"nonlinearity": "swiglu", "position_embedding_type": "rotary"}
 NONPARAMETRIC = "B1: NeoX's norm non_parametric_layernorm is refused on read and not written"
@@ -33,8 +32,6 @@ def rms(eps: float, neox: dict, writes: dict | None = None) -> dict:
     return {
         "neox": Cell({"norm": "rmsnorm", **neox, **LLAMA}, writes=writes),
         "deepspeed": NO_MODEL,
-        "hftrainer/concrete": NO_MODEL_TA,
-        "hftrainer/auto": NO_MODEL_TA,
         "cerebras/legacy": Cell({"model": {"norm_type": "rmsnorm", "layer_norm_epsilon": eps, **CS_LLAMA}}),
         "cerebras/trainer": Cell(cs("llama", norm_type="rmsnorm", layer_norm_epsilon=eps, **CS_LLAMA)),
         "veomni/nested": Cell({}, side={"model_type": "llama", "rms_norm_eps": eps}),
@@ -48,8 +45,6 @@ ROWS = [
     Row("layernorm 1e-6", {"model.norm": "layernorm", "model.norm_bias": True, "model.norm_eps": 1e-6}, {
         "neox": Cell({"norm": "layernorm", "layernorm_epsilon": 1e-6}),
         "deepspeed": NO_MODEL,
-        "hftrainer/concrete": NO_MODEL_TA,
-        "hftrainer/auto": NO_MODEL_TA,
         "cerebras/legacy": Cell({"model": {"norm_type": "layernorm", "layer_norm_epsilon": 1e-6}}),
         "cerebras/trainer": Cell(cs("gpt2", norm_type="layernorm", layer_norm_epsilon=1e-6)),
         "veomni/nested": Cell({}, side={"model_type": "gpt2", "layer_norm_epsilon": 1e-6}),
@@ -64,8 +59,6 @@ ROWS = [
     Row("layernorm without bias", {"model.norm": "layernorm", "model.norm_bias": False}, {
         "neox": Lossy({"norm": "layernorm"}, "cannot_express"),
         "deepspeed": NO_MODEL,
-        "hftrainer/concrete": NO_MODEL_TA,
-        "hftrainer/auto": NO_MODEL_TA,
         "cerebras/legacy": Cell({"model": {"norm_type": "biasless-layernorm"}}),
         "cerebras/trainer": Cell(cs("gpt2", norm_type="biasless-layernorm")),
         "veomni/nested": Lossy({}, "fixed_value", side={"model_type": "gpt2"}),
@@ -75,8 +68,6 @@ ROWS = [
     Row("non-parametric layernorm", {"model.norm": "non_parametric_layernorm", "model.norm_bias": False, "model.norm_eps": 1e-5}, {
         "neox": Cell({"norm": "non_parametric_layernorm", "layernorm_epsilon": 1e-5}),
         "deepspeed": NO_MODEL,
-        "hftrainer/concrete": NO_MODEL_TA,
-        "hftrainer/auto": NO_MODEL_TA,
         "cerebras/legacy": Cell({"model": {"norm_type": "nonparametric-layernorm", "layer_norm_epsilon": 1e-5}}),
         "cerebras/trainer": Cell(cs("gpt2", norm_type="nonparametric-layernorm", layer_norm_epsilon=1e-5)),
         "veomni/nested": Lossy({}, "fixed_value", side={"model_type": "gpt2"}),

@@ -12,7 +12,6 @@ from __future__ import annotations
 from matrix import Cell, No, Row, matrix
 
 NO_MODEL = No("DeepSpeed JSON holds no model architecture")
-NO_MODEL_TA = No("TrainingArguments hold no model architecture (the model is a checkpoint the train file names)")
 HEADS = {"model.hidden_size": 2048, "model.num_heads": 16}  # head_dim 128
 
 
@@ -24,8 +23,6 @@ ROWS = [
     Row("rotary 25%, base 1e4", {**HEADS, "model.position_embedding": "rotary", "model.rotary_fraction": 0.25, "model.rotary_base": 10000}, {
         "neox": Cell({"hidden_size": 2048, "num_attention_heads": 16, "pos_emb": "rotary", "rotary_pct": 0.25, "rotary_emb_base": 10000}),
         "deepspeed": NO_MODEL,
-        "hftrainer/concrete": NO_MODEL_TA,
-        "hftrainer/auto": NO_MODEL_TA,
         "cerebras/legacy": Cell({"model": {"hidden_size": 2048, "num_heads": 16, "position_embedding_type": "rotary", "rotary_dim": 32,
                                            "rope_theta": 10000}}),
         "cerebras/trainer": Cell(cs("gpt2", hidden_size=2048, num_heads=16, position_embedding_type="rotary", rotary_dim=32, rope_theta=10000)),
@@ -45,8 +42,6 @@ ROWS = [
                      writes={"hidden_size": 2048, "num_attention_heads": 16, "pos_emb": "rotary", "rotary_emb_base": 500000,
                              "norm": "rmsnorm", "activation": "swiglu"}),
         "deepspeed": NO_MODEL,
-        "hftrainer/concrete": NO_MODEL_TA,
-        "hftrainer/auto": NO_MODEL_TA,
         "cerebras/legacy": Cell({"model": {"hidden_size": 2048, "num_heads": 16, "position_embedding_type": "rotary", "rotary_dim": 128,
                                            "rope_theta": 500000, "norm_type": "rmsnorm", "nonlinearity": "swiglu"}}),
         "cerebras/trainer": Cell(cs("llama", hidden_size=2048, num_heads=16, position_embedding_type="rotary", rotary_dim=128,
@@ -59,8 +54,6 @@ ROWS = [
     Row("learned", {"model.position_embedding": "learned", "model.max_position_embeddings": 2048}, {
         "neox": Cell({"pos_emb": "learned", "max_position_embeddings": 2048}),
         "deepspeed": NO_MODEL,
-        "hftrainer/concrete": NO_MODEL_TA,
-        "hftrainer/auto": NO_MODEL_TA,
         "cerebras/legacy": Cell({"model": {"position_embedding_type": "learned", "max_position_embeddings": 2048}}),
         "cerebras/trainer": Cell(cs("gpt2", position_embedding_type="learned", max_position_embeddings=2048)),
         "veomni/nested": Cell({}, side={"model_type": "gpt2", "n_positions": 2048}),
