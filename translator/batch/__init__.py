@@ -46,6 +46,7 @@ class BatchOptions:
     prune: bool = False  # remove the outputs of sources that are gone (record.py says which)
     plain: bool = False  # a same-format migration writes the plain layout, not the source's formatting
     skip_unsupported: bool = False  # a model family the target cannot hold: skipped, not failed
+    prove: bool = False  # keep each written file's report for `--prove` (translator/prove proves them after the run)
 
 
 @dataclass
@@ -58,6 +59,7 @@ class FileResult:
     reason: str = ""
     diff: str = ""  # --check --diff: what would change (not in the summary file)
     side_files: list[str] = field(default_factory=list)  # written beside the output (relative to OUT_DIR)
+    proof_report: dict[str, Any] | None = None  # --prove: the translation's JSON report (not in the summary file)
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"source": self.source, "status": self.status}
@@ -203,7 +205,12 @@ def run_batch(
     totals: dict[str, int] = {}
     sink = SummaryWriter(None if opts.check else target_root / SUMMARY_NAME, command)
 
+    to_prove: list[tuple[str, str, dict[str, Any]]] = []  # --prove: source, output (relative), report
+
     def add(result: FileResult) -> None:
+        if result.proof_report is not None and result.output:
+            to_prove.append((result.source, result.output, result.proof_report))
+            result.proof_report = None
         totals[result.status] = totals.get(result.status, 0) + 1
         if result.status not in ("translated", "unchanged") or result.error:
             notable.append(result)
@@ -223,6 +230,8 @@ def run_batch(
     finally:
         sink.discard()
     summary: dict[str, Any] = {"command": command, "totals": totals}
+    if opts.prove:
+        summary["to_prove"] = to_prove
     if sink.error:
         summary["report_error"] = sink.error
     return notable, summary

@@ -17,6 +17,7 @@ change, a run length for a format that holds none) and the report; nothing of th
 
 from __future__ import annotations
 
+import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -43,6 +44,7 @@ class ProveOptions:
     rtol: float = DEFAULT_RTOL
     timeout: float = DEFAULT_TIMEOUT
     count_parameters: bool = True
+    model_config: str | None = None  # a VeOmni side's HF config.json, when its YAML names a hub model (--model-config)
 
 
 @dataclass(frozen=True)
@@ -71,6 +73,8 @@ def prove_many(pairs: list[Pair], src: str, dst: str, options: ProveOptions | No
         for job in (job_a, job_b):
             job["count_parameters"] = options.count_parameters
             job["world_size"] = options.world_size
+            if options.model_config:
+                job["model_config"] = os.path.abspath(options.model_config)
         jobs_a.append(job_a)
         jobs_b.append(job_b)
 

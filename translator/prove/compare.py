@@ -83,9 +83,10 @@ def _close(a: Any, b: Any, rtol: float) -> bool:
 
 def value_row(name: str, a: Any, b: Any, fields: tuple[str, ...], rtol: float, *, core: bool = True,
               why_a: str = "", why_b: str = "") -> Row:  # fmt: skip
+    if a is None and b is None:
+        return Row(name, a, b, NOT_COMPARED, "neither side gives a value", fields, core=core)
     if a is None or b is None:
-        missing = " and ".join(side for side, v in (("A", a), ("B", b)) if v is None)
-        why = why_a if a is None and why_a else why_b if b is None and why_b else f"{missing} has no value"
+        why = (why_a or "A has no value") if a is None else (why_b or "B has no value")
         return Row(name, a, b, NOT_COMPARED, why, fields, core=core)
     return Row(name, a, b, EQUAL if _close(a, b, rtol) else DIFFERENT, "", fields, core=core)
 
@@ -139,7 +140,7 @@ def parameters_row(a: dict[str, Any] | None, b: dict[str, Any] | None, rtol: flo
     name = "parameters"
     for side, count in (("A", a), ("B", b)):
         if not count:
-            return Row(name, a, b, NOT_COMPARED, f"{side}'s format holds no architecture", PARAMETER_FIELDS)
+            return Row(name, a, b, NOT_COMPARED, f"{side} holds no architecture", PARAMETER_FIELDS)
         if count.get("error"):
             return Row(name, a, b, NOT_COMPARED, f"{side}'s model could not be built here: {count['error']}", PARAMETER_FIELDS)
     assert a is not None and b is not None
@@ -168,12 +169,18 @@ def rows(a: dict[str, Any], b: dict[str, Any], rtol: float = DEFAULT_RTOL) -> li
     if not (a.get("accepted") and b.get("accepted")):
         return out  # a refused file has no run to compare
     out.append(lr_row(a.get("lr"), b.get("lr"), rtol))
+    why = {side: f"{_name(r)} gives no value for it" for side, r in (("a", a), ("b", b))}
     for name, section, key, fields in RUN_ROWS:
-        out.append(value_row(name, a[section].get(key), b[section].get(key), fields, rtol))
+        out.append(value_row(name, a[section].get(key), b[section].get(key), fields, rtol, why_a=why["a"], why_b=why["b"]))
     out.append(parameters_row(a.get("parameters"), b.get("parameters"), rtol))
     for name, section, key, fields in DETAIL_ROWS:
-        out.append(value_row(name, a[section].get(key), b[section].get(key), fields, rtol, core=False))
+        out.append(value_row(name, a[section].get(key), b[section].get(key), fields, rtol, core=False,
+                             why_a=why["a"], why_b=why["b"]))  # fmt: skip
     return out
+
+
+def _name(result: dict[str, Any]) -> str:
+    return str((result.get("framework") or {}).get("name") or result.get("probe") or "the framework")
 
 
 def statuses_by_field(report: dict[str, Any]) -> dict[str, list[str]]:

@@ -76,3 +76,31 @@ def run(env: Environment, jobs: list[dict[str, Any]], *, timeout: float = DEFAUL
         else:
             out.append(ProbeAnswer(env.format, data, None, seconds))
     return out
+
+
+def check(env: Environment, *, timeout: float = 300.0) -> tuple[dict[str, Any] | None, str | None]:
+    """Can `env` run its probe? (the framework's name and version, or why not): the probe loads the
+    framework and nothing else."""
+    if env.problem:
+        return None, env.problem
+    with tempfile.TemporaryDirectory(prefix="neoconv-prove-") as work:
+        listing = Path(work) / "jobs.jsonl"
+        listing.write_text(json.dumps({"id": 0, "files": [], "source": env.source}) + "\n", encoding="utf-8")
+        try:
+            proc = subprocess.run(
+                [str(env.python), str(env.spec.path), "--check", str(listing)], cwd=work, env={**os.environ, **QUIET_ENV},
+                capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL,
+            )  # fmt: skip
+        except (subprocess.TimeoutExpired, OSError) as exc:
+            return None, f"the {env.spec.framework} interpreter {env.python} did not answer: {exc}"
+    for line in proc.stdout.splitlines():
+        if line.startswith("{"):
+            try:
+                data = json.loads(line)
+            except ValueError:
+                continue
+            if data.get("error"):
+                return None, str(data["error"])
+            return data.get("framework") or {}, None
+    tail = " | ".join(proc.stderr.strip().splitlines()[-2:])
+    return None, f"the {env.spec.framework} probe gave no answer (exit {proc.returncode}): {tail}"[:1000]

@@ -48,7 +48,7 @@ def _literal(path: Path) -> dict[str, Any]:
 def probes() -> dict[str, ProbeSpec]:
     """Every probe shipped, by format."""
     out = {}
-    for path in sorted(HERE.glob(f"*{SUFFIX}")):
+    for path in sorted(p for p in HERE.glob(f"*{SUFFIX}") if not p.name.startswith("_")):
         fmt = path.name[: -len(SUFFIX)]
         meta = _literal(path)
         out[fmt] = ProbeSpec(fmt, path, meta["framework"], meta.get("checkout"), meta.get("installed"),

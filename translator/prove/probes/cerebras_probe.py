@@ -234,11 +234,18 @@ def _run(config: Any, result: Result) -> None:
         "name": getattr(init.model, "name", None) or type(init.model).__name__,
         "num_layers": getattr(model, "num_hidden_layers", None), "hidden_size": getattr(model, "hidden_size", None),
         "num_heads": getattr(model, "num_heads", None),
-        "num_kv_heads": getattr(model, "extra_attention_params", {}).get("num_kv_groups") if isinstance(
-            getattr(model, "extra_attention_params", None), dict) else None,
+        "num_kv_heads": _kv_heads(model),
         "ffn_hidden_size": getattr(model, "filter_size", None), "vocab_size": getattr(model, "vocab_size", None),
         "max_position_embeddings": getattr(model, "max_position_embeddings", None),
     }  # fmt: skip
+
+
+def _kv_heads(model: Any) -> int | None:
+    """Grouped-query attention's key/value heads (extra_attention_params.num_kv_groups), else one
+    per attention head."""
+    extra = getattr(model, "extra_attention_params", None)
+    groups = extra.get("num_kv_groups") if isinstance(extra, dict) else None
+    return groups if groups is not None else getattr(model, "num_heads", None)
 
 
 def _lr(config: Any, job: dict[str, Any], result: Result) -> None:
@@ -266,8 +273,8 @@ def _lr(config: Any, job: dict[str, Any], result: Result) -> None:
     with framework():
         for step in range(total):
             curve.record(step, float(optimizer.param_groups[0]["lr"]))
-            optimizer.step()
-            for scheduler in schedulers:  # Trainer.schedulers_step
+            # Trainer.training_step: optimizer_step (which changes no rate), then schedulers_step
+            for scheduler in schedulers:
                 scheduler.step()
     result["lr"] = curve.result(f"Model Zoo {name}")
 

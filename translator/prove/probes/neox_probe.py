@@ -142,8 +142,10 @@ def _run(args: Any, world: int, result: Result) -> None:
     mp = args.model_parallel_size if args.model_parallel_size >= 1 else 1
     precision = {"fp16": "fp16", "bfloat16": "bf16", "fp32": "fp32"}.get(str(args.precision), str(args.precision))
     fp16 = args.fp16 if isinstance(args.fp16, dict) else {}
-    if precision == "fp16" and fp16.get("type") == "bfloat16":
-        result.note("fp16.type bfloat16 (a DeeperSpeed extension): NeoX derives precision fp16; DeeperSpeed trains in bf16")
+    if precision == "fp16" and fp16.get("type") == "bfloat16":  # what the run trains in on NeoX's DeepSpeed
+        precision = "bf16"
+        result.note("fp16.type bfloat16 (a DeeperSpeed extension, the DeepSpeed NeoX pins): NeoX derives precision "
+                    "fp16; DeeperSpeed trains in bf16")  # fmt: skip
     result["run"] = {
         "world_size": world, "data_parallel": world // pp // mp, "global_batch": args.train_batch_size,
         "micro_batch": args.train_micro_batch_size_per_gpu, "accumulation": args.gradient_accumulation_steps,
@@ -155,7 +157,7 @@ def _run(args: Any, world: int, result: Result) -> None:
     result["model"] = {
         "num_layers": args.num_layers, "hidden_size": args.hidden_size, "num_heads": args.num_attention_heads,
         "num_kv_heads": getattr(args, "num_kv_heads", None) or args.num_attention_heads,
-        "ffn_hidden_size": getattr(args, "intermediate_size", None), "max_position_embeddings": args.max_position_embeddings,
+        "ffn_hidden_size": None, "max_position_embeddings": args.max_position_embeddings,  # the width: from the model built
         "seq_length": args.seq_length, "vocab_size": None,
     }  # fmt: skip
 
@@ -227,6 +229,7 @@ def _parameters(args: Any, vocab: int | None, result: Result) -> None:
         result["parameters"] = {"error": f"{type(exc).__name__}: {str(exc)[:500]}"}
         return
     count["how"] = "GPT2ModelPipe on the meta device at model/pipe parallel size 1"
+    result["model"]["ffn_hidden_size"] = count.pop("mlp_width")
     result["parameters"] = count
 
 
@@ -262,15 +265,29 @@ def _build_and_count(args: Any, vocab: int | None) -> dict[str, Any]:
     if not mpu.model_parallel_is_initialized():
         mpu.initialize_model_parallel(1, topology=PipeModelDataParallelTopology(num_pp=1, num_mp=1, num_dp=1))
 
+    built: list[Any] = []
+
     def build(rows: int) -> Any:
         model_args.update_value("padded_vocab_size", rows)
         with contextlib.redirect_stdout(sys.stderr):
-            return GPT2ModelPipe(neox_args=model_args, num_tokentypes=0, parallel_output=True,
-                                 topology=mpu.get_topology(), use_cache=False)  # fmt: skip
+            built[:] = [GPT2ModelPipe(neox_args=model_args, num_tokentypes=0, parallel_output=True,
+                                      topology=mpu.get_topology(), use_cache=False)]  # fmt: skip
+        return built[0]
 
     mp = args.model_parallel_size if args.model_parallel_size >= 1 else 1
     with torch.no_grad():
-        return count_meta(build, vocab, placeholder=args.make_vocab_size_divisible_by * mp)
+        count = count_meta(build, vocab, placeholder=args.make_vocab_size_divisible_by * mp)
+    count["mlp_width"] = _mlp_width(built[0])
+    return count
+
+
+def _mlp_width(model: Any) -> int | None:
+    """The MLP's width as built: the input of its down projection (NeoX scales a gated MLP's width
+    by 2/3 and rounds it; intermediate_size is not the width)."""
+    for name, parameter in model.named_parameters():
+        if name.endswith("mlp.linear2.weight") and parameter.dim() == 2:
+            return int(parameter.shape[1])
+    return None
 
 
 if __name__ == "__main__":

@@ -14,7 +14,9 @@ release VeOmni names; VeOmni imported from the job's `source` checkout, or insta
 * Parameters: `build_foundation_model(config_path, init_device="meta")` as the trainer builds the
   model (no weights: `model_path` is not read), with the file's model_config overrides and ops.
 
-Run in the YAML's folder: VeOmni resolves `model.config_path` from the folder it is launched in.
+Run in the YAML's folder (as a user launches it there): VeOmni resolves `model.config_path` from
+the folder it is launched in. `--model-config FILE` stands in for a config_path/model_path that
+names a hub model (nothing is downloaded).
 Stand-ins: WORLD_SIZE and LOCAL_WORLD_SIZE are the job's world size (what torchrun sets); nothing
 of VeOmni is replaced.
 """
@@ -75,6 +77,7 @@ def probe(job: dict[str, Any], result: Result) -> None:
     from veomni.optim import build_lr_scheduler
 
     (path,) = job["files"]
+    os.chdir(os.path.dirname(os.path.abspath(path)))  # VeOmni resolves model.config_path from where it is launched
     world = str(int(job.get("world_size") or 8))
     for name in ("WORLD_SIZE", "LOCAL_WORLD_SIZE"):
         STUBS.add(f"${name}", "the world size (--world-size), as torchrun sets it")
@@ -92,7 +95,7 @@ def probe(job: dict[str, Any], result: Result) -> None:
     _run(args, int(world), steps, result)
     _lr(args, steps, job, result, torch, build_lr_scheduler)
     if job.get("count_parameters", True):
-        _parameters(args, result)
+        _parameters(args, job, result)
 
 
 def _run(args: Any, world: int, steps: int, result: Result) -> None:
@@ -151,15 +154,22 @@ def _eager(ops: Any) -> Any:
     return dataclasses.replace(ops, **eager)
 
 
-def _parameters(args: Any, result: Result) -> None:
+def _parameters(args: Any, job: dict[str, Any], result: Result) -> None:
     from veomni.models import build_foundation_model
     from veomni.models.auto import build_config
 
     model = args.model
+    path = model.config_path
+    if job.get("model_config"):
+        STUBS.add("model.config_path", f"{job['model_config']} (--model-config) instead of {path!r}: the architecture "
+                  "from a local config.json (nothing is downloaded)")  # fmt: skip
+        STUBS.ran("model.config_path")
+        path = job["model_config"]
     try:
-        config = build_config(model.config_path, **(model.model_config or {}))
+        config = build_config(path, **(model.model_config or {}))
     except Exception as exc:  # noqa: BLE001 - a hub name offline, a file not here
-        result["parameters"] = {"error": f"the model config {model.config_path!r} could not be read here: "
+        result["parameters"] = {"error": f"the model config {path!r} could not be read here (a hub name is not "
+                                         f"downloaded: give a local config.json with --model-config): "
                                          f"{type(exc).__name__}: {str(exc)[:300]}"}  # fmt: skip
         return
     text = getattr(config, "text_config", None) or config
