@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 from conftest import FIXTURES
 
-from translator import translate
-from translator.prove import ProveOptions, prove
-from translator.prove.config import ProveConfig
-from translator.prove.environments import resolve
-from translator.prove.runner import run
+from neoconv import translate
+from neoconv.prove import ProveOptions, prove
+from neoconv.prove.config import ProveConfig
+from neoconv.prove.environments import resolve
+from neoconv.prove.runner import run
 
 pytestmark = pytest.mark.oracle
 
@@ -118,12 +118,12 @@ def test_a_translation_proven_end_to_end(tmp_path: Path) -> None:
 
 def test_a_writer_that_drops_the_warmup_is_caught_by_the_frameworks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     opts = options("neox", "cerebras")
-    from translator.formats.cerebras import scheduler_render
+    from neoconv.formats.cerebras import scheduler_render
 
     real = scheduler_render.render
 
     def no_warmup(schedule: Any, steps: int | None = None) -> Any:
-        from translator.schedule.model import Schedule
+        from neoconv.schedule.model import Schedule
 
         kept = [p for p in schedule.phases if p.kind != "linear" or p.end <= p.start]  # the rising phases go
         return real(Schedule(kept) if kept else schedule, steps)

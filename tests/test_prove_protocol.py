@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from translator.errors import UsageError
-from translator.prove.config import ProveConfig, find
-from translator.prove.environments import Environment, parse_pairs, resolve
-from translator.prove.probes import HERE, ProbeSpec, probes
-from translator.prove.runner import check, run
+from neoconv.errors import UsageError
+from neoconv.prove.config import ProveConfig, find
+from neoconv.prove.environments import Environment, parse_pairs, resolve
+from neoconv.prove.probes import HERE, ProbeSpec, probes
+from neoconv.prove.runner import check, run
 
 FAKE = """\
 import os, sys

@@ -70,8 +70,8 @@ class Certificate:
 
     def summary(self) -> dict[str, Any]:
         """What a batch's per-file report keeps of it."""
-        return {"verdict": self.verdict, "exit_code": self.code, "differences": [r.to_json() for r in self.differences],
-                "could_not_run": self.could_not_run}  # fmt: skip
+        return {"certificate": self.verdict, "exit_code": self.code,
+                "differences": [r.to_json() for r in self.differences], "could_not_run": self.could_not_run}  # fmt: skip
 
     def render(self, *, verbose: bool = False) -> str:
         lines = [f"A: {self.a.file} ({self.a.format}) {_framework(self.a)}",

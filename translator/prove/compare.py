@@ -19,32 +19,41 @@ EQUAL, DIFFERENT, NOT_COMPARED = "equal", "different", "n/a"
 # report statuses that name a difference: something lost, or a value the user gave (--set)
 NAMING = frozenset({"lossy", "dropped", "missing", "unknown", "set"})
 
-# row -> (probe section, key, canonical fields whose report entries name a difference)
-RUN_ROWS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
-    ("global batch", "run", "global_batch", ("batch.*", "parallel.world_size", "parallel.data_parallel_size")),
-    ("tokens per step", "run", "tokens_per_step", ("batch.*", "parallel.world_size", "parallel.data_parallel_size",
-                                                   "model.seq_length")),
-    ("steps", "run", "steps", ("train.steps", "train.epochs", "batch.global")),
+LOSSES = NAMING - {"set"}
+DP = ("parallel.world_size", "parallel.data_parallel_size")
+# row -> (probe section, key, its own canonical fields, fields it follows from). A difference is named
+# by an entry of its own fields that says lossy, dropped, missing, unknown or --set, or by an entry of
+# a field it follows from that says it was lost. A global batch a translation must keep is named by
+# its own entries only (a data-parallel size dropped for a target without GPUs names no batch change).
+RUN_ROWS: tuple[tuple[str, str, str, tuple[str, ...], tuple[str, ...]], ...] = (
+    ("global batch", "run", "global_batch", ("batch.global",), ()),
+    ("tokens per step", "run", "tokens_per_step", ("batch.global", "model.seq_length"), ()),
+    ("steps", "run", "steps", ("train.steps", "train.epochs"), ()),
 )
-DETAIL_ROWS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
-    ("micro batch", "run", "micro_batch", ("batch.micro", "batch.global", "parallel.*")),
-    ("accumulation", "run", "accumulation", ("batch.grad_accum", "batch.*", "parallel.*")),
-    ("data-parallel size", "run", "data_parallel", ("parallel.*",)),
-    ("sequence length", "run", "seq_length", ("model.seq_length",)),
-    ("precision", "run", "precision", ("precision.dtype",)),
-    ("ZeRO stage", "run", "zero_stage", ("parallel.zero_stage",)),
-    ("tensor parallel", "run", "tensor_parallel", ("parallel.tensor_size",)),
-    ("pipeline parallel", "run", "pipeline_parallel", ("parallel.pipeline_size",)),
-    ("layers", "model", "num_layers", ("model.num_layers",)),
-    ("hidden size", "model", "hidden_size", ("model.hidden_size",)),
-    ("attention heads", "model", "num_heads", ("model.num_heads",)),
-    ("key/value heads", "model", "num_kv_heads", ("model.num_kv_heads", "model.attention_kind")),
-    ("MLP width", "model", "ffn_hidden_size", ("model.ffn_hidden_size",)),
-    ("vocabulary", "model", "vocab_size", ("model.vocab_size",)),
-    ("max positions", "model", "max_position_embeddings", ("model.max_position_embeddings",)),
+DETAIL_ROWS: tuple[tuple[str, str, str, tuple[str, ...], tuple[str, ...]], ...] = (
+    ("micro batch", "run", "micro_batch", ("batch.micro",), ()),
+    ("accumulation", "run", "accumulation", ("batch.grad_accum",), ("batch.micro", "batch.global")),
+    ("data-parallel size", "run", "data_parallel", DP, ("parallel.tensor_size", "parallel.pipeline_size", "parallel.sequence_size")),
+    ("sequence length", "run", "seq_length", ("model.seq_length",), ()),
+    ("precision", "run", "precision", ("precision.dtype",), ()),
+    ("ZeRO stage", "run", "zero_stage", ("parallel.zero_stage",), ()),
+    ("tensor parallel", "run", "tensor_parallel", ("parallel.tensor_size",), ()),
+    ("pipeline parallel", "run", "pipeline_parallel", ("parallel.pipeline_size",), ()),
+    ("layers", "model", "num_layers", ("model.num_layers",), ()),
+    ("hidden size", "model", "hidden_size", ("model.hidden_size",), ()),
+    ("attention heads", "model", "num_heads", ("model.num_heads",), ()),
+    ("key/value heads", "model", "num_kv_heads", ("model.num_kv_heads",), ("model.attention_kind",)),
+    ("MLP width", "model", "ffn_hidden_size", ("model.ffn_hidden_size",), ("model.activation",)),
+    ("vocabulary", "model", "vocab_size", ("model.vocab_size",), ()),
+    ("max positions", "model", "max_position_embeddings", ("model.max_position_embeddings",), ()),
 )
-LR_FIELDS = ("optim.lr", "schedule.*", "train.steps", "batch.warmup_ratio")
-PARAMETER_FIELDS = ("model.*",)
+LR_FIELDS = ("optim.lr", "schedule.*")
+LR_FOLLOWS = ("train.steps", "batch.warmup_ratio")
+PARAMETER_FIELDS = ("model.family", "model.num_layers", "model.hidden_size", "model.num_heads", "model.num_kv_heads",
+                    "model.head_dim", "model.ffn_hidden_size", "model.vocab_size", "model.max_position_embeddings",
+                    "model.position_embedding", "model.tie_embeddings", "model.norm", "model.activation", "model.*bias",
+                    "model.parallel_residual", "model.parallel_shared_norm", "model.*_norm", "model.qk_norm*",
+                    "model.attention_kind", "model.mla_*", "model.moe_*")  # fmt: skip
 
 
 @dataclass
@@ -54,8 +63,9 @@ class Row:
     b: Any
     status: str  # equal | different | n/a
     note: str = ""  # why not compared, or what differs
-    fields: tuple[str, ...] = ()
-    report: tuple[str, ...] | None = None  # the report's statuses of entries about the fields (None: no report)
+    fields: tuple[str, ...] = ()  # its own canonical fields (patterns)
+    report: tuple[str, ...] | None = None  # what the report says of them and of what it follows from (None: no report)
+    follows: tuple[str, ...] = ()  # the fields it follows from, whose losses name a difference too
     detail: dict[str, Any] = field(default_factory=dict)
     core: bool = True  # one of the figures of the certificate (the others: the rest of the resolved run)
 
@@ -81,30 +91,32 @@ def _close(a: Any, b: Any, rtol: float) -> bool:
     return math.isclose(a, b, rel_tol=rtol, abs_tol=0.0)
 
 
-def value_row(name: str, a: Any, b: Any, fields: tuple[str, ...], rtol: float, *, core: bool = True,
-              why_a: str = "", why_b: str = "") -> Row:  # fmt: skip
+def value_row(name: str, a: Any, b: Any, fields: tuple[str, ...], follows: tuple[str, ...], rtol: float, *,
+              core: bool = True, why_a: str = "", why_b: str = "") -> Row:  # fmt: skip
     if a is None and b is None:
-        return Row(name, a, b, NOT_COMPARED, "neither side gives a value", fields, core=core)
+        return Row(name, a, b, NOT_COMPARED, "neither side gives a value", fields, follows=follows, core=core)
     if a is None or b is None:
         why = (why_a or "A has no value") if a is None else (why_b or "B has no value")
-        return Row(name, a, b, NOT_COMPARED, why, fields, core=core)
-    return Row(name, a, b, EQUAL if _close(a, b, rtol) else DIFFERENT, "", fields, core=core)
+        return Row(name, a, b, NOT_COMPARED, why, fields, follows=follows, core=core)
+    return Row(name, a, b, EQUAL if _close(a, b, rtol) else DIFFERENT, "", fields, follows=follows, core=core)
 
 
 def lr_row(a: dict[str, Any] | None, b: dict[str, Any] | None, rtol: float) -> Row:
     """The learning rates both probes recorded, step by step."""
     if not a or not b:
         side = "A" if not a else "B"
-        return Row("learning rate", _lr_summary(a), _lr_summary(b), NOT_COMPARED, f"{side} has no learning rate curve", LR_FIELDS)
+        return Row("learning rate", _lr_summary(a), _lr_summary(b), NOT_COMPARED, f"{side} has no learning rate curve",
+                   LR_FIELDS, follows=LR_FOLLOWS)  # fmt: skip
     if a.get("relative") != b.get("relative"):
         side = "A" if a.get("relative") else "B"
         return Row("learning rate", _lr_summary(a), _lr_summary(b), NOT_COMPARED,
-                   f"{side}'s rates are factors of a learning rate the file does not hold", LR_FIELDS)  # fmt: skip
+                   f"{side}'s rates are factors of a learning rate the file does not hold", LR_FIELDS, follows=LR_FOLLOWS)  # fmt: skip
     va = dict(zip(a["steps"], a["values"]))
     vb = dict(zip(b["steps"], b["values"]))
     common = sorted(va.keys() & vb.keys())
     if not common:
-        return Row("learning rate", _lr_summary(a), _lr_summary(b), NOT_COMPARED, "no step recorded on both sides", LR_FIELDS)
+        return Row("learning rate", _lr_summary(a), _lr_summary(b), NOT_COMPARED, "no step recorded on both sides",
+                   LR_FIELDS, follows=LR_FOLLOWS)  # fmt: skip
     peak = max(max((abs(v) for v in va.values()), default=0.0), max((abs(v) for v in vb.values()), default=0.0))
     worst, worst_step, rel, rel_step = 0.0, common[0], 0.0, common[0]
     for step in common:
@@ -123,7 +135,8 @@ def lr_row(a: dict[str, Any] | None, b: dict[str, Any] | None, rtol: float) -> R
     note = ""
     if a.get("total_steps") != b.get("total_steps"):
         note = f"A's curve has {a.get('total_steps')} steps, B's {b.get('total_steps')}: compared where both have one"
-    return Row("learning rate", _lr_summary(a), _lr_summary(b), EQUAL if equal else DIFFERENT, note, LR_FIELDS, detail=detail)
+    return Row("learning rate", _lr_summary(a), _lr_summary(b), EQUAL if equal else DIFFERENT, note, LR_FIELDS,
+               detail=detail, follows=LR_FOLLOWS)  # fmt: skip
 
 
 def _lr_summary(curve: dict[str, Any] | None) -> Any:
@@ -170,11 +183,12 @@ def rows(a: dict[str, Any], b: dict[str, Any], rtol: float = DEFAULT_RTOL) -> li
         return out  # a refused file has no run to compare
     out.append(lr_row(a.get("lr"), b.get("lr"), rtol))
     why = {side: f"{_name(r)} gives no value for it" for side, r in (("a", a), ("b", b))}
-    for name, section, key, fields in RUN_ROWS:
-        out.append(value_row(name, a[section].get(key), b[section].get(key), fields, rtol, why_a=why["a"], why_b=why["b"]))
+    for name, section, key, fields, follows in RUN_ROWS:
+        out.append(value_row(name, a[section].get(key), b[section].get(key), fields, follows, rtol,
+                             why_a=why["a"], why_b=why["b"]))  # fmt: skip
     out.append(parameters_row(a.get("parameters"), b.get("parameters"), rtol))
-    for name, section, key, fields in DETAIL_ROWS:
-        out.append(value_row(name, a[section].get(key), b[section].get(key), fields, rtol, core=False,
+    for name, section, key, fields, follows in DETAIL_ROWS:
+        out.append(value_row(name, a[section].get(key), b[section].get(key), fields, follows, rtol, core=False,
                              why_a=why["a"], why_b=why["b"]))  # fmt: skip
     return out
 
@@ -206,6 +220,10 @@ def annotate(found: list[Row], report: dict[str, Any]) -> None:
         if row.name == "accepted":  # the source refused by its own framework: nothing a translation names
             row.report = tuple(dict.fromkeys(missing)) if row.a else ()
             continue
-        said = [s for name, statuses in by_field.items() if any(fnmatch.fnmatchcase(name, p) for p in row.fields)
-                for s in statuses]  # fmt: skip
-        row.report = tuple(dict.fromkeys(said))
+        said = [s for name, statuses in by_field.items() if _matches(name, row.fields) for s in statuses]
+        lost = [s for name, statuses in by_field.items() if _matches(name, row.follows) for s in statuses if s in LOSSES]
+        row.report = tuple(dict.fromkeys(said + lost))
+
+
+def _matches(name: str, patterns: tuple[str, ...]) -> bool:
+    return any(fnmatch.fnmatchcase(name, p) for p in patterns)

@@ -13,7 +13,6 @@ command line win over the file.
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,13 +30,8 @@ class ProveConfig:
 
 
 def _toml(path: Path) -> dict[str, Any]:
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover - Python 3.10
-        try:
-            import tomli as tomllib  # type: ignore[import-not-found,no-redef]
-        except ImportError:
-            raise UsageError(f"{path}: reading it needs Python 3.11 or the tomli package (pip install tomli)") from None
+    import tomllib
+
     try:
         with path.open("rb") as handle:
             return tomllib.load(handle)
