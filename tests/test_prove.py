@@ -83,6 +83,37 @@ def test_hf_to_megatron_the_same_model_on_both_sides() -> None:
     assert row(cert, "learning rate").status == NOT_COMPARED  # a config.json holds no run
 
 
+def test_cerebras_to_veomni_llama_3_1_8b_on_both_sides() -> None:
+    a, b, report, _ = case("cerebras2veomni")
+    cert = certificate(a, b, report)
+    assert cert.code == 0
+    lr = row(cert, "learning rate")
+    assert lr.status == EQUAL and lr.a["steps"] == lr.b["steps"] == 4768 and lr.detail["max_difference_of_peak"] < 1e-6
+    assert row(cert, "parameters").a == row(cert, "parameters").b == 8_030_261_248
+    assert (row(cert, "global batch").a, row(cert, "steps").a) == (960, 4768)
+    # Model Zoo's cbfloat16 has no VeOmni counterpart: bf16, and the report says so
+    precision = row(cert, "precision")
+    assert (precision.a, precision.b, precision.status, precision.named) == ("cbfloat16", "bf16", DIFFERENT, True)
+    assert [r.name for r in cert.differences] == ["precision"]
+
+
+def test_veomni_to_neox_differs_at_the_first_step_only_as_the_report_says() -> None:
+    a, b, report, _ = case("veomni2neox")
+    cert = certificate(a, b, report)
+    lr = row(cert, "learning rate")
+    # VeOmni's warmup starts at lr_start (0); NeoX's AnnealingLR at lr / warmup steps (max(1, step))
+    assert lr.status == DIFFERENT and lr.named and lr.detail["max_difference_step"] == 0
+    assert lr.detail["a_at_step"] == 0.0 and lr.detail["b_at_step"] == pytest.approx(3e-4 / 1674)
+    later = {s: v for s, v in zip(a["lr"]["steps"], a["lr"]["values"]) if s > 0}
+    theirs = dict(zip(b["lr"]["steps"], b["lr"]["values"]))
+    assert all(abs(theirs[s] - v) <= 1e-12 for s, v in later.items() if s in theirs)
+    assert [(row(cert, n).a, row(cert, n).b) for n in ("global batch", "tokens per step", "steps")] == [
+        (512, 512), (512 * 8192, 512 * 8192), (239_254, 239_254)]  # fmt: skip
+    params = row(cert, "parameters")  # NeoX does not know its vocabulary without the tokenizer files
+    assert params.status == EQUAL and params.detail["b"]["without_vocab"] == 6_979_588_096 == 8_030_261_248 - 8192 * 128_256
+    assert cert.code == 0
+
+
 def test_deepspeed_to_neox_a_schedule_neox_cannot_hold_is_named() -> None:
     a, b, report, _ = case("deepspeed2neox")
     cert = certificate(a, b, report)

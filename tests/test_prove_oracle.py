@@ -62,6 +62,14 @@ def written(result: Any, path: Path) -> Path:
     return path
 
 
+def to_cerebras(source: Path, layout: str = "legacy", **options: Any) -> Any:
+    """A NeoX file in Model Zoo's layout, with what the report lists as missing given (the data)."""
+    loader = "train_input" if layout == "legacy" else "trainer.fit.train_dataloader"
+    data = {f"{loader}.data_processor": "GptHDF5MapDataProcessor", f"{loader}.data_dir": "./data"}
+    return translate(str(source), "neox", "cerebras", world_size=8, layout=layout, set_values={"model.vocab_size": 50304},
+                     target_values=data, **options)  # fmt: skip
+
+
 def short_neox(tmp_path: Path) -> Path:
     """Pythia-160M's architecture and schedule shape, over 3,000 steps (the probes step every step)."""
     text = NEOX.read_text().replace('"train_iters": 143000', '"train_iters": 3000').replace('"lr_decay_iters": 143000', '"lr_decay_iters": 3000')
@@ -99,8 +107,7 @@ def test_the_hf_and_megatron_probes_build_the_same_model(tmp_path: Path) -> None
 
 def test_the_cerebras_probe_builds_model_zoo_model(tmp_path: Path) -> None:
     for layout in ("legacy", "trainer"):
-        result = translate(str(short_neox(tmp_path)), "neox", "cerebras", world_size=8, layout=layout,
-                           set_values={"model.vocab_size": 50304})  # fmt: skip
+        result = to_cerebras(short_neox(tmp_path), layout)
         got = probe("cerebras", written(result, tmp_path / f"{layout}.yaml"))
         assert got["accepted"] is True, got["message"]
         assert got["parameters"]["total"] == 162_322_944 and got["run"]["global_batch"] == 256 and got["lr"]["total_steps"] == 3000
@@ -109,7 +116,7 @@ def test_the_cerebras_probe_builds_model_zoo_model(tmp_path: Path) -> None:
 def test_a_translation_proven_end_to_end(tmp_path: Path) -> None:
     opts = options("neox", "cerebras")
     source = short_neox(tmp_path)
-    result = translate(str(source), "neox", "cerebras", world_size=8, layout="trainer", set_values={"model.vocab_size": 50304})
+    result = to_cerebras(source, "trainer")
     cert = prove([str(source)], str(written(result, tmp_path / "out.yaml")), "neox", "cerebras",
                  report=result.report.to_json(), options=opts)  # fmt: skip
     assert cert.code == 0, cert.render()
@@ -130,7 +137,7 @@ def test_a_writer_that_drops_the_warmup_is_caught_by_the_frameworks(tmp_path: Pa
 
     monkeypatch.setattr(scheduler_render, "render", no_warmup)
     source = short_neox(tmp_path)
-    result = translate(str(source), "neox", "cerebras", world_size=8, set_values={"model.vocab_size": 50304}, verify=False)
+    result = to_cerebras(source, verify=False)
     cert = prove([str(source)], str(written(result, tmp_path / "out.yaml")), "neox", "cerebras",
                  report=result.report.to_json(), options=opts)  # fmt: skip
     lr = {r.name: r for r in cert.rows}["learning rate"]

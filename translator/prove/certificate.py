@@ -84,7 +84,7 @@ class Certificate:
             mark = {EQUAL: "equal", DIFFERENT: "DIFFERENT"}.get(row.status, "n/a")
             if row.status == DIFFERENT and row.report is not None:
                 mark += f" [report: {', '.join(row.report)}]" if row.named else " [not named by the report]"
-            lines.append(f"{row.name:<{width}}  {_shown(row, 'a'):<24} {_shown(row, 'b'):<24} {mark}")
+            lines.append(f"{row.name:<{width}}  {_shown(row, 'a'):<28} {_shown(row, 'b'):<28} {mark}")
             for text in _notes(row):
                 lines.append(f"{'':<{width}}  {text}")
         for name, side in (("A", self.a), ("B", self.b)):
