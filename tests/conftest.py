@@ -14,6 +14,10 @@ FIXTURES = ROOT / "fixtures"
 # the shared corpus beside the checkout; NEOCONV_CORPUS points elsewhere (the tests of the skip reasons)
 CORPUS = Path(os.environ.get("NEOCONV_CORPUS") or ROOT.parent / "shared" / "corpus")
 CORPUS_ABSENT = f"the shared corpus {CORPUS} is not present (it lives beside the checkout)"
+# upstream material (the `upstream` tier re-extracts tools/facts/ from it): the reference documents beside
+# the checkout, and a folder of <owner+name>/repo git mirrors ($NEOCONV_REFERENCE / $NEOCONV_MIRRORS elsewhere)
+REFERENCE = Path(os.environ.get("NEOCONV_REFERENCE") or ROOT.parent / "shared" / "reference")
+MIRRORS = Path(os.environ.get("NEOCONV_MIRRORS") or ROOT.parent / ".mirror")
 
 
 # corpus files their own framework cannot run, which neoconv refuses (exit 2, naming the key and the fix):

@@ -20,8 +20,8 @@ newly registered format fails the matrix until its rows say how it expresses eac
 A format whose reader takes no parsed mapping as its users' files are written (Megatron-LM's
 argument files) has its snippet written as such a file (`FILES`) for reading and as a translation's
 source; its writer's document is compared with the snippet as is (`--flag: value`, a flag `True`).
-A real translation bug is recorded in /work/notes/matrix-bugs.md and named in the row's `bugs`
-(which cases show it): those cases are strict xfails, so they fail the day the bug is fixed.
+A real translation bug is named in the row's `bugs` (which cases show it, and one line saying what
+goes wrong): those cases are strict xfails, so they fail the day the bug is fixed.
 """
 
 from __future__ import annotations
@@ -88,8 +88,8 @@ class Row:
     cells: dict[str, Column]
     options: dict[str, Any] = field(default_factory=dict)  # translate/read options (world_size, ...)
     context: tuple[str, ...] = ()  # fields of `values` a No/Lossy format may express (not the construct)
-    # known translation bugs (/work/notes/matrix-bugs.md): a pattern over the test cases
-    # ("read COLUMN", "SOURCE -> TARGET", fnmatch-style) -> the bug; those cases are strict xfails
+    # known translation bugs: a pattern over the test cases ("read COLUMN", "SOURCE -> TARGET",
+    # fnmatch-style) -> what goes wrong, in one line; those cases are strict xfails
     bugs: dict[str, str] = field(default_factory=dict)
 
 
@@ -328,7 +328,7 @@ COLUMNS = columns()
 
 def _param(row: Row, case: str, *columns: str) -> Any:
     bugs = [why for pattern, why in row.bugs.items() if fnmatch.fnmatchcase(case, pattern)]
-    marks = [pytest.mark.xfail(strict=True, reason=f"{'; '.join(bugs)} (see /work/notes/matrix-bugs.md)")] if bugs else []
+    marks = [pytest.mark.xfail(strict=True, reason=f"known translation bug: {'; '.join(bugs)}")] if bugs else []
     return pytest.param(row, *columns, id=f"{row.name}: {case}", marks=marks)
 
 

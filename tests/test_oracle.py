@@ -384,6 +384,7 @@ def test_veomni_parses_what_neoconv_writes(layout: str, tmp_path: Path) -> None:
 def test_veomni_counts_the_steps_neoconv_reads_from_its_corpus() -> None:
     """compute_train_steps x num_train_epochs on each corpus config == neoconv's train.steps."""
     need("veomni", "veomni-flat")
+    corpus_dir("veomni"), corpus_dir("veomni-legacy")
     compared, refused = 0, []
     for layout, folder in (("nested", "veomni"), ("flat", "veomni-legacy")):
         jobs, irs = [], {}
