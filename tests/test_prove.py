@@ -160,6 +160,9 @@ def test_an_output_the_target_refuses_while_the_report_says_exact_is_caught() ->
     # a report listing what the target needs (missing) names the refusal
     told = {**report, "entries": [*report["entries"], {"status": "missing", "fields": ["train.steps"], "source_key": None}]}
     assert certificate(a, refused, told).code == 0
+    # a source its own framework refuses proves nothing, whatever the report says
+    cert = certificate(refused, refused, told)
+    assert cert.code == 1 and cert.verdict.startswith("not proven: A, the source, is refused by its own framework (")
 
 
 def test_a_parameter_count_that_differs_is_caught_unless_a_model_field_is_named() -> None:

@@ -41,14 +41,14 @@ def probe(job, result):
     if "crash" in text:
         raise KeyError("a fault of the probe itself")
     if text == "bends":  # warmup to step 1000, constant to 60000, then a linear decay
-        curve = LrCurve(100_000, job.get("lr_at"))
+        curve = LrCurve(100_000, job)
         for t in range(100_000):
             curve.record(t, min(t, 1000) / 1000 if t < 60_000 else 1.0 - (t - 60_000) / 40_000)
         result["lr"] = curve.result("bends")
         return
     STUBS.ran("fake.world")
     steps = int(text.split()[0])
-    curve = LrCurve(steps, job.get("lr_at"))
+    curve = LrCurve(steps, job)
     for t in range(steps):
         curve.record(t, min(1.0, (t + 1) / 10) * 1e-3)
     result["lr"] = curve.result("fake warmup")
@@ -132,6 +132,9 @@ def test_the_lr_curve_keeps_every_step_of_a_short_run_and_the_bends_of_a_long_on
     assert 0 in kept and 99_999 in kept and len(kept) < 2_200  # a grid, not every step
     values = dict(zip(got["steps"], got["values"]))
     assert values[1000] == 1.0 and values[80_000] == pytest.approx(0.5)
+    # the grid is spaced over the longer run of both files: both sides record the same steps
+    (other,) = run(env(fake), [{"files": [str(tmp_path / "long")], "world_size": 8, "grid_steps": 200_000}])
+    assert other.result is not None and set(range(0, 100_000, 100)) <= set(other.result["lr"]["steps"])
 
 
 def test_every_shipped_probe_says_what_it_needs() -> None:

@@ -53,6 +53,9 @@ class Certificate:
     def verdict(self) -> str:
         if self.could_not_run:
             return "not proven: " + "; ".join(self.could_not_run)
+        source = (self.a.answer.result or {})
+        if source.get("accepted") is False:
+            return f"not proven: A, the source, is refused by its own framework ({source.get('message')}): nothing to compare"
         if not self.differences:
             return "proven: both frameworks accept the files and every figure is equal"
         if not self.unnamed:

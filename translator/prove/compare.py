@@ -33,7 +33,8 @@ RUN_ROWS: tuple[tuple[str, str, str, tuple[str, ...], tuple[str, ...]], ...] = (
 DETAIL_ROWS: tuple[tuple[str, str, str, tuple[str, ...], tuple[str, ...]], ...] = (
     ("micro batch", "run", "micro_batch", ("batch.micro",), ()),
     ("accumulation", "run", "accumulation", ("batch.grad_accum",), ("batch.micro", "batch.global")),
-    ("data-parallel size", "run", "data_parallel", DP, ("parallel.tensor_size", "parallel.pipeline_size", "parallel.sequence_size")),
+    ("data-parallel size", "run", "data_parallel", DP,
+     ("parallel.tensor_size", "parallel.pipeline_size", "parallel.sequence_size")),
     ("sequence length", "run", "seq_length", ("model.seq_length",), ()),
     ("precision", "run", "precision", ("precision.dtype",), ()),
     ("ZeRO stage", "run", "zero_stage", ("parallel.zero_stage",), ()),
@@ -110,7 +111,8 @@ def lr_row(a: dict[str, Any] | None, b: dict[str, Any] | None, rtol: float) -> R
     if a.get("relative") != b.get("relative"):
         side = "A" if a.get("relative") else "B"
         return Row("learning rate", _lr_summary(a), _lr_summary(b), NOT_COMPARED,
-                   f"{side}'s rates are factors of a learning rate the file does not hold", LR_FIELDS, follows=LR_FOLLOWS)  # fmt: skip
+                   f"{side}'s rates are factors of a learning rate the file does not hold", LR_FIELDS,
+                   follows=LR_FOLLOWS)  # fmt: skip
     va = dict(zip(a["steps"], a["values"]))
     vb = dict(zip(b["steps"], b["values"]))
     common = sorted(va.keys() & vb.keys())
@@ -162,8 +164,8 @@ def parameters_row(a: dict[str, Any] | None, b: dict[str, Any] | None, rtol: flo
                    PARAMETER_FIELDS, detail={"a": a, "b": b})  # fmt: skip
     same = _close(a.get("without_vocab"), b.get("without_vocab"), rtol) and a.get("per_vocab_row") == b.get("per_vocab_row")
     side = "A" if a.get("total") is None else "B"
-    note = (f"{side} does not know its vocabulary: compared without the vocabulary-sized matrices "
-            f"({a.get('without_vocab')} + {a.get('per_vocab_row')}/row vs {b.get('without_vocab')} + {b.get('per_vocab_row')}/row)")  # fmt: skip
+    shown = [f"{c.get('without_vocab')} + {c.get('per_vocab_row')}/row" for c in (a, b)]
+    note = f"{side} does not know its vocabulary: compared without the vocabulary-sized matrices ({shown[0]} vs {shown[1]})"
     return Row(name, a.get("total") or a.get("without_vocab"), b.get("total") or b.get("without_vocab"),
                EQUAL if same else DIFFERENT, note, PARAMETER_FIELDS, detail={"a": a, "b": b})  # fmt: skip
 

@@ -35,14 +35,15 @@ def _boundaries(fields: dict[str, Any]) -> set[int]:
         return set()
 
 
-def hints(files_a: list[str], fmt_a: str, files_b: list[str], fmt_b: str, world_size: int | None) -> tuple[dict[str, Any], dict[str, Any]]:
+def hints(files_a: list[str], fmt_a: str, files_b: list[str], fmt_b: str,
+          world_size: int | None) -> tuple[dict[str, Any], dict[str, Any]]:  # fmt: skip
     """The jobs of both sides' probes (files plus what neoconv's reading adds)."""
     read_a, read_b = _fields(files_a, fmt_a, world_size), _fields(files_b, fmt_b, world_size)
     steps = [s for s in (read_a.get("train.steps"), read_b.get("train.steps")) if isinstance(s, int) and s > 0]
     lr_at = sorted(_boundaries(read_a) | _boundaries(read_b))
     jobs = []
     for files, fmt, mine, other in ((files_a, fmt_a, read_a, read_b), (files_b, fmt_b, read_b, read_a)):
-        job: dict[str, Any] = {"files": [_absolute(f) for f in files], "lr_at": lr_at}
+        job: dict[str, Any] = {"files": [_absolute(f) for f in files], "lr_at": lr_at, "grid_steps": max(steps, default=None)}
         own = mine.get("train.steps")
         job["steps_hint"] = own if isinstance(own, int) and own > 0 else (steps[0] if steps else None)
         spec = probes().get(fmt)

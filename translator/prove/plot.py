@@ -27,7 +27,8 @@ def render_png(cert: Certificate) -> bytes:
     curves = []
     for label, side in (("A", cert.a), ("B", cert.b)):
         lr = (side.answer.result or {}).get("lr") or {}
-        curves.append((f"{label}: {side.format} ({lr.get('scheduler', 'no curve')})", dict(zip(lr.get("steps", ()), lr.get("values", ())))))
+        points = dict(zip(lr.get("steps", ()), lr.get("values", ())))
+        curves.append((f"{label}: {side.format} ({lr.get('scheduler', 'no curve')})", points))
     figure, (top, bottom) = plt.subplots(2, 1, figsize=(9, 6), sharex=True, gridspec_kw={"height_ratios": [3, 2]})
     for label, points in curves:
         steps = sorted(points)

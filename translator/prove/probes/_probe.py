@@ -5,7 +5,7 @@ A probe runs under a framework's own interpreter (`python NAME_probe.py JOBS.jso
 uses the standard library only and nothing of neoconv. Each line of JOBS.jsonl is one job:
 
     {"id": ..., "files": [...], "world_size": 8, "source": "/path/to/checkout" | null,
-     "lr_at": [steps...], "steps_hint": N | null, "count_parameters": true, ...}
+     "lr_at": [steps...], "grid_steps": N | null, "steps_hint": N | null, "count_parameters": true, ...}
 
 (a probe may read more keys: Model Zoo's `model_name`, Megatron's `argv`). For each job one line
 is printed on the original stdout (frameworks print freely: from the moment this module is
@@ -191,16 +191,18 @@ def need_source(job: dict[str, Any], marker: str, what: str) -> str:
 class LrCurve:
     """The learning rate at each optimizer step (step 0 is the first update), as the probe steps the
     framework's own scheduler: every step of runs up to FULL_CURVE steps; of longer runs, a grid of
-    GRID steps, the steps the job asks for (`lr_at`: both files' phase boundaries as neoconv reads
-    them), and every step where the curve bends (a phase boundary: the change of slope is more
-    than a millionth of the peak), each with its neighbours."""
+    about GRID steps (spaced over the job's `grid_steps`, the longer of both files' runs, so that
+    both sides record the same steps), the steps the job asks for (`lr_at`: both files' phase
+    boundaries as neoconv reads them), and every step where the curve bends (a phase boundary: the
+    change of slope is more than a millionth of the peak), each with its neighbours."""
 
-    def __init__(self, total: int, wanted: list[int] | None = None) -> None:
+    def __init__(self, total: int, job: dict[str, Any] | None = None) -> None:
+        job = job or {}
         self.total = total
         self.every = total <= FULL_CURVE
-        stride = max(1, total // GRID)
+        stride = max(1, max(total, int(job.get("grid_steps") or 0)) // GRID)
         self.keep = set(range(0, total, stride)) | {total - 1} if not self.every else set()
-        for step in wanted or ():
+        for step in job.get("lr_at") or ():
             self.keep |= {step - 1, step, step + 1}
         self.points: dict[int, float] = {}
         self.previous: list[float] = []  # the last two rates

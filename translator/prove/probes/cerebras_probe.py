@@ -269,7 +269,7 @@ def _lr(config: Any, job: dict[str, Any], result: Result) -> None:
         schedulers = [make(optimizer=optimizer) for make in (init.schedulers or [])]
     lr_schedulers = [s for s in schedulers if isinstance(s, cstorch.optim.lr_scheduler.LRScheduler)]
     name = " + ".join(type(s).__name__ for s in lr_schedulers) or "none (the optimizer's learning_rate)"
-    curve = LrCurve(total, job.get("lr_at"))
+    curve = LrCurve(total, job)
     with framework():
         for step in range(total):
             curve.record(step, float(optimizer.param_groups[0]["lr"]))

@@ -98,7 +98,7 @@ def _lr(cfg: Any, lr: Any, job: dict[str, Any], result: Result, torch: Any) -> N
         view = SimpleNamespace(scheduler_name=lambda: cfg.scheduler_name, scheduler_params=lambda: cfg.scheduler_params)
         with framework():
             scheduler = DeepSpeedEngine._scheduler_from_config(view, optimizer)
-    curve = LrCurve(total, job.get("lr_at"))
+    curve = LrCurve(total, job)
     with framework():
         for step in range(total):
             curve.record(step, optimizer.param_groups[0]["lr"])  # the rate optimizer step `step` uses

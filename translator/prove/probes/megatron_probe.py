@@ -212,7 +212,7 @@ def _lr(args: Any, job: dict[str, Any], result: Result) -> None:
     optimizer = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=args.lr)
     with framework(), contextlib.redirect_stdout(sys.stderr):
         scheduler = get_optimizer_param_scheduler(optimizer)
-    curve = LrCurve(total, job.get("lr_at"))
+    curve = LrCurve(total, job)
     consumed = 0
     with framework():
         for step in range(total):

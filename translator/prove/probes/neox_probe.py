@@ -202,7 +202,7 @@ def _lr(args: Any, job: dict[str, Any], result: Result) -> None:
     if scheduler is None:
         result.note("NeoX builds no learning rate scheduler for this file (no_load_optim without DeepSpeed)")
         return
-    curve = LrCurve(total, job.get("lr_at"))
+    curve = LrCurve(total, job)
     with framework():
         for step in range(total):
             curve.record(step, optimizer.param_groups[0]["lr"])  # the rate optimizer step `step` uses

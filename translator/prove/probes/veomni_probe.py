@@ -132,7 +132,7 @@ def _lr(args: Any, steps: int, job: dict[str, Any], result: Result, torch: Any, 
             optimizer, train_steps=steps, lr=optim.lr, lr_min=optim.lr_min, lr_decay_style=optim.lr_decay_style,
             lr_decay_ratio=optim.lr_decay_ratio, lr_warmup_ratio=optim.lr_warmup_ratio, lr_start=optim.lr_start,
         )  # fmt: skip
-    curve = LrCurve(total, job.get("lr_at"))
+    curve = LrCurve(total, job)
     with framework():
         for step in range(total):
             curve.record(step, optimizer.param_groups[0]["lr"])  # the rate optimizer step `step` uses
