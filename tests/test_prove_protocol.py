@@ -38,6 +38,9 @@ def probe(job, result):
     if "refuse" in text:
         with framework():
             raise ValueError("the fake framework refuses this file")
+    if "gpu" in text:
+        with framework():
+            raise RuntimeError("Found no NVIDIA driver on your system")
     if "crash" in text:
         raise KeyError("a fault of the probe itself")
     if text == "bends":  # warmup to step 1000, constant to 60000, then a linear decay
@@ -97,6 +100,11 @@ def test_a_fault_of_the_probe_or_of_the_import_is_a_side_that_could_not_run(fake
     (crashed,) = run(env(fake), [{"files": [str(tmp_path / "crash")], "world_size": 8}])
     assert crashed.result is None and crashed.problem is not None
     assert crashed.problem.startswith("the Fake probe failed: KeyError")
+    (tmp_path / "gpu").write_text("gpu")
+    (gpu,) = run(env(fake), [{"files": [str(tmp_path / "gpu")], "world_size": 8}])
+    assert gpu.result is None and gpu.problem == ("the Fake probe could not run it without a GPU: the framework asked for "
+                                                  "a GPU, which a probe never uses: RuntimeError: Found no NVIDIA driver on "
+                                                  "your system")  # fmt: skip
     (broken,) = run(env(fake, source="broken"), [{"files": [str(tmp_path / "crash")], "world_size": 8}])
     assert broken.result is None and broken.problem is not None
     assert "could not import it" in broken.problem and "no module named fake_framework" in broken.problem

@@ -71,7 +71,8 @@ def run(env: Environment, jobs: list[dict[str, Any]], *, timeout: float = DEFAUL
             why = f"the {env.spec.framework} probe stopped without an answer (exit {proc.returncode}): {tail}"[:1500]
             out.append(ProbeAnswer(env.format, None, why, seconds))
         elif data.get("error"):
-            stage = {"import": "could not import it", "stub": "relied on a stand-in"}.get(str(data.get("stage")), "failed")
+            stage = {"import": "could not import it", "stub": "relied on a stand-in",
+                     "gpu": "could not run it without a GPU"}.get(str(data.get("stage")), "failed")  # fmt: skip
             out.append(ProbeAnswer(env.format, None, f"the {env.spec.framework} probe {stage}: {data['error']}", seconds))
         else:
             out.append(ProbeAnswer(env.format, data, None, seconds))

@@ -86,14 +86,20 @@ class StubUsed(Exception):
     """A stand-in that must not matter was relied on: the verdict would not be the framework's."""
 
 
+GPU_ASKED = re.compile(r"NVIDIA driver|not compiled with CUDA|CUDA driver|no CUDA GPUs|cuda runtime", re.I)
+
+
 @contextlib.contextmanager
 def framework() -> Iterator[None]:
-    """Around the framework's own calls: what they raise is the framework refusing the file."""
+    """Around the framework's own calls: what they raise is the framework refusing the file, unless
+    it failed asking for a GPU (a probe never uses one: then it could not run, which is no verdict)."""
     try:
         yield
     except (StubUsed, CannotRun):
         raise
     except (Exception, SystemExit) as exc:  # noqa: BLE001 - frameworks raise anything; argparse exits
+        if GPU_ASKED.search(str(exc)):
+            raise CannotRun(f"the framework asked for a GPU, which a probe never uses: {describe(exc)}", "gpu") from exc
         raise Refused(exc) from exc
 
 
@@ -306,8 +312,8 @@ def main(name: str, load: Callable[[dict[str, Any]], dict[str, Any]], probe: Cal
         except CannotRun as exc:
             result = Result(id=job.get("id"), probe=name, protocol=PROTOCOL, error=str(exc), stage=exc.stage)
             code = EXIT_PROBE_FAILED
-        except Exception as exc:  # noqa: BLE001 - the probe's own fault: said apart, with a traceback on stderr
-            traceback.print_exc()
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 - the probe's own fault (a framework exiting outside
+            traceback.print_exc()  # its config code, too): said apart, with a traceback on stderr
             stage = "stub" if isinstance(exc, StubUsed) else "import" if "framework" not in loaded else "probe"
             result = Result(id=job.get("id"), probe=name, protocol=PROTOCOL, error=describe(exc), stage=stage)
             code = EXIT_PROBE_FAILED

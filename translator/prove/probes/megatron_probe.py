@@ -19,7 +19,9 @@ later need Python 3.12).
   tensor/pipeline/context/expert parallel size 1 (the whole model on one rank), with the padded
   vocabulary Megatron computes.
 
-Stand-ins (listed in the result): WORLD_SIZE and RANK (torchrun's); for the model build, torch's
+Stand-ins (listed in the result): WORLD_SIZE and RANK (torchrun's); the GPU validate_args asks
+about answers as an H100 (compute capability 9.0), with CUDA_DEVICE_MAX_CONNECTIONS=1 as Megatron's
+launch scripts export it; for the model build, torch's
 `fake` process group of one rank (no process, nothing sent), and what only CUDA provides turned off
 as Megatron's own options turn it off: `--transformer-impl local` (Transformer Engine's layers hold
 the same parameters), no RoPE fusion, no persistent layer norm, CPU initialisation without
@@ -62,9 +64,28 @@ def load(job: dict[str, Any]) -> dict[str, Any]:
         from megatron.core.package_info import __version__ as version  # type: ignore[import-not-found]
     except ImportError:
         version = None
+    _machine(arguments)
     LOADED["arguments"] = arguments
     return {"name": "Megatron-LM", "version": version or source_revision(src), "source": src,
             "torch": _version("torch")}  # fmt: skip
+
+
+def _machine(arguments: Any) -> None:
+    """validate_args asks the GPU's architecture (stream settings, which CUDA_DEVICE_MAX_CONNECTIONS
+    tensor/context parallelism needs, grouped-GEMM support): a property of the machine, not of the
+    file. It is answered as an H100's (compute capability 9.0), with CUDA_DEVICE_MAX_CONNECTIONS=1 as
+    Megatron-LM's example launch scripts export it."""
+    import torch
+
+    arguments.get_device_arch_version = STUBS.wrap(
+        "get_device_arch_version", "answers 9, an H100's architecture (no GPU is asked)", lambda: 9)
+    torch.cuda.get_device_capability = STUBS.wrap(
+        "torch.cuda.get_device_capability", "answers (9, 0), an H100's (no GPU is asked)", lambda *a, **k: (9, 0))
+    STUBS.add("$CUDA_DEVICE_MAX_CONNECTIONS", "1, as Megatron-LM's launch scripts export it (validate_args requires "
+              "it with tensor or context parallelism before Blackwell)")  # fmt: skip
+    if os.environ.get("CUDA_DEVICE_MAX_CONNECTIONS") is None:
+        os.environ["CUDA_DEVICE_MAX_CONNECTIONS"] = "1"
+        STUBS.ran("$CUDA_DEVICE_MAX_CONNECTIONS")
 
 
 def _version(name: str) -> str | None:

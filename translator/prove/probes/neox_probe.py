@@ -16,8 +16,9 @@ Stand-ins (each listed in the result with how often it ran): `NeoXArgs.enable_lo
 nothing (it only creates log_dir and tees stdout); `importlib.metadata.version("flash-attn")`
 answers 2.6.3 (flash-attn needs CUDA to install; NeoX asks whether the installed kernel supports
 sliding windows); for the model build, torch's `fake` process group of one rank (no process is
-started, nothing is sent), `LOCAL_RANK=0`, DeepSpeed's accelerator naming the meta device, and an
-empty `flash_attn` package (imported by the attention layer, called only in a forward pass).
+started, nothing is sent), `LOCAL_RANK=0`, DeepSpeed's accelerator naming the meta device, an
+empty `flash_attn` package (imported by the attention layer, called only in a forward pass), and
+no check that NeoX's fused CUDA kernels are built (they run only in a forward pass).
 """
 
 from __future__ import annotations
@@ -225,7 +226,7 @@ def _parameters(args: Any, vocab: int | None, result: Result) -> None:
         count = _build_and_count(args, vocab)
     except StubUsed:
         raise
-    except Exception as exc:  # noqa: BLE001 - a model NeoX cannot build here (Mamba/RWKV kernels, TE)
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - a model NeoX cannot build here (Mamba/RWKV kernels, TE)
         result["parameters"] = {"error": f"{type(exc).__name__}: {str(exc)[:500]}"}
         return
     count["how"] = "GPT2ModelPipe on the meta device at model/pipe parallel size 1"
@@ -258,6 +259,13 @@ def _build_and_count(args: Any, vocab: int | None) -> dict[str, Any]:
                                          "itself to the accelerator once built", lambda *a: "meta")  # fmt: skip
     from megatron import mpu  # type: ignore[import-not-found]
     from megatron.model import GPT2ModelPipe  # type: ignore[import-not-found]
+    from megatron.model import fused_softmax  # type: ignore[import-not-found]
+
+    # the fused softmax checks its CUDA kernels are built when it is made (and exits when not); they
+    # run only in a forward pass and hold no parameter
+    fused_softmax.load_fused_kernels = STUBS.wrap(
+        "megatron.fused_kernels.load_fused_kernels", "does nothing: NeoX's CUDA kernels run only in a forward pass "
+        "and hold no parameter", lambda: None)  # fmt: skip
 
     model_args = copy.copy(args)
     for key, value in {"model_parallel_size": 1, "pipe_parallel_size": 1, "use_cpu_initialization": True}.items():
