@@ -72,6 +72,17 @@ def test_neox_to_cerebras_both_layouts_every_figure_equal() -> None:
         assert row(cert, "tokens per step").status == NOT_COMPARED and row(cert, "tokens per step").a == 256 * 2048
 
 
+def test_neox_to_cerebras_a_gated_mlp_from_two_merged_files() -> None:
+    a, b, report, _ = case("neox2cerebras-llama2")
+    cert = certificate(a, b, report)
+    assert cert.code == 0 and not cert.differences
+    assert row(cert, "MLP width").a == row(cert, "MLP width").b == 11008  # NeoX's width as built, not intermediate_size
+    params = row(cert, "parameters")
+    assert params.detail["a"]["without_vocab"] == params.detail["b"]["without_vocab"] == 6_477_107_200
+    assert params.detail["b"]["total"] == 6_477_107_200 + 8192 * 32_000  # untied: two vocabulary matrices
+    assert (row(cert, "steps").a, row(cert, "global batch").a) == (320_000, 32)
+
+
 def test_hf_to_megatron_the_same_model_on_both_sides() -> None:
     a, b, report, _ = case("hf2megatron")
     cert = certificate(a, b, report)
