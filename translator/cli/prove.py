@@ -9,8 +9,8 @@ from typing import Any
 
 import click
 
-from ..errors import UsageError
-from ..policy import Outcome
+from ..core.errors import UsageError
+from ..services.policy import Outcome
 
 
 def options(opts: dict[str, Any]) -> Any:
@@ -28,8 +28,9 @@ def outcome(cert: Any) -> Outcome:
 
 def run(paths: tuple[str, ...], opts: dict[str, Any]) -> Outcome:
     """`neoconv prove SRC... OUT`."""
-    from ..detect import detect_file
-    from ..io import parse_json, read_text
+    from ..formats.detect import detect_file
+    from ..io.documents import parse_json
+    from ..io.inputs import read_text
     from ..prove import prove
 
     if opts["check_env"]:

@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ..errors import printable
+from ..core.errors import printable
 from .certificate import Certificate
 
 PROVEN, NOT_PROVEN, NOT_RUN = "proven", "not proven", "not run"
@@ -39,7 +39,7 @@ def counts(certs: dict[str, Certificate]) -> dict[str, int]:
 def record(summary_file: Path, certs: dict[str, Certificate]) -> str:
     """Add each file's proof to the batch's per-file report (rewritten whole, atomically); '' when
     done, else why it could not be."""
-    from ..outputs import replace_file
+    from ..io.outputs import replace_file
 
     try:
         data = json.loads(summary_file.read_text(encoding="utf-8"))

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..policy import EXIT_ERROR, EXIT_FAILED, EXIT_OK
+from ..services.policy import EXIT_ERROR, EXIT_FAILED, EXIT_OK
 from .compare import DIFFERENT, EQUAL, Row
 from .runner import ProbeAnswer
 

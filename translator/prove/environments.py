@@ -10,7 +10,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import UsageError
+from ..core.errors import UsageError
 from .config import ProveConfig
 from .probes import ProbeSpec, probes
 

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import NeoconvError
+from ..core.errors import NeoconvError
 from .probes import probes
 
 
 def _fields(files: list[str], fmt: str, world_size: int | None) -> dict[str, Any]:
-    from ..api import read_ir
+    from ..services.reading import read_ir
 
     try:
         ingested = read_ir(files, fmt, world_size=world_size)

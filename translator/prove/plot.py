@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import io
 
-from ..errors import NeoconvError
+from ..core.errors import NeoconvError
 from .certificate import Certificate
 
 MISSING = "--plot needs matplotlib, which is not installed (pip install 'neoconv[plot]'); no plot was written"
@@ -49,7 +49,7 @@ def render_png(cert: Certificate) -> bytes:
 
 
 def write_plot(cert: Certificate, path: str, inputs: tuple[str, ...] = ()) -> None:
-    from ..outputs import check_target, replace_file
+    from ..io.outputs import check_target, replace_file
 
     data = render_png(cert)
     check_target(path, inputs)  # never over an input, into a folder, or where no folder is
