@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from neoconv.errors import UsageError
+from neoconv.core.errors import UsageError
 from neoconv.prove.config import ProveConfig, find
 from neoconv.prove.environments import Environment, parse_pairs, resolve
 from neoconv.prove.probes import HERE, ProbeSpec, probes
