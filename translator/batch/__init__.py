@@ -167,7 +167,12 @@ def run_batch(
     totals: dict[str, int] = {}
     sink = SummaryWriter(None if opts.check else target_root / SUMMARY_NAME, command)
 
+    to_prove: list[tuple[str, str, dict[str, Any]]] = []  # --prove: source, output (relative), report
+
     def add(result: FileResult) -> None:
+        if result.proof_report is not None and result.output:
+            to_prove.append((result.source, result.output, result.proof_report))
+            result.proof_report = None
         totals[result.status] = totals.get(result.status, 0) + 1
         if result.status not in ("translated", "unchanged") or result.error:
             notable.append(result)
@@ -187,6 +192,8 @@ def run_batch(
     finally:
         sink.discard()
     summary: dict[str, Any] = {"command": command, "totals": totals}
+    if opts.prove:
+        summary["to_prove"] = to_prove
     if sink.error:
         summary["report_error"] = sink.error
     return notable, summary
