@@ -12,6 +12,7 @@ noise of about 1e-16).
 
 from __future__ import annotations
 
+import heapq
 import math
 from typing import Callable, NamedTuple
 
@@ -50,20 +51,28 @@ def _range(seg: Segment, lo: int, hi: int) -> tuple[float, float] | None:
 
 
 def _halves(sa: Segment, sb: Segment, lo: int, hi: int, visit: Callable[[int, int, Mode], bool],
-            worth: Callable[[int, int], bool]) -> bool:  # fmt: skip
-    """Visit lo..hi by its pieces, halving it while it has too many to list; a half that is not
-    worth(l, h) is skipped. True when a visit says stop."""
-    stack = [(lo, hi)]
-    while stack:
-        l, h = stack.pop()
+            bound: Callable[[int, int], float], limit: Callable[[], float], leftmost: bool = False) -> bool:  # fmt: skip
+    """Visit lo..hi by its pieces, halving it while it has too many to list: the half whose bound
+    on what it can give is highest first (the first half first when `leftmost`); a half whose bound
+    is at most limit() (below it when leftmost) cannot change the result. True when a visit says stop."""
+    queue = [(-bound(lo, hi), lo, hi)]
+    while queue:
+        top, l, h = heapq.heappop(queue) if not leftmost else queue.pop()
+        if -top < limit() if leftmost else -top <= limit():
+            if leftmost:
+                continue
+            return False  # the highest bound left cannot win: nor can any other
         if h - l < STEPS_UP_TO:
-            for p_lo, p_hi, _, _, mode in split(sa, sb, l, h + 1):
-                if visit(p_lo, p_hi, mode):
-                    return True
-        elif worth(l, h):
-            m = (l + h) // 2
-            stack.append((m + 1, h))
-            stack.append((l, m))
+            if any(visit(p_lo, p_hi, mode) for p_lo, p_hi, _, _, mode in split(sa, sb, l, h + 1)):
+                return True
+            continue
+        m = (l + h) // 2
+        halves = [(-bound(m + 1, h), m + 1, h), (-bound(l, m), l, m)]
+        for half in halves:
+            if leftmost:
+                queue.append(half)
+            else:
+                heapq.heappush(queue, half)
     return False
 
 
@@ -105,15 +114,14 @@ def _search(sa: Segment, sb: Segment, lo: int, hi: int, mode: Mode, best: Best, 
                 break
     else:
 
-        def worth(l: int, h: int) -> bool:
+        def bound(l: int, h: int) -> float:
             ra, rb = _range(sa, l, h), _range(sb, l, h)
-            if ra is not None and rb is not None and max(ra[1] - rb[0], rb[1] - ra[0]) <= best.limit():
-                return False
             m = (l + h) // 2
             best.see(m, sa.at(m), sb.at(m))
-            return True
+            return math.inf if ra is None or rb is None else max(ra[1] - rb[0], rb[1] - ra[0])
 
-        _halves(sa, sb, lo, hi, lambda l, h, m: _search(sa, sb, l, h, m, best, cutoff), worth)
+        _halves(sa, sb, lo, hi, lambda l, h, m: _search(sa, sb, l, h, m, best, cutoff), bound,
+                lambda: best.limit() if best.value <= cutoff else math.inf)
     return best.value > cutoff
 
 
@@ -128,11 +136,11 @@ def _highest(s: Schedule, horizon: int) -> float:
                 top = max(top, *(seg.at(t) for t in steps))
                 return False
 
-            def worth(l: int, h: int) -> bool:
+            def bound(l: int, h: int) -> float:
                 r = _range(seg, l, h)
-                return r is None or r[1] > top
+                return math.inf if r is None else r[1]
 
-            _halves(seg, seg, lo, hi, visit, worth)
+            _halves(seg, seg, lo, hi, visit, bound, lambda: top)
         else:
             steps = range(lo, hi + 1) if mode is Mode.STEPS else (lo, hi)
             top = max(top, *(seg.at(t) for t in steps))
@@ -166,11 +174,11 @@ def _first_at_least(s: Schedule, horizon: int, level: float) -> int:
                 return found
             continue
 
-        def worth(l: int, h: int, seg: Segment = seg) -> bool:
+        def bound(l: int, h: int, seg: Segment = seg) -> float:
             r = _range(seg, l, h)
-            return r is None or r[1] >= level
+            return math.inf if r is None else r[1]
 
-        if _halves(seg, seg, lo, hi, lambda l, h, m, seg=seg: visit(seg, l, h, m), worth):  # type: ignore[misc]
+        if _halves(seg, seg, lo, hi, lambda l, h, m, seg=seg: visit(seg, l, h, m), bound, lambda: level, leftmost=True):  # type: ignore[misc]
             return found
     return max(found, 0)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from .shapes import _DENSE, INF, MAX_BREAKS, Shape, floor_, multiples
+from .shapes import _DENSE, INF, MAX_STAIRS, Shape, floor_, multiples
 
 
 def _level(start: float, rate: float, k: int) -> float:
@@ -70,7 +70,7 @@ class Exponential(Shape):
         return self.value(s) * (self.log_rate / self.period) ** 2
 
     def breaks(self, lo: float, hi: float) -> list[float] | None:
-        return multiples(self.period, lo, min(hi, self.settles)) if self.staircase else []
+        return multiples(self.period, lo, min(hi, self.settles), most=MAX_STAIRS) if self.staircase else []
 
     def repeats(self) -> tuple[float, float] | None:
         return (self.settles, 1.0) if self.staircase else None
@@ -141,7 +141,7 @@ class InverseTime(Shape):
         p = self.power
         if self.staircase:
             a_lo, a_hi = max(lo, 0.0) ** p / self.period, max(hi, 0.0) ** p / self.period
-            if a_hi - a_lo > min((hi - lo) / _DENSE + 2, MAX_BREAKS):
+            if a_hi - a_lo > min((hi - lo) / _DENSE + 2, MAX_STAIRS):
                 return None
             return [(k * self.period) ** (1.0 / p) for k in range(math.floor(a_lo) + 1, math.floor(a_hi) + 1)]
         c = self.rate / self.period
@@ -181,7 +181,7 @@ class Step(Shape):
 
     def breaks(self, lo: float, hi: float) -> list[float] | None:
         if self.step_size is not None:
-            return multiples(self.step_size, lo, min(hi, self.settles))
+            return multiples(self.step_size, lo, min(hi, self.settles), most=MAX_STAIRS)
         return [float(m) for m in sorted(set(self.milestones)) if lo < m <= hi]
 
     def repeats(self) -> tuple[float, float] | None:

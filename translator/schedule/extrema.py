@@ -22,8 +22,11 @@ from .model import Segment
 
 BRUTE_BELOW = 12  # ranges this short are evaluated step by step
 REL_TOL = 1e-10  # of the largest lr seen: the slack of a bound (float noise is ~1e-16)
-_CELLS = 8  # cells a piece is cut into when d' may turn on it
+_CELLS = 4  # cells a piece is cut into when d' may turn on it
 _CLIMB = 64  # steps walked from a stationary point found by bisection, past float noise in the slopes
+# evaluations spent on a piece known by its values only (a staircase of more than shapes.MAX_STAIRS
+# stairs): past this the best found so far stands (their many equal teeth defeat the bounds)
+VALUES_BUDGET = 8192
 
 
 class Best:
@@ -176,20 +179,24 @@ def _stationary(d: _Difference, l: int, h: int, rising: bool) -> None:
 
 
 def by_values(sa: Segment, sb: Segment, lo: int, hi: int, best: Best, cutoff: float) -> None:
-    """A piece without slopes (monotone values only): split until a range's value bound cannot win."""
+    """A piece without slopes (monotone values only): split until a range's value bound cannot win
+    (or VALUES_BUDGET evaluations are spent)."""
     fa, fb = sa.shape.value, sb.shape.value
     oa, ob = sa.s0 - sa.lo, sb.s0 - sb.lo
     stack = [(lo, hi, fa(lo + oa), fb(lo + ob), fa(hi + oa), fb(hi + ob))]
     best.see(lo, stack[0][2], stack[0][3])
     best.see(hi, stack[0][4], stack[0][5])
+    spent = 0
     while stack:
-        if best.value > cutoff:
+        if best.value > cutoff or spent > VALUES_BUDGET:
             return
         l, h, al, bl, ah, bh = stack.pop()
         if h - l <= BRUTE_BELOW:
             for t in range(l + 1, h):
                 best.see(t, fa(t + oa), fb(t + ob))
+            spent += h - l
             continue
+        spent += 1
         low, high = spread(al, ah, bl, bh)
         if max(high, -low) <= best.limit():
             continue

@@ -18,8 +18,9 @@ from typing import Any
 # More breaks than one per this many steps: evaluating every step is as cheap.
 _DENSE = 4.0
 # More breaks than this in one range: the range is taken whole (compare.py: by its period, as one
-# monotone piece, or cycle by cycle) instead of listing them.
+# monotone piece, or cycle by cycle) instead of listing them; a staircase lists more stairs.
 MAX_BREAKS = 4096
+MAX_STAIRS = 1024
 INF = math.inf
 
 
@@ -88,12 +89,12 @@ def floor_(x: float) -> int:
     return n if abs(x - n) <= 1e-12 * max(1.0, abs(x)) else math.floor(x)
 
 
-def multiples(period: float, lo: float, hi: float, first: float = 0.0) -> list[float] | None:
-    """first + k * period in (lo, hi], k >= 0 (None when too dense or too many)."""
+def multiples(period: float, lo: float, hi: float, first: float = 0.0, most: int = MAX_BREAKS) -> list[float] | None:
+    """first + k * period in (lo, hi], k >= 0 (None when too dense or more than `most`)."""
     if hi <= lo:
         return []
     count = (hi - lo) / period
-    if count > (hi - lo) / _DENSE + 2 or count > MAX_BREAKS:
+    if count > (hi - lo) / _DENSE + 2 or count > most:
         return None
     k = max(0, math.floor((lo - first) / period) + 1)
     out: list[float] = []
@@ -146,10 +147,10 @@ class Linear(Shape):
             return []
         step = self.span / self.stairs
         if self.rising:
-            return multiples(step, lo, hi)
+            return multiples(step, lo, hi, most=MAX_STAIRS)
         # falling stairs round up (ceil): a level starts just after each multiple, not at it, so a
         # multiple at lo itself starts a new level inside the range too
-        out = multiples(step, lo - step, hi)
+        out = multiples(step, lo - step, hi, most=MAX_STAIRS)
         return None if out is None else [_after(b) for b in out]
 
     def tail(self) -> int:
@@ -282,7 +283,7 @@ class Cyclic(Shape):
 
     def _mult(self, cycle: float, s: float) -> float:
         if self.mode == "triangular2":
-            return 1.0 / 2.0 ** (cycle - 1.0)
+            return 0.5 ** (cycle - 1.0)  # (1 / 2.0 ** k overflows far out)
         if self.mode == "exp_range":
             return self.gamma**s
         return 1.0
