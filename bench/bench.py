@@ -64,7 +64,7 @@ def distinct_tree(src: str, count: int, target: Path) -> int:
     """count files (at least) made of the source format's configs, copy k with every step count
     shifted by 7k + 1: no two alike. Returns how many."""
     sys.path.insert(0, str(ROOT))
-    from translator.registry import get_format
+    from neoconv.registry import get_format
 
     globs = get_format(src).globs
     originals = [p for folder in SOURCES[src] if folder.is_dir() for p in sorted(folder.rglob("*"))
@@ -102,7 +102,7 @@ _CHILD = ("import resource, subprocess, sys; subprocess.run(sys.argv[1:], stdout
 
 def batch(pair: str, tree: Path, out: Path) -> tuple[float, float]:
     """CPU seconds and peak RSS (MB) of one `neoconv batch` command, from a fresh parent."""
-    cmd = [sys.executable, "-m", "translator", "batch", pair, str(tree), "-o", str(out), "-q", "-j", "1", "--world-size", "8"]
+    cmd = [sys.executable, "-m", "neoconv", "batch", pair, str(tree), "-o", str(out), "-q", "-j", "1", "--world-size", "8"]
     got = subprocess.run([sys.executable, "-c", _CHILD, *cmd], capture_output=True, text=True, check=True).stdout.split()
     shutil.rmtree(out, ignore_errors=True)
     return float(got[0]), float(got[1]) / 1024
@@ -111,7 +111,7 @@ def batch(pair: str, tree: Path, out: Path) -> tuple[float, float]:
 def in_process(pair: str, tree: Path, rounds: int) -> list[float]:
     """CPU seconds of each round of run_batch over the same files in one process."""
     sys.path.insert(0, str(ROOT))
-    from translator.batch import BatchOptions, run_batch
+    from neoconv.batch import BatchOptions, run_batch
 
     src, _, dst = pair.partition("2")
     times = []

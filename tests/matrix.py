@@ -3,7 +3,7 @@ registered format (and each of its layouts), the smallest config snippet that ex
 
 A test module lists `Row`s and ends with `test_cells, test_read, test_write = matrix(ROWS)`:
 
-- read:  each snippet, read with translator.api.read_ir, gives the row's canonical values
+- read:  each snippet, read with neoconv.api.read_ir, gives the row's canonical values
          (`"lr@T"` names the learning rate of optimizer step T, t = 0 first, computed from the IR);
 - write: each other format's snippet, translated into this one, gives this snippet's keys and
          values, and the report carries the row's fields: `exact` when the target leaf holds the
@@ -20,8 +20,8 @@ newly registered format fails the matrix until its rows say how it expresses eac
 A format whose reader takes no parsed mapping as its users' files are written (Megatron-LM's
 argument files) has its snippet written as such a file (`FILES`) for reading and as a translation's
 source; its writer's document is compared with the snippet as is (`--flag: value`, a flag `True`).
-A real translation bug is recorded in /work/notes/matrix-bugs.md and named in the row's `bugs`
-(which cases show it): those cases are strict xfails, so they fail the day the bug is fixed.
+A real translation bug is named in the row's `bugs` (which cases show it, and one line saying what
+goes wrong): those cases are strict xfails, so they fail the day the bug is fixed.
 """
 
 from __future__ import annotations
@@ -37,10 +37,10 @@ from typing import Any, Callable, Iterator, Mapping, Union
 
 import pytest
 
-from translator.api import load, read_ir, translate
-from translator.io import flatten
-from translator.registry import FORMATS
-from translator.report import Entry, Status
+from neoconv.api import load, read_ir, translate
+from neoconv.io import flatten
+from neoconv.registry import FORMATS
+from neoconv.report import Entry, Status
 
 
 def columns() -> list[str]:
@@ -88,8 +88,8 @@ class Row:
     cells: dict[str, Column]
     options: dict[str, Any] = field(default_factory=dict)  # translate/read options (world_size, ...)
     context: tuple[str, ...] = ()  # fields of `values` a No/Lossy format may express (not the construct)
-    # known translation bugs (/work/notes/matrix-bugs.md): a pattern over the test cases
-    # ("read COLUMN", "SOURCE -> TARGET", fnmatch-style) -> the bug; those cases are strict xfails
+    # known translation bugs: a pattern over the test cases ("read COLUMN", "SOURCE -> TARGET",
+    # fnmatch-style) -> what goes wrong, in one line; those cases are strict xfails
     bugs: dict[str, str] = field(default_factory=dict)
 
 
@@ -112,7 +112,7 @@ def lr_at(ir: Mapping[str, Any], t: int) -> float:
     linear form heads for 0 at decay_steps and is clamped at min_lr (GPT-NeoX's AnnealingLR) and
     whose cosine form reaches min_lr at decay_steps and holds; the whole lag_steps late."""
     if ir.get("schedule.phases") is not None:  # the schedule core's IR, once it lands
-        from translator.schedule import Schedule
+        from neoconv.schedule import Schedule
 
         return float(Schedule.from_json(ir["schedule.phases"]).value(t))
     lr = float(ir["optim.lr"])
@@ -215,8 +215,8 @@ def _subset(expected: Mapping[str, Any], actual: Mapping[str, Any], where: str) 
 def megatron_value(document: Mapping[str, Any], key: str) -> Any:
     """The value argparse gives the dest an option (or a dest) names, from a `--option: value` document
     (a flag `True` when given: `--disable-bias-linear: True` is add_bias_linear False; absent, the default)."""
-    from translator.formats.megatron.options import dest_of, table
-    from translator.formats.megatron.reader import READER
+    from neoconv.formats.megatron.options import dest_of, table
+    from neoconv.formats.megatron.reader import READER
 
     dest = (dest_of(key) or key) if key.startswith("-") else key
     namespace = READER.from_tree(dict(document)).tree if document else {}
@@ -328,7 +328,7 @@ COLUMNS = columns()
 
 def _param(row: Row, case: str, *columns: str) -> Any:
     bugs = [why for pattern, why in row.bugs.items() if fnmatch.fnmatchcase(case, pattern)]
-    marks = [pytest.mark.xfail(strict=True, reason=f"{'; '.join(bugs)} (see /work/notes/matrix-bugs.md)")] if bugs else []
+    marks = [pytest.mark.xfail(strict=True, reason=f"known translation bug: {'; '.join(bugs)}")] if bugs else []
     return pytest.param(row, *columns, id=f"{row.name}: {case}", marks=marks)
 
 
@@ -355,8 +355,8 @@ def scoped_cell(nested: Column | None) -> Column | None:
     where the scoped layout keeps them (mappings/veomni-layouts.yaml `scoped`), the config.json as is."""
     from dataclasses import replace
 
-    from translator.formats.veomni.fields import fields
-    from translator.io import unflatten
+    from neoconv.formats.veomni.fields import fields
+    from neoconv.io import unflatten
 
     def move(tree: dict[str, Any] | None) -> dict[str, Any] | None:
         return unflatten({fields().to_scoped(k): v for k, v in flatten(tree).items()}) if tree else tree
