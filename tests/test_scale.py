@@ -10,9 +10,9 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from translator.api import translate
-from translator.io import key_line
-from translator.validate import validate_file
+from neoconv.api import translate
+from neoconv.io import key_line
+from neoconv.validate import validate_file
 
 from conftest import FIXTURES
 
