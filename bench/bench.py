@@ -64,7 +64,7 @@ def distinct_tree(src: str, count: int, target: Path) -> int:
     """count files (at least) made of the source format's configs, copy k with every step count
     shifted by 7k + 1: no two alike. Returns how many."""
     sys.path.insert(0, str(ROOT))
-    from neoconv.registry import get_format
+    from neoconv.knowledge.registry import get_format
 
     globs = get_format(src).globs
     originals = [p for folder in SOURCES[src] if folder.is_dir() for p in sorted(folder.rglob("*"))

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Callable
 
 from neoconv.api import translate
-from neoconv.io import key_line
-from neoconv.validate import validate_file
+from neoconv.io.documents import key_line
+from neoconv.services.validate import validate_file
 
 from conftest import FIXTURES
 
