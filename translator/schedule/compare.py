@@ -16,7 +16,7 @@ import heapq
 import math
 from typing import Callable, NamedTuple
 
-from ..bounded import keep
+from ..core.bounded import keep
 from .extrema import REL_TOL, Best, by_values, solve
 from .model import Schedule, Segment
 from .pieces import STEPS_UP_TO, Mode, backwards, pieces, piece_starts, split
