@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, Callable
 
 from .errors import InputError, NeoconvError
 from .io import flatten, key_line
@@ -95,31 +95,34 @@ def validate_file(
         release = keys_of.release(version if named and version else "current")
     problems: dict[str, Problem] = {}  # by key as written: one line per problem, the most telling kept
     text = source.texts.get(path, "")
-    raw = _raw_tree(source, path, text, spec)
+    schema = schema_name(fmt, source.layout)
+    raw, written_of = _checked_tree(source, schema != fmt)
+    located = {w: leaf for leaf, w in source.aliases.items()}  # as written -> the reader's leaf
 
     def add(key: str | None, message: str, line: int | None = None) -> None:
         """A problem at `key` as the file writes it (a trainer-layout path, a NeoX dashed name)."""
         slot = key or f"#{len(problems)}"
         if slot not in problems:
-            where = line if line is not None else (key_line(text, key) if key and text else None)
+            where = line if line is not None else (_line(source, text, key, located) if key else None)
             problems[slot] = Problem(path, where, key, message)
 
     def as_written(leaf: str) -> str:
-        return _written(raw, source.aliases.get(leaf, leaf))
+        return _written(raw, written_of(leaf))
 
     for message, line in _repeats(source, table, keys_of, release):
         add(None, message, line)
     unknown: set[str] = set()  # as written
+    schema_unknown: dict[str, str] = {}  # the reader's leaf -> as written: keys the schema lacks
     spelled = {spec.spell(k): v for k, v in raw.items()}  # the schema's spelling (NeoX: num_layers)
-    errors = _validator(schema_name(fmt, source.layout)).iter_errors(spelled)
+    errors = _validator(schema).iter_errors(spelled)
     for error in sorted(errors, key=lambda e: list(map(str, e.absolute_path))):
         at = ".".join(map(str, error.absolute_path))
         if error.validator == "additionalProperties" and isinstance(error.instance, dict):
             listed = error.schema.get("properties", {})
-            unknown.update(_written(raw, f"{at}.{k}" if at else k) for k in error.instance if k not in listed)
+            schema_unknown.update({(leaf := f"{at}.{k}" if at else k): as_written(leaf) for k in error.instance if k not in listed})
             continue
         if at not in source.unresolved:  # HF Trainer's "auto": a value only known at run time, as the reader takes it
-            add(_written(raw, at) if at else None, error.message + _hint(error.instance))
+            add(as_written(at) if at else None, error.message + _hint(error.instance))
     ingested = None
     for _ in range(_RETRIES):
         try:
@@ -138,17 +141,31 @@ def validate_file(
                 add(as_written(leaf), said or f"not a {table.title} parameter")
         for keys, reason in _relations(ingested):
             add(as_written(keys[0]) if keys else None, reason)
+    # keys the schema lacks but the format's table reads or names (Megatron's CI wrapper and launcher
+    # settings, given their reasons): parameters of the file, not problems
+    named = _with_parents(leaf for leaf, fate in (ingested.fates.items() if ingested else ()) if fate.kind != "unknown")
+    unknown.update(written for leaf, written in schema_unknown.items() if leaf not in named)
+    parents = _with_parents(unknown, own=False)
     for key in sorted(unknown):
         if keys_of is not None and _read_somewhere(keys_of, key, spec.spell(key), release):
             problems.pop(key, None)  # the release check below speaks of its leaves
-        elif key not in problems and not any(k.startswith(key + ".") for k in unknown):
+        elif key not in problems and key not in parents:
             add(key, f"not a {table.title} parameter")  # a block the schema does not know: its leaves say more
     if keys_of is not None and version:  # the histories say what a release's code reads; only asked for
         for leaf in flatten(spelled):
             if keys_of.reads_within(leaf, release) is False:
-                add(_written(raw, leaf), keys_of.why_not(leaf, release))
+                add(as_written(leaf), keys_of.why_not(leaf, release))
     ordered = sorted(problems.values(), key=lambda p: (p.line or 0, p.key or ""))
     return Validation(path, fmt, source.layout, release, ordered)
+
+
+def _with_parents(keys: Any, own: bool = True) -> set[str]:
+    """Dotted keys and every block above them (`own=False`: the blocks only): one pass, not a search per key."""
+    out: set[str] = set()
+    for key in keys:
+        parts = key.split(".")
+        out.update(".".join(parts[:i]) for i in range(1, len(parts) + (1 if own else 0)))
+    return out
 
 
 def _read_somewhere(keys_of: Any, key: str, spelled: str, release: str) -> bool:
@@ -197,16 +214,24 @@ def _written(raw: dict[str, Any], key: str) -> str:
     return dashed + dot + rest if dashed in raw else key
 
 
-def _raw_tree(source: Any, path: str, text: str, spec: Any) -> dict[str, Any]:
-    """The file as written (a reader may restructure it: Cerebras' trainer layout is read as the
-    legacy one), for the schema of the layout it is written in."""
-    from .io import parse_json, parse_yaml
+def _checked_tree(source: Any, own_schema: bool) -> tuple[dict[str, Any], Callable[[str], str]]:
+    """The tree the schema checks, as the format's own reader read it, and how a key of it (or of the
+    reader's view) is written in the file: the reader's tree (its leaves as the format's schema names
+    them: HF's `hf.*`, Megatron's options, a VeOmni file's nested view), or the file as written when its
+    layout has a schema of its own (Cerebras' trainer layout)."""
+    tree = source.written if own_schema and source.written is not None else source.tree
+    return dict(tree), lambda key: source.aliases.get(key, key)
 
-    if not text or (source.aliases == {} and source.layout in (None, spec.default_layout)):
-        return dict(source.tree)
-    if text.lstrip("\ufeff \t\r\n").startswith("{") and path.endswith(".json"):
-        return parse_json(text, path)
-    return parse_yaml(text, path, duplicates=[])  # the reader already named any key given twice
+
+def _line(source: Any, text: str, key: str, located: dict[str, str]) -> int | None:
+    """The line of a key as the file writes it: found by the reader (its own syntax: a Megatron option,
+    a key under rope_parameters), else in the YAML/JSON text."""
+    leaf = located.get(key, key)
+    try:
+        line = source.line_of(leaf)
+    except Exception:  # noqa: BLE001 - a line number is a courtesy; a reader's locator may not know every key
+        line = None
+    return line if line is not None or not text else key_line(text, key)
 
 
 _RETRIES = 20  # re-reads without a refused key: the problems after it are found too
