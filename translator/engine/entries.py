@@ -98,6 +98,9 @@ def _passed_entry(leaf: str, ingested: Ingested, fate: LeafFate) -> Entry:
     """A leaf a same-format translation carried as written."""
     if fate.kind == "unknown":
         return said(leaf, leaf, Status.UNKNOWN, (*fate.notes, ("carried_as_written", {})), ())
+    if fate.kind == "unsupported" and any(kind == "family_not_supported" for kind, _ in fate.notes):
+        # a model family neoconv does not read (an HF model_type no row maps): carried, and not checked
+        return said(leaf, leaf, Status.EXACT, (*fate.notes, ("carried_as_written", {})), ())
     if leaf in ingested.coerced:
         notes = fate.notes if fate.kind == "rule" else ()
         return said(leaf, leaf, Status.CONVERTED, notes or _CARRIED, fields_of(fate))

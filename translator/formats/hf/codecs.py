@@ -71,7 +71,8 @@ def write_heads(kw: Kw) -> Any:
     uneven = bool(hidden and heads and hidden % heads)
     plain = hidden // heads if hidden and heads and not uneven else None
     if "model.head_dim" in mt.keys:
-        if width is not None or (plain and mt.default("head_dim", {"model.hidden_size": hidden, "model.num_heads": heads}) not in (None, plain)):
+        # written unless the class's own width is hidden / heads (a class whose default is None needs it given)
+        if width is not None or (plain and mt.default("head_dim", {"model.hidden_size": hidden, "model.num_heads": heads}) != plain):
             out.update(_out("head_dim", width or plain))
     elif width is not None and width != plain:
         losses.append((hard_wired(mt.why_not("model.head_dim"), "model.head_dim", width), ("model.head_dim",)))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Any
 
 from ...catalogue import catalogue
@@ -23,7 +23,7 @@ from ...yamlread import load as load_yaml
 PREFIX = "hf."  # where config.json keys live among the leaves (hf.hidden_size is config.json's hidden_size)
 SELECTORS = ("model.family", "model.position_embedding")  # what the written model_type depends on
 CODECS = {"rope": ("classic", "phi3", "gemma3", "none"),
-          "window": ("none", "all", "qwen", "qwen_moe", "qwen2_moe", "alternate", "every_nth", "nope"),
+          "window": ("none", "all", "layers", "qwen", "qwen_moe", "qwen2_moe", "alternate", "every_nth", "nope"),
           "moe_layers": ("none", "all", "qwen", "deepseek"), "nope": ("none", "interval")}  # fmt: skip
 SPECS = ("keys", "fixed", "same_as")  # where a type says what it does with a canonical field
 # `=model.num_heads`, `=4*model.hidden_size`, `=model.hidden_size/model.num_heads` (integer division)
@@ -88,6 +88,7 @@ class HfTable:
     must_hold: tuple[str, ...]
     cannot_hold_reason: dict[str, str]
     wrappers: dict[str, Wrapper] = field(default_factory=dict)
+    unmapped: dict[str, str] = field(default_factory=dict)  # model_type transformers defines -> why no row maps it
 
     def known(self) -> list[str]:
         """Every model_type a config.json may name (the wrappers' too)."""
@@ -97,16 +98,28 @@ class HfTable:
         """The model_type written for an IR (first matching `choose` entry); None without a match."""
         if family is None:
             return None
-        for entry in self.choose:
+        rows = [e for e in self.choose if "family" in e] + [e for e in self.choose if "family" not in e]
+        for entry in rows:  # a row naming the family first, then the type of that family, then the rest
+            if "family" not in entry and family in self.own:
+                return self.types[self.own[family]]
             if "family" in entry and family not in entry["family"]:
                 continue
             if "position_embedding" in entry and position_embedding not in entry["position_embedding"]:
                 continue
             return self.types[entry["model_type"]]
-        return None
+        return self.types[self.own[family]] if family in self.own else None
+
+    @cached_property
+    def own(self) -> dict[str, str]:
+        """family -> the first model type of that family (what a family no `choose` row names is written as)."""
+        out: dict[str, str] = {}
+        for mt in self.types.values():
+            out.setdefault(mt.family, mt.name)
+        return out
 
     def by_family(self) -> dict[str, ModelType]:
-        return {family: self.types[e["model_type"]] for e in self.choose for family in e.get("family", ())}
+        chosen = {family: self.types[e["model_type"]] for e in self.choose for family in e.get("family", ())}
+        return {**{f: self.types[t] for f, t in self.own.items()}, **chosen}
 
     def spellings(self, name: str) -> list[str]:
         """Every config.json key of a canonical field over all model types (first: the most common)."""
@@ -195,6 +208,8 @@ def _check(mt: ModelType) -> None:
     for name, other in mt.same_as.items():
         if other not in known:
             raise MappingTableError(f"hf.yaml: model type {mt.name}: same_as names unknown field {other!r}")
+    if mt.family not in (known["model.family"].enum or ()):
+        raise MappingTableError(f"hf.yaml: model type {mt.name}: family {mt.family!r} is not a model.family of schemas/canonical.yaml")
     for codec, allowed in CODECS.items():
         if getattr(mt, codec) not in allowed:
             raise MappingTableError(f"hf.yaml: model type {mt.name}: {codec} {getattr(mt, codec)!r} is not one of {allowed}")
@@ -232,4 +247,24 @@ def table() -> HfTable:
             raise MappingTableError(f"hf.yaml: wrapper {name}: text_config type {text!r} is unknown, or {name} is a model type too")
         wrappers[name] = Wrapper(name, "text_config", text, tuple(spec["architectures"]), tuple(spec.get("shared") or ()),
                                  tuple(spec.get("aside") or ()), str(spec["what"]))  # fmt: skip
-    return HfTable(choose, types, tuple(raw.get("must_hold") or ()), dict(raw.get("cannot_hold_reason") or {}), wrappers)
+    unmapped: dict[str, str] = {}
+    for group in raw.get("unmapped") or ():
+        for name in group["types"]:
+            if name in types or name in wrappers or name in unmapped:
+                raise MappingTableError(f"hf.yaml: unmapped type {name} is mapped, a wrapper, or listed twice")
+            unmapped[name] = str(group["what"])
+    return HfTable(choose, types, tuple(raw.get("must_hold") or ()), dict(raw.get("cannot_hold_reason") or {}), wrappers,
+                   unmapped)  # fmt: skip
+
+
+def unmapped_reason(kind: str) -> str:
+    """What a config.json of a model_type no row maps is, for the report (the family not supported)."""
+    from .classes import classes
+
+    known = classes()
+    cls = known.types.get(kind)
+    if cls is None:
+        return (f"HF model_type {kind!r}, which transformers {known.release} does not define (remote code, loaded with "
+                "trust_remote_code: its architecture is its repository's own code)")  # fmt: skip
+    why = table().unmapped.get(kind, "a class neoconv does not map")
+    return f"HF {kind} ({cls.name}): {why}"

@@ -1,7 +1,7 @@
 """Sliding-window attention and its per-layer pattern in a config.json (the `window` codec of
 mappings/hf.yaml). HF counts the window with the query itself (masking_utils: kv > q - W), as
 Cerebras does. Per class (FS §1.4, layer i from 0): all (mistral, mixtral, phi3, starcoder2: every
-layer when sliding_window is set), qwen (qwen2, qwen3: with use_sliding_window, the layers from
+layer when sliding_window is set), layers (ministral: every layer unless layer_types says otherwise), qwen (qwen2, qwen3: with use_sliding_window, the layers from
 max_window_layers on), qwen_moe (qwen3_moe: every layer when enabled), qwen2_moe (transformers 5:
 the even layers below max_window_layers; 4.x windowed those from max_window_layers on), alternate
 (gemma2: layer 0 windowed, then every other), every_nth (gemma3: every sliding_window_pattern-th layer

@@ -1,0 +1,95 @@
+"""Oracle tier: every model type mappings/hf.yaml maps, built by transformers on the meta device.
+
+For each type, a small config.json of that class (every size its table has a key for set small, and
+for some types a variant that switches on what the small one leaves off) is read by neoconv and
+built by transformers (AutoModelForCausalLM.from_config under torch.device("meta")); the parameter
+count translator/model_size.py gives for what neoconv read must be what transformers builds. A type
+added to the table is covered with no edit here: its keys pick the sizes. Runs
+tests/oracle_checks/check_hf.py (`count` jobs) with the `hf-torch` oracle (tests/oracle.py), one process.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import oracle
+import pytest
+
+from translator.api import read_ir
+from translator.formats.hf import model_types as hf_types
+from translator.model_size import count_parameters
+
+pytestmark = pytest.mark.oracle
+
+# canonical field -> a small value (the class's key for it comes from its table)
+SIZES = {
+    "model.vocab_size": 101, "model.hidden_size": 64, "model.num_layers": 4, "model.num_heads": 8,
+    "model.num_kv_heads": 4, "model.ffn_hidden_size": 96, "model.moe_num_experts": 6, "model.moe_experts_per_token": 2,
+    "model.moe_ffn_hidden_size": 32, "model.moe_shared_ffn_hidden_size": 48, "model.moe_shared_experts": 1,
+    "model.mla_kv_lora_rank": 16, "model.mla_q_lora_rank": 24, "model.mla_qk_nope_head_dim": 8,
+    "model.mla_qk_rope_head_dim": 4, "model.mla_v_head_dim": 8, "model.max_position_embeddings": 256,
+}  # fmt: skip
+# what a type needs beside its sizes to build small (a key the sizes above do not reach, a class check)
+EXTRA: dict[str, dict[str, Any]] = {
+    "deepseek_v2": {"n_group": 1, "topk_group": 1, "first_k_dense_replace": 1},
+    "deepseek_v3": {"n_group": 1, "topk_group": 1, "first_k_dense_replace": 1},
+    "gptj": {"rotary_dim": 4},
+    "helium": {"head_dim": 8},  # its o_proj reads hidden_size features: heads x head_dim must be hidden_size
+    "falcon": {"new_decoder_architecture": True, "num_kv_heads": 2},
+    "qwen2_moe": {"decoder_sparse_step": 2, "mlp_only_layers": [3]},
+    "qwen3_moe": {"decoder_sparse_step": 3},
+}
+# further builds of a type: name -> (type, config.json values over its small config)
+VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {}
+
+
+def small(model_type: str) -> dict[str, Any]:
+    """A small config.json of the type: each size under the key its table gives the field."""
+    mt = hf_types.table().types[model_type]
+    config: dict[str, Any] = {"model_type": model_type, "pad_token_id": None}  # a class's own pad id may be past 101
+    for name, value in SIZES.items():
+        key = mt.keys.get(name)
+        if key is not None and key not in ("head_dim",):
+            node = config
+            *parents, leaf = key.split(".")
+            for part in parents:  # nested keys (DBRX's ffn_config.moe_num_experts)
+                node = node.setdefault(part, {})
+            node[leaf] = value
+    if "model.head_dim" in mt.keys:
+        config["head_dim"] = 16
+    return {**config, **EXTRA.get(model_type, {})}
+
+
+def builds() -> dict[str, dict[str, Any]]:
+    out = {name: small(name) for name in hf_types.table().types}
+    for name, (model_type, values) in VARIANTS.items():
+        out[name] = {**small(model_type), **values}
+    return out
+
+
+BUILDS = builds()
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[oracle.Verdict, int]]:
+    why = oracle.unavailable("hf-torch")
+    if why:
+        pytest.skip(why)
+    folder = tmp_path_factory.mktemp("types")
+    jobs, counts = [], {}
+    for name, config in sorted(BUILDS.items()):
+        path = folder / f"{name}.json"
+        path.write_text(json.dumps(config))
+        counts[name] = count_parameters(read_ir([str(path)], "hf").ir.plain()).total
+        jobs.append({"id": name, "files": [str(path)], "count": True})
+    verdicts = oracle.run("hf-torch", jobs)
+    return {name: (verdicts[name], counts[name]) for name in counts}
+
+
+@pytest.mark.parametrize("name", sorted(BUILDS))
+def test_each_mapped_type_counts_what_transformers_builds(name: str, built: dict[str, Any]) -> None:
+    verdict, ours = built[name]
+    assert verdict.accepted, verdict.error
+    assert verdict.values["parameters"] == ours, json.dumps(BUILDS[name])
