@@ -40,7 +40,7 @@ COMMON = {
 # keys of the codecs (formats/hf/codecs.py, rope.py, window.py) and their types
 CODEC = {
     "rope_theta": ["number", "integer"], "rotary_emb_base": ["number", "integer"], "rope_scaling": ["object", "null"],
-    "original_max_position_embeddings": ["integer"], "rope_local_base_freq": ["number"], "head_dim": ["integer", "null"],
+    "original_max_position_embeddings": ["integer"], "rope_local_base_freq": ["number"], "rope_local_scaling": ["object"], "head_dim": ["integer", "null"],
     "query_pre_attn_scalar": ["number", "integer"], "sliding_window": ["integer", "null"], "use_sliding_window": ["boolean"],
     "max_window_layers": ["integer"], "layer_types": ["array", "null"], "sliding_window_pattern": ["integer"],
     "new_decoder_architecture": ["boolean"], "num_kv_heads": ["integer", "null"], "multi_query": ["boolean"],

@@ -224,7 +224,8 @@ _register("hf.rope", ("model.rotary_base", *(f"model.{f}" for f in (
     "rope_scaling_type", "rope_scaling_factor", "rope_original_max_positions", "rope_low_freq_factor", "rope_high_freq_factor",
     "rope_yarn_beta_fast", "rope_yarn_beta_slow", "rope_yarn_mscale", "rope_yarn_mscale_all_dim", "rope_yarn_truncate",
     "rope_attention_factor", "rope_short_factor", "rope_long_factor", "sliding_window_rotary_base"))),
-    ("rope_theta", "rotary_emb_base", "rope_scaling", "original_max_position_embeddings", "rope_local_base_freq"),
+    ("rope_theta", "rotary_emb_base", "rope_scaling", "original_max_position_embeddings", "rope_local_base_freq",
+     "rope_local_scaling"),
     ("model.max_position_embeddings",), read_rope, write_rope)  # fmt: skip
 _register("hf.nope_layers", ("model.nope_layers", "model.num_layers"), ("no_rope_layers", "no_rope_layer_interval"),
           ("model.num_layers",), read_nope, write_nope)  # fmt: skip

@@ -55,6 +55,10 @@ class HfReader(Reader):
             head = written.split(".", 1)[0]
             source.aliases[leaf] = f"{nested[head]}.{written}" if head in nested else written
         source.meta["class_defaults"] = config_json.left_to_class(config)  # for hf2hf (document)
+        if any(where.startswith(config_json.PER_KIND) for where in lifted.values()):
+            # hf2hf: rope_parameters per layer type are written again as the file has them (config_json.unlift): no
+            # 4.x key says a dict per layer type; a flat rope_parameters becomes the 4.x pair both releases read
+            source.meta["lifted"] = lifted
         if wrapper is not None:
             why = ("family_not_supported", {"what": wrapper.what})
             for key in wrapper.aside:

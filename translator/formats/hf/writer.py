@@ -21,7 +21,11 @@ class HfWriter(Writer):
             document, moved = config_json.rewrap(config, str(wrapper["name"]), list(wrapper["outer"]),
                                                  ctx.source_shape.get("class_defaults"))  # fmt: skip
             return WriteResult(document, target_paths=moved)
-        moved = {f"{HF}.{key}": key for key in config}
+        lifted = ctx.source_shape.get("lifted")
+        if isinstance(lifted, dict):  # hf2hf of a transformers 5 file: its rope_parameters put back where they were
+            config, moved = config_json.unlift(config, lifted)
+        else:
+            moved = {f"{HF}.{key}": key for key in config}
         return WriteResult(config_json.document(config, ctx.source_shape.get("class_defaults")), target_paths=moved)
 
     def serialise(self, document: dict[str, Any]) -> str:

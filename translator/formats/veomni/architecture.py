@@ -75,7 +75,7 @@ def attach_architecture(source: VeomniSource, base: str, model_config: ModelConf
     lines = _json_key_lines(text) if text else {}  # parsed in memory (a read-back): no lines to find
     for leaf in flatten({HF: config}):
         key = leaf[len(HF) + 1 :]
-        written = lifted.get(key, key)
+        written = config_json.written_as(key, lifted)
         source.aliases[leaf] = f"{shown}:{written}"
         source.origins[leaf] = (name, lines.get(tuple(written.split("."))) if lines is not None else key_line(text, written))
 
