@@ -59,6 +59,10 @@ class OutputError(NeoconvError):
     """The output cannot be written where asked (exit code 2)."""
 
 
+class NothingToWrite(InputError):
+    """The translation would write a file holding nothing a run of the target needs (exit code 2)."""
+
+
 class UnsupportedFamily(InputError):
     """The source is of a model family the target cannot hold (a BERT or T5 into a decoder-only format)."""
 

@@ -16,6 +16,8 @@ class HfWriter(Writer):
 
     def write(self, leaves: dict[str, Any], ctx: WriteContext) -> WriteResult:
         config = {k[len(HF) + 1 :]: v for k, v in leaves.items() if k.startswith(HF + ".")}
+        if "model_type" not in config:  # no class: transformers cannot load any of it, so there is nothing to write
+            return WriteResult({})
         wrapper = ctx.source_shape.get("wrapper")
         if isinstance(wrapper, dict):  # hf2hf of a multimodal file: its decoder nested again, the rest carried
             document, moved = config_json.rewrap(config, str(wrapper["name"]), list(wrapper["outer"]),
