@@ -31,11 +31,17 @@ def same_canonical(name: str, a: object, b: object, steps: object = None) -> boo
     schedule by its lr at every step of the run (within 1e-9 of its peak)."""
     import math
 
-    from translator.schedule.fields import same
+    from neoconv.schedule.fields import same
 
     if name == "schedule.phases" and a is not None and b is not None:
         return same(a, b, steps, 1e-9)
     return a == b or (isinstance(a, float) and isinstance(b, (int, float)) and math.isclose(a, b, rel_tol=1e-9))
+
+
+def corpus_id(base: Path) -> Any:
+    """A parametrize id function: a corpus path relative to `base` (pytest before 9 also asks for the
+    id of the placeholder that stands for an empty list, when the corpus is absent)."""
+    return lambda path: str(path.relative_to(base)) if isinstance(path, Path) else str(path)
 
 
 def corpus_dir(name: str) -> Path:
@@ -50,12 +56,17 @@ def corpus_files(name: str, pattern: str = "**/*.yml") -> list[Path]:
     return sorted(path.glob(pattern)) if path.is_dir() else []
 
 
-@pytest.fixture
-def runner() -> CliRunner:
+def cli_runner() -> CliRunner:
+    """A click test runner whose result has stdout and stderr apart, in every click release."""
     try:
         return CliRunner(mix_stderr=False)  # click < 8.2
     except TypeError:
         return CliRunner()  # click >= 8.2 keeps stderr apart already
+
+
+@pytest.fixture
+def runner() -> CliRunner:
+    return cli_runner()
 
 
 @pytest.fixture
@@ -86,9 +97,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def translate_unless_not_attention(config: Any, src: str, dst: str, **options: Any) -> Any:
     """translate(), or None for a NeoX model with no attention layers (all Mamba, all RWKV), which every
     format that writes an architecture refuses; the refusal is checked against the file's own pattern."""
-    from translator import translate
-    from translator.api import read_ir
-    from translator.errors import UnsupportedFamily
+    from neoconv import translate
+    from neoconv.api import read_ir
+    from neoconv.errors import UnsupportedFamily
 
     try:
         return translate(config, src, dst, **options)

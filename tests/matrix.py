@@ -3,7 +3,7 @@ registered format (and each of its layouts), the smallest config snippet that ex
 
 A test module lists `Row`s and ends with `test_cells, test_read, test_write = matrix(ROWS)`:
 
-- read:  each snippet, read with translator.api.read_ir, gives the row's canonical values
+- read:  each snippet, read with neoconv.api.read_ir, gives the row's canonical values
          (`"lr@T"` names the learning rate of optimizer step T, t = 0 first, computed from the IR);
 - write: each other format's snippet, translated into this one, gives this snippet's keys and
          values, and the report carries the row's fields: `exact` when the target leaf holds the
@@ -37,11 +37,11 @@ from typing import Any, Callable, Iterator, Mapping, Union
 
 import pytest
 
-from translator.api import load, read_ir, translate
-from translator.errors import NothingToWrite
-from translator.io import flatten
-from translator.registry import FORMATS
-from translator.report import Entry, Status
+from neoconv.api import load, read_ir, translate
+from neoconv.errors import NothingToWrite
+from neoconv.io import flatten
+from neoconv.registry import FORMATS
+from neoconv.report import Entry, Status
 
 
 def columns() -> list[str]:
@@ -113,7 +113,7 @@ def lr_at(ir: Mapping[str, Any], t: int) -> float:
     linear form heads for 0 at decay_steps and is clamped at min_lr (GPT-NeoX's AnnealingLR) and
     whose cosine form reaches min_lr at decay_steps and holds; the whole lag_steps late."""
     if ir.get("schedule.phases") is not None:  # the schedule core's IR, once it lands
-        from translator.schedule import Schedule
+        from neoconv.schedule import Schedule
 
         return float(Schedule.from_json(ir["schedule.phases"]).value(t))
     lr = float(ir["optim.lr"])
@@ -216,8 +216,8 @@ def _subset(expected: Mapping[str, Any], actual: Mapping[str, Any], where: str) 
 def megatron_value(document: Mapping[str, Any], key: str) -> Any:
     """The value argparse gives the dest an option (or a dest) names, from a `--option: value` document
     (a flag `True` when given: `--disable-bias-linear: True` is add_bias_linear False; absent, the default)."""
-    from translator.formats.megatron.options import dest_of, table
-    from translator.formats.megatron.reader import READER
+    from neoconv.formats.megatron.options import dest_of, table
+    from neoconv.formats.megatron.reader import READER
 
     dest = (dest_of(key) or key) if key.startswith("-") else key
     namespace = READER.from_tree(dict(document)).tree if document else {}
@@ -362,8 +362,8 @@ def scoped_cell(nested: Column | None) -> Column | None:
     where the scoped layout keeps them (mappings/veomni-layouts.yaml `scoped`), the config.json as is."""
     from dataclasses import replace
 
-    from translator.formats.veomni.fields import fields
-    from translator.io import unflatten
+    from neoconv.formats.veomni.fields import fields
+    from neoconv.io import unflatten
 
     def move(tree: dict[str, Any] | None) -> dict[str, Any] | None:
         return unflatten({fields().to_scoped(k): v for k, v in flatten(tree).items()}) if tree else tree

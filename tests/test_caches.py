@@ -9,10 +9,10 @@ import random
 
 import pytest
 
-from translator.api import translate
-from translator.errors import NeoconvError
-from translator.mapping import load_table
-from translator.registry import FORMATS
+from neoconv.api import translate
+from neoconv.errors import NeoconvError
+from neoconv.mapping import load_table
+from neoconv.registry import FORMATS
 
 from conftest import corpus_files
 
@@ -21,9 +21,9 @@ PAIRS = [("neox", "cerebras", "neox", "**/*.yml"), ("cerebras", "neox", "cerebra
 
 
 def _clear_caches() -> None:
-    from translator import yamlread, yamlwrite
-    from translator import versions
-    from translator.schedule import fields
+    from neoconv import yamlread, yamlwrite
+    from neoconv import versions
+    from neoconv.schedule import fields
 
     for fmt in FORMATS:
         for table in (load_table(fmt), *load_table(fmt)._layouts.values()):
@@ -74,7 +74,7 @@ def test_recurring_values_are_told_apart_by_type_and_sign(tmp_path) -> None:
 
 
 def test_blocks_in_reading_keys_are_told_apart_by_type_order_and_size() -> None:
-    from translator.engine.memo import memo_key
+    from neoconv.engine.memo import memo_key
 
     rule = load_table("cerebras").read_order[0]
     key = lambda block: memo_key(rule, "2.4", {"k": block})  # noqa: E731

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-import translator.formats as formats
-from translator.errors import NeoconvError
-from translator.formats.spec import FormatSpec, Reader, WriteContext, Writer
-from translator.registry import FORMATS, companion_format, get_format
+import neoconv.formats as formats
+from neoconv.errors import NeoconvError
+from neoconv.formats.spec import FormatSpec, Reader, WriteContext, Writer
+from neoconv.registry import FORMATS, companion_format, get_format
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -21,7 +21,7 @@ def test_every_format_package_is_found_and_helpers_are_not() -> None:
     # a subset: a new format package is found without an edit here (README "Adding a framework")
     assert {"cerebras", "deepspeed", "hf", "neox", "veomni"} <= set(FORMATS) and list(FORMATS) == sorted(FORMATS)
     # a subpackage without FORMAT would be a helper of other formats: every one here declares one
-    assert all(getattr(__import__(f"translator.formats.{n}", fromlist=["FORMAT"]), "FORMAT", None) is spec
+    assert all(getattr(__import__(f"neoconv.formats.{n}", fromlist=["FORMAT"]), "FORMAT", None) is spec
                for n, spec in FORMATS.items())  # fmt: skip
 
 
@@ -38,9 +38,9 @@ def test_a_spec_loads_its_reader_and_writer(name: str) -> None:
 def test_discovery_reads_specs_only() -> None:
     """Start-up imports every format package: they hold their spec and nothing else."""
     code = (
-        "import sys\nimport translator.registry\n"
-        "print(sorted(m for m in sys.modules if m.startswith('translator.formats.') and m.count('.') > 2))\n"
-        "print(sorted(m for m in ('yaml', 'translator.source', 'translator.report') if m in sys.modules))\n"
+        "import sys\nimport neoconv.registry\n"
+        "print(sorted(m for m in sys.modules if m.startswith('neoconv.formats.') and m.count('.') > 2))\n"
+        "print(sorted(m for m in ('yaml', 'neoconv.source', 'neoconv.report') if m in sys.modules))\n"
     )
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert run.stdout.splitlines() == ["[]", "[]"], run.stdout + run.stderr
@@ -50,7 +50,7 @@ def test_a_new_format_package_needs_no_edit_elsewhere(tmp_path: Path, monkeypatc
     package = tmp_path / "toyformat"
     package.mkdir()
     (package / "__init__.py").write_text(
-        "from translator.formats.spec import FormatSpec\n"
+        "from neoconv.formats.spec import FormatSpec\n"
         "FORMAT = FormatSpec(name='toyformat', title='Toy', reader=f'{__name__}.reader', writer=f'{__name__}.writer')\n"
     )
     (tmp_path / "notaformat").mkdir()
@@ -63,7 +63,7 @@ def test_a_new_format_package_needs_no_edit_elsewhere(tmp_path: Path, monkeypatc
         assert isinstance(found["toyformat"], FormatSpec) and found["toyformat"].title == "Toy"
     finally:
         formats.discover.cache_clear()
-        for name in ("translator.formats.toyformat", "translator.formats.notaformat"):
+        for name in ("neoconv.formats.toyformat", "neoconv.formats.notaformat"):
             sys.modules.pop(name, None)
 
 
@@ -99,7 +99,7 @@ def test_a_header_is_a_writers_and_json_has_none() -> None:
 def test_a_reader_may_recognise_its_own_syntax_before_yaml_is_tried(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """detect_file asks each reader's optional sniff_text first: a syntax that is not YAML or JSON
     (an argument file of `--flag value` words) is detected without an edit to detect.py."""
-    from translator.detect import detect_file
+    from neoconv.detect import detect_file
 
     path = tmp_path / "run.toy"
     path.write_text("@toy --num-layers 2\n")  # no YAML (`@` cannot start a plain scalar), no format's syntax
@@ -113,7 +113,7 @@ def test_a_reader_may_recognise_its_own_syntax_before_yaml_is_tried(tmp_path: Pa
 
 def test_a_writer_is_told_the_target_version(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A writer that spells keys per release needs the version the user asked for (--to-version)."""
-    from translator import translate
+    from neoconv import translate
 
     seen: list[str | None] = []
     writer = get_format("deepspeed").load_writer()

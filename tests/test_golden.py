@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from translator.cli import main
+from neoconv.cli import main
 
 from conftest import CORPUS, FIXTURES, ROOT
 
@@ -96,7 +96,7 @@ def _compare(case: Path, produced: dict[str, str], update_goldens: bool) -> None
 
 
 def test_every_pair_has_a_golden_case() -> None:
-    from translator.registry import pairs
+    from neoconv.registry import pairs
 
     missing = [f"{a}2{b}" for a, b in pairs() if f"{a}2{b}" not in PAIRS]
     assert not missing, f"pairs without a transcript under fixtures/cases/: {missing}"

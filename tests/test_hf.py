@@ -12,14 +12,14 @@ from typing import Any
 
 import pytest
 
-from translator.api import read_ir, translate
-from translator.catalogue import absent_means
-from translator.diff import diff_ir
-from translator.errors import InputError
-from translator.ir import Origin
-from translator.model_size import count_parameters
-from translator.registry import FORMATS
-from translator.report import Status
+from neoconv.api import read_ir, translate
+from neoconv.catalogue import absent_means
+from neoconv.diff import diff_ir
+from neoconv.errors import InputError
+from neoconv.ir import Origin
+from neoconv.model_size import count_parameters
+from neoconv.registry import FORMATS
+from neoconv.report import Status
 
 from conftest import CORPUS
 from test_model_size import FIXTURES, MODELS

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from translator.formats.hf import model_types as hf_types
-from translator.formats.hf.classes import classes
+from neoconv.formats.hf import model_types as hf_types
+from neoconv.formats.hf.classes import classes
 
 TABLE = hf_types.table()
 KNOWN = classes()
@@ -82,7 +82,7 @@ def _class_default(model_type: str, key: str) -> Any:
 def _built(model_type: str) -> dict[str, Any]:
     import json
 
-    from translator.resources import data_dir
+    from neoconv.resources import data_dir
 
     global _RAW
     if _RAW is None:

@@ -21,8 +21,8 @@ import oracle
 import pytest
 from conftest import CORPUS
 
-from translator.api import read_ir, translate
-from translator.model_size import count_parameters
+from neoconv.api import read_ir, translate
+from neoconv.model_size import count_parameters
 
 from test_model_size import MODELS
 

@@ -17,9 +17,9 @@ from typing import Any
 import oracle
 import pytest
 
-from translator.api import read_ir
-from translator.formats.hf import model_types as hf_types
-from translator.model_size import count_parameters
+from neoconv.api import read_ir
+from neoconv.formats.hf import model_types as hf_types
+from neoconv.model_size import count_parameters
 
 pytestmark = pytest.mark.oracle
 

@@ -24,13 +24,13 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from translator import io as tio
-from translator import outputs as tout
-from translator.api import translate
-from translator.cli import main
-from translator.errors import InputError, NeoconvError, OutputError
-from translator.io import flatten
-from translator.registry import FORMATS
+from neoconv import io as tio
+from neoconv import outputs as tout
+from neoconv.api import translate
+from neoconv.cli import main
+from neoconv.errors import InputError, NeoconvError, OutputError
+from neoconv.io import flatten
+from neoconv.registry import FORMATS
 
 # A small, valid NeoX config the value cases start from (our own fixture, not a corpus file).
 BASE = """\
@@ -456,7 +456,7 @@ def test_unexpected_exception_is_one_line_internal_error(tmp_path: Path, runner:
     def broken(*args, **kwargs):  # type: ignore[no-untyped-def]
         raise RuntimeError("boom\nsecond line")
 
-    monkeypatch.setattr("translator.api.emit", broken)
+    monkeypatch.setattr("neoconv.api.emit", broken)
     result = runner.invoke(main, ["neox2cerebras", str(tmp_path / "in.yml")])
     assert result.exit_code == 2
     assert result.stderr.splitlines() == [
@@ -528,7 +528,7 @@ def test_a_key_given_twice_in_cerebras_and_veomni_files(tmp_path: Path) -> None:
 
 
 def test_validate_names_a_repeat_by_what_the_release_does_with_it(tmp_path: Path) -> None:
-    from translator.validate import validate_file
+    from neoconv.validate import validate_file
 
     legacy = "model:\n  hidden_size: 64\n  num_heads: 4\n  num_hidden_layers: 2\n  hidden_size: 128\n  vocab_size: 100\n"
     (tmp_path / "c.yaml").write_text(legacy)
@@ -651,7 +651,7 @@ OUTPUT_TEXT = "model:\n"  # every translation of BASE to Cerebras writes a model
 
 def _translate_to(target: Path, tmp: Path, **popen: object) -> subprocess.CompletedProcess[bytes]:
     (tmp / "in.yml").write_text(BASE)
-    cmd = [sys.executable, "-m", "translator", "neox2cerebras", str(tmp / "in.yml"), "-o", str(target), "-q"]
+    cmd = [sys.executable, "-m", "neoconv", "neox2cerebras", str(tmp / "in.yml"), "-o", str(target), "-q"]
     return subprocess.run(cmd, timeout=60, **popen)  # type: ignore[call-overload, no-any-return]
 
 

@@ -8,16 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from translator import translate
-from translator.api import read_ir
-from translator.compare import DEFAULT_RTOL, values_equal
-from translator.diff import diff_ir
-from translator.errors import NeoconvError, NothingToWrite, UnsupportedFamily
-from translator.registry import FORMATS as REGISTERED
-from translator.registry import get_format
-from translator.report import Status
-from translator.schedule import max_difference
-from translator.schedule.fields import parse
+from neoconv import translate
+from neoconv.api import read_ir
+from neoconv.compare import DEFAULT_RTOL, values_equal
+from neoconv.diff import diff_ir
+from neoconv.errors import NeoconvError, NothingToWrite, UnsupportedFamily
+from neoconv.registry import FORMATS as REGISTERED
+from neoconv.registry import get_format
+from neoconv.report import Status
+from neoconv.schedule import max_difference
+from neoconv.schedule.fields import parse
 
 from conftest import CORPUS, FIXTURES, corpus_dir, corpus_files
 from corpus_expectations import NO_RELEASE_HAD, NOT_A_CONFIG, NOT_RUNNABLE
@@ -41,7 +41,7 @@ def test_a_default_eps_reaches_the_key_neox_reads_for_the_norm() -> None:
 
 
 def test_reading_the_output_back_names_what_it_does_not_recover(monkeypatch, pythia160m: Path) -> None:
-    from translator.formats.cerebras.writer import WRITER
+    from neoconv.formats.cerebras.writer import WRITER
 
     write = WRITER.write
 
@@ -337,7 +337,7 @@ def test_a_default_value_lost_has_an_entry_of_its_own() -> None:
 
 @pytest.mark.parametrize("fmt", sorted(NO_RELEASE_HAD))
 def test_the_unknown_keys_the_corpus_sweep_accepts_are_keys_of_no_release(fmt: str) -> None:
-    from translator.history import load_history
+    from neoconv.history import load_history
 
     history = load_history(fmt)
     assert history is not None

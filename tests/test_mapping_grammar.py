@@ -14,9 +14,9 @@ import jsonschema
 import pytest
 import yaml
 
-from translator.errors import MappingTableError
-from translator.mapping import RULE_ATTRIBUTES, build_rule, grammar, load_table_file
-from translator.mapping.grammar import check_table
+from neoconv.errors import MappingTableError
+from neoconv.mapping import RULE_ATTRIBUTES, build_rule, grammar, load_table_file
+from neoconv.mapping.grammar import check_table
 
 from conftest import ROOT
 

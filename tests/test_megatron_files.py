@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from translator import translate
-from translator.api import read_ir
-from translator.detect import detect_file
-from translator.diff import roundtrip
-from translator.mapping import load_table
-from translator.registry import FORMATS
-from translator.report import Status
-from translator.schema import load_schema
+from neoconv import translate
+from neoconv.api import read_ir
+from neoconv.detect import detect_file
+from neoconv.diff import roundtrip
+from neoconv.mapping import load_table
+from neoconv.registry import FORMATS
+from neoconv.report import Status
+from neoconv.schema import load_schema
 
 from conftest import FIXTURES, ROOT
 from test_loss_proof import NAMING, unnamed_differences
@@ -145,8 +145,8 @@ def test_every_option_is_mapped_or_classified() -> None:
 
 @pytest.mark.parametrize("path", [p for p in FILES if p.suffix == ".args"], ids=lambda p: p.name)
 def test_a_read_namespace_matches_the_schema(path: Path) -> None:
-    from translator.formats.megatron.reader import READER
-    from translator.validate import schema_errors
+    from neoconv.formats.megatron.reader import READER
+    from neoconv.validate import schema_errors
 
     assert schema_errors(READER.read([str(path)]).tree, "megatron") == []
 

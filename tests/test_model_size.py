@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from translator.model_size import count_parameters, moe_layers
+from neoconv.model_size import count_parameters, moe_layers
 
 from conftest import ROOT
 

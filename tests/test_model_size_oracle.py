@@ -17,7 +17,7 @@ from typing import Any
 import oracle
 import pytest
 
-from translator.model_size import count_parameters
+from neoconv.model_size import count_parameters
 
 from test_model_size import FIXTURES, LLAMA, MODELS
 

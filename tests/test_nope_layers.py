@@ -13,9 +13,9 @@ from typing import Any
 import oracle
 import pytest
 
-from translator.api import read_ir, translate
-from translator.errors import InputError
-from translator.report import Status
+from neoconv.api import read_ir, translate
+from neoconv.errors import InputError
+from neoconv.report import Status
 
 from test_model_size import FIXTURES
 

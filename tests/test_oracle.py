@@ -17,12 +17,12 @@ import yaml
 from cerebras_corpus import LEGACY, numbers, rel, translate_or_known
 from conftest import CORPUS, FIXTURES, corpus_dir, corpus_files
 
-from translator import Status, translate
-from translator.api import read_ir
-from translator.formats.deepspeed.scheduler import read as ds_schedule
-from translator.formats.hf import model_types as hf_config
-from translator.io import flatten
-from translator.schedule.fields import parse
+from neoconv import Status, translate
+from neoconv.api import read_ir
+from neoconv.formats.deepspeed.scheduler import read as ds_schedule
+from neoconv.formats.hf import model_types as hf_config
+from neoconv.io import flatten
+from neoconv.schedule.fields import parse
 
 pytestmark = pytest.mark.oracle
 

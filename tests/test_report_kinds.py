@@ -16,14 +16,14 @@ from typing import Any
 
 import pytest
 
-from translator import api, verify
-from translator.api import translate
-from translator.errors import NeoconvError
-from translator.io import dump_json
-from translator.mapping import load_table, load_table_file
-from translator.registry import FORMATS
-from translator.report import KINDS, Entry, Status, render, said
-from translator.validate import schema_errors
+from neoconv import api, verify
+from neoconv.api import translate
+from neoconv.errors import NeoconvError
+from neoconv.io import dump_json
+from neoconv.mapping import load_table, load_table_file
+from neoconv.registry import FORMATS
+from neoconv.report import KINDS, Entry, Status, render, said
+from neoconv.validate import schema_errors
 
 from test_table_shapes import overlay
 from conftest import FIXTURES, ROOT

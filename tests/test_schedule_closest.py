@@ -13,13 +13,13 @@ from typing import Any
 import pytest
 import yaml
 
-from translator.schedule import Schedule, max_difference, peak, phase
-from translator.formats.cerebras import scheduler as cerebras
-from translator.formats.cerebras.scheduler_render import render as cerebras_render
-from translator.formats.deepspeed import scheduler as deepspeed
-from translator.formats.neox import scheduler as neox
-from translator.formats.veomni import scheduler as veomni
-from translator.schedule.framework import Rendering
+from neoconv.schedule import Schedule, max_difference, peak, phase
+from neoconv.formats.cerebras import scheduler as cerebras
+from neoconv.formats.cerebras.scheduler_render import render as cerebras_render
+from neoconv.formats.deepspeed import scheduler as deepspeed
+from neoconv.formats.neox import scheduler as neox
+from neoconv.formats.veomni import scheduler as veomni
+from neoconv.schedule.framework import Rendering
 
 L, M = 1e-3, 1e-4
 CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus"

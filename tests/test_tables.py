@@ -8,11 +8,11 @@ import sys
 import pytest
 import yaml
 
-from translator.catalogue import catalogue
-from translator.errors import MappingTableError
-from translator.mapping import _build_rule, load_table
-from translator.registry import FORMATS
-from translator.schema import schema_index
+from neoconv.catalogue import catalogue
+from neoconv.errors import MappingTableError
+from neoconv.mapping import _build_rule, load_table
+from neoconv.registry import FORMATS
+from neoconv.schema import schema_index
 
 from conftest import ROOT
 
@@ -50,14 +50,14 @@ def test_table_defaults_agree_with_the_format_schema(fmt: str) -> None:
 
 @pytest.mark.parametrize("fmt", sorted(FORMATS))
 def test_every_mapped_key_is_a_known_key(fmt: str) -> None:
-    from translator.schema import release_index
+    from neoconv.schema import release_index
 
     table = load_table(fmt)
     index = release_index(fmt, table.versions[0], table.title)  # the schema and every release's keys
     for rule in table.rules:
         for key in rule.keys:
             if fmt == "veomni" and rule.layouts == ("scoped",):  # a field only the model-scoped releases have
-                from translator.formats.veomni.fields import fields
+                from neoconv.formats.veomni.fields import fields
 
                 key = fields().to_scoped(key, "#1125")
             assert index.known(key) or index.node(key) is not None, f"{fmt}: {key} is read by no release"
@@ -97,7 +97,7 @@ def test_mapping_yaml_is_plain_yaml() -> None:
 
 
 def test_generated_mapping_reference_is_fresh() -> None:
-    from translator.docs import render
+    from neoconv.docs import render
 
     current = (ROOT / "docs" / "mappings.md").read_text(encoding="utf-8")
     assert current == render(), "docs/mappings.md is stale: run `neoconv docs -o docs/mappings.md`"

@@ -11,12 +11,12 @@ import pytest
 import yaml
 from conftest import CORPUS, FIXTURES, corpus_dir
 
-from translator import InputError, Status, load, translate
-from translator.api import read_ir
-from translator.cli import main
-from translator.formats.veomni.fields import fields as veomni_fields
-from translator.formats.veomni.reader import READER as veomni
-from translator.io import flatten
+from neoconv import InputError, Status, load, translate
+from neoconv.api import read_ir
+from neoconv.cli import main
+from neoconv.formats.veomni.fields import fields as veomni_fields
+from neoconv.formats.veomni.reader import READER as veomni
+from neoconv.io import flatten
 
 HERE = FIXTURES / "inputs" / "veomni"
 NESTED = HERE / "tinyllama-nested.yaml"
@@ -155,7 +155,7 @@ def test_option_file_overrides_the_yaml_as_veomni_does() -> None:
     "line, message",
     [
         ("--train.optimizer.lrr 1e-4", "unrecognized argument --train.optimizer.lrr"),
-        ("--train.seed seven", "invalid literal for int"),
+        ("--train.seed seven", "--train.seed: 'seven' is not an integer"),
         ("--train.dyn_bsz maybe", "boolean value expected"),
         ("--train.optimizer.type sgd", "invalid choice 'sgd'"),
         ("--train.optimizer.no_decay_modules", "at least one value"),
@@ -478,7 +478,7 @@ def test_max_grad_norm_zero_means_no_clipping_elsewhere() -> None:
 
 
 def _deepspeed() -> None:
-    from translator.registry import FORMATS
+    from neoconv.registry import FORMATS
 
     if "deepspeed" not in FORMATS:
         pytest.skip("the deepspeed format is not registered")

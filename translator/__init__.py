@@ -1,6 +1,7 @@
-"""neoconv: translate LLM training configs between GPT-NeoX, DeepSpeed, Cerebras and VeOmni.
+"""neoconv: translate LLM training configs between GPT-NeoX, DeepSpeed, Cerebras Model Zoo, VeOmni,
+HuggingFace config.json and Megatron-LM, with a report of everything that did not carry over unchanged.
 
-    >>> from translator import translate
+    >>> from neoconv import translate
     >>> result = translate("fixtures/inputs/neox/pythia-160m.yml", src="neox", dst="cerebras", world_size=8)
     >>> result.config["model"]["rotary_dim"]
     16
@@ -22,7 +23,11 @@ _EXPORTS = {
     "Entry": "report", "Report": "report", "Status": "report",
 }  # fmt: skip
 
-__all__ = sorted([*_EXPORTS, "__version__"])
+# spelled out (not computed) so type checkers see what the package exports
+__all__ = [
+    "Entry", "InputError", "MappingTableError", "NeoconvError", "OutputError", "Report", "Status", "Translation",
+    "UsageError", "__version__", "dump", "load", "parse_set", "translate",
+]  # fmt: skip
 
 if TYPE_CHECKING:
     from .api import Translation, dump, load, parse_set, translate
@@ -33,7 +38,7 @@ if TYPE_CHECKING:
 def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
-        raise AttributeError(f"module 'translator' has no attribute {name!r}")
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     value = getattr(import_module(f".{module}", __name__), name)
     globals()[name] = value
     return value

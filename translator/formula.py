@@ -122,7 +122,7 @@ class Formula:
 
 class _Registry(dict):  # type: ignore[type-arg]
     """Named formulas, imported on first use: `FORMULAS["fmt.name"]` imports
-    translator.formats.fmt.formulas, `FORMULAS["name"]` translator.formulas_common."""
+    formats/fmt/formulas.py, `FORMULAS["name"]` formulas_common.py."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -160,10 +160,13 @@ def _module_of(name: Any) -> str | None:
         return None
     namespace, dot, rest = name.partition(".")
     if not dot:
-        return "translator.formulas_common"
+        return f"{_PACKAGE}.formulas_common"
     if not namespace.isidentifier() or not rest:
         return None
-    return f"translator.formats.{namespace}.formulas"
+    return f"{_PACKAGE}.formats.{namespace}.formulas"
+
+
+_PACKAGE = __name__.rpartition(".")[0]  # installed as neoconv, imported from a checkout as translator
 
 
 FORMULAS: _Registry = _Registry()

@@ -68,10 +68,18 @@ class Duplicate(NamedTuple):
 class _Frame:
     """A collection being built: a mapping (keys, values, merges) or a sequence (items)."""
 
-    __slots__ = ("is_map", "anchor", "items", "key", "key_text", "lines", "merges", "size", "top", "path", "settings")
+    __slots__ = (
+        "is_map", "anchor", "items", "key", "key_text", "lines", "merges", "size", "top", "path", "settings", "start",
+    )  # fmt: skip
 
     def __init__(
-        self, is_map: bool, anchor: str | None, top: bool, path: tuple[str, ...] | None = None, settings: bool = False
+        self,
+        is_map: bool,
+        anchor: str | None,
+        top: bool,
+        path: tuple[str, ...] | None = None,
+        settings: bool = False,
+        start: int = 0,
     ) -> None:
         self.is_map = is_map
         self.anchor = anchor
@@ -84,6 +92,7 @@ class _Frame:
         self.size = 1
         self.top = top
         self.settings = settings  # a config's mapping: every key must be text
+        self.start = start  # where its opening ends in the text (for _refuse_deep)
 
 
 def load(
@@ -105,18 +114,61 @@ def load(
     Raises InputError (with a line) for what is refused, yaml.YAMLError for plain syntax errors.
     """
     parser = _Parser(text)
+    frames: list[_Frame] = []
     try:
-        return _build(parser, settings, key_lines, duplicates)
+        return _build(parser, frames, settings, key_lines, duplicates)
+    except yaml.MarkedYAMLError as exc:
+        _refuse_deep(text, frames, exc)
+        raise
     finally:
         parser.dispose()
 
 
+def _refuse_deep(text: str, frames: list[_Frame], exc: yaml.MarkedYAMLError) -> None:
+    """Depth is ours to check, whatever the parser's own limit: a libyaml that scans a flow
+    collection ahead stops at its nesting limit before the events reach MAX_DEPTH, so on a syntax
+    error the flow brackets still open between the last collection read and the error count too."""
+    mark = exc.problem_mark or exc.context_mark
+    if mark is None:
+        return
+    start = frames[-1].start if frames else 0
+    depth = len(frames) + _flow_depth(text, start, mark.index)
+    if depth > MAX_DEPTH:
+        raise InputError(f"nested more than {MAX_DEPTH} levels deep; not a config", line=mark.line + 1) from None
+
+
+def _flow_depth(text: str, start: int, end: int) -> int:
+    """The deepest `[`/`{` nesting in text[start:end], outside quotes and comments."""
+    depth = deepest = 0
+    quote = ""
+    i, end = start, min(end + 1, len(text))
+    while i < end:
+        char = text[i]
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth = max(0, depth - 1)
+        elif char == "#" and (i == 0 or text[i - 1] in " \t\n"):
+            newline = text.find("\n", i, end)
+            i = end if newline < 0 else newline
+        i += 1
+    return deepest
+
+
 def _build(
-    parser: Any, settings: bool, key_lines: dict[tuple[str, ...], int] | None, duplicates: list[Duplicate] | None
+    parser: Any,
+    frames: list[_Frame],
+    settings: bool,
+    key_lines: dict[tuple[str, ...], int] | None,
+    duplicates: list[Duplicate] | None,
 ) -> Any:
     anchors: dict[str, tuple[Any, int]] = {}  # anchor -> (value, values it stands for)
     open_anchors: set[str] = set()
-    frames: list[_Frame] = []
     aliased = False
     documents = 0
     root: Any = None
@@ -141,7 +193,7 @@ def _build(
                     path = ()
                 elif frames[-1].is_map and frames[-1].path is not None and frames[-1].key is not _NO_VALUE:
                     path = frames[-1].path + (frames[-1].key_text,)
-            frames.append(_Frame(is_map, event.anchor, settings and not frames, path, settings))
+            frames.append(_Frame(is_map, event.anchor, settings and not frames, path, settings, event.end_mark.index))
             if event.anchor:
                 open_anchors.add(event.anchor)
             continue
@@ -304,6 +356,12 @@ def _take_key(frame: _Frame, event: Any, key: Any) -> None:
     line = _line(event)
     if isinstance(key, _Special):
         if key.tag == _MERGE:
+            if frame.merges:  # YAML 1.1's merge spec does not say which of two `<<` wins
+                raise InputError(
+                    "merge key << given twice in one mapping; YAML does not say which wins: merge both in one "
+                    "list (<<: [*first, *second], the first wins)",
+                    line=line,
+                )
             frame.key = _MERGE_SLOT
             return
         key = str(key)  # `=` is a plain key like any other
@@ -366,12 +424,16 @@ def _repeat(frames: list[_Frame], event: Any, key: Any) -> Duplicate:
 
 
 def _finish(frame: _Frame) -> dict[Any, Any]:
+    """A mapping with its merge applied, by YAML 1.1's merge spec: a key written in the mapping wins
+    over a merged one, and in `<<: [*a, *b]` a mapping earlier in the list wins over a later one.
+    Order (not part of the spec; neoconv's own): merged keys first, in the list's order, then the
+    mapping's own keys."""
     if not frame.merges:
         return frame.items  # type: ignore[no-any-return]
     result: dict[Any, Any] = {}
-    for merged in frame.merges:  # as PyYAML: each merge's list reversed, so its first mapping wins
-        for mapping in reversed(merged):
-            result.update(mapping)
+    for mapping in frame.merges[0]:
+        for key, value in mapping.items():
+            result.setdefault(key, value)
     result.update(frame.items)
     return result
 

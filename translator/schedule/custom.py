@@ -24,6 +24,9 @@ class CustomForm(NamedTuple):
 FORMS: dict[str, CustomForm] = {}
 
 
+_PACKAGE = __name__.split(".")[0]  # installed as neoconv, imported from a checkout as translator
+
+
 def register_form(name: str, form: CustomForm) -> None:
     FORMS[name] = form
 
@@ -36,7 +39,7 @@ def known(name: Any) -> bool:
     prefix = name.split(".", 1)[0] if isinstance(name, str) and "." in name else ""
     if prefix.isidentifier():
         try:
-            importlib.import_module(f"translator.formats.{prefix}.scheduler")
+            importlib.import_module(f"{_PACKAGE}.formats.{prefix}.scheduler")
         except ModuleNotFoundError:
             return False
     return name in FORMS
