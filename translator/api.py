@@ -11,7 +11,8 @@ from typing import Any, Mapping, Sequence
 from .arguments import check_options, parse_set, path_arg, path_args
 from .catalogue import catalogue
 from .engine import Ingested, emit, ingest
-from .errors import InputError, NeoconvError, NothingToWrite, UnsupportedFamily, UsageError, WrongFormat
+from .empty_output import refuse_empty
+from .errors import InputError, NeoconvError, UnsupportedFamily, UsageError, WrongFormat
 from .formats.spec import ModelConfig, WriteContext, WriteResult
 from .io import plain_copy
 from .ir import IR, Origin, Value
@@ -250,7 +251,7 @@ def translate(config: ConfigInput, src: str, dst: str, **options: Any) -> Transl
     )  # fmt: skip
     written = writer.write(leaves, ctx)
     _report_written(report, written)
-    _refuse_empty(written, report, source, dst_spec.title, options.get("target_values"))
+    refuse_empty(written, report, source, dst_spec.title, options.get("target_values"))
     if src != dst:  # a family not supported, into a format with no architecture: one entry for its block
         collapse(report, source, load_table(src))
     if options.get("target_values"):  # keys only the target has, given with --set DST:KEY=VALUE
@@ -336,20 +337,6 @@ def _refuse_unsupported_family(ingested: Ingested, src: str, dst: str) -> None:
             f"one into the other", file=source.files[0] if source and source.files else None,
             hint=f"{src}2{src} migrates it within its framework; batch --skip-unsupported skips such files",
         )
-
-
-def _refuse_empty(written: WriteResult, report: Report, source: Source, title: str, target_values: Any) -> None:
-    """An output that would hold nothing a run needs (DeepSpeed `{}` from a config.json; a config.json with no
-    model class from a DeepSpeed file) is not written: what the target misses, and how to give it."""
-    if written.document or written.side_files or written.model_config or target_values:
-        return
-    needed = [e for e in report.entries if e.status is Status.MISSING and e.target_key]
-    said = "; ".join(f"{e.target_key}: {e.detail}" for e in needed[:3]) + ("; ..." if len(needed) > 3 else "")
-    raise NothingToWrite(
-        f"the {title} output would hold no setting of the source" + (f": it needs {said}" if said else ""),
-        file=source.files[0] if source.files else None,
-        hint="give the values with --set, or the file that holds them with --with",
-    )  # fmt: skip
 
 
 def _report_written(report: Report, written: WriteResult) -> None:

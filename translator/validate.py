@@ -112,17 +112,8 @@ def validate_file(
     for message, line in _repeats(source, table, keys_of, release):
         add(None, message, line)
     unknown: set[str] = set()  # as written
-    schema_unknown: dict[str, str] = {}  # the reader's leaf -> as written: keys the schema lacks
     spelled = {spec.spell(k): v for k, v in raw.items()}  # the schema's spelling (NeoX: num_layers)
-    errors = _validator(schema).iter_errors(spelled)
-    for error in sorted(errors, key=lambda e: list(map(str, e.absolute_path))):
-        at = ".".join(map(str, error.absolute_path))
-        if error.validator == "additionalProperties" and isinstance(error.instance, dict):
-            listed = error.schema.get("properties", {})
-            schema_unknown.update({(leaf := f"{at}.{k}" if at else k): as_written(leaf) for k in error.instance if k not in listed})
-            continue
-        if at not in source.unresolved:  # HF Trainer's "auto": a value only known at run time, as the reader takes it
-            add(as_written(at) if at else None, error.message + _hint(error.instance))
+    schema_unknown = _schema_problems(schema, spelled, source, as_written, add)  # the reader's leaf -> as written
     ingested = None
     for _ in range(_RETRIES):
         try:
@@ -143,8 +134,8 @@ def validate_file(
             add(as_written(keys[0]) if keys else None, reason)
     # keys the schema lacks but the format's table reads or names (Megatron's CI wrapper and launcher
     # settings, given their reasons): parameters of the file, not problems
-    named = _with_parents(leaf for leaf, fate in (ingested.fates.items() if ingested else ()) if fate.kind != "unknown")
-    unknown.update(written for leaf, written in schema_unknown.items() if leaf not in named)
+    read = _with_parents(leaf for leaf, fate in (ingested.fates.items() if ingested else ()) if fate.kind != "unknown")
+    unknown.update(written for leaf, written in schema_unknown.items() if leaf not in read)
     parents = _with_parents(unknown, own=False)
     for key in sorted(unknown):
         if keys_of is not None and _read_somewhere(keys_of, key, spec.spell(key), release):
@@ -153,10 +144,27 @@ def validate_file(
             add(key, f"not a {table.title} parameter")  # a block the schema does not know: its leaves say more
     if keys_of is not None and version:  # the histories say what a release's code reads; only asked for
         for leaf in flatten(spelled):
-            if keys_of.reads_within(leaf, release) is False:
-                add(as_written(leaf), keys_of.why_not(leaf, release))
+            key = spec.spell(written_of(leaf))  # as the file writes it: how the history names keys (VeOmni's scoped paths)
+            if keys_of.reads_within(key, release) is False:
+                add(as_written(leaf), keys_of.why_not(key, release))
     ordered = sorted(problems.values(), key=lambda p: (p.line or 0, p.key or ""))
     return Validation(path, fmt, source.layout, release, ordered)
+
+
+def _schema_problems(
+    schema: str, tree: dict[str, Any], source: Any, as_written: Callable[[str], str], add: Callable[..., None]
+) -> dict[str, str]:  # fmt: skip
+    """The schema's problems with `tree`, said through `add`; returns the keys it does not know (the
+    reader's leaf -> as written), which are problems only if the format's table does not name them either."""
+    unknown: dict[str, str] = {}
+    for error in sorted(_validator(schema).iter_errors(tree), key=lambda e: list(map(str, e.absolute_path))):
+        at = ".".join(map(str, error.absolute_path))
+        if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+            listed = error.schema.get("properties", {})
+            unknown.update({(leaf := f"{at}.{k}" if at else k): as_written(leaf) for k in error.instance if k not in listed})
+        elif at not in source.unresolved:  # HF Trainer's "auto": a value only known at run time, as the reader takes it
+            add(as_written(at) if at else None, error.message + _hint(error.instance))
+    return unknown
 
 
 def _with_parents(keys: Any, own: bool = True) -> set[str]:

@@ -45,9 +45,9 @@ def lift_rope_parameters(config: dict[str, Any]) -> tuple[dict[str, Any], dict[s
     else:
         rest, where, leftover = dict(params), "rope_parameters", {}
     for inner, canonical in (("rope_theta", "model.rotary_base"), ("partial_rotary_factor", "model.rotary_fraction")):
-        key = mt.keys.get(canonical)
-        if inner in rest and key and key != "rotary_dim":
-            _lift(out, lifted, key, rest.pop(inner), f"{where}.{inner}")
+        own = mt.keys.get(canonical)
+        if inner in rest and own and own != "rotary_dim":
+            _lift(out, lifted, own, rest.pop(inner), f"{where}.{inner}")
     scaling = {k: v for k, v in rest.items() if k not in ("rope_theta", "partial_rotary_factor")}
     if scaling and not out.get("rope_scaling"):  # the scaling, or an explicit rope_type: default (no scaling)
         out["rope_scaling"] = scaling
