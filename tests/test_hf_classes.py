@@ -66,6 +66,9 @@ def _class_default(model_type: str, key: str) -> Any:
         return rope["full_attention"].get("rope_theta")
     if "sliding_attention" in rope and key == "rope_local_base_freq":
         return rope["sliding_attention"].get("rope_theta")
+    if key == "rope_scaling" and "rope_type" in rope:  # what the class scales by when a file says nothing
+        scaling = {k: v for k, v in rope.items() if k not in ("rope_theta", "partial_rotary_factor")}
+        return None if scaling.get("rope_type") == "default" else scaling
     inner = {"rotary_emb_base": "rope_theta", "rotary_pct": "partial_rotary_factor"}.get(key, key)  # GPT-NeoX's 4.x names
     if inner in ("rope_theta", "partial_rotary_factor") and inner in rope:
         return rope[inner]

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import json
 import os
 import re
 import subprocess
@@ -418,6 +419,9 @@ def build_schema(repo: Path, reference: Path) -> dict[str, JSON]:
     flat = layout_tree(repo, COMMITS["flat"])
     top = merge(nested, flat)
     add_doc_defaults(top, reference)
+    # the config.json is read as the hf format reads one: its keys are schemas/hf.schema.json's (run
+    # tools/gen_hf_schema.py first), so a key no transformers class has is unknown here too
+    hf = json.loads((Path(__file__).resolve().parent.parent / "schemas" / "hf.schema.json").read_text())["properties"]["hf"]
     top["hf"] = {
         "type": "object",
         "additionalProperties": True,
@@ -425,6 +429,7 @@ def build_schema(repo: Path, reference: Path) -> dict[str, JSON]:
         "x-side-file": "config.json",
         "x-layouts": list(LAYOUTS),
         "x-group": "hf",
+        "properties": hf["properties"],
     }
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",

@@ -99,12 +99,14 @@ def validate_file(
     raw, written_of = _checked_tree(source, schema != fmt)
     located = {w: leaf for leaf, w in source.aliases.items()}  # as written -> the reader's leaf
 
-    def add(key: str | None, message: str, line: int | None = None) -> None:
-        """A problem at `key` as the file writes it (a trainer-layout path, a NeoX dashed name)."""
+    def add(key: str | None, message: str, line: int | None = None, file: str | None = None) -> None:
+        """A problem at `key` as the file writes it (a trainer-layout path, a NeoX dashed name), in the file
+        that holds it (VeOmni's config.json beside the YAML)."""
         slot = key or f"#{len(problems)}"
         if slot not in problems:
             where = line if line is not None else (_line(source, text, key, located) if key else None)
-            problems[slot] = Problem(path, where, key, message)
+            held = file or (source.file_of(located.get(key, key)) if key else None) or path
+            problems[slot] = Problem(held, where, key, message)
 
     def as_written(leaf: str) -> str:
         return _written(raw, written_of(leaf))
@@ -120,7 +122,7 @@ def validate_file(
             ingested = _read(source, fmt, table_version)
             break
         except InputError as exc:  # a value a reader or a relation refuses: one problem, where the reader says
-            add(as_written(exc.key) if exc.key else None, exc.message, exc.line)
+            add(as_written(exc.key) if exc.key else None, exc.message, exc.line, exc.file)
             if not (exc.key and _without(source.tree, exc.key)):
                 break  # read again without it, to find the problems after it
     if ingested is not None:
@@ -233,8 +235,10 @@ def _checked_tree(source: Any, own_schema: bool) -> tuple[dict[str, Any], Callab
 
 def _line(source: Any, text: str, key: str, located: dict[str, str]) -> int | None:
     """The line of a key as the file writes it: found by the reader (its own syntax: a Megatron option,
-    a key under rope_parameters), else in the YAML/JSON text."""
+    a key under rope_parameters, a key of VeOmni's config.json), else in the YAML/JSON text."""
     leaf = located.get(key, key)
+    if source.file_of(leaf) not in (None, *source.files[:1]):  # a companion file's key: its own text
+        text = source.texts.get(source.file_of(leaf) or "", "")
     try:
         line = source.line_of(leaf)
     except Exception:  # noqa: BLE001 - a line number is a courtesy; a reader's locator may not know every key

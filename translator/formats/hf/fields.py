@@ -107,7 +107,8 @@ def _write_value(name: str, mt: _hf.ModelType, value: Any, kw: dict[str, Any]) -
 
 def _foreign(name: str, mt: _hf.ModelType, keys: list[str], kw: dict[str, Any], idents: dict[str, str]) -> list[str]:
     own = mt.keys.get(name)
-    return [k for k in keys if k != own and kw.get(idents[k]) is not None and kw.get(idents[k]) != config_json.EXPLICIT_NULL]
+    return [k for k in keys if k != own and k not in mt.ignored and kw.get(idents[k]) is not None
+            and kw.get(idents[k]) != config_json.EXPLICIT_NULL]  # fmt: skip
 
 
 def read_field(name: str, mt: _hf.ModelType, keys: list[str], kw: dict[str, Any]) -> Any:

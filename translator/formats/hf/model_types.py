@@ -52,6 +52,8 @@ class ModelType:
     cannot_hold: dict[str, str] | None = None
     reciprocal: tuple[str, ...] = ()  # fields whose key holds 1 / the value (Granite's logits_scaling divides)
     attention_multiplier: bool = False  # attention_multiplier is the score scale itself (Granite: no 1/sqrt(head_dim))
+    ignored: tuple[str, ...] = ()  # keys the class has but its model never reads (gpt_oss's hidden_act)
+    layer_types_4x: bool = False  # its transformers 4 class read layer_types too (a pattern it writes holds in 4.x)
 
     def default(self, key: str, values: dict[str, Any] | None = None) -> Any:
         """What a file that omits `key` means: the class default, or (`=model.x`, ...) the value the
@@ -232,7 +234,8 @@ def table() -> HfTable:
             falcon_block=bool(spec.get("falcon_block", False)),
             moe_aux_loss=bool(spec.get("moe_aux_loss", False)), strict_heads=bool(spec.get("strict_heads", False)),
             cannot_hold=dict(spec.get("cannot_hold") or {}), reciprocal=tuple(spec.get("reciprocal") or ()),
-            attention_multiplier=bool(spec.get("attention_multiplier", False)),
+            attention_multiplier=bool(spec.get("attention_multiplier", False)), ignored=tuple(spec.get("ignored") or ()),
+            layer_types_4x=bool(spec.get("layer_types_4x", False)),
         )  # fmt: skip
         _check(mt)
         types[name] = mt

@@ -105,6 +105,8 @@ def write_rope(kw: Kw) -> Any:
         losses.append((f"HF {mt.name} hard-wires rotary base {mt.fixed['model.rotary_base']:g}: {base:g} is not "
                        "expressible", ("model.rotary_base",)))  # fmt: skip
     kind = kw.get("rope_scaling_type")
+    if kind is None and mt.rope != "none" and mt.default("rope_scaling"):  # a class that scales by default (gpt_oss: yarn)
+        out[ident(_hf.PREFIX + "rope_scaling")] = {"rope_type": "default"}
     if kind is not None:
         if mt.rope == "none" or (mt.rope == "phi3" and kind != "longrope"):
             losses.append((f"HF {mt.name} has no {kind} RoPE scaling" + (" (longrope only)" if mt.rope == "phi3" else ""),

@@ -113,7 +113,7 @@ def write_window(kw: Kw) -> Any:
     names = {v: k for k, v in HF_KINDS.items()}
     kinds = [names[k] for k in (pattern or ["sliding"] * (layers or 0))]
     out.update(_out("layer_types", kinds))
-    if mt.window in ("qwen", "qwen2_moe", "alternate", "every_nth"):
+    if mt.window in ("qwen", "qwen2_moe", "alternate", "every_nth") and not mt.layer_types_4x:
         return Approx(out, f"transformers 4 does not read layer_types: HF {mt.name} in 4.x windows its own pattern",
                       ("model.attention_layer_types",))  # fmt: skip
     return out
