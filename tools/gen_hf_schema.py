@@ -48,7 +48,9 @@ CODEC = {
     "decoder_sparse_step": ["integer"], "mlp_only_layers": ["array", "null"], "first_k_dense_replace": ["integer"],
     "router_aux_loss_coef": ["number"], "num_attention_heads": ["integer"], "n_head": ["integer"], "n_heads": ["integer"],
     "attention_multiplier": ["number", "integer"], "no_rope_layers": ["array", "null"], "no_rope_layer_interval": ["integer"],
+    "swiglu_alpha": ["number", "integer"],
 }  # fmt: skip
+NOT_CANONICAL_TYPE = {"swiglu_alpha"}  # keys whose value is not of their field's type (gpt_oss's activation: a gain)
 
 
 def _block(properties: dict, key: str) -> dict:
@@ -67,6 +69,8 @@ def build() -> dict:
     keys: dict[str, set[str]] = {k: set(v) for k, v in {**COMMON, **CODEC}.items()}
     for mt in table().types.values():
         for name, key in mt.keys.items():
+            if key in NOT_CANONICAL_TYPE:
+                continue
             kind = JSON[fields[name].type]
             keys.setdefault(key, set()).update({kind, "null"} | ({"integer"} if kind == "number" else set()))
         for key, default in mt.defaults.items():

@@ -206,7 +206,8 @@ def _register(name: str, fields: tuple[str, ...], keys: tuple[str, ...], extras:
     """A codec as a formula whose parameters are exactly the rule's keys and fields."""
     own = [field_ident(f) for f in fields]
     read_params = [ident(_hf.PREFIX + k) for k in keys] + ["hf_model_type", *(field_ident(f) for f in extras)]
-    write_params = (["value"] if single else own) + ["family", "position_embedding", *(field_ident(f) for f in extras)]
+    blocks = [field_ident(f) for f in _hf.BLOCK_SELECTORS if f not in fields]  # the class is chosen by them too
+    write_params = (["value"] if single else own) + ["family", "position_embedding", *(field_ident(f) for f in extras), *blocks]
     reader = signed(lambda **kw: read(kw), read_params)
     writer = signed(lambda **kw: write(kw), write_params)
     FORMULAS[name] = Formula(name, reader, writer, parameters(reader), parameters(writer))

@@ -116,6 +116,25 @@ def left_to_class(config: dict[str, Any]) -> dict[str, Any]:
     return {"model_type": config.get("model_type"), "keys": [k for k in (mt.write_nulls if mt else ()) if k not in config]}
 
 
+def every_head_its_own(config: dict[str, Any]) -> list[Any]:
+    """A model without grouped-query attention (no kv heads in the IR: one per head) written as a class whose
+    default has fewer (Mistral's 8): the heads' count written as num_key_value_heads, and said. Returns the
+    report's entries (config is changed in place)."""
+    from ..spec import added_for_target
+
+    mt = table().types.get(str(config.get("model_type")))
+    heads_key, kv_key = (mt.keys.get("model.num_heads"), mt.keys.get("model.num_kv_heads")) if mt else (None, None)
+    heads = config.get(heads_key or "")
+    if mt is None or kv_key is None or kv_key in config or not isinstance(heads, int):
+        return []
+    default = mt.default(kv_key, {"model.num_heads": heads})
+    if default == heads:
+        return []
+    config[kv_key] = heads
+    why = f"the source's attention has keys and values for every head; HF {mt.name}'s default is {default} kv heads"
+    return [added_for_target("HF config.json", f"{PREFIX}{kv_key}", heads, why, ("model.num_kv_heads",))]
+
+
 def document(leaves: dict[str, Any], left_to_class: Any = None) -> dict[str, Any]:
     """The config.json object from `hf.*` leaves (prefix removed): model_type first, explicit nulls.
 

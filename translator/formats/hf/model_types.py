@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
-from typing import Any
+from typing import Any, Callable
 
 from ...catalogue import catalogue
 from ...errors import MappingTableError
@@ -22,6 +22,13 @@ from ...yamlread import load as load_yaml
 
 PREFIX = "hf."  # where config.json keys live among the leaves (hf.hidden_size is config.json's hidden_size)
 SELECTORS = ("model.family", "model.position_embedding")  # what the written model_type depends on
+# block fields a `choose` row may also ask for (`blocks:`): every hf formula takes them, to write the same class
+BLOCK_SELECTORS = ("model.num_heads", "model.num_kv_heads", "model.mlp_bias")
+BLOCKS: dict[str, Callable[[dict[str, Any]], bool]] = {
+    # fewer key/value heads than heads (multi-query or grouped-query attention)
+    "grouped": lambda v: bool(v.get("num_kv_heads") and v.get("num_heads") and v["num_kv_heads"] < v["num_heads"]),
+    "unbiased_mlp": lambda v: v.get("mlp_bias") is False,
+}
 CODECS = {"rope": ("classic", "phi3", "gemma3", "none"),
           "window": ("none", "all", "layers", "qwen", "qwen_moe", "qwen2_moe", "alternate", "every_nth", "nope"),
           "moe_layers": ("none", "all", "qwen", "deepseek"), "nope": ("none", "interval")}  # fmt: skip
@@ -96,17 +103,22 @@ class HfTable:
         """Every model_type a config.json may name (the wrappers' too)."""
         return [*self.types, *self.wrappers]
 
-    def model_type(self, family: str | None, position_embedding: str | None) -> ModelType | None:
-        """The model_type written for an IR (first matching `choose` entry); None without a match."""
+    def model_type(self, family: str | None, position_embedding: str | None, blocks: dict[str, Any] | None = None) -> ModelType | None:
+        """The model_type written for an IR (first matching `choose` entry); None without a match. `blocks`:
+        the BLOCK_SELECTORS' values (by ident), for rows that choose by the blocks (`blocks: [grouped, ...]`:
+        any of them)."""
         if family is None:
             return None
-        rows = [e for e in self.choose if "family" in e] + [e for e in self.choose if "family" not in e]
-        for entry in rows:  # a row naming the family first, then the type of that family, then the rest
+        rows = sorted((e for e in self.choose if "family" in e), key=lambda e: "blocks" not in e)
+        rows += [e for e in self.choose if "family" not in e]
+        for entry in rows:  # a row naming the family (by its blocks first), then the type of that family, then the rest
             if "family" not in entry and family in self.own:
                 return self.types[self.own[family]]
             if "family" in entry and family not in entry["family"]:
                 continue
             if "position_embedding" in entry and position_embedding not in entry["position_embedding"]:
+                continue
+            if "blocks" in entry and not any(BLOCKS[b](blocks or {}) for b in entry["blocks"]):
                 continue
             return self.types[entry["model_type"]]
         return self.types[self.own[family]] if family in self.own else None
@@ -243,6 +255,8 @@ def table() -> HfTable:
     for entry in choose:
         if entry["model_type"] not in types:
             raise MappingTableError(f"hf.yaml: choose names unknown model_type {entry['model_type']!r}")
+        if set(entry.get("blocks") or ()) - set(BLOCKS):
+            raise MappingTableError(f"hf.yaml: choose row {entry} names blocks other than {sorted(BLOCKS)}")
     wrappers: dict[str, Wrapper] = {}
     for name, spec in (raw.get("wrappers") or {}).items():
         text = str(spec["text_config"])
