@@ -13,7 +13,7 @@ an env file to source):
 | veomni          | NEOCONV_ORACLE_VEOMNI          | VEOMNI_SRC (nested layout)   |
 | veomni-flat     | NEOCONV_ORACLE_VEOMNI          | VEOMNI_FLAT_SRC (flat layout)|
 | hf              | NEOCONV_ORACLE_HF              | (the installed transformers) |
-| hf-torch        | NEOCONV_ORACLE_VEOMNI          | (its transformers and torch) |
+| hf-torch        | NEOCONV_ORACLE_HF              | (transformers 5.23 and torch)|
 
 `unavailable(name)` says why one cannot run (tests skip with that reason); `run(name, jobs)` runs a
 batch of jobs in one process (start-up of torch-based code costs seconds) and returns one Verdict
@@ -55,8 +55,9 @@ ORACLES = {
         Oracle("veomni", "check_veomni.py", "NEOCONV_ORACLE_VEOMNI", "VEOMNI_SRC", "veomni/arguments", True),
         Oracle("veomni-flat", "check_veomni.py", "NEOCONV_ORACLE_VEOMNI", "VEOMNI_FLAT_SRC", "veomni/arguments", True),
         Oracle("hf", "check_hf.py", "NEOCONV_ORACLE_HF"),
-        # check_hf.py's meta-device builds (parameter counts) need torch: VeOmni's environment has it
-        Oracle("hf-torch", "check_hf.py", "NEOCONV_ORACLE_VEOMNI"),
+        # check_hf.py's meta-device builds (parameter counts) need torch: the hf environment has it (and the
+        # transformers release the HF tables follow, 5.23, which defines the newest types)
+        Oracle("hf-torch", "check_hf.py", "NEOCONV_ORACLE_HF"),
     ]
 }
 SETUP = "tools/oracle_setup.sh builds them; then `. /tmp/neoconv-oracle/oracle.env`"

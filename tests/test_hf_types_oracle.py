@@ -21,6 +21,8 @@ from neoconv.api import read_ir
 from neoconv.formats.hf import model_types as hf_types
 from neoconv.model_size import count_parameters
 
+from test_hf_types import GPT_OSS_20B
+
 pytestmark = pytest.mark.oracle
 
 # canonical field -> a small value (the class's key for it comes from its table)
@@ -42,7 +44,13 @@ EXTRA: dict[str, dict[str, Any]] = {
     "qwen3_moe": {"decoder_sparse_step": 3},
 }
 # further builds of a type: name -> (type, config.json values over its small config)
-VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {}
+VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
+    "gpt-oss-20b": ("gpt_oss", GPT_OSS_20B),  # 20,914,757,184 (tests/test_hf_types.py)
+    "gpt-oss-no-attention-bias": ("gpt_oss", {"attention_bias": False}),
+    "falcon-multi-query-unbiased": ("falcon", {"multi_query": True, "parallel_attn": True, "bias": False}),
+    "seed-oss-output-bias": ("seed_oss", {"attention_out_bias": True, "attention_bias": False}),
+    "glm-partial-rotary": ("glm", {"partial_rotary_factor": 0.25, "attention_bias": False}),
+}
 
 
 def small(model_type: str) -> dict[str, Any]:
@@ -60,6 +68,19 @@ def small(model_type: str) -> dict[str, Any]:
     if "model.head_dim" in mt.keys:
         config["head_dim"] = 16
     return {**config, **EXTRA.get(model_type, {})}
+
+
+def test_the_snapshot_of_transformers_classes_is_what_transformers_defines() -> None:
+    """schemas/hf-classes.json is what tools/gen_hf_classes.py reads from the oracle's transformers."""
+    import subprocess
+    import sys
+
+    why = oracle.unavailable("hf")
+    if why:
+        pytest.skip(why)
+    tool = Path(__file__).resolve().parent.parent / "tools" / "gen_hf_classes.py"
+    done = subprocess.run([sys.executable, str(tool), "--check"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
 
 
 def builds() -> dict[str, dict[str, Any]]:

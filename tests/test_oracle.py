@@ -266,6 +266,7 @@ REWRITTEN = {
     "sliding_window": "kept only with use_sliding_window: true (None, qwen2_moe 0, without: no window either way)",
     "mlp_only_layers": "None becomes [] (no dense-only layers either way)",
     "no_rope_layers": "None becomes no_rope_layer_interval's pattern (SmolLM3Config.__post_init__; hf.yaml reads it so)",
+    "layer_types": "None becomes the class's own pattern (its window codec in hf.yaml builds the same)",
 }
 
 
@@ -282,6 +283,9 @@ def class_value(model_type: str, key: str, values: dict[str, Any]) -> Any:
     if alias in data:
         return data[alias]
     rope = data.get("rope_parameters") or {}
+    if key == "rope_scaling" and "rope_type" in rope:  # the scaling a class builds when a file says nothing (gpt_oss)
+        scaling = {k: v for k, v in rope.items() if k not in ("rope_theta", "partial_rotary_factor")}
+        return None if scaling.get("rope_type") == "default" else scaling
     if model_type == "gemma3_text":  # transformers 5 nests rope_parameters by layer kind
         nested = {"rope_theta": ("full_attention", "rope_theta"), "rope_local_base_freq": ("sliding_attention", "rope_theta")}
         if key in nested:

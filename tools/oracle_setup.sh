@@ -16,7 +16,7 @@
 #                        DeepSpeedConfig and NeoXArgs.from_ymls both run here
 #   DIR/ds017            torch CPU + deepspeed 0.17.6: tells a DeepSpeed source of an older
 #                        release (release drift) from one no DeepSpeed accepts
-#   DIR/hf               transformers 5.23 (AutoConfig; no torch)
+#   DIR/hf               torch CPU + transformers 5.23 (AutoConfig, meta-device builds)
 #   DIR/veomni           torch CPU + transformers 5.9.0 (the version VeOmni's pyproject names)
 #   DIR/cerebras         torch 2.14.1 + torchvision 0.29.1, cerebras-pytorch/appliance 2.10.0
 #                        (--no-deps: they pin torch 2.4.0) and the pure-Python packages Model Zoo
@@ -97,7 +97,8 @@ if [ ! -e "$DIR/ds017/.complete" ]; then
   done_venv ds017
 fi
 
-if [ ! -e "$DIR/hf/.complete" ]; then venv hf transformers==5.23.0 && done_venv hf; fi
+# transformers 5.23 with torch CPU: AutoConfig, and the meta-device builds that count parameters (hf-torch)
+if [ ! -e "$DIR/hf/.complete" ]; then venv hf "$TORCH" transformers==5.23.0 && done_venv hf; fi
 
 # VeOmni: its package is imported from the source export. triton only because VeOmni's default
 # load_balancing_loss_implementation ("triton") is checked against the installed packages.
