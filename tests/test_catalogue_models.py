@@ -80,7 +80,8 @@ FIELDS: dict[str, tuple[list[Any], list[Any]]] = {
 FAMILIES = ["gpt2", "gptj", "gpt-neox", "llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe",
             "gemma", "gemma2", "gemma3", "phi3", "falcon", "starcoder", "starcoder2", "mpt", "bloom", "jais",
             "deepseek_v2", "deepseek_v3", "gpt_oss", "seed_oss", "olmo2", "granite", "smollm3", "internlm3",
-            "iquestcoder", "helium", "arcee", "jais2", "glm", "glm4", "ministral", "hunyuan_v1_dense", "ernie4_5"]  # fmt: skip
+            "iquestcoder", "helium", "arcee", "jais2", "glm", "glm4", "ministral", "hunyuan_v1_dense", "ernie4_5",
+            "olmoe", "granitemoe", "phi", "olmo3"]  # fmt: skip
 
 
 def test_the_catalogue_loads_with_every_model_field() -> None:

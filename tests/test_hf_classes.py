@@ -34,6 +34,8 @@ FILLED_BY_MODEL = {
     ("olmo2", "head_dim"): "=model.hidden_size/model.num_heads",
     ("granite", "head_dim"): "=model.hidden_size/model.num_heads",
     ("smollm3", "head_dim"): "=model.hidden_size/model.num_heads",
+    ("granitemoe", "head_dim"): "=model.hidden_size/model.num_heads",
+    ("olmo3", "head_dim"): "=model.hidden_size/model.num_heads",
     ("gptj", "n_inner"): "=4*model.hidden_size",
     ("gpt2", "n_inner"): "=4*model.hidden_size",
 }

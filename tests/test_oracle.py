@@ -257,6 +257,8 @@ FILLED_BY_MODEL = {
     ("olmo2", "head_dim"): _per_head,  # Olmo2Attention: getattr(config, "head_dim", hidden // heads)
     ("granite", "head_dim"): _per_head,  # GraniteAttention: the same
     ("smollm3", "head_dim"): _per_head,  # SmolLM3Attention: the same
+    ("granitemoe", "head_dim"): _per_head,  # GraniteMoeAttention: the same
+    ("olmo3", "head_dim"): _per_head,  # Olmo3Attention: the same
     ("gptj", "n_inner"): _four_wide,  # GPTJBlock: n_inner if not None else 4 * n_embd
     ("gpt2", "n_inner"): _four_wide,  # GPT2Block: the same
 }

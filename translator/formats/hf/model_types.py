@@ -61,6 +61,7 @@ class ModelType:
     attention_multiplier: bool = False  # attention_multiplier is the score scale itself (Granite: no 1/sqrt(head_dim))
     ignored: tuple[str, ...] = ()  # keys the class has but its model never reads (gpt_oss's hidden_act)
     layer_types_4x: bool = False  # its transformers 4 class read layer_types too (a pattern it writes holds in 4.x)
+    pattern_key: bool = True  # every_nth: the class reads sliding_window_pattern (False: only its own default n)
 
     def default(self, key: str, values: dict[str, Any] | None = None) -> Any:
         """What a file that omits `key` means: the class default, or (`=model.x`, ...) the value the
@@ -247,7 +248,7 @@ def table() -> HfTable:
             moe_aux_loss=bool(spec.get("moe_aux_loss", False)), strict_heads=bool(spec.get("strict_heads", False)),
             cannot_hold=dict(spec.get("cannot_hold") or {}), reciprocal=tuple(spec.get("reciprocal") or ()),
             attention_multiplier=bool(spec.get("attention_multiplier", False)), ignored=tuple(spec.get("ignored") or ()),
-            layer_types_4x=bool(spec.get("layer_types_4x", False)),
+            layer_types_4x=bool(spec.get("layer_types_4x", False)), pattern_key=bool(spec.get("pattern_key", True)),
         )  # fmt: skip
         _check(mt)
         types[name] = mt

@@ -103,9 +103,10 @@ def write_window(kw: Kw) -> Any:
         if pattern is None or pattern == ["full"] * full + ["sliding"] * (len(pattern) - full):
             return {**out, **_out("max_window_layers", full)}
     if mt.window == "every_nth" and layers and not every:
+        own = mt.default("sliding_window_pattern")
         for n in range(2, layers + 1):
-            if pattern == ["full" if (i + 1) % n == 0 else "sliding" for i in range(layers)]:
-                return {**out, **_out("sliding_window_pattern", n)}
+            if pattern == ["full" if (i + 1) % n == 0 else "sliding" for i in range(layers)] and (mt.pattern_key or n == own):
+                return {**out, **_out("sliding_window_pattern", n)} if mt.pattern_key else out
     if mt.window == "alternate" and pattern == default_pattern(mt, len(pattern or []), kw):
         return out
     if mt.window == "nope" and layers and pattern == default_pattern(mt, layers, kw):
