@@ -110,7 +110,7 @@ def test_help_version_explain_formats(runner) -> None:
      (["neox2cerebras", "fixtures/inputs/neox/pythia-160m.yml", "-o", "{out}"],
       # NeoX's table names DeepSpeed's formulas for the fp16 and zero_optimization blocks it hands on
       ["neoconv.formats.cerebras.formulas", "neoconv.formats.deepspeed.formulas",
-       "neoconv.formats.neox.formulas", "neoconv.formulas_common"])],
+       "neoconv.formats.neox.formulas", "neoconv.knowledge.formulas_common"])],
     ids=["help", "one translation and its report"],
 )  # fmt: skip
 def test_start_up_imports_only_what_it_uses(args: list[str], formulas: list[str], tmp_path: Path) -> None:

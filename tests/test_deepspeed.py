@@ -14,12 +14,12 @@ from neoconv.cli import main
 from neoconv.formats.cerebras.reader import READER as cerebras
 from neoconv.formats.deepspeed.reader import READER as deepspeed
 from neoconv.formats.deepspeed.writer import WRITER as deepspeed_writer
-from neoconv.io import flatten
+from neoconv.io.documents import flatten
 from neoconv.formats.deepspeed.formulas import deepspeed_batch
-from neoconv.formula import FORMULAS, Approx
-from neoconv.mapping import load_table
+from neoconv.knowledge.formula import FORMULAS, Approx
+from neoconv.knowledge.mapping import load_table
 from neoconv.schedule.simple import simple
-from neoconv.validate import schema_errors
+from neoconv.services.validate import schema_errors
 
 from conftest import CORPUS, FIXTURES, corpus_dir, corpus_files
 

@@ -87,7 +87,7 @@ def _class_default(model_type: str, key: str) -> Any:
 def _built(model_type: str) -> dict[str, Any]:
     import json
 
-    from neoconv.resources import data_dir
+    from neoconv.core.resources import data_dir
 
     global _RAW
     if _RAW is None:

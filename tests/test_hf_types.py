@@ -15,12 +15,12 @@ import pytest
 
 from neoconv.api import read_ir, translate
 from neoconv.cli import main
-from neoconv.errors import InputError, NothingToWrite, UnsupportedFamily
+from neoconv.core.errors import InputError, NothingToWrite, UnsupportedFamily
 from neoconv.formats.hf import model_types as hf_types
-from neoconv.io import flatten
-from neoconv.model_size import count_parameters
-from neoconv.report import Status
-from neoconv.validate import validate_file
+from neoconv.io.documents import flatten
+from neoconv.knowledge.model_size import count_parameters
+from neoconv.core.report import Status
+from neoconv.services.validate import validate_file
 
 from conftest import FIXTURES
 

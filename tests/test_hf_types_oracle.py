@@ -19,7 +19,7 @@ import pytest
 
 from neoconv.api import read_ir
 from neoconv.formats.hf import model_types as hf_types
-from neoconv.model_size import count_parameters
+from neoconv.knowledge.model_size import count_parameters
 
 from test_hf_types import GPT_OSS_20B
 

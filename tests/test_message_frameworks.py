@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from neoconv import translate
-from neoconv.errors import NothingToWrite
-from neoconv.registry import FORMATS
+from neoconv.knowledge.registry import FORMATS
+from neoconv.core.errors import NothingToWrite
 
 from conftest import FIXTURES
 

@@ -16,10 +16,10 @@ import pytest
 
 from neoconv.api import translate
 from neoconv.cli import main
-from neoconv.detect import detect_file
-from neoconv.errors import NothingToWrite, UnsupportedFamily
-from neoconv.registry import FORMATS, get_format
-from neoconv.validate import validate_file
+from neoconv.formats.detect import detect_file
+from neoconv.core.errors import NothingToWrite, UnsupportedFamily
+from neoconv.knowledge.registry import FORMATS, get_format
+from neoconv.services.validate import validate_file
 
 from conftest import FIXTURES
 

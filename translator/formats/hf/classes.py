@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from ...resources import data_dir
+from ...core.resources import data_dir
 
 
 @dataclass(frozen=True)
