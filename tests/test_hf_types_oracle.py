@@ -71,14 +71,14 @@ def small(model_type: str) -> dict[str, Any]:
 
 
 def test_the_snapshot_of_transformers_classes_is_what_transformers_defines() -> None:
-    """schemas/hf-classes.json is what tools/gen_hf_classes.py reads from the oracle's transformers."""
+    """schemas/hf-classes.json is what tools/extract_hf_classes.py reads from the oracle's transformers."""
     import subprocess
     import sys
 
     why = oracle.unavailable("hf")
     if why:
         pytest.skip(why)
-    tool = Path(__file__).resolve().parent.parent / "tools" / "gen_hf_classes.py"
+    tool = Path(__file__).resolve().parent.parent / "tools" / "extract_hf_classes.py"
     done = subprocess.run([sys.executable, str(tool), "--check"], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
 
