@@ -3,7 +3,7 @@ formats come from the registry, so a new format's fixtures and outputs are valid
 
 - every fixture under fixtures/inputs/<format>/ validates as a config of its format (or of the format
   it is a companion of), with exactly the problems listed below for the few that have some on purpose;
-- what neoconv writes for every pair (each format's fixtures into every other format) validates as a
+- what neoconv writes for every pair (a few fixtures of each format into every format) validates as a
   config of the target, with at most the problems listed below (each a known fault of a translation,
   said where it is owned).
 """
@@ -17,7 +17,7 @@ import pytest
 from neoconv.api import translate
 from neoconv.cli import main
 from neoconv.formats.detect import detect_file
-from neoconv.core.errors import NothingToWrite, UnsupportedFamily
+from neoconv.core.errors import InputError, NothingToWrite, UnsupportedFamily
 from neoconv.knowledge.registry import FORMATS, get_format
 from neoconv.services.validate import validate_file
 
@@ -39,19 +39,32 @@ PROBLEMS = {
 NOT_ALONE = {"veomni/overrides.args"}
 
 
-def fixtures() -> list[tuple[str, str]]:
-    """(fixture relative to fixtures/inputs, the format whose folder holds it) for every registered format."""
-    out = []
+def fixtures() -> dict[str, tuple[str, Path]]:
+    """`<format>/<fixture>` -> (the format whose folder holds it, its path) for every registered format: the
+    files of fixtures/inputs/<format>/ and below (a test-only format: of its own fixtures/ folder)."""
+    out = {}
     for fmt in FORMATS:
-        folder = INPUTS / fmt
+        spec = get_format(fmt)
+        folder = INPUTS / fmt if spec.own else Path(spec.data or "") / "fixtures"
         for path in sorted(folder.rglob("*")) if folder.is_dir() else ():
-            name = str(path.relative_to(INPUTS))
-            if path.is_file() and path.suffix != ".md" and name not in NOT_ALONE:
-                out.append((name, fmt))
+            name = f"{fmt}/{path.relative_to(folder)}"
+            if path.is_file() and not path.name.startswith("README") and name not in NOT_ALONE:
+                out[name] = (fmt, path)
     return out
 
 
-FIXTURE_FILES = fixtures()
+FIXTURES_OF = fixtures()
+FIXTURE_FILES = [(name, fmt) for name, (fmt, _) in FIXTURES_OF.items()]
+
+
+def format_of(name: str) -> str:
+    """The format a fixture is (a companion in another format's folder: its own), as detection tells it;
+    a syntax detection does not read (a test-only format's TOML): its folder's."""
+    folder, path = FIXTURES_OF[name]
+    try:
+        return detect_file(str(path))
+    except InputError:
+        return folder
 
 
 def test_every_registered_format_has_fixtures_to_validate() -> None:
@@ -60,7 +73,7 @@ def test_every_registered_format_has_fixtures_to_validate() -> None:
 
 @pytest.mark.parametrize("name,folder", FIXTURE_FILES, ids=[n for n, _ in FIXTURE_FILES])
 def test_each_fixture_validates_as_its_format(name: str, folder: str) -> None:
-    result = validate_file(str(INPUTS / name))
+    result = validate_file(str(FIXTURES_OF[name][1]), format_of(name))
     # a companion beside a format's files is another format's (a NeoX YAML beside DeepSpeed JSON, VeOmni's config.json)
     assert result.format in {folder, *get_format(folder).companions.values(), "hf" if folder == "veomni" else folder}
     assert sorted(p.key or "" for p in result.problems) == PROBLEMS.get(name, []), [p.render() for p in result.problems]
@@ -73,21 +86,29 @@ KNOWN_OUTPUT_PROBLEMS = {
 }
 SUFFIX = {"hf": ".json", "deepspeed": ".json", "megatron": ".args"}
 # every fixture without problems, as the format it is (a companion in another format's folder too)
-SOURCES = [(name, detect_file(str(INPUTS / name))) for name, _ in FIXTURE_FILES if name not in PROBLEMS]
+SOURCES = [(name, format_of(name)) for name, _ in FIXTURE_FILES if name not in PROBLEMS]
+PER_SOURCE = 4  # fixtures of each source format translated into each target (spread over its folder): time
+
+
+def sources_of(fmt: str) -> list[str]:
+    names = [name for name, of in SOURCES if of == fmt]
+    step = max(1, len(names) // PER_SOURCE)
+    return names[::step][:PER_SOURCE]
 
 
 @pytest.mark.parametrize("dst", [f for f in FORMATS if get_format(f).can_write])
 @pytest.mark.parametrize("src", list(FORMATS))
 def test_what_neoconv_writes_validates_as_the_target(src: str, dst: str, tmp_path: Path) -> None:
     """Each source fixture of `src` (read as its own format) into `dst`, written as the CLI writes it, then validated."""
-    found, written = {}, 0
-    for n, (name, _) in enumerate(s for s in SOURCES if s[1] == src):
+    found, written, refused = {}, 0, 0
+    for n, name in enumerate(sources_of(src)):
         out = tmp_path / str(n) / f"out{get_format(dst).suffix}"
         out.parent.mkdir()
         try:
-            result = translate([str(INPUTS / name)], src, dst, output=str(out), set_values={"model.vocab_size": 50304})
+            result = translate([str(FIXTURES_OF[name][1])], src, dst, output=str(out), set_values={"model.vocab_size": 50304})
         except (UnsupportedFamily, NothingToWrite):
-            continue  # refused, saying why: nothing written to validate
+            refused += 1  # refused, saying why: nothing written to validate
+            continue
         out.write_text(result.dump())
         for side, text in result.side_files.items():
             (out.parent / side).write_text(text)
@@ -96,7 +117,8 @@ def test_what_neoconv_writes_validates_as_the_target(src: str, dst: str, tmp_pat
         if problems - KNOWN_OUTPUT_PROBLEMS.get((src, dst), set()):
             found[name] = sorted(problems)
     assert found == {}
-    assert written or src == dst or {src, dst} == {"hf", "deepspeed"}, "no fixture of the source wrote an output"
+    assert written + refused > 0, "the source format has no fixture"
+    assert written or src == dst or refused, "no fixture of the source wrote an output"
 
 
 def test_validate_reads_a_megatron_launcher_and_an_hf_config_json(runner) -> None:
