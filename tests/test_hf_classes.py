@@ -74,6 +74,8 @@ def _class_default(model_type: str, key: str) -> Any:
     inner = {"rotary_emb_base": "rope_theta", "rotary_pct": "partial_rotary_factor"}.get(key, key)  # GPT-NeoX's 4.x names
     if inner in ("rope_theta", "partial_rotary_factor") and inner in rope:
         return rope[inner]
+    if inner == "partial_rotary_factor" and rope:  # the rotary embedding's rope_parameters.get(..., 1.0)
+        return 1.0
     if key == "sliding_window_pattern" and built.get("layer_types"):
         return built["layer_types"].index("full_attention") + 1
     node: Any = {**fields, **built}
