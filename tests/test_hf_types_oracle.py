@@ -50,6 +50,11 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     "falcon-multi-query-unbiased": ("falcon", {"multi_query": True, "parallel_attn": True, "bias": False}),
     "seed-oss-output-bias": ("seed_oss", {"attention_out_bias": True, "attention_bias": False}),
     "glm-partial-rotary": ("glm", {"partial_rotary_factor": 0.25, "attention_bias": False}),
+    "cohere-qk-norm-head-weights": ("cohere", {"use_qk_norm": True, "num_key_value_heads": 2}),
+    "olmo-clip": ("olmo", {"clip_qkv": 8.0, "attention_bias": True}),
+    "olmoe-normalised-biased": ("olmoe", {"norm_topk_prob": True, "attention_bias": True}),
+    "phi-qk-layernorm-gqa": ("phi", {"qk_layernorm": True, "num_key_value_heads": 2}),
+    "nemotron-biased": ("nemotron", {"attention_bias": True, "mlp_bias": True}),
 }
 
 

@@ -288,16 +288,17 @@ def class_value(model_type: str, key: str, values: dict[str, Any]) -> Any:
     if key == "rope_scaling" and "rope_type" in rope:  # the scaling a class builds when a file says nothing (gpt_oss)
         scaling = {k: v for k, v in rope.items() if k not in ("rope_theta", "partial_rotary_factor")}
         return None if scaling.get("rope_type") == "default" else scaling
-    if model_type == "gemma3_text":  # transformers 5 nests rope_parameters by layer kind
+    if "full_attention" in rope:  # transformers 5 nests rope_parameters by layer kind (Gemma 3, OLMo 3)
         nested = {"rope_theta": ("full_attention", "rope_theta"), "rope_local_base_freq": ("sliding_attention", "rope_theta")}
         if key in nested:
             kind, inner = nested[key]
             return (rope.get(kind) or {}).get(inner)
-        if key == "sliding_window_pattern":  # a keyword argument that only shapes the default layer_types
-            kinds = data["layer_types"]
-            return kinds.index("full_attention") + 1
+    if key == "sliding_window_pattern" and data.get("layer_types"):  # a keyword that only shapes the default layer_types
+        return data["layer_types"].index("full_attention") + 1
     if key in MOVED:
-        return rope.get(MOVED[key])
+        found = rope.get(MOVED[key])
+        # the rotary embedding reads rope_parameters.get("partial_rotary_factor", 1.0)
+        return 1.0 if found is None and MOVED[key] == "partial_rotary_factor" and rope else found
     node: Any = data  # nested keys (MPT's attn_config.attn_pdrop)
     for part in key.split("."):
         if not isinstance(node, dict) or part not in node:

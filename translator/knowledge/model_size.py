@@ -148,7 +148,8 @@ class _Model:
         total += _linear(self.heads * d, h, out_bias)
         if self.flag("model.qk_norm"):  # per head: one head_dim vector each; OLMo 2: the whole projection
             span = self.values.get("model.qk_norm_span")
-            total += self.norm(self.heads * d) + self.norm(self.kv_heads * d) if span == "projection" else 2 * self.norm(d)
+            # (Cohere's head_weights: statistics per head, a weight per head and feature: the projection's count)
+            total += self.norm(self.heads * d) + self.norm(self.kv_heads * d) if span in ("projection", "head_weights") else 2 * self.norm(d)
         if self.flag("model.attention_sinks"):  # one learned sink logit per head (gpt-oss)
             total += self.heads
         return total
