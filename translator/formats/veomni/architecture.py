@@ -61,11 +61,9 @@ def attach_architecture(source: VeomniSource, base: str, model_config: ModelConf
     config = config_json.mark_explicit_nulls(config)
     model_type = config.get("model_type")
     if model_type not in hf_config.table().types:
-        known = ", ".join(hf_config.table().types)
         source.meta["unsupplied"] = dict.fromkeys(
             architecture_fields(),
-            f"{shown} is HF model_type {model_type!r}, which neoconv does not map ({known}): give the "
-            "architecture with --set",
+            f"{shown} is {hf_config.unmapped_reason(str(model_type))}: give the architecture with --set",
         )
     source.tree[HF] = config
     source.meta["model_config"] = config  # what a same-format translation's output is read back with
