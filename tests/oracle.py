@@ -14,6 +14,8 @@ an env file to source):
 | veomni-flat     | NEOCONV_ORACLE_VEOMNI          | VEOMNI_FLAT_SRC (flat layout)|
 | hf              | NEOCONV_ORACLE_HF              | (the installed transformers) |
 | hf-torch        | NEOCONV_ORACLE_HF              | (transformers 5.23 and torch)|
+| hftrainer       | NEOCONV_ORACLE_HFTRAINER       | (transformers 5.23, accelerate, deepspeed, torch) |
+| hftrainer-4     | NEOCONV_ORACLE_HFTRAINER_4     | (the same with transformers 4.57) |
 
 `unavailable(name)` says why one cannot run (tests skip with that reason); `run(name, jobs)` runs a
 batch of jobs in one process (start-up of torch-based code costs seconds) and returns one Verdict
@@ -58,6 +60,9 @@ ORACLES = {
         # check_hf.py's meta-device builds (parameter counts) need torch: the hf environment has it (and the
         # transformers release the HF tables follow, 5.23, which defines the newest types)
         Oracle("hf-torch", "check_hf.py", "NEOCONV_ORACLE_HF"),
+        # the HF Trainer's TrainingArguments, HfTrainerDeepSpeedConfig and get_scheduler, at a 5.x and a 4.x release
+        Oracle("hftrainer", "check_hftrainer.py", "NEOCONV_ORACLE_HFTRAINER"),
+        Oracle("hftrainer-4", "check_hftrainer.py", "NEOCONV_ORACLE_HFTRAINER_4"),
     ]
 }
 SETUP = "tools/oracle_setup.sh builds them; then `. /tmp/neoconv-oracle/oracle.env`"

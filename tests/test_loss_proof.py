@@ -130,12 +130,16 @@ INPUTS = FIXTURES / "inputs"
 # (files, format): every format's hand-written inputs (conftest.format_inputs: one reader's defaults
 # each, the shapes a reader takes), a format registered later included; and the inputs made of several
 # files or kept in another format's folder
-APART = {INPUTS / "deepspeed" / "neox-model.yml": "neox", INPUTS / "veomni" / "overrides.args": None}  # None: not alone
+APART = {INPUTS / "deepspeed" / "neox-model.yml": "neox", INPUTS / "veomni" / "overrides.args": None,  # None: not alone
+         INPUTS / "hftrainer" / "ds-zero3-auto.json": None, INPUTS / "hftrainer" / "ds-warmupdecay-auto.json": None}
 FIXTURE_CONFIGS = [
     *[([p], fmt) for fmt in REGISTERED for p in format_inputs(fmt) if p not in APART],
     *[([p], fmt) for p, fmt in APART.items() if fmt is not None],
     ([FIXTURES / "cases" / "neox2cerebras" / "tiny-defaults" / "in.yml"], "neox"),
     ([INPUTS / "veomni" / "tinyllama-nested.yaml", INPUTS / "veomni" / "overrides.args"], "veomni"),
+    # TrainingArguments with the DeepSpeed config they run with ("auto" filled as transformers fills it)
+    ([INPUTS / "hftrainer" / "sft-zero3.yaml", INPUTS / "hftrainer" / "ds-zero3-auto.json"], "hftrainer"),
+    ([INPUTS / "hftrainer" / "trainer-linear.json", INPUTS / "hftrainer" / "ds-warmupdecay-auto.json"], "hftrainer"),
 ]
 
 
@@ -155,7 +159,8 @@ WORLD_SIZED = [([INPUTS / "neox" / "pythia-160m.yml"], "neox"), ([INPUTS / "deep
                *[([p], "deepspeed") for p in sorted((INPUTS / "deepspeed").glob("*.json"))[:3]],
                ([INPUTS / "megatron" / "mixtral-8x7b.args"], "megatron"),
                # formats with no data-parallel size: the target's own, from the GPUs (a `target_value`)
-               ([INPUTS / "cerebras" / "gpt2-small-legacy.yaml"], "cerebras"), ([INPUTS / "hf" / "bloom-7b1.json"], "hf")]  # fmt: skip
+               ([INPUTS / "cerebras" / "gpt2-small-legacy.yaml"], "cerebras"), ([INPUTS / "hf" / "bloom-7b1.json"], "hf"),
+               ([INPUTS / "hftrainer" / "sft-zero3.yaml", INPUTS / "hftrainer" / "ds-zero3-auto.json"], "hftrainer")]  # fmt: skip
 # and one input of every other format (a format registered later)
 WORLD_SIZED += [([inputs[0]], fmt) for fmt in REGISTERED if fmt not in {f for _, f in WORLD_SIZED}
                 if (inputs := [p for p in format_inputs(fmt) if p not in APART])]  # fmt: skip

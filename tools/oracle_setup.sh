@@ -17,6 +17,8 @@
 #   DIR/ds017            torch CPU + deepspeed 0.17.6: tells a DeepSpeed source of an older
 #                        release (release drift) from one no DeepSpeed accepts
 #   DIR/hf               torch CPU + transformers 5.23 (AutoConfig, meta-device builds)
+#   DIR/hftrainer-V      torch CPU + transformers V (5.23.0, 4.57.1) + accelerate + deepspeed 0.19.8: the
+#                        Trainer's TrainingArguments, HfTrainerDeepSpeedConfig and get_scheduler
 #   DIR/veomni           torch CPU + transformers 5.9.0 (the version VeOmni's pyproject names)
 #   DIR/cerebras         torch 2.14.1 + torchvision 0.29.1, cerebras-pytorch/appliance 2.10.0
 #                        (--no-deps: they pin torch 2.4.0) and the pure-Python packages Model Zoo
@@ -100,6 +102,15 @@ fi
 # transformers 5.23 with torch CPU: AutoConfig, and the meta-device builds that count parameters (hf-torch)
 if [ ! -e "$DIR/hf/.complete" ]; then venv hf "$TORCH" transformers==5.23.0 && done_venv hf; fi
 
+# The HF Trainer (TrainingArguments, HfTrainerDeepSpeedConfig, get_scheduler) at a 5.x and a 4.x release
+for v in 5.23.0 4.57.1; do
+  if [ ! -e "$DIR/hftrainer-$v/.complete" ]; then
+    venv "hftrainer-$v" "$TORCH" "transformers==$v" accelerate pyyaml
+    DS_BUILD_OPS=0 "$DIR/hftrainer-$v/bin/pip" install -q --disable-pip-version-check deepspeed==0.19.8
+    done_venv "hftrainer-$v"
+  fi
+done
+
 # VeOmni: its package is imported from the source export. triton only because VeOmni's default
 # load_balancing_loss_implementation ("triton") is checked against the installed packages.
 if [ ! -e "$DIR/veomni/.complete" ]; then
@@ -137,6 +148,8 @@ export NEOCONV_ORACLE_NEOX=$DIR/torch/bin/python
 export NEOCONV_ORACLE_DEEPSPEED=$DIR/torch/bin/python
 export NEOCONV_ORACLE_DEEPSPEED_OLD=$DIR/ds017/bin/python
 export NEOCONV_ORACLE_HF=$DIR/hf/bin/python
+export NEOCONV_ORACLE_HFTRAINER=$DIR/hftrainer-5.23.0/bin/python
+export NEOCONV_ORACLE_HFTRAINER_4=$DIR/hftrainer-4.57.1/bin/python
 export NEOCONV_ORACLE_VEOMNI=$DIR/veomni/bin/python
 export NEOCONV_ORACLE_CEREBRAS=$DIR/cerebras/bin/python
 export NEOX_SRC=$DIR/src/neox
