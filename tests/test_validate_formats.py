@@ -74,8 +74,10 @@ def test_every_registered_format_has_fixtures_to_validate() -> None:
 @pytest.mark.parametrize("name,folder", FIXTURE_FILES, ids=[n for n, _ in FIXTURE_FILES])
 def test_each_fixture_validates_as_its_format(name: str, folder: str) -> None:
     result = validate_file(str(FIXTURES_OF[name][1]), format_of(name))
-    # a companion beside a format's files is another format's (a NeoX YAML beside DeepSpeed JSON, VeOmni's config.json)
-    assert result.format in {folder, *get_format(folder).companions.values(), "hf" if folder == "veomni" else folder}
+    # a companion beside a format's files is another format's (a NeoX YAML beside DeepSpeed JSON, VeOmni's
+    # config.json, the HF Trainer's ds_config.json)
+    assert result.format in {folder, *get_format(folder).companions.values(), "hf" if folder == "veomni" else folder,
+                             "deepspeed" if folder == "hftrainer" else folder}  # fmt: skip
     assert sorted(p.key or "" for p in result.problems) == PROBLEMS.get(name, []), [p.render() for p in result.problems]
 
 

@@ -34,7 +34,6 @@ from ..knowledge.source import Source
 from ..knowledge.spellings import downgrade
 from ..knowledge.versions import layout_of, layout_release, resolve
 from .arguments import check_options, parse_set, path_args
-from .empty_output import refuse_empty
 from .reading import ConfigInput, load, read_ir
 
 __all__ = ["ConfigInput", "Translation", "check_options", "dump", "load", "parse_set", "read_ir", "translate"]
@@ -278,9 +277,8 @@ def write(ingested: Ingested, request: Request) -> Written:
         sources=", ".join(Path(f).name for f in source.files), output=Path(output).name if output else None,
         source_shape=dict(source.meta) if src == dst else {},  # what the reader noted about the file's own shape
     )  # fmt: skip
-    result = writer.write(leaves, ctx)
+    result = writer.write(leaves, ctx).unless_empty(report, source, get_format(dst).title, request.options)
     _report_written(report, result)
-    refuse_empty(result, report, source, get_format(dst).title, request.options.get("target_values"))
     if src != dst:  # a family not supported, into a format with no architecture: one entry for its block
         collapse(report, source, load_table(src))
     if request.options.get("target_values"):  # keys only the target has, given with --set DST:KEY=VALUE
