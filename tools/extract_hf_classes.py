@@ -122,7 +122,7 @@ def main() -> int:
     args = parser.parse_args()
     if not args.python:
         parser.error("give --python (an interpreter with transformers) or set $NEOCONV_ORACLE_HF")
-    text = json.dumps(build(args.python), indent=1, ensure_ascii=False) + "\n"
+    text = json.dumps(build(args.python), indent=1, ensure_ascii=False, sort_keys=True) + "\n"  # dicts built from sets vary
     path = Path(args.output)
     if args.check:
         if not path.is_file() or path.read_text(encoding="utf-8") != text:
