@@ -37,9 +37,12 @@ def name_release_defaults(report: Report, ingested: Ingested) -> None:
 def _runs(history: Any, key: str, span: list[str]) -> list[list[Any]]:
     """[[first release, last release, default], ...] over the fitting releases, one per change."""
     runs: list[list[Any]] = []
+    aliased = [r.release for r in history.renamed_from(key) if r.overlap]
     for label in span:
         value = history.default_at(key, label)
-        if value is NO_DEFAULT:
+        if value is NO_DEFAULT or any(history.position[label] >= history.position[since] for since in aliased):
+            # from a rename on, an old spelling still read is the new key's alias: its default is not its own
+            # (the 5.x Trainer's gradient_checkpointing: None, activation_checkpointing decides)
             continue
         if runs and runs[-1][2] == value:
             runs[-1][1] = label

@@ -109,7 +109,13 @@ class Foreign:
 
 class Unrunnable(ValueError):
     """A reading finds a config its own framework could not run (NeoX's gated widths): the message
-    says what is wrong and the fix, as it stands (the engine adds only file, line and key)."""
+    says what is wrong and the fix, as it stands (the engine adds only file, line and key).
+    `arg`: the formula argument holding the value at fault, when one is, so the message names the key
+    the user wrote (not the first key the rule reads)."""
+
+    def __init__(self, message: str, arg: str | None = None) -> None:
+        super().__init__(message)
+        self.arg = arg
 
 
 class Unexpressible(Exception):
