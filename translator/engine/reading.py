@@ -174,9 +174,9 @@ def _read_formula(
         return Foreign.of(exc)
     except (TypeError, ValueError, ArithmeticError) as exc:  # overflow on a huge value is bad input too
         key = _culprit(owned_leaves, present, exc) if owned_leaves else rule.label
-        named = dict(rule.read_args).get(exc.arg) if isinstance(exc, Unrunnable) and exc.arg else None
-        if named in present:  # the key holding the value at fault, as the file writes it
-            key = named
+        at_fault = dict(rule.read_args).get(exc.arg) if isinstance(exc, Unrunnable) and exc.arg else None
+        if at_fault is not None and at_fault in present:  # the key holding the value at fault, as the file writes it
+            key = at_fault
         message = str(exc) if isinstance(exc, Unrunnable) else f"cannot compute {', '.join(rule.fields)}: {exc}"
         raise InputError(message, file=source.file_of(key), line=source.line_of(key), key=key) from None
     if isinstance(result, (Extension, Absent, Foreign)):
