@@ -185,9 +185,42 @@ def test_a_list_of_trainers_is_refused_with_a_reason(tmp_path: Path) -> None:
 
 def test_legacy_sections_beside_trainer_are_refused(tmp_path: Path) -> None:
     path = tmp_path / "mixed.yaml"
-    path.write_text("trainer: {init: {model: {name: gpt2}}}\nrunconfig: {max_steps: 5}\n")
-    with pytest.raises(InputError, match="'runconfig' beside `trainer`"):
+    path.write_text("trainer: {init: {model: {name: gpt2}}}\nmodel: {hidden_size: 64}\n")
+    with pytest.raises(InputError, match="'model' beside `trainer`"):
         translate(path, "cerebras", "neox")
+
+
+RUNCONFIG_BESIDE = """\
+trainer:
+  init:
+    model_dir: ./m
+    model: {name: gpt2, vocab_size: 50257, hidden_size: 768, num_hidden_layers: 12, num_heads: 12,
+            max_position_embeddings: 1024}
+    loop: {max_steps: 100}
+    backend: {cluster_config: {python_paths: [src]}}
+runconfig:
+  max_steps: 500
+  python_paths: [lib]
+  checkpoint_steps: 50
+"""
+
+
+def test_a_runconfig_beside_trainer_is_merged_over_it_as_model_zoo_runs_it(tmp_path: Path) -> None:
+    """Model Zoo 2.3+ (run_utils; the CLI's inject_cli_args_to_trainer_params) converts a runconfig beside
+    `trainer` to its trainer places and merges it over the trainer (merge_recursively: its value wins, lists
+    are joined): a GNN fork's files carry `runconfig: {python_paths: [src]}` this way."""
+    path = tmp_path / "gnn.yaml"
+    path.write_text(RUNCONFIG_BESIDE)
+    done = translate(path, "cerebras", "cerebras", layout="trainer")
+    init = done.config["trainer"]["init"]
+    assert "runconfig" not in done.config
+    assert init["loop"]["max_steps"] == 500 and init["checkpoint"]["steps"] == 50
+    assert init["backend"]["cluster_config"]["python_paths"] == ["src", "lib"]
+    steps = next(e for e in done.report.entries if e.source_key == "runconfig.max_steps")
+    assert "trainer.init.loop.max_steps's 100" in steps.detail
+    neox = translate(path, "cerebras", "neox", world_size=8)
+    assert neox.config["train_iters"] == 500 and neox.config["checkpoint_factor"] == 50
+    assert neox.report.source["layout"] == "trainer"
 
 
 # ---- neox -> cerebras trainer -----------------------------------------------------------------------
