@@ -103,3 +103,49 @@ def test_a_model_named_by_model_name_is_not_guessed(tmp_path: Path) -> None:
         "optimizer": {"AdamW": {"learning_rate": 1e-4}}, "loop": {"max_steps": 10}}}}))  # fmt: skip
     done = translate(str(path), "cerebras", "neox")
     assert done.ir.get("model.family") == "llama" and yaml.safe_load(done.dump())["num_layers"] == 32
+
+
+GNN_FORK = """\
+trainer:
+  init:
+    model_dir: ./model_dir_gnn
+    model:
+      name: {name}
+      n_feat: 500
+      n_class: 3
+      graphsage_hidden_dim: 128
+      graphsage_num_layers: 2
+      graphsage_aggregator: mean
+    optimizer:
+      AdamW: {{learning_rate: 0.01, weight_decay: 0.0005}}
+    loop: {{max_steps: 200}}
+  fit:
+    train_dataloader: {{data_processor: GNNDataProcessor, dataset_name: PubMed, batch_size: 1}}
+"""
+
+
+@pytest.mark.parametrize("name", ["gnn", "graphsage", "gatv2"])
+def test_a_model_no_decoder_family_names_is_never_read_as_one(tmp_path: Path, name: str) -> None:
+    """A fork's graph network (a Model Zoo 2.6 GNN fork names its models gnn, graphsage, gatv2) is no decoder:
+    never a GPT-2 made of defaults in another format; its own format carries its block as written."""
+    path = tmp_path / "params_gnn.yaml"
+    path.write_text(GNN_FORK.format(name=name))
+    with pytest.raises(UnsupportedFamily, match=f"'{name}' model .*a fork's"):
+        translate(str(path), "cerebras", "neox")
+    with pytest.raises(UnsupportedFamily):
+        translate(str(path), "cerebras", "hf")
+    done = translate(str(path), "cerebras", "cerebras", layout="trainer")
+    model = done.config["trainer"]["init"]["model"]
+    assert model["name"] == name and model["graphsage_num_layers"] == 2 and "num_hidden_layers" not in model
+    assert done.report.source["unsupported_family"] == name
+
+
+@pytest.mark.parametrize("name", ["gpt-neox", "LlamaModel", "GPT3"])
+def test_other_names_of_decoder_models_still_translate(tmp_path: Path, name: str) -> None:
+    path = tmp_path / "params.yaml"
+    path.write_text(yaml.safe_dump({"trainer": {"init": {
+        "model": {"name": name, "hidden_size": 512, "num_hidden_layers": 4, "num_heads": 8, "filter_size": 2048,
+                  "vocab_size": 50257, "max_position_embeddings": 1024},
+        "optimizer": {"AdamW": {"learning_rate": 1e-4}}, "loop": {"max_steps": 10}}}}))  # fmt: skip
+    done = translate(str(path), "cerebras", "neox")
+    assert yaml.safe_load(done.dump())["num_layers"] == 4 and "unsupported_family" not in done.report.source

@@ -49,6 +49,7 @@ class Families:
     defaults_until: str | None = None
     covered: frozenset[str] = frozenset()  # the model folders of the families the canonical fields describe
     name_aliases: tuple[str, ...] = ()  # other keys naming the model (Model Zoo 2.x's model_name)
+    covered_names: frozenset[str] = frozenset()  # other names of the covered families' models (registry aliases)
 
     def of(self, tree: dict[str, Any], history: Any = None) -> Family | None:
         """The unsupported family a parsed config is of, or None (a family the fields cover, or unknown).
@@ -61,7 +62,13 @@ class Families:
                 return family
             if name is None and (processors & set(family.processors) or any(_has(tree, k) for k in family.keys)):
                 return family
+        if isinstance(name, str) and history is not None and self.covered and not self.names_covered(name):
+            # a model no release registers (a fork's GNN): its block is its own, never read as a decoder's
+            return Family(name, f"{name!r} model (a name no decoder family has: a fork's?)", (name,))
         return self._by_readers(tree, history) if name is None and history is not None and self.covered else None
+
+    def names_covered(self, name: str) -> bool:
+        return name.lower() in self.covered or name.lower() in self.covered_names
 
     def _by_readers(self, tree: dict[str, Any], history: Any) -> Family | None:
         """The family of the models whose code alone reads some of the block's keys (none: a covered family)."""
@@ -110,7 +117,8 @@ def load_families(table: str, raw: Any) -> Families | None:
         )
         return Families(str(raw["block"]), tuple(raw["fields"]), raw.get("name_key"), tuple(raw.get("processor_keys", ())),
                         unsupported, tuple(raw.get("keep", ())), tuple(dict(raw.get("defaults") or {}).items()),
-                        raw.get("defaults_until"), frozenset(raw.get("covered", ())), tuple(raw.get("name_aliases", ())))  # fmt: skip
+                        raw.get("defaults_until"), frozenset(raw.get("covered", ())), tuple(raw.get("name_aliases", ())),
+                        frozenset(str(n).lower() for n in raw.get("covered_names", ())))  # fmt: skip
     except (KeyError, TypeError, AttributeError) as exc:
         raise MappingTableError(f"{table}: families: needs block, fields and unsupported: {{family: {{what, ...}}}} ({exc})") from None
 
