@@ -76,7 +76,7 @@ def test_recurring_values_are_told_apart_by_type_and_sign(tmp_path) -> None:
 
 
 def test_blocks_in_reading_keys_are_told_apart_by_type_order_and_size() -> None:
-    from neoconv.engine.memo import memo_key
+    from neoconv.engine.rule import memo_key
 
     rule = load_table("cerebras").read_order[0]
     key = lambda block: memo_key(rule, "2.4", {"k": block})  # noqa: E731

@@ -1,20 +1,109 @@
 """The report's entries: one per source leaf (and per leaf of each --with companion), built from
 the ledger and what emit did with each canonical field; then one per --set value. Every entry is
-said as messages of report/kinds.py, its detail rendered from them."""
+said as messages of report/kinds.py, its detail rendered from them. Then what no leaf's entry
+carries: losses of values the target reads relative to a field the output does not hold, or that no
+source leaf holds (a default, a value derived from others); and source values the reader derived
+with no key of their own (NeoX's model.family from its blocks, its norm bias from the norm, Model
+Zoo's embedding dropout from dropout_rate, a data-parallel size from the world size) that the target
+has no place for: each said on the entry of the one leaf it was derived from (its provenance), those
+derived from several leaves or none the report lists on one entry of their own."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from ..core.ir import IR, Origin
+from ..core.report import Entry, Message, Report, Status, render, said
+from ..core.report.kinds import TEMPLATES, as_value
 from ..knowledge.catalogue import catalogue
-from ..core.ir import Origin
 from ..knowledge.mapping import Rule, Table
-from ..core.report import Entry, Message, Report, Status, said
-from ..core.report.kinds import TEMPLATES
-from ..core.report.kinds import as_value
 from .ledger import Ingested, LeafFate, fields_of
-from .losses import unique
-from .writing import Carried
+from .rule import Carried
+
+
+def unanchored(
+    applied: list[tuple[Rule, list[str]]], table: Table, ir: IR, carried: dict[str, Carried], extra: list[Entry]
+) -> None:
+    """A value the target reads relative to another field that the output does not hold (VeOmni's
+    warmup as a ratio of a step count it cannot state, its accumulation derived from a missing
+    global batch) does not read back: lossy, with why. Values given on the command line are given
+    again when reading, so they hold."""
+    missing = {name: e.messages()[0] for e in extra if e.status is Status.MISSING for name in e.fields}
+    unheld: dict[str, Message] = {}
+    order = table.read_rank
+    for rule, present in sorted(applied, key=lambda item: order.get(id(item[0]), 0)):
+        for _, name in rule.read_with:
+            if name in present or (ir.has(name) and ir.fields[name].origin is Origin.USER):
+                continue
+            if not ir.has(name) and (rule.key is not None or name not in missing):
+                continue  # optional and unknown; only a value derived from one the target needs is lost
+            slot = carried.get(name)
+            if slot is not None and not slot.unwritable and name not in unheld and (
+                slot.target_keys or slot.note or slot.skipped
+            ):
+                continue  # written, expressed by a note, or not meant for this config (a `when`)
+            absent = table.absent.get(name)
+            why = unheld.get(name) or missing.get(name) or (slot.skipped if slot else None) or (
+                ("absent", {"reason": absent, "field": name}) if absent else None)  # fmt: skip
+            reason: Message = ("relative_to_missing", {"title": table.title, "field": name, "why": as_value(why)})
+            for own in present:
+                carried[own].lossy.append(reason)
+                unheld.setdefault(own, reason)
+
+
+def unique(messages: list[Message]) -> list[Message]:
+    """Messages without repeats (two rules giving the same reason say it once)."""
+    if len(messages) < 2:
+        return messages
+    seen: dict[str, Message] = {}
+    for message in messages:
+        seen.setdefault(render(*message), message)
+    return list(seen.values())
+
+
+def _lost_too(entry: Entry, reasons: list[Message], why: str) -> Entry:
+    """A defaulted (or already upgraded) entry that now says a loss too: lossy, the reasons added
+    as further messages unless the entry says them already (its detail is its messages, rendered)."""
+    if why in entry.detail:
+        return entry._replace(source_key=None, status=Status.LOSSY)
+    values = dict(entry.values or {})
+    values["also"] = [*values.get("also", ()), *(as_value(m) for m in reasons)]
+    detail = f"{entry.detail}; {why}" if entry.detail else why
+    return entry._replace(source_key=None, status=Status.LOSSY, detail=detail, values=values)
+
+
+def unreported_losses(report: Report, extra: list[Entry], carried: dict[str, Carried], ir: IR, src_title: str) -> None:
+    """A loss of a value no source leaf carries (a framework default, a value derived from others)
+    is said too: in the `defaulted` entry that wrote it (now lossy), else in an entry of its own
+    (source_key null) naming the fields, their values and what the target does."""
+    covered = {name for e in report.entries if e.status is Status.LOSSY for name in e.fields}
+    covered.update(name for e in extra if e.status is Status.LOSSY for name in e.fields)
+    grouped: dict[tuple[tuple[str, ...], str], tuple[list[Message], list[str]]] = {}  # (targets, why) -> reasons, fields
+    upgraded: set[int] = set()  # defaulted entries that now say a loss
+    for name, slot in carried.items():
+        if not slot.lossy or name in covered:
+            continue
+        reasons = unique(slot.lossy)
+        if not ir.has(name):  # a field the source leaves out that the target would read as a value
+            targets = tuple(dict.fromkeys(slot.target_keys))
+            report.entries.append(said(None, ", ".join(targets) or None, Status.LOSSY, reasons, (name,), targets))
+            continue
+        why = "; ".join(render(*m) for m in reasons)
+        at = next((i for i, e in enumerate(extra) if name in e.fields and (
+            e.status is Status.DEFAULTED or i in upgraded)), None)  # fmt: skip
+        if at is not None:
+            # no source_key: a defaulted entry names a key the file lacks, a lossy one a leaf it has
+            extra[at] = _lost_too(extra[at], reasons, why)
+            upgraded.add(at)
+            continue
+        slot_key = (tuple(dict.fromkeys(slot.target_keys)), why)
+        grouped.setdefault(slot_key, (reasons, []))[1].append(name)
+    for (targets, _), (reasons, group) in grouped.items():
+        values = [{"field": name, "value": ir.fields[name].value, "origin": ir.fields[name].origin.value,
+                   "keys": list(ir.fields[name].source_keys)} for name in group]  # fmt: skip
+        message: Message = ("value_lost", {"title": src_title, "values": values, "reasons": [as_value(m) for m in reasons]})
+        report.entries.append(said(None, ", ".join(targets) or None, Status.LOSSY, (message,), tuple(group), targets))
+
 
 _NOTHING: dict[str, Any] = {}  # the values of a message with none (shared: never changed)
 _CARRIED: tuple[Message, ...] = (("carried", _NOTHING),)
@@ -210,3 +299,128 @@ def _same(a: Any, b: Any) -> bool:
         isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool)
         and not isinstance(b, bool) and a == b
     )  # fmt: skip
+
+
+# an entry a derived value can ride on: it already says the leaf's value is not carried
+_CARRIES_LOSS = (Status.DROPPED, Status.LOSSY)
+_NAMING = frozenset({Status.LOSSY, Status.DROPPED, Status.MISSING, Status.UNKNOWN})
+_STATED = (Origin.EXPLICIT, Origin.DERIVED)  # a default the file leaves out is no value of its own; --set is said apart
+
+
+def unheld_derived(report: Report, ingested: Ingested, table: Table) -> None:
+    """Name, as dropped, every source value (not a default, not a --set value) that the target's
+    table has no rule for and that no lossy/dropped/missing/unknown entry names yet."""
+    ir, held = ingested.ir, table.held
+    lost = [name for name, value in ir.fields.items() if name not in held and value.origin in _STATED
+            and value.value is not None]  # fmt: skip
+    if not lost:
+        return
+    from .difference import covered_or_summary
+
+    entries = report.entries
+    named = {name for e in entries if e.status in _NAMING for name in e.fields}
+    lost = [name for name in lost if name not in named and not covered_or_summary(name, ir)]
+    if not lost:
+        return
+    shown = {name: provenance(ingested, name) for name in lost}
+    wanted = {key for keys in shown.values() for key in keys}
+    by_leaf: dict[str, int] = {}  # a source leaf's entry, by the key the report shows
+    for i, entry in enumerate(entries):
+        if entry.source_key in wanted:
+            by_leaf.setdefault(entry.source_key, i)
+    riding: dict[int, list[str]] = {}  # entry index -> the derived fields said on it
+    grouped: dict[str, list[str]] = {}  # the target table's reason ("" for none) -> fields
+    for name in lost:
+        at = _one_rule(entries, by_leaf, shown[name])
+        for i in at:
+            riding.setdefault(i, []).append(name)
+        if not at:
+            grouped.setdefault(table.absent.get(name, ""), []).append(name)
+    src = ingested.table.title if ingested.table else "the source"
+    for i, names in riding.items():
+        entry, messages = entries[i], list(entries[i].messages())
+        for reason in dict.fromkeys(table.absent.get(name, "") for name in names):
+            alike = [name for name in names if table.absent.get(name, "") == reason]
+            messages = _with_reason(messages, no_counterpart(table, alike), alike)
+        messages.append(_message(src, ir, names, None))
+        entries[i] = said(entry.source_key, entry.target_key, entry.status, messages, (*entry.fields, *names),
+                          entry.target_keys)  # fmt: skip
+    for names in grouped.values():
+        message = _message(src, ir, names, shown)
+        entries.append(said(None, None, Status.DROPPED, (message, no_counterpart(table, names)), tuple(names)))
+
+
+def provenance(ingested: Ingested, name: str) -> list[str]:
+    """The leaves (as the report shows them) and --set values a value came from."""
+    return _shown(ingested, _leaves(ingested, name, set()))
+
+
+def _leaves(ingested: Ingested, name: str, seen: set[str]) -> list[str]:
+    """The source leaves (or --set values) a value came from: its own keys, else those of the
+    values the source table derived it from (`with` fields), transitively."""
+    value = ingested.ir.fields.get(name)
+    if value is None or value.origin is Origin.DEFAULT or name in seen:
+        return []
+    if value.source_keys:
+        return list(value.source_keys)
+    seen.add(name)
+    inputs: dict[str, None] = {}
+    for part in (ingested, *ingested.companions):
+        # the rules that derived rather than read (none of their keys in the file); of those, the ones
+        # with no key at all when there are any (HF's parallel_shared_norm, not the Falcon block's)
+        rules = [r for r in (part.table.rules_for_field(name) if part.table else ()) if not any(k in part.raw for k in r.keys)]
+        for rule in [r for r in rules if not r.keys] or rules:
+            inputs.update(dict.fromkeys(f for f in rule.with_fields.values() if f != name))
+    return list(dict.fromkeys(leaf for f in inputs for leaf in _leaves(ingested, f, seen)))
+
+
+def _shown(ingested: Ingested, leaves: list[str]) -> list[str]:
+    """Leaves as the report shows them: a trainer-layout path, a companion file's `FILE:key`."""
+    out = []
+    for leaf in leaves:
+        for part in (ingested, *ingested.companions):
+            if part.source is not None and leaf in part.raw:
+                prefix = "" if part is ingested else f"{part.source.files[0]}:"
+                out.append(prefix + part.source.aliases.get(leaf, leaf))
+                break
+        else:
+            out.append(leaf)  # a --set value
+    return out
+
+
+def _one_rule(entries: list[Entry], by_leaf: dict[str, int], leaves: list[str]) -> list[int]:
+    """The entries of the one leaf the value was derived from, or of one rule's leaves (entries about
+    the same fields: HF's model_type and architectures), when they already say the value is not
+    carried; else none."""
+    found = [by_leaf.get(key) for key in leaves]
+    if not found or None in found:
+        return []
+    at = list(dict.fromkeys(i for i in found if i is not None))
+    if any(entries[i].fields != entries[at[0]].fields for i in at):
+        return []  # several leaves of several rules: said apart, with where it came from
+    return at if all(entries[i].status in _CARRIES_LOSS for i in at) else []
+
+
+def _with_reason(messages: list[Message], why: Message, names: list[str]) -> list[Message]:
+    """An entry's messages, saying `why` the derived fields are not carried too: the entry's own
+    "no counterpart for ..." names them as well, the same `absent` reason is not said twice."""
+    out = list(messages)
+    for i, (kind, values) in enumerate(out):
+        if kind == why[0] == "no_counterpart" and values.get("title") == why[1]["title"]:
+            if values.get("fields"):
+                out[i] = (kind, {**values, "fields": [*values["fields"], *names]})
+            return out
+        if kind == why[0] == "absent" and values.get("reason") == why[1]["reason"]:
+            return out
+    return [*out, why]
+
+
+def _message(src: str, ir: IR, names: list[str], provenance: dict[str, list[str]] | None) -> Message:
+    """`provenance` None: said on the entry of the leaf the values came from."""
+    values: list[dict[str, Any]] = []
+    for name in names:
+        item: dict[str, Any] = {"field": name, "value": ir.fields[name].value}
+        if provenance is not None:
+            item["from"] = provenance[name]
+        values.append(item)
+    return "derived_dropped", {"title": src, "values": values, "own_entry": provenance is not None}

@@ -10,7 +10,7 @@ from typing import Any, Mapping
 from ..core.compare import DEFAULT_RTOL
 from ..engine.difference import FieldChange, diff_ir, expressible, only_b_unheld
 from ..engine import Ingested, ingest
-from ..engine.derived import provenance
+from ..engine.entries import provenance
 from ..core.errors import NeoconvError
 from ..core.ir import Origin, Value
 from ..knowledge.mapping import load_table

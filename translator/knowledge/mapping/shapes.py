@@ -1,6 +1,6 @@
 """The grammar's shapes that stand for a formula: `fixed`, `flags`, `list` and `pick` each build a
 read/write pair from the rule's data, so a recurring shape is a table line, not a formula class.
-(`product` relates fields rather than keys: the engine solves it, engine/solve.py.)"""
+(`product` relates fields rather than keys: the engine solves it, engine/rule.py.)"""
 
 from __future__ import annotations
 
