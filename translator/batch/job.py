@@ -112,7 +112,7 @@ def _diff(old: str | None, new: str, name: str) -> str:
 def _read_source(path: str, opts: BatchOptions) -> Any:
     """The file read as the source format, or None when it plainly is another format (translate
     then reads it as that one and says so)."""
-    from ..services.reading import load
+    from ..services.pipeline import load
     from ..core.errors import WrongFormat
 
     options = opts.translate_options

@@ -27,7 +27,7 @@ def formats() -> Outcome:
 
 
 def diff(a: str, b: str, opts: dict[str, Any]) -> Outcome:
-    from ..services.reading import read_ir
+    from ..services.pipeline import read_ir
     from ..formats.detect import detect_file
     from ..services.diff import annotate, check_report, diff_ir
     from ..io.documents import parse_json

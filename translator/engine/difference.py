@@ -1,5 +1,5 @@
 """Two readings compared field by field through the canonical IR: what `neoconv diff` shows, and what a
-translation's check of its own output names (services/diff.py, services/verify.py)."""
+translation's check of its own output names (services/diff.py, the pipeline's check)."""
 
 from __future__ import annotations
 
