@@ -10,7 +10,7 @@ import pytest
 
 from neoconv import translate
 from neoconv.api import read_ir
-from neoconv.core.compare import DEFAULT_RTOL, values_equal
+from neoconv.core.ir import DEFAULT_RTOL, values_equal
 from neoconv.services.diff import diff_ir
 from neoconv.core.errors import NeoconvError, UnsupportedFamily
 from neoconv.knowledge.registry import FORMATS as REGISTERED

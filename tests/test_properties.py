@@ -23,7 +23,7 @@ from neoconv.knowledge.mapping import load_table
 from neoconv.knowledge.registry import get_format, pairs
 from neoconv.core.report import Report, Status
 from neoconv.formats.spec import WriteContext
-from neoconv.knowledge.formulas_common import structural_family
+from neoconv.knowledge.formula import structural_family
 
 
 @st.composite

@@ -9,7 +9,7 @@ from functools import lru_cache
 from typing import Any
 
 from ..knowledge.catalogue import absent_means, catalogue
-from ..core.compare import DEFAULT_RTOL, values_equal
+from ..core.ir import DEFAULT_RTOL, values_equal
 from .ledger import Ingested
 from ..core.errors import UsageError
 from ..core.ir import Origin

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.bounded import keep
+from ..core.ir import keep
 from ..core.errors import InputError
 from ..core.ir import IR, Origin, Value
 from ..core.report import Message, as_message
@@ -16,7 +16,7 @@ from ..io.documents import flatten
 from ..knowledge.catalogue import catalogue
 from ..knowledge.formula import Absent, Extension, is_close, unwrap
 from ..knowledge.mapping import Rule, Table
-from ..knowledge.relations import check_relations
+from ..knowledge.catalogue import check_relations
 from ..knowledge.schema import SchemaIndex
 from ..knowledge.source import Source, set_aside
 from .ledger import UNDECIDED, Ingested, LeafFate

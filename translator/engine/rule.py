@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from typing import Any, Callable
 
-from ..core.bounded import keep
+from ..core.ir import keep
 from ..core.errors import InputError, UsageError
 from ..core.ir import IR, Origin, Value
 from ..core.report import Message, as_message, reason

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from typing import Any, Iterable
 
-from ..core.bounded import keep
+from ..core.ir import keep
 
 NO_DEFAULT: Any = object()  # the release reads the key but states no default (required, computed)
 

@@ -9,8 +9,27 @@ from ..io.documents import flatten, key_line
 
 if TYPE_CHECKING:
     from ..core.report.kinds import Message
-    from .versions import Release
     from ..io.yamlread import Duplicate
+
+
+@dataclass(frozen=True)
+class Release:
+    """The release a source was read as, and how that was decided."""
+
+    label: str
+    how: str  # given | keys | newest
+    detail: str  # one sentence for the report
+    first: str | None = None  # the releases the file's keys fit, first and last
+    last: str | None = None
+    keys: tuple[str, ...] = ()  # the keys that pinned the range
+    unread: tuple[str, ...] = ()  # keys of the file the chosen release does not read
+    assumed: dict[str, Any] = field(default_factory=dict)  # key -> default assumed where the range disagrees
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"version": self.label, "version_basis": self.how, "version_detail": self.detail}
+        if self.first is not None:
+            out["version_range"] = [self.first, self.last]
+        return out
 
 
 @dataclass

@@ -13,7 +13,7 @@ import math
 import sys
 from typing import Any, Callable, Hashable, TypeVar
 
-from ..core.bounded import keep
+from ..core.ir import keep
 from ..core.errors import UsageError
 from ..core.ir import IR, Origin, Value
 from .compare import Difference, max_difference, peak

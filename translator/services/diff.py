@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.compare import DEFAULT_RTOL
+from ..core.ir import DEFAULT_RTOL
 from ..core.errors import InputError, NeoconvError
 from ..engine.difference import DiffResult, FieldChange, check_rtol, diff_ir, expressible, unheld, writable
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from ..core.compare import DEFAULT_RTOL
+from ..core.ir import DEFAULT_RTOL
 from ..core.errors import InputError, NeoconvError, UnsupportedFamily, UsageError, WrongFormat
 from ..core.ir import IR, Origin, Value
 from ..core.report import Entry, Message, Report, Status, said
@@ -40,8 +40,8 @@ from ..knowledge.mapping import load_table
 from ..knowledge.registry import get_format
 from ..knowledge.schema import release_index, schema_index
 from ..knowledge.source import Source
-from ..knowledge.spellings import downgrade, upgrade
-from ..knowledge.undeclared import refuse_undeclared
+from ..knowledge.versions import downgrade, upgrade
+from ..knowledge.versions import refuse_undeclared
 from ..knowledge.versions import layout_of, layout_release, resolve, retire, settle
 from .arguments import check_options, parse_set, path_arg, path_args
 

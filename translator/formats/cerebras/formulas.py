@@ -29,7 +29,7 @@ import math
 from typing import Any
 
 from ...knowledge.formula import Absent, Approx, Extension, formula
-from ...knowledge.formulas_common import family_formula, init_method_std, rotary_dim_for, structural_family
+from ...knowledge.formula import family_formula, init_method_std, rotary_dim_for, structural_family
 from ...knowledge.history import older
 from . import scheduler  # noqa: F401  (registers cerebras.lr_schedule)
 

@@ -40,7 +40,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from ...core.errors import InputError
 from ...knowledge.formula import Approx, formula
-from ...knowledge.formulas_common import as_written, lr_only, read_phases
+from ...knowledge.formula import as_written, lr_only, read_phases
 from ...schedule.compare import max_difference
 from ...schedule.fields import peak_lr, rendered
 from ...schedule.framework import Reading, Rendering, anneals, choose, horizon_of, number, whole

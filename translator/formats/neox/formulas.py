@@ -17,9 +17,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ...knowledge.batch_split import ranks, split, written
+from ...knowledge.formula import ranks, split, written
 from ...knowledge.formula import Absent, Approx, Unrunnable, formula
-from ...knowledge.formulas_common import GATED_ACTIVATIONS, family_formula
+from ...knowledge.formula import GATED_ACTIVATIONS, family_formula
 from ..deepspeed.formulas import DEEPSPEED_BATCH_KEYS
 from . import scheduler  # noqa: F401  (registers neox.lr_schedule)
 
@@ -188,7 +188,7 @@ family_formula("neox.family", ("parallel_residual", "parallel_shared_norm", "nor
 class NeoxBatch:
     """train_batch_size, train_micro_batch_size_per_gpu, gradient_accumulation_steps (default 1, not
     None: NeoX's trap) at dp = global_num_gpus / (pipe x model parallel), checked as NeoX checks them;
-    written at NeoX's own dp for the same global batch (batch_split.py)."""
+    written at NeoX's own dp for the same global batch (knowledge/formula.py, the batch identities)."""
 
     @staticmethod
     def read(train_batch_size: int | None, train_micro_batch_size_per_gpu: int | None,

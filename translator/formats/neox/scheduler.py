@@ -29,7 +29,7 @@ from typing import Any, Iterator, Mapping
 
 from ...core.errors import InputError
 from ...knowledge.formula import Approx, formula
-from ...knowledge.formulas_common import as_written, lr_only, read_phases
+from ...knowledge.formula import as_written, lr_only, read_phases
 from ...schedule.fields import finite, parse, rendered
 from ...schedule.fit import Features, decay_ends, features, tops, warmup_ends
 from ...schedule.framework import Reading, Rendering, choose, horizon_of, number, whole

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from ...core.bounded import keep
+from ...core.ir import keep
 from ...core.resources import data_dir
 from ...knowledge.schema import load_schema
 from ...io.yamlread import load as load_yaml

@@ -224,7 +224,7 @@ def _build(
         notes={k: v for k, v in view_notes.items() if v}, aliases=aliases, origins=origins,
     )  # fmt: skip
     if dotted:
-        source.meta["dotted_yaml"] = dotted  # releases that refuse undeclared keys refuse these (undeclared.py)
+        source.meta["dotted_yaml"] = dotted  # releases that refuse undeclared keys refuse these (knowledge/versions.py refuse_undeclared)
     margin = view.get("train.dyn_bsz_margin")
     if isinstance(margin, int) and not isinstance(margin, bool) and margin:
         source.meta["dyn_bsz_margin"] = margin  # a writer for a release without it re-sizes train_size

@@ -9,7 +9,7 @@ from typing import Any
 from ..catalogue import catalogue
 from ...core.errors import MappingTableError
 from ..formula import FORMULAS, Formula, Simple, field_ident, ident
-from . import cases, choices, shapes
+from . import choices, shapes
 from .grammar import check_rule
 from .rules import NO_DEFAULT, Rule
 
@@ -200,7 +200,7 @@ def _shape(
     if shape == "cases":  # (the meta-schema requires its key, null for a rule that only peeks; one field or several)
         also = tuple(raw.get("also", ()))
         decided_by = (raw["key"], *also) if raw["key"] else also
-        made = cases.cases(fmt, fields, decided_by, raw["cases"], lambda m: _fail(table, where, m), tuple(raw.get("peek", ())))
+        made = shapes.cases(fmt, fields, decided_by, raw["cases"], lambda m: _fail(table, where, m), tuple(raw.get("peek", ())))
         return raw["key"], also, made
     if len(fields) != 1:
         raise _fail(table, where, f"{shape} maps one field")
