@@ -335,7 +335,7 @@ def test_a_default_value_lost_has_an_entry_of_its_own() -> None:
 
 @pytest.mark.parametrize("fmt", sorted(NO_RELEASE_HAD))
 def test_the_unknown_keys_the_corpus_sweep_accepts_are_keys_of_no_release(fmt: str) -> None:
-    from neoconv.knowledge.history import load_history
+    from neoconv.knowledge.schema import load_history
 
     history = load_history(fmt)
     assert history is not None

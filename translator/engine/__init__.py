@@ -9,12 +9,12 @@ Modules, one job each:
   ledger.py      what ingest hands to emit: the IR, each leaf's fate, the raw values
   rule.py        one rule applied: its reading, its writing, `product:` rules solved, the caches' keys
   ingest.py      source leaves -> IR, rule by rule in dependency order; the leaves no rule takes
-  emit.py        IR -> target leaves, rule by rule in table order; the source's defaults the target needs
-  entries.py     the report: one entry per source leaf, then what no leaf says (losses, derived values)
+  entries.py     IR -> target leaves, rule by rule in table order (emit; the source's defaults the target
+                 needs), and the report: one entry per source leaf, then what no leaf says
   difference.py  two readings compared field by field (diff, and a translation's check of its output)
 """
 
-from .emit import emit
+from .entries import emit
 from .ingest import ingest
 from .ledger import Ingested, LeafFate
 

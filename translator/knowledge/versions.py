@@ -1,6 +1,6 @@
 """Release labels and which release a file was written for, and what follows from it.
 
-A format's releases are those of its key history (translator/knowledge/history.py); its mapping table may add
+A format's releases are those of its key history (translator/knowledge/schema.py); its mapping table may add
 names users know for them (`version_aliases:`, e.g. the documentation labels of earlier neoconv
 versions). `resolve` turns what `--from-version`/`--to-version` gave into a label, or refuses it
 listing the valid ones. `settle` decides the release a source file is read with: the one given, else
@@ -22,7 +22,7 @@ from typing import Any, Callable, Iterable, Iterator
 from ..core.errors import InputError, UsageError
 from ..core.ir import keep
 from ..io.documents import at_path, flatten
-from .history import NO_DEFAULT, History, load_history
+from .schema import NO_DEFAULT, History, load_history
 from .source import Release
 
 CURRENT = "current"

@@ -35,7 +35,7 @@ from ..engine.entries import provenance
 from ..formats.spec import ModelConfig, WriteContext, WriteResult
 from ..io.documents import plain_copy
 from ..knowledge.catalogue import catalogue
-from ..knowledge.families import collapse, set_family_aside, withhold_defaults
+from ..knowledge.source import collapse, set_family_aside, withhold_defaults
 from ..knowledge.mapping import load_table
 from ..knowledge.registry import get_format
 from ..knowledge.schema import release_index, schema_index

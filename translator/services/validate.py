@@ -78,7 +78,7 @@ def validate_file(
 ) -> Validation:  # fmt: skip
     from .pipeline import load
     from ..formats.detect import detect_file
-    from ..knowledge.history import history
+    from ..knowledge.schema import history
     from ..knowledge.mapping import load_table
     from ..knowledge.registry import get_format
     from ..knowledge.versions import resolve

@@ -30,7 +30,7 @@ from typing import Any
 
 from ...knowledge.formula import Absent, Approx, Extension, formula
 from ...knowledge.formula import family_formula, init_method_std, rotary_dim_for, structural_family
-from ...knowledge.history import older
+from ...knowledge.schema import older
 from . import scheduler  # noqa: F401  (registers cerebras.lr_schedule)
 
 # 2.10's registry names of decoder models; the GPT-J backbone ones are parallel blocks

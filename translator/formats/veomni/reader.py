@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...core.errors import InputError
-from ...knowledge.history import load_history
+from ...knowledge.schema import load_history
 from ...io.documents import flatten, parse_yaml, read_text, unflatten
 from ...knowledge.source import Source, note_duplicates
 from ...io.yamlread import Duplicate

@@ -21,7 +21,7 @@ from ...core.errors import MappingTableError
 from ...core.report.kinds import reason as said
 from ...core.report.kinds import short
 from ..formula import Approx, Extension, Formula, Unexpressible, field_ident, ident, is_close, parameters
-from ..history import load_history, older
+from ..schema import load_history, older
 
 
 def same_value(a: Any, b: Any) -> bool:
