@@ -18,7 +18,7 @@ from neoconv.formats.cerebras.scheduler import render as cerebras_render
 from neoconv.formats.deepspeed import scheduler as deepspeed
 from neoconv.formats.neox import scheduler as neox
 from neoconv.formats.veomni import scheduler as veomni
-from neoconv.schedule.framework import Rendering
+from neoconv.schedule.fields import Rendering
 
 from conftest import CORPUS
 

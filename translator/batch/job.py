@@ -27,7 +27,7 @@ def output_path(rel: str, src: str, dst: str) -> str:
 def run_job(opts: BatchOptions, args: Job) -> FileResult:
     """Translate one file (must not raise: one bad file never stops a migration of thousands)."""
 
-    from ..io.inputs import inputs_inside
+    from ..io.documents import inputs_inside
 
     path_s, rel_s, out_s = args
     try:

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 
 if TYPE_CHECKING:
-    from ..schedule.framework import Reading, Rendering
+    from ..schedule.fields import Reading, Rendering
 
 
 class Split(NamedTuple):

@@ -43,7 +43,7 @@ from ...knowledge.formula import Approx, formula
 from ...knowledge.formula import as_written, lr_only, read_phases
 from ...schedule.compare import max_difference
 from ...schedule.fields import peak_lr, rendered
-from ...schedule.framework import Reading, Rendering, anneals, choose, horizon_of, number, whole
+from ...schedule.fields import Reading, Rendering, anneals, choose, horizon_of, number, whole
 from ...schedule.model import NotRepresentable, Phase, Schedule, ScheduleError, phase
 from ...schedule.ops import constant, finish, sequence
 from .restarts import RESTARTS

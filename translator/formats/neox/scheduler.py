@@ -32,7 +32,7 @@ from ...knowledge.formula import Approx, formula
 from ...knowledge.formula import as_written, lr_only, read_phases
 from ...schedule.fields import finite, parse, rendered
 from ...schedule.fit import Features, decay_ends, features, tops, warmup_ends
-from ...schedule.framework import Reading, Rendering, choose, horizon_of, number, whole
+from ...schedule.fields import Reading, Rendering, choose, horizon_of, number, whole
 from ...schedule.model import Phase, Schedule, ScheduleError, phase
 from ...schedule.ops import constant, finish, floor_at
 from ..deepspeed import scheduler as deepspeed_scheduler
