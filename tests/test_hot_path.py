@@ -41,14 +41,18 @@ print(json.dumps(sorted(seen)))
 
 
 def modules_run(warm: Path, measured: Path) -> list[str]:
-    run = subprocess.run([sys.executable, "-c", MEASURE, str(warm), str(measured)], capture_output=True, text=True,
-                         cwd=ROOT, check=True)  # fmt: skip
+    run = subprocess.run(
+        [sys.executable, "-c", MEASURE, str(warm), str(measured)], capture_output=True, text=True, cwd=ROOT, check=True
+    )
     return list(json.loads(run.stdout.splitlines()[-1]))
 
 
 def test_one_translation_runs_code_in_at_most_30_modules() -> None:
     neox = FIXTURES / "inputs" / "neox"
-    for warm, measured in ((neox / "llama-1b.yml", neox / "pythia-160m.yml"), (neox / "pythia-160m.yml", neox / "llama-1b.yml")):
+    for warm, measured in (
+        (neox / "llama-1b.yml", neox / "pythia-160m.yml"),
+        (neox / "pythia-160m.yml", neox / "llama-1b.yml"),
+    ):
         modules = modules_run(warm, measured)
         assert "services/pipeline.py" in modules and "engine/ingest.py" in modules  # (the measurement sees the run)
         assert len(modules) <= LIMIT, f"{measured.name}: {len(modules)} modules run code: {modules}"

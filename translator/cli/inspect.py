@@ -45,7 +45,7 @@ def diff(a: str, b: str, opts: dict[str, Any]) -> Outcome:
 
 
 def roundtrip(pair: str, inputs: tuple[str, ...], opts: dict[str, Any]) -> Outcome:
-    from ..services.pipeline import parse_set
+    from ..services.target_values import parse_set
     from ..services.diff import roundtrip as do_roundtrip
     from .batch import split_pair
 

@@ -11,9 +11,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Callable, TypeGuard
 
-from ..core.errors import InputError, MappingTableError
+from ..core.errors import InputError, MappingTableError, UsageError
 from ..core.ir import IR, Origin
 from ..core.resources import data_dir
+from ..io.documents import plain_copy
 from ..io.yamlread import load as load_yaml
 from .source import Source
 
@@ -361,3 +362,26 @@ def check_relations(source: Source, ir: IR) -> None:
             f"{what} ({rel.why})", file=(value.file or source.file_of(key)) if from_file else None,
             line=source.line_of(key) if from_file else None, key=key, hint="fix one of them",
         )  # fmt: skip
+
+
+def check_set(name: Any, value: Any, label: str = "--set") -> Any:
+    """One canonical field's value, as --set or the library's set_values give it, checked against
+    the catalogue (type, bounds, items): the checked value, or a UsageError naming the field."""
+    known = catalogue()
+    if not isinstance(name, str):
+        raise UsageError(f"{label}: field names are strings, not {type(name).__name__} {name!r}")
+    if name not in known:
+        import difflib  # only for this message
+
+        close = difflib.get_close_matches(name, list(known), n=1)
+        hint = f"; did you mean {close[0]}?" if close else "; `neoconv explain --list` lists the fields"
+        raise UsageError(f"{label} {name}: not a canonical field{hint}")
+    try:
+        if isinstance(value, (dict, list, tuple)):
+            value = plain_copy({"v": value})["v"]  # bounded and plain, as a value typed on the command line is
+        checked, _ = known[name].check(value)
+    except InputError as exc:
+        raise UsageError(f"{label} {name}: {exc.message}") from None
+    except ValueError as exc:
+        raise UsageError(f"{label} {name}: {exc}") from None
+    return checked

@@ -24,22 +24,19 @@ prints or exits.
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
-import yaml
-
-from ..core.errors import InputError, NeoconvError, UnsupportedFamily, UsageError, WrongFormat, printable
+from ..core.errors import InputError, NeoconvError, UnsupportedFamily, UsageError, WrongFormat
 from ..core.ir import DEFAULT_RTOL, IR, Origin, Value
 from ..core.report import Entry, Message, Report, Status, said
 from ..engine import Ingested, emit, ingest
 from ..engine.difference import FieldChange, diff_ir, expressible, only_b_unheld
 from ..engine.entries import provenance
 from ..formats.spec import ModelConfig, WriteContext, WriteResult
-from ..io.documents import parse_value, plain_copy
-from ..knowledge.catalogue import catalogue
+from ..io.documents import plain_copy
+from ..knowledge.catalogue import catalogue, check_set
 from ..knowledge.mapping import load_table
 from ..knowledge.registry import get_format
 from ..knowledge.schema import release_index, schema_index
@@ -54,6 +51,7 @@ from ..knowledge.versions import (
     settle,
     upgrade,
 )
+from .target_values import parse_set
 
 
 def path_arg(value: Any, what: str) -> str:
@@ -77,94 +75,27 @@ def path_args(config: Any) -> list[str]:
     if isinstance(config, (str, bytes, os.PathLike)):
         return [path_arg(config, "config")]
     if not isinstance(config, (list, tuple)):
-        raise UsageError(f"config must be a path, a list of paths or a mapping of settings, not {type(config).__name__}")
+        raise UsageError(
+            f"config must be a path, a list of paths or a mapping of settings, not {type(config).__name__}"
+        )
     if not config:
         raise UsageError("no input file given")
     return [path_arg(item, f"config[{i}]") for i, item in enumerate(config)]
 
 
-def split_set(assignments: Iterable[str], dst: str) -> tuple[dict[str, Any], dict[str, Any]]:
-    """`--set` strings -> (canonical values, values of keys only the target has: `DST:KEY=VALUE`)."""
-    from ..knowledge.registry import FORMATS
-
-    canonical: list[str] = []
-    target: dict[str, Any] = {}
-    for item in assignments:
-        head, colon, rest = item.partition(":")
-        if not colon or head not in FORMATS or "=" in head:
-            canonical.append(item)
-            continue
-        if head != dst:
-            raise UsageError(f"--set {item!r}: this translation writes {dst}: give {dst}:KEY=VALUE, or a canonical field")
-        key, sep, text = rest.partition("=")
-        if not sep or not key.strip():
-            raise UsageError(f"--set {item!r}: expected {dst}:KEY=VALUE, e.g. --set {dst}:train_input.data_dir=./data")
-        target[key.strip()] = _value(item, key.strip(), text)
-    return parse_set(canonical), target
-
-
-def _value(item: str, name: str, text: str) -> Any:
-    if not text.strip():
-        raise UsageError(f"--set {item!r}: no value after '='; give KEY=VALUE, e.g. --set {name}=VALUE")
-    if not text.isprintable():  # a newline would start a line of settings (or swallow a comment) in the output
-        raise UsageError(f"--set {printable(item)}: the value holds a control character; a value is one line of text")
-    if _COMMENT.search(text):  # YAML would drop what follows ' #': a value on the command line holds no comment
-        return text.strip()
-    try:
-        value = parse_value(text)  # bounded: a value can be an alias bomb too
-    except yaml.YAMLError:
-        value = text
-    except NeoconvError as exc:
-        raise UsageError(f"--set {name}: {exc.message}") from None
-    if value is None:
-        raise UsageError(f"--set {item!r}: {text.strip()} is no value; --set gives a value (leave it out to keep "
-                         "what the source says)")  # fmt: skip
-    return value
-
-
-_COMMENT = re.compile(r"(?:^|\s)#")
-
-
-def parse_set(assignments: Iterable[str]) -> dict[str, Any]:
-    """`FIELD=VALUE` strings -> canonical values, checked against the catalogue."""
-    values: dict[str, Any] = {}
-    for item in assignments:
-        name, sep, text = item.partition("=")
-        name = name.strip()
-        if not sep or not name:
-            raise UsageError(f"--set {item!r}: expected FIELD=VALUE, e.g. --set model.vocab_size=50304")
-        check_set(name, None)  # the field first: its name is the likelier mistake
-        value = _value(item, name, text)
-        values[name] = check_set(name, value)
-    return values
-
-
-def check_set(name: Any, value: Any, label: str = "--set") -> Any:
-    """One canonical field's value, as --set or the library's set_values give it, checked against
-    the catalogue (type, bounds, items): the checked value, or a UsageError naming the field."""
-    known = catalogue()
-    if not isinstance(name, str):
-        raise UsageError(f"{label}: field names are strings, not {type(name).__name__} {name!r}")
-    if name not in known:
-        import difflib  # only for this message
-
-        close = difflib.get_close_matches(name, list(known), n=1)
-        hint = f"; did you mean {close[0]}?" if close else "; `neoconv explain --list` lists the fields"
-        raise UsageError(f"{label} {name}: not a canonical field{hint}")
-    try:
-        if isinstance(value, (dict, list, tuple)):
-            value = plain_copy({"v": value})["v"]  # bounded and plain, as a value typed on the command line is
-        checked, _ = known[name].check(value)
-    except InputError as exc:
-        raise UsageError(f"{label} {name}: {exc.message}") from None
-    except ValueError as exc:
-        raise UsageError(f"{label} {name}: {exc}") from None
-    return checked
-
-
 # translate()'s options; source_layout and exact_format are for neoconv's own commands
-OPTIONS = ("set_values", "world_size", "layout", "source_version", "target_version", "with_files", "model_config",
-           "output", "verify", "target_values")  # fmt: skip
+OPTIONS = (
+    "set_values",
+    "world_size",
+    "layout",
+    "source_version",
+    "target_version",
+    "with_files",
+    "model_config",
+    "output",
+    "verify",
+    "target_values",
+)
 _INTERNAL = ("source_layout", "exact_format")
 
 
@@ -175,18 +106,24 @@ def check_options(src: Any, dst: Any, options: Mapping[str, Any]) -> dict[str, A
     dst_spec = get_format(dst)
     unknown = [k for k in options if k not in OPTIONS and k not in _INTERNAL]
     if unknown:
-        raise UsageError(f"unknown option{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}; "
-                         f"translate() takes {', '.join(OPTIONS)}")  # fmt: skip
+        raise UsageError(
+            f"unknown option{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}; "
+            f"translate() takes {', '.join(OPTIONS)}"
+        )
     out = dict(options)
     given = options.get("set_values")
     if given is not None:
         if not isinstance(given, Mapping):
-            raise UsageError(f"set_values must be a mapping of canonical field -> value, not {type(given).__name__}"
-                             " (parse 'FIELD=VALUE' strings with parse_set)")  # fmt: skip
+            raise UsageError(
+                f"set_values must be a mapping of canonical field -> value, not {type(given).__name__}"
+                " (parse 'FIELD=VALUE' strings with parse_set)"
+            )
         for name, value in given.items():
             if value is None:  # as `--set FIELD=null`: leaving the field out keeps what the source says
                 check_set(name, None, "set_values")
-                raise UsageError(f"set_values {name}: None is no value; leave the field out to keep what the source says")
+                raise UsageError(
+                    f"set_values {name}: None is no value; leave the field out to keep what the source says"
+                )
         out["set_values"] = {name: check_set(name, value, "set_values") for name, value in given.items()}
     targets = options.get("target_values")
     if targets is not None:
@@ -337,8 +274,9 @@ def canonical(sources: Sources, request: Request) -> Ingested:
     a model family the canonical fields do not describe is refused for a target that holds models."""
     options, src = request.options, sources.format
     ingested = read_ir(sources.main, src, **options)
-    companion_options = {k: v for k, v in options.items()
-                         if k not in ("set_values", "source_layout", "model_config", "source_version")}  # fmt: skip
+    companion_options = {
+        k: v for k, v in options.items() if k not in ("set_values", "source_layout", "model_config", "source_version")
+    }
     parts = [read_ir(source, fmt, **companion_options) for _, fmt, source in sources.companions]
     if parts:
         # one run in several files: each is read again knowing what only the others state (NeoX's
@@ -366,9 +304,12 @@ def write(ingested: Ingested, request: Request) -> Written:
     # a writer that restructures a layout says which leaves have no place in it (same-format)
     unplaceable = writer.unplaceable
     leaves, report = emit(
-        ingested, table, dst, version=version,
+        ingested,
+        table,
+        dst,
+        version=version,
         unplaceable=(lambda leaf: unplaceable(leaf, layout, version)) if unplaceable is not None else None,
-    )  # fmt: skip
+    )
     if src == dst and layout == source.layout:
         # a family's own defaults, added for reading: the same release's file says them by leaving them out
         for key in source.meta.get("family_defaults", ()):
@@ -380,10 +321,15 @@ def write(ingested: Ingested, request: Request) -> Written:
     family = ingested.ir.get("model.family")
     output = request.options.get("output")
     ctx = WriteContext(
-        layout=layout, version=version, source_format=src, source_layout=source.layout, model_family=family,
-        sources=", ".join(Path(f).name for f in source.files), output=Path(output).name if output else None,
+        layout=layout,
+        version=version,
+        source_format=src,
+        source_layout=source.layout,
+        model_family=family,
+        sources=", ".join(Path(f).name for f in source.files),
+        output=Path(output).name if output else None,
         source_shape=dict(source.meta) if src == dst else {},  # what the reader noted about the file's own shape
-    )  # fmt: skip
+    )
     result = writer.write(leaves, ctx)
     _report_written(report, result)
     if src != dst:  # a family not supported, into a format with no architecture: one entry for its block
@@ -417,8 +363,12 @@ def report(written: Written, checked: Checked, ingested: Ingested, sources: Sour
     source, result, dst, out = ingested.source, written.result, request.dst, written.report
     assert source is not None
     companions = [f for part in ingested.companions if part.source for f in part.source.files]
-    out.source = {"format": source.format, "files": source.files + companions, "layout": source.layout,
-                  **(source.release.to_json() if source.release else {"version": source.version})}  # fmt: skip
+    out.source = {
+        "format": source.format,
+        "files": source.files + companions,
+        "layout": source.layout,
+        **(source.release.to_json() if source.release else {"version": source.version}),
+    }
     note = "; ".join(filter(None, (sources.read_as, *source.warnings)))
     if note:
         out.source["note"] = note
@@ -491,8 +441,12 @@ def dump(config: Mapping[str, Any], fmt: str, meta: Mapping[str, Any] | None = N
         raise UsageError(f"meta must be a mapping, not {type(meta).__name__}")
     document = plain_copy(dict(config), what="the document")
     facts = dict(meta or {})
-    ctx = WriteContext(layout=facts.get("layout"), model_family=facts.get("model_family"),
-                       sources=str(facts.get("from") or ""), output=facts.get("output"))  # fmt: skip
+    ctx = WriteContext(
+        layout=facts.get("layout"),
+        model_family=facts.get("model_family"),
+        sources=str(facts.get("from") or ""),
+        output=facts.get("output"),
+    )
     writer = spec.load_writer()
     return writer.dump(WriteResult(document, writer.header(document, ctx)))
 
@@ -501,7 +455,11 @@ def dump(config: Mapping[str, Any], fmt: str, meta: Mapping[str, Any] | None = N
 
 
 def load(
-    config: ConfigInput, fmt: str, *, layout: str | None = None, model_config: str | Path | Mapping[str, Any] | None = None
+    config: ConfigInput,
+    fmt: str,
+    *,
+    layout: str | None = None,
+    model_config: str | Path | Mapping[str, Any] | None = None,
 ) -> Source:
     """Read one config (a path, several paths merged, or an already-parsed mapping).
 
@@ -535,8 +493,11 @@ def load(
 
 def read_ir(config: ConfigInput | Source, src: str, **options: Any) -> Ingested:
     """Ingest a config into the canonical IR (with the per-leaf ledger the report is built from)."""
-    source = config if isinstance(config, Source) else load(
-        config, src, layout=options.get("source_layout"), model_config=options.get("model_config"))
+    source = (
+        config
+        if isinstance(config, Source)
+        else load(config, src, layout=options.get("source_layout"), model_config=options.get("model_config"))
+    )
     user = dict(options.get("set_values") or {})
     if options.get("world_size") is not None:
         try:
@@ -640,7 +601,8 @@ def _refuse_unsupported_family(ingested: Ingested, src: str, dst: str) -> None:
         title = get_format(dst).title
         raise UnsupportedFamily(
             f"a {family['what']} config: {title} holds decoder-only transformer language models, and neoconv does not turn "
-            f"one into the other", file=source.files[0] if source and source.files else None,
+            f"one into the other",
+            file=source.files[0] if source and source.files else None,
             hint=f"{src}2{src} migrates it within its framework; batch --skip-unsupported skips such files",
         )
 
@@ -657,8 +619,11 @@ def _report_written(report: Report, written: WriteResult) -> None:
     for extra in written.extra_entries:
         if extra.status is Status.MISSING and extra.target_key in said_missing:
             continue  # the table already says the key is missing, and why
-        report.entries.append(Entry(extra.source_key, extra.target_key, extra.status, extra.detail, extra.fields,
-                                    extra.kind, extra.values))  # fmt: skip
+        report.entries.append(
+            Entry(
+                extra.source_key, extra.target_key, extra.status, extra.detail, extra.fields, extra.kind, extra.values
+            )
+        )
     moved, reshaped, place_of = written.target_paths, written.reshaped, written.place_of
     if moved or place_of:
 
@@ -711,7 +676,9 @@ def read_back(
     upgrade(back, table)
     family = set_family_aside(back, table)
     kept = expressible(fmt)
-    given = {name: value for name, value in source.ir.fields.items() if value.origin is Origin.USER and name not in kept}
+    given = {
+        name: value for name, value in source.ir.fields.items() if value.origin is Origin.USER and name not in kept
+    }
     read = ingest(back, table, schema_index(fmt), None, given, ledger=False)
     if family is not None:
         withhold_defaults(read.ir, table)
@@ -747,8 +714,10 @@ def _target_value(change: FieldChange, source: Ingested, back: Ingested) -> Entr
     # a value no key gives itself is said with what it came from (the output's keys, --set values)
     keys = tuple(change.b_keys) if back.ir.fields[change.field].source_keys else ()
     came = list(keys) or provenance(back, change.field)
-    message: Message = ("target_value", {"title": dst, "field": change.field, "value": change.b, "keys": came,
-                                         "source": src, "why": why})  # fmt: skip
+    message: Message = (
+        "target_value",
+        {"title": dst, "field": change.field, "value": change.b, "keys": came, "source": src, "why": why},
+    )
     return said(None, ", ".join(keys) or None, Status.DEFAULTED, (message,), (change.field,), keys)
 
 
@@ -756,8 +725,15 @@ def _name(
     report: Report, change: FieldChange, source: Ingested, after: Value | None, written: Mapping[str, Any]
 ) -> None:
     keys = [k for k in (after.source_keys if after else ()) if k in written]
-    message: Message = ("reads_back_differently", {"field": change.field, "source_value": change.a,
-                                                    "written": {k: written[k] for k in keys}, "read_back": change.b})  # fmt: skip
+    message: Message = (
+        "reads_back_differently",
+        {
+            "field": change.field,
+            "source_value": change.a,
+            "written": {k: written[k] for k in keys},
+            "read_back": change.b,
+        },
+    )
     # the leaves the value came from keep their one entry, now lossy; a default's loss gets its own
     before = source.ir.fields.get(change.field)
     aliases = source.source.aliases if source.source else {}
@@ -768,7 +744,9 @@ def _name(
             report.entries[i] = _lossy(entry, change.field, message)
             hit = True
     if not hit:
-        report.entries.append(said(None, ", ".join(keys) or None, Status.LOSSY, (message,), (change.field,), tuple(keys)))
+        report.entries.append(
+            said(None, ", ".join(keys) or None, Status.LOSSY, (message,), (change.field,), tuple(keys))
+        )
 
 
 _AMENDABLE = (Status.EXACT, Status.CONVERTED, Status.DEFAULTED)
