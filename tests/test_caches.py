@@ -47,6 +47,7 @@ def _result(path: str, src: str, dst: str) -> tuple[str, str]:
     return done.dump(), json.dumps(done.report.to_json(), sort_keys=True)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("src,dst,folder,pattern", PAIRS, ids=[f"{s}2{d}" for s, d, _, _ in PAIRS])
 def test_warm_caches_give_what_empty_caches_give(src: str, dst: str, folder: str, pattern: str) -> None:
     corpus_dir(folder)  # skips, saying why, when the corpus is not beside the checkout

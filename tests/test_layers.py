@@ -6,6 +6,7 @@ read with `ast`, nothing is imported."""
 from __future__ import annotations
 
 import ast
+from functools import lru_cache
 from pathlib import Path
 from typing import NamedTuple
 
@@ -35,6 +36,7 @@ def _modules(root: Path) -> dict[str, Path]:
     return found
 
 
+@lru_cache(maxsize=8)  # both tests read the same tree: parsed once
 def _imports(root: Path) -> tuple[dict[str, Path], list[Import]]:
     """Every import of a module of the package by a module of the package. Importing `a.b.c` runs the
     packages `a` and `a.b` first: those count as imported too (unless the importer is inside them)."""

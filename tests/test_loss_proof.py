@@ -174,6 +174,7 @@ CORPUS_FOLDERS = {"neox": ["neox"], "cerebras": ["cerebras-legacy", "cerebras-tr
 PATTERNS = {"neox": "**/*.yml", "cerebras": "**/*.yaml", "deepspeed": "**/*.json", "veomni": "**/*.yaml"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("src,dst", [(s, d) for s in FORMATS for d in FORMATS if s != d])
 def test_every_difference_of_a_corpus_translation_is_named(src: str, dst: str, tmp_path: Path) -> None:
     if src not in CORPUS_FOLDERS:
