@@ -56,3 +56,18 @@ def test_one_translation_runs_code_in_at_most_30_modules() -> None:
         modules = modules_run(warm, measured)
         assert "services/pipeline.py" in modules and "engine/ingest.py" in modules  # (the measurement sees the run)
         assert len(modules) <= LIMIT, f"{measured.name}: {len(modules)} modules run code: {modules}"
+
+
+def test_translate_is_a_short_composition_of_named_stages() -> None:
+    """issue 26: translate() at most 30 lines, the stages named in one place (services/pipeline.py)."""
+    import ast
+    import inspect
+
+    from neoconv.services import pipeline
+
+    source = inspect.getsource(pipeline.translate)
+    assert len(source.splitlines()) <= 30
+    called = [
+        n.func.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+    ]
+    assert called == ["read", "canonical", "write", "check", "report"]
