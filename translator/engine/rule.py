@@ -145,7 +145,7 @@ def remember(table: Table, memo: tuple[Any, ...], checked: Any) -> None:
         kept = WithBlocks((name, copy_block(value), approx, note) for name, value, approx, note in checked)
     else:
         return
-    keep(table.value_reads, memo, kept, 20_000)
+    keep(table.value_reads, memo, kept, 2_000)  # the values most files share refill it at once: memory flat over a migration
 
 
 def recall(table: Table, memo: tuple[Any, ...]) -> Any:
@@ -312,7 +312,7 @@ def write_formula(rule: Rule, ir: IR, version: str | None = None) -> Written:
     result = _written(rule, kwargs)
     if memo is not None and all(shareable(value) and (approx is None or type(approx.value) in IMMUTABLE)
                                 for value, approx in result.values()):  # fmt: skip
-        keep(rule.writes, memo, {key: (copy_block(value), approx) for key, (value, approx) in result.items()}, 1_000)
+        keep(rule.writes, memo, {key: (copy_block(value), approx) for key, (value, approx) in result.items()}, 200)
     return result
 
 

@@ -56,6 +56,9 @@ class Source:
     aliases: dict[str, str] = field(default_factory=dict)
     # leaf -> why its value is only known at run time (HF Trainer's "auto"): no value, kept in same-format
     unresolved: dict[str, str] = field(default_factory=dict)
+    # leaves of `unresolved` that are placeholders the launcher fills by design (DeepSpeed's "auto"): the report
+    # says `missing`, with the --set that gives the value; any other unresolved value is `lossy`
+    placeholders: frozenset[str] = frozenset()
     # how to find a key's line in a file's text (leaf as written -> line), for a syntax io.key_line
     # (YAML and JSON) does not know; the reader supplies it
     locate: Callable[[str, str], int | None] | None = None

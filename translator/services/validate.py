@@ -186,10 +186,11 @@ def validate_file(
                 add(as_written(leaf), said or f"not a {table.title} parameter")
         for keys, reason in _relations(ingested):
             add(as_written(keys[0]) if keys else None, reason)
+    blocks = {key[:i] for key in unknown for i, c in enumerate(key) if c == "."}  # the blocks above unknown keys
     for key in sorted(unknown):
         if keys_of is not None and _read_somewhere(keys_of, key, spec.spell(key), release):
             problems.pop(key, None)  # the release check below speaks of its leaves
-        elif key not in problems and not any(k.startswith(key + ".") for k in unknown):
+        elif key not in problems and key not in blocks:
             add(key, f"not a {table.title} parameter")  # a block the schema does not know: its leaves say more
     if keys_of is not None and version:  # the histories say what a release's code reads; only asked for
         for leaf in flatten(spelled):
