@@ -212,6 +212,10 @@ def _passed_entry(leaf: str, ingested: Ingested, fate: LeafFate) -> Entry:
     """A leaf a same-format translation carried as written."""
     if fate.kind == "unknown":
         return said(leaf, leaf, Status.UNKNOWN, (*fate.notes, ("carried_as_written", {})), ())
+    family = next((values for kind, values in fate.notes if kind == "family_not_supported"), None)
+    if fate.kind == "unsupported" and family is not None:
+        # a model family neoconv does not read (an HF model_type no row maps): carried, and not checked
+        return said(leaf, leaf, Status.EXACT, (("carried_unchecked", {"what": family["what"]}),), ())
     if leaf in ingested.coerced:
         notes = fate.notes if fate.kind == "rule" else ()
         return said(leaf, leaf, Status.CONVERTED, notes or _CARRIED, fields_of(fate))
@@ -400,7 +404,7 @@ def _leaves(ingested: Ingested, name: str, seen: set[str]) -> list[str]:
         # with no key at all when there are any (HF's parallel_shared_norm, not the Falcon block's)
         rules = [r for r in (part.table.rules_for_field(name) if part.table else ()) if not any(k in part.raw for k in r.keys)]
         for rule in [r for r in rules if not r.keys] or rules:
-            inputs.update(dict.fromkeys(f for f in rule.with_fields.values() if f != name))
+            inputs.update(dict.fromkeys(f for f in rule.read_deps if f != name))
     return list(dict.fromkeys(leaf for f in inputs for leaf in _leaves(ingested, f, seen)))
 
 

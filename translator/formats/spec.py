@@ -17,10 +17,19 @@ from ..core.errors import printable
 from ..knowledge.registry import FormatSpec
 
 if TYPE_CHECKING:  # kept out of start-up: `neoconv --help` imports every FormatSpec
-    from ..core.report import Status
+    from ..core.report import Report, Status
     from ..knowledge.source import Source
 
-__all__ = ["ExtraEntry", "FormatSpec", "ModelConfig", "Reader", "WriteContext", "WriteResult", "Writer", "added_for_target"]
+__all__ = [
+    "ExtraEntry",
+    "FormatSpec",
+    "ModelConfig",
+    "Reader",
+    "WriteContext",
+    "WriteResult",
+    "Writer",
+    "added_for_target",
+]
 
 # a model config kept apart from the config (VeOmni's HF config.json): a path, or its parsed content
 ModelConfig = Union[str, Mapping[str, Any], None]
@@ -67,7 +76,9 @@ class WriteContext:
     """What a writer knows of the translation besides the target leaves."""
 
     layout: str | None = None
-    version: str | None = None  # the target version (--to-version; None: the table's first): a writer spells keys per release
+    version: str | None = (
+        None  # the target version (--to-version; None: the table's first): a writer spells keys per release
+    )
     source_format: str | None = None
     source_layout: str | None = None
     model_family: str | None = None
@@ -99,7 +110,9 @@ def added_for_target(title: str, key: str, value: Any, why: str, fields: tuple[s
     from ..core.report import Status, render
 
     values = {"title": title, "written": {key: value}, "why": why}
-    return ExtraEntry(key, Status.DEFAULTED, render("added_for_target", values), fields, None, "added_for_target", values)
+    return ExtraEntry(
+        key, Status.DEFAULTED, render("added_for_target", values), fields, None, "added_for_target", values
+    )
 
 
 @dataclass
