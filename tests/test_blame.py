@@ -9,7 +9,7 @@ import pytest
 
 from neoconv.cli import main
 
-TRAINER = 'output_dir: out\nper_device_train_batch_size: {micro}\ngradient_accumulation_steps: {accum}\n'
+TRAINER = "output_dir: out\nper_device_train_batch_size: {micro}\ngradient_accumulation_steps: {accum}\n"
 
 
 @pytest.mark.parametrize("micro,accum,key,line,got", [
@@ -29,7 +29,9 @@ def test_the_hf_trainer_batch_names_the_key_at_fault(runner, tmp_path: Path, mic
     assert other not in result.stderr
     checked = runner.invoke(main, ["validate", str(source), "--format", "hftrainer"])
     problems = [row for row in checked.stdout.splitlines() if "must be at least 1" in row]
-    assert checked.exit_code == 1 and problems == [f"{source}:{line}: {key}: must be at least 1, got {got} (fix the value)"]
+    assert checked.exit_code == 1 and problems == [
+        f"{source}:{line}: {key}: must be at least 1, got {got} (fix the value)"
+    ]
 
 
 def test_a_default_partner_still_blames_the_written_key(runner, tmp_path: Path) -> None:
@@ -37,7 +39,9 @@ def test_a_default_partner_still_blames_the_written_key(runner, tmp_path: Path) 
     source = tmp_path / "args.yaml"
     source.write_text("output_dir: out\ngradient_accumulation_steps: 0\n")
     result = runner.invoke(main, ["hftrainer2deepspeed", str(source), "-o", str(tmp_path / "ds.json")])
-    assert result.exit_code == 2 and "args.yaml:2: gradient_accumulation_steps: must be at least 1, got 0" in result.stderr
+    assert (
+        result.exit_code == 2 and "args.yaml:2: gradient_accumulation_steps: must be at least 1, got 0" in result.stderr
+    )
 
 
 @pytest.mark.parametrize("fmt,text,line", [
@@ -48,4 +52,7 @@ def test_neox_and_deepspeed_name_the_accumulation_too(runner, tmp_path: Path, fm
     source = tmp_path / ("c.yml" if fmt == "neox" else "c.json")
     source.write_text(text)
     result = runner.invoke(main, [f"{fmt}2cerebras", str(source), "-o", str(tmp_path / "o.yaml")])
-    assert result.exit_code == 2 and f"{source.name}:{line}: gradient_accumulation_steps: must be at least 1, got 0" in result.stderr
+    assert (
+        result.exit_code == 2
+        and f"{source.name}:{line}: gradient_accumulation_steps: must be at least 1, got 0" in result.stderr
+    )

@@ -33,6 +33,7 @@ from neoconv.services.validate import schema_errors
 # ---- legacy -> trainer ---------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", LEGACY, ids=rel)
 def test_every_legacy_file_migrates_to_the_trainer_layout(path: Path) -> None:
     result = translate_or_known(path, "cerebras", layout="trainer")
@@ -58,6 +59,7 @@ def test_every_legacy_file_migrates_to_the_trainer_layout(path: Path) -> None:
                     or "Model Zoo 2.10.0 does not read model." in entry.detail), entry  # fmt: skip
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", LEGACY, ids=rel)
 def test_legacy_trainer_legacy_is_the_identity(path: Path, tmp_path: Path) -> None:
     there = translate_or_known(path, "cerebras", layout="trainer")
@@ -125,6 +127,7 @@ def test_scalar_lr_becomes_a_constant_scheduler_and_flags_become_callbacks() -> 
 # ---- trainer -> legacy / neox / trainer -----------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", TRAINER, ids=rel)
 def test_every_trainer_file_reads_and_converts(path: Path) -> None:
     legacy = translate_or_known(path, "cerebras", layout="legacy")
@@ -147,6 +150,7 @@ def test_every_trainer_file_reads_and_converts(path: Path) -> None:
     assert schema_errors(yaml.safe_load(neox.dump()), "neox") == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", TRAINER, ids=rel)
 def test_trainer_to_trainer_is_the_identity(path: Path) -> None:
     result = translate_or_known(path, "cerebras", layout="trainer")

@@ -96,7 +96,11 @@ def test_model_zoo_1x_schedulers_in_the_spellings_2x_reads(tmp_path: Path) -> No
                       {"CosineDecayLR": {"initial_learning_rate": 2.0e-4, "end_learning_rate": 2.0e-5,
                                          "total_iters": 23988}}]  # fmt: skip
     entry = _entry(trainer, "optimizer.learning_rate")
-    assert entry.status is Status.CONVERTED and "steps -> total_iters" in entry.detail and "Cosine -> CosineDecay" in entry.detail
+    assert (
+        entry.status is Status.CONVERTED
+        and "steps -> total_iters" in entry.detail
+        and "Cosine -> CosineDecay" in entry.detail
+    )
     legacy = translate(str(path), "cerebras", "cerebras")
     schedule = yaml.safe_load(legacy.dump())["optimizer"]["learning_rate"]
     assert [p.get("total_iters") for p in schedule] == [346, 23988] and "steps" not in schedule[0]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..knowledge.history import NO_DEFAULT, load_history
+from ..knowledge.schema import NO_DEFAULT, load_history
 from ..core.report import Entry, Message, Report, Status, said
 from ..core.report.kinds import render
 from .ledger import Ingested

@@ -9,7 +9,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..core.errors import InputError
-from .history import History, load_history
+from .schema import History, load_history
 from ..io.documents import at_path
 
 

@@ -110,6 +110,8 @@ def _merge_runconfig(view: View, runconfig: dict[str, Any]) -> None:
                 value = [*view.leaves[leaf], *value]
                 view.notes[leaf] = f"joined with {trainer_path}'s items, as Model Zoo merges the runconfig"
             else:
-                view.notes[leaf] = f"over {trainer_path}'s {view.leaves[leaf]!r}: Model Zoo merges the runconfig over the trainer"
+                view.notes[leaf] = (
+                    f"over {trainer_path}'s {view.leaves[leaf]!r}: Model Zoo merges the runconfig over the trainer"
+                )
         view.leaves[leaf] = value
         view.aliases.pop(leaf, None)  # as written

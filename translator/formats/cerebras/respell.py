@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 from typing import Any, NamedTuple
 
-from ...knowledge.history import older
+from ...knowledge.schema import older
 from .scheduler import ALIASES, CLASSES, class_name
 
 RESPELLED_FROM = "2.2.0"  # the first release whose schedulers read only their classes' own spellings

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
-from ..families import Families
+from ..source import Families
 from ..formula import Formula, Simple, field_ident, ident
 from ..release_table import ReleaseFacts
 
@@ -134,7 +134,7 @@ class Table:
     lenient_types: bool = False  # unmapped keys may not match the documented type (the docs are loose)
     closed_enums: bool = False  # the schema's enums are the framework's own choices (a value outside: a fork's)
     releases: ReleaseFacts = field(default_factory=ReleaseFacts)  # aliases, older spellings, ... (release_table.py)
-    families: Families | None = None  # model families the canonical fields do not cover (families.py)
+    families: Families | None = None  # model families the canonical fields do not cover (knowledge/source.py)
 
     def rules_for_field(self, name: str) -> list[Rule]:
         return self._by_field.get(name, [])
