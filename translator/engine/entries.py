@@ -23,9 +23,9 @@ from ..core.report.kinds import TEMPLATES, as_value
 from ..knowledge.catalogue import catalogue
 from ..knowledge.formula import Approx, Unexpressible, field_ident, ident, is_close, unwrap
 from ..knowledge.schema import load_history
+from ..knowledge.versions import name_release_defaults
 from ..knowledge.mapping import Rule, Table
 from .ledger import Ingested, LeafFate, fields_of
-from .releases import name_release_defaults
 from .rule import (
     LOSS,
     MISSING,
@@ -559,7 +559,7 @@ def emit(
     report.entries.extend(run.extra)
     if not run.same:
         unheld_derived(report, ingested, table)
-    name_release_defaults(report, ingested)
+    name_release_defaults(report, ingested.source, ingested.table)
     return run.out, report
 
 
