@@ -31,6 +31,13 @@ class Source:
     aliases: dict[str, str] = field(default_factory=dict)
     # leaf -> why its value is only known at run time (HF Trainer's "auto"): no value, kept in same-format
     unresolved: dict[str, str] = field(default_factory=dict)
+    # leaf -> why the reader cannot give its value (a shell variable a launcher script does not set):
+    # reported `unknown` with the --set that gives it; no value for the rules; a same-format translation
+    # carries it as written (exact: it is expanded alike when run)
+    unknown_values: dict[str, str] = field(default_factory=dict)
+    # leaf -> why its value is one no release of the framework takes (a fork's): `unknown` as above, and
+    # also when a same-format translation carries it
+    foreign_values: dict[str, str] = field(default_factory=dict)
     # how to find a key's line in a file's text (leaf as written -> line), for a syntax io.key_line
     # (YAML and JSON) does not know; the reader supplies it
     locate: Callable[[str, str], int | None] | None = None

@@ -96,6 +96,9 @@ def no_counterpart(table: Table, fields: list[str]) -> Message:
 
 def _passed_entry(leaf: str, ingested: Ingested, fate: LeafFate) -> Entry:
     """A leaf a same-format translation carried as written."""
+    source = ingested.source
+    if fate.kind == "unknown" and source is not None and leaf in source.unknown_values:  # expanded alike when run
+        return said(leaf, leaf, Status.EXACT, (*fate.notes, ("carried_as_written", {})), fields_of(fate))
     if fate.kind == "unknown":
         return said(leaf, leaf, Status.UNKNOWN, (*fate.notes, ("carried_as_written", {})), ())
     if leaf in ingested.coerced:

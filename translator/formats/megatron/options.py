@@ -114,6 +114,8 @@ class Namespace:
     unresolved: dict[str, str] = field(default_factory=dict)  # dest -> why its value is unknown
     words: dict[str, list[str]] = field(default_factory=dict)  # dest -> its value words as written
     unknown: set[str] = field(default_factory=set)  # dests of options no release parsed
+    loose: list[Arg] = field(default_factory=list)  # words not known here where an option is expected
+    foreign: dict[str, str] = field(default_factory=dict)  # dest -> its value no release takes (a fork's?)
 
 
 def parse(args: list[Arg]) -> Namespace:
@@ -123,21 +125,27 @@ def parse(args: list[Arg]) -> Namespace:
     while i < len(args):
         word = args[i]
         i += 1
+        if not word.resolved:  # its words (options or values) are not known here: named, not read
+            out.loose.append(word)
+            continue
         if not looks_like_option(word):
-            what = "a shell expansion" if not word.resolved else "a value no option takes"
             raise InputError(
-                f"{word.raw}: {what} where an option is expected (argparse: unrecognized arguments)"
-                + ("; neoconv cannot see what it expands to: write the arguments out" if not word.resolved else ""),
+                f"{word.raw}: a value no option takes where an option is expected (argparse: unrecognized arguments)",
                 file=word.file, line=word.line,
             )  # fmt: skip
         name, eq, attached = word.text.partition("=")
         option = known.get(name)
+        if option is None and "_" in name and known.get(name.replace("_", "-")) is not None:
+            option = known[name.replace("_", "-")]  # a fork's spelling of the same option (Megatron-LLM's --seq_length)
+            word.note = _join(word.note, f"{name} is a fork's spelling (Megatron-LLM's) of {option.name}: read as it")
         if option is None:
             values = [Arg(attached, attached, word.resolved, word.file, word.line)] if eq else []
             while i < len(args) and not looks_like_option(args[i]):
                 values.append(args[i])
                 i += 1
             dest = unknown_dest(name)
+            if dest in table().dests:  # --lr_x-y: no option, but its argparse name is a known dest's
+                dest = name
             out.unknown.add(dest)
             value: Any = True if not values else values[0].text if len(values) == 1 else [v.text for v in values]
             _store(out, dest, name, value, values, word)
@@ -146,11 +154,38 @@ def parse(args: list[Arg]) -> Namespace:
         if option.arity == "0":
             _store(out, option.dest, name, option.flag_value(), [], word)
             continue
+        split = _split_value(option, values, args, i)
+        if split:  # one shell word bash splits into words argparse refuses: the value meant is not known
+            i += len(split)
+            whole = " ".join(v.text for v in values + split)
+            _store(out, option.dest, name, whole, values + split, word)
+            out.unresolved[option.dest] = (
+                f"{name} {values[0].word or whole}: {whole!r} has blanks, so bash passes {len(split) + 1} words, "
+                "which Megatron's argparse refuses: a placeholder to fill in?")  # fmt: skip
+            continue
         typed = [_typed(option, v) for v in values]
         single = option.arity == "1"
         _store(out, option.dest, name, typed[0] if single else typed, values, word)
+        out.foreign.pop(option.dest, None)
+        strange = [v for v, w in zip(typed, values) if w.resolved and not _a_choice(option, v)]
+        if strange:
+            choices = _choices(option)
+            out.foreign[option.dest] = (f"{name} {strange[0]}: not a choice of any Megatron-LM release "
+                                        f"({', '.join(map(str, choices))}): a fork's value?")  # fmt: skip
         if option.last != "HEAD":
             out.notes[option.dest] = _join(out.notes.get(option.dest, ""), _removed(option))
+    return out
+
+
+def _split_value(option: Option, values: list[Arg], args: list[Arg], i: int) -> list[Arg]:
+    """The words after a one-word value that came from the same shell word (`--save $DIR` with DIR="your
+    checkpoint path"): bash passes them as words of their own."""
+    if option.arity != "1" or not values or values[0].group < 0 or not values[0].resolved:
+        return []
+    out: list[Arg] = []
+    while i < len(args) and args[i].group == values[0].group and args[i].resolved and not looks_like_option(args[i]):
+        out.append(args[i])
+        i += 1
     return out
 
 
@@ -212,14 +247,18 @@ def _converted(option: Option, word: Arg, kind: str) -> Any:
     except ValueError:
         shown = {"int": "int", "float": "float"}.get(kind, kind)
         raise InputError(f"argument {option.name}: invalid {shown} value: {text!r}", file=word.file, line=word.line) from None
-    node = table().dests.get(option.dest, {})
-    choices = node.get("enum") or node.get("items", {}).get("enum")
-    if choices and isinstance(value, str) and value not in choices:
-        raise InputError(
-            f"argument {option.name}: invalid choice: {text!r} (choose from {', '.join(choices)})",
-            file=word.file, line=word.line,
-        )  # fmt: skip
     return value
+
+
+def _choices(option: Option) -> list[Any]:
+    node = table().dests.get(option.dest, {})
+    return list(node.get("enum") or node.get("items", {}).get("enum") or ())
+
+
+def _a_choice(option: Option, value: Any) -> bool:
+    """A value some release's argparse takes (`choices`); any value of an option without choices."""
+    choices = _choices(option)
+    return not choices or not isinstance(value, str) or value in choices
 
 
 def _store(out: Namespace, dest: str, name: str, value: Any, values: list[Arg], word: Arg) -> None:
@@ -241,9 +280,8 @@ def _store(out: Namespace, dest: str, name: str, value: Any, values: list[Arg], 
 
 def _unresolved(name: str, words: list[Arg]) -> str:
     shown = " ".join(w.raw for w in words)
-    defaults = re.findall(r"\$\{\w+:?-([^}]*)\}", shown)
-    said = f" (its default {defaults[0]!r} is not used)" if defaults else ""
-    return f"{name} {shown}: a shell expression, unknown here{said}"
+    why = "; ".join(dict.fromkeys(w.why for w in words if w.why))
+    return f"{name} {shown}: " + (f"not known here ({why})" if why else "a shell expression, unknown here")
 
 
 def _removed(option: Option) -> str:

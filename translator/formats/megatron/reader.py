@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from ...errors import InputError
@@ -49,6 +50,7 @@ class MegatronReader(Reader):
         launcher: list[Arg] = []
         extra: dict[str, tuple[Any, str, int]] = {}
         syntaxes: list[str] = []
+        notes: list[str] = []
         for path in paths:
             name = str(path)
             text = read_text(name)
@@ -61,12 +63,17 @@ class MegatronReader(Reader):
                 raise InputError("a second launch line: the launcher is given in one file only", file=name)
             args.extend(words.args)
             launcher.extend(words.launcher)
+            notes.extend(f"{Path(name).name}: {note}" for note in words.notes)
             for key, value in words.extra.items():
                 extra[key] = (value, name, words.extra_lines.get(key, 1))
         if not args:
             raise InputError("no Megatron arguments (no --flag words)", file=str(paths[-1]))
         namespace = parse(args)
         source = _source(namespace, [str(p) for p in paths], texts)
+        source.warnings.extend(notes)
+        for word in namespace.loose:
+            source.warnings.append(f"{Path(word.file).name}:{word.line}: {word.raw} ({word.why or 'a shell expression'}) "
+                                   "stands where an option is expected: its words are not known here, not read")
         _add_launcher(source, launcher)
         _add_extra(source, extra)
         source.meta["syntax"] = syntaxes
@@ -95,7 +102,7 @@ class MegatronReader(Reader):
         for dest, value in values.items():  # a shell expression is no value here, as in a file
             shown = " ".join(map(str, value)) if isinstance(value, list) else value
             if isinstance(shown, str) and _EXPANSION.search(shown):
-                source.unresolved[dest] = f"{aliases.get(dest, dest)} {shown}: a shell expression, unknown here"
+                source.unknown_values[dest] = f"{aliases.get(dest, dest)} {shown}: a shell expression, unknown here"
         return source
 
     @staticmethod
@@ -150,10 +157,20 @@ def _source(namespace: Namespace, files: list[str], texts: dict[str, str]) -> Me
     source.origins = dict(namespace.origins)
     source.aliases = {dest: written for dest, written in namespace.written.items() if written != dest}
     source.notes = dict(namespace.notes)
-    source.unresolved = dict(namespace.unresolved)
+    source.unknown_values = dict(namespace.unresolved)
+    source.foreign_values = {d: why for d, why in namespace.foreign.items() if d not in namespace.unresolved}
     source.meta.update(written=dict(namespace.written), words=dict(namespace.words), values=dict(namespace.values),
                        unresolved=sorted(namespace.unresolved))
     return source
+
+
+_WHOLE = re.compile(r"[0-9]{1,9}")  # ASCII digits only (str.isdigit takes ², int() refuses it)
+_COUNTS = {"nproc_per_node": re.compile(r"[0-9]{1,6}|auto|cpu|gpu|xpu"), "nproc-per-node": re.compile(r"[0-9]{1,6}|auto|cpu|gpu|xpu"),
+           "nnodes": re.compile(r"[0-9]{1,6}(:[0-9]{1,6})?"), "num_gpus": re.compile(r"[0-9]{1,6}"),
+           "num_nodes": re.compile(r"[0-9]{1,6}")}  # fmt: skip
+_COUNT_WHAT = {"nproc_per_node": "number of processes per node (N, auto, cpu or gpu)",
+               "nproc-per-node": "number of processes per node (N, auto, cpu or gpu)",
+               "nnodes": "number of nodes (N or MIN:MAX)", "num_gpus": "number of GPUs", "num_nodes": "number of nodes"}
 
 
 def _add_launcher(source: MegatronSource, words: list[Arg]) -> None:
@@ -177,15 +194,20 @@ def _add_launcher(source: MegatronSource, words: list[Arg]) -> None:
             launcher[leaf] = True
         else:
             arg = given[0]
-            launcher[leaf] = int(arg.text) if arg.resolved and arg.text.isdigit() else arg.text if arg.resolved else arg.raw
+            if arg.resolved and name in _COUNTS and not _COUNTS[name].fullmatch(arg.text):
+                raise InputError(f"--{name} {arg.text[:20]}{'...' if len(arg.text) > 20 else ''}: not a "
+                                 f"{_COUNT_WHAT[name]} (the launcher refuses it); write the number",
+                                 file=arg.file, line=arg.line)  # fmt: skip
+            launcher[leaf] = int(arg.text) if arg.resolved and _WHOLE.fullmatch(arg.text) else arg.text if arg.resolved else arg.raw
             if not arg.resolved:
-                source.unresolved[leaf] = f"--{name} {arg.raw}: a shell expression, unknown here"
+                source.unknown_values[leaf] = f"--{name} {arg.raw}: " + (f"not known here ({arg.why})" if arg.why else "a shell expression, unknown here")
             if arg.note:
                 source.notes[leaf] = arg.note
         source.origins[leaf] = (word.file, word.line)
         source.aliases[leaf] = f"launcher --{name}"
     if launcher:
-        procs, nodes = launcher.get("launcher.nproc_per_node"), launcher.get("launcher.nnodes", 1)
+        procs = launcher.get("launcher.nproc_per_node", launcher.get("launcher.num_gpus"))
+        nodes = launcher.get("launcher.nnodes", launcher.get("launcher.num_nodes", 1))
         if isinstance(procs, int) and isinstance(nodes, int) and not isinstance(nodes, bool):
             source.notes["launcher.nproc_per_node"] = _joined(
                 source.notes.get("launcher.nproc_per_node", ""),

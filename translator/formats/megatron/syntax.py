@@ -1,22 +1,17 @@
-"""The words Megatron's argparse would get from a file, in three syntaxes (told apart by the first line
-that is not a comment):
+"""The words Megatron's argparse would get from a file, in three syntaxes:
 
 * an argument file (`*.args`): options and values (`--num-layers 24`), comments, backslash
   continuations;
-* a bash script made of arrays (`GPT_MODEL_ARGS=( --num-layers 24 ... )`, `+=(...)`), literal
-  assignments (`GPUS_PER_NODE=8`, `export ...`), string variables of arguments (`GPT_ARGS="--num-layers
-  24 ..."`) and one launch line (`torchrun ${DISTRIBUTED_ARGS[@]} pretrain_gpt.py ${GPT_MODEL_ARGS[@]}
-  ...`), as Megatron-LM's examples write them. The launch line decides the order of the arguments and
-  which words are the launcher's; without one, the arrays are the arguments, in file order. Any other
-  shell code (`if`, `case`, `source`, commands) is refused with its line: neoconv runs nothing;
+* a launcher script in bash (script.py reads it statically: assignments, arrays, `if`/`case`, loops,
+  functions, `eval`; nothing is run, the environment is never read): the command that launches the
+  training script (launch.py: through `torchrun`, `deepspeed`, `python -m torch.distributed.run`,
+  inside `srun ...`, `bash -c '...'`, a pipeline) gives the arguments and the launcher's words; a
+  script without one is read as its arrays of arguments, in file order;
 * Megatron-LM's CI YAML (`MODEL_ARGS:` mapping `--flag: value`, `true` = a bare flag), turned into
   words as its `_run_training.sh` does.
 
-A variable the file assigns a literal value earlier (outside any condition) is resolved; any other
-expansion (`$1`, `${X:-y}`, `$(...)`, a variable the file does not set) stays unresolved: neoconv never
-reads its own environment. Bash expands arrays unquoted (`${A[@]}`), re-splitting every element: an
-element that starts with `--` is split as bash splits it (quote characters inside it stay literal); an
-element that is one value with blanks is kept whole, with a note (bash would pass several words).
+A value the script does not give (`$1`, a variable it does not set, `$(...)`) stays unresolved and says
+why; what the reading assumed or did not run is said in `notes` (the report's source note).
 """
 
 from __future__ import annotations
@@ -27,13 +22,15 @@ from typing import Any
 
 from ...errors import InputError
 from ...io import key_line, parse_yaml
-from .lexer import Part, Token, Word, tokenize
+from .bash.expand import Expander
+from .bash.values import Chunk, State, split_at_blanks
+from .bash.launch import Launch, Written
+from .bash.lexer import Token, tokenize
 
-LAUNCHERS = frozenset({"torchrun", "python", "python3", "deepspeed"})
-_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
-_ARRAY_REF = re.compile(r"^\$\{([A-Za-z_][A-Za-z0-9_]*)\[[@*]\]\}$")
-_YAML_FLAG = re.compile(r"^--?[\w.-]+:(\s|$)")
-EXTRACT = "write the Megatron arguments as an args file (--flag value per line) or as arrays NAME=( ... ) and the launch line"
+_YAML_KEY = re.compile(r"^(--?[\w.-]+|[A-Za-z_][\w.-]*):(\s|$)")
+SHELL_SUFFIXES = (".sh", ".bash", ".slurm", ".sbatch", ".zsh", ".ksh")
+NO_LAUNCH = ("write the launch line (torchrun ... pretrain_gpt.py --flag value ...), or the arguments as an args "
+             "file (--flag value per line)")  # fmt: skip
 
 
 @dataclass
@@ -47,7 +44,9 @@ class Arg:
     file: str
     line: int
     note: str = ""
-    why: str = ""  # unresolved: the expansions it holds
+    why: str = ""  # unresolved: why its value is not known here
+    group: int = -1  # words that one shell word split into share it (-1: unknown)
+    word: str = ""  # the shell word it came from, as written
 
 
 @dataclass
@@ -57,32 +56,33 @@ class Words:
     launcher: list[Arg] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)  # yaml: top-level entries besides MODEL_ARGS
     extra_lines: dict[str, int] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)  # bash: what the reading assumed, did not run, did not read
 
 
-def syntax_of(text: str) -> str:
+def syntax_of(text: str, name: str = "") -> str:
+    """args, bash or yaml: a shell file by its name or its `#!` line, else by its first line that is
+    not a comment (`--flag value` words, a YAML `key:`, or shell)."""
+    if name.lower().endswith(SHELL_SUFFIXES) or (text.startswith("#!") and "sh" in text.split("\n", 1)[0]):
+        return "bash"
     for line in text.splitlines():
         stripped = line.strip()
         if not stripped or stripped.startswith("#"):
             continue
-        if _YAML_FLAG.match(stripped):
+        if _YAML_KEY.match(stripped) or stripped.startswith(("---", "{")):
             return "yaml"
         if stripped.startswith("-"):
             return "args"
-        first = stripped.split()[0]
-        if _ASSIGNMENT.match(stripped) or first in LAUNCHERS or first in ("export", "set") or first.endswith("=("):
-            return "bash"
-        if re.match(r"[A-Za-z_][A-Za-z0-9_]*\+?=\(", stripped):
-            return "bash"
-        return "yaml"
+        return "bash"
     return "args"
 
 
 def words_of(text: str, name: str) -> Words:
-    kind = syntax_of(text)
+    kind = syntax_of(text, name)
     if kind == "yaml":
         return _yaml_words(text, name)
-    tokens = tokenize(text, name)
-    return _args_words(tokens, name) if kind == "args" else _Bash(tokens, name).run()
+    if kind == "args":
+        return _args_words(tokenize(text, name), name)
+    return _bash_words(text, name)
 
 
 # ---- argument files -------------------------------------------------------------------------
@@ -90,256 +90,140 @@ def words_of(text: str, name: str) -> Words:
 
 def _args_words(tokens: list[Token], name: str) -> Words:
     out = Words("args")
+    expander = Expander(State(name))
     for tok in tokens:
         if tok.kind == "newline":
             continue
         if tok.kind != "word":
-            what = f"`{tok.text}(`" if tok.kind == "array" else f"an unquoted `{tok.text}`"
+            what = f"`{tok.text}(`" if tok.kind == "array" else f"an unquoted `{tok.text or '(('}`"
             raise InputError(
                 f"{what} is shell syntax; an args file holds options and values only: quote the value, or "
-                "write the arrays and the launch line as a bash script (NAME=( ... ))",
+                "write the launch line as a bash script",
                 file=name, line=tok.line,
             )  # fmt: skip
         assert tok.word is not None
-        out.args.extend(_expand(tok.word, {}, name, split=False))
+        for chunks in expander.fields(tok.word, split=False) or [[]]:
+            out.args.append(to_arg(chunks, tok.word.raw, name, tok.line))
     return out
 
 
-# ---- bash scripts of arrays -----------------------------------------------------------------
+def to_arg(chunks: list[Chunk], raw: str, name: str, line: int, group: int = -1) -> Arg:
+    """An argparse word from a value's pieces (its notes: where the script's values came from)."""
+    text = "".join(c.text for c in chunks)
+    resolved = all(c.known for c in chunks)
+    notes = list(dict.fromkeys(c.note for c in chunks if c.note))
+    if resolved and ("'" in text or '"' in text):
+        notes.append(f"from {raw or text}: bash passes the quote characters of {text} to Megatron literally")
+    why = "; ".join(dict.fromkeys(c.why for c in chunks if not c.known and c.why))
+    return Arg(text, raw or text, resolved, name, chunks[0].line if chunks else line, "; ".join(notes), why, group)
 
 
-@dataclass
-class _Var:
-    """A variable the file assigns: its value as chunks (text, resolved, line): a string of arguments
-    (GPT_ARGS="--lr 1e-4 --save $CKPT") keeps its literal words when one expansion is unknown."""
-
-    chunks: list[tuple[str, bool, tuple[int, ...]]]  # text, resolved, the line of each character
-    line: int
-    raw: str
-
-    @property
-    def resolved(self) -> bool:
-        return all(ok for _, ok, _ in self.chunks)
-
-    @property
-    def text(self) -> str:
-        return "".join(t for t, _, _ in self.chunks)
+def written_arg(word: Written, name: str, line: int) -> Arg:
+    arg = to_arg(word.chunks, word.shown, name, line, word.group)
+    arg.word = word.raw
+    if not word.whole:
+        arg.raw = arg.text  # a piece of a word (an array's element): its own text, still a shell word
+    return arg
 
 
-class _Bash:
-    def __init__(self, tokens: list[Token], name: str) -> None:
-        self.tokens = tokens
-        self.name = name
-        self.i = 0
-        self.vars: dict[str, _Var] = {}
-        self.arrays: dict[str, list[Arg]] = {}
-        self.command: list[Word] | None = None
+# ---- bash launcher scripts ------------------------------------------------------------------
 
-    def error(self, message: str, line: int) -> InputError:
-        return InputError(message, file=self.name, line=line)
 
-    def run(self) -> Words:
-        while self.i < len(self.tokens):
-            tok = self.tokens[self.i]
-            if tok.kind == "newline" or (tok.kind == "op" and tok.text == ";"):
-                self.i += 1
-            elif tok.kind == "array":
-                self._array(tok)
-            elif tok.kind == "word":
-                self._command()
-            else:
-                raise self.error(f"`{tok.text}` is shell code neoconv does not run; {EXTRACT}", tok.line)
-        return self._words()
+def _bash_words(text: str, name: str) -> Words:
+    from .options import dest_of
+    from .bash.script import Script
 
-    def _array(self, start: Token) -> None:
-        self.i += 1
-        name, append = start.text.rstrip("+="), start.text.endswith("+=")
-        elements: list[Arg] = []
-        while True:
-            if self.i >= len(self.tokens):
-                raise self.error(f"array {name}=( is not closed with )", start.line)
-            tok = self.tokens[self.i]
-            self.i += 1
-            if tok.kind == "newline":
-                continue
-            if tok.kind == "op" and tok.text == ")":
-                break
-            if tok.kind != "word":
-                raise self.error(f"`{tok.text}` inside array {name}: {EXTRACT}", tok.line)
-            assert tok.word is not None
-            ref = self._array_ref(tok.word)
-            if ref is not None:  # A+=("${B[@]}"): B's elements as they are
-                elements.extend(self._elements(ref, tok.word, tok.line, quoted=True))
-            else:
-                elements.extend(_expand(tok.word, self.vars, self.name, split=True))
-        self.arrays[name] = (self.arrays.get(name, []) if append else []) + elements
+    reading = Script(name).read(text)
+    out = Words("bash")
+    launch = _the_launch(reading.launches, name, dest_of)
+    if launch is None:
+        for chunks_list in reading.arrays.values():
+            for element in chunks_list:
+                out.args.extend(_array_element(element, name))
+        if not any(a.resolved and dest_of(a.text.partition("=")[0]) for a in out.args):
+            out.args = []
+        if not out.args:
+            stop = f"the script stops at line {reading.exited} (exit) before any launch line; " if reading.exited else ""
+            raise InputError(f"no Megatron arguments: {stop}no command launches a Python training script (torchrun, "
+                             f"deepspeed, python ... *.py) and the file has no arrays of arguments; {NO_LAUNCH}",
+                             file=name)  # fmt: skip
+    else:
+        out.launcher = [written_arg(word, name, launch.line) for word in launch.launcher]
+        out.args = [written_arg(word, name, launch.line) for word in launch.args]
+        if launch.through:  # the wrapper script expands its arguments unquoted: split again at blanks
+            out.launcher = []
+            out.args = [to_arg(list(piece), "", name, launch.line) for word in launch.args
+                        for piece in split_at_blanks(word.chunks)]  # fmt: skip
+            out.notes.append(f"the launch (line {launch.line}) goes through {launch.through}, which is not given: "
+                             f"read as it running {launch.script_name} with the words after it, split at blanks")  # fmt: skip
+        if launch.wrapper:
+            shown = " ".join(word.shown for word in launch.wrapper)
+            out.notes.append(f"the launch (line {launch.line}) runs inside `{_cut(shown)}`: its settings are not Megatron's")
+        others = [x for x in reading.launches if x is not launch]
+        if others:
+            shown = ", ".join(f"{x.script_name} (line {x.line})" for x in others[:4])
+            out.notes.append(f"other commands not run as the training: {shown}")
+    out.notes.extend(reading.choices)
+    out.notes.extend(f"{what} is not read: what it sets is not known here" for what in reading.sourced)
+    if reading.not_run:
+        shown = ", ".join(f"{cmd} ({_lines(lines)})" for cmd, lines in list(reading.not_run.items())[:12])
+        more = f" and {len(reading.not_run) - 12} more" if len(reading.not_run) > 12 else ""
+        out.notes.append(f"commands neoconv does not run (it reads the script only): {shown}{more}")
+    return out
 
-    def _command(self) -> None:
-        words: list[Word] = []
-        line = self.tokens[self.i].line
-        while self.i < len(self.tokens):
-            tok = self.tokens[self.i]
-            if tok.kind == "newline" or (tok.kind == "op" and tok.text == ";"):
-                break
-            if tok.kind != "word":
-                raise self.error(f"`{tok.text}` is shell code neoconv does not run; {EXTRACT}", tok.line)
-            assert tok.word is not None
-            words.append(tok.word)
-            self.i += 1
-        first = words[0]
-        head = first.text
-        if _is_assignment(first):
-            for word in words:
-                if not _is_assignment(word):
-                    raise self.error(f"`{word.raw}` after an assignment runs a command; {EXTRACT}", line)
-                self._assign(word)
-        elif head == "export" and first.literal:
-            for word in words[1:]:
-                if _is_assignment(word):
-                    self._assign(word)
-        elif head == "set" and first.literal:
-            return  # shell options (set -x): nothing for the run
-        elif head.rsplit("/", 1)[-1] in LAUNCHERS and first.literal:
-            if self.command is not None:
-                raise self.error(f"a second launch line (the first at line {self.command[0].line}); one run per file", line)
-            self.command = words
-        else:
-            raise self.error(f"`{first.raw}` is shell code neoconv does not run; {EXTRACT}", line)
 
-    def _assign(self, word: Word) -> None:
-        name, _, _ = word.parts[0].text.partition("=")
-        first = word.parts[0]
-        rest = Part("lit", first.text[len(name) + 1 :], first.quoted, first.line, first.lines[len(name) + 1 :])
-        value = Word(([rest] if rest.text else []) + word.parts[1:], word.raw[len(name) + 1 :], word.line, word.col)
-        self.vars[name] = _Var(_chunks(value, self.vars), word.line, value.raw)
-
-    def _array_ref(self, word: Word) -> str | None:
-        if len(word.parts) == 1 and word.parts[0].kind == "expr":
-            found = _ARRAY_REF.match(word.parts[0].text)
-            if found:
-                return found.group(1)
+def _the_launch(launches: list[Launch], name: str, dest_of: Any) -> Launch | None:
+    """The launch of the training: a training script by name and Megatron options in its words, before
+    any other; several different runs of it are refused (one run per file)."""
+    if not launches:
         return None
 
-    def _elements(self, name: str, word: Word, line: int, quoted: bool) -> list[Arg]:
-        if name not in self.arrays:
-            raise self.error(f"${{{name}[@]}}: the file defines no array {name} before this line", line)
-        if quoted:
-            return list(self.arrays[name])
-        out: list[Arg] = []
-        for element in self.arrays[name]:
-            out.extend(_resplit(element))
-        return out
+    def rank(launch: Launch) -> tuple[bool, int]:
+        options = sum(1 for word in launch.args for c in word.chunks[:1] if c.known and dest_of(c.text))
+        return (launch.trains and options > 0, options)
 
-    def _words(self) -> Words:
-        out = Words("bash")
-        if self.command is None:
-            out.args = [a for elements in self.arrays.values() for element in elements for a in _resplit(element)]
-            if not out.args:
-                raise InputError(f"no Megatron arguments: the file has no arrays and no launch line; {EXTRACT}", file=self.name)
-            return out
-        expanded: list[Arg] = []
-        for word in self.command[1:]:
-            ref = self._array_ref(word)
-            if ref is not None:
-                expanded.extend(self._elements(ref, word, word.line, quoted=word.parts[0].quoted))
-            else:
-                expanded.extend(_expand(word, self.vars, self.name, split=True))
-        script = next((i for i, a in enumerate(expanded) if a.resolved and a.text.endswith(".py")), None)
-        if script is None:
-            raise self.error(f"the launch line names no training script (a *.py word); {EXTRACT}", self.command[0].line)
-        out.launcher, out.args = expanded[:script], expanded[script + 1 :]
-        return out
+    best = max(rank(x) for x in launches)
+    chosen = [x for x in launches if rank(x) == best]
+    distinct = {tuple(tuple((c.text, c.known) for c in w.chunks) for w in x.args): x for x in chosen}
+    if len(distinct) > 1:
+        lines = ", ".join(str(x.line) for x in list(distinct.values())[:6])
+        raise InputError(f"the script launches {len(distinct)} different training runs (lines {lines}): neoconv "
+                         "reads one run per file; keep one launch line", file=name, line=chosen[0].line)  # fmt: skip
+    return chosen[0]
 
 
-def _is_assignment(word: Word) -> bool:
-    first = word.parts[0] if word.parts else None
-    return bool(first and first.kind == "lit" and not first.quoted and _ASSIGNMENT.match(first.text))
+def _array_element(element: list[Chunk], name: str) -> list[Arg]:
+    """An array's element as the arguments it stands for (split at blanks when it holds options)."""
+    text = "".join(c.text for c in element)
+    if not element:
+        return []
+    if all(c.known for c in element) and len(text.split()) > 1:
+        if not text.lstrip().startswith("-"):
+            note = (f"one value with blanks ({text!r}): bash expands the array unquoted and would pass "
+                    f"{len(text.split())} words; read as the one value meant")  # fmt: skip
+            return [Arg(text, text, True, name, element[0].line, note)]
+        return [to_arg(_piece(element, m), m.group(), name, element[0].line) for m in re.finditer(r"\S+", text)]
+    return [to_arg(element, "", name, element[0].line)]
 
 
-def _resplit(element: Arg) -> list[Arg]:
-    """An array element expanded unquoted (`${A[@]}`): bash splits it again at blanks."""
-    pieces = element.text.split()
-    if not element.resolved or len(pieces) < 2:
-        return [element]
-    if not element.text.lstrip().startswith("--"):
-        note = (f"one value with blanks ({element.raw}): bash expands the array unquoted and would pass "
-                f"{len(pieces)} words; read as the one value meant")  # fmt: skip
-        return [Arg(element.text, element.raw, True, element.file, element.line, _join(element.note, note))]
-    out = []
-    for piece in pieces:
-        note = element.note
-        if "'" in piece or '"' in piece:
-            note = _join(note, f"from {element.raw}: bash passes the quote characters of {piece} to Megatron literally")
-        out.append(Arg(piece, piece, True, element.file, element.line, note))
-    return out
+def _piece(element: list[Chunk], match: re.Match[str]) -> list[Chunk]:
+    lines: list[int] = []
+    notes = ""
+    for c in element:
+        lines.extend(c.lines[i] if i < len(c.lines) else c.line for i in range(len(c.text)))
+        notes = notes or c.note
+    return [Chunk(match.group(), True, tuple(lines[match.start() : match.end()]) or (element[0].line,), note=notes)]
 
 
-# ---- expansion --------------------------------------------------------------------------------
+def _lines(lines: list[int]) -> str:
+    unique = sorted(set(lines))
+    shown = ", ".join(map(str, unique[:4])) + (", ..." if len(unique) > 4 else "")
+    return f"line{'s' if len(unique) > 1 else ''} {shown}"
 
 
-def _lines(part: Part) -> tuple[int, ...]:
-    return tuple(part.lines) if part.kind == "lit" and part.lines else (part.line,) * max(1, len(part.text))
-
-
-def _chunks(word: Word, variables: dict[str, _Var]) -> list[tuple[str, bool, tuple[int, ...]]]:
-    """A word's value, unsplit, as chunks (an assignment's right-hand side)."""
-    out: list[tuple[str, bool, tuple[int, ...]]] = []
-    for part in word.parts:
-        known = variables.get(part.text) if part.kind == "param" else None
-        if part.kind == "lit":
-            out.append((part.text, True, _lines(part)))
-        elif known is not None:
-            out.extend(known.chunks)
-        else:
-            out.append((_shown(part), False, (part.line,)))
-    return out
-
-
-def _expand(word: Word, variables: dict[str, _Var], name: str, split: bool) -> list[Arg]:
-    """The words one shell word becomes: the file's variables substituted (split at blanks when
-    unquoted and `split`, as bash splits them), any other expansion left unresolved."""
-    fields: list[list[tuple[str, bool, int]]] = [[]]  # per word: (text, resolved, line of its first character)
-    notes: list[str] = []
-    for part in word.parts:
-        known = variables.get(part.text) if part.kind == "param" else None
-        if part.kind == "lit":
-            fields[-1].append((part.text, True, _lines(part)[0]))
-            continue
-        if known is None:
-            fields[-1].append((_shown(part), False, part.line))
-            continue
-        if known.resolved:
-            notes.append(f"${part.text} = {known.text!r} (line {known.line})")
-        for text, ok, lines in known.chunks:
-            if not ok or part.quoted or not split:
-                fields[-1].append((text, ok, lines[0]))
-                continue
-            if text[:1] in (" ", "\t", "\n") and text and fields[-1]:
-                fields.append([])  # a leading blank ends the word before it
-            for k, found in enumerate(re.finditer(r"[^ \t\n]+|$", text)):
-                if k and (found.group() or found.start() < len(text) or text[-1:].isspace()):
-                    fields.append([])
-                if found.group():
-                    fields[-1].append((found.group(), True, lines[min(found.start(), len(lines) - 1)]))
-    out = []
-    single = len(fields) == 1
-    for chunks in fields:
-        if not chunks and not single:
-            continue  # blanks at either end of a split value make no word
-        resolved = all(ok for _, ok, _ in chunks)
-        text = "".join(t for t, _, _ in chunks)
-        line = chunks[0][2] if chunks else word.line
-        why = ", ".join(t for t, ok, _ in chunks if not ok)
-        out.append(Arg(text, word.raw if single else text, resolved, name, line, "; ".join(notes), why))
-    return out
-
-
-def _shown(part: Part) -> str:
-    return "${" + part.text + "}" if part.kind == "param" else part.text
-
-
-def _join(*parts: str) -> str:
-    return "; ".join(p for p in parts if p)
+def _cut(text: str, size: int = 70) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= size else text[: size - 3] + "..."
 
 
 # ---- Megatron's CI YAML ------------------------------------------------------------------------
@@ -390,8 +274,10 @@ def _yaml_value(value: Any, name: str, line: int) -> list[Arg]:
     tokens = tokenize(f'"{text}"' if quoted else text, name)
     words = [t.word for t in tokens if t.kind == "word" and t.word is not None]
     out: list[Arg] = []
+    expander = Expander(State(name))
     for word in words:
-        for arg in _expand(word, {}, name, split=False):
+        for chunks in expander.fields(word, split=False) or [[]]:
+            arg = to_arg(chunks, word.raw, name, line)
             arg.line = line
             out.append(arg)
     return out

@@ -97,6 +97,22 @@ class TrainSteps:
         return {"train_iters": value}
 
 
+@formula("megatron.eval_steps")
+class EvalSteps:
+    """--eval-iters: Megatron evaluates only when it is above 0 (training.py: do_valid = eval_iters > 0),
+    so a negative count (a fork's -1) means no evaluation batches, as 0 does."""
+
+    @staticmethod
+    def read(eval_iters: int | None) -> int:
+        if eval_iters is None:
+            return 100
+        return max(eval_iters, 0)
+
+    @staticmethod
+    def write(value: int) -> dict[str, Any]:
+        return {"eval_iters": value}
+
+
 @formula("megatron.activation_checkpointing")
 class ActivationCheckpointing:
     """--recompute-granularity full|selective (or --recompute-activations = selective; v1-v2.6
