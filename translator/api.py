@@ -259,7 +259,7 @@ def translate(config: ConfigInput, src: str, dst: str, **options: Any) -> Transl
     companions = [f for part in ingested.companions if part.source for f in part.source.files]
     report.source = {"format": src, "files": source.files + companions, "layout": source.layout,
                      **(source.release.to_json() if source.release else {"version": source.version})}  # fmt: skip
-    note = "; ".join(filter(None, (read_as, *source.warnings)))
+    note = "; ".join(filter(None, (read_as, *source.warnings, *source.reading_notes)))
     if note:
         report.source["note"] = note
     if source.meta.get("unsupported_family"):  # its architecture is carried (same format) or dropped, not read

@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Callable
 
+from .errors import printable
+
 if TYPE_CHECKING:
     from .report import Report
 
@@ -24,7 +26,9 @@ def carry_comments(source_text: str, target_text: str, report: Report, spell: Ca
     """The target text with the source's comments, and how many comment lines were carried."""
     if "#" not in source_text:
         return target_text, 0
-    header, notes = source_comments(source_text.lstrip("\ufeff").splitlines(), spell)
+    # lines as the source's own syntax ends them (a \x0b, \x1c or \x85 in a comment ends none: splitlines would)
+    source_lines = [line.removesuffix("\r") for line in source_text.lstrip("\ufeff").split("\n")]
+    header, notes = source_comments(source_lines, spell)
     if not header and not notes:  # comments only above blocks, or in lists: none stays with a key
         return target_text, 0
     lines = target_text.splitlines(keepends=True)
@@ -40,6 +44,11 @@ def carry_comments(source_text: str, target_text: str, report: Report, spell: Ca
             comment = _inline(found[1]) if "#" in found[1] else ""
             if comment:
                 inline[at] = comment
+    # a comment of a source that is not YAML (a Megatron script) may hold control characters: escaped,
+    # so that the YAML written can be read back (and a \x85 or \u2028 starts no line of its own)
+    header = [printable(text) for text in header]
+    above = {at: [printable(text) for text in texts] for at, texts in above.items()}
+    inline = {at: printable(text) for at, text in inline.items()}
     carried = len(header) + sum(len(v) for v in above.values()) + len(inline)
     if not carried:
         return target_text, 0

@@ -29,7 +29,12 @@ def output_text(result: Translation, source_path: str | None, *, plain: bool = F
     from .registry import get_format
 
     text = source_text if source_text is not None else read_text(source_path)
-    syntax = get_format(result.format).syntax
+    spec = get_format(result.format)
+    unkept = spec.unkept_formatting(text) if spec.unkept_formatting is not None else None
+    if unkept:  # a source in another syntax of the format: its plain form, and why
+        result.report.target["formatting"] = {"kept": False, "why": unkept}
+        return result.marked(result.dump())
+    syntax = spec.syntax
     rewrite = preserve(text, result.config, moves_from_report(result.report), syntax, plain=result.dump)
     formatting: dict[str, object] = {"kept": rewrite.preserved}
     if not rewrite.preserved:

@@ -47,6 +47,9 @@ class Source:
     # what the reader saw in the file that the user should see whatever the report shows (a key given
     # twice with two values): the report's source note
     warnings: list[str] = field(default_factory=list)
+    # how the reader read the file, for the report's source note, no problem of the file (a launcher script
+    # read statically: the branches taken, the commands not run, the files it sources)
+    reading_notes: list[str] = field(default_factory=list)
     # every key given twice in one mapping: (file, the repeat); a release whose loader refuses them is not
     # the file's (versions.settle)
     repeated: list[tuple[str, Duplicate]] = field(default_factory=list)

@@ -99,9 +99,10 @@ def validate_file(
 
     def add(key: str | None, message: str, line: int | None = None) -> None:
         """A problem at `key` as the file writes it (a trainer-layout path, a NeoX dashed name)."""
+        where, key = _words_key(source, key, line)
         slot = key or f"#{len(problems)}"
         if slot not in problems:
-            where = line if line is not None else (key_line(text, key) if key and text else None)
+            where = where if where is not None else (key_line(text, key) if key and text else None)
             problems[slot] = Problem(path, where, key, message)
 
     def as_written(leaf: str) -> str:
@@ -118,7 +119,7 @@ def validate_file(
             listed = error.schema.get("properties", {})
             unknown.update(_written(raw, f"{at}.{k}" if at else k) for k in error.instance if k not in listed)
             continue
-        if at not in source.unresolved:  # HF Trainer's "auto": a value only known at run time, as the reader takes it
+        if at not in source.unresolved and at not in source.unknown_values:  # "auto", a shell variable: known at run time
             add(_written(raw, at) if at else None, error.message + _hint(error.instance))
     ingested = None
     for _ in range(_RETRIES):
@@ -132,6 +133,8 @@ def validate_file(
     if ingested is not None:
         for leaf, fate in ingested.fates.items():
             # the key histories come from the framework's code: a key it reads is a parameter, whatever the schema says
+            if leaf in source.unknown_values:
+                continue  # a value the launcher gives when it runs: no problem of the file
             if fate.kind == "unknown" and not (keys_of is not None and keys_of.reads_within(leaf, release, exact=True)):
                 unknown.add(as_written(leaf))
                 said = "; ".join(filter(None, (render(kind, values) for kind, values in fate.notes)))
@@ -149,6 +152,14 @@ def validate_file(
                 add(_written(raw, leaf), keys_of.why_not(leaf, release))
     ordered = sorted(problems.values(), key=lambda p: (p.line or 0, p.key or ""))
     return Validation(path, fmt, source.layout, release, ordered)
+
+
+def _words_key(source: Any, key: str | None, line: int | None) -> tuple[int | None, str | None]:
+    """A problem's line and key in a file of words, not YAML (Megatron's): the reader knows both."""
+    if not key or "as_written" not in source.meta:
+        return line, key
+    leaf = next((k for k, written in source.aliases.items() if written == key), key)
+    return (line if line is not None else source.line_of(leaf)), source.aliases.get(leaf, key)
 
 
 def _read_somewhere(keys_of: Any, key: str, spelled: str, release: str) -> bool:
@@ -202,6 +213,8 @@ def _raw_tree(source: Any, path: str, text: str, spec: Any) -> dict[str, Any]:
     legacy one), for the schema of the layout it is written in."""
     from .io import parse_json, parse_yaml
 
+    if "as_written" in source.meta:  # a syntax that is not YAML (Megatron's words): the reader's tree of it
+        return dict(source.meta["as_written"])
     if not text or (source.aliases == {} and source.layout in (None, spec.default_layout)):
         return dict(source.tree)
     if text.lstrip("\ufeff \t\r\n").startswith("{") and path.endswith(".json"):

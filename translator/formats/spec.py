@@ -40,6 +40,9 @@ class FormatSpec:
     takes_model_config: bool = False  # --model-config: the architecture lives in a file of its own
     # the JSON schemas (schemas/<name>.schema.json) content detection scores a file against; () = (name,)
     schemas: tuple[str, ...] = ()
+    # why a source text of this format in a syntax that is not YAML keeps no formatting in a same-format
+    # translation (None: it is YAML, whose formatting a rewrite keeps)
+    unkept_formatting: Callable[[str], str | None] | None = None
 
     def load_reader(self) -> Reader:
         return importlib.import_module(self.reader).READER  # type: ignore[no-any-return]

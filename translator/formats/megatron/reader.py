@@ -51,6 +51,7 @@ class MegatronReader(Reader):
         extra: dict[str, tuple[Any, str, int]] = {}
         syntaxes: list[str] = []
         notes: list[str] = []
+        container: list[str] = []  # a CI YAML's top-level keys, MODEL_ARGS among them
         for path in paths:
             name = str(path)
             text = read_text(name)
@@ -64,19 +65,24 @@ class MegatronReader(Reader):
             args.extend(words.args)
             launcher.extend(words.launcher)
             notes.extend(f"{Path(name).name}: {note}" for note in words.notes)
+            container = container or words.order
             for key, value in words.extra.items():
                 extra[key] = (value, name, words.extra_lines.get(key, 1))
         if not args:
             raise InputError("no Megatron arguments (no --flag words)", file=str(paths[-1]))
         namespace = parse(args)
         source = _source(namespace, [str(p) for p in paths], texts)
-        source.warnings.extend(notes)
+        source.reading_notes.extend(notes)
         for word in namespace.loose:
-            source.warnings.append(f"{Path(word.file).name}:{word.line}: {word.raw} ({word.why or 'a shell expression'}) "
+            source.reading_notes.append(f"{Path(word.file).name}:{word.line}: {word.raw} ({word.why or 'a shell expression'}) "
                                    "stands where an option is expected: its words are not known here, not read")
         _add_launcher(source, launcher)
         _add_extra(source, extra)
         source.meta["syntax"] = syntaxes
+        # what the schema (keyed by dest) checks: the options as argparse stores them (validate)
+        source.meta["as_written"] = {k: v for k, v in source.tree.items() if k not in ("launcher", "ci")}
+        if container and len(paths) == 1:  # Megatron's CI YAML: a same-format translation keeps its layout
+            source.meta["ci_order"] = container
         return source
 
     def from_tree(
@@ -88,6 +94,10 @@ class MegatronReader(Reader):
         aliases: dict[str, str] = {}
         if not tree:
             raise InputError("no Megatron arguments (an empty command line)", file=name)
+        extra: dict[str, Any] = {}
+        if isinstance(tree.get("MODEL_ARGS"), dict):  # Megatron's CI layout: the options, and the CI's entries
+            extra = {str(k): v for k, v in tree.items() if k != "MODEL_ARGS"}
+            tree = tree["MODEL_ARGS"]
         for key, value in tree.items():
             if not isinstance(key, str):
                 raise InputError(f"key {key!r} is not an option name", file=name)
@@ -99,6 +109,9 @@ class MegatronReader(Reader):
                 aliases[dest] = key
         source = MegatronSource(FORMAT, values, [name], {name: text} if text else {}, {k: name for k in values})
         source.aliases = aliases
+        if extra:
+            _add_extra(source, {key: (value, name, 1) for key, value in extra.items()})
+            source.meta["ci_order"] = [str(k) for k in (*extra, "MODEL_ARGS")]
         for dest, value in values.items():  # a shell expression is no value here, as in a file
             shown = " ".join(map(str, value)) if isinstance(value, list) else value
             if isinstance(shown, str) and _EXPANSION.search(shown):

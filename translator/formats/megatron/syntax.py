@@ -56,6 +56,7 @@ class Words:
     launcher: list[Arg] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)  # yaml: top-level entries besides MODEL_ARGS
     extra_lines: dict[str, int] = field(default_factory=dict)
+    order: list[str] = field(default_factory=list)  # yaml: the top-level keys in file order (MODEL_ARGS among them)
     notes: list[str] = field(default_factory=list)  # bash: what the reading assumed, did not run, did not read
 
 
@@ -64,8 +65,8 @@ def syntax_of(text: str, name: str = "") -> str:
     not a comment (`--flag value` words, a YAML `key:`, or shell)."""
     if name.lower().endswith(SHELL_SUFFIXES) or (text.startswith("#!") and "sh" in text.split("\n", 1)[0]):
         return "bash"
-    for line in text.splitlines():
-        stripped = line.strip()
+    for line in text.split("\n"):  # (not splitlines: a \r, \v or \x85 in a comment ends no line for bash)
+        stripped = line.strip(" \t\r")
         if not stripped or stripped.startswith("#"):
             continue
         if _YAML_KEY.match(stripped) or stripped.startswith(("---", "{")):
@@ -236,6 +237,7 @@ def _yaml_words(text: str, name: str) -> Words:
         flags = tree
     elif isinstance(tree.get("MODEL_ARGS"), dict):
         flags = tree["MODEL_ARGS"]
+        out.order = [str(k) for k in tree]
         for key, value in tree.items():
             if key != "MODEL_ARGS":
                 out.extra[str(key)] = value

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...formula import Approx, Unrunnable, formula
+from ...formula import Approx, Unexpressible, Unrunnable, formula
 from ...formulas_common import GATED_ACTIVATIONS
 from . import models, schedule, training  # noqa: F401  (register neox.* model, lr_schedule and training formulas)
 from .widths import width_problem
@@ -90,12 +90,17 @@ class NeoxActivation:
             return "gelu_tanh"
         return name
 
+    # what NeoX's get_activation builds (megatron/model/activations.py; the schema's enum, swish = silu)
+    WRITTEN = frozenset({"gelu", "geglu", "relu", "softsign", "mish", "silu", "reglu", "swiglu", "bilinear", "glu"})
+
     @staticmethod
     def write(value: str) -> Any:
         if value == "gelu_tanh":
             return {"activation": "gelu", "bias_gelu_fusion": True}
         if value == "geglu_tanh":  # activations.py: geglu gates with F.gelu, the exact GELU
             return Approx({"activation": "geglu"}, "NeoX's geglu gates with the exact GELU, not its tanh approximation")
+        if value not in NeoxActivation.WRITTEN:  # relu2 (Megatron's --squared-relu): no NeoX activation squares
+            raise Unexpressible(f"NeoX has no {value} activation ({', '.join(sorted(NeoxActivation.WRITTEN))})")
         return {"activation": value}
 
 

@@ -17,7 +17,7 @@ from .values import Value, cut, glob_regex, is_known, reasons, text_of, unknown
 if TYPE_CHECKING:
     from .script import Script
 
-LOOP_LIMIT = 10_000  # iterations of one loop read; past it the loop's values are unknown
+LOOP_LIMIT = 1_000  # iterations of one loop read; past it the loop's values are unknown
 NOT_RUN = None  # the status of a command neoconv does not run
 
 
@@ -217,8 +217,14 @@ def loop(sc: Script, node: Loop) -> int | None:
             break
         if (test == 0) == node.until:
             break
+        before = (dict(sc.state.vars), {k: dict(v) for k, v in sc.state.arrays.items()}, len(sc.out.launches))
         status, stop = _iteration(sc, node.body)
         if stop:
+            break
+        if (sc.state.vars, sc.state.arrays, len(sc.out.launches)) == before:
+            # nothing changed: read with the values not known here, it never ends (it waits on them)
+            sc.choose(f"the `{'until' if node.until else 'while'}` loop at line {node.line} changes nothing the "
+                      "script gives from one round to the next: it waits on values not known here; read no further")  # fmt: skip
             break
     return status
 

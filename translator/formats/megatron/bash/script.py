@@ -32,7 +32,7 @@ from .parser import parse_script, parse_tokens
 from .strings import relocate
 from .values import Chunk, State, Value, cut, is_known, literal, ordered, reasons, text_of, unknown
 
-STEP_LIMIT = 200_000  # simple commands read in all: a hostile file cannot keep the reader busy
+STEP_LIMIT = 20_000  # simple commands read in all: a hostile file cannot keep the reader busy
 DEPTH_LIMIT = 64  # nested function calls, evals and `bash -c` strings
 DECLARE = frozenset({"export", "declare", "typeset", "local", "readonly"})
 # commands that print, copy or look at things: a launch line inside them is text, not a launch

@@ -182,6 +182,8 @@ def noted(value: Value, name: str) -> Value:
     if not value or not is_known(value) or any(c.note for c in value):
         return value
     shown = text_of(value)
+    if any(c in shown for c in " \t\n") or len(shown) > 60:
+        return value  # a string of several arguments: each word's line says where it came from
     note = f"${name} = {shown!r} (line {value[0].line})"
     return tuple(Chunk(c.text, c.known, c.lines, c.why, note) for c in value)
 
