@@ -4,11 +4,14 @@ small script written here with the values it must give (the flags read, the repo
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from translator import translate
 from translator.errors import InputError
@@ -298,3 +301,60 @@ def test_a_script_bash_accepts_is_never_refused_as_shell_syntax(tmp_path: Path, 
         words_of(script + f"torchrun pretrain_gpt.py {MODEL}\n", "run.sh")
     except InputError as exc:
         assert "shell syntax" not in exc.message, exc.message
+
+
+def test_a_loop_that_waits_on_what_the_script_does_not_give_is_read_no_further(tmp_path: Path) -> None:
+    source = read(tmp_path, f"""while true; do
+    READY=$(ray status | grep -c NPU)
+    if [ "$READY" -eq 8 ]; then break; else sleep 5; fi
+done
+torchrun pretrain_gpt.py {MODEL}
+""")
+    assert source.tree["num_layers"] == 2
+    assert "the `while` loop at line 1 changes nothing the script gives from one round to the next" in notes(source)
+
+
+def test_a_script_that_runs_too_many_commands_is_one_clear_line(tmp_path: Path) -> None:
+    with pytest.raises(InputError) as err:
+        read(tmp_path, "for a in {1..500}; do for b in {1..500}; do X=$a$b; done; done\n")
+    assert err.value.message.startswith("the script runs more than 20,000 commands here") and err.value.line == 1
+
+
+def test_a_loop_over_words_not_known_is_read_once(tmp_path: Path) -> None:
+    source = read(tmp_path, f"for cfg in $(ls configs); do\n  torchrun pretrain_gpt.py {MODEL} --data-path $cfg\ndone\n")
+    assert source.tree["num_layers"] == 2
+    assert source.unknown_values["data_path"] == (
+        "--data-path $cfg: not known here (cfg is one of the words of the loop at line 1 (`ls configs` is a "
+        "command's output))")
+    assert "the `for` loop at line 1 runs over words not known here" in notes(source)
+
+
+def test_what_eval_reads_keeps_the_lines_and_the_unknown_words_of_the_file(tmp_path: Path) -> None:
+    source = read(tmp_path, f'DIST="--nproc_per_node $GPUS"\nCMD="torchrun $DIST pretrain_gpt.py\n  {MODEL}"\neval $CMD\n')
+    assert source.tree["num_layers"] == 2 and source.line_of("num_layers") == 3
+    assert source.unknown_values["launcher.nproc_per_node"] == (
+        "--nproc_per_node ${GPUS}: not known here (GPUS is not set in this file (the environment's))")
+
+
+SNIPPETS = [
+    "X=1", "export Y=${X:-2}", "A=(--lr 1 --fp16)", "A+=(--bf16)", "unset X", "echo \"$X\" | tee -a log",
+    "if [ -n \"$X\" ]; then Z=1; elif [[ $Y == 2* ]]; then Z=2; else Z=3; fi", "case $Y in 1) W=a;; *) W=b;; esac",
+    "for i in 1 2; do B=$i; done", "for ((i=0; i<2; i++)); do C+=($i); done", "while false; do :; done",
+    "f() { local q=$1; echo $q; }", "f 3", "(cd /tmp && ls) > /dev/null 2>&1", "{ echo a; echo b; } &",
+    "S=$(date +%s)", "T=`hostname`", "N=$(( ${#A[@]} + 1 ))", "eval \"M=$X\"", "[[ -f x ]] && source x || true",
+    "cat <<EOF > f.json\n{\"a\": \"$X\"}\nEOF", "set -euo pipefail", "trap 'echo bye' EXIT", "D=\"$(ssh h \"test -f \\\"$X\\\"\")\"",
+    "torchrun --nproc_per_node 2 pretrain_gpt.py --num-layers 2 ${A[@]}",
+]  # fmt: skip
+
+
+@settings(max_examples=int(os.environ.get("NEOCONV_FUZZ_EXAMPLES", "0")) or 40, deadline=None, derandomize=True,
+          database=None, suppress_health_check=list(HealthCheck))  # fmt: skip
+@given(st.lists(st.sampled_from(SNIPPETS), min_size=1, max_size=12))
+def test_any_script_bash_accepts_is_read_or_refused_in_one_line_never_as_its_syntax(lines: list[str]) -> None:
+    script = "\n".join(lines) + "\n"
+    if shutil.which("bash") and subprocess.run(["bash", "-n"], input=script, text=True, capture_output=True).returncode:
+        return  # not a script bash reads: nothing to hold neoconv to
+    try:
+        words_of(script, "run.sh")
+    except InputError as exc:
+        assert "shell syntax" not in exc.message and "\n" not in str(exc), exc.message

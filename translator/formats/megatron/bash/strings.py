@@ -13,24 +13,18 @@ HOLE = re.compile("\x00(\\d+)\x00")
 
 
 def relocate(tokens: list[Token], text: str, char_lines: list[int], line: int, holes: dict[str, Chunk]) -> None:
-    """Tokens of a string read as shell: each takes the line its characters came from in the file, and
-    a value not known here (a marker in the string) becomes an unknown part again."""
-    starts = [0] + [m.end() for m in re.finditer("\n", text)]
-
-    def source_line(n: int) -> int:
-        at = starts[n - 1] if 0 < n <= len(starts) else 0
-        return char_lines[at] if at < len(char_lines) else line
-
+    """Tokens of a string read as shell: each takes the line its first character came from in the
+    file, and a value not known here (a marker in the string) becomes an unknown part again."""
     for tok in tokens:
-        tok.line = source_line(tok.line)
+        tok.line = char_lines[tok.start] if tok.start < len(char_lines) else line
         if tok.word is None:
             continue
         tok.word.line = tok.line
         tok.word.raw = HOLE.sub(lambda m: holes[m.group(1)].text, tok.word.raw)
         parts: list[Part] = []
         for part in tok.word.parts:
-            part.line = source_line(part.line)
-            part.lines = [source_line(n) for n in part.lines]
+            part.line = tok.line
+            part.lines = [tok.line] * len(part.lines)
             if part.kind == "lit" and "\x00" in part.text:
                 parts.extend(_holes(part, holes))
             else:
