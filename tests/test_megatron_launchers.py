@@ -203,6 +203,27 @@ def test_the_launch_is_found_inside_pipelines_and_wrappers(tmp_path: Path, line:
     assert source.tree.get("launcher") == launcher
 
 
+def test_mindspores_msrun_is_a_launcher_naming_the_world_size(tmp_path: Path) -> None:
+    source = read(tmp_path, f'ARGS="--worker_num 16 --local_worker_num 8 --log_dir=msrun_log"\nmsrun $ARGS pretrain_gpt.py {MODEL}\n')
+    assert source.tree["launcher"] == {"worker_num": 16, "local_worker_num": 8, "log_dir": "msrun_log"}
+    assert "msrun starts 16 processes: translate with --world-size 16" in source.notes["launcher.worker_num"]
+
+
+def test_a_config_fragment_without_a_launch_is_read_from_its_strings_of_options(tmp_path: Path) -> None:
+    source = read(tmp_path, f"""HF_MODEL=meta-llama/Llama-3.1-8B
+MODEL_ARGS=" \\
+    --num-layers 32 --hidden-size 4096 \\
+    --swiglu \\
+"
+TRAIN_ARGS="--lr 3e-4 --save $CKPT"
+NOTE="not options"
+""")
+    assert {k: source.tree.get(k) for k in ("num_layers", "hidden_size", "swiglu", "lr")} == {
+        "num_layers": 32, "hidden_size": 4096, "swiglu": True, "lr": 3e-4}
+    assert "save" in source.unknown_values and source.line_of("swiglu") == 4
+    assert "no command launches a training script: read the arguments of MODEL_ARGS, TRAIN_ARGS" in notes(source)
+
+
 def test_commands_that_are_not_the_launch_and_files_not_given_are_named(tmp_path: Path) -> None:
     source = read(tmp_path, f"""source /opt/env/setup.sh
 mkdir -p out

@@ -53,8 +53,7 @@ def test_flag_value_and_negative_numbers_follow_argparse() -> None:
     "text, message",
     [("--num-layers 1e6\n", "argument --num-layers: invalid int value: '1e6'"),
      ("--num-layers\n--lr 1\n", "argument --num-layers: expected one argument"),
-     ("--rampup-batch-size 16 8\n", "argument --rampup-batch-size: expected 3 arguments"),
-     ("--num-layers 2 24\n", "24: a value no option takes")],
+     ("--rampup-batch-size 16 8\n", "argument --rampup-batch-size: expected 3 arguments")],
 )  # fmt: skip
 def test_what_argparse_refuses_is_an_input_error_with_the_line(text: str, message: str) -> None:
     with pytest.raises(InputError) as err:
@@ -94,6 +93,19 @@ def test_a_value_no_release_takes_is_kept_and_named_as_a_forks() -> None:
         "--normalization rmsnorm: not a choice of any Megatron-LM release (LayerNorm, RMSNorm): a fork's value?")
     assert found.foreign["tokenizer_type"].startswith("--tokenizer-type PretrainedFromHF: not a choice of any")
     assert namespace("--normalization rmsnorm --normalization RMSNorm\n").foreign == {}  # the last one counts
+
+
+def test_a_value_before_any_option_is_what_argparse_refuses() -> None:
+    with pytest.raises(InputError, match="24: a value no option takes where an option is expected") as err:
+        parse(words_of("torchrun pretrain_gpt.py 24 --num-layers 2\n", "run.sh").args)
+    assert err.value.line == 1
+
+
+def test_words_an_option_does_not_take_stay_with_it_as_a_forks_values() -> None:
+    found = namespace("--num-experts 64 64 128 --num-layers 2\n")  # Megatron-DeepSpeed: experts per layer
+    assert found.values == {"num_experts": ["64", "64", "128"], "num_layers": 2}
+    assert found.foreign["num_experts"] == ("--num-experts 64 64 128: Megatron-LM's --num-experts takes one value, "
+                                            "its argparse refuses 64 128: a fork's?")
 
 
 def test_a_forks_underscore_spelling_is_the_option_it_spells() -> None:

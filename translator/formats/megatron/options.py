@@ -122,6 +122,7 @@ def parse(args: list[Arg]) -> Namespace:
     out = Namespace()
     known = table().options
     i = 0
+    last: tuple[Option, str] | None = None  # the known option read last, and its spelling
     while i < len(args):
         word = args[i]
         i += 1
@@ -129,10 +130,13 @@ def parse(args: list[Arg]) -> Namespace:
             out.loose.append(word)
             continue
         if not looks_like_option(word):
-            raise InputError(
-                f"{word.raw}: a value no option takes where an option is expected (argparse: unrecognized arguments)",
-                file=word.file, line=word.line,
-            )  # fmt: skip
+            if last is None:
+                raise InputError(
+                    f"{word.raw}: a value no option takes where an option is expected (argparse: unrecognized arguments)",
+                    file=word.file, line=word.line,
+                )  # fmt: skip
+            i = _more_values(out, last, word, args, i)
+            continue
         name, eq, attached = word.text.partition("=")
         option = known.get(name)
         if option is None and "_" in name and known.get(name.replace("_", "-")) is not None:
@@ -151,6 +155,7 @@ def parse(args: list[Arg]) -> Namespace:
             _store(out, dest, name, value, values, word)
             continue
         values, i = _take(option, word, eq, attached, args, i)
+        last = (option, name)
         if option.arity == "0":
             _store(out, option.dest, name, option.flag_value(), [], word)
             continue
@@ -175,6 +180,24 @@ def parse(args: list[Arg]) -> Namespace:
         if option.last != "HEAD":
             out.notes[option.dest] = _join(out.notes.get(option.dest, ""), _removed(option))
     return out
+
+
+def _more_values(out: Namespace, last: tuple[Option, str], word: Arg, args: list[Arg], i: int) -> int:
+    """Words after an option's values that no option takes (Megatron-DeepSpeed's `--num-experts 64 64
+    128`): upstream's argparse refuses them, a fork reads them as the option's: kept with it, named."""
+    option, name = last
+    extra = [word]
+    while i < len(args) and args[i].resolved and not looks_like_option(args[i]):
+        extra.append(args[i])
+        i += 1
+    before = out.words.get(option.dest, [])
+    words = [*before, *(w.text for w in extra)]
+    takes = {"0": "no value", "1": "one value", "3": "three values"}.get(option.arity, "values")
+    out.values[option.dest] = words
+    out.words[option.dest] = [*before, *(w.raw for w in extra)]
+    out.foreign[option.dest] = (f"{name} {' '.join(words)}: Megatron-LM's {name} takes {takes}, its argparse refuses "
+                                f"{' '.join(w.text for w in extra)}: a fork's?")  # fmt: skip
+    return i
 
 
 def _split_value(option: Option, values: list[Arg], args: list[Arg], i: int) -> list[Arg]:

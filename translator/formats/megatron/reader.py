@@ -221,7 +221,12 @@ def _add_launcher(source: MegatronSource, words: list[Arg]) -> None:
     if launcher:
         procs = launcher.get("launcher.nproc_per_node", launcher.get("launcher.num_gpus"))
         nodes = launcher.get("launcher.nnodes", launcher.get("launcher.num_nodes", 1))
-        if isinstance(procs, int) and isinstance(nodes, int) and not isinstance(nodes, bool):
+        total = launcher.get("launcher.worker_num")  # MindSpore's msrun names the total
+        if isinstance(total, int) and not isinstance(total, bool):
+            source.notes["launcher.worker_num"] = _joined(
+                source.notes.get("launcher.worker_num", ""),
+                f"msrun starts {total} processes: translate with --world-size {total}")
+        elif isinstance(procs, int) and isinstance(nodes, int) and not isinstance(nodes, bool):
             source.notes["launcher.nproc_per_node"] = _joined(
                 source.notes.get("launcher.nproc_per_node", ""),
                 f"torchrun starts {procs} x {nodes} = {procs * nodes} processes: translate with --world-size {procs * nodes}")

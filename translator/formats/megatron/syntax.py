@@ -137,12 +137,17 @@ def _bash_words(text: str, name: str) -> Words:
     reading = Script(name).read(text)
     out = Words("bash")
     launch = _the_launch(reading.launches, name, dest_of)
-    if launch is None:
-        for chunks_list in reading.arrays.values():
-            for element in chunks_list:
-                out.args.extend(_array_element(element, name))
-        if not any(a.resolved and dest_of(a.text.partition("=")[0]) for a in out.args):
-            out.args = []
+    if launch is None:  # the arguments the file's arrays and strings of options hold, in the order it sets them
+        held: list[str] = []
+        for var, elements in reading.variables.items():
+            args = [a for element in elements for a in _array_element(element, name)]
+            if args and args[0].resolved and args[0].text.startswith("-") and \
+                    any(a.resolved and dest_of(a.text.partition("=")[0]) for a in args):  # fmt: skip
+                out.args.extend(args)
+                held.append(var)
+        if held:
+            out.notes.append(f"no command launches a training script: read the arguments of {', '.join(held)}, "
+                             "in the order the file sets them")  # fmt: skip
         if not out.args:
             stop = f"the script stops at line {reading.exited} (exit) before any launch line; " if reading.exited else ""
             raise InputError(f"no Megatron arguments: {stop}no command launches a Python training script (torchrun, "
@@ -194,26 +199,19 @@ def _the_launch(launches: list[Launch], name: str, dest_of: Any) -> Launch | Non
 
 
 def _array_element(element: list[Chunk], name: str) -> list[Arg]:
-    """An array's element as the arguments it stands for (split at blanks when it holds options)."""
-    text = "".join(c.text for c in element)
+    """A variable's element (an array's, or a string's whole value) as the arguments it stands for:
+    split at blanks as bash splits an unquoted expansion when it holds options; one value with blanks
+    is kept whole, said so."""
     if not element:
         return []
+    text = "".join(c.text for c in element)
+    if text.lstrip().startswith("-"):
+        return [to_arg(list(piece), "", name, element[0].line) for piece in split_at_blanks(element)]
     if all(c.known for c in element) and len(text.split()) > 1:
-        if not text.lstrip().startswith("-"):
-            note = (f"one value with blanks ({text!r}): bash expands the array unquoted and would pass "
-                    f"{len(text.split())} words; read as the one value meant")  # fmt: skip
-            return [Arg(text, text, True, name, element[0].line, note)]
-        return [to_arg(_piece(element, m), m.group(), name, element[0].line) for m in re.finditer(r"\S+", text)]
+        note = (f"one value with blanks ({text!r}): bash expands the array unquoted and would pass "
+                f"{len(text.split())} words; read as the one value meant")  # fmt: skip
+        return [Arg(text, text, True, name, element[0].line, note)]
     return [to_arg(element, "", name, element[0].line)]
-
-
-def _piece(element: list[Chunk], match: re.Match[str]) -> list[Chunk]:
-    lines: list[int] = []
-    notes = ""
-    for c in element:
-        lines.extend(c.lines[i] if i < len(c.lines) else c.line for i in range(len(c.text)))
-        notes = notes or c.note
-    return [Chunk(match.group(), True, tuple(lines[match.start() : match.end()]) or (element[0].line,), note=notes)]
 
 
 def _lines(lines: list[int]) -> str:

@@ -30,7 +30,7 @@ class Written:
     def shown(self) -> str:
         return self.raw if self.whole else "".join(c.text for c in self.chunks)
 
-PROGRAM = re.compile(r"^(torchrun|deepspeed|python(\d+(\.\d+)*)?)$")
+PROGRAM = re.compile(r"^(torchrun|deepspeed|msrun|python(\d+(\.\d+)*)?)$")  # msrun: MindSpore's torchrun
 SHELLS = frozenset({"bash", "sh", "dash", "zsh", "ksh", "bcprun"})
 TRAINING = re.compile(r"(pretrain|train|finetune|fine_tune|sft|main)[^/]*\.py$", re.I)
 

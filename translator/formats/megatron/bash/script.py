@@ -50,9 +50,10 @@ class Reading:
     choices: list[str] = field(default_factory=list)
     not_run: dict[str, list[int]] = field(default_factory=dict)
     sourced: list[str] = field(default_factory=list)
-    arrays: dict[str, list[list[Chunk]]] = field(default_factory=dict)  # every array, in the order defined
+    # every variable the script sets, in the order it first sets them: an array's elements, a string's value
+    variables: dict[str, list[list[Chunk]]] = field(default_factory=dict)
     exited: int | None = None  # the line of an `exit` the reading stopped at
-    array_order: list[str] = field(default_factory=list)
+    order: list[str] = field(default_factory=list)
 
 
 class Script:
@@ -79,9 +80,11 @@ class Script:
         except (Return, Jump):
             pass
         self.out.sourced = list(self.state.sourced)
-        for name in self.out.array_order:
+        for name in self.out.order:
             if name in self.state.arrays:
-                self.out.arrays[name] = [list(v) for v in ordered(self.state.arrays[name]).values()]
+                self.out.variables[name] = [list(v) for v in ordered(self.state.arrays[name]).values()]
+            elif name in self.state.vars:
+                self.out.variables[name] = [list(self.state.vars[name])]
         return self.out
 
     def choose(self, text: str) -> None:
@@ -284,8 +287,8 @@ class Script:
                 for piece in brace_expand(word) if not match else [word]:
                     elements.extend(tuple(f) for f in self.expander.fields(piece))
             self.state.set_array(item.name, elements, item.append)
-            if item.name not in self.out.array_order:
-                self.out.array_order.append(item.name)
+            if item.name not in self.out.order:
+                self.out.order.append(item.name)
             return
         found = ASSIGNMENT.match(item.parts[0].text)
         assert found is not None
@@ -306,6 +309,8 @@ class Script:
             before = self.state.lookup(name, item.line)
             value = (before if before is not None else unknown("$" + name, item.line, self.state.unset_why(name, item.line))) + value
         self.state.set_scalar(name, value)
+        if name not in self.out.order:
+            self.out.order.append(name)
 
     def declare(self, command: str, items: list[Union[Word, ArrayAssign]], line: int) -> int:
         arrays = False
