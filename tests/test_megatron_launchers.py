@@ -203,6 +203,24 @@ def test_the_launch_is_found_inside_pipelines_and_wrappers(tmp_path: Path, line:
     assert source.tree.get("launcher") == launcher
 
 
+def test_a_job_script_written_with_a_here_document_and_run_is_read(tmp_path: Path) -> None:
+    source = read(tmp_path, f"""NODES=4
+cat > job.sbatch <<EOT
+#!/bin/bash
+#SBATCH --nodes=$NODES
+srun torchrun --nnodes $NODES pretrain_gpt.py \\
+    {MODEL} --save \\$CKPT
+EOT
+sbatch job.sbatch
+""")
+    assert source.tree["num_layers"] == 2 and source.tree["launcher"] == {"nnodes": 4}
+    assert source.unknown_values["save"].startswith("--save $CKPT: not known here (CKPT is not set")
+    assert source.line_of("num_layers") == 6
+    assert "line 8: job.sbatch, which the script writes is read as the shell it runs" in notes(source)
+    quoted = read(tmp_path, f"sbatch --nodes 2 <<'EOF'\npython pretrain_gpt.py {MODEL} --save $CKPT\nEOF\n")
+    assert quoted.tree["num_layers"] == 2 and quoted.line_of("num_layers") == 2
+
+
 def test_mindspores_msrun_is_a_launcher_naming_the_world_size(tmp_path: Path) -> None:
     source = read(tmp_path, f'ARGS="--worker_num 16 --local_worker_num 8 --log_dir=msrun_log"\nmsrun $ARGS pretrain_gpt.py {MODEL}\n')
     assert source.tree["launcher"] == {"worker_num": 16, "local_worker_num": 8, "log_dir": "msrun_log"}

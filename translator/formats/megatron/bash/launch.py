@@ -32,6 +32,13 @@ class Written:
 
 PROGRAM = re.compile(r"^(torchrun|deepspeed|msrun|python(\d+(\.\d+)*)?)$")  # msrun: MindSpore's torchrun
 SHELLS = frozenset({"bash", "sh", "dash", "zsh", "ksh", "bcprun"})
+# commands that print, copy or look at things: a launch line inside them is text, not a launch
+NEVER_LAUNCH = frozenset({"echo", "printf", "cat", "tee", "grep", "sed", "awk", "logger", "mkdir", "cp", "mv", "rm",
+                          "ln", "ls", "touch", "chmod", "chown", "wc", "head", "tail", "sort", "cut", "tr", "find",
+                          "xargs", "which", "type", "command", "hash", "alias", "basename", "dirname", "realpath",
+                          "readlink", "date", "sleep", "wait", "kill", "pkill", "trap", "cd", "pushd", "popd",
+                          "ulimit", "umask", "pip", "pip3", "conda", "module", "git", "wget", "curl", "scp",
+                          "rsync", "tar", "sbatch", "squeue", "scontrol", "hostname", "nvidia-smi", "ifconfig", "ip"})  # fmt: skip
 TRAINING = re.compile(r"(pretrain|train|finetune|fine_tune|sft|main)[^/]*\.py$", re.I)
 
 

@@ -54,6 +54,8 @@ class Token:
     start: int = 0  # offsets in the text: a redirection right after a word of digits takes it as its fd
     end: int = 0
     body: str = ""  # a here-document's text
+    body_line: int = 0  # the line it starts on
+    expand: bool = True  # its delimiter is unquoted: bash expands $... in it
 
 
 def _source(part: Part) -> str:
@@ -75,6 +77,7 @@ def tokenize(text: str, name: str) -> list[Token]:
             tokens.append(Token("newline", sc.line, sc.col, start=sc.i, end=sc.i + 1))
             sc.advance()
             for tok, delimiter, strip in pending:
+                tok.body_line = sc.line
                 tok.body = _here_document(sc, delimiter, strip, tok.line)
             pending.clear()
         elif ch == "#":
@@ -90,7 +93,8 @@ def tokenize(text: str, name: str) -> list[Token]:
             tok = Token("redir", line, col, text=redirect, start=start, end=sc.i)
             tokens.append(tok)
             if redirect in ("<<", "<<-"):
-                pending.append((tok, _delimiter(sc, line), redirect == "<<-"))
+                delimiter, tok.expand = _delimiter(sc, line)
+                pending.append((tok, delimiter, redirect == "<<-"))
         elif ch in ";&|()":
             line, col, start = sc.line, sc.col, sc.i
             op = next(o for o in _OPERATORS if sc.startswith(o))
@@ -98,21 +102,21 @@ def tokenize(text: str, name: str) -> list[Token]:
             tokens.append(Token("op", line, col, text=op, start=start, end=sc.i))
         else:
             tokens.append(_word(sc))
-    if pending:
-        tok, delimiter, _ = pending[0]
-        raise sc.error(f"here-document <<{delimiter} has no body (nothing after its line)", tok.line)
-    return tokens
+    return tokens  # a here-document still open at the end has no body (bash warns, reads it so)
 
 
-def _delimiter(sc: Scanner, line: int) -> str:
-    """The word after `<<` (quotes removed): the line that ends the here-document."""
+def _delimiter(sc: Scanner, line: int) -> tuple[str, bool]:
+    """The word after `<<` (quotes removed): the line that ends the here-document; and whether the
+    body is expanded (an unquoted delimiter)."""
     while sc.peek() in (" ", "\t"):
         sc.advance()
     if not sc.peek() or sc.peek() in "\n;&|()<>":
         raise sc.error("`<<` names no delimiter word (a here-document needs one)", line)
     word = _word(sc).word
     assert word is not None
-    return word.text if word.literal else word.raw.replace("'", "").replace('"', "")
+    if word.literal and not word.quoted:
+        return word.text, True
+    return word.raw.replace("'", "").replace('"', "").replace("\\", ""), False
 
 
 def _here_document(sc: Scanner, delimiter: str, strip_tabs: bool, line: int) -> str:

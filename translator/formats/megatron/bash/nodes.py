@@ -26,6 +26,8 @@ class Redirect:
     target: Word | None  # none for a here-document (its body is the input)
     line: int
     body: str = ""
+    body_line: int = 0
+    expand: bool = True  # a here-document whose $... bash expands
 
 
 @dataclass

@@ -335,7 +335,7 @@ class _Parser:
     def redirect(self, tok: Token) -> Redirect:
         self.i += 1
         if tok.text in ("<<", "<<-"):
-            return Redirect(tok.text, None, tok.line, tok.body)
+            return Redirect(tok.text, None, tok.line, tok.body, tok.body_line, tok.expand)
         target = self.peek()
         if target is None or target.kind != "word":
             opened = next((t for t in reversed(self.tokens[: self.i - 1]) if t.line == tok.line and t.kind == "redir"

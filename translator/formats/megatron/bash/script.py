@@ -24,7 +24,8 @@ from .braced import brace_expand
 from .conditions import cond, test_words
 from .control import NOT_RUN, Exit, Jump, Return
 from .expand import Expander
-from .launch import Launch, Written, find, shell_string
+from .files import run_written
+from .launch import NEVER_LAUNCH, Launch, Written, find, shell_string
 from .lexer import Part, Token, Word, tokenize
 from .nodes import (ASSIGNMENT, AndOr, Arith, ArrayAssign, Case, Compound, Cond, ForArith, ForIn, Function, Group, If,
                     Loop, Node, Pipeline, Sequence, Simple, names_assigned)  # fmt: skip
@@ -35,13 +36,6 @@ from .values import Chunk, State, Value, cut, is_known, literal, ordered, reason
 STEP_LIMIT = 20_000  # simple commands read in all: a hostile file cannot keep the reader busy
 DEPTH_LIMIT = 64  # nested function calls, evals and `bash -c` strings
 DECLARE = frozenset({"export", "declare", "typeset", "local", "readonly"})
-# commands that print, copy or look at things: a launch line inside them is text, not a launch
-NEVER_LAUNCH = frozenset({"echo", "printf", "cat", "tee", "grep", "sed", "awk", "logger", "mkdir", "cp", "mv", "rm",
-                          "ln", "ls", "touch", "chmod", "chown", "wc", "head", "tail", "sort", "cut", "tr", "find",
-                          "xargs", "which", "type", "command", "hash", "alias", "basename", "dirname", "realpath",
-                          "readlink", "date", "sleep", "wait", "kill", "pkill", "trap", "cd", "pushd", "popd",
-                          "ulimit", "umask", "pip", "pip3", "conda", "module", "git", "wget", "curl", "scp",
-                          "rsync", "tar", "sbatch", "squeue", "scontrol", "hostname", "nvidia-smi", "ifconfig", "ip"})  # fmt: skip
 
 
 @dataclass
@@ -68,6 +62,7 @@ class Script:
         self.holes = self.state.holes
         self.pending_choice: tuple[int, str, list[str], bool] | None = None
         self.groups = 0  # shell words expanded so far (each one's fields share a number)
+        self.files: dict[str, Value] = {}  # scripts the script writes with a here-document (files.py)
 
     # ---- entry
     def read(self, text: str) -> Reading:
@@ -173,6 +168,10 @@ class Script:
             for item in items[:k]:
                 self.assign(item)
             return 0
+        if node.redirects or self.files:
+            handled, status = run_written(self, fields, node.redirects, node.line)
+            if handled:
+                return status
         return self.command(fields, node.line)
 
     def command(self, fields: list[Written], line: int) -> int | None:
