@@ -221,6 +221,14 @@ sbatch job.sbatch
     assert quoted.tree["num_layers"] == 2 and quoted.line_of("num_layers") == 2
 
 
+def test_a_training_script_not_known_here_is_found_after_the_launchers_options(tmp_path: Path) -> None:
+    source = read(tmp_path, f'DIST="--nproc_per_node 8 --standalone --nnodes=1"\ntorchrun $DIST $TRAIN_SCRIPT {MODEL}\n')
+    assert source.tree["num_layers"] == 2 and source.tree["launcher"] == {"nproc_per_node": 8, "standalone": True,
+                                                                          "nnodes": 1}  # fmt: skip
+    assert ("the launch (line 2) runs $TRAIN_SCRIPT, a script not known here (TRAIN_SCRIPT is not set in this file "
+            "(the environment's)): read as the training script") in notes(source)
+
+
 def test_mindspores_msrun_is_a_launcher_naming_the_world_size(tmp_path: Path) -> None:
     source = read(tmp_path, f'ARGS="--worker_num 16 --local_worker_num 8 --log_dir=msrun_log"\nmsrun $ARGS pretrain_gpt.py {MODEL}\n')
     assert source.tree["launcher"] == {"worker_num": 16, "local_worker_num": 8, "log_dir": "msrun_log"}

@@ -140,7 +140,8 @@ class MegatronReader(Reader):
         try:
             words = words_of(text, "<sniff>")
         except InputError:
-            return 0.0
+            # a shell script (#!/bin/bash) with no Megatron launch: its reader says so in shell's terms
+            return 0.5 if kind == "bash" and re.match(r"#!\S*(ba|z|k|da)?sh\b|#!\S*env\s+(ba|z|k|da)?sh\b", text) else 0.0
         flags = [a.text.partition("=")[0] for a in words.args if a.resolved and a.text.startswith("--")]
         return sum(1 for f in flags if dest_of(f)) / len(flags) if flags else 0.0
 

@@ -162,6 +162,11 @@ def _bash_words(text: str, name: str) -> Words:
                         for piece in split_at_blanks(word.chunks)]  # fmt: skip
             out.notes.append(f"the launch (line {launch.line}) goes through {launch.through}, which is not given: "
                              f"read as it running {launch.script_name} with the words after it, split at blanks")  # fmt: skip
+        script = launch.words[launch.script_at]
+        if not all(c.known for c in script.chunks):
+            why = "; ".join(dict.fromkeys(c.why for c in script.chunks if not c.known and c.why))
+            out.notes.append(f"the launch (line {launch.line}) runs {script.shown}, a script not known here ({why}): "
+                             "read as the training script, as the options after it say")  # fmt: skip
         if launch.wrapper:
             shown = " ".join(word.shown for word in launch.wrapper)
             out.notes.append(f"the launch (line {launch.line}) runs inside `{_cut(shown)}`: its settings are not Megatron's")

@@ -97,6 +97,8 @@ def find(words: list[Written], line: int) -> Launch | None:
         name = _basename(field)
         if name is not None and PROGRAM.match(name):
             script = next((k for k in range(i + 1, len(fields)) if _python_script(fields[k])), None)
+            if script is None and not name.startswith("python"):
+                script = _unknown_script(fields, i)  # torchrun ... $TRAIN_SCRIPT ...
             if script is None:
                 continue  # python -c '...', python -m pip ...: not a launch
             if name.startswith("python") and _runs_code(fields[i + 1 : script]):
@@ -110,6 +112,26 @@ def find(words: list[Written], line: int) -> Launch | None:
             script = next((k for k in range(i + 2, len(fields)) if _python_script(fields[k])), None)
             if script is not None and TRAINING.search("".join(c.text for c in fields[script]).rsplit("/", 1)[-1]):
                 return Launch(words, i, script, line, through=wrapper)
+    return None
+
+
+LAUNCHER_FLAGS = frozenset({"--standalone", "--no-python", "--no_python", "--use_env", "--use-env", "--run-path",
+                            "--run_path", "--no_local_rank", "--no-local-rank", "--autotuning"})  # fmt: skip
+
+
+def _unknown_script(fields: list[Field], program: int) -> int | None:
+    """The script of `torchrun OPTIONS $SCRIPT ARGS` whose name is not known here: the first word
+    after the launcher's options (each `--option value` or `--option=value`, its flags alone) that is
+    not known, when the words after it hold options."""
+    k = program + 1
+    while k < len(fields):
+        text = _known(fields[k])
+        if text is None:
+            after = [_known(f) or "" for f in fields[k + 1 :]]
+            return k if any(a.startswith("--") for a in after) else None
+        if not text.startswith("-"):
+            return None  # a known word that is no Python file: not a training launch
+        k += 1 if ("=" in text or text in LAUNCHER_FLAGS) else 2
     return None
 
 
