@@ -199,3 +199,15 @@ def test_validate_reads_its_own_args_output_and_names_problems_with_their_lines(
 def test_validate_of_a_launcher_names_no_run_time_value_as_a_problem(tmp_path: Path) -> None:
     script = args_file(tmp_path, f"CKPT=$1\ntorchrun pretrain_gpt.py {MODEL.replace(chr(10), ' ')} --save $CKPT\n", "run.sh")
     assert validate_file(script).problems == []
+
+
+def test_migrate_leaves_a_launcher_or_an_args_file_alone_and_says_why(tmp_path: Path) -> None:
+    script = tmp_path / "run.sh"
+    script.write_text((INPUTS / "gpt3-175b.sh").read_text())
+    args = tmp_path / "run.args"
+    args.write_text("# layers\n--num-layers 2\n--layernorm-epsilon 1e-6\n")
+    result = CliRunner().invoke(main, ["migrate", str(script), str(args)])
+    assert result.exit_code == 0
+    assert script.read_text() == (INPUTS / "gpt3-175b.sh").read_text() and args.read_text().startswith("# layers")
+    assert f"skipped  {script}: the source is a bash script: its arguments are written as an argument file" in result.output
+    assert "YAML" not in result.output
