@@ -35,14 +35,14 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from translator.api import read_ir  # noqa: E402
-from translator.batch import BatchOptions, run_batch, walk  # noqa: E402
-from translator.engine import emit  # noqa: E402
-from translator.errors import NeoconvError  # noqa: E402
-from translator.io import dump_json  # noqa: E402
-from translator.mapping import load_table  # noqa: E402
-from translator.formats.spec import WriteContext  # noqa: E402
-from translator.registry import get_format  # noqa: E402
+from neoconv.api import read_ir  # noqa: E402
+from neoconv.batch import BatchOptions, run_batch, walk  # noqa: E402
+from neoconv.engine import emit  # noqa: E402
+from neoconv.core.errors import NeoconvError  # noqa: E402
+from neoconv.io.documents import dump_json  # noqa: E402
+from neoconv.knowledge.mapping import load_table  # noqa: E402
+from neoconv.formats.spec import WriteContext  # noqa: E402
+from neoconv.knowledge.registry import get_format  # noqa: E402
 
 LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
@@ -87,7 +87,7 @@ def batch_in_process(src_dir: Path, jobs: int, repeat: int, plain: bool = False)
 def batch_command(src_dir: Path, jobs: int) -> None:
     with tempfile.TemporaryDirectory() as out:
         subprocess.run(
-            [sys.executable, "-m", "translator", "batch", f"{SRC}2{DST}", str(src_dir), "-o", out + "/o", "-q",
+            [sys.executable, "-m", "neoconv", "batch", f"{SRC}2{DST}", str(src_dir), "-o", out + "/o", "-q",
              "-j", str(jobs), "--world-size", "8"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False,
         )  # fmt: skip
@@ -204,7 +204,7 @@ def main() -> None:
         for stage, seconds in prof.items():
             print(f"      {stage:<7} {seconds * 1000:8.1f} ms  ({seconds / total:5.1%})")
         py = sys.executable
-        neoconv = [py, "-m", "translator"]
+        neoconv = [py, "-m", "neoconv"]
         t_pass = cold([py, "-c", "pass"], args.repeat)
         t_yaml = cold([py, "-c", "import yaml"], args.repeat)
         t_help = cold(neoconv + ["--help"], args.repeat)

@@ -27,9 +27,9 @@ sys.path.insert(0, str(ROOT))
 
 import yaml  # noqa: E402
 
-from translator import translate  # noqa: E402
-from translator.errors import NeoconvError  # noqa: E402
-from translator.preserve import moves_from_report, preserve  # noqa: E402
+from neoconv import translate  # noqa: E402
+from neoconv.core.errors import NeoconvError  # noqa: E402
+from neoconv.io.preserve import moves_from_report, preserve  # noqa: E402
 
 CORPUS = ROOT.parent / "shared" / "corpus"
 LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)

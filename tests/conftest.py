@@ -3,17 +3,60 @@
 from __future__ import annotations
 
 import os
-from typing import Any
+from contextlib import contextmanager
+from typing import Any, Iterator
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
+from neoconv.knowledge.registry import register
+
 ROOT = Path(__file__).resolve().parent.parent
+# formats used only by the tests (tests/extra_formats/<name>/): registered as a format package outside
+# neoconv registers (README "Adding a framework"), so every test that goes over the formats takes them in
+EXTRA_FORMATS = sorted(p.name for p in (Path(__file__).parent / "extra_formats").iterdir() if (p / "__init__.py").is_file())
+for _name in EXTRA_FORMATS:
+    register(f"extra_formats.{_name}")
+
+
+def extra_format_folders() -> list[Path]:
+    return [Path(__file__).parent / "extra_formats" / name for name in EXTRA_FORMATS]
+
+
+def format_inputs(fmt: str) -> list[Path]:
+    """The hand-written inputs of a format, for the tests that go over every format: the files of
+    fixtures/inputs/<fmt>/ (a test-only format: of its own fixtures/ folder), READMEs aside."""
+    from neoconv.knowledge.registry import get_format
+
+    spec = get_format(fmt)
+    folder = FIXTURES / "inputs" / fmt if spec.own else Path(spec.data or "") / "fixtures"
+    return sorted(p for p in folder.iterdir() if p.is_file() and not p.name.startswith("README")) if folder.is_dir() else []
+
+
+@contextmanager
+def own_formats_only() -> Iterator[None]:
+    """The registry without the test-only formats meanwhile: for what pins neoconv's own output as it
+    ships (fixtures/cases transcripts list every format neoconv has, and no more)."""
+    from neoconv.knowledge.registry import FORMATS
+
+    saved = dict(dict.items(FORMATS))
+    for name, spec in saved.items():
+        if not spec.own:
+            dict.pop(FORMATS, name)
+    try:
+        yield
+    finally:
+        dict.clear(FORMATS)
+        dict.update(FORMATS, saved)
 FIXTURES = ROOT / "fixtures"
 # the shared corpus beside the checkout; NEOCONV_CORPUS points elsewhere (the tests of the skip reasons)
 CORPUS = Path(os.environ.get("NEOCONV_CORPUS") or ROOT.parent / "shared" / "corpus")
 CORPUS_ABSENT = f"the shared corpus {CORPUS} is not present (it lives beside the checkout)"
+# upstream material (the `upstream` tier re-extracts tools/facts/ from it): the reference documents beside
+# the checkout, and a folder of <owner+name>/repo git mirrors ($NEOCONV_REFERENCE / $NEOCONV_MIRRORS elsewhere)
+REFERENCE = Path(os.environ.get("NEOCONV_REFERENCE") or ROOT.parent / "shared" / "reference")
+MIRRORS = Path(os.environ.get("NEOCONV_MIRRORS") or ROOT.parent / ".mirror")
 
 
 # corpus files their own framework cannot run, which neoconv refuses (exit 2, naming the key and the fix):
@@ -31,11 +74,17 @@ def same_canonical(name: str, a: object, b: object, steps: object = None) -> boo
     schedule by its lr at every step of the run (within 1e-9 of its peak)."""
     import math
 
-    from translator.schedule.fields import same
+    from neoconv.schedule.fields import same
 
     if name == "schedule.phases" and a is not None and b is not None:
         return same(a, b, steps, 1e-9)
     return a == b or (isinstance(a, float) and isinstance(b, (int, float)) and math.isclose(a, b, rel_tol=1e-9))
+
+
+def corpus_id(base: Path) -> Any:
+    """A parametrize id function: a corpus path relative to `base` (pytest before 9 also asks for the
+    id of the placeholder that stands for an empty list, when the corpus is absent)."""
+    return lambda path: str(path.relative_to(base)) if isinstance(path, Path) else str(path)
 
 
 def corpus_dir(name: str) -> Path:
@@ -50,12 +99,17 @@ def corpus_files(name: str, pattern: str = "**/*.yml") -> list[Path]:
     return sorted(path.glob(pattern)) if path.is_dir() else []
 
 
-@pytest.fixture
-def runner() -> CliRunner:
+def cli_runner() -> CliRunner:
+    """A click test runner whose result has stdout and stderr apart, in every click release."""
     try:
         return CliRunner(mix_stderr=False)  # click < 8.2
     except TypeError:
         return CliRunner()  # click >= 8.2 keeps stderr apart already
+
+
+@pytest.fixture
+def runner() -> CliRunner:
+    return cli_runner()
 
 
 @pytest.fixture
@@ -86,9 +140,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def translate_unless_not_attention(config: Any, src: str, dst: str, **options: Any) -> Any:
     """translate(), or None for a NeoX model with no attention layers (all Mamba, all RWKV), which every
     format that writes an architecture refuses; the refusal is checked against the file's own pattern."""
-    from translator import translate
-    from translator.api import read_ir
-    from translator.errors import UnsupportedFamily
+    from neoconv import translate
+    from neoconv.api import read_ir
+    from neoconv.core.errors import UnsupportedFamily
 
     try:
         return translate(config, src, dst, **options)

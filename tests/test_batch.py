@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from translator.batch import BatchOptions, run_batch
-from translator.cli import main
+from neoconv.batch import BatchOptions, run_batch
+from neoconv.cli import main
 
 from conftest import UNRUNNABLE, corpus_dir
 
@@ -145,7 +145,7 @@ def test_interrupted_run_leaves_no_partial_file(neox_tree: Path, tmp_path: Path)
     for i in range(6):
         shutil.copytree(neox_tree, big / f"copy{i}")
     out = tmp_path / "out"
-    cmd = [sys.executable, "-m", "translator", "batch", "neox2cerebras", str(big), "-o", str(out), "-j", "1", "-q"]
+    cmd = [sys.executable, "-m", "neoconv", "batch", "neox2cerebras", str(big), "-o", str(out), "-j", "1", "-q"]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.time() + 20
     while time.time() < deadline and not (out.exists() and sum(1 for _ in out.rglob("*.yaml")) >= 5):
@@ -163,8 +163,8 @@ def test_interrupted_run_leaves_no_partial_file(neox_tree: Path, tmp_path: Path)
 
 
 def test_replace_file_keeps_permissions_refuses_symlinks_and_leaves_no_temp(tmp_path: Path) -> None:
-    from translator.errors import OutputError
-    from translator.outputs import replace_file
+    from neoconv.core.errors import OutputError
+    from neoconv.io.outputs import replace_file
 
     new = tmp_path / "new.yaml"
     replace_file(str(new), "a: 1\n")

@@ -20,9 +20,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from translator.batch import SUMMARY_NAME, BatchOptions, run_batch
-from translator.batch.summary import SummaryWriter as _SummaryWriter
-from translator.cli import main
+from neoconv.batch import SUMMARY_NAME, BatchOptions, run_batch
+from neoconv.batch.summary import SummaryWriter as _SummaryWriter
+from neoconv.cli import main
 
 BASE = """\
 num_layers: 2
@@ -191,7 +191,7 @@ def test_a_summary_that_cannot_be_written_never_stops_the_run(tmp_path: Path) ->
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # writes past the limit fail with EFBIG, as on a full disk
         resource.setrlimit(resource.RLIMIT_FSIZE, (6000, 6000))
 
-    cmd = [sys.executable, "-m", "translator", "batch", "neox2cerebras", str(src), "-o", str(out), "-j", "1"]
+    cmd = [sys.executable, "-m", "neoconv", "batch", "neox2cerebras", str(src), "-o", str(out), "-j", "1"]
     result = subprocess.run(cmd, capture_output=True, text=True, timeout=120, preexec_fn=small_disk)
     assert result.returncode == 1, result.stderr
     assert "Traceback" not in result.stderr and "internal error" not in result.stderr
@@ -205,7 +205,7 @@ def test_a_summary_that_cannot_be_written_never_stops_the_run(tmp_path: Path) ->
 
 def test_a_fifo_in_the_tree_never_blocks_the_run(tree: Path, tmp_path: Path) -> None:
     os.mkfifo(tree / "pipe.yml")
-    cmd = [sys.executable, "-m", "translator", "batch", "neox2cerebras", str(tree), "-o", str(tmp_path / "out"), "-j", "1"]
+    cmd = [sys.executable, "-m", "neoconv", "batch", "neox2cerebras", str(tree), "-o", str(tmp_path / "out"), "-j", "1"]
     try:
         result = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
     except subprocess.TimeoutExpired:
@@ -322,7 +322,7 @@ def test_workers_die_with_their_parent(tmp_path: Path) -> None:
         for j in range(50):
             (src / f"d{i:02d}" / f"m{j:02d}.yml").write_text(BASE)
     out = tmp_path / "out"
-    cmd = [sys.executable, "-m", "translator", "batch", "neox2cerebras", str(src), "-o", str(out), "-j", "2", "-q"]
+    cmd = [sys.executable, "-m", "neoconv", "batch", "neox2cerebras", str(src), "-o", str(out), "-j", "2", "-q"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     workers: set[int] = set()
     try:

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import yaml
 
-from translator import translate
-from translator.report import Status
+from neoconv import translate
+from neoconv.core.report import Status
 
 from conftest import FIXTURES
 

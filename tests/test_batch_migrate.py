@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from translator.cli import main
+from neoconv.cli import main
 
 from conftest import FIXTURES
 
@@ -142,7 +142,7 @@ def test_an_interrupted_batch_says_what_it_wrote_and_a_rerun_completes_it(tmp_pa
     for i in range(400):
         (src / f"d{i // 50}").mkdir(parents=True, exist_ok=True)
         (src / f"d{i // 50}" / f"m{i:03}.yml").write_text(text.replace('"min_lr": 0.00006', f'"min_lr": {i + 1}.0e-7'))
-    cmd = [sys.executable, "-m", "translator", "batch", "neox2neox", str(src), "-o", str(out), "-j", "1", "-q"]
+    cmd = [sys.executable, "-m", "neoconv", "batch", "neox2neox", str(src), "-o", str(out), "-j", "1", "-q"]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT)
     deadline = time.time() + 60
     while time.time() < deadline and not (out.exists() and sum(1 for _ in out.rglob("*.yml")) >= 20):

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import yaml
 
-from translator import translate
-from translator.carry import source_comments
-from translator.output_text import output_text
+from neoconv import translate
+from neoconv.io.carry import source_comments
+from neoconv.services.output_text import output_text
 
 from conftest import FIXTURES
 

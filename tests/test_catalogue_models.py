@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from translator.catalogue import AtMost, Length, Relation, broken_relations, catalogue, constraints, relations
-from translator.errors import MappingTableError
+from neoconv.knowledge.catalogue import AtMost, Length, Relation, broken_relations, catalogue, constraints, relations
+from neoconv.core.errors import MappingTableError
 
 from conftest import ROOT
 
@@ -154,7 +154,7 @@ def test_broken_relations(values: dict[str, Any], broken: list[str]) -> None:
 
 def test_relation_typos_are_table_errors(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """A relation the catalogue cannot check is refused when the catalogue loads."""
-    import translator.catalogue as module
+    import neoconv.knowledge.catalogue as module
 
     original = (ROOT / "schemas" / "canonical.yaml").read_text()
     bad_relations = [
@@ -184,7 +184,7 @@ def test_relation_typos_are_table_errors(tmp_path: Any, monkeypatch: pytest.Monk
 def test_an_explicit_head_dim_lifts_the_heads_relation_on_read(tmp_path: Any) -> None:
     """The reader's relation check sees an explicit head size (here given by --set)."""
     src = ROOT / "fixtures" / "inputs" / "neox" / "llama-1b.yml"
-    base = [sys.executable, "-m", "translator", "neox2cerebras", str(src), "--set", "model.num_heads=30",
+    base = [sys.executable, "-m", "neoconv", "neox2cerebras", str(src), "--set", "model.num_heads=30",
             "--set", "model.num_kv_heads=5"]  # fmt: skip
     refused = subprocess.run([*base, "-o", str(tmp_path / "a.yaml")], capture_output=True, text=True, cwd=ROOT)
     assert refused.returncode == 2 and "not divisible by --set model.num_heads=30" in refused.stderr

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import yaml
 
-from translator import translate
+from neoconv import translate
 
 TF = """\
 train_input: {data_processor: GptTfRecordsProcessor, batch_size: 32, max_sequence_length: 128}

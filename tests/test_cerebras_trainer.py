@@ -23,11 +23,11 @@ from cerebras_corpus import (
 )
 from conftest import CORPUS, corpus_dir, same_canonical
 
-from translator import InputError, Status, translate
-from translator.formats.cerebras.reader import READER as cerebras
-from translator.io import flatten
-from translator.mapping import load_table
-from translator.validate import schema_errors
+from neoconv import InputError, Status, translate
+from neoconv.formats.cerebras.reader import READER as cerebras
+from neoconv.io.documents import flatten
+from neoconv.knowledge.mapping import load_table
+from neoconv.services.validate import schema_errors
 
 # ---- legacy -> trainer ---------------------------------------------------------------------------
 
@@ -206,7 +206,7 @@ def test_neox_to_trainer_names_the_model_and_trainer_paths(pythia160m: Path) -> 
 
 
 def test_cli_layout_option(runner: Any, pythia160m: Path) -> None:
-    from translator.cli import main
+    from neoconv.cli import main
 
     result = runner.invoke(main, ["neox2cerebras", str(pythia160m), "--layout", "trainer", "-q"])
     assert result.exit_code == 0 and yaml.safe_load(result.stdout)["trainer"]["init"]["model"]["name"] == "gpt-neox"

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from translator.cli import main
+from neoconv.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -109,8 +109,8 @@ def test_help_version_explain_formats(runner) -> None:
      # the report piped (rich is imported only to draw the table on a terminal)
      (["neox2cerebras", "fixtures/inputs/neox/pythia-160m.yml", "-o", "{out}"],
       # NeoX's table names DeepSpeed's formulas for the fp16 and zero_optimization blocks it hands on
-      ["translator.formats.cerebras.formulas", "translator.formats.deepspeed.formulas",
-       "translator.formats.neox.formulas", "translator.formulas_common"])],
+      ["neoconv.formats.cerebras.formulas", "neoconv.formats.deepspeed.formulas",
+       "neoconv.formats.neox.formulas", "neoconv.knowledge.formulas_common"])],
     ids=["help", "one translation and its report"],
 )  # fmt: skip
 def test_start_up_imports_only_what_it_uses(args: list[str], formulas: list[str], tmp_path: Path) -> None:
@@ -118,10 +118,10 @@ def test_start_up_imports_only_what_it_uses(args: list[str], formulas: list[str]
     rich, the HF tables or the formulas of formats they do not use."""
     argv = [a.replace("{out}", str(tmp_path / "out.yaml")) for a in args]
     code = (
-        "import sys\nfrom translator.cli import main\n"
+        "import sys\nfrom neoconv.cli import main\n"
         f"try:\n    main({argv!r})\nexcept SystemExit:\n    pass\n"
         "print(sorted(m for m in ('jsonschema', 'deepdiff', 'hypothesis', 'rich') if m in sys.modules))\n"
-        "print(sorted(m for m in sys.modules if m.startswith('translator.') and m.endswith('formulas')"
+        "print(sorted(m for m in sys.modules if m.startswith('neoconv.') and m.endswith('formulas')"
         " or m.endswith('formulas_common')))\n"
     )
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from translator.cli import main
-from translator.registry import FORMATS
+from neoconv.cli import main
+from neoconv.knowledge.registry import FORMATS
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -58,7 +58,7 @@ def test_a_bad_choice_names_the_valid_values(runner, pythia160m: Path) -> None:
     assert result.exit_code == 2 and "not a Cerebras Model Zoo release" in result.stderr
     assert "known: 1.6.0, 1.6.1" in result.stderr and "r2 (= 2.1.1), r1 (= 2.2.1)" in result.stderr
     result = runner.invoke(main, ["neox2cerebras", str(pythia160m), "--model-config", "x.json"])
-    assert result.exit_code == 2 and "No such option '--model-config'" in result.stderr
+    assert result.exit_code == 2 and "--model-config" in result.stderr.splitlines()[-1]  # click's own usage error
 
 
 @pytest.mark.parametrize("value", ["model.vocab_size=", "model.vocab_size=  ", "model.vocab_size=null", "=5", "model.vocab_size"])
@@ -105,8 +105,8 @@ def test_docs_check_needs_the_file_it_checks(runner) -> None:
 
 
 def test_importing_the_library_leaves_the_umask_alone() -> None:
-    """Issue 18: importing translator.io changed the process umask (a library must not)."""
-    code = ("import os; before = os.umask(0o027); os.umask(before); import translator.io, translator.api, translator.batch; "
+    """Issue 18: importing neoconv.io.documents changed the process umask (a library must not)."""
+    code = ("import os; before = os.umask(0o027); os.umask(before); import neoconv.io.documents, neoconv.api, neoconv.batch; "
             "after = os.umask(0); print(oct(before), oct(after))")  # fmt: skip
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out[0] == out[1]

@@ -9,17 +9,17 @@ from typing import Any
 import pytest
 import yaml
 
-from translator import InputError, Status, translate
-from translator.cli import main
-from translator.formats.cerebras.reader import READER as cerebras
-from translator.formats.deepspeed.reader import READER as deepspeed
-from translator.formats.deepspeed.writer import WRITER as deepspeed_writer
-from translator.io import flatten
-from translator.formats.deepspeed.formulas import deepspeed_batch
-from translator.formula import FORMULAS, Approx
-from translator.mapping import load_table
-from translator.schedule.simple import simple
-from translator.validate import schema_errors
+from neoconv import InputError, Status, translate
+from neoconv.cli import main
+from neoconv.formats.cerebras.reader import READER as cerebras
+from neoconv.formats.deepspeed.reader import READER as deepspeed
+from neoconv.formats.deepspeed.writer import WRITER as deepspeed_writer
+from neoconv.io.documents import flatten
+from neoconv.formats.deepspeed.formulas import deepspeed_batch
+from neoconv.knowledge.formula import FORMULAS, Approx
+from neoconv.knowledge.mapping import load_table
+from neoconv.schedule.simple import simple
+from neoconv.services.validate import schema_errors
 
 from conftest import CORPUS, FIXTURES, corpus_dir, corpus_files
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from translator import translate
+from neoconv import translate
 
 # deepspeedai/DeepSpeed@v0.6.7:deepspeed/runtime/zero/config.py:140 reads cpu_offload_params; v0.7.0's
 # pydantic DeepSpeedZeroConfig has cpu_offload_param (config.py:93) and forbids other keys

@@ -10,9 +10,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from translator import translate
-from translator.cli import main
-from translator.report import Entry, Status
+from neoconv import translate
+from neoconv.cli import main
+from neoconv.core.report import Entry, Status
 
 from conftest import FIXTURES
 

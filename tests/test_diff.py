@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from translator import InputError, translate
-from translator.api import read_ir
-from translator.cli import main
-from translator.detect import detect_file
-from translator.diff import diff_ir, roundtrip
-from translator.report import Status
+from neoconv import InputError, translate
+from neoconv.api import read_ir
+from neoconv.cli import main
+from neoconv.formats.detect import detect_file
+from neoconv.services.diff import diff_ir, roundtrip
+from neoconv.core.report import Status
 
 from conftest import CORPUS, corpus_dir
 

@@ -9,9 +9,9 @@ import re
 
 import pytest
 
-from translator import translate
-from translator.cli import main
-from translator.errors import UnsupportedFamily
+from neoconv import translate
+from neoconv.cli import main
+from neoconv.core.errors import UnsupportedFamily
 
 # a T5 config in the style of Cerebras/modelzoo@R_1.7.1:modelzoo/transformers/pytorch/t5/configs/t5_base.yaml
 T5 = """\

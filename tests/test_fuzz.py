@@ -15,16 +15,16 @@ from typing import Any
 
 import pytest
 import yaml
-from click.testing import CliRunner
+from conftest import cli_runner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from translator.api import translate
-from translator.cli import main
-from translator.errors import NeoconvError
-from translator.registry import FORMATS
-from translator.io import dump_yaml, flatten, parse_json, parse_yaml, read_text, unflatten
-from translator.schema import _types_of, schema_index
+from neoconv.api import translate
+from neoconv.cli import main
+from neoconv.core.errors import NeoconvError
+from neoconv.knowledge.registry import FORMATS
+from neoconv.io.documents import dump_yaml, flatten, parse_json, parse_yaml, read_text, unflatten
+from neoconv.knowledge.schema import _types_of, schema_index
 
 SCALE = int(os.environ.get("NEOCONV_FUZZ_EXAMPLES", "0"))
 
@@ -210,7 +210,7 @@ def test_cerebras_reader_and_engine_on_mutated_configs(tmp_path_factory: pytest.
 
 
 def _clean_cli(path: Path, out: Path, extra: list[str] = (), dst: str = "cerebras") -> None:  # type: ignore[assignment]
-    runner = CliRunner()
+    runner = cli_runner()
     result = runner.invoke(main, [f"neox2{dst}", str(path), "-o", str(out), "--report", str(out) + ".json", *extra])
     assert result.exit_code in (0, 1, 2), (result.exit_code, result.exception)
     assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
@@ -272,7 +272,7 @@ def test_translate_of_any_python_mapping_is_a_result_or_a_neoconv_error(src: str
 @budget(40)
 @given(st.sampled_from(WRITABLE), st.dictionaries(wild_keys, wild_documents, max_size=5))
 def test_dump_of_any_python_mapping_is_text_or_a_neoconv_error(fmt: str, document: dict[Any, Any]) -> None:
-    from translator import dump
+    from neoconv import dump
 
     try:
         text = dump(document, fmt)

@@ -24,13 +24,14 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from translator import io as tio
-from translator import outputs as tout
-from translator.api import translate
-from translator.cli import main
-from translator.errors import InputError, NeoconvError, OutputError
-from translator.io import flatten
-from translator.registry import FORMATS
+from neoconv.io import inputs as tin
+from neoconv.io import documents as tio
+from neoconv.io import outputs as tout
+from neoconv.api import translate
+from neoconv.cli import main
+from neoconv.core.errors import InputError, NeoconvError, OutputError
+from neoconv.io.documents import flatten
+from neoconv.knowledge.registry import FORMATS
 
 # A small, valid NeoX config the value cases start from (our own fixture, not a corpus file).
 BASE = """\
@@ -102,7 +103,7 @@ def _huge(tmp: Path) -> list[str]:
     path = tmp / "huge.yml"
     with open(path, "wb") as fh:  # a valid-looking start, then padding past the cap
         fh.write(BASE.encode())
-        fh.truncate(tio.MAX_BYTES + 1)
+        fh.truncate(tin.MAX_BYTES + 1)
     path.write_bytes(path.read_bytes().replace(b"\0", b" "))
     return [str(path)]
 
@@ -337,9 +338,9 @@ def test_hostile_input_is_one_clear_line(case: Hostile, tmp_path: Path, runner: 
     inputs = _inputs(case, tmp_path)
     options = case.extra(tmp_path) if case.extra else ["-o", str(tmp_path / "out.yaml"), "--report", str(tmp_path / "report.json")]
     before = _tree(tmp_path)
-    started = time.perf_counter()
+    started = time.process_time()  # CPU time: another process loading the machine does not count
     result = runner.invoke(main, ["neox2cerebras", *inputs, *options])
-    elapsed = time.perf_counter() - started
+    elapsed = time.process_time() - started
     assert result.exit_code == 2, (result.exit_code, result.stderr, result.exception)
     lines = result.stderr.splitlines()
     assert len(lines) == 1, result.stderr
@@ -382,14 +383,14 @@ def test_unreadable_file(tmp_path: Path, runner: CliRunner, monkeypatch) -> None
     path.write_text(BASE)
     path.chmod(0)
     if os.access(path, os.R_OK):  # root reads anything: make the OS refusal happen where io.py opens files
-        real_open = open
+        real_open = tin._open_input
 
-        def refusing_open(file, *args, **kwargs):  # type: ignore[no-untyped-def]
+        def refusing_open(file: str) -> int:
             if Path(file) == path:
                 raise PermissionError(13, "Permission denied", str(file))
-            return real_open(file, *args, **kwargs)
+            return real_open(file)
 
-        monkeypatch.setattr(tio, "open", refusing_open, raising=False)
+        monkeypatch.setattr(tin, "_open_input", refusing_open)
     result = runner.invoke(main, ["neox2cerebras", str(path), "-o", str(tmp_path / "out.yaml")])
     path.chmod(0o644)
     assert result.exit_code == 2
@@ -456,7 +457,7 @@ def test_unexpected_exception_is_one_line_internal_error(tmp_path: Path, runner:
     def broken(*args, **kwargs):  # type: ignore[no-untyped-def]
         raise RuntimeError("boom\nsecond line")
 
-    monkeypatch.setattr("translator.api.emit", broken)
+    monkeypatch.setattr("neoconv.services.pipeline.emit", broken)
     result = runner.invoke(main, ["neox2cerebras", str(tmp_path / "in.yml")])
     assert result.exit_code == 2
     assert result.stderr.splitlines() == [
@@ -528,7 +529,7 @@ def test_a_key_given_twice_in_cerebras_and_veomni_files(tmp_path: Path) -> None:
 
 
 def test_validate_names_a_repeat_by_what_the_release_does_with_it(tmp_path: Path) -> None:
-    from translator.validate import validate_file
+    from neoconv.services.validate import validate_file
 
     legacy = "model:\n  hidden_size: 64\n  num_heads: 4\n  num_hidden_layers: 2\n  hidden_size: 128\n  vocab_size: 100\n"
     (tmp_path / "c.yaml").write_text(legacy)
@@ -631,6 +632,8 @@ FILE_LEVEL = {
 @pytest.mark.parametrize("src", sorted(f for f in FORMATS))
 @pytest.mark.parametrize("kind", sorted(FILE_LEVEL))
 def test_every_reader_refuses_broken_files(src: str, kind: str, tmp_path: Path, runner: CliRunner) -> None:
+    if kind == "empty" and FORMATS[src].empty_allowed:
+        pytest.skip(f"an empty {FORMATS[src].title} file is a config of its defaults (FormatSpec.empty_allowed)")
     data, expected = FILE_LEVEL[kind]
     path = tmp_path / f"in{FORMATS[src].suffix}"
     path.write_bytes(data)
@@ -651,7 +654,7 @@ OUTPUT_TEXT = "model:\n"  # every translation of BASE to Cerebras writes a model
 
 def _translate_to(target: Path, tmp: Path, **popen: object) -> subprocess.CompletedProcess[bytes]:
     (tmp / "in.yml").write_text(BASE)
-    cmd = [sys.executable, "-m", "translator", "neox2cerebras", str(tmp / "in.yml"), "-o", str(target), "-q"]
+    cmd = [sys.executable, "-m", "neoconv", "neox2cerebras", str(tmp / "in.yml"), "-o", str(target), "-q"]
     return subprocess.run(cmd, timeout=60, **popen)  # type: ignore[call-overload, no-any-return]
 
 

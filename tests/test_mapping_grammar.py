@@ -14,9 +14,9 @@ import jsonschema
 import pytest
 import yaml
 
-from translator.errors import MappingTableError
-from translator.mapping import RULE_ATTRIBUTES, build_rule, grammar, load_table_file
-from translator.mapping.grammar import check_table
+from neoconv.core.errors import MappingTableError
+from neoconv.knowledge.mapping import RULE_ATTRIBUTES, build_rule, grammar, load_table_file
+from neoconv.knowledge.mapping.grammar import check_table
 
 from conftest import ROOT
 

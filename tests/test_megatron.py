@@ -10,17 +10,17 @@ from typing import Any
 
 import pytest
 
-from translator import translate
-from translator.api import read_ir
-from translator.engine import Ingested, emit
-from translator.formats.megatron.writer import WRITER
-from translator.formats.spec import WriteContext
-from translator.ir import IR, Origin, Value
-from translator.mapping import load_table
-from translator.report import Status
-from translator.report.kinds import render
-from translator.schedule.model import Schedule
-from translator.schedule.simple import simple
+from neoconv import translate
+from neoconv.api import read_ir
+from neoconv.engine import Ingested, emit
+from neoconv.formats.megatron.writer import WRITER
+from neoconv.formats.spec import WriteContext
+from neoconv.core.ir import IR, Origin, Value
+from neoconv.knowledge.mapping import load_table
+from neoconv.core.report import Status
+from neoconv.core.report.kinds import render
+from neoconv.schedule.model import Schedule
+from neoconv.schedule.simple import simple
 
 # what Megatron refuses to run without (validate_args' required arguments, a length, a batch, an lr)
 BASE = ("--num-layers 2 --hidden-size 4096 --num-attention-heads 32 --seq-length 128 --max-position-embeddings 128\n"
@@ -352,7 +352,7 @@ def test_a_default_that_changed_is_written_for_the_release_that_lacks_it() -> No
 
 
 def test_dump_quotes_words_and_writes_leading_dashes_with_equals() -> None:
-    from translator import dump
+    from neoconv import dump
 
     text = dump({"--seed": -1, "--data-path": ["0.3", "/d/a b", "0.7", "$HOME"], "--swiglu": True, "--fp16": False}, "megatron")
     assert text.splitlines()[2:] == ["--seed=-1", "--data-path 0.3 '/d/a b' 0.7 '$HOME'", "--swiglu"]

@@ -12,11 +12,11 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from translator import translate
-from translator.api import read_ir
-from translator.cli import main
-from translator.report import Status
-from translator.validate import validate_file
+from neoconv import translate
+from neoconv.api import read_ir
+from neoconv.cli import main
+from neoconv.core.report import Status
+from neoconv.services.validate import validate_file
 
 from conftest import FIXTURES
 

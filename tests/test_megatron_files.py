@@ -1,26 +1,24 @@
 """Megatron-LM argument files end to end: the fixtures (values of Megatron-LM's own example scripts)
 into every format and back, Megatron -> Megatron keeping shell expressions, detection, and the
-generated schema against the argparse facts it comes from."""
+generated schema's classification of every option (tests/test_generated_files.py regenerates the
+schema from the argparse facts it comes from)."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from translator import translate
-from translator.api import read_ir
-from translator.detect import detect_file
-from translator.diff import roundtrip
-from translator.mapping import load_table
-from translator.registry import FORMATS
-from translator.report import Status
-from translator.schema import load_schema
+from neoconv import translate
+from neoconv.api import read_ir
+from neoconv.formats.detect import detect_file
+from neoconv.services.diff import roundtrip
+from neoconv.knowledge.mapping import load_table
+from neoconv.knowledge.registry import FORMATS
+from neoconv.core.report import Status
+from neoconv.knowledge.schema import load_schema
 
-from conftest import FIXTURES, ROOT
+from conftest import FIXTURES
 from test_loss_proof import NAMING, unnamed_differences
 
 INPUTS = FIXTURES / "inputs" / "megatron"
@@ -122,17 +120,6 @@ def test_neox_yaml_is_not_taken_for_megatron() -> None:
 
 # ---- the generated schema ---------------------------------------------------------------------
 
-TSV = Path(os.environ.get("NEOCONV_MEGATRON_TSV", "/work/notes/megatron-args-d98e8a64.tsv"))
-
-
-def test_the_schema_is_fresh() -> None:
-    if not TSV.is_file():
-        pytest.skip(f"the argparse facts {TSV} are not at hand (NEOCONV_MEGATRON_TSV)")
-    run = subprocess.run([sys.executable, str(ROOT / "tools" / "gen_megatron_schema.py"), "--tsv", str(TSV), "--check"],
-                         capture_output=True, text=True)  # fmt: skip
-    assert run.returncode == 0, run.stdout + run.stderr
-
-
 def test_every_option_is_mapped_or_classified() -> None:
     """Nothing a release parsed is `unknown`: a dest no rule reads has a group with a reason, and the
     catch-all group holds only dests the table maps."""
@@ -147,8 +134,8 @@ def test_every_option_is_mapped_or_classified() -> None:
 
 @pytest.mark.parametrize("path", [p for p in FILES if p.suffix == ".args"], ids=lambda p: p.name)
 def test_a_read_namespace_matches_the_schema(path: Path) -> None:
-    from translator.formats.megatron.reader import READER
-    from translator.validate import schema_errors
+    from neoconv.formats.megatron.reader import READER
+    from neoconv.services.validate import schema_errors
 
     assert schema_errors(READER.read([str(path)]).tree, "megatron") == []
 

@@ -13,11 +13,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from translator import translate
-from translator.errors import InputError
-from translator.formats.megatron.reader import READER
-from translator.formats.megatron.syntax import words_of
-from translator.report import Status
+from neoconv import translate
+from neoconv.core.errors import InputError
+from neoconv.formats.megatron.reader import READER
+from neoconv.formats.megatron.syntax import words_of
+from neoconv.core.report import Status
 
 MODEL = "--num-layers 2 --hidden-size 64 --num-attention-heads 4 --seq-length 32 --max-position-embeddings 32"
 

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from translator.errors import InputError
-from translator.formats.megatron.options import parse, table
-from translator.formats.megatron.reader import READER
-from translator.formats.megatron.syntax import words_of
+from neoconv.core.errors import InputError
+from neoconv.formats.megatron.options import parse, table
+from neoconv.formats.megatron.reader import READER
+from neoconv.formats.megatron.syntax import words_of
 
 
 def namespace(text: str):  # type: ignore[no-untyped-def]

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from translator.errors import InputError, NeoconvError
-from translator.formats.megatron.syntax import syntax_of, words_of
+from neoconv.core.errors import InputError, NeoconvError
+from neoconv.formats.megatron.syntax import syntax_of, words_of
 
 
 def texts(source: str, name: str = "f.args") -> list[str]:
@@ -178,7 +178,7 @@ SHELL = list(" \t\n\\'\"$`#(){}[]|&;<>=+-:*@!?~0123456789abxyz_") + [
           database=None, suppress_health_check=list(HealthCheck))  # fmt: skip
 @given(st.lists(st.sampled_from(SHELL), max_size=40).map("".join))
 def test_any_text_is_read_or_refused_in_one_line(text: str) -> None:
-    from translator.formats.megatron.options import parse
+    from neoconv.formats.megatron.options import parse
 
     try:
         parse(words_of(text, "f.args").args)

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from translator import translate
-from translator.registry import FORMATS
+from neoconv import translate
+from neoconv.knowledge.registry import FORMATS
 
 from conftest import FIXTURES
 

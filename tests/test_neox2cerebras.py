@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from translator import InputError, Status, translate
-from translator.formats.cerebras.reader import READER as cerebras
-from translator.io import flatten
-from translator.validate import schema_errors
+from neoconv import InputError, Status, translate
+from neoconv.formats.cerebras.reader import READER as cerebras
+from neoconv.io.documents import flatten
+from neoconv.services.validate import schema_errors
 
-from conftest import CORPUS, corpus_dir, corpus_files, runnable, translate_unless_not_attention
+from conftest import CORPUS, corpus_dir, corpus_files, runnable, translate_unless_not_attention, corpus_id
 
 NEOX_FILES = [p for p in corpus_files("neox") if runnable(p)]
 LOCAL_SETUP = CORPUS / "neox" / "local_setup.yml"
@@ -45,7 +45,7 @@ def reread(result, tmp_path: Path) -> dict:
     return cerebras.read([str(out)]).tree
 
 
-@pytest.mark.parametrize("path", NEOX_FILES, ids=lambda p: str(p.relative_to(CORPUS / "neox")))
+@pytest.mark.parametrize("path", NEOX_FILES, ids=corpus_id(CORPUS / "neox"))
 def test_every_corpus_config_translates(path: Path, tmp_path: Path) -> None:
     result = translate_unless_not_attention(path, "neox", "cerebras", world_size=8)
     if result is None:
@@ -57,7 +57,7 @@ def test_every_corpus_config_translates(path: Path, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "path", [p for p in NEOX_FILES if p.name != "local_setup.yml"], ids=lambda p: str(p.relative_to(CORPUS / "neox"))
+    "path", [p for p in NEOX_FILES if p.name != "local_setup.yml"], ids=corpus_id(CORPUS / "neox")
 )
 def test_every_corpus_config_with_local_setup(path: Path, tmp_path: Path) -> None:
     corpus_dir("neox")

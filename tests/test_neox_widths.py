@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from translator.formats.neox.widths import intermediate_size_for, mlp_shape, runnable_at_least, width_problem
+from neoconv.formats.neox.widths import intermediate_size_for, mlp_shape, runnable_at_least, width_problem
 
 from conftest import CORPUS
 
@@ -101,8 +101,8 @@ def test_the_corpus_configs() -> None:
 
 
 def test_the_reader_refuses_a_width_neox_cannot_run(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from translator import translate
-    from translator.errors import InputError
+    from neoconv import translate
+    from neoconv.core.errors import InputError
 
     path = tmp_path / "7B.yml"
     path.write_text("num_layers: 2\nhidden_size: 4096\nnum_attention_heads: 32\n"
@@ -119,8 +119,8 @@ def test_the_reader_refuses_a_width_neox_cannot_run(tmp_path) -> None:  # type: 
 
 
 def test_a_width_that_does_not_split_over_the_model_parallel_ranks(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from translator import translate
-    from translator.errors import InputError
+    from neoconv import translate
+    from neoconv.core.errors import InputError
 
     path = tmp_path / "mp.yml"
     path.write_text("num_layers: 2\nhidden_size: 64\nnum_attention_heads: 4\nintermediate_size: 258\n"
@@ -130,7 +130,7 @@ def test_a_width_that_does_not_split_over_the_model_parallel_ranks(tmp_path) -> 
 
 
 def test_an_all_moe_model_builds_no_dense_mlp(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from translator import translate
+    from neoconv import translate
 
     # every layer is MoE (moe_expert_interval 1): experts take intermediate_size as it stands
     path = tmp_path / "moe.yml"
@@ -141,8 +141,8 @@ def test_an_all_moe_model_builds_no_dense_mlp(tmp_path) -> None:  # type: ignore
 
 
 def test_the_corpus_mistral_is_refused_naming_the_fix() -> None:
-    from translator import translate
-    from translator.errors import InputError
+    from neoconv import translate
+    from neoconv.core.errors import InputError
 
     from conftest import UNRUNNABLE
 

@@ -15,14 +15,14 @@ from typing import Any
 import pytest
 import yaml
 from cerebras_corpus import LEGACY, TRAINER, assert_report_covers, translate_or_known
-from conftest import CORPUS, corpus_dir, corpus_files, runnable, same_canonical, translate_unless_not_attention
+from conftest import CORPUS, corpus_dir, corpus_files, runnable, same_canonical, translate_unless_not_attention, corpus_id
 
-from translator import Status, translate
-from translator.errors import UnsupportedFamily
-from translator.formats.neox.reader import READER as neox
-from translator.io import flatten
-from translator.mapping import load_table
-from translator.validate import schema_errors
+from neoconv import Status, translate
+from neoconv.core.errors import UnsupportedFamily
+from neoconv.formats.neox.reader import READER as neox
+from neoconv.io.documents import flatten
+from neoconv.knowledge.mapping import load_table
+from neoconv.services.validate import schema_errors
 
 CEREBRAS = LEGACY + TRAINER
 NEOX = [p for p in corpus_files("neox") if ("num_layers" in p.read_text() or "num-layers" in p.read_text()) and runnable(p)]
@@ -36,7 +36,7 @@ def neox_tree(result: Any, tmp_path: Path) -> dict[str, Any]:
     return neox.read([str(out)]).tree
 
 
-@pytest.mark.parametrize("path", CEREBRAS, ids=lambda p: str(p.relative_to(CORPUS)))
+@pytest.mark.parametrize("path", CEREBRAS, ids=corpus_id(CORPUS))
 def test_every_cerebras_file_converts_to_neox(path: Path, tmp_path: Path) -> None:
     result = translate_or_known(path, "neox")
     if result is None:
@@ -190,7 +190,7 @@ def test_same_format_carries_every_key_and_rewrites_only_what_was_set(pythia160m
     )
 
 
-@pytest.mark.parametrize("path", NEOX, ids=lambda p: str(p.relative_to(CORPUS / "neox")))
+@pytest.mark.parametrize("path", NEOX, ids=corpus_id(CORPUS / "neox"))
 @pytest.mark.parametrize("layout", ["legacy", "trainer"])
 def test_neox_cerebras_neox_keeps_what_cerebras_expresses(path: Path, layout: str, tmp_path: Path) -> None:
     there = translate_unless_not_attention(path, "neox", "cerebras", layout=layout, world_size=8,

@@ -2,7 +2,7 @@
 no_rope_layer_interval in a config.json (transformers 5.23 SmolLM3Config.__post_init__: layer i has
 no RoPE when (i + 1) % interval == 0 unless the list says otherwise), Megatron-LM's --no-rope-freq
 (N: the layers N, 2N, ... from 1, N dividing --num-layers; or a pattern, 1 = no RoPE), and the loss
-named by every format that rotates every layer. Facts: /work/notes/smollm3-facts.md."""
+named by every format that rotates every layer."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from typing import Any
 import oracle
 import pytest
 
-from translator.api import read_ir, translate
-from translator.errors import InputError
-from translator.report import Status
+from neoconv.api import read_ir, translate
+from neoconv.core.errors import InputError
+from neoconv.core.report import Status
 
 from test_model_size import FIXTURES
 

@@ -17,12 +17,12 @@ import yaml
 from cerebras_corpus import LEGACY, numbers, rel, translate_or_known
 from conftest import CORPUS, FIXTURES, corpus_dir, corpus_files
 
-from translator import Status, translate
-from translator.api import read_ir
-from translator.formats.deepspeed.scheduler import read as ds_schedule
-from translator.formats.hf import model_types as hf_config
-from translator.io import flatten
-from translator.schedule.fields import parse
+from neoconv import Status, translate
+from neoconv.api import read_ir
+from neoconv.formats.deepspeed.scheduler import read as ds_schedule
+from neoconv.formats.hf import model_types as hf_config
+from neoconv.io.documents import flatten
+from neoconv.schedule.fields import parse
 
 pytestmark = pytest.mark.oracle
 
@@ -384,6 +384,7 @@ def test_veomni_parses_what_neoconv_writes(layout: str, tmp_path: Path) -> None:
 def test_veomni_counts_the_steps_neoconv_reads_from_its_corpus() -> None:
     """compute_train_steps x num_train_epochs on each corpus config == neoconv's train.steps."""
     need("veomni", "veomni-flat")
+    corpus_dir("veomni"), corpus_dir("veomni-legacy")
     compared, refused = 0, []
     for layout, folder in (("nested", "veomni"), ("flat", "veomni-legacy")):
         jobs, irs = [], {}

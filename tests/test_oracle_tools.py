@@ -18,8 +18,8 @@ import pytest
 import yaml
 from conftest import ROOT
 
-from translator import translate
-from translator.report import Entry, Report, Status
+from neoconv import translate
+from neoconv.core.report import Entry, Report, Status
 
 CHECKS = ROOT / "tests" / "oracle_checks"
 
@@ -75,7 +75,7 @@ def test_check_programs_use_nothing_of_neoconv(script: str) -> None:
     """They run in the frameworks' environments, where neoconv is not installed."""
     text = (CHECKS / script).read_text()
     imports = re.findall(r"^\s*(?:from|import) ([\w.]+)", text, re.M)
-    assert not [name for name in imports if name.split(".")[0] in ("translator", "oracle", "conftest")], imports
+    assert not [name for name in imports if name.split(".")[0] in ("neoconv", "translator", "oracle", "conftest")], imports
     assert "framework()" in text  # every verdict comes from inside the framework's own calls
 
 

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from translator.cli import main
-from translator.errors import UsageError
-from translator.policy import load_baseline, parse_fail_on
-from translator.report import Status
+from neoconv.cli import main
+from neoconv.core.errors import UsageError
+from neoconv.services.policy import load_baseline, parse_fail_on
+from neoconv.core.report import Status
 
 ARGS = ["--world-size", "8", "--set", "model.vocab_size=50304", "-q"]
 

@@ -15,8 +15,8 @@ import yaml
 from conftest import CORPUS, corpus_files
 from preserve_oracle import comment_texts, diff_problems, removed_key_comments, strictly_equal
 
-from translator import InputError, translate
-from translator.preserve import moves_from_report, preserve
+from neoconv import InputError, translate
+from neoconv.io.preserve import moves_from_report, preserve
 
 MIGRATIONS = (
     [("veomni", "nested", p) for p in corpus_files("veomni-legacy", "**/*.yaml")]

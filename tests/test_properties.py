@@ -15,15 +15,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from translator.api import read_ir, translate
-from translator.diff import expressible
-from translator.engine import Ingested, emit
-from translator.ir import IR, Origin, Value
-from translator.mapping import load_table
-from translator.registry import get_format, pairs
-from translator.report import Report, Status
-from translator.formats.spec import WriteContext
-from translator.formulas_common import structural_family
+from neoconv.api import read_ir, translate
+from neoconv.services.diff import expressible
+from neoconv.engine import Ingested, emit
+from neoconv.core.ir import IR, Origin, Value
+from neoconv.knowledge.mapping import load_table
+from neoconv.knowledge.registry import get_format, pairs
+from neoconv.core.report import Report, Status
+from neoconv.formats.spec import WriteContext
+from neoconv.knowledge.formulas_common import structural_family
 
 
 @st.composite

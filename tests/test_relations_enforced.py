@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from translator import translate
-from translator.api import read_ir
-from translator.diff import diff_ir
-from translator.errors import InputError
+from neoconv import translate
+from neoconv.api import read_ir
+from neoconv.services.diff import diff_ir
+from neoconv.core.errors import InputError
 
 TINY = "num_layers: 2\nhidden_size: 64\nnum_attention_heads: 4\nmax_position_embeddings: 128\n"
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from translator import translate
-from translator.report import Report, Status
-from translator.report_view import ORDER, plain, rows, terminal, use_terminal
+from neoconv import translate
+from neoconv.core.report import Report, Status
+from neoconv.cli.report_view import ORDER, plain, rows, terminal, use_terminal
 
 
 @pytest.fixture(scope="module")

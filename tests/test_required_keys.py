@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from translator import translate
-from translator.report import Status
+from neoconv import translate
+from neoconv.core.report import Status
 
 BATCH = {"train_batch_size": 32, "train_micro_batch_size_per_gpu": 4}
 

@@ -1,28 +1,28 @@
 """Closest forms: where a framework cannot hold a schedule, the writer keeps the peak, the warmup
 length and the decay end, picks the shape with the smallest largest difference, and says what
-that difference is and where (the cells of the rendering table, notes/targets-facts.md 2.6).
+that difference is and where (the cells of the rendering table).
 Also the corpus schedules issue 16 names (Cerebras cosine warm-ups, T5's inverse square root,
 multi-phase schedules): read, never a peak of 0, and rendered everywhere with their difference."""
 
 from __future__ import annotations
 
 import math
-from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
-from translator.schedule import Schedule, max_difference, peak, phase
-from translator.formats.cerebras import scheduler as cerebras
-from translator.formats.cerebras.scheduler_render import render as cerebras_render
-from translator.formats.deepspeed import scheduler as deepspeed
-from translator.formats.neox import scheduler as neox
-from translator.formats.veomni import scheduler as veomni
-from translator.schedule.framework import Rendering
+from neoconv.schedule import Schedule, max_difference, peak, phase
+from neoconv.formats.cerebras import scheduler as cerebras
+from neoconv.formats.cerebras.scheduler_render import render as cerebras_render
+from neoconv.formats.deepspeed import scheduler as deepspeed
+from neoconv.formats.neox import scheduler as neox
+from neoconv.formats.veomni import scheduler as veomni
+from neoconv.schedule.framework import Rendering
+
+from conftest import CORPUS
 
 L, M = 1e-3, 1e-4
-CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus"
 
 
 def brute(a: Schedule, b: Schedule, horizon: int) -> tuple[float, int]:

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from translator.schedule import Schedule, ScheduleError, max_difference, peak, phase
-from translator.schedule.ops import floor_at, sequence, window
+from neoconv.schedule import Schedule, ScheduleError, max_difference, peak, phase
+from neoconv.schedule.ops import floor_at, sequence, window
 
 L, M = 1e-3, 1e-4
 
@@ -206,7 +206,7 @@ def test_comparison_of_long_runs_is_fast() -> None:
 
 
 def test_simple_schedules_from_the_usual_numbers() -> None:
-    from translator.schedule.simple import describe, simple
+    from neoconv.schedule.simple import describe, simple
 
     s = simple(L, warmup_steps=4, decay="cosine", decay_end=12, min_lr=M)
     assert s.values([0, 4, 8, 12, 99]) == pytest.approx([0.0, L, (L + M) / 2, M, M])

@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
-from translator.schedule import Schedule, max_difference, peak
-from translator.formats.cerebras import scheduler as cerebras
-from translator.formats.cerebras.scheduler_render import render as cerebras_render
-from translator.formats.deepspeed import scheduler as deepspeed
-from translator.formats.neox import scheduler as neox
-from translator.formats.veomni import scheduler as veomni
+from neoconv.schedule import Schedule, max_difference, peak
+from neoconv.formats.cerebras import scheduler as cerebras
+from neoconv.formats.cerebras.scheduler_render import render as cerebras_render
+from neoconv.formats.deepspeed import scheduler as deepspeed
+from neoconv.formats.neox import scheduler as neox
+from neoconv.formats.veomni import scheduler as veomni
 
 ORACLE = Path(__file__).resolve().parent.parent / "fixtures" / "schedule"
 

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from translator.schedule import NotRepresentable, Schedule, ScheduleError, max_difference
-from translator.formats.cerebras import scheduler as cerebras
-from translator.formats.deepspeed import scheduler as deepspeed
-from translator.formats.neox import scheduler as neox
-from translator.formats.veomni import scheduler as veomni
+from neoconv.schedule import NotRepresentable, Schedule, ScheduleError, max_difference
+from neoconv.formats.cerebras import scheduler as cerebras
+from neoconv.formats.deepspeed import scheduler as deepspeed
+from neoconv.formats.neox import scheduler as neox
+from neoconv.formats.veomni import scheduler as veomni
 
 L, M = 1e-3, 1e-4
 ORACLE = Path(__file__).resolve().parent.parent / "fixtures" / "schedule"

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from translator import translate
-from translator.api import read_ir
-from translator.report import Status
-from translator.schedule.model import Schedule
+from neoconv import translate
+from neoconv.api import read_ir
+from neoconv.core.report import Status
+from neoconv.schedule.model import Schedule
 
 MODEL = """\
 train_input: {data_processor: GptHDF5DataProcessor, data_dir: ./data, batch_size: 64}

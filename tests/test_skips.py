@@ -23,3 +23,19 @@ def test_corpus_tests_skip_naming_the_corpus(tmp_path: Path) -> None:
     assert skips, run.stdout[-2000:]
     assert "empty parameter set" not in run.stdout
     assert all(str(absent) in line for line in skips), skips
+
+
+def test_tests_that_loop_over_the_corpus_skip_instead_of_passing_on_nothing(tmp_path: Path) -> None:
+    """A test reading corpus files in its body (not parametrized over them) skips naming the corpus; the
+    ones that need only a config read one of the project's own fixtures and still run."""
+    absent = tmp_path / "no-corpus"
+    env = {**os.environ, "NEOCONV_CORPUS": str(absent)}
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", "tests/test_caches.py",
+         "-k", "warm or copy"],
+        capture_output=True, text=True, cwd=ROOT, env=env, timeout=300,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stdout[-2000:]
+    skips = [line for line in run.stdout.splitlines() if line.startswith("SKIPPED")]
+    assert len(skips) == 4 and all(str(absent) in line for line in skips), skips
+    assert "1 passed" in run.stdout  # the copied-schedule test, on fixtures/inputs/neox/pythia-160m.yml

@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from translator.api import translate
-from translator.errors import InputError, MappingTableError
-from translator.formula import Approx, Extension, Unexpressible, ident
-from translator.mapping import Rule, build_rule, load_table
-from translator.report import Status
+from neoconv.api import translate
+from neoconv.core.errors import InputError, MappingTableError
+from neoconv.knowledge.formula import Approx, Extension, Unexpressible, ident
+from neoconv.knowledge.mapping import Rule, build_rule, load_table
+from neoconv.core.report import Status
 
 from conftest import FIXTURES
 

@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 import yaml
 
-from translator.api import translate
-from translator.errors import InputError
-from translator.formula import Approx, Extension, Formula
-from translator.mapping import load_table
-from translator.report import Status
+from neoconv.api import translate
+from neoconv.core.errors import InputError
+from neoconv.knowledge.formula import Approx, Extension, Formula
+from neoconv.knowledge.mapping import load_table
+from neoconv.core.report import Status
 
 from conftest import FIXTURES
 

@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 import yaml
 
-from translator.api import translate
-from translator.formula import Approx, Formula
-from translator.mapping import load_table
-from translator.report import Status
+from neoconv.api import translate
+from neoconv.knowledge.formula import Approx, Formula
+from neoconv.knowledge.mapping import load_table
+from neoconv.core.report import Status
 
 from conftest import FIXTURES
 

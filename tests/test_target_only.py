@@ -8,12 +8,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-from translator import translate
-from translator.api import read_ir
-from translator.cli import main
-from translator.diff import diff_ir
-from translator.registry import get_format
-from translator.report import Status
+from neoconv import translate
+from neoconv.api import read_ir
+from neoconv.cli import main
+from neoconv.services.diff import diff_ir
+from neoconv.knowledge.registry import get_format
+from neoconv.core.report import Status
 
 from conftest import FIXTURES
 from test_loss_proof import unnamed_differences
@@ -170,7 +170,7 @@ def test_megatron_and_hf_add_nothing_the_source_did_not_say(tmp_path: Path, pyth
 
 
 def test_a_value_only_the_output_has_fails_the_loss_proof_check_unless_named(monkeypatch, tmp_path: Path) -> None:
-    from translator.formats.neox.writer import WRITER
+    from neoconv.formats.neox.writer import WRITER
 
     write = WRITER.write
 

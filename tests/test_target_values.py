@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from translator import translate
-from translator.cli import main
-from translator.errors import UsageError
+from neoconv import translate
+from neoconv.cli import main
+from neoconv.core.errors import UsageError
 
 from conftest import FIXTURES
 

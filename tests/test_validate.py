@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from translator.cli import main
-from translator.validate import validate_file
+from neoconv.cli import main
+from neoconv.services.validate import validate_file
 
 from conftest import CORPUS, FIXTURES
 

@@ -9,14 +9,14 @@ import pytest
 import yaml
 from conftest import CORPUS, corpus_files
 
-from translator.formats.hf.model_types import table as hf_table
-from translator import Status, translate
-from translator.errors import InputError, UnsupportedFamily
-from translator.cli import main
-from translator.formats.veomni.fields import fields as veomni_fields
-from translator.io import flatten
-from translator.registry import FORMATS
-from translator.validate import schema_errors
+from neoconv.formats.hf.model_types import table as hf_table
+from neoconv import Status, translate
+from neoconv.core.errors import InputError, UnsupportedFamily
+from neoconv.cli import main
+from neoconv.formats.veomni.fields import fields as veomni_fields
+from neoconv.io.documents import flatten
+from neoconv.knowledge.registry import FORMATS
+from neoconv.services.validate import schema_errors
 
 ALL_VEOMNI = corpus_files("veomni", "**/*.yaml") + corpus_files("veomni-legacy", "**/*.yaml")
 # multisource data manifests (sources/names/schedule) are what data.train_path points at, not configs

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from translator import translate
-from translator.cli import main
-from translator.errors import InputError
-from translator.history import load_history
+from neoconv import translate
+from neoconv.cli import main
+from neoconv.core.errors import InputError
+from neoconv.knowledge.history import load_history
 
 STRICT = Path(__file__).resolve().parent.parent / "fixtures" / "inputs" / "veomni" / "strict"
 

@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from translator.formats.veomni.schedule import veomni_ratio, veomni_tokens_for
-from translator.formula import FORMULAS, Approx, Unexpressible, unwrap
-from translator.schedule.fields import parse
-from translator.schedule.simple import simple
+from neoconv.formats.veomni.schedule import veomni_ratio, veomni_tokens_for
+from neoconv.knowledge.formula import FORMULAS, Approx, Unexpressible, unwrap
+from neoconv.schedule.fields import parse
+from neoconv.schedule.simple import simple
 
 
 def read(name: str, **kwargs):  # type: ignore[no-untyped-def]

@@ -25,13 +25,13 @@ with atheris.instrument_imports():
     import importlib
     import pkgutil
 
-    import translator
-    from translator.api import translate
-    from translator.errors import NeoconvError
-    from translator.registry import FORMATS
+    import neoconv
+    from neoconv.api import translate
+    from neoconv.core.errors import NeoconvError
+    from neoconv.knowledge.registry import FORMATS
 
     # every module, also those the CLI imports lazily and each format package's
-    for _module in pkgutil.walk_packages(translator.__path__, translator.__name__ + "."):
+    for _module in pkgutil.walk_packages(neoconv.__path__, neoconv.__name__ + "."):
         if not _module.name.endswith("__main__"):
             importlib.import_module(_module.name)
 

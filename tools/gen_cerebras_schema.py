@@ -3,7 +3,9 @@
 
 Legacy layout = top-level `train_input`, `eval_input`, `model`, `optimizer`, `runconfig` (+ optional
 `sparsity`, `wandb`). The per-section properties come from two renderings of the Model Zoo
-parameter docs (release "r1": markdown tables, release "r2": plain text), merged per key. A small
+parameter docs (release "r1": markdown tables, release "r2": plain text), merged per key: the rows
+tools/extract_cerebras_facts.py read from them, committed in --facts (tools/facts/cerebras-params-
+r1.json, -r2.json); this tool reads nothing outside the repository. A small
 table of facts read from the Cerebras modelzoo source (SOURCE_FACTS below) then adds keys that real
 configs use but the docs omit, and widens a few types where the source accepts more than the docs
 say. Nothing is rejected for being unknown: `additionalProperties` is true everywhere, because
@@ -30,7 +32,7 @@ It also writes schemas/cerebras-trainer.schema.json beside the output (the train
 by tools/cerebras_trainer_schema.py from this schema and mappings/cerebras-layouts.yaml).
 
 Usage:
-    python tools/gen_cerebras_schema.py [--reference DIR] [--output FILE] [--check]
+    python tools/gen_cerebras_schema.py [--facts DIR] [--output FILE] [--check]
 """
 
 from __future__ import annotations
@@ -38,206 +40,30 @@ from __future__ import annotations
 import argparse
 import copy
 import json
-import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from facts_file import FACTS_DIR, load  # tools/ is on sys.path when run as a script
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_REFERENCE = REPO_ROOT.parent / "shared" / "reference"
 DEFAULT_OUTPUT = REPO_ROOT / "schemas" / "cerebras.schema.json"
 R1_FILE = "cerebras-modelzoo-params-r1.md"
 R2_FILE = "cerebras-modelzoo-params-r2.txt"
+# release -> (the document its facts were read from, the facts file)
+DOCUMENTS = {"r1": (R1_FILE, "cerebras-params-r1.json"), "r2": (R2_FILE, "cerebras-params-r2.json")}
 RELEASES = ("r1", "r2")  # documentation order: r2's view wins where they disagree
 
 # Config sections in schema order; the docs' "data loader" tables apply to both input sections.
 SECTIONS = ("train_input", "eval_input", "model", "optimizer", "runconfig")
 OPEN_SECTIONS = ("sparsity", "wandb")
-DOC_SECTION_PREFIXES = {
-    "model param": ("model",),
-    "data loader param": ("train_input", "eval_input"),
-    "optimizer param": ("optimizer",),
-    "runconfig param": ("runconfig",),
-}
 
 _MISSING: Any = object()  # "the doc gives no literal default" (None is a real default: JSON null)
 
 
-class DocFormatError(ValueError):
-    """The reference text does not have the shape this parser expects; fail rather than guess."""
-
-
 # --------------------------------------------------------------------------------------------
-# Reading the two renderings into uniform rows
-# --------------------------------------------------------------------------------------------
-
-
-@dataclass
-class Row:
-    """One table row as written in one release's docs."""
-
-    release: str
-    sections: tuple[str, ...]
-    name: str
-    description: str
-    scope: str | None  # third column: supported models (or, for runconfig, supported modes)
-    scope_kind: str | None  # "models" or "devices"
-    line: int
-
-
-def _doc_sections(heading: str) -> tuple[str, ...] | None:
-    lowered = heading.lower()
-    for prefix, sections in DOC_SECTION_PREFIXES.items():
-        if lowered.startswith(prefix):
-            return sections
-    return None
-
-
-def _scope_kind(header: str) -> str | None:
-    lowered = header.strip().lower()
-    if lowered == "supported models":
-        return "models"
-    if lowered == "supported mode":  # runconfig tables list target devices (All/CSX/GPU)
-        return "devices"
-    return None
-
-
-_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
-_HEADER_NAMES = ("parameter name", "parameter", "key")
-
-
-def _clean_markdown(text: str) -> str:
-    # Links keep their text; <br> is a line break; bold/italic markers go. Backticks stay because
-    # they delimit literal values for the default/enum parsers.
-    text = re.sub(r"\[([^\]]*)\]+\([^)]*\)", r"\1", text)
-    text = text.replace("<br>", "\n")
-    text = re.sub(r"\*\*(\S[^*]*?)\*\*", r"\1", text)
-    text = re.sub(r"(?<![\w*])\*(\w[^*]*?)\*(?![\w*])", r"\1", text)
-    return text.strip()
-
-
-def _normalise_quotes(text: str) -> str:
-    return text.replace("\u201c", '"').replace("\u201d", '"').replace("\u2018", "'").replace("\u2019", "'")
-
-
-def read_r1(path: Path) -> list[Row]:
-    """Markdown: `## X params` sections, `### ...` groups, pipe tables."""
-    rows: list[Row] = []
-    sections: tuple[str, ...] | None = None
-    columns: list[str] | None = None
-    lines = path.read_text(encoding="utf-8").splitlines()
-    for number, raw in enumerate(lines, start=1):
-        line = raw.strip()
-        if line.startswith("#"):
-            level = len(line) - len(line.lstrip("#"))
-            title = line.lstrip("#").strip()
-            if level == 2:
-                sections = _doc_sections(title)
-            columns = None
-            continue
-        if not line.startswith("|"):
-            columns = None  # any other line ends the table
-            continue
-        cells = [c.strip() for c in line.strip("|").split("|")]
-        if re.fullmatch(r"[\s|:-]+", line):
-            continue  # header separator
-        if columns is None:
-            if cells[0].lower() not in _HEADER_NAMES:
-                raise DocFormatError(f"{path.name}:{number}: table without a header row")
-            columns = cells
-            continue
-        if sections is None:
-            continue
-        if not cells[0]:
-            continue  # blank spacer rows inside the DiT table
-        name = cells[0].strip("` ")
-        if not _NAME_RE.match(name):
-            raise DocFormatError(f"{path.name}:{number}: unexpected parameter name {cells[0]!r}")
-        scope = cells[2] if len(columns) > 2 and len(cells) > 2 else None
-        rows.append(
-            Row(
-                release="r1",
-                sections=sections,
-                name=name,
-                description=_normalise_quotes(_clean_markdown(cells[1])),
-                scope=scope.strip() if scope else None,
-                scope_kind=_scope_kind(columns[2]) if len(columns) > 2 else None,
-                line=number,
-            )
-        )
-    return rows
-
-
-def read_r2(path: Path) -> list[Row]:
-    """Plain text: blank-line separated blocks; headings end with '#'; a table is a header of 2 or 3
-    blocks (name, description[, scope]) followed by rows of the same number of blocks."""
-    rows: list[Row] = []
-    text = _normalise_quotes(path.read_text(encoding="utf-8"))
-    blocks: list[tuple[int, str]] = []
-    current: list[str] = []
-    start = 0
-    for number, raw in enumerate(text.splitlines(), start=1):
-        if raw.strip():
-            if not current:
-                start = number
-            current.append(raw.rstrip())
-        elif current:
-            blocks.append((start, "\n".join(current)))
-            current = []
-    if current:
-        blocks.append((start, "\n".join(current)))
-
-    sections: tuple[str, ...] | None = None
-    index = 0
-    while index < len(blocks):
-        number, block = blocks[index]
-        if block.endswith("#") and "\n" not in block:
-            title = block[:-1].strip()
-            found = _doc_sections(title)
-            if found is not None or title.lower().endswith("parameters"):
-                sections = found
-            index += 1
-            continue
-        if block.lower() in _HEADER_NAMES:
-            columns = [block]
-            index += 1
-            while index < len(blocks) and blocks[index][1] in (
-                "Description",
-                "Supported Models",
-                "Supported mode",
-            ):
-                columns.append(blocks[index][1])
-                index += 1
-            width = len(columns)
-            scope_kind = _scope_kind(columns[2]) if width > 2 else None
-            while index < len(blocks) and not blocks[index][1].endswith("#"):
-                group = blocks[index : index + width]
-                if len(group) < width:
-                    raise DocFormatError(f"{path.name}:{group[0][0]}: truncated row")
-                (line, name), (_, description) = group[0], group[1]
-                if not _NAME_RE.match(name):
-                    raise DocFormatError(f"{path.name}:{line}: unexpected parameter name {name!r}")
-                if sections is not None:
-                    rows.append(
-                        Row(
-                            release="r2",
-                            sections=sections,
-                            name=name,
-                            description=description,
-                            scope=group[2][1] if width > 2 else None,
-                            scope_kind=scope_kind,
-                            line=line,
-                        )
-                    )
-                index += width
-            continue
-        raise DocFormatError(f"{path.name}:{number}: unexpected block {block[:60]!r}")
-    return rows
-
-
-# --------------------------------------------------------------------------------------------
-# Understanding one description: type hint, enum, default
+# One release's view of a parameter (the facts rows), then the cross-release merge
 # --------------------------------------------------------------------------------------------
 
 
@@ -255,199 +81,6 @@ class TypeInfo:
         self.items |= other.items
 
 
-_SCALARS = {
-    "int": "integer",
-    "integer": "integer",
-    "float": "number",
-    "bool": "boolean",
-    "str": "string",
-    "string": "string",
-    "none": "null",
-    "dict": "object",
-    "list": "array",
-}
-
-
-def _split_top(text: str, separators: tuple[str, ...]) -> list[str]:
-    """Split on any separator that is not inside brackets or parentheses."""
-    parts: list[str] = []
-    depth = 0
-    last = 0
-    i = 0
-    while i < len(text):
-        ch = text[i]
-        if ch in "[(":
-            depth += 1
-        elif ch in "])":
-            depth -= 1
-        elif depth == 0:
-            for sep in separators:
-                if text.startswith(sep, i):
-                    parts.append(text[last:i])
-                    i += len(sep)
-                    last = i
-                    break
-            else:
-                i += 1
-                continue
-            continue
-        i += 1
-    parts.append(text[last:])
-    return [p.strip() for p in parts if p.strip()]
-
-
-def parse_type(hint: str) -> TypeInfo:
-    """`bool`, `str/None`, `Dict or str`, `List[int] (or) int`, `Union[None, int, Literal[...]]`..."""
-    text = hint.replace("`", "").strip()
-    info = TypeInfo()
-    alternatives = _split_top(text, ("/", " or ", " (or) "))
-    if len(alternatives) > 1:
-        for alt in alternatives:
-            info.merge(parse_type(alt))
-        return info
-    union = re.fullmatch(r"Union\[(.*)\]", text)
-    if union:
-        for alt in _split_top(union.group(1), (",",)):
-            info.merge(parse_type(alt))
-        return info
-    literal = re.fullmatch(r"Literal\[(.*)\]", text)
-    if literal:
-        info.literals = [v.strip().strip("\"'") for v in _split_top(literal.group(1), (",",))]
-        return info
-    listed = re.fullmatch(r"(?:List|list)\[(.*)\]|\[(.*)\]", text)
-    if listed:
-        info.types.add("array")
-        inner = listed.group(1) if listed.group(1) is not None else listed.group(2)
-        for element in _split_top(inner, (",",)):
-            element_type = _SCALARS.get(element.lower())
-            if element_type:
-                info.items.add(element_type)
-        return info
-    if re.fullmatch(r"(?:Dict|dict)(\[.*\])?", text):
-        info.types.add("object")
-        return info
-    scalar = _SCALARS.get(text.lower())
-    if scalar is None:
-        raise DocFormatError(f"unknown type name {text!r} in hint {hint!r}")
-    info.types.add(scalar)
-    return info
-
-
-def find_type_hint(description: str) -> tuple[str, str, int, int] | None:
-    """Return (type text, optional|required, start, end) of the `(type, optional)` hint."""
-    for match in re.finditer(r",\s*(optional|required|option)\s*\)", description):
-        depth = 0
-        for pos in range(match.start() - 1, -1, -1):
-            ch = description[pos]
-            if ch == ")":
-                depth += 1
-            elif ch == "(":
-                if depth == 0:
-                    inner = description[pos + 1 : match.start()]
-                    kind = "optional" if match.group(1) == "option" else match.group(1)
-                    return inner, kind, pos, match.end()
-                depth -= 1
-    return None
-
-
-# Phrases after which the docs list every accepted value.
-_ENUM_TRIGGERS = (
-    "Accepted values:",
-    "Accepts one of:",
-    "Accepts:",
-    "Can be one of:",
-    "One of:",
-    "One of ",
-    "Allowed options are:",
-    "supported: values:",
-    "either ",
-)
-
-
-def _literal(token: str) -> Any:
-    """A doc literal as a JSON value: None/True/False, numbers, `2 ** 15`, flow lists, else str."""
-    token = token.strip()
-    if token == "None":
-        return None
-    if token in ("True", "true"):
-        return True
-    if token in ("False", "false"):
-        return False
-    if re.fullmatch(r"[-+]?\d+", token):
-        return int(token)
-    if re.fullmatch(r"[-+]?(\d+\.\d*|\.\d+|\d+(\.\d*)?[eE][-+]?\d+)", token):
-        return float(token)
-    power = re.fullmatch(r"(\d+)\s*\*\*\s*(\d+)", token)
-    if power:
-        return int(power.group(1)) ** int(power.group(2))
-    if token.startswith("[") and token.endswith("]"):
-        return [_literal(t) for t in _split_top(token[1:-1], (",",))]
-    return token
-
-
-def parse_enum(description: str, hint_start: int | None) -> list[Any] | None:
-    for trigger in _ENUM_TRIGGERS:
-        at = description.find(trigger)
-        if at < 0:
-            continue
-        start = at + len(trigger)
-        end = len(description)
-        if hint_start is not None and hint_start > start:
-            end = hint_start
-        sentence_end = re.search(r"\.(?:\s+(?=[A-Z(])|\s*$)", description[start:end])
-        if sentence_end:
-            end = start + sentence_end.start()
-        segment = description[start:end]
-        values: list[Any] = re.findall(r'"([^"\n]+)"', segment)
-        if not values and trigger == "either ":
-            continue  # "either a single value or ..." is prose, not a list
-        if not values:
-            values = re.findall(r"`([^`\n]+)`", segment)
-        if not values:
-            pieces = re.split(r",|\bor\b|\n", segment.replace("`", ""))
-            values = [t.strip() for t in pieces if re.fullmatch(r"[A-Za-z_][\w-]*", t.strip())]
-        if re.search(r'(?<![\w"`])`?None`?(?![\w"`])', segment):
-            values.append(None)
-        values = [None if v == "None" else v for v in values]
-        unique: list[Any] = []
-        for value in values:
-            if value not in unique:
-                unique.append(value)
-        return unique or None
-    return None
-
-
-_DEFAULT_RE = re.compile(r"\bDefault:?\s+(?P<value>.*)")
-
-
-def parse_default(description: str, hint_end: int | None) -> tuple[Any, str | None]:
-    """Return (literal default or _MISSING, prose default text or None)."""
-    tail = description[hint_end:] if hint_end is not None else description
-    match = _DEFAULT_RE.search(tail)
-    if not match or (hint_end is None and "Default:" not in tail):
-        return _MISSING, None
-    raw = match.group("value").split("\n")[0].strip()
-    # Trailing noise seen in the docs: "See more", a stray ")" and a full stop.
-    raw = re.sub(r"\s*See more\.?$", "", raw).strip()
-    if raw.endswith(")") and raw.count("(") < raw.count(")"):
-        raw = raw[:-1].strip()
-    raw = raw.rstrip(".").strip()
-    quoted = re.fullmatch(r'"([^"]*)"|`"([^"]*)"`', raw)
-    if quoted:
-        return (quoted.group(1) if quoted.group(1) is not None else quoted.group(2)), None
-    backticked = re.fullmatch(r"`([^`]*)`", raw)
-    token = backticked.group(1).strip() if backticked else raw
-    value = _literal(token)
-    if isinstance(value, str) and not re.fullmatch(r"[\w./:-]+", value):
-        return _MISSING, raw.replace("`", "")  # prose such as "varies per model"
-    return value, None
-
-
-# --------------------------------------------------------------------------------------------
-# One release's view of a parameter, then the cross-release merge
-# --------------------------------------------------------------------------------------------
-
-
 @dataclass
 class Spec:
     """What one release documents for one (section, key), duplicate rows already merged."""
@@ -461,25 +94,30 @@ class Spec:
     scope_kind: str | None
 
 
-def row_spec(row: Row) -> Spec:
-    hint = find_type_hint(row.description)
-    try:
-        type_info = parse_type(hint[0]) if hint else None
-    except DocFormatError as exc:
-        raise DocFormatError(f"{row.release} line {row.line} ({row.name}): {exc}") from None
-    enum = parse_enum(row.description, hint[2] if hint else None)
-    default, default_text = parse_default(row.description, hint[3] if hint else None)
-    if enum is not None and default is None and None not in enum:
-        enum.append(None)  # "Default: None" is an accepted value even when the list omits it
-    scope = _split_top(row.scope, (",",)) if row.scope else None
+def spec_to_json(spec: Spec) -> dict[str, Any]:
+    """A Spec as a facts row holds it (no `default` key: the doc gives no literal default)."""
+    row: dict[str, Any] = {}
+    if spec.type is not None:
+        row["type"] = {"types": sorted(spec.type.types), "literals": spec.type.literals, "items": sorted(spec.type.items)}
+    else:
+        row["type"] = None
+    row["enum"] = spec.enum
+    if spec.default is not _MISSING:
+        row["default"] = spec.default
+    row.update(default_text=spec.default_text, required=spec.required, scope=spec.scope, scope_kind=spec.scope_kind)
+    return row
+
+
+def spec_from_json(row: dict[str, Any]) -> Spec:
+    kind = row["type"]
     return Spec(
-        type=type_info,
-        enum=enum,
-        default=default,
-        default_text=default_text,
-        required=(hint[1] == "required") if hint else None,
-        scope=scope,
-        scope_kind=row.scope_kind,
+        type=None if kind is None else TypeInfo(set(kind["types"]), list(kind["literals"]), set(kind["items"])),
+        enum=row["enum"],
+        default=row.get("default", _MISSING),
+        default_text=row["default_text"],
+        required=row["required"],
+        scope=row["scope"],
+        scope_kind=row["scope_kind"],
     )
 
 
@@ -1387,14 +1025,14 @@ SOURCE_FACTS: list[tuple[tuple[str, ...], str, dict[str, Any]]] = [
 # --------------------------------------------------------------------------------------------
 
 
-def documented_properties(reference: Path) -> dict[str, dict[str, dict[str, Any]]]:
-    """section -> dotted key -> property schema, from both documentation releases."""
-    rows = read_r1(reference / R1_FILE) + read_r2(reference / R2_FILE)
+def documented_properties(facts: Path) -> dict[str, dict[str, dict[str, Any]]]:
+    """section -> dotted key -> property schema, from both documentation releases' facts."""
     grouped: dict[tuple[str, str], dict[str, list[Spec]]] = {}
-    for row in rows:
-        spec = row_spec(row)
-        for section in row.sections:
-            grouped.setdefault((section, row.name), {}).setdefault(row.release, []).append(spec)
+    for release in RELEASES:
+        for row in load(facts / DOCUMENTS[release][1])["rows"]:
+            spec = spec_from_json(row)
+            for section in row["sections"]:
+                grouped.setdefault((section, row["name"]), {}).setdefault(release, []).append(spec)
     result: dict[str, dict[str, dict[str, Any]]] = {s: {} for s in SECTIONS}
     for (section, name), per_release in grouped.items():
         merged = {release: merge_rows(specs) for release, specs in per_release.items()}
@@ -1486,8 +1124,8 @@ def _open_objects(node: Any) -> None:
             _open_objects(value)
 
 
-def build_schema(reference: Path) -> dict[str, Any]:
-    sections = documented_properties(reference)
+def build_schema(facts: Path) -> dict[str, Any]:
+    sections = documented_properties(facts)
     for section in OPEN_SECTIONS:
         sections[section] = {}
     for targets, key, fact in SOURCE_FACTS:
@@ -1524,10 +1162,10 @@ def render(schema: dict[str, Any]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
-        "--reference",
+        "--facts",
         type=Path,
-        default=DEFAULT_REFERENCE,
-        help="folder with the two Model Zoo parameter docs (default: %(default)s)",
+        default=FACTS_DIR,
+        help="folder with the facts of the two Model Zoo parameter docs (default: %(default)s)",
     )
     parser.add_argument(
         "--output", type=Path, default=DEFAULT_OUTPUT, help="schema file (default: %(default)s)"
@@ -1542,10 +1180,10 @@ def main(argv: list[str] | None = None) -> int:
     from cerebras_trainer_schema import build_trainer_schema  # the trainer layout, from the same facts
 
     try:
-        legacy = build_schema(args.reference)
+        legacy = build_schema(args.facts)
         outputs = {args.output: render(legacy)}
         outputs[args.output.with_name("cerebras-trainer.schema.json")] = render(build_trainer_schema(legacy))
-    except (OSError, DocFormatError) as exc:
+    except OSError as exc:
         print(f"gen_cerebras_schema: {exc}", file=sys.stderr)
         return 2
     if args.check:

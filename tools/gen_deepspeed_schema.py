@@ -14,8 +14,8 @@ DeepSpeed releases are in `x-defaults` (version -> default), the version names b
 mappings/deepspeed.yaml.
 
 The output is deterministic (sorted keys, fixed indentation, trailing newline) so a test can
-regenerate it and compare byte for byte (see --check). --reference is accepted for a uniform
-command line with the other generators; the facts live in this file.
+regenerate it and compare byte for byte (see --check). It reads nothing outside the repository:
+the facts live in this file and in tools/gen_neox_schema.py.
 
 Usage:
   python tools/gen_deepspeed_schema.py [--output FILE] [--check]
@@ -273,7 +273,6 @@ def build_schema() -> dict[str, JSON]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--reference", type=Path, default=None, help="accepted and ignored (facts live here)")
     parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT, help="schema file to write (default: %(default)s)")
     parser.add_argument("--check", action="store_true", help="do not write; exit 1 if the output file is out of date")
     opts = parser.parse_args(argv)

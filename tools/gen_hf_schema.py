@@ -21,9 +21,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from translator.catalogue import catalogue  # noqa: E402
-from translator.formats.hf.config_json import EXPLICIT_NULL  # noqa: E402
-from translator.formats.hf.model_types import table  # noqa: E402
+from neoconv.knowledge.catalogue import catalogue  # noqa: E402
+from neoconv.formats.hf.config_json import EXPLICIT_NULL  # noqa: E402
+from neoconv.formats.hf.model_types import table  # noqa: E402
 
 JSON = {"int": "integer", "float": "number", "bool": "boolean", "str": "string", "list": "array", "dict": "object"}
 # PreTrainedConfig keys every config.json may carry (transformers 5.23 configuration_utils.py)

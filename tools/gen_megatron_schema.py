@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """Generate schemas/megatron.schema.json: every command-line option Megatron-LM ever parsed.
 
-The facts come from a table of argparse facts (`--tsv`, a tab-separated file with one row per
-option string: option, dest, action, type, arity, default, choices, first_tag, last_tag,
-absent_in) built by constructing Megatron-LM's own argparse parser (megatron/arguments.py,
-later megatron/training/arguments.py) at every release tag from v1.0 to core_v0.19.0 and at HEAD
-d98e8a64, and listing `parser._actions`. Columns describe an option as defined at the last tag
-that parses it.
+The facts come from tools/facts/megatron-args.tsv (`--tsv`): one row per option string, with its
+dest, action, type, arity, default, choices, first_tag, last_tag, absent_in and older_types, taken
+from Megatron-LM's own argparse parser (megatron/arguments.py, later megatron/training/arguments.py)
+at every release tag from v1.0 to core_v0.19.0 and at HEAD d98e8a64. Its header says where it came
+from (the commits read) and what each column holds. Columns describe an option as defined at the last
+tag that parses it.
 
 The schema is keyed by argparse `dest`, as Megatron's namespace is: `--disable-bias-linear` sets
 `add_bias_linear`, `--norm-epsilon` and the older `--layernorm-epsilon` both set
@@ -19,8 +19,8 @@ that do not; `older_types`: tag -> the argparse type it had there). `x-tags` lis
 the release tags in order; `x-versions` the version labels of mappings/megatron.yaml as tag
 ranges, newest first (a label covers releases that read the mapped options alike).
 
-The output is deterministic (sorted keys, fixed indentation) so a test regenerates it and
-compares byte for byte (--check; skipped when the TSV is not at hand).
+The output is deterministic (sorted keys, fixed indentation) so a test regenerates it from the
+committed TSV and compares byte for byte (--check).
 
 Usage:
   python tools/gen_megatron_schema.py [--tsv FILE] [--output FILE] [--check]
@@ -31,7 +31,6 @@ from __future__ import annotations
 import argparse
 import csv
 import json
-import os
 import re
 import sys
 from pathlib import Path
@@ -41,8 +40,8 @@ from schema_output import render, write_or_check  # tools/ is on sys.path when r
 
 REPO_ROOT: Final = Path(__file__).resolve().parent.parent
 DEFAULT_OUTPUT: Final = REPO_ROOT / "schemas" / "megatron.schema.json"
-DEFAULT_TSV: Final = Path(os.environ.get("NEOCONV_MEGATRON_TSV", "/work/notes/megatron-args-d98e8a64.tsv"))
-SOURCE: Final = "NVIDIA/Megatron-LM argparse parsers at every release tag and HEAD d98e8a64 (2026-08-22)"
+DEFAULT_TSV: Final = REPO_ROOT / "tools" / "facts" / "megatron-args.tsv"
+UNRECORDED: Final = "-"  # the TSV's default/choices of an option that does not describe its dest
 
 TAGS: Final = (
     "v1.0", "v2.0", "v2.5", "v2.6", "23.04", "23.06",
@@ -162,12 +161,6 @@ GROUPS: Final = (
 )  # fmt: skip
 
 
-# Types an option had before the release the TSV describes (it gives each option at its last tag).
-# v1.0's --warmup was a float fraction of the decay span, default 0.01 (@v1.0:megatron/arguments.py,
-# training.py get_learning_rate_scheduler); v2.0 made it an int that validate_args refuses.
-OLDER_TYPES: Final = {"--warmup": {"v1.0": "float"}}
-
-
 def _default(text: str, argtype: str, arity: str) -> Any:
     """The TSV writes defaults as JSON where it can (null, false, 1.0, []); a string otherwise."""
     if text == "":
@@ -203,7 +196,14 @@ def _group(dest: str) -> str:
 
 
 
-def build(rows: list[dict[str, str]]) -> dict[str, Any]:
+def _older_types(row: dict[str, str]) -> dict[str, str]:
+    """The older_types column (`v1.0:float`): types an option had before the tag the row describes.
+    v1.0's --warmup was a float fraction of the decay span (@v1.0:megatron/arguments.py, training.py
+    get_learning_rate_scheduler); v2.0 made it an int that validate_args refuses."""
+    return dict(pair.split(":", 1) for pair in row["older_types"].split())
+
+
+def build(rows: list[dict[str, str]], source: str) -> dict[str, Any]:
     by_dest: dict[str, list[dict[str, str]]] = {}
     for row in rows:
         by_dest.setdefault(row["dest"], []).append(row)
@@ -213,12 +213,14 @@ def build(rows: list[dict[str, str]]) -> dict[str, Any]:
         newest = max(options, key=lambda r: (TAGS.index(r["last_tag"]), r["action"] != "store_false"))
         kinds: list[Any] = []
         for row in options:
-            older = OLDER_TYPES.get(row["option"], {}).values()
+            older = _older_types(row).values()
             for argtype in (row["type"], *older):
                 kind = _json_type(argtype, row["arity"], row["action"])
                 for k in kind if isinstance(kind, list) else [kind]:
                     if k not in kinds:
                         kinds.append(k)
+        if UNRECORDED in (newest["default"], newest["choices"]):
+            raise SystemExit(f"{newest['option']}: describes {dest} but its default or choices are not recorded")
         default = _default(newest["default"], newest["type"], newest["arity"])
         if default is None and "null" not in kinds:
             kinds.append("null")
@@ -234,7 +236,7 @@ def build(rows: list[dict[str, str]]) -> dict[str, Any]:
                 "action": row["action"], "arity": row["arity"], "argtype": row["type"] or "str",
                 "first": row["first_tag"], "last": row["last_tag"],
                 **({"absent": row["absent_in"].split()} if row["absent_in"] else {}),
-                **({"older_types": OLDER_TYPES[row["option"]]} if row["option"] in OLDER_TYPES else {}),
+                **({"older_types": _older_types(row)} if row["older_types"] else {}),
             }
             for row in sorted(options, key=lambda r: r["option"])
         }  # fmt: skip
@@ -252,20 +254,25 @@ def build(rows: list[dict[str, str]]) -> dict[str, Any]:
         "additionalProperties": False,
         "properties": properties,
         "x-generated-by": "tools/gen_megatron_schema.py",
-        "x-source": SOURCE,
+        "x-source": source,
         "x-tags": list(TAGS),
         "x-versions": [[label, *span] for label, span in VERSIONS.items()],  # newest first
     }
 
 
-def read_tsv(path: Path) -> list[dict[str, str]]:
-    lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line and not line.startswith("#")]
-    rows = list(csv.DictReader(lines, delimiter="\t"))
+def read_tsv(path: Path) -> tuple[list[dict[str, str]], str]:
+    """The rows, and where they came from (the header's `# source:` line)."""
+    text = path.read_text(encoding="utf-8").splitlines()
+    sources = [line.split(":", 1)[1].strip() for line in text if line.startswith("# source:")]
+    if len(sources) != 1:
+        raise SystemExit(f"{path}: the header names no source (a '# source: ...' line)")
+    lines = [line for line in text if line and not line.startswith("#")]
+    rows = list(csv.DictReader(lines, delimiter="\t", quoting=csv.QUOTE_NONE))
     for row in rows:
         for tag in (row["first_tag"], row["last_tag"], *row["absent_in"].split()):
             if tag not in TAGS:
                 raise SystemExit(f"{path}: {row['option']}: unknown release tag {tag!r}")
-    return rows
+    return rows, sources[0]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -274,7 +281,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT)
     parser.add_argument("--check", action="store_true", help="exit 1 when the committed schema differs")
     args = parser.parse_args(argv)
-    schema = build(read_tsv(args.tsv))
+    schema = build(*read_tsv(args.tsv))
     return write_or_check(render(schema), args.output, args.check, "gen_megatron_schema.py")
 
 

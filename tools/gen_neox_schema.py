@@ -1,15 +1,16 @@
 #!/usr/bin/env python3
 """Generate schemas/neox.schema.json, the JSON Schema of GPT-NeoX YAML configs.
 
-Inputs are the two reference documents in --reference:
-  * gpt-neox-arguments.md      -> version "current" (typed argument list)
-  * gpt-neox-configs-readme.md -> version "configs-readme" (older table)
+Inputs are the facts tools/extract_neox_facts.py read from the two reference documents, committed
+in --facts (tools/facts/):
+  * neox-arguments.json      (gpt-neox-arguments.md)      -> version "current" (typed argument list)
+  * neox-configs-readme.json (gpt-neox-configs-readme.md) -> version "configs-readme" (older table)
 
 The output is deterministic (sorted keys, fixed indentation, trailing newline)
 so a test can regenerate it and compare byte for byte (see --check).
 
 Usage:
-  python tools/gen_neox_schema.py [--reference DIR] [--output FILE] [--check]
+  python tools/gen_neox_schema.py [--facts DIR] [--output FILE] [--check]
 """
 
 from __future__ import annotations
@@ -22,20 +23,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from schema_output import render, write_or_check  # tools/ is on sys.path when run as a script
+from facts_file import FACTS_DIR, load  # tools/ is on sys.path when run as a script
+from schema_output import render, write_or_check
 
 JSON = Any  # a value that json.dumps accepts
 
 REPO_ROOT: Final = Path(__file__).resolve().parent.parent
-DEFAULT_REFERENCE: Final = REPO_ROOT.parent / "shared" / "reference"
 DEFAULT_OUTPUT: Final = REPO_ROOT / "schemas" / "neox.schema.json"
 
 CURRENT: Final = "current"
 OLD: Final = "configs-readme"
 VERSION_ORDER: Final = (OLD, CURRENT)  # oldest first
 
-ARGS_FILE: Final = "gpt-neox-arguments.md"
-README_FILE: Final = "gpt-neox-configs-readme.md"
+ARGS_FILE: Final = "gpt-neox-arguments.md"  # the documents the facts were read from
+ARGS_FACTS: Final = "neox-arguments.json"
+README_FACTS: Final = "neox-configs-readme.json"
 
 # Sentinel for "no default stated": None already means JSON null.
 NO_DEFAULT: Final = object()
@@ -43,7 +45,7 @@ NO_DEFAULT: Final = object()
 
 @dataclass
 class Arg:
-    """One argument as read from a reference document (name already underscored)."""
+    """One argument as the facts give it (read from a reference document; name already underscored)."""
 
     name: str
     type_text: str | None  # Python type annotation text, current list only
@@ -53,67 +55,16 @@ class Arg:
 
 
 # --------------------------------------------------------------------------
-# Reading the reference documents
+# Reading the committed facts (tools/extract_neox_facts.py writes them)
 # --------------------------------------------------------------------------
-
-_SECTION_RE: Final = re.compile(r"^## (NeoXArgs\w+)[ \t]*$", re.M)
-_ARG_RE: Final = re.compile(r"^- \*\*(\w+)\*\*: (.+?)[ \t]*$", re.M)
-# The doc renders each entry as "Default = {value}\n\n    {help}". Matching up to
-# the blank line that precedes the indented help keeps odd values intact
-# (prompt_end's default is a newline, eval_results_prefix's is empty).
-_DEFAULT_RE: Final = re.compile(r"\n    Default = (.*?)\n\n(?=    \S|\s*\Z)", re.S)
-
-
-def normalise_key(name: str) -> str:
-    """NeoX accepts '-' or '_' in keys and converts to '_' on load."""
-    return name.strip().replace("-", "_")
 
 
 def read_current(path: Path) -> list[Arg]:
-    text = path.read_text(encoding="utf-8")
-    sections = list(_SECTION_RE.finditer(text))
-    args: list[Arg] = []
-    for i, sec in enumerate(sections):
-        end = sections[i + 1].start() if i + 1 < len(sections) else len(text)
-        body = text[sec.end() : end]
-        entries = list(_ARG_RE.finditer(body))
-        for j, ent in enumerate(entries):
-            block_end = entries[j + 1].start() if j + 1 < len(entries) else len(body)
-            block = body[ent.end() : block_end]
-            m = _DEFAULT_RE.search(block)
-            args.append(
-                Arg(
-                    name=normalise_key(ent.group(1)),
-                    type_text=ent.group(2).strip(),
-                    default_text=m.group(1) if m else None,
-                    group=sec.group(1),
-                )
-            )
-    if not args:
-        raise SystemExit(f"no arguments found in {path}")
-    return args
+    return [Arg(r["name"], r["type"], r.get("default"), group=r["group"]) for r in load(path)["args"]]
 
 
 def read_readme(path: Path) -> list[Arg]:
-    args: list[Arg] = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if not line.startswith("|"):
-            continue
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) < 3 or cells[0] in ("Origin", "") or set(cells[0]) <= set("-: "):
-            continue  # header row and the |---| separator
-        origin, name, default = cells[0], cells[1], cells[2]
-        args.append(
-            Arg(
-                name=normalise_key(name),
-                type_text=None,
-                default_text=default if default else None,  # blank cell: not stated
-                origin=origin,
-            )
-        )
-    if not args:
-        raise SystemExit(f"no table rows found in {path}")
-    return args
+    return [Arg(r["name"], None, r.get("default"), origin=r["origin"]) for r in load(path)["rows"]]
 
 
 # --------------------------------------------------------------------------
@@ -732,9 +683,9 @@ def build_property(arg: Arg) -> dict[str, JSON]:
     return prop
 
 
-def build_schema(reference: Path) -> dict[str, JSON]:
-    current = read_current(reference / ARGS_FILE)
-    old = read_readme(reference / README_FILE)
+def build_schema(facts: Path) -> dict[str, JSON]:
+    current = read_current(facts / ARGS_FACTS)
+    old = read_readme(facts / README_FACTS)
 
     props: dict[str, dict[str, JSON]] = {}
     versions: dict[str, set[str]] = {}
@@ -814,15 +765,15 @@ def build_schema(reference: Path) -> dict[str, JSON]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--reference", type=Path, default=DEFAULT_REFERENCE,
-                        help="folder holding the NeoX reference documents (default: %(default)s)")
+    parser.add_argument("--facts", type=Path, default=FACTS_DIR,
+                        help="folder holding the NeoX facts files (default: %(default)s)")
     parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT,
                         help="schema file to write (default: %(default)s)")
     parser.add_argument("--check", action="store_true",
                         help="do not write; exit 1 if the output file is out of date")
     opts = parser.parse_args(argv)
 
-    return write_or_check(render(build_schema(opts.reference)), opts.output, opts.check, "gen_neox_schema.py")
+    return write_or_check(render(build_schema(opts.facts)), opts.output, opts.check, "gen_neox_schema.py")
 
 
 if __name__ == "__main__":

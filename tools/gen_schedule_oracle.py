@@ -9,7 +9,9 @@ evaluated step by step, gives these lrs. Run each part with a python that has th
   /tmp/oracle-veomni/bin/python    tools/gen_schedule_oracle.py veomni     # VEOMNI_SRC=/tmp/veomni-src
   /tmp/oracle-cerebras/bin/python  tools/gen_schedule_oracle.py cerebras   # MODELZOO_SRC=/tmp/mz-src/src
 
-(the venvs and source exports: /work/notes/oracle-setup.md, /work/notes/oracle/setup.sh). What runs:
+(tools/oracle_setup.sh builds environments of this kind: its DIR/torch venv has deepspeed, DIR/veomni and
+DIR/cerebras are VeOmni's and Model Zoo's, DIR/src/{neox,veomni,modelzoo} the source exports; each output
+file's "source" names the commits and wheels it was measured with). What runs:
   neox       megatron/learning_rates.py AnnealingLR, built by training.py get_learning_rate_scheduler
              (both from the NeoX source, the function taken out of training.py by its AST; defaults of
              the config keys read from neox_args.py), stepped like DeepSpeed steps a client scheduler:
@@ -215,7 +217,7 @@ def deepspeed(args: argparse.Namespace) -> dict:
     import torch
     from deepspeed.runtime import lr_schedules as wheel
 
-    mirror = os.environ.get("DS_MIRROR", "/work/.mirror/deepspeedai+DeepSpeed/repo")
+    mirror = os.environ.get("DS_MIRROR", str(OUT.parents[2] / ".mirror" / "deepspeedai+DeepSpeed" / "repo"))
     modules = {ds_pkg.__version__: wheel}
     for tag in DS_RELEASES:
         text = subprocess.run(["git", "-C", mirror, "show", f"{tag}:deepspeed/runtime/lr_schedules.py"], capture_output=True,

@@ -140,7 +140,8 @@ CHANGES = (
 # (ByteDance-Seed/VeOmni@0196ddbe:veomni/arguments/parser.py `_RELOCATED_KEYS`, which also makes every key a
 # dataclass does not declare an error). The release is PIN's fields moved by this table (old prefix -> new).
 SCOPED = "#1090"
-SCOPED_SRC = "ByteDance-Seed/VeOmni@4c0964cd:veomni/arguments/arguments_types.py (PR #1090)"
+SCOPED_REV = "4c0964cd"  # not in the mirror: the commit its moves were read at (a stored copy)
+SCOPED_SRC = f"ByteDance-Seed/VeOmni@{SCOPED_REV}:veomni/arguments/arguments_types.py (PR #1090)"
 SCOPED_MOVES = {
     "train.accelerator": "model.accelerator",
     "train.optimizer": "model.optimizer",
@@ -173,7 +174,7 @@ def scoped_release(last: Snapshot) -> tuple[Release, Snapshot, list[Rename]]:
         snap[new] = info
         if new != key:
             renames.append(Rename(key, new, SCOPED, SCOPED_SRC, "model-scoped layout (#1090)"))
-    return Release(SCOPED, "", "", NOTES[SCOPED], prs=(1090,)), snap, renames
+    return Release(SCOPED, SCOPED_REV, "", NOTES[SCOPED], prs=(1090,)), snap, renames
 
 
 # The newest stored arguments (ByteDance-Seed/VeOmni@000bbdf5:veomni/arguments/arguments_types.py, stored copy, not
@@ -184,7 +185,8 @@ def scoped_release(last: Snapshot) -> tuple[Release, Snapshot, list[Rename]]:
 # SeedOmni V1 fields of ModelArguments (its description). Other fields of the file (adamw_swap, qat, stage_dir, ...)
 # came with PRs the stored threads do not name. The release is #1090's fields with this delta applied.
 LATEST = "#1125"
-LATEST_SRC = "ByteDance-Seed/VeOmni@000bbdf5:veomni/arguments/arguments_types.py (after PR #1125)"
+LATEST_REV = "000bbdf5"  # not in the mirror: the commit its fields were read at (a stored copy)
+LATEST_SRC = f"ByteDance-Seed/VeOmni@{LATEST_REV}:veomni/arguments/arguments_types.py (after PR #1125)"
 LATEST_MOVES = {
     "model.accelerator.broadcast_model_weights_from_rank0": "model.broadcast_model_weights_from_rank0",
     "model.accelerator.ep_sharded_stream_load": "model.ep_sharded_stream_load",
@@ -229,7 +231,7 @@ def latest_release(scoped: Snapshot) -> tuple[Release, Snapshot, list[Rename]]:
     for key, (group, kind, default) in LATEST_FIELDS.items():
         snap[key] = KeyInfo(kind, default, {**(snap[key].extra if key in snap else {}), "group": group})
     renames = [Rename(old, new, LATEST, LATEST_SRC, "moved to model.* (#1125)") for old, new in LATEST_MOVES.items()]
-    return Release(LATEST, "", "", NOTES[LATEST], prs=(1075, 1082, 1125)), snap, renames
+    return Release(LATEST, LATEST_REV, "", NOTES[LATEST], prs=(1075, 1082, 1125)), snap, renames
 
 
 def pr_label(subject: str, commit: str) -> str:

@@ -2,8 +2,9 @@
 """Generate `schemas/veomni.schema.json`: JSON Schema for VeOmni YAML configs, both key layouts.
 
 VeOmni's parser (`veomni/arguments/parser.py::parse_args`) reads only the fields of its argument
-dataclasses and silently ignores every other key, so the schema is built from those dataclasses,
-read with `ast` (nothing is imported or executed) at the two commits whose configs the corpus holds:
+dataclasses and silently ignores every other key, so the schema is built from those dataclasses as
+tools/extract_veomni_facts.py read them with `ast` (nothing imported or executed) at the two commits
+whose configs the corpus holds, committed in tools/facts/veomni-dataclasses.json:
 
     nested  d9774494 (HEAD, after PR #538: train.optimizer.lr, train.checkpoint.output_dir, ...)
     flat    ac3b9f01 (before #538: train.lr, train.output_dir, train.data_parallel_mode, ...)
@@ -11,9 +12,10 @@ read with `ast` (nothing is imported or executed) at the two commits whose confi
 Files read at each commit: `veomni/arguments/arguments_types.py` (VeOmniArguments with model / data
 / train) plus every dataclass in `veomni/trainer/*.py` and `tasks/**/*.py` that extends one of the
 argument classes (VLM, DiT, DPO trainers and the task scripts): their extra fields are valid only
-with that trainer, which `x-trainers` names. The seed documentation
-(`../shared/reference/veomni-arguments.md`, the flat layout) adds `x-doc-default` where its default
-disagrees with the code (the code wins: it is what runs).
+with that trainer, which `x-trainers` names. The seed documentation (veomni-arguments.md, the flat
+layout; its defaults in tools/facts/veomni-arguments-defaults.json) adds `x-doc-default` where its
+default disagrees with the code (the code wins: it is what runs). This tool reads nothing outside
+the repository.
 
 Annotations (never used for validation):
     x-layouts       the layouts whose dataclasses have the key: ["flat"], ["nested"] or both
@@ -29,36 +31,32 @@ Dict-typed fields are open. The top-level `hf` block is not VeOmni's: it is neoc
 HuggingFace config.json that `model.config_path` points at (see mappings/veomni.yaml).
 
 Usage:
-    python tools/gen_veomni_schema.py --veomni GIT_DIR [--reference DIR] [--output FILE] [--check]
-GIT_DIR is a clone (bare or not) of github.com/ByteDance-Seed/VeOmni holding both commits.
+    python tools/gen_veomni_schema.py [--facts DIR] [--output FILE] [--check]
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
-import os
 import re
-import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from schema_output import render, write_or_check  # tools/ is on sys.path when run as a script
+from facts_file import FACTS_DIR, load  # tools/ is on sys.path when run as a script
+from schema_output import render, write_or_check
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_REFERENCE = REPO_ROOT.parent / "shared" / "reference"
 DEFAULT_OUTPUT = REPO_ROOT / "schemas" / "veomni.schema.json"
-DEFAULT_VEOMNI = REPO_ROOT.parent / ".mirror" / "ByteDance-Seed+VeOmni" / "repo"
-DOC_FILE = "veomni-arguments.md"
+CLASSES_FACTS = "veomni-dataclasses.json"  # the argument dataclasses at both commits
+DOC_FACTS = "veomni-arguments-defaults.json"  # the defaults of the seed docs (veomni-arguments.md)
 
 COMMITS = {
     "nested": "d9774494f5d8042321386c65c9406e732a271501",
     "flat": "ac3b9f01c3cabeea5e32764cf704cd4570ffa438",
 }
 LAYOUTS = ("nested", "flat")
-CORE = "veomni/arguments/arguments_types.py"
 SECTIONS = {"ModelArguments": "model", "DataArguments": "data", "TrainingArguments": "train"}
 ROOT_CLASS = "VeOmniArguments"
 MISSING = object()
@@ -83,80 +81,41 @@ class DataClass:
 
 
 # ------------------------------------------------------------------------------------------
-# Reading the source
+# Reading the committed facts (tools/extract_veomni_facts.py writes them)
 
 
-def git(repo: Path, *args: str) -> str:
-    result = subprocess.run(["git", "--git-dir", str(git_dir(repo)), *args], capture_output=True, text=True, check=True)
-    return result.stdout
+def facts_tables(core: dict[str, DataClass], extras: list[DataClass]) -> tuple[list[dict[str, JSON]], list[dict[str, JSON]]]:
+    """One layout's classes and fields as the facts file holds them: rows {name, bases, file, core} in
+    the order read, and rows {file, class, name, annotation, default (absent: required), help}."""
+    classes: list[dict[str, JSON]] = []
+    fields: list[dict[str, JSON]] = []
+    for cls, is_core in [*((c, True) for c in core.values()), *((c, False) for c in extras)]:
+        classes.append({"name": cls.name, "bases": cls.bases, "file": cls.file, "core": is_core})
+        for f in cls.fields:
+            row: dict[str, JSON] = {"file": cls.file, "class": cls.name, "name": f.name, "annotation": f.annotation}
+            if f.default is not MISSING:
+                row["default"] = f.default
+            row["help"] = f.help
+            fields.append(row)
+    return classes, fields
 
 
-def git_dir(repo: Path) -> Path:
-    return repo / ".git" if (repo / ".git").exists() else repo
-
-
-def _literal(node: ast.AST) -> Any:
-    try:
-        return ast.literal_eval(node)
-    except ValueError:
-        return MISSING
-
-
-def _default_of(value: ast.AST | None) -> tuple[Any, str]:
-    """(default, help) of a dataclass field's right-hand side."""
-    if value is None:
-        return MISSING, ""
-    if isinstance(value, ast.Call) and getattr(value.func, "id", "") == "field":
-        default: Any = MISSING
-        help_text = ""
-        for kw in value.keywords:
-            if kw.arg == "default":
-                default = _literal(kw.value)
-            elif kw.arg == "default_factory":
-                factory = kw.value
-                if isinstance(factory, ast.Name) and factory.id in ("list", "dict"):
-                    default = [] if factory.id == "list" else {}
-                elif isinstance(factory, ast.Lambda):
-                    default = _literal(factory.body)
-                else:
-                    default = None  # a nested dataclass: described by its own fields
-            elif kw.arg == "metadata" and isinstance(kw.value, ast.Dict):
-                for k, v in zip(kw.value.keys, kw.value.values):
-                    if _literal(k) == "help":
-                        text = _literal(v)
-                        help_text = text if isinstance(text, str) else ""
-        return default, help_text
-    return _literal(value), ""
-
-
-def dataclasses_in(source: str, file: str) -> dict[str, DataClass]:
-    found: dict[str, DataClass] = {}
-    for node in ast.walk(ast.parse(source)):
-        if not isinstance(node, ast.ClassDef):
-            continue
-        if not any(getattr(d, "id", getattr(getattr(d, "func", None), "id", "")) == "dataclass" for d in node.decorator_list):
-            continue
-        cls = DataClass(node.name, [ast.unparse(b) for b in node.bases], file=file)
-        for stmt in node.body:
-            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
-                default, help_text = _default_of(stmt.value)
-                annotation = ast.unparse(stmt.annotation).strip("'\"")
-                cls.fields.append(Field(stmt.target.id, annotation, default, help_text))
-        found[node.name] = cls
-    return found
-
-
-def load_commit(repo: Path, commit: str) -> tuple[dict[str, DataClass], list[DataClass]]:
-    """Core dataclasses, and the trainer/task subclasses of the argument classes."""
-    core = dataclasses_in(git(repo, "show", f"{commit}:{CORE}"), CORE)
-    names = git(repo, "ls-tree", "-r", "--name-only", commit).splitlines()
-    extra_files = sorted(n for n in names if n.endswith(".py") and (n.startswith("veomni/trainer/") or n.startswith("tasks/")))
+def load_layout(facts: dict[str, JSON], layout: str) -> tuple[dict[str, DataClass], list[DataClass]]:
+    """Core dataclasses (by name), and the trainer/task subclasses of the argument classes, in the
+    order the extraction read them."""
+    core: dict[str, DataClass] = {}
     extras: list[DataClass] = []
-    for name in extra_files:
-        text = git(repo, "show", f"{commit}:{name}")
-        if "@dataclass" not in text:
-            continue
-        extras.extend(dataclasses_in(text, name).values())
+    by_file_and_name: dict[tuple[str, str], DataClass] = {}
+    for row in facts["classes"][layout]:
+        cls = DataClass(row["name"], list(row["bases"]), [], row["file"])
+        by_file_and_name[cls.file, cls.name] = cls
+        if row["core"]:
+            core[cls.name] = cls
+        else:
+            extras.append(cls)
+    for f in facts["fields"][layout]:
+        field_ = Field(f["name"], f["annotation"], f.get("default", MISSING), f["help"])
+        by_file_and_name[f["file"], f["class"]].fields.append(field_)
     return core, extras
 
 
@@ -290,8 +249,7 @@ def subclass_section(cls: DataClass, classes: dict[str, DataClass]) -> str | Non
     return None
 
 
-def layout_tree(repo: Path, commit: str) -> dict[str, JSON]:
-    core, extras = load_commit(repo, commit)
+def layout_tree(core: dict[str, DataClass], extras: list[DataClass]) -> dict[str, JSON]:
     classes = dict(core)
     for cls in extras:
         classes.setdefault(cls.name, cls)
@@ -342,7 +300,7 @@ def merge(nested: dict[str, JSON], flat: dict[str, JSON]) -> dict[str, JSON]:
         out: dict[str, JSON] = {}
         for name in list(a or {}) + [n for n in (b or {}) if n not in (a or {})]:
             pa, pb = (a or {}).get(name), (b or {}).get(name)
-            base = dict(pa if pa is not None else pb)
+            base = dict(pa if pa is not None else pb or {})
             base["x-layouts"] = [layout for layout, p in (("flat", pb), ("nested", pa)) if p is not None]
             if pa is not None and pb is not None and ("properties" in pa) != ("properties" in pb):
                 # flat `train.optimizer: adamw` became the nested block train.optimizer.*
@@ -372,19 +330,6 @@ def merge(nested: dict[str, JSON], flat: dict[str, JSON]) -> dict[str, JSON]:
     return walk(nested, flat)
 
 
-def doc_defaults(reference: Path) -> dict[str, str]:
-    """Flat key -> default as the seed docs write it (markdown tables: Name | Type | Description | Default)."""
-    path = reference / DOC_FILE
-    if not path.exists():
-        return {}
-    out: dict[str, str] = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) >= 4 and re.fullmatch(r"(model|data|train)\.\w+", cells[0]):
-            out[cells[0]] = cells[-1]
-    return out
-
-
 def parse_doc_default(text: str) -> Any:
     cleaned = text.replace(" ", "").replace(",", "")
     if cleaned in ("None", "Required") or "." in cleaned and cleaned.split(".")[0] in ("model", "train"):
@@ -401,9 +346,9 @@ def parse_doc_default(text: str) -> Any:
     return text.strip()
 
 
-def add_doc_defaults(top: dict[str, JSON], reference: Path) -> None:
+def add_doc_defaults(top: dict[str, JSON], doc_defaults: dict[str, str]) -> None:
     flat = leaves(top)
-    for key, text in doc_defaults(reference).items():
+    for key, text in doc_defaults.items():
         prop = flat.get(key)
         if prop is None or "flat" not in prop.get("x-layouts", []):
             continue
@@ -413,11 +358,14 @@ def add_doc_defaults(top: dict[str, JSON], reference: Path) -> None:
             prop["x-doc-default"] = value
 
 
-def build_schema(repo: Path, reference: Path) -> dict[str, JSON]:
-    nested = layout_tree(repo, COMMITS["nested"])
-    flat = layout_tree(repo, COMMITS["flat"])
+def build_schema(classes: dict[str, JSON], doc_defaults: dict[str, str]) -> dict[str, JSON]:
+    """The schema from the dataclass facts and the seed docs' defaults (flat key -> default text)."""
+    if classes["source"]["commits"] != COMMITS:
+        raise SystemExit(f"{CLASSES_FACTS}: read at {classes['source']['commits']}, not at {COMMITS}: re-extract")
+    nested = layout_tree(*load_layout(classes, "nested"))
+    flat = layout_tree(*load_layout(classes, "flat"))
     top = merge(nested, flat)
-    add_doc_defaults(top, reference)
+    add_doc_defaults(top, doc_defaults)
     top["hf"] = {
         "type": "object",
         "additionalProperties": True,
@@ -438,19 +386,21 @@ def build_schema(repo: Path, reference: Path) -> dict[str, JSON]:
 
 
 
+def read_facts(facts: Path) -> tuple[dict[str, JSON], dict[str, str]]:
+    """The dataclass facts, and the seed docs' defaults (flat key -> default text)."""
+    classes = load(facts / CLASSES_FACTS)
+    doc = load(facts / DOC_FACTS)
+    return classes, {row["key"]: row["default"] for row in doc["rows"]}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--veomni", type=Path, default=Path(os.environ.get("VEOMNI_GIT", DEFAULT_VEOMNI)),
-                        help="VeOmni git clone holding both commits (default: $VEOMNI_GIT or %(default)s)")
-    parser.add_argument("--reference", type=Path, default=DEFAULT_REFERENCE,
-                        help="folder holding veomni-arguments.md (default: %(default)s)")
+    parser.add_argument("--facts", type=Path, default=FACTS_DIR,
+                        help=f"folder holding {CLASSES_FACTS} and {DOC_FACTS} (default: %(default)s)")
     parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT, help="schema file to write (default: %(default)s)")
     parser.add_argument("--check", action="store_true", help="do not write; exit 1 if the output file is out of date")
     opts = parser.parse_args(argv)
-    if not git_dir(opts.veomni).exists():
-        print(f"VeOmni clone not found at {opts.veomni}; give --veomni", file=sys.stderr)
-        return 2
-    return write_or_check(render(build_schema(opts.veomni, opts.reference)), opts.output, opts.check, "gen_veomni_schema.py")
+    return write_or_check(render(build_schema(*read_facts(opts.facts))), opts.output, opts.check, "gen_veomni_schema.py")
 
 
 if __name__ == "__main__":

@@ -50,9 +50,9 @@ sys.path.insert(0, str(ROOT))
 
 import oracle  # noqa: E402  (tests/oracle.py: the runner)
 
-from translator import translate  # noqa: E402
-from translator.errors import NeoconvError  # noqa: E402
-from translator.report import Status  # noqa: E402
+from neoconv import translate  # noqa: E402
+from neoconv.core.errors import NeoconvError  # noqa: E402
+from neoconv.core.report import Status  # noqa: E402
 
 CORPUS = ROOT.parent / "shared" / "corpus"
 STANDINS = ROOT / "tests" / "oracle_standins.yaml"
@@ -195,7 +195,7 @@ class Standins:
 def legacy_key(key: str) -> str:
     """A Cerebras trainer-layout key as the legacy key Model Zoo's converter places there
     (trainer.init.model.name -> model.name): the stand-ins are keyed in the legacy layout."""
-    from translator.formats.cerebras.layout import layout
+    from neoconv.formats.cerebras.layout import layout
 
     if not key.startswith("trainer."):
         return key

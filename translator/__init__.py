@@ -1,6 +1,7 @@
-"""neoconv: translate LLM training configs between GPT-NeoX, DeepSpeed, Cerebras and VeOmni.
+"""neoconv: translate LLM training configs between GPT-NeoX, DeepSpeed, Cerebras Model Zoo, VeOmni,
+HuggingFace config.json and Megatron-LM, with a report of everything that did not carry over unchanged.
 
-    >>> from translator import translate
+    >>> from neoconv import translate
     >>> result = translate("fixtures/inputs/neox/pythia-160m.yml", src="neox", dst="cerebras", world_size=8)
     >>> result.config["model"]["rotary_dim"]
     16
@@ -13,27 +14,31 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from .core import __version__
 
 _EXPORTS = {
     "Translation": "api", "dump": "api", "load": "api", "parse_set": "api", "translate": "api",
-    "InputError": "errors", "MappingTableError": "errors", "NeoconvError": "errors",
-    "OutputError": "errors", "UsageError": "errors",
-    "Entry": "report", "Report": "report", "Status": "report",
+    "InputError": "core.errors", "MappingTableError": "core.errors", "NeoconvError": "core.errors",
+    "OutputError": "core.errors", "UsageError": "core.errors",
+    "Entry": "core.report", "Report": "core.report", "Status": "core.report",
 }  # fmt: skip
 
-__all__ = sorted([*_EXPORTS, "__version__"])
+# spelled out (not computed) so type checkers see what the package exports
+__all__ = [
+    "Entry", "InputError", "MappingTableError", "NeoconvError", "OutputError", "Report", "Status", "Translation",
+    "UsageError", "__version__", "dump", "load", "parse_set", "translate",
+]  # fmt: skip
 
 if TYPE_CHECKING:
     from .api import Translation, dump, load, parse_set, translate
-    from .errors import InputError, MappingTableError, NeoconvError, OutputError, UsageError
-    from .report import Entry, Report, Status
+    from .core.errors import InputError, MappingTableError, NeoconvError, OutputError, UsageError
+    from .core.report import Entry, Report, Status
 
 
 def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
-        raise AttributeError(f"module 'translator' has no attribute {name!r}")
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     value = getattr(import_module(f".{module}", __name__), name)
     globals()[name] = value
     return value

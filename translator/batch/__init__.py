@@ -14,86 +14,46 @@ import threading
 import time
 from collections import deque
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
 from itertools import chain, islice
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from ..errors import NeoconvError, UsageError
-from ..policy import Outcome, Policy, describe
-from ..registry import FORMATS, get_format
+from ..core.errors import NeoconvError, UsageError
+from ..services.policy import Outcome
+from ..knowledge.registry import FORMATS, get_format
 from .job import Job, output_path, run_job
+from .options import BatchOptions, FileResult
 from .summary import SUMMARY_NAME, SummaryWriter, human_summary
 from .walk import walk
 
 __all__ = ["SUMMARY_NAME", "BatchOptions", "BatchInterrupted", "FileResult", "batch_outcome", "human_summary", "output_path", "run_batch", "walk"]
 
 
-@dataclass
-class BatchOptions:
-    src: str
-    dst: str
-    include: list[str] = field(default_factory=list)
-    exclude: list[str] = field(default_factory=list)
-    with_files: list[str] = field(default_factory=list)
-    jobs: int = 1
-    policy: Policy = field(default_factory=Policy)  # which report entries fail the run (--strict, --fail-on, --baseline)
-    check: bool = False
-    in_place: bool = False
-    backup: bool = True
-    translate_options: dict[str, Any] = field(default_factory=dict)
-    diff: bool = False  # with check: a unified diff of each change (FileResult.diff)
-    prune: bool = False  # remove the outputs of sources that are gone (record.py says which)
-    plain: bool = False  # a same-format migration writes the plain layout, not the source's formatting
-    skip_unsupported: bool = False  # a model family the target cannot hold: skipped, not failed
-
-
-@dataclass
-class FileResult:
-    source: str  # relative to SRC_DIR
-    status: str  # translated | unchanged | changed | failed | skipped | orphaned | removed
-    output: str | None = None
-    counts: dict[str, int] = field(default_factory=dict)
-    error: str = ""
-    reason: str = ""
-    diff: str = ""  # --check --diff: what would change (not in the summary file)
-    side_files: list[str] = field(default_factory=list)  # written beside the output (relative to OUT_DIR)
-
-    def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"source": self.source, "status": self.status}
-        if self.output:
-            data["output"] = self.output
-        if self.side_files:
-            data["side_files"] = self.side_files
-        if self.counts:
-            data["counts"] = self.counts
-        if self.error:
-            data["error"] = self.error
-        if self.reason:
-            data["reason"] = self.reason
-        return data
-
-
 def _clean_stale_temps(out_dir: Path) -> None:
     """Remove the temp files of an earlier neoconv run that was killed (kill -9) before it could:
-    only neoconv's own names, and only those of processes that are gone."""
-    from ..outputs import stale_temp
+    only neoconv's own names, only those of processes that are gone, never through a link."""
+    from ..io.confined import Confined
+    from ..io.outputs import stale_temp
 
     if not out_dir.is_dir():
         return
-    for folder, _, files in os.walk(out_dir):
+    tree = Confined(out_dir)
+    for folder, _, files in os.walk(out_dir):  # symlinked folders are not descended
         for name in files:
             if name.startswith(".") and stale_temp(name):
-                Path(folder, name).unlink(missing_ok=True)
+                try:
+                    tree.remove(os.path.join(folder, name))
+                except NeoconvError:
+                    pass
 
 
 def _usage(opts: BatchOptions) -> None:
     """What would make every file fail the same way is a bad invocation: exit 2 before any work."""
-    from ..api import load
-    from ..arguments import check_options
+    from ..services.reading import load
+    from ..services.arguments import check_options
 
     check_options(opts.src, opts.dst, opts.translate_options)
-    from ..registry import companion_format
+    from ..knowledge.registry import companion_format
 
     for path in opts.with_files:
         load(path, companion_format(path, opts.src))  # a missing or broken --with file, once, with its own message
@@ -188,10 +148,14 @@ def run_batch(
     if opts.diff and not opts.check:
         raise UsageError("--diff shows what --check finds: give both")
     root, target_root, inside_src = _roots(src_dir, out_dir, opts)
+    opts.out_root, opts.src_root = str(target_root), str(root)
     _usage(opts)
     command = f"{opts.src}2{opts.dst}"
     earlier = record.previous(target_root, command)
     plan, claimed = _plan(root, str(target_root), opts, inside_src, record.own_outputs(earlier) if opts.in_place else set())
+    work = sum(1 for item in plan if not isinstance(item, FileResult))
+    # never more workers than chunks of work or than the machine has cores (-j 100 over 40 files)
+    opts.jobs = max(1, min(opts.jobs, os.cpu_count() or 1, -(-work // _CHUNK)))
     if not opts.check:
         if not opts.in_place:
             target_root.mkdir(parents=True, exist_ok=True)
@@ -287,9 +251,9 @@ def _watch_parent(parent: int) -> None:
 
 
 def _compile_tables(opts: BatchOptions) -> None:
-    from ..catalogue import catalogue
-    from ..mapping import load_table
-    from ..schema import schema_index
+    from ..knowledge.catalogue import catalogue
+    from ..knowledge.mapping import load_table
+    from ..knowledge.schema import schema_index
 
     catalogue()
     for fmt in (opts.src, opts.dst):

@@ -5,14 +5,12 @@ only when it changes, backed up first). Runs in a worker process and never raise
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ..errors import NeoconvError, UnsupportedFamily
-from ..policy import describe
-from ..registry import get_format
-
-if TYPE_CHECKING:
-    from . import BatchOptions, FileResult
+from ..core.errors import NeoconvError, UnsupportedFamily
+from ..services.policy import describe
+from ..knowledge.registry import get_format
+from .options import BatchOptions, FileResult
 
 Job = tuple[str, str, str]  # source path, source relative to SRC_DIR, output path
 
@@ -28,11 +26,13 @@ def output_path(rel: str, src: str, dst: str) -> str:
 
 def run_job(opts: BatchOptions, args: Job) -> FileResult:
     """Translate one file (must not raise: one bad file never stops a migration of thousands)."""
-    from . import FileResult
+
+    from ..io.inputs import inputs_inside
 
     path_s, rel_s, out_s = args
     try:
-        return _job(opts, path_s, rel_s, out_s)
+        with inputs_inside(opts.src_root or os.path.dirname(path_s), opts.with_files):
+            return _job(opts, path_s, rel_s, out_s)
     except NeoconvError as exc:
         if opts.skip_unsupported and isinstance(exc, UnsupportedFamily):
             return FileResult(rel_s, "skipped", reason=exc.message)
@@ -42,10 +42,10 @@ def run_job(opts: BatchOptions, args: Job) -> FileResult:
 
 
 def _job(opts: BatchOptions, path_s: str, rel_s: str, out_s: str) -> FileResult:
-    from ..api import translate
-    from ..output_text import carries_comments, output_text, preservable
-    from ..outputs import copy_file, foreign_side_file, replace_file
-    from . import FileResult
+    from ..services.pipeline import translate
+    from ..services.output_text import carries_comments, output_text, preservable
+    from ..io.confined import Confined
+    from ..io.outputs import foreign_side_file
 
     rel_out = output_path(rel_s, opts.src, opts.dst)  # the summary names outputs relative to OUT_DIR
     config: Any = [path_s]
@@ -72,8 +72,9 @@ def _job(opts: BatchOptions, path_s: str, rel_s: str, out_s: str) -> FileResult:
     files = {out_s: text, **{os.path.join(folder, name): side for name, side in result.side_files.items()}}
     names = {p: posix_join(os.path.dirname(rel_out), os.path.basename(p)) for p in files}  # as the summary names them
     rel_sides = [names[p] for p in files if p != out_s]
+    tree = Confined(opts.out_root)  # every read, write and removal stays inside the tree, links never followed
     if opts.check or opts.in_place:  # only these compare with what is there (a plain run just writes)
-        before = {p: _read_or_none(p) for p in files}
+        before = {p: tree.read(p) for p in files}
         changed = [p for p, t in files.items() if before[p] != t]
     else:
         before, changed = {}, list(files)
@@ -84,15 +85,14 @@ def _job(opts: BatchOptions, path_s: str, rel_s: str, out_s: str) -> FileResult:
     if not changed:  # --in-place and nothing changes: nothing to write, nothing to back up
         return FileResult(rel_s, "unchanged", rel_out, counts, error=strict, side_files=rel_sides)
     for target, content in files.items():
-        clash = foreign_side_file(target, content, out_s) if target != out_s else ""
+        clash = foreign_side_file(target, content, out_s, tree.read) if target != out_s else ""
         if clash:
             return FileResult(rel_s, "failed", error=clash)
-    if not os.path.isdir(folder):
-        os.makedirs(folder, exist_ok=True)
     for target in changed:
         if opts.in_place and opts.backup and before.get(target) is not None:
-            copy_file(target, target + ".bak")  # the bytes as they were (CRLF, BOM, comments kept)
-        replace_file(target, files[target])
+            # the bytes as they were (CRLF, BOM, comments kept), with the file's permissions and times
+            tree.replace(target + ".bak", tree.read_bytes(target) or b"", times_of=target)
+        tree.replace(target, files[target])
     return FileResult(rel_s, "translated", rel_out, counts, error=strict, side_files=rel_sides)
 
 
@@ -112,8 +112,8 @@ def _diff(old: str | None, new: str, name: str) -> str:
 def _read_source(path: str, opts: BatchOptions) -> Any:
     """The file read as the source format, or None when it plainly is another format (translate
     then reads it as that one and says so)."""
-    from ..api import load
-    from ..errors import WrongFormat
+    from ..services.reading import load
+    from ..core.errors import WrongFormat
 
     options = opts.translate_options
     try:
@@ -122,15 +122,7 @@ def _read_source(path: str, opts: BatchOptions) -> Any:
         return None
 
 
-def _read_or_none(path: str) -> str | None:
-    try:
-        with open(path, encoding="utf-8", newline="") as fh:
-            return fh.read()
-    except (OSError, UnicodeDecodeError):
-        return None
-
-
 def _companion(path: str, src: str) -> str:
-    from ..registry import companion_format
+    from ..knowledge.registry import companion_format
 
     return companion_format(path, src)

@@ -15,8 +15,8 @@ from typing import Any
 
 import click
 
-from .. import __version__
-from ..registry import FORMATS, pairs
+from ..core import __version__
+from ..knowledge.registry import FORMATS, pairs
 from . import complete
 from . import options as o
 from .group import SectionedGroup

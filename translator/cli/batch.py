@@ -9,9 +9,9 @@ from typing import Any, Iterator
 
 import click
 
-from ..errors import UsageError
-from ..policy import Outcome
-from ..registry import FORMATS
+from ..core.errors import UsageError
+from ..services.policy import Outcome
+from ..knowledge.registry import FORMATS
 
 
 def split_pair(pair: str) -> tuple[str, str]:
@@ -22,10 +22,10 @@ def split_pair(pair: str) -> tuple[str, str]:
 
 
 def run(pair: str, src_dir: str, opts: dict[str, Any]) -> Outcome:
-    from ..arguments import split_set
+    from ..services.arguments import split_set
     from ..batch import BatchInterrupted, BatchOptions, batch_outcome, human_summary, run_batch
     from .run import Interrupted
-    from ..policy import policy
+    from ..services.policy import policy
 
     src, dst = split_pair(pair)
     set_values, target_values = split_set(opts["set_values"], dst)

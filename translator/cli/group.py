@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from ..registry import FORMATS, pairs
+from ..knowledge.registry import FORMATS, pairs
 
 # heading -> commands, in the order --help shows them; a command in none goes under "Other"
 SECTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (

@@ -9,9 +9,9 @@ from typing import Any, Callable, Iterable
 
 import click
 
-from ..compare import DEFAULT_RTOL
-from ..registry import FORMATS
-from ..report import Status
+from ..core.compare import DEFAULT_RTOL
+from ..knowledge.registry import FORMATS
+from ..core.report import Status
 from . import complete
 from .types import Lazy, Release, StatusList
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..catalogue import catalogue
-from ..ir import Origin
-from ..mapping import Rule, Table
-from ..report import Entry, Message, Report, Status, said
-from ..report.kinds import TEMPLATES
-from ..report.kinds import as_value
+from ..knowledge.catalogue import catalogue
+from ..core.ir import Origin
+from ..knowledge.mapping import Rule, Table
+from ..core.report import Entry, Message, Report, Status, said
+from ..core.report.kinds import TEMPLATES
+from ..core.report.kinds import as_value
 from .ledger import Ingested, LeafFate, fields_of
 from .losses import unique
 from .writing import Carried

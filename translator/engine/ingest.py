@@ -5,16 +5,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..catalogue import catalogue
-from ..errors import InputError
-from ..io import flatten
-from ..ir import IR, Origin, Value
-from ..mapping import Rule, Table
-from ..relations import check_relations
-from ..report import Message, as_message
-from ..schema import SchemaIndex
-from ..source import Source, set_aside
-from ..formula import Absent, Extension, is_close, unwrap
+from ..knowledge.catalogue import catalogue
+from ..core.errors import InputError
+from ..io.documents import flatten
+from ..core.ir import IR, Origin, Value
+from ..knowledge.mapping import Rule, Table
+from ..knowledge.relations import check_relations
+from ..core.report import Message, as_message
+from ..knowledge.schema import SchemaIndex
+from ..knowledge.source import Source, set_aside
+from ..knowledge.formula import Absent, Extension, is_close, unwrap
 from .classify import classify_strays
 from .ledger import UNDECIDED, Ingested, LeafFate
 from .solve import solve
@@ -102,6 +102,16 @@ class _Reading:
             return None, []
         node: Any = self.source.tree
         for part in key.split("."):
+            if not isinstance(node, dict) or part not in node:
+                # written as dotted keys (`seq_length.x: 1`), not as a nested block: its leaves make the block
+                block: dict[str, Any] = {}
+                for leaf in owned:
+                    *heads, last = leaf[len(key) + 1 :].split(".")
+                    place = block
+                    for head in heads:
+                        place = place.setdefault(head, {})
+                    place[last] = self.leaves[leaf]
+                return block, owned
             node = node[part]
         return node, owned
 

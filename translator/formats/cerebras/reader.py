@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...errors import InputError
-from ...io import parse_yaml, read_text, unflatten
-from ...source import Source, note_duplicates
-from ...yamlread import Duplicate
+from ...core.errors import InputError
+from ...io.documents import parse_yaml, read_text, unflatten
+from ...knowledge.source import Source, note_duplicates
+from ...io.yamlread import Duplicate
 from ..spec import ModelConfig, Reader
 from .from_trainer import from_trainer
 

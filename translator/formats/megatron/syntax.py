@@ -20,12 +20,12 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...errors import InputError
-from ...io import key_line, parse_yaml
+from ...core.errors import InputError
+from ...io.documents import key_line, parse_yaml
 from .bash.expand import Expander
-from .bash.values import Chunk, State, split_at_blanks
 from .bash.launch import Launch, Written
 from .bash.lexer import Token, tokenize
+from .bash.values import Chunk, State, split_at_blanks
 
 _YAML_KEY = re.compile(r"^(--?[\w.-]+|[A-Za-z_][\w.-]*):(\s|$)")
 SHELL_SUFFIXES = (".sh", ".bash", ".slurm", ".sbatch", ".zsh", ".ksh")

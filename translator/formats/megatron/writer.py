@@ -16,8 +16,8 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...errors import InputError
-from ...report import Status
+from ...core.errors import InputError
+from ...core.report import Status
 from ..spec import ExtraEntry, WriteContext, WriteResult, Writer
 from .options import Option, table
 
@@ -41,7 +41,7 @@ class MegatronWriter(Writer):
     format = "megatron"
 
     def write(self, leaves: dict[str, Any], ctx: WriteContext) -> WriteResult:
-        from ...mapping import load_table
+        from ...knowledge.mapping import load_table
 
         version = ctx.version or load_table(self.format).versions[0]
         order = {key: i for i, key in enumerate(k for r in load_table(self.format).rules for k in r.keys)}
@@ -102,14 +102,14 @@ class MegatronWriter(Writer):
 
     def serialise(self, document: dict[str, Any]) -> str:
         if is_ci_layout(document):
-            from ...io import dump_yaml
+            from ...io.documents import dump_yaml
 
             return dump_yaml(document)
         return self._lines(document, {})
 
     def dump(self, result: WriteResult) -> str:
         shell = result.shell if isinstance(result, MegatronWriteResult) else {}
-        head = "".join(line + "\n" for line in result.header)
+        head = self.header_text(result)
         if is_ci_layout(result.document):
             return head + self.serialise(result.document)
         return head + self._lines(result.document, shell)
@@ -146,7 +146,7 @@ def is_ci_layout(document: dict[str, Any]) -> bool:
 
 def _ci_layout(options: dict[str, Any], ci: dict[str, Any], order: list[str]) -> dict[str, Any]:
     """Megatron's CI YAML: the options under MODEL_ARGS, the CI's own entries around it, in the source's order."""
-    from ...io import unflatten
+    from ...io.documents import unflatten
 
     blocks = unflatten(ci) if ci else {}
     # its training script passes a value as words: a one-item list is the same word as the item

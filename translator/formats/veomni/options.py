@@ -6,7 +6,7 @@ from __future__ import annotations
 import shlex
 from typing import Any
 
-from ...errors import InputError
+from ...core.errors import InputError
 from .fields import HF, fields
 from .settings import Setting
 
@@ -30,10 +30,11 @@ def _typed(node: dict[str, Any], values: list[str], option: str) -> Any:
     def one(text: str, kind: str | None) -> Any:
         if kind == "boolean":
             return _bool(text)
-        if kind == "integer":
-            return int(text)
-        if kind == "number":
-            return float(text)
+        if kind in ("integer", "number"):
+            try:
+                return int(text) if kind == "integer" else float(text)
+            except ValueError:  # Python's own text would not name the option
+                raise ValueError(f"{option}: {text!r} is not {'an integer' if kind == 'integer' else 'a number'}") from None
         return text
 
     if "array" in kinds:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Union
 
-from ....errors import InputError
+from ....core.errors import InputError
 from .lexer import Token, Word, tokenize
 from .nodes import (AndOr, Arith, ArrayAssign, Case, Compound, Cond, ForArith, ForIn, Function, Group, If, Loop, Node,
                     Pipeline, Redirect, Sequence, Simple)  # fmt: skip

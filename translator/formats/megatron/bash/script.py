@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Union
 
-from ....errors import InputError
+from ....core.errors import InputError
 from . import control
 from .arith import Unknown, evaluate
 from .braced import brace_expand

@@ -1,0 +1,258 @@
+"""`neoconv validate`: is a file a valid config of its framework (and release)? Every problem, one
+line each: the framework's schema (types, enums, keys of closed blocks; jsonschema is imported
+only here), keys no parameter of the framework has (with the nearest one), the catalogue's
+relations (heads dividing the width, ...), and with --version the keys that release's code does not
+read (schemas/history: only when asked, since a release's code is not all its readers — Cerebras'
+optimizers live in cerebras.pytorch, outside the history's sources).
+
+A file that cannot be read as a config at all (no such file, not YAML, duplicate keys, another
+format) raises the reader's InputError: that is a bad input (exit 2), not a problem of a config.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from ..core.errors import InputError, NeoconvError
+from ..io.documents import flatten, key_line
+from ..knowledge.schema import load_schema
+
+
+@lru_cache(maxsize=None)
+def _validator(name: str) -> Any:
+    import jsonschema  # lazy: only validation needs it
+
+    schema = load_schema(name)
+    cls = jsonschema.validators.validator_for(schema)
+    cls.check_schema(schema)
+    return cls(schema)
+
+
+def schema_errors(document: Any, name: str) -> list[str]:
+    """Every schema violation as 'path: message', in a stable order."""
+    errors = sorted(_validator(name).iter_errors(document), key=lambda e: list(map(str, e.absolute_path)))
+    return [f"{'.'.join(map(str, e.absolute_path)) or '(top)'}: {e.message}" for e in errors]
+
+
+def check(document: Any, name: str, file: str | None = None) -> None:
+    problems = schema_errors(document, name)
+    if problems:
+        raise InputError(f"does not match the {name} schema: {problems[0]}", file=file)
+
+
+@dataclass(frozen=True)
+class Problem:
+    file: str
+    line: int | None
+    key: str | None
+    message: str
+
+    def render(self) -> str:
+        where = f"{self.file}:{self.line}" if self.line else self.file
+        return f"{where}: {self.key}: {self.message}" if self.key else f"{where}: {self.message}"
+
+
+@dataclass
+class Validation:
+    file: str
+    format: str
+    layout: str | None
+    release: str  # what the keys were checked against ("current" unless --version)
+    problems: list[Problem]
+
+    @property
+    def valid(self) -> bool:
+        return not self.problems
+
+    def to_json(self) -> dict[str, Any]:
+        return {"file": self.file, "format": self.format, "layout": self.layout, "release": self.release,
+                "valid": self.valid, "problems": [p.__dict__ for p in self.problems]}  # fmt: skip
+
+
+def validate_file(
+    path: str, fmt: str | None = None, *, version: str | None = None, layout: str | None = None,
+    model_config: str | None = None,
+) -> Validation:  # fmt: skip
+    from .reading import load
+    from ..formats.detect import detect_file
+    from ..knowledge.history import history
+    from ..knowledge.mapping import load_table
+    from ..knowledge.registry import get_format
+    from ..knowledge.versions import resolve
+    from ..core.report import render
+
+    fmt = fmt or detect_file(path)
+    spec = get_format(fmt)
+    source = load(path, fmt, layout=layout, model_config=model_config)
+    table = load_table(fmt)
+    keys_of = history(fmt)
+    table_version = version if version in table.versions else None  # how the table reads the file (NeoX configs-readme)
+    release = version or "current"
+    if keys_of is not None:  # a release label or alias of the framework's history; a table's own version is not one
+        named = version is not None and (version in keys_of.aliases or version in keys_of.releases or not table_version)
+        release = resolve(fmt, version if named and version else "current", "--version")
+    problems: dict[str, Problem] = {}  # by key as written: one line per problem, the most telling kept
+    text = source.texts.get(path, "")
+    raw = _raw_tree(source, path, text, spec)
+
+    def add(key: str | None, message: str, line: int | None = None) -> None:
+        """A problem at `key` as the file writes it (a trainer-layout path, a NeoX dashed name)."""
+        where, key = _words_key(source, key, line)
+        slot = key or f"#{len(problems)}"
+        if slot not in problems:
+            where = where if where is not None else (key_line(text, key) if key and text else None)
+            problems[slot] = Problem(path, where, key, message)
+
+    def as_written(leaf: str) -> str:
+        return _written(raw, source.aliases.get(leaf, leaf))
+
+    for message, line in _repeats(source, table, keys_of, release):
+        add(None, message, line)
+    unknown: set[str] = set()  # as written
+    spelled = {spec.spell(k): v for k, v in raw.items()}  # the schema's spelling (NeoX: num_layers)
+    errors = _validator(spec.schema_for(source.layout)).iter_errors(spelled)
+    for error in sorted(errors, key=lambda e: list(map(str, e.absolute_path))):
+        at = ".".join(map(str, error.absolute_path))
+        if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+            listed = error.schema.get("properties", {})
+            unknown.update(_written(raw, f"{at}.{k}" if at else k) for k in error.instance if k not in listed)
+            continue
+        if at not in source.unresolved and at not in source.unknown_values:  # "auto", a shell variable: known at run time
+            add(_written(raw, at) if at else None, error.message + _hint(error.instance))
+    ingested = None
+    for _ in range(_RETRIES):
+        try:
+            ingested = _read(source, fmt, table_version)
+            break
+        except InputError as exc:  # a value a reader or a relation refuses: one problem, where the reader says
+            add(as_written(exc.key) if exc.key else None, exc.message, exc.line)
+            if not (exc.key and _without(source.tree, exc.key)):
+                break  # read again without it, to find the problems after it
+    if ingested is not None:
+        for leaf, fate in ingested.fates.items():
+            # the key histories come from the framework's code: a key it reads is a parameter, whatever the schema says
+            if leaf in source.unknown_values:
+                continue  # a value the launcher gives when it runs: no problem of the file
+            if fate.kind == "unknown" and not (keys_of is not None and keys_of.reads_within(leaf, release, exact=True)):
+                unknown.add(as_written(leaf))
+                said = "; ".join(filter(None, (render(kind, values) for kind, values in fate.notes)))
+                add(as_written(leaf), said or f"not a {table.title} parameter")
+        for keys, reason in _relations(ingested):
+            add(as_written(keys[0]) if keys else None, reason)
+    for key in sorted(unknown):
+        if keys_of is not None and _read_somewhere(keys_of, key, spec.spell(key), release):
+            problems.pop(key, None)  # the release check below speaks of its leaves
+        elif key not in problems and not any(k.startswith(key + ".") for k in unknown):
+            add(key, f"not a {table.title} parameter")  # a block the schema does not know: its leaves say more
+    if keys_of is not None and version:  # the histories say what a release's code reads; only asked for
+        for leaf in flatten(spelled):
+            if keys_of.reads_within(leaf, release) is False:
+                add(_written(raw, leaf), keys_of.why_not(leaf, release))
+    ordered = sorted(problems.values(), key=lambda p: (p.line or 0, p.key or ""))
+    return Validation(path, fmt, source.layout, release, ordered)
+
+
+def _words_key(source: Any, key: str | None, line: int | None) -> tuple[int | None, str | None]:
+    """A problem's line and key in a file of words, not YAML (Megatron's): the reader knows both."""
+    if not key or "as_written" not in source.meta:
+        return line, key
+    leaf = next((k for k, written in source.aliases.items() if written == key), key)
+    return (line if line is not None else source.line_of(leaf)), source.aliases.get(leaf, key)
+
+
+def _read_somewhere(keys_of: Any, key: str, spelled: str, release: str) -> bool:
+    """A key the schema lacks that is a parameter all the same: the release's code reads it (an old key,
+    with --version), a block of keys some release reads (VeOmni's model.accelerator from #1090), or a key
+    of the newest release, after the tables' (VeOmni #1125's model.chat_template)."""
+    return bool(keys_of.reads_within(spelled, release, exact=True) or key in keys_of.blocks
+                or keys_of.reads_within(spelled, keys_of.labels[-1], exact=True))
+
+
+_FLOAT_TEXT = re.compile(r"^[-+]?[0-9]+[eE][-+]?[0-9]+$")
+
+
+def _repeats(source: Any, table: Any, keys_of: Any, release: str) -> list[tuple[str, int | None]]:
+    """Keys given twice: refused by the release's loader (Model Zoo 2.5+), else the reader's warnings
+    (two values: the file says one thing and runs another)."""
+    refused = table.releases.repeats_refused
+    if refused and source.repeated and keys_of is not None and keys_of.position.get(release, -1) >= keys_of.position[refused[0]]:
+        return [(f"{'.'.join(dup.path)} given twice (lines {dup.first_line} and {dup.line}): {table.title} {refused[0]} "
+                 f"and later refuse that ({refused[1]}): keep one", dup.line) for _, dup in source.repeated]  # fmt: skip
+    return [(warning, None) for warning in source.warnings]
+
+
+def _hint(value: Any) -> str:
+    """What to do about a value the framework's YAML loader reads as text."""
+    if isinstance(value, str) and _FLOAT_TEXT.match(value):
+        mantissa, _, exponent = value.lower().partition("e")
+        return f" (YAML 1.1, as the framework loads it, reads {value} as text: write {mantissa}.0e{exponent})"
+    return ""
+
+
+def _written(raw: dict[str, Any], key: str) -> str:
+    """A key as the file writes it (NeoX: num-layers for num_layers) when the file has it so."""
+    top, dot, rest = key.partition(".")
+    if top in raw:
+        return key
+    dashed = top.replace("_", "-")
+    return dashed + dot + rest if dashed in raw else key
+
+
+def _raw_tree(source: Any, path: str, text: str, spec: Any) -> dict[str, Any]:
+    """The file as written (a reader may restructure it: Cerebras' trainer layout is read as the
+    legacy one), for the schema of the layout it is written in."""
+    from ..io.documents import parse_json, parse_yaml
+
+    if "as_written" in source.meta:  # a syntax that is not YAML (Megatron's words): the reader's tree of it
+        return dict(source.meta["as_written"])
+    if not text or (source.aliases == {} and source.layout in (None, spec.default_layout)):
+        return dict(source.tree)
+    if text.lstrip("\ufeff \t\r\n").startswith("{") and path.endswith(".json"):
+        return parse_json(text, path)
+    return parse_yaml(text, path, duplicates=[])  # the reader already named any key given twice
+
+
+_RETRIES = 20  # re-reads without a refused key: the problems after it are found too
+
+
+def _without(tree: dict[str, Any], key: str) -> bool:
+    """Remove a leaf (dotted, or a top-level key with dots) from a tree; False when it is not there."""
+    if key in tree:
+        del tree[key]
+        return True
+    node: Any = tree
+    parts = key.split(".")
+    for part in parts[:-1]:
+        node = node.get(part) if isinstance(node, dict) else None
+    if isinstance(node, dict) and parts[-1] in node:
+        del node[parts[-1]]
+        return True
+    return False
+
+
+def _read(source: Any, fmt: str, version: str | None) -> Any:
+    from .reading import read_ir
+
+    if version:
+        source.version = version
+    return read_ir(source, fmt)
+
+
+def _relations(ingested: Any) -> list[tuple[list[str], str]]:
+    """The catalogue's relations the file breaks, with the source keys of their fields (the reader
+    stops at a width the heads do not divide; the others — at most, lengths — are listed here)."""
+    from ..knowledge.catalogue import broken_relations
+
+    values = {name: value.value for name, value in ingested.ir.fields.items()}
+    found = []
+    for constraint, reason in broken_relations(values):
+        fields = [ingested.ir.fields.get(name) for name in constraint.fields]
+        found.append(([k for value in fields if value is not None for k in value.source_keys], reason))
+    return found
+
+
+def validation_error(path: str, exc: NeoconvError) -> str:
+    return f"{path}: {exc}" if path not in str(exc) else str(exc)
