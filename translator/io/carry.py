@@ -44,11 +44,6 @@ def carry_comments(source_text: str, target_text: str, report: Report, spell: Ca
             comment = _inline(found[1]) if "#" in found[1] else ""
             if comment:
                 inline[at] = comment
-    # a comment of a source that is not YAML (a Megatron script) may hold control characters: escaped,
-    # so that the YAML written can be read back (and a \x85 or \u2028 starts no line of its own)
-    header = [printable(text) for text in header]
-    above = {at: [printable(text) for text in texts] for at, texts in above.items()}
-    inline = {at: printable(text) for at, text in inline.items()}
     carried = len(header) + sum(len(v) for v in above.values()) + len(inline)
     if not carried:
         return target_text, 0

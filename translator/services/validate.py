@@ -132,10 +132,9 @@ def validate_file(
             if not (exc.key and _without(source.tree, exc.key)):
                 break  # read again without it, to find the problems after it
     if ingested is not None:
-        for leaf, fate in ingested.fates.items():
+        # (a value the launcher gives when it runs is no problem of the file)
+        for leaf, fate in ((k, f) for k, f in ingested.fates.items() if k not in source.unknown_values):
             # the key histories come from the framework's code: a key it reads is a parameter, whatever the schema says
-            if leaf in source.unknown_values:
-                continue  # a value the launcher gives when it runs: no problem of the file
             if fate.kind == "unknown" and not (keys_of is not None and keys_of.reads_within(leaf, release, exact=True)):
                 unknown.add(as_written(leaf))
                 said = "; ".join(filter(None, (render(kind, values) for kind, values in fate.notes)))

@@ -18,7 +18,7 @@ from functools import lru_cache
 from typing import Any
 
 from ...core.errors import InputError
-from .syntax import Arg
+from .words import Arg
 
 _NEGATIVE = re.compile(r"^-\d+$|^-\d*\.\d+$")
 

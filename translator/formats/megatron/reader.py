@@ -20,7 +20,8 @@ from ...io.documents import read_text
 from ...knowledge.source import Source
 from ..spec import ModelConfig, Reader
 from .options import Namespace, dest_of, parse, table
-from .syntax import Arg, syntax_of, words_of
+from .syntax import syntax_of, words_of
+from .words import Arg
 
 FORMAT = "megatron"
 _EXPANSION = re.compile(r"\$[{(A-Za-z_0-9@*#?!$-]|`")

@@ -17,7 +17,6 @@ why; what the reading assumed or did not run is said in `notes` (the report's so
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import Any
 
 from ...core.errors import InputError
@@ -26,38 +25,13 @@ from .bash.expand import Expander
 from .bash.launch import Launch, Written
 from .bash.lexer import Token, tokenize
 from .bash.values import Chunk, State, split_at_blanks
+from .options import dest_of
+from .words import Arg, Words
 
 _YAML_KEY = re.compile(r"^(--?[\w.-]+|[A-Za-z_][\w.-]*):(\s|$)")
 SHELL_SUFFIXES = (".sh", ".bash", ".slurm", ".sbatch", ".zsh", ".ksh")
 NO_LAUNCH = ("write the launch line (torchrun ... pretrain_gpt.py --flag value ...), or the arguments as an args "
              "file (--flag value per line)")  # fmt: skip
-
-
-@dataclass
-class Arg:
-    """One word argparse would see: its text (an unresolved word: its source text), where it came
-    from, and what the reader noted about it."""
-
-    text: str
-    raw: str
-    resolved: bool
-    file: str
-    line: int
-    note: str = ""
-    why: str = ""  # unresolved: why its value is not known here
-    group: int = -1  # words that one shell word split into share it (-1: unknown)
-    word: str = ""  # the shell word it came from, as written
-
-
-@dataclass
-class Words:
-    syntax: str  # args | bash | yaml
-    args: list[Arg] = field(default_factory=list)
-    launcher: list[Arg] = field(default_factory=list)
-    extra: dict[str, Any] = field(default_factory=dict)  # yaml: top-level entries besides MODEL_ARGS
-    extra_lines: dict[str, int] = field(default_factory=dict)
-    order: list[str] = field(default_factory=list)  # yaml: the top-level keys in file order (MODEL_ARGS among them)
-    notes: list[str] = field(default_factory=list)  # bash: what the reading assumed, did not run, did not read
 
 
 def syntax_of(text: str, name: str = "") -> str:
@@ -131,7 +105,6 @@ def written_arg(word: Written, name: str, line: int) -> Arg:
 
 
 def _bash_words(text: str, name: str) -> Words:
-    from .options import dest_of
     from .bash.script import Script
 
     reading = Script(name).read(text)

@@ -6,14 +6,25 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from .arith import Unknown, evaluate
 from .lexer import Part, Word
-from .values import MAX_WORDS, Chunk, Value, is_known, join_values, literal, ordered, ordinal, reasons, text_of
+from .values import MAX_WORDS, Chunk, State, Value, is_known, join_values, literal, ordered, ordinal, reasons, text_of
 
-if TYPE_CHECKING:
-    from .expand import Expander
+
+class Expander(Protocol):
+    """What these expansions need of expand.Expander (which calls them): no import back."""
+
+    state: State
+
+    def missing(self, text: str, line: int, why: str) -> Value: ...
+    def parameter(self, name: str, line: int, shown: str) -> Value: ...
+    def inner_value(self, text: str, line: int) -> Value: ...
+    def operand_value(self, text: str, line: int) -> Value: ...
+    def arith_lookup(self, name: str, line: int) -> str: ...
+    def arith_assign(self, name: str, value: int) -> None: ...
+    def _array_all(self, part: Part) -> list[Value] | None: ...
 
 _PARAM = re.compile(r"^(?P<len>#)?(?P<bang>!)?(?P<name>[A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$!-])"
                     r"(?:\[(?P<index>[^\]]*)\])?(?P<rest>.*)$", re.S)  # fmt: skip

@@ -6,19 +6,47 @@ evaluated up to LOOP_LIMIT iterations, `break`/`continue`."""
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
+from typing import Protocol
 
 from .arith import Unknown, evaluate
 from .braced import brace_expand
+from .expand import Expander
+from .launch import Launch
 from .lexer import Word
 from .nodes import Case, ForArith, ForIn, If, Loop, Node, Sequence, names_assigned
-from .values import Value, cut, glob_regex, is_known, reasons, text_of, unknown
-
-if TYPE_CHECKING:
-    from .script import Script
+from .values import Chunk, State, Value, cut, glob_regex, is_known, reasons, text_of, unknown
 
 LOOP_LIMIT = 1_000  # iterations of one loop read; past it the loop's values are unknown
 NOT_RUN = None  # the status of a command neoconv does not run
+
+
+@dataclass
+class Reading:
+    launches: list[Launch] = field(default_factory=list)
+    choices: list[str] = field(default_factory=list)
+    not_run: dict[str, list[int]] = field(default_factory=dict)
+    sourced: list[str] = field(default_factory=list)
+    # every variable the script sets, in the order it first sets them: an array's elements, a string's value
+    variables: dict[str, list[list[Chunk]]] = field(default_factory=dict)
+    exited: int | None = None  # the line of an `exit` the reading stopped at
+    order: list[str] = field(default_factory=list)
+
+
+class Script(Protocol):
+    """What control flow (and files.py) needs of script.Script, which calls them: no import back."""
+
+    name: str
+    state: State
+    expander: Expander
+    out: Reading
+    files: dict[str, Value]
+    pending_choice: tuple[int, str, list[str], bool] | None
+
+    def run(self, node: Node) -> int | None: ...
+    def choose(self, text: str) -> None: ...
+    def arith_status(self, expression: str, line: int) -> int: ...
+    def read_string(self, args: list[list[Chunk]], line: int, what: str) -> int | None: ...
 
 
 class Exit(Exception):

@@ -5,15 +5,11 @@ Nothing is written or run: the text is read as shell where bash would run it."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from .control import Script
 from .launch import Written
 from .lexer import tokenize
 from .nodes import Redirect
 from .values import Chunk, Value
-
-if TYPE_CHECKING:
-    from .script import Script
 
 RUNNERS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "sbatch", "srun", "salloc"})
 WRITERS = frozenset({"cat", "tee"})

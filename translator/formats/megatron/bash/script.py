@@ -14,7 +14,6 @@ of a file not given) are not run, only named (`not_run`, `sourced`).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import Any, Union
 
 from ....core.errors import InputError
@@ -22,7 +21,7 @@ from . import control
 from .arith import Unknown, evaluate
 from .braced import brace_expand
 from .conditions import cond, test_words
-from .control import NOT_RUN, Exit, Jump, Return
+from .control import NOT_RUN, Exit, Jump, Reading, Return
 from .expand import Expander
 from .files import run_written
 from .launch import NEVER_LAUNCH, Launch, Written, find, shell_string
@@ -36,18 +35,6 @@ from .values import Chunk, State, Value, cut, is_known, literal, ordered, reason
 STEP_LIMIT = 20_000  # simple commands read in all: a hostile file cannot keep the reader busy
 DEPTH_LIMIT = 64  # nested function calls, evals and `bash -c` strings
 DECLARE = frozenset({"export", "declare", "typeset", "local", "readonly"})
-
-
-@dataclass
-class Reading:
-    launches: list[Launch] = field(default_factory=list)
-    choices: list[str] = field(default_factory=list)
-    not_run: dict[str, list[int]] = field(default_factory=dict)
-    sourced: list[str] = field(default_factory=list)
-    # every variable the script sets, in the order it first sets them: an array's elements, a string's value
-    variables: dict[str, list[list[Chunk]]] = field(default_factory=dict)
-    exited: int | None = None  # the line of an `exit` the reading stopped at
-    order: list[str] = field(default_factory=list)
 
 
 class Script:
