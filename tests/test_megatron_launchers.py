@@ -229,6 +229,19 @@ def test_a_training_script_not_known_here_is_found_after_the_launchers_options(t
             "(the environment's)): read as the training script") in notes(source)
 
 
+def test_a_command_read_from_a_here_document_into_a_variable_is_launched(tmp_path: Path) -> None:
+    source = read(tmp_path, f"""read -r -d '' COMMAND <<EOF
+python pretrain_gpt.py \\
+  {MODEL} --lr 2e-4
+EOF
+bcprun --debug --nnodes=2 --npernode=8 --cmd "${{COMMAND}}"
+""")
+    assert (source.tree["lr"], source.tree["num_layers"]) == (2e-4, 2)
+    assert source.line_of("lr") == 3
+    first_line = read(tmp_path, "read CMD <<EOF\ntorchrun pretrain_gpt.py --num-layers 2\n--lr 1\nEOF\neval $CMD\n")
+    assert first_line.tree == {"num_layers": 2}  # without -d '', read takes the first line
+
+
 def test_mindspores_msrun_is_a_launcher_naming_the_world_size(tmp_path: Path) -> None:
     source = read(tmp_path, f'ARGS="--worker_num 16 --local_worker_num 8 --log_dir=msrun_log"\nmsrun $ARGS pretrain_gpt.py {MODEL}\n')
     assert source.tree["launcher"] == {"worker_num": 16, "local_worker_num": 8, "log_dir": "msrun_log"}

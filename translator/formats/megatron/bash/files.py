@@ -50,6 +50,8 @@ def run_written(sc: Script, fields: list[Written], redirects: list[Redirect], li
     """(HANDLED, status) when the command writes a script or runs one the file wrote or holds."""
     name = _name(fields[0])
     here = next((r for r in redirects if r.op in ("<<", "<<-")), None)
+    if here is not None and name == "read":  # read -r -d '' CMD <<EOF: the text into a variable
+        return HANDLED, _read_into(sc, fields, here)
     if here is not None and name in WRITERS:
         target = next((r.target for r in redirects if r.op in (">", ">>", ">|") and r.target is not None), None)
         path = "".join(c.text for c in sc.expander.value(target)) if target is not None else None
@@ -67,6 +69,27 @@ def run_written(sc: Script, fields: list[Written], redirects: list[Redirect], li
                 return HANDLED, _read(sc, [list(sc.files[path])], line, f"{path}, which the script writes",
                                       name in ("source", "."))  # fmt: skip
     return NOT_MINE, None
+
+
+def _read_into(sc: Script, fields: list[Written], here: Redirect) -> int:
+    """`read [-r] [-d ''] NAME <<EOF`: NAME holds the here-document (its first line without -d '')."""
+    words = ["".join(c.text for c in w.chunks) if all(c.known for c in w.chunks) else None for w in fields[1:]]
+    names = [w for k, w in enumerate(words) if w and not w.startswith("-") and not (k and words[k - 1] == "-d")]
+    if not names:
+        return 0
+    value = body_value(sc, here)
+    whole = any(w == "-d" for w in words)
+    if not whole:  # the first line only
+        cut: list[Chunk] = []
+        for chunk in value:
+            if chunk.known and "\n" in chunk.text:
+                head = chunk.text.split("\n", 1)[0]
+                cut.append(Chunk(head, True, chunk.lines[: len(head)] or (chunk.line,)))
+                break
+            cut.append(chunk)
+        value = tuple(cut)
+    sc.state.set_scalar(names[-1], value)
+    return 0
 
 
 def _read(sc: Script, text: list[list[Chunk]], line: int, what: str, here: bool) -> int | None:

@@ -145,8 +145,10 @@ def shell_string(fields: list[Field]) -> Field | None:
     shell_at = next((i for i, f in enumerate(fields) if _basename(f) in SHELLS), None)
     if shell_at is None:
         return None
-    for k in range(shell_at + 1, len(fields) - 1):
+    for k in range(shell_at + 1, len(fields)):
         text = _known(fields[k])
-        if text == "-c" or (text is not None and re.fullmatch(r"-[a-z]*c", text)):
+        if k + 1 < len(fields) and (text in ("-c", "--cmd") or (text is not None and re.fullmatch(r"-[a-z]*c", text))):
             return fields[k + 1]
+        if text is not None and text.startswith("--cmd="):  # bcprun --cmd=STRING
+            return [Chunk(text[len("--cmd=") :], True, fields[k][0].lines[6:] or (fields[k][0].line,))] + fields[k][1:]
     return None
