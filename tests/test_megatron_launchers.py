@@ -242,6 +242,15 @@ bcprun --debug --nnodes=2 --npernode=8 --cmd "${{COMMAND}}"
     assert first_line.tree == {"num_layers": 2}  # without -d '', read takes the first line
 
 
+def test_a_placeholder_with_blanks_bash_would_split_is_unknown(tmp_path: Path) -> None:
+    source = read(tmp_path, f'CKPT_SAVE_DIR="your model save ckpt path"\nARGS="{MODEL} --save $CKPT_SAVE_DIR"\n'
+                            "torchrun pretrain_gpt.py $ARGS --lr 1e-4\n")
+    assert source.tree["lr"] == 1e-4 and source.tree["num_layers"] == 2
+    assert source.unknown_values["save"] == (
+        "--save 'your model save ckpt path' (from $ARGS): a value with blanks, which bash passes as 5 words and "
+        "Megatron's argparse refuses: a placeholder to fill in?")
+
+
 def test_mindspores_msrun_is_a_launcher_naming_the_world_size(tmp_path: Path) -> None:
     source = read(tmp_path, f'ARGS="--worker_num 16 --local_worker_num 8 --log_dir=msrun_log"\nmsrun $ARGS pretrain_gpt.py {MODEL}\n')
     assert source.tree["launcher"] == {"worker_num": 16, "local_worker_num": 8, "log_dir": "msrun_log"}

@@ -164,9 +164,10 @@ def parse(args: list[Arg]) -> Namespace:
             i += len(split)
             whole = " ".join(v.text for v in values + split)
             _store(out, option.dest, name, whole, values + split, word)
+            source = f" (from {values[0].word})" if values[0].word and values[0].word != whole else ""
             out.unresolved[option.dest] = (
-                f"{name} {values[0].word or whole}: {whole!r} has blanks, so bash passes {len(split) + 1} words, "
-                "which Megatron's argparse refuses: a placeholder to fill in?")  # fmt: skip
+                f"{name} {whole!r}{source}: a value with blanks, which bash passes as {len(split) + 1} words and "
+                "Megatron's argparse refuses: a placeholder to fill in?")  # fmt: skip
             continue
         typed = [_typed(option, v) for v in values]
         single = option.arity == "1"
