@@ -251,6 +251,13 @@ def test_a_placeholder_with_blanks_bash_would_split_is_unknown(tmp_path: Path) -
         "Megatron's argparse refuses: a placeholder to fill in?")
 
 
+def test_a_training_module_run_by_torchrun_is_the_launch(tmp_path: Path) -> None:
+    source = read(tmp_path, "python -m pip install -q wandb\n"
+                            f"uv run python -m torch.distributed.run --nproc_per_node 2 -m examples.pretrain_mimo {MODEL}\n")
+    assert source.tree["num_layers"] == 2 and source.tree["launcher"]["nproc_per_node"] == 2
+    assert "other commands not run as the training: pip (line 1)" in notes(source)
+
+
 def test_mindspores_msrun_is_a_launcher_naming_the_world_size(tmp_path: Path) -> None:
     source = read(tmp_path, f'ARGS="--worker_num 16 --local_worker_num 8 --log_dir=msrun_log"\nmsrun $ARGS pretrain_gpt.py {MODEL}\n')
     assert source.tree["launcher"] == {"worker_num": 16, "local_worker_num": 8, "log_dir": "msrun_log"}

@@ -167,6 +167,8 @@ def _the_launch(launches: list[Launch], name: str, dest_of: Any) -> Launch | Non
         return (launch.trains and options > 0, options)
 
     best = max(rank(x) for x in launches)
+    if best == (False, 0) and not any(x.trains or x.script_name.endswith(".py") for x in launches):
+        return None  # python -m pip ...: a module that is no training script, with no Megatron option
     chosen = [x for x in launches if rank(x) == best]
     distinct = {tuple(tuple((c.text, c.known) for c in w.chunks) for w in x.args): x for x in chosen}
     if len(distinct) > 1:

@@ -72,8 +72,9 @@ class Launch:
 
     @property
     def trains(self) -> bool:
-        """A training script by its name (pretrain_gpt.py, train.py, finetune_*.py)."""
-        return bool(TRAINING.search(self.script_name.rsplit("/", 1)[-1]))
+        """A training script by its name (pretrain_gpt.py, train.py, finetune_*.py, a module pretrain_x)."""
+        name = self.script_name.rsplit("/", 1)[-1]
+        return bool(TRAINING.search(name if name.endswith(".py") else name.rsplit(".", 1)[-1] + ".py"))
 
 
 def _known(field: Field) -> str | None:
@@ -97,6 +98,8 @@ def find(words: list[Written], line: int) -> Launch | None:
         name = _basename(field)
         if name is not None and PROGRAM.match(name):
             script = next((k for k in range(i + 1, len(fields)) if _python_script(fields[k])), None)
+            if script is None:  # torchrun -m examples.pretrain_x (a module for a script)
+                script = _module(fields, i)
             if script is None and not name.startswith("python"):
                 script = _unknown_script(fields, i)  # torchrun ... $TRAIN_SCRIPT ...
             if script is None:
@@ -112,6 +115,19 @@ def find(words: list[Written], line: int) -> Launch | None:
             script = next((k for k in range(i + 2, len(fields)) if _python_script(fields[k])), None)
             if script is not None and TRAINING.search("".join(c.text for c in fields[script]).rsplit("/", 1)[-1]):
                 return Launch(words, i, script, line, through=wrapper)
+    return None
+
+
+RUNNER_MODULES = frozenset({"torch.distributed.run", "torch.distributed.launch"})
+
+
+def _module(fields: list[Field], program: int) -> int | None:
+    """The module `-m NAME` runs as the training script (torchrun's, or python's past torch.distributed.run)."""
+    for k in range(program + 1, len(fields) - 1):
+        if _known(fields[k]) in ("-m", "--module"):
+            module = _known(fields[k + 1])
+            if module is not None and module not in RUNNER_MODULES and re.fullmatch(r"[\w.]+", module):
+                return k + 1
     return None
 
 
