@@ -208,8 +208,26 @@ def _cut(text: str, size: int = 70) -> str:
 # ---- Megatron's CI YAML ------------------------------------------------------------------------
 
 
+_KEY_LINE = re.compile(r"^\s*(['\"]?)(--?[\w.-]+|[A-Za-z_][\w.-]*)\1\s*:(?:\s|$)")
+
+
+def _key_lines(text: str) -> dict[str, int]:
+    """The line of each key (its first), in one pass (a file of thousands of options stays linear)."""
+    lines: dict[str, int] = {}
+    for number, line in enumerate(text.split("\n"), 1):
+        found = _KEY_LINE.match(line)
+        if found:
+            lines.setdefault(found.group(2), number)
+    return lines
+
+
+def _line_of(lines: dict[str, int], text: str, key: str) -> int:
+    return lines.get(key) or key_line(text, key) or 1
+
+
 def _yaml_words(text: str, name: str) -> Words:
     tree = parse_yaml(text, name)
+    lines = _key_lines(text)
     out = Words("yaml")
     if all(isinstance(k, str) and k.startswith("-") for k in tree):
         flags = tree
@@ -219,7 +237,7 @@ def _yaml_words(text: str, name: str) -> Words:
         for key, value in tree.items():
             if key != "MODEL_ARGS":
                 out.extra[str(key)] = value
-                out.extra_lines[str(key)] = key_line(text, str(key)) or 1
+                out.extra_lines[str(key)] = _line_of(lines, text, str(key))
     else:
         first = next(iter(tree), None)
         raise InputError(
@@ -227,7 +245,7 @@ def _yaml_words(text: str, name: str) -> Words:
             "(Megatron-LM's CI model_config.yaml)", file=name, line=key_line(text, str(first)) if first else None,
         )  # fmt: skip
     for key, value in flags.items():
-        line = key_line(text, str(key)) or 1
+        line = _line_of(lines, text, str(key))
         if not isinstance(key, str) or not key.startswith("-"):
             raise InputError(f"{key!r} is not an option (--flag)", file=name, line=line)
         out.args.append(Arg(key, key, True, name, line))
