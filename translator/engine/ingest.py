@@ -88,6 +88,9 @@ class _Reading:
         owners = self.table.key_owner()
         for leaf, why in self.held.items():
             owner = owners.get(leaf)
+            if owner is None and "." in leaf:  # inside a block a rule reads whole (scheduler.params)
+                parts = leaf.split(".")
+                owner = next((o for i in range(len(parts) - 1, 0, -1) if (o := owners.get(".".join(parts[:i])))), None)
             fields = owner.fields if owner else ()
             kind = "unknown" if leaf in self.unknown else "unresolved"
             self.fates[leaf] = LeafFate(kind, owner, (("runtime_value", {"why": why, "fields": list(fields)}),))
@@ -151,10 +154,14 @@ class _Reading:
 
     def _blocked(self, rule: Rule) -> bool:
         """A value the rule needs is only known at run time: the rule gives nothing."""
-        blocked = [k for k in rule.keys if k in self.held]
+        held = self.held
+        # a held leaf, or one inside a block the rule reads whole (a scheduler's params): the rest of
+        # the block has no meaning without it, and the rule's fields are the launcher's to decide
+        blocked = [k for k in rule.keys if k in held] + [
+            leaf for k in rule.keys if k not in held for leaf in held if leaf.startswith(k + ".")]
         if not blocked:
             return False
-        why: Message = ("read_with_runtime_value", {"keys": blocked})
+        why: Message = ("read_with_runtime_value", {"keys": blocked, "fields": list(rule.fields)})
         for key in rule.keys:
             for leaf in self.subtree(key)[1]:
                 self.fates[leaf] = LeafFate("unresolved", rule, (why,))

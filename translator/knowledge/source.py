@@ -31,6 +31,9 @@ class Source:
     aliases: dict[str, str] = field(default_factory=dict)
     # leaf -> why its value is only known at run time (HF Trainer's "auto"): no value, kept in same-format
     unresolved: dict[str, str] = field(default_factory=dict)
+    # leaves of `unresolved` that are placeholders the launcher fills by design (DeepSpeed's "auto"): the report
+    # says `missing`, with the --set that gives the value; any other unresolved value is `lossy`
+    placeholders: frozenset[str] = frozenset()
     # leaf -> why the reader cannot give its value (a shell variable a launcher script does not set):
     # reported `unknown` with the --set that gives it; no value for the rules; a same-format translation
     # carries it as written (exact: it is expanded alike when run)

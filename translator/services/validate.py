@@ -11,6 +11,8 @@ format) raises the reader's InputError: that is a bad input (exit 2), not a prob
 
 from __future__ import annotations
 
+import json
+
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -34,7 +36,52 @@ def _validator(name: str) -> Any:
 def schema_errors(document: Any, name: str) -> list[str]:
     """Every schema violation as 'path: message', in a stable order."""
     errors = sorted(_validator(name).iter_errors(document), key=lambda e: list(map(str, e.absolute_path)))
-    return [f"{'.'.join(map(str, e.absolute_path)) or '(top)'}: {e.message}" for e in errors]
+    return [f"{'.'.join(map(str, e.absolute_path)) or '(top)'}: {in_words(e)}" for e in errors]
+
+
+_JSON_NAMES = {bool: "a boolean", int: "an integer", float: "a number", str: "text", list: "a list", dict: "a mapping",
+               type(None): "null"}  # fmt: skip
+_TYPE_NAMES = {"integer": "an integer", "number": "a number", "string": "text", "boolean": "true or false",
+               "array": "a list", "object": "a mapping", "null": "null"}  # fmt: skip
+
+
+def in_words(error: Any) -> str:
+    """A schema violation in neoconv's own words (the same whatever jsonschema release words it):
+    the value as the config spells it, what it is, and what the framework takes."""
+    value, rule, limit = error.instance, error.validator, error.validator_value
+    shown = _spelled(value)
+    if rule == "type":
+        wanted = [limit] if isinstance(limit, str) else list(limit)
+        return f"{shown} is {_JSON_NAMES.get(type(value), 'a value')}, expected {' or '.join(_TYPE_NAMES.get(t, t) for t in wanted)}"
+    if rule == "enum":
+        return f"{shown} is not a value it takes ({', '.join(_spelled(v) for v in limit)})"
+    if rule == "const":
+        return f"{shown} must be {_spelled(limit)}"
+    bounds = {"minimum": "at least", "maximum": "at most", "exclusiveMinimum": "above", "exclusiveMaximum": "below"}
+    if rule in bounds:
+        return f"{shown} must be {bounds[rule]} {_spelled(limit)}"
+    if rule == "required":
+        missing = [k for k in limit if isinstance(value, dict) and k not in value]
+        return f"needs the key{'s' if len(missing) > 1 else ''} {', '.join(missing)}"
+    if rule in ("minItems", "maxItems"):
+        return f"a list of {len(value)} items; it takes {'at least' if rule == 'minItems' else 'at most'} {limit}"
+    if rule == "additionalProperties":
+        return "has keys the framework does not take"
+    return f"{shown} does not fit the framework's {rule} rule"  # the rare rest, named by the rule
+
+
+def _spelled(value: Any) -> str:
+    """A value as a YAML config spells it (true, null, 'text' quoted, numbers as they are)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return repr(value)
+    if isinstance(value, (list, dict)):
+        text = json.dumps(value)
+        return text if len(text) <= 60 else text[:57] + "..."
+    return str(value)
 
 
 def check(document: Any, name: str, file: str | None = None) -> None:
@@ -121,7 +168,7 @@ def validate_file(
             unknown.update(_written(raw, f"{at}.{k}" if at else k) for k in error.instance if k not in listed)
             continue
         if at not in source.unresolved and at not in source.unknown_values:  # "auto", a shell variable: known at run time
-            add(_written(raw, at) if at else None, error.message + _hint(error.instance))
+            add(_written(raw, at) if at else None, in_words(error) + _hint(error.instance))
     ingested = None
     for _ in range(_RETRIES):
         try:
@@ -141,10 +188,11 @@ def validate_file(
                 add(as_written(leaf), said or f"not a {table.title} parameter")
         for keys, reason in _relations(ingested):
             add(as_written(keys[0]) if keys else None, reason)
+    blocks = {key[:i] for key in unknown for i, c in enumerate(key) if c == "."}  # the blocks above unknown keys
     for key in sorted(unknown):
         if keys_of is not None and _read_somewhere(keys_of, key, spec.spell(key), release):
             problems.pop(key, None)  # the release check below speaks of its leaves
-        elif key not in problems and not any(k.startswith(key + ".") for k in unknown):
+        elif key not in problems and key not in blocks:
             add(key, f"not a {table.title} parameter")  # a block the schema does not know: its leaves say more
     if keys_of is not None and version:  # the histories say what a release's code reads; only asked for
         for leaf in flatten(spelled):

@@ -57,10 +57,13 @@ def _not_a_parameter(v: Values) -> str:
 
 
 def _runtime_value(v: Values) -> str:
+    return str(v["why"]) + _set_hint(v)
+
+
+def _set_hint(v: Values) -> str:
     fields: list[str] = list(v.get("fields") or ())
-    hint = f"; give the value with --set {fields[0]}=VALUE" if len(fields) == 1 else (
+    return f"; give the value with --set {fields[0]}=VALUE" if len(fields) == 1 else (
         f"; give the values with --set (fields {_names(fields)})" if fields else "")  # fmt: skip
-    return str(v["why"]) + hint
 
 
 def _default_written(v: Values) -> str:
@@ -326,7 +329,7 @@ KINDS: dict[str, Kind] = {
     ),
     "read_with_runtime_value": Kind(
         "a key read together with one whose value is only known at run time",
-        lambda v: f"read together with {_names(v['keys'])}, whose value is only known at run time",
+        lambda v: f"read together with {_names(v['keys'])}, whose value is only known at run time" + _set_hint(v),
     ),
     # ---- the translation's check of its own output
     "reads_back_differently": Kind(

@@ -51,7 +51,8 @@ class DeepspeedReader(Reader):
         _refuse_neox_arguments(tree, text, name)
         _refuse_dotted_keys(tree, text, name)
         unresolved = {leaf: AUTO for leaf, value in flatten(tree).items() if value == "auto"}
-        return Source("deepspeed", tree, [name], {name: text} if text else {}, {k: name for k in tree}, unresolved=unresolved)
+        return Source("deepspeed", tree, [name], {name: text} if text else {}, {k: name for k in tree}, unresolved=unresolved,
+                      placeholders=frozenset(unresolved))
 
 
 READER = DeepspeedReader()
