@@ -179,8 +179,7 @@ def validate_file(
             if not (exc.key and _without(source.tree, exc.key)):
                 break  # read again without it, to find the problems after it
     if ingested is not None:
-        # (a value the launcher gives when it runs is no problem of the file)
-        for leaf, fate in ((k, f) for k, f in ingested.fates.items() if k not in source.unknown_values):
+        for leaf, fate in ((k, f) for k, f in ingested.fates.items() if k not in source.unknown_values):  # run-time
             # the key histories come from the framework's code: a key it reads is a parameter, whatever the schema says
             if fate.kind == "unknown" and not (keys_of is not None and keys_of.reads_within(leaf, release, exact=True)):
                 unknown.add(as_written(leaf))
@@ -206,7 +205,7 @@ def _words_key(source: Any, key: str | None, line: int | None) -> tuple[int | No
     """A problem's line and key in a file of words, not YAML (Megatron's): the reader knows both."""
     if not key or "as_written" not in source.meta:
         return line, key
-    leaf = next((k for k, written in source.aliases.items() if written == key), key)
+    leaf = source.meta.get("leaf_of", {}).get(key, key)  # the reader's leaf of a key as written
     return (line if line is not None else source.line_of(leaf)), source.aliases.get(leaf, key)
 
 
