@@ -16,7 +16,7 @@ import json
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, Callable
 
 from ..core.errors import InputError, NeoconvError
 from ..io.documents import flatten, key_line
@@ -143,39 +143,34 @@ def validate_file(
         release = resolve(fmt, version if named and version else "current", "--version")
     problems: dict[str, Problem] = {}  # by key as written: one line per problem, the most telling kept
     text = source.texts.get(path, "")
-    raw = _raw_tree(source, path, text, spec)
+    schema = spec.schema_for(source.layout)
+    raw, written_of = _checked_tree(source, schema != fmt)
+    located = {w: leaf for leaf, w in source.aliases.items()}  # as written -> the reader's leaf
 
-    def add(key: str | None, message: str, line: int | None = None) -> None:
-        """A problem at `key` as the file writes it (a trainer-layout path, a NeoX dashed name)."""
-        where, key = _words_key(source, key, line)
+    def add(key: str | None, message: str, line: int | None = None, file: str | None = None) -> None:
+        """A problem at `key` as the file writes it (a trainer-layout path, a NeoX dashed name), in the file
+        that holds it (VeOmni's config.json beside the YAML)."""
         slot = key or f"#{len(problems)}"
         if slot not in problems:
-            where = where if where is not None else (key_line(text, key) if key and text else None)
-            problems[slot] = Problem(path, where, key, message)
+            where = line if line is not None else (_line(source, text, key, located) if key else None)
+            held = file or (source.file_of(located.get(key, key)) if key else None) or path
+            problems[slot] = Problem(held, where, key, message)
 
     def as_written(leaf: str) -> str:
-        return _written(raw, source.aliases.get(leaf, leaf))
+        return _written(raw, written_of(leaf))
 
     for message, line in _repeats(source, table, keys_of, release):
         add(None, message, line)
     unknown: set[str] = set()  # as written
     spelled = {spec.spell(k): v for k, v in raw.items()}  # the schema's spelling (NeoX: num_layers)
-    errors = _validator(spec.schema_for(source.layout)).iter_errors(spelled)
-    for error in sorted(errors, key=lambda e: list(map(str, e.absolute_path))):
-        at = ".".join(map(str, error.absolute_path))
-        if error.validator == "additionalProperties" and isinstance(error.instance, dict):
-            listed = error.schema.get("properties", {})
-            unknown.update(_written(raw, f"{at}.{k}" if at else k) for k in error.instance if k not in listed)
-            continue
-        if at not in source.unresolved and at not in source.unknown_values:  # "auto", a shell variable: known at run time
-            add(_written(raw, at) if at else None, in_words(error) + _hint(error.instance))
+    schema_unknown = _schema_problems(schema, spelled, source, as_written, add)  # the reader's leaf -> as written
     ingested = None
     for _ in range(_RETRIES):
         try:
             ingested = _read(source, fmt, table_version)
             break
         except InputError as exc:  # a value a reader or a relation refuses: one problem, where the reader says
-            add(as_written(exc.key) if exc.key else None, exc.message, exc.line)
+            add(as_written(exc.key) if exc.key else None, exc.message, exc.line, exc.file)
             if not (exc.key and _without(source.tree, exc.key)):
                 break  # read again without it, to find the problems after it
     if ingested is not None:
@@ -187,26 +182,48 @@ def validate_file(
                 add(as_written(leaf), said or f"not a {table.title} parameter")
         for keys, reason in _relations(ingested):
             add(as_written(keys[0]) if keys else None, reason)
-    blocks = {key[:i] for key in unknown for i, c in enumerate(key) if c == "."}  # the blocks above unknown keys
+    # keys the schema lacks but the format's table reads or names (Megatron's CI wrapper and launcher
+    # settings, given their reasons): parameters of the file, not problems
+    read = _with_parents(leaf for leaf, fate in (ingested.fates.items() if ingested else ()) if fate.kind != "unknown")
+    unknown.update(written for leaf, written in schema_unknown.items() if leaf not in read)
+    parents = _with_parents(unknown, own=False)
     for key in sorted(unknown):
         if keys_of is not None and _read_somewhere(keys_of, key, spec.spell(key), release):
             problems.pop(key, None)  # the release check below speaks of its leaves
-        elif key not in problems and key not in blocks:
+        elif key not in problems and key not in parents:
             add(key, f"not a {table.title} parameter")  # a block the schema does not know: its leaves say more
     if keys_of is not None and version:  # the histories say what a release's code reads; only asked for
         for leaf in flatten(spelled):
-            if keys_of.reads_within(leaf, release) is False:
-                add(_written(raw, leaf), keys_of.why_not(leaf, release))
+            key = spec.spell(written_of(leaf))  # as the file writes it: how the history names keys (VeOmni's scoped paths)
+            if keys_of.reads_within(key, release) is False:
+                add(as_written(leaf), keys_of.why_not(key, release))
     ordered = sorted(problems.values(), key=lambda p: (p.line or 0, p.key or ""))
     return Validation(path, fmt, source.layout, release, ordered)
 
 
-def _words_key(source: Any, key: str | None, line: int | None) -> tuple[int | None, str | None]:
-    """A problem's line and key in a file of words, not YAML (Megatron's): the reader knows both."""
-    if not key or "as_written" not in source.meta:
-        return line, key
-    leaf = source.meta.get("leaf_of", {}).get(key, key)  # the reader's leaf of a key as written
-    return (line if line is not None else source.line_of(leaf)), source.aliases.get(leaf, key)
+def _schema_problems(
+    schema: str, tree: dict[str, Any], source: Any, as_written: Callable[[str], str], add: Callable[..., None]
+) -> dict[str, str]:  # fmt: skip
+    """The schema's problems with `tree`, said through `add`; returns the keys it does not know (the
+    reader's leaf -> as written), which are problems only if the format's table does not name them either."""
+    unknown: dict[str, str] = {}
+    for error in sorted(_validator(schema).iter_errors(tree), key=lambda e: list(map(str, e.absolute_path))):
+        at = ".".join(map(str, error.absolute_path))
+        if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+            listed = error.schema.get("properties", {})
+            unknown.update({(leaf := f"{at}.{k}" if at else k): as_written(leaf) for k in error.instance if k not in listed})
+        elif at not in source.unresolved and at not in source.unknown_values:  # "auto", a shell variable: run-time values
+            add(as_written(at) if at else None, in_words(error) + _hint(error.instance))
+    return unknown
+
+
+def _with_parents(keys: Any, own: bool = True) -> set[str]:
+    """Dotted keys and every block above them (`own=False`: the blocks only): one pass, not a search per key."""
+    out: set[str] = set()
+    for key in keys:
+        parts = key.split(".")
+        out.update(".".join(parts[:i]) for i in range(1, len(parts) + (1 if own else 0)))
+    return out
 
 
 def _read_somewhere(keys_of: Any, key: str, spelled: str, release: str) -> bool:
@@ -247,18 +264,26 @@ def _written(raw: dict[str, Any], key: str) -> str:
     return dashed + dot + rest if dashed in raw else key
 
 
-def _raw_tree(source: Any, path: str, text: str, spec: Any) -> dict[str, Any]:
-    """The file as written (a reader may restructure it: Cerebras' trainer layout is read as the
-    legacy one), for the schema of the layout it is written in."""
-    from ..io.documents import parse_json, parse_yaml
+def _checked_tree(source: Any, own_schema: bool) -> tuple[dict[str, Any], Callable[[str], str]]:
+    """The tree the schema checks, as the format's own reader read it, and how a key of it (or of the
+    reader's view) is written in the file: the reader's tree (its leaves as the format's schema names
+    them: HF's `hf.*`, Megatron's options, a VeOmni file's nested view), or the file as written when its
+    layout has a schema of its own (Cerebras' trainer layout)."""
+    tree = source.written if own_schema and source.written is not None else source.tree
+    return dict(tree), lambda key: source.aliases.get(key, key)
 
-    if "as_written" in source.meta:  # a syntax that is not YAML (Megatron's words): the reader's tree of it
-        return dict(source.meta["as_written"])
-    if not text or (source.aliases == {} and source.layout in (None, spec.default_layout)):
-        return dict(source.tree)
-    if text.lstrip("\ufeff \t\r\n").startswith("{") and path.endswith(".json"):
-        return parse_json(text, path)
-    return parse_yaml(text, path, duplicates=[])  # the reader already named any key given twice
+
+def _line(source: Any, text: str, key: str, located: dict[str, str]) -> int | None:
+    """The line of a key as the file writes it: found by the reader (its own syntax: a Megatron option,
+    a key under rope_parameters, a key of VeOmni's config.json), else in the YAML/JSON text."""
+    leaf = located.get(key, key)
+    if source.file_of(leaf) not in (None, *source.files[:1]):  # a companion file's key: its own text
+        text = source.texts.get(source.file_of(leaf) or "", "")
+    try:
+        line = source.line_of(leaf)
+    except Exception:  # noqa: BLE001 - a line number is a courtesy; a reader's locator may not know every key
+        line = None
+    return line if line is not None or not text else key_line(text, key)
 
 
 _RETRIES = 20  # re-reads without a refused key: the problems after it are found too

@@ -80,9 +80,6 @@ class MegatronReader(Reader):
         _add_launcher(source, launcher)
         _add_extra(source, extra)
         source.meta["syntax"] = syntaxes
-        # what the schema (keyed by dest) checks: the options as argparse stores them (validate)
-        source.meta["as_written"] = {k: v for k, v in source.tree.items() if k not in ("launcher", "ci")}
-        source.meta["leaf_of"] = {written: leaf for leaf, written in source.aliases.items()}
         if container and len(paths) == 1:  # Megatron's CI YAML: a same-format translation keeps its layout
             source.meta["ci_order"] = container
         return source
