@@ -251,6 +251,15 @@ def test_a_placeholder_with_blanks_bash_would_split_is_unknown(tmp_path: Path) -
         "Megatron's argparse refuses: a placeholder to fill in?")
 
 
+def test_words_not_known_after_a_fork_options_value_are_not_its_value(tmp_path: Path) -> None:
+    # Pai-Megatron-Patch ends the launch with `--patch-tokenizer-type LLamaTokenizer ${sp_options} ...`
+    source = read(tmp_path, f"torchrun pretrain_gpt.py {MODEL} --patch-tokenizer-type LLamaTokenizer $EXTRA_ARGS "
+                            "--fork-path $FORK_DIR\n")
+    assert source.tree["patch_tokenizer_type"] == "LLamaTokenizer" and "patch_tokenizer_type" not in source.unknown_values
+    assert "$EXTRA_ARGS (EXTRA_ARGS is not set in this file (the environment's)) stands where an option is expected" in notes(source)
+    assert source.unknown_values["fork_path"].startswith("--fork-path $FORK_DIR: not known here (FORK_DIR is not set")
+
+
 def test_a_training_module_run_by_torchrun_is_the_launch(tmp_path: Path) -> None:
     source = read(tmp_path, "python -m pip install -q wandb\n"
                             f"uv run python -m torch.distributed.run --nproc_per_node 2 -m examples.pretrain_mimo {MODEL}\n")

@@ -144,7 +144,9 @@ def parse(args: list[Arg]) -> Namespace:
             word.note = _join(word.note, f"{name} is a fork's spelling (Megatron-LLM's) of {option.name}: read as it")
         if option is None:
             values = [Arg(attached, attached, word.resolved, word.file, word.line)] if eq else []
-            while i < len(args) and not looks_like_option(args[i]):
+            # a word not known here is its value only if it has none yet: after one (`--fork-opt X
+            # $EXTRA_ARGS`) it is the script's words, which may be options (named where loose ones are)
+            while i < len(args) and not looks_like_option(args[i]) and (args[i].resolved or not values):
                 values.append(args[i])
                 i += 1
             dest = unknown_dest(name)
