@@ -123,6 +123,20 @@ torchrun pretrain_gpt.py {MODEL}
     assert "stops the script (exit, line 3), so read the one that goes on: no branch taken" in notes(source)
 
 
+def test_a_pattern_operator_on_a_variable_the_environment_gives_is_not_known(tmp_path: Path) -> None:
+    source = read(tmp_path, f"""if [[ "${{HOSTNAME%%.*}}" != "node-1" ]]; then
+    echo "run this on node-1" >&2
+    exit 1
+fi
+torchrun pretrain_gpt.py {MODEL} --save ${{CKPT%/}}/run1 --load ${{CKPT:-/ckpt}}
+""")
+    assert source.tree["num_layers"] == 2 and source.tree["load"] == "/ckpt"
+    assert source.unknown_values["save"] == ("--save ${CKPT%/}/run1: not known here (CKPT is not set in this file "
+                                             "(the environment's))")
+    assert ("`[[ \"${HOSTNAME%%.*}\" != \"node-1\" ]]` (line 1) depends on values not known here (HOSTNAME is not set "
+            "in this file (the environment's)); the branch bash takes without them stops the script (exit, line 3)") in notes(source)
+
+
 def test_a_variable_set_only_in_branches_not_taken_is_unknown_and_says_where(tmp_path: Path) -> None:
     source = read(tmp_path, f"""MODEL_SIZE=$2
 if [ $MODEL_SIZE = 7B ]; then

@@ -63,7 +63,10 @@ def braced(ex: Expander, inner: str, line: int, shown: str) -> Value:
             base = found if found is not None else () if rest else ex.missing(shown, line, f"{name}[{index}] is not set in this file")
     else:
         set_ = _is_set(ex, name, line)
-        base = ex.parameter(name, line, shown) if set_ or not rest else ()
+        # unset: the operators that test it (-, =, +, ?) decide; any other (%%, #, /, ^, :n) works on
+        # the environment's value, not known here (in a test: what bash sees without it, assumed)
+        tests_unset = re.match(r":?[-=+?]", rest or "") is not None
+        base = ex.parameter(name, line, shown) if set_ or not rest or not tests_unset else ()
     if not rest:
         return base
     return operator(ex, name, base, set_, rest, line, shown)
