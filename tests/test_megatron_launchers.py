@@ -342,6 +342,15 @@ def test_several_different_runs_are_refused_with_their_lines(tmp_path: Path) -> 
     assert err.value.message.startswith("the script launches 2 different training runs (lines 2, 2)")
 
 
+def test_a_script_of_exports_that_hands_over_to_another_names_it(tmp_path: Path) -> None:
+    path = tmp_path / "run_7b.sh"
+    path.write_text('export NUM_LAYERS=32\nexport TP=2\nexec bash "${BASE}/scripts/run_experiment.sh"\n')
+    with pytest.raises(InputError) as caught:
+        READER.read([str(path)])
+    assert ('it runs "${BASE}/scripts/run_experiment.sh" (line 3), not given: translate the script that holds the '
+            "launch line") in caught.value.message
+
+
 def test_a_launch_through_a_wrapper_script_not_given_is_read_and_said(tmp_path: Path) -> None:
     source = read(tmp_path, f'OPTS="{MODEL} --lr 1e-4"\nmpirun -np 8 bash entry.sh pretrain_gpt.py "$OPTS"\n')
     assert source.tree["lr"] == 1e-4

@@ -123,8 +123,10 @@ def _bash_words(text: str, name: str) -> Words:
                              "in the order the file sets them")  # fmt: skip
         if not out.args:
             stop = f"the script stops at line {reading.exited} (exit) before any launch line; " if reading.exited else ""
+            ran = (f"; it runs {', '.join(reading.scripts[:3])}, not given: translate the script that holds the launch "
+                   "line (what this one exports for it: --set)") if reading.scripts else ""  # fmt: skip
             raise InputError(f"no Megatron arguments: {stop}no command launches a Python training script (torchrun, "
-                             f"deepspeed, python ... *.py) and the file has no arrays of arguments; {NO_LAUNCH}",
+                             f"deepspeed, python ... *.py) and the file has no arrays of arguments{ran}; {NO_LAUNCH}",
                              file=name)  # fmt: skip
     else:
         out.launcher = [written_arg(word, name, launch.line) for word in launch.launcher]

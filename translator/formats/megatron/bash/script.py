@@ -231,6 +231,9 @@ class Script:
                 self.state.adopt(saved)
         shown = name if name is not None else (fields[0].shown or "a command")
         self.out.not_run.setdefault(shown[:40], []).append(line)
+        ran = next((w.shown for w in fields if w.chunks and w.chunks[-1].known and w.chunks[-1].text.endswith(".sh")), None)
+        if ran is not None:  # the launch may be in it (a script of exports that ends `exec bash run.sh`)
+            self.out.scripts.append(f"{cut(ran)} (line {line})")
         return NOT_RUN
 
     def test(self, evaluate_test: Any, line: int, shown: str) -> int:
