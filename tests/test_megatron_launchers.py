@@ -271,7 +271,48 @@ def test_words_not_known_after_a_fork_options_value_are_not_its_value(tmp_path: 
                             "--fork-path $FORK_DIR\n")
     assert source.tree["patch_tokenizer_type"] == "LLamaTokenizer" and "patch_tokenizer_type" not in source.unknown_values
     assert "$EXTRA_ARGS (EXTRA_ARGS is not set in this file (the environment's)) stands where an option is expected" in notes(source)
-    assert source.unknown_values["fork_path"].startswith("--fork-path $FORK_DIR: not known here (FORK_DIR is not set")
+    assert source.tree["fork_path"] == "$FORK_DIR" and "fork_path" not in source.unknown_values  # not a parameter, first
+
+
+def test_an_option_written_with_equals_and_a_value_not_known_is_read_as_that_option(tmp_path: Path) -> None:
+    path = tmp_path / "run.sh"
+    path.write_text(f'torchrun --nnodes=$NODES --nproc_per_node=8 pretrain_gpt.py {MODEL} --lr=$LR --save="$CK" '
+                    "--fork-x=$FX\n")
+    source = READER.read([str(path)])
+    assert source.unknown_values["lr"] == "--lr $LR: not known here (LR is not set in this file (the environment's))"
+    assert source.unknown_values["save"].startswith('--save "$CK": not known here (CK is not set')
+    assert source.unknown_values["launcher.nnodes"].startswith("--nnodes $NODES: not known here (NODES is not set")
+    assert source.tree["launcher"]["nproc_per_node"] == 8
+    assert source.tree["fork_x"] == "$FX" and "fork_x" not in source.unknown_values  # not a parameter: said so first
+    assert "stands where an option is expected" not in notes(source)
+    same = translate(str(path), "megatron", "megatron")
+    entries = same.report.by_source()
+    assert entries["--fork-x"].status is Status.UNKNOWN and entries["--lr"].status is Status.EXACT
+    written = same.dump()
+    assert "--lr $LR\n" in written and '--save "$CK"\n' in written and "--fork-x $FX\n" in written
+
+
+def test_one_launch_line_run_in_a_loop_is_read_once_naming_what_differs(tmp_path: Path) -> None:
+    source = read(tmp_path, f"""run() {{
+    torchrun pretrain_gpt.py {MODEL} --lr 1e-4 --exp-name "clock$1" --tensorboard-dir /tb
+}}
+for clock in 990 1080 1155; do
+    run $clock
+done
+""")
+    assert source.tree["lr"] == 1e-4 and source.tree["exp_name"] == "clock990"
+    assert ("the launch line (line 2) runs 3 times (a loop, or a function called again): read its first run; "
+            "--exp-name differ between the runs") in notes(source)
+    assert "the 3 runs of line 2 give clock990, clock1080, clock1155: the first read" in source.notes["exp_name"]
+    assert "other commands not run as the training" not in notes(source)
+
+
+def test_launch_lines_that_differ_are_still_several_runs(tmp_path: Path) -> None:
+    path = tmp_path / "run.sh"
+    path.write_text(f"torchrun pretrain_gpt.py {MODEL} --lr 1e-4\ntorchrun pretrain_gpt.py {MODEL} --lr 3e-4\n")
+    with pytest.raises(InputError) as caught:
+        READER.read([str(path)])
+    assert "the script launches 2 different training runs (lines 1, 2)" in caught.value.message
 
 
 def test_a_training_module_run_by_torchrun_is_the_launch(tmp_path: Path) -> None:
@@ -339,7 +380,7 @@ torchrun pretrain_gpt.py {MODEL} --train-iters 100
 def test_several_different_runs_are_refused_with_their_lines(tmp_path: Path) -> None:
     with pytest.raises(InputError) as err:
         read(tmp_path, f"for lr in 1e-4 3e-4; do\n  torchrun pretrain_gpt.py {MODEL} --lr $lr\ndone\n")
-    assert err.value.message.startswith("the script launches 2 different training runs (lines 2, 2)")
+    assert err.value.message.startswith("the script launches 2 different training runs (lines 2, 2) (--lr differ)")
 
 
 def test_a_script_of_exports_that_hands_over_to_another_names_it(tmp_path: Path) -> None:

@@ -96,11 +96,21 @@ def looks_like_option(word: Arg) -> bool:
     """argparse's test (CPython 3.11 _parse_optional): starts with '-', is not a lone '-', not a
     negative number, and has no blank. An unresolved word is a value (its text is unknown)."""
     text = word.text
-    if not word.resolved or not text.startswith("-") or len(text) < 2:
+    if not word.resolved:
+        return option_with_unknown_value(word)
+    if not text.startswith("-") or len(text) < 2:
         return False
     if text.partition("=")[0] in table().options:
         return True
     return not _NEGATIVE.match(text) and " " not in text
+
+
+_OPTION_EQ = re.compile(r"--?[A-Za-z][\w.-]*=")
+
+
+def option_with_unknown_value(word: Arg) -> bool:
+    """`--lr=$LR`: an option the file writes as it is, with a value not known here."""
+    return not word.resolved and _OPTION_EQ.match(word.text[: word.literal]) is not None
 
 
 @dataclass
@@ -126,7 +136,7 @@ def parse(args: list[Arg]) -> Namespace:
     while i < len(args):
         word = args[i]
         i += 1
-        if not word.resolved:  # its words (options or values) are not known here: named, not read
+        if not word.resolved and not option_with_unknown_value(word):  # its words (options or values): named, not read
             out.loose.append(word)
             continue
         if not looks_like_option(word):
@@ -138,12 +148,13 @@ def parse(args: list[Arg]) -> Namespace:
             i = _more_values(out, last, word, args, i)
             continue
         name, eq, attached = word.text.partition("=")
+        written = word.raw.partition("=")[2] if not word.resolved and word.raw.startswith(name + "=") else attached
         option = known.get(name)
         if option is None and "_" in name and known.get(name.replace("_", "-")) is not None:
             option = known[name.replace("_", "-")]  # a fork's spelling of the same option (Megatron-LLM's --seq_length)
             word.note = _join(word.note, f"{name} is a fork's spelling (Megatron-LLM's) of {option.name}: read as it")
         if option is None:
-            values = [Arg(attached, attached, word.resolved, word.file, word.line)] if eq else []
+            values = [Arg(attached, written, word.resolved, word.file, word.line, why=word.why)] if eq else []
             # a word not known here is its value only if it has none yet: after one (`--fork-opt X
             # $EXTRA_ARGS`) it is the script's words, which may be options (named where loose ones are)
             while i < len(args) and not looks_like_option(args[i]) and (args[i].resolved or not values):
@@ -153,10 +164,11 @@ def parse(args: list[Arg]) -> Namespace:
             if dest in table().dests:  # --lr_x-y: no option, but its argparse name is a known dest's
                 dest = name
             out.unknown.add(dest)
-            value: Any = True if not values else values[0].text if len(values) == 1 else [v.text for v in values]
+            shown = [v.text if v.resolved else v.raw for v in values]  # a word not known here: as the file writes it
+            value: Any = True if not values else shown[0] if len(values) == 1 else shown
             _store(out, dest, name, value, values, word)
             continue
-        values, i = _take(option, word, eq, attached, args, i)
+        values, i = _take(option, word, eq, attached, written, args, i)
         last = (option, name)
         if option.arity == "0":
             _store(out, option.dest, name, option.flag_value(), [], word)
@@ -215,15 +227,15 @@ def _split_value(option: Option, values: list[Arg], args: list[Arg], i: int) -> 
     return out
 
 
-def _take(option: Option, word: Arg, eq: str, attached: str, args: list[Arg], i: int) -> tuple[list[Arg], int]:
-    """The value words an option consumes (argparse's nargs)."""
+def _take(option: Option, word: Arg, eq: str, attached: str, written: str, args: list[Arg], i: int) -> tuple[list[Arg], int]:
+    """The value words an option consumes (argparse's nargs); `written`: the attached value as the file writes it."""
     file, line = word.file, word.line
     if option.arity == "0":
         if eq:
             raise InputError(f"argument {option.name}: ignored explicit argument {attached!r} (a flag takes no value)",
                              file=file, line=line)  # fmt: skip
         return [], i
-    values = [Arg(attached, attached, word.resolved, word.file, word.line, word.note, word.why)] if eq else []
+    values = [Arg(attached, written, word.resolved, word.file, word.line, word.note, word.why)] if eq else []
     need = {"1": 1, "3": 3}.get(option.arity)
     while i < len(args) and not looks_like_option(args[i]) and (need is None or len(values) < need):
         values.append(args[i])

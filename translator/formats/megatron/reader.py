@@ -19,7 +19,7 @@ from ...core.errors import InputError
 from ...io.documents import read_text
 from ...knowledge.source import Source
 from ..spec import ModelConfig, Reader
-from .options import Namespace, dest_of, parse, table
+from .options import Namespace, dest_of, option_with_unknown_value, parse, table
 from .syntax import syntax_of, words_of
 from .words import Arg
 
@@ -170,7 +170,8 @@ def _source(namespace: Namespace, files: list[str], texts: dict[str, str]) -> Me
     source.origins = dict(namespace.origins)
     source.aliases = {dest: written for dest, written in namespace.written.items() if written != dest}
     source.notes = dict(namespace.notes)
-    source.unknown_values = dict(namespace.unresolved)
+    # a value not known here of an option Megatron has (a fork's option is named as not a parameter, first)
+    source.unknown_values = {d: why for d, why in namespace.unresolved.items() if d not in namespace.unknown}
     source.foreign_values = {d: why for d, why in namespace.foreign.items() if d not in namespace.unresolved}
     source.meta.update(written=dict(namespace.written), words=dict(namespace.words), values=dict(namespace.values),
                        unresolved=sorted(namespace.unresolved))
@@ -193,12 +194,12 @@ def _add_launcher(source: MegatronSource, words: list[Arg]) -> None:
     while i < len(words):
         word = words[i]
         i += 1
-        if not word.resolved or not word.text.startswith("-"):
+        if not option_with_unknown_value(word) and (not word.resolved or not word.text.startswith("-")):
             continue  # `-m torch.distributed.run`'s module, or a word we cannot see
         name, eq, value = word.text.lstrip("-").partition("=")
         given: list[Arg] = []
-        if eq:
-            given = [Arg(value, value, True, word.file, word.line)]
+        if eq:  # --nnodes=2, or --nnodes=$NODES: its value not known here
+            given = [Arg(value, word.raw.partition("=")[2] or value, word.resolved, word.file, word.line, word.note, word.why)]
         elif name != "standalone" and i < len(words) and not (words[i].resolved and words[i].text.startswith("-")):
             given = [words[i]]
             i += 1

@@ -90,7 +90,12 @@ def to_arg(chunks: list[Chunk], raw: str, name: str, line: int, group: int = -1)
     if resolved and ("'" in text or '"' in text):
         notes.append(f"from {raw or text}: bash passes the quote characters of {text} to Megatron literally")
     why = "; ".join(dict.fromkeys(c.why for c in chunks if not c.known and c.why))
-    return Arg(text, raw or text, resolved, name, chunks[0].line if chunks else line, "; ".join(notes), why, group)
+    arg = Arg(text, raw or text, resolved, name, chunks[0].line if chunks else line, "; ".join(notes), why, group)
+    for chunk in chunks if not resolved else ():
+        if not chunk.known:
+            break
+        arg.literal += len(chunk.text)
+    return arg
 
 
 def written_arg(word: Written, name: str, line: int) -> Arg:
@@ -137,6 +142,7 @@ def _bash_words(text: str, name: str) -> Words:
                         for piece in split_at_blanks(word.chunks)]  # fmt: skip
             out.notes.append(f"the launch (line {launch.line}) goes through {launch.through}, which is not given: "
                              f"read as it running {launch.script_name} with the words after it, split at blanks")  # fmt: skip
+        _name_repeats(out, launch, [x for x in reading.launches if x.line == launch.line])
         script = launch.words[launch.script_at]
         if not all(c.known for c in script.chunks):
             why = "; ".join(dict.fromkeys(c.why for c in script.chunks if not c.known and c.why))
@@ -145,7 +151,7 @@ def _bash_words(text: str, name: str) -> Words:
         if launch.wrapper:
             shown = " ".join(word.shown for word in launch.wrapper)
             out.notes.append(f"the launch (line {launch.line}) runs inside `{_cut(shown)}`: its settings are not Megatron's")
-        others = [x for x in reading.launches if x is not launch]
+        others = [x for x in reading.launches if x.line != launch.line]  # its own runs again are said above
         if others:
             shown = ", ".join(f"{x.script_name} (line {x.line})" for x in others[:4])
             out.notes.append(f"other commands not run as the training: {shown}")
@@ -173,11 +179,52 @@ def _the_launch(launches: list[Launch], name: str, dest_of: Any) -> Launch | Non
         return None  # python -m pip ...: a module that is no training script, with no Megatron option
     chosen = [x for x in launches if rank(x) == best]
     distinct = {tuple(tuple((c.text, c.known) for c in w.chunks) for w in x.args): x for x in chosen}
-    if len(distinct) > 1:
-        lines = ", ".join(str(x.line) for x in list(distinct.values())[:6])
-        raise InputError(f"the script launches {len(distinct)} different training runs (lines {lines}): neoconv "
+    runs = list(distinct.values())
+    differ = _differing([_option_values(x) for x in runs])
+    if len(runs) > 1 and len({x.line for x in runs}) == 1 and not any(dest_of(k) for k in differ):
+        return chosen[0]  # one launch line run again (a loop over repeats, run names): its first run, named
+    if len(runs) > 1:
+        lines = ", ".join(str(x.line) for x in runs[:6])
+        options = [k for k in differ if dest_of(k)] or differ
+        what = f" ({', '.join(options[:4])} differ)" if options else ""
+        raise InputError(f"the script launches {len(runs)} different training runs (lines {lines}){what}: neoconv "
                          "reads one run per file; keep one launch line", file=name, line=chosen[0].line)  # fmt: skip
     return chosen[0]
+
+
+def _name_repeats(out: Words, launch: Launch, runs: list[Launch]) -> None:
+    """One launch line run several times (a loop over clock rates, repeats): its first run is read; the
+    options whose values differ between the runs are named on the values read."""
+    values = [_option_values(run) for run in runs]
+    differ = _differing(values)
+    if not differ:
+        return
+    out.notes.append(f"the launch line (line {launch.line}) runs {len(runs)} times (a loop, or a function called "
+                     f"again): read its first run; {', '.join(differ[:6])} differ between the runs")  # fmt: skip
+    for arg in out.args:
+        option = arg.text.partition("=")[0]
+        if option in differ:
+            given = list(dict.fromkeys(v.get(option, "(not given)") for v in values))
+            shown = ", ".join(_cut(g) for g in given[:4]) + (f" and {len(given) - 4} more" if len(given) > 4 else "")
+            arg.note = "; ".join(p for p in (arg.note, f"the {len(runs)} runs of line {launch.line} give {shown}: "
+                                             "the first read") if p)  # fmt: skip
+
+
+def _differing(runs: list[dict[str, str]]) -> list[str]:
+    """The options whose values differ between runs (given in some only: differ too)."""
+    return [k for k in dict.fromkeys(k for run in runs for k in run) if len({run.get(k) for run in runs}) > 1]
+
+
+def _option_values(launch: Launch) -> dict[str, str]:
+    """A run's options and the word after each (its value, as the reading expanded it)."""
+    words = ["".join(c.text for c in w.chunks) for w in launch.args]
+    found: dict[str, str] = {}
+    for k, word in enumerate(words):
+        if word.startswith("--"):
+            option, eq, value = word.partition("=")
+            after = words[k + 1] if k + 1 < len(words) and not words[k + 1].startswith("--") else ""
+            found[option] = value if eq else after
+    return found
 
 
 def _array_element(element: list[Chunk], name: str) -> list[Arg]:
