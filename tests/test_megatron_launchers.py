@@ -360,6 +360,30 @@ torchrun pretrain_gpt.py {MODEL} --data-path $DATA_PREFIX
                                                   "/opt/env/setup.sh` (line 1), which neoconv does not read))")
 
 
+def test_a_file_the_script_sources_is_read_when_given_beside_it(tmp_path: Path) -> None:
+    config = tmp_path / "config.sh"
+    config.write_text("""NUM_LAYERS=24
+if [ -z "$SMALL" ]; then HEADS=16; else HEADS=8; fi
+MODEL_ARGS=(--num-layers $NUM_LAYERS --hidden-size 1024 --num-attention-heads $HEADS)
+""")
+    train = tmp_path / "train.sh"
+    train.write_text("""DIR=$(cd "$(dirname "$0")" && pwd)
+source ${DIR}/config.sh
+torchrun pretrain_gpt.py "${MODEL_ARGS[@]}" --seq-length 32 --max-position-embeddings 32 --train-iters $((NUM_LAYERS * 10))
+""")
+    source = READER.read([str(config), str(train)])
+    assert {k: source.tree[k] for k in ("num_layers", "num_attention_heads", "train_iters")} == {
+        "num_layers": 24, "num_attention_heads": 16, "train_iters": 240}
+    assert source.origins["num_layers"] == (str(train), 2)  # placed at the `source` line of the script
+    assert source.notes["num_layers"] == "MODEL_ARGS set in config.sh (line 3); config.sh: $NUM_LAYERS = '24' (line 1)"
+    said = notes(source)
+    assert "`source config.sh` (line 2): read, it is given beside the script" in said
+    assert "config.sh: the `if` at line 2: `[ -z \"$SMALL\" ]` (line 2) depends on values not known here" in said
+    assert "also given" not in said and not any("also given" in n for n in source.notes.values())  # read once
+    alone = READER.read([str(train)])  # not given: named, its values unknown
+    assert "num_layers" not in alone.tree and "`source ${DIR}/config.sh` (line 2) is not read" in notes(alone)
+
+
 def test_a_command_substitution_anywhere_never_breaks_the_read(tmp_path: Path) -> None:
     source = read(tmp_path, f"""ITERATION=0
 for (( node = 0; node <= 1; node++ )); do

@@ -21,7 +21,7 @@ from ...knowledge.source import Source
 from ..spec import ModelConfig, Reader
 from .options import Namespace, dest_of, option_with_unknown_value, parse, table
 from .syntax import syntax_of, words_of
-from .words import Arg
+from .words import Arg, Words
 
 FORMAT = "megatron"
 _EXPANSION = re.compile(r"\$[{(A-Za-z_0-9@*#?!$-]|`")
@@ -59,7 +59,18 @@ class MegatronReader(Reader):
             if not text.strip():
                 raise InputError("empty file; expected Megatron-LM arguments (--flag value)", file=name)
             texts[name] = text
-            words = words_of(text, name)
+        read: dict[str, Words | InputError] = {}
+        for name, text in texts.items():  # a script may source another file given (its values are read there)
+            try:
+                read[name] = words_of(text, name, {other: t for other, t in texts.items() if other != name})
+            except InputError as refused:  # raised below unless another file sources it
+                read[name] = refused
+        included = {path for words in read.values() if isinstance(words, Words) for path in words.included}
+        for name, words in read.items():
+            if name in included:
+                continue
+            if isinstance(words, InputError):
+                raise words
             syntaxes.append(words.syntax)
             if words.launcher and launcher:
                 raise InputError("a second launch line: the launcher is given in one file only", file=name)

@@ -51,13 +51,14 @@ def syntax_of(text: str, name: str = "") -> str:
     return "args"
 
 
-def words_of(text: str, name: str) -> Words:
+def words_of(text: str, name: str, given: dict[str, str] | None = None) -> Words:
+    """`given`: the other files of the command line (path -> text), which a bash script may source."""
     kind = syntax_of(text, name)
     if kind == "yaml":
         return _yaml_words(text, name)
     if kind == "args":
         return _args_words(tokenize(text, name), name)
-    return _bash_words(text, name)
+    return _bash_words(text, name, given)
 
 
 # ---- argument files -------------------------------------------------------------------------
@@ -109,11 +110,11 @@ def written_arg(word: Written, name: str, line: int) -> Arg:
 # ---- bash launcher scripts ------------------------------------------------------------------
 
 
-def _bash_words(text: str, name: str) -> Words:
+def _bash_words(text: str, name: str, given: dict[str, str] | None = None) -> Words:
     from .bash.script import Script
 
-    reading = Script(name).read(text)
-    out = Words("bash")
+    reading = Script(name, given).read(text)
+    out = Words("bash", included=list(dict.fromkeys(reading.included)))
     launch = _the_launch(reading.launches, name, dest_of)
     if launch is None:  # the arguments the file's arrays and strings of options hold, in the order it sets them
         held: list[str] = []

@@ -33,3 +33,4 @@ class Words:
     extra_lines: dict[str, int] = field(default_factory=dict)
     order: list[str] = field(default_factory=list)  # yaml: the top-level keys in file order (MODEL_ARGS among them)
     notes: list[str] = field(default_factory=list)  # bash: what the reading assumed, did not run, did not read
+    included: list[str] = field(default_factory=list)  # bash: files given beside it that it sources

@@ -28,6 +28,7 @@ class Reading:
     not_run: dict[str, list[int]] = field(default_factory=dict)
     sourced: list[str] = field(default_factory=list)
     scripts: list[str] = field(default_factory=list)  # shell scripts it runs (`exec bash run.sh`): not given, not read
+    included: list[str] = field(default_factory=list)  # files given beside it that it sources (read in place)
     # every variable the script sets, in the order it first sets them: an array's elements, a string's value
     variables: dict[str, list[list[Chunk]]] = field(default_factory=dict)
     exited: int | None = None  # the line of an `exit` the reading stopped at

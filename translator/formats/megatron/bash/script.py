@@ -38,8 +38,9 @@ DECLARE = frozenset({"export", "declare", "typeset", "local", "readonly"})
 
 
 class Script:
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, given: dict[str, str] | None = None) -> None:
         self.name = name
+        self.given = dict(given or {})  # the other files given with it (path -> text): what it may source
         self.state = State(name)
         self.expander = Expander(self.state)
         self.functions: dict[str, Node] = {}
@@ -68,6 +69,43 @@ class Script:
             elif name in self.state.vars:
                 self.out.variables[name] = [list(self.state.vars[name])]
         return self.out
+
+    def _given(self, word: Written) -> str | None:
+        """The file given beside this one that `source WORD` names: by its name (`${DIR}/config.sh`: the
+        directory may be unknown, the name is written)."""
+        tail = word.chunks[-1] if word.chunks else None
+        if tail is None or not tail.known:
+            return None
+        wanted = tail.text.rsplit("/", 1)[-1]
+        found = [path for path in self.given if path.replace("\\", "/").rsplit("/", 1)[-1] == wanted]
+        return found[0] if len(found) == 1 and wanted else None
+
+    def _include(self, path: str, line: int) -> None:
+        """`source FILE` of a file given beside it: what FILE sets, read on its own (never run), is set
+        here, each value noted with where FILE sets it; said in the report."""
+        short = path.replace("\\", "/").rsplit("/", 1)[-1]
+        others = {p: t for p, t in self.given.items() if p != path}
+        sub = Script(path, others)
+        sub.steps, sub.depth = self.steps, self.depth + 1
+        if sub.depth > DEPTH_LIMIT:
+            raise InputError(f"`source {short}` nests deeper than {DEPTH_LIMIT}: a file that sources itself?", file=self.name, line=line)
+        reading = sub.read(self.given[path])
+        self.steps = sub.steps
+
+        def here(var: str, value: Value) -> Value:  # its lines are FILE's: said, and placed at the `source` line
+            return tuple(Chunk(c.text, c.known, (line,) * max(len(c.lines), 1), c.why,
+                               f"{short}: {c.note}" if c.note else f"{var} set in {short} (line {c.line})" if c.known else "")
+                         for c in value)  # fmt: skip
+        for var, value in sub.state.vars.items():
+            self.state.set_scalar(var, here(var, value))
+        for var, elements in sub.state.arrays.items():
+            self.state.set_array(var, [here(var, v) for v in ordered(elements).values()], False)
+        for var in reading.order:
+            if var not in self.out.order:
+                self.out.order.append(var)
+        self.out.included.extend([path, *reading.included])
+        self.out.choices.extend(f"{short}: {c}" for c in reading.choices)
+        self.choose(f"`source {short}` (line {line}): read, it is given beside the script")
 
     def choose(self, text: str) -> None:
         if text not in self.out.choices:
@@ -182,6 +220,10 @@ class Script:
             raise Jump(name, int(count) if count and count.isdigit() else 1)
         if name in ("source", "."):
             what = fields[1].shown if len(fields) > 1 else ""
+            given = self._given(fields[1]) if len(fields) > 1 else None
+            if given is not None:
+                self._include(given, line)
+                return 0
             self.state.sourced.append(f"`source {what}` (line {line})")
             return NOT_RUN
         if name == "eval":
