@@ -21,14 +21,32 @@ from neoconv.services.validate import validate_file
 from conftest import FIXTURES
 
 INPUTS = FIXTURES / "inputs" / "megatron"
-MODEL = ("--num-layers 2 --hidden-size 64 --num-attention-heads 4 --seq-length 32 --max-position-embeddings 131072\n"
-         "--micro-batch-size 1 --lr 1e-4 --train-iters 10 --normalization RMSNorm --swiglu --disable-bias-linear\n")  # fmt: skip
-LLAMA32 = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 2048, "intermediate_size": 8192,
-           "num_attention_heads": 32, "num_hidden_layers": 16, "num_key_value_heads": 8,
-           "max_position_embeddings": 131072, "rms_norm_eps": 1e-05, "rope_theta": 500000.0, "vocab_size": 128256,
-           "tie_word_embeddings": True, "hidden_act": "silu",
-           "rope_scaling": {"factor": 32.0, "high_freq_factor": 4.0, "low_freq_factor": 1.0,
-                            "original_max_position_embeddings": 8192, "rope_type": "llama3"}}  # fmt: skip
+MODEL = (
+    "--num-layers 2 --hidden-size 64 --num-attention-heads 4 --seq-length 32 --max-position-embeddings 131072\n"
+    "--micro-batch-size 1 --lr 1e-4 --train-iters 10 --normalization RMSNorm --swiglu --disable-bias-linear\n"
+)
+LLAMA32 = {
+    "architectures": ["LlamaForCausalLM"],
+    "model_type": "llama",
+    "hidden_size": 2048,
+    "intermediate_size": 8192,
+    "num_attention_heads": 32,
+    "num_hidden_layers": 16,
+    "num_key_value_heads": 8,
+    "max_position_embeddings": 131072,
+    "rms_norm_eps": 1e-05,
+    "rope_theta": 500000.0,
+    "vocab_size": 128256,
+    "tie_word_embeddings": True,
+    "hidden_act": "silu",
+    "rope_scaling": {
+        "factor": 32.0,
+        "high_freq_factor": 4.0,
+        "low_freq_factor": 1.0,
+        "original_max_position_embeddings": 8192,
+        "rope_type": "llama3",
+    },
+}
 
 
 def args_file(tmp_path: Path, text: str, name: str = "run.args") -> str:
@@ -41,10 +59,17 @@ def args_file(tmp_path: Path, text: str, name: str = "run.args") -> str:
 
 
 def test_llama31_scaling_with_the_legacy_rotary_flag_reaches_hf(tmp_path: Path) -> None:
-    source = args_file(tmp_path, MODEL + "--use-rotary-position-embeddings --no-position-embedding --use-rope-scaling\n")
+    source = args_file(
+        tmp_path, MODEL + "--use-rotary-position-embeddings --no-position-embedding --use-rope-scaling\n"
+    )
     result = translate(source, "megatron", "hf")
-    assert result.config["rope_scaling"] == {"rope_type": "llama3", "factor": 8.0, "original_max_position_embeddings": 8192,
-                                             "low_freq_factor": 1.0, "high_freq_factor": 4.0}  # fmt: skip
+    assert result.config["rope_scaling"] == {
+        "rope_type": "llama3",
+        "factor": 8.0,
+        "original_max_position_embeddings": 8192,
+        "low_freq_factor": 1.0,
+        "high_freq_factor": 4.0,
+    }
     entry = result.report.by_source()["--use-rope-scaling"]
     assert entry.status is Status.CONVERTED and "rope_scaling" in str(entry.target_key)
 
@@ -101,7 +126,9 @@ def test_one_expert_is_the_dense_mlp_and_a_negative_moe_frequency_is_pythons_mod
 def test_megatron2megatron_of_a_ci_yaml_keeps_model_args_and_says_formatting_truthfully(tmp_path: Path) -> None:
     source = INPUTS / "gpt-15b-ci.yaml"
     out = tmp_path / "model_config.yaml"
-    result = CliRunner().invoke(main, ["megatron2megatron", str(source), "-o", str(out), "--report", str(tmp_path / "r.json")])
+    result = CliRunner().invoke(
+        main, ["megatron2megatron", str(source), "-o", str(out), "--report", str(tmp_path / "r.json")]
+    )
     assert result.exit_code == 0, result.output
     written = yaml.safe_load(out.read_text())
     assert list(written) == ["ENV_VARS", "TEST_TYPE", "MODEL_ARGS"]
@@ -116,8 +143,10 @@ def test_megatron2megatron_of_a_ci_yaml_keeps_model_args_and_says_formatting_tru
 def test_a_shell_or_args_source_says_why_its_formatting_is_not_kept(tmp_path: Path) -> None:
     runner = CliRunner()
     result = runner.invoke(main, ["megatron2megatron", str(INPUTS / "gpt3-175b.sh"), "-o", str(tmp_path / "x.args")])
-    assert ("wrote the plain layout, not the source's formatting: the source is a bash script: its arguments are "
-            "written as an argument file, its shell code is not kept") in result.output
+    assert (
+        "wrote the plain layout, not the source's formatting: the source is a bash script: its arguments are "
+        "written as an argument file, its shell code is not kept"
+    ) in result.output
     assert "YAML" not in result.output
 
 
@@ -128,19 +157,30 @@ def test_squared_relu_is_not_written_as_an_activation_neox_lacks() -> None:
     assert entry.status is Status.DROPPED and entry.detail.startswith("NeoX has no relu2 activation (bilinear, geglu,")
 
 
-@pytest.mark.parametrize("version, written, said", [
-    ("current", {"--optimizer": "muon", "--use-distributed-optimizer": True},
-     "Megatron refuses its FSDP with --optimizer muon: ZeRO-3 is written as --use-distributed-optimizer"),
-    ("core_v0.16", {"--optimizer": "muon"},
-     "Megatron-LM core_v0.16 refuses any sharding with --optimizer muon"),
-])  # fmt: skip
-def test_muon_beside_fsdp2_is_written_as_megatron_accepts(tmp_path: Path, version: str, written: dict, said: str) -> None:
+@pytest.mark.parametrize(
+    "version, written, said",
+    [
+        (
+            "current",
+            {"--optimizer": "muon", "--use-distributed-optimizer": True},
+            "Megatron refuses its FSDP with --optimizer muon: ZeRO-3 is written as --use-distributed-optimizer",
+        ),
+        ("core_v0.16", {"--optimizer": "muon"}, "Megatron-LM core_v0.16 refuses any sharding with --optimizer muon"),
+    ],
+)
+def test_muon_beside_fsdp2_is_written_as_megatron_accepts(
+    tmp_path: Path, version: str, written: dict, said: str
+) -> None:
     folder = tmp_path / "run"
     folder.mkdir()
     for path in (FIXTURES / "inputs" / "veomni" / "tinyllama").iterdir():
         (folder / "tinyllama").mkdir(exist_ok=True)
         (folder / "tinyllama" / path.name).write_text(path.read_text())
-    text = (FIXTURES / "inputs" / "veomni" / "tinyllama-flat.yaml").read_text().replace("optimizer: adamw", "optimizer: muon")
+    text = (
+        (FIXTURES / "inputs" / "veomni" / "tinyllama-flat.yaml")
+        .read_text()
+        .replace("optimizer: adamw", "optimizer: muon")
+    )
     (folder / "muon.yaml").write_text(text)
     result = translate(str(folder / "muon.yaml"), "veomni", "megatron", world_size=8, target_version=version)
     assert {k: result.config.get(k) for k in written} == written
@@ -186,18 +226,27 @@ def test_validate_reads_megatron_files_of_every_syntax(name: str) -> None:
 
 
 def test_validate_reads_its_own_args_output_and_names_problems_with_their_lines(tmp_path: Path) -> None:
-    written = translate(str(FIXTURES / "inputs" / "neox" / "pythia-160m.yml"), "neox", "megatron", world_size=8,
-                        set_values={"model.vocab_size": 50304})  # fmt: skip
+    written = translate(
+        str(FIXTURES / "inputs" / "neox" / "pythia-160m.yml"),
+        "neox",
+        "megatron",
+        world_size=8,
+        set_values={"model.vocab_size": 50304},
+    )
     out = tmp_path / "out.args"
     out.write_text(written.dump())
     assert validate_file(str(out)).problems == []
-    bad = args_file(tmp_path, "--num-layers 2\n--hidden-size 65\n--num-attention-heads 4\n--my-fork-flag 3\n", "bad.args")
+    bad = args_file(
+        tmp_path, "--num-layers 2\n--hidden-size 65\n--num-attention-heads 4\n--my-fork-flag 3\n", "bad.args"
+    )
     problems = [(p.line, p.key) for p in validate_file(bad).problems]
     assert problems == [(2, "--hidden-size"), (4, "--my-fork-flag")]
 
 
 def test_validate_of_a_launcher_names_no_run_time_value_as_a_problem(tmp_path: Path) -> None:
-    script = args_file(tmp_path, f"CKPT=$1\ntorchrun pretrain_gpt.py {MODEL.replace(chr(10), ' ')} --save $CKPT\n", "run.sh")
+    script = args_file(
+        tmp_path, f"CKPT=$1\ntorchrun pretrain_gpt.py {MODEL.replace(chr(10), ' ')} --save $CKPT\n", "run.sh"
+    )
     assert validate_file(script).problems == []
 
 
@@ -209,5 +258,8 @@ def test_migrate_leaves_a_launcher_or_an_args_file_alone_and_says_why(tmp_path: 
     result = CliRunner().invoke(main, ["migrate", str(script), str(args)])
     assert result.exit_code == 0
     assert script.read_text() == (INPUTS / "gpt3-175b.sh").read_text() and args.read_text().startswith("# layers")
-    assert f"skipped  {script}: the source is a bash script: its arguments are written as an argument file" in result.output
+    assert (
+        f"skipped  {script}: the source is a bash script: its arguments are written as an argument file"
+        in result.output
+    )
     assert "YAML" not in result.output

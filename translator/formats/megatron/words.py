@@ -21,7 +21,9 @@ class Arg:
     why: str = ""  # unresolved: why its value is not known here
     group: int = -1  # words that one shell word split into share it (-1: unknown)
     word: str = ""  # the shell word it came from, as written
-    literal: int = 0  # unresolved: how many leading characters of its text the file writes as they are (`--lr=` of `--lr=$LR`)
+    literal: int = (
+        0  # unresolved: how many leading characters of its text the file writes as they are (`--lr=` of `--lr=$LR`)
+    )
 
 
 @dataclass

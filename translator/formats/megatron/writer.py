@@ -57,7 +57,10 @@ class MegatronWriter(Writer):
                 if ci_order:
                     ci[dest[3:]] = value
                 else:
-                    result.amended[dest] = (Status.DROPPED, "not written to an argument file (it holds Megatron's options only)")
+                    result.amended[dest] = (
+                        Status.DROPPED,
+                        "not written to an argument file (it holds Megatron's options only)",
+                    )
                 continue
             if value is None:
                 continue

@@ -15,11 +15,27 @@ _TOKEN = re.compile(
     r"|(?P<op>\*\*=|<<=|>>=|\+\+|--|\*\*|<<|>>|<=|>=|==|!=|&&|\|\||[-+*/%&^|]=|[-+*/%<>=!~&^|?:(),]))"
 )
 _BINARY = {  # precedence, right-associative
-    ",": (1, False), "||": (4, False), "&&": (5, False), "|": (6, False), "^": (7, False), "&": (8, False),
-    "==": (9, False), "!=": (9, False), "<": (10, False), ">": (10, False), "<=": (10, False), ">=": (10, False),
-    "<<": (11, False), ">>": (11, False), "+": (12, False), "-": (12, False), "*": (13, False), "/": (13, False),
-    "%": (13, False), "**": (15, True),
-}  # fmt: skip
+    ",": (1, False),
+    "||": (4, False),
+    "&&": (5, False),
+    "|": (6, False),
+    "^": (7, False),
+    "&": (8, False),
+    "==": (9, False),
+    "!=": (9, False),
+    "<": (10, False),
+    ">": (10, False),
+    "<=": (10, False),
+    ">=": (10, False),
+    "<<": (11, False),
+    ">>": (11, False),
+    "+": (12, False),
+    "-": (12, False),
+    "*": (13, False),
+    "/": (13, False),
+    "%": (13, False),
+    "**": (15, True),
+}
 _ASSIGN = {"=", "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "^=", "|=", "**="}
 MAX_DEPTH = 32  # a name whose value names another, and so on (bash stops at 1024 levels)
 
@@ -87,8 +103,13 @@ def number(text: str) -> int:
 
 
 class _Parser:
-    def __init__(self, tokens: list[tuple[str, str]], lookup: Callable[[str], str], assign: Callable[[str, int], None],
-                 depth: int) -> None:  # fmt: skip
+    def __init__(
+        self,
+        tokens: list[tuple[str, str]],
+        lookup: Callable[[str], str],
+        assign: Callable[[str, int], None],
+        depth: int,
+    ) -> None:
         self.tokens, self.lookup, self.assign, self.depth = tokens, lookup, assign, depth
         self.i = 0
         self.skipping = False  # inside an operand a short-circuit does not evaluate
@@ -219,10 +240,20 @@ def _apply(op: str, left: int, right: int) -> int:
         shift = right & 63
         return wrap(left << shift) if op == "<<" else left >> shift
     table: dict[str, Callable[[int, int], int]] = {
-        ",": lambda a, b: b, "||": lambda a, b: int(bool(a or b)), "&&": lambda a, b: int(bool(a and b)),
-        "|": lambda a, b: a | b, "^": lambda a, b: a ^ b, "&": lambda a, b: a & b,
-        "==": lambda a, b: int(a == b), "!=": lambda a, b: int(a != b), "<": lambda a, b: int(a < b),
-        ">": lambda a, b: int(a > b), "<=": lambda a, b: int(a <= b), ">=": lambda a, b: int(a >= b),
-        "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
-    }  # fmt: skip
+        ",": lambda a, b: b,
+        "||": lambda a, b: int(bool(a or b)),
+        "&&": lambda a, b: int(bool(a and b)),
+        "|": lambda a, b: a | b,
+        "^": lambda a, b: a ^ b,
+        "&": lambda a, b: a & b,
+        "==": lambda a, b: int(a == b),
+        "!=": lambda a, b: int(a != b),
+        "<": lambda a, b: int(a < b),
+        ">": lambda a, b: int(a > b),
+        "<=": lambda a, b: int(a <= b),
+        ">=": lambda a, b: int(a >= b),
+        "+": lambda a, b: a + b,
+        "-": lambda a, b: a - b,
+        "*": lambda a, b: a * b,
+    }
     return wrap(table[op](left, right))

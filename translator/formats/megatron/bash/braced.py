@@ -26,9 +26,14 @@ class Expander(Protocol):
     def arith_assign(self, name: str, value: int) -> None: ...
     def _array_all(self, part: Part) -> list[Value] | None: ...
 
-_PARAM = re.compile(r"^(?P<len>#)?(?P<bang>!)?(?P<name>[A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$!-])"
-                    r"(?:\[(?P<index>[^\]]*)\])?(?P<rest>.*)$", re.S)  # fmt: skip
+
+_PARAM = re.compile(
+    r"^(?P<len>#)?(?P<bang>!)?(?P<name>[A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$!-])"
+    r"(?:\[(?P<index>[^\]]*)\])?(?P<rest>.*)$",
+    re.S,
+)
 _OPERATOR = re.compile(r"^(:?[-=+?])|^(##|#|%%|%)|^(//|/#|/%|/)|^(\^\^|\^|,,|,)|^(:)", re.S)
+
 
 def braced(ex: Expander, inner: str, line: int, shown: str) -> Value:
     """`${...}` with an operator, an index, a length, an indirection."""
@@ -42,7 +47,9 @@ def braced(ex: Expander, inner: str, line: int, shown: str) -> Value:
         if index in ("@", "*"):
             if name in ex.state.arrays:
                 return literal(str(len(ex.state.arrays[name])), line)
-            return literal("1", line) if name in ex.state.vars else ex.missing(shown, line, ex.state.unset_why(name, line))
+            return (
+                literal("1", line) if name in ex.state.vars else ex.missing(shown, line, ex.state.unset_why(name, line))
+            )
         value = (indexed(ex, name, index, line, shown) or ()) if index is not None else ex.parameter(name, line, shown)
         return literal(str(len(text_of(value))), line) if is_known(value) else ex.missing(shown, line, reasons(value))
     if match.group("bang"):
@@ -60,7 +67,13 @@ def braced(ex: Expander, inner: str, line: int, shown: str) -> Value:
         else:
             found = indexed(ex, name, index, line, shown)
             set_ = found is not None
-            base = found if found is not None else () if rest else ex.missing(shown, line, f"{name}[{index}] is not set in this file")
+            base = (
+                found
+                if found is not None
+                else ()
+                if rest
+                else ex.missing(shown, line, f"{name}[{index}] is not set in this file")
+            )
     else:
         set_ = _is_set(ex, name, line)
         # unset: the operators that test it (-, =, +, ?) decide; any other (%%, #, /, ^, :n) works on
@@ -71,12 +84,14 @@ def braced(ex: Expander, inner: str, line: int, shown: str) -> Value:
         return base
     return operator(ex, name, base, set_, rest, line, shown)
 
+
 def _is_set(ex: Expander, name: str, line: int) -> bool:
     if name.isdigit():
         return ex.state.positional_value(int(name), line) is not None
     if name in "@*#":
         return ex.state.positional is not None
     return ex.state.lookup(name, line) is not None
+
 
 def indexed(ex: Expander, name: str, index: str, line: int, shown: str) -> Value | None:
     """An element's value (None: the script does not set it)."""
@@ -99,6 +114,7 @@ def indexed(ex: Expander, name: str, index: str, line: int, shown: str) -> Value
         return elements[position] if position >= 0 else None
     return array.get(text)
 
+
 def operator(ex: Expander, name: str, base: Value, set_: bool, rest: str, line: int, shown: str) -> Value:
     op = _OPERATOR.match(rest)
     if not op:
@@ -117,8 +133,9 @@ def operator(ex: Expander, name: str, base: Value, set_: bool, rest: str, line: 
             return default
         who = f"the script's {ordinal(int(name))} argument" if name.isdigit() else f"the environment sets {name}"
         note = f"{shown}: its default {text_of(default)!r}, unless {who}" if is_known(default) else ""
-        return tuple(Chunk(c.text, c.known, c.lines, c.why, note if c.known else c.note) for c in default) or \
-            literal("", line, note)  # fmt: skip
+        return tuple(Chunk(c.text, c.known, c.lines, c.why, note if c.known else c.note) for c in default) or literal(
+            "", line, note
+        )
     if kind in (":+", "+"):
         if set_ and not (kind == ":+" and empty):
             if not is_known(base) and not ex.state.defaults:
@@ -139,16 +156,23 @@ def operator(ex: Expander, name: str, base: Value, set_: bool, rest: str, line: 
         result = _trim(text, text_of(pattern), kind)
     elif kind in ("//", "/#", "/%", "/"):
         pat, _, replacement = operand_text.partition("/")
-        result = _replace(text, text_of(ex.operand_value(pat, line)), text_of(ex.operand_value(replacement, line)), kind)
+        result = _replace(
+            text, text_of(ex.operand_value(pat, line)), text_of(ex.operand_value(replacement, line)), kind
+        )
     elif kind in ("^^", "^", ",,", ","):
-        result = {"^^": text.upper(), "^": text[:1].upper() + text[1:], ",,": text.lower(),
-                  ",": text[:1].lower() + text[1:]}[kind]  # fmt: skip
+        result = {
+            "^^": text.upper(),
+            "^": text[:1].upper() + text[1:],
+            ",,": text.lower(),
+            ",": text[:1].lower() + text[1:],
+        }[kind]
     else:  # ${X:offset:length}
         piece = _substring(ex, text, operand_text, line, shown)
         if piece is None:
             return ex.missing(shown, line, f"{shown}: an offset neoconv cannot evaluate")
         result = piece
     return literal(result, base[0].line if base else line)
+
 
 def _substring(ex: Expander, text: str, spec: str, line: int, shown: str) -> str | None:
     offset, _, length = spec.partition(":")
@@ -162,7 +186,6 @@ def _substring(ex: Expander, text: str, spec: str, line: int, shown: str) -> str
     if size is None:
         return text[start:]
     return text[start : start + size] if size >= 0 else text[start : len(text) + size]
-
 
 
 def _glob(pattern: str) -> str:

@@ -110,7 +110,11 @@ class _Test:
             self.i += 1
             return result
         op = self.word(1)
-        if op is not None and self.i + 2 < len(self.args) and (op in _STRING_OPS or op in _INT_OPS or op in _FILE_BINARY):
+        if (
+            op is not None
+            and self.i + 2 < len(self.args)
+            and (op in _STRING_OPS or op in _INT_OPS or op in _FILE_BINARY)
+        ):
             left, right = self.args[self.i], self.args[self.i + 2]
             self.i += 3
             return _binary(op, left, right, self.expander, pattern=False)
@@ -136,7 +140,9 @@ def _unary(op: str, operand: Value, expander: Expander) -> bool:
     raise _Malformed
 
 
-def _binary(op: str, left: Value, right: Value, expander: Expander, pattern: bool, right_pattern: str | None = None) -> bool:
+def _binary(
+    op: str, left: Value, right: Value, expander: Expander, pattern: bool, right_pattern: str | None = None
+) -> bool:
     if op in _FILE_BINARY:
         return _file(f"{text_of(left)} {op} {text_of(right)}", expander, op)
     a = _known(left)
@@ -229,8 +235,11 @@ class _Cond:
             return result
         first = self.text()
         op = self.text(1)
-        if op is not None and self.i + 2 < len(self.tokens) and (op in _STRING_OPS or op in _INT_OPS or
-                                                                    op in _FILE_BINARY or op == "=~"):  # fmt: skip
+        if (
+            op is not None
+            and self.i + 2 < len(self.tokens)
+            and (op in _STRING_OPS or op in _INT_OPS or op in _FILE_BINARY or op == "=~")
+        ):
             left, right = self.tokens[self.i], self.tokens[self.i + 2]
             self.i += 3
             if op == "=~":
@@ -271,4 +280,3 @@ def _regex(left: Value, right: Value, expander: Expander) -> bool:
         return re.search(pattern, subject) is not None
     except re.error:
         raise _Malformed from None
-

@@ -72,6 +72,7 @@ def condition(sc: Script, test: Sequence) -> tuple[int | None, tuple[int, str, l
     sc.pending_choice = None
     return status, choice
 
+
 def if_(sc: Script, node: If) -> int | None:
     taken: int | None = None
     chosen_by: list[tuple[int, str, list[str]]] = []
@@ -95,7 +96,9 @@ def if_(sc: Script, node: If) -> int | None:
         _said(sc, node, index, chosen_by, not_run, None)
         return status
     except Exit as stop:
-        others = [k for k in range(len(bodies)) if k != index] + ([None] if node.otherwise is None and index is not None else [])
+        others = [k for k in range(len(bodies)) if k != index] + (
+            [None] if node.otherwise is None and index is not None else []
+        )
         for other in others:
             sc.state.adopt(saved.fork())
             try:
@@ -106,8 +109,15 @@ def if_(sc: Script, node: If) -> int | None:
             return status
         raise
 
-def _said(sc: Script, node: If, index: int | None, chosen_by: list[tuple[int, str, list[str]]],
-          not_run: list[tuple[int, Sequence]], exits: int | None) -> None:  # fmt: skip
+
+def _said(
+    sc: Script,
+    node: If,
+    index: int | None,
+    chosen_by: list[tuple[int, str, list[str]]],
+    not_run: list[tuple[int, Sequence]],
+    exits: int | None,
+) -> None:
     if index is None:
         branch = "no branch taken"
     elif index < len(node.clauses):
@@ -120,14 +130,18 @@ def _said(sc: Script, node: If, index: int | None, chosen_by: list[tuple[int, st
     if tests:
         said += f"{tests} depend{'s' if len(chosen_by) == 1 else ''} on values not known here ({why})"
     if not_run:
-        said += ("; " if tests else "") + ", ".join(f"the test at line {line} runs a command neoconv does not run"
-                                                    for line, _ in not_run)  # fmt: skip
+        said += ("; " if tests else "") + ", ".join(
+            f"the test at line {line} runs a command neoconv does not run" for line, _ in not_run
+        )
     if exits is not None:
         said += f"; the branch bash takes without them stops the script (exit, line {exits}), so read the one that goes on: {branch}"
     else:
         said += f": read as bash does without them: {branch}"
-    sc.out.choices[:] = [c for c in sc.out.choices if not any(c.startswith(f"line {line}: ") for line, _, _ in chosen_by)]
+    sc.out.choices[:] = [
+        c for c in sc.out.choices if not any(c.startswith(f"line {line}: ") for line, _, _ in chosen_by)
+    ]
     sc.choose(said)
+
 
 def case(sc: Script, node: Case) -> int | None:
     subject = sc.expander.value(node.word)
@@ -139,8 +153,10 @@ def case(sc: Script, node: Case) -> int | None:
     for k, (patterns, body, ending, line) in enumerate(node.arms):
         if any(_matches(sc, text, p) for p in patterns):
             if assumed:
-                sc.choose(f"the `case` at line {node.line}: {node.word.raw} is not known here ({assumed}): "
-                            f"read as bash does without it: took the pattern at line {line}")  # fmt: skip
+                sc.choose(
+                    f"the `case` at line {node.line}: {node.word.raw} is not known here ({assumed}): "
+                    f"read as bash does without it: took the pattern at line {line}"
+                )
             status = sc.run(body)
             rest = node.arms[k + 1 :]
             while ending == ";&" and rest:
@@ -148,9 +164,12 @@ def case(sc: Script, node: Case) -> int | None:
                 ending, rest = rest[0][2], rest[1:]
             return status
     if assumed:
-        sc.choose(f"the `case` at line {node.line}: {node.word.raw} is not known here ({assumed}): "
-                    "read as bash does without it: no pattern matches")  # fmt: skip
+        sc.choose(
+            f"the `case` at line {node.line}: {node.word.raw} is not known here ({assumed}): "
+            "read as bash does without it: no pattern matches"
+        )
     return 0
+
 
 def _matches(sc: Script, text: str, pattern: Word) -> bool:
     regex = ""
@@ -163,6 +182,7 @@ def _matches(sc: Script, text: str, pattern: Word) -> bool:
                 return False
             regex += re.escape(text_of(value)) if part.quoted else glob_regex(text_of(value))
     return re.fullmatch(regex, text, re.S) is not None
+
 
 def for_in(sc: Script, node: ForIn) -> int | None:
     if node.words is None:
@@ -179,9 +199,16 @@ def for_in(sc: Script, node: ForIn) -> int | None:
         if why:
             words = None
     if words is None:
-        sc.choose(f"the `for` loop at line {node.line} runs over words not known here ({why}): read once, "
-                    f"{node.name} not known")  # fmt: skip
-        sc.state.set_scalar(node.name, unknown("$" + node.name, node.line, f"{node.name} is one of the words of the loop at line {node.line} ({why})"))
+        sc.choose(
+            f"the `for` loop at line {node.line} runs over words not known here ({why}): read once, "
+            f"{node.name} not known"
+        )
+        sc.state.set_scalar(
+            node.name,
+            unknown(
+                "$" + node.name, node.line, f"{node.name} is one of the words of the loop at line {node.line} ({why})"
+            ),
+        )
         return _iteration(sc, node.body)[0]
     status: int | None = 0
     for k, value in enumerate(words):
@@ -194,6 +221,7 @@ def for_in(sc: Script, node: ForIn) -> int | None:
             break
     return status
 
+
 def _iteration(sc: Script, body: Sequence) -> tuple[int | None, bool]:
     try:
         return sc.run(body), False
@@ -202,11 +230,19 @@ def _iteration(sc: Script, body: Sequence) -> tuple[int | None, bool]:
             raise Jump(jump.kind, jump.count - 1) from None
         return 0, jump.kind == "break"
 
+
 def _unbounded(sc: Script, body: Node, line: int) -> None:
-    sc.choose(f"the loop at line {line} runs more than {LOOP_LIMIT:,} times: read no further; what it sets is not known here")
+    sc.choose(
+        f"the loop at line {line} runs more than {LOOP_LIMIT:,} times: read no further; what it sets is not known here"
+    )
     for name in names_assigned(body):
-        sc.state.set_scalar(name, unknown("$" + name, line, f"{name} is set by the loop at line {line}, "
-                                                          f"which runs more than {LOOP_LIMIT:,} times"))  # fmt: skip
+        sc.state.set_scalar(
+            name,
+            unknown(
+                "$" + name, line, f"{name} is set by the loop at line {line}, which runs more than {LOOP_LIMIT:,} times"
+            ),
+        )
+
 
 def for_arith(sc: Script, node: ForArith) -> int | None:
     status: int | None = 0
@@ -220,10 +256,14 @@ def for_arith(sc: Script, node: ForArith) -> int | None:
             try:
                 if not is_known(expanded):
                     raise Unknown(reasons(expanded))
-                go = evaluate(text_of(expanded), lambda n: sc.expander.arith_lookup(n, node.line), sc.expander.arith_assign)
+                go = evaluate(
+                    text_of(expanded), lambda n: sc.expander.arith_lookup(n, node.line), sc.expander.arith_assign
+                )
             except Unknown as exc:
-                sc.choose(f"the `for ((...))` loop at line {node.line}: `{cut(node.test.strip())}` cannot be "
-                            f"evaluated here ({exc.why}): not read")  # fmt: skip
+                sc.choose(
+                    f"the `for ((...))` loop at line {node.line}: `{cut(node.test.strip())}` cannot be "
+                    f"evaluated here ({exc.why}): not read"
+                )
                 break
             if not go:
                 break
@@ -234,6 +274,7 @@ def for_arith(sc: Script, node: ForArith) -> int | None:
             sc.arith_status(node.step, node.line)
     return status
 
+
 def loop(sc: Script, node: Loop) -> int | None:
     status: int | None = 0
     for k in range(LOOP_LIMIT + 1):
@@ -242,8 +283,10 @@ def loop(sc: Script, node: Loop) -> int | None:
             break
         test, choice = condition(sc, node.test)
         if test is NOT_RUN:
-            sc.choose(f"the `{'until' if node.until else 'while'}` loop at line {node.line} tests a command "
-                        "neoconv does not run: not read")  # fmt: skip
+            sc.choose(
+                f"the `{'until' if node.until else 'while'}` loop at line {node.line} tests a command "
+                "neoconv does not run: not read"
+            )
             break
         if (test == 0) == node.until:
             break
@@ -253,9 +296,9 @@ def loop(sc: Script, node: Loop) -> int | None:
             break
         if (sc.state.vars, sc.state.arrays, len(sc.out.launches)) == before:
             # nothing changed: read with the values not known here, it never ends (it waits on them)
-            sc.choose(f"the `{'until' if node.until else 'while'}` loop at line {node.line} changes nothing the "
-                      "script gives from one round to the next: it waits on values not known here; read no further")  # fmt: skip
+            sc.choose(
+                f"the `{'until' if node.until else 'while'}` loop at line {node.line} changes nothing the "
+                "script gives from one round to the next: it waits on values not known here; read no further"
+            )
             break
     return status
-
-

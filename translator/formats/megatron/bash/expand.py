@@ -16,8 +16,24 @@ import re
 from .arith import Unknown, evaluate
 from .braced import braced
 from .lexer import Part, Word, tokenize
-from .values import (BLANKS, MAX_WORDS, Chunk, State, Value, join_values, noted, one_value, ordinal, is_known,
-                     literal, ordered, reasons, split_at_blanks, text_of, unknown)  # fmt: skip
+from .values import (
+    BLANKS,
+    MAX_WORDS,
+    Chunk,
+    State,
+    Value,
+    join_values,
+    noted,
+    one_value,
+    ordinal,
+    is_known,
+    literal,
+    ordered,
+    reasons,
+    split_at_blanks,
+    text_of,
+    unknown,
+)
 
 Field = list[Chunk]
 

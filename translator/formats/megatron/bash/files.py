@@ -61,13 +61,16 @@ def run_written(sc: Script, fields: list[Written], redirects: list[Redirect], li
             sc.files[path] = body_value(sc, here)
         return HANDLED, None
     if here is not None and name in RUNNERS:
-        return HANDLED, _read(sc, [list(body_value(sc, here))], line, f"the here-document of `{name}`", name == "source")
+        return HANDLED, _read(
+            sc, [list(body_value(sc, here))], line, f"the here-document of `{name}`", name == "source"
+        )
     if name in RUNNERS or name in ("source", "."):
         for word in fields[1:]:
             path = "".join(c.text for c in word.chunks) if all(c.known for c in word.chunks) else None
             if path and path in sc.files:
-                return HANDLED, _read(sc, [list(sc.files[path])], line, f"{path}, which the script writes",
-                                      name in ("source", "."))  # fmt: skip
+                return HANDLED, _read(
+                    sc, [list(sc.files[path])], line, f"{path}, which the script writes", name in ("source", ".")
+                )
     return NOT_MINE, None
 
 

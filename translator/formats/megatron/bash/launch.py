@@ -30,15 +30,76 @@ class Written:
     def shown(self) -> str:
         return self.raw if self.whole else "".join(c.text for c in self.chunks)
 
+
 PROGRAM = re.compile(r"^(torchrun|deepspeed|msrun|python(\d+(\.\d+)*)?)$")  # msrun: MindSpore's torchrun
 SHELLS = frozenset({"bash", "sh", "dash", "zsh", "ksh", "bcprun"})
 # commands that print, copy or look at things: a launch line inside them is text, not a launch
-NEVER_LAUNCH = frozenset({"echo", "printf", "cat", "tee", "grep", "sed", "awk", "logger", "mkdir", "cp", "mv", "rm",
-                          "ln", "ls", "touch", "chmod", "chown", "wc", "head", "tail", "sort", "cut", "tr", "find",
-                          "xargs", "which", "type", "command", "hash", "alias", "basename", "dirname", "realpath",
-                          "readlink", "date", "sleep", "wait", "kill", "pkill", "trap", "cd", "pushd", "popd",
-                          "ulimit", "umask", "pip", "pip3", "conda", "module", "git", "wget", "curl", "scp",
-                          "rsync", "tar", "sbatch", "squeue", "scontrol", "hostname", "nvidia-smi", "ifconfig", "ip"})  # fmt: skip
+NEVER_LAUNCH = frozenset(
+    {
+        "echo",
+        "printf",
+        "cat",
+        "tee",
+        "grep",
+        "sed",
+        "awk",
+        "logger",
+        "mkdir",
+        "cp",
+        "mv",
+        "rm",
+        "ln",
+        "ls",
+        "touch",
+        "chmod",
+        "chown",
+        "wc",
+        "head",
+        "tail",
+        "sort",
+        "cut",
+        "tr",
+        "find",
+        "xargs",
+        "which",
+        "type",
+        "command",
+        "hash",
+        "alias",
+        "basename",
+        "dirname",
+        "realpath",
+        "readlink",
+        "date",
+        "sleep",
+        "wait",
+        "kill",
+        "pkill",
+        "trap",
+        "cd",
+        "pushd",
+        "popd",
+        "ulimit",
+        "umask",
+        "pip",
+        "pip3",
+        "conda",
+        "module",
+        "git",
+        "wget",
+        "curl",
+        "scp",
+        "rsync",
+        "tar",
+        "sbatch",
+        "squeue",
+        "scontrol",
+        "hostname",
+        "nvidia-smi",
+        "ifconfig",
+        "ip",
+    }
+)
 TRAINING = re.compile(r"(pretrain|train|finetune|fine_tune|sft|main)[^/]*\.py$", re.I)
 
 
@@ -131,8 +192,20 @@ def _module(fields: list[Field], program: int) -> int | None:
     return None
 
 
-LAUNCHER_FLAGS = frozenset({"--standalone", "--no-python", "--no_python", "--use_env", "--use-env", "--run-path",
-                            "--run_path", "--no_local_rank", "--no-local-rank", "--autotuning"})  # fmt: skip
+LAUNCHER_FLAGS = frozenset(
+    {
+        "--standalone",
+        "--no-python",
+        "--no_python",
+        "--use_env",
+        "--use-env",
+        "--run-path",
+        "--run_path",
+        "--no_local_rank",
+        "--no-local-rank",
+        "--autotuning",
+    }
+)
 
 
 def _unknown_script(fields: list[Field], program: int) -> int | None:

@@ -16,7 +16,18 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .scanner import NAME_CHARS, NAME_START, Part, Scanner, ansi_c, double, expansion, single, skip_quoted, until_closing
+from .scanner import (
+    NAME_CHARS,
+    NAME_START,
+    Part,
+    Scanner,
+    ansi_c,
+    double,
+    expansion,
+    single,
+    skip_quoted,
+    until_closing,
+)
 
 _PLAIN = re.compile(r"[^\s'\"\\$`();&|<>]+")
 _REDIRECTS = ("&>>", "<<<", "<<-", "&>", ">>", "<<", "<>", ">&", "<&", ">|", "<", ">")
@@ -222,5 +233,3 @@ def _opens_array(parts: list[Part], sc: Scanner) -> bool:
     text = parts[0].text
     name = text[:-2] if text.endswith("+=") else text[:-1] if text.endswith("=") else ""
     return bool(name) and name[0] in NAME_START and all(c in NAME_CHARS for c in name)
-
-

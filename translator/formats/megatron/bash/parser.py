@@ -11,11 +11,50 @@ from typing import Union
 
 from ....core.errors import InputError
 from .lexer import Token, Word, tokenize
-from .nodes import (AndOr, Arith, ArrayAssign, Case, Compound, Cond, ForArith, ForIn, Function, Group, If, Loop, Node,
-                    Pipeline, Redirect, Sequence, Simple)  # fmt: skip
+from .nodes import (
+    AndOr,
+    Arith,
+    ArrayAssign,
+    Case,
+    Compound,
+    Cond,
+    ForArith,
+    ForIn,
+    Function,
+    Group,
+    If,
+    Loop,
+    Node,
+    Pipeline,
+    Redirect,
+    Sequence,
+    Simple,
+)
 
-RESERVED = frozenset({"if", "then", "elif", "else", "fi", "do", "done", "case", "esac", "while", "until", "for",
-                      "in", "{", "}", "!", "function", "select", "time", "[["})  # fmt: skip
+RESERVED = frozenset(
+    {
+        "if",
+        "then",
+        "elif",
+        "else",
+        "fi",
+        "do",
+        "done",
+        "case",
+        "esac",
+        "while",
+        "until",
+        "for",
+        "in",
+        "{",
+        "}",
+        "!",
+        "function",
+        "select",
+        "time",
+        "[[",
+    }
+)
 _LIST_ENDS = frozenset({"then", "elif", "else", "fi", "do", "done", "esac", "}"})
 _CASE_ENDS = (";;", ";&", ";;&")
 
@@ -65,8 +104,11 @@ class _Parser:
         tok = self.peek()
         if self.reserved(tok) != text:
             shown = f"`{tok.text or (tok.word.raw if tok.word else tok.kind)}`" if tok else "the end of the file"
-            raise self.error(f"`{text}` expected for the `{self.reserved(opened) or opened.text}` at line "
-                             f"{opened.line}, found {shown}", tok or opened)  # fmt: skip
+            raise self.error(
+                f"`{text}` expected for the `{self.reserved(opened) or opened.text}` at line "
+                f"{opened.line}, found {shown}",
+                tok or opened,
+            )
         self.i += 1
         assert tok is not None
         return tok
@@ -96,8 +138,12 @@ class _Parser:
             if tok is not None and tok.kind == "op" and tok.text in (";", "&"):
                 background = tok.text == "&"
                 self.i += 1
-            elif tok is not None and tok.kind not in ("newline",) and not self.is_op(")", *_CASE_ENDS) and \
-                    self.reserved(tok) not in _LIST_ENDS:  # fmt: skip
+            elif (
+                tok is not None
+                and tok.kind not in ("newline",)
+                and not self.is_op(")", *_CASE_ENDS)
+                and self.reserved(tok) not in _LIST_ENDS
+            ):
                 raise self.error(f"unexpected `{tok.text or (tok.word.raw if tok.word else tok.kind)}`", tok)
             out.items.append((node, background))
 
@@ -117,8 +163,13 @@ class _Parser:
         while self.reserved() in ("!", "time"):
             negated ^= self.reserved() == "!"
             self.i += 1
-            if self.reserved(self.peek()) is None and (t := self.peek()) is not None and t.kind == "word" and \
-                    t.word is not None and t.word.text == "-p":  # fmt: skip
+            if (
+                self.reserved(self.peek()) is None
+                and (t := self.peek()) is not None
+                and t.kind == "word"
+                and t.word is not None
+                and t.word.text == "-p"
+            ):
                 self.i += 1  # time -p
         commands = [self.command()]
         while self.is_op("|", "|&"):
@@ -322,7 +373,12 @@ class _Parser:
     def redirects(self) -> list[Redirect]:
         out: list[Redirect] = []
         while (tok := self.peek()) is not None:
-            if tok.kind == "word" and tok.word is not None and tok.word.text.isdigit() and self.i + 1 < len(self.tokens):
+            if (
+                tok.kind == "word"
+                and tok.word is not None
+                and tok.word.text.isdigit()
+                and self.i + 1 < len(self.tokens)
+            ):
                 nxt = self.tokens[self.i + 1]
                 if nxt.kind == "redir" and nxt.start == tok.end:  # `done 2>&1`: the 2 is the descriptor
                     self.i += 1
@@ -338,12 +394,27 @@ class _Parser:
             return Redirect(tok.text, None, tok.line, tok.body, tok.body_line, tok.expand)
         target = self.peek()
         if target is None or target.kind != "word":
-            opened = next((t for t in reversed(self.tokens[: self.i - 1]) if t.line == tok.line and t.kind == "redir"
-                           and t.text == "<"), None) if tok.text == ">" else None  # fmt: skip
+            opened = (
+                next(
+                    (
+                        t
+                        for t in reversed(self.tokens[: self.i - 1])
+                        if t.line == tok.line and t.kind == "redir" and t.text == "<"
+                    ),
+                    None,
+                )
+                if tok.text == ">"
+                else None
+            )
             if opened is not None:
-                shown = " ".join(t.word.raw if t.word else t.text for t in self.tokens[self.tokens.index(opened) : self.i])
-                raise self.error(f"`{shown}` is a placeholder to fill in (bash reads < and > as redirections and "
-                                 "refuses the line): write the value", tok)  # fmt: skip
+                shown = " ".join(
+                    t.word.raw if t.word else t.text for t in self.tokens[self.tokens.index(opened) : self.i]
+                )
+                raise self.error(
+                    f"`{shown}` is a placeholder to fill in (bash reads < and > as redirections and "
+                    "refuses the line): write the value",
+                    tok,
+                )
             raise self.error(f"`{tok.text}` names no file", tok)
         self.i += 1
         return Redirect(tok.text, target.word, tok.line)
@@ -361,8 +432,15 @@ class _Parser:
             elif tok.kind == "array":
                 items.append(self.array(tok))
             elif tok.kind == "redir":
-                if previous is not None and previous.kind == "word" and previous.end == tok.start and \
-                        previous.word is not None and previous.word.text.isdigit() and items and items[-1] is previous.word:  # fmt: skip
+                if (
+                    previous is not None
+                    and previous.kind == "word"
+                    and previous.end == tok.start
+                    and previous.word is not None
+                    and previous.word.text.isdigit()
+                    and items
+                    and items[-1] is previous.word
+                ):
                     items.pop()  # 2>&1: the 2 is the redirection's file descriptor
                 redirects.append(self.redirect(tok))
             else:

@@ -26,8 +26,26 @@ from .expand import Expander
 from .files import run_written
 from .launch import NEVER_LAUNCH, Launch, Written, find, shell_string
 from .lexer import Part, Token, Word, tokenize
-from .nodes import (ASSIGNMENT, AndOr, Arith, ArrayAssign, Case, Compound, Cond, ForArith, ForIn, Function, Group, If,
-                    Loop, Node, Pipeline, Sequence, Simple, names_assigned)  # fmt: skip
+from .nodes import (
+    ASSIGNMENT,
+    AndOr,
+    Arith,
+    ArrayAssign,
+    Case,
+    Compound,
+    Cond,
+    ForArith,
+    ForIn,
+    Function,
+    Group,
+    If,
+    Loop,
+    Node,
+    Pipeline,
+    Sequence,
+    Simple,
+    names_assigned,
+)
 from .parser import parse_script, parse_tokens
 from .strings import relocate
 from .values import Chunk, State, Value, cut, is_known, literal, ordered, reasons, text_of, unknown
@@ -88,14 +106,26 @@ class Script:
         sub = Script(path, others)
         sub.steps, sub.depth = self.steps, self.depth + 1
         if sub.depth > DEPTH_LIMIT:
-            raise InputError(f"`source {short}` nests deeper than {DEPTH_LIMIT}: a file that sources itself?", file=self.name, line=line)
+            raise InputError(
+                f"`source {short}` nests deeper than {DEPTH_LIMIT}: a file that sources itself?",
+                file=self.name,
+                line=line,
+            )
         reading = sub.read(self.given[path])
         self.steps = sub.steps
 
         def here(var: str, value: Value) -> Value:  # its lines are FILE's: said, and placed at the `source` line
-            return tuple(Chunk(c.text, c.known, (line,) * max(len(c.lines), 1), c.why,
-                               f"{short}: {c.note}" if c.note else f"{var} set in {short} (line {c.line})" if c.known else "")
-                         for c in value)  # fmt: skip
+            return tuple(
+                Chunk(
+                    c.text,
+                    c.known,
+                    (line,) * max(len(c.lines), 1),
+                    c.why,
+                    f"{short}: {c.note}" if c.note else f"{var} set in {short} (line {c.line})" if c.known else "",
+                )
+                for c in value
+            )
+
         for var, value in sub.state.vars.items():
             self.state.set_scalar(var, here(var, value))
         for var, elements in sub.state.arrays.items():
@@ -169,8 +199,12 @@ class Script:
     def simple(self, node: Simple) -> int | None:
         self.steps += 1
         if self.steps > STEP_LIMIT:
-            raise InputError(f"the script runs more than {STEP_LIMIT:,} commands here (loops, functions): neoconv "
-                             "stops reading it; write the launch line's arguments out", file=self.name, line=node.line)  # fmt: skip
+            raise InputError(
+                f"the script runs more than {STEP_LIMIT:,} commands here (loops, functions): neoconv "
+                "stops reading it; write the launch line's arguments out",
+                file=self.name,
+                line=node.line,
+            )
         items = node.items
         k = 0
         while k < len(items) and (isinstance(items[k], ArrayAssign) or _is_assignment(items[k])):
@@ -273,7 +307,9 @@ class Script:
                 self.state.adopt(saved)
         shown = name if name is not None else (fields[0].shown or "a command")
         self.out.not_run.setdefault(shown[:40], []).append(line)
-        ran = next((w.shown for w in fields if w.chunks and w.chunks[-1].known and w.chunks[-1].text.endswith(".sh")), None)
+        ran = next(
+            (w.shown for w in fields if w.chunks and w.chunks[-1].known and w.chunks[-1].text.endswith(".sh")), None
+        )
         if ran is not None:  # the launch may be in it (a script of exports that ends `exec bash run.sh`)
             self.out.scripts.append(f"{cut(ran)} (line {line})")
         return NOT_RUN
@@ -294,8 +330,10 @@ class Script:
         assumed = self.state.assumed[before:]
         del self.state.assumed[before:]
         self.pending_choice = (line, shown, assumed, bool(result))
-        self.choose(f"line {line}: `{cut(shown)}` depends on values not known here ({'; '.join(assumed) or 'unknown'}): "
-                    f"read as bash does without them ({'true' if result else 'false'})")  # fmt: skip
+        self.choose(
+            f"line {line}: `{cut(shown)}` depends on values not known here ({'; '.join(assumed) or 'unknown'}): "
+            f"read as bash does without them ({'true' if result else 'false'})"
+        )
         return 0 if result else 1
 
     def arith_status(self, expression: str, line: int) -> int:
@@ -303,9 +341,13 @@ class Script:
         try:
             if not is_known(expanded):
                 raise Unknown(reasons(expanded))
-            value = evaluate(text_of(expanded), lambda n: self.expander.arith_lookup(n, line), self.expander.arith_assign)
+            value = evaluate(
+                text_of(expanded), lambda n: self.expander.arith_lookup(n, line), self.expander.arith_assign
+            )
         except Unknown as exc:
-            self.choose(f"line {line}: `(( {cut(expression.strip())} ))` cannot be evaluated here ({exc.why}): read as false")
+            self.choose(
+                f"line {line}: `(( {cut(expression.strip())} ))` cannot be evaluated here ({exc.why}): read as false"
+            )
             return 1
         return 0 if value else 1
 
@@ -338,7 +380,9 @@ class Script:
             return
         if append:
             before = self.state.lookup(name, item.line)
-            value = (before if before is not None else unknown("$" + name, item.line, self.state.unset_why(name, item.line))) + value
+            value = (
+                before if before is not None else unknown("$" + name, item.line, self.state.unset_why(name, item.line))
+            ) + value
         self.state.set_scalar(name, value)
         if name not in self.out.order:
             self.out.order.append(name)
@@ -387,7 +431,9 @@ class Script:
             for chunk in arg:
                 if chunk.known:
                     text += chunk.text
-                    char_lines.extend(chunk.lines[i] if i < len(chunk.lines) else chunk.line for i in range(len(chunk.text)))
+                    char_lines.extend(
+                        chunk.lines[i] if i < len(chunk.lines) else chunk.line for i in range(len(chunk.text))
+                    )
                 else:
                     key = str(len(self.holes))
                     self.holes[key] = chunk
@@ -411,6 +457,7 @@ class Script:
             return self.run(tree)
         finally:
             self.depth -= 1
+
 
 # ---- helpers ---------------------------------------------------------------------------------
 

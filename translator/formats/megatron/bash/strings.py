@@ -37,7 +37,9 @@ def _holes(part: Part, holes: dict[str, Chunk]) -> list[Part]:
     at = 0
     for match in HOLE.finditer(part.text):
         if match.start() > at:
-            out.append(Part("lit", part.text[at : match.start()], part.quoted, part.line, part.lines[at : match.start()]))
+            out.append(
+                Part("lit", part.text[at : match.start()], part.quoted, part.line, part.lines[at : match.start()])
+            )
         chunk = holes[match.group(1)]
         out.append(Part("hole", match.group(1), part.quoted, chunk.line))
         at = match.end()

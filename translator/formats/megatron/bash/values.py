@@ -66,9 +66,17 @@ class State:
     holes: dict[str, Chunk] = field(default_factory=dict)  # unknown values inside a string read as shell
 
     def fork(self) -> "State":
-        return State(self.file, dict(self.vars), {k: dict(v) for k, v in self.arrays.items()},
-                     None if self.positional is None else list(self.positional), self.assigned, self.sourced,
-                     self.defaults, self.assumed, self.holes)  # fmt: skip
+        return State(
+            self.file,
+            dict(self.vars),
+            {k: dict(v) for k, v in self.arrays.items()},
+            None if self.positional is None else list(self.positional),
+            self.assigned,
+            self.sourced,
+            self.defaults,
+            self.assumed,
+            self.holes,
+        )
 
     def adopt(self, other: "State") -> None:
         self.vars, self.arrays, self.positional = other.vars, other.arrays, other.positional
@@ -92,7 +100,9 @@ class State:
             lines = []  # set only later in the file: here it is the environment's
         if lines:
             shown = ", ".join(map(str, lines[:6])) + (", ..." if len(lines) > 6 else "")
-            return f"{name} is set only on line{'s' if len(lines) > 1 else ''} {shown}, which the run does not reach here"
+            return (
+                f"{name} is set only on line{'s' if len(lines) > 1 else ''} {shown}, which the run does not reach here"
+            )
         source = f", or set by {' or '.join(self.sourced[:2])}, which neoconv does not read" if self.sourced else ""
         return f"{name} is not set in this file (the environment's{source})"
 
@@ -139,10 +149,16 @@ def ordinal(n: int) -> str:
 def ordered(array: dict[str, Value] | None) -> dict[str, Value]:
     if not array:
         return {}
-    return dict(sorted(array.items(), key=lambda kv: (not kv[0].lstrip("-").isdigit(), int(kv[0]) if kv[0].lstrip("-").isdigit() else 0, kv[0])))
+    return dict(
+        sorted(
+            array.items(),
+            key=lambda kv: (not kv[0].lstrip("-").isdigit(), int(kv[0]) if kv[0].lstrip("-").isdigit() else 0, kv[0]),
+        )
+    )
 
 
 # ---- words ------------------------------------------------------------------------------------
+
 
 def split_at_blanks(value: Value | list[Chunk]) -> list[Value]:
     """A value split at blanks, as an unquoted expansion is (an unknown piece stays in its word)."""
@@ -172,8 +188,10 @@ def one_value(element: Value) -> Value | None:
     pieces = text.split()
     if len(pieces) < 2 or text.lstrip().startswith("-"):
         return None
-    note = (f"one value with blanks ({text!r}): bash expands the array unquoted and would pass {len(pieces)} words; "
-            "read as the one value meant")  # fmt: skip
+    note = (
+        f"one value with blanks ({text!r}): bash expands the array unquoted and would pass {len(pieces)} words; "
+        "read as the one value meant"
+    )
     return tuple(Chunk(c.text, c.known, c.lines, c.why, note) for c in element)
 
 
@@ -195,8 +213,6 @@ def join_values(values: list[Value]) -> Value:
             out.append(Chunk(" ", True, (value[0].line if value else 0,)))
         out.extend(value)
     return tuple(out)
-
-
 
 
 def cut(text: str, size: int = 60) -> str:
