@@ -390,8 +390,6 @@ class NeoxActivation:
 
     NAMES = {"swish": "silu"}
     GATED = {"silu": "swiglu", "gelu": "geglu", "relu": "reglu"}  # LLaMAParallelMLP's act(w1 x) * w3 x
-    # NeoX's Literal (neox_args.py at ea7aefd8; validate_types refuses any other name)
-    WRITABLE = ("gelu", "geglu", "relu", "softsign", "swish", "mish", "silu", "reglu", "swiglu", "bilinear", "glu")
 
     @staticmethod
     def read(
@@ -407,14 +405,17 @@ class NeoxActivation:
             return "gelu_tanh"
         return name
 
+    # what NeoX's get_activation builds (megatron/model/activations.py; the schema's enum, swish = silu)
+    WRITTEN = frozenset({"gelu", "geglu", "relu", "softsign", "mish", "silu", "reglu", "swiglu", "bilinear", "glu"})
+
     @staticmethod
     def write(value: str) -> Any:
         if value == "gelu_tanh":
             return {"activation": "gelu", "bias_gelu_fusion": True}
         if value == "geglu_tanh":  # activations.py: geglu gates with F.gelu, the exact GELU
             return Approx({"activation": "geglu"}, "NeoX's geglu gates with the exact GELU, not its tanh approximation")
-        if value not in NeoxActivation.WRITABLE:  # (Megatron's --squared-relu: relu2)
-            raise Unexpressible(f"NeoX has no {value} activation (it takes {', '.join(NeoxActivation.WRITABLE)})")
+        if value not in NeoxActivation.WRITTEN:  # relu2 (Megatron's --squared-relu): no NeoX activation squares
+            raise Unexpressible(f"NeoX has no {value} activation ({', '.join(sorted(NeoxActivation.WRITTEN))})")
         return {"activation": value}
 
 
