@@ -274,7 +274,7 @@ def translate(config: ConfigInput, src: str, dst: str, **options: Any) -> Transl
         model_config = written.model_config
         if model_config is None and dst_spec.takes_model_config:
             model_config = {}  # never a file found on disk relative to wherever the library runs
-        _verify(report, ingested, written.document, dst, layout, version, model_config)
+        _verify(report, ingested, written.document, dst, layout, version, model_config, written.side_files)
     return Translation(written.document, report, ingested.ir, dst, written, written.side_files)
 
 
@@ -378,16 +378,20 @@ def _amended(entry: Entry, amend: dict[str, tuple[Status, str]]) -> Entry:
 
 def _verify(
     report: Report, ingested: Ingested, document: dict[str, Any], dst: str, layout: str | None, version: str,
-    model_config: Mapping[str, Any] | None,
+    model_config: Mapping[str, Any] | None, side_files: Mapping[str, str],
 ) -> None:  # fmt: skip
-    """Read the written document back (in memory) and name what reading it back does not recover."""
+    """Read the written document back (in memory) and name what reading it back does not recover;
+    then validate it as the target release would, and name what that release refuses."""
+    from .validity import check_valid
     from .verify import read_back, readback_failed, verify
 
+    back = None
     try:
         back = read_back(document, dst, layout, version, ingested, model_config)
     except NeoconvError as exc:
         readback_failed(report, exc)
         report.target["verified"] = False
-        return
-    report.target["verified"] = True
-    report.target["added_by_verification"] = verify(report, ingested, back)
+    else:
+        report.target["verified"] = True
+        report.target["added_by_verification"] = verify(report, ingested, back)
+    report.target["valid"] = check_valid(report, document, dst, version, side_files, model_config, back)

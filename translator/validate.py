@@ -78,14 +78,42 @@ def validate_file(
 ) -> Validation:  # fmt: skip
     from .api import load
     from .detect import detect_file
+    from .registry import get_format
+
+    fmt = fmt or detect_file(path)
+    source = load(path, fmt, layout=layout, model_config=model_config)
+    text = source.texts.get(path, "")
+    return _validate(source, path, fmt, version, text, _raw_tree(source, path, text, get_format(fmt)))
+
+
+def validate_document(
+    document: dict[str, Any], fmt: str, *, version: str | None = None, model_config: dict[str, Any] | None = None,
+    name: str = "<output>", read: Any = None,
+) -> Validation:  # fmt: skip
+    """`neoconv validate` of a document in memory (a translation's output, before it is written): the
+    same checks as of a file holding it, the document itself being the file as written. `read`: the
+    document already read into the canonical IR (a translation's read-back), for the relations."""
+    from .io import plain_copy
+    from .registry import get_format
+
+    reader = get_format(fmt).load_reader()
+    copy = plain_copy(dict(document))  # the checks re-read without refused keys: never the caller's document
+    given = plain_copy(dict(model_config)) if model_config is not None else None
+    source = reader.from_tree(copy, name=name, model_config=given) if given is not None else reader.from_tree(copy, name=name)
+    return _validate(source, name, fmt, version, "", _raw_tree(source, name, "", get_format(fmt), document), read)
+
+
+def _validate(
+    source: Any, path: str, fmt: str, version: str | None, text: str, raw: dict[str, Any], read: Any = None
+) -> Validation:  # fmt: skip
+    """Every problem of one source as read (`raw`: the file as written, for the schema of its layout;
+    `read`: the source already in the canonical IR, whose relations are checked)."""
     from .history import history
     from .mapping import load_table
     from .registry import get_format
     from .report import render
 
-    fmt = fmt or detect_file(path)
     spec = get_format(fmt)
-    source = load(path, fmt, layout=layout, model_config=model_config)
     table = load_table(fmt)
     keys_of = history(fmt)
     table_version = version if version in table.versions else None  # how the table reads the file (NeoX configs-readme)
@@ -94,8 +122,6 @@ def validate_file(
         named = version is not None and (version in keys_of.aliases or version in keys_of.releases or not table_version)
         release = keys_of.release(version if named and version else "current")
     problems: dict[str, Problem] = {}  # by key as written: one line per problem, the most telling kept
-    text = source.texts.get(path, "")
-    raw = _raw_tree(source, path, text, spec)
 
     def add(key: str | None, message: str, line: int | None = None) -> None:
         """A problem at `key` as the file writes it (a trainer-layout path, a NeoX dashed name)."""
@@ -120,8 +146,8 @@ def validate_file(
             continue
         if at not in source.unresolved:  # HF Trainer's "auto": a value only known at run time, as the reader takes it
             add(_written(raw, at) if at else None, error.message + _hint(error.instance))
-    ingested = None
-    for _ in range(_RETRIES):
+    ingested = read
+    for _ in range(_RETRIES if read is None else 0):
         try:
             ingested = _read(source, fmt, table_version)
             break
@@ -144,11 +170,24 @@ def validate_file(
         elif key not in problems and not any(k.startswith(key + ".") for k in unknown):
             add(key, f"not a {table.title} parameter")  # a block the schema does not know: its leaves say more
     if keys_of is not None and version:  # the histories say what a release's code reads; only asked for
-        for leaf in flatten(spelled):
-            if keys_of.reads_within(leaf, release) is False:
-                add(_written(raw, leaf), keys_of.why_not(leaf, release))
+        unread = {leaf: name for leaf in flatten(spelled) if (name := _unread(keys_of, (leaf,), release)) is not None}
+        converted = spec.load_reader().release_keys
+        if unread and converted is not None:  # read where the release's loader converts them to, if it does
+            for leaf, key in converted(spelled, release, list(unread)).items():
+                unread[leaf] = _unread(keys_of, (key, leaf), release)
+        for leaf, name in unread.items():
+            if name is not None:
+                add(_written(raw, leaf), keys_of.why_not(name, release))
     ordered = sorted(problems.values(), key=lambda p: (p.line or 0, p.key or ""))
     return Validation(path, fmt, source.layout, release, ordered)
+
+
+def _unread(keys_of: Any, names: tuple[str, ...], release: str) -> str | None:
+    """The first of a leaf's names (where the release's loader reads it, then as written) that the
+    history knows, when the release reads none of them that it knows; None when it reads one, or
+    the history knows none."""
+    known = [(name, read) for name in names if (read := keys_of.reads_within(name, release)) is not None]
+    return known[0][0] if known and not any(read for _, read in known) else None
 
 
 def _read_somewhere(keys_of: Any, key: str, spelled: str, release: str) -> bool:
@@ -197,12 +236,16 @@ def _written(raw: dict[str, Any], key: str) -> str:
     return dashed + dot + rest if dashed in raw else key
 
 
-def _raw_tree(source: Any, path: str, text: str, spec: Any) -> dict[str, Any]:
+def _raw_tree(source: Any, path: str, text: str, spec: Any, document: dict[str, Any] | None = None) -> dict[str, Any]:
     """The file as written (a reader may restructure it: Cerebras' trainer layout is read as the
-    legacy one), for the schema of the layout it is written in."""
-    from .io import parse_json, parse_yaml
+    legacy one), for the schema of the layout it is written in; `document`: the file as written, parsed."""
+    from .io import parse_json, parse_yaml, plain_copy
 
-    if not text or (source.aliases == {} and source.layout in (None, spec.default_layout)):
+    if source.aliases == {} and source.layout in (None, spec.default_layout):
+        return dict(source.tree)
+    if document is not None:
+        return dict(plain_copy(dict(document)))
+    if not text:
         return dict(source.tree)
     if text.lstrip("\ufeff \t\r\n").startswith("{") and path.endswith(".json"):
         return parse_json(text, path)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...errors import InputError
-from ...io import parse_yaml, read_text, unflatten
+from ...io import flatten, parse_yaml, read_text, unflatten
 from ...source import Source, note_duplicates
 from ...yamlread import Duplicate
 from ..spec import ModelConfig, Reader
@@ -61,6 +61,31 @@ class CerebrasReader(Reader):
         if written is None or view.startswith(_SHARED):
             return (view,) if written is None else (view, written)
         return (written, view)
+
+    @staticmethod
+    def release_keys(tree: dict[str, Any], release: str, leaves: list[str]) -> dict[str, str]:
+        """Model Zoo 2.4+ reads a legacy file through convert_legacy_params_to_trainer_params: each leaf
+        by the trainer key it goes to, an optimizer's settings as its class's arguments (which
+        cerebras.pytorch reads: `optimizer.weight_decay` is trainer.init.optimizer.AdamW.weight_decay)."""
+        from ...history import older
+        from .models import FIRST_NAMED
+        from .to_trainer import trainer_place
+
+        if "trainer" in tree or older("cerebras", release, FIRST_NAMED):
+            return {}
+        optimizer = tree.get("optimizer")
+        cls = optimizer.get("optimizer_type") if isinstance(optimizer, dict) else None
+        out = {}
+        for leaf in leaves:
+            place = trainer_place(leaf)
+            if place is not None and place.startswith(_OPTIMIZER) and isinstance(cls, str):
+                place = f"{_OPTIMIZER}{cls}.{place[len(_OPTIMIZER):]}"  # as to_trainer's optimizer class
+            if place is not None:
+                out[leaf] = place
+        return out
+
+
+_OPTIMIZER = "trainer.init.optimizer."
 
 
 READER = CerebrasReader()
