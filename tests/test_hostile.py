@@ -24,6 +24,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
+from neoconv import inputs as tin
 from neoconv import io as tio
 from neoconv import outputs as tout
 from neoconv.api import translate
@@ -102,7 +103,7 @@ def _huge(tmp: Path) -> list[str]:
     path = tmp / "huge.yml"
     with open(path, "wb") as fh:  # a valid-looking start, then padding past the cap
         fh.write(BASE.encode())
-        fh.truncate(tio.MAX_BYTES + 1)
+        fh.truncate(tin.MAX_BYTES + 1)
     path.write_bytes(path.read_bytes().replace(b"\0", b" "))
     return [str(path)]
 
@@ -337,9 +338,9 @@ def test_hostile_input_is_one_clear_line(case: Hostile, tmp_path: Path, runner: 
     inputs = _inputs(case, tmp_path)
     options = case.extra(tmp_path) if case.extra else ["-o", str(tmp_path / "out.yaml"), "--report", str(tmp_path / "report.json")]
     before = _tree(tmp_path)
-    started = time.perf_counter()
+    started = time.process_time()  # CPU time: another process loading the machine does not count
     result = runner.invoke(main, ["neox2cerebras", *inputs, *options])
-    elapsed = time.perf_counter() - started
+    elapsed = time.process_time() - started
     assert result.exit_code == 2, (result.exit_code, result.stderr, result.exception)
     lines = result.stderr.splitlines()
     assert len(lines) == 1, result.stderr
@@ -382,14 +383,14 @@ def test_unreadable_file(tmp_path: Path, runner: CliRunner, monkeypatch) -> None
     path.write_text(BASE)
     path.chmod(0)
     if os.access(path, os.R_OK):  # root reads anything: make the OS refusal happen where io.py opens files
-        real_open = open
+        real_open = tin._open_input
 
-        def refusing_open(file, *args, **kwargs):  # type: ignore[no-untyped-def]
+        def refusing_open(file: str) -> int:
             if Path(file) == path:
                 raise PermissionError(13, "Permission denied", str(file))
-            return real_open(file, *args, **kwargs)
+            return real_open(file)
 
-        monkeypatch.setattr(tio, "open", refusing_open, raising=False)
+        monkeypatch.setattr(tin, "_open_input", refusing_open)
     result = runner.invoke(main, ["neox2cerebras", str(path), "-o", str(tmp_path / "out.yaml")])
     path.chmod(0o644)
     assert result.exit_code == 2

@@ -519,18 +519,28 @@ def test_deepspeed_into_veomni_needs_the_steps() -> None:
     assert math.ceil(given.config["data"]["train_size"] / (512 * 2048)) == 20000
 
 
-def test_a_config_json_of_20000_keys_reads_in_well_under_a_second(tmp_path: Path) -> None:
-    """Reading config.json is linear in its keys (it searched the text once per key: 44 s)."""
-    config = json.loads((HERE / "tinyllama" / "config.json").read_text())
-    config.update({f"extra_key_{i}": i for i in range(20_000)})
-    (tmp_path / "config.json").write_text(json.dumps(config, indent=2))
-    (tmp_path / "run.yaml").write_text(NESTED.read_text().replace("config_path: tinyllama", "config_path: ."))
-    started = time.perf_counter()
-    source = load(str(tmp_path / "run.yaml"), "veomni")
-    elapsed = time.perf_counter() - started
-    assert source.tree["hf"]["extra_key_19999"] == 19999
-    assert source.line_of("hf.extra_key_19999") == (tmp_path / "config.json").read_text().count("\n")  # the last key's line
-    assert elapsed < 1.0, f"{elapsed:.2f}s"
+def test_reading_a_config_json_is_linear_in_its_keys(tmp_path: Path) -> None:
+    """Reading config.json is linear in its keys (it searched the text once per key: 44 s for 20,000).
+    Measured as CPU time against the same read of a tenth of the keys: linear is ~10x, quadratic ~100x."""
+    base = json.loads((HERE / "tinyllama" / "config.json").read_text())
+
+    def read(keys: int) -> float:
+        folder = tmp_path / str(keys)
+        folder.mkdir()
+        (folder / "config.json").write_text(json.dumps({**base, **{f"extra_key_{i}": i for i in range(keys)}}, indent=2))
+        (folder / "run.yaml").write_text(NESTED.read_text().replace("config_path: tinyllama", "config_path: ."))
+        best = float("inf")
+        for _ in range(3):
+            started = time.process_time()
+            source = load(str(folder / "run.yaml"), "veomni")
+            best = min(best, time.process_time() - started)
+        last = f"hf.extra_key_{keys - 1}"
+        assert source.tree["hf"][f"extra_key_{keys - 1}"] == keys - 1
+        assert source.line_of(last) == (folder / "config.json").read_text().count("\n")  # the last key's line
+        return best
+
+    small, large = read(2_000), read(20_000)
+    assert large < 30 * max(small, 1e-3), f"2,000 keys: {small:.3f}s, 20,000 keys: {large:.3f}s"
 
 
 def test_a_data_type_the_flat_layout_lacks_is_dropped_with_its_reason() -> None:

@@ -40,6 +40,8 @@ class Translation:
     format: str
     written: WriteResult  # what the writer made of it (header, side files, ...)
     side_files: dict[str, str] = field(default_factory=dict)  # written beside the output (e.g. HF config.json)
+    # the source files' texts as read (opened once): a migration edits this text, not a second read of the file
+    source_texts: dict[str, str] = field(default_factory=dict)
 
     def dump(self) -> str:
         """The translated config as text, exactly as the CLI writes it (YAML: with a `# MISSING:`
@@ -59,10 +61,10 @@ class Translation:
                 import yaml
 
                 from .preserve.tree import same
+                from .preserve.yamlsource import safe_load
 
-                loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
                 try:
-                    if not same(yaml.load(marked, Loader=loader), yaml.load(text, Loader=loader)):
+                    if not same(safe_load(marked), safe_load(text)):
                         return text
                 except yaml.YAMLError:
                     return text
@@ -275,7 +277,7 @@ def translate(config: ConfigInput, src: str, dst: str, **options: Any) -> Transl
         if model_config is None and dst_spec.takes_model_config:
             model_config = {}  # never a file found on disk relative to wherever the library runs
         _verify(report, ingested, written.document, dst, layout, version, model_config, written.side_files)
-    return Translation(written.document, report, ingested.ir, dst, written, written.side_files)
+    return Translation(written.document, report, ingested.ir, dst, written, written.side_files, dict(source.texts))
 
 
 def _read_run(config: ConfigInput | Source, src: str, options: dict[str, Any]) -> tuple[Ingested, str, str]:

@@ -4,12 +4,13 @@
 from __future__ import annotations
 
 import os
+import re
 from typing import Any, Iterable, Mapping
 
 import yaml
 
 from .catalogue import catalogue
-from .errors import InputError, NeoconvError, UsageError
+from .errors import InputError, NeoconvError, UsageError, printable
 from .io import parse_value, plain_copy
 from .versions import resolve
 from .registry import get_format
@@ -65,6 +66,10 @@ def split_set(assignments: Iterable[str], dst: str) -> tuple[dict[str, Any], dic
 def _value(item: str, name: str, text: str) -> Any:
     if not text.strip():
         raise UsageError(f"--set {item!r}: no value after '='; give KEY=VALUE, e.g. --set {name}=VALUE")
+    if not text.isprintable():  # a newline would start a line of settings (or swallow a comment) in the output
+        raise UsageError(f"--set {printable(item)}: the value holds a control character; a value is one line of text")
+    if _COMMENT.search(text):  # YAML would drop what follows ' #': a value on the command line holds no comment
+        return text.strip()
     try:
         value = parse_value(text)  # bounded: a value can be an alias bomb too
     except yaml.YAMLError:
@@ -75,6 +80,9 @@ def _value(item: str, name: str, text: str) -> Any:
         raise UsageError(f"--set {item!r}: {text.strip()} is no value; --set gives a value (leave it out to keep "
                          "what the source says)")  # fmt: skip
     return value
+
+
+_COMMENT = re.compile(r"(?:^|\s)#")
 
 
 def parse_set(assignments: Iterable[str]) -> dict[str, Any]:
@@ -135,6 +143,10 @@ def check_options(src: Any, dst: Any, options: Mapping[str, Any]) -> dict[str, A
         if not isinstance(given, Mapping):
             raise UsageError(f"set_values must be a mapping of canonical field -> value, not {type(given).__name__}"
                              " (parse 'FIELD=VALUE' strings with parse_set)")  # fmt: skip
+        for name, value in given.items():
+            if value is None:  # as `--set FIELD=null`: leaving the field out keeps what the source says
+                check_set(name, None, "set_values")
+                raise UsageError(f"set_values {name}: None is no value; leave the field out to keep what the source says")
         out["set_values"] = {name: check_set(name, value, "set_values") for name, value in given.items()}
     targets = options.get("target_values")
     if targets is not None:
@@ -168,4 +180,6 @@ def check_options(src: Any, dst: Any, options: Mapping[str, Any]) -> dict[str, A
     for key in ("model_config", "output"):
         if options.get(key) is not None:
             out[key] = path_arg(options[key], key)
+    if "verify" in options and not isinstance(options["verify"], bool):  # 'no' is a true value
+        raise UsageError(f"verify must be True or False, not {type(options['verify']).__name__} {options['verify']!r}")
     return out

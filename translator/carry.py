@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Callable
 
+from .errors import printable
+
 if TYPE_CHECKING:
     from .report import Report
 
@@ -84,7 +86,7 @@ def source_comments(lines: list[str], spell: Callable[[str], str]) -> tuple[list
                 continue
             scalar_indent = None
         if stripped.startswith("#"):
-            pending.append(stripped)
+            pending.append(printable(stripped, keep="\t"))  # one comment line in the output, whatever it holds
             continue
         if not stripped:
             if not seen_key and pending:
@@ -120,7 +122,7 @@ def _inline(rest: str) -> str:
         elif ch in "\"'":
             quote = ch
         elif ch == "#" and (i == 0 or rest[i - 1] in " \t"):
-            return rest[i:].strip()
+            return printable(rest[i:].strip(), keep="\t")
     return ""
 
 

@@ -99,6 +99,8 @@ class Field:
         elif self.type == "dict":
             if not isinstance(value, dict):
                 raise ValueError(f"expected a mapping, got {value!r}")
+        elif self.enum and isinstance(value, str) and value not in self.enum:  # `any`: its enum names the words
+            raise ValueError(f"expected a number or one of {', '.join(self.enum)}; got {value!r}")
         if self.validate:
             value = VALIDATORS[self.validate]()(value)
         return value, note

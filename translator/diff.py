@@ -10,7 +10,7 @@ from typing import Any
 from .catalogue import absent_means, catalogue
 from .compare import DEFAULT_RTOL, values_equal
 from .engine import Ingested
-from .errors import NeoconvError, UsageError
+from .errors import InputError, NeoconvError, UsageError
 from .ir import Origin
 from .mapping import load_table
 
@@ -261,6 +261,18 @@ def only_b_unheld(a: Ingested, b: Ingested) -> list[FieldChange]:
             continue  # compared through another field, as diff_ir does
         found.append(FieldChange(name, None, vb.value, (), _keys(vb, aliases), unheld=unheld(name, fa) if fa != fb else ""))
     return found
+
+
+def check_report(data: Any, path: str) -> dict[str, Any]:
+    """A translation report as `--report FILE` writes it, or an InputError naming the file."""
+    entries = data.get("entries") if isinstance(data, dict) else None
+    if not isinstance(entries, list) or not all(
+        isinstance(e, dict) and isinstance(e.get("fields") or [], list) and all(isinstance(f, str) for f in e.get("fields") or [])
+        for e in entries
+    ):  # fmt: skip
+        raise InputError("not a neoconv translation report (it needs an `entries` list, as --report writes it); give the "
+                         "file a translation's --report wrote", file=path)  # fmt: skip
+    return data
 
 
 def annotate(result: DiffResult, report: dict[str, Any]) -> None:

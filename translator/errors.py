@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 
-def printable(text: str) -> str:
+def printable(text: str, keep: str = "") -> str:
     """Text from a config (keys, values, file names) as one safe line: control characters such as
     ESC, BEL or a newline are shown escaped (\\x1b, \\n), so a file cannot drive the terminal or
-    forge report rows and log lines."""
+    forge report rows, log lines or lines of an output file. `keep`: characters left as they are
+    (a tab in a comment)."""
     if text.isprintable():
         return text
-    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
+    return "".join(ch if ch.isprintable() or ch in keep else repr(ch)[1:-1] for ch in text)
 
 
 class NeoconvError(Exception):

@@ -10,8 +10,6 @@ from __future__ import annotations
 import json
 import math
 import re
-import sys
-from pathlib import Path
 from typing import Any, Iterator
 
 import yaml
@@ -23,46 +21,12 @@ from .yamlwrite import WIDTH, dump as write_yaml
 _BaseLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _BaseDumper: type = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
-MAX_BYTES = 16 * 1024 * 1024  # configs are kilobytes; anything this large is not a config
+from .inputs import MAX_BYTES, read_text  # noqa: F401 (read_text: where readers have always found it)
 MAX_LEAVES = 100_000  # bounds alias bombs: aliases are shared, flattening would expand them
 
 def _short(text: Any, limit: int = 40) -> str:
     shown = repr(text)
     return shown if len(shown) <= limit else shown[: limit - 4] + "...'"
-
-
-def read_text(path: str | Path) -> str:
-    """Read a config file as UTF-8 text, turning every OS failure into one clear InputError."""
-    name = str(path)
-    if name == "-":
-        data = sys.stdin.buffer.read(MAX_BYTES + 1)
-    else:
-        try:
-            with open(name, "rb") as fh:
-                data = fh.read(MAX_BYTES + 1)  # never more: /dev/zero or a huge file stays bounded
-        except IsADirectoryError:
-            raise InputError("is a folder, not a config file; give the file inside it", file=name) from None
-        except FileNotFoundError:
-            raise InputError("no such file", file=name) from None
-        except PermissionError:
-            raise InputError("permission denied; check the file's permissions", file=name) from None
-        except OSError as exc:
-            raise InputError(f"cannot read: {exc.strerror or exc}", file=name) from None
-    if len(data) > MAX_BYTES:
-        raise InputError(f"larger than {MAX_BYTES // (1024 * 1024)} MiB; not a config file", file=name)
-    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
-        raise InputError("UTF-16 text; save it as UTF-8", file=name)
-    if b"\0" in data:
-        line = data[: data.index(b"\0")].count(b"\n") + 1
-        raise InputError("binary file (contains NUL bytes); expected YAML or JSON text", file=name, line=line)
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise InputError(
-            f"not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start}); save it as UTF-8",
-            file=name, line=line,
-        ) from None  # fmt: skip
 
 
 def _yaml_error(exc: yaml.YAMLError, text: str) -> InputError:

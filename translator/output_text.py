@@ -18,17 +18,23 @@ def preservable(src: str, dst: str, inputs: Sequence[str], with_files: Sequence[
 
 def output_text(result: Translation, source_path: str | None, *, plain: bool = False, source_text: str | None = None) -> str:
     """`source_path`: the one source file when preservable(), else None (the plain dump)."""
+    from .api import Translation
+    from .errors import UsageError
+
+    if not isinstance(result, Translation):
+        raise UsageError(f"output_text() takes the Translation translate() returned, not {type(result).__name__}")
+    if source_path is not None and not isinstance(source_path, str):
+        raise UsageError(f"output_text(): source_path must be a path string or None, not {type(source_path).__name__}")
     if plain or source_path is None or result.report.source.get("format") != result.format:
         if source_path is not None and plain:
             result.report.target["formatting"] = {"kept": False, "why": "--plain"}
         if source_path is not None and not plain:
             return _with_comments(result, source_path, source_text)
         return result.dump()
-    from .io import read_text
     from .preserve import moves_from_report, preserve
     from .registry import get_format
 
-    text = source_text if source_text is not None else read_text(source_path)
+    text = _source_text(result, source_path, source_text)
     syntax = get_format(result.format).syntax
     rewrite = preserve(text, result.config, moves_from_report(result.report), syntax, plain=result.dump)
     formatting: dict[str, object] = {"kept": rewrite.preserved}
@@ -39,7 +45,10 @@ def output_text(result: Translation, source_path: str | None, *, plain: bool = F
     result.report.target["formatting"] = formatting
     if not rewrite.preserved:
         return rewrite.text  # the plain dump, already marked
-    return result.marked(rewrite.text, check=True)
+    from .inputs import starts_with_bom
+
+    bom = "\ufeff" if source_text is None and starts_with_bom(source_path) else ""  # kept, as the rest of the file
+    return bom + result.marked(rewrite.text, check=True)
 
 
 def carries_comments(src: str, dst: str, inputs: Sequence[str], with_files: Sequence[object]) -> bool:
@@ -52,16 +61,24 @@ def carries_comments(src: str, dst: str, inputs: Sequence[str], with_files: Sequ
 
 def _with_comments(result: Translation, source_path: str, source_text: str | None) -> str:
     from .carry import carry_comments
-    from .io import read_text
     from .registry import get_format
 
     plain = get_format(result.format).load_writer().dump(result.written)
     spell = get_format(str(result.report.source.get("format"))).spell
-    text, carried = carry_comments(source_text if source_text is not None else read_text(source_path), plain,
-                                   result.report, spell)  # fmt: skip
+    text, carried = carry_comments(_source_text(result, source_path, source_text), plain, result.report, spell)
     if carried:
         result.report.target["comments_carried"] = carried
     return result.marked(text)
+
+
+def _source_text(result: Translation, path: str, given: str | None) -> str:
+    """The source's text as the translation read it (the file is not opened a second time)."""
+    from .io import read_text
+
+    if given is not None:
+        return given
+    known = result.source_texts.get(path)
+    return known if known is not None else read_text(path)
 
 
 def formatting_notes(target: dict[str, object]) -> list[str]:

@@ -18,7 +18,7 @@ import re
 import shutil
 import stat
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 from .errors import OutputError
 
@@ -225,6 +225,17 @@ def copy_file(source: str, target: str) -> None:
     replace_file(target, data, like=source)
 
 
+def _read_text(path: str) -> str | None:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return fh.read(MAX_SIDE)
+    except OSError:
+        return None
+
+
+MAX_SIDE = 1 << 24  # a side file or output larger than this is no file neoconv wrote
+
+
 def _existing_mode(target: Path) -> int | None:
     try:
         return target.stat().st_mode & 0o7777
@@ -232,22 +243,14 @@ def _existing_mode(target: Path) -> int | None:
         return None
 
 
-def foreign_side_file(side: str, text: str, output: str) -> str:
+def foreign_side_file(side: str, text: str, output: str, read: Callable[[str], str | None] | None = None) -> str:
     """Why writing the side file `side` (VeOmni's OUT_STEM.config.json) beside `output` would
     clobber a file neoconv did not write there, or "": it is new, byte-identical, or named by the
-    neoconv output it sits beside (a re-run)."""
-    try:
-        with open(side, "rb") as fh:
-            existing = fh.read(len(text.encode("utf-8")) + 1)
-    except OSError:
-        return ""  # absent; any other problem is for the write to report
-    if existing == text.encode("utf-8"):
-        return ""
-    try:
-        with open(output, encoding="utf-8", errors="replace") as fh:
-            head = fh.read(1 << 16)
-    except OSError:
-        head = ""
+    neoconv output it sits beside (a re-run). `read`: how to read a file there (a Confined tree's)."""
+    existing = (read or _read_text)(side)
+    if existing is None or existing == text:
+        return ""  # absent (any other problem is for the write to report), or the same
+    head = (read or _read_text)(output) or ""
     if "written by neoconv" in head.partition("\n")[0] and f"config_path: {os.path.basename(side)}" in head:
         return ""
     return f"{side} exists and was not written by neoconv beside {output}: move it, or choose another output name"

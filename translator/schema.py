@@ -84,7 +84,9 @@ class SchemaIndex:
             head = ".".join(parts[:i])
             if head in self._nodes:
                 if not self._nodes[head].get("properties"):
-                    return True
+                    # an open block holds any key; a scalar key (a boolean, a number) holds none
+                    types = self.types_of(head)
+                    return not types or "object" in types
                 break
         return self._history is not None and self._history_key(leaf) is not None
 
@@ -126,14 +128,19 @@ class SchemaIndex:
     def node(self, key: str) -> dict[str, Any] | None:
         return self._nodes.get(key)
 
-    def coerce(self, key: str, value: Any) -> tuple[Any, str]:
-        """Light type check of a raw value: YAML 1.1 float strings become numbers, with a note."""
-        if value is None:
-            return value, ""
+    def types_of(self, key: str) -> frozenset[str]:
+        """The JSON types the schema gives a key (none: it says nothing)."""
         types = self._types.get(key)
         if types is None:
             node = self._nodes.get(key)
             types = self._types[key] = _types_of(node, self.schema.get("$defs")) if node is not None else frozenset()
+        return types
+
+    def coerce(self, key: str, value: Any) -> tuple[Any, str]:
+        """Light type check of a raw value: YAML 1.1 float strings become numbers, with a note."""
+        if value is None:
+            return value, ""
+        types = self.types_of(key)
         if not types:
             return value, ""
         actual = _JSON_TYPES.get(type(value), "unknown")

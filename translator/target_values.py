@@ -39,6 +39,8 @@ def check_target_values(dst: str, layout: str | None, values: Mapping[str, Any])
             raise UsageError(f"{label}: not a {spec.title} key{where}{hint}")
         if value is None:
             raise UsageError(f"{label}: give a value")
+        if isinstance(value, dict) and "object" not in schema.types_of(key):
+            raise UsageError(f"{label}: a value here is one value, not a block of keys (give each key with its own --set)")
         try:
             checked[key], _ = schema.coerce(key, value)
         except ValueError as exc:

@@ -181,6 +181,7 @@ def _build(
             value = event.value if event.tag is None and not event.implicit[0] else _scalar(parser, event)
             size = 1
             if event.anchor:
+                _fresh(event, anchors, open_anchors)
                 anchors[event.anchor] = (value, 1)
         elif kind is MappingStartEvent or kind is SequenceStartEvent:
             if len(frames) >= MAX_DEPTH:
@@ -195,6 +196,7 @@ def _build(
                     path = frames[-1].path + (frames[-1].key_text,)
             frames.append(_Frame(is_map, event.anchor, settings and not frames, path, settings, event.end_mark.index))
             if event.anchor:
+                _fresh(event, anchors, open_anchors)
                 open_anchors.add(event.anchor)
             continue
         elif kind is MappingEndEvent or kind is SequenceEndEvent:
@@ -246,6 +248,13 @@ def _build(
             parent.key = _NO_VALUE
 
 
+def _fresh(event: Any, anchors: dict[str, Any], open_anchors: set[str]) -> None:
+    """An anchor is defined once: PyYAML refuses a second `&name`, other readers take the later one."""
+    if event.anchor in anchors or event.anchor in open_anchors:
+        raise InputError(f"anchor &{event.anchor} is defined twice; rename one (YAML readers differ on which an alias means)",
+                         line=_line(event))  # fmt: skip
+
+
 def _key(
     frames: list[_Frame], event: Any, value: Any, key_lines: dict[tuple[str, ...], int] | None,
     duplicates: list[Duplicate] | None,
@@ -274,7 +283,7 @@ def _tag_of(event: ScalarEvent) -> str:
     tag = event.tag
     if tag is not None and tag != "!":
         return tag  # type: ignore[no-any-return]
-    if tag is None and event.implicit[0]:
+    if event.implicit[0]:  # no tag, or the non-specific `! 64`: resolved as yaml.safe_load resolves it (64)
         value = event.value
         known = _RESOLVED.get(value)
         if known is not None:
@@ -309,8 +318,9 @@ def _scalar(parser: Any, event: ScalarEvent) -> Any:
         if tag == _FLOAT and _PLAIN_FLOAT.match(value):
             return float(value)
         return construct(parser, yaml.ScalarNode(tag, value, None, None, event.style))  # marks: only for errors
-    except (ValueError, OverflowError, KeyError) as exc:  # 5000 digits; `!!bool maybe` (PyYAML: KeyError)
-        why = "not a YAML boolean" if isinstance(exc, KeyError) else str(exc).split(";")[0]  # not Python's advice
+    except (ValueError, OverflowError, KeyError, IndexError) as exc:  # 5000 digits; `!!bool maybe`; `!!float` alone
+        why = ("not a YAML boolean" if isinstance(exc, KeyError) else "no value" if not value.strip()
+               else str(exc).split(";")[0])  # fmt: skip (not Python's advice)
         raise InputError(
             f"cannot read {_short(value)} as {tag.replace(TAG, '')}: {why}; quote it to keep it as text",
             line=_line(event),

@@ -46,6 +46,8 @@ class BatchOptions:
     prune: bool = False  # remove the outputs of sources that are gone (record.py says which)
     plain: bool = False  # a same-format migration writes the plain layout, not the source's formatting
     skip_unsupported: bool = False  # a model family the target cannot hold: skipped, not failed
+    out_root: str = ""  # the folder outputs go into (OUT_DIR, or SRC_DIR with --in-place): nothing is written outside it
+    src_root: str = ""  # SRC_DIR: sources are read only inside it, never through a link
 
 
 @dataclass
@@ -76,15 +78,20 @@ class FileResult:
 
 def _clean_stale_temps(out_dir: Path) -> None:
     """Remove the temp files of an earlier neoconv run that was killed (kill -9) before it could:
-    only neoconv's own names, and only those of processes that are gone."""
+    only neoconv's own names, only those of processes that are gone, never through a link."""
+    from ..confined import Confined
     from ..outputs import stale_temp
 
     if not out_dir.is_dir():
         return
-    for folder, _, files in os.walk(out_dir):
+    tree = Confined(out_dir)
+    for folder, _, files in os.walk(out_dir):  # symlinked folders are not descended
         for name in files:
             if name.startswith(".") and stale_temp(name):
-                Path(folder, name).unlink(missing_ok=True)
+                try:
+                    tree.remove(os.path.join(folder, name))
+                except NeoconvError:
+                    pass
 
 
 def _usage(opts: BatchOptions) -> None:
@@ -188,10 +195,14 @@ def run_batch(
     if opts.diff and not opts.check:
         raise UsageError("--diff shows what --check finds: give both")
     root, target_root, inside_src = _roots(src_dir, out_dir, opts)
+    opts.out_root, opts.src_root = str(target_root), str(root)
     _usage(opts)
     command = f"{opts.src}2{opts.dst}"
     earlier = record.previous(target_root, command)
     plan, claimed = _plan(root, str(target_root), opts, inside_src, record.own_outputs(earlier) if opts.in_place else set())
+    work = sum(1 for item in plan if not isinstance(item, FileResult))
+    # never more workers than chunks of work or than the machine has cores (-j 100 over 40 files)
+    opts.jobs = max(1, min(opts.jobs, os.cpu_count() or 1, -(-work // _CHUNK)))
     if not opts.check:
         if not opts.in_place:
             target_root.mkdir(parents=True, exist_ok=True)

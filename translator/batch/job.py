@@ -30,9 +30,12 @@ def run_job(opts: BatchOptions, args: Job) -> FileResult:
     """Translate one file (must not raise: one bad file never stops a migration of thousands)."""
     from . import FileResult
 
+    from ..inputs import inputs_inside
+
     path_s, rel_s, out_s = args
     try:
-        return _job(opts, path_s, rel_s, out_s)
+        with inputs_inside(opts.src_root or os.path.dirname(path_s), opts.with_files):
+            return _job(opts, path_s, rel_s, out_s)
     except NeoconvError as exc:
         if opts.skip_unsupported and isinstance(exc, UnsupportedFamily):
             return FileResult(rel_s, "skipped", reason=exc.message)
@@ -44,7 +47,8 @@ def run_job(opts: BatchOptions, args: Job) -> FileResult:
 def _job(opts: BatchOptions, path_s: str, rel_s: str, out_s: str) -> FileResult:
     from ..api import translate
     from ..output_text import carries_comments, output_text, preservable
-    from ..outputs import copy_file, foreign_side_file, replace_file
+    from ..confined import Confined
+    from ..outputs import foreign_side_file
     from . import FileResult
 
     rel_out = output_path(rel_s, opts.src, opts.dst)  # the summary names outputs relative to OUT_DIR
@@ -72,8 +76,9 @@ def _job(opts: BatchOptions, path_s: str, rel_s: str, out_s: str) -> FileResult:
     files = {out_s: text, **{os.path.join(folder, name): side for name, side in result.side_files.items()}}
     names = {p: posix_join(os.path.dirname(rel_out), os.path.basename(p)) for p in files}  # as the summary names them
     rel_sides = [names[p] for p in files if p != out_s]
+    tree = Confined(opts.out_root)  # every read, write and removal stays inside the tree, links never followed
     if opts.check or opts.in_place:  # only these compare with what is there (a plain run just writes)
-        before = {p: _read_or_none(p) for p in files}
+        before = {p: tree.read(p) for p in files}
         changed = [p for p, t in files.items() if before[p] != t]
     else:
         before, changed = {}, list(files)
@@ -84,15 +89,14 @@ def _job(opts: BatchOptions, path_s: str, rel_s: str, out_s: str) -> FileResult:
     if not changed:  # --in-place and nothing changes: nothing to write, nothing to back up
         return FileResult(rel_s, "unchanged", rel_out, counts, error=strict, side_files=rel_sides)
     for target, content in files.items():
-        clash = foreign_side_file(target, content, out_s) if target != out_s else ""
+        clash = foreign_side_file(target, content, out_s, tree.read) if target != out_s else ""
         if clash:
             return FileResult(rel_s, "failed", error=clash)
-    if not os.path.isdir(folder):
-        os.makedirs(folder, exist_ok=True)
     for target in changed:
         if opts.in_place and opts.backup and before.get(target) is not None:
-            copy_file(target, target + ".bak")  # the bytes as they were (CRLF, BOM, comments kept)
-        replace_file(target, files[target])
+            # the bytes as they were (CRLF, BOM, comments kept), with the file's permissions and times
+            tree.replace(target + ".bak", tree.read_bytes(target) or b"", times_of=target)
+        tree.replace(target, files[target])
     return FileResult(rel_s, "translated", rel_out, counts, error=strict, side_files=rel_sides)
 
 
@@ -119,14 +123,6 @@ def _read_source(path: str, opts: BatchOptions) -> Any:
     try:
         return load(path, opts.src, layout=options.get("source_layout"), model_config=options.get("model_config"))
     except WrongFormat:
-        return None
-
-
-def _read_or_none(path: str) -> str | None:
-    try:
-        with open(path, encoding="utf-8", newline="") as fh:
-            return fh.read()
-    except (OSError, UnicodeDecodeError):
         return None
 
 

@@ -17,6 +17,8 @@ import stat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
 
+from ..errors import NeoconvError
+from ..confined import Confined
 from .summary import SUMMARY_NAME
 
 if TYPE_CHECKING:
@@ -25,9 +27,10 @@ if TYPE_CHECKING:
 
 def previous(target_root: Path, command: str) -> list[dict[str, Any]]:
     """The file entries of the previous run's summary, if it was of this command (else none)."""
+    text = Confined(target_root).read(target_root / SUMMARY_NAME) if target_root.is_dir() else None
     try:
-        data = json.loads((target_root / SUMMARY_NAME).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = json.loads(text) if text is not None else None  # a link or a FIFO there is no summary of ours
+    except ValueError:
         return []
     if not isinstance(data, dict) or data.get("command") != command or not isinstance(data.get("files"), list):
         return []
@@ -62,9 +65,9 @@ def orphans(root: Path, target_root: Path, entries: list[dict[str, Any]], claime
             found.append(FileResult(source, "orphaned", name, reason="its source is gone: --prune removes it"))
             continue
         try:
-            path.unlink()
-        except OSError as exc:
-            found.append(FileResult(source, "failed", name, error=f"cannot remove {name}: {exc.strerror or exc}"))
+            Confined(target_root).remove(path)  # never through a symlinked folder inside the tree
+        except NeoconvError as exc:
+            found.append(FileResult(source, "failed", name, error=f"cannot remove {name}: {exc.message}"))
             continue
         found.append(FileResult(source, "removed", name, reason="its source is gone"))
     return found

@@ -103,7 +103,7 @@ def _linked(path: str, rel: str, real_top: str, in_place: bool) -> Found:
         return Found(path, rel, "skipped", f"a symlink to something that is not a regular file ({_kind(real)}): not read")
     if in_place:
         return Found(path, rel, "skipped", LINK_IN_PLACE)
-    return Found(path, rel)
+    return Found(path, rel)  # read as the file it points to inside the tree (io.inputs_inside)
 
 
 def _kind(path: str) -> str:

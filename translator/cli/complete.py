@@ -54,7 +54,7 @@ def pair(ctx: Context, param: Parameter, incomplete: str) -> list[CompletionItem
 def layouts(ctx: Context, param: Parameter, incomplete: str) -> list[CompletionItem]:
     """--layout of batch and convert: the target's layouts once the target is known."""
     # while completing an option's value, click has not yet given the arguments their names
-    pair_: str = ctx.params.get("pair") or next((a for a in ctx.args if "2" in a), "")
+    pair_ = str(ctx.params.get("pair") or next((a for a in ctx.args if "2" in a), ""))
     dst = ctx.params.get("dst") or pair_.partition("2")[2]
     specs = [FORMATS[dst]] if dst in FORMATS else list(FORMATS.values())
     names = sorted({layout for spec in specs for layout in spec.layouts})

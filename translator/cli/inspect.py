@@ -29,11 +29,11 @@ def formats() -> Outcome:
 def diff(a: str, b: str, opts: dict[str, Any]) -> Outcome:
     from ..api import read_ir
     from ..detect import detect_file
-    from ..diff import annotate, diff_ir
+    from ..diff import annotate, check_report, diff_ir
     from ..io import parse_json, read_text
 
     report_path = opts["report_path"]
-    report = parse_json(read_text(report_path), report_path) if report_path else None
+    report = check_report(parse_json(read_text(report_path), report_path), report_path) if report_path else None
     left = read_ir([a], opts["fmt_a"] or detect_file(a), world_size=opts["world_size"])
     right = read_ir([b], opts["fmt_b"] or detect_file(b), world_size=opts["world_size"])
     result = diff_ir(left, right, rtol=opts["rtol"])

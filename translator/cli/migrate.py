@@ -45,9 +45,14 @@ def run(files: tuple[str, ...], opts: dict[str, Any]) -> Outcome:
             if not opts["quiet"]:
                 click.echo(f"would migrate {one_line(path)} ({_counts(report)})", err=True)
             continue
-        _write(path, new, opts["backup"])
+        try:
+            through = _write(path, new, opts["backup"])
+        except NeoconvError as exc:
+            click.echo(f"failed   {one_line(str(exc) if path in str(exc) else f'{path}: {exc}')}", err=True)
+            failed += 1
+            continue
         if not opts["quiet"]:
-            click.echo(f"migrated {one_line(path)} ({_counts(report)})", err=True)
+            click.echo(f"migrated {one_line(path)}{through} ({_counts(report)})", err=True)
     return Outcome(changed=changed, failed=failed)
 
 
@@ -74,22 +79,43 @@ def format_of(path: str, wanted: str | None) -> str | None:
 def _migrate(path: str, fmt: str, opts: dict[str, Any]) -> tuple[str, str, Any]:
     from ..api import translate
     from ..arguments import split_set
-    from ..io import read_text
+    from ..inputs import read_text, starts_with_bom
     from ..output_text import output_text
 
     set_values, target_values = split_set(opts["set_values"], fmt)
     result = translate(path, fmt, fmt, layout=opts["layout"], target_version=opts["target_version"],
                        set_values=set_values, target_values=target_values, verify=not opts["no_verify"])  # fmt: skip
     old = read_text(path)
-    return old, output_text(result, path, plain=opts["plain"], source_text=old), result.report
+    new = output_text(result, path, plain=opts["plain"], source_text=old)
+    if starts_with_bom(path):  # read_text drops it; the file keeps it
+        old, new = "\ufeff" + old, "\ufeff" + new
+    return old, new, result.report
 
 
-def _write(path: str, text: str, backup: bool) -> None:
-    from ..outputs import copy_file, replace_file
+def _write(path: str, text: str, backup: bool) -> str:
+    """Rewrite `path` in place (never through a symlinked folder). A FILE that is a symbolic link is
+    not replaced by a regular file: the file it points to is rewritten, when that file lies inside
+    the folder migrate runs in (the repository a hook sees), and the message says so; a link that
+    points elsewhere is refused. Returns what to add to the message."""
+    import os
 
+    from ..errors import OutputError
+    from ..confined import Confined
+
+    target, through = path, ""
+    if os.path.islink(path):
+        target, here = os.path.realpath(path), os.path.realpath(os.getcwd())
+        if os.path.commonpath([target, here]) != here:
+            raise OutputError(f"is a symbolic link to {target}, outside {here}: not rewritten (migrate that file itself)",
+                              file=path)  # fmt: skip
+        through = f" (the file its link points to, {os.path.relpath(target)})"
+    tree = Confined(os.path.dirname(os.path.abspath(target)))
     if backup:
-        copy_file(path, path + ".bak")
-    replace_file(path, text)
+        data = tree.read_bytes(target)
+        if data is not None:
+            tree.replace(target + ".bak", data, times_of=target)
+    tree.replace(target, text)
+    return through
 
 
 def _counts(report: Any) -> str:
@@ -108,8 +134,10 @@ def _other_yaml(text: str) -> bool:
     A config neoconv refuses for its own reasons (a duplicate key) is not this: its error is shown."""
     import yaml
 
+    from ..preserve.yamlsource import safe_load
+
     try:
-        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        data = safe_load(text)
     except yaml.YAMLError:
         return False
     return not isinstance(data, dict) or not all(isinstance(k, str) for k in data)

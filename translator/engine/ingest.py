@@ -97,6 +97,16 @@ class _Reading:
             return None, []
         node: Any = self.source.tree
         for part in key.split("."):
+            if not isinstance(node, dict) or part not in node:
+                # written as dotted keys (`seq_length.x: 1`), not as a nested block: its leaves make the block
+                block: dict[str, Any] = {}
+                for leaf in owned:
+                    *heads, last = leaf[len(key) + 1 :].split(".")
+                    place = block
+                    for head in heads:
+                        place = place.setdefault(head, {})
+                    place[last] = self.leaves[leaf]
+                return block, owned
             node = node[part]
         return node, owned
 

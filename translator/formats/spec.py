@@ -13,6 +13,8 @@ import importlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Union
 
+from ..errors import printable
+
 if TYPE_CHECKING:  # kept out of start-up: `neoconv --help` imports every FormatSpec
     from ..report import Status
     from ..source import Source
@@ -175,7 +177,13 @@ class Writer:
         raise NotImplementedError
 
     def dump(self, result: WriteResult) -> str:
-        return "".join(line + "\n" for line in result.header) + self.serialise(result.document)
+        return self.header_text(result) + self.serialise(result.document)
+
+    @staticmethod
+    def header_text(result: WriteResult) -> str:
+        """The header's comment lines: a line says file names and values, and stays one comment line
+        whatever they hold (a newline in a file name must not start a line of settings)."""
+        return "".join(printable(line) + "\n" for line in result.header)
 
     # why the target layout has no place for a leaf of the same format's view (None: it has one)
     unplaceable: Callable[[str, str | None, str | None], str | None] | None = None

@@ -93,15 +93,18 @@ _DATE = re.compile(r"[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}")
 
 
 def _safe_load(text: str) -> Any:
-    """What yaml.safe_load reads from `text` (_BROKEN for an error). neoconv's one-pass reader is
-    faster and agrees with safe_load but for dates (it keeps them as text) and what it refuses."""
+    """What yaml.safe_load reads from `text` (_BROKEN for an error; a date it cannot build stays
+    text). neoconv's one-pass reader is faster and agrees with safe_load but for dates (it keeps
+    them as text) and what it refuses (a repeated key)."""
+    from .yamlsource import safe_load
+
     if not _DATE.search(text):
         try:
             return yamlread.load(text)
         except (NeoconvError, yaml.YAMLError):
             pass
     try:
-        return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        return safe_load(text)
     except yaml.YAMLError:
         return _BROKEN
 

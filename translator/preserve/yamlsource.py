@@ -36,7 +36,23 @@ except ImportError:  # PyYAML without libyaml: the pure-Python reader, scanner a
             yaml.parser.Parser.__init__(self)
 
 MERGE = "tag:yaml.org,2002:merge"
-_FastLoader: Any = getattr(yaml, "CSafeLoader", None)
+
+
+class _DatesAsText(SafeConstructor):
+    """yaml.safe_load's values, but a date YAML cannot build (`2024-13-45`) stays text: edited, not refused."""
+
+    def construct_yaml_timestamp(self, node: Any) -> Any:  # type: ignore[override]
+        try:
+            return SafeConstructor.construct_yaml_timestamp(self, node)
+        except ValueError:
+            return self.construct_scalar(node)
+
+
+_DatesAsText.add_constructor("tag:yaml.org,2002:timestamp", _DatesAsText.construct_yaml_timestamp)  # type: ignore[type-var]
+_FastLoader: Any = None  # libyaml's composer, where PyYAML has it
+if hasattr(yaml, "CSafeLoader"):
+    _FastLoader = type("_FastLoader", (yaml.CSafeLoader,), {})
+    _FastLoader.add_constructor("tag:yaml.org,2002:timestamp", _DatesAsText.construct_yaml_timestamp)
 _ALIAS = re.compile(r"(?:^|[\s\[{,])\*[^\s,\[\]{}]", re.M)  # what could be an alias (`*name`); comments too
 
 
@@ -72,13 +88,13 @@ class YamlSource:
     dash: int  # how far the file indents a list's dashes from its key (0: `key:\n- a`)
 
 
-class _Loader(Composer, _Parser, SafeConstructor, Resolver):  # type: ignore[misc, valid-type]
+class _Loader(Composer, _Parser, _DatesAsText, Resolver):  # type: ignore[misc, valid-type]
     """The C parser's events, composed here so that an alias use keeps its own position."""
 
     def __init__(self, text: str) -> None:
         _Parser.__init__(self, text)
         Composer.__init__(self)
-        SafeConstructor.__init__(self)
+        _DatesAsText.__init__(self)
         Resolver.__init__(self)
         self.used_alias = False
 
@@ -92,6 +108,13 @@ class _Loader(Composer, _Parser, SafeConstructor, Resolver):  # type: ignore[mis
             self.used_alias = True
             return use
         return Composer.compose_node(self, parent, index)
+
+
+def safe_load(text: str) -> Any:
+    """What yaml.safe_load reads from `text` (yaml.YAMLError if it is not YAML), but a date YAML
+    cannot build stays text."""
+    loader: Any = _FastLoader if _FastLoader is not None else _Loader
+    return yaml.load(text, Loader=loader)  # noqa: S506 (a safe constructor)
 
 
 def parse(text: str) -> YamlSource:

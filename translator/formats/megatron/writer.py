@@ -91,7 +91,7 @@ class MegatronWriter(Writer):
 
     def dump(self, result: WriteResult) -> str:
         shell = result.shell if isinstance(result, MegatronWriteResult) else {}
-        return "".join(line + "\n" for line in result.header) + self._lines(result.document, shell)
+        return self.header_text(result) + self._lines(result.document, shell)
 
     @staticmethod
     def _lines(document: dict[str, Any], shell: dict[str, list[str]]) -> str:
