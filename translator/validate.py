@@ -142,7 +142,7 @@ def _validate(
         at = ".".join(map(str, error.absolute_path))
         if error.validator == "additionalProperties" and isinstance(error.instance, dict):
             listed = error.schema.get("properties", {})
-            unknown.update(_written(raw, f"{at}.{k}" if at else k) for k in error.instance if k not in listed)
+            unknown.update(as_written(f"{at}.{k}" if at else k) for k in error.instance if k not in listed)
             continue
         if at not in source.unresolved:  # HF Trainer's "auto": a value only known at run time, as the reader takes it
             add(_written(raw, at) if at else None, error.message + _hint(error.instance))
@@ -170,24 +170,24 @@ def _validate(
         elif key not in problems and not any(k.startswith(key + ".") for k in unknown):
             add(key, f"not a {table.title} parameter")  # a block the schema does not know: its leaves say more
     if keys_of is not None and version:  # the histories say what a release's code reads; only asked for
-        unread = {leaf: name for leaf in flatten(spelled) if (name := _unread(keys_of, (leaf,), release)) is not None}
+        # each leaf as the file writes it (Source.aliases: VeOmni's flat and scoped paths): how the history names keys
+        written = {spec.spell(source.aliases.get(leaf, leaf)): leaf for leaf in flatten(spelled)}
+        unread = {key: name for key in written if (name := _unread(keys_of, key, release)) is not None}
         converted = spec.load_reader().release_keys
         if unread and converted is not None:  # read where the release's loader converts them to, if it does
-            for leaf, key in converted(spelled, release, list(unread)).items():
-                unread[leaf] = _unread(keys_of, (key, leaf), release)
-        for leaf, name in unread.items():
+            for key, there in converted(spelled, release, list(unread)).items():
+                if keys_of.reads_within(there, release, exact=True):
+                    del unread[key]
+        for key, name in unread.items():
             if name is not None:
-                add(_written(raw, leaf), keys_of.why_not(name, release))
+                add(as_written(written[key]), keys_of.why_not(name, release))
     ordered = sorted(problems.values(), key=lambda p: (p.line or 0, p.key or ""))
     return Validation(path, fmt, source.layout, release, ordered)
 
 
-def _unread(keys_of: Any, names: tuple[str, ...], release: str) -> str | None:
-    """The first of a leaf's names (where the release's loader reads it, then as written) that the
-    history knows, when the release reads none of them that it knows; None when it reads one, or
-    the history knows none."""
-    known = [(name, read) for name in names if (read := keys_of.reads_within(name, release)) is not None]
-    return known[0][0] if known and not any(read for _, read in known) else None
+def _unread(keys_of: Any, key: str, release: str) -> str | None:
+    """The name the history knows `key` by (itself, or the block around it), when `release` does not read it."""
+    return keys_of.record(key) if keys_of.reads_within(key, release) is False else None
 
 
 def _read_somewhere(keys_of: Any, key: str, spelled: str, release: str) -> bool:
@@ -241,7 +241,7 @@ def _raw_tree(source: Any, path: str, text: str, spec: Any, document: dict[str, 
     legacy one), for the schema of the layout it is written in; `document`: the file as written, parsed."""
     from .io import parse_json, parse_yaml, plain_copy
 
-    if source.aliases == {} and source.layout in (None, spec.default_layout):
+    if schema_name(spec.name, source.layout) == spec.name:  # the format's schema names the reader's view (HF's hf.*)
         return dict(source.tree)
     if document is not None:
         return dict(plain_copy(dict(document)))
