@@ -387,7 +387,6 @@ def _verify(
     from .validity import check_valid
     from .verify import read_back, readback_failed, verify
 
-    back = None
     try:
         back = read_back(document, dst, layout, version, ingested, model_config)
     except NeoconvError as exc:
@@ -396,4 +395,4 @@ def _verify(
     else:
         report.target["verified"] = True
         report.target["added_by_verification"] = verify(report, ingested, back)
-    report.target["valid"] = check_valid(report, document, dst, version, side_files, model_config, back)
+    report.target["valid"] = check_valid(report, document, dst, version, side_files, model_config)

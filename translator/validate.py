@@ -88,11 +88,10 @@ def validate_file(
 
 def validate_document(
     document: dict[str, Any], fmt: str, *, version: str | None = None, model_config: dict[str, Any] | None = None,
-    name: str = "<output>", read: Any = None,
+    name: str = "<output>",
 ) -> Validation:  # fmt: skip
     """`neoconv validate` of a document in memory (a translation's output, before it is written): the
-    same checks as of a file holding it, the document itself being the file as written. `read`: the
-    document already read into the canonical IR (a translation's read-back), for the relations."""
+    same checks as of a file holding it, the document itself being the file as written."""
     from .io import plain_copy
     from .registry import get_format
 
@@ -100,14 +99,11 @@ def validate_document(
     copy = plain_copy(dict(document))  # the checks re-read without refused keys: never the caller's document
     given = plain_copy(dict(model_config)) if model_config is not None else None
     source = reader.from_tree(copy, name=name, model_config=given) if given is not None else reader.from_tree(copy, name=name)
-    return _validate(source, name, fmt, version, "", _raw_tree(source, name, "", get_format(fmt), document), read)
+    return _validate(source, name, fmt, version, "", _raw_tree(source, name, "", get_format(fmt), document))
 
 
-def _validate(
-    source: Any, path: str, fmt: str, version: str | None, text: str, raw: dict[str, Any], read: Any = None
-) -> Validation:  # fmt: skip
-    """Every problem of one source as read (`raw`: the file as written, for the schema of its layout;
-    `read`: the source already in the canonical IR, whose relations are checked)."""
+def _validate(source: Any, path: str, fmt: str, version: str | None, text: str, raw: dict[str, Any]) -> Validation:
+    """Every problem of one source as read (`raw`: the file as written, for the schema of its layout)."""
     from .history import history
     from .mapping import load_table
     from .registry import get_format
@@ -146,8 +142,8 @@ def _validate(
             continue
         if at not in source.unresolved:  # HF Trainer's "auto": a value only known at run time, as the reader takes it
             add(_written(raw, at) if at else None, error.message + _hint(error.instance))
-    ingested = read
-    for _ in range(_RETRIES if read is None else 0):
+    ingested = None
+    for _ in range(_RETRIES):
         try:
             ingested = _read(source, fmt, table_version)
             break
@@ -204,11 +200,19 @@ _FLOAT_TEXT = re.compile(r"^[-+]?[0-9]+[eE][-+]?[0-9]+$")
 def _repeats(source: Any, table: Any, keys_of: Any, release: str) -> list[tuple[str, int | None]]:
     """Keys given twice: refused by the release's loader (Model Zoo 2.5+), else the reader's warnings
     (two values: the file says one thing and runs another)."""
-    refused = table.releases.repeats_refused
-    if refused and source.repeated and keys_of is not None and keys_of.position.get(release, -1) >= keys_of.position[refused[0]]:
-        return [(f"{'.'.join(dup.path)} given twice (lines {dup.first_line} and {dup.line}): {table.title} {refused[0]} "
-                 f"and later refuse that ({refused[1]}): keep one", dup.line) for _, dup in source.repeated]  # fmt: skip
+    refused = refused_repeats([dup for _, dup in source.repeated], table, keys_of, release)
+    if refused:
+        return [(message, line) for _, message, line in refused]
     return [(warning, None) for warning in source.warnings]
+
+
+def refused_repeats(duplicates: list[Any], table: Any, keys_of: Any, release: str) -> list[tuple[str, str, int]]:
+    """(key, problem, line) for each key given twice, when the release's loader refuses that."""
+    refused = table.releases.repeats_refused
+    if not (refused and duplicates and keys_of is not None) or keys_of.position.get(release, -1) < keys_of.position[refused[0]]:
+        return []
+    return [(".".join(dup.path), f"{'.'.join(dup.path)} given twice (lines {dup.first_line} and {dup.line}): {table.title} "
+             f"{refused[0]} and later refuse that ({refused[1]}): keep one", dup.line) for dup in duplicates]  # fmt: skip
 
 
 def _hint(value: Any) -> str:

@@ -20,16 +20,15 @@ CLAIMS_VALID = frozenset({Status.EXACT, Status.CONVERTED, Status.DEFAULTED})
 
 def check_valid(
     report: Report, document: Mapping[str, Any], fmt: str, version: str, side_files: Mapping[str, str],
-    model_config: Mapping[str, Any] | None, read: Any = None,
+    model_config: Mapping[str, Any] | None,
 ) -> bool:  # fmt: skip
     """Validate the written document (and the model config beside it) at `version` and say every
-    problem in the report; returns whether the target release accepts the output. `read`: the
-    read-back's reading of it (validate reads it itself when there is none)."""
+    problem in the report; returns whether the target release accepts the output."""
     from .validate import validate_document
 
     name = next((n for n in side_files if n.endswith("config.json")), "config.json")
     try:
-        found = validate_document(dict(document), fmt, version=version, name="<output>", read=read,
+        found = validate_document(dict(document), fmt, version=version, name="<output>",
                                   model_config=dict(model_config) if model_config is not None else None)  # fmt: skip
     except NeoconvError as exc:  # the output cannot be read as a config of the target at all
         report.entries.append(said(None, None, Status.LOSSY, (_refused(fmt, version, {"": exc.message}),)))
@@ -37,6 +36,29 @@ def check_valid(
     problems = [(_side_key(p.key, name), p.message) for p in found.problems]
     apply_problems(report, problems, fmt, found.release)
     return not problems
+
+
+def check_text(report: Report, text: str, fmt: str) -> None:
+    """What the written text adds to the document's validity: a key given twice (a same-format
+    migration keeps the source's text, repeats and all), which some releases' loaders refuse."""
+    from .history import history
+    from .io import parse_yaml
+    from .mapping import load_table
+    from .validate import refused_repeats
+
+    table = load_table(fmt)
+    if not table.releases.repeats_refused:
+        return
+    duplicates: list[Any] = []
+    try:
+        parse_yaml(text, "<output>", duplicates=duplicates)
+    except NeoconvError:
+        return  # the document was checked; its text is the source's, which was read
+    release = str(report.target.get("version") or "")
+    problems = [(key, message) for key, message, _ in refused_repeats(duplicates, table, history(fmt), release)]
+    if problems:
+        apply_problems(report, problems, fmt, release)
+        report.target["valid"] = False
 
 
 def _side_key(key: str | None, name: str) -> str | None:
