@@ -247,3 +247,72 @@ def test_validate_reads_a_legacy_optimizer_as_model_zoo_converts_it(tmp_path: Pa
 
     in_memory = {p.key for p in validate_document(yaml.safe_load(text), "cerebras", version="1.8").problems}
     assert in_memory == at_18
+
+
+# ---- the frameworks' own checks that no key's schema says (mappings: checks) -------------------
+
+
+def test_every_check_names_keys_of_its_format() -> None:
+    """A check's key and the keys of its condition are keys of the format's schema (a typo would make
+    the check a silent no-op)."""
+    from neoconv.mapping import load_table
+    from neoconv.schema import load_schema
+
+    def known(schema: dict[str, Any], key: str) -> bool:
+        node: Any = schema
+        for part in key.split("."):
+            node = (node.get("properties") or {}).get(part) if isinstance(node, dict) else None
+        return isinstance(node, dict)
+
+    checked = 0
+    for fmt in FORMATS:
+        table = load_table(fmt)
+        for check in table.checks:
+            for key in (check.key, *check.when):
+                assert known(load_schema(fmt), key), f"{fmt}: checks: {key} is not a key of schemas/{fmt}.schema.json"
+            checked += 1
+    assert checked >= 4
+
+
+def _validated(tmp_path: Path, name: str, text: str, fmt: str, version: str | None = None) -> dict[str | None, str]:
+    path = tmp_path / name
+    path.write_text(text)
+    return {p.key: p.message for p in validate_file(str(path), fmt, version=version).problems}
+
+
+def test_deepspeed_refuses_a_fractional_loss_scale_floor_from_its_pydantic_release(tmp_path: Path) -> None:
+    text = '{"train_batch_size": 32, "fp16": {"enabled": true, "loss_scale": 0, "min_loss_scale": 1e-10}}'
+    assert "fp16.min_loss_scale" in _validated(tmp_path, "ds.json", text, "deepspeed", "0.19.5")
+    assert "fp16.min_loss_scale" in _validated(tmp_path, "ds.json", text, "deepspeed", "0.17.1")
+    assert "fp16.min_loss_scale" not in _validated(tmp_path, "ds.json", text, "deepspeed", "0.16.9")  # get_scalar_param
+
+
+def test_deepspeed_refuses_a_zero_floor_only_with_dynamic_loss_scaling(tmp_path: Path) -> None:
+    dynamic = '{"train_batch_size": 32, "fp16": {"enabled": true, "min_loss_scale": 0}}'  # loss_scale defaults to 0
+    assert "fp16.min_loss_scale" in _validated(tmp_path, "a.json", dynamic, "deepspeed", "0.19.3")
+    assert "fp16.min_loss_scale" not in _validated(tmp_path, "a.json", dynamic, "deepspeed", "0.19.2")  # before #8050
+    static = '{"train_batch_size": 32, "fp16": {"enabled": true, "loss_scale": 128, "min_loss_scale": 0}}'
+    assert "fp16.min_loss_scale" not in _validated(tmp_path, "b.json", static, "deepspeed", "0.19.5")
+    off = '{"train_batch_size": 32, "fp16": {"min_loss_scale": 0}}'  # fp16.enabled defaults to false
+    assert "fp16.min_loss_scale" not in _validated(tmp_path, "c.json", off, "deepspeed", "0.19.5")
+
+
+def test_megatron_refuses_its_fsdps_with_an_emerging_optimizer(tmp_path: Path) -> None:
+    base = "--num-layers 2\n--hidden-size 64\n--num-attention-heads 4\n"
+    said = _validated(tmp_path, "a.args", base + "--optimizer muon\n--use-megatron-fsdp\n", "megatron")
+    assert set(said) == {"--use-megatron-fsdp"}
+    assert set(_validated(tmp_path, "b.args", base + "--optimizer muon\n--use-torch-fsdp2\n", "megatron")) == {"--use-torch-fsdp2"}
+    assert _validated(tmp_path, "c.args", base + "--optimizer adam\n--use-megatron-fsdp\n", "megatron") == {}
+    assert _validated(tmp_path, "d.args", base + "--optimizer muon\n--use-distributed-optimizer\n", "megatron") == {}
+
+
+def test_a_neox_loss_scale_floor_deepspeed_refuses_is_not_carried_as_exact(tmp_path: Path) -> None:
+    """NeoX hands its fp16 block to DeepSpeed as it is; DeepSpeed 0.17.1+ refuses a fractional floor."""
+    path = tmp_path / "m.yml"
+    path.write_text(PYTHIA.read_text().replace('"min_loss_scale": 1}', '"min_loss_scale": 1e-10}'))
+    result = translate(path, "neox", "deepspeed", world_size=8)
+    entry = result.report.by_source()["fp16.min_loss_scale"]
+    assert entry.status not in CLAIMS
+    fp16 = result.config.get("fp16") or {}
+    if fp16.get("min_loss_scale") == 1e-10:  # written as the source says: the report says DeepSpeed refuses it
+        assert entry.kind == "refused_by_release" and result.report.target["valid"] is False

@@ -177,8 +177,32 @@ def _validate(source: Any, path: str, fmt: str, version: str | None, text: str, 
         for key, name in unread.items():
             if name is not None:
                 add(as_written(written[key]), keys_of.why_not(name, release))
+    if table.checks:  # what the framework's own config code refuses that no key's schema says (mappings: checks)
+        from .checks import broken_checks
+
+        def default(key: str, label: str) -> Any:
+            return _default_of(keys_of, fmt, key, label)
+
+        leaves = flatten(spelled)
+        for key, problem in broken_checks(table.checks, leaves, release, table.versions, default):
+            add(as_written(key), problem)
     ordered = sorted(problems.values(), key=lambda p: (p.line or 0, p.key or ""))
     return Validation(path, fmt, source.layout, release, ordered)
+
+
+def _default_of(keys_of: Any, fmt: str, key: str, release: str) -> Any:
+    """A key's value where the file leaves it out: its default at the release (the key history), else the
+    schema's; None when neither says."""
+    from .history import NO_DEFAULT
+
+    if keys_of is not None and release in keys_of.position:
+        found = keys_of.default_at(key, release)
+        if found is not NO_DEFAULT:
+            return found
+    node: Any = load_schema(fmt)
+    for part in key.split("."):
+        node = (node.get("properties") or {}).get(part) if isinstance(node, dict) else None
+    return node.get("default") if isinstance(node, dict) else None
 
 
 def _unread(keys_of: Any, key: str, release: str) -> str | None:
