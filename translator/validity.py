@@ -9,7 +9,7 @@ is said there (the file needs a value the user gives)."""
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from .errors import NeoconvError
 from .report import Entry, Message, Report, Status, said
@@ -72,9 +72,12 @@ def _side_key(key: str | None, name: str) -> str | None:
 def apply_problems(report: Report, problems: Iterable[tuple[str | None, str]], fmt: str, release: str) -> None:
     """Each (key as written, message) into the report: the entries writing that key (or a block around
     it, or a key inside it) stop claiming it works; a problem no entry speaks for gets its own entry."""
+    from .registry import get_format
+
+    spell = get_format(fmt).spell  # keys as the format spells them (NeoX: num-layers is num_layers)
     said_on: dict[int, dict[str, str]] = {}  # entry index -> its keys' problems
     for key, message in problems:
-        hits = [i for i, entry in enumerate(report.entries) if key is not None and _writes(entry, key)]
+        hits = [i for i, entry in enumerate(report.entries) if key is not None and _writes(entry, spell(key), spell)]
         if any(report.entries[i].status is Status.MISSING for i in hits):
             continue  # the report says the file needs a value there, and how to give it
         for i in hits:
@@ -95,9 +98,9 @@ def _leaf(entry: Entry) -> str | None:
     return None if entry.status is Status.DEFAULTED else entry.source_key
 
 
-def _writes(entry: Entry, key: str) -> bool:
+def _writes(entry: Entry, key: str, spell: Callable[[str], str]) -> bool:
     """The entry is about `key` in the output: the key itself, a block holding it, or a key inside it."""
-    return any(t == key or t.startswith(key + ".") or key.startswith(t + ".") for t in entry.targets)
+    return any((t := spell(target)) == key or t.startswith(key + ".") or key.startswith(t + ".") for target in entry.targets)
 
 
 def _refused(fmt: str, release: str, problems: Mapping[str, str]) -> Message:
