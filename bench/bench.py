@@ -38,11 +38,11 @@ sys.path.insert(0, str(ROOT))
 from neoconv.api import read_ir  # noqa: E402
 from neoconv.batch import BatchOptions, run_batch, walk  # noqa: E402
 from neoconv.engine import emit  # noqa: E402
-from neoconv.errors import NeoconvError  # noqa: E402
-from neoconv.io import dump_json  # noqa: E402
-from neoconv.mapping import load_table  # noqa: E402
+from neoconv.core.errors import NeoconvError  # noqa: E402
+from neoconv.io.documents import dump_json  # noqa: E402
+from neoconv.knowledge.mapping import load_table  # noqa: E402
 from neoconv.formats.spec import WriteContext  # noqa: E402
-from neoconv.registry import get_format  # noqa: E402
+from neoconv.knowledge.registry import get_format  # noqa: E402
 
 LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)

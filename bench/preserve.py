@@ -28,8 +28,8 @@ sys.path.insert(0, str(ROOT))
 import yaml  # noqa: E402
 
 from neoconv import translate  # noqa: E402
-from neoconv.errors import NeoconvError  # noqa: E402
-from neoconv.preserve import moves_from_report, preserve  # noqa: E402
+from neoconv.core.errors import NeoconvError  # noqa: E402
+from neoconv.io.preserve import moves_from_report, preserve  # noqa: E402
 
 CORPUS = ROOT.parent / "shared" / "corpus"
 LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)

@@ -8,10 +8,10 @@ from typing import Any
 from conftest import CORPUS, corpus_files
 
 from neoconv import InputError, translate
-from neoconv.errors import UnsupportedFamily
+from neoconv.core.errors import UnsupportedFamily
 from neoconv.formats.cerebras.reader import READER as cerebras
-from neoconv.io import flatten
-from neoconv.validate import schema_errors
+from neoconv.io.documents import flatten
+from neoconv.services.validate import schema_errors
 
 LEGACY = corpus_files("cerebras-legacy", "**/*.yaml")
 TRAINER = corpus_files("cerebras-trainer", "**/*.yaml")

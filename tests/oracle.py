@@ -14,6 +14,8 @@ an env file to source):
 | veomni-flat     | NEOCONV_ORACLE_VEOMNI          | VEOMNI_FLAT_SRC (flat layout)|
 | hf              | NEOCONV_ORACLE_HF              | (the installed transformers) |
 | hf-torch        | NEOCONV_ORACLE_VEOMNI          | (its transformers and torch) |
+| hftrainer       | NEOCONV_ORACLE_HFTRAINER       | (transformers 5.23, accelerate, deepspeed, torch) |
+| hftrainer-4     | NEOCONV_ORACLE_HFTRAINER_4     | (the same with transformers 4.57) |
 
 `unavailable(name)` says why one cannot run (tests skip with that reason); `run(name, jobs)` runs a
 batch of jobs in one process (start-up of torch-based code costs seconds) and returns one Verdict
@@ -57,6 +59,9 @@ ORACLES = {
         Oracle("hf", "check_hf.py", "NEOCONV_ORACLE_HF"),
         # check_hf.py's meta-device builds (parameter counts) need torch: VeOmni's environment has it
         Oracle("hf-torch", "check_hf.py", "NEOCONV_ORACLE_VEOMNI"),
+        # the HF Trainer's TrainingArguments, HfTrainerDeepSpeedConfig and get_scheduler, at a 5.x and a 4.x release
+        Oracle("hftrainer", "check_hftrainer.py", "NEOCONV_ORACLE_HFTRAINER"),
+        Oracle("hftrainer-4", "check_hftrainer.py", "NEOCONV_ORACLE_HFTRAINER_4"),
     ]
 }
 SETUP = "tools/oracle_setup.sh builds them; then `. /tmp/neoconv-oracle/oracle.env`"

@@ -163,8 +163,8 @@ def test_interrupted_run_leaves_no_partial_file(neox_tree: Path, tmp_path: Path)
 
 
 def test_replace_file_keeps_permissions_refuses_symlinks_and_leaves_no_temp(tmp_path: Path) -> None:
-    from neoconv.errors import OutputError
-    from neoconv.outputs import replace_file
+    from neoconv.core.errors import OutputError
+    from neoconv.io.outputs import replace_file
 
     new = tmp_path / "new.yaml"
     replace_file(str(new), "a: 1\n")

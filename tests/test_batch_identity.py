@@ -11,7 +11,7 @@ from pathlib import Path
 import yaml
 
 from neoconv import translate
-from neoconv.report import Status
+from neoconv.core.report import Status
 
 from conftest import FIXTURES
 

@@ -10,9 +10,9 @@ import random
 import pytest
 
 from neoconv.api import translate
-from neoconv.errors import NeoconvError
-from neoconv.mapping import load_table
-from neoconv.registry import FORMATS
+from neoconv.core.errors import NeoconvError
+from neoconv.knowledge.mapping import load_table
+from neoconv.knowledge.registry import FORMATS
 
 from conftest import FIXTURES, corpus_dir, corpus_files
 
@@ -21,8 +21,8 @@ PAIRS = [("neox", "cerebras", "neox", "**/*.yml"), ("cerebras", "neox", "cerebra
 
 
 def _clear_caches() -> None:
-    from neoconv import yamlread, yamlwrite
-    from neoconv import versions
+    from neoconv.io import yamlread, yamlwrite
+    from neoconv.knowledge import versions
     from neoconv.schedule import fields
 
     for fmt in FORMATS:

@@ -8,8 +8,8 @@ from pathlib import Path
 import yaml
 
 from neoconv import translate
-from neoconv.carry import source_comments
-from neoconv.output_text import output_text
+from neoconv.io.carry import source_comments
+from neoconv.services.output_text import output_text
 
 from conftest import FIXTURES
 

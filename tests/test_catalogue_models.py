@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from neoconv.catalogue import AtMost, Length, Relation, broken_relations, catalogue, constraints, relations
-from neoconv.errors import MappingTableError
+from neoconv.knowledge.catalogue import AtMost, Length, Relation, broken_relations, catalogue, constraints, relations
+from neoconv.core.errors import MappingTableError
 
 from conftest import ROOT
 
@@ -154,7 +154,7 @@ def test_broken_relations(values: dict[str, Any], broken: list[str]) -> None:
 
 def test_relation_typos_are_table_errors(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """A relation the catalogue cannot check is refused when the catalogue loads."""
-    import neoconv.catalogue as module
+    import neoconv.knowledge.catalogue as module
 
     original = (ROOT / "schemas" / "canonical.yaml").read_text()
     bad_relations = [

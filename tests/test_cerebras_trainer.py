@@ -25,9 +25,9 @@ from conftest import CORPUS, corpus_dir, same_canonical
 
 from neoconv import InputError, Status, translate
 from neoconv.formats.cerebras.reader import READER as cerebras
-from neoconv.io import flatten
-from neoconv.mapping import load_table
-from neoconv.validate import schema_errors
+from neoconv.io.documents import flatten
+from neoconv.knowledge.mapping import load_table
+from neoconv.services.validate import schema_errors
 
 # ---- legacy -> trainer ---------------------------------------------------------------------------
 

@@ -105,7 +105,7 @@ def test_help_version_explain_formats(runner) -> None:
 
 # NeoX's table names DeepSpeed's formulas for the fp16 and zero_optimization blocks it hands on
 NEOX_TO_CEREBRAS = ["neoconv.formats.cerebras.formulas", "neoconv.formats.deepspeed.formulas",
-                    "neoconv.formats.neox.formulas", "neoconv.formulas_common"]  # fmt: skip
+                    "neoconv.formats.neox.formulas", "neoconv.knowledge.formulas_common"]  # fmt: skip
 
 
 @pytest.mark.parametrize(

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from neoconv.cli import main
-from neoconv.registry import FORMATS
+from neoconv.knowledge.registry import FORMATS
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -105,8 +105,8 @@ def test_docs_check_needs_the_file_it_checks(runner) -> None:
 
 
 def test_importing_the_library_leaves_the_umask_alone() -> None:
-    """Issue 18: importing neoconv.io changed the process umask (a library must not)."""
-    code = ("import os; before = os.umask(0o027); os.umask(before); import neoconv.io, neoconv.api, neoconv.batch; "
+    """Issue 18: importing neoconv.io.documents changed the process umask (a library must not)."""
+    code = ("import os; before = os.umask(0o027); os.umask(before); import neoconv.io.documents, neoconv.api, neoconv.batch; "
             "after = os.umask(0); print(oct(before), oct(after))")  # fmt: skip
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out[0] == out[1]

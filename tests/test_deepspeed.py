@@ -14,12 +14,12 @@ from neoconv.cli import main
 from neoconv.formats.cerebras.reader import READER as cerebras
 from neoconv.formats.deepspeed.reader import READER as deepspeed
 from neoconv.formats.deepspeed.writer import WRITER as deepspeed_writer
-from neoconv.io import flatten
+from neoconv.io.documents import flatten
 from neoconv.formats.deepspeed.formulas import deepspeed_batch
-from neoconv.formula import FORMULAS, Approx
-from neoconv.mapping import load_table
+from neoconv.knowledge.formula import FORMULAS, Approx
+from neoconv.knowledge.mapping import load_table
 from neoconv.schedule.simple import simple
-from neoconv.validate import schema_errors
+from neoconv.services.validate import schema_errors
 
 from conftest import CORPUS, FIXTURES, corpus_dir, corpus_files
 
@@ -48,11 +48,13 @@ def assert_accounted(result: Any, *paths: Path, prefix: dict[Path, str] | None =
         else:  # NeoX YAML: NeoX reads '-' as '_'
             data = {k.replace("-", "_"): v for k, v in yaml.safe_load(path.read_text()).items()}
         leaves += [(prefix or {}).get(path, "") + leaf for leaf in flatten(data)]
-    about_target = (Status.DEFAULTED, Status.MISSING)
+    # a missing entry without a target key is a source leaf whose value the launcher decides ("auto")
+    targets = [e for e in result.report.entries
+               if e.status is Status.DEFAULTED or (e.status is Status.MISSING and e.target_key)]  # fmt: skip
     keys = [e.source_key for e in result.report.entries
-            if e.source_key and not e.source_key.startswith("--set") and e.status not in about_target]  # fmt: skip
+            if e.source_key and not e.source_key.startswith("--set") and not any(e is t for t in targets)]  # fmt: skip
     assert sorted(keys) == sorted(leaves)
-    assert not {e.source_key for e in result.report.entries if e.status in about_target} & set(leaves)
+    assert not {e.source_key for e in targets} & set(leaves)
 
 
 def run_cli(runner: Any, *args: str) -> Any:
@@ -259,15 +261,35 @@ def test_hf_auto_placeholders_are_reported_and_kept_for_deepspeed() -> None:
     result = translate(DS / "hf-auto.json", "deepspeed", "cerebras", world_size=8)
     by = result.report.by_source()
     for leaf in ("train_micro_batch_size_per_gpu", "gradient_clipping", "optimizer.params.lr", "bf16.enabled"):
-        assert by[leaf].status is Status.LOSSY and '"auto"' in by[leaf].detail
+        assert by[leaf].status is Status.MISSING and '"auto"' in by[leaf].detail  # the launcher decides it
     assert "give the values with --set (fields batch.global, batch.micro, batch.grad_accum)" in by["train_micro_batch_size_per_gpu"].detail
-    assert by["scheduler.type"].status is Status.LOSSY and "run time" in by["scheduler.type"].detail
+    assert by["scheduler.type"].status is Status.MISSING and "run time" in by["scheduler.type"].detail
     assert result.ir.get("optim.lr") is None and result.ir.get("precision.dtype") is None
     assert_accounted(result, DS / "hf-auto.json")
     same = translate(DS / "hf-auto.json", "deepspeed", "deepspeed")
     assert same.config == json.loads((DS / "hf-auto.json").read_text())
     given = translate(DS / "hf-auto.json", "deepspeed", "deepspeed", set_values={"batch.micro": 4})
     assert given.config["train_micro_batch_size_per_gpu"] == 4
+
+
+def test_auto_inside_scheduler_params_is_the_launchers_and_the_rest_reads(tmp_path: Path) -> None:
+    """Issue 27 item 2: "auto" in a scheduler's params (no optimizer block beside it) refused the file;
+    now the schedule is missing with its --set, and every other key reads as usual."""
+    path = tmp_path / "ds.json"
+    path.write_text(json.dumps({
+        "train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 2, "gradient_clipping": 0.5,
+        "scheduler": {"type": "WarmupDecayLR", "params": {"warmup_min_lr": 0, "warmup_max_lr": 2e-5,
+                                                          "warmup_num_steps": "auto", "total_num_steps": "auto"}},
+        "zero_optimization": {"stage": 2}}))  # fmt: skip
+    result = translate(path, "deepspeed", "neox", world_size=8)
+    by = result.report.by_source()
+    for leaf in ("scheduler.type", "scheduler.params.warmup_max_lr", "scheduler.params.warmup_num_steps"):
+        assert by[leaf].status is Status.MISSING and "--set (fields optim.lr, schedule.phases)" in by[leaf].detail
+    assert result.ir.get("schedule.phases") is None
+    assert (result.ir.get("batch.global"), result.ir.get("optim.grad_clip"), result.ir.get("parallel.zero_stage")) == (64, 0.5, 2)
+    assert_accounted(result, path)
+    given = translate(path, "deepspeed", "neox", world_size=8, set_values={"optim.lr": 2e-5})
+    assert given.ir.get("optim.lr") == 2e-5
 
 
 # ---- DeepSpeed as a target --------------------------------------------------------------------

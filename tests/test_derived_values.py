@@ -12,7 +12,7 @@ from typing import Any
 
 from neoconv import translate
 from neoconv.cli import main
-from neoconv.report import Entry, Status
+from neoconv.core.report import Entry, Status
 
 from conftest import FIXTURES
 

@@ -10,9 +10,9 @@ import pytest
 from neoconv import InputError, translate
 from neoconv.api import read_ir
 from neoconv.cli import main
-from neoconv.detect import detect_file
-from neoconv.diff import diff_ir, roundtrip
-from neoconv.report import Status
+from neoconv.formats.detect import detect_file
+from neoconv.services.diff import diff_ir, roundtrip
+from neoconv.core.report import Status
 
 from conftest import CORPUS, corpus_dir
 

@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from neoconv.catalogue import catalogue
+from neoconv.knowledge.catalogue import catalogue
 from neoconv.cli import main
-from neoconv.registry import FORMATS
+from neoconv.knowledge.registry import FORMATS
 
 
 def test_no_name_lists_every_field_with_its_key_in_each_format(runner) -> None:

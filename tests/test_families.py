@@ -11,7 +11,7 @@ import pytest
 
 from neoconv import translate
 from neoconv.cli import main
-from neoconv.errors import UnsupportedFamily
+from neoconv.core.errors import UnsupportedFamily
 
 # a T5 config in the style of Cerebras/modelzoo@R_1.7.1:modelzoo/transformers/pytorch/t5/configs/t5_base.yaml
 T5 = """\

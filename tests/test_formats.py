@@ -3,16 +3,16 @@ Reader and a Writer; what the shared code asks of a format it asks the spec."""
 
 from __future__ import annotations
 
+import importlib
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-import neoconv.formats as formats
-from neoconv.errors import NeoconvError
+from neoconv.core.errors import NeoconvError
 from neoconv.formats.spec import FormatSpec, Reader, WriteContext, Writer
-from neoconv.registry import FORMATS, companion_format, get_format
+from neoconv.knowledge.registry import FORMATS, companion_format, get_format, pairs, register, register_installed
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -21,7 +21,7 @@ def test_every_format_package_is_found_and_helpers_are_not() -> None:
     # a subset: a new format package is found without an edit here (README "Adding a framework")
     assert {"cerebras", "deepspeed", "hf", "neox", "veomni"} <= set(FORMATS) and list(FORMATS) == sorted(FORMATS)
     # a subpackage without FORMAT would be a helper of other formats: every one here declares one
-    assert all(getattr(__import__(f"neoconv.formats.{n}", fromlist=["FORMAT"]), "FORMAT", None) is spec
+    assert all(getattr(importlib.import_module(spec.package), "FORMAT", None) is spec
                for n, spec in FORMATS.items())  # fmt: skip
 
 
@@ -38,33 +38,57 @@ def test_a_spec_loads_its_reader_and_writer(name: str) -> None:
 def test_discovery_reads_specs_only() -> None:
     """Start-up imports every format package: they hold their spec and nothing else."""
     code = (
-        "import sys\nimport neoconv.registry\n"
+        "import sys\nfrom neoconv.knowledge.registry import FORMATS\nassert 'neox' in FORMATS\n"
         "print(sorted(m for m in sys.modules if m.startswith('neoconv.formats.') and m.count('.') > 2))\n"
-        "print(sorted(m for m in ('yaml', 'neoconv.source', 'neoconv.report') if m in sys.modules))\n"
+        "print(sorted(m for m in ('yaml', 'neoconv.knowledge.source', 'neoconv.core.report') if m in sys.modules))\n"
     )
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert run.stdout.splitlines() == ["[]", "[]"], run.stdout + run.stderr
 
 
-def test_a_new_format_package_needs_no_edit_elsewhere(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    package = tmp_path / "toyformat"
-    package.mkdir()
-    (package / "__init__.py").write_text(
+def _toy_package(folder: Path) -> None:
+    (folder / "toyformat").mkdir()
+    (folder / "toyformat" / "__init__.py").write_text(
         "from neoconv.formats.spec import FormatSpec\n"
         "FORMAT = FormatSpec(name='toyformat', title='Toy', reader=f'{__name__}.reader', writer=f'{__name__}.writer')\n"
     )
-    (tmp_path / "notaformat").mkdir()
-    (tmp_path / "notaformat" / "__init__.py").write_text("")
-    monkeypatch.setattr(formats, "__path__", [*formats.__path__, str(tmp_path)])
-    formats.discover.cache_clear()
-    try:
-        found = formats.discover()
-        assert "toyformat" in found and "notaformat" not in found
-        assert isinstance(found["toyformat"], FormatSpec) and found["toyformat"].title == "Toy"
-    finally:
-        formats.discover.cache_clear()
-        for name in ("neoconv.formats.toyformat", "neoconv.formats.notaformat"):
-            sys.modules.pop(name, None)
+    (folder / "notaformat").mkdir()
+    (folder / "notaformat" / "__init__.py").write_text("")
+
+
+@pytest.fixture
+def restored_formats(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """The registry as it was after the test; the toy packages importable from tmp_path meanwhile."""
+    assert "neox" in FORMATS  # (found before the test changes anything)
+    saved = dict(dict.items(FORMATS))
+    _toy_package(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield tmp_path
+    dict.clear(FORMATS)
+    dict.update(FORMATS, saved)
+    for name in ("toyformat", "notaformat"):
+        sys.modules.pop(name, None)
+
+
+def test_a_format_package_outside_neoconv_is_registered_by_name(restored_formats: Path) -> None:
+    """README "Adding a framework": a package anywhere becomes a format by one registration call."""
+    spec = register("toyformat")
+    assert FORMATS["toyformat"] is spec and spec.title == "Toy" and spec.package == "toyformat"
+    assert list(FORMATS) == sorted(FORMATS) and ("toyformat", "neox") in pairs()
+    assert register("toyformat") is spec  # the same package again changes nothing
+    with pytest.raises(ValueError, match="declares no FORMAT"):
+        register("notaformat")
+
+
+def test_an_installed_distribution_declares_its_formats_by_entry_point(restored_formats: Path) -> None:
+    """A third party's package is a format once its distribution names it in the group `neoconv.formats`."""
+    info = restored_formats / "neoconv_toy-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: neoconv-toy\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[neoconv.formats]\ntoy = toyformat\n")
+    assert "toyformat" not in FORMATS
+    assert register_installed() == ["toyformat"]
+    assert get_format("toyformat").title == "Toy"
 
 
 @pytest.mark.parametrize(
@@ -99,7 +123,7 @@ def test_a_header_is_a_writers_and_json_has_none() -> None:
 def test_a_reader_may_recognise_its_own_syntax_before_yaml_is_tried(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """detect_file asks each reader's optional sniff_text first: a syntax that is not YAML or JSON
     (an argument file of `--flag value` words) is detected without an edit to detect.py."""
-    from neoconv.detect import detect_file
+    from neoconv.formats.detect import detect_file
 
     path = tmp_path / "run.toy"
     path.write_text("@toy --num-layers 2\n")  # no YAML (`@` cannot start a plain scalar), no format's syntax

@@ -21,10 +21,10 @@ from hypothesis import strategies as st
 
 from neoconv.api import translate
 from neoconv.cli import main
-from neoconv.errors import NeoconvError
-from neoconv.registry import FORMATS
-from neoconv.io import dump_yaml, flatten, parse_json, parse_yaml, read_text, unflatten
-from neoconv.schema import _types_of, schema_index
+from neoconv.core.errors import NeoconvError
+from neoconv.knowledge.registry import FORMATS
+from neoconv.io.documents import dump_yaml, flatten, parse_json, parse_yaml, read_text, unflatten
+from neoconv.knowledge.schema import _types_of, schema_index
 
 SCALE = int(os.environ.get("NEOCONV_FUZZ_EXAMPLES", "0"))
 

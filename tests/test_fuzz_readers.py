@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from neoconv.cli import main
-from neoconv.registry import FORMATS
+from neoconv.knowledge.registry import FORMATS
 
 SCALE = int(os.environ.get("NEOCONV_FUZZ_EXAMPLES", "0"))
 WILD = ["", "~", "null", "-1", "0", "1e999", "nan", "'", '"', "[", "{", "}", "&a", "*a", "!!python/object:os.system",

@@ -34,6 +34,7 @@ GENERATED = {
     "gen_veomni_schema.py": ["schemas/veomni.schema.json"],
     "gen_megatron_schema.py": ["schemas/megatron.schema.json"],
     "gen_hf_schema.py": ["schemas/hf.schema.json"],
+    "gen_hftrainer_schema.py": ["schemas/hftrainer.schema.json"],  # from schemas/history/hftrainer.json, deepspeed.schema.json
 }
 # what a generator reads of the repository (gen_hf_schema.py also imports the installed neoconv package:
 # this checkout's translator/, with its mappings/ and schemas/)

@@ -1,6 +1,6 @@
 """Oracle tier: the config.json files neoconv writes for real runs, built by transformers on the meta
 device (AutoModelForCausalLM.from_config under `torch.device("meta")`: no memory, no weights); the
-number of parameters it builds must be translator/model_size.py's count of the source config and of
+number of parameters it builds must be translator/knowledge/model_size.py's count of the source config and of
 the written file.
 
 Sources: every Pythia config of the shared corpus (neox2hf, the vocabulary given with --set as the
@@ -22,7 +22,7 @@ import pytest
 from conftest import CORPUS
 
 from neoconv.api import read_ir, translate
-from neoconv.model_size import count_parameters
+from neoconv.knowledge.model_size import count_parameters
 
 from test_model_size import MODELS
 

@@ -16,8 +16,8 @@ from conftest import FIXTURES
 
 from neoconv.batch import SUMMARY_NAME
 from neoconv.cli import main
-from neoconv.errors import NeoconvError, OutputError
-from neoconv.confined import Confined
+from neoconv.core.errors import NeoconvError, OutputError
+from neoconv.io.confined import Confined
 
 BASE = """\
 num_layers: 2
@@ -286,7 +286,7 @@ def test_tags_and_anchors_are_one_clear_line(runner, tmp_path: Path, extra: str,
 
 
 def test_the_non_specific_tag_resolves_as_yaml_safe_load_does() -> None:
-    from neoconv.yamlread import load
+    from neoconv.io.yamlread import load
 
     # PyYAML (which every framework reads its files with) resolves `!` as an untagged plain scalar
     assert load("a: ! 64\nb: ! '64'\nc: ! x\n") == {"a": 64, "b": 64, "c": "x"}
@@ -346,7 +346,7 @@ def test_library_options_are_checked_as_the_cli_checks_them(options: dict[str, o
 
 def test_output_text_refuses_what_is_no_translation() -> None:
     from neoconv import UsageError
-    from neoconv.output_text import output_text
+    from neoconv.services.output_text import output_text
 
     with pytest.raises(UsageError, match="takes the Translation"):
         output_text(None, None)  # type: ignore[arg-type]

@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from neoconv import NeoconvError, dump, load, translate
-from neoconv.errors import InputError, UsageError
+from neoconv.core.errors import InputError, UsageError
 
 ROOT = Path(__file__).resolve().parent.parent
 BASE = {"num_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "seq_length": 128, "max_position_embeddings": 128}
@@ -138,8 +138,8 @@ def test_importing_the_library_never_touches_the_umask(tmp_path: Path) -> None:
         "import os\ncalls = []\nreal = os.umask\n"
         "os.umask = lambda mask: calls.append(mask) or real(mask)\n"
         "real(0o027)\n"
-        "import neoconv.io, neoconv.outputs, neoconv.api, neoconv.batch\n"
-        "from neoconv.outputs import write_atomic, replace_file\n"
+        "import neoconv.io.documents, neoconv.io.outputs, neoconv.api, neoconv.batch\n"
+        "from neoconv.io.outputs import write_atomic, replace_file\n"
         f"write_atomic({str(tmp_path / 'a.yaml')!r}, 'a: 1\\n')\n"
         f"replace_file({str(tmp_path / 'b.yaml')!r}, 'b: 1\\n')\n"
         "print(calls)\n"

@@ -10,16 +10,16 @@ import pytest
 
 from neoconv import translate
 from neoconv.api import read_ir
-from neoconv.compare import DEFAULT_RTOL, values_equal
-from neoconv.diff import diff_ir
-from neoconv.errors import NeoconvError, UnsupportedFamily
-from neoconv.registry import FORMATS as REGISTERED
-from neoconv.registry import get_format
-from neoconv.report import Status
+from neoconv.core.compare import DEFAULT_RTOL, values_equal
+from neoconv.services.diff import diff_ir
+from neoconv.core.errors import NeoconvError, UnsupportedFamily
+from neoconv.knowledge.registry import FORMATS as REGISTERED
+from neoconv.knowledge.registry import get_format
+from neoconv.core.report import Status
 from neoconv.schedule import max_difference
 from neoconv.schedule.fields import parse
 
-from conftest import CORPUS, FIXTURES, corpus_dir, corpus_files
+from conftest import CORPUS, FIXTURES, corpus_dir, corpus_files, format_inputs
 from corpus_expectations import NO_RELEASE_HAD, NOT_A_CONFIG, NOT_RUNNABLE
 
 LLAMA_DEFAULTS = FIXTURES / "inputs" / "cerebras" / "llama-tiny-defaults.yaml"
@@ -124,17 +124,19 @@ def unnamed_differences(paths: list[Path], src: str, dst: str, tmp: Path, report
 
 
 INPUTS = FIXTURES / "inputs"
-# (files, format): one reader's defaults each, and the shapes a reader takes (layouts, option files)
+# (files, format): every format's hand-written inputs (conftest.format_inputs: one reader's defaults
+# each, the shapes a reader takes), a format registered later included; and the inputs made of several
+# files or kept in another format's folder
+APART = {INPUTS / "deepspeed" / "neox-model.yml": "neox", INPUTS / "veomni" / "overrides.args": None,  # None: not alone
+         INPUTS / "hftrainer" / "ds-zero3-auto.json": None, INPUTS / "hftrainer" / "ds-warmupdecay-auto.json": None}
 FIXTURE_CONFIGS = [
-    ([INPUTS / "neox" / "pythia-160m.yml"], "neox"),
+    *[([p], fmt) for fmt in REGISTERED for p in format_inputs(fmt) if p not in APART],
+    *[([p], fmt) for p, fmt in APART.items() if fmt is not None],
     ([FIXTURES / "cases" / "neox2cerebras" / "tiny-defaults" / "in.yml"], "neox"),
-    ([INPUTS / "deepspeed" / "neox-model.yml"], "neox"),
-    *[([p], "deepspeed") for p in sorted((INPUTS / "deepspeed").glob("*.json"))],
-    *[([p], "cerebras") for p in sorted((INPUTS / "cerebras").glob("*.yaml"))],
-    *[([p], "veomni") for p in sorted((INPUTS / "veomni").glob("*.yaml"))],
     ([INPUTS / "veomni" / "tinyllama-nested.yaml", INPUTS / "veomni" / "overrides.args"], "veomni"),
-    *[([p], "hf") for p in sorted((INPUTS / "hf").glob("*.json"))],  # every HF model type neoconv maps
-    *[([p], "megatron") for p in sorted((INPUTS / "megatron").iterdir()) if p.suffix in (".args", ".sh", ".yaml")],
+    # TrainingArguments with the DeepSpeed config they run with ("auto" filled as transformers fills it)
+    ([INPUTS / "hftrainer" / "sft-zero3.yaml", INPUTS / "hftrainer" / "ds-zero3-auto.json"], "hftrainer"),
+    ([INPUTS / "hftrainer" / "trainer-linear.json", INPUTS / "hftrainer" / "ds-warmupdecay-auto.json"], "hftrainer"),
 ]
 
 
@@ -154,7 +156,11 @@ WORLD_SIZED = [([INPUTS / "neox" / "pythia-160m.yml"], "neox"), ([INPUTS / "deep
                *[([p], "deepspeed") for p in sorted((INPUTS / "deepspeed").glob("*.json"))[:3]],
                ([INPUTS / "megatron" / "mixtral-8x7b.args"], "megatron"),
                # formats with no data-parallel size: the target's own, from the GPUs (a `target_value`)
-               ([INPUTS / "cerebras" / "gpt2-small-legacy.yaml"], "cerebras"), ([INPUTS / "hf" / "bloom-7b1.json"], "hf")]  # fmt: skip
+               ([INPUTS / "cerebras" / "gpt2-small-legacy.yaml"], "cerebras"), ([INPUTS / "hf" / "bloom-7b1.json"], "hf"),
+               ([INPUTS / "hftrainer" / "sft-zero3.yaml", INPUTS / "hftrainer" / "ds-zero3-auto.json"], "hftrainer")]  # fmt: skip
+# and one input of every other format (a format registered later)
+WORLD_SIZED += [([inputs[0]], fmt) for fmt in REGISTERED if fmt not in {f for _, f in WORLD_SIZED}
+                if (inputs := [p for p in format_inputs(fmt) if p not in APART])]  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -334,7 +340,7 @@ def test_a_default_value_lost_has_an_entry_of_its_own() -> None:
 
 @pytest.mark.parametrize("fmt", sorted(NO_RELEASE_HAD))
 def test_the_unknown_keys_the_corpus_sweep_accepts_are_keys_of_no_release(fmt: str) -> None:
-    from neoconv.history import load_history
+    from neoconv.knowledge.history import load_history
 
     history = load_history(fmt)
     assert history is not None

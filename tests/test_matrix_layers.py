@@ -125,7 +125,7 @@ ROWS = [
         "veomni/nested": gpt2(resid_pdrop=0.0, attn_pdrop=0.1, embd_pdrop=0.0),
         "veomni/flat": gpt2(resid_pdrop=0.0, attn_pdrop=0.1, embd_pdrop=0.0),
         "megatron": Cell({"--hidden-dropout": 0.0}, writes={"--hidden-dropout": 0.0, "--attention-dropout": 0.1}),
-    }, bugs={"read cerebras/trainer": ATTN_DROPOUT_24, "cerebras/trainer -> [!d]*": ATTN_DROPOUT_24}),
+    }, bugs={"read cerebras/trainer": ATTN_DROPOUT_24, "cerebras/trainer -> +": ATTN_DROPOUT_24}),
 ]
 
 test_cells, test_read, test_write = matrix(ROWS)

@@ -15,10 +15,10 @@ from neoconv.api import read_ir
 from neoconv.engine import Ingested, emit
 from neoconv.formats.megatron.writer import WRITER
 from neoconv.formats.spec import WriteContext
-from neoconv.ir import IR, Origin, Value
-from neoconv.mapping import load_table
-from neoconv.report import Status
-from neoconv.report.kinds import render
+from neoconv.core.ir import IR, Origin, Value
+from neoconv.knowledge.mapping import load_table
+from neoconv.core.report import Status
+from neoconv.core.report.kinds import render
 from neoconv.schedule.model import Schedule
 from neoconv.schedule.simple import simple
 

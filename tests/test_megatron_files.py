@@ -11,12 +11,12 @@ import pytest
 
 from neoconv import translate
 from neoconv.api import read_ir
-from neoconv.detect import detect_file
-from neoconv.diff import roundtrip
-from neoconv.mapping import load_table
-from neoconv.registry import FORMATS
-from neoconv.report import Status
-from neoconv.schema import load_schema
+from neoconv.formats.detect import detect_file
+from neoconv.services.diff import roundtrip
+from neoconv.knowledge.mapping import load_table
+from neoconv.knowledge.registry import FORMATS
+from neoconv.core.report import Status
+from neoconv.knowledge.schema import load_schema
 
 from conftest import FIXTURES
 from test_loss_proof import NAMING, unnamed_differences
@@ -133,7 +133,7 @@ def test_every_option_is_mapped_or_classified() -> None:
 @pytest.mark.parametrize("path", [p for p in FILES if p.suffix == ".args"], ids=lambda p: p.name)
 def test_a_read_namespace_matches_the_schema(path: Path) -> None:
     from neoconv.formats.megatron.reader import READER
-    from neoconv.validate import schema_errors
+    from neoconv.services.validate import schema_errors
 
     assert schema_errors(READER.read([str(path)]).tree, "megatron") == []
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from neoconv.errors import InputError
+from neoconv.core.errors import InputError
 from neoconv.formats.megatron.options import parse, table
 from neoconv.formats.megatron.reader import READER
 from neoconv.formats.megatron.syntax import words_of

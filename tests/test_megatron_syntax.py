@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from neoconv.errors import InputError, NeoconvError
+from neoconv.core.errors import InputError, NeoconvError
 from neoconv.formats.megatron.syntax import syntax_of, words_of
 
 

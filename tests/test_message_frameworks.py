@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from neoconv import translate
-from neoconv.registry import FORMATS
+from neoconv.knowledge.registry import FORMATS
 
 from conftest import FIXTURES
 

@@ -1,4 +1,4 @@
-"""translator/model_size.py: parameter counts of published models from canonical values.
+"""translator/knowledge/model_size.py: parameter counts of published models from canonical values.
 
 The canonical values of each model are filled in by hand from its hand-written config.json in
 fixtures/inputs/hf/ (no config.json reader exists yet); the expected totals are the published
@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from neoconv.model_size import count_parameters, moe_layers
+from neoconv.knowledge.model_size import count_parameters, moe_layers
 
 from conftest import ROOT
 

@@ -1,5 +1,5 @@
 """Oracle tier: transformers builds each model on the meta device and counts its parameters; the
-count must be translator/model_size.py's from the hand-filled canonical values.
+count must be translator/knowledge/model_size.py's from the hand-filled canonical values.
 
 Covers every fixture in fixtures/inputs/hf/ (the canonical values of tests/test_model_size.py) and
 small variants that switch on what the published models leave off (biases, explicit head_dim,
@@ -17,7 +17,7 @@ from typing import Any
 import oracle
 import pytest
 
-from neoconv.model_size import count_parameters
+from neoconv.knowledge.model_size import count_parameters
 
 from test_model_size import FIXTURES, LLAMA, MODELS
 

@@ -10,8 +10,8 @@ import yaml
 
 from neoconv import InputError, Status, translate
 from neoconv.formats.cerebras.reader import READER as cerebras
-from neoconv.io import flatten
-from neoconv.validate import schema_errors
+from neoconv.io.documents import flatten
+from neoconv.services.validate import schema_errors
 
 from conftest import CORPUS, corpus_dir, corpus_files, runnable, translate_unless_not_attention, corpus_id
 

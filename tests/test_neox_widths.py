@@ -102,7 +102,7 @@ def test_the_corpus_configs() -> None:
 
 def test_the_reader_refuses_a_width_neox_cannot_run(tmp_path) -> None:  # type: ignore[no-untyped-def]
     from neoconv import translate
-    from neoconv.errors import InputError
+    from neoconv.core.errors import InputError
 
     path = tmp_path / "7B.yml"
     path.write_text("num_layers: 2\nhidden_size: 4096\nnum_attention_heads: 32\n"
@@ -120,7 +120,7 @@ def test_the_reader_refuses_a_width_neox_cannot_run(tmp_path) -> None:  # type: 
 
 def test_a_width_that_does_not_split_over_the_model_parallel_ranks(tmp_path) -> None:  # type: ignore[no-untyped-def]
     from neoconv import translate
-    from neoconv.errors import InputError
+    from neoconv.core.errors import InputError
 
     path = tmp_path / "mp.yml"
     path.write_text("num_layers: 2\nhidden_size: 64\nnum_attention_heads: 4\nintermediate_size: 258\n"
@@ -142,7 +142,7 @@ def test_an_all_moe_model_builds_no_dense_mlp(tmp_path) -> None:  # type: ignore
 
 def test_the_corpus_mistral_is_refused_naming_the_fix() -> None:
     from neoconv import translate
-    from neoconv.errors import InputError
+    from neoconv.core.errors import InputError
 
     from conftest import UNRUNNABLE
 

@@ -18,11 +18,11 @@ from cerebras_corpus import LEGACY, TRAINER, assert_report_covers, translate_or_
 from conftest import CORPUS, corpus_dir, corpus_files, runnable, same_canonical, translate_unless_not_attention, corpus_id
 
 from neoconv import Status, translate
-from neoconv.errors import UnsupportedFamily
+from neoconv.core.errors import UnsupportedFamily
 from neoconv.formats.neox.reader import READER as neox
-from neoconv.io import flatten
-from neoconv.mapping import load_table
-from neoconv.validate import schema_errors
+from neoconv.io.documents import flatten
+from neoconv.knowledge.mapping import load_table
+from neoconv.services.validate import schema_errors
 
 CEREBRAS = LEGACY + TRAINER
 NEOX = [p for p in corpus_files("neox") if ("num_layers" in p.read_text() or "num-layers" in p.read_text()) and runnable(p)]

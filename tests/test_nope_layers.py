@@ -14,8 +14,8 @@ import oracle
 import pytest
 
 from neoconv.api import read_ir, translate
-from neoconv.errors import InputError
-from neoconv.report import Status
+from neoconv.core.errors import InputError
+from neoconv.core.report import Status
 
 from test_model_size import FIXTURES
 

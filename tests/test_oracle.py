@@ -21,7 +21,7 @@ from neoconv import Status, translate
 from neoconv.api import read_ir
 from neoconv.formats.deepspeed.scheduler import read as ds_schedule
 from neoconv.formats.hf import model_types as hf_config
-from neoconv.io import flatten
+from neoconv.io.documents import flatten
 from neoconv.schedule.fields import parse
 
 pytestmark = pytest.mark.oracle

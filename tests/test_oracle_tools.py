@@ -19,7 +19,7 @@ import yaml
 from conftest import ROOT
 
 from neoconv import translate
-from neoconv.report import Entry, Report, Status
+from neoconv.core.report import Entry, Report, Status
 
 CHECKS = ROOT / "tests" / "oracle_checks"
 

@@ -15,12 +15,12 @@ from typing import Any
 import pytest
 
 from neoconv import translate
-from neoconv.errors import NeoconvError
-from neoconv.output_text import output_text, preservable
-from neoconv.registry import FORMATS, get_format
-from neoconv.report import Entry, Report, Status, said
-from neoconv.validate import validate_document, validate_file
-from neoconv.validity import apply_problems
+from neoconv.core.errors import NeoconvError
+from neoconv.services.output_text import output_text, preservable
+from neoconv.knowledge.registry import FORMATS, get_format
+from neoconv.core.report import Entry, Report, Status, said
+from neoconv.services.validate import validate_document, validate_file
+from neoconv.services.validity import apply_problems
 
 from conftest import CORPUS, FIXTURES, corpus_dir, corpus_files
 
@@ -255,8 +255,8 @@ def test_validate_reads_a_legacy_optimizer_as_model_zoo_converts_it(tmp_path: Pa
 def test_every_check_names_keys_of_its_format() -> None:
     """A check's key and the keys of its condition are keys of the format's schema (a typo would make
     the check a silent no-op)."""
-    from neoconv.mapping import load_table
-    from neoconv.schema import load_schema
+    from neoconv.knowledge.mapping import load_table
+    from neoconv.knowledge.schema import load_schema
 
     def known(schema: dict[str, Any], key: str) -> bool:
         node: Any = schema

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from neoconv.cli import main
-from neoconv.errors import UsageError
-from neoconv.policy import load_baseline, parse_fail_on
-from neoconv.report import Status
+from neoconv.core.errors import UsageError
+from neoconv.services.policy import load_baseline, parse_fail_on
+from neoconv.core.report import Status
 
 ARGS = ["--world-size", "8", "--set", "model.vocab_size=50304", "-q"]
 

@@ -16,7 +16,7 @@ from conftest import FIXTURES
 from preserve_oracle import comment_texts, diff_problems, strictly_equal
 
 from neoconv import translate
-from neoconv.preserve import moves_from_report, preserve
+from neoconv.io.preserve import moves_from_report, preserve
 
 HERE = FIXTURES / "preserve"
 
@@ -318,7 +318,7 @@ def test_crlf_fixture_migrates_with_crlf_kept(tmp_path: Path) -> None:
 
 
 def test_moves_come_from_report_entries_with_both_keys() -> None:
-    from neoconv.report import Report, Status
+    from neoconv.core.report import Report, Status
 
     report = Report()
     report.add("train.lr", "train.optimizer.lr", Status.EXACT)
@@ -335,7 +335,7 @@ def test_moves_come_from_report_entries_with_both_keys() -> None:
 
 
 def test_report_keys_resolve_through_keys_with_dots_and_into_lists() -> None:
-    from neoconv.preserve.tree import resolve_target
+    from neoconv.io.preserve.tree import resolve_target
 
     assert resolve_target({"a": 1, "a.b": 2}, "a.b") == ("a.b",)
     assert resolve_target({"a": {"b": 1}}, "a.b") == ("a", "b")

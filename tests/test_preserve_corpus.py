@@ -16,7 +16,7 @@ from conftest import CORPUS, corpus_files
 from preserve_oracle import comment_texts, diff_problems, removed_key_comments, strictly_equal
 
 from neoconv import InputError, translate
-from neoconv.preserve import moves_from_report, preserve
+from neoconv.io.preserve import moves_from_report, preserve
 
 MIGRATIONS = (
     [("veomni", "nested", p) for p in corpus_files("veomni-legacy", "**/*.yaml")]

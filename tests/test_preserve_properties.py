@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from preserve_oracle import comment_texts, strictly_equal
 
-from neoconv.preserve import preserve
+from neoconv.io.preserve import preserve
 
 SCALE = int(os.environ.get("NEOCONV_FUZZ_EXAMPLES", "0"))
 BUDGET = settings(

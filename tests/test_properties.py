@@ -16,14 +16,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from neoconv.api import read_ir, translate
-from neoconv.diff import expressible
+from neoconv.services.diff import expressible
 from neoconv.engine import Ingested, emit
-from neoconv.ir import IR, Origin, Value
-from neoconv.mapping import load_table
-from neoconv.registry import get_format, pairs
-from neoconv.report import Report, Status
+from neoconv.core.ir import IR, Origin, Value
+from neoconv.knowledge.mapping import load_table
+from neoconv.knowledge.registry import get_format, pairs
+from neoconv.core.report import Report, Status
 from neoconv.formats.spec import WriteContext
-from neoconv.formulas_common import structural_family
+from neoconv.knowledge.formulas_common import structural_family
 
 
 @st.composite

@@ -9,8 +9,8 @@ import pytest
 
 from neoconv import translate
 from neoconv.api import read_ir
-from neoconv.diff import diff_ir
-from neoconv.errors import InputError
+from neoconv.services.diff import diff_ir
+from neoconv.core.errors import InputError
 
 TINY = "num_layers: 2\nhidden_size: 64\nnum_attention_heads: 4\nmax_position_embeddings: 128\n"
 

@@ -1,5 +1,5 @@
 """Structured report entries: every entry says a kind from the closed catalogue
-(translator/report/kinds.py) and its values, and its detail is rendered from them in one place.
+(translator/core/report/kinds.py) and its values, and its detail is rendered from them in one place.
 
 Each kind renders its catalogue example (values taken from real translations) to pinned text;
 real translations (fixtures, small hand-made inputs, the shape tables) reach every kind, and in
@@ -16,14 +16,15 @@ from typing import Any
 
 import pytest
 
-from neoconv import api, verify
+from neoconv.services import pipeline as api  # the pipeline, whose table lookups the tests patch
+from neoconv.services import verify
 from neoconv.api import translate
-from neoconv.errors import NeoconvError
-from neoconv.io import dump_json
-from neoconv.mapping import load_table, load_table_file
-from neoconv.registry import FORMATS
-from neoconv.report import KINDS, Entry, Status, render, said
-from neoconv.validate import schema_errors
+from neoconv.core.errors import NeoconvError
+from neoconv.io.documents import dump_json
+from neoconv.knowledge.mapping import load_table, load_table_file
+from neoconv.knowledge.registry import FORMATS
+from neoconv.core.report import KINDS, Entry, Status, render, said
+from neoconv.services.validate import schema_errors
 
 from test_table_shapes import overlay
 from conftest import FIXTURES, ROOT

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from neoconv import translate
-from neoconv.report import Report, Status
-from neoconv.report_view import ORDER, plain, rows, terminal, use_terminal
+from neoconv.core.report import Report, Status
+from neoconv.cli.report_view import ORDER, plain, rows, terminal, use_terminal
 
 
 @pytest.fixture(scope="module")

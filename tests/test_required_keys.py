@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from neoconv import translate
-from neoconv.report import Status
+from neoconv.core.report import Status
 
 BATCH = {"train_batch_size": 32, "train_micro_batch_size_per_gpu": 4}
 

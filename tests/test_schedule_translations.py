@@ -14,7 +14,7 @@ import pytest
 
 from neoconv import translate
 from neoconv.api import read_ir
-from neoconv.report import Status
+from neoconv.core.report import Status
 from neoconv.schedule.model import Schedule
 
 MODEL = """\

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 from neoconv.api import translate
-from neoconv.errors import InputError, MappingTableError
-from neoconv.formula import Approx, Extension, Unexpressible, ident
-from neoconv.mapping import Rule, build_rule, load_table
-from neoconv.report import Status
+from neoconv.core.errors import InputError, MappingTableError
+from neoconv.knowledge.formula import Approx, Extension, Unexpressible, ident
+from neoconv.knowledge.mapping import Rule, build_rule, load_table
+from neoconv.core.report import Status
 
 from conftest import FIXTURES
 

@@ -12,10 +12,10 @@ import pytest
 import yaml
 
 from neoconv.api import translate
-from neoconv.errors import InputError
-from neoconv.formula import Approx, Extension, Formula
-from neoconv.mapping import load_table
-from neoconv.report import Status
+from neoconv.core.errors import InputError
+from neoconv.knowledge.formula import Approx, Extension, Formula
+from neoconv.knowledge.mapping import load_table
+from neoconv.core.report import Status
 
 from conftest import FIXTURES
 

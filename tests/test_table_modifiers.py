@@ -13,9 +13,9 @@ import pytest
 import yaml
 
 from neoconv.api import translate
-from neoconv.formula import Approx, Formula
-from neoconv.mapping import load_table
-from neoconv.report import Status
+from neoconv.knowledge.formula import Approx, Formula
+from neoconv.knowledge.mapping import load_table
+from neoconv.core.report import Status
 
 from conftest import FIXTURES
 

@@ -13,16 +13,17 @@ from typing import Any, Iterator
 import pytest
 import yaml
 
-from neoconv import api, verify
+from neoconv.services import pipeline as api  # the pipeline, whose table lookups the tests patch
+from neoconv.services import verify
 from neoconv.api import translate
 from neoconv.engine import ingest
-from neoconv.errors import InputError, NeoconvError
-from neoconv.formula import Unexpressible
-from neoconv.ir import Origin
-from neoconv.mapping import Table, load_table, load_table_file
-from neoconv.report import Status
-from neoconv.schema import schema_index
-from neoconv.source import Source
+from neoconv.core.errors import InputError, NeoconvError
+from neoconv.knowledge.formula import Unexpressible
+from neoconv.core.ir import Origin
+from neoconv.knowledge.mapping import Table, load_table, load_table_file
+from neoconv.core.report import Status
+from neoconv.knowledge.schema import schema_index
+from neoconv.knowledge.source import Source
 
 from conftest import FIXTURES, ROOT
 
@@ -318,7 +319,7 @@ def test_flags_write_one_switch_and_refuse_a_value_with_none(tmp_path: Path) -> 
     assert formula is not None
     assert formula.write(value="bf16") == {"bf16_enabled": True}
     assert formula.write(value="fp32") == {"fp16_enabled": False}
-    from neoconv.formula import Unexpressible
+    from neoconv.knowledge.formula import Unexpressible
 
     with pytest.raises(
         Unexpressible, match="precision.dtype='cbf16' has no counterpart among fp16.enabled, bf16.enabled"
@@ -359,7 +360,7 @@ def test_list_writes_one_key_per_item(use: Any, tmp_path: Path) -> None:
     assert entry.target_key == "optimizer.beta1, optimizer.beta2" and entry.status is Status.CONVERTED
     formula = overlay("cerebras-list", tmp_path).rules_for_field("optim.betas")[0].formula
     assert formula is not None
-    from neoconv.formula import Unexpressible
+    from neoconv.knowledge.formula import Unexpressible
 
     with pytest.raises(Unexpressible, match="take exactly 2 items"):
         formula.write(value=[0.9])

@@ -11,9 +11,9 @@ from typing import Any
 from neoconv import translate
 from neoconv.api import read_ir
 from neoconv.cli import main
-from neoconv.diff import diff_ir
-from neoconv.registry import get_format
-from neoconv.report import Status
+from neoconv.services.diff import diff_ir
+from neoconv.knowledge.registry import get_format
+from neoconv.core.report import Status
 
 from conftest import FIXTURES
 from test_loss_proof import unnamed_differences

@@ -11,7 +11,7 @@ import yaml
 
 from neoconv import translate
 from neoconv.cli import main
-from neoconv.errors import UsageError
+from neoconv.core.errors import UsageError
 
 from conftest import FIXTURES
 

@@ -6,12 +6,12 @@ import math
 
 import pytest
 
-from neoconv.formulas_common import structural_family
-from neoconv.formula import FORMULAS, Approx, Missing, unwrap
+from neoconv.knowledge.formulas_common import structural_family
+from neoconv.knowledge.formula import FORMULAS, Approx, Missing, unwrap
 from neoconv.schedule.fields import parse, same, summaries
 from neoconv.schedule.simple import simple
-from neoconv.mapping import load_table
-from neoconv.formulas_common import init_method_std as neox_init_std
+from neoconv.knowledge.mapping import load_table
+from neoconv.knowledge.formulas_common import init_method_std as neox_init_std
 
 ffn = FORMULAS["neox.ffn_width"]
 
@@ -230,7 +230,7 @@ def test_gqa():  # (the attention biases are a cases rule: tests/test_table_case
 def test_formula_parameters_are_read_as_inspect_reads_them() -> None:
     import inspect
 
-    from neoconv.formula import parameters
+    from neoconv.knowledge.formula import parameters
 
     FORMULAS.every()  # the generated HF ones too
     for name, formula in FORMULAS.items():

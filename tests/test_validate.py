@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from neoconv.cli import main
-from neoconv.validate import validate_file
+from neoconv.services.validate import validate_file
 
 from conftest import CORPUS, FIXTURES
 
@@ -32,7 +32,7 @@ def test_a_valid_config_exits_0_saying_so(runner) -> None:
 def test_a_float_the_frameworks_yaml_reads_as_text_is_a_problem_with_the_fix(runner, pythia160m: Path) -> None:
     result = runner.invoke(main, ["validate", str(pythia160m)])
     assert result.exit_code == 1
-    assert result.stdout == (f"{pythia160m}:25: optimizer.params.eps: '1e-8' is not of type 'number' (YAML 1.1, as the "
+    assert result.stdout == (f"{pythia160m}:25: optimizer.params.eps: '1e-8' is text, expected a number (YAML 1.1, as the "
                              "framework loads it, reads 1e-8 as text: write 1.0e-8)\n")  # fmt: skip
 
 
@@ -42,8 +42,8 @@ def test_every_problem_is_one_line_with_file_line_and_key(runner, tmp_path: Path
     result = runner.invoke(main, ["validate", str(bad)])
     assert result.exit_code == 1
     lines = result.stdout.splitlines()
-    assert lines[0].startswith(f"{bad}:5: activation: 'gelux' is not one of ['gelu',")  # the schema's enum
-    assert lines[1] == f"{bad}:6: max_position_embeddings: 'x' is not of type 'integer', 'null'"
+    assert lines[0].startswith(f"{bad}:5: activation: 'gelux' is not a value it takes ('gelu', ")  # the schema's enum
+    assert lines[1] == f"{bad}:6: max_position_embeddings: 'x' is text, expected an integer or null"
     assert lines[2] == f"{bad}:7: num_layerz: not a GPT-NeoX parameter; did you mean num_layers?"
     assert len(lines) == 3
 
@@ -108,3 +108,19 @@ def test_corpus_files_that_are_fine_validate() -> None:
     if not path.is_file():
         pytest.skip(f"the shared corpus {CORPUS} is not present (it lives beside the checkout)")
     assert validate_file(str(path)).valid
+
+
+def test_schema_problems_are_worded_by_neoconv_whatever_jsonschema_says() -> None:
+    """jsonschema's own texts change between its releases: validate words each kind of problem itself."""
+    from neoconv.services.validate import in_words
+
+    class Error:  # what jsonschema hands over: the value, the rule, the rule's value
+        def __init__(self, instance: object, validator: str, validator_value: object) -> None:
+            self.instance, self.validator, self.validator_value = instance, validator, validator_value
+
+    assert in_words(Error("1e-8", "type", "number")) == "'1e-8' is text, expected a number"
+    assert in_words(Error(True, "type", ["integer", "null"])) == "true is a boolean, expected an integer or null"
+    assert in_words(Error("gelux", "enum", ["gelu", None])) == "'gelux' is not a value it takes ('gelu', null)"
+    assert in_words(Error(-1, "minimum", 0)) == "-1 must be at least 0"
+    assert in_words(Error({"a": 1}, "required", ["a", "b", "c"])) == "needs the keys b, c"
+    assert in_words(Error([1], "minItems", 2)) == "a list of 1 items; it takes at least 2"

@@ -16,7 +16,7 @@ from neoconv.api import read_ir
 from neoconv.cli import main
 from neoconv.formats.veomni.fields import fields as veomni_fields
 from neoconv.formats.veomni.reader import READER as veomni
-from neoconv.io import flatten
+from neoconv.io.documents import flatten
 
 HERE = FIXTURES / "inputs" / "veomni"
 NESTED = HERE / "tinyllama-nested.yaml"
@@ -478,7 +478,7 @@ def test_max_grad_norm_zero_means_no_clipping_elsewhere() -> None:
 
 
 def _deepspeed() -> None:
-    from neoconv.registry import FORMATS
+    from neoconv.knowledge.registry import FORMATS
 
     if "deepspeed" not in FORMATS:
         pytest.skip("the deepspeed format is not registered")

@@ -11,12 +11,12 @@ from conftest import CORPUS, corpus_files
 
 from neoconv.formats.hf.model_types import table as hf_table
 from neoconv import Status, translate
-from neoconv.errors import InputError, UnsupportedFamily
+from neoconv.core.errors import InputError, UnsupportedFamily
 from neoconv.cli import main
 from neoconv.formats.veomni.fields import fields as veomni_fields
-from neoconv.io import flatten
-from neoconv.registry import FORMATS
-from neoconv.validate import schema_errors
+from neoconv.io.documents import flatten
+from neoconv.knowledge.registry import FORMATS
+from neoconv.services.validate import schema_errors
 
 ALL_VEOMNI = corpus_files("veomni", "**/*.yaml") + corpus_files("veomni-legacy", "**/*.yaml")
 # multisource data manifests (sources/names/schedule) are what data.train_path points at, not configs

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from neoconv import translate
-from neoconv.errors import InputError
+from neoconv.core.errors import InputError
 
 CONFIG = '{"model_type": "llama", "hidden_size": 512, "num_hidden_layers": 2, "num_attention_heads": 8, ' \
          '"vocab_size": 1000, "intermediate_size": 1376}'
@@ -128,7 +128,7 @@ def test_a_pr_between_two_labels_is_the_release_in_force_once_it_was_merged() ->
 
 @pytest.mark.parametrize("asked", ["#600", "#99999", "1.2"])
 def test_a_pr_that_was_never_merged_or_is_in_the_future_is_a_usage_error(asked: str) -> None:
-    from neoconv.errors import UsageError
+    from neoconv.core.errors import UsageError
 
     pythia = Path(__file__).parent.parent / "fixtures" / "inputs" / "neox" / "pythia-160m.yml"
     with pytest.raises(UsageError, match=r"not a VeOmni release.*known: fb1b0b2d, #22"):
@@ -138,12 +138,12 @@ def test_a_pr_that_was_never_merged_or_is_in_the_future_is_a_usage_error(asked: 
 def test_a_neox_pr_or_day_between_labels_is_the_day_release_in_force() -> None:
     # EleutherAI/gpt-neox: #1131 (f36aed7f, intermediate_size) merged on 2024-02-23, a label's day; a day
     # between labels is the latest label at or before it
-    from neoconv.versions import resolve
+    from neoconv.knowledge.versions import resolve
 
     assert resolve("neox", "#1131", "--to-version") == "2024-02-23"
     assert resolve("neox", "1131", "--to-version") == "2024-02-23"
     assert resolve("neox", "2024-03-01", "--to-version") == "2024-02-23"
-    from neoconv.errors import UsageError
+    from neoconv.core.errors import UsageError
 
     with pytest.raises(UsageError, match="not a GPT-NeoX release"):
         resolve("neox", "#99999", "--to-version")

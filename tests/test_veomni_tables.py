@@ -7,10 +7,10 @@ import pytest
 import yaml
 from conftest import ROOT
 
-from neoconv.catalogue import catalogue
+from neoconv.knowledge.catalogue import catalogue
 from neoconv.formats.veomni.fields import fields as veomni_fields
 from neoconv.formats.hf import model_types as hf_config
-from neoconv.mapping import load_table
+from neoconv.knowledge.mapping import load_table
 
 # read from files of the releases that had them, never written: FSDP1's switch, the padding-free modes and
 # the dynamic-batch margin of VeOmni before #458

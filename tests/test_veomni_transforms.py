@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from neoconv.formats.veomni.schedule import veomni_ratio, veomni_tokens_for
-from neoconv.formula import FORMULAS, Approx, Unexpressible, unwrap
+from neoconv.knowledge.formula import FORMULAS, Approx, Unexpressible, unwrap
 from neoconv.schedule.fields import parse
 from neoconv.schedule.simple import simple
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from neoconv import translate
-from neoconv.errors import UsageError
-from neoconv.history import NO_DEFAULT, load_history
-from neoconv.versions import detect, resolve, versions
+from neoconv.core.errors import UsageError
+from neoconv.knowledge.history import NO_DEFAULT, load_history
+from neoconv.knowledge.versions import detect, resolve, versions
 
 
 @pytest.mark.parametrize(
@@ -102,7 +102,7 @@ def test_a_file_pinning_nothing_is_read_as_the_newest_release_and_says_what_it_a
 
 
 def test_per_release_defaults_come_from_the_history() -> None:
-    from neoconv.mapping import load_table
+    from neoconv.knowledge.mapping import load_table
 
     rule = next(r for r in load_table("neox").rules if r.key == "hidden_dropout")
     assert rule.default_for("2023-12-22") == 0.1 and rule.default_for("2023-12-26") == 0.0

@@ -1,4 +1,4 @@
-"""neoconv.yamlread builds plain data from parser events: it must give exactly what
+"""neoconv.io.yamlread builds plain data from parser events: it must give exactly what
 yaml.safe_load gives (with the same parser: libyaml's when PyYAML has it) for every document
 safe_load accepts and neoconv does not refuse on purpose."""
 
@@ -13,8 +13,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from neoconv.errors import InputError
-from neoconv.yamlread import load
+from neoconv.core.errors import InputError
+from neoconv.io.yamlread import load
 
 from conftest import CORPUS
 

@@ -1,4 +1,4 @@
-"""neoconv.yamlwrite must write exactly what PyYAML writes (io.dump_yaml's settings), and take
+"""neoconv.io.yamlwrite must write exactly what PyYAML writes (io.dump_yaml's settings), and take
 the fast path for the shapes real configs have."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from neoconv.io import _PlainDumper
-from neoconv.yamlwrite import dump
+from neoconv.io.documents import _PlainDumper
+from neoconv.io.yamlwrite import dump
 
 
 def pyyaml(data: Any, dumper: type = _PlainDumper) -> str:

@@ -27,8 +27,8 @@ with atheris.instrument_imports():
 
     import neoconv
     from neoconv.api import translate
-    from neoconv.errors import NeoconvError
-    from neoconv.registry import FORMATS
+    from neoconv.core.errors import NeoconvError
+    from neoconv.knowledge.registry import FORMATS
 
     # every module, also those the CLI imports lazily and each format package's
     for _module in pkgutil.walk_packages(neoconv.__path__, neoconv.__name__ + "."):

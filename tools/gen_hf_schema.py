@@ -21,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from neoconv.catalogue import catalogue  # noqa: E402
+from neoconv.knowledge.catalogue import catalogue  # noqa: E402
 from neoconv.formats.hf.config_json import EXPLICIT_NULL  # noqa: E402
 from neoconv.formats.hf.model_types import table  # noqa: E402
 

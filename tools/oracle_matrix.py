@@ -60,8 +60,8 @@ sys.path.insert(0, str(ROOT))
 import oracle  # noqa: E402  (tests/oracle.py: the runner)
 
 from neoconv import translate  # noqa: E402
-from neoconv.errors import NeoconvError  # noqa: E402
-from neoconv.report import Status  # noqa: E402
+from neoconv.core.errors import NeoconvError  # noqa: E402
+from neoconv.core.report import Status  # noqa: E402
 
 CORPUS = ROOT.parent / "shared" / "corpus"
 STANDINS = ROOT / "tests" / "oracle_standins.yaml"

@@ -14,13 +14,13 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from .core import __version__
 
 _EXPORTS = {
     "Translation": "api", "dump": "api", "load": "api", "parse_set": "api", "translate": "api",
-    "InputError": "errors", "MappingTableError": "errors", "NeoconvError": "errors",
-    "OutputError": "errors", "UsageError": "errors",
-    "Entry": "report", "Report": "report", "Status": "report",
+    "InputError": "core.errors", "MappingTableError": "core.errors", "NeoconvError": "core.errors",
+    "OutputError": "core.errors", "UsageError": "core.errors",
+    "Entry": "core.report", "Report": "core.report", "Status": "core.report",
 }  # fmt: skip
 
 # spelled out (not computed) so type checkers see what the package exports
@@ -31,8 +31,8 @@ __all__ = [
 
 if TYPE_CHECKING:
     from .api import Translation, dump, load, parse_set, translate
-    from .errors import InputError, MappingTableError, NeoconvError, OutputError, UsageError
-    from .report import Entry, Report, Status
+    from .core.errors import InputError, MappingTableError, NeoconvError, OutputError, UsageError
+    from .core.report import Entry, Report, Status
 
 
 def __getattr__(name: str) -> Any:

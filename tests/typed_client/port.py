@@ -8,7 +8,7 @@ from pathlib import Path
 
 import neoconv
 from neoconv import Entry, InputError, NeoconvError, Report, Status, Translation, UsageError, dump, load, translate
-from neoconv.errors import OutputError
+from neoconv.core.errors import OutputError
 
 
 def losses(report: Report) -> list[Entry]:

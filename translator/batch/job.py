@@ -5,14 +5,12 @@ only when it changes, backed up first). Runs in a worker process and never raise
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ..errors import NeoconvError, UnsupportedFamily
-from ..policy import describe
-from ..registry import get_format
-
-if TYPE_CHECKING:
-    from . import BatchOptions, FileResult
+from ..core.errors import NeoconvError, UnsupportedFamily
+from ..services.policy import describe
+from ..knowledge.registry import get_format
+from .options import BatchOptions, FileResult
 
 Job = tuple[str, str, str]  # source path, source relative to SRC_DIR, output path
 
@@ -28,9 +26,8 @@ def output_path(rel: str, src: str, dst: str) -> str:
 
 def run_job(opts: BatchOptions, args: Job) -> FileResult:
     """Translate one file (must not raise: one bad file never stops a migration of thousands)."""
-    from . import FileResult
 
-    from ..inputs import inputs_inside
+    from ..io.inputs import inputs_inside
 
     path_s, rel_s, out_s = args
     try:
@@ -45,11 +42,10 @@ def run_job(opts: BatchOptions, args: Job) -> FileResult:
 
 
 def _job(opts: BatchOptions, path_s: str, rel_s: str, out_s: str) -> FileResult:
-    from ..api import translate
-    from ..output_text import carries_comments, output_text, preservable
-    from ..confined import Confined
-    from ..outputs import foreign_side_file
-    from . import FileResult
+    from ..services.pipeline import translate
+    from ..services.output_text import carries_comments, output_text, preservable
+    from ..io.confined import Confined
+    from ..io.outputs import foreign_side_file
 
     rel_out = output_path(rel_s, opts.src, opts.dst)  # the summary names outputs relative to OUT_DIR
     config: Any = [path_s]
@@ -86,8 +82,9 @@ def _job(opts: BatchOptions, path_s: str, rel_s: str, out_s: str) -> FileResult:
         status = "changed" if changed else "unchanged"
         shown = "".join(_diff(before[p], files[p], names[p]) for p in changed) if opts.diff else ""
         return FileResult(rel_s, status, rel_out, counts, error=strict, diff=shown, side_files=rel_sides)
+    proof = result.report.to_json() if opts.prove else None  # --prove: proven once every file is written
     if not changed:  # --in-place and nothing changes: nothing to write, nothing to back up
-        return FileResult(rel_s, "unchanged", rel_out, counts, error=strict, side_files=rel_sides)
+        return FileResult(rel_s, "unchanged", rel_out, counts, error=strict, side_files=rel_sides, proof_report=proof)
     for target, content in files.items():
         clash = foreign_side_file(target, content, out_s, tree.read) if target != out_s else ""
         if clash:
@@ -97,7 +94,7 @@ def _job(opts: BatchOptions, path_s: str, rel_s: str, out_s: str) -> FileResult:
             # the bytes as they were (CRLF, BOM, comments kept), with the file's permissions and times
             tree.replace(target + ".bak", tree.read_bytes(target) or b"", times_of=target)
         tree.replace(target, files[target])
-    return FileResult(rel_s, "translated", rel_out, counts, error=strict, side_files=rel_sides)
+    return FileResult(rel_s, "translated", rel_out, counts, error=strict, side_files=rel_sides, proof_report=proof)
 
 
 def posix_join(folder: str, name: str) -> str:
@@ -116,8 +113,8 @@ def _diff(old: str | None, new: str, name: str) -> str:
 def _read_source(path: str, opts: BatchOptions) -> Any:
     """The file read as the source format, or None when it plainly is another format (translate
     then reads it as that one and says so)."""
-    from ..api import load
-    from ..errors import WrongFormat
+    from ..services.reading import load
+    from ..core.errors import WrongFormat
 
     options = opts.translate_options
     try:
@@ -127,6 +124,6 @@ def _read_source(path: str, opts: BatchOptions) -> Any:
 
 
 def _companion(path: str, src: str) -> str:
-    from ..registry import companion_format
+    from ..knowledge.registry import companion_format
 
     return companion_format(path, src)

@@ -15,14 +15,12 @@ import json
 import os
 import stat
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import Any, Iterator
 
-from ..errors import NeoconvError
-from ..confined import Confined
+from ..core.errors import NeoconvError
+from ..io.confined import Confined
 from .summary import SUMMARY_NAME
-
-if TYPE_CHECKING:
-    from . import BatchOptions, FileResult
+from .options import BatchOptions, FileResult
 
 
 def previous(target_root: Path, command: str) -> list[dict[str, Any]]:
@@ -48,7 +46,6 @@ def written(entries: list[dict[str, Any]]) -> Iterator[tuple[str, str]]:
 def orphans(root: Path, target_root: Path, entries: list[dict[str, Any]], claimed: set[str],
             opts: BatchOptions) -> list[FileResult]:  # fmt: skip
     """The outputs of sources that are gone: `removed` (--prune), else `orphaned` (a --check fails on them)."""
-    from . import FileResult
     from .job import output_path
 
     found: list[FileResult] = []

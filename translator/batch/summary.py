@@ -8,10 +8,10 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import printable
+from ..core.errors import printable
 
 if TYPE_CHECKING:
-    from . import BatchOptions, FileResult
+    from .options import BatchOptions, FileResult
 
 SUMMARY_NAME = "neoconv-report.json"
 
@@ -28,7 +28,7 @@ class SummaryWriter:
         self.first = True
         self.error = ""
         if path is not None:
-            from ..outputs import NEW_FILE, temp_file
+            from ..io.outputs import NEW_FILE, temp_file
 
             try:
                 fd = temp_file(path, self.temps, NEW_FILE)
@@ -73,7 +73,7 @@ class SummaryWriter:
             except OSError:
                 pass
             self.fh = None
-        from ..outputs import remove
+        from ..io.outputs import remove
 
         remove(self.temps)
 

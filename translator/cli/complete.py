@@ -6,18 +6,18 @@ from __future__ import annotations
 from click import Context, Parameter
 from click.shell_completion import CompletionItem
 
-from ..registry import FORMATS, pairs
+from ..knowledge.registry import FORMATS, pairs
 
 
 def _fields() -> list[str]:
-    from ..catalogue import catalogue
+    from ..knowledge.catalogue import catalogue
 
     return list(catalogue())
 
 
 def _keys(fmt: str) -> list[str]:
     """The keys a format's table reads and writes, as `fmt:key`."""
-    from ..mapping import load_table
+    from ..knowledge.mapping import load_table
 
     keys = {k for rule in load_table(fmt).rules for k in rule.keys}
     return sorted(f"{fmt}:{k}" for k in keys)
@@ -63,7 +63,7 @@ def layouts(ctx: Context, param: Parameter, incomplete: str) -> list[CompletionI
 
 def releases(ctx: Context, param: Parameter, incomplete: str) -> list[CompletionItem]:
     """validate --version: the releases of the format given with --format (all formats' otherwise)."""
-    from ..history import history
+    from ..knowledge.history import history
 
     given = ctx.params.get("fmt") or next((b for a, b in zip(ctx.args, ctx.args[1:]) if a == "--format"), None)
     fmts = [given] if given in FORMATS else list(FORMATS)

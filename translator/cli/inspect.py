@@ -8,13 +8,13 @@ from typing import Any
 
 import click
 
-from ..errors import UsageError
-from ..policy import Outcome
+from ..core.errors import UsageError
+from ..services.policy import Outcome
 
 
 def formats() -> Outcome:
-    from ..registry import FORMATS
-    from ..versions import versions
+    from ..knowledge.registry import FORMATS
+    from ..knowledge.versions import versions
 
     for spec in FORMATS.values():
         known = versions(spec.name)
@@ -27,10 +27,11 @@ def formats() -> Outcome:
 
 
 def diff(a: str, b: str, opts: dict[str, Any]) -> Outcome:
-    from ..api import read_ir
-    from ..detect import detect_file
-    from ..diff import annotate, check_report, diff_ir
-    from ..io import parse_json, read_text
+    from ..services.reading import read_ir
+    from ..formats.detect import detect_file
+    from ..services.diff import annotate, check_report, diff_ir
+    from ..io.documents import parse_json
+    from ..io.inputs import read_text
 
     report_path = opts["report_path"]
     report = check_report(parse_json(read_text(report_path), report_path), report_path) if report_path else None
@@ -44,8 +45,8 @@ def diff(a: str, b: str, opts: dict[str, Any]) -> Outcome:
 
 
 def roundtrip(pair: str, inputs: tuple[str, ...], opts: dict[str, Any]) -> Outcome:
-    from ..api import parse_set
-    from ..diff import roundtrip as do_roundtrip
+    from ..services.arguments import parse_set
+    from ..services.diff import roundtrip as do_roundtrip
     from .batch import split_pair
 
     src, dst = split_pair(pair)
@@ -62,8 +63,8 @@ def _show(result: Any, as_json: bool) -> None:
 def docs(output: str, check: bool) -> Outcome:
     from pathlib import Path
 
-    from ..docs import render
-    from ..outputs import write_atomic
+    from ..services.docs import render
+    from ..io.outputs import write_atomic
 
     text = render()
     if check:
@@ -84,7 +85,7 @@ def docs(output: str, check: bool) -> Outcome:
 def explain(name: str | None, listed: bool, as_json: bool) -> Outcome:
     import shutil
 
-    from ..explain import explain_text
+    from ..services.explain import explain_text
 
     if listed and name:
         raise UsageError("explain --list lists every field: give no NAME with it")
@@ -100,8 +101,8 @@ def _tty() -> bool:
 
 
 def validate(files: tuple[str, ...], opts: dict[str, Any]) -> Outcome:
-    from ..errors import NeoconvError
-    from ..validate import validate_file
+    from ..core.errors import NeoconvError
+    from ..services.validate import validate_file
     from .run import one_line
 
     problems = errors = 0
@@ -138,7 +139,7 @@ def _release(result: Any) -> str:
 def _a_config(path: str, fmt: str | None) -> bool:
     """Is `path` a config of `fmt` (of any known framework, without it)? A file that cannot even be
     parsed is one, so that its error is shown."""
-    from ..errors import NeoconvError
+    from ..core.errors import NeoconvError
     from .migrate import format_of
 
     try:

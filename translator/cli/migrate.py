@@ -9,16 +9,16 @@ from typing import Any
 
 import click
 
-from ..errors import InputError, NeoconvError
-from ..policy import Outcome
+from ..core.errors import InputError, NeoconvError
+from ..services.policy import Outcome
 from .run import one_line
 
 
 def run(files: tuple[str, ...], opts: dict[str, Any]) -> Outcome:
     import os
 
-    from ..errors import UsageError
-    from ..registry import pairs
+    from ..core.errors import UsageError
+    from ..knowledge.registry import pairs
 
     if files and files[0] in {f"{a}2{b}" for a, b in pairs()} and not os.path.exists(files[0]):
         raise UsageError(f"migrate rewrites each FILE in its own format; to check a translated tree use "
@@ -58,8 +58,8 @@ def run(files: tuple[str, ...], opts: dict[str, Any]) -> Outcome:
 
 def format_of(path: str, wanted: str | None) -> str | None:
     """The file's format, or None when it is not a config of `wanted` (of any format, without it)."""
-    from ..detect import detect_tree, score
-    from ..io import parse_json, parse_yaml, read_text
+    from ..formats.detect import detect_tree, score
+    from ..io.documents import parse_json, parse_yaml, read_text
 
     text = read_text(path)
     try:
@@ -77,10 +77,10 @@ def format_of(path: str, wanted: str | None) -> str | None:
 
 
 def _migrate(path: str, fmt: str, opts: dict[str, Any]) -> tuple[str, str, Any]:
-    from ..api import translate
-    from ..arguments import split_set
-    from ..inputs import read_text, starts_with_bom
-    from ..output_text import output_text
+    from ..services.pipeline import translate
+    from ..services.arguments import split_set
+    from ..io.inputs import read_text, starts_with_bom
+    from ..services.output_text import output_text
 
     set_values, target_values = split_set(opts["set_values"], fmt)
     result = translate(path, fmt, fmt, layout=opts["layout"], target_version=opts["target_version"],
@@ -99,8 +99,8 @@ def _write(path: str, text: str, backup: bool) -> str:
     points elsewhere is refused. Returns what to add to the message."""
     import os
 
-    from ..errors import OutputError
-    from ..confined import Confined
+    from ..core.errors import OutputError
+    from ..io.confined import Confined
 
     target, through = path, ""
     if os.path.islink(path):
@@ -134,7 +134,7 @@ def _other_yaml(text: str) -> bool:
     A config neoconv refuses for its own reasons (a duplicate key) is not this: its error is shown."""
     import yaml
 
-    from ..preserve.yamlsource import safe_load
+    from ..io.preserve.yamlsource import safe_load
 
     try:
         data = safe_load(text)

@@ -12,8 +12,8 @@ from typing import Callable, NoReturn
 
 import click
 
-from ..errors import NeoconvError
-from ..policy import EXIT_ERROR, EXIT_INTERRUPTED, Outcome
+from ..core.errors import NeoconvError
+from ..services.policy import EXIT_ERROR, EXIT_INTERRUPTED, Outcome
 
 
 class Interrupted(Exception):

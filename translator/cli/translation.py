@@ -8,23 +8,25 @@ from typing import Any
 
 import click
 
-from ..errors import NeoconvError
-from ..policy import Outcome
+from ..core.errors import NeoconvError
+from ..services.policy import Outcome
 
 
 def run_translation(src: str, dst: str, inputs: tuple[str, ...], opts: dict[str, Any]) -> Outcome:
-    from ..api import translate
-    from ..arguments import split_set
-    from ..io import dump_json
-    from ..outputs import foreign_side_file, write_files_atomic, writes_through
-    from ..policy import policy
-    from ..registry import companion_format
+    from ..services.pipeline import translate
+    from ..services.arguments import split_set
+    from ..io.documents import dump_json
+    from ..io.outputs import foreign_side_file, write_files_atomic, writes_through
+    from ..services.policy import policy
+    from ..knowledge.registry import companion_format
 
     rules = policy(opts["fail_on"], opts["strict"], opts["baseline"])  # a bad baseline fails before any writing
     with_files = [(path, companion_format(path, src)) for path in opts["with_files"]]
     output, report_path = opts["output"], opts["report_path"]
     if output == "-" and report_path == "-":
         raise NeoconvError("--report - needs the config written to a file with -o")
+    if opts.get("prove") and (output == "-" or writes_through(output)):
+        raise NeoconvError("--prove runs the target framework on the written file: give -o OUT, a file")
     set_values, target_values = split_set(opts["set_values"], dst)
     result = translate(
         list(inputs), src, dst,
@@ -33,7 +35,7 @@ def run_translation(src: str, dst: str, inputs: tuple[str, ...], opts: dict[str,
         model_config=opts.get("model_config"), output=output if output != "-" else None,
         verify=not opts["no_verify"],
     )  # fmt: skip
-    from ..output_text import carries_comments, output_text, preservable
+    from ..services.output_text import carries_comments, output_text, preservable
 
     one = inputs[0] if preservable(src, dst, inputs, with_files) or carries_comments(src, dst, inputs, with_files) else None
     text = output_text(result, one, plain=opts["plain"])
@@ -64,14 +66,20 @@ def run_translation(src: str, dst: str, inputs: tuple[str, ...], opts: dict[str,
         click.echo(report_text, nl=False)
     if not opts["quiet"]:
         show_report(result.report, verbose=opts["verbose"], color=opts["color"])
-    return Outcome(policy_failures=len(rules.failures(result.report)))
+    policy_failures = len(rules.failures(result.report))
+    if opts.get("prove"):
+        from .prove import after_translation
+
+        proved = after_translation(inputs, output, src, dst, result.report.to_json(), opts)
+        return Outcome(policy_failures=policy_failures, differences=proved.differences, errors=proved.errors)
+    return Outcome(policy_failures=policy_failures)
 
 
 def show_report(report: Any, *, verbose: bool, color: str) -> None:
     """The report on stderr: a table on a terminal, plain lines when piped (report_view.py)."""
     import sys
 
-    from ..report_view import plain, terminal, use_terminal, width
+    from .report_view import plain, terminal, use_terminal, width
 
     table, colour = use_terminal(sys.stderr, color)
     if table:

@@ -32,7 +32,7 @@ class Lazy(click.ParamType):
 
 def versions(fmt: str) -> Callable[[], tuple[str, ...]]:
     def listed() -> tuple[str, ...]:
-        from ..versions import versions as known
+        from ..knowledge.versions import versions as known
 
         return tuple(known(fmt).names())
 
@@ -52,8 +52,8 @@ class Release(click.ParamType):
         return "RELEASE"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        from ..errors import UsageError
-        from ..versions import resolve
+        from ..core.errors import UsageError
+        from ..knowledge.versions import resolve
 
         try:
             resolve(self.fmt, value, self.flag)
@@ -66,7 +66,7 @@ class Release(click.ParamType):
 
 
 def statuses() -> list[str]:
-    from ..report import Status
+    from ..core.report import Status
 
     return [s.value for s in Status]
 

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..bounded import keep
-from ..errors import InputError
-from ..ir import IR
-from ..mapping import Table
-from ..report import Message
-from ..schema import SchemaIndex
-from ..source import Source
+from ..core.bounded import keep
+from ..core.errors import InputError
+from ..core.ir import IR
+from ..knowledge.mapping import Table
+from ..core.report import Message
+from ..knowledge.schema import SchemaIndex
+from ..knowledge.source import Source
 from .ledger import UNDECIDED, LeafFate
 from .reading import coerce_input
 

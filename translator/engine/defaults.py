@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..ir import Origin
-from ..mapping import Rule, Table
-from ..report import Entry, Message, Status, said
-from ..report.kinds import as_value
-from ..formula import Approx
+from ..core.ir import Origin
+from ..knowledge.mapping import Rule, Table
+from ..core.report import Entry, Message, Status, said
+from ..core.report.kinds import as_value
+from ..knowledge.formula import Approx
 from .ledger import Ingested
 from .writing import UNDOCUMENTED, Written, key_default, reason_for
 

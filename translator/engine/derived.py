@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..ir import IR, Origin
-from ..mapping import Table
-from ..report import Entry, Message, Report, Status, said
+from ..core.ir import IR, Origin
+from ..knowledge.mapping import Table
+from ..core.report import Entry, Message, Report, Status, said
 from .entries import no_counterpart
 from .ledger import Ingested
 
@@ -28,7 +28,7 @@ def unheld_derived(report: Report, ingested: Ingested, table: Table) -> None:
             and value.value is not None]  # fmt: skip
     if not lost:
         return
-    from ..diff import covered_or_summary  # (diff reads through the engine)
+    from .difference import covered_or_summary
 
     entries = report.entries
     named = {name for e in entries if e.status in _NAMING for name in e.fields}

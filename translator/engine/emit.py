@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from ..ir import Origin
-from ..mapping import Rule, Table
-from ..report import Entry, Message, Report, Status, as_message, said
-from ..formula import Approx, Unexpressible
+from ..core.ir import Origin
+from ..knowledge.mapping import Rule, Table
+from ..core.report import Entry, Message, Report, Status, as_message, said
+from ..knowledge.formula import Approx, Unexpressible
 from .defaults import default_not_kept, defaulted_entry
 from .derived import unheld_derived
 from .entries import leaf_entries, set_entries

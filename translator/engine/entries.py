@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..catalogue import catalogue
-from ..ir import Origin
-from ..mapping import Rule, Table
-from ..report import Entry, Message, Report, Status, said
-from ..report.kinds import TEMPLATES
-from ..report.kinds import as_value
+from ..knowledge.catalogue import catalogue
+from ..core.ir import Origin
+from ..knowledge.mapping import Rule, Table
+from ..core.report import Entry, Message, Report, Status, said
+from ..core.report.kinds import TEMPLATES
+from ..core.report.kinds import as_value
 from .ledger import Ingested, LeafFate, fields_of
 from .losses import unique
 from .writing import Carried
@@ -94,6 +94,13 @@ def no_counterpart(table: Table, fields: list[str]) -> Message:
     return "no_counterpart", {"title": table.title, "fields": fields}
 
 
+def _placeholder(leaf: str, fate: LeafFate, ingested: Ingested) -> bool:
+    """The leaf, or the run-time value it is read with, is a placeholder the launcher fills (Source.placeholders)."""
+    filled = ingested.source.placeholders if ingested.source is not None else frozenset()
+    causes = [leaf, *(key for kind, values in fate.notes if kind == "read_with_runtime_value" for key in values["keys"])]
+    return any(cause in filled for cause in causes)
+
+
 def _passed_entry(leaf: str, ingested: Ingested, fate: LeafFate) -> Entry:
     """A leaf a same-format translation carried as written."""
     if fate.kind == "unknown":
@@ -123,6 +130,11 @@ def _entry_for(
     if fate.kind == "unresolved":
         if dst_format == src_format and out.get(leaf) == raw:
             return said(leaf, leaf, Status.EXACT, fate.notes, fields_of(fate))
+        if _placeholder(leaf, fate, ingested):
+            # the launcher fills the value ("auto"): missing, with the --set that gives it; a key no
+            # canonical field holds (a ZeRO bucket size) is not carried either way
+            return said(leaf, None, Status.MISSING if fate.rule and fate.rule.fields else Status.DROPPED, fate.notes,
+                        fields_of(fate))
         return said(leaf, None, Status.LOSSY if fate.rule else Status.DROPPED, fate.notes, fields_of(fate))
     rule = fate.rule
     assert rule is not None and rule.is_const

@@ -5,16 +5,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..catalogue import catalogue
-from ..errors import InputError
-from ..io import flatten
-from ..ir import IR, Origin, Value
-from ..mapping import Rule, Table
-from ..relations import check_relations
-from ..report import Message, as_message
-from ..schema import SchemaIndex
-from ..source import Source, set_aside
-from ..formula import Absent, Extension, is_close, unwrap
+from ..knowledge.catalogue import catalogue
+from ..core.errors import InputError
+from ..io.documents import flatten
+from ..core.ir import IR, Origin, Value
+from ..knowledge.mapping import Rule, Table
+from ..knowledge.relations import check_relations
+from ..core.report import Message, as_message
+from ..knowledge.schema import SchemaIndex
+from ..knowledge.source import Source, set_aside
+from ..knowledge.formula import Absent, Extension, is_close, unwrap
 from .classify import classify_strays
 from .ledger import UNDECIDED, Ingested, LeafFate
 from .solve import solve
@@ -84,6 +84,9 @@ class _Reading:
         owners = self.table.key_owner()
         for leaf, why in self.held.items():
             owner = owners.get(leaf)
+            if owner is None and "." in leaf:  # inside a block a rule reads whole (scheduler.params)
+                parts = leaf.split(".")
+                owner = next((o for i in range(len(parts) - 1, 0, -1) if (o := owners.get(".".join(parts[:i])))), None)
             fields = owner.fields if owner else ()
             self.fates[leaf] = LeafFate("unresolved", owner, (("runtime_value", {"why": why, "fields": list(fields)}),))
             self.ir.extensions.setdefault(self.source.format, {})[leaf] = self.leaves[leaf]
@@ -146,10 +149,14 @@ class _Reading:
 
     def _blocked(self, rule: Rule) -> bool:
         """A value the rule needs is only known at run time: the rule gives nothing."""
-        blocked = [k for k in rule.keys if k in self.held]
+        held = self.held
+        # a held leaf, or one inside a block the rule reads whole (a scheduler's params): the rest of
+        # the block has no meaning without it, and the rule's fields are the launcher's to decide
+        blocked = [k for k in rule.keys if k in held] + [
+            leaf for k in rule.keys if k not in held for leaf in held if leaf.startswith(k + ".")]
         if not blocked:
             return False
-        why: Message = ("read_with_runtime_value", {"keys": blocked})
+        why: Message = ("read_with_runtime_value", {"keys": blocked, "fields": list(rule.fields)})
         for key in rule.keys:
             for leaf in self.subtree(key)[1]:
                 self.fates[leaf] = LeafFate("unresolved", rule, (why,))

@@ -5,13 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import InputError
-from ..ir import IR, Origin
-from ..mapping import Rule, Table
-from ..report import Message
-from ..source import Source
-from ..formula import is_close
-from ..report.kinds import short
+from ..core.errors import InputError
+from ..core.ir import IR, Origin
+from ..knowledge.mapping import Rule, Table
+from ..core.report import Message
+from ..knowledge.source import Source
+from ..knowledge.formula import is_close
+from ..core.report.kinds import short
 
 
 @dataclass(slots=True)

@@ -3,10 +3,10 @@ hold, and losses of values no source leaf holds (a default, a value derived from
 
 from __future__ import annotations
 
-from ..ir import IR, Origin
-from ..mapping import Rule, Table
-from ..report import Entry, Message, Report, Status, render, said
-from ..report.kinds import as_value
+from ..core.ir import IR, Origin
+from ..knowledge.mapping import Rule, Table
+from ..core.report import Entry, Message, Report, Status, render, said
+from ..core.report.kinds import as_value
 from .writing import Carried
 
 

@@ -6,14 +6,14 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from ..bounded import keep
-from ..catalogue import catalogue
-from ..errors import InputError
-from ..ir import IR, Origin, Value
-from ..mapping import Rule, Table
-from ..schema import _Guess
-from ..source import Source
-from ..formula import Absent, Approx, Extension, Unrunnable, field_ident, ident, unwrap
+from ..core.bounded import keep
+from ..knowledge.catalogue import catalogue
+from ..core.errors import InputError
+from ..core.ir import IR, Origin, Value
+from ..knowledge.mapping import Rule, Table
+from ..knowledge.schema import _Guess
+from ..knowledge.source import Source
+from ..knowledge.formula import Absent, Approx, Extension, Unrunnable, field_ident, ident, unwrap
 from .memo import IMMUTABLE, WithBlocks, copy_block, shareable
 
 Subtree = Callable[[str], tuple[Any, list[str]]]  # key -> (value or block, the leaves it covers)

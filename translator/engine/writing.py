@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..bounded import keep
-from ..errors import UsageError
-from ..ir import IR
-from ..mapping import Rule
-from ..report import Message, as_message, reason
-from ..formula import Approx, Missing, Unexpressible, is_close, unwrap
+from ..core.bounded import keep
+from ..core.errors import UsageError
+from ..core.ir import IR
+from ..knowledge.mapping import Rule
+from ..core.report import Message, as_message, reason
+from ..knowledge.formula import Approx, Missing, Unexpressible, is_close, unwrap
 from .memo import IMMUTABLE, copy_block, memo_key, shareable
 
 Written = dict[str, tuple[Any, "Approx | None"]]  # target key -> (value, why it is approximate)

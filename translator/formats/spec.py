@@ -1,4 +1,5 @@
-"""The format contract: what a format package declares (FormatSpec) and offers (a Reader, a Writer).
+"""The format contract: what a format package declares (FormatSpec, knowledge/registry.py, re-exported
+here: all a format package imports) and offers (a Reader, a Writer).
 
 A format is a package `translator/formats/<name>/` whose `__init__.py` defines `FORMAT = FormatSpec(...)`
 and nothing costly: discovery imports every such package at start-up. Its reader and writer modules
@@ -9,55 +10,20 @@ are attributes that a format leaves at None when it does not offer them: callers
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Union
 
-from ..errors import printable
+from ..core.errors import printable
+from ..knowledge.registry import FormatSpec
 
 if TYPE_CHECKING:  # kept out of start-up: `neoconv --help` imports every FormatSpec
-    from ..report import Status
-    from ..source import Source
+    from ..core.report import Status
+    from ..knowledge.source import Source
+
+__all__ = ["ExtraEntry", "FormatSpec", "ModelConfig", "Reader", "WriteContext", "WriteResult", "Writer", "added_for_target"]
 
 # a model config kept apart from the config (VeOmni's HF config.json): a path, or its parsed content
 ModelConfig = Union[str, Mapping[str, Any], None]
-
-
-@dataclass(frozen=True)
-class FormatSpec:
-    name: str  # the id in commands (neox2cerebras), tables (mappings/<name>.yaml) and schemas
-    title: str  # how messages and listings name it
-    reader: str  # module path of the module defining READER, imported on first use
-    writer: str  # module path of the module defining WRITER
-    suffix: str = ".yml"  # of the files it writes
-    syntax: str = "yaml"  # of its files: "yaml" (comments: format-preserving rewrites, MISSING placeholders) or "json"
-    globs: tuple[str, ...] = ("*.yaml", "*.yml")  # the files `neoconv batch` picks up by default
-    layouts: tuple[str, ...] = ()
-    default_layout: str | None = None
-    can_write: bool = True
-    # how the framework spells a key it reads (NeoX: `num-layers` is `num_layers`), for detection and explain
-    key_spelling: Callable[[str], str] | None = None
-    # format of a file given with --with, by its suffix ("*": any other suffix); unlisted: this format
-    companions: Mapping[str, str] = field(default_factory=dict)
-    takes_model_config: bool = False  # --model-config: the architecture lives in a file of its own
-    # the JSON schemas (schemas/<name>.schema.json) content detection scores a file against; () = (name,)
-    schemas: tuple[str, ...] = ()
-
-    def load_reader(self) -> Reader:
-        return importlib.import_module(self.reader).READER  # type: ignore[no-any-return]
-
-    def load_writer(self) -> Writer:
-        return importlib.import_module(self.writer).WRITER  # type: ignore[no-any-return]
-
-    def spell(self, key: str) -> str:
-        return self.key_spelling(key) if self.key_spelling is not None else key
-
-    def companion(self, path: str) -> str:
-        """The format of a file given beside one of this format's (--with)."""
-        for suffix, fmt in self.companions.items():
-            if suffix != "*" and str(path).endswith(suffix):
-                return fmt
-        return self.companions.get("*", self.name)
 
 
 class Reader:
@@ -76,7 +42,7 @@ class Reader:
         """A parsed config (a mapping handed to the library, a translation reading its own output back)
         read as a file of it would be. The default takes the tree as it is, in the layout
         `detect_layout` tells."""
-        from ..source import Source
+        from ..knowledge.source import Source
 
         source = Source(self.format, tree, [name], {name: text} if text else {}, {k: name for k in tree})
         if self.detect_layout is not None:
@@ -134,7 +100,7 @@ def added_for_target(title: str, key: str, value: Any, why: str, fields: tuple[s
     """A value the target needs that the source does not state, which the writer adds so the target
     loads the config and runs the same (NeoX's gradient_accumulation_steps: 1): `defaulted`, as a
     value the source relied on without saying it, and no loss."""
-    from ..report import Status, render
+    from ..core.report import Status, render
 
     values = {"title": title, "written": {key: value}, "why": why}
     return ExtraEntry(key, Status.DEFAULTED, render("added_for_target", values), fields, None, "added_for_target", values)

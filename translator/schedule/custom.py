@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib
 from typing import Any, Callable, Mapping, NamedTuple
 
+from ..core import plugins
 from .shapes import Shape
 
 
@@ -24,22 +25,21 @@ class CustomForm(NamedTuple):
 FORMS: dict[str, CustomForm] = {}
 
 
-_PACKAGE = __name__.split(".")[0]  # installed as neoconv, imported from a checkout as translator
-
-
 def register_form(name: str, form: CustomForm) -> None:
     FORMS[name] = form
 
 
 def known(name: Any) -> bool:
     """Whether a form is registered; a name `<format>.<form>` imports that format's scheduler module
-    (which registers its forms) the first time: a phase read back from JSON needs no prior import."""
+    (which registers its forms; core/plugins.py says which) the first time: a phase read back from
+    JSON needs no prior import."""
     if name in FORMS:
         return True
     prefix = name.split(".", 1)[0] if isinstance(name, str) and "." in name else ""
-    if prefix.isidentifier():
+    module = plugins.module_of(prefix, "scheduler") if prefix.isidentifier() else None
+    if module is not None:
         try:
-            importlib.import_module(f"{_PACKAGE}.formats.{prefix}.scheduler")
+            importlib.import_module(module)
         except ModuleNotFoundError:
             return False
     return name in FORMS

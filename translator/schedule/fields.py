@@ -13,13 +13,11 @@ import math
 import sys
 from typing import Any, Callable, Hashable, TypeVar
 
-from ..bounded import keep
-from ..errors import UsageError
-from ..formula import Approx
-from ..ir import IR, Origin, Value
+from ..core.bounded import keep
+from ..core.errors import UsageError
+from ..core.ir import IR, Origin, Value
 from .compare import Difference, max_difference, peak
 from .fit import features
-from .framework import Reading, Rendering
 from .model import Schedule, ScheduleError
 from .simple import DECAYS, simple
 
@@ -168,30 +166,6 @@ def rebuilt(current: Schedule | None, lr: float | None, given: dict[str, Any], s
     if end is None:
         raise ScheduleError("a min_lr needs the step the decay reaches it: give --set schedule.decay_steps=N too")
     return simple(top, warm, decay, int(end), floor, start)
-
-
-def as_written(out: dict[str, Any], rendering: Rendering, phases: Any, title: str) -> Any:
-    """A writer's keys for a rendering: as they are when exact, else lossy with the largest lr
-    difference over the run, where, both lrs (and what the framework does past its own limits)."""
-    if rendering.exact:
-        return out
-    detail = "; ".join([rendering.detail(parse(phases), title), *rendering.notes])
-    return Approx(out, detail, ("schedule.phases",))
-
-
-def read_phases(reading: Reading) -> Any:
-    """A scheduler's reading as a formula gives schedule.phases: approximate, with the reader's notes,
-    when the framework does something its config does not say."""
-    phases: Any = reading.schedule.to_json()
-    return Approx(phases, "; ".join(reading.notes), ("schedule.phases",)) if reading.notes else phases
-
-
-def lr_only(out: dict[str, Any], lr: float | None, title: str) -> Any:
-    """A writer's keys for an lr whose schedule the source does not determine (its reading says why)."""
-    if lr is None:
-        return {}
-    return Approx(out, f"the source's lr schedule is unknown: only its lr {lr:g} is written to {title}",
-                  ("optim.lr", "schedule.phases"))
 
 
 R = TypeVar("R")

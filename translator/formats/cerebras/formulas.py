@@ -8,8 +8,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ...formula import Approx, Extension, formula
-from ...formulas_common import init_method_std, rotary_dim_for
+from ...knowledge.formula import Approx, Extension, formula
+from ...knowledge.formulas_common import init_method_std, rotary_dim_for
 from . import models, moe, positions, releases, schedule  # noqa: F401  (register cerebras.* model, MoE, RoPE, window, schedule, release formulas)
 from .models import GPTJ_BACKBONE
 

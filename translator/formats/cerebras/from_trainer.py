@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...io import flatten
+from ...io.documents import flatten
 from .layout import (RESIDUE, Path, Place, escape, get_path, is_block, layout, places_for, unconvert_lr_scheduler,
                      unescape)  # fmt: skip
 

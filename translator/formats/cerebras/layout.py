@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from ...resources import data_dir
-from ...yamlread import load as load_yaml
+from ...core.resources import data_dir
+from ...io.yamlread import load as load_yaml
 
 Path = tuple[str, ...]
 RESIDUE = "trainer"  # view prefix of trainer values that have no legacy key

@@ -16,9 +16,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ...formula import Approx, Extension, formula
-from ...formulas_common import family_formula, structural_family
-from ...history import older
+from ...knowledge.formula import Approx, Extension, formula
+from ...knowledge.formulas_common import family_formula, structural_family
+from ...knowledge.history import older
 
 # 2.10's registry names of decoder models; the GPT-J backbone ones are parallel blocks
 NAMES = frozenset({"gpt2", "gpt3", "gpt_backbone", "llama", "mistral", "mixtral", "btlm", "bloom", "jais", "santacoder",

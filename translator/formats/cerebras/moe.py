@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...formula import Absent, Approx, formula
+from ...knowledge.formula import Absent, Approx, formula
 
 MOE_FIELDS = ("moe_num_experts", "moe_experts_per_token", "moe_ffn_hidden_size", "moe_shared_experts",
               "moe_shared_ffn_hidden_size", "moe_shared_expert_gate", "moe_normalize_top_k", "moe_router_scoring",

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ...formula import Absent, Approx, formula
+from ...knowledge.formula import Absent, Approx, formula
 
 TYPES = {"linear": "linear", "yarn": "yarn", "llama3": "llama3", "longrope": "longrope"}
 # pos_scaling_extra_args key -> canonical field (the same names as HF's rope_scaling)

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...errors import InputError
-from ...io import flatten, parse_yaml, read_text, unflatten
-from ...source import Source, note_duplicates
-from ...yamlread import Duplicate
+from ...core.errors import InputError
+from ...io.documents import flatten, parse_yaml, read_text, unflatten
+from ...knowledge.source import Source, note_duplicates
+from ...io.yamlread import Duplicate
 from ..spec import ModelConfig, Reader
 from .from_trainer import from_trainer
 
@@ -67,7 +67,7 @@ class CerebrasReader(Reader):
         """Model Zoo 2.4+ reads a legacy file through convert_legacy_params_to_trainer_params: each leaf
         by the trainer key it goes to, an optimizer's settings as its class's arguments (which
         cerebras.pytorch reads: `optimizer.weight_decay` is trainer.init.optimizer.AdamW.weight_decay)."""
-        from ...history import older
+        from ...knowledge.history import older
         from .models import FIRST_NAMED
         from .to_trainer import trainer_place
 

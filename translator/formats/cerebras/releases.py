@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...formula import formula
-from ...history import older
+from ...knowledge.formula import formula
+from ...knowledge.history import older
 
 
 @formula("cerebras.betas")

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...errors import InputError
-from ...formula import Approx, formula
-from ...schedule.fields import as_written, lr_only, peak_lr, read_phases, rendered
+from ...core.errors import InputError
+from ...knowledge.formula import Approx, formula
+from ...schedule.fields import peak_lr, rendered
+from ...knowledge.formulas_common import as_written, lr_only, read_phases
 from ...schedule.model import NotRepresentable, ScheduleError
 from . import scheduler
 from .scheduler_render import render, to_legacy

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...io import dump_yaml, unflatten
-from ...report import Status
+from ...io.documents import dump_yaml, unflatten
+from ...core.report import Status
 from ..spec import ExtraEntry, WriteContext, WriteResult, Writer, added_for_target
-from ...history import older
+from ...knowledge.history import older
 from .layout import RESIDUE, holds, layout
 from .models import FIRST_NAMED
 from .reader import SECTIONS

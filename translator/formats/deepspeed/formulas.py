@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...batch_split import ranks, split, written
-from ...formula import formula
-from ...formulas_common import ranks_differ
+from ...knowledge.batch_split import ranks, split, written
+from ...knowledge.formula import formula
+from ...knowledge.formulas_common import ranks_differ
 from . import schedule  # noqa: F401  (registers deepspeed.lr_schedule)
 
 # the config's batch keys (NeoX hands them to DeepSpeed as they are)

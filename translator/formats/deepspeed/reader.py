@@ -14,9 +14,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ...errors import InputError, WrongFormat
-from ...io import flatten, key_line, parse_json, read_text
-from ...source import Source
+from ...core.errors import InputError, WrongFormat
+from ...io.documents import flatten, key_line, parse_json, read_text
+from ...knowledge.source import Source
 from ..spec import ModelConfig, Reader
 
 AUTO = (
@@ -51,7 +51,8 @@ class DeepspeedReader(Reader):
         _refuse_neox_arguments(tree, text, name)
         _refuse_dotted_keys(tree, text, name)
         unresolved = {leaf: AUTO for leaf, value in flatten(tree).items() if value == "auto"}
-        return Source("deepspeed", tree, [name], {name: text} if text else {}, {k: name for k in tree}, unresolved=unresolved)
+        return Source("deepspeed", tree, [name], {name: text} if text else {}, {k: name for k in tree}, unresolved=unresolved,
+                      placeholders=frozenset(unresolved))
 
 
 READER = DeepspeedReader()
@@ -105,7 +106,7 @@ def _line_of(text: str, needle: str) -> int | None:
 
 
 def _refuse_neox_arguments(data: dict[str, Any], text: str, name: str) -> None:
-    from ...schema import schema_index
+    from ...knowledge.schema import schema_index
 
     neox, ds = schema_index("neox"), schema_index("deepspeed")
     foreign = [k for k in data if not ds.known(k.replace("-", "_")) and neox.known(k.replace("-", "_"))]

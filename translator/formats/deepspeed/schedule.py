@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...errors import InputError
-from ...formula import Approx, formula
-from ...schedule.fields import as_written, read_phases, lr_only, rendered
+from ...core.errors import InputError
+from ...knowledge.formula import Approx, formula
+from ...schedule.fields import rendered
+from ...knowledge.formulas_common import as_written, lr_only, read_phases
 from ...schedule.model import NotRepresentable, ScheduleError
 from . import scheduler
 

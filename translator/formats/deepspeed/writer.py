@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...io import dump_json, unflatten
+from ...io.documents import dump_json, unflatten
 from ..spec import WriteContext, WriteResult, Writer
 
 class DeepspeedWriter(Writer):
     format = "deepspeed"
 
     def write(self, leaves: dict[str, Any], ctx: WriteContext) -> WriteResult:
-        from ...mapping import load_table
+        from ...knowledge.mapping import load_table
 
         tree = unflatten(leaves)
         ordered = {key: tree.pop(key) for key in load_table("deepspeed").order if key in tree}

@@ -10,5 +10,5 @@ from ..spec import FormatSpec
 
 FORMAT = FormatSpec(
     name="hf", title="HF config.json", reader=f"{__name__}.reader", writer=f"{__name__}.writer",
-    suffix=".json", syntax="json", globs=("config.json", "*.config.json"),
+    suffix=".json", comments=False, editor="json", globs=("config.json", "*.config.json"),
 )  # fmt: skip

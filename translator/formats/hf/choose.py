@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...formula import Unexpressible
+from ...knowledge.formula import Unexpressible
 from . import model_types as _hf
 
 HF_NO_FAMILY = "no decoder family (model.family) to choose an HF model_type from: no config.json is written"

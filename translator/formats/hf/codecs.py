@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any, Callable
 
-from ...formula import FORMULAS, Approx, Formula, field_ident, ident, parameters
+from ...knowledge.formula import FORMULAS, Approx, Formula, field_ident, ident, parameters
 from . import config_json
 from . import model_types as _hf
 from .choose import chosen

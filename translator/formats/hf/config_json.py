@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ...io import unflatten
-from ...formula import ident
+from ...io.documents import unflatten
+from ...knowledge.formula import ident
 from .model_types import PREFIX, ModelType, table, values_of
 
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 import inspect
 from typing import Any, Callable
 
-from ...catalogue import absent_means, catalogue
-from ...compare import values_equal
-from ...formula import Absent, Approx, Formula, field_ident, ident, is_close, parameters
-from ...formulas_common import rotary_dim_for
-from ...report import reason
+from ...knowledge.catalogue import absent_means, catalogue
+from ...core.compare import values_equal
+from ...knowledge.formula import Absent, Approx, Formula, field_ident, ident, is_close, parameters
+from ...knowledge.formulas_common import rotary_dim_for
+from ...core.report import reason
 from . import config_json
 from . import model_types as _hf
 

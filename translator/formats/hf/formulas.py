@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...formula import FORMULAS, Approx, Extension, formula
+from ...knowledge.formula import FORMULAS, Approx, Extension, formula
 from . import codecs  # noqa: F401  (registers the codec formulas)
 from . import model_types as _hf
 from .choose import chosen

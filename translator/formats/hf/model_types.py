@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from ...catalogue import catalogue
-from ...errors import MappingTableError
-from ...formula import field_ident
-from ...resources import data_dir
-from ...yamlread import load as load_yaml
+from ...knowledge.catalogue import catalogue
+from ...core.errors import MappingTableError
+from ...knowledge.formula import field_ident
+from ...core.resources import data_dir
+from ...io.yamlread import load as load_yaml
 
 PREFIX = "hf."  # where config.json keys live among the leaves (hf.hidden_size is config.json's hidden_size)
 SELECTORS = ("model.family", "model.position_embedding")  # what the written model_type depends on

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...formula import Approx, ident
+from ...knowledge.formula import Approx, ident
 from . import model_types as _hf
 from .choose import chosen
 from .config_json import raw_value

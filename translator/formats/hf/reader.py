@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ...errors import InputError
-from ...io import flatten, key_line, parse_json, read_text
-from ...source import Source
+from ...core.errors import InputError
+from ...io.documents import flatten, key_line, parse_json, read_text
+from ...knowledge.source import Source
 from ..spec import ModelConfig, Reader
 from . import config_json
 from .model_types import PREFIX, Wrapper, table

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...formula import Approx, ident
+from ...knowledge.formula import Approx, ident
 from . import config_json
 from . import model_types as _hf
 from .choose import chosen

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ...errors import InputError
+from ...core.errors import InputError
 
 _OPERATORS = "();&|<>"
 _PLAIN = re.compile(r"[^\s'\"\\$`();&|<>]+")

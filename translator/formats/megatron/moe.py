@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from ...formula import Approx, formula
+from ...knowledge.formula import Approx, formula
 
 
 @formula("megatron.moe")

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from ...errors import InputError
+from ...core.errors import InputError
 from .syntax import Arg
 
 _NEGATIVE = re.compile(r"^-\d+$|^-\d*\.\d+$")
@@ -69,7 +69,7 @@ class OptionTable:
 
 @lru_cache(maxsize=None)
 def table() -> OptionTable:
-    from ...schema import load_schema
+    from ...knowledge.schema import load_schema
 
     schema = load_schema("megatron")
     options: dict[str, Option] = {}

@@ -14,9 +14,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...errors import InputError
-from ...io import read_text
-from ...source import Source
+from ...core.errors import InputError
+from ...io.documents import read_text
+from ...knowledge.source import Source
 from ..spec import ModelConfig, Reader
 from .options import Namespace, dest_of, parse, table
 from .syntax import Arg, syntax_of, words_of
@@ -199,7 +199,7 @@ def _add_extra(source: MegatronSource, extra: dict[str, tuple[Any, str, int]]) -
     """A CI YAML file's entries besides MODEL_ARGS, kept (and reported) as `ci.<key>`."""
     if not extra:
         return
-    from ...io import flatten
+    from ...io.documents import flatten
 
     block = {key: value for key, (value, _, _) in extra.items()}
     source.tree["ci"] = block

@@ -18,9 +18,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...errors import InputError
-from ...formula import Approx, Extension, formula
-from ...schedule.fields import as_written, finite, lr_only, rendered
+from ...core.errors import InputError
+from ...knowledge.formula import Approx, Extension, formula
+from ...schedule.fields import finite, rendered
+from ...knowledge.formulas_common import as_written, lr_only
 from ...schedule.model import NotRepresentable, ScheduleError
 from . import scheduler
 

@@ -25,8 +25,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...errors import InputError
-from ...io import key_line, parse_yaml
+from ...core.errors import InputError
+from ...io.documents import key_line, parse_yaml
 from .lexer import Part, Token, Word, tokenize
 
 LAUNCHERS = frozenset({"torchrun", "python", "python3", "deepspeed"})

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...formula import Approx, Extension, Unexpressible, formula
+from ...knowledge.formula import Approx, Extension, Unexpressible, formula
 from .options import since
 
 

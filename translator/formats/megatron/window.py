@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...formula import Absent, Approx, formula
+from ...knowledge.formula import Absent, Approx, formula
 from .moe import layer_pattern, pattern_text
 
 

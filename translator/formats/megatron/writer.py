@@ -16,8 +16,8 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...errors import InputError
-from ...report import Status
+from ...core.errors import InputError
+from ...core.report import Status
 from ..spec import ExtraEntry, WriteContext, WriteResult, Writer
 from .options import Option, table
 
@@ -41,7 +41,7 @@ class MegatronWriter(Writer):
     format = "megatron"
 
     def write(self, leaves: dict[str, Any], ctx: WriteContext) -> WriteResult:
-        from ...mapping import load_table
+        from ...knowledge.mapping import load_table
 
         version = ctx.version or load_table(self.format).versions[0]
         order = {key: i for i, key in enumerate(k for r in load_table(self.format).rules for k in r.keys)}

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ...formula import Approx, is_close
+from ...knowledge.formula import Approx, is_close
 
 DEFAULTS = {"rotary_scaling_factor": 1.0, "yarn_original_max_position_embeddings": 4096, "yarn_beta_fast": 32.0,
             "yarn_beta_slow": 1.0, "mscale": 1.0, "mscale_all_dim": 0.0, "yarn_correction_range_round_to_int": True}  # fmt: skip

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...formula import Approx, Unrunnable, formula
-from ...formulas_common import GATED_ACTIVATIONS
+from ...knowledge.formula import Approx, Unrunnable, formula
+from ...knowledge.formulas_common import GATED_ACTIVATIONS
 from . import models, schedule, training  # noqa: F401  (register neox.* model, lr_schedule and training formulas)
 from .widths import width_problem
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...formula import Absent, Approx, formula
-from ...formulas_common import GATED_ACTIVATIONS, family_formula
+from ...knowledge.formula import Absent, Approx, formula
+from ...knowledge.formulas_common import GATED_ACTIVATIONS, family_formula
 
 DENSE_TYPES = frozenset({"global", "flash"})
 

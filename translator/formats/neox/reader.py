@@ -12,10 +12,10 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ...errors import InputError
-from ...io import key_line, parse_yaml, read_text
-from ...source import Source, note_duplicates
-from ...yamlread import Duplicate
+from ...core.errors import InputError
+from ...io.documents import key_line, parse_yaml, read_text
+from ...knowledge.source import Source, note_duplicates
+from ...io.yamlread import Duplicate
 from ..spec import ModelConfig, Reader
 
 MODEL_KEYS = ("num_layers", "hidden_size", "num_attention_heads")

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from ...errors import InputError
-from ...formula import Approx, formula
-from ...schedule.fields import as_written, read_phases, finite, lr_only, parse, rendered
+from ...core.errors import InputError
+from ...knowledge.formula import Approx, formula
+from ...schedule.fields import finite, parse, rendered
+from ...knowledge.formulas_common import as_written, lr_only, read_phases
 from ...schedule.fit import decay_ends, features
 from ...schedule.framework import choose
 from ...schedule.model import Schedule

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...batch_split import ranks, split, written
-from ...formula import Approx, formula
+from ...knowledge.batch_split import ranks, split, written
+from ...knowledge.formula import Approx, formula
 from ..deepspeed.formulas import DEEPSPEED_BATCH_KEYS
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...io import dump_yaml, unflatten
-from ...schema import schema_index
+from ...io.documents import dump_yaml, unflatten
+from ...knowledge.schema import schema_index
 from ..spec import ExtraEntry, WriteContext, WriteResult, Writer, added_for_target
 
 TITLE = "GPT-NeoX"

@@ -8,10 +8,10 @@ from typing import Any, Mapping
 
 import yaml
 
-from ...errors import InputError, NeoconvError
-from ...io import flatten, key_line, parse_json, read_text
-from ...source import Source
-from ...yamlread import load as load_yaml
+from ...core.errors import InputError, NeoconvError
+from ...io.documents import flatten, key_line, parse_json, read_text
+from ...knowledge.source import Source
+from ...io.yamlread import load as load_yaml
 from ..hf import config_json
 from ..hf import model_types as hf_config
 from .fields import CONFIG_JSON, HF, architecture_fields

@@ -7,10 +7,10 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from ...bounded import keep
-from ...resources import data_dir
-from ...schema import load_schema
-from ...yamlread import load as load_yaml
+from ...core.bounded import keep
+from ...core.resources import data_dir
+from ...knowledge.schema import load_schema
+from ...io.yamlread import load as load_yaml
 from ..hf import model_types as hf_config
 
 LAYOUTS = ("nested", "flat")  # the schema's x-layouts; `scoped` (PR #1090) is the nested view moved (SCOPED)
@@ -132,7 +132,7 @@ def fields() -> Fields:
 
 
 def _at_or_after(release: str, since: str) -> bool:
-    from ...history import load_history
+    from ...knowledge.history import load_history
 
     history = load_history("veomni")
     if history is None or release not in history.position or since not in history.position:
@@ -142,7 +142,7 @@ def _at_or_after(release: str, since: str) -> bool:
 
 @lru_cache(maxsize=None)
 def hf_keys() -> tuple[str, ...]:
-    from ...mapping import load_table
+    from ...knowledge.mapping import load_table
 
     return tuple(k for rule in load_table("veomni").rules for k in rule.keys if k.startswith(HF + "."))
 
@@ -150,7 +150,7 @@ def hf_keys() -> tuple[str, ...]:
 @lru_cache(maxsize=None)
 def architecture_fields() -> tuple[str, ...]:
     """Canonical fields VeOmni keeps in the config.json (the rules written with hf.* formulas)."""
-    from ...mapping import load_table
+    from ...knowledge.mapping import load_table
 
     names: dict[str, None] = {}
     for rule in load_table("veomni").rules:

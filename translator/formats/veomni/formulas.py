@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...batch_split import ranks, split
-from ...formula import Approx, Missing, formula
-from ...formulas_common import ranks_differ
+from ...knowledge.batch_split import ranks, split
+from ...knowledge.formula import Approx, Missing, formula
+from ...knowledge.formulas_common import ranks_differ
 from . import schedule  # noqa: F401  (registers veomni.lr_schedule, veomni.train_steps, ...)
 
 

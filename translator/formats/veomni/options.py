@@ -6,7 +6,7 @@ from __future__ import annotations
 import shlex
 from typing import Any
 
-from ...errors import InputError
+from ...core.errors import InputError
 from .fields import HF, fields
 from .settings import Setting
 

@@ -19,11 +19,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...errors import InputError
-from ...history import load_history
-from ...io import flatten, parse_yaml, read_text, unflatten
-from ...source import Source, note_duplicates
-from ...yamlread import Duplicate
+from ...core.errors import InputError
+from ...knowledge.history import load_history
+from ...io.documents import flatten, parse_yaml, read_text, unflatten
+from ...knowledge.source import Source, note_duplicates
+from ...io.yamlread import Duplicate
 from ..spec import ModelConfig, Reader
 from .architecture import attach_architecture
 from .fields import HF, SECTIONS, fields

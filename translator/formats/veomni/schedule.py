@@ -6,10 +6,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ...errors import InputError
-from ...history import older
-from ...formula import Approx, Unexpressible, formula
-from ...schedule.fields import as_written, lr_only, parse, read_phases, rendered
+from ...core.errors import InputError
+from ...knowledge.history import older
+from ...knowledge.formula import Approx, Unexpressible, formula
+from ...schedule.fields import parse, rendered
+from ...knowledge.formulas_common import as_written, lr_only, read_phases
 from ...schedule.model import ScheduleError
 from . import scheduler
 

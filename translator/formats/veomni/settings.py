@@ -8,8 +8,8 @@ from typing import Any
 
 import yaml
 
-from ...errors import InputError, NeoconvError
-from ...yamlread import load as load_yaml
+from ...core.errors import InputError, NeoconvError
+from ...io.yamlread import load as load_yaml
 from .fields import fields
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ...source import Source
+from ...knowledge.source import Source
 
 
 @dataclass

@@ -9,11 +9,11 @@ from __future__ import annotations
 import math
 from typing import Any, Mapping
 
-from ...errors import NeoconvError
-from ...history import load_history
-from ...io import dump_yaml, flatten, unflatten
-from ...mapping import load_table
-from ...report import Status
+from ...core.errors import NeoconvError
+from ...knowledge.history import load_history
+from ...io.documents import dump_yaml, flatten, unflatten
+from ...knowledge.mapping import load_table
+from ...core.report import Status
 from ..hf import config_json
 from ..spec import ExtraEntry, WriteContext, WriteResult, Writer, added_for_target
 from .fields import CONFIG_JSON, HF, SECTIONS, fields, hf_keys
@@ -111,7 +111,7 @@ def _history_layouts(key: str) -> tuple[str, ...]:
     if history is None or key not in history.keys:
         return ()
     mask = history.mask(key)
-    from ...versions import versions  # the table names the flat layout's last release (version_aliases)
+    from ...knowledge.versions import versions  # the table names the flat layout's last release (version_aliases)
 
     last_flat = history.position.get(versions("veomni").aliases.get("flat", ""), -1)
     flat_mask = (1 << (last_flat + 1)) - 1 if last_flat >= 0 else 0
@@ -220,7 +220,7 @@ def _release_of(version: str | None, layout: str) -> str | None:
     """The release a document is checked against: the one asked for, else (the current release, the
     default) the last release of its layout: a flat file without --to-version is for #458, the last
     flat release, which does not read the keys #458 removed (train.rmpad ...)."""
-    from ...versions import versions
+    from ...knowledge.versions import versions
 
     known = versions("veomni")
     if version is not None and version != known.newest:

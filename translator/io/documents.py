@@ -1,0 +1,344 @@
+"""Safe reading and writing: YAML/JSON with line numbers, dotted keys, atomic output files.
+
+Only `yaml.safe_load` semantics are used (read by yamlread.py from the C parser's events when
+libyaml is available); no tag ever constructs Python objects. Duplicate keys inside one mapping are an error, because PyYAML would silently
+keep the last one and the user would lose a value without knowing.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any, Iterator
+
+import yaml
+
+from ..core.errors import InputError
+from .yamlread import MAX_DEPTH, TAG, Duplicate, load as load_yaml
+from .yamlwrite import WIDTH, dump as write_yaml
+
+_BaseLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_BaseDumper: type = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+from .inputs import MAX_BYTES, read_text  # noqa: F401 (read_text: where readers have always found it)
+MAX_LEAVES = 100_000  # bounds alias bombs: aliases are shared, flattening would expand them
+
+def _short(text: Any, limit: int = 40) -> str:
+    shown = repr(text)
+    return shown if len(shown) <= limit else shown[: limit - 4] + "...'"
+
+
+def _yaml_error(exc: yaml.YAMLError, text: str) -> InputError:
+    """One line (with line and column) for anything the YAML scanner, parser or composer refused."""
+    if isinstance(exc, yaml.reader.ReaderError):
+        position = exc.position
+        if _BaseLoader is not yaml.SafeLoader:  # libyaml counts bytes, the pure reader characters
+            position = len(text.encode("utf-8")[: exc.position].decode("utf-8", "ignore"))
+        line = text.count("\n", 0, position) + 1
+        column = position - (text.rfind("\n", 0, position) + 1) + 1
+        char = exc.character if isinstance(exc.character, int) else ord(exc.character)
+        return InputError(f"invalid YAML: character U+{char:04X} is not allowed ({exc.reason})", line=line, column=column)
+    if isinstance(exc, yaml.MarkedYAMLError):
+        mark = exc.problem_mark or exc.context_mark
+        problem = (exc.problem or exc.context or "invalid YAML").strip()
+        found = re.search(r"constructor for the tag '([^']*)'", str(exc))
+        if found:
+            tag = found.group(1).replace(TAG, "!!")
+            return InputError(
+                f"the YAML tag {tag} is not allowed: neoconv never builds objects from tags; remove the tag",
+                line=mark.line + 1 if mark else None,
+            )
+        if problem.startswith("but found another document"):
+            return InputError(
+                "a config is one YAML document; a second one (---) starts here: split the file",
+                line=mark.line + 1 if mark else None,
+            )
+        context = ""
+        if exc.context and exc.problem and exc.context_mark and mark and exc.context_mark.line != mark.line:
+            context = f" ({exc.context} at line {exc.context_mark.line + 1})"
+        hint = " (indent with spaces: YAML does not allow tabs)" if mark and _char_at(text, mark) == "\t" else ""
+        return InputError(
+            f"invalid YAML: {problem}{context}{hint}",
+            line=mark.line + 1 if mark else None, column=mark.column + 1 if mark else None,
+        )  # fmt: skip
+    return InputError(f"invalid YAML: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
+
+
+def parse_value(text: str) -> Any:
+    """One YAML value as typed on a command line (--set), under the same bounds as a file.
+
+    Raises InputError for what a file would be refused for (alias bombs, deep nesting, tags) and
+    yaml.YAMLError for plain syntax errors (the caller may then take the text as it is).
+    """
+    return load_yaml(text)
+
+
+def _char_at(text: str, mark: Any) -> str:
+    lines = text.splitlines()
+    line = lines[mark.line] if 0 <= mark.line < len(lines) else ""
+    return line[mark.column] if 0 <= mark.column < len(line) else ""
+
+
+def parse_yaml(
+    text: str,
+    name: str,
+    key_lines: dict[tuple[str, ...], int] | None = None,
+    duplicates: list[Duplicate] | None = None,
+) -> dict[str, Any]:
+    """Parse YAML (JSON is a subset) into a mapping of named settings, with file:line in every error.
+
+    Bounded as it is built (see yamlread), so a hostile file costs at most one pass. A duplicate key
+    is an error unless `duplicates` is given (see yamlread.load).
+    """
+    if not text.strip():
+        raise InputError("empty file; expected a YAML mapping of settings", file=name)
+    try:
+        data = load_yaml(text, settings=True, key_lines=key_lines, duplicates=duplicates)
+    except InputError as exc:
+        exc.file = name
+        raise
+    except yaml.YAMLError as exc:
+        error = _yaml_error(exc, text)
+        if name.lower().endswith(".json"):  # read as YAML (as the frameworks do), reported as what it claims to be
+            error.message = error.message.replace("invalid YAML", "invalid JSON", 1)
+        error.file = name
+        raise error from None
+    except RecursionError:
+        raise InputError(f"nested too deeply to be a config (limit {MAX_DEPTH} levels)", file=name) from None
+    except UnicodeError:  # text handed in by a library caller, with lone surrogates: not real Unicode
+        raise InputError("text is not valid Unicode (lone surrogate characters)", file=name) from None
+    if data is None:
+        raise InputError("empty document (only comments); expected a YAML mapping of settings", file=name)
+    if not isinstance(data, dict):
+        raise InputError(
+            f"top level is {_kind(data)}, expected a mapping of settings (key: value lines)", file=name,
+            line=_first_content_line(text),
+        )  # fmt: skip
+    return data
+
+
+def _first_content_line(text: str) -> int:
+    for number, line in enumerate(text.splitlines(), 1):
+        stripped = line.strip()
+        if stripped and not stripped.startswith(("#", "%")) and stripped != "---":
+            return number
+    return 1
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    return {list: "a list", str: "a string", int: "a number", float: "a number"}.get(type(value), type(value).__name__)
+
+
+def parse_json(text: str, name: str) -> dict[str, Any]:
+    """Parse strict JSON, refusing duplicate keys and NaN/Infinity, with file:line:column in every error."""
+
+    def no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        result: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in result:
+                raise InputError(f"duplicate key {key!r}; JSON readers keep only one: keep one", file=name, line=key_line(text, key))
+            result[key] = value
+        return result
+
+    def no_constant(word: str) -> None:
+        raise InputError(f"{word} is not JSON (Python writes it, JSON readers refuse it); write a number", file=name,
+                         line=key_line(text, word) or _word_line(text, word))  # fmt: skip
+
+    def finite(word: str) -> float:
+        value = float(word)
+        if not math.isfinite(value):  # 1e999: Python reads infinity, and would write Infinity back
+            raise InputError(f"the number {_short(word)} is past the float range (about 1.8e308); write a smaller one",
+                             file=name, line=_word_line(text, word))  # fmt: skip
+        return value
+
+    if not text.strip():
+        raise InputError("empty file; expected a JSON object", file=name)
+    try:
+        data = json.loads(text, object_pairs_hook=no_duplicates, parse_constant=no_constant, parse_float=finite)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"invalid JSON: {exc.msg}", file=name, line=exc.lineno, column=exc.colno) from None
+    except RecursionError:
+        raise InputError(f"nested too deeply to be a config (limit {MAX_DEPTH} levels)", file=name) from None
+    except ValueError as exc:  # an integer with more digits than Python converts
+        raise InputError(f"invalid JSON: {str(exc).split(';')[0]}", file=name) from None
+    try:  # "\ud800" is valid JSON syntax but no writer can encode the lone surrogate it makes
+        json.dumps(data, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        raise InputError("invalid JSON: a \\u escape makes a lone surrogate, which is not text", file=name) from None
+    if not isinstance(data, dict):
+        raise InputError(f"top level is {_kind(data)}, expected an object of settings", file=name, line=1)
+    return data
+
+
+def _word_line(text: str, word: str) -> int | None:
+    index = text.find(word)
+    return text.count("\n", 0, index) + 1 if index >= 0 else None
+
+
+def key_line(text: str, key: str) -> int | None:
+    """Best-effort line number of a (dotted) key in YAML/JSON text, for error messages."""
+    line_no, matched = 0, False
+    lines = text.splitlines()
+    for part in key.split("."):
+        quoted = r"[\"']?" + re.escape(part) + r"[\"']?\s*:"
+        # a key starting a line first; then one inside a flow mapping ({type: Adam, params: ...})
+        for pattern in (re.compile(r"^\s*(?:-\s*)?" + quoted), re.compile(r"[{,]\s*" + quoted)):
+            found = next((i for i in range(line_no, len(lines)) if pattern.search(lines[i])), None)
+            if found is not None:
+                line_no, matched = found, True
+                break
+        else:
+            return line_no + 1 if matched else None  # the closest parent that was found
+    return line_no + 1
+
+
+def flatten(tree: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Dotted leaves of a nested mapping. A list is one leaf; so is an empty mapping.
+
+    Bounded like parsing (MAX_LEAVES, MAX_DEPTH), also for mappings built in Python (which can be
+    self-referencing); a leaf spelled both as `a.b:` and as `a: {b:}` is an error, not a silent loss.
+    """
+    out: dict[str, Any] = {}
+    dotted = False  # only a key with a dot in it can collide with a nested spelling
+    stack: list[tuple[str, Iterator[tuple[Any, Any]]]] = [(prefix, iter(tree.items()))]
+    while stack:  # depth first, in document order, without recursion
+        base, items = stack[-1]
+        for key, value in items:
+            if type(key) is not str or not key or "." in key:
+                name = str(key)
+                if "" in name.split("."):  # '', '.x', 'x.', 'a..b': no dotted path can name it
+                    raise InputError(f"key {key!r} has an empty name part; name the setting", key=base.rstrip(".") or None)
+                dotted = dotted or "." in name
+                path = base + name
+            else:
+                path = base + key
+            if isinstance(value, dict) and value:
+                if len(stack) >= MAX_DEPTH:
+                    raise InputError(f"nested more than {MAX_DEPTH} levels deep; not a config", key=path)
+                stack.append((path + ".", iter(value.items())))
+                break
+            if path in out:
+                raise InputError("written both as one dotted key and as nested keys; keep one", key=path)
+            out[path] = value
+            if len(out) > MAX_LEAVES:
+                raise InputError(f"more than {MAX_LEAVES} settings; not a config (alias bomb?)")
+        else:
+            stack.pop()
+    if dotted:
+        for path in out:  # `a.b: 1` beside `a: {b: {c: 2}}`: a.b would be both a value and a block
+            parts = path.split(".")
+            for i in range(1, len(parts)):
+                head = ".".join(parts[:i])
+                if head in out:
+                    raise InputError(f"is both a value and a block (it also has {path}); keep one", key=head)
+    return out
+
+
+def at_path(tree: dict[str, Any], path: str) -> Any:
+    """The value at a dotted path of a tree, or None where the path does not lead."""
+    node: Any = tree
+    for part in path.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return None
+        node = node[part]
+    return node
+
+
+def unflatten(leaves: dict[str, Any]) -> dict[str, Any]:
+    """Nested mapping from dotted leaves, keeping first-seen order."""
+    root: dict[str, Any] = {}
+    for path, value in leaves.items():
+        node = root
+        parts = path.split(".")
+        for part in parts[:-1]:
+            child = node.setdefault(part, {})
+            if not isinstance(child, dict):
+                raise ValueError(f"{path}: parent {part!r} is already a value")
+            node = child
+        node[parts[-1]] = value
+    return root
+
+
+class _PlainDumper(_BaseDumper):  # type: ignore[misc, valid-type]
+    """Never writes anchors/aliases: every value is spelled out where it is used."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
+
+
+def dump_yaml(data: dict[str, Any]) -> str:
+    """Stable YAML text: document key order kept, block style, same output with C or pure dumper
+    (and with yamlwrite's direct writer, which handles the common shapes faster)."""
+    fast = write_yaml(data)
+    if fast is not None:
+        return fast
+    return yaml.dump(
+        data, Dumper=_PlainDumper, sort_keys=False, default_flow_style=False, allow_unicode=True, width=WIDTH
+    )
+
+
+def dump_json(data: dict[str, Any]) -> str:
+    """JSON text; a NaN or infinity (which JSON cannot hold: Python would write NaN/Infinity, which
+    JSON readers refuse) is an error naming its key, never written."""
+    try:
+        return json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    except ValueError:
+        key, value = _non_finite(data)
+        raise InputError(f"{value} cannot be written as JSON (JSON has no NaN or infinity): give a finite number",
+                         key=key or None) from None  # fmt: skip
+
+
+def _non_finite(data: Any) -> tuple[str, Any]:
+    stack: list[tuple[str, Any]] = [("", data)]
+    while stack:
+        path, node = stack.pop()
+        if isinstance(node, float) and not math.isfinite(node):
+            return path, node
+        if isinstance(node, dict):
+            stack.extend((f"{path}.{k}" if path else str(k), v) for k, v in node.items())
+        elif isinstance(node, (list, tuple)):
+            stack.extend((f"{path}[{i}]", v) for i, v in enumerate(node))
+    return "", "a non-finite number"
+
+
+_PLAIN = (str, int, float, bool, type(None))
+
+
+def plain_copy(tree: Any, *, what: str = "config") -> Any:
+    """A copy of a mapping built in Python, as plain data a config file could hold (tuples become
+    lists), bounded like a parsed file (depth, number of values, so cycles and shared blocks too).
+    Anything else is an InputError naming the key: an object, a set, a non-string key."""
+    if not isinstance(tree, dict):
+        raise InputError(f"{what} must be a mapping of settings, not {_kind(tree)}")
+    root: dict[str, Any] = {}
+    stack: list[tuple[Any, Any, str, int]] = [(tree, root, "", 1)]
+    count = 0
+    while stack:
+        node, copy, path, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise InputError(f"nested more than {MAX_DEPTH} levels deep (a cycle?); not a config", key=path or None)
+        items = node.items() if isinstance(node, dict) else enumerate(node)
+        for key, value in items:
+            count += 1
+            if count > MAX_LEAVES:
+                raise InputError(f"more than {MAX_LEAVES} values; not a config", key=path or None)
+            if isinstance(node, dict) and type(key) is not str:
+                raise InputError(f"key {_short(key)} is {_kind(key)}, not a setting name: keys are strings",
+                                 key=path or None)  # fmt: skip
+            here = (f"{path}.{key}" if path else str(key)) if isinstance(node, dict) else f"{path}[{key}]"
+            if isinstance(value, dict):
+                child: Any = {}
+            elif isinstance(value, (list, tuple)):
+                child = [None] * len(value)
+            elif isinstance(value, _PLAIN):
+                child = value
+            else:
+                raise InputError(f"{type(value).__name__} {_short(value)} is not a config value (text, numbers, "
+                                 "true/false, null, lists and mappings are)", key=here)  # fmt: skip
+            copy[key] = child
+            if child is not value:
+                stack.append((value, child, here, depth + 1))
+    return root

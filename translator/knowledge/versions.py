@@ -1,0 +1,375 @@
+"""Release labels and which release a file was written for.
+
+A format's releases are those of its key history (translator/knowledge/history.py); its mapping table may add
+names users know for them (`version_aliases:`, e.g. the documentation labels of earlier neoconv
+versions). `resolve` turns what `--from-version`/`--to-version` gave into a label, or refuses it
+listing the valid ones. `settle` decides the release a source file is read with: the one given, else
+the one its keys tell (the newest release that reads all of them), and says how it was decided.
+Nothing here names a framework.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+from typing import Any, Callable, Iterable, Iterator
+
+from ..core.bounded import keep
+from ..core.errors import InputError, UsageError
+from .history import NO_DEFAULT, History, load_history
+from ..io.documents import at_path
+
+CURRENT = "current"
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
+@dataclass(frozen=True)
+class Release:
+    """The release a source was read as, and how that was decided."""
+
+    label: str
+    how: str  # given | keys | newest
+    detail: str  # one sentence for the report
+    first: str | None = None  # the releases the file's keys fit, first and last
+    last: str | None = None
+    keys: tuple[str, ...] = ()  # the keys that pinned the range
+    unread: tuple[str, ...] = ()  # keys of the file the chosen release does not read
+    assumed: dict[str, Any] = field(default_factory=dict)  # key -> default assumed where the range disagrees
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"version": self.label, "version_basis": self.how, "version_detail": self.detail}
+        if self.first is not None:
+            out["version_range"] = [self.first, self.last]
+        return out
+
+
+class Versions:
+    """The release labels of one format and the other names that stand for them."""
+
+    def __init__(self, fmt: str, history: History | None, extra: dict[str, str], title: str, listed: tuple[str, ...] = (CURRENT,)) -> None:
+        self.format = fmt
+        self.title = title
+        self.history = history
+        self.labels: tuple[str, ...] = history.labels if history else tuple(reversed(listed))
+        aliases = dict(history.aliases) if history else {}
+        for name, target in extra.items():
+            aliases[name] = aliases.get(target, target)
+        if history is None:
+            aliases.pop(CURRENT, None)
+        self.aliases = aliases
+        self.newest = history.newest if history else self.labels[-1]
+
+    def names(self) -> list[str]:
+        return [*self.labels, *self.aliases]
+
+    def resolve(self, name: Any, flag: str = "--from-version") -> str:
+        """The release label `name` stands for; a UsageError listing the valid names otherwise."""
+        found = self._lookup(name) if isinstance(name, str) else None
+        if found is not None:
+            return found
+        first = self.labels[0] if self.labels else ""
+        dated = self.history.dates.get(first) if self.history is not None else None
+        if isinstance(name, str) and dated and _DATE.match(name.strip()) and name.strip() < dated:
+            since = "" if first == dated else f" (of {dated})"
+            raise UsageError(f"{flag} {name!r}: before {first}{since}, the first {self.title} release neoconv "
+                             f"knows; give {first} or a later day")  # fmt: skip
+        import difflib  # only for this message
+
+        close = difflib.get_close_matches(str(name), self.names(), n=1, cutoff=0.6)
+        hint = f"; did you mean {close[0]}?" if close else ""
+        raise UsageError(f"{flag} {name!r}: not a {self.title} release{hint}; known: {self._listing()}")
+
+    def _lookup(self, name: str) -> str | None:
+        name = name.strip()
+        if name in self.aliases:
+            return self.aliases[name]
+        if name in self.labels:
+            return name
+        for variant in (name[1:] if name[:1] in "vV" else None, f"#{name}" if name.isdigit() else None):
+            if variant and (variant in self.labels or variant in self.aliases):
+                return self.aliases.get(variant, variant)
+        number = name[1:] if name[:1] == "#" else name
+        if self.history is not None and number.isdigit() and int(number) in self.history.pr_release:
+            # any merged PR: the release in force once it was merged (the newest label at or before it)
+            return self.history.pr_release[int(number)]
+        if self.history is not None and _DATE.match(name):
+            # a day between two labels: the release that was current that day
+            dated = [label for label in self.labels if self.history.dates.get(label, "9") <= name]
+            return dated[-1] if dated else None
+        if name.count(".") == 2:  # a patch release the history has no tag of: its minor release
+            minor = name.rsplit(".", 1)[0]
+            return self.aliases.get(minor)
+        return None
+
+    def _listing(self) -> str:
+        labels = ", ".join(self.labels)
+        aliases = ", ".join(f"{a} (= {t})" if a != t else a for a, t in self.aliases.items())
+        more = "; or any merged PR (#N) or day (YYYY-MM-DD): the release in force then" if self.history and self.history.pr_release else ""
+        return labels + (f"; also {aliases}" if aliases else "") + more
+
+    def before(self, label: str, other: str) -> bool:
+        """`label` is an older release than `other` (both labels)."""
+        return self.labels.index(label) < self.labels.index(other)
+
+
+@lru_cache(maxsize=None)
+def versions(fmt: str) -> Versions:
+    from .mapping import load_table  # the table names extra labels; loaded once per format
+
+    table = load_table(fmt)
+    return Versions(fmt, load_history(fmt), dict(table.releases.aliases), table.title, table.versions)
+
+
+def resolve(fmt: str, name: Any, flag: str = "--from-version") -> str:
+    return versions(fmt).resolve(name, flag)
+
+
+def layout_of(fmt: str, layouts: tuple[str, ...], label: str | None) -> str | None:
+    """The layout a release writes, when the table names layouts as releases (`version_aliases: {flat:
+    "#458", nested: current}`: each the last release of its layout): the first whose last release is
+    at or after `label`. None: no release asked, or the table does not tie layouts to releases."""
+    known = versions(fmt)
+    ends = {name: known.aliases[name] for name in layouts if name in known.aliases}
+    if label is None or not ends or label not in known.labels:
+        return None
+    at = known.labels.index(label)
+    fitting = [name for name, end in ends.items() if end in known.labels and known.labels.index(end) >= at]
+    return min(fitting, key=lambda name: known.labels.index(ends[name])) if fitting else None
+
+
+def layout_release(fmt: str, layout: str | None) -> str | None:
+    """The last release of a layout, when the table names layouts as releases (VeOmni: flat is #458,
+    scoped #1090): what `--layout` alone targets. None otherwise."""
+    if layout is None:
+        return None
+    known = versions(fmt)
+    found = known.aliases.get(layout)
+    return found if found in known.labels else None
+
+
+# ---- which release a file is ------------------------------------------------------------------------
+
+
+def history_keys(
+    tree: dict[str, Any], aliases: dict[str, str], history: History,
+    spelling: Callable[[str, str | None], tuple[str, ...]] | None = None, neutral: tuple[str, ...] = (),
+) -> Iterator[str]:  # fmt: skip
+    """The keys of a parsed config that the history knows: each leaf as the history names it (as
+    written, unless the reader's `spelling` says otherwise), the keys of dicts inside lists (`a.*.b`),
+    and blocks the history lists as keys of their own. Keys under a `neutral` block tell nothing."""
+    known = history.keys
+    blocks = history.blocks
+    name_of = history_name(aliases, history, spelling)
+    lists = history.lists
+
+    def walk(node: dict[str, Any], prefix: str) -> Iterator[str]:
+        for name, value in node.items():
+            path = f"{prefix}{name}"
+            if neutral and path in neutral:
+                continue
+            if isinstance(value, dict) and value:
+                if path in known and path not in blocks:
+                    yield path
+                yield from walk(value, path + ".")
+                continue
+            written = name_of(path)
+            if prefix and prefix[:-1] in lists and f"{prefix}*.{name}" in known:
+                # one block where a list of them may stand: read as itself or as an element (either release set)
+                yield f"{written}|{prefix}*.{name}" if written in known else f"{prefix}*.{name}"
+            elif written in known:
+                yield written
+            if isinstance(value, list):
+                for item in value:
+                    if isinstance(item, dict):
+                        for sub in item:
+                            star = f"{written}.*.{sub}"
+                            if star in known:
+                                yield star
+
+    return walk(tree, "")
+
+
+def history_name(
+    aliases: dict[str, str], history: History, spelling: Callable[[str, str | None], tuple[str, ...]] | None
+) -> Callable[[str], str]:
+    """How the history names a leaf of the view: as written (Source.aliases), unless the reader's spelling
+    hook says otherwise (the first of its names the history knows)."""
+    if spelling is None:
+        return lambda path: aliases.get(path, path)
+
+    def name(path: str) -> str:
+        names = spelling(path, aliases.get(path))
+        return next((n for n in names if n in history.keys), names[0])
+
+    return name
+
+
+def detect(history: History, keys: Iterable[str], watched: Iterable[str] = (), strict: frozenset[str] = frozenset()) -> Release:
+    """The release a file's history keys fit: the newest release reading all of them; when no release
+    reads all, the one reading most (newest first). `watched`: keys whose default matters to the
+    caller; those the file lacks and whose default differs within the fitting range are `assumed`."""
+    used = {key: history.mask(key) for key in keys}
+    used = {key: mask for key, mask in used.items() if mask}
+    fit = history.every
+    for mask in used.values():
+        fit &= mask
+    unread: tuple[str, ...] = ()
+    if fit:
+        first, last = history.span(fit)  # type: ignore[misc]
+        label = last
+    else:
+        label = max(history.labels, key=lambda lbl: (sum(history.reads(k, lbl) for k in used), history.position[lbl]))
+        unread = tuple(sorted({k.split("|")[0] for k in used if not history.mask(k) >> history.position[label] & 1}))
+        first = last = label
+        fit = 1 << history.position[label]
+    pinning = _pinning(history, used, fit)
+    assumed = _assumed(history, fit, label, set(watched) - set(used), strict)
+    if not fit or unread:
+        detail = (f"no {history.format} release reads all of this file's keys: read as {label}, the one reading most "
+                  f"({', '.join(unread)} not read there)")  # fmt: skip
+        how = "keys"
+    elif pinning:
+        span = first if first == last else f"{first}..{last}"
+        detail = f"the keys {', '.join(pinning)} fit releases {span}: read as {label}"
+        how = "keys"
+    else:
+        detail = f"no key of the file pins a release: read as the newest, {label}"
+        how = "newest"
+    if assumed:
+        detail += "; assumed its defaults for " + ", ".join(f"{k}={v!r}" for k, v in assumed.items())
+    return Release(label, how, detail, first, last, pinning, unread, assumed)
+
+
+def _pinning(history: History, used: dict[str, int], fit: int) -> tuple[str, ...]:
+    """The keys that bound the range: each one's own range starts or ends where the fit does."""
+    first, last = fit & -fit, 1 << (fit.bit_length() - 1)
+    every = history.every
+    found = []
+    for key, mask in used.items():
+        if mask == every:
+            continue
+        own_first, own_last = mask & -mask, 1 << (mask.bit_length() - 1)
+        if (own_first == first and first != 1) or (own_last == last and last != 1 << (every.bit_length() - 1)):
+            found.append(key)
+    return tuple(sorted({key.split("|")[0] for key in found})[:4])
+
+
+def _assumed(history: History, fit: int, label: str, watched: set[str], strict: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """Defaults of `watched` keys that differ somewhere in the fitting range: the chosen one."""
+    if fit & (fit - 1) == 0:  # one release
+        return {}
+    out: dict[str, Any] = {}
+    for key in sorted(watched):
+        mine = history.default_at(key, label)
+        if mine is not NO_DEFAULT and history.defaults_in(key, fit) - {repr(mine)}:
+            out[key] = mine
+        elif mine is not NO_DEFAULT and key in strict and fit & ~history.mask(key):
+            out[key] = mine  # a release of the range has no such key: its absence meant something else there
+    return out
+
+
+def given(label: str, name: str) -> Release:
+    detail = f"as given ({name})" if name != label else "as given"
+    return Release(label, "given", detail)
+
+
+def _runs_repeats(source: Any, release: Release, history: History, since: str, by: str, title: str) -> Release:
+    """A file with a key given twice runs only on the releases before `since` (whose loader keeps the last
+    value): the newest of those its keys fit, or an error naming the repeat when none fits or the user
+    named a later release."""
+    cut = history.position[since]
+    at = history.position.get(release.label)
+    if at is None or at < cut:
+        return release
+    lowest = history.position.get(release.first or "", at) if release.how != "given" else at
+    if lowest < cut:
+        label = history.labels[cut - 1]
+        detail = f"{release.detail}; a key given twice: read as {label}, the newest release that runs it"
+        return replace(release, label=label, last=label, detail=detail)
+    file, dup = source.repeated[0]
+    raise InputError(
+        f"{'.'.join(dup.path)} given twice (lines {dup.first_line} and {dup.line}): {title} {since} and later refuse "
+        f"that ({by}) and this file reads as {release.label}: keep one, or give --from-version of an earlier release",
+        file=file, line=dup.line,
+    )  # fmt: skip
+
+
+_WATCHED: dict[int, tuple[tuple[str, ...], frozenset[str]]] = {}
+
+
+def _watched(table: Any) -> tuple[tuple[str, ...], frozenset[str]]:
+    """The keys of a table whose default changes between releases (what a guessed release decides),
+    and the table's `watch_absent` keys, whose absence means something else in a release that lacks them
+    (Model Zoo 1.6 had no use_bfloat16: mixed precision was float16)."""
+    found = _WATCHED.get(id(table))
+    if found is None:
+        strict = frozenset(table.releases.watch_absent)
+        keys = tuple(dict.fromkeys([*(r.key for r in table.rules if r.key and r.version_defaults), *sorted(strict)]))
+        found = _WATCHED[id(table)] = (keys, strict)
+    return found
+
+
+Spelling = Callable[[str, "str | None"], tuple[str, ...]]  # a reader's history_key (formats/spec.py)
+
+
+def settle(source: Any, table: Any, name: str | None = None, spelling: Spelling | None = None) -> Release:
+    """Decide the release `source` is read as (`name`: the one the user gave, already resolved or
+    not) and record it on the source. `spelling`: the names the key history may give a leaf (the
+    reader's `history_key`; None: as written)."""
+    known = versions(source.format)
+    if name:
+        label = known.resolve(name)
+        release = given(label, name)
+    elif known.history is None:
+        release = Release(known.newest, "newest", f"neoconv knows one {known.title} release: {known.newest}")
+    else:
+        keys = tuple(history_keys(source.tree, source.aliases, known.history, spelling, table.releases.neutral))
+        release = _detected(known.history, keys, table)
+    refused = table.releases.repeats_refused
+    if source.repeated and refused is not None and known.history is not None:
+        release = _runs_repeats(source, release, known.history, refused[0], refused[1], known.title)
+    source.version = release.label
+    source.release = release
+    return release
+
+
+_DETECTED: dict[tuple[Any, ...], tuple[History, Release]] = {}
+
+
+def _detected(history: History, keys: tuple[str, ...], table: Any) -> Release:
+    """detect(), once per history, table and set of keys: a batch's files share their releases' keys."""
+    watched, strict = _watched(table)
+    slot = (id(history), keys, watched, strict)
+    found = _DETECTED.get(slot)
+    if found is None or found[0] is not history:  # (the history kept: its id is not reused)
+        found = keep(_DETECTED, slot, (history, detect(history, keys, watched, strict)), 4096)
+    return found[1]
+
+
+def retire(source: Any, table: Any, spelling: Spelling | None = None) -> None:
+    """Set aside the leaves the file's release does not read although a rule would (a key a later release
+    dropped, read with its old meaning only by the releases that had it): a rule whose other keys that
+    release does read. Recorded in Source.set_aside with the reason."""
+    history = load_history(source.format)
+    release = source.version
+    if history is None or release not in history.position:
+        return
+    at = history.position[release]
+    name_of = history_name(source.aliases, history, spelling)
+    for rule in table.rules:
+        if len(rule.keys) < 2:
+            continue  # (fewer keys than the two it takes, before looking any up)
+        # only beside a key of the same rule that the file has and the release reads: that one the rule
+        # reads with this release's meaning (a file with betas alone is not a 1.x file missing beta1)
+        present = [k for k in rule.keys if at_path(source.tree, k) is not None]
+        if len(present) < 2 or not any(history.mask(name_of(k)) >> at & 1 for k in present):
+            continue
+        for key in present:
+            name = name_of(key)
+            if name not in history.keys or history.mask(name) >> at & 1 or at_path(source.tree, key) is None:
+                continue
+            if any(key == b or key.startswith(b + ".") for b in table.releases.neutral):
+                continue
+            source.set_aside[key] = ("not_read_by_release", {"title": table.title, "release": release,
+                                                             "key": source.aliases.get(key, key), "runs": history.runs(name)})  # fmt: skip

@@ -1,0 +1,78 @@
+"""`neoconv diff` and `neoconv roundtrip`: two configs compared through the canonical IR (the comparison
+itself is the engine's: engine/difference.py), each difference with what a translation report says of
+its field, and the there-and-back round trip through real files."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..core.compare import DEFAULT_RTOL
+from ..core.errors import InputError, NeoconvError
+from ..engine.difference import DiffResult, FieldChange, check_rtol, diff_ir, expressible, unheld, writable
+
+__all__ = ["DiffResult", "FieldChange", "annotate", "check_report", "diff_ir", "expressible", "roundtrip"]
+
+
+def check_report(data: Any, path: str) -> dict[str, Any]:
+    """A translation report as `--report FILE` writes it, or an InputError naming the file."""
+    entries = data.get("entries") if isinstance(data, dict) else None
+    if not isinstance(entries, list) or not all(
+        isinstance(e, dict) and isinstance(e.get("fields") or [], list) and all(isinstance(f, str) for f in e.get("fields") or [])
+        for e in entries
+    ):  # fmt: skip
+        raise InputError("not a neoconv translation report (it needs an `entries` list, as --report writes it); give the "
+                         "file a translation's --report wrote", file=path)  # fmt: skip
+    return data
+
+
+def annotate(result: DiffResult, report: dict[str, Any]) -> None:
+    """Give each difference the statuses of the translation report's entries about its field (the
+    report of translating A into B, as `--report FILE` wrote it); a value the user gave with --set
+    is `set`, whatever its status."""
+    by_field: dict[str, list[str]] = {}
+    for entry in report.get("entries") or ():
+        if isinstance(entry, dict):
+            status = "set" if entry.get("kind") == "set_written" else str(entry.get("status"))
+            for name in entry.get("fields") or ():
+                by_field.setdefault(name, []).append(status)
+    for change in (*result.changed, *result.only_a, *result.only_b, *result.inexpressible):
+        change.report = tuple(dict.fromkeys(by_field.get(change.field, ())))
+
+
+def roundtrip(inputs: list[str], src: str, dst: str, *, rtol: float = DEFAULT_RTOL, **options: Any) -> tuple[DiffResult, Any, Any]:
+    """Translate src -> dst -> src through real files; diff the canonical values of both ends."""
+    import tempfile
+    from pathlib import Path
+
+    from .pipeline import read_ir, translate
+    from ..knowledge.registry import get_format
+
+    check_rtol(rtol)
+    there = translate(inputs, src, dst, **options)
+    with tempfile.TemporaryDirectory(prefix="neoconv-rt-") as tmp:
+        middle = Path(tmp) / f"there{get_format(dst).suffix}"
+        middle.write_text(there.dump(), encoding="utf-8")
+        for name, text in there.side_files.items():
+            (Path(tmp) / name).write_text(text, encoding="utf-8")
+        back_options = {k: v for k, v in options.items() if k not in ("layout", "with_files", "source_layout")}
+        try:
+            back = translate([str(middle)], dst, src, **back_options)
+        except NeoconvError as exc:  # the middle file is ours and gone: name what the user gave
+            exc.file, exc.line, exc.column = f"{inputs[0]} (translated to {dst} and read back)", None, None
+            raise
+        final = Path(tmp) / f"back{get_format(src).suffix}"
+        final.write_text(back.dump(), encoding="utf-8")
+        for name, text in back.side_files.items():
+            (Path(tmp) / name).write_text(text, encoding="utf-8")
+        start = read_ir(inputs, src, **{k: v for k, v in options.items() if k != "layout"})
+        end = read_ir([str(final)], src, **back_options)
+    result = diff_ir(start, end, rtol=rtol)
+    # what the middle format cannot express is expected to be lost: list it, but separately
+    kept = writable(dst)
+    lost = [c for c in result.changed + result.only_a if c.field not in kept]
+    result.changed = [c for c in result.changed if c.field in kept]
+    result.only_a = [c for c in result.only_a if c.field in kept]
+    for c in lost:
+        c.unheld = unheld(c.field, dst)
+    result.inexpressible.extend(lost)
+    return result, there, back

@@ -1,0 +1,119 @@
+"""Values only the target has (`--set cerebras:train_input.data_dir=./data`): checked against the
+target's schema before any file is read, written into the output, and the `missing` entry they
+answer taken out of the report; and the `missing` values nobody gave, marked in a YAML output as
+`# MISSING:` comment lines so that the file itself shows what is left to fill in."""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any, Mapping
+
+from ..core.errors import UsageError
+from ..core.report import Entry, Report, Status
+
+
+def check_target_values(dst: str, layout: str | None, values: Mapping[str, Any]) -> dict[str, Any]:
+    """Each key must be one the target's schema (of that layout) knows and no canonical field
+    writes (that value goes through --set FIELD, so that the report and the read-back see it)."""
+    from ..knowledge.mapping import load_table
+    from ..knowledge.registry import get_format
+    from ..knowledge.schema import schema_index
+
+    spec = get_format(dst)
+    layout = layout or spec.default_layout
+    schema = schema_index(spec.schema_for(layout))
+    owners = {k: rule for rule in load_table(dst).rules for k in rule.keys}
+    checked: dict[str, Any] = {}
+    for key, value in values.items():
+        label = f"--set {dst}:{key}"
+        if not isinstance(key, str) or not key:
+            raise UsageError(f"{label}: give the target key, e.g. --set {dst}:KEY=VALUE")
+        rule = owners.get(key)
+        if rule is not None and rule.fields and layout == spec.default_layout:
+            raise UsageError(f"{label}: {key} is written from canonical field {rule.fields[0]}: give --set {rule.fields[0]}=VALUE")
+        if not schema.known(key):
+            close = difflib.get_close_matches(key, schema.all_keys(), n=1)
+            hint = f"; did you mean {close[0]}?" if close else ""
+            where = f" ({layout} layout)" if layout else ""
+            raise UsageError(f"{label}: not a {spec.title} key{where}{hint}")
+        if value is None:
+            raise UsageError(f"{label}: give a value")
+        if isinstance(value, dict) and "object" not in schema.types_of(key):
+            raise UsageError(f"{label}: a value here is one value, not a block of keys (give each key with its own --set)")
+        try:
+            checked[key], _ = schema.coerce(key, value)
+        except ValueError as exc:
+            raise UsageError(f"{label}: {exc}") from None
+    return checked
+
+
+def apply_target_values(report: Report, document: dict[str, Any], fmt: str, values: Mapping[str, Any]) -> None:
+    """Write the values into the document; the `missing` entries they answer leave the report."""
+    for key, value in values.items():
+        node = document
+        parts = key.split(".")
+        for depth, part in enumerate(parts[:-1]):
+            child = node.setdefault(part, {})
+            if not isinstance(child, dict):
+                raise UsageError(f"--set {fmt}:{key}: {'.'.join(parts[: depth + 1])} is a value, not a block, in this output")
+            node = child
+        node[parts[-1]] = value
+    given = set(values)
+    report.entries = [e for e in report.entries if not (e.status is Status.MISSING and given & set(_targets(e)))]
+    for key in values:
+        report.add(f"--set {fmt}:{key}", key, Status.EXACT, "given on the command line")
+
+
+def _targets(entry: Entry) -> list[str]:
+    return entry.target_key.split(", ") if entry.target_key else []
+
+
+MARK = "# MISSING:"
+
+
+def mark_missing(text: str, report: Report, fmt: str) -> str:
+    """The YAML text with a `# MISSING: KEY — give --set ...` line for each missing value, under
+    the block it belongs in (at the end when no part of its path is written). Keys of side files
+    (VeOmni's `x.config.json:vocab_size`) are not marked: JSON has no comments."""
+    from ..io.documents import key_line
+
+    lines = text.splitlines(keepends=True)
+    inserts: list[tuple[int, str]] = []
+    found: dict[str, int | None] = {}
+    for entry in report.entries:
+        if entry.status is not Status.MISSING:
+            continue
+        for key in _targets(entry):
+            if ":" in key:
+                continue
+            hint = f"--set {entry.fields[0]}=VALUE" if entry.fields else f"--set {fmt}:{key}=VALUE"
+            parts = key.split(".")
+            at, indent, shown = len(lines), "", key
+            for depth in range(len(parts) - 1, 0, -1):
+                parent = ".".join(parts[:depth])
+                if parent not in found:  # missing keys of one block share its line
+                    found[parent] = key_line(text, parent)
+                line = found[parent]
+                if line is not None:
+                    at, indent = line, _child_indent(lines, line - 1)
+                    shown = ".".join(parts[depth:])
+                    break
+            inserts.append((at, f"{indent}{MARK} {shown} — give {hint}\n"))
+    if not inserts:
+        return text
+    if lines and not lines[-1].endswith("\n"):
+        lines[-1] += "\n"
+    # from the bottom (earlier positions stay put); at one place, the last first, so they read in report order
+    for _, (at, comment) in sorted(enumerate(inserts), key=lambda item: (-item[1][0], -item[0])):
+        lines.insert(at, comment)
+    return "".join(lines)
+
+
+def _child_indent(lines: list[str], parent: int) -> str:
+    """The indentation of a block's keys: its first key's, or two spaces more than the block's."""
+    own = len(lines[parent]) - len(lines[parent].lstrip())
+    for line in lines[parent + 1 :]:
+        if line.strip() and not line.lstrip().startswith("#"):
+            width = len(line) - len(line.lstrip())
+            return " " * width if width > own else " " * (own + 2)
+    return " " * (own + 2)

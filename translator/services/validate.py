@@ -1,0 +1,363 @@
+"""`neoconv validate`: is a file a valid config of its framework (and release)? Every problem, one
+line each: the framework's schema (types, enums, keys of closed blocks; jsonschema is imported
+only here), keys no parameter of the framework has (with the nearest one), the catalogue's
+relations (heads dividing the width, ...), and with --version the keys that release's code does not
+read (schemas/history: only when asked, since a release's code is not all its readers — Cerebras'
+optimizers live in cerebras.pytorch, outside the history's sources).
+
+A file that cannot be read as a config at all (no such file, not YAML, duplicate keys, another
+format) raises the reader's InputError: that is a bad input (exit 2), not a problem of a config.
+"""
+
+from __future__ import annotations
+
+import json
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from ..core.errors import InputError, NeoconvError
+from ..io.documents import flatten, key_line
+from ..knowledge.schema import load_schema
+
+
+@lru_cache(maxsize=None)
+def _validator(name: str) -> Any:
+    import jsonschema  # lazy: only validation needs it
+
+    schema = load_schema(name)
+    cls = jsonschema.validators.validator_for(schema)
+    cls.check_schema(schema)
+    return cls(schema)
+
+
+def schema_errors(document: Any, name: str) -> list[str]:
+    """Every schema violation as 'path: message', in a stable order."""
+    errors = sorted(_validator(name).iter_errors(document), key=lambda e: list(map(str, e.absolute_path)))
+    return [f"{'.'.join(map(str, e.absolute_path)) or '(top)'}: {in_words(e)}" for e in errors]
+
+
+_JSON_NAMES = {bool: "a boolean", int: "an integer", float: "a number", str: "text", list: "a list", dict: "a mapping",
+               type(None): "null"}  # fmt: skip
+_TYPE_NAMES = {"integer": "an integer", "number": "a number", "string": "text", "boolean": "true or false",
+               "array": "a list", "object": "a mapping", "null": "null"}  # fmt: skip
+
+
+def in_words(error: Any) -> str:
+    """A schema violation in neoconv's own words (the same whatever jsonschema release words it):
+    the value as the config spells it, what it is, and what the framework takes."""
+    value, rule, limit = error.instance, error.validator, error.validator_value
+    shown = _spelled(value)
+    if rule == "type":
+        wanted = [limit] if isinstance(limit, str) else list(limit)
+        return f"{shown} is {_JSON_NAMES.get(type(value), 'a value')}, expected {' or '.join(_TYPE_NAMES.get(t, t) for t in wanted)}"
+    if rule == "enum":
+        return f"{shown} is not a value it takes ({', '.join(_spelled(v) for v in limit)})"
+    if rule == "const":
+        return f"{shown} must be {_spelled(limit)}"
+    bounds = {"minimum": "at least", "maximum": "at most", "exclusiveMinimum": "above", "exclusiveMaximum": "below"}
+    if rule in bounds:
+        return f"{shown} must be {bounds[rule]} {_spelled(limit)}"
+    if rule == "required":
+        missing = [k for k in limit if isinstance(value, dict) and k not in value]
+        return f"needs the key{'s' if len(missing) > 1 else ''} {', '.join(missing)}"
+    if rule in ("minItems", "maxItems"):
+        return f"a list of {len(value)} items; it takes {'at least' if rule == 'minItems' else 'at most'} {limit}"
+    if rule == "additionalProperties":
+        return "has keys the framework does not take"
+    return f"{shown} does not fit the framework's {rule} rule"  # the rare rest, named by the rule
+
+
+def _spelled(value: Any) -> str:
+    """A value as a YAML config spells it (true, null, 'text' quoted, numbers as they are)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return repr(value)
+    if isinstance(value, (list, dict)):
+        text = json.dumps(value)
+        return text if len(text) <= 60 else text[:57] + "..."
+    return str(value)
+
+
+def check(document: Any, name: str, file: str | None = None) -> None:
+    problems = schema_errors(document, name)
+    if problems:
+        raise InputError(f"does not match the {name} schema: {problems[0]}", file=file)
+
+
+@dataclass(frozen=True)
+class Problem:
+    file: str
+    line: int | None
+    key: str | None
+    message: str
+
+    def render(self) -> str:
+        where = f"{self.file}:{self.line}" if self.line else self.file
+        return f"{where}: {self.key}: {self.message}" if self.key else f"{where}: {self.message}"
+
+
+@dataclass
+class Validation:
+    file: str
+    format: str
+    layout: str | None
+    release: str  # what the keys were checked against ("current" unless --version)
+    problems: list[Problem]
+
+    @property
+    def valid(self) -> bool:
+        return not self.problems
+
+    def to_json(self) -> dict[str, Any]:
+        return {"file": self.file, "format": self.format, "layout": self.layout, "release": self.release,
+                "valid": self.valid, "problems": [p.__dict__ for p in self.problems]}  # fmt: skip
+
+
+def validate_file(
+    path: str, fmt: str | None = None, *, version: str | None = None, layout: str | None = None,
+    model_config: str | None = None,
+) -> Validation:  # fmt: skip
+    from .reading import load
+    from ..formats.detect import detect_file
+    from ..knowledge.registry import get_format
+
+    fmt = fmt or detect_file(path)
+    source = load(path, fmt, layout=layout, model_config=model_config)
+    text = source.texts.get(path, "")
+    return _validate(source, path, fmt, version, text, _raw_tree(source, path, text, get_format(fmt)))
+
+
+def validate_document(
+    document: dict[str, Any], fmt: str, *, version: str | None = None, model_config: dict[str, Any] | None = None,
+    name: str = "<output>",
+) -> Validation:  # fmt: skip
+    """`neoconv validate` of a document in memory (a translation's output, before it is written): the
+    same checks as of a file holding it, the document itself being the file as written."""
+    from ..io.documents import plain_copy
+    from ..knowledge.registry import get_format
+
+    reader = get_format(fmt).load_reader()
+    copy = plain_copy(dict(document))  # the checks re-read without refused keys: never the caller's document
+    given = plain_copy(dict(model_config)) if model_config is not None else None
+    source = reader.from_tree(copy, name=name, model_config=given) if given is not None else reader.from_tree(copy, name=name)
+    return _validate(source, name, fmt, version, "", _raw_tree(source, name, "", get_format(fmt), document))
+
+
+def _validate(source: Any, path: str, fmt: str, version: str | None, text: str, raw: dict[str, Any]) -> Validation:
+    """Every problem of one source as read (`raw`: the file as written, for the schema of its layout)."""
+    from ..knowledge.history import history
+    from ..knowledge.mapping import load_table
+    from ..knowledge.registry import get_format
+    from ..knowledge.versions import resolve
+    from ..core.report import render
+
+    spec = get_format(fmt)
+    table = load_table(fmt)
+    keys_of = history(fmt)
+    table_version = version if version in table.versions else None  # how the table reads the file (NeoX configs-readme)
+    release = version or "current"
+    if keys_of is not None:  # a release label or alias of the framework's history; a table's own version is not one
+        named = version is not None and (version in keys_of.aliases or version in keys_of.releases or not table_version)
+        release = resolve(fmt, version if named and version else "current", "--version")
+    problems: dict[str, Problem] = {}  # by key as written: one line per problem, the most telling kept
+
+    def add(key: str | None, message: str, line: int | None = None) -> None:
+        """A problem at `key` as the file writes it (a trainer-layout path, a NeoX dashed name)."""
+        slot = key or f"#{len(problems)}"
+        if slot not in problems:
+            where = line if line is not None else (key_line(text, key) if key and text else None)
+            problems[slot] = Problem(path, where, key, message)
+
+    def as_written(leaf: str) -> str:
+        return _written(raw, source.aliases.get(leaf, leaf))
+
+    for message, line in _repeats(source, table, keys_of, release):
+        add(None, message, line)
+    unknown: set[str] = set()  # as written
+    spelled = {spec.spell(k): v for k, v in raw.items()}  # the schema's spelling (NeoX: num_layers)
+    errors = _validator(spec.schema_for(source.layout)).iter_errors(spelled)
+    for error in sorted(errors, key=lambda e: list(map(str, e.absolute_path))):
+        at = ".".join(map(str, error.absolute_path))
+        if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+            listed = error.schema.get("properties", {})
+            unknown.update(as_written(f"{at}.{k}" if at else k) for k in error.instance if k not in listed)
+            continue
+        if at not in source.unresolved:  # HF Trainer's "auto": a value only known at run time, as the reader takes it
+            add(_written(raw, at) if at else None, in_words(error) + _hint(error.instance))
+    ingested = None
+    for _ in range(_RETRIES):
+        try:
+            ingested = _read(source, fmt, table_version)
+            break
+        except InputError as exc:  # a value a reader or a relation refuses: one problem, where the reader says
+            add(as_written(exc.key) if exc.key else None, exc.message, exc.line)
+            if not (exc.key and _without(source.tree, exc.key)):
+                break  # read again without it, to find the problems after it
+    if ingested is not None:
+        for leaf, fate in ingested.fates.items():
+            # the key histories come from the framework's code: a key it reads is a parameter, whatever the schema says
+            if fate.kind == "unknown" and not (keys_of is not None and keys_of.reads_within(leaf, release, exact=True)):
+                unknown.add(as_written(leaf))
+                said = "; ".join(filter(None, (render(kind, values) for kind, values in fate.notes)))
+                add(as_written(leaf), said or f"not a {table.title} parameter")
+        for keys, reason in _relations(ingested):
+            add(as_written(keys[0]) if keys else None, reason)
+    for key in sorted(unknown):
+        if keys_of is not None and _read_somewhere(keys_of, key, spec.spell(key), release):
+            problems.pop(key, None)  # the release check below speaks of its leaves
+        elif key not in problems and not any(k.startswith(key + ".") for k in unknown):
+            add(key, f"not a {table.title} parameter")  # a block the schema does not know: its leaves say more
+    if keys_of is not None and version:  # the histories say what a release's code reads; only asked for
+        # each leaf as the file writes it (Source.aliases: VeOmni's flat and scoped paths): how the history names keys
+        written = {spec.spell(source.aliases.get(leaf, leaf)): leaf for leaf in flatten(spelled)}
+        unread = {key: name for key in written if (name := _unread(keys_of, key, release)) is not None}
+        converted = spec.load_reader().release_keys
+        if unread and converted is not None:  # read where the release's loader converts them to, if it does
+            for key, there in converted(spelled, release, list(unread)).items():
+                if keys_of.reads_within(there, release, exact=True):
+                    del unread[key]
+        for key, name in unread.items():
+            if name is not None:
+                add(as_written(written[key]), keys_of.why_not(name, release))
+    if table.checks:  # what the framework's own config code refuses that no key's schema says (mappings: checks)
+        from ..knowledge.checks import broken_checks
+
+        def default(key: str, label: str) -> Any:
+            return _default_of(keys_of, fmt, key, label)
+
+        leaves = flatten(spelled)
+        for key, problem in broken_checks(table.checks, leaves, release, table.versions, default):
+            add(as_written(key), problem)
+    ordered = sorted(problems.values(), key=lambda p: (p.line or 0, p.key or ""))
+    return Validation(path, fmt, source.layout, release, ordered)
+
+
+def _default_of(keys_of: Any, fmt: str, key: str, release: str) -> Any:
+    """A key's value where the file leaves it out: its default at the release (the key history), else the
+    schema's; None when neither says."""
+    from ..knowledge.history import NO_DEFAULT
+
+    if keys_of is not None and release in keys_of.position:
+        found = keys_of.default_at(key, release)
+        if found is not NO_DEFAULT:
+            return found
+    node: Any = load_schema(fmt)
+    for part in key.split("."):
+        node = (node.get("properties") or {}).get(part) if isinstance(node, dict) else None
+    return node.get("default") if isinstance(node, dict) else None
+
+
+def _unread(keys_of: Any, key: str, release: str) -> str | None:
+    """The name the history knows `key` by (itself, or the block around it), when `release` does not read it."""
+    return keys_of.record(key) if keys_of.reads_within(key, release) is False else None
+
+
+def _read_somewhere(keys_of: Any, key: str, spelled: str, release: str) -> bool:
+    """A key the schema lacks that is a parameter all the same: the release's code reads it (an old key,
+    with --version), a block of keys some release reads (VeOmni's model.accelerator from #1090), or a key
+    of the newest release, after the tables' (VeOmni #1125's model.chat_template)."""
+    return bool(keys_of.reads_within(spelled, release, exact=True) or key in keys_of.blocks
+                or keys_of.reads_within(spelled, keys_of.labels[-1], exact=True))
+
+
+_FLOAT_TEXT = re.compile(r"^[-+]?[0-9]+[eE][-+]?[0-9]+$")
+
+
+def _repeats(source: Any, table: Any, keys_of: Any, release: str) -> list[tuple[str, int | None]]:
+    """Keys given twice: refused by the release's loader (Model Zoo 2.5+), else the reader's warnings
+    (two values: the file says one thing and runs another)."""
+    refused = refused_repeats([dup for _, dup in source.repeated], table, keys_of, release)
+    if refused:
+        return [(message, line) for _, message, line in refused]
+    return [(warning, None) for warning in source.warnings]
+
+
+def refused_repeats(duplicates: list[Any], table: Any, keys_of: Any, release: str) -> list[tuple[str, str, int]]:
+    """(key, problem, line) for each key given twice, when the release's loader refuses that."""
+    refused = table.releases.repeats_refused
+    if not (refused and duplicates and keys_of is not None) or keys_of.position.get(release, -1) < keys_of.position[refused[0]]:
+        return []
+    return [(".".join(dup.path), f"{'.'.join(dup.path)} given twice (lines {dup.first_line} and {dup.line}): {table.title} "
+             f"{refused[0]} and later refuse that ({refused[1]}): keep one", dup.line) for dup in duplicates]  # fmt: skip
+
+
+def _hint(value: Any) -> str:
+    """What to do about a value the framework's YAML loader reads as text."""
+    if isinstance(value, str) and _FLOAT_TEXT.match(value):
+        mantissa, _, exponent = value.lower().partition("e")
+        return f" (YAML 1.1, as the framework loads it, reads {value} as text: write {mantissa}.0e{exponent})"
+    return ""
+
+
+def _written(raw: dict[str, Any], key: str) -> str:
+    """A key as the file writes it (NeoX: num-layers for num_layers) when the file has it so."""
+    top, dot, rest = key.partition(".")
+    if top in raw:
+        return key
+    dashed = top.replace("_", "-")
+    return dashed + dot + rest if dashed in raw else key
+
+
+def _raw_tree(source: Any, path: str, text: str, spec: Any, document: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The file as written (a reader may restructure it: Cerebras' trainer layout is read as the
+    legacy one), for the schema of the layout it is written in; `document`: the file as written, parsed."""
+    from ..io.documents import parse_json, parse_yaml, plain_copy
+
+    if spec.schema_for(source.layout) == spec.name:  # the format's schema names the reader's view (HF's hf.*)
+        return dict(source.tree)
+    if document is not None:
+        return dict(plain_copy(dict(document)))
+    if not text:
+        return dict(source.tree)
+    if text.lstrip("\ufeff \t\r\n").startswith("{") and path.endswith(".json"):
+        return parse_json(text, path)
+    return parse_yaml(text, path, duplicates=[])  # the reader already named any key given twice
+
+
+_RETRIES = 20  # re-reads without a refused key: the problems after it are found too
+
+
+def _without(tree: dict[str, Any], key: str) -> bool:
+    """Remove a leaf (dotted, or a top-level key with dots) from a tree; False when it is not there."""
+    if key in tree:
+        del tree[key]
+        return True
+    node: Any = tree
+    parts = key.split(".")
+    for part in parts[:-1]:
+        node = node.get(part) if isinstance(node, dict) else None
+    if isinstance(node, dict) and parts[-1] in node:
+        del node[parts[-1]]
+        return True
+    return False
+
+
+def _read(source: Any, fmt: str, version: str | None) -> Any:
+    from .reading import read_ir
+
+    if version:
+        source.version = version
+    return read_ir(source, fmt)
+
+
+def _relations(ingested: Any) -> list[tuple[list[str], str]]:
+    """The catalogue's relations the file breaks, with the source keys of their fields (the reader
+    stops at a width the heads do not divide; the others — at most, lengths — are listed here)."""
+    from ..knowledge.catalogue import broken_relations
+
+    values = {name: value.value for name, value in ingested.ir.fields.items()}
+    found = []
+    for constraint, reason in broken_relations(values):
+        fields = [ingested.ir.fields.get(name) for name in constraint.fields]
+        found.append(([k for value in fields if value is not None for k in value.source_keys], reason))
+    return found
+
+
+def validation_error(path: str, exc: NeoconvError) -> str:
+    return f"{path}: {exc}" if path not in str(exc) else str(exc)
