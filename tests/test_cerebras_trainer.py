@@ -49,6 +49,9 @@ def test_every_legacy_file_migrates_to_the_trainer_layout(path: Path) -> None:
         if entry.status is Status.DEFAULTED:
             assert entry.kind == "added_for_target" and entry.target_key == "trainer.init.model.name", entry
             continue
+        if entry.kind == "refused_by_release":  # carried, though the trainer of the release refuses it: named
+            assert entry.status is Status.LOSSY and result.report.target["valid"] is False, entry
+            continue
         assert entry.status in (Status.EXACT, Status.CONVERTED, Status.UNKNOWN, Status.DROPPED), entry
         if entry.status is Status.DROPPED:
             assert "convert_legacy_params_to_trainer_params" in entry.detail or "ignores" in entry.detail

@@ -214,8 +214,13 @@ def _validate(source: Any, path: str, fmt: str, version: str | None, text: str, 
         elif key not in problems and not any(k.startswith(key + ".") for k in unknown):
             add(key, f"not a {table.title} parameter")  # a block the schema does not know: its leaves say more
     if keys_of is not None and version:  # the histories say what a release's code reads; only asked for
-        # each leaf as the file writes it (Source.aliases: VeOmni's flat and scoped paths): how the history names keys
-        written = {spec.spell(source.aliases.get(leaf, leaf)): leaf for leaf in flatten(spelled)}
+        # each leaf as the history names it: as the file writes it (Source.aliases: VeOmni's flat and scoped
+        # paths), unless the reader's history_key says otherwise (Model Zoo's model settings by their legacy names)
+        from ..knowledge.versions import history_name
+
+        name_of = history_name(source.aliases, keys_of, spec.load_reader().history_key)
+        located = {w: leaf for leaf, w in source.aliases.items()}  # as written -> the reader's leaf
+        written = {spec.spell(name_of(located.get(leaf, leaf))): leaf for leaf in flatten(spelled)}
         unread = {key: name for key in written if (name := _unread(keys_of, key, release)) is not None}
         converted = spec.load_reader().release_keys
         if unread and converted is not None:  # read where the release's loader converts them to, if it does
