@@ -58,7 +58,8 @@ def broken_checks(
             continue
         problem = _problem(check, value)
         if problem:
-            said = f" with {', '.join(f'{k}={_show(_value(leaves, k, release, default))}' for k in check.when)}" if check.when else ""
+            given = ", ".join(f"{k}={_show(_value(leaves, k, release, default))}" for k in check.when)
+            said = f" with {given}" if given else ""
             found.append((check.key, f"{check.key}={_show(value)}{said} {problem} ({check.by})"))
     return found
 
@@ -91,9 +92,12 @@ def _problem(check: Check, value: Any) -> str | None:
 
 
 def _show(value: Any) -> str:
-    if value is _MISSING:
-        return "(not given)"
-    return "true" if value is True else "false" if value is False else "null" if value is None else repr(value) if isinstance(value, str) else str(value)
+    """A value as a config spells it."""
+    if value is _MISSING or value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return repr(value) if isinstance(value, str) else str(value)
 
 
 MISSING = _MISSING

@@ -9,8 +9,7 @@ output, and `translate()` their composition.
   state), refused if it is a model family the target cannot hold (reading.py, engine/).
 * write: the target table's rules write the IR as the target's leaves, its writer makes the
   document, and the report's entries say what became of every source leaf (engine/, formats/).
-* check: the written document read back in memory and compared with the source (verify.py), then
-  validated as the target release would validate it (validity.py: `neoconv validate`'s own checks).
+* check: the output read back and compared with the source (verify.py), validated at its release (validity.py).
 * report: what the report says of the source and the target around its entries.
 
 Also the library's dump() and the Translation it returns. Nothing here prints or exits."""
@@ -193,9 +192,8 @@ class Written:
 
 @dataclass(frozen=True)
 class Checked:
-    """Stage 4's output: whether the output could be read back, how many differences that reading
-    found that no entry named (now named, as lossy entries), and whether the target release accepts
-    it (what it refuses is named too); None when not checked."""
+    """Stage 4's output: whether the output reads back, how many differences only that found (named as
+    lossy), whether the target release accepts it (what it refuses named); None when not checked."""
 
     verified: bool | None
     added: int | None
@@ -292,28 +290,18 @@ def write(ingested: Ingested, request: Request) -> Written:
 
 
 def check(written: Written, ingested: Ingested, request: Request) -> Checked:
-    """Stage 4: the written document read back (in memory) with the target's reader and table, and
-    every difference from the source that no entry names named, as lossy; then validated at the
-    target release, every value it refuses named (unless verify=False)."""
+    """Stage 4: the output read back (in memory), each difference no entry names named as lossy; then
+    validated at the target release, each value it refuses named (unless verify=False)."""
     if not request.options.get("verify", True):
         return Checked(None, None, None)
-    from .verify import read_back, readback_failed, verify
-
-    model_config = written.result.model_config
-    if model_config is None and get_format(request.dst).takes_model_config:
-        model_config = {}  # never a file found on disk relative to wherever the library runs
     from .validity import check_valid
+    from .verify import check_read_back
 
-    try:
-        back = read_back(written.result.document, request.dst, written.layout, written.version, ingested, model_config)
-    except NeoconvError as exc:
-        readback_failed(written.report, exc)
-        verified, added = False, None
-    else:
-        verified, added = True, verify(written.report, ingested, back)
-    valid = check_valid(written.report, written.result.document, request.dst, written.version,
-                        written.result.side_files, model_config)  # fmt: skip
-    return Checked(verified, added, valid)
+    out, dst, model_config = written.result, request.dst, written.result.model_config
+    if model_config is None and get_format(dst).takes_model_config:
+        model_config = {}  # never a file found on disk relative to wherever the library runs
+    verified, added = check_read_back(written.report, out.document, dst, written.layout, written.version, ingested, model_config)
+    return Checked(verified, added, check_valid(written.report, out.document, dst, written.version, out.side_files, model_config))
 
 
 def report(written: Written, checked: Checked, ingested: Ingested, sources: Sources, request: Request) -> Translation:

@@ -214,30 +214,15 @@ def _validate(source: Any, path: str, fmt: str, version: str | None, text: str, 
         elif key not in problems and not any(k.startswith(key + ".") for k in unknown):
             add(key, f"not a {table.title} parameter")  # a block the schema does not know: its leaves say more
     if keys_of is not None and version:  # the histories say what a release's code reads; only asked for
-        # each leaf as the history names it: as the file writes it (Source.aliases: VeOmni's flat and scoped
-        # paths), unless the reader's history_key says otherwise (Model Zoo's model settings by their legacy names)
-        from ..knowledge.versions import history_name
-
-        name_of = history_name(source.aliases, keys_of, spec.load_reader().history_key)
-        located = {w: leaf for leaf, w in source.aliases.items()}  # as written -> the reader's leaf
-        written = {spec.spell(name_of(located.get(leaf, leaf))): leaf for leaf in flatten(spelled)}
-        unread = {key: name for key in written if (name := _unread(keys_of, key, release)) is not None}
-        converted = spec.load_reader().release_keys
-        if unread and converted is not None:  # read where the release's loader converts them to, if it does
-            for key, there in converted(spelled, release, list(unread)).items():
-                if keys_of.reads_within(there, release, exact=True):
-                    del unread[key]
-        for key, name in unread.items():
-            if name is not None:
-                add(as_written(written[key]), keys_of.why_not(name, release))
+        for leaf, message in _not_read(source, spec, keys_of, spelled, release):
+            add(as_written(leaf), message)
     if table.checks:  # what the framework's own config code refuses that no key's schema says (mappings: checks)
         from ..knowledge.checks import broken_checks
 
         def default(key: str, label: str) -> Any:
             return _default_of(keys_of, fmt, key, label)
 
-        leaves = flatten(spelled)
-        for key, problem in broken_checks(table.checks, leaves, release, table.versions, default):
+        for key, problem in broken_checks(table.checks, flatten(spelled), release, table.versions, default):
             add(as_written(key), problem)
     ordered = sorted(problems.values(), key=lambda p: (p.line or 0, p.key or ""))
     return Validation(path, fmt, source.layout, release, ordered)
@@ -256,6 +241,25 @@ def _default_of(keys_of: Any, fmt: str, key: str, release: str) -> Any:
     for part in key.split("."):
         node = (node.get("properties") or {}).get(part) if isinstance(node, dict) else None
     return node.get("default") if isinstance(node, dict) else None
+
+
+def _not_read(source: Any, spec: Any, keys_of: Any, spelled: dict[str, Any], release: str) -> list[tuple[str, str]]:
+    """(leaf of `spelled`, why) for each leaf the release's code does not read. Each leaf is named as the
+    history names it: as the file writes it (Source.aliases: VeOmni's flat and scoped paths), unless the
+    reader's history_key says otherwise (Model Zoo's model settings by their legacy names); one the
+    release's loader converts (release_keys) is read where it goes."""
+    from ..knowledge.versions import history_name
+
+    name_of = history_name(source.aliases, keys_of, spec.load_reader().history_key)
+    located = {w: leaf for leaf, w in source.aliases.items()}  # as written -> the reader's leaf
+    written = {spec.spell(name_of(located.get(leaf, leaf))): leaf for leaf in flatten(spelled)}
+    unread = {key: name for key in written if (name := _unread(keys_of, key, release)) is not None}
+    converted = spec.load_reader().release_keys
+    if unread and converted is not None:
+        for key, there in converted(spelled, release, list(unread)).items():
+            if keys_of.reads_within(there, release, exact=True):
+                del unread[key]
+    return [(written[key], keys_of.why_not(name, release)) for key, name in unread.items()]
 
 
 def _unread(keys_of: Any, key: str, release: str) -> str | None:

@@ -112,6 +112,20 @@ def _lossy(entry: Entry, name: str, message: Message) -> Entry:
     return entry.amended(Status.LOSSY, message, first=False, source_key=source_key, fields=fields)
 
 
+def check_read_back(
+    report: Report, document: Mapping[str, Any], fmt: str, layout: str | None, version: str, source: Ingested,
+    model_config: Mapping[str, Any] | None,
+) -> tuple[bool, int | None]:  # fmt: skip
+    """Read the written document back and name what no entry names: (read back at all, how many
+    differences only this named)."""
+    try:
+        back = read_back(document, fmt, layout, version, source, model_config)
+    except NeoconvError as exc:
+        readback_failed(report, exc)
+        return False, None
+    return True, verify(report, source, back)
+
+
 def readback_failed(report: Report, exc: NeoconvError) -> None:
     """The output cannot even be read back: say so (the target framework would refuse it too)."""
     report.entries.append(said(None, None, Status.LOSSY, (("unreadable_output", {"message": exc.message}),)))
