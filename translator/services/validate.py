@@ -16,7 +16,7 @@ import json
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, Callable
 
 from ..core.errors import InputError, NeoconvError
 from ..io.documents import flatten, key_line
@@ -125,12 +125,10 @@ def validate_file(
 ) -> Validation:  # fmt: skip
     from .reading import load
     from ..formats.detect import detect_file
-    from ..knowledge.registry import get_format
 
     fmt = fmt or detect_file(path)
     source = load(path, fmt, layout=layout, model_config=model_config)
-    text = source.texts.get(path, "")
-    return _validate(source, path, fmt, version, text, _raw_tree(source, path, text, get_format(fmt)))
+    return _validate(source, path, fmt, version, source.texts.get(path, ""))
 
 
 def validate_document(
@@ -146,11 +144,11 @@ def validate_document(
     copy = plain_copy(dict(document))  # the checks re-read without refused keys: never the caller's document
     given = plain_copy(dict(model_config)) if model_config is not None else None
     source = reader.from_tree(copy, name=name, model_config=given) if given is not None else reader.from_tree(copy, name=name)
-    return _validate(source, name, fmt, version, "", _raw_tree(source, name, "", get_format(fmt), document))
+    return _validate(source, name, fmt, version, "")
 
 
-def _validate(source: Any, path: str, fmt: str, version: str | None, text: str, raw: dict[str, Any]) -> Validation:
-    """Every problem of one source as read (`raw`: the file as written, for the schema of its layout)."""
+def _validate(source: Any, path: str, fmt: str, version: str | None, text: str) -> Validation:
+    """Every problem of one source as read (`text`: the file's text, for line numbers)."""
     from ..knowledge.history import history
     from ..knowledge.mapping import load_table
     from ..knowledge.registry import get_format
@@ -166,37 +164,34 @@ def _validate(source: Any, path: str, fmt: str, version: str | None, text: str, 
         named = version is not None and (version in keys_of.aliases or version in keys_of.releases or not table_version)
         release = resolve(fmt, version if named and version else "current", "--version")
     problems: dict[str, Problem] = {}  # by key as written: one line per problem, the most telling kept
+    schema = spec.schema_for(source.layout)
+    raw, written_of = _checked_tree(source, schema != fmt)
+    located = {w: leaf for leaf, w in source.aliases.items()}  # as written -> the reader's leaf
 
-    def add(key: str | None, message: str, line: int | None = None) -> None:
-        """A problem at `key` as the file writes it (a trainer-layout path, a NeoX dashed name)."""
+    def add(key: str | None, message: str, line: int | None = None, file: str | None = None) -> None:
+        """A problem at `key` as the file writes it (a trainer-layout path, a NeoX dashed name), in the file
+        that holds it (VeOmni's config.json beside the YAML)."""
         slot = key or f"#{len(problems)}"
         if slot not in problems:
-            where = line if line is not None else (key_line(text, key) if key and text else None)
-            problems[slot] = Problem(path, where, key, message)
+            where = line if line is not None else (_line(source, text, key, located) if key else None)
+            held = file or (source.file_of(located.get(key, key)) if key else None) or path
+            problems[slot] = Problem(held, where, key, message)
 
     def as_written(leaf: str) -> str:
-        return _written(raw, source.aliases.get(leaf, leaf))
+        return _written(raw, written_of(leaf))
 
     for message, line in _repeats(source, table, keys_of, release):
         add(None, message, line)
     unknown: set[str] = set()  # as written
     spelled = {spec.spell(k): v for k, v in raw.items()}  # the schema's spelling (NeoX: num_layers)
-    errors = _validator(spec.schema_for(source.layout)).iter_errors(spelled)
-    for error in sorted(errors, key=lambda e: list(map(str, e.absolute_path))):
-        at = ".".join(map(str, error.absolute_path))
-        if error.validator == "additionalProperties" and isinstance(error.instance, dict):
-            listed = error.schema.get("properties", {})
-            unknown.update(as_written(f"{at}.{k}" if at else k) for k in error.instance if k not in listed)
-            continue
-        if at not in source.unresolved:  # HF Trainer's "auto": a value only known at run time, as the reader takes it
-            add(_written(raw, at) if at else None, in_words(error) + _hint(error.instance))
+    schema_unknown = _schema_problems(schema, spelled, source, as_written, add)  # the reader's leaf -> as written
     ingested = None
     for _ in range(_RETRIES):
         try:
             ingested = _read(source, fmt, table_version)
             break
         except InputError as exc:  # a value a reader or a relation refuses: one problem, where the reader says
-            add(as_written(exc.key) if exc.key else None, exc.message, exc.line)
+            add(as_written(exc.key) if exc.key else None, exc.message, exc.line, exc.file)
             if not (exc.key and _without(source.tree, exc.key)):
                 break  # read again without it, to find the problems after it
     if ingested is not None:
@@ -208,10 +203,15 @@ def _validate(source: Any, path: str, fmt: str, version: str | None, text: str, 
                 add(as_written(leaf), said or f"not a {table.title} parameter")
         for keys, reason in _relations(ingested):
             add(as_written(keys[0]) if keys else None, reason)
+    # keys the schema lacks but the format's table reads or names (Megatron's CI wrapper and launcher
+    # settings, given their reasons): parameters of the file, not problems
+    read = _with_parents(leaf for leaf, fate in (ingested.fates.items() if ingested else ()) if fate.kind != "unknown")
+    unknown.update(written for leaf, written in schema_unknown.items() if leaf not in read)
+    parents = _with_parents(unknown, own=False)
     for key in sorted(unknown):
         if keys_of is not None and _read_somewhere(keys_of, key, spec.spell(key), release):
             problems.pop(key, None)  # the release check below speaks of its leaves
-        elif key not in problems and not any(k.startswith(key + ".") for k in unknown):
+        elif key not in problems and key not in parents:
             add(key, f"not a {table.title} parameter")  # a block the schema does not know: its leaves say more
     if keys_of is not None and version:  # the histories say what a release's code reads; only asked for
         for leaf, message in _not_read(source, spec, keys_of, spelled, release):
@@ -219,9 +219,7 @@ def _validate(source: Any, path: str, fmt: str, version: str | None, text: str, 
     if table.checks:  # what the framework's own config code refuses that no key's schema says (mappings: checks)
         from ..knowledge.checks import broken_checks
 
-        def default(key: str, label: str) -> Any:
-            return _default_of(keys_of, fmt, key, label)
-
+        default = lambda key, label: _default_of(keys_of, fmt, key, label)  # noqa: E731
         for key, problem in broken_checks(table.checks, flatten(spelled), release, table.versions, default):
             add(as_written(key), problem)
     ordered = sorted(problems.values(), key=lambda p: (p.line or 0, p.key or ""))
@@ -229,8 +227,7 @@ def _validate(source: Any, path: str, fmt: str, version: str | None, text: str, 
 
 
 def _default_of(keys_of: Any, fmt: str, key: str, release: str) -> Any:
-    """A key's value where the file leaves it out: its default at the release (the key history), else the
-    schema's; None when neither says."""
+    """A key's value where the file leaves it out: its default at the release (key history), else the schema's."""
     from ..knowledge.history import NO_DEFAULT
 
     if keys_of is not None and release in keys_of.position:
@@ -265,6 +262,31 @@ def _not_read(source: Any, spec: Any, keys_of: Any, spelled: dict[str, Any], rel
 def _unread(keys_of: Any, key: str, release: str) -> str | None:
     """The name the history knows `key` by (itself, or the block around it), when `release` does not read it."""
     return keys_of.record(key) if keys_of.reads_within(key, release) is False else None
+
+
+def _schema_problems(
+    schema: str, tree: dict[str, Any], source: Any, as_written: Callable[[str], str], add: Callable[..., None]
+) -> dict[str, str]:  # fmt: skip
+    """The schema's problems with `tree`, said through `add`; returns the keys it does not know (the
+    reader's leaf -> as written), which are problems only if the format's table does not name them either."""
+    unknown: dict[str, str] = {}
+    for error in sorted(_validator(schema).iter_errors(tree), key=lambda e: list(map(str, e.absolute_path))):
+        at = ".".join(map(str, error.absolute_path))
+        if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+            listed = error.schema.get("properties", {})
+            unknown.update({(leaf := f"{at}.{k}" if at else k): as_written(leaf) for k in error.instance if k not in listed})
+        elif at not in source.unresolved:  # HF Trainer's "auto": a value only known at run time, as the reader takes it
+            add(as_written(at) if at else None, in_words(error) + _hint(error.instance))
+    return unknown
+
+
+def _with_parents(keys: Any, own: bool = True) -> set[str]:
+    """Dotted keys and every block above them (`own=False`: the blocks only): one pass, not a search per key."""
+    out: set[str] = set()
+    for key in keys:
+        parts = key.split(".")
+        out.update(".".join(parts[:i]) for i in range(1, len(parts) + (1 if own else 0)))
+    return out
 
 
 def _read_somewhere(keys_of: Any, key: str, spelled: str, release: str) -> bool:
@@ -313,20 +335,26 @@ def _written(raw: dict[str, Any], key: str) -> str:
     return dashed + dot + rest if dashed in raw else key
 
 
-def _raw_tree(source: Any, path: str, text: str, spec: Any, document: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The file as written (a reader may restructure it: Cerebras' trainer layout is read as the
-    legacy one), for the schema of the layout it is written in; `document`: the file as written, parsed."""
-    from ..io.documents import parse_json, parse_yaml, plain_copy
+def _checked_tree(source: Any, own_schema: bool) -> tuple[dict[str, Any], Callable[[str], str]]:
+    """The tree the schema checks, as the format's own reader read it, and how a key of it (or of the
+    reader's view) is written in the file: the reader's tree (its leaves as the format's schema names
+    them: HF's `hf.*`, Megatron's options, a VeOmni file's nested view), or the file as written when its
+    layout has a schema of its own (Cerebras' trainer layout)."""
+    tree = source.written if own_schema and source.written is not None else source.tree
+    return dict(tree), lambda key: source.aliases.get(key, key)
 
-    if spec.schema_for(source.layout) == spec.name:  # the format's schema names the reader's view (HF's hf.*)
-        return dict(source.tree)
-    if document is not None:
-        return dict(plain_copy(dict(document)))
-    if not text:
-        return dict(source.tree)
-    if text.lstrip("\ufeff \t\r\n").startswith("{") and path.endswith(".json"):
-        return parse_json(text, path)
-    return parse_yaml(text, path, duplicates=[])  # the reader already named any key given twice
+
+def _line(source: Any, text: str, key: str, located: dict[str, str]) -> int | None:
+    """The line of a key as the file writes it: found by the reader (its own syntax: a Megatron option,
+    a key under rope_parameters, a key of VeOmni's config.json), else in the YAML/JSON text."""
+    leaf = located.get(key, key)
+    if source.file_of(leaf) not in (None, *source.files[:1]):  # a companion file's key: its own text
+        text = source.texts.get(source.file_of(leaf) or "", "")
+    try:
+        line = source.line_of(leaf)
+    except Exception:  # noqa: BLE001 - a line number is a courtesy; a reader's locator may not know every key
+        line = None
+    return line if line is not None or not text else key_line(text, key)
 
 
 _RETRIES = 20  # re-reads without a refused key: the problems after it are found too

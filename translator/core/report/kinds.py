@@ -155,6 +155,10 @@ KINDS: dict[str, Kind] = {
         "a same-format translation carried the leaf as written",
         lambda v: "",
     ),
+    "carried_unchecked": Kind(
+        "a same-format translation carried a leaf of a model family neoconv does not read, without checking it",
+        lambda v: f"carried as written, not checked: {v['what']}",
+    ),
     "carried_as_written": Kind(
         "an unknown leaf a same-format translation carried as written",
         lambda v: "carried as written",
@@ -343,10 +347,8 @@ KINDS: dict[str, Kind] = {
         "reading the output back gives another value than the source's",
         _reads_back_differently,
     ),
-    "refused_by_release": Kind(
-        "the target release refuses the value as written, or does not read it (validate of the output at that release)",
-        _refused_by_release,
-    ),
+    "refused_by_release": Kind("the target release refuses the value as written, or does not read it (validate of the output)",
+                               _refused_by_release),
     "unreadable_output": Kind(
         "the written config cannot be read back",
         lambda v: f"the written config cannot be read back: {v['message']}",

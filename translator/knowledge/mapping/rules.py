@@ -20,6 +20,7 @@ class Rule:
     key: str | None
     also: tuple[str, ...] = ()
     with_fields: dict[str, str] = field(default_factory=dict)  # ident -> canonical field
+    write_only: tuple[str, ...] = ()  # with fields only the write function takes (`write_with`)
     formula: Formula | None = None
     simple: Simple | None = None
     default: Any = NO_DEFAULT
@@ -79,6 +80,12 @@ class Rule:
         """(formula argument, canonical field) for the `with` fields its read function takes."""
         wanted = self.formula.read_params() if self.formula else frozenset()
         return tuple((alias, name) for alias, name in self.with_fields.items() if alias in wanted)
+
+    @cached_property
+    def read_deps(self) -> tuple[str, ...]:
+        """The `with` fields reading the rule depends on (what orders the rules and what a value is derived
+        from): all but `write_with`'s, which only its write function takes (HF's class chosen by the blocks)."""
+        return tuple(name for name in self.with_fields.values() if name not in self.write_only)
 
     @cached_property
     def write_args(self) -> tuple[tuple[str, str], ...]:
@@ -141,7 +148,7 @@ class Table:
     def _by_input(self) -> dict[str, list[Rule]]:
         index: dict[str, list[Rule]] = {}
         for rule in self.rules:
-            for name in dict.fromkeys((*rule.with_fields.values(), *rule.product)):
+            for name in dict.fromkeys((*rule.read_deps, *rule.product)):
                 index.setdefault(name, []).append(rule)
         return index
 
