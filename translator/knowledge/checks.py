@@ -33,10 +33,14 @@ def build_checks(table: str, raw: Any, labels: tuple[str, ...]) -> tuple[Check, 
     for i, item in enumerate(raw or ()):
         since = str(item["since"]) if item.get("since") is not None else None
         if since is not None and since not in labels:
-            raise MappingTableError(f"{table}: checks[{i}] ({item['key']}): since {since!r} is not a release of the table")
+            raise MappingTableError(
+                f"{table}: checks[{i}] ({item['key']}): since {since!r} is not a release of the table"
+            )
         bounds = tuple((name, float(item[name])) for name in _BOUNDS if name in item)
         if not (bounds or item.get("integer") or item.get("refused")):
-            raise MappingTableError(f"{table}: checks[{i}] ({item['key']}): says nothing to check (a bound, integer or refused)")
+            raise MappingTableError(
+                f"{table}: checks[{i}] ({item['key']}): says nothing to check (a bound, integer or refused)"
+            )
         when = {str(k): tuple(v) for k, v in (item.get("when") or {}).items()}
         out.append(Check(str(item["key"]), str(item["by"]), when, bounds, bool(item.get("integer")),
                          tuple(item.get("refused") or ()), since))  # fmt: skip
@@ -82,7 +86,9 @@ def _problem(check: Check, value: Any) -> str | None:
     if check.refused and value in check.refused:
         return "is refused"
     number = isinstance(value, (int, float)) and not isinstance(value, bool)
-    if check.integer and not (number and (isinstance(value, int) or (math.isfinite(value) and float(value).is_integer()))):
+    if check.integer and not (
+        number and (isinstance(value, int) or (math.isfinite(value) and float(value).is_integer()))
+    ):
         return "is not an integer"
     for name, bound in check.bounds:
         test, words = _BOUNDS[name]

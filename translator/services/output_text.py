@@ -49,10 +49,10 @@ def output_text(result: Translation, source_path: str | None, *, plain: bool = F
     if not rewrite.preserved:
         return rewrite.text  # the plain dump, already marked
     if "valid" in result.report.target:  # the output was validated: its text too (the source's repeated keys)
-        from .validity import check_text
+        from .validate import check_text
 
         check_text(result.report, rewrite.text, result.format)
-    from ..io.inputs import starts_with_bom
+    from ..io.documents import starts_with_bom
 
     bom = "\ufeff" if source_text is None and starts_with_bom(source_path) else ""  # kept, as the rest of the file
     return bom + result.marked(rewrite.text, check=True)
@@ -81,7 +81,7 @@ def _with_comments(result: Translation, source_path: str, source_text: str | Non
 
 def _source_text(result: Translation, path: str, given: str | None) -> str:
     """The source's text as the translation read it (the file is not opened a second time)."""
-    from ..io.inputs import read_text
+    from ..io.documents import read_text
 
     if given is not None:
         return given

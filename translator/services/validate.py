@@ -7,6 +7,9 @@ optimizers live in cerebras.pytorch, outside the history's sources).
 
 A file that cannot be read as a config at all (no such file, not YAML, duplicate keys, another
 format) raises the reader's InputError: that is a bad input (exit 2), not a problem of a config.
+
+The translation pipeline's check stage runs the same checks on every output (check_valid, at the end:
+what they mean for the report); validate_file.py reads a file through the pipeline for the command.
 """
 
 from __future__ import annotations
@@ -16,11 +19,14 @@ import json
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Callable
+from typing import Any, Callable, Iterable, Mapping
 
 from ..core.errors import InputError, NeoconvError
+from ..core.report import Entry, Message, Report, Status, said
 from ..io.documents import flatten, key_line
 from ..knowledge.schema import load_schema
+
+Read = Callable[[Any, str], Any]  # (Source, format) -> Ingested: the pipeline's read_ir
 
 
 @lru_cache(maxsize=None)
@@ -119,24 +125,13 @@ class Validation:
                 "valid": self.valid, "problems": [p.__dict__ for p in self.problems]}  # fmt: skip
 
 
-def validate_file(
-    path: str, fmt: str | None = None, *, version: str | None = None, layout: str | None = None,
-    model_config: str | None = None,
-) -> Validation:  # fmt: skip
-    from .reading import load
-    from ..formats.detect import detect_file
-
-    fmt = fmt or detect_file(path)
-    source = load(path, fmt, layout=layout, model_config=model_config)
-    return _validate(source, path, fmt, version, source.texts.get(path, ""))
-
-
 def validate_document(
-    document: dict[str, Any], fmt: str, *, version: str | None = None, model_config: dict[str, Any] | None = None,
-    name: str = "<output>",
+    document: dict[str, Any], fmt: str, read: Read, *, version: str | None = None,
+    model_config: dict[str, Any] | None = None, name: str = "<output>",
 ) -> Validation:  # fmt: skip
     """`neoconv validate` of a document in memory (a translation's output, before it is written): the
-    same checks as of a file holding it, the document itself being the file as written."""
+    same checks as of a file holding it, the document itself being the file as written. `read`: the
+    pipeline's read_ir (passed in: the pipeline's check stage calls this module)."""
     from ..io.documents import plain_copy
     from ..knowledge.registry import get_format
 
@@ -144,12 +139,13 @@ def validate_document(
     copy = plain_copy(dict(document))  # the checks re-read without refused keys: never the caller's document
     given = plain_copy(dict(model_config)) if model_config is not None else None
     source = reader.from_tree(copy, name=name, model_config=given) if given is not None else reader.from_tree(copy, name=name)
-    return _validate(source, name, fmt, version, "")
+    return validate_source(source, name, fmt, version, "", read)
 
 
-def _validate(source: Any, path: str, fmt: str, version: str | None, text: str) -> Validation:
-    """Every problem of one source as read (`text`: the file's text, for line numbers)."""
-    from ..knowledge.history import history
+def validate_source(source: Any, path: str, fmt: str, version: str | None, text: str, read: Read) -> Validation:
+    """Every problem of one source as loaded (`text`: the file's text, for line numbers; `read`: the
+    pipeline's read_ir, which reads it into the canonical IR)."""
+    from ..knowledge.schema import history
     from ..knowledge.mapping import load_table
     from ..knowledge.registry import get_format
     from ..knowledge.versions import resolve
@@ -188,7 +184,7 @@ def _validate(source: Any, path: str, fmt: str, version: str | None, text: str) 
     ingested = None
     for _ in range(_RETRIES):
         try:
-            ingested = _read(source, fmt, table_version)
+            ingested = _read(source, fmt, table_version, read)
             break
         except InputError as exc:  # a value a reader or a relation refuses: one problem, where the reader says
             add(as_written(exc.key) if exc.key else None, exc.message, exc.line, exc.file)
@@ -228,7 +224,7 @@ def _validate(source: Any, path: str, fmt: str, version: str | None, text: str) 
 
 def _default_of(keys_of: Any, fmt: str, key: str, release: str) -> Any:
     """A key's value where the file leaves it out: its default at the release (key history), else the schema's."""
-    from ..knowledge.history import NO_DEFAULT
+    from ..knowledge.schema import NO_DEFAULT
 
     if keys_of is not None and release in keys_of.position:
         found = keys_of.default_at(key, release)
@@ -375,12 +371,10 @@ def _without(tree: dict[str, Any], key: str) -> bool:
     return False
 
 
-def _read(source: Any, fmt: str, version: str | None) -> Any:
-    from .reading import read_ir
-
+def _read(source: Any, fmt: str, version: str | None, read: Read) -> Any:
     if version:
         source.version = version
-    return read_ir(source, fmt)
+    return read(source, fmt)
 
 
 def _relations(ingested: Any) -> list[tuple[list[str], str]]:
@@ -398,3 +392,118 @@ def _relations(ingested: Any) -> list[tuple[list[str], str]]:
 
 def validation_error(path: str, exc: NeoconvError) -> str:
     return f"{path}: {exc}" if path not in str(exc) else str(exc)
+
+
+# ---- a translation's output, validated at its release: what that means for the report -------------
+# The read-back (pipeline.verify) proves that neoconv's own reader gets the values back; neoconv's
+# readers also know older and other spellings. The check stage validates the written document as
+# `neoconv validate --version RELEASE` does, and a value the target release refuses is never `exact`,
+# `converted` or `defaulted`: that entry becomes `lossy`, its first message `refused_by_release`; a
+# problem no entry speaks for gets an entry of its own; a key the report already names as `missing` is
+# said there (the file needs a value the user gives).
+
+# statuses that claim the value works in the target
+CLAIMS_VALID = frozenset({Status.EXACT, Status.CONVERTED, Status.DEFAULTED})
+
+
+def check_valid(
+    report: Report,
+    document: Mapping[str, Any],
+    fmt: str,
+    version: str,
+    side_files: Mapping[str, str],
+    model_config: Mapping[str, Any] | None,
+    read: Callable[[Any, str], Any],
+) -> bool:
+    """Validate the written document (and the model config beside it) at `version` and say every
+    problem in the report; returns whether the target release accepts the output. `read`: the
+    pipeline's read_ir."""
+    name = next((n for n in side_files if n.endswith("config.json")), "config.json")
+    given = dict(model_config) if model_config is not None else None
+    try:
+        found = validate_document(dict(document), fmt, read, version=version, name="<output>", model_config=given)
+    except NeoconvError as exc:  # the output cannot be read as a config of the target at all
+        if not any(
+            e.kind == "unreadable_output" and (e.values or {}).get("message") == exc.message for e in report.entries
+        ):
+            report.entries.append(said(None, None, Status.LOSSY, (_refused(fmt, version, {"": exc.message}),)))
+        return False  # (the read-back already said it, in the same words)
+    problems = [(_side_key(p.key, name), p.message) for p in found.problems]
+    apply_problems(report, problems, fmt, found.release)
+    return not problems
+
+
+def check_text(report: Report, text: str, fmt: str) -> None:
+    """What the written text adds to the document's validity: a key given twice (a same-format
+    migration keeps the source's text, repeats and all), which some releases' loaders refuse."""
+    from ..knowledge.schema import history
+    from ..io.documents import parse_yaml
+    from ..knowledge.mapping import load_table
+
+    table = load_table(fmt)
+    if not table.releases.repeats_refused:
+        return
+    duplicates: list[Any] = []
+    try:
+        parse_yaml(text, "<output>", duplicates=duplicates)
+    except NeoconvError:
+        return  # the document was checked; its text is the source's, which was read
+    release = str(report.target.get("version") or "")
+    problems = [(key, message) for key, message, _ in refused_repeats(duplicates, table, history(fmt), release)]
+    if problems:
+        apply_problems(report, problems, fmt, release)
+        report.target["valid"] = False
+
+
+def _side_key(key: str | None, name: str) -> str | None:
+    """A key of the model config beside the output as the report names it (VeOmni's `config.json:...`)."""
+    if key is None or ":" not in key:
+        return key
+    file, _, rest = key.partition(":")
+    return f"{name}:{rest}" if file.endswith(".json") else key
+
+
+def apply_problems(report: Report, problems: Iterable[tuple[str | None, str]], fmt: str, release: str) -> None:
+    """Each (key as written, message) into the report: the entries writing that key (or a block around
+    it, or a key inside it) stop claiming it works; a problem no entry speaks for gets its own entry."""
+    from ..knowledge.registry import get_format
+
+    spell = get_format(fmt).spell  # keys as the format spells them (NeoX: num-layers is num_layers)
+    said_on: dict[int, dict[str, str]] = {}  # entry index -> its keys' problems
+    for key, message in problems:
+        hits = [i for i, entry in enumerate(report.entries) if key is not None and _writes(entry, spell(key), spell)]
+        if any(report.entries[i].status is Status.MISSING for i in hits):
+            continue  # the report says the file needs a value there, and how to give it
+        for i in hits:
+            said_on.setdefault(i, {}).setdefault(key or "", message)
+        if not hits:
+            refusal = _refused(fmt, release, {key or "": message})
+            report.entries.append(said(None, key, Status.LOSSY, (refusal,), (), (key,) if key else ()))
+    for i, found in said_on.items():
+        entry, refusal = report.entries[i], _refused(fmt, release, found)
+        if entry.status in CLAIMS_VALID:
+            report.entries[i] = entry.amended(Status.LOSSY, refusal, source_key=_leaf(entry))
+        else:  # already a loss (or unknown, carried as written): the refusal is said too
+            report.entries[i] = entry.amended(entry.status, refusal, first=False)
+
+
+def _leaf(entry: Entry) -> str | None:
+    # a defaulted entry names a key the source lacks: as a refused value it has no source leaf
+    return None if entry.status is Status.DEFAULTED else entry.source_key
+
+
+def _writes(entry: Entry, key: str, spell: Callable[[str], str]) -> bool:
+    """The entry is about `key` in the output: the key itself, a block holding it, or a key inside it."""
+    return any(
+        (t := spell(target)) == key or t.startswith(key + ".") or key.startswith(t + ".") for target in entry.targets
+    )
+
+
+def _refused(fmt: str, release: str, problems: Mapping[str, str]) -> Message:
+    """The message: the target and release, and each key's problem ("" for one of the whole file)."""
+    from ..knowledge.schema import history
+    from ..knowledge.mapping import load_table
+
+    keys_of = history(fmt)
+    title = keys_of.title if keys_of is not None else load_table(fmt).title
+    return ("refused_by_release", {"title": title, "release": release, "problems": dict(problems)})

@@ -12,8 +12,8 @@ import yaml
 from ..catalogue import catalogue
 from ...core.errors import InputError, MappingTableError
 from ...io.yamlread import load as load_yaml
-from ..families import load_families
-from ..history import load_history
+from ..source import load_families
+from ..schema import load_history
 from ..checks import build_checks
 from ..release_table import release_defaults, table_releases
 from .build import build_rule
@@ -67,7 +67,9 @@ def load_table_file(path: Path, fmt: str | None = None) -> Table:
         extension_reasons={**(base.extension_reasons if base else {}), **dict(raw.get("extension_reasons") or {})},
         order=tuple(raw.get("order") or (base.order if base else ())),
         lenient_types=bool(raw.get("lenient_types", base.lenient_types if base else False)),
-        checks=build_checks(name, raw["checks"], releases["versions"]) if "checks" in raw else (base.checks if base else ()),
+        checks=build_checks(name, raw["checks"], releases["versions"])
+        if "checks" in raw
+        else (base.checks if base else ()),
     )
 
 

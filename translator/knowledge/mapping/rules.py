@@ -7,7 +7,7 @@ from functools import cached_property
 from typing import Any
 
 from ..checks import Check
-from ..families import Families
+from ..source import Families
 from ..formula import Formula, Simple, field_ident, ident
 from ..release_table import ReleaseFacts
 
@@ -134,7 +134,7 @@ class Table:
     order: tuple[str, ...] = ()
     lenient_types: bool = False  # unmapped keys may not match the documented type (the docs are loose)
     releases: ReleaseFacts = field(default_factory=ReleaseFacts)  # aliases, older spellings, ... (release_table.py)
-    families: Families | None = None  # model families the canonical fields do not cover (families.py)
+    families: Families | None = None  # model families the canonical fields do not cover (knowledge/source.py)
     checks: tuple[Check, ...] = ()  # what the framework's config code refuses that no key's schema says (checks.py)
 
     def rules_for_field(self, name: str) -> list[Rule]:
