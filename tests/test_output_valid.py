@@ -9,6 +9,7 @@ the report to it: for every pair of the registry, every fixture input and every 
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -333,3 +334,36 @@ def test_a_neox_loss_scale_floor_deepspeed_refuses_is_not_carried_as_exact(tmp_p
     fp16 = result.config.get("fp16") or {}
     if fp16.get("min_loss_scale") == 1e-10:  # written as the source says: the report says DeepSpeed refuses it
         assert entry.kind == "refused_by_release" and result.report.target["valid"] is False
+
+
+def test_veomni_refuses_fsdp2_off_the_meta_device(tmp_path: Path) -> None:
+    """TrainingArguments.__post_init__ asserts init_device meta for FSDP2 (#123+): the flat layout's
+    data_parallel_mode, the nested layout's accelerator fsdp_mode (whose default is fsdp2 from #753)."""
+    flat = "train:\n  data_parallel_mode: fsdp2\n  init_device: cuda\n  micro_batch_size: 1\n  lr: 1.0e-4\n"
+    said = _validated(tmp_path, "flat.yaml", flat, "veomni", "#458")
+    assert "train.init_device" in said and "train.data_parallel_mode='fsdp2'" in said["train.init_device"]
+    assert "train.init_device" not in _validated(tmp_path, "old.yaml", flat, "veomni", "#113")  # before #123
+    ddp = flat.replace("fsdp2", "ddp")
+    assert "train.init_device" not in _validated(tmp_path, "ddp.yaml", ddp, "veomni", "#458")
+    unset = "train:\n  init_device: cuda\n  micro_batch_size: 1\n  lr: 1.0e-4\n"  # flat: ddp by default
+    assert "train.init_device" not in _validated(tmp_path, "unset.yaml", unset, "veomni", "#458")
+    nested = "train:\n  init_device: cuda\n  micro_batch_size: 1\n  optimizer: {lr: 1.0e-4}\n"
+    assert "train.init_device" in _validated(tmp_path, "n.yaml", nested, "veomni", "#1021")  # fsdp2 by default
+    assert "train.init_device" not in _validated(tmp_path, "n2.yaml", nested, "veomni", "#744")  # ddp by default then
+    meta = nested.replace("cuda", "meta")
+    assert "train.init_device" not in _validated(tmp_path, "m.yaml", meta, "veomni", "#1021")
+
+
+def test_a_veomni_run_off_the_meta_device_is_not_carried_as_exact(tmp_path: Path) -> None:
+    shutil.copytree(FIXTURES / "inputs" / "veomni" / "tinyllama", tmp_path / "tinyllama")
+    run = tmp_path / "run.yaml"
+    run.write_text(
+        (FIXTURES / "inputs" / "veomni" / "tinyllama-nested.yaml")
+        .read_text()
+        .replace("init_device: meta", "init_device: cuda")
+    )
+    for layout in ("flat", "nested"):
+        result = translate(run, "veomni", "veomni", layout=layout, world_size=8)
+        entry = result.report.by_source()["train.init_device"]
+        assert entry.status is Status.LOSSY and entry.kind == "refused_by_release", layout
+        assert result.report.target["valid"] is False

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from ..core.errors import MappingTableError
 
@@ -48,11 +48,17 @@ def build_checks(table: str, raw: Any, labels: tuple[str, ...]) -> tuple[Check, 
 
 
 def broken_checks(
-    checks: Iterable[Check], leaves: Mapping[str, Any], release: str, labels: tuple[str, ...], default: Any
+    checks: Iterable[Check],
+    leaves: Mapping[str, Any],
+    release: str,
+    labels: tuple[str, ...],
+    default: Any,
+    written: Callable[[str], str] = str,
 ) -> list[tuple[str, str]]:
     """(key, problem) for each check the file's `leaves` (key -> value, as the schema names keys)
     break at `release` (`labels`: the releases, newest first); `default(key, release)`: the value a
-    key the file leaves out has there (or _MISSING)."""
+    key the file leaves out has there (or _MISSING); `written(key)`: the key as the file writes it,
+    for the message (VeOmni's flat data_parallel_mode is the view's accelerator fsdp_mode)."""
     found = []
     for check in checks:
         value = leaves.get(check.key, _MISSING)
@@ -62,9 +68,9 @@ def broken_checks(
             continue
         problem = _problem(check, value)
         if problem:
-            given = ", ".join(f"{k}={_show(_value(leaves, k, release, default))}" for k in check.when)
+            given = ", ".join(f"{written(k)}={_show(_value(leaves, k, release, default))}" for k in check.when)
             said = f" with {given}" if given else ""
-            found.append((check.key, f"{check.key}={_show(value)}{said} {problem} ({check.by})"))
+            found.append((check.key, f"{written(check.key)}={_show(value)}{said} {problem} ({check.by})"))
     return found
 
 

@@ -216,7 +216,7 @@ def validate_source(source: Any, path: str, fmt: str, version: str | None, text:
         from ..knowledge.checks import broken_checks
 
         default = lambda key, label: _default_of(keys_of, fmt, key, label)  # noqa: E731
-        for key, problem in broken_checks(table.checks, flatten(spelled), release, table.versions, default):
+        for key, problem in broken_checks(table.checks, flatten(spelled), release, table.versions, default, as_written):
             add(as_written(key), problem)
     ordered = sorted(problems.values(), key=lambda p: (p.line or 0, p.key or ""))
     return Validation(path, fmt, source.layout, release, ordered)
@@ -227,6 +227,10 @@ def _default_of(keys_of: Any, fmt: str, key: str, release: str) -> Any:
     from ..knowledge.schema import NO_DEFAULT
 
     if keys_of is not None and release in keys_of.position:
+        if keys_of.reads_within(key, release) is False:  # no value at all there (VeOmni's nested keys before #538)
+            from ..knowledge.checks import MISSING
+
+            return MISSING
         found = keys_of.default_at(key, release)
         if found is not NO_DEFAULT:
             return found
