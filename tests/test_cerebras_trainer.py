@@ -53,6 +53,9 @@ def test_every_legacy_file_migrates_to_the_trainer_layout(path: Path) -> None:
                 continue
             assert entry.kind == "added_for_target" and entry.target_key == "trainer.init.model.name", entry
             continue
+        if entry.kind == "refused_by_release":  # carried, though the trainer of the release refuses it: named
+            assert entry.status is Status.LOSSY and result.report.target["valid"] is False, entry
+            continue
         assert entry.status in (Status.EXACT, Status.CONVERTED, Status.UNKNOWN, Status.DROPPED), entry
         if entry.status is Status.DROPPED:  # (or a model key Model Zoo 2.10 no longer reads, which it refuses)
             assert ("convert_legacy_params_to_trainer_params" in entry.detail or "ignores" in entry.detail

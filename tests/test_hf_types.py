@@ -20,7 +20,7 @@ from neoconv.formats.hf import model_types as hf_types
 from neoconv.io.documents import flatten
 from neoconv.knowledge.model_size import count_parameters
 from neoconv.core.report import Status
-from neoconv.services.validate import validate_file
+from neoconv.services.validate_file import validate_file
 
 from conftest import FIXTURES
 

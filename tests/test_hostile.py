@@ -523,7 +523,7 @@ def test_a_key_given_twice_in_cerebras_and_veomni_files(tmp_path: Path) -> None:
 
 
 def test_validate_names_a_repeat_by_what_the_release_does_with_it(tmp_path: Path) -> None:
-    from neoconv.services.validate import validate_file
+    from neoconv.services.validate_file import validate_file
 
     legacy = "model:\n  hidden_size: 64\n  num_heads: 4\n  num_hidden_layers: 2\n  hidden_size: 128\n  vocab_size: 100\n"
     (tmp_path / "c.yaml").write_text(legacy)

@@ -15,6 +15,9 @@ from pathlib import Path
 from conftest import FIXTURES, ROOT
 
 LIMIT = 30  # issue 26
+# and the check stage's validation of the output, as the target release validates it (issue 28): the one
+# module `neoconv validate` is, on top of the translation's 30
+VALIDATION = "services/validate.py"
 
 MEASURE = """
 import json, sys
@@ -42,7 +45,12 @@ print(json.dumps(sorted(seen)))
 
 def modules_run(warm: Path, measured: Path) -> list[str]:
     run = subprocess.run(
-        [sys.executable, "-c", MEASURE, str(warm), str(measured)], capture_output=True, text=True, cwd=ROOT, check=True
+        [sys.executable, "-c", MEASURE, str(warm), str(measured)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=True,
+        timeout=120,
     )
     return list(json.loads(run.stdout.splitlines()[-1]))
 
@@ -55,7 +63,9 @@ def test_one_translation_runs_code_in_at_most_30_modules() -> None:
     ):
         modules = modules_run(warm, measured)
         assert "services/pipeline.py" in modules and "engine/ingest.py" in modules  # (the measurement sees the run)
-        assert len(modules) <= LIMIT, f"{measured.name}: {len(modules)} modules run code: {modules}"
+        assert VALIDATION in modules  # the output was validated
+        rest = [m for m in modules if m != VALIDATION]
+        assert len(rest) <= LIMIT, f"{measured.name}: {len(rest)} modules (and {VALIDATION}) run code: {rest}"
 
 
 def test_translate_is_a_short_composition_of_named_stages() -> None:

@@ -189,6 +189,11 @@ EXAMPLES: dict[str, dict[str, Any]] = {
         "written": {},
         "read_back": 8,
     },
+    "refused_by_release": {
+        "title": "DeepSpeed",
+        "release": "0.19.5",
+        "problems": {"fp16.min_loss_scale": "1e-10 is not of type 'integer'"},
+    },
     "unreadable_output": {
         "message": "cannot compute batch.global: train_batch_size 128 != micro batch 8 x gradient_accumulation_steps 4 x data-parallel size 8: DeepSpeed's batch assertion fails at this world size"
     },
@@ -267,6 +272,7 @@ RENDERED = [
                                 "value is only known at run time"),
     ("reads_back_differently", "parallel.data_parallel_size is 4 in the source, not written; reads back as 8 (the target's "
                                "default)"),
+    ("refused_by_release", "not valid in DeepSpeed 0.19.5: 1e-10 is not of type 'integer'"),
     ("unreadable_output", "the written config cannot be read back: cannot compute batch.global: train_batch_size 128 != micro "
                           "batch 8 x gradient_accumulation_steps 4 x data-parallel size 8: DeepSpeed's batch assertion fails "
                           "at this world size"),
@@ -427,7 +433,9 @@ def _nested(values: Any) -> list[dict[str, Any]]:
 ONLY_BY_FORMULA = {"wrong_length", "picked_value"}
 # the read-back's safety net: said only when no entry names a difference (a gap in neoconv, which the
 # loss-proof tests keep at zero); its template is checked with the catalogue's example values
-SAFETY_NET = {"reads_back_differently"}
+# the same for the output's validation at the target release (a writer that writes what the release refuses:
+# test_output_valid.py)
+SAFETY_NET = {"reads_back_differently", "refused_by_release"}
 # a model family's block, named once where the target holds no architecture (DeepSpeed:
 # test_families); a target with one refuses the file, and a same-format migration carries the block
 IN_REFUSALS = {"family_not_supported"}

@@ -12,7 +12,7 @@ from typing import Callable
 
 from neoconv.api import translate
 from neoconv.io.documents import key_line
-from neoconv.services.validate import validate_file
+from neoconv.services.validate_file import validate_file
 
 from conftest import FIXTURES
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from neoconv.cli import main
-from neoconv.services.validate import validate_file
+from neoconv.services.validate_file import validate_file
 
 from conftest import CORPUS, FIXTURES
 

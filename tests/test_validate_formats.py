@@ -19,7 +19,7 @@ from neoconv.cli import main
 from neoconv.formats.detect import detect_file
 from neoconv.core.errors import InputError, NothingToWrite, UnsupportedFamily
 from neoconv.knowledge.registry import FORMATS, get_format
-from neoconv.services.validate import validate_file
+from neoconv.services.validate_file import validate_file
 
 from conftest import FIXTURES
 

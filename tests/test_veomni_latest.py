@@ -99,7 +99,7 @@ def test_1125_refuses_what_it_removed() -> None:
 
 
 def test_validate_knows_the_1125_keys_and_which_release_reads_them() -> None:
-    from neoconv.services.validate import validate_file
+    from neoconv.services.validate_file import validate_file
 
     assert validate_file(str(LATEST)).valid and validate_file(str(LATEST), version="#1125").valid
     said = {p.key: p.message for p in validate_file(str(LATEST), version="#1090").problems}

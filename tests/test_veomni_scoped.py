@@ -122,7 +122,7 @@ def test_a_flat_file_migrates_to_the_scoped_layout() -> None:
 
 
 def test_validate_knows_the_scoped_keys_and_which_release_reads_them() -> None:
-    from neoconv.services.validate import validate_file
+    from neoconv.services.validate_file import validate_file
 
     assert validate_file(str(SCOPED)).valid and validate_file(str(SCOPED), version="#1090").valid
     old = validate_file(str(SCOPED), version="#1021")

@@ -4,6 +4,13 @@ loaded by the target framework's own config code, every source by its own framew
     . /tmp/neoconv-oracle/oracle.env            # tools/oracle_setup.sh
     python tools/oracle_matrix.py --json matrix.json --markdown matrix.md [--world 8]
     python tools/oracle_matrix.py --write-known  # after a fix: rewrite tests/oracle_known_failures.yaml
+    python tools/oracle_matrix.py --configs DIR --markdown sweep.md  # configs beyond the corpus
+
+`--configs DIR`: a folder of configs laid out as the corpus (one subfolder per source kind: neox,
+deepspeed, cerebras-legacy, cerebras-trainer, veomni, veomni-legacy), gathered from forks, downstream
+repositories and each framework's own test and CI configs at several releases (never committed);
+`DIR/origins.json` may give each file's `release` (its path under DIR -> {"release": "2.2.1", ...}), which
+tells a Model Zoo file of an older release (drift) as the corpus's MANIFEST.md does.
 
 For each translation the values the report lists as `missing` are supplied (tests/oracle_standins.yaml)
 through the target's own override path. Each case ends as one of:
@@ -20,6 +27,8 @@ through the target's own override path. Each case ends as one of:
       whose key the message names and that had no stand-in, or a lossy entry naming it that warns
       the target needs or refuses something);
   (d) `neoconv`: the source passes its own parser and nothing in the report names the cause.
+  A rejection whose message names a key the report calls `exact` or `converted` is `claimed` too
+  (`values.claimed`): issue #28's measure, an output the target refuses that the report says carried.
 * `error`: the check program failed or neoconv crashed (never the framework's verdict).
 
 The goal of issue #16 (tests/test_oracle_matrix.py): no `reported`/`neoconv` rejection, no `error`,
@@ -140,7 +149,13 @@ def _version(tag: str) -> tuple[int, ...]:
 
 
 def older_releases(corpus: Path) -> dict[str, str]:
-    """Corpus path -> the Model Zoo release its commit first appears in, when older than the one here."""
+    """Corpus path -> the Model Zoo release its commit first appears in, when older than the one here
+    (a --configs folder: the releases its origins.json names)."""
+    origins = corpus / "origins.json"
+    if origins.exists():
+        named = {rel: str(o["release"]) for rel, o in json.loads(origins.read_text()).items() if o.get("release")}
+        return {rel: f"Release_{tag}" for rel, tag in named.items()
+                if rel.startswith("cerebras") and _version(tag) < _version(MODELZOO_RELEASE)}  # fmt: skip
     manifest = corpus / "MANIFEST.md"
     git = Path(os.environ.get("MODELZOO_GIT") or MODELZOO_GIT)
     if not manifest.exists() or not git.exists():
@@ -335,7 +350,7 @@ BATCH_KEYS = ("batch_size", "global_batch_size", "train_batch_size")
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{3,}")
 
 
-_WARNS = re.compile(r"refus|reject|requir|needs|must")
+_WARNS = re.compile(r"refus|reject|requir|needs|must|not valid in")
 
 
 def named_in_report(message: str, result: Any, supplied: list[str]) -> str | None:
@@ -355,8 +370,26 @@ def named_in_report(message: str, result: Any, supplied: list[str]) -> str | Non
     return None
 
 
+CLAIMS = (Status.EXACT, Status.CONVERTED)
+
+
+def claimed_in_report(message: str, result: Any) -> str | None:
+    """An entry the report calls exact or converted whose key (or its last part) the framework's
+    message names: the output is refused for a value the report says carried."""
+    words = set(_WORD.findall(message))
+    for entry in result.report.entries:
+        if entry.status not in CLAIMS:
+            continue
+        for key in entry.targets:
+            leaf = re.split(r"[.:]", key.strip())[-1].lstrip("-").replace("-", "_")
+            if key in message or (len(leaf) >= 4 and leaf in words):
+                return f"{entry.status.value} {key}"
+    return None
+
+
 def classify(case: Case, verdict: oracle.Verdict, src: Source, result: Any) -> None:
     case.values = {**case.values, **verdict.values}  # what build_output noted (a fitting world) too
+    case.values["valid"] = result.report.target.get("valid")  # neoconv's own validation of the output
     if verdict.verdict == "error":
         case.outcome, case.message = "error", verdict.error
         return
@@ -377,6 +410,9 @@ def classify(case: Case, verdict: oracle.Verdict, src: Source, result: Any) -> N
                 case.message = f"global batch {b} at the target, {a} at the source"
         return
     case.outcome, case.message = "rejected", verdict.error
+    claimed = claimed_in_report(verdict.error or "", result)
+    if claimed:
+        case.values["claimed"] = claimed
     if src.status == "fails":
         case.category = "source-fails"
     elif src.status == "older" and src.verdict and _shape(verdict.error or "") == _shape(src.verdict.error or ""):
@@ -483,10 +519,14 @@ def summary(matrix: Matrix) -> dict[str, Any]:
         per_target.setdefault(c.target, Counter())[c.category or c.outcome] += 1
     sources = Counter(s.status for s in matrix.sources)
     unsupplied = Counter(k for c in matrix.cases for k in c.unsupplied)
+    # issue #28: rejected outputs whose refused key the report calls exact/converted, by category and target
+    claimed = Counter(f"{c.category} -> {c.target}" for c in matrix.cases if c.values.get("claimed"))
+    said_invalid = Counter(c.category for c in matrix.cases if c.outcome == "rejected" and c.values.get("valid") is False)
     return {"world": matrix.world, "cases": len(matrix.cases), "outcomes": dict(outcomes), "categories": dict(categories),
             "goal_misses": len(matrix.failures()), "sources": dict(sources),
             "per_target": {t: dict(v) for t, v in sorted(per_target.items())},
-            "missing_without_standin": dict(unsupplied.most_common()), "skipped_oracles": matrix.skipped_oracles}  # fmt: skip
+            "missing_without_standin": dict(unsupplied.most_common()), "skipped_oracles": matrix.skipped_oracles,
+            "claimed": dict(sorted(claimed.items())), "rejected_said_invalid": dict(said_invalid)}  # fmt: skip
 
 
 def to_json(matrix: Matrix) -> dict[str, Any]:
@@ -503,7 +543,11 @@ def to_markdown(matrix: Matrix) -> str:
              f"{s['cases']} cases; outcomes: " + ", ".join(f"{k} {v}" for k, v in sorted(s["outcomes"].items())),
              "categories: " + ", ".join(f"{k} {v}" for k, v in sorted(s["categories"].items())),
              "sources by their own framework: " + ", ".join(f"{k} {v}" for k, v in sorted(s["sources"].items())),
-             f"cases missing the goal of #16: {s['goal_misses']}", ""]  # fmt: skip
+             f"cases missing the goal of #16: {s['goal_misses']}",
+             f"rejected while the report calls the refused key exact/converted (#28): {sum(s['claimed'].values())}"
+             + "".join(f"; {k} {v}" for k, v in s["claimed"].items()),
+             "rejected outputs neoconv's validation calls invalid (target.valid false), by category: "
+             + (", ".join(f"{k} {v}" for k, v in sorted(s["rejected_said_invalid"].items())) or "none"), ""]  # fmt: skip
     if s["skipped_oracles"]:
         lines += ["Oracles not available: " + "; ".join(f"{k}: {v}" for k, v in s["skipped_oracles"].items()), ""]
     columns = ["accepted", "lr0", "batch", "source-fails", "drift", "reported", "neoconv", "error", "refused", "skipped"]
@@ -523,6 +567,16 @@ def to_markdown(matrix: Matrix) -> str:
             lines.append(f"- **{len(ids)}** × `{message[:400]}`")
             lines += [f"  - {i}" for i in ids]
         lines.append("")
+    claimed = [c for c in matrix.cases if c.values.get("claimed")]
+    if claimed:
+        lines += [f"## rejected, the report says exact/converted ({len(claimed)})", ""]
+        by_kind: dict[str, list[str]] = {}
+        for c in claimed:
+            by_kind.setdefault(f"{c.category} -> {c.target}: {c.values['claimed']}: {_shape(c.message or '')[:300]}", []).append(c.id)
+        for kind, ids in sorted(by_kind.items(), key=lambda kv: -len(kv[1])):
+            lines.append(f"- **{len(ids)}** × `{kind}`")
+            lines += [f"  - {i}" for i in ids]
+        lines.append("")
     if s["missing_without_standin"]:
         lines += ["## missing, no stand-in", ""] + [f"- {k}: {v}" for k, v in s["missing_without_standin"].items()] + [""]
     return "\n".join(lines)
@@ -537,6 +591,8 @@ def _shape(message: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", type=Path, default=CORPUS)
+    parser.add_argument("--configs", type=Path, help="a folder of configs beyond the corpus, laid out as the corpus "
+                        "(a subfolder per source kind; origins.json may name releases)")  # fmt: skip
     parser.add_argument("--world", type=int, default=8)
     parser.add_argument("--json", type=Path, help="write every case as JSON")
     parser.add_argument("--markdown", type=Path, help="write the summary as Markdown")
@@ -546,7 +602,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--target", action="append", choices=list(TARGETS), help="only these targets")
     parser.add_argument("--write-known", action="store_true", help=f"rewrite {KNOWN.relative_to(ROOT)}")
     args = parser.parse_args(argv)
-    matrix = run_matrix(args.corpus, args.world, args.work, args.workers, args.target, args.only)
+    if args.configs is not None and args.write_known:
+        parser.error("--write-known rewrites the corpus's work queue: not with --configs")
+    matrix = run_matrix(args.configs or args.corpus, args.world, args.work, args.workers, args.target, args.only)
     if args.json:
         args.json.write_text(json.dumps(to_json(matrix), indent=1, default=repr))
     text = to_markdown(matrix)

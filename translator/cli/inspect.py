@@ -102,7 +102,7 @@ def _tty() -> bool:
 
 def validate(files: tuple[str, ...], opts: dict[str, Any]) -> Outcome:
     from ..core.errors import NeoconvError
-    from ..services.validate import validate_file
+    from ..services.validate_file import validate_file
     from .run import one_line
 
     problems = errors = 0

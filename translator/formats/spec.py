@@ -69,6 +69,10 @@ class Reader:
     # the names the key history (schemas/history/<format>.json) may give a leaf, best first, from its
     # path in the view and as written (None: the same); default: as written
     history_key: Callable[[str, str | None], tuple[str, ...]] | None = None
+    # where a release's own loader reads leaves of a file as written, when it converts the file first
+    # (Model Zoo 2.4+ reads a legacy file through its trainer converter): (tree, release, leaves) -> leaf
+    # -> the key it reads there, for `validate --version`'s "does that release read it" (absent: as written)
+    release_keys: Callable[[dict[str, Any], str, list[str]], dict[str, str]] | None = None
 
 
 @dataclass(frozen=True)

@@ -57,6 +57,10 @@ def output_text(result: Translation, source_path: str | None, *, plain: bool = F
     result.report.target["formatting"] = formatting
     if not rewrite.preserved:
         return rewrite.text  # the plain dump, already marked
+    if "valid" in result.report.target:  # the output was validated: its text too (the source's repeated keys)
+        from .validate import check_text
+
+        check_text(result.report, rewrite.text, result.format)
     from ..io.documents import starts_with_bom
 
     bom = "\ufeff" if source_text is None and starts_with_bom(source_path) else ""  # kept, as the rest of the file

@@ -12,7 +12,8 @@ output, and `translate()` their composition.
 * check: the written document read back in memory with the target's own reader, its canonical
   values compared with the source's field by field, with the comparison and tolerance `neoconv diff`
   uses; a difference no lossy/dropped/missing/unknown entry names becomes a `lossy` entry, so
-  nothing a translation changes goes unreported.
+  nothing a translation changes goes unreported. Then the document is validated as the target release
+  validates it (validate.py: `neoconv validate`'s own checks), every value it refuses named.
 * report: what the report says of the source and the target around its entries.
 
 What the library and the CLI accept is checked before any file is read (the Request): file names,
@@ -239,11 +240,13 @@ class Written:
 
 @dataclass(frozen=True)
 class Checked:
-    """Stage 4's output: whether the output could be read back, and how many differences that
-    reading found that no entry named (now named, as lossy entries); None when not checked."""
+    """Stage 4's output: whether the output could be read back, how many differences that reading
+    found that no entry named (now named, as lossy entries), and whether the target release accepts
+    it (what it refuses named too); None when not checked."""
 
     verified: bool | None
     added: int | None
+    valid: bool | None
 
 
 def read(request: Request) -> Sources:
@@ -361,18 +364,26 @@ def _refuse_empty(
 
 def check(written: Written, ingested: Ingested, request: Request) -> Checked:
     """Stage 4: the written document read back (in memory) with the target's reader and table, and
-    every difference from the source that no entry names named, as lossy (unless verify=False)."""
+    every difference from the source that no entry names named, as lossy; then validated at the target
+    release, every value it refuses named (validate.py; unless verify=False)."""
     if not request.options.get("verify", True):
-        return Checked(None, None)
-    model_config = written.result.model_config
+        return Checked(None, None, None)
+    from .validate import check_valid
+
+    out, model_config = written.result, written.result.model_config
     if model_config is None and get_format(request.dst).takes_model_config:
         model_config = {}  # never a file found on disk relative to wherever the library runs
     try:
-        back = read_back(written.result.document, request.dst, written.layout, written.version, ingested, model_config)
+        back = read_back(out.document, request.dst, written.layout, written.version, ingested, model_config)
     except NeoconvError as exc:
         readback_failed(written.report, exc)
-        return Checked(False, None)
-    return Checked(True, verify(written.report, ingested, back))
+        verified, added = False, None
+    else:
+        verified, added = True, verify(written.report, ingested, back)
+    valid = check_valid(
+        written.report, out.document, request.dst, written.version, out.side_files, model_config, read_ir
+    )
+    return Checked(verified, added, valid)
 
 
 def report(written: Written, checked: Checked, ingested: Ingested, sources: Sources, request: Request) -> Translation:
@@ -405,6 +416,8 @@ def report(written: Written, checked: Checked, ingested: Ingested, sources: Sour
         out.target["verified"] = checked.verified
         if checked.added is not None:
             out.target["added_by_verification"] = checked.added
+    if checked.valid is not None:
+        out.target["valid"] = checked.valid
     return Translation(result.document, out, ingested.ir, dst, result, result.side_files, dict(source.texts))
 
 

@@ -7,6 +7,9 @@ optimizers live in cerebras.pytorch, outside the history's sources).
 
 A file that cannot be read as a config at all (no such file, not YAML, duplicate keys, another
 format) raises the reader's InputError: that is a bad input (exit 2), not a problem of a config.
+
+The translation pipeline's check stage runs the same checks on every output (check_valid, at the end:
+what they mean for the report); validate_file.py reads a file through the pipeline for the command.
 """
 
 from __future__ import annotations
@@ -16,11 +19,14 @@ import json
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Callable
+from typing import Any, Callable, Iterable, Mapping
 
 from ..core.errors import InputError, NeoconvError
+from ..core.report import Entry, Message, Report, Status, said
 from ..io.documents import flatten, key_line
 from ..knowledge.schema import load_schema
+
+Read = Callable[[Any, str], Any]  # (Source, format) -> Ingested: the pipeline's read_ir
 
 
 @lru_cache(maxsize=None)
@@ -119,21 +125,33 @@ class Validation:
                 "valid": self.valid, "problems": [p.__dict__ for p in self.problems]}  # fmt: skip
 
 
-def validate_file(
-    path: str, fmt: str | None = None, *, version: str | None = None, layout: str | None = None,
-    model_config: str | None = None,
+def validate_document(
+    document: dict[str, Any], fmt: str, read: Read, *, version: str | None = None,
+    model_config: dict[str, Any] | None = None, name: str = "<output>",
 ) -> Validation:  # fmt: skip
-    from .pipeline import load
-    from ..formats.detect import detect_file
+    """`neoconv validate` of a document in memory (a translation's output, before it is written): the
+    same checks as of a file holding it, the document itself being the file as written. `read`: the
+    pipeline's read_ir (passed in: the pipeline's check stage calls this module)."""
+    from ..io.documents import plain_copy
+    from ..knowledge.registry import get_format
+
+    reader = get_format(fmt).load_reader()
+    copy = plain_copy(dict(document))  # the checks re-read without refused keys: never the caller's document
+    given = plain_copy(dict(model_config)) if model_config is not None else None
+    source = reader.from_tree(copy, name=name, model_config=given) if given is not None else reader.from_tree(copy, name=name)
+    return validate_source(source, name, fmt, version, "", read)
+
+
+def validate_source(source: Any, path: str, fmt: str, version: str | None, text: str, read: Read) -> Validation:
+    """Every problem of one source as loaded (`text`: the file's text, for line numbers; `read`: the
+    pipeline's read_ir, which reads it into the canonical IR)."""
     from ..knowledge.schema import history
     from ..knowledge.mapping import load_table
     from ..knowledge.registry import get_format
     from ..knowledge.versions import resolve
     from ..core.report import render
 
-    fmt = fmt or detect_file(path)
     spec = get_format(fmt)
-    source = load(path, fmt, layout=layout, model_config=model_config)
     table = load_table(fmt)
     keys_of = history(fmt)
     table_version = version if version in table.versions else None  # how the table reads the file (NeoX configs-readme)
@@ -142,7 +160,6 @@ def validate_file(
         named = version is not None and (version in keys_of.aliases or version in keys_of.releases or not table_version)
         release = resolve(fmt, version if named and version else "current", "--version")
     problems: dict[str, Problem] = {}  # by key as written: one line per problem, the most telling kept
-    text = source.texts.get(path, "")
     schema = spec.schema_for(source.layout)
     raw, written_of = _checked_tree(source, schema != fmt)
     located = {w: leaf for leaf, w in source.aliases.items()}  # as written -> the reader's leaf
@@ -167,7 +184,7 @@ def validate_file(
     ingested = None
     for _ in range(_RETRIES):
         try:
-            ingested = _read(source, fmt, table_version)
+            ingested = _read(source, fmt, table_version, read)
             break
         except InputError as exc:  # a value a reader or a relation refuses: one problem, where the reader says
             add(as_written(exc.key) if exc.key else None, exc.message, exc.line, exc.file)
@@ -193,12 +210,58 @@ def validate_file(
         elif key not in problems and key not in parents:
             add(key, f"not a {table.title} parameter")  # a block the schema does not know: its leaves say more
     if keys_of is not None and version:  # the histories say what a release's code reads; only asked for
-        for leaf in flatten(spelled):
-            key = spec.spell(written_of(leaf))  # as the file writes it: how the history names keys (VeOmni's scoped paths)
-            if keys_of.reads_within(key, release) is False:
-                add(as_written(leaf), keys_of.why_not(key, release))
+        for leaf, message in _not_read(source, spec, keys_of, spelled, release):
+            add(as_written(leaf), message)
+    if table.checks:  # what the framework's own config code refuses that no key's schema says (mappings: checks)
+        from ..knowledge.checks import broken_checks
+
+        default = lambda key, label: _default_of(keys_of, fmt, key, label)  # noqa: E731
+        for key, problem in broken_checks(table.checks, flatten(spelled), release, table.versions, default, as_written):
+            add(as_written(key), problem)
     ordered = sorted(problems.values(), key=lambda p: (p.line or 0, p.key or ""))
     return Validation(path, fmt, source.layout, release, ordered)
+
+
+def _default_of(keys_of: Any, fmt: str, key: str, release: str) -> Any:
+    """A key's value where the file leaves it out: its default at the release (key history), else the schema's."""
+    from ..knowledge.schema import NO_DEFAULT
+
+    if keys_of is not None and release in keys_of.position:
+        if keys_of.reads_within(key, release) is False:  # no value at all there (VeOmni's nested keys before #538)
+            from ..knowledge.checks import MISSING
+
+            return MISSING
+        found = keys_of.default_at(key, release)
+        if found is not NO_DEFAULT:
+            return found
+    node: Any = load_schema(fmt)
+    for part in key.split("."):
+        node = (node.get("properties") or {}).get(part) if isinstance(node, dict) else None
+    return node.get("default") if isinstance(node, dict) else None
+
+
+def _not_read(source: Any, spec: Any, keys_of: Any, spelled: dict[str, Any], release: str) -> list[tuple[str, str]]:
+    """(leaf of `spelled`, why) for each leaf the release's code does not read. Each leaf is named as the
+    history names it: as the file writes it (Source.aliases: VeOmni's flat and scoped paths), unless the
+    reader's history_key says otherwise (Model Zoo's model settings by their legacy names); one the
+    release's loader converts (release_keys) is read where it goes."""
+    from ..knowledge.versions import history_name
+
+    name_of = history_name(source.aliases, keys_of, spec.load_reader().history_key)
+    located = {w: leaf for leaf, w in source.aliases.items()}  # as written -> the reader's leaf
+    written = {spec.spell(name_of(located.get(leaf, leaf))): leaf for leaf in flatten(spelled)}
+    unread = {key: name for key in written if (name := _unread(keys_of, key, release)) is not None}
+    converted = spec.load_reader().release_keys
+    if unread and converted is not None:
+        for key, there in converted(spelled, release, list(unread)).items():
+            if keys_of.reads_within(there, release, exact=True):
+                del unread[key]
+    return [(written[key], keys_of.why_not(name, release)) for key, name in unread.items()]
+
+
+def _unread(keys_of: Any, key: str, release: str) -> str | None:
+    """The name the history knows `key` by (itself, or the block around it), when `release` does not read it."""
+    return keys_of.record(key) if keys_of.reads_within(key, release) is False else None
 
 
 def _schema_problems(
@@ -240,11 +303,19 @@ _FLOAT_TEXT = re.compile(r"^[-+]?[0-9]+[eE][-+]?[0-9]+$")
 def _repeats(source: Any, table: Any, keys_of: Any, release: str) -> list[tuple[str, int | None]]:
     """Keys given twice: refused by the release's loader (Model Zoo 2.5+), else the reader's warnings
     (two values: the file says one thing and runs another)."""
-    refused = table.releases.repeats_refused
-    if refused and source.repeated and keys_of is not None and keys_of.position.get(release, -1) >= keys_of.position[refused[0]]:
-        return [(f"{'.'.join(dup.path)} given twice (lines {dup.first_line} and {dup.line}): {table.title} {refused[0]} "
-                 f"and later refuse that ({refused[1]}): keep one", dup.line) for _, dup in source.repeated]  # fmt: skip
+    refused = refused_repeats([dup for _, dup in source.repeated], table, keys_of, release)
+    if refused:
+        return [(message, line) for _, message, line in refused]
     return [(warning, None) for warning in source.warnings]
+
+
+def refused_repeats(duplicates: list[Any], table: Any, keys_of: Any, release: str) -> list[tuple[str, str, int]]:
+    """(key, problem, line) for each key given twice, when the release's loader refuses that."""
+    refused = table.releases.repeats_refused
+    if not (refused and duplicates and keys_of is not None) or keys_of.position.get(release, -1) < keys_of.position[refused[0]]:
+        return []
+    return [(".".join(dup.path), f"{'.'.join(dup.path)} given twice (lines {dup.first_line} and {dup.line}): {table.title} "
+             f"{refused[0]} and later refuse that ({refused[1]}): keep one", dup.line) for dup in duplicates]  # fmt: skip
 
 
 def _hint(value: Any) -> str:
@@ -304,12 +375,10 @@ def _without(tree: dict[str, Any], key: str) -> bool:
     return False
 
 
-def _read(source: Any, fmt: str, version: str | None) -> Any:
-    from .pipeline import read_ir
-
+def _read(source: Any, fmt: str, version: str | None, read: Read) -> Any:
     if version:
         source.version = version
-    return read_ir(source, fmt)
+    return read(source, fmt)
 
 
 def _relations(ingested: Any) -> list[tuple[list[str], str]]:
@@ -327,3 +396,118 @@ def _relations(ingested: Any) -> list[tuple[list[str], str]]:
 
 def validation_error(path: str, exc: NeoconvError) -> str:
     return f"{path}: {exc}" if path not in str(exc) else str(exc)
+
+
+# ---- a translation's output, validated at its release: what that means for the report -------------
+# The read-back (pipeline.verify) proves that neoconv's own reader gets the values back; neoconv's
+# readers also know older and other spellings. The check stage validates the written document as
+# `neoconv validate --version RELEASE` does, and a value the target release refuses is never `exact`,
+# `converted` or `defaulted`: that entry becomes `lossy`, its first message `refused_by_release`; a
+# problem no entry speaks for gets an entry of its own; a key the report already names as `missing` is
+# said there (the file needs a value the user gives).
+
+# statuses that claim the value works in the target
+CLAIMS_VALID = frozenset({Status.EXACT, Status.CONVERTED, Status.DEFAULTED})
+
+
+def check_valid(
+    report: Report,
+    document: Mapping[str, Any],
+    fmt: str,
+    version: str,
+    side_files: Mapping[str, str],
+    model_config: Mapping[str, Any] | None,
+    read: Callable[[Any, str], Any],
+) -> bool:
+    """Validate the written document (and the model config beside it) at `version` and say every
+    problem in the report; returns whether the target release accepts the output. `read`: the
+    pipeline's read_ir."""
+    name = next((n for n in side_files if n.endswith("config.json")), "config.json")
+    given = dict(model_config) if model_config is not None else None
+    try:
+        found = validate_document(dict(document), fmt, read, version=version, name="<output>", model_config=given)
+    except NeoconvError as exc:  # the output cannot be read as a config of the target at all
+        if not any(
+            e.kind == "unreadable_output" and (e.values or {}).get("message") == exc.message for e in report.entries
+        ):
+            report.entries.append(said(None, None, Status.LOSSY, (_refused(fmt, version, {"": exc.message}),)))
+        return False  # (the read-back already said it, in the same words)
+    problems = [(_side_key(p.key, name), p.message) for p in found.problems]
+    apply_problems(report, problems, fmt, found.release)
+    return not problems
+
+
+def check_text(report: Report, text: str, fmt: str) -> None:
+    """What the written text adds to the document's validity: a key given twice (a same-format
+    migration keeps the source's text, repeats and all), which some releases' loaders refuse."""
+    from ..knowledge.schema import history
+    from ..io.documents import parse_yaml
+    from ..knowledge.mapping import load_table
+
+    table = load_table(fmt)
+    if not table.releases.repeats_refused:
+        return
+    duplicates: list[Any] = []
+    try:
+        parse_yaml(text, "<output>", duplicates=duplicates)
+    except NeoconvError:
+        return  # the document was checked; its text is the source's, which was read
+    release = str(report.target.get("version") or "")
+    problems = [(key, message) for key, message, _ in refused_repeats(duplicates, table, history(fmt), release)]
+    if problems:
+        apply_problems(report, problems, fmt, release)
+        report.target["valid"] = False
+
+
+def _side_key(key: str | None, name: str) -> str | None:
+    """A key of the model config beside the output as the report names it (VeOmni's `config.json:...`)."""
+    if key is None or ":" not in key:
+        return key
+    file, _, rest = key.partition(":")
+    return f"{name}:{rest}" if file.endswith(".json") else key
+
+
+def apply_problems(report: Report, problems: Iterable[tuple[str | None, str]], fmt: str, release: str) -> None:
+    """Each (key as written, message) into the report: the entries writing that key (or a block around
+    it, or a key inside it) stop claiming it works; a problem no entry speaks for gets its own entry."""
+    from ..knowledge.registry import get_format
+
+    spell = get_format(fmt).spell  # keys as the format spells them (NeoX: num-layers is num_layers)
+    said_on: dict[int, dict[str, str]] = {}  # entry index -> its keys' problems
+    for key, message in problems:
+        hits = [i for i, entry in enumerate(report.entries) if key is not None and _writes(entry, spell(key), spell)]
+        if any(report.entries[i].status is Status.MISSING for i in hits):
+            continue  # the report says the file needs a value there, and how to give it
+        for i in hits:
+            said_on.setdefault(i, {}).setdefault(key or "", message)
+        if not hits:
+            refusal = _refused(fmt, release, {key or "": message})
+            report.entries.append(said(None, key, Status.LOSSY, (refusal,), (), (key,) if key else ()))
+    for i, found in said_on.items():
+        entry, refusal = report.entries[i], _refused(fmt, release, found)
+        if entry.status in CLAIMS_VALID:
+            report.entries[i] = entry.amended(Status.LOSSY, refusal, source_key=_leaf(entry))
+        else:  # already a loss (or unknown, carried as written): the refusal is said too
+            report.entries[i] = entry.amended(entry.status, refusal, first=False)
+
+
+def _leaf(entry: Entry) -> str | None:
+    # a defaulted entry names a key the source lacks: as a refused value it has no source leaf
+    return None if entry.status is Status.DEFAULTED else entry.source_key
+
+
+def _writes(entry: Entry, key: str, spell: Callable[[str], str]) -> bool:
+    """The entry is about `key` in the output: the key itself, a block holding it, or a key inside it."""
+    return any(
+        (t := spell(target)) == key or t.startswith(key + ".") or key.startswith(t + ".") for target in entry.targets
+    )
+
+
+def _refused(fmt: str, release: str, problems: Mapping[str, str]) -> Message:
+    """The message: the target and release, and each key's problem ("" for one of the whole file)."""
+    from ..knowledge.schema import history
+    from ..knowledge.mapping import load_table
+
+    keys_of = history(fmt)
+    title = keys_of.title if keys_of is not None else load_table(fmt).title
+    return ("refused_by_release", {"title": title, "release": release, "problems": dict(problems)})

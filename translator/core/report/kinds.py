@@ -133,6 +133,13 @@ def _reads_back_differently(v: Values) -> str:
     return f"{v['field']} is {short_repr(v['source_value'])} in the source, {what}; reads back as {back}"
 
 
+def _refused_by_release(v: Values) -> str:
+    problems: Mapping[str, str] = v["problems"]
+    said = "; ".join(problems.values()) if len(problems) == 1 else "; ".join(f"{k}: {m}" for k, m in problems.items())
+    release = "" if v["release"] == "current" else f" {v['release']}"
+    return f"not valid in {v['title']}{release}: {said}"
+
+
 def _only_when(v: Values) -> str:
     cond = ", ".join(f"{k}={'/'.join(map(str, allowed))}" for k, allowed in v["when"].items())
     return f"{v['rule']} only applies when {cond}"
@@ -365,6 +372,8 @@ KINDS: dict[str, Kind] = {
         "reading the output back gives another value than the source's",
         _reads_back_differently,
     ),
+    "refused_by_release": Kind("the target release refuses the value as written, or does not read it (validate of the output)",
+                               _refused_by_release),
     "unreadable_output": Kind(
         "the written config cannot be read back",
         lambda v: f"the written config cannot be read back: {v['message']}",

@@ -9,6 +9,7 @@ goes to Source.meta for a same-format write.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 from ...core.errors import InputError
@@ -61,6 +62,37 @@ class CerebrasReader(Reader):
         if written is None or view.startswith(_SHARED):
             return (view,) if written is None else (view, written)
         return (written, view)
+
+    @staticmethod
+    def release_keys(tree: dict[str, Any], release: str, leaves: list[str]) -> dict[str, str]:
+        """Model Zoo 2.4+ reads a legacy file through convert_legacy_params_to_trainer_params: each leaf
+        by the trainer key it goes to, an optimizer's settings as its class's arguments (which
+        cerebras.pytorch reads: `optimizer.weight_decay` is trainer.init.optimizer.AdamW.weight_decay)."""
+        from ...knowledge.schema import older
+        from .formulas import FIRST_NAMED
+
+        if "trainer" in tree or older("cerebras", release, FIRST_NAMED):
+            return {}
+        optimizer = tree.get("optimizer")
+        cls = optimizer.get("optimizer_type") if isinstance(optimizer, dict) else None
+        out = {}
+        for leaf in leaves:
+            place = _trainer_place(leaf)
+            if place is not None and place.startswith(_OPTIMIZER) and isinstance(cls, str):
+                place = f"{_OPTIMIZER}{cls}.{place[len(_OPTIMIZER) :]}"  # as to_trainer's optimizer class
+            if place is not None:
+                out[leaf] = place
+        return out
+
+
+_OPTIMIZER = "trainer.init.optimizer."
+
+
+@lru_cache(maxsize=1024)  # every output's validation asks it of the same few keys (an optimizer's settings)
+def _trainer_place(leaf: str) -> str | None:
+    from .to_trainer import trainer_place
+
+    return trainer_place(leaf)
 
 
 READER = CerebrasReader()

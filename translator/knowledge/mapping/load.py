@@ -14,6 +14,7 @@ from ...core.errors import InputError, MappingTableError
 from ...io.yamlread import load as load_yaml
 from ..source import load_families
 from ..schema import load_history
+from ..checks import build_checks
 from ..release_table import release_defaults, table_releases
 from .build import build_rule
 from .grammar import check_table
@@ -67,6 +68,9 @@ def load_table_file(path: Path, fmt: str | None = None) -> Table:
         order=tuple(raw.get("order") or (base.order if base else ())),
         lenient_types=bool(raw.get("lenient_types", base.lenient_types if base else False)),
         closed_enums=bool(raw.get("closed_enums", base.closed_enums if base else False)),
+        checks=build_checks(name, raw["checks"], releases["versions"])
+        if "checks" in raw
+        else (base.checks if base else ()),
     )
 
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
+from ..checks import Check
 from ..source import Families
 from ..formula import Formula, Simple, field_ident, ident
 from ..release_table import ReleaseFacts
@@ -135,6 +136,7 @@ class Table:
     closed_enums: bool = False  # the schema's enums are the framework's own choices (a value outside: a fork's)
     releases: ReleaseFacts = field(default_factory=ReleaseFacts)  # aliases, older spellings, ... (release_table.py)
     families: Families | None = None  # model families the canonical fields do not cover (knowledge/source.py)
+    checks: tuple[Check, ...] = ()  # what the framework's config code refuses that no key's schema says (checks.py)
 
     def rules_for_field(self, name: str) -> list[Rule]:
         return self._by_field.get(name, [])
