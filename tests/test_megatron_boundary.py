@@ -16,7 +16,7 @@ from neoconv import translate
 from neoconv.api import read_ir
 from neoconv.cli import main
 from neoconv.core.report import Status
-from neoconv.services.validate import validate_file
+from neoconv.services.validate_file import validate_file
 
 from conftest import FIXTURES
 
