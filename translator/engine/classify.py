@@ -38,6 +38,8 @@ def classify_strays(
             type_note = ("wrong_type", {"message": exc.message})
         searches += (id(schema), leaf) not in table.leaf_kinds
         kind, said = classify(leaf, schema, table, suggest=searches <= SUGGESTIONS_PER_FILE)
+        if said is not None and said[1].get("suggestion"):
+            said = (said[0], {**said[1], "suggestion": spelled_as_file(source, leaf, said[1]["suggestion"])})
         notes = (said,) if said is not None else ()
         fates[leaf] = LeafFate(kind, notes=(type_note, *notes) if type_note else notes, caveat=type_note)
         if kind == "extension":
@@ -66,6 +68,25 @@ def classify(leaf: str, schema: SchemaIndex, table: Table, suggest: bool = True)
             found = ("unknown", _closest(leaf, schema, table))
         keep(table.leaf_kinds, key, found, 10_000)
     return found
+
+
+def spelled_as_file(source: Source, leaf: str, suggestion: str) -> str:
+    """A suggested key (the reader's name, `hf.num_experts_per_tok`) as the file would write it, spelled
+    the way the file writes the unknown `leaf` beside it: the reader's block both share written as the
+    file writes it (HF `num_experts_per_tok`, VeOmni `config.json:num_experts_per_tok`), dashes where the
+    file has them (Megatron `--num-layers`)."""
+    written = source.aliases.get(leaf, leaf)
+    if written == leaf:
+        return suggestion
+    parts, other = leaf.split("."), suggestion.split(".")
+    shared = 0
+    while shared < min(len(parts), len(other)) - 1 and parts[shared] == other[shared]:
+        shared += 1
+    rest, wanted = ".".join(parts[shared:]), ".".join(other[shared:])
+    for spell in (str, lambda key: key.replace("_", "-")):
+        if written.endswith(spell(rest)):
+            return written[: len(written) - len(spell(rest))] + spell(wanted)
+    return suggestion
 
 
 def _group_of(schema: SchemaIndex, leaf: str) -> str:
