@@ -38,6 +38,7 @@ FILLED_BY_MODEL = {
     ("olmo3", "head_dim"): "=model.hidden_size/model.num_heads",
     ("gptj", "n_inner"): "=4*model.hidden_size",
     ("gpt2", "n_inner"): "=4*model.hidden_size",
+    ("gpt_bigcode", "n_inner"): "=4*model.hidden_size",  # GPTBigCodeBlock: n_inner or 4 x hidden_size
 }
 # a default __post_init__ rewrites from another key: the table keeps the field's own default (what an
 # omitted key means when the other key asks for it), compared with the dataclass field

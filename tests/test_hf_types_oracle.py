@@ -22,6 +22,7 @@ from neoconv.formats.hf import model_types as hf_types
 from neoconv.knowledge.model_size import count_parameters
 
 from test_hf_types import GPT_OSS_20B
+from test_hf_types_more import STARCODER
 
 pytestmark = pytest.mark.oracle
 
@@ -55,6 +56,8 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     "olmoe-normalised-biased": ("olmoe", {"norm_topk_prob": True, "attention_bias": True}),
     "phi-qk-layernorm-gqa": ("phi", {"qk_layernorm": True, "num_key_value_heads": 2}),
     "nemotron-biased": ("nemotron", {"attention_bias": True, "mlp_bias": True}),
+    "starcoder-15b": ("gpt_bigcode", STARCODER),  # 15,517,456,384 (tests/test_hf_types_more.py)
+    "starcoder-multi-head": ("gpt_bigcode", {"multi_query": False}),
 }
 
 

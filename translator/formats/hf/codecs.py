@@ -89,12 +89,14 @@ def write_heads(kw: Kw) -> Any:
     return _loss(out, losses)
 
 
-# ---- Falcon: kv heads, parallel block, one or two norms ------------------------------------------
+# ---- Falcon: kv heads, parallel block, one or two norms; gpt_bigcode: kv heads from multi_query ---
 def read_falcon(kw: Kw) -> Any:
     mt = _hf.table().types.get(str(kw.get("hf_model_type")))
+    heads = kw.get("num_heads")
+    if mt is not None and mt.multi_query:
+        return {"num_kv_heads": 1 if raw_value(kw, mt, "multi_query") else heads}
     if mt is None or not mt.falcon_block:
         return {}
-    heads = kw.get("num_heads")
     new = bool(raw_value(kw, mt, "new_decoder_architecture"))
     parallel = new or bool(raw_value(kw, mt, "parallel_attn"))
     if new:
@@ -108,9 +110,16 @@ def read_falcon(kw: Kw) -> Any:
 
 def write_falcon(kw: Kw) -> Any:
     mt = chosen(kw)
+    heads, kv = kw.get("num_heads"), kw.get("num_kv_heads")
+    if mt.multi_query:
+        kv = heads if kv is None else kv
+        out = _out("multi_query", kv == 1)
+        if kv in (1, heads):
+            return out
+        return Approx(out, f"HF {mt.name} has one key/value head (multi_query: true) or one per head (false): "
+                           f"{kv} key/value heads of {heads} is not expressible", ("model.num_kv_heads",))
     if not mt.falcon_block:
         return {}
-    heads, kv = kw.get("num_heads"), kw.get("num_kv_heads")
     parallel, shared = kw.get("parallel_residual"), kw.get("parallel_shared_norm")
     kv = heads if kv is None else kv
     if parallel and not shared:  # ln_attn and ln_mlp: the new decoder architecture

@@ -54,6 +54,7 @@ class ModelType:
     moe_layers: str = "none"
     nope: str = "none"  # interval: no_rope_layers, or every no_rope_layer_interval-th layer without RoPE (SmolLM3)
     falcon_block: bool = False
+    multi_query: bool = False  # kv heads from multi_query alone: one, or one per head (gpt_bigcode)
     moe_aux_loss: bool = False
     strict_heads: bool = False
     cannot_hold: dict[str, str] | None = None
@@ -244,7 +245,7 @@ def table() -> HfTable:
             write_nulls=tuple(spec.get("write_nulls") or ()), veomni=str(spec.get("veomni", "hf-backend")),
             rope=str(spec.get("rope", "classic")), window=str(spec.get("window", "none")),
             moe_layers=str(spec.get("moe_layers", "none")), nope=str(spec.get("nope", "none")),
-            falcon_block=bool(spec.get("falcon_block", False)),
+            falcon_block=bool(spec.get("falcon_block", False)), multi_query=bool(spec.get("multi_query", False)),
             moe_aux_loss=bool(spec.get("moe_aux_loss", False)), strict_heads=bool(spec.get("strict_heads", False)),
             cannot_hold=dict(spec.get("cannot_hold") or {}), reciprocal=tuple(spec.get("reciprocal") or ()),
             attention_multiplier=bool(spec.get("attention_multiplier", False)), ignored=tuple(spec.get("ignored") or ()),

@@ -1,0 +1,89 @@
+"""More HF model types mapped (issue 27, item 5): what each reads as, with real published sizes, and
+what a class cannot hold named. The count of every mapped type against transformers' own model is the
+oracle tier (tests/test_hf_types_oracle.py); the sizes here are worked out by hand from the modeling code.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from neoconv.api import read_ir, translate
+from neoconv.core.report import Status
+from neoconv.knowledge.model_size import count_parameters
+
+
+def write(tmp_path: Path, config: dict[str, Any], name: str = "config.json") -> Path:
+    path = tmp_path / name
+    path.write_text(json.dumps(config, indent=2))
+    return path
+
+
+def read(tmp_path: Path, config: dict[str, Any]) -> dict[str, Any]:
+    return read_ir([str(write(tmp_path, config))], "hf").ir.plain()
+
+
+# ---- gpt_bigcode: StarCoder 1, SantaCoder --------------------------------------------------------------
+
+STARCODER = {  # bigcode/starcoder's config.json (the sizes and the keys its class reads)
+    "model_type": "gpt_bigcode", "architectures": ["GPTBigCodeForCausalLM"], "n_embd": 6144, "n_layer": 40,
+    "n_head": 48, "n_inner": 24576, "vocab_size": 49152, "n_positions": 8192, "multi_query": True,
+    "activation_function": "gelu_pytorch_tanh", "layer_norm_epsilon": 1e-05, "initializer_range": 0.02,
+    "resid_pdrop": 0.1, "embd_pdrop": 0.1, "attn_pdrop": 0.1,
+}  # fmt: skip
+
+
+def starcoder_by_hand(h: int, layers: int, heads: int, inner: int, vocab: int, positions: int, kv_heads: int) -> int:
+    """GPTBigCodeForCausalLM: wte + wpe; per block ln_1, c_attn (queries + kv_heads keys and values),
+    c_proj, ln_2, c_fc, c_proj, all biased; ln_f; lm_head tied to wte."""
+    kv = kv_heads * (h // heads)
+    block = 2 * h + (h * (h + 2 * kv) + h + 2 * kv) + (h * h + h) + 2 * h + (h * inner + inner) + (inner * h + h)
+    return (vocab + positions) * h + layers * block + 2 * h
+
+
+def test_starcoder_reads_as_one_kv_head_and_its_published_size(tmp_path: Path) -> None:
+    ir = read(tmp_path, STARCODER)
+    assert (ir["model.family"], ir["model.num_kv_heads"], ir["model.position_embedding"]) == ("starcoder", 1, "learned")
+    assert (ir["model.activation"], ir["model.output_init_method"]) == ("gelu_tanh", "scaled_normal")
+    total = count_parameters(ir).total
+    assert total == starcoder_by_hand(6144, 40, 48, 24576, 49152, 8192, 1) == 15_517_456_384  # "15.5B"
+
+
+def test_multi_query_false_is_a_kv_head_per_head(tmp_path: Path) -> None:
+    ir = read(tmp_path, {**STARCODER, "multi_query": False})
+    assert ir["model.num_kv_heads"] == 48
+    assert count_parameters(ir).total == starcoder_by_hand(6144, 40, 48, 24576, 49152, 8192, 48)
+
+
+def test_a_file_without_multi_query_has_the_class_default_one_kv_head(tmp_path: Path) -> None:
+    config = {k: v for k, v in STARCODER.items() if k != "multi_query"}
+    assert read(tmp_path, config)["model.num_kv_heads"] == 1
+
+
+def test_starcoder_hf2hf_is_the_same_file(tmp_path: Path) -> None:
+    result = translate([str(write(tmp_path, STARCODER))], "hf", "hf")
+    assert json.loads(result.dump()) == STARCODER
+    assert {e.status for e in result.report.entries} == {Status.EXACT}
+
+
+def test_starcoder_to_megatron_is_one_query_group(tmp_path: Path) -> None:
+    result = translate([str(write(tmp_path, STARCODER))], "hf", "megatron")
+    lines = result.dump().splitlines()
+    assert "--group-query-attention" in lines and "--num-query-groups 1" in lines
+    assert "--position-embedding-type learned_absolute" in lines
+
+
+def test_grouped_query_attention_gpt_bigcode_cannot_hold_is_named(tmp_path: Path) -> None:
+    result = translate([str(write(tmp_path, STARCODER))], "hf", "hf", set_values={"model.num_kv_heads": 4})
+    entry = result.report.by_source()["multi_query"]
+    assert entry.status is Status.LOSSY and "4 key/value heads of 48 is not expressible" in entry.detail
+
+
+def test_a_learned_position_starcoder_from_another_format_is_written_as_gpt_bigcode(tmp_path: Path) -> None:
+    megatron = translate([str(write(tmp_path, STARCODER))], "hf", "megatron", set_values={"model.seq_length": 8192})
+    args = write(tmp_path, {}, "run.args")
+    args.write_text(megatron.dump())
+    back = translate([str(args)], "megatron", "hf", set_values={"model.family": "starcoder"})
+    config = json.loads(back.dump())
+    assert (config["model_type"], config["multi_query"], config["n_head"]) == ("gpt_bigcode", True, 48)
