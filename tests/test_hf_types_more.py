@@ -87,3 +87,69 @@ def test_a_learned_position_starcoder_from_another_format_is_written_as_gpt_bigc
     back = translate([str(args)], "megatron", "hf", set_values={"model.family": "starcoder"})
     config = json.loads(back.dump())
     assert (config["model_type"], config["multi_query"], config["n_head"]) == ("gpt_bigcode", True, 48)
+
+
+# ---- gpt_neo: GPT-Neo 125M, 1.3B, 2.7B -----------------------------------------------------------------
+
+GPT_NEO_1_3B = {  # EleutherAI/gpt-neo-1.3B's config.json (the keys its class reads)
+    "model_type": "gpt_neo", "architectures": ["GPTNeoForCausalLM"], "hidden_size": 2048, "num_layers": 24,
+    "num_heads": 16, "vocab_size": 50257, "max_position_embeddings": 2048, "intermediate_size": None,
+    "attention_types": [[["global", "local"], 12]], "window_size": 256, "activation_function": "gelu_new",
+    "resid_dropout": 0, "embed_dropout": 0, "attention_dropout": 0, "layer_norm_epsilon": 1e-05, "initializer_range": 0.02,
+}  # fmt: skip
+
+
+def gpt_neo_by_hand(h: int, layers: int, vocab: int, positions: int) -> int:
+    """GPTNeoForCausalLM: wte + wpe; per block ln_1, q/k/v without bias, out_proj with one, ln_2, c_fc
+    and c_proj (4h, biased); ln_f; lm_head tied."""
+    block = 2 * h + 3 * h * h + (h * h + h) + 2 * h + (h * 4 * h + 4 * h) + (4 * h * h + h)
+    return (vocab + positions) * h + layers * block + 2 * h
+
+
+def test_gpt_neo_reads_its_local_layers_unscaled_scores_and_published_size(tmp_path: Path) -> None:
+    ir = read(tmp_path, GPT_NEO_1_3B)
+    assert (ir["model.family"], ir["model.sliding_window"]) == ("gpt_neo", 256)
+    assert ir["model.attention_layer_types"] == ["full", "sliding"] * 12
+    assert ir["model.attention_logits_multiplier"] == 128**0.5  # scores q.k: sqrt(head_dim) over the standard 1/sqrt
+    assert (ir["model.attention_bias"], ir["model.attention_output_bias"], ir["model.output_init_method"]) == (False, True, "normal")
+    assert count_parameters(ir).total == gpt_neo_by_hand(2048, 24, 50257, 2048) == 1_315_575_808
+
+
+def test_gpt_neo_hf2hf_is_the_same_file(tmp_path: Path) -> None:
+    result = translate([str(write(tmp_path, GPT_NEO_1_3B))], "hf", "hf")
+    assert json.loads(result.dump()) == GPT_NEO_1_3B
+    assert {e.status for e in result.report.entries} == {Status.EXACT}
+
+
+def test_attention_types_without_local_layers_is_no_window(tmp_path: Path) -> None:
+    ir = read(tmp_path, {**GPT_NEO_1_3B, "attention_types": [[["global"], 24]]})
+    assert ir.get("model.sliding_window") is None and ir.get("model.attention_layer_types") is None
+
+
+def test_a_pattern_is_written_as_its_repeating_unit(tmp_path: Path) -> None:
+    config = {**GPT_NEO_1_3B, "num_layers": 6, "attention_types": [[["local", "local", "global"], 2]]}
+    result = translate([str(write(tmp_path, config))], "hf", "hf", set_values={"model.sliding_window": 128})
+    written = json.loads(result.dump())
+    assert (written["attention_types"], written["window_size"]) == ([[["local", "local", "global"], 2]], 128)
+
+
+def test_a_window_everywhere_from_another_class_is_written_as_local_layers(tmp_path: Path) -> None:
+    result = translate([str(write(tmp_path, GPT_NEO_1_3B))], "hf", "hf",
+                       set_values={"model.attention_layer_types": ["sliding"] * 24})  # fmt: skip
+    assert json.loads(result.dump())["attention_types"] == [[["local"], 24]]
+
+
+def test_attention_types_of_the_wrong_length_is_refused(tmp_path: Path) -> None:
+    import pytest
+
+    from neoconv.core.errors import InputError
+
+    with pytest.raises(InputError) as refused:  # a huge repeat count is summed, never expanded
+        read(tmp_path, {**GPT_NEO_1_3B, "attention_types": [[["global", "local"], 10**12]]})
+    assert "num_layers is 24" in str(refused.value)
+
+
+def test_gpt_neo_s_unscaled_scores_are_named_where_a_target_scales_them(tmp_path: Path) -> None:
+    result = translate([str(write(tmp_path, GPT_NEO_1_3B))], "hf", "neox", set_values={"model.seq_length": 2048})
+    said = [e for e in result.report.entries if e.fields == ("model.attention_logits_multiplier",)]
+    assert [e.status for e in said] == [Status.LOSSY] and said[0].values["value"] == 128**0.5

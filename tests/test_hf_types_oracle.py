@@ -22,7 +22,7 @@ from neoconv.formats.hf import model_types as hf_types
 from neoconv.knowledge.model_size import count_parameters
 
 from test_hf_types import GPT_OSS_20B
-from test_hf_types_more import STARCODER
+from test_hf_types_more import GPT_NEO_1_3B, STARCODER
 
 pytestmark = pytest.mark.oracle
 
@@ -39,6 +39,7 @@ EXTRA: dict[str, dict[str, Any]] = {
     "deepseek_v2": {"n_group": 1, "topk_group": 1, "first_k_dense_replace": 1},
     "deepseek_v3": {"n_group": 1, "topk_group": 1, "first_k_dense_replace": 1},
     "gptj": {"rotary_dim": 4},
+    "gpt_neo": {"attention_types": [[["global", "local"], 2]]},  # GPTNeoConfig: one kind per layer (24 by default)
     "helium": {"head_dim": 8},  # its o_proj reads hidden_size features: heads x head_dim must be hidden_size
     "falcon": {"new_decoder_architecture": True, "num_kv_heads": 2},
     "qwen2_moe": {"decoder_sparse_step": 2, "mlp_only_layers": [3]},
@@ -58,6 +59,8 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     "nemotron-biased": ("nemotron", {"attention_bias": True, "mlp_bias": True}),
     "starcoder-15b": ("gpt_bigcode", STARCODER),  # 15,517,456,384 (tests/test_hf_types_more.py)
     "starcoder-multi-head": ("gpt_bigcode", {"multi_query": False}),
+    "gpt-neo-1.3b": ("gpt_neo", GPT_NEO_1_3B),  # 1,315,575,808 (tests/test_hf_types_more.py)
+    "gpt-neo-global-4096-wide-mlp": ("gpt_neo", {"attention_types": [[["global"], 4]], "intermediate_size": 160}),
 }
 
 

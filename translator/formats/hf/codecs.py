@@ -184,6 +184,8 @@ def read_attention_scale(kw: Kw) -> Any:
     """Granite multiplies the scores by attention_multiplier instead of 1/sqrt(head_dim): 1/head_dim is
     muP's scaling; any other m is the standard scaling times m * sqrt(head_dim)."""
     mt = _hf.table().types.get(str(kw.get("hf_model_type")))
+    if mt is not None and mt.unscaled_scores and head_width(kw):
+        return {"attention_logits_multiplier": math.sqrt(head_width(kw) or 1)}  # sqrt(d) / sqrt(d): no scaling at all
     if mt is None or not mt.attention_multiplier:
         return {}  # 1/sqrt(head_dim), no multiplier: what leaving the fields out means
     m, width = float(raw_value(kw, mt, "attention_multiplier")), head_width(kw)
@@ -203,6 +205,13 @@ def write_attention_scale(kw: Kw) -> Any:
         if not width:
             return Approx({}, "attention_multiplier needs the head width (hidden_size and num_attention_heads)")
         return _out("attention_multiplier", multiplier / (width if scaling == "inverse_head_dim" else math.sqrt(width)))
+    if mt.unscaled_scores:
+        width = head_width(kw)
+        if scaling == "inverse_sqrt_head_dim" and width and math.isclose(multiplier, math.sqrt(width), rel_tol=1e-9):
+            return {}
+        return Approx({}, f"HF {mt.name} does not scale its attention scores (no 1/sqrt(head_dim)): scaling {scaling} "
+                          f"with multiplier {multiplier} is not expressible",
+                      ("model.attention_scaling", "model.attention_logits_multiplier"))  # fmt: skip
     losses: list[tuple[str, tuple[str, ...]]] = [(hard_wired(mt.why_not(name), name, value), (name,)) for name, value, plain in (
         ("model.attention_scaling", scaling, "inverse_sqrt_head_dim"), ("model.attention_logits_multiplier", multiplier, 1.0))
         if value != plain]  # fmt: skip
@@ -223,7 +232,7 @@ def _register(name: str, fields: tuple[str, ...], keys: tuple[str, ...], extras:
 
 
 _register("hf.attention_heads", ("model.num_heads", "model.head_dim", "model.query_pre_attention_scalar"),
-          ("num_attention_heads", "n_head", "n_heads", "head_dim", "query_pre_attn_scalar"), ("model.hidden_size",),
+          ("num_attention_heads", "n_head", "n_heads", "num_heads", "head_dim", "query_pre_attn_scalar"), ("model.hidden_size",),
           read_heads, write_heads)  # fmt: skip
 _register("hf.attention_scale", ("model.attention_scaling", "model.attention_logits_multiplier"), ("attention_multiplier",),
           ("model.hidden_size", "model.num_heads", "model.head_dim"), read_attention_scale, write_attention_scale)  # fmt: skip
@@ -240,7 +249,8 @@ _register("hf.rope", ("model.rotary_base", *(f"model.{f}" for f in (
 _register("hf.nope_layers", ("model.nope_layers", "model.num_layers"), ("no_rope_layers", "no_rope_layer_interval"),
           ("model.num_layers",), read_nope, write_nope)  # fmt: skip
 _register("hf.window", ("model.sliding_window", "model.attention_layer_types"),
-          ("sliding_window", "use_sliding_window", "max_window_layers", "layer_types", "sliding_window_pattern"),
+          ("sliding_window", "use_sliding_window", "max_window_layers", "layer_types", "sliding_window_pattern", "window_size",
+           "attention_types"),
           ("model.num_layers", "model.nope_layers"), read_window, write_window)  # fmt: skip
 _register("hf.moe_layers", ("model.moe_first_dense_layers", "model.moe_layer_interval", "model.moe_dense_layers"),
           ("decoder_sparse_step", "mlp_only_layers", "first_k_dense_replace"), ("model.num_layers", "model.moe_num_experts"),

@@ -30,7 +30,7 @@ BLOCKS: dict[str, Callable[[dict[str, Any]], bool]] = {
     "unbiased_mlp": lambda v: v.get("mlp_bias") is False,
 }
 CODECS = {"rope": ("classic", "phi3", "gemma3", "none"),
-          "window": ("none", "all", "layers", "qwen", "qwen_moe", "qwen2_moe", "alternate", "every_nth", "nope"),
+          "window": ("none", "all", "layers", "qwen", "qwen_moe", "qwen2_moe", "alternate", "every_nth", "nope", "gpt_neo"),
           "moe_layers": ("none", "all", "qwen", "deepseek"), "nope": ("none", "interval")}  # fmt: skip
 SPECS = ("keys", "fixed", "same_as")  # where a type says what it does with a canonical field
 # `=model.num_heads`, `=4*model.hidden_size`, `=model.hidden_size/model.num_heads` (integer division)
@@ -59,6 +59,7 @@ class ModelType:
     strict_heads: bool = False
     cannot_hold: dict[str, str] | None = None
     reciprocal: tuple[str, ...] = ()  # fields whose key holds 1 / the value (Granite's logits_scaling divides)
+    unscaled_scores: bool = False  # the scores are not divided by sqrt(head_dim) (GPT-Neo)
     attention_multiplier: bool = False  # attention_multiplier is the score scale itself (Granite: no 1/sqrt(head_dim))
     ignored: tuple[str, ...] = ()  # keys the class has but its model never reads (gpt_oss's hidden_act)
     layer_types_4x: bool = False  # its transformers 4 class read layer_types too (a pattern it writes holds in 4.x)
@@ -249,6 +250,7 @@ def table() -> HfTable:
             moe_aux_loss=bool(spec.get("moe_aux_loss", False)), strict_heads=bool(spec.get("strict_heads", False)),
             cannot_hold=dict(spec.get("cannot_hold") or {}), reciprocal=tuple(spec.get("reciprocal") or ()),
             attention_multiplier=bool(spec.get("attention_multiplier", False)), ignored=tuple(spec.get("ignored") or ()),
+            unscaled_scores=bool(spec.get("unscaled_scores", False)),
             layer_types_4x=bool(spec.get("layer_types_4x", False)), pattern_key=bool(spec.get("pattern_key", True)),
         )  # fmt: skip
         _check(mt)
