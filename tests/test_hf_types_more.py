@@ -153,3 +153,74 @@ def test_gpt_neo_s_unscaled_scores_are_named_where_a_target_scales_them(tmp_path
     result = translate([str(write(tmp_path, GPT_NEO_1_3B))], "hf", "neox", set_values={"model.seq_length": 2048})
     said = [e for e in result.report.entries if e.fields == ("model.attention_logits_multiplier",)]
     assert [e.status for e in said] == [Status.LOSSY] and said[0].values["value"] == 128**0.5
+
+
+# ---- stablelm: StableLM 3B-4E1T, StableLM 2 ------------------------------------------------------------
+
+STABLELM_2_1_6B = {  # stabilityai/stablelm-2-1_6b's config.json (the keys its class reads)
+    "model_type": "stablelm", "architectures": ["StableLmForCausalLM"], "vocab_size": 100352, "hidden_size": 2048,
+    "intermediate_size": 5632, "num_hidden_layers": 24, "num_attention_heads": 32, "num_key_value_heads": 32,
+    "hidden_act": "silu", "max_position_embeddings": 4096, "rope_theta": 10000, "partial_rotary_factor": 0.25,
+    "use_qkv_bias": True, "qk_layernorm": False, "use_parallel_residual": False, "layer_norm_eps": 1e-05,
+    "tie_word_embeddings": False, "hidden_dropout": 0.0, "attention_dropout": 0.0, "initializer_range": 0.02,
+}  # fmt: skip
+
+
+def stablelm_by_hand(h: int, layers: int, heads: int, kv_heads: int, inner: int, vocab: int, qk_norm: bool, parallel: bool) -> int:
+    """StableLmForCausalLM: embed_tokens; per block input_layernorm (+ post_attention_layernorm unless
+    parallel), q/k/v with biases (use_qkv_bias), o_proj without, per-head LayerNorms of queries and keys
+    without bias, gate/up/down without bias; the final LayerNorm; an untied lm_head."""
+    d = h // heads
+    attention = (h * h + h) + 2 * (h * kv_heads * d + kv_heads * d) + h * h
+    norms = 2 * h * (1 if parallel else 2) + ((heads + kv_heads) * d if qk_norm else 0)
+    return vocab * h + layers * (attention + norms + 3 * h * inner) + 2 * h + vocab * h
+
+
+def test_stablelm_2_reads_as_its_card_and_published_size(tmp_path: Path) -> None:
+    ir = read(tmp_path, STABLELM_2_1_6B)
+    assert (ir["model.family"], ir["model.rotary_fraction"], ir["model.norm"], ir["model.activation"]) == (
+        "stablelm", 0.25, "layernorm", "swiglu")
+    assert (ir["model.attention_bias"], ir["model.attention_output_bias"], ir.get("model.qk_norm_bias")) == (True, False, None)
+    assert count_parameters(ir).total == stablelm_by_hand(2048, 24, 32, 32, 5632, 100352, False, False) == 1_644_515_328
+
+
+def test_stablelm_s_per_head_qk_norms_have_no_bias(tmp_path: Path) -> None:
+    ir = read(tmp_path, {**STABLELM_2_1_6B, "qk_layernorm": True, "use_parallel_residual": True, "num_key_value_heads": 8})
+    assert (ir["model.qk_norm"], ir["model.qk_norm_span"], ir["model.qk_norm_bias"]) == (True, "head_weights", False)
+    assert (ir["model.parallel_residual"], ir["model.parallel_shared_norm"]) == (True, True)
+    assert count_parameters(ir).total == stablelm_by_hand(2048, 24, 32, 8, 5632, 100352, True, True)
+
+
+def test_stablelm_hf2hf_is_the_same_file(tmp_path: Path) -> None:
+    result = translate([str(write(tmp_path, STABLELM_2_1_6B))], "hf", "hf")
+    assert json.loads(result.dump()) == STABLELM_2_1_6B
+    assert {e.status for e in result.report.entries} == {Status.EXACT}
+
+
+def test_stablelm_s_mlp_only_dropout_is_named_where_another_format_drops_out_both_branches(tmp_path: Path) -> None:
+    config = write(tmp_path, {**STABLELM_2_1_6B, "hidden_dropout": 0.1})
+    entry = translate([str(config)], "hf", "neox", set_values={"model.seq_length": 4096}).report.by_source()["hidden_dropout"]
+    assert entry.status is Status.LOSSY and "drops out the MLP branch only" in entry.detail
+    unset = translate([str(write(tmp_path, STABLELM_2_1_6B))], "hf", "neox", set_values={"model.seq_length": 4096})
+    assert unset.report.by_source()["hidden_dropout"].status is not Status.LOSSY  # 0.0: no dropout either way
+
+
+def test_a_residual_dropout_written_as_stablelm_is_named(tmp_path: Path) -> None:
+    config = write(tmp_path, {"model_type": "llama", "vocab_size": 101, "hidden_size": 64, "num_hidden_layers": 2,
+                              "num_attention_heads": 4})  # fmt: skip
+    result = translate([str(config)], "hf", "hf", set_values={"model.family": "stablelm", "model.hidden_dropout": 0.1})
+    said = [e for e in result.report.entries if e.fields == ("model.hidden_dropout",) and e.status is Status.LOSSY]
+    assert said and "drops out the MLP branch only" in said[0].detail
+    assert json.loads(result.dump())["hidden_dropout"] == 0.1
+
+
+def test_qk_norms_with_a_bias_cannot_be_stablelm_s(tmp_path: Path) -> None:
+    phi = {"model_type": "phi", "vocab_size": 101, "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+           "qk_layernorm": True}  # fmt: skip
+    ir = read(tmp_path, phi)
+    assert ir.get("model.qk_norm_bias") is None  # LayerNorm(head_dim) with a bias, as phi's other norms
+    result = translate([str(write(tmp_path, STABLELM_2_1_6B))], "hf", "hf",
+                       set_values={"model.qk_norm": True, "model.qk_norm_bias": True})  # fmt: skip
+    said = [e for e in result.report.entries if e.fields == ("model.qk_norm_bias",) and e.status is Status.LOSSY]
+    assert said and "HF stablelm hard-wires model.qk_norm_bias=False" in said[0].detail
+    assert json.loads(result.dump())["qk_layernorm"] is True

@@ -27,6 +27,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "model.embedding_dropout": ("model.hidden_dropout",),
     "model.hidden_dropout": ("model.attention_dropout",),
     "model.parallel_shared_norm": ("model.parallel_residual",),
+    "model.qk_norm_bias": ("model.qk_norm", "model.norm_bias"),
     "model.attention_output_bias": ("model.attention_bias",),
     "model.mlp_bias": ("model.attention_bias",),
     "model.moe_ffn_hidden_size": ("model.ffn_hidden_size",),
@@ -117,6 +118,17 @@ def read_field(name: str, mt: _hf.ModelType, keys: list[str], kw: dict[str, Any]
     foreign = _foreign(name, mt, keys, kw, idents)
     if name == "model.parallel_shared_norm" and kw.get("parallel_residual") is False:
         return None  # one norm or two per block only means something in a parallel block
+    if name == "model.qk_norm_bias" and not kw.get("qk_norm"):
+        return None  # the qk-norms' bias only means something with qk-norms
+    value = _read_known(name, mt, keys, kw, foreign)
+    said = (mt.partial or {}).get(name)
+    if said and value and not isinstance(value, (Approx, Absent)):
+        return Approx(value, f"HF {mt.name} {said}")  # the class does a near thing, not quite this
+    return value
+
+
+def _read_known(name: str, mt: _hf.ModelType, keys: list[str], kw: dict[str, Any], foreign: list[str]) -> Any:
+    idents = {k: ident(_hf.PREFIX + k) for k in keys}
     own = mt.keys.get(name)
     if own is None:
         if name in mt.fixed:
@@ -147,6 +159,9 @@ def read_field(name: str, mt: _hf.ModelType, keys: list[str], kw: dict[str, Any]
 def write_field(name: str, mt: _hf.ModelType, value: Any, kw: dict[str, Any]) -> Any:
     """The config.json entry of class `mt` for field `name`, or why the class cannot hold the value."""
     own = mt.keys.get(name)
+    said = (mt.partial or {}).get(name)
+    if own is not None and said and value:
+        return Approx({ident(_hf.PREFIX + own): _write_value(name, mt, value, kw)}, f"HF {mt.name} {said}")
     if own is not None:
         return {ident(_hf.PREFIX + own): _write_value(name, mt, value, kw)}
     if name in mt.fixed:

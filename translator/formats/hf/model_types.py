@@ -58,6 +58,7 @@ class ModelType:
     moe_aux_loss: bool = False
     strict_heads: bool = False
     cannot_hold: dict[str, str] | None = None
+    partial: dict[str, str] | None = None  # field -> how the class's key differs from the field (a set value is lossy)
     reciprocal: tuple[str, ...] = ()  # fields whose key holds 1 / the value (Granite's logits_scaling divides)
     unscaled_scores: bool = False  # the scores are not divided by sqrt(head_dim) (GPT-Neo)
     attention_multiplier: bool = False  # attention_multiplier is the score scale itself (Granite: no 1/sqrt(head_dim))
@@ -218,7 +219,7 @@ def _resolved(name: str, raw: dict[str, Any], seen: tuple[str, ...] = ()) -> dic
 
 def _check(mt: ModelType) -> None:
     known = catalogue()
-    for section in (mt.keys, mt.fixed, mt.same_as, mt.cannot_hold or {}):
+    for section in (mt.keys, mt.fixed, mt.same_as, mt.cannot_hold or {}, mt.partial or {}):
         for name in section:
             if name not in known:
                 raise MappingTableError(f"hf.yaml: model type {mt.name}: unknown canonical field {name!r}")
@@ -248,7 +249,7 @@ def table() -> HfTable:
             moe_layers=str(spec.get("moe_layers", "none")), nope=str(spec.get("nope", "none")),
             falcon_block=bool(spec.get("falcon_block", False)), multi_query=bool(spec.get("multi_query", False)),
             moe_aux_loss=bool(spec.get("moe_aux_loss", False)), strict_heads=bool(spec.get("strict_heads", False)),
-            cannot_hold=dict(spec.get("cannot_hold") or {}), reciprocal=tuple(spec.get("reciprocal") or ()),
+            cannot_hold=dict(spec.get("cannot_hold") or {}), partial=dict(spec.get("partial") or {}), reciprocal=tuple(spec.get("reciprocal") or ()),
             attention_multiplier=bool(spec.get("attention_multiplier", False)), ignored=tuple(spec.get("ignored") or ()),
             unscaled_scores=bool(spec.get("unscaled_scores", False)),
             layer_types_4x=bool(spec.get("layer_types_4x", False)), pattern_key=bool(spec.get("pattern_key", True)),
