@@ -224,3 +224,53 @@ def test_qk_norms_with_a_bias_cannot_be_stablelm_s(tmp_path: Path) -> None:
     said = [e for e in result.report.entries if e.fields == ("model.qk_norm_bias",) and e.status is Status.LOSSY]
     assert said and "HF stablelm hard-wires model.qk_norm_bias=False" in said[0].detail
     assert json.loads(result.dump())["qk_layernorm"] is True
+
+
+# ---- opt: OPT 125M - 66B ---------------------------------------------------------------------------------
+
+OPT_125M = {  # facebook/opt-125m's config.json (the keys its class reads)
+    "model_type": "opt", "architectures": ["OPTForCausalLM"], "hidden_size": 768, "num_hidden_layers": 12,
+    "ffn_dim": 3072, "num_attention_heads": 12, "vocab_size": 50272, "max_position_embeddings": 2048,
+    "do_layer_norm_before": True, "word_embed_proj_dim": 768, "dropout": 0.1, "attention_dropout": 0.0,
+    "activation_function": "relu", "init_std": 0.02, "layerdrop": 0.0, "enable_bias": True,
+    "_remove_final_layer_norm": False,
+}  # fmt: skip
+
+
+def opt_by_hand(h: int, layers: int, ffn: int, vocab: int, positions: int) -> int:
+    """OPTForCausalLM: embed_tokens, embed_positions with 2 rows before position 0's; per block
+    self_attn_layer_norm, q/k/v/out_proj, final_layer_norm, fc1, fc2 (all biased); the final LayerNorm;
+    lm_head tied."""
+    block = 2 * h + 4 * (h * h + h) + 2 * h + (h * ffn + ffn) + (ffn * h + h)
+    return vocab * h + (positions + 2) * h + layers * block + 2 * h
+
+
+def test_opt_reads_with_its_position_offset_and_published_size(tmp_path: Path) -> None:
+    ir = read(tmp_path, OPT_125M)
+    assert (ir["model.family"], ir["model.position_embedding"], ir["model.position_embedding_offset"]) == ("opt", "learned", 2)
+    assert (ir["model.activation"], ir["model.hidden_dropout"], ir["model.init_std"], ir["model.norm_eps"]) == ("relu", 0.1, 0.02, 1e-5)
+    assert count_parameters(ir).total == opt_by_hand(768, 12, 3072, 50272, 2048) == 125_239_296
+
+
+def test_opt_hf2hf_is_the_same_file(tmp_path: Path) -> None:
+    result = translate([str(write(tmp_path, OPT_125M))], "hf", "hf")
+    assert json.loads(result.dump()) == OPT_125M
+    assert {e.status for e in result.report.entries} == {Status.EXACT}
+
+
+def test_opt_350m_s_post_ln_and_projection_are_named_at_their_keys(tmp_path: Path) -> None:
+    opt_350m = {**OPT_125M, "hidden_size": 1024, "num_hidden_layers": 24, "ffn_dim": 4096, "num_attention_heads": 16,
+                "word_embed_proj_dim": 512, "do_layer_norm_before": False}  # fmt: skip
+    result = translate([str(write(tmp_path, opt_350m))], "hf", "megatron", set_values={"model.seq_length": 2048})
+    said = result.report.by_source()
+    assert said["do_layer_norm_before"].status is Status.LOSSY and "post-LN" in said["do_layer_norm_before"].detail
+    assert "word_embed_proj_dim=512 projects embeddings" in said["word_embed_proj_dim"].detail
+    plain = translate([str(write(tmp_path, OPT_125M))], "hf", "megatron", set_values={"model.seq_length": 2048})
+    assert "post-LN" not in (plain.report.by_source()["do_layer_norm_before"].detail or "")
+
+
+def test_the_position_offset_is_named_where_a_target_has_none(tmp_path: Path) -> None:
+    result = translate([str(write(tmp_path, OPT_125M))], "hf", "megatron", set_values={"model.seq_length": 2048})
+    said = [e for e in result.report.entries if "model.position_embedding_offset" in e.fields and e.status is Status.LOSSY]
+    assert said and "Megatron-LM has no counterpart for model.position_embedding_offset" in said[0].detail
+    assert "--position-embedding-type learned_absolute" in result.dump().splitlines()

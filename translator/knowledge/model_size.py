@@ -54,7 +54,8 @@ def count_parameters(values: Mapping[str, Any]) -> ParameterCount:
     vocab, hidden = m.vocab, m.hidden
     embeddings = vocab * hidden
     if m.position_embedding == "learned":
-        embeddings += m.need_int("model.max_position_embeddings") * hidden
+        rows = m.need_int("model.max_position_embeddings") + m.get("model.position_embedding_offset", 0)
+        embeddings += rows * hidden  # (OPT's table has 2 rows before position 0's)
     if m.flag("model.embedding_norm"):
         embeddings += m.norm(hidden)
     head = 0 if m.need("model.tie_embeddings") else vocab * hidden

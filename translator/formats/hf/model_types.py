@@ -58,6 +58,7 @@ class ModelType:
     moe_aux_loss: bool = False
     strict_heads: bool = False
     cannot_hold: dict[str, str] | None = None
+    unheld: dict[str, dict[str, Any]] | None = None  # key -> {holds: value, why: ...}: other values no field holds
     partial: dict[str, str] | None = None  # field -> how the class's key differs from the field (a set value is lossy)
     reciprocal: tuple[str, ...] = ()  # fields whose key holds 1 / the value (Granite's logits_scaling divides)
     unscaled_scores: bool = False  # the scores are not divided by sqrt(head_dim) (GPT-Neo)
@@ -74,6 +75,19 @@ class ModelType:
     def lists(self, name: str) -> bool:
         """The class says what it does with the field (a key, a hard-wired value, another field)."""
         return name in self.keys or name in self.fixed or name in self.same_as
+
+    def unheld_notes(self, given: dict[str, Any], values: dict[str, Any]) -> list[str]:
+        """What the file's `unheld` keys (key -> its value, None: left to the class) say that no canonical
+        field holds: a note per key whose value is not the one the fields describe."""
+        notes = []
+        for key, spec in (self.unheld or {}).items():
+            value = given.get(key)
+            if value is None:
+                continue
+            held = resolve(spec["holds"], values)
+            if held is not None and value != held:
+                notes.append(f"HF {self.name} {key}={value!r} {spec['why']}: read as {key}={held!r}")
+        return notes
 
     def why_not(self, name: str) -> str:
         """Why the class has no place for a field (the lossy reason)."""
@@ -249,7 +263,8 @@ def table() -> HfTable:
             moe_layers=str(spec.get("moe_layers", "none")), nope=str(spec.get("nope", "none")),
             falcon_block=bool(spec.get("falcon_block", False)), multi_query=bool(spec.get("multi_query", False)),
             moe_aux_loss=bool(spec.get("moe_aux_loss", False)), strict_heads=bool(spec.get("strict_heads", False)),
-            cannot_hold=dict(spec.get("cannot_hold") or {}), partial=dict(spec.get("partial") or {}), reciprocal=tuple(spec.get("reciprocal") or ()),
+            cannot_hold=dict(spec.get("cannot_hold") or {}), partial=dict(spec.get("partial") or {}),
+            unheld=dict(spec.get("unheld") or {}), reciprocal=tuple(spec.get("reciprocal") or ()),
             attention_multiplier=bool(spec.get("attention_multiplier", False)), ignored=tuple(spec.get("ignored") or ()),
             unscaled_scores=bool(spec.get("unscaled_scores", False)),
             layer_types_4x=bool(spec.get("layer_types_4x", False)), pattern_key=bool(spec.get("pattern_key", True)),
