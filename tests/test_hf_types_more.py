@@ -274,3 +274,65 @@ def test_the_position_offset_is_named_where_a_target_has_none(tmp_path: Path) ->
     said = [e for e in result.report.entries if "model.position_embedding_offset" in e.fields and e.status is Status.LOSSY]
     assert said and "Megatron-LM has no counterpart for model.position_embedding_offset" in said[0].detail
     assert "--position-embedding-type learned_absolute" in result.dump().splitlines()
+
+
+# ---- cohere2: Command R7B, Command A -----------------------------------------------------------------
+
+COMMAND_R7B = {  # CohereForAI/c4ai-command-r7b-12-2024's config.json (the keys its class reads)
+    "model_type": "cohere2", "architectures": ["Cohere2ForCausalLM"], "vocab_size": 256000, "hidden_size": 4096,
+    "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+    "hidden_act": "silu", "max_position_embeddings": 8192, "layer_norm_eps": 1e-05, "logit_scale": 0.25,
+    "rope_theta": 50000, "sliding_window": 4096, "sliding_window_pattern": 4, "attention_bias": False,
+    "attention_dropout": 0.0, "tie_word_embeddings": True, "initializer_range": 0.02,
+}  # fmt: skip
+
+
+def cohere2_by_hand(h: int, layers: int, heads: int, kv_heads: int, inner: int, vocab: int) -> int:
+    """Cohere2ForCausalLM: embed_tokens; per block one LayerNorm weight (no bias), q/k/v/o without bias,
+    gate/up/down; the final norm's weight; lm_head tied."""
+    d = h // heads
+    return vocab * h + layers * (h + 2 * h * h + 2 * h * kv_heads * d + 3 * h * inner) + h
+
+
+def test_command_r7b_reads_its_nope_full_layers_and_published_size(tmp_path: Path) -> None:
+    ir = read(tmp_path, COMMAND_R7B)
+    full = [3, 7, 11, 15, 19, 23, 27, 31]
+    assert [i for i, k in enumerate(ir["model.attention_layer_types"]) if k == "full"] == full
+    assert ir["model.nope_layers"] == full  # the full-attention layers rotate nothing
+    assert (ir["model.parallel_residual"], ir["model.norm_bias"], ir["model.output_logits_multiplier"]) == (True, False, 0.25)
+    assert ir.get("model.qk_norm") is None and ir.get("model.qk_norm_span") is None
+    assert count_parameters(ir).total == cohere2_by_hand(4096, 32, 32, 8, 14336, 256000) == 8_028_033_024
+
+
+def test_command_r7b_hf2hf_is_the_same_file(tmp_path: Path) -> None:
+    result = translate([str(write(tmp_path, COMMAND_R7B))], "hf", "hf")
+    assert json.loads(result.dump()) == COMMAND_R7B
+    assert {e.status for e in result.report.entries} == {Status.EXACT}
+
+
+def test_layer_types_wins_and_its_full_layers_have_no_rope(tmp_path: Path) -> None:
+    kinds = ["sliding_attention", "full_attention"] * 16
+    ir = read(tmp_path, {**COMMAND_R7B, "layer_types": kinds})
+    assert ir["model.nope_layers"] == list(range(1, 32, 2))
+
+
+def test_no_window_is_no_rope_in_any_layer(tmp_path: Path) -> None:
+    ir = read(tmp_path, {**COMMAND_R7B, "sliding_window": None})
+    assert ir.get("model.sliding_window") is None and ir["model.nope_layers"] == list(range(32))
+
+
+def test_rope_where_cohere2_has_none_is_named(tmp_path: Path) -> None:
+    result = translate([str(write(tmp_path, COMMAND_R7B))], "hf", "hf", set_values={"model.nope_layers": []})
+    said = [e for e in result.report.entries if "model.nope_layers" in e.fields and e.status is Status.LOSSY]
+    assert said and "applies RoPE in exactly its sliding-window layers" in said[0].detail
+
+
+def test_a_rotary_model_written_as_cohere2_names_the_rope_it_loses(tmp_path: Path) -> None:
+    run = tmp_path / "run.args"
+    run.write_text("--num-layers 4 --hidden-size 64 --num-attention-heads 4 --seq-length 128 --max-position-embeddings 128\n"
+                   "--micro-batch-size 1 --lr 0.0003 --train-iters 10 --swiglu --padded-vocab-size 128\n")
+    result = translate([str(run)], "megatron", "hf", set_values={"model.family": "cohere2"})
+    written = json.loads(result.dump())
+    assert written["model_type"] == "cohere2" and written["sliding_window"] is None  # no window: the class's 4096 is not
+    said = [e for e in result.report.entries if "model.nope_layers" in e.fields and e.status is Status.LOSSY]
+    assert said and "[0, 1, 2, 3]" in said[0].detail  # without a window no layer rotates

@@ -22,7 +22,7 @@ from neoconv.formats.hf import model_types as hf_types
 from neoconv.knowledge.model_size import count_parameters
 
 from test_hf_types import GPT_OSS_20B
-from test_hf_types_more import GPT_NEO_1_3B, OPT_125M, STABLELM_2_1_6B, STARCODER
+from test_hf_types_more import COMMAND_R7B, GPT_NEO_1_3B, OPT_125M, STABLELM_2_1_6B, STARCODER
 
 pytestmark = pytest.mark.oracle
 
@@ -64,6 +64,8 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     "stablelm-qk-norm-parallel-gqa": ("stablelm", {"qk_layernorm": True, "use_parallel_residual": True, "num_key_value_heads": 2}),
     "opt-125m": ("opt", OPT_125M),  # 125,239,296 (tests/test_hf_types_more.py)
     "opt-unbiased-gelu": ("opt", {"enable_bias": False, "activation_function": "gelu"}),
+    "command-r7b": ("cohere2", COMMAND_R7B),  # 8,028,033,024 (tests/test_hf_types_more.py)
+    "cohere2-biased-no-window": ("cohere2", {"attention_bias": True, "sliding_window": None}),
     "gpt-neo-global-4096-wide-mlp": ("gpt_neo", {"attention_types": [[["global"], 4]], "intermediate_size": 160}),
 }
 

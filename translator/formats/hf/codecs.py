@@ -220,12 +220,15 @@ def write_attention_scale(kw: Kw) -> Any:
 
 # ---- registration ---------------------------------------------------------------------------------
 def _register(name: str, fields: tuple[str, ...], keys: tuple[str, ...], extras: tuple[str, ...],
-              read: Callable[[Kw], Any], write: Callable[[Kw], Any], single: bool = False) -> None:  # fmt: skip
-    """A codec as a formula whose parameters are exactly the rule's keys and fields."""
+              read: Callable[[Kw], Any], write: Callable[[Kw], Any], single: bool = False,
+              write_extras: tuple[str, ...] = ()) -> None:  # fmt: skip
+    """A codec as a formula whose parameters are exactly the rule's keys and fields (`write_extras`: fields
+    only its writing needs, the rule's write_with)."""
     own = [field_ident(f) for f in fields]
     read_params = [ident(_hf.PREFIX + k) for k in keys] + ["hf_model_type", *(field_ident(f) for f in extras)]
     blocks = [field_ident(f) for f in _hf.BLOCK_SELECTORS if f not in fields]  # the class is chosen by them too
-    write_params = (["value"] if single else own) + ["family", "position_embedding", *(field_ident(f) for f in extras), *blocks]
+    write_params = (["value"] if single else own) + ["family", "position_embedding", *(field_ident(f) for f in extras), *blocks,
+                                                     *(field_ident(f) for f in write_extras)]
     reader = signed(lambda **kw: read(kw), read_params)
     writer = signed(lambda **kw: write(kw), write_params)
     FORMULAS[name] = Formula(name, reader, writer, parameters(reader), parameters(writer))
@@ -246,8 +249,10 @@ _register("hf.rope", ("model.rotary_base", *(f"model.{f}" for f in (
     ("rope_theta", "rotary_emb_base", "rope_scaling", "original_max_position_embeddings", "rope_local_base_freq",
      "rope_local_scaling"),
     ("model.max_position_embeddings",), read_rope, write_rope)  # fmt: skip
-_register("hf.nope_layers", ("model.nope_layers", "model.num_layers"), ("no_rope_layers", "no_rope_layer_interval"),
-          ("model.num_layers",), read_nope, write_nope)  # fmt: skip
+_register("hf.nope_layers", ("model.nope_layers", "model.num_layers"),
+          ("no_rope_layers", "no_rope_layer_interval", "sliding_window", "layer_types", "sliding_window_pattern"),
+          ("model.num_layers",), read_nope, write_nope,
+          write_extras=("model.sliding_window", "model.attention_layer_types"))  # fmt: skip
 _register("hf.window", ("model.sliding_window", "model.attention_layer_types"),
           ("sliding_window", "use_sliding_window", "max_window_layers", "layer_types", "sliding_window_pattern", "window_size",
            "attention_types"),

@@ -31,7 +31,7 @@ BLOCKS: dict[str, Callable[[dict[str, Any]], bool]] = {
 }
 CODECS = {"rope": ("classic", "phi3", "gemma3", "none"),
           "window": ("none", "all", "layers", "qwen", "qwen_moe", "qwen2_moe", "alternate", "every_nth", "nope", "gpt_neo"),
-          "moe_layers": ("none", "all", "qwen", "deepseek"), "nope": ("none", "interval")}  # fmt: skip
+          "moe_layers": ("none", "all", "qwen", "deepseek"), "nope": ("none", "interval", "full_layers")}  # fmt: skip
 SPECS = ("keys", "fixed", "same_as")  # where a type says what it does with a canonical field
 # `=model.num_heads`, `=4*model.hidden_size`, `=model.hidden_size/model.num_heads` (integer division)
 _DERIVED = re.compile(r"^=(?:(\d+)\*)?(model\.[a-z_]+)(?:/(model\.[a-z_]+))?$")
@@ -52,7 +52,8 @@ class ModelType:
     rope: str = "classic"
     window: str = "none"
     moe_layers: str = "none"
-    nope: str = "none"  # interval: no_rope_layers, or every no_rope_layer_interval-th layer without RoPE (SmolLM3)
+    nope: str = "none"  # interval: no_rope_layers, or every no_rope_layer_interval-th layer without RoPE (SmolLM3);
+    # full_layers: the layers without a sliding window have no RoPE (Cohere 2; every layer when sliding_window is null)
     falcon_block: bool = False
     multi_query: bool = False  # kv heads from multi_query alone: one, or one per head (gpt_bigcode)
     moe_aux_loss: bool = False

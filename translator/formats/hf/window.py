@@ -92,6 +92,30 @@ def default_pattern(mt: _hf.ModelType, layers: int, kw: Kw) -> list[str] | None:
     return None
 
 
+def layer_kinds(mt: _hf.ModelType, layers: int, kw: Kw) -> list[str]:
+    """Every layer's kind (full / sliding) as the class builds it: all full without a window, else
+    layer_types when given, else the class's pattern (nope.py's full_layers reads it)."""
+    if raw_value(kw, mt, "sliding_window") is None:
+        return ["full"] * layers
+    given = raw_value(kw, mt, "layer_types")
+    if given is not None:
+        return [HF_KINDS.get(str(k), "full") for k in given][:layers]
+    return default_pattern(mt, layers, kw) or ["sliding"] * layers
+
+
+def nope_unlike(mt: _hf.ModelType, kw: Kw) -> str:
+    """full_layers (Cohere 2): why the IR's layers without RoPE are not the written window's full layers."""
+    window, pattern, layers = kw.get("sliding_window"), kw.get("attention_layer_types"), kw.get("num_layers")
+    if mt.nope != "full_layers" or not layers:
+        return ""
+    full = list(range(layers)) if window is None else [i for i, k in enumerate(pattern or ["sliding"] * layers) if k == "full"]
+    nope = sorted(kw.get("nope_layers") or [])
+    if nope == full:
+        return ""
+    return (f"HF {mt.name} applies RoPE in exactly its sliding-window layers: the layers without RoPE would be "
+            f"{full}, not {nope}")  # fmt: skip
+
+
 def read_window(kw: Kw) -> Any:
     mt = _hf.table().types.get(str(kw.get("hf_model_type")))
     if mt is None:
