@@ -336,3 +336,97 @@ def test_a_rotary_model_written_as_cohere2_names_the_rope_it_loses(tmp_path: Pat
     assert written["model_type"] == "cohere2" and written["sliding_window"] is None  # no window: the class's 4096 is not
     said = [e for e in result.report.entries if "model.nope_layers" in e.fields and e.status is Status.LOSSY]
     assert said and "[0, 1, 2, 3]" in said[0].detail  # without a window no layer rotates
+
+
+# ---- dbrx: DBRX (Databricks) ---------------------------------------------------------------------------
+
+DBRX = {  # databricks/dbrx-base's config.json (the keys its class reads; the file's normalize weight 1 is an int,
+    # which transformers 5.23's strict DbrxFFNConfig refuses: a float here)
+    "model_type": "dbrx", "architectures": ["DbrxForCausalLM"], "d_model": 6144, "n_heads": 48, "n_layers": 40,
+    "max_seq_len": 32768, "vocab_size": 100352, "resid_pdrop": 0.0, "emb_pdrop": 0.0,
+    "attn_config": {"kv_n_heads": 8, "clip_qkv": 8, "rope_theta": 500000, "attn_pdrop": 0.0},
+    "ffn_config": {"ffn_hidden_size": 10752, "moe_num_experts": 16, "moe_top_k": 4, "ffn_act_fn": {"name": "silu"},
+                   "moe_jitter_eps": 0, "moe_loss_weight": 0.05, "moe_normalize_expert_weights": 1.0},
+    "initializer_range": 0.02, "output_router_logits": False, "tie_word_embeddings": False,
+}  # fmt: skip
+
+
+def dbrx_by_hand(h: int, layers: int, heads: int, kv_heads: int, ffn: int, experts: int, vocab: int) -> int:
+    """DbrxForCausalLM: wte; per block norm_1, Wqkv, out_proj, norm_2 (LayerNorms without bias), the router
+    (Linear(h, experts) without bias) and w1, v1, w2 of every expert; norm_f; an untied lm_head."""
+    d = h // heads
+    block = h + h * (h + 2 * kv_heads * d) + h * h + h + h * experts + experts * 3 * ffn * h
+    return vocab * h + layers * block + h + vocab * h
+
+
+def test_dbrx_reads_as_transformers_5_builds_it_and_its_published_size(tmp_path: Path) -> None:
+    ir = read(tmp_path, DBRX)
+    assert (ir["model.family"], ir["model.num_kv_heads"], ir["model.qkv_clip"], ir["model.activation"]) == ("dbrx", 8, 8.0, "swiglu")
+    assert (ir["model.moe_num_experts"], ir["model.moe_experts_per_token"], ir["model.moe_normalize_top_k"]) == (16, 4, True)
+    assert (ir["model.norm"], ir["model.norm_bias"], ir["model.attention_bias"]) == ("layernorm", False, False)
+    assert ir["model.rotary_base"] == 10000.0  # transformers 5.23 does not read attn_config.rope_theta
+    assert count_parameters(ir).total == dbrx_by_hand(6144, 40, 48, 8, 10752, 16, 100352) == 131_596_523_520  # "132B"
+
+
+def test_dbrx_s_nested_rope_theta_is_named_where_transformers_5_ignores_it(tmp_path: Path) -> None:
+    said = translate([str(write(tmp_path, DBRX))], "hf", "megatron", set_values={"model.seq_length": 4096}).report.by_source()
+    entry = said["attn_config.rope_theta"]
+    assert entry.status is Status.LOSSY and "attn_config.rope_theta=500000 is not read by transformers 5.23" in entry.detail
+    top = read(tmp_path, {**DBRX, "rope_theta": 500000})  # the top-level key is what it reads
+    assert top["model.rotary_base"] == 500000.0
+    config = {**DBRX, "attn_config": {"kv_n_heads": 8, "clip_qkv": 8}}  # type: ignore[dict-item]
+    said = translate([str(write(tmp_path, config))], "hf", "megatron", set_values={"model.seq_length": 4096}).report.by_source()
+    assert "without attn_config.rope_theta: transformers 5.23 cannot build it" in said["model_type"].detail
+
+
+def test_dbrx_hf2hf_is_the_same_file(tmp_path: Path) -> None:
+    result = translate([str(write(tmp_path, DBRX))], "hf", "hf")
+    assert json.loads(result.dump()) == DBRX
+
+
+def test_dbrx_s_p_norm_routing(tmp_path: Path) -> None:
+    def ffn(**values: Any) -> dict[str, Any]:
+        return {**DBRX, "ffn_config": {**DBRX["ffn_config"], **values}}  # type: ignore[dict-item]
+
+    assert read(tmp_path, ffn(moe_normalize_expert_weights=None))["model.moe_normalize_top_k"] is False
+    result = translate([str(write(tmp_path, ffn(moe_normalize_expert_weights=2)))], "hf", "megatron",
+                       set_values={"model.seq_length": 4096})  # fmt: skip
+    entry = result.report.by_source()["ffn_config.moe_normalize_expert_weights"]
+    assert entry.status is Status.LOSSY and "by their 2-norm, not their sum" in entry.detail
+
+
+def test_dbrx_s_router_jitter_and_embedding_dropout_are_named(tmp_path: Path) -> None:
+    config = {**DBRX, "emb_pdrop": 0.1, "ffn_config": {**DBRX["ffn_config"], "moe_jitter_eps": 0.01}}  # type: ignore[dict-item]
+    said = translate([str(write(tmp_path, config))], "hf", "megatron", set_values={"model.seq_length": 4096}).report.by_source()
+    assert "moe_jitter_eps=0.01 (null or 0: none) multiplies the router's input" in said["ffn_config.moe_jitter_eps"].detail
+    assert "emb_pdrop=0.1 is never applied" in said["emb_pdrop"].detail
+    plain = translate([str(write(tmp_path, DBRX))], "hf", "megatron", set_values={"model.seq_length": 4096}).report.by_source()
+    assert "moe_jitter_eps" not in plain["ffn_config.moe_jitter_eps"].detail  # 0: no jitter
+
+
+def test_dbrx_refuses_tied_embeddings(tmp_path: Path) -> None:
+    import pytest
+
+    from neoconv.core.errors import InputError
+
+    with pytest.raises(InputError) as refused:
+        read(tmp_path, {**DBRX, "tie_word_embeddings": True})
+    assert "refuses tied embeddings" in str(refused.value)
+    run = tmp_path / "run.args"  # Megatron ties the output to the embeddings unless told otherwise
+    run.write_text("--num-layers 2 --hidden-size 64 --num-attention-heads 4 --seq-length 128 --max-position-embeddings 128\n"
+                   "--micro-batch-size 1 --lr 0.0003 --train-iters 10 --swiglu --num-experts 4 --moe-router-topk 2\n"
+                   "--position-embedding-type rope --padded-vocab-size 128\n")
+    result = translate([str(run)], "megatron", "hf", set_values={"model.family": "dbrx"})
+    assert json.loads(result.dump())["tie_word_embeddings"] is False
+    said = [e for e in result.report.entries if e.fields == ("model.tie_embeddings",) and e.status is Status.LOSSY]
+    assert said and "written as tie_word_embeddings=False" in said[0].detail
+
+
+def test_dbrx_is_written_with_both_rope_theta_keys(tmp_path: Path) -> None:
+    run = tmp_path / "run.args"
+    run.write_text("--num-layers 2 --hidden-size 64 --num-attention-heads 4 --seq-length 128 --max-position-embeddings 128\n"
+                   "--micro-batch-size 1 --lr 0.0003 --train-iters 10 --swiglu --num-experts 4 --moe-router-topk 2\n"
+                   "--position-embedding-type rope --rotary-base 500000 --padded-vocab-size 128 --untie-embeddings-and-output-weights\n")
+    config = json.loads(translate([str(run)], "megatron", "hf", set_values={"model.family": "dbrx"}).dump())
+    assert (config["rope_theta"], config["attn_config"]["rope_theta"]) == (500000.0, 500000.0)
+    assert read(tmp_path, config)["model.rotary_base"] == 500000.0

@@ -22,7 +22,7 @@ from neoconv.formats.hf import model_types as hf_types
 from neoconv.knowledge.model_size import count_parameters
 
 from test_hf_types import GPT_OSS_20B
-from test_hf_types_more import COMMAND_R7B, GPT_NEO_1_3B, OPT_125M, STABLELM_2_1_6B, STARCODER
+from test_hf_types_more import COMMAND_R7B, DBRX, GPT_NEO_1_3B, OPT_125M, STABLELM_2_1_6B, STARCODER
 
 pytestmark = pytest.mark.oracle
 
@@ -39,6 +39,7 @@ EXTRA: dict[str, dict[str, Any]] = {
     "deepseek_v2": {"n_group": 1, "topk_group": 1, "first_k_dense_replace": 1},
     "deepseek_v3": {"n_group": 1, "topk_group": 1, "first_k_dense_replace": 1},
     "gptj": {"rotary_dim": 4},
+    "dbrx": {"attn_config": {"kv_n_heads": 4, "rope_theta": 10000.0}},  # 5.23's DbrxAttention reads attn_config.rope_theta
     "gpt_neo": {"attention_types": [[["global", "local"], 2]]},  # GPTNeoConfig: one kind per layer (24 by default)
     "helium": {"head_dim": 8},  # its o_proj reads hidden_size features: heads x head_dim must be hidden_size
     "falcon": {"new_decoder_architecture": True, "num_kv_heads": 2},
@@ -66,6 +67,9 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     "opt-unbiased-gelu": ("opt", {"enable_bias": False, "activation_function": "gelu"}),
     "command-r7b": ("cohere2", COMMAND_R7B),  # 8,028,033,024 (tests/test_hf_types_more.py)
     "cohere2-biased-no-window": ("cohere2", {"attention_bias": True, "sliding_window": None}),
+    "dbrx-132b": ("dbrx", DBRX),  # 131,596,523,520 (tests/test_hf_types_more.py)
+    "dbrx-gelu-2-norm": ("dbrx", {"ffn_config": {"ffn_hidden_size": 40, "moe_num_experts": 3, "moe_top_k": 2,
+                                                 "moe_normalize_expert_weights": 2.0, "ffn_act_fn": {"name": "gelu"}}}),
     "gpt-neo-global-4096-wide-mlp": ("gpt_neo", {"attention_types": [[["global"], 4]], "intermediate_size": 160}),
 }
 

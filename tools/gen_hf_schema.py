@@ -52,6 +52,10 @@ CODEC = {
     # the model_type rule's `unheld` keys (OPT's)
     "do_layer_norm_before": ["boolean"], "word_embed_proj_dim": ["integer", "null"], "_remove_final_layer_norm": ["boolean"],
     "layerdrop": ["number", "integer"], "layer_norm_elementwise_affine": ["boolean"],
+    # DBRX's nested keys of no canonical type
+    "attn_config.rope_theta": ["number", "integer"], "ffn_config.moe_jitter_eps": ["number", "integer", "null"],
+    "emb_pdrop": ["number", "integer"], "ffn_config.moe_normalize_expert_weights": ["number", "integer", "null"],
+    "ffn_config.moe_loss_weight": ["number", "integer"],
 }  # fmt: skip
 NOT_CANONICAL_TYPE = {"swiglu_alpha"}  # keys whose value is not of their field's type (gpt_oss's activation: a gain)
 

@@ -158,13 +158,18 @@ def write_moe_layers(kw: Kw) -> Any:
                       + (f" except {dense}" if dense else "") + " is not expressible")  # fmt: skip
 
 
+def _aux_key(mt: _hf.ModelType) -> str:
+    """The class's key for the load-balancing loss's weight (DBRX: ffn_config.moe_loss_weight)."""
+    return mt.keys.get("model.moe_aux_loss_coef") or "router_aux_loss_coef"
+
+
 def read_aux(kw: Kw) -> Any:
     mt = _hf.table().types.get(str(kw.get("hf_model_type")))
     if mt is None:
         return None
     if not mt.moe_aux_loss:
         return None  # no auxiliary loss: what leaving the field out means
-    coef = float(raw_value(kw, mt, "router_aux_loss_coef") or 0.0)
+    coef = float(raw_value(kw, mt, _aux_key(mt)) or 0.0)
     if coef and not raw_value(kw, mt, "output_router_logits"):
         return 0.0  # added to the loss only with router logits: this model trains without it
     return coef or None
@@ -173,7 +178,7 @@ def read_aux(kw: Kw) -> Any:
 def write_aux(kw: Kw) -> Any:
     mt, coef = chosen(kw), kw["value"]
     if mt.moe_aux_loss:
-        return {**_out("router_aux_loss_coef", coef), **_out("output_router_logits", bool(coef))} if coef else {}
+        return {**_out(_aux_key(mt), coef), **_out("output_router_logits", bool(coef))} if coef else {}
     if coef and coef != mt.fixed.get("model.moe_aux_loss_coef", 0.0):
         return Approx({}, hard_wired(mt.why_not("model.moe_aux_loss_coef"), "model.moe_aux_loss_coef", coef))
     return {}
@@ -260,5 +265,5 @@ _register("hf.window", ("model.sliding_window", "model.attention_layer_types"),
 _register("hf.moe_layers", ("model.moe_first_dense_layers", "model.moe_layer_interval", "model.moe_dense_layers"),
           ("decoder_sparse_step", "mlp_only_layers", "first_k_dense_replace"), ("model.num_layers", "model.moe_num_experts"),
           read_moe_layers, write_moe_layers)  # fmt: skip
-_register("hf.moe_aux_loss", ("model.moe_aux_loss_coef",), ("router_aux_loss_coef", "output_router_logits"), (),
+_register("hf.moe_aux_loss", ("model.moe_aux_loss_coef",), ("router_aux_loss_coef", "output_router_logits", "ffn_config.moe_loss_weight"), (),
           read_aux, write_aux, single=True)  # fmt: skip

@@ -68,10 +68,13 @@ def _with_unheld(base: Formula) -> Formula:
         if mt is None or isinstance(out, Extension):
             return out
         given = {key: kw.get(ident(_hf.PREFIX + key)) for key in keys}
-        notes = mt.unheld_notes(given, {"model.hidden_size": kw.get("hf_hidden_size")})
+        theta = kw.get("hf_rope_theta")
+        theta = theta if theta is not None else mt.default("rope_theta")
+        values = {"model.hidden_size": kw.get("hf_hidden_size"), "model.rotary_base": None if theta is None else float(theta)}
+        notes = mt.unheld_notes(given, values)
         return Approx(out, "; ".join(notes)) if notes else out
 
-    read = signed(read, [*own, *(ident(_hf.PREFIX + key) for key in keys), "hf_hidden_size"])
+    read = signed(read, [*own, *(ident(_hf.PREFIX + key) for key in keys), "hf_hidden_size", "hf_rope_theta"])
     return Formula(base.name, read, base.write, parameters(read), base.write_params())
 
 

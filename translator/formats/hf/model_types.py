@@ -60,6 +60,8 @@ class ModelType:
     strict_heads: bool = False
     cannot_hold: dict[str, str] | None = None
     unheld: dict[str, dict[str, Any]] | None = None  # key -> {holds: value, why: ...}: other values no field holds
+    written_twice: dict[str, str] | None = None  # key -> another key written with its value (DBRX's rope_theta)
+    refused: dict[str, dict[str, Any]] | None = None  # field -> {value, why}: a value the class refuses to build
     partial: dict[str, str] | None = None  # field -> how the class's key differs from the field (a set value is lossy)
     reciprocal: tuple[str, ...] = ()  # fields whose key holds 1 / the value (Granite's logits_scaling divides)
     unscaled_scores: bool = False  # the scores are not divided by sqrt(head_dim) (GPT-Neo)
@@ -84,9 +86,13 @@ class ModelType:
         for key, spec in (self.unheld or {}).items():
             value = given.get(key)
             if value is None:
+                if spec.get("absent"):  # a key the class needs given (DBRX's attn_config.rope_theta)
+                    notes.append(f"HF {self.name} without {key}: {spec['absent']}")
                 continue
             held = resolve(spec["holds"], values)
-            if held is not None and value != held:
+            if held is None and spec["holds"] is not None:
+                continue  # held relative to a value the file does not give
+            if value != held:
                 notes.append(f"HF {self.name} {key}={value!r} {spec['why']}: read as {key}={held!r}")
         return notes
 
@@ -234,7 +240,7 @@ def _resolved(name: str, raw: dict[str, Any], seen: tuple[str, ...] = ()) -> dic
 
 def _check(mt: ModelType) -> None:
     known = catalogue()
-    for section in (mt.keys, mt.fixed, mt.same_as, mt.cannot_hold or {}, mt.partial or {}):
+    for section in (mt.keys, mt.fixed, mt.same_as, mt.cannot_hold or {}, mt.partial or {}, mt.refused or {}):
         for name in section:
             if name not in known:
                 raise MappingTableError(f"hf.yaml: model type {mt.name}: unknown canonical field {name!r}")
@@ -265,7 +271,8 @@ def table() -> HfTable:
             falcon_block=bool(spec.get("falcon_block", False)), multi_query=bool(spec.get("multi_query", False)),
             moe_aux_loss=bool(spec.get("moe_aux_loss", False)), strict_heads=bool(spec.get("strict_heads", False)),
             cannot_hold=dict(spec.get("cannot_hold") or {}), partial=dict(spec.get("partial") or {}),
-            unheld=dict(spec.get("unheld") or {}), reciprocal=tuple(spec.get("reciprocal") or ()),
+            unheld=dict(spec.get("unheld") or {}), refused=dict(spec.get("refused") or {}),
+            written_twice=dict(spec.get("written_twice") or {}), reciprocal=tuple(spec.get("reciprocal") or ()),
             attention_multiplier=bool(spec.get("attention_multiplier", False)), ignored=tuple(spec.get("ignored") or ()),
             unscaled_scores=bool(spec.get("unscaled_scores", False)),
             layer_types_4x=bool(spec.get("layer_types_4x", False)), pattern_key=bool(spec.get("pattern_key", True)),
