@@ -84,7 +84,7 @@ FAMILIES = ["gpt2", "gptj", "gpt-neox", "llama", "mistral", "mixtral", "qwen2", 
             "deepseek_v2", "deepseek_v3", "gpt_oss", "seed_oss", "olmo2", "granite", "smollm3", "internlm3",
             "iquestcoder", "helium", "arcee", "jais2", "glm", "glm4", "ministral", "hunyuan_v1_dense", "ernie4_5",
             "olmoe", "granitemoe", "phi", "olmo3", "flex_olmo", "minimax_m2", "vaultgemma", "cohere", "olmo",
-            "nemotron", "gpt_neo", "stablelm", "opt", "cohere2", "dbrx"]  # fmt: skip
+            "nemotron", "gpt_neo", "stablelm", "opt", "cohere2", "dbrx", "glm4_moe"]  # fmt: skip
 
 
 def test_the_catalogue_loads_with_every_model_field() -> None:

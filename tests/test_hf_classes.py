@@ -36,6 +36,7 @@ FILLED_BY_MODEL = {
     ("smollm3", "head_dim"): "=model.hidden_size/model.num_heads",
     ("granitemoe", "head_dim"): "=model.hidden_size/model.num_heads",
     ("olmo3", "head_dim"): "=model.hidden_size/model.num_heads",
+    ("glm4_moe", "head_dim"): "=model.hidden_size/model.num_heads",
     ("gptj", "n_inner"): "=4*model.hidden_size",
     ("gpt2", "n_inner"): "=4*model.hidden_size",
     ("gpt_bigcode", "n_inner"): "=4*model.hidden_size",  # GPTBigCodeBlock: n_inner or 4 x hidden_size

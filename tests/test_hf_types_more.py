@@ -430,3 +430,68 @@ def test_dbrx_is_written_with_both_rope_theta_keys(tmp_path: Path) -> None:
     config = json.loads(translate([str(run)], "megatron", "hf", set_values={"model.family": "dbrx"}).dump())
     assert (config["rope_theta"], config["attn_config"]["rope_theta"]) == (500000.0, 500000.0)
     assert read(tmp_path, config)["model.rotary_base"] == 500000.0
+
+
+# ---- glm4_moe: GLM-4.5, GLM-4.6, GLM-4.5-Air; DeepSeek's router settings -------------------------------
+
+GLM_4_5_AIR = {  # zai-org/GLM-4.5-Air's config.json (the keys its class reads)
+    "model_type": "glm4_moe", "architectures": ["Glm4MoeForCausalLM"], "attention_bias": True, "head_dim": 128,
+    "hidden_act": "silu", "hidden_size": 4096, "partial_rotary_factor": 0.5, "initializer_range": 0.02,
+    "intermediate_size": 10944, "max_position_embeddings": 131072, "num_attention_heads": 96, "num_hidden_layers": 46,
+    "num_key_value_heads": 8, "n_shared_experts": 1, "n_routed_experts": 128, "routed_scaling_factor": 1.0,
+    "n_group": 1, "topk_group": 1, "first_k_dense_replace": 1, "norm_topk_prob": True, "num_experts_per_tok": 8,
+    "moe_intermediate_size": 1408, "rms_norm_eps": 1e-05, "rope_theta": 1000000, "tie_word_embeddings": False,
+    "use_qk_norm": False, "vocab_size": 151552,
+}  # fmt: skip
+
+
+def glm4_moe_by_hand(h: int, layers: int, heads: int, kv_heads: int, d: int, dense: int, experts: int, width: int,
+                     shared: int, first_dense: int, vocab: int) -> int:  # fmt: skip
+    """Glm4MoeForCausalLM: embed_tokens; per block two RMSNorms, q/k/v with biases, o_proj without; the
+    first first_k_dense_replace blocks a dense gated MLP, the rest a sigmoid router (weight only: its
+    correction bias is a buffer), the routed experts and one shared MLP n_shared_experts x as wide; the
+    final norm; an untied lm_head."""
+    attention = (h * heads * d + heads * d) + 2 * (h * kv_heads * d + kv_heads * d) + heads * d * h
+    moe = experts * h + experts * 3 * h * width + 3 * h * shared * width
+    return 2 * vocab * h + layers * (attention + 2 * h) + first_dense * 3 * h * dense + (layers - first_dense) * moe + h
+
+
+def test_glm_4_5_air_reads_as_its_card_and_published_size(tmp_path: Path) -> None:
+    ir = read(tmp_path, GLM_4_5_AIR)
+    assert (ir["model.family"], ir["model.head_dim"], ir["model.rotary_fraction"], ir["model.moe_router_scoring"]) == (
+        "glm4_moe", 128, 0.5, "sigmoid")
+    assert (ir["model.attention_bias"], ir["model.attention_output_bias"], ir["model.moe_first_dense_layers"]) == (True, False, 1)
+    assert ir.get("model.mla_kv_lora_rank") is None
+    total = count_parameters(ir).total
+    assert total == glm4_moe_by_hand(4096, 46, 96, 8, 128, 10944, 128, 1408, 1, 1, 151552) == 106_852_245_504
+
+
+def test_glm_4_5_air_hf2hf_is_the_same_file(tmp_path: Path) -> None:
+    result = translate([str(write(tmp_path, GLM_4_5_AIR))], "hf", "hf")
+    assert json.loads(result.dump()) == GLM_4_5_AIR
+    assert {e.status for e in result.report.entries} == {Status.EXACT}
+
+
+def test_glm_4_6_s_routed_scaling_is_named(tmp_path: Path) -> None:
+    config = {**GLM_4_5_AIR, "routed_scaling_factor": 2.5}
+    said = translate([str(write(tmp_path, config))], "hf", "megatron", set_values={"model.seq_length": 4096}).report.by_source()
+    assert said["routed_scaling_factor"].status is Status.LOSSY
+    assert "routed_scaling_factor=2.5 multiplies the chosen experts' weights" in said["routed_scaling_factor"].detail
+
+
+def test_deepseek_v3_s_group_limited_routing_and_scaling_are_named_even_when_left_to_the_class(tmp_path: Path) -> None:
+    config = {"model_type": "deepseek_v3", "vocab_size": 101, "hidden_size": 64, "num_hidden_layers": 2,
+              "num_attention_heads": 4, "num_key_value_heads": 4, "n_routed_experts": 8, "num_experts_per_tok": 2,
+              "topk_method": "noaux_tc"}  # fmt: skip
+    said = translate([str(write(tmp_path, config))], "hf", "megatron", set_values={"model.seq_length": 128}).report.by_source()
+    detail = said["model_type"].detail
+    assert "routed_scaling_factor=2.5 multiplies" in detail and "n_group=8 routes each token within" in detail
+    assert "HF deepseek_v3 does not read topk_method" in said["topk_method"].detail  # a remote-code key transformers ignores
+
+
+def test_deepseek_v2_lite_s_greedy_router_has_nothing_to_name(tmp_path: Path) -> None:
+    config = json.loads((Path(__file__).parent.parent / "fixtures" / "inputs" / "hf" / "deepseek-v2-lite.json").read_text())
+    said = translate([str(write(tmp_path, config))], "hf", "megatron", set_values={"model.seq_length": 128}).report.by_source()
+    assert (config["topk_method"], config["routed_scaling_factor"]) == ("greedy", 1.0)
+    for key in ("topk_method", "n_group", "topk_group", "routed_scaling_factor"):
+        assert "routes each token" not in said[key].detail and "multiplies the chosen" not in said[key].detail

@@ -22,7 +22,7 @@ from neoconv.formats.hf import model_types as hf_types
 from neoconv.knowledge.model_size import count_parameters
 
 from test_hf_types import GPT_OSS_20B
-from test_hf_types_more import COMMAND_R7B, DBRX, GPT_NEO_1_3B, OPT_125M, STABLELM_2_1_6B, STARCODER
+from test_hf_types_more import COMMAND_R7B, DBRX, GLM_4_5_AIR, GPT_NEO_1_3B, OPT_125M, STABLELM_2_1_6B, STARCODER
 
 pytestmark = pytest.mark.oracle
 
@@ -70,6 +70,8 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     "dbrx-132b": ("dbrx", DBRX),  # 131,596,523,520 (tests/test_hf_types_more.py)
     "dbrx-gelu-2-norm": ("dbrx", {"ffn_config": {"ffn_hidden_size": 40, "moe_num_experts": 3, "moe_top_k": 2,
                                                  "moe_normalize_expert_weights": 2.0, "ffn_act_fn": {"name": "gelu"}}}),
+    "glm-4.5-air": ("glm4_moe", GLM_4_5_AIR),  # 106,852,245,504 (tests/test_hf_types_more.py)
+    "glm4-moe-qk-norm-biased": ("glm4_moe", {"use_qk_norm": True, "attention_bias": True, "n_shared_experts": 2}),
     "gpt-neo-global-4096-wide-mlp": ("gpt_neo", {"attention_types": [[["global"], 4]], "intermediate_size": 160}),
 }
 

@@ -71,10 +71,9 @@ def classify(leaf: str, schema: SchemaIndex, table: Table, suggest: bool = True)
 
 
 def spelled_as_file(source: Source, leaf: str, suggestion: str) -> str:
-    """A suggested key (the reader's name, `hf.num_experts_per_tok`) as the file would write it, spelled
-    the way the file writes the unknown `leaf` beside it: the reader's block both share written as the
-    file writes it (HF `num_experts_per_tok`, VeOmni `config.json:num_experts_per_tok`), dashes where the
-    file has them (Megatron `--num-layers`)."""
+    """A suggested key (the reader's name for it) as the file would write it, spelled the way the file
+    writes the unknown `leaf` beside it: the block both share written as the file writes it (a reader's
+    prefix dropped, or a file's own prefix kept), dashes where the file has them (tests/test_suggested_spelling.py)."""
     written = source.aliases.get(leaf, leaf)
     if written == leaf:
         return suggestion

@@ -116,8 +116,8 @@ def _set(config: dict[str, Any], key: str, value: Any, keep: bool = False) -> di
     """A copy of `config` with the (dotted) key set (`keep`: unless it is there)."""
     head, _, rest = key.partition(".")
     if rest:
-        inner = config.get(head) if isinstance(config.get(head), dict) else {}
-        return {**config, head: _set(inner, rest, value, keep)}
+        inner = config.get(head)
+        return {**config, head: _set(inner if isinstance(inner, dict) else {}, rest, value, keep)}
     return config if keep and head in config else {**config, head: value}
 
 

@@ -72,6 +72,9 @@ def _with_unheld(base: Formula) -> Formula:
         theta = theta if theta is not None else mt.default("rope_theta")
         values = {"model.hidden_size": kw.get("hf_hidden_size"), "model.rotary_base": None if theta is None else float(theta)}
         notes = mt.unheld_notes(given, values)
+        foreign = [key for key in keys if key not in (mt.unheld or {}) and given[key] is not None]
+        if foreign:  # another class's key (MPT's emb_pdrop, which its model never applies)
+            notes.append(f"HF {mt.name} does not read {', '.join(foreign)}")
         return Approx(out, "; ".join(notes)) if notes else out
 
     read = signed(read, [*own, *(ident(_hf.PREFIX + key) for key in keys), "hf_hidden_size", "hf_rope_theta"])

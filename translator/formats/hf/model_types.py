@@ -84,16 +84,19 @@ class ModelType:
         field holds: a note per key whose value is not the one the fields describe."""
         notes = []
         for key, spec in (self.unheld or {}).items():
+            if spec["holds"] == "any":
+                continue  # read with another key that says it (DeepSeek V2's n_group with topk_method)
             value = given.get(key)
-            if value is None:
-                if spec.get("absent"):  # a key the class needs given (DBRX's attn_config.rope_theta)
-                    notes.append(f"HF {self.name} without {key}: {spec['absent']}")
+            if value is None and spec.get("absent"):  # a key the class needs given (DBRX's attn_config.rope_theta)
+                notes.append(f"HF {self.name} without {key}: {spec['absent']}")
                 continue
-            held = resolve(spec["holds"], values)
-            if held is None and spec["holds"] is not None:
-                continue  # held relative to a value the file does not give
-            if value != held:
-                notes.append(f"HF {self.name} {key}={value!r} {spec['why']}: read as {key}={held!r}")
+            value = self.default(key, values) if value is None else value  # the class's own: DeepSeek V3 routes by groups
+            holds = spec["holds"] if isinstance(spec["holds"], list) else [spec["holds"]]
+            held = [resolve(h, values) for h in holds]
+            if value is None or any(h is None and raw is not None for h, raw in zip(held, holds)):
+                continue  # nothing given, or held relative to a value the file does not give
+            if value not in held:
+                notes.append(f"HF {self.name} {key}={value!r} {spec['why']}: read as {key}={held[0]!r}")
         return notes
 
     def why_not(self, name: str) -> str:
