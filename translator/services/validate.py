@@ -123,9 +123,9 @@ def validate_file(
     path: str, fmt: str | None = None, *, version: str | None = None, layout: str | None = None,
     model_config: str | None = None,
 ) -> Validation:  # fmt: skip
-    from .reading import load
+    from .pipeline import load
     from ..formats.detect import detect_file
-    from ..knowledge.history import history
+    from ..knowledge.schema import history
     from ..knowledge.mapping import load_table
     from ..knowledge.registry import get_format
     from ..knowledge.versions import resolve
@@ -174,7 +174,7 @@ def validate_file(
             if not (exc.key and _without(source.tree, exc.key)):
                 break  # read again without it, to find the problems after it
     if ingested is not None:
-        for leaf, fate in ingested.fates.items():
+        for leaf, fate in ((k, f) for k, f in ingested.fates.items() if k not in source.unknown_values):  # run-time
             # the key histories come from the framework's code: a key it reads is a parameter, whatever the schema says
             if fate.kind == "unknown" and not (keys_of is not None and keys_of.reads_within(leaf, release, exact=True)):
                 unknown.add(as_written(leaf))
@@ -212,7 +212,7 @@ def _schema_problems(
         if error.validator == "additionalProperties" and isinstance(error.instance, dict):
             listed = error.schema.get("properties", {})
             unknown.update({(leaf := f"{at}.{k}" if at else k): as_written(leaf) for k in error.instance if k not in listed})
-        elif at not in source.unresolved:  # HF Trainer's "auto": a value only known at run time, as the reader takes it
+        elif at not in source.unresolved and at not in source.unknown_values:  # "auto", a shell variable: run-time values
             add(as_written(at) if at else None, in_words(error) + _hint(error.instance))
     return unknown
 
@@ -305,7 +305,7 @@ def _without(tree: dict[str, Any], key: str) -> bool:
 
 
 def _read(source: Any, fmt: str, version: str | None) -> Any:
-    from .reading import read_ir
+    from .pipeline import read_ir
 
     if version:
         source.version = version
