@@ -44,7 +44,14 @@ FILLED_BY_MODEL = {
 }
 # a default __post_init__ rewrites from another key: the table keeps the field's own default (what an
 # omitted key means when the other key asks for it), compared with the dataclass field
-REWRITTEN = {"sliding_window", "mlp_only_layers", "no_rope_layers", "layer_types", "attention_types", "word_embed_proj_dim"}
+REWRITTEN = {
+    "sliding_window",
+    "mlp_only_layers",
+    "no_rope_layers",
+    "layer_types",
+    "attention_types",
+    "word_embed_proj_dim",
+}
 
 
 def test_every_causal_lm_type_transformers_defines_is_mapped_or_named() -> None:

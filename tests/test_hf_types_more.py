@@ -111,7 +111,11 @@ def test_gpt_neo_reads_its_local_layers_unscaled_scores_and_published_size(tmp_p
     assert (ir["model.family"], ir["model.sliding_window"]) == ("gpt_neo", 256)
     assert ir["model.attention_layer_types"] == ["full", "sliding"] * 12
     assert ir["model.attention_logits_multiplier"] == 128**0.5  # scores q.k: sqrt(head_dim) over the standard 1/sqrt
-    assert (ir["model.attention_bias"], ir["model.attention_output_bias"], ir["model.output_init_method"]) == (False, True, "normal")
+    assert (ir["model.attention_bias"], ir["model.attention_output_bias"], ir["model.output_init_method"]) == (
+        False,
+        True,
+        "normal",
+    )
     assert count_parameters(ir).total == gpt_neo_by_hand(2048, 24, 50257, 2048) == 1_315_575_808
 
 
@@ -166,7 +170,9 @@ STABLELM_2_1_6B = {  # stabilityai/stablelm-2-1_6b's config.json (the keys its c
 }  # fmt: skip
 
 
-def stablelm_by_hand(h: int, layers: int, heads: int, kv_heads: int, inner: int, vocab: int, qk_norm: bool, parallel: bool) -> int:
+def stablelm_by_hand(
+    h: int, layers: int, heads: int, kv_heads: int, inner: int, vocab: int, qk_norm: bool, parallel: bool
+) -> int:
     """StableLmForCausalLM: embed_tokens; per block input_layernorm (+ post_attention_layernorm unless
     parallel), q/k/v with biases (use_qkv_bias), o_proj without, per-head LayerNorms of queries and keys
     without bias, gate/up/down without bias; the final LayerNorm; an untied lm_head."""
@@ -179,13 +185,23 @@ def stablelm_by_hand(h: int, layers: int, heads: int, kv_heads: int, inner: int,
 def test_stablelm_2_reads_as_its_card_and_published_size(tmp_path: Path) -> None:
     ir = read(tmp_path, STABLELM_2_1_6B)
     assert (ir["model.family"], ir["model.rotary_fraction"], ir["model.norm"], ir["model.activation"]) == (
-        "stablelm", 0.25, "layernorm", "swiglu")
-    assert (ir["model.attention_bias"], ir["model.attention_output_bias"], ir.get("model.qk_norm_bias")) == (True, False, None)
+        "stablelm",
+        0.25,
+        "layernorm",
+        "swiglu",
+    )
+    assert (ir["model.attention_bias"], ir["model.attention_output_bias"], ir.get("model.qk_norm_bias")) == (
+        True,
+        False,
+        None,
+    )
     assert count_parameters(ir).total == stablelm_by_hand(2048, 24, 32, 32, 5632, 100352, False, False) == 1_644_515_328
 
 
 def test_stablelm_s_per_head_qk_norms_have_no_bias(tmp_path: Path) -> None:
-    ir = read(tmp_path, {**STABLELM_2_1_6B, "qk_layernorm": True, "use_parallel_residual": True, "num_key_value_heads": 8})
+    ir = read(
+        tmp_path, {**STABLELM_2_1_6B, "qk_layernorm": True, "use_parallel_residual": True, "num_key_value_heads": 8}
+    )
     assert (ir["model.qk_norm"], ir["model.qk_norm_span"], ir["model.qk_norm_bias"]) == (True, "head_weights", False)
     assert (ir["model.parallel_residual"], ir["model.parallel_shared_norm"]) == (True, True)
     assert count_parameters(ir).total == stablelm_by_hand(2048, 24, 32, 8, 5632, 100352, True, True)
@@ -199,7 +215,9 @@ def test_stablelm_hf2hf_is_the_same_file(tmp_path: Path) -> None:
 
 def test_stablelm_s_mlp_only_dropout_is_named_where_another_format_drops_out_both_branches(tmp_path: Path) -> None:
     config = write(tmp_path, {**STABLELM_2_1_6B, "hidden_dropout": 0.1})
-    entry = translate([str(config)], "hf", "neox", set_values={"model.seq_length": 4096}).report.by_source()["hidden_dropout"]
+    entry = translate([str(config)], "hf", "neox", set_values={"model.seq_length": 4096}).report.by_source()[
+        "hidden_dropout"
+    ]
     assert entry.status is Status.LOSSY and "drops out the MLP branch only" in entry.detail
     unset = translate([str(write(tmp_path, STABLELM_2_1_6B))], "hf", "neox", set_values={"model.seq_length": 4096})
     assert unset.report.by_source()["hidden_dropout"].status is not Status.LOSSY  # 0.0: no dropout either way
@@ -247,8 +265,17 @@ def opt_by_hand(h: int, layers: int, ffn: int, vocab: int, positions: int) -> in
 
 def test_opt_reads_with_its_position_offset_and_published_size(tmp_path: Path) -> None:
     ir = read(tmp_path, OPT_125M)
-    assert (ir["model.family"], ir["model.position_embedding"], ir["model.position_embedding_offset"]) == ("opt", "learned", 2)
-    assert (ir["model.activation"], ir["model.hidden_dropout"], ir["model.init_std"], ir["model.norm_eps"]) == ("relu", 0.1, 0.02, 1e-5)
+    assert (ir["model.family"], ir["model.position_embedding"], ir["model.position_embedding_offset"]) == (
+        "opt",
+        "learned",
+        2,
+    )
+    assert (ir["model.activation"], ir["model.hidden_dropout"], ir["model.init_std"], ir["model.norm_eps"]) == (
+        "relu",
+        0.1,
+        0.02,
+        1e-5,
+    )
     assert count_parameters(ir).total == opt_by_hand(768, 12, 3072, 50272, 2048) == 125_239_296
 
 
@@ -271,7 +298,9 @@ def test_opt_350m_s_post_ln_and_projection_are_named_at_their_keys(tmp_path: Pat
 
 def test_the_position_offset_is_named_where_a_target_has_none(tmp_path: Path) -> None:
     result = translate([str(write(tmp_path, OPT_125M))], "hf", "megatron", set_values={"model.seq_length": 2048})
-    said = [e for e in result.report.entries if "model.position_embedding_offset" in e.fields and e.status is Status.LOSSY]
+    said = [
+        e for e in result.report.entries if "model.position_embedding_offset" in e.fields and e.status is Status.LOSSY
+    ]
     assert said and "Megatron-LM has no counterpart for model.position_embedding_offset" in said[0].detail
     assert "--position-embedding-type learned_absolute" in result.dump().splitlines()
 
@@ -299,7 +328,11 @@ def test_command_r7b_reads_its_nope_full_layers_and_published_size(tmp_path: Pat
     full = [3, 7, 11, 15, 19, 23, 27, 31]
     assert [i for i, k in enumerate(ir["model.attention_layer_types"]) if k == "full"] == full
     assert ir["model.nope_layers"] == full  # the full-attention layers rotate nothing
-    assert (ir["model.parallel_residual"], ir["model.norm_bias"], ir["model.output_logits_multiplier"]) == (True, False, 0.25)
+    assert (ir["model.parallel_residual"], ir["model.norm_bias"], ir["model.output_logits_multiplier"]) == (
+        True,
+        False,
+        0.25,
+    )
     assert ir.get("model.qk_norm") is None and ir.get("model.qk_norm_span") is None
     assert count_parameters(ir).total == cohere2_by_hand(4096, 32, 32, 8, 14336, 256000) == 8_028_033_024
 
@@ -329,11 +362,15 @@ def test_rope_where_cohere2_has_none_is_named(tmp_path: Path) -> None:
 
 def test_a_rotary_model_written_as_cohere2_names_the_rope_it_loses(tmp_path: Path) -> None:
     run = tmp_path / "run.args"
-    run.write_text("--num-layers 4 --hidden-size 64 --num-attention-heads 4 --seq-length 128 --max-position-embeddings 128\n"
-                   "--micro-batch-size 1 --lr 0.0003 --train-iters 10 --swiglu --padded-vocab-size 128\n")
+    run.write_text(
+        "--num-layers 4 --hidden-size 64 --num-attention-heads 4 --seq-length 128 --max-position-embeddings 128\n"
+        "--micro-batch-size 1 --lr 0.0003 --train-iters 10 --swiglu --padded-vocab-size 128\n"
+    )
     result = translate([str(run)], "megatron", "hf", set_values={"model.family": "cohere2"})
     written = json.loads(result.dump())
-    assert written["model_type"] == "cohere2" and written["sliding_window"] is None  # no window: the class's 4096 is not
+    assert (
+        written["model_type"] == "cohere2" and written["sliding_window"] is None
+    )  # no window: the class's 4096 is not
     said = [e for e in result.report.entries if "model.nope_layers" in e.fields and e.status is Status.LOSSY]
     assert said and "[0, 1, 2, 3]" in said[0].detail  # without a window no layer rotates
 
@@ -361,21 +398,37 @@ def dbrx_by_hand(h: int, layers: int, heads: int, kv_heads: int, ffn: int, exper
 
 def test_dbrx_reads_as_transformers_5_builds_it_and_its_published_size(tmp_path: Path) -> None:
     ir = read(tmp_path, DBRX)
-    assert (ir["model.family"], ir["model.num_kv_heads"], ir["model.qkv_clip"], ir["model.activation"]) == ("dbrx", 8, 8.0, "swiglu")
-    assert (ir["model.moe_num_experts"], ir["model.moe_experts_per_token"], ir["model.moe_normalize_top_k"]) == (16, 4, True)
+    assert (ir["model.family"], ir["model.num_kv_heads"], ir["model.qkv_clip"], ir["model.activation"]) == (
+        "dbrx",
+        8,
+        8.0,
+        "swiglu",
+    )
+    assert (ir["model.moe_num_experts"], ir["model.moe_experts_per_token"], ir["model.moe_normalize_top_k"]) == (
+        16,
+        4,
+        True,
+    )
     assert (ir["model.norm"], ir["model.norm_bias"], ir["model.attention_bias"]) == ("layernorm", False, False)
     assert ir["model.rotary_base"] == 10000.0  # transformers 5.23 does not read attn_config.rope_theta
     assert count_parameters(ir).total == dbrx_by_hand(6144, 40, 48, 8, 10752, 16, 100352) == 131_596_523_520  # "132B"
 
 
 def test_dbrx_s_nested_rope_theta_is_named_where_transformers_5_ignores_it(tmp_path: Path) -> None:
-    said = translate([str(write(tmp_path, DBRX))], "hf", "megatron", set_values={"model.seq_length": 4096}).report.by_source()
+    said = translate(
+        [str(write(tmp_path, DBRX))], "hf", "megatron", set_values={"model.seq_length": 4096}
+    ).report.by_source()
     entry = said["attn_config.rope_theta"]
-    assert entry.status is Status.LOSSY and "attn_config.rope_theta=500000 is not read by transformers 5.23" in entry.detail
+    assert (
+        entry.status is Status.LOSSY
+        and "attn_config.rope_theta=500000 is not read by transformers 5.23" in entry.detail
+    )
     top = read(tmp_path, {**DBRX, "rope_theta": 500000})  # the top-level key is what it reads
     assert top["model.rotary_base"] == 500000.0
     config = {**DBRX, "attn_config": {"kv_n_heads": 8, "clip_qkv": 8}}  # type: ignore[dict-item]
-    said = translate([str(write(tmp_path, config))], "hf", "megatron", set_values={"model.seq_length": 4096}).report.by_source()
+    said = translate(
+        [str(write(tmp_path, config))], "hf", "megatron", set_values={"model.seq_length": 4096}
+    ).report.by_source()
     assert "without attn_config.rope_theta: transformers 5.23 cannot build it" in said["model_type"].detail
 
 
@@ -397,10 +450,17 @@ def test_dbrx_s_p_norm_routing(tmp_path: Path) -> None:
 
 def test_dbrx_s_router_jitter_and_embedding_dropout_are_named(tmp_path: Path) -> None:
     config = {**DBRX, "emb_pdrop": 0.1, "ffn_config": {**DBRX["ffn_config"], "moe_jitter_eps": 0.01}}  # type: ignore[dict-item]
-    said = translate([str(write(tmp_path, config))], "hf", "megatron", set_values={"model.seq_length": 4096}).report.by_source()
-    assert "moe_jitter_eps=0.01 (null or 0: none) multiplies the router's input" in said["ffn_config.moe_jitter_eps"].detail
+    said = translate(
+        [str(write(tmp_path, config))], "hf", "megatron", set_values={"model.seq_length": 4096}
+    ).report.by_source()
+    assert (
+        "moe_jitter_eps=0.01 (null or 0: none) multiplies the router's input"
+        in said["ffn_config.moe_jitter_eps"].detail
+    )
     assert "emb_pdrop=0.1 is never applied" in said["emb_pdrop"].detail
-    plain = translate([str(write(tmp_path, DBRX))], "hf", "megatron", set_values={"model.seq_length": 4096}).report.by_source()
+    plain = translate(
+        [str(write(tmp_path, DBRX))], "hf", "megatron", set_values={"model.seq_length": 4096}
+    ).report.by_source()
     assert "moe_jitter_eps" not in plain["ffn_config.moe_jitter_eps"].detail  # 0: no jitter
 
 
@@ -413,9 +473,11 @@ def test_dbrx_refuses_tied_embeddings(tmp_path: Path) -> None:
         read(tmp_path, {**DBRX, "tie_word_embeddings": True})
     assert "refuses tied embeddings" in str(refused.value)
     run = tmp_path / "run.args"  # Megatron ties the output to the embeddings unless told otherwise
-    run.write_text("--num-layers 2 --hidden-size 64 --num-attention-heads 4 --seq-length 128 --max-position-embeddings 128\n"
-                   "--micro-batch-size 1 --lr 0.0003 --train-iters 10 --swiglu --num-experts 4 --moe-router-topk 2\n"
-                   "--position-embedding-type rope --padded-vocab-size 128\n")
+    run.write_text(
+        "--num-layers 2 --hidden-size 64 --num-attention-heads 4 --seq-length 128 --max-position-embeddings 128\n"
+        "--micro-batch-size 1 --lr 0.0003 --train-iters 10 --swiglu --num-experts 4 --moe-router-topk 2\n"
+        "--position-embedding-type rope --padded-vocab-size 128\n"
+    )
     result = translate([str(run)], "megatron", "hf", set_values={"model.family": "dbrx"})
     assert json.loads(result.dump())["tie_word_embeddings"] is False
     said = [e for e in result.report.entries if e.fields == ("model.tie_embeddings",) and e.status is Status.LOSSY]
@@ -424,9 +486,11 @@ def test_dbrx_refuses_tied_embeddings(tmp_path: Path) -> None:
 
 def test_dbrx_is_written_with_both_rope_theta_keys(tmp_path: Path) -> None:
     run = tmp_path / "run.args"
-    run.write_text("--num-layers 2 --hidden-size 64 --num-attention-heads 4 --seq-length 128 --max-position-embeddings 128\n"
-                   "--micro-batch-size 1 --lr 0.0003 --train-iters 10 --swiglu --num-experts 4 --moe-router-topk 2\n"
-                   "--position-embedding-type rope --rotary-base 500000 --padded-vocab-size 128 --untie-embeddings-and-output-weights\n")
+    run.write_text(
+        "--num-layers 2 --hidden-size 64 --num-attention-heads 4 --seq-length 128 --max-position-embeddings 128\n"
+        "--micro-batch-size 1 --lr 0.0003 --train-iters 10 --swiglu --num-experts 4 --moe-router-topk 2\n"
+        "--position-embedding-type rope --rotary-base 500000 --padded-vocab-size 128 --untie-embeddings-and-output-weights\n"
+    )
     config = json.loads(translate([str(run)], "megatron", "hf", set_values={"model.family": "dbrx"}).dump())
     assert (config["rope_theta"], config["attn_config"]["rope_theta"]) == (500000.0, 500000.0)
     assert read(tmp_path, config)["model.rotary_base"] == 500000.0
@@ -459,8 +523,16 @@ def glm4_moe_by_hand(h: int, layers: int, heads: int, kv_heads: int, d: int, den
 def test_glm_4_5_air_reads_as_its_card_and_published_size(tmp_path: Path) -> None:
     ir = read(tmp_path, GLM_4_5_AIR)
     assert (ir["model.family"], ir["model.head_dim"], ir["model.rotary_fraction"], ir["model.moe_router_scoring"]) == (
-        "glm4_moe", 128, 0.5, "sigmoid")
-    assert (ir["model.attention_bias"], ir["model.attention_output_bias"], ir["model.moe_first_dense_layers"]) == (True, False, 1)
+        "glm4_moe",
+        128,
+        0.5,
+        "sigmoid",
+    )
+    assert (ir["model.attention_bias"], ir["model.attention_output_bias"], ir["model.moe_first_dense_layers"]) == (
+        True,
+        False,
+        1,
+    )
     assert ir.get("model.mla_kv_lora_rank") is None
     total = count_parameters(ir).total
     assert total == glm4_moe_by_hand(4096, 46, 96, 8, 128, 10944, 128, 1408, 1, 1, 151552) == 106_852_245_504
@@ -474,7 +546,9 @@ def test_glm_4_5_air_hf2hf_is_the_same_file(tmp_path: Path) -> None:
 
 def test_glm_4_6_s_routed_scaling_is_named(tmp_path: Path) -> None:
     config = {**GLM_4_5_AIR, "routed_scaling_factor": 2.5}
-    said = translate([str(write(tmp_path, config))], "hf", "megatron", set_values={"model.seq_length": 4096}).report.by_source()
+    said = translate(
+        [str(write(tmp_path, config))], "hf", "megatron", set_values={"model.seq_length": 4096}
+    ).report.by_source()
     assert said["routed_scaling_factor"].status is Status.LOSSY
     assert "routed_scaling_factor=2.5 multiplies the chosen experts' weights" in said["routed_scaling_factor"].detail
 
@@ -483,15 +557,23 @@ def test_deepseek_v3_s_group_limited_routing_and_scaling_are_named_even_when_lef
     config = {"model_type": "deepseek_v3", "vocab_size": 101, "hidden_size": 64, "num_hidden_layers": 2,
               "num_attention_heads": 4, "num_key_value_heads": 4, "n_routed_experts": 8, "num_experts_per_tok": 2,
               "topk_method": "noaux_tc"}  # fmt: skip
-    said = translate([str(write(tmp_path, config))], "hf", "megatron", set_values={"model.seq_length": 128}).report.by_source()
+    said = translate(
+        [str(write(tmp_path, config))], "hf", "megatron", set_values={"model.seq_length": 128}
+    ).report.by_source()
     detail = said["model_type"].detail
     assert "routed_scaling_factor=2.5 multiplies" in detail and "n_group=8 routes each token within" in detail
-    assert "HF deepseek_v3 does not read topk_method" in said["topk_method"].detail  # a remote-code key transformers ignores
+    assert (
+        "HF deepseek_v3 does not read topk_method" in said["topk_method"].detail
+    )  # a remote-code key transformers ignores
 
 
 def test_deepseek_v2_lite_s_greedy_router_has_nothing_to_name(tmp_path: Path) -> None:
-    config = json.loads((Path(__file__).parent.parent / "fixtures" / "inputs" / "hf" / "deepseek-v2-lite.json").read_text())
-    said = translate([str(write(tmp_path, config))], "hf", "megatron", set_values={"model.seq_length": 128}).report.by_source()
+    config = json.loads(
+        (Path(__file__).parent.parent / "fixtures" / "inputs" / "hf" / "deepseek-v2-lite.json").read_text()
+    )
+    said = translate(
+        [str(write(tmp_path, config))], "hf", "megatron", set_values={"model.seq_length": 128}
+    ).report.by_source()
     assert (config["topk_method"], config["routed_scaling_factor"]) == ("greedy", 1.0)
     for key in ("topk_method", "n_group", "topk_group", "routed_scaling_factor"):
         assert "routes each token" not in said[key].detail and "multiplies the chosen" not in said[key].detail

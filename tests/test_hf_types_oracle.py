@@ -39,7 +39,9 @@ EXTRA: dict[str, dict[str, Any]] = {
     "deepseek_v2": {"n_group": 1, "topk_group": 1, "first_k_dense_replace": 1},
     "deepseek_v3": {"n_group": 1, "topk_group": 1, "first_k_dense_replace": 1},
     "gptj": {"rotary_dim": 4},
-    "dbrx": {"attn_config": {"kv_n_heads": 4, "rope_theta": 10000.0}},  # 5.23's DbrxAttention reads attn_config.rope_theta
+    "dbrx": {
+        "attn_config": {"kv_n_heads": 4, "rope_theta": 10000.0}
+    },  # 5.23's DbrxAttention reads attn_config.rope_theta
     "gpt_neo": {"attention_types": [[["global", "local"], 2]]},  # GPTNeoConfig: one kind per layer (24 by default)
     "helium": {"head_dim": 8},  # its o_proj reads hidden_size features: heads x head_dim must be hidden_size
     "falcon": {"new_decoder_architecture": True, "num_kv_heads": 2},
@@ -62,14 +64,27 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     "starcoder-multi-head": ("gpt_bigcode", {"multi_query": False}),
     "gpt-neo-1.3b": ("gpt_neo", GPT_NEO_1_3B),  # 1,315,575,808 (tests/test_hf_types_more.py)
     "stablelm-2-1.6b": ("stablelm", STABLELM_2_1_6B),
-    "stablelm-qk-norm-parallel-gqa": ("stablelm", {"qk_layernorm": True, "use_parallel_residual": True, "num_key_value_heads": 2}),
+    "stablelm-qk-norm-parallel-gqa": (
+        "stablelm",
+        {"qk_layernorm": True, "use_parallel_residual": True, "num_key_value_heads": 2},
+    ),
     "opt-125m": ("opt", OPT_125M),  # 125,239,296 (tests/test_hf_types_more.py)
     "opt-unbiased-gelu": ("opt", {"enable_bias": False, "activation_function": "gelu"}),
     "command-r7b": ("cohere2", COMMAND_R7B),  # 8,028,033,024 (tests/test_hf_types_more.py)
     "cohere2-biased-no-window": ("cohere2", {"attention_bias": True, "sliding_window": None}),
     "dbrx-132b": ("dbrx", DBRX),  # 131,596,523,520 (tests/test_hf_types_more.py)
-    "dbrx-gelu-2-norm": ("dbrx", {"ffn_config": {"ffn_hidden_size": 40, "moe_num_experts": 3, "moe_top_k": 2,
-                                                 "moe_normalize_expert_weights": 2.0, "ffn_act_fn": {"name": "gelu"}}}),
+    "dbrx-gelu-2-norm": (
+        "dbrx",
+        {
+            "ffn_config": {
+                "ffn_hidden_size": 40,
+                "moe_num_experts": 3,
+                "moe_top_k": 2,
+                "moe_normalize_expert_weights": 2.0,
+                "ffn_act_fn": {"name": "gelu"},
+            }
+        },
+    ),
     "glm-4.5-air": ("glm4_moe", GLM_4_5_AIR),  # 106,852,245,504 (tests/test_hf_types_more.py)
     "glm4-moe-qk-norm-biased": ("glm4_moe", {"use_qk_norm": True, "attention_bias": True, "n_shared_experts": 2}),
     "gpt-neo-global-4096-wide-mlp": ("gpt_neo", {"attention_types": [[["global"], 4]], "intermediate_size": 160}),

@@ -27,7 +27,9 @@ def _only(problems: list) -> str:
 def test_validate_suggests_a_config_json_key_as_the_file_writes_it(tmp_path: Path) -> None:
     path = tmp_path / "config.json"
     path.write_text(json.dumps(MIXTRAL))
-    assert _only(validate_file(str(path)).problems) == "not a HF config.json parameter; did you mean num_experts_per_tok?"
+    assert (
+        _only(validate_file(str(path)).problems) == "not a HF config.json parameter; did you mean num_experts_per_tok?"
+    )
 
 
 def test_the_report_suggests_it_the_same_way(tmp_path: Path) -> None:
@@ -55,7 +57,9 @@ def test_a_megatron_option_is_suggested_as_an_option(tmp_path: Path) -> None:
 
 def test_the_cerebras_trainer_layout_is_suggested_with_its_path(tmp_path: Path) -> None:
     path = tmp_path / "params.yaml"
-    path.write_text((INPUTS / "cerebras" / "llama-1b-trainer.yaml").read_text().replace("hidden_size:", "hidden_sise:", 1))
+    path.write_text(
+        (INPUTS / "cerebras" / "llama-1b-trainer.yaml").read_text().replace("hidden_size:", "hidden_sise:", 1)
+    )
     assert _only(validate_file(str(path)).problems).endswith("did you mean trainer.init.model.hidden_size?")
 
 

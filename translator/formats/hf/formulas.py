@@ -70,7 +70,10 @@ def _with_unheld(base: Formula) -> Formula:
         given = {key: kw.get(ident(_hf.PREFIX + key)) for key in keys}
         theta = kw.get("hf_rope_theta")
         theta = theta if theta is not None else mt.default("rope_theta")
-        values = {"model.hidden_size": kw.get("hf_hidden_size"), "model.rotary_base": None if theta is None else float(theta)}
+        values = {
+            "model.hidden_size": kw.get("hf_hidden_size"),
+            "model.rotary_base": None if theta is None else float(theta),
+        }
         notes = mt.unheld_notes(given, values)
         foreign = [key for key in keys if key not in (mt.unheld or {}) and given[key] is not None]
         if foreign:  # another class's key (MPT's emb_pdrop, which its model never applies)
