@@ -39,6 +39,7 @@ FILLED_BY_MODEL = {
     ("glm4_moe", "head_dim"): "=model.hidden_size/model.num_heads",
     ("gptj", "n_inner"): "=4*model.hidden_size",
     ("gpt2", "n_inner"): "=4*model.hidden_size",
+    ("gpt-sw3", "n_inner"): "=4*model.hidden_size",
     ("gpt_bigcode", "n_inner"): "=4*model.hidden_size",  # GPTBigCodeBlock: n_inner or 4 x hidden_size
     ("gpt_neo", "intermediate_size"): "=4*model.hidden_size",  # GPTNeoBlock: intermediate_size or 4 x hidden_size
 }

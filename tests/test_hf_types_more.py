@@ -577,3 +577,17 @@ def test_deepseek_v2_lite_s_greedy_router_has_nothing_to_name(tmp_path: Path) ->
     assert (config["topk_method"], config["routed_scaling_factor"]) == ("greedy", 1.0)
     for key in ("topk_method", "n_group", "topk_group", "routed_scaling_factor"):
         assert "routes each token" not in said[key].detail and "multiplies the chosen" not in said[key].detail
+
+
+# ---- gpt-sw3: GPT2Config under another model_type ---------------------------------------------------------
+
+
+def test_gpt_sw3_is_gpt_2_s_class_and_is_written_back_as_it(tmp_path: Path) -> None:
+    config = {"model_type": "gpt-sw3", "n_embd": 64, "n_layer": 2, "n_head": 4, "n_positions": 32, "vocab_size": 101,
+              "activation_function": "gelu", "tie_word_embeddings": False}  # fmt: skip
+    ir = read(tmp_path, config)
+    assert (ir["model.family"], ir["model.activation"], ir["model.position_embedding"]) == ("gpt2", "gelu", "learned")
+    h = 64  # GPT2LMHeadModel: wte, wpe; per block ln_1, c_attn, c_proj, ln_2, c_fc, c_proj (biased); ln_f; untied lm_head
+    block = 2 * h + (h * 3 * h + 3 * h) + (h * h + h) + 2 * h + (h * 4 * h + 4 * h) + (4 * h * h + h)
+    assert count_parameters(ir).total == (101 + 32) * h + 2 * block + 2 * h + 101 * h
+    assert json.loads(translate([str(write(tmp_path, config))], "hf", "hf").dump()) == config

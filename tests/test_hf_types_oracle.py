@@ -85,6 +85,7 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
             }
         },
     ),
+    "gpt-sw3-untied-gelu": ("gpt-sw3", {"tie_word_embeddings": False, "activation_function": "gelu"}),
     "glm-4.5-air": ("glm4_moe", GLM_4_5_AIR),  # 106,852,245,504 (tests/test_hf_types_more.py)
     "glm4-moe-qk-norm-biased": ("glm4_moe", {"use_qk_norm": True, "attention_bias": True, "n_shared_experts": 2}),
     "gpt-neo-global-4096-wide-mlp": ("gpt_neo", {"attention_types": [[["global"], 4]], "intermediate_size": 160}),
