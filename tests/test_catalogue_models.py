@@ -23,6 +23,8 @@ FIELDS: dict[str, tuple[list[Any], list[Any]]] = {
     "model.lm_head_bias": ([True], [1]),
     "model.tie_embeddings": ([True], [1]),
     "model.qk_norm": ([True], ["on"]),
+    "model.qk_norm_bias": ([True, False], [1, "no"]),
+    "model.position_embedding_offset": ([0, 2], [-1, 1.5]),
     "model.mla_kv_lora_rank": ([512], [0]),
     "model.mla_q_lora_rank": ([1536], [0]),
     "model.mla_qk_nope_head_dim": ([128], [0]),
@@ -82,7 +84,7 @@ FAMILIES = ["gpt2", "gptj", "gpt-neox", "llama", "mistral", "mixtral", "qwen2", 
             "deepseek_v2", "deepseek_v3", "gpt_oss", "seed_oss", "olmo2", "granite", "smollm3", "internlm3",
             "iquestcoder", "helium", "arcee", "jais2", "glm", "glm4", "ministral", "hunyuan_v1_dense", "ernie4_5",
             "olmoe", "granitemoe", "phi", "olmo3", "flex_olmo", "minimax_m2", "vaultgemma", "cohere", "olmo",
-            "nemotron"]  # fmt: skip
+            "nemotron", "gpt_neo", "stablelm", "opt", "cohere2", "dbrx", "glm4_moe"]  # fmt: skip
 
 
 def test_the_catalogue_loads_with_every_model_field() -> None:

@@ -36,12 +36,23 @@ FILLED_BY_MODEL = {
     ("smollm3", "head_dim"): "=model.hidden_size/model.num_heads",
     ("granitemoe", "head_dim"): "=model.hidden_size/model.num_heads",
     ("olmo3", "head_dim"): "=model.hidden_size/model.num_heads",
+    ("glm4_moe", "head_dim"): "=model.hidden_size/model.num_heads",
     ("gptj", "n_inner"): "=4*model.hidden_size",
     ("gpt2", "n_inner"): "=4*model.hidden_size",
+    ("gpt-sw3", "n_inner"): "=4*model.hidden_size",
+    ("gpt_bigcode", "n_inner"): "=4*model.hidden_size",  # GPTBigCodeBlock: n_inner or 4 x hidden_size
+    ("gpt_neo", "intermediate_size"): "=4*model.hidden_size",  # GPTNeoBlock: intermediate_size or 4 x hidden_size
 }
 # a default __post_init__ rewrites from another key: the table keeps the field's own default (what an
 # omitted key means when the other key asks for it), compared with the dataclass field
-REWRITTEN = {"sliding_window", "mlp_only_layers", "no_rope_layers", "layer_types"}
+REWRITTEN = {
+    "sliding_window",
+    "mlp_only_layers",
+    "no_rope_layers",
+    "layer_types",
+    "attention_types",
+    "word_embed_proj_dim",
+}
 
 
 def test_every_causal_lm_type_transformers_defines_is_mapped_or_named() -> None:

@@ -22,6 +22,7 @@ from neoconv.formats.hf import model_types as hf_types
 from neoconv.knowledge.model_size import count_parameters
 
 from test_hf_types import GPT_OSS_20B
+from test_hf_types_more import COMMAND_R7B, DBRX, GLM_4_5_AIR, GPT_NEO_1_3B, OPT_125M, STABLELM_2_1_6B, STARCODER
 
 pytestmark = pytest.mark.oracle
 
@@ -38,6 +39,10 @@ EXTRA: dict[str, dict[str, Any]] = {
     "deepseek_v2": {"n_group": 1, "topk_group": 1, "first_k_dense_replace": 1},
     "deepseek_v3": {"n_group": 1, "topk_group": 1, "first_k_dense_replace": 1},
     "gptj": {"rotary_dim": 4},
+    "dbrx": {
+        "attn_config": {"kv_n_heads": 4, "rope_theta": 10000.0}
+    },  # 5.23's DbrxAttention reads attn_config.rope_theta
+    "gpt_neo": {"attention_types": [[["global", "local"], 2]]},  # GPTNeoConfig: one kind per layer (24 by default)
     "helium": {"head_dim": 8},  # its o_proj reads hidden_size features: heads x head_dim must be hidden_size
     "falcon": {"new_decoder_architecture": True, "num_kv_heads": 2},
     "qwen2_moe": {"decoder_sparse_step": 2, "mlp_only_layers": [3]},
@@ -55,6 +60,35 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     "olmoe-normalised-biased": ("olmoe", {"norm_topk_prob": True, "attention_bias": True}),
     "phi-qk-layernorm-gqa": ("phi", {"qk_layernorm": True, "num_key_value_heads": 2}),
     "nemotron-biased": ("nemotron", {"attention_bias": True, "mlp_bias": True}),
+    "starcoder-15b": ("gpt_bigcode", STARCODER),  # 15,517,456,384 (tests/test_hf_types_more.py)
+    "starcoder-multi-head": ("gpt_bigcode", {"multi_query": False}),
+    "gpt-neo-1.3b": ("gpt_neo", GPT_NEO_1_3B),  # 1,315,575,808 (tests/test_hf_types_more.py)
+    "stablelm-2-1.6b": ("stablelm", STABLELM_2_1_6B),
+    "stablelm-qk-norm-parallel-gqa": (
+        "stablelm",
+        {"qk_layernorm": True, "use_parallel_residual": True, "num_key_value_heads": 2},
+    ),
+    "opt-125m": ("opt", OPT_125M),  # 125,239,296 (tests/test_hf_types_more.py)
+    "opt-unbiased-gelu": ("opt", {"enable_bias": False, "activation_function": "gelu"}),
+    "command-r7b": ("cohere2", COMMAND_R7B),  # 8,028,033,024 (tests/test_hf_types_more.py)
+    "cohere2-biased-no-window": ("cohere2", {"attention_bias": True, "sliding_window": None}),
+    "dbrx-132b": ("dbrx", DBRX),  # 131,596,523,520 (tests/test_hf_types_more.py)
+    "dbrx-gelu-2-norm": (
+        "dbrx",
+        {
+            "ffn_config": {
+                "ffn_hidden_size": 40,
+                "moe_num_experts": 3,
+                "moe_top_k": 2,
+                "moe_normalize_expert_weights": 2.0,
+                "ffn_act_fn": {"name": "gelu"},
+            }
+        },
+    ),
+    "gpt-sw3-untied-gelu": ("gpt-sw3", {"tie_word_embeddings": False, "activation_function": "gelu"}),
+    "glm-4.5-air": ("glm4_moe", GLM_4_5_AIR),  # 106,852,245,504 (tests/test_hf_types_more.py)
+    "glm4-moe-qk-norm-biased": ("glm4_moe", {"use_qk_norm": True, "attention_bias": True, "n_shared_experts": 2}),
+    "gpt-neo-global-4096-wide-mlp": ("gpt_neo", {"attention_types": [[["global"], 4]], "intermediate_size": 160}),
 }
 
 

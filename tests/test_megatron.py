@@ -148,7 +148,6 @@ def test_a_construct_reads_as(extra: str, expected: dict[str, Any], tmp_path: Pa
 @pytest.mark.parametrize(
     "extra, reason",
     [("--num-query-groups 8", "--num-query-groups 8 without --group-query-attention is ignored"),
-     ("--quick-geglu", "quick-GELU"),
      ("--weight-decay-incr-style linear --start-weight-decay 0.0 --end-weight-decay 0.1", "weight decay ramps (linear)"),
      ("--recompute-activations", "selective recompute"),
      ("--multi-latent-attention", "multi-latent attention"),

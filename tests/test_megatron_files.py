@@ -147,4 +147,4 @@ def test_an_option_of_a_release_reads_as_known_and_a_made_up_one_as_unknown(tmp_
     entries = translate(str(path), "megatron", "neox").report.by_source()
     assert entries["--tp-comm-overlap"].status is Status.DROPPED and "performance" in entries["--tp-comm-overlap"].detail
     assert entries["--retro-workdir"].status is Status.DROPPED and "another model family" in entries["--retro-workdir"].detail
-    assert entries["--num-layer"].status is Status.UNKNOWN and "num_layers" in entries["--num-layer"].detail
+    assert entries["--num-layer"].status is Status.UNKNOWN and "did you mean --num-layers?" in entries["--num-layer"].detail

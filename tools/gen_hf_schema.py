@@ -48,7 +48,14 @@ CODEC = {
     "decoder_sparse_step": ["integer"], "mlp_only_layers": ["array", "null"], "first_k_dense_replace": ["integer"],
     "router_aux_loss_coef": ["number"], "num_attention_heads": ["integer"], "n_head": ["integer"], "n_heads": ["integer"],
     "attention_multiplier": ["number", "integer"], "no_rope_layers": ["array", "null"], "no_rope_layer_interval": ["integer"],
-    "swiglu_alpha": ["number", "integer"],
+    "swiglu_alpha": ["number", "integer"], "window_size": ["integer"], "attention_types": ["array", "null"],
+    # the model_type rule's `unheld` keys (OPT's)
+    "do_layer_norm_before": ["boolean"], "word_embed_proj_dim": ["integer", "null"], "_remove_final_layer_norm": ["boolean"],
+    "layerdrop": ["number", "integer"], "layer_norm_elementwise_affine": ["boolean"],
+    # DBRX's nested keys of no canonical type
+    "attn_config.rope_theta": ["number", "integer"], "ffn_config.moe_jitter_eps": ["number", "integer", "null"],
+    "emb_pdrop": ["number", "integer"], "ffn_config.moe_normalize_expert_weights": ["number", "integer", "null"],
+    "ffn_config.moe_loss_weight": ["number", "integer"],
 }  # fmt: skip
 NOT_CANONICAL_TYPE = {"swiglu_alpha"}  # keys whose value is not of their field's type (gpt_oss's activation: a gain)
 

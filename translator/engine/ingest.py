@@ -55,6 +55,8 @@ def classify_strays(
             type_note = ("wrong_type", {"message": exc.message})
         searches += (id(schema), leaf) not in table.leaf_kinds
         kind, said = classify(leaf, schema, table, suggest=searches <= SUGGESTIONS_PER_FILE)
+        if said is not None and said[1].get("suggestion"):
+            said = (said[0], {**said[1], "suggestion": spelled_as_file(source, leaf, said[1]["suggestion"])})
         if kind != "unknown" and (foreign := _not_a_name(leaf, leaves[leaf], schema, table, source)) is not None:
             kind, said = "unknown", foreign  # a name the release's Literal lacks (a fork's tokenizer): the one rule
         notes = (said,) if said is not None else ()
@@ -85,6 +87,24 @@ def classify(leaf: str, schema: SchemaIndex, table: Table, suggest: bool = True)
             found = ("unknown", _closest(leaf, schema, table))
         keep(table.leaf_kinds, key, found, 10_000)
     return found
+
+
+def spelled_as_file(source: Source, leaf: str, suggestion: str) -> str:
+    """A suggested key (the reader's name for it) as the file would write it, spelled the way the file
+    writes the unknown `leaf` beside it: the block both share written as the file writes it (a reader's
+    prefix dropped, or a file's own prefix kept), dashes where the file has them (tests/test_suggested_spelling.py)."""
+    written = source.aliases.get(leaf, leaf)
+    if written == leaf:
+        return suggestion
+    parts, other = leaf.split("."), suggestion.split(".")
+    shared = 0
+    while shared < min(len(parts), len(other)) - 1 and parts[shared] == other[shared]:
+        shared += 1
+    rest, wanted = ".".join(parts[shared:]), ".".join(other[shared:])
+    for spell in (str, lambda key: key.replace("_", "-")):
+        if written.endswith(spell(rest)):
+            return written[: len(written) - len(spell(rest))] + spell(wanted)
+    return suggestion
 
 
 def _not_a_name(leaf: str, value: Any, schema: SchemaIndex, table: Table, source: Source) -> Message | None:

@@ -54,7 +54,8 @@ def count_parameters(values: Mapping[str, Any]) -> ParameterCount:
     vocab, hidden = m.vocab, m.hidden
     embeddings = vocab * hidden
     if m.position_embedding == "learned":
-        embeddings += m.need_int("model.max_position_embeddings") * hidden
+        rows = m.need_int("model.max_position_embeddings") + m.get("model.position_embedding_offset", 0)
+        embeddings += rows * hidden  # (OPT's table has 2 rows before position 0's)
     if m.flag("model.embedding_norm"):
         embeddings += m.norm(hidden)
     head = 0 if m.need("model.tie_embeddings") else vocab * hidden
@@ -111,13 +112,13 @@ class _Model:
         return bool(self.values.get(name))
 
     # ---- pieces -------------------------------------------------------------------------------
-    def norm(self, width: int) -> int:
-        """Parameters of one norm over `width` features."""
+    def norm(self, width: int, bias: bool | None = None) -> int:
+        """Parameters of one norm over `width` features (`bias`: other than the model's norms, the qk-norms')."""
         if self.norm_kind == "non_parametric_layernorm":
             return 0
         if self.norm_kind == "scalenorm":
             return 1  # one learned gain
-        return width * (2 if self.need("model.norm_bias") else 1)
+        return width * (2 if (self.need("model.norm_bias") if bias is None else bias) else 1)
 
     def block_norms(self) -> int:
         if self.flag("model.parallel_residual"):
@@ -147,9 +148,9 @@ class _Model:
         total = _linear(h, self.heads * d, bias) + 2 * _linear(h, self.kv_heads * d, bias)
         total += _linear(self.heads * d, h, out_bias)
         if self.flag("model.qk_norm"):  # per head: one head_dim vector each; OLMo 2: the whole projection
-            span = self.values.get("model.qk_norm_span")
-            # (Cohere's head_weights: statistics per head, a weight per head and feature: the projection's count)
-            total += self.norm(self.heads * d) + self.norm(self.kv_heads * d) if span in ("projection", "head_weights") else 2 * self.norm(d)
+            span, b = self.values.get("model.qk_norm_span"), self.values.get("model.qk_norm_bias")
+            # (Cohere's, StableLM's head_weights: statistics per head, a weight per head and feature: the projection's count)
+            total += self.norm(self.heads * d, b) + self.norm(self.kv_heads * d, b) if span in ("projection", "head_weights") else 2 * self.norm(d, b)
         if self.flag("model.attention_sinks"):  # one learned sink logit per head (gpt-oss)
             total += self.heads
         return total

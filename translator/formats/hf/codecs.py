@@ -89,12 +89,14 @@ def write_heads(kw: Kw) -> Any:
     return _loss(out, losses)
 
 
-# ---- Falcon: kv heads, parallel block, one or two norms ------------------------------------------
+# ---- Falcon: kv heads, parallel block, one or two norms; gpt_bigcode: kv heads from multi_query ---
 def read_falcon(kw: Kw) -> Any:
     mt = _hf.table().types.get(str(kw.get("hf_model_type")))
+    heads = kw.get("num_heads")
+    if mt is not None and mt.multi_query:
+        return {"num_kv_heads": 1 if raw_value(kw, mt, "multi_query") else heads}
     if mt is None or not mt.falcon_block:
         return {}
-    heads = kw.get("num_heads")
     new = bool(raw_value(kw, mt, "new_decoder_architecture"))
     parallel = new or bool(raw_value(kw, mt, "parallel_attn"))
     if new:
@@ -108,9 +110,16 @@ def read_falcon(kw: Kw) -> Any:
 
 def write_falcon(kw: Kw) -> Any:
     mt = chosen(kw)
+    heads, kv = kw.get("num_heads"), kw.get("num_kv_heads")
+    if mt.multi_query:
+        kv = heads if kv is None else kv
+        out = _out("multi_query", kv == 1)
+        if kv in (1, heads):
+            return out
+        return Approx(out, f"HF {mt.name} has one key/value head (multi_query: true) or one per head (false): "
+                           f"{kv} key/value heads of {heads} is not expressible", ("model.num_kv_heads",))
     if not mt.falcon_block:
         return {}
-    heads, kv = kw.get("num_heads"), kw.get("num_kv_heads")
     parallel, shared = kw.get("parallel_residual"), kw.get("parallel_shared_norm")
     kv = heads if kv is None else kv
     if parallel and not shared:  # ln_attn and ln_mlp: the new decoder architecture
@@ -149,13 +158,18 @@ def write_moe_layers(kw: Kw) -> Any:
                       + (f" except {dense}" if dense else "") + " is not expressible")  # fmt: skip
 
 
+def _aux_key(mt: _hf.ModelType) -> str:
+    """The class's key for the load-balancing loss's weight (DBRX: ffn_config.moe_loss_weight)."""
+    return mt.keys.get("model.moe_aux_loss_coef") or "router_aux_loss_coef"
+
+
 def read_aux(kw: Kw) -> Any:
     mt = _hf.table().types.get(str(kw.get("hf_model_type")))
     if mt is None:
         return None
     if not mt.moe_aux_loss:
         return None  # no auxiliary loss: what leaving the field out means
-    coef = float(raw_value(kw, mt, "router_aux_loss_coef") or 0.0)
+    coef = float(raw_value(kw, mt, _aux_key(mt)) or 0.0)
     if coef and not raw_value(kw, mt, "output_router_logits"):
         return 0.0  # added to the loss only with router logits: this model trains without it
     return coef or None
@@ -164,7 +178,7 @@ def read_aux(kw: Kw) -> Any:
 def write_aux(kw: Kw) -> Any:
     mt, coef = chosen(kw), kw["value"]
     if mt.moe_aux_loss:
-        return {**_out("router_aux_loss_coef", coef), **_out("output_router_logits", bool(coef))} if coef else {}
+        return {**_out(_aux_key(mt), coef), **_out("output_router_logits", bool(coef))} if coef else {}
     if coef and coef != mt.fixed.get("model.moe_aux_loss_coef", 0.0):
         return Approx({}, hard_wired(mt.why_not("model.moe_aux_loss_coef"), "model.moe_aux_loss_coef", coef))
     return {}
@@ -175,6 +189,8 @@ def read_attention_scale(kw: Kw) -> Any:
     """Granite multiplies the scores by attention_multiplier instead of 1/sqrt(head_dim): 1/head_dim is
     muP's scaling; any other m is the standard scaling times m * sqrt(head_dim)."""
     mt = _hf.table().types.get(str(kw.get("hf_model_type")))
+    if mt is not None and mt.unscaled_scores and head_width(kw):
+        return {"attention_logits_multiplier": math.sqrt(head_width(kw) or 1)}  # sqrt(d) / sqrt(d): no scaling at all
     if mt is None or not mt.attention_multiplier:
         return {}  # 1/sqrt(head_dim), no multiplier: what leaving the fields out means
     m, width = float(raw_value(kw, mt, "attention_multiplier")), head_width(kw)
@@ -194,6 +210,13 @@ def write_attention_scale(kw: Kw) -> Any:
         if not width:
             return Approx({}, "attention_multiplier needs the head width (hidden_size and num_attention_heads)")
         return _out("attention_multiplier", multiplier / (width if scaling == "inverse_head_dim" else math.sqrt(width)))
+    if mt.unscaled_scores:
+        width = head_width(kw)
+        if scaling == "inverse_sqrt_head_dim" and width and math.isclose(multiplier, math.sqrt(width), rel_tol=1e-9):
+            return {}
+        return Approx({}, f"HF {mt.name} does not scale its attention scores (no 1/sqrt(head_dim)): scaling {scaling} "
+                          f"with multiplier {multiplier} is not expressible",
+                      ("model.attention_scaling", "model.attention_logits_multiplier"))  # fmt: skip
     losses: list[tuple[str, tuple[str, ...]]] = [(hard_wired(mt.why_not(name), name, value), (name,)) for name, value, plain in (
         ("model.attention_scaling", scaling, "inverse_sqrt_head_dim"), ("model.attention_logits_multiplier", multiplier, 1.0))
         if value != plain]  # fmt: skip
@@ -202,19 +225,22 @@ def write_attention_scale(kw: Kw) -> Any:
 
 # ---- registration ---------------------------------------------------------------------------------
 def _register(name: str, fields: tuple[str, ...], keys: tuple[str, ...], extras: tuple[str, ...],
-              read: Callable[[Kw], Any], write: Callable[[Kw], Any], single: bool = False) -> None:  # fmt: skip
-    """A codec as a formula whose parameters are exactly the rule's keys and fields."""
+              read: Callable[[Kw], Any], write: Callable[[Kw], Any], single: bool = False,
+              write_extras: tuple[str, ...] = ()) -> None:  # fmt: skip
+    """A codec as a formula whose parameters are exactly the rule's keys and fields (`write_extras`: fields
+    only its writing needs, the rule's write_with)."""
     own = [field_ident(f) for f in fields]
     read_params = [ident(_hf.PREFIX + k) for k in keys] + ["hf_model_type", *(field_ident(f) for f in extras)]
     blocks = [field_ident(f) for f in _hf.BLOCK_SELECTORS if f not in fields]  # the class is chosen by them too
-    write_params = (["value"] if single else own) + ["family", "position_embedding", *(field_ident(f) for f in extras), *blocks]
+    write_params = (["value"] if single else own) + ["family", "position_embedding", *(field_ident(f) for f in extras), *blocks,
+                                                     *(field_ident(f) for f in write_extras)]
     reader = signed(lambda **kw: read(kw), read_params)
     writer = signed(lambda **kw: write(kw), write_params)
     FORMULAS[name] = Formula(name, reader, writer, parameters(reader), parameters(writer))
 
 
 _register("hf.attention_heads", ("model.num_heads", "model.head_dim", "model.query_pre_attention_scalar"),
-          ("num_attention_heads", "n_head", "n_heads", "head_dim", "query_pre_attn_scalar"), ("model.hidden_size",),
+          ("num_attention_heads", "n_head", "n_heads", "num_heads", "head_dim", "query_pre_attn_scalar"), ("model.hidden_size",),
           read_heads, write_heads)  # fmt: skip
 _register("hf.attention_scale", ("model.attention_scaling", "model.attention_logits_multiplier"), ("attention_multiplier",),
           ("model.hidden_size", "model.num_heads", "model.head_dim"), read_attention_scale, write_attention_scale)  # fmt: skip
@@ -228,13 +254,16 @@ _register("hf.rope", ("model.rotary_base", *(f"model.{f}" for f in (
     ("rope_theta", "rotary_emb_base", "rope_scaling", "original_max_position_embeddings", "rope_local_base_freq",
      "rope_local_scaling"),
     ("model.max_position_embeddings",), read_rope, write_rope)  # fmt: skip
-_register("hf.nope_layers", ("model.nope_layers", "model.num_layers"), ("no_rope_layers", "no_rope_layer_interval"),
-          ("model.num_layers",), read_nope, write_nope)  # fmt: skip
+_register("hf.nope_layers", ("model.nope_layers", "model.num_layers"),
+          ("no_rope_layers", "no_rope_layer_interval", "sliding_window", "layer_types", "sliding_window_pattern"),
+          ("model.num_layers",), read_nope, write_nope,
+          write_extras=("model.sliding_window", "model.attention_layer_types"))  # fmt: skip
 _register("hf.window", ("model.sliding_window", "model.attention_layer_types"),
-          ("sliding_window", "use_sliding_window", "max_window_layers", "layer_types", "sliding_window_pattern"),
+          ("sliding_window", "use_sliding_window", "max_window_layers", "layer_types", "sliding_window_pattern", "window_size",
+           "attention_types"),
           ("model.num_layers", "model.nope_layers"), read_window, write_window)  # fmt: skip
 _register("hf.moe_layers", ("model.moe_first_dense_layers", "model.moe_layer_interval", "model.moe_dense_layers"),
           ("decoder_sparse_step", "mlp_only_layers", "first_k_dense_replace"), ("model.num_layers", "model.moe_num_experts"),
           read_moe_layers, write_moe_layers)  # fmt: skip
-_register("hf.moe_aux_loss", ("model.moe_aux_loss_coef",), ("router_aux_loss_coef", "output_router_logits"), (),
+_register("hf.moe_aux_loss", ("model.moe_aux_loss_coef",), ("router_aux_loss_coef", "output_router_logits", "ffn_config.moe_loss_weight"), (),
           read_aux, write_aux, single=True)  # fmt: skip

@@ -104,16 +104,41 @@ def raw_value(kw: dict[str, Any], mt: ModelType, key: str) -> Any:
     return mt.default(key, values_of(kw)) if value is None else value
 
 
+def _has(config: dict[str, Any], key: str) -> bool:
+    """The file states `key` (dotted: nested, DBRX's ffn_config.moe_normalize_expert_weights)."""
+    *parents, leaf = key.split(".")
+    for part in parents:
+        config = config.get(part) if isinstance(config.get(part), dict) else {}  # type: ignore[assignment]
+    return leaf in config
+
+
+def _set(config: dict[str, Any], key: str, value: Any, keep: bool = False) -> dict[str, Any]:
+    """A copy of `config` with the (dotted) key set (`keep`: unless it is there)."""
+    head, _, rest = key.partition(".")
+    if rest:
+        inner = config.get(head)
+        return {**config, head: _set(inner if isinstance(inner, dict) else {}, rest, value, keep)}
+    return config if keep and head in config else {**config, head: value}
+
+
+def _get(config: dict[str, Any], key: str) -> Any:
+    for part in key.split("."):
+        config = config.get(part) if isinstance(config, dict) else None  # type: ignore[assignment]
+    return config
+
+
 def mark_explicit_nulls(config: dict[str, Any]) -> dict[str, Any]:
     mt = table().types.get(str(config.get("model_type")))
-    nulls = [k for k in (mt.write_nulls if mt else ()) if k in config and config[k] is None]
-    return {**config, **dict.fromkeys(nulls, EXPLICIT_NULL)} if nulls else config
+    for key in mt.write_nulls if mt else ():
+        if _has(config, key) and _get(config, key) is None:
+            config = _set(config, key, EXPLICIT_NULL)
+    return config
 
 
 def left_to_class(config: dict[str, Any]) -> dict[str, Any]:
     """The keys a file leaves to its class default although `document` would pin them to null."""
     mt = table().types.get(str(config.get("model_type")))
-    return {"model_type": config.get("model_type"), "keys": [k for k in (mt.write_nulls if mt else ()) if k not in config]}
+    return {"model_type": config.get("model_type"), "keys": [k for k in (mt.write_nulls if mt else ()) if not _has(config, k)]}
 
 
 def every_head_its_own(config: dict[str, Any]) -> list[Any]:
@@ -149,7 +174,10 @@ def document(leaves: dict[str, Any], left_to_class: Any = None) -> dict[str, Any
         kept = list(left_to_class.get("keys") or ())
     for key in mt.write_nulls if mt else ():
         if key not in kept:
-            out.setdefault(key, None)
+            out = _set(out, key, None, keep=True)
+    for key, other in ((mt.written_twice or {}) if mt else {}).items():
+        if _has(out, key):  # both releases' key (DBRX: transformers 5 rotates with one, needs the other)
+            out = _set(out, other, _get(out, key))
     return out
 
 

@@ -27,6 +27,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "model.embedding_dropout": ("model.hidden_dropout",),
     "model.hidden_dropout": ("model.attention_dropout",),
     "model.parallel_shared_norm": ("model.parallel_residual",),
+    "model.qk_norm_bias": ("model.qk_norm", "model.norm_bias"),
     "model.attention_output_bias": ("model.attention_bias",),
     "model.mlp_bias": ("model.attention_bias",),
     "model.moe_ffn_hidden_size": ("model.ffn_hidden_size",),
@@ -76,6 +77,11 @@ def _read_value(name: str, mt: _hf.ModelType, raw: Any, kw: dict[str, Any]) -> A
             if raw in names:
                 return canonical
         return Approx(None, f"HF {mt.name} activation {raw!r} has no canonical name")
+    if name == "model.moe_normalize_top_k" and (mt.keys.get(name) or "").endswith("moe_normalize_expert_weights"):
+        # DBRX divides the top-k weights by their p-norm (null: not at all); p = 1 is the sum: renormalised
+        if raw is None or raw == 1:
+            return raw is not None
+        return Approx(True, f"HF {mt.name} divides the top-k weights by their {raw:g}-norm, not their sum")
     if name == "model.rotary_fraction" and mt.keys.get(name) == "rotary_dim":
         head = head_width(kw)
         if raw is None:
@@ -97,6 +103,8 @@ def _write_value(name: str, mt: _hf.ModelType, value: Any, kw: dict[str, Any]) -
             gated = "gated (act(gate) x up)" if "swiglu" in mt.activations or "geglu_tanh" in mt.activations else "not gated"
             return Approx(None, f"HF {mt.name}'s MLP is {gated}: activation {value!r} is not expressible")
         return names[0]
+    if name == "model.moe_normalize_top_k" and (mt.keys.get(name) or "").endswith("moe_normalize_expert_weights"):
+        return 1.0 if value else None  # the 1-norm of positive weights is their sum; null: not renormalised
     if name == "model.rotary_fraction" and mt.keys.get(name) == "rotary_dim":
         head = head_width(kw)
         if not head:
@@ -117,6 +125,20 @@ def read_field(name: str, mt: _hf.ModelType, keys: list[str], kw: dict[str, Any]
     foreign = _foreign(name, mt, keys, kw, idents)
     if name == "model.parallel_shared_norm" and kw.get("parallel_residual") is False:
         return None  # one norm or two per block only means something in a parallel block
+    if name == "model.qk_norm_bias" and not kw.get("qk_norm"):
+        return None  # the qk-norms' bias only means something with qk-norms
+    value = _read_known(name, mt, keys, kw, foreign)
+    refused = (mt.refused or {}).get(name)
+    if refused and _same(value, refused["value"]):
+        raise ValueError(f"{mt.keys.get(name, name)}: {value!r}: HF {mt.name} {refused['why']}")
+    said = (mt.partial or {}).get(name)
+    if said and value and not isinstance(value, (Approx, Absent)):
+        return Approx(value, f"HF {mt.name} {said}")  # the class does a near thing, not quite this
+    return value
+
+
+def _read_known(name: str, mt: _hf.ModelType, keys: list[str], kw: dict[str, Any], foreign: list[str]) -> Any:
+    idents = {k: ident(_hf.PREFIX + k) for k in keys}
     own = mt.keys.get(name)
     if own is None:
         if name in mt.fixed:
@@ -147,6 +169,13 @@ def read_field(name: str, mt: _hf.ModelType, keys: list[str], kw: dict[str, Any]
 def write_field(name: str, mt: _hf.ModelType, value: Any, kw: dict[str, Any]) -> Any:
     """The config.json entry of class `mt` for field `name`, or why the class cannot hold the value."""
     own = mt.keys.get(name)
+    refused = (mt.refused or {}).get(name)
+    if own is not None and refused and _same(value, refused["value"]):
+        kept = mt.default(own, _hf.values_of(kw))
+        return Approx({ident(_hf.PREFIX + own): kept}, f"HF {mt.name} {refused['why']}: written as {own}={kept!r}")
+    said = (mt.partial or {}).get(name)
+    if own is not None and said and value:
+        return Approx({ident(_hf.PREFIX + own): _write_value(name, mt, value, kw)}, f"HF {mt.name} {said}")
     if own is not None:
         return {ident(_hf.PREFIX + own): _write_value(name, mt, value, kw)}
     if name in mt.fixed:

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...knowledge.formula import FORMULAS, Approx, Extension, formula
+from ...knowledge.formula import FORMULAS, Approx, Extension, Formula, formula, ident, parameters
 from . import codecs  # noqa: F401  (registers the codec formulas)
 from . import model_types as _hf
 from .choose import chosen
-from .fields import field_formulas
+from .fields import field_formulas, signed
 
 
 @formula("hf.model_type")
@@ -55,6 +55,36 @@ class HfModelType:
             losses.append(f"HF {mt.name} has {fixed} position embeddings: {position_embedding} is not expressible")
         return Approx(out, "; ".join(losses)) if losses else out
 
+
+def _with_unheld(base: Formula) -> Formula:
+    """hf.model_type that also reads every class's `unheld` keys (OPT's do_layer_norm_before, ...): a value
+    no canonical field holds makes the reading lossy, naming the key."""
+    keys = sorted({key for mt in _hf.table().types.values() for key in (mt.unheld or {})})
+    own = sorted(base.read_params())
+
+    def read(**kw: Any) -> Any:
+        out = base.read(**{p: kw.get(p) for p in own})
+        mt = _hf.table().types.get(str(kw.get("hf_model_type")))
+        if mt is None or isinstance(out, Extension):
+            return out
+        given = {key: kw.get(ident(_hf.PREFIX + key)) for key in keys}
+        theta = kw.get("hf_rope_theta")
+        theta = theta if theta is not None else mt.default("rope_theta")
+        values = {
+            "model.hidden_size": kw.get("hf_hidden_size"),
+            "model.rotary_base": None if theta is None else float(theta),
+        }
+        notes = mt.unheld_notes(given, values)
+        foreign = [key for key in keys if key not in (mt.unheld or {}) and given[key] is not None]
+        if foreign:  # another class's key (MPT's emb_pdrop, which its model never applies)
+            notes.append(f"HF {mt.name} does not read {', '.join(foreign)}")
+        return Approx(out, "; ".join(notes)) if notes else out
+
+    read = signed(read, [*own, *(ident(_hf.PREFIX + key) for key in keys), "hf_hidden_size", "hf_rope_theta"])
+    return Formula(base.name, read, base.write, parameters(read), base.write_params())
+
+
+FORMULAS["hf.model_type"] = _with_unheld(FORMULAS["hf.model_type"])
 
 for _built in field_formulas():  # registered with the hand-written ones: the tables name them all
     FORMULAS[_built.name] = _built

@@ -30,8 +30,8 @@ BLOCKS: dict[str, Callable[[dict[str, Any]], bool]] = {
     "unbiased_mlp": lambda v: v.get("mlp_bias") is False,
 }
 CODECS = {"rope": ("classic", "phi3", "gemma3", "none"),
-          "window": ("none", "all", "layers", "qwen", "qwen_moe", "qwen2_moe", "alternate", "every_nth", "nope"),
-          "moe_layers": ("none", "all", "qwen", "deepseek"), "nope": ("none", "interval")}  # fmt: skip
+          "window": ("none", "all", "layers", "qwen", "qwen_moe", "qwen2_moe", "alternate", "every_nth", "nope", "gpt_neo"),
+          "moe_layers": ("none", "all", "qwen", "deepseek"), "nope": ("none", "interval", "full_layers")}  # fmt: skip
 SPECS = ("keys", "fixed", "same_as")  # where a type says what it does with a canonical field
 # `=model.num_heads`, `=4*model.hidden_size`, `=model.hidden_size/model.num_heads` (integer division)
 _DERIVED = re.compile(r"^=(?:(\d+)\*)?(model\.[a-z_]+)(?:/(model\.[a-z_]+))?$")
@@ -52,12 +52,19 @@ class ModelType:
     rope: str = "classic"
     window: str = "none"
     moe_layers: str = "none"
-    nope: str = "none"  # interval: no_rope_layers, or every no_rope_layer_interval-th layer without RoPE (SmolLM3)
+    nope: str = "none"  # interval: no_rope_layers, or every no_rope_layer_interval-th layer without RoPE (SmolLM3);
+    # full_layers: the layers without a sliding window have no RoPE (Cohere 2; every layer when sliding_window is null)
     falcon_block: bool = False
+    multi_query: bool = False  # kv heads from multi_query alone: one, or one per head (gpt_bigcode)
     moe_aux_loss: bool = False
     strict_heads: bool = False
     cannot_hold: dict[str, str] | None = None
+    unheld: dict[str, dict[str, Any]] | None = None  # key -> {holds: value, why: ...}: other values no field holds
+    written_twice: dict[str, str] | None = None  # key -> another key written with its value (DBRX's rope_theta)
+    refused: dict[str, dict[str, Any]] | None = None  # field -> {value, why}: a value the class refuses to build
+    partial: dict[str, str] | None = None  # field -> how the class's key differs from the field (a set value is lossy)
     reciprocal: tuple[str, ...] = ()  # fields whose key holds 1 / the value (Granite's logits_scaling divides)
+    unscaled_scores: bool = False  # the scores are not divided by sqrt(head_dim) (GPT-Neo)
     attention_multiplier: bool = False  # attention_multiplier is the score scale itself (Granite: no 1/sqrt(head_dim))
     ignored: tuple[str, ...] = ()  # keys the class has but its model never reads (gpt_oss's hidden_act)
     layer_types_4x: bool = False  # its transformers 4 class read layer_types too (a pattern it writes holds in 4.x)
@@ -71,6 +78,26 @@ class ModelType:
     def lists(self, name: str) -> bool:
         """The class says what it does with the field (a key, a hard-wired value, another field)."""
         return name in self.keys or name in self.fixed or name in self.same_as
+
+    def unheld_notes(self, given: dict[str, Any], values: dict[str, Any]) -> list[str]:
+        """What the file's `unheld` keys (key -> its value, None: left to the class) say that no canonical
+        field holds: a note per key whose value is not the one the fields describe."""
+        notes = []
+        for key, spec in (self.unheld or {}).items():
+            if spec["holds"] == "any":
+                continue  # read with another key that says it (DeepSeek V2's n_group with topk_method)
+            value = given.get(key)
+            if value is None and spec.get("absent"):  # a key the class needs given (DBRX's attn_config.rope_theta)
+                notes.append(f"HF {self.name} without {key}: {spec['absent']}")
+                continue
+            value = self.default(key, values) if value is None else value  # the class's own: DeepSeek V3 routes by groups
+            holds = spec["holds"] if isinstance(spec["holds"], list) else [spec["holds"]]
+            held = [resolve(h, values) for h in holds]
+            if value is None or any(h is None and raw is not None for h, raw in zip(held, holds)):
+                continue  # nothing given, or held relative to a value the file does not give
+            if value not in held:
+                notes.append(f"HF {self.name} {key}={value!r} {spec['why']}: read as {key}={held[0]!r}")
+        return notes
 
     def why_not(self, name: str) -> str:
         """Why the class has no place for a field (the lossy reason)."""
@@ -216,7 +243,7 @@ def _resolved(name: str, raw: dict[str, Any], seen: tuple[str, ...] = ()) -> dic
 
 def _check(mt: ModelType) -> None:
     known = catalogue()
-    for section in (mt.keys, mt.fixed, mt.same_as, mt.cannot_hold or {}):
+    for section in (mt.keys, mt.fixed, mt.same_as, mt.cannot_hold or {}, mt.partial or {}, mt.refused or {}):
         for name in section:
             if name not in known:
                 raise MappingTableError(f"hf.yaml: model type {mt.name}: unknown canonical field {name!r}")
@@ -244,10 +271,13 @@ def table() -> HfTable:
             write_nulls=tuple(spec.get("write_nulls") or ()), veomni=str(spec.get("veomni", "hf-backend")),
             rope=str(spec.get("rope", "classic")), window=str(spec.get("window", "none")),
             moe_layers=str(spec.get("moe_layers", "none")), nope=str(spec.get("nope", "none")),
-            falcon_block=bool(spec.get("falcon_block", False)),
+            falcon_block=bool(spec.get("falcon_block", False)), multi_query=bool(spec.get("multi_query", False)),
             moe_aux_loss=bool(spec.get("moe_aux_loss", False)), strict_heads=bool(spec.get("strict_heads", False)),
-            cannot_hold=dict(spec.get("cannot_hold") or {}), reciprocal=tuple(spec.get("reciprocal") or ()),
+            cannot_hold=dict(spec.get("cannot_hold") or {}), partial=dict(spec.get("partial") or {}),
+            unheld=dict(spec.get("unheld") or {}), refused=dict(spec.get("refused") or {}),
+            written_twice=dict(spec.get("written_twice") or {}), reciprocal=tuple(spec.get("reciprocal") or ()),
             attention_multiplier=bool(spec.get("attention_multiplier", False)), ignored=tuple(spec.get("ignored") or ()),
+            unscaled_scores=bool(spec.get("unscaled_scores", False)),
             layer_types_4x=bool(spec.get("layer_types_4x", False)), pattern_key=bool(spec.get("pattern_key", True)),
         )  # fmt: skip
         _check(mt)

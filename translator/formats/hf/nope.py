@@ -2,8 +2,11 @@
 
 `interval` (SmolLM3; Llama 4 spells it the same): `no_rope_layers` holds one flag per layer, 1 = RoPE,
 0 = none; when the file leaves it out the class builds it from `no_rope_layer_interval` N: layer i
-(from 0) has no RoPE when (i + 1) % N == 0 (SmolLM3Config.__post_init__, transformers 5.23). The
-canonical field is the list of those layer indices. A class without the codec rotates every layer.
+(from 0) has no RoPE when (i + 1) % N == 0 (SmolLM3Config.__post_init__, transformers 5.23).
+`full_layers` (Cohere 2): the layers of full attention have none (Cohere2Attention rotates only when
+its layer has a sliding window; with sliding_window null, no layer has one): read from the window's
+keys here; written by the window's keys, checked here against them. The canonical field is the list of those
+layer indices. A class without the codec rotates every layer.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from . import model_types as _hf
 from .choose import chosen
 from .config_json import raw_value
 from .fields import hard_wired
+from .window import layer_kinds, nope_unlike
 
 Kw = dict[str, Any]
 FIELD = "model.nope_layers"
@@ -56,6 +60,9 @@ def read_nope(kw: Kw) -> Any:
     layers = kw.get("num_layers")
     if not layers:
         return {}
+    if mt.nope == "full_layers":
+        kinds = layer_kinds(mt, int(layers), kw)
+        return {"nope_layers": [i for i, kind in enumerate(kinds) if kind == "full"] or None}
     nope = [i for i, flag in enumerate(_flags(kw, mt, int(layers))) if not flag]
     return {"nope_layers": nope or None}
 
@@ -64,6 +71,9 @@ def write_nope(kw: Kw) -> Any:
     mt, nope, layers = chosen(kw), sorted(kw.get("nope_layers") or []), kw.get("num_layers")
     if mt.nope == "none":
         return Approx({}, hard_wired(mt.why_not(FIELD), FIELD, nope), (FIELD,)) if nope else {}
+    if mt.nope == "full_layers":  # the window's keys say it: the layers must be the full ones the window writes
+        unlike = nope_unlike(mt, kw)
+        return Approx({}, unlike, (FIELD,)) if unlike else {}
     if not layers:
         return Approx({}, "no_rope_layers needs num_hidden_layers (one flag per layer)", (FIELD,))
     # written even when empty: the class's own default is a NoPE layer every 4th

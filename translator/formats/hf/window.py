@@ -5,7 +5,9 @@ layer when sliding_window is set), layers (ministral: every layer unless layer_t
 max_window_layers on), qwen_moe (qwen3_moe: every layer when enabled), qwen2_moe (transformers 5:
 the even layers below max_window_layers; 4.x windowed those from max_window_layers on), alternate
 (gemma2: layer 0 windowed, then every other), every_nth (gemma3: every sliding_window_pattern-th layer
-full), nope (smollm3: with use_sliding_window, the layers without RoPE; SmolLM3Config.__post_init__).
+full), nope (smollm3: with use_sliding_window, the layers without RoPE; SmolLM3Config.__post_init__),
+gpt_neo (attention_types [[kinds, repeats], ...]: "local" layers see window_size keys, "global" ones
+the whole context; GPTNeoSelfAttention masks keys <= q - window_size, so it counts as HF does).
 An explicit layer_types list wins (transformers 5).
 """
 
@@ -21,6 +23,50 @@ from .config_json import raw_value
 
 Kw = dict[str, Any]
 HF_KINDS = {"sliding_attention": "sliding", "full_attention": "full"}
+NEO_KINDS = {"local": "sliding", "global": "full"}
+NEO_DEFAULT = [[["global", "local"], 12]]  # GPTNeoConfig.__post_init__ when attention_types is None
+
+
+def _neo_layers(types: Any, layers: int | None) -> list[str]:
+    """GPT-Neo's attention_types expanded (GPTNeoConfig.expand_attention_types_params), checked first:
+    the class refuses a list whose length is not num_layers (and a repeat count is never expanded
+    beyond that)."""
+    shape = isinstance(types, list) and all(
+        isinstance(item, list) and len(item) == 2 and isinstance(item[0], list) and isinstance(item[1], int)
+        and not isinstance(item[1], bool) and item[1] >= 0 and all(k in NEO_KINDS for k in item[0]) for item in types)
+    if not shape:
+        raise ValueError(f"attention_types: expected [[[\"global\" or \"local\", ...], repeats], ...], got {types!r}")
+    length = sum(len(kinds) * repeats for kinds, repeats in types)
+    if layers is not None and length != layers:
+        raise ValueError(f"attention_types gives {length} layers, num_layers is {layers}: GPT-Neo needs one kind per layer")
+    return [NEO_KINDS[k] for kinds, repeats in types for _ in range(repeats) for k in kinds]
+
+
+def _neo_types(pattern: list[str]) -> list[Any]:
+    """A per-layer pattern as attention_types: the shortest repeating unit, else one run per kind."""
+    kinds = ["local" if k == "sliding" else "global" for k in pattern]
+    for size in range(1, len(kinds) + 1):
+        if len(kinds) % size == 0 and kinds == kinds[:size] * (len(kinds) // size):
+            return [[kinds[:size], len(kinds) // size]]
+    return []  # (an empty pattern)
+
+
+def _read_neo(mt: _hf.ModelType, kw: Kw) -> Any:
+    types = raw_value(kw, mt, "attention_types")
+    pattern = _neo_layers(NEO_DEFAULT if types is None else types, kw.get("num_layers"))
+    if "sliding" not in pattern:
+        return Absent("attention_types has no local layer: every layer attends to the whole context")
+    return {"sliding_window": int(raw_value(kw, mt, "window_size")),
+            "attention_layer_types": None if all(k == "sliding" for k in pattern) else pattern}
+
+
+def _write_neo(kw: Kw) -> Any:
+    window, pattern, layers = kw.get("sliding_window"), kw.get("attention_layer_types"), kw.get("num_layers")
+    if not layers:
+        return Approx({}, "attention_types needs num_layers", ("model.attention_layer_types",))
+    if window is None:  # written: the class default has local layers
+        return _out("attention_types", _neo_types(["full"] * layers))
+    return {**_out("window_size", window), **_out("attention_types", _neo_types(pattern or ["sliding"] * layers))}
 
 
 def _out(key: str, value: Any) -> dict[str, Any]:
@@ -46,10 +92,36 @@ def default_pattern(mt: _hf.ModelType, layers: int, kw: Kw) -> list[str] | None:
     return None
 
 
+def layer_kinds(mt: _hf.ModelType, layers: int, kw: Kw) -> list[str]:
+    """Every layer's kind (full / sliding) as the class builds it: all full without a window, else
+    layer_types when given, else the class's pattern (nope.py's full_layers reads it)."""
+    if raw_value(kw, mt, "sliding_window") is None:
+        return ["full"] * layers
+    given = raw_value(kw, mt, "layer_types")
+    if given is not None:
+        return [HF_KINDS.get(str(k), "full") for k in given][:layers]
+    return default_pattern(mt, layers, kw) or ["sliding"] * layers
+
+
+def nope_unlike(mt: _hf.ModelType, kw: Kw) -> str:
+    """full_layers (Cohere 2): why the IR's layers without RoPE are not the written window's full layers."""
+    window, pattern, layers = kw.get("sliding_window"), kw.get("attention_layer_types"), kw.get("num_layers")
+    if mt.nope != "full_layers" or not layers:
+        return ""
+    full = list(range(layers)) if window is None else [i for i, k in enumerate(pattern or ["sliding"] * layers) if k == "full"]
+    nope = sorted(kw.get("nope_layers") or [])
+    if nope == full:
+        return ""
+    return (f"HF {mt.name} applies RoPE in exactly its sliding-window layers: the layers without RoPE would be "
+            f"{full}, not {nope}")  # fmt: skip
+
+
 def read_window(kw: Kw) -> Any:
     mt = _hf.table().types.get(str(kw.get("hf_model_type")))
     if mt is None:
         return {}
+    if mt.window == "gpt_neo":
+        return _read_neo(mt, kw)
     window = raw_value(kw, mt, "sliding_window")
     if mt.window == "none":
         if window is not None and kw.get(ident(_hf.PREFIX + "sliding_window")) is not None:
@@ -83,6 +155,8 @@ def read_window(kw: Kw) -> Any:
 def write_window(kw: Kw) -> Any:
     mt = chosen(kw)
     window, pattern, layers = kw.get("sliding_window"), kw.get("attention_layer_types"), kw.get("num_layers")
+    if mt.window == "gpt_neo":
+        return _write_neo(kw)
     if window is None:
         return {}  # a class whose default is a window gets an explicit null (write_nulls)
     if mt.window == "none":

@@ -126,7 +126,9 @@ class Norm:
 
 @formula("megatron.activation")
 class Activation:
-    """--swiglu (SiLU, gated), --squared-relu, --quick-geglu (gated x * sigmoid(1.702x)); otherwise GELU:
+    """--swiglu (SiLU, gated), --squared-relu, --quick-geglu (core_v0.15.0+: gated, quick_gelu x * sigmoid(1.702x),
+    the canonical quick_geglu; its linear half as it is: glu_linear_offset and activation_func_clamp_value
+    are TransformerConfig fields no argument sets, mappings/megatron.yaml `absent:`); otherwise GELU:
     the fused bias_gelu_impl (tanh approximation) while biases are on and --no-bias-gelu-fusion is not
     given (v2.0+), exact erf GELU otherwise. v1.0 (no fusion flag): exact unless --openai-gelu. At the
     current release --openai-gelu and --onnx-safe have no effect on GPT models."""
@@ -143,7 +145,7 @@ class Activation:
         if squared_relu:
             return "relu2"
         if quick_geglu:
-            return Approx("geglu", "--quick-geglu gates with quick-GELU x * sigmoid(1.702x), not GELU")
+            return "quick_geglu"
         if version == "v1":
             return "gelu_tanh" if openai_gelu else "gelu"
         fused = bias_gelu_fusion is not False and add_bias_linear is not False
@@ -158,6 +160,8 @@ class Activation:
             return {"swiglu": True}
         if value == "relu2":
             return {"squared_relu": True}
+        if value == "quick_geglu":
+            return {"quick_geglu": True}
         if value == "geglu":
             return Approx({"quick_geglu": True}, "Megatron's gated GELU is --quick-geglu: x * sigmoid(1.702x) gates")
         if value == "gelu_tanh":
