@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from neoconv.api import translate
-from neoconv.services.validate import validate_file
+from neoconv.services.validate_file import validate_file
 
 from conftest import FIXTURES
 
