@@ -124,3 +124,13 @@ def test_schema_problems_are_worded_by_neoconv_whatever_jsonschema_says() -> Non
     assert in_words(Error(-1, "minimum", 0)) == "-1 must be at least 0"
     assert in_words(Error({"a": 1}, "required", ["a", "b", "c"])) == "needs the keys b, c"
     assert in_words(Error([1], "minItems", 2)) == "a list of 1 items; it takes at least 2"
+
+
+def test_a_value_the_releases_code_takes_is_valid_where_the_reference_docs_lag(tmp_path: Path) -> None:
+    # NeoX's norm Literal gained non_parametric_layernorm on 2025-02-18; the reference docs the schema
+    # comes from still list the older names: the code's Literal at the release decides
+    config = tmp_path / "np.yml"
+    config.write_text("num_layers: 2\nhidden_size: 64\nnum_attention_heads: 4\nnorm: non_parametric_layernorm\n")
+    assert validate_file(str(config), "neox", version="2026-05-19").valid
+    before = validate_file(str(config), "neox", version="2024-09-09")
+    assert [p.key for p in before.problems] == ["norm"]

@@ -180,7 +180,14 @@ def validate_source(source: Any, path: str, fmt: str, version: str | None, text:
         add(None, message, line)
     unknown: set[str] = set()  # as written
     spelled = {spec.spell(k): v for k, v in raw.items()}  # the schema's spelling (NeoX: num_layers)
-    schema_unknown = _schema_problems(schema, spelled, source, as_written, add)  # the reader's leaf -> as written
+
+    def code_takes(key: str, value: Any) -> bool:
+        """The release's own Literal (key history, from its code) holds a value the schema's enum (from
+        reference docs that lag the code) lacks: NeoX's non_parametric_layernorm since 2025-02-18."""
+        names = keys_of.choices_at(key, release) if keys_of is not None and key in keys_of.keys else None
+        return isinstance(value, str) and names is not None and value in names
+
+    schema_unknown = _schema_problems(schema, spelled, source, as_written, add, code_takes)  # leaf -> as written
     ingested = None
     for _ in range(_RETRIES):
         try:
@@ -265,7 +272,8 @@ def _unread(keys_of: Any, key: str, release: str) -> str | None:
 
 
 def _schema_problems(
-    schema: str, tree: dict[str, Any], source: Any, as_written: Callable[[str], str], add: Callable[..., None]
+    schema: str, tree: dict[str, Any], source: Any, as_written: Callable[[str], str], add: Callable[..., None],
+    code_takes: Callable[[str, Any], bool],
 ) -> dict[str, str]:  # fmt: skip
     """The schema's problems with `tree`, said through `add`; returns the keys it does not know (the
     reader's leaf -> as written), which are problems only if the format's table does not name them either."""
@@ -275,6 +283,8 @@ def _schema_problems(
         if error.validator == "additionalProperties" and isinstance(error.instance, dict):
             listed = error.schema.get("properties", {})
             unknown.update({(leaf := f"{at}.{k}" if at else k): as_written(leaf) for k in error.instance if k not in listed})
+        elif error.validator == "enum" and code_takes(at, error.instance):
+            continue
         elif at not in source.unresolved and at not in source.unknown_values:  # "auto", a shell variable: run-time values
             add(as_written(at) if at else None, in_words(error) + _hint(error.instance))
     return unknown
