@@ -116,6 +116,22 @@ def test_scalar_lr_becomes_a_constant_scheduler_and_flags_become_callbacks() -> 
     assert "mixed_precision" not in init["model"] and "validate" not in trainer  # no eval_input: no validate
 
 
+def test_tensorflow_cosine_migrates_and_an_unknown_scheduler_is_refused_not_crashed() -> None:
+    """TF Model Zoo 1.x's `scheduler: Cosine` (tf cosine_decay held at alpha x initial) has no cstorch
+    class of that name: it becomes the CosineDecayLR that runs it; a name no class has is exit 2, not a crash."""
+    model = {"hidden_size": 64, "num_heads": 4, "num_hidden_layers": 2, "vocab_size": 100, "max_position_embeddings": 32}
+    phases = [{"scheduler": "Linear", "initial_learning_rate": 0.0, "end_learning_rate": 2e-4, "steps": 10},
+              {"scheduler": "Cosine", "initial_learning_rate": 2e-4, "alpha": 0.25, "decay_steps": 90}]  # fmt: skip
+    legacy = {"model": model, "optimizer": {"optimizer_type": "adamw", "learning_rate": phases}, "runconfig": {"max_steps": 100}}
+    init = translate(legacy, "cerebras", "cerebras", layout="trainer").config["trainer"]["init"]
+    cosine = init["schedulers"][0]["SequentialLR"]["schedulers"][1]
+    assert cosine == {"CosineDecayLR": {"initial_learning_rate": 2e-4, "decay_steps": 90, "end_learning_rate": 5e-5}}
+    bad = {**legacy, "optimizer": {"optimizer_type": "adamw", "learning_rate": [{**phases[0], "scheduler": "Wobbly"}]}}
+    with pytest.raises(InputError, match="Wobbly") as err:
+        translate(bad, "cerebras", "cerebras", layout="trainer")
+    assert err.value.key == "optimizer.learning_rate"
+
+
 # ---- trainer -> legacy / neox / trainer -----------------------------------------------------------
 
 
