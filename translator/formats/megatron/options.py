@@ -214,9 +214,9 @@ def _converted(option: Option, word: Arg, kind: str) -> Any:
         raise InputError(f"argument {option.name}: invalid {shown} value: {text!r}", file=word.file, line=word.line) from None
     node = table().dests.get(option.dest, {})
     choices = node.get("enum") or node.get("items", {}).get("enum")
-    if choices and isinstance(value, str) and value not in choices:
+    if choices and value not in choices:  # argparse checks the converted value: 7 against range(0, 3)
         raise InputError(
-            f"argument {option.name}: invalid choice: {text!r} (choose from {', '.join(choices)})",
+            f"argument {option.name}: invalid choice: {text!r} (choose from {', '.join(map(str, choices))})",
             file=word.file, line=word.line,
         )  # fmt: skip
     return value
