@@ -52,10 +52,19 @@ def test_an_args_file_with_shell_syntax_is_refused_with_its_line() -> None:
 @pytest.mark.parametrize(
     "text, syntax",
     [("# c\n\n--num-layers 2\n", "args"), ("#!/bin/bash\nA=(\n--x 1\n)\n", "bash"), ("export X=1\n", "bash"),
-     ("torchrun pretrain_gpt.py --x 1\n", "bash"), ("MODEL_ARGS:\n  --x: 1\n", "yaml"), ("--x: 1\n", "yaml")],
+     ("torchrun pretrain_gpt.py --x 1\n", "bash"), ("MODEL_ARGS:\n  --x: 1\n", "yaml"), ("--x: 1\n", "yaml"),
+     ("pkill -9 server\nA=(\n--x 1\n)\n", "bash"), ("#!/bin/bash\n\nsrun -c 'python t.py --x 1'\n", "bash"),
+     ('{"num_layers": 2}\n', "yaml")],
 )  # fmt: skip
 def test_the_syntax_is_told_by_the_first_line_that_is_not_a_comment(text: str, syntax: str) -> None:
     assert syntax_of(text) == syntax
+
+
+def test_a_script_whose_first_command_is_no_launcher_is_refused_as_shell_code_not_as_yaml() -> None:
+    for text, line in (("#!/bin/bash\n\nsrun -p 8 -c 'python t.py \\\n--num-layers 2'\n", 3), ("pkill -9 server\nsleep 3\n", 1)):
+        with pytest.raises(InputError, match="is shell code neoconv does not run") as err:
+            words_of(text, "run.sh")
+        assert err.value.line == line
 
 
 # ---- bash scripts of arrays -------------------------------------------------------------------

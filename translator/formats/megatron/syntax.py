@@ -33,6 +33,7 @@ LAUNCHERS = frozenset({"torchrun", "python", "python3", "deepspeed"})
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 _ARRAY_REF = re.compile(r"^\$\{([A-Za-z_][A-Za-z0-9_]*)\[[@*]\]\}$")
 _YAML_FLAG = re.compile(r"^--?[\w.-]+:(\s|$)")
+_YAML_START = re.compile(r"""^(---|%|\{|["']?[\w.$/-]+["']?\s*:(\s|$))""")  # a mapping entry, a document marker
 EXTRACT = "write the Megatron arguments as an args file (--flag value per line) or as arrays NAME=( ... ) and the launch line"
 
 
@@ -60,6 +61,8 @@ class Words:
 
 
 def syntax_of(text: str) -> str:
+    if text.startswith("#!"):
+        return "bash"  # a script (`#!/bin/bash` is no comment line to skip)
     for line in text.splitlines():
         stripped = line.strip()
         if not stripped or stripped.startswith("#"):
@@ -73,7 +76,7 @@ def syntax_of(text: str) -> str:
             return "bash"
         if re.match(r"[A-Za-z_][A-Za-z0-9_]*\+?=\(", stripped):
             return "bash"
-        return "yaml"
+        return "yaml" if _YAML_START.match(stripped) else "bash"  # a command line (`pkill -9 x`) is no YAML
     return "args"
 
 
