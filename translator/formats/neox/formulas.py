@@ -20,8 +20,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...knowledge.formula import ranks, split, written
-from ...knowledge.formula import Absent, Approx, Unrunnable, formula
+from ...knowledge.formula import Absent, Approx, Unexpressible, Unrunnable, formula
 from ...knowledge.formula import GATED_ACTIVATIONS, family_formula
+from ...knowledge.schema import load_schema
 from ..deepspeed.formulas import DEEPSPEED_BATCH_KEYS
 from . import scheduler  # noqa: F401  (registers neox.lr_schedule)
 
@@ -411,6 +412,9 @@ class NeoxActivation:
             return {"activation": "gelu", "bias_gelu_fusion": True}
         if value == "geglu_tanh":  # activations.py: geglu gates with F.gelu, the exact GELU
             return Approx({"activation": "geglu"}, "NeoX's geglu gates with the exact GELU, not its tanh approximation")
+        names = load_schema("neox")["properties"]["activation"]["enum"]  # neox_args.py's Literal
+        if value not in names:  # a name NeoX refuses (Megatron's squared ReLU, relu2) is no output
+            raise Unexpressible(f"GPT-NeoX has no activation {value!r} (it takes {', '.join(names)})")
         return {"activation": value}
 
 
