@@ -133,7 +133,8 @@ def test_tensorflow_cosine_migrates_and_an_unknown_scheduler_is_refused_not_cras
     legacy = {"model": model, "optimizer": {"optimizer_type": "adamw", "learning_rate": phases}, "runconfig": {"max_steps": 100}}
     init = translate(legacy, "cerebras", "cerebras", layout="trainer").config["trainer"]["init"]
     cosine = init["schedulers"][0]["SequentialLR"]["schedulers"][1]
-    assert cosine == {"CosineDecayLR": {"initial_learning_rate": 2e-4, "decay_steps": 90, "end_learning_rate": 5e-5}}
+    # (decay_steps respelled total_iters, the Model Zoo 2.10 spelling)
+    assert cosine == {"CosineDecayLR": {"initial_learning_rate": 2e-4, "end_learning_rate": 5e-5, "total_iters": 90}}
     bad = {**legacy, "optimizer": {"optimizer_type": "adamw", "learning_rate": [{**phases[0], "scheduler": "Wobbly"}]}}
     with pytest.raises(InputError, match="Wobbly") as err:
         translate(bad, "cerebras", "cerebras", layout="trainer")
