@@ -127,6 +127,29 @@ def test_scalar_lr_becomes_a_constant_scheduler_and_flags_become_callbacks() -> 
     assert "mixed_precision" not in init["model"] and "validate" not in trainer  # no eval_input: no validate
 
 
+def test_tensorflow_cosine_migrates_and_no_scheduler_crashes_the_trainer_layout() -> None:
+    """TF Model Zoo 1.x's `scheduler: Cosine` (tf cosine_decay held at alpha x initial) has no cstorch
+    class of that name: it becomes the CosineDecayLR that runs it (it was an internal error); a fork's
+    name is carried as `unknown`; what Model Zoo's converter refuses is exit 2."""
+    model = {"hidden_size": 64, "num_heads": 4, "num_hidden_layers": 2, "vocab_size": 100, "max_position_embeddings": 32}
+    phases = [{"scheduler": "Linear", "initial_learning_rate": 0.0, "end_learning_rate": 2e-4, "steps": 10},
+              {"scheduler": "Cosine", "initial_learning_rate": 2e-4, "alpha": 0.25, "decay_steps": 90}]  # fmt: skip
+    legacy = {"model": model, "optimizer": {"optimizer_type": "adamw", "learning_rate": phases}, "runconfig": {"max_steps": 100}}
+    init = translate(legacy, "cerebras", "cerebras", layout="trainer").config["trainer"]["init"]
+    cosine = init["schedulers"][0]["SequentialLR"]["schedulers"][1]
+    # (decay_steps respelled total_iters, the Model Zoo 2.10 spelling)
+    assert cosine == {"CosineDecayLR": {"initial_learning_rate": 2e-4, "end_learning_rate": 5e-5, "total_iters": 90}}
+    fork = {**legacy, "optimizer": {"optimizer_type": "adamw", "learning_rate": [{**phases[0], "scheduler": "Wobbly"}]}}
+    carried = translate(fork, "cerebras", "cerebras", layout="trainer")  # a fork's scheduler: named, carried as written
+    assert carried.report.by_source()["optimizer.learning_rate"].status is Status.UNKNOWN
+    assert list(carried.config["trainer"]["init"]["schedulers"][0]) == ["Wobbly"]
+    clash = {**legacy, "optimizer": {"optimizer_type": "adamw", "learning_rate": [
+        {**phases[0], "main_scheduler": "chained"}, {**phases[1], "main_scheduler": "sequential"}]}}  # fmt: skip
+    with pytest.raises(InputError, match="conflicting main_scheduler") as err:  # Model Zoo's converter raises too
+        translate(clash, "cerebras", "cerebras", layout="trainer")
+    assert err.value.key == "optimizer.learning_rate"
+
+
 # ---- trainer -> legacy / neox / trainer -----------------------------------------------------------
 
 

@@ -135,6 +135,21 @@ def test_a_reader_may_recognise_its_own_syntax_before_yaml_is_tried(tmp_path: Pa
         detect_file(str(path))
 
 
+def test_neoconvs_own_header_tells_a_file_whose_few_keys_two_formats_know(tmp_path: Path) -> None:
+    """`model: {config_path: ...}` alone is a Cerebras and a VeOmni key: hf2veomni and hf2cerebras write just
+    that; the header line neoconv writes first names the framework, so validate/diff/prove read their output."""
+    from neoconv.formats.detect import detect_file
+
+    body = "model:\n  config_path: c.json\n"
+    for fmt in ("veomni", "cerebras"):
+        path = tmp_path / f"{fmt}.yaml"
+        path.write_text(f"# {FORMATS[fmt].title.split()[0]} x config (nested layout) written by neoconv from a.json\n{body}")
+        assert detect_file(str(path)) == fmt
+    (tmp_path / "plain.yaml").write_text("# VeOmni, by hand\n" + body)
+    with pytest.raises(NeoconvError, match="could be cerebras or .*veomni"):
+        detect_file(str(tmp_path / "plain.yaml"))
+
+
 def test_a_writer_is_told_the_target_version(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A writer that spells keys per release needs the version the user asked for (--to-version)."""
     from neoconv import translate

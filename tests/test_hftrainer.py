@@ -175,6 +175,18 @@ def test_a_deepspeed_path_is_never_opened_unless_named() -> None:
     assert "--with ds-zero3-auto.json" in entry.detail and result.ir.get("parallel.zero_stage") is None
 
 
+def test_arguments_of_deepspeed_keys_alone_are_arguments_when_they_name_a_deepspeed_config(tmp_path: Path) -> None:
+    """`bf16` is a key of both; `deepspeed` only of TrainingArguments (what deepspeed2hftrainer writes from a
+    config of "auto" values holds just these two)."""
+    args, ds = tmp_path / "args.yaml", tmp_path / "ds.json"
+    args.write_text("bf16: true\ndeepspeed: ds.json\n")
+    ds.write_text('{"zero_optimization": {"stage": 2}, "train_micro_batch_size_per_gpu": "auto"}')
+    result = translate([args, ds], "hftrainer", "deepspeed", world_size=8)
+    assert result.ir.get("parallel.zero_stage") == 2 and result.ir.get("precision.dtype") == "bf16"
+    alone = translate([args], "hftrainer", "neox", world_size=8)
+    assert "--with ds.json" in alone.report.by_source()["deepspeed"].detail
+
+
 def test_only_epochs_leave_the_steps_missing(tmp_path: Path) -> None:
     path = tmp_path / "ta.yaml"
     path.write_text("per_device_train_batch_size: 4\nlearning_rate: 1.0e-4\nnum_train_epochs: 2\nwarmup_ratio: 0.05\noutput_dir: o\n")

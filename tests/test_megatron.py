@@ -456,3 +456,14 @@ def test_an_attention_factor_megatron_cannot_make_is_lossy() -> None:
     _, report = emit(ingested, load_table("megatron"), "megatron")
     lossy = [e.detail for e in report.entries if e.status is Status.LOSSY]
     assert any("multiplies cos and sin by 1.13863" in d and "not 1.5" in d for d in lossy), lossy
+
+
+def test_an_activation_gpt_neox_lacks_is_named_not_written(tmp_path: Path) -> None:
+    """--squared-relu reads as relu2; NeoX's activation Literal has no such name, so NeoX would refuse
+    the file: the activation is not written and the report names it (it said `converted`)."""
+    path = tmp_path / "run.args"
+    path.write_text(BASE + "--squared-relu\n")
+    result = translate([path], "megatron", "neox", world_size=8)
+    assert "activation" not in result.config
+    entry = result.report.by_source()["--squared-relu"]
+    assert entry.status in (Status.DROPPED, Status.LOSSY) and "relu2" in entry.detail

@@ -11,6 +11,7 @@ from neoconv.core.errors import InputError
 from neoconv.formats.megatron.options import parse, table
 from neoconv.formats.megatron.reader import READER
 from neoconv.formats.megatron.syntax import words_of
+from neoconv.services.validate import validate_file
 
 
 def namespace(text: str):  # type: ignore[no-untyped-def]
@@ -139,3 +140,15 @@ def test_choices_of_a_list_option_are_checked_item_by_item() -> None:
     assert found.values == {"moe_router_load_balancing_type": ["aux_loss", "aux"]}
     assert found.foreign["moe_router_load_balancing_type"].startswith(
         "--moe-router-load-balancing-type aux: not a choice of any Megatron-LM release")
+
+
+def test_choices_of_an_int_option_are_numbers_as_argparse_checks_them(tmp_path: Path) -> None:
+    """`--timing-log-level` is type=int, choices=range(0, 3): 2 is a choice, 7 a fork's value, and
+    validate takes the 2 it reads (its schema's choices were the strings '0', '1', '2')."""
+    assert namespace("--timing-log-level 2\n").foreign == {}
+    found = namespace("--timing-log-level 7\n")
+    assert found.values == {"timing_log_level": 7}
+    assert found.foreign["timing_log_level"].startswith("--timing-log-level 7: not a choice of any Megatron-LM release")
+    path = tmp_path / "t.args"
+    path.write_text("--timing-log-level 2\n")
+    assert [p.key for p in validate_file(str(path), "megatron").problems if p.key == "--timing-log-level"] == []

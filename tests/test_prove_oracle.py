@@ -114,6 +114,22 @@ def test_the_cerebras_probe_builds_model_zoo_model(tmp_path: Path) -> None:
         assert got["parameters"]["total"] == 162_322_944 and got["run"]["global_batch"] == 256 and got["lr"]["total_steps"] == 3000
 
 
+def test_the_cerebras_probe_reads_a_file_that_sets_no_loop(tmp_path: Path) -> None:
+    """A legacy file without runconfig.max_steps (a DeepSpeed source holds no step count) has no loop:
+    the probe says there are no steps; it crashed on `None.max_steps`."""
+    import yaml
+
+    result = to_cerebras(short_neox(tmp_path), "legacy")
+    document = yaml.safe_load(result.dump())
+    for key in ("max_steps", "num_steps", "eval_frequency", "eval_steps"):  # the trainer's loop settings
+        document["runconfig"].pop(key, None)
+    document["optimizer"].pop("grad_accum_steps", None)
+    path = tmp_path / "no-steps.yaml"
+    path.write_text(yaml.safe_dump(document))
+    got = probe("cerebras", path)
+    assert got["run"]["steps"] is None and got["run"]["global_batch"] == 256
+
+
 def test_a_translation_proven_end_to_end(tmp_path: Path) -> None:
     opts = options("neox", "cerebras")
     source = short_neox(tmp_path)

@@ -196,6 +196,15 @@ def _group(dest: str) -> str:
 
 
 
+def _choices(text: str, argtype: str) -> list[Any] | None:
+    """argparse checks a choice after the type converts the word: `type=int, choices=range(0, 3)`
+    takes 2, not '2', so the choices are numbers where the type makes numbers."""
+    if not text:
+        return None
+    convert = {"int": int, "float": float}.get(argtype, str)
+    return [convert(c) for c in text.split(",")]
+
+
 def _older_types(row: dict[str, str]) -> dict[str, str]:
     """The older_types column (`v1.0:float`): types an option had before the tag the row describes.
     v1.0's --warmup was a float fraction of the decay span (@v1.0:megatron/arguments.py, training.py
@@ -225,7 +234,7 @@ def build(rows: list[dict[str, str]], source: str) -> dict[str, Any]:
         if default is None and "null" not in kinds:
             kinds.append("null")
         node: dict[str, Any] = {"type": kinds[0] if len(kinds) == 1 else kinds, "default": default, "x-group": _group(dest)}
-        choices = newest["choices"].split(",") if newest["choices"] else None
+        choices = _choices(newest["choices"], newest["type"])
         if "array" in kinds:  # nargs: the choices are the items'
             item = {"int": "integer", "float": "number"}.get(newest["type"], "string")
             node["items"] = {"type": item, **({"enum": choices} if choices else {})}

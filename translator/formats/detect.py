@@ -35,7 +35,9 @@ def score(tree: dict[str, Any], fmt: str) -> float:
     return best
 
 
-def detect_tree(tree: dict[str, Any], name: str = "") -> str:
+def detect_tree(tree: dict[str, Any], name: str = "", header: str = "") -> str:
+    """`header`: the file's first line; neoconv's own outputs name their framework there, which breaks
+    a tie of a few keys two formats both know (a VeOmni file of model.config_path alone)."""
     scores = {fmt: score(tree, fmt) for fmt in FORMATS}
     best = max(scores.values())
     if best < 0.5:
@@ -49,6 +51,10 @@ def detect_tree(tree: dict[str, Any], name: str = "") -> str:
         preferred = [f for f in top if FORMATS[f].suffix == suffix or (suffix == ".yml" and FORMATS[f].suffix == ".yaml")]
         if len(preferred) == 1:
             return preferred[0]
+        if "written by neoconv" in header:
+            named = [f for f in top if header.startswith(f"# {FORMATS[f].title.split()[0]} ")]
+            if len(named) == 1:
+                return named[0]
         raise InputError(
             f"could be {' or '.join(top)} (both know all its keys); give the format with --from",
             file=name or None,
@@ -64,4 +70,4 @@ def detect_file(path: str) -> str:
     if best >= 0.5:  # a syntax of its own (not YAML or JSON) that its reader recognises
         return sorted(f for f, s in scores.items() if s == best)[0]
     tree = parse_json(text, path) if text.lstrip().startswith("{") and path.endswith(".json") else parse_yaml(text, path, duplicates=[])
-    return detect_tree(tree, path)
+    return detect_tree(tree, path, text.split("\n", 1)[0])

@@ -163,6 +163,18 @@ def scheduler_class(name: str) -> str:
     return name  # a name no release knows (a fork's): carried as written; the reading names it unknown
 
 
+def tf_cosine(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """TensorFlow Model Zoo 1.6-1.8's `scheduler: Cosine` (Trainer.py: tf cosine_decay, then held at
+    alpha x the initial lr) as the CosineDecay settings that run the same schedule; `kwargs` without
+    the scheduler name."""
+    kwargs = dict(kwargs)
+    initial = kwargs.get("initial_learning_rate", kwargs.get("learning_rate"))
+    alpha = float(kwargs.pop("alpha", 0.0))
+    if isinstance(initial, (int, float)) and not isinstance(initial, bool):
+        kwargs.setdefault("end_learning_rate", alpha * float(initial))
+    return kwargs
+
+
 def convert_lr_scheduler(spec: Any, adjust_learning_rate: Any = None) -> dict[str, Any]:
     """Legacy `learning_rate` (one scheduler or a list) -> one trainer scheduler."""
     if adjust_learning_rate:
@@ -179,8 +191,10 @@ def convert_lr_scheduler(spec: Any, adjust_learning_rate: Any = None) -> dict[st
     if not isinstance(spec, dict) or "scheduler" not in spec:
         raise ValueError(f"a learning_rate scheduler needs a `scheduler` name, got {spec!r}")
     rest = dict(spec)
-    name = scheduler_class(str(rest.pop("scheduler")))
-    return {name: rest}
+    written = str(rest.pop("scheduler"))
+    if written == "Cosine":  # Model Zoo's converter has no class for it; CosineDecayLR runs the same schedule
+        written, rest = "CosineDecay", tf_cosine(rest)
+    return {scheduler_class(written): rest}
 
 
 def legacy_scheduler_name(cls: str) -> str:

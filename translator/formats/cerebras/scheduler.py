@@ -46,6 +46,7 @@ from ...schedule.fields import peak_lr, rendered
 from ...schedule.fields import Reading, Rendering, anneals, choose, horizon_of, number, whole
 from ...schedule.model import NotRepresentable, Phase, Schedule, ScheduleError, phase
 from ...schedule.ops import constant, finish, sequence
+from .layout import tf_cosine
 from .restarts import RESTARTS
 
 # class -> parameter -> default (REQ: required)
@@ -145,11 +146,7 @@ def _legacy(params: Any) -> dict[str, Any]:
     kwargs = dict(params)
     name = kwargs.pop("scheduler")
     if name == "Cosine":  # TensorFlow Model Zoo 1.6-1.8 (Trainer.py): tf cosine_decay, held at alpha x initial lr
-        initial = kwargs.get("initial_learning_rate", kwargs.get("learning_rate"))
-        alpha = float(kwargs.pop("alpha", 0.0))
-        if isinstance(initial, (int, float)) and not isinstance(initial, bool):
-            kwargs.setdefault("end_learning_rate", alpha * float(initial))
-        name = "CosineDecay"
+        name, kwargs = "CosineDecay", tf_cosine(kwargs)
     cls = class_name(name)
     if cls is None:
         raise UnknownValue(name, ["Cosine", *CLASSES], "optimizer.learning_rate")  # a fork's scheduler: the one rule

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from ...core.errors import InputError
 from .layout import (RESIDUE, clean, convert_lr_scheduler, empty, get_path, layout, places_for, pop_path, set_path,
                      unescape)  # fmt: skip
 
@@ -95,7 +96,11 @@ def _schedulers(init: dict[str, Any], learning_rate: Any, schedule: Any) -> dict
     if schedule is not None and learning_rate == schedule[0]:
         init["schedulers"] = copy.deepcopy(schedule[1])  # unchanged: as the source spelled it
     elif "schedulers" in init:
-        init["schedulers"] = [convert_lr_scheduler(init["schedulers"], adjust)]
+        try:
+            init["schedulers"] = [convert_lr_scheduler(init["schedulers"], adjust)]
+        except ValueError as exc:  # Model Zoo's own converter raises too: no trainer file to write
+            raise InputError(f"{exc}: the trainer layout has no form of it (Model Zoo's converter refuses it too); "
+                             "keep --layout legacy or write a cstorch scheduler", key="optimizer.learning_rate") from None
         return {"optimizer.learning_rate": "as cstorch scheduler classes: " + ", ".join(_class_names(init["schedulers"]))}
     elif isinstance(optimizer, dict) and "learning_rate" in optimizer:
         constant = {"scheduler": "ConstantLR", "learning_rate": float(optimizer["learning_rate"])}

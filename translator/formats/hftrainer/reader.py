@@ -30,7 +30,8 @@ DS_KEYS = frozenset({"train_batch_size", "train_micro_batch_size_per_gpu", "zero
                      "gradient_accumulation_steps", "bfloat16", "amp", "activation_checkpointing"})  # fmt: skip
 TA_MARKERS = frozenset({"per_device_train_batch_size", "learning_rate", "num_train_epochs", "lr_scheduler_type", "output_dir",
                         "max_steps", "warmup_ratio", "warmup_steps", "logging_steps", "save_steps", "micro_batch_size",
-                        "num_epochs", "base_model", "model_name_or_path", "finetuning_type", "eval_strategy"})  # fmt: skip
+                        "num_epochs", "base_model", "model_name_or_path", "finetuning_type", "eval_strategy",
+                        "deepspeed"})  # fmt: skip  # `deepspeed` names the DeepSpeed config: never a key of one
 NOT_READ = ("names a DeepSpeed config, which is not read unless you name it: give it with --with {path} to read its ZeRO "
             "stage and an optimizer or scheduler block that replaces the Trainer's ('auto' values filled as transformers "
             "fills them); until then the run's batch and schedule are the TrainingArguments'")  # fmt: skip

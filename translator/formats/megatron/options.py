@@ -296,7 +296,7 @@ def _choices(option: Option) -> list[Any]:
 def _a_choice(option: Option, value: Any) -> bool:
     """A value some release's argparse takes (`choices`); any value of an option without choices."""
     choices = _choices(option)
-    return not choices or not isinstance(value, str) or value in choices
+    return not choices or value in choices  # argparse checks the converted value: 7 against range(0, 3)
 
 
 def _store(out: Namespace, dest: str, name: str, value: Any, values: list[Arg], word: Arg) -> None:

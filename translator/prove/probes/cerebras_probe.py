@@ -216,8 +216,9 @@ def _run(config: Any, result: Result) -> None:
     seq = getattr(data, "max_sequence_length", None)
     if seq is None:
         result.note("Model Zoo takes the sequence length from the preprocessed data: no tokens per step")
-    loop = init.loop
-    steps = loop.max_steps if loop.max_steps is not None else loop.num_steps
+    loop = init.loop  # None in a file that sets no loop (no max_steps, num_steps or grad_accum_steps)
+    steps = getattr(loop, "max_steps", None)
+    steps = getattr(loop, "num_steps", None) if steps is None else steps
     precision = init.precision
     kind = {"float16": "fp16", "bfloat16": "bf16", "cbfloat16": "cbfloat16"}
     mixed = getattr(precision, "enabled", False)
