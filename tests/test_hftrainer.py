@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 import pytest
 
 from neoconv import InputError, Status, translate
+from neoconv.api import read_ir
+from neoconv.knowledge.catalogue import catalogue
 from neoconv.formats.hftrainer import scheduler
 from neoconv.formats.hftrainer.reader import READER
 from neoconv.schedule.fields import parse
@@ -181,10 +184,72 @@ def test_only_epochs_leave_the_steps_missing(tmp_path: Path) -> None:
     result = translate([path], "hftrainer", "neox")
     assert result.ir.get("train.epochs") == 2 and result.ir.get("schedule.phases") is None
     detail = result.report.by_source()["learning_rate"].detail
-    assert "--set train.steps=N" in detail
+    assert "--set train.steps=N" in detail and "--set train.epoch_samples=S" in detail
     given = translate([path], "hftrainer", "neox", set_values={"train.steps": 400})
     s = parse(given.ir.get("schedule.phases"))
     assert [s.value(k) for k in (0, 10, 20, 400)] == pytest.approx([0.0, 5e-5, 1e-4, 0.0])
+
+
+# what each --set a `missing` entry prints gives (the placeholder it spells -> a value)
+GIVEN = {"train.epoch_samples": 52002, "train.steps": 600, "batch.global": 256, "batch.micro": 4, "batch.grad_accum": 8,
+         "optim.grad_clip": 1.0, "precision.dtype": "bf16"}  # fmt: skip
+
+
+def given_in(detail: str) -> list[tuple[dict[str, object], int | None]]:
+    """Every alternative a hint offers ("A with --world-size N, or B"): the --set values and the world size each gives."""
+    out = []
+    for part in re.split(r", or |; or ", detail):
+        sets = {name: GIVEN[name] for name in re.findall(r"--set ([\w.]+)=\S+", part)}
+        if sets:
+            out.append((sets, 8 if "--world-size" in part else None))
+    return out
+
+
+@pytest.mark.parametrize("dst", ["neox", "megatron", "cerebras", "veomni"])
+def test_an_epoch_based_run_says_how_to_give_its_steps_and_each_way_clears_the_mark(dst: str, tmp_path: Path) -> None:
+    path = tmp_path / "ta.yaml"
+    path.write_text("output_dir: o\nper_device_train_batch_size: 4\ngradient_accumulation_steps: 8\nlearning_rate: 2.0e-5\n"
+                    "num_train_epochs: 3\nlr_scheduler_type: cosine\nwarmup_ratio: 0.1\n")  # fmt: skip
+    result = translate([path], "hftrainer", dst, world_size=None)
+    (entry,) = [e for e in result.report.entries if e.status is Status.MISSING and "train.steps" in e.fields]
+    assert "num_train_epochs 3" in entry.detail
+    ways = given_in(entry.detail)
+    assert [sorted(sets) for sets, _ in ways] == [["train.epoch_samples"], ["train.steps"]] and ways[0][1] == 8
+    for sets, world in ways:
+        if dst == "veomni":  # VeOmni's data.train_size counts the tokens of train.steps global batches: the world size too
+            world = 8
+        done = translate([path], "hftrainer", dst, world_size=world, set_values=sets)
+        assert not [e for e in done.report.entries if e.status is Status.MISSING and "train.steps" in e.fields]
+        # 52002 samples in batches of 4: 13001 batches, 1626 on each of 8 GPUs, 204 updates of 8 (5.x) x 3 epochs
+        assert done.ir.get("train.steps") == (612 if "train.epoch_samples" in sets else 600)
+        warmup = math.ceil(done.ir.get("train.steps") * 0.1)  # the peak after ceil(steps x warmup_ratio) steps
+        assert parse(done.ir.get("schedule.phases")).value(warmup) == pytest.approx(2e-5)
+
+
+@pytest.mark.parametrize("version,samples,world,drop,expected", [
+    ("5.23.0", 52002, 8, False, 612),  # a partial last accumulation is an update (4.57 on)
+    ("4.51.3", 52002, 8, False, 609),  # ... not before: 1626 // 8 = 203 updates an epoch
+    ("5.23.0", 100, 3, True, 6),  # dataloader_drop_last: 25 batches, 8 on each of 3 GPUs, 3 updates x 2 epochs
+    ("5.23.0", 7, 8, False, 2),  # fewer batches than GPUs: one update an epoch
+])  # fmt: skip
+def test_the_steps_of_an_epoch_are_the_trainers(version: str, samples: int, world: int, drop: bool, expected: int) -> None:
+    accum = 8 if samples > 1000 else 3
+    tree = {"output_dir": "o", "per_device_train_batch_size": 4, "gradient_accumulation_steps": accum,
+            "num_train_epochs": 3 if samples > 1000 else 2, "dataloader_drop_last": drop}  # fmt: skip
+    ir = read_ir(tree, "hftrainer", world_size=world, source_version=version, set_values={"train.epoch_samples": samples}).ir
+    assert ir.get("train.steps") == expected
+    tree["max_steps"] = 50  # max_steps above 0 is the run's length whatever the dataset
+    assert read_ir(tree, "hftrainer", world_size=world, set_values={"train.epoch_samples": samples}).ir.get("train.steps") == 50
+
+
+def test_every_set_a_missing_entry_prints_is_one_neoconv_takes() -> None:
+    fields = catalogue()
+    for dst in ("neox", "megatron", "cerebras", "veomni", "deepspeed"):
+        for source in ([str(SFT)], [str(AXOLOTL)]):
+            for e in translate(source, "hftrainer", dst).report.entries:
+                if e.status is Status.MISSING:
+                    for name in re.findall(r"--set ([\w.:-]+)=", e.detail):
+                        assert name in fields or name.startswith(f"{dst}:"), (dst, e.target_key, name)
 
 
 def test_axolotl_keys_are_read_as_the_arguments_they_are() -> None:
