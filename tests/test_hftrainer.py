@@ -364,6 +364,28 @@ def test_a_file_goes_to_another_release_with_the_fields_it_has(tmp_path: Path) -
     assert old.report.by_source()["warmup_steps"].status is Status.CONVERTED
 
 
+def test_an_older_release_gets_its_own_spelling_and_a_schedule_it_has(tmp_path: Path) -> None:
+    path = tmp_path / "ta.yaml"  # a 5.x file: eval_strategy, warmup_steps below 1 (a ratio), cosine_with_min_lr (4.38 on)
+    path.write_text("output_dir: o\nper_device_train_batch_size: 2\nmax_steps: 100\nlearning_rate: 1.0e-4\n"
+                    "eval_strategy: steps\nwarmup_steps: 0.1\nlr_scheduler_type: cosine_with_min_lr\n"
+                    "lr_scheduler_kwargs: {min_lr_rate: 0.1}\n")  # fmt: skip
+    source = parse(translate([path], "hftrainer", "neox", world_size=1).ir.get("schedule.phases"))
+    old = translate([path], "hftrainer", "hftrainer", target_version="4.36.2", output=str(tmp_path / "old.yaml"))
+    assert old.config["evaluation_strategy"] == "steps" and "eval_strategy" not in old.config  # 4.41 renamed it
+    assert old.config["lr_scheduler_type"] not in ("cosine_with_min_lr", "cosine_warmup_with_min_lr", "warmup_stable_decay")
+    assert old.config["warmup_steps"] == 10 and "warmup_ratio" not in old.config
+    by = old.report.by_source()
+    assert by["lr_scheduler_type"].status is Status.LOSSY and "transformers 4.36.2 cannot run" in by["lr_scheduler_type"].detail
+    assert by["lr_scheduler_kwargs.min_lr_rate"].status is Status.LOSSY
+    assert "# HF TrainingArguments for transformers 4.36.2 written by neoconv" in old.dump()
+    (tmp_path / "old.yaml").write_text(old.dump())
+    back = parse(translate([tmp_path / "old.yaml"], "hftrainer", "neox", world_size=1, source_version="4.36.2").ir.get("schedule.phases"))
+    worst = max(abs(back.value(k) - source.value(k)) for k in range(101))
+    assert 0 < worst < 1e-5 and f"{worst:.4g}" in by["lr_scheduler_type"].detail  # the closest, its difference named
+    newer = translate([path], "hftrainer", "hftrainer", target_version="4.46.3")  # 4.46 has it: kept, the ratio moved
+    assert newer.config["lr_scheduler_type"] == "cosine_with_min_lr" and newer.config["warmup_ratio"] == 0.1
+
+
 def test_a_tensorboard_directory_is_written_only_to_releases_that_read_it(pythia160m: Path) -> None:
     kept = translate(pythia160m, "neox", "hftrainer", world_size=8, target_version="5.10.0",
                      set_values={"logging.tensorboard_dir": "tb"})  # fmt: skip
@@ -436,3 +458,23 @@ def test_an_amp_block_is_filled_as_4x_fills_it(tmp_path: Path) -> None:
     assert "transformers fills it with False" in by["amp.enabled"].detail  # fp16_backend is not apex
     assert "transformers fills it with 'O1'" in by["amp.opt_level"].detail
     assert not [e for e in result.report.entries if e.status is Status.MISSING and (e.source_key or "").startswith("amp")]
+
+
+# ---- DeepSpeed "auto" without its TrainingArguments: the launcher's values, each given as the report says ------------
+def test_an_auto_config_alone_says_the_set_of_each_value_and_each_clears_its_mark() -> None:
+    result = translate([str(DS3)], "deepspeed", "neox")
+    held = [e for e in result.report.entries if e.status is Status.MISSING and e.source_key]
+    assert {e.source_key for e in held} >= {"train_batch_size", "gradient_clipping", "bf16.enabled"}
+    sets: dict[str, object] = {}
+    for entry in held:
+        ways = given_in(entry.detail)
+        assert ways, entry.detail  # every one says the --set that gives it
+        sets.update(ways[0][0])
+    assert {"batch.micro", "batch.grad_accum", "optim.grad_clip", "precision.dtype"} <= set(sets)
+    given = translate([str(DS3)], "deepspeed", "neox", world_size=8, set_values=sets)
+    still = [e.source_key for e in given.report.entries if e.status is Status.MISSING and e.source_key]
+    assert not still, still
+    by = given.report.by_source()
+    assert by["train_micro_batch_size_per_gpu"].status is Status.CONVERTED and "--set batch.micro" in by["train_micro_batch_size_per_gpu"].detail
+    assert (given.config["train_micro_batch_size_per_gpu"], given.config["gradient_accumulation_steps"]) == (4, 8)
+    assert given.config["bf16"]["enabled"] is True

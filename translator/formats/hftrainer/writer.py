@@ -15,7 +15,7 @@ from typing import Any
 from ...io.documents import dump_json, dump_yaml, unflatten
 from ..spec import ExtraEntry, WriteContext, WriteResult, Writer, added_for_target
 from .auto import placeholders
-from .release import move_warmup, unplaceable
+from .release import move_warmup, reschedule, unplaceable
 
 DS = "deepspeed"
 SUFFIX = ".ds_config.json"
@@ -41,7 +41,11 @@ class TrainerWriter(Writer):
         from ...knowledge.mapping import load_table
 
         leaves = {k: v for k, v in leaves.items() if v is not None}
-        moved, amended = move_warmup(leaves, ctx.version) if ctx.source_format == self.format else ({}, {})
+        moved, amended = {}, {}
+        if ctx.source_format == self.format:  # another release of the same format: what that release takes
+            amended = reschedule(leaves, ctx.version, ctx.source_version)
+            moved, warmup = move_warmup(leaves, ctx.version)
+            amended.update(warmup)
         tree = unflatten(leaves)
         extra = _accumulation(tree) if ctx.source_format != self.format else []
         order = load_table(self.format).order
@@ -71,7 +75,8 @@ class TrainerWriter(Writer):
         return unplaceable(leaf, version)
 
     def header(self, document: dict[str, Any], ctx: WriteContext) -> list[str]:
-        return [f"# HF TrainingArguments written by neoconv" + (f" from {ctx.sources}" if ctx.sources else "")]
+        release = f" for transformers {ctx.version}" if ctx.version else ""  # what `neoconv validate --version` checks
+        return [f"# HF TrainingArguments{release} written by neoconv" + (f" from {ctx.sources}" if ctx.sources else "")]
 
     def serialise(self, document: dict[str, Any]) -> str:
         return dump_yaml(document)
