@@ -259,7 +259,7 @@ def test_hf_auto_placeholders_are_reported_and_kept_for_deepspeed() -> None:
     by = result.report.by_source()
     for leaf in ("train_micro_batch_size_per_gpu", "gradient_clipping", "optimizer.params.lr", "bf16.enabled"):
         assert by[leaf].status is Status.MISSING and '"auto"' in by[leaf].detail  # the launcher decides it
-    assert "give the values with --set (fields batch.global, batch.micro, batch.grad_accum)" in by["train_micro_batch_size_per_gpu"].detail
+    assert "give the values with --set batch.global=VALUE --set batch.micro=VALUE --set batch.grad_accum=VALUE" in by["train_micro_batch_size_per_gpu"].detail
     assert by["scheduler.type"].status is Status.MISSING and "run time" in by["scheduler.type"].detail
     assert result.ir.get("optim.lr") is None and result.ir.get("precision.dtype") is None
     assert_accounted(result, DS / "hf-auto.json")
