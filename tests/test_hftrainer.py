@@ -15,6 +15,7 @@ import pytest
 from neoconv import InputError, Status, translate
 from neoconv.api import read_ir
 from neoconv.knowledge.catalogue import catalogue
+from neoconv.services.validate import validate_file
 from neoconv.formats.hftrainer import scheduler
 from neoconv.formats.hftrainer.reader import READER
 from neoconv.schedule.fields import parse
@@ -384,6 +385,27 @@ def test_an_older_release_gets_its_own_spelling_and_a_schedule_it_has(tmp_path: 
     assert 0 < worst < 1e-5 and f"{worst:.4g}" in by["lr_scheduler_type"].detail  # the closest, its difference named
     newer = translate([path], "hftrainer", "hftrainer", target_version="4.46.3")  # 4.46 has it: kept, the ratio moved
     assert newer.config["lr_scheduler_type"] == "cosine_with_min_lr" and newer.config["warmup_ratio"] == 0.1
+
+
+def test_validate_judges_a_file_at_its_own_release_or_the_one_named(tmp_path: Path) -> None:
+    old = tmp_path / "old.yaml"  # a 4.4x file: fields 5.x no longer has
+    old.write_text("output_dir: o\nmax_steps: 100\nevaluation_strategy: steps\noverwrite_output_dir: true\nwarmup_ratio: 0.1\n")
+    own = validate_file(str(old), "hftrainer")
+    assert own.valid and own.release == "4.46.3"  # the newest release whose TrainingArguments has them all
+    newest = validate_file(str(old), "hftrainer", version="5.23.0")
+    assert {p.key for p in newest.problems} == {"evaluation_strategy", "overwrite_output_dir", "warmup_ratio"}
+    mixed = tmp_path / "mixed.yaml"  # evaluation_strategy (until 4.46) beside use_cache (5.0 on): no release runs it
+    mixed.write_text("output_dir: o\nmax_steps: 10\nevaluation_strategy: steps\nuse_cache: false\n")
+    assert [p.key for p in validate_file(str(mixed), "hftrainer").problems] == ["evaluation_strategy"]
+    kind = tmp_path / "kind.yaml"  # a value the named release refuses: cosine_with_min_lr is 4.38 on
+    kind.write_text("output_dir: o\nmax_steps: 100\nlr_scheduler_type: cosine_with_min_lr\nlr_scheduler_kwargs: {min_lr_rate: 0.1}\n")
+    assert validate_file(str(kind), "hftrainer", version="4.46.3").valid
+    refused = validate_file(str(kind), "hftrainer", version="4.36.2").problems
+    assert refused and "not a SchedulerType of transformers 4.36.2" in refused[0].message
+    written = translate([kind], "hftrainer", "hftrainer", target_version="4.36.2")  # what --to-version 4.36.2 writes
+    out = tmp_path / "written.yaml"
+    out.write_text(written.dump())
+    assert validate_file(str(out), "hftrainer", version="4.36.2").valid
 
 
 def test_a_tensorboard_directory_is_written_only_to_releases_that_read_it(pythia160m: Path) -> None:

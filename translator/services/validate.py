@@ -138,9 +138,11 @@ def validate_file(
     keys_of = history(fmt)
     table_version = version if version in table.versions else None  # how the table reads the file (NeoX configs-readme)
     release = version or "current"
+    judged = None  # the release the file is read as when the user names one (its values checked there too)
     if keys_of is not None:  # a release label or alias of the framework's history; a table's own version is not one
         named = version is not None and (version in keys_of.aliases or version in keys_of.releases or not table_version)
         release = resolve(fmt, version if named and version else "current", "--version")
+        judged = release if named else None
     problems: dict[str, Problem] = {}  # by key as written: one line per problem, the most telling kept
     text = source.texts.get(path, "")
     schema = spec.schema_for(source.layout)
@@ -167,7 +169,7 @@ def validate_file(
     ingested = None
     for _ in range(_RETRIES):
         try:
-            ingested = _read(source, fmt, table_version)
+            ingested = _read(source, fmt, table_version, judged)
             break
         except InputError as exc:  # a value a reader or a relation refuses: one problem, where the reader says
             add(as_written(exc.key) if exc.key else None, exc.message, exc.line, exc.file)
@@ -192,6 +194,13 @@ def validate_file(
             problems.pop(key, None)  # the release check below speaks of its leaves
         elif key not in problems and key not in parents:
             add(key, f"not a {table.title} parameter")  # a block the schema does not know: its leaves say more
+    told = getattr(source, "release", None) if ingested is not None and not version else None
+    if keys_of is not None and told is not None and told.how == "keys":
+        # without --version the file is judged at the release its keys tell (the newest reading them all), not the
+        # newest release; keys that no release reads with the rest are problems there
+        release = told.label
+        for key in told.unread if spec.one_release else ():
+            add(key, keys_of.why_not(key, release))
     if keys_of is not None and version:  # the histories say what a release's code reads; only asked for
         for leaf in flatten(spelled):
             key = spec.spell(written_of(leaf))  # as the file writes it: how the history names keys (VeOmni's scoped paths)
@@ -304,12 +313,14 @@ def _without(tree: dict[str, Any], key: str) -> bool:
     return False
 
 
-def _read(source: Any, fmt: str, version: str | None) -> Any:
+def _read(source: Any, fmt: str, version: str | None, release: str | None = None) -> Any:
+    """The file read as the release the user named (`release`: its formulas' values checked at that release), else
+    as the release its keys tell."""
     from .pipeline import read_ir
 
     if version:
         source.version = version
-    return read_ir(source, fmt)
+    return read_ir(source, fmt, source_version=release) if release else read_ir(source, fmt)
 
 
 def _relations(ingested: Any) -> list[tuple[list[str], str]]:
