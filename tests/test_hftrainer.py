@@ -442,6 +442,23 @@ def test_layout_auto_writes_what_transformers_fills_as_auto(tmp_path: Path) -> N
     assert json.loads(again.side_files["d.ds_config.json"])["train_micro_batch_size_per_gpu"] == 1
 
 
+def test_the_deepspeed_schedulers_run_length_is_concrete_or_auto_as_asked(tmp_path: Path) -> None:
+    """trainer_config_finalize fills the scheduler's total_num_steps and warmup_num_steps from the run's length."""
+    concrete = translate([str(LINEAR), str(DS_DECAY)], "hftrainer", "hftrainer", world_size=4, output=str(tmp_path / "c.yaml"))
+    params = json.loads(concrete.side_files["c.ds_config.json"])["scheduler"]["params"]
+    assert params == {"warmup_min_lr": 0, "warmup_max_lr": 3e-4, "warmup_num_steps": 100, "total_num_steps": 2000}
+    assert concrete.report.by_source()["scheduler.params.total_num_steps"].status is Status.CONVERTED
+    for name, text in {"c.yaml": concrete.dump(), **concrete.side_files}.items():
+        (tmp_path / name).write_text(text)
+    auto = translate([str(tmp_path / "c.yaml"), str(tmp_path / "c.ds_config.json")], "hftrainer", "hftrainer",
+                     layout="auto", output=str(tmp_path / "a.yaml"))  # fmt: skip
+    assert json.loads(auto.side_files["a.ds_config.json"])["scheduler"]["params"] == dict.fromkeys(params, "auto")
+    longer = dict(params, total_num_steps=2500)  # a value transformers would not fill stays as it is (and is refused)
+    (tmp_path / "c.ds_config.json").write_text(json.dumps({"scheduler": {"type": "WarmupDecayLR", "params": longer}}))
+    with pytest.raises(InputError, match="total_num_steps"):
+        translate([str(tmp_path / "c.yaml"), str(tmp_path / "c.ds_config.json")], "hftrainer", "neox")
+
+
 # ---- constructs of real train files (TRL / open-r1 recipes, axolotl model cards) ------------------------------------
 def test_a_grpo_recipe_reads_with_every_key_named(tmp_path: Path) -> None:
     path = tmp_path / "grpo.yaml"

@@ -12,9 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ...core.report import Status
 from ...io.documents import dump_json, dump_yaml, unflatten
 from ..spec import ExtraEntry, WriteContext, WriteResult, Writer, added_for_target
-from .auto import placeholders
+from .auto import placeholders, run_length
 from .release import move_warmup, reschedule, unplaceable
 
 DS = "deepspeed"
@@ -57,6 +58,8 @@ class TrainerWriter(Writer):
             ds.setdefault("zero_optimization", {"stage": 0})
             if ctx.layout == "auto":
                 placeholders(ds, document, ctx.version)
+            filled = run_length(ds, document, ctx.version, auto=ctx.layout == "auto")
+            amended.update({f"{DS}.{key}": (Status.CONVERTED, why) for key, why in filled.items()})
             document[DS] = _ordered(ds)
             if name:
                 extra.append(added_for_target("the HF Trainer", DS, name, "the DeepSpeed config, written beside this file, "
