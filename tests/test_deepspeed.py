@@ -281,7 +281,7 @@ def test_auto_inside_scheduler_params_is_the_launchers_and_the_rest_reads(tmp_pa
     result = translate(path, "deepspeed", "neox", world_size=8)
     by = result.report.by_source()
     for leaf in ("scheduler.type", "scheduler.params.warmup_max_lr", "scheduler.params.warmup_num_steps"):
-        assert by[leaf].status is Status.MISSING and "--set (fields optim.lr, schedule.phases)" in by[leaf].detail
+        assert by[leaf].status is Status.MISSING and "--set optim.lr=VALUE --set schedule.phases=VALUE" in by[leaf].detail
     assert result.ir.get("schedule.phases") is None
     assert (result.ir.get("batch.global"), result.ir.get("optim.grad_clip"), result.ir.get("parallel.zero_stage")) == (64, 0.5, 2)
     assert_accounted(result, path)
