@@ -499,6 +499,29 @@ def test_an_amp_block_is_filled_as_4x_fills_it(tmp_path: Path) -> None:
     assert not [e for e in result.report.entries if e.status is Status.MISSING and (e.source_key or "").startswith("amp")]
 
 
+MARK = re.compile(r"^\s*# MISSING: (\S+) — give (.+)$", re.M)
+
+
+@pytest.mark.parametrize("source,src,dst", [
+    (DS_DECAY, "deepspeed", "hftrainer"),  # the micro batch, the run's length
+    (None, "hftrainer", "neox"),  # epochs: the dataset's size with the world size
+])  # fmt: skip
+def test_each_missing_mark_of_the_output_says_what_clears_it(source: Path | None, src: str, dst: str, tmp_path: Path) -> None:
+    if source is None:
+        source = tmp_path / "ta.yaml"
+        source.write_text("output_dir: o\nper_device_train_batch_size: 4\ngradient_accumulation_steps: 8\nnum_train_epochs: 3\n")
+    marks = dict(MARK.findall(translate([str(source)], src, dst).dump()))
+    assert {"per_device_train_batch_size", "max_steps"} <= set(marks) if dst == "hftrainer" else "train_iters" in marks
+    for key, give in marks.items():
+        if key not in ("per_device_train_batch_size", "max_steps", "train_iters"):
+            continue  # the model's architecture: a NeoX config needs it whatever the source
+        sets = {name: GIVEN[name] for name in re.findall(r"--set ([\w.]+)=\S+", give)}
+        assert sets and "VALUE" not in give.split("=")[0], give  # a --set of a field neoconv takes, as typed
+        done = translate([str(source)], src, dst, set_values=sets, world_size=8 if "--world-size" in give else None)
+        assert key not in dict(MARK.findall(done.dump())), (key, give)
+        assert not [e for e in done.report.entries if e.status is Status.MISSING and key in (e.target_key or "")]
+
+
 # ---- DeepSpeed "auto" without its TrainingArguments: the launcher's values, each given as the report says ------------
 def test_an_auto_config_alone_says_the_set_of_each_value_and_each_clears_its_mark() -> None:
     result = translate([str(DS3)], "deepspeed", "neox")

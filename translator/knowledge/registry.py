@@ -62,8 +62,8 @@ class FormatSpec:
     editor: str | None = "yaml"
     # an empty file (or one of comments only) is a config of the framework's defaults, not an error
     empty_allowed: bool = False
-    # its parser takes the fields of one release (HfArgumentParser): `validate` names the keys that no release
-    # reads together with the rest of the file (a file that runs nowhere), not only with --version
+    # its parser takes the fields of one release (HfArgumentParser): `validate --version` reads the file as that
+    # release (its values too), and without one names the keys no release reads with the rest (a file that runs nowhere)
     one_release: bool = False
     syntax: None = None  # gone: what `syntax` decided is declared above (a spec still giving it is told so)
 

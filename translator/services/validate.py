@@ -128,7 +128,6 @@ def validate_file(
     from ..knowledge.schema import history
     from ..knowledge.mapping import load_table
     from ..knowledge.registry import get_format
-    from ..knowledge.versions import resolve
     from ..core.report import render
 
     fmt = fmt or detect_file(path)
@@ -137,12 +136,7 @@ def validate_file(
     table = load_table(fmt)
     keys_of = history(fmt)
     table_version = version if version in table.versions else None  # how the table reads the file (NeoX configs-readme)
-    release = version or "current"
-    judged = None  # the release the file is read as when the user names one (its values checked there too)
-    if keys_of is not None:  # a release label or alias of the framework's history; a table's own version is not one
-        named = version is not None and (version in keys_of.aliases or version in keys_of.releases or not table_version)
-        release = resolve(fmt, version if named and version else "current", "--version")
-        judged = release if named else None
+    release, judged = _asked(fmt, version, table_version, keys_of, spec.one_release)
     problems: dict[str, Problem] = {}  # by key as written: one line per problem, the most telling kept
     text = source.texts.get(path, "")
     schema = spec.schema_for(source.layout)
@@ -194,13 +188,8 @@ def validate_file(
             problems.pop(key, None)  # the release check below speaks of its leaves
         elif key not in problems and key not in parents:
             add(key, f"not a {table.title} parameter")  # a block the schema does not know: its leaves say more
-    told = getattr(source, "release", None) if ingested is not None and not version else None
-    if keys_of is not None and told is not None and told.how == "keys":
-        # without --version the file is judged at the release its keys tell (the newest reading them all), not the
-        # newest release; keys that no release reads with the rest are problems there
-        release = told.label
-        for key in told.unread if spec.one_release else ():
-            add(key, keys_of.why_not(key, release))
+    if keys_of is not None and ingested is not None and not version:
+        release = _own_release(source, release, spec.one_release, keys_of, add)
     if keys_of is not None and version:  # the histories say what a release's code reads; only asked for
         for leaf in flatten(spelled):
             key = spec.spell(written_of(leaf))  # as the file writes it: how the history names keys (VeOmni's scoped paths)
@@ -208,6 +197,31 @@ def validate_file(
                 add(as_written(leaf), keys_of.why_not(key, release))
     ordered = sorted(problems.values(), key=lambda p: (p.line or 0, p.key or ""))
     return Validation(path, fmt, source.layout, release, ordered)
+
+
+def _asked(fmt: str, version: str | None, table_version: str | None, keys_of: Any, one_release: bool) -> tuple[str, str | None]:
+    """The release the keys are checked against ("current" unless --version), and the one a one-release format's
+    file is read as when the user names it (its values checked there too; None: the release its keys tell)."""
+    from ..knowledge.versions import resolve
+
+    if keys_of is None:
+        return version or "current", None
+    # a release label or alias of the framework's history; a table's own version is not one
+    named = version is not None and (version in keys_of.aliases or version in keys_of.releases or not table_version)
+    release = resolve(fmt, version if named and version else "current", "--version")
+    return release, release if named and one_release else None
+
+
+def _own_release(source: Any, release: str, one_release: bool, keys_of: Any, add: Callable[..., None]) -> str:
+    """Without --version a file is judged at the release its keys tell (the newest reading them all), not the
+    newest release; a format whose parser takes one release's fields has a problem in each key no release reads
+    together with the rest (said through `add`). Returns the release judged at."""
+    told = getattr(source, "release", None)
+    if told is None or told.how != "keys":
+        return release
+    for key in told.unread if one_release else ():
+        add(key, keys_of.why_not(key, told.label))
+    return str(told.label)
 
 
 def _schema_problems(
