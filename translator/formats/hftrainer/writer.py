@@ -42,7 +42,8 @@ class TrainerWriter(Writer):
         from ...knowledge.mapping import load_table
 
         leaves = {k: v for k, v in leaves.items() if v is not None}
-        moved, amended = {}, {}
+        moved: dict[str, str] = {}
+        amended: dict[str, tuple[Status, str]] = {}
         if ctx.source_format == self.format:  # another release of the same format: what that release takes
             amended = reschedule(leaves, ctx.version, ctx.source_version)
             moved, warmup = move_warmup(leaves, ctx.version)
