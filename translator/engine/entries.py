@@ -210,20 +210,6 @@ def _placeholder(leaf: str, fate: LeafFate, ingested: Ingested) -> bool:
     return any(cause in filled for cause in causes)
 
 
-def _given(fate: LeafFate, ingested: Ingested) -> tuple[Message, ...] | None:
-    """A run-time value the user gave with --set: every field of its rule has a value, one at least from --set
-    (the rest derived with it); the notes then say so, without the hint to give it."""
-    fields = fate.rule.fields if fate.rule is not None else ()
-    values = [ingested.ir.fields.get(f) for f in fields]
-    if not fields or any(v is None or v.value is None for v in values):
-        return None
-    users = [f for f, v in zip(fields, values) if v is not None and v.origin is Origin.USER]
-    if not users:
-        return None
-    notes = tuple((kind, {**v, "fields": []}) if kind == "runtime_value" else (kind, v) for kind, v in fate.notes)
-    return (*notes, *(("overridden", {"field": f}) for f in users))
-
-
 def _passed_entry(leaf: str, ingested: Ingested, fate: LeafFate) -> Entry:
     """A leaf a same-format translation carried as written."""
     source = ingested.source
@@ -261,13 +247,9 @@ def _entry_for(
         if dst_format == src_format and out.get(leaf) == raw:
             return said(leaf, leaf, Status.EXACT, fate.notes, fields_of(fate))
         if _placeholder(leaf, fate, ingested):
-            # the launcher fills the value ("auto"): missing, with the --set that gives it, until the user gives
-            # it; a key no canonical field holds (a ZeRO bucket size) is not carried either way
-            given = _given(fate, ingested)
-            if given is not None:
-                return said(leaf, None, Status.CONVERTED, given, fields_of(fate))
-            return said(leaf, None, Status.MISSING if fate.rule and fate.rule.fields else Status.DROPPED, fate.notes,
-                        fields_of(fate))
+            # the launcher fills the value ("auto"): missing, with the --set that gives it (converted once given);
+            # a key no canonical field holds (a ZeRO bucket size) is not carried either way
+            return said(leaf, None, *ingested.run_time_value(fate), fields_of(fate))
         return said(leaf, None, Status.LOSSY if fate.rule else Status.DROPPED, fate.notes, fields_of(fate))
     rule = fate.rule
     assert rule is not None and rule.is_const
