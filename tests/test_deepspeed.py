@@ -262,7 +262,7 @@ def test_hf_auto_placeholders_are_reported_and_kept_for_deepspeed() -> None:
     by = result.report.by_source()
     for leaf in ("train_micro_batch_size_per_gpu", "gradient_clipping", "optimizer.params.lr", "bf16.enabled"):
         assert by[leaf].status is Status.MISSING and '"auto"' in by[leaf].detail  # the launcher decides it
-    assert "give the values with --set (fields batch.global, batch.micro, batch.grad_accum)" in by["train_micro_batch_size_per_gpu"].detail
+    assert "give the values with --set batch.global=VALUE --set batch.micro=VALUE --set batch.grad_accum=VALUE" in by["train_micro_batch_size_per_gpu"].detail
     assert by["scheduler.type"].status is Status.MISSING and "run time" in by["scheduler.type"].detail
     assert result.ir.get("optim.lr") is None and result.ir.get("precision.dtype") is None
     assert_accounted(result, DS / "hf-auto.json")
@@ -284,7 +284,7 @@ def test_auto_inside_scheduler_params_is_the_launchers_and_the_rest_reads(tmp_pa
     result = translate(path, "deepspeed", "neox", world_size=8)
     by = result.report.by_source()
     for leaf in ("scheduler.type", "scheduler.params.warmup_max_lr", "scheduler.params.warmup_num_steps"):
-        assert by[leaf].status is Status.MISSING and "--set (fields optim.lr, schedule.phases)" in by[leaf].detail
+        assert by[leaf].status is Status.MISSING and "--set optim.lr=VALUE --set schedule.phases=VALUE" in by[leaf].detail
     assert result.ir.get("schedule.phases") is None
     assert (result.ir.get("batch.global"), result.ir.get("optim.grad_clip"), result.ir.get("parallel.zero_stage")) == (64, 0.5, 2)
     assert_accounted(result, path)

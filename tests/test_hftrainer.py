@@ -7,11 +7,15 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 import pytest
 
 from neoconv import InputError, Status, translate
+from neoconv.api import read_ir
+from neoconv.knowledge.catalogue import catalogue
+from neoconv.services.validate import validate_file
 from neoconv.formats.hftrainer import scheduler
 from neoconv.formats.hftrainer.reader import READER
 from neoconv.schedule.fields import parse
@@ -193,10 +197,72 @@ def test_only_epochs_leave_the_steps_missing(tmp_path: Path) -> None:
     result = translate([path], "hftrainer", "neox")
     assert result.ir.get("train.epochs") == 2 and result.ir.get("schedule.phases") is None
     detail = result.report.by_source()["learning_rate"].detail
-    assert "--set train.steps=N" in detail
+    assert "--set train.steps=N" in detail and "--set train.epoch_samples=S" in detail
     given = translate([path], "hftrainer", "neox", set_values={"train.steps": 400})
     s = parse(given.ir.get("schedule.phases"))
     assert [s.value(k) for k in (0, 10, 20, 400)] == pytest.approx([0.0, 5e-5, 1e-4, 0.0])
+
+
+# what each --set a `missing` entry prints gives (the placeholder it spells -> a value)
+GIVEN = {"train.epoch_samples": 52002, "train.steps": 600, "batch.global": 256, "batch.micro": 4, "batch.grad_accum": 8,
+         "optim.grad_clip": 1.0, "precision.dtype": "bf16"}  # fmt: skip
+
+
+def given_in(detail: str) -> list[tuple[dict[str, object], int | None]]:
+    """Every alternative a hint offers ("A with --world-size N, or B"): the --set values and the world size each gives."""
+    out = []
+    for part in re.split(r", or |; or ", detail):
+        sets = {name: GIVEN[name] for name in re.findall(r"--set ([\w.]+)=\S+", part)}
+        if sets:
+            out.append((sets, 8 if "--world-size" in part else None))
+    return out
+
+
+@pytest.mark.parametrize("dst", ["neox", "megatron", "cerebras", "veomni"])
+def test_an_epoch_based_run_says_how_to_give_its_steps_and_each_way_clears_the_mark(dst: str, tmp_path: Path) -> None:
+    path = tmp_path / "ta.yaml"
+    path.write_text("output_dir: o\nper_device_train_batch_size: 4\ngradient_accumulation_steps: 8\nlearning_rate: 2.0e-5\n"
+                    "num_train_epochs: 3\nlr_scheduler_type: cosine\nwarmup_ratio: 0.1\n")  # fmt: skip
+    result = translate([path], "hftrainer", dst, world_size=None)
+    (entry,) = [e for e in result.report.entries if e.status is Status.MISSING and "train.steps" in e.fields]
+    assert "num_train_epochs 3" in entry.detail
+    ways = given_in(entry.detail)
+    assert [sorted(sets) for sets, _ in ways] == [["train.epoch_samples"], ["train.steps"]] and ways[0][1] == 8
+    for sets, world in ways:
+        if dst == "veomni":  # VeOmni's data.train_size counts the tokens of train.steps global batches: the world size too
+            world = 8
+        done = translate([path], "hftrainer", dst, world_size=world, set_values=sets)
+        assert not [e for e in done.report.entries if e.status is Status.MISSING and "train.steps" in e.fields]
+        # 52002 samples in batches of 4: 13001 batches, 1626 on each of 8 GPUs, 204 updates of 8 (5.x) x 3 epochs
+        assert done.ir.get("train.steps") == (612 if "train.epoch_samples" in sets else 600)
+        warmup = math.ceil(done.ir.get("train.steps") * 0.1)  # the peak after ceil(steps x warmup_ratio) steps
+        assert parse(done.ir.get("schedule.phases")).value(warmup) == pytest.approx(2e-5)
+
+
+@pytest.mark.parametrize("version,samples,world,drop,expected", [
+    ("5.23.0", 52002, 8, False, 612),  # a partial last accumulation is an update (4.57 on)
+    ("4.51.3", 52002, 8, False, 609),  # ... not before: 1626 // 8 = 203 updates an epoch
+    ("5.23.0", 100, 3, True, 6),  # dataloader_drop_last: 25 batches, 8 on each of 3 GPUs, 3 updates x 2 epochs
+    ("5.23.0", 7, 8, False, 2),  # fewer batches than GPUs: one update an epoch
+])  # fmt: skip
+def test_the_steps_of_an_epoch_are_the_trainers(version: str, samples: int, world: int, drop: bool, expected: int) -> None:
+    accum = 8 if samples > 1000 else 3
+    tree = {"output_dir": "o", "per_device_train_batch_size": 4, "gradient_accumulation_steps": accum,
+            "num_train_epochs": 3 if samples > 1000 else 2, "dataloader_drop_last": drop}  # fmt: skip
+    ir = read_ir(tree, "hftrainer", world_size=world, source_version=version, set_values={"train.epoch_samples": samples}).ir
+    assert ir.get("train.steps") == expected
+    tree["max_steps"] = 50  # max_steps above 0 is the run's length whatever the dataset
+    assert read_ir(tree, "hftrainer", world_size=world, set_values={"train.epoch_samples": samples}).ir.get("train.steps") == 50
+
+
+def test_every_set_a_missing_entry_prints_is_one_neoconv_takes() -> None:
+    fields = catalogue()
+    for dst in ("neox", "megatron", "cerebras", "veomni", "deepspeed"):
+        for source in ([str(SFT)], [str(AXOLOTL)]):
+            for e in translate(source, "hftrainer", dst).report.entries:
+                if e.status is Status.MISSING:
+                    for name in re.findall(r"--set ([\w.:-]+)=", e.detail):
+                        assert name in fields or name.startswith(f"{dst}:"), (dst, e.target_key, name)
 
 
 def test_axolotl_keys_are_read_as_the_arguments_they_are() -> None:
@@ -311,6 +377,49 @@ def test_a_file_goes_to_another_release_with_the_fields_it_has(tmp_path: Path) -
     assert old.report.by_source()["warmup_steps"].status is Status.CONVERTED
 
 
+def test_an_older_release_gets_its_own_spelling_and_a_schedule_it_has(tmp_path: Path) -> None:
+    path = tmp_path / "ta.yaml"  # a 5.x file: eval_strategy, warmup_steps below 1 (a ratio), cosine_with_min_lr (4.38 on)
+    path.write_text("output_dir: o\nper_device_train_batch_size: 2\nmax_steps: 100\nlearning_rate: 1.0e-4\n"
+                    "eval_strategy: steps\nwarmup_steps: 0.1\nlr_scheduler_type: cosine_with_min_lr\n"
+                    "lr_scheduler_kwargs: {min_lr_rate: 0.1}\n")  # fmt: skip
+    source = parse(translate([path], "hftrainer", "neox", world_size=1).ir.get("schedule.phases"))
+    old = translate([path], "hftrainer", "hftrainer", target_version="4.36.2", output=str(tmp_path / "old.yaml"))
+    assert old.config["evaluation_strategy"] == "steps" and "eval_strategy" not in old.config  # 4.41 renamed it
+    assert old.config["lr_scheduler_type"] not in ("cosine_with_min_lr", "cosine_warmup_with_min_lr", "warmup_stable_decay")
+    assert old.config["warmup_steps"] == 10 and "warmup_ratio" not in old.config
+    by = old.report.by_source()
+    assert by["lr_scheduler_type"].status is Status.LOSSY and "transformers 4.36.2 cannot run" in by["lr_scheduler_type"].detail
+    assert by["lr_scheduler_kwargs.min_lr_rate"].status is Status.LOSSY
+    assert "# HF TrainingArguments for transformers 4.36.2 written by neoconv" in old.dump()
+    (tmp_path / "old.yaml").write_text(old.dump())
+    back = parse(translate([tmp_path / "old.yaml"], "hftrainer", "neox", world_size=1, source_version="4.36.2").ir.get("schedule.phases"))
+    worst = max(abs(back.value(k) - source.value(k)) for k in range(101))
+    assert 0 < worst < 1e-5 and f"{worst:.4g}" in by["lr_scheduler_type"].detail  # the closest, its difference named
+    newer = translate([path], "hftrainer", "hftrainer", target_version="4.46.3")  # 4.46 has it: kept, the ratio moved
+    assert newer.config["lr_scheduler_type"] == "cosine_with_min_lr" and newer.config["warmup_ratio"] == 0.1
+
+
+def test_validate_judges_a_file_at_its_own_release_or_the_one_named(tmp_path: Path) -> None:
+    old = tmp_path / "old.yaml"  # a 4.4x file: fields 5.x no longer has
+    old.write_text("output_dir: o\nmax_steps: 100\nevaluation_strategy: steps\noverwrite_output_dir: true\nwarmup_ratio: 0.1\n")
+    own = validate_file(str(old), "hftrainer")
+    assert own.valid and own.release == "4.46.3"  # the newest release whose TrainingArguments has them all
+    newest = validate_file(str(old), "hftrainer", version="5.23.0")
+    assert {p.key for p in newest.problems} == {"evaluation_strategy", "overwrite_output_dir", "warmup_ratio"}
+    mixed = tmp_path / "mixed.yaml"  # evaluation_strategy (until 4.46) beside use_cache (5.0 on): no release runs it
+    mixed.write_text("output_dir: o\nmax_steps: 10\nevaluation_strategy: steps\nuse_cache: false\n")
+    assert [p.key for p in validate_file(str(mixed), "hftrainer").problems] == ["evaluation_strategy"]
+    kind = tmp_path / "kind.yaml"  # a value the named release refuses: cosine_with_min_lr is 4.38 on
+    kind.write_text("output_dir: o\nmax_steps: 100\nlr_scheduler_type: cosine_with_min_lr\nlr_scheduler_kwargs: {min_lr_rate: 0.1}\n")
+    assert validate_file(str(kind), "hftrainer", version="4.46.3").valid
+    refused = validate_file(str(kind), "hftrainer", version="4.36.2").problems
+    assert refused and "not a SchedulerType of transformers 4.36.2" in refused[0].message
+    written = translate([kind], "hftrainer", "hftrainer", target_version="4.36.2")  # what --to-version 4.36.2 writes
+    out = tmp_path / "written.yaml"
+    out.write_text(written.dump())
+    assert validate_file(str(out), "hftrainer", version="4.36.2").valid
+
+
 def test_a_tensorboard_directory_is_written_only_to_releases_that_read_it(pythia160m: Path) -> None:
     kept = translate(pythia160m, "neox", "hftrainer", world_size=8, target_version="5.10.0",
                      set_values={"logging.tensorboard_dir": "tb"})  # fmt: skip
@@ -343,6 +452,23 @@ def test_layout_auto_writes_what_transformers_fills_as_auto(tmp_path: Path) -> N
     again = translate([str(tmp_path / "a.yaml"), str(tmp_path / "a.ds_config.json")], "hftrainer", "hftrainer",
                       output=str(tmp_path / "d.yaml"))  # the default layout: concrete  # fmt: skip
     assert json.loads(again.side_files["d.ds_config.json"])["train_micro_batch_size_per_gpu"] == 1
+
+
+def test_the_deepspeed_schedulers_run_length_is_concrete_or_auto_as_asked(tmp_path: Path) -> None:
+    """trainer_config_finalize fills the scheduler's total_num_steps and warmup_num_steps from the run's length."""
+    concrete = translate([str(LINEAR), str(DS_DECAY)], "hftrainer", "hftrainer", world_size=4, output=str(tmp_path / "c.yaml"))
+    params = json.loads(concrete.side_files["c.ds_config.json"])["scheduler"]["params"]
+    assert params == {"warmup_min_lr": 0, "warmup_max_lr": 3e-4, "warmup_num_steps": 100, "total_num_steps": 2000}
+    assert concrete.report.by_source()["scheduler.params.total_num_steps"].status is Status.CONVERTED
+    for name, text in {"c.yaml": concrete.dump(), **concrete.side_files}.items():
+        (tmp_path / name).write_text(text)
+    auto = translate([str(tmp_path / "c.yaml"), str(tmp_path / "c.ds_config.json")], "hftrainer", "hftrainer",
+                     layout="auto", output=str(tmp_path / "a.yaml"))  # fmt: skip
+    assert json.loads(auto.side_files["a.ds_config.json"])["scheduler"]["params"] == dict.fromkeys(params, "auto")
+    longer = dict(params, total_num_steps=2500)  # a value transformers would not fill stays as it is (and is refused)
+    (tmp_path / "c.ds_config.json").write_text(json.dumps({"scheduler": {"type": "WarmupDecayLR", "params": longer}}))
+    with pytest.raises(InputError, match="total_num_steps"):
+        translate([str(tmp_path / "c.yaml"), str(tmp_path / "c.ds_config.json")], "hftrainer", "neox")
 
 
 # ---- constructs of real train files (TRL / open-r1 recipes, axolotl model cards) ------------------------------------
@@ -383,3 +509,46 @@ def test_an_amp_block_is_filled_as_4x_fills_it(tmp_path: Path) -> None:
     assert "transformers fills it with False" in by["amp.enabled"].detail  # fp16_backend is not apex
     assert "transformers fills it with 'O1'" in by["amp.opt_level"].detail
     assert not [e for e in result.report.entries if e.status is Status.MISSING and (e.source_key or "").startswith("amp")]
+
+
+MARK = re.compile(r"^\s*# MISSING: (\S+) — give (.+)$", re.M)
+
+
+@pytest.mark.parametrize("source,src,dst", [
+    (DS_DECAY, "deepspeed", "hftrainer"),  # the micro batch, the run's length
+    (None, "hftrainer", "neox"),  # epochs: the dataset's size with the world size
+])  # fmt: skip
+def test_each_missing_mark_of_the_output_says_what_clears_it(source: Path | None, src: str, dst: str, tmp_path: Path) -> None:
+    if source is None:
+        source = tmp_path / "ta.yaml"
+        source.write_text("output_dir: o\nper_device_train_batch_size: 4\ngradient_accumulation_steps: 8\nnum_train_epochs: 3\n")
+    marks = dict(MARK.findall(translate([str(source)], src, dst).dump()))
+    assert {"per_device_train_batch_size", "max_steps"} <= set(marks) if dst == "hftrainer" else "train_iters" in marks
+    for key, give in marks.items():
+        if key not in ("per_device_train_batch_size", "max_steps", "train_iters"):
+            continue  # the model's architecture: a NeoX config needs it whatever the source
+        sets = {name: GIVEN[name] for name in re.findall(r"--set ([\w.]+)=\S+", give)}
+        assert sets and "VALUE" not in give.split("=")[0], give  # a --set of a field neoconv takes, as typed
+        done = translate([str(source)], src, dst, set_values=sets, world_size=8 if "--world-size" in give else None)
+        assert key not in dict(MARK.findall(done.dump())), (key, give)
+        assert not [e for e in done.report.entries if e.status is Status.MISSING and key in (e.target_key or "")]
+
+
+# ---- DeepSpeed "auto" without its TrainingArguments: the launcher's values, each given as the report says ------------
+def test_an_auto_config_alone_says_the_set_of_each_value_and_each_clears_its_mark() -> None:
+    result = translate([str(DS3)], "deepspeed", "neox")
+    held = [e for e in result.report.entries if e.status is Status.MISSING and e.source_key]
+    assert {e.source_key for e in held} >= {"train_batch_size", "gradient_clipping", "bf16.enabled"}
+    sets: dict[str, object] = {}
+    for entry in held:
+        ways = given_in(entry.detail)
+        assert ways, entry.detail  # every one says the --set that gives it
+        sets.update(ways[0][0])
+    assert {"batch.micro", "batch.grad_accum", "optim.grad_clip", "precision.dtype"} <= set(sets)
+    given = translate([str(DS3)], "deepspeed", "neox", world_size=8, set_values=sets)
+    still = [e.source_key for e in given.report.entries if e.status is Status.MISSING and e.source_key]
+    assert not still, still
+    by = given.report.by_source()
+    assert by["train_micro_batch_size_per_gpu"].status is Status.CONVERTED and "--set batch.micro" in by["train_micro_batch_size_per_gpu"].detail
+    assert (given.config["train_micro_batch_size_per_gpu"], given.config["gradient_accumulation_steps"]) == (4, 8)
+    assert given.config["bf16"]["enabled"] is True

@@ -175,3 +175,34 @@ def test_there_and_back_runs_as_the_source_ran(tmp_path: Path) -> None:
         named = any(e.status is Status.LOSSY and "schedule.phases" in e.fields for r in reports[label] for e in r.entries)
         assert worst <= 1e-17 or named, (label, worst)
         assert worst > 0 or not label.startswith("neox")
+
+
+# ---- an epoch-based run: its steps from the dataset's size, as the Trainer counts them ------------------------------
+EPOCHS = [  # (samples, world, per_device_train_batch_size, gradient_accumulation_steps, num_train_epochs, drop_last)
+    (52002, 8, 4, 8, 3, False),  # a partial last accumulation: 4.57 on counts it
+    (100, 3, 4, 3, 1.5, False),  # a fraction of an epoch, batches not a multiple of the processes
+    (100, 3, 4, 3, 2, True),  # dataloader_drop_last
+    (7, 8, 2, 4, 3, False),  # fewer batches than processes: one update an epoch
+]
+
+
+@pytest.mark.parametrize("name", sorted(RELEASE))
+def test_an_epoch_based_run_has_the_trainers_steps(name: str, tmp_path: Path) -> None:
+    jobs, expected = [], {}
+    for i, (samples, world, micro, accum, epochs, drop) in enumerate(EPOCHS):
+        document = {"output_dir": "o", "per_device_train_batch_size": micro, "gradient_accumulation_steps": accum,
+                    "num_train_epochs": epochs, "dataloader_drop_last": drop, "learning_rate": 1e-4,
+                    "lr_scheduler_type": "cosine", "warmup_steps": 2}  # fmt: skip
+        path = tmp_path / f"ta{i}.json"
+        path.write_text(json.dumps(document))
+        ir = read_ir([str(path)], "hftrainer", world_size=world, source_version=RELEASE[name],
+                     set_values={"train.epoch_samples": samples}).ir  # fmt: skip
+        expected[str(i)] = (ir.get("train.steps"), parse(ir.get("schedule.phases")))
+        jobs.append({"id": str(i), "files": [str(path)], "world": world, "samples": samples,
+                     "lr_at": steps_of(ir.get("train.steps"))})  # fmt: skip
+    for key, verdict in run(name, jobs).items():
+        assert verdict.accepted, (key, verdict.error)
+        steps, schedule = expected[key]
+        assert verdict.values["epoch_steps"] == steps, (EPOCHS[int(key)], verdict.values["epoch_steps"], steps)
+        wrong = {k: v for k, v in verdict.values["lr_at"].items() if not close(v, schedule.value(int(k)))}
+        assert not wrong, (key, wrong)

@@ -64,7 +64,7 @@ def test_a_flag_whose_value_the_script_does_not_give_is_an_unknown_entry_with_it
     assert entries["--lr"].status is Status.UNKNOWN
     assert entries["--lr"].detail == (
         "--lr $LR: not known here (LR is not set in this file (the environment's)); "
-        "give the values with --set (fields optim.lr, schedule.phases)"
+        "give the values with --set optim.lr=VALUE --set schedule.phases=VALUE"
     )
     assert entries["--save"].status is Status.UNKNOWN and "$1 is the script's 1st argument" in entries["--save"].detail
     assert result.config["num_layers"] == 2  # the rest translates

@@ -81,7 +81,7 @@ def test_missing_values_are_marked_in_a_yaml_output_where_they_belong(pythia160m
     lines = text.splitlines()
     data = lines.index("  # MISSING: data_dir — give --set cerebras:train_input.data_dir=VALUE")
     assert lines[data - 2 : data] == ["train_input:", "  # MISSING: data_processor — give --set cerebras:train_input.data_processor=VALUE"]
-    assert lines[lines.index("model:") + 1] == "  # MISSING: vocab_size — give --set model.vocab_size=VALUE"
+    assert lines[lines.index("model:") + 1] == "  # MISSING: vocab_size — give --set model.vocab_size=N"
     assert result.report.target["missing_marked"] is True
 
 

@@ -247,10 +247,9 @@ def _entry_for(
         if dst_format == src_format and out.get(leaf) == raw:
             return said(leaf, leaf, Status.EXACT, fate.notes, fields_of(fate))
         if _placeholder(leaf, fate, ingested):
-            # the launcher fills the value ("auto"): missing, with the --set that gives it; a key no
-            # canonical field holds (a ZeRO bucket size) is not carried either way
-            return said(leaf, None, Status.MISSING if fate.rule and fate.rule.fields else Status.DROPPED, fate.notes,
-                        fields_of(fate))
+            # the launcher fills the value ("auto"): missing, with the --set that gives it (converted once given);
+            # a key no canonical field holds (a ZeRO bucket size) is not carried either way
+            return said(leaf, None, *ingested.run_time_value(fate), fields_of(fate))
         return said(leaf, None, Status.LOSSY if fate.rule else Status.DROPPED, fate.notes, fields_of(fate))
     rule = fate.rule
     assert rule is not None and rule.is_const

@@ -8,7 +8,7 @@ from typing import Any
 from ..core.errors import InputError
 from ..core.ir import IR, Origin
 from ..knowledge.mapping import Rule, Table
-from ..core.report import Message
+from ..core.report import Message, Status
 from ..knowledge.source import Source
 from ..knowledge.formula import is_close
 from ..core.report.kinds import short
@@ -37,6 +37,18 @@ class Ingested:
     table: Table | None = None
     companions: list["Ingested"] = field(default_factory=list)  # --with files of other formats
     coerced: dict[str, Any] = field(default_factory=dict)  # source leaf -> value after type coercion
+
+    def run_time_value(self, fate: LeafFate) -> tuple[Status, tuple[Message, ...]]:
+        """A leaf whose value only the launcher knows ("auto"): missing, with the --set that gives it, or converted
+        when the user gave it (every field of its rule has a value, one at least from --set, the rest derived with
+        it: its notes then without the hint); dropped when no canonical field holds it (a ZeRO bucket size)."""
+        fields = fate.rule.fields if fate.rule is not None else ()
+        values = [self.ir.fields.get(f) for f in fields]
+        users = [f for f, v in zip(fields, values) if v is not None and v.origin is Origin.USER]
+        if not users or any(v is None or v.value is None for v in values):
+            return (Status.MISSING if fields else Status.DROPPED), fate.notes
+        notes = tuple((kind, {**v, "fields": []}) if kind == "runtime_value" else (kind, v) for kind, v in fate.notes)
+        return Status.CONVERTED, (*notes, *(("overridden", {"field": f}) for f in users))
 
     def merge(self, other: "Ingested") -> None:
         """Add a companion file's values (e.g. the ds_config.json beside a NeoX YAML).

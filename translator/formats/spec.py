@@ -85,6 +85,7 @@ class WriteContext:
     )
     source_format: str | None = None
     source_layout: str | None = None
+    source_version: str | None = None  # the release the source was read as (another release of the same format)
     model_family: str | None = None
     sources: str = ""  # the source files' names, for a header ("from a.yml, ds.json")
     output: str | None = None  # the output's file name: side files are named after it

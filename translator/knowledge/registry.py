@@ -62,6 +62,9 @@ class FormatSpec:
     editor: str | None = "yaml"
     # an empty file (or one of comments only) is a config of the framework's defaults, not an error
     empty_allowed: bool = False
+    # its parser takes the fields of one release (HfArgumentParser): `validate --version` reads the file as that
+    # release (its values too), and without one names the keys no release reads with the rest (a file that runs nowhere)
+    one_release: bool = False
     # why a source text in a syntax of the format its editor does not read (Megatron's words, not its CI
     # YAML) keeps no formatting in a same-format translation; None: the editor keeps it
     unkept_formatting: Callable[[str], str | None] | None = None

@@ -328,6 +328,7 @@ def write(ingested: Ingested, request: Request) -> Written:
         version=version,
         source_format=src,
         source_layout=source.layout,
+        source_version=source.version,
         model_family=family,
         sources=", ".join(Path(f).name for f in source.files),
         output=Path(output).name if output else None,

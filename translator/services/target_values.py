@@ -168,7 +168,9 @@ def mark_missing(text: str, report: Report, fmt: str) -> str:
         for key in _targets(entry):
             if ":" in key:
                 continue
-            hint = f"--set {entry.fields[0]}=VALUE" if entry.fields else f"--set {fmt}:{key}=VALUE"
+            hint = _given_by(entry.detail) or (
+                f"--set {entry.fields[0]}=VALUE" if entry.fields else f"--set {fmt}:{key}=VALUE"
+            )
             parts = key.split(".")
             at, indent, shown = len(lines), "", key
             for depth in range(len(parts) - 1, 0, -1):
@@ -189,6 +191,20 @@ def mark_missing(text: str, report: Report, fmt: str) -> str:
     for _, (at, comment) in sorted(enumerate(inserts), key=lambda item: (-item[1][0], -item[0])):
         lines.insert(at, comment)
     return "".join(lines)
+
+
+_GIVES = re.compile(r"--set [\w.:-]+=[^\s,;)]+|--world-size \w+")
+
+
+def _given_by(detail: str) -> str:
+    """What the report's hint says to give, as the user types it: the --set (and --world-size) of its first way
+    ("--set batch.micro=N (per GPU), or --set batch.global=N with --world-size": --set batch.micro=N); "" when it
+    names none (the field's own --set is then shown)."""
+    for way in re.split(r"[,;]? or (?=--)|[,;] or ", detail):  # the ways it offers, one after the other
+        found = _GIVES.findall(way)
+        if found:  # (a target-only key: its path in the layout written, as the caller spells it)
+            return "" if any(":" in f for f in found) else " ".join(found)
+    return ""
 
 
 def _child_indent(lines: list[str], parent: int) -> str:

@@ -26,7 +26,7 @@ from ..core.report import Entry, Message, Report, Status, said
 from ..io.documents import flatten, key_line
 from ..knowledge.schema import load_schema
 
-Read = Callable[[Any, str], Any]  # (Source, format) -> Ingested: the pipeline's read_ir
+Read = Callable[..., Any]  # (Source, format, **options) -> Ingested: the pipeline's read_ir
 
 
 @lru_cache(maxsize=None)
@@ -148,17 +148,13 @@ def validate_source(source: Any, path: str, fmt: str, version: str | None, text:
     from ..knowledge.schema import history
     from ..knowledge.mapping import load_table
     from ..knowledge.registry import get_format
-    from ..knowledge.versions import resolve
     from ..core.report import render
 
     spec = get_format(fmt)
     table = load_table(fmt)
     keys_of = history(fmt)
     table_version = version if version in table.versions else None  # how the table reads the file (NeoX configs-readme)
-    release = version or "current"
-    if keys_of is not None:  # a release label or alias of the framework's history; a table's own version is not one
-        named = version is not None and (version in keys_of.aliases or version in keys_of.releases or not table_version)
-        release = resolve(fmt, version if named and version else "current", "--version")
+    release, judged = _asked(fmt, version, table_version, keys_of, spec.one_release)
     problems: dict[str, Problem] = {}  # by key as written: one line per problem, the most telling kept
     schema = spec.schema_for(source.layout)
     raw, written_of = _checked_tree(source, schema != fmt)
@@ -191,7 +187,7 @@ def validate_source(source: Any, path: str, fmt: str, version: str | None, text:
     ingested = None
     for _ in range(_RETRIES):
         try:
-            ingested = _read(source, fmt, table_version, read)
+            ingested = _read(source, fmt, table_version, read, judged)
             break
         except InputError as exc:  # a value a reader or a relation refuses: one problem, where the reader says
             add(as_written(exc.key) if exc.key else None, exc.message, exc.line, exc.file)
@@ -216,6 +212,8 @@ def validate_source(source: Any, path: str, fmt: str, version: str | None, text:
             problems.pop(key, None)  # the release check below speaks of its leaves
         elif key not in problems and key not in parents:
             add(key, f"not a {table.title} parameter")  # a block the schema does not know: its leaves say more
+    if keys_of is not None and ingested is not None and not version:
+        release = _own_release(source, release, spec.one_release, keys_of, add)
     if keys_of is not None and version:  # the histories say what a release's code reads; only asked for
         for leaf, message in _not_read(source, spec, keys_of, spelled, release):
             add(as_written(leaf), message)
@@ -269,6 +267,31 @@ def _not_read(source: Any, spec: Any, keys_of: Any, spelled: dict[str, Any], rel
 def _unread(keys_of: Any, key: str, release: str) -> str | None:
     """The name the history knows `key` by (itself, or the block around it), when `release` does not read it."""
     return keys_of.record(key) if keys_of.reads_within(key, release) is False else None
+
+
+def _asked(fmt: str, version: str | None, table_version: str | None, keys_of: Any, one_release: bool) -> tuple[str, str | None]:
+    """The release the keys are checked against ("current" unless --version), and the one a one-release format's
+    file is read as when the user names it (its values checked there too; None: the release its keys tell)."""
+    from ..knowledge.versions import resolve
+
+    if keys_of is None:
+        return version or "current", None
+    # a release label or alias of the framework's history; a table's own version is not one
+    named = version is not None and (version in keys_of.aliases or version in keys_of.releases or not table_version)
+    release = resolve(fmt, version if named and version else "current", "--version")
+    return release, release if named and one_release else None
+
+
+def _own_release(source: Any, release: str, one_release: bool, keys_of: Any, add: Callable[..., None]) -> str:
+    """Without --version a file is judged at the release its keys tell (the newest reading them all), not the
+    newest release; a format whose parser takes one release's fields has a problem in each key no release reads
+    together with the rest (said through `add`). Returns the release judged at."""
+    told = getattr(source, "release", None)
+    if told is None or told.how != "keys":
+        return release
+    for key in told.unread if one_release else ():
+        add(key, keys_of.why_not(key, told.label))
+    return str(told.label)
 
 
 def _schema_problems(
@@ -385,10 +408,12 @@ def _without(tree: dict[str, Any], key: str) -> bool:
     return False
 
 
-def _read(source: Any, fmt: str, version: str | None, read: Read) -> Any:
+def _read(source: Any, fmt: str, version: str | None, read: Read, release: str | None = None) -> Any:
+    """The file read as the release the user named (`release`: its formulas' values checked at that release), else
+    as the release its keys tell. `read`: the pipeline's read_ir."""
     if version:
         source.version = version
-    return read(source, fmt)
+    return read(source, fmt, source_version=release) if release else read(source, fmt)
 
 
 def _relations(ingested: Any) -> list[tuple[list[str], str]]:

@@ -66,8 +66,10 @@ def _runtime_value(v: Values) -> str:
 
 def _set_hint(v: Values) -> str:
     fields: list[str] = list(v.get("fields") or ())
-    return f"; give the value with --set {fields[0]}=VALUE" if len(fields) == 1 else (
-        f"; give the values with --set (fields {_names(fields)})" if fields else "")  # fmt: skip
+    if not fields:
+        return ""
+    spelled = " ".join(f"--set {name}=VALUE" for name in fields)  # as the user types them (each one --set takes)
+    return f"; give the value{'s' if len(fields) > 1 else ''} with {spelled}"
 
 
 def _not_a_value(v: Values) -> str:

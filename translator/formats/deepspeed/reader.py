@@ -21,7 +21,8 @@ from ..spec import ModelConfig, Reader
 
 AUTO = (
     '"auto" is filled in by the Hugging Face Trainer/Accelerate from their own arguments at run time; '
-    "it is no DeepSpeed value"
+    "it is no DeepSpeed value (read with the TrainingArguments file it runs with, --from hftrainer TRAIN.yaml "
+    '--with this file, every "auto" is filled as transformers fills it)'
 )
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 # a value that is a bare upper-case word or a shell variable: GB_SIZE, ${LR}, $STEPS

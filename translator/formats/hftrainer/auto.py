@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from .scheduler import version_tuple
+from .scheduler import version_tuple, warmup_steps
 
 AUTO = "auto"
 # TrainingArguments defaults of the fields trainer_config_process reads (the same in every release read)
@@ -136,3 +136,26 @@ def placeholders(ds: dict[str, Any], ta: dict[str, Any], version: str | None = N
             node[last] = AUTO
     if "train_batch_size" in ds:
         ds["train_batch_size"] = AUTO
+
+
+def run_length(ds: dict[str, Any], ta: dict[str, Any], version: str | None, auto: bool) -> dict[str, str]:
+    """The DeepSpeed scheduler's total_num_steps and warmup_num_steps, which trainer_config_finalize fills from the
+    run's length (in place): concrete once max_steps gives it, or with `auto` "auto" where they are the values
+    transformers fills (max_steps, max(1, get_warmup_steps(max_steps))). Returns the keys changed -> why."""
+    block = ds.get("scheduler")
+    params = block.get("params") if isinstance(block, dict) else None
+    total = ta.get("max_steps")
+    if not isinstance(params, dict) or not (isinstance(total, int) and not isinstance(total, bool) and total > 0):
+        return {}
+    warm = warmup_steps(ta.get("warmup_steps"), ta.get("warmup_ratio"), total, version)
+    if warm is None:
+        return {}
+    changed: dict[str, str] = {}
+    for key, value, what in (("total_num_steps", total, "max_steps"), ("warmup_num_steps", max(1, warm), "warmup")):
+        if auto and params.get(key) == value:
+            params[key] = AUTO
+            changed[f"scheduler.params.{key}"] = f'written "auto": transformers fills it with {value} ({what})'
+        elif not auto and params.get(key) == AUTO:
+            params[key] = value
+            changed[f"scheduler.params.{key}"] = f'"auto": transformers fills it with {value} ({what}): written so'
+    return changed

@@ -8,9 +8,11 @@ from typing import Any
 
 from ...knowledge.formula import ranks, split, written
 from ...knowledge.formula import Approx, Extension, Missing, Unrunnable, formula
-from . import schedule  # noqa: F401  (registers hftrainer.lr_schedule)
+from .schedule import STEPS_GIVEN  # (and registers hftrainer.lr_schedule)
+from .scheduler import version_tuple
 
 DEFAULT_MICRO, DEFAULT_ACCUM = 8, 1  # TrainingArguments' per_device_train_batch_size, gradient_accumulation_steps
+CEIL_UPDATES = (4, 57)  # a partial last accumulation counts as an update of the epoch (4.51.3 floors, 4.57.1 ceils)
 
 
 @formula("hftrainer.batch")
@@ -133,20 +135,62 @@ class TrainerBetas:
         return {"adam_beta1": value[0], "adam_beta2": value[1]}
 
 
-@formula("hftrainer.epochs")
-class TrainerEpochs:
-    """num_train_epochs: the run's length when max_steps is not above 0 (trainer.py: max_steps =
-    ceil(num_train_epochs x update steps per epoch), so a fraction of an epoch runs too)."""
+@formula("hftrainer.steps")
+class TrainerSteps:
+    """The run's optimizer steps: max_steps when above 0; else num_train_epochs (default 3) x the update steps of
+    an epoch, which the dataset's size gives (train.epoch_samples, the world size and the batch), as
+    Trainer.set_initial_training_values computes them: accelerate shards the dataloader's batches over the
+    processes (BatchSamplerShard, even_batches: ceil(batches / world), or floor with dataloader_drop_last), an
+    epoch has max(batches // accumulation, 1) updates (4.57 on: a partial last accumulation counts, ceil), and
+    max_steps = ceil(num_train_epochs x updates)."""
 
     @staticmethod
-    def read(num_train_epochs: Any, steps: int | None) -> Any:
-        if steps is not None or num_train_epochs is None:
-            return None  # max_steps > 0: the Trainer ignores num_train_epochs
+    def read(max_steps: Any, num_train_epochs: Any, dataloader_drop_last: Any, samples: int | None, world: int | None,
+             micro: int | None, accum: int | None, version: str | None = None) -> Any:  # fmt: skip
+        if max_steps is not None and not (isinstance(max_steps, (int, float)) and not isinstance(max_steps, bool)):
+            raise ValueError(f"max_steps must be a whole number of steps, got {max_steps!r}")
+        if max_steps is not None and max_steps > 0:
+            if not float(max_steps).is_integer():
+                raise ValueError(f"max_steps {max_steps!r} is not a whole number of steps")
+            return int(max_steps)
+        if samples is None or world is None:
+            return None  # the reader names the --set that gives them (source meta "unsupplied")
+        epochs = 3.0 if num_train_epochs is None else float(num_train_epochs)
+        if epochs <= 0:
+            return None
+        return epoch_steps(samples, world, DEFAULT_MICRO if micro is None else micro,
+                           DEFAULT_ACCUM if accum is None else accum, epochs, bool(dataloader_drop_last), version)  # fmt: skip
+
+    @staticmethod
+    def write(value: Any) -> dict[str, Any]:
+        return {"max_steps": value}
+
+
+def epoch_steps(samples: int, world: int, micro: int, accum: int, epochs: float, drop_last: bool, version: str | None) -> int:
+    """Trainer.set_initial_training_values' max_steps for an epoch-based run (see hftrainer.steps)."""
+    batches = samples // micro if drop_last else -(-samples // micro)
+    per_rank = batches // world if drop_last or batches % world == 0 else batches // world + 1
+    updates = per_rank // accum + (int(per_rank % accum > 0) if version_tuple(version) >= CEIL_UPDATES else 0)
+    return math.ceil(epochs * max(updates, 1))
+
+
+@formula("hftrainer.epochs")
+class TrainerEpochs:
+    """num_train_epochs: the run's length when max_steps is not above 0 and the dataset's size is not known (with it,
+    or with train.steps given, the epochs are counted in train.steps: hftrainer.steps)."""
+
+    @staticmethod
+    def read(num_train_epochs: Any, max_steps: Any, steps: int | None) -> Any:
+        if num_train_epochs is None or (isinstance(max_steps, (int, float)) and max_steps > 0):
+            return None  # max_steps > 0: the Trainer ignores num_train_epochs (the reader's note says so)
         value = float(num_train_epochs)
+        if steps is not None:
+            return Extension(f"num_train_epochs {value:g} is counted in the run's {steps} steps (train.steps: the "
+                             "Trainer's num_train_epochs x the update steps of an epoch)")  # fmt: skip
         if value.is_integer():
             return int(value)
         return Extension(f"num_train_epochs {value:g} is a fraction of an epoch: the Trainer runs ceil({value:g} x the "
-                         "update steps of an epoch), which the dataset's size decides (give --set train.steps=N)")
+                         f"update steps of an epoch), which the dataset's size decides ({STEPS_GIVEN})")
 
     @staticmethod
     def write(value: Any) -> dict[str, Any]:
@@ -160,7 +204,7 @@ def _interval(key: str, value: Any, steps: int | None) -> Any:
         return value
     if steps is None:
         return Extension(f"{key} {value:g} is a ratio of the run's steps (the Trainer runs ceil(total steps x {value:g})): "
-                         "give --set train.steps=N to carry it")  # fmt: skip
+                         f"{STEPS_GIVEN} to carry it")  # fmt: skip
     return math.ceil(steps * value)
 
 

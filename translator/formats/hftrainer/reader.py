@@ -23,6 +23,7 @@ from ...io.yamlread import Duplicate
 from ..spec import ModelConfig, Reader
 from .auto import AUTO, Mismatch, resolve
 from .dialects import dialect_of, renamed, runtime
+from .schedule import BY_SAMPLES  # (the engine adds: or --set train.steps=VALUE)
 
 FORMAT = "hftrainer"
 DS_KEYS = frozenset({"train_batch_size", "train_micro_batch_size_per_gpu", "zero_optimization", "optimizer", "scheduler",
@@ -128,6 +129,10 @@ class TrainerReader(Reader):
         unresolved: dict[str, str] = runtime(dialect, tree)
         if _positive(tree.get("max_steps")) and tree.get("num_train_epochs") is not None:
             notes["num_train_epochs"] = "the Trainer ignores it: max_steps > 0 is the run's length (trainer.py)"
+        elif not _positive(tree.get("max_steps")):  # an epoch-based run: its steps need the dataset's size
+            epochs = tree.get("num_train_epochs", 3.0)
+            meta["unsupplied"] = {"train.steps": f"the Trainer trains num_train_epochs {epochs!r} x the update steps of an "
+                                                 f"epoch, which the dataset's size decides: {BY_SAMPLES}"}  # fmt: skip
         layout = "concrete"
         if isinstance(tree.get("deepspeed"), dict):
             inline = tree["deepspeed"] = copy.deepcopy(tree["deepspeed"])

@@ -19,8 +19,12 @@ from .auto import fill_scheduler
 
 TITLE = "the HF Trainer"
 DEFAULT_LR = 5e-5  # TrainingArguments.learning_rate in every release read
+# how a user gives the run's length of an epoch-based run (the reader's, the formulas' and the schedule's hints)
+BY_SAMPLES = ("give --set train.epoch_samples=S (the samples of one epoch: the Trainer logs them as 'Num examples') "
+              "with --world-size N")  # fmt: skip
+STEPS_GIVEN = f"{BY_SAMPLES}, or --set train.steps=N"
 STEPS_HINT = ("the Trainer's total steps are max_steps, or num_train_epochs x the update steps of an epoch, which "
-              "the dataset's size decides: give --set train.steps=N")  # fmt: skip
+              f"the dataset's size decides: {STEPS_GIVEN}")  # fmt: skip
 
 
 def kwargs_of(value: Any) -> dict[str, Any]:

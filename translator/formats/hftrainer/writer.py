@@ -12,10 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ...core.report import Status
 from ...io.documents import dump_json, dump_yaml, unflatten
 from ..spec import ExtraEntry, WriteContext, WriteResult, Writer, added_for_target
-from .auto import placeholders
-from .release import move_warmup, unplaceable
+from .auto import placeholders, run_length
+from .release import move_warmup, reschedule, unplaceable
 
 DS = "deepspeed"
 SUFFIX = ".ds_config.json"
@@ -41,7 +42,12 @@ class TrainerWriter(Writer):
         from ...knowledge.mapping import load_table
 
         leaves = {k: v for k, v in leaves.items() if v is not None}
-        moved, amended = move_warmup(leaves, ctx.version) if ctx.source_format == self.format else ({}, {})
+        moved: dict[str, str] = {}
+        amended: dict[str, tuple[Status, str]] = {}
+        if ctx.source_format == self.format:  # another release of the same format: what that release takes
+            amended = reschedule(leaves, ctx.version, ctx.source_version)
+            moved, warmup = move_warmup(leaves, ctx.version)
+            amended.update(warmup)
         tree = unflatten(leaves)
         extra = _accumulation(tree) if ctx.source_format != self.format else []
         order = load_table(self.format).order
@@ -53,6 +59,8 @@ class TrainerWriter(Writer):
             ds.setdefault("zero_optimization", {"stage": 0})
             if ctx.layout == "auto":
                 placeholders(ds, document, ctx.version)
+            filled = run_length(ds, document, ctx.version, auto=ctx.layout == "auto")
+            amended.update({f"{DS}.{key}": (Status.CONVERTED, why) for key, why in filled.items()})
             document[DS] = _ordered(ds)
             if name:
                 extra.append(added_for_target("the HF Trainer", DS, name, "the DeepSpeed config, written beside this file, "
@@ -71,7 +79,8 @@ class TrainerWriter(Writer):
         return unplaceable(leaf, version)
 
     def header(self, document: dict[str, Any], ctx: WriteContext) -> list[str]:
-        return [f"# HF TrainingArguments written by neoconv" + (f" from {ctx.sources}" if ctx.sources else "")]
+        release = f" for transformers {ctx.version}" if ctx.version else ""  # what `neoconv validate --version` checks
+        return [f"# HF TrainingArguments{release} written by neoconv" + (f" from {ctx.sources}" if ctx.sources else "")]
 
     def serialise(self, document: dict[str, Any]) -> str:
         return dump_yaml(document)
