@@ -36,10 +36,13 @@ def main() -> None:
     """
 
 
-def _translate(src: str, dst: str, inputs: tuple[str, ...], opts: dict[str, Any]) -> None:
+def _translate(src: str, dst: str, inputs: tuple[str, ...], opts: dict[str, Any], convert: bool = False) -> None:
     from .translation import run_translation
 
-    guarded(lambda: run_translation(src, dst, inputs, opts), opts["debug"], inputs)
+    def command(fmt: str) -> str:  # the command that reads the input as `fmt`
+        return f"neoconv convert --from {fmt} --to {dst}" if convert else f"neoconv {fmt}2{dst}"
+
+    guarded(lambda: run_translation(src, dst, inputs, opts, command), opts["debug"], inputs)
 
 
 INPUTS = click.argument("inputs", nargs=-1, required=True, metavar="IN...", type=click.Path(allow_dash=True))
@@ -70,7 +73,7 @@ for _src, _dst in pairs():
 @o.use(o.translation(None, None))
 def convert(src: str, dst: str, inputs: tuple[str, ...], **opts: Any) -> None:
     """Translate IN... from one format to another (as the SRC2DST commands)."""
-    _translate(src, dst, inputs, opts)
+    _translate(src, dst, inputs, opts, convert=True)
 
 
 @main.command("batch", no_args_is_help=True, short_help="Translate a whole tree of configs (--check, --in-place).")

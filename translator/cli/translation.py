@@ -4,7 +4,7 @@ all or nothing, show the report."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import click
 
@@ -12,7 +12,11 @@ from ..core.errors import NeoconvError
 from ..services.policy import Outcome
 
 
-def run_translation(src: str, dst: str, inputs: tuple[str, ...], opts: dict[str, Any]) -> Outcome:
+def run_translation(
+    src: str, dst: str, inputs: tuple[str, ...], opts: dict[str, Any], command: Callable[[str], str] | None = None
+) -> Outcome:
+    """`command(fmt)`: the command line that reads the inputs as `fmt`, named when they are of
+    another format than `src` (detected from their content before anything is translated)."""
     from ..services.pipeline import translate
     from ..services.arguments import split_set
     from ..io.documents import dump_json
@@ -26,6 +30,10 @@ def run_translation(src: str, dst: str, inputs: tuple[str, ...], opts: dict[str,
     if output == "-" and report_path == "-":
         raise NeoconvError("--report - needs the config written to a file with -o")
     set_values, target_values = split_set(opts["set_values"], dst)
+    if command is not None:
+        from .input_format import refuse_other_format
+
+        refuse_other_format(inputs, src, command)
     result = translate(
         list(inputs), src, dst,
         set_values=set_values, target_values=target_values, world_size=opts["world_size"], layout=opts.get("layout"),
