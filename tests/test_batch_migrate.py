@@ -6,6 +6,7 @@ wrote and completes on a re-run."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import signal
 import subprocess
@@ -135,19 +136,22 @@ def test_exclude_and_include_name_folders_too(runner, tmp_path: Path, pythia160m
     assert result.exit_code == 0 and sorted(p.relative_to(only).as_posix() for p in only.rglob("*.yml")) == ["llama/l.yml"]
 
 
+@pytest.mark.parametrize("jobs", ["1", "2"])
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
-def test_an_interrupted_batch_says_what_it_wrote_and_a_rerun_completes_it(tmp_path: Path, pythia160m: Path, sig: int) -> None:
+def test_an_interrupted_batch_says_what_it_wrote_and_a_rerun_completes_it(tmp_path: Path, pythia160m: Path, sig: int,
+                                                                          jobs: str) -> None:  # fmt: skip
     src, out = tmp_path / "src", tmp_path / "out"
     text = pythia160m.read_text()
     for i in range(400):
         (src / f"d{i // 50}").mkdir(parents=True, exist_ok=True)
         (src / f"d{i // 50}" / f"m{i:03}.yml").write_text(text.replace('"min_lr": 0.00006', f'"min_lr": {i + 1}.0e-7'))
-    cmd = [sys.executable, "-m", "neoconv", "batch", "neox2neox", str(src), "-o", str(out), "-j", "1", "-q"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT)
+    cmd = [sys.executable, "-m", "neoconv", "batch", "neox2neox", str(src), "-o", str(out), "-j", jobs, "-q"]
+    # its own process group, as a terminal's Ctrl-C or a CI runner's SIGTERM reaches every process of the job
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT, start_new_session=True)
     deadline = time.time() + 60
     while time.time() < deadline and not (out.exists() and sum(1 for _ in out.rglob("*.yml")) >= 20):
         time.sleep(0.01)
-    proc.send_signal(sig)
+    os.killpg(proc.pid, sig)
     _, err = proc.communicate(timeout=60)
     message = err.decode()
     assert proc.returncode == 130 and "Traceback" not in message, message

@@ -203,10 +203,10 @@ def test_an_upward_import_is_found_wherever_it_is(tmp_path: Path, statement: str
 
 
 def test_a_module_outside_every_layer_is_named_with_the_layers(tmp_path: Path) -> None:
-    root = _tree(tmp_path, {"__init__.py": "", "prove/__init__.py": "", "prove/runner.py": "from ..core import x",
+    root = _tree(tmp_path, {"__init__.py": "", "extra/__init__.py": "", "extra/runner.py": "from ..core import x",
                             "core/__init__.py": ""})  # fmt: skip
     problems = layer_problems(root)
-    assert [p.split(" is in no layer")[0] for p in problems] == ["translator/prove", "translator/prove/runner"]
+    assert [p.split(" is in no layer")[0] for p in problems] == ["translator/extra", "translator/extra/runner"]
     assert "services/: the translation pipeline" in problems[0]
 
 

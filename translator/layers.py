@@ -33,6 +33,8 @@ LAYERS: tuple[Layer, ...] = (
     Layer("formats", "the format contract (spec.py: Reader, Writer) and one package per format; detection"),
     Layer("services", "the translation pipeline and what the library offers around it: its check of its own "
                       "output, diff and round trip, validate, explain, docs, arguments, the failure policy"),
+    Layer("prove", "`neoconv prove`: the frameworks' own code on a source and its translation (probes/: one file per "
+                   "format, run by the framework's interpreter), the comparison and the certificate"),
     Layer("batch", "a whole tree of configs: the walk, one file's job, the summary and the record"),
     Layer("cli", "the command line: options, commands, the report on the terminal, exit codes"),
 )  # fmt: skip

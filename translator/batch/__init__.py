@@ -13,6 +13,7 @@ import sys
 import threading
 import time
 from collections import deque
+from contextlib import contextmanager
 from concurrent.futures import ProcessPoolExecutor
 from itertools import chain, islice
 from pathlib import Path
@@ -167,61 +168,117 @@ def run_batch(
     totals: dict[str, int] = {}
     sink = SummaryWriter(None if opts.check else target_root / SUMMARY_NAME, command)
 
+    to_prove: list[tuple[str, str, dict[str, Any]]] = []  # --prove: source, output (relative), report
+
     def add(result: FileResult) -> None:
+        if result.proof_report is not None and result.output:
+            to_prove.append((result.source, result.output, result.proof_report))
+            result.proof_report = None
         totals[result.status] = totals.get(result.status, 0) + 1
         if result.status not in ("translated", "unchanged") or result.error:
             notable.append(result)
         sink.add(result)
 
+    runner = _Runner(iter(plan), opts)
     try:
-        for done, result in enumerate(_results(iter(plan), opts), 1):
-            add(result)
+        results, done = iter(runner), 0
+        while True:
+            with _held():  # Ctrl-C or SIGTERM waits until the file just written is on record
+                result = next(results, None)
+                if result is None:
+                    break
+                add(result)
+            done += 1
             if progress:
                 progress(done, len(plan), result.source)
         for result in record.orphans(root, target_root, earlier, claimed, opts):
             add(result)
         sink.close(totals)
     except KeyboardInterrupt:
+        for result in runner.unfinished():  # the files the workers are writing now: on record too
+            add(result)
         sink.close(totals, interrupted=True)  # what was done is on record: a re-run completes it
         raise BatchInterrupted(totals.get("translated", 0), str(target_root / SUMMARY_NAME) if sink.closed else "") from None
     finally:
+        runner.close()
         sink.discard()
     summary: dict[str, Any] = {"command": command, "totals": totals}
+    if opts.prove:
+        summary["to_prove"] = to_prove
     if sink.error:
         summary["report_error"] = sink.error
     return notable, summary
 
 
-def _results(plan: Iterator[Job | FileResult], opts: BatchOptions) -> Iterator[FileResult]:
-    """Results in plan order (so -j N writes the same summary as -j 1)."""
-    if opts.jobs <= 1:
-        for item in plan:
-            yield item if isinstance(item, FileResult) else run_job(opts, item)
+@contextmanager
+def _held() -> Iterator[None]:
+    """SIGINT and SIGTERM held back (delivered when the block ends), where the OS can hold them."""
+    hold = getattr(signal, "pthread_sigmask", None)
+    if hold is None or threading.current_thread() is not threading.main_thread():
+        yield
         return
-    chunks = iter(lambda: list(islice(plan, _CHUNK)), [])
-    first = next(chunks, [])
-    if len(first) <= 1:  # one file: not worth starting workers
-        for item in first:
-            yield item if isinstance(item, FileResult) else run_job(opts, item)
-        return
-    _compile_tables(opts)  # before the workers start: forked workers inherit them compiled
-    # A bounded number of chunks in flight: workers never wait for the next window, and a tree of
-    # 100,000 files never queues 100,000 futures.
-    pool = ProcessPoolExecutor(max_workers=opts.jobs, initializer=_die_with_parent, initargs=(os.getpid(),))
-    finished = False
+    before = hold(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
     try:
-        pending: deque[tuple[list[Any], Any]] = deque()
+        yield
+    finally:
+        hold(signal.SIG_SETMASK, before)
+
+
+class _Runner:
+    """Each file's result in plan order (so -j N writes the same summary as -j 1): in this process
+    for -j 1, else from worker processes in chunks; after an interrupt, the results of the chunks
+    the workers are running (their files are being written) are still collected (unfinished)."""
+
+    def __init__(self, plan: Iterator[Job | FileResult], opts: BatchOptions) -> None:
+        self.plan, self.opts = plan, opts
+        self.pool: ProcessPoolExecutor | None = None
+        self.pending: deque[tuple[list[Any], Any]] = deque()
+        self.current: Iterator[FileResult] = iter(())  # the rest of the chunk being handed out
+
+    def __iter__(self) -> Iterator[FileResult]:
+        opts = self.opts
+        if opts.jobs <= 1:
+            for item in self.plan:
+                yield item if isinstance(item, FileResult) else run_job(opts, item)
+            return
+        chunks = iter(lambda: list(islice(self.plan, _CHUNK)), [])
+        first = next(chunks, [])
+        if len(first) <= 1:  # one file: not worth starting workers
+            for item in first:
+                yield item if isinstance(item, FileResult) else run_job(opts, item)
+            return
+        _compile_tables(opts)  # before the workers start: forked workers inherit them compiled
+        # A bounded number of chunks in flight: workers never wait for the next window, and a tree of
+        # 100,000 files never queues 100,000 futures.
+        self.pool = ProcessPoolExecutor(max_workers=opts.jobs, initializer=_die_with_parent, initargs=(os.getpid(),))
         for chunk in chain([first], chunks):
             jobs = [item for item in chunk if not isinstance(item, FileResult)]
-            pending.append((chunk, pool.submit(_run_chunk, opts, jobs)))
-            if len(pending) >= opts.jobs * 4:
-                yield from _in_order(*pending.popleft())
-        while pending:
-            yield from _in_order(*pending.popleft())
-        finished = True
-    finally:
-        # interrupted: drop the queued chunks rather than wait for them (the workers die with us)
-        pool.shutdown(wait=finished, cancel_futures=not finished)
+            self.pending.append((chunk, self.pool.submit(_run_chunk, opts, jobs)))
+            if len(self.pending) >= opts.jobs * 4:
+                self.current = _in_order(*self.pending.popleft())
+                yield from self.current
+        while self.pending:
+            self.current = _in_order(*self.pending.popleft())
+            yield from self.current
+
+    def unfinished(self) -> Iterator[FileResult]:
+        """After an interrupt: the rest of the chunk being handed out and of the chunks already running
+        (waited for; a second interrupt stops the wait); the chunks not started are cancelled."""
+        try:
+            yield from self.current
+            for chunk, future in self.pending:
+                if not future.cancel():
+                    yield from _in_order(chunk, future)
+        except KeyboardInterrupt:
+            return
+        except Exception:  # a worker that died: its files are what a re-run redoes
+            return
+
+    def close(self) -> None:
+        if self.pool is not None:
+            for _, future in self.pending:
+                future.cancel()
+            self.pool.shutdown(wait=False, cancel_futures=True)
 
 
 def _die_with_parent(parent: int) -> None:
@@ -237,6 +294,10 @@ def _die_with_parent(parent: int) -> None:
             pass
     if os.getppid() != parent:  # the parent died before the line above took effect
         os._exit(1)
+    # Ctrl-C and SIGTERM reach the whole process group: the parent decides, and collects what the
+    # worker's chunk writes (a worker stopped halfway would leave files on disk that no report lists)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
 
 

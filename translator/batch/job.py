@@ -82,8 +82,9 @@ def _job(opts: BatchOptions, path_s: str, rel_s: str, out_s: str) -> FileResult:
         status = "changed" if changed else "unchanged"
         shown = "".join(_diff(before[p], files[p], names[p]) for p in changed) if opts.diff else ""
         return FileResult(rel_s, status, rel_out, counts, error=strict, diff=shown, side_files=rel_sides)
+    proof = result.report.to_json() if opts.prove else None  # --prove: proven once every file is written
     if not changed:  # --in-place and nothing changes: nothing to write, nothing to back up
-        return FileResult(rel_s, "unchanged", rel_out, counts, error=strict, side_files=rel_sides)
+        return FileResult(rel_s, "unchanged", rel_out, counts, error=strict, side_files=rel_sides, proof_report=proof)
     for target, content in files.items():
         clash = foreign_side_file(target, content, out_s, tree.read) if target != out_s else ""
         if clash:
@@ -93,7 +94,7 @@ def _job(opts: BatchOptions, path_s: str, rel_s: str, out_s: str) -> FileResult:
             # the bytes as they were (CRLF, BOM, comments kept), with the file's permissions and times
             tree.replace(target + ".bak", tree.read_bytes(target) or b"", times_of=target)
         tree.replace(target, files[target])
-    return FileResult(rel_s, "translated", rel_out, counts, error=strict, side_files=rel_sides)
+    return FileResult(rel_s, "translated", rel_out, counts, error=strict, side_files=rel_sides, proof_report=proof)
 
 
 def posix_join(folder: str, name: str) -> str:

@@ -28,6 +28,7 @@ class BatchOptions:
     skip_unsupported: bool = False  # a model family the target cannot hold: skipped, not failed
     out_root: str = ""  # the folder outputs go into (OUT_DIR, or SRC_DIR with --in-place): nothing is written outside it
     src_root: str = ""  # SRC_DIR: sources are read only inside it, never through a link
+    prove: bool = False  # keep each written file's report for `--prove` (cli/batch.py proves them after the run)
 
 
 @dataclass
@@ -40,6 +41,7 @@ class FileResult:
     reason: str = ""
     diff: str = ""  # --check --diff: what would change (not in the summary file)
     side_files: list[str] = field(default_factory=list)  # written beside the output (relative to OUT_DIR)
+    proof_report: dict[str, Any] | None = None  # --prove: the translation's JSON report (not in the summary file)
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"source": self.source, "status": self.status}

@@ -80,7 +80,7 @@ def convert(src: str, dst: str, inputs: tuple[str, ...], **opts: Any) -> None:
 @click.argument("pair", metavar="SRC2DST", shell_complete=complete.pair)
 @click.argument("src_dir", metavar="SRC_DIR", type=click.Path())
 @o.use(o.OUT_DIR, o.INCLUDE, o.EXCLUDE, o.WITH, o.JOBS, o.CHECK, o.DIFF, o.PRUNE, o.SKIP_UNSUPPORTED, o.IN_PLACE, o.NO_BACKUP, o.SET,
-       o.WORLD_SIZE, o.layout(None), o.PLAIN, o.POLICY, o.BATCH_QUIET, o.DEBUG)  # fmt: skip
+       o.WORLD_SIZE, o.layout(None), o.PLAIN, o.POLICY, o.PROVE, o.PROVE_OPTIONS, o.BATCH_QUIET, o.DEBUG)  # fmt: skip
 def batch(pair: str, src_dir: str, **opts: Any) -> None:
     """Translate every config under SRC_DIR into OUT_DIR (summary in OUT_DIR/neoconv-report.json).
 
@@ -146,6 +146,21 @@ def diff(a: str, b: str, **opts: Any) -> None:
     from .inspect import diff as run
 
     guarded(lambda: run(a, b, opts), opts["debug"], (a, b))
+
+
+@main.command("prove", short_help="Do both frameworks' own code agree that a translation is the same run?")
+@click.argument("paths", nargs=-1, metavar="SRC... OUT", type=click.Path())
+@o.use(o.FROM_A, o.FROM_B, o.TRANSLATION_REPORT, o.WORLD_SIZE, o.model_config("veomni"), *o.PROVE_OPTIONS, o.RTOL, o.PLOT,
+       o.JSON, o.CHECK_ENV, o.VERBOSE, o.DEBUG)  # fmt: skip
+def prove(paths: tuple[str, ...], **opts: Any) -> None:
+    """Run SRC (A) and its translation OUT (B) through their frameworks' own config code, scheduler
+    and model builder (each by its own interpreter: --env, --src; nothing is trained, no GPU or
+    network is touched) and compare what they say: accepted, learning rate at every step, global
+    batch, tokens per step, steps, parameters. With --report (the translation's JSON report) each
+    difference is marked as named by it or not. Exit 0 equal or named, 1 not, 2 a side could not run."""
+    from .prove import run
+
+    guarded(lambda: run(paths, opts), opts["debug"], paths)
 
 
 @main.command("roundtrip", no_args_is_help=True, short_help="What does not survive a translation there and back?")

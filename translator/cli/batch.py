@@ -31,6 +31,8 @@ def run(pair: str, src_dir: str, opts: dict[str, Any]) -> Outcome:
     set_values, target_values = split_set(opts["set_values"], dst)
     if opts["no_backup"] and not opts["in_place"]:
         raise UsageError("--no-backup only makes sense with --in-place")
+    if opts.get("prove") and opts["check"]:
+        raise UsageError("--prove runs the frameworks on the written files: not with --check, which writes nothing")
     options = BatchOptions(
         src, dst, list(opts["include"]), list(opts["exclude"]), list(opts["with_files"]),
         opts["jobs"] or os.cpu_count() or 1, policy(opts["fail_on"], opts["strict"], opts["baseline"]),
@@ -38,6 +40,7 @@ def run(pair: str, src_dir: str, opts: dict[str, Any]) -> Outcome:
         {"world_size": opts["world_size"], "set_values": set_values, "target_values": target_values, "layout": opts["layout"],
          "verify": not opts["no_verify"]},
         diff=opts["show_diff"], prune=opts["prune"], plain=opts["plain"], skip_unsupported=opts["skip_unsupported"],
+        prove=bool(opts.get("prove")),
     )  # fmt: skip
     show = not opts["quiet"] and sys.stderr.isatty()
 
@@ -56,7 +59,30 @@ def run(pair: str, src_dir: str, opts: dict[str, Any]) -> Outcome:
             click.echo(result.diff, nl=False)
     if not opts["quiet"]:
         click.echo(human_summary(results, options, summary["totals"], summary.get("report_error", "")), err=True, nl=False)
-    return batch_outcome(results, summary, check=opts["check"])
+    outcome = batch_outcome(results, summary, check=opts["check"])
+    if options.prove:
+        return _prove(summary.get("to_prove", []), src_dir, opts, options, outcome)
+    return outcome
+
+
+def _prove(to_prove: list[Any], src_dir: str, opts: dict[str, Any], options: Any, outcome: Outcome) -> Outcome:
+    """--prove: every written file proven by both frameworks, recorded in its per-file report."""
+    from pathlib import Path
+
+    from ..batch import SUMMARY_NAME
+    from ..prove.batch import NOT_PROVEN, NOT_RUN, prove_batch, record, summary_lines, verdict
+    from .prove import options as prove_options
+
+    out_root = src_dir if opts["in_place"] else opts["out_dir"]
+    certs = prove_batch(to_prove, src_dir, out_root, options.src, options.dst, prove_options(opts))
+    problem = record(Path(out_root) / SUMMARY_NAME, certs) if certs else ""
+    if not opts["quiet"]:
+        click.echo(summary_lines(certs) + (f"failed   {problem}\n" if problem else ""), err=True, nl=False)
+    outcome.differences += sum(verdict(c) == NOT_PROVEN for c in certs.values())
+    outcome.errors += sum(verdict(c) == NOT_RUN for c in certs.values())
+    if problem:
+        outcome.unrecorded = outcome.unrecorded or problem
+    return outcome
 
 
 @contextmanager

@@ -87,6 +87,24 @@ FROM_B = click.option("--from-b", "fmt_b", type=FORMAT_NAMES, help="Format of B 
 TRANSLATION_REPORT = click.option("--report", "report_path", metavar="FILE", type=click.Path(),
                                   help="The JSON report of translating A into B: show what it says of each difference.")
 
+# ---- prove (translator/prove: the frameworks' own code on both files)
+PROVE = click.option("--prove", is_flag=True,
+                     help="Then prove the translation with both frameworks' own code, as `neoconv prove` (needs -o; "
+                          "--env/--src or the project's configuration file name the frameworks).")
+ENVS = click.option("--env", "envs", metavar="FMT=PYTHON", multiple=True,
+                    help="The interpreter that runs FMT's framework (e.g. neox=/opt/neox/bin/python); repeatable. "
+                         "Default: the configuration file's, else this interpreter when it has the framework.")
+SOURCES = click.option("--src", "sources", metavar="FMT=PATH", multiple=True,
+                       help="FMT's framework source checkout (neox=/opt/gpt-neox, cerebras=/opt/modelzoo/src, "
+                            "megatron=/opt/Megatron-LM, veomni=/opt/VeOmni); repeatable.")
+TIMEOUT = click.option("--timeout", type=click.FloatRange(min=1), default=1800.0, show_default=True, metavar="SECONDS",
+                       help="Longest a framework's probe may run.")
+PLOT = click.option("--plot", metavar="FILE.png", type=click.Path(),
+                    help="Also draw both learning rate curves and their difference (needs neoconv[plot]: matplotlib).")
+CHECK_ENV = click.option("--check-env", is_flag=True,
+                         help="Say which frameworks are ready to prove with (interpreter, source tree, version), and exit.")
+PROVE_OPTIONS = (ENVS, SOURCES, TIMEOUT)
+
 # ---- batch
 OUT_DIR = click.option("-o", "--output", "out_dir", metavar="OUT_DIR", type=click.Path(),
                        help="Folder to mirror the tree into.")
@@ -171,5 +189,5 @@ def version(side: str, fmt: str | None) -> Decorator:
 def translation(src: str | None, dst: str | None) -> list[Decorator]:
     """The options of a translation from src to dst (None: either, as `convert` takes them)."""
     chosen = [OUTPUT, REPORT, SET, WITH, WORLD_SIZE, layout(dst), model_config(src), version("from", src),
-              version("to", dst), PLAIN, *POLICY, QUIET, VERBOSE, COLOR, DEBUG]  # fmt: skip
+              version("to", dst), PLAIN, *POLICY, PROVE, *PROVE_OPTIONS, QUIET, VERBOSE, COLOR, DEBUG]  # fmt: skip
     return [o for o in chosen if o is not None]

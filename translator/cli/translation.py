@@ -29,6 +29,8 @@ def run_translation(
     output, report_path = opts["output"], opts["report_path"]
     if output == "-" and report_path == "-":
         raise NeoconvError("--report - needs the config written to a file with -o")
+    if opts.get("prove") and (output == "-" or writes_through(output)):
+        raise NeoconvError("--prove runs the target framework on the written file: give -o OUT, a file")
     set_values, target_values = split_set(opts["set_values"], dst)
     if command is not None:
         from .input_format import refuse_other_format
@@ -72,7 +74,13 @@ def run_translation(
         click.echo(report_text, nl=False)
     if not opts["quiet"]:
         show_report(result.report, verbose=opts["verbose"], color=opts["color"])
-    return Outcome(policy_failures=len(rules.failures(result.report)))
+    policy_failures = len(rules.failures(result.report))
+    if opts.get("prove"):
+        from .prove import after_translation
+
+        proved = after_translation(inputs, output, src, dst, result.report.to_json(), opts)
+        return Outcome(policy_failures=policy_failures, differences=proved.differences, errors=proved.errors)
+    return Outcome(policy_failures=policy_failures)
 
 
 def show_report(report: Any, *, verbose: bool, color: str) -> None:

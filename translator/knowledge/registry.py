@@ -145,8 +145,19 @@ class _Formats(dict):  # type: ignore[type-arg]
         self._find()
         return super().items()
 
+    def known(self, name: str) -> FormatSpec | None:
+        """The spec registered under `name` so far (without finding the rest first)."""
+        return super().get(name)  # type: ignore[no-any-return]
 
-FORMATS: dict[str, FormatSpec] = _Formats()
+    def put(self, spec: FormatSpec) -> None:
+        """Register `spec`, keeping the formats sorted by name (in place: modules hold this dict)."""
+        ordered = sorted([*super().items(), (spec.name, spec)])
+        super().clear()
+        super().update(ordered)
+
+
+_REGISTRY = _Formats()
+FORMATS: dict[str, FormatSpec] = _REGISTRY
 
 
 def register(package: str) -> FormatSpec:
@@ -154,12 +165,11 @@ def register(package: str) -> FormatSpec:
     spec = getattr(importlib.import_module(package), "FORMAT", None)
     if not isinstance(spec, FormatSpec):
         raise ValueError(f"{package} declares no FORMAT = FormatSpec(...): not a neoconv format package")
-    known = dict.get(FORMATS, spec.name)
+    known = _REGISTRY.known(spec.name)
     if known is not None and known is not spec:
         raise ValueError(f"format {spec.name!r} of {package} is already declared by {known.package}")
-    ordered = sorted({**dict(dict.items(FORMATS)), spec.name: spec}.items())
-    dict.clear(FORMATS)
-    dict.update(FORMATS, ordered)  # (in place: modules hold this dict)
+    if known is None:
+        _REGISTRY.put(spec)
     return spec
 
 
@@ -203,7 +213,7 @@ def data_file(kind: str, name: str, suffix: str) -> Path:
     """A data file of the format (or schema) `name`: `kind` "mappings" for its table, "schemas" for a
     schema or, with suffix "history", its key history; from the folder its spec names (neoconv's own
     mappings/ or schemas/ for its own formats and for a name no format declares: canonical.yaml, ...)."""
-    spec = dict.get(FORMATS, name) or next((s for s in FORMATS.values() if name in s.schemas), None)
+    spec = _REGISTRY.known(name) or next((s for s in FORMATS.values() if name in s.schemas), None)
     folder = spec.folder(kind) if spec is not None else data_dir(kind)
     return folder / "history" / f"{name}.json" if suffix == "history" else folder / f"{name}{suffix}"
 
