@@ -23,37 +23,91 @@ def run(files: tuple[str, ...], opts: dict[str, Any]) -> Outcome:
     if files and files[0] in {f"{a}2{b}" for a, b in pairs()} and not os.path.exists(files[0]):
         raise UsageError(f"migrate rewrites each FILE in its own format; to check a translated tree use "
                          f"`neoconv batch --check {' '.join(files)}` (pre-commit hook neoconv-batch-check)")  # fmt: skip
-    changed = failed = 0
-    for path in files:
+    from .batch import _terminate_as_interrupt
+    from .run import Interrupted
+
+    done = _Done()
+    with _terminate_as_interrupt():
         try:
-            fmt = format_of(path, opts["fmt"])
-            if fmt is None:
-                if opts["verbose"]:
-                    click.echo(f"skipped  {one_line(path)}: not a {opts['fmt'] or 'known'} config", err=True)
-                continue
-            old, new, report = _migrate(path, fmt, opts)
-        except NeoconvError as exc:
-            click.echo(f"failed   {one_line(str(exc) if path in str(exc) else f'{path}: {exc}')}", err=True)
-            failed += 1
-            continue
-        if new == old:
-            continue
-        changed += 1
-        if opts["check"]:
-            if opts["show_diff"]:
-                click.echo(_diff(old, new, path), nl=False)
-            if not opts["quiet"]:
-                click.echo(f"would migrate {one_line(path)} ({_counts(report)})", err=True)
-            continue
-        try:
-            through = _write(path, new, opts["backup"])
-        except NeoconvError as exc:
-            click.echo(f"failed   {one_line(str(exc) if path in str(exc) else f'{path}: {exc}')}", err=True)
-            failed += 1
-            continue
+            for path in files:
+                _one(path, opts, done)
+        except KeyboardInterrupt:
+            raise Interrupted(done.interrupted(len(files), opts["quiet"])) from None
+    return Outcome(changed=done.changed, failed=done.failed)
+
+
+class _Done:
+    """What a migrate run did so far: what it can say exactly when Ctrl-C (or SIGTERM) stops it."""
+
+    def __init__(self) -> None:
+        self.changed = self.failed = 0
+        self.rewritten: list[str] = []
+        self.pending: tuple[str, str] | None = None  # (path, new text) being written when stopped
+
+    def interrupted(self, total: int, quiet: bool) -> str:
+        """Every file that reached the disk: the ones rewritten, and the one being written if its
+        new text is there (the write is a rename: it happened whole or not at all)."""
+        unnamed = [self.pending[0]] if self.pending is not None and _reads(self.pending[0]) == self.pending[1] else []
+        if not self.rewritten + unnamed:
+            return "nothing written"
+        count = len(self.rewritten) + len(unnamed)
+        if quiet or not self.rewritten:
+            named = ", ".join(one_line(path) for path in self.rewritten + unnamed)
+        else:
+            named = "each named above" + "".join(f", and {one_line(path)}" for path in unnamed)
+        count_text = "1 file" if count == 1 else f"{count} files"
+        return f"rewrote {count_text} of {total} ({named}); the others are as they were: run the same command again to finish"
+
+
+def _reads(path: str) -> str | None:
+    try:
+        with open(path, encoding="utf-8", newline="") as handle:
+            return handle.read()
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _one(path: str, opts: dict[str, Any], done: _Done) -> None:
+    """Migrate one file (or say why not) and put it on record."""
+    try:
+        fmt = format_of(path, opts["fmt"])
+        if fmt is None:
+            if opts["verbose"]:
+                click.echo(f"skipped  {one_line(path)}: not a {opts['fmt'] or 'known'} config", err=True)
+            return
+        old, new, report = _migrate(path, fmt, opts)
+    except NeoconvError as exc:
+        click.echo(f"failed   {one_line(str(exc) if path in str(exc) else f'{path}: {exc}')}", err=True)
+        done.failed += 1
+        return
+    if new == old:
+        return
+    done.changed += 1
+    if opts["check"]:
+        if opts["show_diff"]:
+            click.echo(_diff(old, new, path), nl=False)
         if not opts["quiet"]:
-            click.echo(f"migrated {one_line(path)}{through} ({_counts(report)})", err=True)
-    return Outcome(changed=changed, failed=failed)
+            click.echo(f"would migrate {one_line(path)} ({_counts(report)})", err=True)
+        return
+    done.pending = (_written_path(path), new)
+    try:
+        through = _write(path, new, opts["backup"])
+    except NeoconvError as exc:
+        done.pending = None
+        click.echo(f"failed   {one_line(str(exc) if path in str(exc) else f'{path}: {exc}')}", err=True)
+        done.failed += 1
+        return
+    done.rewritten.append(path)
+    done.pending = None
+    if not opts["quiet"]:
+        click.echo(f"migrated {one_line(path)}{through} ({_counts(report)})", err=True)
+
+
+def _written_path(path: str) -> str:
+    """The file a rewrite of `path` replaces (a symbolic link's target)."""
+    import os
+
+    return os.path.realpath(path) if os.path.islink(path) else path
 
 
 def format_of(path: str, wanted: str | None) -> str | None:
