@@ -174,6 +174,17 @@ def roundtrip(pair: str, inputs: tuple[str, ...], **opts: Any) -> None:
     guarded(lambda: run(pair, inputs, opts), opts["debug"], inputs)
 
 
+@main.command("config", short_help="Which project configuration file applies here, and what it sets.")
+@click.argument("path", required=False, type=click.Path(), metavar="[PATH]")
+def config(path: str | None) -> None:
+    """Show the project configuration file that applies to PATH (a folder or file; default the current
+    folder): the first .neoconv.toml, or pyproject.toml with a [tool.neoconv] table, from there upwards,
+    and the options it gives every command (the command line wins over it)."""
+    from .project import show
+
+    guarded(lambda: show(path))
+
+
 @main.command("docs", short_help="Generate the mapping reference from the tables.")
 @o.use(o.DOCS_OUTPUT, o.DOCS_CHECK)
 def docs(output: str, check: bool) -> None:

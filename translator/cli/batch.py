@@ -27,8 +27,12 @@ def run(pair: str, src_dir: str, opts: dict[str, Any]) -> Outcome:
     from .run import Interrupted
     from ..services.policy import policy
 
+    from .project import apply, for_pair, set_values as all_set_values
+
     src, dst = split_pair(pair)
-    set_values, target_values = split_set(opts["set_values"], dst)
+    apply(opts, [src_dir])  # the project configuration file's options, where the command line gives none
+    opts = for_pair(opts, src, dst)
+    set_values, target_values = split_set(all_set_values(opts, dst), dst)
     if opts["no_backup"] and not opts["in_place"]:
         raise UsageError("--no-backup only makes sense with --in-place")
     if opts.get("prove") and opts["check"]:

@@ -24,7 +24,10 @@ def run(files: tuple[str, ...], opts: dict[str, Any]) -> Outcome:
         raise UsageError(f"migrate rewrites each FILE in its own format; to check a translated tree use "
                          f"`neoconv batch --check {' '.join(files)}` (pre-commit hook neoconv-batch-check)")  # fmt: skip
     from .batch import _terminate_as_interrupt
+    from .project import apply
     from .run import Interrupted
+
+    apply(opts, files)  # the project configuration file's options, where the command line gives none
 
     done = _Done()
     with _terminate_as_interrupt():
@@ -136,7 +139,10 @@ def _migrate(path: str, fmt: str, opts: dict[str, Any]) -> tuple[str, str, Any]:
     from ..io.inputs import read_text, starts_with_bom
     from ..services.output_text import output_text
 
-    set_values, target_values = split_set(opts["set_values"], fmt)
+    from .project import for_pair, set_values as all_set_values
+
+    opts = for_pair(opts, fmt, fmt)
+    set_values, target_values = split_set(all_set_values(opts, fmt), fmt)
     result = translate(path, fmt, fmt, layout=opts["layout"], target_version=opts["target_version"],
                        set_values=set_values, target_values=target_values, verify=not opts["no_verify"])  # fmt: skip
     old = read_text(path)

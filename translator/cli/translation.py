@@ -24,6 +24,10 @@ def run_translation(
     from ..services.policy import policy
     from ..knowledge.registry import companion_format
 
+    from .project import apply, for_pair, set_values as all_set_values
+
+    apply(opts, inputs)  # the project configuration file's options, where the command line gives none
+    opts = for_pair(opts, src, dst)
     rules = policy(opts["fail_on"], opts["strict"], opts["baseline"])  # a bad baseline fails before any writing
     with_files = [(path, companion_format(path, src)) for path in opts["with_files"]]
     output, report_path = opts["output"], opts["report_path"]
@@ -31,7 +35,7 @@ def run_translation(
         raise NeoconvError("--report - needs the config written to a file with -o")
     if opts.get("prove") and (output == "-" or writes_through(output)):
         raise NeoconvError("--prove runs the target framework on the written file: give -o OUT, a file")
-    set_values, target_values = split_set(opts["set_values"], dst)
+    set_values, target_values = split_set(all_set_values(opts, dst), dst)
     if command is not None:
         from .input_format import refuse_other_format
 
@@ -74,13 +78,26 @@ def run_translation(
         click.echo(report_text, nl=False)
     if not opts["quiet"]:
         show_report(result.report, verbose=opts["verbose"], color=opts["color"])
-    policy_failures = len(rules.failures(result.report))
+    failures = rules.failures(result.report)
+    if failures:  # why the exit code is 1, also with -q
+        click.echo(f"neoconv: {failure_reason(failures, opts)}", err=True)
+    policy_failures = len(failures)
     if opts.get("prove"):
         from .prove import after_translation
 
         proved = after_translation(inputs, output, src, dst, result.report.to_json(), opts)
         return Outcome(policy_failures=policy_failures, differences=proved.differences, errors=proved.errors)
     return Outcome(policy_failures=policy_failures)
+
+
+def failure_reason(failures: list[Any], opts: dict[str, Any]) -> str:
+    """One line: which entries fail which option ('exit 1: 6 lossy, 1 missing entries fail --fail-on lossy,missing')."""
+    from ..services.policy import describe
+
+    flag = f"--fail-on {opts['fail_on']}" if opts.get("fail_on") else "--strict (lossy, unknown, missing)"
+    accepted = f", and --baseline {opts['baseline']} does not accept them" if opts.get("baseline") else ""
+    noun = "entry fails" if len(failures) == 1 else "entries fail"
+    return f"exit 1: {describe(failures)} {noun} {flag}{accepted}"
 
 
 def show_report(report: Any, *, verbose: bool, color: str) -> None:
