@@ -26,7 +26,9 @@ def run(files: tuple[str, ...], opts: dict[str, Any]) -> Outcome:
     from .batch import _terminate_as_interrupt
     from .project import apply
     from .run import Interrupted
+    from .translation import quiet_or_verbose
 
+    quiet_or_verbose(opts)
     apply(opts, files)  # the project configuration file's options, where the command line gives none
 
     done = _Done()

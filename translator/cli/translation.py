@@ -26,6 +26,7 @@ def run_translation(
 
     from .project import apply, for_pair, set_values as all_set_values
 
+    quiet_or_verbose(opts)
     apply(opts, inputs)  # the project configuration file's options, where the command line gives none
     opts = for_pair(opts, src, dst)
     rules = policy(opts["fail_on"], opts["strict"], opts["baseline"])  # a bad baseline fails before any writing
@@ -88,6 +89,14 @@ def run_translation(
         proved = after_translation(inputs, output, src, dst, result.report.to_json(), opts)
         return Outcome(policy_failures=policy_failures, differences=proved.differences, errors=proved.errors)
     return Outcome(policy_failures=policy_failures)
+
+
+def quiet_or_verbose(opts: dict[str, Any]) -> None:
+    """-q (no report) and -v (every entry) ask for opposite things: refused rather than one winning silently."""
+    from ..core.errors import UsageError
+
+    if opts.get("quiet") and opts.get("verbose"):
+        raise UsageError("-q (no report) and -v (every entry) contradict each other: give one")
 
 
 def failure_reason(failures: list[Any], opts: dict[str, Any]) -> str:

@@ -192,11 +192,29 @@ def validate_file(
         elif key not in problems and not any(k.startswith(key + ".") for k in unknown):
             add(key, f"not a {table.title} parameter")  # a block the schema does not know: its leaves say more
     if keys_of is not None and version:  # the histories say what a release's code reads; only asked for
-        for leaf in flatten(spelled):
-            if keys_of.reads_within(leaf, release) is False:
-                add(_written(raw, leaf), keys_of.why_not(leaf, release))
+        for key, reason in _unread(keys_of, list(flatten(spelled)), release):
+            add(_written(raw, key), reason)
     ordered = sorted(problems.values(), key=lambda p: (p.line or 0, p.key or ""))
     return Validation(path, fmt, source.layout, release, ordered)
+
+
+def _unread(keys_of: Any, leaves: list[str], release: str) -> list[tuple[str, str]]:
+    """(key, why) for what `release` does not read: each leaf, except that a block none of whose
+    several leaves the release reads is one problem (a trainer-layout file checked against a legacy
+    release: one line, not one per key)."""
+    unread = [leaf for leaf in leaves if keys_of.reads_within(leaf, release) is False]
+    blocks: dict[str, list[str]] = {}
+    for leaf in unread:
+        blocks.setdefault(leaf.split(".", 1)[0], []).append(leaf)
+    out: list[tuple[str, str]] = []
+    for top, under in blocks.items():
+        whole = [leaf for leaf in leaves if leaf == top or leaf.startswith(top + ".")]
+        if len(under) > 1 and len(under) == len(whole):
+            out.append((top, f"{keys_of.title} {release} reads none of the {len(under)} keys of this block "
+                             f"(the first: {keys_of.why_not(under[0], release)})"))  # fmt: skip
+        else:
+            out += [(leaf, keys_of.why_not(leaf, release)) for leaf in under]
+    return out
 
 
 def _read_somewhere(keys_of: Any, key: str, spelled: str, release: str) -> bool:
