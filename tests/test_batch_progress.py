@@ -86,21 +86,22 @@ def test_skips_are_grouped_and_the_summary_names_what_is_left(tmp_path: Path) ->
     lines = result.stderr.strip().splitlines()
     skipped = [line for line in lines if line.startswith("skipped")]
     assert len(skipped) == 1
-    assert skipped[0].startswith("skipped  12 files: fragment: no model architecture")
+    assert skipped[0].startswith("skipped  12 paths: fragment: no model architecture")
     assert skipped[0].endswith("(fragment00.yml, fragment01.yml, fragment02.yml and 9 more, each in the per-file report)")
     assert lines[-3] == ("missing  2 outputs still miss values the run needs (their # MISSING: lines and report entries "
                          "name the --set that gives each): llama-1b.yaml, pythia-160m.yaml")  # fmt: skip
-    assert lines[-2] == "neoconv batch: 12 skipped, 2 translated"
-    assert lines[-1] == f"neoconv batch: the per-file report is {out / 'neoconv-report.json'}"
+    assert lines[-2] == f"neoconv batch: the per-file report is {out / 'neoconv-report.json'}"
+    assert lines[-1] == "neoconv batch: 12 skipped, 2 translated"
     given = _batch(src, "-o", out, "--world-size", "8", "--set", "model.vocab_size=50304",
                    "--set", "cerebras:train_input.data_dir=./data", "--set", "cerebras:train_input.data_processor=P")  # fmt: skip
     assert not any(line.startswith("missing") for line in given.stderr.splitlines()), given.stderr
 
 
-def test_one_skip_keeps_its_own_line(tmp_path: Path) -> None:
-    src = _tree(tmp_path, 1)
+def test_a_few_skips_keep_their_own_lines(tmp_path: Path) -> None:
+    src = _tree(tmp_path, 3)
     result = _batch(src, "-o", tmp_path / "out", "--world-size", "8")
-    assert any(line.startswith("skipped  fragment00.yml: fragment: ") for line in result.stderr.splitlines())
+    skipped = [line for line in result.stderr.splitlines() if line.startswith("skipped")]
+    assert [line.split(":")[0] for line in skipped] == [f"skipped  fragment0{n}.yml" for n in range(3)]
 
 
 def test_strict_says_why_also_quietly(tmp_path: Path) -> None:

@@ -79,6 +79,7 @@ class SummaryWriter:
 
 
 SHOWN = 3  # names shown of a group of files (the rest: in neoconv-report.json)
+GROUPED = 4  # skips of one reason shown as one line from this many on
 
 
 def human_summary(
@@ -104,10 +105,10 @@ def human_summary(
         elif r.error:
             lines.append(f"strict   {printable(r.source)}: {printable(r.error.removeprefix('fails the policy: '))}")
     for reason, sources in skipped.items():
-        if len(sources) == 1:
-            lines.append(f"skipped  {printable(sources[0])}: {printable(reason)}")
+        if len(sources) < GROUPED:
+            lines += [f"skipped  {printable(source)}: {printable(reason)}" for source in sources]
         else:
-            lines.append(f"skipped  {len(sources)} files: {printable(reason)} ({_some(sources, report)})")
+            lines.append(f"skipped  {len(sources)} paths: {printable(reason)} ({_some(sources, report)})")
     if report_error:
         lines.append(f"failed   {printable(report_error)}")
     counts = dict(totals or {})
@@ -118,9 +119,9 @@ def human_summary(
         count = "1 output still misses" if len(still_missing) == 1 else f"{len(still_missing)} outputs still miss"
         lines.append(f"missing  {count} values the run needs (their # MISSING: lines and report entries name the "
                      f"--set that gives each): {_some(still_missing, report)}")  # fmt: skip
-    lines.append("neoconv batch: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())))
     if report:
         lines.append(f"neoconv batch: the per-file report is {printable(report)}")
+    lines.append("neoconv batch: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())))
     return "\n".join(lines) + "\n"
 
 
