@@ -1,246 +1,160 @@
-"""neoconv benchmark: ratios against the YAML parse/emit floor, measured in the same run.
+"""neoconv benchmark: what a migration of a real repository costs, as a ratio to the YAML floor.
 
-    python bench/bench.py [--pair neox2cerebras] [--corpus DIR] [--synthetic 10000] [--jobs 2] [--repeat 7]
+    python bench/bench.py [--pair neox2cerebras ...] [--files 1000] [--memory 10000] [--in-process]
 
-Measures, on the same files (every file `neoconv batch` reads under the corpus folder):
-  (a) the floor: read + PyYAML C-loader load + C-dumper dump of each file;
-  (b) `neoconv batch` at -j 1 and -j N: in-process (run_batch, tables already compiled: the
-      per-file cost a large migration pays) and as a command (with interpreter start-up);
-  (c) translate() alone, with a per-stage profile (read, map, write, report);
-  (d) cold start of `neoconv --help` and of one translation, next to `python -c pass` and
-      `python -c "import yaml"`;
-  (e) with --synthetic N: a generated tree of N configs (copies of the corpus, some padded with
-      extra keys to vary size) at -j N: time, files/s, peak memory at N/10 and at N, and the
-      floor over the same files.
-Timings are the best of --repeat runs (the machine may be shared). Benchmarks are not tests:
-nothing here asserts; the README quotes the targets.
+A real migration sees each file once. So by default the files are not copies of each other: the
+corpus configs of the pair's source format, each copy with its step counts shifted (so no two
+files are alike and nothing remembered from one file answers another), and each is translated
+once, by `neoconv batch SRC2DST TREE -o OUT -j 1 --world-size 8` as a command (start-up included,
+the read-back on, as a user runs it). Measured in the same run on the same files:
+  floor   read + PyYAML C loader + C dumper of each file, in a fresh process (CPU time);
+  batch   the command's CPU time (user + system, from its resource usage) and peak RSS;
+  ratio   batch CPU / floor CPU.
+--memory N runs the command again on N distinct files and on N/10 of them: peak RSS at both.
+--in-process adds, labelled as such, the old figure: the same files translated again and again in
+one process, where what was remembered from the first round answers the later ones (not a
+migration; it shows what the caches are worth).
+Timings are the least of --repeat runs (the machine may be shared). Nothing here asserts.
 """
 
 from __future__ import annotations
 
 import argparse
 import compileall
+import fnmatch
 import os
+import re
+import resource
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Callable
-
-import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+CORPUS = Path(os.environ.get("NEOCONV_CORPUS") or ROOT.parent / "shared" / "corpus")  # as the tests find it
+FIXTURES = ROOT / "fixtures" / "inputs"
+SOURCES = {  # where a format's real configs are: the shared corpus, else the project's own fixtures
+    "neox": [CORPUS / "neox"], "cerebras": [CORPUS / "cerebras-legacy", CORPUS / "cerebras-trainer"],
+    "deepspeed": [CORPUS / "deepspeed"], "veomni": [CORPUS / "veomni", CORPUS / "veomni-legacy"],
+    "hf": [FIXTURES / "hf"], "megatron": [FIXTURES / "megatron"],
+}  # fmt: skip
+PAIRS = ("neox2cerebras", "cerebras2neox", "deepspeed2neox", "veomni2neox", "neox2veomni", "hf2megatron", "neox2megatron")
+# a step count, an interval, a length: shifted per copy (quoted JSON keys, YAML keys, --options)
+_COUNT = re.compile(r"""(["']?-*[\w-]*(?:iters|interval|steps|max_position_embeddings|max-position-embeddings)[\w-]*["']?\s*[:=]?\s*)(\d+)""")
 
-from neoconv.api import read_ir  # noqa: E402
-from neoconv.batch import BatchOptions, run_batch, walk  # noqa: E402
-from neoconv.engine import emit  # noqa: E402
-from neoconv.core.errors import NeoconvError  # noqa: E402
-from neoconv.io.documents import dump_json  # noqa: E402
-from neoconv.knowledge.mapping import load_table  # noqa: E402
-from neoconv.formats.spec import WriteContext  # noqa: E402
-from neoconv.knowledge.registry import get_format  # noqa: E402
+_FLOOR = """
+import json, os, sys, time, yaml
+L, D = yaml.CSafeLoader, yaml.CSafeDumper
+files = [os.path.join(a, f) for a, _, names in os.walk(sys.argv[1]) for f in names]
+start = time.process_time()
+for f in files:
+    with open(f, encoding="utf-8") as fh:
+        text = fh.read()
+    try:
+        yaml.dump(yaml.load(text, Loader=L), Dumper=D)
+    except yaml.YAMLError:  # a launch script or an args file: parsed as one scalar
+        yaml.dump(text, Dumper=D)
+print(time.process_time() - start, len(files))
+"""
 
-LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-SRC, DST = "neox", "cerebras"  # set from --pair
-OPTIONS = {"world_size": 8}
-CORPUS_OF = {"neox": "neox", "cerebras": "cerebras-legacy", "deepspeed": "deepspeed", "veomni": "veomni"}
+
+def distinct_tree(src: str, count: int, target: Path) -> int:
+    """count files (at least) made of the source format's configs, copy k with every step count
+    shifted by 7k + 1: no two alike. Returns how many."""
+    sys.path.insert(0, str(ROOT))
+    from neoconv.knowledge.registry import get_format
+
+    globs = get_format(src).globs
+    originals = [p for folder in SOURCES[src] if folder.is_dir() for p in sorted(folder.rglob("*"))
+                 if p.is_file() and any(fnmatch.fnmatch(p.name, g) for g in globs)]  # fmt: skip
+    if src == "hf":  # HF's files are model folders' config.json: any .json of the fixtures is one
+        originals = sorted(p for folder in SOURCES[src] for p in folder.glob("*.json"))
+    if not originals:
+        sys.exit(f"no {src} configs under {', '.join(map(str, SOURCES[src]))}")
+    made, k = 0, 0
+    while made < count:
+        for path in originals:
+            if made >= count:
+                break
+            text = path.read_text(encoding="utf-8")
+            text = _COUNT.sub(lambda m: m.group(1) + str(int(m.group(2)) + 7 * k + 1), text)
+            folder = next(f for f in SOURCES[src] if f in path.parents)
+            out = target / f"c{k:04d}" / folder.name / path.relative_to(folder)
+            if src == "hf":
+                out = out.with_suffix("") / "config.json"
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(text, encoding="utf-8")
+            made += 1
+        k += 1
+    return made
 
 
-def best(run: Callable[[], object], repeat: int) -> float:
-    """Fastest of `repeat` timed runs, in seconds."""
+def floor(tree: Path) -> float:
+    out = subprocess.run([sys.executable, "-c", _FLOOR, str(tree)], capture_output=True, text=True, check=True)
+    return float(out.stdout.split()[0])
+
+
+_CHILD = ("import resource, subprocess, sys; subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL); "
+          "r = resource.getrusage(resource.RUSAGE_CHILDREN); print(r.ru_utime + r.ru_stime, r.ru_maxrss)")  # fmt: skip
+
+
+def batch(pair: str, tree: Path, out: Path) -> tuple[float, float]:
+    """CPU seconds and peak RSS (MB) of one `neoconv batch` command, from a fresh parent."""
+    cmd = [sys.executable, "-m", "neoconv", "batch", pair, str(tree), "-o", str(out), "-q", "-j", "1", "--world-size", "8"]
+    got = subprocess.run([sys.executable, "-c", _CHILD, *cmd], capture_output=True, text=True, check=True).stdout.split()
+    shutil.rmtree(out, ignore_errors=True)
+    return float(got[0]), float(got[1]) / 1024
+
+
+def in_process(pair: str, tree: Path, rounds: int) -> list[float]:
+    """CPU seconds of each round of run_batch over the same files in one process."""
+    sys.path.insert(0, str(ROOT))
+    from neoconv.batch import BatchOptions, run_batch
+
+    src, _, dst = pair.partition("2")
     times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - start)
-    return min(times)
-
-
-def batch_files(root: Path) -> list[Path]:
-    return [Path(found.path) for found in walk(root, list(get_format(SRC).globs), []) if not found.status]
-
-
-def floor(files: list[Path]) -> None:
-    """Read, load and dump every file once with PyYAML's C loader/dumper."""
-    for path in files:
-        yaml.dump(yaml.load(path.read_text(encoding="utf-8"), Loader=LOADER), Dumper=DUMPER, sort_keys=False)
-
-
-def batch_in_process(src_dir: Path, jobs: int, repeat: int, plain: bool = False) -> float:
-    """Best time of `repeat` batch runs, each into a fresh output folder (made and removed untimed).
-    `plain`: --plain, the target's plain dump (no formatting kept, no comments carried over)."""
-    times = []
-    for _ in range(repeat):
+    for _ in range(rounds):
         with tempfile.TemporaryDirectory() as out:
-            start = time.perf_counter()
-            options = BatchOptions(SRC, DST, jobs=jobs, translate_options=dict(OPTIONS), plain=plain)
-            run_batch(str(src_dir), out + "/o", options)
-            times.append(time.perf_counter() - start)
-    return min(times)
-
-
-def batch_command(src_dir: Path, jobs: int) -> None:
-    with tempfile.TemporaryDirectory() as out:
-        subprocess.run(
-            [sys.executable, "-m", "neoconv", "batch", f"{SRC}2{DST}", str(src_dir), "-o", out + "/o", "-q",
-             "-j", str(jobs), "--world-size", "8"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False,
-        )  # fmt: skip
-
-
-def stages(files: list[Path]) -> dict[str, float]:
-    totals = {"read": 0.0, "map": 0.0, "write": 0.0, "report": 0.0}
-    reader, writer = get_format(SRC).load_reader(), get_format(DST).load_writer()
-    table = load_table(DST)
-    for path in files:
-        t0 = time.perf_counter()
-        try:
-            source = reader.read([str(path)])
-            t1 = time.perf_counter()
-            leaves, report = emit(read_ir(source, SRC, **OPTIONS), table, DST)
-        except NeoconvError:  # a file batch reports as failed: its time counts, it has no output
-            continue
-        t2 = time.perf_counter()
-        writer.dump(writer.write(leaves, WriteContext()))
-        t3 = time.perf_counter()
-        dump_json(report.to_json())
-        t4 = time.perf_counter()
-        totals["read"] += t1 - t0
-        totals["map"] += t2 - t1
-        totals["write"] += t3 - t2
-        totals["report"] += t4 - t3
-    return totals
-
-
-def cold(cmd: list[str], repeat: int) -> float:
-    runs = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-        runs.append(time.perf_counter() - start)
-    return statistics.median(runs)
-
-
-def synthetic_tree(files: list[Path], count: int, target: Path) -> None:
-    """count configs built from the corpus configs; every third padded with extra (unknown) keys."""
-    texts = [p.read_text(encoding="utf-8") for p in files]
-    for i in range(count):
-        text = texts[i % len(texts)]
-        if i % 3 == 0 and i % 50:
-            extra = [f'"extra_key_{j}": {j}' for j in range(i % 50)]
-            body = text.rstrip()
-            if body.endswith("}"):  # a flow-style ({...}) file: the keys go inside the braces
-                text = body[:-1].rstrip().rstrip(",") + ",\n  " + ",\n  ".join(extra) + "\n}\n"
-            else:
-                text = body + "\n" + "".join(f"{e}\n" for e in extra)
-        folder = target / f"d{i // 500:03d}"
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / f"c{i:05d}.yml").write_text(text, encoding="utf-8")
-
-
-_RSS = (
-    "import resource, subprocess, sys, time; t = time.perf_counter(); "
-    "subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL); "
-    "print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
-)
-
-
-def timed_rss(cmd: list[str]) -> tuple[float, float]:
-    """Seconds and peak RSS (MB, the largest of the command and its worker processes), measured
-    from a fresh parent so one run's peak never shows in another's."""
-    out = subprocess.run([sys.executable, "-c", _RSS, *cmd], capture_output=True, text=True, check=True).stdout.split()
-    return float(out[0]), float(out[1]) / 1024
+            start = time.process_time()
+            run_batch(str(tree), out + "/o", BatchOptions(src, dst, jobs=1, translate_options={"world_size": 8}))
+            times.append(time.process_time() - start)
+    return times
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--pair", default="neox2cerebras", help="SRC2DST to time (default neox2cerebras)")
-    parser.add_argument("--corpus", help="folder of SRC configs (default: the shared corpus folder of SRC)")
-    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
-    parser.add_argument("--repeat", type=int, default=7, help="timed runs per measurement; the best is shown")
-    parser.add_argument("--synthetic", type=int, default=0, help="also run a generated tree of N configs")
+    parser.add_argument("--pair", action="append", help=f"SRC2DST (repeatable; default: {', '.join(PAIRS)})")
+    parser.add_argument("--files", type=int, default=1000, help="distinct files per pair (default 1000)")
+    parser.add_argument("--repeat", type=int, default=3, help="runs of each measurement; the least is shown")
+    parser.add_argument("--memory", type=int, default=0, help="also peak RSS at N/10 and N distinct files")
+    parser.add_argument("--in-process", action="store_true", help="also the same files again in one process")
     args = parser.parse_args()
-    global SRC, DST
-    SRC, _, DST = args.pair.partition("2")
-    if SRC not in CORPUS_OF or DST not in CORPUS_OF:
-        sys.exit(f"--pair {args.pair}: expected SRC2DST with formats {', '.join(CORPUS_OF)}")
-    corpus = Path(args.corpus or ROOT.parent / "shared" / "corpus" / CORPUS_OF[SRC])
-    # commands start as after `pip install`: bytecode compiled (this checkout may run with
-    # PYTHONDONTWRITEBYTECODE, which would make every start compile every module again)
+    # commands start as after `pip install`: bytecode compiled (PYTHONDONTWRITEBYTECODE would make
+    # every start compile every module again)
     compileall.compile_dir(str(ROOT / "translator"), quiet=1)
-    with tempfile.TemporaryDirectory() as tmp:
-        tree = Path(tmp) / "src"
-        shutil.copytree(corpus, tree, ignore=shutil.ignore_patterns(".*"))
-        files = batch_files(tree)
-        if not files:
-            sys.exit(f"no {SRC} configs under {corpus}")
-        n = len(files)
-        base = best(lambda: floor(files), args.repeat)
-        print(f"files: {n} (every file `neoconv batch {SRC}2{DST}` reads under {corpus})")
-        print(f"(a) floor  read + C load + C dump    {base * 1000:8.1f} ms  {n / base:7.0f} files/s   1.00x")
-        batch_in_process(tree, 1, 1)  # compile the tables once, as one long batch does
-        for jobs in sorted({1, args.jobs}):
-            t = batch_in_process(tree, jobs, args.repeat)
-            print(f"(b) batch  -j {jobs:<2} in-process          {t * 1000:8.1f} ms  {n / t:7.0f} files/s  {t / base:5.2f}x floor")
-        t = batch_in_process(tree, 1, args.repeat, plain=True)
-        what = "formatting kept" if SRC == DST else "comments carried"
-        print(f"(b) batch  -j 1  in-process --plain  {t * 1000:8.1f} ms  {n / t:7.0f} files/s  {t / base:5.2f}x floor"
-              f"  (the line above: {what})")  # fmt: skip
-        for jobs in sorted({1, args.jobs}):
-            t = best(lambda: batch_command(tree, jobs), max(3, args.repeat // 2))
-            print(f"(b) batch  -j {jobs:<2} command             {t * 1000:8.1f} ms  {n / t:7.0f} files/s  {t / base:5.2f}x floor"
-                  "  (with start-up)")  # fmt: skip
-        configs = [p for p in files if _is_config(p)]
-        prof = min((stages(configs) for _ in range(args.repeat)), key=lambda d: sum(d.values()))
-        total = sum(prof.values())
-        config_floor = best(lambda: floor(configs), args.repeat)
-        print(f"(c) translate() alone, {len(configs)} configs  {total * 1000:8.1f} ms  {len(configs) / total:7.0f} files/s  "
-              f"{total / config_floor:5.2f}x their floor")  # fmt: skip
-        for stage, seconds in prof.items():
-            print(f"      {stage:<7} {seconds * 1000:8.1f} ms  ({seconds / total:5.1%})")
-        py = sys.executable
-        neoconv = [py, "-m", "neoconv"]
-        t_pass = cold([py, "-c", "pass"], args.repeat)
-        t_yaml = cold([py, "-c", "import yaml"], args.repeat)
-        t_help = cold(neoconv + ["--help"], args.repeat)
-        t_one = cold(neoconv + [f"{SRC}2{DST}", str(configs[0]), "-q"], args.repeat)
-        print(f"(d) cold start: python -c pass {t_pass * 1000:4.0f} ms | import yaml {t_yaml * 1000:4.0f} ms | "
-              f"neoconv --help {t_help * 1000:4.0f} ms (+{(t_help - t_yaml) * 1000:.0f} ms over yaml) | "
-              f"one translation {t_one * 1000:4.0f} ms")  # fmt: skip
-        if args.synthetic:
-            big = Path(tmp) / "synthetic"
-            synthetic_tree(configs, args.synthetic, big)
-            for count in sorted({max(1, args.synthetic // 10), args.synthetic}):
-                part = big
-                if count != args.synthetic:
-                    part = Path(tmp) / f"part{count}"
-                    for folder in sorted(big.iterdir())[: max(1, count // 500)]:
-                        shutil.copytree(folder, part / folder.name)
-                part_files = batch_files(part)
-                part_floor = best(lambda: floor(part_files), 1)
-                # the command at -j N, and for the smaller tree at -j 1 too: start-up included, amortised
-                for jobs in sorted({args.jobs, 1}) if count != args.synthetic else [args.jobs]:
-                    out = Path(tmp) / f"out{count}-{jobs}"
-                    cmd = neoconv + ["batch", f"{SRC}2{DST}", str(part), "-o", str(out), "-q", "-j", str(jobs),
-                                     "--world-size", "8"]  # fmt: skip
-                    elapsed, rss = timed_rss(cmd)
-                    shutil.rmtree(out, ignore_errors=True)
-                    print(f"(e) synthetic {len(part_files):6d} files -j {jobs}: {elapsed:6.1f} s  "
-                          f"{len(part_files) / elapsed:6.0f} files/s  {elapsed / part_floor:5.2f}x floor  "
-                          f"peak RSS {rss:5.1f} MB  (floor {part_floor:5.1f} s)")  # fmt: skip
-
-
-def _is_config(path: Path) -> bool:
-    """A file batch translates (it skips NeoX's shared-settings fragments: no model in them)."""
-    if SRC != "neox":
-        return True
-    text = path.read_text(encoding="utf-8")
-    return "num_layers" in text or "num-layers" in text
+    print(f"{'pair':15} {'files':>6} {'floor':>8} {'batch CPU':>10} {'per file':>9} {'ratio':>7} {'peak RSS':>9}")
+    for pair in args.pair or PAIRS:
+        src = pair.partition("2")[0]
+        with tempfile.TemporaryDirectory() as tmp:
+            tree = Path(tmp) / "src"
+            n = distinct_tree(src, args.files, tree)
+            base = min(floor(tree) for _ in range(args.repeat))
+            runs = [batch(pair, tree, Path(tmp) / "out") for _ in range(args.repeat)]
+            cpu, rss = min(r[0] for r in runs), min(r[1] for r in runs)
+            print(f"{pair:15} {n:6d} {base:7.2f}s {cpu:9.2f}s {cpu / n * 1000:7.2f}ms {cpu / base:6.2f}x {rss:7.1f}MB", flush=True)
+            if args.in_process:
+                rounds = in_process(pair, tree, args.repeat + 1)
+                print(f"{'':15} in one process, the same files again (caches warm; not a migration): first round "
+                      f"{rounds[0]:.2f}s, later {min(rounds[1:]):.2f}s = {min(rounds[1:]) / base:.2f}x the floor", flush=True)  # fmt: skip
+            if args.memory:
+                for count in (args.memory // 10, args.memory):
+                    big = Path(tmp) / f"mem{count}"
+                    distinct_tree(src, count, big)
+                    cpu, rss = batch(pair, big, Path(tmp) / "out")
+                    print(f"{'':15} {count:6d} distinct files: peak RSS {rss:.1f} MB, CPU {cpu:.1f}s", flush=True)
+                    shutil.rmtree(big)
 
 
 if __name__ == "__main__":

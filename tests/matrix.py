@@ -46,6 +46,7 @@ from neoconv.api import load, read_ir, translate
 from neoconv.io.documents import flatten
 from neoconv.knowledge.registry import FORMATS
 from neoconv.core.report import Entry, Status
+from neoconv.core.errors import NothingToWrite
 
 
 def columns() -> list[str]:
@@ -318,7 +319,13 @@ def check_read(row: Row, column: str) -> None:
 
 def check_write(row: Row, source: str, target: str) -> None:
     cell = row.cells[target]
-    result = write(row, source, target)
+    try:
+        result = write(row, source, target)
+    except NothingToWrite as exc:
+        # the snippet is the construct alone, which the target cannot hold (an architecture into DeepSpeed
+        # JSON): the output would hold nothing, and is refused, naming what the target needs
+        assert isinstance(cell, No) and "would hold no setting" in str(exc), f"{row.name} from {source} into {target}: {exc}"
+        return
     problems: list[str] = []
     if isinstance(cell, (Cell, Lossy)):
         # between layouts of one format the leaves are carried as written (the snippet itself)

@@ -13,7 +13,7 @@ an env file to source):
 | veomni          | NEOCONV_ORACLE_VEOMNI          | VEOMNI_SRC (nested layout)   |
 | veomni-flat     | NEOCONV_ORACLE_VEOMNI          | VEOMNI_FLAT_SRC (flat layout)|
 | hf              | NEOCONV_ORACLE_HF              | (the installed transformers) |
-| hf-torch        | NEOCONV_ORACLE_VEOMNI          | (its transformers and torch) |
+| hf-torch        | NEOCONV_ORACLE_HF              | (transformers 5.23 and torch)|
 | hftrainer       | NEOCONV_ORACLE_HFTRAINER       | (transformers 5.23, accelerate, deepspeed, torch) |
 | hftrainer-4     | NEOCONV_ORACLE_HFTRAINER_4     | (the same with transformers 4.57) |
 
@@ -57,8 +57,9 @@ ORACLES = {
         Oracle("veomni", "check_veomni.py", "NEOCONV_ORACLE_VEOMNI", "VEOMNI_SRC", "veomni/arguments", True),
         Oracle("veomni-flat", "check_veomni.py", "NEOCONV_ORACLE_VEOMNI", "VEOMNI_FLAT_SRC", "veomni/arguments", True),
         Oracle("hf", "check_hf.py", "NEOCONV_ORACLE_HF"),
-        # check_hf.py's meta-device builds (parameter counts) need torch: VeOmni's environment has it
-        Oracle("hf-torch", "check_hf.py", "NEOCONV_ORACLE_VEOMNI"),
+        # check_hf.py's meta-device builds (parameter counts) need torch: the hf environment has it (and the
+        # transformers release the HF tables follow, 5.23, which defines the newest types)
+        Oracle("hf-torch", "check_hf.py", "NEOCONV_ORACLE_HF"),
         # the HF Trainer's TrainingArguments, HfTrainerDeepSpeedConfig and get_scheduler, at a 5.x and a 4.x release
         Oracle("hftrainer", "check_hftrainer.py", "NEOCONV_ORACLE_HFTRAINER"),
         Oracle("hftrainer-4", "check_hftrainer.py", "NEOCONV_ORACLE_HFTRAINER_4"),

@@ -73,13 +73,16 @@ FIELDS: dict[str, tuple[list[Any], list[Any]]] = {
     "model.mup_output_logits_scaling": (["width", "sqrt_width"], ["d", "sqrt"]),
     "model.input_norm": ([False, True], [0, "no"]),
     "model.residual_multiplier": ([0.22, 1.0], [0.0, -1.0]),
-    "model.qk_norm_span": (["head", "projection"], ["per_head", "whole"]),
+    "model.qk_norm_span": (["head", "projection", "head_weights"], ["per_head", "whole"]),
     "model.nope_layers": ([[], [3, 7, 11]], [[-1], [1.5], ["3"]]),
 }
 
 FAMILIES = ["gpt2", "gptj", "gpt-neox", "llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe",
             "gemma", "gemma2", "gemma3", "phi3", "falcon", "starcoder", "starcoder2", "mpt", "bloom", "jais",
-            "deepseek_v2", "deepseek_v3", "gpt_oss", "seed_oss", "olmo2", "granite", "smollm3"]  # fmt: skip
+            "deepseek_v2", "deepseek_v3", "gpt_oss", "seed_oss", "olmo2", "granite", "smollm3", "internlm3",
+            "iquestcoder", "helium", "arcee", "jais2", "glm", "glm4", "ministral", "hunyuan_v1_dense", "ernie4_5",
+            "olmoe", "granitemoe", "phi", "olmo3", "flex_olmo", "minimax_m2", "vaultgemma", "cohere", "olmo",
+            "nemotron"]  # fmt: skip
 
 
 def test_the_catalogue_loads_with_every_model_field() -> None:

@@ -12,7 +12,7 @@ from neoconv import translate
 from neoconv.api import read_ir
 from neoconv.core.compare import DEFAULT_RTOL, values_equal
 from neoconv.services.diff import diff_ir
-from neoconv.core.errors import NeoconvError, UnsupportedFamily
+from neoconv.core.errors import NeoconvError, NothingToWrite, UnsupportedFamily
 from neoconv.knowledge.registry import FORMATS as REGISTERED
 from neoconv.knowledge.registry import get_format
 from neoconv.core.report import Status
@@ -93,7 +93,10 @@ def unnamed_differences(paths: list[Path], src: str, dst: str, tmp: Path, report
     would, and return the differences no lossy/dropped/missing/unknown entry names by its fields;
     also the fields the verification had to name (it names what the causes did not). `reports`
     collects the translation's report."""
-    result = translate([str(p) for p in paths], src, dst, **options)
+    try:
+        result = translate([str(p) for p in paths], src, dst, **options)
+    except NothingToWrite:  # nothing of the source is a setting of the target: refused, naming what it needs
+        return [], []
     if reports is not None:
         reports.append(result.report)
     out = tmp / f"out{get_format(dst).suffix}"
@@ -205,6 +208,8 @@ def test_every_difference_of_a_corpus_translation_is_named(src: str, dst: str, t
             elif name in NOT_RUNNABLE:
                 assert NOT_RUNNABLE[name] in str(exc), name
             continue
+        if not reports:  # refused: nothing of the source is a setting of the target (NothingToWrite)
+            continue
         # internal errors are not NeoconvErrors: they fail the test where they happen
         odd = [e.source_key or "" for e in reports[0].entries
                if e.status is Status.UNKNOWN and (e.source_key or "") not in NO_RELEASE_HAD.get(src, {})]
@@ -282,7 +287,8 @@ def test_deepspeed_reads_back_the_warmup_cerebras_gave_it(tmp_path: Path) -> Non
     assert params["warmup_min_ratio"] == pytest.approx(1 / 2000)
     lossy = result.report.by_source()["optimizer.learning_rate"]
     assert lossy.status is Status.LOSSY and lossy.fields == ("schedule.phases",)
-    assert "differs by at most 5.174e-10 (step 170207: 0.00022468 instead of 0.0002246805)" in lossy.detail
+    # the largest difference, step by step (170207, reported before, is 1e-18 short of it)
+    assert "differs by at most 5.174e-10 (step 170199: 0.000224686 instead of 0.000224687)" in lossy.detail
     back = _written(result, tmp_path, "deepspeed").ir
     assert max_difference(parse(back.get("schedule.phases")), parse(result.ir.get("schedule.phases")), 476837).value < 6e-10
 

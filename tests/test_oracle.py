@@ -257,6 +257,8 @@ FILLED_BY_MODEL = {
     ("olmo2", "head_dim"): _per_head,  # Olmo2Attention: getattr(config, "head_dim", hidden // heads)
     ("granite", "head_dim"): _per_head,  # GraniteAttention: the same
     ("smollm3", "head_dim"): _per_head,  # SmolLM3Attention: the same
+    ("granitemoe", "head_dim"): _per_head,  # GraniteMoeAttention: the same
+    ("olmo3", "head_dim"): _per_head,  # Olmo3Attention: the same
     ("gptj", "n_inner"): _four_wide,  # GPTJBlock: n_inner if not None else 4 * n_embd
     ("gpt2", "n_inner"): _four_wide,  # GPT2Block: the same
 }
@@ -266,6 +268,7 @@ REWRITTEN = {
     "sliding_window": "kept only with use_sliding_window: true (None, qwen2_moe 0, without: no window either way)",
     "mlp_only_layers": "None becomes [] (no dense-only layers either way)",
     "no_rope_layers": "None becomes no_rope_layer_interval's pattern (SmolLM3Config.__post_init__; hf.yaml reads it so)",
+    "layer_types": "None becomes the class's own pattern (its window codec in hf.yaml builds the same)",
 }
 
 
@@ -282,16 +285,20 @@ def class_value(model_type: str, key: str, values: dict[str, Any]) -> Any:
     if alias in data:
         return data[alias]
     rope = data.get("rope_parameters") or {}
-    if model_type == "gemma3_text":  # transformers 5 nests rope_parameters by layer kind
+    if key == "rope_scaling" and "rope_type" in rope:  # the scaling a class builds when a file says nothing (gpt_oss)
+        scaling = {k: v for k, v in rope.items() if k not in ("rope_theta", "partial_rotary_factor")}
+        return None if scaling.get("rope_type") == "default" else scaling
+    if "full_attention" in rope:  # transformers 5 nests rope_parameters by layer kind (Gemma 3, OLMo 3)
         nested = {"rope_theta": ("full_attention", "rope_theta"), "rope_local_base_freq": ("sliding_attention", "rope_theta")}
         if key in nested:
             kind, inner = nested[key]
             return (rope.get(kind) or {}).get(inner)
-        if key == "sliding_window_pattern":  # a keyword argument that only shapes the default layer_types
-            kinds = data["layer_types"]
-            return kinds.index("full_attention") + 1
+    if key == "sliding_window_pattern" and data.get("layer_types"):  # a keyword that only shapes the default layer_types
+        return data["layer_types"].index("full_attention") + 1
     if key in MOVED:
-        return rope.get(MOVED[key])
+        found = rope.get(MOVED[key])
+        # the rotary embedding reads rope_parameters.get("partial_rotary_factor", 1.0)
+        return 1.0 if found is None and MOVED[key] == "partial_rotary_factor" and rope else found
     node: Any = data  # nested keys (MPT's attn_config.attn_pdrop)
     for part in key.split("."):
         if not isinstance(node, dict) or part not in node:

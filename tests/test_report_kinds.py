@@ -38,6 +38,7 @@ EXAMPLES: dict[str, dict[str, Any]] = {
     },
     "folded": {"fields": ["precision.dtype"]},
     "carried": {},
+    "carried_unchecked": {"what": "HF qwen3_next (Qwen3NextConfig): Gated DeltaNet linear-attention layers beside gated attention"},
     "carried_as_written": {},
     "assumed": {"key": "model.attention_type", "value": "scaled_dot_product", "title": "Cerebras Model Zoo"},
     "not_assumed": {"key": "model.attention_type", "value": "dot_product", "assumed": "scaled_dot_product"},
@@ -196,6 +197,8 @@ RENDERED = [
     ("expressed", "expressed by the model family: the GPT-J backbone (gptj, gpt-neox) is parallel, gpt2/llama sequential"),
     ("folded", "folded into precision.dtype"),
     ("carried", ""),
+    ("carried_unchecked", "carried as written, not checked: HF qwen3_next (Qwen3NextConfig): Gated DeltaNet "
+                          "linear-attention layers beside gated attention"),
     ("carried_as_written", "carried as written"),
     ("assumed", "model.attention_type='scaled_dot_product' is what Cerebras Model Zoo assumes"),
     ("not_assumed", "model.attention_type='dot_product' is not expressible: the other frameworks assume 'scaled_dot_product'"),

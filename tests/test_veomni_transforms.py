@@ -108,8 +108,12 @@ def test_hf_gptj_rotary_dim_and_llama_gqa() -> None:
                  num_heads=16) == {"hf_rotary_dim": 64}  # fmt: skip
     # a Llama config without num_key_value_heads is multi-head attention
     assert read("hf.num_kv_heads", hf_num_key_value_heads=None, hf_model_type="llama", num_heads=32) == 32
-    # GPT-NeoX has no GQA: a GQA model cannot be written as gpt_neox
-    assert isinstance(write("hf.num_kv_heads", value=8, family="gpt-neox", position_embedding="rotary", num_heads=64), Approx)
+    # GPT-NeoX has no GQA: a GQA model is written as falcon (its new decoder holds kv heads), whose block codec
+    # writes them; as a class with no kv heads at all (gpt2's) they are lost
+    assert write("hf.num_kv_heads", value=8, family="gpt-neox", position_embedding="rotary", num_heads=64) == {}
+    assert write("hf.falcon_block", num_kv_heads=8, parallel_residual=True, parallel_shared_norm=False, family="gpt-neox",
+                 position_embedding="rotary", num_heads=64)["hf_num_kv_heads"] == 8  # fmt: skip
+    assert isinstance(write("hf.num_kv_heads", value=8, family="gpt2", position_embedding="learned", num_heads=64), Approx)
     # NeoX's fused tanh GELU is HF gelu_new; Llama's MLP is gated, so SwiGLU is its silu
     assert write("hf.activation", value="gelu_tanh", family="gpt-neox", position_embedding="rotary") == {"hf_hidden_act": "gelu_new"}
     assert write("hf.activation", value="swiglu", family="llama", position_embedding="rotary") == {"hf_hidden_act": "silu"}

@@ -299,6 +299,9 @@ SOURCE_ONLY_ARGS: Final[dict[str, tuple[str, str]]] = {
     "te_fp8_mha": ("bool", "False"),
 }
 SOURCE_ONLY_GROUP: Final = "NeoXArgsModel"
+# Keys NeoX derives when they are null (NeoXArgs.calculate_batch_parameters takes grad_acc=None and
+# works it out from the global and micro batch; validate_types lets None through): null is a value.
+DERIVED_WHEN_NULL: Final = ("gradient_accumulation_steps",)
 SOURCE_ONLY_NOTE: Final = "upstream gpt-neox neox_args.py; missing from the reference arguments list"
 
 # Short labels of our own for the keys a translation touches most.
@@ -706,6 +709,9 @@ def build_schema(facts: Path) -> dict[str, JSON]:
         prop["x-source"] = SOURCE_ONLY_NOTE
         props[name] = prop
         versions[name] = {CURRENT}
+
+    for name in DERIVED_WHEN_NULL:
+        add_null(props[name])
 
     for arg in old:
         # The old table lists fp32_allreduce twice (Meg and DSC); first one wins.

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import json
 import re
 import sys
 from dataclasses import dataclass, field
@@ -366,6 +367,9 @@ def build_schema(classes: dict[str, JSON], doc_defaults: dict[str, str]) -> dict
     flat = layout_tree(*load_layout(classes, "flat"))
     top = merge(nested, flat)
     add_doc_defaults(top, doc_defaults)
+    # the config.json is read as the hf format reads one: its keys are schemas/hf.schema.json's (run
+    # tools/gen_hf_schema.py first), so a key no transformers class has is unknown here too
+    hf = json.loads((Path(__file__).resolve().parent.parent / "schemas" / "hf.schema.json").read_text())["properties"]["hf"]
     top["hf"] = {
         "type": "object",
         "additionalProperties": True,
@@ -373,6 +377,7 @@ def build_schema(classes: dict[str, JSON], doc_defaults: dict[str, str]) -> dict
         "x-side-file": "config.json",
         "x-layouts": list(LAYOUTS),
         "x-group": "hf",
+        "properties": hf["properties"],
     }
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",

@@ -17,7 +17,7 @@
 #                        DeepSpeedConfig and NeoXArgs.from_ymls both run here
 #   DIR/ds017            torch CPU + deepspeed 0.17.6: tells a DeepSpeed source of an older
 #                        release (release drift) from one no DeepSpeed accepts
-#   DIR/hf               transformers 5.23 (AutoConfig; no torch)
+#   DIR/hf               torch CPU + transformers 5.23 (AutoConfig, meta-device builds)
 #   DIR/hftrainer-V      torch CPU + transformers V (5.23.0, 4.57.1) + accelerate + deepspeed 0.19.8: the
 #                        Trainer's TrainingArguments, HfTrainerDeepSpeedConfig and get_scheduler
 #   DIR/veomni           torch CPU + transformers 5.9.0 (the version VeOmni's pyproject names)
@@ -107,7 +107,8 @@ if [ ! -e "$DIR/ds017/.complete" ]; then
   done_venv ds017
 fi
 
-if [ ! -e "$DIR/hf/.complete" ]; then venv hf transformers==5.23.0 && done_venv hf; fi
+# transformers 5.23 with torch CPU: AutoConfig, and the meta-device builds that count parameters (hf-torch)
+if [ ! -e "$DIR/hf/.complete" ]; then venv hf "$TORCH" transformers==5.23.0 && done_venv hf; fi
 
 # The HF Trainer (TrainingArguments, HfTrainerDeepSpeedConfig, get_scheduler) at a 5.x and a 4.x release
 for v in 5.23.0 4.57.1; do

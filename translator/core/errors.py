@@ -25,21 +25,23 @@ class NeoconvError(Exception):
         key: str | None = None,
         hint: str | None = None,
         column: int | None = None,
+        written_key: str | None = None,
     ) -> None:
         super().__init__(message)
         self.message = message
         self.file = file
         self.line = line
-        self.key = key
+        self.key = key  # the reader's name of the leaf (what code that catches the error looks up)
         self.hint = hint
         self.column = column  # 1-based, for syntax errors
+        self.written_key = written_key  # the key as the file spells it, when the reader names it otherwise
 
     def __str__(self) -> str:
         where = ""
         if self.file:
             where = self.file + (f":{self.line}" if self.line else "")
             where += (f":{self.column}" if self.line and self.column else "") + ": "
-        key = f"{self.key}: " if self.key else ""
+        key = f"{self.written_key or self.key}: " if self.key else ""
         hint = f" ({self.hint})" if self.hint else ""
         return printable(f"{where}{key}{self.message}{hint}")  # one line, whatever a key or file name holds
 
@@ -58,6 +60,10 @@ class MappingTableError(NeoconvError):
 
 class OutputError(NeoconvError):
     """The output cannot be written where asked (exit code 2)."""
+
+
+class NothingToWrite(InputError):
+    """The translation would write a file holding nothing a run of the target needs (exit code 2)."""
 
 
 class UnsupportedFamily(InputError):

@@ -83,7 +83,7 @@ def _leaves(ingested: Ingested, name: str, seen: set[str]) -> list[str]:
         # with no key at all when there are any (HF's parallel_shared_norm, not the Falcon block's)
         rules = [r for r in (part.table.rules_for_field(name) if part.table else ()) if not any(k in part.raw for k in r.keys)]
         for rule in [r for r in rules if not r.keys] or rules:
-            inputs.update(dict.fromkeys(f for f in rule.with_fields.values() if f != name))
+            inputs.update(dict.fromkeys(f for f in rule.read_deps if f != name))
     return list(dict.fromkeys(leaf for f in inputs for leaf in _leaves(ingested, f, seen)))
 
 

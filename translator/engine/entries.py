@@ -105,6 +105,10 @@ def _passed_entry(leaf: str, ingested: Ingested, fate: LeafFate) -> Entry:
     """A leaf a same-format translation carried as written."""
     if fate.kind == "unknown":
         return said(leaf, leaf, Status.UNKNOWN, (*fate.notes, ("carried_as_written", {})), ())
+    family = next((values for kind, values in fate.notes if kind == "family_not_supported"), None)
+    if fate.kind == "unsupported" and family is not None:
+        # a model family neoconv does not read (an HF model_type no row maps): carried, and not checked
+        return said(leaf, leaf, Status.EXACT, (("carried_unchecked", {"what": family["what"]}),), ())
     if leaf in ingested.coerced:
         notes = fate.notes if fate.kind == "rule" else ()
         return said(leaf, leaf, Status.CONVERTED, notes or _CARRIED, fields_of(fate))

@@ -254,7 +254,7 @@ class _Reading:
             return Origin.DERIVED
         fields = self.ir.fields
         if (rule.key is None or rule.derived) and any(
-            name in fields and fields[name].origin is not Origin.DEFAULT for name in rule.with_fields.values()
+            name in fields and fields[name].origin is not Origin.DEFAULT for name in rule.read_deps
         ):
             return Origin.DERIVED  # computed from values the file (or the user) gave
         return Origin.DEFAULT

@@ -9,6 +9,7 @@ from typing import Any, Callable
 from ..core.bounded import keep
 from ..knowledge.catalogue import catalogue
 from ..core.errors import InputError
+from ..io.documents import at_path
 from ..core.ir import IR, Origin, Value
 from ..knowledge.mapping import Rule, Table
 from ..knowledge.schema import _Guess
@@ -39,9 +40,18 @@ def check_field(source: Source, name: str, value: Any, keys: tuple[str, ...]) ->
         raise field_error(source, name, exc, keys) from None
 
 
-def field_error(source: Source, name: str, exc: ValueError, keys: tuple[str, ...]) -> InputError:
-    key = keys[0] if keys else name
-    return InputError(str(exc), file=source.file_of(key), line=source.line_of(key), key=key, hint="fix the value")
+def field_error(source: Source, name: str, exc: ValueError, keys: tuple[str, ...], value: Any = None) -> InputError:
+    """The value of field `name` is refused: named at the key of the rule's that holds it (a rule reading
+    several keys: HF's rope_scaling.factor, not the rotary base its rule starts with), else its first."""
+    held = [k for k in keys if value is not None and _same(at_path(source.tree, k), value)]
+    key = held[0] if held else keys[0] if keys else name
+    return InputError(str(exc), file=source.file_of(key), line=source.line_of(key), key=key, hint="fix the value",
+                      written_key=source.aliases.get(key))  # fmt: skip
+
+
+def _same(raw: Any, value: Any) -> bool:
+    return type(raw) is type(value) and raw == value or (
+        isinstance(raw, (int, float)) and not isinstance(raw, bool) and isinstance(value, float) and raw == value)
 
 
 def remember(table: Table, memo: tuple[Any, ...], checked: Any) -> None:
@@ -56,7 +66,7 @@ def remember(table: Table, memo: tuple[Any, ...], checked: Any) -> None:
         kept = WithBlocks((name, copy_block(value), approx, note) for name, value, approx, note in checked)
     else:
         return
-    keep(table.value_reads, memo, kept, 20_000)
+    keep(table.value_reads, memo, kept, 2_000)  # the values most files share refill it at once: memory flat over a migration
 
 
 def recall(table: Table, memo: tuple[Any, ...]) -> Any:
@@ -91,7 +101,7 @@ def checked_values(
             except ValueError as exc:
                 if not owned_leaves and rule.read_with:  # none of the file's keys: say what it came from
                     exc = ValueError(f"{exc} (derived from {', '.join(name for _, name in rule.read_with)})")
-                raise field_error(source, name, exc, tuple(owned_leaves) or rule.keys) from None
+                raise field_error(source, name, exc, tuple(owned_leaves) or rule.keys, value) from None
         checked.append((name, value, approx, note))
     return checked
 

@@ -52,7 +52,7 @@ def write_formula(rule: Rule, ir: IR, version: str | None = None) -> Written:
     result = _written(rule, kwargs)
     if memo is not None and all(shareable(value) and (approx is None or type(approx.value) in IMMUTABLE)
                                 for value, approx in result.values()):  # fmt: skip
-        keep(rule.writes, memo, {key: (copy_block(value), approx) for key, (value, approx) in result.items()}, 1_000)
+        keep(rule.writes, memo, {key: (copy_block(value), approx) for key, (value, approx) in result.items()}, 200)
     return result
 
 

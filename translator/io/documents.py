@@ -7,6 +7,7 @@ keep the last one and the user would lose a value without knowing.
 
 from __future__ import annotations
 
+import bisect
 import json
 import math
 import re
@@ -179,20 +180,54 @@ def _word_line(text: str, word: str) -> int | None:
 
 
 def key_line(text: str, key: str) -> int | None:
-    """Best-effort line number of a (dotted) key in YAML/JSON text, for error messages."""
+    """Best-effort line number of a (dotted) key in YAML/JSON text, for error messages: each part
+    of the key at or after its parent's line, a key starting a line first, then one inside a flow
+    mapping ({type: Adam, params: ...}); the closest parent found when a part is not there."""
+    starting, flowing = _key_lines(text)
     line_no, matched = 0, False
-    lines = text.splitlines()
     for part in key.split("."):
-        quoted = r"[\"']?" + re.escape(part) + r"[\"']?\s*:"
-        # a key starting a line first; then one inside a flow mapping ({type: Adam, params: ...})
-        for pattern in (re.compile(r"^\s*(?:-\s*)?" + quoted), re.compile(r"[{,]\s*" + quoted)):
-            found = next((i for i in range(line_no, len(lines)) if pattern.search(lines[i])), None)
-            if found is not None:
-                line_no, matched = found, True
+        for index in (starting, flowing):
+            lines = index.get(part)
+            at = bisect.bisect_left(lines, line_no) if lines else 0
+            if lines and at < len(lines):
+                line_no, matched = lines[at], True
                 break
         else:
-            return line_no + 1 if matched else None  # the closest parent that was found
+            return line_no + 1 if matched else None
     return line_no + 1
+
+
+# the key a line starts with ("a": / - a: / 'a' :), and the keys after a { or , on it ({a: 1, b: 2})
+_STARTING_KEY = re.compile(r"""^\s*["']?(.+?)["']?\s*:""")
+_FLOWING_KEY = re.compile(r"""[{,]\s*["']?([^{},:]+?)["']?\s*:""")
+_KEY_LINES: dict[str, tuple[dict[str, list[int]], dict[str, list[int]]]] = {}
+
+
+def _key_lines(text: str) -> tuple[dict[str, list[int]], dict[str, list[int]]]:
+    """Where each key is written in a text, in one pass (key_line is asked about every key of a
+    file with thousands of them); the last few texts are kept."""
+    found = _KEY_LINES.get(text)
+    if found is None:
+        starting: dict[str, list[int]] = {}
+        flowing: dict[str, list[int]] = {}
+        for number, line in enumerate(text.splitlines()):
+            if ":" not in line:
+                continue
+            head = _STARTING_KEY.match(line)
+            if head:
+                key = head.group(1)
+                starting.setdefault(key, []).append(number)
+                if key.startswith("-"):  # a list item's key (- a: 1), or a key that starts with a dash (--lr: 1)
+                    item = key[1:].lstrip().lstrip("\"'")
+                    if item:
+                        starting.setdefault(item, []).append(number)
+            if "{" in line or "," in line:
+                for part in _FLOWING_KEY.findall(line):
+                    flowing.setdefault(part, []).append(number)
+        if len(_KEY_LINES) >= 4:
+            _KEY_LINES.clear()
+        found = _KEY_LINES[text] = (starting, flowing)
+    return found
 
 
 def flatten(tree: dict[str, Any], prefix: str = "") -> dict[str, Any]:

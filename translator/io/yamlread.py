@@ -294,7 +294,7 @@ def _tag_of(event: ScalarEvent) -> str:
                 resolved = candidate
                 break
         if len(value) <= 64:  # bounded: short words only, at most 10,000 of them
-            keep(_RESOLVED, value, resolved, 10_000)
+            keep(_RESOLVED, value, resolved, 1_000)
         return resolved
     return _STR
 

@@ -2,7 +2,7 @@
 
 Counts what the modeling code builds: token embeddings (+ a learned position table and an
 embedding norm), per block the attention projections (grouped-query, explicit head_dim, biases,
-per-head q/k norms, or multi-head latent attention), a dense or mixture-of-experts MLP (gated or
+per-head q/k norms, sink logits, or multi-head latent attention), a dense or mixture-of-experts MLP (gated or
 plain, routed experts + router + shared experts and their gate) and its norms (one or two for a
 parallel block, two or four for a sequential one), the final norm, and an untied output projection
 (+ its bias). Tied weights count once; buffers (rotary frequencies, embedding scales) are no
@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-GATED = frozenset({"swiglu", "geglu", "geglu_tanh", "reglu", "bilinear", "glu"})  # act(gate) x up: three matrices
+GATED = frozenset({"swiglu", "geglu", "geglu_tanh", "reglu", "bilinear", "glu", "quick_geglu"})  # act(gate) x up: three matrices
 
 
 @dataclass(frozen=True)
@@ -148,7 +148,10 @@ class _Model:
         total += _linear(self.heads * d, h, out_bias)
         if self.flag("model.qk_norm"):  # per head: one head_dim vector each; OLMo 2: the whole projection
             span = self.values.get("model.qk_norm_span")
-            total += self.norm(self.heads * d) + self.norm(self.kv_heads * d) if span == "projection" else 2 * self.norm(d)
+            # (Cohere's head_weights: statistics per head, a weight per head and feature: the projection's count)
+            total += self.norm(self.heads * d) + self.norm(self.kv_heads * d) if span in ("projection", "head_weights") else 2 * self.norm(d)
+        if self.flag("model.attention_sinks"):  # one learned sink logit per head (gpt-oss)
+            total += self.heads
         return total
 
     def _latent_attention(self, bias: bool, out_bias: bool) -> int:
@@ -184,6 +187,8 @@ class _Model:
 
     def moe(self) -> int:
         total = self.experts * self.mlp(self.expert_width) + self.experts * self.hidden  # experts + router
+        if self.flag("model.moe_router_bias"):
+            total += self.experts
         shared = self.get("model.moe_shared_experts", 0)
         if shared:
             total += shared * self.mlp(self.get("model.moe_shared_ffn_hidden_size", self.expert_width))

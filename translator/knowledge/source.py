@@ -29,6 +29,9 @@ class Source:
     meta: dict[str, Any] = field(default_factory=dict)
     # leaf as the tables see it -> path as the user wrote it (a layout the reader restructured)
     aliases: dict[str, str] = field(default_factory=dict)
+    # the file as written, when the reader restructured it into another layout's view (Cerebras' trainer
+    # layout): what the layout's own schema checks (validate)
+    written: dict[str, Any] | None = None
     # leaf -> why its value is only known at run time (HF Trainer's "auto"): no value, kept in same-format
     unresolved: dict[str, str] = field(default_factory=dict)
     # leaves of `unresolved` that are placeholders the launcher fills by design (DeepSpeed's "auto"): the report

@@ -1,22 +1,27 @@
-"""Exact comparisons over a run: the largest lr difference of two schedules, and a schedule's peak.
+"""Exact comparisons over a run: the largest lr difference of two schedules, a schedule's peak and
+where a schedule settles.
 
-Nothing here samples: the steps are split into pieces on which each schedule is monotone (and, for
-smooth shapes, has a monotone slope), see shapes.Shape.breaks. On a piece the largest |difference|
-is found by branch and bound: a sub-range is dropped when a bound on |a - b| over it (from the
-monotone values, and from the slopes) cannot beat the best difference already evaluated by more than
-1e-12 of the lrs involved; short ranges are evaluated step by step. The number returned is always
-an evaluated difference at a real step, within that tolerance of the true maximum.
+Nothing here walks the steps: the run is cut into pieces on which both schedules are monotone
+(pieces.py) and each piece is searched from the extrema of the difference (extrema.py), so the cost
+follows the number of pieces, not of steps. A shape that keeps turning, over more turns than are
+worth listing, is searched in halves: a half is dropped when the bounds of both schedules over it
+cannot beat what was already evaluated. The number returned is always a difference evaluated at a
+real step, within 1e-10 of the lrs involved of the true maximum (evaluating a shape has float
+noise of about 1e-16).
 """
 
 from __future__ import annotations
 
+import heapq
 import math
-from typing import Iterator, NamedTuple
+from typing import Callable, NamedTuple
 
+from ..core.bounded import keep
+from .extrema import REL_TOL, Best, by_values, solve
 from .model import Schedule, Segment
+from .pieces import STEPS_UP_TO, Mode, backwards, pieces, piece_starts, split
 
-_BRUTE_BELOW = 12  # ranges this short are evaluated step by step
-_REL_TOL = 1e-10  # of the largest lr seen: the bound's slack (float noise is ~1e-16)
+__all__ = ["Difference", "Extreme", "max_difference", "peak", "piece_starts", "settles"]
 
 
 class Difference(NamedTuple):
@@ -24,117 +29,9 @@ class Difference(NamedTuple):
     step: int  # the first step where it occurs (-1 for an empty run)
 
 
-def _ranges(s: Schedule, lo: int, hi: int) -> list[tuple[int, int, Segment]]:
-    out = []
-    for seg in s.segments():
-        a, b = max(lo, seg.lo), min(hi, seg.hi)
-        if a < b:
-            out.append((a, int(b), seg))
-    return out
-
-
-def piece_starts(seg: Segment, lo: int, hi: int) -> list[int] | None:
-    """Integer steps in (lo, hi) where a new monotone piece of seg begins; None = step by step."""
-    if not seg.shape.structured:
-        return None
-    off = seg.s0 - seg.lo
-    found = seg.shape.breaks(lo + off, hi - 1 + off)
-    if found is None:
-        return None
-    out = set()
-    for b in found:
-        x = b - off
-        n = round(x)
-        t = n if abs(x - n) <= 1e-12 * max(1.0, abs(x)) else math.ceil(x)  # float noise is no break
-        if lo < t < hi:
-            out.add(t)
-    return sorted(out)
-
-
-def pieces(a: Schedule, b: Schedule, horizon: int, start: int = 0) -> Iterator[tuple[int, int, Segment, Segment, bool]]:
-    """(lo, hi, seg_a, seg_b, structured) with lo <= t <= hi inclusive, covering start <= t < horizon."""
-    ra, rb = _ranges(a, start, horizon), _ranges(b, start, horizon)
-    i = j = 0
-    while i < len(ra) and j < len(rb):
-        lo = max(ra[i][0], rb[j][0])
-        hi = min(ra[i][1], rb[j][1])
-        sa, sb = ra[i][2], rb[j][2]
-        if lo < hi:
-            ca, cb = piece_starts(sa, lo, hi), piece_starts(sb, lo, hi)
-            if ca is None or cb is None:
-                yield lo, hi - 1, sa, sb, False
-            else:
-                cuts = [lo, *sorted(set(ca) | set(cb)), hi]
-                for k in range(len(cuts) - 1):
-                    yield cuts[k], cuts[k + 1] - 1, sa, sb, True
-        if ra[i][1] == hi:
-            i += 1
-        if rb[j][1] == hi:
-            j += 1
-
-
-class _Best:
-    __slots__ = ("value", "step", "scale", "slack")
-
-    def __init__(self) -> None:
-        self.value, self.step, self.scale, self.slack = -1.0, -1, 0.0, 0.0
-
-    def see(self, t: int, va: float, vb: float) -> float:
-        d = abs(va - vb)
-        self.scale = max(self.scale, abs(va), abs(vb))
-        if d > self.value or (d == self.value and t < self.step):
-            self.value, self.step = d, t
-        return d
-
-
-def _slope(seg: Segment, t: int) -> float | None:
-    return seg.shape.slope(t - seg.lo + seg.s0)
-
-
-def _curve(seg: Segment, t: int) -> float | None:
-    return seg.shape.curve(t - seg.lo + seg.s0)
-
-
-def _spread(a_lo: float | None, a_hi: float | None, b_lo: float | None, b_hi: float | None) -> float:
-    """max |x - y| for x between a_lo and a_hi, y between b_lo and b_hi (inf when one is unknown)."""
-    if a_lo is None or a_hi is None or b_lo is None or b_hi is None:
-        return math.inf
-    return max(max(a_lo, a_hi) - min(b_lo, b_hi), max(b_lo, b_hi) - min(a_lo, a_hi))
-
-
-def _piece(sa: Segment, sb: Segment, lo: int, hi: int, best: _Best, cutoff: float) -> None:
-    va_lo, vb_lo, va_hi, vb_hi = sa.at(lo), sb.at(lo), sa.at(hi), sb.at(hi)
-    best.see(lo, va_lo, vb_lo)
-    best.see(hi, va_hi, vb_hi)
-    stack = [(lo, hi, va_lo, vb_lo, va_hi, vb_hi)]
-    while stack:
-        if best.value > cutoff:
-            return
-        l, h, al, bl, ah, bh = stack.pop()
-        if h - l <= _BRUTE_BELOW:
-            for t in range(l + 1, h):
-                best.see(t, sa.at(t), sb.at(t))
-            continue
-        tol = max(_REL_TOL * best.scale, best.slack)
-        # both are monotone on [l, h]: a in [min(al, ah), max(al, ah)], b likewise
-        bound = max(max(al, ah) - min(bl, bh), max(bl, bh) - min(al, ah))
-        if bound > best.value + tol:
-            # |d'| <= steep from the monotone slopes: |d| <= (|d(l)| + |d(h)| + steep (h - l)) / 2
-            steep = _spread(_slope(sa, l), _slope(sa, h), _slope(sb, l), _slope(sb, h))
-            if math.isfinite(steep):
-                bound = min(bound, (abs(al - bl) + abs(ah - bh) + steep * (h - l)) / 2.0)
-        if bound > best.value + tol:
-            # |d''| <= bend from the monotone curvatures: d is its chord within bend (h - l)^2 / 8
-            bend = _spread(_curve(sa, l), _curve(sa, h), _curve(sb, l), _curve(sb, h))
-            if math.isfinite(bend):
-                bound = min(bound, max(abs(al - bl), abs(ah - bh)) + bend * (h - l) ** 2 / 8.0)
-        if bound <= best.value + tol:
-            continue
-        m = (l + h) // 2
-        am, bm = sa.at(m), sb.at(m)
-        best.see(m, am, bm)
-        stack.append((m, h, am, bm, ah, bh))
-        stack.append((l, m, al, bl, am, bm))
+class Extreme(NamedTuple):
+    value: float
+    step: int  # first step where it is reached
 
 
 def _same(sa: Segment, sb: Segment, lo: int, hi: int) -> bool:
@@ -145,6 +42,40 @@ def _same(sa: Segment, sb: Segment, lo: int, hi: int) -> bool:
     return sa.shape.same(sb.shape, lo + shift, hi + shift)
 
 
+def _range(seg: Segment, lo: int, hi: int) -> tuple[float, float] | None:
+    """Bounds on seg's values over lo..hi, when cheap to know."""
+    if seg.shape.monotone:
+        a, b = seg.at(lo), seg.at(hi)
+        return (a, b) if a <= b else (b, a)
+    return seg.shape.bounds()
+
+
+def _halves(sa: Segment, sb: Segment, lo: int, hi: int, visit: Callable[[int, int, Mode], bool],
+            bound: Callable[[int, int], float], limit: Callable[[], float], leftmost: bool = False) -> bool:  # fmt: skip
+    """Visit lo..hi by its pieces, halving it while it has too many to list: the half whose bound
+    on what it can give is highest first (the first half first when `leftmost`); a half whose bound
+    is at most limit() (below it when leftmost) cannot change the result. True when a visit says stop."""
+    queue = [(-bound(lo, hi), lo, hi)]
+    while queue:
+        top, l, h = heapq.heappop(queue) if not leftmost else queue.pop()
+        if -top < limit() if leftmost else -top <= limit():
+            if leftmost:
+                continue
+            return False  # the highest bound left cannot win: nor can any other
+        if h - l < STEPS_UP_TO:
+            if any(visit(p_lo, p_hi, mode) for p_lo, p_hi, _, _, mode in split(sa, sb, l, h + 1)):
+                return True
+            continue
+        m = (l + h) // 2
+        halves = [(-bound(m + 1, h), m + 1, h), (-bound(l, m), l, m)]
+        for half in halves:
+            if leftmost:
+                queue.append(half)
+            else:
+                heapq.heappush(queue, half)
+    return False
+
+
 def max_difference(a: Schedule, b: Schedule, horizon: int, cutoff: float = math.inf, start: int = 0,
                    slack: float = 0.0) -> Difference:
     """max over start <= t < horizon of |a.value(t) - b.value(t)|, and the first step where it occurs.
@@ -152,59 +83,140 @@ def max_difference(a: Schedule, b: Schedule, horizon: int, cutoff: float = math.
     With a cutoff, the search stops as soon as a difference above it is found (the value returned
     is then only a lower bound): enough to rule out a candidate that is already worse. `slack`
     (an lr) loosens the tolerance of the search where that precision is not needed."""
-    best = _Best()
-    best.slack = slack
-    for lo, hi, sa, sb, structured in pieces(a, b, horizon, start):
-        if _same(sa, sb, lo, hi):
-            best.see(lo, sa.at(lo), sb.at(lo))
-        elif structured:
-            _piece(sa, sb, lo, hi, best, cutoff)
-        else:
-            for t in range(lo, hi + 1):
-                best.see(t, sa.at(t), sb.at(t))
-                if best.value > cutoff:
-                    break
-        if best.value > cutoff:
+    slot = (a.key, b.key, horizon, start, slack)
+    found = _RECENT.get(slot)
+    if found is not None:
+        return found  # a whole search: right for any cutoff
+    best = Best(slack)
+    for lo, hi, sa, sb, mode in pieces(a, b, horizon, start):
+        if _search(sa, sb, lo, hi, mode, best, cutoff):
             break
-    return Difference(max(best.value, 0.0), best.step)
+    found = Difference(max(best.value, 0.0), best.step)
+    return keep(_RECENT, slot, found, 256) if best.value <= cutoff else found
 
 
-class Extreme(NamedTuple):
-    value: float
-    step: int  # first step where it is reached
+# the comparisons of one file: a writer's choice of a closest form, then its read-back's check
+_RECENT: dict[tuple[object, ...], Difference] = {}
 
 
-def skeleton(s: Schedule, horizon: int) -> list[tuple[int, float]]:
-    """(t, lr) at both ends of every monotone piece over 0 <= t < horizon (every step of a piece
-    that is not monotone): enough to find any extreme or plateau of the schedule."""
-    out: list[tuple[int, float]] = []
-    for lo, hi, seg, _, structured in pieces(s, s, horizon):
-        steps = range(lo, hi + 1) if not structured else ((lo, hi) if hi > lo else (lo,))
-        for t in steps:
-            out.append((t, seg.at(t)))
-    return out
+def _search(sa: Segment, sb: Segment, lo: int, hi: int, mode: Mode, best: Best, cutoff: float) -> bool:
+    """See the largest |a - b| over lo..hi into best; True once it is above cutoff."""
+    if _same(sa, sb, lo, hi):
+        best.see(lo, sa.at(lo), sb.at(lo))
+    elif mode is Mode.SMOOTH:
+        solve(sa, sb, lo, hi, best, cutoff)
+    elif mode is Mode.VALUES:
+        by_values(sa, sb, lo, hi, best, cutoff)
+    elif mode is Mode.STEPS:
+        for t in range(lo, hi + 1):
+            best.see(t, sa.at(t), sb.at(t))
+            if best.value > cutoff:
+                break
+    else:
+
+        def bound(l: int, h: int) -> float:
+            ra, rb = _range(sa, l, h), _range(sb, l, h)
+            m = (l + h) // 2
+            best.see(m, sa.at(m), sb.at(m))
+            return math.inf if ra is None or rb is None else max(ra[1] - rb[0], rb[1] - ra[0])
+
+        _halves(sa, sb, lo, hi, lambda l, h, m: _search(sa, sb, l, h, m, best, cutoff), bound,
+                lambda: best.limit() if best.value <= cutoff else math.inf)
+    return best.value > cutoff
+
+
+def _highest(s: Schedule, horizon: int) -> float:
+    top = -math.inf
+    for lo, hi, seg, _, mode in pieces(s, s, horizon):
+        if mode is Mode.CYCLES:
+
+            def visit(l: int, h: int, m: Mode) -> bool:
+                nonlocal top
+                steps = range(l, h + 1) if m is Mode.STEPS else (l, h)
+                top = max(top, *(seg.at(t) for t in steps))
+                return False
+
+            def bound(l: int, h: int) -> float:
+                r = _range(seg, l, h)
+                return math.inf if r is None else r[1]
+
+            _halves(seg, seg, lo, hi, visit, bound, lambda: top)
+        else:
+            steps = range(lo, hi + 1) if mode is Mode.STEPS else (lo, hi)
+            top = max(top, *(seg.at(t) for t in steps))
+    return top
+
+
+def _first_at_least(s: Schedule, horizon: int, level: float) -> int:
+    """The first step whose lr is at least level (one is: level is at most the peak)."""
+    found = -1
+
+    def visit(seg: Segment, lo: int, hi: int, mode: Mode) -> bool:
+        nonlocal found
+        if mode is Mode.STEPS:
+            found = next((t for t in range(lo, hi + 1) if seg.at(t) >= level), -1)
+        elif seg.at(lo) >= level:
+            found = lo
+        elif seg.at(hi) >= level:  # monotone and rising: the first step at or above level
+            l, h = lo, hi
+            while h - l > 1:
+                m = (l + h) // 2
+                if seg.at(m) >= level:
+                    h = m
+                else:
+                    l = m
+            found = h
+        return found >= 0
+
+    for lo, hi, seg, _, mode in pieces(s, s, horizon):
+        if mode is not Mode.CYCLES:
+            if visit(seg, lo, hi, mode):
+                return found
+            continue
+
+        def bound(l: int, h: int, seg: Segment = seg) -> float:
+            r = _range(seg, l, h)
+            return math.inf if r is None else r[1]
+
+        if _halves(seg, seg, lo, hi, lambda l, h, m, seg=seg: visit(seg, l, h, m), bound, lambda: level, leftmost=True):  # type: ignore[misc]
+            return found
+    return max(found, 0)
 
 
 def peak(s: Schedule, horizon: int | None = None) -> Extreme:
     """The largest lr over 0 <= t < horizon (default: the phases and one step after them) and the
-    first step that reaches it (within 1e-12 of it)."""
+    first step that reaches it (within 1e-10 of it)."""
     if horizon is None:
         horizon = s.total_length + 1
-    points = skeleton(s, horizon)
-    top = max(v for _, v in points)
-    tol = _REL_TOL * abs(top)
-    # the first point within tol of the top, then the first step before it on its rising piece
-    t_first = min(t for t, v in points if v >= top - tol)
-    return Extreme(top, _first_reaching(s, t_first, top - tol))
+    slot = (s.key, horizon)
+    found = _PEAKS.get(slot)
+    if found is None:
+        top = _highest(s, horizon)
+        found = keep(_PEAKS, slot, Extreme(top, _first_at_least(s, horizon, top - REL_TOL * abs(top))), 256)
+    return found
 
 
-def _first_reaching(s: Schedule, t: int, level: float) -> int:
-    """Step back from t while the lr stays at or above level (a plateau reached earlier)."""
-    while t > 0 and s.value(t - 1) >= level:
-        # plateaus are constant phases: jump to their start instead of walking them
-        i = max(k for k, off in enumerate(s.offsets) if off <= t - 1)
-        if i < len(s.phases) and s.phases[i].kind == "constant" and s.value(s.offsets[i]) >= level:
-            t = s.offsets[i]
-        else:
-            t -= 1
-    return t
+_PEAKS: dict[tuple[object, ...], Extreme] = {}
+
+
+def settles(s: Schedule, horizon: int, last: float, rel: float = 1e-12) -> int:
+    """The first step t such that the lr stays within rel of `last` over t <= u < horizon."""
+    tol = rel * max(abs(last), 1e-300)
+    for lo, hi, seg, mode in backwards(s, horizon):
+        if mode is Mode.STEPS:
+            if abs(seg.at(lo) - last) > tol:
+                return lo + 1
+            continue
+        if abs(seg.at(hi) - last) > tol:
+            return hi + 1
+        if abs(seg.at(lo) - last) <= tol:
+            continue  # monotone between two lrs at `last`: all of it is
+        l, h = lo, hi  # lr(l) is not at `last`, lr(h) is: the first that is, monotone between
+        while h - l > 1:
+            m = (l + h) // 2
+            if abs(seg.at(m) - last) <= tol:
+                h = m
+            else:
+                l = m
+        return h
+    return 0

@@ -14,12 +14,15 @@ class CustomForm(NamedTuple):
     """A closed form with no neutral kind, registered by the module that reads it.
 
     value(args, s) is required; slope and breaks are optional (without both, the form is
-    evaluated step by step when compared)."""
+    evaluated step by step when compared); repeats and bounds as Shape.repeats and Shape.bounds
+    let a long run be compared by its period or cycle by cycle."""
 
     value: Callable[[Mapping[str, Any], float], float]
     slope: Callable[[Mapping[str, Any], float], float] | None = None
     breaks: Callable[[Mapping[str, Any], float, float], list[float] | None] | None = None
     tail: int = 0
+    repeats: Callable[[Mapping[str, Any]], tuple[float, float] | None] | None = None
+    bounds: Callable[[Mapping[str, Any]], tuple[float, float] | None] | None = None
 
 
 FORMS: dict[str, CustomForm] = {}
@@ -63,6 +66,12 @@ class Custom(Shape):
 
     def breaks(self, lo: float, hi: float) -> list[float] | None:
         return None if self.form.breaks is None else self.form.breaks(self.args, lo, hi)
+
+    def repeats(self) -> tuple[float, float] | None:
+        return None if self.form.repeats is None else self.form.repeats(self.args)
+
+    def bounds(self) -> tuple[float, float] | None:
+        return None if self.form.bounds is None else self.form.bounds(self.args)
 
     def tail(self) -> int:
         return self.form.tail

@@ -27,6 +27,10 @@ LR = "optim.lr"
 STEPS = "train.steps"
 
 _PARSED: dict[str, Schedule] = {}
+# the schedules of the last few files: one file parses, summarises, renders and compares the same
+# phases several times; files of a migration are not copies of each other, so no more is kept
+# (a larger bound only helps a batch of copies, and grows memory with the number of files)
+_BOUND = 64
 
 
 def _text(value: Any) -> str:
@@ -40,7 +44,7 @@ def parse(value: Any) -> Schedule:
     key = _text(value)
     found = _PARSED.get(key)
     if found is None:
-        found = keep(_PARSED, key, Schedule.from_json(value), 4096)
+        found = keep(_PARSED, key, Schedule.from_json(value), _BOUND)
     return found
 
 
@@ -96,7 +100,7 @@ def compare(a: Any, b: Any, steps: Any = None) -> tuple[Difference, float]:
     slot = (_text(a), _text(b), type(steps), steps)
     found = _COMPARED.get(slot)
     if found is None:
-        found = keep(_COMPARED, slot, _compare(a, b, steps), 4096)
+        found = keep(_COMPARED, slot, _compare(a, b, steps), _BOUND)
     return found
 
 
@@ -177,7 +181,7 @@ def rendered(framework: str, render: Callable[[Schedule], R], phases: Any, *key:
     slot = (framework, _text(phases), *key)
     found = _RENDERED.get(slot)
     if found is None:
-        found = keep(_RENDERED, slot, render(parse(phases)), 2048)
+        found = keep(_RENDERED, slot, render(parse(phases)), _BOUND)
     return found  # type: ignore[no-any-return]
 
 
@@ -217,5 +221,5 @@ def _summaries_of(phases: Any, steps: Any) -> dict[str, Any]:
     slot = (_text(phases), type(steps), steps)
     found = _SUMMARISED.get(slot)
     if found is None:
-        found = keep(_SUMMARISED, slot, summaries(parse(phases), steps), 4096)
+        found = keep(_SUMMARISED, slot, summaries(parse(phases), steps), _BOUND)
     return found

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any, Iterable, NamedTuple
 
-from .compare import Difference, max_difference, peak, skeleton
+from .compare import Difference, max_difference, peak, settles
 from .model import Schedule
 
 REL_EXACT = 1e-9  # differences below this fraction of the peak are float noise: exact
@@ -29,26 +29,7 @@ class Features(NamedTuple):
 def features(s: Schedule, horizon: int) -> Features:
     top = peak(s, horizon)
     last = s.value(horizon - 1)
-    return Features(top.value, top.step, s.value(0), last, _settles(s, horizon, last), horizon)
-
-
-def _settles(s: Schedule, horizon: int, last: float) -> int:
-    """The first step t such that lr stays equal to `last` over [t, horizon)."""
-    tol = 1e-12 * max(abs(last), 1e-300)
-    points = skeleton(s, horizon)
-    i = len(points) - 1
-    while i > 0 and abs(points[i - 1][1] - last) <= tol:
-        i -= 1
-    if i == 0:
-        return 0
-    lo, hi = points[i - 1][0], points[i][0]  # lr(lo) differs, lr(hi) == last, monotone between
-    while hi - lo > 1:
-        m = (lo + hi) // 2
-        if abs(s.value(m) - last) <= tol:
-            hi = m
-        else:
-            lo = m
-    return hi
+    return Features(top.value, top.step, s.value(0), last, settles(s, horizon, last), horizon)
 
 
 def tops(s: Schedule, f: Features, most: int = 3) -> list[float]:
@@ -102,7 +83,11 @@ def closest(source: Schedule, candidates: Iterable[tuple[Any, Schedule]], horizo
     Candidates with a peak of 0 are never chosen for a source whose peak is above 0."""
     top = peak(source, horizon)
     best: Fit | None = None
-    after = math.inf  # the best candidate's largest difference from the source's peak on
+    after: float | None = None  # the best candidate's largest difference from the source's peak on
+
+    def later(schedule: Schedule, cutoff: float = math.inf) -> float:
+        return max_difference(source, schedule, horizon, cutoff, start=top.step, slack=REL_EXACT * top.value).value
+
     for config, schedule in candidates:
         if top.value > 0 and peak(schedule, horizon).value <= 0:
             continue
@@ -111,12 +96,14 @@ def closest(source: Schedule, candidates: Iterable[tuple[Any, Schedule]], horizo
         if best is not None and diff.value > cutoff:
             continue
         if best is not None and diff.value >= best.difference.value * (1 - 1e-12):  # a tie
-            later = max_difference(source, schedule, horizon, after, start=top.step, slack=REL_EXACT * top.value).value
-            if later >= after:
+            if after is None:
+                after = later(best.schedule)
+            challenger = later(schedule, after)
+            if challenger >= after:
                 continue
-            after = later
+            after = challenger
         else:
-            after = max_difference(source, schedule, horizon, start=top.step, slack=REL_EXACT * top.value).value
+            after = None  # worked out when a tie needs it
         best = Fit(config, schedule, diff, is_exact(diff, top.value))
         if best.exact:
             return best

@@ -45,7 +45,7 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Iterator, Mapping, NamedTuple, Sequence
 
-from . import custom, shapes
+from . import custom, decays, shapes
 
 
 class ScheduleError(ValueError):
@@ -120,15 +120,15 @@ class Phase:
         if k == "cosine":
             return shapes.Cosine(self.start, self.end, self.width, p("cycle"))
         if k == "exponential":
-            return shapes.Exponential(self.start, p("rate"), p("period"), p("staircase"))
+            return decays.Exponential(self.start, p("rate"), p("period"), p("staircase"))
         if k == "inverse_sqrt":
-            return shapes.InverseSqrt(self.start, p("hold"))
+            return decays.InverseSqrt(self.start, p("hold"))
         if k == "inverse_time":
-            return shapes.InverseTime(self.start, p("rate"), p("period"), p("power"), p("staircase"))
+            return decays.InverseTime(self.start, p("rate"), p("period"), p("power"), p("staircase"))
         if k == "polynomial":
             return shapes.Polynomial(self.start, self.end, self.width, p("power"))
         if k == "step":
-            return shapes.Step(self.start, p("gamma"), p("step_size"), tuple(p("milestones") or ()))
+            return decays.Step(self.start, p("gamma"), p("step_size"), tuple(p("milestones") or ()))
         if k == "cyclic":
             return shapes.Cyclic(self.start, p("high"), p("up"), p("down"), p("mode"), p("gamma"))
         return custom.Custom(p("form"), p("args") or {})
@@ -276,7 +276,7 @@ class Segment(NamedTuple):
 class Schedule:
     """An immutable, validated list of phases with exact per-step evaluation."""
 
-    __slots__ = ("phases", "offsets", "_segments")
+    __slots__ = ("phases", "offsets", "_segments", "_key")
 
     def __init__(self, phases: Iterable[Phase]) -> None:
         self.phases: tuple[Phase, ...] = tuple(phases)
@@ -323,6 +323,16 @@ class Schedule:
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Schedule) and self.phases == other.phases
 
+    @property
+    def key(self) -> tuple[Any, ...]:
+        """The phases as a hashable value: equal keys, the same schedule."""
+        try:
+            return self._key
+        except AttributeError:
+            self._key: tuple[Any, ...] = tuple(
+                (p.kind, p.length, p.start, p.end, p.span, p.shift, p.beyond, _frozen(p.params)) for p in self.phases)
+            return self._key
+
     def __repr__(self) -> str:
         return f"Schedule({self.to_json()!r})"
 
@@ -350,6 +360,14 @@ class Schedule:
             return cls(phases)
         except ScheduleError as e:
             raise ScheduleError(f"schedule: {e}") from None
+
+
+def _frozen(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return tuple(sorted((k, _frozen(v)) for k, v in value.items()))
+    if isinstance(value, (list, tuple)):
+        return tuple(_frozen(v) for v in value)
+    return value
 
 
 def _phase_from_json(item: Mapping[str, Any]) -> Phase:

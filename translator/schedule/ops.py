@@ -10,7 +10,7 @@ import math
 from dataclasses import replace
 from typing import Iterable
 
-from .compare import piece_starts
+from .pieces import piece_starts
 from .model import NotRepresentable, Phase, Schedule, Segment, phase
 
 
@@ -83,6 +83,8 @@ def finish(phases: list[Phase], beyond: str = "hold") -> list[Phase]:
 def _runs(seg: Segment, n: int, floor: float) -> list[tuple[int, int, bool]]:
     """(u0, u1, above) runs over local steps 0 <= u < n: above = lr >= floor."""
     starts = piece_starts(seg, seg.lo, seg.lo + n)
+    if starts is None and seg.shape.monotone:  # a staircase with too many stairs to list: monotone
+        starts = []
     cuts = [seg.lo, *(starts or []), seg.lo + n] if starts is not None else list(range(seg.lo, seg.lo + n + 1))
     runs: list[tuple[int, int, bool]] = []
 

@@ -3,9 +3,11 @@
 A shape is a function of the phase's local time s (steps, s = t - offset + shift). Besides its
 value, each shape tells the comparison code (compare.py) where it may stop being monotone or where
 its slope may stop being monotone (`breaks`): between two breaks the value is monotone and, for
-smooth shapes, so is the slope. That is what lets two schedules be compared exactly without
-evaluating every step. A shape that cannot promise this is `structured = False` and is evaluated
-step by step.
+smooth shapes, so are the slope and the curvature. That is what lets two schedules be compared
+exactly without evaluating every step. A shape that cannot promise this is `structured = False`
+and is evaluated step by step. Two more promises keep long runs cheap: `repeats` (the value repeats
+from some step on) and `monotone` (a staircase with too many stairs to list is one monotone piece).
+The decays that multiply or divide an lr are in decays.py.
 """
 
 from __future__ import annotations
@@ -15,6 +17,10 @@ from typing import Any
 
 # More breaks than one per this many steps: evaluating every step is as cheap.
 _DENSE = 4.0
+# More breaks than this in one range: the range is taken whole (compare.py: by its period, as one
+# monotone piece, or cycle by cycle) instead of listing them; a staircase lists more stairs.
+MAX_BREAKS = 4096
+MAX_STAIRS = 1024
 INF = math.inf
 
 
@@ -32,6 +38,7 @@ def _after(b: float) -> float:
 class Shape:
     structured = True
     moves = True  # False: the value does not depend on s
+    monotone = False  # True: monotone for every s >= 0 (a staircase): breaks only mark its stairs
 
     def same(self, other: "Shape", s_lo: float, s_hi: float) -> bool:
         """The same function of s on [s_lo, s_hi] (parameters equal to 1e-12)."""
@@ -48,7 +55,8 @@ class Shape:
         raise NotImplementedError
 
     def slope(self, s: float) -> float | None:
-        """d value / d s at s; 0.0 where the value is piecewise constant; None when not smooth."""
+        """d value / d s at s (from the right at a break); 0.0 where the value is piecewise
+        constant; None when not smooth."""
         return 0.0
 
     def curve(self, s: float) -> float | None:
@@ -57,8 +65,16 @@ class Shape:
 
     def breaks(self, lo: float, hi: float) -> list[float] | None:
         """Points b in (lo, hi] where a new monotone piece starts at the first integer step >= b;
-        None when there are too many to be worth it (evaluate every step instead)."""
+        None when there are too many to list (more than MAX_BREAKS, or one every few steps)."""
         return []
+
+    def repeats(self) -> tuple[float, float] | None:
+        """(s0, P): value(x + P) == value(x) for every x >= s0 (None: not known to repeat)."""
+        return None
+
+    def bounds(self) -> tuple[float, float] | None:
+        """The lowest and highest value over s >= 0 of a shape that keeps turning (tail 0)."""
+        return None
 
     def tail(self) -> int:
         """Direction of the value after its last break when continued forever: +1 never falls,
@@ -66,18 +82,19 @@ class Shape:
         return 0
 
 
-def _floor(x: float) -> int:
+def floor_(x: float) -> int:
     """floor, but a value within float noise of an integer is that integer: a step size or period
     computed as 1000.0000000002 breaks at 1000, as compare.piece_starts assumes."""
     n = round(x)
     return n if abs(x - n) <= 1e-12 * max(1.0, abs(x)) else math.floor(x)
 
 
-def _multiples(period: float, lo: float, hi: float, first: float = 0.0) -> list[float] | None:
-    """first + k * period in (lo, hi], k >= 0 (None when too dense)."""
+def multiples(period: float, lo: float, hi: float, first: float = 0.0, most: int = MAX_BREAKS) -> list[float] | None:
+    """first + k * period in (lo, hi], k >= 0 (None when too dense or more than `most`)."""
     if hi <= lo:
         return []
-    if (hi - lo) / period > (hi - lo) / _DENSE + 2:
+    count = (hi - lo) / period
+    if count > (hi - lo) / _DENSE + 2 or count > most:
         return None
     k = max(0, math.floor((lo - first) / period) + 1)
     out: list[float] = []
@@ -92,6 +109,7 @@ def _multiples(period: float, lo: float, hi: float, first: float = 0.0) -> list[
 
 class Constant(Shape):
     moves = False
+    monotone = True
 
     def __init__(self, v: float) -> None:
         self.v = v
@@ -99,11 +117,16 @@ class Constant(Shape):
     def value(self, s: float) -> float:
         return self.v
 
+    def repeats(self) -> tuple[float, float] | None:
+        return (-INF, 1.0)
+
     def tail(self) -> int:
         return 1
 
 
 class Linear(Shape):
+    monotone = True
+
     def __init__(self, start: float, end: float, span: float, stairs: int | None) -> None:
         self.start, self.end, self.span, self.stairs = start, end, span, stairs
         self.rising = end >= start
@@ -124,10 +147,10 @@ class Linear(Shape):
             return []
         step = self.span / self.stairs
         if self.rising:
-            return _multiples(step, lo, hi)
+            return multiples(step, lo, hi, most=MAX_STAIRS)
         # falling stairs round up (ceil): a level starts just after each multiple, not at it, so a
         # multiple at lo itself starts a new level inside the range too
-        out = _multiples(step, lo - step, hi)
+        out = multiples(step, lo - step, hi, most=MAX_STAIRS)
         return None if out is None else [_after(b) for b in out]
 
     def tail(self) -> int:
@@ -135,6 +158,8 @@ class Linear(Shape):
 
 
 class LogWarmup(Shape):
+    monotone = True
+
     def __init__(self, start: float, end: float, span: float) -> None:
         self.start, self.end = start, end
         self.scale = (end - start) / math.log(span)
@@ -155,6 +180,7 @@ class LogWarmup(Shape):
 class Cosine(Shape):
     def __init__(self, start: float, end: float, span: float, cycle: str) -> None:
         self.start, self.end, self.span, self.cycle = start, end, span, cycle
+        self.monotone = cycle == "hold"
 
     def ignore(self, s_lo: float, s_hi: float) -> tuple[str, ...]:
         return ("cycle",) if 0 <= s_lo and s_hi <= self.span else ()
@@ -184,7 +210,15 @@ class Cosine(Shape):
         if self.cycle == "hold":
             return [b for b in (self.span / 2.0, self.span) if lo < b <= hi]
         # turns at every multiple of span (a restart jumps back there), bends half-way
-        return _multiples(self.span / 2.0, lo, hi)
+        return multiples(self.span / 2.0, lo, hi)
+
+    def repeats(self) -> tuple[float, float] | None:
+        if self.cycle == "hold":
+            return (self.span, 1.0)
+        return (0.0, self.span if self.cycle == "restart" else 2.0 * self.span)
+
+    def bounds(self) -> tuple[float, float] | None:
+        return (min(self.start, self.end), max(self.start, self.end))
 
     def tail(self) -> int:
         if self.cycle == "hold":
@@ -192,115 +226,9 @@ class Cosine(Shape):
         return 0
 
 
-class Exponential(Shape):
-    def __init__(self, start: float, rate: float, period: float, staircase: bool) -> None:
-        self.start, self.rate, self.period, self.staircase = start, rate, period, staircase
-        self.log_rate = math.log(rate)
-
-    def _e(self, s: float) -> float:
-        e = s / self.period
-        return _floor(e) if self.staircase else e
-
-    def value(self, s: float) -> float:
-        if self.start == 0.0:
-            return 0.0
-        try:
-            return self.start * self.rate ** self._e(s)
-        except OverflowError:  # a growing exponential far out
-            return INF
-
-    def slope(self, s: float) -> float | None:
-        if self.staircase:
-            return 0.0
-        return self.value(s) * self.log_rate / self.period
-
-    def curve(self, s: float) -> float | None:
-        if self.staircase:
-            return 0.0
-        return self.value(s) * (self.log_rate / self.period) ** 2
-
-    def breaks(self, lo: float, hi: float) -> list[float] | None:
-        return _multiples(self.period, lo, hi) if self.staircase else []
-
-    def tail(self) -> int:
-        return 1 if self.rate >= 1.0 else -1
-
-
-class InverseSqrt(Shape):
-    def __init__(self, start: float, hold: float) -> None:
-        self.start, self.hold = start, hold
-
-    def value(self, s: float) -> float:
-        return self.start * math.sqrt(self.hold / max(self.hold, s))
-
-    def slope(self, s: float) -> float | None:
-        if s < self.hold:
-            return 0.0
-        return -0.5 * self.start * math.sqrt(self.hold) * s**-1.5
-
-    def curve(self, s: float) -> float | None:
-        if s < self.hold:
-            return 0.0
-        return 0.75 * self.start * math.sqrt(self.hold) * s**-2.5
-
-    def breaks(self, lo: float, hi: float) -> list[float] | None:
-        return [self.hold] if lo < self.hold <= hi else []
-
-    def tail(self) -> int:
-        return -1
-
-
-class InverseTime(Shape):
-    def __init__(self, start: float, rate: float, period: float, power: float, staircase: bool) -> None:
-        self.start, self.rate, self.period, self.power, self.staircase = start, rate, period, power, staircase
-
-    def _a(self, s: float) -> float:
-        a = s**self.power / self.period
-        return _floor(a) if self.staircase else a
-
-    def value(self, s: float) -> float:
-        return self.start / (1.0 + self.rate * self._a(s))
-
-    def slope(self, s: float) -> float | None:
-        if self.staircase or self.rate == 0.0:
-            return 0.0
-        p = self.power
-        if s == 0.0 and p < 1.0:
-            return -INF if self.start > 0 else 0.0
-        x = self.rate * s**p / self.period
-        return -self.start * self.rate * p * s ** (p - 1.0) / self.period / (1.0 + x) ** 2
-
-    def curve(self, s: float) -> float | None:
-        if self.staircase or self.rate == 0.0:
-            return 0.0
-        if self.power != 1.0:
-            return None
-        c = self.rate / self.period
-        return 2.0 * self.start * c * c / (1.0 + c * s) ** 3
-
-    def breaks(self, lo: float, hi: float) -> list[float] | None:
-        if self.rate == 0.0:
-            return []
-        p = self.power
-        if self.staircase:
-            a_lo, a_hi = max(lo, 0.0) ** p / self.period, max(hi, 0.0) ** p / self.period
-            if a_hi - a_lo > (hi - lo) / _DENSE + 2:
-                return None
-            return [(k * self.period) ** (1.0 / p) for k in range(math.floor(a_lo) + 1, math.floor(a_hi) + 1)]
-        c = self.rate / self.period
-        if p > 1.0 and c > 0:  # the slope turns where s^p = (p - 1) / (c (p + 1))
-            try:
-                bend = ((p - 1.0) / (c * (p + 1.0))) ** (1.0 / p)
-            except (OverflowError, ZeroDivisionError):
-                return []
-            return [bend] if lo < bend <= hi else []
-        return []
-
-    def tail(self) -> int:
-        return -1
-
-
 class Polynomial(Shape):
+    monotone = True
+
     def __init__(self, start: float, end: float, span: float, power: float) -> None:
         self.start, self.end, self.span, self.power = start, end, span, power
 
@@ -328,33 +256,11 @@ class Polynomial(Shape):
     def breaks(self, lo: float, hi: float) -> list[float] | None:
         return [self.span] if lo < self.span <= hi else []
 
+    def repeats(self) -> tuple[float, float] | None:
+        return (self.span, 1.0)
+
     def tail(self) -> int:
         return 1
-
-
-class Step(Shape):
-    def __init__(self, start: float, gamma: float, step_size: float | None, milestones: tuple[int, ...]) -> None:
-        self.start, self.gamma, self.step_size, self.milestones = start, gamma, step_size, milestones
-
-    def value(self, s: float) -> float:
-        if self.step_size is not None:
-            k = _floor(s / self.step_size)
-        else:
-            k = sum(1 for m in self.milestones if m <= s)
-        if self.start == 0.0:
-            return 0.0
-        try:
-            return self.start * self.gamma**k
-        except OverflowError:
-            return INF
-
-    def breaks(self, lo: float, hi: float) -> list[float] | None:
-        if self.step_size is not None:
-            return _multiples(self.step_size, lo, hi)
-        return [float(m) for m in sorted(set(self.milestones)) if lo < m <= hi]
-
-    def tail(self) -> int:
-        return 1 if self.gamma >= 1.0 else -1
 
 
 class Cyclic(Shape):
@@ -366,16 +272,18 @@ class Cyclic(Shape):
         self.total = up + down
         self.ratio = up / self.total
         self.structured = mode != "exp_range"
+        # triangular2 halves the wave each cycle: from this cycle on it adds nothing to start
+        self.flat = _flat_cycle(start, high - start) if mode == "triangular2" else INF
 
     def _scale(self, s: float) -> tuple[float, float]:
-        cycle = _floor(1.0 + s / self.total)
+        cycle = floor_(1.0 + s / self.total)
         x = 1.0 + s / self.total - cycle
         scale = x / self.ratio if x <= self.ratio else (x - 1.0) / (self.ratio - 1.0)
         return cycle, scale
 
     def _mult(self, cycle: float, s: float) -> float:
         if self.mode == "triangular2":
-            return 1.0 / 2.0 ** (cycle - 1.0)
+            return 0.5 ** (cycle - 1.0)  # (1 / 2.0 ** k overflows far out)
         if self.mode == "exp_range":
             return self.gamma**s
         return 1.0
@@ -389,12 +297,30 @@ class Cyclic(Shape):
             return None
         cycle, scale = self._scale(s)
         x = 1.0 + s / self.total - cycle
-        per = self.up if x <= self.ratio else -self.down
+        per = self.up if x < self.ratio else -self.down  # at the turn: the leg that starts there
         return (self.high - self.start) * self._mult(cycle, s) / per if per else 0.0
 
     def breaks(self, lo: float, hi: float) -> list[float] | None:
-        ups = _multiples(self.total, lo, hi, first=self.up)
-        restarts = _multiples(self.total, lo, hi)
+        hi = min(hi, (self.flat - 1.0) * self.total)
+        ups = multiples(self.total, lo, hi, first=self.up)
+        restarts = multiples(self.total, lo, hi)
         if ups is None or restarts is None:
             return None
         return sorted(set(ups + restarts))  # continuous at both turns: either side may take them
+
+    def repeats(self) -> tuple[float, float] | None:
+        if self.mode == "triangular":
+            return (0.0, self.total)
+        return ((self.flat - 1.0) * self.total, 1.0) if self.mode == "triangular2" else None
+
+    def bounds(self) -> tuple[float, float] | None:
+        return (min(self.start, self.high), max(self.start, self.high))
+
+
+def _flat_cycle(base: float, height: float) -> float:
+    """The first cycle k whose wave, height / 2^(k - 1), adds nothing to base in floats."""
+    if height == 0.0:
+        return 1.0
+    # below a quarter of base's last digit (or below the smallest float when base is 0) it rounds away
+    tiny = math.log2(math.ulp(base)) - 2.0 if base != 0.0 else -1076.0  # log2 of the amount
+    return float(max(1, math.ceil(math.log2(abs(height)) - tiny) + 2))

@@ -277,7 +277,7 @@ def write(ingested: Ingested, request: Request) -> Written:
         sources=", ".join(Path(f).name for f in source.files), output=Path(output).name if output else None,
         source_shape=dict(source.meta) if src == dst else {},  # what the reader noted about the file's own shape
     )  # fmt: skip
-    result = writer.write(leaves, ctx)
+    result = writer.write(leaves, ctx).unless_empty(report, source, get_format(dst).title, request.options)
     _report_written(report, result)
     if src != dst:  # a family not supported, into a format with no architecture: one entry for its block
         collapse(report, source, load_table(src))

@@ -16,7 +16,7 @@ import json
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, Callable
 
 from ..core.errors import InputError, NeoconvError
 from ..io.documents import flatten, key_line
@@ -143,38 +143,34 @@ def validate_file(
         release = resolve(fmt, version if named and version else "current", "--version")
     problems: dict[str, Problem] = {}  # by key as written: one line per problem, the most telling kept
     text = source.texts.get(path, "")
-    raw = _raw_tree(source, path, text, spec)
+    schema = spec.schema_for(source.layout)
+    raw, written_of = _checked_tree(source, schema != fmt)
+    located = {w: leaf for leaf, w in source.aliases.items()}  # as written -> the reader's leaf
 
-    def add(key: str | None, message: str, line: int | None = None) -> None:
-        """A problem at `key` as the file writes it (a trainer-layout path, a NeoX dashed name)."""
+    def add(key: str | None, message: str, line: int | None = None, file: str | None = None) -> None:
+        """A problem at `key` as the file writes it (a trainer-layout path, a NeoX dashed name), in the file
+        that holds it (VeOmni's config.json beside the YAML)."""
         slot = key or f"#{len(problems)}"
         if slot not in problems:
-            where = line if line is not None else (key_line(text, key) if key and text else None)
-            problems[slot] = Problem(path, where, key, message)
+            where = line if line is not None else (_line(source, text, key, located) if key else None)
+            held = file or (source.file_of(located.get(key, key)) if key else None) or path
+            problems[slot] = Problem(held, where, key, message)
 
     def as_written(leaf: str) -> str:
-        return _written(raw, source.aliases.get(leaf, leaf))
+        return _written(raw, written_of(leaf))
 
     for message, line in _repeats(source, table, keys_of, release):
         add(None, message, line)
     unknown: set[str] = set()  # as written
     spelled = {spec.spell(k): v for k, v in raw.items()}  # the schema's spelling (NeoX: num_layers)
-    errors = _validator(spec.schema_for(source.layout)).iter_errors(spelled)
-    for error in sorted(errors, key=lambda e: list(map(str, e.absolute_path))):
-        at = ".".join(map(str, error.absolute_path))
-        if error.validator == "additionalProperties" and isinstance(error.instance, dict):
-            listed = error.schema.get("properties", {})
-            unknown.update(_written(raw, f"{at}.{k}" if at else k) for k in error.instance if k not in listed)
-            continue
-        if at not in source.unresolved:  # HF Trainer's "auto": a value only known at run time, as the reader takes it
-            add(_written(raw, at) if at else None, in_words(error) + _hint(error.instance))
+    schema_unknown = _schema_problems(schema, spelled, source, as_written, add)  # the reader's leaf -> as written
     ingested = None
     for _ in range(_RETRIES):
         try:
             ingested = _read(source, fmt, table_version)
             break
         except InputError as exc:  # a value a reader or a relation refuses: one problem, where the reader says
-            add(as_written(exc.key) if exc.key else None, exc.message, exc.line)
+            add(as_written(exc.key) if exc.key else None, exc.message, exc.line, exc.file)
             if not (exc.key and _without(source.tree, exc.key)):
                 break  # read again without it, to find the problems after it
     if ingested is not None:
@@ -186,34 +182,65 @@ def validate_file(
                 add(as_written(leaf), said or f"not a {table.title} parameter")
         for keys, reason in _relations(ingested):
             add(as_written(keys[0]) if keys else None, reason)
+    # keys the schema lacks but the format's table reads or names (Megatron's CI wrapper and launcher
+    # settings, given their reasons): parameters of the file, not problems
+    read = _with_parents(leaf for leaf, fate in (ingested.fates.items() if ingested else ()) if fate.kind != "unknown")
+    unknown.update(written for leaf, written in schema_unknown.items() if leaf not in read)
+    parents = _with_parents(unknown, own=False)
     for key in sorted(unknown):
         if keys_of is not None and _read_somewhere(keys_of, key, spec.spell(key), release):
             problems.pop(key, None)  # the release check below speaks of its leaves
-        elif key not in problems and not any(k.startswith(key + ".") for k in unknown):
+        elif key not in problems and key not in parents:
             add(key, f"not a {table.title} parameter")  # a block the schema does not know: its leaves say more
     if keys_of is not None and version:  # the histories say what a release's code reads; only asked for
-        for key, reason in _unread(keys_of, list(flatten(spelled)), release):
-            add(_written(raw, key), reason)
+        leaves = [(leaf, spec.spell(written_of(leaf))) for leaf in flatten(spelled)]  # as the history names keys
+        for leaf, reason in _unread(keys_of, leaves, release):
+            add(as_written(leaf), reason)
     ordered = sorted(problems.values(), key=lambda p: (p.line or 0, p.key or ""))
     return Validation(path, fmt, source.layout, release, ordered)
 
 
-def _unread(keys_of: Any, leaves: list[str], release: str) -> list[tuple[str, str]]:
-    """(key, why) for what `release` does not read: each leaf, except that a block none of whose
-    several leaves the release reads is one problem (a trainer-layout file checked against a legacy
-    release: one line, not one per key)."""
-    unread = [leaf for leaf in leaves if keys_of.reads_within(leaf, release) is False]
-    blocks: dict[str, list[str]] = {}
-    for leaf in unread:
-        blocks.setdefault(leaf.split(".", 1)[0], []).append(leaf)
+def _unread(keys_of: Any, leaves: list[tuple[str, str]], release: str) -> list[tuple[str, str]]:
+    """(leaf, why) for what `release` does not read (`leaves`: the reader's leaf and the key as the
+    history names it): each leaf, except that a block none of whose several leaves the release reads
+    is one problem (a trainer-layout file checked against a legacy release: one line, not one per key)."""
+    unread = [(leaf, key) for leaf, key in leaves if keys_of.reads_within(key, release) is False]
+    blocks: dict[str, list[tuple[str, str]]] = {}
+    for leaf, key in unread:
+        blocks.setdefault(leaf.split(".", 1)[0], []).append((leaf, key))
     out: list[tuple[str, str]] = []
     for top, under in blocks.items():
-        whole = [leaf for leaf in leaves if leaf == top or leaf.startswith(top + ".")]
+        whole = [leaf for leaf, _ in leaves if leaf == top or leaf.startswith(top + ".")]
         if len(under) > 1 and len(under) == len(whole):
             out.append((top, f"{keys_of.title} {release} reads none of the {len(under)} keys of this block "
-                             f"(the first: {keys_of.why_not(under[0], release)})"))  # fmt: skip
+                             f"(the first: {keys_of.why_not(under[0][1], release)})"))  # fmt: skip
         else:
-            out += [(leaf, keys_of.why_not(leaf, release)) for leaf in under]
+            out += [(leaf, keys_of.why_not(key, release)) for leaf, key in under]
+    return out
+
+
+def _schema_problems(
+    schema: str, tree: dict[str, Any], source: Any, as_written: Callable[[str], str], add: Callable[..., None]
+) -> dict[str, str]:  # fmt: skip
+    """The schema's problems with `tree`, said through `add`; returns the keys it does not know (the
+    reader's leaf -> as written), which are problems only if the format's table does not name them either."""
+    unknown: dict[str, str] = {}
+    for error in sorted(_validator(schema).iter_errors(tree), key=lambda e: list(map(str, e.absolute_path))):
+        at = ".".join(map(str, error.absolute_path))
+        if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+            listed = error.schema.get("properties", {})
+            unknown.update({(leaf := f"{at}.{k}" if at else k): as_written(leaf) for k in error.instance if k not in listed})
+        elif at not in source.unresolved:  # HF Trainer's "auto": a value only known at run time, as the reader takes it
+            add(as_written(at) if at else None, in_words(error) + _hint(error.instance))
+    return unknown
+
+
+def _with_parents(keys: Any, own: bool = True) -> set[str]:
+    """Dotted keys and every block above them (`own=False`: the blocks only): one pass, not a search per key."""
+    out: set[str] = set()
+    for key in keys:
+        parts = key.split(".")
+        out.update(".".join(parts[:i]) for i in range(1, len(parts) + (1 if own else 0)))
     return out
 
 
@@ -255,16 +282,26 @@ def _written(raw: dict[str, Any], key: str) -> str:
     return dashed + dot + rest if dashed in raw else key
 
 
-def _raw_tree(source: Any, path: str, text: str, spec: Any) -> dict[str, Any]:
-    """The file as written (a reader may restructure it: Cerebras' trainer layout is read as the
-    legacy one), for the schema of the layout it is written in."""
-    from ..io.documents import parse_json, parse_yaml
+def _checked_tree(source: Any, own_schema: bool) -> tuple[dict[str, Any], Callable[[str], str]]:
+    """The tree the schema checks, as the format's own reader read it, and how a key of it (or of the
+    reader's view) is written in the file: the reader's tree (its leaves as the format's schema names
+    them: HF's `hf.*`, Megatron's options, a VeOmni file's nested view), or the file as written when its
+    layout has a schema of its own (Cerebras' trainer layout)."""
+    tree = source.written if own_schema and source.written is not None else source.tree
+    return dict(tree), lambda key: source.aliases.get(key, key)
 
-    if not text or (source.aliases == {} and source.layout in (None, spec.default_layout)):
-        return dict(source.tree)
-    if text.lstrip("\ufeff \t\r\n").startswith("{") and path.endswith(".json"):
-        return parse_json(text, path)
-    return parse_yaml(text, path, duplicates=[])  # the reader already named any key given twice
+
+def _line(source: Any, text: str, key: str, located: dict[str, str]) -> int | None:
+    """The line of a key as the file writes it: found by the reader (its own syntax: a Megatron option,
+    a key under rope_parameters, a key of VeOmni's config.json), else in the YAML/JSON text."""
+    leaf = located.get(key, key)
+    if source.file_of(leaf) not in (None, *source.files[:1]):  # a companion file's key: its own text
+        text = source.texts.get(source.file_of(leaf) or "", "")
+    try:
+        line = source.line_of(leaf)
+    except Exception:  # noqa: BLE001 - a line number is a courtesy; a reader's locator may not know every key
+        line = None
+    return line if line is not None or not text else key_line(text, key)
 
 
 _RETRIES = 20  # re-reads without a refused key: the problems after it are found too

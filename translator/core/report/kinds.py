@@ -148,6 +148,10 @@ KINDS: dict[str, Kind] = {
         "a same-format translation carried the leaf as written",
         lambda v: "",
     ),
+    "carried_unchecked": Kind(
+        "a same-format translation carried a leaf of a model family neoconv does not read, without checking it",
+        lambda v: f"carried as written, not checked: {v['what']}",
+    ),
     "carried_as_written": Kind(
         "an unknown leaf a same-format translation carried as written",
         lambda v: "carried as written",

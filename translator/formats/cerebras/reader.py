@@ -89,4 +89,5 @@ def _trainer_source(data: dict[str, Any], name: str, text: str) -> Source:
     return Source(
         "cerebras", tree, [name], texts, {k: name for k in tree}, layout="trainer",
         notes=view.notes, aliases=view.aliases, meta={"absent_places": view.absent, "schedule": view.schedule},
+        written=data,
     )  # fmt: skip

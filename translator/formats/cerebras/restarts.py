@@ -9,6 +9,7 @@ import math
 from typing import Any, Mapping
 
 from ...schedule import custom
+from ...schedule.shapes import MAX_BREAKS
 
 def _restarts_value(args: Mapping[str, Any], s: float) -> float:
     a, t0, eta = args["initial"], args["T_0"], args["eta_min"]
@@ -23,7 +24,7 @@ def _restarts_slope(args: Mapping[str, Any], s: float) -> float:
 
 def _restarts_breaks(args: Mapping[str, Any], lo: float, hi: float) -> list[float] | None:
     t0 = float(args["T_0"])
-    if (hi - lo) / t0 > (hi - lo) / 4 + 2:
+    if (hi - lo) / t0 > min((hi - lo) / 4 + 2, MAX_BREAKS):
         return None
     out, k = [], max(1, math.floor(lo / (t0 / 2)) + 1)
     while k * t0 / 2 <= hi:
@@ -34,5 +35,14 @@ def _restarts_breaks(args: Mapping[str, Any], lo: float, hi: float) -> list[floa
     return out
 
 
+def _restarts_repeats(args: Mapping[str, Any]) -> tuple[float, float]:
+    return (float(args["T_0"]), 2.0 * float(args["T_0"]))  # initial and eta_min, a period each
+
+
+def _restarts_bounds(args: Mapping[str, Any]) -> tuple[float, float]:
+    return (min(args["initial"], args["eta_min"]), max(args["initial"], args["eta_min"]))
+
+
 RESTARTS = "cerebras.cosine_annealing_warm_restarts_2.10"
-custom.register_form(RESTARTS, custom.CustomForm(_restarts_value, _restarts_slope, _restarts_breaks))
+custom.register_form(RESTARTS, custom.CustomForm(_restarts_value, _restarts_slope, _restarts_breaks,
+                                                 repeats=_restarts_repeats, bounds=_restarts_bounds))

@@ -71,7 +71,8 @@ def write_heads(kw: Kw) -> Any:
     uneven = bool(hidden and heads and hidden % heads)
     plain = hidden // heads if hidden and heads and not uneven else None
     if "model.head_dim" in mt.keys:
-        if width is not None or (plain and mt.default("head_dim", {"model.hidden_size": hidden, "model.num_heads": heads}) not in (None, plain)):
+        # written unless the class's own width is hidden / heads (a class whose default is None needs it given)
+        if width is not None or (plain and mt.default("head_dim", {"model.hidden_size": hidden, "model.num_heads": heads}) != plain):
             out.update(_out("head_dim", width or plain))
     elif width is not None and width != plain:
         losses.append((hard_wired(mt.why_not("model.head_dim"), "model.head_dim", width), ("model.head_dim",)))
@@ -205,7 +206,8 @@ def _register(name: str, fields: tuple[str, ...], keys: tuple[str, ...], extras:
     """A codec as a formula whose parameters are exactly the rule's keys and fields."""
     own = [field_ident(f) for f in fields]
     read_params = [ident(_hf.PREFIX + k) for k in keys] + ["hf_model_type", *(field_ident(f) for f in extras)]
-    write_params = (["value"] if single else own) + ["family", "position_embedding", *(field_ident(f) for f in extras)]
+    blocks = [field_ident(f) for f in _hf.BLOCK_SELECTORS if f not in fields]  # the class is chosen by them too
+    write_params = (["value"] if single else own) + ["family", "position_embedding", *(field_ident(f) for f in extras), *blocks]
     reader = signed(lambda **kw: read(kw), read_params)
     writer = signed(lambda **kw: write(kw), write_params)
     FORMULAS[name] = Formula(name, reader, writer, parameters(reader), parameters(writer))
@@ -223,7 +225,8 @@ _register("hf.rope", ("model.rotary_base", *(f"model.{f}" for f in (
     "rope_scaling_type", "rope_scaling_factor", "rope_original_max_positions", "rope_low_freq_factor", "rope_high_freq_factor",
     "rope_yarn_beta_fast", "rope_yarn_beta_slow", "rope_yarn_mscale", "rope_yarn_mscale_all_dim", "rope_yarn_truncate",
     "rope_attention_factor", "rope_short_factor", "rope_long_factor", "sliding_window_rotary_base"))),
-    ("rope_theta", "rotary_emb_base", "rope_scaling", "original_max_position_embeddings", "rope_local_base_freq"),
+    ("rope_theta", "rotary_emb_base", "rope_scaling", "original_max_position_embeddings", "rope_local_base_freq",
+     "rope_local_scaling"),
     ("model.max_position_embeddings",), read_rope, write_rope)  # fmt: skip
 _register("hf.nope_layers", ("model.nope_layers", "model.num_layers"), ("no_rope_layers", "no_rope_layer_interval"),
           ("model.num_layers",), read_nope, write_nope)  # fmt: skip

@@ -11,36 +11,48 @@ from ...knowledge.formula import ident
 from .model_types import PREFIX, ModelType, table, values_of
 
 
+# transformers 5 keys rope_parameters by layer type for classes whose layers differ: the full-attention
+# layers' parameters are the model's RoPE, the sliding-window layers' are read as the local keys
+LAYER_KINDS = ("full_attention", "sliding_attention")
+PER_KIND = tuple(f"rope_parameters.{kind}" for kind in LAYER_KINDS)  # where a per-layer-type file keeps them
+LOCAL = {"rope_theta": "rope_local_base_freq"}  # the sliding layers' base; the rest of their dict: rope_local_scaling
+
+
 def lift_rope_parameters(config: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
     """transformers 5 keeps the rotary base, partial rotary and the scaling in rope_parameters: read
     them as the 4.x keys of the file's class, as transformers 5 itself folds the 4.x keys in (a
-    non-null rope_scaling wins; Gemma 3 nests one dict per layer kind). Returns (config, lifted key ->
-    where the file has it)."""
+    non-null rope_scaling wins). Per layer type (Gemma 3, OLMo 3, ...: one dict per kind): the
+    full-attention layers' dict is the model's, the sliding-window layers' base and scaling are read
+    as rope_local_base_freq and rope_local_scaling. Every leaf lands somewhere a rule reads, or stays in
+    rope_parameters (reported). Returns (config, lifted key -> where the file has it)."""
     params = config.get("rope_parameters")
     mt = table().types.get(str(config.get("model_type")))
     if not isinstance(params, dict) or mt is None:
         return config, {}
     out = {k: v for k, v in config.items() if k != "rope_parameters"}
     lifted: dict[str, str] = {}
-    if mt.rope == "gemma3" and isinstance(params.get("full_attention"), dict):
-        nested = {kind: dict(value) for kind, value in params.items() if isinstance(value, dict)}
-        local = nested.pop("sliding_attention", {})
-        if "rope_theta" in local:
-            _lift(out, lifted, "rope_local_base_freq", local.pop("rope_theta"), "rope_parameters.sliding_attention.rope_theta")
-        rest = nested.pop("full_attention")
-        where = "rope_parameters.full_attention"
-        leftover = {k: v for k, v in params.items() if k not in ("full_attention", "sliding_attention")}
+    kinds = {k: v for k, v in params.items() if isinstance(v, dict)}
+    if kinds and set(kinds) <= set(params) and any(k in LAYER_KINDS for k in kinds):
+        main_kind = "full_attention" if "full_attention" in kinds else next(iter(kinds))
+        rest, where = dict(kinds[main_kind]), f"rope_parameters.{main_kind}"
+        local = dict(kinds.get("sliding_attention", {})) if main_kind != "sliding_attention" else {}
+        leftover = {k: v for k, v in params.items() if k not in (main_kind, "sliding_attention")}
+        for inner, key in LOCAL.items():
+            if inner in local:
+                _lift(out, lifted, key, local.pop(inner), f"rope_parameters.sliding_attention.{inner}")
+        if local:  # the sliding layers' scaling (rope_type, factor, ...): the rope codec says what the class does with it
+            _lift(out, lifted, "rope_local_scaling", local, "rope_parameters.sliding_attention")
     else:
         rest, where, leftover = dict(params), "rope_parameters", {}
     for inner, canonical in (("rope_theta", "model.rotary_base"), ("partial_rotary_factor", "model.rotary_fraction")):
-        key = mt.keys.get(canonical)
-        if inner in rest and key and key != "rotary_dim":
-            _lift(out, lifted, key, rest.pop(inner), f"{where}.{inner}")
-    if rest.get("rope_type", rest.get("type", "default")) not in (None, "default") and not out.get("rope_scaling"):
-        out["rope_scaling"] = {k: v for k, v in rest.items() if k not in ("rope_theta", "partial_rotary_factor")}
+        own = mt.keys.get(canonical)
+        if inner in rest and own and own != "rotary_dim":
+            _lift(out, lifted, own, rest.pop(inner), f"{where}.{inner}")
+    scaling = {k: v for k, v in rest.items() if k not in ("rope_theta", "partial_rotary_factor")}
+    if scaling and not out.get("rope_scaling"):  # the scaling, or an explicit rope_type: default (no scaling)
+        out["rope_scaling"] = scaling
         lifted["rope_scaling"] = where
         rest = {k: v for k, v in rest.items() if k in ("rope_theta", "partial_rotary_factor")}
-    rest = {k: v for k, v in rest.items() if k not in ("rope_type", "type") or v not in (None, "default")}
     if rest or leftover:  # what no key of the class takes stays where it was (reported, not read)
         out["rope_parameters"] = {**leftover, **rest}
     return out, lifted
@@ -50,6 +62,24 @@ def _lift(out: dict[str, Any], lifted: dict[str, str], key: str, value: Any, whe
     if key not in out:  # a key the file states itself wins (transformers 5 does the same)
         out[key] = value
         lifted[key] = where
+
+
+def unlift(config: dict[str, Any], lifted: dict[str, str]) -> tuple[dict[str, Any], dict[str, str]]:
+    """`hf.*` leaves (prefix removed) with the keys lift_rope_parameters lifted put back where the source
+    file had them (rope_parameters, per layer type): hf2hf keeps a transformers 5 file's layout. Returns
+    (leaves, leaf -> where written)."""
+    out: dict[str, Any] = {}
+    moved: dict[str, str] = {}
+    for key, value in config.items():
+        where = written_as(key, lifted)
+        if where != key and isinstance(value, dict):  # a lifted block (rope_scaling): its leaves go where it came from
+            for inner, leaf in value.items():
+                out[f"{where}.{inner}"] = leaf
+                moved[f"{PREFIX}{key}.{inner}"] = f"{where}.{inner}"
+            continue
+        out[where] = value
+        moved[PREFIX + key] = where
+    return out, moved
 
 
 def written_as(key: str, lifted: dict[str, str]) -> str:
@@ -84,6 +114,25 @@ def left_to_class(config: dict[str, Any]) -> dict[str, Any]:
     """The keys a file leaves to its class default although `document` would pin them to null."""
     mt = table().types.get(str(config.get("model_type")))
     return {"model_type": config.get("model_type"), "keys": [k for k in (mt.write_nulls if mt else ()) if k not in config]}
+
+
+def every_head_its_own(config: dict[str, Any]) -> list[Any]:
+    """A model without grouped-query attention (no kv heads in the IR: one per head) written as a class whose
+    default has fewer (Mistral's 8): the heads' count written as num_key_value_heads, and said. Returns the
+    report's entries (config is changed in place)."""
+    from ..spec import added_for_target
+
+    mt = table().types.get(str(config.get("model_type")))
+    heads_key, kv_key = (mt.keys.get("model.num_heads"), mt.keys.get("model.num_kv_heads")) if mt else (None, None)
+    heads = config.get(heads_key or "")
+    if mt is None or kv_key is None or kv_key in config or not isinstance(heads, int):
+        return []
+    default = mt.default(kv_key, {"model.num_heads": heads})
+    if default == heads:
+        return []
+    config[kv_key] = heads
+    why = f"the source's attention has keys and values for every head; HF {mt.name}'s default is {default} kv heads"
+    return [added_for_target("HF config.json", f"{PREFIX}{kv_key}", heads, why, ("model.num_kv_heads",))]
 
 
 def document(leaves: dict[str, Any], left_to_class: Any = None) -> dict[str, Any]:

@@ -107,7 +107,8 @@ def _write_value(name: str, mt: _hf.ModelType, value: Any, kw: dict[str, Any]) -
 
 def _foreign(name: str, mt: _hf.ModelType, keys: list[str], kw: dict[str, Any], idents: dict[str, str]) -> list[str]:
     own = mt.keys.get(name)
-    return [k for k in keys if k != own and kw.get(idents[k]) is not None and kw.get(idents[k]) != config_json.EXPLICIT_NULL]
+    return [k for k in keys if k != own and k not in mt.ignored and kw.get(idents[k]) is not None
+            and kw.get(idents[k]) != config_json.EXPLICIT_NULL]  # fmt: skip
 
 
 def read_field(name: str, mt: _hf.ModelType, keys: list[str], kw: dict[str, Any]) -> Any:
@@ -189,11 +190,12 @@ def _build(name: str, keys: list[str]) -> Formula:
     def write(**kw: Any) -> Any:
         from .choose import chosen  # the class the IR is written as
 
-        return write_field(name, chosen(kw), kw["value"], kw)
+        return write_field(name, chosen(kw, name), kw["value"], kw)
 
     extras = [field_ident(f) for f in EXTRAS.get(name, ())]
+    blocks = [field_ident(f) for f in _hf.BLOCK_SELECTORS if f != name]
     read = signed(read, [ident(_hf.PREFIX + k) for k in keys] + ["hf_model_type", *extras])
-    write = signed(write, ["value", "family", "position_embedding", *extras])
+    write = signed(write, ["value", "family", "position_embedding", *extras, *blocks])
     return Formula(formula_name(name), read, write, parameters(read), parameters(write))
 
 

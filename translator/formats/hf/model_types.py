@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
-from typing import Any
+from functools import cached_property, lru_cache
+from typing import Any, Callable
 
 from ...knowledge.catalogue import catalogue
 from ...core.errors import MappingTableError
@@ -22,8 +22,15 @@ from ...io.yamlread import load as load_yaml
 
 PREFIX = "hf."  # where config.json keys live among the leaves (hf.hidden_size is config.json's hidden_size)
 SELECTORS = ("model.family", "model.position_embedding")  # what the written model_type depends on
+# block fields a `choose` row may also ask for (`blocks:`): every hf formula takes them, to write the same class
+BLOCK_SELECTORS = ("model.num_heads", "model.num_kv_heads", "model.mlp_bias")
+BLOCKS: dict[str, Callable[[dict[str, Any]], bool]] = {
+    # fewer key/value heads than heads (multi-query or grouped-query attention)
+    "grouped": lambda v: bool(v.get("num_kv_heads") and v.get("num_heads") and v["num_kv_heads"] < v["num_heads"]),
+    "unbiased_mlp": lambda v: v.get("mlp_bias") is False,
+}
 CODECS = {"rope": ("classic", "phi3", "gemma3", "none"),
-          "window": ("none", "all", "qwen", "qwen_moe", "qwen2_moe", "alternate", "every_nth", "nope"),
+          "window": ("none", "all", "layers", "qwen", "qwen_moe", "qwen2_moe", "alternate", "every_nth", "nope"),
           "moe_layers": ("none", "all", "qwen", "deepseek"), "nope": ("none", "interval")}  # fmt: skip
 SPECS = ("keys", "fixed", "same_as")  # where a type says what it does with a canonical field
 # `=model.num_heads`, `=4*model.hidden_size`, `=model.hidden_size/model.num_heads` (integer division)
@@ -52,6 +59,9 @@ class ModelType:
     cannot_hold: dict[str, str] | None = None
     reciprocal: tuple[str, ...] = ()  # fields whose key holds 1 / the value (Granite's logits_scaling divides)
     attention_multiplier: bool = False  # attention_multiplier is the score scale itself (Granite: no 1/sqrt(head_dim))
+    ignored: tuple[str, ...] = ()  # keys the class has but its model never reads (gpt_oss's hidden_act)
+    layer_types_4x: bool = False  # its transformers 4 class read layer_types too (a pattern it writes holds in 4.x)
+    pattern_key: bool = True  # every_nth: the class reads sliding_window_pattern (False: only its own default n)
 
     def default(self, key: str, values: dict[str, Any] | None = None) -> Any:
         """What a file that omits `key` means: the class default, or (`=model.x`, ...) the value the
@@ -88,25 +98,43 @@ class HfTable:
     must_hold: tuple[str, ...]
     cannot_hold_reason: dict[str, str]
     wrappers: dict[str, Wrapper] = field(default_factory=dict)
+    unmapped: dict[str, str] = field(default_factory=dict)  # model_type transformers defines -> why no row maps it
 
     def known(self) -> list[str]:
         """Every model_type a config.json may name (the wrappers' too)."""
         return [*self.types, *self.wrappers]
 
-    def model_type(self, family: str | None, position_embedding: str | None) -> ModelType | None:
-        """The model_type written for an IR (first matching `choose` entry); None without a match."""
+    def model_type(self, family: str | None, position_embedding: str | None, blocks: dict[str, Any] | None = None) -> ModelType | None:
+        """The model_type written for an IR (first matching `choose` entry); None without a match. `blocks`:
+        the BLOCK_SELECTORS' values (by ident), for rows that choose by the blocks (`blocks: [grouped, ...]`:
+        any of them)."""
         if family is None:
             return None
-        for entry in self.choose:
+        rows = sorted((e for e in self.choose if "family" in e), key=lambda e: "blocks" not in e)
+        rows += [e for e in self.choose if "family" not in e]
+        for entry in rows:  # a row naming the family (by its blocks first), then the type of that family, then the rest
+            if "family" not in entry and family in self.own:
+                return self.types[self.own[family]]
             if "family" in entry and family not in entry["family"]:
                 continue
             if "position_embedding" in entry and position_embedding not in entry["position_embedding"]:
                 continue
+            if "blocks" in entry and not any(BLOCKS[b](blocks or {}) for b in entry["blocks"]):
+                continue
             return self.types[entry["model_type"]]
-        return None
+        return self.types[self.own[family]] if family in self.own else None
+
+    @cached_property
+    def own(self) -> dict[str, str]:
+        """family -> the first model type of that family (what a family no `choose` row names is written as)."""
+        out: dict[str, str] = {}
+        for mt in self.types.values():
+            out.setdefault(mt.family, mt.name)
+        return out
 
     def by_family(self) -> dict[str, ModelType]:
-        return {family: self.types[e["model_type"]] for e in self.choose for family in e.get("family", ())}
+        chosen = {family: self.types[e["model_type"]] for e in self.choose for family in e.get("family", ())}
+        return {**{f: self.types[t] for f, t in self.own.items()}, **chosen}
 
     def spellings(self, name: str) -> list[str]:
         """Every config.json key of a canonical field over all model types (first: the most common)."""
@@ -195,6 +223,8 @@ def _check(mt: ModelType) -> None:
     for name, other in mt.same_as.items():
         if other not in known:
             raise MappingTableError(f"hf.yaml: model type {mt.name}: same_as names unknown field {other!r}")
+    if mt.family not in (known["model.family"].enum or ()):
+        raise MappingTableError(f"hf.yaml: model type {mt.name}: family {mt.family!r} is not a model.family of schemas/canonical.yaml")
     for codec, allowed in CODECS.items():
         if getattr(mt, codec) not in allowed:
             raise MappingTableError(f"hf.yaml: model type {mt.name}: {codec} {getattr(mt, codec)!r} is not one of {allowed}")
@@ -217,7 +247,8 @@ def table() -> HfTable:
             falcon_block=bool(spec.get("falcon_block", False)),
             moe_aux_loss=bool(spec.get("moe_aux_loss", False)), strict_heads=bool(spec.get("strict_heads", False)),
             cannot_hold=dict(spec.get("cannot_hold") or {}), reciprocal=tuple(spec.get("reciprocal") or ()),
-            attention_multiplier=bool(spec.get("attention_multiplier", False)),
+            attention_multiplier=bool(spec.get("attention_multiplier", False)), ignored=tuple(spec.get("ignored") or ()),
+            layer_types_4x=bool(spec.get("layer_types_4x", False)), pattern_key=bool(spec.get("pattern_key", True)),
         )  # fmt: skip
         _check(mt)
         types[name] = mt
@@ -225,6 +256,8 @@ def table() -> HfTable:
     for entry in choose:
         if entry["model_type"] not in types:
             raise MappingTableError(f"hf.yaml: choose names unknown model_type {entry['model_type']!r}")
+        if set(entry.get("blocks") or ()) - set(BLOCKS):
+            raise MappingTableError(f"hf.yaml: choose row {entry} names blocks other than {sorted(BLOCKS)}")
     wrappers: dict[str, Wrapper] = {}
     for name, spec in (raw.get("wrappers") or {}).items():
         text = str(spec["text_config"])
@@ -232,4 +265,24 @@ def table() -> HfTable:
             raise MappingTableError(f"hf.yaml: wrapper {name}: text_config type {text!r} is unknown, or {name} is a model type too")
         wrappers[name] = Wrapper(name, "text_config", text, tuple(spec["architectures"]), tuple(spec.get("shared") or ()),
                                  tuple(spec.get("aside") or ()), str(spec["what"]))  # fmt: skip
-    return HfTable(choose, types, tuple(raw.get("must_hold") or ()), dict(raw.get("cannot_hold_reason") or {}), wrappers)
+    unmapped: dict[str, str] = {}
+    for group in raw.get("unmapped") or ():
+        for name in group["types"]:
+            if name in types or name in wrappers or name in unmapped:
+                raise MappingTableError(f"hf.yaml: unmapped type {name} is mapped, a wrapper, or listed twice")
+            unmapped[name] = str(group["what"])
+    return HfTable(choose, types, tuple(raw.get("must_hold") or ()), dict(raw.get("cannot_hold_reason") or {}), wrappers,
+                   unmapped)  # fmt: skip
+
+
+def unmapped_reason(kind: str) -> str:
+    """What a config.json of a model_type no row maps is, for the report (the family not supported)."""
+    from .classes import classes
+
+    known = classes()
+    cls = known.types.get(kind)
+    if cls is None:
+        return (f"HF model_type {kind!r}, which transformers {known.release} does not define (remote code, loaded with "
+                "trust_remote_code: its architecture is its repository's own code)")  # fmt: skip
+    why = table().unmapped.get(kind, "a class neoconv does not map")
+    return f"HF {kind} ({cls.name}): {why}"

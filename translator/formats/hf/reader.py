@@ -11,7 +11,7 @@ from ...io.documents import flatten, key_line, parse_json, read_text
 from ...knowledge.source import Source
 from ..spec import ModelConfig, Reader
 from . import config_json
-from .model_types import PREFIX, Wrapper, table
+from .model_types import PREFIX, Wrapper, table, unmapped_reason
 
 HF = PREFIX.rstrip(".")
 CONFIG_JSON = "config.json"
@@ -38,10 +38,7 @@ class HfReader(Reader):
             raise InputError("not an HF config.json: it has no model_type (transformers cannot load it)",
                              file=name, line=None, hint="give the config.json of a transformers model")  # fmt: skip
         if kind not in table().known():
-            raise InputError(
-                f"HF model_type {kind!r} is not one neoconv maps ({', '.join(table().known())})",
-                file=name, line=key_line(text, "model_type") if text else None, key="model_type",
-            )  # fmt: skip
+            return _unmapped(tree, kind, name, text)
         wrapper = table().wrappers.get(kind)
         nested: dict[str, str] = {}
         if wrapper is not None:
@@ -58,6 +55,10 @@ class HfReader(Reader):
             head = written.split(".", 1)[0]
             source.aliases[leaf] = f"{nested[head]}.{written}" if head in nested else written
         source.meta["class_defaults"] = config_json.left_to_class(config)  # for hf2hf (document)
+        if any(where.startswith(config_json.PER_KIND) for where in lifted.values()):
+            # hf2hf: rope_parameters per layer type are written again as the file has them (config_json.unlift): no
+            # 4.x key says a dict per layer type; a flat rope_parameters becomes the 4.x pair both releases read
+            source.meta["lifted"] = lifted
         if wrapper is not None:
             why = ("family_not_supported", {"what": wrapper.what})
             for key in wrapper.aside:
@@ -77,6 +78,19 @@ class HfReader(Reader):
         return 1.0 if kind in table().known() else 0.6
 
     sniff = _sniff
+
+
+def _unmapped(tree: dict[str, Any], kind: str, name: str, text: str) -> Source:
+    """A model_type no row of mappings/hf.yaml maps: its config.json is set aside whole as a family the
+    canonical fields do not describe (hf2hf carries it as written, saying it was not checked; another
+    format with an architecture refuses it, naming why; one without drops it), `what` saying why."""
+    source = Source("hf", {HF: dict(tree)}, [name], {name: text} if text else {}, {HF: name})
+    for leaf in flatten({HF: tree}):
+        source.aliases[leaf] = leaf[len(HF) + 1 :]
+    what = unmapped_reason(kind)
+    source.set_aside[HF] = ("family_not_supported", {"what": what})
+    source.meta["unsupported_family"] = {"family": kind, "what": what, "name": kind}
+    return source
 
 
 def unwrap(tree: dict[str, Any], wrapper: Wrapper, name: str, text: str) -> tuple[dict[str, Any], dict[str, str], list[str]]:

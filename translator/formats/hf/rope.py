@@ -50,19 +50,23 @@ def read_rope(kw: Kw) -> Any:
         return {}
     notes: list[str] = []
     out: dict[str, Any] = {"rotary_base": _base(kw, mt, notes)}
-    scaling = kw.get(ident(_hf.PREFIX + "rope_scaling"))
-    scaling = None if scaling == config_json.EXPLICIT_NULL else scaling
+    given = kw.get(ident(_hf.PREFIX + "rope_scaling"))
+    scaling = raw_value(kw, mt, "rope_scaling")  # a class may scale by default (gpt_oss: yarn)
+    local_scaling = kw.get(ident(_hf.PREFIX + "rope_local_scaling"))
     if mt.rope == "none":
-        if scaling:
+        if given not in (None, config_json.EXPLICIT_NULL) or local_scaling:
             notes.append(f"HF {mt.name} does not read rope_scaling: its positions are not rotary")
         return Approx(out, "; ".join(notes)) if notes else out
     if scaling is not None and not isinstance(scaling, dict):
         raise ValueError(f"rope_scaling must be a mapping such as {{rope_type: linear, factor: 2.0}}, got {scaling!r}")
     if scaling:
         out.update(_read_scaling(scaling, mt, kw, notes))
-    if mt.rope == "gemma3":
-        local = raw_value(kw, mt, "rope_local_base_freq")
+    local = raw_value(kw, mt, "rope_local_base_freq")
+    if mt.rope == "gemma3" or (local is not None and local != out["rotary_base"]):  # the sliding layers' own base
         out["sliding_window_rotary_base"] = None if local is None or local == out["rotary_base"] else float(local)
+    if isinstance(local_scaling, dict) and local_scaling.get("rope_type", local_scaling.get("type")) not in (None, "default"):
+        notes.append(f"the sliding-window layers' own RoPE scaling ({local_scaling!r}) has no canonical field: HF {mt.name} "
+                     "is read with the full-attention layers' scaling only")  # fmt: skip
     return Approx(out, "; ".join(notes)) if notes else out
 
 
@@ -101,6 +105,8 @@ def write_rope(kw: Kw) -> Any:
         losses.append((f"HF {mt.name} hard-wires rotary base {mt.fixed['model.rotary_base']:g}: {base:g} is not "
                        "expressible", ("model.rotary_base",)))  # fmt: skip
     kind = kw.get("rope_scaling_type")
+    if kind is None and mt.rope != "none" and mt.default("rope_scaling"):  # a class that scales by default (gpt_oss: yarn)
+        out[ident(_hf.PREFIX + "rope_scaling")] = {"rope_type": "default"}
     if kind is not None:
         if mt.rope == "none" or (mt.rope == "phi3" and kind != "longrope"):
             losses.append((f"HF {mt.name} has no {kind} RoPE scaling" + (" (longrope only)" if mt.rope == "phi3" else ""),

@@ -1,7 +1,7 @@
 """Sliding-window attention and its per-layer pattern in a config.json (the `window` codec of
 mappings/hf.yaml). HF counts the window with the query itself (masking_utils: kv > q - W), as
 Cerebras does. Per class (FS §1.4, layer i from 0): all (mistral, mixtral, phi3, starcoder2: every
-layer when sliding_window is set), qwen (qwen2, qwen3: with use_sliding_window, the layers from
+layer when sliding_window is set), layers (ministral: every layer unless layer_types says otherwise), qwen (qwen2, qwen3: with use_sliding_window, the layers from
 max_window_layers on), qwen_moe (qwen3_moe: every layer when enabled), qwen2_moe (transformers 5:
 the even layers below max_window_layers; 4.x windowed those from max_window_layers on), alternate
 (gemma2: layer 0 windowed, then every other), every_nth (gemma3: every sliding_window_pattern-th layer
@@ -103,9 +103,10 @@ def write_window(kw: Kw) -> Any:
         if pattern is None or pattern == ["full"] * full + ["sliding"] * (len(pattern) - full):
             return {**out, **_out("max_window_layers", full)}
     if mt.window == "every_nth" and layers and not every:
+        own = mt.default("sliding_window_pattern")
         for n in range(2, layers + 1):
-            if pattern == ["full" if (i + 1) % n == 0 else "sliding" for i in range(layers)]:
-                return {**out, **_out("sliding_window_pattern", n)}
+            if pattern == ["full" if (i + 1) % n == 0 else "sliding" for i in range(layers)] and (mt.pattern_key or n == own):
+                return {**out, **_out("sliding_window_pattern", n)} if mt.pattern_key else out
     if mt.window == "alternate" and pattern == default_pattern(mt, len(pattern or []), kw):
         return out
     if mt.window == "nope" and layers and pattern == default_pattern(mt, layers, kw):
@@ -113,7 +114,7 @@ def write_window(kw: Kw) -> Any:
     names = {v: k for k, v in HF_KINDS.items()}
     kinds = [names[k] for k in (pattern or ["sliding"] * (layers or 0))]
     out.update(_out("layer_types", kinds))
-    if mt.window in ("qwen", "qwen2_moe", "alternate", "every_nth"):
+    if mt.window in ("qwen", "qwen2_moe", "alternate", "every_nth") and not mt.layer_types_4x:
         return Approx(out, f"transformers 4 does not read layer_types: HF {mt.name} in 4.x windows its own pattern",
                       ("model.attention_layer_types",))  # fmt: skip
     return out

@@ -61,11 +61,9 @@ def attach_architecture(source: VeomniSource, base: str, model_config: ModelConf
     config = config_json.mark_explicit_nulls(config)
     model_type = config.get("model_type")
     if model_type not in hf_config.table().types:
-        known = ", ".join(hf_config.table().types)
         source.meta["unsupplied"] = dict.fromkeys(
             architecture_fields(),
-            f"{shown} is HF model_type {model_type!r}, which neoconv does not map ({known}): give the "
-            "architecture with --set",
+            f"{shown} is {hf_config.unmapped_reason(str(model_type))}: give the architecture with --set",
         )
     source.tree[HF] = config
     source.meta["model_config"] = config  # what a same-format translation's output is read back with
@@ -75,7 +73,7 @@ def attach_architecture(source: VeomniSource, base: str, model_config: ModelConf
     lines = _json_key_lines(text) if text else {}  # parsed in memory (a read-back): no lines to find
     for leaf in flatten({HF: config}):
         key = leaf[len(HF) + 1 :]
-        written = lifted.get(key, key)
+        written = config_json.written_as(key, lifted)
         source.aliases[leaf] = f"{shown}:{written}"
         source.origins[leaf] = (name, lines.get(tuple(written.split("."))) if lines is not None else key_line(text, written))
 

@@ -30,7 +30,7 @@ class VeomniWriter(Writer):
         rest = {k: v for k, v in leaves.items() if not k.startswith(HF + ".")}
         moved: dict[str, str] = {}
         amend: dict[str, tuple[Status, str]] = {}
-        extra: list[ExtraEntry] = []
+        extra: list[ExtraEntry] = [] if same or "model_type" not in hf else config_json.every_head_its_own(hf)
         for key in hf:
             moved[f"{HF}.{key}"] = f"{CONFIG_JSON if same else name}:{key}" + (" (unchanged)" if same else "")
         for key in hf_keys():  # also the config.json keys a report names as missing

@@ -39,6 +39,8 @@ def build_rule(table: str, index: int, raw: Any, fmt: str = "") -> Rule:
             raise _fail(table, where, f"unknown canonical field {name!r} (add it to schemas/canonical.yaml)")
     with_raw = raw.get("with", [])
     with_fields = dict(with_raw) if isinstance(with_raw, dict) else {field_ident(n): n for n in with_raw}
+    write_only = tuple(n for n in raw.get("write_with", ()) if field_ident(n) not in with_fields)
+    with_fields.update({field_ident(n): n for n in write_only})  # the write function's too: ordering nothing
     for part, names in (("with", with_fields.values()), ("product", raw.get("product", ())), ("fill", raw.get("fill", {}))):
         for name in names:
             if name not in known:
@@ -92,7 +94,7 @@ def build_rule(table: str, index: int, raw: Any, fmt: str = "") -> Rule:
     if shape in ("flags", "list") and key in defaults:  # the shape's first key is the rule's key
         default = defaults.pop(key)
     return Rule(
-        fields=fields, key=key, also=also, with_fields=with_fields, formula=formula, simple=simple,
+        fields=fields, key=key, also=also, with_fields=with_fields, write_only=write_only, formula=formula, simple=simple,
         default=default, defaults=defaults,
         version_defaults=dict(raw.get("version_defaults", {})), when=when,
         required=bool(raw.get("required", False)), hint=str(raw.get("hint", "")),

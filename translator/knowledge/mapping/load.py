@@ -152,7 +152,7 @@ def _topological(table: str, rules: list[Rule]) -> tuple[Rule, ...]:
             raise MappingTableError(f"{table}: rules depend on each other in a cycle: {' -> '.join(chain)}")
         state[i] = 1
         rule = rules[i]
-        for dep in (*rule.with_fields.values(), *rule.when):
+        for dep in (*rule.read_deps, *rule.when):
             for j in producers.get(dep, []):
                 if j != i:
                     visit(j, chain + (dep,))

@@ -19,6 +19,7 @@ class Rule:
     key: str | None
     also: tuple[str, ...] = ()
     with_fields: dict[str, str] = field(default_factory=dict)  # ident -> canonical field
+    write_only: tuple[str, ...] = ()  # with fields only the write function takes (`write_with`)
     formula: Formula | None = None
     simple: Simple | None = None
     default: Any = NO_DEFAULT
@@ -80,6 +81,12 @@ class Rule:
         return tuple((alias, name) for alias, name in self.with_fields.items() if alias in wanted)
 
     @cached_property
+    def read_deps(self) -> tuple[str, ...]:
+        """The `with` fields reading the rule depends on (what orders the rules and what a value is derived
+        from): all but `write_with`'s, which only its write function takes (HF's class chosen by the blocks)."""
+        return tuple(name for name in self.with_fields.values() if name not in self.write_only)
+
+    @cached_property
     def write_args(self) -> tuple[tuple[str, str], ...]:
         """(formula argument, canonical field) its write function takes: `value`, fields, `with` fields."""
         if self.formula is None:
@@ -139,7 +146,7 @@ class Table:
     def _by_input(self) -> dict[str, list[Rule]]:
         index: dict[str, list[Rule]] = {}
         for rule in self.rules:
-            for name in dict.fromkeys((*rule.with_fields.values(), *rule.product)):
+            for name in dict.fromkeys((*rule.read_deps, *rule.product)):
                 index.setdefault(name, []).append(rule)
         return index
 
