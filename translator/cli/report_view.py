@@ -127,9 +127,12 @@ def terminal(report: Report, *, verbose: bool = False, color: bool = True, colum
     console = Console(file=file, width=columns or width(file), no_color=not color, force_terminal=True, highlight=False,
                       soft_wrap=False, emoji=False, markup=False)  # fmt: skip
     shown = rows(report.entries, verbose=verbose, detail=detail)
-    keys_width = _longest_word(printable(row.keys) for row in shown)
-    why_width = _longest_word(printable(row.reason) for row in shown)
-    if shown and len("defaulted") + keys_width + why_width + 6 > console.width:
+    # the columns' widths, worked out here: each at least its longest word (a key or a --set hint is
+    # never broken), keys about 2/5 of the room (rich's own ratios with minimums crop words)
+    room = console.width - len("defaulted") - 6  # three columns: two gaps of padding and a rule
+    keys_width = max(_longest_word(printable(row.keys) for row in shown), min(room * 2 // 5, max((len(printable(r.keys)) for r in shown), default=0)))
+    why_width = room - keys_width
+    if shown and why_width < _longest_word(printable(row.reason) for row in shown):
         # too narrow for columns that hold every key and hint whole: the plain layout, in colour
         pad = " " * 11
         for row in shown:
@@ -146,9 +149,8 @@ def terminal(report: Report, *, verbose: bool = False, color: bool = True, colum
         table = Table(show_header=True, header_style="bold", expand=False, box=box.SIMPLE_HEAD, pad_edge=False,
                       show_edge=False)  # fmt: skip
         table.add_column("status", no_wrap=True)
-        # each column at least as wide as its longest word: a key or a --set hint is never broken
-        table.add_column("keys", overflow="fold", ratio=2, min_width=keys_width)
-        table.add_column("why", overflow="fold", ratio=3, min_width=why_width)
+        table.add_column("keys", overflow="fold", width=keys_width)
+        table.add_column("why", overflow="fold", width=why_width)
         last = None
         for row in shown:
             if last is not None and row.status != last:
