@@ -80,7 +80,7 @@ def _one(path: str, opts: dict[str, Any], done: _Done) -> None:
             if opts["verbose"]:
                 click.echo(f"skipped  {one_line(path)}: not a {opts['fmt'] or 'known'} config", err=True)
             return
-        old, new, report = _migrate(path, fmt, opts)
+        old, new, report, said = _migrate(path, fmt, opts)
     except NeoconvError as exc:
         click.echo(f"failed   {one_line(str(exc) if path in str(exc) else f'{path}: {exc}')}", err=True)
         done.failed += 1
@@ -92,7 +92,7 @@ def _one(path: str, opts: dict[str, Any], done: _Done) -> None:
         if opts["show_diff"]:
             click.echo(_diff(old, new, path), nl=False)
         if not opts["quiet"]:
-            click.echo(f"would migrate {one_line(path)} ({_counts(report)})", err=True)
+            click.echo(f"would migrate {one_line(path)} ({_counts(report)}{said})", err=True)
         return
     done.pending = (_written_path(path), new)
     try:
@@ -105,7 +105,7 @@ def _one(path: str, opts: dict[str, Any], done: _Done) -> None:
     done.rewritten.append(path)
     done.pending = None
     if not opts["quiet"]:
-        click.echo(f"migrated {one_line(path)}{through} ({_counts(report)})", err=True)
+        click.echo(f"migrated {one_line(path)}{through} ({_counts(report)}{said})", err=True)
 
 
 def _written_path(path: str) -> str:
@@ -135,7 +135,7 @@ def format_of(path: str, wanted: str | None) -> str | None:
         return None
 
 
-def _migrate(path: str, fmt: str, opts: dict[str, Any]) -> tuple[str, str, Any]:
+def _migrate(path: str, fmt: str, opts: dict[str, Any]) -> tuple[str, str, Any, str]:
     from ..services.pipeline import translate
     from ..services.arguments import split_set
     from ..io.inputs import read_text, starts_with_bom
@@ -149,9 +149,55 @@ def _migrate(path: str, fmt: str, opts: dict[str, Any]) -> tuple[str, str, Any]:
                        set_values=set_values, target_values=target_values, verify=not opts["no_verify"])  # fmt: skip
     old = read_text(path)
     new = output_text(result, path, plain=opts["plain"], source_text=old)
+    said = _repeats(old, new, path, fmt, result.report.target.get("version"))
     if starts_with_bom(path):  # read_text drops it; the file keeps it
         old, new = "\ufeff" + old, "\ufeff" + new
-    return old, new, result.report
+    return old, new, result.report, said
+
+
+def _repeats(old: str, new: str, path: str, fmt: str, release: str | None) -> str:
+    """Keys the file gives twice in one mapping, as the hook path must treat them to run again on its
+    own output: a release whose loader refuses a repeated key (the table's `repeats_refused`) gets
+    neither an output that still repeats one nor one that kept one of two different values (refused,
+    nothing written); a repeat the output gives once is named on the file's line. Returns that."""
+    from ..io.documents import at_path, parse_yaml
+    from ..knowledge.history import older
+    from ..knowledge.mapping.load import load_table
+
+    before: list[Any] = []
+    after: list[Any] = []
+    try:
+        tree = parse_yaml(old, path, duplicates=before)
+        if not before:
+            return ""
+        parse_yaml(new, path, duplicates=after)
+    except InputError:
+        return ""  # not YAML (an argument file): its own reader says what a repeat means
+    table = load_table(fmt)
+    refused = table.releases.repeats_refused
+    refuses = refused is not None and not older(fmt, release, refused[0])
+
+    def where(dup: Any) -> str:
+        return f"{'.'.join(dup.path)} given twice (lines {dup.first_line} and {dup.line})"
+
+    if refuses and refused is not None:
+        why = f"{table.title} {release} refuses a key given twice ({refused[1]})"
+        fix = f"keep one, or give --to-version of a release before {refused[0]}"
+        if after:
+            raise InputError(f"{where(after[0])}, and the migrated file would repeat it: {why}: {fix}",
+                             file=path, line=after[0].line)  # fmt: skip
+        for dup in before:
+            if dup.shadowed != at_path(tree, ".".join(dup.path)):
+                raise InputError(f"{where(dup)} with different values: {why}: {fix}", file=path, line=dup.line)
+    still = {dup.path[-1] for dup in after}
+    once = [dup for dup in before if dup.path[-1] not in still]
+    same = [".".join(dup.path) for dup in once if dup.shadowed == at_path(tree, ".".join(dup.path))]
+    last = [".".join(dup.path) for dup in once if dup.shadowed != at_path(tree, ".".join(dup.path))]
+    said = [f"given twice, written once: {', '.join(same)}"] if same else []
+    if last:
+        said.append(f"given twice with different values, the last written (as {table.title} {release} reads it): "
+                    f"{', '.join(last)}")  # fmt: skip
+    return "".join(f"; {text}" for text in said)
 
 
 def _write(path: str, text: str, backup: bool) -> str:

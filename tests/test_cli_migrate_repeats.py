@@ -1,0 +1,72 @@
+"""The migrating hooks run again on their own output (issue 31): a key the file gives twice is written
+once and named on the file's line, or, for a release whose loader refuses a repeated key (Model Zoo
+2.5+), refused on the first run when the file says two values or the migrated file would still repeat
+it, with nothing written."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from conftest import FIXTURES
+from neoconv.cli import main
+
+LEGACY = FIXTURES / "inputs" / "cerebras" / "gpt2-small-legacy.yaml"
+TRAINER = FIXTURES / "inputs" / "cerebras" / "llama-trainer.yaml"
+
+
+def _with_repeat(tmp_path: Path, source: Path, first: str, second: str) -> Path:
+    """`source` with its `num_heads:` line followed by a second num_heads of the same mapping."""
+    lines = source.read_text().splitlines(keepends=True)
+    at = next(i for i, line in enumerate(lines) if line.strip().startswith("num_heads:"))
+    indent = lines[at][: len(lines[at]) - len(lines[at].lstrip())]
+    lines[at : at + 1] = [f"{indent}num_heads: {first}\n", f"{indent}num_heads: {second}\n"]
+    path = tmp_path / source.name
+    path.write_text("".join(lines))
+    return path
+
+
+def _migrate(path: Path, *extra: str) -> tuple[int, str]:
+    result = CliRunner().invoke(main, ["migrate", "--format", "cerebras", "--layout", "trainer", *extra, str(path)])
+    return result.exit_code, result.output
+
+
+def test_identical_repeat_is_written_once_and_named(tmp_path: Path) -> None:
+    path = _with_repeat(tmp_path, LEGACY, "12", "12")
+    code, output = _migrate(path)
+    assert code == 1, output  # a hook that changed a file fails, as formatters do
+    assert "given twice, written once: model.num_heads" in output
+    assert path.read_text().count("num_heads:") == 1
+    code, output = _migrate(path)  # the hook's next run accepts its own output
+    assert (code, output) == (0, "")
+
+
+def test_different_values_refused_for_a_release_that_refuses_repeats(tmp_path: Path) -> None:
+    path = _with_repeat(tmp_path, LEGACY, "12", "16")
+    before = path.read_text()
+    code, output = _migrate(path)
+    assert code == 1
+    assert output.startswith(f"failed   {path}:")
+    assert "model.num_heads given twice" in output and "different values" in output
+    assert "--to-version" in output  # the way out: a release that still runs it
+    assert output.count("\n") == 1
+    assert path.read_text() == before
+
+
+def test_different_values_for_an_older_release_keep_the_last_and_say_so(tmp_path: Path) -> None:
+    path = _with_repeat(tmp_path, LEGACY, "12", "16")
+    code, output = _migrate(path, "--to-version", "2.4")
+    assert code == 1, output
+    assert "given twice with different values, the last written" in output and "model.num_heads" in output
+    text = path.read_text()
+    assert text.count("num_heads:") == 1 and "num_heads: 16" in text
+
+
+def test_a_migrated_file_that_would_still_repeat_a_key_is_refused(tmp_path: Path) -> None:
+    path = _with_repeat(tmp_path, TRAINER, "8", "8")
+    before = path.read_text()
+    code, output = _migrate(path)
+    assert code == 1
+    assert "num_heads given twice" in output and "2.5.0" in output
+    assert path.read_text() == before
