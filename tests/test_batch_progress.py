@@ -87,7 +87,9 @@ def test_skips_are_grouped_and_the_summary_names_what_is_left(tmp_path: Path) ->
     skipped = [line for line in lines if line.startswith("skipped")]
     assert len(skipped) == 1
     assert skipped[0].startswith("skipped  12 paths: fragment: no model architecture")
-    assert skipped[0].endswith("(fragment00.yml, fragment01.yml, fragment02.yml and 9 more, each in the per-file report)")
+    assert skipped[0].endswith(
+        "(fragment00.yml, fragment01.yml, fragment02.yml and 9 more, each in the per-file report)"
+    )
     assert lines[-3] == ("missing  2 outputs still miss values the run needs (their # MISSING: lines and report entries "
                          "name the --set that gives each): llama-1b.yaml, pythia-160m.yaml")  # fmt: skip
     assert lines[-2] == f"neoconv batch: the per-file report is {out / 'neoconv-report.json'}"

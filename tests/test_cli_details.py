@@ -68,13 +68,17 @@ def test_strict_says_in_one_line_why_the_exit_is_1(quiet: bool, tmp_path: Path) 
     if quiet:
         assert result.stderr.strip().splitlines() == [last]
     strict = _run("neox2cerebras", PYTHIA, "-o", tmp_path / "o.yaml", "--world-size", "8", "--strict", "-q")
-    assert strict.stderr.strip() == "neoconv: exit 1: 6 lossy, 3 missing entries fail --strict (lossy, unknown, missing)"
+    assert (
+        strict.stderr.strip() == "neoconv: exit 1: 6 lossy, 3 missing entries fail --strict (lossy, unknown, missing)"
+    )
 
 
 def test_quiet_and_verbose_together_are_refused(tmp_path: Path) -> None:
     result = _run("neox2cerebras", PYTHIA, "-o", tmp_path / "o.yaml", "-q", "-v")
     assert result.exit_code == 2
-    assert result.stderr.strip() == "neoconv: error: -q (no report) and -v (every entry) contradict each other: give one"
+    assert (
+        result.stderr.strip() == "neoconv: error: -q (no report) and -v (every entry) contradict each other: give one"
+    )
     assert not (tmp_path / "o.yaml").exists()
     migrate = _run("migrate", "-q", "-v", PYTHIA)
     assert migrate.exit_code == 2 and "contradict" in migrate.stderr
@@ -162,7 +166,9 @@ def _complete(line: str, words: list[str]) -> list[str]:
         f"COMP_CWORD={len(words) - 1}; _neoconv_completion neoconv; printf '%s\\n' \"${{COMPREPLY[@]}}\""
     )
     env = {**os.environ, "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])}
-    done = subprocess.run([BASH or "bash", "--norc", "-c", script], capture_output=True, text=True, env=env, timeout=120)
+    done = subprocess.run(
+        [BASH or "bash", "--norc", "-c", script], capture_output=True, text=True, env=env, timeout=120
+    )
     return [line for line in done.stdout.splitlines() if line]
 
 

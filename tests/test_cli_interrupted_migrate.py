@@ -49,7 +49,9 @@ def _changed(files: list[Path]) -> list[str]:
 
 
 def _migrate(files: list[Path], *extra: str) -> Any:
-    return CliRunner().invoke(main, ["migrate", "--format", "cerebras", "--layout", "trainer", *extra, *map(str, files)])
+    return CliRunner().invoke(
+        main, ["migrate", "--format", "cerebras", "--layout", "trainer", *extra, *map(str, files)]
+    )
 
 
 def test_the_files_rewritten_before_ctrl_c_are_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -66,7 +68,9 @@ def test_the_files_rewritten_before_ctrl_c_are_named(tmp_path: Path, monkeypatch
                          "the others are as they were: run the same command again to finish")  # fmt: skip
 
 
-def test_a_file_written_just_before_ctrl_c_is_counted_and_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_file_written_just_before_ctrl_c_is_counted_and_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     files = _tree(tmp_path)
     _stop_at(monkeypatch, 2, after_write=True)
     result = _migrate(files)

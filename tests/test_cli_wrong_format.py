@@ -58,7 +58,9 @@ def test_a_file_of_another_format_is_refused_with_the_command_to_use(found: str,
 
 def test_convert_names_the_convert_command(tmp_path: Path) -> None:
     path = _an_input_of("neox")
-    result = CliRunner().invoke(main, ["convert", "--from", "veomni", "--to", "hf", str(path), "-o", str(tmp_path / "o.json")])
+    result = CliRunner().invoke(
+        main, ["convert", "--from", "veomni", "--to", "hf", str(path), "-o", str(tmp_path / "o.json")]
+    )
     assert result.exit_code == 2
     assert result.stderr.strip().endswith("use `neoconv convert --from neox --to hf`"), result.stderr
 
@@ -68,5 +70,7 @@ def test_a_file_the_declared_format_reads_is_not_refused(tmp_path: Path) -> None
     fragment = tmp_path / "local_setup.yml"
     fragment.write_text('{"load": "checkpoints", "log_dir": "logs", "tensorboard_dir": "tensorboard"}\n')
     model = format_inputs("neox")[0]
-    result = CliRunner().invoke(main, ["neox2cerebras", str(model), str(fragment), "-o", str(tmp_path / "o.yaml"), "-q"])
+    result = CliRunner().invoke(
+        main, ["neox2cerebras", str(model), str(fragment), "-o", str(tmp_path / "o.yaml"), "-q"]
+    )
     assert result.exit_code == 0, result.stderr

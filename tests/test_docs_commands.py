@@ -68,7 +68,9 @@ def blocks(lines: list[str]) -> list[Block]:
             after += 1
         if after < len(lines) and lines[after].strip() == OUTPUT_MARK:
             assert block.kind != "console", f"line {after + 1}: a console block shows its output itself"
-            assert lines[after + 1].rstrip() == "```text", f"line {after + 2}: <!-- output --> stands before a text block"
+            assert lines[after + 1].rstrip() == "```text", (
+                f"line {after + 2}: <!-- output --> stands before a text block"
+            )
             block.output = (after + 2, _fence_end(lines, after + 2))
         found.append(block)
         index = end + 1
@@ -140,7 +142,9 @@ def _check(page: Path, update: bool, folder: Path) -> list[str]:
                     problems.append(f"{where}: `{command}` exited {code}, not {expected_code}:\n{printed}")
                 got = _lines(printed)
                 if got != _lines("\n".join(shown)):
-                    problems.append(f"{where}: `{command}` prints\n" + "\n".join(got) + "\nthe page shows\n" + "\n".join(shown))
+                    problems.append(
+                        f"{where}: `{command}` prints\n" + "\n".join(got) + "\nthe page shows\n" + "\n".join(shown)
+                    )
                 written += [f"$ {command}", *got]
             replacements.append((block.start, block.end, written))
             continue
@@ -161,7 +165,9 @@ def _check(page: Path, update: bool, folder: Path) -> list[str]:
     return problems
 
 
-RUNNABLE = [page for page in PAGES if any(MARK.match(line.strip()) for line in page.read_text(encoding="utf-8").split("\n"))]
+RUNNABLE = [
+    page for page in PAGES if any(MARK.match(line.strip()) for line in page.read_text(encoding="utf-8").split("\n"))
+]
 
 
 def test_the_readme_has_runnable_examples() -> None:

@@ -54,7 +54,9 @@ def test_every_page_is_in_the_navigation() -> None:
     assert _nav_pages(config["nav"]) - pages == set()
 
 
-@pytest.mark.skipif(importlib.util.find_spec("mkdocs") is None, reason='mkdocs is not installed (pip install ".[docs]")')
+@pytest.mark.skipif(
+    importlib.util.find_spec("mkdocs") is None, reason='mkdocs is not installed (pip install ".[docs]")'
+)
 def test_the_site_builds_strictly(tmp_path: Path) -> None:
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
     done = subprocess.run(

@@ -27,7 +27,9 @@ def _repo(tmp_path: Path, table: str, *, dedicated: bool = False) -> Path:
     if dedicated:
         (tmp_path / "repo" / ".neoconv.toml").write_text(table, encoding="utf-8")
     else:
-        (tmp_path / "repo" / "pyproject.toml").write_text('[project]\nname = "configs"\n\n[tool.neoconv]\n' + table, encoding="utf-8")
+        (tmp_path / "repo" / "pyproject.toml").write_text(
+            '[project]\nname = "configs"\n\n[tool.neoconv]\n' + table, encoding="utf-8"
+        )
     return configs / PYTHIA.name
 
 
@@ -46,7 +48,7 @@ def test_found_from_the_inputs_folder_upwards_in_either_file(tmp_path: Path) -> 
 
 def test_a_pyproject_without_a_neoconv_table_is_passed_over(tmp_path: Path) -> None:
     source = _repo(tmp_path, "world-size = 8\n")
-    (source.parent / "pyproject.toml").write_text('[tool.black]\nline-length = 100\n')
+    (source.parent / "pyproject.toml").write_text("[tool.black]\nline-length = 100\n")
     assert find(source).file == tmp_path / "repo" / "pyproject.toml"
 
 
@@ -134,16 +136,22 @@ def test_batch_and_migrate_read_it_too(tmp_path: Path) -> None:
 
 
 def test_world_size_and_a_set_of_it_that_disagree_are_refused(tmp_path: Path) -> None:
-    result = _run("neox2cerebras", PYTHIA, "-o", tmp_path / "o.yaml", "--world-size", "8", "--set", "parallel.world_size=16")
+    result = _run(
+        "neox2cerebras", PYTHIA, "-o", tmp_path / "o.yaml", "--world-size", "8", "--set", "parallel.world_size=16"
+    )
     assert result.exit_code == 2
     assert result.stderr.strip() == ("neoconv: error: --world-size 8 and --set parallel.world_size=16 disagree: "
                                      "give the world size once")  # fmt: skip
-    same = _run("neox2cerebras", PYTHIA, "-o", tmp_path / "o.yaml", "--world-size", "8", "--set", "parallel.world_size=8", "-q")
+    same = _run(
+        "neox2cerebras", PYTHIA, "-o", tmp_path / "o.yaml", "--world-size", "8", "--set", "parallel.world_size=8", "-q"
+    )
     assert same.exit_code == 0, same.stderr
 
 
 def test_neoconv_config_says_which_file_applies(tmp_path: Path) -> None:
-    source = _repo(tmp_path, 'world-size = 8\nlayout = { cerebras = "trainer" }\n\n[tool.neoconv.prove]\nenv = { neox = "/x" }\n')
+    source = _repo(
+        tmp_path, 'world-size = 8\nlayout = { cerebras = "trainer" }\n\n[tool.neoconv.prove]\nenv = { neox = "/x" }\n'
+    )
     result = _run("config", source.parent)
     assert result.exit_code == 0, result.stderr
     assert result.stdout.splitlines() == [

@@ -72,7 +72,9 @@ def apply(opts: dict[str, Any], paths: Iterable[str]) -> ProjectConfig:
             opts[CONFIG_SETS] = typed
             given.append(f"{key} ({len(typed)})")
             continue
-        if dest == "world_size" and any(item.partition("=")[0].strip() == "parallel.world_size" for item in opts.get("set_values", ())):
+        if dest == "world_size" and any(
+            item.partition("=")[0].strip() == "parallel.world_size" for item in opts.get("set_values", ())
+        ):
             continue  # --set parallel.world_size on the command line says the same thing
         opts[dest] = typed
         given.append(key)
@@ -174,13 +176,15 @@ def _no_two_world_sizes(cli: tuple[str, ...], world_size: int | None) -> None:
             raise UsageError(f"--world-size {world_size} and --set {item.strip()} disagree: give the world size once")
 
 
-def _typed(config: ProjectConfig, key: str, value: Any, param: click.Parameter, ctx: click.Context, is_path: bool) -> Any:
+def _typed(
+    config: ProjectConfig, key: str, value: Any, param: click.Parameter, ctx: click.Context, is_path: bool
+) -> Any:
     """The file's value, checked and converted as the command line's would be."""
     multiple = getattr(param, "multiple", False)
     if multiple:
         items = value if isinstance(value, list) else [value]
         if not all(isinstance(item, (str, int, float)) and not isinstance(item, bool) for item in items):
-            raise UsageError(f"{config.where}: {key} must be a list of text values, e.g. {key} = [\"...\"]")
+            raise UsageError(f'{config.where}: {key} must be a list of text values, e.g. {key} = ["..."]')
         value = [config.resolve(str(item)) if is_path else str(item) for item in items]
     elif isinstance(value, (list, dict)) and key != "fail-on":
         raise UsageError(f"{config.where}: {key} takes one value, not {type(value).__name__}")

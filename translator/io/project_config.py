@@ -76,7 +76,9 @@ def common_folder(paths: Iterable[str | Path]) -> Path:
     """The deepest folder holding every path (a file counts as its folder): where the search starts."""
     import os
 
-    folders = [str(Path(p).absolute() if Path(p).is_dir() else Path(p).absolute().parent) for p in paths if str(p) != "-"]
+    folders = [
+        str(Path(p).absolute() if Path(p).is_dir() else Path(p).absolute().parent) for p in paths if str(p) != "-"
+    ]
     return Path(os.path.commonpath(folders)) if folders else Path.cwd()
 
 
@@ -89,7 +91,9 @@ def _neoconv_table(path: Path) -> Mapping[str, Any] | None:
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         if path.name == PYPROJECT and "neoconv" not in _text(path):
             return None  # another tool's broken file: not ours to judge
-        raise UsageError(f"{path}: not a TOML file neoconv can read ({exc}); fix it or remove its neoconv settings") from None
+        raise UsageError(
+            f"{path}: not a TOML file neoconv can read ({exc}); fix it or remove its neoconv settings"
+        ) from None
     if path.name == DEDICATED:
         return data
     tool = data.get("tool")
