@@ -38,7 +38,9 @@ def main() -> None:
 
 def frameworks() -> str:
     """Every registered format's framework, as --help names them ('GPT-NeoX, DeepSpeed, ... and Megatron-LM')."""
-    names = [spec.title.removesuffix(" YAML").removesuffix(" JSON").removesuffix(" arguments") for spec in FORMATS.values()]
+    names = [
+        spec.title.removesuffix(" YAML").removesuffix(" JSON").removesuffix(" arguments") for spec in FORMATS.values()
+    ]
     return ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else "".join(names)
 
 

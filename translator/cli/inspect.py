@@ -27,11 +27,11 @@ def formats() -> Outcome:
 
 
 def diff(a: str, b: str, opts: dict[str, Any]) -> Outcome:
-    from ..services.reading import read_ir
+    from ..services.pipeline import read_ir
     from ..formats.detect import detect_file
     from ..services.diff import annotate, check_report, diff_ir
     from ..io.documents import parse_json
-    from ..io.inputs import read_text
+    from ..io.documents import read_text
 
     report_path = opts["report_path"]
     report = check_report(parse_json(read_text(report_path), report_path), report_path) if report_path else None
@@ -48,7 +48,7 @@ def roundtrip(pair: str, inputs: tuple[str, ...], opts: dict[str, Any]) -> Outco
     from ..io.documents import dump_json
     from ..io.outputs import write_files_atomic
     from ..knowledge.registry import companion_format
-    from ..services.arguments import split_set
+    from ..services.target_values import split_set
     from ..services.diff import roundtrip as do_roundtrip
     from .batch import split_pair
     from .input_format import refuse_other_format

@@ -137,8 +137,8 @@ def format_of(path: str, wanted: str | None) -> str | None:
 
 def _migrate(path: str, fmt: str, opts: dict[str, Any]) -> tuple[str, str, Any, str]:
     from ..services.pipeline import translate
-    from ..services.arguments import split_set
-    from ..io.inputs import read_text, starts_with_bom
+    from ..services.target_values import split_set
+    from ..io.documents import read_text, starts_with_bom
     from ..services.output_text import output_text
 
     from .project import for_pair, set_values as all_set_values
@@ -161,7 +161,7 @@ def _repeats(old: str, new: str, path: str, fmt: str, release: str | None) -> st
     neither an output that still repeats one nor one that kept one of two different values (refused,
     nothing written); a repeat the output gives once is named on the file's line. Returns that."""
     from ..io.documents import at_path, parse_yaml
-    from ..knowledge.history import older
+    from ..knowledge.schema import older
     from ..knowledge.mapping.load import load_table
 
     before: list[Any] = []

@@ -18,7 +18,7 @@ def run_translation(
     """`command(fmt)`: the command line that reads the inputs as `fmt`, named when they are of
     another format than `src` (detected from their content before anything is translated)."""
     from ..services.pipeline import translate
-    from ..services.arguments import split_set
+    from ..services.target_values import split_set
     from ..io.documents import dump_json
     from ..io.outputs import foreign_side_file, write_files_atomic, writes_through
     from ..services.policy import policy
