@@ -13,7 +13,6 @@ from conftest import FIXTURES
 from neoconv.cli import main
 
 LEGACY = FIXTURES / "inputs" / "cerebras" / "gpt2-small-legacy.yaml"
-TRAINER = FIXTURES / "inputs" / "cerebras" / "llama-trainer.yaml"
 
 
 def _with_repeat(tmp_path: Path, source: Path, first: str, second: str) -> Path:
@@ -63,10 +62,34 @@ def test_different_values_for_an_older_release_keep_the_last_and_say_so(tmp_path
     assert text.count("num_heads:") == 1 and "num_heads: 16" in text
 
 
+def _trainer_file(tmp_path: Path) -> Path:
+    """A trainer-layout file of the release a repeat still runs on (read as 2.4), as migrate made it."""
+    path = tmp_path / "llama-tiny.yaml"
+    path.write_text((FIXTURES / "inputs" / "cerebras" / "llama-tiny-defaults.yaml").read_text())
+    assert _migrate(path)[0] == 1
+    return path
+
+
+def test_a_repeat_the_kept_text_carries_is_written_once_with_the_formatting(tmp_path: Path) -> None:
+    path = _trainer_file(tmp_path)
+    text = path.read_text()
+    assert text.count("      num_heads: 4\n") == 1
+    path.write_text(text.replace("      num_heads: 4\n", "      num_heads: 4   # heads\n      num_heads: 4\n"))
+    code, output = _migrate(path)
+    assert code == 1, output
+    assert "given twice, written once: trainer.init.model.num_heads" in output
+    assert path.read_text() == text  # the earlier line left out, every other line as it was
+    assert _migrate(path) == (0, "")
+
+
 def test_a_migrated_file_that_would_still_repeat_a_key_is_refused(tmp_path: Path) -> None:
-    path = _with_repeat(tmp_path, TRAINER, "8", "8")
+    path = _trainer_file(tmp_path)
+    block = "    loop:\n      max_steps: 100\n"
+    assert block in path.read_text()
+    path.write_text(path.read_text().replace(block, block + block))  # a block: no line to leave out
     before = path.read_text()
     code, output = _migrate(path)
     assert code == 1
-    assert "num_heads given twice" in output and "2.5.0" in output
+    assert "trainer.init.loop given twice" in output and "the migrated file would repeat it" in output
+    assert "2.5.0" in output and output.count("\n") == 1
     assert path.read_text() == before

@@ -149,17 +149,18 @@ def _migrate(path: str, fmt: str, opts: dict[str, Any]) -> tuple[str, str, Any, 
                        set_values=set_values, target_values=target_values, verify=not opts["no_verify"])  # fmt: skip
     old = read_text(path)
     new = output_text(result, path, plain=opts["plain"], source_text=old)
-    said = _repeats(old, new, path, fmt, result.report.target.get("version"))
+    new, said = _repeats(old, new, path, fmt, result.report.target.get("version"))
     if starts_with_bom(path):  # read_text drops it; the file keeps it
         old, new = "\ufeff" + old, "\ufeff" + new
     return old, new, result.report, said
 
 
-def _repeats(old: str, new: str, path: str, fmt: str, release: str | None) -> str:
+def _repeats(old: str, new: str, path: str, fmt: str, release: str | None) -> tuple[str, str]:
     """Keys the file gives twice in one mapping, as the hook path must treat them to run again on its
-    own output: a release whose loader refuses a repeated key (the table's `repeats_refused`) gets
-    neither an output that still repeats one nor one that kept one of two different values (refused,
-    nothing written); a repeat the output gives once is named on the file's line. Returns that."""
+    own output: a repeat of the same value is written once (the earlier line left out, when the file
+    reads the same without it); a release whose loader refuses a repeated key (the table's
+    `repeats_refused`) gets neither two different values nor an output that still repeats a key
+    (refused, nothing written). Returns the text to write and what to add to the file's line."""
     from ..io.documents import at_path, parse_yaml
     from ..knowledge.schema import older
     from ..knowledge.mapping.load import load_table
@@ -169,35 +170,63 @@ def _repeats(old: str, new: str, path: str, fmt: str, release: str | None) -> st
     try:
         tree = parse_yaml(old, path, duplicates=before)
         if not before:
-            return ""
+            return new, ""
+        new = _written_once(new, path)
         parse_yaml(new, path, duplicates=after)
     except InputError:
-        return ""  # not YAML (an argument file): its own reader says what a repeat means
+        return new, ""  # not YAML (an argument file): its own reader says what a repeat means
     table = load_table(fmt)
     refused = table.releases.repeats_refused
-    refuses = refused is not None and not older(fmt, release, refused[0])
-
-    def where(dup: Any) -> str:
-        return f"{'.'.join(dup.path)} given twice (lines {dup.first_line} and {dup.line})"
-
-    if refuses and refused is not None:
-        why = f"{table.title} {release} refuses a key given twice ({refused[1]})"
-        fix = f"keep one, or give --to-version of a release before {refused[0]}"
-        if after:
-            raise InputError(f"{where(after[0])}, and the migrated file would repeat it: {why}: {fix}",
-                             file=path, line=after[0].line)  # fmt: skip
-        for dup in before:
-            if dup.shadowed != at_path(tree, ".".join(dup.path)):
-                raise InputError(f"{where(dup)} with different values: {why}: {fix}", file=path, line=dup.line)
+    differ = [dup for dup in before if dup.shadowed != at_path(tree, ".".join(dup.path))]
+    if refused is not None and not older(fmt, release, refused[0]) and (differ or after):
+        dup = differ[0] if differ else after[0]
+        problem = "with different values" if differ else "and the migrated file would repeat it"
+        raise InputError(
+            f"{'.'.join(dup.path)} given twice (lines {dup.first_line} and {dup.line}) {problem}: {table.title} "
+            f"{release} refuses a key given twice ({refused[1]}): keep one, or give --to-version of a release "
+            f"before {refused[0]}",
+            file=path,
+            line=dup.line,
+        )
     still = {dup.path[-1] for dup in after}
     once = [dup for dup in before if dup.path[-1] not in still]
-    same = [".".join(dup.path) for dup in once if dup.shadowed == at_path(tree, ".".join(dup.path))]
-    last = [".".join(dup.path) for dup in once if dup.shadowed != at_path(tree, ".".join(dup.path))]
+    same = [".".join(dup.path) for dup in once if dup not in differ]
+    last = [".".join(dup.path) for dup in once if dup in differ]
     said = [f"given twice, written once: {', '.join(same)}"] if same else []
     if last:
-        said.append(f"given twice with different values, the last written (as {table.title} {release} reads it): "
-                    f"{', '.join(last)}")  # fmt: skip
-    return "".join(f"; {text}" for text in said)
+        said.append(
+            f"given twice with different values, the last written (as {table.title} {release} reads it): "
+            f"{', '.join(last)}"
+        )
+    return new, "".join(f"; {text}" for text in said)
+
+
+def _written_once(text: str, path: str) -> str:
+    """`text` without the earlier line of each key it gives twice with the same scalar value on one
+    line (`a: -0.16` twice), when the file reads the same without it: a repeat the source's own text
+    carried into the migrated file (its formatting kept)."""
+    import re
+
+    from ..io.documents import at_path, parse_yaml
+
+    repeats: list[Any] = []
+    tree = parse_yaml(text, path, duplicates=repeats)
+    lines = text.splitlines(keepends=True)
+    drop: set[int] = set()
+    for dup in repeats:
+        key, index = re.escape(dup.path[-1]), dup.first_line - 1
+        same = dup.shadowed == at_path(tree, ".".join(dup.path)) and not isinstance(dup.shadowed, (dict, list))
+        if same and dup.first_line != dup.line and 0 <= index < len(lines) and re.match(rf"^\s*['\"]?{key}['\"]?\s*:\s*[^\s#]", lines[index]):
+            drop.add(index)
+    if not drop:
+        return text
+    shorter = "".join(line for index, line in enumerate(lines) if index not in drop)
+    try:
+        if parse_yaml(shorter, path, duplicates=[]) == tree:
+            return shorter
+    except InputError:
+        pass
+    return text  # a line that does not stand alone (a multi-line value): kept, and said
 
 
 def _write(path: str, text: str, backup: bool) -> str:
