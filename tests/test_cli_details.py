@@ -180,3 +180,19 @@ def test_bash_completes_format_keys_after_the_colon() -> None:
                         ["neoconv", "neox2cerebras", "x.yml", "--set", "cerebras", ":", "train_input.data_d"])  # fmt: skip
     assert offered == ["train_input.data_dir="]
     assert "neox:" in _complete("neoconv explain ne", ["neoconv", "explain", "ne"])
+
+
+def test_migrate_verbose_shows_what_each_files_report_names(tmp_path: Path) -> None:
+    path = tmp_path / "gpt2.yaml"
+    shutil.copy(FIXTURES / "inputs" / "cerebras" / "gpt2-small-legacy.yaml", path)
+    args = ["migrate", "--check", "--format", "cerebras", "--layout", "trainer", path]
+    plain_run, verbose_run = _run(*args), _run(*args, "-v")
+    assert plain_run.exit_code == verbose_run.exit_code == 1
+    assert plain_run.output == f"would migrate {path} (2 converted, 1 defaulted)\n"
+    lines = verbose_run.output.splitlines()
+    assert lines[0] == f"would migrate {path} (2 converted, 1 defaulted)"
+    # every entry, each with its keys and why: the model name the trainer layout needs, the converted ones
+    assert "defaulted  -> trainer.init.model.name" in lines
+    assert lines[lines.index("defaulted  -> trainer.init.model.name") + 1].startswith("           ")
+    assert len([line for line in lines if line.startswith("converted  ")]) == 2
+    assert "neoconv: " in lines[-2] and "2 converted, 1 defaulted" in lines[-2]

@@ -93,6 +93,7 @@ def _one(path: str, opts: dict[str, Any], done: _Done) -> None:
             click.echo(_diff(old, new, path), nl=False)
         if not opts["quiet"]:
             click.echo(f"would migrate {one_line(path)} ({_counts(report)}{said})", err=True)
+            _entries(report, opts)
         return
     done.pending = (_written_path(path), new)
     try:
@@ -106,6 +107,17 @@ def _one(path: str, opts: dict[str, Any], done: _Done) -> None:
     done.pending = None
     if not opts["quiet"]:
         click.echo(f"migrated {one_line(path)}{through} ({_counts(report)}{said})", err=True)
+        _entries(report, opts)
+
+
+def _entries(report: Any, opts: dict[str, Any]) -> None:
+    """With -v: every entry of the file's report, as a translation shows them piped."""
+    if opts["verbose"]:
+        import sys
+
+        from .report_view import plain, width
+
+        click.echo(plain(report, verbose=True, columns=width(sys.stderr)), err=True, nl=False)
 
 
 def _written_path(path: str) -> str:
