@@ -210,6 +210,9 @@ def _placeholder(leaf: str, fate: LeafFate, ingested: Ingested) -> bool:
 
 def _passed_entry(leaf: str, ingested: Ingested, fate: LeafFate) -> Entry:
     """A leaf a same-format translation carried as written."""
+    source = ingested.source
+    if fate.kind == "unknown" and source is not None and leaf in source.unknown_values:  # expanded alike when run
+        return said(leaf, leaf, Status.EXACT, (*fate.notes, ("carried_as_written", {})), fields_of(fate))
     if fate.kind == "unknown":
         return said(leaf, leaf, Status.UNKNOWN, (*fate.notes, ("carried_as_written", {})), ())
     family = next((values for kind, values in fate.notes if kind == "family_not_supported"), None)

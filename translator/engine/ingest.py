@@ -168,6 +168,10 @@ class _Reading:
         self.products: list[Rule] = []  # product rules reached so far
         # run-time placeholders (HF's "auto") are no value: rules see them as absent; same-format keeps them
         self.held = {leaf: why for leaf, why in source.unresolved.items() if leaf in leaves}
+        unknown = {**source.unknown_values, **source.foreign_values}
+        self.unknown = {leaf for leaf in unknown if leaf in leaves}
+        if self.unknown:
+            self.held.update((leaf, unknown[leaf]) for leaf in self.unknown)
         readable = {k: v for k, v in leaves.items() if k not in self.held} if self.held else leaves
         self.readable = set_aside(source, readable, self.fates, LeafFate)  # a release's or a family's keys set aside
         if self.held:
@@ -188,7 +192,8 @@ class _Reading:
                 parts = leaf.split(".")
                 owner = next((o for i in range(len(parts) - 1, 0, -1) if (o := owners.get(".".join(parts[:i])))), None)
             fields = owner.fields if owner else ()
-            self.fates[leaf] = LeafFate("unresolved", owner, (("runtime_value", {"why": why, "fields": list(fields)}),))
+            kind = "unknown" if leaf in self.unknown else "unresolved"
+            self.fates[leaf] = LeafFate(kind, owner, (("runtime_value", {"why": why, "fields": list(fields)}),))
             self.ir.extensions.setdefault(self.source.format, {})[leaf] = self.leaves[leaf]
 
     def subtree(self, key: str) -> tuple[Any, list[str]]:

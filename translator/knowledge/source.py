@@ -62,6 +62,13 @@ class Source:
     # leaves of `unresolved` that are placeholders the launcher fills by design (DeepSpeed's "auto"): the report
     # says `missing`, with the --set that gives the value; any other unresolved value is `lossy`
     placeholders: frozenset[str] = frozenset()
+    # leaf -> why the reader cannot give its value (a shell variable a launcher script does not set):
+    # reported `unknown` with the --set that gives it; no value for the rules; a same-format translation
+    # carries it as written (exact: it is expanded alike when run)
+    unknown_values: dict[str, str] = field(default_factory=dict)
+    # leaf -> why its value is one no release of the framework takes (a fork's): `unknown` as above, and
+    # also when a same-format translation carries it
+    foreign_values: dict[str, str] = field(default_factory=dict)
     # how to find a key's line in a file's text (leaf as written -> line), for a syntax io.key_line
     # (YAML and JSON) does not know; the reader supplies it
     locate: Callable[[str, str], int | None] | None = None
@@ -71,6 +78,9 @@ class Source:
     # what the reader saw in the file that the user should see whatever the report shows (a key given
     # twice with two values): the report's source note
     warnings: list[str] = field(default_factory=list)
+    # how the reader read the file, for the report's source note, no problem of the file (a launcher script
+    # read statically: the branches taken, the commands not run, the files it sources)
+    reading_notes: list[str] = field(default_factory=list)
     # every key given twice in one mapping: (file, the repeat); a release whose loader refuses them is not
     # the file's (versions.settle)
     repeated: list[tuple[str, Duplicate]] = field(default_factory=list)

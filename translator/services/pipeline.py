@@ -387,7 +387,7 @@ def report(written: Written, checked: Checked, ingested: Ingested, sources: Sour
         "layout": source.layout,
         **(source.release.to_json() if source.release else {"version": source.version}),
     }
-    note = "; ".join(filter(None, (sources.read_as, *source.warnings)))
+    note = "; ".join(filter(None, (sources.read_as, *source.warnings, *source.reading_notes)))
     if note:
         out.source["note"] = note
     if source.meta.get("unsupported_family"):  # its architecture is carried (same format) or dropped, not read
