@@ -14,7 +14,7 @@ from neoconv.knowledge.registry import register
 
 ROOT = Path(__file__).resolve().parent.parent
 # formats used only by the tests (tests/extra_formats/<name>/): registered as a format package outside
-# neoconv registers (README "Adding a framework"), so every test that goes over the formats takes them in
+# neoconv registers (docs/adding-a-framework.md), so every test that goes over the formats takes them in
 EXTRA_FORMATS = sorted(p.name for p in (Path(__file__).parent / "extra_formats").iterdir() if (p / "__init__.py").is_file())
 for _name in EXTRA_FORMATS:
     register(f"extra_formats.{_name}")

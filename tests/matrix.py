@@ -256,7 +256,7 @@ def _target_value(result: Any, key: str, fmt: str) -> Any:
 def _carried(row: Row, source: str, target: str, result: Any) -> list[str]:
     """Entries about the row's fields (not its context): carried (`exact` or `converted`; `defaulted`
     when the source snippet relies on its framework's default), never `exact` for a value that changed. (A value carried unchanged may be `converted`: the engine
-    says so for a leaf whose rule has further keys, README: "folded into another key".)"""
+    says so for a leaf whose rule has further keys, docs/report.md: "folded into another key".)"""
     fields = {f for f in row.values if not f.startswith("lr@")} - set(row.context)
     leaves = flatten(dict(row.cells[source].snippet))  # type: ignore[union-attr]
     side = flatten(dict(getattr(row.cells[source], "side", None) or {}))

@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_every_format_package_is_found_and_helpers_are_not() -> None:
-    # a subset: a new format package is found without an edit here (README "Adding a framework")
+    # a subset: a new format package is found without an edit here (docs/adding-a-framework.md)
     assert {"cerebras", "deepspeed", "hf", "neox", "veomni"} <= set(FORMATS) and list(FORMATS) == sorted(FORMATS)
     # a subpackage without FORMAT would be a helper of other formats: every one here declares one
     assert all(getattr(importlib.import_module(spec.package), "FORMAT", None) is spec
@@ -71,7 +71,7 @@ def restored_formats(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
 
 
 def test_a_format_package_outside_neoconv_is_registered_by_name(restored_formats: Path) -> None:
-    """README "Adding a framework": a package anywhere becomes a format by one registration call."""
+    """docs/adding-a-framework.md: a package anywhere becomes a format by one registration call."""
     spec = register("toyformat")
     assert FORMATS["toyformat"] is spec and spec.title == "Toy" and spec.package == "toyformat"
     assert list(FORMATS) == sorted(FORMATS) and ("toyformat", "neox") in pairs()

@@ -1,5 +1,6 @@
 """neoconv: translate LLM training configs between GPT-NeoX, DeepSpeed, Cerebras Model Zoo, VeOmni,
-HuggingFace config.json and Megatron-LM, with a report of everything that did not carry over unchanged.
+HF config.json, HF TrainingArguments and Megatron-LM, with a report of everything that did not carry
+over unchanged.
 
     >>> from neoconv import translate
     >>> result = translate("fixtures/inputs/neox/pythia-160m.yml", src="neox", dst="cerebras", world_size=8)

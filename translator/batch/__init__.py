@@ -169,8 +169,11 @@ def run_batch(
     sink = SummaryWriter(None if opts.check else target_root / SUMMARY_NAME, command)
 
     to_prove: list[tuple[str, str, dict[str, Any]]] = []  # --prove: source, output (relative), report
+    still_missing: list[str] = []  # outputs the run cannot start from yet: the summary names them
 
     def add(result: FileResult) -> None:
+        if result.counts.get("missing") and result.status != "failed":
+            still_missing.append(result.output or result.source)
         if result.proof_report is not None and result.output:
             to_prove.append((result.source, result.output, result.proof_report))
             result.proof_report = None
@@ -202,7 +205,9 @@ def run_batch(
     finally:
         runner.close()
         sink.discard()
-    summary: dict[str, Any] = {"command": command, "totals": totals}
+    summary: dict[str, Any] = {"command": command, "totals": totals, "still_missing": still_missing}
+    if sink.closed:
+        summary["report"] = str(target_root / SUMMARY_NAME)
     if opts.prove:
         summary["to_prove"] = to_prove
     if sink.error:

@@ -78,29 +78,57 @@ class SummaryWriter:
         remove(self.temps)
 
 
+SHOWN = 3  # names shown of a group of files (the rest: in neoconv-report.json)
+GROUPED = 4  # skips of one reason shown as one line from this many on
+
+
 def human_summary(
-    results: list[FileResult], opts: BatchOptions, totals: dict[str, int] | None = None, report_error: str = ""
+    results: list[FileResult], opts: BatchOptions, totals: dict[str, int] | None = None, report_error: str = "",
+    still_missing: list[str] | None = None, report: str = "",
 ) -> str:
-    """The notable files one per line, then the count of every status (`totals` from run_batch:
-    `results` holds only the notable ones). File names and messages come from the tree: control
-    characters in them are shown escaped, never sent to the terminal."""
+    """The notable files, then the count of every status (`totals` from run_batch: `results` holds only
+    the notable ones), the outputs that still miss values and where the report is. Files skipped for
+    the same reason are one line (a tree of 415 shared-settings fragments is not 415 lines). File
+    names and messages come from the tree: control characters in them are shown escaped, never sent
+    to the terminal."""
     lines = []
+    skipped: dict[str, list[str]] = {}
     for r in results:
         if r.status == "failed":
             lines.append(f"failed   {printable(r.source)}: {printable(r.error)}")
         elif r.status == "skipped":
-            lines.append(f"skipped  {printable(r.source)}: {printable(r.reason)}")
+            skipped.setdefault(r.reason, []).append(r.source)
         elif r.status == "changed":
             lines.append(f"changed  {printable(r.source)} -> {printable(r.output or '')}")
         elif r.status in ("orphaned", "removed"):
             lines.append(f"{r.status:<8} {printable(r.output or '')}: {printable(r.reason)}")
         elif r.error:
             lines.append(f"strict   {printable(r.source)}: {printable(r.error.removeprefix('fails the policy: '))}")
+    for reason, sources in skipped.items():
+        if len(sources) < GROUPED:
+            lines += [f"skipped  {printable(source)}: {printable(reason)}" for source in sources]
+        else:
+            lines.append(f"skipped  {len(sources)} paths: {printable(reason)} ({_some(sources, report)})")
     if report_error:
         lines.append(f"failed   {printable(report_error)}")
     counts = dict(totals or {})
     if totals is None:
         for r in results:
             counts[r.status] = counts.get(r.status, 0) + 1
+    if still_missing:
+        count = "1 output still misses" if len(still_missing) == 1 else f"{len(still_missing)} outputs still miss"
+        lines.append(f"missing  {count} values the run needs (their # MISSING: lines and report entries name the "
+                     f"--set that gives each): {_some(still_missing, report)}")  # fmt: skip
+    if report:
+        lines.append(f"neoconv batch: the per-file report is {printable(report)}")
     lines.append("neoconv batch: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())))
     return "\n".join(lines) + "\n"
+
+
+def _some(names: list[str], report: str) -> str:
+    """Up to SHOWN names, and how many more (all of them are in the per-file report)."""
+    shown = ", ".join(printable(name) for name in names[:SHOWN])
+    more = len(names) - SHOWN
+    if more <= 0:
+        return shown
+    return f"{shown} and {more} more" + (", each in the per-file report" if report else "")

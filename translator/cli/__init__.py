@@ -26,7 +26,7 @@ from .run import guarded
 @click.group(cls=SectionedGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="neoconv")
 def main() -> None:
-    """Translate LLM training configs between GPT-NeoX, DeepSpeed, Cerebras Model Zoo and VeOmni.
+    """Translate LLM training configs between FRAMEWORKS.
 
     Every source setting is carried over, converted, or named in the report (stderr; --report
     FILE for JSON); the output is read back to check it. Exit codes: 0 done, 1 an entry fails
@@ -36,10 +36,24 @@ def main() -> None:
     """
 
 
-def _translate(src: str, dst: str, inputs: tuple[str, ...], opts: dict[str, Any]) -> None:
+def frameworks() -> str:
+    """Every registered format's framework, as --help names them ('GPT-NeoX, DeepSpeed, ... and Megatron-LM')."""
+    names = [
+        spec.title.removesuffix(" YAML").removesuffix(" JSON").removesuffix(" arguments") for spec in FORMATS.values()
+    ]
+    return ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else "".join(names)
+
+
+main.help = (main.help or "").replace("FRAMEWORKS", frameworks(), 1)
+
+
+def _translate(src: str, dst: str, inputs: tuple[str, ...], opts: dict[str, Any], convert: bool = False) -> None:
     from .translation import run_translation
 
-    guarded(lambda: run_translation(src, dst, inputs, opts), opts["debug"], inputs)
+    def command(fmt: str) -> str:  # the command that reads the input as `fmt`
+        return f"neoconv convert --from {fmt} --to {dst}" if convert else f"neoconv {fmt}2{dst}"
+
+    guarded(lambda: run_translation(src, dst, inputs, opts, command), opts["debug"], inputs)
 
 
 INPUTS = click.argument("inputs", nargs=-1, required=True, metavar="IN...", type=click.Path(allow_dash=True))
@@ -70,7 +84,7 @@ for _src, _dst in pairs():
 @o.use(o.translation(None, None))
 def convert(src: str, dst: str, inputs: tuple[str, ...], **opts: Any) -> None:
     """Translate IN... from one format to another (as the SRC2DST commands)."""
-    _translate(src, dst, inputs, opts)
+    _translate(src, dst, inputs, opts, convert=True)
 
 
 @main.command("batch", no_args_is_help=True, short_help="Translate a whole tree of configs (--check, --in-place).")
@@ -163,12 +177,26 @@ def prove(paths: tuple[str, ...], **opts: Any) -> None:
 @main.command("roundtrip", no_args_is_help=True, short_help="What does not survive a translation there and back?")
 @click.argument("pair", metavar="SRC2DST", shell_complete=complete.pair)
 @INPUTS
-@o.use(o.RTOL, o.JSON, o.WORLD_SIZE, o.SET, o.DEBUG)
+@o.use(o.RTOL, o.JSON, o.WORLD_SIZE, o.SET, o.WITH, o.layout(None), o.model_config(None), o.version("from", None),
+       o.version("to", None), o.ROUNDTRIP_REPORT, o.DEBUG)  # fmt: skip
 def roundtrip(pair: str, inputs: tuple[str, ...], **opts: Any) -> None:
-    """Translate there and back; list what did not survive (exit 0 all survived, 1 otherwise)."""
+    """Translate there and back; list what did not survive (exit 0 all survived, 1 otherwise). Takes the
+    pair's options: --layout (the target's), --with, --model-config, --from-version/--to-version
+    (the way back reads the target's release and writes the source's), --report (the translation there)."""
     from .inspect import roundtrip as run
 
     guarded(lambda: run(pair, inputs, opts), opts["debug"], inputs)
+
+
+@main.command("config", short_help="Which project configuration file applies here, and what it sets.")
+@click.argument("path", required=False, type=click.Path(), metavar="[PATH]")
+def config(path: str | None) -> None:
+    """Show the project configuration file that applies to PATH (a folder or file; default the current
+    folder): the first .neoconv.toml, or pyproject.toml with a [tool.neoconv] table, from there upwards,
+    and the options it gives every command (the command line wins over it)."""
+    from .project import show
+
+    guarded(lambda: show(path))
 
 
 @main.command("docs", short_help="Generate the mapping reference from the tables.")

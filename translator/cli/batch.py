@@ -27,8 +27,12 @@ def run(pair: str, src_dir: str, opts: dict[str, Any]) -> Outcome:
     from .run import Interrupted
     from ..services.policy import policy
 
+    from .project import apply, for_pair, set_values as all_set_values
+
     src, dst = split_pair(pair)
-    set_values, target_values = split_set(opts["set_values"], dst)
+    apply(opts, [src_dir])  # the project configuration file's options, where the command line gives none
+    opts = for_pair(opts, src, dst)
+    set_values, target_values = split_set(all_set_values(opts, dst), dst)
     if opts["no_backup"] and not opts["in_place"]:
         raise UsageError("--no-backup only makes sense with --in-place")
     if opts.get("prove") and opts["check"]:
@@ -42,14 +46,14 @@ def run(pair: str, src_dir: str, opts: dict[str, Any]) -> Outcome:
         diff=opts["show_diff"], prune=opts["prune"], plain=opts["plain"], skip_unsupported=opts["skip_unsupported"],
         prove=bool(opts.get("prove")),
     )  # fmt: skip
-    show = not opts["quiet"] and sys.stderr.isatty()
+    from .progress import for_stream
+    from .report_view import width
 
-    def progress(done: int, total: int, name: str) -> None:
-        click.echo(f"\r[{done}/{total}] {name[:60]:<60}", err=True, nl=done == total)
+    progress = for_stream(sys.stderr, opts["quiet"], width(sys.stderr) - 1)
 
     with _terminate_as_interrupt():
         try:
-            results, summary = run_batch(src_dir, opts["out_dir"], options, progress if show else None)
+            results, summary = run_batch(src_dir, opts["out_dir"], options, progress)
         except BatchInterrupted as stop:
             files = "1 file" if stop.written == 1 else f"{stop.written} files"
             where = f"the partial report is {stop.report}" if stop.report else "no report was written"
@@ -58,8 +62,14 @@ def run(pair: str, src_dir: str, opts: dict[str, Any]) -> Outcome:
         if result.diff:
             click.echo(result.diff, nl=False)
     if not opts["quiet"]:
-        click.echo(human_summary(results, options, summary["totals"], summary.get("report_error", "")), err=True, nl=False)
+        click.echo(human_summary(results, options, summary["totals"], summary.get("report_error", ""),
+                                 summary.get("still_missing"), summary.get("report", "")), err=True, nl=False)  # fmt: skip
     outcome = batch_outcome(results, summary, check=opts["check"])
+    if outcome.policy_failures:  # why the exit code is 1, also with -q
+        flag = f"--fail-on {opts['fail_on']}" if opts.get("fail_on") else "--strict (lossy, unknown, missing)"
+        files = "1 file has entries that fail" if outcome.policy_failures == 1 else f"{outcome.policy_failures} files have entries that fail"
+        accepted = f", and --baseline {opts['baseline']} does not accept them" if opts.get("baseline") else ""
+        click.echo(f"neoconv batch: exit 1: {files} {flag}{accepted}", err=True)
     if options.prove:
         return _prove(summary.get("to_prove", []), src_dir, opts, options, outcome)
     return outcome

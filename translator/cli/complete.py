@@ -3,8 +3,11 @@ command, a file or a fixed choice: canonical field names, framework keys, format
 
 from __future__ import annotations
 
+import os
+
 from click import Context, Parameter
-from click.shell_completion import CompletionItem
+from click.shell_completion import split_arg_string
+from click.shell_completion import _SOURCE_BASH, BashComplete, CompletionItem, add_completion_class
 
 from ..knowledge.registry import FORMATS, pairs
 
@@ -16,10 +19,15 @@ def _fields() -> list[str]:
 
 
 def _keys(fmt: str) -> list[str]:
-    """The keys a format's table reads and writes, as `fmt:key`."""
+    """The keys of a format, as `fmt:key`: those its table reads and writes, and every key of its
+    schemas (each layout's: `cerebras:trainer.init.model.hidden_size`; keys only the target has, which
+    `--set DST:KEY` gives: `cerebras:train_input.data_dir`)."""
     from ..knowledge.mapping import load_table
+    from ..knowledge.schema import schema_index
 
     keys = {k for rule in load_table(fmt).rules for k in rule.keys}
+    for name in FORMATS[fmt].schemas or (fmt,):
+        keys.update(schema_index(name).all_keys())
     return sorted(f"{fmt}:{k}" for k in keys)
 
 
@@ -73,3 +81,39 @@ def releases(ctx: Context, param: Parameter, incomplete: str) -> list[Completion
         if known is not None:
             names += [*known.aliases, *reversed(known.releases)]
     return [CompletionItem(n) for n in dict.fromkeys(names) if n.startswith(incomplete)]
+
+
+class ColonBashComplete(BashComplete):
+    """bash completion that completes `explain neox:KEY` and `--set cerebras:KEY`: bash splits words at
+    the characters of COMP_WORDBREAKS, ':' among them, so click's own script hands over `neox`, `:`,
+    `num` as three words and completes nothing. This one reads the line itself (COMP_LINE up to
+    COMP_POINT) and answers with what follows the word's last ':', as bash-completion's
+    __ltrim_colon_completions does."""
+
+    source_template = _SOURCE_BASH.replace(
+        "COMP_CWORD=$COMP_CWORD",
+        'COMP_CWORD=$COMP_CWORD COMP_LINE="$COMP_LINE" COMP_POINT=$COMP_POINT COMP_WORDBREAKS="$COMP_WORDBREAKS"',
+    )
+    _trim = ""
+
+    def get_completion_args(self) -> tuple[list[str], str]:
+        line, point = os.environ.get("COMP_LINE"), os.environ.get("COMP_POINT", "")
+        if line is None or not point.isdigit():
+            return super().get_completion_args()
+        typed = line[: int(point)]
+        words = split_arg_string(typed)
+        if not typed or typed[-1].isspace():
+            words.append("")
+        incomplete = words[-1] if words else ""
+        if ":" in os.environ.get("COMP_WORDBREAKS", ":") and ":" in incomplete:
+            self._trim = incomplete[: incomplete.rindex(":") + 1]
+        return words[1:-1], incomplete
+
+    def format_completion(self, item: CompletionItem) -> str:
+        value = item.value
+        if self._trim and isinstance(value, str) and value.startswith(self._trim):
+            value = value[len(self._trim) :]
+        return f"{item.type},{value}"
+
+
+add_completion_class(ColonBashComplete)

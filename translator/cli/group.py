@@ -10,7 +10,7 @@ from ..knowledge.registry import FORMATS, pairs
 # heading -> commands, in the order --help shows them; a command in none goes under "Other"
 SECTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Translate", ("convert", "batch", "migrate")),
-    ("Check and inspect", ("validate", "explain", "formats", "diff", "roundtrip", "prove")),
+    ("Check and inspect", ("validate", "explain", "formats", "diff", "roundtrip", "prove", "config")),
     ("Maintain", ("docs",)),
 )
 

@@ -45,13 +45,27 @@ def diff(a: str, b: str, opts: dict[str, Any]) -> Outcome:
 
 
 def roundtrip(pair: str, inputs: tuple[str, ...], opts: dict[str, Any]) -> Outcome:
-    from ..services.target_values import parse_set
+    from ..io.documents import dump_json
+    from ..io.outputs import write_files_atomic
+    from ..knowledge.registry import companion_format
+    from ..services.target_values import split_set
     from ..services.diff import roundtrip as do_roundtrip
     from .batch import split_pair
+    from .input_format import refuse_other_format
+    from .project import apply, for_pair, set_values
 
     src, dst = split_pair(pair)
-    result, _, _ = do_roundtrip(list(inputs), src, dst, rtol=opts["rtol"], world_size=opts["world_size"],
-                                set_values=parse_set(opts["set_values"]))  # fmt: skip
+    apply(opts, inputs)
+    opts = for_pair(opts, src, dst)
+    canonical, target = split_set(set_values(opts, dst), dst)
+    refuse_other_format(inputs, src, lambda fmt: f"neoconv roundtrip {fmt}2{dst}")
+    result, there, _ = do_roundtrip(
+        list(inputs), src, dst, rtol=opts["rtol"], world_size=opts["world_size"], set_values=canonical,
+        target_values=target, layout=opts["layout"], with_files=[(p, companion_format(p, src)) for p in opts["with_files"]],
+        model_config=opts.get("model_config"), source_version=opts["source_version"], target_version=opts["target_version"],
+    )  # fmt: skip
+    if opts["report_path"]:
+        write_files_atomic([(opts["report_path"], dump_json(there.report.to_json()))], inputs=tuple(inputs) + tuple(opts["with_files"]))
     _show(result, opts["as_json"])
     return Outcome(differences=0 if result.equal else 1)
 

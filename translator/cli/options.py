@@ -88,6 +88,8 @@ TRANSLATION_REPORT = click.option("--report", "report_path", metavar="FILE", typ
                                   help="The JSON report of translating A into B: show what it says of each difference.")
 
 # ---- prove (translator/prove: the frameworks' own code on both files)
+ROUNDTRIP_REPORT = click.option("--report", "report_path", metavar="FILE", type=click.Path(),
+                                help="Write the JSON report of the translation there (SRC2DST --report's) to FILE.")
 PROVE = click.option("--prove", is_flag=True,
                      help="Then prove the translation with both frameworks' own code, as `neoconv prove` (needs -o; "
                           "--env/--src or the project's configuration file name the frameworks).")

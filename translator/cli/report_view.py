@@ -99,10 +99,21 @@ def plain(report: Report, *, verbose: bool = False, columns: int | None = None, 
     pad = " " * 11
     for row in rows(report.entries, verbose=verbose, detail=detail):
         keys = printable(row.keys)
-        out += textwrap.wrap(f"{row.status:<10} {keys}", columns, subsequent_indent=pad, break_on_hyphens=False) or [row.status]
+        out += _wrap(f"{row.status:<10} {keys}", columns, "", pad) or [row.status]
         if row.reason:
-            out += textwrap.wrap(printable(row.reason), columns, initial_indent=pad, subsequent_indent=pad, break_on_hyphens=False)
+            out += _wrap(printable(row.reason), columns, pad, pad)
     return "".join(line + "\n" for line in out + footer(report))
+
+
+def _wrap(text: str, columns: int, first: str, rest: str) -> list[str]:
+    """Lines of at most `columns`, broken only between words: a key or a `--set` hint longer than a
+    line stays whole (it must be copied as it is), past the width."""
+    return textwrap.wrap(text, columns, initial_indent=first, subsequent_indent=rest, break_on_hyphens=False,
+                         break_long_words=False)  # fmt: skip
+
+
+def _longest_word(texts: Iterable[str]) -> int:
+    return max((len(word) for text in texts for word in text.split()), default=0)
 
 
 def terminal(report: Report, *, verbose: bool = False, color: bool = True, columns: int | None = None,
@@ -116,12 +127,30 @@ def terminal(report: Report, *, verbose: bool = False, color: bool = True, colum
     console = Console(file=file, width=columns or width(file), no_color=not color, force_terminal=True, highlight=False,
                       soft_wrap=False, emoji=False, markup=False)  # fmt: skip
     shown = rows(report.entries, verbose=verbose, detail=detail)
+    # the columns' widths, worked out here: each at least its longest word (a key or a --set hint is
+    # never broken), keys about 2/5 of the room (rich's own ratios with minimums crop words)
+    room = console.width - len("defaulted") - 6  # three columns: two gaps of padding and a rule
+    keys_width = max(_longest_word(printable(row.keys) for row in shown), min(room * 2 // 5, max((len(printable(r.keys)) for r in shown), default=0)))
+    why_width = room - keys_width
+    if shown and why_width < _longest_word(printable(row.reason) for row in shown):
+        # too narrow for columns that hold every key and hint whole: the plain layout, in colour
+        pad = " " * 11
+        for row in shown:
+            style = STYLE.get(row.status, "") if color else ""
+            for number, line in enumerate(_wrap(f"{row.status:<10} {printable(row.keys)}", console.width, "", pad)):
+                text = Text(line)
+                if number == 0:
+                    text.stylize(style, 0, len(row.status))
+                console.print(text)
+            for line in _wrap(printable(row.reason), console.width, pad, pad) if row.reason else []:
+                console.print(Text(line))
+        shown = []
     if shown:
         table = Table(show_header=True, header_style="bold", expand=False, box=box.SIMPLE_HEAD, pad_edge=False,
                       show_edge=False)  # fmt: skip
         table.add_column("status", no_wrap=True)
-        table.add_column("keys", overflow="fold", ratio=2)
-        table.add_column("why", overflow="fold", ratio=3)
+        table.add_column("keys", overflow="fold", width=keys_width)
+        table.add_column("why", overflow="fold", width=why_width)
         last = None
         for row in shown:
             if last is not None and row.status != last:

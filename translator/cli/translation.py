@@ -4,7 +4,7 @@ all or nothing, show the report."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import click
 
@@ -12,7 +12,11 @@ from ..core.errors import NeoconvError
 from ..services.policy import Outcome
 
 
-def run_translation(src: str, dst: str, inputs: tuple[str, ...], opts: dict[str, Any]) -> Outcome:
+def run_translation(
+    src: str, dst: str, inputs: tuple[str, ...], opts: dict[str, Any], command: Callable[[str], str] | None = None
+) -> Outcome:
+    """`command(fmt)`: the command line that reads the inputs as `fmt`, named when they are of
+    another format than `src` (detected from their content before anything is translated)."""
     from ..services.pipeline import translate
     from ..services.target_values import split_set
     from ..io.documents import dump_json
@@ -20,6 +24,11 @@ def run_translation(src: str, dst: str, inputs: tuple[str, ...], opts: dict[str,
     from ..services.policy import policy
     from ..knowledge.registry import companion_format
 
+    from .project import apply, for_pair, set_values as all_set_values
+
+    quiet_or_verbose(opts)
+    apply(opts, inputs)  # the project configuration file's options, where the command line gives none
+    opts = for_pair(opts, src, dst)
     rules = policy(opts["fail_on"], opts["strict"], opts["baseline"])  # a bad baseline fails before any writing
     with_files = [(path, companion_format(path, src)) for path in opts["with_files"]]
     output, report_path = opts["output"], opts["report_path"]
@@ -27,7 +36,11 @@ def run_translation(src: str, dst: str, inputs: tuple[str, ...], opts: dict[str,
         raise NeoconvError("--report - needs the config written to a file with -o")
     if opts.get("prove") and (output == "-" or writes_through(output)):
         raise NeoconvError("--prove runs the target framework on the written file: give -o OUT, a file")
-    set_values, target_values = split_set(opts["set_values"], dst)
+    set_values, target_values = split_set(all_set_values(opts, dst), dst)
+    if command is not None:
+        from .input_format import refuse_other_format
+
+        refuse_other_format(inputs, src, command)
     result = translate(
         list(inputs), src, dst,
         set_values=set_values, target_values=target_values, world_size=opts["world_size"], layout=opts.get("layout"),
@@ -66,13 +79,34 @@ def run_translation(src: str, dst: str, inputs: tuple[str, ...], opts: dict[str,
         click.echo(report_text, nl=False)
     if not opts["quiet"]:
         show_report(result.report, verbose=opts["verbose"], color=opts["color"])
-    policy_failures = len(rules.failures(result.report))
+    failures = rules.failures(result.report)
+    if failures:  # why the exit code is 1, also with -q
+        click.echo(f"neoconv: {failure_reason(failures, opts)}", err=True)
+    policy_failures = len(failures)
     if opts.get("prove"):
         from .prove import after_translation
 
         proved = after_translation(inputs, output, src, dst, result.report.to_json(), opts)
         return Outcome(policy_failures=policy_failures, differences=proved.differences, errors=proved.errors)
     return Outcome(policy_failures=policy_failures)
+
+
+def quiet_or_verbose(opts: dict[str, Any]) -> None:
+    """-q (no report) and -v (every entry) ask for opposite things: refused rather than one winning silently."""
+    from ..core.errors import UsageError
+
+    if opts.get("quiet") and opts.get("verbose"):
+        raise UsageError("-q (no report) and -v (every entry) contradict each other: give one")
+
+
+def failure_reason(failures: list[Any], opts: dict[str, Any]) -> str:
+    """One line: which entries fail which option ('exit 1: 6 lossy, 1 missing entries fail --fail-on lossy,missing')."""
+    from ..services.policy import describe
+
+    flag = f"--fail-on {opts['fail_on']}" if opts.get("fail_on") else "--strict (lossy, unknown, missing)"
+    accepted = f", and --baseline {opts['baseline']} does not accept them" if opts.get("baseline") else ""
+    noun = "entry fails" if len(failures) == 1 else "entries fail"
+    return f"exit 1: {describe(failures)} {noun} {flag}{accepted}"
 
 
 def show_report(report: Any, *, verbose: bool, color: str) -> None:

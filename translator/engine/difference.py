@@ -3,7 +3,9 @@ translation's check of its own output names (services/diff.py, the pipeline's ch
 
 from __future__ import annotations
 
+import json
 import math
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -91,22 +93,41 @@ class DiffResult:
                              f"{c.difference[1]}){said(c)}\n  A{side(c.a_keys)}: {_describe(c.a)}\n"
                              f"  B{side(c.b_keys)}: {_describe(c.b)}")  # fmt: skip
                 continue
-            lines.append(f"changed  {c.field}: {c.a!r}{side(c.a_keys)} -> {c.b!r}{side(c.b_keys)}{said(c)}")
+            lines.append(f"changed  {c.field}: {spelled(c.a)}{side(c.a_keys)} -> {spelled(c.b)}{side(c.b_keys)}{said(c)}")
         for c in self.only_a:
-            lines.append(f"removed  {c.field}: {c.a!r}{side(c.a_keys)} (not set in B){said(c)}")
+            lines.append(f"removed  {c.field}: {spelled(c.a)}{side(c.a_keys)} (not set in B){said(c)}")
         for c in self.only_b:
-            lines.append(f"added    {c.field}: {c.b!r}{side(c.b_keys)} (not set in A){said(c)}")
+            lines.append(f"added    {c.field}: {spelled(c.b)}{side(c.b_keys)} (not set in A){said(c)}")
         for c in self.inexpressible:
             value, keys, where = (c.a, c.a_keys, "A") if c.a is not None else (c.b, c.b_keys, "B")
             # what the report says became of A's setting, or of the value B got that A has no key for
             # (NeoX's accumulation, added for a Cerebras source)
             why = c.unheld or "the other format cannot express it"
-            lines.append(f"only-{where}   {c.field}: {value!r}{side(keys)} ({why}){said(c)}")
+            lines.append(f"only-{where}   {c.field}: {spelled(value)}{side(keys)} ({why}){said(c)}")
         for where, leaves in self.extensions.items():
             for leaf, value in leaves.items():
-                lines.append(f"extension {where} {leaf}: {value!r}")
+                lines.append(f"extension {where} {leaf}: {spelled(value)}")
         lines.append("equal" if self.equal else f"{len(self.changed) + len(self.only_a) + len(self.only_b)} difference(s)")
         return "\n".join(lines) + "\n"
+
+
+_QUOTED = re.compile(r"""^$|^[-+]?(\.?[0-9].*|\.inf|\.nan)$|^(true|false|yes|no|on|off|null|~)$|[:#]\s|^[\s'"\[\]{}&*!|>%@`,-]|\s$""", re.I)
+
+
+def spelled(value: Any) -> str:
+    """A value as a config file spells it (`small_init`, `true`, `null`, `[0.9, 0.95]`), not as Python
+    shows it (`'small_init'`, `True`): text is quoted only where YAML would read it as something else."""
+    if value is True or value is False or value is None:
+        return "true" if value is True else "false" if value is False else "null"
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False) if _QUOTED.search(value) or not value.isprintable() else value
+    if isinstance(value, float):
+        return ".inf" if value == math.inf else "-.inf" if value == -math.inf else ".nan" if value != value else repr(value)
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(spelled(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {spelled(v)}" for k, v in value.items()) + "}"
+    return str(value)
 
 
 def check_rtol(rtol: Any) -> float:

@@ -47,7 +47,7 @@ def repeats_for(source: Any, table: Any, release: str) -> list[str]:
         return []
     once = []
     for file, dup in source.repeated:
-        kept = at_path(source.tree, ".".join(dup.path))
+        kept = _kept(source, ".".join(dup.path))
         if dup.shadowed != kept:
             raise InputError(
                 f"{'.'.join(dup.path)} given twice with different values (lines {dup.first_line} and {dup.line}): "
@@ -56,6 +56,24 @@ def repeats_for(source: Any, table: Any, release: str) -> list[str]:
             )  # fmt: skip
         once.append(".".join(dup.path))
     return once
+
+
+def _kept(source: Any, dotted: str) -> Any:
+    """The value the file keeps at a key it repeats, as written: a reader that reads a layout into another
+    view (Model Zoo's trainer layout, read as the legacy one) names where each leaf was written in
+    `aliases`, so a trainer path is looked up through them (a block: its leaves, nested again)."""
+    from ..io.documents import unflatten
+
+    value = at_path(source.tree, dotted)
+    if value is not None:
+        return value
+    aliases = getattr(source, "aliases", {}) or {}
+    same = [read for read, written in aliases.items() if written == dotted]
+    if same:
+        return at_path(source.tree, same[0])
+    under = {written[len(dotted) + 1 :]: at_path(source.tree, read) for read, written in aliases.items()
+             if written.startswith(dotted + ".")}  # fmt: skip
+    return unflatten(under) if under else None
 
 
 def said_once(entries: list[Any], once: list[str], title: str, release: str) -> list[Any]:

@@ -1,7 +1,7 @@
 """Where each framework's environment is, named once in the project's configuration file: the
 `[tool.neoconv.prove]` table of a `pyproject.toml`, or the `[prove]` table of a `.neoconv.toml`
-(the name issue #31's project configuration file uses; as black and ruff do, the first of these
-files found from the current folder upwards that has a neoconv table is the one read):
+(the project configuration file every command reads, io/project_config.py: as black and ruff do,
+the first of these files found from the current folder upwards that has a neoconv table):
 
     [tool.neoconv.prove]                   # .neoconv.toml: [prove]
     env = { neox = "/opt/neox-env/bin/python", cerebras = "/opt/modelzoo-env/bin/python" }
@@ -29,38 +29,15 @@ class ProveConfig:
     src: dict[str, str] = field(default_factory=dict)
 
 
-def _toml(path: Path) -> dict[str, Any]:
-    import tomllib
-
-    try:
-        with path.open("rb") as handle:
-            return tomllib.load(handle)
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise UsageError(f"{path}: not a TOML file neoconv can read ({exc}); fix it or remove its neoconv table") from None
-
-
-def _table(path: Path) -> tuple[bool, Any]:
-    """(has a neoconv table, its prove table) of one candidate file."""
-    data = _toml(path)
-    if path.name == ".neoconv.toml":
-        return True, data.get("prove")
-    tool = data.get("tool")
-    neoconv = tool.get("neoconv") if isinstance(tool, dict) else None
-    return neoconv is not None, neoconv.get("prove") if isinstance(neoconv, dict) else None
-
-
 def find(start: Path | None = None) -> ProveConfig:
-    """The prove table of the project's configuration file, from `start` (the current folder) upwards."""
-    folder = (start or Path.cwd()).resolve()
-    for place in (folder, *folder.parents):
-        for name in (".neoconv.toml", "pyproject.toml"):
-            path = place / name
-            if not path.is_file():
-                continue
-            found, table = _table(path)
-            if found:
-                return _read(path, table)
-    return ProveConfig()
+    """The prove table of the project's configuration file, from `start` (the current folder) upwards:
+    the file every command reads (io/project_config.py), its `prove` sub-table."""
+    from ..io.project_config import find as find_project
+
+    project = find_project(start)
+    if project.file is None:
+        return ProveConfig()
+    return _read(project.file, project.table.get("prove"))
 
 
 def _read(path: Path, table: Any) -> ProveConfig:

@@ -44,6 +44,17 @@ def annotate(result: DiffResult, report: dict[str, Any]) -> None:
         change.report = tuple(dict.fromkeys(by_field.get(change.field, ())))
 
 
+_THERE_ONLY = (
+    "layout",
+    "with_files",
+    "source_layout",
+    "model_config",
+    "target_values",
+    "source_version",
+    "target_version",
+)
+
+
 def roundtrip(
     inputs: list[str], src: str, dst: str, *, rtol: float = DEFAULT_RTOL, **options: Any
 ) -> tuple[DiffResult, Any, Any]:
@@ -51,7 +62,7 @@ def roundtrip(
     import tempfile
     from pathlib import Path
 
-    from .pipeline import read_ir, translate
+    from .pipeline import Request, canonical, read, read_ir, translate
     from ..knowledge.registry import get_format
 
     check_rtol(rtol)
@@ -61,7 +72,10 @@ def roundtrip(
         middle.write_text(there.dump(), encoding="utf-8")
         for name, text in there.side_files.items():
             (Path(tmp) / name).write_text(text, encoding="utf-8")
-        back_options = {k: v for k, v in options.items() if k not in ("layout", "with_files", "source_layout")}
+        # back: the target's file read as its release, written for the source's (the source's own
+        # options: its layout, companions, model config and --set DST:KEY values, stay on the way there)
+        back_options = {k: v for k, v in options.items() if k not in _THERE_ONLY}
+        back_options.update(source_version=options.get("target_version"), target_version=options.get("source_version"))
         try:
             back = translate([str(middle)], dst, src, **back_options)
         except NeoconvError as exc:  # the middle file is ours and gone: name what the user gave
@@ -71,8 +85,12 @@ def roundtrip(
         final.write_text(back.dump(), encoding="utf-8")
         for name, text in back.side_files.items():
             (Path(tmp) / name).write_text(text, encoding="utf-8")
-        start = read_ir(inputs, src, **{k: v for k, v in options.items() if k != "layout"})
-        end = read_ir([str(final)], src, **back_options)
+        # the source as the translation read it (its --with companions merged), and the file back
+        start_options = {k: v for k, v in options.items() if k not in ("target_values", "output", "verify")}
+        request = Request.of(inputs, src, dst, start_options)
+        start = canonical(read(request), request)
+        end_options = {k: v for k, v in back_options.items() if k not in ("source_version", "target_version")}
+        end = read_ir([str(final)], src, **end_options, source_version=options.get("source_version"))
     result = diff_ir(start, end, rtol=rtol)
     # what the middle format cannot express is expected to be lost: list it, but separately
     kept = writable(dst)

@@ -1,7 +1,7 @@
 """A test-only format: a small TOML job config (the shape of torchtitan's `[model]`, `[training]`,
 `[optimizer]` tables), proving that a format package outside translator/formats is found, read,
-written and tested by every shared test with no edit outside its own folder (README "Adding a
-framework"). Its table (toyjob.yaml) and schema (toyjob.schema.json) sit beside it (`data`)."""
+written and tested by every shared test with no edit outside its own folder (docs/adding-a-framework.md).
+Its table (toyjob.yaml) and schema (toyjob.schema.json) sit beside it (`data`)."""
 
 from __future__ import annotations
 

@@ -43,4 +43,19 @@ class ToyReader(Reader):
         return source
 
 
+def _sniff_text(text: str) -> float | None:
+    """How surely a text is a toy job (content detection, `neoconv diff`, a file given to another
+    format's command): it reads as TOML, and the share of its tables the schema knows."""
+    try:
+        tree = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return None
+    if not tree:
+        return None
+    from neoconv.formats.detect import score
+
+    return score(tree, "toyjob")
+
+
+ToyReader.sniff_text = staticmethod(_sniff_text)
 READER = ToyReader()
