@@ -15,7 +15,7 @@ import pytest
 from neoconv import InputError, Status, translate
 from neoconv.api import read_ir
 from neoconv.knowledge.catalogue import catalogue
-from neoconv.services.validate import validate_file
+from neoconv.services.validate_file import validate_file
 from neoconv.formats.hftrainer import scheduler
 from neoconv.formats.hftrainer.reader import READER
 from neoconv.schedule.fields import parse

@@ -11,7 +11,7 @@ from neoconv.core.errors import InputError
 from neoconv.formats.megatron.options import parse, table
 from neoconv.formats.megatron.reader import READER
 from neoconv.formats.megatron.syntax import words_of
-from neoconv.services.validate import validate_file
+from neoconv.services.validate_file import validate_file
 
 
 def namespace(text: str):  # type: ignore[no-untyped-def]
