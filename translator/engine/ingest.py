@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..knowledge.catalogue import catalogue
+from ..core.bounded import keep
 from ..core.errors import InputError
 from ..io.documents import flatten
 from ..core.ir import IR, Origin, Value
@@ -115,15 +116,16 @@ class _Reading:
 
     def read_all(self, rules: tuple[Rule, ...]) -> None:
         readable, below, held = self.readable, self.below, self.held
-        for rule in rules:
-            keys = rule.keys
-            if rule.key is None and rule.formula is None:
+        for rule, step, keys in _plan(rules):
+            if step is _NOTE:
                 pass  # a write-side note (how the target expresses a field structurally), or a product alone
-            elif rule.is_const:
+            elif step is _CONST:
                 self._read_const(rule)
             elif held and self._blocked(rule):
                 pass
-            elif rule.pure and not held and not (
+            elif step is _LEAF and keys[0] in readable and not held:
+                self._read_leaf(rule, keys[0])  # the commonest: one key, a plain leaf of the file
+            elif step is not _OTHER and not held and not (
                 (keys[0] in readable or keys[0] in below) if len(keys) == 1 else any(k in readable or k in below for k in keys)
             ):
                 self._read_defaults(rule)  # none of its keys in the file and nothing else read
@@ -172,6 +174,26 @@ class _Reading:
                 if value is not None and not (name in ir.fields and ir.fields[name].origin is Origin.USER):
                     ir.fields[name] = value
 
+    def _read_leaf(self, rule: Rule, key: str) -> None:
+        """_read_keys of a pure rule with one key, a plain leaf of the file (most rules of most files)."""
+        value, note = coerce_input(self.source, self.coerce, key, self.readable[key])
+        value, guessed = unwrap(value)
+        if guessed:
+            self.lossy[id(rule)] = as_message(guessed)
+        if note or guessed:
+            self.coerced[key] = value
+        if self.ledger:
+            self.fates[key] = LeafFate("rule", rule, (("coerced", {"note": note}),) if note else ())
+        # the reading of the same value is remembered (memo_key, as _read_keys keys it)
+        kind = type(value)
+        if kind is str and len(value) <= 200 or kind is int or kind is bool or value is None:
+            memo: tuple[Any, ...] | None = (id(rule), self.version, key, kind, value)
+        elif kind is float:
+            memo = (id(rule), self.version, key, kind, value.hex())
+        else:
+            memo = memo_key(rule, self.version, {key: value})
+        self._take(rule, {key: value}, [key], [note] if note else [], memo)
+
     def _read_keys(self, rule: Rule) -> None:
         """The rule's keys in the file, coerced and read; the values it gives go into the IR."""
         present: dict[str, Any] = {}
@@ -204,6 +226,13 @@ class _Reading:
         # of configs repeats most of them (norm: layernorm, seq_length: 2048, the HF rules' model_type, ...).
         memo = memo_key(rule, self.version, present, None if rule.pure else inputs(rule, self.ir, subtree)) if (
             present or not rule.pure) else None  # fmt: skip
+        self._take(rule, present, owned_leaves, notes, memo)
+
+    def _take(
+        self, rule: Rule, present: dict[str, Any], owned_leaves: list[str], notes: list[str], memo: tuple[Any, ...] | None
+    ) -> None:
+        """What the rule reads from its keys' values (remembered under `memo`), into the IR."""
+        source, subtree = self.source, self.subtree
         checked = recall(self.table, memo) if memo is not None else None
         if checked is None:
             read = read_rule(rule, present, subtree, self.ir, self.version, source, owned_leaves)
@@ -260,3 +289,26 @@ class _Reading:
         return Origin.DEFAULT
 
 
+# how read_all takes each rule, worked out once per table (a batch reads every rule of every file)
+_NOTE, _CONST, _LEAF, _PURE, _OTHER = "note", "const", "leaf", "pure", "other"
+_PLANS: dict[int, tuple[tuple[Rule, ...], tuple[tuple[Rule, str, tuple[str, ...]], ...]]] = {}
+
+
+def _plan(rules: tuple[Rule, ...]) -> tuple[tuple[Rule, str, tuple[str, ...]], ...]:
+    """(rule, how it is read, its keys) for each of `rules`: a note or product alone (nothing to read), a
+    constant, a pure rule of one key, another pure rule, or one that reads more than its own keys."""
+    found = _PLANS.get(id(rules))
+    if found is None or found[0] is not rules:  # (the rules kept: their id is not reused)
+        steps = []
+        for rule in rules:
+            if rule.key is None and rule.formula is None:
+                step = _NOTE
+            elif rule.is_const:
+                step = _CONST
+            elif rule.pure:
+                step = _LEAF if len(rule.keys) == 1 else _PURE
+            else:
+                step = _OTHER
+            steps.append((rule, step, rule.keys))
+        found = keep(_PLANS, id(rules), (rules, tuple(steps)), 64)
+    return found[1]

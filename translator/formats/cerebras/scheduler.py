@@ -151,7 +151,7 @@ def read_legacy(learning_rate: Any, adjust_learning_rate: Any = None, release: s
 
 
 def _single_key(item: Any) -> str:
-    if not isinstance(item, Mapping) or len(item) != 1:
+    if not isinstance(item, (dict, Mapping)) or len(item) != 1:
         raise ScheduleError(f"a scheduler is a mapping with one class name, got {item!r}")
     return str(next(iter(item)))
 
@@ -159,7 +159,7 @@ def _single_key(item: Any) -> str:
 def _kwargs(cls: str, given: Any, notes: list[str], release: str | None) -> dict[str, Any]:
     if given is None:
         given = {}
-    if not isinstance(given, Mapping):
+    if not isinstance(given, (dict, Mapping)):
         raise ScheduleError(f"{cls} takes a mapping of arguments, got {given!r}")
     spec = CLASSES[cls]
     out = dict(given)

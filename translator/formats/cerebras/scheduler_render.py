@@ -183,8 +183,17 @@ def _closest_class(p: Phase, n: int, first: float, nxt: float) -> dict[str, Any]
     target = Schedule([_extended(p, n)])
     options = [{"LinearLR": {"initial_learning_rate": first, "end_learning_rate": nxt, "total_iters": n}},
                {"CosineDecayLR": {"initial_learning_rate": first, "end_learning_rate": nxt, "total_iters": n}}]
-    scored = [(max_difference(target, read_trainer([o]).schedule, n).value, k, o) for k, o in enumerate(options)]
-    return min(scored, key=lambda x: (x[0], x[1]))[2]
+    # the option of the phase's own shape first: the other's search then stops as soon as it is
+    # worse (a search under its cutoff is the whole search, so the choice and its ties are the same)
+    order = (1, 0) if p.kind == "cosine" else (0, 1)
+    best: tuple[float, int] | None = None
+    for k in order:
+        cutoff = best[0] if best is not None else math.inf
+        score = (max_difference(target, read_trainer([options[k]]).schedule, n, cutoff).value, k)
+        if best is None or score < best:
+            best = score
+    assert best is not None
+    return options[best[1]]
 
 
 def to_legacy(schedulers: Sequence[Mapping[str, Any]]) -> Any:
