@@ -4,6 +4,13 @@ translation pipeline lives in services/pipeline.py."""
 
 from __future__ import annotations
 
+import importlib.metadata  # noqa: F401  (the installed formats are found with it on the first translation)
+
 from .services.pipeline import ConfigInput, Translation, check_options, dump, load, parse_set, read_ir, translate
+
+# Every translation reads back what it wrote and settles its schedule: those modules are loaded with
+# the API instead of inside the first translation (where a run of distinct files would pay for them).
+from .schedule import fields, framework  # noqa: F401
+from .services import verify  # noqa: F401
 
 __all__ = ["ConfigInput", "Translation", "check_options", "dump", "load", "parse_set", "read_ir", "translate"]
