@@ -153,3 +153,29 @@ def test_the_corpus_mistral_is_refused_naming_the_fix() -> None:
         with pytest.raises(InputError) as caught:
             translate(path, "neox", dst)
         assert UNRUNNABLE["neox/mistral/7B.yml"] in caught.value.message and caught.value.line == 9
+
+
+def _narrowest_by_trying(width: int, gated: bool, multiple_of: int, model_parallel: int) -> tuple[int, int] | None:
+    for candidate in range(width, width + 4 * multiple_of * model_parallel + 1):
+        size = intermediate_size_for(candidate, gated, multiple_of)
+        if size is not None and mlp_shape(size, gated, multiple_of, model_parallel).runs:
+            return size, candidate
+    return None
+
+
+def test_runnable_at_least_is_the_narrowest_runnable_width() -> None:
+    for width in (1, 7, 96, 1000, 4097):
+        for gated in (False, True):
+            for multiple_of in (1, 3, 64):
+                for model_parallel in (1, 2, 3, 6, 8):
+                    expected = _narrowest_by_trying(width, gated, multiple_of, model_parallel)
+                    assert runnable_at_least(width, gated, multiple_of, model_parallel) == expected
+
+
+def test_a_huge_model_parallel_size_is_answered_at_once() -> None:
+    # the CI run that timed out: a fuzzed model_parallel_size made the search step through 4 x 10^18 widths
+    odd = 10**6 + 3  # stepping one width at a time would try millions
+    assert runnable_at_least(4096, True, 1, odd) == (3 * odd, odd)
+    huge = 10**18 + 9  # beyond a float's exact integers NeoX's 2/3 scaling no longer lands on it: none offered
+    assert runnable_at_least(4096, True, 1, huge) is None
+    assert width_problem(4096, "swiglu", 1, huge) is not None

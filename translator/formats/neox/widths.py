@@ -17,6 +17,7 @@ intermediate_size as is (no 2/3, no rounding): this concerns the dense MLP only.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 GATED = frozenset({"swiglu", "geglu", "geglu_tanh", "reglu", "bilinear", "glu"})
@@ -122,9 +123,12 @@ def width_problem(
 
 def runnable_at_least(width: int, gated: bool, multiple_of: int = 1, model_parallel: int = 1) -> tuple[int, int] | None:
     """(intermediate_size, width) of the narrowest runnable MLP at least `width` wide."""
-    step = multiple_of if gated else 2 * multiple_of
+    # A width runs when it is a multiple of the rounding step and splits over the ranks (2 per rank
+    # when gated, which a gated width's 2x fused layer gives): the multiples of their lcm. Stepping
+    # by it keeps the search a few tries for any model_parallel_size a file may hold.
+    step = math.lcm(multiple_of if gated else 2 * multiple_of, model_parallel)
     candidate = _round_up(width, step)
-    for _ in range(4 * model_parallel):  # a width dividing over the ranks (2 per rank when gated) is this near
+    for _ in range(4):
         size = intermediate_size_for(candidate, gated, multiple_of)
         if size is not None and mlp_shape(size, gated, multiple_of, model_parallel).runs:
             return size, candidate
