@@ -140,6 +140,7 @@ def test_in_place_keeps_a_backup(runner, tmp_path: Path, pythia160m: Path) -> No
     assert result.exit_code == 2
 
 
+@pytest.mark.slow
 def test_interrupted_run_leaves_no_partial_file(neox_tree: Path, tmp_path: Path) -> None:
     big = tmp_path / "big"
     for i in range(6):

@@ -136,6 +136,7 @@ def test_exclude_and_include_name_folders_too(runner, tmp_path: Path, pythia160m
     assert result.exit_code == 0 and sorted(p.relative_to(only).as_posix() for p in only.rglob("*.yml")) == ["llama/l.yml"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("jobs", ["1", "2"])
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_an_interrupted_batch_says_what_it_wrote_and_a_rerun_completes_it(tmp_path: Path, pythia160m: Path, sig: int,

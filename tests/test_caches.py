@@ -47,6 +47,7 @@ def _result(path: str, src: str, dst: str) -> tuple[str, str]:
     return done.dump(), json.dumps(done.report.to_json(), sort_keys=True)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("src,dst,folder,pattern", PAIRS, ids=[f"{s}2{d}" for s, d, _, _ in PAIRS])
 def test_warm_caches_give_what_empty_caches_give(src: str, dst: str, folder: str, pattern: str) -> None:
     corpus_dir(folder)  # skips, saying why, when the corpus is not beside the checkout
@@ -76,7 +77,7 @@ def test_recurring_values_are_told_apart_by_type_and_sign(tmp_path) -> None:
 
 
 def test_blocks_in_reading_keys_are_told_apart_by_type_order_and_size() -> None:
-    from neoconv.engine.memo import memo_key
+    from neoconv.engine.rule import memo_key
 
     rule = load_table("cerebras").read_order[0]
     key = lambda block: memo_key(rule, "2.4", {"k": block})  # noqa: E731

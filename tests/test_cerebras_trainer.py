@@ -32,6 +32,7 @@ from neoconv.services.validate import schema_errors
 # ---- legacy -> trainer ---------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", LEGACY, ids=rel)
 def test_every_legacy_file_migrates_to_the_trainer_layout(path: Path) -> None:
     result = translate_or_known(path, "cerebras", layout="trainer")
@@ -54,6 +55,7 @@ def test_every_legacy_file_migrates_to_the_trainer_layout(path: Path) -> None:
             assert "convert_legacy_params_to_trainer_params" in entry.detail or "ignores" in entry.detail
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", LEGACY, ids=rel)
 def test_legacy_trainer_legacy_is_the_identity(path: Path, tmp_path: Path) -> None:
     there = translate_or_known(path, "cerebras", layout="trainer")
@@ -119,6 +121,7 @@ def test_scalar_lr_becomes_a_constant_scheduler_and_flags_become_callbacks() -> 
 # ---- trainer -> legacy / neox / trainer -----------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", TRAINER, ids=rel)
 def test_every_trainer_file_reads_and_converts(path: Path) -> None:
     legacy = translate_or_known(path, "cerebras", layout="legacy")
@@ -141,6 +144,7 @@ def test_every_trainer_file_reads_and_converts(path: Path) -> None:
     assert schema_errors(yaml.safe_load(neox.dump()), "neox") == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", TRAINER, ids=rel)
 def test_trainer_to_trainer_is_the_identity(path: Path) -> None:
     result = translate_or_known(path, "cerebras", layout="trainer")

@@ -110,7 +110,7 @@ def test_help_version_explain_formats(runner) -> None:
      (["neox2cerebras", "fixtures/inputs/neox/pythia-160m.yml", "-o", "{out}"],
       # NeoX's table names DeepSpeed's formulas for the fp16 and zero_optimization blocks it hands on
       ["neoconv.formats.cerebras.formulas", "neoconv.formats.deepspeed.formulas",
-       "neoconv.formats.neox.formulas", "neoconv.knowledge.formulas_common"])],
+       "neoconv.formats.neox.formulas", "neoconv.knowledge.formula"])],
     ids=["help", "one translation and its report"],
 )  # fmt: skip
 def test_start_up_imports_only_what_it_uses(args: list[str], formulas: list[str], tmp_path: Path) -> None:
@@ -122,7 +122,7 @@ def test_start_up_imports_only_what_it_uses(args: list[str], formulas: list[str]
         f"try:\n    main({argv!r})\nexcept SystemExit:\n    pass\n"
         "print(sorted(m for m in ('jsonschema', 'deepdiff', 'hypothesis', 'rich') if m in sys.modules))\n"
         "print(sorted(m for m in sys.modules if m.startswith('neoconv.') and m.endswith('formulas')"
-        " or m.endswith('formulas_common')))\n"
+        " or m == 'neoconv.knowledge.formula'))\n"
     )
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert run.stdout.splitlines()[-2:] == ["[]", repr(formulas)], run.stdout + run.stderr

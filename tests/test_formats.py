@@ -148,3 +148,11 @@ def test_a_writer_is_told_the_target_version(tmp_path: Path, monkeypatch: pytest
     translate(str(path), "deepspeed", "deepspeed", target_version="0.17.1")
     translate(str(path), "deepspeed", "deepspeed")
     assert seen == ["0.17.1", "0.19.5"]  # the newest release's label
+
+
+def test_a_spec_still_giving_its_syntax_is_told_what_replaced_it() -> None:
+    """Capabilities are declared, not inferred from a syntax (issue 26): a spec written before is told what to declare."""
+    with pytest.raises(TypeError, match="declare what its files can do instead: comments=, editor="):
+        FormatSpec(name="old", title="Old", reader="old.reader", writer="old.writer", syntax="json")  # type: ignore[arg-type]
+    spec = FormatSpec(name="new", title="New", reader="new.reader", writer="new.writer", comments=False, editor="json")
+    assert (spec.comments, spec.editor, spec.empty_allowed) == (False, "json", False)

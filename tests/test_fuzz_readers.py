@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, cli_runner
+from conftest import cli_runner, format_inputs
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -24,9 +24,9 @@ WILD = ["", "~", "null", "-1", "0", "1e999", "nan", "'", '"', "[", "{", "}", "&a
 
 
 def _files(fmt: str) -> list[Path]:
-    """The format's own fixture files (fixtures/inputs/<format>/, its notes left out)."""
-    folder = FIXTURES / "inputs" / fmt
-    return sorted(p for p in folder.glob("*") if p.is_file() and p.suffix != ".md") if folder.is_dir() else []
+    """The format's own fixture files (fixtures/inputs/<format>/, or a test-only format's fixtures/;
+    its notes left out)."""
+    return [p for p in format_inputs(fmt) if p.suffix != ".md"]
 
 
 READABLE = [fmt for fmt in sorted(FORMATS) if _files(fmt)]

@@ -169,6 +169,7 @@ def test_the_megatron_facts_name_their_commits_and_record_every_default_the_sche
     assert not (tmp_path / "out.json").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(importlib.util.find_spec("mypy") is None, reason="mypy is not installed (pip install '.[test]')")
 def test_mypy_passes_the_generators_and_extractors() -> None:
     tools = [*GENERATED, *EXTRACTORS, "facts_file.py", "schema_output.py", "cerebras_trainer_schema.py"]

@@ -71,7 +71,9 @@ def _class_default(model_type: str, key: str) -> Any:
     if key == "rope_scaling" and "rope_type" in rope:  # what the class scales by when a file says nothing
         scaling = {k: v for k, v in rope.items() if k not in ("rope_theta", "partial_rotary_factor")}
         return None if scaling.get("rope_type") == "default" else scaling
-    inner = {"rotary_emb_base": "rope_theta", "rotary_pct": "partial_rotary_factor"}.get(key, key)  # GPT-NeoX's 4.x names
+    inner = {"rotary_emb_base": "rope_theta", "rotary_pct": "partial_rotary_factor"}.get(
+        key, key
+    )  # GPT-NeoX's 4.x names
     if inner in ("rope_theta", "partial_rotary_factor") and inner in rope:
         return rope[inner]
     if inner == "partial_rotary_factor" and rope:  # the rotary embedding's rope_parameters.get(..., 1.0)
@@ -121,7 +123,11 @@ def test_each_mapped_type_s_defaults_are_its_class_s(model_type: str) -> None:
     canonical = {name: _class_default(model_type, key) for name, key in mt.keys.items()}
     wrong = {}
     for key, default in mt.defaults.items():
-        theirs = FILLED_BY_MODEL.get((model_type, key)) if (model_type, key) in FILLED_BY_MODEL else _class_default(model_type, key)
+        theirs = (
+            FILLED_BY_MODEL.get((model_type, key))
+            if (model_type, key) in FILLED_BY_MODEL
+            else _class_default(model_type, key)
+        )
         if hf_types.derived(theirs):
             theirs = hf_types.resolve(theirs, canonical)
         ours = hf_types.resolve(default, canonical) if hf_types.derived(default) else default

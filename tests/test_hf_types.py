@@ -101,7 +101,9 @@ def test_hf2hf_keeps_an_unmapped_type_and_says_it_did_not_check_it(tmp_path: Pat
     result = translate([str(write(tmp_path, QWEN3_NEXT))], "hf", "hf")
     assert json.loads(result.dump()) == QWEN3_NEXT
     assert {e.status for e in result.report.entries} == {Status.EXACT}
-    assert all(e.kind == "carried_unchecked" and "HF qwen3_next (Qwen3NextConfig)" in e.detail for e in result.report.entries)
+    assert all(
+        e.kind == "carried_unchecked" and "HF qwen3_next (Qwen3NextConfig)" in e.detail for e in result.report.entries
+    )
     assert leaves_named(result, QWEN3_NEXT) == []
 
 
@@ -120,7 +122,9 @@ def test_a_remote_code_type_is_carried_by_hf2hf_and_named(tmp_path: Path) -> Non
     assert "which transformers 5.23.0 does not define (remote code" in result.report.entries[0].detail
 
 
-@pytest.mark.parametrize("model_type", ["gpt_oss", "dbrx", "seed_oss", "qwen3_5", "qwen3_5_moe", "glm_moe_dsa", "deepseek_v4"])
+@pytest.mark.parametrize(
+    "model_type", ["gpt_oss", "dbrx", "seed_oss", "qwen3_5", "qwen3_5_moe", "glm_moe_dsa", "deepseek_v4"]
+)
 def test_the_types_issue_27_names_are_never_refused_by_hf2hf(model_type: str, tmp_path: Path) -> None:
     config = {"model_type": model_type, **SMALL}
     result = translate([str(write(tmp_path, config))], "hf", "hf")
@@ -132,7 +136,9 @@ def test_the_types_issue_27_names_are_never_refused_by_hf2hf(model_type: str, tm
 
 def test_a_config_json_from_a_deepspeed_file_is_not_written(runner, tmp_path: Path) -> None:
     out = tmp_path / "config.json"
-    result = runner.invoke(main, ["deepspeed2hf", str(INPUTS / "deepspeed" / "warmup-cosine-lr-zero2.json"), "-o", str(out)])
+    result = runner.invoke(
+        main, ["deepspeed2hf", str(INPUTS / "deepspeed" / "warmup-cosine-lr-zero2.json"), "-o", str(out)]
+    )
     assert result.exit_code == 2 and not out.exists()
     assert result.stderr.count("\n") == 1
     assert "would hold no setting of the source: it needs hf.model_type" in result.stderr
@@ -241,7 +247,12 @@ def test_gpt_oss_written_by_the_hf_writer_is_the_same_model(tmp_path: Path) -> N
 def test_what_another_format_cannot_hold_of_gpt_oss_is_named(dst: str, tmp_path: Path) -> None:
     result = translate([str(write(tmp_path, GPT_OSS_20B))], "hf", dst, output=str(tmp_path / "out"))
     lost = {f for e in result.report.entries if e.status in (Status.LOSSY, Status.DROPPED) for f in e.fields}
-    assert {"model.attention_sinks", "model.moe_router_bias", "model.glu_linear_offset", "model.activation_clamp"} <= lost
+    assert {
+        "model.attention_sinks",
+        "model.moe_router_bias",
+        "model.glu_linear_offset",
+        "model.activation_clamp",
+    } <= lost
 
 
 def test_gpt_oss_scales_rope_by_default_so_none_is_written(tmp_path: Path) -> None:
@@ -301,9 +312,13 @@ def test_a_model_zoo_falcon_without_a_name_is_written_as_hf_falcon(tmp_path: Pat
         "model_type": "falcon", "multi_query": True, "parallel_attn": True, "new_decoder_architecture": False,
         "bias": False, "num_attention_heads": 71}  # fmt: skip
     back = read_ir(dict(result.config), "hf").ir.plain()
-    assert back["model.num_kv_heads"] == 1 and back["model.mlp_bias"] is False and back.get("model.lm_head_bias") is None
+    assert (
+        back["model.num_kv_heads"] == 1 and back["model.mlp_bias"] is False and back.get("model.lm_head_bias") is None
+    )
     # as GPT-J it had 71 kv heads and biased MLPs and output: 18 % more; as Falcon the count is the source's
-    assert count_parameters(back).total == count_parameters(source).total == 1_123_758_464  # transformers 5.23 builds it
+    assert (
+        count_parameters(back).total == count_parameters(source).total == 1_123_758_464
+    )  # transformers 5.23 builds it
     family = [e for e in result.report.entries if "model.family" in e.fields and e.status is Status.LOSSY]
     assert family and "written as falcon, which holds them" in family[0].detail
 

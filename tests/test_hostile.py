@@ -24,7 +24,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from neoconv.io import inputs as tin
+from neoconv.io import documents as tin  # (reading input files is documents.py's too)
 from neoconv.io import documents as tio
 from neoconv.io import outputs as tout
 from neoconv.api import translate

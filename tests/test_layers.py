@@ -6,6 +6,7 @@ read with `ast`, nothing is imported."""
 from __future__ import annotations
 
 import ast
+from functools import lru_cache
 from pathlib import Path
 from typing import NamedTuple
 
@@ -35,6 +36,7 @@ def _modules(root: Path) -> dict[str, Path]:
     return found
 
 
+@lru_cache(maxsize=8)  # both tests read the same tree: parsed once
 def _imports(root: Path) -> tuple[dict[str, Path], list[Import]]:
     """Every import of a module of the package by a module of the package. Importing `a.b.c` runs the
     packages `a` and `a.b` first: those count as imported too (unless the importer is inside them)."""
@@ -94,15 +96,19 @@ def layer_problems(root: Path) -> list[str]:
     for name in modules:
         if _layer_of(name) is None:
             places = "; ".join(f"{x.package}/: {x.holds}" for x in LAYERS)
-            problems.append(f"{_where(name)} is in no layer: put it in the package of the layer it belongs to "
-                            f"(translator/layers.py, lowest first: {places})")  # fmt: skip
+            problems.append(
+                f"{_where(name)} is in no layer: put it in the package of the layer it belongs to "
+                f"(translator/layers.py, lowest first: {places})"
+            )
     for imp in found:
         source, target = _layer_of(imp.importer), _layer_of(imp.target)
         if source is None or target is None or imp.on_the_way:
             continue
         if target == "" and source != "":  # the package's front: api, layers, its __init__
-            problems.append(f"{_where(imp.importer)}:{imp.line} imports {_where(imp.target)}, a front module of the "
-                            f"package: no layer imports those; take the name from the layer that defines it")  # fmt: skip
+            problems.append(
+                f"{_where(imp.importer)}:{imp.line} imports {_where(imp.target)}, a front module of the "
+                f"package: no layer imports those; take the name from the layer that defines it"
+            )
         elif source and target and RANK[target] > RANK[source]:
             problems.append(
                 f"{_where(imp.importer)}:{imp.line} (layer {source}) imports {_where(imp.target)} (layer {target}, "
@@ -174,8 +180,10 @@ def test_every_module_is_in_a_layer_and_imports_only_downwards() -> None:
 
 def test_no_import_cycle() -> None:
     cycles = import_cycles(ROOT)
-    shown = [" -> ".join([_where(c[0].importer), *(f"{_where(i.target)} (line {i.line} of the one before)" for i in c)])
-             for c in cycles]  # fmt: skip
+    shown = [
+        " -> ".join([_where(c[0].importer), *(f"{_where(i.target)} (line {i.line} of the one before)" for i in c)])
+        for c in cycles
+    ]
     assert not cycles, f"{len(cycles)} import cycle(s):\n" + "\n".join(shown)
 
 
@@ -187,15 +195,27 @@ def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
     return root
 
 
-@pytest.mark.parametrize("statement", [
-    "from ..formats.neox import reader",  # module level
-    "def f():\n    from ..formats.neox.reader import READER",  # function level
-    "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..formats import neox",  # for types only
-    "import neoconv.formats.neox.reader",  # absolute
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "from ..formats.neox import reader",  # module level
+        "def f():\n    from ..formats.neox.reader import READER",  # function level
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..formats import neox",  # for types only
+        "import neoconv.formats.neox.reader",  # absolute
+    ],
+)
 def test_an_upward_import_is_found_wherever_it_is(tmp_path: Path, statement: str) -> None:
-    root = _tree(tmp_path, {"__init__.py": "", "knowledge/__init__.py": "", "knowledge/tables.py": statement,
-                            "formats/__init__.py": "", "formats/neox/__init__.py": "", "formats/neox/reader.py": ""})  # fmt: skip
+    root = _tree(
+        tmp_path,
+        {
+            "__init__.py": "",
+            "knowledge/__init__.py": "",
+            "knowledge/tables.py": statement,
+            "formats/__init__.py": "",
+            "formats/neox/__init__.py": "",
+            "formats/neox/reader.py": "",
+        },
+    )
     problems = layer_problems(root)
     assert len(problems) == 1 and problems[0].startswith("translator/knowledge/tables:"), problems
     assert "(layer knowledge) imports translator/formats" in problems[0]
@@ -203,22 +223,38 @@ def test_an_upward_import_is_found_wherever_it_is(tmp_path: Path, statement: str
 
 
 def test_a_module_outside_every_layer_is_named_with_the_layers(tmp_path: Path) -> None:
-    root = _tree(tmp_path, {"__init__.py": "", "extra/__init__.py": "", "extra/runner.py": "from ..core import x",
-                            "core/__init__.py": ""})  # fmt: skip
+    root = _tree(
+        tmp_path,
+        {"__init__.py": "", "extra/__init__.py": "", "extra/runner.py": "from ..core import x", "core/__init__.py": ""},
+    )
     problems = layer_problems(root)
     assert [p.split(" is in no layer")[0] for p in problems] == ["translator/extra", "translator/extra/runner"]
     assert "services/: the translation pipeline" in problems[0]
 
 
 def test_a_cycle_through_a_function_level_import_and_a_package_is_found(tmp_path: Path) -> None:
-    root = _tree(tmp_path, {
-        "__init__.py": "", "engine/__init__.py": "from .emit import emit",
-        "engine/emit.py": "def emit():\n    from ..services.diff import diff_ir",
-        "services/__init__.py": "", "services/diff.py": "from ..engine.ledger import Ingested",
-        "engine/ledger.py": "",
-    })  # fmt: skip
+    root = _tree(
+        tmp_path,
+        {
+            "__init__.py": "",
+            "engine/__init__.py": "from .emit import emit",
+            "engine/emit.py": "def emit():\n    from ..services.diff import diff_ir",
+            "services/__init__.py": "",
+            "services/diff.py": "from ..engine.ledger import Ingested",
+            "engine/ledger.py": "",
+        },
+    )
     cycles = import_cycles(root)
     assert len(cycles) == 1
     assert sorted(i.importer for i in cycles[0]) == ["engine", "engine.emit", "services.diff"]
-    assert not import_cycles(_tree(tmp_path / "ok", {"__init__.py": "", "engine/__init__.py": "from .emit import emit",
-                                                     "engine/emit.py": "from .ledger import x", "engine/ledger.py": ""}))  # fmt: skip
+    assert not import_cycles(
+        _tree(
+            tmp_path / "ok",
+            {
+                "__init__.py": "",
+                "engine/__init__.py": "from .emit import emit",
+                "engine/emit.py": "from .ledger import x",
+                "engine/ledger.py": "",
+            },
+        )
+    )

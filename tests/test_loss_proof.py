@@ -10,7 +10,7 @@ import pytest
 
 from neoconv import translate
 from neoconv.api import read_ir
-from neoconv.core.compare import DEFAULT_RTOL, values_equal
+from neoconv.core.ir import DEFAULT_RTOL, values_equal
 from neoconv.services.diff import diff_ir
 from neoconv.core.errors import NeoconvError, NothingToWrite, UnsupportedFamily
 from neoconv.knowledge.registry import FORMATS as REGISTERED
@@ -182,6 +182,7 @@ CORPUS_FOLDERS = {"neox": ["neox"], "cerebras": ["cerebras-legacy", "cerebras-tr
 PATTERNS = {"neox": "**/*.yml", "cerebras": "**/*.yaml", "deepspeed": "**/*.json", "veomni": "**/*.yaml"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("src,dst", [(s, d) for s in FORMATS for d in FORMATS if s != d])
 def test_every_difference_of_a_corpus_translation_is_named(src: str, dst: str, tmp_path: Path) -> None:
     if src not in CORPUS_FOLDERS:
@@ -346,7 +347,7 @@ def test_a_default_value_lost_has_an_entry_of_its_own() -> None:
 
 @pytest.mark.parametrize("fmt", sorted(NO_RELEASE_HAD))
 def test_the_unknown_keys_the_corpus_sweep_accepts_are_keys_of_no_release(fmt: str) -> None:
-    from neoconv.knowledge.history import load_history
+    from neoconv.knowledge.schema import load_history
 
     history = load_history(fmt)
     assert history is not None

@@ -1,11 +1,11 @@
-"""translator/formats/neox/widths.py: the widths GPT-NeoX's ParallelMLP builds, and the ones it cannot run."""
+"""translator/formats/neox/formulas.py (the MLP widths): the widths GPT-NeoX's ParallelMLP builds, and the ones it cannot run."""
 
 from __future__ import annotations
 
 import pytest
 import yaml
 
-from neoconv.formats.neox.widths import intermediate_size_for, mlp_shape, runnable_at_least, width_problem
+from neoconv.formats.neox.formulas import intermediate_size_for, mlp_shape, runnable_at_least, width_problem
 
 from conftest import CORPUS
 

@@ -36,6 +36,7 @@ def neox_tree(result: Any, tmp_path: Path) -> dict[str, Any]:
     return neox.read([str(out)]).tree
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", CEREBRAS, ids=corpus_id(CORPUS))
 def test_every_cerebras_file_converts_to_neox(path: Path, tmp_path: Path) -> None:
     result = translate_or_known(path, "neox")

@@ -23,6 +23,8 @@ if shutil.which("git") is None:
 LEGACY = FIXTURES / "preserve" / "cerebras-legacy.yaml"
 FLAT = FIXTURES / "preserve" / "veomni-flat.yaml"
 
+pytestmark = pytest.mark.slow  # scratch repositories and pre-commit's own environments: the slow tier
+
 
 def _git(cwd: Path, *args: str) -> str:
     env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",

@@ -38,6 +38,7 @@ def _migrate(fmt: str, layout: str | None, path: Path) -> Any:
         pytest.skip(f"{fmt}2{fmt} --layout {layout} refuses {path.name}: {exc}")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("fmt", "layout", "path"), CASES, ids=_id)
 def test_migration_keeps_comments_and_touches_only_what_moved(fmt: str, layout: str | None, path: Path) -> None:
     result = _migrate(fmt, layout, path)

@@ -23,7 +23,7 @@ from neoconv.knowledge.mapping import load_table
 from neoconv.knowledge.registry import get_format, pairs
 from neoconv.core.report import Report, Status
 from neoconv.formats.spec import WriteContext
-from neoconv.knowledge.formulas_common import structural_family
+from neoconv.knowledge.formula import structural_family
 
 
 @st.composite
@@ -131,6 +131,7 @@ ROUND_PAIRS = [(a, b) for a, b in pairs() if a != b and expressible(a) & express
 @pytest.mark.parametrize("src, dst", ROUND_PAIRS or [pytest.param("neox", "neox", marks=pytest.mark.skip("one format"))])
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(values=canonical_configs())
+@pytest.mark.slow
 def test_there_and_back(src: str, dst: str, values: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) -> None:
     folder = tmp_path_factory.mktemp("prop")
     both = expressible(src) & expressible(dst)

@@ -16,8 +16,7 @@ from typing import Any
 
 import pytest
 
-from neoconv.services import pipeline as api  # the pipeline, whose table lookups the tests patch
-from neoconv.services import verify
+from neoconv.services import pipeline as api  # the pipeline (its check too), whose table lookups the tests patch
 from neoconv.api import translate
 from neoconv.core.errors import NeoconvError
 from neoconv.io.documents import dump_json
@@ -360,7 +359,6 @@ def _shape_entries(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[Entr
         table = overlay(name, tmp_path)
         with monkeypatch.context() as patch:
             patch.setattr(api, "load_table", lambda f, t=table: t if f == t.format else load_table(f))
-            patch.setattr(verify, "load_table", lambda f, t=table: t if f == t.format else load_table(f))
             found += translate([str(path)], src, dst, **options).report.entries  # type: ignore[arg-type]
     return found
 

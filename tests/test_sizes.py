@@ -1,4 +1,6 @@
-"""Small modules with one job: no module of translator/ over 400 lines, no function over 80 (issue 19)."""
+"""Modules with one job and functions that fit on a screen: no module of translator/ over 800 lines, no
+function over 80 (issue 19). 800, not 400: a cohesive module (the engine's reading of a source, a format's
+formulas) is not split into fragments to fit a cap (issue 26)."""
 
 from __future__ import annotations
 
@@ -6,13 +8,10 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent / "translator"
-MODULE_LINES, FUNCTION_LINES = 400, 80
-# Capped where they stand: yamlread's event loop is the YAML reader's hot path (and the reader is one
-# job: events to plain data, its bounds and YAML's merge rule); the Cerebras schedule
-# module moves into its format package (and is split there) when schedules are wired in (issue 16).
-CAPPED = {
-    ("io/yamlread.py", "_build"): 86, ("io/yamlread.py", None): 470, ("schedule/frameworks/cerebras.py", None): 548,
-}  # fmt: skip
+MODULE_LINES, FUNCTION_LINES = 800, 80
+# Capped where it stands: yamlread's event loop is the YAML reader's hot path (one function: a call per
+# event would cost a batch more than the split gains)
+CAPPED = {("io/yamlread.py", "_build"): 86}
 
 
 def _too_long() -> list[str]:

@@ -6,12 +6,12 @@ import math
 
 import pytest
 
-from neoconv.knowledge.formulas_common import structural_family
+from neoconv.knowledge.formula import structural_family
 from neoconv.knowledge.formula import FORMULAS, Approx, Missing, unwrap
 from neoconv.schedule.fields import parse, same, summaries
 from neoconv.schedule.simple import simple
 from neoconv.knowledge.mapping import load_table
-from neoconv.knowledge.formulas_common import init_method_std as neox_init_std
+from neoconv.knowledge.formula import init_method_std as neox_init_std
 
 ffn = FORMULAS["neox.ffn_width"]
 

@@ -14,6 +14,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(importlib.util.find_spec("mypy") is None, reason="mypy is not installed (pip install '.[test]')")
 def test_mypy_finds_no_type_errors() -> None:
     run = subprocess.run(
@@ -23,6 +24,7 @@ def test_mypy_finds_no_type_errors() -> None:
     assert run.returncode == 0, run.stdout + run.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(importlib.util.find_spec("mypy") is None, reason="mypy is not installed (pip install '.[test]')")
 def test_a_typed_client_passes_mypy_strict(tmp_path: Path) -> None:
     """What a porting tool meets: py.typed, explicit exports (no 'does not explicitly export')."""

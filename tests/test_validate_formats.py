@@ -107,7 +107,9 @@ def test_what_neoconv_writes_validates_as_the_target(src: str, dst: str, tmp_pat
         out = tmp_path / str(n) / f"out{get_format(dst).suffix}"
         out.parent.mkdir()
         try:
-            result = translate([str(FIXTURES_OF[name][1])], src, dst, output=str(out), set_values={"model.vocab_size": 50304})
+            result = translate(
+                [str(FIXTURES_OF[name][1])], src, dst, output=str(out), set_values={"model.vocab_size": 50304}
+            )
         except (UnsupportedFamily, NothingToWrite):
             refused += 1  # refused, saying why: nothing written to validate
             continue
@@ -126,7 +128,12 @@ def test_what_neoconv_writes_validates_as_the_target(src: str, dst: str, tmp_pat
 def test_validate_reads_a_megatron_launcher_and_an_hf_config_json(runner) -> None:
     """The two formats validate could not read (issue 27): every key of an HF config.json was 'not a
     parameter'; a Megatron argument file or launcher was parsed as YAML."""
-    for name in ("hf/llama-3.1-8b.json", "megatron/gpt3-175b.sh", "megatron/llama3-8b.args", "megatron/gpt-15b-ci.yaml"):
+    for name in (
+        "hf/llama-3.1-8b.json",
+        "megatron/gpt3-175b.sh",
+        "megatron/llama3-8b.args",
+        "megatron/gpt-15b-ci.yaml",
+    ):
         result = runner.invoke(main, ["validate", str(INPUTS / name)])
         assert result.exit_code == 0 and result.stdout == "", result.output
         fmt = "hf" if name.startswith("hf/") else "megatron"

@@ -42,6 +42,7 @@ def assert_every_leaf_once(result, path: Path) -> None:
     assert sorted(keys) == sorted(leaves)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", VEOMNI_FILES, ids=ident)
 @pytest.mark.parametrize("dst", TARGETS)
 def test_every_veomni_config_translates(path: Path, dst: str) -> None:
@@ -52,6 +53,7 @@ def test_every_veomni_config_translates(path: Path, dst: str) -> None:
         assert schema_errors(yaml.safe_load(result.dump()) if dst != "deepspeed" else json.loads(result.dump()), dst) == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", VEOMNI_FILES, ids=ident)
 @pytest.mark.parametrize("layout", ["nested", "flat"])
 def test_every_veomni_config_migrates(path: Path, layout: str) -> None:
@@ -70,6 +72,7 @@ def test_data_manifests_are_refused_with_what_they_are(path: Path) -> None:
         translate(path, "veomni", "neox")
 
 
+@pytest.mark.slow
 def test_every_veomni_config_through_the_cli(runner, tmp_path: Path) -> None:
     if not VEOMNI_FILES:
         pytest.skip("the shared corpus is not present")
@@ -83,6 +86,7 @@ def test_every_veomni_config_through_the_cli(runner, tmp_path: Path) -> None:
                 assert report["source"]["layout"] == ("flat" if "veomni-legacy" in str(path) else "nested")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("src, path", INTO, ids=lambda x: x if isinstance(x, str) else ident(x))
 def test_neox_and_cerebras_configs_into_veomni(src: str, path: Path, tmp_path: Path) -> None:
     try:

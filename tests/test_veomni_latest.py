@@ -12,7 +12,7 @@ import yaml
 from neoconv import translate
 from neoconv.core.errors import InputError
 from neoconv.formats.veomni.fields import fields
-from neoconv.knowledge.history import load_history
+from neoconv.knowledge.schema import load_history
 from neoconv.io.documents import flatten
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from neoconv import translate
 from neoconv.cli import main
 from neoconv.core.errors import InputError
-from neoconv.knowledge.history import load_history
+from neoconv.knowledge.schema import load_history
 
 STRICT = Path(__file__).resolve().parent.parent / "fixtures" / "inputs" / "veomni" / "strict"
 

@@ -6,7 +6,7 @@ import pytest
 
 from neoconv import translate
 from neoconv.core.errors import UsageError
-from neoconv.knowledge.history import NO_DEFAULT, load_history
+from neoconv.knowledge.schema import NO_DEFAULT, load_history
 from neoconv.knowledge.versions import detect, resolve, versions
 
 

@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 OUTPUT = ROOT / "schemas" / "hf-classes.json"
 
 # run by the transformers interpreter: prints the JSON document
-PROBE = r'''
+PROBE = r"""
 import dataclasses, json, logging, warnings
 warnings.filterwarnings("ignore")
 import transformers
@@ -93,16 +93,18 @@ for name in sorted(CAUSAL):
                                 and not k.startswith("_") and k not in ("model_type", "transformers_version")})
     types[name] = record
 print(json.dumps({"transformers": transformers.__version__, "common": sorted(common), "types": types}))
-'''
+"""
 
-COMMENT = ("extracted by tools/extract_hf_classes.py from the transformers package named below: every model_type "
-           "with a causal-LM class (MODEL_FOR_CAUSAL_LM_MAPPING_NAMES): its config class, CausalLM class, "
-           "whether it is an encoder-decoder, its sub-configs, each dataclass field's own default (a "
-           "block with no model_type of its own, MPT's attn_config, as dotted keys) "
-           "(PreTrainedConfig's fields are in `common`), the class's attribute_map (`aliases`), and `built`: "
-           "the values __post_init__ gives where they differ from the field's default, or keys it adds. "
-           "A default transformers cannot write as JSON is {\"<value>\": type}, a field without one "
-           "{\"<required>\": true}.")
+COMMENT = (
+    "extracted by tools/extract_hf_classes.py from the transformers package named below: every model_type "
+    "with a causal-LM class (MODEL_FOR_CAUSAL_LM_MAPPING_NAMES): its config class, CausalLM class, "
+    "whether it is an encoder-decoder, its sub-configs, each dataclass field's own default (a "
+    "block with no model_type of its own, MPT's attn_config, as dotted keys) "
+    "(PreTrainedConfig's fields are in `common`), the class's attribute_map (`aliases`), and `built`: "
+    "the values __post_init__ gives where they differ from the field's default, or keys it adds. "
+    'A default transformers cannot write as JSON is {"<value>": type}, a field without one '
+    '{"<required>": true}.'
+)
 
 
 def build(python: str) -> dict:
@@ -122,7 +124,9 @@ def main() -> int:
     args = parser.parse_args()
     if not args.python:
         parser.error("give --python (an interpreter with transformers) or set $NEOCONV_ORACLE_HF")
-    text = json.dumps(build(args.python), indent=1, ensure_ascii=False, sort_keys=True) + "\n"  # dicts built from sets vary
+    text = (
+        json.dumps(build(args.python), indent=1, ensure_ascii=False, sort_keys=True) + "\n"
+    )  # dicts built from sets vary
     path = Path(args.output)
     if args.check:
         if not path.is_file() or path.read_text(encoding="utf-8") != text:

@@ -8,9 +8,8 @@ import importlib.metadata  # noqa: F401  (the installed formats are found with i
 
 from .services.pipeline import ConfigInput, Translation, check_options, dump, load, parse_set, read_ir, translate
 
-# Every translation reads back what it wrote and settles its schedule: those modules are loaded with
-# the API instead of inside the first translation (where a run of distinct files would pay for them).
-from .schedule import fields, framework  # noqa: F401
-from .services import verify  # noqa: F401
+# Every translation settles its schedule (and a writer fits one): those modules are loaded with the
+# API instead of inside the first translation (where a run of distinct files would pay for them).
+from .schedule import fields, fit  # noqa: F401
 
 __all__ = ["ConfigInput", "Translation", "check_options", "dump", "load", "parse_set", "read_ir", "translate"]

@@ -20,24 +20,42 @@ class Layer(NamedTuple):
 
 
 LAYERS: tuple[Layer, ...] = (
-    Layer("core", "values and errors every layer shares: the canonical IR's values, exceptions, report "
-                  "entries and message kinds, value comparison, the cache bound, where the data folders are"),
-    Layer("io", "config files in and out: YAML/JSON reading with line numbers, YAML writing, dotted keys, "
-                "atomic outputs, the format-preserving editor (preserve/), comments carried across formats"),
+    Layer(
+        "core",
+        "values and errors every layer shares: the canonical IR's values, exceptions, report "
+        "entries and message kinds, value comparison, the cache bound, where the data folders are",
+    ),
+    Layer(
+        "io",
+        "config files in and out: YAML/JSON reading with line numbers, YAML writing, dotted keys, "
+        "atomic outputs, the format-preserving editor (preserve/), comments carried across formats",
+    ),
     Layer("schedule", "learning-rate schedules: the canonical piecewise form, exact comparison, closest forms"),
-    Layer("knowledge", "what neoconv knows of the frameworks, as data and its loaders: the registry of formats, "
-                       "the catalogue, mapping tables (mapping/), schemas, key histories and releases, formulas, "
-                       "model families, the Source a reader hands on"),
-    Layer("engine", "applying the tables: source leaves -> canonical IR -> target leaves, the ledger, the "
-                    "report's entries, the comparison of two readings"),
+    Layer(
+        "knowledge",
+        "what neoconv knows of the frameworks, as data and its loaders: the registry of formats, "
+        "the catalogue, mapping tables (mapping/), schemas, key histories and releases, formulas, "
+        "model families, the Source a reader hands on",
+    ),
+    Layer(
+        "engine",
+        "applying the tables: source leaves -> canonical IR -> target leaves, the ledger, the "
+        "report's entries, the comparison of two readings",
+    ),
     Layer("formats", "the format contract (spec.py: Reader, Writer) and one package per format; detection"),
-    Layer("services", "the translation pipeline and what the library offers around it: its check of its own "
-                      "output, diff and round trip, validate, explain, docs, arguments, the failure policy"),
-    Layer("prove", "`neoconv prove`: the frameworks' own code on a source and its translation (probes/: one file per "
-                   "format, run by the framework's interpreter), the comparison and the certificate"),
+    Layer(
+        "services",
+        "the translation pipeline and what the library offers around it: its check of its own "
+        "output, diff and round trip, validate, explain, docs, arguments, the failure policy",
+    ),
+    Layer(
+        "prove",
+        "`neoconv prove`: the frameworks' own code on a source and its translation (probes/: one file per "
+        "format, run by the framework's interpreter), the comparison and the certificate",
+    ),
     Layer("batch", "a whole tree of configs: the walk, one file's job, the summary and the record"),
     Layer("cli", "the command line: options, commands, the report on the terminal, exit codes"),
-)  # fmt: skip
+)
 
 # modules of the package itself: its front door (the lazy public names, `python -m`, the library API
 # and this list); they may import any layer, and no layer imports them

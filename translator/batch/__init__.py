@@ -50,8 +50,8 @@ def _clean_stale_temps(out_dir: Path) -> None:
 
 def _usage(opts: BatchOptions) -> None:
     """What would make every file fail the same way is a bad invocation: exit 2 before any work."""
-    from ..services.reading import load
-    from ..services.arguments import check_options
+    from ..services.pipeline import load
+    from ..services.pipeline import check_options
 
     check_options(opts.src, opts.dst, opts.translate_options)
     from ..knowledge.registry import companion_format

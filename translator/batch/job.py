@@ -27,7 +27,7 @@ def output_path(rel: str, src: str, dst: str) -> str:
 def run_job(opts: BatchOptions, args: Job) -> FileResult:
     """Translate one file (must not raise: one bad file never stops a migration of thousands)."""
 
-    from ..io.inputs import inputs_inside
+    from ..io.documents import inputs_inside
 
     path_s, rel_s, out_s = args
     try:
@@ -113,7 +113,7 @@ def _diff(old: str | None, new: str, name: str) -> str:
 def _read_source(path: str, opts: BatchOptions) -> Any:
     """The file read as the source format, or None when it plainly is another format (translate
     then reads it as that one and says so)."""
-    from ..services.reading import load
+    from ..services.pipeline import load
     from ..core.errors import WrongFormat
 
     options = opts.translate_options

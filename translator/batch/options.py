@@ -17,7 +17,9 @@ class BatchOptions:
     exclude: list[str] = field(default_factory=list)
     with_files: list[str] = field(default_factory=list)
     jobs: int = 1
-    policy: Policy = field(default_factory=Policy)  # which report entries fail the run (--strict, --fail-on, --baseline)
+    policy: Policy = field(
+        default_factory=Policy
+    )  # which report entries fail the run (--strict, --fail-on, --baseline)
     check: bool = False
     in_place: bool = False
     backup: bool = True
@@ -26,7 +28,9 @@ class BatchOptions:
     prune: bool = False  # remove the outputs of sources that are gone (record.py says which)
     plain: bool = False  # a same-format migration writes the plain layout, not the source's formatting
     skip_unsupported: bool = False  # a model family the target cannot hold: skipped, not failed
-    out_root: str = ""  # the folder outputs go into (OUT_DIR, or SRC_DIR with --in-place): nothing is written outside it
+    out_root: str = (
+        ""  # the folder outputs go into (OUT_DIR, or SRC_DIR with --in-place): nothing is written outside it
+    )
     src_root: str = ""  # SRC_DIR: sources are read only inside it, never through a link
     prove: bool = False  # keep each written file's report for `--prove` (cli/batch.py proves them after the run)
 

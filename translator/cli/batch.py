@@ -22,7 +22,7 @@ def split_pair(pair: str) -> tuple[str, str]:
 
 
 def run(pair: str, src_dir: str, opts: dict[str, Any]) -> Outcome:
-    from ..services.arguments import split_set
+    from ..services.target_values import split_set
     from ..batch import BatchInterrupted, BatchOptions, batch_outcome, human_summary, run_batch
     from .run import Interrupted
     from ..services.policy import policy

@@ -63,7 +63,7 @@ def layouts(ctx: Context, param: Parameter, incomplete: str) -> list[CompletionI
 
 def releases(ctx: Context, param: Parameter, incomplete: str) -> list[CompletionItem]:
     """validate --version: the releases of the format given with --format (all formats' otherwise)."""
-    from ..knowledge.history import history
+    from ..knowledge.schema import history
 
     given = ctx.params.get("fmt") or next((b for a, b in zip(ctx.args, ctx.args[1:]) if a == "--format"), None)
     fmts = [given] if given in FORMATS else list(FORMATS)

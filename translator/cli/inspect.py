@@ -27,11 +27,11 @@ def formats() -> Outcome:
 
 
 def diff(a: str, b: str, opts: dict[str, Any]) -> Outcome:
-    from ..services.reading import read_ir
+    from ..services.pipeline import read_ir
     from ..formats.detect import detect_file
     from ..services.diff import annotate, check_report, diff_ir
     from ..io.documents import parse_json
-    from ..io.inputs import read_text
+    from ..io.documents import read_text
 
     report_path = opts["report_path"]
     report = check_report(parse_json(read_text(report_path), report_path), report_path) if report_path else None
@@ -45,7 +45,7 @@ def diff(a: str, b: str, opts: dict[str, Any]) -> Outcome:
 
 
 def roundtrip(pair: str, inputs: tuple[str, ...], opts: dict[str, Any]) -> Outcome:
-    from ..services.arguments import parse_set
+    from ..services.target_values import parse_set
     from ..services.diff import roundtrip as do_roundtrip
     from .batch import split_pair
 

@@ -78,8 +78,8 @@ def format_of(path: str, wanted: str | None) -> str | None:
 
 def _migrate(path: str, fmt: str, opts: dict[str, Any]) -> tuple[str, str, Any]:
     from ..services.pipeline import translate
-    from ..services.arguments import split_set
-    from ..io.inputs import read_text, starts_with_bom
+    from ..services.target_values import split_set
+    from ..io.documents import read_text, starts_with_bom
     from ..services.output_text import output_text
 
     set_values, target_values = split_set(opts["set_values"], fmt)

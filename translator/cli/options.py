@@ -9,7 +9,7 @@ from typing import Any, Callable, Iterable
 
 import click
 
-from ..core.compare import DEFAULT_RTOL
+from ..core.ir import DEFAULT_RTOL
 from ..knowledge.registry import FORMATS
 from ..core.report import Status
 from . import complete

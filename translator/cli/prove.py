@@ -30,7 +30,7 @@ def run(paths: tuple[str, ...], opts: dict[str, Any]) -> Outcome:
     """`neoconv prove SRC... OUT`."""
     from ..formats.detect import detect_file
     from ..io.documents import parse_json
-    from ..io.inputs import read_text
+    from ..io.documents import read_text
     from ..prove import prove
 
     if opts["check_env"]:

@@ -14,7 +14,7 @@ from ..services.policy import Outcome
 
 def run_translation(src: str, dst: str, inputs: tuple[str, ...], opts: dict[str, Any]) -> Outcome:
     from ..services.pipeline import translate
-    from ..services.arguments import split_set
+    from ..services.target_values import split_set
     from ..io.documents import dump_json
     from ..io.outputs import foreign_side_file, write_files_atomic, writes_through
     from ..services.policy import policy

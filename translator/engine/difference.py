@@ -1,5 +1,5 @@
 """Two readings compared field by field through the canonical IR: what `neoconv diff` shows, and what a
-translation's check of its own output names (services/diff.py, services/verify.py)."""
+translation's check of its own output names (services/diff.py, the pipeline's check)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from functools import lru_cache
 from typing import Any
 
 from ..knowledge.catalogue import absent_means, catalogue
-from ..core.compare import DEFAULT_RTOL, values_equal
+from ..core.ir import DEFAULT_RTOL, values_equal
 from .ledger import Ingested
 from ..core.errors import UsageError
 from ..core.ir import Origin

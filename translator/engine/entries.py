@@ -1,20 +1,127 @@
-"""The report's entries: one per source leaf (and per leaf of each --with companion), built from
-the ledger and what emit did with each canonical field; then one per --set value. Every entry is
-said as messages of report/kinds.py, its detail rendered from them."""
+"""IR -> target leaves, and the report's entries. Every rule of the target table writes its fields, in
+table order (the order in which a writer emits keys; rule.py writes one); values the source file left
+at its framework's default are stated in the target when the target's default differs (`defaulted`),
+or said to be lost when the target cannot take them.
+
+Then the report: one entry per source leaf (and per leaf of each --with companion), built from the
+ledger and what emit did with each canonical field; then one per --set value. Every entry is said as
+messages of report/kinds.py, its detail rendered from them. Then what no leaf's entry carries: losses
+of values the target reads relative to a field the output does not hold, or that no source leaf holds
+(a default, a value derived from others); and source values the reader derived with no key of their
+own (NeoX's model.family from its blocks, its norm bias from the norm, Model Zoo's embedding dropout
+from dropout_rate, a data-parallel size from the world size) that the target has no place for: each
+said on the entry of the one leaf it was derived from (its provenance), those derived from several
+leaves or none the report lists on one entry of their own."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
+from ..core.ir import IR, Origin
+from ..core.report import Entry, Message, Report, Status, as_message, render, said
+from ..core.report.kinds import TEMPLATES, as_value
 from ..knowledge.catalogue import catalogue
-from ..core.ir import Origin
+from ..knowledge.formula import Approx, Unexpressible
 from ..knowledge.mapping import Rule, Table
-from ..core.report import Entry, Message, Report, Status, said
-from ..core.report.kinds import TEMPLATES
-from ..core.report.kinds import as_value
 from .ledger import Ingested, LeafFate, fields_of
-from .losses import unique
-from .writing import Carried
+from .rule import (
+    LOSS,
+    MISSING,
+    UNDOCUMENTED,
+    Carried,
+    Written,
+    at_default,
+    key_default,
+    reason_for,
+    unsolved,
+    write_formula,
+    write_simple,
+)
+
+
+def unanchored(
+    applied: list[tuple[Rule, list[str]]], table: Table, ir: IR, carried: dict[str, Carried], extra: list[Entry]
+) -> None:
+    """A value the target reads relative to another field that the output does not hold (VeOmni's
+    warmup as a ratio of a step count it cannot state, its accumulation derived from a missing
+    global batch) does not read back: lossy, with why. Values given on the command line are given
+    again when reading, so they hold."""
+    missing = {name: e.messages()[0] for e in extra if e.status is Status.MISSING for name in e.fields}
+    unheld: dict[str, Message] = {}
+    order = table.read_rank
+    for rule, present in sorted(applied, key=lambda item: order.get(id(item[0]), 0)):
+        for _, name in rule.read_with:
+            if name in present or (ir.has(name) and ir.fields[name].origin is Origin.USER):
+                continue
+            if not ir.has(name) and (rule.key is not None or name not in missing):
+                continue  # optional and unknown; only a value derived from one the target needs is lost
+            slot = carried.get(name)
+            if slot is not None and not slot.unwritable and name not in unheld and (
+                slot.target_keys or slot.note or slot.skipped
+            ):
+                continue  # written, expressed by a note, or not meant for this config (a `when`)
+            absent = table.absent.get(name)
+            why = unheld.get(name) or missing.get(name) or (slot.skipped if slot else None) or (
+                ("absent", {"reason": absent, "field": name}) if absent else None)  # fmt: skip
+            reason: Message = ("relative_to_missing", {"title": table.title, "field": name, "why": as_value(why)})
+            for own in present:
+                carried[own].lossy.append(reason)
+                unheld.setdefault(own, reason)
+
+
+def unique(messages: list[Message]) -> list[Message]:
+    """Messages without repeats (two rules giving the same reason say it once)."""
+    if len(messages) < 2:
+        return messages
+    seen: dict[str, Message] = {}
+    for message in messages:
+        seen.setdefault(render(*message), message)
+    return list(seen.values())
+
+
+def _lost_too(entry: Entry, reasons: list[Message], why: str) -> Entry:
+    """A defaulted (or already upgraded) entry that now says a loss too: lossy, the reasons added
+    as further messages unless the entry says them already (its detail is its messages, rendered)."""
+    if why in entry.detail:
+        return entry._replace(source_key=None, status=Status.LOSSY)
+    values = dict(entry.values or {})
+    values["also"] = [*values.get("also", ()), *(as_value(m) for m in reasons)]
+    detail = f"{entry.detail}; {why}" if entry.detail else why
+    return entry._replace(source_key=None, status=Status.LOSSY, detail=detail, values=values)
+
+
+def unreported_losses(report: Report, extra: list[Entry], carried: dict[str, Carried], ir: IR, src_title: str) -> None:
+    """A loss of a value no source leaf carries (a framework default, a value derived from others)
+    is said too: in the `defaulted` entry that wrote it (now lossy), else in an entry of its own
+    (source_key null) naming the fields, their values and what the target does."""
+    covered = {name for e in report.entries if e.status is Status.LOSSY for name in e.fields}
+    covered.update(name for e in extra if e.status is Status.LOSSY for name in e.fields)
+    grouped: dict[tuple[tuple[str, ...], str], tuple[list[Message], list[str]]] = {}  # (targets, why) -> reasons, fields
+    upgraded: set[int] = set()  # defaulted entries that now say a loss
+    for name, slot in carried.items():
+        if not slot.lossy or name in covered:
+            continue
+        reasons = unique(slot.lossy)
+        if not ir.has(name):  # a field the source leaves out that the target would read as a value
+            targets = tuple(dict.fromkeys(slot.target_keys))
+            report.entries.append(said(None, ", ".join(targets) or None, Status.LOSSY, reasons, (name,), targets))
+            continue
+        why = "; ".join(render(*m) for m in reasons)
+        at = next((i for i, e in enumerate(extra) if name in e.fields and (
+            e.status is Status.DEFAULTED or i in upgraded)), None)  # fmt: skip
+        if at is not None:
+            # no source_key: a defaulted entry names a key the file lacks, a lossy one a leaf it has
+            extra[at] = _lost_too(extra[at], reasons, why)
+            upgraded.add(at)
+            continue
+        slot_key = (tuple(dict.fromkeys(slot.target_keys)), why)
+        grouped.setdefault(slot_key, (reasons, []))[1].append(name)
+    for (targets, _), (reasons, group) in grouped.items():
+        values = [{"field": name, "value": ir.fields[name].value, "origin": ir.fields[name].origin.value,
+                   "keys": list(ir.fields[name].source_keys)} for name in group]  # fmt: skip
+        message: Message = ("value_lost", {"title": src_title, "values": values, "reasons": [as_value(m) for m in reasons]})
+        report.entries.append(said(None, ", ".join(targets) or None, Status.LOSSY, (message,), tuple(group), targets))
+
 
 _NOTHING: dict[str, Any] = {}  # the values of a message with none (shared: never changed)
 _CARRIED: tuple[Message, ...] = (("carried", _NOTHING),)
@@ -226,3 +333,406 @@ def _same(a: Any, b: Any) -> bool:
         isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool)
         and not isinstance(b, bool) and a == b
     )  # fmt: skip
+
+
+# an entry a derived value can ride on: it already says the leaf's value is not carried
+_CARRIES_LOSS = (Status.DROPPED, Status.LOSSY)
+_NAMING = frozenset({Status.LOSSY, Status.DROPPED, Status.MISSING, Status.UNKNOWN})
+_STATED = (Origin.EXPLICIT, Origin.DERIVED)  # a default the file leaves out is no value of its own; --set is said apart
+
+
+def unheld_derived(report: Report, ingested: Ingested, table: Table) -> None:
+    """Name, as dropped, every source value (not a default, not a --set value) that the target's
+    table has no rule for and that no lossy/dropped/missing/unknown entry names yet."""
+    ir, held = ingested.ir, table.held
+    lost = [name for name, value in ir.fields.items() if name not in held and value.origin in _STATED
+            and value.value is not None]  # fmt: skip
+    if not lost:
+        return
+    from .difference import covered_or_summary
+
+    entries = report.entries
+    named = {name for e in entries if e.status in _NAMING for name in e.fields}
+    lost = [name for name in lost if name not in named and not covered_or_summary(name, ir)]
+    if not lost:
+        return
+    shown = {name: provenance(ingested, name) for name in lost}
+    wanted = {key for keys in shown.values() for key in keys}
+    by_leaf: dict[str, int] = {}  # a source leaf's entry, by the key the report shows
+    for i, entry in enumerate(entries):
+        if entry.source_key in wanted:
+            by_leaf.setdefault(entry.source_key, i)
+    riding: dict[int, list[str]] = {}  # entry index -> the derived fields said on it
+    grouped: dict[str, list[str]] = {}  # the target table's reason ("" for none) -> fields
+    for name in lost:
+        at = _one_rule(entries, by_leaf, shown[name])
+        for i in at:
+            riding.setdefault(i, []).append(name)
+        if not at:
+            grouped.setdefault(table.absent.get(name, ""), []).append(name)
+    src = ingested.table.title if ingested.table else "the source"
+    for i, names in riding.items():
+        entry, messages = entries[i], list(entries[i].messages())
+        for reason in dict.fromkeys(table.absent.get(name, "") for name in names):
+            alike = [name for name in names if table.absent.get(name, "") == reason]
+            messages = _with_reason(messages, no_counterpart(table, alike), alike)
+        messages.append(_message(src, ir, names, None))
+        entries[i] = said(entry.source_key, entry.target_key, entry.status, messages, (*entry.fields, *names),
+                          entry.target_keys)  # fmt: skip
+    for names in grouped.values():
+        message = _message(src, ir, names, shown)
+        entries.append(said(None, None, Status.DROPPED, (message, no_counterpart(table, names)), tuple(names)))
+
+
+def provenance(ingested: Ingested, name: str) -> list[str]:
+    """The leaves (as the report shows them) and --set values a value came from."""
+    return _shown(ingested, _leaves(ingested, name, set()))
+
+
+def _leaves(ingested: Ingested, name: str, seen: set[str]) -> list[str]:
+    """The source leaves (or --set values) a value came from: its own keys, else those of the
+    values the source table derived it from (`with` fields), transitively."""
+    value = ingested.ir.fields.get(name)
+    if value is None or value.origin is Origin.DEFAULT or name in seen:
+        return []
+    if value.source_keys:
+        return list(value.source_keys)
+    seen.add(name)
+    inputs: dict[str, None] = {}
+    for part in (ingested, *ingested.companions):
+        # the rules that derived rather than read (none of their keys in the file); of those, the ones
+        # with no key at all when there are any (HF's parallel_shared_norm, not the Falcon block's)
+        rules = [r for r in (part.table.rules_for_field(name) if part.table else ()) if not any(k in part.raw for k in r.keys)]
+        for rule in [r for r in rules if not r.keys] or rules:
+            inputs.update(dict.fromkeys(f for f in rule.read_deps if f != name))
+    return list(dict.fromkeys(leaf for f in inputs for leaf in _leaves(ingested, f, seen)))
+
+
+def _shown(ingested: Ingested, leaves: list[str]) -> list[str]:
+    """Leaves as the report shows them: a trainer-layout path, a companion file's `FILE:key`."""
+    out = []
+    for leaf in leaves:
+        for part in (ingested, *ingested.companions):
+            if part.source is not None and leaf in part.raw:
+                prefix = "" if part is ingested else f"{part.source.files[0]}:"
+                out.append(prefix + part.source.aliases.get(leaf, leaf))
+                break
+        else:
+            out.append(leaf)  # a --set value
+    return out
+
+
+def _one_rule(entries: list[Entry], by_leaf: dict[str, int], leaves: list[str]) -> list[int]:
+    """The entries of the one leaf the value was derived from, or of one rule's leaves (entries about
+    the same fields: HF's model_type and architectures), when they already say the value is not
+    carried; else none."""
+    found = [by_leaf.get(key) for key in leaves]
+    if not found or None in found:
+        return []
+    at = list(dict.fromkeys(i for i in found if i is not None))
+    if any(entries[i].fields != entries[at[0]].fields for i in at):
+        return []  # several leaves of several rules: said apart, with where it came from
+    return at if all(entries[i].status in _CARRIES_LOSS for i in at) else []
+
+
+def _with_reason(messages: list[Message], why: Message, names: list[str]) -> list[Message]:
+    """An entry's messages, saying `why` the derived fields are not carried too: the entry's own
+    "no counterpart for ..." names them as well, the same `absent` reason is not said twice."""
+    out = list(messages)
+    for i, (kind, values) in enumerate(out):
+        if kind == why[0] == "no_counterpart" and values.get("title") == why[1]["title"]:
+            if values.get("fields"):
+                out[i] = (kind, {**values, "fields": [*values["fields"], *names]})
+            return out
+        if kind == why[0] == "absent" and values.get("reason") == why[1]["reason"]:
+            return out
+    return [*out, why]
+
+
+def _message(src: str, ir: IR, names: list[str], provenance: dict[str, list[str]] | None) -> Message:
+    """`provenance` None: said on the entry of the leaf the values came from."""
+    values: list[dict[str, Any]] = []
+    for name in names:
+        item: dict[str, Any] = {"field": name, "value": ir.fields[name].value}
+        if provenance is not None:
+            item["from"] = provenance[name]
+        values.append(item)
+    return "derived_dropped", {"title": src, "values": values, "own_entry": provenance is not None}
+
+
+def defaulted_entry(ingested: Ingested, table: Table, rule: Rule, present: list[str], written: Written, version: str) -> Entry:
+    """A source default written because the target's own default differs: which default, where
+    the source keeps it, what was written and what the target would have used."""
+    src_title = ingested.table.title if ingested.table else (ingested.source.format if ingested.source else "?")
+    src_rules = ingested.table.rules_for_field(present[0]) if ingested.table else []
+    src_key = src_rules[0].key if src_rules and src_rules[0].key else None
+    if src_key is not None and ingested.source is not None:  # as the file's layout spells it (VeOmni #1090)
+        src_key = ingested.source.aliases.get(src_key, src_key)
+    documented = {k: d for k in written if (d := key_default(rule, k, version)) is not UNDOCUMENTED}
+    # "the target's default is X" speaks of the field: only a one-key transform turns the key's
+    # default into the field's (an inverted flag's false is the field's true); otherwise name the key
+    as_field = rule.simple is not None and rule.key is not None and list(documented) == [rule.key]
+    message: Message = ("default_written", {
+        "title": src_title, "field": present[0], "value": ingested.ir.get(present[0]), "target": table.title,
+        "target_defaults": documented, "key_default": as_field, "written": {k: v[0] for k, v in written.items()},
+        **({"field_default": _as_field(rule, documented[rule.key])} if as_field and rule.key else {}),
+    })  # fmt: skip
+    caveat = ingested.lossy.get(id(src_rules[0])) if src_rules else None
+    keys = tuple(written)
+    # a caveat of the source's reading concerns all its fields (a schedule left unknown)
+    fields = src_rules[0].fields if caveat else tuple(present)
+    return said(src_key, ", ".join(keys), Status.DEFAULTED, (message, caveat) if caveat else (message,), fields, keys)
+
+
+def default_not_kept(extra: list[Entry], ingested: Ingested, rule: Rule, present: list[str], why: Message | Approx) -> None:
+    """A value no source leaf carries (the source's default, or one derived from other fields) that
+    the target cannot take has no leaf entry to say so: it gets an entry of its own (NeoX's default
+    betas [0.9, 0.999] against VeOmni's hard-coded ones)."""
+    title = ingested.table.title if ingested.table else "the source"
+    for name in present:
+        value = ingested.ir.fields[name]
+        if value.origin is Origin.USER or (value.origin is not Origin.DEFAULT and value.source_keys):
+            continue  # a --set entry, or the entries of the leaves it came from, say it
+        if isinstance(why, Approx):
+            said_here = reason_for(why, name)
+            if said_here is None:
+                continue
+            reason = said_here
+        else:
+            reason = why
+        if value.origin is Origin.DEFAULT:
+            src_rules = ingested.table.rules_for_field(name) if ingested.table else []
+            src_key = src_rules[0].key if src_rules and src_rules[0].key else None
+            message: Message = ("default_not_kept", {"title": title, "field": name, "value": value.value, "key": src_key,
+                                                     "reason": as_value(reason)})  # fmt: skip
+        else:
+            message = ("derived_not_kept", {"title": title, "field": name, "value": value.value, "reason": as_value(reason)})
+        # no source_key: the file has no such leaf (the one-entry-per-leaf invariant counts leaves)
+        extra.append(said(None, rule.key, Status.LOSSY, (message,), (name,), (rule.key,) if rule.key else ()))
+
+
+def _as_field(rule: Rule, default: Any) -> Any:
+    try:
+        return rule.simple.read(default) if rule.simple is not None else default
+    except ValueError:  # a documented default the transform does not know: shown as the key has it
+        return default
+
+
+def emit(
+    ingested: Ingested,
+    table: Table,
+    dst_format: str,
+    *,
+    version: str | None = None,
+    unplaceable: Callable[[str], str | None] | None = None,
+) -> tuple[dict[str, Any], Report]:
+    """Write the IR with the target table; build the report from the source ledger.
+
+    Same format (a layout migration, a merge, a --set edit): every source leaf is carried as
+    written (after type coercion) and only rules whose values came from elsewhere (--set, a
+    --with companion) are written from the IR, so nothing is re-derived or normalised away.
+    `unplaceable(leaf)` says why the target layout has no place for a leaf (None: it has one).
+    """
+    run = _Emission(ingested, table, dst_format, version or table.versions[0], unplaceable)
+    if run.same:
+        run.carry_as_written()
+    run.write_all(table.rules)
+    unanchored(run.applied, table, ingested.ir, run.carried, run.extra)
+    if table.products:
+        unsolved(table, ingested.ir, run.carried)
+    src_format = ingested.source.format if ingested.source else "?"
+    if dst_format == src_format:  # framework-only extensions go back where they came from
+        for leaf, value in ingested.ir.extensions.get(src_format, {}).items():
+            if leaf not in run.homeless and (unplaceable is None or not unplaceable(leaf)):
+                run.out.setdefault(leaf, value)
+    report = Report()
+    report.entries = leaf_entries(ingested, table, dst_format, run.carried, run.out, run.passed, run.homeless)
+    src_title = ingested.table.title if ingested.table else src_format
+    unreported_losses(report, run.extra, run.carried, ingested.ir, src_title)
+    set_entries(report, ingested, table, run.carried)
+    report.entries.extend(run.extra)
+    if not run.same:
+        unheld_derived(report, ingested, table)
+    return run.out, report
+
+
+class _Emission:
+    """One translation's writing under way: the target leaves, and what became of each field."""
+
+    def __init__(
+        self, ingested: Ingested, table: Table, dst_format: str, version: str, unplaceable: Callable[[str], str | None] | None
+    ) -> None:
+        self.ingested, self.table, self.version, self.unplaceable = ingested, table, version, unplaceable
+        self.ir = ingested.ir
+        self.values = self.ir.plain()
+        self.out: dict[str, Any] = {}
+        self.carried: dict[str, Carried] = {}
+        self.extra: list[Entry] = []  # entries no source leaf carries: missing, defaulted, unkept defaults
+        source = ingested.source
+        self.same = dst_format == (source.format if source else "?") and source is not None
+        self.unsupplied: dict[str, str] = dict(source.meta.get("unsupplied") or {}) if source else {}
+        self.fresh = _fresh_rules(ingested, table) if self.same else set()
+        self.passed: set[str] = set()
+        self.applied: list[tuple[Rule, list[str]]] = []  # rules that wrote (or noted) their fields, with those fields
+        self.homeless: dict[str, str] = {}  # leaf -> why the target layout has no place for it
+
+    def carry_as_written(self) -> None:
+        """Same format: every leaf no --set or companion value replaces is written as it was read."""
+        ingested = self.ingested
+        for leaf, fate in ingested.fates.items():
+            if fate.kind == "rule" and fate.rule is not None and id(fate.rule) in self.fresh:
+                continue  # rewritten from the IR
+            why = self.unplaceable(leaf) if self.unplaceable is not None else None
+            if why:
+                self.homeless[leaf] = why
+                continue
+            self.out[leaf] = ingested.coerced.get(leaf, ingested.raw.get(leaf))
+            self.passed.add(leaf)
+
+    def write_all(self, rules: tuple[Rule, ...]) -> None:
+        """Every rule writes its fields (the hot loop: a batch runs it for every rule of every file)."""
+        ir, carried, out, version, values = self.ir, self.carried, self.out, self.version, self.values
+        fields, same, fresh, applied = ir.fields, self.same, self.fresh, self.applied
+        for rule in rules:
+            if rule.versions and version not in rule.versions:
+                continue
+            if same and id(rule) not in fresh:
+                continue
+            if rule.is_const:
+                if rule.key and rule.applies(values):
+                    out[rule.key] = rule.const
+                    self.extra.append(_const_entry(self.table, rule))
+                continue
+            if rule.product and rule.key is None and rule.formula is None and not rule.note:
+                continue  # a relation only: nothing to write (solve.unsolved checks it)
+            present = [f for f in rule.fields if (known := fields.get(f)) is not None and known.value is not None]
+            if not present:
+                self._missing(rule)
+                continue
+            if rule.when and not rule.applies(values):
+                self._not_now(rule, present)
+                continue
+            try:
+                if rule.simple is not None:
+                    written = write_simple(rule, fields[present[0]].value)
+                else:  # a formula, or a note (no key, no formula: nothing to write)
+                    written = write_formula(rule, ir, version) if rule.formula is not None else {}
+            except Unexpressible as exc:
+                self._unwritable(rule, present, exc)
+                continue
+            if written is None:
+                continue
+            applied.append((rule, present))
+            for key in [k for k in written if k.startswith(MISSING)]:
+                self._needed(rule, key[len(MISSING):], written.pop(key)[1])
+            lost = written.pop(LOSS, None)
+            if lost is not None or rule.lossy or rule.key is None or rule.note:
+                self._noted(rule, present, written, lost[1] if lost else None)
+            else:
+                for name in present:
+                    slot = carried.get(name)
+                    if slot is None:
+                        carried[name] = Carried()
+                    else:
+                        slot.skipped = None
+            origin = fields[present[0]].origin
+            at_default_ = origin is Origin.DEFAULT and bool(written) and at_default(rule, written, version)
+            if at_default_ and not rule.always:
+                for name in present:
+                    carried[name].target_keys.extend(written)
+                continue
+            for key, (value, approx) in written.items():
+                out[key] = value
+                for name in present:
+                    slot = carried[name]
+                    slot.target_keys.append(key)
+                    slot.written.append(value)
+                    inexact = reason_for(approx, name) if approx is not None else None
+                    if inexact:
+                        slot.lossy.append(inexact)
+            if origin is Origin.DEFAULT and written and not at_default_:
+                self.extra.append(defaulted_entry(self.ingested, self.table, rule, present, written, version))
+
+    def _noted(self, rule: Rule, present: list[str], written: dict[str, Any], loss: Approx | None) -> None:
+        """What a rule says besides its keys: a loss (all of it, or per field), its note."""
+        if loss is not None and not written:
+            default_not_kept(self.extra, self.ingested, rule, present, loss)
+        for name in present:
+            slot = self.carried.setdefault(name, Carried())
+            slot.skipped = None
+            lost_here = reason_for(loss, name) if loss is not None else None
+            if lost_here:
+                slot.lossy.append(lost_here)
+            if rule.lossy:
+                slot.lossy.append(("approximated", {"reason": rule.lossy}))
+            if rule.key is None or (rule.note and not written):
+                slot.note = rule.note
+        for name in loss.fields if loss is not None else ():  # a field the source leaves out, written as a value
+            if name in rule.fields and name not in present and (why := reason_for(loss, name) if loss else None):
+                self.carried.setdefault(name, Carried()).lossy.append(why)
+
+    def _not_now(self, rule: Rule, present: list[str]) -> None:
+        """The rule applies under a condition (`when`) this IR does not meet."""
+        for name in present:
+            slot = self.carried.setdefault(name, Carried())
+            if not slot.target_keys:
+                when = {k: list(v) for k, v in rule.when.items()}
+                slot.skipped = slot.skipped or ("only_when", {"rule": rule.label, "when": when})
+
+    def _unwritable(self, rule: Rule, present: list[str], exc: Unexpressible) -> None:
+        """The target has the key but not this value."""
+        why = _unexpressible(exc)
+        for name in present:
+            slot = self.carried.setdefault(name, Carried())
+            slot.skipped, slot.unwritable = why, True
+        default_not_kept(self.extra, self.ingested, rule, present, why)
+        if rule.required and rule.key and rule.applies(self.values):  # what the target needs is still not there
+            need: Message = ("needs_value", {"field": rule.fields[0], "hint": rule.hint or None, "elsewhere": None})
+            self.extra.append(said(None, rule.key, Status.MISSING, (need,), rule.fields, (rule.key,)))
+
+    def _needed(self, rule: Rule, key: str, why: Approx | None) -> None:
+        """A key the target needs that the rule's formula could not give (the --set that gives it)."""
+        need: Message = ("needs_value", {"field": rule.fields[0], "hint": why.detail if why else None, "elsewhere": None})
+        self.extra.append(said(None, key, Status.MISSING, (need,), rule.fields, (key,)))
+
+    def _missing(self, rule: Rule) -> None:
+        """None of the rule's fields has a value: `missing` when the target needs one."""
+        ir, table = self.ir, self.table
+        # the source says where these live when they are not in it (VeOmni: the HF config.json)
+        elsewhere = next((self.unsupplied[f] for f in rule.fields if f in self.unsupplied), None) if rule.key else None
+        if (rule.required or elsewhere) and rule.applies(self.values) and not any(
+            ir.has(f) for r in table.rules_for_field(rule.fields[0]) for f in r.fields if r is not rule
+        ):
+            # the source's word on where the value lives wins over the target's own hint
+            need: Message = ("needs_value", {"field": rule.fields[0], "hint": rule.hint or None, "elsewhere": elsewhere})
+            self.extra.append(said(None, rule.key, Status.MISSING, (need,), rule.fields, (rule.key,) if rule.key else ()))
+
+
+def _const_entry(table: Table, rule: Rule) -> Entry:
+    """A target-only key the table writes with a fixed value: nothing of the source says it, so the
+    report does (a value added for the target, no loss)."""
+    assert rule.key is not None
+    when = ", ".join(f"{k}={'/'.join(map(str, v))}" for k, v in rule.when.items())
+    why = rule.hint or "a key with no canonical field, which the table writes " + (f"when {when}" if when else "for every config")
+    added: Message = ("added_for_target", {"title": table.title, "written": {rule.key: rule.const}, "why": why})
+    return said(None, rule.key, Status.DEFAULTED, (added,), (), (rule.key,))
+
+
+def _unexpressible(exc: Unexpressible) -> Message:
+    """Why the target cannot take a value: the formula's reason (its own kind when it has one)."""
+    return as_message(exc.args[0] if exc.args else str(exc), "unexpressible")
+
+
+def _fresh_rules(ingested: Ingested, table: Table) -> set[int]:
+    """Rules (by id) a same-format translation must write from the IR: a value of theirs came
+    from --set or from a --with companion file, not from the leaves of the source itself."""
+    mine = set(ingested.raw)
+    fresh: set[int] = set()
+    for rule in table.rules:
+        for name in rule.fields:
+            value = ingested.ir.fields.get(name)
+            if value is None or value.value is None:
+                continue
+            if value.origin is Origin.USER or not set(value.source_keys) <= mine:
+                fresh.add(id(rule))
+    return fresh

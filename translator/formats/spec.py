@@ -20,7 +20,16 @@ if TYPE_CHECKING:  # kept out of start-up: `neoconv --help` imports every Format
     from ..core.report import Report, Status
     from ..knowledge.source import Source
 
-__all__ = ["ExtraEntry", "FormatSpec", "ModelConfig", "Reader", "WriteContext", "WriteResult", "Writer", "added_for_target"]
+__all__ = [
+    "ExtraEntry",
+    "FormatSpec",
+    "ModelConfig",
+    "Reader",
+    "WriteContext",
+    "WriteResult",
+    "Writer",
+    "added_for_target",
+]
 
 # a model config kept apart from the config (VeOmni's HF config.json): a path, or its parsed content
 ModelConfig = Union[str, Mapping[str, Any], None]
@@ -67,7 +76,9 @@ class WriteContext:
     """What a writer knows of the translation besides the target leaves."""
 
     layout: str | None = None
-    version: str | None = None  # the target version (--to-version; None: the table's first): a writer spells keys per release
+    version: str | None = (
+        None  # the target version (--to-version; None: the table's first): a writer spells keys per release
+    )
     source_format: str | None = None
     source_layout: str | None = None
     model_family: str | None = None
@@ -99,7 +110,9 @@ def added_for_target(title: str, key: str, value: Any, why: str, fields: tuple[s
     from ..core.report import Status, render
 
     values = {"title": title, "written": {key: value}, "why": why}
-    return ExtraEntry(key, Status.DEFAULTED, render("added_for_target", values), fields, None, "added_for_target", values)
+    return ExtraEntry(
+        key, Status.DEFAULTED, render("added_for_target", values), fields, None, "added_for_target", values
+    )
 
 
 @dataclass
@@ -121,24 +134,6 @@ class WriteResult:
     # for formats that take a model config: the one reading the document back must use (the
     # architecture written beside it, or the source's); never a file found on disk
     model_config: Mapping[str, Any] | None = None
-
-    def unless_empty(self, report: Report, source: Source, title: str, options: Mapping[str, Any]) -> WriteResult:
-        """This result, unless it would hold nothing a run needs (issue 28: a DeepSpeed `{}` from a config.json,
-        a config.json with no model class from a DeepSpeed file): one rule for every format, the document
-        holds no setting and nothing is written beside it. Then NothingToWrite names what the target misses
-        (the report's `missing` entries so far) and how to give it."""
-        from ..core.errors import NothingToWrite
-        from ..core.report import Status
-
-        if self.document or self.side_files or self.model_config or options.get("target_values"):
-            return self
-        needed = [e for e in report.entries if e.status is Status.MISSING and e.target_key]
-        said = "; ".join(f"{e.target_key}: {e.detail}" for e in needed[:3]) + ("; ..." if len(needed) > 3 else "")
-        raise NothingToWrite(
-            f"the {title} output would hold no setting of the source" + (f": it needs {said}" if said else ""),
-            file=source.files[0] if source.files else None,
-            hint="give the values with --set, or the file that holds them with --with",
-        )  # fmt: skip
 
 
 class Writer:

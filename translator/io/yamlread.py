@@ -26,7 +26,7 @@ from yaml.events import (
     StreamEndEvent,
 )
 
-from ..core.bounded import keep
+from ..core.ir import keep
 from ..core.errors import InputError
 
 _Parser: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)

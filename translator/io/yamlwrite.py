@@ -13,7 +13,7 @@ import math
 import re
 from typing import Any
 
-from ..core.bounded import keep
+from ..core.ir import keep
 from .yamlread import MAX_DEPTH, RESOLVERS
 
 WIDTH = 100  # line width for PyYAML too (io.dump_yaml): a plain scalar past it is folded

@@ -1,4 +1,6 @@
-"""The catalogue of canonical fields (schemas/canonical.yaml): name, type, unit, meaning, bounds."""
+"""The catalogue of canonical fields (schemas/canonical.yaml): name, type, unit, meaning, bounds; and its
+`relations:`, checked after each read: a config that breaks one could not run in its own framework,
+and is an input error naming its key."""
 
 from __future__ import annotations
 
@@ -9,10 +11,12 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Callable, TypeGuard
 
-
-from ..core.errors import MappingTableError
+from ..core.errors import InputError, MappingTableError, UsageError
+from ..core.ir import IR, Origin
 from ..core.resources import data_dir
+from ..io.documents import plain_copy
 from ..io.yamlread import load as load_yaml
+from .source import Source
 
 TYPES = ("int", "float", "bool", "str", "list", "dict", "any")
 _FLOAT_MAX = sys.float_info.max
@@ -325,3 +329,59 @@ def broken_relations(values: dict[str, Any]) -> list[tuple[Constraint, str]]:
         if reason is not None:
             found.append((constraint, reason))
     return found
+
+
+def check_relations(source: Source, ir: IR) -> None:
+    """A value breaking a relation the catalogue defines (heads dividing the width, kv heads dividing
+    the heads, no more experts per token than experts, one attention kind per layer) names its key:
+    a config its own framework could not run."""
+    values = None
+    for rel in constraints():
+        if any(not ir.has(name) for name in rel.fields):
+            continue  # cheap: most relations concern fields a config leaves out
+        if values is None:
+            values = ir.plain()
+        reason = rel.broken(values)
+        if reason is None:
+            continue
+        blamed, other = rel.fields[1], rel.fields[0]  # the dividend / the list / the larger side
+        if isinstance(rel, (AtMost, Length)):
+            blamed, other = rel.fields[0], rel.fields[1]
+        value, partner = ir.fields[blamed], ir.fields[other]
+        key = value.source_keys[0] if value.source_keys else blamed
+        other_key = partner.source_keys[0] if partner.source_keys else other
+        from_file = value.origin is not Origin.USER
+        shown = values[blamed] if not isinstance(values[blamed], list) else f"{len(values[blamed])} entries"
+        if isinstance(rel, AtMost):
+            what = f"{shown} is more than {other_key}={values[other]}"
+        elif isinstance(rel, Length):
+            what = f"{shown} for {other_key}={values[other]}"
+        else:
+            what = f"{shown} is not divisible by {other_key}={values[other]}"
+        raise InputError(
+            f"{what} ({rel.why})", file=(value.file or source.file_of(key)) if from_file else None,
+            line=source.line_of(key) if from_file else None, key=key, hint="fix one of them",
+        )  # fmt: skip
+
+
+def check_set(name: Any, value: Any, label: str = "--set") -> Any:
+    """One canonical field's value, as --set or the library's set_values give it, checked against
+    the catalogue (type, bounds, items): the checked value, or a UsageError naming the field."""
+    known = catalogue()
+    if not isinstance(name, str):
+        raise UsageError(f"{label}: field names are strings, not {type(name).__name__} {name!r}")
+    if name not in known:
+        import difflib  # only for this message
+
+        close = difflib.get_close_matches(name, list(known), n=1)
+        hint = f"; did you mean {close[0]}?" if close else "; `neoconv explain --list` lists the fields"
+        raise UsageError(f"{label} {name}: not a canonical field{hint}")
+    try:
+        if isinstance(value, (dict, list, tuple)):
+            value = plain_copy({"v": value})["v"]  # bounded and plain, as a value typed on the command line is
+        checked, _ = known[name].check(value)
+    except InputError as exc:
+        raise UsageError(f"{label} {name}: {exc.message}") from None
+    except ValueError as exc:
+        raise UsageError(f"{label} {name}: {exc}") from None
+    return checked

@@ -14,8 +14,16 @@ report then marks the entry ``lossy`` with the reason.
 
 Where formulas live: a name ``fmt.name`` is registered by the ``formulas`` module of format ``fmt``'s
 package (``translator/formats/<fmt>/formulas.py``: a format's own knowledge; the format registry knows
-the package), a plain name by ``translator/knowledge/formulas_common.py`` (maths every table may share). Both are imported on the first lookup of one of their names, so start-up and a
-translation pay only for the tables they load. This module names no framework.
+the package), imported on the first lookup of one of its names, so start-up and a translation pay
+only for the tables they load; a plain name is one of the formulas (and helpers) every table may
+share, below: named for the maths, naming no framework.
+
+Batch identities: global batch = micro batch x accumulation x data-parallel size. A target whose
+data-parallel size differs from the source's at the same world size (a parallel dimension it lacks
+or adds: Ulysses sequence, tensor, pipeline) keeps the global batch, the meaning of the run, and
+re-derives micro batch and accumulation; when the global batch does not split over its ranks, the
+exact --set that makes it hold is the answer. Names no framework: each target says how its
+data-parallel size is made (its formulas).
 """
 
 from __future__ import annotations
@@ -24,7 +32,70 @@ import importlib
 import inspect
 import math
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple
+
+if TYPE_CHECKING:
+    from ..schedule.fields import Reading, Rendering
+
+
+class Split(NamedTuple):
+    global_batch: int | None
+    micro: int | None
+    accum: int | None
+    note: str = ""  # why micro or accumulation differ from the source's (the report's words)
+
+
+def ranks(world: int | None, parts: list[tuple[str, int | None]]) -> tuple[int | None, str]:
+    """The data-parallel size world / (product of the parts) and how it was made ("world 8 / tensor 2").
+    None when the world size is unknown or the parts do not divide it."""
+    if not world:
+        return None, ""
+    used = [(name, size) for name, size in parts if size and size > 1]
+    divisor = 1
+    for _, size in used:
+        divisor *= size  # type: ignore[operator]
+    where = " / ".join([f"world {world}", *(f"{name} {size}" for name, size in used)])
+    if world % divisor:
+        return None, where
+    return world // divisor, where
+
+
+def split(global_batch: int | None, micro: int | None, accum: int | None, dp: int | None, where: str) -> Split | str:
+    """The target's micro batch and accumulation for the same global batch at dp data-parallel ranks;
+    a str says why no whole split exists (with the --set that makes one). Unknown dp or global batch:
+    the values as they are."""
+    if dp is None or global_batch is None:
+        return Split(global_batch, micro, accum)
+    if micro and accum and micro * accum * dp == global_batch:
+        return Split(global_batch, micro, accum)
+    if global_batch % dp:
+        low = global_batch // dp * dp
+        options = " or ".join(f"--set batch.global={n}" for n in dict.fromkeys((low, low + dp)) if n > 0)
+        return (f"the global batch {global_batch} does not split over {dp} data-parallel ranks ({where}): give "
+                f"{options} (a multiple of {dp}), or --world-size N of a run it splits over")  # fmt: skip
+    per_rank = global_batch // dp
+    if micro:
+        m = next(d for d in range(min(micro, per_rank), 0, -1) if per_rank % d == 0)
+    elif accum and per_rank % accum == 0:
+        m = per_rank // accum
+    else:
+        m = per_rank
+    ga = per_rank // m
+    if m == micro and ga == accum:
+        return Split(global_batch, m, ga)
+    was = f"micro {micro} x accumulation {accum}" if micro or accum else "no micro batch"
+    return Split(global_batch, m, ga, f"the global batch {global_batch} at {dp} data-parallel ranks ({where}) is micro {m} x "
+                                      f"accumulation {ga} (the source: {was})")  # fmt: skip
+
+
+def written(done: Split | str, keys: tuple[str, str, str]) -> Any:
+    """A split as a target's (global, micro, accumulation) keys: the reason as the global key's
+    missing value when there is no whole split; an approximation when micro or accumulation changed."""
+    total, micro, accum = keys
+    if isinstance(done, str):
+        return {total: Missing(done)}
+    out = {total: done.global_batch, micro: done.micro, accum: done.accum}
+    return Approx(out, done.note, ("batch.micro", "batch.grad_accum")) if done.note else out
 
 
 @dataclass(frozen=True)
@@ -120,8 +191,8 @@ class Formula:
 
 
 class _Registry(dict):  # type: ignore[type-arg]
-    """Named formulas, imported on first use: `FORMULAS["fmt.name"]` imports
-    formats/fmt/formulas.py, `FORMULAS["name"]` formulas_common.py."""
+    """Named formulas, imported on first use: `FORMULAS["fmt.name"]` imports format fmt's
+    formulas.py; a plain name is one of this module's own."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -154,12 +225,12 @@ class _Registry(dict):  # type: ignore[type-arg]
 
 def _module_of(name: Any) -> str | None:
     """The module that registers a formula name, or None for a name no module can hold: `fmt.name`
-    the formulas module of format `fmt` (the registry knows its package), a plain name formulas_common."""
+    the formulas module of format `fmt` (the registry knows its package), a plain name this module."""
     if not isinstance(name, str):
         return None
     namespace, dot, rest = name.partition(".")
     if not dot:
-        return f"{__name__.rpartition('.')[0]}.formulas_common"
+        return __name__  # the formulas every table may share: this module's own
     if not namespace.isidentifier() or not rest:
         return None
     from .registry import module_of
@@ -255,3 +326,149 @@ def approx_of(value: Any, losses: list[tuple[str, tuple[str, ...]]]) -> Any:
         return value
     fields = () if any(not names for _, names in losses) else tuple(dict.fromkeys(n for _, names in losses for n in names))
     return Approx(value, "; ".join(dict.fromkeys(why for why, _ in losses)), fields, tuple(losses))
+
+
+GATED_ACTIVATIONS = frozenset({"geglu", "geglu_tanh", "reglu", "swiglu", "bilinear", "glu"})
+
+
+def rotary_dim_for(fraction: float, head_dim: int) -> Any:
+    """The rotary dimension of a fraction of the head width: truncated as int() does (Approx then)."""
+    exact = head_dim * fraction
+    dim = int(exact)
+    if dim != exact:
+        return Approx(dim, f"{fraction} x head_dim {head_dim} = {exact} truncated to {dim}")
+    return dim
+
+
+def init_method_std(method: str, sigma: float, num_layers: int, hidden_size: int) -> float | None:
+    """Standard deviation each canonical init method (GPT-NeoX's names, megatron/model/init_functions.py)
+    implies."""
+    if method == "normal":
+        return sigma
+    if method == "scaled_normal":
+        return sigma / math.sqrt(2.0 * num_layers)
+    if method == "single_residual_scaled_normal":
+        return sigma / math.sqrt(num_layers)
+    if method == "small_init":
+        return math.sqrt(2.0 / (5.0 * hidden_size))
+    if method == "wang_init":
+        return 2.0 / (num_layers * math.sqrt(hidden_size))
+    return None  # xavier/orthogonal depend on each tensor's shape
+
+
+def structural_family(
+    parallel_residual: bool | None, parallel_shared_norm: bool | None, norm: str | None, activation: str | None,
+    moe_num_experts: int | None = None, sliding_window: int | None = None, qk_norm: bool | None = None,
+    sandwich_norm: bool | None = None, mla_kv_lora_rank: int | None = None, position_embedding: str | None = None,
+    embedding_norm: bool | None = None,
+) -> str:  # fmt: skip
+    """The family a block structure is known by when no key names one: the parallel GPT-J/NeoX blocks;
+    latent attention (DeepSeek); Gemma's sandwich norms (Gemma 3 with qk-norm); experts (Qwen3-MoE
+    with qk-norm, else Mixtral); qk-norm (Qwen3); a window on a Llama block (Mistral); Llama's RMSNorm
+    or gated MLP; BLOOM's ALiBi with an embedding norm; else GPT-2."""
+    if parallel_residual:
+        return "gptj" if parallel_shared_norm else "gpt-neox"
+    if mla_kv_lora_rank:
+        return "deepseek_v2"
+    if sandwich_norm:
+        return "gemma3" if qk_norm else "gemma2"
+    if moe_num_experts and moe_num_experts > 1:
+        return "qwen3_moe" if qk_norm else "mixtral"
+    llama = norm == "rmsnorm" or activation in GATED_ACTIVATIONS
+    if llama and qk_norm:
+        return "qwen3"
+    if llama:
+        return "mistral" if sliding_window else "llama"
+    if position_embedding == "alibi" and embedding_norm:
+        return "bloom"
+    return "gpt2"
+
+
+STRUCTURE = ("parallel_residual", "parallel_shared_norm", "norm", "activation", "moe_num_experts", "sliding_window",
+             "qk_norm", "sandwich_norm", "mla_kv_lora_rank", "position_embedding", "embedding_norm")  # fmt: skip
+
+
+def family_formula(name: str, features: tuple[str, ...]) -> Formula:
+    """model.family from the block structure a format holds (`features`, canonical field names without
+    `model.`): a family whose telling feature the format cannot hold reads back as another, said on
+    writing (NeoX has no sandwich norms: Gemma 2 is Llama's blocks there)."""
+
+    def structural(kw: dict[str, Any]) -> str:
+        return structural_family(**{f: kw.get(f) for f in STRUCTURE})
+
+    def read(**kw: Any) -> str:
+        return structural(kw)
+
+    def write(**kw: Any) -> Any:
+        blocks = structural(kw)
+        if blocks != kw["value"]:  # a name the blocks alone do not tell (qwen2 is llama's blocks)
+            return Approx({}, f"no key names the model family: its blocks read as {blocks}, not {kw['value']}")
+        return {}
+
+    for func, params in ((read, features), (write, ("value", *features))):
+        setattr(func, "__signature__", inspect.Signature([inspect.Parameter(p, inspect.Parameter.KEYWORD_ONLY) for p in params]))
+    built = Formula(name, read, write, frozenset(features), frozenset({"value", *features}))
+    FORMULAS[name] = built
+    return built
+
+
+# the whole structure (a format that holds every telling feature)
+DecoderFamily = family_formula("decoder_family", STRUCTURE)
+
+
+@formula("data_parallel")
+class DataParallel:
+    """dp = world size / (tensor x pipeline parallel sizes) (a size below 1 counts as 1); must divide evenly."""
+
+    @staticmethod
+    def read(world_size: int | None, tensor_size: int | None, pipeline_size: int | None) -> int | None:
+        if world_size is None:
+            return None
+        model_ranks = max(1, tensor_size or 1) * max(1, pipeline_size or 1)
+        if world_size % model_ranks:
+            raise ValueError(
+                f"world size {world_size} is not divisible by pipe x model parallel size {model_ranks}"
+            )
+        return world_size // model_ranks
+
+    @staticmethod
+    def write(value: int, world_size: int | None, tensor_size: int | None, pipeline_size: int | None) -> Any:
+        return ranks_differ(value, *ranks(world_size, [("tensor", tensor_size), ("pipeline", pipeline_size)]))
+
+
+def ranks_differ(source: int | None, target: int | None, where: str) -> Any:
+    """Nothing to write for a derived data-parallel size; a loss when the target splits the world
+    differently (the batch rules re-derive micro batch and accumulation for it)."""
+    if source is None or target is None or source == target:
+        return {}
+    return Approx({}, f"the target runs {target} data-parallel ranks ({where}), the source {source}: micro batch and "
+                      "accumulation are re-derived for the same global batch")  # fmt: skip
+
+
+# ---- a format's scheduler readings and renderings as formula results (schedule.phases)
+
+
+def as_written(out: dict[str, Any], rendering: Rendering, phases: Any, title: str) -> Any:
+    """A writer's keys for a rendering: as they are when exact, else lossy with the largest lr
+    difference over the run, where, both lrs (and what the framework does past its own limits)."""
+    if rendering.exact:
+        return out
+    from ..schedule.fields import parse
+
+    detail = "; ".join([rendering.detail(parse(phases), title), *rendering.notes])
+    return Approx(out, detail, ("schedule.phases",))
+
+
+def read_phases(reading: Reading) -> Any:
+    """A scheduler's reading as a formula gives schedule.phases: approximate, with the reader's notes,
+    when the framework does something its config does not say."""
+    phases: Any = reading.schedule.to_json()
+    return Approx(phases, "; ".join(reading.notes), ("schedule.phases",)) if reading.notes else phases
+
+
+def lr_only(out: dict[str, Any], lr: float | None, title: str) -> Any:
+    """A writer's keys for an lr whose schedule the source does not determine (its reading says why)."""
+    if lr is None:
+        return {}
+    return Approx(out, f"the source's lr schedule is unknown: only its lr {lr:g} is written to {title}",
+                  ("optim.lr", "schedule.phases"))

@@ -62,6 +62,14 @@ class FormatSpec:
     editor: str | None = "yaml"
     # an empty file (or one of comments only) is a config of the framework's defaults, not an error
     empty_allowed: bool = False
+    syntax: None = None  # gone: what `syntax` decided is declared above (a spec still giving it is told so)
+
+    def __post_init__(self) -> None:
+        if self.syntax is not None:
+            raise TypeError(
+                f"FormatSpec {self.name!r}: `syntax` is gone; declare what its files can do instead: comments=, "
+                'editor= ("yaml", "json" or None), empty_allowed= (README "Adding a framework")'
+            )
 
     @property
     def package(self) -> str:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..core.errors import MappingTableError
-from .history import NO_DEFAULT, History
+from .schema import NO_DEFAULT, History
 
 CURRENT = "current"  # the one label of a format without a key history
 

@@ -1,47 +1,32 @@
-"""Release labels and which release a file was written for.
+"""Release labels and which release a file was written for, and what follows from it.
 
-A format's releases are those of its key history (translator/knowledge/history.py); its mapping table may add
+A format's releases are those of its key history (translator/knowledge/schema.py); its mapping table may add
 names users know for them (`version_aliases:`, e.g. the documentation labels of earlier neoconv
 versions). `resolve` turns what `--from-version`/`--to-version` gave into a label, or refuses it
 listing the valid ones. `settle` decides the release a source file is read with: the one given, else
 the one its keys tell (the newest release that reads all of them), and says how it was decided.
-Nothing here names a framework.
-"""
+
+Older spellings of today's keys (a table's `renamed:`) are read in their place (upgrade) and written
+under the older name for a target release that knows only that one (downgrade); Source.aliases keep
+the name a file wrote, so reports and line numbers speak of it. Keys a release refuses because none
+of its argument classes declares them are refused (refuse_undeclared). Nothing here names a framework."""
 
 from __future__ import annotations
 
+import difflib
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from functools import lru_cache
 from typing import Any, Callable, Iterable, Iterator
 
-from ..core.bounded import keep
 from ..core.errors import InputError, UsageError
-from .history import NO_DEFAULT, History, load_history
-from ..io.documents import at_path
+from ..core.ir import keep
+from ..io.documents import at_path, flatten
+from .schema import NO_DEFAULT, History, load_history
+from .source import Release
 
 CURRENT = "current"
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-
-
-@dataclass(frozen=True)
-class Release:
-    """The release a source was read as, and how that was decided."""
-
-    label: str
-    how: str  # given | keys | newest
-    detail: str  # one sentence for the report
-    first: str | None = None  # the releases the file's keys fit, first and last
-    last: str | None = None
-    keys: tuple[str, ...] = ()  # the keys that pinned the range
-    unread: tuple[str, ...] = ()  # keys of the file the chosen release does not read
-    assumed: dict[str, Any] = field(default_factory=dict)  # key -> default assumed where the range disagrees
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"version": self.label, "version_basis": self.how, "version_detail": self.detail}
-        if self.first is not None:
-            out["version_range"] = [self.first, self.last]
-        return out
 
 
 class Versions:
@@ -373,3 +358,178 @@ def retire(source: Any, table: Any, spelling: Spelling | None = None) -> None:
                 continue
             source.set_aside[key] = ("not_read_by_release", {"title": table.title, "release": release,
                                                              "key": source.aliases.get(key, key), "runs": history.runs(name)})  # fmt: skip
+
+
+def upgrade(source: Any, table: Any) -> None:
+    """Read the table's older spellings (`renamed:`) as the keys that replaced them: the value moves to
+    the new path in the source tree and Source.aliases keep the name the file wrote (reports, lines).
+    An old key beside its new one stays where it is (the new one is what the framework reads)."""
+    for old, new in table.releases.renamed.items():
+        value = _pop_path(source.tree, old, peek=True)
+        if value is _ABSENT or _pop_path(source.tree, new, peek=True) is not _ABSENT:
+            continue
+        _pop_path(source.tree, old)
+        _put_path(source.tree, new, value)
+        for leaf, rest in _leaves(value, ""):
+            written = source.aliases.pop(old + rest, old + rest)
+            source.aliases[new + rest] = written
+            note = source.notes.pop(old + rest, "")
+            source.notes[new + rest] = "; ".join(x for x in (f"read as {new + rest}, its name in other releases", note) if x)
+        top_old, top_new = old.split(".", 1)[0], new.split(".", 1)[0]
+        if top_old in source.leaf_files:
+            source.leaf_files.setdefault(top_new, source.leaf_files[top_old])
+            if top_old not in source.tree:
+                del source.leaf_files[top_old]
+
+
+_ABSENT: Any = object()
+
+
+def _pop_path(tree: dict[str, Any], path: str, peek: bool = False) -> Any:
+    node: Any = tree
+    parts = path.split(".")
+    for part in parts[:-1]:
+        node = node.get(part) if isinstance(node, dict) else None
+    if not isinstance(node, dict) or parts[-1] not in node:
+        return _ABSENT
+    if peek:
+        return node[parts[-1]]
+    value = node.pop(parts[-1])
+    if not node and len(parts) > 1:  # an emptied block goes too
+        _pop_path(tree, ".".join(parts[:-1]))
+    return value
+
+
+def _put_path(tree: dict[str, Any], path: str, value: Any) -> None:
+    node = tree
+    parts = path.split(".")
+    for part in parts[:-1]:
+        node = node.setdefault(part, {})
+    node[parts[-1]] = value
+
+
+def _leaves(value: Any, prefix: str) -> Iterator[tuple[Any, str]]:
+    """(value, dotted suffix) of every leaf of a value (a block's leaves, or the value itself)."""
+    if isinstance(value, dict) and value:
+        for name, item in value.items():
+            yield from _leaves(item, f"{prefix}.{name}")
+    else:
+        yield value, prefix
+
+
+def downgrade(leaves: dict[str, Any], table: Any, release: str) -> dict[str, str]:
+    """Write keys the target release reads only under an older name (the table's `renamed:`) under that
+    name; returns new leaf -> old leaf for what it renamed."""
+    history = load_history(table.format)
+    if history is None or not table.releases.renamed or release == history.newest:
+        return {}
+    moved: dict[str, str] = {}
+    for old, new in table.releases.renamed.items():
+        # the history's rename says from when the new name is the one to use; else, who reads which
+        since = next((r.release for r in history.renamed_from(old) if r.new == new), None)
+        if since is not None:
+            if not history.position[release] < history.position[since]:
+                continue
+        elif history.reads(new, release) or not history.reads(old, release):
+            continue
+        for leaf in [k for k in leaves if k == new or k.startswith(new + ".")]:
+            moved[leaf] = old + leaf[len(new):]
+    if moved:
+        for new_leaf, old_leaf in moved.items():
+            leaves[old_leaf] = leaves.pop(new_leaf)
+    return moved
+
+
+@lru_cache(maxsize=64)
+def _declared(fmt: str, label: str) -> tuple[frozenset[str], frozenset[str], dict[str, str]]:
+    """(fields read at `label`, their parent blocks, block -> the class declaring its fields)."""
+    history = load_history(fmt)
+    assert history is not None
+    fields = frozenset(k for k in history.keys if history.reads(k, label) and ".*." not in k)
+    blocks: set[str] = set()
+    owner: dict[str, str] = {}
+    for key in fields:
+        parts = key.split(".")
+        for i in range(1, len(parts)):
+            blocks.add(".".join(parts[:i]))
+        group = history.keys[key].get("group")
+        if group and not history.keys[key].get("trainers"):  # not a task script's subclass (MyModelArguments)
+            parent = ".".join(parts[:-1])
+            if owner.get(parent, "Base").startswith("Base"):  # the subclass, not the base it inherits fields from
+                owner[parent] = str(group)
+    return fields, frozenset(blocks), owner
+
+
+def _first_undeclared(written: str, fields: frozenset[str], blocks: frozenset[str]) -> str | None:
+    """The shortest prefix of a written key that no class declares (None: declared). A declared field
+    ends the walk: what a dict-valued field holds is its own (VeOmni recurses into dataclasses only)."""
+    parts = written.split(".")
+    for i in range(1, len(parts) + 1):
+        prefix = ".".join(parts[:i])
+        if prefix in fields:
+            return None
+        if prefix not in blocks:
+            return prefix
+    return None
+
+
+def _moved_to(history: History, key: str, label: str) -> str | None:
+    """Where a release before `label` had `key` (or a block of that name) moved by `label`."""
+    at = history.position[label]
+    done = [r for r in history.renames if history.position.get(r.release, at + 1) <= at]
+    for rename in sorted(done, key=lambda r: -history.position[r.release]):  # the latest move first
+        if rename.old == key and not rename.new.startswith(key + "."):
+            return rename.new
+        if rename.old.startswith(key + "."):
+            rest = rename.old[len(key):]
+            if rename.new.endswith(rest):
+                return rename.new[: len(rename.new) - len(rest)]
+    return None
+
+
+def _written_keys(source: Any) -> Iterator[tuple[str, str, tuple[str, str] | None]]:
+    """(view key, key as written, the dotted YAML key holding it or None) of every leaf of the file: a YAML
+    key written with dots (`optimizer.lr:` under `model:`) is one key to a parser that splits nothing."""
+    dotted = source.meta.get("dotted_yaml", {})
+    config = source.files[0] if source.files else None
+    for leaf in flatten(source.tree):
+        if source.file_of(leaf) != config:  # a companion file's (VeOmni's config.json): not the config's keys
+            continue
+        yield leaf, source.aliases.get(leaf, leaf), dotted.get(leaf)
+
+
+def refuse_undeclared(source: Any, title: str) -> None:
+    """Raise InputError for the first key the source's release refuses (only releases that refuse)."""
+    history = load_history(source.format)
+    label = source.version
+    if history is None or label is None or not history.refuses_unknown(label):
+        return
+    fields, blocks, owner = _declared(source.format, label)
+    for leaf, written, dotted in _written_keys(source):
+        found = _first_undeclared(written, fields, blocks)
+        if found is not None:
+            bad, parent = found, found.rsplit(".", 1)[0] if "." in found else ""
+        elif dotted is not None:  # a declared field, but written as one dotted YAML key
+            bad, parent = dotted
+        else:
+            continue
+        cls = owner.get(parent, "the arguments root")
+        moved = _moved_to(history, bad, label)
+        said = f"{bad} has moved to {moved}" if moved else f"{bad} is not a field of {cls}"
+        if moved:
+            hint = f"write it as {moved}"
+        elif dotted is not None and bad == dotted[0]:
+            hint = f"write {written} nested (VeOmni splits dotted keys only on its command line)"
+        else:
+            siblings = sorted(k for k in fields | blocks if k.rsplit(".", 1)[0] == parent and "." in k or not parent and "." not in k)
+            names = {k.rsplit(".", 1)[-1]: k for k in siblings}
+            near = [names[n] for n in difflib.get_close_matches(bad.rsplit(".", 1)[-1], list(names), n=1, cutoff=0.75)]
+            inside = (k for k in history.keys if k.startswith(bad + "."))  # a block: where its fields were read
+            runs = history.runs(bad) if bad in history.keys else history.runs(next(inside, ""))
+            hint = (f"did you mean {near[0]}?" if near else "remove it") + (f" ({bad} is read by {title} {runs})" if runs else "")
+        where = getattr(source, "origins", {}).get(leaf, (None, None))
+        raise InputError(
+            f"{title} {label} refuses {bad}: its parser says \"{said}\" (from PR {history.refuses_unknown_from} on, "
+            f"every key no argument class declares is an error); {hint}",
+            file=where[0], line=where[1], key=written,
+        )  # fmt: skip

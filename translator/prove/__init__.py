@@ -22,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core.compare import DEFAULT_RTOL
+from ..core.ir import DEFAULT_RTOL
 from .certificate import Certificate, Side
 from .compare import annotate, rows
 from .config import ProveConfig

@@ -13,7 +13,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core.compare import DEFAULT_RTOL
+from ..core.ir import DEFAULT_RTOL
 
 EQUAL, DIFFERENT, NOT_COMPARED = "equal", "different", "n/a"
 # report statuses that name a difference: something lost, or a value the user gave (--set)

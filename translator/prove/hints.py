@@ -14,7 +14,7 @@ from .probes import probes
 
 
 def _fields(files: list[str], fmt: str, world_size: int | None) -> dict[str, Any]:
-    from ..services.reading import read_ir
+    from ..services.pipeline import read_ir
 
     try:
         ingested = read_ir(files, fmt, world_size=world_size)

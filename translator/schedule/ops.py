@@ -10,7 +10,7 @@ import math
 from dataclasses import replace
 from typing import Iterable
 
-from .pieces import piece_starts
+from .compare import piece_starts
 from .model import NotRepresentable, Phase, Schedule, Segment, phase
 
 

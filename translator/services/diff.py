@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.compare import DEFAULT_RTOL
+from ..core.ir import DEFAULT_RTOL
 from ..core.errors import InputError, NeoconvError
 from ..engine.difference import DiffResult, FieldChange, check_rtol, diff_ir, expressible, unheld, writable
 
@@ -17,11 +17,16 @@ def check_report(data: Any, path: str) -> dict[str, Any]:
     """A translation report as `--report FILE` writes it, or an InputError naming the file."""
     entries = data.get("entries") if isinstance(data, dict) else None
     if not isinstance(entries, list) or not all(
-        isinstance(e, dict) and isinstance(e.get("fields") or [], list) and all(isinstance(f, str) for f in e.get("fields") or [])
+        isinstance(e, dict)
+        and isinstance(e.get("fields") or [], list)
+        and all(isinstance(f, str) for f in e.get("fields") or [])
         for e in entries
-    ):  # fmt: skip
-        raise InputError("not a neoconv translation report (it needs an `entries` list, as --report writes it); give the "
-                         "file a translation's --report wrote", file=path)  # fmt: skip
+    ):
+        raise InputError(
+            "not a neoconv translation report (it needs an `entries` list, as --report writes it); give the "
+            "file a translation's --report wrote",
+            file=path,
+        )
     return data
 
 
@@ -39,7 +44,9 @@ def annotate(result: DiffResult, report: dict[str, Any]) -> None:
         change.report = tuple(dict.fromkeys(by_field.get(change.field, ())))
 
 
-def roundtrip(inputs: list[str], src: str, dst: str, *, rtol: float = DEFAULT_RTOL, **options: Any) -> tuple[DiffResult, Any, Any]:
+def roundtrip(
+    inputs: list[str], src: str, dst: str, *, rtol: float = DEFAULT_RTOL, **options: Any
+) -> tuple[DiffResult, Any, Any]:
     """Translate src -> dst -> src through real files; diff the canonical values of both ends."""
     import tempfile
     from pathlib import Path

@@ -48,7 +48,7 @@ def output_text(result: Translation, source_path: str | None, *, plain: bool = F
     result.report.target["formatting"] = formatting
     if not rewrite.preserved:
         return rewrite.text  # the plain dump, already marked
-    from ..io.inputs import starts_with_bom
+    from ..io.documents import starts_with_bom
 
     bom = "\ufeff" if source_text is None and starts_with_bom(source_path) else ""  # kept, as the rest of the file
     return bom + result.marked(rewrite.text, check=True)
@@ -77,7 +77,7 @@ def _with_comments(result: Translation, source_path: str, source_text: str | Non
 
 def _source_text(result: Translation, path: str, given: str | None) -> str:
     """The source's text as the translation read it (the file is not opened a second time)."""
-    from ..io.inputs import read_text
+    from ..io.documents import read_text
 
     if given is not None:
         return given

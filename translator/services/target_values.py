@@ -1,15 +1,82 @@
-"""Values only the target has (`--set cerebras:train_input.data_dir=./data`): checked against the
-target's schema before any file is read, written into the output, and the `missing` entry they
-answer taken out of the report; and the `missing` values nobody gave, marked in a YAML output as
-`# MISSING:` comment lines so that the file itself shows what is left to fill in."""
+"""The values a user gives with --set, and those still missing. A canonical field's (`--set
+model.vocab_size=50432`, or the library's set_values) is checked against the catalogue; a value only
+the target has (`--set cerebras:train_input.data_dir=./data`) against the target's schema before any
+file is read, then written into the output, and the `missing` entry it answers taken out of the
+report. The `missing` values nobody gave are marked in the output as `# MISSING:` comment lines
+(a format whose files take comments), so that the file itself shows what is left to fill in."""
 
 from __future__ import annotations
 
 import difflib
-from typing import Any, Mapping
+import re
+from typing import Any, Iterable, Mapping
 
-from ..core.errors import UsageError
+import yaml
+
+from ..core.errors import NeoconvError, UsageError, printable
 from ..core.report import Entry, Report, Status
+from ..io.documents import parse_value
+from ..knowledge.catalogue import check_set
+
+
+def split_set(assignments: Iterable[str], dst: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """`--set` strings -> (canonical values, values of keys only the target has: `DST:KEY=VALUE`)."""
+    from ..knowledge.registry import FORMATS
+
+    canonical: list[str] = []
+    target: dict[str, Any] = {}
+    for item in assignments:
+        head, colon, rest = item.partition(":")
+        if not colon or head not in FORMATS or "=" in head:
+            canonical.append(item)
+            continue
+        if head != dst:
+            raise UsageError(
+                f"--set {item!r}: this translation writes {dst}: give {dst}:KEY=VALUE, or a canonical field"
+            )
+        key, sep, text = rest.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"--set {item!r}: expected {dst}:KEY=VALUE, e.g. --set {dst}:train_input.data_dir=./data")
+        target[key.strip()] = _value(item, key.strip(), text)
+    return parse_set(canonical), target
+
+
+def _value(item: str, name: str, text: str) -> Any:
+    if not text.strip():
+        raise UsageError(f"--set {item!r}: no value after '='; give KEY=VALUE, e.g. --set {name}=VALUE")
+    if not text.isprintable():  # a newline would start a line of settings (or swallow a comment) in the output
+        raise UsageError(f"--set {printable(item)}: the value holds a control character; a value is one line of text")
+    if _COMMENT.search(text):  # YAML would drop what follows ' #': a value on the command line holds no comment
+        return text.strip()
+    try:
+        value = parse_value(text)  # bounded: a value can be an alias bomb too
+    except yaml.YAMLError:
+        value = text
+    except NeoconvError as exc:
+        raise UsageError(f"--set {name}: {exc.message}") from None
+    if value is None:
+        raise UsageError(
+            f"--set {item!r}: {text.strip()} is no value; --set gives a value (leave it out to keep "
+            "what the source says)"
+        )
+    return value
+
+
+_COMMENT = re.compile(r"(?:^|\s)#")
+
+
+def parse_set(assignments: Iterable[str]) -> dict[str, Any]:
+    """`FIELD=VALUE` strings -> canonical values, checked against the catalogue."""
+    values: dict[str, Any] = {}
+    for item in assignments:
+        name, sep, text = item.partition("=")
+        name = name.strip()
+        if not sep or not name:
+            raise UsageError(f"--set {item!r}: expected FIELD=VALUE, e.g. --set model.vocab_size=50304")
+        check_set(name, None)  # the field first: its name is the likelier mistake
+        value = _value(item, name, text)
+        values[name] = check_set(name, value)
+    return values
 
 
 def check_target_values(dst: str, layout: str | None, values: Mapping[str, Any]) -> dict[str, Any]:
@@ -30,7 +97,9 @@ def check_target_values(dst: str, layout: str | None, values: Mapping[str, Any])
             raise UsageError(f"{label}: give the target key, e.g. --set {dst}:KEY=VALUE")
         rule = owners.get(key)
         if rule is not None and rule.fields and layout == spec.default_layout:
-            raise UsageError(f"{label}: {key} is written from canonical field {rule.fields[0]}: give --set {rule.fields[0]}=VALUE")
+            raise UsageError(
+                f"{label}: {key} is written from canonical field {rule.fields[0]}: give --set {rule.fields[0]}=VALUE"
+            )
         if not schema.known(key):
             close = difflib.get_close_matches(key, schema.all_keys(), n=1)
             hint = f"; did you mean {close[0]}?" if close else ""
@@ -39,7 +108,9 @@ def check_target_values(dst: str, layout: str | None, values: Mapping[str, Any])
         if value is None:
             raise UsageError(f"{label}: give a value")
         if isinstance(value, dict) and "object" not in schema.types_of(key):
-            raise UsageError(f"{label}: a value here is one value, not a block of keys (give each key with its own --set)")
+            raise UsageError(
+                f"{label}: a value here is one value, not a block of keys (give each key with its own --set)"
+            )
         try:
             checked[key], _ = schema.coerce(key, value)
         except ValueError as exc:
@@ -55,7 +126,9 @@ def apply_target_values(report: Report, document: dict[str, Any], fmt: str, valu
         for depth, part in enumerate(parts[:-1]):
             child = node.setdefault(part, {})
             if not isinstance(child, dict):
-                raise UsageError(f"--set {fmt}:{key}: {'.'.join(parts[: depth + 1])} is a value, not a block, in this output")
+                raise UsageError(
+                    f"--set {fmt}:{key}: {'.'.join(parts[: depth + 1])} is a value, not a block, in this output"
+                )
             node = child
         node[parts[-1]] = value
     given = set(values)

@@ -123,9 +123,9 @@ def validate_file(
     path: str, fmt: str | None = None, *, version: str | None = None, layout: str | None = None,
     model_config: str | None = None,
 ) -> Validation:  # fmt: skip
-    from .reading import load
+    from .pipeline import load
     from ..formats.detect import detect_file
-    from ..knowledge.history import history
+    from ..knowledge.schema import history
     from ..knowledge.mapping import load_table
     from ..knowledge.registry import get_format
     from ..knowledge.versions import resolve
@@ -305,7 +305,7 @@ def _without(tree: dict[str, Any], key: str) -> bool:
 
 
 def _read(source: Any, fmt: str, version: str | None) -> Any:
-    from .reading import read_ir
+    from .pipeline import read_ir
 
     if version:
         source.version = version

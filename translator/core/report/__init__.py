@@ -1,7 +1,7 @@
 """The translation report: entries (entry.py) whose details are rendered from a closed catalogue
 of message kinds (kinds.py), gathered in a Report (report.py)."""
 
-from .entry import STRICT_FAILURES, Entry, Status, said
+from .kinds import STRICT_FAILURES, Entry, Status, said
 from .kinds import KINDS, Message, Said, as_message, reason, render
 from .report import Report
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import printable
-from .entry import STRICT_FAILURES, Entry, Status
+from .kinds import STRICT_FAILURES, Entry, Status
 
 
 @dataclass

@@ -16,9 +16,9 @@ from typing import Any
 from ...io.documents import dump_yaml, unflatten
 from ...core.report import Status
 from ..spec import ExtraEntry, WriteContext, WriteResult, Writer, added_for_target
-from ...knowledge.history import older
+from ...knowledge.schema import older
 from .layout import RESIDUE, holds, layout
-from .models import FIRST_NAMED
+from .formulas import FIRST_NAMED
 from .reader import SECTIONS
 from .to_trainer import to_trainer, trainer_place
 

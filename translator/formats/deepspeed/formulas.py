@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...knowledge.batch_split import ranks, split, written
+from ...knowledge.formula import ranks, split, written
 from ...knowledge.formula import formula
-from ...knowledge.formulas_common import ranks_differ
+from ...knowledge.formula import ranks_differ
 from . import schedule  # noqa: F401  (registers deepspeed.lr_schedule)
 
 # the config's batch keys (NeoX hands them to DeepSpeed as they are)
@@ -57,7 +57,7 @@ def deepspeed_batch(
 class DeepspeedBatch:
     """train_batch_size, train_micro_batch_size_per_gpu, gradient_accumulation_steps as DeepSpeedConfig
     resolves them at its data-parallel size (deepspeed_batch); written at the target's own dp (world /
-    tensor / pipeline / sequence) for the same global batch (batch_split.py)."""
+    tensor / pipeline / sequence) for the same global batch (knowledge/formula.py, the batch identities)."""
 
     @staticmethod
     def read(train_batch_size: int | None, train_micro_batch_size_per_gpu: int | None,

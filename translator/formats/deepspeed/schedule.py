@@ -8,7 +8,7 @@ from typing import Any
 from ...core.errors import InputError
 from ...knowledge.formula import Approx, formula
 from ...schedule.fields import rendered
-from ...knowledge.formulas_common import as_written, lr_only, read_phases
+from ...knowledge.formula import as_written, lr_only, read_phases
 from ...schedule.model import NotRepresentable, ScheduleError
 from . import scheduler
 

@@ -31,7 +31,7 @@ from typing import Any, Iterator, Mapping
 from ...schedule.fit import decay_ends, features, tops, warmup_ends
 from ...schedule.model import NotRepresentable, Phase, Schedule, ScheduleError, phase
 from ...schedule.ops import constant, finish
-from ...schedule.framework import Reading, Rendering, anneals, choose, horizon_of, number, whole
+from ...schedule.fields import Reading, Rendering, anneals, choose, horizon_of, number, whole
 
 LATEST = "0.19.8"
 DS_SCHEDULERS = ("LRRangeTest", "OneCycle", "WarmupLR", "WarmupDecayLR", "WarmupCosineLR")

@@ -11,9 +11,9 @@ import inspect
 from typing import Any, Callable
 
 from ...knowledge.catalogue import absent_means, catalogue
-from ...core.compare import values_equal
+from ...core.ir import values_equal
 from ...knowledge.formula import Absent, Approx, Formula, field_ident, ident, is_close, parameters
-from ...knowledge.formulas_common import rotary_dim_for
+from ...knowledge.formula import rotary_dim_for
 from ...core.report import reason
 from . import config_json
 from . import model_types as _hf

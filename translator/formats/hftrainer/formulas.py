@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ...knowledge.batch_split import ranks, split, written
+from ...knowledge.formula import ranks, split, written
 from ...knowledge.formula import Approx, Extension, Missing, formula
 from . import schedule  # noqa: F401  (registers hftrainer.lr_schedule)
 

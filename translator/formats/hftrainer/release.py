@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...knowledge.history import load_history
+from ...knowledge.schema import load_history
 from ...core.report import Status
 from .scheduler import version_tuple
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from ...core.errors import InputError
 from ...knowledge.formula import Approx, formula
-from ...knowledge.formulas_common import as_written, lr_only, read_phases
+from ...knowledge.formula import as_written, lr_only, read_phases
 from ...schedule.fields import rendered
 from ...schedule.model import NotRepresentable, ScheduleError
 from ..deepspeed import scheduler as ds_scheduler

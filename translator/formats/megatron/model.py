@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...knowledge.formula import Approx, formula, is_close
-from ...knowledge.formulas_common import family_formula
+from ...knowledge.formula import family_formula
 from .yarn import read_yarn, write_yarn
 from .options import since
 

@@ -21,7 +21,7 @@ from typing import Any
 from ...core.errors import InputError
 from ...knowledge.formula import Approx, Extension, formula
 from ...schedule.fields import finite, rendered
-from ...knowledge.formulas_common import as_written, lr_only
+from ...knowledge.formula import as_written, lr_only
 from ...schedule.model import NotRepresentable, ScheduleError
 from . import scheduler
 

@@ -1,21 +1,336 @@
-"""GPT-NeoX formulas (megatron/neox_arguments at EleutherAI/gpt-neox ea7aefd8): the architecture.
+"""GPT-NeoX formulas (megatron/neox_arguments at EleutherAI/gpt-neox ea7aefd8): the architecture, today's
+models, the MLP widths and the batch; the learning rate's is in scheduler.py, which importing this
+module registers too (the registry imports the format's `formulas` module).
 
-The training side (optimizer, schedule, batch, precision, checkpoint) is in training.py; importing
-this module registers both (the registry imports `translator.formats.neox.formulas`).
+models: GPT-NeoX formulas for today's models (EleutherAI/gpt-neox ea7aefd8): qk layernorm, the sliding
+window, mixture of experts and muP. What NeoX has no key for at all is a `fixed:` rule in
+mappings/neox.yaml; here is what it has, with its own meaning.
+
+training: GPT-NeoX formulas: the batch (the lr schedule: scheduler.py; gradient clipping and the precision are
+rules of mappings/neox.yaml).
+
+widths: GPT-NeoX's MLP width arithmetic, and the widths with which NeoX cannot build a runnable MLP.
 """
 
 from __future__ import annotations
 
+import math
+
+from dataclasses import dataclass
 from typing import Any
 
-from ...knowledge.formula import Approx, Unrunnable, formula
-from ...knowledge.formulas_common import GATED_ACTIVATIONS
-from . import models, schedule, training  # noqa: F401  (register neox.* model, lr_schedule and training formulas)
-from .widths import width_problem
+from ...knowledge.formula import ranks, split, written
+from ...knowledge.formula import Absent, Approx, Unrunnable, formula
+from ...knowledge.formula import GATED_ACTIVATIONS, family_formula
+from ..deepspeed.formulas import DEEPSPEED_BATCH_KEYS
+from . import scheduler  # noqa: F401  (registers neox.lr_schedule)
+
+DENSE_TYPES = frozenset({"global", "flash"})
+
+
+def _flash_only(attention_config: Any) -> bool | None:
+    """Every layer is flash attention (None: no attention_config, NeoX's default global attention)."""
+    if not isinstance(attention_config, list):
+        return None
+    kinds: set[str] = set()
+    for item in attention_config:
+        if isinstance(item, list) and item and isinstance(item[0], list):
+            kinds.update(str(k) for k in item[0])
+        elif isinstance(item, str):
+            kinds.add(item)
+    return kinds == {"flash"}
+
+
+@formula("neox.sliding_window")
+class NeoxSlidingWindow:
+    """sliding_window_width W: flash attention's window_size=(W, -1) lets a query see the W keys before
+    it and itself, W + 1 (transformer.py); HF and Cerebras count W including the query. NeoX windows
+    every layer, and only flash attention applies the window."""
+
+    @staticmethod
+    def read(sliding_window_width: Any, attention_config: Any) -> Any:
+        if sliding_window_width is None:  # null on purpose (NeoX's default): no window
+            return Absent("sliding_window_width is null: every layer attends to the whole context")
+        if not isinstance(sliding_window_width, int) or isinstance(sliding_window_width, bool) or sliding_window_width < 0:
+            raise ValueError(f"sliding_window_width must be a whole number of tokens, got {sliding_window_width!r}")
+        if not _flash_only(attention_config):
+            return Approx({}, "NeoX applies sliding_window_width only with flash attention (attention_config "
+                              "[[[\"flash\"], num_layers]]): this config attends to the whole context")  # fmt: skip
+        return {"sliding_window": sliding_window_width + 1}
+
+    @staticmethod
+    def write(sliding_window: int | None, attention_layer_types: list[str] | None) -> Any:
+        if sliding_window is None:
+            if attention_layer_types and "sliding" in attention_layer_types:
+                return Approx({}, "a per-layer pattern without a window size: not written")
+            return {}
+        out = {"sliding_window_width": sliding_window - 1}
+        if attention_layer_types and any(kind != "sliding" for kind in attention_layer_types):
+            windowed = sum(kind == "sliding" for kind in attention_layer_types)
+            return Approx(out, f"NeoX windows every layer: the pattern of {windowed} windowed and "
+                               f"{len(attention_layer_types) - windowed} full layers is not expressible",
+                          ("model.attention_layer_types",))  # fmt: skip
+        return out
+
+
+def expert_width(intermediate_size: Any, hidden_size: int | None) -> int | None:
+    """ParallelGroupedMLP (moe_mlp.py): intermediate_size as it stands, else 4h rounded up to 256."""
+    if intermediate_size is not None:
+        return int(intermediate_size)
+    return None if not hidden_size else 256 * -(-4 * hidden_size // 256)
+
+
+@formula("neox.moe")
+class NeoxMoe:
+    """moe_num_experts (> 1: megablocks dropless MoE), moe_top_k; moe_expert_interval (layer i is MoE
+    when i % n == 0: layer 0 is) and moe_router_type (sinkhorn, or softmax top-k) are read as their
+    defaults until the documented arguments know them (mappings/neox.yaml). NeoX's
+    experts are ParallelGroupedMLP: plain (a gated activation runs ungated), no biases, as wide as
+    intermediate_size itself; the router never renormalises its top-k weights and no auxiliary
+    loss exists (moe.py, router.py)."""
+
+    @staticmethod
+    def read(
+        moe_num_experts: Any, moe_top_k: Any, intermediate_size: Any, hidden_size: int | None, activation: str | None,
+        ffn_hidden_size: int | None,
+    ) -> Any:  # fmt: skip
+        experts = moe_num_experts if moe_num_experts is not None else 1
+        if experts <= 1:  # NeoX's default: one expert is the dense MLP, and moe_top_k means nothing
+            return Absent(f"moe_num_experts {experts}: a dense MLP in every layer, no experts")
+        width = expert_width(intermediate_size, hidden_size)
+        out = {
+            "moe_num_experts": experts, "moe_experts_per_token": moe_top_k if moe_top_k is not None else 1,
+            "moe_router_scoring": "sinkhorn", "moe_normalize_top_k": False,  # every layer MoE, no aux loss: absent
+            "moe_ffn_hidden_size": width if width != ffn_hidden_size else None,
+        }  # fmt: skip
+        if activation in GATED_ACTIVATIONS:
+            return Approx(out, f"NeoX's experts are not gated (ParallelGroupedMLP): {activation} runs as its plain "
+                               "activation there", ("model.activation",))  # fmt: skip
+        return out
+
+    @staticmethod
+    def write(
+        moe_num_experts: int | None, moe_experts_per_token: int | None, moe_ffn_hidden_size: int | None,
+        moe_first_dense_layers: int | None, moe_layer_interval: int | None, moe_router_scoring: str | None,
+        moe_normalize_top_k: bool | None, moe_aux_loss_coef: float | None, activation: str | None,
+        ffn_hidden_size: int | None,
+    ) -> Any:  # fmt: skip
+        if not moe_num_experts or moe_num_experts <= 1:
+            return {}
+        out: dict[str, Any] = {"moe_num_experts": moe_num_experts, "moe_top_k": moe_experts_per_token or 1}
+        losses: list[tuple[str, tuple[str, ...]]] = []
+        first, interval = moe_first_dense_layers or 0, moe_layer_interval or 1
+        if interval > 1:
+            losses.append((f"every {interval}th layer MoE needs moe_expert_interval (NeoX 2025-05-09+), which "
+                           "neoconv does not write yet: every layer is", ("model.moe_layer_interval",)))  # fmt: skip
+        if first:
+            losses.append((f"NeoX's MoE layers start at layer 0 (every moe_expert_interval-th): the first {first} "
+                           "dense layers are not expressible", ("model.moe_first_dense_layers",)))  # fmt: skip
+        if moe_router_scoring in ("softmax", "sigmoid"):
+            losses.append((f"NeoX routes with sinkhorn (moe_router_type topk, 2025-05-09+, is not written): "
+                           f"{moe_router_scoring} scoring is not expressible", ("model.moe_router_scoring",)))  # fmt: skip
+        if moe_normalize_top_k:
+            losses.append(("NeoX's top-k router does not renormalise the chosen experts' weights", ("model.moe_normalize_top_k",)))
+        if moe_aux_loss_coef:
+            losses.append(("NeoX's MoE has no load-balancing loss (sinkhorn routing balances instead)", ("model.moe_aux_loss_coef",)))
+        if activation in GATED_ACTIVATIONS:
+            losses.append((f"NeoX's experts are not gated (ParallelGroupedMLP): {activation} experts become plain",
+                           ("model.activation",)))  # fmt: skip
+        width = moe_ffn_hidden_size or ffn_hidden_size
+        written = 3 * ffn_hidden_size if ffn_hidden_size and activation in GATED_ACTIVATIONS else ffn_hidden_size
+        if width is not None and written is not None and width != written:
+            losses.append((f"NeoX's experts are intermediate_size wide: {written} here, not the experts' {width}",
+                           ("model.moe_ffn_hidden_size",)))  # fmt: skip
+        if not losses:
+            return out
+        return Approx(out, "; ".join(d for d, _ in losses), tuple(f for _, names in losses for f in names),
+                      tuple(losses))  # fmt: skip
+
+
+@formula("neox.mup")
+class NeoxMup:
+    """use_mup: attention scores over head_dim instead of its square root, embeddings times
+    mup_embedding_mult, output logits divided by the width multiplier (transformer.py,
+    word_embeddings.py, gpt2_model.py). The base widths come from the mup library's base_shapes_file,
+    never from a key; mup_attn_temp and mup_output_temp are never read."""
+
+    @staticmethod
+    def read(use_mup: Any, mup_embedding_mult: Any) -> Any:
+        if not use_mup:
+            return {}
+        return {"attention_scaling": "inverse_head_dim", "embedding_multiplier": float(mup_embedding_mult or 1.0),
+                "mup_output_logits_scaling": "width"}  # fmt: skip
+
+    @staticmethod
+    def write(attention_scaling: str | None, embedding_multiplier: float | None, mup_output_logits_scaling: str | None) -> Any:
+        multiplier = 1.0 if embedding_multiplier is None else embedding_multiplier
+        if attention_scaling == "inverse_head_dim" and mup_output_logits_scaling == "width":
+            return {"use_mup": True, "mup_embedding_mult": multiplier}
+        # use_mup brings 1/head_dim scores, the logits' width division and the multiplier together:
+        # a source with only some of them cannot be written without inventing the others
+        lost = [(f"NeoX scales attention by 1/head_dim only with use_mup, which also divides the logits by the width "
+                 "multiplier", ("model.attention_scaling",)) if attention_scaling == "inverse_head_dim" else None,
+                ("NeoX multiplies embeddings (mup_embedding_mult) only under use_mup, which also rescales attention and "
+                 "logits", ("model.embedding_multiplier",)) if multiplier != 1.0 else None,
+                (f"NeoX's use_mup divides the logits by the width multiplier itself, with 1/head_dim attention: "
+                 f"{mup_output_logits_scaling} output scaling alone is not expressible", ("model.mup_output_logits_scaling",))
+                if mup_output_logits_scaling is not None else None]  # fmt: skip
+        parts = tuple(x for x in lost if x is not None)
+        if not parts:
+            return {}
+        return Approx({}, "; ".join(d for d, _ in parts), tuple(f for _, n in parts for f in n), parts)
+
+
+# what NeoX holds of the block structure (no sandwich norms, no latent attention, no embedding norm)
+family_formula("neox.family", ("parallel_residual", "parallel_shared_norm", "norm", "activation", "moe_num_experts",
+                               "sliding_window", "qk_norm", "position_embedding"))  # fmt: skip
+
+
+@formula("neox.batch")
+class NeoxBatch:
+    """train_batch_size, train_micro_batch_size_per_gpu, gradient_accumulation_steps (default 1, not
+    None: NeoX's trap) at dp = global_num_gpus / (pipe x model parallel), checked as NeoX checks them;
+    written at NeoX's own dp for the same global batch (knowledge/formula.py, the batch identities)."""
+
+    @staticmethod
+    def read(train_batch_size: int | None, train_micro_batch_size_per_gpu: int | None,
+             gradient_accumulation_steps: int | None, data_parallel_size: int | None) -> dict[str, Any]:  # fmt: skip
+        tb, mb, ga, dp = train_batch_size, train_micro_batch_size_per_gpu, gradient_accumulation_steps, data_parallel_size
+        if tb is None and mb is None:  # NeoX refuses it alone; the file that holds the batch is merged with it
+            return {}
+        # calculate_batch_parameters: the one missing value derived (accumulation only when written null)
+        if ga is None and tb and mb and dp:
+            ga = tb // mb // dp
+        if tb is not None and mb is None and dp:
+            mb = tb // dp // (ga or 1)
+        if tb is None and mb and dp and ga is not None:
+            tb = mb * ga * dp
+        # check_batch_parameters: NeoX asserts the identity
+        if tb is not None and mb and dp and ga is not None and tb != mb * ga * dp:
+            raise ValueError(f"train_batch_size {tb} != micro {mb} x grad_accum {ga} x data-parallel size {dp}")
+        return {"global": tb, "micro": mb, "grad_accum": ga}
+
+    @staticmethod
+    def write(value: int | None, micro: int | None, grad_accum: int | None, world: int | None, tensor: int | None,
+              pipeline: int | None) -> Any:  # fmt: skip
+        dp, where = ranks(world, [("model parallel", tensor), ("pipe parallel", pipeline)])
+        return written(split(value, micro, grad_accum, dp, where), DEEPSPEED_BATCH_KEYS)
+
+
+GATED = frozenset({"swiglu", "geglu", "geglu_tanh", "reglu", "bilinear", "glu"})
 
 
 def _round_up(value: int, multiple: int) -> int:
     return -(-value // multiple) * multiple
+
+
+@dataclass(frozen=True)
+class MlpShape:
+    """What ParallelMLP builds for one intermediate_size."""
+
+    fused: int  # linear1's output (value and gate side by side when gated)
+    down_in: int  # linear2's input
+    gated: bool
+    model_parallel: int = 1
+
+    @property
+    def activated(self) -> int:
+        """Width the activation hands to linear2 (the gate's width when gated)."""
+        return self.fused // 2 if self.gated else self.fused
+
+    @property
+    def split_evenly(self) -> bool:
+        """Both layers divide over the model-parallel ranks (and a gated half-split stays whole)."""
+        per_rank = self.fused // self.model_parallel
+        return (
+            self.fused % self.model_parallel == 0
+            and self.down_in % self.model_parallel == 0
+            and (not self.gated or per_rank % 2 == 0)
+        )
+
+    @property
+    def runs(self) -> bool:
+        return self.split_evenly and self.activated == self.down_in
+
+
+def mlp_shape(ffn: int, gated: bool, multiple_of: int = 1, model_parallel: int = 1) -> MlpShape:
+    """The layer widths NeoX builds from `ffn` (intermediate_size, or the width it defaults to)."""
+    multiple = multiple_of or 1
+    down_in = ffn
+    if gated:
+        ffn = int(ffn * 2 / 3)  # NeoX computes in floats: keep its rounding
+        down_in = ffn // 2
+    return MlpShape(_round_up(ffn, 2 * multiple), _round_up(down_in, multiple), gated, model_parallel)
+
+
+def intermediate_size_for(width: int, gated: bool, multiple_of: int = 1) -> int | None:
+    """The intermediate_size that builds a runnable MLP `width` wide (HF intermediate_size /
+    Cerebras filter_size): 3 * width when gated, width itself when plain; None when no value
+    gives exactly that width (it is not a multiple of mlp_multiple_of, or of twice it when plain)."""
+    size = 3 * width if gated else width
+    shape = mlp_shape(size, gated, multiple_of)
+    return size if shape.runs and shape.activated == width else None
+
+
+def width_problem(
+    intermediate_size: int,
+    activation: str | None,
+    multiple_of: int = 1,
+    model_parallel: int = 1,
+    key: str = "intermediate_size",
+) -> str | None:
+    """None when NeoX builds a runnable MLP from these settings, else one line naming the key, the
+    widths NeoX would build and the values that give a runnable MLP. A gated width is ambiguous: the
+    number as written may be the HF/Cerebras width (Mistral's 14336: 43008 gives it) or already
+    NeoX's 3x convention (then the width NeoX's output layer has is meant): both are offered."""
+    gated = activation in GATED
+    multiple = multiple_of or 1
+    shape = mlp_shape(intermediate_size, gated, multiple, model_parallel)
+    if shape.runs:
+        return None
+    rounding = f" and rounds to multiples of mlp_multiple_of={multiple}" if multiple > 1 else ""
+    if not shape.split_evenly:
+        halves = " (with the value/gate halves)" if gated else ""
+        built = (
+            f"{key}: {intermediate_size} builds MLP layers {shape.fused} and {shape.down_in} wide, which do not "
+            f"divide evenly over model_parallel_size={model_parallel}{halves}"
+        )
+        wanted = [shape.down_in]
+    elif gated:
+        built = (
+            f"{key}: {intermediate_size} with the gated activation {activation} builds a {shape.activated}-wide gate "
+            f"but a {shape.down_in}-wide output layer (NeoX scales a gated width by 2/3{rounding})"
+        )
+        wanted = [intermediate_size, shape.down_in]
+    else:
+        built = (
+            f"{key}: {intermediate_size} builds a {shape.fused}-wide first MLP layer but a {shape.down_in}-wide "
+            f"second one (NeoX rounds them to multiples of {2 * multiple} and {multiple})"
+        )
+        wanted = [intermediate_size]
+    fixes: list[str] = []
+    offered: set[int] = set()
+    for width in wanted:
+        found = runnable_at_least(width, gated, multiple, model_parallel)
+        if found is not None and found[0] not in offered:
+            offered.add(found[0])
+            fixes.append(f"{key}: {found[0]} gives a {found[1]}-wide {'gated ' if gated else ''}MLP")
+    return f"{built}: NeoX cannot run it" + (f"; {', or '.join(fixes)}" if fixes else "")
+
+
+def runnable_at_least(width: int, gated: bool, multiple_of: int = 1, model_parallel: int = 1) -> tuple[int, int] | None:
+    """(intermediate_size, width) of the narrowest runnable MLP at least `width` wide."""
+    # A width runs when it is a multiple of the rounding step and splits over the ranks (2 per rank
+    # when gated, which a gated width's 2x fused layer gives): the multiples of their lcm. Stepping
+    # by it keeps the search a few tries for any model_parallel_size a file may hold.
+    step = math.lcm(multiple_of if gated else 2 * multiple_of, model_parallel)
+    candidate = _round_up(width, step)
+    for _ in range(4):
+        size = intermediate_size_for(candidate, gated, multiple_of)
+        if size is not None and mlp_shape(size, gated, multiple_of, model_parallel).runs:
+            return size, candidate
+        candidate += step
+    return None
 
 
 @formula("neox.ffn_width")

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from ...core.bounded import keep
+from ...core.ir import keep
 from ...core.resources import data_dir
 from ...knowledge.schema import load_schema
 from ...io.yamlread import load as load_yaml
@@ -132,7 +132,7 @@ def fields() -> Fields:
 
 
 def _at_or_after(release: str, since: str) -> bool:
-    from ...knowledge.history import load_history
+    from ...knowledge.schema import load_history
 
     history = load_history("veomni")
     if history is None or release not in history.position or since not in history.position:

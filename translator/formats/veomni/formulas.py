@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...knowledge.batch_split import ranks, split
+from ...knowledge.formula import ranks, split
 from ...knowledge.formula import Approx, Missing, formula
-from ...knowledge.formulas_common import ranks_differ
+from ...knowledge.formula import ranks_differ
 from . import schedule  # noqa: F401  (registers veomni.lr_schedule, veomni.train_steps, ...)
 
 
@@ -32,7 +32,7 @@ class VeomniBatch:
     """train.global_batch_size (else micro_batch_size x dp) and train.micro_batch_size (token budgets
     with dyn_bsz); VeOmni derives the accumulation, global / (micro x dp), which must divide
     (TrainingArguments._derive_batch_config). Written at VeOmni's dp = world / ulysses_size for the
-    same global batch (batch_split.py)."""
+    same global batch (knowledge/formula.py, the batch identities)."""
 
     @staticmethod
     def read(train_global_batch_size: int | None, train_micro_batch_size: int | None, packed: bool | None,

@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...core.errors import InputError
-from ...knowledge.history import load_history
+from ...knowledge.schema import load_history
 from ...io.documents import flatten, parse_yaml, read_text, unflatten
 from ...knowledge.source import Source, note_duplicates
 from ...io.yamlread import Duplicate
@@ -224,7 +224,7 @@ def _build(
         notes={k: v for k, v in view_notes.items() if v}, aliases=aliases, origins=origins,
     )  # fmt: skip
     if dotted:
-        source.meta["dotted_yaml"] = dotted  # releases that refuse undeclared keys refuse these (undeclared.py)
+        source.meta["dotted_yaml"] = dotted  # releases that refuse undeclared keys refuse these (knowledge/versions.py refuse_undeclared)
     margin = view.get("train.dyn_bsz_margin")
     if isinstance(margin, int) and not isinstance(margin, bool) and margin:
         source.meta["dyn_bsz_margin"] = margin  # a writer for a release without it re-sizes train_size

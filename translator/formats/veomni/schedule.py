@@ -7,10 +7,10 @@ import math
 from typing import Any
 
 from ...core.errors import InputError
-from ...knowledge.history import older
+from ...knowledge.schema import older
 from ...knowledge.formula import Approx, Unexpressible, formula
 from ...schedule.fields import parse, rendered
-from ...knowledge.formulas_common import as_written, lr_only, read_phases
+from ...knowledge.formula import as_written, lr_only, read_phases
 from ...schedule.model import ScheduleError
 from . import scheduler
 

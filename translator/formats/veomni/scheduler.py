@@ -23,7 +23,7 @@ from typing import Any, Iterator, Mapping
 from ...schedule.fit import decay_ends, features, tops
 from ...schedule.model import Phase, Schedule, ScheduleError, phase
 from ...schedule.ops import constant, finish, floor_at
-from ...schedule.framework import Reading, Rendering, choose, horizon_of, number, whole
+from ...schedule.fields import Reading, Rendering, choose, horizon_of, number, whole
 
 DEFAULTS: dict[str, Any] = {"lr": 5e-5, "lr_min": 1e-7, "lr_start": 0.0, "lr_warmup_ratio": 0.0,
                             "lr_decay_style": "constant", "lr_decay_ratio": 1.0}  # fmt: skip

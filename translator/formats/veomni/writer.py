@@ -10,7 +10,7 @@ import math
 from typing import Any, Mapping
 
 from ...core.errors import NeoconvError
-from ...knowledge.history import load_history
+from ...knowledge.schema import load_history
 from ...io.documents import dump_yaml, flatten, unflatten
 from ...knowledge.mapping import load_table
 from ...core.report import Status

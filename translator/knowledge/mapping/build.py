@@ -9,7 +9,7 @@ from typing import Any
 from ..catalogue import catalogue
 from ...core.errors import MappingTableError
 from ..formula import FORMULAS, Formula, Simple, field_ident, ident
-from . import cases, choices, shapes
+from . import shapes
 from .grammar import check_rule
 from .rules import NO_DEFAULT, Rule
 
@@ -144,7 +144,7 @@ def _renamed(table: str, where: str, raw: dict[str, Any], fields: tuple[str, ...
 
 
 def _enum(table: str, where: str, raw: dict[str, Any], fields: tuple[str, ...], also: tuple[str, ...]) -> Formula:
-    """An enum with `warn_values`, `unknown`, `nearest` or `unwritable` (choices.enum)."""
+    """An enum with `warn_values`, `unknown`, `nearest` or `unwritable` (shapes.enum)."""
     if len(fields) != 1 or also or not raw.get("key") or "with" in raw:
         raise _fail(table, where, "an enum's modifiers modify one key, one field (reads_as names the fields it looks at)")
     pairs = dict(raw["enum"])
@@ -163,12 +163,12 @@ def _enum(table: str, where: str, raw: dict[str, Any], fields: tuple[str, ...], 
     if any(name not in catalogue() for name in when):
         raise _fail(table, where, f"unknown canonical field in reads_as: {sorted(when)}")
     why = raw.get("nearest_reason", "")
-    more = choices.EnumModifiers(dict(raw.get("warn_values") or {}), dict(raw.get("unknown") or {}),
+    more = shapes.EnumModifiers(dict(raw.get("warn_values") or {}), dict(raw.get("unknown") or {}),
                                  dict(raw.get("nearest") or {}), dict(why) if isinstance(why, dict) else str(why),
                                  dict(raw.get("unwritable") or {}), dict(reads.get("values") or {}), when,
                                  dict(raw.get("extensions") or {}),
                                  {kind: dict(what) for kind, what in (raw.get("types") or {}).items()})  # fmt: skip
-    return choices.enum(fields[0], raw["key"], pairs, bool(raw.get("case_insensitive")), more)
+    return shapes.enum(fields[0], raw["key"], pairs, bool(raw.get("case_insensitive")), more)
 
 
 def _simple(table: str, where: str, raw: dict[str, Any], fields: tuple[str, ...], also: tuple[str, ...]) -> Simple:
@@ -202,7 +202,7 @@ def _shape(
     if shape == "cases":  # (the meta-schema requires its key, null for a rule that only peeks; one field or several)
         also = tuple(raw.get("also", ()))
         decided_by = (raw["key"], *also) if raw["key"] else also
-        made = cases.cases(fmt, fields, decided_by, raw["cases"], lambda m: _fail(table, where, m), tuple(raw.get("peek", ())))
+        made = shapes.cases(fmt, fields, decided_by, raw["cases"], lambda m: _fail(table, where, m), tuple(raw.get("peek", ())))
         return raw["key"], also, made
     if len(fields) != 1:
         raise _fail(table, where, f"{shape} maps one field")
@@ -212,12 +212,12 @@ def _shape(
         return None, (), made
     if shape == "follows":
         made = raw["follows"]
-        return None, (), choices.follows(fields[0], made["field"], dict(made["values"]), made["otherwise"], dict(made["reasons"]))
+        return None, (), shapes.follows(fields[0], made["field"], dict(made["values"]), made["otherwise"], dict(made["reasons"]))
     if shape == "key_by":
         by, also = raw["key_by"], tuple(raw.get("also", ()))
         if not raw.get("key") or set(by["keys"].values()) - set(also):
             raise _fail(table, where, "key_by chooses among the rule's keys: `key` for other values, the rest in `also`")
-        return raw["key"], also, choices.key_by(fields[0], raw["key"], by["field"], dict(by["keys"]))
+        return raw["key"], also, shapes.key_by(fields[0], raw["key"], by["field"], dict(by["keys"]))
     if shape == "fixed":
         if "fixed_reason" not in raw:
             raise _fail(table, where, "fixed needs fixed_reason: where the framework hard-codes the value")

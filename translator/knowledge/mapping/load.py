@@ -12,8 +12,8 @@ import yaml
 from ..catalogue import catalogue
 from ...core.errors import InputError, MappingTableError
 from ...io.yamlread import load as load_yaml
-from ..families import load_families
-from ..history import load_history
+from ..source import load_families
+from ..schema import load_history
 from ..release_table import release_defaults, table_releases
 from .build import build_rule
 from .grammar import check_table

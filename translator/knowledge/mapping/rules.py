@@ -6,7 +6,7 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
-from ..families import Families
+from ..source import Families
 from ..formula import Formula, Simple, field_ident, ident
 from ..release_table import ReleaseFacts
 
@@ -133,7 +133,7 @@ class Table:
     order: tuple[str, ...] = ()
     lenient_types: bool = False  # unmapped keys may not match the documented type (the docs are loose)
     releases: ReleaseFacts = field(default_factory=ReleaseFacts)  # aliases, older spellings, ... (release_table.py)
-    families: Families | None = None  # model families the canonical fields do not cover (families.py)
+    families: Families | None = None  # model families the canonical fields do not cover (knowledge/source.py)
 
     def rules_for_field(self, name: str) -> list[Rule]:
         return self._by_field.get(name, [])
