@@ -31,6 +31,10 @@ def run(files: tuple[str, ...], opts: dict[str, Any]) -> Outcome:
                 if opts["verbose"]:
                     click.echo(f"skipped  {one_line(path)}: not a {opts['fmt'] or 'known'} config", err=True)
                 continue
+            unkept = _unkept(path, fmt)
+            if unkept:  # a syntax a rewrite cannot keep the formatting of (a Megatron bash script): left alone
+                click.echo(f"skipped  {one_line(path)}: {unkept}; migrate rewrites only what keeps its formatting", err=True)
+                continue
             old, new, report = _migrate(path, fmt, opts)
         except NeoconvError as exc:
             click.echo(f"failed   {one_line(str(exc) if path in str(exc) else f'{path}: {exc}')}", err=True)
@@ -62,6 +66,9 @@ def format_of(path: str, wanted: str | None) -> str | None:
     from ..io.documents import parse_json, parse_yaml, read_text
 
     text = read_text(path)
+    sniffed = _sniffed(text, wanted)
+    if sniffed is not None:  # a syntax of its own (Megatron's words), not YAML
+        return sniffed
     try:
         tree = parse_json(text, path) if text.lstrip().startswith("{") and path.endswith(".json") else parse_yaml(text, path, duplicates=[])
     except InputError:
@@ -74,6 +81,25 @@ def format_of(path: str, wanted: str | None) -> str | None:
         return detect_tree(tree, path)
     except InputError:
         return None
+
+
+def _sniffed(text: str, wanted: str | None) -> str | None:
+    """A format whose reader recognises the text in a syntax of its own (not YAML or JSON)."""
+    from ..knowledge.registry import FORMATS
+
+    for fmt, spec in FORMATS.items():
+        sniff = spec.load_reader().sniff_text if wanted in (None, fmt) else None
+        if sniff is not None and (sniff(text) or 0.0) >= 0.5:
+            return fmt
+    return None
+
+
+def _unkept(path: str, fmt: str) -> str | None:
+    from ..io.documents import read_text
+    from ..knowledge.registry import get_format
+
+    spec = get_format(fmt)
+    return spec.unkept_formatting(read_text(path)) if spec.unkept_formatting is not None else None
 
 
 def _migrate(path: str, fmt: str, opts: dict[str, Any]) -> tuple[str, str, Any]:

@@ -26,7 +26,9 @@ def carry_comments(source_text: str, target_text: str, report: Report, spell: Ca
     """The target text with the source's comments, and how many comment lines were carried."""
     if "#" not in source_text:
         return target_text, 0
-    header, notes = source_comments(source_text.lstrip("\ufeff").splitlines(), spell)
+    # lines as the source's own syntax ends them (a \x0b, \x1c or \x85 in a comment ends none: splitlines would)
+    source_lines = [line.removesuffix("\r") for line in source_text.lstrip("\ufeff").split("\n")]
+    header, notes = source_comments(source_lines, spell)
     if not header and not notes:  # comments only above blocks, or in lists: none stays with a key
         return target_text, 0
     lines = target_text.splitlines(keepends=True)

@@ -62,6 +62,9 @@ class FormatSpec:
     editor: str | None = "yaml"
     # an empty file (or one of comments only) is a config of the framework's defaults, not an error
     empty_allowed: bool = False
+    # why a source text in a syntax of the format its editor does not read (Megatron's words, not its CI
+    # YAML) keeps no formatting in a same-format translation; None: the editor keeps it
+    unkept_formatting: Callable[[str], str | None] | None = None
     syntax: None = None  # gone: what `syntax` decided is declared above (a spec still giving it is told so)
 
     def __post_init__(self) -> None:

@@ -95,13 +95,14 @@ def check_target_values(dst: str, layout: str | None, values: Mapping[str, Any])
         label = f"--set {dst}:{key}"
         if not isinstance(key, str) or not key:
             raise UsageError(f"{label}: give the target key, e.g. --set {dst}:KEY=VALUE")
-        rule = owners.get(key)
+        spelled = spec.spell(key)  # the schema's spelling of a key as the format writes it (Megatron's --data-path)
+        rule = owners.get(spelled)
         if rule is not None and rule.fields and layout == spec.default_layout:
             raise UsageError(
                 f"{label}: {key} is written from canonical field {rule.fields[0]}: give --set {rule.fields[0]}=VALUE"
             )
-        if not schema.known(key):
-            close = difflib.get_close_matches(key, schema.all_keys(), n=1)
+        if not schema.known(spelled):
+            close = difflib.get_close_matches(spelled, schema.all_keys(), n=1)
             hint = f"; did you mean {close[0]}?" if close else ""
             where = f" ({layout} layout)" if layout else ""
             raise UsageError(f"{label}: not a {spec.title} key{where}{hint}")
@@ -112,14 +113,21 @@ def check_target_values(dst: str, layout: str | None, values: Mapping[str, Any])
                 f"{label}: a value here is one value, not a block of keys (give each key with its own --set)"
             )
         try:
-            checked[key], _ = schema.coerce(key, value)
+            checked[key], _ = schema.coerce(spelled, value)
         except ValueError as exc:
-            raise UsageError(f"{label}: {exc}") from None
+            try:  # one value for a key that takes a list (Megatron's --data-path PREFIX): a list of one
+                checked[key], _ = schema.coerce(spelled, [value])
+            except ValueError:
+                raise UsageError(f"{label}: {exc}") from None
     return checked
 
 
 def apply_target_values(report: Report, document: dict[str, Any], fmt: str, values: Mapping[str, Any]) -> None:
-    """Write the values into the document; the `missing` entries they answer leave the report."""
+    """Write the values into the document; the `missing` entries they answer (a key in either of
+    the format's spellings) leave the report."""
+    from ..knowledge.registry import get_format
+
+    spell = get_format(fmt).spell
     for key, value in values.items():
         node = document
         parts = key.split(".")
@@ -131,8 +139,9 @@ def apply_target_values(report: Report, document: dict[str, Any], fmt: str, valu
                 )
             node = child
         node[parts[-1]] = value
-    given = set(values)
-    report.entries = [e for e in report.entries if not (e.status is Status.MISSING and given & set(_targets(e)))]
+    given = {spell(k) for k in values}
+    report.entries = [e for e in report.entries
+                      if not (e.status is Status.MISSING and given & {spell(t) for t in _targets(e)})]  # fmt: skip
     for key in values:
         report.add(f"--set {fmt}:{key}", key, Status.EXACT, "given on the command line")
 

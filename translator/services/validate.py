@@ -174,7 +174,7 @@ def validate_file(
             if not (exc.key and _without(source.tree, exc.key)):
                 break  # read again without it, to find the problems after it
     if ingested is not None:
-        for leaf, fate in ingested.fates.items():
+        for leaf, fate in ((k, f) for k, f in ingested.fates.items() if k not in source.unknown_values):  # run-time
             # the key histories come from the framework's code: a key it reads is a parameter, whatever the schema says
             if fate.kind == "unknown" and not (keys_of is not None and keys_of.reads_within(leaf, release, exact=True)):
                 unknown.add(as_written(leaf))
@@ -212,7 +212,7 @@ def _schema_problems(
         if error.validator == "additionalProperties" and isinstance(error.instance, dict):
             listed = error.schema.get("properties", {})
             unknown.update({(leaf := f"{at}.{k}" if at else k): as_written(leaf) for k in error.instance if k not in listed})
-        elif at not in source.unresolved:  # HF Trainer's "auto": a value only known at run time, as the reader takes it
+        elif at not in source.unresolved and at not in source.unknown_values:  # "auto", a shell variable: run-time values
             add(as_written(at) if at else None, in_words(error) + _hint(error.instance))
     return unknown
 

@@ -19,7 +19,19 @@ def _spelling(key: str) -> str:
     return dest_of(key) or key.lstrip("-").replace("-", "_")
 
 
+def _unkept_formatting(text: str) -> str | None:
+    """A bash script or an argument file is written as an argument file (a CI YAML keeps its text)."""
+    from .syntax import syntax_of
+
+    kind = syntax_of(text)
+    if kind == "bash":
+        return "the source is a bash script: its arguments are written as an argument file, its shell code is not kept"
+    if kind == "args":
+        return "the source is an argument file: written one option per line, its comments are not kept"
+    return None
+
+
 FORMAT = FormatSpec(
     name="megatron", title="Megatron-LM arguments", reader=f"{__name__}.reader", writer=f"{__name__}.writer",
-    suffix=".args", globs=("*.args",), key_spelling=_spelling,
+    suffix=".args", globs=("*.args",), key_spelling=_spelling, unkept_formatting=_unkept_formatting,
 )  # fmt: skip

@@ -325,9 +325,11 @@ class AttentionKind:
 
 @formula("megatron.rope_scaling")
 class RopeScaling:
-    """--use-rope-scaling (core_v0.10.0+): Llama 3.x's frequency scaling with low_freq_factor 1,
-    high_freq_factor 4 and 8192 original positions hard-coded, and factor 8 for pretrain_gpt.py's
-    models whatever --rope-scaling-factor says (the GPT builders never pass it on: megatron-facts 11)."""
+    """--use-rope-scaling (core_v0.10.0+): Llama 3.x's scaling, frequency factors 1 and 4 and 8192 original
+    positions hard-coded, factor 8 for pretrain_gpt.py whatever --rope-scaling-factor (core_v0.11.0+) says:
+    pretrain_gpt.py (core_v0.11-0.14), gpt_builders.py (core_v0.15+), gpt_config_from_args (HEAD) never pass
+    it (only run_text_generation_server.py at core_v0.11-0.12 and pretrain_vlm.py do). RoPE: --position-
+    embedding-type rope or the legacy --use-rotary-position-embeddings (validate_args sets rope)."""
 
     LLAMA3 = {"rope_scaling_type": "llama3", "rope_scaling_factor": 8.0, "rope_original_max_positions": 8192,
               "rope_low_freq_factor": 1.0, "rope_high_freq_factor": 4.0}  # fmt: skip
@@ -335,10 +337,12 @@ class RopeScaling:
     @staticmethod
     def read(
         use_rope_scaling: bool | None, rope_scaling_factor: float | None, position_embedding_type: str | None,
-        rotary_scaling_factor: float | None, yarn_original_max_position_embeddings: int | None,
-        yarn_beta_fast: float | None, yarn_beta_slow: float | None, yarn_correction_range_round_to_int: bool | None,
-        mscale: float | None, mscale_all_dim: float | None,
+        use_rotary_position_embeddings: bool | None, rotary_scaling_factor: float | None,
+        yarn_original_max_position_embeddings: int | None, yarn_beta_fast: float | None, yarn_beta_slow: float | None,
+        yarn_correction_range_round_to_int: bool | None, mscale: float | None, mscale_all_dim: float | None,
     ) -> Any:  # fmt: skip
+        if use_rotary_position_embeddings:
+            position_embedding_type = "rope"  # validate_args: the legacy flag sets the type
         if position_embedding_type not in ("rope", "yarn"):
             if use_rope_scaling:
                 return Approx({}, f"--use-rope-scaling has no effect with --position-embedding-type "
@@ -378,11 +382,18 @@ class RopeScaling:
                  "rope_low_freq_factor": rope_low_freq_factor, "rope_high_freq_factor": rope_high_freq_factor}  # fmt: skip
         if all(is_close(given[k], v) if isinstance(v, float) else given[k] == v for k, v in RopeScaling.LLAMA3.items()):
             return {"use_rope_scaling": True}
+        others = {k: v for k, v in RopeScaling.LLAMA3.items() if k != "rope_scaling_factor"}
+        if rope_scaling_type == "llama3" and rope_scaling_factor is not None and \
+                all(is_close(given[k], v) if isinstance(v, float) else given[k] == v for k, v in others.items()):  # fmt: skip
+            # Llama 3.2's 32: the option the later releases parse, which pretrain_gpt.py's builders do not read
+            return Approx({"use_rope_scaling": True, "rope_scaling_factor": rope_scaling_factor},
+                          f"--rope-scaling-factor {rope_scaling_factor:g} (an option since core_v0.11.0): pretrain_gpt.py's "
+                          "GPT builders never pass it on, its models scale by 8", ("model.rope_scaling_factor",))  # fmt: skip
         if rope_scaling_type != "llama3":
             why = f"{rope_scaling_type} RoPE scaling is not written by neoconv (Megatron's --use-rope-scaling is Llama 3.1's)"
         else:
-            why = ("Megatron's --use-rope-scaling hard-codes Llama 3.1's factor 8, frequency factors 1 and 4 and 8192 "
-                   "original positions: " + ", ".join(f"{k.removeprefix('rope_')} {v:g}" if isinstance(v, float) else
+            why = ("Megatron's --use-rope-scaling hard-codes Llama 3.1's frequency factors 1 and 4 and 8192 original "
+                   "positions (and pretrain_gpt.py its factor 8): " + ", ".join(f"{k.removeprefix('rope_')} {v:g}" if isinstance(v, float) else
                                                        f"{k.removeprefix('rope_')} {v}" for k, v in given.items()
                                                        if k != "rope_scaling_type" and v is not None) + " are not")  # fmt: skip
         return Approx({}, why)

@@ -28,6 +28,9 @@ class Moe:
     ) -> Any:  # fmt: skip
         if not num_experts:
             return {}
+        if num_experts == 1 and not moe_shared_expert_intermediate_size:
+            # one expert, routed to with weight 1: the dense MLP (Megatron-DeepSpeed's --num-experts 1 means dense)
+            return {}
         out: dict[str, Any] = {"moe_num_experts": num_experts, "moe_experts_per_token": moe_router_topk or 2,
                                "moe_ffn_hidden_size": moe_ffn_hidden_size}  # fmt: skip
         if moe_shared_expert_intermediate_size:
@@ -128,7 +131,11 @@ def layer_pattern(text: str, option: str = "--moe-layer-freq") -> list[int]:
 def _layers(freq: Any, num_layers: int | None) -> dict[str, Any]:
     # every layer MoE (interval 1, no dense layers first) is what leaving the fields out means
     if freq is None or isinstance(freq, int):
-        return {"moe_layer_interval": freq if freq and freq != 1 else None}
+        if freq == 0:
+            raise ValueError("--moe-layer-freq 0: Megatron computes layer % 0 (ZeroDivisionError); give 1 for every layer")
+        # layer i is MoE when i % N == 0 (gpt_layer_specs.py), Python's modulo: -N picks the layers N does
+        interval = abs(freq) if freq else None
+        return {"moe_layer_interval": interval if interval != 1 else None}
     layers = layer_pattern(str(freq))
     if num_layers is not None and len(layers) != num_layers:
         raise ValueError(f"--moe-layer-freq gives {len(layers)} layers, --num-layers {num_layers}")

@@ -18,7 +18,7 @@ from functools import lru_cache
 from typing import Any
 
 from ...core.errors import InputError
-from .syntax import Arg
+from .words import Arg
 
 _NEGATIVE = re.compile(r"^-\d+$|^-\d*\.\d+$")
 
@@ -96,11 +96,21 @@ def looks_like_option(word: Arg) -> bool:
     """argparse's test (CPython 3.11 _parse_optional): starts with '-', is not a lone '-', not a
     negative number, and has no blank. An unresolved word is a value (its text is unknown)."""
     text = word.text
-    if not word.resolved or not text.startswith("-") or len(text) < 2:
+    if not word.resolved:
+        return option_with_unknown_value(word)
+    if not text.startswith("-") or len(text) < 2:
         return False
     if text.partition("=")[0] in table().options:
         return True
     return not _NEGATIVE.match(text) and " " not in text
+
+
+_OPTION_EQ = re.compile(r"--?[A-Za-z][\w.-]*=")
+
+
+def option_with_unknown_value(word: Arg) -> bool:
+    """`--lr=$LR`: an option the file writes as it is, with a value not known here."""
+    return not word.resolved and _OPTION_EQ.match(word.text[: word.literal]) is not None
 
 
 @dataclass
@@ -114,55 +124,118 @@ class Namespace:
     unresolved: dict[str, str] = field(default_factory=dict)  # dest -> why its value is unknown
     words: dict[str, list[str]] = field(default_factory=dict)  # dest -> its value words as written
     unknown: set[str] = field(default_factory=set)  # dests of options no release parsed
+    loose: list[Arg] = field(default_factory=list)  # words not known here where an option is expected
+    foreign: dict[str, str] = field(default_factory=dict)  # dest -> its value no release takes (a fork's?)
 
 
 def parse(args: list[Arg]) -> Namespace:
     out = Namespace()
     known = table().options
     i = 0
+    last: tuple[Option, str] | None = None  # the known option read last, and its spelling
     while i < len(args):
         word = args[i]
         i += 1
+        if not word.resolved and not option_with_unknown_value(word):  # its words (options or values): named, not read
+            out.loose.append(word)
+            continue
         if not looks_like_option(word):
-            what = "a shell expansion" if not word.resolved else "a value no option takes"
-            raise InputError(
-                f"{word.raw}: {what} where an option is expected (argparse: unrecognized arguments)"
-                + ("; neoconv cannot see what it expands to: write the arguments out" if not word.resolved else ""),
-                file=word.file, line=word.line,
-            )  # fmt: skip
+            if last is None:
+                raise InputError(
+                    f"{word.raw}: a value no option takes where an option is expected (argparse: unrecognized arguments)",
+                    file=word.file, line=word.line,
+                )  # fmt: skip
+            i = _more_values(out, last, word, args, i)
+            continue
         name, eq, attached = word.text.partition("=")
+        written = word.raw.partition("=")[2] if not word.resolved and word.raw.startswith(name + "=") else attached
         option = known.get(name)
+        if option is None and "_" in name and known.get(name.replace("_", "-")) is not None:
+            option = known[name.replace("_", "-")]  # a fork's spelling of the same option (Megatron-LLM's --seq_length)
+            word.note = _join(word.note, f"{name} is a fork's spelling (Megatron-LLM's) of {option.name}: read as it")
         if option is None:
-            values = [Arg(attached, attached, word.resolved, word.file, word.line)] if eq else []
-            while i < len(args) and not looks_like_option(args[i]):
+            values = [Arg(attached, written, word.resolved, word.file, word.line, why=word.why)] if eq else []
+            # a word not known here is its value only if it has none yet: after one (`--fork-opt X
+            # $EXTRA_ARGS`) it is the script's words, which may be options (named where loose ones are)
+            while i < len(args) and not looks_like_option(args[i]) and (args[i].resolved or not values):
                 values.append(args[i])
                 i += 1
             dest = unknown_dest(name)
+            if dest in table().dests:  # --lr_x-y: no option, but its argparse name is a known dest's
+                dest = name
             out.unknown.add(dest)
-            value: Any = True if not values else values[0].text if len(values) == 1 else [v.text for v in values]
+            shown = [v.text if v.resolved else v.raw for v in values]  # a word not known here: as the file writes it
+            value: Any = True if not values else shown[0] if len(values) == 1 else shown
             _store(out, dest, name, value, values, word)
             continue
-        values, i = _take(option, word, eq, attached, args, i)
+        values, i = _take(option, word, eq, attached, written, args, i)
+        last = (option, name)
         if option.arity == "0":
             _store(out, option.dest, name, option.flag_value(), [], word)
+            continue
+        split = _split_value(option, values, args, i)
+        if split:  # one shell word bash splits into words argparse refuses: the value meant is not known
+            i += len(split)
+            whole = " ".join(v.text for v in values + split)
+            _store(out, option.dest, name, whole, values + split, word)
+            source = f" (from {values[0].word})" if values[0].word and values[0].word != whole else ""
+            out.unresolved[option.dest] = (
+                f"{name} {whole!r}{source}: a value with blanks, which bash passes as {len(split) + 1} words and "
+                "Megatron's argparse refuses: a placeholder to fill in?")  # fmt: skip
             continue
         typed = [_typed(option, v) for v in values]
         single = option.arity == "1"
         _store(out, option.dest, name, typed[0] if single else typed, values, word)
+        out.foreign.pop(option.dest, None)
+        strange = [v for v, w in zip(typed, values) if w.resolved and not _a_choice(option, v)]
+        if strange:
+            choices = _choices(option)
+            out.foreign[option.dest] = (f"{name} {strange[0]}: not a choice of any Megatron-LM release "
+                                        f"({', '.join(map(str, choices))}): a fork's value?")  # fmt: skip
         if option.last != "HEAD":
             out.notes[option.dest] = _join(out.notes.get(option.dest, ""), _removed(option))
     return out
 
 
-def _take(option: Option, word: Arg, eq: str, attached: str, args: list[Arg], i: int) -> tuple[list[Arg], int]:
-    """The value words an option consumes (argparse's nargs)."""
+def _more_values(out: Namespace, last: tuple[Option, str], word: Arg, args: list[Arg], i: int) -> int:
+    """Words after an option's values that no option takes (Megatron-DeepSpeed's `--num-experts 64 64
+    128`): upstream's argparse refuses them, a fork reads them as the option's: kept with it, named."""
+    option, name = last
+    extra = [word]
+    while i < len(args) and args[i].resolved and not looks_like_option(args[i]):
+        extra.append(args[i])
+        i += 1
+    before = out.words.get(option.dest, [])
+    words = [*before, *(w.text for w in extra)]
+    takes = {"0": "no value", "1": "one value", "3": "three values"}.get(option.arity, "values")
+    out.values[option.dest] = words
+    out.words[option.dest] = [*before, *(w.raw for w in extra)]
+    out.foreign[option.dest] = (f"{name} {' '.join(words)}: Megatron-LM's {name} takes {takes}, its argparse refuses "
+                                f"{' '.join(w.text for w in extra)}: a fork's?")  # fmt: skip
+    return i
+
+
+def _split_value(option: Option, values: list[Arg], args: list[Arg], i: int) -> list[Arg]:
+    """The words after a one-word value that came from the same shell word (`--save $DIR` with DIR="your
+    checkpoint path"): bash passes them as words of their own."""
+    if option.arity != "1" or not values or values[0].group < 0 or not values[0].resolved:
+        return []
+    out: list[Arg] = []
+    while i < len(args) and args[i].group == values[0].group and args[i].resolved and not looks_like_option(args[i]):
+        out.append(args[i])
+        i += 1
+    return out
+
+
+def _take(option: Option, word: Arg, eq: str, attached: str, written: str, args: list[Arg], i: int) -> tuple[list[Arg], int]:
+    """The value words an option consumes (argparse's nargs); `written`: the attached value as the file writes it."""
     file, line = word.file, word.line
     if option.arity == "0":
         if eq:
             raise InputError(f"argument {option.name}: ignored explicit argument {attached!r} (a flag takes no value)",
                              file=file, line=line)  # fmt: skip
         return [], i
-    values = [Arg(attached, attached, word.resolved, word.file, word.line, word.note, word.why)] if eq else []
+    values = [Arg(attached, written, word.resolved, word.file, word.line, word.note, word.why)] if eq else []
     need = {"1": 1, "3": 3}.get(option.arity)
     while i < len(args) and not looks_like_option(args[i]) and (need is None or len(values) < need):
         values.append(args[i])
@@ -212,14 +285,18 @@ def _converted(option: Option, word: Arg, kind: str) -> Any:
     except ValueError:
         shown = {"int": "int", "float": "float"}.get(kind, kind)
         raise InputError(f"argument {option.name}: invalid {shown} value: {text!r}", file=word.file, line=word.line) from None
-    node = table().dests.get(option.dest, {})
-    choices = node.get("enum") or node.get("items", {}).get("enum")
-    if choices and isinstance(value, str) and value not in choices:
-        raise InputError(
-            f"argument {option.name}: invalid choice: {text!r} (choose from {', '.join(choices)})",
-            file=word.file, line=word.line,
-        )  # fmt: skip
     return value
+
+
+def _choices(option: Option) -> list[Any]:
+    node = table().dests.get(option.dest, {})
+    return list(node.get("enum") or node.get("items", {}).get("enum") or ())
+
+
+def _a_choice(option: Option, value: Any) -> bool:
+    """A value some release's argparse takes (`choices`); any value of an option without choices."""
+    choices = _choices(option)
+    return not choices or not isinstance(value, str) or value in choices
 
 
 def _store(out: Namespace, dest: str, name: str, value: Any, values: list[Arg], word: Arg) -> None:
@@ -241,9 +318,8 @@ def _store(out: Namespace, dest: str, name: str, value: Any, values: list[Arg], 
 
 def _unresolved(name: str, words: list[Arg]) -> str:
     shown = " ".join(w.raw for w in words)
-    defaults = re.findall(r"\$\{\w+:?-([^}]*)\}", shown)
-    said = f" (its default {defaults[0]!r} is not used)" if defaults else ""
-    return f"{name} {shown}: a shell expression, unknown here{said}"
+    why = "; ".join(dict.fromkeys(w.why for w in words if w.why))
+    return f"{name} {shown}: " + (f"not known here ({why})" if why else "a shell expression, unknown here")
 
 
 def _removed(option: Option) -> str:

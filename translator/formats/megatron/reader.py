@@ -12,14 +12,16 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from ...core.errors import InputError
 from ...io.documents import read_text
 from ...knowledge.source import Source
 from ..spec import ModelConfig, Reader
-from .options import Namespace, dest_of, parse, table
-from .syntax import Arg, syntax_of, words_of
+from .options import Namespace, dest_of, option_with_unknown_value, parse, table
+from .syntax import syntax_of, words_of
+from .words import Arg, Words
 
 FORMAT = "megatron"
 _EXPANSION = re.compile(r"\$[{(A-Za-z_0-9@*#?!$-]|`")
@@ -49,27 +51,48 @@ class MegatronReader(Reader):
         launcher: list[Arg] = []
         extra: dict[str, tuple[Any, str, int]] = {}
         syntaxes: list[str] = []
+        notes: list[str] = []
+        container: list[str] = []  # a CI YAML's top-level keys, MODEL_ARGS among them
         for path in paths:
             name = str(path)
             text = read_text(name)
             if not text.strip():
                 raise InputError("empty file; expected Megatron-LM arguments (--flag value)", file=name)
             texts[name] = text
-            words = words_of(text, name)
+        read: dict[str, Words | InputError] = {}
+        for name, text in texts.items():  # a script may source another file given (its values are read there)
+            try:
+                read[name] = words_of(text, name, {other: t for other, t in texts.items() if other != name})
+            except InputError as refused:  # raised below unless another file sources it
+                read[name] = refused
+        included = {path for words in read.values() if isinstance(words, Words) for path in words.included}
+        for name, words in read.items():
+            if name in included:
+                continue
+            if isinstance(words, InputError):
+                raise words
             syntaxes.append(words.syntax)
             if words.launcher and launcher:
                 raise InputError("a second launch line: the launcher is given in one file only", file=name)
             args.extend(words.args)
             launcher.extend(words.launcher)
+            notes.extend(f"{Path(name).name}: {note}" for note in words.notes)
+            container = container or words.order
             for key, value in words.extra.items():
                 extra[key] = (value, name, words.extra_lines.get(key, 1))
         if not args:
             raise InputError("no Megatron arguments (no --flag words)", file=str(paths[-1]))
         namespace = parse(args)
         source = _source(namespace, [str(p) for p in paths], texts)
+        source.reading_notes.extend(notes)
+        for word in namespace.loose:
+            source.reading_notes.append(f"{Path(word.file).name}:{word.line}: {word.raw} ({word.why or 'a shell expression'}) "
+                                   "stands where an option is expected: its words are not known here, not read")
         _add_launcher(source, launcher)
         _add_extra(source, extra)
         source.meta["syntax"] = syntaxes
+        if container and len(paths) == 1:  # Megatron's CI YAML: a same-format translation keeps its layout
+            source.meta["ci_order"] = container
         return source
 
     def from_tree(
@@ -81,6 +104,10 @@ class MegatronReader(Reader):
         aliases: dict[str, str] = {}
         if not tree:
             raise InputError("no Megatron arguments (an empty command line)", file=name)
+        extra: dict[str, Any] = {}
+        if isinstance(tree.get("MODEL_ARGS"), dict):  # Megatron's CI layout: the options, and the CI's entries
+            extra = {str(k): v for k, v in tree.items() if k != "MODEL_ARGS"}
+            tree = tree["MODEL_ARGS"]
         for key, value in tree.items():
             if not isinstance(key, str):
                 raise InputError(f"key {key!r} is not an option name", file=name)
@@ -92,10 +119,13 @@ class MegatronReader(Reader):
                 aliases[dest] = key
         source = MegatronSource(FORMAT, values, [name], {name: text} if text else {}, {k: name for k in values})
         source.aliases = aliases
+        if extra:
+            _add_extra(source, {key: (value, name, 1) for key, value in extra.items()})
+            source.meta["ci_order"] = [str(k) for k in (*extra, "MODEL_ARGS")]
         for dest, value in values.items():  # a shell expression is no value here, as in a file
             shown = " ".join(map(str, value)) if isinstance(value, list) else value
             if isinstance(shown, str) and _EXPANSION.search(shown):
-                source.unresolved[dest] = f"{aliases.get(dest, dest)} {shown}: a shell expression, unknown here"
+                source.unknown_values[dest] = f"{aliases.get(dest, dest)} {shown}: a shell expression, unknown here"
         return source
 
     @staticmethod
@@ -120,7 +150,8 @@ class MegatronReader(Reader):
         try:
             words = words_of(text, "<sniff>")
         except InputError:
-            return 0.0
+            # a shell script (#!/bin/bash) with no Megatron launch: its reader says so in shell's terms
+            return 0.5 if kind == "bash" and re.match(r"#!\S*(ba|z|k|da)?sh\b|#!\S*env\s+(ba|z|k|da)?sh\b", text) else 0.0
         flags = [a.text.partition("=")[0] for a in words.args if a.resolved and a.text.startswith("--")]
         return sum(1 for f in flags if dest_of(f)) / len(flags) if flags else 0.0
 
@@ -150,10 +181,21 @@ def _source(namespace: Namespace, files: list[str], texts: dict[str, str]) -> Me
     source.origins = dict(namespace.origins)
     source.aliases = {dest: written for dest, written in namespace.written.items() if written != dest}
     source.notes = dict(namespace.notes)
-    source.unresolved = dict(namespace.unresolved)
+    # a value not known here of an option Megatron has (a fork's option is named as not a parameter, first)
+    source.unknown_values = {d: why for d, why in namespace.unresolved.items() if d not in namespace.unknown}
+    source.foreign_values = {d: why for d, why in namespace.foreign.items() if d not in namespace.unresolved}
     source.meta.update(written=dict(namespace.written), words=dict(namespace.words), values=dict(namespace.values),
                        unresolved=sorted(namespace.unresolved))
     return source
+
+
+_WHOLE = re.compile(r"[0-9]{1,9}")  # ASCII digits only (str.isdigit takes ², int() refuses it)
+_COUNTS = {"nproc_per_node": re.compile(r"[0-9]{1,6}|auto|cpu|gpu|xpu"), "nproc-per-node": re.compile(r"[0-9]{1,6}|auto|cpu|gpu|xpu"),
+           "nnodes": re.compile(r"[0-9]{1,6}(:[0-9]{1,6})?"), "num_gpus": re.compile(r"[0-9]{1,6}"),
+           "num_nodes": re.compile(r"[0-9]{1,6}")}  # fmt: skip
+_COUNT_WHAT = {"nproc_per_node": "number of processes per node (N, auto, cpu or gpu)",
+               "nproc-per-node": "number of processes per node (N, auto, cpu or gpu)",
+               "nnodes": "number of nodes (N or MIN:MAX)", "num_gpus": "number of GPUs", "num_nodes": "number of nodes"}
 
 
 def _add_launcher(source: MegatronSource, words: list[Arg]) -> None:
@@ -163,12 +205,12 @@ def _add_launcher(source: MegatronSource, words: list[Arg]) -> None:
     while i < len(words):
         word = words[i]
         i += 1
-        if not word.resolved or not word.text.startswith("-"):
+        if not option_with_unknown_value(word) and (not word.resolved or not word.text.startswith("-")):
             continue  # `-m torch.distributed.run`'s module, or a word we cannot see
         name, eq, value = word.text.lstrip("-").partition("=")
         given: list[Arg] = []
-        if eq:
-            given = [Arg(value, value, True, word.file, word.line)]
+        if eq:  # --nnodes=2, or --nnodes=$NODES: its value not known here
+            given = [Arg(value, word.raw.partition("=")[2] or value, word.resolved, word.file, word.line, word.note, word.why)]
         elif name != "standalone" and i < len(words) and not (words[i].resolved and words[i].text.startswith("-")):
             given = [words[i]]
             i += 1
@@ -177,16 +219,26 @@ def _add_launcher(source: MegatronSource, words: list[Arg]) -> None:
             launcher[leaf] = True
         else:
             arg = given[0]
-            launcher[leaf] = int(arg.text) if arg.resolved and arg.text.isdigit() else arg.text if arg.resolved else arg.raw
+            if arg.resolved and name in _COUNTS and not _COUNTS[name].fullmatch(arg.text):
+                raise InputError(f"--{name} {arg.text[:20]}{'...' if len(arg.text) > 20 else ''}: not a "
+                                 f"{_COUNT_WHAT[name]} (the launcher refuses it); write the number",
+                                 file=arg.file, line=arg.line)  # fmt: skip
+            launcher[leaf] = int(arg.text) if arg.resolved and _WHOLE.fullmatch(arg.text) else arg.text if arg.resolved else arg.raw
             if not arg.resolved:
-                source.unresolved[leaf] = f"--{name} {arg.raw}: a shell expression, unknown here"
+                source.unknown_values[leaf] = f"--{name} {arg.raw}: " + (f"not known here ({arg.why})" if arg.why else "a shell expression, unknown here")
             if arg.note:
                 source.notes[leaf] = arg.note
         source.origins[leaf] = (word.file, word.line)
         source.aliases[leaf] = f"launcher --{name}"
     if launcher:
-        procs, nodes = launcher.get("launcher.nproc_per_node"), launcher.get("launcher.nnodes", 1)
-        if isinstance(procs, int) and isinstance(nodes, int) and not isinstance(nodes, bool):
+        procs = launcher.get("launcher.nproc_per_node", launcher.get("launcher.num_gpus"))
+        nodes = launcher.get("launcher.nnodes", launcher.get("launcher.num_nodes", 1))
+        total = launcher.get("launcher.worker_num")  # MindSpore's msrun names the total
+        if isinstance(total, int) and not isinstance(total, bool):
+            source.notes["launcher.worker_num"] = _joined(
+                source.notes.get("launcher.worker_num", ""),
+                f"msrun starts {total} processes: translate with --world-size {total}")
+        elif isinstance(procs, int) and isinstance(nodes, int) and not isinstance(nodes, bool):
             source.notes["launcher.nproc_per_node"] = _joined(
                 source.notes.get("launcher.nproc_per_node", ""),
                 f"torchrun starts {procs} x {nodes} = {procs * nodes} processes: translate with --world-size {procs * nodes}")

@@ -1,88 +1,64 @@
-"""The words Megatron's argparse would get from a file, in three syntaxes (told apart by the first line
-that is not a comment):
+"""The words Megatron's argparse would get from a file, in three syntaxes:
 
 * an argument file (`*.args`): options and values (`--num-layers 24`), comments, backslash
   continuations;
-* a bash script made of arrays (`GPT_MODEL_ARGS=( --num-layers 24 ... )`, `+=(...)`), literal
-  assignments (`GPUS_PER_NODE=8`, `export ...`), string variables of arguments (`GPT_ARGS="--num-layers
-  24 ..."`) and one launch line (`torchrun ${DISTRIBUTED_ARGS[@]} pretrain_gpt.py ${GPT_MODEL_ARGS[@]}
-  ...`), as Megatron-LM's examples write them. The launch line decides the order of the arguments and
-  which words are the launcher's; without one, the arrays are the arguments, in file order. Any other
-  shell code (`if`, `case`, `source`, commands) is refused with its line: neoconv runs nothing;
+* a launcher script in bash (script.py reads it statically: assignments, arrays, `if`/`case`, loops,
+  functions, `eval`; nothing is run, the environment is never read): the command that launches the
+  training script (launch.py: through `torchrun`, `deepspeed`, `python -m torch.distributed.run`,
+  inside `srun ...`, `bash -c '...'`, a pipeline) gives the arguments and the launcher's words; a
+  script without one is read as its arrays of arguments, in file order;
 * Megatron-LM's CI YAML (`MODEL_ARGS:` mapping `--flag: value`, `true` = a bare flag), turned into
   words as its `_run_training.sh` does.
 
-A variable the file assigns a literal value earlier (outside any condition) is resolved; any other
-expansion (`$1`, `${X:-y}`, `$(...)`, a variable the file does not set) stays unresolved: neoconv never
-reads its own environment. Bash expands arrays unquoted (`${A[@]}`), re-splitting every element: an
-element that starts with `--` is split as bash splits it (quote characters inside it stay literal); an
-element that is one value with blanks is kept whole, with a note (bash would pass several words).
+A value the script does not give (`$1`, a variable it does not set, `$(...)`) stays unresolved and says
+why; what the reading assumed or did not run is said in `notes` (the report's source note).
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import Any
 
 from ...core.errors import InputError
 from ...io.documents import key_line, parse_yaml
-from .lexer import Part, Token, Word, tokenize
+from .bash.expand import Expander
+from .bash.launch import Launch, Written
+from .bash.lexer import Token, tokenize
+from .bash.values import Chunk, State, split_at_blanks
+from .options import dest_of
+from .words import Arg, Words
 
-LAUNCHERS = frozenset({"torchrun", "python", "python3", "deepspeed"})
-_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
-_ARRAY_REF = re.compile(r"^\$\{([A-Za-z_][A-Za-z0-9_]*)\[[@*]\]\}$")
-_YAML_FLAG = re.compile(r"^--?[\w.-]+:(\s|$)")
-EXTRACT = "write the Megatron arguments as an args file (--flag value per line) or as arrays NAME=( ... ) and the launch line"
-
-
-@dataclass
-class Arg:
-    """One word argparse would see: its text (an unresolved word: its source text), where it came
-    from, and what the reader noted about it."""
-
-    text: str
-    raw: str
-    resolved: bool
-    file: str
-    line: int
-    note: str = ""
-    why: str = ""  # unresolved: the expansions it holds
+_YAML_KEY = re.compile(r"^(--?[\w.-]+|[A-Za-z_][\w.-]*):(\s|$)")
+SHELL_SUFFIXES = (".sh", ".bash", ".slurm", ".sbatch", ".zsh", ".ksh")
+NO_LAUNCH = ("write the launch line (torchrun ... pretrain_gpt.py --flag value ...), or the arguments as an args "
+             "file (--flag value per line)")  # fmt: skip
 
 
-@dataclass
-class Words:
-    syntax: str  # args | bash | yaml
-    args: list[Arg] = field(default_factory=list)
-    launcher: list[Arg] = field(default_factory=list)
-    extra: dict[str, Any] = field(default_factory=dict)  # yaml: top-level entries besides MODEL_ARGS
-    extra_lines: dict[str, int] = field(default_factory=dict)
-
-
-def syntax_of(text: str) -> str:
-    for line in text.splitlines():
-        stripped = line.strip()
+def syntax_of(text: str, name: str = "") -> str:
+    """args, bash or yaml: a shell file by its name or its `#!` line, else by its first line that is
+    not a comment (`--flag value` words, a YAML `key:`, or shell)."""
+    if name.lower().endswith(SHELL_SUFFIXES) or (text.startswith("#!") and "sh" in text.split("\n", 1)[0]):
+        return "bash"
+    for line in text.split("\n"):  # (not splitlines: a \r, \v or \x85 in a comment ends no line for bash)
+        stripped = line.strip(" \t\r")
         if not stripped or stripped.startswith("#"):
             continue
-        if _YAML_FLAG.match(stripped):
+        if _YAML_KEY.match(stripped) or stripped.startswith(("---", "{")):
             return "yaml"
         if stripped.startswith("-"):
             return "args"
-        first = stripped.split()[0]
-        if _ASSIGNMENT.match(stripped) or first in LAUNCHERS or first in ("export", "set") or first.endswith("=("):
-            return "bash"
-        if re.match(r"[A-Za-z_][A-Za-z0-9_]*\+?=\(", stripped):
-            return "bash"
-        return "yaml"
+        return "bash"
     return "args"
 
 
-def words_of(text: str, name: str) -> Words:
-    kind = syntax_of(text)
+def words_of(text: str, name: str, given: dict[str, str] | None = None) -> Words:
+    """`given`: the other files of the command line (path -> text), which a bash script may source."""
+    kind = syntax_of(text, name)
     if kind == "yaml":
         return _yaml_words(text, name)
-    tokens = tokenize(text, name)
-    return _args_words(tokens, name) if kind == "args" else _Bash(tokens, name).run()
+    if kind == "args":
+        return _args_words(tokenize(text, name), name)
+    return _bash_words(text, name, given)
 
 
 # ---- argument files -------------------------------------------------------------------------
@@ -90,272 +66,228 @@ def words_of(text: str, name: str) -> Words:
 
 def _args_words(tokens: list[Token], name: str) -> Words:
     out = Words("args")
+    expander = Expander(State(name))
     for tok in tokens:
         if tok.kind == "newline":
             continue
         if tok.kind != "word":
-            what = f"`{tok.text}(`" if tok.kind == "array" else f"an unquoted `{tok.text}`"
+            what = f"`{tok.text}(`" if tok.kind == "array" else f"an unquoted `{tok.text or '(('}`"
             raise InputError(
                 f"{what} is shell syntax; an args file holds options and values only: quote the value, or "
-                "write the arrays and the launch line as a bash script (NAME=( ... ))",
+                "write the launch line as a bash script",
                 file=name, line=tok.line,
             )  # fmt: skip
         assert tok.word is not None
-        out.args.extend(_expand(tok.word, {}, name, split=False))
+        for chunks in expander.fields(tok.word, split=False) or [[]]:
+            out.args.append(to_arg(chunks, tok.word.raw, name, tok.line))
     return out
 
 
-# ---- bash scripts of arrays -----------------------------------------------------------------
+def to_arg(chunks: list[Chunk], raw: str, name: str, line: int, group: int = -1) -> Arg:
+    """An argparse word from a value's pieces (its notes: where the script's values came from)."""
+    text = "".join(c.text for c in chunks)
+    resolved = all(c.known for c in chunks)
+    notes = list(dict.fromkeys(c.note for c in chunks if c.note))
+    if resolved and ("'" in text or '"' in text):
+        notes.append(f"from {raw or text}: bash passes the quote characters of {text} to Megatron literally")
+    why = "; ".join(dict.fromkeys(c.why for c in chunks if not c.known and c.why))
+    arg = Arg(text, raw or text, resolved, name, chunks[0].line if chunks else line, "; ".join(notes), why, group)
+    for chunk in chunks if not resolved else ():
+        if not chunk.known:
+            break
+        arg.literal += len(chunk.text)
+    return arg
 
 
-@dataclass
-class _Var:
-    """A variable the file assigns: its value as chunks (text, resolved, line): a string of arguments
-    (GPT_ARGS="--lr 1e-4 --save $CKPT") keeps its literal words when one expansion is unknown."""
-
-    chunks: list[tuple[str, bool, tuple[int, ...]]]  # text, resolved, the line of each character
-    line: int
-    raw: str
-
-    @property
-    def resolved(self) -> bool:
-        return all(ok for _, ok, _ in self.chunks)
-
-    @property
-    def text(self) -> str:
-        return "".join(t for t, _, _ in self.chunks)
+def written_arg(word: Written, name: str, line: int) -> Arg:
+    arg = to_arg(word.chunks, word.shown, name, line, word.group)
+    arg.word = word.raw
+    if not word.whole:
+        arg.raw = arg.text  # a piece of a word (an array's element): its own text, still a shell word
+    return arg
 
 
-class _Bash:
-    def __init__(self, tokens: list[Token], name: str) -> None:
-        self.tokens = tokens
-        self.name = name
-        self.i = 0
-        self.vars: dict[str, _Var] = {}
-        self.arrays: dict[str, list[Arg]] = {}
-        self.command: list[Word] | None = None
+# ---- bash launcher scripts ------------------------------------------------------------------
 
-    def error(self, message: str, line: int) -> InputError:
-        return InputError(message, file=self.name, line=line)
 
-    def run(self) -> Words:
-        while self.i < len(self.tokens):
-            tok = self.tokens[self.i]
-            if tok.kind == "newline" or (tok.kind == "op" and tok.text == ";"):
-                self.i += 1
-            elif tok.kind == "array":
-                self._array(tok)
-            elif tok.kind == "word":
-                self._command()
-            else:
-                raise self.error(f"`{tok.text}` is shell code neoconv does not run; {EXTRACT}", tok.line)
-        return self._words()
+def _bash_words(text: str, name: str, given: dict[str, str] | None = None) -> Words:
+    from .bash.script import Script
 
-    def _array(self, start: Token) -> None:
-        self.i += 1
-        name, append = start.text.rstrip("+="), start.text.endswith("+=")
-        elements: list[Arg] = []
-        while True:
-            if self.i >= len(self.tokens):
-                raise self.error(f"array {name}=( is not closed with )", start.line)
-            tok = self.tokens[self.i]
-            self.i += 1
-            if tok.kind == "newline":
-                continue
-            if tok.kind == "op" and tok.text == ")":
-                break
-            if tok.kind != "word":
-                raise self.error(f"`{tok.text}` inside array {name}: {EXTRACT}", tok.line)
-            assert tok.word is not None
-            ref = self._array_ref(tok.word)
-            if ref is not None:  # A+=("${B[@]}"): B's elements as they are
-                elements.extend(self._elements(ref, tok.word, tok.line, quoted=True))
-            else:
-                elements.extend(_expand(tok.word, self.vars, self.name, split=True))
-        self.arrays[name] = (self.arrays.get(name, []) if append else []) + elements
+    reading = Script(name, given).read(text)
+    out = Words("bash", included=list(dict.fromkeys(reading.included)))
+    launch = _the_launch(reading.launches, name, dest_of)
+    if launch is None:  # the arguments the file's arrays and strings of options hold, in the order it sets them
+        held: list[str] = []
+        for var, elements in reading.variables.items():
+            args = [a for element in elements for a in _array_element(element, name)]
+            if args and args[0].resolved and args[0].text.startswith("-") and \
+                    any(a.resolved and dest_of(a.text.partition("=")[0]) for a in args):  # fmt: skip
+                out.args.extend(args)
+                held.append(var)
+        if held:
+            out.notes.append(f"no command launches a training script: read the arguments of {', '.join(held)}, "
+                             "in the order the file sets them")  # fmt: skip
+        if not out.args:
+            stop = f"the script stops at line {reading.exited} (exit) before any launch line; " if reading.exited else ""
+            ran = (f"; it runs {', '.join(reading.scripts[:3])}, not given: translate the script that holds the launch "
+                   "line (what this one exports for it: --set)") if reading.scripts else ""  # fmt: skip
+            raise InputError(f"no Megatron arguments: {stop}no command launches a Python training script (torchrun, "
+                             f"deepspeed, python ... *.py) and the file has no arrays of arguments{ran}; {NO_LAUNCH}",
+                             file=name)  # fmt: skip
+    else:
+        out.launcher = [written_arg(word, name, launch.line) for word in launch.launcher]
+        out.args = [written_arg(word, name, launch.line) for word in launch.args]
+        if launch.through:  # the wrapper script expands its arguments unquoted: split again at blanks
+            out.launcher = []
+            out.args = [to_arg(list(piece), "", name, launch.line) for word in launch.args
+                        for piece in split_at_blanks(word.chunks)]  # fmt: skip
+            out.notes.append(f"the launch (line {launch.line}) goes through {launch.through}, which is not given: "
+                             f"read as it running {launch.script_name} with the words after it, split at blanks")  # fmt: skip
+        _name_repeats(out, launch, [x for x in reading.launches if x.line == launch.line])
+        script = launch.words[launch.script_at]
+        if not all(c.known for c in script.chunks):
+            why = "; ".join(dict.fromkeys(c.why for c in script.chunks if not c.known and c.why))
+            out.notes.append(f"the launch (line {launch.line}) runs {script.shown}, a script not known here ({why}): "
+                             "read as the training script, as the options after it say")  # fmt: skip
+        if launch.wrapper:
+            shown = " ".join(word.shown for word in launch.wrapper)
+            out.notes.append(f"the launch (line {launch.line}) runs inside `{_cut(shown)}`: its settings are not Megatron's")
+        others = [x for x in reading.launches if x.line != launch.line]  # its own runs again are said above
+        if others:
+            shown = ", ".join(f"{x.script_name} (line {x.line})" for x in others[:4])
+            out.notes.append(f"other commands not run as the training: {shown}")
+    out.notes.extend(reading.choices)
+    out.notes.extend(f"{what} is not read: what it sets is not known here" for what in reading.sourced)
+    if reading.not_run:
+        shown = ", ".join(f"{cmd} ({_lines(lines)})" for cmd, lines in list(reading.not_run.items())[:12])
+        more = f" and {len(reading.not_run) - 12} more" if len(reading.not_run) > 12 else ""
+        out.notes.append(f"commands neoconv does not run (it reads the script only): {shown}{more}")
+    return out
 
-    def _command(self) -> None:
-        words: list[Word] = []
-        line = self.tokens[self.i].line
-        while self.i < len(self.tokens):
-            tok = self.tokens[self.i]
-            if tok.kind == "newline" or (tok.kind == "op" and tok.text == ";"):
-                break
-            if tok.kind != "word":
-                raise self.error(f"`{tok.text}` is shell code neoconv does not run; {EXTRACT}", tok.line)
-            assert tok.word is not None
-            words.append(tok.word)
-            self.i += 1
-        first = words[0]
-        head = first.text
-        if _is_assignment(first):
-            for word in words:
-                if not _is_assignment(word):
-                    raise self.error(f"`{word.raw}` after an assignment runs a command; {EXTRACT}", line)
-                self._assign(word)
-        elif head == "export" and first.literal:
-            for word in words[1:]:
-                if _is_assignment(word):
-                    self._assign(word)
-        elif head == "set" and first.literal:
-            return  # shell options (set -x): nothing for the run
-        elif head.rsplit("/", 1)[-1] in LAUNCHERS and first.literal:
-            if self.command is not None:
-                raise self.error(f"a second launch line (the first at line {self.command[0].line}); one run per file", line)
-            self.command = words
-        else:
-            raise self.error(f"`{first.raw}` is shell code neoconv does not run; {EXTRACT}", line)
 
-    def _assign(self, word: Word) -> None:
-        name, _, _ = word.parts[0].text.partition("=")
-        first = word.parts[0]
-        rest = Part("lit", first.text[len(name) + 1 :], first.quoted, first.line, first.lines[len(name) + 1 :])
-        value = Word(([rest] if rest.text else []) + word.parts[1:], word.raw[len(name) + 1 :], word.line, word.col)
-        self.vars[name] = _Var(_chunks(value, self.vars), word.line, value.raw)
-
-    def _array_ref(self, word: Word) -> str | None:
-        if len(word.parts) == 1 and word.parts[0].kind == "expr":
-            found = _ARRAY_REF.match(word.parts[0].text)
-            if found:
-                return found.group(1)
+def _the_launch(launches: list[Launch], name: str, dest_of: Any) -> Launch | None:
+    """The launch of the training: a training script by name and Megatron options in its words, before
+    any other; several different runs of it are refused (one run per file)."""
+    if not launches:
         return None
 
-    def _elements(self, name: str, word: Word, line: int, quoted: bool) -> list[Arg]:
-        if name not in self.arrays:
-            raise self.error(f"${{{name}[@]}}: the file defines no array {name} before this line", line)
-        if quoted:
-            return list(self.arrays[name])
-        out: list[Arg] = []
-        for element in self.arrays[name]:
-            out.extend(_resplit(element))
-        return out
+    def rank(launch: Launch) -> tuple[bool, int]:
+        options = sum(1 for word in launch.args for c in word.chunks[:1] if c.known and dest_of(c.text))
+        return (launch.trains and options > 0, options)
 
-    def _words(self) -> Words:
-        out = Words("bash")
-        if self.command is None:
-            out.args = [a for elements in self.arrays.values() for element in elements for a in _resplit(element)]
-            if not out.args:
-                raise InputError(f"no Megatron arguments: the file has no arrays and no launch line; {EXTRACT}", file=self.name)
-            return out
-        expanded: list[Arg] = []
-        for word in self.command[1:]:
-            ref = self._array_ref(word)
-            if ref is not None:
-                expanded.extend(self._elements(ref, word, word.line, quoted=word.parts[0].quoted))
-            else:
-                expanded.extend(_expand(word, self.vars, self.name, split=True))
-        script = next((i for i, a in enumerate(expanded) if a.resolved and a.text.endswith(".py")), None)
-        if script is None:
-            raise self.error(f"the launch line names no training script (a *.py word); {EXTRACT}", self.command[0].line)
-        out.launcher, out.args = expanded[:script], expanded[script + 1 :]
-        return out
+    best = max(rank(x) for x in launches)
+    if best == (False, 0) and not any(x.trains or x.script_name.endswith(".py") for x in launches):
+        return None  # python -m pip ...: a module that is no training script, with no Megatron option
+    chosen = [x for x in launches if rank(x) == best]
+    distinct = {tuple(tuple((c.text, c.known) for c in w.chunks) for w in x.args): x for x in chosen}
+    runs = list(distinct.values())
+    differ = _differing([_option_values(x) for x in runs])
+    if len(runs) > 1 and len({x.line for x in runs}) == 1 and not any(dest_of(k) for k in differ):
+        return chosen[0]  # one launch line run again (a loop over repeats, run names): its first run, named
+    if len(runs) > 1:
+        lines = ", ".join(str(x.line) for x in runs[:6])
+        options = [k for k in differ if dest_of(k)] or differ
+        what = f" ({', '.join(options[:4])} differ)" if options else ""
+        raise InputError(f"the script launches {len(runs)} different training runs (lines {lines}){what}: neoconv "
+                         "reads one run per file; keep one launch line", file=name, line=chosen[0].line)  # fmt: skip
+    return chosen[0]
 
 
-def _is_assignment(word: Word) -> bool:
-    first = word.parts[0] if word.parts else None
-    return bool(first and first.kind == "lit" and not first.quoted and _ASSIGNMENT.match(first.text))
+def _name_repeats(out: Words, launch: Launch, runs: list[Launch]) -> None:
+    """One launch line run several times (a loop over clock rates, repeats): its first run is read; the
+    options whose values differ between the runs are named on the values read."""
+    values = [_option_values(run) for run in runs]
+    differ = _differing(values)
+    if not differ:
+        return
+    out.notes.append(f"the launch line (line {launch.line}) runs {len(runs)} times (a loop, or a function called "
+                     f"again): read its first run; {', '.join(differ[:6])} differ between the runs")  # fmt: skip
+    for arg in out.args:
+        option = arg.text.partition("=")[0]
+        if option in differ:
+            given = list(dict.fromkeys(v.get(option, "(not given)") for v in values))
+            shown = ", ".join(_cut(g) for g in given[:4]) + (f" and {len(given) - 4} more" if len(given) > 4 else "")
+            arg.note = "; ".join(p for p in (arg.note, f"the {len(runs)} runs of line {launch.line} give {shown}: "
+                                             "the first read") if p)  # fmt: skip
 
 
-def _resplit(element: Arg) -> list[Arg]:
-    """An array element expanded unquoted (`${A[@]}`): bash splits it again at blanks."""
-    pieces = element.text.split()
-    if not element.resolved or len(pieces) < 2:
-        return [element]
-    if not element.text.lstrip().startswith("--"):
-        note = (f"one value with blanks ({element.raw}): bash expands the array unquoted and would pass "
-                f"{len(pieces)} words; read as the one value meant")  # fmt: skip
-        return [Arg(element.text, element.raw, True, element.file, element.line, _join(element.note, note))]
-    out = []
-    for piece in pieces:
-        note = element.note
-        if "'" in piece or '"' in piece:
-            note = _join(note, f"from {element.raw}: bash passes the quote characters of {piece} to Megatron literally")
-        out.append(Arg(piece, piece, True, element.file, element.line, note))
-    return out
+def _differing(runs: list[dict[str, str]]) -> list[str]:
+    """The options whose values differ between runs (given in some only: differ too)."""
+    return [k for k in dict.fromkeys(k for run in runs for k in run) if len({run.get(k) for run in runs}) > 1]
 
 
-# ---- expansion --------------------------------------------------------------------------------
+def _option_values(launch: Launch) -> dict[str, str]:
+    """A run's options and the word after each (its value, as the reading expanded it)."""
+    words = ["".join(c.text for c in w.chunks) for w in launch.args]
+    found: dict[str, str] = {}
+    for k, word in enumerate(words):
+        if word.startswith("--"):
+            option, eq, value = word.partition("=")
+            after = words[k + 1] if k + 1 < len(words) and not words[k + 1].startswith("--") else ""
+            found[option] = value if eq else after
+    return found
 
 
-def _lines(part: Part) -> tuple[int, ...]:
-    return tuple(part.lines) if part.kind == "lit" and part.lines else (part.line,) * max(1, len(part.text))
+def _array_element(element: list[Chunk], name: str) -> list[Arg]:
+    """A variable's element (an array's, or a string's whole value) as the arguments it stands for:
+    split at blanks as bash splits an unquoted expansion when it holds options; one value with blanks
+    is kept whole, said so."""
+    if not element:
+        return []
+    text = "".join(c.text for c in element)
+    if text.lstrip().startswith("-"):
+        return [to_arg(list(piece), "", name, element[0].line) for piece in split_at_blanks(element)]
+    if all(c.known for c in element) and len(text.split()) > 1:
+        note = (f"one value with blanks ({text!r}): bash expands the array unquoted and would pass "
+                f"{len(text.split())} words; read as the one value meant")  # fmt: skip
+        return [Arg(text, text, True, name, element[0].line, note)]
+    return [to_arg(element, "", name, element[0].line)]
 
 
-def _chunks(word: Word, variables: dict[str, _Var]) -> list[tuple[str, bool, tuple[int, ...]]]:
-    """A word's value, unsplit, as chunks (an assignment's right-hand side)."""
-    out: list[tuple[str, bool, tuple[int, ...]]] = []
-    for part in word.parts:
-        known = variables.get(part.text) if part.kind == "param" else None
-        if part.kind == "lit":
-            out.append((part.text, True, _lines(part)))
-        elif known is not None:
-            out.extend(known.chunks)
-        else:
-            out.append((_shown(part), False, (part.line,)))
-    return out
+def _lines(lines: list[int]) -> str:
+    unique = sorted(set(lines))
+    shown = ", ".join(map(str, unique[:4])) + (", ..." if len(unique) > 4 else "")
+    return f"line{'s' if len(unique) > 1 else ''} {shown}"
 
 
-def _expand(word: Word, variables: dict[str, _Var], name: str, split: bool) -> list[Arg]:
-    """The words one shell word becomes: the file's variables substituted (split at blanks when
-    unquoted and `split`, as bash splits them), any other expansion left unresolved."""
-    fields: list[list[tuple[str, bool, int]]] = [[]]  # per word: (text, resolved, line of its first character)
-    notes: list[str] = []
-    for part in word.parts:
-        known = variables.get(part.text) if part.kind == "param" else None
-        if part.kind == "lit":
-            fields[-1].append((part.text, True, _lines(part)[0]))
-            continue
-        if known is None:
-            fields[-1].append((_shown(part), False, part.line))
-            continue
-        if known.resolved:
-            notes.append(f"${part.text} = {known.text!r} (line {known.line})")
-        for text, ok, lines in known.chunks:
-            if not ok or part.quoted or not split:
-                fields[-1].append((text, ok, lines[0]))
-                continue
-            if text[:1] in (" ", "\t", "\n") and text and fields[-1]:
-                fields.append([])  # a leading blank ends the word before it
-            for k, found in enumerate(re.finditer(r"[^ \t\n]+|$", text)):
-                if k and (found.group() or found.start() < len(text) or text[-1:].isspace()):
-                    fields.append([])
-                if found.group():
-                    fields[-1].append((found.group(), True, lines[min(found.start(), len(lines) - 1)]))
-    out = []
-    single = len(fields) == 1
-    for chunks in fields:
-        if not chunks and not single:
-            continue  # blanks at either end of a split value make no word
-        resolved = all(ok for _, ok, _ in chunks)
-        text = "".join(t for t, _, _ in chunks)
-        line = chunks[0][2] if chunks else word.line
-        why = ", ".join(t for t, ok, _ in chunks if not ok)
-        out.append(Arg(text, word.raw if single else text, resolved, name, line, "; ".join(notes), why))
-    return out
-
-
-def _shown(part: Part) -> str:
-    return "${" + part.text + "}" if part.kind == "param" else part.text
-
-
-def _join(*parts: str) -> str:
-    return "; ".join(p for p in parts if p)
+def _cut(text: str, size: int = 70) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= size else text[: size - 3] + "..."
 
 
 # ---- Megatron's CI YAML ------------------------------------------------------------------------
 
 
+_KEY_LINE = re.compile(r"^\s*(['\"]?)(--?[\w.-]+|[A-Za-z_][\w.-]*)\1\s*:(?:\s|$)")
+
+
+def _key_lines(text: str) -> dict[str, int]:
+    """The line of each key (its first), in one pass (a file of thousands of options stays linear)."""
+    lines: dict[str, int] = {}
+    for number, line in enumerate(text.split("\n"), 1):
+        found = _KEY_LINE.match(line)
+        if found:
+            lines.setdefault(found.group(2), number)
+    return lines
+
+
+def _line_of(lines: dict[str, int], text: str, key: str) -> int:
+    return lines.get(key) or key_line(text, key) or 1
+
+
 def _yaml_words(text: str, name: str) -> Words:
     tree = parse_yaml(text, name)
+    lines = _key_lines(text)
     out = Words("yaml")
     if all(isinstance(k, str) and k.startswith("-") for k in tree):
         flags = tree
     elif isinstance(tree.get("MODEL_ARGS"), dict):
         flags = tree["MODEL_ARGS"]
+        out.order = [str(k) for k in tree]
         for key, value in tree.items():
             if key != "MODEL_ARGS":
                 out.extra[str(key)] = value
-                out.extra_lines[str(key)] = key_line(text, str(key)) or 1
+                out.extra_lines[str(key)] = _line_of(lines, text, str(key))
     else:
         first = next(iter(tree), None)
         raise InputError(
@@ -363,7 +295,7 @@ def _yaml_words(text: str, name: str) -> Words:
             "(Megatron-LM's CI model_config.yaml)", file=name, line=key_line(text, str(first)) if first else None,
         )  # fmt: skip
     for key, value in flags.items():
-        line = key_line(text, str(key)) or 1
+        line = _line_of(lines, text, str(key))
         if not isinstance(key, str) or not key.startswith("-"):
             raise InputError(f"{key!r} is not an option (--flag)", file=name, line=line)
         out.args.append(Arg(key, key, True, name, line))
@@ -390,8 +322,10 @@ def _yaml_value(value: Any, name: str, line: int) -> list[Arg]:
     tokens = tokenize(f'"{text}"' if quoted else text, name)
     words = [t.word for t in tokens if t.kind == "word" and t.word is not None]
     out: list[Arg] = []
+    expander = Expander(State(name))
     for word in words:
-        for arg in _expand(word, {}, name, split=False):
+        for chunks in expander.fields(word, split=False) or [[]]:
+            arg = to_arg(chunks, word.raw, name, line)
             arg.line = line
             out.append(arg)
     return out

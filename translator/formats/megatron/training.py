@@ -97,6 +97,22 @@ class TrainSteps:
         return {"train_iters": value}
 
 
+@formula("megatron.eval_steps")
+class EvalSteps:
+    """--eval-iters: Megatron evaluates only when it is above 0 (training.py: do_valid = eval_iters > 0),
+    so a negative count (a fork's -1) means no evaluation batches, as 0 does."""
+
+    @staticmethod
+    def read(eval_iters: int | None) -> int:
+        if eval_iters is None:
+            return 100
+        return max(eval_iters, 0)
+
+    @staticmethod
+    def write(value: int) -> dict[str, Any]:
+        return {"eval_iters": value}
+
+
 @formula("megatron.activation_checkpointing")
 class ActivationCheckpointing:
     """--recompute-granularity full|selective (or --recompute-activations = selective; v1-v2.6
@@ -270,13 +286,29 @@ class ZeroStage:
         return 1 if use_distributed_optimizer else 0
 
     @staticmethod
-    def write(value: int) -> dict[str, Any]:
+    def write(value: int, type: str | None, version: str) -> Any:
+        if type == "muon" and value:
+            return ZeroStage.muon(value, version)
         if value == 1:
             return {"use_distributed_optimizer": True}
         if value in (2, 3):
             strategy = "optim_grads" if value == 2 else "optim_grads_params"
             return {"use_megatron_fsdp": True, "data_parallel_sharding_strategy": strategy, "ckpt_format": "fsdp_dtensor"}
         return {}
+
+    @staticmethod
+    def muon(value: int, version: str) -> Any:
+        """Muon (core_v0.16.0+): validate_args refuses Torch-FSDP2 and Megatron-FSDP with it at every release;
+        --use-distributed-optimizer shards its states layer-wise from core_v0.18.0, and is refused before."""
+        if since(version, "core_v0.18"):
+            if value == 1:
+                return {"use_distributed_optimizer": True}
+            lost = "gradients" if value == 2 else "parameters and gradients"
+            return Approx({"use_distributed_optimizer": True},
+                          f"Megatron refuses its FSDP with --optimizer muon: ZeRO-{value} is written as "
+                          f"--use-distributed-optimizer (muon's states sharded layer-wise, ZeRO-1); {lost} are not sharded")
+        return Approx({}, f"Megatron-LM {version} refuses any sharding with --optimizer muon (distributed optimizer, "
+                          f"FSDP): ZeRO-{value} is written as plain data parallelism")  # fmt: skip
 
 
 @formula("megatron.precision")

@@ -49,8 +49,19 @@ class MegatronWriter(Writer):
         document: dict[str, Any] = {}
         result = MegatronWriteResult(document)
         shown_at: set[str] = set()
+        ci_order: list[str] = list(shape.get("ci_order") or [])  # a CI YAML source: its layout is kept
+        ci: dict[str, Any] = {}
         for dest in sorted(leaves, key=lambda d: order.get(d, len(order))):
             value = leaves[dest]
+            if dest.startswith("ci."):
+                if ci_order:
+                    ci[dest[3:]] = value
+                else:
+                    result.amended[dest] = (
+                        Status.DROPPED,
+                        "not written to an argument file (it holds Megatron's options only)",
+                    )
+                continue
             if value is None:
                 continue
             written = _spelled(dest, value, version, shape.get("written", {}).get(dest))
@@ -71,27 +82,40 @@ class MegatronWriter(Writer):
             if words and dest in shape.get("unresolved", ()) and shape.get("values", {}).get(dest) == value:
                 result.shell[option] = list(words)
         result.value_paths = frozenset(shown_at)
+        if ci_order:
+            result.document = _ci_layout(document, ci, ci_order)
+            result.target_paths = {dest: f"MODEL_ARGS.{option}" for dest, option in result.target_paths.items()}
+            result.target_paths.update((f"ci.{key}", key) for key in ci)
         if ctx.source_format != self.format:
             if not {"data_path", "train_data_path", "mock_data", "data_args_path"} & set(leaves):
                 result.extra_entries.append(ExtraEntry("--data-path", Status.MISSING, DATA_NEEDED))
             if "tokenizer_type" not in leaves:
                 result.extra_entries.append(ExtraEntry("--tokenizer-type", Status.MISSING, TOKENIZER_NEEDED))
-        result.header = self.header(document, ctx) + [f"# for Megatron-LM {_release(version)}"]
+        result.header = self.header(result.document, ctx) + [f"# for Megatron-LM {_release(version)}"]
         return result
 
     def header(self, document: dict[str, Any], ctx: WriteContext) -> list[str]:
         source = f" from {ctx.sources}" if ctx.sources else ""
+        if is_ci_layout(document):
+            return [f"# Megatron-LM CI test config (model_config.yaml: MODEL_ARGS) written by neoconv{source}"]
         return [
             f"# Megatron-LM arguments (pretrain_gpt.py) written by neoconv{source}",
             "# one option per line; run: " + RUN.format(file=ctx.output or "FILE"),
         ]
 
     def serialise(self, document: dict[str, Any]) -> str:
+        if is_ci_layout(document):
+            from ...io.documents import dump_yaml
+
+            return dump_yaml(document)
         return self._lines(document, {})
 
     def dump(self, result: WriteResult) -> str:
         shell = result.shell if isinstance(result, MegatronWriteResult) else {}
-        return self.header_text(result) + self._lines(result.document, shell)
+        head = self.header_text(result)
+        if is_ci_layout(result.document):
+            return head + self.serialise(result.document)
+        return head + self._lines(result.document, shell)
 
     @staticmethod
     def _lines(document: dict[str, Any], shell: dict[str, list[str]]) -> str:
@@ -112,12 +136,33 @@ class MegatronWriter(Writer):
 
 
 def _unplaceable(leaf: str, layout: str | None, version: str | None = None) -> str | None:
-    """An argument file holds Megatron's own options: the launcher's and the CI file's settings have no place."""
+    """An argument file holds Megatron's own options: the launcher's settings have no place (a CI
+    file's entries go back into a CI file: the writer decides)."""
     if leaf.startswith("launcher."):
         return "not written to an argument file (it holds Megatron's options only)"
-    if leaf.startswith("ci."):
-        return "not written to an argument file (it holds Megatron's options only)"
     return None
+
+
+def is_ci_layout(document: dict[str, Any]) -> bool:
+    return isinstance(document.get("MODEL_ARGS"), dict)
+
+
+def _ci_layout(options: dict[str, Any], ci: dict[str, Any], order: list[str]) -> dict[str, Any]:
+    """Megatron's CI YAML: the options under MODEL_ARGS, the CI's own entries around it, in the source's order."""
+    from ...io.documents import unflatten
+
+    blocks = unflatten(ci) if ci else {}
+    # its training script passes a value as words: a one-item list is the same word as the item
+    options = {k: v[0] if isinstance(v, list) and len(v) == 1 else v for k, v in options.items()}
+    out: dict[str, Any] = {}
+    for key in order:
+        if key == "MODEL_ARGS":
+            out["MODEL_ARGS"] = options
+        elif key in blocks:
+            out[key] = blocks.pop(key)
+    out.update(blocks)
+    out.setdefault("MODEL_ARGS", options)
+    return out
 
 
 MegatronWriter.unplaceable = staticmethod(_unplaceable)  # type: ignore[assignment]

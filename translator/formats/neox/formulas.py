@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...knowledge.formula import ranks, split, written
-from ...knowledge.formula import Absent, Approx, Unrunnable, formula
+from ...knowledge.formula import Absent, Approx, UnknownValue, Unexpressible, Unrunnable, formula
 from ...knowledge.formula import GATED_ACTIVATIONS, family_formula
 from ..deepspeed.formulas import DEEPSPEED_BATCH_KEYS
 from . import scheduler  # noqa: F401  (registers neox.lr_schedule)
@@ -405,12 +405,17 @@ class NeoxActivation:
             return "gelu_tanh"
         return name
 
+    # what NeoX's get_activation builds (megatron/model/activations.py; the schema's enum, swish = silu)
+    WRITTEN = frozenset({"gelu", "geglu", "relu", "softsign", "mish", "silu", "reglu", "swiglu", "bilinear", "glu"})
+
     @staticmethod
     def write(value: str) -> Any:
         if value == "gelu_tanh":
             return {"activation": "gelu", "bias_gelu_fusion": True}
         if value == "geglu_tanh":  # activations.py: geglu gates with F.gelu, the exact GELU
             return Approx({"activation": "geglu"}, "NeoX's geglu gates with the exact GELU, not its tanh approximation")
+        if value not in NeoxActivation.WRITTEN:  # relu2 (Megatron's --squared-relu): no NeoX activation squares
+            raise Unexpressible(f"NeoX has no {value} activation ({', '.join(sorted(NeoxActivation.WRITTEN))})")
         return {"activation": value}
 
 
@@ -450,7 +455,7 @@ class NeoxAttentionKind:
                 raise ValueError(f"attention_config entry {item!r} is not [[types...], repeat]")
         unknown = sorted(kinds - NeoxAttentionKind.TYPES)
         if unknown:
-            raise ValueError(f"attention type {unknown[0]!r} is not one NeoX knows ({', '.join(sorted(NeoxAttentionKind.TYPES))})")
+            raise UnknownValue(unknown[0], sorted(NeoxAttentionKind.TYPES), "attention_config")  # a fork's (hyena)
         if num_layers is not None and layers >= 0 and layers != num_layers:
             raise ValueError(f"it covers {layers} layers but num_layers is {num_layers}: NeoX asserts one attention type per layer")
         if kinds <= NeoxAttentionKind.DENSE:
