@@ -4,6 +4,12 @@ translation pipeline lives in services/pipeline.py."""
 
 from __future__ import annotations
 
+import importlib.metadata  # noqa: F401  (the installed formats are found with it on the first translation)
+
 from .services.pipeline import ConfigInput, Translation, check_options, dump, load, parse_set, read_ir, translate
+
+# Every translation settles its schedule (and a writer fits one): those modules are loaded with the
+# API instead of inside the first translation (where a run of distinct files would pay for them).
+from .schedule import fields, fit  # noqa: F401
 
 __all__ = ["ConfigInput", "Translation", "check_options", "dump", "load", "parse_set", "read_ir", "translate"]

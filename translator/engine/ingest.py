@@ -85,7 +85,7 @@ def classify(leaf: str, schema: SchemaIndex, table: Table, suggest: bool = True)
             return ("unknown", ("not_a_parameter", {"title": table.title, "unsearched": True}))
         else:
             found = ("unknown", _closest(leaf, schema, table))
-        keep(table.leaf_kinds, key, found, 10_000)
+        keep(table.leaf_kinds, key, found, 1_000)
     return found
 
 

@@ -163,7 +163,7 @@ def remember(table: Table, memo: tuple[Any, ...], checked: Any) -> None:
         kept = WithBlocks((name, copy_block(value), approx, note) for name, value, approx, note in checked)
     else:
         return
-    keep(table.value_reads, memo, kept, 2_000)  # the values most files share refill it at once: memory flat over a migration
+    keep(table.value_reads, memo, kept, 500)  # the values most files share refill it at once: memory flat over a migration
 
 
 def recall(table: Table, memo: tuple[Any, ...]) -> Any:

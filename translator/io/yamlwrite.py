@@ -114,5 +114,5 @@ def _text(value: str, column: int) -> str:
             spelled = f"'{value}'"
             break
     if " " not in value and len(value) <= 64:  # a spelling that depends on nothing but the text
-        keep(_SPELLED, value, spelled, 10_000)
+        keep(_SPELLED, value, spelled, 1_000)
     return spelled

@@ -197,7 +197,7 @@ class History:
         found = self._spread.get(slot)
         if found is None:
             found = frozenset(repr(d) for label in self.members(mask) if (d := self.default_at(key, label)) is not NO_DEFAULT)
-            keep(self._spread, slot, found, 10_000)
+            keep(self._spread, slot, found, 1_000)
         return found
 
     @cached_property

@@ -310,7 +310,7 @@ def _detected(history: History, keys: tuple[str, ...], table: Any) -> Release:
     slot = (id(history), keys, watched, strict)
     found = _DETECTED.get(slot)
     if found is None or found[0] is not history:  # (the history kept: its id is not reused)
-        found = keep(_DETECTED, slot, (history, detect(history, keys, watched, strict)), 4096)
+        found = keep(_DETECTED, slot, (history, detect(history, keys, watched, strict)), 1_000)
     return found[1]
 
 

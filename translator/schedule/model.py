@@ -350,7 +350,7 @@ class Schedule:
             raise ScheduleError("a schedule is a non-empty list of phases")
         phases = []
         for i, item in enumerate(data):
-            if not isinstance(item, Mapping):
+            if not isinstance(item, (dict, Mapping)):
                 raise ScheduleError(f"phase {i + 1}: a phase is a mapping, got {item!r}")
             try:
                 phases.append(_phase_from_json(item))
@@ -363,7 +363,7 @@ class Schedule:
 
 
 def _frozen(value: Any) -> Any:
-    if isinstance(value, Mapping):
+    if isinstance(value, (dict, Mapping)):
         return tuple(sorted((k, _frozen(v)) for k, v in value.items()))
     if isinstance(value, (list, tuple)):
         return tuple(_frozen(v) for v in value)

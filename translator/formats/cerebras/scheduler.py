@@ -159,7 +159,7 @@ def read_legacy(learning_rate: Any, adjust_learning_rate: Any = None, release: s
 
 
 def _single_key(item: Any) -> str:
-    if not isinstance(item, Mapping) or len(item) != 1:
+    if not isinstance(item, (dict, Mapping)) or len(item) != 1:
         raise ScheduleError(f"a scheduler is a mapping with one class name, got {item!r}")
     return str(next(iter(item)))
 
@@ -167,7 +167,7 @@ def _single_key(item: Any) -> str:
 def _kwargs(cls: str, given: Any, notes: list[str], release: str | None) -> dict[str, Any]:
     if given is None:
         given = {}
-    if not isinstance(given, Mapping):
+    if not isinstance(given, (dict, Mapping)):
         raise ScheduleError(f"{cls} takes a mapping of arguments, got {given!r}")
     spec = CLASSES[cls]
     out = dict(given)
@@ -550,8 +550,17 @@ def _closest_class(p: Phase, n: int, first: float, nxt: float) -> dict[str, Any]
     target = Schedule([_extended(p, n)])
     options = [{"LinearLR": {"initial_learning_rate": first, "end_learning_rate": nxt, "total_iters": n}},
                {"CosineDecayLR": {"initial_learning_rate": first, "end_learning_rate": nxt, "total_iters": n}}]
-    scored = [(max_difference(target, read_trainer([o]).schedule, n).value, k, o) for k, o in enumerate(options)]
-    return min(scored, key=lambda x: (x[0], x[1]))[2]
+    # the option of the phase's own shape first: the other's search then stops as soon as it is
+    # worse (a search under its cutoff is the whole search, so the choice and its ties are the same)
+    order = (1, 0) if p.kind == "cosine" else (0, 1)
+    best: tuple[float, int] | None = None
+    for k in order:
+        cutoff = best[0] if best is not None else math.inf
+        score = (max_difference(target, read_trainer([options[k]]).schedule, n, cutoff).value, k)
+        if best is None or score < best:
+            best = score
+    assert best is not None
+    return options[best[1]]
 
 
 def to_legacy(schedulers: Sequence[Mapping[str, Any]]) -> Any:
