@@ -18,6 +18,7 @@ import json
 
 import re
 from dataclasses import dataclass
+import functools
 from functools import lru_cache
 from typing import Any, Callable, Iterable, Mapping
 
@@ -176,13 +177,7 @@ def validate_source(source: Any, path: str, fmt: str, version: str | None, text:
         add(None, message, line)
     unknown: set[str] = set()  # as written
     spelled = {spec.spell(k): v for k, v in raw.items()}  # the schema's spelling (NeoX: num_layers)
-
-    def code_takes(key: str, value: Any) -> bool:
-        """The release's own Literal (key history, from its code) holds a value the schema's enum (from
-        reference docs that lag the code) lacks: NeoX's non_parametric_layernorm since 2025-02-18."""
-        names = keys_of.choices_at(key, release) if keys_of is not None and key in keys_of.keys else None
-        return isinstance(value, str) and names is not None and value in names
-
+    code_takes = functools.partial(_code_takes, keys_of, release)
     schema_unknown = _schema_problems(schema, spelled, source, as_written, add, code_takes)  # leaf -> as written
     ingested = None
     for _ in range(_RETRIES):
@@ -261,7 +256,27 @@ def _not_read(source: Any, spec: Any, keys_of: Any, spelled: dict[str, Any], rel
         for key, there in converted(spelled, release, list(unread)).items():
             if keys_of.reads_within(there, release, exact=True):
                 del unread[key]
-    return [(written[key], keys_of.why_not(name, release)) for key, name in unread.items()]
+    return _by_block([(written[key], keys_of.why_not(name, release)) for key, name in unread.items()], spelled, keys_of, release)
+
+
+def _by_block(
+    unread: list[tuple[str, str]], spelled: dict[str, Any], keys_of: Any, release: str
+) -> list[tuple[str, str]]:
+    """Each unread leaf, except that a block none of whose several leaves the release reads is one problem
+    (a trainer-layout file checked against a legacy release: one line, not one per key)."""
+    leaves = list(flatten(spelled))
+    blocks: dict[str, list[tuple[str, str]]] = {}
+    for leaf, why in unread:
+        blocks.setdefault(leaf.split(".", 1)[0], []).append((leaf, why))
+    out: list[tuple[str, str]] = []
+    for top, under in blocks.items():
+        whole = [leaf for leaf in leaves if leaf == top or leaf.startswith(top + ".")]
+        if len(under) > 1 and (len(under) == len(whole) or keys_of.reads_within(top, release) is False):
+            first = under[0][1]
+            out.append((top, f"{keys_of.title} {release} reads none of the {len(whole)} keys of this block (the first: {first})"))
+        else:
+            out += under
+    return out
 
 
 def _unread(keys_of: Any, key: str, release: str) -> str | None:
@@ -292,6 +307,13 @@ def _own_release(source: Any, release: str, one_release: bool, keys_of: Any, add
     for key in told.unread if one_release else ():
         add(key, keys_of.why_not(key, told.label))
     return str(told.label)
+
+
+def _code_takes(keys_of: Any, release: str, key: str, value: Any) -> bool:
+    """The release's own Literal (key history, from its code) holds a value the schema's enum (from
+    reference docs that lag the code) lacks: NeoX's non_parametric_layernorm since 2025-02-18."""
+    names = keys_of.choices_at(key, release) if keys_of is not None and key in keys_of.keys else None
+    return isinstance(value, str) and names is not None and value in names
 
 
 def _schema_problems(
