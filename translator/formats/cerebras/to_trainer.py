@@ -17,7 +17,8 @@ def to_trainer(
 
     `absent` and `schedule` come from a same-format trainer source (View.absent, View.schedule)."""
     spec = layout()
-    trainer, bodies, residue, moved = _place_leaves(leaves)
+    # a trainer source's values are what its release runs: Cerebras' cleanup of empties is its legacy converter's
+    trainer, bodies, residue, moved = _place_leaves(leaves, keep_empty=absent is not None)
     init = trainer["init"]
     _sparsity_summaries(leaves, bodies)
     reshaped = _schedulers(init, leaves.get("optimizer.learning_rate"), schedule)
@@ -50,7 +51,7 @@ def to_trainer(
 
 
 def _place_leaves(
-    leaves: dict[str, Any],
+    leaves: dict[str, Any], keep_empty: bool = False
 ) -> tuple[dict[str, Any], dict[tuple[str, str], Any], dict[str, Any], dict[str, str]]:
     """Every leaf at its trainer place(s): (trainer, (section, class) -> callback body, trainer-only
     residue, leaf -> the trainer path it went to)."""
@@ -78,9 +79,10 @@ def _place_leaves(
                     set_path(body, inner, copy.deepcopy(value))
                 where = ".".join((RESIDUE, *place.trainer, place.cls, *((place.body_key,) if place.body_key else ()), *tail))
             else:
-                if not place.as_is and empty(clean(value)):
+                as_written = place.as_is or keep_empty
+                if not as_written and empty(clean(value)):
                     continue
-                set_path(trainer, place.trainer + tail, copy.deepcopy(value if place.as_is else clean(value)))
+                set_path(trainer, place.trainer + tail, copy.deepcopy(value if as_written else clean(value)))
                 where = ".".join((RESIDUE, *place.trainer, *tail))
             if leaf not in moved and place.trainer + tail not in prune:
                 moved[leaf] = where
