@@ -103,3 +103,16 @@ def test_a_leaf_said_exact_that_the_output_does_not_give_back_is_named() -> None
     assert status == {"trainer.init.optimizer.AdamW.params": Status.LOSSY, "optimizer.eps": Status.EXACT,
                       "model.x": Status.LOSSY}  # fmt: skip
     assert "not written" in report.entries[0].detail and "reads back as 2" in report.entries[2].detail
+
+
+def test_callbacks_keep_the_files_order(tmp_path: Path) -> None:
+    """Callbacks run in list order: a trainer file's order comes back (a DINOv2 config's ScopedTrainFlags,
+    KeepNCheckpoints, ComputeNorm), not the order Cerebras' legacy converter builds them in."""
+    text = TRAINER.replace("    loop:\n", "    callbacks:\n    - ScopedTrainFlags:\n        csx.performance.micro_batch_size: 16\n"
+                           "    - KeepNCheckpoints:\n        n: 2\n    - ComputeNorm: {}\n    loop:\n", 1)  # fmt: skip
+    path = tmp_path / "params.yaml"
+    path.write_text(text)
+    done = translate(str(path), "cerebras", "cerebras")
+    callbacks = yaml.safe_load(done.dump())["trainer"]["init"]["callbacks"]
+    assert callbacks == [{"ScopedTrainFlags": {"csx.performance.micro_batch_size": 16}}, {"KeepNCheckpoints": {"n": 2}},
+                         {"ComputeNorm": {}}]  # fmt: skip

@@ -10,7 +10,8 @@ from .layout import (RESIDUE, clean, convert_lr_scheduler, empty, get_path, layo
 
 
 def to_trainer(
-    leaves: dict[str, Any], family: str | None, absent: list[list[str]] | None = None, schedule: Any = None
+    leaves: dict[str, Any], family: str | None, absent: list[list[str]] | None = None, schedule: Any = None,
+    class_order: dict[str, list[str]] | None = None,
 ) -> tuple[dict[str, Any], dict[str, str], dict[str, str], bool]:
     """Legacy-view leaves -> (trainer document, leaf -> trainer path it went to, leaf -> how its
     form changed, model name inferred).
@@ -44,10 +45,18 @@ def to_trainer(
     drop_places(trainer, absent or [])
     _apply_residue(trainer, residue)
     init = trainer["init"]
+    for section, classes in (class_order or {}).items():  # a trainer source's order, not Cerebras' converter's
+        if isinstance(init.get(section), list):
+            init[section] = sorted(init[section], key=lambda entry: _rank(entry, classes))
     ordered = {key: init[key] for key in spec.init_order if key in init}
     ordered.update({k: v for k, v in init.items() if k not in ordered})
     trainer["init"] = ordered
     return {"trainer": trainer}, moved, reshaped, inferred
+
+
+def _rank(entry: Any, classes: list[str]) -> int:
+    name = next(iter(entry)) if isinstance(entry, dict) and len(entry) == 1 else None
+    return classes.index(name) if name in classes else len(classes)
 
 
 def _place_leaves(
