@@ -553,6 +553,29 @@ def test_deepspeed_batch_floor_division_trap() -> None:
         deepspeed_batch(100, 8, None, 4)  # GA 3, but 8 x 3 x 4 = 96
 
 
+@pytest.mark.parametrize("tb, mb, ga", [(30, 4, None), (32, 4, 3), (32, None, 5)])
+def test_deepspeed_batch_no_world_size_runs_is_refused_without_one(tb, mb, ga) -> None:  # type: ignore[no-untyped-def]
+    """Derive, then assert, as _configure_train_batch_size does: 30 = 4 x GA x dp has no whole solution,
+    so no --world-size is needed to know DeepSpeed refuses the file."""
+    with pytest.raises(ValueError, match="fails at every world size"):
+        deepspeed_batch(tb, mb, ga, None)
+
+
+@pytest.mark.parametrize("tb, mb, ga, dp", [(32, 4, None, 8), (36, 4, 3, 3), (32, None, 4, 8)])
+def test_deepspeed_batch_a_file_some_world_size_runs_is_read(tb, mb, ga, dp) -> None:  # type: ignore[no-untyped-def]
+    """Accepted after deriving at some world size: never refused without one, and resolved with it."""
+    assert deepspeed_batch(tb, mb, ga, None)[0] == tb
+    resolved = deepspeed_batch(tb, mb, ga, dp)
+    assert resolved[0] == resolved[1] * resolved[2] * dp
+
+
+def test_deepspeed_file_no_world_size_runs_is_refused_in_a_translation(tmp_path: Path) -> None:
+    path = tmp_path / "ds.json"
+    path.write_text(json.dumps({"train_batch_size": 30, "train_micro_batch_size_per_gpu": 4}))
+    with pytest.raises(InputError, match="train_batch_size 30 is not a positive multiple of micro batch 4"):
+        translate(str(path), "deepspeed", "neox")
+
+
 def _write(document: dict) -> str:
     import tempfile
 

@@ -235,6 +235,37 @@ def test_a_batch_megatron_would_refuse_is_an_input_error(tmp_path: Path) -> None
         read(tmp_path, "--fp16 --bf16")
 
 
+def test_a_global_batch_no_world_size_runs_is_refused_without_one(tmp_path: Path) -> None:
+    """validate_args derives the data-parallel size, then the micro-batch calculator asserts global %
+    (micro x dp) == 0: 30 over micro 4 fails at every dp, so no --world-size is needed to know it."""
+    with pytest.raises(Exception, match="30 is not a multiple of micro 4: .* fails at every world size"):
+        read(tmp_path, "--global-batch-size 30 --micro-batch-size 4")
+    assert read(tmp_path, "--global-batch-size 32 --micro-batch-size 4")["batch.global"] == 32  # runs at dp 1, 2, 4, 8
+
+
+def test_kv_channels_given_lifts_the_heads_divide_the_width_check(tmp_path: Path) -> None:
+    """validate_args asserts hidden % heads == 0 only when it derives --kv-channels (hidden // heads): a width of
+    1000 over 16 heads runs with --kv-channels 64 (and its SwiGLU width defaults to int(4 x 1000 x 2/3 / 64) x 64
+    = 2624), and is refused without it."""
+    extra = "--hidden-size 1000 --num-attention-heads 16 --swiglu"
+    ir = read(tmp_path, extra + " --kv-channels 64")
+    assert (ir["model.head_dim"], ir["model.ffn_hidden_size"]) == (64, 2624)
+    with pytest.raises(Exception, match="1000 is not divisible by num_attention_heads=16"):
+        read(tmp_path, extra)
+
+
+def test_decrease_batch_size_if_needed_rounds_down_before_the_check(tmp_path: Path) -> None:
+    """core_v0.9.0+ --decrease-batch-size-if-needed: the calculator rounds the global batch down to a multiple
+    of micro x dp (30 at 4 x 4 trains 16 a step) instead of refusing; a batch that rounds to 0 micro-batches
+    (30 at 4 x 16 = 64) is still refused (num_micro_batches >= 1)."""
+    flag = "--global-batch-size 30 --micro-batch-size 4 --decrease-batch-size-if-needed"
+    assert read(tmp_path, flag)["batch.global"] == 30  # no world size: nothing to round yet, and no refusal
+    at4 = read(tmp_path, flag, world_size=4)
+    assert (at4["batch.global"], at4["batch.grad_accum"]) == (16, 1)
+    with pytest.raises(Exception, match="not a multiple of micro 4 x data-parallel size 16"):
+        read(tmp_path, flag, world_size=16)
+
+
 # ---- releases: old spellings read under their old meaning ---------------------------------------
 
 

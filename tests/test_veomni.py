@@ -561,3 +561,31 @@ def test_a_data_type_the_flat_layout_lacks_is_dropped_with_its_reason() -> None:
     assert nested.config["data"]["data_type"] == "dpo"
     plain = translate({**source, "data": {**source["data"], "data_type": "plaintext"}}, "veomni", "veomni", layout="flat")
     assert plain.config["data"]["data_type"] == "plaintext"
+
+
+# ---- derive, then check, as TrainingArguments.__post_init__ does (issue #27 item 4) ---------------------
+
+_BATCH_RUN = ("model:\n  model_path: m\ndata:\n  train_path: d\n  max_seq_len: 1024\n  train_size: 1024000000\n"
+              "train:\n  global_batch_size: {gbs}\n  micro_batch_size: 4\n  accelerator:\n    ulysses_size: 2\n"
+              "  optimizer:\n    lr: 1.0e-4\n")  # fmt: skip
+
+
+def test_a_global_batch_no_world_size_runs_is_refused_without_one(tmp_path: Path) -> None:
+    """_derive_batch_config after _validate_accelerator's dp = WORLD_SIZE / ulysses: global 30 over micro 4 is no
+    whole accumulation at any dp, so VeOmni refuses the file whatever the GPUs (no --world-size needed)."""
+    run = tmp_path / "run.yaml"
+    run.write_text(_BATCH_RUN.format(gbs=30))
+    with pytest.raises(InputError, match="global_batch_size 30 is not a multiple of micro_batch_size 4"):
+        translate(run, "veomni", "neox")
+
+
+def test_a_global_batch_some_world_size_runs_is_read_and_derived_with_one(tmp_path: Path) -> None:
+    """Global 32 over micro 4 runs at dp 1, 2, 4, 8: read without a world size; with 16 GPUs and ulysses 2,
+    dp = 8 and the accumulation VeOmni derives is 32 / (4 x 8) = 1; with 32 GPUs dp 16 no longer divides."""
+    run = tmp_path / "run.yaml"
+    run.write_text(_BATCH_RUN.format(gbs=32))
+    assert read_ir([str(run)], "veomni").ir.get("batch.global") == 32
+    at16 = read_ir([str(run)], "veomni", world_size=16).ir
+    assert (at16.get("parallel.data_parallel_size"), at16.get("batch.grad_accum")) == (8, 1)
+    with pytest.raises(InputError, match="not a multiple of micro_batch_size x data-parallel size = 64"):
+        translate(run, "veomni", "neox", world_size=32)

@@ -16,6 +16,9 @@ from .ledger import Ingested
 from ..core.errors import UsageError
 from ..core.ir import Origin
 from ..knowledge.mapping import load_table
+from ..knowledge.source import Source
+from ..io.documents import flatten
+from ..core.report import Message, Report, Status
 
 
 @dataclass
@@ -283,3 +286,27 @@ def only_b_unheld(a: Ingested, b: Ingested) -> list[FieldChange]:
             continue  # compared through another field, as diff_ir does
         found.append(FieldChange(name, None, vb.value, (), _keys(vb, aliases), unheld=unheld(name, fa) if fa != fb else ""))
     return found
+
+
+def unreturned(report: Report, source: Source, back: Source) -> int:
+    """Same format and layout: a leaf said `exact` that the output does not give back as it was (a
+    carried value no field reads, which verify cannot see) is named lossy; returns how many."""
+    before, after = plain_leaves(source), plain_leaves(back)
+    leaf_of = {source.aliases.get(leaf, leaf): leaf for leaf in before}
+    added = 0
+    for i, entry in enumerate(report.entries):
+        if entry.status is not Status.EXACT or not entry.source_key:
+            continue
+        for key in entry.source_key.split(", "):
+            leaf = leaf_of.get(key)
+            if leaf is None or (leaf in after and after[leaf] == before[leaf]):
+                continue
+            message: Message = ("reads_back_differently", {"field": key, "source_value": before[leaf],
+                                                           "written": {}, "read_back": after.get(leaf)})  # fmt: skip
+            report.entries[i] = entry = entry.amended(Status.LOSSY, message, first=False)
+            added += 1
+    return added
+
+
+def plain_leaves(source: Source) -> dict[str, Any]:
+    return flatten(source.tree)

@@ -41,6 +41,9 @@ class FormatSpec:
     globs: tuple[str, ...] = ("*.yaml", "*.yml")  # the files `neoconv batch` picks up by default
     layouts: tuple[str, ...] = ()
     default_layout: str | None = None
+    # a same-format translation with no --layout writes the source's layout (layouts that are releases'
+    # forms, not output choices): else default_layout
+    keeps_source_layout: bool = False
     can_write: bool = True
     # how the framework spells a key it reads (NeoX: `num-layers` is `num_layers`), for detection and explain
     key_spelling: Callable[[str], str] | None = None

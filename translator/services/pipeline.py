@@ -25,7 +25,7 @@ prints or exits.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -33,7 +33,7 @@ from ..core.errors import InputError, NeoconvError, NothingToWrite, UnsupportedF
 from ..core.ir import DEFAULT_RTOL, IR, Origin, Value
 from ..core.report import Entry, Message, Report, Status, said
 from ..engine import Ingested, emit, ingest
-from ..engine.difference import FieldChange, diff_ir, expressible, only_b_unheld
+from ..engine.difference import FieldChange, diff_ir, expressible, only_b_unheld, unreturned
 from ..engine.entries import provenance
 from ..formats.spec import ModelConfig, WriteContext, WriteResult
 from ..io.documents import plain_copy
@@ -190,6 +190,7 @@ def translate(config: ConfigInput, src: str, dst: str, **options: Any) -> Transl
     """
     request = Request.of(config, src, dst, options)
     sources = read(request)
+    request = request.keeping_layout(sources.main)
     ingested = canonical(sources, request)
     written = write(ingested, request)
     checked = check(written, ingested, request)
@@ -214,6 +215,15 @@ class Request:
         asked = resolve(dst, options["target_version"], "--to-version") if options.get("target_version") else None
         layout = options.get("layout") or layout_of(dst, spec.layouts, asked) or spec.default_layout
         return cls(config, src, dst, layout, asked, options)
+
+    def keeping_layout(self, source: Source) -> Request:
+        """A same-format translation of a format that keeps_source_layout writes the source's layout unless
+        --layout or --to-version asks otherwise (a Model Zoo trainer file stays a trainer file: the default
+        legacy layout has no place for some of what it runs, and `migrate` is no downgrade)."""
+        spec = get_format(self.dst)
+        if not spec.keeps_source_layout or self.src != self.dst or self.options.get("layout") or self.asked:
+            return self
+        return replace(self, layout=source.layout) if source.layout in spec.layouts else self
 
 
 @dataclass
@@ -381,6 +391,8 @@ def check(written: Written, ingested: Ingested, request: Request) -> Checked:
         verified, added = False, None
     else:
         verified, added = True, verify(written.report, ingested, back)
+        if request.src == request.dst and ingested.source and back.source and written.layout == ingested.source.layout:
+            added += unreturned(written.report, ingested.source, back.source)
     valid = check_valid(
         written.report, out.document, request.dst, written.version, out.side_files, model_config, read_ir
     )

@@ -124,6 +124,9 @@ class CerebrasHeadDim:
             return None
         if model_attention_inner_dim % num_heads:
             raise ValueError(f"attention_inner_dim {model_attention_inner_dim} is not divisible by num_heads {num_heads}")
+        if hidden_size and hidden_size % num_heads:  # MultiheadAttention asserts both, whatever the inner width
+            raise ValueError(f"hidden_size {hidden_size} is not divisible by num_heads {num_heads}: Model Zoo's "
+                             "attention asserts it even with attention_inner_dim")  # fmt: skip
         width = model_attention_inner_dim // num_heads
         return None if hidden_size and model_attention_inner_dim == hidden_size else width
 
@@ -486,8 +489,9 @@ class RotaryDim:
         # Cerebras' attention_inner_dim (Gemma 2: 4096 for hidden 3584) sets its own head size
         inner = model_attention_inner_dim if isinstance(model_attention_inner_dim, int) and model_attention_inner_dim > 0 else hidden_size
         fraction = model_rotary_dim / (inner // num_heads)
-        if fraction > 1:
-            return Extension(f"rotary_dim {model_rotary_dim} is more than the head size {inner // num_heads}")
+        if model_rotary_dim > inner / num_heads:  # GPT2LMHeadModelConfig.validate_rotary_dim refuses the file
+            raise ValueError(f"rotary_dim {model_rotary_dim} is more than the head size {inner / num_heads:g} "
+                             "(attention_inner_dim, else hidden_size, / num_heads): Model Zoo refuses it")  # fmt: skip
         return fraction
 
     @staticmethod

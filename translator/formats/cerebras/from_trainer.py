@@ -21,6 +21,8 @@ class View:
     # (legacy learning_rate, init.schedulers as written): a same-format write keeps the written form
     # when the schedule is unchanged (SequentialLR of one phase and ConstantLR are equivalent spellings)
     schedule: tuple[Any, Any] | None = None
+    # callbacks / loggers: the classes in the file's order (a same-format write keeps it: they run in order)
+    class_order: dict[str, list[str]] = field(default_factory=dict)
 
 
 def from_trainer(trainer: dict[str, Any]) -> View:
@@ -85,6 +87,8 @@ def from_trainer(trainer: dict[str, Any]) -> View:
                 view.notes["optimizer.learning_rate"] = "read from the cstorch scheduler classes"
             continue
         if path in (("init", "callbacks"), ("init", "loggers")):
+            if isinstance(value, list):
+                view.class_order[path[1]] = [str(next(iter(e))) for e in value if isinstance(e, dict) and len(e) == 1]
             rest = _callback_leaves(path[1], value, rank, add)
             if rest:
                 keep(path, rest, rank)

@@ -125,7 +125,8 @@ def _trainer_source(data: dict[str, Any], name: str, text: str) -> Source:
     texts = {name: text} if text else {}
     return Source(
         "cerebras", tree, [name], texts, {k: name for k in tree}, layout="trainer",
-        notes=view.notes, aliases=view.aliases, meta={"absent_places": view.absent, "schedule": view.schedule},
+        notes=view.notes, aliases=view.aliases, meta={"absent_places": view.absent, "schedule": view.schedule,
+              "class_order": view.class_order},
         written=data,
     )  # fmt: skip
 

@@ -11,14 +11,16 @@ from .layout import (RESIDUE, clean, convert_lr_scheduler, empty, get_path, layo
 
 
 def to_trainer(
-    leaves: dict[str, Any], family: str | None, absent: list[list[str]] | None = None, schedule: Any = None
+    leaves: dict[str, Any], family: str | None, absent: list[list[str]] | None = None, schedule: Any = None,
+    class_order: dict[str, list[str]] | None = None,
 ) -> tuple[dict[str, Any], dict[str, str], dict[str, str], bool]:
     """Legacy-view leaves -> (trainer document, leaf -> trainer path it went to, leaf -> how its
     form changed, model name inferred).
 
     `absent` and `schedule` come from a same-format trainer source (View.absent, View.schedule)."""
     spec = layout()
-    trainer, bodies, residue, moved = _place_leaves(leaves)
+    # a trainer source's values are what its release runs: Cerebras' cleanup of empties is its legacy converter's
+    trainer, bodies, residue, moved = _place_leaves(leaves, keep_empty=absent is not None)
     init = trainer["init"]
     _sparsity_summaries(leaves, bodies)
     reshaped = _schedulers(init, leaves.get("optimizer.learning_rate"), schedule)
@@ -44,14 +46,22 @@ def to_trainer(
     drop_places(trainer, absent or [])
     _apply_residue(trainer, residue)
     init = trainer["init"]
+    for section, classes in (class_order or {}).items():  # a trainer source's order, not Cerebras' converter's
+        if isinstance(init.get(section), list):
+            init[section] = sorted(init[section], key=lambda entry: _rank(entry, classes))
     ordered = {key: init[key] for key in spec.init_order if key in init}
     ordered.update({k: v for k, v in init.items() if k not in ordered})
     trainer["init"] = ordered
     return {"trainer": trainer}, moved, reshaped, inferred
 
 
+def _rank(entry: Any, classes: list[str]) -> int:
+    name = next(iter(entry)) if isinstance(entry, dict) and len(entry) == 1 else None
+    return classes.index(name) if name in classes else len(classes)
+
+
 def _place_leaves(
-    leaves: dict[str, Any],
+    leaves: dict[str, Any], keep_empty: bool = False
 ) -> tuple[dict[str, Any], dict[tuple[str, str], Any], dict[str, Any], dict[str, str]]:
     """Every leaf at its trainer place(s): (trainer, (section, class) -> callback body, trainer-only
     residue, leaf -> the trainer path it went to)."""
@@ -79,9 +89,10 @@ def _place_leaves(
                     set_path(body, inner, copy.deepcopy(value))
                 where = ".".join((RESIDUE, *place.trainer, place.cls, *((place.body_key,) if place.body_key else ()), *tail))
             else:
-                if not place.as_is and empty(clean(value)):
+                as_written = place.as_is or keep_empty
+                if not as_written and empty(clean(value)):
                     continue
-                set_path(trainer, place.trainer + tail, copy.deepcopy(value if place.as_is else clean(value)))
+                set_path(trainer, place.trainer + tail, copy.deepcopy(value if as_written else clean(value)))
                 where = ".".join((RESIDUE, *place.trainer, *tail))
             if leaf not in moved and place.trainer + tail not in prune:
                 moved[leaf] = where

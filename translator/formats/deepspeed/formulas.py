@@ -41,6 +41,8 @@ def deepspeed_batch(
     else:
         assert mb is not None
         ga, tb = 1, (mb * dp if dp else None)
+    if not dp and tb is not None:
+        _runs_at_some_world_size(tb, mb, ga)
     if dp and tb is not None and mb is not None and ga is not None:
         for name, n in (("train_batch_size", tb), ("train_micro_batch_size_per_gpu", mb), ("gradient_accumulation_steps", ga)):
             if n <= 0:
@@ -51,6 +53,20 @@ def deepspeed_batch(
                 f"size {dp}: DeepSpeed's batch assertion fails at this world size"
             )
     return tb, mb, ga
+
+
+def _runs_at_some_world_size(tb: int, mb: int | None, ga: int | None) -> None:
+    """With no world size, _batch_assertion (tb == mb x ga x dp, after _set_batch_related_parameters'
+    floor divisions) still fails at every dp unless tb is a positive multiple of the given factors:
+    at dp 1 it then holds, so only a file no world size runs is refused."""
+    factor = (mb or 1) * (ga or 1)
+    if tb > 0 and factor > 0 and tb % factor == 0:
+        return
+    given = " x ".join(f"{name} {n}" for name, n in (("micro batch", mb), ("gradient_accumulation_steps", ga)) if n is not None)
+    raise ValueError(
+        f"train_batch_size {tb} is not a positive multiple of {given or 1}: DeepSpeed's batch assertion "
+        "(train_batch_size = micro x accumulation x data-parallel size) fails at every world size"
+    )
 
 
 @formula("deepspeed.batch")

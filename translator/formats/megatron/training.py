@@ -189,16 +189,26 @@ class MicroBatch:
 
 @formula("megatron.global_batch")
 class GlobalBatch:
-    """--global-batch-size; absent, micro x data-parallel size (one micro-batch per step). Megatron
-    asserts it is a multiple of micro x data-parallel size."""
+    """--global-batch-size; absent, micro x data-parallel size (one micro-batch per step). Megatron's
+    ConstantNumMicroBatchesCalculator (after validate_args derives the data-parallel size) asserts it is a
+    multiple of micro x data-parallel size, or with --decrease-batch-size-if-needed (core_v0.9.0+) rounds
+    it down to one and trains that batch."""
 
     @staticmethod
-    def read(global_batch_size: int | None, micro: int | None, data_parallel_size: int | None) -> int | None:
+    def read(global_batch_size: int | None, micro: int | None, data_parallel_size: int | None,
+             decrease_batch_size_if_needed: bool | None = None) -> int | None:  # fmt: skip
         if global_batch_size is None:
             return micro * data_parallel_size if micro and data_parallel_size else None
-        if micro and data_parallel_size and global_batch_size % (micro * data_parallel_size):
+        step = micro * data_parallel_size if micro and data_parallel_size else None
+        if step and global_batch_size % step:
+            running = global_batch_size // step * step
+            if decrease_batch_size_if_needed and running:
+                return running
             raise ValueError(f"--global-batch-size {global_batch_size} is not a multiple of micro {micro} x "
                              f"data-parallel size {data_parallel_size} (Megatron asserts it)")  # fmt: skip
+        if micro and not step and not decrease_batch_size_if_needed and global_batch_size % micro:
+            raise ValueError(f"--global-batch-size {global_batch_size} is not a multiple of micro {micro}: Megatron "
+                             "asserts it is one of micro x data-parallel size, which fails at every world size")  # fmt: skip
         return global_batch_size
 
     @staticmethod

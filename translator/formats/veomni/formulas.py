@@ -40,6 +40,9 @@ class VeomniBatch:
         micro, dp = train_micro_batch_size or 1, data_parallel_size  # micro_batch_size defaults to 1
         total = train_global_batch_size if train_global_batch_size is not None else (micro * dp if dp else None)
         accum = None
+        if total is not None and not dp and total % micro:  # the same check at dp 1, so at every dp
+            raise ValueError(f"global_batch_size {total} is not a multiple of micro_batch_size {micro}: VeOmni "
+                             "refuses it at every world size (global = micro x accumulation x dp)")  # fmt: skip
         if total and micro and dp:
             if total % (micro * dp):
                 raise ValueError(f"global_batch_size {total} is not a multiple of micro_batch_size x "
