@@ -371,6 +371,13 @@ def _range(seg: Segment, lo: int, hi: int) -> tuple[float, float] | None:
     if seg.shape.monotone:
         a, b = seg.at(lo), seg.at(hi)
         return (a, b) if a <= b else (b, a)
+    # a turning shape that does not turn (or turns a few times) on lo..hi is bounded by its values at
+    # the ends and the turns: a range's bound then shrinks with the range, so halving can prune it
+    # (the whole shape's bounds would keep every half of a long run: work linear in its steps)
+    starts = piece_starts(seg, lo, hi + 1)
+    if starts is not None and len(starts) <= _CELLS:
+        values = [seg.at(t) for t in (lo, *starts, *(t - 1 for t in starts), hi)]
+        return min(values), max(values)
     return seg.shape.bounds()
 
 

@@ -1,0 +1,97 @@
+"""Absurd values in an input file (issue 32): each either translates in bounded time or is refused
+with one line naming the file, the line and the key -- never a hang, never an internal error."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from conftest import cli_runner
+
+from neoconv.cli import main
+from neoconv.knowledge.catalogue import Field
+from neoconv.schedule.compare import max_difference
+from neoconv.schedule.model import Schedule, ScheduleError, phase
+
+NEOX = """\
+num_layers: 2
+hidden_size: 64
+num_attention_heads: 4
+seq_length: 128
+max_position_embeddings: 128
+pos_emb: rotary
+optimizer: {{type: Adam, params: {{lr: 0.0006}}}}
+min_lr: 0.00006
+train_micro_batch_size_per_gpu: 4
+train_iters: {train_iters}
+lr_decay_iters: {decay}
+lr_decay_style: cosine
+warmup: 0.01
+fp16: {{enabled: true, loss_scale: {loss_scale}}}
+"""
+
+
+def _run(tmp_path: Path, pair: str, **values: object) -> tuple[int, str]:
+    src = tmp_path / "in.yml"
+    src.write_text(NEOX.format(**{"train_iters": 1000, "decay": 1000, "loss_scale": 0, **values}))
+    result = cli_runner().invoke(main, [pair, str(src), "-o", str(tmp_path / "out"), "-q"])
+    assert "internal error" not in result.stderr
+    return result.exit_code, result.stderr
+
+
+def _refused(tmp_path: Path, pair: str, key: str, line: int, **values: object) -> str:
+    code, err = _run(tmp_path, pair, **values)
+    assert code == 2
+    assert len(err.strip().splitlines()) == 1
+    assert f"in.yml:{line}:" in err and key in err
+    assert not (tmp_path / "out").exists()
+    return err
+
+
+def test_a_mirror_cosine_over_a_long_run_is_compared_in_pieces_not_steps() -> None:
+    # NeoX's cosine goes on past lr_decay_iters (it rises again): over 10^12 steps it turns millions
+    # of times against a candidate's one long cosine. The long cosine's bound over a half of the run
+    # is its values there (not its whole range), so halving prunes: before, every half was searched.
+    turning = Schedule([phase("cosine", 1000, 6e-4, 6e-5, cycle="mirror", beyond="continue")])
+    long = Schedule([phase("cosine", 10**12, 6e-4, 0.0, cycle="mirror", beyond="continue")])
+    began = time.perf_counter()
+    found = max_difference(turning, long, 10**12)
+    assert time.perf_counter() - began < 2.0
+    # the turning one peaks again at 6e-4 every 2000 steps; the long one is near 0 at the end
+    assert found.value == pytest.approx(6e-4, rel=1e-6)
+    assert found.step > 0.999 * 10**12  # at the end of the run (the first such step within 1e-10)
+
+
+@pytest.mark.parametrize("steps", [2**53 + 1, "1e308"])
+def test_a_run_longer_than_floats_count_steps_is_refused(tmp_path: Path, steps: object) -> None:
+    # before: 1e308 train_iters hung every target (the schedule's turns at float precision never advance)
+    err = _refused(tmp_path, "neox2neox", "train_iters", 10, train_iters=steps)
+    assert "9007199254740992" in err
+
+
+def test_a_decay_longer_than_floats_count_steps_is_refused(tmp_path: Path) -> None:
+    code, err = _run(tmp_path, "neox2cerebras", decay="1e308")
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "2**53" in err
+
+
+def test_a_phase_past_2_53_steps_is_no_schedule() -> None:
+    with pytest.raises(ScheduleError, match="2\\*\\*53"):
+        Schedule([phase("linear", 2**53 + 1, 1.0, 0.0)])
+    with pytest.raises(ScheduleError, match="2\\*\\*53"):
+        Schedule([phase("constant", 2**52, 1.0), phase("constant", 2**52 + 1, 1.0)])
+    assert Schedule([phase("linear", 2**53, 1.0, 0.0)]).total_length == 2**53  # the longest one is kept
+
+
+def test_a_loss_scale_past_the_float_range_is_refused(tmp_path: Path) -> None:
+    # before: OverflowError (an internal error) writing Megatron's --loss-scale
+    _refused(tmp_path, "neox2megatron", "fp16.loss_scale", 14, loss_scale=10**400)
+    code, _ = _run(tmp_path, "neox2megatron", loss_scale=4096)
+    assert code in (0, 1)
+
+
+def test_a_number_of_more_digits_than_str_allows_is_measured_not_printed() -> None:
+    # str() of a 5,000-digit int raises ValueError (Python 3.11+): the message counts its digits
+    for kind in ("int", "float", "any"):
+        with pytest.raises(ValueError, match="about 5001 digits is past the float range"):
+            Field("x", kind, "").check(10**5000)
