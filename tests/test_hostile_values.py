@@ -95,3 +95,28 @@ def test_a_number_of_more_digits_than_str_allows_is_measured_not_printed() -> No
     for kind in ("int", "float", "any"):
         with pytest.raises(ValueError, match="about 5001 digits is past the float range"):
             Field("x", kind, "").check(10**5000)
+
+
+def test_a_train_size_past_what_veomni_counts_in_floats_is_refused() -> None:
+    # before: OverflowError (an internal error) for a Cerebras batch_size of 1e308 into VeOmni
+    from neoconv.core.errors import InputError
+    from neoconv.formats.veomni.schedule import veomni_tokens_for
+
+    with pytest.raises(InputError, match="2\\*\\*53"):
+        veomni_tokens_for(1000, 10**308, 0.0)
+    tokens = veomni_tokens_for(1000, 2048 * 1024, 0.0)  # a real run still sized exactly
+    assert -(-tokens // (2048 * 1024)) == 1000
+
+
+def test_an_hf_model_of_absurdly_many_layers_is_refused_not_listed(tmp_path: Path) -> None:
+    # before: a Gemma-2 config of 10^18 layers hung every target building its per-layer pattern
+    import json
+
+    cfg = {"model_type": "gemma2", "num_hidden_layers": 10**18, "hidden_size": 64, "num_attention_heads": 4,
+           "num_key_value_heads": 4, "head_dim": 16, "intermediate_size": 128, "vocab_size": 256,
+           "sliding_window": 64}  # fmt: skip
+    src = tmp_path / "config.json"
+    src.write_text(json.dumps(cfg))
+    result = cli_runner().invoke(main, ["hf2neox", str(src), "-o", str(tmp_path / "out"), "-q"])
+    assert result.exit_code == 2 and "internal error" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and "num_hidden_layers" in result.stderr
