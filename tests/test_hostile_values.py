@@ -120,3 +120,33 @@ def test_an_hf_model_of_absurdly_many_layers_is_refused_not_listed(tmp_path: Pat
     result = cli_runner().invoke(main, ["hf2neox", str(src), "-o", str(tmp_path / "out"), "-q"])
     assert result.exit_code == 2 and "internal error" not in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1 and "num_hidden_layers" in result.stderr
+
+
+def test_the_largest_micro_batch_that_splits_a_batch_is_found_from_its_factors() -> None:
+    # before: counted down from the micro batch: a prime global batch of 10^12 + 39 samples hung
+    from neoconv.knowledge.formula import largest_divisor_at_most, split
+
+    for n in range(1, 200):
+        for cap in range(1, 60):
+            assert largest_divisor_at_most(n, cap) == max(d for d in range(1, min(n, cap) + 1) if n % d == 0)
+    began = time.perf_counter()
+    assert largest_divisor_at_most(10**12 + 39, 10**12) == 1  # a prime
+    assert largest_divisor_at_most(2**40 * 3**5, 10**9) == 2**25 * 3**3  # 905,969,664: no 2^a 3^b is nearer 10^9
+    done = split(10**12 + 39, 10**12 - 1, 1, 1, "1 GPU")
+    assert not isinstance(done, str) and (done.micro, done.accum) == (1, 10**12 + 39)
+    assert time.perf_counter() - began < 0.5
+
+
+def test_the_peak_of_a_cycle_of_fractional_period_over_a_long_run_is_found_in_bounded_time() -> None:
+    # Megatron's cosine over --lr-decay-samples / global batch steps (a fractional span) runs on past
+    # its decay, turning ~10^8 times over --train-samples 10^18: before, the search for its peak split
+    # every half of the run down to 4096 steps (a hang); a half with few turns is searched as it is
+    from neoconv.schedule.compare import peak
+
+    s = Schedule([phase("linear", 3391, 0.0, 4.5e-4),
+                  phase("cosine", 1688639, 4.5e-4, 4.5e-5, span=1688639.15625, shift=0.15625, cycle="mirror",
+                        beyond="continue")])  # fmt: skip
+    began = time.perf_counter()
+    top = peak(s, 868055555555555)
+    assert time.perf_counter() - began < 1.0
+    assert top.value == pytest.approx(4.5e-4, rel=1e-10)

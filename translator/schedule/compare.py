@@ -393,8 +393,11 @@ def _halves(sa: Segment, sb: Segment, lo: int, hi: int, visit: Callable[[int, in
             if leftmost:
                 continue
             return False  # the highest bound left cannot win: nor can any other
-        if h - l < STEPS_UP_TO:
-            if any(visit(p_lo, p_hi, mode) for p_lo, p_hi, _, _, mode in split(sa, sb, l, h + 1)):
+        found = list(split(sa, sb, l, h + 1))
+        if h - l < STEPS_UP_TO or all(mode is not Mode.CYCLES for *_, mode in found):
+            # short, or few enough turns to list: its pieces are searched as they are (halving a
+            # long half down to STEPS_UP_TO would cost its length over STEPS_UP_TO, not its turns)
+            if any(visit(p_lo, p_hi, mode) for p_lo, p_hi, _, _, mode in found):
                 return True
             continue
         m = (l + h) // 2
@@ -471,7 +474,9 @@ def _highest(s: Schedule, horizon: int) -> float:
                 r = _range(seg, l, h)
                 return math.inf if r is None else r[1]
 
-            _halves(seg, seg, lo, hi, visit, bound, lambda: top)
+            # a half that cannot beat top by more than the tolerance is not searched: a cycle of a
+            # fractional period peaks at no whole step, and only ever nearer, over every later cycle
+            _halves(seg, seg, lo, hi, visit, bound, lambda: top + REL_TOL * abs(top))
         else:
             steps = range(lo, hi + 1) if mode is Mode.STEPS else (lo, hi)
             top = max(top, *(seg.at(t) for t in steps))
