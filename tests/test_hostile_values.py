@@ -150,3 +150,24 @@ def test_the_peak_of_a_cycle_of_fractional_period_over_a_long_run_is_found_in_bo
     top = peak(s, 868055555555555)
     assert time.perf_counter() - began < 1.0
     assert top.value == pytest.approx(4.5e-4, rel=1e-10)
+
+
+def test_a_megatron_layer_pattern_is_bounded_by_the_list_it_makes() -> None:
+    # before: each factor was at most 100,000 but ([1]*100000)*100000 listed 10^10 layers (a hang)
+    from neoconv.formats.megatron.moe import layer_pattern
+
+    assert layer_pattern("([0]*3+[1]*29)") == [0] * 3 + [1] * 29
+    for text in ("([1]*100000)*100000", "[1]*100000+[0]"):
+        began = time.perf_counter()
+        with pytest.raises(ValueError, match="more than 100,000 layers"):
+            layer_pattern(text)
+        assert time.perf_counter() - began < 0.5
+
+
+def test_a_layer_count_no_framework_could_build_is_refused_at_its_line(tmp_path: Path) -> None:
+    src = tmp_path / "in.args"
+    src.write_text("--num-layers 1000000000000000000\n--hidden-size 64\n--num-attention-heads 4\n--seq-length 128\n"
+                   "--max-position-embeddings 128\n--micro-batch-size 1\n--num-experts 4\n--moe-layer-freq 2\n")  # fmt: skip
+    result = cli_runner().invoke(main, ["megatron2cerebras", str(src), "-o", str(tmp_path / "out"), "-q"])
+    assert result.exit_code == 2 and "internal error" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and "in.args:1: --num-layers" in result.stderr
