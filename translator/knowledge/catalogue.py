@@ -116,8 +116,9 @@ def _within_floats(value: int | float) -> None:
     """Every framework computes with a number as a float: one past the float range would be
     infinity there (or an OverflowError). Digits counted from the bits: str() refuses 4300+ digits."""
     if isinstance(value, int) and not -_FLOAT_MAX <= value <= _FLOAT_MAX:
-        digits = int(abs(value).bit_length() * math.log10(2)) + 1
-        raise ValueError(f"a number of about {digits} digits is past the float range (about 1.8e308)")
+        low = int((abs(value).bit_length() - 1) * math.log10(2))  # floor(log10 |value|), or one short of it
+        digits = low + 1 + (abs(value) >= 10 ** (low + 1))
+        raise ValueError(f"a number of {digits} digits is past the float range (about 1.8e308)")
 
 
 def _schedule_check() -> Any:
