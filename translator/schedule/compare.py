@@ -393,20 +393,24 @@ def _halves(sa: Segment, sb: Segment, lo: int, hi: int, visit: Callable[[int, in
             if leftmost:
                 continue
             return False  # the highest bound left cannot win: nor can any other
-        found = list(split(sa, sb, l, h + 1))
-        if h - l < STEPS_UP_TO or all(mode is not Mode.CYCLES for *_, mode in found):
-            # short, or few enough turns to list: its pieces are searched as they are (halving a
-            # long half down to STEPS_UP_TO would cost its length over STEPS_UP_TO, not its turns)
-            if any(visit(p_lo, p_hi, mode) for p_lo, p_hi, _, _, mode in found):
+        if h - l < STEPS_UP_TO:
+            if any(visit(p_lo, p_hi, mode) for p_lo, p_hi, _, _, mode in split(sa, sb, l, h + 1)):
                 return True
             continue
         m = (l + h) // 2
-        halves = [(-bound(m + 1, h), m + 1, h), (-bound(l, m), l, m)]
-        for half in halves:
+        for a, b in ((m + 1, h), (l, m)):
             if leftmost:
-                queue.append(half)
-            else:
-                heapq.heappush(queue, half)
+                queue.append((-bound(a, b), a, b))
+                continue
+            # a half of a few pieces (a turn or two of a long cycle) is searched at once: where a
+            # cycle's peak falls between steps, the halves still holding a cycle are bounded by its
+            # peak, above any step's value, and would all be halved down to STEPS_UP_TO first
+            found = list(split(sa, sb, a, b + 1))
+            if len(found) <= _CELLS and all(mode is not Mode.CYCLES for *_, mode in found):
+                if any(visit(p_lo, p_hi, mode) for p_lo, p_hi, _, _, mode in found):
+                    return True
+                continue
+            heapq.heappush(queue, (-bound(a, b), a, b))
     return False
 
 
