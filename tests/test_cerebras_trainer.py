@@ -25,6 +25,7 @@ from conftest import CORPUS, corpus_dir, same_canonical
 
 from neoconv import InputError, Status, translate
 from neoconv.formats.cerebras.reader import READER as cerebras
+from neoconv.formats.cerebras.respell import respell
 from neoconv.io.documents import flatten
 from neoconv.knowledge.mapping import load_table
 from neoconv.services.validate import schema_errors
@@ -48,11 +49,14 @@ def test_every_legacy_file_migrates_to_the_trainer_layout(path: Path) -> None:
     # and the model name Model Zoo 2.4+ builds the model from, which no legacy file gives, is said as added
     for entry in result.report.entries:
         if entry.status is Status.DEFAULTED:
+            if entry.kind == "release_default":  # a default the releases the file fits disagree on, named
+                continue
             assert entry.kind == "added_for_target" and entry.target_key == "trainer.init.model.name", entry
             continue
         assert entry.status in (Status.EXACT, Status.CONVERTED, Status.UNKNOWN, Status.DROPPED), entry
-        if entry.status is Status.DROPPED:
-            assert "convert_legacy_params_to_trainer_params" in entry.detail or "ignores" in entry.detail
+        if entry.status is Status.DROPPED:  # (or a model key Model Zoo 2.10 no longer reads, which it refuses)
+            assert ("convert_legacy_params_to_trainer_params" in entry.detail or "ignores" in entry.detail
+                    or "Model Zoo 2.10.0 does not read model." in entry.detail), entry  # fmt: skip
 
 
 @pytest.mark.slow
@@ -66,6 +70,8 @@ def test_legacy_trainer_legacy_is_the_identity(path: Path, tmp_path: Path) -> No
     back = translate(middle, "cerebras", "cerebras", layout="legacy")
     dropped = {e.source_key for e in there.report.entries if e.status is Status.DROPPED}
     original = {k: v for k, v in flatten(numbers(yaml.safe_load(path.read_text()))).items() if k not in dropped}
+    if "optimizer.learning_rate" in original:  # written in the spellings Model Zoo 2.2+ reads (issue #28)
+        original["optimizer.learning_rate"] = respell(original["optimizer.learning_rate"], "2.10.0").value
     # a model family whose mixed precision defaults to float16 (not the GPT families' bfloat16) gets it said
     # for the trainer layout, whose default is bfloat16 from 2.4
     added = {e.source_key: "float16" for e in there.report.entries if "code defaults it to" in e.detail}
@@ -183,9 +189,42 @@ def test_a_list_of_trainers_is_refused_with_a_reason(tmp_path: Path) -> None:
 
 def test_legacy_sections_beside_trainer_are_refused(tmp_path: Path) -> None:
     path = tmp_path / "mixed.yaml"
-    path.write_text("trainer: {init: {model: {name: gpt2}}}\nrunconfig: {max_steps: 5}\n")
-    with pytest.raises(InputError, match="'runconfig' beside `trainer`"):
+    path.write_text("trainer: {init: {model: {name: gpt2}}}\nmodel: {hidden_size: 64}\n")
+    with pytest.raises(InputError, match="'model' beside `trainer`"):
         translate(path, "cerebras", "neox")
+
+
+RUNCONFIG_BESIDE = """\
+trainer:
+  init:
+    model_dir: ./m
+    model: {name: gpt2, vocab_size: 50257, hidden_size: 768, num_hidden_layers: 12, num_heads: 12,
+            max_position_embeddings: 1024}
+    loop: {max_steps: 100}
+    backend: {cluster_config: {python_paths: [src]}}
+runconfig:
+  max_steps: 500
+  python_paths: [lib]
+  checkpoint_steps: 50
+"""
+
+
+def test_a_runconfig_beside_trainer_is_merged_over_it_as_model_zoo_runs_it(tmp_path: Path) -> None:
+    """Model Zoo 2.3+ (run_utils; the CLI's inject_cli_args_to_trainer_params) converts a runconfig beside
+    `trainer` to its trainer places and merges it over the trainer (merge_recursively: its value wins, lists
+    are joined): a GNN fork's files carry `runconfig: {python_paths: [src]}` this way."""
+    path = tmp_path / "gnn.yaml"
+    path.write_text(RUNCONFIG_BESIDE)
+    done = translate(path, "cerebras", "cerebras", layout="trainer")
+    init = done.config["trainer"]["init"]
+    assert "runconfig" not in done.config
+    assert init["loop"]["max_steps"] == 500 and init["checkpoint"]["steps"] == 50
+    assert init["backend"]["cluster_config"]["python_paths"] == ["src", "lib"]
+    steps = next(e for e in done.report.entries if e.source_key == "runconfig.max_steps")
+    assert "trainer.init.loop.max_steps's 100" in steps.detail
+    neox = translate(path, "cerebras", "neox", world_size=8)
+    assert neox.config["train_iters"] == 500 and neox.config["checkpoint_factor"] == 50
+    assert neox.report.source["layout"] == "trainer"
 
 
 # ---- neox -> cerebras trainer -----------------------------------------------------------------------

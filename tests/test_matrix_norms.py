@@ -17,9 +17,6 @@ from matrix import Cell, Lossy, No, Row, matrix
 NO_MODEL = No("DeepSpeed JSON holds no model architecture")
 LLAMA = {"activation": "swiglu", "pos_emb": "rotary"}  # with rmsnorm: NeoX blocks that read as Llama's
 CS_LLAMA = {"nonlinearity": "swiglu", "position_embedding_type": "rotary"}
-NONPARAMETRIC = "B1: NeoX's norm non_parametric_layernorm is refused on read and not written"
-
-
 def cs(name: str, **model: object) -> dict:
     return {"trainer": {"init": {"model": {"name": name, **model}}}}
 
@@ -73,7 +70,7 @@ ROWS = [
         "veomni/nested": Lossy({}, "fixed_value", side={"model_type": "gpt2"}),
         "veomni/flat": Lossy({}, "fixed_value", side={"model_type": "gpt2"}),
         "megatron": Lossy({}, "approximated"),  # written with its default LayerNorm
-    }, bugs={"read neox": NONPARAMETRIC, "neox -> *": NONPARAMETRIC, "* -> neox": NONPARAMETRIC}),
+    }),
 ]
 
 test_cells, test_read, test_write = matrix(ROWS)

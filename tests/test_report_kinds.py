@@ -132,6 +132,8 @@ EXAMPLES: dict[str, dict[str, Any]] = {
         "written": {"model.use_untied_layer_norm": True},
         "field_default": True,  # the inverted flag's default, as the field's
     },
+    "release_default": {"title": "GPT-NeoX", "key": "weight_decay", "value": 0.1, "read_as": "2026-05-19", "first": "2022-12-14",
+                        "last": "2026-05-19", "runs": [["2022-12-14", "2023-12-22", 0.01], ["2023-12-26", "2026-05-19", 0.1]]},
     "default_not_kept": {
         "title": "DeepSpeed",
         "field": "batch.grad_accum",
@@ -177,6 +179,9 @@ EXAMPLES: dict[str, dict[str, Any]] = {
         "why": '"auto" is filled in by the Hugging Face Trainer/Accelerate from their own arguments at run time; it is no DeepSpeed value',
         "fields": ["batch.global"],
     },
+    "not_a_value": {"title": "GPT-NeoX", "release": "2024-09-09", "key": "norm", "value": "flash_rmsnorm",
+                    "known": ["layernorm", "rmsnorm", "scalenorm", "te_rmsnorm", "te_layernorm"], "fields": ["model.norm"]},
+    "read_with_unknown_value": {"key": "lr_decay_style", "value": "infinite_cosine", "fields": ["schedule.phases"]},
     "read_with_runtime_value": {"keys": ["scheduler.params.warmup_min_lr", "scheduler.params.warmup_max_lr"]},
     "reads_back_differently": {
         "field": "parallel.data_parallel_size",
@@ -233,6 +238,9 @@ RENDERED = [
                    "this output does not hold"),
     ("default_written", "GPT-NeoX default model.parallel_shared_norm=false (not in the file); Cerebras Model Zoo default is "
                         "true: wrote model.use_untied_layer_norm=true"),
+    ("release_default", "GPT-NeoX's default weight_decay depends on the release (0.01 in 2022-12-14..2023-12-22; 0.1 in "
+                        "2023-12-26..2026-05-19): the file's keys fit 2022-12-14..2026-05-19, read as 2026-05-19 (0.1); give "
+                        "--from-version RELEASE to read it as another"),
     ("default_not_kept", "DeepSpeed default batch.grad_accum=1 (gradient_accumulation_steps), not in the file, is not kept: "
                          "VeOmni derives the accumulation from global / (micro x data-parallel size); the micro batch, "
                          "data-parallel size (--world-size) is not known here"),
@@ -251,6 +259,10 @@ RENDERED = [
     ("reader_note", "written as pipe-parallel-size"),
     ("runtime_value", '"auto" is filled in by the Hugging Face Trainer/Accelerate from their own arguments at run time; it is '
                       "no DeepSpeed value; give the value with --set batch.global=VALUE"),
+    ("not_a_value", "'flash_rmsnorm' is not a value of GPT-NeoX 2024-09-09 (it knows layernorm, rmsnorm, scalenorm, "
+                    "te_rmsnorm, te_layernorm): a fork's?; model.norm left without a value"),
+    ("read_with_unknown_value", "read together with lr_decay_style='infinite_cosine', which the file's release does not "
+                                "know: schedule.phases not read"),
     ("read_with_runtime_value", "read together with scheduler.params.warmup_min_lr, scheduler.params.warmup_max_lr, whose "
                                 "value is only known at run time"),
     ("reads_back_differently", "parallel.data_parallel_size is 4 in the source, not written; reads back as 8 (the target's "
@@ -304,6 +316,10 @@ HAND_MADE = {
                                 '"scheduler": {"type": "LambdaLR", "params": {}}}'),
     # a scheduler with no canonical form and no optimizer lr: nothing of the schedule could be derived
     "lambda.json": ("deepspeed", '{"train_batch_size": 8, "scheduler": {"type": "LambdaLR", "params": {}}}'),
+    # a fork's values (LorrinWWW/gpt-neox-llama's flash_rmsnorm, zainsarwar865/gpt-neox's infinite_cosine)
+    "fork.yml": ("neox", "num_layers: 2\nhidden_size: 64\nnum_attention_heads: 4\nseq_length: 128\n"
+                         "max_position_embeddings: 128\nnorm: flash_rmsnorm\nlr_decay_style: infinite_cosine\n"
+                         "warmup: 0.01\ntrain_iters: 100\noptimizer: {type: Adam, params: {lr: 0.001}}\n"),
     # a position encoding Cerebras has no value for
     "nopos.yml": ("neox", "num_layers: 2\nhidden_size: 64\nnum_attention_heads: 4\nseq_length: 128\n"
                           "max_position_embeddings: 128\npos_emb: none\n"),

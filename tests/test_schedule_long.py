@@ -208,3 +208,13 @@ def test_a_staircase_with_too_many_stairs_to_list_is_one_monotone_piece() -> Non
     assert got.value == pytest.approx((L - M) / 1e9, rel=1e-3)
     assert abs(stairs.value(got.step) - line.value(got.step)) == got.value
     assert math.isfinite(peak(stairs, 10**12 + 1).value)
+
+
+def test_a_turn_within_float_noise_of_a_step_is_not_a_kink_the_slopes_read() -> None:
+    # inverse_sqrt is held up to 1.0000000000000002: the turn is cut at step 1, which is still held
+    # (slope 0), while d = a - b falls to its lowest at step 6 and rises again to step 14
+    a = Schedule.from_json([{"kind": "inverse_sqrt", "length": 15, "start": 0.0078125, "end": 0.0020171788261496965, "hold": 1.0000000000000002}])
+    b = Schedule.from_json([{"kind": "linear", "length": 15, "start": 0.0078125, "end": 0.00390625}])
+    want, step = brute_max(a, b, 15)
+    got = max_difference(a, b, 15)
+    assert (got.value, got.step) == (want, step) and step == 6

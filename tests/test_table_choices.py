@@ -15,7 +15,7 @@ import yaml
 
 from neoconv.api import translate
 from neoconv.core.errors import InputError
-from neoconv.knowledge.formula import Approx, Extension, Formula, Unexpressible
+from neoconv.knowledge.formula import Approx, Extension, Formula, UnknownValue, Unexpressible
 from neoconv.knowledge.mapping import load_table
 from neoconv.core.report import Status
 
@@ -109,8 +109,9 @@ def test_enum_veomni_optimizer() -> None:
     approx = opt.read(train_optimizer_type="anyprecision_adamw")
     assert isinstance(approx, Approx) and approx.value == "adamw"
     assert approx.detail == "AnyPrecisionAdamW (bf16 states, Kahan-compensated updates) is read as AdamW"
-    with pytest.raises(ValueError, match=r"^unknown optimizer 'sgd'; VeOmni has adamw, anyprecision_adamw and muon$"):
+    with pytest.raises(UnknownValue) as foreign:  # a fork's optimizer: the engine's one rule, not bad input
         opt.read(train_optimizer_type="sgd")
+    assert foreign.value.value == "sgd" and foreign.value.known == ("adamw", "anyprecision_adamw", "muon")
     assert opt.write(value="adamw") == {"train_optimizer_type": "adamw"}
     assert opt.write(value="muon") == {"train_optimizer_type": "muon"}
     with pytest.raises(Unexpressible, match="VeOmni has adamw, anyprecision_adamw and muon only: lion is not expressible"):
@@ -129,8 +130,10 @@ def test_enum_veomni_optimizer_end_to_end(tmp_path: Path) -> None:
     assert yaml.safe_load(done.dump())["optimizer"]["type"] == "Adam"
     tree["train"]["optimizer"]["type"] = "sgd"
     path.write_text(yaml.safe_dump(tree))
-    with pytest.raises(InputError, match="unknown optimizer 'sgd'; VeOmni has adamw, anyprecision_adamw and muon"):
-        translate([str(path)], "veomni", "neox", model_config=str(TINYLLAMA), world_size=8)
+    forked = translate([str(path)], "veomni", "neox", model_config=str(TINYLLAMA), world_size=8)
+    entry = _entry(forked, "train.optimizer.type")
+    assert entry.status is Status.UNKNOWN and entry.kind == "not_a_value" and entry.fields == ("optim.type",)
+    assert entry.values["value"] == "sgd" and entry.values["title"] == "VeOmni"
     lion = translate([str(PYTHIA)], "neox", "veomni", world_size=8, set_values={"optim.type": "lion"})
     entry = _entry(lion, "optimizer.type")
     assert "VeOmni has adamw, anyprecision_adamw and muon only: lion is not expressible" in entry.detail
@@ -241,14 +244,15 @@ def test_enum_neox_optimizer_names(name: str, read: str) -> None:
     assert opt.read(optimizer_type=name) == read  # (the reading does not look at the weight decay)
 
 
-def test_enum_neox_optimizer_extensions_and_refusal() -> None:
+def test_enum_neox_optimizer_extensions_and_fork_names() -> None:
     opt = _rule_formula("neox", "optim.type")
     assert opt.read(optimizer_type="SM3") == Extension("NeoX optimizer SM3 has no counterpart elsewhere")
     assert opt.read(optimizer_type="madgrad_wd") == Extension(
         "NeoX optimizer madgrad_wd has no counterpart elsewhere")
-    with pytest.raises(ValueError, match=r"^unknown optimizer type 'Foo'; NeoX accepts adam, cpu_adam, cpu_torch_adam, "
-                                         r"onebitadam, sgd, lion, sm3, madgrad_wd$"):  # fmt: skip
-        opt.read(optimizer_type="Foo")
+    with pytest.raises(UnknownValue) as foreign:  # a fork's optimizer (lamb, SOAP): unknown, not bad input
+        opt.read(optimizer_type="lamb")
+    assert foreign.value.value == "lamb"
+    assert foreign.value.known == ("Adam", "cpu_adam", "cpu_torch_adam", "onebitadam", "sgd", "lion", "sm3", "madgrad_wd")
 
 
 @pytest.mark.parametrize("value,decay,written,why", [
@@ -280,15 +284,16 @@ def test_overridden_by_neox_mlp_type_llama(bias: bool, mlp_type: str | None, rea
     assert mlp.write(value=read) == {"use_bias_in_mlp": read}  # mlp_type is never written
 
 
-def test_overridden_by_refuses_what_neox_did_not_know() -> None:
+def test_overridden_by_names_what_neox_did_not_know() -> None:
     mlp = _rule_formula("neox", "model.mlp_bias")
-    with pytest.raises(ValueError, match=r"^mlp_type 'gated': NeoX knew regular and llama \(it raised KeyError otherwise\)$"):
+    with pytest.raises(UnknownValue) as foreign:
         mlp.read(use_bias_in_mlp=True, mlp_type="gated")
+    assert (foreign.value.value, foreign.value.known, foreign.value.key) == ("gated", ("regular", "llama"), "mlp_type")
 
 
 def test_overridden_by_end_to_end(tmp_path: Path) -> None:
     """Pythia (use_bias_in_mlp absent: true) with mlp_type: llama reads as an MLP without biases, and
-    Model Zoo gets use_ffn_bias false; an unknown mlp_type is bad input, named with its line."""
+    Model Zoo gets use_ffn_bias false; an mlp_type NeoX did not know is a fork's: unknown, the rest translates."""
     text = PYTHIA.read_text().replace('"bias_gelu_fusion": True,', '"bias_gelu_fusion": True,\n  "mlp_type": "llama",')
     assert '"mlp_type": "llama"' in text
     (tmp_path / "llama-mlp.yml").write_text(text)
@@ -296,9 +301,10 @@ def test_overridden_by_end_to_end(tmp_path: Path) -> None:
     assert done.ir.get("model.mlp_bias") is False
     assert yaml.safe_load(done.dump())["model"]["use_ffn_bias"] is False
     (tmp_path / "bad.yml").write_text(text.replace('"mlp_type": "llama"', '"mlp_type": "gated"'))
-    with pytest.raises(InputError, match="mlp_type 'gated': NeoX knew regular and llama") as err:
-        translate([str(tmp_path / "bad.yml")], "neox", "cerebras", world_size=8)
-    assert err.value.line == text.splitlines().index('  "mlp_type": "llama",') + 1
+    forked = translate([str(tmp_path / "bad.yml")], "neox", "cerebras", world_size=8)
+    entry = _entry(forked, "mlp_type")
+    assert entry.status is Status.UNKNOWN and entry.values["value"] == "gated" and entry.fields == ("model.mlp_bias",)
+    assert forked.ir.get("model.mlp_bias") is None and "use_ffn_bias" not in yaml.safe_load(forked.dump())["model"]
 
 
 # ---- written_with: NeoX's save needs a checkpoint interval ----------------------------------------

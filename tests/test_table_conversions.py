@@ -13,7 +13,7 @@ import yaml
 
 from neoconv.api import translate
 from neoconv.core.errors import InputError
-from neoconv.knowledge.formula import Approx, Extension, Formula
+from neoconv.knowledge.formula import Approx, Extension, Formula, UnknownValue
 from neoconv.knowledge.mapping import load_table
 from neoconv.core.report import Status
 
@@ -47,19 +47,22 @@ def test_zero_stage_reads_and_writes_the_four_stages(fmt: str) -> None:
 
 
 @pytest.mark.parametrize("fmt", ["deepspeed", "neox"])
-def test_zero_stage_search_spaces_are_extensions_and_the_rest_is_refused(fmt: str) -> None:
+def test_zero_stage_search_spaces_are_extensions_and_other_stages_no_release_has(fmt: str) -> None:
     stage = _rule_formula(fmt, "parallel.zero_stage")
     assert stage.read(zero_optimization_stage=[1, 2]) == Extension(SEARCH)
     assert stage.read(zero_optimization_stage=[]) == Extension(SEARCH)
     assert stage.read(zero_optimization_stage="all") == Extension(SEARCH)
-    for bad, shown in ((4, "4"), (-1, "-1"), ("2", "'2'"), ("ALL", "'ALL'"), (True, "True"), (None, "None")):
-        with pytest.raises(ValueError, match=rf"^zero_optimization\.stage must be 0, 1, 2 or 3, got {shown}$"):
-            stage.read(zero_optimization_stage=bad)
+    for other in (4, -1, "2", "ALL", True):  # no stage of any release: the engine's one rule (unknown)
+        with pytest.raises(UnknownValue) as foreign:
+            stage.read(zero_optimization_stage=other)
+        assert foreign.value.value == other and foreign.value.known == ("0", "1", "2", "3", "all")
+    with pytest.raises(ValueError, match=r"^zero_optimization\.stage must be 0, 1, 2 or 3, got None$"):
+        stage.read(zero_optimization_stage=None)  # a null is refused by DeepSpeed's config validation
 
 
 def test_zero_stage_end_to_end(tmp_path: Path) -> None:
     """Stage 3 reaches NeoX as it is; an autotuner's list is carried to DeepSpeed and dropped for
-    Cerebras with the reason; stage 7 and an explicit null are bad input, named by file and line."""
+    Cerebras with the reason; stage 7 is no release's (unknown), an explicit null bad input, named by file and line."""
     tree = json.loads(ZERO3.read_text())
     assert tree["zero_optimization"]["stage"] == 3
     done = translate([str(ZERO3)], "deepspeed", "neox", world_size=8)
@@ -71,13 +74,16 @@ def test_zero_stage_end_to_end(tmp_path: Path) -> None:
     assert json.loads(again.dump())["zero_optimization"]["stage"] == [0, 3]
     dropped = _entry(translate([str(path)], "deepspeed", "cerebras", world_size=8), "zero_optimization.stage")
     assert dropped.status is Status.DROPPED and dropped.detail.endswith(SEARCH)
-    for bad, shown in ((7, "7"), (None, "None")):
-        tree["zero_optimization"]["stage"] = bad
-        path.write_text(json.dumps(tree, indent=1))
-        line = [n for n, text in enumerate(path.read_text().splitlines(), 1) if text.strip().startswith('"stage"')][0]
-        with pytest.raises(InputError, match=rf"must be 0, 1, 2 or 3, got {shown}") as info:
-            translate([str(path)], "deepspeed", "neox", world_size=8)
-        assert info.value.line == line and info.value.key == "zero_optimization.stage"
+    tree["zero_optimization"]["stage"] = 7
+    path.write_text(json.dumps(tree, indent=1))
+    seven = _entry(translate([str(path)], "deepspeed", "neox", world_size=8), "zero_optimization.stage")
+    assert seven.status is Status.UNKNOWN and seven.values["value"] == 7
+    tree["zero_optimization"]["stage"] = None
+    path.write_text(json.dumps(tree, indent=1))
+    line = [n for n, text in enumerate(path.read_text().splitlines(), 1) if text.strip().startswith('"stage"')][0]
+    with pytest.raises(InputError, match=r"must be 0, 1, 2 or 3, got None") as info:
+        translate([str(path)], "deepspeed", "neox", world_size=8)
+    assert info.value.line == line and info.value.key == "zero_optimization.stage"
 
 
 def test_zero_stage_from_neox_to_deepspeed() -> None:

@@ -16,8 +16,8 @@ import yaml
 from neoconv.services import pipeline as api  # the pipeline (its check too), whose table lookups the tests patch
 from neoconv.api import translate
 from neoconv.engine import ingest
-from neoconv.core.errors import InputError, NeoconvError
-from neoconv.knowledge.formula import Unexpressible
+from neoconv.core.errors import InputError
+from neoconv.knowledge.formula import UnknownValue, Unexpressible
 from neoconv.core.ir import Origin
 from neoconv.knowledge.mapping import Table, load_table, load_table_file
 from neoconv.core.report import Status
@@ -393,18 +393,21 @@ def test_pick_says_which_field_is_lost(tmp_path: Path) -> None:
         lost.detail == "model.norm_type 'rmsnorm' means model.norm_bias=false: model.norm_bias=true is not expressible"
     )
     # a difference: cerebras_norm reads any case and keeps an unknown norm_type as an extension;
-    # pick refuses it, naming the values it knows
-    with pytest.raises(ValueError, match="unknown value 'groupnorm'; expected one of layernorm, biasless-layernorm"):
+    # pick names it a value the release does not know, listing the values it knows
+    with pytest.raises(UnknownValue) as foreign:
         formula.read(model_norm_type="groupnorm")
+    assert foreign.value.value == "groupnorm" and foreign.value.known[:2] == ("layernorm", "biasless-layernorm")
 
 
-def test_a_shaped_table_refuses_bad_values_with_the_file_and_key(tmp_path: Path) -> None:
+def test_a_shaped_table_names_values_no_release_has(tmp_path: Path) -> None:
+    """The engine's one rule reaches every shape: the leaf is unknown, its field unset, nothing refused."""
     tree = {"model": {"norm_type": "groupnorm"}}
     source = Source("cerebras", tree, ["c.yaml"], {"c.yaml": "model:\n  norm_type: groupnorm\n"}, {"model": "c.yaml"},
                     layout="legacy")  # fmt: skip
-    with pytest.raises(NeoconvError) as caught:
-        ingest(source, overlay("cerebras-pick", tmp_path).for_layout("legacy"), schema_index("cerebras"))
-    assert caught.value.key == "model.norm_type" and caught.value.line == 2
+    done = ingest(source, overlay("cerebras-pick", tmp_path).for_layout("legacy"), schema_index("cerebras"))
+    fate = done.fates["model.norm_type"]
+    assert fate.kind == "unknown" and fate.notes[0][0] == "not_a_value" and fate.notes[0][1]["value"] == "groupnorm"
+    assert done.ir.get("model.norm") is None
 
 
 # ---- modifiers of a rename (read_when, off, read_only) ------------------------------------------

@@ -21,7 +21,9 @@ from ..core.ir import IR, Origin
 from ..core.report import Entry, Message, Report, Status, as_message, render, said
 from ..core.report.kinds import TEMPLATES, as_value
 from ..knowledge.catalogue import catalogue
-from ..knowledge.formula import Approx, Unexpressible
+from ..knowledge.formula import Approx, Unexpressible, field_ident, ident, is_close, unwrap
+from ..knowledge.schema import load_history
+from ..knowledge.versions import name_release_defaults
 from ..knowledge.mapping import Rule, Table
 from .ledger import Ingested, LeafFate, fields_of
 from .rule import (
@@ -214,7 +216,7 @@ def _passed_entry(leaf: str, ingested: Ingested, fate: LeafFate) -> Entry:
     if fate.kind == "unknown" and source is not None and leaf in source.unknown_values:  # expanded alike when run
         return said(leaf, leaf, Status.EXACT, (*fate.notes, ("carried_as_written", {})), fields_of(fate))
     if fate.kind == "unknown":
-        return said(leaf, leaf, Status.UNKNOWN, (*fate.notes, ("carried_as_written", {})), ())
+        return said(leaf, leaf, Status.UNKNOWN, (*fate.notes, ("carried_as_written", {})), fields_of(fate))
     family = next((values for kind, values in fate.notes if kind == "family_not_supported"), None)
     if fate.kind == "unsupported" and family is not None:
         # a model family neoconv does not read (an HF model_type no row maps): carried, and not checked
@@ -230,8 +232,8 @@ def _entry_for(
     leaf: str, raw: Any, fate: LeafFate, ingested: Ingested, out: dict[str, Any], table: Table, dst_format: str,
     src_format: str,
 ) -> Entry:  # fmt: skip
-    if fate.kind == "unknown":
-        return said(leaf, None, Status.UNKNOWN, fate.notes)
+    if fate.kind == "unknown":  # (a key no release knows, or a rule's value no name of the release is)
+        return said(leaf, None, Status.UNKNOWN, fate.notes, fields_of(fate))
     if fate.kind == "unsupported":
         return said(leaf, None, Status.DROPPED, fate.notes)
     if fate.kind == "extension":
@@ -467,6 +469,10 @@ def defaulted_entry(ingested: Ingested, table: Table, rule: Rule, present: list[
     """A source default written because the target's own default differs: which default, where
     the source keeps it, what was written and what the target would have used."""
     src_title = ingested.table.title if ingested.table else (ingested.source.format if ingested.source else "?")
+    target_title = table.title
+    read_as = ingested.source.version if ingested.source else None
+    if src_title == target_title and read_as and read_as != version:  # a migration between releases: name them
+        src_title, target_title = f"{src_title} {read_as}", f"{target_title} {version}"
     src_rules = ingested.table.rules_for_field(present[0]) if ingested.table else []
     src_key = src_rules[0].key if src_rules and src_rules[0].key else None
     if src_key is not None and ingested.source is not None:  # as the file's layout spells it (VeOmni #1090)
@@ -476,7 +482,7 @@ def defaulted_entry(ingested: Ingested, table: Table, rule: Rule, present: list[
     # default into the field's (an inverted flag's false is the field's true); otherwise name the key
     as_field = rule.simple is not None and rule.key is not None and list(documented) == [rule.key]
     message: Message = ("default_written", {
-        "title": src_title, "field": present[0], "value": ingested.ir.get(present[0]), "target": table.title,
+        "title": src_title, "field": present[0], "value": ingested.ir.get(present[0]), "target": target_title,
         "target_defaults": documented, "key_default": as_field, "written": {k: v[0] for k, v in written.items()},
         **({"field_default": _as_field(rule, documented[rule.key])} if as_field and rule.key else {}),
     })  # fmt: skip
@@ -556,6 +562,7 @@ def emit(
     report.entries.extend(run.extra)
     if not run.same:
         unheld_derived(report, ingested, table)
+    name_release_defaults(report, ingested.source, ingested.table)
     return run.out, report
 
 
@@ -566,6 +573,7 @@ class _Emission:
         self, ingested: Ingested, table: Table, dst_format: str, version: str, unplaceable: Callable[[str], str | None] | None
     ) -> None:
         self.ingested, self.table, self.version, self.unplaceable = ingested, table, version, unplaceable
+        self.history = load_history(dst_format)  # what the target release's code takes for a key (whole numbers)
         self.ir = ingested.ir
         self.values = self.ir.plain()
         self.out: dict[str, Any] = {}
@@ -574,7 +582,7 @@ class _Emission:
         source = ingested.source
         self.same = dst_format == (source.format if source else "?") and source is not None
         self.unsupplied: dict[str, str] = dict(source.meta.get("unsupplied") or {}) if source else {}
-        self.fresh = _fresh_rules(ingested, table) if self.same else set()
+        self.fresh = _fresh_rules(ingested, table, version, unplaceable) if self.same else set()
         self.passed: set[str] = set()
         self.applied: list[tuple[Rule, list[str]]] = []  # rules that wrote (or noted) their fields, with those fields
         self.homeless: dict[str, str] = {}  # leaf -> why the target layout has no place for it
@@ -625,6 +633,10 @@ class _Emission:
                 continue
             if written is None:
                 continue
+            fraction = self._not_whole(written)
+            if fraction is not None:  # the release's code takes a whole number there (DeepSpeed's int min_loss_scale)
+                self._unwritable(rule, present, fraction)
+                continue
             applied.append((rule, present))
             for key in [k for k in written if k.startswith(MISSING)]:
                 self._needed(rule, key[len(MISSING):], written.pop(key)[1])
@@ -655,6 +667,18 @@ class _Emission:
                         slot.lossy.append(inexact)
             if origin is Origin.DEFAULT and written and not at_default_:
                 self.extra.append(defaulted_entry(self.ingested, self.table, rule, present, written, version))
+
+    def _not_whole(self, written: dict[str, Any]) -> Unexpressible | None:
+        """A value with a fraction for a key the target release's code types `int`: it would refuse it
+        (pydantic: "a number with a fractional part"), so the value is not written."""
+        history = self.history
+        if history is None:
+            return None
+        for key, (value, _) in written.items():
+            if isinstance(value, float) and not value.is_integer() and history.type_at(key, self.version) == "int":
+                return Unexpressible(f"{self.table.title} {self.version} takes a whole number for {key} (its code "
+                                     f"types it int): {value!r} is not one; its default applies")  # fmt: skip
+        return None
 
     def _noted(self, rule: Rule, present: list[str], written: dict[str, Any], loss: Approx | None) -> None:
         """What a rule says besides its keys: a loss (all of it, or per field), its note."""
@@ -726,11 +750,14 @@ def _unexpressible(exc: Unexpressible) -> Message:
     return as_message(exc.args[0] if exc.args else str(exc), "unexpressible")
 
 
-def _fresh_rules(ingested: Ingested, table: Table) -> set[int]:
+def _fresh_rules(ingested: Ingested, table: Table, version: str, unplaceable: Callable[[str], str | None] | None) -> set[int]:
     """Rules (by id) a same-format translation must write from the IR: a value of theirs came
-    from --set or from a --with companion file, not from the leaves of the source itself."""
+    from --set or from a --with companion file, not from the leaves of the source itself; or the file
+    left the rule's key at a default the target release changed (a 2022 NeoX file's weight decay 0.01,
+    0.1 from 2023-12-26 on: a migration states it)."""
     mine = set(ingested.raw)
     fresh: set[int] = set()
+    read_as = ingested.source.version if ingested.source else None
     for rule in table.rules:
         for name in rule.fields:
             value = ingested.ir.fields.get(name)
@@ -738,4 +765,36 @@ def _fresh_rules(ingested: Ingested, table: Table) -> set[int]:
                 continue
             if value.origin is Origin.USER or not set(value.source_keys) <= mine:
                 fresh.add(id(rule))
+            elif value.origin is Origin.DEFAULT and read_as and read_as != version and _default_moved(rule, read_as, version):
+                fresh.add(id(rule))
+        if read_as and read_as != version and id(rule) not in fresh and _meaning_moved(rule, ingested, version, unplaceable):
+            fresh.add(id(rule))  # the same keys mean another value at the target release: written from the IR
     return fresh
+
+
+def _meaning_moved(rule: Rule, ingested: Ingested, version: str, unplaceable: Callable[[str], str | None] | None) -> bool:
+    """A rule whose reading depends on the release (its formula takes `version`) reads the file's own keys
+    that the target has a place for as another value at the target release (Model Zoo's mixed_precision
+    alone: float16 for a 1.x TensorFlow model, bfloat16 for 2.4+; its use_bfloat16 retired)."""
+    formula = rule.formula
+    if formula is None or "version" not in formula.read_params() or rule.read_with:
+        return False  # (a value read relative to other fields is rewritten with them, by the format's writer)
+    raw = {k: v for k, v in ingested.raw.items() if unplaceable is None or not unplaceable(k)}
+    if not any(k in raw for k in rule.keys):
+        return False
+    kwargs = {arg: raw[k] if k in raw else rule.key_default(k, version) for arg, k in rule.read_args}
+    kwargs.update({ident(k): raw.get(k) for k in rule.peek})
+    try:
+        there = formula.read(**kwargs, version=version)
+    except (TypeError, ValueError, ArithmeticError):
+        return True  # the target release cannot read them as they are: write the value
+    there = there if isinstance(there, dict) and len(rule.fields) > 1 else {field_ident(rule.fields[0]): there}
+    return any(unwrap(there.get(field_ident(name)))[0] != ingested.ir.get(name) for name in rule.fields
+               if isinstance(there, dict))  # fmt: skip
+
+
+def _default_moved(rule: Rule, read_as: str, version: str) -> bool:
+    """The rule's key default differs between the release the file was read as and the target's."""
+    if rule.key is None or not (rule.version_defaults and rule.has_default()):
+        return False
+    return not is_close(rule.default_for(read_as), rule.default_for(version))

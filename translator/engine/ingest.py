@@ -14,7 +14,7 @@ from ..core.ir import IR, Origin, Value
 from ..core.report import Message, as_message
 from ..io.documents import flatten
 from ..knowledge.catalogue import catalogue
-from ..knowledge.formula import Absent, Extension, is_close, unwrap
+from ..knowledge.formula import Absent, Extension, Foreign, is_close, unwrap
 from ..knowledge.mapping import Rule, Table
 from ..knowledge.catalogue import check_relations
 from ..knowledge.schema import SchemaIndex
@@ -55,6 +55,8 @@ def classify_strays(
             type_note = ("wrong_type", {"message": exc.message})
         searches += (id(schema), leaf) not in table.leaf_kinds
         kind, said = classify(leaf, schema, table, suggest=searches <= SUGGESTIONS_PER_FILE)
+        if kind != "unknown" and (foreign := _not_a_name(leaf, leaves[leaf], schema, table, source)) is not None:
+            kind, said = "unknown", foreign  # a name the release's Literal lacks (a fork's tokenizer): the one rule
         notes = (said,) if said is not None else ()
         fates[leaf] = LeafFate(kind, notes=(type_note, *notes) if type_note else notes, caveat=type_note)
         if kind == "extension":
@@ -83,6 +85,22 @@ def classify(leaf: str, schema: SchemaIndex, table: Table, suggest: bool = True)
             found = ("unknown", _closest(leaf, schema, table))
         keep(table.leaf_kinds, key, found, 10_000)
     return found
+
+
+def _not_a_name(leaf: str, value: Any, schema: SchemaIndex, table: Table, source: Source) -> Message | None:
+    """A text value of a key whose framework lists its names (a Literal, a closed_enums table's enum) that
+    is none of them: what an enum rule reads as a value the release does not know. None otherwise."""
+    texts = [value] if isinstance(value, str) else [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+    names = schema.choices(leaf, table.closed_enums) if texts else None
+    if not names:
+        return None
+    closed = table.closed_enums  # argparse's choices match exactly; a Literal in any case, as NeoX's validate_types
+    known = set(names) if closed else {n.lower() for n in names}
+    other = next((t for t in texts if (t if closed else t.lower()) not in known), None)  # (a list: item by item)
+    if other is None:
+        return None
+    return "not_a_value", {"title": table.title, "release": source.version or table.versions[0], "key": leaf,
+                           "value": other, "known": list(names), "fields": []}  # fmt: skip
 
 
 def _group_of(schema: SchemaIndex, leaf: str) -> str:
@@ -159,7 +177,7 @@ class _Reading:
     def __init__(self, source: Source, table: Table, schema: SchemaIndex, ir: IR, leaves: dict[str, Any], ledger: bool) -> None:
         self.source, self.table, self.ir, self.leaves, self.ledger = source, table, ir, leaves, ledger
         self.version = source.version or table.versions[0]
-        self.coerce = schema.coerce
+        self.coerce, self.schema = schema.coerce, schema
         self.fields_catalog = catalogue()
         self.only_file = source.files[0] if len(source.files) == 1 else None  # where every value came from
         self.fates: dict[str, LeafFate] = dict.fromkeys(leaves, UNDECIDED)  # in document order
@@ -305,19 +323,10 @@ class _Reading:
             for leaf in owned_leaves:
                 note_of = leaf_notes.get(leaf)
                 self.fates[leaf] = LeafFate("rule", rule, (note_of,) if note_of else ())
-        # A rule gives the same result for the same values of its keys and inputs: a batch of thousands
-        # of configs repeats most of them (norm: layernorm, seq_length: 2048, the HF rules' model_type, ...).
-        memo = memo_key(rule, self.version, present, None if rule.pure else inputs(rule, self.ir, subtree)) if (
-            present or not rule.pure) else None  # fmt: skip
-        checked = recall(self.table, memo) if memo is not None else None
-        if checked is None:
-            read = read_rule(rule, present, subtree, self.ir, self.version, source, owned_leaves)
-            if memo is not None:
-                checked = read if isinstance(read, (Extension, Absent)) else checked_values(
-                    read, self.fields_catalog, source, owned_leaves, rule)
-                remember(self.table, memo, checked)
-        else:
-            read = checked
+        read, checked = self._reading(rule, present, owned_leaves)
+        if isinstance(read, Foreign):
+            self._foreign(rule, read, owned_leaves)
+            return
         if isinstance(read, Extension):  # no canonical form: the leaves stay framework extensions
             why = (as_message(read.detail, "no_canonical_form"),)
             for leaf in owned_leaves:
@@ -335,7 +344,7 @@ class _Reading:
             return
         if checked is None:  # checked only where the value is used (a default may not apply)
             checked = checked_values(read, self.fields_catalog, source, owned_leaves, rule)
-        assert not isinstance(checked, (Extension, Absent))  # handled above
+        assert not isinstance(checked, (Extension, Absent, Foreign))  # handled above
         fields = self.ir.fields
         file = self.only_file or source.file_of(rule.key or "")
         for name, value, approx, note in checked:
@@ -352,6 +361,67 @@ class _Reading:
                 continue
             fields[name] = Value(value, origin, tuple(owned_leaves), file, "; ".join(notes))
 
+    def _reading(self, rule: Rule, present: dict[str, Any], owned_leaves: list[str]) -> tuple[Any, Any]:
+        """(what the rule reads, its values checked against the catalogue or None until needed). A rule gives
+        the same result for the same values of its keys and inputs: a batch of thousands of configs repeats
+        most of them (norm: layernorm, seq_length: 2048, the HF rules' model_type, ...), remembered per table."""
+        memo = memo_key(rule, self.version, present, None if rule.pure else inputs(rule, self.ir, self.subtree)) if (
+            present or not rule.pure) else None  # fmt: skip
+        checked = recall(self.table, memo) if memo is not None else None
+        if checked is not None:
+            read = checked
+        else:
+            read = read_rule(rule, present, self.subtree, self.ir, self.version, self.source, owned_leaves)
+            if isinstance(read, dict) and any(isinstance(v, Foreign) for v in read.values()):
+                # the fields a fork's value decides are said now, the others kept (a reading not remembered)
+                return self._foreign(rule, read, owned_leaves), None
+            if memo is not None:
+                checked = read if isinstance(read, (Extension, Absent, Foreign)) else checked_values(
+                    read, self.fields_catalog, self.source, owned_leaves, rule)
+                remember(self.table, memo, checked)
+        if not isinstance(read, Foreign) and present:
+            # a name the framework's own list lacks (argparse choices, a Literal) that the rule read anyway: a fork's
+            read = self._not_named(present) or read
+        return read, checked
+
+    def _not_named(self, present: dict[str, Any]) -> Foreign | None:
+        """A key's value outside the names its framework lists for it (the key history's Literal at the
+        release, matched in any case as NeoX does; a closed_enums table's schema enum, exactly, as argparse
+        does), before any rule reads it: the same one rule as a rule's own enum."""
+        closed = self.table.closed_enums
+        for key, value in present.items():
+            texts = [value] if isinstance(value, str) else [v for v in value if isinstance(v, str)] if isinstance(value, list) else ()
+            names = self.schema.choices(key, closed) if texts else None
+            if not names:
+                continue
+            known = set(names) if closed else {n.lower() for n in names}
+            other = next((t for t in texts if (t if closed else t.lower()) not in known), None)
+            if other is not None:
+                return Foreign(other, names, key)
+        return None
+
+    def _foreign(self, rule: Rule, read: "Foreign | dict[str, Any]", owned_leaves: list[str]) -> dict[str, Any]:
+        """A value the file's release does not know (a fork's name): the leaf holding it is `unknown`
+        (carried as written by a same-format translation), the fields it decides get no value. A
+        whole Foreign reading leaves the rule's other leaves read with it (said so); a reading whose
+        other fields hold keeps those (returned without the foreign ones)."""
+        foreign = read if isinstance(read, Foreign) else next(v for v in read.values() if isinstance(v, Foreign))
+        lost = list(rule.fields) if isinstance(read, Foreign) else [f for f, v in read.items() if isinstance(v, Foreign)]
+        leaf = _holder(foreign, owned_leaves, self.leaves)
+        known = self.schema.choices(leaf) or foreign.known  # the release's own Literal, when its history has one
+        said: Message = ("not_a_value", {"title": self.table.title, "release": self.version, "key": leaf,
+                                         "value": foreign.value, "known": list(known), "fields": lost})  # fmt: skip
+        self.fates[leaf] = LeafFate("unknown", rule, (said,))
+        self.ir.extensions.setdefault(self.source.format, {})[leaf] = self.leaves[leaf]
+        if isinstance(read, Foreign):
+            along: Message = ("read_with_unknown_value", {"key": leaf, "value": foreign.value})
+            for other in owned_leaves:
+                if other != leaf:
+                    self.fates[other] = LeafFate("unresolved", rule, (along,))
+            return {}
+        self.lossy[id(rule)] = ("read_with_unknown_value", {"key": leaf, "value": foreign.value, "fields": lost})
+        return {f: v for f, v in read.items() if not isinstance(v, Foreign)}
+
     def _origin(self, rule: Rule, present: dict[str, Any]) -> Origin:
         if rule.key and rule.key in present:
             return Origin.EXPLICIT
@@ -363,3 +433,21 @@ class _Reading:
         ):
             return Origin.DERIVED  # computed from values the file (or the user) gave
         return Origin.DEFAULT
+
+
+def _holder(foreign: Foreign, owned_leaves: list[str], leaves: dict[str, Any]) -> str:
+    """The leaf holding a value the release does not know: the key the reading named, else the one
+    whose value it is (a list's leaf holding it: NeoX's attention_config), else the rule's first."""
+    if foreign.key in owned_leaves:
+        return foreign.key
+    for leaf in owned_leaves:
+        value = leaves.get(leaf)
+        if value == foreign.value or (isinstance(value, list) and _holds(value, foreign.value)):
+            return leaf
+    return owned_leaves[0]
+
+
+def _holds(node: Any, value: Any) -> bool:
+    if isinstance(node, list):
+        return any(_holds(item, value) for item in node)
+    return bool(node == value)

@@ -24,7 +24,9 @@ from ..knowledge.formula import (
     Absent,
     Approx,
     Extension,
+    Foreign,
     Missing,
+    UnknownValue,
     Unexpressible,
     Unrunnable,
     field_ident,
@@ -152,7 +154,7 @@ def _same(raw: Any, value: Any) -> bool:
 def remember(table: Table, memo: tuple[Any, ...], checked: Any) -> None:
     """Keep a reading for the next file with the same values; only immutable results, and plain
     blocks of them (handed out as copies: recall), are shared."""
-    if isinstance(checked, (Extension, Absent)):
+    if isinstance(checked, (Extension, Absent, Foreign)):
         kept: Any = checked
     elif all(type(value) in IMMUTABLE for _, value, _, _ in checked):
         kept = checked
@@ -216,7 +218,7 @@ def defaults_of(rule: Rule, table: Table, version: str, source: Source) -> list[
     if cached is None:
         read = read_rule(rule, {}, lambda key: (None, []), IR(), version, source, [])
         cached, notes = [], []
-        for name, result in ({} if isinstance(read, (Extension, Absent)) else read).items():
+        for name, result in ({} if isinstance(read, (Extension, Absent, Foreign)) else read).items():
             value, approx = unwrap(result)
             if value is not None:
                 value, note = check_field(source, name, value, rule.keys)
@@ -234,14 +236,18 @@ def read_rule(
     version: str,
     source: Source,
     owned_leaves: list[str],
-) -> dict[str, Any] | Extension | Absent:
-    """Canonical field -> value (maybe Approx) one rule reads from its keys' values (or defaults)."""
+) -> dict[str, Any] | Extension | Absent | Foreign:
+    """Canonical field -> value (maybe Approx) one rule reads from its keys' values (or defaults).
+    A value the release does not know (UnknownValue, from any table shape or formula) is a Foreign
+    reading: the engine's one rule for a fork's values."""
     if rule.formula is not None:
         return _read_formula(rule, present, subtree, ir, version, source, owned_leaves)
     assert rule.simple is not None and rule.key
     raw = present[rule.key] if rule.key in present else rule.default_for(version)  # None when it has none
     try:
         return {rule.fields[0]: rule.simple.read(raw)}
+    except UnknownValue as exc:
+        return Foreign(exc.value, exc.known, exc.key or rule.key)
     except ValueError as exc:
         raise InputError(
             str(exc), file=source.file_of(rule.key), line=source.line_of(rule.key), key=rule.key, hint="fix the value"
@@ -250,7 +256,7 @@ def read_rule(
 
 def _read_formula(
     rule: Rule, present: dict[str, Any], subtree: Subtree, ir: IR, version: str, source: Source, owned_leaves: list[str]
-) -> dict[str, Any] | Extension | Absent:
+) -> dict[str, Any] | Extension | Absent | Foreign:
     assert rule.formula is not None
     kwargs = {arg: present[k] if k in present else rule.key_default(k, version) for arg, k in rule.read_args}
     for key in rule.peek:
@@ -261,11 +267,16 @@ def _read_formula(
         kwargs["version"] = version
     try:
         result = rule.formula.read(**kwargs)
+    except UnknownValue as exc:
+        return Foreign.of(exc)
     except (TypeError, ValueError, ArithmeticError) as exc:  # overflow on a huge value is bad input too
         key = _culprit(owned_leaves, present, exc) if owned_leaves else rule.label
+        at_fault = dict(rule.read_args).get(exc.arg) if isinstance(exc, Unrunnable) and exc.arg else None
+        if at_fault is not None and at_fault in present:  # the key holding the value at fault, as the file writes it
+            key = at_fault
         message = str(exc) if isinstance(exc, Unrunnable) else f"cannot compute {', '.join(rule.fields)}: {exc}"
         raise InputError(message, file=source.file_of(key), line=source.line_of(key), key=key) from None
-    if isinstance(result, (Extension, Absent)):
+    if isinstance(result, (Extension, Absent, Foreign)):
         return result
     if len(rule.fields) > 1:
         by_ident = {field_ident(f): f for f in rule.fields}

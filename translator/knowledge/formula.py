@@ -214,9 +214,44 @@ class Extension:
     detail: str
 
 
+class UnknownValue(ValueError):
+    """A value outside the names the framework's release knows (a fork's optimizer, norm or lr
+    schedule): not bad input. Every table and formula raises this one exception for it, and the
+    engine reads it as a `Foreign` value: an `unknown` entry for the field, the rest translates.
+    `key`: the key holding it, when the raiser knows (a formula reading several keys)."""
+
+    def __init__(self, value: Any, known: Any = (), key: str | None = None) -> None:
+        self.value, self.known, self.key = value, tuple(str(k) for k in known), key
+        super().__init__(f"unknown value {value!r}; expected one of {', '.join(self.known)}")
+
+
+@dataclass(frozen=True)
+class Foreign:
+    """A reading that met a value the release does not know (see UnknownValue): the rule's fields
+    get no value, the leaf holding it is reported `unknown` (carried by a same-format translation),
+    the rule's other leaves are said to be read with it."""
+
+    value: Any
+    known: tuple[str, ...] | list[str] = ()
+    key: str | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "known", tuple(str(k) for k in self.known))  # (hashable: readings are remembered)
+
+    @classmethod
+    def of(cls, exc: UnknownValue) -> "Foreign":
+        return cls(exc.value, exc.known, exc.key)
+
+
 class Unrunnable(ValueError):
     """A reading finds a config its own framework could not run (NeoX's gated widths): the message
-    says what is wrong and the fix, as it stands (the engine adds only file, line and key)."""
+    says what is wrong and the fix, as it stands (the engine adds only file, line and key).
+    `arg`: the formula argument holding the value at fault, when one is, so the message names the key
+    the user wrote (not the first key the rule reads)."""
+
+    def __init__(self, message: str, arg: str | None = None) -> None:
+        super().__init__(message)
+        self.arg = arg
 
 
 class Unexpressible(Exception):
@@ -352,8 +387,7 @@ class Simple:
                 fw = framework.lower() if self.case_insensitive and isinstance(framework, str) else framework
                 if fw == probe:
                     return canonical
-            allowed = ", ".join(str(f) for f, _ in self.table)
-            raise ValueError(f"unknown value {raw!r}; expected one of {allowed}")
+            raise UnknownValue(raw, [f for f, _ in self.table])
         if self.kind == "scale":
             if isinstance(raw, bool) or not isinstance(raw, (int, float)):
                 raise ValueError(f"expected a number, got {raw!r}")

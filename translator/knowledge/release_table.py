@@ -25,6 +25,10 @@ class ReleaseFacts:
     # repeats_refused: {since: release, by: what refuses it}: from that release on, the framework's loader
     # refuses a key given twice in one mapping (earlier ones keep the last value, as PyYAML does)
     repeats_refused: tuple[str, str] | None = None
+    # unknown_refused: {since: release, by: what refuses it}: from that release on, the framework refuses a key
+    # its release does not read, so a same-format migration leaves out (and names) keys the target retired
+    unknown_refused: tuple[str, str] | None = None
+    refused_under: tuple[str, ...] = ()  # unknown_refused's `under`: only keys below these blocks
 
 
 def release_defaults(table: str, rule: Any, history: History | None) -> Any:
@@ -59,7 +63,7 @@ def release_defaults(table: str, rule: Any, history: History | None) -> Any:
 
 
 # a table's top-level entries about releases (the grammar in mappings/neox.yaml's header)
-RELEASE_ENTRIES = ("version_aliases", "release_neutral", "renamed", "watch_absent", "repeats_refused")
+RELEASE_ENTRIES = ("version_aliases", "release_neutral", "renamed", "watch_absent", "repeats_refused", "unknown_refused")
 
 
 def table_releases(
@@ -83,11 +87,14 @@ def table_releases(
     for old in renamed:
         if history is None or old not in history.keys:
             raise MappingTableError(f"{table}: renamed: {old!r} is not a key of any release in the key history")
-    repeats = raw.get("repeats_refused")
-    if repeats is not None and (history is None or str(repeats.get("since")) not in history.position or not repeats.get("by")):
-        raise MappingTableError(f"{table}: repeats_refused: needs since (a release of the key history) and by")
+    refusals: list[tuple[str, str] | None] = []
+    for entry in ("repeats_refused", "unknown_refused"):
+        given = raw.get(entry)
+        if given is not None and (history is None or str(given.get("since")) not in history.position or not given.get("by")):
+            raise MappingTableError(f"{table}: {entry}: needs since (a release of the key history) and by")
+        refusals.append((str(given["since"]), str(given["by"])) if given else None)
     facts = ReleaseFacts(aliases, tuple(raw.get("release_neutral") or ()), renamed, tuple(raw.get("watch_absent") or ()),
-                         (str(repeats["since"]), str(repeats["by"])) if repeats else None)  # fmt: skip
+                         refusals[0], refusals[1], tuple((raw.get("unknown_refused") or {}).get("under") or ()))  # fmt: skip
     ordered = tuple(reversed(labels))
     current = history.aliases.get(CURRENT) if history else None
     if current in ordered and current != ordered[0]:

@@ -46,11 +46,13 @@ class History:
             for r in data.get("renames") or ()
         )  # fmt: skip
         self.changes: tuple[dict[str, Any], ...] = tuple(data.get("changes") or ())
+        self.model_sets: dict[str, list[str]] = dict(data.get("model_sets") or {})  # "M28" -> model folders
         # the first release whose parser refuses every key its argument classes do not declare (VeOmni #1090)
         self.refuses_unknown_from: str | None = data.get("refuses_unknown_from")
         self.position: dict[str, int] = {label: i for i, label in enumerate(self.labels)}
         self._masks: dict[str, int] = {}
         self._spread: dict[tuple[str, int], frozenset[str]] = {}
+        self._choices: dict[tuple[str, str], tuple[str, ...] | None] = {}  # (key, label) -> its Literal's names
 
     @property
     def newest(self) -> str:
@@ -122,6 +124,42 @@ class History:
             value = pair[1] if len(pair) == 2 else NO_DEFAULT
             found = NO_DEFAULT if isinstance(value, dict) and "expr" in value else value
         return found
+
+    def choices_at(self, key: str, label: str) -> tuple[str, ...] | None:
+        """The names a key takes at `label` when its type there is a Literal of several (NeoX's `norm`), else
+        None (any value of its type, not read there, or a Literal of one name: a config class's
+        discriminator, one of a union's members, as Model Zoo's data_processor)."""
+        slot = (key, label)
+        if slot in self._choices:
+            return self._choices[slot]
+        self._choices[slot] = names = self._choices_at(key, label)
+        return names
+
+    def type_at(self, key: str, label: str) -> str | None:
+        """The key's type as the release's code spells it (`int`, `Literal['a', 'b']`), or None (not read
+        there, or no type stated)."""
+        if key not in self.keys or label not in self.position or not self.reads(key, label):
+            return None
+        at, found = self.position[label], None
+        for pair in self.keys[key].get("type", ()):
+            if self.position.get(pair[0], 1 << 30) > at:
+                break
+            found = pair[1] if len(pair) > 1 else None
+        return found if isinstance(found, str) else None
+
+    def _choices_at(self, key: str, label: str) -> tuple[str, ...] | None:
+        found = self.type_at(key, label)
+        names = _literal(found) if isinstance(found, str) else None
+        return names if names and len(names) > 1 else None
+
+    def models_of(self, key: str) -> frozenset[str] | None:
+        """The model folders whose code reads `key` (`tf/bert` as `bert`), when the history records them (Model
+        Zoo's); None when it does not or every model reads it (`*`)."""
+        found = (self.keys.get(key) or {}).get("models")
+        names = self.model_sets.get(found, ()) if isinstance(found, str) else found or ()
+        if not names or "*" in names:
+            return None
+        return frozenset(str(name).rsplit("/", 1)[-1] for name in names)
 
     def renamed_to(self, key: str) -> list[Rename]:
         """The renames whose new name is `key` (its older spellings)."""
@@ -229,6 +267,20 @@ def older(fmt: str, version: str | None, label: str) -> bool:
     return history.position[version] < history.position[label]
 
 
+def _literal(spelled: str) -> tuple[str, ...] | None:
+    """The text names of a type spelled `Literal['a', 'b']` (None: another type)."""
+    text = spelled.strip()
+    if not (text.startswith("Literal[") and text.endswith("]")):
+        return None
+    import ast  # only for a key whose type is a Literal
+
+    try:
+        names = ast.literal_eval("(" + text[len("Literal[") : -1] + ",)")
+    except (ValueError, SyntaxError):
+        return None
+    return tuple(n for n in names if isinstance(n, str)) or None
+
+
 _FLOAT_TEXT = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)$")
 _JSON_TYPES = {bool: "boolean", int: "integer", float: "number", str: "string", list: "array", dict: "object"}
 
@@ -326,6 +378,18 @@ class SchemaIndex:
             return ""
         where = self._history.runs(key) or "no release"
         return f"{self._title} {self._release} does not read it (read by {where})"
+
+    def choices(self, leaf: str, enums: bool = False) -> tuple[str, ...] | None:
+        """The names a key takes, when its framework lists them: its Literal at the release (key history),
+        else (`enums`: the table says the schema's enums are the framework's own choices) the schema's enum
+        of text names; None when any value of its type will do."""
+        if self._history is not None:  # the framework's own Literals, release by release (a schema enum may be
+            # one config class's discriminator, not the names the key takes: Model Zoo's data_processor)
+            return self._history.choices_at(leaf, self._release) if leaf in self._history.keys else None
+        node = self._nodes.get(leaf) if enums else None
+        names = (node.get("enum") or (node.get("items") or {}).get("enum")) if node else None  # (a list: its items')
+        texts = tuple(n for n in names or () if n is not None)
+        return texts if texts and all(isinstance(n, str) for n in texts) else None
 
     def all_keys(self) -> list[str]:
         if self._history is not None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable
 
-from ..core.errors import MappingTableError
+from ..core.errors import InputError, MappingTableError
 from ..core.ir import IR, Origin
 from ..core.report import Entry, Report, Status, said
 from ..io.documents import at_path, flatten, key_line
@@ -182,17 +182,63 @@ class Families:
     # value, up to the last release where that holds (`defaults_until`)
     defaults: tuple[tuple[str, Any], ...] = ()
     defaults_until: str | None = None
+    covered: frozenset[str] = frozenset()  # the model folders of the families the canonical fields describe
+    name_aliases: tuple[str, ...] = ()  # other keys naming the model (Model Zoo 2.x's model_name)
+    covered_names: frozenset[str] = frozenset()  # other names of the covered families' models (registry aliases)
 
-    def of(self, tree: dict[str, Any]) -> Family | None:
-        """The unsupported family a parsed config is of, or None (a family the fields cover, or unknown)."""
-        name = at_path(tree, self.name_key) if self.name_key else None
+    def of(self, tree: dict[str, Any], history: Any = None) -> Family | None:
+        """The unsupported family a parsed config is of, or None (a family the fields cover, or unknown).
+        With the key history: a file naming no model whose block has keys only other models read is of the
+        family those models make (FamilyUntold when they make none, or several)."""
+        name = next((n for k in (self.name_key, *self.name_aliases) if k and (n := at_path(tree, k)) is not None), None)
         processors = {str(v) for k in self.processor_keys if (v := at_path(tree, k)) is not None}
         for family in self.unsupported:
             if isinstance(name, str) and name in family.names:
                 return family
             if name is None and (processors & set(family.processors) or any(_has(tree, k) for k in family.keys)):
                 return family
-        return None
+        if isinstance(name, str) and history is not None and self.covered and not self.names_covered(name):
+            # a model no release registers (a fork's GNN): its block is its own, never read as a decoder's
+            return Family(name, f"{name!r} model (a name no decoder family has: a fork's?)", (name,))
+        return self._by_readers(tree, history) if name is None and history is not None and self.covered else None
+
+    def names_covered(self, name: str) -> bool:
+        return name.lower() in self.covered or name.lower() in self.covered_names
+
+    def _by_readers(self, tree: dict[str, Any], history: Any) -> Family | None:
+        """The family of the models whose code alone reads some of the block's keys (none: a covered family)."""
+        block = tree.get(self.block)
+        leaves = list(flatten(block)) if isinstance(block, dict) else []
+        foreign: dict[str, frozenset[str]] = {}
+        for leaf in leaves:
+            key = f"{self.block}.{leaf}"
+            readers = history.models_of(key) if key not in self.keep else None
+            if readers is not None and not readers & self.covered:
+                foreign[key] = readers
+        if not foreign:
+            return None
+        common = frozenset.intersection(*foreign.values())
+        found = {f.name: f for f in self.unsupported for folder in common if folder == f.name or folder in f.names}
+        if len(found) > 1:  # the family whose models read most of the block's keys, when one does
+            score = {name: sum(bool(readers & {name, *f.names}) for key in leaves
+                               if (readers := history.models_of(f"{self.block}.{key}")) is not None)
+                     for name, f in found.items()}  # fmt: skip
+            best = max(score.values())
+            found = {name: f for name, f in found.items() if score[name] == best}
+        if len(found) == 1:
+            return next(iter(found.values()))
+        raise FamilyUntold(foreign, sorted(found) or sorted(common))
+
+
+class FamilyUntold(Exception):
+    """A file naming no model whose keys only models outside the covered families read, which make no one
+    family: guessing a family from its block structure would change it (a TF BERT read as GPT-2)."""
+
+    def __init__(self, foreign: dict[str, frozenset[str]], candidates: list[str]) -> None:
+        self.foreign, self.candidates = foreign, candidates
+        shown = "; ".join(f"{k} is read by {', '.join(sorted(v))} only" for k, v in list(foreign.items())[:3])
+        super().__init__(f"cannot tell the model family: {shown} (no decoder family the other formats hold"
+                         f"{': ' + ' or '.join(candidates) if candidates else ''}), and no model name says it")
 
 
 def load_families(table: str, raw: Any) -> Families | None:
@@ -206,18 +252,28 @@ def load_families(table: str, raw: Any) -> Families | None:
         )
         return Families(str(raw["block"]), tuple(raw["fields"]), raw.get("name_key"), tuple(raw.get("processor_keys", ())),
                         unsupported, tuple(raw.get("keep", ())), tuple(dict(raw.get("defaults") or {}).items()),
-                        raw.get("defaults_until"))  # fmt: skip
+                        raw.get("defaults_until"), frozenset(raw.get("covered", ())), tuple(raw.get("name_aliases", ())),
+                        frozenset(str(n).lower() for n in raw.get("covered_names", ())))  # fmt: skip
     except (KeyError, TypeError, AttributeError) as exc:
         raise MappingTableError(f"{table}: families: needs block, fields and unsupported: {{family: {{what, ...}}}} ({exc})") from None
 
 
-def set_family_aside(source: Any, table: Any) -> Family | None:
+def set_family_aside(source: Any, table: Any, given: bool = False) -> Family | None:
     """When the source is of a family the fields do not cover: its architecture block is set aside
-    (Source.set_aside) and the family noted (Source.meta["unsupported_family"], for a same-format writer)."""
+    (Source.set_aside) and the family noted (Source.meta["unsupported_family"], for a same-format writer).
+    A family that cannot be told is refused with the --set that tells it (`given`: the user did)."""
+    from .schema import load_history
+
     families: Families | None = table.families
     if families is None or not isinstance(source.tree.get(families.block), dict):
         return None
-    family = families.of(source.tree)
+    try:
+        family = families.of(source.tree, None if given else load_history(source.format))
+    except FamilyUntold as untold:
+        key = next(iter(untold.foreign))
+        raise InputError(str(untold), file=source.file_of(key), line=source.line_of(key), key=key,
+                         hint="give --set model.family=NAME for a decoder (gpt2, gptj, llama, ...), or name the model "
+                              "in the file")  # fmt: skip
     if family is None:
         return None
     why = ("family_not_supported", {"what": family.what})

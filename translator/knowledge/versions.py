@@ -21,8 +21,11 @@ from typing import Any, Callable, Iterable, Iterator
 
 from ..core.errors import InputError, UsageError
 from ..core.ir import keep
+from ..core.report import Entry, Message, Report, Status, said
+from ..core.report.kinds import render
 from ..io.documents import at_path, flatten
 from .schema import NO_DEFAULT, History, load_history
+from .repeats import runs_repeats
 from .source import Release
 
 CURRENT = "current"
@@ -259,27 +262,6 @@ def given(label: str, name: str) -> Release:
     return Release(label, "given", detail)
 
 
-def _runs_repeats(source: Any, release: Release, history: History, since: str, by: str, title: str) -> Release:
-    """A file with a key given twice runs only on the releases before `since` (whose loader keeps the last
-    value): the newest of those its keys fit, or an error naming the repeat when none fits or the user
-    named a later release."""
-    cut = history.position[since]
-    at = history.position.get(release.label)
-    if at is None or at < cut:
-        return release
-    lowest = history.position.get(release.first or "", at) if release.how != "given" else at
-    if lowest < cut:
-        label = history.labels[cut - 1]
-        detail = f"{release.detail}; a key given twice: read as {label}, the newest release that runs it"
-        return replace(release, label=label, last=label, detail=detail)
-    file, dup = source.repeated[0]
-    raise InputError(
-        f"{'.'.join(dup.path)} given twice (lines {dup.first_line} and {dup.line}): {title} {since} and later refuse "
-        f"that ({by}) and this file reads as {release.label}: keep one, or give --from-version of an earlier release",
-        file=file, line=dup.line,
-    )  # fmt: skip
-
-
 _WATCHED: dict[int, tuple[tuple[str, ...], frozenset[str]]] = {}
 
 
@@ -313,7 +295,7 @@ def settle(source: Any, table: Any, name: str | None = None, spelling: Spelling 
         release = _detected(known.history, keys, table)
     refused = table.releases.repeats_refused
     if source.repeated and refused is not None and known.history is not None:
-        release = _runs_repeats(source, release, known.history, refused[0], refused[1], known.title)
+        release = runs_repeats(source, release, known.history, refused[0], refused[1], known.title)
     source.version = release.label
     source.release = release
     return release
@@ -415,6 +397,49 @@ def _leaves(value: Any, prefix: str) -> Iterator[tuple[Any, str]]:
             yield from _leaves(item, f"{prefix}.{name}")
     else:
         yield value, prefix
+
+
+def retired(table: Any, release: str) -> Callable[[str], str | None] | None:
+    """Why a same-format migration to `release` leaves a leaf out: the key history knows it, `release` does
+    not read it, and from the table's `unknown_refused` release on the framework refuses such a key (NeoX's
+    v1.0 `gas`: NeoXArgs(**config) takes only its fields). None when the release refuses no key. A key
+    no release read (a fork's) is not retired: it is reported unknown and carried."""
+    refused = table.releases.unknown_refused
+    history = load_history(table.format)
+    if refused is None or history is None or release not in history.position:
+        return None
+    if history.position[release] < history.position[refused[0]]:
+        return None
+
+    under = table.releases.refused_under
+
+    def why(leaf: str) -> str | None:
+        if under and not any(leaf.startswith(block + ".") for block in under):
+            return None  # (a block the key history knows only in part)
+        if history.reads_within(leaf, release) is not False:
+            return None  # read there, or no release's key
+        name = history.record(leaf) or leaf
+        note = next((r.note for r in history.renamed_from(name) if r.note), "")
+        said = (f"{table.title} {release} does not read {name} (read by {history.runs(name)}) and refuses a key it does "
+                f"not read ({refused[1]})")  # fmt: skip
+        return f"{said}; {note}" if note else said
+
+    return why
+
+
+def no_place(
+    unplaceable: Callable[[str, str | None, str | None], str | None] | None, layout: str | None, version: str,
+    gone: Callable[[str], str | None] | None,
+) -> Callable[[str], str | None] | None:
+    """Why a same-format translation has no place for a leaf: the writer's layout (`unplaceable`), else a key
+    the target release retired (`gone`, from retired()); None when neither can say."""
+    if unplaceable is None and gone is None:
+        return None
+
+    def why(leaf: str) -> str | None:
+        return (unplaceable(leaf, layout, version) if unplaceable is not None else None) or (gone(leaf) if gone else None)
+
+    return why
 
 
 def downgrade(leaves: dict[str, Any], table: Any, release: str) -> dict[str, str]:
@@ -533,3 +558,60 @@ def refuse_undeclared(source: Any, title: str) -> None:
             f"every key no argument class declares is an error); {hint}",
             file=where[0], line=where[1], key=written,
         )  # fmt: skip
+
+
+def name_release_defaults(report: Report, source: Any, table: Any) -> None:
+    """Defaults that depend on the release (issue #27 item 8): a file whose keys fit several releases is read
+    as the newest, and a key it leaves out takes that release's default. Where the fitting releases' defaults
+    differ (NeoX's weight_decay 0.01 before 2023-12-26, 0.1 from it), the value is the release's choice, not
+    the file's: the report names the dependence and the --from-version that decides it, on the entry that
+    already speaks of the key's value, or in an entry of its own."""
+    release = source.release if source is not None else None
+    if release is None or release.how == "given" or not release.assumed or table is None:
+        return
+    history = load_history(source.format) if source is not None else None
+    if history is None or release.first is None or release.last is None:
+        return
+    span = list(history.labels[history.position[release.first] : history.position[release.last] + 1])
+    for key, value in release.assumed.items():
+        rules = [r for r in table.rules if r.key == key]
+        fields = rules[0].fields if rules else ()
+        runs = _runs(history, key, span)
+        if len(runs) < 2:  # (a key the range's other releases lack: its absence, not its default, differs)
+            continue
+        message: Message = ("release_default", {"title": table.title, "key": key, "value": value, "read_as": release.label,
+                                                "first": release.first, "last": release.last, "runs": runs})  # fmt: skip
+        _say(report, key, fields, message)
+
+
+def _runs(history: Any, key: str, span: list[str]) -> list[list[Any]]:
+    """[[first release, last release, default], ...] over the fitting releases, one per change."""
+    runs: list[list[Any]] = []
+    aliased = [r.release for r in history.renamed_from(key) if r.overlap]
+    for label in span:
+        value = history.default_at(key, label)
+        if value is NO_DEFAULT or any(history.position[label] >= history.position[since] for since in aliased):
+            # from a rename on, an old spelling still read is the new key's alias: its default is not its own
+            # (the 5.x Trainer's gradient_checkpointing: None, activation_checkpointing decides)
+            continue
+        if runs and runs[-1][2] == value:
+            runs[-1][1] = label
+        else:
+            runs.append([label, label, value])
+    return runs
+
+
+def _say(report: Report, key: str, fields: tuple[str, ...], message: Message) -> None:
+    """On the entry that states the key's default (defaulted, or lost), else an entry of its own."""
+    for i, entry in enumerate(report.entries):
+        if entry.source_key == key or (entry.source_key is None and fields and set(fields) & set(entry.fields)):
+            if entry.status in (Status.DEFAULTED, Status.LOSSY, Status.DROPPED):
+                report.entries[i] = _with(entry, message)
+                return
+    report.entries.append(said(None, None, Status.DEFAULTED, (message,), fields))
+
+
+def _with(entry: Entry, message: Message) -> Entry:
+    values = dict(entry.values or {})
+    values["also"] = [*values.get("also", ()), {"kind": message[0], "values": message[1]}]
+    return entry._replace(detail="; ".join(filter(None, (entry.detail, render(*message)))), values=values)

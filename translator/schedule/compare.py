@@ -227,6 +227,15 @@ def solve(sa: Segment, sb: Segment, lo: int, hi: int, best: Best, cutoff: float)
     best.see(hi, ah, bh)
     if hi - lo < 2:
         return
+    # A turn within float noise of a step is cut at that step (piece_starts), which may leave the end
+    # step itself on the other side of the turn (inverse_sqrt held up to 1.0000000000000002): the
+    # ends are seen; the slopes are read between them, where both shapes are one smooth piece.
+    lo, hi = lo + 1, hi - 1
+    al, bl, ah, bh = fa(lo + oa), fb(lo + ob), fa(hi + oa), fb(hi + ob)
+    best.see(lo, al, bl)
+    best.see(hi, ah, bh)
+    if hi - lo < 2:
+        return
     ga, gb = sa.shape.slope, sb.shape.slope
     pl, ql, ph, qh = ga(lo + oa), gb(lo + ob), ga(hi + oa), gb(hi + ob)
     if pl is None or ql is None or ph is None or qh is None:

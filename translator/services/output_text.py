@@ -25,6 +25,11 @@ def output_text(result: Translation, source_path: str | None, *, plain: bool = F
         raise UsageError(f"output_text() takes the Translation translate() returned, not {type(result).__name__}")
     if source_path is not None and not isinstance(source_path, str):
         raise UsageError(f"output_text(): source_path must be a path string or None, not {type(source_path).__name__}")
+    once = result.report.target.get("written_once")
+    if once and source_path is not None and not plain:  # the source's text repeats keys the target release refuses
+        result.report.target["formatting"] = {"kept": False, "why": f"the file gives {', '.join(once)} twice, which "
+                                              f"{result.report.target.get('version')} refuses: written once each"}
+        return result.dump()
     if plain or source_path is None or result.report.source.get("format") != result.format:
         if source_path is not None and plain:
             result.report.target["formatting"] = {"kept": False, "why": "--plain"}

@@ -38,6 +38,7 @@ from ..formats.spec import ModelConfig, WriteContext, WriteResult
 from ..io.documents import plain_copy
 from ..knowledge.catalogue import catalogue, check_set
 from ..knowledge.mapping import load_table
+from ..knowledge.repeats import repeats_for, said_once
 from ..knowledge.registry import get_format
 from ..knowledge.schema import release_index, schema_index
 from ..knowledge.source import Source, collapse, set_family_aside, withhold_defaults
@@ -45,9 +46,11 @@ from ..knowledge.versions import (
     downgrade,
     layout_of,
     layout_release,
+    no_place,
     refuse_undeclared,
     resolve,
     retire,
+    retired,
     settle,
     upgrade,
 )
@@ -301,15 +304,12 @@ def write(ingested: Ingested, request: Request) -> Written:
     table = load_table(dst).for_layout(layout)
     version = request.asked or layout_release(dst, request.options.get("layout")) or table.versions[0]
     writer = get_format(dst).load_writer()
-    # a writer that restructures a layout says which leaves have no place in it (same-format)
-    unplaceable = writer.unplaceable
-    leaves, report = emit(
-        ingested,
-        table,
-        dst,
-        version=version,
-        unplaceable=(lambda leaf: unplaceable(leaf, layout, version)) if unplaceable is not None else None,
-    )
+    # leaves with no place in the target's layout (a writer that restructures one) or release (a retired key)
+    homeless = no_place(writer.unplaceable, layout, version, retired(table, version) if src == dst else None)
+    once = repeats_for(source, table, version) if src == dst else []  # a key given twice, which the release refuses
+    leaves, report = emit(ingested, table, dst, version=version, unplaceable=homeless)
+    if once:  # written once (the text is the plain dump: the source's repeats them)
+        report.entries, report.target["written_once"] = said_once(report.entries, once, table.title, version), once
     if src == dst and layout == source.layout:
         # a family's own defaults, added for reading: the same release's file says them by leaving them out
         for key in source.meta.get("family_defaults", ()):
@@ -392,7 +392,9 @@ def report(written: Written, checked: Checked, ingested: Ingested, sources: Sour
         out.source["note"] = note
     if source.meta.get("unsupported_family"):  # its architecture is carried (same format) or dropped, not read
         out.source["unsupported_family"] = source.meta["unsupported_family"]["family"]
-    out.target = {"format": dst, "layout": written.layout, "version": written.version, "model_family": written.family}
+    out.target.update(
+        {"format": dst, "layout": written.layout, "version": written.version, "model_family": written.family}
+    )
     asked = str(request.options.get("target_version") or "").strip()
     if request.asked is not None and asked != request.asked:
         out.target["version_asked"] = asked  # a PR, date or alias: its release
@@ -528,7 +530,7 @@ def read_ir(config: ConfigInput | Source, src: str, **options: Any) -> Ingested:
     refuse_undeclared(source, table.title)  # a release whose parser refuses keys it lacks (VeOmni #1090)
     upgrade(source, table)  # older spellings read as today's keys (after the release is told from them)
     retire(source, table, spelling)  # keys of other releases a rule would read: not by this release
-    unsupported = set_family_aside(source, table)  # a model family the canonical fields do not cover
+    unsupported = set_family_aside(source, table, "model.family" in user)  # a family the canonical fields do not cover
     ingested = ingest(source, table, release_index(src, source.version, table.title), user, options.get("context"))
     settle_schedule(ingested.ir)
     if unsupported is not None:

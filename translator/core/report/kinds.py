@@ -14,9 +14,6 @@ from collections.abc import Mapping as MappingABC
 from enum import Enum
 from typing import Any, Callable, Mapping, NamedTuple, Sequence
 
-Values = Mapping[str, Any]
-Message = tuple[str, Values]  # (kind, values)
-
 
 def _spelled(value: Any) -> str:
     """A value as the config files spell it (YAML and JSON both: true, false, null), not Python's."""
@@ -44,6 +41,10 @@ def short_repr(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+Values = Mapping[str, Any]
+Message = tuple[str, Values]  # (kind, values)
+
+
 def _names(values: Any) -> str:
     return ", ".join(values)
 
@@ -67,6 +68,19 @@ def _set_hint(v: Values) -> str:
     fields: list[str] = list(v.get("fields") or ())
     return f"; give the value with --set {fields[0]}=VALUE" if len(fields) == 1 else (
         f"; give the values with --set (fields {_names(fields)})" if fields else "")  # fmt: skip
+
+
+def _not_a_value(v: Values) -> str:
+    known, fields = list(v.get("known") or ()), list(v.get("fields") or ())
+    listed = f" (it knows {_names(known[:12])}{', ...' * (len(known) > 12)})" if known else ""
+    return f"{short(v['value'])} is not a value of {v['title']} {v['release']}{listed}: a fork's?" + (
+        f"; {_names(fields)} left without a value" if fields else "")  # fmt: skip
+
+
+def _release_default(v: Values) -> str:
+    runs = "; ".join(f"{short(d)} in {a}" + (f"..{b}" if b != a else "") for a, b, d in v["runs"])
+    return (f"{v['title']}'s default {v['key']} depends on the release ({runs}): the file's keys fit {v['first']}.."
+            f"{v['last']}, read as {v['read_as']} ({short(v['value'])}); give --from-version RELEASE to read it as another")
 
 
 def _default_written(v: Values) -> str:
@@ -278,6 +292,8 @@ KINDS: dict[str, Kind] = {
         "the source's default, stated because the target's default differs",
         _default_written,
     ),
+    "release_default": Kind("a default the file relies on that differs between the releases its keys fit: the "
+                            "--from-version that decides", _release_default),
     "default_not_kept": Kind(
         "the source's default, not in the file, that the target cannot take",
         lambda v: f"{v['title']} default {v['field']}={short(v['value'])}"
@@ -334,6 +350,12 @@ KINDS: dict[str, Kind] = {
         'a value only known at run time (HF\'s "auto")',
         _runtime_value,
     ),
+    "not_a_value": Kind("a value no name of the file's release is (a fork's optimizer, norm or schedule): its fields get none",
+                        _not_a_value),
+    "read_with_unknown_value": Kind(
+        "a key read together with one whose value the file's release does not know",
+        lambda v: f"read together with {v['key']}={short(v['value'])}, which the file's release does not know: "
+                  + (f"{_names(v['fields'])} not read" if v.get("fields") else "not read")),  # fmt: skip
     "read_with_runtime_value": Kind(
         "a key read together with one whose value is only known at run time",
         lambda v: f"read together with {_names(v['keys'])}, whose value is only known at run time" + _set_hint(v),

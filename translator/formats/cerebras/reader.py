@@ -12,11 +12,11 @@ from __future__ import annotations
 from typing import Any
 
 from ...core.errors import InputError
-from ...io.documents import parse_yaml, read_text, unflatten
+from ...io.documents import flatten, parse_yaml, read_text, unflatten
 from ...knowledge.source import Source, note_duplicates
 from ...io.yamlread import Duplicate
 from ..spec import ModelConfig, Reader
-from .from_trainer import from_trainer
+from .from_trainer import View, from_trainer
 
 _SHARED = ("model.", "train_input.", "eval_input.")  # one history record for both layouts
 SECTIONS = ("train_input", "eval_input", "model", "optimizer", "runconfig", "sparsity", "wandb")
@@ -76,14 +76,19 @@ def _trainer_source(data: dict[str, Any], name: str, text: str) -> Source:
         )  # fmt: skip
     if not isinstance(trainer, dict) or not isinstance(trainer.get("init", {}), dict):
         raise InputError("`trainer` must be a mapping with an `init` section", file=name, line=1)
-    others = [k for k in data if k != "trainer"]
+    others = [k for k in data if k not in ("trainer", "runconfig")]
     if others:
         raise InputError(
             f"top-level {', '.join(map(repr, others))} beside `trainer`: a trainer-layout file has only "
-            "`trainer` (legacy sections belong in a legacy-layout file)",
+            "`trainer` and a `runconfig` (legacy sections belong in a legacy-layout file)",
             file=name, line=1,
         )  # fmt: skip
+    runconfig = data.get("runconfig")
+    if runconfig is not None and not isinstance(runconfig, dict):
+        raise InputError("section 'runconfig' must be a mapping", file=name, key="runconfig")
     view = from_trainer(trainer)
+    if runconfig:
+        _merge_runconfig(view, runconfig)
     tree = unflatten(view.leaves)
     texts = {name: text} if text else {}
     return Source(
@@ -91,3 +96,22 @@ def _trainer_source(data: dict[str, Any], name: str, text: str) -> Source:
         notes=view.notes, aliases=view.aliases, meta={"absent_places": view.absent, "schedule": view.schedule},
         written=data,
     )  # fmt: skip
+
+
+def _merge_runconfig(view: View, runconfig: dict[str, Any]) -> None:
+    """A `runconfig` beside `trainer` is run as Model Zoo 2.3+ runs it (run_utils, the CLI's
+    inject_cli_args_to_trainer_params): converted to its trainer places and merged over the trainer's
+    (merge_recursively: its values win, lists are joined). In the legacy view it is read as written."""
+    for rel, value in flatten(runconfig).items():
+        leaf = f"runconfig.{rel}"
+        if leaf in view.leaves:
+            trainer_path = view.aliases.get(leaf, leaf)
+            if isinstance(value, list) and isinstance(view.leaves[leaf], list):
+                value = [*view.leaves[leaf], *value]
+                view.notes[leaf] = f"joined with {trainer_path}'s items, as Model Zoo merges the runconfig"
+            else:
+                view.notes[leaf] = (
+                    f"over {trainer_path}'s {view.leaves[leaf]!r}: Model Zoo merges the runconfig over the trainer"
+                )
+        view.leaves[leaf] = value
+        view.aliases.pop(leaf, None)  # as written

@@ -39,7 +39,7 @@ import math
 from typing import Any, Callable, Mapping, Sequence
 
 from ...core.errors import InputError
-from ...knowledge.formula import Approx, formula
+from ...knowledge.formula import Approx, UnknownValue, formula
 from ...knowledge.formula import as_written, lr_only, read_phases
 from ...schedule.compare import max_difference
 from ...schedule.fields import peak_lr, rendered
@@ -152,7 +152,7 @@ def _legacy(params: Any) -> dict[str, Any]:
         name = "CosineDecay"
     cls = class_name(name)
     if cls is None:
-        raise ScheduleError(f"unknown lr scheduler {name!r} (Model Zoo raises: Invalid lr_scheduler type)")
+        raise UnknownValue(name, ["Cosine", *CLASSES], "optimizer.learning_rate")  # a fork's scheduler: the one rule
     return {cls: kwargs}
 
 
@@ -213,7 +213,7 @@ def _build(item: Any, notes: list[str], release: str | None) -> Schedule:
     name = _single_key(item)
     cls = class_name(name)
     if cls is None:
-        raise ScheduleError(f"unknown lr scheduler {name!r}")
+        raise UnknownValue(name, list(CLASSES), "trainer.init.schedulers")  # a fork's scheduler: the one rule
     p = _kwargs(cls, item[name], notes, release)
     return BUILDERS[cls](p, notes, release)
 

@@ -20,6 +20,7 @@ from ...knowledge.schema import older
 from .layout import RESIDUE, holds, layout
 from .formulas import FIRST_NAMED
 from .reader import SECTIONS
+from .respell import respell, respell_loss_scale
 from .to_trainer import to_trainer, trainer_place
 
 # Where each family's legacy run.py lives in Model Zoo 2.x (the family picks the model class).
@@ -48,6 +49,7 @@ class CerebrasWriter(Writer):
 
     def write(self, leaves: dict[str, Any], ctx: WriteContext) -> WriteResult:
         extra = _needed(leaves, ctx.layout) if ctx.source_format != self.format else []
+        amended = _respelled(leaves, ctx) if ctx.source_format == self.format else {}
         shape = ctx.source_shape  # same-format: what the source left out or spelled its way
         other = shape.get("unsupported_family")  # a family whose architecture was carried, not read
         if not other and not ctx.model_family and "model.name" not in leaves and not older("cerebras", ctx.version, FIRST_NAMED):
@@ -69,11 +71,12 @@ class CerebrasWriter(Writer):
                 extra.append(ExtraEntry("trainer.init.model.name", Status.MISSING, f"cannot tell the model name: "
                                         f"{other['what']} has no Model Zoo 2.4+ model; add it by hand if a release has one"))  # fmt: skip
             return WriteResult(document, header, extra_entries=extra, target_paths=moved, reshaped=reshaped,
-                               place_of=trainer_place)
+                               place_of=trainer_place, amended=amended)
+        amended.update(_one_eval_input(leaves))
         tree = unflatten({k: v for k, v in leaves.items() if self.unplaceable(k, "legacy", ctx.version) is None})
         ordered = {section: tree.pop(section) for section in SECTIONS if section in tree}
         ordered.update(tree)
-        return WriteResult(ordered, self.header(ordered, ctx), extra_entries=extra)
+        return WriteResult(ordered, self.header(ordered, ctx), extra_entries=extra, amended=amended)
 
     def header(self, document: dict[str, Any], ctx: WriteContext) -> list[str]:
         source = f" from {ctx.sources}" if ctx.sources else ""
@@ -106,6 +109,39 @@ class CerebrasWriter(Writer):
 
 
 WRITER = CerebrasWriter()
+
+
+def _one_eval_input(leaves: dict[str, Any]) -> dict[str, tuple[Status, str]]:
+    """The legacy layout holds one eval_input (a mapping; the trainer's val_dataloader may be a list): the
+    first is written, the others are said lost."""
+    evals = leaves.get("eval_input")
+    if not isinstance(evals, list) or not evals:
+        return {}
+    leaves["eval_input"] = evals[0]
+    rest = [e.get("data_dir", f"#{i}") if isinstance(e, dict) else f"#{i}" for i, e in enumerate(evals[1:], 2)]
+    return {"eval_input": (Status.LOSSY, f"the legacy layout holds one eval_input (a mapping): wrote the first of "
+                                         f"{len(evals)} val_dataloaders; not written: {', '.join(map(str, rest))}")}  # fmt: skip
+
+
+def _respelled(leaves: dict[str, Any], ctx: WriteContext) -> dict[str, tuple[Status, str]]:
+    """A same-format migration writes the learning_rate in the target release's spellings (Model Zoo
+    2.2+ refuses 1.x's steps, decay_steps, ...): changed in `leaves`, and what changed, for the report."""
+    amended: dict[str, tuple[Status, str]] = {}
+    scale = "optimizer.loss_scaling_factor"
+    if scale in leaves and respell_loss_scale(leaves[scale], ctx.version) != leaves[scale]:
+        leaves[scale] = respell_loss_scale(leaves[scale], ctx.version)
+        amended[scale] = (Status.LOSSY, f"written as {leaves[scale]!r}, Model Zoo {ctx.version}'s dynamic loss scaling "
+                                        "(1.x's TensorFlow tf_dynamic had no min/max bounds)")  # fmt: skip
+    key = "optimizer.learning_rate"
+    done = respell(leaves.get(key), ctx.version)
+    if not (done.renamed or done.dropped):
+        return amended
+    leaves[key] = done.value
+    said = f"written in Model Zoo {ctx.version}'s spellings: {', '.join(done.renamed)}" if done.renamed else ""
+    # a key its class takes under no name was ignored by the releases that ran the file (gpt2 small's alpha)
+    left = (f"left out, no argument of its class (ignored by the releases that read it; {ctx.version} refuses extra "
+            f"keys): {', '.join(done.dropped)}") if done.dropped else ""  # fmt: skip
+    return {**amended, key: (Status.CONVERTED, "; ".join(filter(None, (said, left))))}
 
 
 def _needed(leaves: dict[str, Any], layout_name: str | None) -> list[ExtraEntry]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...core.errors import InputError
-from ...knowledge.formula import Approx, formula
+from ...knowledge.formula import Approx, Foreign, formula
 from ...schedule.fields import rendered
 from ...knowledge.formula import as_written, lr_only, read_phases
 from ...schedule.model import NotRepresentable, ScheduleError
@@ -49,6 +49,9 @@ class DeepspeedLrSchedule:
         if scheduler_params is not None and not isinstance(scheduler_params, dict):
             raise ValueError(f"scheduler.params must be a mapping, got {scheduler_params!r}")
         params.pop("last_batch_iteration", None)  # where a resumed run starts, not the schedule
+        if scheduler_type not in scheduler.PARAMS and scheduler_type not in scheduler.UNBUILDABLE:
+            # a name DeepSpeed and torch lack (a fork's scheduler): the schedule is unknown, the lr is not
+            return {"lr": lr, "phases": Foreign(scheduler_type, [*scheduler.PARAMS], "scheduler.type")}
         block = {"type": scheduler_type, "params": params}
         ver = release(version)
         try:

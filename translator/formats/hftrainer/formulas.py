@@ -7,7 +7,7 @@ import math
 from typing import Any
 
 from ...knowledge.formula import ranks, split, written
-from ...knowledge.formula import Approx, Extension, Missing, formula
+from ...knowledge.formula import Approx, Extension, Missing, Unrunnable, formula
 from . import schedule  # noqa: F401  (registers hftrainer.lr_schedule)
 
 DEFAULT_MICRO, DEFAULT_ACCUM = 8, 1  # TrainingArguments' per_device_train_batch_size, gradient_accumulation_steps
@@ -26,8 +26,10 @@ class TrainerBatch:
              world: int | None) -> dict[str, Any]:  # fmt: skip
         micro = DEFAULT_MICRO if per_device_train_batch_size is None else int(per_device_train_batch_size)
         accum = DEFAULT_ACCUM if gradient_accumulation_steps is None else int(gradient_accumulation_steps)
-        if micro < 1 or accum < 1:
-            raise ValueError(f"per_device_train_batch_size {micro} and gradient_accumulation_steps {accum} must be at least 1")
+        for arg, value, given in (("per_device_train_batch_size", micro, per_device_train_batch_size),
+                                  ("gradient_accumulation_steps", accum, gradient_accumulation_steps)):
+            if value < 1:  # the Trainer's dataloader and step count need both at least 1
+                raise Unrunnable(f"must be at least 1, got {given!r} (fix the value)", arg=arg)
         total = micro * accum * world if world else None
         stated = deepspeed_train_batch_size if isinstance(deepspeed_train_batch_size, int) else None
         if stated is not None and total is not None and stated != total:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...knowledge.formula import ranks, split, written
-from ...knowledge.formula import Absent, Approx, Unexpressible, Unrunnable, formula
+from ...knowledge.formula import Absent, Approx, UnknownValue, Unexpressible, Unrunnable, formula
 from ...knowledge.formula import GATED_ACTIVATIONS, family_formula
 from ..deepspeed.formulas import DEEPSPEED_BATCH_KEYS
 from . import scheduler  # noqa: F401  (registers neox.lr_schedule)
@@ -455,7 +455,7 @@ class NeoxAttentionKind:
                 raise ValueError(f"attention_config entry {item!r} is not [[types...], repeat]")
         unknown = sorted(kinds - NeoxAttentionKind.TYPES)
         if unknown:
-            raise ValueError(f"attention type {unknown[0]!r} is not one NeoX knows ({', '.join(sorted(NeoxAttentionKind.TYPES))})")
+            raise UnknownValue(unknown[0], sorted(NeoxAttentionKind.TYPES), "attention_config")  # a fork's (hyena)
         if num_layers is not None and layers >= 0 and layers != num_layers:
             raise ValueError(f"it covers {layers} layers but num_layers is {num_layers}: NeoX asserts one attention type per layer")
         if kinds <= NeoxAttentionKind.DENSE:

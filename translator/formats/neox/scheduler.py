@@ -28,7 +28,7 @@ from dataclasses import replace
 from typing import Any, Iterator, Mapping
 
 from ...core.errors import InputError
-from ...knowledge.formula import Approx, formula
+from ...knowledge.formula import Approx, Foreign, formula
 from ...knowledge.formula import as_written, lr_only, read_phases
 from ...schedule.fields import finite, parse, rendered
 from ...schedule.fit import Features, decay_ends, features, tops, warmup_ends
@@ -222,7 +222,8 @@ class NeoxLrSchedule:
         lr = 0.001 if lr is None else lr
         warmup, min_lr = finite(warmup), finite(min_lr)
         if lr_decay_style is not None and str(lr_decay_style).lower() not in DECAY_STYLES:  # NeoX's Literal check
-            raise ValueError(f"unknown value {lr_decay_style!r}; expected one of {', '.join(DECAY_STYLES)}")
+            # a fork's decay (infinite_cosine): the schedule is unknown, the peak lr is not
+            return {"lr": lr, "phases": Foreign(lr_decay_style, DECAY_STYLES, "lr_decay_style")}
         if isinstance(optimizer_type, str) and optimizer_type.lower() == "onebitadam":
             return {"lr": lr, "phases": _onebitadam(lr, warmup, lr_decay_iters, steps)}
         cfg = {"lr": lr, "lr_decay_style": lr_decay_style, "min_lr": min_lr, "warmup": warmup,

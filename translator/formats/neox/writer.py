@@ -7,6 +7,7 @@ from typing import Any
 
 from ...io.documents import dump_yaml, unflatten
 from ...knowledge.schema import schema_index
+from ...core.report import Status
 from ..spec import ExtraEntry, WriteContext, WriteResult, Writer, added_for_target
 
 TITLE = "GPT-NeoX"
@@ -20,7 +21,7 @@ class NeoxWriter(Writer):
         added = _loadable(document)
         # said twice: in the file for its readers, and in the report, where every difference is named
         header = self.header(document, ctx) + [f"# added for NeoX to load it: {e.target_key}: {_shown(e)}" for e in added]
-        return WriteResult(document, header=header, extra_entries=added)
+        return WriteResult(document, header=header, extra_entries=added + _unloadable(document))
 
     def header(self, document: dict[str, Any], ctx: WriteContext) -> list[str]:
         return ["# GPT-NeoX config written by neoconv" + (f" from {ctx.sources}" if ctx.sources else "")]
@@ -68,3 +69,15 @@ def _loadable(document: dict[str, Any]) -> list[ExtraEntry]:
         added.append(added_for_target(TITLE, "zero_optimization.stage", 0, "NeoX needs a ZeRO block to load a bf16 config",
                                       ("parallel.zero_stage",)))  # fmt: skip
     return added
+
+
+def _unloadable(document: dict[str, Any]) -> list[ExtraEntry]:
+    """What NeoX refuses to load without and only the user can give: an optimizer block without its
+    type (validate_types: "must contain key 'type'"), when the source's optimizer is none NeoX has a
+    name for (a fork's, which the report names `unknown`)."""
+    optimizer = document.get("optimizer")
+    if isinstance(optimizer, dict) and "type" not in optimizer:
+        why = ("NeoX refuses an optimizer block without its type (validate_types) and the source's optimizer is "
+               "none NeoX names: give --set optim.type=NAME (adamw for NeoX's Adam)")  # fmt: skip
+        return [ExtraEntry("optimizer.type", Status.MISSING, why, ("optim.type",))]
+    return []

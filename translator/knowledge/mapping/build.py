@@ -108,12 +108,12 @@ def build_rule(table: str, index: int, raw: Any, fmt: str = "") -> Rule:
 
 _ENUM_MODIFIERS = ("warn_values", "unknown", "nearest", "unwritable", "reads_as", "extensions", "types")
 _MODIFIERS = ("read_when", "off_value", "read_only", "values", "omit", "warn_values", "exponent_of", "default_by",
-              "default_from", "overridden_by", "written_with")
+              "default_from", "overridden_by", "written_with", "at_least")
 
 
 def _renamed(table: str, where: str, raw: dict[str, Any], fields: tuple[str, ...], also: tuple[str, ...]) -> Formula:
     """A rename with `read_when`, `off_value`, `read_only`, `values`, `omit`, `warn_values`,
-    `exponent_of`, `default_by`, `default_from`, `overridden_by` or `written_with` (shapes.renamed)."""
+    `exponent_of`, `default_by`, `default_from`, `overridden_by`, `written_with` or `at_least` (shapes.renamed)."""
     over = dict(raw.get("overridden_by") or {})
     if len(fields) != 1 or also != ((over["key"],) if over else ()) or not raw.get("key") or any(
             k in raw for k in ("invert", "enum", "scale", "with")):  # fmt: skip
@@ -121,8 +121,6 @@ def _renamed(table: str, where: str, raw: dict[str, Any], fields: tuple[str, ...
                                   "field (and overridden_by's key as its one `also`)")  # fmt: skip
     if over and ("values" in over) == bool(over.get("as_is")):
         raise _fail(table, where, "overridden_by gives values (what its key's values decide) or as_is: true (each decides, as it is)")
-    if over and bool(over.get("keeps")) != bool(over.get("unknown")):
-        raise _fail(table, where, "overridden_by's keeps (the key's other values) and unknown (the message for the rest) go together")
     if "written_with" in raw and raw["written_with"]["field"] not in catalogue():
         raise _fail(table, where, f"unknown canonical field {raw['written_with']['field']!r} in written_with")
     gate = {name: tuple(v if isinstance(v, list) else [v]) for name, v in (raw.get("read_when") or {}).items()}
@@ -138,7 +136,7 @@ def _renamed(table: str, where: str, raw: dict[str, Any], fields: tuple[str, ...
         raise _fail(table, where, "an absent key's value comes from default_by / default_from, or from default or omit")
     more = shapes.Modifiers([raw["omit"]] if "omit" in raw else [], dict(raw.get("warn_values") or {}),
                             int(raw.get("exponent_of", 0)), by, str(raw.get("default_from", "")), over,
-                            dict(raw.get("written_with") or {}))  # fmt: skip
+                            dict(raw.get("written_with") or {}), raw.get("at_least"))  # fmt: skip
     values = dict(raw.get("values") or {})
     return shapes.renamed(fields[0], raw["key"], gate, off, str(raw.get("read_only", "")), values, more)
 

@@ -66,6 +66,7 @@ def load_table_file(path: Path, fmt: str | None = None) -> Table:
         extension_reasons={**(base.extension_reasons if base else {}), **dict(raw.get("extension_reasons") or {})},
         order=tuple(raw.get("order") or (base.order if base else ())),
         lenient_types=bool(raw.get("lenient_types", base.lenient_types if base else False)),
+        closed_enums=bool(raw.get("closed_enums", base.closed_enums if base else False)),
     )
 
 

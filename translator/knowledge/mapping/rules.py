@@ -132,6 +132,7 @@ class Table:
     extension_reasons: dict[str, str] = field(default_factory=dict)
     order: tuple[str, ...] = ()
     lenient_types: bool = False  # unmapped keys may not match the documented type (the docs are loose)
+    closed_enums: bool = False  # the schema's enums are the framework's own choices (a value outside: a fork's)
     releases: ReleaseFacts = field(default_factory=ReleaseFacts)  # aliases, older spellings, ... (release_table.py)
     families: Families | None = None  # model families the canonical fields do not cover (knowledge/source.py)
 

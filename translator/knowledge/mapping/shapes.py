@@ -27,7 +27,7 @@ from typing import Any, Callable, NamedTuple
 from ...core.errors import MappingTableError
 from ...core.report.kinds import reason as said
 from ...core.report.kinds import short
-from ..formula import Approx, Extension, Formula, Unexpressible, field_ident, ident, is_close, parameters
+from ..formula import Approx, Extension, Formula, UnknownValue, Unexpressible, field_ident, ident, is_close, parameters
 from ..schema import load_history, older
 
 
@@ -151,7 +151,7 @@ def pick(fields: tuple[str, ...], key: str, picks: dict[str, Any]) -> Formula:
         if raw is None:
             return {}
         if tables and raw not in choices:
-            raise ValueError(f"unknown value {raw!r}; expected one of {', '.join(map(str, choices))}")
+            raise UnknownValue(raw, choices)
         return {field_ident(f): value_of(f, raw) for f in fields}
 
     def write(**kw: Any) -> Any:
@@ -200,6 +200,8 @@ def renamed(
         if raw is None and (extra.by or extra.source):
             return _default_of(extra, kw)
         value = next((canonical for framework, canonical in values.items() if same_value(raw, framework)), raw)
+        if extra.floor is not None and isinstance(value, (int, float)) and not isinstance(value, bool) and value < extra.floor:
+            value = type(value)(extra.floor)  # NeoX: mp_size if mp_size >= 1 else 1, before validate_values runs
         if extra.base and value is not None:
             value = _power(key, extra.base, value)
         warning = next((why for framework, why in extra.warn.items() if raw is not None and same_value(raw, framework)), "")
@@ -230,7 +232,7 @@ def renamed(
     parts += [f"off {short(v)}" for v in off] + ["read only"] * bool(read_only)
     parts += [f"{short(a)} means {short(b)}" for a, b in values.items()]
     parts += [f"{short(v)} left out" for v in extra.omit] + [f"{short(v)} doubtful" for v in extra.warn]
-    parts += [f"{extra.base}**key"] * bool(extra.base)
+    parts += [f"{extra.base}**key"] * bool(extra.base) + ([f"under {extra.floor:g} runs as it"] if extra.floor is not None else [])
     parts += [f"absent: by {n}" for n in extra.by] + [f"absent: {extra.source}"] * bool(extra.source)
     parts += [f"{extra.over['key']} overrides" for _ in [extra.over] if extra.over]
     parts += [f"{short(v)} through {extra.over['key']}" for v in (extra.over or {}).get("through", {})]
@@ -247,15 +249,17 @@ class Modifiers(NamedTuple):
     key of the rule whose values decide the field whatever the key says: NeoX's mlp_type: llama, an
     MLP without biases; with `as_is` its every value decides, and `through` names values the key cannot
     pass on, written through the overriding key: NeoX's gradient_clipping 1.0) and `written_with` (the key is written only beside another field's value:
-    NeoX refuses `save` without checkpoint_factor)."""
+    NeoX refuses `save` without checkpoint_factor), `at_least` (a number under it runs as it: the framework
+    derives it before its checks, NeoX's model_parallel_size 0)."""
 
     omit: list[Any] = []
     warn: dict[Any, str] = {}
     base: int = 0
     by: dict[str, dict[Any, Any]] = {}  # default_by: {field: {its value: the key's default}}
     source: str = ""  # default_from: the field whose value an absent key has otherwise
-    over: dict[str, Any] = {}  # overridden_by: {key, values: {its value: the field's} or as_is, reasons, keeps, unknown, through}
+    over: dict[str, Any] = {}  # overridden_by: {key, values: {its value: the field's} or as_is, reasons, keeps, through}
     needs: dict[str, Any] = {}  # written_with: {field, unless: [its values], reason}
+    floor: float | None = None  # at_least: a number under it runs as it (the framework derives it before its checks)
 
     def args(self) -> list[str]:
         """The reading's arguments: the fields the defaults depend on, the overriding key."""
@@ -277,7 +281,7 @@ def _overridden(over: dict[str, Any], raw: Any) -> Any:
             why = (over.get("reasons") or {}).get(value, "")
             return Approx(meaning, why.format(value=raw)) if why else meaning
     if "keeps" in over and not any(same_value(raw, v) for v in over["keeps"]):
-        raise ValueError(over["unknown"].format(value=raw))
+        raise UnknownValue(raw, [*over["keeps"], *over["values"]], over["key"])  # a fork's value: the engine's one rule
     return _NOT
 
 
@@ -358,6 +362,7 @@ def cases(fmt: str, fields: tuple[str, ...], keys: tuple[str, ...], spec: dict[s
         values = {key: kw[arg] for key, arg in seen.items()}
         case = next((c for c in reads if holds(c, values, kw.get("version", ""))), None)
         if case is None:
+            _unknown(values, keys, reads, folded)  # a value no case names: the release does not know it (a fork's)
             raise ValueError(f"no case for {', '.join(f'{k}={short(v)}' for k, v in values.items())}")
         if "error" in case:
             raise ValueError(_render(case["error"], values))
@@ -387,6 +392,22 @@ def cases(fmt: str, fields: tuple[str, ...], keys: tuple[str, ...], spec: dict[s
         _case_spelled(c, False, common, several) for c in writes)
     return _formula(name, read, [*seen.values()] + ["version"] * by_release, write,
                     params + ["version"] * writes_by_release)  # fmt: skip
+
+
+def _unknown(values: dict[str, Any], keys: tuple[str, ...], reads: list[dict[str, Any]], folded: bool) -> None:
+    """Raise UnknownValue for the first of the rule's keys whose name (a text value) no reading case's
+    pattern names (the names the cases know for it listed); nothing when every name is named somewhere
+    (the combination is what no case takes) or the value is no name (a flag, a number)."""
+    for key in keys:
+        value = values.get(key)
+        naming = [c for c in reads if key in c.get("match", {})]
+        if not isinstance(value, str) or not naming:
+            continue
+        if any(_matches(value, c["match"][key], bool(c.get("case_insensitive", folded))) for c in naming):
+            continue
+        patterns = [c["match"][key] for c in naming]
+        known = [n for p in patterns for n in (p if isinstance(p, list) else [p]) if isinstance(n, str) and n]
+        raise UnknownValue(value, list(dict.fromkeys(known)), key)
 
 
 def _check_fields(case: dict[str, Any], fields: tuple[str, ...], writing: bool, fail: Callable[[str], MappingTableError]) -> None:
@@ -559,7 +580,7 @@ class EnumModifiers(NamedTuple):
     is one: DeepSpeed's autotuner takes a list as the values to try, its config refuses a null)."""
 
     warn: dict[Any, str] = {}
-    unknown: dict[str, str] = {}
+    unknown: dict[str, str] = {}  # {extension: template}: the framework's own names outside the enum
     nearest: dict[Any, Any] = {}
     nearest_reason: str | dict[Any, str] = ""
     unwritable: dict[str, Any] = {}
@@ -602,7 +623,7 @@ def enum(field: str, key: str, pairs: dict[Any, Any], case_insensitive: bool, ex
         if name is _NONE:
             if extra.unknown:
                 return _outside(extra.unknown, raw)
-            raise ValueError(f"unknown value {raw!r}; expected one of {', '.join(str(f) for f in pairs)}")
+            raise UnknownValue(raw, [*pairs, *extra.extensions])  # a fork's name: the engine's one rule
         why = next((w for fw, w in extra.warn.items() if same_value(fw, name)), "")
         value = pairs[name]
         if value in extra.reads_as and extra.holds(kw):  # (only then does the reading take reads_as' fields)
