@@ -171,3 +171,29 @@ def test_a_layer_count_no_framework_could_build_is_refused_at_its_line(tmp_path:
     result = cli_runner().invoke(main, ["megatron2cerebras", str(src), "-o", str(tmp_path / "out"), "-q"])
     assert result.exit_code == 2 and "internal error" not in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1 and "in.args:1: --num-layers" in result.stderr
+
+
+def test_where_a_long_stable_phase_ends_is_found_by_pieces_not_steps() -> None:
+    # before: the HF Trainer writer walked the steps while the lr stayed at its peak (a WSD schedule's
+    # stable phase of 10^12 steps: a hang); now by bisection on each monotone piece
+    import math
+
+    from neoconv.formats.hftrainer.scheduler import _stable_start
+    from neoconv.schedule.fit import features
+
+    def walked(s: Schedule, w: int) -> int:
+        f = features(s, s.total_length + 1)
+        t = max(w, int(f.peak_at))
+        while t < s.total_length and math.isclose(s.value(t), f.peak, rel_tol=1e-12):
+            t += 1
+        return t
+
+    for stable, kind in ((1, "linear"), (7, "cosine"), (30, "linear")):
+        s = Schedule([phase("linear", 10, 0.0, 1e-3), phase("constant", stable, 1e-3), phase(kind, 25, 1e-3, 1e-4)])
+        for w in range(12):
+            assert _stable_start(s, features(s, s.total_length + 1), w) == walked(s, w)
+    long = Schedule([phase("linear", 100, 0.0, 1e-3), phase("constant", 10**12, 1e-3), phase("cosine", 10**6, 1e-3, 1e-4)])
+    began = time.perf_counter()
+    # the cosine's first step is still the peak; its second is 2e-12 below it (past rel_tol 1e-12)
+    assert _stable_start(long, features(long, long.total_length + 1), 100) == 100 + 10**12 + 1
+    assert time.perf_counter() - began < 0.5
