@@ -3,6 +3,7 @@ with one line naming the file, the line and the key -- never a hang, never an in
 
 from __future__ import annotations
 
+import itertools
 import time
 from pathlib import Path
 
@@ -197,3 +198,18 @@ def test_where_a_long_stable_phase_ends_is_found_by_pieces_not_steps() -> None:
     # the cosine's first step is still the peak; its second is 2e-12 below it (past rel_tol 1e-12)
     assert _stable_start(long, features(long, long.total_length + 1), 100) == 100 + 10**12 + 1
     assert time.perf_counter() - began < 0.5
+
+
+def test_a_staircase_of_long_stairs_is_written_by_bisection_not_by_steps() -> None:
+    # before: Cerebras's ConstantLR per stair walked every step (50 stairs over 10^12 steps: a hang)
+    from neoconv.formats.cerebras.scheduler import _stairs
+
+    for stairs, n in ((4, 100), (7, 50), (1, 9)):
+        p = phase("linear", n, 1e-3, 1e-4, stairs=stairs)
+        lrs = [float(f"{p.shape().value(t):.15g}") for t in range(n)]  # step by step, as before
+        runs = [(lr, sum(1 for _ in group)) for lr, group in itertools.groupby(lrs)]
+        assert [(s["ConstantLR"]["learning_rate"], s["ConstantLR"]["total_iters"]) for s in _stairs(p, n)] == runs
+    began = time.perf_counter()
+    long = _stairs(phase("linear", 10**12, 1e-3, 1e-4, stairs=50), 10**12)
+    assert time.perf_counter() - began < 0.5
+    assert sum(s["ConstantLR"]["total_iters"] for s in long) == 10**12 and len(long) <= 51
