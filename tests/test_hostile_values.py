@@ -193,7 +193,9 @@ def test_where_a_long_stable_phase_ends_is_found_by_pieces_not_steps() -> None:
         s = Schedule([phase("linear", 10, 0.0, 1e-3), phase("constant", stable, 1e-3), phase(kind, 25, 1e-3, 1e-4)])
         for w in range(12):
             assert _stable_start(s, features(s, s.total_length + 1), w) == walked(s, w)
-    long = Schedule([phase("linear", 100, 0.0, 1e-3), phase("constant", 10**12, 1e-3), phase("cosine", 10**6, 1e-3, 1e-4)])
+    long = Schedule(
+        [phase("linear", 100, 0.0, 1e-3), phase("constant", 10**12, 1e-3), phase("cosine", 10**6, 1e-3, 1e-4)]
+    )
     began = time.perf_counter()
     # the cosine's first step is still the peak; its second is 2e-12 below it (past rel_tol 1e-12)
     assert _stable_start(long, features(long, long.total_length + 1), 100) == 100 + 10**12 + 1
