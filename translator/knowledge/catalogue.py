@@ -61,9 +61,7 @@ class Field:
                 raise ValueError(f"expected a number, got {type(value).__name__} {value!r}")
             if isinstance(value, float) and not math.isfinite(value):
                 raise ValueError(f"expected a finite number, got {value}")
-            if isinstance(value, int) and not -_FLOAT_MAX <= value <= _FLOAT_MAX:
-                # every framework computes with it as a float: it would be infinity (or an OverflowError)
-                raise ValueError(f"a number of {len(str(abs(value)))} digits is past the float range (about 1.8e308)")
+            _within_floats(value)
             if self.type == "float" and isinstance(value, int):
                 value = float(value)
             if self.type == "int":
@@ -103,11 +101,24 @@ class Field:
         elif self.type == "dict":
             if not isinstance(value, dict):
                 raise ValueError(f"expected a mapping, got {value!r}")
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):  # `any`: a number is still a float
+            _within_floats(value)
+            if self.enum and isinstance(value, float) and not math.isfinite(value):
+                raise ValueError(f"expected a finite number or one of {', '.join(self.enum)}; got {value}")
         elif self.enum and isinstance(value, str) and value not in self.enum:  # `any`: its enum names the words
             raise ValueError(f"expected a number or one of {', '.join(self.enum)}; got {value!r}")
         if self.validate:
             value = VALIDATORS[self.validate]()(value)
         return value, note
+
+
+def _within_floats(value: int | float) -> None:
+    """Every framework computes with a number as a float: one past the float range would be
+    infinity there (or an OverflowError). Digits counted from the bits: str() refuses 4300+ digits."""
+    if isinstance(value, int) and not -_FLOAT_MAX <= value <= _FLOAT_MAX:
+        low = int((abs(value).bit_length() - 1) * math.log10(2))  # floor(log10 |value|), or one short of it
+        digits = low + 1 + (abs(value) >= 10 ** (low + 1))
+        raise ValueError(f"a number of {digits} digits is past the float range (about 1.8e308)")
 
 
 def _schedule_check() -> Any:

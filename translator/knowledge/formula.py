@@ -60,6 +60,71 @@ def ranks(world: int | None, parts: list[tuple[str, int | None]]) -> tuple[int |
     return world // divisor, where
 
 
+def largest_divisor_at_most(n: int, cap: int) -> int:
+    """The largest divisor of n (>= 1) that is at most cap (>= 1), from n's prime factors: a few
+    operations for any n below 2**63 (the catalogue's bound on a batch), where counting down from
+    cap took up to cap tries (a prime global batch of 10^12 samples: a hang)."""
+    if cap >= n:
+        return n
+    divisors = [1]
+    for prime, power in _factors(n).items():
+        divisors = [d * prime**k for d in divisors for k in range(power + 1) if d * prime**k <= cap]
+    return max(divisors)
+
+
+def _factors(n: int) -> dict[int, int]:
+    """n's prime factorization (Pollard's rho after the small primes; Miller-Rabin decides primes)."""
+    found: dict[int, int] = {}
+    for p in (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37):
+        while n % p == 0:
+            found[p] = found.get(p, 0) + 1
+            n //= p
+    stack = [n] if n > 1 else []
+    while stack:
+        m = stack.pop()
+        if _is_prime(m):
+            found[m] = found.get(m, 0) + 1
+        else:
+            d = _rho(m)
+            stack += [d, m // d]
+    return found
+
+
+def _is_prime(n: int) -> bool:
+    # these bases decide every n below 3.3e24 (Sorenson and Webster)
+    d, r = n - 1, 0
+    while d % 2 == 0:
+        d, r = d // 2, r + 1
+    for a in (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41):
+        if a % n == 0:
+            continue
+        x = pow(a, d, n)
+        if x in (1, n - 1):
+            continue
+        for _ in range(r - 1):
+            x = x * x % n
+            if x == n - 1:
+                break
+        else:
+            return False
+    return True
+
+
+def _rho(n: int) -> int:
+    """A proper divisor of the odd composite n (Pollard's rho, Floyd's cycle finding)."""
+    for c in range(1, n):
+        x = y = 2
+        d = 1
+        while d == 1:
+            x = (x * x + c) % n
+            y = (y * y + c) % n
+            y = (y * y + c) % n
+            d = math.gcd(abs(x - y), n)
+        if d != n:
+            return d
+    raise ValueError(f"no factor of {n}")  # unreachable for a composite n
+
+
 def split(global_batch: int | None, micro: int | None, accum: int | None, dp: int | None, where: str) -> Split | str:
     """The target's micro batch and accumulation for the same global batch at dp data-parallel ranks;
     a str says why no whole split exists (with the --set that makes one). Unknown dp or global batch:
@@ -75,7 +140,7 @@ def split(global_batch: int | None, micro: int | None, accum: int | None, dp: in
                 f"{options} (a multiple of {dp}), or --world-size N of a run it splits over")  # fmt: skip
     per_rank = global_batch // dp
     if micro:
-        m = next(d for d in range(min(micro, per_rank), 0, -1) if per_rank % d == 0)
+        m = largest_divisor_at_most(per_rank, micro)
     elif accum and per_rank % accum == 0:
         m = per_rank // accum
     else:

@@ -380,6 +380,13 @@ def _range(seg: Segment, lo: int, hi: int) -> tuple[float, float] | None:
     if seg.shape.monotone:
         a, b = seg.at(lo), seg.at(hi)
         return (a, b) if a <= b else (b, a)
+    # a turning shape that does not turn (or turns a few times) on lo..hi is bounded by its values at
+    # the ends and the turns: a range's bound then shrinks with the range, so halving can prune it
+    # (the whole shape's bounds would keep every half of a long run: work linear in its steps)
+    starts = piece_starts(seg, lo, hi + 1)
+    if starts is not None and len(starts) <= _CELLS:
+        values = [seg.at(t) for t in (lo, *starts, *(t - 1 for t in starts), hi)]
+        return min(values), max(values)
     return seg.shape.bounds()
 
 
@@ -400,12 +407,19 @@ def _halves(sa: Segment, sb: Segment, lo: int, hi: int, visit: Callable[[int, in
                 return True
             continue
         m = (l + h) // 2
-        halves = [(-bound(m + 1, h), m + 1, h), (-bound(l, m), l, m)]
-        for half in halves:
+        for a, b in ((m + 1, h), (l, m)):
             if leftmost:
-                queue.append(half)
-            else:
-                heapq.heappush(queue, half)
+                queue.append((-bound(a, b), a, b))
+                continue
+            # a half of a few pieces (a turn or two of a long cycle) is searched at once: where a
+            # cycle's peak falls between steps, the halves still holding a cycle are bounded by its
+            # peak, above any step's value, and would all be halved down to STEPS_UP_TO first
+            found = list(split(sa, sb, a, b + 1))
+            if len(found) <= _CELLS and all(mode is not Mode.CYCLES for *_, mode in found):
+                if any(visit(p_lo, p_hi, mode) for p_lo, p_hi, _, _, mode in found):
+                    return True
+                continue
+            heapq.heappush(queue, (-bound(a, b), a, b))
     return False
 
 
@@ -473,7 +487,9 @@ def _highest(s: Schedule, horizon: int) -> float:
                 r = _range(seg, l, h)
                 return math.inf if r is None else r[1]
 
-            _halves(seg, seg, lo, hi, visit, bound, lambda: top)
+            # a half that cannot beat top by more than the tolerance is not searched: a cycle of a
+            # fractional period peaks at no whole step, and only ever nearer, over every later cycle
+            _halves(seg, seg, lo, hi, visit, bound, lambda: top + REL_TOL * abs(top))
         else:
             steps = range(lo, hi + 1) if mode is Mode.STEPS else (lo, hi)
             top = max(top, *(seg.at(t) for t in steps))

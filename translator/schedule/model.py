@@ -48,6 +48,11 @@ from typing import Any, Iterable, Iterator, Mapping, NamedTuple, Sequence
 from . import custom, decays, shapes
 
 
+# Past 2**53 steps float64 (in which every framework computes its lr, and this model too) cannot
+# tell one step from the next: a phase, a span or a run that long is refused, not searched.
+MAX_STEPS = 2**53
+
+
 class ScheduleError(ValueError):
     """A schedule (or a framework's schedule config) that is malformed or cannot be evaluated."""
 
@@ -234,6 +239,10 @@ def _check(p: Phase, *, last: bool) -> None:
         value = _number(getattr(p, name), f"{p.kind} {name}")
         if value < 0:
             raise ScheduleError(f"a {p.kind} phase's {name} lr must be at least 0, got {value!r}")
+    for name, steps in (("length", p.length), ("span", p.span), ("shift", p.shift)):
+        if isinstance(steps, (int, float)) and not isinstance(steps, bool) and abs(steps) > MAX_STEPS:
+            raise ScheduleError(f"a {p.kind} phase's {name} of {steps:.4g} steps is past 2**53 (9.0e15): a schedule "
+                                f"in floating point cannot tell its steps apart; give a step count a run could reach")  # fmt: skip
     if p.span is not None and _number(p.span, f"{p.kind} span") <= 0:
         raise ScheduleError(f"a {p.kind} phase's span must be above 0, got {p.span!r}")
     if _number(p.shift, f"{p.kind} shift") < 0:
@@ -290,6 +299,9 @@ class Schedule:
         for p in self.phases:
             offsets.append(offsets[-1] + p.length)
         self.offsets: tuple[int, ...] = tuple(offsets)
+        if offsets[-1] > MAX_STEPS:
+            raise ScheduleError(f"the phases last {offsets[-1]:.4g} steps, past 2**53 (9.0e15): a schedule in floating "
+                                f"point cannot tell its steps apart; give a step count a run could reach")  # fmt: skip
         segs = [Segment(self.offsets[i], self.offsets[i + 1], p.shape(), p.shift) for i, p in enumerate(self.phases)]
         last = self.phases[-1]
         if last.beyond == "continue":

@@ -537,10 +537,21 @@ def _stairs(p: Phase, n: int) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     shape = p.shape()
     u = 0
+
+    def at(t: int) -> float:
+        return float(f"{shape.value(p.shift + t):.15g}")  # 0.0006, not 0.0006000000000000001
+
     while u < n:
-        v, w = float(f"{shape.value(p.shift + u):.15g}"), u + 1  # 0.0006, not 0.0006000000000000001
-        while w < n and float(f"{shape.value(p.shift + w):.15g}") == v:
-            w += 1
+        v = at(u)
+        # the stairs are monotone: the steps at v come first; the first one past them by bisection
+        # (a stair of 10^9 steps was walked step by step)
+        if at(n - 1) == v:
+            w = n
+        else:
+            lo, w = u, n - 1  # at(lo) == v != at(w)
+            while w - lo > 1:
+                mid = (lo + w) // 2
+                lo, w = (mid, w) if at(mid) == v else (lo, mid)
         out.append({"ConstantLR": {"learning_rate": v, "total_iters": w - u}})
         u = w
     return out

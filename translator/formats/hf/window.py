@@ -69,12 +69,20 @@ def _write_neo(kw: Kw) -> Any:
     return {**_out("window_size", window), **_out("attention_types", _neo_types(pattern or ["sliding"] * layers))}
 
 
+# transformers' config lists one entry per layer and its model one module each (~10 kB of Python
+# objects before any weight): past 2**20 layers that alone is over 10 GB, and the list a hang here
+MAX_LAYERS = 2**20
+
+
 def _out(key: str, value: Any) -> dict[str, Any]:
     return {ident(_hf.PREFIX + key): value}
 
 
 def default_pattern(mt: _hf.ModelType, layers: int, kw: Kw) -> list[str] | None:
     """The class's own per-layer pattern for `layers` blocks when windowed (None: every layer)."""
+    if layers > MAX_LAYERS:
+        raise ValueError(f"num_hidden_layers: {layers} layers: transformers builds a module and a layer_types entry "
+                         f"per layer, and no model has more than {MAX_LAYERS:,}; fix the value")  # fmt: skip
     if mt.window == "qwen":
         first = raw_value(kw, mt, "max_window_layers") or 0
         return ["full" if i < first else "sliding" for i in range(layers)]

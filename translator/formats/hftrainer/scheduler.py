@@ -29,6 +29,7 @@ from __future__ import annotations
 import math
 from typing import Any, Iterator, Mapping
 
+from ...schedule.compare import piece_starts
 from ...schedule.fit import decay_ends, features, tops, warmup_ends
 from ...schedule.fields import Reading, Rendering, choose, horizon_of, number, whole
 from ...schedule.model import NotRepresentable, Phase, Schedule, ScheduleError, phase
@@ -244,7 +245,25 @@ def _candidates(s: Schedule, horizon: int, steps: int | None, version: str | Non
 def _stable_start(s: Schedule, f: Any, w: int) -> int:
     """Where the lr leaves its peak after the warmup (the start of a decay)."""
     t = max(w, int(f.peak_at))
-    top = f.peak
-    while t < s.total_length and math.isclose(s.value(t), top, rel_tol=1e-12):
-        t += 1
+    end = s.total_length
+
+    def at_top(u: int) -> bool:
+        return math.isclose(s.value(u), f.peak, rel_tol=1e-12)
+
+    # piece by monotone piece, not step by step (a stable phase of 10^9 steps is one piece): on a
+    # monotone piece that starts at the peak the steps still at it come first, found by bisection
+    while t < end and at_top(t):
+        seg = next(g for g in s.segments() if g.lo <= t < g.hi)
+        starts = [] if seg.shape.monotone else piece_starts(seg, t, min(end, int(min(seg.hi, end))))
+        if starts is None:  # turns too many to list: step by step
+            t += 1
+            continue
+        last = min(end, int(min(seg.hi, end)), *starts) - 1  # the piece's last step
+        if at_top(last):
+            t = last + 1
+            continue
+        while last - t > 1:  # at_top(t), not at_top(last)
+            mid = (t + last) // 2
+            t, last = (mid, last) if at_top(mid) else (t, mid)
+        return last
     return t

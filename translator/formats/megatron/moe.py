@@ -102,6 +102,13 @@ def _one(value: Any) -> Any:
     return value
 
 
+MAX_PATTERN = 100_000  # layers a pattern may list (a Megatron model has a few hundred at most)
+
+
+def _size(value: Any) -> int:
+    return len(value) if isinstance(value, list) else 1
+
+
 def layer_pattern(text: str, option: str = "--moe-layer-freq") -> list[int]:
     """A per-layer pattern of 0 and 1 such as "([0]*3+[1]*29)" (--moe-layer-freq, --window-attn-skip-freq:
     Megatron's moe_freq_type evaluates it with eval) evaluated without eval: lists, *, +."""
@@ -113,7 +120,11 @@ def layer_pattern(text: str, option: str = "--moe-layer-freq") -> list[int]:
             return node.value
         if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Mult)):
             left, right = value(node.left), value(node.right)
-            if isinstance(node.op, ast.Mult) and isinstance(right, int) and 0 <= right <= 100_000:
+            # the list made, not the factor, is bounded: ([1]*100000)*100000 is 10^10 layers
+            made = _size(left) * right if isinstance(node.op, ast.Mult) and isinstance(right, int) else _size(left) + _size(right)
+            if made > MAX_PATTERN:
+                raise ValueError(f"{option} {text!r} gives more than {MAX_PATTERN:,} layers")
+            if isinstance(node.op, ast.Mult) and isinstance(right, int) and 0 <= right:
                 return left * right
             if isinstance(node.op, ast.Add) and isinstance(left, list) and isinstance(right, list):
                 return left + right

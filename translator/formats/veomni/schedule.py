@@ -86,6 +86,9 @@ def veomni_tokens_for(steps: int, batch_tokens: int, warmup_ratio: float) -> int
     """The roundest data.train_size (tokens) for which VeOmni computes exactly `steps` per epoch:
     ceil(int(T * (1 + bsz_warmup_ratio / 2)) / (global_batch_size * max_seq_len)) == steps."""
     factor = 1 + warmup_ratio / 2
+    if steps * batch_tokens > 2**53 / factor:  # VeOmni multiplies T by a float: past 2**53 T is not exact
+        raise InputError(f"{steps} steps of {batch_tokens} tokens make a data.train_size VeOmni cannot count exactly "
+                         f"(it computes in floats, exact up to 2**53): give a smaller batch, sequence or step count")  # fmt: skip
 
     def count(tokens: int) -> int:
         return math.ceil(int(tokens * factor) / batch_tokens)
