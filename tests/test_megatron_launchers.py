@@ -680,3 +680,40 @@ def test_any_script_bash_accepts_is_read_or_refused_in_one_line_never_as_its_syn
         words_of(script, "run.sh")
     except InputError as exc:
         assert "shell syntax" not in exc.message and "\n" not in str(exc), exc.message
+
+
+# ---- words carried out of the script into an argument file -------------------------------------------
+
+
+def test_a_defaulted_expansion_is_not_carried_where_it_would_read_as_its_default(tmp_path: Path) -> None:
+    # `${MBS:-4}` with MBS=$9: in the script the 9th argument (else 4); in an argument file, where
+    # nothing sets MBS, it reads as 4: not written, named missing with its --set
+    path = tmp_path / "run.sh"
+    path.write_text(f"MBS=$9\nGBS=${{10}}\ntorchrun pretrain_gpt.py {MODEL} --micro-batch-size ${{MBS:-4}} "
+                    "--global-batch-size 32 --train-iters $STEPS\n")
+    same = translate(str(path), "megatron", "megatron")
+    entries = same.report.by_source()
+    assert entries["--micro-batch-size"].status is Status.MISSING
+    assert entries["--micro-batch-size"].fields == ("batch.micro",)
+    assert entries["--train-iters"].status is Status.EXACT  # $STEPS reads back as the same unknown
+    written = same.dump()
+    assert "${MBS" not in written and "--global-batch-size 32\n" in written and "--train-iters $STEPS\n" in written
+    assert written.count("# MISSING: --micro-batch-size — give --set batch.micro=VALUE") == 1
+    back = tmp_path / "out.args"
+    back.write_text(written)
+    read_back = READER.read([str(back)])
+    assert "micro_batch_size" not in read_back.tree and read_back.tree["global_batch_size"] == 32
+
+
+def test_a_placeholder_with_blanks_is_written_as_one_quoted_word_and_named_missing(tmp_path: Path) -> None:
+    path = tmp_path / "run.sh"
+    path.write_text(f'SAVE="PATH TO SAVE MODEL"\ntorchrun pretrain_gpt.py {MODEL} --save ${{SAVE}} --load /ck\n')
+    same = translate(str(path), "megatron", "megatron")
+    entries = same.report.by_source()
+    assert entries["--save"].status is Status.MISSING and entries["--save"].fields == ("checkpoint.save_dir",)
+    assert entries["--load"].status is Status.EXACT
+    written = same.dump()
+    assert "--save 'PATH TO SAVE MODEL'\n" in written and "--load /ck\n" in written
+    back = tmp_path / "out.args"
+    back.write_text(written)
+    assert READER.read([str(back)]).tree["save"] == "PATH TO SAVE MODEL"  # one word, as argparse takes it
