@@ -717,3 +717,17 @@ def test_a_placeholder_with_blanks_is_written_as_one_quoted_word_and_named_missi
     back = tmp_path / "out.args"
     back.write_text(written)
     assert READER.read([str(back)]).tree["save"] == "PATH TO SAVE MODEL"  # one word, as argparse takes it
+
+
+def test_text_a_variable_splits_into_is_written_quoted_beside_the_expression_not_known(tmp_path: Path) -> None:
+    # D="$PFX <data prefix>": bash passes `$PFX`, `<data`, `prefix>`; the argument file writes the
+    # expression as it was and quotes the literal words (an unquoted `<` would be a redirection)
+    path = tmp_path / "run.sh"
+    path.write_text(f'D="$PFX <data prefix>"\ntorchrun pretrain_gpt.py {MODEL} --data-path ${{D}} --lr 1e-4\n')
+    written = translate(str(path), "megatron", "megatron").dump()
+    assert "--data-path ${PFX} '<data' 'prefix>'\n" in written
+    back = tmp_path / "out.args"
+    back.write_text(written)
+    again = READER.read([str(back)])
+    assert again.meta["words"]["data_path"] == ["${PFX}", "'<data'", "'prefix>'"] and again.tree["lr"] == 1e-4
+    assert "data_path" in again.unknown_values  # still the expression not known here
