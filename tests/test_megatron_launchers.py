@@ -731,3 +731,15 @@ def test_text_a_variable_splits_into_is_written_quoted_beside_the_expression_not
     again = READER.read([str(back)])
     assert again.meta["words"]["data_path"] == ["${PFX}", "'<data'", "'prefix>'"] and again.tree["lr"] == 1e-4
     assert "data_path" in again.unknown_values  # still the expression not known here
+
+
+def test_a_script_without_a_shebang_whose_first_line_is_a_command_is_detected_as_megatron(tmp_path: Path) -> None:
+    # diff/validate/prove detect by content: a trainer's script (slime) gives Megatron's options
+    # among more of its own, after `pkill`; it is shell, never YAML
+    from neoconv.formats.detect import detect_file
+
+    path = tmp_path / "run.sh"
+    path.write_text("pkill -9 sglang\nsleep 3\npython3 train.py --num-layers 2 --hidden-size 64 "
+                    "--actor-num-nodes 1 --rollout-batch-size 8 --n-samples-per-prompt 4 --colocate\n")
+    assert detect_file(str(path)) == "megatron"
+    assert READER.read([str(path)]).tree["hidden_size"] == 64

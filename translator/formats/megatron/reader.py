@@ -153,7 +153,12 @@ class MegatronReader(Reader):
             # a shell script (#!/bin/bash) with no Megatron launch: its reader says so in shell's terms
             return 0.5 if kind == "bash" and re.match(r"#!\S*(ba|z|k|da)?sh\b|#!\S*env\s+(ba|z|k|da)?sh\b", text) else 0.0
         flags = [a.text.partition("=")[0] for a in words.args if a.resolved and a.text.startswith("--")]
-        return sum(1 for f in flags if dest_of(f)) / len(flags) if flags else 0.0
+        share = sum(1 for f in flags if dest_of(f)) / len(flags) if flags else 0.0
+        if kind == "bash" and any(dest_of(f) for f in flags):
+            # shell whose launch line gives Megatron options (with a trainer's own options beside them,
+            # `pkill ...` first and no `#!`): never YAML, however few of its options Megatron has
+            return max(share, 0.5)
+        return share
 
     sniff_text = _sniff_text
 
