@@ -743,3 +743,19 @@ def test_a_script_without_a_shebang_whose_first_line_is_a_command_is_detected_as
                     "--actor-num-nodes 1 --rollout-batch-size 8 --n-samples-per-prompt 4 --colocate\n")
     assert detect_file(str(path)) == "megatron"
     assert READER.read([str(path)]).tree["hidden_size"] == 64
+
+
+def test_a_sample_schedule_without_train_iters_is_read_in_samples_not_refused(tmp_path: Path) -> None:
+    # Retro's script gives --lr-*-samples and neither --train-iters nor --train-samples (its project
+    # directory gives the length); Megatron asserts iteration-only options under `if args.train_iters:`
+    path = tmp_path / "run.sh"
+    path.write_text(f"torchrun pretrain_retro.py {MODEL} --micro-batch-size 4 --global-batch-size 256 --lr 6e-4 "
+                    "--min-lr 6e-5 --lr-decay-style cosine --lr-decay-samples 166400000 --lr-warmup-samples 25600\n")
+    config = translate(str(path), "megatron", "neox").config
+    assert config["lr_decay_iters"] == 650000  # 166400000 / 256
+    assert abs(config["warmup"] * 650000 - 100) <= 1  # 25600 / 256 steps (within NeoX's step count)
+    given = tmp_path / "iters.sh"
+    given.write_text(f"torchrun pretrain_gpt.py {MODEL} --global-batch-size 256 --lr 6e-4 --train-iters 1000 "
+                     "--lr-decay-samples 166400000\n")
+    with pytest.raises(InputError, match="--train-iters"):  # with --train-iters, Megatron's assertion holds
+        translate(str(given), "megatron", "neox")
