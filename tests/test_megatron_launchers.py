@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -759,3 +760,17 @@ def test_a_sample_schedule_without_train_iters_is_read_in_samples_not_refused(tm
                      "--lr-decay-samples 166400000\n")
     with pytest.raises(InputError, match="--train-iters"):  # with --train-iters, Megatron's assertion holds
         translate(str(given), "megatron", "neox")
+
+
+def test_heads_of_their_own_width_that_do_not_divide_hidden_are_refused_for_neox_not_written(tmp_path: Path) -> None:
+    # GLM-4.7-style MLA: 20 heads of --kv-channels 192 in a 2048-wide model; NeoX asserts heads divide hidden
+    path = tmp_path / "run.sh"
+    path.write_text("torchrun pretrain_gpt.py --num-layers 2 --hidden-size 2048 --num-attention-heads 20 "
+                    "--kv-channels 192 --seq-length 32 --max-position-embeddings 32 --lr 1e-4\n")
+    with pytest.raises(InputError, match="hidden_size 2048 is not divisible by num_attention_heads 20"):
+        translate(str(path), "megatron", "neox")
+    assert translate(str(path), "megatron", "megatron").config["--num-attention-heads"] == 20
+    out = tmp_path / "out.yml"
+    run = subprocess.run([sys.executable, "-m", "neoconv", "megatron2neox", str(path), "-o", str(out)],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 2 and not out.exists()
