@@ -774,3 +774,21 @@ def test_heads_of_their_own_width_that_do_not_divide_hidden_are_refused_for_neox
     run = subprocess.run([sys.executable, "-m", "neoconv", "megatron2neox", str(path), "-o", str(out)],
                          capture_output=True, text=True, timeout=120)
     assert run.returncode == 2 and not out.exists()
+
+
+def test_prove_is_given_a_scripts_words_as_the_reader_makes_them_or_why_not(tmp_path: Path) -> None:
+    # Megatron's probe runs Megatron's code, not bash: a script's job carries its words (P2)
+    from neoconv.prove.hints import hints
+
+    script = tmp_path / "run.sh"
+    script.write_text("pkill -9 python\nNL=2\ntorchrun --nproc_per_node 8 pretrain_gpt.py --num-layers $NL "
+                      "--hidden-size 64 --lr 1e-4\n")
+    args = tmp_path / "run.args"
+    args.write_text("--num-layers 2\n--hidden-size 64\n--lr 1e-4\n")
+    job_a, job_b = hints([str(script)], "megatron", [str(args)], "megatron", None)
+    assert job_a["argv"] == ["--num-layers", "2", "--hidden-size", "64", "--lr", "1e-4"]
+    assert "argv" not in job_b  # an argument file: the probe splits it itself
+    unknown = tmp_path / "unknown.sh"
+    unknown.write_text("torchrun pretrain_gpt.py --num-layers 2 --hidden-size 64 --save $CK\n")
+    job_c, _ = hints([str(unknown)], "megatron", [str(args)], "megatron", None)
+    assert "argv" not in job_c and job_c["argv_unknown"].startswith("$CK: CK is not set in this file")

@@ -91,6 +91,11 @@ class MegatronReader(Reader):
         _add_launcher(source, launcher)
         _add_extra(source, extra)
         source.meta["syntax"] = syntaxes
+        if "bash" in syntaxes:  # a script's words as bash would pass them (a probe of Megatron's code runs no bash)
+            hidden = [a for a in args if not a.resolved]
+            source.meta["argv"] = [] if hidden else [a.text for a in args]
+            source.meta["argv_unknown"] = "; ".join(dict.fromkeys(f"{a.raw}: {a.why or 'a shell expression'}"
+                                                                  for a in hidden[:3]))
         if container and len(paths) == 1:  # Megatron's CI YAML: a same-format translation keeps its layout
             source.meta["ci_order"] = container
         return source
