@@ -690,8 +690,10 @@ def test_a_defaulted_expansion_is_not_carried_where_it_would_read_as_its_default
     # `${MBS:-4}` with MBS=$9: in the script the 9th argument (else 4); in an argument file, where
     # nothing sets MBS, it reads as 4: not written, named missing with its --set
     path = tmp_path / "run.sh"
-    path.write_text(f"MBS=$9\nGBS=${{10}}\ntorchrun pretrain_gpt.py {MODEL} --micro-batch-size ${{MBS:-4}} "
-                    "--global-batch-size 32 --train-iters $STEPS\n")
+    path.write_text(
+        f"MBS=$9\nGBS=${{10}}\ntorchrun pretrain_gpt.py {MODEL} --micro-batch-size ${{MBS:-4}} "
+        "--global-batch-size 32 --train-iters $STEPS\n"
+    )
     same = translate(str(path), "megatron", "megatron")
     entries = same.report.by_source()
     assert entries["--micro-batch-size"].status is Status.MISSING
@@ -740,8 +742,10 @@ def test_a_script_without_a_shebang_whose_first_line_is_a_command_is_detected_as
     from neoconv.formats.detect import detect_file
 
     path = tmp_path / "run.sh"
-    path.write_text("pkill -9 sglang\nsleep 3\npython3 train.py --num-layers 2 --hidden-size 64 "
-                    "--actor-num-nodes 1 --rollout-batch-size 8 --n-samples-per-prompt 4 --colocate\n")
+    path.write_text(
+        "pkill -9 sglang\nsleep 3\npython3 train.py --num-layers 2 --hidden-size 64 "
+        "--actor-num-nodes 1 --rollout-batch-size 8 --n-samples-per-prompt 4 --colocate\n"
+    )
     assert detect_file(str(path)) == "megatron"
     assert READER.read([str(path)]).tree["hidden_size"] == 64
 
@@ -750,14 +754,18 @@ def test_a_sample_schedule_without_train_iters_is_read_in_samples_not_refused(tm
     # Retro's script gives --lr-*-samples and neither --train-iters nor --train-samples (its project
     # directory gives the length); Megatron asserts iteration-only options under `if args.train_iters:`
     path = tmp_path / "run.sh"
-    path.write_text(f"torchrun pretrain_retro.py {MODEL} --micro-batch-size 4 --global-batch-size 256 --lr 6e-4 "
-                    "--min-lr 6e-5 --lr-decay-style cosine --lr-decay-samples 166400000 --lr-warmup-samples 25600\n")
+    path.write_text(
+        f"torchrun pretrain_retro.py {MODEL} --micro-batch-size 4 --global-batch-size 256 --lr 6e-4 "
+        "--min-lr 6e-5 --lr-decay-style cosine --lr-decay-samples 166400000 --lr-warmup-samples 25600\n"
+    )
     config = translate(str(path), "megatron", "neox").config
     assert config["lr_decay_iters"] == 650000  # 166400000 / 256
     assert abs(config["warmup"] * 650000 - 100) <= 1  # 25600 / 256 steps (within NeoX's step count)
     given = tmp_path / "iters.sh"
-    given.write_text(f"torchrun pretrain_gpt.py {MODEL} --global-batch-size 256 --lr 6e-4 --train-iters 1000 "
-                     "--lr-decay-samples 166400000\n")
+    given.write_text(
+        f"torchrun pretrain_gpt.py {MODEL} --global-batch-size 256 --lr 6e-4 --train-iters 1000 "
+        "--lr-decay-samples 166400000\n"
+    )
     with pytest.raises(InputError, match="--train-iters"):  # with --train-iters, Megatron's assertion holds
         translate(str(given), "megatron", "neox")
 
@@ -765,14 +773,20 @@ def test_a_sample_schedule_without_train_iters_is_read_in_samples_not_refused(tm
 def test_heads_of_their_own_width_that_do_not_divide_hidden_are_refused_for_neox_not_written(tmp_path: Path) -> None:
     # GLM-4.7-style MLA: 20 heads of --kv-channels 192 in a 2048-wide model; NeoX asserts heads divide hidden
     path = tmp_path / "run.sh"
-    path.write_text("torchrun pretrain_gpt.py --num-layers 2 --hidden-size 2048 --num-attention-heads 20 "
-                    "--kv-channels 192 --seq-length 32 --max-position-embeddings 32 --lr 1e-4\n")
+    path.write_text(
+        "torchrun pretrain_gpt.py --num-layers 2 --hidden-size 2048 --num-attention-heads 20 "
+        "--kv-channels 192 --seq-length 32 --max-position-embeddings 32 --lr 1e-4\n"
+    )
     with pytest.raises(InputError, match="hidden_size 2048 is not divisible by num_attention_heads 20"):
         translate(str(path), "megatron", "neox")
     assert translate(str(path), "megatron", "megatron").config["--num-attention-heads"] == 20
     out = tmp_path / "out.yml"
-    run = subprocess.run([sys.executable, "-m", "neoconv", "megatron2neox", str(path), "-o", str(out)],
-                         capture_output=True, text=True, timeout=120)
+    run = subprocess.run(
+        [sys.executable, "-m", "neoconv", "megatron2neox", str(path), "-o", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert run.returncode == 2 and not out.exists()
 
 
@@ -781,8 +795,10 @@ def test_prove_is_given_a_scripts_words_as_the_reader_makes_them_or_why_not(tmp_
     from neoconv.prove.hints import hints
 
     script = tmp_path / "run.sh"
-    script.write_text("pkill -9 python\nNL=2\ntorchrun --nproc_per_node 8 pretrain_gpt.py --num-layers $NL "
-                      "--hidden-size 64 --lr 1e-4\n")
+    script.write_text(
+        "pkill -9 python\nNL=2\ntorchrun --nproc_per_node 8 pretrain_gpt.py --num-layers $NL "
+        "--hidden-size 64 --lr 1e-4\n"
+    )
     args = tmp_path / "run.args"
     args.write_text("--num-layers 2\n--hidden-size 64\n--lr 1e-4\n")
     job_a, job_b = hints([str(script)], "megatron", [str(args)], "megatron", None)

@@ -187,12 +187,16 @@ def _not_carried(option: str, words: list[str]) -> str | None:
     script's value; a value with blanks the script passes as several words is a placeholder."""
     taken = table().options.get(option)
     if taken is not None and taken.arity == "1" and len(words) > 1:
-        return (f"placeholder {' '.join(words)!r}: the script passes {len(words)} words where {option} takes one "
-                "(argparse refuses the rest); written as one quoted word, to be filled in")
+        return (
+            f"placeholder {' '.join(words)!r}: the script passes {len(words)} words where {option} takes one "
+            "(argparse refuses the rest); written as one quoted word, to be filled in"
+        )
     defaulted = next((w for w in words if _DEFAULTED.search(w)), None)
     if defaulted is not None:
-        return (f"{option} {defaulted} is not known here and, moved out of the script that sets its variable, "
-                "would read as another value: not written")
+        return (
+            f"{option} {defaulted} is not known here and, moved out of the script that sets its variable, "
+            "would read as another value: not written"
+        )
     return None
 
 

@@ -41,7 +41,8 @@ def _refused(document: dict[str, Any]) -> None:
     multi-latent attention) need not."""
     hidden, heads = document.get("hidden_size"), document.get("num_attention_heads")
     if isinstance(hidden, int) and isinstance(heads, int) and heads > 0 and hidden % heads:
-        if "mamba" not in str(document.get("attention_config", "")):
+        # NeoX exempts Mamba; RWKV and gMLP blocks are left to the relation canonical.yaml gives them
+        if not any(kind in str(document.get("attention_config", "")) for kind in ("mamba", "rwkv", "gmlp")):
             raise InputError(
                 f"GPT-NeoX cannot build this model: hidden_size {hidden} is not divisible by num_attention_heads "
                 f"{heads}, which NeoX asserts (validate_values; its heads are hidden_size / num_attention_heads wide)",
