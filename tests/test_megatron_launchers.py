@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -680,3 +681,130 @@ def test_any_script_bash_accepts_is_read_or_refused_in_one_line_never_as_its_syn
         words_of(script, "run.sh")
     except InputError as exc:
         assert "shell syntax" not in exc.message and "\n" not in str(exc), exc.message
+
+
+# ---- words carried out of the script into an argument file -------------------------------------------
+
+
+def test_a_defaulted_expansion_is_not_carried_where_it_would_read_as_its_default(tmp_path: Path) -> None:
+    # `${MBS:-4}` with MBS=$9: in the script the 9th argument (else 4); in an argument file, where
+    # nothing sets MBS, it reads as 4: not written, named missing with its --set
+    path = tmp_path / "run.sh"
+    path.write_text(
+        f"MBS=$9\nGBS=${{10}}\ntorchrun pretrain_gpt.py {MODEL} --micro-batch-size ${{MBS:-4}} "
+        "--global-batch-size 32 --train-iters $STEPS\n"
+    )
+    same = translate(str(path), "megatron", "megatron")
+    entries = same.report.by_source()
+    assert entries["--micro-batch-size"].status is Status.MISSING
+    assert entries["--micro-batch-size"].fields == ("batch.micro",)
+    assert entries["--train-iters"].status is Status.EXACT  # $STEPS reads back as the same unknown
+    written = same.dump()
+    assert "${MBS" not in written and "--global-batch-size 32\n" in written and "--train-iters $STEPS\n" in written
+    assert written.count("# MISSING: --micro-batch-size — give --set batch.micro=VALUE") == 1
+    back = tmp_path / "out.args"
+    back.write_text(written)
+    read_back = READER.read([str(back)])
+    assert "micro_batch_size" not in read_back.tree and read_back.tree["global_batch_size"] == 32
+
+
+def test_a_placeholder_with_blanks_is_written_as_one_quoted_word_and_named_missing(tmp_path: Path) -> None:
+    path = tmp_path / "run.sh"
+    path.write_text(f'SAVE="PATH TO SAVE MODEL"\ntorchrun pretrain_gpt.py {MODEL} --save ${{SAVE}} --load /ck\n')
+    same = translate(str(path), "megatron", "megatron")
+    entries = same.report.by_source()
+    assert entries["--save"].status is Status.MISSING and entries["--save"].fields == ("checkpoint.save_dir",)
+    assert entries["--load"].status is Status.EXACT
+    written = same.dump()
+    assert "--save 'PATH TO SAVE MODEL'\n" in written and "--load /ck\n" in written
+    back = tmp_path / "out.args"
+    back.write_text(written)
+    assert READER.read([str(back)]).tree["save"] == "PATH TO SAVE MODEL"  # one word, as argparse takes it
+
+
+def test_text_a_variable_splits_into_is_written_quoted_beside_the_expression_not_known(tmp_path: Path) -> None:
+    # D="$PFX <data prefix>": bash passes `$PFX`, `<data`, `prefix>`; the argument file writes the
+    # expression as it was and quotes the literal words (an unquoted `<` would be a redirection)
+    path = tmp_path / "run.sh"
+    path.write_text(f'D="$PFX <data prefix>"\ntorchrun pretrain_gpt.py {MODEL} --data-path ${{D}} --lr 1e-4\n')
+    written = translate(str(path), "megatron", "megatron").dump()
+    assert "--data-path ${PFX} '<data' 'prefix>'\n" in written
+    back = tmp_path / "out.args"
+    back.write_text(written)
+    again = READER.read([str(back)])
+    assert again.meta["words"]["data_path"] == ["${PFX}", "'<data'", "'prefix>'"] and again.tree["lr"] == 1e-4
+    assert "data_path" in again.unknown_values  # still the expression not known here
+
+
+def test_a_script_without_a_shebang_whose_first_line_is_a_command_is_detected_as_megatron(tmp_path: Path) -> None:
+    # diff/validate/prove detect by content: a trainer's script (slime) gives Megatron's options
+    # among more of its own, after `pkill`; it is shell, never YAML
+    from neoconv.formats.detect import detect_file
+
+    path = tmp_path / "run.sh"
+    path.write_text(
+        "pkill -9 sglang\nsleep 3\npython3 train.py --num-layers 2 --hidden-size 64 "
+        "--actor-num-nodes 1 --rollout-batch-size 8 --n-samples-per-prompt 4 --colocate\n"
+    )
+    assert detect_file(str(path)) == "megatron"
+    assert READER.read([str(path)]).tree["hidden_size"] == 64
+
+
+def test_a_sample_schedule_without_train_iters_is_read_in_samples_not_refused(tmp_path: Path) -> None:
+    # Retro's script gives --lr-*-samples and neither --train-iters nor --train-samples (its project
+    # directory gives the length); Megatron asserts iteration-only options under `if args.train_iters:`
+    path = tmp_path / "run.sh"
+    path.write_text(
+        f"torchrun pretrain_retro.py {MODEL} --micro-batch-size 4 --global-batch-size 256 --lr 6e-4 "
+        "--min-lr 6e-5 --lr-decay-style cosine --lr-decay-samples 166400000 --lr-warmup-samples 25600\n"
+    )
+    config = translate(str(path), "megatron", "neox").config
+    assert config["lr_decay_iters"] == 650000  # 166400000 / 256
+    assert abs(config["warmup"] * 650000 - 100) <= 1  # 25600 / 256 steps (within NeoX's step count)
+    given = tmp_path / "iters.sh"
+    given.write_text(
+        f"torchrun pretrain_gpt.py {MODEL} --global-batch-size 256 --lr 6e-4 --train-iters 1000 "
+        "--lr-decay-samples 166400000\n"
+    )
+    with pytest.raises(InputError, match="--train-iters"):  # with --train-iters, Megatron's assertion holds
+        translate(str(given), "megatron", "neox")
+
+
+def test_heads_of_their_own_width_that_do_not_divide_hidden_are_refused_for_neox_not_written(tmp_path: Path) -> None:
+    # GLM-4.7-style MLA: 20 heads of --kv-channels 192 in a 2048-wide model; NeoX asserts heads divide hidden
+    path = tmp_path / "run.sh"
+    path.write_text(
+        "torchrun pretrain_gpt.py --num-layers 2 --hidden-size 2048 --num-attention-heads 20 "
+        "--kv-channels 192 --seq-length 32 --max-position-embeddings 32 --lr 1e-4\n"
+    )
+    with pytest.raises(InputError, match="hidden_size 2048 is not divisible by num_attention_heads 20"):
+        translate(str(path), "megatron", "neox")
+    assert translate(str(path), "megatron", "megatron").config["--num-attention-heads"] == 20
+    out = tmp_path / "out.yml"
+    run = subprocess.run(
+        [sys.executable, "-m", "neoconv", "megatron2neox", str(path), "-o", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 2 and not out.exists()
+
+
+def test_prove_is_given_a_scripts_words_as_the_reader_makes_them_or_why_not(tmp_path: Path) -> None:
+    # Megatron's probe runs Megatron's code, not bash: a script's job carries its words (P2)
+    from neoconv.prove.hints import hints
+
+    script = tmp_path / "run.sh"
+    script.write_text(
+        "pkill -9 python\nNL=2\ntorchrun --nproc_per_node 8 pretrain_gpt.py --num-layers $NL "
+        "--hidden-size 64 --lr 1e-4\n"
+    )
+    args = tmp_path / "run.args"
+    args.write_text("--num-layers 2\n--hidden-size 64\n--lr 1e-4\n")
+    job_a, job_b = hints([str(script)], "megatron", [str(args)], "megatron", None)
+    assert job_a["argv"] == ["--num-layers", "2", "--hidden-size", "64", "--lr", "1e-4"]
+    assert "argv" not in job_b  # an argument file: the probe splits it itself
+    unknown = tmp_path / "unknown.sh"
+    unknown.write_text("torchrun pretrain_gpt.py --num-layers 2 --hidden-size 64 --save $CK\n")
+    job_c, _ = hints([str(unknown)], "megatron", [str(args)], "megatron", None)
+    assert "argv" not in job_c and job_c["argv_unknown"].startswith("$CK: CK is not set in this file")

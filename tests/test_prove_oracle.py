@@ -178,3 +178,17 @@ def test_a_wrong_micro_batch_is_caught_by_the_frameworks(tmp_path: Path, monkeyp
     unnamed = {r.name for r in cert.unnamed}
     assert "micro batch" in unnamed or "accepted" in unnamed, cert.render()
     assert cert.code == 1
+
+
+def test_prove_reads_a_megatron_launch_script_through_neoconvs_reading_of_it(tmp_path: Path) -> None:
+    opts = options("megatron")
+    script = tmp_path / "run.sh"
+    script.write_text("pkill -9 python\nNL=2\ntorchrun --nproc_per_node 8 pretrain_gpt.py --num-layers $NL "
+                      "--hidden-size 64 --num-attention-heads 4 --seq-length 32 --max-position-embeddings 32 "
+                      "--micro-batch-size 1 --global-batch-size 8 --train-iters 10 --lr 1e-4 --mock-data "
+                      "--tokenizer-type NullTokenizer --vocab-size 1000\n")
+    result = translate(str(script), "megatron", "megatron")
+    cert = prove([str(script)], str(written(result, tmp_path / "run.args")), "megatron", "megatron",
+                 report=result.report.to_json(), options=opts)  # fmt: skip
+    assert cert.code == 0, cert.render()
+    assert {r.name: r.status for r in cert.rows}["parameters"] == "equal"

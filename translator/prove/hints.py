@@ -20,7 +20,13 @@ def _fields(files: list[str], fmt: str, world_size: int | None) -> dict[str, Any
         ingested = read_ir(files, fmt, world_size=world_size)
     except (NeoconvError, OSError, ValueError):
         return {}
-    return {name: value.value for name, value in ingested.ir.fields.items() if value is not None}
+    fields = {name: value.value for name, value in ingested.ir.fields.items() if value is not None}
+    meta = ingested.source.meta if ingested.source is not None else {}
+    # a launch script's words as its reader made them (a probe runs the framework's code, not the shell)
+    for key in ("argv", "argv_unknown"):
+        if meta.get(key):
+            fields[f"_{key}"] = meta[key]
+    return fields
 
 
 def _boundaries(fields: dict[str, Any]) -> set[int]:
@@ -46,6 +52,7 @@ def hints(files_a: list[str], fmt_a: str, files_b: list[str], fmt_b: str,
         job: dict[str, Any] = {"files": [_absolute(f) for f in files], "lr_at": lr_at, "grid_steps": max(steps, default=None)}
         own = mine.get("train.steps")
         job["steps_hint"] = own if isinstance(own, int) and own > 0 else (steps[0] if steps else None)
+        job.update((key[1:], mine[key]) for key in ("_argv", "_argv_unknown") if key in mine)
         spec = probes().get(fmt)
         for key, name in (spec.hints if spec else ()):
             if mine.get(name) is not None:

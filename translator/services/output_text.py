@@ -47,7 +47,7 @@ def output_text(result: Translation, source_path: str | None, *, plain: bool = F
     unkept = spec.unkept_formatting(text) if spec.unkept_formatting is not None else None
     if unkept:  # a source in another syntax of the format (a Megatron bash script): its plain form, and why
         result.report.target["formatting"] = {"kept": False, "why": unkept}
-        return result.marked(result.dump())
+        return result.dump()  # dump() marks what is missing
     rewrite = preserve(text, result.config, moves_from_report(result.report), spec.editor, plain=result.dump)
     formatting: dict[str, object] = {"kept": rewrite.preserved}
     if not rewrite.preserved:

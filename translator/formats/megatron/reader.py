@@ -91,6 +91,11 @@ class MegatronReader(Reader):
         _add_launcher(source, launcher)
         _add_extra(source, extra)
         source.meta["syntax"] = syntaxes
+        if "bash" in syntaxes:  # a script's words as bash would pass them (a probe of Megatron's code runs no bash)
+            hidden = [a for a in args if not a.resolved]
+            source.meta["argv"] = [] if hidden else [a.text for a in args]
+            source.meta["argv_unknown"] = "; ".join(dict.fromkeys(f"{a.raw}: {a.why or 'a shell expression'}"
+                                                                  for a in hidden[:3]))
         if container and len(paths) == 1:  # Megatron's CI YAML: a same-format translation keeps its layout
             source.meta["ci_order"] = container
         return source
@@ -153,7 +158,12 @@ class MegatronReader(Reader):
             # a shell script (#!/bin/bash) with no Megatron launch: its reader says so in shell's terms
             return 0.5 if kind == "bash" and re.match(r"#!\S*(ba|z|k|da)?sh\b|#!\S*env\s+(ba|z|k|da)?sh\b", text) else 0.0
         flags = [a.text.partition("=")[0] for a in words.args if a.resolved and a.text.startswith("--")]
-        return sum(1 for f in flags if dest_of(f)) / len(flags) if flags else 0.0
+        share = sum(1 for f in flags if dest_of(f)) / len(flags) if flags else 0.0
+        if kind == "bash" and any(dest_of(f) for f in flags):
+            # shell whose launch line gives Megatron options (with a trainer's own options beside them,
+            # `pkill ...` first and no `#!`): never YAML, however few of its options Megatron has
+            return max(share, 0.5)
+        return share
 
     sniff_text = _sniff_text
 

@@ -33,12 +33,19 @@ def _spans(
 ) -> tuple[float | None, float | None, float | None, Any]:
     """(decay end, warmup, WSD annealing) in steps, or why they are not known."""
     fraction = iters["fraction"]
-    if samples["train"] is not None:
+    # Megatron asserts one kind only when --train-iters (or --train-samples) is given (arguments.py
+    # validate_args, `if args.train_iters:`); a script that gives neither (Retro's: its project dir
+    # gives the run's length) and --lr-*-samples schedules in samples
+    by_samples = not steps and not any(iters[k] for k in ("decay", "warmup", "wsd")) and any(
+        samples[k] for k in ("decay", "warmup", "wsd"))
+    if samples["train"] is not None or by_samples:
         if any(iters[k] for k in ("decay", "warmup", "wsd")):
             raise ValueError("--*-iters schedule options with --train-samples: Megatron takes samples or iterations")
         if not global_:
             return None, None, None, "a sample-based schedule needs the global batch: give --world-size N or --set batch.global"
         end = samples["decay"] or samples["train"]
+        if end is None:
+            return None, None, None, "the decay lasts --train-samples, which the file does not give: give --lr-decay-samples"
         warm = fraction * end if fraction is not None else samples["warmup"] or 0
         return end / global_, warm / global_, (samples["wsd"] or 0) / global_, None
     if samples["decay"] or samples["warmup"]:

@@ -17,6 +17,7 @@ why; what the reading assumed or did not run is said in `notes` (the report's so
 from __future__ import annotations
 
 import re
+import shlex
 from typing import Any
 
 from ...core.errors import InputError
@@ -91,7 +92,7 @@ def to_arg(chunks: list[Chunk], raw: str, name: str, line: int, group: int = -1)
     if resolved and ("'" in text or '"' in text):
         notes.append(f"from {raw or text}: bash passes the quote characters of {text} to Megatron literally")
     why = "; ".join(dict.fromkeys(c.why for c in chunks if not c.known and c.why))
-    arg = Arg(text, raw or text, resolved, name, chunks[0].line if chunks else line, "; ".join(notes), why, group)
+    arg = Arg(text, raw or shell_text(chunks), resolved, name, chunks[0].line if chunks else line, "; ".join(notes), why, group)
     for chunk in chunks if not resolved else ():
         if not chunk.known:
             break
@@ -99,11 +100,17 @@ def to_arg(chunks: list[Chunk], raw: str, name: str, line: int, group: int = -1)
     return arg
 
 
+def shell_text(chunks: list[Chunk]) -> str:
+    """Pieces of text as one shell word: what is known quoted where the shell would split or expand it
+    (`'<some'`), an expression not known here as written (`${PFX}`)."""
+    return "".join(c.text if not c.known else shlex.quote(c.text) for c in chunks if c.text or not c.known)
+
+
 def written_arg(word: Written, name: str, line: int) -> Arg:
     arg = to_arg(word.chunks, word.shown, name, line, word.group)
     arg.word = word.raw
     if not word.whole:
-        arg.raw = arg.text  # a piece of a word (an array's element): its own text, still a shell word
+        arg.raw = shell_text(word.chunks)  # a piece of a word (an array's element): its own text, as a shell word
     return arg
 
 

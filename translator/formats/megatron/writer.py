@@ -12,6 +12,7 @@ would split or expand them; a value starting with `-` is written `--flag=value` 
 
 from __future__ import annotations
 
+import re
 import shlex
 from dataclasses import dataclass, field
 from typing import Any
@@ -80,7 +81,15 @@ class MegatronWriter(Writer):
                 result.reshaped[dest] = f"written as {option}: Megatron-LM {_release(version)} does not parse {before}"
             words = shape.get("words", {}).get(dest)
             if words and dest in shape.get("unresolved", ()) and shape.get("values", {}).get(dest) == value:
-                result.shell[option] = list(words)
+                moved = _not_carried(option, words)
+                if moved is None:
+                    result.shell[option] = list(words)
+                elif moved.startswith("placeholder"):  # one quoted word, named as the placeholder it is
+                    result.amended[dest] = (Status.MISSING, moved)
+                else:  # its words mean another value outside the script: not written, named
+                    del document[option]
+                    shown_at.discard(dest)
+                    result.amended[dest] = (Status.MISSING, moved)
         result.value_paths = frozenset(shown_at)
         if ci_order:
             result.document = _ci_layout(document, ci, ci_order)
@@ -167,6 +176,28 @@ def _ci_layout(options: dict[str, Any], ci: dict[str, Any], order: list[str]) ->
 
 MegatronWriter.unplaceable = staticmethod(_unplaceable)  # type: ignore[assignment]
 WRITER = MegatronWriter()
+
+
+_DEFAULTED = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*:?[-=?+]")  # ${X:-4}, ${X-4}, ${X:=4}, ${X:?..}, ${X:+..}
+
+
+def _not_carried(option: str, words: list[str]) -> str | None:
+    """Why a script's words for an option cannot be carried into an argument file as written; None
+    when they can. A `${X:-4}` outside the script that gives X reads as its default (4), not as the
+    script's value; a value with blanks the script passes as several words is a placeholder."""
+    taken = table().options.get(option)
+    if taken is not None and taken.arity == "1" and len(words) > 1:
+        return (
+            f"placeholder {' '.join(words)!r}: the script passes {len(words)} words where {option} takes one "
+            "(argparse refuses the rest); written as one quoted word, to be filled in"
+        )
+    defaulted = next((w for w in words if _DEFAULTED.search(w)), None)
+    if defaulted is not None:
+        return (
+            f"{option} {defaulted} is not known here and, moved out of the script that sets its variable, "
+            "would read as another value: not written"
+        )
+    return None
 
 
 def _release(version: str) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...core.errors import InputError
 from ...io.documents import dump_yaml, unflatten
 from ...knowledge.schema import schema_index
 from ...core.report import Status
@@ -18,6 +19,7 @@ class NeoxWriter(Writer):
 
     def write(self, leaves: dict[str, Any], ctx: WriteContext) -> WriteResult:
         document = unflatten({key: _typed(key, value) for key, value in leaves.items()})
+        _refused(document)
         added = _loadable(document)
         # said twice: in the file for its readers, and in the report, where every difference is named
         header = self.header(document, ctx) + [f"# added for NeoX to load it: {e.target_key}: {_shown(e)}" for e in added]
@@ -31,6 +33,23 @@ class NeoxWriter(Writer):
 
 
 WRITER = NeoxWriter()
+
+
+def _refused(document: dict[str, Any]) -> None:
+    """A model NeoX refuses to build is not written: NeoXArgs.validate_values asserts the heads divide
+    hidden_size (but for Mamba), where a source with its own head width (Megatron's --kv-channels,
+    multi-latent attention) need not."""
+    hidden, heads = document.get("hidden_size"), document.get("num_attention_heads")
+    if isinstance(hidden, int) and isinstance(heads, int) and heads > 0 and hidden % heads:
+        # NeoX exempts Mamba; RWKV and gMLP blocks are left to the relation canonical.yaml gives them
+        if not any(kind in str(document.get("attention_config", "")) for kind in ("mamba", "rwkv", "gmlp")):
+            raise InputError(
+                f"GPT-NeoX cannot build this model: hidden_size {hidden} is not divisible by num_attention_heads "
+                f"{heads}, which NeoX asserts (validate_values; its heads are hidden_size / num_attention_heads wide)",
+                key="num_attention_heads",
+                hint="a source whose heads have their own width (--kv-channels, multi-latent attention) has no "
+                     "GPT-NeoX form",
+            )
 
 
 def _typed(key: str, value: Any) -> Any:

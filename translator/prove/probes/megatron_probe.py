@@ -4,8 +4,9 @@ later need Python 3.12).
 
 * The words: an argument file (`--flag value` per line, comments, backslash continuations) split
   as a shell splits it (shlex), or Megatron's CI YAML (`MODEL_ARGS:` of `--flag: value`, `true` a
-  bare flag). A bash script is not read: bash makes its words (`neoconv megatron2megatron
-  SCRIPT -o run.args` writes them as an argument file).
+  bare flag). A bash script is not run: its words are the ones neoconv's static reading of it gives
+  (the job's `argv`, a stand-in listed in the result); a script whose words need the environment or
+  its arguments cannot be run.
 * Accepts: `megatron/training/arguments.py` `parse_args()` on `pretrain_gpt.py WORDS` and
   `validate_args(args, {"tokenizer_type": "GPT2BPETokenizer"})` (pretrain_gpt.py's defaults), with
   WORLD_SIZE and RANK as torchrun sets them.
@@ -135,7 +136,16 @@ def probe(job: dict[str, Any], result: Result) -> None:
         STUBS.add(f"${name}", f"{'the world size (--world-size)' if name == 'WORLD_SIZE' else '0'}, as torchrun sets it")
         os.environ[name] = value
         STUBS.ran(f"${name}")
-    argv = [w for path in job["files"] for w in words(path)]
+    STUBS.known.pop("argv", None)  # this job's stand-in only (one process probes every file of a side)
+    if job.get("argv"):  # a bash script: the words neoconv's static reading of it gives (bash is not run)
+        STUBS.add("argv", "the launch script's words as neoconv reads them (bash not run)")
+        argv = list(job["argv"])
+        STUBS.ran("argv")
+    elif job.get("argv_unknown"):
+        raise CannotRun(f"the launch script's words are not all known without running it ({job['argv_unknown']})",
+                        stage="probe")
+    else:
+        argv = [w for path in job["files"] for w in words(path)]
     sys.argv = ["pretrain_gpt.py", *argv]
     said = io.StringIO()
     with framework(), contextlib.redirect_stdout(sys.stderr):
