@@ -50,12 +50,57 @@ class DeepspeedReader(Reader):
         """NeoX argument files refused, "auto" held apart."""
         _refuse_neox_arguments(tree, text, name)
         _refuse_dotted_keys(tree, text, name)
+        notes, warnings = _read_as_deepspeed(tree)
         unresolved = {leaf: AUTO for leaf, value in flatten(tree).items() if value == "auto"}
-        return Source("deepspeed", tree, [name], {name: text} if text else {}, {k: name for k in tree}, unresolved=unresolved,
-                      placeholders=frozenset(unresolved))
+        source = Source("deepspeed", tree, [name], {name: text} if text else {}, {k: name for k in tree},
+                        unresolved=unresolved, placeholders=frozenset(unresolved), notes=notes)
+        source.warnings.extend(warnings)
+        return source
 
 
 READER = DeepspeedReader()
+
+
+# pydantic's lax bool (DeepSpeedFP16Config / DeepSpeedBF16Config from 0.17.1): these words, any case
+_TRUE_WORDS = frozenset({"1", "on", "t", "true", "y", "yes"})
+_FALSE_WORDS = frozenset({"0", "off", "f", "false", "n", "no"})
+# switches DeepSpeed read with get_scalar_param (the value itself, then `if enabled:`) up to 0.17.0
+_PRECISION_SWITCHES = ("fp16.enabled", "bf16.enabled", "bfloat16.enabled")
+_PYDANTIC_PRECISION = "0.17.1"
+
+
+def _read_as_deepspeed(tree: dict[str, Any]) -> tuple[dict[str, str], list[str]]:
+    """Values DeepSpeed runs though they are not of the key's type, read as its code reads them:
+    `zero_optimization: true` (runtime/zero/config.py get_zero_config: a bool goes to
+    read_zero_config_deprecated, stage 1 for true, 0 for false) and a precision switch written as text
+    ("true"/"false"). Returns the notes per leaf and the warnings for what a release reads otherwise."""
+    notes: dict[str, str] = {}
+    warnings: list[str] = []
+    zero = tree.get("zero_optimization")
+    if isinstance(zero, bool):
+        stage = 1 if zero else 0
+        tree["zero_optimization"] = {"stage": stage}
+        notes["zero_optimization.stage"] = (
+            f"zero_optimization: {str(zero).lower()} is DeepSpeed's deprecated switch: read as stage {stage}, "
+            "as its get_zero_config does"
+        )  # fmt: skip
+    for leaf in _PRECISION_SWITCHES:
+        block, key = leaf.split(".")
+        node = tree.get(block)
+        value = node.get(key) if isinstance(node, dict) else None
+        if not isinstance(value, str) or value.lower() not in _TRUE_WORDS | _FALSE_WORDS:
+            continue
+        read = value.lower() in _TRUE_WORDS
+        node[key] = read
+        notes[leaf] = f"the text {value!r}: read as {str(read).lower()}, as DeepSpeed {_PYDANTIC_PRECISION} and later read it"
+        if not read:  # before pydantic: get_scalar_param hands back the string, and a non-empty string is true
+            warnings.append(
+                f"{leaf}: the text {value!r} is read as false by DeepSpeed {_PYDANTIC_PRECISION} and later, but "
+                f"as TRUE by DeepSpeed up to 0.17.0 (its get_scalar_param returns the non-empty string): "
+                f"there the {block} mode is on; write {leaf}: false"
+            )  # fmt: skip
+            notes[leaf] += f"; DeepSpeed up to 0.17.0 reads it as TRUE (a non-empty string)"
+    return notes, warnings
 
 
 def _refuse_template(text: str, name: str) -> None:
