@@ -99,3 +99,15 @@ def test_a_precision_switch_that_is_no_bool_word_is_still_refused(tmp_path: Path
     config = {"train_batch_size": 32, "train_micro_batch_size_per_gpu": 4, "bf16": {"enabled": "maybe"}}
     with pytest.raises(InputError):
         translate(_write(tmp_path, config), "deepspeed", "neox", world_size=8)
+
+
+def test_false_as_text_is_true_up_to_0_17_0(tmp_path: Path) -> None:
+    config = {"train_batch_size": 32, "train_micro_batch_size_per_gpu": 4, "fp16": {"enabled": "false"}}
+    old = translate(_write(tmp_path, config), "deepspeed", "neox", world_size=8, source_version="0.9.0")
+    assert old.config["precision"] == "fp16"  # v0.9.0 get_fp16_enabled: the string 'false', a true value
+    assert "TRUE" in old.report.by_source()["fp16.enabled"].detail
+    new = translate(_write(tmp_path, config), "deepspeed", "neox", world_size=8, source_version="0.17.1")
+    assert new.config["precision"] == "fp32"
+    both = {**config, "bf16": {"enabled": True}}
+    with pytest.raises(InputError):  # 0.9.0: fp16 and bf16 both on, which DeepSpeed asserts against
+        translate(_write(tmp_path, both), "deepspeed", "neox", world_size=8, source_version="0.9.0")

@@ -69,6 +69,9 @@ class Reader:
     # the names the key history (schemas/history/<format>.json) may give a leaf, best first, from its
     # path in the view and as written (None: the same); default: as written
     history_key: Callable[[str, str | None], tuple[str, ...]] | None = None
+    # once the release is settled: values that release reads otherwise than the newest (a string the
+    # old code took as it is), changed in the Source in place
+    at_release: Callable[[Source], None] | None = None
 
 
 @dataclass(frozen=True)
