@@ -56,3 +56,40 @@ def test_a_pytorch_model_keeps_the_text(tmp_path: Path) -> None:
     result = translate(source, "cerebras", "cerebras")
     assert yaml.safe_load(result.dump())["model"]["layer_norm_epsilon"] == "1e-5"  # torch would get the text
     assert result.report.by_source()["model.layer_norm_epsilon"].status is Status.EXACT
+
+
+TF_GPTJ_FINETUNING = """\
+train_input:
+  data_processor: "GptTfRecordsProcessor"
+  data_dir: "./train"
+  vocab_size: 50400
+  max_sequence_length: 1024
+  batch_size: 32
+model:
+  max_position_embeddings: 1024
+  use_position_embeddings: False
+  hidden_size: 4096
+  num_heads: 16
+  num_hidden_layers: 28
+  filter_size: 16384
+  nonlinearity: "gelu"
+  rotary_dim: 64
+  layer_norm_epsilon: 1.0e-5
+  use_cache: False
+  mixed_precision: True
+optimizer:
+  optimizer_type: "adamw"
+  learning_rate: 5.0e-05
+runconfig:
+  max_steps: 500
+"""
+
+
+def test_tf_gptj_use_cache_does_not_decide_the_family(tmp_path: Path) -> None:
+    """R_1.8 transformers/tf/gptj/GptJModel.py:83 reads model.use_cache; the key history's readers are the
+    newest release's (t5, transformer): the key alone must not make a GPT-J an encoder-decoder."""
+    source = tmp_path / "params_finetuning.yaml"
+    source.write_text(TF_GPTJ_FINETUNING)
+    result = translate(source, "cerebras", "neox")
+    assert result.config["num_layers"] == 28 and result.config["hidden_size"] == 4096
+    assert result.report.by_source()["model.use_cache"].status is Status.DROPPED
