@@ -131,18 +131,15 @@ _CARRIED: tuple[Message, ...] = (("carried", _NOTHING),)
 
 def leaf_entries(
     ingested: Ingested, table: Table, dst_format: str, carried: dict[str, Carried], out: dict[str, Any],
-    passed: set[str], homeless: dict[str, str], refused: dict[str, Message] | None = None,
+    passed: set[str], homeless: dict[str, str],
 ) -> list[Entry]:  # fmt: skip
-    """`refused`: leaves carried as written whose value the target release's Literal lacks (unknown)."""
     entries: list[Entry] = []
     src_format = ingested.source.format if ingested.source else "?"
     for part in (ingested, *ingested.companions):
         prefix = "" if part is ingested else f"{part.source.files[0] if part.source else '?'}:"
         part_format = part.source.format if part.source else src_format
         for leaf, fate in part.fates.items():
-            if part is ingested and refused and leaf in refused and fate.kind != "unknown":
-                entry = said(leaf, leaf, Status.UNKNOWN, (refused[leaf], ("carried_as_written", {})), fields_of(fate))
-            elif part is ingested and leaf in passed:
+            if part is ingested and leaf in passed:
                 entry = _passed_entry(leaf, part, fate)
             elif part is ingested and leaf in homeless:
                 entry = said(leaf, None, Status.DROPPED, (("no_place_in_layout", {"reason": homeless[leaf]}), *fate.notes),
@@ -221,8 +218,7 @@ def _passed_entry(leaf: str, ingested: Ingested, fate: LeafFate) -> Entry:
     if fate.kind == "unknown":
         return said(leaf, leaf, Status.UNKNOWN, (*fate.notes, ("carried_as_written", {})), fields_of(fate))
     family = next((values for kind, values in fate.notes if kind == "family_not_supported"), None)
-    if fate.kind == "unsupported" and family is not None:
-        # a model family neoconv does not read (an HF model_type no row maps): carried, and not checked
+    if fate.kind == "unsupported" and family is not None:  # a family no row reads: carried, and not checked
         read_as = tuple(note for note in fate.notes if note[0] == "reader_note")  # what the reader made of the text
         return said(leaf, leaf, Status.EXACT, (*read_as, ("carried_unchecked", {"what": family["what"]})), ())
     if leaf in ingested.coerced:
@@ -559,8 +555,7 @@ def emit(
             if leaf not in run.homeless and (unplaceable is None or not unplaceable(leaf)):
                 run.out.setdefault(leaf, value)
     report = Report()
-    report.entries = leaf_entries(ingested, table, dst_format, run.carried, run.out, run.passed, run.homeless,
-                                    run.refused)
+    report.entries = leaf_entries(ingested, table, dst_format, run.carried, run.out, run.passed, run.homeless)
     src_title = ingested.table.title if ingested.table else src_format
     unreported_losses(report, run.extra, run.carried, ingested.ir, src_title)
     set_entries(report, ingested, table, run.carried)
@@ -591,7 +586,6 @@ class _Emission:
         self.passed: set[str] = set()
         self.applied: list[tuple[Rule, list[str]]] = []  # rules that wrote (or noted) their fields, with those fields
         self.homeless: dict[str, str] = {}  # leaf -> why the target layout has no place for it
-        self.refused: dict[str, Message] = {}  # leaf carried as written -> the target release lacks its value
 
     def carry_as_written(self) -> None:
         """Same format: every leaf no --set or companion value replaces is written as it was read."""
@@ -605,20 +599,6 @@ class _Emission:
                 continue
             self.out[leaf] = ingested.coerced.get(leaf, ingested.raw.get(leaf))
             self.passed.add(leaf)
-            refused = self._not_a_target_value(leaf, self.out[leaf])
-            if refused is not None:
-                self.refused[leaf] = refused
-
-    def _not_a_target_value(self, leaf: str, value: Any) -> Message | None:
-        """A text the target release's Literal for the key lacks (NeoX's launcher `srun`, a str up to
-        2023-03 and pdsh/openmpi/mvapich/slurm since): that release refuses it, so it is not exact."""
-        names = self.history.choices_at(leaf, self.version) if self.history is not None and isinstance(value, str) else None
-        if not names or (value if self.table.closed_enums else value.lower()) in (
-            names if self.table.closed_enums else {n.lower() for n in names}
-        ):
-            return None
-        return "not_a_value", {"title": self.table.title, "release": self.version, "key": leaf, "value": value,
-                               "known": list(names), "fields": []}  # fmt: skip
 
     def write_all(self, rules: tuple[Rule, ...]) -> None:
         """Every rule writes its fields (the hot loop: a batch runs it for every rule of every file)."""

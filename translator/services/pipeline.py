@@ -308,6 +308,10 @@ def write(ingested: Ingested, request: Request) -> Written:
     homeless = no_place(writer.unplaceable, layout, version, retired(table, version) if src == dst else None)
     once = repeats_for(source, table, version) if src == dst else []  # a key given twice, which the release refuses
     leaves, report = emit(ingested, table, dst, version=version, unplaceable=homeless)
+    if src == dst:  # carried as written: a text the target release's Literal lacks is no exact value there
+        from ..engine.target_names import unknown_at_target
+
+        report.entries = unknown_at_target(report.entries, leaves, table, dst, version)
     if once:  # written once (the text is the plain dump: the source's repeats them)
         report.entries, report.target["written_once"] = said_once(report.entries, once, table.title, version), once
     if src == dst and layout == source.layout:

@@ -77,7 +77,9 @@ _FLOAT_TEXT = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)$")
 
 def _read_as_tf(tree: dict[str, Any]) -> dict[str, str]:
     """A TensorFlow model's float()-read key written as text, read as the number its code makes of it."""
-    processor = (tree.get("train_input") or {}).get("data_processor") if isinstance(tree.get("train_input"), dict) else None
+    processor = (
+        (tree.get("train_input") or {}).get("data_processor") if isinstance(tree.get("train_input"), dict) else None
+    )
     model = tree.get("model")
     if not (isinstance(processor, str) and processor.endswith(_TF_PROCESSOR_ENDS) and isinstance(model, dict)):
         return {}
