@@ -32,8 +32,11 @@ def test_model_parallel_batch_names_the_engine_it_needs(tmp_path: Path) -> None:
     source.write_text(NEOX + "model_parallel_size: 2\npipe_parallel_size: 2\n")
     result = translate(source, "neox", "deepspeed", world_size=8)
     written = json.loads(result.dump())
-    assert (written["train_batch_size"], written["train_micro_batch_size_per_gpu"],
-            written["gradient_accumulation_steps"]) == (32, 4, 4)  # 4 x 4 x dp 2 (8 / tensor 2 / pipeline 2)
+    assert (
+        written["train_batch_size"],
+        written["train_micro_batch_size_per_gpu"],
+        written["gradient_accumulation_steps"],
+    ) == (32, 4, 4)  # 4 x 4 x dp 2 (8 / tensor 2 / pipeline 2)
     entry = _entry(result, "train_batch_size")
     assert entry.status is Status.LOSSY
     assert "data-parallel size 2" in entry.detail and "mpu" in entry.detail

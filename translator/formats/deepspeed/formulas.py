@@ -80,7 +80,7 @@ class DeepspeedBatch:
         at = f"{dp} ({where})" if dp else f"world size / {model_parallel}"
         why = (f"train_batch_size {keys['train_batch_size']} holds at data-parallel size {at}: DeepSpeed divides "
                f"by the tensor x pipeline size {model_parallel} only when the engine hands it the model-parallel "
-               "unit (deepspeed.initialize(mpu=...): GPT-NeoX, Megatron-DeepSpeed); this JSON has no model "
+               "unit (deepspeed.initialize(mpu=...), as model-parallel training code does); this JSON has no model "
                "parallelism, so read alone DeepSpeed takes every GPU as data-parallel and its batch assertion fails")
         if isinstance(out, Approx):
             return Approx(out.value, f"{out.detail}; {why}", tuple(dict.fromkeys((*out.fields, "batch.global"))))
