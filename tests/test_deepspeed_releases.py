@@ -111,3 +111,12 @@ def test_false_as_text_is_true_up_to_0_17_0(tmp_path: Path) -> None:
     both = {**config, "bf16": {"enabled": True}}
     with pytest.raises(InputError):  # 0.9.0: fp16 and bf16 both on, which DeepSpeed asserts against
         translate(_write(tmp_path, both), "deepspeed", "neox", world_size=8, source_version="0.9.0")
+
+
+def test_every_switch_of_the_precision_blocks_is_read_so(tmp_path: Path) -> None:
+    # SafeAILab/EAGLE's ds_config shape: fp16.auto_cast "true" (DeepSpeedFP16Config.auto_cast: bool)
+    config = {"train_batch_size": 32, "train_micro_batch_size_per_gpu": 4,
+              "fp16": {"enabled": "true", "auto_cast": "false"}}
+    same = translate(_write(tmp_path, config), "deepspeed", "deepspeed", world_size=8)
+    assert json.loads(same.dump())["fp16"] == {"enabled": True, "auto_cast": False}
+    assert "fp16.auto_cast" in same.report.source["note"]  # "false": TRUE up to 0.17.0

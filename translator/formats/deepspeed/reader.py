@@ -52,9 +52,17 @@ class DeepspeedReader(Reader):
         _refuse_dotted_keys(tree, text, name)
         notes, warnings, falsy_texts = _read_as_deepspeed(tree)
         unresolved = {leaf: AUTO for leaf, value in flatten(tree).items() if value == "auto"}
-        source = Source("deepspeed", tree, [name], {name: text} if text else {}, {k: name for k in tree},
-                        unresolved=unresolved, placeholders=frozenset(unresolved), notes=notes,
-                        meta={"falsy_texts": falsy_texts} if falsy_texts else {})
+        source = Source(
+            "deepspeed",
+            tree,
+            [name],
+            {name: text} if text else {},
+            {k: name for k in tree},
+            unresolved=unresolved,
+            placeholders=frozenset(unresolved),
+            notes=notes,
+            meta={"falsy_texts": falsy_texts} if falsy_texts else {},
+        )
         source.warnings.extend(warnings)
         return source
 
@@ -65,9 +73,19 @@ READER = DeepspeedReader()
 # pydantic's lax bool (DeepSpeedFP16Config / DeepSpeedBF16Config from 0.17.1): these words, any case
 _TRUE_WORDS = frozenset({"1", "on", "t", "true", "y", "yes"})
 _FALSE_WORDS = frozenset({"0", "off", "f", "false", "n", "no"})
-# switches DeepSpeed read with get_scalar_param (the value itself, then `if enabled:`) up to 0.17.0
-_PRECISION_SWITCHES = ("fp16.enabled", "bf16.enabled", "bfloat16.enabled")
+# the fp16/bf16 blocks' switches (enabled, auto_cast, ...): DeepSpeed read them with get_scalar_param (the
+# value itself, then `if enabled:`) up to 0.17.0, with pydantic (precision_config.py) from 0.17.1
+_PRECISION_BLOCKS = ("fp16", "bf16", "bfloat16")
 _PYDANTIC_PRECISION = "0.17.1"
+
+
+def _precision_switches(tree: dict[str, Any]) -> list[str]:
+    """The boolean keys of the precision blocks that the file writes as text."""
+    from ...knowledge.schema import schema_index
+
+    schema = schema_index("deepspeed")
+    return [f"{block}.{key}" for block in _PRECISION_BLOCKS if isinstance(node := tree.get(block), dict)
+            for key, value in node.items() if isinstance(value, str) and "boolean" in schema.types_of(f"{block}.{key}")]  # fmt: skip
 
 
 def _read_as_deepspeed(tree: dict[str, Any]) -> tuple[dict[str, str], list[str], dict[str, str]]:
@@ -87,15 +105,18 @@ def _read_as_deepspeed(tree: dict[str, Any]) -> tuple[dict[str, str], list[str],
             f"zero_optimization: {str(zero).lower()} is DeepSpeed's deprecated switch: read as stage {stage}, "
             "as its get_zero_config does"
         )  # fmt: skip
-    for leaf in _PRECISION_SWITCHES:
+    for leaf in _precision_switches(tree):
         block, key = leaf.split(".")
-        node = tree.get(block)
-        value = node.get(key) if isinstance(node, dict) else None
-        if not isinstance(value, str) or value.lower() not in _TRUE_WORDS | _FALSE_WORDS:
+        node = tree[block]
+        value = node[key]
+        if value.lower() not in _TRUE_WORDS | _FALSE_WORDS:
             continue
         read = value.lower() in _TRUE_WORDS
         node[key] = read
-        notes[leaf] = f"the text {value!r}: read as {str(read).lower()}, as DeepSpeed {_PYDANTIC_PRECISION} and later read it"
+        notes[leaf] = (
+            f"the text {value!r}: read as {str(read).lower()}, as DeepSpeed {_PYDANTIC_PRECISION} and later read "
+            "it (pydantic's bool)" + ("; earlier releases take the non-empty string as true too" if read else "")
+        )
         if not read:  # before pydantic: get_scalar_param hands back the string, and a non-empty string is true
             falsy_texts[leaf] = value
             warnings.append(
