@@ -7,7 +7,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from neoconv import translate
+from neoconv.core.errors import InputError
 
 # deepspeedai/DeepSpeed@v0.6.7:deepspeed/runtime/zero/config.py:140 reads cpu_offload_params; v0.7.0's
 # pydantic DeepSpeedZeroConfig has cpu_offload_param (config.py:93) and forbids other keys
@@ -61,3 +64,59 @@ def test_a_typo_in_the_zero_block_is_unknown(tmp_path: Path) -> None:
     result = translate(_write(tmp_path, config), "deepspeed", "neox", world_size=8)
     entry = result.report.by_source()["zero_optimization.stage3_gather_16bit_weights_on_model_sav"]
     assert entry.status.value == "unknown" and "did you mean" in entry.detail
+
+
+# What DeepSpeed runs though the value is not of the key's type (deepspeedai/DeepSpeed@v0.19.5):
+# runtime/zero/config.py get_zero_config sends a bool to read_zero_config_deprecated (stage 1 if true);
+# runtime/precision_config.py (from 0.17.1) reads "enabled" with pydantic's lax bool ("true" -> True);
+# up to 0.17.0 runtime/config.py get_fp16_enabled returned get_scalar_param's value, the string itself.
+def test_zero_optimization_true_is_stage_1(tmp_path: Path) -> None:
+    config = {"train_batch_size": 32, "train_micro_batch_size_per_gpu": 4, "zero_optimization": True}
+    result = translate(_write(tmp_path, config), "deepspeed", "neox", world_size=8)
+    assert result.config["zero_optimization"]["stage"] == 1
+    entry = result.report.by_source()["zero_optimization.stage"]
+    assert entry.status.value in ("exact", "converted") and "deprecated" in entry.detail
+    off = translate(_write(tmp_path, {**config, "zero_optimization": False}), "deepspeed", "deepspeed", world_size=8)
+    assert json.loads(off.dump())["zero_optimization"] == {"stage": 0}
+
+
+def test_precision_switches_as_text_are_read_as_deepspeed_reads_them(tmp_path: Path) -> None:
+    config = {"train_batch_size": 32, "train_micro_batch_size_per_gpu": 4,
+              "bf16": {"enabled": "true"}, "fp16": {"enabled": "false"}}
+    result = translate(_write(tmp_path, config), "deepspeed", "neox", world_size=8)
+    assert result.config["precision"] == "bfloat16"
+    assert result.config["bf16"]["enabled"] is True
+    note = result.report.source["note"]
+    # the surprising one is named: "false" is true up to 0.17.0
+    assert "fp16.enabled" in note and "0.17.0" in note and "TRUE" in note
+    assert "bf16.enabled" not in note  # "true" is true at every release
+    same = translate(_write(tmp_path, config), "deepspeed", "deepspeed", world_size=8)
+    written = json.loads(same.dump())
+    assert written["bf16"]["enabled"] is True and written["fp16"]["enabled"] is False
+
+
+def test_a_precision_switch_that_is_no_bool_word_is_still_refused(tmp_path: Path) -> None:
+    config = {"train_batch_size": 32, "train_micro_batch_size_per_gpu": 4, "bf16": {"enabled": "maybe"}}
+    with pytest.raises(InputError):
+        translate(_write(tmp_path, config), "deepspeed", "neox", world_size=8)
+
+
+def test_false_as_text_is_true_up_to_0_17_0(tmp_path: Path) -> None:
+    config = {"train_batch_size": 32, "train_micro_batch_size_per_gpu": 4, "fp16": {"enabled": "false"}}
+    old = translate(_write(tmp_path, config), "deepspeed", "neox", world_size=8, source_version="0.9.0")
+    assert old.config["precision"] == "fp16"  # v0.9.0 get_fp16_enabled: the string 'false', a true value
+    assert "TRUE" in old.report.by_source()["fp16.enabled"].detail
+    new = translate(_write(tmp_path, config), "deepspeed", "neox", world_size=8, source_version="0.17.1")
+    assert new.config["precision"] == "fp32"
+    both = {**config, "bf16": {"enabled": True}}
+    with pytest.raises(InputError):  # 0.9.0: fp16 and bf16 both on, which DeepSpeed asserts against
+        translate(_write(tmp_path, both), "deepspeed", "neox", world_size=8, source_version="0.9.0")
+
+
+def test_every_switch_of_the_precision_blocks_is_read_so(tmp_path: Path) -> None:
+    # SafeAILab/EAGLE's ds_config shape: fp16.auto_cast "true" (DeepSpeedFP16Config.auto_cast: bool)
+    config = {"train_batch_size": 32, "train_micro_batch_size_per_gpu": 4,
+              "fp16": {"enabled": "true", "auto_cast": "false"}}
+    same = translate(_write(tmp_path, config), "deepspeed", "deepspeed", world_size=8)
+    assert json.loads(same.dump())["fp16"] == {"enabled": True, "auto_cast": False}
+    assert "fp16.auto_cast" in same.report.source["note"]  # "false": TRUE up to 0.17.0

@@ -69,14 +69,15 @@ def test_a_tensorflow_bert_large_stays_a_bert(tmp_path: Path) -> None:
 
 
 def test_keys_of_several_other_families_cannot_tell_the_family(tmp_path: Path) -> None:
-    """use_cache is read by T5's and Transformer's code only: no decoder, and not one family. Refused,
-    naming the key and the --set; given the family, it translates as that family."""
+    """relu_dropout_rate is read by T5's and Transformer's code only: no decoder, and not one family. Refused,
+    naming the key and the --set; given the family, it translates as that family. (Not use_cache: 1.x's TF
+    GPT-J reads it too, so it tells no family: test_cerebras_tf_values.)"""
     text = BERT_LARGE_TF.replace("    use_segment_embedding: True\n", "").replace(
-        '    encoder_nonlinearity: "gelu"\n', "    use_cache: True\n")  # fmt: skip
+        '    encoder_nonlinearity: "gelu"\n', "    relu_dropout_rate: 0.1\n")  # fmt: skip
     path = _file(tmp_path, text.replace('"BertTfRecordsProcessor"', '"GptTfRecordsProcessor"'))
     with pytest.raises(InputError, match="cannot tell the model family") as err:
         translate(path, "cerebras", "cerebras", layout="trainer")
-    assert err.value.key == "model.use_cache" and "--set model.family=" in str(err.value)
+    assert err.value.key == "model.relu_dropout_rate" and "--set model.family=" in str(err.value)
     told = translate(path, "cerebras", "cerebras", layout="trainer", set_values={"model.family": "gptj"})
     assert told.config["trainer"]["init"]["model"]["name"] == "gptj"
 

@@ -224,3 +224,17 @@ def test_an_optimizer_block_always_says_its_type(tmp_path: Path) -> None:
                                                 '"num_attention_heads": 4, "vocab_size": 128}')  # fmt: skip
     done = translate([str(source)], "veomni", "neox", world_size=8)
     assert done.config["optimizer"]["type"] == "Adam" and done.config["optimizer"]["params"]["lr"] == 3.0e-4
+
+
+def test_a_launcher_the_target_release_lacks_is_not_exact(tmp_path: Path) -> None:
+    """NeoX typed `launcher` str until 2023-03 (deepspeed_args.py: launcher: str = "pdsh"), then
+    Literal["pdsh", "openmpi", "mvapich", "slurm"]: `srun` carried into today's release is refused there."""
+    path = tmp_path / "old.yml"
+    path.write_text("num_layers: 2\nhidden_size: 64\nnum_attention_heads: 4\nseq_length: 128\n"
+                    "max_position_embeddings: 128\ntrain_micro_batch_size_per_gpu: 4\ntrain_iters: 100\nlauncher: srun\n")
+    newest = translate(path, "neox", "neox", source_version="2022-12-06")
+    entry = newest.report.by_source()["launcher"]
+    assert entry.status is Status.UNKNOWN and "srun" in entry.detail and "slurm" in entry.detail
+    assert newest.config["launcher"] == "srun"  # carried as written, named
+    same = translate(path, "neox", "neox", source_version="2022-12-06", target_version="2022-12-06")
+    assert same.report.by_source()["launcher"].status is Status.EXACT  # a str at that release: NeoX takes any text

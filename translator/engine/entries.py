@@ -218,9 +218,9 @@ def _passed_entry(leaf: str, ingested: Ingested, fate: LeafFate) -> Entry:
     if fate.kind == "unknown":
         return said(leaf, leaf, Status.UNKNOWN, (*fate.notes, ("carried_as_written", {})), fields_of(fate))
     family = next((values for kind, values in fate.notes if kind == "family_not_supported"), None)
-    if fate.kind == "unsupported" and family is not None:
-        # a model family neoconv does not read (an HF model_type no row maps): carried, and not checked
-        return said(leaf, leaf, Status.EXACT, (("carried_unchecked", {"what": family["what"]}),), ())
+    if fate.kind == "unsupported" and family is not None:  # a family no row reads: carried, and not checked
+        read_as = tuple(note for note in fate.notes if note[0] == "reader_note")  # what the reader made of the text
+        return said(leaf, leaf, Status.EXACT, (*read_as, ("carried_unchecked", {"what": family["what"]})), ())
     if leaf in ingested.coerced:
         notes = fate.notes if fate.kind == "rule" else ()
         return said(leaf, leaf, Status.CONVERTED, notes or _CARRIED, fields_of(fate))

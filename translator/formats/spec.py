@@ -73,6 +73,9 @@ class Reader:
     # (Model Zoo 2.4+ reads a legacy file through its trainer converter): (tree, release, leaves) -> leaf
     # -> the key it reads there, for `validate --version`'s "does that release read it" (absent: as written)
     release_keys: Callable[[dict[str, Any], str, list[str]], dict[str, str]] | None = None
+    # once the release is settled: values that release reads otherwise than the newest (a string the
+    # old code took as it is), changed in the Source in place
+    at_release: Callable[[Source], None] | None = None
 
 
 @dataclass(frozen=True)

@@ -321,6 +321,10 @@ def write(ingested: Ingested, request: Request) -> Written:
     homeless = no_place(writer.unplaceable, layout, version, retired(table, version) if src == dst else None)
     once = repeats_for(source, table, version) if src == dst else []  # a key given twice, which the release refuses
     leaves, report = emit(ingested, table, dst, version=version, unplaceable=homeless)
+    if src == dst:  # carried as written: a text the target release's Literal lacks is no exact value there
+        from ..engine.target_names import unknown_at_target
+
+        report.entries = unknown_at_target(report.entries, leaves, table, dst, version)
     if once:  # written once (the text is the plain dump: the source's repeats them)
         report.entries, report.target["written_once"] = said_once(report.entries, once, table.title, version), once
     if src == dst and layout == source.layout:
@@ -530,11 +534,13 @@ def read_ir(config: ConfigInput | Source, src: str, **options: Any) -> Ingested:
         except ValueError as exc:
             raise UsageError(f"world size: {exc}") from None
     table = load_table(src).for_layout(source.layout)
-    spelling = get_format(source.format).load_reader().history_key  # the names the key history gives a leaf
-    settle(source, table, options.get("source_version"), spelling)
+    reader = get_format(source.format).load_reader()
+    settle(source, table, options.get("source_version"), reader.history_key)  # history_key: a leaf's names there
+    if reader.at_release is not None:
+        reader.at_release(source)
     refuse_undeclared(source, table.title)  # a release whose parser refuses keys it lacks (VeOmni #1090)
     upgrade(source, table)  # older spellings read as today's keys (after the release is told from them)
-    retire(source, table, spelling)  # keys of other releases a rule would read: not by this release
+    retire(source, table, reader.history_key)  # keys of other releases a rule would read: not by this release
     unsupported = set_family_aside(source, table, "model.family" in user)  # a family the canonical fields do not cover
     ingested = ingest(source, table, release_index(src, source.version, table.title), user, options.get("context"))
     settle_schedule(ingested.ir)

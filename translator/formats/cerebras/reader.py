@@ -9,6 +9,7 @@ goes to Source.meta for a same-format write.
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from typing import Any
 
@@ -50,7 +51,8 @@ class CerebrasReader(Reader):
             if section in tree and tree[section] is not None and not isinstance(tree[section], dict):
                 raise InputError(f"section {section!r} must be a mapping", file=name)
         texts = {name: text} if text else {}
-        return Source("cerebras", tree, [name], texts, {k: name for k in tree}, layout="legacy")
+        notes = _read_as_tf(tree)
+        return Source("cerebras", tree, [name], texts, {k: name for k in tree}, layout="legacy", notes=notes)
 
     def detect_layout(self, tree: dict[str, Any]) -> str:
         return "trainer" if "trainer" in tree else "legacy"
@@ -96,6 +98,33 @@ def _trainer_place(leaf: str) -> str | None:
 
 
 READER = CerebrasReader()
+
+# Model Zoo 1.x's TensorFlow models (their data processors read TFRecords/TFDS) pass these keys through
+# float() in set_defaults (R_1.6.0..1.9 transformers/tf/{bert,gpt2,gptj,linformer,transformer}/utils.py):
+# a YAML 1.1 text such as `1e-5` is the number there. The PyTorch models take the text as it is.
+_TF_PROCESSOR_ENDS = ("TfRecordsProcessor", "TfdsTextDataProcessor")
+_TF_FLOATED = ("layer_norm_epsilon",)
+_FLOAT_TEXT = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)$")
+
+
+def _read_as_tf(tree: dict[str, Any]) -> dict[str, str]:
+    """A TensorFlow model's float()-read key written as text, read as the number its code makes of it."""
+    processor = (
+        (tree.get("train_input") or {}).get("data_processor") if isinstance(tree.get("train_input"), dict) else None
+    )
+    model = tree.get("model")
+    if not (isinstance(processor, str) and processor.endswith(_TF_PROCESSOR_ENDS) and isinstance(model, dict)):
+        return {}
+    notes: dict[str, str] = {}
+    for key in _TF_FLOATED:
+        value = model.get(key)
+        if isinstance(value, str) and _FLOAT_TEXT.match(value.strip()):
+            model[key] = float(value)
+            notes[f"model.{key}"] = (
+                f"the text {value!r} (YAML 1.1 reads a float without a dot as text): read as {float(value)!r}, "
+                f"as the TensorFlow model's set_defaults reads it (float())"
+            )  # fmt: skip
+    return notes
 
 
 def _trainer_source(data: dict[str, Any], name: str, text: str) -> Source:

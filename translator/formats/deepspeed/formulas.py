@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...knowledge.formula import ranks, split, written
+from ...knowledge.formula import Approx, Missing, ranks, split, written
 from ...knowledge.formula import formula
 from ...knowledge.formula import ranks_differ
 from . import schedule  # noqa: F401  (registers deepspeed.lr_schedule)
@@ -86,7 +86,21 @@ class DeepspeedBatch:
     def write(value: int | None, micro: int | None, grad_accum: int | None, world: int | None, tensor: int | None,
               pipeline: int | None, sequence: int | None) -> Any:  # fmt: skip
         dp, where = ranks(world, [("tensor", tensor), ("pipeline", pipeline), ("sequence", sequence)])
-        return written(split(value, micro, grad_accum, dp, where), DEEPSPEED_BATCH_KEYS)
+        out = written(split(value, micro, grad_accum, dp, where), DEEPSPEED_BATCH_KEYS)
+        model_parallel = (tensor or 1) * (pipeline or 1)
+        if model_parallel == 1 or not isinstance(out, (dict, Approx)):
+            return out
+        keys = out.value if isinstance(out, Approx) else out
+        if keys.get("train_batch_size") is None or isinstance(keys["train_batch_size"], Missing):
+            return out
+        at = f"{dp} ({where})" if dp else f"world size / {model_parallel}"
+        why = (f"train_batch_size {keys['train_batch_size']} holds at data-parallel size {at}: DeepSpeed divides "
+               f"by the tensor x pipeline size {model_parallel} only when the engine hands it the model-parallel "
+               "unit (deepspeed.initialize(mpu=...), as model-parallel training code does); this JSON has no model "
+               "parallelism, so read alone DeepSpeed takes every GPU as data-parallel and its batch assertion fails")
+        if isinstance(out, Approx):
+            return Approx(out.value, f"{out.detail}; {why}", tuple(dict.fromkeys((*out.fields, "batch.global"))))
+        return Approx(out, why, ("batch.global",))
 
 
 @formula("deepspeed.data_parallel")

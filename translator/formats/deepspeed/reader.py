@@ -51,12 +51,99 @@ class DeepspeedReader(Reader):
         """NeoX argument files refused, "auto" held apart."""
         _refuse_neox_arguments(tree, text, name)
         _refuse_dotted_keys(tree, text, name)
+        notes, warnings, falsy_texts = _read_as_deepspeed(tree)
         unresolved = {leaf: AUTO for leaf, value in flatten(tree).items() if value == "auto"}
-        return Source("deepspeed", tree, [name], {name: text} if text else {}, {k: name for k in tree}, unresolved=unresolved,
-                      placeholders=frozenset(unresolved))
+        source = Source(
+            "deepspeed",
+            tree,
+            [name],
+            {name: text} if text else {},
+            {k: name for k in tree},
+            unresolved=unresolved,
+            placeholders=frozenset(unresolved),
+            notes=notes,
+            meta={"falsy_texts": falsy_texts} if falsy_texts else {},
+        )
+        source.warnings.extend(warnings)
+        return source
 
 
 READER = DeepspeedReader()
+
+
+# pydantic's lax bool (DeepSpeedFP16Config / DeepSpeedBF16Config from 0.17.1): these words, any case
+_TRUE_WORDS = frozenset({"1", "on", "t", "true", "y", "yes"})
+_FALSE_WORDS = frozenset({"0", "off", "f", "false", "n", "no"})
+# the fp16/bf16 blocks' switches (enabled, auto_cast, ...): DeepSpeed read them with get_scalar_param (the
+# value itself, then `if enabled:`) up to 0.17.0, with pydantic (precision_config.py) from 0.17.1
+_PRECISION_BLOCKS = ("fp16", "bf16", "bfloat16")
+_PYDANTIC_PRECISION = "0.17.1"
+
+
+def _precision_switches(tree: dict[str, Any]) -> list[str]:
+    """The boolean keys of the precision blocks that the file writes as text."""
+    from ...knowledge.schema import schema_index
+
+    schema = schema_index("deepspeed")
+    return [f"{block}.{key}" for block in _PRECISION_BLOCKS if isinstance(node := tree.get(block), dict)
+            for key, value in node.items() if isinstance(value, str) and "boolean" in schema.types_of(f"{block}.{key}")]  # fmt: skip
+
+
+def _read_as_deepspeed(tree: dict[str, Any]) -> tuple[dict[str, str], list[str], dict[str, str]]:
+    """Values DeepSpeed runs though they are not of the key's type, read as its code reads them:
+    `zero_optimization: true` (runtime/zero/config.py get_zero_config: a bool goes to
+    read_zero_config_deprecated, stage 1 for true, 0 for false) and a precision switch written as text
+    ("true"/"false"). Returns the notes per leaf, the warnings for what an older release reads otherwise,
+    and the texts that are false only from 0.17.1 (_at_release reads them as the settled release does)."""
+    notes: dict[str, str] = {}
+    warnings: list[str] = []
+    falsy_texts: dict[str, str] = {}  # leaf -> the text, read as false only from 0.17.1
+    zero = tree.get("zero_optimization")
+    if isinstance(zero, bool):
+        stage = 1 if zero else 0
+        tree["zero_optimization"] = {"stage": stage}
+        notes["zero_optimization.stage"] = (
+            f"zero_optimization: {str(zero).lower()} is DeepSpeed's deprecated switch: read as stage {stage}, "
+            "as its get_zero_config does"
+        )  # fmt: skip
+    for leaf in _precision_switches(tree):
+        block, key = leaf.split(".")
+        node = tree[block]
+        value = node[key]
+        if value.lower() not in _TRUE_WORDS | _FALSE_WORDS:
+            continue
+        read = value.lower() in _TRUE_WORDS
+        node[key] = read
+        notes[leaf] = (
+            f"the text {value!r}: read as {str(read).lower()}, as DeepSpeed {_PYDANTIC_PRECISION} and later read "
+            "it (pydantic's bool)" + ("; earlier releases take the non-empty string as true too" if read else "")
+        )
+        if not read:  # before pydantic: get_scalar_param hands back the string, and a non-empty string is true
+            falsy_texts[leaf] = value
+            warnings.append(
+                f"{leaf}: the text {value!r} is read as false by DeepSpeed {_PYDANTIC_PRECISION} and later, but "
+                f"as TRUE by DeepSpeed up to 0.17.0 (its get_scalar_param returns the non-empty string): "
+                f"there the {block} mode is on (give --from-version to read it as one of those); write {leaf}: false"
+            )  # fmt: skip
+            notes[leaf] += "; DeepSpeed up to 0.17.0 reads it as TRUE (a non-empty string)"
+    return notes, warnings, falsy_texts
+
+
+def _at_release(source: Source) -> None:
+    """Up to 0.17.0 a precision switch written as a falsy word ("false") is the string itself: true."""
+    from ...knowledge.schema import older
+
+    falsy_texts: dict[str, str] = source.meta.get("falsy_texts", {})
+    if not falsy_texts or not older("deepspeed", source.version, _PYDANTIC_PRECISION):
+        return
+    for leaf, value in falsy_texts.items():
+        block, key = leaf.split(".")
+        source.tree[block][key] = True
+        source.notes[leaf] = (
+            f"the text {value!r}: read as TRUE, as DeepSpeed {source.version} reads it (get_scalar_param returns "
+            "the non-empty string, and `if enabled:` takes it as true)"
+        )  # fmt: skip
+    source.warnings[:] = [w for w in source.warnings if w.split(":", 1)[0] not in falsy_texts]
 
 
 def _refuse_template(text: str, name: str) -> None:
@@ -118,3 +205,6 @@ def _refuse_neox_arguments(data: dict[str, Any], text: str, name: str) -> None:
             "(neoconv neox2<target>, convert --from neox, or list it among the NeoX inputs)",
             suggested="neox", file=name, line=key_line(text, foreign[0]),
         )  # fmt: skip
+
+
+READER.at_release = _at_release
