@@ -30,13 +30,16 @@ def diff(a: str, b: str, opts: dict[str, Any]) -> Outcome:
     from ..services.pipeline import read_ir
     from ..formats.detect import detect_file
     from ..services.diff import annotate, check_report, diff_ir
+    from ..services.side_files import output_files
     from ..io.documents import parse_json
     from ..io.documents import read_text
 
     report_path = opts["report_path"]
     report = check_report(parse_json(read_text(report_path), report_path), report_path) if report_path else None
     left = read_ir([a], opts["fmt_a"] or detect_file(a), world_size=opts["world_size"])
-    right = read_ir([b], opts["fmt_b"] or detect_file(b), world_size=opts["world_size"])
+    fmt_b = opts["fmt_b"] or detect_file(b)
+    with_b = output_files(b, fmt_b, report)  # B is the translation: read with the files written beside it
+    right = read_ir(with_b.paths, fmt_b, world_size=opts["world_size"], **with_b.options())
     result = diff_ir(left, right, rtol=opts["rtol"])
     if report is not None:
         annotate(result, report)

@@ -124,6 +124,7 @@ def validate_file(
     model_config: str | None = None,
 ) -> Validation:  # fmt: skip
     from .pipeline import load
+    from .side_files import output_files
     from ..formats.detect import detect_file
     from ..knowledge.schema import history
     from ..knowledge.mapping import load_table
@@ -133,7 +134,9 @@ def validate_file(
 
     fmt = fmt or detect_file(path)
     spec = get_format(fmt)
-    source = load(path, fmt, layout=layout, model_config=model_config)
+    files = output_files(path, fmt)  # the file with what it names beside it (TrainingArguments' deepspeed JSON)
+    given = files.paths if len(files.paths) > 1 else path
+    source = load(given, fmt, layout=layout, model_config=model_config or files.model_config)
     table = load_table(fmt)
     keys_of = history(fmt)
     table_version = version if version in table.versions else None  # how the table reads the file (NeoX configs-readme)

@@ -12,4 +12,5 @@ FORMAT = FormatSpec(
     # the DeepSpeed config written beside: concrete values (checked by the Trainer against its own), or `--layout auto`:
     # "auto" wherever transformers fills the value from the arguments (LLaMA-Factory's and axolotl's shipped configs)
     layouts=("concrete", "auto"), default_layout="concrete",
+    side_file_key="deepspeed",  # `deepspeed: out.ds_config.json`: diff, validate and prove read it with the file
 )  # fmt: skip
