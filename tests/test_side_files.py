@@ -201,3 +201,20 @@ def test_prove_gives_the_probes_the_side_files(translated: tuple[Path, Path, Pat
     prove_module.prove([str(source)], str(vo), "neox", "veomni", report=json.loads(vo_report.read_text()), world_size=8)
     assert jobs["veomni"][0]["model_config"] == os.path.abspath(vo.parent / "out.config.json")
     assert "model_config" not in jobs["neox"][0]
+
+
+def test_validate_with_the_report_reads_the_side_files_it_lists(runner: Any, translated: tuple[Path, Path, Path]) -> None:
+    _, out, report = translated
+    ds = out.parent / "out.ds_config.json"
+    config = json.loads(ds.read_text())
+    config["zero_optimization"]["stage"] = 7
+    ds.write_text(json.dumps(config, indent=2))
+    # the output no longer names it: only the report says it was written beside it
+    out.write_text(out.read_text().replace("deepspeed: out.ds_config.json\n", ""))
+    assert runner.invoke(main, ["validate", str(out)]).exit_code == 0
+    result = runner.invoke(main, ["validate", str(out), "--report", str(report), "--json"])
+    assert result.exit_code == 1
+    (problem,) = json.loads(result.output)[0]["problems"]
+    assert problem["file"] == str(ds) and problem["key"] == "zero_optimization.stage"
+    several = runner.invoke(main, ["validate", str(out), str(out), "--report", str(report)])
+    assert several.exit_code == 2 and "one FILE" in several.stderr

@@ -110,12 +110,13 @@ def validate(files: tuple[str, ...], opts: dict[str, Any]) -> Outcome:
 
     problems = errors = 0
     results = []
+    report = _written_by(opts.get("report_path"), files)
     for path in files:
         if opts["configs_only"] and not _a_config(path, opts["fmt"]):
             continue
         try:
             result = validate_file(path, opts["fmt"], version=opts["version"], layout=opts["layout"],
-                                   model_config=opts.get("model_config"))  # fmt: skip
+                                   model_config=opts.get("model_config"), report=report)  # fmt: skip
         except NeoconvError as exc:
             if len(files) == 1:
                 raise
@@ -132,6 +133,18 @@ def validate(files: tuple[str, ...], opts: dict[str, Any]) -> Outcome:
     if opts["as_json"]:
         click.echo(json.dumps([r.to_json() for r in results], indent=2))
     return Outcome(differences=problems, errors=errors)
+
+
+def _written_by(report_path: str | None, files: tuple[str, ...]) -> dict[str, Any] | None:
+    """validate --report: the report of the translation that wrote the one FILE given."""
+    from ..io.documents import parse_json, read_text
+    from ..services.diff import check_report
+
+    if not report_path:
+        return None
+    if len(files) != 1:
+        raise UsageError("--report is the report of the translation that wrote one file: give that one FILE with it")
+    return check_report(parse_json(read_text(report_path), report_path), report_path)
 
 
 def _release(result: Any) -> str:

@@ -113,9 +113,15 @@ def prove(source: list[str], output: list[str] | str, src: str, dst: str, *, rep
     """Probe `source` (format src) and its translation `output` (format dst) with their frameworks'
     own code and compare what they say. `given`: ProveOptions fields (world_size=8, env={...}, ...)."""
     options = options or ProveOptions(**given)
+    out = output if isinstance(output, str) else output[0]
+    return prove_many([pair_of(tuple(source), out, dst, report, report_file)], src, dst, options)[0]
+
+
+def pair_of(source: tuple[str, ...], output: str, dst: str, report: dict[str, Any] | None,
+            report_file: str | None) -> Pair:  # fmt: skip
+    """A Pair whose output is read as its framework runs it: with the side files the translation wrote
+    beside it (those the report lists, else the one the output names)."""
     from ..services.side_files import output_files
 
-    out = output if isinstance(output, str) else output[0]
-    beside = output_files(out, dst, report)  # the translation as its framework runs it: with its side files
-    pair = Pair(tuple(source), out, report, report_file, tuple(beside.paths[1:]), beside.model_config)
-    return prove_many([pair], src, dst, options)[0]
+    beside = output_files(output, dst, report)
+    return Pair(source, output, report, report_file, tuple(beside.paths[1:]), beside.model_config)

@@ -121,8 +121,10 @@ class Validation:
 
 def validate_file(
     path: str, fmt: str | None = None, *, version: str | None = None, layout: str | None = None,
-    model_config: str | None = None,
+    model_config: str | None = None, report: dict[str, Any] | None = None,
 ) -> Validation:  # fmt: skip
+    """`report`: the report of the translation that wrote `path`, whose side files are read with it (default:
+    those `path` itself names)."""
     from .pipeline import load
     from .side_files import output_files
     from ..formats.detect import detect_file
@@ -134,7 +136,7 @@ def validate_file(
 
     fmt = fmt or detect_file(path)
     spec = get_format(fmt)
-    files = output_files(path, fmt)  # the file with what it names beside it (TrainingArguments' deepspeed JSON)
+    files = output_files(path, fmt, report)  # with what was written beside it (TrainingArguments' deepspeed JSON)
     given = files.paths if len(files.paths) > 1 else path
     source = load(given, fmt, layout=layout, model_config=model_config or files.model_config)
     table = load_table(fmt)
