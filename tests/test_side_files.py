@@ -75,7 +75,9 @@ def test_diff_with_the_report_reads_the_deepspeed_json(runner: Any, translated: 
     assert "deepspeed" not in data["extensions"].get("B", {})  # the reference is read as the file it names
 
 
-def test_diff_without_a_report_follows_the_outputs_deepspeed_key(runner: Any, translated: tuple[Path, Path, Path]) -> None:
+def test_diff_without_a_report_follows_the_outputs_deepspeed_key(
+    runner: Any, translated: tuple[Path, Path, Path]
+) -> None:
     source, out, _ = translated
     _, data = diff(runner, source, out)
     assert "parallel.zero_stage" not in fields(data)
@@ -166,7 +168,9 @@ def test_a_veomni_translation_lists_its_config_json_and_diff_reads_it(runner: An
     out.parent.mkdir()
     assert runner.invoke(main, ["neox2veomni", str(source), "-o", str(out), "--report", str(report), "--world-size", "8",
                                 "-q"]).exit_code == 0  # fmt: skip
-    assert json.loads(report.read_text())["target"]["side_files"] == [{"file": "out.config.json", "role": "model_config"}]
+    assert json.loads(report.read_text())["target"]["side_files"] == [
+        {"file": "out.config.json", "role": "model_config"}
+    ]
     _, data = diff(runner, source, out, "--report", str(report))
     assert not [name for name in fields(data) if name.startswith("model.num_") or name == "model.hidden_size"]
     (out.parent / "out.config.json").unlink()
@@ -188,8 +192,12 @@ def test_prove_gives_the_probes_the_side_files(translated: tuple[Path, Path, Pat
 
     monkeypatch.setattr("neoconv.prove.run", fake_run)
     monkeypatch.setattr("neoconv.prove.probes", lambda: {"neox": None, "hftrainer": None, "veomni": None})
-    monkeypatch.setattr("neoconv.prove.environments", lambda formats, options: {f: type("E", (), {"format": f})() for f in formats})
-    prove_module.prove([str(source)], str(out), "neox", "hftrainer", report=json.loads(report.read_text()), world_size=8)
+    monkeypatch.setattr(
+        "neoconv.prove.environments", lambda formats, options: {f: type("E", (), {"format": f})() for f in formats}
+    )
+    prove_module.prove(
+        [str(source)], str(out), "neox", "hftrainer", report=json.loads(report.read_text()), world_size=8
+    )
     assert jobs["hftrainer"][0]["files"] == [os.path.abspath(out), os.path.abspath(out.parent / "out.ds_config.json")]
     # VeOmni: its config.json is the B side's model config
     vo, vo_report = tmp_path / "vo" / "out.yaml", tmp_path / "vo.json"
@@ -203,7 +211,9 @@ def test_prove_gives_the_probes_the_side_files(translated: tuple[Path, Path, Pat
     assert "model_config" not in jobs["neox"][0]
 
 
-def test_validate_with_the_report_reads_the_side_files_it_lists(runner: Any, translated: tuple[Path, Path, Path]) -> None:
+def test_validate_with_the_report_reads_the_side_files_it_lists(
+    runner: Any, translated: tuple[Path, Path, Path]
+) -> None:
     _, out, report = translated
     ds = out.parent / "out.ds_config.json"
     config = json.loads(ds.read_text())

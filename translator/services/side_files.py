@@ -102,7 +102,9 @@ def _inside(output: str, name: str, *, strict: bool) -> Path | None:
     if Path(name).is_absolute() or ".." in Path(name).parts:
         why = f"{name!r} leads out of the output's folder: a side file is read only from beside the output"
     elif os.path.commonpath([os.path.realpath(path), os.path.realpath(folder)]) != os.path.realpath(folder):
-        why = f"{name!r} is a symlink leading out of the output's folder: a side file is read only from beside the output"
+        why = (
+            f"{name!r} is a symlink leading out of the output's folder: a side file is read only from beside the output"
+        )
     elif not path.is_file():
         why = (f"the translation's report lists {name!r} as written beside the output, and there is no such file: "
                "keep the side files beside the output, or give the report of this translation")  # fmt: skip

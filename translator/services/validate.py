@@ -119,14 +119,22 @@ class Validation:
                 "valid": self.valid, "problems": [p.__dict__ for p in self.problems]}  # fmt: skip
 
 
+def _load(path: str, fmt: str, layout: str | None, model_config: str | None, report: dict[str, Any] | None) -> Any:
+    """The file with what was written beside it (TrainingArguments' deepspeed JSON): from the report, else
+    what the file names (services/side_files.py)."""
+    from .pipeline import load
+    from .side_files import output_files
+
+    files = output_files(path, fmt, report)
+    given = files.paths if len(files.paths) > 1 else path
+    return load(given, fmt, layout=layout, model_config=model_config or files.model_config)
+
+
 def validate_file(
     path: str, fmt: str | None = None, *, version: str | None = None, layout: str | None = None,
     model_config: str | None = None, report: dict[str, Any] | None = None,
 ) -> Validation:  # fmt: skip
-    """`report`: the report of the translation that wrote `path`, whose side files are read with it (default:
-    those `path` itself names)."""
-    from .pipeline import load
-    from .side_files import output_files
+    """`report`: of the translation that wrote `path`: the side files it lists are read with it."""
     from ..formats.detect import detect_file
     from ..knowledge.schema import history
     from ..knowledge.mapping import load_table
@@ -136,9 +144,7 @@ def validate_file(
 
     fmt = fmt or detect_file(path)
     spec = get_format(fmt)
-    files = output_files(path, fmt, report)  # with what was written beside it (TrainingArguments' deepspeed JSON)
-    given = files.paths if len(files.paths) > 1 else path
-    source = load(given, fmt, layout=layout, model_config=model_config or files.model_config)
+    source = _load(path, fmt, layout, model_config, report)
     table = load_table(fmt)
     keys_of = history(fmt)
     table_version = version if version in table.versions else None  # how the table reads the file (NeoX configs-readme)
