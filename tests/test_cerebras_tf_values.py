@@ -9,7 +9,7 @@ from pathlib import Path
 import yaml
 
 from neoconv import Status, translate
-from neoconv.services.validate import validate_file
+from neoconv.services.validate_file import validate_file
 
 TF_BERT = """\
 train_input:

@@ -119,7 +119,9 @@ def migrate(files: tuple[str, ...], **opts: Any) -> None:
 
 @main.command("validate", no_args_is_help=True, short_help="Is FILE a valid config of its framework (and release)?")
 @click.argument("files", nargs=-1, required=True, metavar="FILE...", type=click.Path())
-@o.use(o.FORMAT, o.RELEASE, o.SOURCE_LAYOUT, o.model_config(None), o.CONFIGS_ONLY, o.JSON, o.QUIET, o.DEBUG)
+@o.use(
+    o.FORMAT, o.RELEASE, o.SOURCE_LAYOUT, o.model_config(None), o.WRITTEN_BY, o.CONFIGS_ONLY, o.JSON, o.QUIET, o.DEBUG
+)
 def validate(files: tuple[str, ...], **opts: Any) -> None:
     """Check each FILE against its framework: the schema's types and enums, keys the framework (at
     --version) does not read, the relations every framework assumes (heads dividing the width, ...).

@@ -30,13 +30,16 @@ def diff(a: str, b: str, opts: dict[str, Any]) -> Outcome:
     from ..services.pipeline import read_ir
     from ..formats.detect import detect_file
     from ..services.diff import annotate, check_report, diff_ir
+    from ..services.side_files import output_files
     from ..io.documents import parse_json
     from ..io.documents import read_text
 
     report_path = opts["report_path"]
     report = check_report(parse_json(read_text(report_path), report_path), report_path) if report_path else None
     left = read_ir([a], opts["fmt_a"] or detect_file(a), world_size=opts["world_size"])
-    right = read_ir([b], opts["fmt_b"] or detect_file(b), world_size=opts["world_size"])
+    fmt_b = opts["fmt_b"] or detect_file(b)
+    with_b = output_files(b, fmt_b, report)  # B is the translation: read with the files written beside it
+    right = read_ir(with_b.paths, fmt_b, world_size=opts["world_size"], **with_b.options())
     result = diff_ir(left, right, rtol=opts["rtol"])
     if report is not None:
         annotate(result, report)
@@ -121,12 +124,13 @@ def validate(files: tuple[str, ...], opts: dict[str, Any]) -> Outcome:
 
     problems = errors = 0
     results = []
+    report = _written_by(opts.get("report_path"), files)
     for path in files:
         if opts["configs_only"] and not _a_config(path, opts["fmt"]):
             continue
         try:
             result = validate_file(path, opts["fmt"], version=opts["version"], layout=opts["layout"],
-                                   model_config=opts.get("model_config"))  # fmt: skip
+                                   model_config=opts.get("model_config"), report=report)  # fmt: skip
         except NeoconvError as exc:
             if len(files) == 1:
                 raise
@@ -143,6 +147,18 @@ def validate(files: tuple[str, ...], opts: dict[str, Any]) -> Outcome:
     if opts["as_json"]:
         click.echo(json.dumps([r.to_json() for r in results], indent=2))
     return Outcome(differences=problems, errors=errors)
+
+
+def _written_by(report_path: str | None, files: tuple[str, ...]) -> dict[str, Any] | None:
+    """validate --report: the report of the translation that wrote the one FILE given."""
+    from ..io.documents import parse_json, read_text
+    from ..services.diff import check_report
+
+    if not report_path:
+        return None
+    if len(files) != 1:
+        raise UsageError("--report is the report of the translation that wrote one file: give that one FILE with it")
+    return check_report(parse_json(read_text(report_path), report_path), report_path)
 
 
 def _release(result: Any) -> str:

@@ -140,6 +140,9 @@ RELEASE = click.option("--version", "version", metavar="V", shell_complete=compl
                             "lists; default: current).")
 CONFIGS_ONLY = click.option("--configs-only", is_flag=True,
                             help="Skip files that are no config of a known framework (a pre-commit hook sees every YAML file).")
+WRITTEN_BY = click.option("--report", "report_path", metavar="FILE", type=click.Path(),
+                         help="The JSON report of the translation that wrote FILE: read FILE with the side files it lists "
+                              "(default: those FILE itself names, e.g. TrainingArguments' deepspeed:).")
 SOURCE_LAYOUT = click.option("--layout", "layout", metavar="NAME", shell_complete=complete.layouts,
                              help="The file's layout (default: detected).")
 

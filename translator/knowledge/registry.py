@@ -50,6 +50,9 @@ class FormatSpec:
     # format of a file given with --with, by its suffix ("*": any other suffix); unlisted: this format
     companions: Mapping[str, str] = field(default_factory=dict)
     takes_model_config: bool = False  # --model-config: the architecture lives in a file of its own
+    # the key of its files naming a file beside them that the framework reads with them (TrainingArguments'
+    # `deepspeed: out.ds_config.json`): diff, validate and prove read it with the file, confined to its folder
+    side_file_key: str | None = None
     # the JSON schemas (schemas/<name>.schema.json) content detection scores a file against; () = (name,)
     schemas: tuple[str, ...] = ()
     # the folder of its table (<name>.yaml), schemas (<schema>.schema.json) and key history

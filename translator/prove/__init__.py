@@ -55,6 +55,8 @@ class Pair:
     output: str
     report: dict[str, Any] | None = None
     report_file: str | None = None
+    output_files: tuple[str, ...] = ()  # read with the output: the side files the translation wrote beside it
+    output_model_config: str | None = None  # its side file holding the architecture (VeOmni's config.json)
 
 
 def environments(formats: list[str], options: ProveOptions) -> dict[str, Environment]:
@@ -69,12 +71,15 @@ def prove_many(pairs: list[Pair], src: str, dst: str, options: ProveOptions | No
     envs = environments([f for f in (src, dst) if f in probes()], options)
     jobs_a, jobs_b = [], []
     for pair in pairs:
-        job_a, job_b = hints(list(pair.source), src, [pair.output], dst, options.world_size)
+        job_a, job_b = hints(list(pair.source), src, [pair.output, *pair.output_files], dst, options.world_size,
+                             model_config_b=pair.output_model_config)  # fmt: skip
         for job in (job_a, job_b):
             job["count_parameters"] = options.count_parameters
             job["world_size"] = options.world_size
             if options.model_config:
                 job["model_config"] = os.path.abspath(options.model_config)
+        if pair.output_model_config and not options.model_config:
+            job_b["model_config"] = os.path.abspath(pair.output_model_config)
         jobs_a.append(job_a)
         jobs_b.append(job_b)
 
@@ -109,4 +114,14 @@ def prove(source: list[str], output: list[str] | str, src: str, dst: str, *, rep
     own code and compare what they say. `given`: ProveOptions fields (world_size=8, env={...}, ...)."""
     options = options or ProveOptions(**given)
     out = output if isinstance(output, str) else output[0]
-    return prove_many([Pair(tuple(source), out, report, report_file)], src, dst, options)[0]
+    return prove_many([pair_of(tuple(source), out, dst, report, report_file)], src, dst, options)[0]
+
+
+def pair_of(source: tuple[str, ...], output: str, dst: str, report: dict[str, Any] | None,
+            report_file: str | None) -> Pair:  # fmt: skip
+    """A Pair whose output is read as its framework runs it: with the side files the translation wrote
+    beside it (those the report lists, else the one the output names)."""
+    from ..services.side_files import output_files
+
+    beside = output_files(output, dst, report)
+    return Pair(source, output, report, report_file, tuple(beside.paths[1:]), beside.model_config)

@@ -22,9 +22,9 @@ def verdict(cert: Certificate) -> str:
 def prove_batch(to_prove: list[tuple[str, str, dict[str, Any]]], src_root: str, out_root: str, src: str, dst: str,
                 options: Any) -> dict[str, Certificate]:  # fmt: skip
     """Certificates by source (relative to SRC_DIR, as the per-file report names it)."""
-    from . import Pair, prove_many
+    from . import pair_of, prove_many
 
-    pairs = [Pair((os.path.join(src_root, rel),), os.path.join(out_root, out), report, "the translation's report")
+    pairs = [pair_of((os.path.join(src_root, rel),), os.path.join(out_root, out), dst, report, "the translation's report")
              for rel, out, report in to_prove]  # fmt: skip
     return dict(zip((rel for rel, _, _ in to_prove), prove_many(pairs, src, dst, options)))
 

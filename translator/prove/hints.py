@@ -13,11 +13,11 @@ from ..core.errors import NeoconvError
 from .probes import probes
 
 
-def _fields(files: list[str], fmt: str, world_size: int | None) -> dict[str, Any]:
+def _fields(files: list[str], fmt: str, world_size: int | None, model_config: str | None = None) -> dict[str, Any]:
     from ..services.pipeline import read_ir
 
     try:
-        ingested = read_ir(files, fmt, world_size=world_size)
+        ingested = read_ir(files, fmt, world_size=world_size, **({"model_config": model_config} if model_config else {}))
     except (NeoconvError, OSError, ValueError):
         return {}
     fields = {name: value.value for name, value in ingested.ir.fields.items() if value is not None}
@@ -42,9 +42,10 @@ def _boundaries(fields: dict[str, Any]) -> set[int]:
 
 
 def hints(files_a: list[str], fmt_a: str, files_b: list[str], fmt_b: str,
-          world_size: int | None) -> tuple[dict[str, Any], dict[str, Any]]:  # fmt: skip
-    """The jobs of both sides' probes (files plus what neoconv's reading adds)."""
-    read_a, read_b = _fields(files_a, fmt_a, world_size), _fields(files_b, fmt_b, world_size)
+          world_size: int | None, *, model_config_b: str | None = None) -> tuple[dict[str, Any], dict[str, Any]]:  # fmt: skip
+    """The jobs of both sides' probes (files plus what neoconv's reading adds); `model_config_b`: B's
+    architecture file when it keeps one apart (a VeOmni output's config.json written beside it)."""
+    read_a, read_b = _fields(files_a, fmt_a, world_size), _fields(files_b, fmt_b, world_size, model_config_b)
     steps = [s for s in (read_a.get("train.steps"), read_b.get("train.steps")) if isinstance(s, int) and s > 0]
     lr_at = sorted(_boundaries(read_a) | _boundaries(read_b))
     jobs = []

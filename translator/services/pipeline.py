@@ -423,6 +423,10 @@ def report(written: Written, checked: Checked, ingested: Ingested, sources: Sour
     out.target.update(
         {"format": dst, "layout": written.layout, "version": written.version, "model_family": written.family}
     )
+    if result.side_files:  # what diff, validate and prove read with the output (services/side_files.py)
+        from .side_files import listing
+
+        out.target["side_files"] = listing(list(result.side_files), dst)
     asked = str(request.options.get("target_version") or "").strip()
     if request.asked is not None and asked != request.asked:
         out.target["version_asked"] = asked  # a PR, date or alias: its release

@@ -13,4 +13,5 @@ FORMAT = FormatSpec(
     # "auto" wherever transformers fills the value from the arguments (LLaMA-Factory's and axolotl's shipped configs)
     layouts=("concrete", "auto"), default_layout="concrete",
     one_release=True,  # HfArgumentParser takes the TrainingArguments fields of the release installed
+    side_file_key="deepspeed",  # `deepspeed: out.ds_config.json`: diff, validate and prove read it with the file
 )  # fmt: skip
