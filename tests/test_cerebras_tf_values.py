@@ -55,7 +55,8 @@ def test_a_pytorch_model_keeps_the_text(tmp_path: Path) -> None:
     source.write_text(TF_BERT.replace("BertTfRecordsProcessor", "BertCSVDataProcessor"))
     result = translate(source, "cerebras", "cerebras")
     assert yaml.safe_load(result.dump())["model"]["layer_norm_epsilon"] == "1e-5"  # torch would get the text
-    assert result.report.by_source()["model.layer_norm_epsilon"].status is Status.EXACT
+    entry = result.report.by_source()["model.layer_norm_epsilon"]  # carried as written, which the release refuses
+    assert entry.status is Status.LOSSY and "refused_by_release" in [kind for kind, _ in entry.messages()]
 
 
 TF_GPTJ_FINETUNING = """\

@@ -310,10 +310,14 @@ def _own_release(source: Any, release: str, one_release: bool, keys_of: Any, add
 
 
 def _code_takes(keys_of: Any, release: str, key: str, value: Any) -> bool:
-    """The release's own Literal (key history, from its code) holds a value the schema's enum (from
-    reference docs that lag the code) lacks: NeoX's non_parametric_layernorm since 2025-02-18."""
-    names = keys_of.choices_at(key, release) if keys_of is not None and key in keys_of.keys else None
-    return isinstance(value, str) and names is not None and value in names
+    """The release's own type (key history, from its code) takes a value the schema's enum (from reference
+    docs that lag the code) lacks: NeoX's non_parametric_layernorm since 2025-02-18, any launcher before."""
+    if keys_of is None or key not in keys_of.keys or not isinstance(value, str):
+        return False
+    names = keys_of.choices_at(key, release)
+    if names is not None:
+        return value in names
+    return keys_of.type_at(key, release) == "str"  # any text there (NeoX's launcher before 2023-03-10)
 
 
 def _schema_problems(
