@@ -199,8 +199,8 @@ def validate_source(source: Any, path: str, fmt: str, version: str | None, text:
             add(as_written(keys[0]) if keys else None, reason)
     # keys the schema lacks but the format's table reads or names (Megatron's CI wrapper and launcher
     # settings, given their reasons): parameters of the file, not problems
-    read = _with_parents(leaf for leaf, fate in (ingested.fates.items() if ingested else ()) if fate.kind != "unknown")
-    unknown.update(written for leaf, written in schema_unknown.items() if leaf not in read)
+    taken = _with_parents(leaf for leaf, fate in (ingested.fates.items() if ingested else ()) if fate.kind != "unknown")
+    unknown.update(written for leaf, written in schema_unknown.items() if leaf not in taken)
     parents = _with_parents(unknown, own=False)
     for key in sorted(unknown):
         if keys_of is not None and _read_somewhere(keys_of, key, spec.spell(key), release):
