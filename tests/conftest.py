@@ -15,7 +15,9 @@ from neoconv.knowledge.registry import register
 ROOT = Path(__file__).resolve().parent.parent
 # formats used only by the tests (tests/extra_formats/<name>/): registered as a format package outside
 # neoconv registers (docs/adding-a-framework.md), so every test that goes over the formats takes them in
-EXTRA_FORMATS = sorted(p.name for p in (Path(__file__).parent / "extra_formats").iterdir() if (p / "__init__.py").is_file())
+EXTRA_FORMATS = sorted(
+    p.name for p in (Path(__file__).parent / "extra_formats").iterdir() if (p / "__init__.py").is_file()
+)
 for _name in EXTRA_FORMATS:
     register(f"extra_formats.{_name}")
 
@@ -31,7 +33,11 @@ def format_inputs(fmt: str) -> list[Path]:
 
     spec = get_format(fmt)
     folder = FIXTURES / "inputs" / fmt if spec.own else Path(spec.data or "") / "fixtures"
-    return sorted(p for p in folder.iterdir() if p.is_file() and not p.name.startswith("README")) if folder.is_dir() else []
+    return (
+        sorted(p for p in folder.iterdir() if p.is_file() and not p.name.startswith("README"))
+        if folder.is_dir()
+        else []
+    )
 
 
 @contextmanager
@@ -49,6 +55,8 @@ def own_formats_only() -> Iterator[None]:
     finally:
         dict.clear(FORMATS)
         dict.update(FORMATS, saved)
+
+
 FIXTURES = ROOT / "fixtures"
 # the shared corpus beside the checkout; NEOCONV_CORPUS points elsewhere (the tests of the skip reasons)
 CORPUS = Path(os.environ.get("NEOCONV_CORPUS") or ROOT.parent / "shared" / "corpus")
@@ -99,12 +107,13 @@ def corpus_files(name: str, pattern: str = "**/*.yml") -> list[Path]:
     return sorted(path.glob(pattern)) if path.is_dir() else []
 
 
-def cli_runner() -> CliRunner:
-    """A click test runner whose result has stdout and stderr apart, in every click release."""
+def cli_runner(**options: Any) -> CliRunner:
+    """A click test runner whose result has stdout and stderr apart, in every click release (`options`:
+    CliRunner's own, such as env)."""
     try:
-        return CliRunner(mix_stderr=False)  # click < 8.2
+        return CliRunner(mix_stderr=False, **options)  # click < 8.2
     except TypeError:
-        return CliRunner()  # click >= 8.2 keeps stderr apart already
+        return CliRunner(**options)  # click >= 8.2 keeps stderr apart already
 
 
 @pytest.fixture
@@ -118,7 +127,9 @@ def pythia160m() -> Path:
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption("--update-goldens", action="store_true", help="rewrite fixtures/cases/**/expected.* from the current output")
+    parser.addoption(
+        "--update-goldens", action="store_true", help="rewrite fixtures/cases/**/expected.* from the current output"
+    )
 
 
 @pytest.fixture

@@ -9,9 +9,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from click.testing import CliRunner
 
-from conftest import FIXTURES
+from conftest import cli_runner, FIXTURES
 from neoconv.cli import main
 from neoconv.cli.progress import Progress, eta
 
@@ -76,7 +75,7 @@ def _tree(tmp_path: Path, fragments: int) -> Path:
 
 
 def _batch(*args: Any) -> Any:
-    return CliRunner().invoke(main, ["batch", "neox2cerebras", *map(str, args)])
+    return cli_runner().invoke(main, ["batch", "neox2cerebras", *map(str, args)])
 
 
 def test_skips_are_grouped_and_the_summary_names_what_is_left(tmp_path: Path) -> None:

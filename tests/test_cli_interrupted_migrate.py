@@ -9,9 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
-from conftest import FIXTURES
+from conftest import cli_runner, FIXTURES
 from neoconv.cli import main
 
 migrate_module = importlib.import_module("neoconv.cli.migrate")  # neoconv.cli.migrate is also the command
@@ -49,7 +48,7 @@ def _changed(files: list[Path]) -> list[str]:
 
 
 def _migrate(files: list[Path], *extra: str) -> Any:
-    return CliRunner().invoke(
+    return cli_runner().invoke(
         main, ["migrate", "--format", "cerebras", "--layout", "trainer", *extra, *map(str, files)]
     )
 

@@ -7,9 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from conftest import format_inputs
+from conftest import cli_runner, format_inputs
 from neoconv.cli import main
 from neoconv.core.errors import NeoconvError
 from neoconv.formats.detect import detect_file
@@ -41,7 +40,7 @@ def test_a_file_of_another_format_is_refused_with_the_command_to_use(found: str,
     assert path is not None
     target = declared  # any target: the command names the user's own
     out = tmp_path / "out"
-    result = CliRunner().invoke(main, [f"{declared}2{target}", str(path), "-o", str(out), "--world-size", "8"])
+    result = cli_runner().invoke(main, [f"{declared}2{target}", str(path), "-o", str(out), "--world-size", "8"])
     if result.exit_code == 0:
         # the declared format's reader says plainly the file is `found`'s and reads it as that (a NeoX
         # argument file given as DeepSpeed): allowed only when the report says so
@@ -58,7 +57,7 @@ def test_a_file_of_another_format_is_refused_with_the_command_to_use(found: str,
 
 def test_convert_names_the_convert_command(tmp_path: Path) -> None:
     path = _an_input_of("neox")
-    result = CliRunner().invoke(
+    result = cli_runner().invoke(
         main, ["convert", "--from", "veomni", "--to", "hf", str(path), "-o", str(tmp_path / "o.json")]
     )
     assert result.exit_code == 2
@@ -70,7 +69,7 @@ def test_a_file_the_declared_format_reads_is_not_refused(tmp_path: Path) -> None
     fragment = tmp_path / "local_setup.yml"
     fragment.write_text('{"load": "checkpoints", "log_dir": "logs", "tensorboard_dir": "tensorboard"}\n')
     model = format_inputs("neox")[0]
-    result = CliRunner().invoke(
+    result = cli_runner().invoke(
         main, ["neox2cerebras", str(model), str(fragment), "-o", str(tmp_path / "o.yaml"), "-q"]
     )
     assert result.exit_code == 0, result.stderr

@@ -112,7 +112,23 @@ def _compare(case: Path, produced: dict[str, str], update_goldens: bool) -> None
             path.write_text(content)
         else:
             assert path.exists(), f"{path} missing: run pytest --update-goldens"
-            assert content == path.read_text(), f"{case.name}/{name} differs (pytest --update-goldens to accept)"
+            expected = path.read_text()
+            if name == "expected.tty" and content != expected and _older_rich():
+                content, expected = _words(content), _words(expected)  # rich's layout, not neoconv's words
+            assert content == expected, f"{case.name}/{name} differs (pytest --update-goldens to accept)"
+
+
+def _older_rich() -> bool:
+    """The tty goldens pin rich 14 and later's layout; older releases (setup.cfg allows 13) fold the
+    table's columns a character apart."""
+    from importlib.metadata import version
+
+    return int(version("rich").split(".")[0]) < 14
+
+
+def _words(text: str) -> list[str]:
+    """A terminal rendering's words and colours in order, without its layout (padding, folds, rules)."""
+    return [word for word in re.split(r"\s+", text) if word and not re.fullmatch(r"─+", word)]
 
 
 def test_every_pair_has_a_golden_case() -> None:

@@ -9,9 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
-from conftest import FIXTURES
+from conftest import cli_runner, FIXTURES
 from neoconv.cli import main
 from neoconv.core.errors import UsageError
 from neoconv.io.project_config import common_folder, find
@@ -34,7 +33,7 @@ def _repo(tmp_path: Path, table: str, *, dedicated: bool = False) -> Path:
 
 
 def _run(*args: Any) -> Any:
-    return CliRunner().invoke(main, [str(a) for a in args])
+    return cli_runner().invoke(main, [str(a) for a in args])
 
 
 def test_found_from_the_inputs_folder_upwards_in_either_file(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from neoconv.cli import main
+from conftest import cli_runner
 
 NEOX = """\
 {
@@ -202,9 +203,8 @@ def test_prove_gives_the_probes_the_side_files(translated: tuple[Path, Path, Pat
     # VeOmni: its config.json is the B side's model config
     vo, vo_report = tmp_path / "vo" / "out.yaml", tmp_path / "vo.json"
     vo.parent.mkdir()
-    from click.testing import CliRunner
 
-    assert CliRunner().invoke(main, ["neox2veomni", str(source), "-o", str(vo), "--report", str(vo_report), "--world-size",
+    assert cli_runner().invoke(main, ["neox2veomni", str(source), "-o", str(vo), "--report", str(vo_report), "--world-size",
                                      "8", "-q"]).exit_code == 0  # fmt: skip
     prove_module.prove([str(source)], str(vo), "neox", "veomni", report=json.loads(vo_report.read_text()), world_size=8)
     assert jobs["veomni"][0]["model_config"] == os.path.abspath(vo.parent / "out.config.json")
