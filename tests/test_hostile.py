@@ -571,8 +571,9 @@ def test_limits_are_exact() -> None:
 def test_json_parser_refuses_what_json_readers_refuse() -> None:
     with pytest.raises(InputError) as info:
         tio.parse_json('{\n  "a": 1,\n  "b": [1, 2,]\n}', "c.json")
-    assert (info.value.file, info.value.line, info.value.column) == ("c.json", 3, 14)
-    assert str(info.value).startswith("c.json:3:14: invalid JSON")
+    # the place Python's json module names: the bracket after the trailing comma, or (3.13+) the comma
+    assert (info.value.file, info.value.line) == ("c.json", 3) and info.value.column in (13, 14)
+    assert str(info.value).startswith(f"c.json:3:{info.value.column}: invalid JSON")
     with pytest.raises(InputError, match="duplicate key 'a'"):
         tio.parse_json('{"a": 1, "a": 2}', "c.json")
     with pytest.raises(InputError, match="NaN is not JSON"):
