@@ -50,7 +50,11 @@ def _integer(text: str) -> int | None:
 
 def test_words(args: list[Value], expander: Expander) -> bool:
     """`[ args ]` / `test args`: True or False (a malformed test is false, as bash's status 2)."""
-    parser = _Test(args, expander)
+    return _evaluate(_Test(args, expander), len(args), expander)
+
+
+def _evaluate(parser: "_Test | _Cond", length: int, expander: Expander) -> bool:
+    """A test's value: false when it is malformed or leaves words unread, as bash's status 2."""
     _STATE.append(expander)
     try:
         result = parser.expression()
@@ -58,7 +62,7 @@ def test_words(args: list[Value], expander: Expander) -> bool:
         return False
     finally:
         _STATE.pop()
-    return result if parser.i == len(args) else False
+    return result if parser.i == length else False
 
 
 class _Malformed(Exception):
@@ -171,15 +175,7 @@ def _arith(text: str, expander: Expander) -> int:
 
 def cond(tokens: list[Token], expander: Expander) -> bool:
     """`[[ ... ]]`: True or False (Unknown when a value it needs is not known)."""
-    parser = _Cond(tokens, expander)
-    _STATE.append(expander)
-    try:
-        result = parser.expression()
-    except _Malformed:
-        return False
-    finally:
-        _STATE.pop()
-    return result if parser.i == len(tokens) else False
+    return _evaluate(_Cond(tokens, expander), len(tokens), expander)
 
 
 class _Cond:
