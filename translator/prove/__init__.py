@@ -95,6 +95,8 @@ def prove_many(pairs: list[Pair], src: str, dst: str, options: ProveOptions | No
         with ThreadPoolExecutor(max_workers=2) as pool:
             future_a, future_b = pool.submit(answers, src, jobs_a), pool.submit(answers, dst, jobs_b)
             side_a, side_b = future_a.result(), future_b.result()
+    if src not in missing:
+        _without_unknown(pairs, jobs_a, side_a, envs[src], options)
     out = []
     for pair, a, b in zip(pairs, side_a, side_b):
         cert = Certificate(Side(", ".join(pair.source), src, a), Side(pair.output, dst, b), options.world_size,
@@ -106,6 +108,33 @@ def prove_many(pairs: list[Pair], src: str, dst: str, options: ProveOptions | No
                 cert.report_file = pair.report_file or "the translation's report"
         out.append(cert)
     return out
+
+
+def unknown_keys(report: dict[str, Any] | None) -> list[str]:
+    """The source keys the translation's report names `unknown` (a fork's values)."""
+    keys: list[str] = []
+    for entry in (report or {}).get("entries") or ():
+        if isinstance(entry, dict) and entry.get("status") == "unknown" and isinstance(entry.get("source_key"), str):
+            keys += [k.strip() for k in entry["source_key"].split(",") if k.strip()]
+    return list(dict.fromkeys(keys))
+
+
+def _without_unknown(pairs: list[Pair], jobs: list[dict[str, Any]], answers: list[ProbeAnswer], env: Environment,
+                     options: ProveOptions) -> None:  # fmt: skip
+    """A source its release refused while the report names some of its keys unknown is probed again
+    without them: accepted so, its refusal is the named keys' (kept as the answer's `refused`), and the
+    rest is compared; refused still, the first answer stands."""
+    again = [i for i, (pair, a) in enumerate(zip(pairs, answers))
+             if a.result is not None and a.result.get("accepted") is False and unknown_keys(pair.report)]  # fmt: skip
+    if not again:
+        return
+    retried = run(env, [{**jobs[i], "without": unknown_keys(pairs[i].report)} for i in again], timeout=options.timeout)
+    for i, answer in zip(again, retried):
+        first = answers[i].result or {}
+        if answer.result is not None and answer.result.get("accepted") and answer.result.get("without"):
+            answer.result["refused"] = first.get("message")
+            answer.seconds += answers[i].seconds
+            answers[i] = answer
 
 
 def prove(source: list[str], output: list[str] | str, src: str, dst: str, *, report: dict[str, Any] | None = None,

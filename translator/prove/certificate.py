@@ -56,13 +56,19 @@ class Certificate:
         source = (self.a.answer.result or {})
         if source.get("accepted") is False:
             return f"not proven: A, the source, is refused by its own framework ({source.get('message')}): nothing to compare"
+        if source.get("refused"):
+            keys = ", ".join(source.get("without") or ())
+            said = f"A, the source, is refused by its release for {keys}, which the translation's report names unknown: "
+            said += "compared without them; "
+        else:
+            said = ""
         if not self.differences:
             return "proven: both frameworks accept the files and every figure is equal"
         if not self.unnamed:
-            return f"proven: {len(self.differences)} difference(s), each named by the translation's report"
+            return f"proven: {said}{len(self.differences)} difference(s), each named by the translation's report"
         names = ", ".join(r.name for r in self.unnamed)
         why = "not named by the translation's report" if self.report_file else "no translation report given (--report)"
-        return f"not proven: {len(self.unnamed)} difference(s) {why}: {names}"
+        return f"not proven: {said}{len(self.unnamed)} difference(s) {why}: {names}"
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -171,11 +171,20 @@ def parameters_row(a: dict[str, Any] | None, b: dict[str, Any] | None, rtol: flo
 
 
 def accepted_row(a: dict[str, Any], b: dict[str, Any]) -> Row:
-    verdict_a, verdict_b = bool(a.get("accepted")), bool(b.get("accepted"))
+    """Each side's verdict on its file as it is; a side refused for keys the report names unknown (probed
+    again without them: its `refused` and `without`) counts as refused here, and its run is compared."""
+    verdict_a, verdict_b = (bool(r.get("accepted")) and not r.get("refused") for r in (a, b))
     if verdict_a and verdict_b:
         return Row("accepted", True, True, EQUAL)
-    refused = [f"{side}: {r.get('message')}" for side, r in (("A", a), ("B", b)) if not r.get("accepted")]
-    return Row("accepted", verdict_a, verdict_b, DIFFERENT, " | ".join(refused), ("*",))
+    refused = []
+    for side, r in (("A", a), ("B", b)):
+        if not r.get("accepted"):
+            refused.append(f"{side}: {r.get('message')}")
+        elif r.get("refused"):
+            refused.append(f"{side} is refused by its release for {', '.join(r.get('without') or ())}, which the "
+                           f"translation's report names unknown ({r['refused']}); the rest is compared without them")  # fmt: skip
+    without = {side: list(r.get("without") or ()) for side, r in (("a", a), ("b", b)) if r.get("refused")}
+    return Row("accepted", verdict_a, verdict_b, DIFFERENT, " | ".join(refused), ("*",), detail={"without": without})
 
 
 def rows(a: dict[str, Any], b: dict[str, Any], rtol: float = DEFAULT_RTOL) -> list[Row]:
@@ -219,12 +228,30 @@ def annotate(found: list[Row], report: dict[str, Any]) -> None:
     for row in found:
         if row.status != DIFFERENT:
             continue
-        if row.name == "accepted":  # the source refused by its own framework: nothing a translation names
-            row.report = tuple(dict.fromkeys(missing)) if row.a else ()
+        if row.name == "accepted":
+            row.report = _refusals_named(row, report, missing)
             continue
         said = [s for name, statuses in by_field.items() if _matches(name, row.fields) for s in statuses]
         lost = [s for name, statuses in by_field.items() if _matches(name, row.follows) for s in statuses if s in LOSSES]
         row.report = tuple(dict.fromkeys(said + lost))
+
+
+def _refusals_named(row: Row, report: dict[str, Any], missing: list[str]) -> tuple[str, ...]:
+    """What names the refusals: a refused output, a value the target needs that the report says is
+    `missing`; a side refused for keys the report names (probed without them: `without`), those keys'
+    entries. A source refused for anything else is named by nothing a translation says."""
+    without = row.detail.get("without") or {}
+    said: list[str] = []
+    for side, accepted in (("a", row.a), ("b", row.b)):
+        if side in without:
+            keys = set(without[side])
+            said += [str(e.get("status")) for e in report.get("entries") or ()
+                     if isinstance(e, dict) and {k.strip() for k in str(e.get("source_key")).split(",")} & keys]  # fmt: skip
+        elif not accepted:
+            if side == "a":
+                return ()
+            said += missing
+    return tuple(dict.fromkeys(said))
 
 
 def _matches(name: str, patterns: tuple[str, ...]) -> bool:

@@ -276,6 +276,48 @@ def count_meta(build: Callable[[int], Any], vocab: int | None, placeholder: int)
     }  # fmt: skip
 
 
+def without(job: dict[str, Any], tree: Any, result: Result) -> Any:
+    """The file's tree as read, less the keys the job names `without` (dotted): those the translation's
+    report names `unknown` (a fork's), for which the release refused the file; the rest is probed.
+    What was removed is the result's `without` (the certificate names it)."""
+    removed = []
+    for key in job.get("without") or ():
+        node, parts = tree, str(key).split(".")
+        for part in parts[:-1]:
+            node = node.get(part) if isinstance(node, dict) else None
+        if isinstance(node, dict) and parts[-1] in node:
+            del node[parts[-1]]
+            removed.append(str(key))
+    if removed:
+        result["without"] = result.get("without", []) + removed
+        result.note("probed without " + ", ".join(removed) + ": the translation's report names them unknown")
+    return tree
+
+
+def without_files(job: dict[str, Any], files: list[str], result: Result, read: Callable[[Any], Any],
+                  write: Callable[[Any, Any], None]) -> list[str]:  # fmt: skip
+    """`files` with the job's `without` keys removed: a file holding one is read (`read(handle)`, as the
+    framework reads it), the keys taken out and written (`write(tree, handle)`) to a temporary folder;
+    the user's files are never written."""
+    if not job.get("without"):
+        return list(files)
+    import tempfile
+
+    folder = tempfile.mkdtemp(prefix="neoconv-prove-without-")
+    out = []
+    for i, path in enumerate(files):
+        with open(path) as handle:
+            tree = read(handle)
+        before = len(result.get("without", []))
+        without(job, tree, result)
+        if len(result.get("without", [])) > before:
+            path = os.path.join(folder, f"{i}-{os.path.basename(path)}")
+            with open(path, "w") as handle:
+                write(tree, handle)
+        out.append(path)
+    return out
+
+
 def _jobs(path: str) -> list[dict[str, Any]]:
     with (open(path) if path != "-" else contextlib.nullcontext(sys.stdin)) as handle:
         return [json.loads(line) for line in handle if line.strip()]

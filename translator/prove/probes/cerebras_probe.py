@@ -38,7 +38,7 @@ import warnings
 from typing import Any
 
 from _probe import STUBS, CannotRun, LrCurve, Result, StubUsed, count_meta, describe, framework, main, package_version
-from _probe import steps_to_run
+from _probe import steps_to_run, without
 
 PROBE = {
     "framework": "Cerebras Model Zoo",
@@ -179,6 +179,7 @@ def probe(job: dict[str, Any], result: Result) -> None:
     (path,) = job["files"]
     with framework(), open(path) as handle:
         params = yaml.safe_load(handle)
+    without(job, params, result)
     folder = tempfile.mkdtemp(prefix="neoconv-prove-data-")
     with warnings.catch_warnings(), framework():
         warnings.simplefilter("ignore")

@@ -24,7 +24,7 @@ import sys
 from types import SimpleNamespace
 from typing import Any
 
-from _probe import STUBS, CannotRun, LrCurve, Result, describe, framework, main, package_version, plain, steps_to_run
+from _probe import STUBS, CannotRun, LrCurve, Result, describe, framework, main, package_version, plain, steps_to_run, without
 
 PROBE = {
     "framework": "DeepSpeed",
@@ -58,6 +58,7 @@ def probe(job: dict[str, Any], result: Result) -> None:
     (path,) = job["files"]
     with framework(), open(path) as handle:
         document = hjson.load(handle, object_pairs_hook=ds_config.dict_raise_error_on_duplicate_keys)
+    without(job, document, result)
     with framework():
         cfg = ds_config.DeepSpeedConfig(document)
     precision = "bf16" if cfg.bfloat16_config.enabled else "fp16" if cfg.float16_config.enabled else "fp32"

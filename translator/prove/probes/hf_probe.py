@@ -19,7 +19,7 @@ import sys
 import tempfile
 from typing import Any
 
-from _probe import CannotRun, Result, count_meta, describe, framework, main, package_version
+from _probe import CannotRun, Result, count_meta, describe, framework, main, package_version, without_files
 
 PROBE = {
     "framework": "transformers",
@@ -39,9 +39,11 @@ def load(job: dict[str, Any]) -> dict[str, Any]:
 
 
 def probe(job: dict[str, Any], result: Result) -> None:
+    import json
+
     import transformers
 
-    (path,) = job["files"]
+    (path,) = without_files(job, list(job["files"]), result, json.load, json.dump)
     folder = tempfile.mkdtemp(prefix="neoconv-prove-hf-")
     try:
         shutil.copy(path, os.path.join(folder, "config.json"))

@@ -146,7 +146,7 @@ def probe(job: dict[str, Any], result: Result) -> None:
                         stage="probe")
     else:
         argv = [w for path in job["files"] for w in words(path)]
-    sys.argv = ["pretrain_gpt.py", *argv]
+    sys.argv = ["pretrain_gpt.py", *_without_words(argv, job, result)]
     said = io.StringIO()
     with framework(), contextlib.redirect_stdout(sys.stderr):
         try:
@@ -162,6 +162,26 @@ def probe(job: dict[str, Any], result: Result) -> None:
     _lr(args, job, result)
     if job.get("count_parameters", True):
         _parameters(args, result)
+
+
+def _without_words(argv: list[str], job: dict[str, Any], result: Result) -> list[str]:
+    """The words less the options the job names `without` (those the translation's report names unknown)
+    and their values."""
+    names = {"--" + str(key).lstrip("-").replace("_", "-") for key in job.get("without") or ()}
+    out: list[str] = []
+    removed: list[str] = []
+    skipping = False
+    for word in argv:
+        if word.startswith("--"):
+            skipping = word.split("=", 1)[0] in names
+            if skipping:
+                removed.append(word.split("=", 1)[0])
+        if not skipping:
+            out.append(word)
+    if removed:
+        result["without"] = removed
+        result.note("probed without " + ", ".join(removed) + ": the translation's report names them unknown")
+    return out
 
 
 def _vocabulary(args: Any, result: Result) -> None:

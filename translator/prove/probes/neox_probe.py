@@ -35,7 +35,7 @@ import types
 from typing import Any
 
 from _probe import STUBS, CannotRun, LrCurve, Refused, Result, StubUsed, count_meta, describe, framework, main
-from _probe import need_source, package_version, source_revision, steps_to_run
+from _probe import need_source, package_version, source_revision, steps_to_run, without_files
 
 PROBE = {
     "framework": "GPT-NeoX",
@@ -122,10 +122,13 @@ def load(job: dict[str, Any]) -> dict[str, Any]:
 
 
 def probe(job: dict[str, Any], result: Result) -> None:
+    import yaml
+
     world = int(job.get("world_size") or 8)
+    files = without_files(job, list(job["files"]), result, lambda h: yaml.load(h, Loader=yaml.FullLoader), yaml.safe_dump)
     with framework(), _logged() as said:
         try:
-            args = LOADED["NeoXArgs"].from_ymls(list(job["files"]), overwrite_values={"global_num_gpus": world})
+            args = LOADED["NeoXArgs"].from_ymls(files, overwrite_values={"global_num_gpus": world})
         except Exception as exc:
             fails = [line for line in said if "FAIL" in line]
             if fails:

@@ -30,7 +30,7 @@ import sys
 from typing import Any
 
 from _probe import STUBS, CannotRun, LrCurve, Refused, Result, count_meta, describe, framework, main, package_version
-from _probe import plain, steps_to_run
+from _probe import plain, steps_to_run, without_files
 
 PROBE = {
     "framework": "VeOmni",
@@ -76,8 +76,11 @@ def probe(job: dict[str, Any], result: Result) -> None:
     from veomni.arguments import VeOmniArguments, parse_args
     from veomni.optim import build_lr_scheduler
 
+    import yaml
+
     (path,) = job["files"]
     os.chdir(os.path.dirname(os.path.abspath(path)))  # VeOmni resolves model.config_path from where it is launched
+    (path,) = without_files(job, [path], result, yaml.safe_load, yaml.safe_dump)
     world = str(int(job.get("world_size") or 8))
     for name in ("WORLD_SIZE", "LOCAL_WORLD_SIZE"):
         STUBS.add(f"${name}", "the world size (--world-size), as torchrun sets it")
