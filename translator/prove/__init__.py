@@ -30,7 +30,7 @@ from .config import find as find_config
 from .environments import Environment, resolve
 from .hints import hints
 from .probes import probes
-from .runner import DEFAULT_TIMEOUT, ProbeAnswer, run
+from .runner import DEFAULT_TIMEOUT, ProbeAnswer, probes_die_with_this, run
 
 __all__ = ["Certificate", "ProveOptions", "Pair", "prove", "prove_many", "environments"]
 
@@ -92,7 +92,7 @@ def prove_many(pairs: list[Pair], src: str, dst: str, options: ProveOptions | No
         both = answers(src, jobs_a + jobs_b)
         side_a, side_b = both[: len(pairs)], both[len(pairs) :]
     else:
-        with ThreadPoolExecutor(max_workers=2) as pool:
+        with ThreadPoolExecutor(max_workers=2) as pool, probes_die_with_this():
             future_a, future_b = pool.submit(answers, src, jobs_a), pool.submit(answers, dst, jobs_b)
             side_a, side_b = future_a.result(), future_b.result()
     if src not in missing:

@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import tempfile
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,6 +22,11 @@ DEFAULT_TIMEOUT = 1800.0  # seconds for one probe process (Model Zoo imports in 
 # no download (transformers, the HF hub), no GPU: a probe runs config code only
 QUIET_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "CUDA_VISIBLE_DEVICES": "",
              "WANDB_MODE": "disabled", "PYTHONUNBUFFERED": "1"}  # fmt: skip
+# the probe's end of a pipe only neoconv writes to: when neoconv is gone (killed, or its parent dying
+# with it), the probe reads its end closed and stops itself and everything it started (probes/_probe.py)
+LIFELINE = "NEOCONV_PROBE_LIFELINE"
+_LIVE: set[subprocess.Popen[str]] = set()  # probe processes running now (one per side)
+_LIVE_LOCK = threading.Lock()
 
 
 @dataclass
@@ -33,6 +42,63 @@ class ProbeAnswer:
         return {"format": self.format, "result": self.result, "problem": self.problem, "seconds": round(self.seconds, 2)}
 
 
+def _probe_process(argv: list[str], work: str, timeout: float) -> subprocess.CompletedProcess[str]:
+    """Run a probe to its end in a session of its own (what it starts is its process group), holding
+    the write end of its lifeline; on a timeout or an interrupt (Ctrl-C) the whole group is killed."""
+    lifeline, held = os.pipe()
+    try:
+        proc = subprocess.Popen(
+            argv, cwd=work, env={**os.environ, **QUIET_ENV, LIFELINE: str(lifeline)}, stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, pass_fds=(lifeline,), start_new_session=True,
+        )  # fmt: skip
+    except BaseException:
+        os.close(held)
+        raise
+    finally:
+        os.close(lifeline)
+    with _LIVE_LOCK:
+        _LIVE.add(proc)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except BaseException:
+        _kill(proc)
+        raise
+    finally:
+        os.close(held)
+        with _LIVE_LOCK:
+            _LIVE.discard(proc)
+    return subprocess.CompletedProcess(argv, proc.returncode, out, err)
+
+
+def _kill(proc: subprocess.Popen[str]) -> None:
+    """The probe's process group (the probe and what it started), then the probe reaped."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except OSError:  # gone already
+        pass
+    try:
+        proc.communicate(timeout=10)
+    except (subprocess.TimeoutExpired, ValueError, OSError):  # its pipes already read by a thread interrupted
+        pass
+
+
+@contextmanager
+def probes_die_with_this() -> Iterator[None]:
+    """Around waiting for probes run by other threads: an interrupt (Ctrl-C) of this one kills them
+    first (a thread waiting on its probe sees no KeyboardInterrupt)."""
+    try:
+        yield
+    except BaseException:
+        with _LIVE_LOCK:
+            running = list(_LIVE)
+        for proc in running:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except OSError:
+                pass
+        raise
+
+
 def run(env: Environment, jobs: list[dict[str, Any]], *, timeout: float = DEFAULT_TIMEOUT) -> list[ProbeAnswer]:
     """Each job (a dict with "files" and the probe's other keys) probed by `env`; answers in order."""
     if env.problem:
@@ -43,10 +109,7 @@ def run(env: Environment, jobs: list[dict[str, Any]], *, timeout: float = DEFAUL
         listing = Path(work) / "jobs.jsonl"
         listing.write_text("".join(json.dumps(job) + "\n" for job in numbered), encoding="utf-8")
         try:
-            proc = subprocess.run(
-                [str(env.python), str(env.spec.path), str(listing)], cwd=work, env={**os.environ, **QUIET_ENV},
-                capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL,
-            )  # fmt: skip
+            proc = _probe_process([str(env.python), str(env.spec.path), str(listing)], work, timeout)
         except subprocess.TimeoutExpired:
             why = f"the {env.spec.framework} probe did not finish in {timeout:.0f} s (--timeout)"
             return [ProbeAnswer(env.format, None, why, time.monotonic() - started) for _ in jobs]
@@ -88,10 +151,7 @@ def check(env: Environment, *, timeout: float = 300.0) -> tuple[dict[str, Any] |
         listing = Path(work) / "jobs.jsonl"
         listing.write_text(json.dumps({"id": 0, "files": [], "source": env.source}) + "\n", encoding="utf-8")
         try:
-            proc = subprocess.run(
-                [str(env.python), str(env.spec.path), "--check", str(listing)], cwd=work, env={**os.environ, **QUIET_ENV},
-                capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL,
-            )  # fmt: skip
+            proc = _probe_process([str(env.python), str(env.spec.path), "--check", str(listing)], work, timeout)
         except (subprocess.TimeoutExpired, OSError) as exc:
             return None, f"the {env.spec.framework} interpreter {env.python} did not answer: {exc}"
     for line in proc.stdout.splitlines():

@@ -33,7 +33,9 @@ import json
 import math
 import os
 import re
+import signal
 import sys
+import threading
 import traceback
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -54,6 +56,31 @@ def _result_stream() -> Any:
 
 
 RESULT = _result_stream()  # at import, before any framework module is imported: some print then
+LIFELINE = "NEOCONV_PROBE_LIFELINE"  # the read end of a pipe neoconv holds open while it waits (runner.py)
+
+
+def _die_with_neoconv() -> None:
+    """When neoconv is gone (killed, or its parent dying with it) the pipe it held reads closed: the
+    probe then kills its process group, itself and whatever the framework started (neoconv made the
+    probe a session's leader), or itself alone when it leads no group (run by hand)."""
+    fd = os.environ.pop(LIFELINE, None)
+    if not fd or not fd.isdigit():
+        return
+
+    def watch() -> None:
+        try:
+            while os.read(int(fd), 512):
+                pass
+        except OSError:
+            pass
+        if hasattr(os, "killpg") and os.getpgrp() == os.getpid():
+            os.killpg(os.getpid(), signal.SIGKILL)
+        os._exit(EXIT_PROBE_FAILED)
+
+    threading.Thread(target=watch, name="neoconv-lifeline", daemon=True).start()
+
+
+_die_with_neoconv()
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
