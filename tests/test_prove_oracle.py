@@ -192,3 +192,40 @@ def test_prove_reads_a_megatron_launch_script_through_neoconvs_reading_of_it(tmp
                  report=result.report.to_json(), options=opts)  # fmt: skip
     assert cert.code == 0, cert.render()
     assert {r.name: r.status for r in cert.rows}["parameters"] == "equal"
+
+
+def test_a_source_refused_for_a_fork_key_the_report_names_is_compared_without_it(tmp_path: Path) -> None:
+    """NeoX refuses a key of a fork (validate_keys); the report names it unknown: named, and the rest proven."""
+    opts = options("neox", "cerebras")
+    source = short_neox(tmp_path)
+    source.write_text(source.read_text().replace('"seed": 1234,', '"seed": 1234,\n  "use_fork_fused_rope": true,'))
+    result = to_cerebras(source, "trainer")
+    report = result.report.to_json()
+    assert [e["source_key"] for e in report["entries"] if e["status"] == "unknown"] == ["use_fork_fused_rope"]
+    cert = prove([str(source)], str(written(result, tmp_path / "out.yaml")), "neox", "cerebras", report=report, options=opts)
+    accepted = cert.rows[0]
+    assert (accepted.a, accepted.b, accepted.report) == (False, True, ("unknown",)), cert.render()
+    assert "use_fork_fused_rope" in accepted.note and cert.a.answer.result["without"] == ["use_fork_fused_rope"]
+    assert {r.name: r.status for r in cert.rows}["learning rate"] == "equal" and cert.code == 0, cert.render()
+
+
+def test_the_deepspeed_probe_fills_auto_as_transformers_does(tmp_path: Path) -> None:
+    from neoconv.prove.hints import hints
+
+    opts = options("deepspeed")
+    ds = tmp_path / "ds.json"
+    ds.write_text(
+        '{"train_batch_size": "auto", "train_micro_batch_size_per_gpu": "auto", "gradient_accumulation_steps": "auto",'
+        ' "optimizer": {"type": "AdamW", "params": {"lr": "auto"}}, "zero_optimization": {"stage": 2,'
+        ' "reduce_bucket_size": "auto"}, "scheduler": {"type": "WarmupDecayLR", "params": {"warmup_max_lr": 3e-4,'
+        ' "warmup_min_lr": "auto", "warmup_num_steps": "auto", "total_num_steps": "auto"}}}'
+    )
+    run_length = tmp_path / "run.yml"
+    run_length.write_text('{"train_iters": 100}\n')
+    job, _ = hints([str(ds)], "deepspeed", [str(run_length)], "neox", 8)
+    (answer,) = run(resolve("deepspeed", opts.env, opts.src, ProveConfig()), [{**job, "world_size": 8}])
+    got = answer.result
+    assert got is not None and got["accepted"] is True, answer.problem or got["message"]
+    assert (got["run"]["global_batch"], got["run"]["micro_batch"], got["run"]["accumulation"]) == (64, 8, 1)
+    assert got["lr"]["stepped"] == 100 and max(got["lr"]["values"]) == pytest.approx(3e-4)
+    assert set(got["filled"]) == set(job["fill"]) and got["filled"]["zero_optimization.reduce_bucket_size"]["value"] is None

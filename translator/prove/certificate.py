@@ -101,6 +101,9 @@ class Certificate:
             ran = [s["name"] for s in result.get("stubs", ()) if s.get("calls")]
             if ran:
                 lines.append(f"stand-ins {name}: {'; '.join(ran)}")
+            if result.get("filled"):
+                shown = ", ".join(f"{key}={item['value']!r}" for key, item in result["filled"].items())
+                lines.append(f'"auto" filled {name} as transformers fills it (TrainingArguments implied or default): {shown}')
             for note in result.get("notes", ()) if verbose else ():
                 lines.append(f"note {name}: {note}")
         lines.append(self.verdict)

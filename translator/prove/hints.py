@@ -58,8 +58,32 @@ def hints(files_a: list[str], fmt_a: str, files_b: list[str], fmt_b: str,
         for key, name in (spec.hints if spec else ()):
             if mine.get(name) is not None:
                 job[key] = mine[name]
+        if spec is not None and spec.fill:
+            _launcher_fill(job, spec.fill, world_size)
         jobs.append(job)
     return jobs[0], jobs[1]
+
+
+def _launcher_fill(job: dict[str, Any], where: str, world_size: int | None) -> None:
+    """The values a launcher fills in for the file's placeholders (a DeepSpeed config's "auto", filled by the
+    HF Trainer), from the format package `where` names: the job's `fill` (key -> value) and `fill_why`."""
+    import importlib
+
+    from ..io.documents import flatten, parse_json, read_text
+
+    if len(job["files"]) != 1:
+        return
+    try:
+        tree = parse_json(read_text(job["files"][0]), job["files"][0])
+        if "auto" not in flatten(tree).values():
+            return
+        module, _, function = where.partition(":")
+        fill = getattr(importlib.import_module(f"..formats.{module}", __package__), function)
+        values, why = fill(tree, world_size, job.get("steps_hint"))
+    except (NeoconvError, OSError, ValueError):  # unreadable, or a stated value the launcher refuses: probed as it is
+        return
+    if values:
+        job["fill"], job["fill_why"] = values, why
 
 
 def _absolute(path: str) -> str:

@@ -9,6 +9,7 @@ TrainingArguments values"). fill_only: "auto" is filled, a stated value is kept.
 
 from __future__ import annotations
 
+import copy
 from typing import Any, Callable
 
 from .scheduler import version_tuple, warmup_steps
@@ -159,3 +160,65 @@ def run_length(ds: dict[str, Any], ta: dict[str, Any], version: str | None, auto
             params[key] = value
             changed[f"scheduler.params.{key}"] = f'"auto": transformers fills it with {value} ({what}): written so'
     return changed
+
+
+def stated_arguments(ds: dict[str, Any], version: str | None = None) -> dict[str, Any]:
+    """The TrainingArguments a DeepSpeed config's stated values imply: transformers refuses a stated value that
+    is not the argument's (fill_match), so a run that started had the argument equal to it."""
+    ta: dict[str, Any] = {}
+    for key, _, hf, must in fills({}, version):
+        node, last = _node(ds, key)
+        stated = node.get(last) if node is not None else None
+        if not must or stated is None or stated == AUTO:
+            continue
+        if hf in DEFAULTS:
+            ta.setdefault(hf, stated)
+        elif hf == "adam_beta1+adam_beta2" and isinstance(stated, list) and len(stated) == 2:
+            ta.setdefault("adam_beta1", stated[0])
+            ta.setdefault("adam_beta2", stated[1])
+        elif hf in ("fp16|fp16_full_eval", "bf16|bf16_full_eval") and stated is True:
+            ta.setdefault(hf.split("|")[0], True)
+    return ta
+
+
+def probe_fill(ds: dict[str, Any], world_size: int | None, steps: int | None, version: str | None = None
+               ) -> tuple[dict[str, Any], dict[str, str]]:  # fmt: skip
+    """What a DeepSpeed config's "auto" values are when transformers has filled them (trainer_config_process, then
+    trainer_config_finalize with the run's `steps`), the TrainingArguments being those its stated values imply and
+    otherwise their defaults: (dotted key -> value, None for a value only the model's size decides, which is
+    memory and speed only; dotted key -> where the value comes from). A key left "auto" is not in them."""
+    tree = copy.deepcopy(ds)
+    ta = stated_arguments(ds, version)
+    filled, held = resolve(tree, ta, version)
+    given = {hf for _, _, hf, _ in fills(ta, version) if hf in ta}
+    why: dict[str, str] = {}
+    for key, _, hf, _ in fills(ta, version):
+        if key in filled and hf == "no TrainingArguments field":
+            why[key] = "transformers' own value (no TrainingArguments field)"
+        elif key in filled:
+            origin = "the value the config states for it" if hf in given else "its default"
+            why[key] = f"TrainingArguments {hf} ({origin}), as transformers fills it"
+    micro, accumulation = tree.get("train_micro_batch_size_per_gpu"), tree.get("gradient_accumulation_steps")
+    if tree.get("train_batch_size") == AUTO and world_size and AUTO not in (micro, accumulation):
+        tree["train_batch_size"] = world_size * micro * accumulation
+        why["train_batch_size"] = "world size x per_device_train_batch_size x gradient_accumulation_steps, as transformers fills it"
+    block = tree.get("scheduler")
+    params = block.get("params") if isinstance(block, dict) else None
+    if isinstance(params, dict) and AUTO in params.values() and steps:
+        warm = warmup_steps(ta.get("warmup_steps"), ta.get("warmup_ratio"), steps, version)
+        lr = _get(ta, "learning_rate")
+        before = {k for k, v in params.items() if v == AUTO}
+        fill_scheduler(params, lr, warm, steps, version)
+        for key in before:
+            if params.get(key) != AUTO:
+                why[f"scheduler.params.{key}"] = ("the run's steps (the other file's)" if key == "total_num_steps" else
+                                                  "TrainingArguments warmup (its default: none, run as 1 step)" if key == "warmup_num_steps"
+                                                  else "TrainingArguments learning_rate") + ", as transformers fills it"  # fmt: skip
+    values: dict[str, Any] = {}
+    for key in why:
+        node, last = _node(tree, key)
+        if node is not None and node.get(last) != AUTO:
+            values[key] = node[last]
+    for key, reason in held.items():
+        values[key], why[key] = None, reason + "; DeepSpeed's own default stands in"
+    return values, why

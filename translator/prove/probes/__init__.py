@@ -27,6 +27,7 @@ class ProbeSpec:
     install: str  # how to get the environment (packages and versions)
     source: str | None  # where the source tree comes from
     hints: tuple[tuple[str, str], ...] = ()  # job key -> canonical field of neoconv's reading the probe may use
+    fill: str | None = None  # "module:function" (under translator/formats) giving the values a launcher fills in
 
     @property
     def needs_checkout(self) -> bool:
@@ -53,5 +54,5 @@ def probes() -> dict[str, ProbeSpec]:
         meta = _literal(path)
         out[fmt] = ProbeSpec(fmt, path, meta["framework"], meta.get("checkout"), meta.get("installed"),
                              tuple(meta.get("imports", ())), meta.get("install", ""), meta.get("source"),
-                             tuple(sorted(meta.get("hints", {}).items())))  # fmt: skip
+                             tuple(sorted(meta.get("hints", {}).items())), meta.get("fill"))  # fmt: skip
     return out

@@ -32,6 +32,8 @@ PROBE = {
     "imports": ["torch", "deepspeed", "hjson"],
     "install": "torch (CPU wheel) and deepspeed at the release your runs use (DS_BUILD_OPS=0: no op is compiled)",
     "source": None,
+    # "auto" values (the HF Trainer's): filled as transformers fills them, by neoconv's hftrainer format (job "fill")
+    "fill": "hftrainer.auto:probe_fill",
 }
 WORLD = {"size": 8}
 
@@ -59,6 +61,7 @@ def probe(job: dict[str, Any], result: Result) -> None:
     with framework(), open(path) as handle:
         document = hjson.load(handle, object_pairs_hook=ds_config.dict_raise_error_on_duplicate_keys)
     without(job, document, result)
+    _fill(job, document, result)
     with framework():
         cfg = ds_config.DeepSpeedConfig(document)
     precision = "bf16" if cfg.bfloat16_config.enabled else "fp16" if cfg.float16_config.enabled else "fp32"
@@ -72,6 +75,27 @@ def probe(job: dict[str, Any], result: Result) -> None:
     }  # fmt: skip
     result.note("a DeepSpeed config holds no run length, sequence length or architecture")
     _lr(cfg, lr, job, result, torch)
+
+
+def _fill(job: dict[str, Any], document: dict[str, Any], result: Result) -> None:
+    """Each "auto" the job fills (a value None: taken out, DeepSpeed's default stands) replaced before DeepSpeed
+    reads the config, as the HF Trainer replaces it; the result's `filled` says which and from where."""
+    filled = {}
+    for key, value in (job.get("fill") or {}).items():
+        *parents, last = key.split(".")
+        node: Any = document
+        for part in parents:
+            node = node.get(part) if isinstance(node, dict) else None
+        if not isinstance(node, dict) or node.get(last) != "auto":
+            continue
+        if value is None:
+            del node[last]
+        else:
+            node[last] = value
+        filled[key] = {"value": value, "from": (job.get("fill_why") or {}).get(key, "")}
+    if filled:
+        result["filled"] = filled
+        result.note('"auto" filled as transformers fills it: ' + ", ".join(f"{k}={v['value']!r}" for k, v in filled.items()))
 
 
 def _lr(cfg: Any, lr: Any, job: dict[str, Any], result: Result, torch: Any) -> None:
