@@ -21,27 +21,23 @@ accepted, 1 otherwise.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
-import re
 import sys
 import traceback
 from collections.abc import Callable, Iterator
 from typing import Any
 
-MAX_ERROR = 2000  # characters of a framework message kept (pydantic lists every field)
+# what the check programs share with neoconv's probes (translator/prove/probes/_probe.py, standard library only):
+# one copy of the result stream, the framework() block and its exceptions, plain(), and the stand-ins
+PROBES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "translator", "prove", "probes")
+sys.path.insert(0, os.path.normpath(PROBES))
 
+from _probe import RESULT as VERDICTS  # noqa: E402 - at import, before any framework module: some print then
+from _probe import Refused, StubUsed, describe, framework  # noqa: E402
+from _probe import plain as _plain  # noqa: E402
 
-def _verdict_stream() -> Any:
-    out = os.fdopen(os.dup(1), "w", buffering=1)
-    os.dup2(2, 1)  # framework prints (NeoX's argument dump, VeOmni's banners) go to stderr
-    sys.stdout = os.fdopen(1, "w", buffering=1, closefd=False)
-    return out
-
-
-# at import, before any framework module is imported: some print while importing
-VERDICTS = _verdict_stream()
+__all__ = ["PROBES", "Refused", "StubUsed", "VERDICTS", "describe", "framework", "plain", "serve", "set_dotted"]
 
 
 def _jobs(argv: list[str] | None) -> Iterator[dict[str, Any]]:
@@ -57,38 +53,6 @@ def _jobs(argv: list[str] | None) -> Iterator[dict[str, Any]]:
                     yield json.loads(line)
     for path in args.files:
         yield {"id": path, "files": [path], "world": args.world}
-
-
-ANSI = re.compile(r"\x1b\[[0-9;]*m")  # NeoX colours its messages
-
-
-def describe(exc: BaseException) -> str:
-    text = " | ".join(line for line in ANSI.sub("", str(exc)).splitlines() if line.strip())
-    return f"{type(exc).__name__}: {text}"[:MAX_ERROR]
-
-
-class StubUsed(Exception):
-    """A stand-in for something that cannot run here (see each check program) was relied on: the
-    verdict would not be the framework's, so the job is reported as an "error"."""
-
-
-class Refused(Exception):
-    """The framework's own code raised: the config is rejected."""
-
-    def __init__(self, cause: BaseException) -> None:
-        super().__init__(describe(cause))
-
-
-@contextlib.contextmanager
-def framework() -> Iterator[None]:
-    """Around the framework's own calls: whatever they raise is the framework refusing the config.
-    Anything raised outside such a block is a fault of the check program (verdict "error")."""
-    try:
-        yield
-    except StubUsed:
-        raise
-    except (Exception, SystemExit) as exc:  # noqa: BLE001 - NeoX/VeOmni raise anything, argparse exits
-        raise Refused(exc) from exc
 
 
 def serve(check: Callable[[dict[str, Any]], dict[str, Any]], argv: list[str] | None = None) -> int:
@@ -112,14 +76,8 @@ def serve(check: Callable[[dict[str, Any]], dict[str, Any]], argv: list[str] | N
 
 
 def plain(value: Any) -> Any:
-    """A JSON-able copy of a framework value (enums, paths, tuples)."""
-    if isinstance(value, (str, int, float, bool)) or value is None:
-        return value
-    if isinstance(value, dict):
-        return {str(k): plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [plain(v) for v in value]
-    return repr(value)
+    """A JSON-able copy of a framework value, infinities and NaN kept (the tests compare them)."""
+    return _plain(value, finite=False)
 
 
 def set_dotted(tree: dict[str, Any], dotted: str, value: Any) -> None:

@@ -21,149 +21,41 @@ $MODELZOO_SRC = Model Zoo's `src` folder. Job keys:
   validates; the datasets of the configs' authors are not here, and their absence says nothing
   about the config. Every replacement is listed in `values.placeholders`.
 
-What is replaced, and why it cannot change a verdict silently:
-* `cerebras.pytorch.lib.cerebras_pytorch_lib`, the compiled extension, is built against another
-  torch release than the one installable here with a CPU wheel and cannot load. cerebras-pytorch
-  touches it at import (its flag descriptors register names in the appliance config). The stand-in
-  answers those import-time uses; once the import is done, any call into it, or any attribute it
-  was not given, raises StubUsed, which this program reports as its own "error", never as the
-  framework's verdict.
-* `bigcode_eval` (a dependency Model Zoo pins as a GitHub archive, which no package index serves)
-  is a permissive empty package: Model Zoo imports it for its code-evaluation callback, whose
-  config is Model Zoo's own pydantic class; bigcode_eval itself runs only when an evaluation runs.
-* `construct_multi_phase_trainer_config` is memoised: it builds classes from the model names alone,
-  which Model Zoo does once per process (this program validates hundreds of files in one).
+What is replaced, and why it cannot change a verdict silently: the stand-ins of neoconv's Model Zoo
+probe (translator/prove/probes/cerebras_probe.py, whose `load` this program runs): the compiled
+`cerebras_pytorch_lib` (built against another torch) answers only while cerebras-pytorch is imported,
+after which any use raises StubUsed, reported as this program's own "error"; `bigcode_eval` is an
+empty package (Model Zoo's code-evaluation callback imports it; it runs only in an evaluation);
+`construct_multi_phase_trainer_config` is memoised (it builds classes from the model names alone,
+which Model Zoo does once per process; this program validates hundreds of files in one). Data paths
+absent here are pointed at placeholders by the probe's `placeholders`.
 """
 
 from __future__ import annotations
 
 import copy
-import functools
-import importlib.abc
-import importlib.machinery
 import math
 import os
 import sys
 import tempfile
-import types
 import warnings
 from typing import Any
 
-from _protocol import StubUsed, framework, plain, serve, set_dotted
+from _protocol import framework, plain, serve, set_dotted
+from cerebras_probe import LOADED, placeholders
+from cerebras_probe import load as load_model_zoo
 
-NOT_DATA = {"model_dir", "summary_dir", "compile_dir", "log_dir", "checkpoint_dir", "ckpt_dir"}
 SENTINEL = "_neoconv_oracle_overlay"
 LR_KEYS = {"learning_rate", "lr", "initial_learning_rate", "end_learning_rate", "max_lr", "base_lr", "eta_min"}
 
 
-class _CompiledLibStandIn:
-    """Answers whatever cerebras-pytorch asks of its compiled library while it is imported; after
-    `close()`, only the attributes set so far can be read (and set again)."""
-
-    open = True
-
-    def __init__(self, name: str) -> None:
-        object.__setattr__(self, "_name", name)
-        object.__setattr__(self, "_children", {})
-
-    def __getattr__(self, attr: str) -> Any:
-        if attr.startswith("__"):
-            raise AttributeError(attr)
-        children = object.__getattribute__(self, "_children")
-        if attr not in children:
-            if not _CompiledLibStandIn.open:
-                raise StubUsed(f"the compiled cerebras_pytorch_lib was used after import: {self._name}.{attr}")
-            children[attr] = _CompiledLibStandIn(f"{self._name}.{attr}")
-        return children[attr]
-
-    def __setattr__(self, attr: str, value: Any) -> None:
-        object.__getattribute__(self, "_children")[attr] = value
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if not _CompiledLibStandIn.open:
-            raise StubUsed(f"the compiled cerebras_pytorch_lib was called after import: {self._name}()")
-        return _CompiledLibStandIn(f"{self._name}()")
-
-
-class _EmptyPackages(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """`bigcode_eval` and its submodules as empty packages whose every name is an inert class."""
-
-    roots = ("bigcode_eval",)
-
-    def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
-        if fullname.split(".")[0] in self.roots:
-            return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
-        return None
-
-    def create_module(self, spec: Any) -> types.ModuleType:
-        module = types.ModuleType(spec.name)
-        module.__path__ = []
-
-        def anything(name: str) -> Any:
-            if name.startswith("__"):
-                raise AttributeError(name)
-            return type(name, (), {"__init__": lambda self, *a, **k: None})
-
-        module.__getattr__ = anything  # type: ignore[method-assign]
-        return module
-
-    def exec_module(self, module: types.ModuleType) -> None:
-        pass
-
-
 def load() -> tuple[Any, Any, Any]:
+    """Model Zoo imported as neoconv's probe imports it (its stand-ins), from $MODELZOO_SRC."""
     src = os.environ.get("MODELZOO_SRC")
     if not src or not os.path.isdir(os.path.join(src, "cerebras", "modelzoo")):
         raise SystemExit(f"MODELZOO_SRC must name Model Zoo's src folder (got {src!r})")
-    sys.modules["cerebras.pytorch.lib.cerebras_pytorch_lib"] = _CompiledLibStandIn("cerebras_pytorch_lib")  # type: ignore[assignment]
-    sys.meta_path.insert(0, _EmptyPackages())
-    sys.path.insert(0, src)
-    import cerebras.modelzoo.trainer.validate as validate
-    from cerebras.modelzoo.trainer.utils import convert_legacy_params_to_trainer_params, is_legacy_params
-
-    # Model Zoo builds the pydantic classes of a model's whole config on every validation (cszoo
-    # validates once per process): ~0.5 s and ~20 MB that are never freed, per file. The classes
-    # depend on the model names only, so build them once per set of names.
-    validate.construct_multi_phase_trainer_config = functools.lru_cache(maxsize=None)(
-        validate.construct_multi_phase_trainer_config)
-    # the validator imports model, data-processor and callback modules when it first builds a
-    # config class: import them now, while the stand-in is open
-    validate.construct_trainer_config("gpt2")
-    _CompiledLibStandIn.open = False
-    return is_legacy_params, convert_legacy_params_to_trainer_params, validate.validate_trainer_params
-
-
-def resolve_path(path: str) -> str:
-    """A path as Model Zoo resolves it ($MODELZOO_ROOT: its own files, e.g. BERT vocabularies)."""
-    from cerebras.modelzoo.config.types import resolve_path as resolve
-
-    return str(resolve(path))
-
-
-def placeholders(node: Any, folder: str, changed: list[str]) -> None:
-    if isinstance(node, list):
-        for item in node:
-            placeholders(item, folder, changed)
-    if not isinstance(node, dict):
-        return
-    for key, value in node.items():
-        is_path = (key.endswith("_dir") or key.endswith("_file")) and key not in NOT_DATA
-        if not is_path or isinstance(value, dict):
-            placeholders(value, folder, changed)
-            continue
-        paths = value if isinstance(value, list) else [value]
-        replaced = []
-        for path in paths:
-            if isinstance(path, str) and not os.path.exists(resolve_path(path)):
-                stand_in = os.path.join(folder, path.strip("/").replace("/", "_") or "data")
-                if key.endswith("_file"):
-                    open(stand_in, "a").close()
-                else:
-                    os.makedirs(stand_in, exist_ok=True)
-                changed.append(path)
-                path = stand_in
-            replaced.append(path)
-        node[key] = replaced if isinstance(value, list) else replaced[0]
+    load_model_zoo({"source": src})
+    return LOADED["is_legacy"], LOADED["convert"], LOADED["validate"]
 
 
 def merge(into: dict[str, Any], overlay: dict[str, Any]) -> None:

@@ -12,19 +12,22 @@ Run with an interpreter that has torch (CPU) and deepspeed (`DS_BUILD_OPS=0`). J
   an optimizer step used, `lr_at` the rate at the steps listed in `lr_at` (`lr_relative`: the file
   has no optimizer lr, the training script's is unknown, so these are factors of it).
 
-What is replaced, and why it cannot change a verdict: `deepspeed.comm.get_rank` answers 0 and
-`get_world_size` answers `world`. No process group can exist without starting `world` processes;
-DeepSpeedConfig asks only these two numbers of it (the rank for logging, the world size for the
-batch identity), and the answer is exactly what a launcher would give.
+What is replaced, and why it cannot change a verdict: neoconv's DeepSpeed probe's stand-ins
+(translator/prove/probes/deepspeed_probe.py, whose `load` this program runs): `deepspeed.comm.get_rank`
+answers 0 and `get_world_size` answers `world`. No process group can exist without starting `world`
+processes; DeepSpeedConfig asks only these two numbers of it (the rank for logging, the world size for
+the batch identity), and the answer is exactly what a launcher would give. The scheduler is the probe's
+`build_scheduler` (DeepSpeed's own method).
 """
 
 from __future__ import annotations
 
 import sys
-from types import SimpleNamespace
 from typing import Any
 
 from _protocol import framework, plain, serve, set_dotted
+from deepspeed_probe import WORLD, build_scheduler
+from deepspeed_probe import load as load_deepspeed
 
 
 class DataParallelMPU:  # what Megatron's mpu answers DeepSpeedConfig
@@ -40,11 +43,9 @@ def main() -> int:
     import deepspeed.runtime.config as ds_config
     import hjson
     import torch
-    from deepspeed.runtime.engine import DeepSpeedEngine
 
-    world = {"size": 8}
-    ds_config.dist.get_rank = lambda *a, **k: 0
-    ds_config.dist.get_world_size = lambda *a, **k: world["size"]
+    load_deepspeed({})  # DeepSpeed imported, its process group's two answers stood in (the probe's)
+    world = WORLD
 
     def check(job: dict[str, Any]) -> dict[str, Any]:
         (path,) = job["files"]
@@ -69,9 +70,7 @@ def main() -> int:
             # no optimizer block: the training script brings one, its lr unknown here (1.0 shows the factors)
             lr = values["lr"] if values["lr"] is not None else 1.0
             optimizer = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=lr)
-            view = SimpleNamespace(scheduler_name=lambda: cfg.scheduler_name, scheduler_params=lambda: cfg.scheduler_params)
-            with framework():
-                scheduler = DeepSpeedEngine._scheduler_from_config(view, optimizer)
+            scheduler = build_scheduler(cfg, optimizer)
             wanted = set(job.get("lr_at", []))
             rates: dict[str, float] = {}
             top = 0.0

@@ -22,6 +22,7 @@ import tempfile
 from typing import Any
 
 from _protocol import framework, plain, serve
+from hf_probe import auto_config
 
 
 def field_defaults(cls: type) -> dict[str, Any]:
@@ -45,13 +46,7 @@ def main() -> int:
                 built = transformers.AutoConfig.for_model(job["model_type"])
         else:
             (path,) = job["files"]
-            folder = tempfile.mkdtemp(prefix="neoconv-oracle-hf-")
-            try:
-                shutil.copy(path, os.path.join(folder, "config.json"))
-                with framework():
-                    built = transformers.AutoConfig.from_pretrained(folder)
-            finally:
-                shutil.rmtree(folder, ignore_errors=True)
+            built = auto_config(transformers, path)  # as neoconv's probe reads a config.json
         values = {"transformers": transformers.__version__, "class": type(built).__name__,
                   "model_type": built.model_type, "config": plain(built.to_dict())}  # fmt: skip
         if job.get("model_type"):

@@ -8,7 +8,8 @@ a translation reported `missing`; `overwrite_values` replaces top-level keys, so
 as `optimizer.params.lr` is set inside a copy of the files' `optimizer` block, which then replaces it).
 
 Everything runs as NeoX runs it (`from_ymls` -> `__post_init__`: validate_keys, calculate_derived,
-validate_types, validate_values), with two replacements, neither of which reads a config value:
+validate_types, validate_values), with the two replacements of neoconv's NeoX probe
+(translator/prove/probes/neox_probe.py, whose `load` this program runs), neither of which reads a config value:
 * `NeoXArgs.enable_logging` does nothing. NeoX's only creates `log_dir` (which may be an absolute
   path of the authors' cluster) and tees stdout into it; it checks nothing.
 * `importlib.metadata.version("flash-attn")` answers "2.6.3" (other packages are looked up as
@@ -18,49 +19,20 @@ validate_types, validate_values), with two replacements, neither of which reads 
 
 from __future__ import annotations
 
-import contextlib
 import copy
-import logging
 import os
-import re
 import sys
-from collections.abc import Iterator
 from typing import Any
 
 from _protocol import framework, serve, set_dotted
-
-FLASH_ATTN_VERSION = "2.6.3"
+from neox_probe import LOADED, logged
+from neox_probe import load as load_neox
 
 
 def load() -> Any:
-    src = os.environ.get("NEOX_SRC")
-    if not src or not os.path.isdir(os.path.join(src, "megatron")):
-        raise SystemExit(f"NEOX_SRC must name a GPT-NeoX source tree (got {src!r})")
-    sys.path.insert(0, src)
-    from importlib.metadata import version
-
-    from megatron.neox_arguments import arguments  # type: ignore[import-not-found]
-
-    arguments.NeoXArgs.enable_logging = lambda self: None
-    arguments.version = lambda name: FLASH_ATTN_VERSION if name == "flash-attn" else version(name)
-    return arguments.NeoXArgs
-
-
-@contextlib.contextmanager
-def logged() -> Iterator[list[str]]:
-    """The messages NeoX logs meanwhile."""
-    said: list[str] = []
-
-    class Keep(logging.Handler):
-        def emit(self, record: logging.LogRecord) -> None:
-            said.append(re.sub(r"\x1b\[[0-9;]*m", "", record.getMessage()))
-
-    handler = Keep(level=logging.WARNING)
-    logging.getLogger().addHandler(handler)
-    try:
-        yield said
-    finally:
-        logging.getLogger().removeHandler(handler)
+    """NeoX's argument code imported as neoconv's probe imports it (its two stand-ins), from $NEOX_SRC."""
+    load_neox({"source": os.environ.get("NEOX_SRC")})
+    return LOADED["NeoXArgs"]
 
 
 def overwrite_values(files: list[str], values: dict[str, Any]) -> dict[str, Any]:

@@ -20,26 +20,12 @@ Nothing is replaced: VeOmni's argument classes import and run on CPU.
 
 from __future__ import annotations
 
-import contextlib
-import io
-import os
 import sys
 from typing import Any
 
 from _protocol import framework, plain, serve
-
-
-def _get(node: Any, *paths: str) -> Any:
-    """The first of the dotted attribute paths that exists (nested layout first, then flat)."""
-    for path in paths:
-        value = node
-        try:
-            for part in path.split("."):
-                value = getattr(value, part)
-        except AttributeError:
-            continue
-        return value
-    return None
+from veomni_probe import first_attribute as _get
+from veomni_probe import parse
 
 
 def _options(values: dict[str, Any]) -> list[str]:
@@ -53,23 +39,11 @@ def _options(values: dict[str, Any]) -> list[str]:
 
 def main() -> int:
     import torch
-    from veomni.arguments import VeOmniArguments, parse_args
     from veomni.optim import build_lr_scheduler
 
     def check(job: dict[str, Any]) -> dict[str, Any]:
         (path,) = job["files"]
-        world = str(job.get("world", 8))
-        os.environ["WORLD_SIZE"] = world
-        os.environ["LOCAL_WORLD_SIZE"] = world
-        sys.argv = ["train.py", path, *_options(job.get("set", {}))]
-        said = io.StringIO()
-        with framework(), contextlib.redirect_stderr(said):
-            try:
-                args = parse_args(VeOmniArguments)
-            except SystemExit as exc:  # argparse refused an option: its message went to stderr
-                raise ValueError(f"argparse exit {exc.code}: {said.getvalue().strip().splitlines()[-1:]}") from exc
-            args.compute_train_steps()
-            steps = args.train_steps * args.train.num_train_epochs
+        args, steps = parse(path, str(job.get("world", 8)), _options(job.get("set", {})))  # as neoconv's probe
         train = args.train
         # nested layout: train.optimizer holds the fields; flat: they sit on train (optimizer is its name)
         optim = train.optimizer if hasattr(train.optimizer, "lr") else train

@@ -29,6 +29,8 @@ install it), `load(job)` and `probe(job, result)`, and ends with `sys.exit(main(
 from __future__ import annotations
 
 import contextlib
+import importlib.abc
+import importlib.machinery
 import json
 import math
 import os
@@ -37,6 +39,7 @@ import signal
 import sys
 import threading
 import traceback
+import types
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -159,6 +162,36 @@ class Stubs:
 STUBS = Stubs()
 
 
+class EmptyPackages(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Packages not installed here (`roots`) as empty ones: every name taken from them is `stand_in(module,
+    name)`; each module made is counted under `counted` in the stand-ins, when given."""
+
+    def __init__(self, roots: tuple[str, ...], stand_in: Callable[[str, str], Any], counted: str | None = None) -> None:
+        self.roots, self.stand_in, self.counted = roots, stand_in, counted
+
+    def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
+        if fullname.split(".")[0] in self.roots:
+            return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
+        return None
+
+    def create_module(self, spec: Any) -> types.ModuleType:
+        module = types.ModuleType(spec.name)
+        module.__path__ = []
+        if self.counted:
+            STUBS.ran(self.counted)
+
+        def anything(name: str) -> Any:
+            if name.startswith("__"):
+                raise AttributeError(name)
+            return self.stand_in(spec.name, name)
+
+        module.__getattr__ = anything  # type: ignore[method-assign]
+        return module
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        pass
+
+
 class Result(dict):  # type: ignore[type-arg]
     """The probe's answer: a dict with the protocol's keys."""
 
@@ -166,22 +199,24 @@ class Result(dict):  # type: ignore[type-arg]
         self["notes"].append(text)
 
 
-def plain(value: Any) -> Any:
-    """A JSON-able copy of a framework value (enums, paths, tuples, numpy scalars)."""
+def plain(value: Any, finite: bool = True) -> Any:
+    """A JSON-able copy of a framework value (enums, paths, tuples, numpy scalars); with `finite`, an
+    infinite or NaN float as its repr (strict JSON has none; the oracle checks keep them: Python's
+    json reads them back)."""
     if isinstance(value, bool) or value is None or isinstance(value, str):
         return value
     if isinstance(value, int):
         return int(value)
     if isinstance(value, float):
-        return value if math.isfinite(value) else repr(value)
+        return value if math.isfinite(value) or not finite else repr(value)
     if isinstance(value, dict):
-        return {str(k): plain(v) for k, v in value.items()}
+        return {str(k): plain(v, finite) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [plain(v) for v in value]
+        return [plain(v, finite) for v in value]
     for kind in (int, float):  # numpy and torch scalars
         try:
             if hasattr(value, "item"):
-                return plain(kind(value.item()) if kind is float else value.item())
+                return plain(kind(value.item()) if kind is float else value.item(), finite)
         except (TypeError, ValueError):
             pass
     return repr(value)

@@ -28,16 +28,13 @@ from __future__ import annotations
 import contextlib
 import copy
 import functools
-import importlib.abc
-import importlib.machinery
 import os
 import sys
 import tempfile
-import types
 import warnings
 from typing import Any
 
-from _probe import STUBS, CannotRun, LrCurve, Result, StubUsed, count_meta, describe, framework, main, package_version
+from _probe import STUBS, CannotRun, EmptyPackages, LrCurve, Result, StubUsed, count_meta, describe, framework, main, package_version
 from _probe import steps_to_run, without
 
 PROBE = {
@@ -54,7 +51,7 @@ NOT_DATA = {"model_dir", "summary_dir", "compile_dir", "log_dir", "checkpoint_di
 COMPILED = "cerebras.pytorch.lib.cerebras_pytorch_lib"
 
 
-class _CompiledLibStandIn:
+class CompiledLibStandIn:
     """Answers what cerebras-pytorch asks of its compiled library while it is imported; after
     `close()`, only attributes set so far can be read."""
 
@@ -69,44 +66,24 @@ class _CompiledLibStandIn:
             raise AttributeError(attr)
         children = object.__getattribute__(self, "_children")
         if attr not in children:
-            if not _CompiledLibStandIn.open:
+            if not CompiledLibStandIn.open:
                 raise StubUsed(f"the compiled cerebras_pytorch_lib was used after import: {self._name}.{attr}")
             STUBS.ran(COMPILED)
-            children[attr] = _CompiledLibStandIn(f"{self._name}.{attr}")
+            children[attr] = CompiledLibStandIn(f"{self._name}.{attr}")
         return children[attr]
 
     def __setattr__(self, attr: str, value: Any) -> None:
         object.__getattribute__(self, "_children")[attr] = value
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if not _CompiledLibStandIn.open:
+        if not CompiledLibStandIn.open:
             raise StubUsed(f"the compiled cerebras_pytorch_lib was called after import: {self._name}()")
-        return _CompiledLibStandIn(f"{self._name}()")
+        return CompiledLibStandIn(f"{self._name}()")
 
 
-class _EmptyPackages(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """`bigcode_eval` as an empty package whose every name is an inert class."""
-
-    def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
-        if fullname.split(".")[0] == "bigcode_eval":
-            return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
-        return None
-
-    def create_module(self, spec: Any) -> types.ModuleType:
-        module = types.ModuleType(spec.name)
-        module.__path__ = []
-        STUBS.ran("bigcode_eval package")
-
-        def anything(name: str) -> Any:
-            if name.startswith("__"):
-                raise AttributeError(name)
-            return type(name, (), {"__init__": lambda self, *a, **k: None})
-
-        module.__getattr__ = anything  # type: ignore[method-assign]
-        return module
-
-    def exec_module(self, module: types.ModuleType) -> None:
-        pass
+def inert_class(module: str, name: str) -> Any:
+    """A name of the stand-in bigcode_eval: a class that does nothing (Model Zoo only imports them)."""
+    return type(name, (), {"__init__": lambda self, *a, **k: None})
 
 
 LOADED: dict[str, Any] = {}
@@ -121,8 +98,8 @@ def load(job: dict[str, Any]) -> dict[str, Any]:
     STUBS.add(COMPILED, "answers cerebras-pytorch's import-time registrations (the extension is built for another "
               "torch); any use after import fails the probe")  # fmt: skip
     STUBS.add("bigcode_eval package", "an empty package: imported for Model Zoo's code-evaluation callback only")
-    sys.modules[COMPILED] = _CompiledLibStandIn("cerebras_pytorch_lib")  # type: ignore[assignment]
-    sys.meta_path.insert(0, _EmptyPackages())
+    sys.modules[COMPILED] = CompiledLibStandIn("cerebras_pytorch_lib")  # type: ignore[assignment]
+    sys.meta_path.insert(0, EmptyPackages(("bigcode_eval",), inert_class, "bigcode_eval package"))
     try:
         import cerebras.modelzoo.trainer.validate as validate
         import cerebras.pytorch as cstorch
@@ -137,25 +114,25 @@ def load(job: dict[str, Any]) -> dict[str, Any]:
     # the validator imports model, data-processor and callback modules when it first builds a config
     # class: build one now, while the stand-in answers
     validate.construct_trainer_config("gpt2")
-    _CompiledLibStandIn.open = False
+    CompiledLibStandIn.open = False
     LOADED.update(is_legacy=is_legacy_params, convert=convert_legacy_params_to_trainer_params,
                   validate=validate.validate_trainer_params)  # fmt: skip
     return {"name": "Cerebras Model Zoo", "version": cstorch.__version__, "source": src, "torch": package_version("torch")}
 
 
-def _placeholders(node: Any, folder: str, changed: list[str]) -> None:
+def placeholders(node: Any, folder: str, changed: list[str]) -> None:
     """Point data paths that do not exist here at empty placeholders (listed in `changed`)."""
     from cerebras.modelzoo.config.types import resolve_path
 
     if isinstance(node, list):
         for item in node:
-            _placeholders(item, folder, changed)
+            placeholders(item, folder, changed)
     if not isinstance(node, dict):
         return
     for key, value in node.items():
         is_path = (key.endswith("_dir") or key.endswith("_file")) and key not in NOT_DATA
         if not is_path or isinstance(value, dict):
-            _placeholders(value, folder, changed)
+            placeholders(value, folder, changed)
             continue
         paths = value if isinstance(value, list) else [value]
         replaced = []
@@ -194,7 +171,7 @@ def probe(job: dict[str, Any], result: Result) -> None:
                           "does); neoconv's reading of the file's family stands in")  # fmt: skip
                 STUBS.ran("model name")
         changed: list[str] = []
-        _placeholders(trainer, folder, changed)
+        placeholders(trainer, folder, changed)
         if changed:
             STUBS.add("data paths", "absent here, pointed at empty placeholders: " + ", ".join(changed[:5]))
             STUBS.ran("data paths")

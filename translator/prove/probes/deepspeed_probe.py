@@ -98,9 +98,16 @@ def _fill(job: dict[str, Any], document: dict[str, Any], result: Result) -> None
         result.note('"auto" filled as transformers fills it: ' + ", ".join(f"{k}={v['value']!r}" for k, v in filled.items()))
 
 
-def _lr(cfg: Any, lr: Any, job: dict[str, Any], result: Result, torch: Any) -> None:
+def build_scheduler(cfg: Any, optimizer: Any) -> Any:
+    """The scheduler DeepSpeed's engine builds from the config (its own `_scheduler_from_config`)."""
     from deepspeed.runtime.engine import DeepSpeedEngine
 
+    view = SimpleNamespace(scheduler_name=lambda: cfg.scheduler_name, scheduler_params=lambda: cfg.scheduler_params)
+    with framework():
+        return DeepSpeedEngine._scheduler_from_config(view, optimizer)
+
+
+def _lr(cfg: Any, lr: Any, job: dict[str, Any], result: Result, torch: Any) -> None:
     params = plain(cfg.scheduler_params) or {}
     own = next((params[k] for k in ("total_num_steps", "cycle_first_step_size") if isinstance(params.get(k), int)), None)
     if cfg.scheduler_name is None and lr is None:
@@ -118,11 +125,7 @@ def _lr(cfg: Any, lr: Any, job: dict[str, Any], result: Result, torch: Any) -> N
     if relative:
         result.note("no optimizer block: the training script's lr is unknown, the curve is in factors of it")
     optimizer = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=1.0 if relative else float(lr))
-    scheduler = None
-    if cfg.scheduler_name is not None:
-        view = SimpleNamespace(scheduler_name=lambda: cfg.scheduler_name, scheduler_params=lambda: cfg.scheduler_params)
-        with framework():
-            scheduler = DeepSpeedEngine._scheduler_from_config(view, optimizer)
+    scheduler = build_scheduler(cfg, optimizer) if cfg.scheduler_name is not None else None
     curve = LrCurve(total, job)
     with framework():
         for step in range(total):

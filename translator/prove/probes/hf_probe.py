@@ -38,19 +38,24 @@ def load(job: dict[str, Any]) -> dict[str, Any]:
     return {"name": "transformers", "version": transformers.__version__, "torch": package_version("torch")}
 
 
+def auto_config(transformers: Any, path: str) -> Any:
+    """`AutoConfig.from_pretrained` on a folder holding the file as config.json (a training script's first step)."""
+    folder = tempfile.mkdtemp(prefix="neoconv-prove-hf-")
+    try:
+        shutil.copy(path, os.path.join(folder, "config.json"))
+        with framework():
+            return transformers.AutoConfig.from_pretrained(folder)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def probe(job: dict[str, Any], result: Result) -> None:
     import json
 
     import transformers
 
     (path,) = without_files(job, list(job["files"]), result, json.load, json.dump)
-    folder = tempfile.mkdtemp(prefix="neoconv-prove-hf-")
-    try:
-        shutil.copy(path, os.path.join(folder, "config.json"))
-        with framework():
-            config = transformers.AutoConfig.from_pretrained(folder)
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+    config = auto_config(transformers, path)
     text = config.get_text_config() if hasattr(config, "get_text_config") else config
     result["run"] = {"steps": None, "global_batch": None}
     result.note("a config.json holds no training run: only the architecture is compared")

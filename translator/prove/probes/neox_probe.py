@@ -25,16 +25,14 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import importlib.abc
-import importlib.machinery
 import logging
 import os
 import re
 import sys
-import types
 from typing import Any
 
-from _probe import STUBS, CannotRun, LrCurve, Refused, Result, StubUsed, count_meta, describe, framework, main
+from _probe import STUBS, CannotRun, EmptyPackages, LrCurve, Refused, Result, StubUsed, count_meta, describe
+from _probe import framework, main
 from _probe import need_source, package_version, source_revision, steps_to_run, without_files
 
 PROBE = {
@@ -49,40 +47,17 @@ PROBE = {
 FLASH_ATTN_VERSION = "2.6.3"
 
 
-class _EmptyPackage(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """`flash_attn` as an empty package: any function of it raises StubUsed when called."""
+def _uncallable(module: str, name: str) -> Any:
+    """A function of the stand-in flash_attn: NeoX's attention imports them, calls them only in a forward pass."""
 
-    def __init__(self, root: str) -> None:
-        self.root = root
+    def called(*args: Any, **kwargs: Any) -> Any:
+        raise StubUsed(f"{module}.{name} was called (the stand-in package has no code)")
 
-    def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
-        if fullname.split(".")[0] == self.root:
-            return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
-        return None
-
-    def create_module(self, spec: Any) -> types.ModuleType:
-        module = types.ModuleType(spec.name)
-        module.__path__ = []
-        STUBS.ran(f"{self.root} package")
-
-        def anything(name: str) -> Any:
-            if name.startswith("__"):
-                raise AttributeError(name)
-
-            def called(*args: Any, **kwargs: Any) -> Any:
-                raise StubUsed(f"{spec.name}.{name} was called (the stand-in package has no code)")
-
-            return called
-
-        module.__getattr__ = anything  # type: ignore[method-assign]
-        return module
-
-    def exec_module(self, module: types.ModuleType) -> None:
-        pass
+    return called
 
 
 @contextlib.contextmanager
-def _logged() -> Any:
+def logged() -> Any:
     """The messages NeoX logs meanwhile (it logs each failed check, then raises one summary)."""
     said: list[str] = []
 
@@ -126,7 +101,7 @@ def probe(job: dict[str, Any], result: Result) -> None:
 
     world = int(job.get("world_size") or 8)
     files = without_files(job, list(job["files"]), result, lambda h: yaml.load(h, Loader=yaml.FullLoader), yaml.safe_dump)
-    with framework(), _logged() as said:
+    with framework(), logged() as said:
         try:
             args = LOADED["NeoXArgs"].from_ymls(files, overwrite_values={"global_num_gpus": world})
         except Exception as exc:
@@ -245,8 +220,8 @@ def _build_and_count(args: Any, vocab: int | None) -> dict[str, Any]:
     from deepspeed.runtime.pipe.topology import PipeModelDataParallelTopology
     from torch.testing._internal.distributed.fake_pg import FakeStore
 
-    if not any(isinstance(finder, _EmptyPackage) for finder in sys.meta_path):
-        sys.meta_path.insert(0, _EmptyPackage("flash_attn"))
+    if not any(isinstance(finder, EmptyPackages) for finder in sys.meta_path):
+        sys.meta_path.insert(0, EmptyPackages(("flash_attn",), _uncallable, "flash_attn package"))
     STUBS.add("flash_attn package", "an empty package: NeoX's attention imports it when built, calls it only in a forward pass")
     if not dist.is_initialized():
         STUBS.add("torch.distributed fake process group", "one rank, torch's `fake` backend: no process, nothing sent")

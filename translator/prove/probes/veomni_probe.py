@@ -44,7 +44,7 @@ PROBE = {
 }
 
 
-def _get(node: Any, *paths: str) -> Any:
+def first_attribute(node: Any, *paths: str) -> Any:
     """The first dotted attribute path that exists (nested layout first, then flat)."""
     for path in paths:
         value = node
@@ -71,22 +71,16 @@ def load(job: dict[str, Any]) -> dict[str, Any]:
             "transformers": package_version("transformers"), "torch": package_version("torch")}  # fmt: skip
 
 
-def probe(job: dict[str, Any], result: Result) -> None:
-    import torch
+def parse(path: str, world: str, options: tuple[str, ...] | list[str] = ()) -> tuple[Any, int]:
+    """VeOmni's arguments of `train.py FILE OPTIONS` (WORLD_SIZE and LOCAL_WORLD_SIZE `world`, as torchrun sets
+    them), then `compute_train_steps()` as the trainer calls it; and the run's steps (train_steps x epochs)."""
     from veomni.arguments import VeOmniArguments, parse_args
-    from veomni.optim import build_lr_scheduler
 
-    import yaml
-
-    (path,) = job["files"]
-    os.chdir(os.path.dirname(os.path.abspath(path)))  # VeOmni resolves model.config_path from where it is launched
-    (path,) = without_files(job, [path], result, yaml.safe_load, yaml.safe_dump)
-    world = str(int(job.get("world_size") or 8))
     for name in ("WORLD_SIZE", "LOCAL_WORLD_SIZE"):
         STUBS.add(f"${name}", "the world size (--world-size), as torchrun sets it")
         os.environ[name] = world
         STUBS.ran(f"${name}")
-    sys.argv = ["train.py", path]
+    sys.argv = ["train.py", path, *options]
     said = io.StringIO()
     with framework(), contextlib.redirect_stderr(said):
         try:
@@ -95,6 +89,19 @@ def probe(job: dict[str, Any], result: Result) -> None:
             raise Refused(f"argparse exit {exc.code}: {' '.join(said.getvalue().strip().splitlines()[-1:])}") from exc
         args.compute_train_steps()
         steps = args.train_steps * args.train.num_train_epochs
+    return args, steps
+
+
+def probe(job: dict[str, Any], result: Result) -> None:
+    import torch
+    import yaml
+    from veomni.optim import build_lr_scheduler
+
+    (path,) = job["files"]
+    os.chdir(os.path.dirname(os.path.abspath(path)))  # VeOmni resolves model.config_path from where it is launched
+    (path,) = without_files(job, [path], result, yaml.safe_load, yaml.safe_dump)
+    world = str(int(job.get("world_size") or 8))
+    args, steps = parse(path, world)
     _run(args, int(world), steps, result)
     _lr(args, steps, job, result, torch, build_lr_scheduler)
     if job.get("count_parameters", True):
@@ -103,22 +110,22 @@ def probe(job: dict[str, Any], result: Result) -> None:
 
 def _run(args: Any, world: int, steps: int, result: Result) -> None:
     train = args.train
-    enable = _get(train, "accelerator.fsdp_config.mixed_precision.enable", "enable_mixed_precision")
-    dtype = _get(train, "accelerator.fsdp_config.mixed_precision.param_dtype") or "bfloat16"
+    enable = first_attribute(train, "accelerator.fsdp_config.mixed_precision.enable", "enable_mixed_precision")
+    dtype = first_attribute(train, "accelerator.fsdp_config.mixed_precision.param_dtype") or "bfloat16"
     precision = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}.get(dtype, dtype) if enable else "bf16"
     if not enable:
         result.note("mixed precision off: VeOmni builds the model in bfloat16 (BaseTrainer._build_model)")
     seq = args.data.max_seq_len
     result["run"] = {
-        "world_size": world, "data_parallel": _get(train, "accelerator.dp_size", "data_parallel_size"),
+        "world_size": world, "data_parallel": first_attribute(train, "accelerator.dp_size", "data_parallel_size"),
         "global_batch": train.global_batch_size, "micro_batch": train.micro_batch_size,
         "accumulation": train.gradient_accumulation_steps, "steps": steps, "seq_length": seq,
         "tokens_per_step": train.global_batch_size * seq if seq else None, "precision": precision, "zero_stage": None,
-        "tensor_parallel": _get(train, "accelerator.tp_size", "tensor_parallel_size"),
-        "pipeline_parallel": _get(train, "accelerator.pp_size", "pipeline_parallel_size"),
-        "sequence_parallel": _get(train, "accelerator.ulysses_size", "ulysses_parallel_size"),
-        "data_parallel_mode": plain(_get(train, "accelerator.fsdp_config.fsdp_mode", "data_parallel_mode")),
-        "dynamic_batch": train.dyn_bsz, "optimizer": plain(_get(train, "optimizer.type", "optimizer")),
+        "tensor_parallel": first_attribute(train, "accelerator.tp_size", "tensor_parallel_size"),
+        "pipeline_parallel": first_attribute(train, "accelerator.pp_size", "pipeline_parallel_size"),
+        "sequence_parallel": first_attribute(train, "accelerator.ulysses_size", "ulysses_parallel_size"),
+        "data_parallel_mode": plain(first_attribute(train, "accelerator.fsdp_config.fsdp_mode", "data_parallel_mode")),
+        "dynamic_batch": train.dyn_bsz, "optimizer": plain(first_attribute(train, "optimizer.type", "optimizer")),
     }  # fmt: skip
 
 
