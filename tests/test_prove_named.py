@@ -14,8 +14,9 @@ from typing import Any
 import pytest
 from conftest import FIXTURES
 
-from neoconv.prove import Pair, ProveOptions, prove_many, unknown_keys
+from neoconv.prove import Pair, ProveOptions, prove_many
 from neoconv.prove.compare import DIFFERENT, EQUAL
+from neoconv.prove.named import named_keys
 from neoconv.prove.runner import ProbeAnswer
 
 CASE = FIXTURES / "prove" / "neox2cerebras-legacy"
@@ -127,13 +128,19 @@ def test_a_difference_of_the_rest_is_still_caught(fork_refused: list[dict[str, A
     assert cert.code == 1 and cert.verdict.startswith("not proven: A, the source, is refused by its release for")
 
 
-def test_the_unknown_keys_of_a_report() -> None:
+def test_the_keys_a_refusal_may_be_for() -> None:
+    gas = {"source_key": "gas", "status": "dropped", "fields": [], "kind": "unsupported_key"}
     entries = [
         UNKNOWN,
         {"source_key": "a.b, c", "status": "unknown"},
-        {"source_key": "d", "status": "dropped"},
+        {"source_key": "seq_length", "status": "dropped", "fields": ["model.seq_length"]},  # a meaning: never
+        gas,
         {"source_key": None, "status": "unknown"},
         UNKNOWN,
     ]
-    assert unknown_keys({"entries": entries}) == [FORK_KEY, "a.b", "c"]
-    assert unknown_keys(None) == []
+    assert named_keys({"entries": entries}) == [FORK_KEY, "a.b", "c"]
+    # a dropped key with no meaning carried, when the release's refusal names it (NeoX's output-only gas)
+    said = "TypeError: __init__() got an unexpected keyword argument 'gas' (seq_length)"
+    assert named_keys({"entries": entries}, said) == [FORK_KEY, "a.b", "c", "gas"]
+    assert named_keys({"entries": [gas]}, "ValueError: gasket") == []
+    assert named_keys(None) == []

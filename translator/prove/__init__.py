@@ -29,6 +29,7 @@ from .config import ProveConfig
 from .config import find as find_config
 from .environments import Environment, resolve
 from .hints import hints
+from .named import named_keys
 from .probes import probes
 from .runner import DEFAULT_TIMEOUT, ProbeAnswer, probes_die_with_this, run
 
@@ -110,25 +111,17 @@ def prove_many(pairs: list[Pair], src: str, dst: str, options: ProveOptions | No
     return out
 
 
-def unknown_keys(report: dict[str, Any] | None) -> list[str]:
-    """The source keys the translation's report names `unknown` (a fork's values)."""
-    keys: list[str] = []
-    for entry in (report or {}).get("entries") or ():
-        if isinstance(entry, dict) and entry.get("status") == "unknown" and isinstance(entry.get("source_key"), str):
-            keys += [k.strip() for k in entry["source_key"].split(",") if k.strip()]
-    return list(dict.fromkeys(keys))
-
-
 def _without_unknown(pairs: list[Pair], jobs: list[dict[str, Any]], answers: list[ProbeAnswer], env: Environment,
                      options: ProveOptions) -> None:  # fmt: skip
-    """A source its release refused while the report names some of its keys unknown is probed again
+    """A source its release refused while the report names some of its keys (named.py) is probed again
     without them: accepted so, its refusal is the named keys' (kept as the answer's `refused`), and the
     rest is compared; refused still, the first answer stands."""
-    again = [i for i, (pair, a) in enumerate(zip(pairs, answers))
-             if a.result is not None and a.result.get("accepted") is False and unknown_keys(pair.report)]  # fmt: skip
+    named = {i: named_keys(pair.report, str(a.result.get("message") or "")) for i, (pair, a) in enumerate(zip(pairs, answers))
+             if a.result is not None and a.result.get("accepted") is False}  # fmt: skip
+    again = [i for i, keys in named.items() if keys]
     if not again:
         return
-    retried = run(env, [{**jobs[i], "without": unknown_keys(pairs[i].report)} for i in again], timeout=options.timeout)
+    retried = run(env, [{**jobs[i], "without": named[i]} for i in again], timeout=options.timeout)
     for i, answer in zip(again, retried):
         first = answers[i].result or {}
         if answer.result is not None and answer.result.get("accepted") and answer.result.get("without"):
