@@ -103,7 +103,12 @@ def main() -> int:
             trainer_section = params.get("trainer")
             init = trainer_section.get("init") if isinstance(trainer_section, dict) else None
             given = overlay.get("optimizer")
-            if isinstance(given, dict) and "optimizer_type" in given and isinstance(init, dict) and isinstance(init.get("optimizer"), dict):
+            if (
+                isinstance(given, dict)
+                and "optimizer_type" in given
+                and isinstance(init, dict)
+                and isinstance(init.get("optimizer"), dict)
+            ):
                 # the file's optimizer settings without their class (the class was the missing key): the
                 # converter wraps them in the class named, as it does for a legacy file's optimizer block
                 overlay["optimizer"] = {**init.pop("optimizer"), **given}
@@ -132,13 +137,17 @@ def main() -> int:
         train_loader = (fit or {}).get("train_dataloader") or {}
         rates = _rates({"optimizer": init.get("optimizer"), "schedulers": init.get("schedulers")})
         return {
-            "legacy": legacy, "model_name": (init.get("model") or {}).get("name"),
+            "legacy": legacy,
+            "model_name": (init.get("model") or {}).get("name"),
             "batch_size": train_loader.get("batch_size") if isinstance(train_loader, dict) else None,
             "data_processor": train_loader.get("data_processor") if isinstance(train_loader, dict) else None,
-            "lr_max": max(rates) if rates else None, "placeholders": changed,
-            "warnings": [str(w.message)[:300] for w in caught if "extra keys" in str(w.message) or "unused" in str(w.message)],
+            "lr_max": max(rates) if rates else None,
+            "placeholders": changed,
+            "warnings": [
+                str(w.message)[:300] for w in caught if "extra keys" in str(w.message) or "unused" in str(w.message)
+            ],
             "converted": plain(converted),
-        }  # fmt: skip
+        }
 
     return serve(check)
 

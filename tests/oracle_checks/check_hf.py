@@ -47,8 +47,12 @@ def main() -> int:
         else:
             (path,) = job["files"]
             built = auto_config(transformers, path)  # as neoconv's probe reads a config.json
-        values = {"transformers": transformers.__version__, "class": type(built).__name__,
-                  "model_type": built.model_type, "config": plain(built.to_dict())}  # fmt: skip
+        values = {
+            "transformers": transformers.__version__,
+            "class": type(built).__name__,
+            "model_type": built.model_type,
+            "config": plain(built.to_dict()),
+        }
         if job.get("model_type"):
             values["fields"], values["attribute_map"] = field_defaults(type(built)), dict(built.attribute_map)
         if job.get("count"):

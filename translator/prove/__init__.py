@@ -72,8 +72,14 @@ def prove_many(pairs: list[Pair], src: str, dst: str, options: ProveOptions | No
     envs = environments([f for f in (src, dst) if f in probes()], options)
     jobs_a, jobs_b = [], []
     for pair in pairs:
-        job_a, job_b = hints(list(pair.source), src, [pair.output, *pair.output_files], dst, options.world_size,
-                             model_config_b=pair.output_model_config)  # fmt: skip
+        job_a, job_b = hints(
+            list(pair.source),
+            src,
+            [pair.output, *pair.output_files],
+            dst,
+            options.world_size,
+            model_config_b=pair.output_model_config,
+        )
         for job in (job_a, job_b):
             job["count_parameters"] = options.count_parameters
             job["world_size"] = options.world_size
@@ -100,8 +106,12 @@ def prove_many(pairs: list[Pair], src: str, dst: str, options: ProveOptions | No
         _without_unknown(pairs, jobs_a, side_a, envs[src], options)
     out = []
     for pair, a, b in zip(pairs, side_a, side_b):
-        cert = Certificate(Side(", ".join(pair.source), src, a), Side(pair.output, dst, b), options.world_size,
-                           report_file=pair.report_file)  # fmt: skip
+        cert = Certificate(
+            Side(", ".join(pair.source), src, a),
+            Side(pair.output, dst, b),
+            options.world_size,
+            report_file=pair.report_file,
+        )
         if a.result is not None and b.result is not None:
             cert.rows = rows(a.result, b.result, options.rtol)
             if pair.report is not None:
@@ -111,13 +121,17 @@ def prove_many(pairs: list[Pair], src: str, dst: str, options: ProveOptions | No
     return out
 
 
-def _without_unknown(pairs: list[Pair], jobs: list[dict[str, Any]], answers: list[ProbeAnswer], env: Environment,
-                     options: ProveOptions) -> None:  # fmt: skip
+def _without_unknown(
+    pairs: list[Pair], jobs: list[dict[str, Any]], answers: list[ProbeAnswer], env: Environment, options: ProveOptions
+) -> None:
     """A source its release refused while the report names some of its keys (named.py) is probed again
     without them: accepted so, its refusal is the named keys' (kept as the answer's `refused`), and the
     rest is compared; refused still, the first answer stands."""
-    named = {i: named_keys(pair.report, str(a.result.get("message") or "")) for i, (pair, a) in enumerate(zip(pairs, answers))
-             if a.result is not None and a.result.get("accepted") is False}  # fmt: skip
+    named = {
+        i: named_keys(pair.report, str(a.result.get("message") or ""))
+        for i, (pair, a) in enumerate(zip(pairs, answers))
+        if a.result is not None and a.result.get("accepted") is False
+    }
     again = [i for i, keys in named.items() if keys]
     if not again:
         return
@@ -130,8 +144,17 @@ def _without_unknown(pairs: list[Pair], jobs: list[dict[str, Any]], answers: lis
             answers[i] = answer
 
 
-def prove(source: list[str], output: list[str] | str, src: str, dst: str, *, report: dict[str, Any] | None = None,
-          report_file: str | None = None, options: ProveOptions | None = None, **given: Any) -> Certificate:  # fmt: skip
+def prove(
+    source: list[str],
+    output: list[str] | str,
+    src: str,
+    dst: str,
+    *,
+    report: dict[str, Any] | None = None,
+    report_file: str | None = None,
+    options: ProveOptions | None = None,
+    **given: Any,
+) -> Certificate:
     """Probe `source` (format src) and its translation `output` (format dst) with their frameworks'
     own code and compare what they say. `given`: ProveOptions fields (world_size=8, env={...}, ...)."""
     options = options or ProveOptions(**given)
@@ -139,8 +162,9 @@ def prove(source: list[str], output: list[str] | str, src: str, dst: str, *, rep
     return prove_many([pair_of(tuple(source), out, dst, report, report_file)], src, dst, options)[0]
 
 
-def pair_of(source: tuple[str, ...], output: str, dst: str, report: dict[str, Any] | None,
-            report_file: str | None) -> Pair:  # fmt: skip
+def pair_of(
+    source: tuple[str, ...], output: str, dst: str, report: dict[str, Any] | None, report_file: str | None
+) -> Pair:
     """A Pair whose output is read as its framework runs it: with the side files the translation wrote
     beside it (those the report lists, else the one the output names)."""
     from ..services.side_files import output_files

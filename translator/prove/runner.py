@@ -20,8 +20,14 @@ from .environments import Environment
 
 DEFAULT_TIMEOUT = 1800.0  # seconds for one probe process (Model Zoo imports in ~30 s, steps a long run in minutes)
 # no download (transformers, the HF hub), no GPU: a probe runs config code only
-QUIET_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "CUDA_VISIBLE_DEVICES": "",
-             "WANDB_MODE": "disabled", "PYTHONUNBUFFERED": "1"}  # fmt: skip
+QUIET_ENV = {
+    "HF_HUB_OFFLINE": "1",
+    "TRANSFORMERS_OFFLINE": "1",
+    "HF_DATASETS_OFFLINE": "1",
+    "CUDA_VISIBLE_DEVICES": "",
+    "WANDB_MODE": "disabled",
+    "PYTHONUNBUFFERED": "1",
+}
 # the probe's end of a pipe only neoconv writes to: when neoconv is gone (killed, or its parent dying
 # with it), the probe reads its end closed and stops itself and everything it started (probes/_probe.py)
 LIFELINE = "NEOCONV_PROBE_LIFELINE"
@@ -39,7 +45,12 @@ class ProbeAnswer:
     seconds: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
-        return {"format": self.format, "result": self.result, "problem": self.problem, "seconds": round(self.seconds, 2)}
+        return {
+            "format": self.format,
+            "result": self.result,
+            "problem": self.problem,
+            "seconds": round(self.seconds, 2),
+        }
 
 
 def _probe_process(argv: list[str], work: str, timeout: float) -> subprocess.CompletedProcess[str]:
@@ -48,9 +59,16 @@ def _probe_process(argv: list[str], work: str, timeout: float) -> subprocess.Com
     lifeline, held = os.pipe()
     try:
         proc = subprocess.Popen(
-            argv, cwd=work, env={**os.environ, **QUIET_ENV, LIFELINE: str(lifeline)}, stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, pass_fds=(lifeline,), start_new_session=True,
-        )  # fmt: skip
+            argv,
+            cwd=work,
+            env={**os.environ, **QUIET_ENV, LIFELINE: str(lifeline)},
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            pass_fds=(lifeline,),
+            start_new_session=True,
+        )
     except BaseException:
         os.close(held)
         raise
@@ -134,9 +152,14 @@ def run(env: Environment, jobs: list[dict[str, Any]], *, timeout: float = DEFAUL
             why = f"the {env.spec.framework} probe stopped without an answer (exit {proc.returncode}): {tail}"[:1500]
             out.append(ProbeAnswer(env.format, None, why, seconds))
         elif data.get("error"):
-            stage = {"import": "could not import it", "stub": "relied on a stand-in",
-                     "gpu": "could not run it without a GPU"}.get(str(data.get("stage")), "failed")  # fmt: skip
-            out.append(ProbeAnswer(env.format, None, f"the {env.spec.framework} probe {stage}: {data['error']}", seconds))
+            stage = {
+                "import": "could not import it",
+                "stub": "relied on a stand-in",
+                "gpu": "could not run it without a GPU",
+            }.get(str(data.get("stage")), "failed")
+            out.append(
+                ProbeAnswer(env.format, None, f"the {env.spec.framework} probe {stage}: {data['error']}", seconds)
+            )
         else:
             out.append(ProbeAnswer(env.format, data, None, seconds))
     return out
