@@ -170,4 +170,6 @@ def _notes(row: Row) -> list[str]:
         )
     if row.note:
         out.append(row.note)
+    if row.exceeds:
+        out.append(row.exceeds)
     return out

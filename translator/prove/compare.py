@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import fnmatch
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -80,6 +81,9 @@ PARAMETER_FIELDS = (
 )
 
 
+WITHOUT_VOCABULARY = tuple(f for f in PARAMETER_FIELDS if f != "model.vocab_size")
+
+
 @dataclass
 class Row:
     name: str
@@ -92,10 +96,11 @@ class Row:
     follows: tuple[str, ...] = ()  # the fields it follows from, whose losses name a difference too
     detail: dict[str, Any] = field(default_factory=dict)
     core: bool = True  # one of the figures of the certificate (the others: the rest of the resolved run)
+    exceeds: str = ""  # the difference is larger than the one the report names (then it is not named)
 
     @property
     def named(self) -> bool:
-        return bool(self.report and NAMING & set(self.report))
+        return bool(self.report and NAMING & set(self.report)) and not self.exceeds
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"name": self.name, "a": self.a, "b": self.b, "status": self.status}
@@ -104,6 +109,8 @@ class Row:
         if self.status == DIFFERENT:
             out["named"] = self.named
             out["report"] = list(self.report) if self.report is not None else None
+        if self.exceeds:
+            out["exceeds"] = self.exceeds
         if self.detail:
             out["detail"] = self.detail
         return out
@@ -255,7 +262,7 @@ def parameters_row(a: dict[str, Any] | None, b: dict[str, Any] | None, rtol: flo
         b.get("total") or b.get("without_vocab"),
         EQUAL if same else DIFFERENT,
         note,
-        PARAMETER_FIELDS,
+        WITHOUT_VOCABULARY,  # the vocabulary (given with --set, say) is not in what was compared: it names nothing
         detail={"a": a, "b": b},
     )
 
@@ -346,6 +353,37 @@ def annotate(found: list[Row], report: dict[str, Any]) -> None:
             s for name, statuses in by_field.items() if _matches(name, row.follows) for s in statuses if s in LOSSES
         ]
         row.report = tuple(dict.fromkeys(said + lost))
+        if row.name == "learning rate" and row.named:
+            row.exceeds = _beyond_stated(row, report)
+
+
+# the report's words for a closest schedule (schedule/fields.py Rendering.detail), 4 significant digits
+STATED = re.compile(r"differs by at most ([0-9.]+(?:e[-+]?[0-9]+)?)")
+
+
+def _beyond_stated(row: Row, report: dict[str, Any]) -> str:
+    """When the report names a learning rate difference only by lossy entries that state its size (a closest
+    form: "differs by at most X"), a larger difference is not the one named: why, else ""."""
+    bounds: list[float] = []
+    for entry in report.get("entries") or ():
+        if not isinstance(entry, dict):
+            continue
+        fields = [str(f) for f in entry.get("fields") or ()]
+        status = "set" if entry.get("kind") == "set_written" else entry.get("status")
+        own = any(_matches(f, row.fields) for f in fields) and status in NAMING
+        if not own and not (any(_matches(f, row.follows) for f in fields) and status in LOSSES):
+            continue  # names nothing of this row (as annotate reads it)
+        stated = STATED.search(str(entry.get("detail") or "")) if status == "lossy" else None
+        if stated is None:
+            return ""  # named without a size
+        bounds.append(float(stated.group(1)))
+    seen, peak = row.detail.get("max_difference", 0.0), row.detail.get("peak", 0.0)
+    if not bounds or seen <= max(bounds) * 1.001 + DEFAULT_RTOL * peak:  # 4 digits stated; float32 frameworks
+        return ""
+    return (
+        f"the report names a learning rate difference of at most {max(bounds):.4g}; the frameworks differ by "
+        f"{seen:.4g} at step {row.detail.get('max_difference_step')}"
+    )
 
 
 def _refusals_named(row: Row, report: dict[str, Any], missing: list[str]) -> tuple[str, ...]:
