@@ -59,7 +59,7 @@ def _entry(result: Any, key: str) -> Any:
     # a position embedding and an MLP kind no NeoX release has
     (("pos_emb: rotary", "pos_emb: spiral"), "pos_emb", "spiral", ("model.position_embedding",)),
     (("pos_emb: rotary", "pos_emb: rotary\nmlp_type: gated"), "mlp_type", "gated", ("model.mlp_bias",)),
-])
+])  # fmt: skip
 def test_a_forks_value_is_unknown_and_the_rest_translates(
     tmp_path: Path, edit: tuple[str, str], key: str, value: str, fields: tuple[str, ...]
 ) -> None:
@@ -130,7 +130,7 @@ def test_a_target_that_needs_the_forks_field_names_it_missing(tmp_path: Path) ->
         if dst == "neox":  # from DeepSpeed, so that the writer works from canonical values
             source = str(tmp_path / "ds.json")
             Path(source).write_text(json.dumps({"train_batch_size": 64, "train_micro_batch_size_per_gpu": 8,
-                                                "optimizer": {"type": "SOAP", "params": {"lr": 0.001}}}))
+                                                "optimizer": {"type": "SOAP", "params": {"lr": 0.001}}}))  # fmt: skip
         done = translate(source, "deepspeed" if dst == "neox" else "neox", dst, world_size=8)
         missing = [e for e in done.report.entries if e.status is Status.MISSING and "optim.type" in e.fields]
         assert missing and "--set optim.type=" in missing[0].detail, dst
@@ -143,7 +143,7 @@ def test_deepspeed_optimizer_outside_its_list(tmp_path: Path) -> None:
     path = tmp_path / "ds.json"
     path.write_text(json.dumps({"train_batch_size": 64, "train_micro_batch_size_per_gpu": 8,
                                 "optimizer": {"type": "SOAP", "params": {"lr": 0.001}},
-                                "zero_optimization": {"stage": 4}}))
+                                "zero_optimization": {"stage": 4}}))  # fmt: skip
     done = translate(str(path), "deepspeed", "neox", world_size=8)
     assert _entry(done, "optimizer.type").values["value"] == "SOAP"
     stage = _entry(done, "zero_optimization.stage")  # an enum's: ZeRO stage 4 is no DeepSpeed release's
@@ -157,7 +157,7 @@ def test_megatron_deepspeed_tokenizer(tmp_path: Path) -> None:
     path = tmp_path / "bloom.args"
     path.write_text("--num-layers 24\n--hidden-size 1024\n--num-attention-heads 16\n--seq-length 2048\n"
                     "--max-position-embeddings 2048\n--tokenizer-type PretrainedFromHF\n--micro-batch-size 4\n"
-                    "--global-batch-size 64\n--lr 1e-4\n--train-iters 1000\n")
+                    "--global-batch-size 64\n--lr 1e-4\n--train-iters 1000\n")  # fmt: skip
     done = translate(str(path), "megatron", "neox", world_size=16)
     entry = _entry(done, "--tokenizer-type")
     assert entry.status is Status.UNKNOWN and "PretrainedFromHF" in entry.detail and "a fork's" in entry.detail
@@ -173,7 +173,7 @@ def test_a_forks_cerebras_scheduler(tmp_path: Path) -> None:
                   "max_position_embeddings": 1024},
         "optimizer": {"optimizer_type": "AdamW", "learning_rate": {"scheduler": "WarmupStableDecay",
                                                                      "initial_learning_rate": 6e-4, "total_iters": 100}},
-        "runconfig": {"max_steps": 100}}))
+        "runconfig": {"max_steps": 100}}))  # fmt: skip
     for layout in ("legacy", "trainer"):
         done = translate(str(path), "cerebras", "cerebras", layout=layout)
         entry = _entry(done, "optimizer.learning_rate.scheduler")
