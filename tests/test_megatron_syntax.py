@@ -193,6 +193,14 @@ def test_without_a_launch_line_the_arrays_are_the_arguments_in_file_order() -> N
         ("A=( --x )\ntorchrun --nproc_per_node 8 ${A[@]}\n", None, "no command launches a Python training script"),
         ("if true; then\n  A=( --lr 1 )\n", 1, "`fi` expected for the `if` at line 1"),
         ("CKPT=<path to checkpoint>\n", 1, "`< path to checkpoint >` is a placeholder to fill in"),
+        # Habana's run_mixtral.sh: its own defaults (TP=${HL_TP:-2}, expert TP off) take the branch that exits
+        (
+            "TP=${HL_TP:-2}\nEP_TP=${HL_EP_TP:-0}\nif [[ $EP_TP -eq 0 && $TP -ne 1 ]]; then\n  echo no\n  exit 1\nfi\n"
+            "torchrun pretrain_gpt.py --num-layers 2 --tensor-model-parallel-size $TP\n",
+            3,
+            "stops at line 5 (exit) before any launch line: the `if` at line 3 takes that branch with the values the "
+            "script gives",
+        ),
     ],
 )
 def test_a_script_bash_refuses_or_without_a_launch_is_refused_with_its_line(

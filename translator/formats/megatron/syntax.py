@@ -152,6 +152,14 @@ def _bash_words(text: str, name: str, given: dict[str, str] | None = None) -> Wo
                 f"no command launches a training script: read the arguments of {', '.join(held)}, "
                 "in the order the file sets them"
             )
+        if not out.args and reading.exited and reading.exited_in:
+            raise InputError(
+                f"no Megatron arguments: the script stops at line {reading.exited} (exit) before any launch line: the "
+                f"`if` at line {reading.exited_in} takes that branch with the values the script gives (its defaults, "
+                "the environment setting nothing); translate a copy that sets values its test passes",
+                file=name,
+                line=reading.exited_in,
+            )
         if not out.args:
             stop = (
                 f"the script stops at line {reading.exited} (exit) before any launch line; " if reading.exited else ""
