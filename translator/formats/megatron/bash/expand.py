@@ -218,10 +218,12 @@ class Expander:
         joiner = " "  # `IFS=,; echo "${A[*]}"`: the assignment is a command of its own, then echo
         *before, (last, background) = tree.items
         for command, bg in before:
-            items = command.items if isinstance(command, Simple) and not bg and not command.redirects else [None]
-            if not items or not all(isinstance(w, Word) and w.literal and _IFS.match(w.text) for w in items):
+            if not isinstance(command, Simple) or bg or command.redirects:
                 return None
-            joiner = items[-1].text[4:5]  # bash joins "${A[*]}" with IFS's first character (none when empty)
+            assigned = [w for w in command.items if isinstance(w, Word) and w.literal and _IFS.match(w.text)]
+            if not assigned or len(assigned) < len(command.items):
+                return None
+            joiner = assigned[-1].text[4:5]  # bash joins "${A[*]}" with IFS's first character (none when empty)
         if not isinstance(last, Simple) or background or last.redirects:
             return None
         words = [w for w in last.items if isinstance(w, Word)]
