@@ -16,12 +16,13 @@ from neoconv.formats.deepspeed.reader import READER as deepspeed
 from neoconv.formats.deepspeed.writer import WRITER as deepspeed_writer
 from neoconv.io.documents import flatten
 from neoconv.formats.deepspeed.formulas import deepspeed_batch
+from neoconv.formats.detect import detect_file
 from neoconv.knowledge.formula import FORMULAS, Approx
 from neoconv.knowledge.mapping import load_table
 from neoconv.schedule.simple import simple
 from neoconv.services.validate import schema_errors
 
-from conftest import CORPUS, FIXTURES, corpus_dir, corpus_files
+from conftest import CORPUS, FIXTURES, cli_runner, corpus_dir, corpus_files
 
 DS = FIXTURES / "inputs" / "deepspeed"
 DS_CORPUS = corpus_files("deepspeed", "*.json")
@@ -357,6 +358,38 @@ def test_auto_inside_scheduler_params_is_the_launchers_and_the_rest_reads(tmp_pa
     assert_accounted(result, path)
     given = translate(path, "deepspeed", "neox", world_size=8, set_values={"optim.lr": 2e-5})
     assert given.ir.get("optim.lr") == 2e-5
+
+
+def test_an_auto_config_with_a_key_only_neox_has_is_deepspeeds(tmp_path: Path) -> None:
+    """Llama2-Chinese's ds_config_zero2.json: DeepSpeed settings full of "auto" and a top-level min_lr (NeoX's
+    key, which DeepSpeed ignores) was refused as "a GPT-NeoX YAML config" (NeoX knows every key); "auto" is
+    the HF Trainer's, so the file is DeepSpeed's and min_lr is named."""
+    path = tmp_path / "ds_config_zero2.json"
+    path.write_text(
+        json.dumps(
+            {
+                "fp16": {"enabled": "auto", "loss_scale": 0},
+                "zero_optimization": {"stage": 2},
+                "optimizer": {"type": "AdamW", "params": {"lr": "auto", "weight_decay": "auto"}},
+                "gradient_accumulation_steps": "auto",
+                "train_micro_batch_size_per_gpu": "auto",
+                "min_lr": 5e-7,
+            }
+        )
+    )
+    assert detect_file(str(path)) == "deepspeed"
+    out = tmp_path / "out.yml"
+    result = cli_runner().invoke(
+        main, ["deepspeed2neox", str(path), "-o", str(out), "--report", str(tmp_path / "r.json")]
+    )
+    assert result.exit_code == 0, result.stderr
+    entries = {e["source_key"]: e for e in json.loads((tmp_path / "r.json").read_text())["entries"]}
+    assert entries["min_lr"]["status"] == "unknown"
+    assert yaml.safe_load(out.read_text())["zero_optimization"]["stage"] == 2
+    # a TrainingArguments file whose own `bf16: auto` (axolotl's) is no DeepSpeed block stays the trainer's
+    axolotl = tmp_path / "axolotl.yaml"
+    axolotl.write_text("base_model: m\nmicro_batch_size: 2\nlearning_rate: 1.0e-4\nbf16: auto\n")
+    assert detect_file(str(axolotl)) == "hftrainer"
 
 
 # ---- DeepSpeed as a target --------------------------------------------------------------------

@@ -14,6 +14,7 @@ import pytest
 
 from neoconv import InputError, Status, translate
 from neoconv.api import read_ir
+from neoconv.formats.detect import detect_file
 from neoconv.knowledge.catalogue import catalogue
 from neoconv.services.validate_file import validate_file
 from neoconv.formats.hftrainer import scheduler
@@ -223,6 +224,25 @@ def test_arguments_of_deepspeed_keys_alone_are_arguments_when_they_name_a_deepsp
     assert result.ir.get("parallel.zero_stage") == 2 and result.ir.get("precision.dtype") == "bf16"
     alone = translate([args], "hftrainer", "neox", world_size=8)
     assert "--with ds.json" in alone.report.by_source()["deepspeed"].detail
+
+
+def test_arguments_naming_their_deepspeed_config_are_arguments_though_neox_knows_more_of_their_keys(
+    tmp_path: Path,
+) -> None:
+    """deepspeed2hftrainer of a DeepSpeed file with no optimizer (ru-gpts' gpt3_large_2048.json) writes six
+    keys, four of which NeoX knows too: `deepspeed: FILE` says TrainingArguments (NeoX's is a flag)."""
+    args = tmp_path / "out.yaml"
+    args.write_text(
+        "per_device_train_batch_size: 1\ngradient_accumulation_steps: 1\nmax_grad_norm: 1.0\n"
+        "bf16: false\nfp16: false\ndeepspeed: out.ds_config.json\n"
+    )
+    (tmp_path / "out.ds_config.json").write_text(
+        '{"train_batch_size": 8, "train_micro_batch_size_per_gpu": 1, '
+        '"gradient_accumulation_steps": 1, "zero_optimization": {"stage": 0}}'
+    )
+    assert detect_file(str(args)) == "hftrainer"
+    found = validate_file(str(args))
+    assert (found.format, found.problems) == ("hftrainer", [])
 
 
 def test_only_epochs_leave_the_steps_missing(tmp_path: Path) -> None:

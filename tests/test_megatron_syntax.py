@@ -156,6 +156,32 @@ def test_string_variables_of_arguments_are_split_and_keep_what_is_known() -> Non
     assert words[2].line == 4
 
 
+def test_a_command_substitution_that_only_echoes_is_its_words() -> None:
+    """A Swiss AI benchmark's `DATA_PATH_STR=$(IFS=' '; echo "${DATA_PATH_LIST[*]}")`: echo prints its words,
+    nothing runs, so the data path is known (it was "a command's output"); `IFS=,` joins with commas; a
+    pipe, an option or another program stays unknown."""
+    script = (
+        "L=(/d/a_text_document /d/b_text_document)\n"
+        'DATA=$(IFS=\' \'; echo "${L[*]}")\nFREQ=$(IFS=,; echo "${L[*]}")\nNAME=`echo run $FREQ`\n'
+        'torchrun p.py --data-path $DATA --save "$NAME" --load "$(echo x | tr x y)" --tensorboard-dir $(echo -n t)\n'
+    )
+    words = words_of(script, "run.sh").args
+    assert [(a.text, a.resolved) for a in words] == [
+        ("--data-path", True),
+        ("/d/a_text_document", True),
+        ("/d/b_text_document", True),
+        ("--save", True),
+        ("run /d/a_text_document,/d/b_text_document", True),
+        ("--load", True),
+        ("$(echo x | tr x y)", False),
+        ("--tensorboard-dir", True),
+        ("$(echo -n t)", False),
+    ]
+    assert words[6].why == "`echo x | tr x y` is a command's output"
+    nest = "X=" + "$(echo " * 300 + "a" + ")" * 300 + "\ntorchrun p.py --save $X\n"  # a hostile nest: not read
+    assert [a.resolved for a in words_of(nest, "run.sh").args] == [True, False]
+
+
 def test_without_a_launch_line_the_arrays_are_the_arguments_in_file_order() -> None:
     assert texts("A=( --lr 1 )\nB=(\n  --fp16\n)\nA+=( --bf16 )\n", "x.sh") == ["--lr", "1", "--bf16", "--fp16"]
 
@@ -167,6 +193,14 @@ def test_without_a_launch_line_the_arrays_are_the_arguments_in_file_order() -> N
         ("A=( --x )\ntorchrun --nproc_per_node 8 ${A[@]}\n", None, "no command launches a Python training script"),
         ("if true; then\n  A=( --lr 1 )\n", 1, "`fi` expected for the `if` at line 1"),
         ("CKPT=<path to checkpoint>\n", 1, "`< path to checkpoint >` is a placeholder to fill in"),
+        # Habana's run_mixtral.sh: its own defaults (TP=${HL_TP:-2}, expert TP off) take the branch that exits
+        (
+            "TP=${HL_TP:-2}\nEP_TP=${HL_EP_TP:-0}\nif [[ $EP_TP -eq 0 && $TP -ne 1 ]]; then\n  echo no\n  exit 1\nfi\n"
+            "torchrun pretrain_gpt.py --num-layers 2 --tensor-model-parallel-size $TP\n",
+            3,
+            "stops at line 5 (exit) before any launch line: the `if` at line 3 takes that branch with the values the "
+            "script gives",
+        ),
     ],
 )
 def test_a_script_bash_refuses_or_without_a_launch_is_refused_with_its_line(

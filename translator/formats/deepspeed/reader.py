@@ -67,8 +67,29 @@ class DeepspeedReader(Reader):
         source.warnings.extend(warnings)
         return source
 
+    @staticmethod
+    def _sniff(tree: dict[str, Any]) -> float | None:
+        """A config whose DeepSpeed settings hold "auto" is one the HF Trainer or Accelerate fills: DeepSpeed's,
+        though NeoX knows its keys too and it has a stray key only NeoX has (Llama2-Chinese's top-level
+        min_lr); otherwise the share of the keys DeepSpeed knows decides."""
+        return 1.0 if _filled_by_the_trainer(tree) else None
+
+    sniff = _sniff
+
 
 READER = DeepspeedReader()
+_BATCH_KEYS = ("train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps", "gradient_clipping")
+
+
+def _filled_by_the_trainer(tree: dict[str, Any]) -> bool:
+    """ "auto" as a batch key's value or inside a block DeepSpeed knows (an axolotl `bf16: auto` is no block)."""
+    from ...knowledge.schema import schema_index
+
+    if any(tree.get(key) == "auto" for key in _BATCH_KEYS):
+        return True
+    known = schema_index("deepspeed")
+    blocks = {key: node for key, node in tree.items() if isinstance(node, dict) and known.known(str(key))}
+    return any(value == "auto" for value in flatten(blocks).values())
 
 
 # pydantic's lax bool (DeepSpeedFP16Config / DeepSpeedBF16Config from 0.17.1): these words, any case

@@ -223,6 +223,8 @@ class TrainerReader(Reader):
     @staticmethod
     def _sniff(tree: dict[str, Any]) -> float | None:
         hits = len(set(tree) & TA_MARKERS)
+        if hits >= 2 and isinstance(tree.get("deepspeed"), str):
+            return 1.0  # the path of its DeepSpeed config: NeoX's `deepspeed` is a flag, DeepSpeed's JSON has none
         return min(1.0, 0.3 * hits) if hits >= 2 else None
 
     sniff = _sniff

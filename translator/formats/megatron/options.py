@@ -197,13 +197,9 @@ def parse(args: list[Arg]) -> Namespace:
         single = option.arity == "1"
         _store(out, option.dest, name, typed[0] if single else typed, values, word)
         out.foreign.pop(option.dest, None)
-        strange = [v for v, w in zip(typed, values) if w.resolved and not _a_choice(option, v)]
-        if strange:
-            choices = _choices(option)
-            out.foreign[option.dest] = (
-                f"{name} {strange[0]}: not a choice of any Megatron-LM release "
-                f"({', '.join(map(str, choices))}): a fork's value?"
-            )
+        foreign = not_a_choice(option, name, [v for v, w in zip(typed, values) if w.resolved])
+        if foreign:
+            out.foreign[option.dest] = foreign
         if option.last != "HEAD":
             out.notes[option.dest] = _join(out.notes.get(option.dest, ""), _removed(option))
     return out
@@ -312,6 +308,15 @@ def _converted(option: Option, word: Arg, kind: str) -> Any:
 def _choices(option: Option) -> list[Any]:
     node = table().dests.get(option.dest, {})
     return list(node.get("enum") or node.get("items", {}).get("enum") or ())
+
+
+def not_a_choice(option: Option, name: str, values: list[Any]) -> str | None:
+    """Why a value no release's argparse takes (`choices`) is a fork's, or None when every value is a choice."""
+    strange = [v for v in values if not _a_choice(option, v)]
+    if not strange:
+        return None
+    choices = ", ".join(map(str, _choices(option)))
+    return f"{name} {strange[0]}: not a choice of any Megatron-LM release ({choices}): a fork's value?"
 
 
 def _a_choice(option: Option, value: Any) -> bool:

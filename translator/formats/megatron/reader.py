@@ -19,7 +19,7 @@ from ...core.errors import InputError
 from ...io.documents import read_text
 from ...knowledge.source import Source
 from ..spec import ModelConfig, Reader
-from .options import Namespace, dest_of, option_with_unknown_value, parse, table
+from .options import Namespace, dest_of, not_a_choice, option_with_unknown_value, parse, table
 from .syntax import syntax_of, words_of
 from .words import Arg, Words
 
@@ -113,6 +113,7 @@ class MegatronReader(Reader):
         if not tree:
             raise InputError("no Megatron arguments (an empty command line)", file=name)
         extra: dict[str, Any] = {}
+        foreign: dict[str, str] = {}  # a fork's value carried by a same-format translation, read as the file was
         if isinstance(tree.get("MODEL_ARGS"), dict):  # Megatron's CI layout: the options, and the CI's entries
             extra = {str(k): v for k, v in tree.items() if k != "MODEL_ARGS"}
             tree = tree["MODEL_ARGS"]
@@ -125,8 +126,12 @@ class MegatronReader(Reader):
             values[dest] = value
             if dest != key:
                 aliases[dest] = key
+            why = _foreign(key, dest, value)
+            if why:
+                foreign[dest] = why
         source = MegatronSource(FORMAT, values, [name], {name: text} if text else {}, {k: name for k in values})
         source.aliases = aliases
+        source.foreign_values = foreign
         if extra:
             _add_extra(source, {key: (value, name, 1) for key, value in extra.items()})
             source.meta["ci_order"] = [str(k) for k in (*extra, "MODEL_ARGS")]
@@ -188,6 +193,19 @@ def _option_value(key: str, value: Any, name: str) -> tuple[str, Any]:
             raise InputError(f"{key} is a flag: true (given) or false, not {value!r}", file=name, key=key)
         return option.dest, option.flag_value() if value else not option.flag_value()
     return option.dest, value
+
+
+def _foreign(key: str, dest: str, value: Any) -> str | None:
+    """Why a mapping's value is one no release's argparse takes (`--position-embedding-type: alibi`), as
+    the words of a file are checked (options.parse)."""
+    options = table().options
+    option = options.get(key) if key.startswith("-") else next((o for o in options.values() if o.dest == dest), None)
+    if option is None or option.arity == "0":
+        return None
+    values = value if isinstance(value, list) else [value]
+    if any(isinstance(v, str) and _EXPANSION.search(v) for v in values):
+        return None  # a shell expression: unknown here, said where it is read
+    return not_a_choice(option, option.name if not key.startswith("-") else key, values)
 
 
 def _source(namespace: Namespace, files: list[str], texts: dict[str, str]) -> MegatronSource:

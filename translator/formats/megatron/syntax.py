@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...core.errors import InputError
 from ...io.documents import key_line, parse_yaml
@@ -28,6 +28,9 @@ from .bash.lexer import Token, tokenize
 from .bash.values import Chunk, State, split_at_blanks
 from .options import dest_of
 from .words import Arg, Words
+
+if TYPE_CHECKING:
+    from .bash.control import Reading
 
 _YAML_KEY = re.compile(r"^(--?[\w.-]+|[A-Za-z_][\w.-]*):(\s|$)")
 SHELL_SUFFIXES = (".sh", ".bash", ".slurm", ".sbatch", ".zsh", ".ksh")
@@ -153,22 +156,7 @@ def _bash_words(text: str, name: str, given: dict[str, str] | None = None) -> Wo
                 "in the order the file sets them"
             )
         if not out.args:
-            stop = (
-                f"the script stops at line {reading.exited} (exit) before any launch line; " if reading.exited else ""
-            )
-            ran = (
-                (
-                    f"; it runs {', '.join(reading.scripts[:3])}, not given: translate the script that holds the launch "
-                    "line (what this one exports for it: --set)"
-                )
-                if reading.scripts
-                else ""
-            )
-            raise InputError(
-                f"no Megatron arguments: {stop}no command launches a Python training script (torchrun, "
-                f"deepspeed, python ... *.py) and the file has no arrays of arguments{ran}; {NO_LAUNCH}",
-                file=name,
-            )
+            _refuse_no_launch(reading, name)
     else:
         out.launcher = [written_arg(word, name, launch.line) for word in launch.launcher]
         out.args = [written_arg(word, name, launch.line) for word in launch.args]
@@ -207,6 +195,32 @@ def _bash_words(text: str, name: str, given: dict[str, str] | None = None) -> Wo
         more = f" and {len(reading.not_run) - 12} more" if len(reading.not_run) > 12 else ""
         out.notes.append(f"commands neoconv does not run (it reads the script only): {shown}{more}")
     return out
+
+
+def _refuse_no_launch(reading: Reading, name: str) -> None:
+    """A script with neither a launch line nor arrays of arguments: why, in shell's terms."""
+    if reading.exited and reading.exited_in:
+        raise InputError(
+            f"no Megatron arguments: the script stops at line {reading.exited} (exit) before any launch line: the "
+            f"`if` at line {reading.exited_in} takes that branch with the values the script gives (its defaults, "
+            "the environment setting nothing); translate a copy that sets values its test passes",
+            file=name,
+            line=reading.exited_in,
+        )
+    stop = f"the script stops at line {reading.exited} (exit) before any launch line; " if reading.exited else ""
+    ran = (
+        (
+            f"; it runs {', '.join(reading.scripts[:3])}, not given: translate the script that holds the launch "
+            "line (what this one exports for it: --set)"
+        )
+        if reading.scripts
+        else ""
+    )
+    raise InputError(
+        f"no Megatron arguments: {stop}no command launches a Python training script (torchrun, "
+        f"deepspeed, python ... *.py) and the file has no arrays of arguments{ran}; {NO_LAUNCH}",
+        file=name,
+    )
 
 
 def _the_launch(launches: list[Launch], name: str, dest_of: Any) -> Launch | None:

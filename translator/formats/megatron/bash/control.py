@@ -32,6 +32,7 @@ class Reading:
     # every variable the script sets, in the order it first sets them: an array's elements, a string's value
     variables: dict[str, list[list[Chunk]]] = field(default_factory=dict)
     exited: int | None = None  # the line of an `exit` the reading stopped at
+    exited_in: int | None = None  # the line of the `if` whose branch, taken with the script's own values, exits
     order: list[str] = field(default_factory=list)
 
 
@@ -54,6 +55,7 @@ class Script(Protocol):
 class Exit(Exception):
     def __init__(self, line: int) -> None:
         self.line = line
+        self.within: int | None = None  # the innermost `if` whose branch holds it
 
 
 class Return(Exception):
@@ -89,7 +91,11 @@ def if_(sc: Script, node: If) -> int | None:
     bodies = [body for _, body, _ in node.clauses] + ([node.otherwise] if node.otherwise is not None else [])
     index = taken if taken is not None else (len(node.clauses) if node.otherwise is not None else None)
     if not chosen_by and not not_run:
-        return sc.run(bodies[index]) if index is not None else 0
+        try:
+            return sc.run(bodies[index]) if index is not None else 0
+        except Exit as stop:
+            stop.within = stop.within or node.line
+            raise
     saved = sc.state.fork()
     try:
         status = sc.run(bodies[index]) if index is not None else 0

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 
+from ....core.errors import InputError
 from .arith import Unknown, evaluate
 from .braced import braced
 from .lexer import Part, Word, tokenize
@@ -36,6 +37,18 @@ from .values import (
 )
 
 Field = list[Chunk]
+_IFS = re.compile(r"IFS=.?$", re.S)
+ECHO_DEPTH = 8  # $(echo ...) read inside one another: deeper is a command's output, not read
+MAX_ECHOED = 10_000  # characters of one command substitution read as an echo
+
+
+def _joined(values: list[Value], joiner: str, line: int) -> Value:
+    out: list[Chunk] = []
+    for k, value in enumerate(values):
+        if k:
+            out.append(Chunk(joiner, True, (line,)))
+        out.extend(value)
+    return tuple(out)
 
 
 class Expander:
@@ -43,6 +56,7 @@ class Expander:
 
     def __init__(self, state: State) -> None:
         self.state = state
+        self.echo_depth = 0  # command substitutions read inside one another (echoed)
 
     def fields(self, word: Word, split: bool = True) -> list[Field]:
         """The words one shell word becomes (split at blanks where unquoted and `split`)."""
@@ -174,6 +188,9 @@ class Expander:
             return self.arithmetic(text[3:-2], line, text)
         if text.startswith("$(") or text.startswith("`") or text[:2] in ("<(", ">("):
             inner = text[2:-1] if text[0] in "$<>" else text[1:-1]
+            echoed = self.echoed(inner, line) if text[0] in "$`" else None
+            if echoed is not None:
+                return echoed
             shown = " ".join(inner.split())
             shown = shown if len(shown) <= 50 else shown[:47] + "..."
             return self.missing(text, line, f"`{shown}` is a command's output")
@@ -182,6 +199,52 @@ class Expander:
         if len(text) == 2 and text[0] == "$":  # $1, $#, $?, $$, $!, $@, $*, $-
             return self.parameter(text[1], line, text)
         return self.missing(text, line, f"{text}: a shell expansion")
+
+    def echoed(self, inner: str, line: int) -> Value | None:
+        """The output of a command substitution that only echoes words (`$(echo "$A")`, `$(IFS=,; echo
+        "${A[*]}")`): bash's echo prints its words joined by blanks, nothing is run. None for any other
+        command (a pipe, a redirection, an option, a program), whose output is not known here."""
+        from .nodes import Simple
+        from .parser import parse_script
+
+        if self.echo_depth >= ECHO_DEPTH or len(inner) > MAX_ECHOED:
+            return None  # a hostile nest of $(echo $(echo ...)): its output is not read
+        try:
+            tree = parse_script(inner, "<$(...)>")
+        except InputError:
+            return None
+        if not tree.items:
+            return None
+        joiner = " "  # `IFS=,; echo "${A[*]}"`: the assignment is a command of its own, then echo
+        *before, (last, background) = tree.items
+        for command, bg in before:
+            if not isinstance(command, Simple) or bg or command.redirects:
+                return None
+            assigned = [w for w in command.items if isinstance(w, Word) and w.literal and _IFS.match(w.text)]
+            if not assigned or len(assigned) < len(command.items):
+                return None
+            joiner = assigned[-1].text[4:5]  # bash joins "${A[*]}" with IFS's first character (none when empty)
+        if not isinstance(last, Simple) or background or last.redirects:
+            return None
+        words = [w for w in last.items if isinstance(w, Word)]
+        plain = len(words) == len(last.items) and len(words) > 1 and not words[1].text.startswith("-")
+        if not plain or words[0].raw != "echo":  # echo's options (-n, -e) and other commands: not read
+            return None
+        self.echo_depth += 1
+        try:
+            return self._printed(words[1:], joiner, line)
+        finally:
+            self.echo_depth -= 1
+
+    def _printed(self, words: list[Word], joiner: str, line: int) -> Value:
+        printed: list[Value] = []
+        for word in words:
+            many = self._array_all(word.parts[0]) if len(word.parts) == 1 and word.parts[0].quoted else None
+            if many is not None and word.parts[0].text.endswith("[*]}"):  # "${A[*]}": one word, IFS's first
+                printed.append(_joined(many, joiner, line))
+                continue
+            printed.extend(tuple(f) for f in self.fields(word))
+        return _joined(printed, " ", line)
 
     def arithmetic(self, inner: str, line: int, shown: str) -> Value:
         expanded = self.inner_value(inner, line)

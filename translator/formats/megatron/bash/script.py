@@ -77,7 +77,7 @@ class Script:
         try:
             self.run(tree)
         except Exit as stop:
-            self.out.exited = stop.line
+            self.out.exited, self.out.exited_in = stop.line, stop.within
         except (Return, Jump):
             pass
         self.out.sourced = list(self.state.sourced)
