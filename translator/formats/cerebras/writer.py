@@ -19,6 +19,7 @@ from ..spec import ExtraEntry, WriteContext, WriteResult, Writer, added_for_targ
 from ...knowledge.schema import older
 from .layout import RESIDUE, holds, layout
 from .formulas import FIRST_NAMED
+from .migrations import migrate
 from .reader import SECTIONS
 from .respell import respell, respell_loss_scale
 from .to_trainer import to_trainer, trainer_place
@@ -50,6 +51,10 @@ class CerebrasWriter(Writer):
     def write(self, leaves: dict[str, Any], ctx: WriteContext) -> WriteResult:
         extra = _needed(leaves, ctx.layout) if ctx.source_format != self.format else []
         amended = _respelled(leaves, ctx) if ctx.source_format == self.format else {}
+        if ctx.source_format == self.format:  # what the target release wants stated, or refuses
+            added, left_out = migrate(leaves, ctx.source_version, ctx.version)
+            extra += added
+            amended.update(left_out)
         shape = ctx.source_shape  # same-format: what the source left out or spelled its way
         other = shape.get("unsupported_family")  # a family whose architecture was carried, not read
         if not other and not ctx.model_family and "model.name" not in leaves and not older("cerebras", ctx.version, FIRST_NAMED):
