@@ -40,15 +40,27 @@ class Retired:
 def _data() -> tuple[tuple[Derived, ...], tuple[Retired, ...]]:
     raw = load_yaml((data_dir("mappings") / "cerebras-migrations.yaml").read_text(encoding="utf-8"))
     derived = tuple(
-        Derived(str(d["key"]), d.get("from"), d.get("value", _NONE), frozenset(d["processors"]),
-                str(d.get("processor_key", "train_input.data_processor")), str(d["until"]), str(d["since"]), str(d["by"]))
+        Derived(
+            str(d["key"]),
+            d.get("from"),
+            d.get("value", _NONE),
+            frozenset(d["processors"]),
+            str(d.get("processor_key", "train_input.data_processor")),
+            str(d["until"]),
+            str(d["since"]),
+            str(d["by"]),
+        )
         for d in raw.get("derived") or ()
-    )  # fmt: skip
+    )
     retired = tuple(
-        Retired(tuple(f"{section}.{key}" for section in r["sections"] for key in r["keys"]),
-                {section: frozenset(r["processors"]) for section in r["sections"]}, str(r["since"]), str(r["by"]))
+        Retired(
+            tuple(f"{section}.{key}" for section in r["sections"] for key in r["keys"]),
+            {section: frozenset(r["processors"]) for section in r["sections"]},
+            str(r["since"]),
+            str(r["by"]),
+        )
         for r in raw.get("retired") or ()
-    )  # fmt: skip
+    )
     return derived, retired
 
 
