@@ -238,3 +238,20 @@ def test_multimodal_migration_leaves_out_what_2_5_retired(tmp_path: Path) -> Non
         target_version="2.4.0",
     )
     assert old.config["trainer"]["fit"]["train_dataloader"]["bos_token_id"] == 1
+
+
+def test_a_legacy_file_of_another_family_gets_the_name_its_model_takes(tmp_path: Path) -> None:
+    """Model Zoo 2.4+ converts a legacy file to the trainer layout and builds the model its name gives:
+    the legacy output names it as the trainer output does (the registry's model for the data processor)."""
+    text = (
+        "train_input:\n  data_processor: MultimodalSimpleHDF5MapDataProcessor\n  data_dir: ./d\n  batch_size: 8\n"
+        "model:\n  image_model_list:\n    image_models: []\n  text_model:\n    name: LlamaModel\n"
+        "optimizer:\n  optimizer_type: AdamW\n  learning_rate: 0.0001\nrunconfig:\n  max_steps: 10\n"
+    )
+    path = _write(tmp_path, "mm.yaml", text)
+    result = translate(path, "cerebras", "cerebras", layout="legacy", source_version="2.2.1")
+    assert result.config["model"]["name"] == "multimodal_simple"
+    entry = next(e for e in result.report.entries if e.target_key == "model.name")
+    assert entry.status is Status.DEFAULTED and entry.kind == "added_for_target"
+    before = translate(path, "cerebras", "cerebras", layout="legacy", source_version="2.2.1", target_version="2.3.1")
+    assert "name" not in before.config["model"]  # before 2.4 the run.py you launch is the model

@@ -37,7 +37,9 @@ class Check:
 
 
 def build_checks(table: str, raw: Any, labels: tuple[str, ...]) -> tuple[Check, ...]:
-    """The checks of a table's `checks:` list (the meta-schema has checked their shape)."""
+    """The checks of a table's `checks:` list (the meta-schema has checked their shape). An item with
+    `over: [A, B]` stands for one check per block: its keys' `{}` is each block in turn (the same rule of a
+    framework's training and evaluation loaders), and `key` may list several keys checked alike."""
     out = []
     for i, item in enumerate(raw or ()):
         since, until = (str(item[k]) if item.get(k) is not None else None for k in ("since", "until"))
@@ -52,23 +54,31 @@ def build_checks(table: str, raw: Any, labels: tuple[str, ...]) -> tuple[Check, 
             raise MappingTableError(
                 f"{table}: checks[{i}] ({item['key']}): says nothing to check (a bound, or one of {', '.join(kinds)})"
             )
-        when = {str(k): tuple(v) for k, v in (item.get("when") or {}).items()}
-        out.append(
-            Check(
-                str(item["key"]),
-                str(item["by"]),
-                when,
-                bounds,
-                bool(item.get("integer")),
-                tuple(item.get("refused") or ()),
-                tuple(item.get("one_of") or ()),
-                bool(item.get("required")),
-                bool(item.get("forbidden")),
-                item.get("equals"),
-                since,
-                until,
-            )
-        )
+        keys = item["key"] if isinstance(item["key"], list) else [item["key"]]
+        for block in item.get("over") or [None]:
+
+            def at(key: str, block: str | None = block) -> str:
+                return key.replace("{}", block) if block is not None else key
+
+            when = {at(str(k)): tuple(v) for k, v in (item.get("when") or {}).items()}
+            equals = at(str(item["equals"])) if item.get("equals") else None
+            for key in keys:
+                out.append(
+                    Check(
+                        at(str(key)),
+                        str(item["by"]),
+                        when,
+                        bounds,
+                        bool(item.get("integer")),
+                        tuple(item.get("refused") or ()),
+                        tuple(item.get("one_of") or ()),
+                        bool(item.get("required")),
+                        bool(item.get("forbidden")),
+                        equals,
+                        since,
+                        until,
+                    )
+                )
     return tuple(out)
 
 
