@@ -259,3 +259,23 @@ def test_a_legacy_file_of_another_family_gets_the_name_its_model_takes(tmp_path:
     assert entry.status is Status.DEFAULTED and entry.kind == "added_for_target"
     before = translate(path, "cerebras", "cerebras", layout="legacy", source_version="2.2.1", target_version="2.3.1")
     assert "name" not in before.config["model"]  # before 2.4 the run.py you launch is the model
+
+
+def test_a_1x_gpt_input_precision_is_left_out_for_2_5(tmp_path: Path) -> None:
+    """1.x GPT files set train_input.mixed_precision; 2.4's GPT data processor config reads and ignores it
+    (deprecated), 2.5+ refuses it: left out and named, the model's precision carried."""
+    text = (
+        "train_input:\n  data_processor: GptHDF5DataProcessor\n  data_dir: ./d\n  batch_size: 8\n"
+        "  mixed_precision: True\nmodel:\n  vocab_size: 1000\n  hidden_size: 64\n  num_hidden_layers: 2\n"
+        "  num_heads: 4\n  filter_size: 256\n  max_position_embeddings: 128\n  mixed_precision: True\n"
+        "optimizer:\n  optimizer_type: AdamW\n  learning_rate: 0.0001\nrunconfig:\n  max_steps: 10\n"
+    )
+    path = _write(tmp_path, "gpt.yaml", text)
+    assert "train_input.mixed_precision" in _problems(path, "2.5.0")
+    assert "train_input.mixed_precision" not in _problems(path, "2.4.0")
+    result = translate(path, "cerebras", "cerebras", layout="trainer", source_version="1.9.1")
+    assert "mixed_precision" not in result.config["trainer"]["fit"]["train_dataloader"]
+    assert result.report.by_source()["train_input.mixed_precision"].status is Status.DROPPED
+    assert result.config["trainer"]["init"]["precision"]["enabled"] is True
+    kept = translate(path, "cerebras", "cerebras", layout="trainer", source_version="1.9.1", target_version="2.4.0")
+    assert kept.config["trainer"]["fit"]["train_dataloader"]["mixed_precision"] is True
