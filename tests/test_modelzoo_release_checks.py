@@ -279,3 +279,22 @@ def test_a_1x_gpt_input_precision_is_left_out_for_2_5(tmp_path: Path) -> None:
     assert result.config["trainer"]["init"]["precision"]["enabled"] is True
     kept = translate(path, "cerebras", "cerebras", layout="trainer", source_version="1.9.1", target_version="2.4.0")
     assert kept.config["trainer"]["fit"]["train_dataloader"]["mixed_precision"] is True
+
+
+def test_every_migration_names_keys_and_releases_model_zoo_has() -> None:
+    """mappings/cerebras-migrations.yaml: a typo would make a migration a silent no-op."""
+    from neoconv.formats.cerebras.migrations import _data
+    from neoconv.knowledge.schema import load_history
+
+    history = load_history("cerebras")
+    assert history is not None
+    derived, retired = _data()
+    assert derived and retired
+    for rule in derived:
+        for key in (rule.key, rule.processor_key, *((rule.source,) if rule.source else ())):
+            assert key in history.keys, key
+        assert {rule.until, rule.since} <= set(history.labels)
+        assert history.position[rule.until] < history.position[rule.since]
+    for gone in retired:
+        assert all(leaf in history.keys for leaf in gone.keys), gone.keys
+        assert gone.since in history.labels

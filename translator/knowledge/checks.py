@@ -29,7 +29,7 @@ class Check:
     integer: bool = False  # a number with a fraction is refused (a pydantic int)
     refused: tuple[Any, ...] = ()  # values refused
     one_of: tuple[Any, ...] = ()  # the only values taken (another is refused)
-    required: bool = False  # the key must be given (checked even when the file leaves it out)
+    required: bool = False  # the key must be given (checked when the file gives `when`'s keys those values)
     forbidden: bool = False  # the key must not be given (a config class that forbids extra keys)
     equals: str | None = None  # another key the value must equal (its default at the release when left out)
     since: str | None = None  # the first release that refuses it (None: every release)
@@ -97,7 +97,8 @@ def broken_checks(
     found = []
     for check in checks:
         value = leaves.get(check.key, _MISSING)
-        if (value is _MISSING and not check.required) or not _in_force(check, release, labels):
+        given = value is not _MISSING or (check.required and all(leaves.get(k) in v for k, v in check.when.items()))
+        if not given or not _in_force(check, release, labels):
             continue
         if not all(_value(leaves, key, release, default) in allowed for key, allowed in check.when.items()):
             continue

@@ -19,7 +19,6 @@ from ..spec import ExtraEntry, WriteContext, WriteResult, Writer, added_for_targ
 from ...knowledge.schema import older
 from .layout import RESIDUE, holds, layout
 from .formulas import FIRST_NAMED
-from .migrations import migrate
 from .reader import SECTIONS
 from .respell import respell, respell_loss_scale
 from .to_trainer import to_trainer, trainer_place
@@ -54,6 +53,8 @@ class CerebrasWriter(Writer):
         extra = _needed(leaves, ctx.layout) if ctx.source_format != self.format else []
         amended = _respelled(leaves, ctx) if ctx.source_format == self.format else {}
         if ctx.source_format == self.format:  # what the target release wants stated, or refuses
+            from .migrations import migrate  # (same-format only: kept off other translations' path)
+
             added, left_out = migrate(leaves, ctx.source_version, ctx.version)
             extra += added
             amended.update(left_out)
