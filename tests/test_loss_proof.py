@@ -11,7 +11,7 @@ import pytest
 from neoconv import translate
 from neoconv.api import read_ir
 from neoconv.core.ir import DEFAULT_RTOL, values_equal
-from neoconv.services.diff import diff_ir
+from neoconv.services.diff import diff_ir, run_layout
 from neoconv.core.errors import NeoconvError, NothingToWrite, UnsupportedFamily
 from neoconv.knowledge.registry import FORMATS as REGISTERED
 from neoconv.knowledge.registry import get_format
@@ -112,14 +112,14 @@ def unnamed_differences(paths: list[Path], src: str, dst: str, tmp: Path, report
     # NeoX's accumulation for a Cerebras source) is named as lost, or as written though not in the source
     added = named | {name for e in result.report.entries if e.status is Status.DEFAULTED for name in e.fields}
     netted = [e.fields for e in result.report.entries if "reads back as" in e.detail]
-    try:
-        back = read_ir([str(out)], dst, world_size=options.get("world_size"))  # as `diff --world-size` reads it
+    before = read_ir([str(p) for p in paths], result.report.source["format"], world_size=options.get("world_size"))
+    try:  # as `diff --world-size` reads it: in the source's run (its model-parallel sizes the target cannot hold)
+        back = read_ir([str(out)], dst, world_size=options.get("world_size"), context=run_layout(before.ir, dst))
     except NeoconvError as exc:  # a target that cannot hold the model at all (Mamba blocks as attention)
         # the report says so, or names what the output lacks to be a config of its own (a config.json
         # holds no batch: DeepSpeed's `missing` train_batch_size)
         said = any("cannot be read back" in e.detail or e.status is Status.MISSING for e in result.report.entries)
         return ([] if said else [f"output unreadable and the report does not say so: {exc}"]), netted
-    before = read_ir([str(p) for p in paths], result.report.source["format"], world_size=options.get("world_size"))
     found = diff_ir(before, back)
     only_b = [*found.only_b, *(c for c in found.inexpressible if c.a is None)]
     # a source value the target's format has no key for (a value its reader derived with no leaf of its

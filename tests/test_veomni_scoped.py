@@ -138,3 +138,23 @@ def test_validate_knows_the_scoped_keys_and_which_release_reads_them() -> None:
     assert "VeOmni #1021 does not read model.optimizer.lr (read by #1090..#1125)" in said["model.optimizer.lr"]
     nested = validate_file(str(NESTED), version="#1090")
     assert "renamed to model.optimizer.lr in #1090" in {p.key: p.message for p in nested.problems}["train.optimizer.lr"]
+
+
+def test_a_key_the_scoped_release_no_longer_declares_is_left_out_and_named(tmp_path: Path) -> None:
+    """V6: an omni config's model.encoders (declared up to #1090; #1125's parse_args refuses a key no argument
+    class declares): written for #1125 it is left out, `dropped` with the reason, and the output is valid;
+    written for the pinned nested release, which reads it, it is carried."""
+    import shutil
+
+    shutil.copytree(INPUTS / "tinyllama", tmp_path / "tinyllama")
+    text = NESTED.read_text().replace("model:\n", "model:\n  encoders:\n    image:\n      model_path: ./vision\n", 1)
+    run = tmp_path / "omni.yaml"
+    run.write_text(text)
+    scoped = translate(run, "veomni", "veomni", layout="scoped", world_size=8)
+    assert "encoders" not in scoped.config["model"]
+    entry = scoped.report.by_source()["model.encoders.image.model_path"]
+    assert entry.status.value == "dropped" and "#1125 does not read model.encoders" in entry.detail
+    assert scoped.report.target["valid"] is True
+    nested = translate(run, "veomni", "veomni", layout="nested", world_size=8)
+    assert nested.config["model"]["encoders"] == {"image": {"model_path": "./vision"}}
+    assert nested.report.by_source()["model.encoders.image.model_path"].status.value == "exact"

@@ -11,7 +11,7 @@ from functools import lru_cache
 from typing import Any
 
 from ..knowledge.catalogue import absent_means, catalogue
-from ..core.ir import DEFAULT_RTOL, values_equal
+from ..core.ir import DEFAULT_RTOL, Value, values_equal
 from .ledger import Ingested
 from ..core.errors import UsageError
 from ..core.ir import Origin
@@ -170,6 +170,27 @@ def _keys(value: Any, aliases: dict[str, str]) -> tuple[str, ...]:
 def expressible(fmt: str) -> frozenset[str]:
     table = load_table(fmt)
     return frozenset(f for r in table.rules for f in r.fields if r.key is not None or r.note or r.formula is not None)
+
+
+# the run's model-parallel layout: given by the launcher and the training code's model-parallel unit, not
+# by every config (DeepSpeed's JSON: deepspeed.initialize(mpu=...) divides the world by it)
+RUN_LAYOUT = ("parallel.tensor_size", "parallel.pipeline_size", "parallel.sequence_size")
+
+
+def run_layout(ir: Any, fmt: str) -> dict[str, Value]:
+    """The model-parallel sizes `ir` states that format `fmt` reads values by (a rule's `with`) but has no key
+    for: what a config of `fmt` translated from it is read with (the run it belongs to), as --world-size is
+    given again."""
+    held = expressible(fmt)
+    used = {name for rule in load_table(fmt).rules for name in rule.read_deps}
+    return {
+        name: value
+        for name in RUN_LAYOUT
+        if name in used
+        and name not in held
+        and (value := ir.fields.get(name)) is not None
+        and value.origin is not Origin.DEFAULT
+    }
 
 
 def unheld(name: str, fmt: str) -> str:

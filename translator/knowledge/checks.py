@@ -28,35 +28,57 @@ class Check:
     bounds: tuple[tuple[str, float], ...] = ()  # (above|at_least|below|at_most, number)
     integer: bool = False  # a number with a fraction is refused (a pydantic int)
     refused: tuple[Any, ...] = ()  # values refused
+    one_of: tuple[Any, ...] = ()  # the only values taken (another is refused)
+    required: bool = False  # the key must be given (checked when the file gives `when`'s keys those values)
+    forbidden: bool = False  # the key must not be given (a config class that forbids extra keys)
+    equals: str | None = None  # another key the value must equal (its default at the release when left out)
     since: str | None = None  # the first release that refuses it (None: every release)
+    until: str | None = None  # the last release that refuses it (None: every release from `since` on)
 
 
 def build_checks(table: str, raw: Any, labels: tuple[str, ...]) -> tuple[Check, ...]:
-    """The checks of a table's `checks:` list (the meta-schema has checked their shape)."""
+    """The checks of a table's `checks:` list (the meta-schema has checked their shape). An item with
+    `over: [A, B]` stands for one check per block: its keys' `{}` is each block in turn (the same rule of a
+    framework's training and evaluation loaders), and `key` may list several keys checked alike."""
     out = []
     for i, item in enumerate(raw or ()):
-        since = str(item["since"]) if item.get("since") is not None else None
-        if since is not None and since not in labels:
-            raise MappingTableError(
-                f"{table}: checks[{i}] ({item['key']}): since {since!r} is not a release of the table"
-            )
+        since, until = (str(item[k]) if item.get(k) is not None else None for k in ("since", "until"))
+        for word, label in (("since", since), ("until", until)):
+            if label is not None and label not in labels:
+                raise MappingTableError(
+                    f"{table}: checks[{i}] ({item['key']}): {word} {label!r} is not a release of the table"
+                )
         bounds = tuple((name, float(item[name])) for name in _BOUNDS if name in item)
-        if not (bounds or item.get("integer") or item.get("refused")):
+        kinds = ("integer", "refused", "one_of", "required", "forbidden", "equals")
+        if not (bounds or any(item.get(kind) for kind in kinds)):
             raise MappingTableError(
-                f"{table}: checks[{i}] ({item['key']}): says nothing to check (a bound, integer or refused)"
+                f"{table}: checks[{i}] ({item['key']}): says nothing to check (a bound, or one of {', '.join(kinds)})"
             )
-        when = {str(k): tuple(v) for k, v in (item.get("when") or {}).items()}
-        out.append(
-            Check(
-                str(item["key"]),
-                str(item["by"]),
-                when,
-                bounds,
-                bool(item.get("integer")),
-                tuple(item.get("refused") or ()),
-                since,
-            )
-        )
+        keys = item["key"] if isinstance(item["key"], list) else [item["key"]]
+        for block in item.get("over") or [None]:
+
+            def at(key: str, block: str | None = block) -> str:
+                return key.replace("{}", block) if block is not None else key
+
+            when = {at(str(k)): tuple(v) for k, v in (item.get("when") or {}).items()}
+            equals = at(str(item["equals"])) if item.get("equals") else None
+            for key in keys:
+                out.append(
+                    Check(
+                        at(str(key)),
+                        str(item["by"]),
+                        when,
+                        bounds,
+                        bool(item.get("integer")),
+                        tuple(item.get("refused") or ()),
+                        tuple(item.get("one_of") or ()),
+                        bool(item.get("required")),
+                        bool(item.get("forbidden")),
+                        equals,
+                        since,
+                        until,
+                    )
+                )
     return tuple(out)
 
 
@@ -75,24 +97,28 @@ def broken_checks(
     found = []
     for check in checks:
         value = leaves.get(check.key, _MISSING)
-        if value is _MISSING or not _in_force(check, release, labels):
+        given = value is not _MISSING or (check.required and all(leaves.get(k) in v for k, v in check.when.items()))
+        if not given or not _in_force(check, release, labels):
             continue
         if not all(_value(leaves, key, release, default) in allowed for key, allowed in check.when.items()):
             continue
-        problem = _problem(check, value)
+        other = _value(leaves, check.equals, release, default) if check.equals else _MISSING
+        problem = _problem(check, value, other, written)
         if problem:
             given = ", ".join(f"{written(k)}={_show(_value(leaves, k, release, default))}" for k in check.when)
             said = f" with {given}" if given else ""
-            found.append((check.key, f"{written(check.key)}={_show(value)}{said} {problem} ({check.by})"))
+            shown = written(check.key) + ("" if value is _MISSING else f"={_show(value)}")  # a required key left out
+            found.append((check.key, f"{shown}{said} {problem} ({check.by})"))
     return found
 
 
 def _in_force(check: Check, release: str, labels: tuple[str, ...]) -> bool:
-    if check.since is None:
-        return True
     if release not in labels:
-        return True  # a release the table does not list (a file's own label): the newest rules hold
-    return labels.index(release) <= labels.index(check.since)  # newest first
+        return check.until is None  # a release the table does not list (a file's own label): the newest rules hold
+    at = labels.index(release)  # newest first
+    return (check.since is None or at <= labels.index(check.since)) and (
+        check.until is None or at >= labels.index(check.until)
+    )
 
 
 def _value(leaves: Mapping[str, Any], key: str, release: str, default: Any) -> Any:
@@ -100,10 +126,17 @@ def _value(leaves: Mapping[str, Any], key: str, release: str, default: Any) -> A
     return default(key, release) if value is _MISSING else value
 
 
-def _problem(check: Check, value: Any) -> str | None:
-    """What is wrong with the value, said after it ("is refused", "must be more than 0")."""
-    if check.refused and value in check.refused:
+def _problem(check: Check, value: Any, other: Any = _MISSING, written: Callable[[str], str] = str) -> str | None:
+    """What is wrong with the value, said after it ("is refused", "must be more than 0"); `other`: the
+    value of the key it must equal."""
+    if value is _MISSING:
+        return "is required" if check.required else None
+    if check.forbidden or (check.refused and value in check.refused):
         return "is refused"
+    if check.one_of and value not in check.one_of:
+        return f"is refused: the only values taken are {', '.join(_show(v) for v in check.one_of)}"
+    if check.equals and not _same(value, other):
+        return f"must equal {written(check.equals)} ({_show(other)})"
     number = isinstance(value, (int, float)) and not isinstance(value, bool)
     if check.integer and not (
         number and (isinstance(value, int) or (math.isfinite(value) and float(value).is_integer()))
@@ -114,6 +147,12 @@ def _problem(check: Check, value: Any) -> str | None:
         if number and not test(value, bound):
             return f"must be {words} {bound:g}"
     return None
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal as the framework compares them (a key left out is None; 512 == 512.0, never True == 1)."""
+    a, b = (None if v is _MISSING else v for v in (a, b))
+    return a == b and isinstance(a, bool) == isinstance(b, bool)
 
 
 def _show(value: Any) -> str:

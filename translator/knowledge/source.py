@@ -197,11 +197,13 @@ class Families:
         With the key history: a file naming no model whose block has keys only other models read is of the
         family those models make (FamilyUntold when they make none, or several)."""
         name = next((n for k in (self.name_key, *self.name_aliases) if k and (n := at_path(tree, k)) is not None), None)
+        told = self.name_key is not None and at_path(tree, self.name_key) is not None
         processors = {str(v) for k in self.processor_keys if (v := at_path(tree, k)) is not None}
         for family in self.unsupported:
             if isinstance(name, str) and name in family.names:
                 return family
-            if name is None and (processors & set(family.processors) or any(_has(tree, k) for k in family.keys)):
+            # an alias names the model inside the family's (a DPO file's model_name: its policy model)
+            if not told and (processors & set(family.processors) or any(_has(tree, k) for k in family.keys)):
                 return family
         if isinstance(name, str) and history is not None and self.covered and not self.names_covered(name):
             # a model no release registers (a fork's GNN): its block is its own, never read as a decoder's

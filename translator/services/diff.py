@@ -8,9 +8,28 @@ from typing import Any
 
 from ..core.ir import DEFAULT_RTOL
 from ..core.errors import InputError, NeoconvError
-from ..engine.difference import DiffResult, FieldChange, check_rtol, diff_ir, expressible, unheld, writable
+from ..engine.difference import (
+    DiffResult,
+    FieldChange,
+    check_rtol,
+    diff_ir,
+    expressible,
+    run_layout,
+    unheld,
+    writable,
+)
 
-__all__ = ["DiffResult", "FieldChange", "annotate", "check_report", "diff_ir", "expressible", "roundtrip"]
+__all__ = [
+    "DiffResult",
+    "FieldChange",
+    "annotate",
+    "check_report",
+    "diff_ir",
+    "expressible",
+    "given_from_a",
+    "roundtrip",
+    "run_layout",
+]
 
 
 def check_report(data: Any, path: str) -> dict[str, Any]:
@@ -42,6 +61,16 @@ def annotate(result: DiffResult, report: dict[str, Any]) -> None:
                 by_field.setdefault(name, []).append(status)
     for change in (*result.changed, *result.only_a, *result.only_b, *result.inexpressible):
         change.report = tuple(dict.fromkeys(by_field.get(change.field, ())))
+
+
+def given_from_a(result: DiffResult, layout: dict[str, Any], fmt_b: str) -> None:
+    """The sizes B was read with from A (run_layout) are still A's alone: each is said as a field B's format
+    cannot hold, as the comparison says any other."""
+    for name, value in layout.items():
+        if not any(change.field == name for change in result.inexpressible):
+            change = FieldChange(name, value.value, None, value.source_keys, ())
+            change.unheld = unheld(name, fmt_b)
+            result.inexpressible.append(change)
 
 
 _THERE_ONLY = (

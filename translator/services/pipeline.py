@@ -33,7 +33,7 @@ from ..core.errors import InputError, NeoconvError, NothingToWrite, UnsupportedF
 from ..core.ir import DEFAULT_RTOL, IR, Origin, Value
 from ..core.report import Entry, Message, Report, Status, said
 from ..engine import Ingested, emit, ingest
-from ..engine.difference import FieldChange, diff_ir, expressible, only_b_unheld, unreturned
+from ..engine.difference import FieldChange, diff_ir, expressible, only_b_unheld, run_layout, unreturned
 from ..engine.entries import provenance
 from ..formats.spec import ModelConfig, WriteContext, WriteResult
 from ..io.documents import plain_copy
@@ -714,6 +714,7 @@ def read_back(
     given = {
         name: value for name, value in source.ir.fields.items() if value.origin is Origin.USER and name not in kept
     }
+    given.update(run_layout(source.ir, fmt))  # the model-parallel unit the run hands the target (DeepSpeed's mpu)
     read = ingest(back, table, schema_index(fmt), None, given, ledger=False)
     if family is not None:
         withhold_defaults(read.ir, table)

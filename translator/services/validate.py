@@ -242,13 +242,28 @@ def validate_source(source: Any, path: str, fmt: str, version: str | None, text:
         for leaf, message in _not_read(source, spec, keys_of, spelled, release):
             add(as_written(leaf), message)
     if table.checks:  # what the framework's own config code refuses that no key's schema says (mappings: checks)
-        from ..knowledge.checks import broken_checks
-
-        default = lambda key, label: _default_of(keys_of, fmt, key, label)  # noqa: E731
-        for key, problem in broken_checks(table.checks, flatten(spelled), release, table.versions, default, as_written):
+        for key, problem in _broken(table, flatten(spelled), keys_of, fmt, release, as_written):
             add(as_written(key), problem)
     ordered = sorted(problems.values(), key=lambda p: (p.line or 0, p.key or ""))
     return Validation(path, fmt, source.layout, release, ordered)
+
+
+def _broken(
+    table: Any, leaves: dict[str, Any], keys_of: Any, fmt: str, release: str, as_written: Callable[[str], str]
+) -> list[tuple[str, str]]:
+    """The table's checks the file breaks at `release`: only those of keys it gives (a required key's: when it
+    gives its conditions' values), so a file no check speaks of runs none."""
+    checks = [
+        c
+        for c in table.checks
+        if c.key in leaves or (c.required and all(leaves.get(k) in allowed for k, allowed in c.when.items()))
+    ]
+    if not checks:
+        return []
+    from ..knowledge.checks import broken_checks
+
+    default = lambda key, label: _default_of(keys_of, fmt, key, label)  # noqa: E731
+    return broken_checks(checks, leaves, release, table.versions, default, as_written)
 
 
 def _default_of(keys_of: Any, fmt: str, key: str, release: str) -> Any:

@@ -11,7 +11,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping
 
 from ...io.documents import dump_yaml, unflatten
 from ...core.report import Status
@@ -52,6 +52,12 @@ class CerebrasWriter(Writer):
     def write(self, leaves: dict[str, Any], ctx: WriteContext) -> WriteResult:
         extra = _needed(leaves, ctx.layout) if ctx.source_format != self.format else []
         amended = _respelled(leaves, ctx) if ctx.source_format == self.format else {}
+        if ctx.source_format == self.format:  # what the target release wants stated, or refuses
+            from .migrations import migrate  # (same-format only: kept off other translations' path)
+
+            added, left_out = migrate(leaves, ctx.source_version, ctx.version)
+            extra += added
+            amended.update(left_out)
         shape = ctx.source_shape  # same-format: what the source left out or spelled its way
         other = shape.get("unsupported_family")  # a family whose architecture was carried, not read
         if (
@@ -83,14 +89,7 @@ class CerebrasWriter(Writer):
                     )
                 )
             if other and not other["name"] and "model" in document.get("trainer", {}).get("init", {}):
-                extra.append(
-                    ExtraEntry(
-                        "trainer.init.model.name",
-                        Status.MISSING,
-                        f"cannot tell the model name: "
-                        f"{other['what']} has no Model Zoo 2.4+ model; add it by hand if a release has one",
-                    )
-                )
+                extra.append(ExtraEntry("trainer.init.model.name", Status.MISSING, _unnamed(other["what"])))
             return WriteResult(
                 document,
                 header,
@@ -101,6 +100,8 @@ class CerebrasWriter(Writer):
                 amended=amended,
             )
         amended.update(_one_eval_input(leaves))
+        if other and "model.name" not in leaves and not older("cerebras", ctx.version, FIRST_NAMED):
+            extra += _family_name(leaves, other)  # Model Zoo 2.4+ converts the file and builds the model its name gives
         tree = unflatten({k: v for k, v in leaves.items() if self.unplaceable(k, "legacy", ctx.version) is None})
         ordered = {section: tree.pop(section) for section in SECTIONS if section in tree}
         ordered.update(tree)
@@ -188,6 +189,30 @@ def _respelled(leaves: dict[str, Any], ctx: WriteContext) -> dict[str, tuple[Sta
         else ""
     )
     return {**amended, key: (Status.CONVERTED, "; ".join(filter(None, (said, left))))}
+
+
+def _family_name(leaves: dict[str, Any], other: Mapping[str, Any]) -> list[ExtraEntry]:
+    """A legacy file of a family the canonical fields do not cover, written for Model Zoo 2.4+: the model name
+    its family's model takes (as the trainer layout writes it), or `missing` when no model takes it."""
+    if not any(k.startswith("model.") for k in leaves):
+        return []
+    if not other["name"]:
+        return [ExtraEntry("model.name", Status.MISSING, _unnamed(other["what"]))]
+    leaves["model.name"] = other["name"]
+    why = f"Model Zoo {FIRST_NAMED}+ converts a legacy file and builds the model its name gives; the source names none"
+    return [
+        added_for_target(
+            "Cerebras Model Zoo",
+            "model.name",
+            other["name"],
+            f"{why}: the {other['family']} model's name",
+            ("model.family",),
+        )
+    ]
+
+
+def _unnamed(what: str) -> str:
+    return f"cannot tell the model name: {what} has no Model Zoo 2.4+ model; add it by hand if a release has one"
 
 
 def _needed(leaves: dict[str, Any], layout_name: str | None) -> list[ExtraEntry]:
