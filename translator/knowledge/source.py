@@ -69,6 +69,9 @@ class Source:
     # leaf -> why its value is one no release of the framework takes (a fork's): `unknown` as above, and
     # also when a same-format translation carries it
     foreign_values: dict[str, str] = field(default_factory=dict)
+    # leaf -> why a value the file's tool gives another meaning (axolotl's gradient_checkpointing: offload) is
+    # read as the one in the tree: the rule reads it, the entry is `lossy` with why
+    read_as: dict[str, str] = field(default_factory=dict)
     # how to find a key's line in a file's text (leaf as written -> line), for a syntax io.key_line
     # (YAML and JSON) does not know; the reader supplies it
     locate: Callable[[str, str], int | None] | None = None
@@ -104,6 +107,20 @@ def set_aside(source: Source, readable: dict[str, Any], fates: dict[str, Any], f
     for leaf, why in found.items():
         fates[leaf] = fate("unsupported", notes=(why,))
     return {k: v for k, v in readable.items() if k not in found} if found else readable
+
+
+def reading_as(source: Source, coerce: Callable[[str, Any], tuple[Any, str]]) -> Callable[[str, Any], tuple[Any, str]]:
+    """The schema's coercion, with the values the reader read as another (Source.read_as) said lossy."""
+    if not source.read_as:
+        return coerce
+    from .schema import _Guess
+
+    def read(key: str, value: Any) -> tuple[Any, str]:
+        if key in source.read_as:
+            raise _Guess(coerce(key, value)[0], source.read_as[key])
+        return coerce(key, value)
+
+    return read
 
 
 def _aside(aside: dict[str, Message], leaves: dict[str, Any]) -> dict[str, Message]:
