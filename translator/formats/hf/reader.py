@@ -33,6 +33,7 @@ class HfReader(Reader):
     def from_tree(
         self, tree: dict[str, Any], *, name: str = "<config>", text: str = "", model_config: ModelConfig = None
     ) -> Source:
+        _refuse_diffusers(tree, name, text)
         kind = tree.get("model_type")
         if not isinstance(kind, str):
             raise InputError("not an HF config.json: it has no model_type (transformers cannot load it)",
@@ -78,6 +79,24 @@ class HfReader(Reader):
         return 1.0 if kind in table().known() else 0.6
 
     sniff = _sniff
+
+
+# the keys diffusers' ConfigMixin writes into every config.json it saves (configuration_utils.py, to_json_string)
+DIFFUSERS_KEYS = ("_class_name", "_diffusers_version")
+
+
+def _refuse_diffusers(tree: dict[str, Any], name: str, text: str) -> None:
+    """A diffusers model's config.json (a FluxTransformer, a Wan or UNet model) is not a transformers config:
+    AutoConfig cannot load it, so nothing of it describes a language model neoconv could check or carry."""
+    key = next((k for k in DIFFUSERS_KEYS if k in tree), None)
+    if key is None:
+        return
+    cls, release = tree.get("_class_name"), tree.get("_diffusers_version")
+    what = ", ".join(f"{label} {value}" for label, value in (("class", cls), ("diffusers", release)) if isinstance(value, str))
+    raise InputError(f"a diffusers model config ({what or key}), not a transformers model config: transformers' AutoConfig "
+                     "cannot load it and neoconv translates transformers configs only", file=name,
+                     line=key_line(text, key) if text else None, key=key,
+                     hint="give the config.json of a transformers model, one without _class_name")  # fmt: skip
 
 
 def _unmapped(tree: dict[str, Any], kind: str, name: str, text: str) -> Source:
