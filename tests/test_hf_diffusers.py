@@ -15,9 +15,19 @@ from neoconv.cli import main
 from conftest import cli_runner
 
 # the shape of a Flux transformer's config (diffusers FluxTransformer2DModel): facts, written here
-FLUX = {"_class_name": "FluxTransformer2DModel", "_diffusers_version": "0.30.0", "attention_head_dim": 128,
-        "guidance_embeds": True, "in_channels": 64, "joint_attention_dim": 4096, "num_attention_heads": 24,
-        "num_layers": 19, "num_single_layers": 38, "patch_size": 1, "pooled_projection_dim": 768}  # fmt: skip
+FLUX = {
+    "_class_name": "FluxTransformer2DModel",
+    "_diffusers_version": "0.30.0",
+    "attention_head_dim": 128,
+    "guidance_embeds": True,
+    "in_channels": 64,
+    "joint_attention_dim": 4096,
+    "num_attention_heads": 24,
+    "num_layers": 19,
+    "num_single_layers": 38,
+    "patch_size": 1,
+    "pooled_projection_dim": 768,
+}
 
 
 @pytest.mark.parametrize("dst", ["hf", "neox", "veomni"])

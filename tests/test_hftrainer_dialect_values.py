@@ -12,12 +12,16 @@ import pytest
 from neoconv import InputError, Status, translate
 from neoconv.services.validate_file import validate_file
 
-AXOLOTL = "base_model: meta-llama/Llama-3.2-1B\nsequence_len: 2048\nmicro_batch_size: 2\ngradient_accumulation_steps: 4\n" \
-          "max_steps: 100\nlearning_rate: 0.0002\noutput_dir: ./out\n"  # fmt: skip
+AXOLOTL = (
+    "base_model: meta-llama/Llama-3.2-1B\nsequence_len: 2048\nmicro_batch_size: 2\ngradient_accumulation_steps: 4\n"
+    "max_steps: 100\nlearning_rate: 0.0002\noutput_dir: ./out\n"
+)
 
 
 @pytest.mark.parametrize("value,where", [("offload", "CPU memory"), ("offload_disk", "disk")])
-def test_axolotl_offload_reads_as_checkpointing_on_and_names_the_offload(tmp_path: Path, value: str, where: str) -> None:
+def test_axolotl_offload_reads_as_checkpointing_on_and_names_the_offload(
+    tmp_path: Path, value: str, where: str
+) -> None:
     path = tmp_path / "axolotl.yaml"
     path.write_text(AXOLOTL + f"gradient_checkpointing: {value}\n")
     result = translate([path], "hftrainer", "neox", world_size=8)
@@ -38,7 +42,9 @@ def test_axolotl_plain_boolean_is_exact(tmp_path: Path) -> None:
 def test_offload_in_plain_training_arguments_is_still_refused(tmp_path: Path) -> None:
     """HfArgumentParser reads gradient_checkpointing as a bool: 'offload' is no value there."""
     path = tmp_path / "args.yaml"
-    path.write_text("output_dir: ./out\nper_device_train_batch_size: 2\nmax_steps: 10\ngradient_checkpointing: offload\n")
+    path.write_text(
+        "output_dir: ./out\nper_device_train_batch_size: 2\nmax_steps: 10\ngradient_checkpointing: offload\n"
+    )
     with pytest.raises(InputError) as caught:
         translate([path], "hftrainer", "neox", world_size=8)
     assert caught.value.line == 4

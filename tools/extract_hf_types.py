@@ -65,13 +65,42 @@ KINDS = (
     ("encoder", ("MASKED_LM",)),
     ("decoder", ("CAUSAL_LM",)),
     ("encoder", ("TEXT_ENCODING",)),
-    ("audio", ("CTC", "AUDIO_CLASSIFICATION", "AUDIO_FRAME_CLASSIFICATION", "AUDIO_XVECTOR", "TEXT_TO_WAVEFORM",
-               "TEXT_TO_SPECTROGRAM", "RNNT", "TDT")),
+    (
+        "audio",
+        (
+            "CTC",
+            "AUDIO_CLASSIFICATION",
+            "AUDIO_FRAME_CLASSIFICATION",
+            "AUDIO_XVECTOR",
+            "TEXT_TO_WAVEFORM",
+            "TEXT_TO_SPECTROGRAM",
+            "RNNT",
+            "TDT",
+        ),
+    ),
     ("time-series", ("TIME_SERIES_CLASSIFICATION", "TIME_SERIES_PREDICTION", "TIME_SERIES_REGRESSION")),
 )
-VISION = ("IMAGE", "OBJECT", "DEPTH", "SEMANTIC", "INSTANCE", "UNIVERSAL", "BACKBONE", "VIDEO", "ZERO_SHOT", "KEYPOINT",
-          "POSE", "MASK_GENERATION", "MASKED_IMAGE", "CAUSAL_IMAGE", "DOCUMENT", "NORMAL", "POINTMAP", "TEXT_RECOGNITION",
-          "TABLE_RECOGNITION")
+VISION = (
+    "IMAGE",
+    "OBJECT",
+    "DEPTH",
+    "SEMANTIC",
+    "INSTANCE",
+    "UNIVERSAL",
+    "BACKBONE",
+    "VIDEO",
+    "ZERO_SHOT",
+    "KEYPOINT",
+    "POSE",
+    "MASK_GENERATION",
+    "MASKED_IMAGE",
+    "CAUSAL_IMAGE",
+    "DOCUMENT",
+    "NORMAL",
+    "POINTMAP",
+    "TEXT_RECOGNITION",
+    "TABLE_RECOGNITION",
+)
 
 COMMENT = (
     "extracted by tools/extract_hf_types.py from the transformers releases named in `releases`: every model_type "

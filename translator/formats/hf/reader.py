@@ -101,11 +101,17 @@ def _refuse_diffusers(tree: dict[str, Any], name: str, text: str) -> None:
     if key is None:
         return
     cls, release = tree.get("_class_name"), tree.get("_diffusers_version")
-    what = ", ".join(f"{label} {value}" for label, value in (("class", cls), ("diffusers", release)) if isinstance(value, str))
-    raise InputError(f"a diffusers model config ({what or key}), not a transformers model config: transformers' AutoConfig "
-                     "cannot load it and neoconv translates transformers configs only", file=name,
-                     line=key_line(text, key) if text else None, key=key,
-                     hint="give the config.json of a transformers model, one without _class_name")  # fmt: skip
+    what = ", ".join(
+        f"{label} {value}" for label, value in (("class", cls), ("diffusers", release)) if isinstance(value, str)
+    )
+    raise InputError(
+        f"a diffusers model config ({what or key}), not a transformers model config: transformers' AutoConfig "
+        "cannot load it and neoconv translates transformers configs only",
+        file=name,
+        line=key_line(text, key) if text else None,
+        key=key,
+        hint="give the config.json of a transformers model, one without _class_name",
+    )
 
 
 def _unmapped(tree: dict[str, Any], kind: str, name: str, text: str) -> Source:
