@@ -50,7 +50,8 @@ class Source:
     release: Release | None = None  # how that release was decided
     notes: dict[str, str] = field(default_factory=dict)  # leaf -> what the reader did to it
     # what else the reader noted: `unsupplied` (field -> why no file supplies it) for the engine; a
-    # same-format writer gets it all as WriteContext.source_shape (private to the format)
+    # same-format writer gets it all as WriteContext.source_shape (private to the format); a writer of another
+    # format only `any_target` (a multimodal config.json a format that trains the whole model carries as it is)
     meta: dict[str, Any] = field(default_factory=dict)
     # leaf as the tables see it -> path as the user wrote it (a layout the reader restructured)
     aliases: dict[str, str] = field(default_factory=dict)

@@ -21,7 +21,11 @@ class HfWriter(Writer):
         wrapper = ctx.source_shape.get("wrapper")
         if isinstance(wrapper, dict):  # hf2hf of a multimodal file: its decoder nested again, the rest carried
             document, moved = config_json.rewrap(
-                config, str(wrapper["name"]), list(wrapper["outer"]), ctx.source_shape.get("class_defaults")
+                config,
+                str(wrapper["name"]),
+                list(wrapper["outer"]),
+                ctx.source_shape.get("class_defaults"),
+                bool(wrapper.get("flat")),
             )
             return WriteResult(document, target_paths=moved)
         # a model with a kv head per head, as a class whose default has fewer (not hf2hf: the file says what it says)
