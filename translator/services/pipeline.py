@@ -637,7 +637,7 @@ def _refuse_unsupported_family(ingested: Ingested, src: str, dst: str) -> None:
         raise UnsupportedFamily(
             f"a {family['what']} config: {title} holds decoder-only transformer language models, and neoconv does not turn "
             f"one into the other",
-            file=source.files[0] if source and source.files else None,
+            file=source.file_of(family.get("leaf", "")) if source else None,
             line=source.line_of(family["leaf"]) if source and "leaf" in family else None,
             hint=f"{src}2{src} migrates it within its framework; batch --skip-unsupported skips such files",
         )

@@ -116,3 +116,15 @@ def decoder_hint(kind: str, tree: dict[str, Any]) -> str:
     if decoder in table().types:
         return f"; its decoder could be translated alone as a {decoder} config.json of the keys of text_config"
     return f"; its decoder (text_config, a {decoder} config) is not one neoconv maps"
+
+
+def carried(wrapper: Wrapper, document: dict[str, Any], paths: dict[str, str]) -> dict[str, Any]:
+    """Source.meta["any_target"] of a multimodal model a format trains whole (`held_by`): the file as written, and
+    where each `hf.*` leaf is in it, for that format's writer to carry it unchanged."""
+    return {"carried_model": {"formats": list(wrapper.held_by), "document": document, "paths": dict(paths)}}
+
+
+def carried_for(shape: Any, fmt: str) -> dict[str, Any] | None:
+    """The multimodal config.json a source hands to a writer of format `fmt` to carry whole, or None."""
+    found = shape.get("carried_model") if hasattr(shape, "get") else None
+    return found if isinstance(found, dict) and fmt in found.get("formats", ()) else None

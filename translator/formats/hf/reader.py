@@ -12,7 +12,7 @@ from ...knowledge.source import Source
 from ..spec import ModelConfig, Reader
 from . import config_json
 from .model_types import PREFIX, table, unmapped_reason
-from .multimodal import LEAF, decoder_hint, mrope_leaves, nested_own, refusal, unwrap
+from .multimodal import LEAF, carried, decoder_hint, mrope_leaves, nested_own, refusal, unwrap
 
 HF = PREFIX.rstrip(".")
 CONFIG_JSON = "config.json"
@@ -47,6 +47,7 @@ class HfReader(Reader):
             return _unmapped(tree, kind, name, text)
         wrapper = table().wrappers.get(kind)
         nested: dict[str, str] = {}
+        original = tree
         if wrapper is not None:
             tree, nested, clash = unwrap(tree, wrapper, name, text)
             warnings = [
@@ -79,8 +80,11 @@ class HfReader(Reader):
                 "outer": [k for k in config if k not in nested and k != "model_type"],
                 "flat": not nested,
             }
-            if not wrapper.alone:  # one model: a format of decoder language models refuses it
+            if (
+                not wrapper.alone
+            ):  # one model: a format of decoder language models refuses it, one of held_by carries it
                 source.meta["unsupported_family"] = refusal(wrapper, not nested)
+                source.meta["any_target"] = carried(wrapper, original, source.aliases)
         return source
 
     @staticmethod

@@ -15,6 +15,7 @@ from ...io.documents import dump_yaml, flatten, unflatten
 from ...knowledge.mapping import load_table
 from ...core.report import Status
 from ..hf import config_json
+from ..hf.multimodal import carried_for
 from ..spec import ExtraEntry, WriteContext, WriteResult, Writer, added_for_target
 from .fields import CONFIG_JSON, HF, SECTIONS, fields, hf_keys
 
@@ -36,6 +37,12 @@ class VeomniWriter(Writer):
         for key in hf_keys():  # also the config.json keys a report names as missing
             moved.setdefault(key, f"{name}:{key[len(HF) + 1 :]}")
         config = config_json.document(hf) if hf and not same else None
+        whole = carried_for(ctx.source_shape, self.format) if not same else None
+        if whole is not None and config is not None:  # a multimodal model VeOmni trains: its config.json as written
+            config, paths = whole["document"], whole["paths"]
+            moved.update({leaf: f"{name}:{path}" for leaf, path in paths.items()})  # (and the rest it carries)
+            moved.update({f"{HF}.{k}": f"{name}:{paths.get(f'{HF}.{k}', k)}" for k in hf})
+            extra = []
         if config is not None:
             rest["model.config_path"] = name
             extra.append(
