@@ -193,8 +193,8 @@ def rewrap(
     source file had them at the top): the decoder where the wrapper keeps it (text_config, the thinker's), or
     (`flat`: a 4.x file) at the top beside the rest. Returns (document, leaf -> path)."""
     wrapper = table().wrappers[name]
-    head = {"model_type": name, "architectures": list(wrapper.architectures)}
-    config.pop("architectures", None)
+    given = config.pop("architectures", None)  # the file's (Qwen2_5OmniModel), else the class's
+    head = {"model_type": name, "architectures": given if isinstance(given, list) else list(wrapper.architectures)}
     if flat:
         whole = document(config, left_to_class)
         return {**whole, **head}, {f"hf.{k}": k for k in config}

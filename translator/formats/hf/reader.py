@@ -77,7 +77,11 @@ class HfReader(Reader):
             # for hf2hf: the file's own shape, nested again by the writer (flat: a 4.x file, the decoder's keys at the top)
             source.meta["wrapper"] = {
                 "name": wrapper.name,
-                "outer": [k for k in config if k not in nested and k != "model_type"],
+                "outer": [
+                    k
+                    for k in config
+                    if config_json.written_as(k, lifted).split(".")[0] not in nested and k != "model_type"
+                ],
                 "flat": not nested,
             }
             if (
