@@ -158,8 +158,8 @@ def _bash_words(text: str, name: str, given: dict[str, str] | None = None) -> Wo
             )
             ran = (
                 (
-                    f"; it runs {', '.join(reading.scripts[:3])}, not given: translate the script that holds the launch "
-                    "line (what this one exports for it: --set)"
+                    f"; it runs {', '.join(reading.scripts[:3])}, not given: give that script with this one (`neoconv "
+                    "megatron2X THIS.sh THAT.sh`: what this one sets is read as its environment)"
                 )
                 if reading.scripts
                 else ""

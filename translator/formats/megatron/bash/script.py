@@ -305,14 +305,79 @@ class Script:
                 return self.read_string([string], line, "shell string")
             finally:
                 self.state.adopt(saved)
+        return self.other_command(name, fields, line)
+
+    def other_command(self, name: str | None, fields: list[Written], line: int) -> int | None:
+        """A command that is not the launch: not run, named; a shell script it runs (`exec bash run.sh`) may hold
+        the launch: read when it is given beside this one, else named as the file to give."""
+        ran = next((w for w in fields if w.chunks and w.chunks[-1].known and w.chunks[-1].text.endswith(".sh")), None)
+        given = self._given(ran) if ran is not None else None
+        if given is not None and given != self.name:
+            self._hand_over(given, line, " ".join(w.shown for w in fields))
+            return NOT_RUN
         shown = name if name is not None else (fields[0].shown or "a command")
         self.out.not_run.setdefault(shown[:40], []).append(line)
-        ran = next(
-            (w.shown for w in fields if w.chunks and w.chunks[-1].known and w.chunks[-1].text.endswith(".sh")), None
-        )
         if ran is not None:  # the launch may be in it (a script of exports that ends `exec bash run.sh`)
-            self.out.scripts.append(f"{cut(ran)} (line {line})")
+            self.out.scripts.append(f"{cut(ran.shown)} (line {line})")
         return NOT_RUN
+
+    def _hand_over(self, path: str, line: int, command: str) -> None:
+        """`exec bash run.sh` of a script given beside this one: read (never run) in a shell of its own whose
+        environment is this script's variables; its launch is this one's, placed at the line that runs it."""
+        short = path.replace("\\", "/").rsplit("/", 1)[-1]
+        mine = self.name.replace("\\", "/").rsplit("/", 1)[-1]
+        sub = Script(path, {p: t for p, t in self.given.items() if p != path})
+        sub.steps, sub.depth = self.steps, self.depth + 1
+        if sub.depth > DEPTH_LIMIT:
+            raise InputError(
+                f"`{cut(command)}` nests deeper than {DEPTH_LIMIT}: scripts that run each other?",
+                file=self.name,
+                line=line,
+            )
+
+        def said(var: str, value: Value) -> Value:  # a value noted with the file that sets it
+            return tuple(
+                Chunk(
+                    c.text,
+                    c.known,
+                    c.lines,
+                    c.why,
+                    c.note or (f"{var} set in {mine} (line {c.line})" if c.known else ""),
+                )
+                for c in value
+            )
+
+        sub.state.vars = {var: said(var, value) for var, value in self.state.vars.items()}
+        sub.state.arrays = {var: {k: said(var, v) for k, v in els.items()} for var, els in self.state.arrays.items()}
+        reading = sub.read(self.given[path])
+        self.steps = sub.steps
+        for launch in reading.launches:  # its words placed at this line, each noted with where it is set
+            words = [
+                Written(
+                    tuple(
+                        Chunk(
+                            c.text,
+                            c.known,
+                            (line,) * max(len(c.lines), 1),
+                            c.why,
+                            c.note or (f"in {short} (line {c.line})" if c.known else ""),
+                        )
+                        for c in w.chunks
+                    ),
+                    w.raw,
+                    w.group,
+                    w.whole,
+                )
+                for w in launch.words
+            ]
+            self.out.launches.append(Launch(words, launch.program_at, launch.script_at, line, launch.through))
+        self.out.included.extend([path, *reading.included])
+        self.out.scripts.extend(reading.scripts)
+        self.out.choices.extend(f"{short}: {c}" for c in reading.choices)
+        self.choose(
+            f"`{cut(command)}` (line {line}): {short} read, it is given beside the script; its environment is this "
+            "script's variables (exported or not: neoconv does not tell them apart)"
+        )
 
     def test(self, evaluate_test: Any, line: int, shown: str) -> int:
         """A test's status; decided by what bash sees without the unknown values when it needs them."""
