@@ -18,7 +18,7 @@ from ..knowledge.formula import Absent, Extension, Foreign, is_close, unwrap
 from ..knowledge.mapping import Rule, Table
 from ..knowledge.catalogue import check_relations
 from ..knowledge.schema import SchemaIndex
-from ..knowledge.source import Source, reading_as, set_aside
+from ..knowledge.source import Source, kept_by, reading_as, set_aside
 from .ledger import UNDECIDED, Ingested, LeafFate
 from .rule import (
     checked_values,
@@ -200,7 +200,8 @@ def ingest(
     if not ledger:
         return Ingested(ir, {}, leaves, reading.lossy, source, table, coerced=reading.coerced)
     classify_strays(source, table, schema, ir, reading.fates, leaves)
-    return Ingested(ir, reading.fates, leaves, reading.lossy, source, table, coerced=reading.coerced)
+    kept = kept_by(source) if "any_target" in source.meta else ()
+    return Ingested(ir, reading.fates, leaves, reading.lossy, source, table, coerced=reading.coerced, kept_by=kept)
 
 
 class _Reading:

@@ -8,8 +8,9 @@ from typing import Any
 from ..core.errors import InputError
 from ..core.ir import IR, Origin
 from ..knowledge.mapping import Rule, Table
-from ..core.report import Entry, Message, Status, said
+from ..core.report import Message, Status
 from ..knowledge.source import Source
+from ..knowledge.source import carried_whole as carried_whole  # (for entries.py, whose imports are at its cap)
 from ..knowledge.formula import is_close
 from ..core.report.kinds import short
 
@@ -37,12 +38,8 @@ class Ingested:
     table: Table | None = None
     companions: list["Ingested"] = field(default_factory=list)  # --with files of other formats
     coerced: dict[str, Any] = field(default_factory=dict)  # source leaf -> value after type coercion
-
-    @property
-    def kept_by(self) -> tuple[str, ...]:
-        """The formats that carry as written what the source sets aside (a multimodal model a format trains whole)."""
-        whole = (self.source.meta.get("any_target") or {}).get("carried_model") if self.source is not None else None
-        return tuple(whole.get("formats", ())) if isinstance(whole, dict) else ()
+    # formats that carry as written what the source sets aside (a multimodal model a format trains whole)
+    kept_by: tuple[str, ...] = ()
 
     def run_time_value(self, fate: LeafFate) -> tuple[Status, tuple[Message, ...]]:
         """A leaf whose value only the launcher knows ("auto"): missing, with the --set that gives it, or converted
@@ -80,14 +77,3 @@ class Ingested:
 
 def fields_of(fate: LeafFate) -> tuple[str, ...]:
     return fate.rule.fields if fate.rule is not None else ()
-
-
-def carried_whole(leaf: str, fate: LeafFate, ingested: Ingested, dst: str) -> Entry | None:
-    """A leaf set aside as a family not supported that the target carries as written all the same: the rest of
-    a multimodal model whose whole config.json a format that trains it keeps (Source.meta["any_target"])."""
-    if dst not in ingested.kept_by:
-        return None
-    family = next((values for kind, values in fate.notes if kind == "family_not_supported"), None)
-    if family is None:  # a key no canonical field holds (token ids, dtype): in the file carried, all the same
-        return said(leaf, leaf, Status.EXACT, (("carried_as_written", {}),), ())
-    return said(leaf, leaf, Status.EXACT, (("carried_unchecked", {"what": family["what"]}),), ())

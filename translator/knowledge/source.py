@@ -422,3 +422,20 @@ def collapse(report: Report, source: Any, table: Any) -> None:
 
 def _has(tree: dict[str, Any], path: str) -> bool:
     return at_path(tree, path) is not None
+
+
+def kept_by(source: Source) -> tuple[str, ...]:
+    """The formats that carry as written what the source sets aside (a multimodal model a format trains whole)."""
+    whole = (source.meta.get("any_target") or {}).get("carried_model")
+    return tuple(whole.get("formats", ())) if isinstance(whole, dict) else ()
+
+
+def carried_whole(leaf: str, fate: Any, ingested: Any, dst: str) -> Entry | None:
+    """A leaf set aside that the target carries as written all the same: the rest of a multimodal model whose
+    whole config.json a format that trains it keeps (Source.meta["any_target"])."""
+    if dst not in ingested.kept_by:
+        return None
+    family = next((values for kind, values in fate.notes if kind == "family_not_supported"), None)
+    if family is None:  # a key no canonical field holds (token ids, dtype): in the file carried, all the same
+        return said(leaf, leaf, Status.EXACT, (("carried_as_written", {}),), ())
+    return said(leaf, leaf, Status.EXACT, (("carried_unchecked", {"what": family["what"]}),), ())

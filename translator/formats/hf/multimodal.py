@@ -65,7 +65,8 @@ def unwrap(
 
 def _with(tree: dict[str, Any], path: str, values: dict[str, Any]) -> dict[str, Any]:
     head, _, rest = path.partition(".")
-    inner = tree.get(head) if isinstance(tree.get(head), dict) else {}
+    found = tree.get(head)
+    inner: dict[str, Any] = found if isinstance(found, dict) else {}
     return {**tree, head: _with(inner, rest, values) if rest else {**inner, **values}}
 
 

@@ -354,7 +354,7 @@ class Script:
         for launch in reading.launches:  # its words placed at this line, each noted with where it is set
             words = [
                 Written(
-                    tuple(
+                    list(
                         Chunk(
                             c.text,
                             c.known,
