@@ -309,3 +309,18 @@ def test_the_types_are_every_release_s() -> None:
     vl = found.types["qwen2_5_vl"]
     assert (vl.name, vl.kind, vl.parts["text_config"]) == ("Qwen2_5_VLConfig", "multimodal", "qwen2_5_vl_text")
     assert found.types["qwen3_5"].releases == ("5.9.0", "5.23.0")  # Qwen3.5 came with transformers 5
+
+
+def test_the_keys_transformers_4_writes_into_every_config_are_known(tmp_path: Path) -> None:
+    """4.57's PretrainedConfig.to_dict() writes its generation settings into every config (and every nested one):
+    settings with no canonical meaning, not unknown keys."""
+    assert {"typical_p", "use_bfloat16", "torchscript", "_name_or_path"} <= defined().common
+    config = {**qwen25omni()}
+    config["thinker_config"]["text_config"].update({"typical_p": 1.0, "use_bfloat16": False, "_name_or_path": ""})
+    path = write(tmp_path, config)
+    assert not [e for e in translate([path], "hf", "hf").report.entries if e.status is not Status.EXACT]
+    llama = write(
+        tmp_path, {"model_type": "llama", "hidden_size": 64, "typical_p": 1.0, "torchscript": False}, "l.json"
+    )
+    by = translate([llama], "hf", "neox", world_size=8).report.by_source()
+    assert by["typical_p"].status is Status.DROPPED and by["torchscript"].status is Status.DROPPED

@@ -55,7 +55,9 @@ for kind, cls_name in sorted(CONFIG_MAPPING_NAMES.items()):
     except Exception:  # a class its release cannot import (a missing optional package): its name stands
         pass
     types[kind] = {"class": cls_name, "tasks": sorted(tasks.get(kind, [])), "parts": parts}
-print(json.dumps({"release": transformers.__version__, "types": types}))
+base = getattr(transformers, "PreTrainedConfig", None) or transformers.PretrainedConfig  # (4.x's spelling)
+common = sorted(base().to_dict())
+print(json.dumps({"release": transformers.__version__, "types": types, "common": common}))
 """
 
 # the first group a type's auto classes name is its kind (the docstring's order)
@@ -107,7 +109,8 @@ COMMENT = (
     "of CONFIG_MAPPING_NAMES, its config class (`class`, the newest release's), its `kind` (multimodal, "
     "encoder-decoder, encoder, decoder, audio, vision, time-series, part (a nested config of another type: `of`), "
     "other; from the auto classes of modeling_auto.py), the model types of its nested configs (`parts`; null: any "
-    "config) and, where not every release defines it, the releases that do (`in`)."
+    "config) and, where not every release defines it, the releases that do (`in`); `common`: the keys every "
+    "config of a release writes (PreTrainedConfig().to_dict(): 4.x's generation settings among them)."
 )
 
 
@@ -144,7 +147,8 @@ def build(pythons: list[str]) -> dict:
             del entry["in"]
         if not entry["parts"]:
             del entry["parts"]
-    return {"$comment": COMMENT, "releases": releases, "types": dict(sorted(types.items()))}
+    common = {record["release"]: record["common"] for record in found}
+    return {"$comment": COMMENT, "releases": releases, "types": dict(sorted(types.items())), "common": common}
 
 
 def main() -> int:

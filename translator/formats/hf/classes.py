@@ -67,6 +67,7 @@ class HfType:
 class HfTypes:
     releases: tuple[str, ...]
     types: dict[str, HfType]
+    common: frozenset[str] = frozenset()  # the keys some release's PreTrainedConfig writes into every config
 
 
 @lru_cache(maxsize=1)
@@ -79,4 +80,5 @@ def defined() -> HfTypes:
         )
         for name, r in data["types"].items()
     }
-    return HfTypes(releases, types)
+    common = frozenset(key for keys in (data.get("common") or {}).values() for key in keys)
+    return HfTypes(releases, types, common)
