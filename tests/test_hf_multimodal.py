@@ -324,3 +324,14 @@ def test_the_keys_transformers_4_writes_into_every_config_are_known(tmp_path: Pa
     )
     by = translate([llama], "hf", "neox", world_size=8).report.by_source()
     assert by["typical_p"].status is Status.DROPPED and by["torchscript"].status is Status.DROPPED
+
+
+def test_a_veomni_release_before_its_registry_builds_the_model_refuses_it(tmp_path: Path) -> None:
+    """VeOmni registered qwen3_vl_moe with #178, in the release labelled #164 (VeOmni's git history): an older
+    --to-version cannot train it; #164 and later carry it."""
+    path = write(tmp_path, qwen3vlmoe())
+    with pytest.raises(UnsupportedFamily) as caught:
+        translate([path], "hf", "veomni", output=str(tmp_path / "r.yaml"), target_version="#123")
+    assert "VeOmni #123 does not build HF qwen3_vl_moe (its MODELING_REGISTRY has it from #164)" in str(caught.value)
+    carried = translate([path], "hf", "veomni", output=str(tmp_path / "r.yaml"), target_version="#164")
+    assert json.loads(carried.side_files["r.config.json"]) == qwen3vlmoe()

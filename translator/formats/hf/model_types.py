@@ -127,6 +127,7 @@ class Wrapper:
     decoder_as: str = ""
     held_by: tuple[str, ...] = ()  # formats that train the whole multimodal model (VeOmni registers it)
     mrope: bool = False  # rope_scaling's mrope_section / mrope_interleaved split the rotary frequencies by axis
+    veomni_since: str = ""  # the first VeOmni release that builds it ("": every release)
 
 
 @dataclass(frozen=True)
@@ -339,6 +340,7 @@ def table() -> HfTable:
             str(spec.get("decoder_as", "")),
             tuple(spec.get("held_by") or ()),
             bool(spec.get("mrope", False)),
+            str(spec.get("veomni_since", "")),
         )
     unmapped: dict[str, str] = {}
     for group in raw.get("unmapped") or ():

@@ -122,7 +122,15 @@ def decoder_hint(kind: str, tree: dict[str, Any]) -> str:
 def carried(wrapper: Wrapper, document: dict[str, Any], paths: dict[str, str]) -> dict[str, Any]:
     """Source.meta["any_target"] of a multimodal model a format trains whole (`held_by`): the file as written, and
     where each `hf.*` leaf is in it, for that format's writer to carry it unchanged."""
-    return {"carried_model": {"formats": list(wrapper.held_by), "document": document, "paths": dict(paths)}}
+    return {
+        "carried_model": {
+            "formats": list(wrapper.held_by),
+            "document": document,
+            "paths": dict(paths),
+            "name": wrapper.name,
+            "since": {"veomni": wrapper.veomni_since} if wrapper.veomni_since else {},
+        }
+    }
 
 
 def carried_for(shape: Any, fmt: str) -> dict[str, Any] | None:
