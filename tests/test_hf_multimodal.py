@@ -335,3 +335,17 @@ def test_a_veomni_release_before_its_registry_builds_the_model_refuses_it(tmp_pa
     assert "VeOmni #123 does not build HF qwen3_vl_moe (its MODELING_REGISTRY has it from #164)" in str(caught.value)
     carried = translate([path], "hf", "veomni", output=str(tmp_path / "r.yaml"), target_version="#164")
     assert json.loads(carried.side_files["r.config.json"]) == qwen3vlmoe()
+
+
+@pytest.mark.parametrize("given,status", [(True, Status.CONVERTED), (False, Status.LOSSY)])
+def test_a_key_the_decoder_does_not_read_loses_nothing_when_it_says_what_it_hard_wires(
+    tmp_path: Path, given: bool, status: Status
+) -> None:
+    """Qwen3VLMoeTextTopKRouter always renormalises; a (4.x) norm_topk_prob saying so loses nothing, false does."""
+    config = qwen3vlmoe()
+    config["text_config"]["norm_topk_prob"] = given
+    out = tmp_path / "run.yaml"
+    entry = translate([write(tmp_path, config)], "hf", "veomni", output=str(out)).report.by_source()[
+        "text_config.norm_topk_prob"
+    ]
+    assert entry.status is status
