@@ -276,6 +276,32 @@ def _check(mt: ModelType) -> None:
             )
 
 
+def _wrappers(raw: dict[str, Any], types: dict[str, ModelType]) -> dict[str, Wrapper]:
+    """The `wrappers:` table: each multimodal type with its decoder's (a model type of the table)."""
+    wrappers: dict[str, Wrapper] = {}
+    for name, spec in raw.items():
+        text = str(spec["text_config"])
+        if text not in types or name in types:
+            raise MappingTableError(
+                f"hf.yaml: wrapper {name}: text_config type {text!r} is unknown, or {name} is a model type too"
+            )
+        wrappers[name] = Wrapper(
+            name,
+            str(spec.get("at", "text_config")),
+            text,
+            tuple(spec["architectures"]),
+            tuple(spec.get("shared") or ()),
+            tuple(spec.get("aside") or ()),
+            str(spec["what"]),
+            bool(spec.get("alone", True)),
+            str(spec.get("decoder_as", "")),
+            tuple(spec.get("held_by") or ()),
+            bool(spec.get("mrope", False)),
+            str(spec.get("veomni_since", "")),
+        )
+    return wrappers
+
+
 @lru_cache(maxsize=None)
 def table() -> HfTable:
     raw = load_yaml((data_dir("mappings") / "hf.yaml").read_text(encoding="utf-8"))["data"]
@@ -321,27 +347,7 @@ def table() -> HfTable:
             raise MappingTableError(f"hf.yaml: choose names unknown model_type {entry['model_type']!r}")
         if set(entry.get("blocks") or ()) - set(BLOCKS):
             raise MappingTableError(f"hf.yaml: choose row {entry} names blocks other than {sorted(BLOCKS)}")
-    wrappers: dict[str, Wrapper] = {}
-    for name, spec in (raw.get("wrappers") or {}).items():
-        text = str(spec["text_config"])
-        if text not in types or name in types:
-            raise MappingTableError(
-                f"hf.yaml: wrapper {name}: text_config type {text!r} is unknown, or {name} is a model type too"
-            )
-        wrappers[name] = Wrapper(
-            name,
-            str(spec.get("at", "text_config")),
-            text,
-            tuple(spec["architectures"]),
-            tuple(spec.get("shared") or ()),
-            tuple(spec.get("aside") or ()),
-            str(spec["what"]),
-            bool(spec.get("alone", True)),
-            str(spec.get("decoder_as", "")),
-            tuple(spec.get("held_by") or ()),
-            bool(spec.get("mrope", False)),
-            str(spec.get("veomni_since", "")),
-        )
+    wrappers = _wrappers(raw.get("wrappers") or {}, types)
     unmapped: dict[str, str] = {}
     for group in raw.get("unmapped") or ():
         for name in group["types"]:
