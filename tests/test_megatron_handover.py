@@ -62,3 +62,12 @@ def test_scripts_that_run_each_other_stop(tmp_path: Path) -> None:
     with pytest.raises(InputError) as caught:
         translate([tmp_path / "a.sh", tmp_path / "b.sh"], "megatron", "neox")
     assert "no Megatron arguments" in str(caught.value)  # each reads the other once, with the files it is given
+
+
+def test_nothing_after_exec_runs(tmp_path: Path) -> None:
+    first, second = scripts(tmp_path)
+    first.write_text(
+        EXPORTS + "torchrun pretrain_gpt.py --num-layers 2 --lr 9e-9\n"
+    )  # never reached: exec replaced the shell
+    result = translate([first, second], "megatron", "neox")
+    assert (result.ir.get("model.num_layers"), result.ir.get("optim.lr")) == (32, 1e-4)

@@ -314,6 +314,8 @@ class Script:
         given = self._given(ran) if ran is not None else None
         if given is not None and given != self.name:
             self._hand_over(given, line, " ".join(w.shown for w in fields))
+            if name == "exec":  # the shell is replaced: nothing after this line runs
+                raise Exit(line)
             return NOT_RUN
         shown = name if name is not None else (fields[0].shown or "a command")
         self.out.not_run.setdefault(shown[:40], []).append(line)
