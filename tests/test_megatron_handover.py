@@ -1,6 +1,7 @@
 """A launcher that sets variables and hands over to another script (`exec bash run_experiment.sh`), as LLM360's
 and slime's do: when that script is given with it, it is read (never run) in a shell of its own whose environment
-is the first script's variables, and its launch line is the run; when it is not given, the refusal names it."""
+is what the first script exports (a variable it sets without exporting stays its own, as in bash), and its launch
+line is the run; when it is not given, the refusal names it."""
 
 from __future__ import annotations
 
@@ -31,13 +32,13 @@ def test_the_script_handed_over_to_is_read_with_the_first_one_s_variables(tmp_pa
     result = translate(given if order == 0 else given[::-1], "megatron", "neox")
     ir = result.ir
     assert (ir.get("model.num_layers"), ir.get("parallel.tensor_size")) == (32, 2)
-    assert ir.get("optim.lr") == 1e-4  # run_7b.sh's LR wins over the ${LR:-3e-4} default
+    assert ir.get("optim.lr") == 3e-4  # run_7b.sh sets LR=1e-4 without exporting it: the child's ${LR:-3e-4}
     assert ir.get("train.steps") == 1000
     by = result.report.by_source()
     layers = next(e for key, e in by.items() if "num-layers" in key)
     assert "NUM_LAYERS set in run_7b.sh (line 1)" in layers.detail
     notes = " ".join(result.report.source.get("notes", [])) + " ".join(str(v) for v in result.report.source.values())
-    assert "run_experiment.sh read, it is given beside the script" in notes
+    assert "run_experiment.sh read, it is given beside the script" in notes and "(not LR: set, not exported)" in notes
 
 
 def test_without_it_the_refusal_names_the_script_to_give(tmp_path: Path) -> None:
@@ -70,4 +71,11 @@ def test_nothing_after_exec_runs(tmp_path: Path) -> None:
         EXPORTS + "torchrun pretrain_gpt.py --num-layers 2 --lr 9e-9\n"
     )  # never reached: exec replaced the shell
     result = translate([first, second], "megatron", "neox")
-    assert (result.ir.get("model.num_layers"), result.ir.get("optim.lr")) == (32, 1e-4)
+    assert (result.ir.get("model.num_layers"), result.ir.get("optim.lr")) == (32, 3e-4)
+
+
+def test_declare_x_and_a_bare_export_export_too(tmp_path: Path) -> None:
+    first, second = scripts(tmp_path)
+    first.write_text('declare -x NUM_LAYERS=24\nTP=4\nexport TP\nLR=2e-4; export LR\nexec bash "run_experiment.sh"\n')
+    ir = translate([first, second], "megatron", "neox").ir
+    assert (ir.get("model.num_layers"), ir.get("parallel.tensor_size"), ir.get("optim.lr")) == (24, 4, 2e-4)

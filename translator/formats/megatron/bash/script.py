@@ -69,6 +69,7 @@ class Script:
         self.pending_choice: tuple[int, str, list[str], bool] | None = None
         self.groups = 0  # shell words expanded so far (each one's fields share a number)
         self.files: dict[str, Value] = {}  # scripts the script writes with a here-document (files.py)
+        self.exported: set[str] = set()  # names `export` (or `declare -x`) gives the commands it runs
 
     # ---- entry
     def read(self, text: str) -> Reading:
@@ -126,6 +127,7 @@ class Script:
                 for c in value
             )
 
+        self.exported |= sub.exported  # (`source`: its exports are this shell's)
         for var, value in sub.state.vars.items():
             self.state.set_scalar(var, here(var, value))
         for var, elements in sub.state.arrays.items():
@@ -349,8 +351,10 @@ class Script:
                 for c in value
             )
 
-        sub.state.vars = {var: said(var, value) for var, value in self.state.vars.items()}
-        sub.state.arrays = {var: {k: said(var, v) for k, v in els.items()} for var, els in self.state.arrays.items()}
+        # its environment: what this script exports (bash exports no arrays); the rest of its variables it never sees
+        sub.state.vars = {var: said(var, value) for var, value in self.state.vars.items() if var in self.exported}
+        sub.exported = set(sub.state.vars)
+        unseen = sorted(var for var in self.state.vars if var not in self.exported)
         reading = sub.read(self.given[path])
         self.steps = sub.steps
         for launch in reading.launches:  # its words placed at this line, each noted with where it is set
@@ -377,8 +381,8 @@ class Script:
         self.out.scripts.extend(reading.scripts)
         self.out.choices.extend(f"{short}: {c}" for c in reading.choices)
         self.choose(
-            f"`{cut(command)}` (line {line}): {short} read, it is given beside the script; its environment is this "
-            "script's variables (exported or not: neoconv does not tell them apart)"
+            f"`{cut(command)}` (line {line}): {short} read, it is given beside the script; its environment is what this "
+            "script exports" + (f" (not {', '.join(unseen[:4])}: set, not exported)" if unseen else "")
         )
 
     def test(self, evaluate_test: Any, line: int, shown: str) -> int:
@@ -455,15 +459,21 @@ class Script:
             self.out.order.append(name)
 
     def declare(self, command: str, items: list[Union[Word, ArrayAssign]], line: int) -> int:
-        arrays = False
+        arrays, exported = False, command == "export"
         for item in items:
             if isinstance(item, ArrayAssign) or _is_assignment(item):
                 self.assign(item)
+                found = ASSIGNMENT.match(item.parts[0].text) if isinstance(item, Word) else None
+                if exported and found is not None:
+                    self.exported.add(found.group(1))
                 continue
             text = item.text
             if text.startswith("-") or text.startswith("+"):
                 arrays |= "a" in text or "A" in text
+                exported |= text.startswith("-") and "x" in text
                 continue
+            if exported and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", text):
+                self.exported.add(text)
             if arrays and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", text) and text not in self.state.arrays:
                 self.state.set_array(text, [], False)
         return 0
