@@ -524,8 +524,7 @@ def test_a_script_of_exports_that_hands_over_to_another_names_it(tmp_path: Path)
     with pytest.raises(InputError) as caught:
         READER.read([str(path)])
     assert (
-        'it runs "${BASE}/scripts/run_experiment.sh" (line 3), not given: translate the script that holds the '
-        "launch line"
+        'it runs "${BASE}/scripts/run_experiment.sh" (line 3), not given: give that script with this one'
     ) in caught.value.message
 
 

@@ -253,7 +253,7 @@ def test_an_unmapped_model_type_says_so(tmp_path: Path) -> None:
     (tmp_path / "t5" / "config.json").write_text(json.dumps({"model_type": "t5", "d_model": 512, "num_heads": 8}))
     (tmp_path / "run.yaml").write_text("model:\n  config_path: t5\ndata:\n  train_path: x\n")
     result = translate(tmp_path / "run.yaml", "veomni", "cerebras")
-    assert "model_type 't5'" in targets(result, Status.MISSING)["model.hidden_size"].detail
+    assert "HF t5 (T5Config): an encoder-decoder model" in targets(result, Status.MISSING)["model.hidden_size"].detail
     detail = entries(result)["config.json:model_type"].detail
     assert "neoconv maps gpt_neox, gptj, gpt2, llama, mistral, mixtral, qwen2" in detail and "deepseek_v3" in detail
 

@@ -65,8 +65,9 @@ def defaults(cls):
 
 common = set(defaults(PreTrainedConfig))
 types = {}
-for name in sorted(CAUSAL):
-    record = {"causal_lm": CAUSAL[name]}
+import sys
+for name in sorted(set(CAUSAL) | set(sys.argv[1:])):  # (+ the multimodal types neoconv reads, and their decoders)
+    record = {"causal_lm": CAUSAL.get(name)}
     try:
         built = AutoConfig.for_model(name)
     except Exception as exc:  # a class whose own defaults it refuses (validate_architecture)
@@ -97,7 +98,8 @@ print(json.dumps({"transformers": transformers.__version__, "common": sorted(com
 
 COMMENT = (
     "extracted by tools/extract_hf_classes.py from the transformers package named below: every model_type "
-    "with a causal-LM class (MODEL_FOR_CAUSAL_LM_MAPPING_NAMES): its config class, CausalLM class, "
+    "with a causal-LM class (MODEL_FOR_CAUSAL_LM_MAPPING_NAMES), and the multimodal types of mappings/hf.yaml "
+    "`wrappers:` with their decoders' (causal_lm null where no causal-LM class builds one): its config class, CausalLM class, "
     "whether it is an encoder-decoder, its sub-configs, each dataclass field's own default (a "
     "block with no model_type of its own, MPT's attn_config, as dotted keys) "
     "(PreTrainedConfig's fields are in `common`), the class's attribute_map (`aliases`), and `built`: "
@@ -107,8 +109,17 @@ COMMENT = (
 )
 
 
+def wrapped() -> list[str]:
+    """The multimodal types mappings/hf.yaml reads (`wrappers:`) and their decoders' types: not causal LMs, but
+    classes whose fields and defaults the table's rows must agree with all the same."""
+    import yaml
+
+    data = yaml.safe_load((ROOT / "mappings" / "hf.yaml").read_text(encoding="utf-8"))["data"]
+    return sorted({n for name, spec in (data.get("wrappers") or {}).items() for n in (name, spec["text_config"])})
+
+
 def build(python: str) -> dict:
-    proc = subprocess.run([python, "-c", PROBE], capture_output=True, text=True, check=False, timeout=900)
+    proc = subprocess.run([python, "-c", PROBE, *wrapped()], capture_output=True, text=True, check=False, timeout=900)
     if proc.returncode != 0:
         raise SystemExit(f"{python} could not list the transformers classes:\n{proc.stderr[-2000:]}")
     data = json.loads(proc.stdout.strip().splitlines()[-1])

@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from neoconv.knowledge.catalogue import catalogue  # noqa: E402
-from neoconv.formats.hf.classes import classes  # noqa: E402
+from neoconv.formats.hf.classes import classes, defined  # noqa: E402
 from neoconv.formats.hf.config_json import EXPLICIT_NULL  # noqa: E402
 from neoconv.formats.hf.model_types import table  # noqa: E402
 
@@ -126,7 +126,8 @@ def build() -> dict:
                 )
     nulls = {key for mt in table().types.values() for key in mt.write_nulls}
     properties: dict[str, dict] = {}
-    for key in sorted(classes().keys() - set(keys)):  # a field of some transformers class: known, its type the class's
+    # a field of some transformers class, or a key some release writes into every config (4.x's typical_p): known
+    for key in sorted((classes().keys() | defined().common) - set(keys)):
         _block(properties, key).setdefault(key.split(".")[-1], {})
     for key in sorted(keys):
         leaf = key.split(".")[-1]

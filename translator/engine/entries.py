@@ -25,7 +25,7 @@ from ..knowledge.formula import Approx, Unexpressible, field_ident, ident, is_cl
 from ..knowledge.schema import load_history
 from ..knowledge.versions import name_release_defaults
 from ..knowledge.mapping import Rule, Table
-from .ledger import Ingested, LeafFate, fields_of
+from .ledger import Ingested, LeafFate, carried_whole, fields_of
 from .rule import (
     LOSS,
     MISSING,
@@ -175,7 +175,7 @@ def leaf_entries(
                     (("no_place_in_layout", {"reason": homeless[leaf]}), *fate.notes),
                     fields_of(fate),
                 )
-            elif fate.kind == "unsupported" and len(fate.notes) == 1:  # the commonest leaf no rule takes
+            elif fate.kind == "unsupported" and len(fate.notes) == 1 and dst_format not in part.kept_by:  # commonest
                 kind, values = fate.notes[0]
                 entry = Entry(leaf, None, Status.DROPPED, TEMPLATES[kind](values), (), kind, values)
             elif fate.kind == "rule" and fate.rule is not None and not fate.rule.is_const:  # the commonest of all
@@ -284,9 +284,9 @@ def _entry_for(
     if fate.kind == "unknown":  # (a key no release knows, or a rule's value no name of the release is)
         return said(leaf, None, Status.UNKNOWN, fate.notes, fields_of(fate))
     if fate.kind == "unsupported":
-        return said(leaf, None, Status.DROPPED, fate.notes)
-    if fate.kind == "extension":
-        if dst_format == src_format and out.get(leaf) == raw:
+        return carried_whole(leaf, fate, ingested, dst_format) or said(leaf, None, Status.DROPPED, fate.notes)
+    if fate.kind == "extension":  # (a multimodal model carried whole: in the file written, as it was)
+        if dst_format == src_format and out.get(leaf) == raw or dst_format in ingested.kept_by:
             return said(leaf, leaf, Status.EXACT, fate.notes or _CARRIED, ())
         # a rule's reading with no canonical form says why; a known key with no rule has no counterpart
         if fate.rule is not None:

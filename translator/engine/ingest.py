@@ -18,7 +18,7 @@ from ..knowledge.formula import Absent, Extension, Foreign, is_close, unwrap
 from ..knowledge.mapping import Rule, Table
 from ..knowledge.catalogue import check_relations
 from ..knowledge.schema import SchemaIndex
-from ..knowledge.source import Source, set_aside
+from ..knowledge.source import Source, kept_by, reading_as, set_aside
 from .ledger import UNDECIDED, Ingested, LeafFate
 from .rule import (
     checked_values,
@@ -200,7 +200,8 @@ def ingest(
     if not ledger:
         return Ingested(ir, {}, leaves, reading.lossy, source, table, coerced=reading.coerced)
     classify_strays(source, table, schema, ir, reading.fates, leaves)
-    return Ingested(ir, reading.fates, leaves, reading.lossy, source, table, coerced=reading.coerced)
+    kept = kept_by(source) if "any_target" in source.meta else ()
+    return Ingested(ir, reading.fates, leaves, reading.lossy, source, table, coerced=reading.coerced, kept_by=kept)
 
 
 class _Reading:
@@ -211,7 +212,7 @@ class _Reading:
     ) -> None:
         self.source, self.table, self.ir, self.leaves, self.ledger = source, table, ir, leaves, ledger
         self.version = source.version or table.versions[0]
-        self.coerce, self.schema = schema.coerce, schema
+        self.coerce, self.schema = reading_as(source, schema.coerce), schema  # (a tool's value read as another: lossy)
         self.fields_catalog = catalogue()
         self.only_file = source.files[0] if len(source.files) == 1 else None  # where every value came from
         self.fates: dict[str, LeafFate] = dict.fromkeys(leaves, UNDECIDED)  # in document order

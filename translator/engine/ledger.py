@@ -10,6 +10,7 @@ from ..core.ir import IR, Origin
 from ..knowledge.mapping import Rule, Table
 from ..core.report import Message, Status
 from ..knowledge.source import Source
+from ..knowledge.source import carried_whole as carried_whole  # (for entries.py, whose imports are at its cap)
 from ..knowledge.formula import is_close
 from ..core.report.kinds import short
 
@@ -37,6 +38,8 @@ class Ingested:
     table: Table | None = None
     companions: list["Ingested"] = field(default_factory=list)  # --with files of other formats
     coerced: dict[str, Any] = field(default_factory=dict)  # source leaf -> value after type coercion
+    # formats that carry as written what the source sets aside (a multimodal model a format trains whole)
+    kept_by: tuple[str, ...] = ()
 
     def run_time_value(self, fate: LeafFate) -> tuple[Status, tuple[Message, ...]]:
         """A leaf whose value only the launcher knows ("auto"): missing, with the --set that gives it, or converted

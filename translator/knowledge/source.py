@@ -50,7 +50,8 @@ class Source:
     release: Release | None = None  # how that release was decided
     notes: dict[str, str] = field(default_factory=dict)  # leaf -> what the reader did to it
     # what else the reader noted: `unsupplied` (field -> why no file supplies it) for the engine; a
-    # same-format writer gets it all as WriteContext.source_shape (private to the format)
+    # same-format writer gets it all as WriteContext.source_shape (private to the format); a writer of another
+    # format only `any_target` (a multimodal config.json a format that trains the whole model carries as it is)
     meta: dict[str, Any] = field(default_factory=dict)
     # leaf as the tables see it -> path as the user wrote it (a layout the reader restructured)
     aliases: dict[str, str] = field(default_factory=dict)
@@ -69,6 +70,9 @@ class Source:
     # leaf -> why its value is one no release of the framework takes (a fork's): `unknown` as above, and
     # also when a same-format translation carries it
     foreign_values: dict[str, str] = field(default_factory=dict)
+    # leaf -> why a value the file's tool gives another meaning (axolotl's gradient_checkpointing: offload) is
+    # read as the one in the tree: the rule reads it, the entry is `lossy` with why
+    read_as: dict[str, str] = field(default_factory=dict)
     # how to find a key's line in a file's text (leaf as written -> line), for a syntax io.key_line
     # (YAML and JSON) does not know; the reader supplies it
     locate: Callable[[str, str], int | None] | None = None
@@ -106,6 +110,20 @@ def set_aside(
     for leaf, why in found.items():
         fates[leaf] = fate("unsupported", notes=(why,))
     return {k: v for k, v in readable.items() if k not in found} if found else readable
+
+
+def reading_as(source: Source, coerce: Callable[[str, Any], tuple[Any, str]]) -> Callable[[str, Any], tuple[Any, str]]:
+    """The schema's coercion, with the values the reader read as another (Source.read_as) said lossy."""
+    if not source.read_as:
+        return coerce
+    from .schema import _Guess
+
+    def read(key: str, value: Any) -> tuple[Any, str]:
+        if key in source.read_as:
+            raise _Guess(coerce(key, value)[0], source.read_as[key])
+        return coerce(key, value)
+
+    return read
 
 
 def _aside(aside: dict[str, Message], leaves: dict[str, Any]) -> dict[str, Message]:
@@ -406,3 +424,20 @@ def collapse(report: Report, source: Any, table: Any) -> None:
 
 def _has(tree: dict[str, Any], path: str) -> bool:
     return at_path(tree, path) is not None
+
+
+def kept_by(source: Source) -> tuple[str, ...]:
+    """The formats that carry as written what the source sets aside (a multimodal model a format trains whole)."""
+    whole = (source.meta.get("any_target") or {}).get("carried_model")
+    return tuple(whole.get("formats", ())) if isinstance(whole, dict) else ()
+
+
+def carried_whole(leaf: str, fate: Any, ingested: Any, dst: str) -> Entry | None:
+    """A leaf set aside that the target carries as written all the same: the rest of a multimodal model whose
+    whole config.json a format that trains it keeps (Source.meta["any_target"])."""
+    if dst not in ingested.kept_by:
+        return None
+    family = next((values for kind, values in fate.notes if kind == "family_not_supported"), None)
+    if family is None:  # a key no canonical field holds (token ids, dtype): in the file carried, all the same
+        return said(leaf, leaf, Status.EXACT, (("carried_as_written", {}),), ())
+    return said(leaf, leaf, Status.EXACT, (("carried_unchecked", {"what": family["what"]}),), ())

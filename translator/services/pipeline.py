@@ -346,7 +346,7 @@ def write(ingested: Ingested, request: Request) -> Written:
         model_family=family,
         sources=", ".join(Path(f).name for f in source.files),
         output=Path(output).name if output else None,
-        source_shape=dict(source.meta) if src == dst else {},  # what the reader noted about the file's own shape
+        source_shape=dict(source.meta) if src == dst else source.meta.get("any_target", {}),  # (Source.meta)
     )
     result = _refuse_empty(writer.write(leaves, ctx), report, source, get_format(dst).title, request.options)
     _report_written(report, result)
@@ -632,12 +632,13 @@ def _refuse_unsupported_family(ingested: Ingested, src: str, dst: str) -> None:
     if src != dst and kind in _NOT_ATTENTION:  # every layer a state-space or recurrent block (NeoX's Mamba, RWKV)
         family = {"what": _NOT_ATTENTION[kind]}
     # a format with no architecture of its own (DeepSpeed JSON) carries the rest of the run
-    if family and load_table(dst).rules_for_field("model.hidden_size"):
+    if family and dst not in family.get("held_by", ()) and load_table(dst).rules_for_field("model.hidden_size"):
         title = get_format(dst).title
         raise UnsupportedFamily(
             f"a {family['what']} config: {title} holds decoder-only transformer language models, and neoconv does not turn "
             f"one into the other",
-            file=source.files[0] if source and source.files else None,
+            file=source.file_of(family.get("leaf", "")) if source else None,
+            line=source.line_of(family["leaf"]) if source and "leaf" in family else None,
             hint=f"{src}2{src} migrates it within its framework; batch --skip-unsupported skips such files",
         )
 

@@ -48,3 +48,37 @@ def classes() -> HfClasses:
         for name, r in data["types"].items()
     }
     return HfClasses(str(data["transformers"]), frozenset(data["common"]), types)
+
+
+@dataclass(frozen=True)
+class HfType:
+    """A model_type transformers defines (schemas/hf-types.json, tools/extract_hf_types.py): every config
+    class of CONFIG_MAPPING_NAMES, not only the causal LMs."""
+
+    model_type: str
+    name: str  # the config class (Qwen2_5_VLConfig)
+    kind: str  # multimodal, encoder-decoder, encoder, decoder, audio, vision, time-series, part, other
+    releases: tuple[str, ...]  # the transformers releases that define it
+    parts: dict[str, str | None]  # nested config -> its model_type (None: any config)
+    of: str = ""  # a part: where it sits (qwen2_5_vl.text_config)
+
+
+@dataclass(frozen=True)
+class HfTypes:
+    releases: tuple[str, ...]
+    types: dict[str, HfType]
+    common: frozenset[str] = frozenset()  # the keys some release's PreTrainedConfig writes into every config
+
+
+@lru_cache(maxsize=1)
+def defined() -> HfTypes:
+    data = json.loads((data_dir("schemas") / "hf-types.json").read_text(encoding="utf-8"))
+    releases = tuple(data["releases"])
+    types = {
+        name: HfType(
+            name, r["class"], r["kind"], tuple(r.get("in") or releases), dict(r.get("parts") or {}), r.get("of", "")
+        )
+        for name, r in data["types"].items()
+    }
+    common = frozenset(key for keys in (data.get("common") or {}).values() for key in keys)
+    return HfTypes(releases, types, common)

@@ -187,17 +187,23 @@ def document(leaves: dict[str, Any], left_to_class: Any = None) -> dict[str, Any
 
 
 def rewrap(
-    config: dict[str, Any], name: str, outer: list[str], left_to_class: Any = None
+    config: dict[str, Any], name: str, outer: list[str], left_to_class: Any = None, flat: bool = False
 ) -> tuple[dict[str, Any], dict[str, str]]:
     """A multimodal wrapper's config.json from its decoder's keys and the wrapper's own (`outer`, as the
-    source file had them at the top): the decoder under text_config. Returns (document, leaf -> path)."""
+    source file had them at the top): the decoder where the wrapper keeps it (text_config, the thinker's), or
+    (`flat`: a 4.x file) at the top beside the rest. Returns (document, leaf -> path)."""
     wrapper = table().wrappers[name]
-    config.pop("architectures", None)
+    given = config.pop("architectures", None)  # the file's (Qwen2_5OmniModel), else the class's
+    head = {"model_type": name, "architectures": given if isinstance(given, list) else list(wrapper.architectures)}
+    if flat:
+        whole = document(config, left_to_class)
+        return {**whole, **head}, {f"hf.{k}": k for k in config}
     top = {k: config.pop(k) for k in list(config) if k.split(".", 1)[0] in outer}  # leaves: vision_config.hidden_size
     moved = {f"hf.{k}": k for k in top} | {f"hf.{k}": f"{wrapper.text_config}.{k}" for k in config}
     text = document(config, left_to_class)
-    head = {"model_type": name, "architectures": list(wrapper.architectures)}
-    return {**head, **unflatten(top), wrapper.text_config: text}, moved
+    rest = {**head, **unflatten(top)}
+    kept = _get(rest, wrapper.text_config)  # what the file's nested config says besides the decoder (its architectures)
+    return _set(rest, wrapper.text_config, {**kept, **text} if isinstance(kept, dict) else text), moved
 
 
 def dump(config: dict[str, Any]) -> str:

@@ -172,7 +172,8 @@ def _read_known(name: str, mt: _hf.ModelType, keys: list[str], kw: dict[str, Any
             return None  # does not apply to this class (rotary settings of GPT-2)
         if name in _hf.table().must_hold:
             value = _plain(name, value, kw)
-        if foreign:
+        # a key the class does not read loses nothing when it says what the class hard-wires (norm_topk_prob: true)
+        if foreign and any(kw.get(idents.get(k, ident(_hf.PREFIX + k))) != value for k in foreign):
             return Approx(value, f"HF {mt.name} does not read {', '.join(foreign)}: it hard-wires {name}={value!r}")
         return value
     raw = kw.get(idents[own])

@@ -121,6 +121,13 @@ class Wrapper:
     shared: tuple[str, ...]  # the wrapper's own keys the decoder takes when text_config does not state them
     aside: tuple[str, ...]  # the rest of the model (no decoder language model): set aside
     what: str
+    # False: its decoder is no model of its own (no causal-LM class builds it), so a decoder-only format refuses
+    # the file, naming `decoder_as`, the type a config.json of text_config's keys could be translated as
+    alone: bool = True
+    decoder_as: str = ""
+    held_by: tuple[str, ...] = ()  # formats that train the whole multimodal model (VeOmni registers it)
+    mrope: bool = False  # rope_scaling's mrope_section / mrope_interleaved split the rotary frequencies by axis
+    veomni_since: str = ""  # the first VeOmni release that builds it ("": every release)
 
 
 @dataclass(frozen=True)
@@ -131,6 +138,7 @@ class HfTable:
     cannot_hold_reason: dict[str, str]
     wrappers: dict[str, Wrapper] = field(default_factory=dict)
     unmapped: dict[str, str] = field(default_factory=dict)  # model_type transformers defines -> why no row maps it
+    kinds: dict[str, str] = field(default_factory=dict)  # a defined type's kind (hf-types.json) -> what it is
 
     def known(self) -> list[str]:
         """Every model_type a config.json may name (the wrappers' too)."""
@@ -268,6 +276,32 @@ def _check(mt: ModelType) -> None:
             )
 
 
+def _wrappers(raw: dict[str, Any], types: dict[str, ModelType]) -> dict[str, Wrapper]:
+    """The `wrappers:` table: each multimodal type with its decoder's (a model type of the table)."""
+    wrappers: dict[str, Wrapper] = {}
+    for name, spec in raw.items():
+        text = str(spec["text_config"])
+        if text not in types or name in types:
+            raise MappingTableError(
+                f"hf.yaml: wrapper {name}: text_config type {text!r} is unknown, or {name} is a model type too"
+            )
+        wrappers[name] = Wrapper(
+            name,
+            str(spec.get("at", "text_config")),
+            text,
+            tuple(spec["architectures"]),
+            tuple(spec.get("shared") or ()),
+            tuple(spec.get("aside") or ()),
+            str(spec["what"]),
+            bool(spec.get("alone", True)),
+            str(spec.get("decoder_as", "")),
+            tuple(spec.get("held_by") or ()),
+            bool(spec.get("mrope", False)),
+            str(spec.get("veomni_since", "")),
+        )
+    return wrappers
+
+
 @lru_cache(maxsize=None)
 def table() -> HfTable:
     raw = load_yaml((data_dir("mappings") / "hf.yaml").read_text(encoding="utf-8"))["data"]
@@ -313,43 +347,38 @@ def table() -> HfTable:
             raise MappingTableError(f"hf.yaml: choose names unknown model_type {entry['model_type']!r}")
         if set(entry.get("blocks") or ()) - set(BLOCKS):
             raise MappingTableError(f"hf.yaml: choose row {entry} names blocks other than {sorted(BLOCKS)}")
-    wrappers: dict[str, Wrapper] = {}
-    for name, spec in (raw.get("wrappers") or {}).items():
-        text = str(spec["text_config"])
-        if text not in types or name in types:
-            raise MappingTableError(
-                f"hf.yaml: wrapper {name}: text_config type {text!r} is unknown, or {name} is a model type too"
-            )
-        wrappers[name] = Wrapper(
-            name,
-            "text_config",
-            text,
-            tuple(spec["architectures"]),
-            tuple(spec.get("shared") or ()),
-            tuple(spec.get("aside") or ()),
-            str(spec["what"]),
-        )
+    wrappers = _wrappers(raw.get("wrappers") or {}, types)
     unmapped: dict[str, str] = {}
     for group in raw.get("unmapped") or ():
         for name in group["types"]:
             if name in types or name in wrappers or name in unmapped:
                 raise MappingTableError(f"hf.yaml: unmapped type {name} is mapped, a wrapper, or listed twice")
             unmapped[name] = str(group["what"])
+    kinds = {str(k): str(v) for k, v in (raw.get("kinds") or {}).items()}
     return HfTable(
-        choose, types, tuple(raw.get("must_hold") or ()), dict(raw.get("cannot_hold_reason") or {}), wrappers, unmapped
+        choose,
+        types,
+        tuple(raw.get("must_hold") or ()),
+        dict(raw.get("cannot_hold_reason") or {}),
+        wrappers,
+        unmapped,
+        kinds,
     )
 
 
 def unmapped_reason(kind: str) -> str:
-    """What a config.json of a model_type no row maps is, for the report (the family not supported)."""
-    from .classes import classes
+    """What a config.json of a model_type no row maps is, for the report (the family not supported): its
+    causal-LM group (`unmapped:`), else the kind of model transformers defines it as, else remote code."""
+    from .classes import classes, defined
 
-    known = classes()
-    cls = known.types.get(kind)
-    if cls is None:
+    cls = classes().types.get(kind)
+    if cls is not None:
+        why = table().unmapped.get(kind, "a class neoconv does not map")
+        return f"HF {kind} ({cls.name}): {why}"
+    found = defined().types.get(kind)
+    if found is None:
         return (
-            f"HF model_type {kind!r}, which transformers {known.release} does not define (remote code, loaded with "
-            "trust_remote_code: its architecture is its repository's own code)"
+            f"HF model_type {kind!r}, which no transformers release neoconv reads ({', '.join(defined().releases)}) "
+            "defines (remote code, loaded with trust_remote_code: its architecture is its repository's own code)"
         )
-    why = table().unmapped.get(kind, "a class neoconv does not map")
-    return f"HF {kind} ({cls.name}): {why}"
+    return f"HF {kind} ({found.name}): " + table().kinds.get(found.kind, found.kind).format(of=found.of or "?")

@@ -11,7 +11,8 @@ from ...io.documents import flatten, key_line, parse_json, read_text
 from ...knowledge.source import Source
 from ..spec import ModelConfig, Reader
 from . import config_json
-from .model_types import PREFIX, Wrapper, table, unmapped_reason
+from .model_types import PREFIX, table, unmapped_reason
+from .multimodal import LEAF, carried, decoder_hint, mrope_leaves, nested_own, refusal, unwrap
 
 HF = PREFIX.rstrip(".")
 CONFIG_JSON = "config.json"
@@ -33,6 +34,7 @@ class HfReader(Reader):
     def from_tree(
         self, tree: dict[str, Any], *, name: str = "<config>", text: str = "", model_config: ModelConfig = None
     ) -> Source:
+        _refuse_diffusers(tree, name, text)
         kind = tree.get("model_type")
         if not isinstance(kind, str):
             raise InputError(
@@ -45,6 +47,7 @@ class HfReader(Reader):
             return _unmapped(tree, kind, name, text)
         wrapper = table().wrappers.get(kind)
         nested: dict[str, str] = {}
+        original = tree
         if wrapper is not None:
             tree, nested, clash = unwrap(tree, wrapper, name, text)
             warnings = [
@@ -67,15 +70,25 @@ class HfReader(Reader):
             source.meta["lifted"] = lifted
         if wrapper is not None:
             why = ("family_not_supported", {"what": wrapper.what})
-            for key in wrapper.aside:
-                if key in config:
+            for key in [*wrapper.aside, *(mrope_leaves(config) if wrapper.mrope else ()), *nested_own(config, wrapper)]:
+                if key in config or "." in key:
                     source.set_aside[f"{HF}.{key}"] = why
             source.meta["blocks_aside"] = [f"{HF}.{key}" for key in wrapper.aside if isinstance(config.get(key), dict)]
-            # for hf2hf: the file's own shape, nested again by the writer
+            # for hf2hf: the file's own shape, nested again by the writer (flat: a 4.x file, the decoder's keys at the top)
             source.meta["wrapper"] = {
                 "name": wrapper.name,
-                "outer": [k for k in config if k not in nested and k != "model_type"],
+                "outer": [
+                    k
+                    for k in config
+                    if config_json.written_as(k, lifted).split(".")[0] not in nested and k != "model_type"
+                ],
+                "flat": not nested,
             }
+            if (
+                not wrapper.alone
+            ):  # one model: a format of decoder language models refuses it, one of held_by carries it
+                source.meta["unsupported_family"] = refusal(wrapper, not nested)
+                source.meta["any_target"] = carried(wrapper, original, source.aliases)
         return source
 
     @staticmethod
@@ -89,6 +102,30 @@ class HfReader(Reader):
     sniff = _sniff
 
 
+# the keys diffusers' ConfigMixin writes into every config.json it saves (configuration_utils.py, to_json_string)
+DIFFUSERS_KEYS = ("_class_name", "_diffusers_version")
+
+
+def _refuse_diffusers(tree: dict[str, Any], name: str, text: str) -> None:
+    """A diffusers model's config.json (a FluxTransformer, a Wan or UNet model) is not a transformers config:
+    AutoConfig cannot load it, so nothing of it describes a language model neoconv could check or carry."""
+    key = next((k for k in DIFFUSERS_KEYS if k in tree), None)
+    if key is None:
+        return
+    cls, release = tree.get("_class_name"), tree.get("_diffusers_version")
+    what = ", ".join(
+        f"{label} {value}" for label, value in (("class", cls), ("diffusers", release)) if isinstance(value, str)
+    )
+    raise InputError(
+        f"a diffusers model config ({what or key}), not a transformers model config: transformers' AutoConfig "
+        "cannot load it and neoconv translates transformers configs only",
+        file=name,
+        line=key_line(text, key) if text else None,
+        key=key,
+        hint="give the config.json of a transformers model, one without _class_name",
+    )
+
+
 def _unmapped(tree: dict[str, Any], kind: str, name: str, text: str) -> Source:
     """A model_type no row of mappings/hf.yaml maps: its config.json is set aside whole as a family the
     canonical fields do not describe (hf2hf carries it as written, saying it was not checked; another
@@ -96,32 +133,10 @@ def _unmapped(tree: dict[str, Any], kind: str, name: str, text: str) -> Source:
     source = Source("hf", {HF: dict(tree)}, [name], {name: text} if text else {}, {HF: name})
     for leaf in flatten({HF: tree}):
         source.aliases[leaf] = leaf[len(HF) + 1 :]
-    what = unmapped_reason(kind)
+    what = unmapped_reason(kind) + decoder_hint(kind, tree)
     source.set_aside[HF] = ("family_not_supported", {"what": what})
-    source.meta["unsupported_family"] = {"family": kind, "what": what, "name": kind}
+    source.meta["unsupported_family"] = {"family": kind, "what": what, "name": kind, "leaf": LEAF}
     return source
-
-
-def unwrap(
-    tree: dict[str, Any], wrapper: Wrapper, name: str, text: str
-) -> tuple[dict[str, Any], dict[str, str], list[str]]:
-    """A multimodal config.json as its decoder's: text_config's keys at the top (the wrapper's shared keys
-    where text_config leaves them out), the rest beside them as the file has it. Returns (config, key ->
-    the block that holds it in the file, top-level keys text_config gives too: the decoder's is read)."""
-    inner = tree.get(wrapper.text_config, {})  # none: the wrapper's default decoder, as transformers builds it
-    if not isinstance(inner, dict):
-        raise InputError(
-            f"{wrapper.text_config} of HF model_type {wrapper.name!r} is not a JSON object",
-            file=name,
-            line=key_line(text, wrapper.text_config) if text else None,
-            key=wrapper.text_config,
-            hint=f"give the {wrapper.text} decoder's settings as an object",
-        )
-    outer = {k: v for k, v in tree.items() if k not in (wrapper.text_config, "model_type")}
-    shared = {k: outer.pop(k) for k in wrapper.shared if k in outer and k not in inner}
-    clash = sorted(k for k in set(outer) & set(inner) if outer[k] != inner[k])
-    config = {"model_type": wrapper.text, **shared, **outer, **{k: v for k, v in inner.items() if k != "model_type"}}
-    return config, {k: wrapper.text_config for k in inner if k != "model_type"}, clash
 
 
 READER = HfReader()

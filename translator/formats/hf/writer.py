@@ -8,6 +8,7 @@ from typing import Any
 
 from ..spec import WriteContext, WriteResult, Writer
 from . import config_json
+from .multimodal import carried_for
 from .reader import HF
 
 
@@ -18,10 +19,19 @@ class HfWriter(Writer):
         config = {k[len(HF) + 1 :]: v for k, v in leaves.items() if k.startswith(HF + ".")}
         if "model_type" not in config:  # no class: transformers cannot load any of it, so there is nothing to write
             return WriteResult({})
+        whole = carried_for(ctx.source_shape, self.format) if ctx.source_format != self.format else None
+        if whole is not None:  # a multimodal model from another format's file: its config.json as written
+            paths = whole["paths"]
+            moved = {**paths, **{f"{HF}.{k}": paths.get(f"{HF}.{k}", k) for k in config}}
+            return WriteResult(whole["document"], target_paths=moved)
         wrapper = ctx.source_shape.get("wrapper")
         if isinstance(wrapper, dict):  # hf2hf of a multimodal file: its decoder nested again, the rest carried
             document, moved = config_json.rewrap(
-                config, str(wrapper["name"]), list(wrapper["outer"]), ctx.source_shape.get("class_defaults")
+                config,
+                str(wrapper["name"]),
+                list(wrapper["outer"]),
+                ctx.source_shape.get("class_defaults"),
+                bool(wrapper.get("flat")),
             )
             return WriteResult(document, target_paths=moved)
         # a model with a kv head per head, as a class whose default has fewer (not hf2hf: the file says what it says)

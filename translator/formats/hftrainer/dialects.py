@@ -49,3 +49,16 @@ def runtime(dialect: str | None, tree: dict[str, Any]) -> dict[str, str]:
     if dialect is None:
         return {}
     return {k: why for k, why in dialects()[dialect]["runtime"].items() if tree.get(k) == "auto"}
+
+
+def read_as(dialect: str | None, tree: dict[str, Any]) -> dict[str, tuple[Any, str]]:
+    """Keys whose value is one the tool takes where TrainingArguments' type has none (axolotl's
+    gradient_checkpointing: offload): key -> (the value it is read as, what else the tool does with it)."""
+    if dialect is None:
+        return {}
+    out: dict[str, tuple[Any, str]] = {}
+    for key, meanings in (dialects()[dialect].get("values") or {}).items():
+        value = tree.get(key)
+        if isinstance(value, str) and value in meanings:
+            out[key] = (meanings[value]["as"], str(meanings[value]["why"]))
+    return out

@@ -22,7 +22,7 @@ from ...knowledge.source import Source, note_duplicates
 from ...io.yamlread import Duplicate
 from ..spec import ModelConfig, Reader
 from .auto import AUTO, Mismatch, resolve
-from .dialects import dialect_of, renamed, runtime
+from .dialects import dialect_of, read_as, renamed, runtime
 from .schedule import BY_SAMPLES  # (the engine adds: or --set train.steps=VALUE)
 
 FORMAT = "hftrainer"
@@ -173,6 +173,8 @@ class TrainerReader(Reader):
             meta["deepspeed_named"] = named
             notes["deepspeed"] = NOT_READ.format(path=named)
         unresolved: dict[str, str] = runtime(dialect, tree)
+        meant = read_as(dialect, tree)  # read as the value the tool turns it into; the rest is named lossy
+        tree.update({key: value for key, (value, _) in meant.items()})
         if _positive(tree.get("max_steps")) and tree.get("num_train_epochs") is not None:
             notes["num_train_epochs"] = "the Trainer ignores it: max_steps > 0 is the run's length (trainer.py)"
         elif not _positive(tree.get("max_steps")):  # an epoch-based run: its steps need the dataset's size
@@ -217,6 +219,7 @@ class TrainerReader(Reader):
         )
         if ds_name:
             source.texts[ds_name] = ds_text
+        source.read_as = {key: why for key, (_, why) in meant.items()}
         source.layout = layout
         return source
 

@@ -210,8 +210,8 @@ def _refuse_no_launch(reading: Reading, name: str) -> None:
     stop = f"the script stops at line {reading.exited} (exit) before any launch line; " if reading.exited else ""
     ran = (
         (
-            f"; it runs {', '.join(reading.scripts[:3])}, not given: translate the script that holds the launch "
-            "line (what this one exports for it: --set)"
+            f"; it runs {', '.join(reading.scripts[:3])}, not given: give that script with this one (`neoconv "
+            "megatron2X THIS.sh THAT.sh`: what this one sets is read as its environment)"
         )
         if reading.scripts
         else ""

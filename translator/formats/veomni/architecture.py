@@ -14,6 +14,7 @@ from ...knowledge.source import Source
 from ...io.yamlread import load as load_yaml
 from ..hf import config_json
 from ..hf import model_types as hf_config
+from ..hf import multimodal
 from .fields import CONFIG_JSON, HF, architecture_fields
 from ..spec import ModelConfig
 from .source import VeomniSource
@@ -60,6 +61,11 @@ def attach_architecture(source: VeomniSource, base: str, model_config: ModelConf
         name, shown = str(path), path.name
         text = read_text(name)
         parsed = parse_json(text, name)
+    wrapper = hf_config.table().wrappers.get(str(parsed.get("model_type")))
+    nested: dict[str, str] = {}
+    if wrapper is not None:  # a multimodal model: its decoder read, the rest set aside (VeOmni trains it whole)
+        original = parsed
+        parsed, nested, _ = multimodal.unwrap(parsed, wrapper, name, text)
     config, lifted = config_json.lift_rope_parameters(parsed)
     config = config_json.mark_explicit_nulls(config)
     model_type = config.get("model_type")
@@ -69,7 +75,8 @@ def attach_architecture(source: VeomniSource, base: str, model_config: ModelConf
             f"{shown} is {hf_config.unmapped_reason(str(model_type))}: give the architecture with --set",
         )
     source.tree[HF] = config
-    source.meta["model_config"] = config  # what a same-format translation's output is read back with
+    # what a same-format translation's output is read back with (a multimodal file: as written)
+    source.meta["model_config"] = original if wrapper is not None else config
     source.files.append(name)
     source.texts[name] = text
     source.leaf_files[HF] = name
@@ -77,11 +84,32 @@ def attach_architecture(source: VeomniSource, base: str, model_config: ModelConf
     for leaf in flatten({HF: config}):
         key = leaf[len(HF) + 1 :]
         written = config_json.written_as(key, lifted)
+        written = f"{nested[written.split('.', 1)[0]]}.{written}" if written.split(".", 1)[0] in nested else written
         source.aliases[leaf] = f"{shown}:{written}"
         source.origins[leaf] = (
             name,
             lines.get(tuple(written.split("."))) if lines is not None else key_line(text, written),
         )
+    if wrapper is not None:
+        _aside_multimodal(source, config, wrapper, original)
+
+
+def _aside_multimodal(source: VeomniSource, config: dict[str, Any], wrapper: Any, original: dict[str, Any]) -> None:
+    """The rest of a multimodal model beside its decoder: set aside (carried by a format that trains it whole, the
+    file refused by one of decoder language models)."""
+    why = ("family_not_supported", {"what": wrapper.what})
+    for key in [
+        *wrapper.aside,
+        *(multimodal.mrope_leaves(config) if wrapper.mrope else ()),
+        *multimodal.nested_own(config, wrapper),
+    ]:
+        if key in config or "." in key:
+            source.set_aside[f"{HF}.{key}"] = why
+    source.meta["blocks_aside"] = [f"{HF}.{key}" for key in wrapper.aside if isinstance(config.get(key), dict)]
+    if not wrapper.alone:
+        source.meta["unsupported_family"] = {**multimodal.refusal(wrapper), "leaf": multimodal.LEAF}
+        paths = {leaf: alias.split(":", 1)[1] for leaf, alias in source.aliases.items() if leaf.startswith(HF + ".")}
+        source.meta["any_target"] = multimodal.carried(wrapper, original, paths)
 
 
 def _json_key_lines(text: str) -> dict[tuple[str, ...], int] | None:

@@ -9,12 +9,13 @@ from __future__ import annotations
 import math
 from typing import Any, Mapping
 
-from ...core.errors import NeoconvError
+from ...core.errors import NeoconvError, UnsupportedFamily
 from ...knowledge.schema import load_history
 from ...io.documents import dump_yaml, flatten, unflatten
 from ...knowledge.mapping import load_table
 from ...core.report import Status
 from ..hf import config_json
+from ..hf.multimodal import carried_for
 from ..spec import ExtraEntry, WriteContext, WriteResult, Writer, added_for_target
 from .fields import CONFIG_JSON, HF, SECTIONS, fields, hf_keys
 
@@ -36,6 +37,13 @@ class VeomniWriter(Writer):
         for key in hf_keys():  # also the config.json keys a report names as missing
             moved.setdefault(key, f"{name}:{key[len(HF) + 1 :]}")
         config = config_json.document(hf) if hf and not same else None
+        whole = carried_for(ctx.source_shape, self.format) if not same else None
+        if whole is not None and config is not None:  # a multimodal model VeOmni trains: its config.json as written
+            _registered(whole, _release_of(ctx.version, layout), ctx.sources)
+            config, paths = whole["document"], whole["paths"]
+            moved.update({leaf: f"{name}:{path}" for leaf, path in paths.items()})  # (and the rest it carries)
+            moved.update({f"{HF}.{k}": f"{name}:{paths.get(f'{HF}.{k}', k)}" for k in hf})
+            extra = []
         if config is not None:
             rest["model.config_path"] = name
             extra.append(
@@ -112,6 +120,20 @@ class VeomniWriter(Writer):
 
 
 WRITER = VeomniWriter()
+
+
+def _registered(whole: Mapping[str, Any], release: str | None, sources: str | None) -> None:
+    """A multimodal model the target release's registry does not build yet is refused (VeOmni registers its
+    models one by one: qwen3_vl from #164)."""
+    from ...knowledge.schema import older
+
+    since = whole.get("since", {}).get("veomni")
+    if since and older("veomni", release, since):
+        raise UnsupportedFamily(
+            f"VeOmni {release} does not build HF {whole.get('name')} (its MODELING_REGISTRY has it from {since})",
+            file=sources or None,
+            hint=f"give --to-version {since} or later",
+        )
 
 
 def _scoped_name(key: str) -> str:

@@ -69,6 +69,7 @@ class Script:
         self.pending_choice: tuple[int, str, list[str], bool] | None = None
         self.groups = 0  # shell words expanded so far (each one's fields share a number)
         self.files: dict[str, Value] = {}  # scripts the script writes with a here-document (files.py)
+        self.exported: set[str] = set()  # names `export` (or `declare -x`) gives the commands it runs
 
     # ---- entry
     def read(self, text: str) -> Reading:
@@ -126,6 +127,7 @@ class Script:
                 for c in value
             )
 
+        self.exported |= sub.exported  # (`source`: its exports are this shell's)
         for var, value in sub.state.vars.items():
             self.state.set_scalar(var, here(var, value))
         for var, elements in sub.state.arrays.items():
@@ -305,14 +307,83 @@ class Script:
                 return self.read_string([string], line, "shell string")
             finally:
                 self.state.adopt(saved)
+        return self.other_command(name, fields, line)
+
+    def other_command(self, name: str | None, fields: list[Written], line: int) -> int | None:
+        """A command that is not the launch: not run, named; a shell script it runs (`exec bash run.sh`) may hold
+        the launch: read when it is given beside this one, else named as the file to give."""
+        ran = next((w for w in fields if w.chunks and w.chunks[-1].known and w.chunks[-1].text.endswith(".sh")), None)
+        given = self._given(ran) if ran is not None else None
+        if given is not None and given != self.name:
+            self._hand_over(given, line, " ".join(w.shown for w in fields))
+            if name == "exec":  # the shell is replaced: nothing after this line runs
+                raise Exit(line)
+            return NOT_RUN
         shown = name if name is not None else (fields[0].shown or "a command")
         self.out.not_run.setdefault(shown[:40], []).append(line)
-        ran = next(
-            (w.shown for w in fields if w.chunks and w.chunks[-1].known and w.chunks[-1].text.endswith(".sh")), None
-        )
         if ran is not None:  # the launch may be in it (a script of exports that ends `exec bash run.sh`)
-            self.out.scripts.append(f"{cut(ran)} (line {line})")
+            self.out.scripts.append(f"{cut(ran.shown)} (line {line})")
         return NOT_RUN
+
+    def _hand_over(self, path: str, line: int, command: str) -> None:
+        """`exec bash run.sh` of a script given beside this one: read (never run) in a shell of its own whose
+        environment is this script's variables; its launch is this one's, placed at the line that runs it."""
+        short = path.replace("\\", "/").rsplit("/", 1)[-1]
+        mine = self.name.replace("\\", "/").rsplit("/", 1)[-1]
+        sub = Script(path, {p: t for p, t in self.given.items() if p != path})
+        sub.steps, sub.depth = self.steps, self.depth + 1
+        if sub.depth > DEPTH_LIMIT:
+            raise InputError(
+                f"`{cut(command)}` nests deeper than {DEPTH_LIMIT}: scripts that run each other?",
+                file=self.name,
+                line=line,
+            )
+
+        def said(var: str, value: Value) -> Value:  # a value noted with the file that sets it
+            return tuple(
+                Chunk(
+                    c.text,
+                    c.known,
+                    c.lines,
+                    c.why,
+                    c.note or (f"{var} set in {mine} (line {c.line})" if c.known else ""),
+                )
+                for c in value
+            )
+
+        # its environment: what this script exports (bash exports no arrays); the rest of its variables it never sees
+        sub.state.vars = {var: said(var, value) for var, value in self.state.vars.items() if var in self.exported}
+        sub.exported = set(sub.state.vars)
+        unseen = sorted(var for var in self.state.vars if var not in self.exported)
+        reading = sub.read(self.given[path])
+        self.steps = sub.steps
+        for launch in reading.launches:  # its words placed at this line, each noted with where it is set
+            words = [
+                Written(
+                    list(
+                        Chunk(
+                            c.text,
+                            c.known,
+                            (line,) * max(len(c.lines), 1),
+                            c.why,
+                            c.note or (f"in {short} (line {c.line})" if c.known else ""),
+                        )
+                        for c in w.chunks
+                    ),
+                    w.raw,
+                    w.group,
+                    w.whole,
+                )
+                for w in launch.words
+            ]
+            self.out.launches.append(Launch(words, launch.program_at, launch.script_at, line, launch.through))
+        self.out.included.extend([path, *reading.included])
+        self.out.scripts.extend(reading.scripts)
+        self.out.choices.extend(f"{short}: {c}" for c in reading.choices)
+        self.choose(
+            f"`{cut(command)}` (line {line}): {short} read, it is given beside the script; its environment is what this "
+            "script exports" + (f" (not {', '.join(unseen[:4])}: set, not exported)" if unseen else "")
+        )
 
     def test(self, evaluate_test: Any, line: int, shown: str) -> int:
         """A test's status; decided by what bash sees without the unknown values when it needs them."""
@@ -388,15 +459,21 @@ class Script:
             self.out.order.append(name)
 
     def declare(self, command: str, items: list[Union[Word, ArrayAssign]], line: int) -> int:
-        arrays = False
+        arrays, exported = False, command == "export"
         for item in items:
             if isinstance(item, ArrayAssign) or _is_assignment(item):
                 self.assign(item)
+                found = ASSIGNMENT.match(item.parts[0].text) if isinstance(item, Word) else None
+                if exported and found is not None:
+                    self.exported.add(found.group(1))
                 continue
             text = item.text
             if text.startswith("-") or text.startswith("+"):
                 arrays |= "a" in text or "A" in text
+                exported |= text.startswith("-") and "x" in text
                 continue
+            if exported and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", text):
+                self.exported.add(text)
             if arrays and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", text) and text not in self.state.arrays:
                 self.state.set_array(text, [], False)
         return 0
