@@ -626,7 +626,7 @@ class _Emission:
                 if rule.simple is not None:
                     written = write_simple(rule, fields[present[0]].value)
                 else:  # a formula, or a note (no key, no formula: nothing to write)
-                    written = write_formula(rule, ir, version) if rule.formula is not None else {}
+                    written = write_formula(rule, ir, version, self.ingested.source) if rule.formula is not None else {}
             except Unexpressible as exc:
                 self._unwritable(rule, present, exc)
                 continue

@@ -11,6 +11,7 @@ types, order and values, and shared results holding blocks are handed out as cop
 from __future__ import annotations
 
 import math
+import re
 from typing import Any, Callable
 
 from ..core.ir import keep
@@ -291,12 +292,16 @@ def _read_formula(
 
 
 def _culprit(owned_leaves: list[str], present: dict[str, Any], exc: Exception) -> str:
-    """The key to blame for a formula that failed: for an overflow, the largest number read (a
-    400-digit train_iters, not the warmup read beside it), else the first key."""
-    if isinstance(exc, ArithmeticError):
-        numbers = [(abs(v), k) for k, v in present.items() if isinstance(v, (int, float)) and not isinstance(v, bool)]
-        if numbers:
-            return max(numbers)[1]
+    """The key to blame for a formula that failed: the key its message names (`lr_decay_iters must be
+    at least 0`, not the lr read first); for an overflow or a count past 2**53, the largest number
+    read (a 400-digit train_iters, not the warmup read beside it); else the first key."""
+    text = str(exc)
+    for key in present:
+        if re.search(rf"(?<![\w.]){re.escape(key.rsplit('.', 1)[-1])}(?![\w.])", text):
+            return key
+    numbers = [(abs(v), k) for k, v in present.items() if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    if numbers and (isinstance(exc, ArithmeticError) or max(numbers)[0] > 2**53):
+        return max(numbers)[1]
     return owned_leaves[0]
 
 
@@ -320,7 +325,7 @@ class Carried:
         self.unwritable = False  # skipped because the target cannot take the value (not a `when`)
 
 
-def write_formula(rule: Rule, ir: IR, version: str | None = None) -> Written:
+def write_formula(rule: Rule, ir: IR, version: str | None = None, source: Source | None = None) -> Written:
     """Framework key -> (value, why it is approximate) a formula writes for its rule's fields.
 
     A formula may return Approx({...}, reason) to say the target cannot hold all of it, or map a
@@ -336,11 +341,24 @@ def write_formula(rule: Rule, ir: IR, version: str | None = None) -> Written:
     kept = rule.writes.get(memo) if memo is not None else None
     if kept is not None:
         return {key: (copy_block(value), approx) for key, (value, approx) in kept.items()}
-    result = _written(rule, kwargs)
+    try:
+        result = _written(rule, kwargs)
+    except InputError as exc:  # a value the target cannot take: named where the source gives it
+        raise _anchored(exc, rule, ir, source) from None
     if memo is not None and all(shareable(value) and (approx is None or type(approx.value) in IMMUTABLE)
                                 for value, approx in result.values()):  # fmt: skip
         keep(rule.writes, memo, {key: (copy_block(value), approx) for key, (value, approx) in result.items()}, 200)
     return result
+
+
+def _anchored(exc: InputError, rule: Rule, ir: IR, source: Source | None) -> InputError:
+    """A writing's refusal at the file, line and key of the first of the rule's values the source gives."""
+    given = [v for _, name in rule.write_args if (v := ir.fields.get(name)) is not None and v.source_keys]
+    if exc.file is not None or source is None or not given:
+        return exc
+    key = given[0].source_keys[0]
+    exc.file, exc.line, exc.key, exc.written_key = source.file_of(key), source.line_of(key), key, source.aliases.get(key)
+    return exc
 
 
 def _written(rule: Rule, kwargs: dict[str, Any]) -> Written:
