@@ -111,3 +111,44 @@ def test_a_refused_decay_is_named_at_its_own_line(tmp_path: Path, decay: object,
     # before: at line 7, optimizer.params.lr's, the first key of the schedule's rule
     line = _refusal(tmp_path, "neox2cerebras", decay=decay)
     assert "in.yml:11: lr_decay_iters:" in line and words in line
+
+
+def test_a_schedule_refusal_names_the_key_it_is_about_and_the_fix(tmp_path: Path) -> None:
+    # min_lr's line (8), not optimizer.params.lr's (7), which the schedule's rule reads first
+    src = tmp_path / "in.yml"
+    src.write_text(NEOX.format(micro=4, iters=1000, decay=1000).replace("min_lr: 0.00006", "min_lr: 1.5"))
+    result = cli_runner().invoke(main, ["neox2cerebras", str(src), "-o", str(tmp_path / "out"), "-q"])
+    assert result.exit_code == 2
+    assert "in.yml:8: min_lr:" in result.stderr and result.stderr.rstrip().endswith("(fix the value)")
+
+
+@pytest.mark.parametrize(
+    "old, new, where",
+    [
+        ('"pipe-parallel-size": 1,', '"pipe-parallel-size": 1.5,', ":4: pipe_parallel_size:"),
+        ('"model-parallel-size": 1,', f'"model-parallel-size": {10**23},', ":5: model_parallel_size:"),
+    ],
+)
+def test_a_hyphenated_neox_key_is_named_at_its_line(tmp_path: Path, old: str, new: str, where: str) -> None:
+    # before: the file without a line (the key looked up as NeoX's underscore spelling); a width no
+    # model_parallel_size divides was blamed on intermediate_size, which the file does not set
+    from conftest import FIXTURES
+
+    src = tmp_path / "pythia.yml"
+    text = (FIXTURES / "inputs" / "neox" / "pythia-160m.yml").read_text()
+    assert old in text
+    src.write_text(text.replace(old, new))
+    result = cli_runner().invoke(main, ["neox2cerebras", str(src), "-o", str(tmp_path / "out"), "-q"])
+    assert result.exit_code == 2 and len(result.stderr.strip().splitlines()) == 1
+    assert f"pythia.yml{where}" in result.stderr
+
+
+def test_a_deepspeed_scheduler_value_is_named_at_its_own_key(tmp_path: Path) -> None:
+    from conftest import FIXTURES
+
+    src = tmp_path / "ds.json"
+    text = (FIXTURES / "inputs" / "deepspeed" / "warmup-cosine-lr-zero2.json").read_text()
+    src.write_text(text.replace('"total_num_steps": 20000', '"total_num_steps": -1'))
+    result = cli_runner().invoke(main, ["deepspeed2neox", str(src), "-o", str(tmp_path / "out"), "-q"])
+    assert result.exit_code == 2
+    assert "ds.json:11: scheduler.params.total_num_steps:" in result.stderr and "(fix the value)" in result.stderr

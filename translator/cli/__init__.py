@@ -106,7 +106,7 @@ def batch(pair: str, src_dir: str, **opts: Any) -> None:
 @main.command("migrate", no_args_is_help=True, short_help="Rewrite configs in place in their framework's current form.")
 @click.argument("files", nargs=-1, required=True, metavar="FILE...", type=click.Path())
 @o.use(o.FORMAT, o.layout(None), o.version("to", None), o.SET, o.MIGRATE_CHECK, o.DIFF, o.BACKUP, o.PLAIN, o.NO_VERIFY,
-       o.QUIET, o.VERBOSE, o.DEBUG)  # fmt: skip
+       o.MIGRATE_REPORT, o.QUIET, o.VERBOSE, o.DEBUG)  # fmt: skip
 def migrate(files: tuple[str, ...], **opts: Any) -> None:
     """Rewrite each FILE in place in its own framework's current form (--layout: Cerebras trainer,
     VeOmni nested; current key spellings), keeping its comments and formatting. Files that are no

@@ -31,14 +31,43 @@ def run(files: tuple[str, ...], opts: dict[str, Any]) -> Outcome:
     quiet_or_verbose(opts)
     apply(opts, files)  # the project configuration file's options, where the command line gives none
 
+    report_path = opts.get("report_path")
+    if report_path:  # refused before any file is rewritten: never onto an input, a folder, ...
+        from ..io.outputs import check_target
+
+        check_target(report_path, files)
     done = _Done()
     with _terminate_as_interrupt():
         try:
             for path in files:
                 _one(path, opts, done)
         except KeyboardInterrupt:
-            raise Interrupted(done.interrupted(len(files), opts["quiet"])) from None
+            said = done.interrupted(len(files), opts["quiet"])
+            done.stopped(files)
+            _write_report(report_path, done, files, opts, interrupted=True)
+            raise Interrupted(said) from None
+    _write_report(report_path, done, files, opts, interrupted=False)
     return Outcome(changed=done.changed, failed=done.failed)
+
+
+def _write_report(path: str | None, done: "_Done", files: tuple[str, ...], opts: dict[str, Any], interrupted: bool) -> None:
+    """The per-file JSON report (--report FILE): each FILE's status, whether it was written, and why."""
+    if not path:
+        return
+    from collections import Counter
+
+    from ..io.documents import dump_json
+    from ..io.outputs import write_atomic
+
+    document = {
+        "command": "migrate",
+        "check": bool(opts["check"]),
+        "interrupted": interrupted,
+        "files": done.records,
+        "summary": dict(Counter(r["status"] for r in done.records)),
+        "written": [r["file"] for r in done.records if r["written"]],
+    }
+    write_atomic(path, dump_json(document), inputs=files)
 
 
 class _Done:
@@ -48,6 +77,24 @@ class _Done:
         self.changed = self.failed = 0
         self.rewritten: list[str] = []
         self.pending: tuple[str, str] | None = None  # (path, new text) being written when stopped
+        self.records: list[dict[str, Any]] = []  # the per-file report: one entry per FILE reached
+
+    def record(self, path: str, status: str, *, written: bool = False, **more: Any) -> None:
+        self.records.append({"file": path, "status": status, "written": written, **{k: v for k, v in more.items() if v}})
+
+    def stopped(self, files: tuple[str, ...]) -> None:
+        """Ctrl-C: the file being written (on disk or not) and every file not reached, on record."""
+        reached = {r["file"] for r in self.records}
+        for path in files:
+            if path in reached:
+                continue
+            if self.pending is not None and _written_path(path) == self.pending[0]:
+                on_disk = _reads(self.pending[0]) == self.pending[1]
+                why = "interrupted just after it was written" if on_disk else "interrupted before it was written"
+                self.record(path, "changed" if on_disk else "not_reached", written=on_disk, reason=why)
+                self.pending = None
+            else:
+                self.record(path, "not_reached", reason="interrupted before migrate reached it: run the same command again")
 
     def interrupted(self, total: int, quiet: bool) -> str:
         """Every file that reached the disk: the ones rewritten, and the one being written if its
@@ -79,20 +126,26 @@ def _one(path: str, opts: dict[str, Any], done: _Done) -> None:
         if fmt is None:
             if opts["verbose"]:
                 click.echo(f"skipped  {one_line(path)}: not a {opts['fmt'] or 'known'} config", err=True)
+            done.record(path, "skipped", reason=f"not a {opts['fmt'] or 'known'} config")
             return
         unkept = _unkept(path, fmt)
         if unkept:  # a syntax a rewrite cannot keep the formatting of (a Megatron bash script): left alone
             click.echo(f"skipped  {one_line(path)}: {unkept}; migrate rewrites only what keeps its formatting", err=True)
+            done.record(path, "skipped", reason=f"{unkept}; migrate rewrites only what keeps its formatting")
             return
         old, new, report, said = _migrate(path, fmt, opts)
     except NeoconvError as exc:
         click.echo(f"failed   {one_line(str(exc) if path in str(exc) else f'{path}: {exc}')}", err=True)
         done.failed += 1
+        done.record(path, "failed", reason=str(exc))
         return
+    counts = {str(k): n for k, n in report.summary().items() if n}
     if new == old:
+        done.record(path, "unchanged", counts=counts)
         return
     done.changed += 1
     if opts["check"]:
+        done.record(path, "changed", counts=counts, reason=f"--check: not written{said}")
         if opts["show_diff"]:
             click.echo(_diff(old, new, path), nl=False)
         if not opts["quiet"]:
@@ -106,9 +159,11 @@ def _one(path: str, opts: dict[str, Any], done: _Done) -> None:
         done.pending = None
         click.echo(f"failed   {one_line(str(exc) if path in str(exc) else f'{path}: {exc}')}", err=True)
         done.failed += 1
+        done.record(path, "failed", reason=str(exc))
         return
     done.rewritten.append(path)
     done.pending = None
+    done.record(path, "changed", written=True, counts=counts, reason=(through + said).strip(" ;()"))
     if not opts["quiet"]:
         click.echo(f"migrated {one_line(path)}{through} ({_counts(report)}{said})", err=True)
         _entries(report, opts)

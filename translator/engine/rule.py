@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 from ..core.ir import keep
 from ..core.errors import InputError, UsageError
-from ..io.documents import at_path
+from ..io.documents import at_path, flatten
 from ..core.ir import IR, Origin, Value
 from ..core.report import Message, as_message, reason
 from ..core.report.kinds import short
@@ -271,12 +271,15 @@ def _read_formula(
     except UnknownValue as exc:
         return Foreign.of(exc)
     except (TypeError, ValueError, ArithmeticError) as exc:  # overflow on a huge value is bad input too
-        key = _culprit(owned_leaves, present, exc) if owned_leaves else rule.label
+        # the values read with the rule count too: a width no model_parallel_size divides names that key
+        given = {k: v.value for _, n in rule.read_with if (v := ir.fields.get(n)) for k in v.source_keys[:1] if not k.startswith("--set ")}
+        key = _culprit(owned_leaves or [rule.label], {**present, **given}, exc)
         at_fault = dict(rule.read_args).get(exc.arg) if isinstance(exc, Unrunnable) and exc.arg else None
         if at_fault is not None and at_fault in present:  # the key holding the value at fault, as the file writes it
             key = at_fault
         message = str(exc) if isinstance(exc, Unrunnable) else f"cannot compute {', '.join(rule.fields)}: {exc}"
-        raise InputError(message, file=source.file_of(key), line=source.line_of(key), key=key) from None
+        hint = None if _SAYS_FIX.search(message) else "fix the value"
+        raise InputError(message, file=source.file_of(key), line=source.line_of(key), key=key, hint=hint) from None
     if isinstance(result, (Extension, Absent, Foreign)):
         return result
     if len(rule.fields) > 1:
@@ -291,17 +294,21 @@ def _read_formula(
     return {rule.fields[0]: result}
 
 
+_SAYS_FIX = re.compile(r"\b(give|remove|set|use|drop|write|keep|choose|rename|lower|raise)\b")  # the message's own fix
+
+
 def _culprit(owned_leaves: list[str], present: dict[str, Any], exc: Exception) -> str:
-    """The key to blame for a formula that failed: the key its message names (`lr_decay_iters must be
-    at least 0`, not the lr read first); for an overflow or a count past 2**53, the largest number
-    read (a 400-digit train_iters, not the warmup read beside it); else the first key."""
-    text = str(exc)
-    for key in present:
-        if re.search(rf"(?<![\w.]){re.escape(key.rsplit('.', 1)[-1])}(?![\w.])", text):
-            return key
+    """The key to blame for a formula that failed: for an overflow or a number past 2**53, the largest
+    number read (a 400-digit train_iters, not the warmup read beside it); else the key its message names
+    first (`lr_decay_iters must be at least 0`, not the lr the rule reads first); else the first key."""
     numbers = [(abs(v), k) for k, v in present.items() if isinstance(v, (int, float)) and not isinstance(v, bool)]
     if numbers and (isinstance(exc, ArithmeticError) or max(numbers)[0] > 2**53):
         return max(numbers)[1]
+    text = str(exc)
+    leaves = [f"{k}.{leaf}" if isinstance(v, dict) else k for k, v in present.items() for leaf in (flatten(v) if isinstance(v, dict) else [k])]
+    named = [(m.start(), k) for k in leaves if (m := re.search(rf"(?<![\w.]){re.escape(k.rsplit('.', 1)[-1])}(?![\w.])", text))]
+    if named:  # the first named: `min_lr 1e+308 is above lr 0.0006` blames min_lr
+        return min(named)[1]
     return owned_leaves[0]
 
 
