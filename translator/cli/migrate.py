@@ -255,6 +255,7 @@ def _repeats(old: str, new: str, path: str, fmt: str, release: str | None) -> tu
     `repeats_refused`) gets neither two different values nor an output that still repeats a key
     (refused, nothing written). Returns the text to write and what to add to the file's line."""
     from ..io.documents import at_path, parse_yaml
+    from ..io.preserve.once import written_once
     from ..knowledge.schema import older
     from ..knowledge.mapping.load import load_table
 
@@ -264,7 +265,7 @@ def _repeats(old: str, new: str, path: str, fmt: str, release: str | None) -> tu
         tree = parse_yaml(old, path, duplicates=before)
         if not before:
             return new, ""
-        new = _written_once(new, path)
+        new = written_once(new, path)
         parse_yaml(new, path, duplicates=after)
     except InputError:
         return new, ""  # not YAML (an argument file): its own reader says what a repeat means
@@ -292,34 +293,6 @@ def _repeats(old: str, new: str, path: str, fmt: str, release: str | None) -> tu
             f"{', '.join(last)}"
         )
     return new, "".join(f"; {text}" for text in said)
-
-
-def _written_once(text: str, path: str) -> str:
-    """`text` without the earlier line of each key it gives twice with the same scalar value on one
-    line (`a: -0.16` twice), when the file reads the same without it: a repeat the source's own text
-    carried into the migrated file (its formatting kept)."""
-    import re
-
-    from ..io.documents import at_path, parse_yaml
-
-    repeats: list[Any] = []
-    tree = parse_yaml(text, path, duplicates=repeats)
-    lines = text.splitlines(keepends=True)
-    drop: set[int] = set()
-    for dup in repeats:
-        key, index = re.escape(dup.path[-1]), dup.first_line - 1
-        same = dup.shadowed == at_path(tree, ".".join(dup.path)) and not isinstance(dup.shadowed, (dict, list))
-        if same and dup.first_line != dup.line and 0 <= index < len(lines) and re.match(rf"^\s*['\"]?{key}['\"]?\s*:\s*[^\s#]", lines[index]):
-            drop.add(index)
-    if not drop:
-        return text
-    shorter = "".join(line for index, line in enumerate(lines) if index not in drop)
-    try:
-        if parse_yaml(shorter, path, duplicates=[]) == tree:
-            return shorter
-    except InputError:
-        pass
-    return text  # a line that does not stand alone (a multi-line value): kept, and said
 
 
 def _write(path: str, text: str, backup: bool) -> str:
