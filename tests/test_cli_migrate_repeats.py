@@ -7,9 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from click.testing import CliRunner
-
-from conftest import FIXTURES
+from conftest import FIXTURES, cli_runner
 from neoconv.cli import main
 
 LEGACY = FIXTURES / "inputs" / "cerebras" / "gpt2-small-legacy.yaml"
@@ -27,8 +25,8 @@ def _with_repeat(tmp_path: Path, source: Path, first: str, second: str) -> Path:
 
 
 def _migrate(path: Path, *extra: str) -> tuple[int, str]:
-    result = CliRunner().invoke(main, ["migrate", "--format", "cerebras", "--layout", "trainer", *extra, str(path)])
-    return result.exit_code, result.output
+    result = cli_runner().invoke(main, ["migrate", "--format", "cerebras", "--layout", "trainer", *extra, str(path)])
+    return result.exit_code, result.stdout + result.stderr
 
 
 def test_identical_repeat_is_written_once_and_named(tmp_path: Path) -> None:

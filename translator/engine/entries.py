@@ -298,8 +298,8 @@ def _rule_entry(
     if lossy:
         return said(leaf, target, Status.LOSSY, (*unique(lossy), *fate.notes), lost_fields, _keys(targets))
     exact = (
-        len(rule.keys) == 1 and leaf == rule.key and len(targets) == 1 and len(values) == 1
-        and _same(raw, values[0]) and not fate.notes
+        leaf in rule.keys and sum(k in ingested.fates for k in rule.keys) == 1 and len(targets) == 1  # one spelling given
+        and len(values) == 1 and _same(raw, values[0]) and not fate.notes
     )  # fmt: skip
     if exact:  # the commonest entry: said without rendering
         return Entry(leaf, target, Status.EXACT, "", rule.fields, "renamed", _NOTHING, _keys(targets))
