@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from typing import Any, Callable
 
 from ..core.ir import keep
@@ -299,16 +300,18 @@ _SAYS_FIX = re.compile(r"\b(give|remove|set|use|drop|write|keep|choose|rename|lo
 
 def _culprit(owned_leaves: list[str], present: dict[str, Any], exc: Exception) -> str:
     """The key to blame for a formula that failed: for an overflow or a number past 2**53, the largest
-    number read (a 400-digit train_iters, not the warmup read beside it); else the key its message names
-    first (`lr_decay_iters must be at least 0`, not the lr the rule reads first); else the first key."""
+    number read (a 400-digit train_iters, not the warmup read beside it); else the key its message starts
+    with (`lr_decay_iters must be at least 0`, not the lr the rule reads first); else the first key."""
     numbers = [(abs(v), k) for k, v in present.items() if isinstance(v, (int, float)) and not isinstance(v, bool)]
     if numbers and (isinstance(exc, ArithmeticError) or max(numbers)[0] > 2**53):
         return max(numbers)[1]
     text = str(exc)
     leaves = [f"{k}.{leaf}" if isinstance(v, dict) else k for k, v in present.items() for leaf in (flatten(v) if isinstance(v, dict) else [k])]
-    named = [(m.start(), k) for k in leaves if (m := re.search(rf"(?<![\w.]){re.escape(k.rsplit('.', 1)[-1])}(?![\w.])", text))]
-    if named:  # the first named: `min_lr 1e+308 is above lr 0.0006` blames min_lr
-        return min(named)[1]
+    ends = Counter(k.rsplit(".", 1)[-1] for k in leaves)
+    for key in leaves if not isinstance(exc, Unrunnable) else ():  # an Unrunnable names its key itself (`arg`)
+        end = key.rsplit(".", 1)[-1]
+        if any(re.match(rf"{re.escape(name)}(?![\w.])", text) for name in (key, end) if name == key or ends[end] == 1):
+            return key
     return owned_leaves[0]
 
 
