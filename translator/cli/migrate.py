@@ -50,7 +50,9 @@ def run(files: tuple[str, ...], opts: dict[str, Any]) -> Outcome:
     return Outcome(changed=done.changed, failed=done.failed)
 
 
-def _write_report(path: str | None, done: "_Done", files: tuple[str, ...], opts: dict[str, Any], interrupted: bool) -> None:
+def _write_report(
+    path: str | None, done: "_Done", files: tuple[str, ...], opts: dict[str, Any], interrupted: bool
+) -> None:
     """The per-file JSON report (--report FILE): each FILE's status, whether it was written, and why."""
     if not path:
         return
@@ -80,7 +82,9 @@ class _Done:
         self.records: list[dict[str, Any]] = []  # the per-file report: one entry per FILE reached
 
     def record(self, path: str, status: str, *, written: bool = False, **more: Any) -> None:
-        self.records.append({"file": path, "status": status, "written": written, **{k: v for k, v in more.items() if v}})
+        self.records.append(
+            {"file": path, "status": status, "written": written, **{k: v for k, v in more.items() if v}}
+        )
 
     def stopped(self, files: tuple[str, ...]) -> None:
         """Ctrl-C: the file being written (on disk or not) and every file not reached, on record."""
@@ -94,7 +98,9 @@ class _Done:
                 self.record(path, "changed" if on_disk else "not_reached", written=on_disk, reason=why)
                 self.pending = None
             else:
-                self.record(path, "not_reached", reason="interrupted before migrate reached it: run the same command again")
+                self.record(
+                    path, "not_reached", reason="interrupted before migrate reached it: run the same command again"
+                )
 
     def interrupted(self, total: int, quiet: bool) -> str:
         """Every file that reached the disk: the ones rewritten, and the one being written if its
@@ -130,7 +136,9 @@ def _one(path: str, opts: dict[str, Any], done: _Done) -> None:
             return
         unkept = _unkept(path, fmt)
         if unkept:  # a syntax a rewrite cannot keep the formatting of (a Megatron bash script): left alone
-            click.echo(f"skipped  {one_line(path)}: {unkept}; migrate rewrites only what keeps its formatting", err=True)
+            click.echo(
+                f"skipped  {one_line(path)}: {unkept}; migrate rewrites only what keeps its formatting", err=True
+            )
             done.record(path, "skipped", reason=f"{unkept}; migrate rewrites only what keeps its formatting")
             return
         old, new, report, said = _migrate(path, fmt, opts)
@@ -196,7 +204,11 @@ def format_of(path: str, wanted: str | None) -> str | None:
     if sniffed is not None:  # a syntax of its own (Megatron's words), not YAML
         return sniffed
     try:
-        tree = parse_json(text, path) if text.lstrip().startswith("{") and path.endswith(".json") else parse_yaml(text, path, duplicates=[])
+        tree = (
+            parse_json(text, path)
+            if text.lstrip().startswith("{") and path.endswith(".json")
+            else parse_yaml(text, path, duplicates=[])
+        )
     except InputError:
         if _other_yaml(text):
             return None  # valid YAML no framework could read as a config (a CI workflow's `on:` key): not ours

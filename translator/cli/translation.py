@@ -18,12 +18,10 @@ def run_translation(
     """`command(fmt)`: the command line that reads the inputs as `fmt`, named when they are of
     another format than `src` (detected from their content before anything is translated)."""
     from ..services.pipeline import translate
-    from ..services.target_values import split_set
-    from ..io.documents import dump_json
-    from ..io.outputs import foreign_side_file, write_files_atomic, writes_through
-    from ..services.policy import policy
+    from ..io.outputs import write_files_atomic, writes_through
     from ..knowledge.registry import companion_format
-
+    from ..services.policy import policy
+    from ..services.target_values import split_set
     from .project import apply, for_pair, set_values as all_set_values
 
     quiet_or_verbose(opts)
@@ -42,36 +40,31 @@ def run_translation(
 
         refuse_other_format(inputs, src, command)
     result = translate(
-        list(inputs), src, dst,
-        set_values=set_values, target_values=target_values, world_size=opts["world_size"], layout=opts.get("layout"),
-        source_version=opts["source_version"], target_version=opts["target_version"], with_files=with_files,
-        model_config=opts.get("model_config"), output=output if output != "-" else None,
+        list(inputs),
+        src,
+        dst,
+        set_values=set_values,
+        target_values=target_values,
+        world_size=opts["world_size"],
+        layout=opts.get("layout"),
+        source_version=opts["source_version"],
+        target_version=opts["target_version"],
+        with_files=with_files,
+        model_config=opts.get("model_config"),
+        output=output if output != "-" else None,
         verify=not opts["no_verify"],
-    )  # fmt: skip
+    )
     from ..services.output_text import carries_comments, output_text, preservable
 
-    one = inputs[0] if preservable(src, dst, inputs, with_files) or carries_comments(src, dst, inputs, with_files) else None
+    one = (
+        inputs[0]
+        if preservable(src, dst, inputs, with_files) or carries_comments(src, dst, inputs, with_files)
+        else None
+    )
     text = output_text(result, one, plain=opts["plain"])
     # every file the translation read (a VeOmni config.json found beside the YAML too) is never overwritten
     everything = tuple(dict.fromkeys(inputs + tuple(opts["with_files"]) + tuple(result.report.source.get("files", ()))))
-    if result.side_files and output == "-":
-        names = ", ".join(result.side_files)
-        raise NeoconvError(f"this translation also writes {names}: give -o OUT so they can go beside it")
-    files: list[tuple[str, str]] = []
-    if output != "-":
-        if result.side_files and writes_through(output):
-            raise NeoconvError(f"this translation also writes {', '.join(result.side_files)} beside the output: "
-                               f"give -o a file name in a folder, not {output}")  # fmt: skip
-        for name, side in result.side_files.items():
-            path = str(Path(output).parent / name)
-            clash = foreign_side_file(path, side, output)
-            if clash:
-                raise NeoconvError(clash)
-            files.append((path, side))
-        files.append((output, text))
-    report_text = dump_json(result.report.to_json()) if report_path else ""
-    if report_path and report_path != "-":
-        files.append((report_path, report_text))
+    files, report_text = _files_to_write(result, text, output, report_path)
     write_files_atomic(files, inputs=everything)  # all or nothing: every target checked before the first write
     if output == "-":
         click.echo(text, nl=False)
@@ -89,6 +82,34 @@ def run_translation(
         proved = after_translation(inputs, output, src, dst, result.report.to_json(), opts)
         return Outcome(policy_failures=policy_failures, differences=proved.differences, errors=proved.errors)
     return Outcome(policy_failures=policy_failures)
+
+
+def _files_to_write(result: Any, text: str, output: str, report_path: str) -> tuple[list[tuple[str, str]], str]:
+    """The output, its side files beside it and the report, each checked before anything is written."""
+    from ..io.documents import dump_json
+    from ..io.outputs import foreign_side_file, writes_through
+
+    if result.side_files and output == "-":
+        names = ", ".join(result.side_files)
+        raise NeoconvError(f"this translation also writes {names}: give -o OUT so they can go beside it")
+    files: list[tuple[str, str]] = []
+    if output != "-":
+        if result.side_files and writes_through(output):
+            raise NeoconvError(
+                f"this translation also writes {', '.join(result.side_files)} beside the output: "
+                f"give -o a file name in a folder, not {output}"
+            )
+        for name, side in result.side_files.items():
+            path = str(Path(output).parent / name)
+            clash = foreign_side_file(path, side, output)
+            if clash:
+                raise NeoconvError(clash)
+            files.append((path, side))
+        files.append((output, text))
+    report_text = dump_json(result.report.to_json()) if report_path else ""
+    if report_path and report_path != "-":
+        files.append((report_path, report_text))
+    return files, report_text
 
 
 def quiet_or_verbose(opts: dict[str, Any]) -> None:

@@ -58,8 +58,11 @@ def unanchored(
             if not ir.has(name) and (rule.key is not None or name not in missing):
                 continue  # optional and unknown; only a value derived from one the target needs is lost
             slot = carried.get(name)
-            if slot is not None and not slot.unwritable and name not in unheld and (
-                slot.target_keys or slot.note or slot.skipped
+            if (
+                slot is not None
+                and not slot.unwritable
+                and name not in unheld
+                and (slot.target_keys or slot.note or slot.skipped)
             ):
                 continue  # written, expressed by a note, or not meant for this config (a `when`)
             absent = table.absent.get(name)
@@ -98,7 +101,9 @@ def unreported_losses(report: Report, extra: list[Entry], carried: dict[str, Car
     (source_key null) naming the fields, their values and what the target does."""
     covered = {name for e in report.entries if e.status is Status.LOSSY for name in e.fields}
     covered.update(name for e in extra if e.status is Status.LOSSY for name in e.fields)
-    grouped: dict[tuple[tuple[str, ...], str], tuple[list[Message], list[str]]] = {}  # (targets, why) -> reasons, fields
+    grouped: dict[
+        tuple[tuple[str, ...], str], tuple[list[Message], list[str]]
+    ] = {}  # (targets, why) -> reasons, fields
     upgraded: set[int] = set()  # defaulted entries that now say a loss
     for name, slot in carried.items():
         if not slot.lossy or name in covered:
@@ -121,7 +126,10 @@ def unreported_losses(report: Report, extra: list[Entry], carried: dict[str, Car
     for (targets, _), (reasons, group) in grouped.items():
         values = [{"field": name, "value": ir.fields[name].value, "origin": ir.fields[name].origin.value,
                    "keys": list(ir.fields[name].source_keys)} for name in group]  # fmt: skip
-        message: Message = ("value_lost", {"title": src_title, "values": values, "reasons": [as_value(m) for m in reasons]})
+        message: Message = (
+            "value_lost",
+            {"title": src_title, "values": values, "reasons": [as_value(m) for m in reasons]},
+        )
         report.entries.append(said(None, ", ".join(targets) or None, Status.LOSSY, (message,), tuple(group), targets))
 
 
@@ -206,7 +214,10 @@ def no_counterpart(table: Table, fields: list[str]) -> Message:
 def _placeholder(leaf: str, fate: LeafFate, ingested: Ingested) -> bool:
     """The leaf, or the run-time value it is read with, is a placeholder the launcher fills (Source.placeholders)."""
     filled = ingested.source.placeholders if ingested.source is not None else frozenset()
-    causes = [leaf, *(key for kind, values in fate.notes if kind == "read_with_runtime_value" for key in values["keys"])]
+    causes = [
+        leaf,
+        *(key for kind, values in fate.notes if kind == "read_with_runtime_value" for key in values["keys"]),
+    ]
     return any(cause in filled for cause in causes)
 
 
@@ -281,7 +292,9 @@ def _rule_entry(
         values = [v for s in done for v in s.written]
         note = next((s.note for s in done if s.note), "")
         # fields the source gave a value the target could not place (fields without a value lose nothing)
-        missing = [f for f, s in zip(rule.fields, slots) if not (s and (s.target_keys or s.note)) and ingested.ir.has(f)]
+        missing = [
+            f for f, s in zip(rule.fields, slots) if not (s and (s.target_keys or s.note)) and ingested.ir.has(f)
+        ]
         lost_fields = tuple(f for f, s in zip(rule.fields, slots) if (s and s.lossy) or f in missing)
     target = ", ".join(targets) or None
     read_lossy = ingested.lossy.get(id(rule))
@@ -293,7 +306,8 @@ def _rule_entry(
         lost_fields = rule.fields
     if missing:
         why = next((s.skipped for f, s in zip(rule.fields, slots) if f in missing and s and s.skipped), None) or next(
-            (("absent", {"reason": table.absent[f], "field": f}) for f in missing if f in table.absent), None)
+            (("absent", {"reason": table.absent[f], "field": f}) for f in missing if f in table.absent), None
+        )
         lossy.append(("cannot_express", {"title": table.title, "fields": missing, "why": as_value(why)}))
     if lossy:
         return said(leaf, target, Status.LOSSY, (*unique(lossy), *fate.notes), lost_fields, _keys(targets))
@@ -311,7 +325,9 @@ def _rule_entry(
         main = ("converted", {"value": values[0]} if len(values) == 1 else _NOTHING)
     if fate.notes:
         return said(leaf, target, Status.CONVERTED, (main, *fate.notes), rule.fields, _keys(targets))
-    return Entry(leaf, target, Status.CONVERTED, TEMPLATES[main[0]](main[1]), rule.fields, main[0], main[1], _keys(targets))
+    return Entry(
+        leaf, target, Status.CONVERTED, TEMPLATES[main[0]](main[1]), rule.fields, main[0], main[1], _keys(targets)
+    )
 
 
 def _unwritten(
@@ -406,7 +422,11 @@ def _leaves(ingested: Ingested, name: str, seen: set[str]) -> list[str]:
     for part in (ingested, *ingested.companions):
         # the rules that derived rather than read (none of their keys in the file); of those, the ones
         # with no key at all when there are any (HF's parallel_shared_norm, not the Falcon block's)
-        rules = [r for r in (part.table.rules_for_field(name) if part.table else ()) if not any(k in part.raw for k in r.keys)]
+        rules = [
+            r
+            for r in (part.table.rules_for_field(name) if part.table else ())
+            if not any(k in part.raw for k in r.keys)
+        ]
         for rule in [r for r in rules if not r.keys] or rules:
             inputs.update(dict.fromkeys(f for f in rule.read_deps if f != name))
     return list(dict.fromkeys(leaf for f in inputs for leaf in _leaves(ingested, f, seen)))
@@ -464,7 +484,9 @@ def _message(src: str, ir: IR, names: list[str], provenance: dict[str, list[str]
     return "derived_dropped", {"title": src, "values": values, "own_entry": provenance is not None}
 
 
-def defaulted_entry(ingested: Ingested, table: Table, rule: Rule, present: list[str], written: Written, version: str) -> Entry:
+def defaulted_entry(
+    ingested: Ingested, table: Table, rule: Rule, present: list[str], written: Written, version: str
+) -> Entry:
     """A source default written because the target's own default differs: which default, where
     the source keeps it, what was written and what the target would have used."""
     src_title = ingested.table.title if ingested.table else (ingested.source.format if ingested.source else "?")
@@ -492,7 +514,9 @@ def defaulted_entry(ingested: Ingested, table: Table, rule: Rule, present: list[
     return said(src_key, ", ".join(keys), Status.DEFAULTED, (message, caveat) if caveat else (message,), fields, keys)
 
 
-def default_not_kept(extra: list[Entry], ingested: Ingested, rule: Rule, present: list[str], why: Message | Approx) -> None:
+def default_not_kept(
+    extra: list[Entry], ingested: Ingested, rule: Rule, present: list[str], why: Message | Approx
+) -> None:
     """A value no source leaf carries (the source's default, or one derived from other fields) that
     the target cannot take has no leaf entry to say so: it gets an entry of its own (NeoX's default
     betas [0.9, 0.999] against VeOmni's hard-coded ones)."""
@@ -514,7 +538,10 @@ def default_not_kept(extra: list[Entry], ingested: Ingested, rule: Rule, present
             message: Message = ("default_not_kept", {"title": title, "field": name, "value": value.value, "key": src_key,
                                                      "reason": as_value(reason)})  # fmt: skip
         else:
-            message = ("derived_not_kept", {"title": title, "field": name, "value": value.value, "reason": as_value(reason)})
+            message = (
+                "derived_not_kept",
+                {"title": title, "field": name, "value": value.value, "reason": as_value(reason)},
+            )
         # no source_key: the file has no such leaf (the one-entry-per-leaf invariant counts leaves)
         extra.append(said(None, rule.key, Status.LOSSY, (message,), (name,), (rule.key,) if rule.key else ()))
 
@@ -569,7 +596,12 @@ class _Emission:
     """One translation's writing under way: the target leaves, and what became of each field."""
 
     def __init__(
-        self, ingested: Ingested, table: Table, dst_format: str, version: str, unplaceable: Callable[[str], str | None] | None
+        self,
+        ingested: Ingested,
+        table: Table,
+        dst_format: str,
+        version: str,
+        unplaceable: Callable[[str], str | None] | None,
     ) -> None:
         self.ingested, self.table, self.version, self.unplaceable = ingested, table, version, unplaceable
         self.history = load_history(dst_format)  # what the target release's code takes for a key (whole numbers)
@@ -638,7 +670,7 @@ class _Emission:
                 continue
             applied.append((rule, present))
             for key in [k for k in written if k.startswith(MISSING)]:
-                self._needed(rule, key[len(MISSING):], written.pop(key)[1])
+                self._needed(rule, key[len(MISSING) :], written.pop(key)[1])
             lost = written.pop(LOSS, None)
             if lost is not None or rule.lossy or rule.key is None or rule.note:
                 self._noted(rule, present, written, lost[1] if lost else None)
@@ -718,7 +750,10 @@ class _Emission:
 
     def _needed(self, rule: Rule, key: str, why: Approx | None) -> None:
         """A key the target needs that the rule's formula could not give (the --set that gives it)."""
-        need: Message = ("needs_value", {"field": rule.fields[0], "hint": why.detail if why else None, "elsewhere": None})
+        need: Message = (
+            "needs_value",
+            {"field": rule.fields[0], "hint": why.detail if why else None, "elsewhere": None},
+        )
         self.extra.append(said(None, key, Status.MISSING, (need,), rule.fields, (key,)))
 
     def _missing(self, rule: Rule) -> None:
@@ -726,12 +761,19 @@ class _Emission:
         ir, table = self.ir, self.table
         # the source says where these live when they are not in it (VeOmni: the HF config.json)
         elsewhere = next((self.unsupplied[f] for f in rule.fields if f in self.unsupplied), None) if rule.key else None
-        if (rule.required or elsewhere) and rule.applies(self.values) and not any(
-            ir.has(f) for r in table.rules_for_field(rule.fields[0]) for f in r.fields if r is not rule
+        if (
+            (rule.required or elsewhere)
+            and rule.applies(self.values)
+            and not any(ir.has(f) for r in table.rules_for_field(rule.fields[0]) for f in r.fields if r is not rule)
         ):
             # the source's word on where the value lives wins over the target's own hint
-            need: Message = ("needs_value", {"field": rule.fields[0], "hint": rule.hint or None, "elsewhere": elsewhere})
-            self.extra.append(said(None, rule.key, Status.MISSING, (need,), rule.fields, (rule.key,) if rule.key else ()))
+            need: Message = (
+                "needs_value",
+                {"field": rule.fields[0], "hint": rule.hint or None, "elsewhere": elsewhere},
+            )
+            self.extra.append(
+                said(None, rule.key, Status.MISSING, (need,), rule.fields, (rule.key,) if rule.key else ())
+            )
 
 
 def _const_entry(table: Table, rule: Rule) -> Entry:
@@ -739,7 +781,9 @@ def _const_entry(table: Table, rule: Rule) -> Entry:
     report does (a value added for the target, no loss)."""
     assert rule.key is not None
     when = ", ".join(f"{k}={'/'.join(map(str, v))}" for k, v in rule.when.items())
-    why = rule.hint or "a key with no canonical field, which the table writes " + (f"when {when}" if when else "for every config")
+    why = rule.hint or "a key with no canonical field, which the table writes " + (
+        f"when {when}" if when else "for every config"
+    )
     added: Message = ("added_for_target", {"title": table.title, "written": {rule.key: rule.const}, "why": why})
     return said(None, rule.key, Status.DEFAULTED, (added,), (), (rule.key,))
 
@@ -749,7 +793,9 @@ def _unexpressible(exc: Unexpressible) -> Message:
     return as_message(exc.args[0] if exc.args else str(exc), "unexpressible")
 
 
-def _fresh_rules(ingested: Ingested, table: Table, version: str, unplaceable: Callable[[str], str | None] | None) -> set[int]:
+def _fresh_rules(
+    ingested: Ingested, table: Table, version: str, unplaceable: Callable[[str], str | None] | None
+) -> set[int]:
     """Rules (by id) a same-format translation must write from the IR: a value of theirs came
     from --set or from a --with companion file, not from the leaves of the source itself; or the file
     left the rule's key at a default the target release changed (a 2022 NeoX file's weight decay 0.01,
@@ -764,14 +810,26 @@ def _fresh_rules(ingested: Ingested, table: Table, version: str, unplaceable: Ca
                 continue
             if value.origin is Origin.USER or not set(value.source_keys) <= mine:
                 fresh.add(id(rule))
-            elif value.origin is Origin.DEFAULT and read_as and read_as != version and _default_moved(rule, read_as, version):
+            elif (
+                value.origin is Origin.DEFAULT
+                and read_as
+                and read_as != version
+                and _default_moved(rule, read_as, version)
+            ):
                 fresh.add(id(rule))
-        if read_as and read_as != version and id(rule) not in fresh and _meaning_moved(rule, ingested, version, unplaceable):
+        if (
+            read_as
+            and read_as != version
+            and id(rule) not in fresh
+            and _meaning_moved(rule, ingested, version, unplaceable)
+        ):
             fresh.add(id(rule))  # the same keys mean another value at the target release: written from the IR
     return fresh
 
 
-def _meaning_moved(rule: Rule, ingested: Ingested, version: str, unplaceable: Callable[[str], str | None] | None) -> bool:
+def _meaning_moved(
+    rule: Rule, ingested: Ingested, version: str, unplaceable: Callable[[str], str | None] | None
+) -> bool:
     """A rule whose reading depends on the release (its formula takes `version`) reads the file's own keys
     that the target has a place for as another value at the target release (Model Zoo's mixed_precision
     alone: float16 for a 1.x TensorFlow model, bfloat16 for 2.4+; its use_bfloat16 retired)."""

@@ -45,11 +45,13 @@ IMMUTABLE = _MEMO_TYPES | {float}
 _MEMO_BLOCK = 64  # at most this many values in the blocks of one key: larger ones are worked out afresh
 
 
-def memo_key(rule: Any, version: str | None, present: dict[str, Any], inputs: dict[str, Any] | None = None) -> tuple[Any, ...] | None:
+def memo_key(
+    rule: Any, version: str | None, present: dict[str, Any], inputs: dict[str, Any] | None = None
+) -> tuple[Any, ...] | None:
     """A key for a rule's reading (or writing) of these values, or None when they are not small
     scalars or small blocks of them."""
     parts: list[Any] = [id(rule), version]
-    for key, value in (present.items() if not inputs else (*present.items(), ("|", None), *inputs.items())):
+    for key, value in present.items() if not inputs else (*present.items(), ("|", None), *inputs.items()):
         kind = type(value)
         if kind is float:
             value = value.hex()  # keeps -0.0 apart from 0.0, and a NaN equal to itself
@@ -114,7 +116,9 @@ Subtree = Callable[[str], tuple[Any, list[str]]]  # key -> (value or block, the 
 Checked = list[tuple[str, Any, "str | None", str]]  # (field, checked value, why approximate, note)
 
 
-def coerce_input(source: Source, coerce: Callable[[str, Any], tuple[Any, str]], key: str, value: Any) -> tuple[Any, str]:
+def coerce_input(
+    source: Source, coerce: Callable[[str, Any], tuple[Any, str]], key: str, value: Any
+) -> tuple[Any, str]:
     """Check a raw value against the source format's schema types (light coercion only)."""
     try:
         return coerce(key, value)
@@ -165,7 +169,9 @@ def remember(table: Table, memo: tuple[Any, ...], checked: Any) -> None:
         kept = WithBlocks((name, copy_block(value), approx, note) for name, value, approx, note in checked)
     else:
         return
-    keep(table.value_reads, memo, kept, 500)  # the values most files share refill it at once: memory flat over a migration
+    keep(
+        table.value_reads, memo, kept, 500
+    )  # the values most files share refill it at once: memory flat over a migration
 
 
 def recall(table: Table, memo: tuple[Any, ...]) -> Any:
@@ -225,7 +231,9 @@ def defaults_of(rule: Rule, table: Table, version: str, source: Source) -> list[
             if value is not None:
                 value, note = check_field(source, name, value, rule.keys)
                 notes.extend([note] if note else [])
-            cached.append((name, None if value is None else Value(value, Origin.DEFAULT, (), None, "; ".join(notes)), approx))
+            cached.append(
+                (name, None if value is None else Value(value, Origin.DEFAULT, (), None, "; ".join(notes)), approx)
+            )
         table.default_reads[(id(rule), version)] = cached
     return cached
 
@@ -273,7 +281,13 @@ def _read_formula(
         return Foreign.of(exc)
     except (TypeError, ValueError, ArithmeticError) as exc:  # overflow on a huge value is bad input too
         # the values read with the rule count too: a width no model_parallel_size divides names that key
-        given = {k: v.value for _, n in rule.read_with if (v := ir.fields.get(n)) for k in v.source_keys[:1] if not k.startswith("--set ")}
+        given = {
+            k: v.value
+            for _, n in rule.read_with
+            if (v := ir.fields.get(n))
+            for k in v.source_keys[:1]
+            if not k.startswith("--set ")
+        }
         key = _culprit(owned_leaves or [rule.label], {**present, **given}, exc)
         at_fault = dict(rule.read_args).get(exc.arg) if isinstance(exc, Unrunnable) and exc.arg else None
         if at_fault is not None and at_fault in present:  # the key holding the value at fault, as the file writes it
@@ -306,7 +320,11 @@ def _culprit(owned_leaves: list[str], present: dict[str, Any], exc: Exception) -
     if numbers and (isinstance(exc, ArithmeticError) or max(numbers)[0] > 2**53):
         return max(numbers)[1]
     text = str(exc)
-    leaves = [f"{k}.{leaf}" if isinstance(v, dict) else k for k, v in present.items() for leaf in (flatten(v) if isinstance(v, dict) else [k])]
+    leaves = [
+        f"{k}.{leaf}" if isinstance(v, dict) else k
+        for k, v in present.items()
+        for leaf in (flatten(v) if isinstance(v, dict) else [k])
+    ]
     ends = Counter(k.rsplit(".", 1)[-1] for k in leaves)
     for key in leaves if not isinstance(exc, Unrunnable) else ():  # an Unrunnable names its key itself (`arg`)
         end = key.rsplit(".", 1)[-1]
@@ -367,7 +385,12 @@ def _anchored(exc: InputError, rule: Rule, ir: IR, source: Source | None) -> Inp
     if exc.file is not None or source is None or not given:
         return exc
     key = given[0].source_keys[0]
-    exc.file, exc.line, exc.key, exc.written_key = source.file_of(key), source.line_of(key), key, source.aliases.get(key)
+    exc.file, exc.line, exc.key, exc.written_key = (
+        source.file_of(key),
+        source.line_of(key),
+        key,
+        source.aliases.get(key),
+    )
     return exc
 
 
@@ -392,7 +415,9 @@ def _written(rule: Rule, kwargs: dict[str, Any]) -> Written:
             result[by_ident[name]] = (value, None)
     if losses:
         parts = tuple(part for x in losses for part in (x.parts or ((x.detail, x.fields),)))
-        fields = () if any(not names for _, names in parts) else tuple(dict.fromkeys(f for _, names in parts for f in names))
+        fields = (
+            () if any(not names for _, names in parts) else tuple(dict.fromkeys(f for _, names in parts for f in names))
+        )
         result[LOSS] = (None, Approx(None, "; ".join(x.detail for x in losses), fields, parts))
     return result
 

@@ -44,7 +44,7 @@ class History:
         self.renames: tuple[Rename, ...] = tuple(
             Rename(r["from"], r["to"], r["release"], bool(r.get("overlap")), str(r.get("note", "")))
             for r in data.get("renames") or ()
-        )  # fmt: skip
+        )
         self.changes: tuple[dict[str, Any], ...] = tuple(data.get("changes") or ())
         self.model_sets: dict[str, list[str]] = dict(data.get("model_sets") or {})  # "M28" -> model folders
         # the first release whose parser refuses every key its argument classes do not declare (VeOmni #1090)
@@ -122,7 +122,11 @@ class History:
     def refuses(self, key: str, label: str) -> bool:
         """Does `label`'s code look for `key` only to refuse it (a `changes` note "refused: ...")?"""
         at = self.position.get(label)
-        looked = any(self.position[a] <= at <= self.position[b] for a, b in (self.keys.get(key) or {}).get("in", ())) if at is not None else False
+        looked = (
+            any(self.position[a] <= at <= self.position[b] for a, b in (self.keys.get(key) or {}).get("in", ()))
+            if at is not None
+            else False
+        )
         return looked and any(self.position[r] <= at for r in self._refusals.get(key, ()))
 
     def default_at(self, key: str, label: str) -> Any:
@@ -210,7 +214,9 @@ class History:
         slot = (key, mask)
         found = self._spread.get(slot)
         if found is None:
-            found = frozenset(repr(d) for label in self.members(mask) if (d := self.default_at(key, label)) is not NO_DEFAULT)
+            found = frozenset(
+                repr(d) for label in self.members(mask) if (d := self.default_at(key, label)) is not NO_DEFAULT
+            )
             keep(self._spread, slot, found, 1_000)
         return found
 
@@ -448,8 +454,11 @@ class SchemaIndex:
         if actual == "string" and types & {"number"} and _FLOAT_TEXT.match(value.strip().replace("e_", "e-")):
             # "1.0e_8": a global '-' -> '_' rename that hit a value (GPT-NeoX's own gmlp config has it)
             number = float(value.strip().replace("e_", "e-"))
-            raise _Guess(number, f"read {value!r} as {number} (looks like 'e-' mangled into 'e_'); the source "
-                         "framework would receive the string: fix the file")
+            raise _Guess(
+                number,
+                f"read {value!r} as {number} (looks like 'e-' mangled into 'e_'); the source "
+                "framework would receive the string: fix the file",
+            )
         if actual == "number" and "integer" in types and float(value).is_integer():
             return int(value), ""
         wanted = " or ".join(sorted(t for t in types if t != "null")) or "null"

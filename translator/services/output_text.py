@@ -16,7 +16,9 @@ def preservable(src: str, dst: str, inputs: Sequence[str], with_files: Sequence[
     return src == dst and len(inputs) == 1 and not with_files and inputs[0] != "-"
 
 
-def output_text(result: Translation, source_path: str | None, *, plain: bool = False, source_text: str | None = None) -> str:
+def output_text(
+    result: Translation, source_path: str | None, *, plain: bool = False, source_text: str | None = None
+) -> str:
     """`source_path`: the one source file when preservable(), else None (the plain dump)."""
     from .pipeline import Translation
     from ..core.errors import UsageError
@@ -47,7 +49,10 @@ def output_text(result: Translation, source_path: str | None, *, plain: bool = F
 
     spec = get_format(result.format)
     if spec.editor is None:  # no editor reads its files: the plain layout
-        result.report.target["formatting"] = {"kept": False, "why": f"neoconv has no format-preserving editor for {spec.title}"}
+        result.report.target["formatting"] = {
+            "kept": False,
+            "why": f"neoconv has no format-preserving editor for {spec.title}",
+        }
         return result.dump()
     text = _source_text(result, source_path, source_text)
     unkept = spec.unkept_formatting(text) if spec.unkept_formatting is not None else None
@@ -114,7 +119,9 @@ def formatting_notes(target: dict[str, object]) -> list[str]:
         if formatting.get("kept"):
             notes.append("the source's comments and formatting are kept; only what the migration changes differs")
         else:
-            notes.append(f"wrote the plain layout, not the source's formatting: {printable(str(formatting.get('why', '')))}")
+            notes.append(
+                f"wrote the plain layout, not the source's formatting: {printable(str(formatting.get('why', '')))}"
+            )
         for item in formatting.get("removed_comments") or []:
             notes.append(f"removed with {printable(item['key'])}: its comment {printable(item['comment'])}")
     if target.get("missing_marked") is False:

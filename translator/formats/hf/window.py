@@ -32,13 +32,22 @@ def _neo_layers(types: Any, layers: int | None) -> list[str]:
     the class refuses a list whose length is not num_layers (and a repeat count is never expanded
     beyond that)."""
     shape = isinstance(types, list) and all(
-        isinstance(item, list) and len(item) == 2 and isinstance(item[0], list) and isinstance(item[1], int)
-        and not isinstance(item[1], bool) and item[1] >= 0 and all(k in NEO_KINDS for k in item[0]) for item in types)
+        isinstance(item, list)
+        and len(item) == 2
+        and isinstance(item[0], list)
+        and isinstance(item[1], int)
+        and not isinstance(item[1], bool)
+        and item[1] >= 0
+        and all(k in NEO_KINDS for k in item[0])
+        for item in types
+    )
     if not shape:
-        raise ValueError(f"attention_types: expected [[[\"global\" or \"local\", ...], repeats], ...], got {types!r}")
+        raise ValueError(f'attention_types: expected [[["global" or "local", ...], repeats], ...], got {types!r}')
     length = sum(len(kinds) * repeats for kinds, repeats in types)
     if layers is not None and length != layers:
-        raise ValueError(f"attention_types gives {length} layers, num_layers is {layers}: GPT-Neo needs one kind per layer")
+        raise ValueError(
+            f"attention_types gives {length} layers, num_layers is {layers}: GPT-Neo needs one kind per layer"
+        )
     return [NEO_KINDS[k] for kinds, repeats in types for _ in range(repeats) for k in kinds]
 
 
@@ -56,8 +65,10 @@ def _read_neo(mt: _hf.ModelType, kw: Kw) -> Any:
     pattern = _neo_layers(NEO_DEFAULT if types is None else types, kw.get("num_layers"))
     if "sliding" not in pattern:
         return Absent("attention_types has no local layer: every layer attends to the whole context")
-    return {"sliding_window": int(raw_value(kw, mt, "window_size")),
-            "attention_layer_types": None if all(k == "sliding" for k in pattern) else pattern}
+    return {
+        "sliding_window": int(raw_value(kw, mt, "window_size")),
+        "attention_layer_types": None if all(k == "sliding" for k in pattern) else pattern,
+    }
 
 
 def _write_neo(kw: Kw) -> Any:
@@ -116,7 +127,11 @@ def nope_unlike(mt: _hf.ModelType, kw: Kw) -> str:
     window, pattern, layers = kw.get("sliding_window"), kw.get("attention_layer_types"), kw.get("num_layers")
     if mt.nope != "full_layers" or not layers:
         return ""
-    full = list(range(layers)) if window is None else [i for i, k in enumerate(pattern or ["sliding"] * layers) if k == "full"]
+    full = (
+        list(range(layers))
+        if window is None
+        else [i for i, k in enumerate(pattern or ["sliding"] * layers) if k == "full"]
+    )
     nope = sorted(kw.get("nope_layers") or [])
     if nope == full:
         return ""
@@ -145,7 +160,9 @@ def read_window(kw: Kw) -> Any:
     if given is not None and mt.window != "all":
         kinds = [HF_KINDS.get(str(k)) for k in given]
         if None in kinds:
-            raise ValueError(f"layer_types: expected sliding_attention or full_attention for every layer, got {given!r}")
+            raise ValueError(
+                f"layer_types: expected sliding_attention or full_attention for every layer, got {given!r}"
+            )
         pattern: list[str] | None = [str(k) for k in kinds]
     else:
         pattern = default_pattern(mt, layers, kw) if layers else None
@@ -172,11 +189,18 @@ def write_window(kw: Kw) -> Any:
                           f"to the whole context", ("model.sliding_window", "model.attention_layer_types"))  # fmt: skip
     every = pattern is None or all(k == "sliding" for k in pattern)
     if mt.window in ("all", "qwen_moe"):
-        out = {**_out("sliding_window", window), **(_out("use_sliding_window", True) if mt.window == "qwen_moe" else {})}
+        out = {
+            **_out("sliding_window", window),
+            **(_out("use_sliding_window", True) if mt.window == "qwen_moe" else {}),
+        }
         if every:
             return out
-        return Approx(out, f"HF {mt.name} windows every layer: the pattern of {pattern.count('sliding')} windowed "  # type: ignore[union-attr]
-                           f"and {pattern.count('full')} full layers is not expressible", ("model.attention_layer_types",))  # type: ignore[union-attr]
+        return Approx(
+            out,
+            f"HF {mt.name} windows every layer: the pattern of {pattern.count('sliding')} windowed "  # type: ignore[union-attr]
+            f"and {pattern.count('full')} full layers is not expressible",
+            ("model.attention_layer_types",),
+        )  # type: ignore[union-attr]
     out = _out("sliding_window", window)
     if mt.window in ("qwen", "qwen2_moe", "nope"):
         out.update(_out("use_sliding_window", True))
@@ -188,7 +212,11 @@ def write_window(kw: Kw) -> Any:
         own = mt.default("sliding_window_pattern")
         # every n-th layer full: the first full layer says which n (trying each n was layers^2 steps)
         n = pattern.index("full") + 1 if pattern and "full" in pattern else 0
-        if n >= 2 and pattern == ["full" if (i + 1) % n == 0 else "sliding" for i in range(layers)] and (mt.pattern_key or n == own):
+        if (
+            n >= 2
+            and pattern == ["full" if (i + 1) % n == 0 else "sliding" for i in range(layers)]
+            and (mt.pattern_key or n == own)
+        ):
             return {**out, **_out("sliding_window_pattern", n)} if mt.pattern_key else out
     if mt.window == "alternate" and pattern == default_pattern(mt, len(pattern or []), kw):
         return out
