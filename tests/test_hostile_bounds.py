@@ -152,3 +152,41 @@ def test_a_deepspeed_scheduler_value_is_named_at_its_own_key(tmp_path: Path) -> 
     result = cli_runner().invoke(main, ["deepspeed2neox", str(src), "-o", str(tmp_path / "out"), "-q"])
     assert result.exit_code == 2
     assert "ds.json:11: scheduler.params.total_num_steps:" in result.stderr and "(fix the value)" in result.stderr
+
+
+@pytest.mark.parametrize(
+    "value, expected",
+    [
+        (10**308, ":{line}: --hidden-size: a number of 309 digits"),  # the derived MLP width names its source
+        (1.5, ":{line}: argument --hidden-size: invalid int value: '1.5' (give a whole number)"),
+    ],
+)
+def test_a_megatron_refusal_names_the_line_and_the_fix(tmp_path: Path, value: object, expected: str) -> None:
+    import yaml
+    from conftest import FIXTURES
+
+    tree = yaml.safe_load((FIXTURES / "inputs" / "megatron" / "gpt-15b-ci.yaml").read_text())
+    tree["MODEL_ARGS"]["--hidden-size"] = value
+    src = tmp_path / "ci.yaml"
+    src.write_text(yaml.safe_dump(tree))
+    line = next(i for i, text in enumerate(src.read_text().splitlines(), 1) if "--hidden-size:" in text)
+    result = cli_runner().invoke(main, ["megatron2neox", str(src), "-o", str(tmp_path / "out"), "-q"])
+    assert result.exit_code == 2 and len(result.stderr.strip().splitlines()) == 1
+    assert "ci.yaml" + expected.format(line=line) in result.stderr
+
+
+def test_a_target_refusal_is_named_at_the_source_key_it_comes_from(tmp_path: Path) -> None:
+    # before: `num_attention_heads: GPT-NeoX cannot build this model ...` with no file, no line, no fix
+    import json
+
+    from conftest import FIXTURES
+
+    config = json.loads((FIXTURES / "inputs" / "hf" / "llama-3.1-8b.json").read_text())
+    config["hidden_size"] = 2**63 + 1
+    src = tmp_path / "config.json"
+    src.write_text(json.dumps(config, indent=2))
+    line = next(i for i, text in enumerate(src.read_text().splitlines(), 1) if '"num_attention_heads"' in text)
+    result = cli_runner().invoke(main, ["hf2neox", str(src), "-o", str(tmp_path / "out"), "-q"])
+    assert result.exit_code == 2 and len(result.stderr.strip().splitlines()) == 1
+    assert f"config.json:{line}: num_attention_heads: GPT-NeoX cannot build this model" in result.stderr
+    assert "give a hidden_size the heads divide" in result.stderr

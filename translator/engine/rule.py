@@ -193,7 +193,12 @@ def inputs(rule: Rule, ir: IR, subtree: Subtree) -> dict[str, Any]:
 
 
 def checked_values(
-    read: dict[str, Any], fields_catalog: dict[str, Any], source: Source, owned_leaves: list[str], rule: Rule
+    read: dict[str, Any],
+    fields_catalog: dict[str, Any],
+    source: Source,
+    owned_leaves: list[str],
+    rule: Rule,
+    ir: IR | None = None,
 ) -> Checked:
     """(field, value checked against the catalogue, why approximate, note) for what a rule read."""
     checked = []
@@ -204,11 +209,19 @@ def checked_values(
             try:
                 value, note = fields_catalog[name].check(value)
             except ValueError as exc:
-                if not owned_leaves and rule.read_with:  # none of the file's keys: say what it came from
+                keys = tuple(owned_leaves) or rule.keys
+                if not owned_leaves and rule.read_with:  # none of the file's keys: say what it came from, and where
                     exc = ValueError(f"{exc} (derived from {', '.join(name for _, name in rule.read_with)})")
-                raise field_error(source, name, exc, tuple(owned_leaves) or rule.keys, value) from None
+                    keys = _given_keys(rule, ir, source) or keys
+                raise field_error(source, name, exc, keys, value) from None
         checked.append((name, value, approx, note))
     return checked
+
+
+def _given_keys(rule: Rule, ir: IR | None, source: Source) -> tuple[str, ...]:
+    """The file's keys that gave the values a rule reads with (a width derived from hidden_size: its line)."""
+    given = [] if ir is None else [v for _, n in rule.read_with if (v := ir.fields.get(n)) is not None]
+    return tuple(k for v in given for k in v.source_keys[:1] if not k.startswith("--set ") and source.line_of(k))
 
 
 def default_holds(rule: Rule, ir: IR) -> bool:
