@@ -190,3 +190,11 @@ def test_a_target_refusal_is_named_at_the_source_key_it_comes_from(tmp_path: Pat
     assert result.exit_code == 2 and len(result.stderr.strip().splitlines()) == 1
     assert f"config.json:{line}: num_attention_heads: GPT-NeoX cannot build this model" in result.stderr
     assert "give a hidden_size the heads divide" in result.stderr
+
+
+def test_a_schedule_the_target_cannot_run_is_refused_with_the_fix(tmp_path: Path) -> None:
+    line = _refusal(tmp_path, "neox2veomni", iters=0)
+    assert "in.yml:7: optimizer.params.lr: VeOmni cannot run this learning-rate schedule" in line
+    assert line.endswith(
+        "(give the source a schedule the target runs (its steps, warmup and decay), or translate into another format)"
+    )

@@ -12,7 +12,7 @@ from ...knowledge.schema import older
 from ...knowledge.formula import Approx, Unexpressible, formula
 from ...schedule.fields import parse, rendered
 from ...knowledge.formula import as_written, lr_only, read_phases
-from ...schedule.model import ScheduleError
+from ...schedule.model import ScheduleError, UNRUNNABLE_FIX
 from . import scheduler
 
 TITLE = "VeOmni"
@@ -95,7 +95,7 @@ class VeomniLrSchedule:
         try:
             rendering = rendered("veomni", lambda s: scheduler.render(s, steps), phases, steps)
         except ScheduleError as exc:
-            raise InputError(f"{TITLE} cannot run this learning-rate schedule: {exc}") from None
+            raise InputError(f"{TITLE} cannot run this learning-rate schedule: {exc}", hint=UNRUNNABLE_FIX) from None
         cfg = dict(rendering.config)
         total = steps or parse(phases).total_length + 1  # what the rendering's ratios are of
         for name in RATIOS:  # the shortest ratio VeOmni truncates to the same step
