@@ -21,8 +21,10 @@ def run(files: tuple[str, ...], opts: dict[str, Any]) -> Outcome:
     from ..knowledge.registry import pairs
 
     if files and files[0] in {f"{a}2{b}" for a, b in pairs()} and not os.path.exists(files[0]):
-        raise UsageError(f"migrate rewrites each FILE in its own format; to check a translated tree use "
-                         f"`neoconv batch --check {' '.join(files)}` (pre-commit hook neoconv-batch-check)")  # fmt: skip
+        raise UsageError(
+            f"migrate rewrites each FILE in its own format; to check a translated tree use "
+            f"`neoconv batch --check {' '.join(files)}` (pre-commit hook neoconv-batch-check)"
+        )
     from .batch import _terminate_as_interrupt
     from .project import apply
     from .run import Interrupted
@@ -250,8 +252,16 @@ def _migrate(path: str, fmt: str, opts: dict[str, Any]) -> tuple[str, str, Any, 
 
     opts = for_pair(opts, fmt, fmt)
     set_values, target_values = split_set(all_set_values(opts, fmt), fmt)
-    result = translate(path, fmt, fmt, layout=opts["layout"], target_version=opts["target_version"],
-                       set_values=set_values, target_values=target_values, verify=not opts["no_verify"])  # fmt: skip
+    result = translate(
+        path,
+        fmt,
+        fmt,
+        layout=opts["layout"],
+        target_version=opts["target_version"],
+        set_values=set_values,
+        target_values=target_values,
+        verify=not opts["no_verify"],
+    )
     old = read_text(path)
     new = output_text(result, path, plain=opts["plain"], source_text=old)
     new, said = _repeats(old, new, path, fmt, result.report.target.get("version"))
@@ -321,8 +331,9 @@ def _write(path: str, text: str, backup: bool) -> str:
     if os.path.islink(path):
         target, here = os.path.realpath(path), os.path.realpath(os.getcwd())
         if os.path.commonpath([target, here]) != here:
-            raise OutputError(f"is a symbolic link to {target}, outside {here}: not rewritten (migrate that file itself)",
-                              file=path)  # fmt: skip
+            raise OutputError(
+                f"is a symbolic link to {target}, outside {here}: not rewritten (migrate that file itself)", file=path
+            )
         through = f" (the file its link points to, {os.path.relpath(target)})"
     tree = Confined(os.path.dirname(os.path.abspath(target)))
     if backup:

@@ -240,9 +240,14 @@ BATCH_QUIET = click.option("-q", "--quiet", is_flag=True, help="No progress and 
 
 # ---- migrate
 MIGRATE_CHECK = click.option("--check", is_flag=True, help="Write nothing; exit 1 if any file would change.")
-MIGRATE_REPORT = click.option("--report", "report_path", metavar="FILE", type=click.Path(),
-                              help="Write the per-file JSON report: each FILE's status, whether it was rewritten, and "
-                                   "why (also when interrupted: the files written and those not reached).")  # fmt: skip
+MIGRATE_REPORT = click.option(
+    "--report",
+    "report_path",
+    metavar="FILE",
+    type=click.Path(),
+    help="Write the per-file JSON report: each FILE's status, whether it was rewritten, and "
+    "why (also when interrupted: the files written and those not reached).",
+)
 BACKUP = click.option(
     "--backup", is_flag=True, help="Keep a *.bak copy of each file rewritten (version control usually is the backup)."
 )
@@ -297,13 +302,20 @@ def layout(dst: str | None) -> Decorator | None:
     if dst is None:
         listed = "; ".join(f"{n}: {', '.join(s.layouts)}" for n, s in FORMATS.items() if s.layouts)
         # checked against the target once it is known (arguments.check_options), with the same message as the library's
-        return click.option("--layout", metavar="NAME", shell_complete=complete.layouts,
-                            help=f"Target layout ({listed}; default the first).")  # fmt: skip
+        return click.option(
+            "--layout",
+            metavar="NAME",
+            shell_complete=complete.layouts,
+            help=f"Target layout ({listed}; default the first).",
+        )
     spec = FORMATS[dst]
     if not spec.layouts:
         return None
-    return click.option("--layout", type=Lazy("layout", lambda: spec.layouts, f"{dst} layout"),
-                        help=f"{spec.title} layout to write (default {spec.default_layout}).")  # fmt: skip
+    return click.option(
+        "--layout",
+        type=Lazy("layout", lambda: spec.layouts, f"{dst} layout"),
+        help=f"{spec.title} layout to write (default {spec.default_layout}).",
+    )
 
 
 def model_config(src: str | None) -> Decorator | None:
@@ -312,9 +324,14 @@ def model_config(src: str | None) -> Decorator | None:
     if src is not None and not FORMATS[src].takes_model_config:
         return None
     who = FORMATS[src].title if src else " or ".join(s.title for s in takers) + " source"
-    return click.option("--model-config", "model_config", metavar="FILE", type=click.Path(),
-                        help=f"{who}: the HuggingFace config.json with the architecture (default: found from "
-                             "model.config_path / model.model_path beside the YAML).")  # fmt: skip
+    return click.option(
+        "--model-config",
+        "model_config",
+        metavar="FILE",
+        type=click.Path(),
+        help=f"{who}: the HuggingFace config.json with the architecture (default: found from "
+        "model.config_path / model.model_path beside the YAML).",
+    )
 
 
 def version(side: str, fmt: str | None) -> Decorator:
@@ -326,14 +343,40 @@ def version(side: str, fmt: str | None) -> Decorator:
     )
     default = "the release the file's keys tell" if side == "from" else "the newest"
     if fmt is None:
-        return click.option(flag, dest, metavar="V", help=f"{what} release (1.9, 2023-05-02, #538, 0.14.4, current; "
-                            f"`neoconv formats` lists them); default: {default}.")  # fmt: skip
-    return click.option(flag, dest, type=Release(fmt, flag),
-                        help=f"{what} {FORMATS[fmt].title} release (`neoconv formats` lists them); default: {default}.")  # fmt: skip
+        return click.option(
+            flag,
+            dest,
+            metavar="V",
+            help=f"{what} release (1.9, 2023-05-02, #538, 0.14.4, current; "
+            f"`neoconv formats` lists them); default: {default}.",
+        )
+    return click.option(
+        flag,
+        dest,
+        type=Release(fmt, flag),
+        help=f"{what} {FORMATS[fmt].title} release (`neoconv formats` lists them); default: {default}.",
+    )
 
 
 def translation(src: str | None, dst: str | None) -> list[Decorator]:
     """The options of a translation from src to dst (None: either, as `convert` takes them)."""
-    chosen = [OUTPUT, REPORT, SET, WITH, WORLD_SIZE, layout(dst), model_config(src), version("from", src),
-              version("to", dst), PLAIN, *POLICY, PROVE, *PROVE_OPTIONS, QUIET, VERBOSE, COLOR, DEBUG]  # fmt: skip
+    chosen = [
+        OUTPUT,
+        REPORT,
+        SET,
+        WITH,
+        WORLD_SIZE,
+        layout(dst),
+        model_config(src),
+        version("from", src),
+        version("to", dst),
+        PLAIN,
+        *POLICY,
+        PROVE,
+        *PROVE_OPTIONS,
+        QUIET,
+        VERBOSE,
+        COLOR,
+        DEBUG,
+    ]
     return [o for o in chosen if o is not None]

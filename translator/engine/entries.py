@@ -66,8 +66,12 @@ def unanchored(
             ):
                 continue  # written, expressed by a note, or not meant for this config (a `when`)
             absent = table.absent.get(name)
-            why = unheld.get(name) or missing.get(name) or (slot.skipped if slot else None) or (
-                ("absent", {"reason": absent, "field": name}) if absent else None)  # fmt: skip
+            why = (
+                unheld.get(name)
+                or missing.get(name)
+                or (slot.skipped if slot else None)
+                or (("absent", {"reason": absent, "field": name}) if absent else None)
+            )
             reason: Message = ("relative_to_missing", {"title": table.title, "field": name, "why": as_value(why)})
             for own in present:
                 carried[own].lossy.append(reason)
@@ -114,8 +118,10 @@ def unreported_losses(report: Report, extra: list[Entry], carried: dict[str, Car
             report.entries.append(said(None, ", ".join(targets) or None, Status.LOSSY, reasons, (name,), targets))
             continue
         why = "; ".join(render(*m) for m in reasons)
-        at = next((i for i, e in enumerate(extra) if name in e.fields and (
-            e.status is Status.DEFAULTED or i in upgraded)), None)  # fmt: skip
+        at = next(
+            (i for i, e in enumerate(extra) if name in e.fields and (e.status is Status.DEFAULTED or i in upgraded)),
+            None,
+        )
         if at is not None:
             # no source_key: a defaulted entry names a key the file lacks, a lossy one a leaf it has
             extra[at] = _lost_too(extra[at], reasons, why)
@@ -124,8 +130,15 @@ def unreported_losses(report: Report, extra: list[Entry], carried: dict[str, Car
         slot_key = (tuple(dict.fromkeys(slot.target_keys)), why)
         grouped.setdefault(slot_key, (reasons, []))[1].append(name)
     for (targets, _), (reasons, group) in grouped.items():
-        values = [{"field": name, "value": ir.fields[name].value, "origin": ir.fields[name].origin.value,
-                   "keys": list(ir.fields[name].source_keys)} for name in group]  # fmt: skip
+        values = [
+            {
+                "field": name,
+                "value": ir.fields[name].value,
+                "origin": ir.fields[name].origin.value,
+                "keys": list(ir.fields[name].source_keys),
+            }
+            for name in group
+        ]
         message: Message = (
             "value_lost",
             {"title": src_title, "values": values, "reasons": [as_value(m) for m in reasons]},
@@ -138,9 +151,14 @@ _CARRIED: tuple[Message, ...] = (("carried", _NOTHING),)
 
 
 def leaf_entries(
-    ingested: Ingested, table: Table, dst_format: str, carried: dict[str, Carried], out: dict[str, Any],
-    passed: set[str], homeless: dict[str, str],
-) -> list[Entry]:  # fmt: skip
+    ingested: Ingested,
+    table: Table,
+    dst_format: str,
+    carried: dict[str, Carried],
+    out: dict[str, Any],
+    passed: set[str],
+    homeless: dict[str, str],
+) -> list[Entry]:
     entries: list[Entry] = []
     src_format = ingested.source.format if ingested.source else "?"
     for part in (ingested, *ingested.companions):
@@ -150,8 +168,13 @@ def leaf_entries(
             if part is ingested and leaf in passed:
                 entry = _passed_entry(leaf, part, fate)
             elif part is ingested and leaf in homeless:
-                entry = said(leaf, None, Status.DROPPED, (("no_place_in_layout", {"reason": homeless[leaf]}), *fate.notes),
-                             fields_of(fate))  # fmt: skip
+                entry = said(
+                    leaf,
+                    None,
+                    Status.DROPPED,
+                    (("no_place_in_layout", {"reason": homeless[leaf]}), *fate.notes),
+                    fields_of(fate),
+                )
             elif fate.kind == "unsupported" and len(fate.notes) == 1:  # the commonest leaf no rule takes
                 kind, values = fate.notes[0]
                 entry = Entry(leaf, None, Status.DROPPED, TEMPLATES[kind](values), (), kind, values)
@@ -175,8 +198,16 @@ def set_entries(report: Report, ingested: Ingested, table: Table, carried: dict[
         given = carried.get(name)
         if given and given.target_keys:
             keys = tuple(dict.fromkeys(given.target_keys))
-            report.entries.append(said(f"--set {name}", ", ".join(keys), Status.EXACT,
-                                       (("set_written", {"field": name, "value": value.value}),), (name,), keys))  # fmt: skip
+            report.entries.append(
+                said(
+                    f"--set {name}",
+                    ", ".join(keys),
+                    Status.EXACT,
+                    (("set_written", {"field": name, "value": value.value}),),
+                    (name,),
+                    keys,
+                )
+            )
             continue
         readers = ingested.table.rules_reading(name) if ingested.table else []
         summary_of = catalogue()[name].summary_of  # a schedule summary: the phases are rebuilt from it
@@ -193,8 +224,9 @@ def _waits_for(table: Table, ir: Any, name: str) -> Message | None:
     """A target rule writes the field but needs another one the IR lacks (VeOmni's config.json
     class needs model.family): name that one, not "no counterpart"."""
     for rule in table.rules_for_field(name):
-        lacking = [f for f in rule.with_fields.values() if f not in rule.fields and not ir.has(f)
-                   and table.rules_for_field(f)]  # fmt: skip
+        lacking = [
+            f for f in rule.with_fields.values() if f not in rule.fields and not ir.has(f) and table.rules_for_field(f)
+        ]
         if lacking:
             choices = catalogue()[lacking[0]].enum
             value = f"{{{', '.join(choices[:6])}, ...}}" if choices else "VALUE"
@@ -240,9 +272,15 @@ def _passed_entry(leaf: str, ingested: Ingested, fate: LeafFate) -> Entry:
 
 
 def _entry_for(
-    leaf: str, raw: Any, fate: LeafFate, ingested: Ingested, out: dict[str, Any], table: Table, dst_format: str,
+    leaf: str,
+    raw: Any,
+    fate: LeafFate,
+    ingested: Ingested,
+    out: dict[str, Any],
+    table: Table,
+    dst_format: str,
     src_format: str,
-) -> Entry:  # fmt: skip
+) -> Entry:
     if fate.kind == "unknown":  # (a key no release knows, or a rule's value no name of the release is)
         return said(leaf, None, Status.UNKNOWN, fate.notes, fields_of(fate))
     if fate.kind == "unsupported":
@@ -312,9 +350,13 @@ def _rule_entry(
     if lossy:
         return said(leaf, target, Status.LOSSY, (*unique(lossy), *fate.notes), lost_fields, _keys(targets))
     exact = (
-        leaf in rule.keys and sum(k in ingested.fates for k in rule.keys) == 1 and len(targets) == 1  # one spelling given
-        and len(values) == 1 and _same(raw, values[0]) and not fate.notes
-    )  # fmt: skip
+        leaf in rule.keys
+        and sum(k in ingested.fates for k in rule.keys) == 1  # one spelling of the rule's given
+        and len(targets) == 1
+        and len(values) == 1
+        and _same(raw, values[0])
+        and not fate.notes
+    )
     if exact:  # the commonest entry: said without rendering
         return Entry(leaf, target, Status.EXACT, "", rule.fields, "renamed", _NOTHING, _keys(targets))
     if leaf != rule.key and rule.key is not None and leaf in rule.also:
@@ -349,10 +391,17 @@ def _keys(targets: list[str]) -> tuple[str, ...]:
 
 
 def _same(a: Any, b: Any) -> bool:
-    return type(a) is type(b) and a == b or (
-        isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool)
-        and not isinstance(b, bool) and a == b
-    )  # fmt: skip
+    return (
+        type(a) is type(b)
+        and a == b
+        or (
+            isinstance(a, (int, float))
+            and isinstance(b, (int, float))
+            and not isinstance(a, bool)
+            and not isinstance(b, bool)
+            and a == b
+        )
+    )
 
 
 # an entry a derived value can ride on: it already says the leaf's value is not carried
@@ -365,8 +414,11 @@ def unheld_derived(report: Report, ingested: Ingested, table: Table) -> None:
     """Name, as dropped, every source value (not a default, not a --set value) that the target's
     table has no rule for and that no lossy/dropped/missing/unknown entry names yet."""
     ir, held = ingested.ir, table.held
-    lost = [name for name, value in ir.fields.items() if name not in held and value.origin in _STATED
-            and value.value is not None]  # fmt: skip
+    lost = [
+        name
+        for name, value in ir.fields.items()
+        if name not in held and value.origin in _STATED and value.value is not None
+    ]
     if not lost:
         return
     from .difference import covered_or_summary
@@ -397,8 +449,9 @@ def unheld_derived(report: Report, ingested: Ingested, table: Table) -> None:
             alike = [name for name in names if table.absent.get(name, "") == reason]
             messages = _with_reason(messages, no_counterpart(table, alike), alike)
         messages.append(_message(src, ir, names, None))
-        entries[i] = said(entry.source_key, entry.target_key, entry.status, messages, (*entry.fields, *names),
-                          entry.target_keys)  # fmt: skip
+        entries[i] = said(
+            entry.source_key, entry.target_key, entry.status, messages, (*entry.fields, *names), entry.target_keys
+        )
     for names in grouped.values():
         message = _message(src, ir, names, shown)
         entries.append(said(None, None, Status.DROPPED, (message, no_counterpart(table, names)), tuple(names)))
@@ -502,11 +555,19 @@ def defaulted_entry(
     # "the target's default is X" speaks of the field: only a one-key transform turns the key's
     # default into the field's (an inverted flag's false is the field's true); otherwise name the key
     as_field = rule.simple is not None and rule.key is not None and list(documented) == [rule.key]
-    message: Message = ("default_written", {
-        "title": src_title, "field": present[0], "value": ingested.ir.get(present[0]), "target": target_title,
-        "target_defaults": documented, "key_default": as_field, "written": {k: v[0] for k, v in written.items()},
-        **({"field_default": _as_field(rule, documented[rule.key])} if as_field and rule.key else {}),
-    })  # fmt: skip
+    message: Message = (
+        "default_written",
+        {
+            "title": src_title,
+            "field": present[0],
+            "value": ingested.ir.get(present[0]),
+            "target": target_title,
+            "target_defaults": documented,
+            "key_default": as_field,
+            "written": {k: v[0] for k, v in written.items()},
+            **({"field_default": _as_field(rule, documented[rule.key])} if as_field and rule.key else {}),
+        },
+    )
     caveat = ingested.lossy.get(id(src_rules[0])) if src_rules else None
     keys = tuple(written)
     # a caveat of the source's reading concerns all its fields (a schedule left unknown)
@@ -535,8 +596,10 @@ def default_not_kept(
         if value.origin is Origin.DEFAULT:
             src_rules = ingested.table.rules_for_field(name) if ingested.table else []
             src_key = src_rules[0].key if src_rules and src_rules[0].key else None
-            message: Message = ("default_not_kept", {"title": title, "field": name, "value": value.value, "key": src_key,
-                                                     "reason": as_value(reason)})  # fmt: skip
+            message: Message = (
+                "default_not_kept",
+                {"title": title, "field": name, "value": value.value, "key": src_key, "reason": as_value(reason)},
+            )
         else:
             message = (
                 "derived_not_kept",
@@ -707,8 +770,10 @@ class _Emission:
             return None
         for key, (value, _) in written.items():
             if isinstance(value, float) and not value.is_integer() and history.type_at(key, self.version) == "int":
-                return Unexpressible(f"{self.table.title} {self.version} takes a whole number for {key} (its code "
-                                     f"types it int): {value!r} is not one; its default applies")  # fmt: skip
+                return Unexpressible(
+                    f"{self.table.title} {self.version} takes a whole number for {key} (its code "
+                    f"types it int): {value!r} is not one; its default applies"
+                )
         return None
 
     def _noted(self, rule: Rule, present: list[str], written: dict[str, Any], loss: Approx | None) -> None:
@@ -846,8 +911,11 @@ def _meaning_moved(
     except (TypeError, ValueError, ArithmeticError):
         return True  # the target release cannot read them as they are: write the value
     there = there if isinstance(there, dict) and len(rule.fields) > 1 else {field_ident(rule.fields[0]): there}
-    return any(unwrap(there.get(field_ident(name)))[0] != ingested.ir.get(name) for name in rule.fields
-               if isinstance(there, dict))  # fmt: skip
+    return any(
+        unwrap(there.get(field_ident(name)))[0] != ingested.ir.get(name)
+        for name in rule.fields
+        if isinstance(there, dict)
+    )
 
 
 def _default_moved(rule: Rule, read_as: str, version: str) -> bool:

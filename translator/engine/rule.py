@@ -386,8 +386,9 @@ def write_formula(rule: Rule, ir: IR, version: str | None = None, source: Source
         result = _written(rule, kwargs)
     except InputError as exc:  # a value the target cannot take: named where the source gives it
         raise _anchored(exc, rule, ir, source) from None
-    if memo is not None and all(shareable(value) and (approx is None or type(approx.value) in IMMUTABLE)
-                                for value, approx in result.values()):  # fmt: skip
+    if memo is not None and all(
+        shareable(value) and (approx is None or type(approx.value) in IMMUTABLE) for value, approx in result.values()
+    ):
         keep(rule.writes, memo, {key: (copy_block(value), approx) for key, (value, approx) in result.items()}, 200)
     return result
 
@@ -493,8 +494,12 @@ def solve(rule: Rule, ir: IR, table: Table, source: Source) -> bool:
     total, factors = names[0], names[1:]
     if not unknown:
         if not is_close(values[total], math.prod(values[f] for f in factors)):
-            raise _error(f"{_label(total, ir, table)} {short(values[total])} is not " + _times(factors, values, ir, table),
-                         names, ir, source)  # fmt: skip
+            raise _error(
+                f"{_label(total, ir, table)} {short(values[total])} is not " + _times(factors, values, ir, table),
+                names,
+                ir,
+                source,
+            )
         return added
     missing = unknown[0]
     if missing == total:
@@ -504,8 +509,13 @@ def solve(rule: Rule, ir: IR, table: Table, source: Source) -> bool:
         divisor = math.prod(values[f] for f in others)
         solved = _quotient(values[total], divisor)
         if solved is None:
-            raise _error(f"cannot solve {missing}: {_label(total, ir, table)} {short(values[total])} is not a "
-                         f"multiple of {_times(others, values, ir, table) or '1'}", names, ir, source)  # fmt: skip
+            raise _error(
+                f"cannot solve {missing}: {_label(total, ir, table)} {short(values[total])} is not a "
+                f"multiple of {_times(others, values, ir, table) or '1'}",
+                names,
+                ir,
+                source,
+            )
     given = [ir.fields[n] for n in names if n != missing]
     origin = Origin.DERIVED if any(v.origin is not Origin.DEFAULT for v in given) else Origin.DEFAULT
     keys = tuple(dict.fromkeys(k for v in given for k in v.source_keys if not k.startswith("--set ")))
@@ -556,8 +566,13 @@ def _times(names: Any, values: dict[str, Any], ir: IR, table: Table) -> str:
 def _error(message: str, names: tuple[str, ...], ir: IR, source: Source) -> InputError:
     """Blame the first value the file gave (a --set value has no line)."""
     key = next((k for n in names if (v := ir.fields.get(n)) for k in v.source_keys if not k.startswith("--set ")), None)
-    return InputError(message, file=source.file_of(key) if key else None, line=source.line_of(key) if key else None,
-                      key=key, hint="make them agree")  # fmt: skip
+    return InputError(
+        message,
+        file=source.file_of(key) if key else None,
+        line=source.line_of(key) if key else None,
+        key=key,
+        hint="make them agree",
+    )
 
 
 def unsolved(table: Table, ir: IR, carried: dict[str, Carried]) -> None:
@@ -578,6 +593,14 @@ def unsolved(table: Table, ir: IR, carried: dict[str, Carried]) -> None:
                 if _fill_applies(name, names, missing, table):
                     continue
             if unknown:
-                why: Message = ("derived_by_target", {"title": table.title, "field": name, "total": names[0],
-                                                      "factors": list(names[1:]), "unknown": unknown})  # fmt: skip
+                why: Message = (
+                    "derived_by_target",
+                    {
+                        "title": table.title,
+                        "field": name,
+                        "total": names[0],
+                        "factors": list(names[1:]),
+                        "unknown": unknown,
+                    },
+                )
                 carried.setdefault(name, Carried()).lossy.append(why)

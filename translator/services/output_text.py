@@ -35,8 +35,11 @@ def output_text(
         text = _source_text(result, source_path, source_text)
         source_text = written_once(text, source_path)  # the file's own text, each key once, its comments kept
         if source_text == text:
-            result.report.target["formatting"] = {"kept": False, "why": f"the file gives {', '.join(once)} twice, "
-                                                  f"which {result.report.target.get('version')} refuses: written once each"}  # fmt: skip
+            result.report.target["formatting"] = {
+                "kept": False,
+                "why": f"the file gives {', '.join(once)} twice, "
+                f"which {result.report.target.get('version')} refuses: written once each",
+            }
             return result.dump()
     if plain or source_path is None or result.report.source.get("format") != result.format:
         if source_path is not None and plain:

@@ -92,8 +92,10 @@ def _out(key: str, value: Any) -> dict[str, Any]:
 def default_pattern(mt: _hf.ModelType, layers: int, kw: Kw) -> list[str] | None:
     """The class's own per-layer pattern for `layers` blocks when windowed (None: every layer)."""
     if layers > MAX_LAYERS:
-        raise ValueError(f"num_hidden_layers: {layers} layers: transformers builds a module and a layer_types entry "
-                         f"per layer, and no model has more than {MAX_LAYERS:,}; fix the value")  # fmt: skip
+        raise ValueError(
+            f"num_hidden_layers: {layers} layers: transformers builds a module and a layer_types entry "
+            f"per layer, and no model has more than {MAX_LAYERS:,}; fix the value"
+        )
     if mt.window == "qwen":
         first = raw_value(kw, mt, "max_window_layers") or 0
         return ["full" if i < first else "sliding" for i in range(layers)]
@@ -135,8 +137,10 @@ def nope_unlike(mt: _hf.ModelType, kw: Kw) -> str:
     nope = sorted(kw.get("nope_layers") or [])
     if nope == full:
         return ""
-    return (f"HF {mt.name} applies RoPE in exactly its sliding-window layers: the layers without RoPE would be "
-            f"{full}, not {nope}")  # fmt: skip
+    return (
+        f"HF {mt.name} applies RoPE in exactly its sliding-window layers: the layers without RoPE would be "
+        f"{full}, not {nope}"
+    )
 
 
 def read_window(kw: Kw) -> Any:
@@ -172,8 +176,11 @@ def read_window(kw: Kw) -> Any:
         return Absent(f"HF {mt.name} windows only its layers without RoPE (or those layer_types names): none here")
     out = {"sliding_window": int(window), "attention_layer_types": pattern}
     if mt.window == "qwen2_moe" and pattern is not None:
-        return Approx(out, "transformers 4 windows other qwen2_moe layers (from max_window_layers on): read as 5.x does",
-                      ("model.attention_layer_types",))  # fmt: skip
+        return Approx(
+            out,
+            "transformers 4 windows other qwen2_moe layers (from max_window_layers on): read as 5.x does",
+            ("model.attention_layer_types",),
+        )
     return out
 
 
@@ -185,8 +192,12 @@ def write_window(kw: Kw) -> Any:
     if window is None:
         return {}  # a class whose default is a window gets an explicit null (write_nulls)
     if mt.window == "none":
-        return Approx({}, f"HF {mt.name} has no sliding window (mistral, qwen2, gemma2 have one): every layer attends "
-                          f"to the whole context", ("model.sliding_window", "model.attention_layer_types"))  # fmt: skip
+        return Approx(
+            {},
+            f"HF {mt.name} has no sliding window (mistral, qwen2, gemma2 have one): every layer attends "
+            f"to the whole context",
+            ("model.sliding_window", "model.attention_layer_types"),
+        )
     every = pattern is None or all(k == "sliding" for k in pattern)
     if mt.window in ("all", "qwen_moe"):
         out = {
@@ -226,6 +237,9 @@ def write_window(kw: Kw) -> Any:
     kinds = [names[k] for k in (pattern or ["sliding"] * (layers or 0))]
     out.update(_out("layer_types", kinds))
     if mt.window in ("qwen", "qwen2_moe", "alternate", "every_nth") and not mt.layer_types_4x:
-        return Approx(out, f"transformers 4 does not read layer_types: HF {mt.name} in 4.x windows its own pattern",
-                      ("model.attention_layer_types",))  # fmt: skip
+        return Approx(
+            out,
+            f"transformers 4 does not read layer_types: HF {mt.name} in 4.x windows its own pattern",
+            ("model.attention_layer_types",),
+        )
     return out

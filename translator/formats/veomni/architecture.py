@@ -37,8 +37,10 @@ def _config_json(source: Source, base: str, model_config: str | None) -> tuple[P
             folder = Path(base).parent if base not in ("-", "<config>") else Path(".")
             out = leads_out(folder, where, f"the folder of {Path(base).name}")
             if out is not None:  # read only beside the YAML, as side files are (docs/input-safety.md)
-                why = (f"model.{key} is not followed: {out}, and neoconv reads a referenced file only from "
-                       "beside the file naming it: give the HF config.json with --model-config FILE")  # fmt: skip
+                why = (
+                    f"model.{key} is not followed: {out}, and neoconv reads a referenced file only from "
+                    "beside the file naming it: give the HF config.json with --model-config FILE"
+                )
                 source.notes[f"model.{key}"] = why
                 return None, why
             path = folder / where
