@@ -138,3 +138,15 @@ def test_the_library_translation_keeps_the_comments_and_the_byte_order_mark(tmp_
     text = output_text(result, str(path))
     assert text.startswith("\ufeff") and "num_heads: 12  # the heads" in text
     assert result.report.target["formatting"]["kept"] is True
+
+
+def test_the_per_file_report_says_why_a_file_changed(tmp_path: Path) -> None:
+    import json
+
+    path = _with_repeat(tmp_path, LEGACY, "12", "12")
+    report = tmp_path / "report.json"
+    code, _ = _migrate(path, "--report", str(report))
+    assert code == 1
+    (entry,) = json.loads(report.read_text())["files"]
+    assert (entry["status"], entry["written"]) == ("changed", True)
+    assert entry["reason"] == "given twice, written once: model.num_heads"

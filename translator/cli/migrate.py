@@ -173,7 +173,13 @@ def _one(path: str, opts: dict[str, Any], done: _Done) -> None:
         return
     done.rewritten.append(path)
     done.pending = None
-    done.record(path, "changed", written=True, counts=counts, reason=(through + said).strip(" ;()"))
+    done.record(
+        path,
+        "changed",
+        written=True,
+        counts=counts,
+        reason="; ".join(filter(None, (through.strip(" ()"), said.removeprefix("; ")))),
+    )
     if not opts["quiet"]:
         click.echo(f"migrated {one_line(path)}{through} ({_counts(report)}{said})", err=True)
         _entries(report, opts)
