@@ -198,3 +198,33 @@ def test_a_schedule_the_target_cannot_run_is_refused_with_the_fix(tmp_path: Path
     assert line.endswith(
         "(give the source a schedule the target runs (its steps, warmup and decay), or translate into another format)"
     )
+
+
+def test_a_cosine_restarting_every_step_is_named_not_stepped(tmp_path: Path) -> None:
+    # before: 10^9 restarts over 10^9 steps (the lr sampled at every restart) hung every target: the
+    # comparison stepped the curve one step at a time
+    import json
+
+    src = tmp_path / "args.json"
+    src.write_text(
+        json.dumps(
+            {
+                "output_dir": "o",
+                "per_device_train_batch_size": 16,
+                "learning_rate": 3e-4,
+                "lr_scheduler_type": "cosine_with_restarts",
+                "lr_scheduler_kwargs": {"num_cycles": 10**9},
+                "max_steps": 10**9,
+            }
+        )
+    )
+    report = tmp_path / "report.json"
+    began = time.process_time()
+    result = cli_runner().invoke(
+        main,
+        ["hftrainer2neox", str(src), "-o", str(tmp_path / "out.yml"), "--world-size", "8", "--report", str(report)],
+    )
+    assert time.process_time() - began < 5
+    assert result.exit_code in (0, 1), result.stderr
+    lost = [e for e in json.loads(report.read_text())["entries"] if "a cosine cycle of 1 steps" in e["detail"]]
+    assert lost and lost[0]["status"] == "lossy"
