@@ -103,3 +103,79 @@ def test_nothing_written_is_said_so(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     assert result.exit_code == 130
     assert _changed(files) == []
     assert result.stderr.strip().splitlines() == ["neoconv: interrupted; nothing written"]
+
+
+def _report(path: Path) -> dict[str, Any]:
+    import json
+
+    return json.loads(path.read_text())
+
+
+def test_the_per_file_report_of_an_interrupted_run_says_what_was_written_and_what_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    files = _tree(tmp_path)
+    assert len(files) >= 5
+    report = tmp_path / "migrate-report.json"
+    _stop_at(monkeypatch, 3, after_write=False)
+    result = _migrate(files, "--report", str(report))
+    assert result.exit_code == 130
+    written = _changed(files)
+    document = _report(report)
+    assert document["interrupted"] is True
+    assert document["written"] == written == [str(files[0]), str(files[1])]
+    by_file = {entry["file"]: entry for entry in document["files"]}
+    assert list(by_file) == [str(f) for f in files]  # every FILE, in order, once
+    assert [by_file[str(f)]["status"] for f in files[:2]] == ["changed", "changed"]
+    assert all(by_file[str(f)]["written"] for f in files[:2])
+    assert by_file[str(files[0])]["counts"]["exact"] > 0
+    # the third file is already in the trainer layout: unchanged, not written; Ctrl-C came at the fourth
+    assert (by_file[str(files[2])]["status"], by_file[str(files[2])]["written"]) == ("unchanged", False)
+    stopped = by_file[str(files[3])]
+    assert (stopped["status"], stopped["written"], stopped["reason"]) == (
+        "not_reached",
+        False,
+        "interrupted before it was written",
+    )
+    for rest in files[4:]:
+        assert by_file[str(rest)]["status"] == "not_reached" and not by_file[str(rest)]["written"]
+        assert "run the same command again" in by_file[str(rest)]["reason"]
+    assert document["summary"] == {"changed": 2, "unchanged": 1, "not_reached": len(files) - 3}
+
+
+def test_a_file_on_disk_when_ctrl_c_came_is_in_the_report_as_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    files = _tree(tmp_path)
+    report = tmp_path / "r.json"
+    _stop_at(monkeypatch, 2, after_write=True)
+    assert _migrate(files, "-q", "--report", str(report)).exit_code == 130
+    document = _report(report)
+    assert document["written"] == _changed(files) == [str(files[0]), str(files[1])]
+    second = document["files"][1]
+    assert (second["status"], second["written"], second["reason"]) == (
+        "changed",
+        True,
+        "interrupted just after it was written",
+    )
+
+
+def test_a_whole_run_reports_each_file_and_check_writes_none(tmp_path: Path) -> None:
+    files = _tree(tmp_path)
+    report = tmp_path / "r.json"
+    assert _migrate(files, "--check", "--report", str(report)).exit_code == 1
+    document = _report(report)
+    assert _changed(files) == [] and document["written"] == [] and document["check"] is True
+    assert {e["status"] for e in document["files"]} <= {"changed", "unchanged"}
+    assert all(e["reason"].startswith("--check: not written") for e in document["files"] if e["status"] == "changed")
+    assert _migrate(files, "--report", str(report)).exit_code == 1
+    document = _report(report)
+    assert document["interrupted"] is False
+    assert document["written"] == [e["file"] for e in document["files"] if e["status"] == "changed"] == _changed(files)
+
+
+def test_a_report_onto_an_input_is_refused_before_anything_is_rewritten(tmp_path: Path) -> None:
+    files = _tree(tmp_path)
+    result = _migrate(files, "--report", str(files[-1]))
+    assert result.exit_code == 2 and "refusing to overwrite the input file" in result.stderr
+    assert _changed(files) == []

@@ -7,9 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from click.testing import CliRunner
-
-from conftest import FIXTURES
+from conftest import FIXTURES, cli_runner
 from neoconv.cli import main
 
 LEGACY = FIXTURES / "inputs" / "cerebras" / "gpt2-small-legacy.yaml"
@@ -27,8 +25,8 @@ def _with_repeat(tmp_path: Path, source: Path, first: str, second: str) -> Path:
 
 
 def _migrate(path: Path, *extra: str) -> tuple[int, str]:
-    result = CliRunner().invoke(main, ["migrate", "--format", "cerebras", "--layout", "trainer", *extra, str(path)])
-    return result.exit_code, result.output
+    result = cli_runner().invoke(main, ["migrate", "--format", "cerebras", "--layout", "trainer", *extra, str(path)])
+    return result.exit_code, result.stdout + result.stderr
 
 
 def test_identical_repeat_is_written_once_and_named(tmp_path: Path) -> None:
@@ -101,4 +99,54 @@ def test_a_repeat_an_older_release_runs_is_written_once_keeping_the_formatting(t
     code, output = _migrate(path, "--to-version", "2.4")
     assert code == 1, output
     assert "given twice, written once: trainer.init.model.num_heads" in output
-    assert path.read_text() == text  # the earlier line left out, every other line (the comments) as it was
+    # the line without a comment left out, every other line (the comments) as it was
+    assert path.read_text() == text.replace("      num_heads: 4\n", "      num_heads: 4   # heads\n")
+
+
+def test_a_migration_for_a_release_refusing_repeats_keeps_the_comments(tmp_path: Path) -> None:
+    # issue 31: for Model Zoo 2.5+ such a file was written in the plain layout, every comment lost
+    path = _with_repeat(tmp_path, LEGACY, "12  # the heads", "12")
+    before = path.read_text()
+    comments = [line.strip() for line in before.splitlines() if line.lstrip().startswith("#")]
+    assert comments
+    code, output = _migrate(path)
+    assert code == 1, output
+    text = path.read_text()
+    assert "given twice, written once: model.num_heads" in output
+    assert text.count("num_heads:") == 1 and "num_heads: 12  # the heads" in text
+    assert all(comment in text for comment in comments)
+    assert _migrate(path) == (0, "")
+
+
+def test_both_comments_of_a_repeated_key_are_kept(tmp_path: Path) -> None:
+    path = _with_repeat(tmp_path, LEGACY, "12  # first", "12  # second")
+    assert _migrate(path)[0] == 1
+    text = path.read_text()
+    assert text.count("num_heads:") == 1 and "num_heads: 12  # second" in text
+    lines = text.splitlines()
+    at = next(i for i, line in enumerate(lines) if "num_heads:" in line)
+    assert lines[at - 1].strip() == "# first"
+
+
+def test_the_library_translation_keeps_the_comments_and_the_byte_order_mark(tmp_path: Path) -> None:
+    import neoconv
+    from neoconv.services.output_text import output_text
+
+    path = _with_repeat(tmp_path, LEGACY, "12  # the heads", "12")
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    result = neoconv.translate(str(path), "cerebras", "cerebras", layout="trainer")
+    text = output_text(result, str(path))
+    assert text.startswith("\ufeff") and "num_heads: 12  # the heads" in text
+    assert result.report.target["formatting"]["kept"] is True
+
+
+def test_the_per_file_report_says_why_a_file_changed(tmp_path: Path) -> None:
+    import json
+
+    path = _with_repeat(tmp_path, LEGACY, "12", "12")
+    report = tmp_path / "report.json"
+    code, _ = _migrate(path, "--report", str(report))
+    assert code == 1
+    (entry,) = json.loads(report.read_text())["files"]
+    assert (entry["status"], entry["written"]) == ("changed", True)
+    assert entry["reason"] == "given twice, written once: model.num_heads"

@@ -807,3 +807,24 @@ def test_prove_is_given_a_scripts_words_as_the_reader_makes_them_or_why_not(tmp_
     unknown.write_text("torchrun pretrain_gpt.py --num-layers 2 --hidden-size 64 --save $CK\n")
     job_c, _ = hints([str(unknown)], "megatron", [str(args)], "megatron", None)
     assert "argv" not in job_c and job_c["argv_unknown"].startswith("$CK: CK is not set in this file")
+
+
+CONDITIONS = [  # (condition, what bash says) -- `!` over `-a`/`&&` over `-o`/`||`, in both kinds of test
+    ('[ ! "$X" = b -a -n "$X" ]', True),
+    ('[ "$X" = b -o "$X" = a -a -z "$X" ]', False),
+    ('[ ! -z "$X" -o "$X" = b ]', True),
+    ("[ -a ]", True),  # one word: the text "-a" is not empty
+    ("[ ! ]", True),
+    ("[[ ! $X == b && ( -n $X || -z $X ) ]]", True),
+    ("[[ $X == b || $X == a && -z $X ]]", False),
+    ("[[ ! ! $X == a ]]", True),
+]
+
+
+@pytest.mark.parametrize("condition, expected", CONDITIONS)
+def test_test_and_cond_share_one_and_or_not_descent(tmp_path: Path, condition: str, expected: bool) -> None:
+    script = f"X=a\nif {condition}; then L=4; else L=2; fi\ntorchrun pretrain_gpt.py {MODEL.replace('--num-layers 2', '--num-layers $L')}\n"
+    if shutil.which("bash"):  # the expectation is bash's own
+        ran = subprocess.run(["bash", "-c", f"X=a; {condition}"], capture_output=True, timeout=10)
+        assert (ran.returncode == 0) is expected
+    assert read(tmp_path, script).tree["num_layers"] == (4 if expected else 2)

@@ -135,6 +135,7 @@ def batch(pair: str, src_dir: str, **opts: Any) -> None:
     o.BACKUP,
     o.PLAIN,
     o.NO_VERIFY,
+    o.MIGRATE_REPORT,
     o.QUIET,
     o.VERBOSE,
     o.DEBUG,

@@ -33,14 +33,45 @@ def run(files: tuple[str, ...], opts: dict[str, Any]) -> Outcome:
     quiet_or_verbose(opts)
     apply(opts, files)  # the project configuration file's options, where the command line gives none
 
+    report_path = opts.get("report_path")
+    if report_path:  # refused before any file is rewritten: never onto an input, a folder, ...
+        from ..io.outputs import check_target
+
+        check_target(report_path, files)
     done = _Done()
     with _terminate_as_interrupt():
         try:
             for path in files:
                 _one(path, opts, done)
         except KeyboardInterrupt:
-            raise Interrupted(done.interrupted(len(files), opts["quiet"])) from None
+            said = done.interrupted(len(files), opts["quiet"])
+            done.stopped(files)
+            _write_report(report_path, done, files, opts, interrupted=True)
+            raise Interrupted(said) from None
+    _write_report(report_path, done, files, opts, interrupted=False)
     return Outcome(changed=done.changed, failed=done.failed)
+
+
+def _write_report(
+    path: str | None, done: "_Done", files: tuple[str, ...], opts: dict[str, Any], interrupted: bool
+) -> None:
+    """The per-file JSON report (--report FILE): each FILE's status, whether it was written, and why."""
+    if not path:
+        return
+    from collections import Counter
+
+    from ..io.documents import dump_json
+    from ..io.outputs import write_atomic
+
+    document = {
+        "command": "migrate",
+        "check": bool(opts["check"]),
+        "interrupted": interrupted,
+        "files": done.records,
+        "summary": dict(Counter(r["status"] for r in done.records)),
+        "written": [r["file"] for r in done.records if r["written"]],
+    }
+    write_atomic(path, dump_json(document), inputs=files)
 
 
 class _Done:
@@ -50,6 +81,28 @@ class _Done:
         self.changed = self.failed = 0
         self.rewritten: list[str] = []
         self.pending: tuple[str, str] | None = None  # (path, new text) being written when stopped
+        self.records: list[dict[str, Any]] = []  # the per-file report: one entry per FILE reached
+
+    def record(self, path: str, status: str, *, written: bool = False, **more: Any) -> None:
+        self.records.append(
+            {"file": path, "status": status, "written": written, **{k: v for k, v in more.items() if v}}
+        )
+
+    def stopped(self, files: tuple[str, ...]) -> None:
+        """Ctrl-C: the file being written (on disk or not) and every file not reached, on record."""
+        reached = {r["file"] for r in self.records}
+        for path in files:
+            if path in reached:
+                continue
+            if self.pending is not None and _written_path(path) == self.pending[0]:
+                on_disk = _reads(self.pending[0]) == self.pending[1]
+                why = "interrupted just after it was written" if on_disk else "interrupted before it was written"
+                self.record(path, "changed" if on_disk else "not_reached", written=on_disk, reason=why)
+                self.pending = None
+            else:
+                self.record(
+                    path, "not_reached", reason="interrupted before migrate reached it: run the same command again"
+                )
 
     def interrupted(self, total: int, quiet: bool) -> str:
         """Every file that reached the disk: the ones rewritten, and the one being written if its
@@ -81,22 +134,28 @@ def _one(path: str, opts: dict[str, Any], done: _Done) -> None:
         if fmt is None:
             if opts["verbose"]:
                 click.echo(f"skipped  {one_line(path)}: not a {opts['fmt'] or 'known'} config", err=True)
+            done.record(path, "skipped", reason=f"not a {opts['fmt'] or 'known'} config")
             return
         unkept = _unkept(path, fmt)
         if unkept:  # a syntax a rewrite cannot keep the formatting of (a Megatron bash script): left alone
             click.echo(
                 f"skipped  {one_line(path)}: {unkept}; migrate rewrites only what keeps its formatting", err=True
             )
+            done.record(path, "skipped", reason=f"{unkept}; migrate rewrites only what keeps its formatting")
             return
         old, new, report, said = _migrate(path, fmt, opts)
     except NeoconvError as exc:
         click.echo(f"failed   {one_line(str(exc) if path in str(exc) else f'{path}: {exc}')}", err=True)
         done.failed += 1
+        done.record(path, "failed", reason=str(exc))
         return
+    counts = {str(k): n for k, n in report.summary().items() if n}
     if new == old:
+        done.record(path, "unchanged", counts=counts)
         return
     done.changed += 1
     if opts["check"]:
+        done.record(path, "changed", counts=counts, reason=f"--check: not written{said}")
         if opts["show_diff"]:
             click.echo(_diff(old, new, path), nl=False)
         if not opts["quiet"]:
@@ -110,9 +169,17 @@ def _one(path: str, opts: dict[str, Any], done: _Done) -> None:
         done.pending = None
         click.echo(f"failed   {one_line(str(exc) if path in str(exc) else f'{path}: {exc}')}", err=True)
         done.failed += 1
+        done.record(path, "failed", reason=str(exc))
         return
     done.rewritten.append(path)
     done.pending = None
+    done.record(
+        path,
+        "changed",
+        written=True,
+        counts=counts,
+        reason="; ".join(filter(None, (through.strip(" ()"), said.removeprefix("; ")))),
+    )
     if not opts["quiet"]:
         click.echo(f"migrated {one_line(path)}{through} ({_counts(report)}{said})", err=True)
         _entries(report, opts)
@@ -216,6 +283,7 @@ def _repeats(old: str, new: str, path: str, fmt: str, release: str | None) -> tu
     `repeats_refused`) gets neither two different values nor an output that still repeats a key
     (refused, nothing written). Returns the text to write and what to add to the file's line."""
     from ..io.documents import at_path, parse_yaml
+    from ..io.preserve.once import written_once
     from ..knowledge.schema import older
     from ..knowledge.mapping.load import load_table
 
@@ -225,7 +293,7 @@ def _repeats(old: str, new: str, path: str, fmt: str, release: str | None) -> tu
         tree = parse_yaml(old, path, duplicates=before)
         if not before:
             return new, ""
-        new = _written_once(new, path)
+        new = written_once(new, path)
         parse_yaml(new, path, duplicates=after)
     except InputError:
         return new, ""  # not YAML (an argument file): its own reader says what a repeat means
@@ -253,39 +321,6 @@ def _repeats(old: str, new: str, path: str, fmt: str, release: str | None) -> tu
             f"{', '.join(last)}"
         )
     return new, "".join(f"; {text}" for text in said)
-
-
-def _written_once(text: str, path: str) -> str:
-    """`text` without the earlier line of each key it gives twice with the same scalar value on one
-    line (`a: -0.16` twice), when the file reads the same without it: a repeat the source's own text
-    carried into the migrated file (its formatting kept)."""
-    import re
-
-    from ..io.documents import at_path, parse_yaml
-
-    repeats: list[Any] = []
-    tree = parse_yaml(text, path, duplicates=repeats)
-    lines = text.splitlines(keepends=True)
-    drop: set[int] = set()
-    for dup in repeats:
-        key, index = re.escape(dup.path[-1]), dup.first_line - 1
-        same = dup.shadowed == at_path(tree, ".".join(dup.path)) and not isinstance(dup.shadowed, (dict, list))
-        if (
-            same
-            and dup.first_line != dup.line
-            and 0 <= index < len(lines)
-            and re.match(rf"^\s*['\"]?{key}['\"]?\s*:\s*[^\s#]", lines[index])
-        ):
-            drop.add(index)
-    if not drop:
-        return text
-    shorter = "".join(line for index, line in enumerate(lines) if index not in drop)
-    try:
-        if parse_yaml(shorter, path, duplicates=[]) == tree:
-            return shorter
-    except InputError:
-        pass
-    return text  # a line that does not stand alone (a multi-line value): kept, and said
 
 
 def _write(path: str, text: str, backup: bool) -> str:

@@ -240,6 +240,14 @@ BATCH_QUIET = click.option("-q", "--quiet", is_flag=True, help="No progress and 
 
 # ---- migrate
 MIGRATE_CHECK = click.option("--check", is_flag=True, help="Write nothing; exit 1 if any file would change.")
+MIGRATE_REPORT = click.option(
+    "--report",
+    "report_path",
+    metavar="FILE",
+    type=click.Path(),
+    help="Write the per-file JSON report: each FILE's status, whether it was rewritten, and "
+    "why (also when interrupted: the files written and those not reached).",
+)
 BACKUP = click.option(
     "--backup", is_flag=True, help="Keep a *.bak copy of each file rewritten (version control usually is the backup)."
 )

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import re
+
+_LONG_NUMBER = re.compile(r"(?<![\w.])\d{21,}(?![\w.])")  # past 20 digits, beyond every size a framework takes
+
 
 def printable(text: str, keep: str = "") -> str:
     """Text from a config (keys, values, file names) as one safe line: control characters such as
@@ -11,6 +15,12 @@ def printable(text: str, keep: str = "") -> str:
     if text.isprintable():
         return text
     return "".join(ch if ch.isprintable() or ch in keep else repr(ch)[1:-1] for ch in text)
+
+
+def abbreviated(text: str) -> str:
+    """A message with every whole number of more than 20 digits shortened to its leading digits and
+    its length (`1.00e+308 (a 309-digit number)`): a hostile value printed whole buries the line."""
+    return _LONG_NUMBER.sub(lambda m: f"{m[0][0]}.{m[0][1:3]}e+{len(m[0]) - 1} (a {len(m[0])}-digit number)", text)
 
 
 class NeoconvError(Exception):
@@ -27,12 +37,13 @@ class NeoconvError(Exception):
         column: int | None = None,
         written_key: str | None = None,
     ) -> None:
+        message = abbreviated(message)
         super().__init__(message)
         self.message = message
         self.file = file
         self.line = line
         self.key = key  # the reader's name of the leaf (what code that catches the error looks up)
-        self.hint = hint
+        self.hint = abbreviated(hint) if hint else hint
         self.column = column  # 1-based, for syntax errors
         self.written_key = written_key  # the key as the file spells it, when the reader names it otherwise
 

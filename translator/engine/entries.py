@@ -350,8 +350,8 @@ def _rule_entry(
     if lossy:
         return said(leaf, target, Status.LOSSY, (*unique(lossy), *fate.notes), lost_fields, _keys(targets))
     exact = (
-        len(rule.keys) == 1
-        and leaf == rule.key
+        leaf in rule.keys
+        and sum(k in ingested.fates for k in rule.keys) == 1  # one spelling of the rule's given
         and len(targets) == 1
         and len(values) == 1
         and _same(raw, values[0])
@@ -721,7 +721,7 @@ class _Emission:
                 if rule.simple is not None:
                     written = write_simple(rule, fields[present[0]].value)
                 else:  # a formula, or a note (no key, no formula: nothing to write)
-                    written = write_formula(rule, ir, version) if rule.formula is not None else {}
+                    written = write_formula(rule, ir, version, self.ingested.source) if rule.formula is not None else {}
             except Unexpressible as exc:
                 self._unwritable(rule, present, exc)
                 continue

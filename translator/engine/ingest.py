@@ -385,7 +385,7 @@ class _Reading:
         if origin is Origin.DEFAULT and not default_holds(rule, self.ir):
             return
         if checked is None:  # checked only where the value is used (a default may not apply)
-            checked = checked_values(read, self.fields_catalog, source, owned_leaves, rule)
+            checked = checked_values(read, self.fields_catalog, source, owned_leaves, rule, self.ir)
         assert not isinstance(checked, (Extension, Absent, Foreign))  # handled above
         fields = self.ir.fields
         file = self.only_file or source.file_of(rule.key or "")
@@ -424,7 +424,7 @@ class _Reading:
                 checked = (
                     read
                     if isinstance(read, (Extension, Absent, Foreign))
-                    else checked_values(read, self.fields_catalog, self.source, owned_leaves, rule)
+                    else checked_values(read, self.fields_catalog, self.source, owned_leaves, rule, self.ir)
                 )
                 remember(self.table, memo, checked)
         if not isinstance(read, Foreign) and present:

@@ -11,11 +11,13 @@ types, order and values, and shared results holding blocks are handed out as cop
 from __future__ import annotations
 
 import math
+import re
+from collections import Counter
 from typing import Any, Callable
 
 from ..core.ir import keep
 from ..core.errors import InputError, UsageError
-from ..io.documents import at_path
+from ..io.documents import at_path, flatten
 from ..core.ir import IR, Origin, Value
 from ..core.report import Message, as_message, reason
 from ..core.report.kinds import short
@@ -191,7 +193,12 @@ def inputs(rule: Rule, ir: IR, subtree: Subtree) -> dict[str, Any]:
 
 
 def checked_values(
-    read: dict[str, Any], fields_catalog: dict[str, Any], source: Source, owned_leaves: list[str], rule: Rule
+    read: dict[str, Any],
+    fields_catalog: dict[str, Any],
+    source: Source,
+    owned_leaves: list[str],
+    rule: Rule,
+    ir: IR | None = None,
 ) -> Checked:
     """(field, value checked against the catalogue, why approximate, note) for what a rule read."""
     checked = []
@@ -202,11 +209,19 @@ def checked_values(
             try:
                 value, note = fields_catalog[name].check(value)
             except ValueError as exc:
-                if not owned_leaves and rule.read_with:  # none of the file's keys: say what it came from
+                keys = tuple(owned_leaves) or rule.keys
+                if not owned_leaves and rule.read_with:  # none of the file's keys: say what it came from, and where
                     exc = ValueError(f"{exc} (derived from {', '.join(name for _, name in rule.read_with)})")
-                raise field_error(source, name, exc, tuple(owned_leaves) or rule.keys, value) from None
+                    keys = _given_keys(rule, ir, source) or keys
+                raise field_error(source, name, exc, keys, value) from None
         checked.append((name, value, approx, note))
     return checked
+
+
+def _given_keys(rule: Rule, ir: IR | None, source: Source) -> tuple[str, ...]:
+    """The file's keys that gave the values a rule reads with (a width derived from hidden_size: its line)."""
+    given = [] if ir is None else [v for _, n in rule.read_with if (v := ir.fields.get(n)) is not None]
+    return tuple(k for v in given for k in v.source_keys[:1] if not k.startswith("--set ") and source.line_of(k))
 
 
 def default_holds(rule: Rule, ir: IR) -> bool:
@@ -278,12 +293,21 @@ def _read_formula(
     except UnknownValue as exc:
         return Foreign.of(exc)
     except (TypeError, ValueError, ArithmeticError) as exc:  # overflow on a huge value is bad input too
-        key = _culprit(owned_leaves, present, exc) if owned_leaves else rule.label
+        # the values read with the rule count too: a width no model_parallel_size divides names that key
+        given = {
+            k: v.value
+            for _, n in rule.read_with
+            if (v := ir.fields.get(n))
+            for k in v.source_keys[:1]
+            if not k.startswith("--set ")
+        }
+        key = _culprit(owned_leaves or [rule.label], {**present, **given}, exc)
         at_fault = dict(rule.read_args).get(exc.arg) if isinstance(exc, Unrunnable) and exc.arg else None
         if at_fault is not None and at_fault in present:  # the key holding the value at fault, as the file writes it
             key = at_fault
         message = str(exc) if isinstance(exc, Unrunnable) else f"cannot compute {', '.join(rule.fields)}: {exc}"
-        raise InputError(message, file=source.file_of(key), line=source.line_of(key), key=key) from None
+        hint = None if _SAYS_FIX.search(message) else "fix the value"
+        raise InputError(message, file=source.file_of(key), line=source.line_of(key), key=key, hint=hint) from None
     if isinstance(result, (Extension, Absent, Foreign)):
         return result
     if len(rule.fields) > 1:
@@ -298,13 +322,27 @@ def _read_formula(
     return {rule.fields[0]: result}
 
 
+_SAYS_FIX = re.compile(r"\b(give|remove|set|use|drop|write|keep|choose|rename|lower|raise)\b")  # the message's own fix
+
+
 def _culprit(owned_leaves: list[str], present: dict[str, Any], exc: Exception) -> str:
-    """The key to blame for a formula that failed: for an overflow, the largest number read (a
-    400-digit train_iters, not the warmup read beside it), else the first key."""
-    if isinstance(exc, ArithmeticError):
-        numbers = [(abs(v), k) for k, v in present.items() if isinstance(v, (int, float)) and not isinstance(v, bool)]
-        if numbers:
-            return max(numbers)[1]
+    """The key to blame for a formula that failed: for an overflow or a number past 2**53, the largest
+    number read (a 400-digit train_iters, not the warmup read beside it); else the key its message starts
+    with (`lr_decay_iters must be at least 0`, not the lr the rule reads first); else the first key."""
+    numbers = [(abs(v), k) for k, v in present.items() if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    if numbers and (isinstance(exc, ArithmeticError) or max(numbers)[0] > 2**53):
+        return max(numbers)[1]
+    text = str(exc)
+    leaves = [
+        f"{k}.{leaf}" if isinstance(v, dict) else k
+        for k, v in present.items()
+        for leaf in (flatten(v) if isinstance(v, dict) else [k])
+    ]
+    ends = Counter(k.rsplit(".", 1)[-1] for k in leaves)
+    for key in leaves if not isinstance(exc, Unrunnable) else ():  # an Unrunnable names its key itself (`arg`)
+        end = key.rsplit(".", 1)[-1]
+        if any(re.match(rf"{re.escape(name)}(?![\w.])", text) for name in (key, end) if name == key or ends[end] == 1):
+            return key
     return owned_leaves[0]
 
 
@@ -328,7 +366,7 @@ class Carried:
         self.unwritable = False  # skipped because the target cannot take the value (not a `when`)
 
 
-def write_formula(rule: Rule, ir: IR, version: str | None = None) -> Written:
+def write_formula(rule: Rule, ir: IR, version: str | None = None, source: Source | None = None) -> Written:
     """Framework key -> (value, why it is approximate) a formula writes for its rule's fields.
 
     A formula may return Approx({...}, reason) to say the target cannot hold all of it, or map a
@@ -344,12 +382,30 @@ def write_formula(rule: Rule, ir: IR, version: str | None = None) -> Written:
     kept = rule.writes.get(memo) if memo is not None else None
     if kept is not None:
         return {key: (copy_block(value), approx) for key, (value, approx) in kept.items()}
-    result = _written(rule, kwargs)
+    try:
+        result = _written(rule, kwargs)
+    except InputError as exc:  # a value the target cannot take: named where the source gives it
+        raise _anchored(exc, rule, ir, source) from None
     if memo is not None and all(
         shareable(value) and (approx is None or type(approx.value) in IMMUTABLE) for value, approx in result.values()
     ):
         keep(rule.writes, memo, {key: (copy_block(value), approx) for key, (value, approx) in result.items()}, 200)
     return result
+
+
+def _anchored(exc: InputError, rule: Rule, ir: IR, source: Source | None) -> InputError:
+    """A writing's refusal at the file, line and key of the first of the rule's values the source gives."""
+    given = [v for _, name in rule.write_args if (v := ir.fields.get(name)) is not None and v.source_keys]
+    if exc.file is not None or source is None or not given:
+        return exc
+    key = given[0].source_keys[0]
+    exc.file, exc.line, exc.key, exc.written_key = (
+        source.file_of(key),
+        source.line_of(key),
+        key,
+        source.aliases.get(key),
+    )
+    return exc
 
 
 def _written(rule: Rule, kwargs: dict[str, Any]) -> Written:

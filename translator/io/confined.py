@@ -170,3 +170,15 @@ def _is_link(name: str, folder: int) -> bool:
         return stat.S_ISLNK(os.stat(name, dir_fd=folder, follow_symlinks=False).st_mode)
     except OSError:
         return False
+
+
+def leads_out(folder: str | Path, name: str, said: str) -> str | None:
+    """Why the file `name`, named by a file in `folder` (`said`: how the message calls that folder), is not
+    read from there; None when it is inside. A reference is followed only to a file beside the one naming
+    it: never through `..`, an absolute path or a symbolic link leading out of the folder."""
+    if Path(name).is_absolute() or ".." in Path(name).parts:
+        return f"{name!r} leads out of {said}"
+    real = os.path.realpath(folder)
+    if os.path.commonpath([os.path.realpath(Path(folder) / name), real]) != real:
+        return f"{name!r} is a symlink leading out of {said}"
+    return None

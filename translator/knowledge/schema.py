@@ -107,9 +107,27 @@ class History:
         return [label for i, label in enumerate(self.labels) if mask >> i & 1]
 
     def runs(self, key: str) -> str:
-        """Where a key lives, for messages: '1.6.0-1.9.1', or two runs joined."""
-        record = self.keys.get(key) or {}
-        return ", ".join(a if a == b else f"{a}..{b}" for a, b in record.get("in", ()))
+        """The releases that read a key, for messages: '1.6.0..1.9.1', or two runs joined. A release whose
+        code looks for the key only to refuse it (a renamed key's old name) is not one of them."""
+        mask, spans = self.mask(key), []
+        for i in range(len(self.labels)):  # bounded by the history's releases
+            if mask >> i & 1 and not (i and mask >> (i - 1) & 1):
+                spans.append([self.labels[i], self.labels[i]])
+            if mask >> i & 1:
+                spans[-1][1] = self.labels[i]
+        if not spans:  # read by none (refused wherever it is looked for): where the code has it
+            spans = [list(pair) for pair in (self.keys.get(key) or {}).get("in", ())]
+        return ", ".join(a if a == b else f"{a}..{b}" for a, b in spans)
+
+    def refuses(self, key: str, label: str) -> bool:
+        """Does `label`'s code look for `key` only to refuse it (a `changes` note "refused: ...")?"""
+        at = self.position.get(label)
+        looked = (
+            any(self.position[a] <= at <= self.position[b] for a, b in (self.keys.get(key) or {}).get("in", ()))
+            if at is not None
+            else False
+        )
+        return looked and any(self.position[r] <= at for r in self._refusals.get(key, ()))
 
     def default_at(self, key: str, label: str) -> Any:
         """The key's default at `label`, or NO_DEFAULT (not read there, no default stated, or one
@@ -226,7 +244,8 @@ class History:
     def why_not(self, key: str, label: str) -> str:
         """Why `label` does not read `key`: the releases that do, and a rename."""
         name = self.record(key) or key
-        said = f"{self.title} {label} does not read {name} (read by {self.runs(name)})"
+        verb = "refuses" if self.refuses(name, label) else "does not read"
+        said = f"{self.title} {label} {verb} {name} (read by {self.runs(name)})"
         rename = next(iter(self.renamed_from(name)), None)
         return f"{said}; renamed to {rename.new} in {rename.release}" if rename else said
 

@@ -441,3 +441,19 @@ def carried_whole(leaf: str, fate: Any, ingested: Any, dst: str) -> Entry | None
     if family is None:  # a key no canonical field holds (token ids, dtype): in the file carried, all the same
         return said(leaf, leaf, Status.EXACT, (("carried_as_written", {}),), ())
     return said(leaf, leaf, Status.EXACT, (("carried_unchecked", {"what": family["what"]}),), ())
+
+
+def anchored(write: Callable[[], Any], source: Source, entries: list[Entry]) -> Any:
+    """What `write()` returns; a refusal it raises naming a target key (NeoX cannot build heads that do
+    not divide hidden_size) is named at the file, line and key of the source key the report maps there."""
+    try:
+        return write()
+    except InputError as exc:
+        key = exc.key
+        found = [e.source_key for e in entries if e.source_key and key and key in (e.target_key or "").split(", ")]
+        if exc.file is None and found:
+            exc.file, exc.line, exc.key = source.file_of(found[0]), source.line_of(found[0]), found[0]
+            exc.written_key = source.aliases.get(found[0])
+        elif exc.file is None and len(source.files) == 1:
+            exc.file = source.files[0]
+        raise

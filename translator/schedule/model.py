@@ -53,6 +53,12 @@ from . import custom, decays, shapes
 MAX_STEPS = 2**53
 
 
+# what a refusal to run a schedule says to do (each format's writer refuses with it)
+UNRUNNABLE_FIX = (
+    "give the source a schedule the target runs (its steps, warmup and decay), or translate into another format"
+)
+
+
 class ScheduleError(ValueError):
     """A schedule (or a framework's schedule config) that is malformed or cannot be evaluated."""
 

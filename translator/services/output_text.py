@@ -27,14 +27,20 @@ def output_text(
         raise UsageError(f"output_text() takes the Translation translate() returned, not {type(result).__name__}")
     if source_path is not None and not isinstance(source_path, str):
         raise UsageError(f"output_text(): source_path must be a path string or None, not {type(source_path).__name__}")
+    read_here = source_text is None  # else the caller read the file (and keeps its BOM itself)
     once = result.report.target.get("written_once")
     if once and source_path is not None and not plain:  # the source's text repeats keys the target release refuses
-        result.report.target["formatting"] = {
-            "kept": False,
-            "why": f"the file gives {', '.join(once)} twice, which "
-            f"{result.report.target.get('version')} refuses: written once each",
-        }
-        return result.dump()
+        from ..io.preserve.once import written_once
+
+        text = _source_text(result, source_path, source_text)
+        source_text = written_once(text, source_path)  # the file's own text, each key once, its comments kept
+        if source_text == text:
+            result.report.target["formatting"] = {
+                "kept": False,
+                "why": f"the file gives {', '.join(once)} twice, "
+                f"which {result.report.target.get('version')} refuses: written once each",
+            }
+            return result.dump()
     if plain or source_path is None or result.report.source.get("format") != result.format:
         if source_path is not None and plain:
             result.report.target["formatting"] = {"kept": False, "why": "--plain"}
@@ -71,7 +77,7 @@ def output_text(
         check_text(result.report, rewrite.text, result.format)
     from ..io.documents import starts_with_bom
 
-    bom = "\ufeff" if source_text is None and starts_with_bom(source_path) else ""  # kept, as the rest of the file
+    bom = "\ufeff" if read_here and starts_with_bom(source_path) else ""  # kept, as the rest of the file
     return bom + result.marked(rewrite.text, check=True)
 
 

@@ -42,7 +42,7 @@ from ..knowledge.mapping import load_table
 from ..knowledge.repeats import repeats_for, said_once
 from ..knowledge.registry import get_format
 from ..knowledge.schema import release_index, schema_index
-from ..knowledge.source import Source, collapse, set_family_aside, withhold_defaults
+from ..knowledge.source import Source, anchored, collapse, set_family_aside, withhold_defaults
 from ..knowledge.versions import (
     downgrade,
     layout_of,
@@ -348,7 +348,8 @@ def write(ingested: Ingested, request: Request) -> Written:
         output=Path(output).name if output else None,
         source_shape=dict(source.meta) if src == dst else source.meta.get("any_target", {}),  # (Source.meta)
     )
-    result = _refuse_empty(writer.write(leaves, ctx), report, source, get_format(dst).title, request.options)
+    written = anchored(lambda: writer.write(leaves, ctx), source, report.entries)  # a refusal at its source key
+    result = _refuse_empty(written, report, source, get_format(dst).title, request.options)
     _report_written(report, result)
     if src != dst:  # a family not supported, into a format with no architecture: one entry for its block
         collapse(report, source, load_table(src))

@@ -6,12 +6,12 @@ folder: a name that leads out of it (`..`, an absolute path, a symlink pointing 
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
 from ..core.errors import InputError
+from ..io.confined import leads_out
 from ..knowledge.registry import get_format
 
 WITH = "with"  # read together with the output, as `--with FILE` would give it
@@ -101,13 +101,9 @@ def _inside(output: str, name: str, *, strict: bool) -> Path | None:
     there) or None (the output's own reference, which the reader then names as not read)."""
     folder = Path(output).parent
     path = folder / name
-    why = None
-    if Path(name).is_absolute() or ".." in Path(name).parts:
-        why = f"{name!r} leads out of the output's folder: a side file is read only from beside the output"
-    elif os.path.commonpath([os.path.realpath(path), os.path.realpath(folder)]) != os.path.realpath(folder):
-        why = (
-            f"{name!r} is a symlink leading out of the output's folder: a side file is read only from beside the output"
-        )
+    why = leads_out(folder, name, "the output's folder")
+    if why is not None:
+        why += ": a side file is read only from beside the output"
     elif not path.is_file():
         why = (
             f"the translation's report lists {name!r} as written beside the output, and there is no such file: "

@@ -12,7 +12,7 @@ from ...core.errors import InputError
 from ...knowledge.formula import Approx, as_written, formula, lr_only, read_phases
 from ...schedule.compare import max_difference
 from ...schedule.fields import Rendering, choose, horizon_of, peak_lr, rendered
-from ...schedule.model import NotRepresentable, Phase, Schedule, ScheduleError
+from ...schedule.model import NotRepresentable, Phase, Schedule, ScheduleError, UNRUNNABLE_FIX
 from .restarts import RESTARTS
 from .scheduler import read_legacy, read_trainer
 
@@ -341,6 +341,6 @@ class CerebrasLrSchedule:
         try:
             rendering = rendered("cerebras", lambda s: render(s, steps), phases, steps)
         except ScheduleError as exc:
-            raise InputError(f"{TITLE} cannot run this learning-rate schedule: {exc}") from None
+            raise InputError(f"{TITLE} cannot run this learning-rate schedule: {exc}", hint=UNRUNNABLE_FIX) from None
         out = {"optimizer_learning_rate": to_legacy(rendering.config)}
         return as_written(out, rendering, phases, TITLE)

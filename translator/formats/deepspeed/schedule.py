@@ -9,7 +9,7 @@ from ...core.errors import InputError
 from ...knowledge.formula import Approx, Foreign, formula
 from ...schedule.fields import rendered
 from ...knowledge.formula import as_written, lr_only, read_phases
-from ...schedule.model import NotRepresentable, ScheduleError
+from ...schedule.model import NotRepresentable, ScheduleError, UNRUNNABLE_FIX
 from . import scheduler
 
 TITLE = "DeepSpeed"
@@ -81,7 +81,7 @@ class DeepspeedLrSchedule:
         try:
             rendering = rendered("deepspeed", lambda s: scheduler.render(s, steps, ver), phases, steps, ver)
         except ScheduleError as exc:
-            raise InputError(f"{TITLE} cannot run this learning-rate schedule: {exc}") from None
+            raise InputError(f"{TITLE} cannot run this learning-rate schedule: {exc}", hint=UNRUNNABLE_FIX) from None
         cfg = rendering.config
         out: dict[str, Any] = {"optimizer_params_lr": cfg["optimizer_lr"]}
         if cfg["scheduler"] is not None:

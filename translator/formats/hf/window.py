@@ -221,11 +221,14 @@ def write_window(kw: Kw) -> Any:
             return {**out, **_out("max_window_layers", full)}
     if mt.window == "every_nth" and layers and not every:
         own = mt.default("sliding_window_pattern")
-        for n in range(2, layers + 1):
-            if pattern == ["full" if (i + 1) % n == 0 else "sliding" for i in range(layers)] and (
-                mt.pattern_key or n == own
-            ):
-                return {**out, **_out("sliding_window_pattern", n)} if mt.pattern_key else out
+        # every n-th layer full: the first full layer says which n (trying each n was layers^2 steps)
+        n = pattern.index("full") + 1 if pattern and "full" in pattern else 0
+        if (
+            n >= 2
+            and pattern == ["full" if (i + 1) % n == 0 else "sliding" for i in range(layers)]
+            and (mt.pattern_key or n == own)
+        ):
+            return {**out, **_out("sliding_window_pattern", n)} if mt.pattern_key else out
     if mt.window == "alternate" and pattern == default_pattern(mt, len(pattern or []), kw):
         return out
     if mt.window == "nope" and layers and pattern == default_pattern(mt, layers, kw):

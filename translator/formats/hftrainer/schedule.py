@@ -12,7 +12,7 @@ from ...core.errors import InputError
 from ...knowledge.formula import Approx, formula
 from ...knowledge.formula import as_written, lr_only, read_phases
 from ...schedule.fields import rendered
-from ...schedule.model import NotRepresentable, ScheduleError
+from ...schedule.model import NotRepresentable, ScheduleError, UNRUNNABLE_FIX
 from ..deepspeed import scheduler as ds_scheduler
 from . import scheduler
 from .auto import fill_scheduler
@@ -111,7 +111,7 @@ class TrainerLrSchedule:
         try:
             rendering = rendered("hftrainer", lambda s: scheduler.render(s, steps, version), phases, steps, version)
         except ScheduleError as exc:
-            raise InputError(f"{TITLE} cannot run this learning-rate schedule: {exc}") from None
+            raise InputError(f"{TITLE} cannot run this learning-rate schedule: {exc}", hint=UNRUNNABLE_FIX) from None
         cfg = rendering.config
         out: dict[str, Any] = {
             "learning_rate": cfg["lr"],

@@ -158,6 +158,7 @@ def read(
         cycles = number(p["num_cycles"], "num_cycles")
         if cycles <= 0:
             raise ScheduleError(f"num_cycles {cycles:g}: not modelled (the lr would be the peak throughout)")
+        _sampled_smoothly(decay / cycles, cycles, decay)
         tail = [phase("cosine", n - warmup, lr, 0.0, span=decay / cycles, cycle="restart")] if n > warmup else []
         return Reading(Schedule(finish(head + tail + [constant(0.0, 1)])))
     if kind == "polynomial":
@@ -197,11 +198,22 @@ def _min_lr(p: Mapping[str, Any], lr: float) -> float:
     return number(p["min_lr_rate"], "min_lr_rate") * lr
 
 
+def _sampled_smoothly(period: float, cycles: float, decay: int) -> None:
+    """A cosine whose cycle is shorter than 2 steps: transformers evaluates it once a step, so the lr jumps
+    between the samples (in floats: every step a restart is the peak or, rounded, the floor). Comparing such
+    a curve means stepping it: not modelled, in bounded time (the phases are named unknown)."""
+    if period < 2:
+        raise NotRepresentable(
+            f"num_cycles {cycles:g} over {decay} decay steps: a cosine cycle of {period:.3g} steps, sampled once a step"
+        )
+
+
 def _cosine(high: float, low: float, decay: int, cycles: Any, shift: float) -> Phase:
     """(1 + cos(2 pi c p)) / 2 between high and low, p = (s + shift) / decay, run on past the decay."""
     c = number(cycles, "num_cycles")
     if c <= 0:
         raise ScheduleError(f"num_cycles {c:g}: not modelled (the lr would be the peak throughout)")
+    _sampled_smoothly(decay / c, c, decay)
     return phase("cosine", decay, high, low, span=decay / (2 * c), shift=shift, cycle="mirror", beyond="continue")
 
 

@@ -153,6 +153,7 @@ def parse(args: list[Arg]) -> Namespace:
                     f"{word.raw}: a value no option takes where an option is expected (argparse: unrecognized arguments)",
                     file=word.file,
                     line=word.line,
+                    hint="remove it, or give the option it belongs to",
                 )
             i = _more_values(out, last, word, args, i)
             continue
@@ -248,6 +249,7 @@ def _take(
                 f"argument {option.name}: ignored explicit argument {attached!r} (a flag takes no value)",
                 file=file,
                 line=line,
+                hint=f"write {option.name} alone to turn it on, or leave it out",
             )
         return [], i
     values = [Arg(attached, written, word.resolved, word.file, word.line, word.note, word.why)] if eq else []
@@ -257,9 +259,11 @@ def _take(
         i += 1
     if need is not None and len(values) < need:
         wanted = "one argument" if need == 1 else f"{need} arguments"
-        raise InputError(f"argument {option.name}: expected {wanted}", file=file, line=line)
+        raise InputError(f"argument {option.name}: expected {wanted}", file=file, line=line, hint=f"give {wanted}")
     if option.arity == "1+" and not values:
-        raise InputError(f"argument {option.name}: expected at least one argument", file=file, line=line)
+        raise InputError(
+            f"argument {option.name}: expected at least one argument", file=file, line=line, hint="give one or more"
+        )
     return values, i
 
 
@@ -299,8 +303,12 @@ def _converted(option: Option, word: Arg, kind: str) -> Any:
             value = text
     except ValueError:
         shown = {"int": "int", "float": "float"}.get(kind, kind)
+        wanted = {"int": "a whole number", "float": "a number"}.get(kind, f"a {shown} value")
         raise InputError(
-            f"argument {option.name}: invalid {shown} value: {text!r}", file=word.file, line=word.line
+            f"argument {option.name}: invalid {shown} value: {text!r}",
+            file=word.file,
+            line=word.line,
+            hint=f"give {wanted}",
         ) from None
     return value
 

@@ -22,7 +22,7 @@ from ...core.errors import InputError
 from ...knowledge.formula import Approx, Extension, formula
 from ...schedule.fields import finite, rendered
 from ...knowledge.formula import as_written, lr_only
-from ...schedule.model import NotRepresentable, ScheduleError
+from ...schedule.model import NotRepresentable, ScheduleError, UNRUNNABLE_FIX
 from . import scheduler
 
 TITLE = "Megatron-LM"
@@ -163,7 +163,7 @@ class LrSchedule:
         try:
             rendering = rendered("megatron", lambda s: scheduler.render(s, steps), phases, steps)
         except ScheduleError as exc:
-            raise InputError(f"{TITLE} cannot run this learning-rate schedule: {exc}") from None
+            raise InputError(f"{TITLE} cannot run this learning-rate schedule: {exc}", hint=UNRUNNABLE_FIX) from None
         cfg = rendering.config
         style = cfg["lr_decay_style"]
         out: dict[str, Any] = {"lr": cfg["lr"], "lr_decay_style": style, "lr_warmup_iters": int(cfg["warmup"])}

@@ -83,12 +83,19 @@ class NeoxReader(Reader):
                 if norm != key:
                     notes[norm] = f"written as {key}"
         source = Source("neox", tree, [str(p) for p in paths], texts, leaf_files, notes=notes)
+        source.locate = lambda text, leaf: key_line(text, _as_spelled(leaf, spelled))
         for top, duplicates, name in repeats:
             note_duplicates(source, top, duplicates, "NeoX's YAML loader", name)
         return source
 
     def fragment(self, source: Source) -> str | None:
         return None if any(key in source.tree for key in MODEL_KEYS) else FRAGMENT
+
+
+def _as_spelled(leaf: str, spelled: dict[str, str]) -> str:
+    """A leaf as the file spells its top key (`pipe-parallel-size`), for its line."""
+    top, dot, rest = leaf.partition(".")
+    return spelled.get(top, top) + dot + rest
 
 
 READER = NeoxReader()

@@ -33,7 +33,7 @@ from ...knowledge.formula import as_written, lr_only, read_phases
 from ...schedule.fields import finite, parse, rendered
 from ...schedule.compare import Features, decay_ends, features, tops, warmup_ends
 from ...schedule.fields import Reading, Rendering, choose, horizon_of, number, whole
-from ...schedule.model import Phase, Schedule, ScheduleError, phase
+from ...schedule.model import Phase, Schedule, ScheduleError, phase, UNRUNNABLE_FIX
 from ...schedule.ops import constant, finish, floor_at
 from ..deepspeed import scheduler as deepspeed_scheduler
 
@@ -287,7 +287,7 @@ class NeoxLrSchedule:
         try:
             rendering = rendered("neox", lambda s: render(s, steps), phases, steps)
         except ScheduleError as exc:
-            raise InputError(f"{TITLE} cannot run this learning-rate schedule: {exc}") from None
+            raise InputError(f"{TITLE} cannot run this learning-rate schedule: {exc}", hint=UNRUNNABLE_FIX) from None
         cfg = rendering.config
         out: dict[str, Any] = {
             "optimizer_params_lr": cfg["lr"],

@@ -49,8 +49,8 @@ def _refused(document: dict[str, Any]) -> None:
                 f"GPT-NeoX cannot build this model: hidden_size {hidden} is not divisible by num_attention_heads "
                 f"{heads}, which NeoX asserts (validate_values; its heads are hidden_size / num_attention_heads wide)",
                 key="num_attention_heads",
-                hint="a source whose heads have their own width (--kv-channels, multi-latent attention) has no "
-                "GPT-NeoX form",
+                hint="give a hidden_size the heads divide; a source whose heads have their own width (--kv-channels, "
+                "multi-latent attention) has no GPT-NeoX form",
             )
 
 

@@ -9,6 +9,7 @@ from typing import Any, Mapping
 import yaml
 
 from ...core.errors import InputError, NeoconvError
+from ...io.confined import leads_out
 from ...io.documents import flatten, key_line, parse_json, read_text
 from ...knowledge.source import Source
 from ...io.yamlread import load as load_yaml
@@ -35,10 +36,19 @@ def _config_json(source: Source, base: str, model_config: str | None) -> tuple[P
         where = model.get(key)
         if isinstance(where, str) and where:
             folder = Path(base).parent if base not in ("-", "<config>") else Path(".")
+            out = leads_out(folder, where, f"the folder of {Path(base).name}")
+            if out is not None:  # read only beside the YAML, as side files are (docs/input-safety.md)
+                why = (
+                    f"model.{key} is not followed: {out}, and neoconv reads a referenced file only from "
+                    "beside the file naming it: give the HF config.json with --model-config FILE"
+                )
+                source.notes[f"model.{key}"] = why
+                return None, why
             path = folder / where
             if path.is_dir():
                 path = path / CONFIG_JSON
             if path.is_file():
+                source.notes[f"model.{key}"] = f"the architecture is read from {path}, beside {Path(base).name}"
                 return path, ""
             return None, (
                 f"VeOmni reads the architecture from the HF config.json at model.{key} ({where!r} is no "

@@ -4,14 +4,15 @@ its step count (VeOmniArguments.compute_train_steps)."""
 from __future__ import annotations
 
 import math
-from typing import Any
+import struct
+from typing import Any, Callable
 
 from ...core.errors import InputError
 from ...knowledge.schema import older
 from ...knowledge.formula import Approx, Unexpressible, formula
 from ...schedule.fields import parse, rendered
 from ...knowledge.formula import as_written, lr_only, read_phases
-from ...schedule.model import ScheduleError
+from ...schedule.model import ScheduleError, UNRUNNABLE_FIX
 from . import scheduler
 
 TITLE = "VeOmni"
@@ -25,10 +26,18 @@ def veomni_ratio(count: float, total: int) -> float:
         ratio = round(target / total, digits)
         if int(total * ratio) == target:
             return ratio
-    ratio = target / total
-    while int(total * ratio) < target:
-        ratio = math.nextafter(ratio, math.inf)
-    return ratio
+    # the first float whose product reaches the count, by bisection over the floats' order (64
+    # halvings at most; stepping one float at a time from target / total was a loop of unknown length)
+    return _float(_lowest(lambda bits: int(total * _float(bits)) >= target, _bits(target / total), _bits(1.0 + target)))
+
+
+def _bits(x: float) -> int:
+    """A non-negative float's place in the floats' order (its IEEE-754 bits as an integer)."""
+    return int(struct.unpack("<q", struct.pack("<d", x))[0])
+
+
+def _float(bits: int) -> float:
+    return float(struct.unpack("<d", struct.pack("<q", bits))[0])
 
 
 RATIOS = ("lr_warmup_ratio", "lr_decay_ratio")
@@ -86,7 +95,7 @@ class VeomniLrSchedule:
         try:
             rendering = rendered("veomni", lambda s: scheduler.render(s, steps), phases, steps)
         except ScheduleError as exc:
-            raise InputError(f"{TITLE} cannot run this learning-rate schedule: {exc}") from None
+            raise InputError(f"{TITLE} cannot run this learning-rate schedule: {exc}", hint=UNRUNNABLE_FIX) from None
         cfg = dict(rendering.config)
         total = steps or parse(phases).total_length + 1  # what the rendering's ratios are of
         for name in RATIOS:  # the shortest ratio VeOmni truncates to the same step
@@ -112,24 +121,24 @@ def veomni_tokens_for(steps: int, batch_tokens: int, warmup_ratio: float) -> int
     def count(tokens: int) -> int:
         return math.ceil(int(tokens * factor) / batch_tokens)
 
-    hi = int(steps * batch_tokens / factor) + 2
-    while count(hi) > steps:
-        hi -= 1
-    lo = hi
-    step = 1
-    while lo - step >= 0 and count(lo - step) == steps:  # walk down to the lowest T that still gives `steps`
-        lo -= step
-        step *= 2
-    while step > 1:
-        step //= 2
-        if lo - step >= 0 and count(lo - step) == steps:
-            lo -= step
+    # count is monotone in the tokens: the highest and lowest T that give `steps`, each by bisection
+    # (a bounded number of halvings whatever the sizes)
+    hi = _lowest(lambda t: count(t) > steps, 0, int(steps * batch_tokens / factor) + batch_tokens + 2) - 1
+    lo = _lowest(lambda t: count(t) >= steps, 0, hi)
     for power in range(len(str(hi)), -1, -1):
         unit = 10**power
         candidate = hi // unit * unit
         if candidate >= lo and count(candidate) == steps:
             return candidate
     return hi
+
+
+def _lowest(holds: Callable[[int], bool], lo: int, hi: int) -> int:
+    """The lowest integer in lo..hi where `holds` (monotone) holds; `holds(hi)` holds."""
+    while lo < hi:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if holds(mid) else (mid + 1, hi)
+    return lo
 
 
 @formula("veomni.train_steps")

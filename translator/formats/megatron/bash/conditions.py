@@ -53,7 +53,7 @@ def test_words(args: list[Value], expander: Expander) -> bool:
     return _evaluate(_Test(args, expander), len(args), expander)
 
 
-def _evaluate(parser: "_Test | _Cond", length: int, expander: Expander) -> bool:
+def _evaluate(parser: "_Descent", length: int, expander: Expander) -> bool:
     """A test's value: false when it is malformed or leaves words unread, as bash's status 2."""
     _STATE.append(expander)
     try:
@@ -69,20 +69,24 @@ class _Malformed(Exception):
     pass
 
 
-class _Test:
-    def __init__(self, args: list[Value], expander: Expander) -> None:
-        self.args, self.expander, self.i = args, expander, 0
+class _Descent:
+    """The and/or/not descent `[ ]` and `[[ ]]` share: `-o`/`||` over `-a`/`&&` over `!`, each side a
+    primary; the subclasses read their words (`takes`) and primaries. `[ ]` takes an operator only
+    when a word follows it (`[ -a ]` is the one-word test of "-a"); `[[ ]]` always."""
 
-    def word(self, k: int = 0) -> str | None:
-        j = self.i + k
-        if j >= len(self.args):
-            return None
-        value = self.args[j]
-        return text_of(value) if is_known(value) else None
+    OR, AND = "", ""
+    i: int
+
+    def takes(self, op: str) -> bool:
+        """Is the word here the operator `op`, to be taken?"""
+        raise NotImplementedError
+
+    def primary(self) -> bool:
+        raise NotImplementedError
 
     def expression(self) -> bool:
         result = self.conjunction()
-        while self.word() == "-o" and self.i + 1 < len(self.args):
+        while self.takes(self.OR):
             self.i += 1
             right = self.conjunction()
             result = result or right
@@ -90,17 +94,34 @@ class _Test:
 
     def conjunction(self) -> bool:
         result = self.negation()
-        while self.word() == "-a" and self.i + 1 < len(self.args):
+        while self.takes(self.AND):
             self.i += 1
             right = self.negation()
             result = result and right
         return result
 
     def negation(self) -> bool:
-        if self.word() == "!" and self.i + 1 < len(self.args):
+        if self.takes("!"):
             self.i += 1
             return not self.negation()
         return self.primary()
+
+
+class _Test(_Descent):
+    OR, AND = "-o", "-a"
+
+    def __init__(self, args: list[Value], expander: Expander) -> None:
+        self.args, self.expander, self.i = args, expander, 0
+
+    def takes(self, op: str) -> bool:
+        return self.word() == op and self.i + 1 < len(self.args)
+
+    def word(self, k: int = 0) -> str | None:
+        j = self.i + k
+        if j >= len(self.args):
+            return None
+        value = self.args[j]
+        return text_of(value) if is_known(value) else None
 
     def primary(self) -> bool:
         if self.i >= len(self.args):
@@ -178,9 +199,14 @@ def cond(tokens: list[Token], expander: Expander) -> bool:
     return _evaluate(_Cond(tokens, expander), len(tokens), expander)
 
 
-class _Cond:
+class _Cond(_Descent):
+    OR, AND = "||", "&&"
+
     def __init__(self, tokens: list[Token], expander: Expander) -> None:
         self.tokens, self.expander, self.i = tokens, expander, 0
+
+    def takes(self, op: str) -> bool:
+        return self.text() == op
 
     def text(self, k: int = 0) -> str | None:
         j = self.i + k
@@ -191,28 +217,6 @@ class _Cond:
             word = tok.word
             return word.text if word.literal and not word.quoted else None
         return tok.text
-
-    def expression(self) -> bool:
-        result = self.conjunction()
-        while self.text() == "||":
-            self.i += 1
-            right = self.conjunction()
-            result = result or right
-        return result
-
-    def conjunction(self) -> bool:
-        result = self.negation()
-        while self.text() == "&&":
-            self.i += 1
-            right = self.negation()
-            result = result and right
-        return result
-
-    def negation(self) -> bool:
-        if self.text() == "!":
-            self.i += 1
-            return not self.negation()
-        return self.primary()
 
     def value(self, tok: Token) -> Value:
         if tok.word is None:
