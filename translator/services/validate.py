@@ -25,7 +25,7 @@ from typing import Any, Callable, Iterable, Mapping
 from ..core.errors import InputError, NeoconvError
 from ..core.report import Entry, Message, Report, Status, said
 from ..io.documents import flatten, key_line
-from ..knowledge.schema import load_schema
+from ..knowledge.schema import compiled_check, load_schema
 
 Read = Callable[..., Any]  # (Source, format, **options) -> Ingested: the pipeline's read_ir
 
@@ -327,6 +327,9 @@ def _schema_problems(
     """The schema's problems with `tree`, said through `add`; returns the keys it does not know (the
     reader's leaf -> as written), which are problems only if the format's table does not name them either."""
     unknown: dict[str, str] = {}
+    fast = compiled_check(schema)
+    if fast is not None and fast(tree):
+        return unknown  # valid (the compiled check passes only what jsonschema passes): jsonschema not needed
     for error in sorted(_validator(schema).iter_errors(tree), key=lambda e: list(map(str, e.absolute_path))):
         at = ".".join(map(str, error.absolute_path))
         if error.validator == "additionalProperties" and isinstance(error.instance, dict):
