@@ -380,16 +380,19 @@ def _refuse_empty(
 def check(written: Written, ingested: Ingested, request: Request) -> Checked:
     """Stage 4: the written document read back (in memory) with the target's reader and table, and
     every difference from the source that no entry names named, as lossy; then validated at the target
-    release, every value it refuses named (validate.py; unless verify=False)."""
+    release, every value it refuses named (validate.py; unless verify=False). The document is read
+    once where the validation's reading is the read-back's too (validate.shared_reading)."""
     if not request.options.get("verify", True):
         return Checked(None, None, None)
-    from .validate import check_valid
+    from .validate import check_valid, validate_output
 
     out, model_config = written.result, written.result.model_config
     if model_config is None and get_format(request.dst).takes_model_config:
         model_config = {}  # never a file found on disk relative to wherever the library runs
+    found = validate_output(out.document, request.dst, written.version, out.side_files, model_config, read_ir)
+    reading = None if isinstance(found, NeoconvError) else found.reading
     try:
-        back = read_back(out.document, request.dst, written.layout, written.version, ingested, model_config)
+        back = read_back(out.document, request.dst, written.layout, written.version, ingested, model_config, reading)
     except NeoconvError as exc:
         readback_failed(written.report, exc)
         verified, added = False, None
@@ -397,9 +400,7 @@ def check(written: Written, ingested: Ingested, request: Request) -> Checked:
         verified, added = True, verify(written.report, ingested, back)
         if request.src == request.dst and ingested.source and back.source and written.layout == ingested.source.layout:
             added += unreturned(written.report, ingested.source, back.source)
-    valid = check_valid(
-        written.report, out.document, request.dst, written.version, out.side_files, model_config, read_ir
-    )
+    valid = check_valid(written.report, found, request.dst, written.version, out.side_files)
     return Checked(verified, added, valid)
 
 
@@ -701,10 +702,12 @@ def read_back(
     version: str,
     source: Ingested,
     model_config: Mapping[str, Any] | None,
+    reading: Ingested | None = None,
 ) -> Ingested:
     """The written document ingested with the target's reader and table, as a user would read it:
     what the user gave on the command line that the target cannot hold (--world-size) is given
-    again, as `neoconv diff --world-size` would; nothing else of the source is known."""
+    again, as `neoconv diff --world-size` would; nothing else of the source is known. `reading`:
+    the validation's reading of the same document, taken where it is the same reading."""
     back = load(document, fmt, model_config=model_config) if model_config is not None else load(document, fmt)
     back.version = version  # read as the release it was written for, its older spellings as today's keys
     table = load_table(fmt).for_layout(back.layout or layout)
@@ -714,6 +717,12 @@ def read_back(
     given = {
         name: value for name, value in source.ir.fields.items() if value.origin is Origin.USER and name not in kept
     }
+    if reading is not None:  # the validation's reading of the same document, when it is this one (validate.py)
+        from .validate import shared_reading
+
+        shared = shared_reading(reading, back, table, given, _SCHEDULE_INPUTS | {"schedule.phases"})
+        if shared is not None:
+            return shared
     read = ingest(back, table, schema_index(fmt), None, given, ledger=False)
     if family is not None:
         withhold_defaults(read.ir, table)
