@@ -114,19 +114,25 @@ def test_help_version_explain_formats(runner) -> None:
 
 
 # NeoX's table names DeepSpeed's formulas for the fp16 and zero_optimization blocks it hands on
-NEOX_TO_CEREBRAS = ["neoconv.formats.cerebras.formulas", "neoconv.formats.deepspeed.formulas",
-                    "neoconv.formats.neox.formulas", "neoconv.knowledge.formula"]  # fmt: skip
+NEOX_TO_CEREBRAS = [
+    "neoconv.formats.cerebras.formulas",
+    "neoconv.formats.deepspeed.formulas",
+    "neoconv.formats.neox.formulas",
+    "neoconv.knowledge.formula",
+]
 
 
 @pytest.mark.parametrize(
     "args, formulas, schema",
-    [(["--help"], [], []),
-     # the report piped (rich is imported only to draw the table on a terminal); the output is validated
-     # as the target release would, by the schema compiled once (jsonschema only words a problem: none here)
-     (["neox2cerebras", "fixtures/inputs/neox/pythia-160m.yml", "-o", "{out}"], NEOX_TO_CEREBRAS, []),
-     (["neox2cerebras", "fixtures/inputs/neox/pythia-160m.yml", "-o", "{out}", "--no-verify"], NEOX_TO_CEREBRAS, [])],
+    [
+        (["--help"], [], []),
+        # the report piped (rich is imported only to draw the table on a terminal); the output is validated
+        # as the target release would, by the schema compiled once (jsonschema only words a problem: none here)
+        (["neox2cerebras", "fixtures/inputs/neox/pythia-160m.yml", "-o", "{out}"], NEOX_TO_CEREBRAS, []),
+        (["neox2cerebras", "fixtures/inputs/neox/pythia-160m.yml", "-o", "{out}", "--no-verify"], NEOX_TO_CEREBRAS, []),
+    ],
     ids=["help", "one translation and its report", "one translation, not checked"],
-)  # fmt: skip
+)
 def test_start_up_imports_only_what_it_uses(
     args: list[str], formulas: list[str], schema: list[str], tmp_path: Path
 ) -> None:

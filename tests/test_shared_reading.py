@@ -98,3 +98,23 @@ def test_a_reading_at_another_release_or_of_another_tree_is_not_shared() -> None
     assert validate.shared_reading(found.reading, back, load_table("cerebras"), {}, set()) is None
     touched = {"model.num_layers": ingested.ir.fields["model.num_layers"]}
     assert validate.shared_reading(found.reading, back, table, touched, set()) is None  # a value a rule reads
+
+
+def test_releases_read_alike_only_on_the_same_side_of_every_bound() -> None:
+    """Model Zoo's precision cases read otherwise before 1.7.0 and 2.0.2: 2.3.1 and 2.10.0 read a file
+    alike (the validation's release told from an output's keys, the release it was written for), 1.6.0
+    and 2.10.0 do not; a formula that takes the release with no bounds reads every release otherwise."""
+    from dataclasses import replace
+
+    from neoconv.knowledge.mapping import load_table
+
+    table = load_table("cerebras")
+    precision = next(r for r in table.rules if r.key == "model.mixed_precision")
+    assert precision.formula is not None and set(precision.formula.read_bounds or ()) >= {"1.7.0", "2.0.2"}
+    assert validate._reads_alike(precision, "cerebras", "2.3.1", "2.10.0")
+    assert not validate._reads_alike(precision, "cerebras", "1.6.0", "2.10.0")
+    unbounded = replace(precision, formula=replace(precision.formula, read_bounds=None))
+    assert not validate._reads_alike(unbounded, "cerebras", "2.3.1", "2.10.0")
+    model_dir = next(r for r in table.rules if r.key == "runconfig.model_dir")  # './' until 1.8.0, then none
+    assert not validate._reads_alike(model_dir, "cerebras", "1.8.0", "2.10.0")
+    assert validate._reads_alike(model_dir, "cerebras", "2.3.1", "2.10.0")

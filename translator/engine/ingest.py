@@ -125,8 +125,14 @@ def _not_a_name(leaf: str, value: Any, schema: SchemaIndex, table: Table, source
     other = next((t for t in texts if (t if closed else t.lower()) not in known), None)  # (a list: item by item)
     if other is None:
         return None
-    return "not_a_value", {"title": table.title, "release": source.version or table.versions[0], "key": leaf,
-                           "value": other, "known": list(names), "fields": []}  # fmt: skip
+    return "not_a_value", {
+        "title": table.title,
+        "release": source.version or table.versions[0],
+        "key": leaf,
+        "value": other,
+        "known": list(names),
+        "fields": [],
+    }
 
 
 def _group_of(schema: SchemaIndex, leaf: str) -> str:
@@ -425,8 +431,11 @@ class _Reading:
                 # the fields a fork's value decides are said now, the others kept (a reading not remembered)
                 return self._foreign(rule, read, owned_leaves), None
             if memo is not None:
-                checked = read if isinstance(read, (Extension, Absent, Foreign)) else checked_values(
-                    read, self.fields_catalog, self.source, owned_leaves, rule)  # fmt: skip
+                checked = (
+                    read
+                    if isinstance(read, (Extension, Absent, Foreign))
+                    else checked_values(read, self.fields_catalog, self.source, owned_leaves, rule)
+                )
                 remember(self.table, memo, checked)
         if present and not isinstance(read, Foreign):
             # a name the framework's own list lacks (argparse choices, a Literal) that the rule read anyway: a fork's
@@ -468,8 +477,17 @@ class _Reading:
         )
         leaf = _holder(foreign, owned_leaves, self.leaves)
         known = self.schema.choices(leaf) or foreign.known  # the release's own Literal, when its history has one
-        said: Message = ("not_a_value", {"title": self.table.title, "release": self.version, "key": leaf,
-                                         "value": foreign.value, "known": list(known), "fields": lost})  # fmt: skip
+        said: Message = (
+            "not_a_value",
+            {
+                "title": self.table.title,
+                "release": self.version,
+                "key": leaf,
+                "value": foreign.value,
+                "known": list(known),
+                "fields": lost,
+            },
+        )
         self.fates[leaf] = LeafFate("unknown", rule, (said,))
         self.ir.extensions.setdefault(self.source.format, {})[leaf] = self.leaves[leaf]
         if isinstance(read, Foreign):

@@ -482,8 +482,22 @@ Check = Callable[[Any], bool]
 
 _DRAFT = "https://json-schema.org/draft/2020-12/schema"
 _DRAFT7 = "http://json-schema.org/draft-07/schema#"
-_ANNOTATIONS = frozenset({"$schema", "$id", "$comment", "$defs", "title", "description", "default", "examples",
-                          "deprecated", "readOnly", "writeOnly", "format"})  # (format: not asserted)
+_ANNOTATIONS = frozenset(
+    {
+        "$schema",
+        "$id",
+        "$comment",
+        "$defs",
+        "title",
+        "description",
+        "default",
+        "examples",
+        "deprecated",
+        "readOnly",
+        "writeOnly",
+        "format",
+    }
+)  # (format: not asserted)
 _TYPES: dict[str, Check] = {
     "object": lambda v: isinstance(v, dict),
     "array": lambda v: isinstance(v, list),
@@ -545,8 +559,11 @@ class _Compiler:
             raise NotCompiled("a schema that is not an object, or a resource of its own ($id)")
         if self.draft7 and "$ref" in schema:  # draft 7: a $ref's siblings are not checked
             return self._ref(schema["$ref"], schema)
-        checks = [self.keyword(key, value, schema) for key, value in schema.items()
-                  if key not in _ANNOTATIONS and not key.startswith("x-")]
+        checks = [
+            self.keyword(key, value, schema)
+            for key, value in schema.items()
+            if key not in _ANNOTATIONS and not key.startswith("x-")
+        ]
         checks = [c for c in checks if c is not _always]
         if not checks:
             return _always
@@ -610,7 +627,9 @@ class _Compiler:
         return lambda v: not isinstance(v, dict) or all(key in v for key in limit)
 
     def _dependentRequired(self, limit: Any, _: Any) -> Check:
-        return lambda v: not isinstance(v, dict) or all(k not in v or all(d in v for d in deps) for k, deps in limit.items())
+        return lambda v: (
+            not isinstance(v, dict) or all(k not in v or all(d in v for d in deps) for k, deps in limit.items())
+        )
 
     def _properties(self, limit: Any, _: Any) -> Check:
         checks = {key: self.node(sub) for key, sub in limit.items()}
@@ -627,8 +646,10 @@ class _Compiler:
 
     def _patternProperties(self, limit: Any, _: Any) -> Check:
         checks = [(re.compile(pattern), self.node(sub)) for pattern, sub in limit.items()]
-        return lambda v: not isinstance(v, dict) or all(
-            check(value) for key, value in v.items() for pattern, check in checks if pattern.search(key))
+        return lambda v: (
+            not isinstance(v, dict)
+            or all(check(value) for key, value in v.items() for pattern, check in checks if pattern.search(key))
+        )
 
     def _additionalProperties(self, limit: Any, schema: dict[str, Any]) -> Check:
         listed = schema.get("properties", {})

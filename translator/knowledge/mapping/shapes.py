@@ -22,6 +22,7 @@ from __future__ import annotations
 import inspect
 import math
 from copy import deepcopy
+from dataclasses import replace
 from typing import Any, Callable, NamedTuple
 
 from ...core.errors import MappingTableError
@@ -430,9 +431,11 @@ def cases(
         + "; writes "
         + "; ".join(_case_spelled(c, False, common, several) for c in writes)
     )
-    return _formula(
+    formula = _formula(
         name, read, [*seen.values()] + ["version"] * by_release, write, params + ["version"] * writes_by_release
     )
+    bounds = tuple(dict.fromkeys(c[b] for c in reads for b in ("since", "before") if b in c))
+    return replace(formula, read_bounds=bounds)  # (the release is read only by _in_releases)
 
 
 def _unknown(values: dict[str, Any], keys: tuple[str, ...], reads: list[dict[str, Any]], folded: bool) -> None:
