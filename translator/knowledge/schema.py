@@ -54,6 +54,7 @@ class History:
         self._masks: dict[str, int] = {}
         self._spread: dict[tuple[str, int], frozenset[str]] = {}
         self._choices: dict[tuple[str, str], tuple[str, ...] | None] = {}  # (key, label) -> its Literal's names
+        self._records: dict[str, str | None] = {}  # key -> record(key): asked of every leaf of every output
 
     @property
     def newest(self) -> str:
@@ -215,8 +216,11 @@ class History:
 
     def record(self, key: str) -> str | None:
         """`key`, or the nearest enclosing key the history has (a leaf inside a block read whole)."""
+        if key in self._records:
+            return self._records[key]
         parts = key.split(".")
-        return next((head for end in range(len(parts), 0, -1) if (head := ".".join(parts[:end])) in self.keys), None)
+        found = next((head for end in range(len(parts), 0, -1) if (head := ".".join(parts[:end])) in self.keys), None)
+        return keep(self._records, key, found, 5_000)
 
     def reads_within(self, key: str, label: str, *, exact: bool = False) -> bool | None:
         """Does `label` read `key` (or, unless `exact`, the block around it)? None: the history does not

@@ -36,7 +36,7 @@ from ..engine import Ingested, emit, ingest
 from ..engine.difference import FieldChange, diff_ir, expressible, only_b_unheld, unreturned
 from ..engine.entries import provenance
 from ..formats.spec import ModelConfig, WriteContext, WriteResult
-from ..io.documents import plain_copy
+from ..io.documents import no_file_twice, plain_copy
 from ..knowledge.catalogue import catalogue, check_set
 from ..knowledge.mapping import load_table
 from ..knowledge.repeats import repeats_for, said_once
@@ -266,7 +266,7 @@ def read(request: Request) -> Sources:
     companions = list(options.get("with_files") or ())
     if not isinstance(config, (Mapping, Source)):
         config = path_args(config)
-        _no_file_twice(config + [path for path, _ in companions])
+        no_file_twice(config + [path for path, _ in companions])
         if any(fmt == src for _, fmt in companions):
             # same-format companions (NeoX local_setup.yml) are merged the way the framework merges files
             config = config + [path for path, fmt in companions if fmt == src]
@@ -592,22 +592,6 @@ def _load_main(config: ConfigInput | Source, src: str, options: dict[str, Any]) 
     return load(config, src, layout=options.get("source_layout"), model_config=options.get("model_config"))
 
 
-def _no_file_twice(paths: list[str]) -> None:
-    """The same file given twice (as an input and with --with, or twice with --with) would be
-    merged twice: refused, naming both."""
-    seen: dict[tuple[int, int] | str, str] = {}
-    for path in paths:
-        try:
-            info = os.stat(path)
-            key: tuple[int, int] | str = (info.st_dev, info.st_ino)
-        except (OSError, ValueError):
-            key = os.path.abspath(path) if path != "-" else path
-        if key in seen:
-            same = "" if seen[key] == path else f" (as {seen[key]})"
-            raise UsageError(f"{path} is given twice{same}: each file is read once; drop the repeat")
-        seen[key] = path
-
-
 def _context(part: Ingested, everyone: list[Ingested]) -> dict[str, Value]:
     """What the other files of one run state explicitly and this file's format has no key for."""
     keyed = {name for rule in part.table.rules if rule.keys for name in rule.fields} if part.table else set()
@@ -720,8 +704,7 @@ def read_back(
     if reading is not None:  # the validation's reading of the same document, when it is this one (validate.py)
         from .validate import shared_reading
 
-        shared = shared_reading(reading, back, table, given, _SCHEDULE_INPUTS | {"schedule.phases"})
-        if shared is not None:
+        if (shared := shared_reading(reading, back, table, given, _SCHEDULE_INPUTS | {"schedule.phases"})) is not None:
             return shared
     read = ingest(back, table, schema_index(fmt), None, given, ledger=False)
     if family is not None:

@@ -431,11 +431,13 @@ def cases(
         + "; writes "
         + "; ".join(_case_spelled(c, False, common, several) for c in writes)
     )
-    formula = _formula(
-        name, read, [*seen.values()] + ["version"] * by_release, write, params + ["version"] * writes_by_release
-    )
-    bounds = tuple(dict.fromkeys(c[b] for c in reads for b in ("since", "before") if b in c))
-    return replace(formula, read_bounds=bounds)  # (the release is read only by _in_releases)
+    taken, put = [*seen.values()] + ["version"] * by_release, params + ["version"] * writes_by_release
+    return replace(_formula(name, read, taken, write, put), read_bounds=_bounds(reads))
+
+
+def _bounds(reads: list[dict[str, Any]]) -> tuple[str, ...]:
+    """The releases at which a cases table's reading changes (the release is read only by _in_releases)."""
+    return tuple(dict.fromkeys(case[b] for case in reads for b in ("since", "before") if b in case))
 
 
 def _unknown(values: dict[str, Any], keys: tuple[str, ...], reads: list[dict[str, Any]], folded: bool) -> None:
