@@ -6,7 +6,7 @@ sees the same stray keys again and again."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 from ..core.ir import keep
 from ..core.errors import InputError
@@ -343,6 +343,7 @@ class _Reading:
         notes: list[str] = []
         leaf_notes: dict[str, Message] = {}
         source, readable, coerce = self.source, self.readable, self.coerce
+        owned: Sequence[str]
         for key in rule.keys:
             if key in readable:  # a leaf (most keys): the subtree is the leaf itself
                 value, owned = readable[key], (key,)

@@ -655,7 +655,7 @@ def _refused(fmt: str, release: str, problems: Mapping[str, str]) -> Message:
 # ---- the validation's reading as the read-back's (the check stage reads its output once) ----------
 
 
-def shared_reading(reading: Any, back: Any, table: Any, given: dict[str, Any], schedule: set[str]) -> Any:
+def shared_reading(reading: Any, back: Any, table: Any, given: dict[str, Any], schedule: Iterable[str]) -> Any:
     """The read-back's reading taken from the validation's reading of the same document, or None when
     the two could differ (`schedule`: the fields the schedule's summaries come from): the same release,
     table and source (tree, spellings and leaves set aside: the validation's own steps — a release told from the keys, keys it retires, a reader's release hook —
@@ -720,7 +720,7 @@ def _reads_alike(rule: Any, fmt: str, one: str | None, other: str | None) -> boo
 _UNTOUCHABLE: dict[int, tuple[Any, frozenset[str]]] = {}
 
 
-def _untouchable(table: Any, schedule: set[str]) -> frozenset[str]:
+def _untouchable(table: Any, schedule: Iterable[str]) -> frozenset[str]:
     """The fields a value given again could change the reading of: any a rule of the table reads, writes,
     multiplies or is conditioned on, any of a catalogue relation, the schedule's (worked out once per table)."""
     found = _UNTOUCHABLE.get(id(table))
