@@ -675,6 +675,8 @@ def shared_reading(reading: Any, back: Any, table: Any, given: dict[str, Any], s
         return None
     if any(fate.kind in ("unknown", "unresolved") for fate in reading.fates.values()):
         return None  # (a name only the release's Literal refuses; a run-time value)
+    if table.closed_enums:
+        return None  # the read-back takes the schema's enums as the names (argparse choices), the release its Literals
     if given and not given.keys().isdisjoint(_untouchable(table, schedule)):
         return None
     ir = IR({**given, **{k: v for k, v in reading.ir.fields.items() if k not in given}})
