@@ -24,7 +24,7 @@ from ..services.policy import Outcome
 from ..knowledge.registry import FORMATS, get_format
 from .job import Job, job_of, output_path, run_job
 from .options import BatchOptions, FileResult
-from .summary import SHOWN, SUMMARY_NAME, SummaryWriter, human_summary
+from .summary import SUMMARY_NAME, Sample, SummaryWriter, human_summary
 from .walk import walk
 
 __all__ = [
@@ -199,17 +199,11 @@ def run_batch(
     sink = SummaryWriter(None if opts.check else target_root / SUMMARY_NAME, command)
 
     to_prove: list[tuple[str, str, dict[str, Any]]] = []  # --prove: source, output (relative), report
-    # outputs the run cannot start from yet: the summary names the first few and counts them all (every one
-    # is in the per-file report: a migration of 10,000 files keeps no list of 10,000 names)
-    still_missing: list[str] = []
-    missing_count = 0
+    still_missing = Sample()  # outputs the run cannot start from yet: the first few named, all counted
 
     def add(result: FileResult) -> None:
         if result.counts.get("missing") and result.status != "failed":
-            nonlocal missing_count
-            missing_count += 1
-            if len(still_missing) < SHOWN:
-                still_missing.append(result.output or result.source)
+            still_missing.add(result.output or result.source)
         if result.proof_report is not None and result.output:
             to_prove.append((result.source, result.output, result.proof_report))
             result.proof_report = None
@@ -243,8 +237,8 @@ def run_batch(
     finally:
         runner.close()
         sink.discard()
-    summary: dict[str, Any] = {"command": command, "totals": totals, "still_missing": still_missing}
-    summary["still_missing_count"] = missing_count
+    summary: dict[str, Any] = {"command": command, "totals": totals, "still_missing": still_missing.names}
+    summary["still_missing_count"] = still_missing.count
     if sink.closed:
         summary["report"] = str(target_root / SUMMARY_NAME)
     if opts.prove:

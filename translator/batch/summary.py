@@ -86,6 +86,19 @@ SHOWN = 3  # names shown of a group of files (the rest: in neoconv-report.json)
 GROUPED = 4  # skips of one reason shown as one line from this many on
 
 
+class Sample:
+    """The first SHOWN names of a group of files, and how many there are (a batch keeps no more)."""
+
+    def __init__(self) -> None:
+        self.names: list[str] = []
+        self.count = 0
+
+    def add(self, name: str) -> None:
+        self.count += 1
+        if len(self.names) < SHOWN:
+            self.names.append(name)
+
+
 def human_summary(
     results: list[FileResult],
     opts: BatchOptions,
