@@ -17,14 +17,14 @@ from contextlib import contextmanager
 from concurrent.futures import ProcessPoolExecutor
 from itertools import chain, islice
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Container, Iterator
 
 from ..core.errors import NeoconvError, UsageError
 from ..services.policy import Outcome
 from ..knowledge.registry import FORMATS, get_format
-from .job import Job, output_path, run_job
+from .job import Job, job_of, output_path, run_job
 from .options import BatchOptions, FileResult
-from .summary import SUMMARY_NAME, SummaryWriter, human_summary
+from .summary import SUMMARY_NAME, Sample, SummaryWriter, human_summary
 from .walk import walk
 
 __all__ = [
@@ -72,7 +72,7 @@ def _usage(opts: BatchOptions) -> None:
 
 def _plan(
     root: Path, out_root: str, opts: BatchOptions, inside_src: str | None, earlier: set[str]
-) -> tuple[list[Job | FileResult], set[str]]:
+) -> tuple[list[Job | str | FileResult], Container[str]]:
     """Every file's job (or why it is skipped), in walk order, and the sources and outputs it
     claims; refuse before any work two sources that would be written to one output, and outputs
     that would land in the source tree. `earlier`: what an earlier --in-place run wrote beside its
@@ -80,7 +80,7 @@ def _plan(
     few megabytes."""
     with_resolved = {os.path.realpath(w) for w in opts.with_files}
     claimed: dict[str, str] = {}  # output (relative to OUT_DIR) -> the source written there
-    plan: list[Job | FileResult] = []
+    plan: list[Job | str | FileResult] = []
     matched = 0
     sources: set[str] = set()
     defaults = list(get_format(opts.src).globs)
@@ -116,14 +116,25 @@ def _plan(
                 f"{found.rel} would be written to {os.path.join(out_root, rel_out)}, inside SRC_DIR (which is inside "
                 "OUT_DIR): the source tree is never written to; choose an OUT_DIR outside it"
             )
-        plan.append((found.path, found.rel, os.path.join(out_root, rel_out)))
+        job = (found.path, found.rel, os.path.join(out_root, rel_out))
+        plan.append(found.rel if job_of(opts, found.rel) == job else job)  # (its name alone, where that says all)
     if opts.include and not matched:
         raise UsageError(f"no file under {root} matches --include {' '.join(opts.include)}")
     if opts.in_place:  # m.yml -> m.yaml where m.yaml is a source left out of the run (a --with file, a link)
         for rel_out, rel in claimed.items():
             if rel_out != rel and rel_out in sources and rel_out not in earlier:
                 raise UsageError(f"{rel} would be written to {rel_out}, which is another source file: rename one")
-    return plan, sources | set(claimed)
+    return plan, _Either(sources, claimed)
+
+
+class _Either:
+    """Membership in either of two collections (the sources and outputs a run claims), without a third."""
+
+    def __init__(self, one: Any, other: Any) -> None:
+        self.one, self.other = one, other
+
+    def __contains__(self, item: object) -> bool:
+        return item in self.one or item in self.other
 
 
 class BatchInterrupted(KeyboardInterrupt):
@@ -188,11 +199,11 @@ def run_batch(
     sink = SummaryWriter(None if opts.check else target_root / SUMMARY_NAME, command)
 
     to_prove: list[tuple[str, str, dict[str, Any]]] = []  # --prove: source, output (relative), report
-    still_missing: list[str] = []  # outputs the run cannot start from yet: the summary names them
+    still_missing = Sample()  # outputs the run cannot start from yet: the first few named, all counted
 
     def add(result: FileResult) -> None:
         if result.counts.get("missing") and result.status != "failed":
-            still_missing.append(result.output or result.source)
+            still_missing.add(result.output or result.source)
         if result.proof_report is not None and result.output:
             to_prove.append((result.source, result.output, result.proof_report))
             result.proof_report = None
@@ -226,7 +237,8 @@ def run_batch(
     finally:
         runner.close()
         sink.discard()
-    summary: dict[str, Any] = {"command": command, "totals": totals, "still_missing": still_missing}
+    summary: dict[str, Any] = {"command": command, "totals": totals, "still_missing": still_missing.names}
+    summary["still_missing_count"] = still_missing.count
     if sink.closed:
         summary["report"] = str(target_root / SUMMARY_NAME)
     if opts.prove:
@@ -255,7 +267,7 @@ class _Runner:
     for -j 1, else from worker processes in chunks; after an interrupt, the results of the chunks
     the workers are running (their files are being written) are still collected (unfinished)."""
 
-    def __init__(self, plan: Iterator[Job | FileResult], opts: BatchOptions) -> None:
+    def __init__(self, plan: Iterator[Job | str | FileResult], opts: BatchOptions) -> None:
         self.plan, self.opts = plan, opts
         self.pool: ProcessPoolExecutor | None = None
         self.pending: deque[tuple[list[Any], Any]] = deque()
@@ -351,7 +363,7 @@ def _compile_tables(opts: BatchOptions) -> None:
 _CHUNK = 16  # files per task sent to a worker: amortises the hand-over, keeps the pipeline short
 
 
-def _run_chunk(opts: BatchOptions, jobs: list[Job]) -> list[FileResult]:
+def _run_chunk(opts: BatchOptions, jobs: list[Job | str]) -> list[FileResult]:
     return [run_job(opts, item) for item in jobs]
 
 

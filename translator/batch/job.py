@@ -13,6 +13,8 @@ from ..knowledge.registry import get_format
 from .options import BatchOptions, FileResult
 
 Job = tuple[str, str, str]  # source path, source relative to SRC_DIR, output path
+# a batch's plan holds a job as the source's name relative to SRC_DIR alone where its paths follow from
+# it (job_of): a tree of 10,000 files costs its names, not three paths each
 
 
 def output_path(rel: str, src: str, dst: str) -> str:
@@ -24,12 +26,20 @@ def output_path(rel: str, src: str, dst: str) -> str:
     return (stem if dot and "/" not in suffix else rel) + get_format(dst).suffix
 
 
-def run_job(opts: BatchOptions, args: Job) -> FileResult:
+def job_of(opts: BatchOptions, planned: Job | str) -> Job:
+    """The job of a planned file: its source path, its name relative to SRC_DIR and its output path."""
+    if not isinstance(planned, str):
+        return planned
+    out = os.path.join(opts.out_root or "", output_path(planned, opts.src, opts.dst))
+    return os.path.join(opts.src_root or "", planned), planned, out
+
+
+def run_job(opts: BatchOptions, args: Job | str) -> FileResult:
     """Translate one file (must not raise: one bad file never stops a migration of thousands)."""
 
     from ..io.documents import inputs_inside
 
-    path_s, rel_s, out_s = args
+    path_s, rel_s, out_s = job_of(opts, args)
     try:
         with inputs_inside(opts.src_root or os.path.dirname(path_s), opts.with_files):
             return _job(opts, path_s, rel_s, out_s)

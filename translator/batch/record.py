@@ -15,7 +15,7 @@ import json
 import os
 import stat
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Container, Iterator
 
 from ..core.errors import NeoconvError
 from ..io.confined import Confined
@@ -44,7 +44,7 @@ def written(entries: list[dict[str, Any]]) -> Iterator[tuple[str, str]]:
 
 
 def orphans(
-    root: Path, target_root: Path, entries: list[dict[str, Any]], claimed: set[str], opts: BatchOptions
+    root: Path, target_root: Path, entries: list[dict[str, Any]], claimed: Container[str], opts: BatchOptions
 ) -> list[FileResult]:
     """The outputs of sources that are gone: `removed` (--prune), else `orphaned` (a --check fails on them)."""
     from .job import output_path

@@ -86,6 +86,19 @@ SHOWN = 3  # names shown of a group of files (the rest: in neoconv-report.json)
 GROUPED = 4  # skips of one reason shown as one line from this many on
 
 
+class Sample:
+    """The first SHOWN names of a group of files, and how many there are (a batch keeps no more)."""
+
+    def __init__(self) -> None:
+        self.names: list[str] = []
+        self.count = 0
+
+    def add(self, name: str) -> None:
+        self.count += 1
+        if len(self.names) < SHOWN:
+            self.names.append(name)
+
+
 def human_summary(
     results: list[FileResult],
     opts: BatchOptions,
@@ -93,6 +106,7 @@ def human_summary(
     report_error: str = "",
     still_missing: list[str] | None = None,
     report: str = "",
+    missing_count: int | None = None,
 ) -> str:
     """The notable files, then the count of every status (`totals` from run_batch: `results` holds only
     the notable ones), the outputs that still miss values and where the report is. Files skipped for
@@ -123,11 +137,12 @@ def human_summary(
     if totals is None:
         for r in results:
             counts[r.status] = counts.get(r.status, 0) + 1
-    if still_missing:
-        count = "1 output still misses" if len(still_missing) == 1 else f"{len(still_missing)} outputs still miss"
+    if still_missing:  # (the first names of `missing_count`: run_batch keeps no more)
+        total = len(still_missing) if missing_count is None else missing_count
+        count = "1 output still misses" if total == 1 else f"{total} outputs still miss"
         lines.append(
             f"missing  {count} values the run needs (their # MISSING: lines and report entries name the "
-            f"--set that gives each): {_some(still_missing, report)}"
+            f"--set that gives each): {_some(still_missing, report, total)}"
         )
     if report:
         lines.append(f"neoconv batch: the per-file report is {printable(report)}")
@@ -135,10 +150,10 @@ def human_summary(
     return "\n".join(lines) + "\n"
 
 
-def _some(names: list[str], report: str) -> str:
-    """Up to SHOWN names, and how many more (all of them are in the per-file report)."""
+def _some(names: list[str], report: str, total: int | None = None) -> str:
+    """Up to SHOWN names, and how many more of `total` (all of them are in the per-file report)."""
     shown = ", ".join(printable(name) for name in names[:SHOWN])
-    more = len(names) - SHOWN
+    more = (len(names) if total is None else total) - SHOWN
     if more <= 0:
         return shown
     return f"{shown} and {more} more" + (", each in the per-file report" if report else "")

@@ -57,6 +57,7 @@ def run(pair: str, src_dir: str, opts: dict[str, Any]) -> Outcome:
                 summary.get("report_error", ""),
                 summary.get("still_missing"),
                 summary.get("report", ""),
+                summary.get("still_missing_count"),
             ),
             err=True,
             nl=False,

@@ -6,7 +6,7 @@ sees the same stray keys again and again."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 from ..core.ir import keep
 from ..core.errors import InputError
@@ -14,7 +14,7 @@ from ..core.ir import IR, Origin, Value
 from ..core.report import Message, as_message
 from ..io.documents import flatten
 from ..knowledge.catalogue import catalogue
-from ..knowledge.formula import Absent, Extension, Foreign, is_close, unwrap
+from ..knowledge.formula import Absent, Approx, Extension, Foreign, is_close, unwrap
 from ..knowledge.mapping import Rule, Table
 from ..knowledge.catalogue import check_relations
 from ..knowledge.schema import SchemaIndex
@@ -343,44 +343,53 @@ class _Reading:
         owned_leaves: list[str] = []
         notes: list[str] = []
         leaf_notes: dict[str, Message] = {}
-        source, subtree = self.source, self.subtree
+        source, readable, coerce = self.source, self.readable, self.coerce
+        owned: Sequence[str]
         for key in rule.keys:
-            value, owned = subtree(key)
-            if owned:
-                if len(owned) == 1 and owned[0] == key:
-                    value, note = coerce_input(source, self.coerce, key, value)
-                    if note:
-                        notes.append(note)
-                        leaf_notes[key] = ("coerced", {"note": note})
+            if key in readable:  # a leaf (most keys): the subtree is the leaf itself
+                value, owned = readable[key], (key,)
+            else:
+                value, owned = self.subtree(key)
+                if not owned:
+                    continue
+            if owned[0] == key and len(owned) == 1:
+                value, note = coerce_input(source, coerce, key, value)
+                if note:
+                    notes.append(note)
+                    leaf_notes[key] = ("coerced", {"note": note})
+                guessed = None
+                if isinstance(value, Approx):
                     value, guessed = unwrap(value)
                     if guessed:
                         self.lossy[id(rule)] = as_message(guessed)
-                    if note or guessed:
-                        self.coerced[key] = value
-                else:
-                    coerce_input(source, self.coerce, key, value)  # a block where the framework takes one value
-                present[key] = value
-                owned_leaves.extend(owned)
+                if note or guessed:
+                    self.coerced[key] = value
+            else:
+                coerce_input(source, coerce, key, value)  # a block where the framework takes one value
+            present[key] = value
+            owned_leaves.extend(owned)
         if self.ledger:
+            fates = self.fates
             for leaf in owned_leaves:
                 note_of = leaf_notes.get(leaf)
-                self.fates[leaf] = LeafFate("rule", rule, (note_of,) if note_of else ())
+                fates[leaf] = LeafFate("rule", rule, (note_of,) if note_of else ())
         read, checked = self._reading(rule, present, owned_leaves)
-        if isinstance(read, Foreign):
-            self._foreign(rule, read, owned_leaves)
-            return
-        if isinstance(read, Extension):  # no canonical form: the leaves stay framework extensions
-            why = (as_message(read.detail, "no_canonical_form"),)
-            for leaf in owned_leaves:
-                self.fates[leaf] = LeafFate("extension", rule, why)  # the rule: which fields it leaves unset
-                self.ir.extensions.setdefault(source.format, {})[leaf] = self.leaves[leaf]
-            return
-        if isinstance(read, Absent):  # no value on purpose: the leaves mean what the absent fields mean
-            if self.ledger:
-                said: Message = ("means_absent", {"fields": list(rule.fields), "why": read.detail})
+        if type(read) is not list:  # (a remembered reading is a list of checked values)
+            if isinstance(read, Foreign):
+                self._foreign(rule, read, owned_leaves)
+                return
+            if isinstance(read, Extension):  # no canonical form: the leaves stay framework extensions
+                why = (as_message(read.detail, "no_canonical_form"),)
                 for leaf in owned_leaves:
-                    self.fates[leaf].notes = (*self.fates[leaf].notes, said)
-            return
+                    self.fates[leaf] = LeafFate("extension", rule, why)  # the rule: which fields it leaves unset
+                    self.ir.extensions.setdefault(source.format, {})[leaf] = self.leaves[leaf]
+                return
+            if isinstance(read, Absent):  # no value on purpose: the leaves mean what the absent fields mean
+                if self.ledger:
+                    said: Message = ("means_absent", {"fields": list(rule.fields), "why": read.detail})
+                    for leaf in owned_leaves:
+                        self.fates[leaf].notes = (*self.fates[leaf].notes, said)
+                return
         origin = self._origin(rule, present)
         if origin is Origin.DEFAULT and not default_holds(rule, self.ir):
             return
@@ -389,6 +398,7 @@ class _Reading:
         assert not isinstance(checked, (Extension, Absent, Foreign))  # handled above
         fields = self.ir.fields
         file = self.only_file or source.file_of(rule.key or "")
+        leaves = tuple(owned_leaves)
         for name, value, approx, note in checked:
             if approx:
                 self.lossy[id(rule)] = as_message(approx)
@@ -396,20 +406,22 @@ class _Reading:
                 continue
             if note:
                 notes.append(note)
-            if name in fields and fields[name].origin is Origin.USER:
+            known = fields.get(name)
+            if known is not None and known.origin is Origin.USER:
                 if self.ledger:  # (without a ledger every fate is the shared placeholder)
                     for leaf in owned_leaves:
                         self.fates[leaf].notes = (("overridden", {"field": name}),)
                 continue
-            fields[name] = Value(value, origin, tuple(owned_leaves), file, "; ".join(notes))
+            fields[name] = Value(value, origin, leaves, file, "; ".join(notes) if notes else "")
 
     def _reading(self, rule: Rule, present: dict[str, Any], owned_leaves: list[str]) -> tuple[Any, Any]:
         """(what the rule reads, its values checked against the catalogue or None until needed). A rule gives
         the same result for the same values of its keys and inputs: a batch of thousands of configs repeats
         most of them (norm: layernorm, seq_length: 2048, the HF rules' model_type, ...), remembered per table."""
+        pure = rule.pure
         memo = (
-            memo_key(rule, self.version, present, None if rule.pure else inputs(rule, self.ir, self.subtree))
-            if (present or not rule.pure)
+            memo_key(rule, self.version, present, None if pure else inputs(rule, self.ir, self.subtree))
+            if present or not pure
             else None
         )
         checked = recall(self.table, memo) if memo is not None else None
@@ -427,9 +439,11 @@ class _Reading:
                     else checked_values(read, self.fields_catalog, self.source, owned_leaves, rule, self.ir)
                 )
                 remember(self.table, memo, checked)
-        if not isinstance(read, Foreign) and present:
+        if present and not isinstance(read, Foreign):
             # a name the framework's own list lacks (argparse choices, a Literal) that the rule read anyway: a fork's
-            read = self._not_named(present) or read
+            for value in present.values():
+                if isinstance(value, (str, list)):  # (only text names: numbers are no names)
+                    return self._not_named(present) or read, checked
         return read, checked
 
     def _not_named(self, present: dict[str, Any]) -> Foreign | None:

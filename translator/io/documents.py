@@ -27,7 +27,7 @@ from typing import Any, Iterable, Iterator
 
 import yaml
 
-from ..core.errors import InputError, NeoconvError
+from ..core.errors import InputError, NeoconvError, UsageError
 from .yamlread import MAX_DEPTH, TAG, Duplicate
 from .yamlread import load as load_yaml
 from .yamlwrite import WIDTH
@@ -530,3 +530,19 @@ def plain_copy(tree: Any, *, what: str = "config") -> Any:
             if child is not value:
                 stack.append((value, child, here, depth + 1))
     return root
+
+
+def no_file_twice(paths: list[str]) -> None:
+    """The same file given twice (as an input and with --with, or twice with --with) would be
+    merged twice: refused, naming both."""
+    seen: dict[tuple[int, int] | str, str] = {}
+    for path in paths:
+        try:
+            info = os.stat(path)
+            key: tuple[int, int] | str = (info.st_dev, info.st_ino)
+        except (OSError, ValueError):
+            key = os.path.abspath(path) if path != "-" else path
+        if key in seen:
+            same = "" if seen[key] == path else f" (as {seen[key]})"
+            raise UsageError(f"{path} is given twice{same}: each file is read once; drop the repeat")
+        seen[key] = path

@@ -289,6 +289,9 @@ class Formula:
     # signatures are read once at registration: the engine asks for them on every file
     _read_params: frozenset[str] = frozenset()
     _write_params: frozenset[str] = frozenset()
+    # a reading that takes the release: the releases from which it may read otherwise (a cases table's
+    # since/before), so two releases on the same side of each read alike; None: any release may differ
+    read_bounds: tuple[str, ...] | None = None
 
     def read_params(self) -> frozenset[str]:
         return self._read_params

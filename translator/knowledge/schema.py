@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import copy
 import json
+import numbers
 import re
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from ..core.ir import keep
 
@@ -53,6 +54,7 @@ class History:
         self._masks: dict[str, int] = {}
         self._spread: dict[tuple[str, int], frozenset[str]] = {}
         self._choices: dict[tuple[str, str], tuple[str, ...] | None] = {}  # (key, label) -> its Literal's names
+        self._records: dict[str, str | None] = {}  # key -> record(key): asked of every leaf of every output
 
     @property
     def newest(self) -> str:
@@ -232,8 +234,11 @@ class History:
 
     def record(self, key: str) -> str | None:
         """`key`, or the nearest enclosing key the history has (a leaf inside a block read whole)."""
+        if key in self._records:
+            return self._records[key]
         parts = key.split(".")
-        return next((head for end in range(len(parts), 0, -1) if (head := ".".join(parts[:end])) in self.keys), None)
+        found = next((head for end in range(len(parts), 0, -1) if (head := ".".join(parts[:end])) in self.keys), None)
+        return keep(self._records, key, found, 5_000)
 
     def reads_within(self, key: str, label: str, *, exact: bool = False) -> bool | None:
         """Does `label` read `key` (or, unless `exact`, the block around it)? None: the history does not
@@ -487,3 +492,253 @@ def release_index(name: str, release: str | None, title: str) -> SchemaIndex:
     if history is None or release is None or release not in history.position:
         return base
     return base.with_release(history, release, title)
+
+
+# ---- a schema compiled once into a plain Python check ------------------------------------------
+# A batch validates every output; jsonschema's validator walks the schema object by object for each
+# document (most of the check stage's time on a file not seen before). The keywords our schemas use
+# are compiled once into closures that say only whether a document is valid: a document they pass is
+# valid for jsonschema too (tests/test_schema_check.py proves the verdicts equal), and one they fail
+# is handed to jsonschema, which says what is wrong. A schema using any other keyword is not compiled.
+
+Check = Callable[[Any], bool]
+
+_DRAFT = "https://json-schema.org/draft/2020-12/schema"
+_DRAFT7 = "http://json-schema.org/draft-07/schema#"
+_ANNOTATIONS = frozenset(
+    {
+        "$schema",
+        "$id",
+        "$comment",
+        "$defs",
+        "title",
+        "description",
+        "default",
+        "examples",
+        "deprecated",
+        "readOnly",
+        "writeOnly",
+        "format",
+    }
+)  # (format: not asserted)
+_TYPES: dict[str, Check] = {
+    "object": lambda v: isinstance(v, dict),
+    "array": lambda v: isinstance(v, list),
+    "string": lambda v: isinstance(v, str),
+    "boolean": lambda v: isinstance(v, bool),
+    "null": lambda v: v is None,
+    "number": lambda v: isinstance(v, numbers.Number) and not isinstance(v, bool),
+    "integer": lambda v: (isinstance(v, int) and not isinstance(v, bool)) or (isinstance(v, float) and v.is_integer()),
+}
+
+
+class NotCompiled(Exception):
+    """The schema uses a keyword the compiled check does not know: jsonschema checks every document."""
+
+
+class Unsure(Exception):
+    """A value whose verdict jsonschema's releases word differently (an enum holding a list): jsonschema decides."""
+
+
+@lru_cache(maxsize=None)
+def compiled_check(name: str) -> Check | None:
+    """The schema `name` as a function document -> valid (True only when jsonschema finds no error);
+    None when the schema cannot be compiled (jsonschema checks it). Raises nothing for any document:
+    what the check cannot decide is False, and jsonschema says."""
+    try:
+        check = compile_schema(load_schema(name))
+    except NotCompiled:
+        return None
+
+    def valid(document: Any) -> bool:
+        try:
+            return check(document)
+        except Exception:  # noqa: BLE001 - Unsure, or a value jsonschema itself may trip on: it decides
+            return False
+
+    return valid
+
+
+def compile_schema(schema: dict[str, Any]) -> Check:
+    """The bare compiled check of a 2020-12 schema: True valid, False not, Unsure when jsonschema's
+    releases differ on the value. Raises NotCompiled."""
+    draft = schema.get("$schema", _DRAFT)
+    if draft not in (_DRAFT, _DRAFT7):
+        raise NotCompiled(f"$schema {draft!r}")
+    return _Compiler(schema, draft == _DRAFT7).node(schema)
+
+
+class _Compiler:
+    def __init__(self, root: dict[str, Any], draft7: bool = False) -> None:
+        self.root, self.draft7 = root, draft7
+        self.refs: dict[str, Check] = {}
+
+    def node(self, schema: Any) -> Check:
+        if schema is True or schema == {}:
+            return _always
+        if schema is False:
+            return _never
+        if not isinstance(schema, dict) or (schema is not self.root and "$id" in schema):
+            raise NotCompiled("a schema that is not an object, or a resource of its own ($id)")
+        if self.draft7 and "$ref" in schema:  # draft 7: a $ref's siblings are not checked
+            return self._ref(schema["$ref"], schema)
+        checks = [
+            self.keyword(key, value, schema)
+            for key, value in schema.items()
+            if key not in _ANNOTATIONS and not key.startswith("x-")
+        ]
+        checks = [c for c in checks if c is not _always]
+        if not checks:
+            return _always
+        if len(checks) == 1:
+            return checks[0]
+
+        def every(value: Any) -> bool:
+            for check in checks:
+                if not check(value):
+                    return False
+            return True
+
+        return every
+
+    def keyword(self, key: str, limit: Any, schema: dict[str, Any]) -> Check:
+        maker = getattr(self, "_" + key.lstrip("$"), None)
+        if key == "definitions" and self.draft7:
+            return _always
+        if maker is None or (key == "dependentRequired" and self.draft7):
+            raise NotCompiled(key)
+        return maker(limit, schema)  # type: ignore[no-any-return]
+
+    def _type(self, limit: Any, _: Any) -> Check:
+        names = [limit] if isinstance(limit, str) else list(limit)
+        if not all(isinstance(t, str) and t in _TYPES for t in names):
+            raise NotCompiled(f"type {limit!r}")
+        tests = tuple(_TYPES[t] for t in names)
+        return lambda v: any(test(v) for test in tests)
+
+    def _enum(self, limit: Any, _: Any) -> Check:
+        return lambda v: any(_same(v, each) for each in limit)
+
+    def _const(self, limit: Any, _: Any) -> Check:
+        return lambda v: _same(v, limit)
+
+    def _minimum(self, limit: Any, _: Any) -> Check:
+        return lambda v: not _TYPES["number"](v) or not v < limit
+
+    def _maximum(self, limit: Any, _: Any) -> Check:
+        return lambda v: not _TYPES["number"](v) or not v > limit
+
+    def _exclusiveMinimum(self, limit: Any, _: Any) -> Check:
+        return lambda v: not _TYPES["number"](v) or not v <= limit
+
+    def _exclusiveMaximum(self, limit: Any, _: Any) -> Check:
+        return lambda v: not _TYPES["number"](v) or not v >= limit
+
+    def _minItems(self, limit: Any, _: Any) -> Check:
+        return lambda v: not isinstance(v, list) or len(v) >= limit
+
+    def _maxItems(self, limit: Any, _: Any) -> Check:
+        return lambda v: not isinstance(v, list) or len(v) <= limit
+
+    def _minProperties(self, limit: Any, _: Any) -> Check:
+        return lambda v: not isinstance(v, dict) or len(v) >= limit
+
+    def _maxProperties(self, limit: Any, _: Any) -> Check:
+        return lambda v: not isinstance(v, dict) or len(v) <= limit
+
+    def _required(self, limit: Any, _: Any) -> Check:
+        return lambda v: not isinstance(v, dict) or all(key in v for key in limit)
+
+    def _dependentRequired(self, limit: Any, _: Any) -> Check:
+        return lambda v: (
+            not isinstance(v, dict) or all(k not in v or all(d in v for d in deps) for k, deps in limit.items())
+        )
+
+    def _properties(self, limit: Any, _: Any) -> Check:
+        checks = {key: self.node(sub) for key, sub in limit.items()}
+
+        def properties(v: Any) -> bool:
+            if isinstance(v, dict):
+                for key, value in v.items():
+                    check = checks.get(key)
+                    if check is not None and not check(value):
+                        return False
+            return True
+
+        return properties
+
+    def _patternProperties(self, limit: Any, _: Any) -> Check:
+        checks = [(re.compile(pattern), self.node(sub)) for pattern, sub in limit.items()]
+        return lambda v: (
+            not isinstance(v, dict)
+            or all(check(value) for key, value in v.items() for pattern, check in checks if pattern.search(key))
+        )
+
+    def _additionalProperties(self, limit: Any, schema: dict[str, Any]) -> Check:
+        listed = schema.get("properties", {})
+        pattern = re.compile("|".join(schema["patternProperties"])) if schema.get("patternProperties") else None
+        check = self.node(limit)
+        if check is _always:
+            return _always
+
+        def additional(v: Any) -> bool:
+            if isinstance(v, dict):
+                for key, value in v.items():
+                    if key not in listed and not (pattern is not None and pattern.search(key)) and not check(value):
+                        return False
+            return True
+
+        return additional
+
+    def _items(self, limit: Any, _: Any) -> Check:
+        check = self.node(limit)
+        return lambda v: not isinstance(v, list) or all(check(item) for item in v)
+
+    def _anyOf(self, limit: Any, _: Any) -> Check:
+        checks = [self.node(sub) for sub in limit]
+        return lambda v: any(check(v) for check in checks)
+
+    def _allOf(self, limit: Any, _: Any) -> Check:
+        checks = [self.node(sub) for sub in limit]
+        return lambda v: all(check(v) for check in checks)
+
+    def _oneOf(self, limit: Any, _: Any) -> Check:
+        checks = [self.node(sub) for sub in limit]
+        return lambda v: sum(1 for check in checks if check(v)) == 1
+
+    def _not(self, limit: Any, _: Any) -> Check:
+        check = self.node(limit)
+        return lambda v: not check(v)
+
+    def _ref(self, limit: Any, _: Any) -> Check:
+        if not isinstance(limit, str) or not limit.startswith("#/"):
+            raise NotCompiled(f"$ref {limit!r}")
+        if limit not in self.refs:
+            self.refs[limit] = _never  # (a reference back to itself meets this while it is compiled)
+            target: Any = self.root
+            for part in limit[2:].split("/"):
+                part = part.replace("~1", "/").replace("~0", "~")
+                if not isinstance(target, dict) or part not in target:
+                    raise NotCompiled(f"$ref {limit!r}")
+                target = target[part]
+            self.refs[limit] = self.node(target)
+        refs = self.refs
+        return lambda v: refs[limit](v)
+
+
+def _always(_: Any) -> bool:
+    return True
+
+
+def _never(_: Any) -> bool:
+    return False
+
+
+def _same(value: Any, limit: Any) -> bool:
+    """jsonschema's equality of a value and an enum's or const's (True is not 1); a list or mapping
+    on either side is compared differently by its releases: jsonschema decides."""
+    if isinstance(value, (list, dict)) or isinstance(limit, (list, dict)):
+        raise Unsure()
+    if isinstance(value, bool) or isinstance(limit, bool):
+        return value is limit
+    return bool(value is limit or value == limit)

@@ -331,6 +331,17 @@ def _detected(history: History, keys: tuple[str, ...], table: Any) -> Release:
     return found[1]
 
 
+_SEVERAL: dict[int, tuple[Any, tuple[Any, ...]]] = {}
+
+
+def _several_keys(table: Any) -> tuple[Any, ...]:
+    """The table's rules of two keys or more (worked out once per table: retire runs for every file)."""
+    found = _SEVERAL.get(id(table))
+    if found is None or found[0] is not table:
+        found = keep(_SEVERAL, id(table), (table, tuple(r for r in table.rules if len(r.keys) >= 2)), 100)
+    return found[1]
+
+
 def retire(source: Any, table: Any, spelling: Spelling | None = None) -> None:
     """Set aside the leaves the file's release does not read although a rule would (a key a later release
     dropped, read with its old meaning only by the releases that had it): a rule whose other keys that
@@ -341,9 +352,7 @@ def retire(source: Any, table: Any, spelling: Spelling | None = None) -> None:
         return
     at = history.position[release]
     name_of = history_name(source.aliases, history, spelling)
-    for rule in table.rules:
-        if len(rule.keys) < 2:
-            continue  # (fewer keys than the two it takes, before looking any up)
+    for rule in _several_keys(table):  # (a rule of fewer keys than the two it takes retires none)
         # only beside a key of the same rule that the file has and the release reads: that one the rule
         # reads with this release's meaning (a file with betas alone is not a 1.x file missing beta1)
         present = [k for k in rule.keys if at_path(source.tree, k) is not None]

@@ -36,7 +36,7 @@ from ..engine import Ingested, emit, ingest
 from ..engine.difference import FieldChange, diff_ir, expressible, only_b_unheld, run_layout, unreturned
 from ..engine.entries import provenance
 from ..formats.spec import ModelConfig, WriteContext, WriteResult
-from ..io.documents import plain_copy
+from ..io.documents import no_file_twice, plain_copy
 from ..knowledge.catalogue import catalogue, check_set
 from ..knowledge.mapping import load_table
 from ..knowledge.repeats import repeats_for, said_once
@@ -266,7 +266,7 @@ def read(request: Request) -> Sources:
     companions = list(options.get("with_files") or ())
     if not isinstance(config, (Mapping, Source)):
         config = path_args(config)
-        _no_file_twice(config + [path for path, _ in companions])
+        no_file_twice(config + [path for path, _ in companions])
         if any(fmt == src for _, fmt in companions):
             # same-format companions (NeoX local_setup.yml) are merged the way the framework merges files
             config = config + [path for path, fmt in companions if fmt == src]
@@ -381,16 +381,19 @@ def _refuse_empty(
 def check(written: Written, ingested: Ingested, request: Request) -> Checked:
     """Stage 4: the written document read back (in memory) with the target's reader and table, and
     every difference from the source that no entry names named, as lossy; then validated at the target
-    release, every value it refuses named (validate.py; unless verify=False)."""
+    release, every value it refuses named (validate.py; unless verify=False). The document is read
+    once where the validation's reading is the read-back's too (validate.shared_reading)."""
     if not request.options.get("verify", True):
         return Checked(None, None, None)
-    from .validate import check_valid
+    from .validate import check_valid, validate_output
 
     out, model_config = written.result, written.result.model_config
     if model_config is None and get_format(request.dst).takes_model_config:
         model_config = {}  # never a file found on disk relative to wherever the library runs
+    found = validate_output(out.document, request.dst, written.version, out.side_files, model_config, read_ir)
+    reading = None if isinstance(found, NeoconvError) else found.reading
     try:
-        back = read_back(out.document, request.dst, written.layout, written.version, ingested, model_config)
+        back = read_back(out.document, request.dst, written.layout, written.version, ingested, model_config, reading)
     except NeoconvError as exc:
         readback_failed(written.report, exc)
         verified, added = False, None
@@ -398,9 +401,7 @@ def check(written: Written, ingested: Ingested, request: Request) -> Checked:
         verified, added = True, verify(written.report, ingested, back)
         if request.src == request.dst and ingested.source and back.source and written.layout == ingested.source.layout:
             added += unreturned(written.report, ingested.source, back.source)
-    valid = check_valid(
-        written.report, out.document, request.dst, written.version, out.side_files, model_config, read_ir
-    )
+    valid = check_valid(written.report, found, request.dst, written.version, out.side_files)
     return Checked(verified, added, valid)
 
 
@@ -592,22 +593,6 @@ def _load_main(config: ConfigInput | Source, src: str, options: dict[str, Any]) 
     return load(config, src, layout=options.get("source_layout"), model_config=options.get("model_config"))
 
 
-def _no_file_twice(paths: list[str]) -> None:
-    """The same file given twice (as an input and with --with, or twice with --with) would be
-    merged twice: refused, naming both."""
-    seen: dict[tuple[int, int] | str, str] = {}
-    for path in paths:
-        try:
-            info = os.stat(path)
-            key: tuple[int, int] | str = (info.st_dev, info.st_ino)
-        except (OSError, ValueError):
-            key = os.path.abspath(path) if path != "-" else path
-        if key in seen:
-            same = "" if seen[key] == path else f" (as {seen[key]})"
-            raise UsageError(f"{path} is given twice{same}: each file is read once; drop the repeat")
-        seen[key] = path
-
-
 def _context(part: Ingested, everyone: list[Ingested]) -> dict[str, Value]:
     """What the other files of one run state explicitly and this file's format has no key for."""
     keyed = {name for rule in part.table.rules if rule.keys for name in rule.fields} if part.table else set()
@@ -703,10 +688,12 @@ def read_back(
     version: str,
     source: Ingested,
     model_config: Mapping[str, Any] | None,
+    reading: Ingested | None = None,
 ) -> Ingested:
     """The written document ingested with the target's reader and table, as a user would read it:
     what the user gave on the command line that the target cannot hold (--world-size) is given
-    again, as `neoconv diff --world-size` would; nothing else of the source is known."""
+    again, as `neoconv diff --world-size` would; nothing else of the source is known. `reading`:
+    the validation's reading of the same document, taken where it is the same reading."""
     back = load(document, fmt, model_config=model_config) if model_config is not None else load(document, fmt)
     back.version = version  # read as the release it was written for, its older spellings as today's keys
     table = load_table(fmt).for_layout(back.layout or layout)
@@ -717,6 +704,11 @@ def read_back(
         name: value for name, value in source.ir.fields.items() if value.origin is Origin.USER and name not in kept
     }
     given.update(run_layout(source.ir, fmt))  # the model-parallel unit the run hands the target (DeepSpeed's mpu)
+    if reading is not None:  # the validation's reading of the same document, when it is this one (validate.py)
+        from .validate import shared_reading
+
+        if (shared := shared_reading(reading, back, table, given, _SCHEDULE_INPUTS | {"schedule.phases"})) is not None:
+            return shared
     read = ingest(back, table, schema_index(fmt), None, given, ledger=False)
     if family is not None:
         withhold_defaults(read.ir, table)

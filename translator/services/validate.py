@@ -8,7 +8,7 @@ optimizers live in cerebras.pytorch, outside the history's sources).
 A file that cannot be read as a config at all (no such file, not YAML, duplicate keys, another
 format) raises the reader's InputError: that is a bad input (exit 2), not a problem of a config.
 
-The translation pipeline's check stage runs the same checks on every output (check_valid, at the end:
+The translation pipeline's check stage runs the same checks on every output (validate_output, then check_valid at the end:
 what they mean for the report); validate_file.py reads a file through the pipeline for the command.
 """
 
@@ -17,15 +17,18 @@ from __future__ import annotations
 import json
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 import functools
 from functools import lru_cache
 from typing import Any, Callable, Iterable, Mapping
 
 from ..core.errors import InputError, NeoconvError
+from ..core.ir import IR
 from ..core.report import Entry, Message, Report, Status, said
 from ..io.documents import flatten, key_line
-from ..knowledge.schema import load_schema
+from ..engine import Ingested
+from ..knowledge.catalogue import constraints
+from ..knowledge.schema import compiled_check, load_schema
 
 Read = Callable[..., Any]  # (Source, format, **options) -> Ingested: the pipeline's read_ir
 
@@ -130,6 +133,9 @@ class Validation:
     layout: str | None
     release: str  # what the keys were checked against ("current" unless --version)
     problems: list[Problem]
+    # the file's reading into the canonical IR when it was read whole at the first try (None otherwise):
+    # the translation's check stage reads its output back from it rather than a second time (pipeline.read_back)
+    reading: Any = field(default=None, repr=False, compare=False)
 
     @property
     def valid(self) -> bool:
@@ -208,10 +214,11 @@ def validate_source(source: Any, path: str, fmt: str, version: str | None, text:
     spelled = {spec.spell(k): v for k, v in raw.items()}  # the schema's spelling (NeoX: num_layers)
     code_takes = functools.partial(_code_takes, keys_of, release)
     schema_unknown = _schema_problems(schema, spelled, source, as_written, add, code_takes)  # leaf -> as written
-    ingested = None
-    for _ in range(_RETRIES):
+    ingested, whole = None, None
+    for attempt in range(_RETRIES):
         try:
             ingested = _read(source, fmt, table_version, read, judged)
+            whole = ingested if attempt == 0 else None
             break
         except InputError as exc:  # a value a reader or a relation refuses: one problem, where the reader says
             add(as_written(exc.key) if exc.key else None, exc.message, exc.line, exc.file)
@@ -245,7 +252,7 @@ def validate_source(source: Any, path: str, fmt: str, version: str | None, text:
         for key, problem in _broken(table, flatten(spelled), keys_of, fmt, release, as_written):
             add(as_written(key), problem)
     ordered = sorted(problems.values(), key=lambda p: (p.line or 0, p.key or ""))
-    return Validation(path, fmt, source.layout, release, ordered)
+    return Validation(path, fmt, source.layout, release, ordered, whole)
 
 
 def _broken(
@@ -384,6 +391,9 @@ def _schema_problems(
     """The schema's problems with `tree`, said through `add`; returns the keys it does not know (the
     reader's leaf -> as written), which are problems only if the format's table does not name them either."""
     unknown: dict[str, str] = {}
+    fast = compiled_check(schema)
+    if fast is not None and fast(tree):
+        return unknown  # valid (the compiled check passes only what jsonschema passes): jsonschema not needed
     for error in sorted(_validator(schema).iter_errors(tree), key=lambda e: list(map(str, e.absolute_path))):
         at = ".".join(map(str, error.absolute_path))
         if error.validator == "additionalProperties" and isinstance(error.instance, dict):
@@ -545,23 +555,32 @@ def validation_error(path: str, exc: NeoconvError) -> str:
 CLAIMS_VALID = frozenset({Status.EXACT, Status.CONVERTED, Status.DEFAULTED})
 
 
-def check_valid(
-    report: Report,
+def validate_output(
     document: Mapping[str, Any],
     fmt: str,
     version: str,
     side_files: Mapping[str, str],
     model_config: Mapping[str, Any] | None,
     read: Callable[[Any, str], Any],
-) -> bool:
-    """Validate the written document (and the model config beside it) at `version` and say every
-    problem in the report; returns whether the target release accepts the output. `read`: the
-    pipeline's read_ir."""
-    name = next((n for n in side_files if n.endswith("config.json")), "config.json")
+) -> Validation | NeoconvError:
+    """The written document (and the model config beside it) validated at `version`, or why it cannot
+    be read as a config of the target at all; the report is not touched (check_valid says it). `read`:
+    the pipeline's read_ir."""
     given = dict(model_config) if model_config is not None else None
     try:
-        found = validate_document(dict(document), fmt, read, version=version, name="<output>", model_config=given)
-    except NeoconvError as exc:  # the output cannot be read as a config of the target at all
+        return validate_document(dict(document), fmt, read, version=version, name="<output>", model_config=given)
+    except NeoconvError as exc:
+        return exc
+
+
+def check_valid(
+    report: Report, found: Validation | NeoconvError, fmt: str, version: str, side_files: Mapping[str, str]
+) -> bool:
+    """Say every problem validate_output found in the report; returns whether the target release
+    accepts the output."""
+    name = next((n for n in side_files if n.endswith("config.json")), "config.json")
+    if isinstance(found, NeoconvError):  # the output cannot be read as a config of the target at all
+        exc = found
         if not any(
             e.kind == "unreadable_output" and (e.values or {}).get("message") == exc.message for e in report.entries
         ):
@@ -646,3 +665,88 @@ def _refused(fmt: str, release: str, problems: Mapping[str, str]) -> Message:
     keys_of = history(fmt)
     title = keys_of.title if keys_of is not None else load_table(fmt).title
     return ("refused_by_release", {"title": title, "release": release, "problems": dict(problems)})
+
+
+# ---- the validation's reading as the read-back's (the check stage reads its output once) ----------
+
+
+def shared_reading(reading: Any, back: Any, table: Any, given: dict[str, Any], schedule: Iterable[str]) -> Any:
+    """The read-back's reading taken from the validation's reading of the same document, or None when
+    the two could differ (`schedule`: the fields the schedule's summaries come from): the same release,
+    table and source (tree, spellings and leaves set aside: the validation's own steps — a release told from the keys, keys it retires, a reader's release hook —
+    changed nothing), no value the release's names refuse (the validation reads with the release's
+    Literals, the read-back with the schema), and the values given again (--world-size) fields no rule
+    of the table reads, writes or is conditioned on, no relation and no schedule concerns. Then the
+    reading is the validation's with those values first, the leaves only its ledger made extensions not
+    kept (the read-back keeps no ledger). tests/test_shared_reading.py proves the two readings equal."""
+    first = reading.source
+    if (
+        first is None
+        or reading.table is not table
+        or not _same_reading(table, back.format, first.version, back.version)
+    ):
+        return None
+    if first.tree != back.tree or first.aliases != back.aliases or first.set_aside.keys() != back.set_aside.keys():
+        return None
+    if any(fate.kind in ("unknown", "unresolved") for fate in reading.fates.values()):
+        return None  # (a name only the release's Literal refuses; a run-time value)
+    if table.closed_enums:
+        return None  # the read-back takes the schema's enums as the names (argparse choices), the release its Literals
+    if given and not given.keys().isdisjoint(_untouchable(table, schedule)):
+        return None
+    ir = IR({**given, **{k: v for k, v in reading.ir.fields.items() if k not in given}})
+    strays = {leaf for leaf, fate in reading.fates.items() if fate.kind == "extension" and fate.rule is None}
+    ir.extensions = {
+        fmt: {leaf: value for leaf, value in leaves.items() if leaf not in strays}
+        for fmt, leaves in reading.ir.extensions.items()
+    }
+    ir.extensions = {fmt: leaves for fmt, leaves in ir.extensions.items() if leaves}
+    return Ingested(ir, {}, reading.raw, reading.lossy, back, table, coerced=reading.coerced)
+
+
+_BLIND: dict[tuple[int, str | None, str | None], tuple[Any, bool]] = {}
+
+
+def _same_reading(table: Any, fmt: str, one: str | None, other: str | None) -> bool:
+    """The table reads a file the same at both releases: no rule's default differs between them and
+    no formula reads them otherwise (a cases table's bounds all on one side: Model Zoo's precision
+    cases change at 1.7.0, 2.0.2 and 2.1.0) — the validation reads an output as the release its keys
+    tell, the read-back as the release it was written for."""
+    if one == other:
+        return True
+    slot = (id(table), one, other)
+    found = _BLIND.get(slot)
+    if found is None or found[0] is not table:
+        found = _BLIND[slot] = (table, all(_reads_alike(rule, fmt, one, other) for rule in table.rules))
+    return found[1]
+
+
+def _reads_alike(rule: Any, fmt: str, one: str | None, other: str | None) -> bool:
+    from ..knowledge.schema import older
+
+    formula = rule.formula
+    if formula is not None and "version" in formula.read_params():
+        bounds = formula.read_bounds
+        if bounds is None or any(older(fmt, one, b) != older(fmt, other, b) for b in bounds):
+            return False
+    return rule.has_default(one) == rule.has_default(other) and repr(rule.default_for(one)) == repr(
+        rule.default_for(other)
+    )
+
+
+_UNTOUCHABLE: dict[int, tuple[Any, frozenset[str]]] = {}
+
+
+def _untouchable(table: Any, schedule: Iterable[str]) -> frozenset[str]:
+    """The fields a value given again could change the reading of: any a rule of the table reads, writes,
+    multiplies or is conditioned on, any of a catalogue relation, the schedule's (worked out once per table)."""
+    found = _UNTOUCHABLE.get(id(table))
+    if found is None or found[0] is not table:
+        names = set(schedule)
+        for rule in table.rules:
+            names.update(rule.fields, rule.read_deps, rule.product, rule.when, (n for _, n in rule.read_with))
+            names.update(n for _, n in rule.write_args)
+        for relation in constraints():
+            names.update(relation.fields, (name for name, _ in getattr(relation, "unless", ())))
+        found = _UNTOUCHABLE[id(table)] = (table, frozenset(names))
+    return found[1]

@@ -22,6 +22,7 @@ from __future__ import annotations
 import inspect
 import math
 from copy import deepcopy
+from dataclasses import replace
 from typing import Any, Callable, NamedTuple
 
 from ...core.errors import MappingTableError
@@ -423,9 +424,13 @@ def cases(
         + "; writes "
         + "; ".join(_case_spelled(c, False, common, several) for c in writes)
     )
-    return _formula(
-        name, read, [*seen.values()] + ["version"] * by_release, write, params + ["version"] * writes_by_release
-    )
+    taken, put = [*seen.values()] + ["version"] * by_release, params + ["version"] * writes_by_release
+    return replace(_formula(name, read, taken, write, put), read_bounds=_bounds(reads))
+
+
+def _bounds(reads: list[dict[str, Any]]) -> tuple[str, ...]:
+    """The releases at which a cases table's reading changes (the release is read only by _in_releases)."""
+    return tuple(dict.fromkeys(case[b] for case in reads for b in ("since", "before") if b in case))
 
 
 def _check_cases(
