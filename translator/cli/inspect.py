@@ -29,7 +29,7 @@ def formats() -> Outcome:
 def diff(a: str, b: str, opts: dict[str, Any]) -> Outcome:
     from ..services.pipeline import read_ir
     from ..formats.detect import detect_file
-    from ..services.diff import annotate, check_report, diff_ir
+    from ..services.diff import annotate, check_report, diff_ir, written_release
     from ..services.side_files import output_files
     from ..io.documents import parse_json
     from ..io.documents import read_text
@@ -39,7 +39,8 @@ def diff(a: str, b: str, opts: dict[str, Any]) -> Outcome:
     left = read_ir([a], opts["fmt_a"] or detect_file(a), world_size=opts["world_size"])
     fmt_b = opts["fmt_b"] or detect_file(b)
     with_b = output_files(b, fmt_b, report)  # B is the translation: read with the files written beside it
-    right = read_ir(with_b.paths, fmt_b, world_size=opts["world_size"], **with_b.options())
+    release = written_release(report, fmt_b)
+    right = read_ir(with_b.paths, fmt_b, world_size=opts["world_size"], **with_b.options(), source_version=release)
     result = diff_ir(left, right, rtol=opts["rtol"])
     if report is not None:
         annotate(result, report)
