@@ -36,13 +36,26 @@ ROOT = Path(__file__).resolve().parent.parent
 CORPUS = Path(os.environ.get("NEOCONV_CORPUS") or ROOT.parent / "shared" / "corpus")  # as the tests find it
 FIXTURES = ROOT / "fixtures" / "inputs"
 SOURCES = {  # where a format's real configs are: the shared corpus, else the project's own fixtures
-    "neox": [CORPUS / "neox"], "cerebras": [CORPUS / "cerebras-legacy", CORPUS / "cerebras-trainer"],
-    "deepspeed": [CORPUS / "deepspeed"], "veomni": [CORPUS / "veomni", CORPUS / "veomni-legacy"],
-    "hf": [FIXTURES / "hf"], "megatron": [FIXTURES / "megatron"],
-}  # fmt: skip
-PAIRS = ("neox2cerebras", "cerebras2neox", "deepspeed2neox", "veomni2neox", "neox2veomni", "hf2megatron", "neox2megatron")
+    "neox": [CORPUS / "neox"],
+    "cerebras": [CORPUS / "cerebras-legacy", CORPUS / "cerebras-trainer"],
+    "deepspeed": [CORPUS / "deepspeed"],
+    "veomni": [CORPUS / "veomni", CORPUS / "veomni-legacy"],
+    "hf": [FIXTURES / "hf"],
+    "megatron": [FIXTURES / "megatron"],
+}
+PAIRS = (
+    "neox2cerebras",
+    "cerebras2neox",
+    "deepspeed2neox",
+    "veomni2neox",
+    "neox2veomni",
+    "hf2megatron",
+    "neox2megatron",
+)
 # a step count, an interval, a length: shifted per copy (quoted JSON keys, YAML keys, --options)
-_COUNT = re.compile(r"""(["']?-*[\w-]*(?:iters|interval|steps|max_position_embeddings|max-position-embeddings)[\w-]*["']?\s*[:=]?\s*)(\d+)""")
+_COUNT = re.compile(
+    r"""(["']?-*[\w-]*(?:iters|interval|steps|max_position_embeddings|max-position-embeddings)[\w-]*["']?\s*[:=]?\s*)(\d+)"""
+)
 
 _FLOOR = """
 import json, os, sys, time, yaml
@@ -67,8 +80,13 @@ def distinct_tree(src: str, count: int, target: Path) -> int:
     from neoconv.knowledge.registry import get_format
 
     globs = get_format(src).globs
-    originals = [p for folder in SOURCES[src] if folder.is_dir() for p in sorted(folder.rglob("*"))
-                 if p.is_file() and any(fnmatch.fnmatch(p.name, g) for g in globs)]  # fmt: skip
+    originals = [
+        p
+        for folder in SOURCES[src]
+        if folder.is_dir()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and any(fnmatch.fnmatch(p.name, g) for g in globs)
+    ]
     if src == "hf":  # HF's files are model folders' config.json: any .json of the fixtures is one
         originals = sorted(p for folder in SOURCES[src] for p in folder.glob("*.json"))
     if not originals:
@@ -96,14 +114,32 @@ def floor(tree: Path) -> float:
     return float(out.stdout.split()[0])
 
 
-_CHILD = ("import resource, subprocess, sys; subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL); "
-          "r = resource.getrusage(resource.RUSAGE_CHILDREN); print(r.ru_utime + r.ru_stime, r.ru_maxrss)")  # fmt: skip
+_CHILD = (
+    "import resource, subprocess, sys; subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL); "
+    "r = resource.getrusage(resource.RUSAGE_CHILDREN); print(r.ru_utime + r.ru_stime, r.ru_maxrss)"
+)
 
 
 def batch(pair: str, tree: Path, out: Path) -> tuple[float, float]:
     """CPU seconds and peak RSS (MB) of one `neoconv batch` command, from a fresh parent."""
-    cmd = [sys.executable, "-m", "neoconv", "batch", pair, str(tree), "-o", str(out), "-q", "-j", "1", "--world-size", "8"]
-    got = subprocess.run([sys.executable, "-c", _CHILD, *cmd], capture_output=True, text=True, check=True).stdout.split()
+    cmd = [
+        sys.executable,
+        "-m",
+        "neoconv",
+        "batch",
+        pair,
+        str(tree),
+        "-o",
+        str(out),
+        "-q",
+        "-j",
+        "1",
+        "--world-size",
+        "8",
+    ]
+    got = subprocess.run(
+        [sys.executable, "-c", _CHILD, *cmd], capture_output=True, text=True, check=True
+    ).stdout.split()
     shutil.rmtree(out, ignore_errors=True)
     return float(got[0]), float(got[1]) / 1024
 
@@ -143,11 +179,17 @@ def main() -> None:
             base = min(floor(tree) for _ in range(args.repeat))
             runs = [batch(pair, tree, Path(tmp) / "out") for _ in range(args.repeat)]
             cpu, rss = min(r[0] for r in runs), min(r[1] for r in runs)
-            print(f"{pair:15} {n:6d} {base:7.2f}s {cpu:9.2f}s {cpu / n * 1000:7.2f}ms {cpu / base:6.2f}x {rss:7.1f}MB", flush=True)
+            print(
+                f"{pair:15} {n:6d} {base:7.2f}s {cpu:9.2f}s {cpu / n * 1000:7.2f}ms {cpu / base:6.2f}x {rss:7.1f}MB",
+                flush=True,
+            )
             if args.in_process:
                 rounds = in_process(pair, tree, args.repeat + 1)
-                print(f"{'':15} in one process, the same files again (caches warm; not a migration): first round "
-                      f"{rounds[0]:.2f}s, later {min(rounds[1:]):.2f}s = {min(rounds[1:]) / base:.2f}x the floor", flush=True)  # fmt: skip
+                print(
+                    f"{'':15} in one process, the same files again (caches warm; not a migration): first round "
+                    f"{rounds[0]:.2f}s, later {min(rounds[1:]):.2f}s = {min(rounds[1:]) / base:.2f}x the floor",
+                    flush=True,
+                )
             if args.memory:
                 for count in (args.memory // 10, args.memory):
                     big = Path(tmp) / f"mem{count}"

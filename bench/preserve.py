@@ -34,8 +34,11 @@ from neoconv.io.preserve import moves_from_report, preserve  # noqa: E402
 CORPUS = ROOT.parent / "shared" / "corpus"
 LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-MIGRATIONS = [("veomni", "nested", "veomni-legacy", "yaml"), ("cerebras", "trainer", "cerebras-legacy", "yaml"),
-              ("neox", None, "neox", "yml")]
+MIGRATIONS = [
+    ("veomni", "nested", "veomni-legacy", "yaml"),
+    ("cerebras", "trainer", "cerebras-legacy", "yaml"),
+    ("neox", None, "neox", "yml"),
+]
 
 
 def best(run: Callable[[], Any], repeat: int) -> float:
@@ -65,19 +68,27 @@ def main() -> None:
             moves = moves_from_report(result.report)
             document = dict(result.config)
             kept += preserve(text, document, moves, "yaml").preserved
-            rows.append((
-                best(lambda: translate(path, fmt, fmt, layout=layout), args.repeat),
-                best(result.dump, args.repeat),
-                best(lambda: preserve(text, document, moves, "yaml"), args.repeat),
-                best(lambda: yaml.dump(yaml.load(text, Loader=LOADER), Dumper=DUMPER), args.repeat),
-            ))  # fmt: skip
+            rows.append(
+                (
+                    best(lambda: translate(path, fmt, fmt, layout=layout), args.repeat),
+                    best(result.dump, args.repeat),
+                    best(lambda: preserve(text, document, moves, "yaml"), args.repeat),
+                    best(lambda: yaml.dump(yaml.load(text, Loader=LOADER), Dumper=DUMPER), args.repeat),
+                )
+            )
         tr, du, pr, fl = (sum(col) for col in zip(*rows))
         med = [statistics.median(col) * 1000 for col in zip(*rows)]
         print(f"{fmt}2{fmt}{f' --layout {layout}' if layout else ''}: {len(rows)} files, formatting kept in {kept}")
-        print(f"  total   translate {tr * 1000:7.1f} ms   dump {du * 1000:6.1f} ms   preserve {pr * 1000:6.1f} ms   floor {fl * 1000:6.1f} ms")
-        print(f"  median  translate {med[0]:7.2f} ms   dump {med[1]:6.2f} ms   preserve {med[2]:6.2f} ms   floor {med[3]:6.2f} ms per file")
-        print(f"  preserve / dump {pr / du:5.1f}x   preserve / floor {pr / fl:4.1f}x   "
-              f"translate+preserve / translate+dump {(tr + pr) / (tr + du):5.2f}x")
+        print(
+            f"  total   translate {tr * 1000:7.1f} ms   dump {du * 1000:6.1f} ms   preserve {pr * 1000:6.1f} ms   floor {fl * 1000:6.1f} ms"
+        )
+        print(
+            f"  median  translate {med[0]:7.2f} ms   dump {med[1]:6.2f} ms   preserve {med[2]:6.2f} ms   floor {med[3]:6.2f} ms per file"
+        )
+        print(
+            f"  preserve / dump {pr / du:5.1f}x   preserve / floor {pr / fl:4.1f}x   "
+            f"translate+preserve / translate+dump {(tr + pr) / (tr + du):5.2f}x"
+        )
 
 
 if __name__ == "__main__":

@@ -31,7 +31,9 @@ def translate_or_known(path: Path, dst: str, **options: Any) -> Any:
     try:
         result = translate(path, "cerebras", dst, **options)
     except UnsupportedFamily as exc:  # a BERT, T5, ViT, ...: refused for every other format (test_families)
-        assert dst != "cerebras" and "holds decoder-only transformer language models" in str(exc) and str(path) in str(exc)
+        assert (
+            dst != "cerebras" and "holds decoder-only transformer language models" in str(exc) and str(path) in str(exc)
+        )
         return None
     except InputError as exc:
         if known is None:

@@ -51,8 +51,9 @@ from neoconv.core.errors import NothingToWrite
 
 def columns() -> list[str]:
     """`format` or `format/layout` for every registered format, in the registry's order."""
-    return [f"{name}/{layout}" if layout else name
-            for name, spec in FORMATS.items() for layout in (spec.layouts or (None,))]  # fmt: skip
+    return [
+        f"{name}/{layout}" if layout else name for name, spec in FORMATS.items() for layout in (spec.layouts or (None,))
+    ]
 
 
 def split(column: str) -> tuple[str, str | None]:
@@ -118,6 +119,7 @@ def ok(a: Any, b: Any, rtol: float = 1e-9) -> bool:
 
 # ---- the learning rate of step t from the IR ---------------------------------------------------
 
+
 def lr_at(ir: Mapping[str, Any], t: int) -> float:
     """The lr of optimizer step t (0 = first) the IR's schedule fields mean (schemas/canonical.yaml):
     a warmup of warmup_type from warmup_start_lr to lr over warmup_steps, then the decay, whose
@@ -156,6 +158,7 @@ def canonical(ir: Mapping[str, Any], name: str) -> Any:
 
 
 # ---- running a cell --------------------------------------------------------------------------
+
 
 def _model_config(column: str, cell: Cell | Lossy) -> dict[str, Any] | None:
     spec = FORMATS[split(column)[0]]
@@ -220,8 +223,11 @@ def write(row: Row, source: str, target: str) -> Any:
 
 def _subset(expected: Mapping[str, Any], actual: Mapping[str, Any], where: str) -> list[str]:
     got = flatten(dict(actual)) if actual else {}
-    return [f"{where}{key}: expected {want!r}, got {got.get(key, '<absent>')!r}"
-            for key, want in flatten(dict(expected)).items() if key not in got or not ok(got[key], want)]  # fmt: skip
+    return [
+        f"{where}{key}: expected {want!r}, got {got.get(key, '<absent>')!r}"
+        for key, want in flatten(dict(expected)).items()
+        if key not in got or not ok(got[key], want)
+    ]
 
 
 def megatron_value(document: Mapping[str, Any], key: str) -> Any:
@@ -274,8 +280,11 @@ def _carried(row: Row, source: str, target: str, result: Any) -> list[str]:
             continue
         key = e.source_key.split(":", 1)[-1]
         src = split(source)[0]
-        value = (VALUES[src](row.cells[source].snippet, key) if src in VALUES and key not in side  # type: ignore[union-attr]
-                 else leaves.get(key, side.get(key, "<absent>")))  # fmt: skip
+        value = (
+            VALUES[src](row.cells[source].snippet, key)
+            if src in VALUES and key not in side  # type: ignore[union-attr]
+            else leaves.get(key, side.get(key, "<absent>"))
+        )
         written = [_target_value(result, t, split(target)[0]) for t in e.targets]
         if e.status is Status.EXACT and not all(ok(w, value) for w in written):
             problems.append(f"{_show(e)}: exact, but {value!r} was written as {written!r}")
@@ -289,16 +298,25 @@ def _named(row: Row, cell: No | Lossy, result: Any) -> list[str]:
     fields = {f for f in row.values if not f.startswith("lr@")} - set(row.context)
     status = Status.LOSSY if isinstance(cell, Lossy) else cell.status
     hits = [e for e in result.report.entries if fields.intersection(e.fields)]
-    problems = [f"{_show(e)}: carried, but the format cannot express it" for e in hits
-                if isinstance(cell, No) and e.status in (Status.EXACT, Status.CONVERTED)
-                and e.kind != "used_to_derive" and fields.issuperset(e.fields)]  # fmt: skip
+    problems = [
+        f"{_show(e)}: carried, but the format cannot express it"
+        for e in hits
+        if isinstance(cell, No)
+        and e.status in (Status.EXACT, Status.CONVERTED)
+        and e.kind != "used_to_derive"
+        and fields.issuperset(e.fields)
+    ]
     named = [e for e in hits if e.status is status and kinds_of(cell) & _kinds(e)]
     if isinstance(cell, Lossy) and not named:
-        problems.append(f"no lossy entry of kind {cell.kind} for {sorted(fields)}; entries: "
-                        + "; ".join(_show(e) for e in hits))  # fmt: skip
+        problems.append(
+            f"no lossy entry of kind {cell.kind} for {sorted(fields)}; entries: " + "; ".join(_show(e) for e in hits)
+        )
     if isinstance(cell, No):
-        problems += [f"{_show(e)}: expected {status.value} {' or '.join(sorted(kinds_of(cell)))}" for e in hits
-                     if e.status is status and not kinds_of(cell) & _kinds(e)]  # fmt: skip
+        problems += [
+            f"{_show(e)}: expected {status.value} {' or '.join(sorted(kinds_of(cell)))}"
+            for e in hits
+            if e.status is status and not kinds_of(cell) & _kinds(e)
+        ]
     return problems
 
 
@@ -312,8 +330,9 @@ def _show(e: Entry) -> str:
 
 def check_read(row: Row, column: str) -> None:
     ir = read(row, column)
-    wrong = {name: (want, canonical(ir, name)) for name, want in row.values.items()
-             if not ok(canonical(ir, name), want)}  # fmt: skip
+    wrong = {
+        name: (want, canonical(ir, name)) for name, want in row.values.items() if not ok(canonical(ir, name), want)
+    }
     assert not wrong, f"{row.name} read from {column}: field: (expected, read) {wrong}"
 
 
@@ -324,7 +343,9 @@ def check_write(row: Row, source: str, target: str) -> None:
     except NothingToWrite as exc:
         # the snippet is the construct alone, which the target cannot hold (an architecture into DeepSpeed
         # JSON): the output would hold nothing, and is refused, naming what the target needs
-        assert isinstance(cell, No) and "would hold no setting" in str(exc), f"{row.name} from {source} into {target}: {exc}"
+        assert isinstance(cell, No) and "would hold no setting" in str(exc), (
+            f"{row.name} from {source} into {target}: {exc}"
+        )
         return
     problems: list[str] = []
     if isinstance(cell, (Cell, Lossy)):
@@ -360,8 +381,12 @@ def _matches(row: Row, case: str, pattern: str, columns: tuple[str, ...]) -> boo
 
 
 def _missing(row: Row) -> list[str]:
-    return [f"row {row.name!r} has no cell for the registered format {column!r}: give its snippet (Cell) or "
-            f"why it cannot express the construct (No / Lossy)" for column in COLUMNS if column not in row.cells]  # fmt: skip
+    return [
+        f"row {row.name!r} has no cell for the registered format {column!r}: give its snippet (Cell) or "
+        f"why it cannot express the construct (No / Lossy)"
+        for column in COLUMNS
+        if column not in row.cells
+    ]
 
 
 def _packaged(row: str) -> dict[str, Column]:
@@ -422,7 +447,10 @@ def matrix(rows: list[Row]) -> tuple[Callable[..., None], Callable[..., None], C
     that column's snippet (or the loss it names). A row without an `hf` cell takes the one its
     VeOmni cell implies (hf_cell), and one without a scoped VeOmni cell its nested one, moved (scoped_cell)."""
     for row in rows:
-        row.cells = {**row.cells, **{column: cell for column, cell in _packaged(row.name).items() if column not in row.cells}}
+        row.cells = {
+            **row.cells,
+            **{column: cell for column, cell in _packaged(row.name).items() if column not in row.cells},
+        }
         derived = hf_cell(row.cells.get("veomni/nested")) if "hf" in COLUMNS and "hf" not in row.cells else None
         if derived is not None:
             row.cells = {**row.cells, "hf": derived}
@@ -434,8 +462,7 @@ def matrix(rows: list[Row]) -> tuple[Callable[..., None], Callable[..., None], C
         assert any(isinstance(c, Cell) for c in row.cells.values()), f"row {row.name!r}: no format expresses it"
     given = lambda row: [c for c in COLUMNS if isinstance(row.cells.get(c), Cell)]  # noqa: E731
     reads = [_param(r, f"read {c}", c) for r in rows for c in given(r)]
-    writes = [_param(r, f"{s} -> {t}", s, t) for r in rows for t in COLUMNS if t in r.cells
-              for s in given(r) if s != t]  # fmt: skip
+    writes = [_param(r, f"{s} -> {t}", s, t) for r in rows for t in COLUMNS if t in r.cells for s in given(r) if s != t]
 
     @pytest.mark.parametrize("row", [pytest.param(r, id=r.name) for r in rows])
     def test_every_format_has_a_cell(row: Row) -> None:

@@ -115,8 +115,12 @@ def run(name: str, jobs: Iterable[dict[str, Any]], *, timeout: float = 1800) -> 
         # cwd: frameworks create folders relative to it (NeoX's logs, Cerebras' model_dir)
         proc = subprocess.run(
             [os.environ[oracle.python_var], str(CHECKS / oracle.script), "--jobs", str(listing)],
-            cwd=work, env=env, capture_output=True, text=True, timeout=timeout,
-        )  # fmt: skip
+            cwd=work,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
     out: dict[str, Verdict] = {}
     for line in proc.stdout.splitlines():
         if line.startswith("{"):

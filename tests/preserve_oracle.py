@@ -145,7 +145,9 @@ def diff_problems(source: str, output: str, target: dict[str, Any]) -> list[str]
                 continue
             for number in range(i1, i2):
                 if number in pinned:
-                    problems.append(f"source line {number + 1} of unchanged {_dotted(pinned[number])} changed: {a[number]!r}")
+                    problems.append(
+                        f"source line {number + 1} of unchanged {_dotted(pinned[number])} changed: {a[number]!r}"
+                    )
                 changed_content |= _content(a[number])
             removed_comments += comment_texts_of_lines(a[i1:i2])
             for number in range(j1, j2):

@@ -30,8 +30,9 @@ BROKEN = {
 def tree_digest(root: Path) -> dict[str, str]:
     return {
         p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(root.rglob("*")) if p.is_file()
-    }  # fmt: skip
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
 
 
 @pytest.fixture
@@ -47,10 +48,14 @@ def neox_tree(tmp_path: Path) -> Path:
     return src
 
 
-def test_batch_translates_good_files_lists_bad_ones_and_leaves_source_alone(runner, neox_tree: Path, tmp_path: Path) -> None:
+def test_batch_translates_good_files_lists_bad_ones_and_leaves_source_alone(
+    runner, neox_tree: Path, tmp_path: Path
+) -> None:
     before = tree_digest(neox_tree)
     out = tmp_path / "out"
-    result = runner.invoke(main, ["batch", "neox2cerebras", str(neox_tree), "-o", str(out), "-j", "1", "--world-size", "8"])
+    result = runner.invoke(
+        main, ["batch", "neox2cerebras", str(neox_tree), "-o", str(out), "-j", "1", "--world-size", "8"]
+    )
     assert result.exit_code == 1  # the broken files failed
     assert tree_digest(neox_tree) == before
     summary = json.loads((out / "neoconv-report.json").read_text())
@@ -60,7 +65,9 @@ def test_batch_translates_good_files_lists_bad_ones_and_leaves_source_alone(runn
     assert "not UTF-8" in by["broken/not_utf8.yml"]["error"]
     assert "top level is a list" in by["broken/top_list.yml"]["error"]
     assert by["local_setup.yml"]["status"] == "skipped" and "fragment" in by["local_setup.yml"]["reason"]
-    assert by["pythia/160M.yml"]["status"] == "translated" and by["pythia/160M.yml"]["output"].endswith("pythia/160M.yaml")
+    assert by["pythia/160M.yml"]["status"] == "translated" and by["pythia/160M.yml"]["output"].endswith(
+        "pythia/160M.yaml"
+    )
     assert (out / "pythia" / "160M.yaml").is_file() and (out / "20B.yaml").is_file()
     assert not any(".hidden" in f for f in by)
     translated = [f for f in summary["files"] if f["status"] == "translated"]
@@ -68,7 +75,9 @@ def test_batch_translates_good_files_lists_bad_ones_and_leaves_source_alone(runn
     assert "neoconv batch:" in result.stderr and "failed   broken/invalid.yml" in result.stderr
     # the last line counts every file, not only the ones listed above it
     totals = summary["totals"]
-    assert result.stderr.splitlines()[-1] == "neoconv batch: " + ", ".join(f"{n} {s}" for s, n in sorted(totals.items()))
+    assert result.stderr.splitlines()[-1] == "neoconv batch: " + ", ".join(
+        f"{n} {s}" for s, n in sorted(totals.items())
+    )
     # NeoX's own mistral/7B.yml cannot run (a 4779-wide gate, a 4778-wide output): refused, with the fix
     unrunnable = [k for k in UNRUNNABLE if k.startswith("neox/")]
     for rel in unrunnable:
@@ -124,16 +133,22 @@ def test_in_place_keeps_a_backup(runner, tmp_path: Path, pythia160m: Path) -> No
     original = (src / "a.yaml").read_text()
     (src / "same.yaml").write_text(original)
     (src / "same.yaml").chmod(0o640)
-    result = runner.invoke(main, ["batch", "cerebras2cerebras", str(src), "--in-place", "-q", "-j", "1", "--exclude", "a.yaml"])
+    result = runner.invoke(
+        main, ["batch", "cerebras2cerebras", str(src), "--in-place", "-q", "-j", "1", "--exclude", "a.yaml"]
+    )
     assert result.exit_code == 0, result.stderr
     # a file the migration leaves as it is is not rewritten and not backed up
     assert sorted(p.name for p in src.iterdir()) == ["a.yaml", "neoconv-report.json", "same.yaml"]
     assert (src / "same.yaml").read_text() == original and (src / "same.yaml").stat().st_mode & 0o777 == 0o640
-    result = runner.invoke(main, ["batch", "cerebras2cerebras", str(src), "--in-place", "-q", "-j", "1", "--layout", "trainer"])
+    result = runner.invoke(
+        main, ["batch", "cerebras2cerebras", str(src), "--in-place", "-q", "-j", "1", "--layout", "trainer"]
+    )
     assert result.exit_code == 0, result.stderr
     assert (src / "a.yaml.bak").read_text() == original and "trainer:" in (src / "a.yaml").read_text()
     migrated = (src / "a.yaml").read_text()
-    again = runner.invoke(main, ["batch", "cerebras2cerebras", str(src), "--in-place", "-j", "1", "--layout", "trainer"])
+    again = runner.invoke(
+        main, ["batch", "cerebras2cerebras", str(src), "--in-place", "-j", "1", "--layout", "trainer"]
+    )
     assert again.exit_code == 0 and "2 unchanged" in again.stderr  # nothing left to change: no new backups
     assert (src / "a.yaml.bak").read_text() == original and (src / "a.yaml").read_text() == migrated
     result = runner.invoke(main, ["batch", "cerebras2cerebras", str(src), "--no-backup", "-o", str(tmp_path / "x")])
@@ -192,7 +207,9 @@ def test_replace_file_keeps_permissions_refuses_symlinks_and_leaves_no_temp(tmp_
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
 
 
-def test_a_folder_that_cannot_be_read_is_a_failure_not_a_silence(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_folder_that_cannot_be_read_is_a_failure_not_a_silence(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     src = tmp_path / "src"
     (src / "ok").mkdir(parents=True)
     (src / "ok" / "a.yml").write_text("num_layers: 2\nhidden_size: 64\nnum_attention_heads: 4\n")

@@ -79,7 +79,9 @@ def test_symlinked_folders_are_never_followed(runner, tree: Path, tmp_path: Path
     (tree / "up").symlink_to("../..")  # the walk would read the whole parent tree, OUT included
     (tree / "far.yml").symlink_to(tmp_path / "outside" / "secret.yml")
     before = digest(tmp_path / "outside")
-    args = ["batch", "neox2cerebras", str(tree), "-j", "1"] + (["-o", str(tmp_path / "out")] if mode == "-o" else ["--in-place"])
+    args = ["batch", "neox2cerebras", str(tree), "-j", "1"] + (
+        ["-o", str(tmp_path / "out")] if mode == "-o" else ["--in-place"]
+    )
     result = runner.invoke(main, args)
     assert result.exit_code == 0, result.stderr
     assert digest(tmp_path / "outside") == before  # nothing written there
@@ -94,12 +96,15 @@ def test_symlinked_folders_are_never_followed(runner, tree: Path, tmp_path: Path
     assert "skipped  linked/: a symlink to a folder: not followed" in result.stderr
 
 
-def test_a_symlinked_file_inside_the_tree_is_read_but_not_rewritten_in_place(runner, tree: Path, tmp_path: Path) -> None:
+def test_a_symlinked_file_inside_the_tree_is_read_but_not_rewritten_in_place(
+    runner, tree: Path, tmp_path: Path
+) -> None:
     (tree / "alias.yml").symlink_to("a.yml")
     result = runner.invoke(main, ["batch", "neox2cerebras", str(tree), "-o", str(tmp_path / "out"), "-j", "1", "-q"])
     assert result.exit_code == 0, result.stderr
     assert (tmp_path / "out" / "alias.yaml").read_text() == (tmp_path / "out" / "a.yaml").read_text().replace(
-        "from a.yml", "from alias.yml")
+        "from a.yml", "from alias.yml"
+    )
     result = runner.invoke(main, ["batch", "neox2cerebras", str(tree), "--in-place", "-j", "1"])
     assert result.exit_code == 0, result.stderr
     assert os.readlink(tree / "alias.yml") == "a.yml" and not (tree / "alias.yaml").exists()
@@ -110,13 +115,17 @@ def test_a_symlinked_file_inside_the_tree_is_read_but_not_rewritten_in_place(run
 
 
 @pytest.mark.parametrize("mode", ["-o", "--in-place", "--check"])
-def test_two_sources_for_one_output_are_refused_before_anything_is_written(runner, tree: Path, tmp_path: Path,
-                                                                           mode: str) -> None:  # fmt: skip
+def test_two_sources_for_one_output_are_refused_before_anything_is_written(
+    runner, tree: Path, tmp_path: Path, mode: str
+) -> None:
     (tree / "m.yml").write_text(BASE)
     (tree / "m.yaml").write_text(BASE.replace("hidden_size: 64", "hidden_size: 128"))
     before = digest(tmp_path)
-    args = {"-o": ["-o", str(tmp_path / "out")], "--in-place": ["--in-place"],
-            "--check": ["-o", str(tmp_path / "out"), "--check"]}[mode]  # fmt: skip
+    args = {
+        "-o": ["-o", str(tmp_path / "out")],
+        "--in-place": ["--in-place"],
+        "--check": ["-o", str(tmp_path / "out"), "--check"],
+    }[mode]
     line = one_error_line(runner.invoke(main, ["batch", "neox2cerebras", str(tree), *args]))
     assert "m.yaml and m.yml would both be written to m.yaml" in line
     assert digest(tmp_path) == before  # nothing written, the original m.yaml kept
@@ -237,9 +246,13 @@ def test_an_output_path_taken_by_a_fifo_is_not_replaced(tree: Path, tmp_path: Pa
         (["--set", "optim.betas=[0.9, 2]"], "--set optim.betas"),
     ],
 )
-def test_usage_errors_are_exit_2_before_any_work(runner, tree: Path, tmp_path: Path, extra: list[str], expected: str) -> None:
+def test_usage_errors_are_exit_2_before_any_work(
+    runner, tree: Path, tmp_path: Path, extra: list[str], expected: str
+) -> None:
     before = digest(tmp_path)
-    line = one_error_line(runner.invoke(main, ["batch", "neox2cerebras", str(tree), "-o", str(tmp_path / "out"), *extra]))
+    line = one_error_line(
+        runner.invoke(main, ["batch", "neox2cerebras", str(tree), "-o", str(tmp_path / "out"), *extra])
+    )
     assert expected in line
     assert digest(tmp_path) == before  # not even OUT_DIR made
 
@@ -255,7 +268,9 @@ def test_in_place_backups_are_byte_copies(runner, tmp_path: Path, pythia160m: Pa
     original = (src / "a.yaml").read_bytes().replace(b"\n", b"\r\n")  # written on Windows
     (src / "a.yaml").write_bytes(original)
     (src / "a.yaml").chmod(0o640)
-    result = runner.invoke(main, ["batch", "cerebras2cerebras", str(src), "--in-place", "-q", "-j", "1", "--layout", "trainer"])
+    result = runner.invoke(
+        main, ["batch", "cerebras2cerebras", str(src), "--in-place", "-q", "-j", "1", "--layout", "trainer"]
+    )
     assert result.exit_code == 0, result.stderr
     assert (src / "a.yaml.bak").read_bytes() == original
     assert b"trainer:\r\n" in (src / "a.yaml").read_bytes()  # the migration keeps the file's line endings

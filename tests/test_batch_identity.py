@@ -50,9 +50,11 @@ def test_veomni_ulysses_into_deepspeed_passes_deepspeeds_assertion_at_the_world_
 def test_neox_tensor_and_pipeline_parallelism_into_veomni(tmp_path: Path) -> None:
     # NeoX 1536 = 4 x 32 x 12 at 96 GPUs with model 2 x pipe 4; VeOmni at 96 GPUs runs 96 data-parallel ranks
     source = tmp_path / "neox.yml"
-    source.write_text("num_layers: 2\nhidden_size: 64\nnum_attention_heads: 4\nseq_length: 128\n"
-                      "max_position_embeddings: 128\nmodel_parallel_size: 2\npipe_parallel_size: 4\n"
-                      "train_micro_batch_size_per_gpu: 4\ngradient_accumulation_steps: 32\n")  # fmt: skip
+    source.write_text(
+        "num_layers: 2\nhidden_size: 64\nnum_attention_heads: 4\nseq_length: 128\n"
+        "max_position_embeddings: 128\nmodel_parallel_size: 2\npipe_parallel_size: 4\n"
+        "train_micro_batch_size_per_gpu: 4\ngradient_accumulation_steps: 32\n"
+    )
     done = translate([str(source)], "neox", "veomni", world_size=96)
     train = yaml.safe_load(done.dump())["train"]
     assert (train["global_batch_size"], train["micro_batch_size"]) == (1536, 4)

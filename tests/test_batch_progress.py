@@ -89,12 +89,25 @@ def test_skips_are_grouped_and_the_summary_names_what_is_left(tmp_path: Path) ->
     assert skipped[0].endswith(
         "(fragment00.yml, fragment01.yml, fragment02.yml and 9 more, each in the per-file report)"
     )
-    assert lines[-3] == ("missing  2 outputs still miss values the run needs (their # MISSING: lines and report entries "
-                         "name the --set that gives each): llama-1b.yaml, pythia-160m.yaml")  # fmt: skip
+    assert lines[-3] == (
+        "missing  2 outputs still miss values the run needs (their # MISSING: lines and report entries "
+        "name the --set that gives each): llama-1b.yaml, pythia-160m.yaml"
+    )
     assert lines[-2] == f"neoconv batch: the per-file report is {out / 'neoconv-report.json'}"
     assert lines[-1] == "neoconv batch: 12 skipped, 2 translated"
-    given = _batch(src, "-o", out, "--world-size", "8", "--set", "model.vocab_size=50304",
-                   "--set", "cerebras:train_input.data_dir=./data", "--set", "cerebras:train_input.data_processor=P")  # fmt: skip
+    given = _batch(
+        src,
+        "-o",
+        out,
+        "--world-size",
+        "8",
+        "--set",
+        "model.vocab_size=50304",
+        "--set",
+        "cerebras:train_input.data_dir=./data",
+        "--set",
+        "cerebras:train_input.data_processor=P",
+    )
     assert not any(line.startswith("missing") for line in given.stderr.splitlines()), given.stderr
 
 

@@ -12,13 +12,17 @@ from neoconv.cli import main
 TRAINER = "output_dir: out\nper_device_train_batch_size: {micro}\ngradient_accumulation_steps: {accum}\n"
 
 
-@pytest.mark.parametrize("micro,accum,key,line,got", [
-    (4, 0, "gradient_accumulation_steps", 3, "0"),
-    (0, 2, "per_device_train_batch_size", 2, "0"),
-    (4, -3, "gradient_accumulation_steps", 3, "-3"),
-])  # fmt: skip
-def test_the_hf_trainer_batch_names_the_key_at_fault(runner, tmp_path: Path, micro: int, accum: int, key: str,
-                                                     line: int, got: str) -> None:  # fmt: skip
+@pytest.mark.parametrize(
+    "micro,accum,key,line,got",
+    [
+        (4, 0, "gradient_accumulation_steps", 3, "0"),
+        (0, 2, "per_device_train_batch_size", 2, "0"),
+        (4, -3, "gradient_accumulation_steps", 3, "-3"),
+    ],
+)
+def test_the_hf_trainer_batch_names_the_key_at_fault(
+    runner, tmp_path: Path, micro: int, accum: int, key: str, line: int, got: str
+) -> None:
     source = tmp_path / "args.yaml"
     source.write_text(TRAINER.format(micro=micro, accum=accum))
     out = tmp_path / "ds.json"
@@ -44,10 +48,17 @@ def test_a_default_partner_still_blames_the_written_key(runner, tmp_path: Path) 
     )
 
 
-@pytest.mark.parametrize("fmt,text,line", [
-    ("neox", "train_batch_size: 32\ntrain_micro_batch_size_per_gpu: 4\ngradient_accumulation_steps: 0\n", 3),
-    ("deepspeed", '{"train_batch_size": 32,\n "train_micro_batch_size_per_gpu": 4,\n "gradient_accumulation_steps": 0}', 3),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "fmt,text,line",
+    [
+        ("neox", "train_batch_size: 32\ntrain_micro_batch_size_per_gpu: 4\ngradient_accumulation_steps: 0\n", 3),
+        (
+            "deepspeed",
+            '{"train_batch_size": 32,\n "train_micro_batch_size_per_gpu": 4,\n "gradient_accumulation_steps": 0}',
+            3,
+        ),
+    ],
+)
 def test_neox_and_deepspeed_name_the_accumulation_too(runner, tmp_path: Path, fmt: str, text: str, line: int) -> None:
     source = tmp_path / ("c.yml" if fmt == "neox" else "c.json")
     source.write_text(text)

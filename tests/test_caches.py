@@ -16,8 +16,12 @@ from neoconv.knowledge.registry import FORMATS
 
 from conftest import FIXTURES, corpus_dir, corpus_files
 
-PAIRS = [("neox", "cerebras", "neox", "**/*.yml"), ("cerebras", "neox", "cerebras-legacy", "**/*.yaml"),
-         ("deepspeed", "neox", "deepspeed", "**/*.json"), ("veomni", "neox", "veomni", "**/*.yaml")]  # fmt: skip
+PAIRS = [
+    ("neox", "cerebras", "neox", "**/*.yml"),
+    ("cerebras", "neox", "cerebras-legacy", "**/*.yaml"),
+    ("deepspeed", "neox", "deepspeed", "**/*.json"),
+    ("veomni", "neox", "veomni", "**/*.yaml"),
+]
 
 
 def _clear_caches() -> None:

@@ -37,8 +37,21 @@ def test_a_comment_stays_behind_when_its_key_is_not_one_to_one() -> None:
 
 
 def test_neox_braces_files_and_block_scalars_are_read_by_indentation() -> None:
-    lines = ['# header', '{', '  # the width', '  "hidden-size": 64,  # a comment', '  "optimizer": {', '    "type": "Adam",',
-             '    # peak', '    "lr": 0.1', '  },', '  "note": |', '    # not a comment: data', '  "x": "a # b"', '}']  # fmt: skip
+    lines = [
+        "# header",
+        "{",
+        "  # the width",
+        '  "hidden-size": 64,  # a comment',
+        '  "optimizer": {',
+        '    "type": "Adam",',
+        "    # peak",
+        '    "lr": 0.1',
+        "  },",
+        '  "note": |',
+        "    # not a comment: data",
+        '  "x": "a # b"',
+        "}",
+    ]
     header, notes = source_comments(lines, lambda k: k.replace("-", "_"))
     assert header == ["# header"]
     assert notes["hidden_size"][0] == ["# the width"] and notes["optimizer.lr"][0] == ["# peak"]

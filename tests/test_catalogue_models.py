@@ -79,12 +79,61 @@ FIELDS: dict[str, tuple[list[Any], list[Any]]] = {
     "model.nope_layers": ([[], [3, 7, 11]], [[-1], [1.5], ["3"]]),
 }
 
-FAMILIES = ["gpt2", "gptj", "gpt-neox", "llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe",
-            "gemma", "gemma2", "gemma3", "phi3", "falcon", "starcoder", "starcoder2", "mpt", "bloom", "jais",
-            "deepseek_v2", "deepseek_v3", "gpt_oss", "seed_oss", "olmo2", "granite", "smollm3", "internlm3",
-            "iquestcoder", "helium", "arcee", "jais2", "glm", "glm4", "ministral", "hunyuan_v1_dense", "ernie4_5",
-            "olmoe", "granitemoe", "phi", "olmo3", "flex_olmo", "minimax_m2", "vaultgemma", "cohere", "olmo",
-            "nemotron", "gpt_neo", "stablelm", "opt", "cohere2", "dbrx", "glm4_moe"]  # fmt: skip
+FAMILIES = [
+    "gpt2",
+    "gptj",
+    "gpt-neox",
+    "llama",
+    "mistral",
+    "mixtral",
+    "qwen2",
+    "qwen2_moe",
+    "qwen3",
+    "qwen3_moe",
+    "gemma",
+    "gemma2",
+    "gemma3",
+    "phi3",
+    "falcon",
+    "starcoder",
+    "starcoder2",
+    "mpt",
+    "bloom",
+    "jais",
+    "deepseek_v2",
+    "deepseek_v3",
+    "gpt_oss",
+    "seed_oss",
+    "olmo2",
+    "granite",
+    "smollm3",
+    "internlm3",
+    "iquestcoder",
+    "helium",
+    "arcee",
+    "jais2",
+    "glm",
+    "glm4",
+    "ministral",
+    "hunyuan_v1_dense",
+    "ernie4_5",
+    "olmoe",
+    "granitemoe",
+    "phi",
+    "olmo3",
+    "flex_olmo",
+    "minimax_m2",
+    "vaultgemma",
+    "cohere",
+    "olmo",
+    "nemotron",
+    "gpt_neo",
+    "stablelm",
+    "opt",
+    "cohere2",
+    "dbrx",
+    "glm4_moe",
+]
 
 
 def test_the_catalogue_loads_with_every_model_field() -> None:
@@ -134,22 +183,37 @@ def test_relations_load_with_their_kinds() -> None:
     [
         ({"model.hidden_size": 4096, "model.num_heads": 32}, []),
         ({"model.hidden_size": 4544, "model.num_heads": 71}, []),  # Falcon-7B: 64 each
-        ({"model.hidden_size": 100, "model.num_heads": 8}, ["model.hidden_size=100 is not divisible by model.num_heads=8"]),
+        (
+            {"model.hidden_size": 100, "model.num_heads": 8},
+            ["model.hidden_size=100 is not divisible by model.num_heads=8"],
+        ),
         ({"model.hidden_size": 100, "model.num_heads": 8, "model.head_dim": 16}, []),  # an explicit head size
         ({"model.hidden_size": 100, "model.num_heads": 8, "model.attention_kind": "mamba"}, []),
         ({"model.num_heads": 32, "model.num_kv_heads": 8}, []),
-        ({"model.num_heads": 32, "model.num_kv_heads": 5}, ["model.num_heads=32 is not divisible by model.num_kv_heads=5"]),
+        (
+            {"model.num_heads": 32, "model.num_kv_heads": 5},
+            ["model.num_heads=32 is not divisible by model.num_kv_heads=5"],
+        ),
         ({"model.moe_num_experts": 8, "model.moe_experts_per_token": 8}, []),
-        ({"model.moe_num_experts": 8, "model.moe_experts_per_token": 9},
-         ["model.moe_experts_per_token=9 is more than model.moe_num_experts=8"]),
+        (
+            {"model.moe_num_experts": 8, "model.moe_experts_per_token": 9},
+            ["model.moe_experts_per_token=9 is more than model.moe_num_experts=8"],
+        ),
         ({"model.moe_experts_per_token": 9}, []),  # nothing to compare with
         ({"model.attention_layer_types": ["sliding", "full"] * 21, "model.num_layers": 42}, []),
-        ({"model.attention_layer_types": ["sliding", "full"], "model.num_layers": 42},
-         ["model.attention_layer_types has 2 entries but model.num_layers=42"]),
-        ({"model.hidden_size": 100, "model.num_heads": 8, "model.num_kv_heads": 3},
-         ["model.hidden_size=100 is not divisible by model.num_heads=8", "model.num_heads=8 is not divisible by model.num_kv_heads=3"]),
+        (
+            {"model.attention_layer_types": ["sliding", "full"], "model.num_layers": 42},
+            ["model.attention_layer_types has 2 entries but model.num_layers=42"],
+        ),
+        (
+            {"model.hidden_size": 100, "model.num_heads": 8, "model.num_kv_heads": 3},
+            [
+                "model.hidden_size=100 is not divisible by model.num_heads=8",
+                "model.num_heads=8 is not divisible by model.num_kv_heads=3",
+            ],
+        ),
     ],
-)  # fmt: skip
+)
 def test_broken_relations(values: dict[str, Any], broken: list[str]) -> None:
     got = [reason for _, reason in broken_relations(values)]
     assert len(got) == len(broken)
@@ -189,11 +253,22 @@ def test_relation_typos_are_table_errors(tmp_path: Any, monkeypatch: pytest.Monk
 def test_an_explicit_head_dim_lifts_the_heads_relation_on_read(tmp_path: Any) -> None:
     """The reader's relation check sees an explicit head size (here given by --set)."""
     src = ROOT / "fixtures" / "inputs" / "neox" / "llama-1b.yml"
-    base = [sys.executable, "-m", "neoconv", "neox2cerebras", str(src), "--set", "model.num_heads=30",
-            "--set", "model.num_kv_heads=5"]  # fmt: skip
+    base = [
+        sys.executable,
+        "-m",
+        "neoconv",
+        "neox2cerebras",
+        str(src),
+        "--set",
+        "model.num_heads=30",
+        "--set",
+        "model.num_kv_heads=5",
+    ]
     refused = subprocess.run([*base, "-o", str(tmp_path / "a.yaml")], capture_output=True, text=True, cwd=ROOT)
     assert refused.returncode == 2 and "not divisible by --set model.num_heads=30" in refused.stderr
     assert not (tmp_path / "a.yaml").exists()
-    lifted = subprocess.run([*base, "--set", "model.head_dim=64", "-o", str(tmp_path / "b.yaml")], capture_output=True, text=True, cwd=ROOT)
+    lifted = subprocess.run(
+        [*base, "--set", "model.head_dim=64", "-o", str(tmp_path / "b.yaml")], capture_output=True, text=True, cwd=ROOT
+    )
     assert lifted.returncode == 0, lifted.stderr
     assert "attention_inner_dim: 1920" in (tmp_path / "b.yaml").read_text()  # 30 heads x 64: Cerebras holds it

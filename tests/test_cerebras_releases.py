@@ -41,10 +41,16 @@ def test_tensorflow_initializers_as_one_element_lists_are_read(tmp_path: Path) -
     path = tmp_path / "params.yaml"
     sigma, layers, hidden = 0.02, 2, 64
     wang = 2 / layers / hidden**0.5
-    path.write_text(TF.replace("mixed_precision: true}", (
-        "mixed_precision: true,\n"
-        f"        initializer: [{{name: normal, mean: 0.0, stddev: {sigma}}}],\n"
-        f"        output_layer_initializer: [{{name: normal, mean: 0.0, stddev: {wang}}}]}}")))  # fmt: skip
+    path.write_text(
+        TF.replace(
+            "mixed_precision: true}",
+            (
+                "mixed_precision: true,\n"
+                f"        initializer: [{{name: normal, mean: 0.0, stddev: {sigma}}}],\n"
+                f"        output_layer_initializer: [{{name: normal, mean: 0.0, stddev: {wang}}}]}}"
+            ),
+        )
+    )
     result = translate(path, "cerebras", "neox", source_version="1.7.0")
     neox = yaml.safe_load(result.dump())
     assert neox["init_method"] == "normal" and neox["output_layer_init_method"] == "wang_init"

@@ -58,8 +58,11 @@ def test_every_legacy_file_migrates_to_the_trainer_layout(path: Path) -> None:
             continue
         assert entry.status in (Status.EXACT, Status.CONVERTED, Status.UNKNOWN, Status.DROPPED), entry
         if entry.status is Status.DROPPED:  # (or a model key Model Zoo 2.10 no longer reads, which it refuses)
-            assert ("convert_legacy_params_to_trainer_params" in entry.detail or "ignores" in entry.detail
-                    or "Model Zoo 2.10.0 does not read model." in entry.detail), entry  # fmt: skip
+            assert (
+                "convert_legacy_params_to_trainer_params" in entry.detail
+                or "ignores" in entry.detail
+                or "Model Zoo 2.10.0 does not read model." in entry.detail
+            ), entry
 
 
 @pytest.mark.slow
@@ -80,20 +83,38 @@ def test_legacy_trainer_legacy_is_the_identity(path: Path, tmp_path: Path) -> No
     added = {e.source_key: "float16" for e in there.report.entries if "code defaults it to" in e.detail}
     # the trainer file's model name comes back as the legacy model.name Model Zoo 2.4+ reads
     name = {"model.name": yaml.safe_load(middle.read_text())["trainer"]["init"]["model"]["name"]}
-    assert flatten(yaml.safe_load(back.dump())) == {**original, **name, **{k: v for k, v in added.items() if k == "model.fp16_type"}}
+    assert flatten(yaml.safe_load(back.dump())) == {
+        **original,
+        **name,
+        **{k: v for k, v in added.items() if k == "model.fp16_type"},
+    }
 
 
 def test_gptj_6b_migration_values() -> None:
     corpus_dir("cerebras-legacy")
-    result = translate(CORPUS / "cerebras-legacy" / "gptj" / "params_gptj_6B.yaml", "cerebras", "cerebras", layout="trainer")
+    result = translate(
+        CORPUS / "cerebras-legacy" / "gptj" / "params_gptj_6B.yaml", "cerebras", "cerebras", layout="trainer"
+    )
     init = result.config["trainer"]["init"]
     assert init["model"]["name"] == "gptj"  # inferred: legacy GPT-J configs carry residual_dropout_rate
     assert init["optimizer"] == {"adamw": {"eps": 1e-6, "weight_decay": 0.1, "correct_bias": True}}
-    assert init["schedulers"] == [{"SequentialLR": {"schedulers": [
-        {"LinearLR": {"total_iters": 12800, "initial_learning_rate": 0.0, "end_learning_rate": 5.809e-5}},
-        {"CosineDecayLR": {"initial_learning_rate": 5.809e-5, "total_iters": 1280000, "end_learning_rate": 5.809e-6}},
-        {"ConstantLR": {"learning_rate": 5.809e-6}},
-    ]}}]  # fmt: skip
+    assert init["schedulers"] == [
+        {
+            "SequentialLR": {
+                "schedulers": [
+                    {"LinearLR": {"total_iters": 12800, "initial_learning_rate": 0.0, "end_learning_rate": 5.809e-5}},
+                    {
+                        "CosineDecayLR": {
+                            "initial_learning_rate": 5.809e-5,
+                            "total_iters": 1280000,
+                            "end_learning_rate": 5.809e-6,
+                        }
+                    },
+                    {"ConstantLR": {"learning_rate": 5.809e-6}},
+                ]
+            }
+        }
+    ]
     assert init["precision"] == {"enabled": True, "max_gradient_norm": 1.0}
     assert init["loop"] == {"max_steps": 1493333}
     assert init["checkpoint"] == {"steps": 10000} and init["logging"] == {"log_steps": 100} and init["seed"] == 1
@@ -120,8 +141,11 @@ def test_scalar_lr_becomes_a_constant_scheduler_and_flags_become_callbacks() -> 
     assert init["schedulers"] == [{"ConstantLR": {"learning_rate": 0.01}}]
     assert init["precision"] == {"enabled": True, "fp16_type": "bfloat16", "log_loss_scale": True}
     assert init["loop"] == {"max_steps": 10, "grad_accum_steps": 4}
-    assert init["callbacks"] == [{"ScopedTrainFlags": {"csx.performance.micro_batch_size": 2}}, {"ComputeNorm": {}},
-                                 {"KeepNCheckpoints": {"n": 3}}]  # fmt: skip
+    assert init["callbacks"] == [
+        {"ScopedTrainFlags": {"csx.performance.micro_batch_size": 2}},
+        {"ComputeNorm": {}},
+        {"KeepNCheckpoints": {"n": 3}},
+    ]
     assert init["backend"] == {"cluster_config": {"num_csx": 2}}
     assert "micro_batch_size" not in trainer["fit"]["train_dataloader"] and trainer["fit"]["ckpt_path"] == "c.mdl"
     assert "mixed_precision" not in init["model"] and "validate" not in trainer  # no eval_input: no validate
@@ -131,10 +155,22 @@ def test_tensorflow_cosine_migrates_and_no_scheduler_crashes_the_trainer_layout(
     """TF Model Zoo 1.x's `scheduler: Cosine` (tf cosine_decay held at alpha x initial) has no cstorch
     class of that name: it becomes the CosineDecayLR that runs it (it was an internal error); a fork's
     name is carried as `unknown`; what Model Zoo's converter refuses is exit 2."""
-    model = {"hidden_size": 64, "num_heads": 4, "num_hidden_layers": 2, "vocab_size": 100, "max_position_embeddings": 32}
-    phases = [{"scheduler": "Linear", "initial_learning_rate": 0.0, "end_learning_rate": 2e-4, "steps": 10},
-              {"scheduler": "Cosine", "initial_learning_rate": 2e-4, "alpha": 0.25, "decay_steps": 90}]  # fmt: skip
-    legacy = {"model": model, "optimizer": {"optimizer_type": "adamw", "learning_rate": phases}, "runconfig": {"max_steps": 100}}
+    model = {
+        "hidden_size": 64,
+        "num_heads": 4,
+        "num_hidden_layers": 2,
+        "vocab_size": 100,
+        "max_position_embeddings": 32,
+    }
+    phases = [
+        {"scheduler": "Linear", "initial_learning_rate": 0.0, "end_learning_rate": 2e-4, "steps": 10},
+        {"scheduler": "Cosine", "initial_learning_rate": 2e-4, "alpha": 0.25, "decay_steps": 90},
+    ]
+    legacy = {
+        "model": model,
+        "optimizer": {"optimizer_type": "adamw", "learning_rate": phases},
+        "runconfig": {"max_steps": 100},
+    }
     init = translate(legacy, "cerebras", "cerebras", layout="trainer").config["trainer"]["init"]
     cosine = init["schedulers"][0]["SequentialLR"]["schedulers"][1]
     # (decay_steps respelled total_iters, the Model Zoo 2.10 spelling)
@@ -143,8 +179,16 @@ def test_tensorflow_cosine_migrates_and_no_scheduler_crashes_the_trainer_layout(
     carried = translate(fork, "cerebras", "cerebras", layout="trainer")  # a fork's scheduler: named, carried as written
     assert carried.report.by_source()["optimizer.learning_rate"].status is Status.UNKNOWN
     assert list(carried.config["trainer"]["init"]["schedulers"][0]) == ["Wobbly"]
-    clash = {**legacy, "optimizer": {"optimizer_type": "adamw", "learning_rate": [
-        {**phases[0], "main_scheduler": "chained"}, {**phases[1], "main_scheduler": "sequential"}]}}  # fmt: skip
+    clash = {
+        **legacy,
+        "optimizer": {
+            "optimizer_type": "adamw",
+            "learning_rate": [
+                {**phases[0], "main_scheduler": "chained"},
+                {**phases[1], "main_scheduler": "sequential"},
+            ],
+        },
+    }
     with pytest.raises(InputError, match="conflicting main_scheduler") as err:  # Model Zoo's converter raises too
         translate(clash, "cerebras", "cerebras", layout="trainer")
     assert err.value.key == "optimizer.learning_rate"
@@ -166,7 +210,11 @@ def test_every_trainer_file_reads_and_converts(path: Path) -> None:
     # (or carried as written in the block of a model family neoconv does not read: not checked there)
     flagged = {e.source_key.split(".")[-1] for e in legacy.report.entries if "documented type" in e.detail}
     if legacy.report.source.get("unsupported_family"):
-        flagged |= {e.source_key.split(".")[-1] for e in legacy.report.entries if (e.source_key or "").startswith("trainer.init.model.")}
+        flagged |= {
+            e.source_key.split(".")[-1]
+            for e in legacy.report.entries
+            if (e.source_key or "").startswith("trainer.init.model.")
+        }
     errors = [e for e in schema_errors(numbers(document), "cerebras") if e.split(":")[0].split(".")[-1] not in flagged]
     assert "trainer" not in document and errors == []
     neox = translate_or_known(path, "neox")
@@ -257,7 +305,9 @@ def test_a_runconfig_beside_trainer_is_merged_over_it_as_model_zoo_runs_it(tmp_p
 
 
 def test_neox_to_trainer_names_the_model_and_trainer_paths(pythia160m: Path) -> None:
-    result = translate(pythia160m, "neox", "cerebras", layout="trainer", world_size=8, set_values={"model.vocab_size": 50304})
+    result = translate(
+        pythia160m, "neox", "cerebras", layout="trainer", world_size=8, set_values={"model.vocab_size": 50304}
+    )
     init = result.config["trainer"]["init"]
     assert init["model"]["name"] == "gpt-neox" and init["model"]["use_untied_layer_norm"] is True
     assert init["model"]["rotary_dim"] == 16
@@ -284,13 +334,19 @@ def test_cli_layout_option(runner: Any, pythia160m: Path) -> None:
 
 
 def test_round_trip_neox_trainer_neox_keeps_what_cerebras_expresses(pythia160m: Path, tmp_path: Path) -> None:
-    there = translate(pythia160m, "neox", "cerebras", layout="trainer", world_size=8, set_values={"model.vocab_size": 50304})
+    there = translate(
+        pythia160m, "neox", "cerebras", layout="trainer", world_size=8, set_values={"model.vocab_size": 50304}
+    )
     middle = tmp_path / "t.yaml"
     middle.write_text(there.dump())
     back = translate(middle, "cerebras", "neox")
     owner = load_table("neox").key_owner()
-    carried = {f for e in there.report.entries if e.status in (Status.EXACT, Status.CONVERTED) and e.source_key in owner
-               for f in owner[e.source_key].fields}  # fmt: skip
+    carried = {
+        f
+        for e in there.report.entries
+        if e.status in (Status.EXACT, Status.CONVERTED) and e.source_key in owner
+        for f in owner[e.source_key].fields
+    }
     start, end = there.ir.plain(), back.ir.plain()
     assert len(carried) > 25
     assert "schedule.phases" in carried

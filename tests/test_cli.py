@@ -32,13 +32,22 @@ def test_output_file_and_strict(runner, pythia160m: Path, tmp_path: Path) -> Non
     result = runner.invoke(main, ["neox2cerebras", str(pythia160m), "-o", str(out), "--strict", "-q"])
     assert result.exit_code == 1  # missing vocab size / global batch, lossy init
     # -q: no report, but the one line that says why the exit code is 1
-    assert out.exists() and result.stdout == "" and result.stderr.startswith("neoconv: exit 1: ") and result.stderr.count("\n") == 1
-    result = runner.invoke(main, ["convert", "--from", "neox", "--to", "cerebras", str(pythia160m), "-o", str(out), "-q"])
+    assert (
+        out.exists()
+        and result.stdout == ""
+        and result.stderr.startswith("neoconv: exit 1: ")
+        and result.stderr.count("\n") == 1
+    )
+    result = runner.invoke(
+        main, ["convert", "--from", "neox", "--to", "cerebras", str(pythia160m), "-o", str(out), "-q"]
+    )
     assert result.exit_code == 0
 
 
 def test_set_values_and_bad_set(runner, pythia160m: Path) -> None:
-    result = runner.invoke(main, ["neox2cerebras", str(pythia160m), "--set", "model.vocab_size=50304", "--set", "batch.global=1024", "-q"])
+    result = runner.invoke(
+        main, ["neox2cerebras", str(pythia160m), "--set", "model.vocab_size=50304", "--set", "batch.global=1024", "-q"]
+    )
     assert result.exit_code == 0
     config = yaml.safe_load(result.stdout)
     assert config["model"]["vocab_size"] == 50304 and config["train_input"]["batch_size"] == 1024
@@ -105,20 +114,28 @@ def test_help_version_explain_formats(runner) -> None:
 
 
 # NeoX's table names DeepSpeed's formulas for the fp16 and zero_optimization blocks it hands on
-NEOX_TO_CEREBRAS = ["neoconv.formats.cerebras.formulas", "neoconv.formats.deepspeed.formulas",
-                    "neoconv.formats.neox.formulas", "neoconv.knowledge.formula"]  # fmt: skip
+NEOX_TO_CEREBRAS = [
+    "neoconv.formats.cerebras.formulas",
+    "neoconv.formats.deepspeed.formulas",
+    "neoconv.formats.neox.formulas",
+    "neoconv.knowledge.formula",
+]
 
 
 @pytest.mark.parametrize(
     "args, formulas, schema",
-    [(["--help"], [], []),
-     # the report piped (rich is imported only to draw the table on a terminal); the output is validated
-     # as the target release would (jsonschema), unless the check is skipped
-     (["neox2cerebras", "fixtures/inputs/neox/pythia-160m.yml", "-o", "{out}"], NEOX_TO_CEREBRAS, ["jsonschema"]),
-     (["neox2cerebras", "fixtures/inputs/neox/pythia-160m.yml", "-o", "{out}", "--no-verify"], NEOX_TO_CEREBRAS, [])],
+    [
+        (["--help"], [], []),
+        # the report piped (rich is imported only to draw the table on a terminal); the output is validated
+        # as the target release would (jsonschema), unless the check is skipped
+        (["neox2cerebras", "fixtures/inputs/neox/pythia-160m.yml", "-o", "{out}"], NEOX_TO_CEREBRAS, ["jsonschema"]),
+        (["neox2cerebras", "fixtures/inputs/neox/pythia-160m.yml", "-o", "{out}", "--no-verify"], NEOX_TO_CEREBRAS, []),
+    ],
     ids=["help", "one translation and its report", "one translation, not checked"],
-)  # fmt: skip
-def test_start_up_imports_only_what_it_uses(args: list[str], formulas: list[str], schema: list[str], tmp_path: Path) -> None:
+)
+def test_start_up_imports_only_what_it_uses(
+    args: list[str], formulas: list[str], schema: list[str], tmp_path: Path
+) -> None:
     """--help and a single translation (its report piped) must not pay for deepdiff, rich, the HF
     tables or the formulas of formats they do not use; jsonschema only to validate the output."""
     argv = [a.replace("{out}", str(tmp_path / "out.yaml")) for a in args]
@@ -129,5 +146,7 @@ def test_start_up_imports_only_what_it_uses(args: list[str], formulas: list[str]
         "print(sorted(m for m in sys.modules if m.startswith('neoconv.') and m.endswith('formulas')"
         " or m == 'neoconv.knowledge.formula'))\n"
     )
-    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True, timeout=120)
+    run = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True, timeout=120
+    )
     assert run.stdout.splitlines()[-2:] == [repr(schema), repr(formulas)], run.stdout + run.stderr

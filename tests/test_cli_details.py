@@ -30,8 +30,9 @@ def _run(*args: Any, env: dict[str, str] | None = None) -> Any:
     return cli_runner(env=env).invoke(main, [str(a) for a in args])
 
 
-@pytest.mark.parametrize("render, columns", [("plain", 80), ("terminal", 80), ("terminal", 100), ("terminal", 120),
-                                             ("terminal", 160)])  # fmt: skip
+@pytest.mark.parametrize(
+    "render, columns", [("plain", 80), ("terminal", 80), ("terminal", 100), ("terminal", 120), ("terminal", 160)]
+)
 def test_no_key_or_hint_is_broken_at_any_width(render: str, columns: int) -> None:
     report = translate(str(PYTHIA), "neox", "cerebras").report
     if render == "plain":
@@ -85,8 +86,20 @@ def test_quiet_and_verbose_together_are_refused(tmp_path: Path) -> None:
 
 def test_roundtrip_takes_the_pairs_options(tmp_path: Path) -> None:
     report = tmp_path / "there.json"
-    result = _run("roundtrip", "neox2cerebras", PYTHIA, "--world-size", "8", "--layout", "trainer", "--to-version", "2.5",
-                  "--report", report, "--json")  # fmt: skip
+    result = _run(
+        "roundtrip",
+        "neox2cerebras",
+        PYTHIA,
+        "--world-size",
+        "8",
+        "--layout",
+        "trainer",
+        "--to-version",
+        "2.5",
+        "--report",
+        report,
+        "--json",
+    )
     assert result.exit_code in (0, 1), result.stderr
     there = json.loads(report.read_text())
     assert there["target"]["format"] == "cerebras"
@@ -94,22 +107,39 @@ def test_roundtrip_takes_the_pairs_options(tmp_path: Path) -> None:
     assert json.loads(result.stdout)["a_format"] == "neox"
     # a companion: the DeepSpeed config beside a NeoX model file, read with it on the way there
     ds = FIXTURES / "inputs" / "deepspeed"
-    with_ds = _run("roundtrip", "neox2cerebras", ds / "neox-model.yml", "--with", ds / "warmup-decay-lr-zero1.json",
-                   "--world-size", "16", "--json")  # fmt: skip
+    with_ds = _run(
+        "roundtrip",
+        "neox2cerebras",
+        ds / "neox-model.yml",
+        "--with",
+        ds / "warmup-decay-lr-zero1.json",
+        "--world-size",
+        "16",
+        "--json",
+    )
     assert with_ds.exit_code in (0, 1), with_ds.stderr
     alone = _run("roundtrip", "neox2cerebras", ds / "neox-model.yml", "--world-size", "16", "--json")
     assert json.loads(with_ds.stdout) != json.loads(alone.stdout)
     # a VeOmni YAML with its architecture given apart
     veomni = FIXTURES / "inputs" / "veomni"
-    model = _run("roundtrip", "veomni2neox", veomni / "tinyllama-nested.yaml", "--model-config",
-                 next((veomni / "tinyllama").glob("*.json")), "--json")  # fmt: skip
+    model = _run(
+        "roundtrip",
+        "veomni2neox",
+        veomni / "tinyllama-nested.yaml",
+        "--model-config",
+        next((veomni / "tinyllama").glob("*.json")),
+        "--json",
+    )
     assert model.exit_code in (0, 1), model.stderr
     assert "--model-config" in _run("roundtrip", "--help").stdout
 
 
 def _frameworks() -> list[str]:
-    return [spec.title.removesuffix(" YAML").removesuffix(" JSON").removesuffix(" arguments")
-            for spec in FORMATS.values() if spec.own]  # fmt: skip
+    return [
+        spec.title.removesuffix(" YAML").removesuffix(" JSON").removesuffix(" arguments")
+        for spec in FORMATS.values()
+        if spec.own
+    ]
 
 
 def test_help_setup_cfg_and_the_package_docstring_name_every_framework() -> None:
@@ -148,8 +178,11 @@ def test_a_release_that_reads_none_of_a_block_is_one_line() -> None:
     assert result.exit_code == 1
     lines = result.stdout.strip().splitlines()
     assert len(lines) == 1, lines
-    assert re.match(rf"{re.escape(str(trainer))}:\d+: trainer: Cerebras Model Zoo 2\.0\.\d+ reads none of the \d+ keys "
-                    r"of this block \(the first: .* \(read by 2\.3\.0\.\.", lines[0])  # fmt: skip
+    assert re.match(
+        rf"{re.escape(str(trainer))}:\d+: trainer: Cerebras Model Zoo 2\.0\.\d+ reads none of the \d+ keys "
+        r"of this block \(the first: .* \(read by 2\.3\.0\.\.",
+        lines[0],
+    )
     one_key = _run("validate", "--version", "2.3", trainer)
     assert "reads none" not in one_key.stdout
 
@@ -171,12 +204,16 @@ def _complete(line: str, words: list[str]) -> list[str]:
     return [line for line in done.stdout.splitlines() if line]
 
 
-@pytest.mark.skipif(BASH is None or shutil.which("neoconv", path=str(Path(sys.executable).parent)) is None,
-                    reason="bash and the installed neoconv command are needed")  # fmt: skip
+@pytest.mark.skipif(
+    BASH is None or shutil.which("neoconv", path=str(Path(sys.executable).parent)) is None,
+    reason="bash and the installed neoconv command are needed",
+)
 def test_bash_completes_format_keys_after_the_colon() -> None:
     assert _complete("neoconv explain neox:num_l", ["neoconv", "explain", "neox", ":", "num_l"]) == ["num_layers"]
-    offered = _complete("neoconv neox2cerebras x.yml --set cerebras:train_input.data_d",
-                        ["neoconv", "neox2cerebras", "x.yml", "--set", "cerebras", ":", "train_input.data_d"])  # fmt: skip
+    offered = _complete(
+        "neoconv neox2cerebras x.yml --set cerebras:train_input.data_d",
+        ["neoconv", "neox2cerebras", "x.yml", "--set", "cerebras", ":", "train_input.data_d"],
+    )
     assert offered == ["train_input.data_dir="]
     assert "neox:" in _complete("neoconv explain ne", ["neoconv", "explain", "ne"])
 

@@ -63,8 +63,10 @@ def test_the_files_rewritten_before_ctrl_c_are_named(tmp_path: Path, monkeypatch
     assert written == [str(files[0]), str(files[1])]
     lines = result.stderr.strip().splitlines()
     assert [line.split(" (")[0] for line in lines[:-1]] == [f"migrated {path}" for path in written]
-    assert lines[-1] == (f"neoconv: interrupted; rewrote 2 files of {len(files)} (each named above); "
-                         "the others are as they were: run the same command again to finish")  # fmt: skip
+    assert lines[-1] == (
+        f"neoconv: interrupted; rewrote 2 files of {len(files)} (each named above); "
+        "the others are as they were: run the same command again to finish"
+    )
 
 
 def test_a_file_written_just_before_ctrl_c_is_counted_and_named(

@@ -19,7 +19,9 @@ ROOT = Path(__file__).resolve().parent.parent
 def test_every_option_is_defined_once_in_the_options_module() -> None:
     for path in sorted((ROOT / "translator" / "cli").glob("*.py")):
         if path.name != "options.py":
-            assert "click.option(" not in path.read_text(), f"{path.name} defines an option: define it in cli/options.py"
+            assert "click.option(" not in path.read_text(), (
+                f"{path.name} defines an option: define it in cli/options.py"
+            )
     text = (ROOT / "translator" / "cli" / "options.py").read_text()
     flags = re.findall(r'click\.option\(\s*(?:"-\w", )?"(--[\w-]+)"', text)
     # the same flag is defined twice only where it means another thing (-o: a file, a folder, the docs file)
@@ -46,7 +48,9 @@ def test_options_show_only_where_they_apply_with_their_values(runner) -> None:
     assert "--layout [legacy|trainer]" in veomni and "--layout" not in neox  # NeoX has one layout
     # a release: a label of the format's key history or a name standing for one (too many to list in help)
     assert "--from-version RELEASE" in veomni and "--to-version RELEASE" in veomni
-    assert "Source VeOmni YAML release" in " ".join(veomni.split()) and "the release the file's keys tell" in " ".join(neox.split())
+    assert "Source VeOmni YAML release" in " ".join(veomni.split()) and "the release the file's keys tell" in " ".join(
+        neox.split()
+    )
     for status in ("missing", "unknown", "lossy", "dropped", "defaulted"):
         assert status in neox.split("--fail-on STATUS")[1].split("--baseline")[0]
     batch = runner.invoke(main, ["batch", "--help"]).stdout
@@ -61,7 +65,9 @@ def test_a_bad_choice_names_the_valid_values(runner, pythia160m: Path) -> None:
     assert result.exit_code == 2 and "--model-config" in result.stderr.splitlines()[-1]  # click's own usage error
 
 
-@pytest.mark.parametrize("value", ["model.vocab_size=", "model.vocab_size=  ", "model.vocab_size=null", "=5", "model.vocab_size"])
+@pytest.mark.parametrize(
+    "value", ["model.vocab_size=", "model.vocab_size=  ", "model.vocab_size=null", "=5", "model.vocab_size"]
+)
 def test_an_empty_or_malformed_set_is_a_usage_error(runner, pythia160m: Path, value: str, tmp_path: Path) -> None:
     """Regression (issue 18): `--set model.vocab_size=` exited 0 and reported both "no counterpart" and "missing"."""
     out = tmp_path / "out.yaml"
@@ -92,7 +98,13 @@ def test_shell_completion_of_commands_formats_fields_and_values(runner) -> None:
     assert {"nested", "flat", "#538", "v0.1.8", "current"} <= set(releases)
     assert _complete(runner, "neoconv neox2veomni x.yml --to-version #62") == ["#62", "#627"]
     assert sorted(_complete(runner, "neoconv batch neox2")) == sorted(f"neox2{d}" for d in FORMATS)
-    assert _complete(runner, "neoconv validate x.yml --format cerebras --version 2.1") == ["2.1", "2.10", "2.10.0", "2.1.1", "2.1.0"]
+    assert _complete(runner, "neoconv validate x.yml --format cerebras --version 2.1") == [
+        "2.1",
+        "2.10",
+        "2.10.0",
+        "2.1.1",
+        "2.1.0",
+    ]
     assert _complete(runner, "neoconv batch neox2veomni src --layout ") == ["flat", "nested", "scoped"]
 
 
@@ -106,7 +118,9 @@ def test_docs_check_needs_the_file_it_checks(runner) -> None:
 
 def test_importing_the_library_leaves_the_umask_alone() -> None:
     """Issue 18: importing neoconv.io.documents changed the process umask (a library must not)."""
-    code = ("import os; before = os.umask(0o027); os.umask(before); import neoconv.io.documents, neoconv.api, neoconv.batch; "
-            "after = os.umask(0); print(oct(before), oct(after))")  # fmt: skip
+    code = (
+        "import os; before = os.umask(0o027); os.umask(before); import neoconv.io.documents, neoconv.api, neoconv.batch; "
+        "after = os.umask(0); print(oct(before), oct(after))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out[0] == out[1]

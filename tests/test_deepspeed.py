@@ -49,10 +49,16 @@ def assert_accounted(result: Any, *paths: Path, prefix: dict[Path, str] | None =
             data = {k.replace("-", "_"): v for k, v in yaml.safe_load(path.read_text()).items()}
         leaves += [(prefix or {}).get(path, "") + leaf for leaf in flatten(data)]
     # a missing entry without a target key is a source leaf whose value the launcher decides ("auto")
-    targets = [e for e in result.report.entries
-               if e.status is Status.DEFAULTED or (e.status is Status.MISSING and e.target_key)]  # fmt: skip
-    keys = [e.source_key for e in result.report.entries
-            if e.source_key and not e.source_key.startswith("--set") and not any(e is t for t in targets)]  # fmt: skip
+    targets = [
+        e
+        for e in result.report.entries
+        if e.status is Status.DEFAULTED or (e.status is Status.MISSING and e.target_key)
+    ]
+    keys = [
+        e.source_key
+        for e in result.report.entries
+        if e.source_key and not e.source_key.startswith("--set") and not any(e is t for t in targets)
+    ]
     assert sorted(keys) == sorted(leaves)
     assert not {e.source_key for e in targets} & set(leaves)
 
@@ -102,21 +108,35 @@ def test_deepspeed_to_deepspeed_keeps_every_leaf(path: Path) -> None:
 
 def test_corpus_values_reach_cerebras() -> None:
     corpus_dir("deepspeed")
-    qanet = translate(CORPUS / "deepspeed" / "DeepSpeedExamples__69785c7c__QANet-Pytorch__ds_bsz512_1cycle.json",
-                      "deepspeed", "cerebras", world_size=8)  # fmt: skip
+    qanet = translate(
+        CORPUS / "deepspeed" / "DeepSpeedExamples__69785c7c__QANet-Pytorch__ds_bsz512_1cycle.json",
+        "deepspeed",
+        "cerebras",
+        world_size=8,
+    )
     opt = qanet.config["optimizer"]
     assert qanet.config["train_input"]["batch_size"] == 512
     assert opt["optimizer_type"] == "AdamW"  # DeepSpeed "Adam" is decoupled unless adam_w_mode is false
     assert opt["betas"] == [0.8, 0.999] and opt["eps"] == 1e-8 and opt["weight_decay"] == 3e-7
     # OneCycle with stairs (DeepSpeed 0.19.4+): the lr held on 100 levels per half, as Cerebras ConstantLR runs
-    assert opt["learning_rate"][:2] == [{"scheduler": "Constant", "learning_rate": 0.004, "total_iters": 10},
-                                        {"scheduler": "Constant", "learning_rate": 0.00411, "total_iters": 10}]
+    assert opt["learning_rate"][:2] == [
+        {"scheduler": "Constant", "learning_rate": 0.004, "total_iters": 10},
+        {"scheduler": "Constant", "learning_rate": 0.00411, "total_iters": 10},
+    ]
     by = qanet.report.by_source()
-    assert by["scheduler.type"].status is Status.CONVERTED and by["scheduler.params.cycle_max_lr"].status is Status.CONVERTED
+    assert (
+        by["scheduler.type"].status is Status.CONVERTED
+        and by["scheduler.params.cycle_max_lr"].status is Status.CONVERTED
+    )
     assert qanet.ir.get("batch.grad_accum") == 2  # 512 // 32 // 8, DeepSpeed's derivation
 
-    moq = translate(CORPUS / "deepspeed" / "DeepSpeedExamples__7cce84a6__training__MoQ__huggingface-transformers__examples__tests__deepspeed__ds_config.json",
-                    "deepspeed", "cerebras")  # fmt: skip
+    moq = translate(
+        CORPUS
+        / "deepspeed"
+        / "DeepSpeedExamples__7cce84a6__training__MoQ__huggingface-transformers__examples__tests__deepspeed__ds_config.json",
+        "deepspeed",
+        "cerebras",
+    )
     assert moq.ir.get("parallel.zero_stage") == 2
     # WarmupLR without warmup_type warms up logarithmically (one step late): Cerebras has no log warmup
     assert [p["kind"] for p in moq.ir.get("schedule.phases")] == ["constant", "log_warmup", "constant"]
@@ -125,14 +145,22 @@ def test_corpus_values_reach_cerebras() -> None:
     assert lossy.status is Status.LOSSY and lossy.fields == ("schedule.phases",)
     assert "differs by at most 1.641e-05 (step 80: 4.742e-06 instead of 2.115e-05)" in lossy.detail
 
-    infinity = translate(CORPUS / "deepspeed" / "DeepSpeedExamples__ba7c0e55__megatron__Megatron-LM-v1.1.5-ZeRO3__examples__ds_zero_stage_infinity_config.json",
-                         "deepspeed", "cerebras", world_size=8)  # fmt: skip
+    infinity = translate(
+        CORPUS
+        / "deepspeed"
+        / "DeepSpeedExamples__ba7c0e55__megatron__Megatron-LM-v1.1.5-ZeRO3__examples__ds_zero_stage_infinity_config.json",
+        "deepspeed",
+        "cerebras",
+        world_size=8,
+    )
     typo = infinity.report.by_source()["zero_optimization.stage3_param_persitence_threshold"]
     assert typo.status is Status.UNKNOWN and "stage3_param_persistence_threshold" in typo.detail
     assert infinity.config["train_input"]["batch_size"] == 32  # micro 4 x accumulation 1 x 8 GPUs
     assert infinity.ir.get("parallel.zero_stage") == 3
 
-    cifar = translate(CORPUS / "deepspeed" / "DeepSpeedExamples__d2bd5ebc__training__cifar__ds_config.json", "deepspeed", "cerebras")
+    cifar = translate(
+        CORPUS / "deepspeed" / "DeepSpeedExamples__d2bd5ebc__training__cifar__ds_config.json", "deepspeed", "cerebras"
+    )
     assert cifar.config["model"]["fp16_type"] == "bfloat16"
     assert cifar.report.by_source()["bf16.loss_scale"].status is Status.UNKNOWN  # bf16 has no loss scaler
     assert "fp16.loss_scale" in cifar.report.by_source()["bf16.loss_scale"].detail
@@ -176,7 +204,12 @@ def test_warmup_decay_lr_zero1_reaches_its_floor_at_total_num_steps() -> None:
     # DeepSpeed warms up from 6e-5, peaks at step 1001 (one step late) and decays linearly to 6e-5 at 10001
     assert ir.get("schedule.decay_steps") == 10001 and ir.get("schedule.min_lr") == 6e-5
     phases = result.config["optimizer"]["learning_rate"]
-    assert phases[2] == {"scheduler": "Linear", "initial_learning_rate": 0.0006, "end_learning_rate": 6e-5, "total_iters": 9000}
+    assert phases[2] == {
+        "scheduler": "Linear",
+        "initial_learning_rate": 0.0006,
+        "end_learning_rate": 6e-5,
+        "total_iters": 9000,
+    }
     assert phases[3] == {"scheduler": "Constant", "learning_rate": 6e-5}
     assert result.config["train_input"]["batch_size"] == 4 * 8 * 16
     assert result.config["optimizer"]["max_gradient_norm"] == 0.5
@@ -193,8 +226,12 @@ def test_warmup_cosine_lr_zero2_uses_ratios_of_the_optimizer_lr() -> None:
     assert ir.get("parallel.zero_stage") == 2
     assert ir.get("schedule.min_lr") == pytest.approx(0.05 * 0.0002)  # cos_min_ratio x lr
     warmup = result.config["optimizer"]["learning_rate"][1]  # from warmup_min_ratio x lr
-    assert warmup == {"scheduler": "Linear", "initial_learning_rate": pytest.approx(2e-5), "end_learning_rate": 2e-4,
-                      "total_iters": 2000}  # fmt: skip
+    assert warmup == {
+        "scheduler": "Linear",
+        "initial_learning_rate": pytest.approx(2e-5),
+        "end_learning_rate": 2e-4,
+        "total_iters": 2000,
+    }
     assert ir.get("schedule.decay_steps") == 20000 and ir.get("schedule.warmup_steps") == 2001
     cosine = result.config["optimizer"]["learning_rate"][2]
     assert cosine["scheduler"] == "CosineDecay" and cosine["total_iters"] == 17999
@@ -215,7 +252,8 @@ def test_onecycle_zero3_is_a_canonical_schedule() -> None:
     assert result.config["optimizer"]["learning_rate"] == [
         {"scheduler": "Linear", "initial_learning_rate": 0.01, "end_learning_rate": 0.1, "total_iters": 1000},
         {"scheduler": "Linear", "initial_learning_rate": 0.1, "end_learning_rate": 0.01, "total_iters": 1000},
-        {"scheduler": "Constant", "learning_rate": 0.01}]  # fmt: skip
+        {"scheduler": "Constant", "learning_rate": 0.01},
+    ]
     by = result.report.by_source()
     assert by["scheduler.type"].status is Status.CONVERTED
     assert result.config["optimizer"]["optimizer_type"] == "SGD" and result.config["optimizer"]["momentum"] == 0.9
@@ -228,7 +266,9 @@ def test_lr_range_test_and_lamb() -> None:
     result = translate(DS / "lr-range-test.json", "deepspeed", "cerebras", world_size=8)
     # a staircase range test: 1e-4 for 200 steps, then 1e-4 x (1 + 5): Cerebras ConstantLR runs
     assert result.config["optimizer"]["learning_rate"][:2] == [
-        {"scheduler": "Constant", "learning_rate": 1e-4, "total_iters": 200}, {"scheduler": "Constant", "learning_rate": 6e-4}]
+        {"scheduler": "Constant", "learning_rate": 1e-4, "total_iters": 200},
+        {"scheduler": "Constant", "learning_rate": 6e-4},
+    ]
     assert result.report.by_source()["scheduler.type"].status is Status.CONVERTED
     assert result.config["optimizer"]["optimizer_type"] == "Lamb"
     assert result.config["train_input"]["batch_size"] == 16
@@ -240,8 +280,9 @@ def test_log_warmup_and_the_version_aware_defaults() -> None:
     old = translate(DS / "warmup-lr-log.json", "deepspeed", "cerebras", source_version="0.17.1")
     # WarmupLR's peak defaults to the optimizer's lr since 0.17.2 (#7360), to 0.001 before
     assert current.ir.get("optim.lr") == old.ir.get("optim.lr") == 0.0005  # the optimizer's own, as written
-    assert current.config["optimizer"]["learning_rate"][-1] == 0.0005 or current.config["optimizer"]["learning_rate"][-1] == {
-        "scheduler": "Constant", "learning_rate": 0.0005}  # fmt: skip
+    assert current.config["optimizer"]["learning_rate"][-1] == 0.0005 or current.config["optimizer"]["learning_rate"][
+        -1
+    ] == {"scheduler": "Constant", "learning_rate": 0.0005}
     assert old.config["optimizer"]["learning_rate"][-1] == {"scheduler": "Constant", "learning_rate": 0.001}
     # gradient_clipping defaults to 1.0 since 0.19.3 (#8068), to 0.0 (none) before
     assert current.config["optimizer"]["max_gradient_norm"] == 1.0
@@ -253,7 +294,10 @@ def test_log_warmup_and_the_version_aware_defaults() -> None:
 
 
 def test_every_zero_stage_is_read() -> None:
-    stages = {path.name: translate(path, "deepspeed", "deepspeed").ir.get("parallel.zero_stage") for path in sorted(DS.glob("*zero*.json"))}
+    stages = {
+        path.name: translate(path, "deepspeed", "deepspeed").ir.get("parallel.zero_stage")
+        for path in sorted(DS.glob("*zero*.json"))
+    }
     assert sorted(stages.values()) == [0, 1, 2, 3]
 
 
@@ -262,7 +306,10 @@ def test_hf_auto_placeholders_are_reported_and_kept_for_deepspeed() -> None:
     by = result.report.by_source()
     for leaf in ("train_micro_batch_size_per_gpu", "gradient_clipping", "optimizer.params.lr", "bf16.enabled"):
         assert by[leaf].status is Status.MISSING and '"auto"' in by[leaf].detail  # the launcher decides it
-    assert "give the values with --set batch.global=VALUE --set batch.micro=VALUE --set batch.grad_accum=VALUE" in by["train_micro_batch_size_per_gpu"].detail
+    assert (
+        "give the values with --set batch.global=VALUE --set batch.micro=VALUE --set batch.grad_accum=VALUE"
+        in by["train_micro_batch_size_per_gpu"].detail
+    )
     assert by["scheduler.type"].status is Status.MISSING and "run time" in by["scheduler.type"].detail
     assert result.ir.get("optim.lr") is None and result.ir.get("precision.dtype") is None
     assert_accounted(result, DS / "hf-auto.json")
@@ -276,17 +323,37 @@ def test_auto_inside_scheduler_params_is_the_launchers_and_the_rest_reads(tmp_pa
     """Issue 27 item 2: "auto" in a scheduler's params (no optimizer block beside it) refused the file;
     now the schedule is missing with its --set, and every other key reads as usual."""
     path = tmp_path / "ds.json"
-    path.write_text(json.dumps({
-        "train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 2, "gradient_clipping": 0.5,
-        "scheduler": {"type": "WarmupDecayLR", "params": {"warmup_min_lr": 0, "warmup_max_lr": 2e-5,
-                                                          "warmup_num_steps": "auto", "total_num_steps": "auto"}},
-        "zero_optimization": {"stage": 2}}))  # fmt: skip
+    path.write_text(
+        json.dumps(
+            {
+                "train_micro_batch_size_per_gpu": 4,
+                "gradient_accumulation_steps": 2,
+                "gradient_clipping": 0.5,
+                "scheduler": {
+                    "type": "WarmupDecayLR",
+                    "params": {
+                        "warmup_min_lr": 0,
+                        "warmup_max_lr": 2e-5,
+                        "warmup_num_steps": "auto",
+                        "total_num_steps": "auto",
+                    },
+                },
+                "zero_optimization": {"stage": 2},
+            }
+        )
+    )
     result = translate(path, "deepspeed", "neox", world_size=8)
     by = result.report.by_source()
     for leaf in ("scheduler.type", "scheduler.params.warmup_max_lr", "scheduler.params.warmup_num_steps"):
-        assert by[leaf].status is Status.MISSING and "--set optim.lr=VALUE --set schedule.phases=VALUE" in by[leaf].detail
+        assert (
+            by[leaf].status is Status.MISSING and "--set optim.lr=VALUE --set schedule.phases=VALUE" in by[leaf].detail
+        )
     assert result.ir.get("schedule.phases") is None
-    assert (result.ir.get("batch.global"), result.ir.get("optim.grad_clip"), result.ir.get("parallel.zero_stage")) == (64, 0.5, 2)
+    assert (result.ir.get("batch.global"), result.ir.get("optim.grad_clip"), result.ir.get("parallel.zero_stage")) == (
+        64,
+        0.5,
+        2,
+    )
     assert_accounted(result, path)
     given = translate(path, "deepspeed", "neox", world_size=8, set_values={"optim.lr": 2e-5})
     assert given.ir.get("optim.lr") == 2e-5
@@ -306,11 +373,21 @@ def test_cerebras_to_deepspeed_values() -> None:
     assert ds["optimizer"]["params"] == {"lr": 0.0006, "betas": [0.9, 0.95], "eps": 1e-8, "weight_decay": 0.1}
     # Linear 0 -> 6e-4 over 1525 steps, Linear 6e-4 -> 6e-5 over 7512 more: WarmupDecayLR cannot start at 0
     # and end at 6e-5 (one parameter is both), so the closest is a cosine, and the report says by how much
-    assert ds["scheduler"] == {"type": "WarmupCosineLR", "params": {
-        "warmup_num_steps": 1525, "warmup_type": "linear", "total_num_steps": 9036, "warmup_min_ratio": 0.0,
-        "cos_min_ratio": pytest.approx(0.1001198)}}  # fmt: skip
+    assert ds["scheduler"] == {
+        "type": "WarmupCosineLR",
+        "params": {
+            "warmup_num_steps": 1525,
+            "warmup_type": "linear",
+            "total_num_steps": 9036,
+            "warmup_min_ratio": 0.0,
+            "cos_min_ratio": pytest.approx(0.1001198),
+        },
+    }
     lossy = result.report.by_source()["optimizer.learning_rate"]
-    assert lossy.status is Status.LOSSY and "differs by at most 5.683e-05 (step 7386: 0.0001219 instead of 0.0001787)" in lossy.detail
+    assert (
+        lossy.status is Status.LOSSY
+        and "differs by at most 5.683e-05 (step 7386: 0.0001219 instead of 0.0001787)" in lossy.detail
+    )
     assert ds["gradient_clipping"] == 1.0
     assert list(ds)[:2] == ["train_batch_size", "optimizer"]  # the table's order
     assert deepspeed.read([_write(ds)]).tree == ds
@@ -320,13 +397,24 @@ def test_neox_to_deepspeed_values(pythia160m: Path) -> None:
     result = translate(pythia160m, "neox", "deepspeed", world_size=8)
     ds = result.config
     assert schema_errors(ds, "deepspeed") == []
-    assert (ds["train_batch_size"], ds["train_micro_batch_size_per_gpu"], ds["gradient_accumulation_steps"]) == (256, 32, 1)
+    assert (ds["train_batch_size"], ds["train_micro_batch_size_per_gpu"], ds["gradient_accumulation_steps"]) == (
+        256,
+        32,
+        1,
+    )
     assert ds["optimizer"]["type"] == "AdamW"  # NeoX's Adam is FusedAdam in AdamW mode
     assert ds["optimizer"]["params"]["weight_decay"] == 0.01  # NeoX's top-level weight_decay moves into params
     # NeoX's first two steps at lr / W; DeepSpeed's one step later: the closest starts its warmup there
-    assert ds["scheduler"] == {"type": "WarmupCosineLR", "params": {
-        "warmup_num_steps": 1429, "warmup_type": "linear", "total_num_steps": 143000,
-        "warmup_min_ratio": pytest.approx(1 / 1430), "cos_min_ratio": pytest.approx(0.1)}}  # fmt: skip
+    assert ds["scheduler"] == {
+        "type": "WarmupCosineLR",
+        "params": {
+            "warmup_num_steps": 1429,
+            "warmup_type": "linear",
+            "total_num_steps": 143000,
+            "warmup_min_ratio": pytest.approx(1 / 1430),
+            "cos_min_ratio": pytest.approx(0.1),
+        },
+    }
     lossy = result.report.by_source()["lr_decay_style"]
     assert lossy.status is Status.LOSSY and "at most 4.196e-07 (step 0: 0 instead of 4.196e-07)" in lossy.detail
     assert ds["fp16"]["enabled"] is True and ds["fp16"]["initial_scale_power"] == 12
@@ -339,41 +427,98 @@ def test_canonical_schedules_written_as_deepspeed_schedulers() -> None:
     write = FORMULAS["deepspeed.lr_schedule"].write
     # a warmup from 6e-5 and a linear decay back to it, both on time: DeepSpeed's OneCycle, exactly (no lag)
     out = write(6e-4, simple(6e-4, 1000, "linear", 10000, 6e-5, 6e-5).to_json(), None)
-    assert out == {"optimizer_params_lr": 6e-4, "scheduler_type": "OneCycle", "scheduler_params": {
-        "cycle_min_lr": 6e-5, "cycle_max_lr": 6e-4, "cycle_first_step_size": 1000, "cycle_second_step_size": 9000,
-        "cycle_momentum": False, "cycle_first_stair_count": 0, "cycle_second_stair_count": 0}}  # fmt: skip
+    assert out == {
+        "optimizer_params_lr": 6e-4,
+        "scheduler_type": "OneCycle",
+        "scheduler_params": {
+            "cycle_min_lr": 6e-5,
+            "cycle_max_lr": 6e-4,
+            "cycle_first_step_size": 1000,
+            "cycle_second_step_size": 9000,
+            "cycle_momentum": False,
+            "cycle_first_stair_count": 0,
+            "cycle_second_stair_count": 0,
+        },
+    }
     # no DeepSpeed exponential decay after a warmup: the closest, and by how much
     out = write(1e-3, simple(1e-3, 10, "exponential", 100, 1e-5).to_json(), None)
     assert isinstance(out, Approx) and out.fields == ("schedule.phases",)
-    assert out.detail == ("DeepSpeed has no exact form of this schedule: the closest differs by at most 0.0004512 "
-                          "(step 40: 0.0006667 instead of 0.0002154)")  # fmt: skip
+    assert out.detail == (
+        "DeepSpeed has no exact form of this schedule: the closest differs by at most 0.0004512 "
+        "(step 40: 0.0006667 instead of 0.0002154)"
+    )
     # the target version decides: WarmupCosineLR before 0.19.3 rises again after total_num_steps
     old = write(1e-3, simple(1e-3, 10, "cosine", 100, 1e-5).to_json(), 200, version="0.17.1")
     new = write(1e-3, simple(1e-3, 10, "cosine", 100, 1e-5).to_json(), 200)
     assert new.value["scheduler_type"] == "WarmupCosineLR" and new.value != old.value  # type: ignore[union-attr]
     # constant without warmup: no scheduler at all (DeepSpeed keeps the optimizer's lr)
-    assert write(1e-3, [{"kind": "constant", "length": 1, "start": 1e-3, "end": 1e-3}], None) == {"optimizer_params_lr": 1e-3}
+    assert write(1e-3, [{"kind": "constant", "length": 1, "start": 1e-3, "end": 1e-3}], None) == {
+        "optimizer_params_lr": 1e-3
+    }
 
 
 def test_a_decay_without_warmup_is_a_torch_scheduler() -> None:
     """DeepSpeed's own schedulers warm up for 2 steps at least; torch's decay from step 0."""
-    cosine = translate({"optimizer": {"optimizer_type": "AdamW", "learning_rate": {
-        "scheduler": "CosineDecay", "initial_learning_rate": 3e-4, "end_learning_rate": 3e-5, "total_iters": 5000}}},
-        "cerebras", "deepspeed").config  # fmt: skip
+    cosine = translate(
+        {
+            "optimizer": {
+                "optimizer_type": "AdamW",
+                "learning_rate": {
+                    "scheduler": "CosineDecay",
+                    "initial_learning_rate": 3e-4,
+                    "end_learning_rate": 3e-5,
+                    "total_iters": 5000,
+                },
+            }
+        },
+        "cerebras",
+        "deepspeed",
+    ).config
     assert cosine["scheduler"] == {"type": "CosineAnnealingLR", "params": {"T_max": 5000, "eta_min": 3e-5}}
-    linear = translate({"optimizer": {"optimizer_type": "AdamW", "learning_rate": {
-        "scheduler": "Linear", "initial_learning_rate": 1e-3, "end_learning_rate": 1e-4, "total_iters": 900}}},
-        "cerebras", "deepspeed").config  # fmt: skip
-    assert linear["scheduler"] == {"type": "LinearLR", "params": {"start_factor": 1.0, "end_factor": pytest.approx(0.1), "total_iters": 900}}
+    linear = translate(
+        {
+            "optimizer": {
+                "optimizer_type": "AdamW",
+                "learning_rate": {
+                    "scheduler": "Linear",
+                    "initial_learning_rate": 1e-3,
+                    "end_learning_rate": 1e-4,
+                    "total_iters": 900,
+                },
+            }
+        },
+        "cerebras",
+        "deepspeed",
+    ).config
+    assert linear["scheduler"] == {
+        "type": "LinearLR",
+        "params": {"start_factor": 1.0, "end_factor": pytest.approx(0.1), "total_iters": 900},
+    }
     back = translate(linear, "deepspeed", "cerebras").config["optimizer"]["learning_rate"]
-    assert back[0] == {"scheduler": "Linear", "initial_learning_rate": 1e-3, "end_learning_rate": pytest.approx(1e-4), "total_iters": 900}
-    warmup = translate({"optimizer": {"type": "AdamW", "params": {"lr": 1e-3}},
-                        "scheduler": {"type": "LinearLR", "params": {"start_factor": 0.01, "total_iters": 100}}},
-                       "deepspeed", "cerebras")  # fmt: skip
+    assert back[0] == {
+        "scheduler": "Linear",
+        "initial_learning_rate": 1e-3,
+        "end_learning_rate": pytest.approx(1e-4),
+        "total_iters": 900,
+    }
+    warmup = translate(
+        {
+            "optimizer": {"type": "AdamW", "params": {"lr": 1e-3}},
+            "scheduler": {"type": "LinearLR", "params": {"start_factor": 0.01, "total_iters": 100}},
+        },
+        "deepspeed",
+        "cerebras",
+    )
     assert warmup.ir.get("schedule.warmup_steps") == 100 and warmup.ir.get("schedule.decay_steps") is None
     assert warmup.config["optimizer"]["learning_rate"] == [
-        {"scheduler": "Linear", "initial_learning_rate": pytest.approx(1e-5), "end_learning_rate": 1e-3, "total_iters": 100},
-        {"scheduler": "Constant", "learning_rate": 1e-3}]  # fmt: skip
+        {
+            "scheduler": "Linear",
+            "initial_learning_rate": pytest.approx(1e-5),
+            "end_learning_rate": 1e-3,
+            "total_iters": 100,
+        },
+        {"scheduler": "Constant", "learning_rate": 1e-3},
+    ]
 
 
 def test_clipping_is_always_stated() -> None:
@@ -393,12 +538,23 @@ def test_deepspeed_round_trip_through_cerebras_keeps_what_cerebras_holds(tmp_pat
     path.write_text(there.dump())
     back = translate(path, "cerebras", "deepspeed").config
     assert back["train_batch_size"] == 512
-    assert back["optimizer"] == {"type": "AdamW", "params": {"lr": 0.0006, "betas": [0.9, 0.95], "eps": 1e-8, "weight_decay": 0.1}}
+    assert back["optimizer"] == {
+        "type": "AdamW",
+        "params": {"lr": 0.0006, "betas": [0.9, 0.95], "eps": 1e-8, "weight_decay": 0.1},
+    }
     assert back["scheduler"]["type"] == "WarmupDecayLR"
     assert back["scheduler"]["params"]["total_num_steps"] == 10000
-    assert back["scheduler"]["params"]["warmup_min_lr"] == 6e-5 and back["scheduler"]["params"]["warmup_num_steps"] == 1000
+    assert (
+        back["scheduler"]["params"]["warmup_min_lr"] == 6e-5 and back["scheduler"]["params"]["warmup_num_steps"] == 1000
+    )
     assert back["gradient_clipping"] == 0.5
-    assert back["fp16"] == {"enabled": True, "loss_scale": 0, "initial_scale_power": 12, "loss_scale_window": 500, "min_loss_scale": 1.0}
+    assert back["fp16"] == {
+        "enabled": True,
+        "loss_scale": 0,
+        "initial_scale_power": 12,
+        "loss_scale_window": 500,
+        "min_loss_scale": 1.0,
+    }
 
 
 # ---- companions: the NeoX half and the DeepSpeed half of one run ----------------------------
@@ -406,15 +562,23 @@ def test_deepspeed_round_trip_through_cerebras_keeps_what_cerebras_holds(tmp_pat
 
 def test_neox_with_deepspeed_companion(runner: Any, tmp_path: Path) -> None:
     ds_file, model = DS / "warmup-decay-lr-zero1.json", DS / "neox-model.yml"
-    result = translate(model, "neox", "cerebras", world_size=16, with_files=[(str(ds_file), "deepspeed")],
-                       set_values={"model.vocab_size": 50304})  # fmt: skip
+    result = translate(
+        model,
+        "neox",
+        "cerebras",
+        world_size=16,
+        with_files=[(str(ds_file), "deepspeed")],
+        set_values={"model.vocab_size": 50304},
+    )
     # model_parallel_size 2 from the NeoX file: data-parallel 8, so 4 x 8 x 8 (not 4 x 8 x 16)
     assert result.config["train_input"]["batch_size"] == 256
     assert result.config["model"]["hidden_size"] == 2048
     assert result.config["optimizer"]["max_gradient_norm"] == 0.5
     assert_accounted(result, model, ds_file, prefix={ds_file: f"{ds_file}:"})
     out = tmp_path / "out.yaml"
-    cli = run_cli(runner, "neox2cerebras", str(model), "--with", str(ds_file), "--world-size", "16", "-o", str(out), "-q")
+    cli = run_cli(
+        runner, "neox2cerebras", str(model), "--with", str(ds_file), "--world-size", "16", "-o", str(out), "-q"
+    )
     assert cli.exit_code == 0, cli.stderr
     assert cerebras.read([str(out)]).tree["train_input"]["batch_size"] == 256
 
@@ -424,7 +588,9 @@ def test_deepspeed_with_neox_companion(runner: Any, tmp_path: Path) -> None:
     alone = translate(ds_file, "deepspeed", "cerebras", world_size=16)
     assert alone.config["train_input"]["batch_size"] == 512  # plain DeepSpeed: data-parallel = 16 GPUs
     out = tmp_path / "out.yaml"
-    cli = run_cli(runner, "deepspeed2cerebras", str(ds_file), "--with", str(model), "--world-size", "16", "-o", str(out), "-q")
+    cli = run_cli(
+        runner, "deepspeed2cerebras", str(ds_file), "--with", str(model), "--world-size", "16", "-o", str(out), "-q"
+    )
     assert cli.exit_code == 0, cli.stderr
     tree = cerebras.read([str(out)]).tree
     assert tree["train_input"]["batch_size"] == 256 and tree["model"]["num_hidden_layers"] == 24
@@ -461,11 +627,14 @@ def test_invalid_configs_fail_with_one_clear_error(config: dict, message: str, t
     assert len(cli.stderr.strip().splitlines()) == 1 and message in cli.stderr and str(path) in cli.stderr
 
 
-@pytest.mark.parametrize("config, key, value", [
-    ({"scheduler": {"type": "Cosine"}}, "scheduler.type", "Cosine"),
-    ({"optimizer": {"type": "Adma"}}, "optimizer.type", "Adma"),
-    ({"zero_optimization": {"stage": 4}}, "zero_optimization.stage", 4),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "config, key, value",
+    [
+        ({"scheduler": {"type": "Cosine"}}, "scheduler.type", "Cosine"),
+        ({"optimizer": {"type": "Adma"}}, "optimizer.type", "Adma"),
+        ({"zero_optimization": {"stage": 4}}, "zero_optimization.stage", 4),
+    ],
+)
 def test_names_no_release_has_are_unknown_not_refused(config: dict, key: str, value: Any, tmp_path: Path) -> None:
     """A scheduler, optimizer or ZeRO stage no DeepSpeed release names may be a fork's (DeeperSpeed's):
     the engine's one rule names it unknown, the rest translates."""
@@ -499,7 +668,11 @@ def test_duplicate_keys_and_templates_name_the_line(tmp_path: Path) -> None:
 
 
 def test_an_autotuning_search_space_is_no_zero_stage() -> None:
-    config = {"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": [0, 1, 2, 3]}, "autotuning": {"enabled": True}}
+    config = {
+        "train_micro_batch_size_per_gpu": 1,
+        "zero_optimization": {"stage": [0, 1, 2, 3]},
+        "autotuning": {"enabled": True},
+    }
     result = translate(config, "deepspeed", "cerebras")
     assert result.ir.get("parallel.zero_stage") is None
     entry = result.report.by_source()["zero_optimization.stage"]
@@ -513,8 +686,9 @@ def test_other_optimizer_and_precision_spellings() -> None:
 
     def read(name: str, adam_w_mode: bool | None, weight_decay: float | None = None) -> Any:
         assert rule.formula is not None
-        return rule.formula.read(optimizer_type=name, optimizer_params_adam_w_mode=adam_w_mode,
-                                 optimizer_params_weight_decay=weight_decay)  # fmt: skip
+        return rule.formula.read(
+            optimizer_type=name, optimizer_params_adam_w_mode=adam_w_mode, optimizer_params_weight_decay=weight_decay
+        )
 
     assert read("OneBitAdam", None) == "onebitadam" and read("ZeroOneAdam", None) == "zerooneadam"
     assert read("adam", False, 0.01) == "adam" and read("AdamW", False) == "adamw"  # AdamW ignores adam_w_mode

@@ -17,17 +17,26 @@ from neoconv.core.errors import InputError
 OLD = {
     "train_batch_size": 32,
     "train_micro_batch_size_per_gpu": 4,
-    "zero_optimization": {"stage": 3, "cpu_offload": True, "cpu_offload_params": True,
-                          "stage3_gather_fp16_weights_on_model_save": True, "stage3_prefetch_bucket_size": 5e8},
+    "zero_optimization": {
+        "stage": 3,
+        "cpu_offload": True,
+        "cpu_offload_params": True,
+        "stage3_gather_fp16_weights_on_model_save": True,
+        "stage3_prefetch_bucket_size": 5e8,
+    },
 }
 # @v0.19.5:deepspeed/runtime/zero/config.py: gather_16bit_weights_on_model_save is the field,
 # stage3_gather_16bit_weights_on_model_save its alias (populate_by_name accepts both)
 NEW = {
     "train_batch_size": 32,
     "train_micro_batch_size_per_gpu": 4,
-    "zero_optimization": {"stage": 3, "stage3_gather_16bit_weights_on_model_save": True,
-                          "stage3_param_persistence_threshold": 1e6, "stage3_max_live_parameters": 1e9,
-                          "offload_optimizer": {"device": "cpu"}},
+    "zero_optimization": {
+        "stage": 3,
+        "stage3_gather_16bit_weights_on_model_save": True,
+        "stage3_param_persistence_threshold": 1e6,
+        "stage3_max_live_parameters": 1e9,
+        "offload_optimizer": {"device": "cpu"},
+    },
     "bf16": {"enabled": True},
 }
 
@@ -44,7 +53,12 @@ def test_a_06_era_zero_block_is_known_and_dates_the_file(tmp_path: Path) -> None
     assert source["version_range"][1] == "0.6.7"  # cpu_offload_params: read until 0.6.7
     entries = result.report.by_source()
     assert not [e for e in result.report.entries if e.status.value == "unknown"]
-    for key in ("cpu_offload", "cpu_offload_params", "stage3_gather_fp16_weights_on_model_save", "stage3_prefetch_bucket_size"):
+    for key in (
+        "cpu_offload",
+        "cpu_offload_params",
+        "stage3_gather_fp16_weights_on_model_save",
+        "stage3_prefetch_bucket_size",
+    ):
         assert entries[f"zero_optimization.{key}"].status.value == "dropped"
     assert entries["zero_optimization.stage"].status.value == "exact"
 
@@ -81,8 +95,12 @@ def test_zero_optimization_true_is_stage_1(tmp_path: Path) -> None:
 
 
 def test_precision_switches_as_text_are_read_as_deepspeed_reads_them(tmp_path: Path) -> None:
-    config = {"train_batch_size": 32, "train_micro_batch_size_per_gpu": 4,
-              "bf16": {"enabled": "true"}, "fp16": {"enabled": "false"}}
+    config = {
+        "train_batch_size": 32,
+        "train_micro_batch_size_per_gpu": 4,
+        "bf16": {"enabled": "true"},
+        "fp16": {"enabled": "false"},
+    }
     result = translate(_write(tmp_path, config), "deepspeed", "neox", world_size=8)
     assert result.config["precision"] == "bfloat16"
     assert result.config["bf16"]["enabled"] is True
@@ -115,8 +133,11 @@ def test_false_as_text_is_true_up_to_0_17_0(tmp_path: Path) -> None:
 
 def test_every_switch_of_the_precision_blocks_is_read_so(tmp_path: Path) -> None:
     # SafeAILab/EAGLE's ds_config shape: fp16.auto_cast "true" (DeepSpeedFP16Config.auto_cast: bool)
-    config = {"train_batch_size": 32, "train_micro_batch_size_per_gpu": 4,
-              "fp16": {"enabled": "true", "auto_cast": "false"}}
+    config = {
+        "train_batch_size": 32,
+        "train_micro_batch_size_per_gpu": 4,
+        "fp16": {"enabled": "true", "auto_cast": "false"},
+    }
     same = translate(_write(tmp_path, config), "deepspeed", "deepspeed", world_size=8)
     assert json.loads(same.dump())["fp16"] == {"enabled": True, "auto_cast": False}
     assert "fp16.auto_cast" in same.report.source["note"]  # "false": TRUE up to 0.17.0

@@ -38,13 +38,16 @@ def test_the_message_naming_explain_points_at_a_command_that_works(runner, pythi
     assert result.exit_code == 2 and "`neoconv explain --list` lists the fields" in result.stderr
 
 
-@pytest.mark.parametrize("name, feeds, read_as", [
-    ("veomni:train.lr", "optim.lr", "train.optimizer.lr"),  # a flat-layout VeOmni key
-    ("veomni:train.optimizer.lr", "optim.lr", None),
-    ("cerebras:trainer.init.model.hidden_size", "model.hidden_size", "model.hidden_size"),  # trainer layout
-    ("cerebras:trainer.init.optimizer.AdamW.weight_decay", "optim.weight_decay", "optimizer.weight_decay"),
-    ("neox:num-layers", "model.num_layers", None),  # NeoX's dashed spelling
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "name, feeds, read_as",
+    [
+        ("veomni:train.lr", "optim.lr", "train.optimizer.lr"),  # a flat-layout VeOmni key
+        ("veomni:train.optimizer.lr", "optim.lr", None),
+        ("cerebras:trainer.init.model.hidden_size", "model.hidden_size", "model.hidden_size"),  # trainer layout
+        ("cerebras:trainer.init.optimizer.AdamW.weight_decay", "optim.weight_decay", "optimizer.weight_decay"),
+        ("neox:num-layers", "model.num_layers", None),  # NeoX's dashed spelling
+    ],
+)
 def test_every_spelling_a_reader_accepts_is_explained(runner, name: str, feeds: str, read_as: str | None) -> None:
     result = runner.invoke(main, ["explain", name, "--json"])
     assert result.exit_code == 0, result.stderr

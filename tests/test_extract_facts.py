@@ -65,11 +65,15 @@ def test_neox_rows_keep_name_type_default_text_and_section(tmp_path: Path) -> No
     (tmp_path / "gpt-neox-configs-readme.md").write_text(NEOX_README, encoding="utf-8")
     facts = {name: json.loads(text) for name, text in extract_neox_facts.facts(tmp_path).items()}
     assert facts["neox-arguments.json"]["args"] == [
-        {"name": "lr_decay_style", "type": "typing.Literal['constant', 'linear', 'cosine']", "default": "linear",
-         "group": "NeoXArgsLRScheduler"},
+        {
+            "name": "lr_decay_style",
+            "type": "typing.Literal['constant', 'linear', 'cosine']",
+            "default": "linear",
+            "group": "NeoXArgsLRScheduler",
+        },
         {"name": "lr_decay_iters", "type": "int", "default": "None", "group": "NeoXArgsLRScheduler"},
         {"name": "prompt_end", "type": "str", "default": "\n", "group": "NeoXArgsOther"},  # a newline: kept as written
-    ]  # fmt: skip
+    ]
     assert facts["neox-configs-readme.json"]["rows"] == [
         {"origin": "DSL", "name": "hostfile", "default": "/job/hostfile"},
         {"origin": "DSL", "name": "include"},  # blank cell: no default stated
@@ -104,16 +108,29 @@ def _rows(tmp_path: Path, r1: str) -> list[dict[str, Any]]:
     (reference / "cerebras-modelzoo-params-r1.md").write_text(r1, encoding="utf-8")
     rows = []
     for row in extract_cerebras_facts.read_r1(reference / "cerebras-modelzoo-params-r1.md"):
-        rows.append({"sections": list(row.sections), "name": row.name,
-                     **extract_cerebras_facts.spec_to_json(extract_cerebras_facts.row_spec(row))})  # fmt: skip
+        rows.append(
+            {
+                "sections": list(row.sections),
+                "name": row.name,
+                **extract_cerebras_facts.spec_to_json(extract_cerebras_facts.row_spec(row)),
+            }
+        )
     return rows
 
 
 def test_cerebras_rows_keep_types_values_defaults_and_scope(tmp_path: Path) -> None:
     hidden, position, dropout, steps = _rows(tmp_path, CEREBRAS_R1)
-    assert hidden == {"sections": ["model"], "name": "hidden_size", "default": 768, "default_text": None,
-                      "enum": None, "required": False, "scope": ["All"], "scope_kind": "models",
-                      "type": {"types": ["integer"], "literals": [], "items": []}}  # fmt: skip
+    assert hidden == {
+        "sections": ["model"],
+        "name": "hidden_size",
+        "default": 768,
+        "default_text": None,
+        "enum": None,
+        "required": False,
+        "scope": ["All"],
+        "scope_kind": "models",
+        "type": {"types": ["integer"], "literals": [], "items": []},
+    }
     assert position["enum"] == ["learned", "rotary", None] and position["default"] == "learned"
     assert position["scope"] == ["GPT-2", "GPT-3"]
     assert "default" not in dropout and dropout["default_text"] == "same as dropout"  # a worded default
@@ -127,7 +144,7 @@ def test_cerebras_refuses_a_row_it_cannot_read(tmp_path: Path) -> None:
         _rows(tmp_path, bad)
 
 
-VEOMNI_SOURCE = '''
+VEOMNI_SOURCE = """
 from dataclasses import dataclass, field
 from typing import Literal, Optional
 
@@ -144,7 +161,7 @@ class OptimizerConfig:
 @dataclass
 class TrainingArguments(Base):
     optimizer: Optional[OptimizerConfig] = field(default_factory=OptimizerConfig)
-'''
+"""
 
 
 def test_veomni_fields_keep_annotation_default_and_help() -> None:
@@ -152,8 +169,11 @@ def test_veomni_fields_keep_annotation_default_and_help() -> None:
     assert list(classes) == ["OptimizerConfig", "TrainingArguments"]
     assert classes["TrainingArguments"].bases == ["Base"]
     fields = {f.name: f for f in classes["OptimizerConfig"].fields}
-    assert (fields["type"].annotation, fields["type"].default, fields["type"].help) == ("Literal['adamw', 'muon']", "adamw",
-                                                                                        "Optimizer  type.")  # fmt: skip
+    assert (fields["type"].annotation, fields["type"].default, fields["type"].help) == (
+        "Literal['adamw', 'muon']",
+        "adamw",
+        "Optimizer  type.",
+    )
     assert fields["lr"].default == 5e-5 and fields["betas"].default == [] and fields["device"].default == "cuda"
     assert fields["path"].default is extract_veomni_facts.MISSING  # required
     assert classes["TrainingArguments"].fields[0].default is None  # a nested dataclass: its own fields say
@@ -161,8 +181,13 @@ def test_veomni_fields_keep_annotation_default_and_help() -> None:
 
 def test_veomni_doc_defaults_are_read_per_flat_key(tmp_path: Path) -> None:
     doc = tmp_path / "veomni-arguments.md"
-    doc.write_text("| Name | Type | Description | Default Value |\n| --- | --- | --- | --- |\n"
-                   "| train.lr | float | Peak learning rate | 5e-5 |\n| model.model_path | str | Path | None |\n"
-                   "| other | str | not a key | x |\n", encoding="utf-8")  # fmt: skip
-    assert extract_veomni_facts.doc_defaults(doc) == [{"key": "train.lr", "default": "5e-5"},
-                                                      {"key": "model.model_path", "default": "None"}]  # fmt: skip
+    doc.write_text(
+        "| Name | Type | Description | Default Value |\n| --- | --- | --- | --- |\n"
+        "| train.lr | float | Peak learning rate | 5e-5 |\n| model.model_path | str | Path | None |\n"
+        "| other | str | not a key | x |\n",
+        encoding="utf-8",
+    )
+    assert extract_veomni_facts.doc_defaults(doc) == [
+        {"key": "train.lr", "default": "5e-5"},
+        {"key": "model.model_path", "default": "None"},
+    ]

@@ -57,9 +57,11 @@ runconfig:
 
 
 # a GPT-2 config of the same release (1.x optimizer spelling, no precision key)
-GPT = T5.split("model:")[0].replace("T5DynamicDataProcessor", "GptHDF5DataProcessor") + \
-    "model:\n  hidden_size: 64\n  num_hidden_layers: 2\n  num_heads: 4\n  vocab_size: 1000\n" \
+GPT = (
+    T5.split("model:")[0].replace("T5DynamicDataProcessor", "GptHDF5DataProcessor")
+    + "model:\n  hidden_size: 64\n  num_hidden_layers: 2\n  num_heads: 4\n  vocab_size: 1000\n"
     "  max_position_embeddings: 128\n  mixed_precision: true\noptimizer:" + T5.split("optimizer:")[1]
+)
 
 
 def _write(tmp_path: Path, text: str) -> Path:
@@ -72,7 +74,9 @@ def _write(tmp_path: Path, text: str) -> Path:
 def test_an_encoder_decoder_is_refused_for_every_format_with_an_architecture(tmp_path: Path, dst: str) -> None:
     """Issue 16: a family the target cannot hold is refused (exit 2 on the command line), never
     turned into a decoder LM of the target."""
-    with pytest.raises(UnsupportedFamily, match=r"a T5 \(encoder-decoder\) config: .* holds decoder-only transformer language models"):
+    with pytest.raises(
+        UnsupportedFamily, match=r"a T5 \(encoder-decoder\) config: .* holds decoder-only transformer language models"
+    ):
         translate(_write(tmp_path, T5), "cerebras", dst)
 
 
@@ -90,7 +94,9 @@ def test_batch_skip_unsupported_lists_the_family_and_translates_the_rest(runner,
     (tree / "gpt.yaml").write_text(GPT)
     failed = runner.invoke(main, ["batch", "cerebras2neox", str(tree), "-o", str(tmp_path / "a")])
     assert failed.exit_code == 1 and "failed   t5.yaml" in failed.stderr
-    skipped = runner.invoke(main, ["batch", "cerebras2neox", str(tree), "-o", str(tmp_path / "b"), "--skip-unsupported"])
+    skipped = runner.invoke(
+        main, ["batch", "cerebras2neox", str(tree), "-o", str(tmp_path / "b"), "--skip-unsupported"]
+    )
     assert skipped.exit_code == 0 and "skipped  t5.yaml: a T5 (encoder-decoder) config" in skipped.stderr
     assert (tmp_path / "b" / "gpt.yml").exists() and not (tmp_path / "b" / "t5.yml").exists()
 
@@ -102,8 +108,12 @@ def test_into_deepspeed_the_architecture_is_one_entry_and_the_run_carries(tmp_pa
     block = [e for e in result.report.entries if e.source_key == "model"]
     assert len(block) == 1 and block[0].status.value == "dropped"
     assert block[0].detail.startswith("family not supported: T5 (encoder-decoder)")
-    assert not [e for e in result.report.entries if (e.source_key or "").startswith("model.")
-                and e.source_key not in ("model.mixed_precision", "model.use_bfloat16")]  # fmt: skip
+    assert not [
+        e
+        for e in result.report.entries
+        if (e.source_key or "").startswith("model.")
+        and e.source_key not in ("model.mixed_precision", "model.use_bfloat16")
+    ]
     assert result.config["optimizer"]["params"]["weight_decay"] == 0.01
 
 
@@ -126,14 +136,20 @@ def test_a_family_without_a_trainer_model_says_it_cannot_name_it(tmp_path: Path)
     result = translate(_write(tmp_path, UNET), "cerebras", "cerebras", layout="trainer")
     assert result.report.source["unsupported_family"] == "unet"
     missing = [e for e in result.report.entries if e.status.value == "missing"]
-    assert [(e.target_key, e.detail.split(":")[0]) for e in missing] == [("trainer.init.model.name", "cannot tell the model name")]
+    assert [(e.target_key, e.detail.split(":")[0]) for e in missing] == [
+        ("trainer.init.model.name", "cannot tell the model name")
+    ]
     assert "gpt2" not in result.dump()
 
 
 def test_a_gpt_file_is_no_unsupported_family(tmp_path: Path) -> None:
     text = T5.replace('"T5DynamicDataProcessor"', '"GptHDF5DataProcessor"')
-    gpt = text.split("model:")[0] + "model:\n  hidden_size: 768\n  num_hidden_layers: 12\n  num_heads: 12\n" \
-        "  vocab_size: 50257\n  max_position_embeddings: 1024\n  mixed_precision: true\n" + "optimizer:" + text.split("optimizer:")[1]
+    gpt = (
+        text.split("model:")[0] + "model:\n  hidden_size: 768\n  num_hidden_layers: 12\n  num_heads: 12\n"
+        "  vocab_size: 50257\n  max_position_embeddings: 1024\n  mixed_precision: true\n"
+        + "optimizer:"
+        + text.split("optimizer:")[1]
+    )
     result = translate(_write(tmp_path, gpt), "cerebras", "neox")
     assert "unsupported_family" not in result.report.source
     assert "num_layers: 12" in result.dump()
@@ -154,12 +170,16 @@ def test_an_unsupported_family_keeps_its_own_precision_default(tmp_path: Path) -
 
 
 @pytest.mark.parametrize("kind, what", [("mamba", "Mamba (state-space model)"), ("rwkv", "RWKV (recurrent model)")])
-def test_a_neox_model_without_attention_is_refused_where_an_architecture_is_written(tmp_path: Path, kind: str, what: str) -> None:
+def test_a_neox_model_without_attention_is_refused_where_an_architecture_is_written(
+    tmp_path: Path, kind: str, what: str
+) -> None:
     """NeoX's all-Mamba and all-RWKV models read as a Llama-shaped block: another format would build
     a transformer from them (transformers refused the Mamba configs' heads), so they are refused."""
     source = tmp_path / "m.yml"
-    source.write_text(f"num_layers: 4\nhidden_size: 1024\nnum_attention_heads: 12\nseq_length: 2048\n"
-                      f"max_position_embeddings: 2048\nattention_config: [[[\"{kind}\"], 4]]\n")  # fmt: skip
+    source.write_text(
+        f"num_layers: 4\nhidden_size: 1024\nnum_attention_heads: 12\nseq_length: 2048\n"
+        f'max_position_embeddings: 2048\nattention_config: [[["{kind}"], 4]]\n'
+    )
     for dst in ("hf", "cerebras", "veomni", "megatron"):
         with pytest.raises(UnsupportedFamily, match=re.escape(f"a {what} config")):
             translate(source, "neox", dst)
@@ -167,14 +187,22 @@ def test_a_neox_model_without_attention_is_refused_where_an_architecture_is_writ
     assert translate(source, "neox", "neox").config["attention_config"] == [[[kind], 4]]
 
 
-@pytest.mark.parametrize(("processor", "name"), [("MNLIDataProcessor", "bert/classifier"), ("SST2DataProcessor", "bert/classifier"),
-                                                 ("BertSumCSVDataProcessor", "bert/extractive_summarization"),
-                                                 ("BertTokenClassifierDataProcessor", "bert/token_classifier"),
-                                                 ("BertCSVDynamicMaskDataProcessor", "bert")])  # fmt: skip
+@pytest.mark.parametrize(
+    ("processor", "name"),
+    [
+        ("MNLIDataProcessor", "bert/classifier"),
+        ("SST2DataProcessor", "bert/classifier"),
+        ("BertSumCSVDataProcessor", "bert/extractive_summarization"),
+        ("BertTokenClassifierDataProcessor", "bert/token_classifier"),
+        ("BertCSVDynamicMaskDataProcessor", "bert"),
+    ],
+)
 def test_a_bert_fine_tuning_file_is_named_by_the_model_that_takes_its_processor(processor: str, name: str) -> None:
     # Model Zoo 2.10 registry.yaml: bert/classifier takes MNLI/SST2 processors, bert only the pretraining ones
-    legacy = {"train_input": {"data_processor": processor, "data_dir": "./d", "batch_size": 32},
-              "model": {"vocab_size": 30522, "hidden_size": 768, "num_hidden_layers": 12, "num_heads": 12},
-              "optimizer": {"optimizer_type": "AdamW", "learning_rate": 1e-5}}  # fmt: skip
+    legacy = {
+        "train_input": {"data_processor": processor, "data_dir": "./d", "batch_size": 32},
+        "model": {"vocab_size": 30522, "hidden_size": 768, "num_hidden_layers": 12, "num_heads": 12},
+        "optimizer": {"optimizer_type": "AdamW", "learning_rate": 1e-5},
+    }
     done = translate(legacy, "cerebras", "cerebras", layout="trainer")
     assert done.config["trainer"]["init"]["model"]["name"] == name

@@ -73,7 +73,8 @@ def test_keys_of_several_other_families_cannot_tell_the_family(tmp_path: Path) -
     naming the key and the --set; given the family, it translates as that family. (Not use_cache: 1.x's TF
     GPT-J reads it too, so it tells no family: test_cerebras_tf_values.)"""
     text = BERT_LARGE_TF.replace("    use_segment_embedding: True\n", "").replace(
-        '    encoder_nonlinearity: "gelu"\n', "    relu_dropout_rate: 0.1\n")  # fmt: skip
+        '    encoder_nonlinearity: "gelu"\n', "    relu_dropout_rate: 0.1\n"
+    )
     path = _file(tmp_path, text.replace('"BertTfRecordsProcessor"', '"GptTfRecordsProcessor"'))
     with pytest.raises(InputError, match="cannot tell the model family") as err:
         translate(path, "cerebras", "cerebras", layout="trainer")
@@ -84,9 +85,11 @@ def test_keys_of_several_other_families_cannot_tell_the_family(tmp_path: Path) -
 
 def test_a_decoder_naming_no_model_is_still_read_from_its_blocks(tmp_path: Path) -> None:
     """Nothing changes for a GPT file: its keys are the decoders' (the family from its block structure)."""
-    text = BERT_LARGE_TF.replace("    use_segment_embedding: True\n", "").replace(
-        '    encoder_nonlinearity: "gelu"\n', '    nonlinearity: "gelu"\n').replace(
-        '"BertTfRecordsProcessor"', '"GptTfRecordsProcessor"')  # fmt: skip
+    text = (
+        BERT_LARGE_TF.replace("    use_segment_embedding: True\n", "")
+        .replace('    encoder_nonlinearity: "gelu"\n', '    nonlinearity: "gelu"\n')
+        .replace('"BertTfRecordsProcessor"', '"GptTfRecordsProcessor"')
+    )
     done = translate(_file(tmp_path, text), "cerebras", "cerebras", layout="trainer")
     assert done.config["trainer"]["init"]["model"]["name"] == "gpt2"
     assert any(e.kind == "added_for_target" and e.status is Status.DEFAULTED for e in done.report.entries)
@@ -97,11 +100,31 @@ def test_a_model_named_by_model_name_is_not_guessed(tmp_path: Path) -> None:
     """Model Zoo 2.x configs may name the model `model_name` (its tutorials' eeh_config.yaml): a name, so
     nothing is inferred from keys (the key history knows model_name only from the DPO model's code)."""
     path = tmp_path / "eeh.yaml"
-    path.write_text(yaml.safe_dump({"trainer": {"init": {
-        "model": {"model_name": "llama", "hidden_size": 4096, "num_hidden_layers": 32, "num_heads": 32,
-                  "filter_size": 14336, "vocab_size": 128256, "max_position_embeddings": 8192, "nonlinearity": "swiglu",
-                  "norm_type": "rmsnorm", "position_embedding_type": "rotary", "rotary_dim": 128},
-        "optimizer": {"AdamW": {"learning_rate": 1e-4}}, "loop": {"max_steps": 10}}}}))  # fmt: skip
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "trainer": {
+                    "init": {
+                        "model": {
+                            "model_name": "llama",
+                            "hidden_size": 4096,
+                            "num_hidden_layers": 32,
+                            "num_heads": 32,
+                            "filter_size": 14336,
+                            "vocab_size": 128256,
+                            "max_position_embeddings": 8192,
+                            "nonlinearity": "swiglu",
+                            "norm_type": "rmsnorm",
+                            "position_embedding_type": "rotary",
+                            "rotary_dim": 128,
+                        },
+                        "optimizer": {"AdamW": {"learning_rate": 1e-4}},
+                        "loop": {"max_steps": 10},
+                    }
+                }
+            }
+        )
+    )
     done = translate(str(path), "cerebras", "neox")
     assert done.ir.get("model.family") == "llama" and yaml.safe_load(done.dump())["num_layers"] == 32
 
@@ -144,9 +167,26 @@ def test_a_model_no_decoder_family_names_is_never_read_as_one(tmp_path: Path, na
 @pytest.mark.parametrize("name", ["gpt-neox", "LlamaModel", "GPT3"])
 def test_other_names_of_decoder_models_still_translate(tmp_path: Path, name: str) -> None:
     path = tmp_path / "params.yaml"
-    path.write_text(yaml.safe_dump({"trainer": {"init": {
-        "model": {"name": name, "hidden_size": 512, "num_hidden_layers": 4, "num_heads": 8, "filter_size": 2048,
-                  "vocab_size": 50257, "max_position_embeddings": 1024},
-        "optimizer": {"AdamW": {"learning_rate": 1e-4}}, "loop": {"max_steps": 10}}}}))  # fmt: skip
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "trainer": {
+                    "init": {
+                        "model": {
+                            "name": name,
+                            "hidden_size": 512,
+                            "num_hidden_layers": 4,
+                            "num_heads": 8,
+                            "filter_size": 2048,
+                            "vocab_size": 50257,
+                            "max_position_embeddings": 1024,
+                        },
+                        "optimizer": {"AdamW": {"learning_rate": 1e-4}},
+                        "loop": {"max_steps": 10},
+                    }
+                }
+            }
+        )
+    )
     done = translate(str(path), "cerebras", "neox")
     assert yaml.safe_load(done.dump())["num_layers"] == 4 and "unsupported_family" not in done.report.source

@@ -46,20 +46,32 @@ def _entry(result: Any, key: str) -> Any:
     return next(e for e in result.report.entries if e.source_key == key)
 
 
-@pytest.mark.parametrize("edit,key,value,fields", [
-    # optimizers forks add (the issue's lamb and SOAP): NeoX's Literal has neither
-    (("type: Adam", "type: lamb"), "optimizer.type", "lamb", ("optim.type",)),
-    (("type: Adam", "type: SOAP"), "optimizer.type", "SOAP", ("optim.type",)),
-    # norms: the issue's layernorm_nonparam, and a NeoX fork's flash_rmsnorm (LorrinWWW/gpt-neox-llama)
-    (("pos_emb: rotary", "pos_emb: rotary\nnorm: layernorm_nonparam"), "norm", "layernorm_nonparam", ("model.norm",)),
-    (("pos_emb: rotary", "pos_emb: rotary\nnorm: flash_rmsnorm"), "norm", "flash_rmsnorm", ("model.norm",)),
-    # a fork's attention block (hyena, LorrinWWW/gpt-neox-llama configs/h100/1.8B_hyena.yml)
-    (("pos_emb: rotary", "pos_emb: rotary\nattention_config: [[[hyena], 4]]"), "attention_config", "hyena",
-     ("model.attention_kind",)),
-    # a position embedding and an MLP kind no NeoX release has
-    (("pos_emb: rotary", "pos_emb: spiral"), "pos_emb", "spiral", ("model.position_embedding",)),
-    (("pos_emb: rotary", "pos_emb: rotary\nmlp_type: gated"), "mlp_type", "gated", ("model.mlp_bias",)),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "edit,key,value,fields",
+    [
+        # optimizers forks add (the issue's lamb and SOAP): NeoX's Literal has neither
+        (("type: Adam", "type: lamb"), "optimizer.type", "lamb", ("optim.type",)),
+        (("type: Adam", "type: SOAP"), "optimizer.type", "SOAP", ("optim.type",)),
+        # norms: the issue's layernorm_nonparam, and a NeoX fork's flash_rmsnorm (LorrinWWW/gpt-neox-llama)
+        (
+            ("pos_emb: rotary", "pos_emb: rotary\nnorm: layernorm_nonparam"),
+            "norm",
+            "layernorm_nonparam",
+            ("model.norm",),
+        ),
+        (("pos_emb: rotary", "pos_emb: rotary\nnorm: flash_rmsnorm"), "norm", "flash_rmsnorm", ("model.norm",)),
+        # a fork's attention block (hyena, LorrinWWW/gpt-neox-llama configs/h100/1.8B_hyena.yml)
+        (
+            ("pos_emb: rotary", "pos_emb: rotary\nattention_config: [[[hyena], 4]]"),
+            "attention_config",
+            "hyena",
+            ("model.attention_kind",),
+        ),
+        # a position embedding and an MLP kind no NeoX release has
+        (("pos_emb: rotary", "pos_emb: spiral"), "pos_emb", "spiral", ("model.position_embedding",)),
+        (("pos_emb: rotary", "pos_emb: rotary\nmlp_type: gated"), "mlp_type", "gated", ("model.mlp_bias",)),
+    ],
+)
 def test_a_forks_value_is_unknown_and_the_rest_translates(
     tmp_path: Path, edit: tuple[str, str], key: str, value: str, fields: tuple[str, ...]
 ) -> None:
@@ -129,8 +141,15 @@ def test_a_target_that_needs_the_forks_field_names_it_missing(tmp_path: Path) ->
         source = path
         if dst == "neox":  # from DeepSpeed, so that the writer works from canonical values
             source = str(tmp_path / "ds.json")
-            Path(source).write_text(json.dumps({"train_batch_size": 64, "train_micro_batch_size_per_gpu": 8,
-                                                "optimizer": {"type": "SOAP", "params": {"lr": 0.001}}}))  # fmt: skip
+            Path(source).write_text(
+                json.dumps(
+                    {
+                        "train_batch_size": 64,
+                        "train_micro_batch_size_per_gpu": 8,
+                        "optimizer": {"type": "SOAP", "params": {"lr": 0.001}},
+                    }
+                )
+            )
         done = translate(source, "deepspeed" if dst == "neox" else "neox", dst, world_size=8)
         missing = [e for e in done.report.entries if e.status is Status.MISSING and "optim.type" in e.fields]
         assert missing and "--set optim.type=" in missing[0].detail, dst
@@ -141,9 +160,16 @@ def test_deepspeed_optimizer_outside_its_list(tmp_path: Path) -> None:
     """The `cases` shape: no reading case names the value (DeepSpeed's list and torch.optim's names):
     the one rule, not an error case per table."""
     path = tmp_path / "ds.json"
-    path.write_text(json.dumps({"train_batch_size": 64, "train_micro_batch_size_per_gpu": 8,
-                                "optimizer": {"type": "SOAP", "params": {"lr": 0.001}},
-                                "zero_optimization": {"stage": 4}}))  # fmt: skip
+    path.write_text(
+        json.dumps(
+            {
+                "train_batch_size": 64,
+                "train_micro_batch_size_per_gpu": 8,
+                "optimizer": {"type": "SOAP", "params": {"lr": 0.001}},
+                "zero_optimization": {"stage": 4},
+            }
+        )
+    )
     done = translate(str(path), "deepspeed", "neox", world_size=8)
     assert _entry(done, "optimizer.type").values["value"] == "SOAP"
     stage = _entry(done, "zero_optimization.stage")  # an enum's: ZeRO stage 4 is no DeepSpeed release's
@@ -155,9 +181,11 @@ def test_megatron_deepspeed_tokenizer(tmp_path: Path) -> None:
     """Megatron-DeepSpeed's --tokenizer-type PretrainedFromHF is no choice of any Megatron-LM release:
     argparse would refuse it, the fork runs it. Unknown, and the rest translates."""
     path = tmp_path / "bloom.args"
-    path.write_text("--num-layers 24\n--hidden-size 1024\n--num-attention-heads 16\n--seq-length 2048\n"
-                    "--max-position-embeddings 2048\n--tokenizer-type PretrainedFromHF\n--micro-batch-size 4\n"
-                    "--global-batch-size 64\n--lr 1e-4\n--train-iters 1000\n")  # fmt: skip
+    path.write_text(
+        "--num-layers 24\n--hidden-size 1024\n--num-attention-heads 16\n--seq-length 2048\n"
+        "--max-position-embeddings 2048\n--tokenizer-type PretrainedFromHF\n--micro-batch-size 4\n"
+        "--global-batch-size 64\n--lr 1e-4\n--train-iters 1000\n"
+    )
     done = translate(str(path), "megatron", "neox", world_size=16)
     entry = _entry(done, "--tokenizer-type")
     assert entry.status is Status.UNKNOWN and "PretrainedFromHF" in entry.detail and "a fork's" in entry.detail
@@ -167,13 +195,30 @@ def test_megatron_deepspeed_tokenizer(tmp_path: Path) -> None:
 def test_a_forks_cerebras_scheduler(tmp_path: Path) -> None:
     """A scheduler name no Model Zoo release has: unknown, carried by both layouts (no crash)."""
     path = tmp_path / "params.yaml"
-    path.write_text(yaml.safe_dump({
-        "train_input": {"data_processor": "GptHDF5DataProcessor", "data_dir": "./d", "batch_size": 64},
-        "model": {"name": "gpt2", "vocab_size": 50257, "hidden_size": 768, "num_hidden_layers": 12, "num_heads": 12,
-                  "max_position_embeddings": 1024},
-        "optimizer": {"optimizer_type": "AdamW", "learning_rate": {"scheduler": "WarmupStableDecay",
-                                                                     "initial_learning_rate": 6e-4, "total_iters": 100}},
-        "runconfig": {"max_steps": 100}}))  # fmt: skip
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "train_input": {"data_processor": "GptHDF5DataProcessor", "data_dir": "./d", "batch_size": 64},
+                "model": {
+                    "name": "gpt2",
+                    "vocab_size": 50257,
+                    "hidden_size": 768,
+                    "num_hidden_layers": 12,
+                    "num_heads": 12,
+                    "max_position_embeddings": 1024,
+                },
+                "optimizer": {
+                    "optimizer_type": "AdamW",
+                    "learning_rate": {
+                        "scheduler": "WarmupStableDecay",
+                        "initial_learning_rate": 6e-4,
+                        "total_iters": 100,
+                    },
+                },
+                "runconfig": {"max_steps": 100},
+            }
+        )
+    )
     for layout in ("legacy", "trainer"):
         done = translate(str(path), "cerebras", "cerebras", layout=layout)
         entry = _entry(done, "optimizer.learning_rate.scheduler")

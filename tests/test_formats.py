@@ -21,8 +21,7 @@ def test_every_format_package_is_found_and_helpers_are_not() -> None:
     # a subset: a new format package is found without an edit here (docs/adding-a-framework.md)
     assert {"cerebras", "deepspeed", "hf", "neox", "veomni"} <= set(FORMATS) and list(FORMATS) == sorted(FORMATS)
     # a subpackage without FORMAT would be a helper of other formats: every one here declares one
-    assert all(getattr(importlib.import_module(spec.package), "FORMAT", None) is spec
-               for n, spec in FORMATS.items())  # fmt: skip
+    assert all(getattr(importlib.import_module(spec.package), "FORMAT", None) is spec for n, spec in FORMATS.items())
 
 
 @pytest.mark.parametrize("name", sorted(FORMATS))
@@ -120,7 +119,9 @@ def test_a_header_is_a_writers_and_json_has_none() -> None:
     assert get_format("deepspeed").load_writer().header({}, ctx) == []
 
 
-def test_a_reader_may_recognise_its_own_syntax_before_yaml_is_tried(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_reader_may_recognise_its_own_syntax_before_yaml_is_tried(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """detect_file asks each reader's optional sniff_text first: a syntax that is not YAML or JSON
     (an argument file of `--flag value` words) is detected without an edit to detect.py."""
     from neoconv.formats.detect import detect_file
@@ -143,7 +144,9 @@ def test_neoconvs_own_header_tells_a_file_whose_few_keys_two_formats_know(tmp_pa
     body = "model:\n  config_path: c.json\n"
     for fmt in ("veomni", "cerebras"):
         path = tmp_path / f"{fmt}.yaml"
-        path.write_text(f"# {FORMATS[fmt].title.split()[0]} x config (nested layout) written by neoconv from a.json\n{body}")
+        path.write_text(
+            f"# {FORMATS[fmt].title.split()[0]} x config (nested layout) written by neoconv from a.json\n{body}"
+        )
         assert detect_file(str(path)) == fmt
     (tmp_path / "plain.yaml").write_text("# VeOmni, by hand\n" + body)
     with pytest.raises(NeoconvError, match="could be cerebras or .*veomni"):

@@ -53,9 +53,30 @@ BASE_NEOX: dict[str, Any] = {
 
 # Pieces of YAML syntax (and traps: tags, anchors, merge keys, odd line breaks, a BOM) glued at random.
 SYNTAX = list(":-[]{},&*!|>'\"#%@` \n\t?~.0123456789abex_") + [
-    "<<", "!!", "---", "...", "\\", "\u2028", "\x85", "\ufeff", "&a ", "*a", "!!python/object/apply:os.system",
-    "!!binary", "!!set", "0x1F", "0o7", ".nan", "-.inf", "1:20", "2024-02-30", "yes", "~", "? ", "'''",
-]  # fmt: skip
+    "<<",
+    "!!",
+    "---",
+    "...",
+    "\\",
+    "\u2028",
+    "\x85",
+    "\ufeff",
+    "&a ",
+    "*a",
+    "!!python/object/apply:os.system",
+    "!!binary",
+    "!!set",
+    "0x1F",
+    "0o7",
+    ".nan",
+    "-.inf",
+    "1:20",
+    "2024-02-30",
+    "yes",
+    "~",
+    "? ",
+    "'''",
+]
 yaml_soup = st.lists(st.sampled_from(SYNTAX) | st.characters(blacklist_categories=("Cs",)), max_size=80).map("".join)
 
 scalars = st.one_of(
@@ -64,7 +85,9 @@ scalars = st.one_of(
     st.integers(-(2**70), 2**70),
     st.floats(allow_nan=True, allow_infinity=True),
     st.text(max_size=10),
-    st.sampled_from(["big", "true", "no", "1e-3", "1.0e_5", "", "Adam", "cosine", "rmsnorm", "swiglu", "bf16", "mamba"]),
+    st.sampled_from(
+        ["big", "true", "no", "1e-3", "1.0e_5", "", "Adam", "cosine", "rmsnorm", "swiglu", "bf16", "mamba"]
+    ),
 )
 documents = st.recursive(
     scalars,
@@ -76,10 +99,14 @@ wild_scalars = scalars | st.sampled_from([10**400, -(10**309), 2**1024, 1e308, f
 wild_keys = st.text(max_size=8) | st.integers(-3, 3) | st.floats(allow_nan=True) | st.none() | st.booleans()
 wild_documents = st.recursive(
     wild_scalars,
-    lambda inner: (st.lists(inner, max_size=4) | st.lists(inner, max_size=3).map(tuple)
-                   | st.dictionaries(wild_keys, inner, max_size=4) | st.frozensets(st.integers(), max_size=2)),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.lists(inner, max_size=3).map(tuple)
+        | st.dictionaries(wild_keys, inner, max_size=4)
+        | st.frozensets(st.integers(), max_size=2)
+    ),
     max_leaves=12,
-)  # fmt: skip
+)
 
 
 def _typed_values(fmt: str) -> dict[str, st.SearchStrategy[Any]]:
@@ -151,7 +178,12 @@ def test_parse_yaml_on_syntax_soup(text: str) -> None:
 
 
 @budget(30)
-@given(documents, st.sampled_from(["yaml", "json"]), st.integers(0, 200), st.sampled_from(["", "x", "\n", ": ", "&a ", "*a", "{", "]"]))
+@given(
+    documents,
+    st.sampled_from(["yaml", "json"]),
+    st.integers(0, 200),
+    st.sampled_from(["", "x", "\n", ": ", "&a ", "*a", "{", "]"]),
+)
 def test_parse_yaml_and_json_on_damaged_documents(doc: Any, how: str, where: int, damage: str) -> None:
     text = json.dumps(doc) if how == "json" else yaml.safe_dump(doc, allow_unicode=True)
     where = where % (len(text) + 1)
@@ -189,7 +221,9 @@ def _clean_translation(path: Path, src: str, dst: str) -> None:
 
 @budget(40)
 @given(st.data(), st.sampled_from(WRITABLE))
-def test_neox_reader_and_engine_on_mutated_configs(tmp_path_factory: pytest.TempPathFactory, data: st.DataObject, dst: str) -> None:
+def test_neox_reader_and_engine_on_mutated_configs(
+    tmp_path_factory: pytest.TempPathFactory, data: st.DataObject, dst: str
+) -> None:
     config = data.draw(mutated(BASE_NEOX, NEOX_VALUES))
     path = tmp_path_factory.mktemp("neox") / "c.yml"
     path.write_text(dump_yaml(config) if config else "{}\n")
@@ -198,7 +232,9 @@ def test_neox_reader_and_engine_on_mutated_configs(tmp_path_factory: pytest.Temp
 
 @budget(25)
 @given(st.data(), st.sampled_from(WRITABLE))
-def test_cerebras_reader_and_engine_on_mutated_configs(tmp_path_factory: pytest.TempPathFactory, data: st.DataObject, dst: str) -> None:
+def test_cerebras_reader_and_engine_on_mutated_configs(
+    tmp_path_factory: pytest.TempPathFactory, data: st.DataObject, dst: str
+) -> None:
     tmp = tmp_path_factory.mktemp("cerebras")
     config = data.draw(mutated(_cerebras_base(tmp), CEREBRAS_VALUES))
     path = tmp / "params.yaml"
@@ -235,14 +271,20 @@ def test_cli_on_random_input(tmp_path_factory: pytest.TempPathFactory, data: byt
 
 @budget(35)
 @given(st.data(), st.lists(st.sampled_from(["--strict", "-q", "-v", "--set", "--world-size"]), max_size=3, unique=True))
-def test_cli_on_mutated_configs(tmp_path_factory: pytest.TempPathFactory, data: st.DataObject, flags: list[str]) -> None:
+def test_cli_on_mutated_configs(
+    tmp_path_factory: pytest.TempPathFactory, data: st.DataObject, flags: list[str]
+) -> None:
     tmp = tmp_path_factory.mktemp("cli")
     (tmp / "in.yml").write_text(dump_yaml(data.draw(mutated(BASE_NEOX, NEOX_VALUES))) or "{}\n")
     extra: list[str] = []
     for flag in flags:
         if flag == "--set":
-            extra += ["--set", data.draw(st.sampled_from(["model.vocab_size", "batch.global", "optim.betas", "model.hidden_size"]))
-                      + "=" + data.draw(yaml_soup)]  # fmt: skip
+            extra += [
+                "--set",
+                data.draw(st.sampled_from(["model.vocab_size", "batch.global", "optim.betas", "model.hidden_size"]))
+                + "="
+                + data.draw(yaml_soup),
+            ]
         elif flag == "--world-size":
             extra += ["--world-size", str(data.draw(st.integers(1, 4096)))]
         else:
@@ -254,9 +296,14 @@ def test_cli_on_mutated_configs(tmp_path_factory: pytest.TempPathFactory, data: 
 
 
 @budget(40)
-@given(st.sampled_from(sorted(FORMATS)), st.sampled_from(WRITABLE),
-       st.dictionaries(st.sampled_from(sorted(BASE_NEOX)) | st.text(max_size=8), wild_documents, max_size=6))  # fmt: skip
-def test_translate_of_any_python_mapping_is_a_result_or_a_neoconv_error(src: str, dst: str, config: dict[str, Any]) -> None:
+@given(
+    st.sampled_from(sorted(FORMATS)),
+    st.sampled_from(WRITABLE),
+    st.dictionaries(st.sampled_from(sorted(BASE_NEOX)) | st.text(max_size=8), wild_documents, max_size=6),
+)
+def test_translate_of_any_python_mapping_is_a_result_or_a_neoconv_error(
+    src: str, dst: str, config: dict[str, Any]
+) -> None:
     try:
         result = translate({**BASE_NEOX, **config} if src == "neox" else config, src, dst)
     except NeoconvError as exc:

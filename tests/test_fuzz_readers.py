@@ -19,8 +19,33 @@ from neoconv.cli import main
 from neoconv.knowledge.registry import FORMATS
 
 SCALE = int(os.environ.get("NEOCONV_FUZZ_EXAMPLES", "0"))
-WILD = ["", "~", "null", "-1", "0", "1e999", "nan", "'", '"', "[", "{", "}", "&a", "*a", "!!python/object:os.system",
-        "2024-13-45", "!!float", "0x1F", "1_000", "yes", "--", "$(touch PWNED)", "\u202e", "9" * 400, "{a: [1, {b: 2}]}"]  # fmt: skip
+WILD = [
+    "",
+    "~",
+    "null",
+    "-1",
+    "0",
+    "1e999",
+    "nan",
+    "'",
+    '"',
+    "[",
+    "{",
+    "}",
+    "&a",
+    "*a",
+    "!!python/object:os.system",
+    "2024-13-45",
+    "!!float",
+    "0x1F",
+    "1_000",
+    "yes",
+    "--",
+    "$(touch PWNED)",
+    "\u202e",
+    "9" * 400,
+    "{a: [1, {b: 2}]}",
+]
 
 
 def _files(fmt: str) -> list[Path]:
@@ -52,8 +77,13 @@ def _damage(text: str, data: st.DataObject) -> str:
 
 
 @pytest.mark.parametrize("src", READABLE)
-@settings(max_examples=SCALE or 12, deadline=None, derandomize=not SCALE, database=None,
-          suppress_health_check=list(HealthCheck))  # fmt: skip
+@settings(
+    max_examples=SCALE or 12,
+    deadline=None,
+    derandomize=not SCALE,
+    database=None,
+    suppress_health_check=list(HealthCheck),
+)
 @given(data=st.data())
 def test_a_damaged_file_of_every_format_is_an_output_or_one_clear_line(
     src: str, data: st.DataObject, tmp_path_factory: pytest.TempPathFactory
@@ -66,8 +96,9 @@ def test_a_damaged_file_of_every_format_is_an_output_or_one_clear_line(
     for side in original.parent.iterdir():  # what the file names beside it (VeOmni's config.json folder)
         if side.is_dir() and not (folder / side.name).exists():
             (folder / side.name).symlink_to(side, target_is_directory=True)
-    result = cli_runner().invoke(main, [f"{src}2{dst}", str(damaged), "-o", str(folder / f"out{FORMATS[dst].suffix}"),
-                                        "--world-size", "8", "-q"])  # fmt: skip
+    result = cli_runner().invoke(
+        main, [f"{src}2{dst}", str(damaged), "-o", str(folder / f"out{FORMATS[dst].suffix}"), "--world-size", "8", "-q"]
+    )
     assert result.exit_code in (0, 1, 2), (result.exit_code, result.exception)
     assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
     shown = result.stderr + result.stdout

@@ -34,7 +34,9 @@ GENERATED = {
     "gen_veomni_schema.py": ["schemas/veomni.schema.json"],
     "gen_megatron_schema.py": ["schemas/megatron.schema.json"],
     "gen_hf_schema.py": ["schemas/hf.schema.json"],
-    "gen_hftrainer_schema.py": ["schemas/hftrainer.schema.json"],  # from schemas/history/hftrainer.json, deepspeed.schema.json
+    "gen_hftrainer_schema.py": [
+        "schemas/hftrainer.schema.json"
+    ],  # from schemas/history/hftrainer.json, deepspeed.schema.json
 }
 # what a generator reads of the repository (gen_hf_schema.py also imports the installed neoconv package:
 # this checkout's translator/, with its mappings/ and schemas/)
@@ -62,10 +64,16 @@ def _environment() -> dict[str, str]:
 def checked(alone: Path) -> Iterator[dict[str, subprocess.Popen[str]]]:
     """Every generator started at once with --check in the lone copy."""
     started = {
-        tool: subprocess.Popen([sys.executable, str(alone / "tools" / tool), "--check"], cwd=alone,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_environment())
+        tool: subprocess.Popen(
+            [sys.executable, str(alone / "tools" / tool), "--check"],
+            cwd=alone,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=_environment(),
+        )
         for tool in GENERATED
-    }  # fmt: skip
+    }
     yield started
     for proc in started.values():
         if proc.poll() is None:
@@ -74,7 +82,9 @@ def checked(alone: Path) -> Iterator[dict[str, subprocess.Popen[str]]]:
 
 
 @pytest.mark.parametrize("tool", sorted(GENERATED))
-def test_generated_files_regenerate_from_the_repository_alone(tool: str, checked: dict[str, subprocess.Popen[str]]) -> None:
+def test_generated_files_regenerate_from_the_repository_alone(
+    tool: str, checked: dict[str, subprocess.Popen[str]]
+) -> None:
     stdout, stderr = checked[tool].communicate(timeout=300)
     assert checked[tool].returncode == 0, f"{GENERATED[tool]} stale: run python tools/{tool}\n{stdout}{stderr}"
 
@@ -110,9 +120,15 @@ EDITS = {
     # lr_decay_style: the document's default linear
     "gen_neox_schema.py": ("neox-arguments.json", lambda d: _set(d["args"], "lr_decay_style", "default", "cosine")),
     # fp16_type: r2's default float16
-    "gen_cerebras_schema.py": ("cerebras-params-r2.json", lambda d: _set(d["rows"], "fp16_type", "default", "bfloat16")),
+    "gen_cerebras_schema.py": (
+        "cerebras-params-r2.json",
+        lambda d: _set(d["rows"], "fp16_type", "default", "bfloat16"),
+    ),
     # the nested layout's optimizer type: adamw
-    "gen_veomni_schema.py": ("veomni-dataclasses.json", lambda d: _set(d["fields"]["nested"], "type", "default", "muon")),
+    "gen_veomni_schema.py": (
+        "veomni-dataclasses.json",
+        lambda d: _set(d["fields"]["nested"], "type", "default", "muon"),
+    ),
 }
 
 
@@ -144,8 +160,11 @@ def test_a_changed_megatron_default_makes_the_schema_stale(tmp_path: Path) -> No
     rows[at] = "\t".join(cells) + "\n"
     tsv = tmp_path / "args.tsv"
     tsv.write_text("".join(header + columns + rows), encoding="utf-8")
-    run = subprocess.run([sys.executable, str(TOOLS / "gen_megatron_schema.py"), "--tsv", str(tsv), "--check"],
-                         capture_output=True, text=True)  # fmt: skip
+    run = subprocess.run(
+        [sys.executable, str(TOOLS / "gen_megatron_schema.py"), "--tsv", str(tsv), "--check"],
+        capture_output=True,
+        text=True,
+    )
     assert run.returncode == 1 and "out of date" in run.stderr
 
 
@@ -163,8 +182,18 @@ def test_the_megatron_facts_name_their_commits_and_record_every_default_the_sche
     rows[at] = "\t".join(cells) + "\n"
     tsv = tmp_path / "args.tsv"
     tsv.write_text("".join(header + columns + rows), encoding="utf-8")
-    run = subprocess.run([sys.executable, str(TOOLS / "gen_megatron_schema.py"), "--tsv", str(tsv), "--output",
-                          str(tmp_path / "out.json")], capture_output=True, text=True)  # fmt: skip
+    run = subprocess.run(
+        [
+            sys.executable,
+            str(TOOLS / "gen_megatron_schema.py"),
+            "--tsv",
+            str(tsv),
+            "--output",
+            str(tmp_path / "out.json"),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert run.returncode != 0 and "--seq-length" in run.stderr and "not recorded" in run.stderr
     assert not (tmp_path / "out.json").exists()
 
@@ -173,6 +202,11 @@ def test_the_megatron_facts_name_their_commits_and_record_every_default_the_sche
 @pytest.mark.skipif(importlib.util.find_spec("mypy") is None, reason="mypy is not installed (pip install '.[test]')")
 def test_mypy_passes_the_generators_and_extractors() -> None:
     tools = [*GENERATED, *EXTRACTORS, "facts_file.py", "schema_output.py", "cerebras_trainer_schema.py"]
-    run = subprocess.run([sys.executable, "-m", "mypy", *tools, "--ignore-missing-imports", "--no-error-summary"],
-                         cwd=TOOLS, capture_output=True, text=True, check=False)  # fmt: skip
+    run = subprocess.run(
+        [sys.executable, "-m", "mypy", *tools, "--ignore-missing-imports", "--no-error-summary"],
+        cwd=TOOLS,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert run.returncode == 0, run.stdout + run.stderr

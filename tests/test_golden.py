@@ -26,7 +26,9 @@ from conftest import CORPUS, FIXTURES, ROOT, extra_format_folders, own_formats_o
 
 # neoconv's own transcripts, and those of each test-only format in its own folder (tests/extra_formats/<fmt>/cases/)
 OWN_CASES = sorted(p.parent for p in (FIXTURES / "cases").glob("*/*/cmd.txt"))
-CASES = OWN_CASES + sorted(p.parent for folder in extra_format_folders() for p in (folder / "cases").glob("*/*/cmd.txt"))
+CASES = OWN_CASES + sorted(
+    p.parent for folder in extra_format_folders() for p in (folder / "cases").glob("*/*/cmd.txt")
+)
 PAIRS = sorted({case.parent.name for case in CASES})
 
 
@@ -71,13 +73,19 @@ def _run_case(case: Path, runner, tmp_path: Path, update_goldens: bool, monkeypa
     monkeypatch.chdir(ROOT)
     if case not in OWN_CASES:
         text = text.replace("{format}", _relative(_format_folder(case)))
-    args = shlex.split(text.replace("{case}", _relative(case)).replace("{corpus}", _relative(CORPUS))
-                       .replace("{fixtures}", _relative(FIXTURES)))  # fmt: skip
+    args = shlex.split(
+        text.replace("{case}", _relative(case))
+        .replace("{corpus}", _relative(CORPUS))
+        .replace("{fixtures}", _relative(FIXTURES))
+    )
     env = {"COLUMNS": "100", "NO_COLOR": None}  # the width of a pipe: the same wherever the tests run
     if args[0] in PRINTING:
         result = runner.invoke(main, args, env=env)
-        produced = {"expected.stdout": _portable(result.stdout, case), "expected.stderr": _portable(result.stderr, case),
-                    "expected.exit": f"{result.exit_code}\n"}  # fmt: skip
+        produced = {
+            "expected.stdout": _portable(result.stdout, case),
+            "expected.stderr": _portable(result.stderr, case),
+            "expected.exit": f"{result.exit_code}\n",
+        }
         _compare(case, produced, update_goldens)
         return
     out = tmp_path / "out"

@@ -51,11 +51,26 @@ def test_each_model_type_reads_as_its_card(name: str) -> None:
 
 
 FAMILY = {  # model_type -> the family it reads as (the HF spelling, gpt-neox keeps its dash)
-    "gpt_neox": "gpt-neox", "llama": "llama", "mistral": "mistral", "mixtral": "mixtral", "qwen2": "qwen2",
-    "qwen3": "qwen3", "qwen3_moe": "qwen3_moe", "gemma": "gemma", "gemma2": "gemma2", "phi3": "phi3",
-    "falcon": "falcon", "starcoder2": "starcoder2", "mpt": "mpt", "bloom": "bloom", "deepseek_v2": "deepseek_v2",
-    "gemma3": "gemma3", "olmo2": "olmo2", "granite": "granite", "smollm3": "smollm3",
-}  # fmt: skip
+    "gpt_neox": "gpt-neox",
+    "llama": "llama",
+    "mistral": "mistral",
+    "mixtral": "mixtral",
+    "qwen2": "qwen2",
+    "qwen3": "qwen3",
+    "qwen3_moe": "qwen3_moe",
+    "gemma": "gemma",
+    "gemma2": "gemma2",
+    "phi3": "phi3",
+    "falcon": "falcon",
+    "starcoder2": "starcoder2",
+    "mpt": "mpt",
+    "bloom": "bloom",
+    "deepseek_v2": "deepseek_v2",
+    "gemma3": "gemma3",
+    "olmo2": "olmo2",
+    "granite": "granite",
+    "smollm3": "smollm3",
+}
 
 
 @pytest.mark.parametrize("name", sorted(MODELS))
@@ -106,15 +121,26 @@ def test_experts_go_through_every_format(name: str, via: str, tmp_path: Path) ->
     assert {f: back.get(f) for f in MOE} == {f: values[f] for f in MOE}
     counted = count_parameters(back).total
     if counted != published:  # an expert width or a layer the target cannot build: said, never silent
-        assert named(result, "model.moe_ffn_hidden_size", "model.moe_shared_experts", "model.moe_first_dense_layers",
-                     "model.activation", "model.mla_kv_lora_rank", "model.head_dim"), (counted, published)  # fmt: skip
+        assert named(
+            result,
+            "model.moe_ffn_hidden_size",
+            "model.moe_shared_experts",
+            "model.moe_first_dense_layers",
+            "model.activation",
+            "model.mla_kv_lora_rank",
+            "model.head_dim",
+        ), (counted, published)
 
 
 KEPT_COUNT = {  # (model, format) whose read-back total is the published one
-    ("mixtral-8x7b-v0.1", "cerebras"), ("mixtral-8x7b-v0.1", "megatron"), ("mixtral-8x7b-v0.1", "veomni"),
-    ("qwen3-30b-a3b", "cerebras"), ("qwen3-30b-a3b", "megatron"), ("qwen3-30b-a3b", "veomni"),
+    ("mixtral-8x7b-v0.1", "cerebras"),
+    ("mixtral-8x7b-v0.1", "megatron"),
+    ("mixtral-8x7b-v0.1", "veomni"),
+    ("qwen3-30b-a3b", "cerebras"),
+    ("qwen3-30b-a3b", "megatron"),
+    ("qwen3-30b-a3b", "veomni"),
     ("deepseek-v2-lite", "veomni"),
-}  # fmt: skip
+}
 
 
 @pytest.mark.parametrize(("name", "via"), sorted(KEPT_COUNT))
@@ -124,9 +150,14 @@ def test_experts_keep_the_parameter_total(name: str, via: str, tmp_path: Path) -
     assert count_parameters(back).total == published
 
 
-LLAMA3_ROPE = {"model.rope_scaling_type": "llama3", "model.rope_scaling_factor": 8.0,
-               "model.rope_low_freq_factor": 1.0, "model.rope_high_freq_factor": 4.0,
-               "model.rope_original_max_positions": 8192, "model.rotary_base": 500000.0}  # fmt: skip
+LLAMA3_ROPE = {
+    "model.rope_scaling_type": "llama3",
+    "model.rope_scaling_factor": 8.0,
+    "model.rope_low_freq_factor": 1.0,
+    "model.rope_high_freq_factor": 4.0,
+    "model.rope_original_max_positions": 8192,
+    "model.rotary_base": 500000.0,
+}
 
 
 def test_llama3_rope_scaling_reads_from_the_card() -> None:
@@ -196,9 +227,15 @@ def test_megatron_writes_the_window_as_flash_attention_s_left_and_right(tmp_path
 # ---- Pythia: neox2hf gives the paper's totals ---------------------------------------------
 
 PYTHIA = {  # corpus file -> (fixture with the paper's total, padded vocabulary)
-    "70M.yml": "pythia-70m", "160M.yml": "pythia-160m", "410M.yml": "pythia-410m", "1B.yml": "pythia-1b",
-    "1-4B.yml": "pythia-1.4b", "2-8B.yml": "pythia-2.8b", "6-9B.yml": "pythia-6.9b", "12B.yml": "pythia-12b",
-}  # fmt: skip
+    "70M.yml": "pythia-70m",
+    "160M.yml": "pythia-160m",
+    "410M.yml": "pythia-410m",
+    "1B.yml": "pythia-1b",
+    "1-4B.yml": "pythia-1.4b",
+    "2-8B.yml": "pythia-2.8b",
+    "6-9B.yml": "pythia-6.9b",
+    "12B.yml": "pythia-12b",
+}
 
 
 @pytest.mark.parametrize("config", sorted(PYTHIA))
@@ -222,11 +259,15 @@ def test_neox2hf_on_pythia_gives_the_papers_total(config: str, tmp_path: Path) -
 
 CORPUS_MODELS = {  # Model Zoo's own configs -> the construct each is about, as Model Zoo reads it
     "cerebras-trainer/llama/params_llama3p1_8b_msl_128k.yaml": {
-        "model.rope_scaling_type": "llama3", "model.rope_scaling_factor": 8.0, "model.rope_low_freq_factor": 1.0,
-        "model.rope_high_freq_factor": 4.0, "model.rope_original_max_positions": 8192},
+        "model.rope_scaling_type": "llama3",
+        "model.rope_scaling_factor": 8.0,
+        "model.rope_low_freq_factor": 1.0,
+        "model.rope_high_freq_factor": 4.0,
+        "model.rope_original_max_positions": 8192,
+    },
     "cerebras-trainer/mistral/params_mistral_7B_msl128k.yaml": {"model.sliding_window": 4096, "model.num_kv_heads": 8},
     "cerebras-trainer/mixtral/params_mixtral_8x7b.yaml": {"model.moe_num_experts": 8, "model.moe_experts_per_token": 2},
-}  # fmt: skip
+}
 TARGETS = [f for f in FORMATS if f != "cerebras"]
 
 
@@ -256,8 +297,9 @@ def test_todays_corpus_models_keep_their_construct_or_say_so(config: str, dst: s
         assert lost == set()
 
 
-@pytest.mark.parametrize(("name", "pre_softmax"), [("mixtral-8x7b-v0.1", False), ("qwen3-30b-a3b", False),
-                                                   ("deepseek-v2-lite", True)])
+@pytest.mark.parametrize(
+    ("name", "pre_softmax"), [("mixtral-8x7b-v0.1", False), ("qwen3-30b-a3b", False), ("deepseek-v2-lite", True)]
+)
 def test_megatron_keeps_whether_the_top_k_weights_are_renormalised(name: str, pre_softmax: bool) -> None:
     """Mixtral and Qwen3 (norm_topk_prob) renormalise the chosen experts' weights, as Megatron's default
     softmax over the chosen logits does; DeepSeek-V2-Lite (norm_topk_prob false) does not: Megatron's
@@ -279,38 +321,94 @@ def card(name: str, **changes: Any) -> dict[str, Any]:
 LONG = {"short_factor": [1.0] * 48, "long_factor": [2.0] * 48}  # one per rotated pair of Phi-3-mini's 96-wide heads
 CONSTRUCTS: dict[str, tuple[dict[str, Any], dict[str, Any], set[str]]] = {
     # name: (config.json, its canonical values, the formats that keep them all; the others name the loss)
-    "linear RoPE": (card("llama-2-7b", rope_scaling={"rope_type": "linear", "factor": 4.0}),
-                    {"model.rope_scaling_type": "linear", "model.rope_scaling_factor": 4.0}, {"cerebras", "veomni"}),
-    "dynamic RoPE": (card("llama-2-7b", rope_scaling={"rope_type": "dynamic", "factor": 2.0}),
-                     {"model.rope_scaling_type": "dynamic", "model.rope_scaling_factor": 2.0}, {"veomni"}),
-    "yarn": (card("qwen2.5-7b", rope_scaling={"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768}),
-             {"model.rope_scaling_type": "yarn", "model.rope_scaling_factor": 4.0,
-              "model.rope_original_max_positions": 32768}, {"cerebras", "megatron", "veomni"}),
-    "longrope": (card("phi-3-mini-4k", max_position_embeddings=131072, original_max_position_embeddings=4096,
-                      rope_scaling={"type": "longrope", **LONG}),
-                 {"model.rope_scaling_type": "longrope", "model.rope_short_factor": LONG["short_factor"],
-                  "model.rope_long_factor": LONG["long_factor"], "model.rope_original_max_positions": 4096},
-                 {"cerebras", "veomni"}),
-    "partial rotary": (card("pythia-160m"), {"model.rotary_fraction": 0.25, "model.rotary_base": 10000.0},
-                       {"cerebras", "megatron", "neox", "veomni"}),
-    "grouped-query attention": (card("llama-3.1-8b"), {"model.num_kv_heads": 8}, {"cerebras", "megatron", "neox", "veomni"}),
-    "explicit head_dim": (card("gemma-7b"), {"model.head_dim": 256, "model.tie_embeddings": True},
-                          {"cerebras", "megatron", "veomni"}),
+    "linear RoPE": (
+        card("llama-2-7b", rope_scaling={"rope_type": "linear", "factor": 4.0}),
+        {"model.rope_scaling_type": "linear", "model.rope_scaling_factor": 4.0},
+        {"cerebras", "veomni"},
+    ),
+    "dynamic RoPE": (
+        card("llama-2-7b", rope_scaling={"rope_type": "dynamic", "factor": 2.0}),
+        {"model.rope_scaling_type": "dynamic", "model.rope_scaling_factor": 2.0},
+        {"veomni"},
+    ),
+    "yarn": (
+        card(
+            "qwen2.5-7b", rope_scaling={"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768}
+        ),
+        {
+            "model.rope_scaling_type": "yarn",
+            "model.rope_scaling_factor": 4.0,
+            "model.rope_original_max_positions": 32768,
+        },
+        {"cerebras", "megatron", "veomni"},
+    ),
+    "longrope": (
+        card(
+            "phi-3-mini-4k",
+            max_position_embeddings=131072,
+            original_max_position_embeddings=4096,
+            rope_scaling={"type": "longrope", **LONG},
+        ),
+        {
+            "model.rope_scaling_type": "longrope",
+            "model.rope_short_factor": LONG["short_factor"],
+            "model.rope_long_factor": LONG["long_factor"],
+            "model.rope_original_max_positions": 4096,
+        },
+        {"cerebras", "veomni"},
+    ),
+    "partial rotary": (
+        card("pythia-160m"),
+        {"model.rotary_fraction": 0.25, "model.rotary_base": 10000.0},
+        {"cerebras", "megatron", "neox", "veomni"},
+    ),
+    "grouped-query attention": (
+        card("llama-3.1-8b"),
+        {"model.num_kv_heads": 8},
+        {"cerebras", "megatron", "neox", "veomni"},
+    ),
+    "explicit head_dim": (
+        card("gemma-7b"),
+        {"model.head_dim": 256, "model.tie_embeddings": True},
+        {"cerebras", "megatron", "veomni"},
+    ),
     "qk-norm": (card("qwen3-8b"), {"model.qk_norm": True}, {"cerebras", "megatron", "neox", "veomni"}),
-    "logit soft-capping": (card("gemma-2-9b"), {"model.attention_logit_softcap": 50.0, "model.final_logit_softcap": 30.0},
-                           {"cerebras", "veomni"}),
+    "logit soft-capping": (
+        card("gemma-2-9b"),
+        {"model.attention_logit_softcap": 50.0, "model.final_logit_softcap": 30.0},
+        {"cerebras", "veomni"},
+    ),
     "output-only norms, qk-norm over the projections (OLMo 2)": (
-        card("olmo-2-1124-7b"), {"model.input_norm": False, "model.sandwich_norm": True, "model.qk_norm": True,
-                                 "model.qk_norm_span": "projection"}, {"veomni"}),
+        card("olmo-2-1124-7b"),
+        {
+            "model.input_norm": False,
+            "model.sandwich_norm": True,
+            "model.qk_norm": True,
+            "model.qk_norm_span": "projection",
+        },
+        {"veomni"},
+    ),
     "muP multipliers (Granite)": (
-        card("granite-3.1-8b-base"), {"model.attention_scaling": "inverse_head_dim", "model.embedding_multiplier": 12.0,
-                                      "model.residual_multiplier": 0.22, "model.output_logits_multiplier": 0.0625},
-        {"veomni"}),
-    "layers without RoPE (SmolLM3)": (card("smollm3-3b"), {"model.nope_layers": [3, 7, 11, 15, 19, 23, 27, 31, 35]},
-                                      {"megatron", "veomni"}),
-    "query/key/value biases only": (card("qwen2.5-7b"), {"model.attention_bias": True, "model.attention_output_bias": False,
-                                                         "model.mlp_bias": False}, {"cerebras", "megatron", "veomni"}),
-}  # fmt: skip
+        card("granite-3.1-8b-base"),
+        {
+            "model.attention_scaling": "inverse_head_dim",
+            "model.embedding_multiplier": 12.0,
+            "model.residual_multiplier": 0.22,
+            "model.output_logits_multiplier": 0.0625,
+        },
+        {"veomni"},
+    ),
+    "layers without RoPE (SmolLM3)": (
+        card("smollm3-3b"),
+        {"model.nope_layers": [3, 7, 11, 15, 19, 23, 27, 31, 35]},
+        {"megatron", "veomni"},
+    ),
+    "query/key/value biases only": (
+        card("qwen2.5-7b"),
+        {"model.attention_bias": True, "model.attention_output_bias": False, "model.mlp_bias": False},
+        {"cerebras", "megatron", "veomni"},
+    ),
+}
 
 
 @pytest.mark.parametrize("via", OTHERS)
@@ -331,8 +429,13 @@ def test_todays_constructs_are_kept_or_named(construct: str, via: str, tmp_path:
         assert lost and all(named(result, f) for f in lost), lost
 
 
-MUP = {"model.attention_scaling": "inverse_head_dim", "model.embedding_multiplier": 10.0,
-       "model.mup_base_hidden_size": 256, "model.mup_base_ffn_hidden_size": 1024.0, "model.mup_output_logits_scaling": "width"}
+MUP = {
+    "model.attention_scaling": "inverse_head_dim",
+    "model.embedding_multiplier": 10.0,
+    "model.mup_base_hidden_size": 256,
+    "model.mup_base_ffn_hidden_size": 1024.0,
+    "model.mup_output_logits_scaling": "width",
+}
 # NeoX's use_mup holds the multipliers; its base widths live in the mup library's base_shapes_file
 MUP_KEPT = {"neox": {"model.attention_scaling", "model.embedding_multiplier", "model.mup_output_logits_scaling"}}
 
@@ -356,11 +459,23 @@ def test_a_default_the_class_computes_is_worked_out_from_the_file() -> None:
     """mappings/hf.yaml's `=model.x` defaults (transformers 5.23's __post_init__s and model code)."""
     gpt2 = {"model_type": "gpt2", "vocab_size": 101, "n_embd": 64, "n_layer": 2, "n_head": 4, "n_inner": None}
     assert hf_ir(gpt2)["model.ffn_hidden_size"] == 256  # GPT2Block: n_inner null is 4 x n_embd
-    falcon = {"model_type": "falcon", "vocab_size": 101, "hidden_size": 64, "num_hidden_layers": 2,
-              "num_attention_heads": 8, "new_decoder_architecture": True}  # fmt: skip
+    falcon = {
+        "model_type": "falcon",
+        "vocab_size": 101,
+        "hidden_size": 64,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 8,
+        "new_decoder_architecture": True,
+    }
     ir = hf_ir(falcon)  # FalconConfig.__post_init__: num_kv_heads = heads, ffn_hidden_size = 4 x hidden
     assert ir["model.num_kv_heads"] == 8 and ir["model.ffn_hidden_size"] == 256
-    llama = {"model_type": "llama", "vocab_size": 101, "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 8}
+    llama = {
+        "model_type": "llama",
+        "vocab_size": 101,
+        "hidden_size": 64,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 8,
+    }
     ir = hf_ir(llama)  # LlamaConfig.__post_init__: kv heads = heads, head_dim = hidden / heads
     assert ir["model.num_kv_heads"] == 8 and ir.get("model.head_dim") is None
     # Qwen3Config's head_dim defaults to 128; Qwen3MoeConfig has no head_dim: its attention takes hidden / heads
@@ -372,8 +487,10 @@ def test_a_default_the_class_computes_is_worked_out_from_the_file() -> None:
 def test_a_head_width_the_class_would_not_default_to_is_written() -> None:
     """Llama's class computes hidden / heads (not written); Qwen3's would take 128 (written)."""
     llama = FIXTURES.parent / "neox" / "llama-1b.yml"  # hidden 2048, 32 heads: 64 wide
-    written = {fam: translate([str(llama)], "neox", "hf", set_values={"model.family": fam, "model.vocab_size": 32000}).config
-               for fam in ("llama", "qwen3")}  # fmt: skip
+    written = {
+        fam: translate([str(llama)], "neox", "hf", set_values={"model.family": fam, "model.vocab_size": 32000}).config
+        for fam in ("llama", "qwen3")
+    }
     assert "head_dim" not in written["llama"]
     assert written["qwen3"]["model_type"] == "qwen3" and written["qwen3"]["head_dim"] == 64
 
@@ -399,7 +516,9 @@ def test_mistral_s_null_window_is_not_its_class_default() -> None:
     assert result.ir.get("model.sliding_window") is None  # MistralConfig's default 4096 is not what null means
     assert entry(result, "sliding_window").kind == "means_absent"
     assert "sliding_window_width" not in result.config
-    windowed = translate(card("mistral-7b-v0.1"), "hf", "neox", set_values={"model.seq_length": 4096, "train.steps": 10})
+    windowed = translate(
+        card("mistral-7b-v0.1"), "hf", "neox", set_values={"model.seq_length": 4096, "train.steps": 10}
+    )
     assert windowed.ir.get("model.sliding_window") == 4096 and windowed.config["sliding_window_width"] == 4095
 
 
@@ -422,27 +541,41 @@ def test_qwen_s_window_switch_decides_whether_sliding_window_counts() -> None:
 
 # Gemma 2's class: pre- and post-norms around attention and MLP, embeddings scaled by sqrt(hidden),
 # (1 + weight) norms, soft-capping 50 / 30 when config.json omits it (Gemma2Config's defaults)
-GEMMA2_WIRED = {"model.sandwich_norm": True, "model.embedding_scale_by_sqrt_hidden": True, "model.norm_unit_offset": True,
-                "model.attention_logit_softcap": 50.0, "model.final_logit_softcap": 30.0}  # fmt: skip
+GEMMA2_WIRED = {
+    "model.sandwich_norm": True,
+    "model.embedding_scale_by_sqrt_hidden": True,
+    "model.norm_unit_offset": True,
+    "model.attention_logit_softcap": 50.0,
+    "model.final_logit_softcap": 30.0,
+}
 # what each target keeps (Model Zoo 2.3.1+ has them all but the unit offset, which it folds into the weights)
-GEMMA2_KEPT = {"neox": set(), "cerebras": set(GEMMA2_WIRED) - {"model.norm_unit_offset"},
-               "megatron": {"model.norm_unit_offset"}}  # layernorm_zero_centered_gamma
+GEMMA2_KEPT = {
+    "neox": set(),
+    "cerebras": set(GEMMA2_WIRED) - {"model.norm_unit_offset"},
+    "megatron": {"model.norm_unit_offset"},
+}  # layernorm_zero_centered_gamma
 
 
 @pytest.mark.parametrize("dst", sorted(GEMMA2_KEPT))
 def test_what_gemma2_s_class_hard_wires_is_diffed_and_named(dst: str, tmp_path: Path) -> None:
-    config = {k: v for k, v in card("gemma-2-9b").items() if k not in ("attn_logit_softcapping", "final_logit_softcapping")}
+    config = {
+        k: v for k, v in card("gemma-2-9b").items() if k not in ("attn_logit_softcapping", "final_logit_softcapping")
+    }
     source = tmp_path / "config.json"
     source.write_text(json.dumps(config))
     a = read_ir([str(source)], "hf")
     assert {f: a.ir.get(f) for f in GEMMA2_WIRED} == GEMMA2_WIRED
     assert all(a.ir.fields[f].origin is not Origin.DEFAULT for f in GEMMA2_WIRED)  # the class's model, not a default
     out = tmp_path / f"out{SUFFIX.get(dst, '.yaml')}"
-    result = translate([str(source)], "hf", dst, output=str(out), set_values={"model.seq_length": 8192, "train.steps": 10})
+    result = translate(
+        [str(source)], "hf", dst, output=str(out), set_values={"model.seq_length": 8192, "train.steps": 10}
+    )
     out.write_text(result.dump())
     b = read_ir([str(out)], dst)
     differences = diff_ir(a, b)
-    differ = {c.field for c in (*differences.changed, *differences.only_a, *differences.only_b, *differences.inexpressible)}
+    differ = {
+        c.field for c in (*differences.changed, *differences.only_a, *differences.only_b, *differences.inexpressible)
+    }
     kept = {f for f, v in GEMMA2_WIRED.items() if b.ir.get(f) == v}
     assert kept == GEMMA2_KEPT[dst]
     assert set(GEMMA2_WIRED) - kept <= differ  # diff shows every one the target lost
@@ -469,15 +602,31 @@ GEMMA3 = FIXTURES / "gemma-3-4b-it.json"
 VISION = ["boi_token_index", "eoi_token_index", "image_token_index", "mm_tokens_per_image", "vision_config"]
 GEMMA3_KEPT = {  # target -> the decoder's constructs it keeps (the others are named as lost)
     "neox": {"model.qk_norm", "model.sliding_window"},
-    "cerebras": {"model.qk_norm", "model.sandwich_norm", "model.sliding_window", "model.rope_scaling_type",
-                 "model.rope_scaling_factor"},
+    "cerebras": {
+        "model.qk_norm",
+        "model.sandwich_norm",
+        "model.sliding_window",
+        "model.rope_scaling_type",
+        "model.rope_scaling_factor",
+    },
     "megatron": {"model.qk_norm", "model.sliding_window"},
-    "veomni": {"model.qk_norm", "model.sandwich_norm", "model.sliding_window", "model.rope_scaling_type",
-               "model.rope_scaling_factor", "model.sliding_window_rotary_base"},
-}  # fmt: skip
-GEMMA3_DECODER = {"model.qk_norm": True, "model.sandwich_norm": True, "model.sliding_window": 1024,
-                  "model.rope_scaling_type": "linear", "model.rope_scaling_factor": 8.0,
-                  "model.sliding_window_rotary_base": 10000.0}  # fmt: skip
+    "veomni": {
+        "model.qk_norm",
+        "model.sandwich_norm",
+        "model.sliding_window",
+        "model.rope_scaling_type",
+        "model.rope_scaling_factor",
+        "model.sliding_window_rotary_base",
+    },
+}
+GEMMA3_DECODER = {
+    "model.qk_norm": True,
+    "model.sandwich_norm": True,
+    "model.sliding_window": 1024,
+    "model.rope_scaling_type": "linear",
+    "model.rope_scaling_factor": 8.0,
+    "model.sliding_window_rotary_base": 10000.0,
+}
 
 
 def test_gemma3_s_decoder_is_read_with_its_keys_named_as_nested() -> None:
@@ -551,8 +700,10 @@ def test_a_gemma3_decoder_from_another_format_is_written_as_gemma3_text(tmp_path
 def test_gemma3_s_transformers5_rope_parameters_read_as_the_4x_keys() -> None:
     config = json.loads(GEMMA3.read_text())
     text = {k: v for k, v in config["text_config"].items() if k != "rope_scaling"}
-    text["rope_parameters"] = {"full_attention": {"rope_type": "linear", "factor": 8.0, "rope_theta": 1000000.0},
-                               "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}}  # fmt: skip
+    text["rope_parameters"] = {
+        "full_attention": {"rope_type": "linear", "factor": 8.0, "rope_theta": 1000000.0},
+        "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
+    }
     ir = hf_ir({**config, "text_config": text})
     assert {f: ir.get(f) for f in GEMMA3_DECODER} == GEMMA3_DECODER
 
@@ -570,11 +721,20 @@ def test_a_text_config_that_is_no_object_is_refused() -> None:
 # ---- Granite: the score scale is attention_multiplier itself; logits are divided by logits_scaling ----
 
 
-@pytest.mark.parametrize(("multiplier", "values"), [
-    (0.0078125, {"model.attention_scaling": "inverse_head_dim", "model.attention_logits_multiplier": None}),  # 1/128
-    (0.0883883476483184, {"model.attention_scaling": None, "model.attention_logits_multiplier": None}),  # 1/sqrt(128)
-    (0.02, {"model.attention_scaling": None, "model.attention_logits_multiplier": pytest.approx(0.02 * 128**0.5)}),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("multiplier", "values"),
+    [
+        (
+            0.0078125,
+            {"model.attention_scaling": "inverse_head_dim", "model.attention_logits_multiplier": None},
+        ),  # 1/128
+        (
+            0.0883883476483184,
+            {"model.attention_scaling": None, "model.attention_logits_multiplier": None},
+        ),  # 1/sqrt(128)
+        (0.02, {"model.attention_scaling": None, "model.attention_logits_multiplier": pytest.approx(0.02 * 128**0.5)}),
+    ],
+)
 def test_granite_s_attention_multiplier_reads_as_the_canonical_scale(multiplier: float, values: dict[str, Any]) -> None:
     config = card("granite-3.1-8b-base", attention_multiplier=multiplier)
     ir = hf_ir(config)
@@ -586,10 +746,22 @@ def test_granite_s_attention_multiplier_reads_as_the_canonical_scale(multiplier:
 
 def test_granite_s_multipliers_are_named_when_written_as_llama(tmp_path: Path) -> None:
     ir = hf_ir(card("granite-3.1-8b-base"))
-    result = translate(card("granite-3.1-8b-base"), "hf", "veomni", output=str(tmp_path / "run.yaml"),
-                       set_values={"model.family": "llama"})  # fmt: skip
+    result = translate(
+        card("granite-3.1-8b-base"),
+        "hf",
+        "veomni",
+        output=str(tmp_path / "run.yaml"),
+        set_values={"model.family": "llama"},
+    )
     written = json.loads(result.side_files["run.config.json"])
     assert written["model_type"] == "llama" and "attention_multiplier" not in written
-    assert all(named(result, f) for f in ("model.attention_scaling", "model.embedding_multiplier",
-                                          "model.residual_multiplier", "model.output_logits_multiplier"))  # fmt: skip
+    assert all(
+        named(result, f)
+        for f in (
+            "model.attention_scaling",
+            "model.embedding_multiplier",
+            "model.residual_multiplier",
+            "model.output_logits_multiplier",
+        )
+    )
     assert ir["model.residual_multiplier"] == 0.22

@@ -19,9 +19,18 @@ TABLE = hf_types.table()
 KNOWN = classes()
 # keys the codecs read that a class spells in rope_parameters (transformers 5) or takes as a keyword
 # argument only: not fields of the dataclass, read by neoconv all the same (formats/hf/config_json.py)
-NOT_FIELDS = {"rope_theta", "rope_scaling", "partial_rotary_factor", "rotary_emb_base", "rotary_pct",
-              "rope_local_base_freq", "sliding_window_pattern", "original_max_position_embeddings",
-              "no_rope_layer_interval", "alibi"}  # fmt: skip
+NOT_FIELDS = {
+    "rope_theta",
+    "rope_scaling",
+    "partial_rotary_factor",
+    "rotary_emb_base",
+    "rotary_pct",
+    "rope_local_base_freq",
+    "sliding_window_pattern",
+    "original_max_position_embeddings",
+    "no_rope_layer_interval",
+    "alibi",
+}
 # keys a class's modeling code reads with getattr(config, key, default) although its config class has
 # no such field (or keeps it None): what the model uses when a file omits the key
 FILLED_BY_MODEL = {
@@ -122,9 +131,13 @@ def _same(a: Any, b: Any) -> bool:
 @pytest.mark.parametrize("model_type", sorted(TABLE.types))
 def test_each_mapped_type_reads_keys_its_class_has(model_type: str) -> None:
     mt, record = TABLE.types[model_type], KNOWN.types[model_type]
-    missing = [key for key in {*mt.keys.values(), *mt.defaults}
-               if key.split(".")[0] not in NOT_FIELDS and not record.has(key.split(".")[0])
-               and (model_type, key) not in FILLED_BY_MODEL]  # fmt: skip
+    missing = [
+        key
+        for key in {*mt.keys.values(), *mt.defaults}
+        if key.split(".")[0] not in NOT_FIELDS
+        and not record.has(key.split(".")[0])
+        and (model_type, key) not in FILLED_BY_MODEL
+    ]
     assert missing == [], f"{record.name} has no such field"
 
 

@@ -30,11 +30,17 @@ pytestmark = pytest.mark.oracle
 
 # corpus file -> (padded vocabulary of the published checkpoint, its fixture with the published total)
 PYTHIA = {
-    "14M.yml": (50304, None), "31M.yml": (50304, None), "70M.yml": (50304, "pythia-70m"),
-    "160M.yml": (50304, "pythia-160m"), "410M.yml": (50304, "pythia-410m"), "1B.yml": (50304, "pythia-1b"),
-    "1-4B.yml": (50304, "pythia-1.4b"), "2-8B.yml": (50304, "pythia-2.8b"), "6-9B.yml": (50432, "pythia-6.9b"),
+    "14M.yml": (50304, None),
+    "31M.yml": (50304, None),
+    "70M.yml": (50304, "pythia-70m"),
+    "160M.yml": (50304, "pythia-160m"),
+    "410M.yml": (50304, "pythia-410m"),
+    "1B.yml": (50304, "pythia-1b"),
+    "1-4B.yml": (50304, "pythia-1.4b"),
+    "2-8B.yml": (50304, "pythia-2.8b"),
+    "6-9B.yml": (50432, "pythia-6.9b"),
     "12B.yml": (50688, "pythia-12b"),
-}  # fmt: skip
+}
 ZOO = [
     "cerebras-trainer/llama/params_llama3p1_8b_msl_128k.yaml",
     "cerebras-trainer/mistral/params_mistral_7B_msl128k.yaml",

@@ -43,20 +43,38 @@ def leaves_named(result: Any, config: dict[str, Any]) -> list[str]:
 # ---- rope_parameters per layer type (transformers 5) --------------------------------------------
 
 GEMMA3_5X = {
-    "model_type": "gemma3_text", **SMALL, "num_hidden_layers": 6, "num_attention_heads": 4, "num_key_value_heads": 2,
-    "head_dim": 16, "intermediate_size": 96, "sliding_window": 128,
+    "model_type": "gemma3_text",
+    **SMALL,
+    "num_hidden_layers": 6,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 2,
+    "head_dim": 16,
+    "intermediate_size": 96,
+    "sliding_window": 128,
     "layer_types": ["sliding_attention"] * 5 + ["full_attention"],
-    "rope_parameters": {"full_attention": {"rope_type": "linear", "rope_theta": 1000000.0, "factor": 8.0},
-                        "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}},
-}  # fmt: skip
+    "rope_parameters": {
+        "full_attention": {"rope_type": "linear", "rope_theta": 1000000.0, "factor": 8.0},
+        "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
+    },
+}
 
 
 def test_rope_parameters_per_layer_type_read_whole(tmp_path: Path) -> None:
     ir = read_ir([str(write(tmp_path, GEMMA3_5X))], "hf").ir.plain()
-    assert {k: ir.get(k) for k in ("model.rotary_base", "model.rope_scaling_type", "model.rope_scaling_factor",
-                                   "model.sliding_window_rotary_base")} == {
-        "model.rotary_base": 1000000.0, "model.rope_scaling_type": "linear", "model.rope_scaling_factor": 8.0,
-        "model.sliding_window_rotary_base": 10000.0}  # fmt: skip
+    assert {
+        k: ir.get(k)
+        for k in (
+            "model.rotary_base",
+            "model.rope_scaling_type",
+            "model.rope_scaling_factor",
+            "model.sliding_window_rotary_base",
+        )
+    } == {
+        "model.rotary_base": 1000000.0,
+        "model.rope_scaling_type": "linear",
+        "model.rope_scaling_factor": 8.0,
+        "model.sliding_window_rotary_base": 10000.0,
+    }
 
 
 @pytest.mark.parametrize("dst", ["neox", "megatron", "cerebras", "hf"])
@@ -64,9 +82,13 @@ def test_every_leaf_of_rope_parameters_per_layer_type_has_an_entry(dst: str, tmp
     result = translate([str(write(tmp_path, GEMMA3_5X))], "hf", dst, set_values={"model.vocab_size": 101})
     assert leaves_named(result, GEMMA3_5X) == []
     rope = {e.source_key: e for e in result.report.entries if (e.source_key or "").startswith("rope_parameters.")}
-    assert set(rope) == {"rope_parameters.full_attention.rope_type", "rope_parameters.full_attention.rope_theta",
-                         "rope_parameters.full_attention.factor", "rope_parameters.sliding_attention.rope_type",
-                         "rope_parameters.sliding_attention.rope_theta"}  # fmt: skip
+    assert set(rope) == {
+        "rope_parameters.full_attention.rope_type",
+        "rope_parameters.full_attention.rope_theta",
+        "rope_parameters.full_attention.factor",
+        "rope_parameters.sliding_attention.rope_type",
+        "rope_parameters.sliding_attention.rope_theta",
+    }
 
 
 def test_hf2hf_keeps_rope_parameters_per_layer_type(tmp_path: Path) -> None:
@@ -93,8 +115,14 @@ def test_a_flat_rope_parameters_rope_type_default_is_read(tmp_path: Path) -> Non
 
 # ---- model types transformers defines that no row maps ----------------------------------------------
 
-QWEN3_NEXT = {"model_type": "qwen3_next", **SMALL, "linear_num_key_heads": 4, "linear_num_value_heads": 8,
-              "decoder_sparse_step": 1, "num_experts": 8}  # fmt: skip
+QWEN3_NEXT = {
+    "model_type": "qwen3_next",
+    **SMALL,
+    "linear_num_key_heads": 4,
+    "linear_num_value_heads": 8,
+    "decoder_sparse_step": 1,
+    "num_experts": 8,
+}
 
 
 def test_hf2hf_keeps_an_unmapped_type_and_says_it_did_not_check_it(tmp_path: Path) -> None:
@@ -160,8 +188,12 @@ def test_the_value_the_refusal_asks_for_makes_the_output(tmp_path: Path) -> None
 
 
 def test_a_config_json_with_a_family_given_is_written(tmp_path: Path) -> None:
-    result = translate([str(INPUTS / "deepspeed" / "warmup-cosine-lr-zero2.json")], "deepspeed", "hf",
-                       set_values={"model.family": "llama"})  # fmt: skip
+    result = translate(
+        [str(INPUTS / "deepspeed" / "warmup-cosine-lr-zero2.json")],
+        "deepspeed",
+        "hf",
+        set_values={"model.family": "llama"},
+    )
     assert result.config["model_type"] == "llama" and result.config["architectures"] == ["LlamaForCausalLM"]
 
 
@@ -198,25 +230,65 @@ def test_a_problem_inside_veomni_s_config_json_names_that_file(tmp_path: Path) -
 # ---- gpt-oss (gpt_oss): sinks, a biased router, the clamped and offset quick-GEGLU experts ------------
 
 GPT_OSS_20B = {  # the published config.json of gpt-oss-20b (transformers 4.55)
-    "architectures": ["GptOssForCausalLM"], "attention_bias": True, "attention_dropout": 0.0, "eos_token_id": 200002,
-    "experts_per_token": 4, "head_dim": 64, "hidden_act": "silu", "hidden_size": 2880, "initial_context_length": 4096,
-    "initializer_range": 0.02, "intermediate_size": 2880, "layer_types": ["sliding_attention", "full_attention"] * 12,
-    "max_position_embeddings": 131072, "model_type": "gpt_oss", "num_attention_heads": 64, "num_experts_per_tok": 4,
-    "num_hidden_layers": 24, "num_key_value_heads": 8, "num_local_experts": 32, "output_router_logits": False,
-    "pad_token_id": 199999, "rms_norm_eps": 1e-05,
-    "rope_scaling": {"beta_fast": 32.0, "beta_slow": 1.0, "factor": 32.0, "original_max_position_embeddings": 4096,
-                     "rope_type": "yarn", "truncate": False},
-    "rope_theta": 150000, "router_aux_loss_coef": 0.9, "sliding_window": 128, "swiglu_limit": 7.0,
-    "tie_word_embeddings": False, "transformers_version": "4.55.0.dev0", "use_cache": True, "vocab_size": 201088,
-}  # fmt: skip
+    "architectures": ["GptOssForCausalLM"],
+    "attention_bias": True,
+    "attention_dropout": 0.0,
+    "eos_token_id": 200002,
+    "experts_per_token": 4,
+    "head_dim": 64,
+    "hidden_act": "silu",
+    "hidden_size": 2880,
+    "initial_context_length": 4096,
+    "initializer_range": 0.02,
+    "intermediate_size": 2880,
+    "layer_types": ["sliding_attention", "full_attention"] * 12,
+    "max_position_embeddings": 131072,
+    "model_type": "gpt_oss",
+    "num_attention_heads": 64,
+    "num_experts_per_tok": 4,
+    "num_hidden_layers": 24,
+    "num_key_value_heads": 8,
+    "num_local_experts": 32,
+    "output_router_logits": False,
+    "pad_token_id": 199999,
+    "rms_norm_eps": 1e-05,
+    "rope_scaling": {
+        "beta_fast": 32.0,
+        "beta_slow": 1.0,
+        "factor": 32.0,
+        "original_max_position_embeddings": 4096,
+        "rope_type": "yarn",
+        "truncate": False,
+    },
+    "rope_theta": 150000,
+    "router_aux_loss_coef": 0.9,
+    "sliding_window": 128,
+    "swiglu_limit": 7.0,
+    "tie_word_embeddings": False,
+    "transformers_version": "4.55.0.dev0",
+    "use_cache": True,
+    "vocab_size": 201088,
+}
 GPT_OSS_FIELDS = {
-    "model.family": "gpt_oss", "model.activation": "quick_geglu", "model.glu_linear_offset": 1.0,
-    "model.activation_clamp": 7.0, "model.attention_sinks": True, "model.moe_router_bias": True, "model.mlp_bias": True,
-    "model.attention_bias": True, "model.moe_num_experts": 32, "model.moe_experts_per_token": 4,
-    "model.moe_normalize_top_k": True, "model.head_dim": 64, "model.num_kv_heads": 8, "model.sliding_window": 128,
-    "model.attention_layer_types": ["sliding", "full"] * 12, "model.rope_scaling_type": "yarn",
-    "model.rope_scaling_factor": 32.0, "model.rotary_base": 150000.0,
-}  # fmt: skip
+    "model.family": "gpt_oss",
+    "model.activation": "quick_geglu",
+    "model.glu_linear_offset": 1.0,
+    "model.activation_clamp": 7.0,
+    "model.attention_sinks": True,
+    "model.moe_router_bias": True,
+    "model.mlp_bias": True,
+    "model.attention_bias": True,
+    "model.moe_num_experts": 32,
+    "model.moe_experts_per_token": 4,
+    "model.moe_normalize_top_k": True,
+    "model.head_dim": 64,
+    "model.num_kv_heads": 8,
+    "model.sliding_window": 128,
+    "model.attention_layer_types": ["sliding", "full"] * 12,
+    "model.rope_scaling_type": "yarn",
+    "model.rope_scaling_factor": 32.0,
+    "model.rotary_base": 150000.0,
+}
 
 
 def test_gpt_oss_reads_as_its_card_and_as_transformers_builds_it(tmp_path: Path) -> None:
@@ -259,8 +331,12 @@ def test_gpt_oss_scales_rope_by_default_so_none_is_written(tmp_path: Path) -> No
     """GptOssConfig builds yarn (factor 32) when a file says nothing: a gpt_oss without scaling says so."""
     config = {k: v for k, v in GPT_OSS_20B.items() if k != "rope_scaling"}
     assert read_ir([str(write(tmp_path, config))], "hf").ir.get("model.rope_scaling_type") == "yarn"
-    result = translate([str(INPUTS / "neox" / "pythia-160m.yml")], "neox", "hf",
-                       set_values={"model.family": "gpt_oss", "model.vocab_size": 50304})  # fmt: skip
+    result = translate(
+        [str(INPUTS / "neox" / "pythia-160m.yml")],
+        "neox",
+        "hf",
+        set_values={"model.family": "gpt_oss", "model.vocab_size": 50304},
+    )
     assert result.config["model_type"] == "gpt_oss" and result.config["rope_scaling"] == {"rope_type": "default"}
     assert read_ir(dict(result.config), "hf").ir.get("model.rope_scaling_type") is None
 
@@ -307,10 +383,24 @@ def test_a_model_zoo_falcon_without_a_name_is_written_as_hf_falcon(tmp_path: Pat
     source = read_ir([str(path)], "cerebras").ir.plain()
     assert source["model.family"] == "gptj" and source["model.num_kv_heads"] == 1 and source["model.mlp_bias"] is False
     result = translate([str(path)], "cerebras", "hf")
-    assert {k: result.config.get(k) for k in ("model_type", "multi_query", "parallel_attn", "new_decoder_architecture",
-                                              "bias", "num_attention_heads")} == {
-        "model_type": "falcon", "multi_query": True, "parallel_attn": True, "new_decoder_architecture": False,
-        "bias": False, "num_attention_heads": 71}  # fmt: skip
+    assert {
+        k: result.config.get(k)
+        for k in (
+            "model_type",
+            "multi_query",
+            "parallel_attn",
+            "new_decoder_architecture",
+            "bias",
+            "num_attention_heads",
+        )
+    } == {
+        "model_type": "falcon",
+        "multi_query": True,
+        "parallel_attn": True,
+        "new_decoder_architecture": False,
+        "bias": False,
+        "num_attention_heads": 71,
+    }
     back = read_ir(dict(result.config), "hf").ir.plain()
     assert (
         back["model.num_kv_heads"] == 1 and back["model.mlp_bias"] is False and back.get("model.lm_head_bias") is None
@@ -326,8 +416,10 @@ def test_a_model_zoo_falcon_without_a_name_is_written_as_hf_falcon(tmp_path: Pat
 def test_a_gpt_neox_block_with_grouped_query_attention_is_written_as_falcon(tmp_path: Path) -> None:
     """NeoX's parallel block with two norms and num_kv_heads: HF gpt_neox has no kv heads; Falcon's new decoder."""
     path = tmp_path / "gqa.yml"
-    path.write_text("num_layers: 2\nhidden_size: 128\nnum_attention_heads: 8\nnum_kv_heads: 2\nseq_length: 256\n"
-                    "max_position_embeddings: 256\npos_emb: rotary\nrotary_pct: 1.0\ngpt_j_residual: true\n")  # fmt: skip
+    path.write_text(
+        "num_layers: 2\nhidden_size: 128\nnum_attention_heads: 8\nnum_kv_heads: 2\nseq_length: 256\n"
+        "max_position_embeddings: 256\npos_emb: rotary\nrotary_pct: 1.0\ngpt_j_residual: true\n"
+    )
     result = translate([str(path)], "neox", "hf", set_values={"model.vocab_size": 512})
     assert result.config["model_type"] == "falcon" and result.config["new_decoder_architecture"] is True
     assert result.config["num_kv_heads"] == 2
@@ -340,8 +432,12 @@ def test_a_family_the_writer_keeps_when_its_class_holds_the_blocks() -> None:
 
 def test_one_kv_head_per_head_is_written_where_the_class_defaults_to_fewer() -> None:
     """Pythia (multi-head attention) as Mistral: MistralConfig defaults to 8 kv heads, so 12 is written."""
-    result = translate([str(INPUTS / "neox" / "pythia-160m.yml")], "neox", "hf",
-                       set_values={"model.vocab_size": 50304, "model.family": "mistral"})  # fmt: skip
+    result = translate(
+        [str(INPUTS / "neox" / "pythia-160m.yml")],
+        "neox",
+        "hf",
+        set_values={"model.vocab_size": 50304, "model.family": "mistral"},
+    )
     assert result.config["num_key_value_heads"] == 12
     added = next(e for e in result.report.entries if e.target_key == "num_key_value_heads")
     assert added.status is Status.DEFAULTED and "HF mistral's default is 8 kv heads" in added.detail

@@ -27,11 +27,22 @@ def read(tmp_path: Path, config: dict[str, Any]) -> dict[str, Any]:
 # ---- gpt_bigcode: StarCoder 1, SantaCoder --------------------------------------------------------------
 
 STARCODER = {  # bigcode/starcoder's config.json (the sizes and the keys its class reads)
-    "model_type": "gpt_bigcode", "architectures": ["GPTBigCodeForCausalLM"], "n_embd": 6144, "n_layer": 40,
-    "n_head": 48, "n_inner": 24576, "vocab_size": 49152, "n_positions": 8192, "multi_query": True,
-    "activation_function": "gelu_pytorch_tanh", "layer_norm_epsilon": 1e-05, "initializer_range": 0.02,
-    "resid_pdrop": 0.1, "embd_pdrop": 0.1, "attn_pdrop": 0.1,
-}  # fmt: skip
+    "model_type": "gpt_bigcode",
+    "architectures": ["GPTBigCodeForCausalLM"],
+    "n_embd": 6144,
+    "n_layer": 40,
+    "n_head": 48,
+    "n_inner": 24576,
+    "vocab_size": 49152,
+    "n_positions": 8192,
+    "multi_query": True,
+    "activation_function": "gelu_pytorch_tanh",
+    "layer_norm_epsilon": 1e-05,
+    "initializer_range": 0.02,
+    "resid_pdrop": 0.1,
+    "embd_pdrop": 0.1,
+    "attn_pdrop": 0.1,
+}
 
 
 def starcoder_by_hand(h: int, layers: int, heads: int, inner: int, vocab: int, positions: int, kv_heads: int) -> int:
@@ -92,11 +103,23 @@ def test_a_learned_position_starcoder_from_another_format_is_written_as_gpt_bigc
 # ---- gpt_neo: GPT-Neo 125M, 1.3B, 2.7B -----------------------------------------------------------------
 
 GPT_NEO_1_3B = {  # EleutherAI/gpt-neo-1.3B's config.json (the keys its class reads)
-    "model_type": "gpt_neo", "architectures": ["GPTNeoForCausalLM"], "hidden_size": 2048, "num_layers": 24,
-    "num_heads": 16, "vocab_size": 50257, "max_position_embeddings": 2048, "intermediate_size": None,
-    "attention_types": [[["global", "local"], 12]], "window_size": 256, "activation_function": "gelu_new",
-    "resid_dropout": 0, "embed_dropout": 0, "attention_dropout": 0, "layer_norm_epsilon": 1e-05, "initializer_range": 0.02,
-}  # fmt: skip
+    "model_type": "gpt_neo",
+    "architectures": ["GPTNeoForCausalLM"],
+    "hidden_size": 2048,
+    "num_layers": 24,
+    "num_heads": 16,
+    "vocab_size": 50257,
+    "max_position_embeddings": 2048,
+    "intermediate_size": None,
+    "attention_types": [[["global", "local"], 12]],
+    "window_size": 256,
+    "activation_function": "gelu_new",
+    "resid_dropout": 0,
+    "embed_dropout": 0,
+    "attention_dropout": 0,
+    "layer_norm_epsilon": 1e-05,
+    "initializer_range": 0.02,
+}
 
 
 def gpt_neo_by_hand(h: int, layers: int, vocab: int, positions: int) -> int:
@@ -138,8 +161,9 @@ def test_a_pattern_is_written_as_its_repeating_unit(tmp_path: Path) -> None:
 
 
 def test_a_window_everywhere_from_another_class_is_written_as_local_layers(tmp_path: Path) -> None:
-    result = translate([str(write(tmp_path, GPT_NEO_1_3B))], "hf", "hf",
-                       set_values={"model.attention_layer_types": ["sliding"] * 24})  # fmt: skip
+    result = translate(
+        [str(write(tmp_path, GPT_NEO_1_3B))], "hf", "hf", set_values={"model.attention_layer_types": ["sliding"] * 24}
+    )
     assert json.loads(result.dump())["attention_types"] == [[["local"], 24]]
 
 
@@ -162,12 +186,27 @@ def test_gpt_neo_s_unscaled_scores_are_named_where_a_target_scales_them(tmp_path
 # ---- stablelm: StableLM 3B-4E1T, StableLM 2 ------------------------------------------------------------
 
 STABLELM_2_1_6B = {  # stabilityai/stablelm-2-1_6b's config.json (the keys its class reads)
-    "model_type": "stablelm", "architectures": ["StableLmForCausalLM"], "vocab_size": 100352, "hidden_size": 2048,
-    "intermediate_size": 5632, "num_hidden_layers": 24, "num_attention_heads": 32, "num_key_value_heads": 32,
-    "hidden_act": "silu", "max_position_embeddings": 4096, "rope_theta": 10000, "partial_rotary_factor": 0.25,
-    "use_qkv_bias": True, "qk_layernorm": False, "use_parallel_residual": False, "layer_norm_eps": 1e-05,
-    "tie_word_embeddings": False, "hidden_dropout": 0.0, "attention_dropout": 0.0, "initializer_range": 0.02,
-}  # fmt: skip
+    "model_type": "stablelm",
+    "architectures": ["StableLmForCausalLM"],
+    "vocab_size": 100352,
+    "hidden_size": 2048,
+    "intermediate_size": 5632,
+    "num_hidden_layers": 24,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 32,
+    "hidden_act": "silu",
+    "max_position_embeddings": 4096,
+    "rope_theta": 10000,
+    "partial_rotary_factor": 0.25,
+    "use_qkv_bias": True,
+    "qk_layernorm": False,
+    "use_parallel_residual": False,
+    "layer_norm_eps": 1e-05,
+    "tie_word_embeddings": False,
+    "hidden_dropout": 0.0,
+    "attention_dropout": 0.0,
+    "initializer_range": 0.02,
+}
 
 
 def stablelm_by_hand(
@@ -224,8 +263,10 @@ def test_stablelm_s_mlp_only_dropout_is_named_where_another_format_drops_out_bot
 
 
 def test_a_residual_dropout_written_as_stablelm_is_named(tmp_path: Path) -> None:
-    config = write(tmp_path, {"model_type": "llama", "vocab_size": 101, "hidden_size": 64, "num_hidden_layers": 2,
-                              "num_attention_heads": 4})  # fmt: skip
+    config = write(
+        tmp_path,
+        {"model_type": "llama", "vocab_size": 101, "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4},
+    )
     result = translate([str(config)], "hf", "hf", set_values={"model.family": "stablelm", "model.hidden_dropout": 0.1})
     said = [e for e in result.report.entries if e.fields == ("model.hidden_dropout",) and e.status is Status.LOSSY]
     assert said and "drops out the MLP branch only" in said[0].detail
@@ -233,12 +274,22 @@ def test_a_residual_dropout_written_as_stablelm_is_named(tmp_path: Path) -> None
 
 
 def test_qk_norms_with_a_bias_cannot_be_stablelm_s(tmp_path: Path) -> None:
-    phi = {"model_type": "phi", "vocab_size": 101, "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
-           "qk_layernorm": True}  # fmt: skip
+    phi = {
+        "model_type": "phi",
+        "vocab_size": 101,
+        "hidden_size": 64,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 4,
+        "qk_layernorm": True,
+    }
     ir = read(tmp_path, phi)
     assert ir.get("model.qk_norm_bias") is None  # LayerNorm(head_dim) with a bias, as phi's other norms
-    result = translate([str(write(tmp_path, STABLELM_2_1_6B))], "hf", "hf",
-                       set_values={"model.qk_norm": True, "model.qk_norm_bias": True})  # fmt: skip
+    result = translate(
+        [str(write(tmp_path, STABLELM_2_1_6B))],
+        "hf",
+        "hf",
+        set_values={"model.qk_norm": True, "model.qk_norm_bias": True},
+    )
     said = [e for e in result.report.entries if e.fields == ("model.qk_norm_bias",) and e.status is Status.LOSSY]
     assert said and "HF stablelm hard-wires model.qk_norm_bias=False" in said[0].detail
     assert json.loads(result.dump())["qk_layernorm"] is True
@@ -247,12 +298,24 @@ def test_qk_norms_with_a_bias_cannot_be_stablelm_s(tmp_path: Path) -> None:
 # ---- opt: OPT 125M - 66B ---------------------------------------------------------------------------------
 
 OPT_125M = {  # facebook/opt-125m's config.json (the keys its class reads)
-    "model_type": "opt", "architectures": ["OPTForCausalLM"], "hidden_size": 768, "num_hidden_layers": 12,
-    "ffn_dim": 3072, "num_attention_heads": 12, "vocab_size": 50272, "max_position_embeddings": 2048,
-    "do_layer_norm_before": True, "word_embed_proj_dim": 768, "dropout": 0.1, "attention_dropout": 0.0,
-    "activation_function": "relu", "init_std": 0.02, "layerdrop": 0.0, "enable_bias": True,
+    "model_type": "opt",
+    "architectures": ["OPTForCausalLM"],
+    "hidden_size": 768,
+    "num_hidden_layers": 12,
+    "ffn_dim": 3072,
+    "num_attention_heads": 12,
+    "vocab_size": 50272,
+    "max_position_embeddings": 2048,
+    "do_layer_norm_before": True,
+    "word_embed_proj_dim": 768,
+    "dropout": 0.1,
+    "attention_dropout": 0.0,
+    "activation_function": "relu",
+    "init_std": 0.02,
+    "layerdrop": 0.0,
+    "enable_bias": True,
     "_remove_final_layer_norm": False,
-}  # fmt: skip
+}
 
 
 def opt_by_hand(h: int, layers: int, ffn: int, vocab: int, positions: int) -> int:
@@ -286,8 +349,15 @@ def test_opt_hf2hf_is_the_same_file(tmp_path: Path) -> None:
 
 
 def test_opt_350m_s_post_ln_and_projection_are_named_at_their_keys(tmp_path: Path) -> None:
-    opt_350m = {**OPT_125M, "hidden_size": 1024, "num_hidden_layers": 24, "ffn_dim": 4096, "num_attention_heads": 16,
-                "word_embed_proj_dim": 512, "do_layer_norm_before": False}  # fmt: skip
+    opt_350m = {
+        **OPT_125M,
+        "hidden_size": 1024,
+        "num_hidden_layers": 24,
+        "ffn_dim": 4096,
+        "num_attention_heads": 16,
+        "word_embed_proj_dim": 512,
+        "do_layer_norm_before": False,
+    }
     result = translate([str(write(tmp_path, opt_350m))], "hf", "megatron", set_values={"model.seq_length": 2048})
     said = result.report.by_source()
     assert said["do_layer_norm_before"].status is Status.LOSSY and "post-LN" in said["do_layer_norm_before"].detail
@@ -308,12 +378,26 @@ def test_the_position_offset_is_named_where_a_target_has_none(tmp_path: Path) ->
 # ---- cohere2: Command R7B, Command A -----------------------------------------------------------------
 
 COMMAND_R7B = {  # CohereForAI/c4ai-command-r7b-12-2024's config.json (the keys its class reads)
-    "model_type": "cohere2", "architectures": ["Cohere2ForCausalLM"], "vocab_size": 256000, "hidden_size": 4096,
-    "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
-    "hidden_act": "silu", "max_position_embeddings": 8192, "layer_norm_eps": 1e-05, "logit_scale": 0.25,
-    "rope_theta": 50000, "sliding_window": 4096, "sliding_window_pattern": 4, "attention_bias": False,
-    "attention_dropout": 0.0, "tie_word_embeddings": True, "initializer_range": 0.02,
-}  # fmt: skip
+    "model_type": "cohere2",
+    "architectures": ["Cohere2ForCausalLM"],
+    "vocab_size": 256000,
+    "hidden_size": 4096,
+    "intermediate_size": 14336,
+    "num_hidden_layers": 32,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 8,
+    "hidden_act": "silu",
+    "max_position_embeddings": 8192,
+    "layer_norm_eps": 1e-05,
+    "logit_scale": 0.25,
+    "rope_theta": 50000,
+    "sliding_window": 4096,
+    "sliding_window_pattern": 4,
+    "attention_bias": False,
+    "attention_dropout": 0.0,
+    "tie_word_embeddings": True,
+    "initializer_range": 0.02,
+}
 
 
 def cohere2_by_hand(h: int, layers: int, heads: int, kv_heads: int, inner: int, vocab: int) -> int:
@@ -379,13 +463,29 @@ def test_a_rotary_model_written_as_cohere2_names_the_rope_it_loses(tmp_path: Pat
 
 DBRX = {  # databricks/dbrx-base's config.json (the keys its class reads; the file's normalize weight 1 is an int,
     # which transformers 5.23's strict DbrxFFNConfig refuses: a float here)
-    "model_type": "dbrx", "architectures": ["DbrxForCausalLM"], "d_model": 6144, "n_heads": 48, "n_layers": 40,
-    "max_seq_len": 32768, "vocab_size": 100352, "resid_pdrop": 0.0, "emb_pdrop": 0.0,
+    "model_type": "dbrx",
+    "architectures": ["DbrxForCausalLM"],
+    "d_model": 6144,
+    "n_heads": 48,
+    "n_layers": 40,
+    "max_seq_len": 32768,
+    "vocab_size": 100352,
+    "resid_pdrop": 0.0,
+    "emb_pdrop": 0.0,
     "attn_config": {"kv_n_heads": 8, "clip_qkv": 8, "rope_theta": 500000, "attn_pdrop": 0.0},
-    "ffn_config": {"ffn_hidden_size": 10752, "moe_num_experts": 16, "moe_top_k": 4, "ffn_act_fn": {"name": "silu"},
-                   "moe_jitter_eps": 0, "moe_loss_weight": 0.05, "moe_normalize_expert_weights": 1.0},
-    "initializer_range": 0.02, "output_router_logits": False, "tie_word_embeddings": False,
-}  # fmt: skip
+    "ffn_config": {
+        "ffn_hidden_size": 10752,
+        "moe_num_experts": 16,
+        "moe_top_k": 4,
+        "ffn_act_fn": {"name": "silu"},
+        "moe_jitter_eps": 0,
+        "moe_loss_weight": 0.05,
+        "moe_normalize_expert_weights": 1.0,
+    },
+    "initializer_range": 0.02,
+    "output_router_logits": False,
+    "tie_word_embeddings": False,
+}
 
 
 def dbrx_by_hand(h: int, layers: int, heads: int, kv_heads: int, ffn: int, experts: int, vocab: int) -> int:
@@ -442,8 +542,12 @@ def test_dbrx_s_p_norm_routing(tmp_path: Path) -> None:
         return {**DBRX, "ffn_config": {**DBRX["ffn_config"], **values}}  # type: ignore[dict-item]
 
     assert read(tmp_path, ffn(moe_normalize_expert_weights=None))["model.moe_normalize_top_k"] is False
-    result = translate([str(write(tmp_path, ffn(moe_normalize_expert_weights=2)))], "hf", "megatron",
-                       set_values={"model.seq_length": 4096})  # fmt: skip
+    result = translate(
+        [str(write(tmp_path, ffn(moe_normalize_expert_weights=2)))],
+        "hf",
+        "megatron",
+        set_values={"model.seq_length": 4096},
+    )
     entry = result.report.by_source()["ffn_config.moe_normalize_expert_weights"]
     assert entry.status is Status.LOSSY and "by their 2-norm, not their sum" in entry.detail
 
@@ -499,18 +603,49 @@ def test_dbrx_is_written_with_both_rope_theta_keys(tmp_path: Path) -> None:
 # ---- glm4_moe: GLM-4.5, GLM-4.6, GLM-4.5-Air; DeepSeek's router settings -------------------------------
 
 GLM_4_5_AIR = {  # zai-org/GLM-4.5-Air's config.json (the keys its class reads)
-    "model_type": "glm4_moe", "architectures": ["Glm4MoeForCausalLM"], "attention_bias": True, "head_dim": 128,
-    "hidden_act": "silu", "hidden_size": 4096, "partial_rotary_factor": 0.5, "initializer_range": 0.02,
-    "intermediate_size": 10944, "max_position_embeddings": 131072, "num_attention_heads": 96, "num_hidden_layers": 46,
-    "num_key_value_heads": 8, "n_shared_experts": 1, "n_routed_experts": 128, "routed_scaling_factor": 1.0,
-    "n_group": 1, "topk_group": 1, "first_k_dense_replace": 1, "norm_topk_prob": True, "num_experts_per_tok": 8,
-    "moe_intermediate_size": 1408, "rms_norm_eps": 1e-05, "rope_theta": 1000000, "tie_word_embeddings": False,
-    "use_qk_norm": False, "vocab_size": 151552,
-}  # fmt: skip
+    "model_type": "glm4_moe",
+    "architectures": ["Glm4MoeForCausalLM"],
+    "attention_bias": True,
+    "head_dim": 128,
+    "hidden_act": "silu",
+    "hidden_size": 4096,
+    "partial_rotary_factor": 0.5,
+    "initializer_range": 0.02,
+    "intermediate_size": 10944,
+    "max_position_embeddings": 131072,
+    "num_attention_heads": 96,
+    "num_hidden_layers": 46,
+    "num_key_value_heads": 8,
+    "n_shared_experts": 1,
+    "n_routed_experts": 128,
+    "routed_scaling_factor": 1.0,
+    "n_group": 1,
+    "topk_group": 1,
+    "first_k_dense_replace": 1,
+    "norm_topk_prob": True,
+    "num_experts_per_tok": 8,
+    "moe_intermediate_size": 1408,
+    "rms_norm_eps": 1e-05,
+    "rope_theta": 1000000,
+    "tie_word_embeddings": False,
+    "use_qk_norm": False,
+    "vocab_size": 151552,
+}
 
 
-def glm4_moe_by_hand(h: int, layers: int, heads: int, kv_heads: int, d: int, dense: int, experts: int, width: int,
-                     shared: int, first_dense: int, vocab: int) -> int:  # fmt: skip
+def glm4_moe_by_hand(
+    h: int,
+    layers: int,
+    heads: int,
+    kv_heads: int,
+    d: int,
+    dense: int,
+    experts: int,
+    width: int,
+    shared: int,
+    first_dense: int,
+    vocab: int,
+) -> int:
     """Glm4MoeForCausalLM: embed_tokens; per block two RMSNorms, q/k/v with biases, o_proj without; the
     first first_k_dense_replace blocks a dense gated MLP, the rest a sigmoid router (weight only: its
     correction bias is a buffer), the routed experts and one shared MLP n_shared_experts x as wide; the
@@ -554,9 +689,17 @@ def test_glm_4_6_s_routed_scaling_is_named(tmp_path: Path) -> None:
 
 
 def test_deepseek_v3_s_group_limited_routing_and_scaling_are_named_even_when_left_to_the_class(tmp_path: Path) -> None:
-    config = {"model_type": "deepseek_v3", "vocab_size": 101, "hidden_size": 64, "num_hidden_layers": 2,
-              "num_attention_heads": 4, "num_key_value_heads": 4, "n_routed_experts": 8, "num_experts_per_tok": 2,
-              "topk_method": "noaux_tc"}  # fmt: skip
+    config = {
+        "model_type": "deepseek_v3",
+        "vocab_size": 101,
+        "hidden_size": 64,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 4,
+        "n_routed_experts": 8,
+        "num_experts_per_tok": 2,
+        "topk_method": "noaux_tc",
+    }
     said = translate(
         [str(write(tmp_path, config))], "hf", "megatron", set_values={"model.seq_length": 128}
     ).report.by_source()
@@ -583,8 +726,16 @@ def test_deepseek_v2_lite_s_greedy_router_has_nothing_to_name(tmp_path: Path) ->
 
 
 def test_gpt_sw3_is_gpt_2_s_class_and_is_written_back_as_it(tmp_path: Path) -> None:
-    config = {"model_type": "gpt-sw3", "n_embd": 64, "n_layer": 2, "n_head": 4, "n_positions": 32, "vocab_size": 101,
-              "activation_function": "gelu", "tie_word_embeddings": False}  # fmt: skip
+    config = {
+        "model_type": "gpt-sw3",
+        "n_embd": 64,
+        "n_layer": 2,
+        "n_head": 4,
+        "n_positions": 32,
+        "vocab_size": 101,
+        "activation_function": "gelu",
+        "tie_word_embeddings": False,
+    }
     ir = read(tmp_path, config)
     assert (ir["model.family"], ir["model.activation"], ir["model.position_embedding"]) == ("gpt2", "gelu", "learned")
     h = 64  # GPT2LMHeadModel: wte, wpe; per block ln_1, c_attn, c_proj, ln_2, c_fc, c_proj (biased); ln_f; untied lm_head

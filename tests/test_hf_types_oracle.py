@@ -28,12 +28,24 @@ pytestmark = pytest.mark.oracle
 
 # canonical field -> a small value (the class's key for it comes from its table)
 SIZES = {
-    "model.vocab_size": 101, "model.hidden_size": 64, "model.num_layers": 4, "model.num_heads": 8,
-    "model.num_kv_heads": 4, "model.ffn_hidden_size": 96, "model.moe_num_experts": 6, "model.moe_experts_per_token": 2,
-    "model.moe_ffn_hidden_size": 32, "model.moe_shared_ffn_hidden_size": 48, "model.moe_shared_experts": 1,
-    "model.mla_kv_lora_rank": 16, "model.mla_q_lora_rank": 24, "model.mla_qk_nope_head_dim": 8,
-    "model.mla_qk_rope_head_dim": 4, "model.mla_v_head_dim": 8, "model.max_position_embeddings": 256,
-}  # fmt: skip
+    "model.vocab_size": 101,
+    "model.hidden_size": 64,
+    "model.num_layers": 4,
+    "model.num_heads": 8,
+    "model.num_kv_heads": 4,
+    "model.ffn_hidden_size": 96,
+    "model.moe_num_experts": 6,
+    "model.moe_experts_per_token": 2,
+    "model.moe_ffn_hidden_size": 32,
+    "model.moe_shared_ffn_hidden_size": 48,
+    "model.moe_shared_experts": 1,
+    "model.mla_kv_lora_rank": 16,
+    "model.mla_q_lora_rank": 24,
+    "model.mla_qk_nope_head_dim": 8,
+    "model.mla_qk_rope_head_dim": 4,
+    "model.mla_v_head_dim": 8,
+    "model.max_position_embeddings": 256,
+}
 # what a type needs beside its sizes to build small (a key the sizes above do not reach, a class check)
 EXTRA: dict[str, dict[str, Any]] = {
     "deepseek_v2": {"n_group": 1, "topk_group": 1, "first_k_dense_replace": 1},

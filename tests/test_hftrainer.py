@@ -92,8 +92,14 @@ CASES = [
     ("cosine_with_min_lr", {"min_lr": 2e-5}, 10, 100, lambda k: t_cosine(k, 10, 100, 0.5, 0.1)),
     ("cosine_warmup_with_min_lr", {"min_lr_rate": 0.05}, 10, 100, lambda k: t_cos_warm_min(k, 10, 100, 0.05)),
     ("warmup_stable_decay", {"num_decay_steps": 30, "min_lr_ratio": 0.1}, 10, 100, lambda k: t_wsd(k, 10, 60, 30, 0.1)),
-    ("warmup_stable_decay", {"num_decay_steps": 30, "decay_type": "linear"}, 10, 100, lambda k: t_wsd(k, 10, 60, 30, 0.0, "linear")),
-]  # fmt: skip
+    (
+        "warmup_stable_decay",
+        {"num_decay_steps": 30, "decay_type": "linear"},
+        10,
+        100,
+        lambda k: t_wsd(k, 10, 60, 30, 0.0, "linear"),
+    ),
+]
 
 
 @pytest.mark.parametrize("kind,kwargs,w,n,f", CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
@@ -104,14 +110,26 @@ def test_every_step_is_what_get_scheduler_gives(kind, kwargs, w, n, f) -> None: 
 
 
 def test_warmup_stable_decay_before_4_51_is_linear_then_cosine_from_zero() -> None:
-    s = scheduler.read("warmup_stable_decay", LR, 10, None, {"num_stable_steps": 40, "num_decay_steps": 30, "min_lr_ratio": 0.1},
-                       "4.46.3").schedule  # fmt: skip
+    s = scheduler.read(
+        "warmup_stable_decay",
+        LR,
+        10,
+        None,
+        {"num_stable_steps": 40, "num_decay_steps": 30, "min_lr_ratio": 0.1},
+        "4.46.3",
+    ).schedule
     for k in range(100):
         expected = k / 10 if k < 10 else t_wsd(k, 10, 40, 30, 0.1)
         assert s.value(k) == pytest.approx(LR * expected, rel=1e-9, abs=1e-15)
     with pytest.raises(Exception, match="decay_type"):
-        scheduler.read("warmup_stable_decay", LR, 10, None, {"num_stable_steps": 40, "num_decay_steps": 30, "decay_type": "linear"},
-                       "4.46.3")  # fmt: skip
+        scheduler.read(
+            "warmup_stable_decay",
+            LR,
+            10,
+            None,
+            {"num_stable_steps": 40, "num_decay_steps": 30, "decay_type": "linear"},
+            "4.46.3",
+        )
 
 
 def test_schedules_a_release_lacks_or_no_closed_form_holds() -> None:
@@ -123,12 +141,19 @@ def test_schedules_a_release_lacks_or_no_closed_form_holds() -> None:
         scheduler.read("polynomial", 1e-7, 0, 10, {}, "5.23.0")  # transformers: lr_end must be smaller than initial lr
 
 
-@pytest.mark.parametrize("version,steps,ratio,total,expected", [
-    ("4.57.1", 0, 0.03, 1000, 30), ("4.57.1", 50, 0.03, 1000, 50), ("4.57.1", 0, 0.031, 999, 31),
-    ("5.10.0", 50, 0.03, 1000, 30),   # 5.0-5.10: warmup_ratio is moved into warmup_steps, and wins
-    ("5.23.0", 0.05, None, 1000, 50), ("5.23.0", 1.0, None, 1000, 1), ("5.23.0", 12.7, None, 1000, 12),
-    ("4.57.1", 0, 0.03, None, None),  # a ratio needs the total steps
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "version,steps,ratio,total,expected",
+    [
+        ("4.57.1", 0, 0.03, 1000, 30),
+        ("4.57.1", 50, 0.03, 1000, 50),
+        ("4.57.1", 0, 0.031, 999, 31),
+        ("5.10.0", 50, 0.03, 1000, 30),  # 5.0-5.10: warmup_ratio is moved into warmup_steps, and wins
+        ("5.23.0", 0.05, None, 1000, 50),
+        ("5.23.0", 1.0, None, 1000, 1),
+        ("5.23.0", 12.7, None, 1000, 12),
+        ("4.57.1", 0, 0.03, None, None),  # a ratio needs the total steps
+    ],
+)
 def test_warmup_steps_per_release(version, steps, ratio, total, expected) -> None:  # type: ignore[no-untyped-def]
     assert scheduler.warmup_steps(steps, ratio, total, version) == expected
 
@@ -138,7 +163,12 @@ def test_auto_is_filled_as_transformers_fills_it() -> None:
     result = translate([SFT], "hftrainer", "neox", with_files=[(str(DS3), "hftrainer")], world_size=8)
     ir = result.ir
     assert (ir.get("batch.micro"), ir.get("batch.grad_accum"), ir.get("batch.global")) == (2, 8, 128)
-    assert (ir.get("parallel.zero_stage"), ir.get("precision.dtype"), ir.get("optim.grad_clip"), ir.get("train.steps")) == (3, "bf16", 1.0, 1200)
+    assert (
+        ir.get("parallel.zero_stage"),
+        ir.get("precision.dtype"),
+        ir.get("optim.grad_clip"),
+        ir.get("train.steps"),
+    ) == (3, "bf16", 1.0, 1200)
     s = parse(ir.get("schedule.phases"))
     w = math.ceil(1200 * 0.1)  # 4.x (the file has warmup_ratio): ceil(N x warmup_ratio)
     for k in range(0, 1300, 7):
@@ -156,7 +186,9 @@ def test_a_stated_value_the_arguments_contradict_is_refused(tmp_path: Path) -> N
     ds["gradient_accumulation_steps"] = 4  # the file says 8: transformers raises on the mismatch
     path = tmp_path / "ds.json"
     path.write_text(json.dumps(ds))
-    with pytest.raises(InputError, match="gradient_accumulation_steps=4 is not the TrainingArguments' gradient_accumulation_steps=8"):
+    with pytest.raises(
+        InputError, match="gradient_accumulation_steps=4 is not the TrainingArguments' gradient_accumulation_steps=8"
+    ):
         translate([SFT], "hftrainer", "neox", with_files=[(str(path), "hftrainer")])
 
 
@@ -165,8 +197,10 @@ def test_the_deepspeed_scheduler_runs_instead_of_the_trainers() -> None:
     from neoconv.formats.deepspeed import scheduler as ds
 
     result = translate([LINEAR], "hftrainer", "megatron", with_files=[(str(DS_DECAY), "hftrainer")], world_size=4)
-    block = {"type": "WarmupDecayLR", "params": {"warmup_min_lr": 0, "warmup_max_lr": 3e-4, "warmup_num_steps": 100,
-                                                 "total_num_steps": 2000}}  # fmt: skip
+    block = {
+        "type": "WarmupDecayLR",
+        "params": {"warmup_min_lr": 0, "warmup_max_lr": 3e-4, "warmup_num_steps": 100, "total_num_steps": 2000},
+    }
     expected = ds.read(block, 3e-4, ds.LATEST).schedule
     got = parse(result.ir.get("schedule.phases"))
     assert all(got.value(k) == pytest.approx(expected.value(k), abs=1e-15) for k in range(0, 2100, 3))
@@ -193,7 +227,9 @@ def test_arguments_of_deepspeed_keys_alone_are_arguments_when_they_name_a_deepsp
 
 def test_only_epochs_leave_the_steps_missing(tmp_path: Path) -> None:
     path = tmp_path / "ta.yaml"
-    path.write_text("per_device_train_batch_size: 4\nlearning_rate: 1.0e-4\nnum_train_epochs: 2\nwarmup_ratio: 0.05\noutput_dir: o\n")
+    path.write_text(
+        "per_device_train_batch_size: 4\nlearning_rate: 1.0e-4\nnum_train_epochs: 2\nwarmup_ratio: 0.05\noutput_dir: o\n"
+    )
     result = translate([path], "hftrainer", "neox")
     assert result.ir.get("train.epochs") == 2 and result.ir.get("schedule.phases") is None
     detail = result.report.by_source()["learning_rate"].detail
@@ -204,8 +240,15 @@ def test_only_epochs_leave_the_steps_missing(tmp_path: Path) -> None:
 
 
 # what each --set a `missing` entry prints gives (the placeholder it spells -> a value)
-GIVEN = {"train.epoch_samples": 52002, "train.steps": 600, "batch.global": 256, "batch.micro": 4, "batch.grad_accum": 8,
-         "optim.grad_clip": 1.0, "precision.dtype": "bf16"}  # fmt: skip
+GIVEN = {
+    "train.epoch_samples": 52002,
+    "train.steps": 600,
+    "batch.global": 256,
+    "batch.micro": 4,
+    "batch.grad_accum": 8,
+    "optim.grad_clip": 1.0,
+    "precision.dtype": "bf16",
+}
 
 
 def given_in(detail: str) -> list[tuple[dict[str, object], int | None]]:
@@ -221,15 +264,19 @@ def given_in(detail: str) -> list[tuple[dict[str, object], int | None]]:
 @pytest.mark.parametrize("dst", ["neox", "megatron", "cerebras", "veomni"])
 def test_an_epoch_based_run_says_how_to_give_its_steps_and_each_way_clears_the_mark(dst: str, tmp_path: Path) -> None:
     path = tmp_path / "ta.yaml"
-    path.write_text("output_dir: o\nper_device_train_batch_size: 4\ngradient_accumulation_steps: 8\nlearning_rate: 2.0e-5\n"
-                    "num_train_epochs: 3\nlr_scheduler_type: cosine\nwarmup_ratio: 0.1\n")  # fmt: skip
+    path.write_text(
+        "output_dir: o\nper_device_train_batch_size: 4\ngradient_accumulation_steps: 8\nlearning_rate: 2.0e-5\n"
+        "num_train_epochs: 3\nlr_scheduler_type: cosine\nwarmup_ratio: 0.1\n"
+    )
     result = translate([path], "hftrainer", dst, world_size=None)
     (entry,) = [e for e in result.report.entries if e.status is Status.MISSING and "train.steps" in e.fields]
     assert "num_train_epochs 3" in entry.detail
     ways = given_in(entry.detail)
     assert [sorted(sets) for sets, _ in ways] == [["train.epoch_samples"], ["train.steps"]] and ways[0][1] == 8
     for sets, world in ways:
-        if dst == "veomni":  # VeOmni's data.train_size counts the tokens of train.steps global batches: the world size too
+        if (
+            dst == "veomni"
+        ):  # VeOmni's data.train_size counts the tokens of train.steps global batches: the world size too
             world = 8
         done = translate([path], "hftrainer", dst, world_size=world, set_values=sets)
         assert not [e for e in done.report.entries if e.status is Status.MISSING and "train.steps" in e.fields]
@@ -239,20 +286,35 @@ def test_an_epoch_based_run_says_how_to_give_its_steps_and_each_way_clears_the_m
         assert parse(done.ir.get("schedule.phases")).value(warmup) == pytest.approx(2e-5)
 
 
-@pytest.mark.parametrize("version,samples,world,drop,expected", [
-    ("5.23.0", 52002, 8, False, 612),  # a partial last accumulation is an update (4.57 on)
-    ("4.51.3", 52002, 8, False, 609),  # ... not before: 1626 // 8 = 203 updates an epoch
-    ("5.23.0", 100, 3, True, 6),  # dataloader_drop_last: 25 batches, 8 on each of 3 GPUs, 3 updates x 2 epochs
-    ("5.23.0", 7, 8, False, 2),  # fewer batches than GPUs: one update an epoch
-])  # fmt: skip
-def test_the_steps_of_an_epoch_are_the_trainers(version: str, samples: int, world: int, drop: bool, expected: int) -> None:
+@pytest.mark.parametrize(
+    "version,samples,world,drop,expected",
+    [
+        ("5.23.0", 52002, 8, False, 612),  # a partial last accumulation is an update (4.57 on)
+        ("4.51.3", 52002, 8, False, 609),  # ... not before: 1626 // 8 = 203 updates an epoch
+        ("5.23.0", 100, 3, True, 6),  # dataloader_drop_last: 25 batches, 8 on each of 3 GPUs, 3 updates x 2 epochs
+        ("5.23.0", 7, 8, False, 2),  # fewer batches than GPUs: one update an epoch
+    ],
+)
+def test_the_steps_of_an_epoch_are_the_trainers(
+    version: str, samples: int, world: int, drop: bool, expected: int
+) -> None:
     accum = 8 if samples > 1000 else 3
-    tree = {"output_dir": "o", "per_device_train_batch_size": 4, "gradient_accumulation_steps": accum,
-            "num_train_epochs": 3 if samples > 1000 else 2, "dataloader_drop_last": drop}  # fmt: skip
-    ir = read_ir(tree, "hftrainer", world_size=world, source_version=version, set_values={"train.epoch_samples": samples}).ir
+    tree = {
+        "output_dir": "o",
+        "per_device_train_batch_size": 4,
+        "gradient_accumulation_steps": accum,
+        "num_train_epochs": 3 if samples > 1000 else 2,
+        "dataloader_drop_last": drop,
+    }
+    ir = read_ir(
+        tree, "hftrainer", world_size=world, source_version=version, set_values={"train.epoch_samples": samples}
+    ).ir
     assert ir.get("train.steps") == expected
     tree["max_steps"] = 50  # max_steps above 0 is the run's length whatever the dataset
-    assert read_ir(tree, "hftrainer", world_size=world, set_values={"train.epoch_samples": samples}).ir.get("train.steps") == 50
+    assert (
+        read_ir(tree, "hftrainer", world_size=world, set_values={"train.epoch_samples": samples}).ir.get("train.steps")
+        == 50
+    )
 
 
 def test_every_set_a_missing_entry_prints_is_one_neoconv_takes() -> None:
@@ -267,7 +329,11 @@ def test_every_set_a_missing_entry_prints_is_one_neoconv_takes() -> None:
 
 def test_axolotl_keys_are_read_as_the_arguments_they_are() -> None:
     result = translate([AXOLOTL], "hftrainer", "neox", world_size=2)
-    assert (result.ir.get("batch.micro"), result.ir.get("batch.global"), result.ir.get("optim.type")) == (2, 16, "adamw")
+    assert (result.ir.get("batch.micro"), result.ir.get("batch.global"), result.ir.get("optim.type")) == (
+        2,
+        16,
+        "adamw",
+    )
     by = result.report.by_source()
     assert by["lora_r"].status is Status.DROPPED and "LoRA" in by["lora_r"].detail
     assert by["bf16"].status is Status.MISSING and "GPU supports it" in by["bf16"].detail
@@ -306,7 +372,11 @@ def test_written_pair_runs_as_the_source_ran(tmp_path: Path) -> None:
     args.write_text(megatron.dump())
     result = translate([args], "megatron", "hftrainer", world_size=8, output=str(tmp_path / "run.yaml"))
     ds = json.loads(result.side_files["run.ds_config.json"])
-    assert (ds["train_batch_size"], ds["train_micro_batch_size_per_gpu"], ds["gradient_accumulation_steps"]) == (128, 2, 8)
+    assert (ds["train_batch_size"], ds["train_micro_batch_size_per_gpu"], ds["gradient_accumulation_steps"]) == (
+        128,
+        2,
+        8,
+    )
     assert ds["bf16"] == {"enabled": True} and ds["gradient_clipping"] == 1.0
     assert "auto" not in json.dumps(ds) and "deepspeed: run.ds_config.json" in result.dump()
     back = parse(result.ir.get("schedule.phases"))
@@ -332,20 +402,37 @@ def test_max_steps_is_the_runs_length_and_epochs_beside_it_are_not_written(tmp_p
     assert translate([epochs], "hftrainer", "hftrainer").config["num_train_epochs"] == 2
 
 
-@pytest.mark.parametrize("snippet,expected,missing", [
-    # the world size decides the accumulation: without it, only a global batch equal to the micro batch says it (1)
-    ({"train_batch_size": 32, "train_micro_batch_size_per_gpu": 32}, {"per_device_train_batch_size": 32, "gradient_accumulation_steps": 1}, None),
-    ({"train_batch_size": 256, "train_micro_batch_size_per_gpu": 8}, {"per_device_train_batch_size": 8}, "gradient_accumulation_steps"),
-    ({"train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 8}, {"per_device_train_batch_size": 4, "gradient_accumulation_steps": 8}, None),
-    ({"zero_optimization": {"stage": 1}}, {}, "per_device_train_batch_size"),  # the Trainer would run 8 per GPU
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "snippet,expected,missing",
+    [
+        # the world size decides the accumulation: without it, only a global batch equal to the micro batch says it (1)
+        (
+            {"train_batch_size": 32, "train_micro_batch_size_per_gpu": 32},
+            {"per_device_train_batch_size": 32, "gradient_accumulation_steps": 1},
+            None,
+        ),
+        (
+            {"train_batch_size": 256, "train_micro_batch_size_per_gpu": 8},
+            {"per_device_train_batch_size": 8},
+            "gradient_accumulation_steps",
+        ),
+        (
+            {"train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 8},
+            {"per_device_train_batch_size": 4, "gradient_accumulation_steps": 8},
+            None,
+        ),
+        ({"zero_optimization": {"stage": 1}}, {}, "per_device_train_batch_size"),  # the Trainer would run 8 per GPU
+    ],
+)
 def test_a_batch_without_the_world_size(snippet: dict, expected: dict, missing: str | None) -> None:  # type: ignore[type-arg]
     result = translate(snippet, "deepspeed", "hftrainer")
     assert {k: result.config.get(k) for k in expected} == expected
     gaps = [e for e in result.report.entries if e.status is Status.MISSING and "batch.micro" in e.fields]
     assert [e.target_key for e in gaps] == ([missing] if missing else [])
     if missing == "gradient_accumulation_steps":
-        assert "gradient_accumulation_steps" not in result.config and result.config["deepspeed"]["train_batch_size"] == 256
+        assert (
+            "gradient_accumulation_steps" not in result.config and result.config["deepspeed"]["train_batch_size"] == 256
+        )
         assert "give --world-size N" in gaps[0].detail
         at8 = translate(snippet, "deepspeed", "hftrainer", world_size=8).config
         assert (at8["per_device_train_batch_size"], at8["gradient_accumulation_steps"]) == (8, 4)
@@ -354,8 +441,10 @@ def test_a_batch_without_the_world_size(snippet: dict, expected: dict, missing: 
 # ---- another transformers release (hftrainer2hftrainer --to-version) ---------------------------------------------
 def test_a_file_goes_to_another_release_with_the_fields_it_has(tmp_path: Path) -> None:
     path = tmp_path / "ta.yaml"
-    path.write_text("output_dir: o\noverwrite_output_dir: true\nper_device_train_batch_size: 2\nmax_steps: 100\n"
-                    "learning_rate: 1.0e-4\nlogging_dir: runs/x\nevaluation_strategy: steps\nwarmup_ratio: 0.1\n")  # a 4.4x file
+    path.write_text(
+        "output_dir: o\noverwrite_output_dir: true\nper_device_train_batch_size: 2\nmax_steps: 100\n"
+        "learning_rate: 1.0e-4\nlogging_dir: runs/x\nevaluation_strategy: steps\nwarmup_ratio: 0.1\n"
+    )  # a 4.4x file
     source = translate([path], "hftrainer", "neox", world_size=1)
     assert parse(source.ir.get("schedule.phases")).value(5) == pytest.approx(1e-4 * 5 / 10)
     new = translate([path], "hftrainer", "hftrainer")  # the newest release, 5.23.0
@@ -366,33 +455,53 @@ def test_a_file_goes_to_another_release_with_the_fields_it_has(tmp_path: Path) -
     by = new.report.by_source()
     assert by["warmup_ratio"].status is Status.CONVERTED and by["warmup_ratio"].target_key == "warmup_steps"
     for gone in ("overwrite_output_dir", "logging_dir"):
-        assert by[gone].status is Status.DROPPED and "transformers 5.23.0 has no TrainingArguments field" in by[gone].detail
+        assert (
+            by[gone].status is Status.DROPPED
+            and "transformers 5.23.0 has no TrainingArguments field" in by[gone].detail
+        )
     assert new.report.target["added_by_verification"] == 0
     again = tmp_path / "new.yaml"
     again.write_text(new.dump())
-    assert parse(translate([again], "hftrainer", "neox", world_size=1).ir.get("schedule.phases")).to_json() == \
-        parse(source.ir.get("schedule.phases")).to_json()  # fmt: skip
+    assert (
+        parse(translate([again], "hftrainer", "neox", world_size=1).ir.get("schedule.phases")).to_json()
+        == parse(source.ir.get("schedule.phases")).to_json()
+    )
     old = translate([again], "hftrainer", "hftrainer", target_version="4.57.1")  # back to a 4.x: warmup_ratio
     assert old.config["warmup_ratio"] == 0.1 and "warmup_steps" not in old.config
     assert old.report.by_source()["warmup_steps"].status is Status.CONVERTED
 
 
 def test_an_older_release_gets_its_own_spelling_and_a_schedule_it_has(tmp_path: Path) -> None:
-    path = tmp_path / "ta.yaml"  # a 5.x file: eval_strategy, warmup_steps below 1 (a ratio), cosine_with_min_lr (4.38 on)
-    path.write_text("output_dir: o\nper_device_train_batch_size: 2\nmax_steps: 100\nlearning_rate: 1.0e-4\n"
-                    "eval_strategy: steps\nwarmup_steps: 0.1\nlr_scheduler_type: cosine_with_min_lr\n"
-                    "lr_scheduler_kwargs: {min_lr_rate: 0.1}\n")  # fmt: skip
+    path = (
+        tmp_path / "ta.yaml"
+    )  # a 5.x file: eval_strategy, warmup_steps below 1 (a ratio), cosine_with_min_lr (4.38 on)
+    path.write_text(
+        "output_dir: o\nper_device_train_batch_size: 2\nmax_steps: 100\nlearning_rate: 1.0e-4\n"
+        "eval_strategy: steps\nwarmup_steps: 0.1\nlr_scheduler_type: cosine_with_min_lr\n"
+        "lr_scheduler_kwargs: {min_lr_rate: 0.1}\n"
+    )
     source = parse(translate([path], "hftrainer", "neox", world_size=1).ir.get("schedule.phases"))
     old = translate([path], "hftrainer", "hftrainer", target_version="4.36.2", output=str(tmp_path / "old.yaml"))
     assert old.config["evaluation_strategy"] == "steps" and "eval_strategy" not in old.config  # 4.41 renamed it
-    assert old.config["lr_scheduler_type"] not in ("cosine_with_min_lr", "cosine_warmup_with_min_lr", "warmup_stable_decay")
+    assert old.config["lr_scheduler_type"] not in (
+        "cosine_with_min_lr",
+        "cosine_warmup_with_min_lr",
+        "warmup_stable_decay",
+    )
     assert old.config["warmup_steps"] == 10 and "warmup_ratio" not in old.config
     by = old.report.by_source()
-    assert by["lr_scheduler_type"].status is Status.LOSSY and "transformers 4.36.2 cannot run" in by["lr_scheduler_type"].detail
+    assert (
+        by["lr_scheduler_type"].status is Status.LOSSY
+        and "transformers 4.36.2 cannot run" in by["lr_scheduler_type"].detail
+    )
     assert by["lr_scheduler_kwargs.min_lr_rate"].status is Status.LOSSY
     assert "# HF TrainingArguments for transformers 4.36.2 written by neoconv" in old.dump()
     (tmp_path / "old.yaml").write_text(old.dump())
-    back = parse(translate([tmp_path / "old.yaml"], "hftrainer", "neox", world_size=1, source_version="4.36.2").ir.get("schedule.phases"))
+    back = parse(
+        translate([tmp_path / "old.yaml"], "hftrainer", "neox", world_size=1, source_version="4.36.2").ir.get(
+            "schedule.phases"
+        )
+    )
     worst = max(abs(back.value(k) - source.value(k)) for k in range(101))
     assert 0 < worst < 1e-5 and f"{worst:.4g}" in by["lr_scheduler_type"].detail  # the closest, its difference named
     newer = translate([path], "hftrainer", "hftrainer", target_version="4.46.3")  # 4.46 has it: kept, the ratio moved
@@ -401,7 +510,9 @@ def test_an_older_release_gets_its_own_spelling_and_a_schedule_it_has(tmp_path: 
 
 def test_validate_judges_a_file_at_its_own_release_or_the_one_named(tmp_path: Path) -> None:
     old = tmp_path / "old.yaml"  # a 4.4x file: fields 5.x no longer has
-    old.write_text("output_dir: o\nmax_steps: 100\nevaluation_strategy: steps\noverwrite_output_dir: true\nwarmup_ratio: 0.1\n")
+    old.write_text(
+        "output_dir: o\nmax_steps: 100\nevaluation_strategy: steps\noverwrite_output_dir: true\nwarmup_ratio: 0.1\n"
+    )
     own = validate_file(str(old), "hftrainer")
     assert own.valid and own.release == "4.46.3"  # the newest release whose TrainingArguments has them all
     newest = validate_file(str(old), "hftrainer", version="5.23.0")
@@ -410,7 +521,9 @@ def test_validate_judges_a_file_at_its_own_release_or_the_one_named(tmp_path: Pa
     mixed.write_text("output_dir: o\nmax_steps: 10\nevaluation_strategy: steps\nuse_cache: false\n")
     assert [p.key for p in validate_file(str(mixed), "hftrainer").problems] == ["evaluation_strategy"]
     kind = tmp_path / "kind.yaml"  # a value the named release refuses: cosine_with_min_lr is 4.38 on
-    kind.write_text("output_dir: o\nmax_steps: 100\nlr_scheduler_type: cosine_with_min_lr\nlr_scheduler_kwargs: {min_lr_rate: 0.1}\n")
+    kind.write_text(
+        "output_dir: o\nmax_steps: 100\nlr_scheduler_type: cosine_with_min_lr\nlr_scheduler_kwargs: {min_lr_rate: 0.1}\n"
+    )
     assert validate_file(str(kind), "hftrainer", version="4.46.3").valid
     refused = validate_file(str(kind), "hftrainer", version="4.36.2").problems
     assert refused and "not a SchedulerType of transformers 4.36.2" in refused[0].message
@@ -421,8 +534,14 @@ def test_validate_judges_a_file_at_its_own_release_or_the_one_named(tmp_path: Pa
 
 
 def test_a_tensorboard_directory_is_written_only_to_releases_that_read_it(pythia160m: Path) -> None:
-    kept = translate(pythia160m, "neox", "hftrainer", world_size=8, target_version="5.10.0",
-                     set_values={"logging.tensorboard_dir": "tb"})  # fmt: skip
+    kept = translate(
+        pythia160m,
+        "neox",
+        "hftrainer",
+        world_size=8,
+        target_version="5.10.0",
+        set_values={"logging.tensorboard_dir": "tb"},
+    )
     assert kept.config["logging_dir"] == "tb"
     newest = translate(pythia160m, "neox", "hftrainer", world_size=8, set_values={"logging.tensorboard_dir": "tb"})
     assert "logging_dir" not in newest.config  # 5.11+: TENSORBOARD_LOGGING_DIR from the environment
@@ -434,36 +553,66 @@ def test_a_tensorboard_directory_is_written_only_to_releases_that_read_it(pythia
 def test_layout_auto_writes_what_transformers_fills_as_auto(tmp_path: Path) -> None:
     megatron = INPUTS.parent / "megatron" / "llama3-8b.args"
     concrete = translate([str(megatron)], "megatron", "hftrainer", world_size=8, output=str(tmp_path / "c.yaml"))
-    auto = translate([str(megatron)], "megatron", "hftrainer", world_size=8, layout="auto", output=str(tmp_path / "a.yaml"))
+    auto = translate(
+        [str(megatron)], "megatron", "hftrainer", world_size=8, layout="auto", output=str(tmp_path / "a.yaml")
+    )
     plain, filled = json.loads(concrete.side_files["c.ds_config.json"]), json.loads(auto.side_files["a.ds_config.json"])
-    assert (plain["train_batch_size"], plain["train_micro_batch_size_per_gpu"], plain["gradient_accumulation_steps"]) == (128, 1, 16)
-    assert {k: filled[k] for k in ("train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps",
-                                   "gradient_clipping")} == dict.fromkeys(("train_batch_size", "train_micro_batch_size_per_gpu",
-                                                                           "gradient_accumulation_steps", "gradient_clipping"), "auto")  # fmt: skip
+    assert (
+        plain["train_batch_size"],
+        plain["train_micro_batch_size_per_gpu"],
+        plain["gradient_accumulation_steps"],
+    ) == (128, 1, 16)
+    assert {
+        k: filled[k]
+        for k in (
+            "train_batch_size",
+            "train_micro_batch_size_per_gpu",
+            "gradient_accumulation_steps",
+            "gradient_clipping",
+        )
+    } == dict.fromkeys(
+        ("train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps", "gradient_clipping"),
+        "auto",
+    )
     assert filled["bf16"] == {"enabled": "auto"} and filled["zero_optimization"] == plain["zero_optimization"]
     assert auto.report.target["layout"] == "auto" and auto.report.target["added_by_verification"] == 0
     for result, name in ((concrete, "c"), (auto, "a")):
         (tmp_path / f"{name}.yaml").write_text(result.dump())
         (tmp_path / f"{name}.ds_config.json").write_text(result.side_files[f"{name}.ds_config.json"])
-    back = [translate([str(tmp_path / f"{n}.yaml"), str(tmp_path / f"{n}.ds_config.json")], "hftrainer", "neox", world_size=8)
-            for n in ("c", "a")]  # fmt: skip
+    back = [
+        translate(
+            [str(tmp_path / f"{n}.yaml"), str(tmp_path / f"{n}.ds_config.json")], "hftrainer", "neox", world_size=8
+        )
+        for n in ("c", "a")
+    ]
     assert back[0].ir.plain() == back[1].ir.plain()
     assert back[1].report.source["layout"] == "auto" and back[0].report.source["layout"] == "concrete"
-    again = translate([str(tmp_path / "a.yaml"), str(tmp_path / "a.ds_config.json")], "hftrainer", "hftrainer",
-                      output=str(tmp_path / "d.yaml"))  # the default layout: concrete  # fmt: skip
+    again = translate(
+        [str(tmp_path / "a.yaml"), str(tmp_path / "a.ds_config.json")],
+        "hftrainer",
+        "hftrainer",
+        output=str(tmp_path / "d.yaml"),
+    )  # the default layout: concrete
     assert json.loads(again.side_files["d.ds_config.json"])["train_micro_batch_size_per_gpu"] == 1
 
 
 def test_the_deepspeed_schedulers_run_length_is_concrete_or_auto_as_asked(tmp_path: Path) -> None:
     """trainer_config_finalize fills the scheduler's total_num_steps and warmup_num_steps from the run's length."""
-    concrete = translate([str(LINEAR), str(DS_DECAY)], "hftrainer", "hftrainer", world_size=4, output=str(tmp_path / "c.yaml"))
+    concrete = translate(
+        [str(LINEAR), str(DS_DECAY)], "hftrainer", "hftrainer", world_size=4, output=str(tmp_path / "c.yaml")
+    )
     params = json.loads(concrete.side_files["c.ds_config.json"])["scheduler"]["params"]
     assert params == {"warmup_min_lr": 0, "warmup_max_lr": 3e-4, "warmup_num_steps": 100, "total_num_steps": 2000}
     assert concrete.report.by_source()["scheduler.params.total_num_steps"].status is Status.CONVERTED
     for name, text in {"c.yaml": concrete.dump(), **concrete.side_files}.items():
         (tmp_path / name).write_text(text)
-    auto = translate([str(tmp_path / "c.yaml"), str(tmp_path / "c.ds_config.json")], "hftrainer", "hftrainer",
-                     layout="auto", output=str(tmp_path / "a.yaml"))  # fmt: skip
+    auto = translate(
+        [str(tmp_path / "c.yaml"), str(tmp_path / "c.ds_config.json")],
+        "hftrainer",
+        "hftrainer",
+        layout="auto",
+        output=str(tmp_path / "a.yaml"),
+    )
     assert json.loads(auto.side_files["a.ds_config.json"])["scheduler"]["params"] == dict.fromkeys(params, "auto")
     longer = dict(params, total_num_steps=2500)  # a value transformers would not fill stays as it is (and is refused)
     (tmp_path / "c.ds_config.json").write_text(json.dumps({"scheduler": {"type": "WarmupDecayLR", "params": longer}}))
@@ -474,16 +623,22 @@ def test_the_deepspeed_schedulers_run_length_is_concrete_or_auto_as_asked(tmp_pa
 # ---- constructs of real train files (TRL / open-r1 recipes, axolotl model cards) ------------------------------------
 def test_a_grpo_recipe_reads_with_every_key_named(tmp_path: Path) -> None:
     path = tmp_path / "grpo.yaml"
-    path.write_text("model_name_or_path: Qwen/Qwen2.5-1.5B-Instruct\ntorch_dtype: bfloat16\ndataset_name: some/dataset\n"
-                    "do_eval: false\nbf16: true\nnum_generations: 7\nmax_prompt_length: 512\nuse_vllm: true\n"
-                    "vllm_gpu_memory_utilization: 0.7\nreward_funcs: [accuracy, format]\nbenchmarks: []\n"
-                    "hub_model_revision: v00.00\nlearning_rate: 3.0e-06\nlr_scheduler_type: cosine\nwarmup_ratio: 0.1\n"
-                    "num_train_epochs: 0.1\nper_device_train_batch_size: 16\ngradient_accumulation_steps: 4\n"
-                    "save_steps: 0.1\nlogging_steps: 5\ndo_eval: true\noutput_dir: data/out\n")  # fmt: skip
+    path.write_text(
+        "model_name_or_path: Qwen/Qwen2.5-1.5B-Instruct\ntorch_dtype: bfloat16\ndataset_name: some/dataset\n"
+        "do_eval: false\nbf16: true\nnum_generations: 7\nmax_prompt_length: 512\nuse_vllm: true\n"
+        "vllm_gpu_memory_utilization: 0.7\nreward_funcs: [accuracy, format]\nbenchmarks: []\n"
+        "hub_model_revision: v00.00\nlearning_rate: 3.0e-06\nlr_scheduler_type: cosine\nwarmup_ratio: 0.1\n"
+        "num_train_epochs: 0.1\nper_device_train_batch_size: 16\ngradient_accumulation_steps: 4\n"
+        "save_steps: 0.1\nlogging_steps: 5\ndo_eval: true\noutput_dir: data/out\n"
+    )
     result = translate([path], "hftrainer", "megatron", world_size=8)
     by = result.report.by_source()
     assert not [e.source_key for e in result.report.entries if e.status is Status.UNKNOWN]
-    assert "TRL" in by["num_generations"].detail and "TRL" in by["dataset_name"].detail and "ModelConfig" in by["torch_dtype"].detail
+    assert (
+        "TRL" in by["num_generations"].detail
+        and "TRL" in by["dataset_name"].detail
+        and "ModelConfig" in by["torch_dtype"].detail
+    )
     assert "open-r1" in by["hub_model_revision"].detail and "TRL" in by["reward_funcs"].detail
     assert "a fraction of an epoch" in by["num_train_epochs"].detail and by["num_train_epochs"].status is Status.DROPPED
     assert "a ratio of the run's steps" in by["save_steps"].detail  # 0.1 of steps neoconv does not know
@@ -493,35 +648,56 @@ def test_a_grpo_recipe_reads_with_every_key_named(tmp_path: Path) -> None:
 
 
 def test_axolotl_remapped_keys_are_its_own() -> None:
-    result = translate({"base_model": "m", "model_type": "LlamaForCausalLM", "micro_batch_size": 2, "num_epochs": 1,
-                        "learning_rate": 1e-4, "sequence_len": 1024}, "hftrainer", "neox")  # fmt: skip
+    result = translate(
+        {
+            "base_model": "m",
+            "model_type": "LlamaForCausalLM",
+            "micro_batch_size": 2,
+            "num_epochs": 1,
+            "learning_rate": 1e-4,
+            "sequence_len": 1024,
+        },
+        "hftrainer",
+        "neox",
+    )
     entry = result.report.by_source()["model_type"]
     assert entry.status is Status.DROPPED and "axolotl" in entry.detail
 
 
 def test_an_amp_block_is_filled_as_4x_fills_it(tmp_path: Path) -> None:
     ds = tmp_path / "ds.json"
-    ds.write_text(json.dumps({"train_micro_batch_size_per_gpu": "auto", "amp": {"enabled": "auto", "opt_level": "auto"}}))
+    ds.write_text(
+        json.dumps({"train_micro_batch_size_per_gpu": "auto", "amp": {"enabled": "auto", "opt_level": "auto"}})
+    )
     ta = tmp_path / "ta.json"
     ta.write_text(json.dumps({"output_dir": "o", "per_device_train_batch_size": 4, "fp16": True, "max_steps": 10}))
     result = translate([str(ta), str(ds)], "hftrainer", "neox", world_size=2)
     by = result.report.by_source()
     assert "transformers fills it with False" in by["amp.enabled"].detail  # fp16_backend is not apex
     assert "transformers fills it with 'O1'" in by["amp.opt_level"].detail
-    assert not [e for e in result.report.entries if e.status is Status.MISSING and (e.source_key or "").startswith("amp")]
+    assert not [
+        e for e in result.report.entries if e.status is Status.MISSING and (e.source_key or "").startswith("amp")
+    ]
 
 
 MARK = re.compile(r"^\s*# MISSING: (\S+) — give (.+)$", re.M)
 
 
-@pytest.mark.parametrize("source,src,dst", [
-    (DS_DECAY, "deepspeed", "hftrainer"),  # the micro batch, the run's length
-    (None, "hftrainer", "neox"),  # epochs: the dataset's size with the world size
-])  # fmt: skip
-def test_each_missing_mark_of_the_output_says_what_clears_it(source: Path | None, src: str, dst: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "source,src,dst",
+    [
+        (DS_DECAY, "deepspeed", "hftrainer"),  # the micro batch, the run's length
+        (None, "hftrainer", "neox"),  # epochs: the dataset's size with the world size
+    ],
+)
+def test_each_missing_mark_of_the_output_says_what_clears_it(
+    source: Path | None, src: str, dst: str, tmp_path: Path
+) -> None:
     if source is None:
         source = tmp_path / "ta.yaml"
-        source.write_text("output_dir: o\nper_device_train_batch_size: 4\ngradient_accumulation_steps: 8\nnum_train_epochs: 3\n")
+        source.write_text(
+            "output_dir: o\nper_device_train_batch_size: 4\ngradient_accumulation_steps: 8\nnum_train_epochs: 3\n"
+        )
     marks = dict(MARK.findall(translate([str(source)], src, dst).dump()))
     assert {"per_device_train_batch_size", "max_steps"} <= set(marks) if dst == "hftrainer" else "train_iters" in marks
     for key, give in marks.items():
@@ -549,6 +725,9 @@ def test_an_auto_config_alone_says_the_set_of_each_value_and_each_clears_its_mar
     still = [e.source_key for e in given.report.entries if e.status is Status.MISSING and e.source_key]
     assert not still, still
     by = given.report.by_source()
-    assert by["train_micro_batch_size_per_gpu"].status is Status.CONVERTED and "--set batch.micro" in by["train_micro_batch_size_per_gpu"].detail
+    assert (
+        by["train_micro_batch_size_per_gpu"].status is Status.CONVERTED
+        and "--set batch.micro" in by["train_micro_batch_size_per_gpu"].detail
+    )
     assert (given.config["train_micro_batch_size_per_gpu"], given.config["gradient_accumulation_steps"]) == (4, 8)
     assert given.config["bf16"]["enabled"] is True

@@ -83,7 +83,9 @@ def test_a_train_file_runs_as_neoconv_reads_it(train: Path, ds: Path | None, nam
     ir = read_ir([str(train)] + ([str(ds)] if ds else []), "hftrainer", world_size=8, source_version=RELEASE[name]).ir
     total = ir.get("train.steps")
     path = copy_pair(train, ds, tmp_path)
-    verdict = run(name, [{"id": "src", "files": [str(path)], "world": 8, "strip": True, "lr_at": steps_of(total)}])["src"]
+    verdict = run(name, [{"id": "src", "files": [str(path)], "world": 8, "strip": True, "lr_at": steps_of(total)}])[
+        "src"
+    ]
     assert verdict.accepted, verdict.error
     got = verdict.values
     assert (got["global_batch"], got["total_steps"]) == (ir.get("batch.global"), total)
@@ -112,8 +114,14 @@ SCHEDULES = [  # (lr_scheduler_type, lr_scheduler_kwargs, warmup_steps, total st
     ("cosine_with_min_lr", {"min_lr": 2e-5}, 6, 80, ("hftrainer",)),
     ("cosine_warmup_with_min_lr", {"min_lr_rate": 0.1}, 8, 80, ("hftrainer", "hftrainer-4")),
     ("warmup_stable_decay", {"num_decay_steps": 20, "min_lr_ratio": 0.1}, 10, 100, ("hftrainer", "hftrainer-4")),
-    ("warmup_stable_decay", {"num_stable_steps": 30, "num_decay_steps": 40, "decay_type": "linear"}, 10, 90, ("hftrainer",)),
-]  # fmt: skip
+    (
+        "warmup_stable_decay",
+        {"num_stable_steps": 30, "num_decay_steps": 40, "decay_type": "linear"},
+        10,
+        90,
+        ("hftrainer",),
+    ),
+]
 
 
 @pytest.mark.parametrize("name", sorted(RELEASE))
@@ -122,23 +130,42 @@ def test_every_schedule_is_what_get_scheduler_gives(name: str, tmp_path: Path) -
     for i, (kind, kwargs, warmup, total, names) in enumerate(SCHEDULES):
         if name not in names:
             continue
-        document = {"output_dir": "o", "learning_rate": 2e-4, "lr_scheduler_type": kind, "warmup_steps": warmup,
-                    "max_steps": total, **({"lr_scheduler_kwargs": kwargs} if kwargs else {})}  # fmt: skip
+        document = {
+            "output_dir": "o",
+            "learning_rate": 2e-4,
+            "lr_scheduler_type": kind,
+            "warmup_steps": warmup,
+            "max_steps": total,
+            **({"lr_scheduler_kwargs": kwargs} if kwargs else {}),
+        }
         path = tmp_path / f"ta{i}.json"
         path.write_text(json.dumps(document))
         jobs.append({"id": f"{kind} {kwargs}", "files": [str(path)], "world": 1, "lr_at": steps_of(total)})
-        expected[f"{kind} {kwargs}"] = parse(read_ir([str(path)], "hftrainer", source_version=RELEASE[name]).ir.get("schedule.phases"))
+        expected[f"{kind} {kwargs}"] = parse(
+            read_ir([str(path)], "hftrainer", source_version=RELEASE[name]).ir.get("schedule.phases")
+        )
     wrong = {}
     for key, verdict in run(name, jobs).items():
         assert verdict.accepted, (key, verdict.error)
-        bad = {k: (v, expected[key].value(int(k))) for k, v in verdict.values["lr_at"].items() if not close(v, expected[key].value(int(k)))}
+        bad = {
+            k: (v, expected[key].value(int(k)))
+            for k, v in verdict.values["lr_at"].items()
+            if not close(v, expected[key].value(int(k)))
+        }
         if bad:
             wrong[key] = bad
     assert not wrong, wrong
 
 
 # ---- to the other frameworks and back: the Trainer runs the output as it ran the source ------------------------------
-TARGETS = [("neox", None), ("megatron", None), ("veomni", None), ("cerebras", "legacy"), ("cerebras", "trainer"), ("deepspeed", None)]
+TARGETS = [
+    ("neox", None),
+    ("megatron", None),
+    ("veomni", None),
+    ("cerebras", "legacy"),
+    ("cerebras", "trainer"),
+    ("deepspeed", None),
+]
 
 
 def test_there_and_back_runs_as_the_source_ran(tmp_path: Path) -> None:
@@ -149,30 +176,62 @@ def test_there_and_back_runs_as_the_source_ran(tmp_path: Path) -> None:
     jobs, reports = [], {}
     for dst, layout in TARGETS:
         label = f"{dst}-{layout}" if layout else dst
-        source = translate([str(SFT)], "hftrainer", dst, with_files=[(str(DS3), "hftrainer")], world_size=8, layout=layout)
+        source = translate(
+            [str(SFT)], "hftrainer", dst, with_files=[(str(DS3), "hftrainer")], world_size=8, layout=layout
+        )
         total = source.ir.get("train.steps")
         suffix = ".args" if dst == "megatron" else ".json" if dst == "deepspeed" else ".yaml"
         there = written(source, tmp_path / label / f"out{suffix}")
         for form in ("concrete", "auto"):  # values the Trainer checks against its own, or "auto" it fills
             out = tmp_path / label / form / "run.yaml"
             back = translate([str(there)], dst, "hftrainer", world_size=8, output=str(out), layout=form)
-            if back.ir.get("train.steps") is None:  # DeepSpeed JSON has no run length: missing, given as the report says
-                assert any(e.status is Status.MISSING and "--set train.steps=N" in e.detail for e in back.report.entries)
-                back = translate([str(there)], dst, "hftrainer", world_size=8, output=str(out), layout=form,
-                                 set_values={"train.steps": total})  # fmt: skip
+            if (
+                back.ir.get("train.steps") is None
+            ):  # DeepSpeed JSON has no run length: missing, given as the report says
+                assert any(
+                    e.status is Status.MISSING and "--set train.steps=N" in e.detail for e in back.report.entries
+                )
+                back = translate(
+                    [str(there)],
+                    dst,
+                    "hftrainer",
+                    world_size=8,
+                    output=str(out),
+                    layout=form,
+                    set_values={"train.steps": total},
+                )
             assert any('"auto"' in text for text in back.side_files.values()) is (form == "auto"), label
-            jobs.append({"id": f"{label} {form}", "files": [str(written(back, out))], "world": 8, "steps": total,
-                         "lr_at": steps_of(total)})  # fmt: skip
+            jobs.append(
+                {
+                    "id": f"{label} {form}",
+                    "files": [str(written(back, out))],
+                    "world": 8,
+                    "steps": total,
+                    "lr_at": steps_of(total),
+                }
+            )
             reports[f"{label} {form}"] = [source.report, back.report]
-    src = run("hftrainer-4", [{"id": "s", "files": [str(copy_pair(SFT, DS3, tmp_path / "src"))], "world": 8, "strip": True,
-                                "lr_at": steps_of(1200)}])["s"]  # fmt: skip
+    src = run(
+        "hftrainer-4",
+        [
+            {
+                "id": "s",
+                "files": [str(copy_pair(SFT, DS3, tmp_path / "src"))],
+                "world": 8,
+                "strip": True,
+                "lr_at": steps_of(1200),
+            }
+        ],
+    )["s"]
     assert src.accepted, src.error
     for label, out in run("hftrainer", jobs).items():
         assert out.accepted, (label, out.error)
         assert out.values["global_batch"] == src.values["global_batch"] == 128, label
         worst = max(abs(out.values["lr_at"][k] - v) for k, v in src.values["lr_at"].items())
         # NeoX's AnnealingLR warms up as lr x max(1, t) / W, DeepSpeed's Warmup* schedulers a step late: the reports say so
-        named = any(e.status is Status.LOSSY and "schedule.phases" in e.fields for r in reports[label] for e in r.entries)
+        named = any(
+            e.status is Status.LOSSY and "schedule.phases" in e.fields for r in reports[label] for e in r.entries
+        )
         assert worst <= 1e-17 or named, (label, worst)
         assert worst > 0 or not label.startswith("neox")
 
@@ -190,16 +249,35 @@ EPOCHS = [  # (samples, world, per_device_train_batch_size, gradient_accumulatio
 def test_an_epoch_based_run_has_the_trainers_steps(name: str, tmp_path: Path) -> None:
     jobs, expected = [], {}
     for i, (samples, world, micro, accum, epochs, drop) in enumerate(EPOCHS):
-        document = {"output_dir": "o", "per_device_train_batch_size": micro, "gradient_accumulation_steps": accum,
-                    "num_train_epochs": epochs, "dataloader_drop_last": drop, "learning_rate": 1e-4,
-                    "lr_scheduler_type": "cosine", "warmup_steps": 2}  # fmt: skip
+        document = {
+            "output_dir": "o",
+            "per_device_train_batch_size": micro,
+            "gradient_accumulation_steps": accum,
+            "num_train_epochs": epochs,
+            "dataloader_drop_last": drop,
+            "learning_rate": 1e-4,
+            "lr_scheduler_type": "cosine",
+            "warmup_steps": 2,
+        }
         path = tmp_path / f"ta{i}.json"
         path.write_text(json.dumps(document))
-        ir = read_ir([str(path)], "hftrainer", world_size=world, source_version=RELEASE[name],
-                     set_values={"train.epoch_samples": samples}).ir  # fmt: skip
+        ir = read_ir(
+            [str(path)],
+            "hftrainer",
+            world_size=world,
+            source_version=RELEASE[name],
+            set_values={"train.epoch_samples": samples},
+        ).ir
         expected[str(i)] = (ir.get("train.steps"), parse(ir.get("schedule.phases")))
-        jobs.append({"id": str(i), "files": [str(path)], "world": world, "samples": samples,
-                     "lr_at": steps_of(ir.get("train.steps"))})  # fmt: skip
+        jobs.append(
+            {
+                "id": str(i),
+                "files": [str(path)],
+                "world": world,
+                "samples": samples,
+                "lr_at": steps_of(ir.get("train.steps")),
+            }
+        )
     for key, verdict in run(name, jobs).items():
         assert verdict.accepted, (key, verdict.error)
         steps, schedule = expected[key]

@@ -190,7 +190,10 @@ def test_deepspeed_alias_pairs_point_at_each_other() -> None:
     keys = history("deepspeed")["keys"]
     field = "zero_optimization.gather_16bit_weights_on_model_save"
     assert keys[field]["alias"] == "stage3_gather_16bit_weights_on_model_save"
-    assert keys["zero_optimization.stage3_gather_16bit_weights_on_model_save"]["alias_of"] == "gather_16bit_weights_on_model_save"
+    assert (
+        keys["zero_optimization.stage3_gather_16bit_weights_on_model_save"]["alias_of"]
+        == "gather_16bit_weights_on_model_save"
+    )
     assert keys["zero_optimization.stage3_prefetch_bucket_size"]["alias_of"] == "prefetch_bucket_size"
     assert value_at("deepspeed", "zero_optimization.prefetch_bucket_size", "default", "current") == 50_000_000
     old = "zero_optimization.stage3_gather_fp16_weights_on_model_save"
@@ -230,7 +233,9 @@ def test_cerebras_labels_and_minor_aliases() -> None:
 
 
 def test_cerebras_optimizer_names_before_and_after_2_0() -> None:
-    assert has("cerebras", "optimizer.weight_decay_rate", "1.9") and not has("cerebras", "optimizer.weight_decay_rate", "2.0")
+    assert has("cerebras", "optimizer.weight_decay_rate", "1.9") and not has(
+        "cerebras", "optimizer.weight_decay_rate", "2.0"
+    )
     assert has("cerebras", "optimizer.weight_decay", "2.0")
     assert value_at("cerebras", "optimizer.weight_decay_rate", "default", "1.7") == 0.0
     assert value_at("cerebras", "optimizer.beta2", "default", "1.9") == 0.999
@@ -252,7 +257,9 @@ def test_cerebras_precision_keys_by_release() -> None:
 
 def test_cerebras_trainer_layout_from_2_3_with_its_legacy_names() -> None:
     keys = history("cerebras")["keys"]
-    assert has("cerebras", "trainer.init.loop.max_steps", "2.3") and not has("cerebras", "trainer.init.loop.max_steps", "2.2")
+    assert has("cerebras", "trainer.init.loop.max_steps", "2.3") and not has(
+        "cerebras", "trainer.init.loop.max_steps", "2.2"
+    )
     assert keys["trainer.init.loop.max_steps"]["legacy"] == "runconfig.max_steps"
     assert keys["runconfig.checkpoint_steps"]["trainer"] == "trainer.init.checkpoint.steps"
     assert keys["trainer.init.precision.max_gradient_norm"]["legacy"] == "optimizer.max_gradient_norm"

@@ -152,20 +152,38 @@ CASES: list[Hostile] = [
     Hostile("dangling symlink", make=_dangling, expect=("no such file",)),
     Hostile("empty file", text="", expect=("empty file",)),
     Hostile("only comments", text="# nothing here\n\n   \n# still nothing\n", expect=("empty document",)),
-    Hostile("not UTF-8", text=b"num_layers: 2\nname: caf\xe9\n", expect=("not UTF-8", "0xe9", "save it as UTF-8"), line=2),
+    Hostile(
+        "not UTF-8", text=b"num_layers: 2\nname: caf\xe9\n", expect=("not UTF-8", "0xe9", "save it as UTF-8"), line=2
+    ),
     Hostile("UTF-16", text="num_layers: 2\n".encode("utf-16"), expect=("UTF-16", "save it as UTF-8")),
     Hostile("binary", text=b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR", expect=("binary file",)),
     Hostile("larger than the cap", make=_huge, expect=("larger than 16 MiB",)),
-    Hostile("file name with newline and escape", make=_evil_name, expect=("no such file", "evil\\n\\x1b[2Jname.yml"),
-            named=lambda tmp: "evil\\n"),  # fmt: skip
+    Hostile(
+        "file name with newline and escape",
+        make=_evil_name,
+        expect=("no such file", "evil\\n\\x1b[2Jname.yml"),
+        named=lambda tmp: "evil\\n",
+    ),
     # ---- syntax ----------------------------------------------------------------------------
     Hostile("unclosed flow list", text="num_layers: 2\nhidden_size: [64, 128\n", expect=("invalid YAML",), line=3),
-    Hostile("bad indentation", text="num_layers: 2\n  hidden_size: 64\n", expect=("invalid YAML", "mapping values"), line=2),
+    Hostile(
+        "bad indentation", text="num_layers: 2\n  hidden_size: 64\n", expect=("invalid YAML", "mapping values"), line=2
+    ),
     Hostile("tab indentation", text="optimizer:\n\ttype: Adam\n", expect=("invalid YAML", "tabs"), line=2),
-    Hostile("invalid JSON", name="in.json", text='{\n  "num_layers": 2,,\n  "hidden_size": 64\n}\n',
-            expect=("invalid JSON", ":2:"), line=2),  # fmt: skip
-    Hostile("JSON unclosed object", name="in.json", text='{\n  "num_layers": 2,\n  "hidden_size": 64\n',
-            expect=("invalid JSON",), line=4),  # fmt: skip
+    Hostile(
+        "invalid JSON",
+        name="in.json",
+        text='{\n  "num_layers": 2,,\n  "hidden_size": 64\n}\n',
+        expect=("invalid JSON", ":2:"),
+        line=2,
+    ),
+    Hostile(
+        "JSON unclosed object",
+        name="in.json",
+        text='{\n  "num_layers": 2,\n  "hidden_size": 64\n',
+        expect=("invalid JSON",),
+        line=4,
+    ),
     Hostile("control character", text="num_layers: 2\nname: a\x07b\n", expect=("U+0007", "not allowed"), line=2),
     Hostile("two documents", text="num_layers: 2\n---\nhidden_size: 64\n", expect=("one YAML document",), line=2),
     Hostile("undefined alias", text="num_layers: *layers\n", expect=("invalid YAML", "undefined alias"), line=1),
@@ -173,66 +191,185 @@ CASES: list[Hostile] = [
     Hostile("top-level list", text="- num_layers: 2\n- hidden_size: 64\n", expect=("top level is a list",), line=1),
     Hostile("top-level scalar", text="just some words\n", expect=("top level is a string",), line=1),
     Hostile("top-level number", text="42\n", expect=("top level is a number",), line=1),
-    Hostile("top-level integer key", text="num_layers: 2\n12: 64\n", expect=("top-level key 12", "not a setting name"), line=2),
+    Hostile(
+        "top-level integer key",
+        text="num_layers: 2\n12: 64\n",
+        expect=("top-level key 12", "not a setting name"),
+        line=2,
+    ),
     Hostile("top-level null key", text="~: 2\n", expect=("top-level key ~", "null"), line=1),
     Hostile("empty key", text="'': 2\n", expect=("is not a setting name",), line=None),
     Hostile("list as a key", text="? [a, b]\n: 1\n", expect=("setting name, not a list",), line=1),
-    Hostile("dotted and nested spelling", text="optimizer.type: Adam\noptimizer:\n  type: Adam\n",
-            expect=("optimizer.type: written both as one dotted key and as nested keys",), line=3, key="optimizer.type"),  # fmt: skip
+    Hostile(
+        "dotted and nested spelling",
+        text="optimizer.type: Adam\noptimizer:\n  type: Adam\n",
+        expect=("optimizer.type: written both as one dotted key and as nested keys",),
+        line=3,
+        key="optimizer.type",
+    ),
     # ---- the same key twice ----------------------------------------------------------------
-    Hostile("num-layers vs num_layers, different values", text="num-layers: 2\nnum_layers: 3\n",
-            expect=("same NeoX setting", "2 at line 1, 3 here"), line=2),  # fmt: skip
-    Hostile("num-layers vs num_layers, same value", text="num-layers: 2\nnum_layers: 2\n",
-            expect=("same NeoX setting", "both 2"), line=2),  # fmt: skip
-    Hostile("hyphen twin in another file", make=_two_files, expect=("also set in", "two files"), line=1,
-            named=lambda tmp: str(tmp / "b.yml")),  # fmt: skip
-    Hostile("two files with one basename", make=_same_basename, expect=("also named model.yml",),
-            named=lambda tmp: str(tmp / "y" / "model.yml")),  # fmt: skip
-    Hostile("boolean keys (would be a duplicate too)", text="fp16:\n  enabled: true\n  true: 1\n  yes: 2\n",
-            expect=("key true is read as bool, not a setting name", "quote it"), line=3),  # fmt: skip
+    Hostile(
+        "num-layers vs num_layers, different values",
+        text="num-layers: 2\nnum_layers: 3\n",
+        expect=("same NeoX setting", "2 at line 1, 3 here"),
+        line=2,
+    ),
+    Hostile(
+        "num-layers vs num_layers, same value",
+        text="num-layers: 2\nnum_layers: 2\n",
+        expect=("same NeoX setting", "both 2"),
+        line=2,
+    ),
+    Hostile(
+        "hyphen twin in another file",
+        make=_two_files,
+        expect=("also set in", "two files"),
+        line=1,
+        named=lambda tmp: str(tmp / "b.yml"),
+    ),
+    Hostile(
+        "two files with one basename",
+        make=_same_basename,
+        expect=("also named model.yml",),
+        named=lambda tmp: str(tmp / "y" / "model.yml"),
+    ),
+    Hostile(
+        "boolean keys (would be a duplicate too)",
+        text="fp16:\n  enabled: true\n  true: 1\n  yes: 2\n",
+        expect=("key true is read as bool, not a setting name", "quote it"),
+        line=3,
+    ),
     # ---- wrong types -----------------------------------------------------------------------
-    Hostile("hidden_size is a word", text=BASE.replace("hidden_size: 64", 'hidden_size: "big"'),
-            expect=("hidden_size", "expected integer", "'big'"), line=2, key="hidden_size"),  # fmt: skip
-    Hostile("lr is a list", text=BASE + "optimizer:\n  type: Adam\n  params:\n    lr: [1]\n",
-            expect=("optimizer.params.lr", "expected number", "list"), line=10, key="optimizer.params.lr"),  # fmt: skip
+    Hostile(
+        "hidden_size is a word",
+        text=BASE.replace("hidden_size: 64", 'hidden_size: "big"'),
+        expect=("hidden_size", "expected integer", "'big'"),
+        line=2,
+        key="hidden_size",
+    ),
+    Hostile(
+        "lr is a list",
+        text=BASE + "optimizer:\n  type: Adam\n  params:\n    lr: [1]\n",
+        expect=("optimizer.params.lr", "expected number", "list"),
+        line=10,
+        key="optimizer.params.lr",
+    ),
     Hostile("top-level lr is a list", text=BASE + "lr: [1]\n", expect=("lr", "expected number"), line=7, key="lr"),
-    Hostile("boolean as a string", text=BASE + 'no_weight_tying: "true"\n',
-            expect=("no_weight_tying", "expected boolean", "'true'"), line=7, key="no_weight_tying"),  # fmt: skip
-    Hostile("fraction of a layer", text=BASE.replace("num_layers: 2", "num_layers: 2.5"),
-            expect=("num_layers", "expected integer", "2.5"), line=1, key="num_layers"),  # fmt: skip
-    Hostile("number as quoted string", text=BASE.replace("seq_length: 128", "seq_length: '128'"),
-            expect=("seq_length", "expected integer"), line=4),  # fmt: skip
-    Hostile("block where a number goes", text=BASE + "optimizer: adam\n", expect=("optimizer", "expected object"), line=7),
-    Hostile("date where a number goes", text=BASE.replace("seq_length: 128", "seq_length: 2024-02-30"),
-            expect=("seq_length", "expected integer", "'2024-02-30'"), line=4),  # fmt: skip
-    Hostile("integer with 5000 digits", text=BASE + "train_iters: 1" + "0" * 5000 + "\n",
-            expect=("cannot read", "as int", "4300 digits", "quote it"), line=7),  # fmt: skip
+    Hostile(
+        "boolean as a string",
+        text=BASE + 'no_weight_tying: "true"\n',
+        expect=("no_weight_tying", "expected boolean", "'true'"),
+        line=7,
+        key="no_weight_tying",
+    ),
+    Hostile(
+        "fraction of a layer",
+        text=BASE.replace("num_layers: 2", "num_layers: 2.5"),
+        expect=("num_layers", "expected integer", "2.5"),
+        line=1,
+        key="num_layers",
+    ),
+    Hostile(
+        "number as quoted string",
+        text=BASE.replace("seq_length: 128", "seq_length: '128'"),
+        expect=("seq_length", "expected integer"),
+        line=4,
+    ),
+    Hostile(
+        "block where a number goes", text=BASE + "optimizer: adam\n", expect=("optimizer", "expected object"), line=7
+    ),
+    Hostile(
+        "date where a number goes",
+        text=BASE.replace("seq_length: 128", "seq_length: 2024-02-30"),
+        expect=("seq_length", "expected integer", "'2024-02-30'"),
+        line=4,
+    ),
+    Hostile(
+        "integer with 5000 digits",
+        text=BASE + "train_iters: 1" + "0" * 5000 + "\n",
+        expect=("cannot read", "as int", "4300 digits", "quote it"),
+        line=7,
+    ),
     # ---- out of range ----------------------------------------------------------------------
-    Hostile("negative size", text=BASE.replace("hidden_size: 64", "hidden_size: -64"),
-            expect=("hidden_size", "at least 1", "-64"), line=2, key="hidden_size"),  # fmt: skip
-    Hostile("zero layers", text=BASE.replace("num_layers: 2", "num_layers: 0"), expect=("num_layers", "at least 1"), line=1),
-    Hostile("dropout above 1", text=BASE + "hidden_dropout: 1.5\n", expect=("hidden_dropout", "at most 1.0", "1.5"), line=7),
-    Hostile("negative dropout", text=BASE + "attention_dropout: -0.1\n", expect=("attention_dropout", "at least 0"), line=7),
-    Hostile("NaN size", text=BASE.replace("hidden_size: 64", "hidden_size: .nan"), expect=("hidden_size", "nan"), line=2),
-    Hostile("NaN learning rate", text=BASE + "optimizer:\n  type: Adam\n  params:\n    lr: .NaN\n",
-            expect=("optimizer.params.lr", "finite number", "nan"), line=10),  # fmt: skip
-    Hostile("infinite dropout", text=BASE + "hidden_dropout: .inf\n", expect=("hidden_dropout", "finite number", "inf"), line=7),
-    Hostile("overflowing float", text=BASE + "hidden_dropout: 1.0e999\n", expect=("hidden_dropout", "finite number"), line=7),
+    Hostile(
+        "negative size",
+        text=BASE.replace("hidden_size: 64", "hidden_size: -64"),
+        expect=("hidden_size", "at least 1", "-64"),
+        line=2,
+        key="hidden_size",
+    ),
+    Hostile(
+        "zero layers", text=BASE.replace("num_layers: 2", "num_layers: 0"), expect=("num_layers", "at least 1"), line=1
+    ),
+    Hostile(
+        "dropout above 1", text=BASE + "hidden_dropout: 1.5\n", expect=("hidden_dropout", "at most 1.0", "1.5"), line=7
+    ),
+    Hostile(
+        "negative dropout", text=BASE + "attention_dropout: -0.1\n", expect=("attention_dropout", "at least 0"), line=7
+    ),
+    Hostile(
+        "NaN size", text=BASE.replace("hidden_size: 64", "hidden_size: .nan"), expect=("hidden_size", "nan"), line=2
+    ),
+    Hostile(
+        "NaN learning rate",
+        text=BASE + "optimizer:\n  type: Adam\n  params:\n    lr: .NaN\n",
+        expect=("optimizer.params.lr", "finite number", "nan"),
+        line=10,
+    ),
+    Hostile(
+        "infinite dropout",
+        text=BASE + "hidden_dropout: .inf\n",
+        expect=("hidden_dropout", "finite number", "inf"),
+        line=7,
+    ),
+    Hostile(
+        "overflowing float", text=BASE + "hidden_dropout: 1.0e999\n", expect=("hidden_dropout", "finite number"), line=7
+    ),
     # ---- broken formulas (a value no release knows is a fork's: tests/test_fork_values.py) ---
-    Hostile("hidden size not divisible by heads", text=BASE.replace("num_attention_heads: 4", "num_attention_heads: 3"),
-            expect=("hidden_size", "64 is not divisible by num_attention_heads=3"), line=2, key="hidden_size"),  # fmt: skip
-    Hostile("heads not divisible by kv heads", text=BASE + "num_kv_heads: 3\n",
-            expect=("num_attention_heads", "4 is not divisible by num_kv_heads=3"), line=3),  # fmt: skip
-    Hostile("loss-scale power of 10**30", text=BASE + "fp16:\n  enabled: true\n  initial_scale_power: " + "1" + "0" * 30 + "\n",
-            expect=("fp16.initial_scale_power", "no usable power of two"), line=9),  # fmt: skip (2**p would fill the memory)
-    Hostile("malformed attention_config", text=BASE + "attention_config: [[5, 2]]\n",
-            expect=("attention_config", "cannot compute"), line=7),  # fmt: skip
+    Hostile(
+        "hidden size not divisible by heads",
+        text=BASE.replace("num_attention_heads: 4", "num_attention_heads: 3"),
+        expect=("hidden_size", "64 is not divisible by num_attention_heads=3"),
+        line=2,
+        key="hidden_size",
+    ),
+    Hostile(
+        "heads not divisible by kv heads",
+        text=BASE + "num_kv_heads: 3\n",
+        expect=("num_attention_heads", "4 is not divisible by num_kv_heads=3"),
+        line=3,
+    ),
+    Hostile(
+        "loss-scale power of 10**30",
+        text=BASE + "fp16:\n  enabled: true\n  initial_scale_power: " + "1" + "0" * 30 + "\n",
+        expect=("fp16.initial_scale_power", "no usable power of two"),
+        line=9,
+    ),  # fmt: skip (2**p would fill the memory)
+    Hostile(
+        "malformed attention_config",
+        text=BASE + "attention_config: [[5, 2]]\n",
+        expect=("attention_config", "cannot compute"),
+        line=7,
+    ),
     # ---- input that tries to do harm -----------------------------------------------------------
-    Hostile("python/object/apply", text="num_layers: !!python/object/apply:os.system ['touch PWNED']\n",
-            expect=("!!python/object/apply:os.system", "not allowed", "remove the tag"), line=1),  # fmt: skip
-    Hostile("python/name", text="num_layers: !!python/name:os.system\n", expect=("!!python/name:os.system", "not allowed"), line=1),
-    Hostile("python/object/new", text="x: !!python/object/new:subprocess.Popen [[touch, PWNED]]\n",
-            expect=("!!python/object/new:subprocess.Popen", "not allowed"), line=1),  # fmt: skip
+    Hostile(
+        "python/object/apply",
+        text="num_layers: !!python/object/apply:os.system ['touch PWNED']\n",
+        expect=("!!python/object/apply:os.system", "not allowed", "remove the tag"),
+        line=1,
+    ),
+    Hostile(
+        "python/name",
+        text="num_layers: !!python/name:os.system\n",
+        expect=("!!python/name:os.system", "not allowed"),
+        line=1,
+    ),
+    Hostile(
+        "python/object/new",
+        text="x: !!python/object/new:subprocess.Popen [[touch, PWNED]]\n",
+        expect=("!!python/object/new:subprocess.Popen", "not allowed"),
+        line=1,
+    ),
     Hostile("local tag", text="data: !include /etc/passwd\n", expect=("!include", "not allowed"), line=1),
     Hostile("binary tag", text="x: !!binary aGVsbG8=\n", expect=("!!binary", "remove the tag"), line=1),
     Hostile("billion laughs (lists)", text=laughs("list"), expect=("alias bomb",)),
@@ -241,64 +378,177 @@ CASES: list[Hostile] = [
     Hostile("deep flow nesting", text=nest_flow(100_000), expect=("nested more than 100 levels",), line=1),
     Hostile("deep block nesting", text=nest_block(300), expect=("nested more than 100 levels",), line=101),
     Hostile("many values", text="".join(f"k{i}: {i}\n" for i in range(120_000)), expect=("more than 100000 values",)),
-    Hostile("empty nested key", text=BASE + "optimizer:\n  type: Adam\n  '': 1\n", expect=("key ''", "empty name part"),
-            line=7, key="optimizer"),  # fmt: skip
-    Hostile("value and block at once", text=BASE + "optimizer.params: 5\noptimizer:\n  params:\n    lr: 0.1\n",
-            expect=("optimizer.params: is both a value and a block",), line=9, key="optimizer.params"),  # fmt: skip
-    Hostile("alias bomb in --set", make=_base, extra=lambda tmp: ["-o", str(tmp / "out.yaml"), "--set", "optim.betas=" + flow_laughs()],
-            expect=("alias bomb",), named=lambda tmp: "--set optim.betas"),  # fmt: skip
-    Hostile("deep nesting in --set", make=_base, extra=lambda tmp: ["-o", str(tmp / "out.yaml"), "--set", "optim.betas=" + "[" * 5000],
-            expect=("nested more than 100 levels",), named=lambda tmp: "--set optim.betas"),  # fmt: skip
+    Hostile(
+        "empty nested key",
+        text=BASE + "optimizer:\n  type: Adam\n  '': 1\n",
+        expect=("key ''", "empty name part"),
+        line=7,
+        key="optimizer",
+    ),
+    Hostile(
+        "value and block at once",
+        text=BASE + "optimizer.params: 5\noptimizer:\n  params:\n    lr: 0.1\n",
+        expect=("optimizer.params: is both a value and a block",),
+        line=9,
+        key="optimizer.params",
+    ),
+    Hostile(
+        "alias bomb in --set",
+        make=_base,
+        extra=lambda tmp: ["-o", str(tmp / "out.yaml"), "--set", "optim.betas=" + flow_laughs()],
+        expect=("alias bomb",),
+        named=lambda tmp: "--set optim.betas",
+    ),
+    Hostile(
+        "deep nesting in --set",
+        make=_base,
+        extra=lambda tmp: ["-o", str(tmp / "out.yaml"), "--set", "optim.betas=" + "[" * 5000],
+        expect=("nested more than 100 levels",),
+        named=lambda tmp: "--set optim.betas",
+    ),
     # ---- round two (issue 13): numbers past the float range, values no framework accepts -------
-    Hostile("integer past the float range", text=BASE + "optimizer:\n  type: Adam\n  params:\n    lr: 1" + "0" * 400 + "\n",
-            expect=("optimizer.params.lr", "past the float range"), line=10, key="optimizer.params.lr"),  # fmt: skip
-    Hostile("integer past the float range in a formula's key", text=BASE + "train_iters: 1" + "0" * 400 + "\nwarmup: 0.01\n",
-            expect=("train_iters", "past the float range"), line=7, key="train_iters"),  # fmt: skip (not warmup)
-    Hostile("a float overflowing a formula", text=BASE + "train_iters: 1000\nwarmup: 1.7e+308\n",
-            expect=("warmup", "finite number"), line=8, key="warmup"),  # fmt: skip
-    Hostile("betas out of range", text=BASE + "optimizer:\n  type: Adam\n  params:\n    betas: [0.9, 2]\n",
-            expect=("optimizer.params.betas", "item 1", "must be below 1.0"), line=10),  # fmt: skip
-    Hostile("betas not numbers", text=BASE + "optimizer:\n  type: Adam\n  params:\n    betas: [a, null]\n",
-            expect=("optimizer.params.betas", "item 0", "expected a number"), line=10),  # fmt: skip
-    Hostile("three betas", text=BASE + "optimizer:\n  type: Adam\n  params:\n    betas: [0.9, 0.99, 0.999]\n",
-            expect=("optimizer.params.betas", "a list of 2 values, got 3"), line=10),  # fmt: skip
+    Hostile(
+        "integer past the float range",
+        text=BASE + "optimizer:\n  type: Adam\n  params:\n    lr: 1" + "0" * 400 + "\n",
+        expect=("optimizer.params.lr", "past the float range"),
+        line=10,
+        key="optimizer.params.lr",
+    ),
+    Hostile(
+        "integer past the float range in a formula's key",
+        text=BASE + "train_iters: 1" + "0" * 400 + "\nwarmup: 0.01\n",
+        expect=("train_iters", "past the float range"),
+        line=7,
+        key="train_iters",
+    ),  # fmt: skip (not warmup)
+    Hostile(
+        "a float overflowing a formula",
+        text=BASE + "train_iters: 1000\nwarmup: 1.7e+308\n",
+        expect=("warmup", "finite number"),
+        line=8,
+        key="warmup",
+    ),
+    Hostile(
+        "betas out of range",
+        text=BASE + "optimizer:\n  type: Adam\n  params:\n    betas: [0.9, 2]\n",
+        expect=("optimizer.params.betas", "item 1", "must be below 1.0"),
+        line=10,
+    ),
+    Hostile(
+        "betas not numbers",
+        text=BASE + "optimizer:\n  type: Adam\n  params:\n    betas: [a, null]\n",
+        expect=("optimizer.params.betas", "item 0", "expected a number"),
+        line=10,
+    ),
+    Hostile(
+        "three betas",
+        text=BASE + "optimizer:\n  type: Adam\n  params:\n    betas: [0.9, 0.99, 0.999]\n",
+        expect=("optimizer.params.betas", "a list of 2 values, got 3"),
+        line=10,
+    ),
     Hostile("rotary base 0", text=BASE + "rotary_emb_base: 0\n", expect=("rotary_emb_base", "must be above 0"), line=7),
-    Hostile("attention_config for more layers than the model has", text=BASE + "attention_config: [[[global], 3]]\n",
-            expect=("attention_config", "covers 3 layers but num_layers is 2"), line=7),  # fmt: skip
-    Hostile("nested number key", text=BASE + "optimizer:\n  type: Adam\n  1.5: x\n",
-            expect=("key 1.5 is read as float, not a setting name", "quote it"), line=9),  # fmt: skip
-    Hostile("nested null key", text=BASE + "optimizer:\n  type: Adam\n  params:\n    null: 1\n",
-            expect=("key null is read as null",), line=10),  # fmt: skip
-    Hostile("not a NeoX config at all", text="train_input:\n  batch_size: 8\nmodel:\n  hidden_size: 64\nrunconfig:\n  max_steps: 10\n",
-            expect=("GPT-NeoX", "cerebras"),  # the CLI: the command to use; the library: --from cerebras
-            line=None),  # fmt: skip
+    Hostile(
+        "attention_config for more layers than the model has",
+        text=BASE + "attention_config: [[[global], 3]]\n",
+        expect=("attention_config", "covers 3 layers but num_layers is 2"),
+        line=7,
+    ),
+    Hostile(
+        "nested number key",
+        text=BASE + "optimizer:\n  type: Adam\n  1.5: x\n",
+        expect=("key 1.5 is read as float, not a setting name", "quote it"),
+        line=9,
+    ),
+    Hostile(
+        "nested null key",
+        text=BASE + "optimizer:\n  type: Adam\n  params:\n    null: 1\n",
+        expect=("key null is read as null",),
+        line=10,
+    ),
+    Hostile(
+        "not a NeoX config at all",
+        text="train_input:\n  batch_size: 8\nmodel:\n  hidden_size: 64\nrunconfig:\n  max_steps: 10\n",
+        expect=("GPT-NeoX", "cerebras"),  # the CLI: the command to use; the library: --from cerebras
+        line=None,
+    ),
     Hostile("no settings", text="{}\n", expect=("not a GPT-NeoX config: it has no settings",)),
-    Hostile("--set betas out of range", make=_base, extra=lambda tmp: ["-o", str(tmp / "out.yaml"), "--set", "optim.betas=[0.9, 2]"],
-            expect=("item 1", "must be below 1.0"), named=lambda tmp: "--set optim.betas"),  # fmt: skip
-    Hostile("--set three betas", make=_base, extra=lambda tmp: ["-o", str(tmp / "out.yaml"), "--set", "optim.betas=[0.9, 0.9, 0.9]"],
-            expect=("a list of 2 values, got 3",), named=lambda tmp: "--set optim.betas"),  # fmt: skip
-    Hostile("--set betas not numbers", make=_base, extra=lambda tmp: ["-o", str(tmp / "out.yaml"), "--set", 'optim.betas=["a", null]'],
-            expect=("expected a number",), named=lambda tmp: "--set optim.betas"),  # fmt: skip
-    Hostile("the same --with file twice", make=_with_twice, extra=lambda tmp: ["-o", str(tmp / "out.yaml"), "--with",
-            str(tmp / "ds.json"), "--with", str(tmp / "ds.json")], expect=("is given twice",),
-            named=lambda tmp: str(tmp / "ds.json")),  # fmt: skip
+    Hostile(
+        "--set betas out of range",
+        make=_base,
+        extra=lambda tmp: ["-o", str(tmp / "out.yaml"), "--set", "optim.betas=[0.9, 2]"],
+        expect=("item 1", "must be below 1.0"),
+        named=lambda tmp: "--set optim.betas",
+    ),
+    Hostile(
+        "--set three betas",
+        make=_base,
+        extra=lambda tmp: ["-o", str(tmp / "out.yaml"), "--set", "optim.betas=[0.9, 0.9, 0.9]"],
+        expect=("a list of 2 values, got 3",),
+        named=lambda tmp: "--set optim.betas",
+    ),
+    Hostile(
+        "--set betas not numbers",
+        make=_base,
+        extra=lambda tmp: ["-o", str(tmp / "out.yaml"), "--set", 'optim.betas=["a", null]'],
+        expect=("expected a number",),
+        named=lambda tmp: "--set optim.betas",
+    ),
+    Hostile(
+        "the same --with file twice",
+        make=_with_twice,
+        extra=lambda tmp: ["-o", str(tmp / "out.yaml"), "--with", str(tmp / "ds.json"), "--with", str(tmp / "ds.json")],
+        expect=("is given twice",),
+        named=lambda tmp: str(tmp / "ds.json"),
+    ),
     # ---- where the output goes -----------------------------------------------------------------
-    Hostile("output into a missing folder", make=_base, extra=_out("no/such/dir/out.yaml"),
-            expect=("output folder", "does not exist"), named=lambda tmp: str(tmp / "no/such/dir/out.yaml")),  # fmt: skip
-    Hostile("output onto the input", make=_base, extra=lambda tmp: ["-o", str(tmp / "in.yml")],
-            expect=("refusing to overwrite the input file",)),  # fmt: skip
-    Hostile("output onto the input via a symlink", make=_base, extra=_onto_symlinked_input,
-            expect=("refusing to overwrite the input file",), named=lambda tmp: str(tmp / "link.yaml")),  # fmt: skip
-    Hostile("output is a folder", make=_base, extra=lambda tmp: ["-o", str(tmp)], expect=("is a folder",),
-            named=lambda tmp: str(tmp)),  # fmt: skip
-    Hostile("output folder is a file", make=_base, extra=lambda tmp: ["-o", str(tmp / "in.yml" / "out.yaml")],
-            expect=("is not a folder",), named=lambda tmp: str(tmp / "in.yml" / "out.yaml")),  # fmt: skip
-    Hostile("report into a missing folder (config not written either)", make=_base,
-            extra=lambda tmp: ["-o", str(tmp / "out.yaml"), "--report", str(tmp / "nope" / "r.json")],
-            expect=("does not exist",), named=lambda tmp: str(tmp / "nope" / "r.json")),  # fmt: skip
-    Hostile("report onto the output", make=_base,
-            extra=lambda tmp: ["-o", str(tmp / "out.yaml"), "--report", str(tmp / "out.yaml")],
-            expect=("same file",), named=lambda tmp: str(tmp / "out.yaml")),  # fmt: skip
+    Hostile(
+        "output into a missing folder",
+        make=_base,
+        extra=_out("no/such/dir/out.yaml"),
+        expect=("output folder", "does not exist"),
+        named=lambda tmp: str(tmp / "no/such/dir/out.yaml"),
+    ),
+    Hostile(
+        "output onto the input",
+        make=_base,
+        extra=lambda tmp: ["-o", str(tmp / "in.yml")],
+        expect=("refusing to overwrite the input file",),
+    ),
+    Hostile(
+        "output onto the input via a symlink",
+        make=_base,
+        extra=_onto_symlinked_input,
+        expect=("refusing to overwrite the input file",),
+        named=lambda tmp: str(tmp / "link.yaml"),
+    ),
+    Hostile(
+        "output is a folder",
+        make=_base,
+        extra=lambda tmp: ["-o", str(tmp)],
+        expect=("is a folder",),
+        named=lambda tmp: str(tmp),
+    ),
+    Hostile(
+        "output folder is a file",
+        make=_base,
+        extra=lambda tmp: ["-o", str(tmp / "in.yml" / "out.yaml")],
+        expect=("is not a folder",),
+        named=lambda tmp: str(tmp / "in.yml" / "out.yaml"),
+    ),
+    Hostile(
+        "report into a missing folder (config not written either)",
+        make=_base,
+        extra=lambda tmp: ["-o", str(tmp / "out.yaml"), "--report", str(tmp / "nope" / "r.json")],
+        expect=("does not exist",),
+        named=lambda tmp: str(tmp / "nope" / "r.json"),
+    ),
+    Hostile(
+        "report onto the output",
+        make=_base,
+        extra=lambda tmp: ["-o", str(tmp / "out.yaml"), "--report", str(tmp / "out.yaml")],
+        expect=("same file",),
+        named=lambda tmp: str(tmp / "out.yaml"),
+    ),
 ]
 
 
@@ -330,7 +580,11 @@ def test_the_table_covers_the_issue() -> None:
 def test_hostile_input_is_one_clear_line(case: Hostile, tmp_path: Path, runner: CliRunner, monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)  # a tag that did run `touch PWNED` would leave the file here
     inputs = _inputs(case, tmp_path)
-    options = case.extra(tmp_path) if case.extra else ["-o", str(tmp_path / "out.yaml"), "--report", str(tmp_path / "report.json")]
+    options = (
+        case.extra(tmp_path)
+        if case.extra
+        else ["-o", str(tmp_path / "out.yaml"), "--report", str(tmp_path / "report.json")]
+    )
     before = _tree(tmp_path)
     started = time.process_time()  # CPU time: another process loading the machine does not count
     result = runner.invoke(main, ["neox2cerebras", *inputs, *options])
@@ -401,7 +655,9 @@ def test_unwritable_output_folder(tmp_path: Path, runner: CliRunner, monkeypatch
     monkeypatch.setattr(tout, "_open_new", full_disk)
     result = runner.invoke(main, ["neox2cerebras", str(tmp_path / "in.yml"), "-o", str(tmp_path / "out.yaml"), "-q"])
     assert result.exit_code == 2
-    assert result.stderr.splitlines() == [f"neoconv: error: {tmp_path / 'out.yaml'}: cannot write here: No space left on device"]
+    assert result.stderr.splitlines() == [
+        f"neoconv: error: {tmp_path / 'out.yaml'}: cannot write here: No space left on device"
+    ]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.yml"]
 
 
@@ -414,8 +670,18 @@ def test_ctrl_c_while_writing_leaves_nothing(tmp_path: Path, runner: CliRunner, 
         raise KeyboardInterrupt
 
     monkeypatch.setattr(tout.os, "replace", interrupted)
-    result = runner.invoke(main, ["neox2cerebras", str(tmp_path / "in.yml"), "-o", str(tmp_path / "out.yaml"),
-                                  "--report", str(tmp_path / "report.json"), "-q"])  # fmt: skip
+    result = runner.invoke(
+        main,
+        [
+            "neox2cerebras",
+            str(tmp_path / "in.yml"),
+            "-o",
+            str(tmp_path / "out.yaml"),
+            "--report",
+            str(tmp_path / "report.json"),
+            "-q",
+        ],
+    )
     assert result.exit_code == 130  # the shell convention for SIGINT
     assert result.stderr.splitlines() == ["neoconv: interrupted; nothing written"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.yml", "out.yaml"]
@@ -425,7 +691,9 @@ def test_ctrl_c_while_writing_leaves_nothing(tmp_path: Path, runner: CliRunner, 
 def test_outputs_are_written_together_with_normal_permissions(tmp_path: Path, runner: CliRunner) -> None:
     (tmp_path / "in.yml").write_text(BASE)
     out, report = tmp_path / "out.yaml", tmp_path / "report.json"
-    result = runner.invoke(main, ["neox2cerebras", str(tmp_path / "in.yml"), "-o", str(out), "--report", str(report), "-q"])
+    result = runner.invoke(
+        main, ["neox2cerebras", str(tmp_path / "in.yml"), "-o", str(out), "--report", str(report), "-q"]
+    )
     assert result.exit_code == 0, result.stderr
     assert out.read_text().count("hidden_size: 64") == 1 and '"entries"' in report.read_text()
     umask = os.umask(0o022)  # the test may read it so (the library must not)
@@ -463,7 +731,9 @@ def test_unexpected_exception_is_one_line_internal_error(tmp_path: Path, runner:
 def test_stdin_is_read_bounded_and_named(runner: CliRunner) -> None:
     result = runner.invoke(main, ["neox2cerebras", "-"], input=b"\0\1\2")
     assert result.exit_code == 2
-    assert result.stderr.splitlines() == ["neoconv: error: -:1: binary file (contains NUL bytes); expected YAML or JSON text"]
+    assert result.stderr.splitlines() == [
+        "neoconv: error: -:1: binary file (contains NUL bytes); expected YAML or JSON text"
+    ]
 
 
 # ---- the loading rules, one by one, through the library ----------------------------------------
@@ -474,17 +744,38 @@ def test_stdin_is_read_bounded_and_named(runner: CliRunner) -> None:
 # the report's note names the repeat, both lines and the value that is not used.
 TWICE = [
     ("top-level", BASE + "hidden_size: 128\n", "hidden_size", 128, "hidden_size given twice (lines 2 and 7)", "64"),
-    ("nested", BASE + "optimizer:\n  type: Adam\n  params:\n    lr: 0.1\n    lr: 0.2\n", "optimizer.params.lr", 0.2,
-     "optimizer.params.lr given twice (lines 10 and 11)", "0.1"),
-    ("flow mapping", BASE + "optimizer: {type: Adam, params: {lr: 0.1, eps: 1.0e-8, lr: 0.2}}\n", "optimizer.params.lr", 0.2,
-     "optimizer.params.lr given twice (lines 7 and 7)", "0.1"),
-    ("block", BASE + "optimizer:\n  type: Adam\n  params: {lr: 0.1, eps: 1.0e-6}\noptimizer:\n  type: Adam\n  params: {lr: 0.2}\n",
-     "optimizer.params.lr", 0.2, "optimizer given twice (lines 7 and 10)", "optimizer.params.eps, which the later block does not set"),
+    (
+        "nested",
+        BASE + "optimizer:\n  type: Adam\n  params:\n    lr: 0.1\n    lr: 0.2\n",
+        "optimizer.params.lr",
+        0.2,
+        "optimizer.params.lr given twice (lines 10 and 11)",
+        "0.1",
+    ),
+    (
+        "flow mapping",
+        BASE + "optimizer: {type: Adam, params: {lr: 0.1, eps: 1.0e-8, lr: 0.2}}\n",
+        "optimizer.params.lr",
+        0.2,
+        "optimizer.params.lr given twice (lines 7 and 7)",
+        "0.1",
+    ),
+    (
+        "block",
+        BASE
+        + "optimizer:\n  type: Adam\n  params: {lr: 0.1, eps: 1.0e-6}\noptimizer:\n  type: Adam\n  params: {lr: 0.2}\n",
+        "optimizer.params.lr",
+        0.2,
+        "optimizer given twice (lines 7 and 10)",
+        "optimizer.params.eps, which the later block does not set",
+    ),
 ]
 
 
 @pytest.mark.parametrize("case", TWICE, ids=[c[0] for c in TWICE])
-def test_a_key_given_twice_is_read_as_the_framework_reads_it(case: tuple[str, str, str, Any, str, str], tmp_path: Path) -> None:
+def test_a_key_given_twice_is_read_as_the_framework_reads_it(
+    case: tuple[str, str, str, Any, str, str], tmp_path: Path
+) -> None:
     _, text, leaf, value, said, first = case
     (tmp_path / "in.yml").write_text(text)
     result = translate(tmp_path / "in.yml", "neox", "neox")
@@ -503,18 +794,26 @@ def test_a_key_given_twice_with_one_value_needs_no_note(tmp_path: Path) -> None:
 
 
 def test_a_key_given_twice_in_cerebras_and_veomni_files(tmp_path: Path) -> None:
-    legacy = "model:\n  hidden_size: 64\n  num_heads: 4\n  num_hidden_layers: 2\n  hidden_size: 128\n  vocab_size: 100\n"
+    legacy = (
+        "model:\n  hidden_size: 64\n  num_heads: 4\n  num_hidden_layers: 2\n  hidden_size: 128\n  vocab_size: 100\n"
+    )
     (tmp_path / "c.yaml").write_text(legacy)
     got = translate(tmp_path / "c.yaml", "cerebras", "neox")
     assert got.config["hidden_size"] == 128
     assert "Model Zoo up to 2.4 (yaml.safe_load) keeps the last, as here: the first, 64" in got.report.source["note"]
     # Model Zoo 2.5+ loads params with UniqueKeyLoader, which refuses the repeat: the file is read as the
     # newest release its keys fit that runs it, and a later release named by the user is refused
-    assert got.report.source["version"] == "2.4.3" and "a key given twice: read as 2.4.3" in got.report.source["version_detail"]
+    assert (
+        got.report.source["version"] == "2.4.3"
+        and "a key given twice: read as 2.4.3" in got.report.source["version_detail"]
+    )
     with pytest.raises(InputError) as info:
         translate(tmp_path / "c.yaml", "cerebras", "neox", source_version="2.5")
     assert info.value.line == 5 and "model.hidden_size given twice (lines 2 and 5)" in info.value.message
-    assert "Cerebras Model Zoo 2.5.0 and later refuse that (UniqueKeyLoader: Found duplicate YAML key)" in info.value.message
+    assert (
+        "Cerebras Model Zoo 2.5.0 and later refuse that (UniqueKeyLoader: Found duplicate YAML key)"
+        in info.value.message
+    )
     assert translate(tmp_path / "c.yaml", "cerebras", "neox", source_version="2.4").config["hidden_size"] == 128
     (tmp_path / "v.yaml").write_text("train:\n  lr: 1.0e-4\n  lr: 2.0e-4\n")
     got = translate(tmp_path / "v.yaml", "veomni", "neox")
@@ -525,14 +824,20 @@ def test_a_key_given_twice_in_cerebras_and_veomni_files(tmp_path: Path) -> None:
 def test_validate_names_a_repeat_by_what_the_release_does_with_it(tmp_path: Path) -> None:
     from neoconv.services.validate_file import validate_file
 
-    legacy = "model:\n  hidden_size: 64\n  num_heads: 4\n  num_hidden_layers: 2\n  hidden_size: 128\n  vocab_size: 100\n"
+    legacy = (
+        "model:\n  hidden_size: 64\n  num_heads: 4\n  num_hidden_layers: 2\n  hidden_size: 128\n  vocab_size: 100\n"
+    )
     (tmp_path / "c.yaml").write_text(legacy)
     kept = [p.message for p in validate_file(str(tmp_path / "c.yaml"), "cerebras", version="2.4").problems]
     assert any("keeps the last, as here: the first, 64, is not used" in m for m in kept), kept
     refused = validate_file(str(tmp_path / "c.yaml"), "cerebras", version="2.10").problems
     assert [(p.line, p.message) for p in refused if "given twice" in p.message] == [
-        (5, "model.hidden_size given twice (lines 2 and 5): Cerebras Model Zoo 2.5.0 and later refuse that "
-            "(UniqueKeyLoader: Found duplicate YAML key): keep one")]
+        (
+            5,
+            "model.hidden_size given twice (lines 2 and 5): Cerebras Model Zoo 2.5.0 and later refuse that "
+            "(UniqueKeyLoader: Found duplicate YAML key): keep one",
+        )
+    ]
 
 
 def test_yaml_duplicates_are_errors_unless_collected() -> None:
@@ -542,7 +847,9 @@ def test_yaml_duplicates_are_errors_unless_collected() -> None:
     found: list[Any] = []
     assert tio.parse_yaml(text, "d.yml", duplicates=found) == yaml.safe_load(text)
     assert [(d.path, d.first_line, d.line, d.shadowed) for d in found] == [
-        (("a", "c", "1", "x"), 3, 3, 1), (("a",), 1, 4, {"b": 1, "c": [1, {"x": 2}]})]
+        (("a", "c", "1", "x"), 3, 3, 1),
+        (("a",), 1, 4, {"b": 1, "c": [1, {"x": 2}]}),
+    ]
 
 
 def test_merge_keys_override_is_not_a_duplicate() -> None:
@@ -701,8 +1008,9 @@ def test_a_full_device_is_one_clear_line_and_nothing_else_is_written(tmp_path: P
     full = tmp_path / "full"  # this folder's own /dev/full (a test must never risk the machine's)
     os.mknod(full, stat.S_IFCHR | 0o666, os.makedev(1, 7))
     (tmp_path / "in.yml").write_text(BASE)
-    result = runner.invoke(main, ["neox2cerebras", str(tmp_path / "in.yml"), "-o", str(full),
-                                  "--report", str(tmp_path / "r.json"), "-q"])  # fmt: skip
+    result = runner.invoke(
+        main, ["neox2cerebras", str(tmp_path / "in.yml"), "-o", str(full), "--report", str(tmp_path / "r.json"), "-q"]
+    )
     assert result.exit_code == 2
     assert result.stderr.splitlines() == [f"neoconv: error: {full}: cannot write here: No space left on device"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["full", "in.yml"]  # the report was not renamed into place
@@ -730,12 +1038,21 @@ def test_output_names_of_any_valid_length(tmp_path: Path, runner: CliRunner) -> 
     [
         ('{"train_batch_size": 8,\n "foo": 1e999}\n', "the number '1e999' is past the float range", 2),
         ('{"train_batch_size": 8,\n "optimizer": {"params": {"lr": -1e400}}}\n', "'-1e400' is past the float range", 2),
-        ('{"train_batch_size": 8,\n "optimizer.type": "Lamb"}\n', "key 'optimizer.type' has a dot: DeepSpeed reads keys as written", 2),
-        ('{"train_batch_size": 8,\n "zero_optimization": {\n   "stage.x": 1}}\n', "(in zero_optimization) has a dot", 3),
+        (
+            '{"train_batch_size": 8,\n "optimizer.type": "Lamb"}\n',
+            "key 'optimizer.type' has a dot: DeepSpeed reads keys as written",
+            2,
+        ),
+        (
+            '{"train_batch_size": 8,\n "zero_optimization": {\n   "stage.x": 1}}\n',
+            "(in zero_optimization) has a dot",
+            3,
+        ),
     ],
 )
-def test_deepspeed_json_that_deepspeed_reads_differently_is_refused(text: str, expected: str, line: int, tmp_path: Path,
-                                                                    runner: CliRunner) -> None:  # fmt: skip
+def test_deepspeed_json_that_deepspeed_reads_differently_is_refused(
+    text: str, expected: str, line: int, tmp_path: Path, runner: CliRunner
+) -> None:
     path = tmp_path / "ds.json"
     path.write_text(text)
     for dst in ("deepspeed", "cerebras"):
@@ -766,20 +1083,30 @@ def test_the_report_table_escapes_control_characters(tmp_path: Path, runner: Cli
 @pytest.mark.parametrize("rtol", ["-1", "inf", "nan"])
 def test_diff_tolerance_must_be_finite_and_not_negative(rtol: str, tmp_path: Path, runner: CliRunner) -> None:
     (tmp_path / "a.yml").write_text(BASE)
-    for command in (["diff", str(tmp_path / "a.yml"), str(tmp_path / "a.yml")], ["roundtrip", "neox2cerebras", str(tmp_path / "a.yml")]):
+    for command in (
+        ["diff", str(tmp_path / "a.yml"), str(tmp_path / "a.yml")],
+        ["roundtrip", "neox2cerebras", str(tmp_path / "a.yml")],
+    ):
         result = runner.invoke(main, [*command, "--rtol", rtol])
         assert result.exit_code == 2
-        assert result.stderr.splitlines() == [f"neoconv: error: --rtol {float(rtol)}: give a finite number of at least 0 (e.g. 1e-6; 0 for exact)"]
+        assert result.stderr.splitlines() == [
+            f"neoconv: error: --rtol {float(rtol)}: give a finite number of at least 0 (e.g. 1e-6; 0 for exact)"
+        ]
 
 
 def test_diff_and_roundtrip_of_a_huge_number_name_the_key(tmp_path: Path, runner: CliRunner) -> None:
     (tmp_path / "a.yml").write_text(BASE)
     (tmp_path / "h.yml").write_text(BASE + "train_iters: 1" + "0" * 400 + "\n")
-    for command in (["diff", str(tmp_path / "h.yml"), str(tmp_path / "a.yml")], ["roundtrip", "neox2veomni", str(tmp_path / "h.yml")]):
+    for command in (
+        ["diff", str(tmp_path / "h.yml"), str(tmp_path / "a.yml")],
+        ["roundtrip", "neox2veomni", str(tmp_path / "h.yml")],
+    ):
         result = runner.invoke(main, command)
         assert result.exit_code == 2
-        assert result.stderr.splitlines() == [f"neoconv: error: {tmp_path / 'h.yml'}:7: train_iters: a number of 401 digits "
-                                              "is past the float range (about 1.8e308) (fix the value)"]  # fmt: skip
+        assert result.stderr.splitlines() == [
+            f"neoconv: error: {tmp_path / 'h.yml'}:7: train_iters: a number of 401 digits "
+            "is past the float range (about 1.8e308) (fix the value)"
+        ]
 
 
 # ---- round two: VeOmni's side file, and files that are no config ---------------------------------
@@ -799,8 +1126,10 @@ def test_veomni_side_file_is_named_after_the_output_and_never_clobbers(tmp_path:
     before = _tree(tmp_path)
     result = runner.invoke(main, args)
     assert result.exit_code == 2
-    assert result.stderr.splitlines() == [f"neoconv: error: {tmp_path / 'out.config.json'} exists and was not written by "
-                                          f"neoconv beside {tmp_path / 'out.yaml'}: move it, or choose another output name"]  # fmt: skip
+    assert result.stderr.splitlines() == [
+        f"neoconv: error: {tmp_path / 'out.config.json'} exists and was not written by "
+        f"neoconv beside {tmp_path / 'out.yaml'}: move it, or choose another output name"
+    ]
     assert _tree(tmp_path) == before
 
 
@@ -810,8 +1139,10 @@ def test_veomni_side_file_needs_an_output_in_a_folder(tmp_path: Path, runner: Cl
     os.mkfifo(fifo)
     result = runner.invoke(main, ["neox2veomni", str(tmp_path / "in.yml"), "-o", str(fifo), "-q"])
     assert result.exit_code == 2
-    assert result.stderr.splitlines() == [f"neoconv: error: this translation also writes pipe.config.json beside the "
-                                          f"output: give -o a file name in a folder, not {fifo}"]  # fmt: skip
+    assert result.stderr.splitlines() == [
+        f"neoconv: error: this translation also writes pipe.config.json beside the "
+        f"output: give -o a file name in a folder, not {fifo}"
+    ]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.yml", "pipe.yaml"]
 
 
@@ -820,5 +1151,6 @@ def test_a_file_that_is_no_config_is_refused(tmp_path: Path, runner: CliRunner) 
     result = runner.invoke(main, ["neox2cerebras", "/proc/self/status", "-o", str(tmp_path / "out.yaml")])
     assert result.exit_code == 2
     assert result.stderr.splitlines() == [
-        "neoconv: error: /proc/self/status:1: not a GPT-NeoX config: none of its keys is a GPT-NeoX parameter"]
+        "neoconv: error: /proc/self/status:1: not a GPT-NeoX config: none of its keys is a GPT-NeoX parameter"
+    ]
     assert not list(tmp_path.iterdir())

@@ -176,8 +176,20 @@ def test_a_set_value_is_one_scalar_line(runner, value: str, expected: str, tmp_p
 
 def test_a_hash_in_a_set_value_is_text_not_a_comment(runner, tmp_path: Path) -> None:
     out = tmp_path / "o.yaml"
-    result = runner.invoke(main, ["neox2cerebras", str(PYTHIA), "--world-size", "8", "-q",
-                                  "--set", "cerebras:train_input.data_dir=./data # shard 1", "-o", str(out)])  # fmt: skip
+    result = runner.invoke(
+        main,
+        [
+            "neox2cerebras",
+            str(PYTHIA),
+            "--world-size",
+            "8",
+            "-q",
+            "--set",
+            "cerebras:train_input.data_dir=./data # shard 1",
+            "-o",
+            str(out),
+        ],
+    )
     assert result.exit_code in (0, 1), result.stderr
     assert yaml.safe_load(out.read_text())["train_input"]["data_dir"] == "./data # shard 1"
 
@@ -189,7 +201,9 @@ def test_a_fifo_as_input_is_refused_at_once(runner, tmp_path: Path) -> None:
     fifo = tmp_path / "in.yml"
     os.mkfifo(fifo)
     done: list[object] = []
-    worker = threading.Thread(target=lambda: done.append(runner.invoke(main, ["neox2cerebras", str(fifo)])), daemon=True)
+    worker = threading.Thread(
+        target=lambda: done.append(runner.invoke(main, ["neox2cerebras", str(fifo)])), daemon=True
+    )
     worker.start()
     worker.join(20)
     assert done, "blocked on a FIFO with no writer"
@@ -209,8 +223,9 @@ def test_a_dotted_key_under_a_scalar_key_is_one_clear_line(runner, tmp_path: Pat
 # ---- migrate and links ------------------------------------------------------------------------------
 
 
-def test_migrate_rewrites_the_file_a_link_points_to_inside_the_tree_and_says_so(runner, tmp_path: Path,
-                                                                                 monkeypatch) -> None:  # fmt: skip
+def test_migrate_rewrites_the_file_a_link_points_to_inside_the_tree_and_says_so(
+    runner, tmp_path: Path, monkeypatch
+) -> None:
     legacy = (FIXTURES / "inputs" / "cerebras").glob("*.yaml")
     source = next(p for p in sorted(legacy) if "train_input" in p.read_text())
     monkeypatch.chdir(tmp_path)
@@ -335,7 +350,10 @@ def test_an_edit_keeps_the_byte_order_mark(runner, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("options", "expected"),
-    [({"verify": "no"}, "verify must be True or False"), ({"set_values": {"model.vocab_size": None}}, "None is no value")],
+    [
+        ({"verify": "no"}, "verify must be True or False"),
+        ({"set_values": {"model.vocab_size": None}}, "None is no value"),
+    ],
 )
 def test_library_options_are_checked_as_the_cli_checks_them(options: dict[str, object], expected: str) -> None:
     from neoconv import UsageError, translate

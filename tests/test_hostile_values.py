@@ -113,9 +113,17 @@ def test_an_hf_model_of_absurdly_many_layers_is_refused_not_listed(tmp_path: Pat
     # before: a Gemma-2 config of 10^18 layers hung every target building its per-layer pattern
     import json
 
-    cfg = {"model_type": "gemma2", "num_hidden_layers": 10**18, "hidden_size": 64, "num_attention_heads": 4,
-           "num_key_value_heads": 4, "head_dim": 16, "intermediate_size": 128, "vocab_size": 256,
-           "sliding_window": 64}  # fmt: skip
+    cfg = {
+        "model_type": "gemma2",
+        "num_hidden_layers": 10**18,
+        "hidden_size": 64,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 4,
+        "head_dim": 16,
+        "intermediate_size": 128,
+        "vocab_size": 256,
+        "sliding_window": 64,
+    }
     src = tmp_path / "config.json"
     src.write_text(json.dumps(cfg))
     result = cli_runner().invoke(main, ["hf2neox", str(src), "-o", str(tmp_path / "out"), "-q"])
@@ -144,9 +152,14 @@ def test_the_peak_of_a_cycle_of_fractional_period_over_a_long_run_is_found_in_bo
     # every half of the run down to 4096 steps (a hang); a half with few turns is searched as it is
     from neoconv.schedule.compare import peak
 
-    s = Schedule([phase("linear", 3391, 0.0, 4.5e-4),
-                  phase("cosine", 1688639, 4.5e-4, 4.5e-5, span=1688639.15625, shift=0.15625, cycle="mirror",
-                        beyond="continue")])  # fmt: skip
+    s = Schedule(
+        [
+            phase("linear", 3391, 0.0, 4.5e-4),
+            phase(
+                "cosine", 1688639, 4.5e-4, 4.5e-5, span=1688639.15625, shift=0.15625, cycle="mirror", beyond="continue"
+            ),
+        ]
+    )
     began = time.perf_counter()
     top = peak(s, 868055555555555)
     assert time.perf_counter() - began < 1.0
@@ -167,8 +180,10 @@ def test_a_megatron_layer_pattern_is_bounded_by_the_list_it_makes() -> None:
 
 def test_a_layer_count_no_framework_could_build_is_refused_at_its_line(tmp_path: Path) -> None:
     src = tmp_path / "in.args"
-    src.write_text("--num-layers 1000000000000000000\n--hidden-size 64\n--num-attention-heads 4\n--seq-length 128\n"
-                   "--max-position-embeddings 128\n--micro-batch-size 1\n--num-experts 4\n--moe-layer-freq 2\n")  # fmt: skip
+    src.write_text(
+        "--num-layers 1000000000000000000\n--hidden-size 64\n--num-attention-heads 4\n--seq-length 128\n"
+        "--max-position-embeddings 128\n--micro-batch-size 1\n--num-experts 4\n--moe-layer-freq 2\n"
+    )
     result = cli_runner().invoke(main, ["megatron2cerebras", str(src), "-o", str(tmp_path / "out"), "-q"])
     assert result.exit_code == 2 and "internal error" not in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1 and "in.args:1: --num-layers" in result.stderr

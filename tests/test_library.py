@@ -53,43 +53,114 @@ CASES: list[tuple[str, Callable[[str], Any], type[NeoconvError], str]] = [
     ("NUL in a path", lambda b: translate("a\0b.yml", "neox", "cerebras"), UsageError, "NUL byte"),
     ("src a list", lambda b: translate(b, ["neox"], "cerebras"), UsageError, "unknown format ['neox']"),  # type: ignore[arg-type]
     ("dst a list", lambda b: translate(b, "neox", ["cerebras"]), UsageError, "unknown format ['cerebras']"),  # type: ignore[arg-type]
-    ("set_values a list", lambda b: translate(b, "neox", "cerebras", set_values=["model.vocab_size=5"]), UsageError,
-     "set_values must be a mapping"),
-    ("set_values unchecked type", lambda b: translate(b, "neox", "cerebras", set_values={"model.vocab_size": "abc"}),
-     UsageError, "set_values model.vocab_size: expected a number, got the string 'abc'"),
-    ("set_values unknown field", lambda b: translate(b, "neox", "cerebras", set_values={"model.vocab": 5}), UsageError,
-     "did you mean model.vocab_size"),
-    ("set_values bad betas", lambda b: translate(b, "neox", "cerebras", set_values={"optim.betas": [0.9, 2]}),
-     UsageError, "set_values optim.betas"),
-    ("unknown option", lambda b: translate(b, "neox", "cerebras", worldsize=8), UsageError,
-     "unknown option 'worldsize'; translate() takes set_values, world_size"),
-    ("world_size a string", lambda b: translate(b, "neox", "cerebras", world_size="8"), UsageError, "whole number of GPUs"),
+    (
+        "set_values a list",
+        lambda b: translate(b, "neox", "cerebras", set_values=["model.vocab_size=5"]),
+        UsageError,
+        "set_values must be a mapping",
+    ),
+    (
+        "set_values unchecked type",
+        lambda b: translate(b, "neox", "cerebras", set_values={"model.vocab_size": "abc"}),
+        UsageError,
+        "set_values model.vocab_size: expected a number, got the string 'abc'",
+    ),
+    (
+        "set_values unknown field",
+        lambda b: translate(b, "neox", "cerebras", set_values={"model.vocab": 5}),
+        UsageError,
+        "did you mean model.vocab_size",
+    ),
+    (
+        "set_values bad betas",
+        lambda b: translate(b, "neox", "cerebras", set_values={"optim.betas": [0.9, 2]}),
+        UsageError,
+        "set_values optim.betas",
+    ),
+    (
+        "unknown option",
+        lambda b: translate(b, "neox", "cerebras", worldsize=8),
+        UsageError,
+        "unknown option 'worldsize'; translate() takes set_values, world_size",
+    ),
+    (
+        "world_size a string",
+        lambda b: translate(b, "neox", "cerebras", world_size="8"),
+        UsageError,
+        "whole number of GPUs",
+    ),
     ("world_size huge", lambda b: translate(b, "neox", "cerebras", world_size=10**400), UsageError, "world_size"),
-    ("source_version unknown", lambda b: translate(b, "neox", "cerebras", source_version="zz"), UsageError,
-     "--from-version 'zz': not a GPT-NeoX release; known: 2021-04-26, "),
-    ("with_files a string", lambda b: translate(b, "neox", "cerebras", with_files="x.json"), UsageError, "(path, format) pairs"),
-    ("with_files a bad pair", lambda b: translate(b, "neox", "cerebras", with_files=[("x.json",)]), UsageError,
-     "is not a (path, format) pair"),
+    (
+        "source_version unknown",
+        lambda b: translate(b, "neox", "cerebras", source_version="zz"),
+        UsageError,
+        "--from-version 'zz': not a GPT-NeoX release; known: 2021-04-26, ",
+    ),
+    (
+        "with_files a string",
+        lambda b: translate(b, "neox", "cerebras", with_files="x.json"),
+        UsageError,
+        "(path, format) pairs",
+    ),
+    (
+        "with_files a bad pair",
+        lambda b: translate(b, "neox", "cerebras", with_files=[("x.json",)]),
+        UsageError,
+        "is not a (path, format) pair",
+    ),
     ("load(5)", lambda b: load(5, "neox"), UsageError, "not int"),  # type: ignore[arg-type]
     ("load(None)", lambda b: load(None, "neox"), UsageError, "not NoneType"),  # type: ignore[arg-type]
     ("load model_config 5", lambda b: load(b, "veomni", model_config=5), UsageError, "model_config must be a path"),  # type: ignore[arg-type]
     ("dump a list", lambda b: dump([1, 2], "neox"), UsageError, "takes a mapping"),  # type: ignore[arg-type]
-    ("dump NaN into JSON", lambda b: dump({"lr": math.nan}, "deepspeed"), InputError, "lr: nan cannot be written as JSON"),
+    (
+        "dump NaN into JSON",
+        lambda b: dump({"lr": math.nan}, "deepspeed"),
+        InputError,
+        "lr: nan cannot be written as JSON",
+    ),
     ("dump infinity into JSON", lambda b: dump({"a": {"b": [1, math.inf]}}, "deepspeed"), InputError, "a.b[1]: inf"),
     ("dump a set", lambda b: dump({"a": {1, 2}}, "neox"), InputError, "a: set {1, 2} is not a config value"),
     ("dump an object", lambda b: dump({"a": object()}, "neox"), InputError, "a: object"),
     ("dump an object into JSON", lambda b: dump({"a": object()}, "deepspeed"), InputError, "a: object"),
     ("dump a cycle", lambda b: dump(_cyclic(), "neox"), InputError, "nested more than 100 levels"),
     ("dump a cycle into JSON", lambda b: dump(_cyclic(), "deepspeed"), InputError, "nested more than 100 levels"),
-    ("cyclic VeOmni mapping", lambda b: translate(_cyclic(), "veomni", "neox"), InputError, "nested more than 100 levels"),
-    ("5,000-deep VeOmni mapping", lambda b: translate(_deep(5000), "veomni", "neox"), InputError, "nested more than 100 levels"),
-    ("5,000-deep Cerebras mapping", lambda b: translate(_deep(5000), "cerebras", "neox"), InputError, "nested more than 100"),
+    (
+        "cyclic VeOmni mapping",
+        lambda b: translate(_cyclic(), "veomni", "neox"),
+        InputError,
+        "nested more than 100 levels",
+    ),
+    (
+        "5,000-deep VeOmni mapping",
+        lambda b: translate(_deep(5000), "veomni", "neox"),
+        InputError,
+        "nested more than 100 levels",
+    ),
+    (
+        "5,000-deep Cerebras mapping",
+        lambda b: translate(_deep(5000), "cerebras", "neox"),
+        InputError,
+        "nested more than 100",
+    ),
     ("an object as a value", lambda b: translate({**BASE, "foo": object()}, "neox", "neox"), InputError, "foo: object"),
-    ("a cycle inside a value", lambda b: translate({**BASE, "foo": [_cyclic()]}, "neox", "neox"), InputError, "nested more"),
-    ("an integer past the float range", lambda b: translate({**BASE, "hidden_size": 10**400}, "neox", "cerebras"),
-     InputError, "hidden_size: a number of 401 digits is past the float range"),
-    ("a non-string nested key", lambda b: translate({**BASE, "optimizer": {1.5: 2}}, "neox", "neox"), InputError,
-     "optimizer: key 1.5 is a number, not a setting name"),
+    (
+        "a cycle inside a value",
+        lambda b: translate({**BASE, "foo": [_cyclic()]}, "neox", "neox"),
+        InputError,
+        "nested more",
+    ),
+    (
+        "an integer past the float range",
+        lambda b: translate({**BASE, "hidden_size": 10**400}, "neox", "cerebras"),
+        InputError,
+        "hidden_size: a number of 401 digits is past the float range",
+    ),
+    (
+        "a non-string nested key",
+        lambda b: translate({**BASE, "optimizer": {1.5: 2}}, "neox", "neox"),
+        InputError,
+        "optimizer: key 1.5 is a number, not a setting name",
+    ),
 ]
 
 
@@ -118,7 +189,9 @@ def test_a_mapping_is_copied_not_shared(base: str) -> None:
 
 def test_dump_writes_plain_documents_and_json_never_gets_nan() -> None:
     assert json.loads(dump({"train_batch_size": 8, "optimizer": {"params": {"betas": (0.9, 0.95)}}}, "deepspeed")) == {
-        "train_batch_size": 8, "optimizer": {"params": {"betas": [0.9, 0.95]}}}  # fmt: skip
+        "train_batch_size": 8,
+        "optimizer": {"params": {"betas": [0.9, 0.95]}},
+    }
     assert "!!" not in dump({"a": [1, 2]}, "neox")
 
 

@@ -54,7 +54,9 @@ def test_reading_the_output_back_names_what_it_does_not_recover(monkeypatch, pyt
     result = translate(pythia160m, "neox", "cerebras", world_size=8)
     entry = result.report.by_source()["hidden_size"]
     assert entry.status is Status.LOSSY and entry.fields == ("model.hidden_size",)
-    assert "model.hidden_size is 768 in the source, written as model.hidden_size=1536; reads back as 1536" in entry.detail
+    assert (
+        "model.hidden_size is 768 in the source, written as model.hidden_size=1536; reads back as 1536" in entry.detail
+    )
     # the rotary fraction is rotary_dim / head width: 16 of 1536 / 12 reads back as 0.125, not 0.25
     rotary = result.report.by_source()["rotary_pct"]
     assert rotary.status is Status.LOSSY and "reads back as 0.125" in rotary.detail
@@ -72,8 +74,10 @@ def test_a_translation_says_it_was_verified(pythia160m: Path) -> None:
 def test_an_output_that_cannot_be_read_back_says_so(tmp_path: Path) -> None:
     # a Mamba model keeps a head count it ignores; as Cerebras attention layers it cannot run
     path = tmp_path / "gmlp.yml"
-    path.write_text("num_layers: 2\nhidden_size: 64\nnum_attention_heads: 12\nattention_config: [[[gmlp], 2]]\n"
-                    "max_position_embeddings: 128\noptimizer: {type: Adam, params: {lr: 0.001}}\n")  # fmt: skip
+    path.write_text(
+        "num_layers: 2\nhidden_size: 64\nnum_attention_heads: 12\nattention_config: [[[gmlp], 2]]\n"
+        "max_position_embeddings: 128\noptimizer: {type: Adam, params: {lr: 0.001}}\n"
+    )
     result = translate(path, "neox", "cerebras", set_values={"model.vocab_size": 256})
     assert result.report.target["verified"] is False
     assert result.report.by_source()["attention_config"].status is Status.LOSSY  # gMLP blocks become attention
@@ -121,7 +125,9 @@ def unnamed_differences(paths: list[Path], src: str, dst: str, tmp: Path, report
     # a source value the target's format has no key for (a value its reader derived with no leaf of its
     # own too: NeoX's model.family, Model Zoo's embedding dropout) is named as lost, unless read back alike
     unheld = [c for c in found.inexpressible if c.a is not None and not values_equal(c.a, c.b, DEFAULT_RTOL)]
-    unnamed = [f"{c.field}: {c.a!r} -> {c.b!r}" for c in (*found.changed, *found.only_a, *unheld) if c.field not in named]
+    unnamed = [
+        f"{c.field}: {c.a!r} -> {c.b!r}" for c in (*found.changed, *found.only_a, *unheld) if c.field not in named
+    ]
     unnamed += [f"{c.field}: only in the output, {c.b!r}" for c in only_b if c.field not in added]
     return unnamed, netted
 
@@ -130,8 +136,12 @@ INPUTS = FIXTURES / "inputs"
 # (files, format): every format's hand-written inputs (conftest.format_inputs: one reader's defaults
 # each, the shapes a reader takes), a format registered later included; and the inputs made of several
 # files or kept in another format's folder
-APART = {INPUTS / "deepspeed" / "neox-model.yml": "neox", INPUTS / "veomni" / "overrides.args": None,  # None: not alone
-         INPUTS / "hftrainer" / "ds-zero3-auto.json": None, INPUTS / "hftrainer" / "ds-warmupdecay-auto.json": None}
+APART = {
+    INPUTS / "deepspeed" / "neox-model.yml": "neox",
+    INPUTS / "veomni" / "overrides.args": None,  # None: not alone
+    INPUTS / "hftrainer" / "ds-zero3-auto.json": None,
+    INPUTS / "hftrainer" / "ds-warmupdecay-auto.json": None,
+}
 FIXTURE_CONFIGS = [
     *[([p], fmt) for fmt in REGISTERED for p in format_inputs(fmt) if p not in APART],
     *[([p], fmt) for p, fmt in APART.items() if fmt is not None],
@@ -148,22 +158,32 @@ FIXTURE_CONFIGS = [
     [(paths, src, dst) for paths, src in FIXTURE_CONFIGS for dst in FORMATS if dst != src],
     ids=lambda v: "+".join(p.name for p in v) if isinstance(v, list) else v,
 )
-def test_every_difference_of_a_fixture_translation_is_named(paths: list[Path], src: str, dst: str, tmp_path: Path) -> None:
+def test_every_difference_of_a_fixture_translation_is_named(
+    paths: list[Path], src: str, dst: str, tmp_path: Path
+) -> None:
     unnamed, netted = unnamed_differences(paths, src, dst, tmp_path)
     assert unnamed == []
     assert netted == []  # every difference is named by the mapping itself, not by the safety net
 
 
 # the GPUs given on the command line (--world-size): what the reader derives from them is named too
-WORLD_SIZED = [([INPUTS / "neox" / "pythia-160m.yml"], "neox"), ([INPUTS / "deepspeed" / "neox-model.yml"], "neox"),
-               *[([p], "deepspeed") for p in sorted((INPUTS / "deepspeed").glob("*.json"))[:3]],
-               ([INPUTS / "megatron" / "mixtral-8x7b.args"], "megatron"),
-               # formats with no data-parallel size: the target's own, from the GPUs (a `target_value`)
-               ([INPUTS / "cerebras" / "gpt2-small-legacy.yaml"], "cerebras"), ([INPUTS / "hf" / "bloom-7b1.json"], "hf"),
-               ([INPUTS / "hftrainer" / "sft-zero3.yaml", INPUTS / "hftrainer" / "ds-zero3-auto.json"], "hftrainer")]  # fmt: skip
+WORLD_SIZED = [
+    ([INPUTS / "neox" / "pythia-160m.yml"], "neox"),
+    ([INPUTS / "deepspeed" / "neox-model.yml"], "neox"),
+    *[([p], "deepspeed") for p in sorted((INPUTS / "deepspeed").glob("*.json"))[:3]],
+    ([INPUTS / "megatron" / "mixtral-8x7b.args"], "megatron"),
+    # formats with no data-parallel size: the target's own, from the GPUs (a `target_value`)
+    ([INPUTS / "cerebras" / "gpt2-small-legacy.yaml"], "cerebras"),
+    ([INPUTS / "hf" / "bloom-7b1.json"], "hf"),
+    ([INPUTS / "hftrainer" / "sft-zero3.yaml", INPUTS / "hftrainer" / "ds-zero3-auto.json"], "hftrainer"),
+]
 # and one input of every other format (a format registered later)
-WORLD_SIZED += [([inputs[0]], fmt) for fmt in REGISTERED if fmt not in {f for _, f in WORLD_SIZED}
-                if (inputs := [p for p in format_inputs(fmt) if p not in APART])]  # fmt: skip
+WORLD_SIZED += [
+    ([inputs[0]], fmt)
+    for fmt in REGISTERED
+    if fmt not in {f for _, f in WORLD_SIZED}
+    if (inputs := [p for p in format_inputs(fmt) if p not in APART])
+]
 
 
 @pytest.mark.parametrize(
@@ -171,14 +191,20 @@ WORLD_SIZED += [([inputs[0]], fmt) for fmt in REGISTERED if fmt not in {f for _,
     [(paths, src, dst) for paths, src in WORLD_SIZED for dst in FORMATS if dst != src],
     ids=lambda v: "+".join(p.name for p in v) if isinstance(v, list) else v,
 )
-def test_every_difference_of_a_translation_with_a_world_size_is_named(paths: list[Path], src: str, dst: str, tmp_path: Path) -> None:
+def test_every_difference_of_a_translation_with_a_world_size_is_named(
+    paths: list[Path], src: str, dst: str, tmp_path: Path
+) -> None:
     unnamed, netted = unnamed_differences(paths, src, dst, tmp_path, world_size=8)
     assert unnamed == []
     assert netted == []
 
 
-CORPUS_FOLDERS = {"neox": ["neox"], "cerebras": ["cerebras-legacy", "cerebras-trainer"], "deepspeed": ["deepspeed"],
-                  "veomni": ["veomni", "veomni-legacy"]}  # fmt: skip
+CORPUS_FOLDERS = {
+    "neox": ["neox"],
+    "cerebras": ["cerebras-legacy", "cerebras-trainer"],
+    "deepspeed": ["deepspeed"],
+    "veomni": ["veomni", "veomni-legacy"],
+}
 PATTERNS = {"neox": "**/*.yml", "cerebras": "**/*.yaml", "deepspeed": "**/*.json", "veomni": "**/*.yaml"}
 
 
@@ -212,8 +238,11 @@ def test_every_difference_of_a_corpus_translation_is_named(src: str, dst: str, t
         if not reports:  # refused: nothing of the source is a setting of the target (NothingToWrite)
             continue
         # internal errors are not NeoconvErrors: they fail the test where they happen
-        odd = [e.source_key or "" for e in reports[0].entries
-               if e.status is Status.UNKNOWN and (e.source_key or "") not in NO_RELEASE_HAD.get(src, {})]
+        odd = [
+            e.source_key or ""
+            for e in reports[0].entries
+            if e.status is Status.UNKNOWN and (e.source_key or "") not in NO_RELEASE_HAD.get(src, {})
+        ]
         if odd:
             unknown[name] = odd
         if unnamed:
@@ -274,7 +303,11 @@ def test_what_a_run_cannot_do_without_is_missing(pythia160m: Path) -> None:
     assert {"train_input.data_processor", "train_input.data_dir"} <= missing  # Model Zoo 2.0.2: KeyError
     model_only = translate({"num_layers": 2, "hidden_size": 64, "num_attention_heads": 4}, "neox", "deepspeed")
     batch = next(e for e in model_only.report.entries if e.status is Status.MISSING)
-    assert batch.target_key == "train_batch_size" and batch.fields == ("batch.global", "batch.micro", "batch.grad_accum")
+    assert batch.target_key == "train_batch_size" and batch.fields == (
+        "batch.global",
+        "batch.micro",
+        "batch.grad_accum",
+    )
     assert "train_batch_size" not in model_only.config and "train_micro_batch_size_per_gpu" not in model_only.config
 
 
@@ -291,14 +324,20 @@ def test_deepspeed_reads_back_the_warmup_cerebras_gave_it(tmp_path: Path) -> Non
     # the largest difference, step by step (170207, reported before, is 1e-18 short of it)
     assert "differs by at most 5.174e-10 (step 170199: 0.000224686 instead of 0.000224687)" in lossy.detail
     back = _written(result, tmp_path, "deepspeed").ir
-    assert max_difference(parse(back.get("schedule.phases")), parse(result.ir.get("schedule.phases")), 476837).value < 6e-10
+    assert (
+        max_difference(parse(back.get("schedule.phases")), parse(result.ir.get("schedule.phases")), 476837).value
+        < 6e-10
+    )
 
 
 def test_neox_warmup_against_cerebras_and_deepspeed_warmups(pythia160m: Path) -> None:
     # NeoX: lr x max(1, t) / W, its first two steps at lr/W: Cerebras runs it exactly (a step of lr/W first)
     cerebras = translate(pythia160m, "neox", "cerebras", world_size=8)
-    assert cerebras.config["optimizer"]["learning_rate"][0] == {"scheduler": "Constant", "learning_rate": pytest.approx(6e-4 / 1430),
-                                                                "total_iters": 1}  # fmt: skip
+    assert cerebras.config["optimizer"]["learning_rate"][0] == {
+        "scheduler": "Constant",
+        "learning_rate": pytest.approx(6e-4 / 1430),
+        "total_iters": 1,
+    }
     assert cerebras.report.by_source()["warmup"].status is Status.CONVERTED
     # DeepSpeed's WarmupCosineLR is a step late: the closest, and by how much
     deepspeed = translate(pythia160m, "neox", "deepspeed", world_size=8)
@@ -306,7 +345,9 @@ def test_neox_warmup_against_cerebras_and_deepspeed_warmups(pythia160m: Path) ->
     assert lag.status is Status.LOSSY and lag.fields == ("schedule.phases",)
     assert "differs by at most 4.196e-07 (step 0: 0 instead of 4.196e-07)" in lag.detail
     # and a DeepSpeed schedule into NeoX: its warmup from warmup_min_ratio x lr, a step late
-    back = translate(FIXTURES / "inputs" / "deepspeed" / "warmup-cosine-lr-zero2.json", "deepspeed", "neox", world_size=8)
+    back = translate(
+        FIXTURES / "inputs" / "deepspeed" / "warmup-cosine-lr-zero2.json", "deepspeed", "neox", world_size=8
+    )
     entry = back.report.by_source()["scheduler.type"]
     assert entry.status is Status.LOSSY and "at most 1.99e-05 (step 1: 9.995e-08 instead of 2e-05)" in entry.detail
 
@@ -315,7 +356,9 @@ def test_readers_derive_the_same_defaults(tmp_path: Path) -> None:
     # Model Zoo's GPT-2-derived models default embedding and attention dropout to dropout_rate (0.0
     # here); NeoX applies hidden_dropout to the embeddings: the same model, nothing to report
     result = translate(LLAMA_DEFAULTS, "cerebras", "neox")
-    assert result.ir.get("model.embedding_dropout") == 0.1 == result.ir.get("model.hidden_dropout")  # dropout_rate default
+    assert (
+        result.ir.get("model.embedding_dropout") == 0.1 == result.ir.get("model.hidden_dropout")
+    )  # dropout_rate default
     back = _written(result, tmp_path, "neox").ir
     assert back.get("model.embedding_dropout") == 0.1
     gptj = translate(FIXTURES / "inputs" / "cerebras" / "gptj-tiny-defaults.yaml", "cerebras", "neox")
@@ -333,8 +376,12 @@ def test_one_pipeline_stage_reads_back_from_veomni(pythia160m: Path, tmp_path: P
     assert entry.status is Status.CONVERTED
     back = _written(result, tmp_path, "veomni").ir
     assert back.get("parallel.pipeline_size") == 1 and back.get("parallel.tensor_size") == 1
-    assert translate({"num_layers": 2, "hidden_size": 64, "num_attention_heads": 4}, "neox", "deepspeed").ir.get(
-        "parallel.pipeline_size") == 1  # NeoX's default 0 is one stage too  # fmt: skip
+    assert (
+        translate({"num_layers": 2, "hidden_size": 64, "num_attention_heads": 4}, "neox", "deepspeed").ir.get(
+            "parallel.pipeline_size"
+        )
+        == 1
+    )  # NeoX's default 0 is one stage too
 
 
 def test_a_default_value_lost_has_an_entry_of_its_own() -> None:

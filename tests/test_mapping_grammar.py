@@ -31,8 +31,11 @@ def test_the_meta_schema_is_a_valid_json_schema() -> None:
     jsonschema.Draft202012Validator.check_schema(META)
 
 
-@pytest.mark.parametrize("path", sorted((ROOT / "mappings").glob("*.yaml")) + sorted(TABLES.glob("*.yaml")),
-                         ids=lambda p: f"{p.parent.name}/{p.name}")  # fmt: skip
+@pytest.mark.parametrize(
+    "path",
+    sorted((ROOT / "mappings").glob("*.yaml")) + sorted(TABLES.glob("*.yaml")),
+    ids=lambda p: f"{p.parent.name}/{p.name}",
+)
 def test_every_table_matches_the_meta_schema(path: Path) -> None:
     raw = yaml.safe_load(path.read_text())
     if path.name in NOT_RULE_TABLES:
@@ -51,9 +54,27 @@ def test_rule_attributes_come_from_the_meta_schema() -> None:
 
 # the keywords the loader's checker reads (grammar.py); a keyword outside this set would be
 # checked by jsonschema only, and the two readings of the meta-schema would part
-UNDERSTOOD = {"$schema", "$id", "$defs", "$ref", "title", "description", "type", "required", "additionalProperties",
-              "properties", "items", "minItems", "minProperties", "allOf", "oneOf", "anyOf", "not", "const",
-              "dependentRequired"}  # fmt: skip
+UNDERSTOOD = {
+    "$schema",
+    "$id",
+    "$defs",
+    "$ref",
+    "title",
+    "description",
+    "type",
+    "required",
+    "additionalProperties",
+    "properties",
+    "items",
+    "minItems",
+    "minProperties",
+    "allOf",
+    "oneOf",
+    "anyOf",
+    "not",
+    "const",
+    "dependentRequired",
+}
 
 
 def _keywords(node: Any, inside_properties: bool = False) -> set[str]:
@@ -92,21 +113,36 @@ BAD_RULES = [
     ({"field": "model.norm", "key": "n", "pick": {"model.norm": "value"}}, "pick needs fields and key"),
     ({"field": "model.hidden_size", "key": "x", "invert": False}, "invert: must be true"),
     ({"field": "model.hidden_size", "key": "x", "also": ["a", 3]}, "also: item 3: must be string"),
-    ({"field": "optim.eps", "key": "eps", "off_value": 0, "formula": "x"}, "give either off_value or formula, not both"),
-    ({"field": "optim.eps", "key": "eps", "read_when": {"optim.type": "adam"}, "enum": {"a": 1}},
-     "give either read_when or enum, not both"),
+    (
+        {"field": "optim.eps", "key": "eps", "off_value": 0, "formula": "x"},
+        "give either off_value or formula, not both",
+    ),
+    (
+        {"field": "optim.eps", "key": "eps", "read_when": {"optim.type": "adam"}, "enum": {"a": 1}},
+        "give either read_when or enum, not both",
+    ),
     ({"field": "model.seq_length", "read_only": "r"}, "read_only needs key"),
     ({"field": "precision.loss_scale", "key": "l", "values": {}}, "values: needs at least 1 entries"),
-    ({"field": "model.embedding_dropout", "key": "e", "same_as": {"field": "model.hidden_dropout", "reason": "r"}},
-     "give either same_as or key, not both"),
-    ({"field": "precision.loss_scale", "key": "l", "values": {0: "dynamic"}, "scale": 2}, "give either values or scale"),
+    (
+        {"field": "model.embedding_dropout", "key": "e", "same_as": {"field": "model.hidden_dropout", "reason": "r"}},
+        "give either same_as or key, not both",
+    ),
+    (
+        {"field": "precision.loss_scale", "key": "l", "values": {0: "dynamic"}, "scale": 2},
+        "give either values or scale",
+    ),
     ({"field": "optim.grad_clip", "key": "c", "omit": 0, "formula": "x"}, "give either omit or formula, not both"),
     ({"field": "optim.grad_clip", "omit": 0}, "omit needs key"),
-    ({"field": "model.attention_dropout", "key": "a", "default_from": "model.hidden_dropout", "formula": "x"},
-     "give either default_from or formula, not both"),
+    (
+        {"field": "model.attention_dropout", "key": "a", "default_from": "model.hidden_dropout", "formula": "x"},
+        "give either default_from or formula, not both",
+    ),
     ({"field": "model.attention_dropout", "default_by": {"model.family": {"gptj": 0.1}}}, "default_by needs key"),
     ({"field": "optim.grad_clip", "key": "c", "warn_values": {}}, "warn_values: needs at least 1 entries"),
-    ({"field": "precision.initial_loss_scale", "key": "p", "exponent_of": 2, "scale": 2}, "give either exponent_of or scale"),
+    (
+        {"field": "precision.initial_loss_scale", "key": "p", "exponent_of": 2, "scale": 2},
+        "give either exponent_of or scale",
+    ),
     ({"field": "precision.initial_loss_scale", "key": "p", "exponent_of": "two"}, "exponent_of: must be integer"),
 ]
 
@@ -146,28 +182,63 @@ SEMANTIC = [
     ),
     ({"field": "optim.eps", "fixed": 1e-8}, "fixed needs fixed_reason"),
     ({"field": "optim.eps", "key": "e", "read_when": {"optim.typo": "adam"}}, "unknown canonical field in read_when"),
-    ({"fields": ["optim.eps", "optim.lr"], "key": "e", "off_value": 0}, "off_value modifies a rename: one key, one field"),
+    (
+        {"fields": ["optim.eps", "optim.lr"], "key": "e", "off_value": 0},
+        "off_value modifies a rename: one key, one field",
+    ),
     ({"field": "optim.eps", "key": "e", "also": ["f"], "read_only": "r"}, "read_only modifies a rename"),
-    ({"field": "model.embedding_dropout", "same_as": {"field": "model.hiden_dropout", "reason": "r"}},
-     "same_as names one known canonical field"),
+    (
+        {"field": "model.embedding_dropout", "same_as": {"field": "model.hiden_dropout", "reason": "r"}},
+        "same_as names one known canonical field",
+    ),
     ({"field": "precision.initial_loss_scale", "key": "p", "exponent_of": 1}, "exponent_of is a base of 2 or more"),
-    ({"field": "precision.initial_loss_scale", "key": "p", "exponent_of": 2, "values": {0: 1.0}},
-     "exponent_of is a base of 2 or more, on a rename without values"),
+    (
+        {"field": "precision.initial_loss_scale", "key": "p", "exponent_of": 2, "values": {0: 1.0}},
+        "exponent_of is a base of 2 or more, on a rename without values",
+    ),
     ({"fields": ["optim.grad_clip", "optim.lr"], "key": "c", "omit": 0}, "omit modifies a rename: one key, one field"),
-    ({"field": "model.attention_dropout", "key": "a", "default_from": "model.hiden_dropout"},
-     "default_by and default_from name known canonical fields"),
-    ({"field": "model.attention_dropout", "key": "a", "default_by": {"model.famly": {"gptj": 0.1}}},
-     "default_by and default_from name known canonical fields"),
-    ({"field": "model.attention_dropout", "key": "a", "default_from": "model.hidden_dropout", "default": 0.1},
-     "an absent key's value comes from default_by / default_from, or from default or omit"),
-    ({"field": "parallel.zero_stage", "key": "s", "enum": {0: 0}, "types": {"dict": {"error": "e"}}}, "types names null or list"),
-    ({"field": "optim.grad_clip", "key": "c", "also": ["o"], "overridden_by": {"key": "o", "values": {1: 1.0}, "as_is": True}},
-     r"overridden_by gives values \(what its key's values decide\) or as_is"),
-    ({"field": "optim.grad_clip", "key": "c", "also": ["o"], "overridden_by": {"key": "o"}}, "overridden_by gives values"),
-    ({"field": "parallel.zero_stage", "key": "s", "enum": {0: 0}, "types": {"null": {"error": "e"}}},
-     "types' null needs the rule's default"),
-    ({"field": "parallel.zero_stage", "key": "s", "enum": {0: 0}, "types": {"list": {"error": "e", "extension": "x"}}},
-     "each of types is {error: message} or {extension: reason}, not both"),
+    (
+        {"field": "model.attention_dropout", "key": "a", "default_from": "model.hiden_dropout"},
+        "default_by and default_from name known canonical fields",
+    ),
+    (
+        {"field": "model.attention_dropout", "key": "a", "default_by": {"model.famly": {"gptj": 0.1}}},
+        "default_by and default_from name known canonical fields",
+    ),
+    (
+        {"field": "model.attention_dropout", "key": "a", "default_from": "model.hidden_dropout", "default": 0.1},
+        "an absent key's value comes from default_by / default_from, or from default or omit",
+    ),
+    (
+        {"field": "parallel.zero_stage", "key": "s", "enum": {0: 0}, "types": {"dict": {"error": "e"}}},
+        "types names null or list",
+    ),
+    (
+        {
+            "field": "optim.grad_clip",
+            "key": "c",
+            "also": ["o"],
+            "overridden_by": {"key": "o", "values": {1: 1.0}, "as_is": True},
+        },
+        r"overridden_by gives values \(what its key's values decide\) or as_is",
+    ),
+    (
+        {"field": "optim.grad_clip", "key": "c", "also": ["o"], "overridden_by": {"key": "o"}},
+        "overridden_by gives values",
+    ),
+    (
+        {"field": "parallel.zero_stage", "key": "s", "enum": {0: 0}, "types": {"null": {"error": "e"}}},
+        "types' null needs the rule's default",
+    ),
+    (
+        {
+            "field": "parallel.zero_stage",
+            "key": "s",
+            "enum": {0: 0},
+            "types": {"list": {"error": "e", "extension": "x"}},
+        },
+        "each of types is {error: message} or {extension: reason}, not both",
+    ),
 ]
 
 

@@ -36,96 +36,188 @@ def dropouts(hidden: float, attention: float, embedding: float) -> dict[str, flo
 
 
 ROWS = [
-    Row("no biases", {"model.family": "llama", "model.attention_bias": False, "model.mlp_bias": False}, {
-        "neox": Cell({"use_bias_in_attn_linear": False, "use_bias_in_mlp": False, **LLAMA}),
-        "deepspeed": NO_MODEL,
-        "cerebras/legacy": Cell({"model": {"use_projection_bias_in_attention": False, "use_ffn_bias_in_attention": False,
-                                           "use_ffn_bias": False, **CS_LLAMA}}),
-        "cerebras/trainer": Cell(cs("llama", use_projection_bias_in_attention=False, use_ffn_bias_in_attention=False,
-                                    use_ffn_bias=False, **CS_LLAMA)),
-        "veomni/nested": Cell({}, side={"model_type": "llama", "attention_bias": False, "mlp_bias": False}),
-        "veomni/flat": Cell({}, side={"model_type": "llama", "attention_bias": False, "mlp_bias": False}),
-        "megatron": Cell({"--disable-bias-linear": True, **MG_LLAMA}),
-    }, context=("model.family",)),
-    Row("biases (GPT-2)", {"model.attention_bias": True, "model.mlp_bias": True}, {
-        # NeoX's default: written when the source states it, left to the default when the source has it fixed
-        "neox": Cell({"use_bias_in_attn_linear": True, "use_bias_in_mlp": True}, writes={}),
-        "deepspeed": NO_MODEL,
-        "cerebras/legacy": Cell({"model": {"use_projection_bias_in_attention": True, "use_ffn_bias_in_attention": True,
-                                           "use_ffn_bias": True}}),
-        "cerebras/trainer": Cell(cs("gpt2", use_projection_bias_in_attention=True, use_ffn_bias_in_attention=True, use_ffn_bias=True)),
-        "veomni/nested": gpt2(),  # GPT2Attention / GPT2MLP always have biases
-        "veomni/flat": gpt2(),
-        "megatron": Cell(MG_DEFAULT, writes={}),  # biases on every linear layer: Megatron's default
-    }),
-    Row("untied embeddings", {"model.tie_embeddings": False}, {
-        "neox": Cell({"no_weight_tying": True}),
-        "deepspeed": NO_MODEL,
-        "cerebras/legacy": Cell({"model": {"share_embedding_weights": False}}),
-        "cerebras/trainer": Cell(cs("gpt2", share_embedding_weights=False)),
-        "veomni/nested": gpt2(tie_word_embeddings=False),
-        "veomni/flat": gpt2(tie_word_embeddings=False),
-        "megatron": Cell({"--untie-embeddings-and-output-weights": True}),
-    }),
-    Row("tied embeddings (every default)", {"model.tie_embeddings": True}, {
-        # written when the source states it; Megatron can only rely on its default (no --tie option)
-        "neox": Cell({"no_weight_tying": False}, writes={}),
-        "deepspeed": NO_MODEL,
-        "cerebras/legacy": Cell({"model": {"share_embedding_weights": True}}),
-        "cerebras/trainer": Cell(cs("gpt2", share_embedding_weights=True)),
-        "veomni/nested": gpt2(tie_word_embeddings=True),
-        "veomni/flat": gpt2(tie_word_embeddings=True),
-        "megatron": Cell(MG_DEFAULT, writes={}),
-    }),
-    Row("dropouts", dropouts(0.1, 0.05, 0.1), {
-        "neox": Cell({"hidden_dropout": 0.1, "attention_dropout": 0.05}),
-        "deepspeed": NO_MODEL,
-        "cerebras/legacy": Cell({"model": {"dropout_rate": 0.1, "attention_dropout_rate": 0.05, "embedding_dropout_rate": 0.1}}),
-        "cerebras/trainer": Cell(cs("gpt2", dropout_rate=0.1, attention_dropout_rate=0.05, embedding_dropout_rate=0.1)),
-        "veomni/nested": gpt2(resid_pdrop=0.1, attn_pdrop=0.05, embd_pdrop=0.1),
-        "veomni/flat": gpt2(resid_pdrop=0.1, attn_pdrop=0.05, embd_pdrop=0.1),
-        "megatron": Cell({"--hidden-dropout": 0.1, "--attention-dropout": 0.05}),  # --hidden-dropout on the embeddings too
-    }),
-    Row("GPT-2 default dropouts", dropouts(0.1, 0.1, 0.1), {
-        "neox": Cell({"hidden_dropout": 0.1, "attention_dropout": 0.1}),
-        "deepspeed": NO_MODEL,
-        "cerebras/legacy": Cell({"model": {"hidden_size": 768}},
-                                writes={"model": {"dropout_rate": 0.1, "attention_dropout_rate": 0.1, "embedding_dropout_rate": 0.1}}),
-        "cerebras/trainer": Cell(cs("gpt2", hidden_size=768), writes=cs("gpt2", dropout_rate=0.1, attention_dropout_rate=0.1,
-                                                                      embedding_dropout_rate=0.1)),
-        "veomni/nested": Cell({}, side={"model_type": "gpt2"}, writes_side={"resid_pdrop": 0.1, "attn_pdrop": 0.1, "embd_pdrop": 0.1}),
-        "veomni/flat": Cell({}, side={"model_type": "gpt2"}, writes_side={"resid_pdrop": 0.1, "attn_pdrop": 0.1, "embd_pdrop": 0.1}),
-        "megatron": Cell(MG_DEFAULT, writes={}),  # Megatron's defaults too: a source relying on its own writes none
-    }),
-    Row("no dropout (NeoX default)", dropouts(0.0, 0.0, 0.0), {
-        "neox": Cell({"hidden_dropout": 0.0, "attention_dropout": 0.0}),
-        "deepspeed": NO_MODEL,
-        "cerebras/legacy": Cell({"model": {"dropout_rate": 0.0, "attention_dropout_rate": 0.0, "embedding_dropout_rate": 0.0}}),
-        "cerebras/trainer": Cell(cs("gpt2", dropout_rate=0.0, attention_dropout_rate=0.0, embedding_dropout_rate=0.0)),
-        "veomni/nested": gpt2(resid_pdrop=0.0, attn_pdrop=0.0, embd_pdrop=0.0),
-        "veomni/flat": gpt2(resid_pdrop=0.0, attn_pdrop=0.0, embd_pdrop=0.0),
-        "megatron": Cell({"--hidden-dropout": 0.0, "--attention-dropout": 0.0}),
-    }),
-    Row("embedding dropout apart", dropouts(0.1, 0.1, 0.0), {
-        "neox": Lossy({"hidden_dropout": 0.1, "attention_dropout": 0.1}, "approximated"),  # hidden_dropout on the embeddings too
-        "deepspeed": NO_MODEL,
-        "cerebras/legacy": Cell({"model": {"dropout_rate": 0.1, "attention_dropout_rate": 0.1, "embedding_dropout_rate": 0.0}}),
-        "cerebras/trainer": Cell(cs("gpt2", dropout_rate=0.1, attention_dropout_rate=0.1, embedding_dropout_rate=0.0)),
-        "veomni/nested": gpt2(resid_pdrop=0.1, attn_pdrop=0.1, embd_pdrop=0.0),
-        "veomni/flat": gpt2(resid_pdrop=0.1, attn_pdrop=0.1, embd_pdrop=0.0),
-        "megatron": Lossy({"--hidden-dropout": 0.1, "--attention-dropout": 0.1}, "approximated"),  # no embedding dropout apart
-    }),
-    Row("Cerebras 2.4+ attention dropout default", dropouts(0.0, 0.1, 0.0), {
-        "neox": Cell({"hidden_dropout": 0.0, "attention_dropout": 0.1}),
-        "deepspeed": NO_MODEL,
-        "cerebras/legacy": Cell({"model": {"dropout_rate": 0.0, "attention_dropout_rate": 0.1}},
-                                writes={"model": {"dropout_rate": 0.0, "attention_dropout_rate": 0.1, "embedding_dropout_rate": 0.0}}),
-        "cerebras/trainer": Cell(cs("gpt2", dropout_rate=0.0),
-                                 writes=cs("gpt2", dropout_rate=0.0, attention_dropout_rate=0.1, embedding_dropout_rate=0.0)),
-        "veomni/nested": gpt2(resid_pdrop=0.0, attn_pdrop=0.1, embd_pdrop=0.0),
-        "veomni/flat": gpt2(resid_pdrop=0.0, attn_pdrop=0.1, embd_pdrop=0.0),
-        "megatron": Cell({"--hidden-dropout": 0.0}, writes={"--hidden-dropout": 0.0, "--attention-dropout": 0.1}),
-    }, bugs={"read cerebras/trainer": ATTN_DROPOUT_24, "cerebras/trainer -> +": ATTN_DROPOUT_24}),
+    Row(
+        "no biases",
+        {"model.family": "llama", "model.attention_bias": False, "model.mlp_bias": False},
+        {
+            "neox": Cell({"use_bias_in_attn_linear": False, "use_bias_in_mlp": False, **LLAMA}),
+            "deepspeed": NO_MODEL,
+            "cerebras/legacy": Cell(
+                {
+                    "model": {
+                        "use_projection_bias_in_attention": False,
+                        "use_ffn_bias_in_attention": False,
+                        "use_ffn_bias": False,
+                        **CS_LLAMA,
+                    }
+                }
+            ),
+            "cerebras/trainer": Cell(
+                cs(
+                    "llama",
+                    use_projection_bias_in_attention=False,
+                    use_ffn_bias_in_attention=False,
+                    use_ffn_bias=False,
+                    **CS_LLAMA,
+                )
+            ),
+            "veomni/nested": Cell({}, side={"model_type": "llama", "attention_bias": False, "mlp_bias": False}),
+            "veomni/flat": Cell({}, side={"model_type": "llama", "attention_bias": False, "mlp_bias": False}),
+            "megatron": Cell({"--disable-bias-linear": True, **MG_LLAMA}),
+        },
+        context=("model.family",),
+    ),
+    Row(
+        "biases (GPT-2)",
+        {"model.attention_bias": True, "model.mlp_bias": True},
+        {
+            # NeoX's default: written when the source states it, left to the default when the source has it fixed
+            "neox": Cell({"use_bias_in_attn_linear": True, "use_bias_in_mlp": True}, writes={}),
+            "deepspeed": NO_MODEL,
+            "cerebras/legacy": Cell(
+                {
+                    "model": {
+                        "use_projection_bias_in_attention": True,
+                        "use_ffn_bias_in_attention": True,
+                        "use_ffn_bias": True,
+                    }
+                }
+            ),
+            "cerebras/trainer": Cell(
+                cs("gpt2", use_projection_bias_in_attention=True, use_ffn_bias_in_attention=True, use_ffn_bias=True)
+            ),
+            "veomni/nested": gpt2(),  # GPT2Attention / GPT2MLP always have biases
+            "veomni/flat": gpt2(),
+            "megatron": Cell(MG_DEFAULT, writes={}),  # biases on every linear layer: Megatron's default
+        },
+    ),
+    Row(
+        "untied embeddings",
+        {"model.tie_embeddings": False},
+        {
+            "neox": Cell({"no_weight_tying": True}),
+            "deepspeed": NO_MODEL,
+            "cerebras/legacy": Cell({"model": {"share_embedding_weights": False}}),
+            "cerebras/trainer": Cell(cs("gpt2", share_embedding_weights=False)),
+            "veomni/nested": gpt2(tie_word_embeddings=False),
+            "veomni/flat": gpt2(tie_word_embeddings=False),
+            "megatron": Cell({"--untie-embeddings-and-output-weights": True}),
+        },
+    ),
+    Row(
+        "tied embeddings (every default)",
+        {"model.tie_embeddings": True},
+        {
+            # written when the source states it; Megatron can only rely on its default (no --tie option)
+            "neox": Cell({"no_weight_tying": False}, writes={}),
+            "deepspeed": NO_MODEL,
+            "cerebras/legacy": Cell({"model": {"share_embedding_weights": True}}),
+            "cerebras/trainer": Cell(cs("gpt2", share_embedding_weights=True)),
+            "veomni/nested": gpt2(tie_word_embeddings=True),
+            "veomni/flat": gpt2(tie_word_embeddings=True),
+            "megatron": Cell(MG_DEFAULT, writes={}),
+        },
+    ),
+    Row(
+        "dropouts",
+        dropouts(0.1, 0.05, 0.1),
+        {
+            "neox": Cell({"hidden_dropout": 0.1, "attention_dropout": 0.05}),
+            "deepspeed": NO_MODEL,
+            "cerebras/legacy": Cell(
+                {"model": {"dropout_rate": 0.1, "attention_dropout_rate": 0.05, "embedding_dropout_rate": 0.1}}
+            ),
+            "cerebras/trainer": Cell(
+                cs("gpt2", dropout_rate=0.1, attention_dropout_rate=0.05, embedding_dropout_rate=0.1)
+            ),
+            "veomni/nested": gpt2(resid_pdrop=0.1, attn_pdrop=0.05, embd_pdrop=0.1),
+            "veomni/flat": gpt2(resid_pdrop=0.1, attn_pdrop=0.05, embd_pdrop=0.1),
+            "megatron": Cell(
+                {"--hidden-dropout": 0.1, "--attention-dropout": 0.05}
+            ),  # --hidden-dropout on the embeddings too
+        },
+    ),
+    Row(
+        "GPT-2 default dropouts",
+        dropouts(0.1, 0.1, 0.1),
+        {
+            "neox": Cell({"hidden_dropout": 0.1, "attention_dropout": 0.1}),
+            "deepspeed": NO_MODEL,
+            "cerebras/legacy": Cell(
+                {"model": {"hidden_size": 768}},
+                writes={"model": {"dropout_rate": 0.1, "attention_dropout_rate": 0.1, "embedding_dropout_rate": 0.1}},
+            ),
+            "cerebras/trainer": Cell(
+                cs("gpt2", hidden_size=768),
+                writes=cs("gpt2", dropout_rate=0.1, attention_dropout_rate=0.1, embedding_dropout_rate=0.1),
+            ),
+            "veomni/nested": Cell(
+                {}, side={"model_type": "gpt2"}, writes_side={"resid_pdrop": 0.1, "attn_pdrop": 0.1, "embd_pdrop": 0.1}
+            ),
+            "veomni/flat": Cell(
+                {}, side={"model_type": "gpt2"}, writes_side={"resid_pdrop": 0.1, "attn_pdrop": 0.1, "embd_pdrop": 0.1}
+            ),
+            "megatron": Cell(MG_DEFAULT, writes={}),  # Megatron's defaults too: a source relying on its own writes none
+        },
+    ),
+    Row(
+        "no dropout (NeoX default)",
+        dropouts(0.0, 0.0, 0.0),
+        {
+            "neox": Cell({"hidden_dropout": 0.0, "attention_dropout": 0.0}),
+            "deepspeed": NO_MODEL,
+            "cerebras/legacy": Cell(
+                {"model": {"dropout_rate": 0.0, "attention_dropout_rate": 0.0, "embedding_dropout_rate": 0.0}}
+            ),
+            "cerebras/trainer": Cell(
+                cs("gpt2", dropout_rate=0.0, attention_dropout_rate=0.0, embedding_dropout_rate=0.0)
+            ),
+            "veomni/nested": gpt2(resid_pdrop=0.0, attn_pdrop=0.0, embd_pdrop=0.0),
+            "veomni/flat": gpt2(resid_pdrop=0.0, attn_pdrop=0.0, embd_pdrop=0.0),
+            "megatron": Cell({"--hidden-dropout": 0.0, "--attention-dropout": 0.0}),
+        },
+    ),
+    Row(
+        "embedding dropout apart",
+        dropouts(0.1, 0.1, 0.0),
+        {
+            "neox": Lossy(
+                {"hidden_dropout": 0.1, "attention_dropout": 0.1}, "approximated"
+            ),  # hidden_dropout on the embeddings too
+            "deepspeed": NO_MODEL,
+            "cerebras/legacy": Cell(
+                {"model": {"dropout_rate": 0.1, "attention_dropout_rate": 0.1, "embedding_dropout_rate": 0.0}}
+            ),
+            "cerebras/trainer": Cell(
+                cs("gpt2", dropout_rate=0.1, attention_dropout_rate=0.1, embedding_dropout_rate=0.0)
+            ),
+            "veomni/nested": gpt2(resid_pdrop=0.1, attn_pdrop=0.1, embd_pdrop=0.0),
+            "veomni/flat": gpt2(resid_pdrop=0.1, attn_pdrop=0.1, embd_pdrop=0.0),
+            "megatron": Lossy(
+                {"--hidden-dropout": 0.1, "--attention-dropout": 0.1}, "approximated"
+            ),  # no embedding dropout apart
+        },
+    ),
+    Row(
+        "Cerebras 2.4+ attention dropout default",
+        dropouts(0.0, 0.1, 0.0),
+        {
+            "neox": Cell({"hidden_dropout": 0.0, "attention_dropout": 0.1}),
+            "deepspeed": NO_MODEL,
+            "cerebras/legacy": Cell(
+                {"model": {"dropout_rate": 0.0, "attention_dropout_rate": 0.1}},
+                writes={"model": {"dropout_rate": 0.0, "attention_dropout_rate": 0.1, "embedding_dropout_rate": 0.0}},
+            ),
+            "cerebras/trainer": Cell(
+                cs("gpt2", dropout_rate=0.0),
+                writes=cs("gpt2", dropout_rate=0.0, attention_dropout_rate=0.1, embedding_dropout_rate=0.0),
+            ),
+            "veomni/nested": gpt2(resid_pdrop=0.0, attn_pdrop=0.1, embd_pdrop=0.0),
+            "veomni/flat": gpt2(resid_pdrop=0.0, attn_pdrop=0.1, embd_pdrop=0.0),
+            "megatron": Cell({"--hidden-dropout": 0.0}, writes={"--hidden-dropout": 0.0, "--attention-dropout": 0.1}),
+        },
+        bugs={"read cerebras/trainer": ATTN_DROPOUT_24, "cerebras/trainer -> +": ATTN_DROPOUT_24},
+    ),
 ]
 
 test_cells, test_read, test_write = matrix(ROWS)

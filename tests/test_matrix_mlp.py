@@ -32,64 +32,105 @@ MG_NO_RELU = Lossy({}, "approximated")  # written with its default GELU
 
 def gelu_row(name: str, canonical: str, neox: dict, cerebras: str, hf: str, megatron: Cell | Lossy) -> Row:
     """One activation of a GPT-2 block (4h MLP, learned positions)."""
-    return Row(name, {"model.activation": canonical}, {
-        "neox": Cell(neox),
-        "deepspeed": NO_MODEL,
-        "cerebras/legacy": Cell({"model": {"nonlinearity": cerebras}}),
-        "cerebras/trainer": Cell(cs("gpt2", nonlinearity=cerebras)),
-        "veomni/nested": Cell({}, side={"model_type": "gpt2", "activation_function": hf}),
-        "veomni/flat": Cell({}, side={"model_type": "gpt2", "activation_function": hf}),
-        "megatron": megatron,
-    })
+    return Row(
+        name,
+        {"model.activation": canonical},
+        {
+            "neox": Cell(neox),
+            "deepspeed": NO_MODEL,
+            "cerebras/legacy": Cell({"model": {"nonlinearity": cerebras}}),
+            "cerebras/trainer": Cell(cs("gpt2", nonlinearity=cerebras)),
+            "veomni/nested": Cell({}, side={"model_type": "gpt2", "activation_function": hf}),
+            "veomni/flat": Cell({}, side={"model_type": "gpt2", "activation_function": hf}),
+            "megatron": megatron,
+        },
+    )
 
 
 ROWS = [
-    Row("explicit 4h", {"model.ffn_hidden_size": 8192}, {
-        "neox": Cell({"intermediate_size": 8192}),
-        "deepspeed": NO_MODEL,
-        "cerebras/legacy": Cell({"model": {"filter_size": 8192}}),
-        "cerebras/trainer": Cell(cs("gpt2", filter_size=8192)),
-        "veomni/nested": Cell({}, side={"model_type": "gpt2", "n_inner": 8192}),
-        "veomni/flat": Cell({}, side={"model_type": "gpt2", "n_inner": 8192}),
-        "megatron": Cell({"--ffn-hidden-size": 8192}),
-    }),
-    Row("default 4h", {"model.hidden_size": 2048, "model.num_heads": 16, "model.ffn_hidden_size": 8192}, {
-        "neox": Cell({"hidden_size": 2048, "num_attention_heads": 16}, writes={"hidden_size": 2048, "intermediate_size": 8192}),
-        "deepspeed": NO_MODEL,
-        # Cerebras' default filter_size is 3072 whatever the width: it is always written
-        "cerebras/legacy": Cell({"model": {"hidden_size": 2048, "num_heads": 16, "filter_size": 8192}}),
-        "cerebras/trainer": Cell(cs("gpt2", hidden_size=2048, num_heads=16, filter_size=8192)),
-        "veomni/nested": Cell({}, side={"model_type": "gpt2", "n_embd": 2048, "n_head": 16},
-                              writes_side={"n_embd": 2048, "n_head": 16, "n_inner": 8192}),
-        "veomni/flat": Cell({}, side={"model_type": "gpt2", "n_embd": 2048, "n_head": 16},
-                            writes_side={"n_embd": 2048, "n_head": 16, "n_inner": 8192}),
-        # validate_args derives 4h; the writer always states the width (its derivation depends on flags)
-        "megatron": Cell({"--hidden-size": 2048, "--num-attention-heads": 16},
-                         writes={"--hidden-size": 2048, "--num-attention-heads": 16, "--ffn-hidden-size": 8192}),
-    }),
-    Row("swiglu, NeoX 3x", {"model.family": "llama", "model.activation": "swiglu", "model.ffn_hidden_size": 5632}, {
-        "neox": Cell({"intermediate_size": 16896, "activation": "swiglu", **ROPE}),
-        "deepspeed": NO_MODEL,
-        "cerebras/legacy": Cell({"model": {"filter_size": 5632, "nonlinearity": "swiglu", **CS_ROPE}}),
-        "cerebras/trainer": Cell(cs("llama", filter_size=5632, nonlinearity="swiglu", **CS_ROPE)),
-        "veomni/nested": Cell({}, side={"model_type": "llama", "intermediate_size": 5632, "hidden_act": "silu"}),
-        "veomni/flat": Cell({}, side={"model_type": "llama", "intermediate_size": 5632, "hidden_act": "silu"}),
-        "megatron": Cell({"--ffn-hidden-size": 5632, "--swiglu": True, **MG_ROPE}),  # one branch's width
-    }, context=("model.family",)),
-    Row("swiglu, mlp_multiple_of 256", {"model.family": "llama", "model.ffn_hidden_size": 11008}, {
-        "neox": Cell({"intermediate_size": 32768, "mlp_multiple_of": 256, "activation": "swiglu", **ROPE},
-                     writes={"intermediate_size": 33024, "activation": "swiglu"}),
-        "deepspeed": NO_MODEL,
-        "cerebras/legacy": Cell({"model": {"filter_size": 11008, "nonlinearity": "swiglu", **CS_ROPE}}),
-        "cerebras/trainer": Cell(cs("llama", filter_size=11008, nonlinearity="swiglu", **CS_ROPE)),
-        "veomni/nested": Cell({}, side={"model_type": "llama", "intermediate_size": 11008}),
-        "veomni/flat": Cell({}, side={"model_type": "llama", "intermediate_size": 11008}),
-        "megatron": Cell({"--ffn-hidden-size": 11008, "--swiglu": True, **MG_ROPE}),
-    }, context=("model.family",)),
+    Row(
+        "explicit 4h",
+        {"model.ffn_hidden_size": 8192},
+        {
+            "neox": Cell({"intermediate_size": 8192}),
+            "deepspeed": NO_MODEL,
+            "cerebras/legacy": Cell({"model": {"filter_size": 8192}}),
+            "cerebras/trainer": Cell(cs("gpt2", filter_size=8192)),
+            "veomni/nested": Cell({}, side={"model_type": "gpt2", "n_inner": 8192}),
+            "veomni/flat": Cell({}, side={"model_type": "gpt2", "n_inner": 8192}),
+            "megatron": Cell({"--ffn-hidden-size": 8192}),
+        },
+    ),
+    Row(
+        "default 4h",
+        {"model.hidden_size": 2048, "model.num_heads": 16, "model.ffn_hidden_size": 8192},
+        {
+            "neox": Cell(
+                {"hidden_size": 2048, "num_attention_heads": 16},
+                writes={"hidden_size": 2048, "intermediate_size": 8192},
+            ),
+            "deepspeed": NO_MODEL,
+            # Cerebras' default filter_size is 3072 whatever the width: it is always written
+            "cerebras/legacy": Cell({"model": {"hidden_size": 2048, "num_heads": 16, "filter_size": 8192}}),
+            "cerebras/trainer": Cell(cs("gpt2", hidden_size=2048, num_heads=16, filter_size=8192)),
+            "veomni/nested": Cell(
+                {},
+                side={"model_type": "gpt2", "n_embd": 2048, "n_head": 16},
+                writes_side={"n_embd": 2048, "n_head": 16, "n_inner": 8192},
+            ),
+            "veomni/flat": Cell(
+                {},
+                side={"model_type": "gpt2", "n_embd": 2048, "n_head": 16},
+                writes_side={"n_embd": 2048, "n_head": 16, "n_inner": 8192},
+            ),
+            # validate_args derives 4h; the writer always states the width (its derivation depends on flags)
+            "megatron": Cell(
+                {"--hidden-size": 2048, "--num-attention-heads": 16},
+                writes={"--hidden-size": 2048, "--num-attention-heads": 16, "--ffn-hidden-size": 8192},
+            ),
+        },
+    ),
+    Row(
+        "swiglu, NeoX 3x",
+        {"model.family": "llama", "model.activation": "swiglu", "model.ffn_hidden_size": 5632},
+        {
+            "neox": Cell({"intermediate_size": 16896, "activation": "swiglu", **ROPE}),
+            "deepspeed": NO_MODEL,
+            "cerebras/legacy": Cell({"model": {"filter_size": 5632, "nonlinearity": "swiglu", **CS_ROPE}}),
+            "cerebras/trainer": Cell(cs("llama", filter_size=5632, nonlinearity="swiglu", **CS_ROPE)),
+            "veomni/nested": Cell({}, side={"model_type": "llama", "intermediate_size": 5632, "hidden_act": "silu"}),
+            "veomni/flat": Cell({}, side={"model_type": "llama", "intermediate_size": 5632, "hidden_act": "silu"}),
+            "megatron": Cell({"--ffn-hidden-size": 5632, "--swiglu": True, **MG_ROPE}),  # one branch's width
+        },
+        context=("model.family",),
+    ),
+    Row(
+        "swiglu, mlp_multiple_of 256",
+        {"model.family": "llama", "model.ffn_hidden_size": 11008},
+        {
+            "neox": Cell(
+                {"intermediate_size": 32768, "mlp_multiple_of": 256, "activation": "swiglu", **ROPE},
+                writes={"intermediate_size": 33024, "activation": "swiglu"},
+            ),
+            "deepspeed": NO_MODEL,
+            "cerebras/legacy": Cell({"model": {"filter_size": 11008, "nonlinearity": "swiglu", **CS_ROPE}}),
+            "cerebras/trainer": Cell(cs("llama", filter_size=11008, nonlinearity="swiglu", **CS_ROPE)),
+            "veomni/nested": Cell({}, side={"model_type": "llama", "intermediate_size": 11008}),
+            "veomni/flat": Cell({}, side={"model_type": "llama", "intermediate_size": 11008}),
+            "megatron": Cell({"--ffn-hidden-size": 11008, "--swiglu": True, **MG_ROPE}),
+        },
+        context=("model.family",),
+    ),
     # Megatron: exact GELU only without the fused bias_gelu_impl (tanh), its default while biases are on
     gelu_row("gelu (erf)", "gelu", {"activation": "gelu"}, "gelu", "gelu", Cell({"--no-bias-gelu-fusion": True})),
-    gelu_row("gelu (tanh)", "gelu_tanh", {"activation": "gelu", "bias_gelu_fusion": True}, "gelu_new", "gelu_new",
-             Cell({"--hidden-size": 768}, writes={})),  # Megatron's default: no option (the file needs one)
+    gelu_row(
+        "gelu (tanh)",
+        "gelu_tanh",
+        {"activation": "gelu", "bias_gelu_fusion": True},
+        "gelu_new",
+        "gelu_new",
+        Cell({"--hidden-size": 768}, writes={}),
+    ),  # Megatron's default: no option (the file needs one)
     gelu_row("relu", "relu", {"activation": "relu"}, "relu", "relu", MG_NO_RELU),
 ]
 

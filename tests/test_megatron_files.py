@@ -38,7 +38,9 @@ def test_every_difference_of_a_megatron_translation_is_named(path: Path, dst: st
 
 @pytest.mark.parametrize("dst", TARGETS)
 # world sizes: Mixtral's pipeline (4) has no place in a DeepSpeed file, so no world size splits its batch there
-@pytest.mark.parametrize("name, world", [("llama3-8b.args", 64), ("mixtral-8x7b.args", None), ("tiny-defaults.args", 8)])
+@pytest.mark.parametrize(
+    "name, world", [("llama3-8b.args", 64), ("mixtral-8x7b.args", None), ("tiny-defaults.args", 8)]
+)
 def test_there_and_back_changes_only_what_a_report_names(name: str, world: int | None, dst: str) -> None:
     result, there, back = roundtrip([str(INPUTS / name)], "megatron", dst, world_size=world)
     named = {f for t in (there, back) for e in t.report.entries if e.status in NAMING for f in e.fields}
@@ -51,14 +53,34 @@ def test_there_and_back_changes_only_what_a_report_names(name: str, world: int |
 def test_llama3_reaches_neox_with_its_architecture_and_schedule() -> None:
     result = translate(str(INPUTS / "llama3-8b.args"), "megatron", "neox", world_size=8)
     config = result.config
-    assert {k: config.get(k) for k in ("num_layers", "hidden_size", "num_attention_heads", "num_kv_heads",
-                                       "intermediate_size", "norm", "activation", "rotary_emb_base", "pos_emb",
-                                       "no_weight_tying", "use_bias_in_mlp")} == {
-        "num_layers": 32, "hidden_size": 4096, "num_attention_heads": 32, "num_kv_heads": 8,
+    assert {
+        k: config.get(k)
+        for k in (
+            "num_layers",
+            "hidden_size",
+            "num_attention_heads",
+            "num_kv_heads",
+            "intermediate_size",
+            "norm",
+            "activation",
+            "rotary_emb_base",
+            "pos_emb",
+            "no_weight_tying",
+            "use_bias_in_mlp",
+        )
+    } == {
+        "num_layers": 32,
+        "hidden_size": 4096,
+        "num_attention_heads": 32,
+        "num_kv_heads": 8,
         "intermediate_size": 43008,  # NeoX's gated width: 14336 x 3
-        "norm": "rmsnorm", "activation": "swiglu", "rotary_emb_base": 1000000, "pos_emb": "rotary",
-        "no_weight_tying": True, "use_bias_in_mlp": False,
-    }  # fmt: skip
+        "norm": "rmsnorm",
+        "activation": "swiglu",
+        "rotary_emb_base": 1000000,
+        "pos_emb": "rotary",
+        "no_weight_tying": True,
+        "use_bias_in_mlp": False,
+    }
     # 1,953,125,000 samples of 128 = 15,258,789 steps (a remainder of 8 samples: reported)
     assert config["train_iters"] == 15258789 and config["train_batch_size"] == 128
     entries = result.report.by_source()
@@ -70,9 +92,11 @@ def test_llama3_reaches_neox_with_its_architecture_and_schedule() -> None:
 
 def test_megatron_to_megatron_keeps_shell_expressions_and_respells_old_options(tmp_path: Path) -> None:
     source = tmp_path / "run.args"
-    source.write_text('--num-layers 2 --hidden-size 64 --num-attention-heads 4 --seq-length 32\n'
-                      '--max-position-embeddings 32 --micro-batch-size 1 --lr 1e-3 --train-iters 10\n'
-                      '--save "${CKPT_DIR}/run" --data-path $DATA --layernorm-epsilon 1e-6 --vocab-file \'$V\'\n')  # fmt: skip
+    source.write_text(
+        "--num-layers 2 --hidden-size 64 --num-attention-heads 4 --seq-length 32\n"
+        "--max-position-embeddings 32 --micro-batch-size 1 --lr 1e-3 --train-iters 10\n"
+        "--save \"${CKPT_DIR}/run\" --data-path $DATA --layernorm-epsilon 1e-6 --vocab-file '$V'\n"
+    )
     result = translate(str(source), "megatron", "megatron")
     lines = result.dump().splitlines()
     assert '--save "${CKPT_DIR}/run"' in lines and "--data-path $DATA" in lines  # as written: still expands
@@ -105,7 +129,9 @@ def test_ci_yaml_entries_besides_the_arguments_are_named() -> None:
     assert entries["ENV_VARS.CUDA_DEVICE_MAX_CONNECTIONS"].status is Status.DROPPED
     assert "CI test setting" in entries["TEST_TYPE"].detail
     assert result.config["rotary_pct"] == 0.5
-    assert "activation" not in result.config  # --squared-relu: NeoX squares no activation (tests/test_megatron_boundary.py)
+    assert (
+        "activation" not in result.config
+    )  # --squared-relu: NeoX squares no activation (tests/test_megatron_boundary.py)
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
@@ -120,6 +146,7 @@ def test_neox_yaml_is_not_taken_for_megatron() -> None:
 
 # ---- the generated schema ---------------------------------------------------------------------
 
+
 def test_every_option_is_mapped_or_classified() -> None:
     """Nothing a release parsed is `unknown`: a dest no rule reads has a group with a reason, and the
     catch-all group holds only dests the table maps."""
@@ -127,7 +154,9 @@ def test_every_option_is_mapped_or_classified() -> None:
     mapped = {k for rule in table.rules for k in (*rule.keys, *rule.peek)} | set(table.unsupported)
     groups = {node["x-group"] for node in schema["properties"].values()}
     assert groups <= set(table.extension_reasons)
-    loose = sorted(dest for dest, node in schema["properties"].items() if node["x-group"] == "other" and dest not in mapped)
+    loose = sorted(
+        dest for dest, node in schema["properties"].items() if node["x-group"] == "other" and dest not in mapped
+    )
     assert loose == []
     assert {"num_layers", "layernorm_epsilon", "add_bias_linear", "batch_size", "warmup"} <= set(schema["properties"])
 
@@ -142,9 +171,18 @@ def test_a_read_namespace_matches_the_schema(path: Path) -> None:
 
 def test_an_option_of_a_release_reads_as_known_and_a_made_up_one_as_unknown(tmp_path: Path) -> None:
     path = tmp_path / "run.args"
-    path.write_text("--num-layers 2 --hidden-size 64 --num-attention-heads 4 --tp-comm-overlap --retro-workdir /r "
-                    "--num-layer 3\n")  # fmt: skip
+    path.write_text(
+        "--num-layers 2 --hidden-size 64 --num-attention-heads 4 --tp-comm-overlap --retro-workdir /r --num-layer 3\n"
+    )
     entries = translate(str(path), "megatron", "neox").report.by_source()
-    assert entries["--tp-comm-overlap"].status is Status.DROPPED and "performance" in entries["--tp-comm-overlap"].detail
-    assert entries["--retro-workdir"].status is Status.DROPPED and "another model family" in entries["--retro-workdir"].detail
-    assert entries["--num-layer"].status is Status.UNKNOWN and "did you mean --num-layers?" in entries["--num-layer"].detail
+    assert (
+        entries["--tp-comm-overlap"].status is Status.DROPPED and "performance" in entries["--tp-comm-overlap"].detail
+    )
+    assert (
+        entries["--retro-workdir"].status is Status.DROPPED
+        and "another model family" in entries["--retro-workdir"].detail
+    )
+    assert (
+        entries["--num-layer"].status is Status.UNKNOWN
+        and "did you mean --num-layers?" in entries["--num-layer"].detail
+    )

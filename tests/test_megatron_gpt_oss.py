@@ -17,8 +17,10 @@ from neoconv.core.report import Status
 
 from test_hf_types import GPT_OSS_20B
 
-BASE = ("--num-layers 2 --hidden-size 64 --num-attention-heads 4 --seq-length 128 --max-position-embeddings 128\n"
-        "--micro-batch-size 1 --lr 0.0003 --train-iters 10\n")  # fmt: skip
+BASE = (
+    "--num-layers 2 --hidden-size 64 --num-attention-heads 4 --seq-length 128 --max-position-embeddings 128\n"
+    "--micro-batch-size 1 --lr 0.0003 --train-iters 10\n"
+)
 
 
 def args(tmp_path: Path, extra: str) -> Path:
@@ -42,8 +44,9 @@ def test_quick_geglu_round_trips_through_megatron(tmp_path: Path) -> None:
 
 
 def test_a_gelu_gated_mlp_is_still_only_near_quick_geglu(tmp_path: Path) -> None:
-    result = translate([str(args(tmp_path, "--quick-geglu"))], "megatron", "megatron",
-                       set_values={"model.activation": "geglu"})  # fmt: skip
+    result = translate(
+        [str(args(tmp_path, "--quick-geglu"))], "megatron", "megatron", set_values={"model.activation": "geglu"}
+    )
     said = [e for e in result.report.entries if e.fields == ("model.activation",) and e.status is Status.LOSSY]
     assert said and "x * sigmoid(1.702x)" in said[0].detail
 

@@ -20,8 +20,12 @@ def namespace(text: str):  # type: ignore[no-untyped-def]
 
 def test_the_namespace_is_keyed_by_dest_as_megatrons_is() -> None:
     found = namespace("--disable-bias-linear --no-load-optim --norm-epsilon 1e-6 --no-position-embedding\n")
-    assert found.values == {"add_bias_linear": False, "no_load_optim": True, "layernorm_epsilon": 1e-6,
-                            "add_position_embedding": False}  # fmt: skip
+    assert found.values == {
+        "add_bias_linear": False,
+        "no_load_optim": True,
+        "layernorm_epsilon": 1e-6,
+        "add_position_embedding": False,
+    }
     assert found.written["add_bias_linear"] == "--disable-bias-linear"
 
 
@@ -29,17 +33,24 @@ def test_an_old_spelling_sets_the_same_dest_and_says_which_releases_parse_it() -
     found = namespace("--layernorm-epsilon 1e-6\n")
     assert found.values == {"layernorm_epsilon": 1e-6}
     assert found.notes["layernorm_epsilon"] == (
-        "--layernorm-epsilon is an option of Megatron-LM v1.0 to 23.06 only (core_v0.4.0 and later refuse it)")
+        "--layernorm-epsilon is an option of Megatron-LM v1.0 to 23.06 only (core_v0.4.0 and later refuse it)"
+    )
 
 
 def test_values_are_typed_as_argparse_types_them() -> None:
-    found = namespace("--num-layers 24 --lr .0003 --split 949,50,1 --onnx-safe False --moe-layer-freq 2 "
-                      "--data-path 0.3 a 0.7 b --rampup-batch-size 16 8 300000\n")  # fmt: skip
+    found = namespace(
+        "--num-layers 24 --lr .0003 --split 949,50,1 --onnx-safe False --moe-layer-freq 2 "
+        "--data-path 0.3 a 0.7 b --rampup-batch-size 16 8 300000\n"
+    )
     assert found.values == {
-        "num_layers": 24, "lr": 0.0003, "split": "949,50,1",
+        "num_layers": 24,
+        "lr": 0.0003,
+        "split": "949,50,1",
         "onnx_safe": True,  # type=bool: any non-empty text is True
-        "moe_layer_freq": 2, "data_path": ["0.3", "a", "0.7", "b"], "rampup_batch_size": [16, 8, 300000],
-    }  # fmt: skip
+        "moe_layer_freq": 2,
+        "data_path": ["0.3", "a", "0.7", "b"],
+        "rampup_batch_size": [16, 8, 300000],
+    }
 
 
 def test_flag_value_and_negative_numbers_follow_argparse() -> None:
@@ -52,10 +63,12 @@ def test_flag_value_and_negative_numbers_follow_argparse() -> None:
 
 @pytest.mark.parametrize(
     "text, message",
-    [("--num-layers 1e6\n", "argument --num-layers: invalid int value: '1e6'"),
-     ("--num-layers\n--lr 1\n", "argument --num-layers: expected one argument"),
-     ("--rampup-batch-size 16 8\n", "argument --rampup-batch-size: expected 3 arguments")],
-)  # fmt: skip
+    [
+        ("--num-layers 1e6\n", "argument --num-layers: invalid int value: '1e6'"),
+        ("--num-layers\n--lr 1\n", "argument --num-layers: expected one argument"),
+        ("--rampup-batch-size 16 8\n", "argument --rampup-batch-size: expected 3 arguments"),
+    ],
+)
 def test_what_argparse_refuses_is_an_input_error_with_the_line(text: str, message: str) -> None:
     with pytest.raises(InputError) as err:
         namespace(text)
@@ -78,20 +91,25 @@ def test_a_shell_expression_is_no_value_and_says_why_and_a_default_is_its_value(
     found = namespace('--save "${CKPT:-/tmp/ckpt}" --data-path $DATA\n')
     assert found.values == {"save": "/tmp/ckpt", "data_path": ["$DATA"]}  # bash's value when CKPT is not set
     assert found.notes["save"] == "${CKPT:-/tmp/ckpt}: its default '/tmp/ckpt', unless the environment sets CKPT"
-    assert found.unresolved == {"data_path": "--data-path $DATA: not known here (DATA is not set in this file (the environment's))"}
+    assert found.unresolved == {
+        "data_path": "--data-path $DATA: not known here (DATA is not set in this file (the environment's))"
+    }
 
 
 def test_words_not_known_where_an_option_is_expected_are_named_not_refused() -> None:
     found = namespace("--num-layers 2 $EXTRA_ARGS --lr 1e-4\n")
     assert found.values == {"num_layers": 2, "lr": 1e-4}
-    assert [(w.raw, w.why) for w in found.loose] == [("$EXTRA_ARGS", "EXTRA_ARGS is not set in this file (the environment's)")]
+    assert [(w.raw, w.why) for w in found.loose] == [
+        ("$EXTRA_ARGS", "EXTRA_ARGS is not set in this file (the environment's)")
+    ]
 
 
 def test_a_value_no_release_takes_is_kept_and_named_as_a_forks() -> None:
     found = namespace("--normalization rmsnorm --tokenizer-type PretrainedFromHF --num-layers 2\n")
     assert found.values == {"normalization": "rmsnorm", "tokenizer_type": "PretrainedFromHF", "num_layers": 2}
     assert found.foreign["normalization"] == (
-        "--normalization rmsnorm: not a choice of any Megatron-LM release (LayerNorm, RMSNorm): a fork's value?")
+        "--normalization rmsnorm: not a choice of any Megatron-LM release (LayerNorm, RMSNorm): a fork's value?"
+    )
     assert found.foreign["tokenizer_type"].startswith("--tokenizer-type PretrainedFromHF: not a choice of any")
     assert namespace("--normalization rmsnorm --normalization RMSNorm\n").foreign == {}  # the last one counts
 
@@ -105,8 +123,9 @@ def test_a_value_before_any_option_is_what_argparse_refuses() -> None:
 def test_words_an_option_does_not_take_stay_with_it_as_a_forks_values() -> None:
     found = namespace("--num-experts 64 64 128 --num-layers 2\n")  # Megatron-DeepSpeed: experts per layer
     assert found.values == {"num_experts": ["64", "64", "128"], "num_layers": 2}
-    assert found.foreign["num_experts"] == ("--num-experts 64 64 128: Megatron-LM's --num-experts takes one value, "
-                                            "its argparse refuses 64 128: a fork's?")
+    assert found.foreign["num_experts"] == (
+        "--num-experts 64 64 128: Megatron-LM's --num-experts takes one value, its argparse refuses 64 128: a fork's?"
+    )
 
 
 def test_a_forks_underscore_spelling_is_the_option_it_spells() -> None:
@@ -120,7 +139,9 @@ def test_the_option_table_holds_every_release() -> None:
     assert len(options) > 970  # every option string of v1.0 ... HEAD
     assert options["--batch-size"].first == "v1.0" and options["--micro-batch-size"].first == "v2.0"
     assert options["--apply-query-key-layer-scaling"].absent == ("v2.0", "v2.5", "v2.6", "23.04", "23.06")
-    assert table().parses(options["--norm-epsilon"], "core_v0.4") and not table().parses(options["--norm-epsilon"], "23.04")
+    assert table().parses(options["--norm-epsilon"], "core_v0.4") and not table().parses(
+        options["--norm-epsilon"], "23.04"
+    )
     assert not table().parses(options["--rotary-base"], "core_v0.4")  # core_v0.8.0 on
     assert options["--no-load-optim"].flag_value() is True and options["--disable-bias-linear"].flag_value() is False
 
@@ -135,11 +156,14 @@ def test_several_files_are_one_command_line(tmp_path: Path) -> None:
 
 
 def test_choices_of_a_list_option_are_checked_item_by_item() -> None:
-    assert namespace("--moe-router-load-balancing-type aux_loss\n").values == {"moe_router_load_balancing_type": ["aux_loss"]}
+    assert namespace("--moe-router-load-balancing-type aux_loss\n").values == {
+        "moe_router_load_balancing_type": ["aux_loss"]
+    }
     found = namespace("--moe-router-load-balancing-type aux_loss aux\n")
     assert found.values == {"moe_router_load_balancing_type": ["aux_loss", "aux"]}
     assert found.foreign["moe_router_load_balancing_type"].startswith(
-        "--moe-router-load-balancing-type aux: not a choice of any Megatron-LM release")
+        "--moe-router-load-balancing-type aux: not a choice of any Megatron-LM release"
+    )
 
 
 def test_choices_of_an_int_option_are_numbers_as_argparse_checks_them(tmp_path: Path) -> None:

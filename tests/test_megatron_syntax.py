@@ -31,13 +31,22 @@ def test_a_hash_inside_a_word_is_no_comment() -> None:
 def test_single_quotes_are_literal_and_double_quotes_expand() -> None:
     literal, expanded = words_of("--save '$P' --load \"$P\"\n", "f.args").args[1::2]
     assert (literal.text, literal.resolved) == ("$P", True)
-    assert (expanded.raw, expanded.resolved, expanded.why) == ('"$P"', False, "P is not set in this file (the environment's)")
+    assert (expanded.raw, expanded.resolved, expanded.why) == (
+        '"$P"',
+        False,
+        "P is not set in this file (the environment's)",
+    )
 
 
 def test_what_the_file_cannot_give_stays_unresolved_and_defaults_and_arithmetic_are_read() -> None:
     words = words_of("--a $1 --b ${X:-y}/z --c $(date) --d $((2*4)) --e `pwd`\n", "f.args").args
     assert [(w.text, w.resolved) for w in words[1::2]] == [
-        ("$1", False), ("y/z", True), ("$(date)", False), ("8", True), ("`pwd`", False)]
+        ("$1", False),
+        ("y/z", True),
+        ("$(date)", False),
+        ("8", True),
+        ("`pwd`", False),
+    ]
     assert words[3].note == "${X:-y}: its default 'y', unless the environment sets X"
     assert [words[k].why for k in (1, 5)] == ["$1 is the script's 1st argument", "`date` is a command's output"]
 
@@ -53,10 +62,17 @@ def test_an_args_file_with_shell_syntax_is_refused_with_its_line() -> None:
 
 @pytest.mark.parametrize(
     "text, syntax",
-    [("# c\n\n--num-layers 2\n", "args"), ("#!/bin/bash\nA=(\n--x 1\n)\n", "bash"), ("export X=1\n", "bash"),
-     ("torchrun pretrain_gpt.py --x 1\n", "bash"), ("MODEL_ARGS:\n  --x: 1\n", "yaml"), ("--x: 1\n", "yaml"),
-     ("echo start\ntorchrun x.py\n", "bash"), ("#!/bin/bash\nENV_VARS: 1\n", "bash")],
-)  # fmt: skip
+    [
+        ("# c\n\n--num-layers 2\n", "args"),
+        ("#!/bin/bash\nA=(\n--x 1\n)\n", "bash"),
+        ("export X=1\n", "bash"),
+        ("torchrun pretrain_gpt.py --x 1\n", "bash"),
+        ("MODEL_ARGS:\n  --x: 1\n", "yaml"),
+        ("--x: 1\n", "yaml"),
+        ("echo start\ntorchrun x.py\n", "bash"),
+        ("#!/bin/bash\nENV_VARS: 1\n", "bash"),
+    ],
+)
 def test_the_syntax_is_told_by_the_first_line_that_is_not_a_comment(text: str, syntax: str) -> None:
     assert syntax_of(text) == syntax
 
@@ -93,8 +109,19 @@ def test_the_launch_line_orders_the_arrays_and_names_the_launchers_words() -> No
     assert [a.text for a in words.launcher] == ["--nproc_per_node", "8", "--nnodes", "2"]
     assert words.launcher[1].note == "$GPUS_PER_NODE = '8' (line 3)"  # the file's own literal assignment
     assert [a.text for a in words.args] == [
-        "--micro-batch-size", "1", "--split", "'99,1,0'", "--step-batch-size-schedule", "0:16 2.4B:320",
-        "--save", "$CHECKPOINT_PATH", "--num-layers", "96", "--hidden-size", "12288"]  # fmt: skip
+        "--micro-batch-size",
+        "1",
+        "--split",
+        "'99,1,0'",
+        "--step-batch-size-schedule",
+        "0:16 2.4B:320",
+        "--save",
+        "$CHECKPOINT_PATH",
+        "--num-layers",
+        "96",
+        "--hidden-size",
+        "12288",
+    ]
     assert [a.line for a in words.args[-4:]] == [11, 11, 12, 12]
 
 
@@ -118,8 +145,14 @@ def test_string_variables_of_arguments_are_split_and_keep_what_is_known() -> Non
     script = 'CKPT=$2\nGPT_ARGS="\n  --num-layers 24 \\\n  --lr 1e-4 --save $CKPT"\ntorchrun pretrain_gpt.py $GPT_ARGS --fp16\n'
     words = words_of(script, "run.sh").args
     assert [(a.text, a.resolved) for a in words] == [
-        ("--num-layers", True), ("24", True), ("--lr", True), ("1e-4", True), ("--save", True), ("$CKPT", False),
-        ("--fp16", True)]  # fmt: skip
+        ("--num-layers", True),
+        ("24", True),
+        ("--lr", True),
+        ("1e-4", True),
+        ("--save", True),
+        ("$CKPT", False),
+        ("--fp16", True),
+    ]
     assert words[2].line == 4
 
 
@@ -129,12 +162,16 @@ def test_without_a_launch_line_the_arrays_are_the_arguments_in_file_order() -> N
 
 @pytest.mark.parametrize(
     "script, line, what",
-    [("A=( --lr 1\n", 1, "not closed"),
-     ("A=( --x )\ntorchrun --nproc_per_node 8 ${A[@]}\n", None, "no command launches a Python training script"),
-     ("if true; then\n  A=( --lr 1 )\n", 1, "`fi` expected for the `if` at line 1"),
-     ("CKPT=<path to checkpoint>\n", 1, "`< path to checkpoint >` is a placeholder to fill in")],
-)  # fmt: skip
-def test_a_script_bash_refuses_or_without_a_launch_is_refused_with_its_line(script: str, line: int | None, what: str) -> None:
+    [
+        ("A=( --lr 1\n", 1, "not closed"),
+        ("A=( --x )\ntorchrun --nproc_per_node 8 ${A[@]}\n", None, "no command launches a Python training script"),
+        ("if true; then\n  A=( --lr 1 )\n", 1, "`fi` expected for the `if` at line 1"),
+        ("CKPT=<path to checkpoint>\n", 1, "`< path to checkpoint >` is a placeholder to fill in"),
+    ],
+)
+def test_a_script_bash_refuses_or_without_a_launch_is_refused_with_its_line(
+    script: str, line: int | None, what: str
+) -> None:
     with pytest.raises(InputError) as err:
         words_of(script, "run.sh")
     assert err.value.line == line and what in err.value.message and err.value.file == "run.sh"
@@ -145,23 +182,37 @@ def test_a_script_bash_refuses_or_without_a_launch_is_refused_with_its_line(scri
 
 
 def test_ci_yaml_becomes_the_words_its_training_script_passes() -> None:
-    text = ("ENV_VARS:\n  NCCL_IB_SL: 1\nMODEL_ARGS:\n  --swiglu: true\n  --num-layers: 32\n  --lr: 4.5e-4\n"
-            "  --data-path: $DATA_BLEND\n  --step-batch-size-schedule: \"0:384 200B:768\"\n  --x: [1, 2]\n")  # fmt: skip
+    text = (
+        "ENV_VARS:\n  NCCL_IB_SL: 1\nMODEL_ARGS:\n  --swiglu: true\n  --num-layers: 32\n  --lr: 4.5e-4\n"
+        '  --data-path: $DATA_BLEND\n  --step-batch-size-schedule: "0:384 200B:768"\n  --x: [1, 2]\n'
+    )
     words = words_of(text, "model_config.yaml")
     assert [(a.text, a.resolved) for a in words.args] == [
-        ("--swiglu", True), ("--num-layers", True), ("32", True), ("--lr", True), ("0.00045", True),
-        ("--data-path", True), ("${DATA_BLEND}", False), ("--step-batch-size-schedule", True),
-        ("0:384 200B:768", True), ("--x", True), ("1", True), ("2", True)]  # fmt: skip
+        ("--swiglu", True),
+        ("--num-layers", True),
+        ("32", True),
+        ("--lr", True),
+        ("0.00045", True),
+        ("--data-path", True),
+        ("${DATA_BLEND}", False),
+        ("--step-batch-size-schedule", True),
+        ("0:384 200B:768", True),
+        ("--x", True),
+        ("1", True),
+        ("2", True),
+    ]
     assert words.extra == {"ENV_VARS": {"NCCL_IB_SL": 1}} and words.extra_lines == {"ENV_VARS": 1}
     assert [a.line for a in words.args[:3]] == [4, 5, 5]
 
 
 @pytest.mark.parametrize(
     "text, what",
-    [("MODEL_ARGS:\n  --swiglu: false\n", "passes `--swiglu false`"),
-     ("MODEL_ARGS:\n  num-layers: 2\n", "not an option"),
-     ("TEST_TYPE: release\n", "no MODEL_ARGS")],
-)  # fmt: skip
+    [
+        ("MODEL_ARGS:\n  --swiglu: false\n", "passes `--swiglu false`"),
+        ("MODEL_ARGS:\n  num-layers: 2\n", "not an option"),
+        ("TEST_TYPE: release\n", "no MODEL_ARGS"),
+    ],
+)
 def test_ci_yaml_that_the_ci_script_could_not_pass_is_refused(text: str, what: str) -> None:
     with pytest.raises(InputError, match=what):
         words_of(text, "model_config.yaml")
@@ -170,12 +221,36 @@ def test_ci_yaml_that_the_ci_script_could_not_pass_is_refused(text: str, what: s
 # ---- any text: words or one clear error ---------------------------------------------------------
 
 SHELL = list(" \t\n\\'\"$`#(){}[]|&;<>=+-:*@!?~0123456789abxyz_") + [
-    "--num-layers", "--lr", "--swiglu", "--data-path", "A=(", ")", "${A[@]}", "torchrun", "pretrain_gpt.py", "$((1+2))",
-    "${X:-y}", "$(date)", "export", "if", "MODEL_ARGS:", "\n  --lr: ", "true", "\\\n", "'", '"']  # fmt: skip
+    "--num-layers",
+    "--lr",
+    "--swiglu",
+    "--data-path",
+    "A=(",
+    ")",
+    "${A[@]}",
+    "torchrun",
+    "pretrain_gpt.py",
+    "$((1+2))",
+    "${X:-y}",
+    "$(date)",
+    "export",
+    "if",
+    "MODEL_ARGS:",
+    "\n  --lr: ",
+    "true",
+    "\\\n",
+    "'",
+    '"',
+]
 
 
-@settings(max_examples=int(os.environ.get("NEOCONV_FUZZ_EXAMPLES", "0")) or 150, deadline=None, derandomize=True,
-          database=None, suppress_health_check=list(HealthCheck))  # fmt: skip
+@settings(
+    max_examples=int(os.environ.get("NEOCONV_FUZZ_EXAMPLES", "0")) or 150,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=list(HealthCheck),
+)
 @given(st.lists(st.sampled_from(SHELL), max_size=40).map("".join))
 def test_any_text_is_read_or_refused_in_one_line(text: str) -> None:
     from neoconv.formats.megatron.options import parse

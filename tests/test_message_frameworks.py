@@ -20,22 +20,29 @@ INPUTS = FIXTURES / "inputs"
 SOURCES = {
     "neox": ["neox/llama-1b.yml", "neox/pythia-160m.yml"],
     "deepspeed": ["deepspeed/warmup-cosine-lr-zero2.json", "deepspeed/onecycle-zero3.json"],
-    "cerebras": ["cerebras/gpt2-small-legacy.yaml", "cerebras/llama-1b-trainer.yaml", "cerebras/gptj-tiny-defaults.yaml"],
+    "cerebras": [
+        "cerebras/gpt2-small-legacy.yaml",
+        "cerebras/llama-1b-trainer.yaml",
+        "cerebras/gptj-tiny-defaults.yaml",
+    ],
     "veomni": ["veomni/tinyllama-nested.yaml", "veomni/tinyllama-flat.yaml"],
     "hf": ["hf/llama-3.1-8b.json", "hf/mixtral-8x7b-v0.1.json", "hf/gemma-2-9b.json", "hf/deepseek-v2-lite.json"],
 }
 # a framework's name as messages spell it; "GPT-NeoX" alone would also be HF's model name, so HF
 # model types are written as model_type values (gpt_neox) in messages
 NAMES = {
-    "neox": r"\bNeoX\b", "deepspeed": r"\bDeepSpeed\b", "cerebras": r"\bCerebras\b|\bModel Zoo\b",
-    "veomni": r"\bVeOmni\b", "megatron": r"\bMegatron\b", "hf": r"\bHuggingFace\b|\btransformers\b",
-}  # fmt: skip
+    "neox": r"\bNeoX\b",
+    "deepspeed": r"\bDeepSpeed\b",
+    "cerebras": r"\bCerebras\b|\bModel Zoo\b",
+    "veomni": r"\bVeOmni\b",
+    "megatron": r"\bMegatron\b",
+    "hf": r"\bHuggingFace\b|\btransformers\b",
+}
 DRIVES = {"neox": {"deepspeed"}, "veomni": {"hf"}}
 
 
 def _pairs() -> list[tuple[str, str, str]]:
-    return [(src, dst, path) for src, paths in SOURCES.items() for dst in FORMATS if dst in NAMES
-            for path in paths]  # fmt: skip
+    return [(src, dst, path) for src, paths in SOURCES.items() for dst in FORMATS if dst in NAMES for path in paths]
 
 
 @pytest.mark.parametrize("src, dst, path", _pairs())
@@ -46,8 +53,12 @@ def test_messages_name_only_the_frameworks_of_the_translation(src: str, dst: str
     except NothingToWrite as exc:  # nothing of the source is the target's (a config.json into DeepSpeed): the refusal
         said = [("refused", str(exc))]
     allowed = {src, dst} | DRIVES.get(src, set()) | DRIVES.get(dst, set())
-    strays = [f"[{fmt}] {where}: {detail}" for where, detail in said
-              for fmt, name in NAMES.items() if fmt not in allowed and re.search(name, detail)]  # fmt: skip
+    strays = [
+        f"[{fmt}] {where}: {detail}"
+        for where, detail in said
+        for fmt, name in NAMES.items()
+        if fmt not in allowed and re.search(name, detail)
+    ]
     assert strays == []
 
 
@@ -59,9 +70,13 @@ def test_the_sources_exist() -> None:
 def test_a_neox_file_with_its_deepspeed_config_calls_neox_defaults_neox(tmp_path: Path) -> None:
     """Issue 18: with --with ds_config.json, NeoX's own defaults were labelled 'DeepSpeed default'."""
     model = tmp_path / "m.yml"
-    model.write_text("num_layers: 2\nhidden_size: 64\nnum_attention_heads: 4\nseq_length: 128\nmax_position_embeddings: 128\n")
+    model.write_text(
+        "num_layers: 2\nhidden_size: 64\nnum_attention_heads: 4\nseq_length: 128\nmax_position_embeddings: 128\n"
+    )
     ds = tmp_path / "ds.json"
-    ds.write_text('{"train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 2, "zero_optimization": {"stage": 1}}')
+    ds.write_text(
+        '{"train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 2, "zero_optimization": {"stage": 1}}'
+    )
     result = translate([str(model), str(ds)], "neox", "cerebras")
     defaults = [e for e in result.report.entries if e.kind == "default_written" and e.fields[0].startswith("model.")]
     assert result.ir.get("batch.micro") == 4  # the DeepSpeed config was read with it

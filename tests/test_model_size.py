@@ -22,19 +22,37 @@ FIXTURES = ROOT / "fixtures" / "inputs" / "hf"
 # Shared shapes: what a config.json of the type means in canonical fields (the class hard-wires
 # the rest: see the per-type notes in fixtures/inputs/hf/README.md).
 NEOX = {
-    "model.position_embedding": "rotary", "model.activation": "gelu", "model.norm": "layernorm", "model.norm_bias": True,
-    "model.attention_bias": True, "model.mlp_bias": True, "model.parallel_residual": True,
-    "model.parallel_shared_norm": False, "model.tie_embeddings": False,
-}  # fmt: skip
+    "model.position_embedding": "rotary",
+    "model.activation": "gelu",
+    "model.norm": "layernorm",
+    "model.norm_bias": True,
+    "model.attention_bias": True,
+    "model.mlp_bias": True,
+    "model.parallel_residual": True,
+    "model.parallel_shared_norm": False,
+    "model.tie_embeddings": False,
+}
 LLAMA = {
-    "model.position_embedding": "rotary", "model.activation": "swiglu", "model.norm": "rmsnorm", "model.norm_bias": False,
-    "model.attention_bias": False, "model.mlp_bias": False, "model.tie_embeddings": False,
-}  # fmt: skip
+    "model.position_embedding": "rotary",
+    "model.activation": "swiglu",
+    "model.norm": "rmsnorm",
+    "model.norm_bias": False,
+    "model.attention_bias": False,
+    "model.mlp_bias": False,
+    "model.tie_embeddings": False,
+}
 
 
 def pythia(layers: int, hidden: int, heads: int, vocab: int = 50304) -> dict[str, Any]:
-    return {**NEOX, "model.num_layers": layers, "model.hidden_size": hidden, "model.num_heads": heads,
-            "model.ffn_hidden_size": 4 * hidden, "model.vocab_size": vocab, "model.max_position_embeddings": 2048}  # fmt: skip
+    return {
+        **NEOX,
+        "model.num_layers": layers,
+        "model.hidden_size": hidden,
+        "model.num_heads": heads,
+        "model.ffn_hidden_size": 4 * hidden,
+        "model.vocab_size": vocab,
+        "model.max_position_embeddings": 2048,
+    }
 
 
 # fixture -> (canonical values, published total)
@@ -48,104 +66,336 @@ MODELS: dict[str, tuple[dict[str, Any], int]] = {
     "pythia-2.8b": (pythia(32, 2560, 32), 2_775_208_960),
     "pythia-6.9b": (pythia(32, 4096, 32, vocab=50432), 6_857_302_016),
     "pythia-12b": (pythia(36, 5120, 40, vocab=50688), 11_846_072_320),
-    "llama-2-7b": ({**LLAMA, "model.num_layers": 32, "model.hidden_size": 4096, "model.num_heads": 32,
-                    "model.num_kv_heads": 32, "model.ffn_hidden_size": 11008, "model.vocab_size": 32000}, 6_738_415_616),
-    "llama-3.1-8b": ({**LLAMA, "model.num_layers": 32, "model.hidden_size": 4096, "model.num_heads": 32,
-                      "model.num_kv_heads": 8, "model.head_dim": 128, "model.ffn_hidden_size": 14336,
-                      "model.vocab_size": 128256}, 8_030_261_248),
-    "mistral-7b-v0.1": ({**LLAMA, "model.num_layers": 32, "model.hidden_size": 4096, "model.num_heads": 32,
-                         "model.num_kv_heads": 8, "model.ffn_hidden_size": 14336, "model.vocab_size": 32000,
-                         "model.sliding_window": 4096}, 7_241_732_096),
-    "mixtral-8x7b-v0.1": ({**LLAMA, "model.num_layers": 32, "model.hidden_size": 4096, "model.num_heads": 32,
-                           "model.num_kv_heads": 8, "model.ffn_hidden_size": 14336, "model.vocab_size": 32000,
-                           "model.moe_num_experts": 8, "model.moe_experts_per_token": 2,
-                           "model.moe_normalize_top_k": True}, 46_702_792_704),
+    "llama-2-7b": (
+        {
+            **LLAMA,
+            "model.num_layers": 32,
+            "model.hidden_size": 4096,
+            "model.num_heads": 32,
+            "model.num_kv_heads": 32,
+            "model.ffn_hidden_size": 11008,
+            "model.vocab_size": 32000,
+        },
+        6_738_415_616,
+    ),
+    "llama-3.1-8b": (
+        {
+            **LLAMA,
+            "model.num_layers": 32,
+            "model.hidden_size": 4096,
+            "model.num_heads": 32,
+            "model.num_kv_heads": 8,
+            "model.head_dim": 128,
+            "model.ffn_hidden_size": 14336,
+            "model.vocab_size": 128256,
+        },
+        8_030_261_248,
+    ),
+    "mistral-7b-v0.1": (
+        {
+            **LLAMA,
+            "model.num_layers": 32,
+            "model.hidden_size": 4096,
+            "model.num_heads": 32,
+            "model.num_kv_heads": 8,
+            "model.ffn_hidden_size": 14336,
+            "model.vocab_size": 32000,
+            "model.sliding_window": 4096,
+        },
+        7_241_732_096,
+    ),
+    "mixtral-8x7b-v0.1": (
+        {
+            **LLAMA,
+            "model.num_layers": 32,
+            "model.hidden_size": 4096,
+            "model.num_heads": 32,
+            "model.num_kv_heads": 8,
+            "model.ffn_hidden_size": 14336,
+            "model.vocab_size": 32000,
+            "model.moe_num_experts": 8,
+            "model.moe_experts_per_token": 2,
+            "model.moe_normalize_top_k": True,
+        },
+        46_702_792_704,
+    ),
     # Qwen2: query/key/value biased, output projection not (hard-wired)
-    "qwen2.5-7b": ({**LLAMA, "model.num_layers": 28, "model.hidden_size": 3584, "model.num_heads": 28,
-                    "model.num_kv_heads": 4, "model.ffn_hidden_size": 18944, "model.vocab_size": 152064,
-                    "model.attention_bias": True, "model.attention_output_bias": False}, 7_615_616_512),
-    "qwen3-8b": ({**LLAMA, "model.num_layers": 36, "model.hidden_size": 4096, "model.num_heads": 32,
-                  "model.num_kv_heads": 8, "model.head_dim": 128, "model.ffn_hidden_size": 12288,
-                  "model.vocab_size": 151936, "model.qk_norm": True}, 8_190_735_360),
-    "qwen3-30b-a3b": ({**LLAMA, "model.num_layers": 48, "model.hidden_size": 2048, "model.num_heads": 32,
-                       "model.num_kv_heads": 4, "model.head_dim": 128, "model.ffn_hidden_size": 6144,
-                       "model.vocab_size": 151936, "model.qk_norm": True, "model.moe_num_experts": 128,
-                       "model.moe_experts_per_token": 8, "model.moe_ffn_hidden_size": 768,
-                       "model.moe_normalize_top_k": True, "model.moe_layer_interval": 1,
-                       "model.moe_dense_layers": []}, 30_532_122_624),
+    "qwen2.5-7b": (
+        {
+            **LLAMA,
+            "model.num_layers": 28,
+            "model.hidden_size": 3584,
+            "model.num_heads": 28,
+            "model.num_kv_heads": 4,
+            "model.ffn_hidden_size": 18944,
+            "model.vocab_size": 152064,
+            "model.attention_bias": True,
+            "model.attention_output_bias": False,
+        },
+        7_615_616_512,
+    ),
+    "qwen3-8b": (
+        {
+            **LLAMA,
+            "model.num_layers": 36,
+            "model.hidden_size": 4096,
+            "model.num_heads": 32,
+            "model.num_kv_heads": 8,
+            "model.head_dim": 128,
+            "model.ffn_hidden_size": 12288,
+            "model.vocab_size": 151936,
+            "model.qk_norm": True,
+        },
+        8_190_735_360,
+    ),
+    "qwen3-30b-a3b": (
+        {
+            **LLAMA,
+            "model.num_layers": 48,
+            "model.hidden_size": 2048,
+            "model.num_heads": 32,
+            "model.num_kv_heads": 4,
+            "model.head_dim": 128,
+            "model.ffn_hidden_size": 6144,
+            "model.vocab_size": 151936,
+            "model.qk_norm": True,
+            "model.moe_num_experts": 128,
+            "model.moe_experts_per_token": 8,
+            "model.moe_ffn_hidden_size": 768,
+            "model.moe_normalize_top_k": True,
+            "model.moe_layer_interval": 1,
+            "model.moe_dense_layers": [],
+        },
+        30_532_122_624,
+    ),
     # Gemma: tied, (1 + w) RMSNorm and sqrt(hidden) embedding scale change no count; tanh GELU gated
     # (gelu_pytorch_tanh: transformers 4 and 5 both run Gemma's MLP with it, whatever hidden_act says)
-    "gemma-7b": ({**LLAMA, "model.num_layers": 28, "model.hidden_size": 3072, "model.num_heads": 16,
-                  "model.num_kv_heads": 16, "model.head_dim": 256, "model.ffn_hidden_size": 24576,
-                  "model.vocab_size": 256000, "model.activation": "geglu_tanh", "model.tie_embeddings": True,
-                  "model.norm_unit_offset": True, "model.embedding_scale_by_sqrt_hidden": True}, 8_537_680_896),
-    "gemma-2-9b": ({**LLAMA, "model.num_layers": 42, "model.hidden_size": 3584, "model.num_heads": 16,
-                    "model.num_kv_heads": 8, "model.head_dim": 256, "model.ffn_hidden_size": 14336,
-                    "model.vocab_size": 256000, "model.activation": "geglu_tanh", "model.tie_embeddings": True,
-                    "model.norm_unit_offset": True, "model.embedding_scale_by_sqrt_hidden": True,
-                    "model.sandwich_norm": True, "model.query_pre_attention_scalar": 256.0,
-                    "model.attention_logit_softcap": 50.0, "model.final_logit_softcap": 30.0,
-                    "model.sliding_window": 4096,
-                    "model.attention_layer_types": ["sliding", "full"] * 21}, 9_241_705_984),
+    "gemma-7b": (
+        {
+            **LLAMA,
+            "model.num_layers": 28,
+            "model.hidden_size": 3072,
+            "model.num_heads": 16,
+            "model.num_kv_heads": 16,
+            "model.head_dim": 256,
+            "model.ffn_hidden_size": 24576,
+            "model.vocab_size": 256000,
+            "model.activation": "geglu_tanh",
+            "model.tie_embeddings": True,
+            "model.norm_unit_offset": True,
+            "model.embedding_scale_by_sqrt_hidden": True,
+        },
+        8_537_680_896,
+    ),
+    "gemma-2-9b": (
+        {
+            **LLAMA,
+            "model.num_layers": 42,
+            "model.hidden_size": 3584,
+            "model.num_heads": 16,
+            "model.num_kv_heads": 8,
+            "model.head_dim": 256,
+            "model.ffn_hidden_size": 14336,
+            "model.vocab_size": 256000,
+            "model.activation": "geglu_tanh",
+            "model.tie_embeddings": True,
+            "model.norm_unit_offset": True,
+            "model.embedding_scale_by_sqrt_hidden": True,
+            "model.sandwich_norm": True,
+            "model.query_pre_attention_scalar": 256.0,
+            "model.attention_logit_softcap": 50.0,
+            "model.final_logit_softcap": 30.0,
+            "model.sliding_window": 4096,
+            "model.attention_layer_types": ["sliding", "full"] * 21,
+        },
+        9_241_705_984,
+    ),
     # Gemma 3 4B (multimodal wrapper): its gemma3_text decoder (the SigLIP vision tower is not counted);
     # qk-norm and four norms a layer, 5 windowed layers (1024) to 1 global; rope_scaling linear 8
-    "gemma-3-4b-it": ({**LLAMA, "model.num_layers": 34, "model.hidden_size": 2560, "model.num_heads": 8,
-                       "model.num_kv_heads": 4, "model.head_dim": 256, "model.ffn_hidden_size": 10240,
-                       "model.vocab_size": 262208, "model.activation": "geglu_tanh", "model.tie_embeddings": True,
-                       "model.norm_unit_offset": True, "model.embedding_scale_by_sqrt_hidden": True,
-                       "model.sandwich_norm": True, "model.qk_norm": True, "model.query_pre_attention_scalar": 256.0,
-                       "model.sliding_window": 1024,
-                       "model.attention_layer_types": (["sliding"] * 5 + ["full"]) * 5 + ["sliding"] * 4},
-                      3_880_263_168),
+    "gemma-3-4b-it": (
+        {
+            **LLAMA,
+            "model.num_layers": 34,
+            "model.hidden_size": 2560,
+            "model.num_heads": 8,
+            "model.num_kv_heads": 4,
+            "model.head_dim": 256,
+            "model.ffn_hidden_size": 10240,
+            "model.vocab_size": 262208,
+            "model.activation": "geglu_tanh",
+            "model.tie_embeddings": True,
+            "model.norm_unit_offset": True,
+            "model.embedding_scale_by_sqrt_hidden": True,
+            "model.sandwich_norm": True,
+            "model.qk_norm": True,
+            "model.query_pre_attention_scalar": 256.0,
+            "model.sliding_window": 1024,
+            "model.attention_layer_types": (["sliding"] * 5 + ["full"]) * 5 + ["sliding"] * 4,
+        },
+        3_880_263_168,
+    ),
     # OLMo 2 7B: norms after attention and after the MLP only, q/k RMSNorm over the whole projections
-    "olmo-2-1124-7b": ({**LLAMA, "model.num_layers": 32, "model.hidden_size": 4096, "model.num_heads": 32,
-                        "model.num_kv_heads": 32, "model.ffn_hidden_size": 11008, "model.vocab_size": 100352,
-                        "model.input_norm": False, "model.sandwich_norm": True, "model.qk_norm": True,
-                        "model.qk_norm_span": "projection"}, 7_298_617_344),
+    "olmo-2-1124-7b": (
+        {
+            **LLAMA,
+            "model.num_layers": 32,
+            "model.hidden_size": 4096,
+            "model.num_heads": 32,
+            "model.num_kv_heads": 32,
+            "model.ffn_hidden_size": 11008,
+            "model.vocab_size": 100352,
+            "model.input_norm": False,
+            "model.sandwich_norm": True,
+            "model.qk_norm": True,
+            "model.qk_norm_span": "projection",
+        },
+        7_298_617_344,
+    ),
     # Granite 3.1 8B: muP-style multipliers (no parameters), GQA 8, tied embeddings
-    "granite-3.1-8b-base": ({**LLAMA, "model.num_layers": 40, "model.hidden_size": 4096, "model.num_heads": 32,
-                             "model.num_kv_heads": 8, "model.ffn_hidden_size": 12800, "model.vocab_size": 49155,
-                             "model.tie_embeddings": True}, 8_170_848_256),
+    "granite-3.1-8b-base": (
+        {
+            **LLAMA,
+            "model.num_layers": 40,
+            "model.hidden_size": 4096,
+            "model.num_heads": 32,
+            "model.num_kv_heads": 8,
+            "model.ffn_hidden_size": 12800,
+            "model.vocab_size": 49155,
+            "model.tie_embeddings": True,
+        },
+        8_170_848_256,
+    ),
     # SmolLM3-3B: no RoPE in every 4th layer (no parameters either way), GQA 4, tied embeddings
-    "smollm3-3b": ({**LLAMA, "model.num_layers": 36, "model.hidden_size": 2048, "model.num_heads": 16,
-                    "model.num_kv_heads": 4, "model.ffn_hidden_size": 11008, "model.vocab_size": 128256,
-                    "model.tie_embeddings": True, "model.rotary_base": 5000000.0,
-                    "model.nope_layers": [3, 7, 11, 15, 19, 23, 27, 31, 35]}, 3_075_098_624),
-    "phi-3-mini-4k": ({**LLAMA, "model.num_layers": 32, "model.hidden_size": 3072, "model.num_heads": 32,
-                       "model.num_kv_heads": 32, "model.ffn_hidden_size": 8192, "model.vocab_size": 32064,
-                       "model.sliding_window": 2047}, 3_821_079_552),
+    "smollm3-3b": (
+        {
+            **LLAMA,
+            "model.num_layers": 36,
+            "model.hidden_size": 2048,
+            "model.num_heads": 16,
+            "model.num_kv_heads": 4,
+            "model.ffn_hidden_size": 11008,
+            "model.vocab_size": 128256,
+            "model.tie_embeddings": True,
+            "model.rotary_base": 5000000.0,
+            "model.nope_layers": [3, 7, 11, 15, 19, 23, 27, 31, 35],
+        },
+        3_075_098_624,
+    ),
+    "phi-3-mini-4k": (
+        {
+            **LLAMA,
+            "model.num_layers": 32,
+            "model.hidden_size": 3072,
+            "model.num_heads": 32,
+            "model.num_kv_heads": 32,
+            "model.ffn_hidden_size": 8192,
+            "model.vocab_size": 32064,
+            "model.sliding_window": 2047,
+        },
+        3_821_079_552,
+    ),
     # Falcon-7B: multi-query (one kv head), one shared LayerNorm for the parallel branches, no linear biases
-    "falcon-7b": ({"model.position_embedding": "rotary", "model.activation": "gelu", "model.norm": "layernorm",
-                   "model.norm_bias": True, "model.attention_bias": False, "model.mlp_bias": False,
-                   "model.parallel_residual": True, "model.parallel_shared_norm": True, "model.tie_embeddings": True,
-                   "model.num_layers": 32, "model.hidden_size": 4544, "model.num_heads": 71, "model.num_kv_heads": 1,
-                   "model.ffn_hidden_size": 4 * 4544, "model.vocab_size": 65024}, 6_921_720_704),
+    "falcon-7b": (
+        {
+            "model.position_embedding": "rotary",
+            "model.activation": "gelu",
+            "model.norm": "layernorm",
+            "model.norm_bias": True,
+            "model.attention_bias": False,
+            "model.mlp_bias": False,
+            "model.parallel_residual": True,
+            "model.parallel_shared_norm": True,
+            "model.tie_embeddings": True,
+            "model.num_layers": 32,
+            "model.hidden_size": 4544,
+            "model.num_heads": 71,
+            "model.num_kv_heads": 1,
+            "model.ffn_hidden_size": 4 * 4544,
+            "model.vocab_size": 65024,
+        },
+        6_921_720_704,
+    ),
     # StarCoder2-7B omits tie_word_embeddings: the class default (true) ties it
-    "starcoder2-7b": ({"model.position_embedding": "rotary", "model.activation": "gelu_tanh", "model.norm": "layernorm",
-                       "model.norm_bias": True, "model.attention_bias": True, "model.mlp_bias": True,
-                       "model.tie_embeddings": True, "model.num_layers": 32, "model.hidden_size": 4608,
-                       "model.num_heads": 36, "model.num_kv_heads": 4, "model.ffn_hidden_size": 18432,
-                       "model.vocab_size": 49152, "model.sliding_window": 4096}, 7_173_923_840),
+    "starcoder2-7b": (
+        {
+            "model.position_embedding": "rotary",
+            "model.activation": "gelu_tanh",
+            "model.norm": "layernorm",
+            "model.norm_bias": True,
+            "model.attention_bias": True,
+            "model.mlp_bias": True,
+            "model.tie_embeddings": True,
+            "model.num_layers": 32,
+            "model.hidden_size": 4608,
+            "model.num_heads": 36,
+            "model.num_kv_heads": 4,
+            "model.ffn_hidden_size": 18432,
+            "model.vocab_size": 49152,
+            "model.sliding_window": 4096,
+        },
+        7_173_923_840,
+    ),
     # MPT (HF port): ALiBi, bias-free LayerNorm and linears, MLP 4 x d_model
-    "mpt-7b": ({"model.position_embedding": "alibi", "model.activation": "gelu", "model.norm": "layernorm",
-                "model.norm_bias": False, "model.attention_bias": False, "model.mlp_bias": False,
-                "model.tie_embeddings": True, "model.num_layers": 32, "model.hidden_size": 4096, "model.num_heads": 32,
-                "model.ffn_hidden_size": 16384, "model.vocab_size": 50432}, 6_649_286_656),
+    "mpt-7b": (
+        {
+            "model.position_embedding": "alibi",
+            "model.activation": "gelu",
+            "model.norm": "layernorm",
+            "model.norm_bias": False,
+            "model.attention_bias": False,
+            "model.mlp_bias": False,
+            "model.tie_embeddings": True,
+            "model.num_layers": 32,
+            "model.hidden_size": 4096,
+            "model.num_heads": 32,
+            "model.ffn_hidden_size": 16384,
+            "model.vocab_size": 50432,
+        },
+        6_649_286_656,
+    ),
     # BLOOM: ALiBi, a LayerNorm on the embeddings, every linear and norm biased, MLP 4H
-    "bloom-7b1": ({"model.position_embedding": "alibi", "model.activation": "gelu_tanh", "model.norm": "layernorm",
-                   "model.norm_bias": True, "model.attention_bias": True, "model.mlp_bias": True,
-                   "model.embedding_norm": True, "model.tie_embeddings": True, "model.num_layers": 30,
-                   "model.hidden_size": 4096, "model.num_heads": 32, "model.ffn_hidden_size": 16384,
-                   "model.vocab_size": 250880}, 7_069_016_064),
+    "bloom-7b1": (
+        {
+            "model.position_embedding": "alibi",
+            "model.activation": "gelu_tanh",
+            "model.norm": "layernorm",
+            "model.norm_bias": True,
+            "model.attention_bias": True,
+            "model.mlp_bias": True,
+            "model.embedding_norm": True,
+            "model.tie_embeddings": True,
+            "model.num_layers": 30,
+            "model.hidden_size": 4096,
+            "model.num_heads": 32,
+            "model.ffn_hidden_size": 16384,
+            "model.vocab_size": 250880,
+        },
+        7_069_016_064,
+    ),
     # DeepSeek-V2-Lite: latent attention without query compression, layer 0 dense, 2 shared experts
-    "deepseek-v2-lite": ({**LLAMA, "model.num_layers": 27, "model.hidden_size": 2048, "model.num_heads": 16,
-                          "model.num_kv_heads": 16, "model.ffn_hidden_size": 10944, "model.vocab_size": 102400,
-                          "model.mla_kv_lora_rank": 512, "model.mla_qk_nope_head_dim": 128,
-                          "model.mla_qk_rope_head_dim": 64, "model.mla_v_head_dim": 128,
-                          "model.moe_num_experts": 64, "model.moe_experts_per_token": 6,
-                          "model.moe_ffn_hidden_size": 1408, "model.moe_shared_experts": 2,
-                          "model.moe_first_dense_layers": 1, "model.moe_normalize_top_k": False}, 15_706_484_224),
-}  # fmt: skip
+    "deepseek-v2-lite": (
+        {
+            **LLAMA,
+            "model.num_layers": 27,
+            "model.hidden_size": 2048,
+            "model.num_heads": 16,
+            "model.num_kv_heads": 16,
+            "model.ffn_hidden_size": 10944,
+            "model.vocab_size": 102400,
+            "model.mla_kv_lora_rank": 512,
+            "model.mla_qk_nope_head_dim": 128,
+            "model.mla_qk_rope_head_dim": 64,
+            "model.mla_v_head_dim": 128,
+            "model.moe_num_experts": 64,
+            "model.moe_experts_per_token": 6,
+            "model.moe_ffn_hidden_size": 1408,
+            "model.moe_shared_experts": 2,
+            "model.moe_first_dense_layers": 1,
+            "model.moe_normalize_top_k": False,
+        },
+        15_706_484_224,
+    ),
+}
 
 
 def test_every_fixture_has_a_count() -> None:
@@ -219,10 +469,20 @@ def test_moe_layer_choice() -> None:
 
 
 # Small shapes whose counts are written out term by term (H hidden, V vocab, I MLP width).
-SMALL = {"model.vocab_size": 10, "model.hidden_size": 8, "model.num_layers": 1, "model.num_heads": 2,
-         "model.ffn_hidden_size": 16, "model.position_embedding": "rotary", "model.activation": "gelu",
-         "model.norm": "layernorm", "model.norm_bias": True, "model.attention_bias": False, "model.mlp_bias": False,
-         "model.tie_embeddings": True}  # fmt: skip
+SMALL = {
+    "model.vocab_size": 10,
+    "model.hidden_size": 8,
+    "model.num_layers": 1,
+    "model.num_heads": 2,
+    "model.ffn_hidden_size": 16,
+    "model.position_embedding": "rotary",
+    "model.activation": "gelu",
+    "model.norm": "layernorm",
+    "model.norm_bias": True,
+    "model.attention_bias": False,
+    "model.mlp_bias": False,
+    "model.tie_embeddings": True,
+}
 SMALL_TOTAL = 10 * 8 + (4 * 8 * 8) + (2 * 8 * 16) + 2 * (2 * 8) + 2 * 8  # emb, qkvo, MLP, 2 norms, final norm
 
 
@@ -252,8 +512,10 @@ SMALL_TOTAL = 10 * 8 + (4 * 8 * 8) + (2 * 8 * 16) + 2 * (2 * 8) + 2 * 8  # emb, 
         ({"model.head_dim": 8}, 4 * 8 * 8),  # 2 heads x 8 = 16-wide q, k, v, o
         ({"model.qk_norm": True}, 2 * 2 * 4),  # q and k LayerNorm over head_dim 4
         ({"model.qk_norm": True, "model.qk_norm_span": "projection"}, 2 * 2 * 8),  # over 2 heads x 4 each
-        ({"model.qk_norm": True, "model.qk_norm_span": "projection", "model.num_kv_heads": 1},
-         2 * 8 + 2 * 4 - 2 * 8 * 4),  # q over 8, k over one 4-wide head; k and v shrink
+        (
+            {"model.qk_norm": True, "model.qk_norm_span": "projection", "model.num_kv_heads": 1},
+            2 * 8 + 2 * 4 - 2 * 8 * 4,
+        ),  # q over 8, k over one 4-wide head; k and v shrink
         ({"model.num_layers": 3}, 2 * ((4 * 8 * 8) + (2 * 8 * 16) + 2 * (2 * 8))),
     ],
 )
@@ -276,9 +538,16 @@ def test_mixture_of_experts_pieces() -> None:
 
 
 def test_latent_attention_with_query_compression() -> None:
-    mla = {**SMALL, "model.norm": "rmsnorm", "model.norm_bias": False, "model.mla_kv_lora_rank": 6,
-           "model.mla_q_lora_rank": 5, "model.mla_qk_nope_head_dim": 3, "model.mla_qk_rope_head_dim": 2,
-           "model.mla_v_head_dim": 4}  # fmt: skip
+    mla = {
+        **SMALL,
+        "model.norm": "rmsnorm",
+        "model.norm_bias": False,
+        "model.mla_kv_lora_rank": 6,
+        "model.mla_q_lora_rank": 5,
+        "model.mla_qk_nope_head_dim": 3,
+        "model.mla_qk_rope_head_dim": 2,
+        "model.mla_v_head_dim": 4,
+    }
     query = 8 * 5 + 5 + 5 * 2 * (3 + 2)
     key_value = 8 * (6 + 2) + 6 + 6 * 2 * (3 + 4)
     out = 2 * 4 * 8
@@ -287,10 +556,22 @@ def test_latent_attention_with_query_compression() -> None:
 
 
 @pytest.mark.parametrize(
-    "missing", ["model.vocab_size", "model.hidden_size", "model.num_layers", "model.num_heads", "model.activation",
-                "model.norm", "model.attention_bias", "model.mlp_bias", "model.tie_embeddings", "model.ffn_hidden_size",
-                "model.position_embedding", "model.norm_bias"],
-)  # fmt: skip
+    "missing",
+    [
+        "model.vocab_size",
+        "model.hidden_size",
+        "model.num_layers",
+        "model.num_heads",
+        "model.activation",
+        "model.norm",
+        "model.attention_bias",
+        "model.mlp_bias",
+        "model.tie_embeddings",
+        "model.ffn_hidden_size",
+        "model.position_embedding",
+        "model.norm_bias",
+    ],
+)
 def test_a_missing_field_is_named(missing: str) -> None:
     values = {k: v for k, v in SMALL.items() if k != missing}
     with pytest.raises(ValueError, match=missing.replace(".", r"\.")):

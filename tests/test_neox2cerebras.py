@@ -32,9 +32,10 @@ def assert_accounted(result, *paths: Path) -> None:
     leaves = source_leaves(*paths)
     about_target = (Status.DEFAULTED, Status.MISSING)
     keys = [
-        e.source_key for e in result.report.entries
+        e.source_key
+        for e in result.report.entries
         if e.source_key and not e.source_key.startswith("--set") and e.status not in about_target
-    ]  # fmt: skip
+    ]
     assert sorted(keys) == sorted(leaves)
     assert not {e.source_key for e in result.report.entries if e.status in about_target} & leaves
 
@@ -56,9 +57,7 @@ def test_every_corpus_config_translates(path: Path, tmp_path: Path) -> None:
     assert_accounted(result, path)
 
 
-@pytest.mark.parametrize(
-    "path", [p for p in NEOX_FILES if p.name != "local_setup.yml"], ids=corpus_id(CORPUS / "neox")
-)
+@pytest.mark.parametrize("path", [p for p in NEOX_FILES if p.name != "local_setup.yml"], ids=corpus_id(CORPUS / "neox"))
 def test_every_corpus_config_with_local_setup(path: Path, tmp_path: Path) -> None:
     corpus_dir("neox")
     try:
@@ -78,7 +77,9 @@ def test_every_corpus_config_with_local_setup(path: Path, tmp_path: Path) -> Non
 
 def test_neox_20b_model_section_matches_what_cerebras_wrote() -> None:
     corpus_dir("neox")
-    result = translate(CORPUS / "neox" / "20B.yml", "neox", "cerebras", world_size=96, set_values={"model.vocab_size": 50277})
+    result = translate(
+        CORPUS / "neox" / "20B.yml", "neox", "cerebras", world_size=96, set_values={"model.vocab_size": 50277}
+    )
     model = result.config["model"]
     # Cerebras' own params_gpt_neox_20B.yaml (Model Zoo 2.0.2) for the same model:
     assert model["hidden_size"] == 6144 and model["num_hidden_layers"] == 44 and model["num_heads"] == 64
@@ -105,10 +106,19 @@ def test_neox_20b_model_section_matches_what_cerebras_wrote() -> None:
     # 0.97e-5 at 150000 (CosineAnnealingLR: it rises again past lr_decay_iters, as NeoX's does)
     assert opt["learning_rate"][:2] == [
         {"scheduler": "Constant", "learning_rate": pytest.approx(0.97e-4 / 1500), "total_iters": 1},
-        {"scheduler": "Linear", "initial_learning_rate": pytest.approx(0.97e-4 / 1500), "end_learning_rate": 0.97e-4,
-         "total_iters": 1499}]  # fmt: skip
-    assert opt["learning_rate"][2] == {"scheduler": "CosineAnnealing", "initial_learning_rate": 0.97e-4, "T_max": 148500,
-                                       "eta_min": pytest.approx(0.97e-5)}  # fmt: skip
+        {
+            "scheduler": "Linear",
+            "initial_learning_rate": pytest.approx(0.97e-4 / 1500),
+            "end_learning_rate": 0.97e-4,
+            "total_iters": 1499,
+        },
+    ]
+    assert opt["learning_rate"][2] == {
+        "scheduler": "CosineAnnealing",
+        "initial_learning_rate": 0.97e-4,
+        "T_max": 148500,
+        "eta_min": pytest.approx(0.97e-5),
+    }
     assert result.report.by_source()["lr_decay_style"].status is Status.CONVERTED
     assert result.config["runconfig"]["max_steps"] == 150000
 
@@ -131,8 +141,13 @@ def test_llama2_7b_gated_ffn_and_rmsnorm() -> None:
     defaulted = {e.target_key for e in result.report.entries if e.status is Status.DEFAULTED}
     assert "model.dropout_rate" in defaulted and "optimizer.eps" in defaulted and "optimizer.weight_decay" in defaulted
     missing = {e.target_key for e in result.report.entries if e.status is Status.MISSING}
-    assert missing == {"model.vocab_size", "train_input.batch_size", "runconfig.max_steps", "train_input.data_processor",
-                       "train_input.data_dir"}  # fmt: skip
+    assert missing == {
+        "model.vocab_size",
+        "train_input.batch_size",
+        "runconfig.max_steps",
+        "train_input.data_processor",
+        "train_input.data_dir",
+    }
 
 
 def test_fixture_pythia_statuses(pythia160m: Path) -> None:
@@ -145,7 +160,10 @@ def test_fixture_pythia_statuses(pythia160m: Path) -> None:
     assert by["gradient_clipping"].status is Status.LOSSY and "DeeperSpeed" in by["gradient_clipping"].detail
     assert by["init_method"].status is Status.LOSSY
     assert by["data_impl" if "data_impl" in by else "tokenizer_type"].status is Status.DROPPED
-    assert by["pipe_parallel_size"].detail.startswith("Cerebras weight streaming") and "pipe-parallel-size" in by["pipe_parallel_size"].detail
+    assert (
+        by["pipe_parallel_size"].detail.startswith("Cerebras weight streaming")
+        and "pipe-parallel-size" in by["pipe_parallel_size"].detail
+    )
     assert by["optimizer.params.eps"].status is Status.CONVERTED and "YAML 1.1" in by["optimizer.params.eps"].detail
     assert result.config["optimizer"]["eps"] == 1e-8
     assert result.config["train_input"]["batch_size"] == 256  # 32 x 1 x 8

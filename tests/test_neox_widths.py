@@ -26,8 +26,11 @@ def test_values_that_give_mistral_and_llama_widths() -> None:
     """Exhaustive over the formula: which intermediate_size builds a runnable MLP of a given width."""
 
     def giving(width: int, multiple: int) -> list[int]:
-        return [i for i in range(3 * width - 1500, 3 * width + 1500)
-                if (s := mlp_shape(i, True, multiple)).runs and s.activated == width]  # fmt: skip
+        return [
+            i
+            for i in range(3 * width - 1500, 3 * width + 1500)
+            if (s := mlp_shape(i, True, multiple)).runs and s.activated == width
+        ]
 
     assert giving(14336, 1) == [43008, 43009]
     assert giving(14336, 256) == list(range(42243, 43010))
@@ -93,8 +96,9 @@ def test_the_corpus_configs() -> None:
         size = keys.get("intermediate_size") or (4 * hidden if isinstance(hidden, int) else None)
         if size is None or keys.get("expansion_factor"):
             continue
-        problem = width_problem(size, keys.get("activation", "gelu"), keys.get("mlp_multiple_of", 1),
-                                keys.get("model_parallel_size", 1))  # fmt: skip
+        problem = width_problem(
+            size, keys.get("activation", "gelu"), keys.get("mlp_multiple_of", 1), keys.get("model_parallel_size", 1)
+        )
         if problem:
             flagged.append(str(path.relative_to(folder)))
     assert flagged == ["mistral/7B.yml"]
@@ -105,8 +109,9 @@ def test_the_reader_refuses_a_width_neox_cannot_run(tmp_path) -> None:  # type: 
     from neoconv.core.errors import InputError
 
     path = tmp_path / "7B.yml"
-    path.write_text("num_layers: 2\nhidden_size: 4096\nnum_attention_heads: 32\n"
-                    "intermediate_size: 14336\nactivation: swiglu\n")  # fmt: skip
+    path.write_text(
+        "num_layers: 2\nhidden_size: 4096\nnum_attention_heads: 32\nintermediate_size: 14336\nactivation: swiglu\n"
+    )
     with pytest.raises(InputError) as caught:
         translate(path, "neox", "cerebras")
     error = caught.value
@@ -123,8 +128,9 @@ def test_a_width_that_does_not_split_over_the_model_parallel_ranks(tmp_path) -> 
     from neoconv.core.errors import InputError
 
     path = tmp_path / "mp.yml"
-    path.write_text("num_layers: 2\nhidden_size: 64\nnum_attention_heads: 4\nintermediate_size: 258\n"
-                    "model_parallel_size: 4\n")  # fmt: skip
+    path.write_text(
+        "num_layers: 2\nhidden_size: 64\nnum_attention_heads: 4\nintermediate_size: 258\nmodel_parallel_size: 4\n"
+    )
     with pytest.raises(InputError, match="do not divide evenly over model_parallel_size=4"):
         translate(path, "neox", "neox")
 
@@ -134,8 +140,10 @@ def test_an_all_moe_model_builds_no_dense_mlp(tmp_path) -> None:  # type: ignore
 
     # every layer is MoE (moe_expert_interval 1): experts take intermediate_size as it stands
     path = tmp_path / "moe.yml"
-    path.write_text("num_layers: 2\nhidden_size: 4096\nnum_attention_heads: 32\nintermediate_size: 14336\n"
-                    "activation: swiglu\nmoe_num_experts: 8\nmoe_top_k: 2\n")  # fmt: skip
+    path.write_text(
+        "num_layers: 2\nhidden_size: 4096\nnum_attention_heads: 32\nintermediate_size: 14336\n"
+        "activation: swiglu\nmoe_num_experts: 8\nmoe_top_k: 2\n"
+    )
     ir = translate(path, "neox", "neox").ir
     assert ir.get("model.moe_num_experts") == 8 and ir.get("model.moe_ffn_hidden_size") == 14336
 

@@ -15,7 +15,15 @@ from typing import Any
 import pytest
 import yaml
 from cerebras_corpus import LEGACY, TRAINER, assert_report_covers, translate_or_known
-from conftest import CORPUS, corpus_dir, corpus_files, runnable, same_canonical, translate_unless_not_attention, corpus_id
+from conftest import (
+    CORPUS,
+    corpus_dir,
+    corpus_files,
+    runnable,
+    same_canonical,
+    translate_unless_not_attention,
+    corpus_id,
+)
 
 from neoconv import Status, translate
 from neoconv.core.errors import UnsupportedFamily
@@ -25,7 +33,9 @@ from neoconv.knowledge.mapping import load_table
 from neoconv.services.validate import schema_errors
 
 CEREBRAS = LEGACY + TRAINER
-NEOX = [p for p in corpus_files("neox") if ("num_layers" in p.read_text() or "num-layers" in p.read_text()) and runnable(p)]
+NEOX = [
+    p for p in corpus_files("neox") if ("num_layers" in p.read_text() or "num-layers" in p.read_text()) and runnable(p)
+]
 FLOAT_TEXT = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
 
 
@@ -76,7 +86,9 @@ def test_llama2_7b_values() -> None:
     assert cfg["lr_decay_style"] == "cosine" and cfg["min_lr"] == 3e-5
     assert cfg["lr_decay_iters"] == 2000 + 474837 and cfg["warmup"] == pytest.approx(2000 / 476837)
     assert cfg["train_iters"] == 476837 and cfg["train_batch_size"] == 1024 and cfg["gradient_accumulation_steps"] == 1
-    assert cfg["precision"] == "bfloat16" and cfg["bf16"] == {"enabled": True} and cfg["zero_optimization"] == {"stage": 0}
+    assert (
+        cfg["precision"] == "bfloat16" and cfg["bf16"] == {"enabled": True} and cfg["zero_optimization"] == {"stage": 0}
+    )
     assert cfg["save"] == "./model_dir" and cfg["checkpoint_factor"] == 10000
     # Cerebras' GPT-2 backbone scales its default output init by 1/sqrt(2L): NeoX's default, so not written
     assert "output_layer_init_method" not in cfg and "init_method" not in cfg
@@ -118,14 +130,18 @@ def test_defaults_that_differ_are_written(tmp_path: Path) -> None:
 
 def test_optimizers_neox_lacks_load_as_adam_and_say_so(tmp_path: Path) -> None:
     path = tmp_path / "adam.yaml"
-    path.write_text("model: {hidden_size: 64, num_hidden_layers: 2, num_heads: 4}\n"
-                    "optimizer: {optimizer_type: Adam, learning_rate: 0.001, weight_decay: 0.01}\n")  # fmt: skip
+    path.write_text(
+        "model: {hidden_size: 64, num_hidden_layers: 2, num_heads: 4}\n"
+        "optimizer: {optimizer_type: Adam, learning_rate: 0.001, weight_decay: 0.01}\n"
+    )
     result = translate(path, "cerebras", "neox")
     assert result.config["optimizer"]["type"] == "Adam"
     entry = result.report.by_source()["optimizer.optimizer_type"]
     assert entry.status is Status.LOSSY and "(L2)" in entry.detail
-    path.write_text("model: {hidden_size: 64, num_hidden_layers: 2, num_heads: 4}\n"
-                    "optimizer: {optimizer_type: Adam, learning_rate: 0.001}\n")  # fmt: skip
+    path.write_text(
+        "model: {hidden_size: 64, num_hidden_layers: 2, num_heads: 4}\n"
+        "optimizer: {optimizer_type: Adam, learning_rate: 0.001}\n"
+    )
     # without weight decay coupled Adam is AdamW: nothing lost
     assert translate(path, "cerebras", "neox").report.by_source()["optimizer.optimizer_type"].status is Status.EXACT
 
@@ -164,9 +180,11 @@ def test_micro_batch_without_accumulation_lets_neox_derive_it(tmp_path: Path) ->
 def test_missing_architecture_is_reported(tmp_path: Path) -> None:
     """A decoder config without its heads: NeoX's validate_values needs them, reported missing."""
     source = tmp_path / "params.yaml"
-    source.write_text("train_input:\n  data_processor: GptHDF5MapDataProcessor\n  data_dir: ./d\n  batch_size: 8\n"
-                      "model:\n  vocab_size: 1000\noptimizer:\n  optimizer_type: AdamW\n  learning_rate: 1.0e-4\n"
-                      "runconfig:\n  max_steps: 10\n")  # fmt: skip
+    source.write_text(
+        "train_input:\n  data_processor: GptHDF5MapDataProcessor\n  data_dir: ./d\n  batch_size: 8\n"
+        "model:\n  vocab_size: 1000\noptimizer:\n  optimizer_type: AdamW\n  learning_rate: 1.0e-4\n"
+        "runconfig:\n  max_steps: 10\n"
+    )
     result = translate(source, "cerebras", "neox")
     missing = {e.target_key for e in result.report.entries if e.status is Status.MISSING}
     assert "num_attention_heads" in missing
@@ -194,8 +212,14 @@ def test_same_format_carries_every_key_and_rewrites_only_what_was_set(pythia160m
 @pytest.mark.parametrize("path", NEOX, ids=corpus_id(CORPUS / "neox"))
 @pytest.mark.parametrize("layout", ["legacy", "trainer"])
 def test_neox_cerebras_neox_keeps_what_cerebras_expresses(path: Path, layout: str, tmp_path: Path) -> None:
-    there = translate_unless_not_attention(path, "neox", "cerebras", layout=layout, world_size=8,
-                                           set_values={"model.vocab_size": 50304, "train.steps": 1000})  # fmt: skip
+    there = translate_unless_not_attention(
+        path,
+        "neox",
+        "cerebras",
+        layout=layout,
+        world_size=8,
+        set_values={"model.vocab_size": 50304, "train.steps": 1000},
+    )
     if there is None:
         return
     if there.ir.get("model.attention_kind") not in (None, "dense"):
@@ -204,8 +228,12 @@ def test_neox_cerebras_neox_keeps_what_cerebras_expresses(path: Path, layout: st
     middle.write_text(there.dump())
     back = translate(middle, "cerebras", "neox")
     owner = load_table("neox").key_owner()
-    carried = {f for e in there.report.entries if e.status in (Status.EXACT, Status.CONVERTED) and e.source_key in owner
-               for f in owner[e.source_key].fields}  # fmt: skip
+    carried = {
+        f
+        for e in there.report.entries
+        if e.status in (Status.EXACT, Status.CONVERTED) and e.source_key in owner
+        for f in owner[e.source_key].fields
+    }
     start, end = there.ir.plain(), back.ir.plain()
     for name in sorted(carried & set(start)):
         a, b = start[name], end.get(name)
@@ -216,12 +244,16 @@ def test_an_optimizer_block_always_says_its_type(tmp_path: Path) -> None:
     """NeoX's validate_types refuses an `optimizer` without `type` even when the type is its default
     (the oracle's 23 VeOmni sources that leave AdamW to VeOmni's default)."""
     source = tmp_path / "v.yaml"
-    source.write_text("model:\n  config_path: ./c\ndata:\n  train_path: /d\n  max_seq_len: 128\n"
-                      "train:\n  optimizer:\n    lr: 3.0e-4\n  global_batch_size: 64\n  micro_batch_size: 1\n"
-                      "  checkpoint:\n    output_dir: out\n")  # fmt: skip
+    source.write_text(
+        "model:\n  config_path: ./c\ndata:\n  train_path: /d\n  max_seq_len: 128\n"
+        "train:\n  optimizer:\n    lr: 3.0e-4\n  global_batch_size: 64\n  micro_batch_size: 1\n"
+        "  checkpoint:\n    output_dir: out\n"
+    )
     (tmp_path / "c").mkdir()
-    (tmp_path / "c" / "config.json").write_text('{"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2, '
-                                                '"num_attention_heads": 4, "vocab_size": 128}')  # fmt: skip
+    (tmp_path / "c" / "config.json").write_text(
+        '{"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2, '
+        '"num_attention_heads": 4, "vocab_size": 128}'
+    )
     done = translate([str(source)], "veomni", "neox", world_size=8)
     assert done.config["optimizer"]["type"] == "Adam" and done.config["optimizer"]["params"]["lr"] == 3.0e-4
 
@@ -230,8 +262,10 @@ def test_a_launcher_the_target_release_lacks_is_not_exact(tmp_path: Path) -> Non
     """NeoX typed `launcher` str until 2023-03 (deepspeed_args.py: launcher: str = "pdsh"), then
     Literal["pdsh", "openmpi", "mvapich", "slurm"]: `srun` carried into today's release is refused there."""
     path = tmp_path / "old.yml"
-    path.write_text("num_layers: 2\nhidden_size: 64\nnum_attention_heads: 4\nseq_length: 128\n"
-                    "max_position_embeddings: 128\ntrain_micro_batch_size_per_gpu: 4\ntrain_iters: 100\nlauncher: srun\n")
+    path.write_text(
+        "num_layers: 2\nhidden_size: 64\nnum_attention_heads: 4\nseq_length: 128\n"
+        "max_position_embeddings: 128\ntrain_micro_batch_size_per_gpu: 4\ntrain_iters: 100\nlauncher: srun\n"
+    )
     newest = translate(path, "neox", "neox", source_version="2022-12-06")
     entry = newest.report.by_source()["launcher"]
     assert entry.status is Status.UNKNOWN and "srun" in entry.detail and "slurm" in entry.detail

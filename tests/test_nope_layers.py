@@ -63,11 +63,14 @@ def test_an_explicit_list_wins_over_the_interval() -> None:
     assert nope(card(no_rope_layers=[1] * 36)) is None  # every layer with RoPE: the field's absence
 
 
-@pytest.mark.parametrize(("changes", "says"), [
-    ({"no_rope_layers": [1, 0] * 10}, "20 entries for 36 layers"),
-    ({"no_rope_layers": [1, 2] * 18}, r"a list of 1 \(RoPE\) and 0"),
-    ({"no_rope_layers": "<omit>", "no_rope_layer_interval": 0}, "whole number >= 1"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("changes", "says"),
+    [
+        ({"no_rope_layers": [1, 0] * 10}, "20 entries for 36 layers"),
+        ({"no_rope_layers": [1, 2] * 18}, r"a list of 1 \(RoPE\) and 0"),
+        ({"no_rope_layers": "<omit>", "no_rope_layer_interval": 0}, "whole number >= 1"),
+    ],
+)
 def test_a_list_the_class_cannot_index_is_refused(changes: dict[str, Any], says: str) -> None:
     with pytest.raises(InputError, match=says):
         read_ir(card(**changes), "hf")
@@ -120,9 +123,15 @@ def test_a_model_without_nope_layers_is_written_with_rope_in_every_layer() -> No
 
 
 @pytest.mark.parametrize(("layers", "interval"), [([5, 11, 17], 6), ([0, 9], None)])
-def test_the_layers_are_written_as_the_list_and_as_an_interval_when_they_are_one(layers: list[int], interval: Any) -> None:
-    result = translate([str(LLAMA_1B)], "neox", "hf",
-                       set_values={"model.family": "smollm3", "model.vocab_size": 32000, "model.nope_layers": layers})  # fmt: skip
+def test_the_layers_are_written_as_the_list_and_as_an_interval_when_they_are_one(
+    layers: list[int], interval: Any
+) -> None:
+    result = translate(
+        [str(LLAMA_1B)],
+        "neox",
+        "hf",
+        set_values={"model.family": "smollm3", "model.vocab_size": 32000, "model.nope_layers": layers},
+    )
     assert result.config["no_rope_layers"] == [0 if i in layers else 1 for i in range(22)]
     assert result.config.get("no_rope_layer_interval") == interval
     assert read_ir(dict(result.config), "hf").ir.get("model.nope_layers") == layers
@@ -139,8 +148,10 @@ def test_a_class_that_rotates_every_layer_names_the_loss() -> None:
 
 def megatron_nope(tmp_path: Path, freq: str, layers: int = 36) -> Any:
     path = tmp_path / "run.args"
-    path.write_text(f"--num-layers {layers} --hidden-size 2048 --num-attention-heads 16 --seq-length 4096 "
-                    f"--max-position-embeddings 4096 --position-embedding-type rope --no-rope-freq {freq}\n")  # fmt: skip
+    path.write_text(
+        f"--num-layers {layers} --hidden-size 2048 --num-attention-heads 16 --seq-length 4096 "
+        f"--max-position-embeddings 4096 --position-embedding-type rope --no-rope-freq {freq}\n"
+    )
     return read_ir([str(path)], "megatron").ir.get("model.nope_layers")
 
 
@@ -186,11 +197,14 @@ def test_a_megatron_release_before_no_rope_freq_names_the_loss() -> None:
 # ---- formats that rotate every layer ----------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("dst", "status", "why"), [
-    ("neox", Status.LOSSY, "NeoX rotates queries and keys in every layer"),
-    ("cerebras", Status.LOSSY, "Model Zoo's rotary embedding is one setting for every layer"),
-    ("deepspeed", Status.DROPPED, "DeepSpeed has no counterpart for model.nope_layers"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("dst", "status", "why"),
+    [
+        ("neox", Status.LOSSY, "NeoX rotates queries and keys in every layer"),
+        ("cerebras", Status.LOSSY, "Model Zoo's rotary embedding is one setting for every layer"),
+        ("deepspeed", Status.DROPPED, "DeepSpeed has no counterpart for model.nope_layers"),
+    ],
+)
 def test_a_format_without_nope_layers_names_the_loss(dst: str, status: Status, why: str) -> None:
     batch = {"batch.global": 8} if dst == "deepspeed" else {}  # DeepSpeed holds nothing of a config.json but a batch
     result = translate(SMOLLM3, "hf", dst, set_values=batch)
@@ -212,14 +226,21 @@ def test_transformers_lays_out_the_layers_neoconv_writes(tmp_path: Path) -> None
     cases = {  # name -> (--set values over the 22-layer NeoX Llama, layers without RoPE, windowed layers)
         "chosen": ({"model.nope_layers": [5, 11, 17]}, [5, 11, 17], []),
         "none": ({}, [], []),
-        "windowed": ({"model.nope_layers": [3, 7, 11, 15, 19], "model.sliding_window": 1024,
-                      "model.attention_layer_types": ["sliding" if i in (3, 7, 11, 15, 19) else "full" for i in range(22)]},
-                     [3, 7, 11, 15, 19], [3, 7, 11, 15, 19]),
-    }  # fmt: skip
+        "windowed": (
+            {
+                "model.nope_layers": [3, 7, 11, 15, 19],
+                "model.sliding_window": 1024,
+                "model.attention_layer_types": ["sliding" if i in (3, 7, 11, 15, 19) else "full" for i in range(22)],
+            },
+            [3, 7, 11, 15, 19],
+            [3, 7, 11, 15, 19],
+        ),
+    }
     jobs = []
     for name, (values, _, _) in cases.items():
-        result = translate([str(LLAMA_1B)], "neox", "hf",
-                           set_values={"model.family": "smollm3", "model.vocab_size": 32000, **values})  # fmt: skip
+        result = translate(
+            [str(LLAMA_1B)], "neox", "hf", set_values={"model.family": "smollm3", "model.vocab_size": 32000, **values}
+        )
         path = tmp_path / f"{name}.json"
         path.write_text(result.dump())
         jobs.append({"id": name, "files": [str(path)]})

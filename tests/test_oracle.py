@@ -29,8 +29,12 @@ pytestmark = pytest.mark.oracle
 DS = FIXTURES / "inputs" / "deepspeed"
 VEOMNI = FIXTURES / "inputs" / "veomni"
 # transformers 5 moves the classic RoPE keys into rope_parameters
-MOVED = {"rotary_pct": "partial_rotary_factor", "partial_rotary_factor": "partial_rotary_factor",
-         "rotary_emb_base": "rope_theta", "rope_theta": "rope_theta"}  # fmt: skip
+MOVED = {
+    "rotary_pct": "partial_rotary_factor",
+    "partial_rotary_factor": "partial_rotary_factor",
+    "rotary_emb_base": "rope_theta",
+    "rope_theta": "rope_theta",
+}
 
 
 def need(*names: str) -> None:
@@ -107,23 +111,59 @@ def test_deepspeed_accepts_what_we_write_and_builds_the_same_schedule(pythia160m
     corpus_dir("cerebras-legacy")
     files = {
         "pythia": translate(pythia160m, "neox", "deepspeed", world_size=8),
-        "with-neox": translate(DS / "neox-model.yml", "neox", "deepspeed", world_size=16,
-                               with_files=[(str(DS / "warmup-decay-lr-zero1.json"), "deepspeed")]),
-        "cerebras": translate(CORPUS / "cerebras-legacy" / "gpt3" / "Cerebras_GPT" / "111m.yaml", "cerebras", "deepspeed"),
+        "with-neox": translate(
+            DS / "neox-model.yml",
+            "neox",
+            "deepspeed",
+            world_size=16,
+            with_files=[(str(DS / "warmup-decay-lr-zero1.json"), "deepspeed")],
+        ),
+        "cerebras": translate(
+            CORPUS / "cerebras-legacy" / "gpt3" / "Cerebras_GPT" / "111m.yaml", "cerebras", "deepspeed"
+        ),
         # a decay without warmup: torch's CosineAnnealingLR, built by name the way DeepSpeed builds it
-        "no-warmup": translate({"train_input": {"batch_size": 8}, "optimizer": {"optimizer_type": "AdamW", "learning_rate": {
-            "scheduler": "CosineDecay", "initial_learning_rate": 3e-4, "end_learning_rate": 3e-5, "total_iters": 5000}}},
-            "cerebras", "deepspeed"),
-    }  # fmt: skip
-    files.update({f"fixture:{p.name}": translate(p, "deepspeed", "deepspeed") for p in sorted(DS.glob("*.json"))
-                  if p.name != "hf-auto.json"})  # "auto" is the HF Trainer's to fill in  # fmt: skip
+        "no-warmup": translate(
+            {
+                "train_input": {"batch_size": 8},
+                "optimizer": {
+                    "optimizer_type": "AdamW",
+                    "learning_rate": {
+                        "scheduler": "CosineDecay",
+                        "initial_learning_rate": 3e-4,
+                        "end_learning_rate": 3e-5,
+                        "total_iters": 5000,
+                    },
+                },
+            },
+            "cerebras",
+            "deepspeed",
+        ),
+    }
+    files.update(
+        {
+            f"fixture:{p.name}": translate(p, "deepspeed", "deepspeed")
+            for p in sorted(DS.glob("*.json"))
+            if p.name != "hf-auto.json"
+        }
+    )  # "auto" is the HF Trainer's to fill in
     world = {"pythia": 8, "with-neox": 8, "cerebras": 1, "no-warmup": 1}
     # lr_at t: the rate optimizer step t uses. DeepSpeed's own schedulers lag one step (their value after
     # t-1 scheduler steps), torch's by name do not.
     # (Cerebras: 111m.yaml warms up over 1525 steps and runs max_steps 9037, so 9036 is its last update)
-    lr_at = {"pythia": [1431, 1431 + (143000 - 1430) // 2, 143001], "cerebras": [1525, 1526, 7386, 9036], "no-warmup": [2500]}
-    jobs = [{"id": k, "files": [str(write(r, tmp_path / k.replace(":", "_") / "ds.json"))], "world": world.get(k, 8),
-             "lr_at": lr_at.get(k, [])} for k, r in files.items()]  # fmt: skip
+    lr_at = {
+        "pythia": [1431, 1431 + (143000 - 1430) // 2, 143001],
+        "cerebras": [1525, 1526, 7386, 9036],
+        "no-warmup": [2500],
+    }
+    jobs = [
+        {
+            "id": k,
+            "files": [str(write(r, tmp_path / k.replace(":", "_") / "ds.json"))],
+            "world": world.get(k, 8),
+            "lr_at": lr_at.get(k, []),
+        }
+        for k, r in files.items()
+    ]
     got = check("deepspeed", jobs)
     assert {k: v.error for k, v in got.items() if not v.accepted} == {}
     # DeepSpeed's scheduler runs what neoconv says the file it wrote means (its reading of a DeepSpeed
@@ -136,7 +176,11 @@ def test_deepspeed_accepts_what_we_write_and_builds_the_same_schedule(pythia160m
         for step in steps:
             assert got[key].values["lr_at"][str(step)] == pytest.approx(meant.value(step), rel=1e-9), (key, step)
     pythia = got["pythia"].values
-    assert (pythia["train_batch_size"], pythia["train_micro_batch_size_per_gpu"], pythia["gradient_accumulation_steps"]) == (256, 32, 1)
+    assert (
+        pythia["train_batch_size"],
+        pythia["train_micro_batch_size_per_gpu"],
+        pythia["gradient_accumulation_steps"],
+    ) == (256, 32, 1)
     assert pythia["optimizer"] == "adamw" and pythia["fp16"] and pythia["zero_stage"] == 1
     # NeoX's cosine: 6e-4 after 1430 warmup steps, 6e-5 at 143000, halfway in between
     peak, mid, end = (pythia["lr_at"][str(s)] for s in lr_at["pythia"])
@@ -154,7 +198,9 @@ def test_deepspeed_accepts_what_we_write_and_builds_the_same_schedule(pythia160m
     assert cerebras["lr_at"]["9036"] == pytest.approx(source.value(9036), rel=1e-9)
     assert source.value(9036) != pytest.approx(6e-5, rel=1e-6) and source.value(9037) == pytest.approx(6e-5)
     plain = got["no-warmup"].values
-    assert plain["scheduler"] == "CosineAnnealingLR" and plain["lr_at"]["2500"] == pytest.approx(3e-5 + (3e-4 - 3e-5) / 2)
+    assert plain["scheduler"] == "CosineAnnealingLR" and plain["lr_at"]["2500"] == pytest.approx(
+        3e-5 + (3e-4 - 3e-5) / 2
+    )
 
 
 # ---- Cerebras Model Zoo --------------------------------------------------------------------------------
@@ -170,8 +216,11 @@ def test_migration_agrees_with_cerebras_converter() -> None:
         result = translate_or_known(path, "cerebras", layout="trainer")
         if result is not None:
             ours[rel(path)] = json.loads(json.dumps(result.config))
-            family_default[rel(path)] = [e for e in result.report.entries
-                                         if e.source_key == "model.fp16_type" and "code defaults it to" in e.detail]  # fmt: skip
+            family_default[rel(path)] = [
+                e
+                for e in result.report.entries
+                if e.source_key == "model.fp16_type" and "code defaults it to" in e.detail
+            ]
     jobs = [{"id": rel(p), "files": [str(p)], "show": True, "convert_only": True} for p in LEGACY if rel(p) in ours]
     verdicts = check("cerebras", jobs)
     for key, mine in ours.items():
@@ -195,7 +244,10 @@ def test_migration_agrees_with_cerebras_converter() -> None:
 def written_configs() -> dict[str, dict[str, Any]]:
     out = {}
     sources = [("neox", FIXTURES / "inputs" / "neox" / "pythia-160m.yml")] + [("neox", p) for p in corpus_files("neox")]
-    sources += [("cerebras", p) for p in corpus_files("cerebras-legacy", "**/*.yaml") + corpus_files("cerebras-trainer", "**/*.yaml")]
+    sources += [
+        ("cerebras", p)
+        for p in corpus_files("cerebras-legacy", "**/*.yaml") + corpus_files("cerebras-trainer", "**/*.yaml")
+    ]
     for src, path in sources:
         try:
             result = translate(path, src, "veomni", set_values={"model.vocab_size": 50304})
@@ -234,7 +286,9 @@ def test_every_written_config_json_is_accepted_by_its_hf_class(tmp_path: Path) -
         assert verdict.values["model_type"] == config["model_type"]
         for name, wrote in config.items():
             if name != "model_type":
-                assert close(value(built, name, wrote), wrote), f"{key}: {name} = {wrote!r} became {value(built, name)!r}"
+                assert close(value(built, name, wrote), wrote), (
+                    f"{key}: {name} = {wrote!r} became {value(built, name)!r}"
+                )
 
 
 # keys the model code fills in when the class has no such field (getattr with a default) or keeps it None:
@@ -289,11 +343,16 @@ def class_value(model_type: str, key: str, values: dict[str, Any]) -> Any:
         scaling = {k: v for k, v in rope.items() if k not in ("rope_theta", "partial_rotary_factor")}
         return None if scaling.get("rope_type") == "default" else scaling
     if "full_attention" in rope:  # transformers 5 nests rope_parameters by layer kind (Gemma 3, OLMo 3)
-        nested = {"rope_theta": ("full_attention", "rope_theta"), "rope_local_base_freq": ("sliding_attention", "rope_theta")}
+        nested = {
+            "rope_theta": ("full_attention", "rope_theta"),
+            "rope_local_base_freq": ("sliding_attention", "rope_theta"),
+        }
         if key in nested:
             kind, inner = nested[key]
             return (rope.get(kind) or {}).get(inner)
-    if key == "sliding_window_pattern" and data.get("layer_types"):  # a keyword that only shapes the default layer_types
+    if key == "sliding_window_pattern" and data.get(
+        "layer_types"
+    ):  # a keyword that only shapes the default layer_types
         return data["layer_types"].index("full_attention") + 1
     if key in MOVED:
         found = rope.get(MOVED[key])
@@ -333,8 +392,11 @@ def test_a_transformers5_config_reads_back(tmp_path: Path) -> None:
     """A config.json transformers itself saves (rope_parameters) reads as the same architecture."""
     need("hf")
     written = tmp_path / "written.json"
-    written.write_text(translate(FIXTURES / "inputs" / "neox" / "pythia-160m.yml", "neox", "veomni",
-                                 set_values={"model.vocab_size": 50304}).side_files["config.json"])  # fmt: skip
+    written.write_text(
+        translate(
+            FIXTURES / "inputs" / "neox" / "pythia-160m.yml", "neox", "veomni", set_values={"model.vocab_size": 50304}
+        ).side_files["config.json"]
+    )
     saved = check("hf", [{"id": "pythia", "files": [str(written)], "saved": True}])["pythia"].values["saved"]
     assert "rope_parameters" in saved  # the transformers 5 layout
     (tmp_path / "saved").mkdir()
@@ -357,8 +419,13 @@ def runnable(result: Any, path: Path, layout: str) -> dict[str, Any]:
     options = {"data.train_path": "dataset", "model.tokenizer_path": "tokenizer"}
     if layout == "flat":
         options["train.output_dir"] = "output"
-    return {"id": str(path), "files": [str(path)], "world": 1, "set": options,
-            "fields": ["train.optimizer.lr" if layout == "nested" else "train.lr"]}  # fmt: skip
+    return {
+        "id": str(path),
+        "files": [str(path)],
+        "world": 1,
+        "set": options,
+        "fields": ["train.optimizer.lr" if layout == "nested" else "train.lr"],
+    }
 
 
 @pytest.mark.parametrize("layout", ["nested", "flat"])
@@ -368,7 +435,9 @@ def test_veomni_parses_what_neoconv_writes(layout: str, tmp_path: Path) -> None:
     jobs, results = [], {}
     for n, path in enumerate(sources):
         try:
-            result = translate(path, "neox", "veomni", layout=layout, world_size=8, set_values={"model.vocab_size": 50304})
+            result = translate(
+                path, "neox", "veomni", layout=layout, world_size=8, set_values={"model.vocab_size": 50304}
+            )
         except Exception:  # noqa: BLE001 - refused by the NeoX reader (covered elsewhere)
             continue
         if any(e.status is Status.MISSING and e.target_key == "model.config_path" for e in result.report.entries):
@@ -424,17 +493,33 @@ def test_option_files_read_as_veomnis_argparse_reads_them() -> None:
             settings[key] = []
         elif key is not None:
             settings[key].append(word)
-    names = ["train.optimizer.lr", "train.gradient_checkpointing.enable", "train.optimizer.no_decay_modules",
-             "data.max_seq_len", "train.wandb.enable"]  # fmt: skip
-    job = {"id": "overrides", "files": [str(VEOMNI / "tinyllama-nested.yaml")], "world": 1, "fields": names,
-           "set": {k: v[0] if len(v) == 1 else v for k, v in settings.items()}}  # fmt: skip
+    names = [
+        "train.optimizer.lr",
+        "train.gradient_checkpointing.enable",
+        "train.optimizer.no_decay_modules",
+        "data.max_seq_len",
+        "train.wandb.enable",
+    ]
+    job = {
+        "id": "overrides",
+        "files": [str(VEOMNI / "tinyllama-nested.yaml")],
+        "world": 1,
+        "fields": names,
+        "set": {k: v[0] if len(v) == 1 else v for k, v in settings.items()},
+    }
     got = check("veomni", [job])["overrides"]
     assert got.accepted, got.error
     fields = got.values["fields"]
-    ours = flatten(read_ir([str(VEOMNI / "tinyllama-nested.yaml"), str(VEOMNI / "overrides.args")], "veomni").source.tree)
+    ours = flatten(
+        read_ir([str(VEOMNI / "tinyllama-nested.yaml"), str(VEOMNI / "overrides.args")], "veomni").source.tree
+    )
     assert fields["train.optimizer.lr"] == ours["train.optimizer.lr"] == 2e-4
     assert fields["train.gradient_checkpointing.enable"] is ours["train.gradient_checkpointing.enable"] is False
-    assert fields["train.optimizer.no_decay_modules"] == ours["train.optimizer.no_decay_modules"] == ["LlamaRMSNorm", "Embedding"]
+    assert (
+        fields["train.optimizer.no_decay_modules"]
+        == ours["train.optimizer.no_decay_modules"]
+        == ["LlamaRMSNorm", "Embedding"]
+    )
     assert fields["data.max_seq_len"] == ours["data.max_seq_len"] == 4096
     assert fields["train.wandb.enable"] is ours["train.wandb.enable"] is True
 

@@ -62,8 +62,10 @@ def test_every_output_the_goal_covers_is_accepted_and_means_the_same_run(matrix:
         lines.append(f"{len(new)} case(s) miss the goal of #16 and are not in the work queue:")
         lines += [f"  {case}: {reason}" for case, reason in sorted(new.items())]
     if fixed:
-        lines.append(f"{len(fixed)} case(s) of the work queue now behave differently: take them out of "
-                     f"{tool.KNOWN.relative_to(ROOT)} (or run tools/oracle_matrix.py --write-known):")  # fmt: skip
+        lines.append(
+            f"{len(fixed)} case(s) of the work queue now behave differently: take them out of "
+            f"{tool.KNOWN.relative_to(ROOT)} (or run tools/oracle_matrix.py --write-known):"
+        )
         lines += [f"  {case}" for case in fixed]
     assert not lines, "\n".join(lines)
 

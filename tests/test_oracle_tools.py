@@ -57,7 +57,7 @@ def test_verdict_lines_keep_framework_output_apart(tmp_path: Path) -> None:
         "            raise AssertionError('\\x1b[91mTB 8 != 1 * 2 * 8\\x1b[0m\\nsecond line')\n"
         "    return {'world': job['world']}\n"
         "sys.exit(serve(check))\n"
-    )  # fmt: skip
+    )
     jobs = tmp_path / "jobs.jsonl"
     jobs.write_text("".join(json.dumps({"id": i, "files": [], "world": 8}) + "\n" for i in ("good", "bad", "bug")))
     run = subprocess.run([sys.executable, str(program), "--jobs", str(jobs)], capture_output=True, text=True)
@@ -75,7 +75,9 @@ def test_check_programs_use_nothing_of_neoconv(script: str) -> None:
     """They run in the frameworks' environments, where neoconv is not installed."""
     text = (CHECKS / script).read_text()
     imports = re.findall(r"^\s*(?:from|import) ([\w.]+)", text, re.M)
-    assert not [name for name in imports if name.split(".")[0] in ("neoconv", "translator", "oracle", "conftest")], imports
+    assert not [name for name in imports if name.split(".")[0] in ("neoconv", "translator", "oracle", "conftest")], (
+        imports
+    )
     assert "framework()" in text  # every verdict comes from inside the framework's own calls
 
 
@@ -124,7 +126,9 @@ def test_rejections_are_sorted_by_what_caused_them() -> None:
     rejected = oracle.Verdict("x", "rejected", msg)
     assert classified(rejected, source("fails"), result()).category == "source-fails"
     assert classified(rejected, source("older", msg.replace("8", "16")), result()).category == "drift"
-    assert classified(rejected, source("older", "KeyError: 'name'"), result()).category == "neoconv"  # not the same failure
+    assert (
+        classified(rejected, source("older", "KeyError: 'name'"), result()).category == "neoconv"
+    )  # not the same failure
     assert classified(rejected, source("passes"), result()).category == "neoconv"
     missing = Entry(None, "train.global_batch_size", Status.MISSING, "give --set batch.global=N")
     assert classified(rejected, source("passes"), result(missing)).category == "reported"
@@ -145,7 +149,9 @@ def test_accepted_outputs_are_checked_for_the_same_run() -> None:
     other = classified(oracle.Verdict("x", "accepted", None, {"lr_max": 6e-4, "global_batch_size": 512}), src, result())
     assert other.category == "batch" and "512" in other.message
     # a batch the matrix supplied itself says nothing about the translation
-    given = classified(oracle.Verdict("x", "accepted", None, {"global_batch_size": 512}), src, result(), ("train.global_batch_size",))
+    given = classified(
+        oracle.Verdict("x", "accepted", None, {"global_batch_size": 512}), src, result(), ("train.global_batch_size",)
+    )
     assert given.category is None
     both_zero = classified(oracle.Verdict("x", "accepted", None, {"lr_max": 0.0}), source("passes", lr=0.0), result())
     assert both_zero.category is None
@@ -174,12 +180,16 @@ def test_the_work_queue_is_a_list_of_goal_misses() -> None:
 
 def test_stand_ins_are_given_only_for_what_a_report_lists_as_missing(tmp_path: Path) -> None:
     standins = tool.Standins(tmp_path)
-    src = tool.Source("neox/pythia.yml", ROOT / "fixtures" / "inputs" / "neox" / "pythia-160m.yml", "neox", None, "neox", "neox")
+    src = tool.Source(
+        "neox/pythia.yml", ROOT / "fixtures" / "inputs" / "neox" / "pythia-160m.yml", "neox", None, "neox", "neox"
+    )
     out = tool.build_output(src, "veomni-nested", 8, tmp_path / "case", standins)
     missing = set(tool.missing_keys(translate(src.path, "neox", "veomni", world_size=8)))
     assert set(out.case.supplied) | set(out.case.unsupplied) == missing
     assert out.job["set"]["data.train_path"] == str(standins.data)  # VeOmni's --data.train_path
-    assert json.loads((tmp_path / "case" / "config.json").read_text())["vocab_size"] == 50304  # the side file's missing key
+    assert (
+        json.loads((tmp_path / "case" / "config.json").read_text())["vocab_size"] == 50304
+    )  # the side file's missing key
     assert "config.json:vocab_size" in out.case.supplied and "model.vocab_size" not in out.job["set"]
 
 
@@ -208,13 +218,20 @@ def test_trainer_layout_missing_keys_get_the_legacy_stand_ins(tmp_path: Path) ->
 
 def test_a_global_batch_below_the_world_is_checked_at_the_world_the_report_names(tmp_path: Path) -> None:
     path = tmp_path / "params.yaml"
-    path.write_text(yaml.safe_dump({"train_input": {"batch_size": 4, "data_processor": "GptHDF5MapDataProcessor",
-                                                    "data_dir": "./d"},
-                                    "model": {"hidden_size": 64, "num_hidden_layers": 2, "num_heads": 4},
-                                    "optimizer": {"optimizer_type": "AdamW", "learning_rate": 3e-4}}))  # fmt: skip
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "train_input": {"batch_size": 4, "data_processor": "GptHDF5MapDataProcessor", "data_dir": "./d"},
+                "model": {"hidden_size": 64, "num_hidden_layers": 2, "num_heads": 4},
+                "optimizer": {"optimizer_type": "AdamW", "learning_rate": 3e-4},
+            }
+        )
+    )
     src = tool.Source("cerebras-legacy/x/params.yaml", path, "cerebras", "legacy", "cerebras-legacy", "cerebras")
     out = tool.build_output(src, "deepspeed", 8, tmp_path / "case", tool.Standins(tmp_path))
-    assert out.job["world"] == 4 and out.case.values["world"] == 4  # gcd(4, 8): "--world-size N of a run it splits over"
+    assert (
+        out.job["world"] == 4 and out.case.values["world"] == 4
+    )  # gcd(4, 8): "--world-size N of a run it splits over"
     assert json.loads((tmp_path / "case" / "out.json").read_text())["train_batch_size"] == 4
     assert tool.fitting_world(translate(path, "cerebras", "deepspeed", world_size=4), 4) is None
 
@@ -222,10 +239,15 @@ def test_a_global_batch_below_the_world_is_checked_at_the_world_the_report_names
 def test_a_missing_seq_length_gets_the_runs_own_positions(tmp_path: Path) -> None:
     # NeoX refuses max_position_embeddings < seq_length: the stand-in follows the report's advice
     path = tmp_path / "params.yaml"
-    path.write_text(yaml.safe_dump({"train_input": {"batch_size": 8, "data_processor": "GptHDF5MapDataProcessor", "data_dir": "./d"},
-                                    "model": {"hidden_size": 64, "num_hidden_layers": 2, "num_heads": 4,
-                                              "max_position_embeddings": 1024},
-                                    "optimizer": {"optimizer_type": "AdamW", "learning_rate": 3e-4}}))  # fmt: skip
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "train_input": {"batch_size": 8, "data_processor": "GptHDF5MapDataProcessor", "data_dir": "./d"},
+                "model": {"hidden_size": 64, "num_hidden_layers": 2, "num_heads": 4, "max_position_embeddings": 1024},
+                "optimizer": {"optimizer_type": "AdamW", "learning_rate": 3e-4},
+            }
+        )
+    )
     src = tool.Source("cerebras-legacy/x/params.yaml", path, "cerebras", "legacy", "cerebras-legacy", "cerebras")
     out = tool.build_output(src, "neox", 8, tmp_path / "case", tool.Standins(tmp_path))
     assert "seq_length" in out.case.supplied and out.job["set"]["seq_length"] == 1024

@@ -71,8 +71,12 @@ def written_and_validated(path: Path, src: str, dst: str, layout: str | None, wo
 def offences(result: Any, validation: Any) -> list[str]:
     """What `validate` flags in the written file that the report calls exact or converted, and a
     report that says valid about a file validate flags."""
-    found = [f"{p.key}: {p.message} (report: {e.status.value})"
-             for p in validation.problems if p.key for e in _entries_at(result, p.key, CLAIMS)]  # fmt: skip
+    found = [
+        f"{p.key}: {p.message} (report: {e.status.value})"
+        for p in validation.problems
+        if p.key
+        for e in _entries_at(result, p.key, CLAIMS)
+    ]
     if validation.problems and result.report.target.get("valid") is not False:
         found.append(
             f"target.valid is {result.report.target.get('valid')!r}; validate: {validation.problems[0].render()}"
@@ -105,16 +109,22 @@ def test_no_fixture_output_is_called_exact_where_its_release_refuses_it(path: Pa
     assert found == {}
 
 
-CORPUS_SOURCES = {"neox": ("neox", "**/*.yml"), "deepspeed": ("deepspeed", "**/*.json"),
-                  "cerebras-legacy": ("cerebras", "**/*.yaml"), "cerebras-trainer": ("cerebras", "**/*.yaml"),
-                  "veomni": ("veomni", "**/*.yaml"), "veomni-legacy": ("veomni", "**/*.yaml")}  # fmt: skip
+CORPUS_SOURCES = {
+    "neox": ("neox", "**/*.yml"),
+    "deepspeed": ("deepspeed", "**/*.json"),
+    "cerebras-legacy": ("cerebras", "**/*.yaml"),
+    "cerebras-trainer": ("cerebras", "**/*.yaml"),
+    "veomni": ("veomni", "**/*.yaml"),
+    "veomni-legacy": ("veomni", "**/*.yaml"),
+}
 
 
 @pytest.mark.slow  # a corpus sweep: every file into every target
 @pytest.mark.parametrize("folder", list(CORPUS_SOURCES))
 @pytest.mark.parametrize("dst,layout", TARGETS, ids=[f"{f}-{lay}" if lay else f for f, lay in TARGETS])
-def test_no_corpus_output_is_called_exact_where_its_release_refuses_it(folder: str, dst: str, layout: str | None,
-                                                                       tmp_path: Path) -> None:  # fmt: skip
+def test_no_corpus_output_is_called_exact_where_its_release_refuses_it(
+    folder: str, dst: str, layout: str | None, tmp_path: Path
+) -> None:
     src, pattern = CORPUS_SOURCES[folder]
     files = corpus_files(folder, pattern)
     if not files:
@@ -208,8 +218,20 @@ def test_the_statuses_a_refusal_changes() -> None:
         said("g", "x.g", Status.EXACT, (("renamed", {}),)),
         said("h", "y", Status.EXACT, (("carried", {}),)),
     )
-    apply_problems(report, [("x.a", "bad a"), ("x.b", "bad b"), ("x.c", "bad c"), ("x.d", "bad d"), ("x.e", "needs one"),
-                            ("z", "bad z"), ("y.inner", "bad inner")], "deepspeed", "0.19.5")  # fmt: skip
+    apply_problems(
+        report,
+        [
+            ("x.a", "bad a"),
+            ("x.b", "bad b"),
+            ("x.c", "bad c"),
+            ("x.d", "bad d"),
+            ("x.e", "needs one"),
+            ("z", "bad z"),
+            ("y.inner", "bad inner"),
+        ],
+        "deepspeed",
+        "0.19.5",
+    )
     by_target = {e.target_key: e for e in report.entries}
     for key in ("x.a", "x.b", "x.c"):
         entry = by_target[key]
@@ -240,18 +262,24 @@ def test_a_key_the_report_lists_as_missing_stays_missing(tmp_path: Path) -> None
         e for e in result.report.entries if e.status is Status.MISSING and "trainer.init.model.name" in e.targets
     ]
     assert missing and missing[0].kind != "refused_by_release"
-    assert not any(e.kind == "refused_by_release" and e.status is not Status.MISSING and
-                   any(t.startswith("trainer.init.model") for t in e.targets) for e in result.report.entries)  # fmt: skip
+    assert not any(
+        e.kind == "refused_by_release"
+        and e.status is not Status.MISSING
+        and any(t.startswith("trainer.init.model") for t in e.targets)
+        for e in result.report.entries
+    )
     assert result.report.target["valid"] is False  # the file is not valid until the name is given
 
 
 def test_validate_reads_a_legacy_optimizer_as_model_zoo_converts_it(tmp_path: Path) -> None:
     """Model Zoo 2.4+ converts a legacy file to the trainer layout before reading it (cerebras.pytorch
     reads an optimizer's settings as its class's arguments); before 2.4 the model code read them."""
-    text = ("model: {hidden_size: 64, num_hidden_layers: 2, num_heads: 4, filter_size: 256, vocab_size: 1000,\n"
-            "  max_position_embeddings: 128, use_bfloat16: true}\n"
-            "optimizer: {optimizer_type: AdamW, learning_rate: 0.001, weight_decay: 0.01, betas: [0.9, 0.95]}\n"
-            "runconfig: {max_steps: 10}\n")  # fmt: skip
+    text = (
+        "model: {hidden_size: 64, num_hidden_layers: 2, num_heads: 4, filter_size: 256, vocab_size: 1000,\n"
+        "  max_position_embeddings: 128, use_bfloat16: true}\n"
+        "optimizer: {optimizer_type: AdamW, learning_rate: 0.001, weight_decay: 0.01, betas: [0.9, 0.95]}\n"
+        "runconfig: {max_steps: 10}\n"
+    )
     path = tmp_path / "params.yaml"
     path.write_text(text)
     at_210 = {p.key: p.message for p in validate_file(str(path), "cerebras", version="2.10").problems}

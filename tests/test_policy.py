@@ -28,11 +28,23 @@ def test_strict_fails_on_lossy_unknown_missing_not_on_dropped(runner, pythia160m
     # every lossy and missing entry accepted: the dropped performance knobs no longer fail --strict ...
     accepted = tmp_path / "lossy.json"
     accepted.write_text(json.dumps([{"status": "lossy"}, {"status": "missing", "fields": []}]))
-    strict = _run(runner, "neox2cerebras", str(pythia160m), "-o", str(out), "--strict", "--baseline", str(accepted), *ARGS)
+    strict = _run(
+        runner, "neox2cerebras", str(pythia160m), "-o", str(out), "--strict", "--baseline", str(accepted), *ARGS
+    )
     assert strict.exit_code == 0
     # ... unless asked for
-    dropped = _run(runner, "neox2cerebras", str(pythia160m), "-o", str(out), "--fail-on", "dropped",
-                   "--baseline", str(accepted), *ARGS)  # fmt: skip
+    dropped = _run(
+        runner,
+        "neox2cerebras",
+        str(pythia160m),
+        "-o",
+        str(out),
+        "--fail-on",
+        "dropped",
+        "--baseline",
+        str(accepted),
+        *ARGS,
+    )
     assert dropped.exit_code == 1
 
 
@@ -69,8 +81,20 @@ def test_a_batch_baseline_entry_may_name_the_files_it_accepts(runner, pythia160m
     (src / "pythia" / "a.yml").write_text(pythia160m.read_text())
     (src / "b.yml").write_text(pythia160m.read_text())
     accepted = tmp_path / "accepted.json"
-    common = ["batch", "neox2cerebras", str(src), "-o", str(tmp_path / "out"), "-j", "1", "--world-size", "8", "--strict",
-              "--baseline", str(accepted)]  # fmt: skip
+    common = [
+        "batch",
+        "neox2cerebras",
+        str(src),
+        "-o",
+        str(tmp_path / "out"),
+        "-j",
+        "1",
+        "--world-size",
+        "8",
+        "--strict",
+        "--baseline",
+        str(accepted),
+    ]
     accepted.write_text(json.dumps([{"status": "lossy", "file": "pythia/*.yml"}, {"status": "missing"}]))
     scoped = _run(runner, *common)
     # b.yml's losses are not accepted there: it alone fails

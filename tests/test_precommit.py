@@ -27,8 +27,13 @@ pytestmark = pytest.mark.slow  # scratch repositories and pre-commit's own envir
 
 
 def _git(cwd: Path, *args: str) -> str:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@t"}  # fmt: skip
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@t",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@t",
+    }
     return subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True).stdout
 
 
@@ -37,8 +42,9 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     """This working tree as a repository of one commit (tracked and new files), for pre-commit to
     install from: the hooks and code under test, committed or not."""
     copy = tmp_path_factory.mktemp("neoconv") / "neoconv"
-    listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT, check=True,
-                            capture_output=True, text=True).stdout.split("\0")  # fmt: skip
+    listed = subprocess.run(
+        ["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT, check=True, capture_output=True, text=True
+    ).stdout.split("\0")
     for rel in filter(None, listed):
         if (ROOT / rel).is_file():
             (copy / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -67,10 +73,23 @@ def _scratch(tmp_path: Path, files: dict[str, Path | str]) -> Path:
 
 
 def _pre_commit(repo: Path, home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PRE_COMMIT_HOME": str(home), "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t",
-           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t", "NO_COLOR": "1"}  # fmt: skip
-    return subprocess.run([sys.executable, "-m", "pre_commit", *args, "--color", "never"], cwd=repo, env=env,
-                          capture_output=True, text=True, timeout=600)  # fmt: skip
+    env = {
+        **os.environ,
+        "PRE_COMMIT_HOME": str(home),
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@t",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@t",
+        "NO_COLOR": "1",
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "pre_commit", *args, "--color", "never"],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 def test_try_repo_neoconv_check_works_without_args(project: tuple[Path, str], home: Path, tmp_path: Path) -> None:
@@ -84,7 +103,9 @@ def test_try_repo_neoconv_check_works_without_args(project: tuple[Path, str], ho
     assert (repo / "qwen.yaml").read_text() == FLAT.read_text()  # a check writes nothing
 
 
-def test_a_two_line_config_migrates_keeping_comments_then_passes(project: tuple[Path, str], home: Path, tmp_path: Path) -> None:
+def test_a_two_line_config_migrates_keeping_comments_then_passes(
+    project: tuple[Path, str], home: Path, tmp_path: Path
+) -> None:
     path, rev = project
     config = f"repos:\n  - {{repo: {path}, rev: {rev}, hooks: [{{id: neoconv-cerebras-trainer}}, {{id: neoconv-validate}}]}}\n"
     assert len(config.splitlines()) == 2

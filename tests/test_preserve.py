@@ -38,9 +38,9 @@ def test_an_unchanged_document_comes_back_byte_for_byte() -> None:
 
 
 def test_a_changed_value_is_replaced_on_its_line_keeping_spacing_quotes_and_comment() -> None:
-    source = "a: 1\nlr:   3.0e-4    # peak, from the sweep\nname: \"run-1\"  # shown in wandb\nb: 2\n"
+    source = 'a: 1\nlr:   3.0e-4    # peak, from the sweep\nname: "run-1"  # shown in wandb\nb: 2\n'
     assert _yaml(source, {"a": 1, "lr": 1.0e-4, "name": "run-2", "b": 2}) == (
-        "a: 1\nlr:   0.0001    # peak, from the sweep\nname: \"run-2\"  # shown in wandb\nb: 2\n"
+        'a: 1\nlr:   0.0001    # peak, from the sweep\nname: "run-2"  # shown in wandb\nb: 2\n'
     )
 
 
@@ -51,19 +51,16 @@ def test_number_spellings_flow_lists_and_quoting_of_unchanged_values_are_kept() 
 
 
 def test_a_changed_flow_list_stays_a_flow_list_on_its_line() -> None:
-    assert _yaml("betas: [0.9, 0.95]  # Adam\nk: 1\n", {"betas": [0.9, 0.999], "k": 1}) == "betas: [0.9, 0.999]  # Adam\nk: 1\n"
+    assert (
+        _yaml("betas: [0.9, 0.95]  # Adam\nk: 1\n", {"betas": [0.9, 0.999], "k": 1})
+        == "betas: [0.9, 0.999]  # Adam\nk: 1\n"
+    )
 
 
 def test_a_moved_key_takes_the_comments_above_it_and_its_inline_comment() -> None:
     source = (
-        "# file header\n"
-        "\n"
-        "train:\n"
-        "  epochs: 3\n"
-        "  # steps = 2T / (batch_size * 4096)\n"
-        "  lr: 3.0e-4   # peak\n"
-        "  seed: 1\n"
-    )  # fmt: skip
+        "# file header\n\ntrain:\n  epochs: 3\n  # steps = 2T / (batch_size * 4096)\n  lr: 3.0e-4   # peak\n  seed: 1\n"
+    )
     target = {"train": {"epochs": 3, "optimizer": {"lr": 3.0e-4}, "seed": 1}}
     assert _yaml(source, target, [("train.lr", "train.optimizer.lr")]) == (
         "# file header\n"
@@ -74,7 +71,7 @@ def test_a_moved_key_takes_the_comments_above_it_and_its_inline_comment() -> Non
         "    # steps = 2T / (batch_size * 4096)\n"
         "    lr: 3.0e-4   # peak\n"
         "  seed: 1\n"
-    )  # fmt: skip
+    )
 
 
 def test_a_renamed_key_keeps_its_place_value_text_and_comment() -> None:
@@ -93,7 +90,7 @@ def test_a_moved_mapping_is_shifted_as_one_block_with_its_inner_comments() -> No
         "    heads: 12   # 64 per head\n"
         "run:\n"
         "    steps: 10\n"
-    )  # fmt: skip
+    )
     target = {"trainer": {"init": {"model": {"hidden": 768, "heads": 12}}}, "run": {"steps": 10}}
     moves = [("model.hidden", "trainer.init.model.hidden"), ("model.heads", "trainer.init.model.heads")]
     assert _yaml(source, target, moves) == (
@@ -106,13 +103,16 @@ def test_a_moved_mapping_is_shifted_as_one_block_with_its_inner_comments() -> No
         "            heads: 12   # 64 per head\n"
         "run:\n"
         "    steps: 10\n"
-    )  # fmt: skip
+    )
 
 
 def test_added_keys_go_where_the_target_puts_them_in_the_files_indentation() -> None:
     source = "a:\n    x: 1\n    z: 3\nlist:\n  - 1\n"
     target = {"a": {"x": 1, "y": {"deep": [1, 2]}, "z": 3}, "list": [1]}
-    assert _yaml(source, target) == "a:\n    x: 1\n    y:\n        deep:\n          - 1\n          - 2\n    z: 3\nlist:\n  - 1\n"
+    assert (
+        _yaml(source, target)
+        == "a:\n    x: 1\n    y:\n        deep:\n          - 1\n          - 2\n    z: 3\nlist:\n  - 1\n"
+    )
 
 
 def test_keys_that_stay_keep_the_source_order_even_when_the_target_orders_them_differently() -> None:
@@ -150,13 +150,18 @@ def test_comments_inside_a_value_that_is_rewritten_whole_move_above_it() -> None
 
 
 def test_a_text_that_yaml_would_read_as_a_date_is_quoted_when_the_target_has_text() -> None:
-    assert _yaml("run: 2024-01-01  # the date we started\n", {"run": "2024-01-01"}) == "run: '2024-01-01'  # the date we started\n"
+    assert (
+        _yaml("run: 2024-01-01  # the date we started\n", {"run": "2024-01-01"})
+        == "run: '2024-01-01'  # the date we started\n"
+    )
 
 
 def test_a_block_scalar_moves_with_its_indentation_shifted() -> None:
     source = "prompt: |\n  line one\n    indented\nk: 1\n"
     target = {"data": {"prompt": "line one\n  indented\n"}, "k": 1}
-    assert _yaml(source, target, [("prompt", "data.prompt")]) == "data:\n  prompt: |\n    line one\n      indented\nk: 1\n"
+    assert (
+        _yaml(source, target, [("prompt", "data.prompt")]) == "data:\n  prompt: |\n    line one\n      indented\nk: 1\n"
+    )
 
 
 def test_crlf_line_endings_are_kept_for_new_lines_too() -> None:
@@ -232,15 +237,20 @@ DS_CONFIG = (
     '        "cpu_offload": true\n'
     "    }\n"
     "}\n"
-)  # fmt: skip
+)
 
 
 def test_json_keeps_indent_width_order_and_number_spelling() -> None:
     target = {
-        "train_batch_size": 64, "lr": 3e-4, "betas": [0.9, 0.999],
-        "zero_optimization": {"stage": 2, "offload_optimizer": {"device": "cpu"}}, "fp16": {"enabled": True},
-    }  # fmt: skip
-    rewrite = preserve(DS_CONFIG, target, [("zero_optimization.cpu_offload", "zero_optimization.offload_optimizer.device")], "json")
+        "train_batch_size": 64,
+        "lr": 3e-4,
+        "betas": [0.9, 0.999],
+        "zero_optimization": {"stage": 2, "offload_optimizer": {"device": "cpu"}},
+        "fp16": {"enabled": True},
+    }
+    rewrite = preserve(
+        DS_CONFIG, target, [("zero_optimization.cpu_offload", "zero_optimization.offload_optimizer.device")], "json"
+    )
     assert rewrite.preserved and strictly_equal(json.loads(rewrite.text), target)
     assert rewrite.text == (
         "{\n"
@@ -257,13 +267,15 @@ def test_json_keeps_indent_width_order_and_number_spelling() -> None:
         '        "enabled": true\n'
         "    }\n"
         "}\n"
-    )  # fmt: skip
+    )
 
 
 def test_json_unchanged_is_byte_for_byte_and_a_one_line_file_stays_on_one_line() -> None:
     assert preserve(DS_CONFIG, json.loads(DS_CONFIG), [], "json").text == DS_CONFIG
     one = '{"a": 1, "b": [1, 2], "c": {"d": 1}}'
-    assert preserve(one, {"a": 2, "b": [1, 2], "c": {"d": 1}}, [], "json").text == '{"a": 2, "b": [1, 2], "c": {"d": 1}}'
+    assert (
+        preserve(one, {"a": 2, "b": [1, 2], "c": {"d": 1}}, [], "json").text == '{"a": 2, "b": [1, 2], "c": {"d": 1}}'
+    )
 
 
 def test_json_crlf_and_a_renamed_key_keep_their_place() -> None:
@@ -273,7 +285,7 @@ def test_json_crlf_and_a_renamed_key_keep_their_place() -> None:
 
 
 def test_json_that_is_not_json_falls_back() -> None:
-    rewrite = preserve("{\n  // a comment\n  \"a\": 1\n}\n", {"a": 2}, [], "json")
+    rewrite = preserve('{\n  // a comment\n  "a": 1\n}\n', {"a": 2}, [], "json")
     assert not rewrite.preserved and json.loads(rewrite.text) == {"a": 2}
 
 
@@ -295,7 +307,9 @@ def _check_migration(path: Path, fmt: str, layout: str, text: str | None = None)
 
 def test_veomni_flat_to_nested_fixture() -> None:
     text = _check_migration(HERE / "veomni-flat.yaml", "veomni", "nested")
-    assert "  optimizer:\n    # steps = 2T / (batch_size * 4096)\n    lr: 3.0e-4          # peak learning rate\n" in text
+    assert (
+        "  optimizer:\n    # steps = 2T / (batch_size * 4096)\n    lr: 3.0e-4          # peak learning rate\n" in text
+    )
     assert text.startswith("# Qwen3-8B SFT on tulu")
     assert "  data_type: 'conversation'\n" in text and "ops_to_save: [aten.addmm.default," in text
 
@@ -323,7 +337,11 @@ def test_moves_come_from_report_entries_with_both_keys() -> None:
     report = Report()
     report.add("train.lr", "train.optimizer.lr", Status.EXACT)
     report.add("train.data_parallel_mode", "train.accelerator.fsdp_config.fsdp_mode", Status.CONVERTED)
-    report.add("eval_input.batch_size", "trainer.fit.val_dataloader.batch_size, trainer.validate.val_dataloader.batch_size", Status.EXACT)
+    report.add(
+        "eval_input.batch_size",
+        "trainer.fit.val_dataloader.batch_size, trainer.validate.val_dataloader.batch_size",
+        Status.EXACT,
+    )
     report.add("runconfig.use_cs_grad_accum", None, Status.DROPPED)
     report.add(None, "trainer.init.model.name", Status.DEFAULTED)
     assert moves_from_report(report) == [
@@ -380,24 +398,31 @@ NEOX = """# NeoX-style
 
 def test_a_braces_mapping_is_edited_key_by_key_with_commas_where_needed() -> None:
     target = {
-        "pipe_parallel_size": 1, "model_parallel_size": 2,
+        "pipe_parallel_size": 1,
+        "model_parallel_size": 2,
         "optimizer": {"type": "Adam", "params": {"lr": 0.0006, "eps": 1.0e-8, "betas": [0.9, 0.95]}},
-        "last": True, "added": {"x": 1},
-    }  # fmt: skip
+        "last": True,
+        "added": {"x": 1},
+    }
     moves = [("pipe_parallel_size", "pipe_parallel_size"), ("model_parallel_size", "model_parallel_size")]
     assert _yaml(NEOX, target, moves) == (
         NEOX.replace('"pipe-parallel-size"', '"pipe_parallel_size"')
         .replace('"model-parallel-size"', '"model_parallel_size"')
         .replace('"eps": 1.0e-8\n', '"eps": 1.0e-8,\n      "betas": [0.9, 0.95]\n')
         .replace('"last": true\n', '"last": true,\n  "added": {\n    "x": 1\n  }\n')
-    )  # fmt: skip
+    )
 
 
 def test_removing_the_last_entries_of_a_braces_mapping_leaves_valid_yaml() -> None:
     moves = [("pipe_parallel_size", "pipe_parallel_size")]  # as NeoX reports it: its own spelling
-    rewrite = preserve(NEOX, {"pipe_parallel_size": 1, "optimizer": {"type": "Adam", "params": {"lr": 0.0006}}}, moves, "yaml")
-    assert rewrite.preserved and yaml.safe_load(rewrite.text) == {"pipe_parallel_size": 1, "optimizer": {"type": "Adam", "params": {"lr": 0.0006}}}
-    assert rewrite.text.startswith("# NeoX-style\n{\n  # parallelism\n  \"pipe_parallel_size\": 1,\n")
+    rewrite = preserve(
+        NEOX, {"pipe_parallel_size": 1, "optimizer": {"type": "Adam", "params": {"lr": 0.0006}}}, moves, "yaml"
+    )
+    assert rewrite.preserved and yaml.safe_load(rewrite.text) == {
+        "pipe_parallel_size": 1,
+        "optimizer": {"type": "Adam", "params": {"lr": 0.0006}},
+    }
+    assert rewrite.text.startswith('# NeoX-style\n{\n  # parallelism\n  "pipe_parallel_size": 1,\n')
     assert rewrite.dropped_comments == ["# two GPUs a layer"]
 
 

@@ -24,7 +24,9 @@ MIGRATIONS = (
     # old NeoX spellings (hidden-size) to current ones (hidden_size), inside NeoX's {...} files
     + [("neox", None, p) for p in corpus_files("neox", "**/*.yml")]
 )
-CASES = MIGRATIONS or [pytest.param(None, None, None, marks=pytest.mark.skip(reason=f"shared corpus {CORPUS} is not present"))]
+CASES = MIGRATIONS or [
+    pytest.param(None, None, None, marks=pytest.mark.skip(reason=f"shared corpus {CORPUS} is not present"))
+]
 
 
 def _id(case: Any) -> str:
@@ -77,7 +79,11 @@ def test_the_corpus_has_what_the_tests_claim_to_cover() -> None:
 DEEPSPEED = corpus_files("deepspeed", "*.json")
 
 
-@pytest.mark.parametrize("path", DEEPSPEED or [pytest.param(None, marks=pytest.mark.skip(reason=f"shared corpus {CORPUS} is not present"))], ids=_id)
+@pytest.mark.parametrize(
+    "path",
+    DEEPSPEED or [pytest.param(None, marks=pytest.mark.skip(reason=f"shared corpus {CORPUS} is not present"))],
+    ids=_id,
+)
 def test_deepspeed_json_loads_to_the_plain_document_and_is_untouched_when_unchanged(path: Path) -> None:
     try:
         result = translate(path, "deepspeed", "deepspeed")

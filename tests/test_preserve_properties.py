@@ -23,14 +23,21 @@ from neoconv.io.preserve import preserve
 
 SCALE = int(os.environ.get("NEOCONV_FUZZ_EXAMPLES", "0"))
 BUDGET = settings(
-    max_examples=SCALE or 150, deadline=None, derandomize=not SCALE, database=None, suppress_health_check=list(HealthCheck)
-)  # fmt: skip
+    max_examples=SCALE or 150,
+    deadline=None,
+    derandomize=not SCALE,
+    database=None,
+    suppress_health_check=list(HealthCheck),
+)
 
 keys = st.sampled_from(["lr", "steps", "model", "data", "train", "name", "a", "b", "c", "x_y", "on", "3", "seed"])
 scalars = (
-    st.integers(-5, 10**6) | st.sampled_from([0.1, 3.0e-4, 1e-05, 1.0, -2.5]) | st.booleans() | st.none()
+    st.integers(-5, 10**6)
+    | st.sampled_from([0.1, 3.0e-4, 1e-05, 1.0, -2.5])
+    | st.booleans()
+    | st.none()
     | st.sampled_from(["fsdp1", "text with spaces", "yes", "2024-01-01", "#not-a-comment", "a: b", "", "x'y"])
-)  # fmt: skip
+)
 values = st.recursive(
     scalars,
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(keys, inner, min_size=1, max_size=4),
@@ -169,7 +176,9 @@ def _put(data: dict[Any, Any], path: tuple[Any, ...], value: Any) -> bool:
 
 @BUDGET
 @given(cases())
-def test_the_rewrite_always_loads_to_the_target_and_keeps_comments(case: tuple[str, dict[str, Any], list[tuple[str, str]]]) -> None:
+def test_the_rewrite_always_loads_to_the_target_and_keeps_comments(
+    case: tuple[str, dict[str, Any], list[tuple[str, str]]],
+) -> None:
     text, target, moves = case
     rewrite = preserve(text, target, moves, "yaml")
     assert strictly_equal(yaml.safe_load(rewrite.text), target), (rewrite.note, rewrite.text)

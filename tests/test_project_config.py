@@ -69,8 +69,11 @@ def test_common_folder_of_the_inputs(tmp_path: Path) -> None:
 
 
 def test_the_file_gives_the_options_a_repository_always_passes(tmp_path: Path) -> None:
-    source = _repo(tmp_path, 'world-size = 8\nset = ["model.vocab_size=50304", "veomni:data.train_path=/data"]\n'
-                             'layout = { cerebras = "trainer" }\n')  # fmt: skip
+    source = _repo(
+        tmp_path,
+        'world-size = 8\nset = ["model.vocab_size=50304", "veomni:data.train_path=/data"]\n'
+        'layout = { cerebras = "trainer" }\n',
+    )
     out = tmp_path / "out.yaml"
     result = _run("neox2cerebras", source, "-o", out, "--report", tmp_path / "r.json")
     assert result.exit_code == 0, result.stderr
@@ -92,8 +95,19 @@ def test_the_file_gives_the_options_a_repository_always_passes(tmp_path: Path) -
 def test_the_command_line_wins(tmp_path: Path) -> None:
     source = _repo(tmp_path, 'world-size = 8\nset = ["model.vocab_size=50304"]\n', dedicated=True)
     report = tmp_path / "r.json"
-    result = _run("neox2cerebras", source, "-o", tmp_path / "o.yaml", "--report", report, "--world-size", "16",
-                  "--set", "model.vocab_size=50432", "-q")  # fmt: skip
+    result = _run(
+        "neox2cerebras",
+        source,
+        "-o",
+        tmp_path / "o.yaml",
+        "--report",
+        report,
+        "--world-size",
+        "16",
+        "--set",
+        "model.vocab_size=50432",
+        "-q",
+    )
     assert result.exit_code == 0, result.stderr
     import json
 
@@ -139,8 +153,9 @@ def test_world_size_and_a_set_of_it_that_disagree_are_refused(tmp_path: Path) ->
         "neox2cerebras", PYTHIA, "-o", tmp_path / "o.yaml", "--world-size", "8", "--set", "parallel.world_size=16"
     )
     assert result.exit_code == 2
-    assert result.stderr.strip() == ("neoconv: error: --world-size 8 and --set parallel.world_size=16 disagree: "
-                                     "give the world size once")  # fmt: skip
+    assert result.stderr.strip() == (
+        "neoconv: error: --world-size 8 and --set parallel.world_size=16 disagree: give the world size once"
+    )
     same = _run(
         "neox2cerebras", PYTHIA, "-o", tmp_path / "o.yaml", "--world-size", "8", "--set", "parallel.world_size=8", "-q"
     )

@@ -82,8 +82,12 @@ def canonical_configs(draw: st.DrawFn) -> dict[str, Any]:
 
 def write_canonical(values: dict[str, Any], fmt: str, folder: Path) -> Path:
     """Write canonical values as a config file of `fmt` (through its mapping table)."""
-    family = structural_family(values.get("model.parallel_residual"), values.get("model.parallel_shared_norm"),
-                               values.get("model.norm"), values.get("model.activation"))  # fmt: skip
+    family = structural_family(
+        values.get("model.parallel_residual"),
+        values.get("model.parallel_shared_norm"),
+        values.get("model.norm"),
+        values.get("model.activation"),
+    )
     ir = IR({name: Value(value, Origin.EXPLICIT) for name, value in {"model.family": family, **values}.items()})
     ingested = Ingested(ir, {}, {})
     table = load_table(fmt).for_layout(get_format(fmt).default_layout)
@@ -108,8 +112,12 @@ def _reported_lost(path: Path, fmt: str, report: Report) -> set[str]:
         if fate.rule is not None and status.get(shown) in (Status.LOSSY, Status.DROPPED):
             lost |= set(fate.rule.fields)
     # a loss of a value no leaf carries (a default, a value derived from others) is an entry of its own
-    lost |= {name for e in report.entries if e.source_key is None and e.status in (Status.LOSSY, Status.DROPPED)
-             for name in e.fields}  # fmt: skip
+    lost |= {
+        name
+        for e in report.entries
+        if e.source_key is None and e.status in (Status.LOSSY, Status.DROPPED)
+        for name in e.fields
+    }
     table = load_table(fmt)
     lost |= {f for r in table.rules if r.key is None and set(r.with_fields.values()) & lost for f in r.fields}
     return lost
@@ -128,7 +136,9 @@ def close(a: Any, b: Any) -> bool:
 ROUND_PAIRS = [(a, b) for a, b in pairs() if a != b and expressible(a) & expressible(b)]
 
 
-@pytest.mark.parametrize("src, dst", ROUND_PAIRS or [pytest.param("neox", "neox", marks=pytest.mark.skip("one format"))])
+@pytest.mark.parametrize(
+    "src, dst", ROUND_PAIRS or [pytest.param("neox", "neox", marks=pytest.mark.skip("one format"))]
+)
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(values=canonical_configs())
 @pytest.mark.slow

@@ -30,7 +30,9 @@ def case(name: str) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any], dic
 
 
 def certificate(a: dict[str, Any], b: dict[str, Any], report: dict[str, Any] | None, rtol: float = 1e-6) -> Certificate:
-    cert = Certificate(Side("a", a["probe"], ProbeAnswer(a["probe"], a)), Side("b", b["probe"], ProbeAnswer(b["probe"], b)), 8)
+    cert = Certificate(
+        Side("a", a["probe"], ProbeAnswer(a["probe"], a)), Side("b", b["probe"], ProbeAnswer(b["probe"], b)), 8
+    )
     cert.rows = rows(a, b, rtol)
     if report is not None:
         annotate(cert.rows, report)
@@ -66,7 +68,10 @@ def test_neox_to_cerebras_both_layouts_every_figure_equal() -> None:
         assert row(cert, "steps").status == EQUAL
         # NeoX leaves the vocabulary to its tokenizer: compared without it, then Model Zoo's total is the paper's
         params = row(cert, "parameters")
-        assert params.status == EQUAL and params.detail["a"]["without_vocab"] == params.detail["b"]["without_vocab"] == 85_056_000
+        assert (
+            params.status == EQUAL
+            and params.detail["a"]["without_vocab"] == params.detail["b"]["without_vocab"] == 85_056_000
+        )
         assert params.detail["b"]["total"] == 162_322_944 == 85_056_000 + 1536 * 50_304
         # Model Zoo takes the sequence length from the data: no tokens per step there
         assert row(cert, "tokens per step").status == NOT_COMPARED and row(cert, "tokens per step").a == 256 * 2048
@@ -89,8 +94,16 @@ def test_hf_to_megatron_the_same_model_on_both_sides() -> None:
     assert cert.code == 0
     assert row(cert, "parameters").a == row(cert, "parameters").b == 8_030_261_248  # Llama 3.1 8B
     assert [r.name for r in cert.rows if r.status == EQUAL] == [
-        "accepted", "parameters", "layers", "hidden size", "attention heads", "key/value heads", "MLP width", "vocabulary",
-        "max positions"]  # fmt: skip
+        "accepted",
+        "parameters",
+        "layers",
+        "hidden size",
+        "attention heads",
+        "key/value heads",
+        "MLP width",
+        "vocabulary",
+        "max positions",
+    ]
     assert row(cert, "learning rate").status == NOT_COMPARED  # a config.json holds no run
 
 
@@ -119,9 +132,15 @@ def test_veomni_to_neox_differs_at_the_first_step_only_as_the_report_says() -> N
     theirs = dict(zip(b["lr"]["steps"], b["lr"]["values"]))
     assert all(abs(theirs[s] - v) <= 1e-12 for s, v in later.items() if s in theirs)
     assert [(row(cert, n).a, row(cert, n).b) for n in ("global batch", "tokens per step", "steps")] == [
-        (512, 512), (512 * 8192, 512 * 8192), (239_254, 239_254)]  # fmt: skip
+        (512, 512),
+        (512 * 8192, 512 * 8192),
+        (239_254, 239_254),
+    ]
     params = row(cert, "parameters")  # NeoX does not know its vocabulary without the tokenizer files
-    assert params.status == EQUAL and params.detail["b"]["without_vocab"] == 6_979_588_096 == 8_030_261_248 - 8192 * 128_256
+    assert (
+        params.status == EQUAL
+        and params.detail["b"]["without_vocab"] == 6_979_588_096 == 8_030_261_248 - 8192 * 128_256
+    )
     assert cert.code == 0
 
 
@@ -131,7 +150,11 @@ def test_deepspeed_to_neox_a_schedule_neox_cannot_hold_is_named() -> None:
     lr = row(cert, "learning rate")
     assert lr.status == DIFFERENT and lr.named and "lossy" in lr.report  # OneCycle has no NeoX counterpart
     assert cert.code == 0 and cert.unnamed == []
-    assert [(row(cert, n).a, row(cert, n).b) for n in ("global batch", "micro batch", "accumulation")] == [(512, 512), (32, 32), (2, 2)]
+    assert [(row(cert, n).a, row(cert, n).b) for n in ("global batch", "micro batch", "accumulation")] == [
+        (512, 512),
+        (32, 32),
+        (2, 2),
+    ]
     # without the report the same difference is not named: exit 1
     assert certificate(a, b, None).code == 1
 
@@ -169,7 +192,10 @@ def test_an_output_the_target_refuses_while_the_report_says_exact_is_caught() ->
     assert [r.name for r in cert.rows] == ["accepted"]
     assert cert.rows[0].status == DIFFERENT and not cert.rows[0].named and cert.code == 1
     # a report listing what the target needs (missing) names the refusal
-    told = {**report, "entries": [*report["entries"], {"status": "missing", "fields": ["train.steps"], "source_key": None}]}
+    told = {
+        **report,
+        "entries": [*report["entries"], {"status": "missing", "fields": ["train.steps"], "source_key": None}],
+    }
     assert certificate(a, refused, told).code == 0
     # a source its own framework refuses proves nothing, whatever the report says
     cert = certificate(refused, refused, told)
@@ -209,12 +235,18 @@ def test_prove_prints_a_table_and_exits_with_its_verdict(runner: Any, recorded: 
     a, b, report, _ = case("neox2cerebras-trainer")
     recorded.update(neox=a, cerebras=b)
     out = tmp_path / "out.yaml"
-    assert runner.invoke(main, ["neox2cerebras", str(NEOX), "--layout", "trainer", "--world-size", "8", "-o", str(out), "-q"]).exit_code in (0, 1)
+    assert runner.invoke(
+        main, ["neox2cerebras", str(NEOX), "--layout", "trainer", "--world-size", "8", "-o", str(out), "-q"]
+    ).exit_code in (0, 1)
     (tmp_path / "report.json").write_text(json.dumps(report))
-    result = runner.invoke(main, ["prove", str(NEOX), str(out), "--world-size", "8", "--report", str(tmp_path / "report.json")])
+    result = runner.invoke(
+        main, ["prove", str(NEOX), str(out), "--world-size", "8", "--report", str(tmp_path / "report.json")]
+    )
     assert result.exit_code == 0, result.output + result.stderr
     lines = result.output.splitlines()
-    assert lines[0].startswith(f"A: {NEOX} (neox) - GPT-NeoX") and lines[1].startswith(f"B: {out} (cerebras) - Cerebras Model Zoo 2.10.0")
+    assert lines[0].startswith(f"A: {NEOX} (neox) - GPT-NeoX") and lines[1].startswith(
+        f"B: {out} (cerebras) - Cerebras Model Zoo 2.10.0"
+    )
     assert any(line.startswith("learning rate") and line.endswith("equal") for line in lines)
     assert lines[-1] == "proven: both frameworks accept the files and every figure is equal"
     # the probes were told the world size and where the phases change (neoconv's reading of both files)
@@ -231,20 +263,27 @@ def test_prove_exits_2_saying_why_a_side_could_not_run(runner: Any, recorded: di
     runner.invoke(main, ["neox2cerebras", str(NEOX), "--world-size", "8", "-o", str(out), "-q"])
     result = runner.invoke(main, ["prove", str(NEOX), str(out), "--world-size", "8"])
     assert result.exit_code == 2
-    assert result.output.splitlines()[-1] == (f"not proven: B (cerebras, {out}): no interpreter for Cerebras Model Zoo: "
-                                              "give --env cerebras=PATH/TO/python")  # fmt: skip
+    assert result.output.splitlines()[-1] == (
+        f"not proven: B (cerebras, {out}): no interpreter for Cerebras Model Zoo: give --env cerebras=PATH/TO/python"
+    )
 
 
 def test_prove_without_a_report_counts_every_difference(runner: Any, recorded: dict[str, Any], tmp_path: Path) -> None:
     a, b, _, _ = case("deepspeed2neox")
     recorded.update(deepspeed=a, neox=b)
-    src = FIXTURES / "inputs" / "deepspeed" / sorted(p.name for p in (FIXTURES / "inputs" / "deepspeed").glob("*.json"))[0]
+    src = (
+        FIXTURES
+        / "inputs"
+        / "deepspeed"
+        / sorted(p.name for p in (FIXTURES / "inputs" / "deepspeed").glob("*.json"))[0]
+    )
     out = tmp_path / "x.yml"
     out.write_text("num_layers: 2\n")
     result = runner.invoke(main, ["prove", str(src), str(out), "--from-b", "neox"])
     assert result.exit_code == 1
-    assert result.output.splitlines()[-1] == ("not proven: 1 difference(s) no translation report given (--report): "
-                                              "learning rate")  # fmt: skip
+    assert result.output.splitlines()[-1] == (
+        "not proven: 1 difference(s) no translation report given (--report): learning rate"
+    )
 
 
 def test_prove_on_a_translation_proves_what_it_wrote(runner: Any, recorded: dict[str, Any], tmp_path: Path) -> None:
@@ -261,7 +300,10 @@ def test_prove_on_a_translation_proves_what_it_wrote(runner: Any, recorded: dict
     result = runner.invoke(main, ["neox2cerebras", str(NEOX), "--world-size", "8", "-o", str(out), "--prove", "-q"])
     assert result.exit_code == 1 and "global batch" in result.stderr.splitlines()[-1]
     refused = runner.invoke(main, ["neox2cerebras", str(NEOX), "--world-size", "8", "--prove"])
-    assert refused.exit_code == 2 and "--prove runs the target framework on the written file: give -o OUT" in refused.stderr
+    assert (
+        refused.exit_code == 2
+        and "--prove runs the target framework on the written file: give -o OUT" in refused.stderr
+    )
 
 
 def test_batch_prove_records_a_proof_per_file(runner: Any, recorded: dict[str, Any], tmp_path: Path) -> None:
@@ -272,9 +314,14 @@ def test_batch_prove_records_a_proof_per_file(runner: Any, recorded: dict[str, A
     src = tmp_path / "src"
     src.mkdir()
     (src / "one.yml").write_text(NEOX.read_text())
-    result = runner.invoke(main, ["batch", "neox2cerebras", str(src), "-o", str(tmp_path / "out"), "--world-size", "8", "--prove", "-j", "1"])
+    result = runner.invoke(
+        main,
+        ["batch", "neox2cerebras", str(src), "-o", str(tmp_path / "out"), "--world-size", "8", "--prove", "-j", "1"],
+    )
     assert result.exit_code == 1, result.stderr
-    assert "not proven  one.yml: not proven: 1 difference(s) not named by the translation's report: steps" in result.stderr
+    assert (
+        "not proven  one.yml: not proven: 1 difference(s) not named by the translation's report: steps" in result.stderr
+    )
     assert result.stderr.splitlines()[-1] == "neoconv prove: 1 not proven"
     summary = json.loads((tmp_path / "out" / "neoconv-report.json").read_text())
     (entry,) = summary["files"]
@@ -299,8 +346,9 @@ def test_check_env_says_what_is_ready(runner: Any, monkeypatch: pytest.MonkeyPat
     assert set(lines) == {"cerebras", "deepspeed", "hf", "megatron", "neox", "veomni"}
 
 
-def test_plot_without_matplotlib_says_so_in_one_line(runner: Any, recorded: dict[str, Any], tmp_path: Path,
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+def test_plot_without_matplotlib_says_so_in_one_line(
+    runner: Any, recorded: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import builtins
 
     real = builtins.__import__
@@ -316,7 +364,10 @@ def test_plot_without_matplotlib_says_so_in_one_line(runner: Any, recorded: dict
     out = tmp_path / "out.yaml"
     runner.invoke(main, ["neox2cerebras", str(NEOX), "--world-size", "8", "-o", str(out), "-q"])
     result = runner.invoke(main, ["prove", str(NEOX), str(out), "--plot", str(tmp_path / "lr.png")])
-    assert "neoconv: warning: --plot needs matplotlib, which is not installed (pip install 'neoconv[plot]'); no plot was written" in result.stderr
+    assert (
+        "neoconv: warning: --plot needs matplotlib, which is not installed (pip install 'neoconv[plot]'); no plot was written"
+        in result.stderr
+    )
     assert not (tmp_path / "lr.png").exists() and result.exit_code == 0  # the certificate still decides
 
 

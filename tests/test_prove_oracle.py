@@ -66,13 +66,25 @@ def to_cerebras(source: Path, layout: str = "legacy", **options: Any) -> Any:
     """A NeoX file in Model Zoo's layout, with what the report lists as missing given (the data)."""
     loader = "train_input" if layout == "legacy" else "trainer.fit.train_dataloader"
     data = {f"{loader}.data_processor": "GptHDF5MapDataProcessor", f"{loader}.data_dir": "./data"}
-    return translate(str(source), "neox", "cerebras", world_size=8, layout=layout, set_values={"model.vocab_size": 50304},
-                     target_values=data, **options)  # fmt: skip
+    return translate(
+        str(source),
+        "neox",
+        "cerebras",
+        world_size=8,
+        layout=layout,
+        set_values={"model.vocab_size": 50304},
+        target_values=data,
+        **options,
+    )
 
 
 def short_neox(tmp_path: Path, lr: str = "0.0006") -> Path:
     """Pythia-160M's architecture and schedule shape, over 3,000 steps (the probes step every step)."""
-    text = NEOX.read_text().replace('"train_iters": 143000', '"train_iters": 3000').replace('"lr_decay_iters": 143000', '"lr_decay_iters": 3000')
+    text = (
+        NEOX.read_text()
+        .replace('"train_iters": 143000', '"train_iters": 3000')
+        .replace('"lr_decay_iters": 143000', '"lr_decay_iters": 3000')
+    )
     text = text.replace('"lr": 0.0006', f'"lr": {lr}')
     path = tmp_path / "pythia-160m-short.yml"
     path.write_text(text)
@@ -86,7 +98,10 @@ def test_the_neox_probe_runs_neox_own_code(tmp_path: Path) -> None:
     lr = got["lr"]
     assert lr["every_step"] and lr["values"][0] == pytest.approx(6e-4 / 30) and lr["values"][30] == pytest.approx(6e-4)
     assert got["parameters"]["without_vocab"] == 85_056_000 and got["parameters"]["per_vocab_row"] == 1536
-    assert {s["name"] for s in got["stubs"] if s["calls"]} >= {"NeoXArgs.enable_logging", "torch.distributed fake process group"}
+    assert {s["name"] for s in got["stubs"] if s["calls"]} >= {
+        "NeoXArgs.enable_logging",
+        "torch.distributed fake process group",
+    }
 
 
 def test_the_deepspeed_probe_runs_deepspeed_own_scheduler() -> None:
@@ -98,12 +113,27 @@ def test_the_deepspeed_probe_runs_deepspeed_own_scheduler() -> None:
 def test_the_hf_and_megatron_probes_build_the_same_model(tmp_path: Path) -> None:
     hf = probe("hf", FIXTURES / "inputs" / "hf" / "llama-3.1-8b.json")
     assert hf["parameters"]["total"] == 8_030_261_248
-    result = translate(str(FIXTURES / "inputs" / "hf" / "llama-3.1-8b.json"), "hf", "megatron", world_size=8, set_values={
-        "model.seq_length": 8192, "train.steps": 100, "optim.lr": 3e-4, "batch.micro": 1, "batch.global": 64},
-        target_values={"data_path": ["/data/x"], "tokenizer_type": "NullTokenizer"})  # fmt: skip
+    result = translate(
+        str(FIXTURES / "inputs" / "hf" / "llama-3.1-8b.json"),
+        "hf",
+        "megatron",
+        world_size=8,
+        set_values={
+            "model.seq_length": 8192,
+            "train.steps": 100,
+            "optim.lr": 3e-4,
+            "batch.micro": 1,
+            "batch.global": 64,
+        },
+        target_values={"data_path": ["/data/x"], "tokenizer_type": "NullTokenizer"},
+    )
     got = probe("megatron", written(result, tmp_path / "llama.args"))
     assert got["accepted"] is True, got["message"]
-    assert got["parameters"]["total"] == 8_030_261_248 and got["run"]["accumulation"] == 8 and got["lr"]["values"][0] == 3e-4
+    assert (
+        got["parameters"]["total"] == 8_030_261_248
+        and got["run"]["accumulation"] == 8
+        and got["lr"]["values"][0] == 3e-4
+    )
 
 
 def test_the_cerebras_probe_builds_model_zoo_model(tmp_path: Path) -> None:
@@ -111,7 +141,11 @@ def test_the_cerebras_probe_builds_model_zoo_model(tmp_path: Path) -> None:
         result = to_cerebras(short_neox(tmp_path), layout)
         got = probe("cerebras", written(result, tmp_path / f"{layout}.yaml"))
         assert got["accepted"] is True, got["message"]
-        assert got["parameters"]["total"] == 162_322_944 and got["run"]["global_batch"] == 256 and got["lr"]["total_steps"] == 3000
+        assert (
+            got["parameters"]["total"] == 162_322_944
+            and got["run"]["global_batch"] == 256
+            and got["lr"]["total_steps"] == 3000
+        )
 
 
 def test_the_cerebras_probe_reads_a_file_that_sets_no_loop(tmp_path: Path) -> None:
@@ -134,13 +168,21 @@ def test_a_translation_proven_end_to_end(tmp_path: Path) -> None:
     opts = options("neox", "cerebras")
     source = short_neox(tmp_path)
     result = to_cerebras(source, "trainer")
-    cert = prove([str(source)], str(written(result, tmp_path / "out.yaml")), "neox", "cerebras",
-                 report=result.report.to_json(), options=opts)  # fmt: skip
+    cert = prove(
+        [str(source)],
+        str(written(result, tmp_path / "out.yaml")),
+        "neox",
+        "cerebras",
+        report=result.report.to_json(),
+        options=opts,
+    )
     assert cert.code == 0, cert.render()
     assert {r.name: r.status for r in cert.rows}["learning rate"] == "equal"
 
 
-def test_a_writer_that_drops_the_warmup_is_caught_by_the_frameworks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_writer_that_drops_the_warmup_is_caught_by_the_frameworks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     opts = options("neox", "cerebras")
     from neoconv.formats.cerebras import scheduler as cerebras_schedule
     from neoconv.schedule.model import Schedule
@@ -157,8 +199,14 @@ def test_a_writer_that_drops_the_warmup_is_caught_by_the_frameworks(tmp_path: Pa
     # a schedule no other test writes: neoconv remembers what it wrote for the same values
     source = short_neox(tmp_path, lr="0.00059")
     result = to_cerebras(source, verify=False)
-    cert = prove([str(source)], str(written(result, tmp_path / "out.yaml")), "neox", "cerebras",
-                 report=result.report.to_json(), options=opts)  # fmt: skip
+    cert = prove(
+        [str(source)],
+        str(written(result, tmp_path / "out.yaml")),
+        "neox",
+        "cerebras",
+        report=result.report.to_json(),
+        options=opts,
+    )
     lr = {r.name: r for r in cert.rows}["learning rate"]
     assert lr.status == "different" and not lr.named and cert.code == 1, cert.render()
 
@@ -166,14 +214,24 @@ def test_a_writer_that_drops_the_warmup_is_caught_by_the_frameworks(tmp_path: Pa
 def test_a_wrong_micro_batch_is_caught_by_the_frameworks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     opts = options("deepspeed", "neox")
     source = FIXTURES / "inputs" / "deepspeed" / "warmup-decay-lr-zero1.json"
-    model = {"model.num_layers": 2, "model.hidden_size": 64, "model.num_heads": 4, "model.max_position_embeddings": 128,
-             "model.seq_length": 128, "train.steps": 200}  # fmt: skip
+    model = {
+        "model.num_layers": 2,
+        "model.hidden_size": 64,
+        "model.num_heads": 4,
+        "model.max_position_embeddings": 128,
+        "model.seq_length": 128,
+        "train.steps": 200,
+    }
     result = translate(str(source), "deepspeed", "neox", world_size=8, set_values=model)
     text = result.dump()
     micro = next(line for line in text.splitlines() if line.startswith("train_micro_batch_size_per_gpu:"))
     value = int(micro.split(":")[1])
     out = tmp_path / "out.yml"  # the defect: the micro batch written twice as large, the report unchanged
-    out.write_text(text.replace(micro, f"train_micro_batch_size_per_gpu: {value * 2}").replace("gradient_accumulation_steps:", "# was:"))
+    out.write_text(
+        text.replace(micro, f"train_micro_batch_size_per_gpu: {value * 2}").replace(
+            "gradient_accumulation_steps:", "# was:"
+        )
+    )
     cert = prove([str(source)], str(out), "deepspeed", "neox", report=result.report.to_json(), options=opts)
     unnamed = {r.name for r in cert.unnamed}
     assert "micro batch" in unnamed or "accepted" in unnamed, cert.render()
@@ -183,12 +241,20 @@ def test_a_wrong_micro_batch_is_caught_by_the_frameworks(tmp_path: Path, monkeyp
 def test_prove_reads_a_megatron_launch_script_through_neoconvs_reading_of_it(tmp_path: Path) -> None:
     opts = options("megatron")
     script = tmp_path / "run.sh"
-    script.write_text("pkill -9 python\nNL=2\ntorchrun --nproc_per_node 8 pretrain_gpt.py --num-layers $NL "
-                      "--hidden-size 64 --num-attention-heads 4 --seq-length 32 --max-position-embeddings 32 "
-                      "--micro-batch-size 1 --global-batch-size 8 --train-iters 10 --lr 1e-4 --mock-data "
-                      "--tokenizer-type NullTokenizer --vocab-size 1000\n")
+    script.write_text(
+        "pkill -9 python\nNL=2\ntorchrun --nproc_per_node 8 pretrain_gpt.py --num-layers $NL "
+        "--hidden-size 64 --num-attention-heads 4 --seq-length 32 --max-position-embeddings 32 "
+        "--micro-batch-size 1 --global-batch-size 8 --train-iters 10 --lr 1e-4 --mock-data "
+        "--tokenizer-type NullTokenizer --vocab-size 1000\n"
+    )
     result = translate(str(script), "megatron", "megatron")
-    cert = prove([str(script)], str(written(result, tmp_path / "run.args")), "megatron", "megatron",
-                 report=result.report.to_json(), options=opts)  # fmt: skip
+    cert = prove(
+        [str(script)],
+        str(written(result, tmp_path / "run.args")),
+        "megatron",
+        "megatron",
+        report=result.report.to_json(),
+        options=opts,
+    )
     assert cert.code == 0, cert.render()
     assert {r.name: r.status for r in cert.rows}["parameters"] == "equal"

@@ -81,8 +81,10 @@ def config(tmp_path: Path, name: str, text: str) -> Path:
 def test_a_probe_answers_each_job_in_order_with_its_own_values(fake: ProbeSpec, tmp_path: Path) -> None:
     (tmp_path / "short").write_text("20")
     (tmp_path / "bad").write_text("refuse")
-    answers = run(env(fake), [{"files": [str(tmp_path / "short")], "world_size": 4},
-                              {"files": [str(tmp_path / "bad")], "world_size": 4}])  # fmt: skip
+    answers = run(
+        env(fake),
+        [{"files": [str(tmp_path / "short")], "world_size": 4}, {"files": [str(tmp_path / "bad")], "world_size": 4}],
+    )
     first, second = answers
     assert first.problem is None and first.result is not None
     assert first.result["accepted"] is True and first.result["framework"] == {"name": "Fake", "version": "1.0"}
@@ -102,9 +104,11 @@ def test_a_fault_of_the_probe_or_of_the_import_is_a_side_that_could_not_run(fake
     assert crashed.problem.startswith("the Fake probe failed: KeyError")
     (tmp_path / "gpu").write_text("gpu")
     (gpu,) = run(env(fake), [{"files": [str(tmp_path / "gpu")], "world_size": 8}])
-    assert gpu.result is None and gpu.problem == ("the Fake probe could not run it without a GPU: the framework asked for "
-                                                  "a GPU, which a probe never uses: RuntimeError: Found no NVIDIA driver on "
-                                                  "your system")  # fmt: skip
+    assert gpu.result is None and gpu.problem == (
+        "the Fake probe could not run it without a GPU: the framework asked for "
+        "a GPU, which a probe never uses: RuntimeError: Found no NVIDIA driver on "
+        "your system"
+    )
     (broken,) = run(env(fake, source="broken"), [{"files": [str(tmp_path / "crash")], "world_size": 8}])
     assert broken.result is None and broken.problem is not None
     assert "could not import it" in broken.problem and "no module named fake_framework" in broken.problem
@@ -128,7 +132,9 @@ def test_check_loads_the_framework_only(fake: ProbeSpec) -> None:
     assert framework is None and problem is not None and "no module named fake_framework" in problem
 
 
-def test_the_lr_curve_keeps_every_step_of_a_short_run_and_the_bends_of_a_long_one(fake: ProbeSpec, tmp_path: Path) -> None:
+def test_the_lr_curve_keeps_every_step_of_a_short_run_and_the_bends_of_a_long_one(
+    fake: ProbeSpec, tmp_path: Path
+) -> None:
     (tmp_path / "long").write_text("bends")
     (answer,) = run(env(fake), [{"files": [str(tmp_path / "long")], "world_size": 8, "lr_at": [50_000]}])
     assert answer.result is not None
@@ -170,10 +176,14 @@ def test_env_and_src_options_name_a_format_and_a_path() -> None:
 def test_an_environment_says_why_it_cannot_run(tmp_path: Path) -> None:
     empty = ProveConfig()
     missing = resolve("neox", {"neox": str(tmp_path / "nope" / "python")}, {}, empty)
-    assert missing.problem == f"the GPT-NeoX interpreter {tmp_path / 'nope' / 'python'} (from --env) is not an executable file"
+    assert (
+        missing.problem
+        == f"the GPT-NeoX interpreter {tmp_path / 'nope' / 'python'} (from --env) is not an executable file"
+    )
     no_checkout = resolve("neox", {"neox": sys.executable}, {}, empty)
     assert no_checkout.problem is not None and no_checkout.problem.startswith(
-        "GPT-NeoX is used from a source checkout: give it with --src neox=PATH")
+        "GPT-NeoX is used from a source checkout: give it with --src neox=PATH"
+    )
     wrong_tree = resolve("neox", {"neox": sys.executable}, {"neox": str(tmp_path)}, empty)
     assert wrong_tree.problem == f"{tmp_path} is not a GPT-NeoX source tree: it has no megatron/neox_arguments"
     # this interpreter has no Megatron-LM stack: said, with the option that names another one
@@ -186,11 +196,15 @@ def test_an_environment_says_why_it_cannot_run(tmp_path: Path) -> None:
 def test_the_configuration_file_names_the_environments_once(tmp_path: Path) -> None:
     project = tmp_path / "repo"
     (project / "sub").mkdir(parents=True)
-    config(project, "pyproject.toml", """\
+    config(
+        project,
+        "pyproject.toml",
+        """\
         [tool.neoconv.prove]
         env = { neox = "envs/neox/bin/python" }
         src = { neox = "/opt/gpt-neox" }
-    """)
+    """,
+    )
     found = find(project / "sub")
     assert found.file == str(project / "pyproject.toml")
     assert found.env == {"neox": str(project / "envs/neox/bin/python")}  # relative to the file's folder
@@ -207,11 +221,14 @@ def test_the_configuration_file_names_the_environments_once(tmp_path: Path) -> N
     assert find(tmp_path / "other") == ProveConfig()
 
 
-@pytest.mark.parametrize("text, message", [
-    ("[prove]\nenv = 3\n", r"\[prove\] env must map format names to paths"),
-    ("[prove]\npython = {}\n", r"\[prove\] has no key 'python': it takes env and src"),
-    ("[prove\n", r"not a TOML file neoconv can read"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("[prove]\nenv = 3\n", r"\[prove\] env must map format names to paths"),
+        ("[prove]\npython = {}\n", r"\[prove\] has no key 'python': it takes env and src"),
+        ("[prove\n", r"not a TOML file neoconv can read"),
+    ],
+)
 def test_a_broken_configuration_file_is_one_clear_line(tmp_path: Path, text: str, message: str) -> None:
     config(tmp_path, ".neoconv.toml", text)
     with pytest.raises(UsageError, match=message) as caught:

@@ -30,17 +30,27 @@ def test_kv_heads_that_do_not_divide_the_heads_name_the_key(tmp_path: Path) -> N
 
 def test_more_experts_per_token_than_experts_is_refused() -> None:
     with pytest.raises(InputError) as caught:
-        translate({"num_layers": 2, "hidden_size": 64, "num_attention_heads": 4}, "neox", "cerebras",
-                  set_values={"model.moe_num_experts": 2, "model.moe_experts_per_token": 4})  # fmt: skip
+        translate(
+            {"num_layers": 2, "hidden_size": 64, "num_attention_heads": 4},
+            "neox",
+            "cerebras",
+            set_values={"model.moe_num_experts": 2, "model.moe_experts_per_token": 4},
+        )
     assert caught.value.key == "--set model.moe_experts_per_token"
     assert "4 is more than --set model.moe_num_experts=2" in caught.value.message
 
 
 def test_a_layer_pattern_of_the_wrong_length_is_refused() -> None:
     with pytest.raises(InputError) as caught:
-        translate({"num_layers": 2, "hidden_size": 64, "num_attention_heads": 4}, "neox", "cerebras",
-                  set_values={"model.attention_layer_types": ["sliding", "full", "sliding"]})  # fmt: skip
-    assert "3 entries for num_layers=2" in caught.value.message and "one attention kind per layer" in caught.value.message
+        translate(
+            {"num_layers": 2, "hidden_size": 64, "num_attention_heads": 4},
+            "neox",
+            "cerebras",
+            set_values={"model.attention_layer_types": ["sliding", "full", "sliding"]},
+        )
+    assert (
+        "3 entries for num_layers=2" in caught.value.message and "one attention kind per layer" in caught.value.message
+    )
 
 
 def test_an_explicit_head_dim_lifts_the_width_relation(tmp_path: Path) -> None:

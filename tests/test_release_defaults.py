@@ -110,13 +110,20 @@ def test_an_old_spelling_kept_as_an_alias_has_no_default_of_its_own(tmp_path: Pa
     """transformers 5.23 renamed gradient_checkpointing to activation_checkpointing and still reads the old
     name (None: the new key decides): its None there is no release's default, so a Trainer file fitting
     4.36.2..5.23.0 is not said to depend on the release for it (false before the rename)."""
-    path = _file(tmp_path, '{"output_dir": "out", "per_device_train_batch_size": 16, "learning_rate": 0.0003,'
-                           ' "max_steps": 2000}', "args.json")  # fmt: skip
+    path = _file(
+        tmp_path,
+        '{"output_dir": "out", "per_device_train_batch_size": 16, "learning_rate": 0.0003, "max_steps": 2000}',
+        "args.json",
+    )
     done = translate(path, "hftrainer", "deepspeed")
     assert done.report.source["version_range"][0] == "4.36.2"
     moved = [e.values["key"] for e in done.report.entries if e.kind == "release_default"]
-    moved += [m["values"]["key"] for e in done.report.entries for m in (e.values or {}).get("also", ())
-              if m["kind"] == "release_default"]  # fmt: skip
+    moved += [
+        m["values"]["key"]
+        for e in done.report.entries
+        for m in (e.values or {}).get("also", ())
+        if m["kind"] == "release_default"
+    ]
     assert "gradient_checkpointing" not in moved
 
 

@@ -37,7 +37,9 @@ EXAMPLES: dict[str, dict[str, Any]] = {
     },
     "folded": {"fields": ["precision.dtype"]},
     "carried": {},
-    "carried_unchecked": {"what": "HF qwen3_next (Qwen3NextConfig): Gated DeltaNet linear-attention layers beside gated attention"},
+    "carried_unchecked": {
+        "what": "HF qwen3_next (Qwen3NextConfig): Gated DeltaNet linear-attention layers beside gated attention"
+    },
     "carried_as_written": {},
     "assumed": {"key": "model.attention_type", "value": "scaled_dot_product", "title": "Cerebras Model Zoo"},
     "not_assumed": {"key": "model.attention_type", "value": "dot_product", "assumed": "scaled_dot_product"},
@@ -60,10 +62,20 @@ EXAMPLES: dict[str, dict[str, Any]] = {
     "no_place_in_layout": {
         "reason": "legacy configs name no model: the family is the run.py you launch (named in the file header)"
     },
-    "derived_dropped": {"title": "GPT-NeoX", "own_entry": True, "values": [{"field": "model.family", "value": "gpt-neox",
-                                                                            "from": ["gpt_j_residual", "bias_gelu_fusion", "pos_emb"]}]},
+    "derived_dropped": {
+        "title": "GPT-NeoX",
+        "own_entry": True,
+        "values": [
+            {"field": "model.family", "value": "gpt-neox", "from": ["gpt_j_residual", "bias_gelu_fusion", "pos_emb"]}
+        ],
+    },
     "unsupported_key": {"reason": "NeoX dataset storage format"},
-    "not_read_by_release": {"title": "VeOmni", "release": "#1021", "key": "train.dyn_bsz_margin", "runs": "fb1b0b2d..#498"},
+    "not_read_by_release": {
+        "title": "VeOmni",
+        "release": "#1021",
+        "key": "train.dyn_bsz_margin",
+        "runs": "fb1b0b2d..#498",
+    },
     "family_not_supported": {"what": "T5 (encoder-decoder)"},
     "framework_extension": {
         "reason": "DeepSpeed gradient all-reduce detail (pre-scaling, predivide factor, all-reduce op)"
@@ -132,8 +144,15 @@ EXAMPLES: dict[str, dict[str, Any]] = {
         "written": {"model.use_untied_layer_norm": True},
         "field_default": True,  # the inverted flag's default, as the field's
     },
-    "release_default": {"title": "GPT-NeoX", "key": "weight_decay", "value": 0.1, "read_as": "2026-05-19", "first": "2022-12-14",
-                        "last": "2026-05-19", "runs": [["2022-12-14", "2023-12-22", 0.01], ["2023-12-26", "2026-05-19", 0.1]]},
+    "release_default": {
+        "title": "GPT-NeoX",
+        "key": "weight_decay",
+        "value": 0.1,
+        "read_as": "2026-05-19",
+        "first": "2022-12-14",
+        "last": "2026-05-19",
+        "runs": [["2022-12-14", "2023-12-22", 0.01], ["2023-12-26", "2026-05-19", 0.1]],
+    },
     "default_not_kept": {
         "title": "DeepSpeed",
         "field": "batch.grad_accum",
@@ -179,8 +198,14 @@ EXAMPLES: dict[str, dict[str, Any]] = {
         "why": '"auto" is filled in by the Hugging Face Trainer/Accelerate from their own arguments at run time; it is no DeepSpeed value',
         "fields": ["batch.global"],
     },
-    "not_a_value": {"title": "GPT-NeoX", "release": "2024-09-09", "key": "norm", "value": "flash_rmsnorm",
-                    "known": ["layernorm", "rmsnorm", "scalenorm", "te_rmsnorm", "te_layernorm"], "fields": ["model.norm"]},
+    "not_a_value": {
+        "title": "GPT-NeoX",
+        "release": "2024-09-09",
+        "key": "norm",
+        "value": "flash_rmsnorm",
+        "known": ["layernorm", "rmsnorm", "scalenorm", "te_rmsnorm", "te_layernorm"],
+        "fields": ["model.norm"],
+    },
     "read_with_unknown_value": {"key": "lr_decay_style", "value": "infinite_cosine", "fields": ["schedule.phases"]},
     "read_with_runtime_value": {"keys": ["scheduler.params.warmup_min_lr", "scheduler.params.warmup_max_lr"]},
     "reads_back_differently": {
@@ -203,81 +228,158 @@ EXAMPLES: dict[str, dict[str, Any]] = {
 RENDERED = [
     ("renamed", ""),
     ("converted", "= 'AdamW'"),
-    ("expressed", "expressed by the model family: the GPT-J backbone (gptj, gpt-neox) is parallel, gpt2/llama sequential"),
+    (
+        "expressed",
+        "expressed by the model family: the GPT-J backbone (gptj, gpt-neox) is parallel, gpt2/llama sequential",
+    ),
     ("folded", "folded into precision.dtype"),
     ("carried", ""),
-    ("carried_unchecked", "carried as written, not checked: HF qwen3_next (Qwen3NextConfig): Gated DeltaNet "
-                          "linear-attention layers beside gated attention"),
+    (
+        "carried_unchecked",
+        "carried as written, not checked: HF qwen3_next (Qwen3NextConfig): Gated DeltaNet "
+        "linear-attention layers beside gated attention",
+    ),
     ("carried_as_written", "carried as written"),
     ("assumed", "model.attention_type='scaled_dot_product' is what Cerebras Model Zoo assumes"),
-    ("not_assumed", "model.attention_type='dot_product' is not expressible: the other frameworks assume 'scaled_dot_product'"),
+    (
+        "not_assumed",
+        "model.attention_type='dot_product' is not expressible: the other frameworks assume 'scaled_dot_product'",
+    ),
     ("no_counterpart", "DeepSpeed has no counterpart for model.num_layers"),
     ("absent", "the PipelineModule in the model code decides pipeline stages; DeepSpeed's config has none"),
     ("not_derived", "no value for batch.global could be derived"),
     ("means_absent", "no model.sliding_window: sliding_window is null"),
     ("only_when", "fp16.loss_scale only applies when precision.dtype=fp16"),
-    ("unexpressible", "Cerebras takes the sequence length from the preprocessed data: preprocess with max sequence length 2048"),
+    (
+        "unexpressible",
+        "Cerebras takes the sequence length from the preprocessed data: preprocess with max sequence length 2048",
+    ),
     ("no_counterpart_value", "model.position_embedding='none' has no counterpart in model.position_embedding_type"),
-    ("no_place_in_layout", "legacy configs name no model: the family is the run.py you launch (named in the file header)"),
-    ("derived_dropped", "GPT-NeoX derives model.family='gpt-neox' (from gpt_j_residual, bias_gelu_fusion, pos_emb) with no "
-                        "key of its own"),
+    (
+        "no_place_in_layout",
+        "legacy configs name no model: the family is the run.py you launch (named in the file header)",
+    ),
+    (
+        "derived_dropped",
+        "GPT-NeoX derives model.family='gpt-neox' (from gpt_j_residual, bias_gelu_fusion, pos_emb) with no "
+        "key of its own",
+    ),
     ("unsupported_key", "NeoX dataset storage format"),
     ("not_read_by_release", "VeOmni #1021 does not read train.dyn_bsz_margin (read by fb1b0b2d..#498)"),
-    ("family_not_supported", "family not supported: T5 (encoder-decoder); the canonical fields describe decoder-only language models"),
+    (
+        "family_not_supported",
+        "family not supported: T5 (encoder-decoder); the canonical fields describe decoder-only language models",
+    ),
     ("framework_extension", "DeepSpeed gradient all-reduce detail (pre-scaling, predivide factor, all-reduce op)"),
     ("no_canonical_form", "DeepSpeed's OneCycle schedule (cyclic lr) has no canonical form"),
     ("not_a_parameter", "not a GPT-NeoX parameter; did you mean fp16.fp16?"),
-    ("approximated", "apex AMP: fp16 mixed precision with apex's own casting and loss scaler, not DeepSpeed's fp16 mode"),
-    ("cannot_express", "GPT-NeoX cannot express model.norm_bias: NeoX's layernorm always has a learned bias (use_bias_in_norms "
-                       "is never read)"),
-    ("relative_to_missing", "DeepSpeed reads it relative to parallel.tensor_size, which this output does not hold (the model "
-                            "code's mpu (Megatron, NeoX) decides tensor parallelism; DeepSpeed only divides by it)"),
-    ("derived_by_target", "VeOmni derives batch.grad_accum from batch.global = batch.micro x batch.grad_accum x "
-                          "parallel.data_parallel_size; batch.global is not known here"),
-    ("fixed_value", "veomni/optim/optimizer.py::build_optimizer hard-codes AdamW betas (0.9, 0.95) and eps 1e-8: optim.eps "
-                    "1e-06 cannot be set"),
+    (
+        "approximated",
+        "apex AMP: fp16 mixed precision with apex's own casting and loss scaler, not DeepSpeed's fp16 mode",
+    ),
+    (
+        "cannot_express",
+        "GPT-NeoX cannot express model.norm_bias: NeoX's layernorm always has a learned bias (use_bias_in_norms "
+        "is never read)",
+    ),
+    (
+        "relative_to_missing",
+        "DeepSpeed reads it relative to parallel.tensor_size, which this output does not hold (the model "
+        "code's mpu (Megatron, NeoX) decides tensor parallelism; DeepSpeed only divides by it)",
+    ),
+    (
+        "derived_by_target",
+        "VeOmni derives batch.grad_accum from batch.global = batch.micro x batch.grad_accum x "
+        "parallel.data_parallel_size; batch.global is not known here",
+    ),
+    (
+        "fixed_value",
+        "veomni/optim/optimizer.py::build_optimizer hard-codes AdamW betas (0.9, 0.95) and eps 1e-8: optim.eps "
+        "1e-06 cannot be set",
+    ),
     ("no_flag_for_value", "precision.dtype='cbf16' has no counterpart among fp16.enabled, bf16.enabled"),
     ("wrong_length", "optim.betas=[0.9]: optimizer.beta1, optimizer.beta2 take exactly 2 items"),
     ("picked_value", "model.norm_type 'rmsnorm' means model.norm_bias=false: model.norm_bias=true is not expressible"),
-    ("value_lost", "GPT-NeoX batch.global=256 (derived): DeepSpeed reads it relative to parallel.data_parallel_size, which "
-                   "this output does not hold"),
-    ("default_written", "GPT-NeoX default model.parallel_shared_norm=false (not in the file); Cerebras Model Zoo default is "
-                        "true: wrote model.use_untied_layer_norm=true"),
-    ("release_default", "GPT-NeoX's default weight_decay depends on the release (0.01 in 2022-12-14..2023-12-22; 0.1 in "
-                        "2023-12-26..2026-05-19): the file's keys fit 2022-12-14..2026-05-19, read as 2026-05-19 (0.1); give "
-                        "--from-version RELEASE to read it as another"),
-    ("default_not_kept", "DeepSpeed default batch.grad_accum=1 (gradient_accumulation_steps), not in the file, is not kept: "
-                         "VeOmni derives the accumulation from global / (micro x data-parallel size); the micro batch, "
-                         "data-parallel size (--world-size) is not known here"),
-    ("derived_not_kept", "GPT-NeoX schedule.warmup_type='linear_clamped' (derived from other settings) is not kept: the first "
-                         "step gets the warmup start 0 (the other steps agree)"),
-    ("added_for_target", "not in the source, added for GPT-NeoX: wrote gradient_accumulation_steps=1 (NeoX needs it to load "
-                         "the config: the global batch is the micro batch x data-parallel size)"),
-    ("target_value", "DeepSpeed runs with batch.grad_accum=1 (from train_batch_size): Cerebras Model Zoo has no value for it "
-                     "(Cerebras accumulates gradients automatically; the global batch is what carries over)"),
+    (
+        "value_lost",
+        "GPT-NeoX batch.global=256 (derived): DeepSpeed reads it relative to parallel.data_parallel_size, which "
+        "this output does not hold",
+    ),
+    (
+        "default_written",
+        "GPT-NeoX default model.parallel_shared_norm=false (not in the file); Cerebras Model Zoo default is "
+        "true: wrote model.use_untied_layer_norm=true",
+    ),
+    (
+        "release_default",
+        "GPT-NeoX's default weight_decay depends on the release (0.01 in 2022-12-14..2023-12-22; 0.1 in "
+        "2023-12-26..2026-05-19): the file's keys fit 2022-12-14..2026-05-19, read as 2026-05-19 (0.1); give "
+        "--from-version RELEASE to read it as another",
+    ),
+    (
+        "default_not_kept",
+        "DeepSpeed default batch.grad_accum=1 (gradient_accumulation_steps), not in the file, is not kept: "
+        "VeOmni derives the accumulation from global / (micro x data-parallel size); the micro batch, "
+        "data-parallel size (--world-size) is not known here",
+    ),
+    (
+        "derived_not_kept",
+        "GPT-NeoX schedule.warmup_type='linear_clamped' (derived from other settings) is not kept: the first "
+        "step gets the warmup start 0 (the other steps agree)",
+    ),
+    (
+        "added_for_target",
+        "not in the source, added for GPT-NeoX: wrote gradient_accumulation_steps=1 (NeoX needs it to load "
+        "the config: the global batch is the micro batch x data-parallel size)",
+    ),
+    (
+        "target_value",
+        "DeepSpeed runs with batch.grad_accum=1 (from train_batch_size): Cerebras Model Zoo has no value for it "
+        "(Cerebras accumulates gradients automatically; the global batch is what carries over)",
+    ),
     ("needs_value", "give it with --set model.seq_length=VALUE"),
     ("set_written", "= 1000"),
     ("used_to_derive", "used to derive parallel.data_parallel_size"),
     ("overridden", "overridden by --set optim.lr"),
     ("coerced", "read '1e-8' as the number 1e-08 (YAML 1.1 needs a dot in floats)"),
-    ("wrong_type", "does not match the documented type (expected a list, got the string 'None'); not used by the translation"),
+    (
+        "wrong_type",
+        "does not match the documented type (expected a list, got the string 'None'); not used by the translation",
+    ),
     ("reader_note", "written as pipe-parallel-size"),
-    ("runtime_value", '"auto" is filled in by the Hugging Face Trainer/Accelerate from their own arguments at run time; it is '
-                      "no DeepSpeed value; give the value with --set batch.global=VALUE"),
-    ("not_a_value", "'flash_rmsnorm' is not a value of GPT-NeoX 2024-09-09 (it knows layernorm, rmsnorm, scalenorm, "
-                    "te_rmsnorm, te_layernorm): a fork's?; model.norm left without a value"),
-    ("read_with_unknown_value", "read together with lr_decay_style='infinite_cosine', which the file's release does not "
-                                "know: schedule.phases not read"),
-    ("read_with_runtime_value", "read together with scheduler.params.warmup_min_lr, scheduler.params.warmup_max_lr, whose "
-                                "value is only known at run time"),
-    ("reads_back_differently", "parallel.data_parallel_size is 4 in the source, not written; reads back as 8 (the target's "
-                               "default)"),
+    (
+        "runtime_value",
+        '"auto" is filled in by the Hugging Face Trainer/Accelerate from their own arguments at run time; it is '
+        "no DeepSpeed value; give the value with --set batch.global=VALUE",
+    ),
+    (
+        "not_a_value",
+        "'flash_rmsnorm' is not a value of GPT-NeoX 2024-09-09 (it knows layernorm, rmsnorm, scalenorm, "
+        "te_rmsnorm, te_layernorm): a fork's?; model.norm left without a value",
+    ),
+    (
+        "read_with_unknown_value",
+        "read together with lr_decay_style='infinite_cosine', which the file's release does not "
+        "know: schedule.phases not read",
+    ),
+    (
+        "read_with_runtime_value",
+        "read together with scheduler.params.warmup_min_lr, scheduler.params.warmup_max_lr, whose "
+        "value is only known at run time",
+    ),
+    (
+        "reads_back_differently",
+        "parallel.data_parallel_size is 4 in the source, not written; reads back as 8 (the target's default)",
+    ),
     ("refused_by_release", "not valid in DeepSpeed 0.19.5: 1e-10 is not of type 'integer'"),
-    ("unreadable_output", "the written config cannot be read back: cannot compute batch.global: train_batch_size 128 != micro "
-                          "batch 8 x gradient_accumulation_steps 4 x data-parallel size 8: DeepSpeed's batch assertion fails "
-                          "at this world size"),
+    (
+        "unreadable_output",
+        "the written config cannot be read back: cannot compute batch.global: train_batch_size 128 != micro "
+        "batch 8 x gradient_accumulation_steps 4 x data-parallel size 8: DeepSpeed's batch assertion fails "
+        "at this world size",
+    ),
     ("text", "Model Zoo needs the data processor (e.g. GptHDF5MapDataProcessor for data preprocessed to HDF5)"),
-]  # fmt: skip
+]
 
 
 def test_the_catalogue_is_closed_and_pinned() -> None:
@@ -318,17 +420,26 @@ HAND_MADE = {
     # DeepSpeed keys with no canonical field, of a documented group
     "ds.json": ("deepspeed", '{"train_batch_size": 8, "steps_per_print": 10, "prescale_gradients": true}'),
     # a torch optimizer and a torch scheduler with no canonical form
-    "torch.json": ("deepspeed", '{"train_batch_size": 8, "optimizer": {"type": "RMSprop", "params": {"lr": 0.001}}, '
-                                '"scheduler": {"type": "LambdaLR", "params": {}}}'),
+    "torch.json": (
+        "deepspeed",
+        '{"train_batch_size": 8, "optimizer": {"type": "RMSprop", "params": {"lr": 0.001}}, '
+        '"scheduler": {"type": "LambdaLR", "params": {}}}',
+    ),
     # a scheduler with no canonical form and no optimizer lr: nothing of the schedule could be derived
     "lambda.json": ("deepspeed", '{"train_batch_size": 8, "scheduler": {"type": "LambdaLR", "params": {}}}'),
     # a fork's values (LorrinWWW/gpt-neox-llama's flash_rmsnorm, zainsarwar865/gpt-neox's infinite_cosine)
-    "fork.yml": ("neox", "num_layers: 2\nhidden_size: 64\nnum_attention_heads: 4\nseq_length: 128\n"
-                         "max_position_embeddings: 128\nnorm: flash_rmsnorm\nlr_decay_style: infinite_cosine\n"
-                         "warmup: 0.01\ntrain_iters: 100\noptimizer: {type: Adam, params: {lr: 0.001}}\n"),
+    "fork.yml": (
+        "neox",
+        "num_layers: 2\nhidden_size: 64\nnum_attention_heads: 4\nseq_length: 128\n"
+        "max_position_embeddings: 128\nnorm: flash_rmsnorm\nlr_decay_style: infinite_cosine\n"
+        "warmup: 0.01\ntrain_iters: 100\noptimizer: {type: Adam, params: {lr: 0.001}}\n",
+    ),
     # a position encoding Cerebras has no value for
-    "nopos.yml": ("neox", "num_layers: 2\nhidden_size: 64\nnum_attention_heads: 4\nseq_length: 128\n"
-                          "max_position_embeddings: 128\npos_emb: none\n"),
+    "nopos.yml": (
+        "neox",
+        "num_layers: 2\nhidden_size: 64\nnum_attention_heads: 4\nseq_length: 128\n"
+        "max_position_embeddings: 128\npos_emb: none\n",
+    ),
     # a T5 (a family the canonical fields do not describe), in the style of Model Zoo R_1.7.1's t5_base.yaml
     "t5.yaml": (
         "cerebras",
@@ -337,8 +448,11 @@ HAND_MADE = {
         "optimizer: {optimizer_type: AdamW, learning_rate: 0.0001}\nrunconfig: {max_steps: 10}\n",
     ),
     # a config.json that says on purpose it has no sliding window (Mixtral's published file)
-    "mixtral.json": ("hf", '{"model_type": "mixtral", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, '
-                           '"num_key_value_heads": 2, "vocab_size": 1000, "sliding_window": null}'),
+    "mixtral.json": (
+        "hf",
+        '{"model_type": "mixtral", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, '
+        '"num_key_value_heads": 2, "vocab_size": 1000, "sliding_window": null}',
+    ),
     # a nested VeOmni file with the flat-era dyn_bsz_margin, which the release it fits (#1021) does not read
     "margin.yaml": (
         "veomni",
@@ -377,7 +491,7 @@ def _shape_entries(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[Entr
     for name, src, dst, path, options in (
         ("veomni-product", "neox", "veomni", _accumulating(tmp_path), {}),
         ("deepspeed-flags", "cerebras", "deepspeed", _cbfloat16(tmp_path), {}),
-    ):  # fmt: skip
+    ):
         table = overlay(name, tmp_path)
         with monkeypatch.context() as patch:
             patch.setattr(api, "load_table", lambda f, t=table: t if f == t.format else load_table(f))
@@ -479,8 +593,14 @@ def test_an_entry_given_as_prose_reads_as_kind_text() -> None:
 
 
 def test_amended_and_relocated_entries_stay_rendered_from_their_messages() -> None:
-    entry = said("optimizer.params.lr", "optimizer.learning_rate, optimizer.lr", Status.CONVERTED,
-                 (("converted", {"value": 0.001}),), ("optim.lr",), ("optimizer.learning_rate", "optimizer.lr"))  # fmt: skip
+    entry = said(
+        "optimizer.params.lr",
+        "optimizer.learning_rate, optimizer.lr",
+        Status.CONVERTED,
+        (("converted", {"value": 0.001}),),
+        ("optim.lr",),
+        ("optimizer.learning_rate", "optimizer.lr"),
+    )
     assert entry.targets == ("optimizer.learning_rate", "optimizer.lr")  # never split from the text
     amended = entry.amended(Status.LOSSY, ("approximated", {"reason": "the writer moved it"}))
     assert amended.status is Status.LOSSY and amended.detail == "the writer moved it; = 0.001"
@@ -492,9 +612,26 @@ def test_amended_and_relocated_entries_stay_rendered_from_their_messages() -> No
     moved = entry.relocated({"optimizer.lr": "trainer.init.optimizer.lr"})
     assert moved.target_key == "optimizer.learning_rate, trainer.init.optimizer.lr"
     assert moved.targets == ("optimizer.learning_rate", "trainer.init.optimizer.lr") and moved.detail == entry.detail
-    default = said(None, "runconfig.seed", Status.DEFAULTED, (("default_written", {
-        "title": "GPT-NeoX", "field": "train.seed", "value": 1234, "target": "Cerebras Model Zoo",
-        "target_defaults": {}, "key_default": False, "written": {"runconfig.seed": 1234}}),), ("train.seed",))  # fmt: skip
+    default = said(
+        None,
+        "runconfig.seed",
+        Status.DEFAULTED,
+        (
+            (
+                "default_written",
+                {
+                    "title": "GPT-NeoX",
+                    "field": "train.seed",
+                    "value": 1234,
+                    "target": "Cerebras Model Zoo",
+                    "target_defaults": {},
+                    "key_default": False,
+                    "written": {"runconfig.seed": 1234},
+                },
+            ),
+        ),
+        ("train.seed",),
+    )
     there = default.relocated({"runconfig.seed": "trainer.init.seed"})
     assert there.target_key == "trainer.init.seed" and there.detail.endswith("wrote trainer.init.seed=1234")
     assert default.relocated({"runconfig.seed": "--seed"}, lambda key: key).detail == default.detail
@@ -517,6 +654,8 @@ def test_an_inverted_flags_default_is_said_as_the_fields(pythia160m: Path) -> No
     done = translate([str(pythia160m)], "neox", "cerebras")
     entry = next(e for e in done.report.entries if e.fields == ("model.parallel_shared_norm",))
     assert entry.status is Status.DEFAULTED
-    assert entry.detail == ("GPT-NeoX default model.parallel_shared_norm=false (not in the file); Cerebras Model Zoo "
-                            "default is true: wrote model.use_untied_layer_norm=true")  # fmt: skip
+    assert entry.detail == (
+        "GPT-NeoX default model.parallel_shared_norm=false (not in the file); Cerebras Model Zoo "
+        "default is true: wrote model.use_untied_layer_norm=true"
+    )
     assert done.config["model"]["use_untied_layer_norm"] is True

@@ -16,7 +16,9 @@ from neoconv.cli.report_view import ORDER, plain, rows, terminal, use_terminal
 
 
 @pytest.fixture(scope="module")
-def report(pythia160m_path: Path = Path(__file__).resolve().parent.parent / "fixtures/inputs/neox/pythia-160m.yml") -> Report:
+def report(
+    pythia160m_path: Path = Path(__file__).resolve().parent.parent / "fixtures/inputs/neox/pythia-160m.yml",
+) -> Report:
     return translate(pythia160m_path, "neox", "cerebras", world_size=8).report
 
 

@@ -49,8 +49,16 @@ def test_model_zoo_data_keys_and_veomni_train_path_are_missing_and_can_be_given(
 
 
 def test_a_legacy_output_names_its_model_from_model_zoo_2_4_on() -> None:
-    neox = {**BATCH, "num_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "pos_emb": "rotary",
-            "norm": "rmsnorm", "activation": "swiglu", "gpt_j_residual": False}  # fmt: skip
+    neox = {
+        **BATCH,
+        "num_layers": 2,
+        "hidden_size": 64,
+        "num_attention_heads": 4,
+        "pos_emb": "rotary",
+        "norm": "rmsnorm",
+        "activation": "swiglu",
+        "gpt_j_residual": False,
+    }
     done = translate(neox, "neox", "cerebras")
     assert done.config["model"]["name"] == "llama"
     old = translate(neox, "neox", "cerebras", target_version="2.3.1")  # before 2.4 the run.py was the model
@@ -59,10 +67,21 @@ def test_a_legacy_output_names_its_model_from_model_zoo_2_4_on() -> None:
 
 
 def test_a_trainer_file_keeps_its_model_name_in_the_legacy_layout() -> None:
-    trainer = {"trainer": {"init": {"model": {"name": "bert", "vocab_size": 30522, "hidden_size": 768},
-                                    "optimizer": {"AdamW": {"learning_rate": 1e-4}}},
-                           "fit": {"train_dataloader": {"data_processor": "BertCSVDynamicMaskDataProcessor",
-                                                        "data_dir": "./d", "batch_size": 256}}}}  # fmt: skip
+    trainer = {
+        "trainer": {
+            "init": {
+                "model": {"name": "bert", "vocab_size": 30522, "hidden_size": 768},
+                "optimizer": {"AdamW": {"learning_rate": 1e-4}},
+            },
+            "fit": {
+                "train_dataloader": {
+                    "data_processor": "BertCSVDynamicMaskDataProcessor",
+                    "data_dir": "./d",
+                    "batch_size": 256,
+                }
+            },
+        }
+    }
     done = translate(trainer, "cerebras", "cerebras", layout="legacy")
     assert done.config["model"]["name"] == "bert"
     assert not any(e.source_key == "trainer.init.model.name" for e in done.report.entries if e.status is Status.DROPPED)
@@ -89,9 +108,11 @@ def test_a_source_that_names_no_model_says_the_name_is_missing(layout: str, key:
 
 @pytest.mark.parametrize("target", ["deepspeed", "neox"])
 def test_a_global_batch_below_the_world_size_is_missing_with_its_remedy(target: str) -> None:
-    source = {"train_input": {"batch_size": 4, "data_processor": "GptHDF5MapDataProcessor", "data_dir": "./d"},
-              "model": {"hidden_size": 64, "num_hidden_layers": 2, "num_heads": 4},
-              "optimizer": {"optimizer_type": "AdamW", "learning_rate": 3e-4}}  # fmt: skip
+    source = {
+        "train_input": {"batch_size": 4, "data_processor": "GptHDF5MapDataProcessor", "data_dir": "./d"},
+        "model": {"hidden_size": 64, "num_hidden_layers": 2, "num_heads": 4},
+        "optimizer": {"optimizer_type": "AdamW", "learning_rate": 3e-4},
+    }
     done = translate(source, "cerebras", target, world_size=8)
     assert "train_batch_size" not in done.config and "train_micro_batch_size_per_gpu" not in done.config
     why = _missing(done)["train_batch_size"]

@@ -71,8 +71,11 @@ def test_a_trainer_file_stays_a_trainer_file_with_every_leaf(tmp_path: Path) -> 
     assert done.report.target["layout"] == "trainer"
     trainer = yaml.safe_load(done.dump())["trainer"]
     assert trainer["init"]["optimizer"]["AdamW"] == {"weight_decay": 0.1, "params": []}
-    assert trainer["validate"]["val_dataloader"] == {"data_processor": "GptHDF5MapDataProcessor", "data_dir": "./val",
-                                                     "batch_size": 64}  # fmt: skip
+    assert trainer["validate"]["val_dataloader"] == {
+        "data_processor": "GptHDF5MapDataProcessor",
+        "data_dir": "./val",
+        "batch_size": 64,
+    }
     by = done.report.by_source()
     assert by["trainer.init.optimizer.AdamW.params"].status is Status.EXACT
     assert by["trainer.validate.val_dataloader.data_dir"].status is Status.EXACT
@@ -92,27 +95,41 @@ def test_a_release_or_layout_asked_still_decides(tmp_path: Path) -> None:
 def test_a_leaf_said_exact_that_the_output_does_not_give_back_is_named() -> None:
     """The check behind every same-format translation: a carried leaf (no canonical field reads it, so the
     read-back of fields cannot see it) said exact but absent or changed in the output becomes lossy."""
-    source = Source("cerebras", {"optimizer": {"params": [], "eps": 1e-8}, "model": {"x": 1}}, ["a.yaml"],
-                    aliases={"optimizer.params": "trainer.init.optimizer.AdamW.params"})  # fmt: skip
+    source = Source(
+        "cerebras",
+        {"optimizer": {"params": [], "eps": 1e-8}, "model": {"x": 1}},
+        ["a.yaml"],
+        aliases={"optimizer.params": "trainer.init.optimizer.AdamW.params"},
+    )
     back = Source("cerebras", {"optimizer": {"eps": 1e-8}, "model": {"x": 2}}, ["b.yaml"])
     report = Report()
     for key in ("trainer.init.optimizer.AdamW.params", "optimizer.eps", "model.x"):
         report.add(key, key, Status.EXACT)
     assert unreturned(report, source, back) == 2
     status = {e.source_key: e.status for e in report.entries}
-    assert status == {"trainer.init.optimizer.AdamW.params": Status.LOSSY, "optimizer.eps": Status.EXACT,
-                      "model.x": Status.LOSSY}  # fmt: skip
+    assert status == {
+        "trainer.init.optimizer.AdamW.params": Status.LOSSY,
+        "optimizer.eps": Status.EXACT,
+        "model.x": Status.LOSSY,
+    }
     assert "not written" in report.entries[0].detail and "reads back as 2" in report.entries[2].detail
 
 
 def test_callbacks_keep_the_files_order(tmp_path: Path) -> None:
     """Callbacks run in list order: a trainer file's order comes back (a DINOv2 config's ScopedTrainFlags,
     KeepNCheckpoints, ComputeNorm), not the order Cerebras' legacy converter builds them in."""
-    text = TRAINER.replace("    loop:\n", "    callbacks:\n    - ScopedTrainFlags:\n        csx.performance.micro_batch_size: 16\n"
-                           "    - KeepNCheckpoints:\n        n: 2\n    - ComputeNorm: {}\n    loop:\n", 1)  # fmt: skip
+    text = TRAINER.replace(
+        "    loop:\n",
+        "    callbacks:\n    - ScopedTrainFlags:\n        csx.performance.micro_batch_size: 16\n"
+        "    - KeepNCheckpoints:\n        n: 2\n    - ComputeNorm: {}\n    loop:\n",
+        1,
+    )
     path = tmp_path / "params.yaml"
     path.write_text(text)
     done = translate(str(path), "cerebras", "cerebras")
     callbacks = yaml.safe_load(done.dump())["trainer"]["init"]["callbacks"]
-    assert callbacks == [{"ScopedTrainFlags": {"csx.performance.micro_batch_size": 16}}, {"KeepNCheckpoints": {"n": 2}},
-                         {"ComputeNorm": {}}]  # fmt: skip
+    assert callbacks == [
+        {"ScopedTrainFlags": {"csx.performance.micro_batch_size": 16}},
+        {"KeepNCheckpoints": {"n": 2}},
+        {"ComputeNorm": {}},
+    ]

@@ -79,17 +79,18 @@ def test_translating_a_file_of_many_keys_is_linear(tmp_path: Path) -> None:
 
 
 def test_key_line_finds_each_spelling_of_a_key() -> None:
-    text = (
-        "a:\n"
-        "  b: 1\n"
-        "  - c: 2\n"
-        '  "d": 3\n'
-        "  --lr: 4\n"
-        "e: {f: 5, 'g': 6}\n"
-        "b: 7\n"
-        "# h: 8\n"
-    )
+    text = "a:\n  b: 1\n  - c: 2\n  \"d\": 3\n  --lr: 4\ne: {f: 5, 'g': 6}\nb: 7\n# h: 8\n"
     assert [key_line(text, k) for k in ("a", "a.b", "a.c", "a.d", "a.--lr", "e.f", "e.g", "b", "h", "e.z")] == [
-        1, 2, 3, 4, 5, 6, 6, 2, None, 6]  # fmt: skip
+        1,
+        2,
+        3,
+        4,
+        5,
+        6,
+        6,
+        2,
+        None,
+        6,
+    ]
     # a part after its parent: the `b` under `e` is none, `b` alone the first one
     assert key_line(text, "e.b") == 7

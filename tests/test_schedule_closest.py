@@ -40,7 +40,9 @@ def check_reported(source: Schedule, out: Rendering, horizon: int) -> None:
 
 
 def cs(*phases: dict[str, Any]) -> Schedule:
-    return cerebras.read_trainer([{"SequentialLR": {"schedulers": list(phases)}}] if len(phases) > 1 else list(phases)).schedule
+    return cerebras.read_trainer(
+        [{"SequentialLR": {"schedulers": list(phases)}}] if len(phases) > 1 else list(phases)
+    ).schedule
 
 
 def lin(a: float, b: float, n: int) -> dict[str, Any]:
@@ -57,13 +59,18 @@ def test_neox_linear_with_min_lr_is_exact_where_the_line_meets_min_lr_on_a_step(
     src = cs(lin(0.0, L, 4), lin(L, M, 9), {"ConstantLR": {"learning_rate": M}})
     out = neox.render(src, 30)
     assert {k: out.config[k] for k in ("lr_decay_style", "lr_decay_iters", "min_lr")} == {
-        "lr_decay_style": "linear", "lr_decay_iters": 14, "min_lr": M}  # fmt: skip
+        "lr_decay_style": "linear",
+        "lr_decay_iters": 14,
+        "min_lr": M,
+    }
     assert out.config["warmup"] * 14 == pytest.approx(4)
     # all that differs is NeoX's first warmup step: L / W where the source starts from 0
     assert out.difference == (pytest.approx(L / 4), 0)
     check_reported(src, out, 30)
-    assert out.detail(src, "GPT-NeoX") == ("GPT-NeoX has no exact form of this schedule: the closest differs by at most "
-                                           "0.00025 (step 0: 0.00025 instead of 0)")  # fmt: skip
+    assert out.detail(src, "GPT-NeoX") == (
+        "GPT-NeoX has no exact form of this schedule: the closest differs by at most "
+        "0.00025 (step 0: 0.00025 instead of 0)"
+    )
 
 
 def test_neox_linear_decay_ending_at_the_decay_end_misses_by_m_times_1_minus_m_over_L() -> None:
@@ -91,7 +98,10 @@ def test_cosine_past_its_end_rises_in_neox_so_a_held_floor_is_lossy() -> None:
     assert short.difference == (pytest.approx(L / 4), 0)  # only NeoX's warmup start (L / W, not 0)
     # run on, NeoX's cosine climbs back after lr_decay_iters: that config is now far off ...
     rising = neox.read(short.config).schedule
-    assert max_difference(src, rising, 40) == (pytest.approx(L - M), 20)  # a period of 2 x 8 steps: back at the peak at 20
+    assert max_difference(src, rising, 40) == (
+        pytest.approx(L - M),
+        20,
+    )  # a period of 2 x 8 steps: back at the peak at 20
     # ... and the closest form over 40 steps is another shape, no further off than the warmup start
     longer = neox.render(src, 40)
     assert longer.config["lr_decay_style"] != "cosine" and longer.difference.value == pytest.approx(L / 4)
@@ -112,14 +122,17 @@ def test_exponential_decay_is_exact_in_neox_only_at_its_own_rate() -> None:
 # ---- DeepSpeed: one step late -------------------------------------------------------------------------
 def test_warmup_cosine_in_deepspeed_lags_one_step_in_the_warmup() -> None:
     src = cs(lin(0.0, L, 4), cos(L, M, 8), {"ConstantLR": {"learning_rate": M}})
-    same = {"type": "WarmupCosineLR", "params": {"total_num_steps": 12, "warmup_num_steps": 4, "cos_min_ratio": 0.1,
-                                                 "warmup_type": "linear"}}  # fmt: skip
+    same = {
+        "type": "WarmupCosineLR",
+        "params": {"total_num_steps": 12, "warmup_num_steps": 4, "cos_min_ratio": 0.1, "warmup_type": "linear"},
+    }
     # the same numbers in DeepSpeed: L (t - 1) / W against L t / W, one step late all through the warmup
     assert max_difference(src, deepspeed.read(same, L).schedule, 20) == (pytest.approx(L / 4), 1)
     out = deepspeed.render(src, 20)  # the closest: a shorter warmup from L / 4 catches up with the lag
     assert out.config["scheduler"]["type"] == "WarmupCosineLR"
-    assert {k: out.config["scheduler"]["params"][k] for k in ("total_num_steps", "warmup_num_steps", "warmup_min_ratio")} == {
-        "total_num_steps": 12, "warmup_num_steps": 3, "warmup_min_ratio": 0.25}  # fmt: skip
+    assert {
+        k: out.config["scheduler"]["params"][k] for k in ("total_num_steps", "warmup_num_steps", "warmup_min_ratio")
+    } == {"total_num_steps": 12, "warmup_num_steps": 3, "warmup_min_ratio": 0.25}
     assert out.difference.value < L / 4
     check_reported(src, out, 20)
     assert veomni.render(src, 12).exact  # VeOmni's warmup starts on time
@@ -128,8 +141,10 @@ def test_warmup_cosine_in_deepspeed_lags_one_step_in_the_warmup() -> None:
 def test_a_decay_alone_is_exact_in_deepspeed_through_torch_by_name() -> None:
     src = cs({"CosineAnnealingLR": {"initial_learning_rate": L, "T_max": 10, "eta_min": M}})
     out = deepspeed.render(src, 50)
-    assert out.exact and out.config == {"scheduler": {"type": "CosineAnnealingLR", "params": {"T_max": 10.0, "eta_min": M}},
-                                        "optimizer_lr": L}  # fmt: skip
+    assert out.exact and out.config == {
+        "scheduler": {"type": "CosineAnnealingLR", "params": {"T_max": 10.0, "eta_min": M}},
+        "optimizer_lr": L,
+    }
     step = cs({"StepLR": {"initial_learning_rate": L, "step_size": 5, "gamma": 0.5}})
     assert deepspeed.render(step, 40).config["scheduler"]["type"] == "StepLR"
     lossy = veomni.render(step, 40)  # VeOmni has no step decay
@@ -148,7 +163,9 @@ def test_log_warmup_has_no_form_outside_deepspeed() -> None:
 
 # ---- VeOmni: warmup + constant, linear to 1e-7 at the run's end, or cosine -----------------------------
 def test_multi_phase_rewarm_into_veomni_is_its_closest_single_cycle() -> None:
-    src = cs(lin(0.0, L, 10), cos(L, M, 40), lin(M, 5e-4, 10), cos(5e-4, 5e-5, 40), {"ConstantLR": {"learning_rate": 5e-5}})
+    src = cs(
+        lin(0.0, L, 10), cos(L, M, 40), lin(M, 5e-4, 10), cos(5e-4, 5e-5, 40), {"ConstantLR": {"learning_rate": 5e-5}}
+    )
     out = veomni.render(src, 120)
     assert not out.exact
     assert out.config["lr"] == L and out.config["lr_warmup_ratio"] * 120 == pytest.approx(10.5)
@@ -176,10 +193,14 @@ COSINE_WARMUPS = {
     "cerebras-trainer/llama/params_llama3p2_3b_msl_8k.yaml": (3e-4, 34, 666),
 }
 INVERSE_SQRT = {
-    "cerebras-legacy/t5/t5_small.yaml": 10000, "cerebras-legacy/t5/t5_base.yaml": 10000,
-    "cerebras-legacy/t5/t5_3B.yaml": 4363, "cerebras-legacy/t5/t5_11B.yaml": 8307,
-    "cerebras-trainer/t5/t5_3B.yaml": 3870, "cerebras-trainer/t5/t5_11B.yaml": 8307, "cerebras-trainer/t5/t5_11B_muP.yaml": 8307,
-}  # fmt: skip
+    "cerebras-legacy/t5/t5_small.yaml": 10000,
+    "cerebras-legacy/t5/t5_base.yaml": 10000,
+    "cerebras-legacy/t5/t5_3B.yaml": 4363,
+    "cerebras-legacy/t5/t5_11B.yaml": 8307,
+    "cerebras-trainer/t5/t5_3B.yaml": 3870,
+    "cerebras-trainer/t5/t5_11B.yaml": 8307,
+    "cerebras-trainer/t5/t5_11B_muP.yaml": 8307,
+}
 MULTI_PHASE = {
     "cerebras-legacy/transformer/transformer_base.yaml": ["linear"] * 2,
     "cerebras-trainer/transformer/transformer_large.yaml": ["linear"] * 2,
@@ -200,8 +221,12 @@ def corpus_schedule(rel: str) -> Schedule:
 
 
 def render_everywhere(src: Schedule, horizon: int) -> dict[str, Rendering]:
-    return {"neox": neox.render(src, horizon), "deepspeed": deepspeed.render(src, horizon),
-            "veomni": veomni.render(src, horizon), "cerebras": cerebras_render(src, horizon)}  # fmt: skip
+    return {
+        "neox": neox.render(src, horizon),
+        "deepspeed": deepspeed.render(src, horizon),
+        "veomni": veomni.render(src, horizon),
+        "cerebras": cerebras_render(src, horizon),
+    }
 
 
 @pytest.mark.parametrize("rel", sorted(COSINE_WARMUPS))

@@ -37,7 +37,10 @@ def test_each_kind_at_a_few_steps() -> None:
         (phase("log_warmup", 4, 0.0, L), [0.0, L * math.log(2) / math.log(4), L * math.log(3) / math.log(4), L]),
         (phase("exponential", 4, L, rate=0.5, period=2.0), [L, L * 0.5**0.5, L * 0.5, L * 0.5**1.5]),
         (phase("exponential", 4, L, rate=0.5, period=2.0, staircase=True), [L, L, L / 2, L / 2]),
-        (phase("inverse_sqrt", 6, L, hold=2.0), [L, L, L, L * math.sqrt(2 / 3), L * math.sqrt(2 / 4), L * math.sqrt(2 / 5)]),
+        (
+            phase("inverse_sqrt", 6, L, hold=2.0),
+            [L, L, L, L * math.sqrt(2 / 3), L * math.sqrt(2 / 4), L * math.sqrt(2 / 5)],
+        ),
         (phase("inverse_time", 3, L, rate=1.0, period=2.0), [L, L / 1.5, L / 2]),
         (phase("polynomial", 3, L, 0.0, power=2.0), [L, L * (2 / 3) ** 2, L * (1 / 3) ** 2]),
         (phase("step", 5, L, gamma=0.1, step_size=2.0), [L, L, L * 0.1, L * 0.1, L * 0.01]),
@@ -65,10 +68,14 @@ def test_beyond_continue_runs_the_shape_on() -> None:
 
 # ---- JSON and validation ----------------------------------------------------------------------------
 def test_json_round_trip_keeps_every_parameter() -> None:
-    s = Schedule([
-        phase("constant", 1, 2.5e-4), phase("linear", 3, 2.5e-4, L), phase("step", 9, L, gamma=0.5, milestones=[2, 5]),
-        phase("cosine", 8, L, M, span=9.0, shift=1.0, cycle="mirror", beyond="continue"),
-    ])  # fmt: skip
+    s = Schedule(
+        [
+            phase("constant", 1, 2.5e-4),
+            phase("linear", 3, 2.5e-4, L),
+            phase("step", 9, L, gamma=0.5, milestones=[2, 5]),
+            phase("cosine", 8, L, M, span=9.0, shift=1.0, cycle="mirror", beyond="continue"),
+        ]
+    )
     data = s.to_json()
     assert data[2] == {"kind": "step", "length": 9, "start": L, "end": L * 0.25, "gamma": 0.5, "milestones": [2, 5]}
     assert data[3]["beyond"] == "continue" and data[3]["shift"] == 1.0
@@ -86,12 +93,23 @@ def test_json_round_trip_keeps_every_parameter() -> None:
         ([{"kind": "cosine", "length": 3, "start": L, "end": M, "cycle": "forever"}], "cycle must be one of"),
         ([{"kind": "spline", "length": 3, "start": L, "end": M}], "unknown phase kind"),
         ([{"kind": "constant", "length": 3, "start": L, "end": M}], "same lr"),
-        ([{"kind": "exponential", "length": 3, "start": L, "end": L, "rate": 0.5, "period": 1.0}], "end must be its value"),
+        (
+            [{"kind": "exponential", "length": 3, "start": L, "end": L, "rate": 0.5, "period": 1.0}],
+            "end must be its value",
+        ),
         ([{"kind": "step", "length": 3, "start": L, "end": L, "gamma": 0.5}], "exactly one of"),
         ([{"kind": "linear", "length": 3, "start": L, "end": M, "speed": 2}], "no key speed"),
-        ([{"kind": "linear", "length": 3, "start": L, "end": 0.0, "beyond": "continue"},
-          {"kind": "constant", "length": 1, "start": M, "end": M}], "only the last phase"),
-        ([{"kind": "linear", "length": 9, "start": L, "end": 0.0, "span": 4.0}], "a learning rate is a finite number >= 0"),
+        (
+            [
+                {"kind": "linear", "length": 3, "start": L, "end": 0.0, "beyond": "continue"},
+                {"kind": "constant", "length": 1, "start": M, "end": M},
+            ],
+            "only the last phase",
+        ),
+        (
+            [{"kind": "linear", "length": 9, "start": L, "end": 0.0, "span": 4.0}],
+            "a learning rate is a finite number >= 0",
+        ),
     ],
 )
 def test_invalid_schedules_are_refused_with_the_reason(data: list, message: str) -> None:
@@ -133,18 +151,44 @@ def _phase_strategy() -> st.SearchStrategy:
     return st.one_of(
         st.builds(lambda k, a: phase("constant", k, a), n, lr),
         st.builds(lambda k, a, b, st_: phase("linear", k, a, b, stairs=st_), n, lr, lr, st.sampled_from([None, 1, 3])),
-        st.builds(lambda k, a, b, c: phase("cosine", k, a, b, cycle=c), n, lr, lr, st.sampled_from(["hold", "mirror", "restart"])),
+        st.builds(
+            lambda k, a, b, c: phase("cosine", k, a, b, cycle=c),
+            n,
+            lr,
+            lr,
+            st.sampled_from(["hold", "mirror", "restart"]),
+        ),
         st.builds(lambda k, a, b: phase("log_warmup", k + 1, a, b), n, lr, lr),
-        st.builds(lambda k, a, r, p, sc: phase("exponential", k, a, rate=r, period=p, staircase=sc), n, lr,
-                  st.floats(0.05, 1.5), st.floats(0.5, 30), st.booleans()),
+        st.builds(
+            lambda k, a, r, p, sc: phase("exponential", k, a, rate=r, period=p, staircase=sc),
+            n,
+            lr,
+            st.floats(0.05, 1.5),
+            st.floats(0.5, 30),
+            st.booleans(),
+        ),
         st.builds(lambda k, a, h: phase("inverse_sqrt", k, a, hold=h), n, lr, st.floats(0.5, 30)),
-        st.builds(lambda k, a, r, pw: phase("inverse_time", k, a, rate=r, period=5.0, power=pw), n, lr,
-                  st.floats(0, 3), st.floats(0.3, 3)),
+        st.builds(
+            lambda k, a, r, pw: phase("inverse_time", k, a, rate=r, period=5.0, power=pw),
+            n,
+            lr,
+            st.floats(0, 3),
+            st.floats(0.3, 3),
+        ),
         st.builds(lambda k, a, b, pw: phase("polynomial", k, a, b, power=pw), n, lr, lr, st.floats(0.3, 4)),
-        st.builds(lambda k, a, g, s: phase("step", k, a, gamma=g, step_size=s), n, lr, st.floats(0.1, 1.5), st.floats(1, 9)),
-        st.builds(lambda k, a, b, u, d, m: phase("cyclic", k, a, high=b, up=u, down=d, mode=m), n, lr, lr,
-                  st.floats(1, 9), st.floats(1, 9), st.sampled_from(["triangular", "triangular2", "exp_range"])),
-    )  # fmt: skip
+        st.builds(
+            lambda k, a, g, s: phase("step", k, a, gamma=g, step_size=s), n, lr, st.floats(0.1, 1.5), st.floats(1, 9)
+        ),
+        st.builds(
+            lambda k, a, b, u, d, m: phase("cyclic", k, a, high=b, up=u, down=d, mode=m),
+            n,
+            lr,
+            lr,
+            st.floats(1, 9),
+            st.floats(1, 9),
+            st.sampled_from(["triangular", "triangular2", "exp_range"]),
+        ),
+    )
 
 
 @st.composite
@@ -191,14 +235,22 @@ def test_floor_equals_max_of_lr_and_floor(s: Schedule, floor: float) -> None:
     except ScheduleError:
         return  # a cycling tail below the floor
     horizon = s.total_length + 100
-    assert f.values(range(horizon)) == pytest.approx([max(v, floor) for v in s.values(range(horizon))], rel=1e-12, abs=1e-18)
+    assert f.values(range(horizon)) == pytest.approx(
+        [max(v, floor) for v in s.values(range(horizon))], rel=1e-12, abs=1e-18
+    )
 
 
 def test_comparison_of_long_runs_is_fast() -> None:
     import time
 
     a = Schedule([phase("linear", 2000, 0.0, L), phase("cosine", 1_000_000, L, M)])
-    b = Schedule([phase("constant", 1, 0.0), phase("linear", 2000, 0.0, L), phase("cosine", 1_000_000, L, M, span=1_000_001.0, shift=1.0)])
+    b = Schedule(
+        [
+            phase("constant", 1, 0.0),
+            phase("linear", 2000, 0.0, L),
+            phase("cosine", 1_000_000, L, M, span=1_000_001.0, shift=1.0),
+        ]
+    )
     t0 = time.perf_counter()
     d = max_difference(a, b, 1_100_000)
     assert time.perf_counter() - t0 < 0.2
@@ -222,8 +274,16 @@ def test_simple_schedules_from_the_usual_numbers() -> None:
 def test_falling_stairs_change_level_right_after_a_piece_that_starts_on_a_stair_edge() -> None:
     # found by hypothesis: one falling stair over 14 steps drops to 0 right after its first step,
     # while the plain linear phase still gives 0.0078125 * 13/14 there
-    a = Schedule.from_json([{"kind": "constant", "length": 3, "start": 0.0, "end": 0.0},
-                            {"kind": "linear", "length": 14, "start": 0.0078125, "end": 0.0, "stairs": 1}])
-    b = Schedule.from_json([{"kind": "constant", "length": 3, "start": 0.0, "end": 0.0},
-                            {"kind": "linear", "length": 14, "start": 0.0078125, "end": 0.0}])
+    a = Schedule.from_json(
+        [
+            {"kind": "constant", "length": 3, "start": 0.0, "end": 0.0},
+            {"kind": "linear", "length": 14, "start": 0.0078125, "end": 0.0, "stairs": 1},
+        ]
+    )
+    b = Schedule.from_json(
+        [
+            {"kind": "constant", "length": 3, "start": 0.0, "end": 0.0},
+            {"kind": "linear", "length": 14, "start": 0.0078125, "end": 0.0},
+        ]
+    )
     assert max_difference(a, b, 17) == (pytest.approx(0.0078125 * 13 / 14), 4)

@@ -81,7 +81,8 @@ def test_cerebras_legacy_conversion_is_model_zoos(case: dict[str, Any]) -> None:
 ROUND_TRIP_INEXACT = {
     # torch's OneCycleLR: DeepSpeed can name it but neoconv does not write it (no candidate); the closest
     # form is reported instead
-    "torch OneCycleLR", "torch OneCycleLR three-phase linear",
+    "torch OneCycleLR",
+    "torch OneCycleLR three-phase linear",
 }
 
 
@@ -93,7 +94,9 @@ def test_neox_round_trip_is_exact(case: dict[str, Any]) -> None:
     assert max_difference(s, neox.read(out.config).schedule, horizon(case)).value <= 1e-12 * peak(s).value
 
 
-@pytest.mark.parametrize("case", [c for c in oracle("deepspeed") if "lrs" in c and c["name"] not in ROUND_TRIP_INEXACT], ids=case_id)
+@pytest.mark.parametrize(
+    "case", [c for c in oracle("deepspeed") if "lrs" in c and c["name"] not in ROUND_TRIP_INEXACT], ids=case_id
+)
 def test_deepspeed_round_trip_is_exact(case: dict[str, Any]) -> None:
     s = deepspeed.read(case["scheduler"], case["optimizer_lr"], case["version"]).schedule
     out = deepspeed.render(s, horizon(case), case["version"])

@@ -49,17 +49,44 @@ lengths = st.integers(1, 3000)
 def _phases() -> st.SearchStrategy:
     return st.one_of(
         st.builds(lambda k, a: phase("constant", k, a), lengths, lrs),
-        st.builds(lambda k, a, b, s: phase("linear", k, a, b, stairs=s), lengths, lrs, lrs, st.sampled_from([None, None, 7])),
-        st.builds(lambda k, a, b, c: phase("cosine", k, a, b, cycle=c), lengths, lrs, lrs, st.sampled_from(["hold", "mirror", "restart"])),
+        st.builds(
+            lambda k, a, b, s: phase("linear", k, a, b, stairs=s), lengths, lrs, lrs, st.sampled_from([None, None, 7])
+        ),
+        st.builds(
+            lambda k, a, b, c: phase("cosine", k, a, b, cycle=c),
+            lengths,
+            lrs,
+            lrs,
+            st.sampled_from(["hold", "mirror", "restart"]),
+        ),
         st.builds(lambda k, a, b: phase("log_warmup", k + 1, a, b), lengths, lrs, lrs),
-        st.builds(lambda k, a, r, p, sc: phase("exponential", k, a, rate=r, period=p, staircase=sc), lengths, lrs,
-                  st.floats(0.2, 0.99), st.floats(50, 900), st.booleans()),
+        st.builds(
+            lambda k, a, r, p, sc: phase("exponential", k, a, rate=r, period=p, staircase=sc),
+            lengths,
+            lrs,
+            st.floats(0.2, 0.99),
+            st.floats(50, 900),
+            st.booleans(),
+        ),
         st.builds(lambda k, a, h: phase("inverse_sqrt", k, a, hold=h), lengths, lrs, st.floats(1, 500)),
         st.builds(lambda k, a, b, pw: phase("polynomial", k, a, b, power=pw), lengths, lrs, lrs, st.floats(0.5, 4)),
-        st.builds(lambda k, a, g, s: phase("step", k, a, gamma=g, step_size=s), lengths, lrs, st.floats(0.3, 0.95), st.floats(40, 400)),
-        st.builds(lambda k, a, b, u, d, m: phase("cyclic", k, a, high=b, up=u, down=d, mode=m), lengths, lrs, lrs,
-                  st.floats(20, 300), st.floats(20, 300), st.sampled_from(["triangular", "triangular2"])),
-    )  # fmt: skip
+        st.builds(
+            lambda k, a, g, s: phase("step", k, a, gamma=g, step_size=s),
+            lengths,
+            lrs,
+            st.floats(0.3, 0.95),
+            st.floats(40, 400),
+        ),
+        st.builds(
+            lambda k, a, b, u, d, m: phase("cyclic", k, a, high=b, up=u, down=d, mode=m),
+            lengths,
+            lrs,
+            lrs,
+            st.floats(20, 300),
+            st.floats(20, 300),
+            st.sampled_from(["triangular", "triangular2"]),
+        ),
+    )
 
 
 @st.composite
@@ -79,10 +106,20 @@ def nearly(draw: st.DrawFn, s: Schedule) -> Schedule:
     out = []
     for p in s.phases:
         scale = 1.0 + draw(st.floats(-1e-4, 1e-4))
-        span = None if p.kind not in ("cosine", "linear", "polynomial", "log_warmup") else p.width + draw(st.floats(-0.5, 0.5))
+        span = (
+            None
+            if p.kind not in ("cosine", "linear", "polynomial", "log_warmup")
+            else p.width + draw(st.floats(-0.5, 0.5))
+        )
         try:
-            out.append(replace(p, start=p.start * scale, end=p.end * scale if p.kind in ("linear", "cosine", "polynomial", "log_warmup") else p.end,
-                               span=span if span is None or span > 1.0 else None))  # fmt: skip
+            out.append(
+                replace(
+                    p,
+                    start=p.start * scale,
+                    end=p.end * scale if p.kind in ("linear", "cosine", "polynomial", "log_warmup") else p.end,
+                    span=span if span is None or span > 1.0 else None,
+                )
+            )
         except ScheduleError:
             out.append(p)
     try:
@@ -130,8 +167,18 @@ def test_a_largest_difference_found_is_the_true_one_not_one_near_it() -> None:
 
 
 # ---- the cost follows the phases, not the steps ---------------------------------------------------
-SHAPES = [shapes.Constant, shapes.Linear, shapes.LogWarmup, shapes.Cosine, shapes.Polynomial, shapes.Cyclic,
-          decays.Exponential, decays.InverseSqrt, decays.InverseTime, decays.Step]  # fmt: skip
+SHAPES = [
+    shapes.Constant,
+    shapes.Linear,
+    shapes.LogWarmup,
+    shapes.Cosine,
+    shapes.Polynomial,
+    shapes.Cyclic,
+    decays.Exponential,
+    decays.InverseSqrt,
+    decays.InverseTime,
+    decays.Step,
+]
 
 
 @pytest.fixture
@@ -158,7 +205,9 @@ def _runs(n: int) -> list[Schedule]:
         Schedule([phase("linear", w, 0.0, L), phase("cosine", n - w, L, M, span=n - w + 0.92, shift=0.92)]),
         Schedule([phase("linear", w, 0.0, L), phase("linear", n - w, L, M)]),
         Schedule([phase("log_warmup", w, 0.0, L), phase("exponential", n - w, L, rate=M / L, period=float(n - w))]),
-        Schedule([phase("linear", w, 0.0, L), phase("inverse_sqrt", 1, L, hold=float(w), shift=float(w), beyond="continue")]),
+        Schedule(
+            [phase("linear", w, 0.0, L), phase("inverse_sqrt", 1, L, hold=float(w), shift=float(w), beyond="continue")]
+        ),
         Schedule([phase("polynomial", n, L, 0.0, power=2.0)]),
         Schedule([phase("linear", n // 2, M, L, stairs=50), phase("linear", n - n // 2, L, M, stairs=50)]),
         Schedule([phase("cosine", 1000, L, M, cycle="restart", beyond="continue")]),
@@ -188,9 +237,11 @@ def test_a_run_of_10_to_the_15_steps_costs_what_a_short_one_does(evaluations: li
 
 @pytest.mark.parametrize("kind", ["restart", "step", "triangular2"])
 def test_a_shape_that_keeps_turning_is_compared_over_one_period(kind: str, evaluations: list[int]) -> None:
-    tail = {"restart": phase("cosine", 1000, L, M, cycle="restart", beyond="continue"),
-            "step": phase("step", 1000, L, gamma=0.5, step_size=1000.0, beyond="continue"),
-            "triangular2": phase("cyclic", 2000, M, high=L, up=700.0, down=1300.0, mode="triangular2", beyond="continue")}[kind]  # fmt: skip
+    tail = {
+        "restart": phase("cosine", 1000, L, M, cycle="restart", beyond="continue"),
+        "step": phase("step", 1000, L, gamma=0.5, step_size=1000.0, beyond="continue"),
+        "triangular2": phase("cyclic", 2000, M, high=L, up=700.0, down=1300.0, mode="triangular2", beyond="continue"),
+    }[kind]
     s = Schedule([phase("linear", 500, 0.0, L), tail])
     held = Schedule([phase("linear", 500, 0.0, L), phase("constant", 1, M)])
     evaluations[0] = 0
@@ -213,7 +264,17 @@ def test_a_staircase_with_too_many_stairs_to_list_is_one_monotone_piece() -> Non
 def test_a_turn_within_float_noise_of_a_step_is_not_a_kink_the_slopes_read() -> None:
     # inverse_sqrt is held up to 1.0000000000000002: the turn is cut at step 1, which is still held
     # (slope 0), while d = a - b falls to its lowest at step 6 and rises again to step 14
-    a = Schedule.from_json([{"kind": "inverse_sqrt", "length": 15, "start": 0.0078125, "end": 0.0020171788261496965, "hold": 1.0000000000000002}])
+    a = Schedule.from_json(
+        [
+            {
+                "kind": "inverse_sqrt",
+                "length": 15,
+                "start": 0.0078125,
+                "end": 0.0020171788261496965,
+                "hold": 1.0000000000000002,
+            }
+        ]
+    )
     b = Schedule.from_json([{"kind": "linear", "length": 15, "start": 0.0078125, "end": 0.00390625}])
     want, step = brute_max(a, b, 15)
     got = max_difference(a, b, 15)

@@ -48,7 +48,11 @@ def test_neox_configs_its_scheduler_cannot_run(cfg: dict, message: str) -> None:
         ({"type": "WarmupDecayLR", "params": {"warmup_num_steps": 10}}, "needs total_num_steps", ScheduleError),
         ({"type": "LambdaLR", "params": {}}, "needs a function", NotRepresentable),
         ({"type": "ReduceLROnPlateau", "params": {}}, "a metric", NotRepresentable),
-        ({"type": "CosineAnnealingWarmRestarts", "params": {"T_0": 5, "T_mult": 2}}, "periods that grow", NotRepresentable),
+        (
+            {"type": "CosineAnnealingWarmRestarts", "params": {"T_0": 5, "T_mult": 2}},
+            "periods that grow",
+            NotRepresentable,
+        ),
         ({"type": "LinearLR", "params": {"start_factor": 0.0}}, "0 < start_factor", ScheduleError),
         ({"type": "WarmupLR", "params": {"warmup_num_steps": 2.5}}, "whole number", ScheduleError),
     ],
@@ -67,8 +71,10 @@ def test_deepspeed_needs_the_optimizer_lr_where_a_scheduler_scales_it() -> None:
 def test_deepspeed_version_differences_are_noted() -> None:
     with pytest.raises(ScheduleError, match="no WarmupCosineLR"):
         deepspeed.read({"type": "WarmupCosineLR", "params": {"total_num_steps": 10}}, L, "0.12.2")
-    stairs = {"type": "OneCycle", "params": {"cycle_min_lr": M, "cycle_max_lr": L, "cycle_first_step_size": 4,
-                                             "cycle_first_stair_count": 2}}  # fmt: skip
+    stairs = {
+        "type": "OneCycle",
+        "params": {"cycle_min_lr": M, "cycle_max_lr": L, "cycle_first_step_size": 4, "cycle_first_stair_count": 2},
+    }
     old, new = deepspeed.read(stairs, L, "0.19.3"), deepspeed.read(stairs, L, "0.19.4")
     assert "ignored before DeepSpeed 0.19.4" in old.notes[0] and not new.notes
     assert old.schedule.value(1) == pytest.approx(M + (L - M) / 4) and new.schedule.value(1) == M
@@ -79,18 +85,23 @@ def test_deepspeed_version_differences_are_noted() -> None:
 
 # ---- Cerebras ------------------------------------------------------------------------------------------
 def test_cerebras_release_2_1_spellings_mean_the_same_schedule() -> None:
-    old = cerebras.read_legacy([
-        {"scheduler": "Linear", "initial_learning_rate": 0.0, "end_learning_rate": L, "steps": 10},
-        {"scheduler": "Exponential", "learning_rate": L, "decay_steps": 10, "decay_rate": 0.5},
-    ])  # fmt: skip
-    new = cerebras.read_legacy([
-        {"scheduler": "LinearLR", "initial_learning_rate": 0.0, "end_learning_rate": L, "total_iters": 10},
-        {"scheduler": "ExponentialLR", "initial_learning_rate": L, "total_iters": 10, "decay_rate": 0.5},
-    ])  # fmt: skip
+    old = cerebras.read_legacy(
+        [
+            {"scheduler": "Linear", "initial_learning_rate": 0.0, "end_learning_rate": L, "steps": 10},
+            {"scheduler": "Exponential", "learning_rate": L, "decay_steps": 10, "decay_rate": 0.5},
+        ]
+    )
+    new = cerebras.read_legacy(
+        [
+            {"scheduler": "LinearLR", "initial_learning_rate": 0.0, "end_learning_rate": L, "total_iters": 10},
+            {"scheduler": "ExponentialLR", "initial_learning_rate": L, "total_iters": 10, "decay_rate": 0.5},
+        ]
+    )
     assert old.schedule == new.schedule
     assert any("steps: a release 2.1 spelling of total_iters" in n for n in old.notes)
-    assert not cerebras.read_legacy(old_names := [{"scheduler": "CosineAnnealing", "learning_rate": L, "t_max": 8}],
-                                    release="1.9.1").notes  # fmt: skip
+    assert not cerebras.read_legacy(
+        old_names := [{"scheduler": "CosineAnnealing", "learning_rate": L, "t_max": 8}], release="1.9.1"
+    ).notes
     assert cerebras.read_legacy(old_names).schedule.value(8) == pytest.approx(0.0)
 
 
@@ -98,18 +109,50 @@ def test_cerebras_release_2_1_spellings_mean_the_same_schedule() -> None:
     "schedulers, message, error",
     [
         ([{"Spline": {}}], "no lr scheduler", ScheduleError),
-        ([{"SequentialLR": {"schedulers": [{"ConstantLR": {"learning_rate": L}}, {"ConstantLR": {"learning_rate": M}}]}}],
-         "needs total_iters", ScheduleError),
-        ([{"SequentialLR": {"schedulers": [{"ConstantLR": {"learning_rate": L, "total_iters": 3}}, {"ConstantLR": {"learning_rate": M}}],
-                            "milestones": [4]}}], "differ from the sums", ScheduleError),
+        (
+            [
+                {
+                    "SequentialLR": {
+                        "schedulers": [{"ConstantLR": {"learning_rate": L}}, {"ConstantLR": {"learning_rate": M}}]
+                    }
+                }
+            ],
+            "needs total_iters",
+            ScheduleError,
+        ),
+        (
+            [
+                {
+                    "SequentialLR": {
+                        "schedulers": [
+                            {"ConstantLR": {"learning_rate": L, "total_iters": 3}},
+                            {"ConstantLR": {"learning_rate": M}},
+                        ],
+                        "milestones": [4],
+                    }
+                }
+            ],
+            "differ from the sums",
+            ScheduleError,
+        ),
         ([{"InverseSquareRootDecayLR": {"warmup_steps": 0}}], "sqrt\\(0\\)", ScheduleError),
-        ([{"CosineAnnealingWarmRestarts": {"initial_learning_rate": L, "T_0": 4, "T_mult": 2}}], "only T_mult 1", ScheduleError),
+        (
+            [{"CosineAnnealingWarmRestarts": {"initial_learning_rate": L, "T_0": 4, "T_mult": 2}}],
+            "only T_mult 1",
+            ScheduleError,
+        ),
         ([{"LambdaLR": {"initial_learning_rate": L}}], "demo lambdas", NotRepresentable),
         ([{"ChainedLR": {"schedulers": []}}], "multiplies", NotRepresentable),
-        ([{"ConstantLR": {"learning_rate": L}}, {"StepLR": {"initial_learning_rate": L, "step_size": 2, "gamma": 0.5}}],
-         "2 lr schedulers", NotRepresentable),
+        (
+            [
+                {"ConstantLR": {"learning_rate": L}},
+                {"StepLR": {"initial_learning_rate": L, "step_size": 2, "gamma": 0.5}},
+            ],
+            "2 lr schedulers",
+            NotRepresentable,
+        ),
     ],
-)  # fmt: skip
+)
 def test_cerebras_schedulers_model_zoo_would_refuse(schedulers: list, message: str, error: type) -> None:
     with pytest.raises(error, match=message):
         cerebras.read_trainer(schedulers)
@@ -117,15 +160,21 @@ def test_cerebras_schedulers_model_zoo_would_refuse(schedulers: list, message: s
 
 def test_cerebras_leaves_out_what_older_releases_ignored() -> None:
     # gpt2/params_gpt2_small.yaml's `alpha: 0.1` (Model Zoo 2.0 ignored it; 2.10 rejects it): said, left out
-    r = cerebras.read_trainer([{"LinearLR": {"initial_learning_rate": L, "end_learning_rate": 0.0, "total_iters": 5, "alpha": 0.1}}])
+    r = cerebras.read_trainer(
+        [{"LinearLR": {"initial_learning_rate": L, "end_learning_rate": 0.0, "total_iters": 5, "alpha": 0.1}}]
+    )
     assert r.schedule.value(5) == 0.0 and r.schedule.value(0) == L
     assert r.notes == ("LinearLR takes no alpha: left out (Model Zoo 2.10 rejects it as an extra key)",)
 
 
 def test_cerebras_reads_what_model_zoo_coerces_and_skips_what_is_not_an_lr_schedule() -> None:
     # YAML 1.1 reads 6e-06 as a string (corpus gptj TRC2); pydantic's float accepts it
-    r = cerebras.read_trainer([{"LinearLR": {"initial_learning_rate": 0.0, "end_learning_rate": "6e-06", "total_iters": 5}},
-                               {"CosineDecayWD": {"initial_val": 0.1, "end_val": 0.0, "total_iters": 5}}])  # fmt: skip
+    r = cerebras.read_trainer(
+        [
+            {"LinearLR": {"initial_learning_rate": 0.0, "end_learning_rate": "6e-06", "total_iters": 5}},
+            {"CosineDecayWD": {"initial_val": 0.1, "end_val": 0.0, "total_iters": 5}},
+        ]
+    )
     assert r.schedule.value(5) == 6e-06
     assert "not an lr scheduler" in r.notes[0]
 

@@ -64,7 +64,9 @@ def _source(tmp_path: Path, name: str) -> Path:
 
 @pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_a_schedule_without_an_exact_form_is_the_closest_and_says_by_how_much(name: str, target: str, tmp_path: Path) -> None:
+def test_a_schedule_without_an_exact_form_is_the_closest_and_says_by_how_much(
+    name: str, target: str, tmp_path: Path
+) -> None:
     source = _source(tmp_path, name)
     done = translate([str(source)], "cerebras", target, world_size=8)
     wanted = Schedule.from_json(done.ir.get("schedule.phases"))
@@ -75,7 +77,9 @@ def test_a_schedule_without_an_exact_form_is_the_closest_and_says_by_how_much(na
     lrs = [got.value(t) for t in range(STEPS)]
     source_lrs = [wanted.value(t) for t in range(STEPS)]
     assert max(lrs) > 0.5 * max(source_lrs)  # never a run at lr 0
-    lossy = [e for e in done.report.entries if e.status is Status.LOSSY and "no exact form of this schedule" in e.detail]
+    lossy = [
+        e for e in done.report.entries if e.status is Status.LOSSY and "no exact form of this schedule" in e.detail
+    ]
     if (name, target) in EXACT:  # the target's own scheduler runs it: the same lr at every step
         assert not lossy and max(abs(a - b) for a, b in zip(lrs, source_lrs)) <= 1e-12 * max(source_lrs)
         return

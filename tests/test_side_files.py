@@ -37,8 +37,9 @@ def translated(runner: Any, tmp_path: Path) -> tuple[Path, Path, Path]:
     source.write_text(NEOX)
     out, report = tmp_path / "out" / "out.yaml", tmp_path / "report.json"
     out.parent.mkdir()
-    result = runner.invoke(main, ["neox2hftrainer", str(source), "-o", str(out), "--report", str(report),
-                                  "--world-size", "8", "-q"])  # fmt: skip
+    result = runner.invoke(
+        main, ["neox2hftrainer", str(source), "-o", str(out), "--report", str(report), "--world-size", "8", "-q"]
+    )
     assert result.exit_code == 0, result.stderr
     assert (out.parent / "out.ds_config.json").is_file()
     return source, out, report
@@ -101,8 +102,9 @@ def test_a_side_file_the_report_lists_must_be_there(runner: Any, translated: tup
 
 
 @pytest.mark.parametrize("name", ["../outside.json", "/ABSOLUTE"])
-def test_a_report_naming_a_file_outside_the_folder_is_refused(runner: Any, translated: tuple[Path, Path, Path],
-                                                              name: str) -> None:  # fmt: skip
+def test_a_report_naming_a_file_outside_the_folder_is_refused(
+    runner: Any, translated: tuple[Path, Path, Path], name: str
+) -> None:
     source, out, report = translated
     outside = out.parent.parent / "outside.json"
     outside.write_text((out.parent / "out.ds_config.json").read_text())
@@ -127,8 +129,9 @@ def _pointing_outside(out: Path, how: str) -> None:
 
 
 @pytest.mark.parametrize("how", ["parent", "symlink"])
-def test_the_outputs_own_reference_is_never_followed_out_of_its_folder(runner: Any, translated: tuple[Path, Path, Path],
-                                                                      how: str) -> None:  # fmt: skip
+def test_the_outputs_own_reference_is_never_followed_out_of_its_folder(
+    runner: Any, translated: tuple[Path, Path, Path], how: str
+) -> None:
     source, out, _ = translated
     _pointing_outside(out, how)
     _, data = diff(runner, source, out)
@@ -167,8 +170,12 @@ def test_a_veomni_translation_lists_its_config_json_and_diff_reads_it(runner: An
     source.write_text(NEOX)
     out, report = tmp_path / "out" / "out.yaml", tmp_path / "report.json"
     out.parent.mkdir()
-    assert runner.invoke(main, ["neox2veomni", str(source), "-o", str(out), "--report", str(report), "--world-size", "8",
-                                "-q"]).exit_code == 0  # fmt: skip
+    assert (
+        runner.invoke(
+            main, ["neox2veomni", str(source), "-o", str(out), "--report", str(report), "--world-size", "8", "-q"]
+        ).exit_code
+        == 0
+    )
     assert json.loads(report.read_text())["target"]["side_files"] == [
         {"file": "out.config.json", "role": "model_config"}
     ]
@@ -179,8 +186,9 @@ def test_a_veomni_translation_lists_its_config_json_and_diff_reads_it(runner: An
     assert code == 2 and "out.config.json" in answer["error"]
 
 
-def test_prove_gives_the_probes_the_side_files(translated: tuple[Path, Path, Path], monkeypatch: pytest.MonkeyPatch,
-                                               tmp_path: Path) -> None:  # fmt: skip
+def test_prove_gives_the_probes_the_side_files(
+    translated: tuple[Path, Path, Path], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     import neoconv.prove as prove_module
     from neoconv.prove.runner import ProbeAnswer
 
@@ -204,8 +212,14 @@ def test_prove_gives_the_probes_the_side_files(translated: tuple[Path, Path, Pat
     vo, vo_report = tmp_path / "vo" / "out.yaml", tmp_path / "vo.json"
     vo.parent.mkdir()
 
-    assert cli_runner().invoke(main, ["neox2veomni", str(source), "-o", str(vo), "--report", str(vo_report), "--world-size",
-                                     "8", "-q"]).exit_code == 0  # fmt: skip
+    assert (
+        cli_runner()
+        .invoke(
+            main, ["neox2veomni", str(source), "-o", str(vo), "--report", str(vo_report), "--world-size", "8", "-q"]
+        )
+        .exit_code
+        == 0
+    )
     prove_module.prove([str(source)], str(vo), "neox", "veomni", report=json.loads(vo_report.read_text()), world_size=8)
     assert jobs["veomni"][0]["model_config"] == os.path.abspath(vo.parent / "out.config.json")
     assert "model_config" not in jobs["neox"][0]

@@ -19,10 +19,27 @@ def test_corpus_tests_skip_naming_the_corpus(tmp_path: Path) -> None:
     absent = tmp_path / "no-corpus"
     env = {**os.environ, "NEOCONV_CORPUS": str(absent)}
     run = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", "-m", EVERY_TIER, "tests/test_neox2cerebras.py",
-         "tests/test_cerebras_trainer.py", "-k", "corpus or every or each"],
-        capture_output=True, text=True, cwd=ROOT, env=env, timeout=300,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-rs",
+            "-p",
+            "no:cacheprovider",
+            "-m",
+            EVERY_TIER,
+            "tests/test_neox2cerebras.py",
+            "tests/test_cerebras_trainer.py",
+            "-k",
+            "corpus or every or each",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        timeout=300,
+    )
     skips = [line for line in run.stdout.splitlines() if line.startswith("SKIPPED")]
     assert skips, run.stdout[-2000:]
     assert "empty parameter set" not in run.stdout
@@ -36,10 +53,26 @@ def test_tests_that_loop_over_the_corpus_skip_instead_of_passing_on_nothing(tmp_
     absent = tmp_path / "no-corpus"
     env = {**os.environ, "NEOCONV_CORPUS": str(absent)}
     run = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", "-m", EVERY_TIER, "tests/test_caches.py",
-         "-k", "warm or copy"],
-        capture_output=True, text=True, cwd=ROOT, env=env, timeout=300,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-rs",
+            "-p",
+            "no:cacheprovider",
+            "-m",
+            EVERY_TIER,
+            "tests/test_caches.py",
+            "-k",
+            "warm or copy",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        timeout=300,
+    )
     assert run.returncode == 0, run.stdout[-2000:]
     skips = [line for line in run.stdout.splitlines() if line.startswith("SKIPPED")]
     assert len(skips) == 4 and all(str(absent) in line for line in skips), skips

@@ -15,8 +15,15 @@ from neoconv.services.validate_file import validate_file
 from conftest import FIXTURES
 
 INPUTS = FIXTURES / "inputs"
-MIXTRAL = {"model_type": "mixtral", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
-           "num_key_value_heads": 2, "vocab_size": 100, "num_experts_per_toks": 2}  # fmt: skip
+MIXTRAL = {
+    "model_type": "mixtral",
+    "hidden_size": 64,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 2,
+    "vocab_size": 100,
+    "num_experts_per_toks": 2,
+}
 
 
 def _only(problems: list) -> str:

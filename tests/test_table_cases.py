@@ -58,15 +58,21 @@ def _approx(result: Any, value: Any, words: str, fields: tuple[str, ...] | None 
 DS = "deepspeed"
 
 
-@pytest.mark.parametrize("given,value", [
-    ({"fp16.enabled": True}, "fp16"),
-    ({"fp16.enabled": False}, "fp32"),
-    ({}, "fp32"),
-    ({"bf16.enabled": True}, "bf16"),
-    ({"bfloat16.enabled": True}, "bf16"),  # the old name
-    ({"fp16.enabled": True, "bf16.enabled": False, "bfloat16.enabled": True}, "fp16"),  # bf16 says no: the old name is not read
-    ({"fp16.enabled": True, "fp16.type": "float16"}, "fp16"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "given,value",
+    [
+        ({"fp16.enabled": True}, "fp16"),
+        ({"fp16.enabled": False}, "fp32"),
+        ({}, "fp32"),
+        ({"bf16.enabled": True}, "bf16"),
+        ({"bfloat16.enabled": True}, "bf16"),  # the old name
+        (
+            {"fp16.enabled": True, "bf16.enabled": False, "bfloat16.enabled": True},
+            "fp16",
+        ),  # bf16 says no: the old name is not read
+        ({"fp16.enabled": True, "fp16.type": "float16"}, "fp16"),
+    ],
+)
 def test_deepspeed_precision_reads(given: dict[str, Any], value: str) -> None:
     assert _read(_rule(DS, "precision.dtype"), given) == value
 
@@ -77,8 +83,13 @@ def test_deepspeed_precision_approximate_readings() -> None:
         _approx(_read(rule, {"fp16.enabled": True, "fp16.type": spelled}), "bf16", "DeeperSpeed's bf16")
     _approx(_read(rule, {"amp.enabled": True}), "fp16", "apex AMP")
     _approx(_read(rule, {"torch_autocast.enabled": True}), "fp16", "torch.autocast")  # no dtype: float16 on CUDA
-    for spelled, value in (("torch.bfloat16", "bf16"), ("bf16", "bf16"), ("torch.float16", "fp16"), ("half", "fp16"),
-                           ("torch.BFloat16", "bf16")):  # fmt: skip
+    for spelled, value in (
+        ("torch.bfloat16", "bf16"),
+        ("bf16", "bf16"),
+        ("torch.float16", "fp16"),
+        ("half", "fp16"),
+        ("torch.BFloat16", "bf16"),
+    ):
         _approx(_read(rule, {"torch_autocast.enabled": True, "torch_autocast.dtype": spelled}), value, "torch.autocast")
     assert _read(rule, {"torch_autocast.enabled": False, "torch_autocast.dtype": "bfloat16"}) == "fp32"
 
@@ -114,18 +125,29 @@ def test_deepspeed_precision_end_to_end() -> None:
 OPT = "optimizer."
 
 
-@pytest.mark.parametrize("given,value", [
-    ({}, None),
-    ({OPT + "type": "Adam"}, "adamw"),  # adam_w_mode defaults to true
-    ({OPT + "type": "ADAM", OPT + "params.adam_w_mode": False, OPT + "params.weight_decay": 0.01}, "adam"),  # coupled L2
-    ({OPT + "type": "adam", OPT + "params.adam_w_mode": False}, "adamw"),  # no weight decay: AdamW's algorithm
-    ({OPT + "type": "adam", OPT + "params.adam_w_mode": False, OPT + "params.weight_decay": 0.0}, "adamw"),
-    ({OPT + "type": "AdamW", OPT + "params.adam_w_mode": False, OPT + "params.weight_decay": 0.1}, "adamw"),
-    ({OPT + "type": "onebitadam"}, "onebitadam"), ({OPT + "type": "ZeroOneAdam"}, "zerooneadam"),
-    ({OPT + "type": "LAMB"}, "lamb"), ({OPT + "type": "OneBitLamb"}, "onebitlamb"), ({OPT + "type": "Lion"}, "lion"),
-    ({OPT + "type": "adagrad"}, "adagrad"), ({OPT + "type": "Muon"}, "muon"),
-    ({OPT + "type": "SGD"}, "sgd"), ({OPT + "type": "Adafactor"}, "adafactor"),  # torch.optim names: exact case
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "given,value",
+    [
+        ({}, None),
+        ({OPT + "type": "Adam"}, "adamw"),  # adam_w_mode defaults to true
+        (
+            {OPT + "type": "ADAM", OPT + "params.adam_w_mode": False, OPT + "params.weight_decay": 0.01},
+            "adam",
+        ),  # coupled L2
+        ({OPT + "type": "adam", OPT + "params.adam_w_mode": False}, "adamw"),  # no weight decay: AdamW's algorithm
+        ({OPT + "type": "adam", OPT + "params.adam_w_mode": False, OPT + "params.weight_decay": 0.0}, "adamw"),
+        ({OPT + "type": "AdamW", OPT + "params.adam_w_mode": False, OPT + "params.weight_decay": 0.1}, "adamw"),
+        ({OPT + "type": "onebitadam"}, "onebitadam"),
+        ({OPT + "type": "ZeroOneAdam"}, "zerooneadam"),
+        ({OPT + "type": "LAMB"}, "lamb"),
+        ({OPT + "type": "OneBitLamb"}, "onebitlamb"),
+        ({OPT + "type": "Lion"}, "lion"),
+        ({OPT + "type": "adagrad"}, "adagrad"),
+        ({OPT + "type": "Muon"}, "muon"),
+        ({OPT + "type": "SGD"}, "sgd"),
+        ({OPT + "type": "Adafactor"}, "adafactor"),  # torch.optim names: exact case
+    ],
+)
 def test_deepspeed_optimizer_reads(given: dict[str, Any], value: str | None) -> None:
     rule = _rule(DS, "optim.type")
     assert rule.peek == (OPT + "params.weight_decay",)
@@ -139,7 +161,9 @@ def test_deepspeed_optimizer_mup_torch_and_unknown_names() -> None:
 
     def read(name: str) -> Any:
         assert rule.formula is not None
-        return rule.formula.read(optimizer_type=name, optimizer_params_adam_w_mode=None, optimizer_params_weight_decay=None)
+        return rule.formula.read(
+            optimizer_type=name, optimizer_params_adam_w_mode=None, optimizer_params_weight_decay=None
+        )
 
     _approx(read("MuAdamW"), "adamw", "MuAdamW is muP's adamw: its per-layer lr scaling is not carried")
     _approx(read("musgd"), "sgd", "musgd is muP's sgd")
@@ -155,16 +179,24 @@ def test_deepspeed_optimizer_mup_torch_and_unknown_names() -> None:
 def test_deepspeed_optimizer_writes() -> None:
     rule = _rule(DS, "optim.type")
     assert _write(rule, "adam") == {"optimizer_type": "Adam", "optimizer_params_adam_w_mode": False}
-    for value, name in (("adamw", "AdamW"), ("sgd", "SGD"), ("onebitlamb", "OneBitLamb"), ("adafactor", "Adafactor"),
-                        ("muon", "Muon")):  # fmt: skip
+    for value, name in (
+        ("adamw", "AdamW"),
+        ("sgd", "SGD"),
+        ("onebitlamb", "OneBitLamb"),
+        ("adafactor", "Adafactor"),
+        ("muon", "Muon"),
+    ):
         assert _write(rule, value) == {"optimizer_type": name}
     with pytest.raises(Unexpressible, match="^optimizer 'lars' has no DeepSpeed counterpart$"):
         _write(rule, "lars")
 
 
 def test_deepspeed_optimizer_end_to_end() -> None:
-    done = translate({"train_batch_size": 8, "optimizer": {"type": "Adam", "params": {"adam_w_mode": False, "weight_decay": 0.1}}},
-                     "deepspeed", "neox")  # fmt: skip
+    done = translate(
+        {"train_batch_size": 8, "optimizer": {"type": "Adam", "params": {"adam_w_mode": False, "weight_decay": 0.1}}},
+        "deepspeed",
+        "neox",
+    )
     assert done.ir.get("optim.type") == "adam"
     back = translate(PYTHIA, "neox", "deepspeed", set_values={"optim.type": "adam"})
     assert back.config["optimizer"]["type"] == "Adam" and back.config["optimizer"]["params"]["adam_w_mode"] is False
@@ -176,18 +208,25 @@ def test_deepspeed_optimizer_end_to_end() -> None:
 NEOX = "neox"
 
 
-@pytest.mark.parametrize("given,value", [
-    ({"precision": "fp16"}, "fp16"), ({"precision": "float16"}, "fp16"), ({"precision": "half"}, "fp16"),
-    ({"precision": "bfloat16"}, "bf16"), ({"precision": "BF16"}, "bf16"), ({"precision": "fp32"}, "fp32"),
-    ({"precision": "bfloat16", "fp16.enabled": True}, "bf16"),  # precision decides
-    ({"fp16.enabled": True}, "fp16"),
-    ({"fp16.enabled": True, "fp16.fp16": True}, "fp16"),  # Pythia's {"fp16": true, "enabled": true}
-    ({"fp16.enabled": None, "fp16.fp16": True}, "fp16"),  # Pythia's {"fp16": true, ...} switch
-    ({"fp16.enabled": False, "fp16.fp16": True}, "fp32"),  # enabled says no
-    ({"bf16.enabled": True}, "bf16"),
-    ({"fp16.enabled": False}, "fp32"),
-    ({}, "fp32"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "given,value",
+    [
+        ({"precision": "fp16"}, "fp16"),
+        ({"precision": "float16"}, "fp16"),
+        ({"precision": "half"}, "fp16"),
+        ({"precision": "bfloat16"}, "bf16"),
+        ({"precision": "BF16"}, "bf16"),
+        ({"precision": "fp32"}, "fp32"),
+        ({"precision": "bfloat16", "fp16.enabled": True}, "bf16"),  # precision decides
+        ({"fp16.enabled": True}, "fp16"),
+        ({"fp16.enabled": True, "fp16.fp16": True}, "fp16"),  # Pythia's {"fp16": true, "enabled": true}
+        ({"fp16.enabled": None, "fp16.fp16": True}, "fp16"),  # Pythia's {"fp16": true, ...} switch
+        ({"fp16.enabled": False, "fp16.fp16": True}, "fp32"),  # enabled says no
+        ({"bf16.enabled": True}, "bf16"),
+        ({"fp16.enabled": False}, "fp32"),
+        ({}, "fp32"),
+    ],
+)
 def test_neox_precision_reads(given: dict[str, Any], value: str) -> None:
     assert _read(_rule(NEOX, "precision.dtype"), given) == value
 
@@ -240,14 +279,17 @@ def test_veomni_precision_reads_and_writes() -> None:
 FSDP = "train.accelerator.fsdp_config."
 
 
-@pytest.mark.parametrize("given,stage", [
-    ({FSDP + "fsdp_mode": "ddp"}, 0),
-    ({FSDP + "fsdp_mode": "fsdp1", "train.enable_full_shard": True}, 3),
-    ({FSDP + "fsdp_mode": "fsdp1"}, 3),  # FULL_SHARD unless enable_full_shard says false
-    ({FSDP + "fsdp_mode": "fsdp1", "train.enable_full_shard": False}, 0),  # NO_SHARD
-    ({FSDP + "fsdp_mode": "fsdp2", FSDP + "reshard_after_forward": True}, 3),
-    ({FSDP + "fsdp_mode": "fsdp2", FSDP + "reshard_after_forward": False}, 2),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "given,stage",
+    [
+        ({FSDP + "fsdp_mode": "ddp"}, 0),
+        ({FSDP + "fsdp_mode": "fsdp1", "train.enable_full_shard": True}, 3),
+        ({FSDP + "fsdp_mode": "fsdp1"}, 3),  # FULL_SHARD unless enable_full_shard says false
+        ({FSDP + "fsdp_mode": "fsdp1", "train.enable_full_shard": False}, 0),  # NO_SHARD
+        ({FSDP + "fsdp_mode": "fsdp2", FSDP + "reshard_after_forward": True}, 3),
+        ({FSDP + "fsdp_mode": "fsdp2", FSDP + "reshard_after_forward": False}, 2),
+    ],
+)
 def test_veomni_zero_stage_reads(given: dict[str, Any], stage: int) -> None:
     assert _read(_rule("veomni", "parallel.zero_stage"), given) == stage
 
@@ -274,15 +316,18 @@ def test_veomni_zero_stage_end_to_end_from_deepspeed() -> None:
 PACK = {"train.dyn_bsz": True}
 
 
-@pytest.mark.parametrize("given,packed", [
-    ({}, None),  # (the engine reads an absent dyn_bsz at its default, true)
-    (PACK, True),  # rmpad at its default: padding-free
-    ({**PACK, "train.rmpad": True, "train.rmpad_with_pos_ids": False}, True),
-    ({**PACK, "train.rmpad": False, "train.rmpad_with_pos_ids": True}, True),
-    ({**PACK, "train.rmpad": False, "train.rmpad_with_pos_ids": False}, False),  # padded batches
-    ({**PACK, "train.rmpad": False}, False),
-    ({"train.dyn_bsz": False, "train.rmpad": True}, False),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "given,packed",
+    [
+        ({}, None),  # (the engine reads an absent dyn_bsz at its default, true)
+        (PACK, True),  # rmpad at its default: padding-free
+        ({**PACK, "train.rmpad": True, "train.rmpad_with_pos_ids": False}, True),
+        ({**PACK, "train.rmpad": False, "train.rmpad_with_pos_ids": True}, True),
+        ({**PACK, "train.rmpad": False, "train.rmpad_with_pos_ids": False}, False),  # padded batches
+        ({**PACK, "train.rmpad": False}, False),
+        ({"train.dyn_bsz": False, "train.rmpad": True}, False),
+    ],
+)
 def test_veomni_packed_reads(given: dict[str, Any], packed: bool | None) -> None:
     assert _read(_rule("veomni", "batch.packed"), given) is packed
 
@@ -303,24 +348,34 @@ def test_veomni_packed_refuses_both_padding_free_modes_and_writes_rmpad_before_4
 CB = "cerebras"
 
 
-@pytest.mark.parametrize("given,version,value", [
-    ({}, "2.10.0", None),  # no key: no value
-    ({"model.mixed_precision": False, "model.use_bfloat16": True}, "2.0.2", "fp32"),
-    ({"model.mixed_precision": True, "model.use_bfloat16": True}, "2.0.2", "bf16"),
-    ({"model.mixed_precision": True, "model.use_bfloat16": False}, "2.0.2", "fp16"),
-    ({"model.mixed_precision": True, "model.fp16_type": "float16"}, "2.10.0", "fp16"),
-    ({"model.mixed_precision": True, "model.fp16_type": "cbfloat16"}, "2.10.0", "cbf16"),
-    ({"model.mixed_precision": True, "model.fp16_type": "bfloat16"}, "2.4.0", "bf16"),
-    ({"model.mixed_precision": True}, "1.6.1", "fp16"),  # before 1.7: float16 only
-    ({"model.mixed_precision": True}, "1.7.0", "bf16"),  # from 1.7: bfloat16 by default
-    ({"model.mixed_precision": True}, "", "bf16"),  # an unknown release counts as the newest
-    # 1.x's TensorFlow models: Keras' mixed_float16 whatever use_bfloat16 says; gone from 2.0
-    ({"model.mixed_precision": True, "train_input.data_processor": "GptTfRecordsProcessor"}, "1.9.1", "fp16"),
-    ({"model.mixed_precision": True, "model.use_bfloat16": True, "train_input.data_processor": "GptTfRecordsProcessor"},
-     "1.7.0", "fp16"),
-    ({"model.mixed_precision": True, "train_input.data_processor": "GptTfRecordsProcessor"}, "2.10.0", "bf16"),
-    ({"model.mixed_precision": True, "train_input.data_processor": "GptHDF5DataProcessor"}, "1.9.1", "bf16"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "given,version,value",
+    [
+        ({}, "2.10.0", None),  # no key: no value
+        ({"model.mixed_precision": False, "model.use_bfloat16": True}, "2.0.2", "fp32"),
+        ({"model.mixed_precision": True, "model.use_bfloat16": True}, "2.0.2", "bf16"),
+        ({"model.mixed_precision": True, "model.use_bfloat16": False}, "2.0.2", "fp16"),
+        ({"model.mixed_precision": True, "model.fp16_type": "float16"}, "2.10.0", "fp16"),
+        ({"model.mixed_precision": True, "model.fp16_type": "cbfloat16"}, "2.10.0", "cbf16"),
+        ({"model.mixed_precision": True, "model.fp16_type": "bfloat16"}, "2.4.0", "bf16"),
+        ({"model.mixed_precision": True}, "1.6.1", "fp16"),  # before 1.7: float16 only
+        ({"model.mixed_precision": True}, "1.7.0", "bf16"),  # from 1.7: bfloat16 by default
+        ({"model.mixed_precision": True}, "", "bf16"),  # an unknown release counts as the newest
+        # 1.x's TensorFlow models: Keras' mixed_float16 whatever use_bfloat16 says; gone from 2.0
+        ({"model.mixed_precision": True, "train_input.data_processor": "GptTfRecordsProcessor"}, "1.9.1", "fp16"),
+        (
+            {
+                "model.mixed_precision": True,
+                "model.use_bfloat16": True,
+                "train_input.data_processor": "GptTfRecordsProcessor",
+            },
+            "1.7.0",
+            "fp16",
+        ),
+        ({"model.mixed_precision": True, "train_input.data_processor": "GptTfRecordsProcessor"}, "2.10.0", "bf16"),
+        ({"model.mixed_precision": True, "train_input.data_processor": "GptHDF5DataProcessor"}, "1.9.1", "bf16"),
+    ],
+)
 def test_cerebras_precision_reads(given: dict[str, Any], version: str, value: str | None) -> None:
     assert _read(_rule(CB, "precision.dtype"), given, version) == value
 
@@ -347,7 +402,9 @@ def test_cerebras_precision_writes_each_releases_keys() -> None:
 
 
 def test_cerebras_precision_end_to_end_old_release() -> None:
-    done = translate({"fp16": {"enabled": True}, "train_batch_size": 8}, "deepspeed", "cerebras", target_version="2.0.2")
+    done = translate(
+        {"fp16": {"enabled": True}, "train_batch_size": 8}, "deepspeed", "cerebras", target_version="2.0.2"
+    )
     assert done.config["model"]["use_bfloat16"] is False
     old = translate({"bf16": {"enabled": True}, "train_batch_size": 8}, "deepspeed", "cerebras", target_version="1.6.0")
     assert "use_bfloat16" not in old.config["model"]
@@ -361,24 +418,58 @@ def test_cerebras_precision_end_to_end_old_release() -> None:
 NORM = ("model.norm", "model.norm_bias")
 
 
-@pytest.mark.parametrize("given,version,value", [
-    ({"model.norm_type": "layernorm"}, "2.10.0", {"norm": "layernorm", "norm_bias": True}),  # torch LayerNorm: a bias
-    ({"model.norm_type": "LayerNorm"}, "2.10.0", {"norm": "layernorm", "norm_bias": True}),  # any case
-    ({"model.norm_type": "biasless-layernorm"}, "2.10.0", {"norm": "layernorm", "norm_bias": False}),
-    ({"model.norm_type": "RMSNorm"}, "2.4.0", {"norm": "rmsnorm", "norm_bias": False}),
-    ({"model.norm_type": "nonparametric-layernorm"}, "2.4.0", {"norm": "non_parametric_layernorm", "norm_bias": False}),
-    ({}, "2.10.0", {}),  # explicitly null, no default: no value
-    # 1.9.1's switches where norm_type is at its default (the engine passes "layernorm" when absent)
-    ({"model.norm_type": "layernorm", "model.use_rms_norm": True}, "1.9.1", {"norm": "rmsnorm", "norm_bias": False}),
-    ({"model.norm_type": "layernorm", "model.use_biasless_norm": True}, "1.9.1", {"norm": "layernorm", "norm_bias": False}),
-    ({"model.use_rms_norm": 1}, "1.9.1", {"norm": "rmsnorm", "norm_bias": False}),  # `if use_rms_norm`: any true value
-    ({"model.norm_type": "layernorm", "model.use_rms_norm": []}, "1.9.1", {"norm": "layernorm", "norm_bias": True}),
-    ({"model.norm_type": "layernorm", "model.use_rms_norm": False, "model.use_biasless_norm": "yes"}, "1.9.1",
-     {"norm": "layernorm", "norm_bias": False}),
-    # norm_type says otherwise: the switches are not read (a respelled LayerNorm is not the default)
-    ({"model.norm_type": "rmsnorm", "model.use_biasless_norm": True}, "2.0.2", {"norm": "rmsnorm", "norm_bias": False}),
-    ({"model.norm_type": "LayerNorm", "model.use_rms_norm": True}, "2.0.2", {"norm": "layernorm", "norm_bias": True}),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "given,version,value",
+    [
+        (
+            {"model.norm_type": "layernorm"},
+            "2.10.0",
+            {"norm": "layernorm", "norm_bias": True},
+        ),  # torch LayerNorm: a bias
+        ({"model.norm_type": "LayerNorm"}, "2.10.0", {"norm": "layernorm", "norm_bias": True}),  # any case
+        ({"model.norm_type": "biasless-layernorm"}, "2.10.0", {"norm": "layernorm", "norm_bias": False}),
+        ({"model.norm_type": "RMSNorm"}, "2.4.0", {"norm": "rmsnorm", "norm_bias": False}),
+        (
+            {"model.norm_type": "nonparametric-layernorm"},
+            "2.4.0",
+            {"norm": "non_parametric_layernorm", "norm_bias": False},
+        ),
+        ({}, "2.10.0", {}),  # explicitly null, no default: no value
+        # 1.9.1's switches where norm_type is at its default (the engine passes "layernorm" when absent)
+        (
+            {"model.norm_type": "layernorm", "model.use_rms_norm": True},
+            "1.9.1",
+            {"norm": "rmsnorm", "norm_bias": False},
+        ),
+        (
+            {"model.norm_type": "layernorm", "model.use_biasless_norm": True},
+            "1.9.1",
+            {"norm": "layernorm", "norm_bias": False},
+        ),
+        (
+            {"model.use_rms_norm": 1},
+            "1.9.1",
+            {"norm": "rmsnorm", "norm_bias": False},
+        ),  # `if use_rms_norm`: any true value
+        ({"model.norm_type": "layernorm", "model.use_rms_norm": []}, "1.9.1", {"norm": "layernorm", "norm_bias": True}),
+        (
+            {"model.norm_type": "layernorm", "model.use_rms_norm": False, "model.use_biasless_norm": "yes"},
+            "1.9.1",
+            {"norm": "layernorm", "norm_bias": False},
+        ),
+        # norm_type says otherwise: the switches are not read (a respelled LayerNorm is not the default)
+        (
+            {"model.norm_type": "rmsnorm", "model.use_biasless_norm": True},
+            "2.0.2",
+            {"norm": "rmsnorm", "norm_bias": False},
+        ),
+        (
+            {"model.norm_type": "LayerNorm", "model.use_rms_norm": True},
+            "2.0.2",
+            {"norm": "layernorm", "norm_bias": True},
+        ),
+    ],
+)
 def test_cerebras_norm_reads(given: dict[str, Any], version: str, value: dict[str, Any]) -> None:
     assert _read(_rule(CB, "model.norm"), given, version) == value
 
@@ -393,13 +484,25 @@ def test_cerebras_norm_writes_norm_type_from_2_0_2() -> None:
     for version in ("2.0.2", "2.10.0", ""):
         assert _write_fields(rule, version, norm="layernorm", norm_bias=True) == {"model_norm_type": "layernorm"}
         assert _write_fields(rule, version, norm="layernorm") == {"model_norm_type": "layernorm"}
-        assert _write_fields(rule, version, norm="layernorm", norm_bias=False) == {"model_norm_type": "biasless-layernorm"}
+        assert _write_fields(rule, version, norm="layernorm", norm_bias=False) == {
+            "model_norm_type": "biasless-layernorm"
+        }
         assert _write_fields(rule, version, norm="rmsnorm", norm_bias=False) == {"model_norm_type": "rmsnorm"}
-    assert _write_fields(rule, "2.4.0", norm="non_parametric_layernorm") == {"model_norm_type": "nonparametric-layernorm"}
-    _approx(_write_fields(rule, "2.4.0", norm="rmsnorm", norm_bias=True), {"model_norm_type": "rmsnorm"},
-            "Cerebras' rmsnorm has no bias", ("model.norm_bias",))  # fmt: skip
-    _approx(_write_fields(rule, "", norm="non_parametric_layernorm", norm_bias=True),
-            {"model_norm_type": "nonparametric-layernorm"}, "Cerebras' nonparametric-layernorm has no bias", ("model.norm_bias",))  # fmt: skip
+    assert _write_fields(rule, "2.4.0", norm="non_parametric_layernorm") == {
+        "model_norm_type": "nonparametric-layernorm"
+    }
+    _approx(
+        _write_fields(rule, "2.4.0", norm="rmsnorm", norm_bias=True),
+        {"model_norm_type": "rmsnorm"},
+        "Cerebras' rmsnorm has no bias",
+        ("model.norm_bias",),
+    )
+    _approx(
+        _write_fields(rule, "", norm="non_parametric_layernorm", norm_bias=True),
+        {"model_norm_type": "nonparametric-layernorm"},
+        "Cerebras' nonparametric-layernorm has no bias",
+        ("model.norm_bias",),
+    )
     with pytest.raises(Unexpressible, match="^Cerebras has no scalenorm norm_type$"):
         _write_fields(rule, "2.10.0", norm="scalenorm")
 
@@ -409,11 +512,24 @@ def test_cerebras_norm_writes_before_2_0_2() -> None:
     assert _write_fields(rule, "1.9.1", norm="rmsnorm", norm_bias=False) == {"model_use_rms_norm": True}
     assert _write_fields(rule, "1.9.1", norm="layernorm", norm_bias=True) == {}  # LayerNorm: the default
     assert _write_fields(rule, "1.8.0", norm="layernorm") == {}
-    _approx(_write_fields(rule, "1.8.0", norm="rmsnorm", norm_bias=False), {},
-            "Model Zoo 1.8.0 has no rmsnorm without bias norm (norm_type came with 2.0)", NORM)  # before use_rms_norm
-    _approx(_write_fields(rule, "1.9.1", norm="layernorm", norm_bias=False), {},
-            "Model Zoo 1.9.1 has no layernorm without bias norm", NORM)  # use_biasless_norm: gptj only, not written
-    _approx(_write_fields(rule, "1.9.1", norm="scalenorm"), {}, "Model Zoo 1.9.1 has no scalenorm norm (norm_type came", NORM)
+    _approx(
+        _write_fields(rule, "1.8.0", norm="rmsnorm", norm_bias=False),
+        {},
+        "Model Zoo 1.8.0 has no rmsnorm without bias norm (norm_type came with 2.0)",
+        NORM,
+    )  # before use_rms_norm
+    _approx(
+        _write_fields(rule, "1.9.1", norm="layernorm", norm_bias=False),
+        {},
+        "Model Zoo 1.9.1 has no layernorm without bias norm",
+        NORM,
+    )  # use_biasless_norm: gptj only, not written
+    _approx(
+        _write_fields(rule, "1.9.1", norm="scalenorm"),
+        {},
+        "Model Zoo 1.9.1 has no scalenorm norm (norm_type came",
+        NORM,
+    )
 
 
 def test_cerebras_norm_end_to_end() -> None:
@@ -431,32 +547,46 @@ def test_cerebras_norm_end_to_end() -> None:
 QKV, OUT = "model.use_projection_bias_in_attention", "model.use_ffn_bias_in_attention"
 
 
-@pytest.mark.parametrize("qkv,out,value", [
-    (True, True, {"attention_bias": True}),
-    (False, False, {"attention_bias": False}),
-    (True, False, {"attention_bias": True, "attention_output_bias": False}),  # Qwen2: q, k, v biased, o not
-    (False, True, {"attention_bias": False, "attention_output_bias": True}),
-    (True, None, {"attention_bias": True}),  # a lone key says both (the output bias: as attention_bias)
-    (None, False, {"attention_bias": False}),
-    (None, True, {"attention_bias": True}),
-    (None, None, {"attention_bias": None}),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "qkv,out,value",
+    [
+        (True, True, {"attention_bias": True}),
+        (False, False, {"attention_bias": False}),
+        (True, False, {"attention_bias": True, "attention_output_bias": False}),  # Qwen2: q, k, v biased, o not
+        (False, True, {"attention_bias": False, "attention_output_bias": True}),
+        (True, None, {"attention_bias": True}),  # a lone key says both (the output bias: as attention_bias)
+        (None, False, {"attention_bias": False}),
+        (None, True, {"attention_bias": True}),
+        (None, None, {"attention_bias": None}),
+    ],
+)
 def test_cerebras_attention_bias_reads(qkv: bool | None, out: bool | None, value: dict[str, Any]) -> None:
     assert _read(_rule(CB, "model.attention_bias"), {QKV: qkv, OUT: out}) == value
 
 
-@pytest.mark.parametrize("bias,output,written", [
-    (True, None, (True, True)), (True, True, (True, True)), (False, None, (False, False)), (False, False, (False, False)),
-    (True, False, (True, False)), (False, True, (False, True)),
-    (None, True, (None, True)), (None, False, (None, False)), (None, None, (None, None)),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "bias,output,written",
+    [
+        (True, None, (True, True)),
+        (True, True, (True, True)),
+        (False, None, (False, False)),
+        (False, False, (False, False)),
+        (True, False, (True, False)),
+        (False, True, (False, True)),
+        (None, True, (None, True)),
+        (None, False, (None, False)),
+        (None, None, (None, None)),
+    ],
+)
 def test_cerebras_attention_bias_writes(bias: bool | None, output: bool | None, written: tuple[Any, Any]) -> None:
     got = _write_fields(_rule(CB, "model.attention_bias"), attention_bias=bias, attention_output_bias=output)
     assert got == {k: v for k, v in zip((ident(QKV), ident(OUT)), written) if v is not None}
 
 
 def test_cerebras_attention_bias_end_to_end_qwen2_style() -> None:
-    done = translate(PYTHIA, "neox", "cerebras", set_values={"model.attention_bias": True, "model.attention_output_bias": False})
+    done = translate(
+        PYTHIA, "neox", "cerebras", set_values={"model.attention_bias": True, "model.attention_output_bias": False}
+    )
     assert done.config["model"]["use_projection_bias_in_attention"] is True
     assert done.config["model"]["use_ffn_bias_in_attention"] is False
 
@@ -464,15 +594,20 @@ def test_cerebras_attention_bias_end_to_end_qwen2_style() -> None:
 # ---- Cerebras (was cerebras.parallel_residual): a rule that only peeks -------------------------------
 
 
-@pytest.mark.parametrize("given,parallel", [
-    ({"model.name": "gptj"}, True), ({"model.name": "GPT-NeoX"}, True), ({"model.name": "falcon"}, True),  # any case
-    ({"model.name": "llama", "model.use_untied_layer_norm": True}, False),  # the trainer layout's class decides
-    ({"model.name": "", "model.residual_dropout_rate": 0.0}, True),  # no name: the keys
-    ({"model.use_untied_layer_norm": False}, True),  # GPT-J's backbone keys, whatever their value
-    ({"model.residual_dropout_rate": 0.1}, True),
-    ({"model.rotary_dim": 64}, False),  # rotary_dim alone: any family
-    ({}, False),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "given,parallel",
+    [
+        ({"model.name": "gptj"}, True),
+        ({"model.name": "GPT-NeoX"}, True),
+        ({"model.name": "falcon"}, True),  # any case
+        ({"model.name": "llama", "model.use_untied_layer_norm": True}, False),  # the trainer layout's class decides
+        ({"model.name": "", "model.residual_dropout_rate": 0.0}, True),  # no name: the keys
+        ({"model.use_untied_layer_norm": False}, True),  # GPT-J's backbone keys, whatever their value
+        ({"model.residual_dropout_rate": 0.1}, True),
+        ({"model.rotary_dim": 64}, False),  # rotary_dim alone: any family
+        ({}, False),
+    ],
+)
 def test_cerebras_parallel_residual_reads(given: dict[str, Any], parallel: bool) -> None:
     rule = _rule(CB, "model.parallel_residual", "legacy")
     assert rule.key is None and rule.keys == () and rule.formula is not None
@@ -486,19 +621,26 @@ def test_cerebras_parallel_residual_reads(given: dict[str, Any], parallel: bool)
 ACC = "train.accelerator."
 
 
-@pytest.mark.parametrize("given", [{}, {ACC + "tp_size": 1, ACC + "pp_size": 1, ACC + "cp_size": 1}, {ACC + "pp_size": 1.0}])
+@pytest.mark.parametrize(
+    "given", [{}, {ACC + "tp_size": 1, ACC + "pp_size": 1, ACC + "cp_size": 1}, {ACC + "pp_size": 1.0}]
+)
 def test_veomni_model_parallel_reads_one(given: dict[str, Any]) -> None:
     assert _read(_rule("veomni", "parallel.tensor_size", "nested"), given) == {"tensor_size": 1, "pipeline_size": 1}
 
 
-@pytest.mark.parametrize("given,message", [
-    ({ACC + "tp_size": 2}, "tp_size 2"),
-    ({ACC + "tp_size": 0, ACC + "pp_size": 4}, "tp_size 0"),  # the first key that is not 1
-    ({ACC + "pp_size": 4, ACC + "cp_size": 2}, "pp_size 4"),
-    ({ACC + "cp_size": 2}, "cp_size 2"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "given,message",
+    [
+        ({ACC + "tp_size": 2}, "tp_size 2"),
+        ({ACC + "tp_size": 0, ACC + "pp_size": 4}, "tp_size 0"),  # the first key that is not 1
+        ({ACC + "pp_size": 4, ACC + "cp_size": 2}, "pp_size 4"),
+        ({ACC + "cp_size": 2}, "cp_size 2"),
+    ],
+)
 def test_veomni_model_parallel_refuses_what_veomni_asserts(given: dict[str, Any], message: str) -> None:
-    with pytest.raises(ValueError, match=f"^{message}: VeOmni asserts it is 1 \\(not supported yet\\); this config cannot run$"):
+    with pytest.raises(
+        ValueError, match=f"^{message}: VeOmni asserts it is 1 \\(not supported yet\\); this config cannot run$"
+    ):
         _read(_rule("veomni", "parallel.tensor_size", "nested"), given)
 
 
@@ -506,9 +648,15 @@ def test_veomni_model_parallel_writes() -> None:
     rule = _rule("veomni", "parallel.tensor_size", "nested")
     for tensor, pipeline in ((1, 1), (1, None), (None, 0), (1, 0)):  # pipeline 0 is none, as 1
         assert _write_fields(rule, tensor_size=tensor, pipeline_size=pipeline) == {}
-    for tensor, pipeline, said in ((4, None, "tensor 4 x pipeline 1"), (None, 2, "tensor 1 x pipeline 2"),
-                                   (4, 0, "tensor 4 x pipeline 1"), (2, 4, "tensor 2 x pipeline 4")):  # fmt: skip
-        with pytest.raises(Unexpressible, match=f"^VeOmni has no tensor or pipeline parallelism .*: run the {said} ranks data-parallel"):
+    for tensor, pipeline, said in (
+        (4, None, "tensor 4 x pipeline 1"),
+        (None, 2, "tensor 1 x pipeline 2"),
+        (4, 0, "tensor 4 x pipeline 1"),
+        (2, 4, "tensor 2 x pipeline 4"),
+    ):
+        with pytest.raises(
+            Unexpressible, match=f"^VeOmni has no tensor or pipeline parallelism .*: run the {said} ranks data-parallel"
+        ):
             _write_fields(rule, tensor_size=tensor, pipeline_size=pipeline)
 
 
@@ -527,17 +675,23 @@ def test_veomni_model_parallel_end_to_end() -> None:
 RULE = {"field": "precision.dtype", "key": "a", "also": ["b"]}
 
 
-@pytest.mark.parametrize("cases,message", [
-    ({"read": [{"value": "fp16"}]}, r"cases is \{read"),
-    ({"read": [{"match": {"c": True}, "value": "fp16"}], "write": [{"keys": {"a": True}}]}, "not the rule's: \\['c'\\]"),
-    ({"read": [{"value": "fp16"}], "write": [{"keys": {"c": True}}]}, "not the rule's"),
-    ({"read": [{"value": "fp16", "error": "no"}], "write": [{"keys": {}}]}, "one of value"),
-    ({"read": [{"error": "no", "lossy": "why"}], "write": [{"keys": {}}]}, "one of value"),
-    ({"read": [{"value": "fp16"}], "write": [{"value": "fp16"}]}, "gives the keys it writes"),
-    ({"read": [{"match": {"a": {"is": 1}}, "value": "fp16"}], "write": [{"keys": {}}]}, "a pattern is"),
-    ({"read": [{"before": "9.9.9", "value": "fp16"}], "write": [{"keys": {}}]}, "no release of"),
-    ({"read": [{"value": "fp16", "lossy": True}], "write": [{"keys": {}}]}, "are messages"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "cases,message",
+    [
+        ({"read": [{"value": "fp16"}]}, r"cases is \{read"),
+        (
+            {"read": [{"match": {"c": True}, "value": "fp16"}], "write": [{"keys": {"a": True}}]},
+            "not the rule's: \\['c'\\]",
+        ),
+        ({"read": [{"value": "fp16"}], "write": [{"keys": {"c": True}}]}, "not the rule's"),
+        ({"read": [{"value": "fp16", "error": "no"}], "write": [{"keys": {}}]}, "one of value"),
+        ({"read": [{"error": "no", "lossy": "why"}], "write": [{"keys": {}}]}, "one of value"),
+        ({"read": [{"value": "fp16"}], "write": [{"value": "fp16"}]}, "gives the keys it writes"),
+        ({"read": [{"match": {"a": {"is": 1}}, "value": "fp16"}], "write": [{"keys": {}}]}, "a pattern is"),
+        ({"read": [{"before": "9.9.9", "value": "fp16"}], "write": [{"keys": {}}]}, "no release of"),
+        ({"read": [{"value": "fp16", "lossy": True}], "write": [{"keys": {}}]}, "are messages"),
+    ],
+)
 def test_the_shape_refuses_malformed_cases(cases: dict[str, Any], message: str) -> None:
     with pytest.raises(MappingTableError, match=message):
         build_rule("t.yaml", 0, {**RULE, "cases": cases}, "cerebras")
@@ -546,9 +700,17 @@ def test_the_shape_refuses_malformed_cases(cases: dict[str, Any], message: str) 
 def test_a_value_no_case_matches_is_bad_input_and_a_value_no_entry_writes_is_unexpressible() -> None:
     """A name no case names is a value the release does not know (UnknownValue, the engine's one rule);
     a combination no case takes, of values the cases do name (or that are no names), is bad input."""
-    rule = build_rule("t.yaml", 0, {**RULE, "cases": {"read": [{"match": {"a": True}, "value": "fp16"},
-                                                               {"match": {"a": "on", "b": "x"}, "value": "bf16"}],
-                                                      "write": [{"value": "fp16", "keys": {"a": True}}]}})  # fmt: skip
+    rule = build_rule(
+        "t.yaml",
+        0,
+        {
+            **RULE,
+            "cases": {
+                "read": [{"match": {"a": True}, "value": "fp16"}, {"match": {"a": "on", "b": "x"}, "value": "bf16"}],
+                "write": [{"value": "fp16", "keys": {"a": True}}],
+            },
+        },
+    )
     assert rule.formula is not None
     assert rule.formula.read(a=True, b=None) == "fp16"
     with pytest.raises(ValueError, match="no case for a=false, b=null"):
@@ -565,10 +727,21 @@ def test_a_value_no_case_matches_is_bad_input_and_a_value_no_entry_writes_is_une
 def test_an_extension_case_and_a_negated_pattern() -> None:
     """A reading may be the framework's own setting (an extension, dropped elsewhere with its reason);
     {not: ...} matches every other value, an absent key too when it negates a value."""
-    rule = build_rule("t.yaml", 0, {**RULE, "cases": {
-        "read": [{"match": {"a": "fp8"}, "extension": "a={a!r} is the framework's own"},
-                 {"match": {"a": {"not": [None, "off"]}}, "value": "fp16"}, {"value": "fp32"}],
-        "write": [{"keys": {"a": "on"}}]}})  # fmt: skip
+    rule = build_rule(
+        "t.yaml",
+        0,
+        {
+            **RULE,
+            "cases": {
+                "read": [
+                    {"match": {"a": "fp8"}, "extension": "a={a!r} is the framework's own"},
+                    {"match": {"a": {"not": [None, "off"]}}, "value": "fp16"},
+                    {"value": "fp32"},
+                ],
+                "write": [{"keys": {"a": "on"}}],
+            },
+        },
+    )
     assert rule.formula is not None
     got = rule.formula.read(a="fp8", b=None)
     assert type(got).__name__ == "Extension" and got.detail == "a='fp8' is the framework's own"
@@ -580,18 +753,21 @@ def test_an_extension_case_and_a_negated_pattern() -> None:
 TWO = {"fields": ["model.norm", "model.norm_bias"], "key": "a", "also": ["b"]}
 
 
-@pytest.mark.parametrize("cases,message", [
-    ({"read": [{"value": "rmsnorm"}], "write": [{"keys": {}}]}, "value as \\{field: value\\}"),
-    ({"read": [{"value": {"model.eps": 1}}], "write": [{"keys": {}}]}, "value as \\{field: value\\}"),
-    ({"read": [{"value": {}}], "write": [{"value": {"model.eps": 1}, "keys": {}}]}, "value as \\{field: value\\}"),
-    ({"read": [{"value": {}}], "write": [{"value": {"model.norm": {"is": 1}}, "keys": {}}]}, "a pattern is"),
-    ({"read": [{"value": {}}], "write": [{"keys": {}, "error": "no"}]}, "or an error"),
-    ({"read": [{"value": {}}], "write": [{"error": "no", "lossy": "why"}]}, "or an error"),
-    ({"read": [{"value": {}, "lossy": "why", "lost": ["model.eps"]}], "write": [{"keys": {}}]}, "lost names"),
-    ({"read": [{"value": {}, "lost": ["model.norm"]}], "write": [{"keys": {}}]}, "lost names"),
-    ({"read": [{"match": {"a": {"truthy": "yes"}}, "value": {}}], "write": [{"keys": {}}]}, "a pattern is"),
-    ({"read": [{"value": {}}], "write": [{"keys": {"p": 1}}]}, "not the rule's: \\['p'\\]"),  # a peek is read only
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "cases,message",
+    [
+        ({"read": [{"value": "rmsnorm"}], "write": [{"keys": {}}]}, "value as \\{field: value\\}"),
+        ({"read": [{"value": {"model.eps": 1}}], "write": [{"keys": {}}]}, "value as \\{field: value\\}"),
+        ({"read": [{"value": {}}], "write": [{"value": {"model.eps": 1}, "keys": {}}]}, "value as \\{field: value\\}"),
+        ({"read": [{"value": {}}], "write": [{"value": {"model.norm": {"is": 1}}, "keys": {}}]}, "a pattern is"),
+        ({"read": [{"value": {}}], "write": [{"keys": {}, "error": "no"}]}, "or an error"),
+        ({"read": [{"value": {}}], "write": [{"error": "no", "lossy": "why"}]}, "or an error"),
+        ({"read": [{"value": {}, "lossy": "why", "lost": ["model.eps"]}], "write": [{"keys": {}}]}, "lost names"),
+        ({"read": [{"value": {}, "lost": ["model.norm"]}], "write": [{"keys": {}}]}, "lost names"),
+        ({"read": [{"match": {"a": {"truthy": "yes"}}, "value": {}}], "write": [{"keys": {}}]}, "a pattern is"),
+        ({"read": [{"value": {}}], "write": [{"keys": {"p": 1}}]}, "not the rule's: \\['p'\\]"),  # a peek is read only
+    ],
+)
 def test_the_shape_refuses_malformed_cases_over_several_fields(cases: dict[str, Any], message: str) -> None:
     with pytest.raises(MappingTableError, match=message):
         build_rule("t.yaml", 0, {**TWO, "peek": ["p"], "cases": cases}, "cerebras")
@@ -601,21 +777,45 @@ def test_cases_over_several_fields_read_and_write_each() -> None:
     """A reading case gives some of the fields (the others are not set), approximately naming the
     fields it concerns; a writing entry matches several fields' values (a field left out: any), or
     says why none can be written, naming fields' values in its messages."""
-    rule = build_rule("t.yaml", 0, {**TWO, "cases": {
-        "read": [{"match": {"a": "rms"}, "value": {"model.norm": "rmsnorm", "model.norm_bias": False}},
-                 {"match": {"a": "plain"}, "value": {"model.norm": "layernorm"}, "lossy": "a={a!r}: no bias said",
-                  "lost": ["model.norm_bias"]},
-                 {"value": {}}],
-        "write": [{"value": {"model.norm": "rmsnorm", "model.norm_bias": [False, None]}, "keys": {"a": "rms"}},
-                  {"value": {"model.norm": "layernorm"}, "keys": {"a": "plain", "b": 1}, "lossy": "{model.norm_bias} lost",
-                   "lost": ["model.norm_bias"]},
-                  {"error": "no {model.norm} with bias {model.norm_bias}"}]}})  # fmt: skip
+    rule = build_rule(
+        "t.yaml",
+        0,
+        {
+            **TWO,
+            "cases": {
+                "read": [
+                    {"match": {"a": "rms"}, "value": {"model.norm": "rmsnorm", "model.norm_bias": False}},
+                    {
+                        "match": {"a": "plain"},
+                        "value": {"model.norm": "layernorm"},
+                        "lossy": "a={a!r}: no bias said",
+                        "lost": ["model.norm_bias"],
+                    },
+                    {"value": {}},
+                ],
+                "write": [
+                    {"value": {"model.norm": "rmsnorm", "model.norm_bias": [False, None]}, "keys": {"a": "rms"}},
+                    {
+                        "value": {"model.norm": "layernorm"},
+                        "keys": {"a": "plain", "b": 1},
+                        "lossy": "{model.norm_bias} lost",
+                        "lost": ["model.norm_bias"],
+                    },
+                    {"error": "no {model.norm} with bias {model.norm_bias}"},
+                ],
+            },
+        },
+    )
     assert rule.formula is not None and rule.formula.write_params() == {"norm", "norm_bias"}
     assert rule.formula.read(a="rms", b=None) == {"norm": "rmsnorm", "norm_bias": False}
-    _approx(rule.formula.read(a="plain", b=None), {"norm": "layernorm"}, "a='plain': no bias said", ("model.norm_bias",))
+    _approx(
+        rule.formula.read(a="plain", b=None), {"norm": "layernorm"}, "a='plain': no bias said", ("model.norm_bias",)
+    )
     assert rule.formula.read(a="other", b=None) == {}
     assert rule.formula.write(norm="rmsnorm", norm_bias=None) == {"a": "rms"}
-    _approx(rule.formula.write(norm="layernorm", norm_bias=True), {"a": "plain", "b": 1}, "True lost", ("model.norm_bias",))
+    _approx(
+        rule.formula.write(norm="layernorm", norm_bias=True), {"a": "plain", "b": 1}, "True lost", ("model.norm_bias",)
+    )
     with pytest.raises(Unexpressible, match="^no rmsnorm with bias True$"):
         rule.formula.write(norm="rmsnorm", norm_bias=True)
     assert "a='rms': norm='rmsnorm', norm_bias=false;" in rule.formula.name  # (explain: the fields by their last part)
@@ -624,11 +824,22 @@ def test_cases_over_several_fields_read_and_write_each() -> None:
 def test_a_truthy_pattern_and_a_case_that_keeps_the_case() -> None:
     """{truthy: ...} takes a value as the framework's `if key:` does; a case's own case_insensitive
     overrides the table's (a respelled default is not the default)."""
-    rule = build_rule("t.yaml", 0, {**RULE, "cases": {
-        "case_insensitive": True,
-        "read": [{"match": {"a": "on", "b": {"truthy": True}}, "case_insensitive": False, "value": "bf16"},
-                 {"match": {"a": "on"}, "value": "fp16"}, {"value": "fp32"}],
-        "write": [{"keys": {}}]}})  # fmt: skip
+    rule = build_rule(
+        "t.yaml",
+        0,
+        {
+            **RULE,
+            "cases": {
+                "case_insensitive": True,
+                "read": [
+                    {"match": {"a": "on", "b": {"truthy": True}}, "case_insensitive": False, "value": "bf16"},
+                    {"match": {"a": "on"}, "value": "fp16"},
+                    {"value": "fp32"},
+                ],
+                "write": [{"keys": {}}],
+            },
+        },
+    )
     assert rule.formula is not None
     for true in (True, 1, "no", [0], {"x": 1}):
         assert rule.formula.read(a="on", b=true) == "bf16"

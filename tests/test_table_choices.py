@@ -46,8 +46,15 @@ def _about(done: Any, field: str, status: Status) -> Any:
 # ---- key_by: NeoX's epsilon per norm kind ------------------------------------------------------
 
 
-@pytest.mark.parametrize("norm,key", [("layernorm", "layernorm_epsilon"), ("rmsnorm", "rms_norm_epsilon"),
-                                      ("scalenorm", "scalenorm_epsilon"), (None, "layernorm_epsilon")])  # fmt: skip
+@pytest.mark.parametrize(
+    "norm,key",
+    [
+        ("layernorm", "layernorm_epsilon"),
+        ("rmsnorm", "rms_norm_epsilon"),
+        ("scalenorm", "scalenorm_epsilon"),
+        (None, "layernorm_epsilon"),
+    ],
+)
 def test_key_by_neox_norm_eps_reads_and_writes_the_active_norms_key(norm: str | None, key: str) -> None:
     eps = _rule_formula("neox", "model.norm_eps")
     values = {"layernorm_epsilon": 1e-5, "rms_norm_epsilon": 1e-6, "scalenorm_epsilon": 1e-7}
@@ -114,7 +121,9 @@ def test_enum_veomni_optimizer() -> None:
     assert foreign.value.value == "sgd" and foreign.value.known == ("adamw", "anyprecision_adamw", "muon")
     assert opt.write(value="adamw") == {"train_optimizer_type": "adamw"}
     assert opt.write(value="muon") == {"train_optimizer_type": "muon"}
-    with pytest.raises(Unexpressible, match="VeOmni has adamw, anyprecision_adamw and muon only: lion is not expressible"):
+    with pytest.raises(
+        Unexpressible, match="VeOmni has adamw, anyprecision_adamw and muon only: lion is not expressible"
+    ):
         opt.write(value="lion")
 
 
@@ -170,7 +179,10 @@ def test_fixed_loss_cerebras_dense_attention() -> None:
     assert rule.formula.read() == "dense" and rule.formula.write(value="dense") == {}
     lost = rule.formula.write(value="global+local")
     assert isinstance(lost, Approx) and lost.value == {}
-    assert lost.detail == "Cerebras models only have dense causal attention: the global+local blocks become attention layers"
+    assert (
+        lost.detail
+        == "Cerebras models only have dense causal attention: the global+local blocks become attention layers"
+    )
 
 
 # ---- same_as implied: NeoX's one attention bias switch ------------------------------------------
@@ -185,14 +197,21 @@ def test_same_as_implied_neox_attention_output_bias() -> None:
     assert out.write(value=False, same_attention_bias=None) == {}  # the other unknown: nothing to compare
     lost = out.write(value=False, same_attention_bias=True)
     assert isinstance(lost, Approx) and lost.value == {}
-    assert lost.detail == ("one switch biases every attention projection: an output bias False with "
-                           "query/key/value bias True is not expressible")  # fmt: skip
+    assert lost.detail == (
+        "one switch biases every attention projection: an output bias False with "
+        "query/key/value bias True is not expressible"
+    )
 
 
 def test_same_as_implied_end_to_end_qwen2_biases() -> None:
     """Qwen2-style biases (q, k, v biased, the output projection not) into NeoX: lossy, said."""
-    done = translate([str(LLAMA)], "neox", "neox", world_size=8,
-                     set_values={"model.attention_bias": True, "model.attention_output_bias": False})  # fmt: skip
+    done = translate(
+        [str(LLAMA)],
+        "neox",
+        "neox",
+        world_size=8,
+        set_values={"model.attention_bias": True, "model.attention_output_bias": False},
+    )
     assert yaml.safe_load(done.dump())["use_bias_in_attn_linear"] is True
     lost = [e for e in done.report.entries if "model.attention_output_bias" in e.fields]
     assert lost and lost[0].status is Status.LOSSY and "one switch biases every attention projection" in lost[0].detail
@@ -201,8 +220,16 @@ def test_same_as_implied_end_to_end_qwen2_biases() -> None:
 # ---- reads_as: Model Zoo's Adam without weight decay ---------------------------------------------
 
 
-@pytest.mark.parametrize("name,decay,read", [("Adam", 0.0, "adamw"), ("adam", None, "adamw"), ("Adam", 0.01, "adam"),
-                                             ("ADAMW", 0.1, "adamw"), ("AdaFactor", None, "adafactor")])  # fmt: skip
+@pytest.mark.parametrize(
+    "name,decay,read",
+    [
+        ("Adam", 0.0, "adamw"),
+        ("adam", None, "adamw"),
+        ("Adam", 0.01, "adam"),
+        ("ADAMW", 0.1, "adamw"),
+        ("AdaFactor", None, "adafactor"),
+    ],
+)
 def test_reads_as_cerebras_adam_without_weight_decay_is_adamw(name: str, decay: float | None, read: str) -> None:
     opt = _rule_formula("cerebras", "optim.type")
     assert opt.read(optimizer_optimizer_type=name, when_weight_decay=decay) == read
@@ -212,9 +239,14 @@ def test_enum_cerebras_optimizer_type_names_and_refusals() -> None:
     opt = _rule_formula("cerebras", "optim.type")
     assert opt.write(value="adam") == {"optimizer_optimizer_type": "Adam"}
     assert opt.write(value="adafactor") == {"optimizer_optimizer_type": "AdaFactor"}
-    with pytest.raises(ValueError, match=r"^unknown value 'Adamax'; expected one of AdamW, Adam, SGD, Lamb, Lion, AdaFactor, Adagrad, Muon$"):
+    with pytest.raises(
+        ValueError,
+        match=r"^unknown value 'Adamax'; expected one of AdamW, Adam, SGD, Lamb, Lion, AdaFactor, Adagrad, Muon$",
+    ):
         opt.read(optimizer_optimizer_type="Adamax", when_weight_decay=None)
-    with pytest.raises(Unexpressible, match=r"^optim.type='onebitadam' has no counterpart in optimizer.optimizer_type$"):
+    with pytest.raises(
+        Unexpressible, match=r"^optim.type='onebitadam' has no counterpart in optimizer.optimizer_type$"
+    ):
         opt.write(value="onebitadam")
 
 
@@ -230,14 +262,25 @@ def test_reads_as_end_to_end(tmp_path: Path) -> None:
         done = translate([str(path)], "cerebras", "neox", world_size=8)
         assert yaml.safe_load(done.dump())["optimizer"]["type"] == "Adam"
         entry = _entry(done, "optimizer.optimizer_type")
-        assert entry.status is status and (decay == 0.0 or entry.detail.startswith("adam adds weight decay to the gradient"))
+        assert entry.status is status and (
+            decay == 0.0 or entry.detail.startswith("adam adds weight decay to the gradient")
+        )
 
 
 # ---- NeoX's optimizer: extensions, reads_as on writing, a nearest reason per value ----------------
 
 
-@pytest.mark.parametrize("name,read", [("Adam", "adamw"), ("adam", "adamw"), ("CPU_Adam", "adamw"),
-                                       ("cpu_torch_adam", "adamw"), ("OneBitAdam", "onebitadam"), ("lion", "lion")])  # fmt: skip
+@pytest.mark.parametrize(
+    "name,read",
+    [
+        ("Adam", "adamw"),
+        ("adam", "adamw"),
+        ("CPU_Adam", "adamw"),
+        ("cpu_torch_adam", "adamw"),
+        ("OneBitAdam", "onebitadam"),
+        ("lion", "lion"),
+    ],
+)
 def test_enum_neox_optimizer_names(name: str, read: str) -> None:
     """NeoX's Adam is FusedAdam in AdamW mode: adamw whatever the weight decay."""
     opt = _rule_formula("neox", "optim.type")
@@ -247,20 +290,44 @@ def test_enum_neox_optimizer_names(name: str, read: str) -> None:
 def test_enum_neox_optimizer_extensions_and_fork_names() -> None:
     opt = _rule_formula("neox", "optim.type")
     assert opt.read(optimizer_type="SM3") == Extension("NeoX optimizer SM3 has no counterpart elsewhere")
-    assert opt.read(optimizer_type="madgrad_wd") == Extension(
-        "NeoX optimizer madgrad_wd has no counterpart elsewhere")
+    assert opt.read(optimizer_type="madgrad_wd") == Extension("NeoX optimizer madgrad_wd has no counterpart elsewhere")
     with pytest.raises(UnknownValue) as foreign:  # a fork's optimizer (lamb, SOAP): unknown, not bad input
         opt.read(optimizer_type="lamb")
     assert foreign.value.value == "lamb"
-    assert foreign.value.known == ("Adam", "cpu_adam", "cpu_torch_adam", "onebitadam", "sgd", "lion", "sm3", "madgrad_wd")
+    assert foreign.value.known == (
+        "Adam",
+        "cpu_adam",
+        "cpu_torch_adam",
+        "onebitadam",
+        "sgd",
+        "lion",
+        "sm3",
+        "madgrad_wd",
+    )
 
 
-@pytest.mark.parametrize("value,decay,written,why", [
-    ("adamw", 0.1, "Adam", ""), ("sgd", 0.1, "sgd", ""), ("adam", 0.0, "Adam", ""), ("adam", None, "Adam", ""),
-    ("adam", 0.01, "Adam", "adam adds weight decay to the gradient (L2); NeoX's Adam decouples it (AdamW): wrote NeoX's "
-                           "Adam so the config loads; choose a NeoX optimizer"),
-    ("lamb", 0.0, "Adam", "lamb is not a NeoX optimizer: wrote NeoX's Adam so the config loads; choose a NeoX optimizer"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "value,decay,written,why",
+    [
+        ("adamw", 0.1, "Adam", ""),
+        ("sgd", 0.1, "sgd", ""),
+        ("adam", 0.0, "Adam", ""),
+        ("adam", None, "Adam", ""),
+        (
+            "adam",
+            0.01,
+            "Adam",
+            "adam adds weight decay to the gradient (L2); NeoX's Adam decouples it (AdamW): wrote NeoX's "
+            "Adam so the config loads; choose a NeoX optimizer",
+        ),
+        (
+            "lamb",
+            0.0,
+            "Adam",
+            "lamb is not a NeoX optimizer: wrote NeoX's Adam so the config loads; choose a NeoX optimizer",
+        ),
+    ],
+)
 def test_enum_neox_optimizer_writing(value: str, decay: float | None, written: str, why: str) -> None:
     """adam without weight decay is AdamW's algorithm: NeoX's Adam, exactly; with it, or an optimizer
     NeoX lacks, Adam so that the config loads, lossy."""
@@ -274,8 +341,17 @@ def test_enum_neox_optimizer_writing(value: str, decay: float | None, written: s
 # ---- overridden_by: NeoX's mlp_type: llama, an MLP without biases ---------------------------------
 
 
-@pytest.mark.parametrize("bias,mlp_type,read", [(True, None, True), (False, None, False), (True, "regular", True),
-                                                (False, "regular", False), (True, "llama", False), (False, "llama", False)])  # fmt: skip
+@pytest.mark.parametrize(
+    "bias,mlp_type,read",
+    [
+        (True, None, True),
+        (False, None, False),
+        (True, "regular", True),
+        (False, "regular", False),
+        (True, "llama", False),
+        (False, "llama", False),
+    ],
+)
 def test_overridden_by_neox_mlp_type_llama(bias: bool, mlp_type: str | None, read: bool) -> None:
     """Before use_bias_in_mlp (2024-09-10) mlp_type: llama built LLaMAParallelMLP, without biases,
     whatever use_bias_in_mlp says; regular leaves the switch to use_bias_in_mlp."""
@@ -317,8 +393,9 @@ def test_written_with_neox_save() -> None:
     assert save.write(value="ck/run", with_interval=0) == {}  # no periodic checkpoints: the note says so
     lost = save.write(value="ck/run", with_interval=None)
     assert isinstance(lost, Approx) and lost.value == {}
-    assert lost.detail == ("save: ck/run not written: NeoX refuses `save` without checkpoint_factor; "
-                           "give --set checkpoint.interval=N")  # fmt: skip
+    assert lost.detail == (
+        "save: ck/run not written: NeoX refuses `save` without checkpoint_factor; give --set checkpoint.interval=N"
+    )
 
 
 @pytest.mark.parametrize("steps,written", [(2000, "tinyllama-1.1b"), (0, None)])
@@ -335,7 +412,8 @@ def test_written_with_end_to_end(tmp_path: Path, steps: int, written: str | None
         assert entry.status is Status.EXACT
     else:
         assert entry.status is Status.LOSSY and entry.detail == (
-            "save: tinyllama-1.1b not written: NeoX refuses `save` without checkpoint_factor; give --set checkpoint.interval=N")
+            "save: tinyllama-1.1b not written: NeoX refuses `save` without checkpoint_factor; give --set checkpoint.interval=N"
+        )
 
 
 def test_written_with_unless_end_to_end(tmp_path: Path) -> None:
@@ -347,8 +425,10 @@ def test_written_with_unless_end_to_end(tmp_path: Path) -> None:
     done = translate([str(path)], "cerebras", "neox", world_size=8)
     assert "save" not in yaml.safe_load(done.dump()) and done.ir.get("checkpoint.interval") == 0
     entry = _entry(done, "runconfig.model_dir")
-    assert entry.detail.startswith("no periodic checkpoints (interval 0): save left out, as NeoX refuses it without "
-                                   "checkpoint_factor; checkpoint.save_dir is 'ck/run' in the source, not written")  # fmt: skip
+    assert entry.detail.startswith(
+        "no periodic checkpoints (interval 0): save left out, as NeoX refuses it without "
+        "checkpoint_factor; checkpoint.save_dir is 'ck/run' in the source, not written"
+    )
     assert "NeoX refuses `save` without checkpoint_factor; give --set" not in entry.detail
 
 
@@ -362,8 +442,11 @@ def test_follows_neox_norm_bias(norm: str | None, bias: bool | None) -> None:
     assert rule.formula.read(by_norm=norm) is bias
     if bias is not None:
         assert rule.formula.write(value=bias, by_norm=norm) == {}
-        with pytest.raises(Unexpressible, match=(r"^NeoX's layernorm always" if bias else rf"^NeoX's {norm} never")
-                           + r" has a learned bias \(use_bias_in_norms is never read\)$"):  # fmt: skip
+        with pytest.raises(
+            Unexpressible,
+            match=(r"^NeoX's layernorm always" if bias else rf"^NeoX's {norm} never")
+            + r" has a learned bias \(use_bias_in_norms is never read\)$",
+        ):
             rule.formula.write(value=not bias, by_norm=norm)
     assert rule.formula.write(value=False, by_norm=None) == {}  # the norm unknown: nothing to compare
 

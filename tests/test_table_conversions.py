@@ -93,9 +93,11 @@ def test_zero_stage_from_neox_to_deepspeed() -> None:
 
 # ---- NeoX's gradient clipping: 1.0 is not passed on; deepspeed_extra_args overrides ------------
 
-TRAP = ("NeoX only passes gradient_clipping to DeepSpeed when it is not 1.0; its pinned DeeperSpeed then defaults "
-        "to 0.0, so the NeoX run had no clipping at all. Kept 1.0 as written; give --set optim.grad_clip=0 to "
-        "reproduce the run exactly")
+TRAP = (
+    "NeoX only passes gradient_clipping to DeepSpeed when it is not 1.0; its pinned DeeperSpeed then defaults "
+    "to 0.0, so the NeoX run had no clipping at all. Kept 1.0 as written; give --set optim.grad_clip=0 to "
+    "reproduce the run exactly"
+)
 
 
 def test_neox_grad_clip_reads_the_trap_and_the_override() -> None:

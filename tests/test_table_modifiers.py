@@ -91,7 +91,10 @@ def test_warn_values_veomni_max_grad_norm() -> None:
     assert clip.read(train_optimizer_max_grad_norm=math.inf) == 0.0
     zero = clip.read(train_optimizer_max_grad_norm=0)
     assert isinstance(zero, Approx) and zero.value == 0
-    assert zero.detail == "max_grad_norm 0 makes VeOmni's clip_grad_norm_ scale every gradient to zero; read as no clipping"
+    assert (
+        zero.detail
+        == "max_grad_norm 0 makes VeOmni's clip_grad_norm_ scale every gradient to zero; read as no clipping"
+    )
     assert clip.read(train_optimizer_max_grad_norm=0.5) == 0.5 and clip.read(train_optimizer_max_grad_norm=None) is None
     assert clip.write(value=0.0) == {"train_optimizer_max_grad_norm": math.inf}
     assert clip.write(value=2.0) == {"train_optimizer_max_grad_norm": 2.0}
@@ -141,13 +144,17 @@ def test_default_by_family_then_from_hidden_dropout(field: str) -> None:
     assert rule.formula.write(value=0.3) == {key: 0.3}
 
 
-@pytest.mark.parametrize("name,model,expected", [
-    ("gpt2-small-legacy.yaml", {"dropout_rate": 0.2, "attention_dropout_rate": None}, 0.2),
-    ("gpt2-small-legacy.yaml", {"dropout_rate": 0.2, "attention_dropout_rate": 0.05}, 0.05),
-    ("gptj-tiny-defaults.yaml", {"residual_dropout_rate": 0.2}, 0.1),
-])  # fmt: skip
-def test_default_by_and_from_end_to_end_cerebras_to_neox(name: str, model: dict[str, Any], expected: float,
-                                                         tmp_path: Path) -> None:  # fmt: skip
+@pytest.mark.parametrize(
+    "name,model,expected",
+    [
+        ("gpt2-small-legacy.yaml", {"dropout_rate": 0.2, "attention_dropout_rate": None}, 0.2),
+        ("gpt2-small-legacy.yaml", {"dropout_rate": 0.2, "attention_dropout_rate": 0.05}, 0.05),
+        ("gptj-tiny-defaults.yaml", {"residual_dropout_rate": 0.2}, 0.1),
+    ],
+)
+def test_default_by_and_from_end_to_end_cerebras_to_neox(
+    name: str, model: dict[str, Any], expected: float, tmp_path: Path
+) -> None:
     config = yaml.safe_load((FIXTURES / "inputs" / "cerebras" / name).read_text())
     config["model"].update(model)
     config["model"] = {k: v for k, v in config["model"].items() if v is not None}
@@ -161,8 +168,10 @@ def test_warn_values_either_way_neox_qk_layernorm() -> None:
     """use_qk_layernorm true is one norm over [heads, head_dim] for q and k alike, not the canonical
     head_dim-wide norm each (it was the formula neox.qk_norm): lossy read and written."""
     qk = _formula("neox", "model.qk_norm")
-    shape = ("NeoX's use_qk_layernorm is one LayerNorm over [heads, head_dim] applied to queries and keys alike "
-             "(transformer.py), not a norm over head_dim for each")  # fmt: skip
+    shape = (
+        "NeoX's use_qk_layernorm is one LayerNorm over [heads, head_dim] applied to queries and keys alike "
+        "(transformer.py), not a norm over head_dim for each"
+    )
     read = qk.read(use_qk_layernorm=True)
     assert isinstance(read, Approx) and read.value is True and read.detail == shape
     assert qk.read(use_qk_layernorm=False) is False and qk.read(use_qk_layernorm=None) is None

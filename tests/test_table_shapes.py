@@ -42,8 +42,9 @@ def overlay(name: str, tmp_path: Path) -> Table:
     lists = [rule.get("fields", [rule.get("field")]) for rule in mine.get("rules", [])]
     taken = {f for fields in lists for f in fields}
     base = yaml.safe_load((ROOT / "mappings" / f"{fmt}.yaml").read_text())
-    base["rules"] = [r for r in base["rules"] if len(r.get("fields", ())) < 2 or r["fields"] in lists
-                     or not taken & set(r["fields"])]  # fmt: skip
+    base["rules"] = [
+        r for r in base["rules"] if len(r.get("fields", ())) < 2 or r["fields"] in lists or not taken & set(r["fields"])
+    ]
     (tmp_path / f"{fmt}.yaml").write_text(yaml.safe_dump(base, sort_keys=False))
     shutil.copy(TABLES / f"{name}.yaml", tmp_path / f"{name}.yaml")
     return load_table_file(tmp_path / f"{name}.yaml", fmt)
@@ -111,8 +112,11 @@ def test_fixed_veomni_betas_and_eps(name: str, tmp_path: Path) -> None:
 
 
 def test_fixed_reads_its_value_as_a_default() -> None:
-    source = api.load(FIXTURES / "inputs" / "veomni" / "tinyllama-nested.yaml", "veomni",
-                      model_config=FIXTURES / "inputs" / "veomni" / "tinyllama" / "config.json")  # fmt: skip
+    source = api.load(
+        FIXTURES / "inputs" / "veomni" / "tinyllama-nested.yaml",
+        "veomni",
+        model_config=FIXTURES / "inputs" / "veomni" / "tinyllama" / "config.json",
+    )
     read = ingest(source, load_table("veomni").for_layout(source.layout), schema_index("veomni"))
     for name in ("optim.eps", "optim.betas"):
         assert read.ir.fields[name].origin is Origin.DEFAULT
@@ -196,19 +200,33 @@ def test_product_solves_and_refuses_with_the_keys_named(tmp_path: Path) -> None:
     with pytest.raises(
         InputError, match=r"train_batch_size 30 is not a multiple of train_micro_batch_size_per_gpu 4 x "
     ):
-        ingest(_deepspeed({"train_batch_size": 30, "train_micro_batch_size_per_gpu": 4}), shaped, schema_index("deepspeed"),
-               {"parallel.world_size": 4})  # fmt: skip
+        ingest(
+            _deepspeed({"train_batch_size": 30, "train_micro_batch_size_per_gpu": 4}),
+            shaped,
+            schema_index("deepspeed"),
+            {"parallel.world_size": 4},
+        )
     with pytest.raises(InputError, match=r"train_batch_size 32 is not train_micro_batch_size_per_gpu 4 x gradient_acc"):
-        ingest(_deepspeed({"train_batch_size": 32, "train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 1}),
-               shaped, schema_index("deepspeed"), {"parallel.world_size": 4})  # fmt: skip
+        ingest(
+            _deepspeed({"train_batch_size": 32, "train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 1}),
+            shaped,
+            schema_index("deepspeed"),
+            {"parallel.world_size": 4},
+        )
     only = ingest(_deepspeed({"train_batch_size": 32}), shaped, schema_index("deepspeed"))  # no world size
     assert only.ir.get("batch.grad_accum") == 1 and only.ir.fields["batch.grad_accum"].origin is Origin.DEFAULT
     assert only.ir.get("batch.micro") is None  # the data-parallel size is not known: nothing more is solved
 
 
 def _neox(extra: dict[str, Any]) -> Source:
-    tree = {"num_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "seq_length": 128,
-            "max_position_embeddings": 128, **{k: v for k, v in extra.items() if v is not None}}  # fmt: skip
+    tree = {
+        "num_layers": 2,
+        "hidden_size": 64,
+        "num_attention_heads": 4,
+        "seq_length": 128,
+        "max_position_embeddings": 128,
+        **{k: v for k, v in extra.items() if v is not None},
+    }
     return Source("neox", tree, ["c.yml"], {}, {k: "c.yml" for k in tree})
 
 
@@ -223,8 +241,14 @@ def test_product_replaces_neox_global_batch_and_data_parallel(tmp_path: Path) ->
     real, shaped = load_table("neox"), overlay("neox-product", tmp_path)
     differ = 0
     for tb, mb, ga, tp, world in itertools.product((None, 64, 48), (None, 4), (None, 2), (None, 2), (None, 8, 6)):
-        source = _neox({"train_batch_size": tb, "train_micro_batch_size_per_gpu": mb, "gradient_accumulation_steps": ga,
-                        "model_parallel_size": tp})  # fmt: skip
+        source = _neox(
+            {
+                "train_batch_size": tb,
+                "train_micro_batch_size_per_gpu": mb,
+                "gradient_accumulation_steps": ga,
+                "model_parallel_size": tp,
+            }
+        )
         before, after = _read(source, real, world), _read(source, shaped, world)
         accum = ga or 1
         if tb and not mb and world:
@@ -242,8 +266,11 @@ def test_product_replaces_neox_global_batch_and_data_parallel(tmp_path: Path) ->
     assert differ == 8 + 12
     world = ingest(_neox({"global_num_gpus": 16, "model_parallel_size": 2}), shaped, schema_index("neox"))
     assert world.ir.get("parallel.data_parallel_size") == 8
-    implied = ingest(_neox({"train_batch_size": 64, "train_micro_batch_size_per_gpu": 4, "model_parallel_size": 2}),
-                     shaped, schema_index("neox"))  # fmt: skip
+    implied = ingest(
+        _neox({"train_batch_size": 64, "train_micro_batch_size_per_gpu": 4, "model_parallel_size": 2}),
+        shaped,
+        schema_index("neox"),
+    )
     assert (
         implied.ir.get("parallel.world_size") == 32
         and implied.ir.fields["parallel.world_size"].origin is Origin.DERIVED
@@ -262,12 +289,20 @@ def test_product_replaces_veomni_accumulation_and_data_parallel(world: int | Non
     assert [(d.get("global_batch_size"), d["micro_batch_size"]) for d in docs] == [(256 if world else None, 32)] * 2
     batch = ("batch.global", "batch.micro", "batch.grad_accum", "parallel.data_parallel_size")
     assert [before.ir.get(n) for n in batch] == [after.ir.get(n) for n in batch]
-    micro_before, micro_after = (next(e for e in done.report.entries if e.source_key == "train_micro_batch_size_per_gpu")
-                                 for done in (before, after))  # fmt: skip
+    micro_before, micro_after = (
+        next(e for e in done.report.entries if e.source_key == "train_micro_batch_size_per_gpu")
+        for done in (before, after)
+    )
     assert micro_before.status is Status.LOSSY and "dyn_bsz" in micro_before.detail
     assert micro_after.status is Status.CONVERTED
-    missing = [[e.target_key for e in done.report.entries if e.status is Status.MISSING and e.target_key == "train.global_batch_size"]
-               for done in (before, after)]  # fmt: skip
+    missing = [
+        [
+            e.target_key
+            for e in done.report.entries
+            if e.status is Status.MISSING and e.target_key == "train.global_batch_size"
+        ]
+        for done in (before, after)
+    ]
     assert missing == ([[], ["train.global_batch_size"]] if world is None else [[], []])
 
 
@@ -275,8 +310,13 @@ def test_product_of_veomni_output_reads_back(use: Any, tmp_path: Path) -> None:
     """VeOmni -> NeoX with the product table: the accumulation solved from global / (micro x dp)."""
     use(overlay("veomni-product", tmp_path))
     folder = FIXTURES / "inputs" / "veomni"
-    done = translate([str(folder / "tinyllama-nested.yaml")], "veomni", "neox", world_size=4,
-                     model_config=str(folder / "tinyllama" / "config.json"))  # fmt: skip
+    done = translate(
+        [str(folder / "tinyllama-nested.yaml")],
+        "veomni",
+        "neox",
+        world_size=4,
+        model_config=str(folder / "tinyllama" / "config.json"),
+    )
     global_, micro, dp = (done.ir.get(n) for n in ("batch.global", "batch.micro", "parallel.data_parallel_size"))
     assert done.ir.get("batch.grad_accum") == global_ // (micro * dp)
 
@@ -287,8 +327,10 @@ def test_a_factor_at_its_fill_value_reads_back_as_it_is(accum: int, lost: bool, 
     (no world size), an accumulation of 1 reads back as 1; another is lost, and said."""
     use(overlay("veomni-product", tmp_path))
     source = tmp_path / "micro.yml"
-    source.write_text(f"num_layers: 2\nhidden_size: 64\nnum_attention_heads: 4\nseq_length: 128\n"
-                      f"max_position_embeddings: 128\ntrain_micro_batch_size_per_gpu: 4\ngradient_accumulation_steps: {accum}\n")
+    source.write_text(
+        f"num_layers: 2\nhidden_size: 64\nnum_attention_heads: 4\nseq_length: 128\n"
+        f"max_position_embeddings: 128\ntrain_micro_batch_size_per_gpu: 4\ngradient_accumulation_steps: {accum}\n"
+    )
     done = translate([str(source)], "neox", "veomni")
     said = [e for e in done.report.entries if "derives batch.grad_accum" in e.detail]
     assert bool(said) is lost and done.report.target["added_by_verification"] == 0
@@ -300,8 +342,11 @@ def test_a_factor_at_its_fill_value_reads_back_as_it_is(accum: int, lost: bool, 
 def test_flags_replace_deepspeed_fp16_bf16_switches(use: Any, tmp_path: Path) -> None:
     real, shaped = load_table("deepspeed"), overlay("deepspeed-flags", tmp_path)
     for fp16, bf16 in itertools.product((None, True, False), repeat=2):
-        tree = {"train_batch_size": 8, **({"fp16": {"enabled": fp16}} if fp16 is not None else {}),
-                **({"bf16": {"enabled": bf16}} if bf16 is not None else {})}  # fmt: skip
+        tree = {
+            "train_batch_size": 8,
+            **({"fp16": {"enabled": fp16}} if fp16 is not None else {}),
+            **({"bf16": {"enabled": bf16}} if bf16 is not None else {}),
+        }
         source = Source("deepspeed", tree, ["ds.json"], {}, {k: "ds.json" for k in tree})
         results = []
         for table in (real, shaped):
@@ -335,9 +380,17 @@ def test_flags_write_one_switch_and_refuse_a_value_with_none(tmp_path: Path) -> 
 
 
 def _zoo_r1(params: dict[str, Any]) -> Source:
-    tree = {"model": {"hidden_size": 64, "num_hidden_layers": 2, "num_heads": 4, "filter_size": 256,
-                      "max_position_embeddings": 128, "vocab_size": 1000},
-            "optimizer": {"optimizer_type": "adamw", "learning_rate": 1e-4, **params}}  # fmt: skip
+    tree = {
+        "model": {
+            "hidden_size": 64,
+            "num_hidden_layers": 2,
+            "num_heads": 4,
+            "filter_size": 256,
+            "max_position_embeddings": 128,
+            "vocab_size": 1000,
+        },
+        "optimizer": {"optimizer_type": "adamw", "learning_rate": 1e-4, **params},
+    }
     return Source("cerebras", tree, ["r1.yaml"], {}, {k: "r1.yaml" for k in tree}, layout="legacy")
 
 
@@ -383,8 +436,9 @@ def test_pick_replaces_cerebras_norm_reading(norm_type: str, tmp_path: Path) -> 
 
 @pytest.mark.parametrize("path", [PYTHIA, LLAMA], ids=lambda p: p.stem)
 def test_pick_replaces_cerebras_norm_writing(path: Path, use: Any, tmp_path: Path) -> None:
-    before, after = _both(use, overlay("cerebras-pick", tmp_path),
-                          lambda: translate([str(path)], "neox", "cerebras", world_size=8))  # fmt: skip
+    before, after = _both(
+        use, overlay("cerebras-pick", tmp_path), lambda: translate([str(path)], "neox", "cerebras", world_size=8)
+    )
     assert _shape(before) == _shape(after)
 
 
@@ -407,8 +461,14 @@ def test_pick_says_which_field_is_lost(tmp_path: Path) -> None:
 def test_a_shaped_table_names_values_no_release_has(tmp_path: Path) -> None:
     """The engine's one rule reaches every shape: the leaf is unknown, its field unset, nothing refused."""
     tree = {"model": {"norm_type": "groupnorm"}}
-    source = Source("cerebras", tree, ["c.yaml"], {"c.yaml": "model:\n  norm_type: groupnorm\n"}, {"model": "c.yaml"},
-                    layout="legacy")  # fmt: skip
+    source = Source(
+        "cerebras",
+        tree,
+        ["c.yaml"],
+        {"c.yaml": "model:\n  norm_type: groupnorm\n"},
+        {"model": "c.yaml"},
+        layout="legacy",
+    )
     done = ingest(source, overlay("cerebras-pick", tmp_path).for_layout("legacy"), schema_index("cerebras"))
     fate = done.fates["model.norm_type"]
     assert fate.kind == "unknown" and fate.notes[0][0] == "not_a_value" and fate.notes[0][1]["value"] == "groupnorm"
@@ -420,20 +480,26 @@ def test_a_shaped_table_names_values_no_release_has(tmp_path: Path) -> None:
 OPTIM = ("optim.betas", "optim.eps", "optim.weight_decay")
 
 
-@pytest.mark.parametrize("optimizer,expected", [
-    ({"type": "Adam", "params": {"betas": [0.8, 0.9], "eps": 1e-6}}, ([0.8, 0.9], 1e-6, 0.0)),
-    ({"type": "Lion", "params": {"betas": [0.8, 0.9], "eps": 1e-6}}, ([0.8, 0.9], None, 0.0)),  # Lion: no eps
-    ({"type": "SGD", "params": {"betas": [0.8, 0.9], "weight_decay": 0.1}}, (None, None, 0.1)),
-    (None, (None, None, None)),  # no block: the training script builds the optimizer, no default holds
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "optimizer,expected",
+    [
+        ({"type": "Adam", "params": {"betas": [0.8, 0.9], "eps": 1e-6}}, ([0.8, 0.9], 1e-6, 0.0)),
+        ({"type": "Lion", "params": {"betas": [0.8, 0.9], "eps": 1e-6}}, ([0.8, 0.9], None, 0.0)),  # Lion: no eps
+        ({"type": "SGD", "params": {"betas": [0.8, 0.9], "weight_decay": 0.1}}, (None, None, 0.1)),
+        (None, (None, None, None)),  # no block: the training script builds the optimizer, no default holds
+    ],
+)
 def test_read_when_reads_deepspeed_optimizer_params_only_for_optimizers_that_take_them(
     optimizer: dict[str, Any] | None, expected: tuple[Any, ...]
 ) -> None:
     """mappings/deepspeed.yaml: optimizer.params.betas / eps / weight_decay are renames with
     `read_when: {optim.type: [...]}` (they were the formulas deepspeed.betas / eps / weight_decay)."""
     table = load_table("deepspeed")
-    assert all(r.formula is not None and r.formula.name.startswith("rename optimizer.params.")
-               for n in OPTIM for r in table.rules_for_field(n))  # fmt: skip
+    assert all(
+        r.formula is not None and r.formula.name.startswith("rename optimizer.params.")
+        for n in OPTIM
+        for r in table.rules_for_field(n)
+    )
     source = _deepspeed({"optimizer": optimizer, "train_batch_size": 8})
     done = ingest(source, table, schema_index("deepspeed"))
     assert tuple(done.ir.get(n) for n in OPTIM) == expected
@@ -482,9 +548,15 @@ def test_same_as_neox_embedding_dropout_is_hidden_dropout() -> None:
     assert formula.write(value=0.1, same_hidden_dropout=0.1) == {}
     assert formula.write(value=0.0, same_hidden_dropout=None) == {}  # NeoX's default hidden_dropout 0
     lost = formula.write(value=0.2, same_hidden_dropout=0.1)
-    assert lost.value == {} and lost.detail == "NeoX applies hidden_dropout 0.1 to the embeddings; embedding dropout 0.2 is lost"
+    assert (
+        lost.value == {}
+        and lost.detail == "NeoX applies hidden_dropout 0.1 to the embeddings; embedding dropout 0.2 is lost"
+    )
     done = translate([str(PYTHIA)], "neox", "neox", set_values={"model.embedding_dropout": 0.2})
-    assert any(e.status is Status.LOSSY and "NeoX applies hidden_dropout 0 to the embeddings; embedding dropout 0.2 is lost"
-               in e.detail for e in done.report.entries)  # fmt: skip
+    assert any(
+        e.status is Status.LOSSY
+        and "NeoX applies hidden_dropout 0 to the embeddings; embedding dropout 0.2 is lost" in e.detail
+        for e in done.report.entries
+    )
     read = ingest(api.load(PYTHIA, "neox"), load_table("neox"), schema_index("neox"))
     assert read.ir.get("model.embedding_dropout") == read.ir.get("model.hidden_dropout") is not None

@@ -23,7 +23,9 @@ def test_table_loads_and_every_rule_is_sound(fmt: str) -> None:
     for rule in table.rules:
         for name in rule.fields:
             assert name in fields
-        if rule.key is None and not rule.is_const and not rule.formula and not rule.product:  # (a product alone: a relation)
+        if (
+            rule.key is None and not rule.is_const and not rule.formula and not rule.product
+        ):  # (a product alone: a relation)
             assert rule.note, f"{fmt}: a rule without a key must say how the field is expressed (note:)"
 
 
@@ -39,7 +41,9 @@ def test_table_defaults_agree_with_the_format_schema(fmt: str) -> None:
         node = index.node(rule.key)
         if node is None or "default" not in node or node["default"] is None:
             continue
-        assert node["default"] == rule.default_for(), f"{fmt}:{rule.key}: table {rule.default_for()!r} vs docs {node['default']!r}"
+        assert node["default"] == rule.default_for(), (
+            f"{fmt}:{rule.key}: table {rule.default_for()!r} vs docs {node['default']!r}"
+        )
         checked += 1
     # hf: each class's defaults are data of the class (mappings/hf.yaml data.model_types.*.defaults),
     # checked against transformers' own config classes by the oracle tier (tests/test_hf_oracle.py)

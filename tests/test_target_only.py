@@ -52,14 +52,19 @@ def test_neox_accumulation_added_for_a_cerebras_batch_is_reported_and_diff_says_
     (entry,) = [e for e in json.loads(report.read_text())["entries"] if e["kind"] == "added_for_target"]
     assert entry["status"] == "defaulted" and entry["source_key"] is None
     assert entry["target_key"] == "gradient_accumulation_steps" and entry["fields"] == ["batch.grad_accum"]
-    assert entry["values"] == {"title": "GPT-NeoX", "written": {"gradient_accumulation_steps": 1},
-                               "why": "the global batch is the micro batch x data-parallel size"}  # fmt: skip
+    assert entry["values"] == {
+        "title": "GPT-NeoX",
+        "written": {"gradient_accumulation_steps": 1},
+        "why": "the global batch is the micro batch x data-parallel size",
+    }
     # diff: the only-B line says why Cerebras holds no value (its table's reason, not "cannot express"),
     # and what the report said of it
     shown = runner.invoke(main, ["diff", str(source), str(out), "--report", str(report)]).stdout
-    assert ("only-B   batch.grad_accum: 1 (train_batch_size, gradient_accumulation_steps) (Cerebras Model Zoo holds no "
-            "value for it: Cerebras accumulates gradients automatically; the global batch is what carries over)  "
-            "[report: defaulted]\n") in shown  # fmt: skip
+    assert (
+        "only-B   batch.grad_accum: 1 (train_batch_size, gradient_accumulation_steps) (Cerebras Model Zoo holds no "
+        "value for it: Cerebras accumulates gradients automatically; the global batch is what carries over)  "
+        "[report: defaulted]\n"
+    ) in shown
     assert "cannot express" not in shown
     data = json.loads(runner.invoke(main, ["diff", str(source), str(out), "--report", str(report), "--json"]).stdout)
     (only_b,) = [c for c in data["not_expressible_in_both"] if c["a"] is None]
@@ -68,13 +73,25 @@ def test_neox_accumulation_added_for_a_cerebras_batch_is_reported_and_diff_says_
     folder = tmp_path / "in"
     folder.mkdir()
     (folder / "a.yaml").write_text(CEREBRAS)
-    assert runner.invoke(main, ["batch", "cerebras2neox", str(folder), "-o", str(tmp_path / "out"), "-j", "1"]).exit_code == 0
+    assert (
+        runner.invoke(main, ["batch", "cerebras2neox", str(folder), "-o", str(tmp_path / "out"), "-j", "1"]).exit_code
+        == 0
+    )
     counts = json.loads((tmp_path / "out" / "neoconv-report.json").read_text())["files"][0]["counts"]
-    assert counts["defaulted"] == 8 == 1 + sum(e["status"] == "defaulted" and e["kind"] == "default_written"
-                                               for e in json.loads(report.read_text())["entries"])  # fmt: skip
+    assert (
+        counts["defaulted"]
+        == 8
+        == 1
+        + sum(
+            e["status"] == "defaulted" and e["kind"] == "default_written"
+            for e in json.loads(report.read_text())["entries"]
+        )
+    )
     # without the report, diff cannot tell who added it, and says no more than it knows
     bare = runner.invoke(main, ["diff", str(source), str(out)]).stdout
-    assert "only-B   batch.grad_accum: 1 (train_batch_size, gradient_accumulation_steps) (Cerebras Model Zoo holds" in bare
+    assert (
+        "only-B   batch.grad_accum: 1 (train_batch_size, gradient_accumulation_steps) (Cerebras Model Zoo holds" in bare
+    )
 
 
 def test_neox_zero_block_for_bf16_and_a_derived_accumulation(tmp_path: Path) -> None:
@@ -82,8 +99,11 @@ def test_neox_zero_block_for_bf16_and_a_derived_accumulation(tmp_path: Path) -> 
     assert result.config["zero_optimization"] == {"stage": 0}
     zero = _added(result)["zero_optimization.stage"]
     assert zero.status is Status.DEFAULTED and zero.fields == ("parallel.zero_stage",)
-    assert zero.values == {"title": "GPT-NeoX", "written": {"zero_optimization.stage": 0},
-                           "why": "NeoX needs a ZeRO block to load a bf16 config"}  # fmt: skip
+    assert zero.values == {
+        "title": "GPT-NeoX",
+        "written": {"zero_optimization.stage": 0},
+        "why": "NeoX needs a ZeRO block to load a bf16 config",
+    }
     assert result.report.target["added_by_verification"] == 0  # the entries name it: nothing for the check to add
     # a global and a micro batch at an unknown data-parallel size: NeoX derives the accumulation (null)
     both = translate({"train_batch_size": 64, "train_micro_batch_size_per_gpu": 4}, "deepspeed", "neox")
@@ -95,21 +115,31 @@ def test_neox_zero_block_for_bf16_and_a_derived_accumulation(tmp_path: Path) -> 
 
 def _bf16(tmp_path: Path) -> Path:
     path = tmp_path / "bf16.yaml"
-    path.write_text(CEREBRAS.replace("max_position_embeddings: 128}", "max_position_embeddings: 128, mixed_precision: true, "
-                                     "fp16_type: bfloat16}"))  # fmt: skip
+    path.write_text(
+        CEREBRAS.replace(
+            "max_position_embeddings: 128}", "max_position_embeddings: 128, mixed_precision: true, fp16_type: bfloat16}"
+        )
+    )
     return path
 
 
 def test_deepspeed_runs_a_lone_global_batch_with_accumulation_one(runner, tmp_path: Path) -> None:
     # nothing written for it: DeepSpeed's own reading of train_batch_size alone (micro = global / dp)
     source, out, report = _cerebras(tmp_path), tmp_path / "ds.json", tmp_path / "report.json"
-    assert runner.invoke(main, ["cerebras2deepspeed", str(source), "-o", str(out), "--report", str(report), "-q"]).exit_code == 0
+    assert (
+        runner.invoke(
+            main, ["cerebras2deepspeed", str(source), "-o", str(out), "--report", str(report), "-q"]
+        ).exit_code
+        == 0
+    )
     assert json.loads(out.read_text())["train_batch_size"] == 8 and "gradient_accumulation_steps" not in out.read_text()
     (entry,) = [e for e in json.loads(report.read_text())["entries"] if e["kind"] == "target_value"]
     assert entry["status"] == "defaulted" and entry["fields"] == ["batch.grad_accum"]
     assert entry["target_key"] == "train_batch_size" and entry["values"]["value"] == 1
-    assert entry["detail"] == ("DeepSpeed runs with batch.grad_accum=1 (from train_batch_size): Cerebras Model Zoo has no value "
-                               "for it (Cerebras accumulates gradients automatically; the global batch is what carries over)")
+    assert entry["detail"] == (
+        "DeepSpeed runs with batch.grad_accum=1 (from train_batch_size): Cerebras Model Zoo has no value "
+        "for it (Cerebras accumulates gradients automatically; the global batch is what carries over)"
+    )
     shown = runner.invoke(main, ["diff", str(source), str(out), "--report", str(report)]).stdout
     assert "only-B   batch.grad_accum: 1 (train_batch_size) (Cerebras Model Zoo holds no value for it: " in shown
     assert shown.splitlines()[0].endswith("[report: defaulted]")
@@ -130,20 +160,32 @@ def test_cerebras_const_keys_are_entries(pythia160m: Path) -> None:
     trainer = translate(pythia160m, "neox", "cerebras", world_size=8, layout="trainer")
     assert "trainer.init.model.attention_type" in _added(trainer)
     # an optimizer that is not AdamW gets no correct_bias, and no entry
-    sgd = translate({"num_layers": 2, "hidden_size": 64, "num_attention_heads": 4,
-                     "optimizer": {"type": "sgd", "params": {"lr": 0.1}}}, "neox", "cerebras")  # fmt: skip
+    sgd = translate(
+        {
+            "num_layers": 2,
+            "hidden_size": 64,
+            "num_attention_heads": 4,
+            "optimizer": {"type": "sgd", "params": {"lr": 0.1}},
+        },
+        "neox",
+        "cerebras",
+    )
     assert "correct_bias" not in sgd.config["optimizer"] and set(_added(sgd)) == {"model.attention_type"}
 
 
 def test_a_model_name_the_trainer_layout_needs_and_a_legacy_file_never_gave() -> None:
     # Model Zoo 2.4+ builds the model trainer.init.model.name gives; a legacy file names none
-    result = translate(FIXTURES / "inputs" / "cerebras" / "llama-warmup-cosine.yaml", "cerebras", "cerebras", layout="trainer")
+    result = translate(
+        FIXTURES / "inputs" / "cerebras" / "llama-warmup-cosine.yaml", "cerebras", "cerebras", layout="trainer"
+    )
     assert result.config["trainer"]["init"]["model"]["name"] == "llama"
     entry = _added(result)["trainer.init.model.name"]
     assert entry.status is Status.DEFAULTED and entry.fields == ("model.family",)
-    assert entry.detail == ("not in the source, added for Cerebras Model Zoo: wrote trainer.init.model.name='llama' (Model "
-                            "Zoo 2.4.0+ builds the model its name gives; the source names none: inferred from the block "
-                            "structure)")  # fmt: skip
+    assert entry.detail == (
+        "not in the source, added for Cerebras Model Zoo: wrote trainer.init.model.name='llama' (Model "
+        "Zoo 2.4.0+ builds the model its name gives; the source names none: inferred from the block "
+        "structure)"
+    )
     # a trainer file that names its model: nothing added
     again = translate(FIXTURES / "inputs" / "cerebras" / "llama-trainer.yaml", "cerebras", "cerebras", layout="trainer")
     assert _added(again) == {}

@@ -92,9 +92,10 @@ def test_model_zoo_1x_schedulers_in_the_spellings_2x_reads(tmp_path: Path) -> No
     path.write_text(MODEL_ZOO_1X)
     trainer = translate(str(path), "cerebras", "cerebras", layout="trainer")
     phases = trainer.config["trainer"]["init"]["schedulers"][0]["SequentialLR"]["schedulers"]
-    assert phases == [{"LinearLR": {"initial_learning_rate": 0.0, "end_learning_rate": 2.0e-4, "total_iters": 346}},
-                      {"CosineDecayLR": {"initial_learning_rate": 2.0e-4, "end_learning_rate": 2.0e-5,
-                                         "total_iters": 23988}}]  # fmt: skip
+    assert phases == [
+        {"LinearLR": {"initial_learning_rate": 0.0, "end_learning_rate": 2.0e-4, "total_iters": 346}},
+        {"CosineDecayLR": {"initial_learning_rate": 2.0e-4, "end_learning_rate": 2.0e-5, "total_iters": 23988}},
+    ]
     entry = _entry(trainer, "optimizer.learning_rate")
     assert (
         entry.status is Status.CONVERTED
@@ -154,9 +155,14 @@ def test_tensorflow_dynamic_loss_scaling_is_dynamic(tmp_path: Path) -> None:
     """Model Zoo 1.x's loss_scaling_factor "tf_dynamic" (TF's DynamicLossScale) is dynamic loss scaling:
     DeepSpeed gets loss_scale 0 (not the string), Model Zoo 2.x "dynamic"; approximately (no min/max bounds)."""
     path = tmp_path / "params.yaml"
-    path.write_text(MODEL_ZOO_1X.replace("  weight_decay_rate: 0.1\n", "  weight_decay_rate: 0.1\n  loss_scaling_factor: "
-                                         "tf_dynamic\n").replace("  position_embedding_type: learned\n",
-                                         "  position_embedding_type: learned\n  mixed_precision: true\n  use_bfloat16: false\n"))  # fmt: skip
+    path.write_text(
+        MODEL_ZOO_1X.replace(
+            "  weight_decay_rate: 0.1\n", "  weight_decay_rate: 0.1\n  loss_scaling_factor: tf_dynamic\n"
+        ).replace(
+            "  position_embedding_type: learned\n",
+            "  position_embedding_type: learned\n  mixed_precision: true\n  use_bfloat16: false\n",
+        )
+    )
     ds = translate(str(path), "cerebras", "deepspeed", world_size=8)
     assert json.loads(ds.dump())["fp16"]["loss_scale"] == 0
     entry = _entry(ds, "optimizer.loss_scaling_factor")
@@ -172,8 +178,11 @@ def test_a_1x_tensorflow_fp16_run_stays_fp16_in_the_trainer_layout(tmp_path: Pat
     """1.x's TensorFlow models ran mixed precision in float16 (Keras' mixed_float16): the trainer layout
     (2.4+: bfloat16 unless fp16_type says otherwise) gets fp16_type float16, said converted."""
     path = tmp_path / "params.yaml"
-    path.write_text(MODEL_ZOO_1X.replace("  position_embedding_type: learned\n",
-                                         "  position_embedding_type: learned\n  mixed_precision: true\n"))  # fmt: skip
+    path.write_text(
+        MODEL_ZOO_1X.replace(
+            "  position_embedding_type: learned\n", "  position_embedding_type: learned\n  mixed_precision: true\n"
+        )
+    )
     done = translate(str(path), "cerebras", "cerebras", layout="trainer")
     assert done.ir.get("precision.dtype") == "fp16"
     assert done.config["trainer"]["init"]["precision"] == {"enabled": True, "fp16_type": "float16"}
@@ -183,13 +192,38 @@ def test_a_1x_tensorflow_fp16_run_stays_fp16_in_the_trainer_layout(tmp_path: Pat
 def test_a_list_of_val_dataloaders_in_the_legacy_layout(tmp_path: Path) -> None:
     """The legacy layout's eval_input is one mapping: the first val_dataloader is written, the rest said lost."""
     path = tmp_path / "trainer.yaml"
-    path.write_text(yaml.safe_dump({"trainer": {
-        "init": {"model": {"name": "gpt2", "vocab_size": 50257, "hidden_size": 768, "num_hidden_layers": 12, "num_heads": 12,
-                           "filter_size": 3072, "max_position_embeddings": 1024},
-                 "optimizer": {"AdamW": {"learning_rate": 1e-4}}, "loop": {"max_steps": 100, "eval_frequency": 50}},
-        "fit": {"train_dataloader": {"data_processor": "GptHDF5MapDataProcessor", "data_dir": "./train", "batch_size": 64},
-                "val_dataloader": [{"data_processor": "GptHDF5MapDataProcessor", "data_dir": "./val1", "batch_size": 64},
-                                   {"data_processor": "GptHDF5MapDataProcessor", "data_dir": "./val2", "batch_size": 64}]}}}))  # fmt: skip
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "trainer": {
+                    "init": {
+                        "model": {
+                            "name": "gpt2",
+                            "vocab_size": 50257,
+                            "hidden_size": 768,
+                            "num_hidden_layers": 12,
+                            "num_heads": 12,
+                            "filter_size": 3072,
+                            "max_position_embeddings": 1024,
+                        },
+                        "optimizer": {"AdamW": {"learning_rate": 1e-4}},
+                        "loop": {"max_steps": 100, "eval_frequency": 50},
+                    },
+                    "fit": {
+                        "train_dataloader": {
+                            "data_processor": "GptHDF5MapDataProcessor",
+                            "data_dir": "./train",
+                            "batch_size": 64,
+                        },
+                        "val_dataloader": [
+                            {"data_processor": "GptHDF5MapDataProcessor", "data_dir": "./val1", "batch_size": 64},
+                            {"data_processor": "GptHDF5MapDataProcessor", "data_dir": "./val2", "batch_size": 64},
+                        ],
+                    },
+                }
+            }
+        )
+    )
     done = translate(str(path), "cerebras", "cerebras", layout="legacy")
     assert yaml.safe_load(done.dump())["eval_input"]["data_dir"] == "./val1"
     entry = _entry(done, "trainer.fit.val_dataloader")
@@ -202,8 +236,11 @@ def test_model_keys_model_zoo_2x_no_longer_reads_are_left_out_of_a_migration(tmp
     use_position_embedding and allow_multireplica (read until 2.0.3 and 1.9.1) are left out of a
     migration to 2.10 and named; its optimizer keys (cerebras.pytorch's, outside the key history) stay."""
     path = tmp_path / "params.yaml"
-    path.write_text(MODEL_ZOO_1X.replace("  use_position_embedding: true\n", "  use_position_embedding: true\n"
-                                         "  allow_multireplica: false\n"))  # fmt: skip
+    path.write_text(
+        MODEL_ZOO_1X.replace(
+            "  use_position_embedding: true\n", "  use_position_embedding: true\n  allow_multireplica: false\n"
+        )
+    )
     done = translate(str(path), "cerebras", "cerebras", layout="trainer")
     model = done.config["trainer"]["init"]["model"]
     assert "use_position_embedding" not in model and "allow_multireplica" not in model

@@ -20,8 +20,23 @@ TINY = "num_layers: 2\nhidden_size: 64\nnum_attention_heads: 4\nseq_length: 128\
 
 def test_a_target_key_is_written_and_its_missing_entry_goes(runner, pythia160m: Path, tmp_path: Path) -> None:
     out, report = tmp_path / "out.yaml", tmp_path / "r.json"
-    result = runner.invoke(main, ["neox2cerebras", str(pythia160m), "--world-size", "8", "-o", str(out), "--report", str(report),
-                                  "--set", "cerebras:train_input.data_dir=./data", "--set", "model.vocab_size=50304"])  # fmt: skip
+    result = runner.invoke(
+        main,
+        [
+            "neox2cerebras",
+            str(pythia160m),
+            "--world-size",
+            "8",
+            "-o",
+            str(out),
+            "--report",
+            str(report),
+            "--set",
+            "cerebras:train_input.data_dir=./data",
+            "--set",
+            "model.vocab_size=50304",
+        ],
+    )
     assert result.exit_code == 0, result.stderr
     config = yaml.safe_load(out.read_text())
     assert config["train_input"]["data_dir"] == "./data" and config["model"]["vocab_size"] == 50304
@@ -33,10 +48,13 @@ def test_a_target_key_is_written_and_its_missing_entry_goes(runner, pythia160m: 
 
 
 def test_trainer_layout_and_veomni_keys(pythia160m: Path) -> None:
-    result = translate(pythia160m, "neox", "cerebras", layout="trainer",
-                       target_values={"trainer.fit.train_dataloader.data_dir": "./d"})  # fmt: skip
+    result = translate(
+        pythia160m, "neox", "cerebras", layout="trainer", target_values={"trainer.fit.train_dataloader.data_dir": "./d"}
+    )
     assert result.config["trainer"]["fit"]["train_dataloader"]["data_dir"] == "./d"
-    assert "trainer.fit.train_dataloader.data_dir" not in [e.target_key for e in result.report.entries if e.status.value == "missing"]
+    assert "trainer.fit.train_dataloader.data_dir" not in [
+        e.target_key for e in result.report.entries if e.status.value == "missing"
+    ]
     result = translate(pythia160m, "neox", "veomni", target_values={"data.train_path": "/data/train"})
     assert result.config["data"]["train_path"] == "/data/train"
 
@@ -48,9 +66,14 @@ def test_trainer_layout_names_its_own_paths_for_what_is_missing(runner, tmp_path
     source.write_text(TINY + "train_micro_batch_size_per_gpu: 4\n")
     result = translate(source, "neox", "cerebras", layout="trainer")
     missing = sorted(e.target_key for e in result.report.entries if e.status.value == "missing")
-    assert missing == ["trainer.fit.train_dataloader.batch_size", "trainer.fit.train_dataloader.data_dir",
-                       "trainer.fit.train_dataloader.data_processor", "trainer.init.loop.max_steps",
-                       "trainer.init.model.max_position_embeddings", "trainer.init.model.vocab_size"]  # fmt: skip
+    assert missing == [
+        "trainer.fit.train_dataloader.batch_size",
+        "trainer.fit.train_dataloader.data_dir",
+        "trainer.fit.train_dataloader.data_processor",
+        "trainer.init.loop.max_steps",
+        "trainer.init.model.max_position_embeddings",
+        "trainer.init.model.vocab_size",
+    ]
     seed = next(e for e in result.report.entries if e.status.value == "defaulted" and "train.seed" in e.fields)
     assert seed.target_key == "trainer.init.seed" and seed.detail.endswith("wrote trainer.init.seed=1234")
     out = tmp_path / "out.yaml"
@@ -60,15 +83,26 @@ def test_trainer_layout_names_its_own_paths_for_what_is_missing(runner, tmp_path
     assert not [m for m in marks if "train_input" in m]
 
 
-@pytest.mark.parametrize("value, message", [
-    ("veomni:data.train_path=x", "this translation writes cerebras: give cerebras:KEY=VALUE"),
-    ("cerebras:train_input.data_dri=x", "not a Cerebras Model Zoo YAML key (legacy layout); did you mean train_input.data_dir?"),
-    ("cerebras:model.hidden_size=5", "written from canonical field model.hidden_size: give --set model.hidden_size=VALUE"),
-    ("cerebras:train_input.shuffle=maybe", "expected boolean, got string"),
-    ("cerebras:train_input.data_dir=", "no value after '='"),
-    ("cerebras:=5", "expected cerebras:KEY=VALUE"),
-])  # fmt: skip
-def test_a_bad_target_key_is_a_usage_error_before_anything_is_read(runner, tmp_path: Path, value: str, message: str) -> None:
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        ("veomni:data.train_path=x", "this translation writes cerebras: give cerebras:KEY=VALUE"),
+        (
+            "cerebras:train_input.data_dri=x",
+            "not a Cerebras Model Zoo YAML key (legacy layout); did you mean train_input.data_dir?",
+        ),
+        (
+            "cerebras:model.hidden_size=5",
+            "written from canonical field model.hidden_size: give --set model.hidden_size=VALUE",
+        ),
+        ("cerebras:train_input.shuffle=maybe", "expected boolean, got string"),
+        ("cerebras:train_input.data_dir=", "no value after '='"),
+        ("cerebras:=5", "expected cerebras:KEY=VALUE"),
+    ],
+)
+def test_a_bad_target_key_is_a_usage_error_before_anything_is_read(
+    runner, tmp_path: Path, value: str, message: str
+) -> None:
     result = runner.invoke(main, ["neox2cerebras", str(tmp_path / "absent.yml"), "--set", value])
     assert result.exit_code == 2 and message in result.stderr, result.stderr
     assert len(result.stderr.splitlines()) == 1
@@ -80,7 +114,10 @@ def test_missing_values_are_marked_in_a_yaml_output_where_they_belong(pythia160m
     assert yaml.safe_load(text) == result.config  # comments only
     lines = text.splitlines()
     data = lines.index("  # MISSING: data_dir — give --set cerebras:train_input.data_dir=VALUE")
-    assert lines[data - 2 : data] == ["train_input:", "  # MISSING: data_processor — give --set cerebras:train_input.data_processor=VALUE"]
+    assert lines[data - 2 : data] == [
+        "train_input:",
+        "  # MISSING: data_processor — give --set cerebras:train_input.data_processor=VALUE",
+    ]
     assert lines[lines.index("model:") + 1] == "  # MISSING: vocab_size — give --set model.vocab_size=N"
     assert result.report.target["missing_marked"] is True
 
@@ -125,7 +162,9 @@ def test_architecture_set_for_a_deepspeed_source_asks_for_the_family_first() -> 
     dropped = {e.source_key: e.detail for e in waiting.report.entries if e.status.value == "dropped"}
     assert dropped["--set model.hidden_size"].startswith("VeOmni writes model.hidden_size only with model.family")
     assert not [d for d in dropped.values() if "no counterpart for model." in d]
-    family = [e for e in waiting.report.entries if e.status.value == "missing" and e.target_key == "config.json:model_type"]
+    family = [
+        e for e in waiting.report.entries if e.status.value == "missing" and e.target_key == "config.json:model_type"
+    ]
     assert family and "--set model.family=" in family[0].detail
     done = translate(source, "deepspeed", "veomni", set_values={**sizes, "model.family": "llama"})
     config = json.loads(done.side_files["config.json"])

@@ -85,10 +85,17 @@ def test_neox_lr_schedule_reads_annealing_lr():
     assert got["lr"] == 6e-4 and s.value(0) == s.value(1) == pytest.approx(6e-4 / 1430) and s.value(1430) == 6e-4
     assert s.value(143000) == pytest.approx(6e-5) and s.value(143000 + 70785) == pytest.approx(3.3e-4)  # rises again
     # warmup is a fraction of the decay span (lr_decay_iters, else train_iters x lr_decay_fraction)
-    assert summaries(parse(sched.read(1e-3, "linear", 0.0, 0.01, 100000, None, None, 320000)["phases"]), 320000)[
-        "schedule.warmup_steps"] == 1000.0  # fmt: skip
+    assert (
+        summaries(parse(sched.read(1e-3, "linear", 0.0, 0.01, 100000, None, None, 320000)["phases"]), 320000)[
+            "schedule.warmup_steps"
+        ]
+        == 1000.0
+    )
     assert summaries(parse(sched.read(1e-3, "linear", 0.0, 0.1, None, 0.5, None, 1000)["phases"]), 1000) == {
-        "schedule.warmup_steps": 50.0, "schedule.decay_steps": 500, "schedule.min_lr": 0.0}  # fmt: skip
+        "schedule.warmup_steps": 50.0,
+        "schedule.decay_steps": 500,
+        "schedule.min_lr": 0.0,
+    }
     # NeoX cannot build its scheduler without a step count: the phases are unknown, and said so
     unknown = sched.read(None, None, None, None, None, None, None, None)
     assert unknown["lr"] == 0.001 and unknown["phases"].value is None and "train.steps" in unknown["phases"].detail
@@ -96,7 +103,9 @@ def test_neox_lr_schedule_reads_annealing_lr():
 
 def test_neox_cosine_trap_and_onebitadam():
     sched = FORMULAS["neox.lr_schedule"]
-    trap = sched.read(1e-3, "Cosine", 0.0, 0.1, None, None, None, 1000)["phases"]  # passes NeoX's check, trains constant
+    trap = sched.read(1e-3, "Cosine", 0.0, 0.1, None, None, None, 1000)[
+        "phases"
+    ]  # passes NeoX's check, trains constant
     assert isinstance(trap, Approx) and "stays constant" in trap.detail
     assert [p["kind"] for p in trap.value] == ["constant", "linear", "constant"] and trap.value[-1]["start"] == 1e-3
     # OneBitAdam: DeepSpeed's WarmupDecayLR (log warmup over int(train_iters x warmup) steps, down to 0)
@@ -109,7 +118,12 @@ def test_neox_lr_schedule_writes_what_annealing_lr_runs():
     sched = FORMULAS["neox.lr_schedule"]
     read = sched.read(6e-4, "cosine", 6e-5, 0.01, 143000, None, "Adam", 143000)
     assert sched.write(6e-4, read["phases"], 143000) == {
-        "optimizer_params_lr": 6e-4, "lr_decay_style": "cosine", "warmup": 0.01, "min_lr": 6e-5, "lr_decay_iters": 143000}
+        "optimizer_params_lr": 6e-4,
+        "lr_decay_style": "cosine",
+        "warmup": 0.01,
+        "min_lr": 6e-5,
+        "lr_decay_iters": 143000,
+    }
     # Cerebras' warmup from 0 has no NeoX form (NeoX's first step is lr / W): the closest, and by how much
     cosine = simple(2e-4, 1430, "cosine", 143000, 2e-5).to_json()
     out, why = unwrap(sched.write(2e-4, cosine, 143000))
@@ -134,19 +148,28 @@ def test_cerebras_schedule_round_trip():
     assert out[2]["total_iters"] in (900, 901) and out[3] == {"scheduler": "Constant", "learning_rate": 1e-4}
     assert same(sched.read(out)["phases"], neox, 1100, 1e-12)  # NeoX's own lrs at every step
     assert sched.write(3e-4, [{"kind": "constant", "length": 1, "start": 3e-4, "end": 3e-4}], 10) == {
-        "optimizer_learning_rate": 3e-4}
+        "optimizer_learning_rate": 3e-4
+    }
 
 
 def test_cerebras_schedule_reads_real_gptj_list():
     # Cerebras params_gptj_6B.yaml: Linear warmup, CosineDecay, then a Constant tail.
     spec = [
         {"total_iters": 12800, "scheduler": "Linear", "initial_learning_rate": 0.0, "end_learning_rate": 5.809e-5},
-        {"scheduler": "CosineDecay", "initial_learning_rate": 5.809e-5, "total_iters": 1280000, "end_learning_rate": 5.809e-6},
+        {
+            "scheduler": "CosineDecay",
+            "initial_learning_rate": 5.809e-5,
+            "total_iters": 1280000,
+            "end_learning_rate": 5.809e-6,
+        },
         {"scheduler": "Constant", "learning_rate": 5.809e-6},
     ]
     got = FORMULAS["cerebras.lr_schedule"].read(spec)
     assert got["lr"] == 5.809e-5 and summaries(parse(got["phases"]), 1493333) == {
-        "schedule.warmup_steps": 12800.0, "schedule.decay_steps": 1292800, "schedule.min_lr": 5.809e-6}
+        "schedule.warmup_steps": 12800.0,
+        "schedule.decay_steps": 1292800,
+        "schedule.min_lr": 5.809e-6,
+    }
 
 
 # neox.precision is a `cases` rule: tests/test_table_cases.py
@@ -213,16 +236,24 @@ def test_batch_rederived_at_the_targets_data_parallel_size():
     assert (out["train_micro_batch_size_per_gpu"], out["gradient_accumulation_steps"]) == (4, 3)
     # DeepSpeed with Ulysses divides the world by sequence_parallel_size
     assert FORMULAS["deepspeed.batch"].write(16, 2, 4, 8, None, None, 4) == {
-        "train_batch_size": 16, "train_micro_batch_size_per_gpu": 2, "gradient_accumulation_steps": 4}
+        "train_batch_size": 16,
+        "train_micro_batch_size_per_gpu": 2,
+        "gradient_accumulation_steps": 4,
+    }
     # a global batch that does not split over the ranks: missing, with the --set that makes it hold (never micro 0)
     missing = FORMULAS["neox.batch"].write(30, None, None, 8, None, None)["train_batch_size"]
     assert isinstance(missing, Missing) and "--set batch.global=24 or --set batch.global=32" in missing.hint
-    assert isinstance(FORMULAS["deepspeed.batch"].write(4, None, None, 8, None, None, None)["train_batch_size"], Missing)
+    assert isinstance(
+        FORMULAS["deepspeed.batch"].write(4, None, None, 8, None, None, None)["train_batch_size"], Missing
+    )
 
 
 def test_gqa():  # (the attention biases are a cases rule: tests/test_table_cases.py)
     gqa = FORMULAS["cerebras.gqa"]
-    assert gqa.write(8, 64) == {"model_attention_module": "multiquery_attention", "model_extra_attention_params": {"num_kv_groups": 8}}
+    assert gqa.write(8, 64) == {
+        "model_attention_module": "multiquery_attention",
+        "model_extra_attention_params": {"num_kv_groups": 8},
+    }
     assert gqa.read("multiquery_attention", {"num_kv_groups": 8}, 64) == 8
     assert gqa.read("aiayn_attention", None, 32) == 32
 

@@ -19,8 +19,11 @@ ROOT = Path(__file__).resolve().parent.parent
 def test_mypy_finds_no_type_errors() -> None:
     run = subprocess.run(
         [sys.executable, "-m", "mypy", "translator", "--ignore-missing-imports", "--no-error-summary"],
-        cwd=ROOT, capture_output=True, text=True, check=False,
-    )  # fmt: skip
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert run.returncode == 0, run.stdout + run.stderr
 
 
@@ -36,10 +39,24 @@ def test_a_typed_client_passes_mypy_strict(tmp_path: Path) -> None:
     assert (tmp_path / "neoconv" / "py.typed").is_file()
     (tmp_path / "mypy.ini").write_text("[mypy]\n[mypy-neoconv.*]\nfollow_imports = silent\n")
     run = subprocess.run(
-        [sys.executable, "-m", "mypy", "--strict", "--no-error-summary", "--cache-dir", str(tmp_path / "cache"),
-         "--config-file", str(tmp_path / "mypy.ini"), str(ROOT / "tests" / "typed_client" / "port.py")],
-        cwd=tmp_path, capture_output=True, text=True, check=False, env={**os.environ, "MYPYPATH": str(tmp_path)},
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--strict",
+            "--no-error-summary",
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            "--config-file",
+            str(tmp_path / "mypy.ini"),
+            str(ROOT / "tests" / "typed_client" / "port.py"),
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "MYPYPATH": str(tmp_path)},
+    )
     assert run.returncode == 0, run.stdout + run.stderr
 
 
@@ -51,14 +68,25 @@ def test_the_installed_package_is_neoconv_and_runs_as_a_module() -> None:
     assert run.returncode != 0
 
 
-HISTORY_TOOLS = ("history_common.py", "dict_reads.py", "veomni_args.py", "cerebras_keys.py", "gen_neox_history.py",
-                 "gen_veomni_history.py", "gen_deepspeed_history.py", "gen_cerebras_history.py")
+HISTORY_TOOLS = (
+    "history_common.py",
+    "dict_reads.py",
+    "veomni_args.py",
+    "cerebras_keys.py",
+    "gen_neox_history.py",
+    "gen_veomni_history.py",
+    "gen_deepspeed_history.py",
+    "gen_cerebras_history.py",
+)
 
 
 @pytest.mark.skipif(importlib.util.find_spec("mypy") is None, reason="mypy is not installed (pip install '.[test]')")
 def test_mypy_passes_the_key_history_generators() -> None:
     run = subprocess.run(
         [sys.executable, "-m", "mypy", *HISTORY_TOOLS, "--ignore-missing-imports", "--no-error-summary"],
-        cwd=ROOT / "tools", capture_output=True, text=True, check=False,
-    )  # fmt: skip
+        cwd=ROOT / "tools",
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert run.returncode == 0, run.stdout + run.stderr

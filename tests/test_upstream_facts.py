@@ -26,7 +26,9 @@ from test_history import GENERATORS as HISTORIES
 pytestmark = pytest.mark.upstream
 
 TOOLS = ROOT / "tools"
-NO_REFERENCE = f"the reference documents {REFERENCE} are not present (they live beside the checkout; or set NEOCONV_REFERENCE)"
+NO_REFERENCE = (
+    f"the reference documents {REFERENCE} are not present (they live beside the checkout; or set NEOCONV_REFERENCE)"
+)
 
 
 def mirror(owner_name: str) -> Path:
@@ -54,8 +56,13 @@ def test_veomni_facts_are_what_the_clone_and_the_docs_say() -> None:
         pytest.skip(no_mirror("ByteDance-Seed+VeOmni"))
     if not REFERENCE.is_dir():
         pytest.skip(NO_REFERENCE)
-    run = _check(str(TOOLS / "extract_veomni_facts.py"), "--veomni", str(mirror("ByteDance-Seed+VeOmni")),
-                 "--reference", str(REFERENCE))  # fmt: skip
+    run = _check(
+        str(TOOLS / "extract_veomni_facts.py"),
+        "--veomni",
+        str(mirror("ByteDance-Seed+VeOmni")),
+        "--reference",
+        str(REFERENCE),
+    )
     assert run.returncode == 0, f"re-extract: python tools/extract_veomni_facts.py\n{run.stderr}"
 
 
@@ -88,8 +95,10 @@ def histories() -> Iterator[dict[str, subprocess.Popen[str] | str]]:
             continue
         started[fmt] = subprocess.Popen(
             [sys.executable, str(TOOLS / tool), "--repo", str(mirror(owner_name)), "--check"],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        )  # fmt: skip
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
     yield started
     for proc in started.values():
         if isinstance(proc, subprocess.Popen) and proc.poll() is None:

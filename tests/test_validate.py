@@ -32,13 +32,19 @@ def test_a_valid_config_exits_0_saying_so(runner) -> None:
 def test_a_float_the_frameworks_yaml_reads_as_text_is_a_problem_with_the_fix(runner, pythia160m: Path) -> None:
     result = runner.invoke(main, ["validate", str(pythia160m)])
     assert result.exit_code == 1
-    assert result.stdout == (f"{pythia160m}:25: optimizer.params.eps: '1e-8' is text, expected a number (YAML 1.1, as the "
-                             "framework loads it, reads 1e-8 as text: write 1.0e-8)\n")  # fmt: skip
+    assert result.stdout == (
+        f"{pythia160m}:25: optimizer.params.eps: '1e-8' is text, expected a number (YAML 1.1, as the "
+        "framework loads it, reads 1e-8 as text: write 1.0e-8)\n"
+    )
 
 
 def test_every_problem_is_one_line_with_file_line_and_key(runner, tmp_path: Path) -> None:
-    bad = _write(tmp_path, "bad.yml", "num_layers: 2\nhidden_size: 64\nnum_attention_heads: 4\n"
-                 "seq_length: 128\nactivation: gelux\nmax_position_embeddings: x\nnum_layerz: 3\n")  # fmt: skip
+    bad = _write(
+        tmp_path,
+        "bad.yml",
+        "num_layers: 2\nhidden_size: 64\nnum_attention_heads: 4\n"
+        "seq_length: 128\nactivation: gelux\nmax_position_embeddings: x\nnum_layerz: 3\n",
+    )
     result = runner.invoke(main, ["validate", str(bad)])
     assert result.exit_code == 1
     lines = result.stdout.splitlines()
@@ -56,8 +62,11 @@ def test_the_relations_every_framework_assumes_are_checked(tmp_path: Path) -> No
 
 
 def test_a_release_checks_the_keys_its_code_reads(tmp_path: Path) -> None:
-    old = _write(tmp_path, "old.yml", "num_layers: 2\nhidden_size: 64\nnum_attention_heads: 4\nseq_length: 128\n"
-                 "save_interval: 1000\n")  # fmt: skip
+    old = _write(
+        tmp_path,
+        "old.yml",
+        "num_layers: 2\nhidden_size: 64\nnum_attention_heads: 4\nseq_length: 128\nsave_interval: 1000\n",
+    )
     now = validate_file(str(old), "neox", version="current")
     assert [p.key for p in now.problems] == ["save_interval"]
     assert "renamed to checkpoint_factor in 2022-12-14" in now.problems[0].message
@@ -80,16 +89,20 @@ def test_unknown_release_and_json(runner, pythia160m: Path) -> None:
     assert "v1.0 (= 2023-02-03)" in result.stderr
     result = runner.invoke(main, ["validate", str(LLAMA), "--json"])
     data = json.loads(result.stdout)
-    assert data == [{"file": str(LLAMA), "format": "neox", "layout": None, "release": "2026-05-19", "valid": True,
-                     "problems": []}]  # fmt: skip
+    assert data == [
+        {"file": str(LLAMA), "format": "neox", "layout": None, "release": "2026-05-19", "valid": True, "problems": []}
+    ]
 
 
-@pytest.mark.parametrize("path, fmt", [
-    (FIXTURES / "inputs" / "cerebras" / "llama-1b-trainer.yaml", "cerebras"),
-    (FIXTURES / "inputs" / "cerebras" / "gpt2-small-legacy.yaml", "cerebras"),
-    (FIXTURES / "inputs" / "veomni" / "tinyllama-nested.yaml", "veomni"),
-    (FIXTURES / "inputs" / "deepspeed" / "warmup-cosine-lr-zero2.json", "deepspeed"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "path, fmt",
+    [
+        (FIXTURES / "inputs" / "cerebras" / "llama-1b-trainer.yaml", "cerebras"),
+        (FIXTURES / "inputs" / "cerebras" / "gpt2-small-legacy.yaml", "cerebras"),
+        (FIXTURES / "inputs" / "veomni" / "tinyllama-nested.yaml", "veomni"),
+        (FIXTURES / "inputs" / "deepspeed" / "warmup-cosine-lr-zero2.json", "deepspeed"),
+    ],
+)
 def test_our_fixtures_are_valid_configs_of_their_layout(path: Path, fmt: str) -> None:
     result = validate_file(str(path))
     assert result.format == fmt and result.valid, [p.render() for p in result.problems]

@@ -76,8 +76,12 @@ def test_each_fixture_validates_as_its_format(name: str, folder: str) -> None:
     result = validate_file(str(FIXTURES_OF[name][1]), format_of(name))
     # a companion beside a format's files is another format's (a NeoX YAML beside DeepSpeed JSON, VeOmni's
     # config.json, the HF Trainer's ds_config.json)
-    assert result.format in {folder, *get_format(folder).companions.values(), "hf" if folder == "veomni" else folder,
-                             "deepspeed" if folder == "hftrainer" else folder}  # fmt: skip
+    assert result.format in {
+        folder,
+        *get_format(folder).companions.values(),
+        "hf" if folder == "veomni" else folder,
+        "deepspeed" if folder == "hftrainer" else folder,
+    }
     assert sorted(p.key or "" for p in result.problems) == PROBLEMS.get(name, []), [p.render() for p in result.problems]
 
 
@@ -142,8 +146,9 @@ def test_validate_reads_a_megatron_launcher_and_an_hf_config_json(runner) -> Non
 
 def test_a_problem_in_a_megatron_file_is_named_on_its_line(tmp_path: Path) -> None:
     path = tmp_path / "bad.args"
-    path.write_text("--num-layers 2\n--hidden-size 64\n--num-attention-heads 5\n--seq-length 128\n"
-                    "--max-position-embeddings 128\n")  # fmt: skip
+    path.write_text(
+        "--num-layers 2\n--hidden-size 64\n--num-attention-heads 5\n--seq-length 128\n--max-position-embeddings 128\n"
+    )
     problems = validate_file(str(path)).problems
     assert [(p.line, p.key) for p in problems] == [(2, "--hidden-size")]
     assert "not divisible" in problems[0].message

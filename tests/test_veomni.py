@@ -95,7 +95,9 @@ def test_flat_report_names_the_flat_keys() -> None:
     result = translate(FLAT, "veomni", "neox")
     by = entries(result)
     assert by["train.lr"].target_key.startswith("optimizer.params.lr, lr_decay_style")  # the whole schedule
-    assert by["train.lr"].status is Status.LOSSY and "(step 0: 1.998e-07 instead of 0)" in by["train.lr"].detail  # NeoX's lr/W
+    assert (
+        by["train.lr"].status is Status.LOSSY and "(step 0: 1.998e-07 instead of 0)" in by["train.lr"].detail
+    )  # NeoX's lr/W
     assert by["train.data_parallel_mode"].target_key == "zero_optimization.stage"
     assert result.config["zero_optimization"]["stage"] == 3
 
@@ -133,7 +135,9 @@ def test_a_value_and_a_block_at_one_path(tmp_path: Path) -> None:
 def test_mixed_layouts_are_an_error(tmp_path: Path) -> None:
     mixed = tmp_path / "mixed.yaml"
     mixed.write_text("train:\n  lr: 1.0e-4\n  optimizer:\n    lr_min: 1.0e-6\n")
-    with pytest.raises(InputError, match=r"mixes the flat layout \(train.lr\) with the nested one \(train.optimizer.lr_min\)"):
+    with pytest.raises(
+        InputError, match=r"mixes the flat layout \(train.lr\) with the nested one \(train.optimizer.lr_min\)"
+    ):
         veomni.read([str(mixed)])
 
 
@@ -148,7 +152,11 @@ def test_option_file_overrides_the_yaml_as_veomni_does() -> None:
     # 1e11 tokens / (512 x 4096) -> ceil(47683.7) = 47684 steps again
     assert result.config["train_iters"] == 47684
     lr = entries(result)["--train.optimizer.lr"]
-    assert lr.target_key.startswith("optimizer.params.lr, ") and "overrides 0.0004" in lr.detail and "overrides.args:2" in lr.detail
+    assert (
+        lr.target_key.startswith("optimizer.params.lr, ")
+        and "overrides 0.0004" in lr.detail
+        and "overrides.args:2" in lr.detail
+    )
 
 
 @pytest.mark.parametrize(
@@ -218,14 +226,22 @@ def test_without_config_json_every_architecture_key_is_missing() -> None:
     corpus_dir("veomni")
     result = translate(CORPUS / "veomni" / "text" / "llama3.yaml", "veomni", "cerebras")
     missing = targets(result, Status.MISSING)
-    for key in ("model.hidden_size", "model.num_hidden_layers", "model.num_heads", "model.filter_size", "model.vocab_size"):
+    for key in (
+        "model.hidden_size",
+        "model.num_hidden_layers",
+        "model.num_heads",
+        "model.filter_size",
+        "model.vocab_size",
+    ):
         assert "meta-llama/Meta-Llama-3-8B" in missing[key].detail and "--model-config" in missing[key].detail
     assert "model" not in result.config or "hidden_size" not in result.config["model"]
 
 
 def test_model_config_option_supplies_the_architecture() -> None:
     corpus_dir("veomni")
-    result = translate(CORPUS / "veomni" / "text" / "llama3.yaml", "veomni", "neox", model_config=HERE / "tinyllama" / "config.json")
+    result = translate(
+        CORPUS / "veomni" / "text" / "llama3.yaml", "veomni", "neox", model_config=HERE / "tinyllama" / "config.json"
+    )
     assert result.config["num_layers"] == 22 and result.config["num_kv_heads"] == 4
     assert "model.hidden_size" not in targets(result, Status.MISSING)
     with pytest.raises(Exception, match="keeps the model architecture in the config itself"):
@@ -245,15 +261,37 @@ def test_an_unmapped_model_type_says_so(tmp_path: Path) -> None:
 def test_cli_model_config_and_side_file(runner, tmp_path: Path) -> None:
     corpus_dir("veomni")
     out = tmp_path / "neox.yml"
-    result = runner.invoke(main, ["veomni2neox", str(CORPUS / "veomni" / "text" / "llama3.yaml"), "--model-config",
-                                  str(HERE / "tinyllama"), "-o", str(out), "-q"])  # fmt: skip
+    result = runner.invoke(
+        main,
+        [
+            "veomni2neox",
+            str(CORPUS / "veomni" / "text" / "llama3.yaml"),
+            "--model-config",
+            str(HERE / "tinyllama"),
+            "-o",
+            str(out),
+            "-q",
+        ],
+    )
     assert result.exit_code == 0, result.stderr
     assert yaml.safe_load(out.read_text())["hidden_size"] == 2048
-    result = runner.invoke(main, ["neox2veomni", str(FIXTURES / "inputs" / "neox" / "pythia-160m.yml"), "--world-size", "8", "-q"])
+    result = runner.invoke(
+        main, ["neox2veomni", str(FIXTURES / "inputs" / "neox" / "pythia-160m.yml"), "--world-size", "8", "-q"]
+    )
     assert result.exit_code == 2 and "config.json" in result.stderr and "-o OUT" in result.stderr
     out = tmp_path / "veomni.yaml"
-    result = runner.invoke(main, ["neox2veomni", str(FIXTURES / "inputs" / "neox" / "pythia-160m.yml"), "--world-size", "8",
-                                  "-o", str(out), "-q"])  # fmt: skip
+    result = runner.invoke(
+        main,
+        [
+            "neox2veomni",
+            str(FIXTURES / "inputs" / "neox" / "pythia-160m.yml"),
+            "--world-size",
+            "8",
+            "-o",
+            str(out),
+            "-q",
+        ],
+    )
     assert result.exit_code == 0, result.stderr
     # named after the output, so that two outputs in one folder never share one
     assert json.loads((tmp_path / "veomni.config.json").read_text())["model_type"] == "gpt_neox"
@@ -275,8 +313,13 @@ def test_the_config_json_read_is_never_overwritten(runner, tmp_path: Path) -> No
 
 
 def test_neox_pythia_into_veomni_with_config_json() -> None:
-    result = translate(FIXTURES / "inputs" / "neox" / "pythia-160m.yml", "neox", "veomni", world_size=8,
-                       set_values={"model.vocab_size": 50304})  # fmt: skip
+    result = translate(
+        FIXTURES / "inputs" / "neox" / "pythia-160m.yml",
+        "neox",
+        "veomni",
+        world_size=8,
+        set_values={"model.vocab_size": 50304},
+    )
     config = json.loads(result.side_files["config.json"])
     assert config["model_type"] == "gpt_neox" and config["architectures"] == ["GPTNeoXForCausalLM"]
     assert config["rotary_pct"] == 0.25 and config["use_parallel_residual"] is True
@@ -330,12 +373,18 @@ def test_neox_20b_into_veomni_needs_the_vocab() -> None:
 
 def test_cerebras_gpt2_and_gptj_into_veomni() -> None:
     corpus_dir("cerebras-legacy")
-    gpt2 = json.loads(translate(CORPUS / "cerebras-legacy" / "gpt2" / "params_gpt2_small.yaml", "cerebras", "veomni")
-                      .side_files["config.json"])  # fmt: skip
+    gpt2 = json.loads(
+        translate(CORPUS / "cerebras-legacy" / "gpt2" / "params_gpt2_small.yaml", "cerebras", "veomni").side_files[
+            "config.json"
+        ]
+    )
     assert gpt2["model_type"] == "gpt2" and gpt2["n_embd"] == 768 and gpt2["n_inner"] == 3072
     assert gpt2["tie_word_embeddings"] is True and gpt2["resid_pdrop"] == 0.1
-    gptj = json.loads(translate(CORPUS / "cerebras-legacy" / "gptj" / "params_gptj_6B.yaml", "cerebras", "veomni")
-                      .side_files["config.json"])  # fmt: skip
+    gptj = json.loads(
+        translate(CORPUS / "cerebras-legacy" / "gptj" / "params_gptj_6B.yaml", "cerebras", "veomni").side_files[
+            "config.json"
+        ]
+    )
     assert gptj["model_type"] == "gptj" and gptj["rotary_dim"] == 64 and gptj["n_layer"] == 28
 
 
@@ -370,8 +419,11 @@ def test_nested_to_flat_writes_the_defaults_that_differ(tmp_path: Path) -> None:
     # nested defaults fsdp2 / meta / "output" are not the flat layout's (ddp / cuda / required)
     assert train["data_parallel_mode"] == "fsdp2" and train["init_device"] == "meta" and train["output_dir"] == "output"
     defaulted = targets(result, Status.DEFAULTED)  # (the mode and the device its mode needs: one rule, one entry)
-    assert {key for keys in defaulted for key in keys.split(", ")} == {"train.data_parallel_mode", "train.init_device",
-                                                                       "train.output_dir"}
+    assert {key for keys in defaulted for key in keys.split(", ")} == {
+        "train.data_parallel_mode",
+        "train.init_device",
+        "train.output_dir",
+    }
 
 
 def test_nested_only_fields_have_no_flat_place() -> None:
@@ -383,7 +435,13 @@ def test_nested_only_fields_have_no_flat_place() -> None:
     assert typo.status is Status.DROPPED and "not a VeOmni field" in typo.detail
 
 
-LEGACY_TO_HEAD = ["text/llama3.yaml", "text/qwen3.yaml", "text/deepseek.yaml", "multimodal/qwen2_vl/qwen2_vl.yaml", "dit/wan_sft.yaml"]
+LEGACY_TO_HEAD = [
+    "text/llama3.yaml",
+    "text/qwen3.yaml",
+    "text/deepseek.yaml",
+    "multimodal/qwen2_vl/qwen2_vl.yaml",
+    "dit/wan_sft.yaml",
+]
 
 
 @pytest.mark.parametrize("name", LEGACY_TO_HEAD)
@@ -396,8 +454,11 @@ def test_migration_matches_veomnis_own(name: str) -> None:
     # ours keeps what the flat file said under the real field
     theirs = {k: v for k, v in theirs.items() if not k.startswith("train.accelerator.offload.")}
     kept_by_us = {"train.accelerator.offload_config.enable_activation", "train.accelerator.fsdp_config.offload"}
-    later = {"data.dyn_bsz_buffer_size", "model.ops_implementation.rotary_pos_emb_implementation",
-             "model.ops_implementation.moe_implementation"}  # added or changed after the migration  # fmt: skip
+    later = {
+        "data.dyn_bsz_buffer_size",
+        "model.ops_implementation.rotary_pos_emb_implementation",
+        "model.ops_implementation.moe_implementation",
+    }  # added or changed after the migration
     assert {k: v for k, v in ours.items() if k not in kept_by_us and k not in later} == {
         k: v for k, v in theirs.items() if k not in later
     }
@@ -409,7 +470,10 @@ def test_fsdp1_becomes_fsdp2_with_the_reason() -> None:
     fsdp = result.config["train"]["accelerator"]["fsdp_config"]
     assert fsdp["fsdp_mode"] == "fsdp2" and result.config["train"]["init_device"] == "meta"
     by = entries(result)
-    assert by["train.data_parallel_mode"].status is Status.CONVERTED and "FSDP1 was removed" in by["train.data_parallel_mode"].detail
+    assert (
+        by["train.data_parallel_mode"].status is Status.CONVERTED
+        and "FSDP1 was removed" in by["train.data_parallel_mode"].detail
+    )
     assert by["train.enable_full_shard"].target_key == "train.accelerator.fsdp_config.fsdp_mode"
 
 
@@ -420,15 +484,19 @@ def test_dyn_bsz_batches_are_token_budgets() -> None:
     corpus_dir("veomni")
     result = translate(CORPUS / "veomni" / "text" / "llama3.yaml", "veomni", "deepspeed")
     by = entries(result)
-    assert by["train.global_batch_size"].status is Status.LOSSY and "token budgets" in by["train.global_batch_size"].detail
+    assert (
+        by["train.global_batch_size"].status is Status.LOSSY and "token budgets" in by["train.global_batch_size"].detail
+    )
     assert result.config["train_batch_size"] == 512
 
 
 def test_linear_schedule_ignores_lr_min(tmp_path: Path) -> None:
     run = tmp_path / "run.yaml"
-    run.write_text("model:\n  model_path: m\ndata:\n  train_path: d\n  max_seq_len: 1024\n  train_size: 1024000000\n"
-                   "train:\n  global_batch_size: 100\n  optimizer:\n    lr: 1.0e-4\n    lr_min: 1.0e-5\n"
-                   "    lr_decay_style: linear\n    lr_decay_ratio: 0.5\n    lr_warmup_ratio: 0.1\n")  # fmt: skip
+    run.write_text(
+        "model:\n  model_path: m\ndata:\n  train_path: d\n  max_seq_len: 1024\n  train_size: 1024000000\n"
+        "train:\n  global_batch_size: 100\n  optimizer:\n    lr: 1.0e-4\n    lr_min: 1.0e-5\n"
+        "    lr_decay_style: linear\n    lr_decay_ratio: 0.5\n    lr_warmup_ratio: 0.1\n"
+    )
     ir = read_ir([str(run)], "veomni")
     # 1024000000 / (100 x 1024) = 10000 steps; linear heads for 0 at the last whatever lr_decay_ratio, and is
     # floored at 1e-7 (not lr_min): 1e-4 x (10000 - t) / 9000 reaches 1e-7 at step 9991
@@ -437,29 +505,38 @@ def test_linear_schedule_ignores_lr_min(tmp_path: Path) -> None:
     result = translate(run, "veomni", "neox")
     # NeoX's linear to 0 clamped at min_lr 1e-7 is the same line; only its first step differs (lr / W)
     assert {k: result.config[k] for k in ("lr_decay_style", "warmup", "min_lr", "lr_decay_iters")} == {
-        "lr_decay_style": "linear", "warmup": 0.1, "min_lr": 1e-7, "lr_decay_iters": 10000}  # fmt: skip
+        "lr_decay_style": "linear",
+        "warmup": 0.1,
+        "min_lr": 1e-7,
+        "lr_decay_iters": 10000,
+    }
     entry = entries(result)["train.optimizer.lr_min"]
     assert entry.status is Status.LOSSY and "at most 1e-07 (step 0: 1e-07 instead of 0)" in entry.detail
 
 
 def test_cosine_decay_ratio_is_the_decay_end(tmp_path: Path) -> None:
     run = tmp_path / "run.yaml"
-    run.write_text("model:\n  model_path: m\ndata:\n  train_path: d\n  max_seq_len: 1024\n  train_size: 1024000000\n"
-                   "train:\n  global_batch_size: 100\n  num_train_epochs: 3\n  optimizer:\n    lr: 1.0e-4\n"
-                   "    lr_decay_style: cosine\n    lr_decay_ratio: 0.9\n")  # fmt: skip
+    run.write_text(
+        "model:\n  model_path: m\ndata:\n  train_path: d\n  max_seq_len: 1024\n  train_size: 1024000000\n"
+        "train:\n  global_batch_size: 100\n  num_train_epochs: 3\n  optimizer:\n    lr: 1.0e-4\n"
+        "    lr_decay_style: cosine\n    lr_decay_ratio: 0.9\n"
+    )
     ir = read_ir([str(run)], "veomni").ir
     assert ir.get("train.steps") == 30000  # 10000 per epoch, 3 epochs: the schedule spans all of them
     assert ir.get("schedule.decay_steps") == 27000  # int(30000 x 0.9); the lr then holds lr_min
     result = translate(run, "veomni", "cerebras")
     assert result.config["optimizer"]["learning_rate"] == [
         {"scheduler": "CosineDecay", "initial_learning_rate": 1e-4, "end_learning_rate": 1e-7, "total_iters": 27000},
-        {"scheduler": "Constant", "learning_rate": 1e-7}]  # fmt: skip
+        {"scheduler": "Constant", "learning_rate": 1e-7},
+    ]
 
 
 def test_neox_linear_decay_shorter_than_training_is_lossy(tmp_path: Path) -> None:
     cfg = tmp_path / "neox.yml"
-    cfg.write_text("train_iters: 1000\nlr_decay_iters: 800\nlr_decay_style: linear\nwarmup: 0.0\n"
-                   "optimizer: {type: Adam, params: {lr: 1.0e-4}}\ntrain_batch_size: 64\nseq_length: 128\n")  # fmt: skip
+    cfg.write_text(
+        "train_iters: 1000\nlr_decay_iters: 800\nlr_decay_style: linear\nwarmup: 0.0\n"
+        "optimizer: {type: Adam, params: {lr: 1.0e-4}}\ntrain_batch_size: 64\nseq_length: 128\n"
+    )
     result = translate(cfg, "neox", "veomni")
     entry = entries(result)["lr_decay_iters"]
     # VeOmni's linear always reaches its floor at the run's last step: the closest is its cosine ending at 800
@@ -491,11 +568,19 @@ def test_veomni_into_deepspeed_schedule() -> None:
     # DeepSpeed's warmup runs a step late: the closest starts one step of VeOmni's warmup in
     assert result.config["scheduler"] == {
         "type": "WarmupCosineLR",
-        "params": {"warmup_num_steps": 2001, "warmup_type": "linear", "total_num_steps": 47684,
-                   "warmup_min_ratio": pytest.approx(1 / 2002), "cos_min_ratio": 0.1},  # lr_min 4e-5 / lr 4e-4  # fmt: skip
+        "params": {
+            "warmup_num_steps": 2001,
+            "warmup_type": "linear",
+            "total_num_steps": 47684,
+            "warmup_min_ratio": pytest.approx(1 / 2002),
+            "cos_min_ratio": 0.1,
+        },  # lr_min 4e-5 / lr 4e-4
     }
     lossy = entries(result)["train.optimizer.lr"]
-    assert lossy.status is Status.LOSSY and "at most 7.17e-09 (step 18183: 0.00029958 instead of 0.00029959)" in lossy.detail
+    assert (
+        lossy.status is Status.LOSSY
+        and "at most 7.17e-09 (step 18183: 0.00029958 instead of 0.00029959)" in lossy.detail
+    )
     assert result.config["optimizer"]["params"]["betas"] == [0.9, 0.95]  # VeOmni's hard-coded betas, explicit
     assert result.config["zero_optimization"]["stage"] == 3 and result.config["bf16"]["enabled"] is True
 
@@ -513,7 +598,9 @@ def test_deepspeed_into_veomni_needs_the_steps() -> None:
     missing = next(e for e in result.report.entries if e.target_key == "data.train_size")
     assert missing.status is Status.MISSING and "--set train.steps=N" in missing.detail
     assert entries(result)["optimizer.type"].status is Status.DROPPED  # Adam without adam_w_mode: coupled L2
-    given = translate(source, "deepspeed", "veomni", world_size=8, set_values={"train.steps": 20000, "model.seq_length": 2048})
+    given = translate(
+        source, "deepspeed", "veomni", world_size=8, set_values={"train.steps": 20000, "model.seq_length": 2048}
+    )
     opt = given.config["train"]["optimizer"]
     # DeepSpeed's peak comes a step late (2001); its cosine ends at 20000 + 1, past the run
     assert int(20000 * opt["lr_warmup_ratio"]) == 2001 and int(20000 * opt["lr_decay_ratio"]) == 19999
@@ -528,7 +615,9 @@ def test_reading_a_config_json_is_linear_in_its_keys(tmp_path: Path) -> None:
     def read(keys: int) -> float:
         folder = tmp_path / str(keys)
         folder.mkdir()
-        (folder / "config.json").write_text(json.dumps({**base, **{f"extra_key_{i}": i for i in range(keys)}}, indent=2))
+        (folder / "config.json").write_text(
+            json.dumps({**base, **{f"extra_key_{i}": i for i in range(keys)}}, indent=2)
+        )
         (folder / "run.yaml").write_text(NESTED.read_text().replace("config_path: tinyllama", "config_path: ."))
         best = float("inf")
         for _ in range(3):
@@ -547,11 +636,17 @@ def test_reading_a_config_json_is_linear_in_its_keys(tmp_path: Path) -> None:
 def test_a_data_type_the_flat_layout_lacks_is_dropped_with_its_reason() -> None:
     # data_type "dpo" came with PR #558; the flat era's DataArguments (ac3b9f01) take plaintext,
     # conversation, diffusion, classification and raise "Unknown data type: dpo"
-    source = {"model": {"model_path": "./Qwen3-0.6B"},
-              "data": {"train_path": "./prefs", "data_type": "dpo", "max_seq_len": 2048},
-              "train": {"global_batch_size": 8, "micro_batch_size": 1, "optimizer": {"type": "adamw", "lr": 5e-7},
-                        "checkpoint": {"output_dir": "out"}},
-              "dpo_config": {"beta": 0.1}}  # fmt: skip
+    source = {
+        "model": {"model_path": "./Qwen3-0.6B"},
+        "data": {"train_path": "./prefs", "data_type": "dpo", "max_seq_len": 2048},
+        "train": {
+            "global_batch_size": 8,
+            "micro_batch_size": 1,
+            "optimizer": {"type": "adamw", "lr": 5e-7},
+            "checkpoint": {"output_dir": "out"},
+        },
+        "dpo_config": {"beta": 0.1},
+    }
     flat = translate(source, "veomni", "veomni", layout="flat")
     assert "data_type" not in flat.config["data"] and flat.config["data"]["max_seq_len"] == 2048
     entry = next(e for e in flat.report.entries if e.source_key == "data.data_type")
@@ -559,15 +654,19 @@ def test_a_data_type_the_flat_layout_lacks_is_dropped_with_its_reason() -> None:
     assert "no data.data_type 'dpo'" in entry.detail and "its default 'conversation' applies" in entry.detail
     nested = translate(source, "veomni", "veomni", layout="nested")
     assert nested.config["data"]["data_type"] == "dpo"
-    plain = translate({**source, "data": {**source["data"], "data_type": "plaintext"}}, "veomni", "veomni", layout="flat")
+    plain = translate(
+        {**source, "data": {**source["data"], "data_type": "plaintext"}}, "veomni", "veomni", layout="flat"
+    )
     assert plain.config["data"]["data_type"] == "plaintext"
 
 
 # ---- derive, then check, as TrainingArguments.__post_init__ does (issue #27 item 4) ---------------------
 
-_BATCH_RUN = ("model:\n  model_path: m\ndata:\n  train_path: d\n  max_seq_len: 1024\n  train_size: 1024000000\n"
-              "train:\n  global_batch_size: {gbs}\n  micro_batch_size: 4\n  accelerator:\n    ulysses_size: 2\n"
-              "  optimizer:\n    lr: 1.0e-4\n")  # fmt: skip
+_BATCH_RUN = (
+    "model:\n  model_path: m\ndata:\n  train_path: d\n  max_seq_len: 1024\n  train_size: 1024000000\n"
+    "train:\n  global_batch_size: {gbs}\n  micro_batch_size: 4\n  accelerator:\n    ulysses_size: 2\n"
+    "  optimizer:\n    lr: 1.0e-4\n"
+)
 
 
 def test_a_global_batch_no_world_size_runs_is_refused_without_one(tmp_path: Path) -> None:

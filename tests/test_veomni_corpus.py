@@ -23,10 +23,10 @@ ALL_VEOMNI = corpus_files("veomni", "**/*.yaml") + corpus_files("veomni-legacy",
 MANIFESTS = [p for p in ALL_VEOMNI if "sources" in (yaml.safe_load(p.read_text()) or {})]
 VEOMNI_FILES = [p for p in ALL_VEOMNI if p not in MANIFESTS]
 TARGETS = [fmt for fmt in ("neox", "deepspeed", "cerebras") if fmt in FORMATS]
-INTO = (
-    [("neox", p) for p in corpus_files("neox")]
-    + [("cerebras", p) for p in corpus_files("cerebras-legacy", "**/*.yaml") + corpus_files("cerebras-trainer", "**/*.yaml")]
-)
+INTO = [("neox", p) for p in corpus_files("neox")] + [
+    ("cerebras", p)
+    for p in corpus_files("cerebras-legacy", "**/*.yaml") + corpus_files("cerebras-trainer", "**/*.yaml")
+]
 ABOUT_TARGET = (Status.DEFAULTED, Status.MISSING)
 
 
@@ -37,8 +37,11 @@ def ident(path: Path) -> str:
 def assert_every_leaf_once(result, path: Path) -> None:
     """Every leaf of the file, as written (flat keys stay flat), is in exactly one entry."""
     leaves = set(flatten(yaml.safe_load(path.read_text())))
-    keys = [e.source_key for e in result.report.entries
-            if e.source_key and not e.source_key.startswith("--set") and e.status not in ABOUT_TARGET]  # fmt: skip
+    keys = [
+        e.source_key
+        for e in result.report.entries
+        if e.source_key and not e.source_key.startswith("--set") and e.status not in ABOUT_TARGET
+    ]
     assert sorted(keys) == sorted(leaves)
 
 
@@ -50,7 +53,9 @@ def test_every_veomni_config_translates(path: Path, dst: str) -> None:
     assert_every_leaf_once(result, path)
     assert schema_errors(result.report.to_json(), "report") == []
     if dst != "neox":  # the NeoX schema lists what NeoX reads; its writer adds keys of its own
-        assert schema_errors(yaml.safe_load(result.dump()) if dst != "deepspeed" else json.loads(result.dump()), dst) == []
+        assert (
+            schema_errors(yaml.safe_load(result.dump()) if dst != "deepspeed" else json.loads(result.dump()), dst) == []
+        )
 
 
 @pytest.mark.slow
@@ -79,7 +84,9 @@ def test_every_veomni_config_through_the_cli(runner, tmp_path: Path) -> None:
     for path in VEOMNI_FILES:
         for dst in TARGETS:
             out = tmp_path / f"out.{dst}"
-            result = runner.invoke(main, [f"veomni2{dst}", str(path), "-o", str(out), "--report", str(tmp_path / "r.json"), "-q"])
+            result = runner.invoke(
+                main, [f"veomni2{dst}", str(path), "-o", str(out), "--report", str(tmp_path / "r.json"), "-q"]
+            )
             assert result.exit_code == 0, (path, dst, result.stderr)
             report = json.loads((tmp_path / "r.json").read_text())
             if "train" in yaml.safe_load(path.read_text()):
@@ -104,8 +111,11 @@ def test_neox_and_cerebras_configs_into_veomni(src: str, path: Path, tmp_path: P
     if result.ir.get("model.family") is None:  # no decoder LM (T5, ViT, ...): no HF decoder config
         assert "config.json" not in result.side_files
         if result.ir.get("model.hidden_size") is not None:
-            assert any("no decoder family" in e.detail for e in result.report.entries
-                       if e.status in (Status.DROPPED, Status.LOSSY))  # fmt: skip
+            assert any(
+                "no decoder family" in e.detail
+                for e in result.report.entries
+                if e.status in (Status.DROPPED, Status.LOSSY)
+            )
         return
     config = json.loads(result.side_files["config.json"])
     assert config["model_type"] in hf_table().types

@@ -57,8 +57,9 @@ def test_a_1125_file_reads_its_betas_as_the_canonical_adam_betas() -> None:
     # the same run as the #1090 file, apart from the betas it sets
     scoped = translate(SCOPED, "veomni", "neox").config
     assert scoped["optimizer"]["params"]["betas"] == [0.9, 0.95]
-    assert {k: v for k, v in flatten(dict(result.config)).items() if "betas" not in k} == \
-        {k: v for k, v in flatten(dict(scoped)).items() if "betas" not in k}  # fmt: skip
+    assert {k: v for k, v in flatten(dict(result.config)).items() if "betas" not in k} == {
+        k: v for k, v in flatten(dict(scoped)).items() if "betas" not in k
+    }
 
 
 def test_writing_1125_places_betas_chat_template_and_the_loading_flag(tmp_path: Path) -> None:

@@ -11,8 +11,10 @@ import pytest
 from neoconv import translate
 from neoconv.core.errors import InputError
 
-CONFIG = '{"model_type": "llama", "hidden_size": 512, "num_hidden_layers": 2, "num_attention_heads": 8, ' \
-         '"vocab_size": 1000, "intermediate_size": 1376}'
+CONFIG = (
+    '{"model_type": "llama", "hidden_size": 512, "num_hidden_layers": 2, "num_attention_heads": 8, '
+    '"vocab_size": 1000, "intermediate_size": 1376}'
+)
 
 # ByteDance-Seed/VeOmni@085f3c23 (#538): train.enable_mixed_precision is a field of the nested TrainingArguments
 # (veomni/arguments/arguments_types.py:345), FSDP1's fsdp_config.full_shard too (:191)
@@ -153,8 +155,12 @@ def test_a_flat_file_before_458_keeps_its_padding_free_mode_and_margin_for_its_r
     path, config = _files(tmp_path, FLAT_457.replace("RMPAD", "false").replace("POS", "true"))
     same = translate(path, "veomni", "veomni", model_config=config, target_version="#498")
     train = same.config["train"]
-    assert (train["rmpad"], train["rmpad_with_pos_ids"], train["dyn_bsz_margin"], train["dyn_bsz_buffer_size"]) == \
-        (False, True, 128, 100)  # fmt: skip
+    assert (train["rmpad"], train["rmpad_with_pos_ids"], train["dyn_bsz_margin"], train["dyn_bsz_buffer_size"]) == (
+        False,
+        True,
+        128,
+        100,
+    )
     assert {e.status.value for e in same.report.entries} == {"exact"}
     # #458 removed them (ByteDance-Seed/VeOmni@a11d28ca): not written there, and said so
     later = translate(path, "veomni", "veomni", model_config=config, target_version="#458")

@@ -46,11 +46,15 @@ def test_the_layout_table_and_the_history_generator_move_the_same_keys() -> None
     assert moved["train.optimizer.lr"] == "model.optimizer.lr"
     assert moved["train.init_device"] == "model.accelerator.init_device"
     assert moved["train.gradient_checkpointing.enable"] == "model.accelerator.gradient_checkpointing.enable"
-    assert moved["train.accelerator.fsdp_config.mixed_precision.enable"] == \
-        "model.accelerator.fsdp_config.mixed_precision.enable"  # fmt: skip
+    assert (
+        moved["train.accelerator.fsdp_config.mixed_precision.enable"]
+        == "model.accelerator.fsdp_config.mixed_precision.enable"
+    )
     assert all(fields().to_scoped(old) == new for old, new in moved.items())
     # #1090 reads the new names only, and the tables are still written for the pinned (nested) release
-    assert history.reads("model.accelerator.ulysses_size", "#1090") and not history.reads("train.accelerator.ulysses_size", "#1090")
+    assert history.reads("model.accelerator.ulysses_size", "#1090") and not history.reads(
+        "train.accelerator.ulysses_size", "#1090"
+    )
     assert not history.reads("model.accelerator.ulysses_size", "#1021")
     assert history.newest == "#1021" and history.labels[-2:] == ("#1090", "#1125")
     assert history.keys["model.accelerator.init_device"]["group"] == "AcceleratorConfig"
@@ -103,11 +107,15 @@ def test_another_framework_written_for_1090_puts_optimizer_and_accelerator_under
 
 def test_old_paths_beside_the_scoped_ones_are_refused_as_veomni_does(tmp_path: Path) -> None:
     path = tmp_path / "mixed.yaml"
-    path.write_text("model:\n  config_path: c\n  optimizer: {lr: 1.0e-4}\ndata: {train_path: d}\ntrain:\n  init_device: meta\n")
+    path.write_text(
+        "model:\n  config_path: c\n  optimizer: {lr: 1.0e-4}\ndata: {train_path: d}\ntrain:\n  init_device: meta\n"
+    )
     with pytest.raises(InputError, match=r"train\.init_device has moved to model\.accelerator\.init_device") as caught:
         translate(path, "veomni", "neox")
     assert caught.value.line == 6
-    path.write_text("model:\n  config_path: c\n  accelerator: {ulysses_size: 2}\ndata: {train_path: d}\ntrain:\n  lr: 1.0e-4\n")
+    path.write_text(
+        "model:\n  config_path: c\n  accelerator: {ulysses_size: 2}\ndata: {train_path: d}\ntrain:\n  lr: 1.0e-4\n"
+    )
     with pytest.raises(InputError, match=r"mixes the flat layout \(train\.lr\) with the model-scoped one"):
         translate(path, "veomni", "neox")
 

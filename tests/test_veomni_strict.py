@@ -76,6 +76,8 @@ def test_the_command_exits_2_with_one_line_and_writes_nothing(tmp_path: Path) ->
 def test_the_config_json_beside_a_scoped_file_is_not_checked_as_its_keys() -> None:
     # the architecture file's keys (hidden_size, ...) are HF's, read by transformers: not VeOmni fields
     veomni = STRICT.parent
-    result = translate(veomni / "tinyllama-scoped.yaml", "veomni", "neox", model_config=str(veomni / "tinyllama" / "config.json"))
+    result = translate(
+        veomni / "tinyllama-scoped.yaml", "veomni", "neox", model_config=str(veomni / "tinyllama" / "config.json")
+    )
     assert result.report.source["version"] in ("#1090", "#1125")
     assert result.config["hidden_size"] == 2048 and result.config["num_layers"] == 22

@@ -23,7 +23,10 @@ def test_schema_knows_both_layouts_of_the_seed_docs() -> None:
     assert fields.layouts_of("train.optimizer.lr") == ("nested",)
     assert fields.layouts_of("train.optimizer", "adamw") == ("flat",)  # one scalar before PR #538
     assert set(fields.layouts_of("train.micro_batch_size")) == {"flat", "nested"}
-    assert fields.default("train.init_device", "flat") == "cuda" and fields.default("train.init_device", "nested") == "meta"
+    assert (
+        fields.default("train.init_device", "flat") == "cuda"
+        and fields.default("train.init_device", "nested") == "meta"
+    )
     # the seed docs disagree with the code they describe; the code is what runs
     assert fields.node("train.lr_decay_style")["x-doc-default"] == "cosine"
     assert fields.node("train.lr_decay_style")["default"] == "constant"

@@ -34,21 +34,31 @@ def test_labels_users_know(fmt: str, name: str, label: str) -> None:
     assert resolve(fmt, name) == label
 
 
-@pytest.mark.parametrize("fmt, name, hint", [
-    ("neox", "configs_readme", "did you mean configs-readme?"),
-    ("cerebras", "3.1", "known: 1.6.0, 1.6.1"),
-    ("veomni", "#99999", "; also HEAD"),  # no such PR was merged (#999 was: it reads as the release then)
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "fmt, name, hint",
+    [
+        ("neox", "configs_readme", "did you mean configs-readme?"),
+        ("cerebras", "3.1", "known: 1.6.0, 1.6.1"),
+        ("veomni", "#99999", "; also HEAD"),  # no such PR was merged (#999 was: it reads as the release then)
+    ],
+)
 def test_an_unknown_label_is_a_usage_error_listing_the_valid_ones(fmt: str, name: str, hint: str) -> None:
     with pytest.raises(UsageError) as caught:
         resolve(fmt, name, "--to-version")
     assert caught.value.message.startswith(f"--to-version {name!r}: not a ") and hint in caught.value.message
 
 
-@pytest.mark.parametrize("fmt, day, message", [
-    ("neox", "2021-04-07", "--from-version '2021-04-07': before 2021-04-26, the first GPT-NeoX release"),
-    ("veomni", "2020-01-01", "--from-version '2020-01-01': before fb1b0b2d (of 2025-04-03), the first VeOmni release"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "fmt, day, message",
+    [
+        ("neox", "2021-04-07", "--from-version '2021-04-07': before 2021-04-26, the first GPT-NeoX release"),
+        (
+            "veomni",
+            "2020-01-01",
+            "--from-version '2020-01-01': before fb1b0b2d (of 2025-04-03), the first VeOmni release",
+        ),
+    ],
+)
 def test_a_day_before_the_first_release_names_that_release(fmt: str, day: str, message: str) -> None:
     # not "did you mean" some later day: no release was in force then
     with pytest.raises(UsageError) as caught:
@@ -59,8 +69,12 @@ def test_a_day_before_the_first_release_names_that_release(fmt: str, day: str, m
 def test_a_typo_in_from_version_changes_nothing_silently() -> None:
     # the case: `configs_readme` used to read a NeoX file with other dropout defaults
     with pytest.raises(UsageError, match="did you mean configs-readme"):
-        translate({"num_layers": 2, "hidden_size": 64, "num_attention_heads": 4}, "neox", "cerebras",
-                  source_version="configs_readme")  # fmt: skip
+        translate(
+            {"num_layers": 2, "hidden_size": 64, "num_attention_heads": 4},
+            "neox",
+            "cerebras",
+            source_version="configs_readme",
+        )
 
 
 @pytest.mark.parametrize(
@@ -112,19 +126,27 @@ def test_per_release_defaults_come_from_the_history() -> None:
     assert scale.default_for("0.7.7") == 32 and scale.default_for("0.8.0") == 16
     # a flat VeOmni key read under its nested name takes the flat field's default (data_parallel_mode)
     mode = next(r for r in load_table("veomni").rules if r.key == "train.accelerator.fsdp_config.fsdp_mode")
-    assert mode.default_for("#458") == "ddp" and mode.default_for("#744") == "ddp" and mode.default_for("#756") == "fsdp2"
+    assert (
+        mode.default_for("#458") == "ddp" and mode.default_for("#744") == "ddp" and mode.default_for("#756") == "fsdp2"
+    )
     assert load_history("neox").default_at("mlp_type", "2026-05-19") is NO_DEFAULT  # type: ignore[union-attr]
 
 
 def test_the_report_says_which_release_and_why(tmp_path) -> None:  # type: ignore[no-untyped-def]
     path = tmp_path / "llama.yml"
-    path.write_text("num_layers: 2\nhidden_size: 64\nnum_attention_heads: 4\nmlp_type: llama\n"
-                    "max_position_embeddings: 128\nseq_length: 128\noptimizer: {type: Adam, params: {lr: 0.001}}\n")  # fmt: skip
+    path.write_text(
+        "num_layers: 2\nhidden_size: 64\nnum_attention_heads: 4\nmlp_type: llama\n"
+        "max_position_embeddings: 128\nseq_length: 128\noptimizer: {type: Adam, params: {lr: 0.001}}\n"
+    )
     source = translate(path, "neox", "deepspeed").report.source
     assert source["version"] == "2024-09-09" and source["version_basis"] == "keys"
     assert source["version_range"] == ["2023-05-02", "2024-09-09"] and "mlp_type" in source["version_detail"]
     given = translate(path, "neox", "deepspeed", source_version="v2.0").report.source
-    assert (given["version"], given["version_basis"], given["version_detail"]) == ("2023-03-09", "given", "as given (v2.0)")
+    assert (given["version"], given["version_basis"], given["version_detail"]) == (
+        "2023-03-09",
+        "given",
+        "as given (v2.0)",
+    )
 
 
 def test_every_table_alias_names_a_release() -> None:
@@ -136,15 +158,20 @@ def test_every_table_alias_names_a_release() -> None:
 def test_a_key_of_another_release_is_known_not_unknown(tmp_path) -> None:  # type: ignore[no-untyped-def]
     # a nested VeOmni file (#538 on) with the flat-era train.dyn_bsz_buffer_size (read until #498)
     path = tmp_path / "run.yaml"
-    path.write_text("model: {model_path: m}\ndata: {train_path: d, max_seq_len: 128, train_size: 100000}\n"
-                    "train: {optimizer: {lr: 1.0e-4, lr_min: 1.0e-6}, checkpoint: {output_dir: o, save_steps: 10},\n"
-                    "        pad_packed_input: true, dyn_bsz_margin: 10, dyn_bsz_bufer: 3}\n")  # fmt: skip
+    path.write_text(
+        "model: {model_path: m}\ndata: {train_path: d, max_seq_len: 128, train_size: 100000}\n"
+        "train: {optimizer: {lr: 1.0e-4, lr_min: 1.0e-6}, checkpoint: {output_dir: o, save_steps: 10},\n"
+        "        pad_packed_input: true, dyn_bsz_margin: 10, dyn_bsz_bufer: 3}\n"
+    )
     (tmp_path / "config.json").write_text('{"model_type": "llama"}')
     entries = translate(path, "veomni", "neox", model_config=tmp_path / "config.json").report.by_source()
     old = entries["train.pad_packed_input"]  # gone with #458
     assert old.status.value == "dropped" and "does not read it (read by #410..#498)" in old.detail
     # a key a rule reads with its old meaning, which the file's release (the newest reading most) no longer has
     margin = entries["train.dyn_bsz_margin"]
-    assert margin.status.value == "dropped" and "#1021 does not read train.dyn_bsz_margin (read by fb1b0b2d..#498)" in margin.detail
+    assert (
+        margin.status.value == "dropped"
+        and "#1021 does not read train.dyn_bsz_margin (read by fb1b0b2d..#498)" in margin.detail
+    )
     typo = entries["train.dyn_bsz_bufer"]  # no release ever had it
     assert typo.status.value == "unknown" and "did you mean train.dyn_bsz_buffer_size" in typo.detail

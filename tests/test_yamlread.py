@@ -64,10 +64,57 @@ def test_corpus_files_load_as_safe_load_does(path: Path | None) -> None:
 
 
 SCALARS = [
-    "yes", "No", "on", "OFF", "y", "n", "true", "False", "~", "null", "Null", "", "017", "0o17", "0x1F", "0b101",
-    "1_000", "-1_000.5", "1:20", "1:20.5", "+12", "-0", ".inf", "-.Inf", ".NaN", "1e5", "1.0e+5", "1.5E-3", "6.",
-    ".5", "0.", "1e-05", "12abc", "1.", "-2.5e+10", "1.5e3", "+0.5", "00", "0", "-0.0", "1_0.5", "9" * 30, "a: b", "- x", "'q'", '"dq"', "<<", "=", "2024-01-02", "2001-12-14t21:59:43.10-05:00",
-]  # fmt: skip
+    "yes",
+    "No",
+    "on",
+    "OFF",
+    "y",
+    "n",
+    "true",
+    "False",
+    "~",
+    "null",
+    "Null",
+    "",
+    "017",
+    "0o17",
+    "0x1F",
+    "0b101",
+    "1_000",
+    "-1_000.5",
+    "1:20",
+    "1:20.5",
+    "+12",
+    "-0",
+    ".inf",
+    "-.Inf",
+    ".NaN",
+    "1e5",
+    "1.0e+5",
+    "1.5E-3",
+    "6.",
+    ".5",
+    "0.",
+    "1e-05",
+    "12abc",
+    "1.",
+    "-2.5e+10",
+    "1.5e3",
+    "+0.5",
+    "00",
+    "0",
+    "-0.0",
+    "1_0.5",
+    "9" * 30,
+    "a: b",
+    "- x",
+    "'q'",
+    '"dq"',
+    "<<",
+    "=",
+    "2024-01-02",
+    "2001-12-14t21:59:43.10-05:00",
+]
 
 
 @pytest.mark.parametrize("scalar", SCALARS)
@@ -182,7 +229,9 @@ def test_key_lines_match_the_node_tree() -> None:
         "a: 1\nb:\n  c: 2\n  d: {e: 3}\nlist:\n- x: 1\n'quoted': 2\ntrain.lr: 3\n",
         "model:\n  config:\n    hidden_size: 8\n  name: x\ntrain:\n  lr: 0.1\n",
     ]
-    texts += [p.read_text(encoding="utf-8") for p in corpus_yaml() if p.suffix in (".yml", ".yaml") and "veomni" in str(p)]
+    texts += [
+        p.read_text(encoding="utf-8") for p in corpus_yaml() if p.suffix in (".yml", ".yaml") and "veomni" in str(p)
+    ]
     for text in texts:
         try:
             expected = _composed_key_lines(text)
@@ -196,7 +245,10 @@ def test_key_lines_match_the_node_tree() -> None:
         assert lines == expected
 
 
-@pytest.mark.parametrize("text,shown", [("a: !!seq {b: 1}\n", "!!seq does not fit a mapping"), ("a: !!map [1]\n", "!!map does not fit a list")])
+@pytest.mark.parametrize(
+    "text,shown",
+    [("a: !!seq {b: 1}\n", "!!seq does not fit a mapping"), ("a: !!map [1]\n", "!!map does not fit a list")],
+)
 def test_collection_tag_that_does_not_fit(text: str, shown: str) -> None:
     with pytest.raises(yaml.YAMLError):
         safe_load(text)

@@ -31,19 +31,66 @@ from collections.abc import Iterable
 import yaml
 
 from dict_reads import Function, Program, Read
-from history_common import NO_DEFAULT, JSON, AstCache, Git, KeyInfo, NotLiteral, Snapshot, literal, type_of_value, type_text, value_of
+from history_common import (
+    NO_DEFAULT,
+    JSON,
+    AstCache,
+    Git,
+    KeyInfo,
+    NotLiteral,
+    Snapshot,
+    literal,
+    type_of_value,
+    type_text,
+    value_of,
+)
 
 ROOTS = ("src/cerebras/modelzoo/", "modelzoo/")
-SKIP = ("data_processing/", "data_preparation/", "checkpoint_converters/", "/tests/", "tutorials/", "/layers/",
-        "/metrics/", "/losses/", "user_scripts/", "/cli/", "/tools/", "/sparsity/", "/summaries/", "/compat/")
+SKIP = (
+    "data_processing/",
+    "data_preparation/",
+    "checkpoint_converters/",
+    "/tests/",
+    "tutorials/",
+    "/layers/",
+    "/metrics/",
+    "/losses/",
+    "user_scripts/",
+    "/cli/",
+    "/tools/",
+    "/sparsity/",
+    "/summaries/",
+    "/compat/",
+)
 # Modules in which an argument called `params` is the whole config (elsewhere it may be a section)
-ROOT_PARAM_FILES = {"model.py", "run.py", "utils.py", "data.py", "run_utils.py", "PyTorchBaseModel.py",
-                    "pytorch_base_runner.py", "pytorch_runner.py", "pytorch_cs_appliance.py", "run_cstorch_flow.py",
-                    "pytorch_base_cs_runner.py", "pytorch_cs_runner.py", "pytorch_dist_runner.py", "TFBaseModel.py",
-                    "cs_estimator.py", "model_utils.py", "input_utils.py", "half_dtype.py", "appliance_utils.py"}
+ROOT_PARAM_FILES = {
+    "model.py",
+    "run.py",
+    "utils.py",
+    "data.py",
+    "run_utils.py",
+    "PyTorchBaseModel.py",
+    "pytorch_base_runner.py",
+    "pytorch_runner.py",
+    "pytorch_cs_appliance.py",
+    "run_cstorch_flow.py",
+    "pytorch_base_cs_runner.py",
+    "pytorch_cs_runner.py",
+    "pytorch_dist_runner.py",
+    "TFBaseModel.py",
+    "cs_estimator.py",
+    "model_utils.py",
+    "input_utils.py",
+    "half_dtype.py",
+    "appliance_utils.py",
+}
 MARKERS = ("params", "Config", "dataclass")
-TRAINER_SUBCONFIGS = {"loop": "TrainingLoop", "checkpoint": "Checkpoint", "logging": "Logging",
-                      "precision": "MixedPrecision"}
+TRAINER_SUBCONFIGS = {
+    "loop": "TrainingLoop",
+    "checkpoint": "Checkpoint",
+    "logging": "Logging",
+    "precision": "MixedPrecision",
+}
 
 
 def family(path: str) -> str:
@@ -51,9 +98,13 @@ def family(path: str) -> str:
     rel = path
     for root in ROOTS:
         if rel.startswith(root):
-            rel = rel[len(root):]
-    for pattern in (r"transformers/(tf/)?(?:pytorch/)?(\w+)/", r"vision/(tf/)?(?:pytorch/)?(\w+)/",
-                    r"models/\w+/()(\w+)/", r"data/\w+/()(\w+)/"):
+            rel = rel[len(root) :]
+    for pattern in (
+        r"transformers/(tf/)?(?:pytorch/)?(\w+)/",
+        r"vision/(tf/)?(?:pytorch/)?(\w+)/",
+        r"models/\w+/()(\w+)/",
+        r"data/\w+/()(\w+)/",
+    ):
         m = re.match(pattern, rel)
         if m:
             return (m.group(1) or "") + m.group(2)
@@ -172,7 +223,9 @@ def _init_args(program: Program, cls_name: str, depth: int = 0) -> list[tuple[st
         consts = program.constants(info.module)
         args = init.args.args[1:]
         defaults: list[ast.expr | None] = [None] * (len(args) - len(init.args.defaults)) + list(init.args.defaults)
-        out = [(a.arg, a.annotation, NO_DEFAULT if d is None else _arg_default(d, consts)) for a, d in zip(args, defaults)]
+        out = [
+            (a.arg, a.annotation, NO_DEFAULT if d is None else _arg_default(d, consts)) for a, d in zip(args, defaults)
+        ]
         for a, d in zip(init.args.kwonlyargs, init.args.kw_defaults):
             out.append((a.arg, a.annotation, NO_DEFAULT if d is None else _arg_default(d, consts)))
         if init.args.kwarg is not None and depth < 5 and info.bases:
@@ -272,7 +325,7 @@ def legacy_spelling(path: tuple[str, ...]) -> tuple[str, ...]:
     """trainer.init.model.x -> model.x (one record for both spellings of a model or data key)."""
     for trainer, legacy in sorted(SAME_AS_LEGACY, key=lambda pair: -len(pair[0])):
         if path[: len(trainer)] == trainer and len(path) > len(trainer):
-            return legacy + path[len(trainer):]
+            return legacy + path[len(trainer) :]
     return path
 
 
@@ -319,8 +372,15 @@ def _walk_config(node: JSON, path: tuple[str, ...], where: str, reads: list[Read
                 _walk_config(item, path + ("*",), where, reads)
 
 
-JSON_TYPES = {"integer": "int", "number": "float", "boolean": "bool", "string": "str", "object": "dict", "array": "list",
-              "null": "None"}
+JSON_TYPES = {
+    "integer": "int",
+    "number": "float",
+    "boolean": "bool",
+    "string": "str",
+    "object": "dict",
+    "array": "list",
+    "null": "None",
+}
 
 
 def _schema_reads(where: str, schema: JSON) -> list[Read]:
@@ -357,8 +417,9 @@ def snapshot(git: Git, cache: AstCache, rev: str, names_out: dict[str, set[str]]
     table = legacy_table(program)
     for trainer_path, legacy_path in table.items():
         if not legacy_path.endswith("*"):
-            reads.append(Read(tuple(legacy_path.split(".")), NO_DEFAULT, "trainer/utils.py", None,
-                              {"trainer": trainer_path}))
+            reads.append(
+                Read(tuple(legacy_path.split(".")), NO_DEFAULT, "trainer/utils.py", None, {"trainer": trainer_path})
+            )
     reads += config_reads(git, rev)
     snap = merge(reads, class_reads, names)
     for trainer_path, legacy_path in table.items():
@@ -402,8 +463,11 @@ def merge(reads: list[Read], class_reads: list[Read], names: dict[str, list[str]
         extra: dict[str, JSON] = {"models": sorted(per_family)}
         if all("config" in r.extra for r in group):
             extra["configs_only"] = True
-        by_model = {f: v.default for f, v in sorted(values.items())
-                    if v.default is not NO_DEFAULT and _canon(v.default) != _canon(chosen.default)}
+        by_model = {
+            f: v.default
+            for f, v in sorted(values.items())
+            if v.default is not NO_DEFAULT and _canon(v.default) != _canon(chosen.default)
+        }
         if by_model:
             extra["defaults_by_model"] = by_model
         for r in group:

@@ -21,12 +21,37 @@ LAYOUTS = REPO_ROOT / "mappings" / "cerebras-layouts.yaml"
 OUTPUT = REPO_ROOT / "schemas" / "cerebras-trainer.schema.json"
 
 # cstorch.optim.Optimizer subclasses (cerebras-pytorch 2.10); matched case-insensitively by Cerebras
-OPTIMIZERS = ["SGD", "Adam", "AdamW", "Adamax", "Adadelta", "Adafactor", "Adagrad", "ASGD", "Lamb", "Lion", "Muon",
-              "NAdam", "RAdam", "RMSprop", "Rprop"]  # fmt: skip
+OPTIMIZERS = [
+    "SGD",
+    "Adam",
+    "AdamW",
+    "Adamax",
+    "Adadelta",
+    "Adafactor",
+    "Adagrad",
+    "ASGD",
+    "Lamb",
+    "Lion",
+    "Muon",
+    "NAdam",
+    "RAdam",
+    "RMSprop",
+    "Rprop",
+]
 # legacy optimizer keys that live elsewhere in the trainer layout (precision, loop, schedulers)
-MOVED = ["optimizer_type", "learning_rate", "loss_scaling_factor", "initial_loss_scale", "steps_per_increase",
-         "min_loss_scale", "max_loss_scale", "max_gradient_norm", "max_gradient_value", "log_summaries",
-         "grad_accum_steps"]  # fmt: skip
+MOVED = [
+    "optimizer_type",
+    "learning_rate",
+    "loss_scaling_factor",
+    "initial_loss_scale",
+    "steps_per_increase",
+    "min_loss_scale",
+    "max_loss_scale",
+    "max_gradient_norm",
+    "max_gradient_value",
+    "log_summaries",
+    "grad_accum_steps",
+]
 
 
 def _legacy_node(sections: dict[str, Any], path: str) -> dict[str, Any] | None:
@@ -57,7 +82,13 @@ def _put(root: dict[str, Any], path: list[str], node: dict[str, Any]) -> None:
 
 def _one_class(names: list[str], body: dict[str, Any]) -> dict[str, Any]:
     """`{Class: {...}}`: one key, a class name."""
-    return {"type": "object", "minProperties": 1, "maxProperties": 1, "additionalProperties": body, "x-known-values": names}
+    return {
+        "type": "object",
+        "minProperties": 1,
+        "maxProperties": 1,
+        "additionalProperties": body,
+        "x-known-values": names,
+    }
 
 
 def build_trainer_schema(legacy: dict[str, Any]) -> dict[str, Any]:
@@ -68,7 +99,11 @@ def build_trainer_schema(legacy: dict[str, Any]) -> dict[str, Any]:
         source = legacy_path.removesuffix(".*")
         # a whole legacy section named as a value (init.sparsity.sparsity <- sparsity: 0.75) is no object
         found = _legacy_node(sections, source) if "." in source or legacy_path.endswith(".*") else None
-        node = copy.deepcopy(found) if found else ({"type": "object", "additionalProperties": True} if legacy_path.endswith(".*") else {})
+        node = (
+            copy.deepcopy(found)
+            if found
+            else ({"type": "object", "additionalProperties": True} if legacy_path.endswith(".*") else {})
+        )
         node["x-legacy"] = legacy_path
         _put(props, trainer_path.removesuffix(".*").split("."), node)
     optimizer = copy.deepcopy(sections["optimizer"])
@@ -85,7 +120,10 @@ def build_trainer_schema(legacy: dict[str, Any]) -> dict[str, Any]:
     model = init["model"]
     model["required"] = ["name"]
     props["validate_all"]["properties"]["val_dataloaders"] = {
-        "anyOf": [props["validate_all"]["properties"]["val_dataloaders"], {"type": "array", "items": {"type": "object"}}]
+        "anyOf": [
+            props["validate_all"]["properties"]["val_dataloaders"],
+            {"type": "array", "items": {"type": "object"}},
+        ]
     }
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",

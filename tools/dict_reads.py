@@ -97,7 +97,7 @@ class Program:
     def _dotted(self, path: str) -> str:
         for root in self.package_roots:
             if path.startswith(root):
-                path = path[len(root):]
+                path = path[len(root) :]
         name = path[:-3] if path.endswith(".py") else path
         if name.endswith("/__init__"):
             name = name[: -len("/__init__")]
@@ -120,8 +120,14 @@ class Program:
                         self._add_function(path, item, stmt.name, f"{stmt.name}.{item.name}")
         self.imports[path] = names
 
-    def _add_function(self, module: str, node: ast.FunctionDef | ast.AsyncFunctionDef, cls: str | None, qual: str,
-                      nested: bool = False) -> None:
+    def _add_function(
+        self,
+        module: str,
+        node: ast.FunctionDef | ast.AsyncFunctionDef,
+        cls: str | None,
+        qual: str,
+        nested: bool = False,
+    ) -> None:
         args = node.args
         params = [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs]
         fn = Function(module, qual, node, cls, params, key=f"{module}:{qual}")
@@ -223,8 +229,15 @@ class Program:
             if fn.env or fn.cls and (self.method_paths or any(k[:2] == (fn.module, fn.cls) for k in self.attrs)):
                 _FunctionPass(self, fn).collect()
             for site_env, site_consts in fn.sites.values():
-                clone = Function(fn.module, fn.qualname, fn.node, fn.cls, fn.params,
-                                 env={k: set(v) for k, v in site_env.items()}, consts=dict(site_consts))
+                clone = Function(
+                    fn.module,
+                    fn.qualname,
+                    fn.node,
+                    fn.cls,
+                    fn.params,
+                    env={k: set(v) for k, v in site_env.items()},
+                    consts=dict(site_consts),
+                )
                 for _ in range(3):
                     _FunctionPass(self, clone).propagate_locally()
                 _FunctionPass(self, clone).collect()
@@ -284,12 +297,21 @@ class Program:
             self.reads.append(Read(key, default, info.module, type_text(annotation), {"model": info.name, **extra}))
             alias = extra.get("alias")
             if isinstance(alias, str) and alias != name:
-                self.reads.append(Read(path + (alias,), default, info.module, type_text(annotation),
-                                       {"model": info.name, "alias_of": name}))
+                self.reads.append(
+                    Read(
+                        path + (alias,),
+                        default,
+                        info.module,
+                        type_text(annotation),
+                        {"model": info.name, "alias_of": name},
+                    )
+                )
             if nested is not None:
                 self.attach_model(nested, key, depth + 1)
 
-    def model_fields(self, info: ClassInfo, seen: frozenset[str] = frozenset()) -> list[tuple[str, ast.expr, ast.expr | None]]:
+    def model_fields(
+        self, info: ClassInfo, seen: frozenset[str] = frozenset()
+    ) -> list[tuple[str, ast.expr, ast.expr | None]]:
         out: list[tuple[str, ast.expr, ast.expr | None]] = []
         for base in info.bases:
             if base in seen:
@@ -402,8 +424,18 @@ def _size(env: dict[str, set[Path]]) -> int:
     return sum(len(v) for v in env.values())
 
 
-_KINDS = (ast.Assign, ast.AnnAssign, ast.NamedExpr, ast.For, ast.comprehension, ast.Return, ast.Call,
-          ast.Subscript, ast.Compare, ast.DictComp)
+_KINDS = (
+    ast.Assign,
+    ast.AnnAssign,
+    ast.NamedExpr,
+    ast.For,
+    ast.comprehension,
+    ast.Return,
+    ast.Call,
+    ast.Subscript,
+    ast.Compare,
+    ast.DictComp,
+)
 
 
 def _nodes(fn_node: ast.AST) -> list[ast.AST]:
@@ -494,7 +526,12 @@ class _FunctionPass:
             return set()
         if isinstance(node, ast.Name):
             return set(self.fn.env.get(node.id, ()))
-        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self" and self.fn.cls:
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "self"
+            and self.fn.cls
+        ):
             found = set(self.p.attrs.get((self.fn.module, self.fn.cls, node.attr), ()))
             prop = self.p.functions.get(f"{self.fn.module}:{self.fn.cls}.{node.attr}")
             if prop is not None and any(ast.unparse(d) == "property" for d in prop.node.decorator_list):
@@ -521,8 +558,13 @@ class _FunctionPass:
                 return self.sub(func.value, node.args[0])
             if func.attr == "copy" and not node.args:
                 return self.paths(func.value)
-        if (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"
-                and func.attr in self.p.method_paths and not node.args):
+        if (
+            isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Name)
+            and func.value.id == "self"
+            and func.attr in self.p.method_paths
+            and not node.args
+        ):
             return {self.p.method_paths[func.attr]}
         name = ast.unparse(func).split(".")[-1]
         if name in ("copy", "deepcopy", "dict") and len(node.args) == 1 and not node.keywords:
@@ -558,7 +600,12 @@ class _FunctionPass:
             return set()
         target = gen.target.id
         inner: ast.expr | None = None
-        if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "get" and value.args:
+        if (
+            isinstance(value, ast.Call)
+            and isinstance(value.func, ast.Attribute)
+            and value.func.attr == "get"
+            and value.args
+        ):
             if isinstance(value.args[0], ast.Name) and value.args[0].id == target:
                 inner = value.func.value
         elif isinstance(value, ast.Subscript) and isinstance(value.slice, ast.Name) and value.slice.id == target:
@@ -601,8 +648,13 @@ class _FunctionPass:
     def _bind_loop(self, target: ast.expr, iterable: ast.expr) -> None:
         """for x in section (a list of dicts): x is section.*; for k, v in section.items(): v is section.*"""
         items = False
-        if isinstance(iterable, ast.Call) and not iterable.keywords and len(iterable.args) == 1 and \
-                isinstance(iterable.func, ast.Name) and iterable.func.id == "enumerate":
+        if (
+            isinstance(iterable, ast.Call)
+            and not iterable.keywords
+            and len(iterable.args) == 1
+            and isinstance(iterable.func, ast.Name)
+            and iterable.func.id == "enumerate"
+        ):
             iterable = iterable.args[0]
             target = target.elts[1] if isinstance(target, ast.Tuple) and len(target.elts) == 2 else target
         if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Attribute) and not iterable.args:
@@ -634,7 +686,12 @@ class _FunctionPass:
     def _bind(self, target: ast.expr, paths: set[Path]) -> None:
         if isinstance(target, ast.Name):
             self.fn.env.setdefault(target.id, set()).update(paths)
-        elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self" and self.fn.cls:
+        elif (
+            isinstance(target, ast.Attribute)
+            and isinstance(target.value, ast.Name)
+            and target.value.id == "self"
+            and self.fn.cls
+        ):
             known = self.p.attrs.setdefault((self.fn.module, self.fn.cls, target.attr), set())
             if not paths <= known:
                 known.update(paths)
@@ -664,7 +721,12 @@ class _FunctionPass:
                 init = self._method(info, "__init__")
                 if init is not None:
                     out.append((init, 1))
-        elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self" and self.fn.cls:
+        elif (
+            isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Name)
+            and func.value.id == "self"
+            and self.fn.cls
+        ):
             for info in self.p.classes.get(self.fn.cls, []):
                 if info.module == self.fn.module:
                     method = self._method(info, func.attr)
@@ -735,8 +797,11 @@ class _FunctionPass:
                 self._collect_call(node)
             elif isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.In, ast.NotIn)):
                 container = node.comparators[0]
-                if (isinstance(container, ast.Call) and isinstance(container.func, ast.Attribute)
-                        and container.func.attr == "keys"):
+                if (
+                    isinstance(container, ast.Call)
+                    and isinstance(container.func, ast.Attribute)
+                    and container.func.attr == "keys"
+                ):
                     container = container.func.value
                 for path in self.sub(container, node.left):
                     self.read(path, NO_DEFAULT)

@@ -438,22 +438,30 @@ def facts(reference: Path) -> dict[str, str]:
         path = reference / document
         rows = []
         for row in readers[release](path):
-            rows.append({"line": row.line, "sections": list(row.sections), "name": row.name, **spec_to_json(row_spec(row))})
-        out[facts_name] = render({
-            "$comment": [f"Cerebras Model Zoo parameter docs, release {release!r}, read by tools/extract_cerebras_facts.py.",
-                         "rows, in document order: line, sections, name; type {types, literals, items} named by the "
-                         "(type, optional) hint (null: none); enum: the accepted values listed (null: open); "
-                         "default: a literal (absent: none given), default_text: a default given in words; "
-                         "required; scope: the models (scope_kind 'models') or devices ('devices') of the row."],
-            "source": document_source(path),
-            "rows": rows,
-        })  # fmt: skip
+            rows.append(
+                {"line": row.line, "sections": list(row.sections), "name": row.name, **spec_to_json(row_spec(row))}
+            )
+        out[facts_name] = render(
+            {
+                "$comment": [
+                    f"Cerebras Model Zoo parameter docs, release {release!r}, read by tools/extract_cerebras_facts.py.",
+                    "rows, in document order: line, sections, name; type {types, literals, items} named by the "
+                    "(type, optional) hint (null: none); enum: the accepted values listed (null: open); "
+                    "default: a literal (absent: none given), default_text: a default given in words; "
+                    "required; scope: the models (scope_kind 'models') or devices ('devices') of the row.",
+                ],
+                "source": document_source(path),
+                "rows": rows,
+            }
+        )
     return out
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--reference", type=Path, default=REFERENCE_DIR, help="the reference documents (default: %(default)s)")
+    parser.add_argument(
+        "--reference", type=Path, default=REFERENCE_DIR, help="the reference documents (default: %(default)s)"
+    )
     parser.add_argument("--facts", type=Path, default=FACTS_DIR, help="the facts folder (default: %(default)s)")
     parser.add_argument("--check", action="store_true", help="do not write; exit 1 if a facts file is out of date")
     opts = parser.parse_args(argv)

@@ -117,8 +117,11 @@ def build(python: str) -> dict:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--python", default=os.environ.get("NEOCONV_ORACLE_HF"),
-                        help="an interpreter with transformers (default: $NEOCONV_ORACLE_HF)")  # fmt: skip
+    parser.add_argument(
+        "--python",
+        default=os.environ.get("NEOCONV_ORACLE_HF"),
+        help="an interpreter with transformers (default: $NEOCONV_ORACLE_HF)",
+    )
     parser.add_argument("--output", default=str(OUTPUT))
     parser.add_argument("--check", action="store_true", help="fail if the file differs from what would be written")
     args = parser.parse_args()

@@ -89,25 +89,35 @@ def facts(reference: Path) -> dict[str, str]:
     """File name -> text of each facts file."""
     args, readme = reference / ARGS_FILE, reference / README_FILE
     return {
-        ARGS_FACTS: render({
-            "$comment": ["GPT-NeoX arguments (version 'current'), read by tools/extract_neox_facts.py.",
-                         "args: name (underscored), type (the Python annotation), default (as written; absent: "
-                         "none stated), group (NeoXArgs section)."],
-            "source": document_source(args),
-            "args": read_current(args),
-        }),
-        README_FACTS: render({
-            "$comment": ["GPT-NeoX configs README table (version 'configs-readme'), read by tools/extract_neox_facts.py.",
-                         "rows: origin (DSL/DSC/Meg/NeoX), name (underscored), default (as written; absent: blank cell)."],
-            "source": document_source(readme),
-            "rows": read_readme(readme),
-        }),
-    }  # fmt: skip
+        ARGS_FACTS: render(
+            {
+                "$comment": [
+                    "GPT-NeoX arguments (version 'current'), read by tools/extract_neox_facts.py.",
+                    "args: name (underscored), type (the Python annotation), default (as written; absent: "
+                    "none stated), group (NeoXArgs section).",
+                ],
+                "source": document_source(args),
+                "args": read_current(args),
+            }
+        ),
+        README_FACTS: render(
+            {
+                "$comment": [
+                    "GPT-NeoX configs README table (version 'configs-readme'), read by tools/extract_neox_facts.py.",
+                    "rows: origin (DSL/DSC/Meg/NeoX), name (underscored), default (as written; absent: blank cell).",
+                ],
+                "source": document_source(readme),
+                "rows": read_readme(readme),
+            }
+        ),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--reference", type=Path, default=REFERENCE_DIR, help="the reference documents (default: %(default)s)")
+    parser.add_argument(
+        "--reference", type=Path, default=REFERENCE_DIR, help="the reference documents (default: %(default)s)"
+    )
     parser.add_argument("--facts", type=Path, default=FACTS_DIR, help="the facts folder (default: %(default)s)")
     parser.add_argument("--check", action="store_true", help="do not write; exit 1 if a facts file is out of date")
     opts = parser.parse_args(argv)

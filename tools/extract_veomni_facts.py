@@ -32,8 +32,16 @@ from typing import Any
 
 from facts_file import FACTS_DIR, REFERENCE_DIR, REPO_ROOT, document_source, render  # tools/ is on sys.path as a script
 from gen_veomni_schema import (
-    CLASSES_FACTS, COMMITS, DOC_FACTS, LAYOUTS, MISSING, DataClass, Field, build_schema, facts_tables,
-)  # fmt: skip
+    CLASSES_FACTS,
+    COMMITS,
+    DOC_FACTS,
+    LAYOUTS,
+    MISSING,
+    DataClass,
+    Field,
+    build_schema,
+    facts_tables,
+)
 from schema_output import write_or_check
 
 DEFAULT_VEOMNI = REPO_ROOT.parent / ".mirror" / "ByteDance-Seed+VeOmni" / "repo"
@@ -90,7 +98,9 @@ def dataclasses_in(source: str, file: str) -> dict[str, DataClass]:
     for node in ast.walk(ast.parse(source)):
         if not isinstance(node, ast.ClassDef):
             continue
-        if not any(getattr(d, "id", getattr(getattr(d, "func", None), "id", "")) == "dataclass" for d in node.decorator_list):
+        if not any(
+            getattr(d, "id", getattr(getattr(d, "func", None), "id", "")) == "dataclass" for d in node.decorator_list
+        ):
             continue
         cls = DataClass(node.name, [ast.unparse(b) for b in node.bases], file=file)
         for stmt in node.body:
@@ -106,7 +116,9 @@ def load_commit(repo: Path, commit: str) -> tuple[dict[str, DataClass], list[Dat
     """Core dataclasses, and the trainer/task subclasses of the argument classes."""
     core = dataclasses_in(git(repo, "show", f"{commit}:{CORE}"), CORE)
     names = git(repo, "ls-tree", "-r", "--name-only", commit).splitlines()
-    extra_files = sorted(n for n in names if n.endswith(".py") and (n.startswith("veomni/trainer/") or n.startswith("tasks/")))
+    extra_files = sorted(
+        n for n in names if n.endswith(".py") and (n.startswith("veomni/trainer/") or n.startswith("tasks/"))
+    )
     extras: list[DataClass] = []
     for name in extra_files:
         text = git(repo, "show", f"{commit}:{name}")
@@ -151,7 +163,11 @@ def facts(repo: Path, reference: Path) -> dict[str, str]:
         for f in rows:
             f["help"] = " ".join(f["help"].split())
     source = {"repository": REPOSITORY, "commits": COMMITS, "files": [CORE, "veomni/trainer/**.py", "tasks/**.py"]}
-    doc: dict[str, Any] = {"source": source, "classes": {layout: rows for layout, (rows, _) in tables.items()}, "fields": fields}
+    doc: dict[str, Any] = {
+        "source": source,
+        "classes": {layout: rows for layout, (rows, _) in tables.items()},
+        "fields": fields,
+    }
     # keep a help text only where the schema shows it: it is the code's prose, not a fact
     shown = _titles(build_schema(doc, {r["key"]: r["default"] for r in doc_rows}), set())
     for rows in fields.values():
@@ -159,28 +175,42 @@ def facts(repo: Path, reference: Path) -> dict[str, str]:
             if f["help"] not in shown:
                 f["help"] = ""
     return {
-        CLASSES_FACTS: render({
-            "$comment": ["VeOmni's argument dataclasses at two commits, read by tools/extract_veomni_facts.py.",
-                         "classes: per layout, in the order read (core classes of arguments_types.py first, then the "
-                         "trainer/task files sorted): name, bases, file, core.",
-                         "fields: per layout, in order: file, class, name, annotation, default (absent: required), "
-                         "help (shown as the schema's title; empty: not shown)."],
-            **doc,
-        }),
-        DOC_FACTS: render({
-            "$comment": ["The default column of VeOmni's seed docs (flat layout), read by tools/extract_veomni_facts.py.",
-                         "rows: key (flat), default (as written)."],
-            "source": document_source(doc_path),
-            "rows": doc_rows,
-        }),
-    }  # fmt: skip
+        CLASSES_FACTS: render(
+            {
+                "$comment": [
+                    "VeOmni's argument dataclasses at two commits, read by tools/extract_veomni_facts.py.",
+                    "classes: per layout, in the order read (core classes of arguments_types.py first, then the "
+                    "trainer/task files sorted): name, bases, file, core.",
+                    "fields: per layout, in order: file, class, name, annotation, default (absent: required), "
+                    "help (shown as the schema's title; empty: not shown).",
+                ],
+                **doc,
+            }
+        ),
+        DOC_FACTS: render(
+            {
+                "$comment": [
+                    "The default column of VeOmni's seed docs (flat layout), read by tools/extract_veomni_facts.py.",
+                    "rows: key (flat), default (as written).",
+                ],
+                "source": document_source(doc_path),
+                "rows": doc_rows,
+            }
+        ),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--veomni", type=Path, default=Path(os.environ.get("VEOMNI_GIT", DEFAULT_VEOMNI)),
-                        help="VeOmni git clone holding both commits (default: $VEOMNI_GIT or %(default)s)")
-    parser.add_argument("--reference", type=Path, default=REFERENCE_DIR, help=f"folder holding {DOC_FILE} (default: %(default)s)")
+    parser.add_argument(
+        "--veomni",
+        type=Path,
+        default=Path(os.environ.get("VEOMNI_GIT", DEFAULT_VEOMNI)),
+        help="VeOmni git clone holding both commits (default: $VEOMNI_GIT or %(default)s)",
+    )
+    parser.add_argument(
+        "--reference", type=Path, default=REFERENCE_DIR, help=f"folder holding {DOC_FILE} (default: %(default)s)"
+    )
     parser.add_argument("--facts", type=Path, default=FACTS_DIR, help="the facts folder (default: %(default)s)")
     parser.add_argument("--check", action="store_true", help="do not write; exit 1 if a facts file is out of date")
     opts = parser.parse_args(argv)

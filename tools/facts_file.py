@@ -46,7 +46,9 @@ def render(doc: Mapping[str, Any]) -> str:
             lines.append(f"  {json.dumps(name)}: [")
             lines.extend(f"    {_compact(v)}{',' if j < len(value) - 1 else ''}" for j, v in enumerate(value))
             lines.append(f"  ]{comma}")
-        elif isinstance(value, dict) and value and all(isinstance(v, list) for v in value.values()) and name != "source":
+        elif (
+            isinstance(value, dict) and value and all(isinstance(v, list) for v in value.values()) and name != "source"
+        ):
             lines.append(f"  {json.dumps(name)}: {{")
             inner = list(value.items())
             for j, (key, rows) in enumerate(inner):

@@ -41,17 +41,18 @@ HUGE = "1" + "0" * 400
 
 NEOX = "num_layers: 2\nhidden_size: 64\nnum_attention_heads: 4\nseq_length: 128\nmax_position_embeddings: 128\n"
 SEEDS: dict[str, str] = {
-    "neox": NEOX + "train_iters: 1000\nwarmup: 0.01\noptimizer:\n  type: Adam\n  params:\n    lr: 0.0006\n    betas: [0.9, 0.95]\n",
+    "neox": NEOX
+    + "train_iters: 1000\nwarmup: 0.01\noptimizer:\n  type: Adam\n  params:\n    lr: 0.0006\n    betas: [0.9, 0.95]\n",
     "neox-huge-int": NEOX + f"train_iters: {HUGE}\nlr: {HUGE}\n",
     "neox-near-float-max": NEOX + "train_iters: 1" + "0" * 307 + "\nwarmup: 1.7e+308\n",
     "neox-non-string-keys": NEOX + "optimizer:\n  type: Adam\n  1.5: x\n  null: 1\n  true: 2\n",
     "neox-attention": NEOX + "attention_config: [[[global, local], all]]\n",
     "deepspeed": '{"train_batch_size": 8, "train_micro_batch_size_per_gpu": 1,'
-                 ' "optimizer": {"type": "Adam", "params": {"lr": 0.001, "betas": [0.9, 0.999]}}}',
+    ' "optimizer": {"type": "Adam", "params": {"lr": 0.001, "betas": [0.9, 0.999]}}}',
     "deepspeed-huge": '{"train_batch_size": ' + HUGE + ', "foo": 1e999, "gradient_clipping": -1e400}',
     "deepspeed-dotted": '{"train_batch_size": 8, "optimizer.type": "Lamb", "x": {"1.5": 2}}',
     "cerebras": "train_input:\n  batch_size: 8\nmodel:\n  hidden_size: 64\n  num_hidden_layers: 2\n  num_heads: 4\n"
-                "optimizer:\n  optimizer_type: AdamW\n  learning_rate: 0.001\nrunconfig:\n  max_steps: 10\n",
+    "optimizer:\n  optimizer_type: AdamW\n  learning_rate: 0.001\nrunconfig:\n  max_steps: 10\n",
     "cerebras-huge": f"model:\n  hidden_size: {HUGE}\n  1.5: x\nrunconfig:\n  max_steps: {HUGE}\n",
     "veomni": "model:\n  config_path: .\ntrain:\n  optimizer:\n    lr: 1.0e-4\n  max_steps: 10\n",
     "veomni-huge": f"train:\n  optimizer:\n    lr: {HUGE}\n  null: 1\n  max_steps: {HUGE}\n",

@@ -51,40 +51,91 @@ NOTES = {
 }
 
 SRC = "Cerebras/modelzoo@{tag}:{path}"
-CONVERTER_21 = SRC.format(tag="Release_2.1.0",
-                          path="modelzoo/common/pytorch/model_utils/checkpoint_converters/base_converter.py")
-_OLD_NAMES = "cerebras.pytorch 2.0 still accepted the old name, 2.1 refuses it; Cerebras' 2.0->2.1 config converter renames it"
+CONVERTER_21 = SRC.format(
+    tag="Release_2.1.0", path="modelzoo/common/pytorch/model_utils/checkpoint_converters/base_converter.py"
+)
+_OLD_NAMES = (
+    "cerebras.pytorch 2.0 still accepted the old name, 2.1 refuses it; Cerebras' 2.0->2.1 config converter renames it"
+)
 RENAMES = (
-    Rename("optimizer.weight_decay_rate", "optimizer.weight_decay", "2.0.2", CONVERTER_21, f"same coefficient; {_OLD_NAMES}"),
+    Rename(
+        "optimizer.weight_decay_rate",
+        "optimizer.weight_decay",
+        "2.0.2",
+        CONVERTER_21,
+        f"same coefficient; {_OLD_NAMES}",
+    ),
     Rename("optimizer.beta1", "optimizer.betas", "2.0.2", CONVERTER_21, f"betas: [beta1, beta2]; {_OLD_NAMES}"),
     Rename("optimizer.beta2", "optimizer.betas", "2.0.2", CONVERTER_21, f"betas: [beta1, beta2]; {_OLD_NAMES}"),
-    Rename("optimizer.learning_rate.*.steps", "optimizer.learning_rate.*.total_iters", "2.0.2", CONVERTER_21,
-           f"1.x read steps or decay_steps (either sets the other); the converter maps total_iters: [steps, decay_steps]; "
-           f"{_OLD_NAMES}"),
-    Rename("optimizer.learning_rate.*.decay_steps", "optimizer.learning_rate.*.total_iters", "2.0.2", CONVERTER_21,
-           f"see steps; {_OLD_NAMES}"),
-    Rename("model.use_rms_norm", "model.norm_type", "2.0.2", SRC.format(
-        tag="Release_1.9.1", path="modelzoo/transformers/pytorch/gpt2/model.py"),
-        "use_rms_norm: true = norm_type: rmsnorm (else layernorm)"),
-    Rename("runconfig.is_pretrained_checkpoint", "runconfig.load_checkpoint_states", "2.0.2", CONVERTER_21,
-           "is_pretrained_checkpoint: true = load_checkpoint_states: [model, dataloader] (the converter's mapping)"),
-    Rename("runconfig.keep_checkpoint_max", "runconfig.max_checkpoints", "1.9.1", CONVERTER_21,
-           "the converter moves keep_checkpoint_max to max_checkpoints (2.0.x still reads the old key)", overlap=True),
-    Rename("model.precision_opt_level", "runconfig.precision_opt_level", "1.9.1", CONVERTER_21,
-           "the converter moves model.precision_opt_level to runconfig (model.precision_opt_level is still looked for)",
-           overlap=True),
-    Rename("model.use_bfloat16", "model.fp16_type", "2.1.0", CONVERTER_21,
+    Rename(
+        "optimizer.learning_rate.*.steps",
+        "optimizer.learning_rate.*.total_iters",
+        "2.0.2",
+        CONVERTER_21,
+        f"1.x read steps or decay_steps (either sets the other); the converter maps total_iters: [steps, decay_steps]; "
+        f"{_OLD_NAMES}",
+    ),
+    Rename(
+        "optimizer.learning_rate.*.decay_steps",
+        "optimizer.learning_rate.*.total_iters",
+        "2.0.2",
+        CONVERTER_21,
+        f"see steps; {_OLD_NAMES}",
+    ),
+    Rename(
+        "model.use_rms_norm",
+        "model.norm_type",
+        "2.0.2",
+        SRC.format(tag="Release_1.9.1", path="modelzoo/transformers/pytorch/gpt2/model.py"),
+        "use_rms_norm: true = norm_type: rmsnorm (else layernorm)",
+    ),
+    Rename(
+        "runconfig.is_pretrained_checkpoint",
+        "runconfig.load_checkpoint_states",
+        "2.0.2",
+        CONVERTER_21,
+        "is_pretrained_checkpoint: true = load_checkpoint_states: [model, dataloader] (the converter's mapping)",
+    ),
+    Rename(
+        "runconfig.keep_checkpoint_max",
+        "runconfig.max_checkpoints",
+        "1.9.1",
+        CONVERTER_21,
+        "the converter moves keep_checkpoint_max to max_checkpoints (2.0.x still reads the old key)",
+        overlap=True,
+    ),
+    Rename(
+        "model.precision_opt_level",
+        "runconfig.precision_opt_level",
+        "1.9.1",
+        CONVERTER_21,
+        "the converter moves model.precision_opt_level to runconfig (model.precision_opt_level is still looked for)",
+        overlap=True,
+    ),
+    Rename(
+        "model.use_bfloat16",
+        "model.fp16_type",
+        "2.1.0",
+        CONVERTER_21,
         "use_bfloat16: true -> fp16_type: bfloat16 (false -> float16); cbfloat16 is new. The old key is still looked "
-        "for, to refuse it (see changes)", overlap=True),
+        "for, to refuse it (see changes)",
+        overlap=True,
+    ),
 )
 CHANGES = (
-    Change("model.use_bfloat16", "1.7.0",
-           "the gpt2 and gptj families' set_defaults() default it to true (other families and shared code: false): "
-           "a 1.7-2.0.x GPT file without the key trains in bf16 (1.9 pipeline mode forces it false)",
-           SRC.format(tag="R_1.7.1", path="modelzoo/transformers/pytorch/gpt2/utils.py")),
-    Change("model.use_bfloat16", "2.1.0",
-           "refused: set_half_dtype_from_params raises KeyError when the key is present (use fp16_type)",
-           SRC.format(tag="Release_2.1.0", path="modelzoo/common/pytorch/half_dtype.py")),
+    Change(
+        "model.use_bfloat16",
+        "1.7.0",
+        "the gpt2 and gptj families' set_defaults() default it to true (other families and shared code: false): "
+        "a 1.7-2.0.x GPT file without the key trains in bf16 (1.9 pipeline mode forces it false)",
+        SRC.format(tag="R_1.7.1", path="modelzoo/transformers/pytorch/gpt2/utils.py"),
+    ),
+    Change(
+        "model.use_bfloat16",
+        "2.1.0",
+        "refused: set_half_dtype_from_params raises KeyError when the key is present (use fp16_type)",
+        SRC.format(tag="Release_2.1.0", path="modelzoo/common/pytorch/half_dtype.py"),
+    ),
 )
 
 
@@ -123,9 +174,18 @@ def build(git: Git) -> dict:
         "string names a list in model_sets (long lists are shared). configs_only: no code in the repository reads the key,",
         "the release's own example configs use it (cerebras.pytorch reads it: optimizers, schedulers from 2.0 on).",
     ]
-    return document("cerebras", REPO, "tools/gen_cerebras_history.py", comment, releases, aliases, records, RENAMES,
-                    CHANGES, extra={"model_sets": model_sets,
-                                    "model_names": {k: sorted(v) for k, v in sorted(names.items())}})
+    return document(
+        "cerebras",
+        REPO,
+        "tools/gen_cerebras_history.py",
+        comment,
+        releases,
+        aliases,
+        records,
+        RENAMES,
+        CHANGES,
+        extra={"model_sets": model_sets, "model_names": {k: sorted(v) for k, v in sorted(names.items())}},
+    )
 
 
 def share_model_lists(records: dict) -> dict[str, list[str]]:

@@ -98,7 +98,11 @@ def spec_to_json(spec: Spec) -> dict[str, Any]:
     """A Spec as a facts row holds it (no `default` key: the doc gives no literal default)."""
     row: dict[str, Any] = {}
     if spec.type is not None:
-        row["type"] = {"types": sorted(spec.type.types), "literals": spec.type.literals, "items": sorted(spec.type.items)}
+        row["type"] = {
+            "types": sorted(spec.type.types),
+            "literals": spec.type.literals,
+            "items": sorted(spec.type.items),
+        }
     else:
         row["type"] = None
     row["enum"] = spec.enum
@@ -230,19 +234,11 @@ def build_property(by_release: dict[str, Spec]) -> dict[str, Any]:
         r: s.default
         for r, s in older.items()
         if s.default is not _MISSING
-        and (
-            newest.default is _MISSING
-            or s.default != newest.default
-            or type(s.default) is not type(newest.default)
-        )
+        and (newest.default is _MISSING or s.default != newest.default or type(s.default) is not type(newest.default))
     }
     if x_defaults:
         prop["x-defaults"] = x_defaults
-    x_texts = {
-        r: s.default_text
-        for r, s in older.items()
-        if s.default_text and s.default_text != newest.default_text
-    }
+    x_texts = {r: s.default_text for r, s in older.items() if s.default_text and s.default_text != newest.default_text}
     if x_texts:
         prop["x-default-texts"] = x_texts
 
@@ -363,10 +359,28 @@ SOURCE_FACTS: list[tuple[tuple[str, ...], str, dict[str, Any]]] = [
             "type": "string",
             "x-note": "trainer layout only (trainer.init.model.name, required from 2.4); a legacy file names no model",
             "x-known-values": sorted(
-                ["gpt2", "gpt3", "gpt_backbone", "llama", "mistral", "mixtral", "btlm", "bloom", "jais", "santacoder",
-                 "starcoder", "gemma2", "gptj", "gpt-neox", "falcon"]
-            ),  # fmt: skip
-            "x-source": ["2.10:src/cerebras/modelzoo/registry/registry.yaml", "2.10:src/cerebras/modelzoo/trainer/validate.py"],
+                [
+                    "gpt2",
+                    "gpt3",
+                    "gpt_backbone",
+                    "llama",
+                    "mistral",
+                    "mixtral",
+                    "btlm",
+                    "bloom",
+                    "jais",
+                    "santacoder",
+                    "starcoder",
+                    "gemma2",
+                    "gptj",
+                    "gpt-neox",
+                    "falcon",
+                ]
+            ),
+            "x-source": [
+                "2.10:src/cerebras/modelzoo/registry/registry.yaml",
+                "2.10:src/cerebras/modelzoo/trainer/validate.py",
+            ],
         },
     ),
     # ---- model: GPT-2 family (gpt2, gpt3, llama, mistral, ... all run gpt2/model.py) ----
@@ -555,24 +569,43 @@ SOURCE_FACTS: list[tuple[tuple[str, ...], str, dict[str, Any]]] = [
     (
         ("model",),
         "pos_scaling_type",
-        {"type": "string", "default": "linear", "x-known-values": ["linear", "yarn", "YaRN", "llama3", "longrope"],
-         "x-source": [_GPT2CFG_231, _GPT2_210, _ROPE_210]},
-    ),  # fmt: skip
-    (("model",), "pos_scaling_extra_args", {"type": ["null", "object"], "default": None, "x-source": [_GPT2CFG_231, _ROPE_210]}),
+        {
+            "type": "string",
+            "default": "linear",
+            "x-known-values": ["linear", "yarn", "YaRN", "llama3", "longrope"],
+            "x-source": [_GPT2CFG_231, _GPT2_210, _ROPE_210],
+        },
+    ),
+    (
+        ("model",),
+        "pos_scaling_extra_args",
+        {"type": ["null", "object"], "default": None, "x-source": [_GPT2CFG_231, _ROPE_210]},
+    ),
     (
         ("model",),
         "sliding_window_every_other_decoder_layer_pattern",
-        {"type": ["null", "string"], "default": "full_attention_first",
-         "x-known-values": ["full_attention_first", "sliding_window_first"], "x-source": [_GPT2_210]},
-    ),  # fmt: skip
+        {
+            "type": ["null", "string"],
+            "default": "full_attention_first",
+            "x-known-values": ["full_attention_first", "sliding_window_first"],
+            "x-source": [_GPT2_210],
+        },
+    ),
     (("model",), "attention_sink_tokens", {"type": ["integer", "null"], "default": None, "x-source": [_GPT2_210]}),
     (("model",), "attention_qk_norm_layer", {"type": ["null", "string"], "default": None, "x-source": [_GPT2_210]}),
     (("model",), "attention_qk_norm_eps", {"type": "number", "default": 1.0e-5, "x-source": [_GPT2_210]}),
     (("model",), "mup_base_hidden_size", {"type": ["null", "number"], "default": None, "x-source": [_GPT2CFG_231]}),
     (("model",), "mup_base_filter_size", {"type": ["null", "number"], "default": None, "x-source": [_GPT2CFG_231]}),
-    (("model",), "output_logits_alpha", {"type": ["null", "number"], "default": None, "x-source": [_GPT2CFG_231, _GPT2_210]}),
-    (("model",), "scale_output_logits_by_d", {"type": ["boolean", "null"], "default": True, "x-source": [_GPT2CFG_231, _GPT2_210]}),
-
+    (
+        ("model",),
+        "output_logits_alpha",
+        {"type": ["null", "number"], "default": None, "x-source": [_GPT2CFG_231, _GPT2_210]},
+    ),
+    (
+        ("model",),
+        "scale_output_logits_by_d",
+        {"type": ["boolean", "null"], "default": True, "x-source": [_GPT2CFG_231, _GPT2_210]},
+    ),
     (
         ("model",),
         "moe",
@@ -957,9 +990,7 @@ SOURCE_FACTS: list[tuple[tuple[str, ...], str, dict[str, Any]]] = [
             "type": "string",
             "x-required": True,
             "x-models": ["BERT (token classifier)"],
-            "x-source": [
-                _BERT_202 + "fine_tuning/token_classifier/input/BertTokenClassifierDataProcessor.py"
-            ],
+            "x-source": [_BERT_202 + "fine_tuning/token_classifier/input/BertTokenClassifierDataProcessor.py"],
         },
     ),
     (
@@ -1167,9 +1198,7 @@ def main(argv: list[str] | None = None) -> int:
         default=FACTS_DIR,
         help="folder with the facts of the two Model Zoo parameter docs (default: %(default)s)",
     )
-    parser.add_argument(
-        "--output", type=Path, default=DEFAULT_OUTPUT, help="schema file (default: %(default)s)"
-    )
+    parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT, help="schema file (default: %(default)s)")
     parser.add_argument(
         "--check",
         action="store_true",
@@ -1187,7 +1216,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"gen_cerebras_schema: {exc}", file=sys.stderr)
         return 2
     if args.check:
-        stale = [out for out, text in outputs.items() if (out.read_text(encoding="utf-8") if out.exists() else "") != text]
+        stale = [
+            out for out, text in outputs.items() if (out.read_text(encoding="utf-8") if out.exists() else "") != text
+        ]
         for out in stale:
             print(f"gen_cerebras_schema: {out} is stale; rerun without --check", file=sys.stderr)
         return 1 if stale else 0

@@ -48,9 +48,20 @@ REPO = "deepspeedai/DeepSpeed"
 LAST_TAG = "v0.19.5"  # newest tag read; add newer tags by moving this and rerunning
 OUTPUT = HISTORY_DIR / "deepspeed.json"
 CONFIG_MODULES = ("deepspeed/runtime/config.py", "deepspeed/pt/deepspeed_config.py")
-SKIP_DIRS = ("deepspeed/ops/", "deepspeed/inference/", "deepspeed/module_inject/", "deepspeed/model_implementations/",
-             "deepspeed/launcher/", "deepspeed/accelerator/", "deepspeed/autotuning/tuner/", "deepspeed/linear/",
-             "deepspeed/moe/", "deepspeed/sequence/", "deepspeed/tools/", "deepspeed/io/")
+SKIP_DIRS = (
+    "deepspeed/ops/",
+    "deepspeed/inference/",
+    "deepspeed/module_inject/",
+    "deepspeed/model_implementations/",
+    "deepspeed/launcher/",
+    "deepspeed/accelerator/",
+    "deepspeed/autotuning/tuner/",
+    "deepspeed/linear/",
+    "deepspeed/moe/",
+    "deepspeed/sequence/",
+    "deepspeed/tools/",
+    "deepspeed/io/",
+)
 # engine.py pops the optimizer params DeepSpeed itself interprets (torch_adam, adam_w_mode, ...);
 # lr_schedules.py holds the schedulers whose constructor arguments are scheduler.params
 ENGINE_MODULES = ("deepspeed/runtime/engine.py", "deepspeed/pt/deepspeed_light.py")
@@ -61,27 +72,66 @@ MARKERS = ("param_dict", "ConfigModel", "BaseModel", "get_scalar_param", "_DEFAU
 
 SRC = "deepspeedai/DeepSpeed@{rev}:deepspeed/runtime/zero/config.py"
 RENAMES = (
-    Rename("zero_optimization.cpu_offload", "zero_optimization.offload_optimizer", "0.3.15", SRC.format(rev="v0.3.15"),
-           "cpu_offload: true = offload_optimizer: {device: cpu}; the old key stays accepted (deprecated)", overlap=True),
-    Rename("zero_optimization.cpu_offload_params", "zero_optimization.offload_param", "0.3.15", SRC.format(rev="v0.3.15"),
-           "cpu_offload_params: true = offload_param: {device: cpu}; accepted until 0.6.x", overlap=True),
-    Rename("zero_optimization.cpu_offload_params", "zero_optimization.cpu_offload_param", "0.7.0", SRC.format(rev="v0.7.0"),
-           "the pydantic model spells the deprecated switch without the s; the old spelling is rejected (extra=forbid)"),
-    Rename("bfloat16", "bf16", "0.6.0", "deepspeedai/DeepSpeed@v0.6.0:deepspeed/runtime/config.py",
-           "bf16 is read first, bfloat16 when bf16 is absent (kept for backwards compatibility)", overlap=True),
-    Rename("zero_optimization.stage3_gather_fp16_weights_on_model_save",
-           "zero_optimization.stage3_gather_16bit_weights_on_model_save", "0.6.0", SRC.format(rev="v0.6.0"),
-           "the fp16 spelling stays accepted (a deprecated field from 0.7.0)", overlap=True),
+    Rename(
+        "zero_optimization.cpu_offload",
+        "zero_optimization.offload_optimizer",
+        "0.3.15",
+        SRC.format(rev="v0.3.15"),
+        "cpu_offload: true = offload_optimizer: {device: cpu}; the old key stays accepted (deprecated)",
+        overlap=True,
+    ),
+    Rename(
+        "zero_optimization.cpu_offload_params",
+        "zero_optimization.offload_param",
+        "0.3.15",
+        SRC.format(rev="v0.3.15"),
+        "cpu_offload_params: true = offload_param: {device: cpu}; accepted until 0.6.x",
+        overlap=True,
+    ),
+    Rename(
+        "zero_optimization.cpu_offload_params",
+        "zero_optimization.cpu_offload_param",
+        "0.7.0",
+        SRC.format(rev="v0.7.0"),
+        "the pydantic model spells the deprecated switch without the s; the old spelling is rejected (extra=forbid)",
+    ),
+    Rename(
+        "bfloat16",
+        "bf16",
+        "0.6.0",
+        "deepspeedai/DeepSpeed@v0.6.0:deepspeed/runtime/config.py",
+        "bf16 is read first, bfloat16 when bf16 is absent (kept for backwards compatibility)",
+        overlap=True,
+    ),
+    Rename(
+        "zero_optimization.stage3_gather_fp16_weights_on_model_save",
+        "zero_optimization.stage3_gather_16bit_weights_on_model_save",
+        "0.6.0",
+        SRC.format(rev="v0.6.0"),
+        "the fp16 spelling stays accepted (a deprecated field from 0.7.0)",
+        overlap=True,
+    ),
 )
 CHANGES = (
-    Change("zero_optimization", "0.7.0",
-           "a pydantic model (extra='forbid'): an unknown key in zero_optimization is an error, not ignored",
-           SRC.format(rev="v0.7.0")),
-    Change("zero_optimization.gather_16bit_weights_on_model_save", "0.7.0",
-           "the field; stage3_gather_16bit_weights_on_model_save (the documented spelling) is its alias and "
-           "stage3_gather_fp16_weights_on_model_save a deprecated field pointing to it", SRC.format(rev="v0.7.0")),
-    Change("gradient_clipping", "0.19.3", "default 0.0 (no clipping) -> 1.0 (#8068)",
-           "deepspeedai/DeepSpeed@v0.19.3:deepspeed/runtime/constants.py"),
+    Change(
+        "zero_optimization",
+        "0.7.0",
+        "a pydantic model (extra='forbid'): an unknown key in zero_optimization is an error, not ignored",
+        SRC.format(rev="v0.7.0"),
+    ),
+    Change(
+        "zero_optimization.gather_16bit_weights_on_model_save",
+        "0.7.0",
+        "the field; stage3_gather_16bit_weights_on_model_save (the documented spelling) is its alias and "
+        "stage3_gather_fp16_weights_on_model_save a deprecated field pointing to it",
+        SRC.format(rev="v0.7.0"),
+    ),
+    Change(
+        "gradient_clipping",
+        "0.19.3",
+        "default 0.0 (no clipping) -> 1.0 (#8068)",
+        "deepspeedai/DeepSpeed@v0.19.3:deepspeed/runtime/constants.py",
+    ),
 )
 
 
@@ -202,8 +252,15 @@ def scheduler_reads(path: str, tree: ast.Module, consts: dict[str, JSON]) -> lis
             default = uses[0][1]
         else:  # the schedulers disagree: name each one's default
             default = {"expr": "; ".join(f"{c}: {text}" for c, text in shown)}
-        reads.append(Read(("scheduler", "params", key), default, path, type_of_value(default),
-                          {"schedulers": sorted(c for c, _ in uses)}))
+        reads.append(
+            Read(
+                ("scheduler", "params", key),
+                default,
+                path,
+                type_of_value(default),
+                {"schedulers": sorted(c for c, _ in uses)},
+            )
+        )
     return reads
 
 
@@ -217,8 +274,11 @@ def merge(reads: list[Read]) -> Snapshot:
         if not read.path:
             continue
         key = ".".join(read.path)
-        info = KeyInfo(read.type or type_of_value(read.default), read.default,
-                       {k: v for k, v in read.extra.items() if k in KEPT_FACTS})
+        info = KeyInfo(
+            read.type or type_of_value(read.default),
+            read.default,
+            {k: v for k, v in read.extra.items() if k in KEPT_FACTS},
+        )
         old = snap.get(key)
         if old is None or _better(info, old):
             snap[key] = info
@@ -249,8 +309,17 @@ def build(git: Git) -> dict:
         "DeepSpeed's own code reads (the rest goes to the optimizer's constructor). Facts other than in/type/default are",
         "those of the newest release that has the key.",
     ]
-    return document("deepspeed", REPO, "tools/gen_deepspeed_history.py", comment, releases, {"current": releases[-1].label},
-                    records, RENAMES, CHANGES)
+    return document(
+        "deepspeed",
+        REPO,
+        "tools/gen_deepspeed_history.py",
+        comment,
+        releases,
+        {"current": releases[-1].label},
+        records,
+        RENAMES,
+        CHANGES,
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

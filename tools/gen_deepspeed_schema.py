@@ -270,10 +270,11 @@ def build_schema() -> dict[str, JSON]:
     }
 
 
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT, help="schema file to write (default: %(default)s)")
+    parser.add_argument(
+        "--output", type=Path, default=DEFAULT_OUTPUT, help="schema file to write (default: %(default)s)"
+    )
     parser.add_argument("--check", action="store_true", help="do not write; exit 1 if the output file is out of date")
     opts = parser.parse_args(argv)
 

@@ -31,32 +31,68 @@ from neoconv.formats.hf.model_types import table  # noqa: E402
 JSON = {"int": "integer", "float": "number", "bool": "boolean", "str": "string", "list": "array", "dict": "object"}
 # PreTrainedConfig keys every config.json may carry (transformers 5.23 configuration_utils.py)
 COMMON = {
-    "model_type": ["string"], "architectures": ["array", "null"], "torch_dtype": ["string", "null"],
-    "dtype": ["string", "null"], "transformers_version": ["string"], "use_cache": ["boolean"],
-    "bos_token_id": ["integer", "array", "null"], "eos_token_id": ["integer", "array", "null"],
-    "pad_token_id": ["integer", "null"], "tie_word_embeddings": ["boolean"], "pretraining_tp": ["integer"],
-    "rope_parameters": ["object", "null"], "output_router_logits": ["boolean"], "auto_map": ["object"],
-}  # fmt: skip
+    "model_type": ["string"],
+    "architectures": ["array", "null"],
+    "torch_dtype": ["string", "null"],
+    "dtype": ["string", "null"],
+    "transformers_version": ["string"],
+    "use_cache": ["boolean"],
+    "bos_token_id": ["integer", "array", "null"],
+    "eos_token_id": ["integer", "array", "null"],
+    "pad_token_id": ["integer", "null"],
+    "tie_word_embeddings": ["boolean"],
+    "pretraining_tp": ["integer"],
+    "rope_parameters": ["object", "null"],
+    "output_router_logits": ["boolean"],
+    "auto_map": ["object"],
+}
 # keys of the codecs (formats/hf/codecs.py, rope.py, window.py) and their types
 CODEC = {
-    "rope_theta": ["number", "integer"], "rotary_emb_base": ["number", "integer"], "rope_scaling": ["object", "null"],
-    "original_max_position_embeddings": ["integer"], "rope_local_base_freq": ["number"], "rope_local_scaling": ["object"], "head_dim": ["integer", "null"],
-    "query_pre_attn_scalar": ["number", "integer"], "sliding_window": ["integer", "null"], "use_sliding_window": ["boolean"],
-    "max_window_layers": ["integer"], "layer_types": ["array", "null"], "sliding_window_pattern": ["integer"],
-    "new_decoder_architecture": ["boolean"], "num_kv_heads": ["integer", "null"], "multi_query": ["boolean"],
-    "parallel_attn": ["boolean"], "num_ln_in_parallel_attn": ["integer", "null"], "alibi": ["boolean"],
-    "decoder_sparse_step": ["integer"], "mlp_only_layers": ["array", "null"], "first_k_dense_replace": ["integer"],
-    "router_aux_loss_coef": ["number"], "num_attention_heads": ["integer"], "n_head": ["integer"], "n_heads": ["integer"],
-    "attention_multiplier": ["number", "integer"], "no_rope_layers": ["array", "null"], "no_rope_layer_interval": ["integer"],
-    "swiglu_alpha": ["number", "integer"], "window_size": ["integer"], "attention_types": ["array", "null"],
+    "rope_theta": ["number", "integer"],
+    "rotary_emb_base": ["number", "integer"],
+    "rope_scaling": ["object", "null"],
+    "original_max_position_embeddings": ["integer"],
+    "rope_local_base_freq": ["number"],
+    "rope_local_scaling": ["object"],
+    "head_dim": ["integer", "null"],
+    "query_pre_attn_scalar": ["number", "integer"],
+    "sliding_window": ["integer", "null"],
+    "use_sliding_window": ["boolean"],
+    "max_window_layers": ["integer"],
+    "layer_types": ["array", "null"],
+    "sliding_window_pattern": ["integer"],
+    "new_decoder_architecture": ["boolean"],
+    "num_kv_heads": ["integer", "null"],
+    "multi_query": ["boolean"],
+    "parallel_attn": ["boolean"],
+    "num_ln_in_parallel_attn": ["integer", "null"],
+    "alibi": ["boolean"],
+    "decoder_sparse_step": ["integer"],
+    "mlp_only_layers": ["array", "null"],
+    "first_k_dense_replace": ["integer"],
+    "router_aux_loss_coef": ["number"],
+    "num_attention_heads": ["integer"],
+    "n_head": ["integer"],
+    "n_heads": ["integer"],
+    "attention_multiplier": ["number", "integer"],
+    "no_rope_layers": ["array", "null"],
+    "no_rope_layer_interval": ["integer"],
+    "swiglu_alpha": ["number", "integer"],
+    "window_size": ["integer"],
+    "attention_types": ["array", "null"],
     # the model_type rule's `unheld` keys (OPT's)
-    "do_layer_norm_before": ["boolean"], "word_embed_proj_dim": ["integer", "null"], "_remove_final_layer_norm": ["boolean"],
-    "layerdrop": ["number", "integer"], "layer_norm_elementwise_affine": ["boolean"],
+    "do_layer_norm_before": ["boolean"],
+    "word_embed_proj_dim": ["integer", "null"],
+    "_remove_final_layer_norm": ["boolean"],
+    "layerdrop": ["number", "integer"],
+    "layer_norm_elementwise_affine": ["boolean"],
     # DBRX's nested keys of no canonical type
-    "attn_config.rope_theta": ["number", "integer"], "ffn_config.moe_jitter_eps": ["number", "integer", "null"],
-    "emb_pdrop": ["number", "integer"], "ffn_config.moe_normalize_expert_weights": ["number", "integer", "null"],
+    "attn_config.rope_theta": ["number", "integer"],
+    "ffn_config.moe_jitter_eps": ["number", "integer", "null"],
+    "emb_pdrop": ["number", "integer"],
+    "ffn_config.moe_normalize_expert_weights": ["number", "integer", "null"],
     "ffn_config.moe_loss_weight": ["number", "integer"],
-}  # fmt: skip
+}
 NOT_CANONICAL_TYPE = {"swiglu_alpha"}  # keys whose value is not of their field's type (gpt_oss's activation: a gain)
 
 
@@ -85,7 +121,9 @@ def build() -> dict:
             if default is None:
                 found.add("null")
             elif not found - {"null"}:
-                found.add({bool: "boolean", int: "integer", float: "number", str: "string"}.get(type(default), "object"))
+                found.add(
+                    {bool: "boolean", int: "integer", float: "number", str: "string"}.get(type(default), "object")
+                )
     nulls = {key for mt in table().types.values() for key in mt.write_nulls}
     properties: dict[str, dict] = {}
     for key in sorted(classes().keys() - set(keys)):  # a field of some transformers class: known, its type the class's
@@ -103,9 +141,14 @@ def build() -> dict:
         "type": "object",
         "additionalProperties": False,
         "properties": {
-            "hf": {"type": "object", "additionalProperties": True, "x-group": "hf", "x-side-file": "config.json",
-                   "title": "the keys of config.json (any other key is stored by the class and ignored)",
-                   "properties": properties},  # fmt: skip
+            "hf": {
+                "type": "object",
+                "additionalProperties": True,
+                "x-group": "hf",
+                "x-side-file": "config.json",
+                "title": "the keys of config.json (any other key is stored by the class and ignored)",
+                "properties": properties,
+            },
         },
     }
 

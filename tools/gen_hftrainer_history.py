@@ -51,27 +51,54 @@ OUTPUT = HISTORY_DIR / "hftrainer.json"
 # (label, date of the PyPI upload): releases where defaults or fields the translation reads changed,
 # and the newest of each line fine-tuning repositories pin
 RELEASES = (
-    ("4.36.2", "2023-12-18"), ("4.41.2", "2024-05-30"), ("4.45.2", "2024-10-07"), ("4.46.3", "2024-11-18"),
-    ("4.51.3", "2025-04-14"), ("4.57.1", "2025-10-14"), ("5.0.0", "2026-01-26"), ("5.10.0", "2026-06-04"),
+    ("4.36.2", "2023-12-18"),
+    ("4.41.2", "2024-05-30"),
+    ("4.45.2", "2024-10-07"),
+    ("4.46.3", "2024-11-18"),
+    ("4.51.3", "2025-04-14"),
+    ("4.57.1", "2025-10-14"),
+    ("5.0.0", "2026-01-26"),
+    ("5.10.0", "2026-06-04"),
     ("5.23.0", "2026-11-10"),
-)  # fmt: skip
+)
 ALIASES = {"current": "5.23.0", "4": "4.57.1", "5": "5.23.0"}
 DIALECTS = {"trl": "0.16.1, 1.16.0", "llamafactory": "0.9.5", "axolotl": "0.19.0", "open-r1": "1416fa0"}
 TRL_FOLDERS = {"0.16.1": "trl-0.16.1", "1.16.0": "trl"}  # (old field names: vllm_device, torch_dtype, ...)
 TA = "transformers/training_args.py"
 RENAMES = (
-    Rename("evaluation_strategy", "eval_strategy", "4.41.2", "huggingface/transformers@v4.41.0:" + TA,
-           "evaluation_strategy stays accepted (deprecated) until 4.46", overlap=True),
-    Rename("gradient_checkpointing", "activation_checkpointing", "5.23.0", REPO + "@v5.23.0:" + TA,
-           "gradient_checkpointing stays accepted as a deprecated alias (read only when activation_checkpointing is not "
-           "set)", overlap=True),
+    Rename(
+        "evaluation_strategy",
+        "eval_strategy",
+        "4.41.2",
+        "huggingface/transformers@v4.41.0:" + TA,
+        "evaluation_strategy stays accepted (deprecated) until 4.46",
+        overlap=True,
+    ),
+    Rename(
+        "gradient_checkpointing",
+        "activation_checkpointing",
+        "5.23.0",
+        REPO + "@v5.23.0:" + TA,
+        "gradient_checkpointing stays accepted as a deprecated alias (read only when activation_checkpointing is not "
+        "set)",
+        overlap=True,
+    ),
 )
 CHANGES = (
-    Change("save_safetensors", "4.36.2", "True by default since 4.35: checkpoints are .safetensors", REPO + "@v4.35.0:" + TA),
-    Change("warmup_steps", "5.0.0", "a float below 1 is a ratio of the total steps (warmup_ratio, deprecated, is copied into it; gone after 5.10)",
-           REPO + "@v5.0.0:" + TA),
+    Change(
+        "save_safetensors",
+        "4.36.2",
+        "True by default since 4.35: checkpoints are .safetensors",
+        REPO + "@v4.35.0:" + TA,
+    ),
+    Change(
+        "warmup_steps",
+        "5.0.0",
+        "a float below 1 is a ratio of the total steps (warmup_ratio, deprecated, is copied into it; gone after 5.10)",
+        REPO + "@v5.0.0:" + TA,
+    ),
     Change("optim", "5.0.0", "the default is adamw_torch_fused (adamw_torch before)", REPO + "@v5.0.0:" + TA),
-)  # fmt: skip
+)
 
 
 def dataclass_fields(tree: ast.Module, class_names: tuple[str, ...]) -> dict[str, KeyInfo]:
@@ -122,15 +149,20 @@ def aliases(cls: ast.ClassDef) -> set[str]:
     found: set[str] = set()
     for node in ast.walk(cls):
         if isinstance(node, ast.Call) and ast.unparse(node.func).split(".")[-1] == "Field":
-            found |= {kw.value.value for kw in node.keywords if kw.arg == "alias" and isinstance(kw.value, ast.Constant)
-                      and isinstance(kw.value.value, str)}  # fmt: skip
+            found |= {
+                kw.value.value
+                for kw in node.keywords
+                if kw.arg == "alias" and isinstance(kw.value, ast.Constant) and isinstance(kw.value.value, str)
+            }
     return found
 
 
 def module_classes(path: Path) -> dict[str, list[str]]:
     """The fields of every dataclass a module defines (its own fields, not those it inherits)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    found = {stmt.name: sorted(dataclass_fields(tree, (stmt.name,))) for stmt in tree.body if isinstance(stmt, ast.ClassDef)}
+    found = {
+        stmt.name: sorted(dataclass_fields(tree, (stmt.name,))) for stmt in tree.body if isinstance(stmt, ast.ClassDef)
+    }
     return {name: names for name, names in found.items() if names}
 
 
@@ -140,7 +172,11 @@ def dialect_keys(sources: Path) -> dict[str, JSON]:
     trl_classes: dict[str, set[str]] = {}
     for folder in TRL_FOLDERS.values():  # every config class (trainer/*_config.py) and the scripts' arguments
         root = sources / folder / "trl"
-        for path in [*sorted((root / "trainer").glob("*_config.py")), root / "scripts" / "utils.py", root / "scripts" / "grpo.py"]:
+        for path in [
+            *sorted((root / "trainer").glob("*_config.py")),
+            root / "scripts" / "utils.py",
+            root / "scripts" / "grpo.py",
+        ]:
             for name, names in module_classes(path).items():
                 trl_classes.setdefault(name, set()).update(names)
     out["trl"] = {"version": DIALECTS["trl"], "classes": {k: sorted(v) for k, v in sorted(trl_classes.items())}}
@@ -179,8 +215,18 @@ def build(sources: Path) -> str:
         "declares them (TRL's config classes subclass TrainingArguments; LLaMA-Factory's and axolotl's are",
         "their own argument classes), at the version named.",
     ]
-    doc = document("hftrainer", REPO, "tools/gen_hftrainer_history.py", comment, releases, ALIASES, keys,
-                   RENAMES, CHANGES, {"dialects": dialect_keys(sources)})  # fmt: skip
+    doc = document(
+        "hftrainer",
+        REPO,
+        "tools/gen_hftrainer_history.py",
+        comment,
+        releases,
+        ALIASES,
+        keys,
+        RENAMES,
+        CHANGES,
+        {"dialects": dialect_keys(sources)},
+    )
     return render(doc)
 
 

@@ -28,22 +28,47 @@ DEEPSPEED = REPO_ROOT / "schemas" / "deepspeed.schema.json"
 
 # TrainingArguments fields by what they are about (first pattern that matches the name); the rest: "runtime"
 GROUPS = (
-    ("evaluation", r"^(eval|evaluation|per_device_eval|per_gpu_eval|prediction|metric_for|greater_is|load_best|include_for_metrics|include_inputs_for|batch_eval|fp16_full_eval|bf16_full_eval|label_names|eval_)"),
-    ("checkpointing", r"^(save_|output_dir|overwrite_output|resume_from|hub_|push_to_hub|restore_callback|load_best|ignore_data_skip)"),
-    ("logging", r"^(logging_|log_|report_to|run_name|disable_tqdm|project|trackio|include_num_input|include_tokens|skip_memory|average_tokens|debug)"),
-    ("data", r"^(dataloader_|remove_unused|group_by_length|length_column|train_sampling|past_index|label_smoothing|data_seed)"),
-    ("distributed", r"^(ddp_|fsdp|local_rank|tpu_|parallelism|accelerator_config|deepspeed|sharded_ddp|parallel_mode|n_gpu|world_size|use_cpu|no_cuda|use_mps|xpu|use_ipex|jit_mode|ray_scope|split_batches|dispatch_batches|save_on_each_node|torchdynamo|torch_compile|use_legacy_prediction)"),
-    ("optimizer", r"^(optim|adafactor|adam_|weight_decay|lr_scheduler|learning_rate|warmup|max_grad_norm|neftune|use_liger|liger|layerwise)"),
+    (
+        "evaluation",
+        r"^(eval|evaluation|per_device_eval|per_gpu_eval|prediction|metric_for|greater_is|load_best|include_for_metrics|include_inputs_for|batch_eval|fp16_full_eval|bf16_full_eval|label_names|eval_)",
+    ),
+    (
+        "checkpointing",
+        r"^(save_|output_dir|overwrite_output|resume_from|hub_|push_to_hub|restore_callback|load_best|ignore_data_skip)",
+    ),
+    (
+        "logging",
+        r"^(logging_|log_|report_to|run_name|disable_tqdm|project|trackio|include_num_input|include_tokens|skip_memory|average_tokens|debug)",
+    ),
+    (
+        "data",
+        r"^(dataloader_|remove_unused|group_by_length|length_column|train_sampling|past_index|label_smoothing|data_seed)",
+    ),
+    (
+        "distributed",
+        r"^(ddp_|fsdp|local_rank|tpu_|parallelism|accelerator_config|deepspeed|sharded_ddp|parallel_mode|n_gpu|world_size|use_cpu|no_cuda|use_mps|xpu|use_ipex|jit_mode|ray_scope|split_batches|dispatch_batches|save_on_each_node|torchdynamo|torch_compile|use_legacy_prediction)",
+    ),
+    (
+        "optimizer",
+        r"^(optim|adafactor|adam_|weight_decay|lr_scheduler|learning_rate|warmup|max_grad_norm|neftune|use_liger|liger|layerwise)",
+    ),
     ("precision", r"^(fp16|bf16|tf32|half_precision|fp8|mixed_precision|torch_empty_cache)"),
-    ("batch", r"^(per_device_train|per_gpu_train|gradient_accumulation|auto_find_batch|max_steps|num_train_epochs|gradient_checkpointing)"),
-)  # fmt: skip
+    (
+        "batch",
+        r"^(per_device_train|per_gpu_train|gradient_accumulation|auto_find_batch|max_steps|num_train_epochs|gradient_checkpointing)",
+    ),
+)
 # a key several tools declare is named by the library the others build on (TRL) first, then by the tools
 DIALECT_ORDER = ("trl", "llamafactory", "axolotl", "open-r1")
 # a dialect class -> its group (mappings/hftrainer.yaml extension_reasons says what each is)
 DIALECT_GROUPS = (
     ("llamafactory", r"Model|Quantization|Export|Processor|Vllm|SGLang|KTransformers|Fp8", "llamafactory_model"),
     ("llamafactory", r"Data", "llamafactory_data"),
-    ("llamafactory", r"Lora|OFT|Freeze|Galore|Apollo|BAdam|RLHF|Finetuning|SwanLab|Ray|Profiler|Training", "llamafactory_finetuning"),
+    (
+        "llamafactory",
+        r"Lora|OFT|Freeze|Galore|Apollo|BAdam|RLHF|Finetuning|SwanLab|Ray|Profiler|Training",
+        "llamafactory_finetuning",
+    ),
     ("llamafactory", r"Generating|Evaluation", "llamafactory_generating"),
     ("trl", r"^(SFT|_Base)", "trl_sft"),
     ("trl", r"DPO|KTO|Reward|ORPO|CPO|BCO|PRM|NashMD|XPO", "trl_dpo"),
@@ -58,18 +83,30 @@ DIALECT_GROUPS = (
     ("axolotl", r"^(trl|vllm)\.", "axolotl_rl"),
     ("axolotl", r"^(integrations|fsdp|fp8|dynamic_checkpoint|training|deprecated)\.", "axolotl_training"),
     ("axolotl", r"", "axolotl_config"),
-)  # fmt: skip
+)
 
 
 def json_type(annotation: str | None, default: Any) -> list[str]:
     """JSON types a field takes: from its annotation text (or its default)."""
     text = annotation or type(default).__name__
     found: list[str] = []
-    for word, kinds in (("bool", ["boolean"]), ("int", ["integer"]), ("float", ["number", "integer"]), ("str", ["string"]),
-                        ("dict", ["object", "string"]), ("Dict", ["object", "string"]), ("list", ["array", "string"]),
-                        ("List", ["array", "string"]), ("Enum", ["string"]), ("Names", ["string"]), ("Strategy", ["string"]),
-                        ("Type", ["string"]), ("Option", ["string"]), ("Mode", ["string"]), ("Any", ["string", "number", "boolean",
-                        "object", "array", "integer"])):  # fmt: skip
+    for word, kinds in (
+        ("bool", ["boolean"]),
+        ("int", ["integer"]),
+        ("float", ["number", "integer"]),
+        ("str", ["string"]),
+        ("dict", ["object", "string"]),
+        ("Dict", ["object", "string"]),
+        ("list", ["array", "string"]),
+        ("List", ["array", "string"]),
+        ("Enum", ["string"]),
+        ("Names", ["string"]),
+        ("Strategy", ["string"]),
+        ("Type", ["string"]),
+        ("Option", ["string"]),
+        ("Mode", ["string"]),
+        ("Any", ["string", "number", "boolean", "object", "array", "integer"]),
+    ):
         if re.search(rf"\b{word}|{word}\b", text):
             found += [k for k in kinds if k not in found]
     if "Optional" in text or "None" in text or default is None:
@@ -81,7 +118,10 @@ def _auto_allowed(node: Any) -> Any:
     """A DeepSpeed key as the Trainer reads it: any value may be "auto" (HfTrainerDeepSpeedConfig fills it)."""
     if not isinstance(node, dict):
         return node
-    out = {k: ({n: _auto_allowed(v) for n, v in node["properties"].items()} if k == "properties" else v) for k, v in node.items()}
+    out = {
+        k: ({n: _auto_allowed(v) for n, v in node["properties"].items()} if k == "properties" else v)
+        for k, v in node.items()
+    }
     kind = out.get("type")
     if isinstance(kind, str) and kind not in ("object", "string"):
         out["type"] = [kind, "string"]
@@ -117,9 +157,11 @@ def build() -> str:
         properties[name] = node
     ds = json.loads(DEEPSPEED.read_text(encoding="utf-8"))
     properties["deepspeed"] = {
-        "type": ["string", "object", "null"], "x-group": "deepspeed_file", "additionalProperties": True,
+        "type": ["string", "object", "null"],
+        "x-group": "deepspeed_file",
+        "additionalProperties": True,
         "properties": {k: _auto_allowed(v) for k, v in ds["properties"].items()},
-    }  # fmt: skip
+    }
     declared: dict[str, list[tuple[str, str]]] = {}  # key -> (group, where) of every tool that declares it
     for dialect, info in sorted(history["dialects"].items(), key=lambda item: DIALECT_ORDER.index(item[0])):
         for cls, names in info["classes"].items():
@@ -128,7 +170,10 @@ def build() -> str:
                 declared.setdefault(name, []).append((group, f"{dialect} {info['version']} {cls}"))
     for name, found in declared.items():
         if name not in properties:
-            properties[name] = {"x-group": shared_group([g for g, _ in found]), "x-dialect": "; ".join(w for _, w in found)}
+            properties[name] = {
+                "x-group": shared_group([g for g, _ in found]),
+                "x-dialect": "; ".join(w for _, w in found),
+            }
     schema = {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "Hugging Face TrainingArguments (a train file: YAML or JSON)",

@@ -62,41 +62,83 @@ NOTES = {
 
 SRC = "EleutherAI/gpt-neox@{rev}:megatron/neox_arguments/neox_args.py"
 RENAMES = (
-    Rename("sparsity", "attention_config", "2021-05-02", SRC.format(rev="17a0621a"),
-           "per-layer attention kinds; sparsity_config carries the sparse settings"),
+    Rename(
+        "sparsity",
+        "attention_config",
+        "2021-05-02",
+        SRC.format(rev="17a0621a"),
+        "per-layer attention kinds; sparsity_config carries the sparse settings",
+    ),
     Rename("geglu", "activation", "2021-05-07", SRC.format(rev="b306eb79"), "geglu: true -> activation: geglu"),
-    Rename("openai_gelu", "activation", "2021-05-07", SRC.format(rev="b306eb79"), "openai_gelu: true -> activation: gelu"),
-    Rename("train_data_path", "train_data_paths", "2021-05-11", SRC.format(rev="5fe05703"), "a list of paths from then on"),
-    Rename("valid_data_path", "valid_data_paths", "2021-05-11", SRC.format(rev="5fe05703"), "a list of paths from then on"),
-    Rename("test_data_path", "test_data_paths", "2021-05-11", SRC.format(rev="5fe05703"), "a list of paths from then on"),
+    Rename(
+        "openai_gelu", "activation", "2021-05-07", SRC.format(rev="b306eb79"), "openai_gelu: true -> activation: gelu"
+    ),
+    Rename(
+        "train_data_path", "train_data_paths", "2021-05-11", SRC.format(rev="5fe05703"), "a list of paths from then on"
+    ),
+    Rename(
+        "valid_data_path", "valid_data_paths", "2021-05-11", SRC.format(rev="5fe05703"), "a list of paths from then on"
+    ),
+    Rename(
+        "test_data_path", "test_data_paths", "2021-05-11", SRC.format(rev="5fe05703"), "a list of paths from then on"
+    ),
     Rename("slurm_comment", "comment", "2022-12-06", SRC.format(rev="ebd47f6e")),
-    Rename("save_interval", "checkpoint_factor", "2022-12-14", SRC.format(rev="8d1c5c88"),
-           "same meaning with checkpoint_scale: linear (the default)"),
-    Rename("gas", "gradient_accumulation_steps", "2024-02-05", SRC.format(rev="91c44bc3"),
-           "gas was an output-only duplicate: calculate_derived() overwrote it with gradient_accumulation_steps, so a "
-           "file's gas never changed the run; gradient_accumulation_steps (or the batch sizes) decided"),
+    Rename(
+        "save_interval",
+        "checkpoint_factor",
+        "2022-12-14",
+        SRC.format(rev="8d1c5c88"),
+        "same meaning with checkpoint_scale: linear (the default)",
+    ),
+    Rename(
+        "gas",
+        "gradient_accumulation_steps",
+        "2024-02-05",
+        SRC.format(rev="91c44bc3"),
+        "gas was an output-only duplicate: calculate_derived() overwrote it with gradient_accumulation_steps, so a "
+        "file's gas never changed the run; gradient_accumulation_steps (or the batch sizes) decided",
+    ),
     Rename("num_experts", "moe_num_experts", "2024-05-04", SRC.format(rev="916c8835")),
-    Rename("label_data_paths", "train_label_data_paths", "2024-08-27", SRC.format(rev="c7863673"),
-           "valid_/test_label_data_paths added alongside"),
+    Rename(
+        "label_data_paths",
+        "train_label_data_paths",
+        "2024-08-27",
+        SRC.format(rev="c7863673"),
+        "valid_/test_label_data_paths added alongside",
+    ),
     Rename("expert_interval", "moe_expert_interval", "2025-05-09", SRC.format(rev="d11df961")),
 )
 CHANGES = (
-    Change("mlp_type", "2023-05-02",
-           "'llama' builds LLaMA's gated bias-free MLP (SiLU gate), width 256*ceil(int(8h/3)/256) unless "
-           "intermediate_size is set; 'regular' the usual 4h MLP. Removed 2024-09-10: use activation: swiglu, "
-           "use_bias_in_mlp: false, mlp_multiple_of: 256",
-           "EleutherAI/gpt-neox@299b68cd:megatron/model/transformer.py"),
+    Change(
+        "mlp_type",
+        "2023-05-02",
+        "'llama' builds LLaMA's gated bias-free MLP (SiLU gate), width 256*ceil(int(8h/3)/256) unless "
+        "intermediate_size is set; 'regular' the usual 4h MLP. Removed 2024-09-10: use activation: swiglu, "
+        "use_bias_in_mlp: false, mlp_multiple_of: 256",
+        "EleutherAI/gpt-neox@299b68cd:megatron/model/transformer.py",
+    ),
     Change("hidden_dropout", "2023-12-26", "default 0.1 -> 0.0", SRC.format(rev="e5a7ea71")),
     Change("attention_dropout", "2023-12-26", "default 0.1 -> 0.0", SRC.format(rev="e5a7ea71")),
     Change("weight_decay", "2023-12-26", "default 0.01 -> 0.1", SRC.format(rev="e5a7ea71")),
-    Change("output_layer_parallelism", "2023-05-02", "default row -> column ('row' removed 2023-05-19)",
-           SRC.format(rev="b608043b")),
+    Change(
+        "output_layer_parallelism",
+        "2023-05-02",
+        "default row -> column ('row' removed 2023-05-19)",
+        SRC.format(rev="b608043b"),
+    ),
     Change("moe_token_dropping", "2024-05-04", "default True -> False", SRC.format(rev="916c8835")),
-    Change("gradient_clipping", "2023-03-26", "default 0.0 (no clipping) -> 1.0 (#819)",
-           "EleutherAI/gpt-neox@5c5fb945:megatron/neox_arguments/deepspeed_args.py"),
-    Change("clip_grad", "2021-04-26",
-           "output-only: calculate_derived() overwrites it with gradient_clipping, so a file's clip_grad has no effect",
-           "EleutherAI/gpt-neox@ea7aefd8:megatron/neox_arguments/arguments.py"),
+    Change(
+        "gradient_clipping",
+        "2023-03-26",
+        "default 0.0 (no clipping) -> 1.0 (#819)",
+        "EleutherAI/gpt-neox@5c5fb945:megatron/neox_arguments/deepspeed_args.py",
+    ),
+    Change(
+        "clip_grad",
+        "2021-04-26",
+        "output-only: calculate_derived() overwrites it with gradient_clipping, so a file's clip_grad has no effect",
+        "EleutherAI/gpt-neox@ea7aefd8:megatron/neox_arguments/arguments.py",
+    ),
 )
 
 
@@ -129,14 +171,24 @@ def _fields(source: str) -> list[tuple[str, KeyInfo]] | None:
             continue
         for stmt in cls.body:
             if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
-                out.append((stmt.target.id, KeyInfo(type_text(stmt.annotation), value_of(stmt.value), {"group": cls.name})))
+                out.append(
+                    (stmt.target.id, KeyInfo(type_text(stmt.annotation), value_of(stmt.value), {"group": cls.name}))
+                )
     return out
 
 
 def build(git: Git) -> dict:
     pin = git.rev(PIN)
-    log = git.run("log", "--first-parent", "--reverse", "--date=format-local:%Y-%m-%d", "--format=%H %cd",
-                  f"{START}^..{pin}", "--", ARGS_DIR)
+    log = git.run(
+        "log",
+        "--first-parent",
+        "--reverse",
+        "--date=format-local:%Y-%m-%d",
+        "--format=%H %cd",
+        f"{START}^..{pin}",
+        "--",
+        ARGS_DIR,
+    )
     cache: dict[str, list[tuple[str, KeyInfo]] | None] = {}
     releases: list[Release] = []
     snapshots: dict[str, Snapshot] = {}
@@ -186,16 +238,24 @@ def build(git: Git) -> dict:
         "A release is a day on which the argument set, a type or a default changed (label = date, rev = last commit",
         "that day, first-parent history of main since PR #249). group: the NeoXArgs* class that declares the field.",
     ]
-    return document("neox", REPO, "tools/gen_neox_history.py", comment, releases, aliases, records, RENAMES, CHANGES,
-                    extra={"pin": pin[:10]})
+    return document(
+        "neox",
+        REPO,
+        "tools/gen_neox_history.py",
+        comment,
+        releases,
+        aliases,
+        records,
+        RENAMES,
+        CHANGES,
+        extra={"pin": pin[:10]},
+    )
 
 
 def _same(a: Snapshot, b: Snapshot) -> bool:
     if a.keys() != b.keys():
         return False
-    return all(
-        (a[k].type, repr(a[k].default), a[k].extra) == (b[k].type, repr(b[k].default), b[k].extra) for k in a
-    )
+    return all((a[k].type, repr(a[k].default), a[k].extra) == (b[k].type, repr(b[k].default), b[k].extra) for k in a)
 
 
 def main(argv: list[str] | None = None) -> int:

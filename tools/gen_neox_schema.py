@@ -357,7 +357,6 @@ TITLES: Final[dict[str, str]] = {
 # NO_DEFAULT where DeepSpeed has none (required, or left to the library).
 
 
-
 def _prop(types: str | list[str], default: JSON = NO_DEFAULT, **extra: JSON) -> dict[str, JSON]:
     out: dict[str, JSON] = {"type": types}
     if default is not NO_DEFAULT:
@@ -748,8 +747,10 @@ def build_schema(facts: Path) -> dict[str, JSON]:
         # the one way to hand DeepSpeed a clip of 1.0: NeoX drops gradient_clipping when it equals
         # its own default 1.0, and its pinned DeeperSpeed (91d1c55, constants.py) then uses 0.0
         props["deepspeed_extra_args"]["properties"]["gradient_clipping"] = {
-            "type": "number", "default": 0.0, "x-note": "merged into the DeepSpeed config after NeoX's own keys: it wins"
-        }  # fmt: skip
+            "type": "number",
+            "default": 0.0,
+            "x-note": "merged into the DeepSpeed config after NeoX's own keys: it wins",
+        }
 
     for name, prop in props.items():
         prop["x-versions"] = [v for v in VERSION_ORDER if v in versions[name]]
@@ -768,15 +769,15 @@ def build_schema(facts: Path) -> dict[str, JSON]:
     }
 
 
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--facts", type=Path, default=FACTS_DIR,
-                        help="folder holding the NeoX facts files (default: %(default)s)")
-    parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT,
-                        help="schema file to write (default: %(default)s)")
-    parser.add_argument("--check", action="store_true",
-                        help="do not write; exit 1 if the output file is out of date")
+    parser.add_argument(
+        "--facts", type=Path, default=FACTS_DIR, help="folder holding the NeoX facts files (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--output", type=Path, default=DEFAULT_OUTPUT, help="schema file to write (default: %(default)s)"
+    )
+    parser.add_argument("--check", action="store_true", help="do not write; exit 1 if the output file is out of date")
     opts = parser.parse_args(argv)
 
     return write_or_check(render(build_schema(opts.facts)), opts.output, opts.check, "gen_neox_schema.py")

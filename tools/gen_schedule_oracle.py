@@ -72,7 +72,11 @@ def sparse(n: int, around: list[int]) -> list[int]:
 
 
 def load_module(path: str, name: str, source: str | None = None) -> types.ModuleType:
-    spec = importlib.util.spec_from_loader(name, loader=None) if source is not None else importlib.util.spec_from_file_location(name, path)
+    spec = (
+        importlib.util.spec_from_loader(name, loader=None)
+        if source is not None
+        else importlib.util.spec_from_file_location(name, path)
+    )
     mod = importlib.util.module_from_spec(spec)
     sys.modules[name] = mod
     if source is not None:
@@ -98,21 +102,78 @@ def run_torchlike(opt, sched, n: int, steps: list[int] | None = None) -> tuple[l
 
 # ---- NeoX -----------------------------------------------------------------------------------------
 NEOX_CASES = [
-    ("linear, min_lr, warmup 4 of 12", {"lr": L, "min_lr": M, "warmup": 4 / 12, "lr_decay_iters": 12, "lr_decay_style": "linear"}, 20),
-    ("cosine rises again past lr_decay_iters", {"lr": L, "min_lr": M, "warmup": 4 / 12, "lr_decay_iters": 12, "lr_decay_style": "cosine"}, 40),
-    ("exponential clamped at min_lr", {"lr": L, "min_lr": M, "warmup": 4 / 12, "lr_decay_iters": 12, "lr_decay_style": "exponential"}, 60),
-    ("constant after warmup", {"lr": L, "min_lr": M, "warmup": 4 / 12, "lr_decay_iters": 12, "lr_decay_style": "constant"}, 12),
-    ("Cosine (case) trains a constant lr", {"lr": L, "warmup": 0.25, "lr_decay_iters": 12, "lr_decay_style": "Cosine"}, 16),
-    ("linear to 0 from train_iters", {"lr": 6e-4, "warmup": 0.01, "train_iters": 1000, "lr_decay_style": "linear"}, 1010),
-    ("fractional warmup, cosine", {"lr": 6e-4, "min_lr": 6e-5, "warmup": 0.0123, "lr_decay_iters": 300, "lr_decay_style": "cosine"}, 320),
-    ("lr_decay_fraction", {"lr": 3e-4, "min_lr": 3e-5, "warmup": 0.05, "train_iters": 500, "lr_decay_fraction": 0.8, "lr_decay_style": "linear"}, 520),
+    (
+        "linear, min_lr, warmup 4 of 12",
+        {"lr": L, "min_lr": M, "warmup": 4 / 12, "lr_decay_iters": 12, "lr_decay_style": "linear"},
+        20,
+    ),
+    (
+        "cosine rises again past lr_decay_iters",
+        {"lr": L, "min_lr": M, "warmup": 4 / 12, "lr_decay_iters": 12, "lr_decay_style": "cosine"},
+        40,
+    ),
+    (
+        "exponential clamped at min_lr",
+        {"lr": L, "min_lr": M, "warmup": 4 / 12, "lr_decay_iters": 12, "lr_decay_style": "exponential"},
+        60,
+    ),
+    (
+        "constant after warmup",
+        {"lr": L, "min_lr": M, "warmup": 4 / 12, "lr_decay_iters": 12, "lr_decay_style": "constant"},
+        12,
+    ),
+    (
+        "Cosine (case) trains a constant lr",
+        {"lr": L, "warmup": 0.25, "lr_decay_iters": 12, "lr_decay_style": "Cosine"},
+        16,
+    ),
+    (
+        "linear to 0 from train_iters",
+        {"lr": 6e-4, "warmup": 0.01, "train_iters": 1000, "lr_decay_style": "linear"},
+        1010,
+    ),
+    (
+        "fractional warmup, cosine",
+        {"lr": 6e-4, "min_lr": 6e-5, "warmup": 0.0123, "lr_decay_iters": 300, "lr_decay_style": "cosine"},
+        320,
+    ),
+    (
+        "lr_decay_fraction",
+        {
+            "lr": 3e-4,
+            "min_lr": 3e-5,
+            "warmup": 0.05,
+            "train_iters": 500,
+            "lr_decay_fraction": 0.8,
+            "lr_decay_style": "linear",
+        },
+        520,
+    ),
     ("warmup below one step", {"lr": L, "warmup": 0.002, "lr_decay_iters": 300, "lr_decay_style": "linear"}, 305),
-    ("min_lr above the first warmup steps", {"lr": L, "min_lr": 2e-4, "warmup": 0.2, "lr_decay_iters": 100, "lr_decay_style": "linear"}, 120),
+    (
+        "min_lr above the first warmup steps",
+        {"lr": L, "min_lr": 2e-4, "warmup": 0.2, "lr_decay_iters": 100, "lr_decay_style": "linear"},
+        120,
+    ),
     ("no warmup, cosine", {"lr": L, "min_lr": M, "warmup": 0.0, "lr_decay_iters": 50, "lr_decay_style": "cosine"}, 120),
-    ("exponential without min_lr", {"lr": L, "warmup": 0.1, "lr_decay_iters": 40, "lr_decay_style": "exponential"}, 100),
+    (
+        "exponential without min_lr",
+        {"lr": L, "warmup": 0.1, "lr_decay_iters": 40, "lr_decay_style": "exponential"},
+        100,
+    ),
     ("defaults with train_iters", {"train_iters": 200}, 210),
-    ("pythia-like, long", {"lr": 6e-4, "min_lr": 6e-5, "warmup": 0.01, "train_iters": 143000, "lr_decay_iters": 143000,
-                           "lr_decay_style": "cosine"}, 150000),
+    (
+        "pythia-like, long",
+        {
+            "lr": 6e-4,
+            "min_lr": 6e-5,
+            "warmup": 0.01,
+            "train_iters": 143000,
+            "lr_decay_iters": 143000,
+            "lr_decay_style": "cosine",
+        },
+        150000,
+    ),
 ]
 
 
@@ -122,12 +183,23 @@ def neox_defaults(src: str) -> dict:
     out = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
-            if node.target.id in ("lr_decay_style", "lr_decay_iters", "lr_decay_fraction", "min_lr", "warmup", "train_iters",
-                                  "use_checkpoint_lr_scheduler", "override_lr_scheduler", "use_mup"):
+            if node.target.id in (
+                "lr_decay_style",
+                "lr_decay_iters",
+                "lr_decay_fraction",
+                "min_lr",
+                "warmup",
+                "train_iters",
+                "use_checkpoint_lr_scheduler",
+                "override_lr_scheduler",
+                "use_mup",
+            ):
                 out[node.target.id] = ast.literal_eval(node.value)
     args_src = Path(src, "megatron/neox_arguments/arguments.py").read_text()
     for node in ast.walk(ast.parse(args_src)):
-        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "OPT_PARAMS_DEFAULTS" for t in node.targets):
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "OPT_PARAMS_DEFAULTS" for t in node.targets
+        ):
             out["lr"] = ast.literal_eval(node.value)["lr"]
     return out
 
@@ -137,7 +209,11 @@ def neox(args: argparse.Namespace) -> dict:
     sys.modules["megatron"] = types.SimpleNamespace(print_rank_0=lambda *a, **k: None)  # type: ignore[assignment]
     lr_mod = load_module(os.path.join(src, "megatron/learning_rates.py"), "neox_learning_rates")
     training = Path(src, "megatron/training.py").read_text()
-    fn = next(n for n in ast.parse(training).body if isinstance(n, ast.FunctionDef) and n.name == "get_learning_rate_scheduler")
+    fn = next(
+        n
+        for n in ast.parse(training).body
+        if isinstance(n, ast.FunctionDef) and n.name == "get_learning_rate_scheduler"
+    )
     ns = {"math": math, "AnnealingLR": lr_mod.AnnealingLR, "print_rank_0": lambda *a, **k: None}
     exec(compile(ast.Module([fn], []), "training.py", "exec"), ns)
     defaults = neox_defaults(src)
@@ -150,64 +226,184 @@ def neox(args: argparse.Namespace) -> dict:
         steps = None if n <= 1100 else sparse(n, [1430, 143000])
         ts, lrs = run_torchlike(opt, sched, n, steps)
         cases.append({"name": name, "config": cfg, "steps": ts, "lrs": lrs})
-    return {"framework": "neox", "source": f"gpt-neox {git_rev(src, os.environ.get('NEOX_REV', 'export of mirror HEAD ea7aefd8'))}", "defaults": defaults, "cases": cases}
+    return {
+        "framework": "neox",
+        "source": f"gpt-neox {git_rev(src, os.environ.get('NEOX_REV', 'export of mirror HEAD ea7aefd8'))}",
+        "defaults": defaults,
+        "cases": cases,
+    }
 
 
 # ---- DeepSpeed ------------------------------------------------------------------------------------
 def ds_case(name, kind, params, n, lr=L, versions=None):
-    return {"name": name, "scheduler": {"type": kind, "params": params}, "optimizer_lr": lr, "n": n, "versions": versions}
+    return {
+        "name": name,
+        "scheduler": {"type": kind, "params": params},
+        "optimizer_lr": lr,
+        "n": n,
+        "versions": versions,
+    }
 
 
 DS_CASES = [
-    ds_case("WarmupLR linear", "WarmupLR", {"warmup_min_lr": 0.0, "warmup_max_lr": L, "warmup_num_steps": 4, "warmup_type": "linear"}, 12),
+    ds_case(
+        "WarmupLR linear",
+        "WarmupLR",
+        {"warmup_min_lr": 0.0, "warmup_max_lr": L, "warmup_num_steps": 4, "warmup_type": "linear"},
+        12,
+    ),
     ds_case("WarmupLR log", "WarmupLR", {"warmup_min_lr": 1e-5, "warmup_max_lr": L, "warmup_num_steps": 10}, 20),
-    ds_case("WarmupLR max from the optimizer", "WarmupLR", {"warmup_num_steps": 5, "warmup_type": "linear"}, 10, lr=2e-3),
+    ds_case(
+        "WarmupLR max from the optimizer", "WarmupLR", {"warmup_num_steps": 5, "warmup_type": "linear"}, 10, lr=2e-3
+    ),
     ds_case("WarmupLR one warmup step", "WarmupLR", {"warmup_max_lr": L, "warmup_num_steps": 1}, 6),
-    ds_case("WarmupDecayLR linear", "WarmupDecayLR", {"total_num_steps": 12, "warmup_min_lr": 1e-5, "warmup_max_lr": L,
-                                                      "warmup_num_steps": 4, "warmup_type": "linear"}, 20),
+    ds_case(
+        "WarmupDecayLR linear",
+        "WarmupDecayLR",
+        {
+            "total_num_steps": 12,
+            "warmup_min_lr": 1e-5,
+            "warmup_max_lr": L,
+            "warmup_num_steps": 4,
+            "warmup_type": "linear",
+        },
+        20,
+    ),
     ds_case("WarmupDecayLR log, default max", "WarmupDecayLR", {"total_num_steps": 40, "warmup_num_steps": 8}, 50),
-    ds_case("WarmupDecayLR total below warmup", "WarmupDecayLR", {"total_num_steps": 3, "warmup_max_lr": L, "warmup_num_steps": 6,
-                                                                  "warmup_type": "linear"}, 12),
-    ds_case("WarmupCosineLR linear", "WarmupCosineLR", {"total_num_steps": 12, "warmup_num_steps": 4, "cos_min_ratio": 0.1,
-                                                        "warmup_type": "linear"}, 24),
-    ds_case("WarmupCosineLR log", "WarmupCosineLR", {"total_num_steps": 50, "warmup_num_steps": 10, "warmup_min_ratio": 0.1,
-                                                     "cos_min_ratio": 0.01}, 120),
-    ds_case("WarmupCosineLR one decay step", "WarmupCosineLR", {"total_num_steps": 5, "warmup_num_steps": 4, "warmup_type": "linear"}, 12),
-    ds_case("OneCycle with decay", "OneCycle", {"cycle_min_lr": M, "cycle_max_lr": L, "cycle_first_step_size": 5,
-                                                "cycle_second_step_size": 3, "decay_lr_rate": 0.5, "decay_step_size": 2}, 30),
-    ds_case("OneCycle stairs", "OneCycle", {"cycle_min_lr": M, "cycle_max_lr": L, "cycle_first_step_size": 8,
-                                            "cycle_first_stair_count": 4}, 24),
-    ds_case("OneCycle one-sided stairs, no second half", "OneCycle", {"cycle_min_lr": M, "cycle_max_lr": L, "cycle_first_step_size": 6,
-                                                                      "cycle_second_step_size": 0, "cycle_first_stair_count": 0,
-                                                                      "cycle_second_stair_count": 3, "decay_lr_rate": 1.0,
-                                                                      "decay_step_size": 5}, 15),
-    ds_case("LRRangeTest", "LRRangeTest", {"lr_range_test_min_lr": M, "lr_range_test_step_size": 5, "lr_range_test_step_rate": 0.5}, 30),
-    ds_case("LRRangeTest staircase", "LRRangeTest", {"lr_range_test_min_lr": M, "lr_range_test_step_size": 5,
-                                                     "lr_range_test_step_rate": 0.5, "lr_range_test_staircase": True}, 30),
-    ds_case("torch LinearLR warmup", "LinearLR", {"start_factor": 0.25, "end_factor": 1.0, "total_iters": 6}, 10, versions=["wheel"]),
-    ds_case("torch LinearLR decay", "LinearLR", {"start_factor": 1.0, "end_factor": 0.1, "total_iters": 8}, 12, versions=["wheel"]),
+    ds_case(
+        "WarmupDecayLR total below warmup",
+        "WarmupDecayLR",
+        {"total_num_steps": 3, "warmup_max_lr": L, "warmup_num_steps": 6, "warmup_type": "linear"},
+        12,
+    ),
+    ds_case(
+        "WarmupCosineLR linear",
+        "WarmupCosineLR",
+        {"total_num_steps": 12, "warmup_num_steps": 4, "cos_min_ratio": 0.1, "warmup_type": "linear"},
+        24,
+    ),
+    ds_case(
+        "WarmupCosineLR log",
+        "WarmupCosineLR",
+        {"total_num_steps": 50, "warmup_num_steps": 10, "warmup_min_ratio": 0.1, "cos_min_ratio": 0.01},
+        120,
+    ),
+    ds_case(
+        "WarmupCosineLR one decay step",
+        "WarmupCosineLR",
+        {"total_num_steps": 5, "warmup_num_steps": 4, "warmup_type": "linear"},
+        12,
+    ),
+    ds_case(
+        "OneCycle with decay",
+        "OneCycle",
+        {
+            "cycle_min_lr": M,
+            "cycle_max_lr": L,
+            "cycle_first_step_size": 5,
+            "cycle_second_step_size": 3,
+            "decay_lr_rate": 0.5,
+            "decay_step_size": 2,
+        },
+        30,
+    ),
+    ds_case(
+        "OneCycle stairs",
+        "OneCycle",
+        {"cycle_min_lr": M, "cycle_max_lr": L, "cycle_first_step_size": 8, "cycle_first_stair_count": 4},
+        24,
+    ),
+    ds_case(
+        "OneCycle one-sided stairs, no second half",
+        "OneCycle",
+        {
+            "cycle_min_lr": M,
+            "cycle_max_lr": L,
+            "cycle_first_step_size": 6,
+            "cycle_second_step_size": 0,
+            "cycle_first_stair_count": 0,
+            "cycle_second_stair_count": 3,
+            "decay_lr_rate": 1.0,
+            "decay_step_size": 5,
+        },
+        15,
+    ),
+    ds_case(
+        "LRRangeTest",
+        "LRRangeTest",
+        {"lr_range_test_min_lr": M, "lr_range_test_step_size": 5, "lr_range_test_step_rate": 0.5},
+        30,
+    ),
+    ds_case(
+        "LRRangeTest staircase",
+        "LRRangeTest",
+        {
+            "lr_range_test_min_lr": M,
+            "lr_range_test_step_size": 5,
+            "lr_range_test_step_rate": 0.5,
+            "lr_range_test_staircase": True,
+        },
+        30,
+    ),
+    ds_case(
+        "torch LinearLR warmup",
+        "LinearLR",
+        {"start_factor": 0.25, "end_factor": 1.0, "total_iters": 6},
+        10,
+        versions=["wheel"],
+    ),
+    ds_case(
+        "torch LinearLR decay",
+        "LinearLR",
+        {"start_factor": 1.0, "end_factor": 0.1, "total_iters": 8},
+        12,
+        versions=["wheel"],
+    ),
     ds_case("torch ConstantLR", "ConstantLR", {"factor": 0.5, "total_iters": 4}, 8, versions=["wheel"]),
     ds_case("torch ExponentialLR", "ExponentialLR", {"gamma": 0.9}, 20, versions=["wheel"]),
     ds_case("torch StepLR", "StepLR", {"step_size": 3, "gamma": 0.5}, 12, versions=["wheel"]),
     ds_case("torch MultiStepLR", "MultiStepLR", {"milestones": [2, 5, 5], "gamma": 0.1}, 8, versions=["wheel"]),
     ds_case("torch PolynomialLR", "PolynomialLR", {"total_iters": 10, "power": 2.0}, 14, versions=["wheel"]),
     ds_case("torch CosineAnnealingLR", "CosineAnnealingLR", {"T_max": 8, "eta_min": M}, 30, versions=["wheel"]),
-    ds_case("torch CosineAnnealingWarmRestarts", "CosineAnnealingWarmRestarts", {"T_0": 5, "eta_min": 1e-5}, 17, versions=["wheel"]),
-    ds_case("torch CyclicLR triangular2", "CyclicLR", {"base_lr": M, "max_lr": L, "step_size_up": 3, "step_size_down": 2,
-                                                      "mode": "triangular2"}, 20, versions=["wheel"]),
-    ds_case("torch CyclicLR exp_range", "CyclicLR", {"base_lr": M, "max_lr": L, "step_size_up": 4, "mode": "exp_range",
-                                                    "gamma": 0.9}, 20, versions=["wheel"]),
+    ds_case(
+        "torch CosineAnnealingWarmRestarts",
+        "CosineAnnealingWarmRestarts",
+        {"T_0": 5, "eta_min": 1e-5},
+        17,
+        versions=["wheel"],
+    ),
+    ds_case(
+        "torch CyclicLR triangular2",
+        "CyclicLR",
+        {"base_lr": M, "max_lr": L, "step_size_up": 3, "step_size_down": 2, "mode": "triangular2"},
+        20,
+        versions=["wheel"],
+    ),
+    ds_case(
+        "torch CyclicLR exp_range",
+        "CyclicLR",
+        {"base_lr": M, "max_lr": L, "step_size_up": 4, "mode": "exp_range", "gamma": 0.9},
+        20,
+        versions=["wheel"],
+    ),
     ds_case("torch OneCycleLR", "OneCycleLR", {"max_lr": L, "total_steps": 20}, 21, versions=["wheel"]),
-    ds_case("torch OneCycleLR three-phase linear", "OneCycleLR", {"max_lr": L, "total_steps": 30, "pct_start": 0.25,
-                                                                 "anneal_strategy": "linear", "three_phase": True}, 31, versions=["wheel"]),
-]  # fmt: skip
+    ds_case(
+        "torch OneCycleLR three-phase linear",
+        "OneCycleLR",
+        {"max_lr": L, "total_steps": 30, "pct_start": 0.25, "anneal_strategy": "linear", "three_phase": True},
+        31,
+        versions=["wheel"],
+    ),
+]
 DS_RELEASES = ["v0.14.4", "v0.17.1", "v0.17.6", "v0.19.2", "v0.19.3"]
 
 
 def git_rev(src: str, exported_from: str) -> str:
     """The source's revision: a git checkout says it, an export (git archive) is named by the caller."""
     try:
-        return subprocess.run(["git", "-C", src, "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+        return subprocess.run(
+            ["git", "-C", src, "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True
+        ).stdout.strip()
     except Exception:
         return f"{src} ({exported_from})"
 
@@ -220,8 +416,12 @@ def deepspeed(args: argparse.Namespace) -> dict:
     mirror = os.environ.get("DS_MIRROR", str(OUT.parents[2] / ".mirror" / "deepspeedai+DeepSpeed" / "repo"))
     modules = {ds_pkg.__version__: wheel}
     for tag in DS_RELEASES:
-        text = subprocess.run(["git", "-C", mirror, "show", f"{tag}:deepspeed/runtime/lr_schedules.py"], capture_output=True,
-                              text=True, check=True).stdout  # fmt: skip
+        text = subprocess.run(
+            ["git", "-C", mirror, "show", f"{tag}:deepspeed/runtime/lr_schedules.py"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
         modules[tag.lstrip("v")] = load_module(f"{tag}/lr_schedules.py", f"ds_lr_{tag.replace('.', '_')}", text)
     cases = []
     for case in DS_CASES:
@@ -235,13 +435,31 @@ def deepspeed(args: argparse.Namespace) -> dict:
                 sched = cls(opt, **copy.deepcopy(case["scheduler"]["params"]))
                 ts, lrs = run_torchlike(opt, sched, case["n"])
             except Exception as e:  # a release that refuses the config: recorded as such
-                cases.append({"name": case["name"], "version": version, "scheduler": case["scheduler"],
-                              "optimizer_lr": case["optimizer_lr"], "error": f"{type(e).__name__}: {e}"})  # fmt: skip
+                cases.append(
+                    {
+                        "name": case["name"],
+                        "version": version,
+                        "scheduler": case["scheduler"],
+                        "optimizer_lr": case["optimizer_lr"],
+                        "error": f"{type(e).__name__}: {e}",
+                    }
+                )
                 continue
-            cases.append({"name": case["name"], "version": version, "scheduler": case["scheduler"],
-                          "optimizer_lr": case["optimizer_lr"], "steps": ts, "lrs": lrs})  # fmt: skip
-    return {"framework": "deepspeed", "source": f"deepspeed wheel {ds_pkg.__version__}, mirror tags {DS_RELEASES}, torch {torch.__version__}",
-            "cases": cases}  # fmt: skip
+            cases.append(
+                {
+                    "name": case["name"],
+                    "version": version,
+                    "scheduler": case["scheduler"],
+                    "optimizer_lr": case["optimizer_lr"],
+                    "steps": ts,
+                    "lrs": lrs,
+                }
+            )
+    return {
+        "framework": "deepspeed",
+        "source": f"deepspeed wheel {ds_pkg.__version__}, mirror tags {DS_RELEASES}, torch {torch.__version__}",
+        "cases": cases,
+    }
 
 
 # ---- VeOmni ---------------------------------------------------------------------------------------
@@ -249,15 +467,30 @@ VEOMNI_CASES = [
     ("constant, warmup 4 of 12", {"lr": L, "lr_warmup_ratio": 4 / 12, "lr_decay_style": "constant"}, 12, 15),
     ("linear, warmup 4 of 12", {"lr": L, "lr_warmup_ratio": 4 / 12, "lr_decay_style": "linear"}, 12, 15),
     ("cosine, warmup 4 of 12", {"lr": L, "lr_min": M, "lr_warmup_ratio": 4 / 12, "lr_decay_style": "cosine"}, 12, 15),
-    ("cosine, decay ratio, lr_start", {"lr": 3e-4, "lr_min": 3e-5, "lr_start": 1e-5, "lr_warmup_ratio": 0.05, "lr_decay_ratio": 0.8,
-                                       "lr_decay_style": "cosine"}, 100, 110),
+    (
+        "cosine, decay ratio, lr_start",
+        {
+            "lr": 3e-4,
+            "lr_min": 3e-5,
+            "lr_start": 1e-5,
+            "lr_warmup_ratio": 0.05,
+            "lr_decay_ratio": 0.8,
+            "lr_decay_style": "cosine",
+        },
+        100,
+        110,
+    ),
     ("linear, no warmup: 1e-7 from S", {"lr": 2e-5, "lr_decay_style": "linear"}, 50, 60),
-    ("cosine, decay ends inside the warmup", {"lr": L, "lr_min": M, "lr_warmup_ratio": 0.5, "lr_decay_ratio": 0.3,
-                                              "lr_decay_style": "cosine"}, 20, 25),
+    (
+        "cosine, decay ends inside the warmup",
+        {"lr": L, "lr_min": M, "lr_warmup_ratio": 0.5, "lr_decay_ratio": 0.3, "lr_decay_style": "cosine"},
+        20,
+        25,
+    ),
     ("defaults", {}, 30, 32),
     ("linear, lr below the floor", {"lr": 5e-8, "lr_warmup_ratio": 0.2, "lr_decay_style": "linear"}, 10, 12),
     ("warmup ratio truncated", {"lr": L, "lr_warmup_ratio": 0.3, "lr_decay_style": "linear"}, 7, 10),
-]  # fmt: skip
+]
 
 
 def veomni(args: argparse.Namespace) -> dict:
@@ -287,18 +520,33 @@ def veomni(args: argparse.Namespace) -> dict:
                     value = item.value
                     if isinstance(value, ast.Call):  # field(default=...)
                         value = next((k.value for k in value.keywords if k.arg == "default"), None)
-                    if name in ("lr", "lr_min", "lr_start", "lr_warmup_ratio", "lr_decay_style", "lr_decay_ratio") and value is not None:
+                    if (
+                        name in ("lr", "lr_min", "lr_start", "lr_warmup_ratio", "lr_decay_style", "lr_decay_ratio")
+                        and value is not None
+                    ):
                         defaults[name] = ast.literal_eval(value)
     cases = []
     for name, cfg, total, n in VEOMNI_CASES:
         full = {**defaults, **cfg}
         opt = torch_optimizer(full["lr"])
-        sched = lr_mod.build_lr_scheduler(opt, train_steps=total, lr=full["lr"], lr_min=full["lr_min"],
-                                          lr_decay_style=full["lr_decay_style"], lr_decay_ratio=full["lr_decay_ratio"],
-                                          lr_warmup_ratio=full["lr_warmup_ratio"], lr_start=full["lr_start"])  # fmt: skip
+        sched = lr_mod.build_lr_scheduler(
+            opt,
+            train_steps=total,
+            lr=full["lr"],
+            lr_min=full["lr_min"],
+            lr_decay_style=full["lr_decay_style"],
+            lr_decay_ratio=full["lr_decay_ratio"],
+            lr_warmup_ratio=full["lr_warmup_ratio"],
+            lr_start=full["lr_start"],
+        )
         ts, lrs = run_torchlike(opt, sched, n)
         cases.append({"name": name, "config": cfg, "train_steps": total, "steps": ts, "lrs": lrs})
-    return {"framework": "veomni", "source": f"VeOmni {git_rev(src, os.environ.get('VEOMNI_REV', 'export of mirror HEAD d9774494'))}", "defaults": defaults, "cases": cases}
+    return {
+        "framework": "veomni",
+        "source": f"VeOmni {git_rev(src, os.environ.get('VEOMNI_REV', 'export of mirror HEAD d9774494'))}",
+        "defaults": defaults,
+        "cases": cases,
+    }
 
 
 # ---- Cerebras -------------------------------------------------------------------------------------
@@ -307,55 +555,213 @@ def seq(*subs):
 
 
 CS_CASES = [
-    ("trainer", "warmup + cosine decay", seq({"LinearLR": {"initial_learning_rate": 0.0, "end_learning_rate": L, "total_iters": 4}},
-                                             {"CosineDecayLR": {"initial_learning_rate": L, "end_learning_rate": M, "total_iters": 8}}), 15),
-    ("legacy", "warmup + linear decay", [{"scheduler": "Linear", "initial_learning_rate": 0.0, "end_learning_rate": L, "total_iters": 4},
-                                         {"scheduler": "Linear", "initial_learning_rate": L, "end_learning_rate": M, "total_iters": 8}], 15),
-    ("legacy", "gemma2: cosine warm-up phase", [
-        {"scheduler": "CosineDecay", "initial_learning_rate": 0, "end_learning_rate": 0.0001, "total_iters": 10},
-        {"scheduler": "CosineDecay", "initial_learning_rate": 0.0001, "end_learning_rate": 1e-05, "total_iters": 160}], 180),
-    ("trainer", "llama3.2: cosine warm-up phase", seq(
-        {"CosineDecayLR": {"end_learning_rate": 0.0003, "initial_learning_rate": 0, "total_iters": 34}},
-        {"CosineDecayLR": {"end_learning_rate": 3e-05, "initial_learning_rate": 0.0003, "total_iters": 666}}), 720),
-    ("legacy", "T5: inverse square root, default initial 1.0", [{"scheduler": "InverseSquareRootDecay", "warmup_steps": 10, "scale": 1.0}], 40),
-    ("trainer", "T5 11B: inverse square root", [{"InverseSquareRootDecayLR": {"warmup_steps": 8307, "scale": 1.0}}], 20000),
-    ("trainer", "inverse square root, scaled", [{"InverseSquareRootDecayLR": {"initial_learning_rate": 0.01, "scale": 2.0,
-                                                                             "warmup_steps": 5}}], 30),
-    ("trainer", "exponential", [{"ExponentialLR": {"initial_learning_rate": L, "total_iters": 4, "decay_rate": 0.5}}], 20),
-    ("trainer", "exponential staircase", [{"ExponentialLR": {"initial_learning_rate": L, "total_iters": 4, "decay_rate": 0.5,
-                                                             "staircase": True}}], 20),
-    ("trainer", "inverse exponential time", [{"InverseExponentialTimeDecayLR": {"initial_learning_rate": L, "step_exponent": 2,
-                                                                               "total_iters": 10, "decay_rate": 0.5}}], 20),
-    ("trainer", "inverse exponential time staircase", [{"InverseExponentialTimeDecayLR": {
-        "initial_learning_rate": L, "step_exponent": 1, "total_iters": 3, "decay_rate": 0.5, "staircase": True}}], 20),
-    ("trainer", "polynomial", [{"PolynomialLR": {"initial_learning_rate": L, "end_learning_rate": 1e-5, "total_iters": 10, "power": 2.0}}], 15),
+    (
+        "trainer",
+        "warmup + cosine decay",
+        seq(
+            {"LinearLR": {"initial_learning_rate": 0.0, "end_learning_rate": L, "total_iters": 4}},
+            {"CosineDecayLR": {"initial_learning_rate": L, "end_learning_rate": M, "total_iters": 8}},
+        ),
+        15,
+    ),
+    (
+        "legacy",
+        "warmup + linear decay",
+        [
+            {"scheduler": "Linear", "initial_learning_rate": 0.0, "end_learning_rate": L, "total_iters": 4},
+            {"scheduler": "Linear", "initial_learning_rate": L, "end_learning_rate": M, "total_iters": 8},
+        ],
+        15,
+    ),
+    (
+        "legacy",
+        "gemma2: cosine warm-up phase",
+        [
+            {"scheduler": "CosineDecay", "initial_learning_rate": 0, "end_learning_rate": 0.0001, "total_iters": 10},
+            {
+                "scheduler": "CosineDecay",
+                "initial_learning_rate": 0.0001,
+                "end_learning_rate": 1e-05,
+                "total_iters": 160,
+            },
+        ],
+        180,
+    ),
+    (
+        "trainer",
+        "llama3.2: cosine warm-up phase",
+        seq(
+            {"CosineDecayLR": {"end_learning_rate": 0.0003, "initial_learning_rate": 0, "total_iters": 34}},
+            {"CosineDecayLR": {"end_learning_rate": 3e-05, "initial_learning_rate": 0.0003, "total_iters": 666}},
+        ),
+        720,
+    ),
+    (
+        "legacy",
+        "T5: inverse square root, default initial 1.0",
+        [{"scheduler": "InverseSquareRootDecay", "warmup_steps": 10, "scale": 1.0}],
+        40,
+    ),
+    (
+        "trainer",
+        "T5 11B: inverse square root",
+        [{"InverseSquareRootDecayLR": {"warmup_steps": 8307, "scale": 1.0}}],
+        20000,
+    ),
+    (
+        "trainer",
+        "inverse square root, scaled",
+        [{"InverseSquareRootDecayLR": {"initial_learning_rate": 0.01, "scale": 2.0, "warmup_steps": 5}}],
+        30,
+    ),
+    (
+        "trainer",
+        "exponential",
+        [{"ExponentialLR": {"initial_learning_rate": L, "total_iters": 4, "decay_rate": 0.5}}],
+        20,
+    ),
+    (
+        "trainer",
+        "exponential staircase",
+        [{"ExponentialLR": {"initial_learning_rate": L, "total_iters": 4, "decay_rate": 0.5, "staircase": True}}],
+        20,
+    ),
+    (
+        "trainer",
+        "inverse exponential time",
+        [
+            {
+                "InverseExponentialTimeDecayLR": {
+                    "initial_learning_rate": L,
+                    "step_exponent": 2,
+                    "total_iters": 10,
+                    "decay_rate": 0.5,
+                }
+            }
+        ],
+        20,
+    ),
+    (
+        "trainer",
+        "inverse exponential time staircase",
+        [
+            {
+                "InverseExponentialTimeDecayLR": {
+                    "initial_learning_rate": L,
+                    "step_exponent": 1,
+                    "total_iters": 3,
+                    "decay_rate": 0.5,
+                    "staircase": True,
+                }
+            }
+        ],
+        20,
+    ),
+    (
+        "trainer",
+        "polynomial",
+        [{"PolynomialLR": {"initial_learning_rate": L, "end_learning_rate": 1e-5, "total_iters": 10, "power": 2.0}}],
+        15,
+    ),
     ("trainer", "step", [{"StepLR": {"initial_learning_rate": L, "step_size": 3, "gamma": 0.5}}], 12),
     ("trainer", "multistep", [{"MultiStepLR": {"initial_learning_rate": L, "gamma": 0.1, "milestones": [2, 5]}}], 8),
-    ("trainer", "cosine annealing rises again", [{"CosineAnnealingLR": {"initial_learning_rate": L, "T_max": 6, "eta_min": 1e-5}}], 20),
-    ("trainer", "cosine warm restarts (2.10)", [{"CosineAnnealingWarmRestarts": {"initial_learning_rate": L, "T_0": 4, "eta_min": M}}], 20),
-    ("trainer", "piecewise constant", [{"PiecewiseConstantLR": {"learning_rates": [L, 5e-4, M], "milestones": [3, 7]}}], 12),
+    (
+        "trainer",
+        "cosine annealing rises again",
+        [{"CosineAnnealingLR": {"initial_learning_rate": L, "T_max": 6, "eta_min": 1e-5}}],
+        20,
+    ),
+    (
+        "trainer",
+        "cosine warm restarts (2.10)",
+        [{"CosineAnnealingWarmRestarts": {"initial_learning_rate": L, "T_0": 4, "eta_min": M}}],
+        20,
+    ),
+    (
+        "trainer",
+        "piecewise constant",
+        [{"PiecewiseConstantLR": {"learning_rates": [L, 5e-4, M], "milestones": [3, 7]}}],
+        12,
+    ),
     ("trainer", "multiplicative", [{"MultiplicativeLR": {"initial_learning_rate": L, "coefficient": 0.9}}], 10),
-    ("trainer", "cyclic triangular2", [{"CyclicLR": {"base_lr": M, "max_lr": L, "step_size_up": 3, "step_size_down": 2,
-                                                      "mode": "triangular2"}}], 20),
-    ("trainer", "cyclic exp_range", [{"CyclicLR": {"base_lr": M, "max_lr": L, "step_size_up": 4, "mode": "exp_range", "gamma": 0.9}}], 20),
-    ("trainer", "one cycle, cos", [{"OneCycleLR": {"initial_learning_rate": M, "max_lr": L, "total_steps": 20, "pct_start": 0.3}}], 25),
-    ("trainer", "one cycle, three-phase linear", [{"OneCycleLR": {"initial_learning_rate": M, "max_lr": L, "total_steps": 30,
-                                                                   "pct_start": 0.25, "three_phase": True, "anneal_strategy": "linear"}}], 32),
+    (
+        "trainer",
+        "cyclic triangular2",
+        [{"CyclicLR": {"base_lr": M, "max_lr": L, "step_size_up": 3, "step_size_down": 2, "mode": "triangular2"}}],
+        20,
+    ),
+    (
+        "trainer",
+        "cyclic exp_range",
+        [{"CyclicLR": {"base_lr": M, "max_lr": L, "step_size_up": 4, "mode": "exp_range", "gamma": 0.9}}],
+        20,
+    ),
+    (
+        "trainer",
+        "one cycle, cos",
+        [{"OneCycleLR": {"initial_learning_rate": M, "max_lr": L, "total_steps": 20, "pct_start": 0.3}}],
+        25,
+    ),
+    (
+        "trainer",
+        "one cycle, three-phase linear",
+        [
+            {
+                "OneCycleLR": {
+                    "initial_learning_rate": M,
+                    "max_lr": L,
+                    "total_steps": 30,
+                    "pct_start": 0.25,
+                    "three_phase": True,
+                    "anneal_strategy": "linear",
+                }
+            }
+        ],
+        32,
+    ),
     ("legacy", "scalar", 2e-4, 5),
-    ("legacy", "one phase", {"scheduler": "Linear", "initial_learning_rate": L, "end_learning_rate": M, "total_iters": 6}, 10),
-    ("legacy", "bloom: cosine then a lower constant", [
-        {"scheduler": "Linear", "initial_learning_rate": 0.0, "end_learning_rate": 5.26e-05, "total_iters": 18},
-        {"scheduler": "CosineDecay", "initial_learning_rate": 5.26e-05, "end_learning_rate": 5.26e-06, "total_iters": 200},
-        {"scheduler": "Constant", "learning_rate": 2.84e-06}], 240),
-    ("legacy", "re-warm: two warmup + decay cycles", [
-        {"scheduler": "Linear", "initial_learning_rate": 0.0, "end_learning_rate": L, "total_iters": 10},
-        {"scheduler": "CosineDecay", "initial_learning_rate": L, "end_learning_rate": M, "total_iters": 40},
-        {"scheduler": "Linear", "initial_learning_rate": M, "end_learning_rate": 5e-4, "total_iters": 10},
-        {"scheduler": "CosineDecay", "initial_learning_rate": 5e-4, "end_learning_rate": 5e-5, "total_iters": 40}], 110),
-    ("legacy", "muP: adjust_learning_rate wraps the schedule", [
-        {"scheduler": "Linear", "initial_learning_rate": 0.0, "end_learning_rate": L, "total_iters": 5},
-        {"scheduler": "Linear", "initial_learning_rate": L, "end_learning_rate": 0.0, "total_iters": 10}], 18),
-]  # fmt: skip
+    (
+        "legacy",
+        "one phase",
+        {"scheduler": "Linear", "initial_learning_rate": L, "end_learning_rate": M, "total_iters": 6},
+        10,
+    ),
+    (
+        "legacy",
+        "bloom: cosine then a lower constant",
+        [
+            {"scheduler": "Linear", "initial_learning_rate": 0.0, "end_learning_rate": 5.26e-05, "total_iters": 18},
+            {
+                "scheduler": "CosineDecay",
+                "initial_learning_rate": 5.26e-05,
+                "end_learning_rate": 5.26e-06,
+                "total_iters": 200,
+            },
+            {"scheduler": "Constant", "learning_rate": 2.84e-06},
+        ],
+        240,
+    ),
+    (
+        "legacy",
+        "re-warm: two warmup + decay cycles",
+        [
+            {"scheduler": "Linear", "initial_learning_rate": 0.0, "end_learning_rate": L, "total_iters": 10},
+            {"scheduler": "CosineDecay", "initial_learning_rate": L, "end_learning_rate": M, "total_iters": 40},
+            {"scheduler": "Linear", "initial_learning_rate": M, "end_learning_rate": 5e-4, "total_iters": 10},
+            {"scheduler": "CosineDecay", "initial_learning_rate": 5e-4, "end_learning_rate": 5e-5, "total_iters": 40},
+        ],
+        110,
+    ),
+    (
+        "legacy",
+        "muP: adjust_learning_rate wraps the schedule",
+        [
+            {"scheduler": "Linear", "initial_learning_rate": 0.0, "end_learning_rate": L, "total_iters": 5},
+            {"scheduler": "Linear", "initial_learning_rate": L, "end_learning_rate": 0.0, "total_iters": 10},
+        ],
+        18,
+    ),
+]
 
 
 def _setup_cerebras() -> None:
@@ -432,8 +838,12 @@ def cerebras(args: argparse.Namespace) -> dict:
         if name.startswith("muP"):
             entry["adjust_learning_rate"] = {"decoder_kernel": 1.0}
         cases.append(entry)
-    return {"framework": "cerebras", "source": f"Model Zoo {git_rev(os.environ.get('MODELZOO_SRC', '/tmp/mz-src/src'), 'export of Release_2.10.0 f1fd1e09')} "
-                                                f"(Release_2.10.0), cerebras-pytorch {cstorch.__version__}", "cases": cases}  # fmt: skip
+    return {
+        "framework": "cerebras",
+        "source": f"Model Zoo {git_rev(os.environ.get('MODELZOO_SRC', '/tmp/mz-src/src'), 'export of Release_2.10.0 f1fd1e09')} "
+        f"(Release_2.10.0), cerebras-pytorch {cstorch.__version__}",
+        "cases": cases,
+    }
 
 
 def main() -> int:

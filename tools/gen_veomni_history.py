@@ -113,22 +113,46 @@ _NESTED_538 = {
     "model.moe_implementation": "model.ops_implementation.moe_implementation",
 }
 RENAMES = (
-    Rename("train.dyn_bsz_buffer_size", "data.dyn_bsz_buffer_size", "#458", SRC.format(rev="a11d28ca"),
-           "dynamic batching moves to the data side (#458)"),
+    Rename(
+        "train.dyn_bsz_buffer_size",
+        "data.dyn_bsz_buffer_size",
+        "#458",
+        SRC.format(rev="a11d28ca"),
+        "dynamic batching moves to the data side (#458)",
+    ),
     *(Rename(old, new, "#538", SRC.format(rev="085f3c23"), "nested layout (#538)") for old, new in _NESTED_538.items()),
-    Rename("train.enable_mixed_precision", "train.accelerator.fsdp_config.mixed_precision.enable", "#627",
-           SRC.format(rev="2b21f290"), "mixed precision moves into fsdp_config (#627)"),
+    Rename(
+        "train.enable_mixed_precision",
+        "train.accelerator.fsdp_config.mixed_precision.enable",
+        "#627",
+        SRC.format(rev="2b21f290"),
+        "mixed precision moves into fsdp_config (#627)",
+    ),
 )
 CHANGES = (
-    Change("train.pad_to_length", "#458",
-           "replaces rmpad / rmpad_with_pos_ids / pad_packed_input / pad_packed_to_length: padding-free packing is "
-           "always on; pad_to_length pads each packed micro batch (needs dyn_bsz)", SRC.format(rev="a11d28ca")),
-    Change("train.dyn_bsz", "#458",
-           "train steps with dyn_bsz no longer shrink by dyn_bsz_margin (removed): "
-           "ceil(train_size*(1+bsz_warmup_ratio/2) / (global_batch_size*max_seq_len))", SRC.format(rev="a11d28ca")),
-    Change("train.accelerator.fsdp_config.fsdp_mode", "#756",
-           "FSDP1 dropped: 'fsdp1' no longer accepted and the default becomes fsdp2 (was ddp)", SRC.format(rev="54ec9e60")),
-    Change("train.init_device", "#756", "default cuda -> meta (FSDP2 builds the model on meta)", SRC.format(rev="54ec9e60")),
+    Change(
+        "train.pad_to_length",
+        "#458",
+        "replaces rmpad / rmpad_with_pos_ids / pad_packed_input / pad_packed_to_length: padding-free packing is "
+        "always on; pad_to_length pads each packed micro batch (needs dyn_bsz)",
+        SRC.format(rev="a11d28ca"),
+    ),
+    Change(
+        "train.dyn_bsz",
+        "#458",
+        "train steps with dyn_bsz no longer shrink by dyn_bsz_margin (removed): "
+        "ceil(train_size*(1+bsz_warmup_ratio/2) / (global_batch_size*max_seq_len))",
+        SRC.format(rev="a11d28ca"),
+    ),
+    Change(
+        "train.accelerator.fsdp_config.fsdp_mode",
+        "#756",
+        "FSDP1 dropped: 'fsdp1' no longer accepted and the default becomes fsdp2 (was ddp)",
+        SRC.format(rev="54ec9e60"),
+    ),
+    Change(
+        "train.init_device", "#756", "default cuda -> meta (FSDP2 builds the model on meta)", SRC.format(rev="54ec9e60")
+    ),
 )
 
 
@@ -152,14 +176,16 @@ SCOPED_MOVES = {
     "train.torch_compile": "model.accelerator.torch_compile",
     "train.chunk_mbs_config": "model.accelerator.chunk_mbs_config",
 }
-NOTES[SCOPED] = ("BREAKING (after the pinned mirror): train.accelerator / train.optimizer move to model.*, six knobs "
-                 "onto model.accelerator; unknown keys become errors")
+NOTES[SCOPED] = (
+    "BREAKING (after the pinned mirror): train.accelerator / train.optimizer move to model.*, six knobs "
+    "onto model.accelerator; unknown keys become errors"
+)
 
 
 def scoped_key(key: str) -> str:
     for old, new in SCOPED_MOVES.items():
         if key == old or key.startswith(old + "."):
-            return new + key[len(old):]
+            return new + key[len(old) :]
     return key
 
 
@@ -192,8 +218,15 @@ LATEST_MOVES = {
     "model.accelerator.ep_sharded_stream_load": "model.ep_sharded_stream_load",
     "data.chat_template": "model.chat_template",
 }
-LATEST_GONE = ("model.accelerator.chunk_mbs_config.", "model.foundation", "model.encoders", "model.decoders",
-               "model.input_encoder", "model.output_encoder", "model.encode_target")
+LATEST_GONE = (
+    "model.accelerator.chunk_mbs_config.",
+    "model.foundation",
+    "model.encoders",
+    "model.decoders",
+    "model.input_encoder",
+    "model.output_encoder",
+    "model.encode_target",
+)
 _OPT, _ACC = "OptimizerConfig", "AcceleratorConfig"
 LATEST_FIELDS: dict[str, tuple[str, str, JSON]] = {  # key -> (declaring class, type, default) at 000bbdf5
     "model.optimizer.type": (_OPT, "Literal['adamw', 'anyprecision_adamw', 'muon', 'adamw_swap']", "adamw"),
@@ -211,14 +244,20 @@ LATEST_FIELDS: dict[str, tuple[str, str, JSON]] = {  # key -> (declaring class, 
     "model.ep_sharded_stream_load": ("ModelArguments", "bool", False),
     "model.chat_template": ("BaseModelArguments", "Optional[str]", None),
     "model.processor_config": ("BaseModelArguments", "Optional[Dict]", {}),
-    "model.ops_implementation.qat_implementation": ("OpsImplementationConfig", "Literal['none', 'fp8_blockwise']", "none"),
+    "model.ops_implementation.qat_implementation": (
+        "OpsImplementationConfig",
+        "Literal['none', 'fp8_blockwise']",
+        "none",
+    ),
     "train.checkpoint.stage_dir": ("CheckpointConfig", "Optional[str]", None),
     "train.checkpoint.save_timeout_seconds": ("CheckpointConfig", "Optional[int]", None),
     "data.dataset_repeat": ("DataArguments", "bool", False),
 }
-NOTES[LATEST] = ("after the pinned mirror (as at VeOmni@000bbdf5): weight-loading flags and chat_template move to "
-                 "model.*, chunk_mbs_config and the SeedOmni V1 model fields removed, optimizer.betas (#1075) and "
-                 "adamw_swap added")
+NOTES[LATEST] = (
+    "after the pinned mirror (as at VeOmni@000bbdf5): weight-loading flags and chat_template move to "
+    "model.*, chunk_mbs_config and the SeedOmni V1 model fields removed, optimizer.betas (#1075) and "
+    "adamw_swap added"
+)
 
 
 def latest_release(scoped: Snapshot) -> tuple[Release, Snapshot, list[Rename]]:
@@ -242,8 +281,18 @@ def pr_label(subject: str, commit: str) -> str:
 def build(git: Git) -> dict:
     pin = git.rev(PIN)
     cache = AstCache(git)
-    log = git.run("log", "--first-parent", "--reverse", "--date=format-local:%Y-%m-%d", "--format=%H %cd %s", pin,
-                  "--", CORE_FILES[0], CORE_FILES[1], *EXTRA_PREFIXES)
+    log = git.run(
+        "log",
+        "--first-parent",
+        "--reverse",
+        "--date=format-local:%Y-%m-%d",
+        "--format=%H %cd %s",
+        pin,
+        "--",
+        CORE_FILES[0],
+        CORE_FILES[1],
+        *EXTRA_PREFIXES,
+    )
     releases: list[Release] = []
     snapshots: dict[str, Snapshot] = {}
     commits: list[tuple[str, str]] = []  # (commit, label in force), for the tag aliases
@@ -284,9 +333,18 @@ def build(git: Git) -> dict:
         "group: the dataclass declaring the field; trainers: the trainer/task files whose subclasses add the key",
         "(valid only with them). VeOmni ignores YAML keys it does not know.",
     ]
-    return document("veomni", REPO, "tools/gen_veomni_history.py", comment, releases, aliases, records,
-                    (*RENAMES, *scoped_renames), CHANGES,
-                    extra={"pin": pin[:10], "refuses_unknown_from": SCOPED})
+    return document(
+        "veomni",
+        REPO,
+        "tools/gen_veomni_history.py",
+        comment,
+        releases,
+        aliases,
+        records,
+        (*RENAMES, *scoped_renames),
+        CHANGES,
+        extra={"pin": pin[:10], "refuses_unknown_from": SCOPED},
+    )
 
 
 def _same(a: Snapshot, b: Snapshot) -> bool:

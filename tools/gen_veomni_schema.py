@@ -85,7 +85,9 @@ class DataClass:
 # Reading the committed facts (tools/extract_veomni_facts.py writes them)
 
 
-def facts_tables(core: dict[str, DataClass], extras: list[DataClass]) -> tuple[list[dict[str, JSON]], list[dict[str, JSON]]]:
+def facts_tables(
+    core: dict[str, DataClass], extras: list[DataClass]
+) -> tuple[list[dict[str, JSON]], list[dict[str, JSON]]]:
     """One layout's classes and fields as the facts file holds them: rows {name, bases, file, core} in
     the order read, and rows {file, class, name, annotation, default (absent: required), help}."""
     classes: list[dict[str, JSON]] = []
@@ -150,7 +152,11 @@ def type_schema(annotation: str, classes: dict[str, DataClass]) -> dict[str, JSO
             return _nullable(schema)
         if head == "Union":
             options = [a for a in args if a != "None"]
-            schema = type_schema(options[0], classes) if len(options) == 1 else {"anyOf": [type_schema(a, classes) for a in options]}
+            schema = (
+                type_schema(options[0], classes)
+                if len(options) == 1
+                else {"anyOf": [type_schema(a, classes) for a in options]}
+            )
             return _nullable(schema) if "None" in args else schema
         if head == "Literal":
             # argparse enforces the choices on the command line; a YAML value is not checked
@@ -164,8 +170,17 @@ def type_schema(annotation: str, classes: dict[str, DataClass]) -> dict[str, JSO
             return {"type": "object", "additionalProperties": True}
     if text in classes:
         return {"type": "object"}  # properties filled in by the caller
-    simple = {"str": "string", "int": "integer", "float": "number", "bool": "boolean", "Dict": "object", "dict": "object",
-              "List": "array", "list": "array", "Any": None}
+    simple = {
+        "str": "string",
+        "int": "integer",
+        "float": "number",
+        "bool": "boolean",
+        "Dict": "object",
+        "dict": "object",
+        "List": "array",
+        "list": "array",
+        "Any": None,
+    }
     kind = simple.get(text)
     if kind == "object":
         return {"type": "object", "additionalProperties": True}
@@ -311,7 +326,9 @@ def merge(nested: dict[str, JSON], flat: dict[str, JSON]) -> dict[str, JSON]:
                 base["x-" + ("flat" if "properties" in pa else "nested") + "-scalar"] = {
                     k: v for k, v in other.items() if k not in ("x-layouts",)
                 }
-                base["properties"] = walk(pa.get("properties"), None) if "properties" in pa else walk(None, pb.get("properties"))
+                base["properties"] = (
+                    walk(pa.get("properties"), None) if "properties" in pa else walk(None, pb.get("properties"))
+                )
                 scalar = other.get("type")
                 base["type"] = ["object"] + ([scalar] if isinstance(scalar, str) else list(scalar or []))
             elif pa is not None and pb is not None:
@@ -369,7 +386,9 @@ def build_schema(classes: dict[str, JSON], doc_defaults: dict[str, str]) -> dict
     add_doc_defaults(top, doc_defaults)
     # the config.json is read as the hf format reads one: its keys are schemas/hf.schema.json's (run
     # tools/gen_hf_schema.py first), so a key no transformers class has is unknown here too
-    hf = json.loads((Path(__file__).resolve().parent.parent / "schemas" / "hf.schema.json").read_text())["properties"]["hf"]
+    hf = json.loads((Path(__file__).resolve().parent.parent / "schemas" / "hf.schema.json").read_text())["properties"][
+        "hf"
+    ]
     top["hf"] = {
         "type": "object",
         "additionalProperties": True,
@@ -390,7 +409,6 @@ def build_schema(classes: dict[str, JSON], doc_defaults: dict[str, str]) -> dict
     }
 
 
-
 def read_facts(facts: Path) -> tuple[dict[str, JSON], dict[str, str]]:
     """The dataclass facts, and the seed docs' defaults (flat key -> default text)."""
     classes = load(facts / CLASSES_FACTS)
@@ -400,12 +418,20 @@ def read_facts(facts: Path) -> tuple[dict[str, JSON], dict[str, str]]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--facts", type=Path, default=FACTS_DIR,
-                        help=f"folder holding {CLASSES_FACTS} and {DOC_FACTS} (default: %(default)s)")
-    parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT, help="schema file to write (default: %(default)s)")
+    parser.add_argument(
+        "--facts",
+        type=Path,
+        default=FACTS_DIR,
+        help=f"folder holding {CLASSES_FACTS} and {DOC_FACTS} (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--output", type=Path, default=DEFAULT_OUTPUT, help="schema file to write (default: %(default)s)"
+    )
     parser.add_argument("--check", action="store_true", help="do not write; exit 1 if the output file is out of date")
     opts = parser.parse_args(argv)
-    return write_or_check(render(build_schema(*read_facts(opts.facts))), opts.output, opts.check, "gen_veomni_schema.py")
+    return write_or_check(
+        render(build_schema(*read_facts(opts.facts))), opts.output, opts.check, "gen_veomni_schema.py"
+    )
 
 
 if __name__ == "__main__":

@@ -462,7 +462,7 @@ COMMON_COMMENT = [
     "  in: [[first, last], ...] runs of consecutive releases that read the key.",
     "  type: [[release, type], ...] the type from that release on (Python annotation text, or guessed from the default).",
     "  default: [[release, value] | [release], ...] the default from that release on; [release] alone = no default",
-    "    (required, or computed by code); a computed default is {\"expr\": \"<source>\"}.",
+    '    (required, or computed by code); a computed default is {"expr": "<source>"}.',
     "renames: {from, to, release, source, note}: release = first release that reads 'to' instead of 'from';",
     "  overlap: true = 'from' is still read from that release on (an accepted old spelling).",
     "changes: {key, release, note, source}: same key, different meaning from that release on.",

@@ -85,8 +85,14 @@ TARGETS = {
     "veomni-nested": ("veomni", "nested", "veomni"),
     "veomni-flat": ("veomni", "flat", "veomni-flat"),
 }
-OWN_ORACLE = {"neox": "neox", "deepspeed": "deepspeed", "cerebras-legacy": "cerebras", "cerebras-trainer": "cerebras",
-              "veomni-nested": "veomni", "veomni-flat": "veomni-flat"}  # fmt: skip
+OWN_ORACLE = {
+    "neox": "neox",
+    "deepspeed": "deepspeed",
+    "cerebras-legacy": "cerebras",
+    "cerebras-trainer": "cerebras",
+    "veomni-nested": "veomni",
+    "veomni-flat": "veomni-flat",
+}
 OLDER = {"deepspeed": "deepspeed-old"}  # an older release of the same framework: tells drift apart
 # the Model Zoo release tools/oracle_setup.sh exports; a corpus file taken from an earlier commit
 # (MANIFEST.md) is from an older release
@@ -154,8 +160,11 @@ def older_releases(corpus: Path) -> dict[str, str]:
     origins = corpus / "origins.json"
     if origins.exists():
         named = {rel: str(o["release"]) for rel, o in json.loads(origins.read_text()).items() if o.get("release")}
-        return {rel: f"Release_{tag}" for rel, tag in named.items()
-                if rel.startswith("cerebras") and _version(tag) < _version(MODELZOO_RELEASE)}  # fmt: skip
+        return {
+            rel: f"Release_{tag}"
+            for rel, tag in named.items()
+            if rel.startswith("cerebras") and _version(tag) < _version(MODELZOO_RELEASE)
+        }
     manifest = corpus / "MANIFEST.md"
     git = Path(os.environ.get("MODELZOO_GIT") or MODELZOO_GIT)
     if not manifest.exists() or not git.exists():
@@ -191,7 +200,14 @@ class Standins:
         self.data = work / "standin-data"
         self.data.mkdir(parents=True, exist_ok=True)
         self.config = work / "standin-config.json"
-        config = {"model_type": "gpt2", "n_embd": 768, "n_layer": 12, "n_head": 12, "n_positions": 2048, "vocab_size": 50304}
+        config = {
+            "model_type": "gpt2",
+            "n_embd": 768,
+            "n_layer": 12,
+            "n_head": 12,
+            "n_positions": 2048,
+            "vocab_size": 50304,
+        }
         self.config.write_text(json.dumps(config))
 
     def value(self, fmt: str, key: str, result: Any = None) -> Any:
@@ -293,7 +309,9 @@ def build_output(src: Source, target: str, world: int, folder: Path, standins: S
             continue
         case.supplied.append(key)
         if target == "cerebras-trainer" and not lookup.startswith("trainer."):
-            legacy_settings[lookup] = standins.value(fmt, lookup)  # a legacy-layout key: Model Zoo's converter places it
+            legacy_settings[lookup] = standins.value(
+                fmt, lookup
+            )  # a legacy-layout key: Model Zoo's converter places it
         else:
             settings[key] = standins.value(fmt, key, result)
     config_json = None
@@ -445,8 +463,14 @@ class Matrix:
         return dict(sorted(out.items()))
 
 
-def run_matrix(corpus: Path = CORPUS, world: int = 8, work: Path | None = None, workers: int = 2,
-               targets: list[str] | None = None, only: str | None = None) -> Matrix:  # fmt: skip
+def run_matrix(
+    corpus: Path = CORPUS,
+    world: int = 8,
+    work: Path | None = None,
+    workers: int = 2,
+    targets: list[str] | None = None,
+    only: str | None = None,
+) -> Matrix:
     work = Path(work or tempfile.mkdtemp(prefix="neoconv-oracle-matrix-"))
     standins = Standins(work)
     all_sources = [s for s in sources(corpus) if not only or only in s.rel]
@@ -462,12 +486,16 @@ def run_matrix(corpus: Path = CORPUS, world: int = 8, work: Path | None = None, 
             if target == src.kind:
                 continue
             try:
-                output = build_output(src, target, world, work / "cases" / src.rel.replace("/", "__") / target, standins)
+                output = build_output(
+                    src, target, world, work / "cases" / src.rel.replace("/", "__") / target, standins
+                )
             except NeoconvError as exc:
                 cases.append(Case(f"{src.rel} -> {target}", src.rel, target, "refused", message=str(exc)[:500]))
                 continue
             except Exception as exc:  # noqa: BLE001 - neoconv crashed: a bug to report, not a verdict
-                cases.append(Case(f"{src.rel} -> {target}", src.rel, target, "error", message=f"neoconv crashed: {exc!r}"))
+                cases.append(
+                    Case(f"{src.rel} -> {target}", src.rel, target, "error", message=f"neoconv crashed: {exc!r}")
+                )
                 continue
             if output.result.report.source.get("format") == "neox" and src.fmt == "deepspeed":
                 src.own = "neox"  # a GPT-NeoX argument file in JSON: NeoX reads it
@@ -480,7 +508,9 @@ def run_matrix(corpus: Path = CORPUS, world: int = 8, work: Path | None = None, 
     for output in outputs:
         batches.setdefault(output.oracle, []).append(output.job)
         if output.config_json is not None and output.case.target == "veomni-nested":
-            batches.setdefault("hf", []).append({"id": f"{output.case.source} -> hf", "files": [str(output.config_json)]})
+            batches.setdefault("hf", []).append(
+                {"id": f"{output.case.source} -> hf", "files": [str(output.config_json)]}
+            )
     runnable = {name: jobs for name, jobs in batches.items() if name not in skipped}
     verdicts = oracle.run_many(runnable, workers=workers)
     for src in all_sources:
@@ -521,36 +551,72 @@ def summary(matrix: Matrix) -> dict[str, Any]:
     unsupplied = Counter(k for c in matrix.cases for k in c.unsupplied)
     # issue #28: rejected outputs whose refused key the report calls exact/converted, by category and target
     claimed = Counter(f"{c.category} -> {c.target}" for c in matrix.cases if c.values.get("claimed"))
-    said_invalid = Counter(c.category for c in matrix.cases if c.outcome == "rejected" and c.values.get("valid") is False)
-    return {"world": matrix.world, "cases": len(matrix.cases), "outcomes": dict(outcomes), "categories": dict(categories),
-            "goal_misses": len(matrix.failures()), "sources": dict(sources),
-            "per_target": {t: dict(v) for t, v in sorted(per_target.items())},
-            "missing_without_standin": dict(unsupplied.most_common()), "skipped_oracles": matrix.skipped_oracles,
-            "claimed": dict(sorted(claimed.items())), "rejected_said_invalid": dict(said_invalid)}  # fmt: skip
+    said_invalid = Counter(
+        c.category for c in matrix.cases if c.outcome == "rejected" and c.values.get("valid") is False
+    )
+    return {
+        "world": matrix.world,
+        "cases": len(matrix.cases),
+        "outcomes": dict(outcomes),
+        "categories": dict(categories),
+        "goal_misses": len(matrix.failures()),
+        "sources": dict(sources),
+        "per_target": {t: dict(v) for t, v in sorted(per_target.items())},
+        "missing_without_standin": dict(unsupplied.most_common()),
+        "skipped_oracles": matrix.skipped_oracles,
+        "claimed": dict(sorted(claimed.items())),
+        "rejected_said_invalid": dict(said_invalid),
+    }
 
 
 def to_json(matrix: Matrix) -> dict[str, Any]:
-    return {"summary": summary(matrix), "cases": [asdict(c) for c in matrix.cases],
-            "sources": [{"source": s.rel, "oracle": s.own, "status": s.status, "release": s.release,
-                         "error": s.verdict.error if s.verdict else None,
-                         "values": s.verdict.values if s.verdict else None,
-                         "older_release": s.older.verdict if s.older else None} for s in matrix.sources]}  # fmt: skip
+    return {
+        "summary": summary(matrix),
+        "cases": [asdict(c) for c in matrix.cases],
+        "sources": [
+            {
+                "source": s.rel,
+                "oracle": s.own,
+                "status": s.status,
+                "release": s.release,
+                "error": s.verdict.error if s.verdict else None,
+                "values": s.verdict.values if s.verdict else None,
+                "older_release": s.older.verdict if s.older else None,
+            }
+            for s in matrix.sources
+        ],
+    }
 
 
 def to_markdown(matrix: Matrix) -> str:
     s = summary(matrix)
-    lines = [f"# Oracle matrix (world size {matrix.world})", "",
-             f"{s['cases']} cases; outcomes: " + ", ".join(f"{k} {v}" for k, v in sorted(s["outcomes"].items())),
-             "categories: " + ", ".join(f"{k} {v}" for k, v in sorted(s["categories"].items())),
-             "sources by their own framework: " + ", ".join(f"{k} {v}" for k, v in sorted(s["sources"].items())),
-             f"cases missing the goal of #16: {s['goal_misses']}",
-             f"rejected while the report calls the refused key exact/converted (#28): {sum(s['claimed'].values())}"
-             + "".join(f"; {k} {v}" for k, v in s["claimed"].items()),
-             "rejected outputs neoconv's validation calls invalid (target.valid false), by category: "
-             + (", ".join(f"{k} {v}" for k, v in sorted(s["rejected_said_invalid"].items())) or "none"), ""]  # fmt: skip
+    lines = [
+        f"# Oracle matrix (world size {matrix.world})",
+        "",
+        f"{s['cases']} cases; outcomes: " + ", ".join(f"{k} {v}" for k, v in sorted(s["outcomes"].items())),
+        "categories: " + ", ".join(f"{k} {v}" for k, v in sorted(s["categories"].items())),
+        "sources by their own framework: " + ", ".join(f"{k} {v}" for k, v in sorted(s["sources"].items())),
+        f"cases missing the goal of #16: {s['goal_misses']}",
+        f"rejected while the report calls the refused key exact/converted (#28): {sum(s['claimed'].values())}"
+        + "".join(f"; {k} {v}" for k, v in s["claimed"].items()),
+        "rejected outputs neoconv's validation calls invalid (target.valid false), by category: "
+        + (", ".join(f"{k} {v}" for k, v in sorted(s["rejected_said_invalid"].items())) or "none"),
+        "",
+    ]
     if s["skipped_oracles"]:
         lines += ["Oracles not available: " + "; ".join(f"{k}: {v}" for k, v in s["skipped_oracles"].items()), ""]
-    columns = ["accepted", "lr0", "batch", "source-fails", "drift", "reported", "neoconv", "error", "refused", "skipped"]
+    columns = [
+        "accepted",
+        "lr0",
+        "batch",
+        "source-fails",
+        "drift",
+        "reported",
+        "neoconv",
+        "error",
+        "refused",
+        "skipped",
+    ]
     lines += ["| target | " + " | ".join(columns) + " |", "|---" * (len(columns) + 1) + "|"]
     for target, counts in s["per_target"].items():
         lines.append(f"| {target} | " + " | ".join(str(counts.get(c, 0)) for c in columns) + " |")
@@ -572,13 +638,17 @@ def to_markdown(matrix: Matrix) -> str:
         lines += [f"## rejected, the report says exact/converted ({len(claimed)})", ""]
         by_kind: dict[str, list[str]] = {}
         for c in claimed:
-            by_kind.setdefault(f"{c.category} -> {c.target}: {c.values['claimed']}: {_shape(c.message or '')[:300]}", []).append(c.id)
+            by_kind.setdefault(
+                f"{c.category} -> {c.target}: {c.values['claimed']}: {_shape(c.message or '')[:300]}", []
+            ).append(c.id)
         for kind, ids in sorted(by_kind.items(), key=lambda kv: -len(kv[1])):
             lines.append(f"- **{len(ids)}** × `{kind}`")
             lines += [f"  - {i}" for i in ids]
         lines.append("")
     if s["missing_without_standin"]:
-        lines += ["## missing, no stand-in", ""] + [f"- {k}: {v}" for k, v in s["missing_without_standin"].items()] + [""]
+        lines += (
+            ["## missing, no stand-in", ""] + [f"- {k}: {v}" for k, v in s["missing_without_standin"].items()] + [""]
+        )
     return "\n".join(lines)
 
 
@@ -591,8 +661,12 @@ def _shape(message: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", type=Path, default=CORPUS)
-    parser.add_argument("--configs", type=Path, help="a folder of configs beyond the corpus, laid out as the corpus "
-                        "(a subfolder per source kind; origins.json may name releases)")  # fmt: skip
+    parser.add_argument(
+        "--configs",
+        type=Path,
+        help="a folder of configs beyond the corpus, laid out as the corpus "
+        "(a subfolder per source kind; origins.json may name releases)",
+    )
     parser.add_argument("--world", type=int, default=8)
     parser.add_argument("--json", type=Path, help="write every case as JSON")
     parser.add_argument("--markdown", type=Path, help="write the summary as Markdown")
@@ -630,10 +704,12 @@ def compare_known(known: dict[str, str], now: dict[str, str]) -> tuple[dict[str,
 
 
 def write_known(failures: dict[str, str]) -> None:
-    header = ("# The work queue of issue #16: every oracle-matrix case that misses its goal today, as\n"
-              "# `case: \"category: framework message\"`. tests/test_oracle_matrix.py fails when a case not\n"
-              "# listed here misses the goal, and when a listed case meets it (delete its line). Regenerate with\n"
-              "# `python tools/oracle_matrix.py --write-known` (with the oracles of tools/oracle_setup.sh).\n")  # fmt: skip
+    header = (
+        "# The work queue of issue #16: every oracle-matrix case that misses its goal today, as\n"
+        '# `case: "category: framework message"`. tests/test_oracle_matrix.py fails when a case not\n'
+        "# listed here misses the goal, and when a listed case meets it (delete its line). Regenerate with\n"
+        "# `python tools/oracle_matrix.py --write-known` (with the oracles of tools/oracle_setup.sh).\n"
+    )
     KNOWN.write_text(header + yaml.safe_dump(failures, sort_keys=True, width=1000, allow_unicode=True))
 
 

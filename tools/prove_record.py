@@ -48,9 +48,16 @@ def main() -> None:
         (folder / f"{side}.json").write_text(json.dumps(scrub(result), separators=(",", ":")) + "\n")
     report = json.loads(Path(args.report).read_text())
     (folder / "report.json").write_text(json.dumps(scrub(report), indent=1) + "\n")
-    case = {"command": scrub(args.command), "a": os.path.basename(cert["a"]["file"]), "b": os.path.basename(cert["b"]["file"]),
-            "a_format": cert["a"]["format"], "b_format": cert["b"]["format"], "world_size": cert["world_size"],
-            "verdict": cert["verdict"], "exit_code": cert["exit_code"]}  # fmt: skip
+    case = {
+        "command": scrub(args.command),
+        "a": os.path.basename(cert["a"]["file"]),
+        "b": os.path.basename(cert["b"]["file"]),
+        "a_format": cert["a"]["format"],
+        "b_format": cert["b"]["format"],
+        "world_size": cert["world_size"],
+        "verdict": cert["verdict"],
+        "exit_code": cert["exit_code"],
+    }
     (folder / "case.json").write_text(json.dumps(case, indent=1) + "\n")
 
 

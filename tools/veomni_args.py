@@ -158,8 +158,14 @@ def snapshot(git: Git, cache: AstCache, rev: str) -> Snapshot | None:
         return None
     root = next((c for c in core.values() if {"model", "data", "train"} <= {f.name for f in c.fields}), None)
     if root is None:  # before PR #397 the task scripts declared the root over these three
-        root = next((c for c in extras if {"model", "data", "train"} <= {f.name for f in c.fields}
-                     and c.file == "tasks/train_torch.py"), None)
+        root = next(
+            (
+                c
+                for c in extras
+                if {"model", "data", "train"} <= {f.name for f in c.fields} and c.file == "tasks/train_torch.py"
+            ),
+            None,
+        )
     snap: Snapshot = {}
     roots: dict[str, str] = {}
     if root is not None:
@@ -179,7 +185,9 @@ def snapshot(git: Git, cache: AstCache, rev: str) -> Snapshot | None:
     return snap
 
 
-def _add_trainer_fields(core: dict[str, DataClass], extras: list[DataClass], roots: dict[str, str], snap: Snapshot) -> None:
+def _add_trainer_fields(
+    core: dict[str, DataClass], extras: list[DataClass], roots: dict[str, str], snap: Snapshot
+) -> None:
     """Fields that trainer / task subclasses add to a section (valid only with that trainer)."""
     everything = {**{c.name: c for c in extras}, **core}
     for cls in sorted(extras, key=lambda c: (c.file, c.name)):

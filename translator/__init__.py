@@ -18,17 +18,38 @@ from typing import TYPE_CHECKING, Any
 from .core import __version__
 
 _EXPORTS = {
-    "Translation": "api", "dump": "api", "load": "api", "parse_set": "api", "translate": "api",
-    "InputError": "core.errors", "MappingTableError": "core.errors", "NeoconvError": "core.errors",
-    "OutputError": "core.errors", "UsageError": "core.errors",
-    "Entry": "core.report", "Report": "core.report", "Status": "core.report",
-}  # fmt: skip
+    "Translation": "api",
+    "dump": "api",
+    "load": "api",
+    "parse_set": "api",
+    "translate": "api",
+    "InputError": "core.errors",
+    "MappingTableError": "core.errors",
+    "NeoconvError": "core.errors",
+    "OutputError": "core.errors",
+    "UsageError": "core.errors",
+    "Entry": "core.report",
+    "Report": "core.report",
+    "Status": "core.report",
+}
 
 # spelled out (not computed) so type checkers see what the package exports
 __all__ = [
-    "Entry", "InputError", "MappingTableError", "NeoconvError", "OutputError", "Report", "Status", "Translation",
-    "UsageError", "__version__", "dump", "load", "parse_set", "translate",
-]  # fmt: skip
+    "Entry",
+    "InputError",
+    "MappingTableError",
+    "NeoconvError",
+    "OutputError",
+    "Report",
+    "Status",
+    "Translation",
+    "UsageError",
+    "__version__",
+    "dump",
+    "load",
+    "parse_set",
+    "translate",
+]
 
 if TYPE_CHECKING:
     from .api import Translation, dump, load, parse_set, translate

@@ -125,7 +125,8 @@ def load() -> tuple[Any, Any, Any]:
     # validates once per process): ~0.5 s and ~20 MB that are never freed, per file. The classes
     # depend on the model names only, so build them once per set of names.
     validate.construct_multi_phase_trainer_config = functools.lru_cache(maxsize=None)(
-        validate.construct_multi_phase_trainer_config)
+        validate.construct_multi_phase_trainer_config
+    )
     # the validator imports model, data-processor and callback modules when it first builds a
     # config class: import them now, while the stand-in is open
     validate.construct_trainer_config("gpt2")
@@ -211,7 +212,12 @@ def main() -> int:
             trainer_section = params.get("trainer")
             init = trainer_section.get("init") if isinstance(trainer_section, dict) else None
             given = overlay.get("optimizer")
-            if isinstance(given, dict) and "optimizer_type" in given and isinstance(init, dict) and isinstance(init.get("optimizer"), dict):
+            if (
+                isinstance(given, dict)
+                and "optimizer_type" in given
+                and isinstance(init, dict)
+                and isinstance(init.get("optimizer"), dict)
+            ):
                 # the file's optimizer settings without their class (the class was the missing key): the
                 # converter wraps them in the class named, as it does for a legacy file's optimizer block
                 overlay["optimizer"] = {**init.pop("optimizer"), **given}
@@ -240,13 +246,17 @@ def main() -> int:
         train_loader = (fit or {}).get("train_dataloader") or {}
         rates = _rates({"optimizer": init.get("optimizer"), "schedulers": init.get("schedulers")})
         return {
-            "legacy": legacy, "model_name": (init.get("model") or {}).get("name"),
+            "legacy": legacy,
+            "model_name": (init.get("model") or {}).get("name"),
             "batch_size": train_loader.get("batch_size") if isinstance(train_loader, dict) else None,
             "data_processor": train_loader.get("data_processor") if isinstance(train_loader, dict) else None,
-            "lr_max": max(rates) if rates else None, "placeholders": changed,
-            "warnings": [str(w.message)[:300] for w in caught if "extra keys" in str(w.message) or "unused" in str(w.message)],
+            "lr_max": max(rates) if rates else None,
+            "placeholders": changed,
+            "warnings": [
+                str(w.message)[:300] for w in caught if "extra keys" in str(w.message) or "unused" in str(w.message)
+            ],
             "converted": plain(converted),
-        }  # fmt: skip
+        }
 
     return serve(check)
 

@@ -49,7 +49,10 @@ def main() -> int:
     def check(job: dict[str, Any]) -> dict[str, Any]:
         (path,) = job["files"]
         world["size"] = job.get("world", 8)
-        with framework(), open(path) as handle:  # as DeepSpeedConfig reads a path; a dict lets sequence_parallel_size count
+        with (
+            framework(),
+            open(path) as handle,
+        ):  # as DeepSpeedConfig reads a path; a dict lets sequence_parallel_size count
             document = hjson.load(handle, object_pairs_hook=ds_config.dict_raise_error_on_duplicate_keys)
         for key, value in job.get("set", {}).items():
             set_dotted(document, key, value)
@@ -57,19 +60,27 @@ def main() -> int:
         with framework():
             cfg = ds_config.DeepSpeedConfig(document, mpu=mpu)
         values: dict[str, Any] = {
-            "deepspeed": deepspeed.__version__, "train_batch_size": cfg.train_batch_size,
+            "deepspeed": deepspeed.__version__,
+            "train_batch_size": cfg.train_batch_size,
             "train_micro_batch_size_per_gpu": cfg.train_micro_batch_size_per_gpu,
-            "gradient_accumulation_steps": cfg.gradient_accumulation_steps, "dp": cfg.world_size,
-            "zero_stage": cfg.zero_optimization_stage, "fp16": cfg.float16_config.enabled,
-            "bf16": cfg.bfloat16_config.enabled, "gradient_clipping": cfg.gradient_clipping,
-            "optimizer": cfg.optimizer_name, "lr": (cfg.optimizer_params or {}).get("lr"),
-            "scheduler": cfg.scheduler_name, "scheduler_params": plain(cfg.scheduler_params),
-        }  # fmt: skip
+            "gradient_accumulation_steps": cfg.gradient_accumulation_steps,
+            "dp": cfg.world_size,
+            "zero_stage": cfg.zero_optimization_stage,
+            "fp16": cfg.float16_config.enabled,
+            "bf16": cfg.bfloat16_config.enabled,
+            "gradient_clipping": cfg.gradient_clipping,
+            "optimizer": cfg.optimizer_name,
+            "lr": (cfg.optimizer_params or {}).get("lr"),
+            "scheduler": cfg.scheduler_name,
+            "scheduler_params": plain(cfg.scheduler_params),
+        }
         if cfg.scheduler_name is not None:
             # no optimizer block: the training script brings one, its lr unknown here (1.0 shows the factors)
             lr = values["lr"] if values["lr"] is not None else 1.0
             optimizer = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=lr)
-            view = SimpleNamespace(scheduler_name=lambda: cfg.scheduler_name, scheduler_params=lambda: cfg.scheduler_params)
+            view = SimpleNamespace(
+                scheduler_name=lambda: cfg.scheduler_name, scheduler_params=lambda: cfg.scheduler_params
+            )
             with framework():
                 scheduler = DeepSpeedEngine._scheduler_from_config(view, optimizer)
             wanted = set(job.get("lr_at", []))

@@ -52,8 +52,12 @@ def main() -> int:
                     built = transformers.AutoConfig.from_pretrained(folder)
             finally:
                 shutil.rmtree(folder, ignore_errors=True)
-        values = {"transformers": transformers.__version__, "class": type(built).__name__,
-                  "model_type": built.model_type, "config": plain(built.to_dict())}  # fmt: skip
+        values = {
+            "transformers": transformers.__version__,
+            "class": type(built).__name__,
+            "model_type": built.model_type,
+            "config": plain(built.to_dict()),
+        }
         if job.get("model_type"):
             values["fields"], values["attribute_map"] = field_defaults(type(built)), dict(built.attribute_map)
         if job.get("count"):

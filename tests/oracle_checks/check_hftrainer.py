@@ -62,12 +62,16 @@ def main() -> int:
         loader = DataLoader(range(samples), batch_size=micro, drop_last=args.dataloader_drop_last)
         loader = prepare_data_loader(loader, num_processes=processes, process_index=0, put_on_device=False)
         total_batch = processes * micro * args.gradient_accumulation_steps
-        trainer = SimpleNamespace(get_total_train_batch_size=lambda _: total_batch, get_sp_size=lambda: 1,
-                                  num_examples=lambda _: samples)  # fmt: skip
+        trainer = SimpleNamespace(
+            get_total_train_batch_size=lambda _: total_batch, get_sp_size=lambda: 1, num_examples=lambda _: samples
+        )
         method = Trainer.set_initial_training_values
         with framework():  # (4.5x takes the total batch as an argument, 5.x asks the Trainer for it)
-            out = method(trainer, args, loader) if len(inspect.signature(method).parameters) == 3 else \
-                method(trainer, args, loader, total_batch)  # fmt: skip
+            out = (
+                method(trainer, args, loader)
+                if len(inspect.signature(method).parameters) == 3
+                else method(trainer, args, loader, total_batch)
+            )
         return int(out[-1])  # max_steps, the last value in every release
 
     def check(job: dict[str, Any]) -> dict[str, Any]:
@@ -85,13 +89,19 @@ def main() -> int:
         if args.max_steps <= 0 and job.get("samples"):
             total = epoch_steps(args, job["samples"], world["size"])
         values: dict[str, Any] = {
-            "transformers": transformers.__version__, "world_size": args.world_size,
+            "transformers": transformers.__version__,
+            "world_size": args.world_size,
             "per_device_train_batch_size": args.per_device_train_batch_size,
             "gradient_accumulation_steps": args.gradient_accumulation_steps,
             "global_batch": args.world_size * args.per_device_train_batch_size * args.gradient_accumulation_steps,
-            "learning_rate": args.learning_rate, "lr_scheduler_type": str(getattr(args.lr_scheduler_type, "value", args.lr_scheduler_type)),
-            "total_steps": total, "epoch_steps": total if job.get("samples") else None, "bf16": args.bf16, "fp16": args.fp16, "max_grad_norm": args.max_grad_norm,
-        }  # fmt: skip
+            "learning_rate": args.learning_rate,
+            "lr_scheduler_type": str(getattr(args.lr_scheduler_type, "value", args.lr_scheduler_type)),
+            "total_steps": total,
+            "epoch_steps": total if job.get("samples") else None,
+            "bf16": args.bf16,
+            "fp16": args.fp16,
+            "max_grad_norm": args.max_grad_norm,
+        }
         config = None
         if args.deepspeed:
             ds = args.hf_deepspeed_config
@@ -108,12 +118,19 @@ def main() -> int:
         optimizer = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=lr)
         with framework():
             if config is not None and "scheduler" in config:
-                view = SimpleNamespace(scheduler_name=lambda: config["scheduler"]["type"],
-                                       scheduler_params=lambda: config["scheduler"].get("params", {}))  # fmt: skip
+                view = SimpleNamespace(
+                    scheduler_name=lambda: config["scheduler"]["type"],
+                    scheduler_params=lambda: config["scheduler"].get("params", {}),
+                )
                 scheduler = DeepSpeedEngine._scheduler_from_config(view, optimizer)
             else:
-                scheduler = get_scheduler(args.lr_scheduler_type, optimizer=optimizer, num_warmup_steps=values["warmup_steps"],
-                                          num_training_steps=total, scheduler_specific_kwargs=args.lr_scheduler_kwargs)  # fmt: skip
+                scheduler = get_scheduler(
+                    args.lr_scheduler_type,
+                    optimizer=optimizer,
+                    num_warmup_steps=values["warmup_steps"],
+                    num_training_steps=total,
+                    scheduler_specific_kwargs=args.lr_scheduler_kwargs,
+                )
         wanted = sorted(set(job.get("lr_at", [])))
         rates: dict[str, float] = {}
         for step in range(max(wanted, default=-1) + 1):

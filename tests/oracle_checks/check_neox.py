@@ -97,9 +97,24 @@ def main() -> int:
                 if not fails:
                     raise
                 raise ValueError(f"{exc} | " + " | ".join(fails)) from exc
-        keys = ["train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps", "global_num_gpus",
-                "model_parallel_size", "pipe_parallel_size", "precision", "lr", "min_lr", "lr_decay_style",
-                "lr_decay_iters", "train_iters", "warmup", "optimizer_type", "num_layers", "hidden_size"]  # fmt: skip
+        keys = [
+            "train_batch_size",
+            "train_micro_batch_size_per_gpu",
+            "gradient_accumulation_steps",
+            "global_num_gpus",
+            "model_parallel_size",
+            "pipe_parallel_size",
+            "precision",
+            "lr",
+            "min_lr",
+            "lr_decay_style",
+            "lr_decay_iters",
+            "train_iters",
+            "warmup",
+            "optimizer_type",
+            "num_layers",
+            "hidden_size",
+        ]
         values = {k: getattr(args, k, None) for k in keys}
         values["deepspeed_config"] = args.deepspeed_config
         return values

@@ -77,9 +77,15 @@ def main() -> int:
         optimizer = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=lr)
         with framework():  # as BaseTrainer._build_lr_scheduler calls it
             scheduler = build_lr_scheduler(
-                optimizer, train_steps=steps, lr=lr, lr_min=optim.lr_min, lr_decay_style=optim.lr_decay_style,
-                lr_decay_ratio=optim.lr_decay_ratio, lr_warmup_ratio=optim.lr_warmup_ratio, lr_start=optim.lr_start,
-            )  # fmt: skip
+                optimizer,
+                train_steps=steps,
+                lr=lr,
+                lr_min=optim.lr_min,
+                lr_decay_style=optim.lr_decay_style,
+                lr_decay_ratio=optim.lr_decay_ratio,
+                lr_warmup_ratio=optim.lr_warmup_ratio,
+                lr_start=optim.lr_start,
+            )
         warmup = int(steps * optim.lr_warmup_ratio)
         points = job.get("lr_points", 64)
         probe = {0, max(warmup - 1, 0), warmup, warmup + 1, max(steps - 1, 0)}
@@ -92,14 +98,22 @@ def main() -> int:
             "world": _get(train, "world_size", "accelerator.world_size"),
             "dp": _get(train, "accelerator.dp_size", "data_parallel_size"),
             "ulysses": _get(train, "accelerator.ulysses_size", "ulysses_parallel_size"),
-            "micro_batch_size": train.micro_batch_size, "global_batch_size": train.global_batch_size,
-            "gradient_accumulation_steps": train.gradient_accumulation_steps, "dyn_bsz": train.dyn_bsz,
-            "max_seq_len": args.data.max_seq_len, "train_size": args.data.train_size,
-            "train_steps": steps, "lr": lr, "lr_min": optim.lr_min, "lr_decay_style": optim.lr_decay_style,
-            "lr_warmup_ratio": optim.lr_warmup_ratio, "lr_decay_ratio": optim.lr_decay_ratio,
-            "lr_max": max(rates) if rates else None, "config_path": args.model.config_path,
+            "micro_batch_size": train.micro_batch_size,
+            "global_batch_size": train.global_batch_size,
+            "gradient_accumulation_steps": train.gradient_accumulation_steps,
+            "dyn_bsz": train.dyn_bsz,
+            "max_seq_len": args.data.max_seq_len,
+            "train_size": args.data.train_size,
+            "train_steps": steps,
+            "lr": lr,
+            "lr_min": optim.lr_min,
+            "lr_decay_style": optim.lr_decay_style,
+            "lr_warmup_ratio": optim.lr_warmup_ratio,
+            "lr_decay_ratio": optim.lr_decay_ratio,
+            "lr_max": max(rates) if rates else None,
+            "config_path": args.model.config_path,
             "train_path": plain(args.data.train_path),
-        }  # fmt: skip
+        }
 
     return serve(check)
 

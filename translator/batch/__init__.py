@@ -27,7 +27,17 @@ from .options import BatchOptions, FileResult
 from .summary import SUMMARY_NAME, SummaryWriter, human_summary
 from .walk import walk
 
-__all__ = ["SUMMARY_NAME", "BatchOptions", "BatchInterrupted", "FileResult", "batch_outcome", "human_summary", "output_path", "run_batch", "walk"]
+__all__ = [
+    "SUMMARY_NAME",
+    "BatchOptions",
+    "BatchInterrupted",
+    "FileResult",
+    "batch_outcome",
+    "human_summary",
+    "output_path",
+    "run_batch",
+    "walk",
+]
 
 
 def _clean_stale_temps(out_dir: Path) -> None:
@@ -60,8 +70,9 @@ def _usage(opts: BatchOptions) -> None:
         load(path, companion_format(path, opts.src))  # a missing or broken --with file, once, with its own message
 
 
-def _plan(root: Path, out_root: str, opts: BatchOptions, inside_src: str | None,
-          earlier: set[str]) -> tuple[list[Job | FileResult], set[str]]:  # fmt: skip
+def _plan(
+    root: Path, out_root: str, opts: BatchOptions, inside_src: str | None, earlier: set[str]
+) -> tuple[list[Job | FileResult], set[str]]:
     """Every file's job (or why it is skipped), in walk order, and the sources and outputs it
     claims; refuse before any work two sources that would be written to one output, and outputs
     that would land in the source tree. `earlier`: what an earlier --in-place run wrote beside its
@@ -78,8 +89,14 @@ def _plan(root: Path, out_root: str, opts: BatchOptions, inside_src: str | None,
             matched += 1
             sources.add(found.rel)
         if found.status:
-            plan.append(FileResult(found.rel, found.status, error=found.reason if found.status == "failed" else "",
-                                   reason=found.reason if found.status == "skipped" else ""))  # fmt: skip
+            plan.append(
+                FileResult(
+                    found.rel,
+                    found.status,
+                    error=found.reason if found.status == "failed" else "",
+                    reason=found.reason if found.status == "skipped" else "",
+                )
+            )
             continue
         if with_resolved and os.path.realpath(found.path) in with_resolved:
             plan.append(FileResult(found.rel, "skipped", reason="named with --with: merged into every translation"))
@@ -93,12 +110,12 @@ def _plan(root: Path, out_root: str, opts: BatchOptions, inside_src: str | None,
             raise UsageError(
                 f"{other} and {found.rel} would both be written to {rel_out}: one would overwrite the other; "
                 "rename one or leave one out with --exclude"
-            )  # fmt: skip
+            )
         if inside_src is not None and (rel_out == inside_src or rel_out.startswith(inside_src + "/")):
             raise UsageError(
                 f"{found.rel} would be written to {os.path.join(out_root, rel_out)}, inside SRC_DIR (which is inside "
                 "OUT_DIR): the source tree is never written to; choose an OUT_DIR outside it"
-            )  # fmt: skip
+            )
         plan.append((found.path, found.rel, os.path.join(out_root, rel_out)))
     if opts.include and not matched:
         raise UsageError(f"no file under {root} matches --include {' '.join(opts.include)}")
@@ -153,7 +170,9 @@ def run_batch(
     _usage(opts)
     command = f"{opts.src}2{opts.dst}"
     earlier = record.previous(target_root, command)
-    plan, claimed = _plan(root, str(target_root), opts, inside_src, record.own_outputs(earlier) if opts.in_place else set())
+    plan, claimed = _plan(
+        root, str(target_root), opts, inside_src, record.own_outputs(earlier) if opts.in_place else set()
+    )
     work = sum(1 for item in plan if not isinstance(item, FileResult))
     # never more workers than chunks of work or than the machine has cores (-j 100 over 40 files)
     opts.jobs = max(1, min(opts.jobs, os.cpu_count() or 1, -(-work // _CHUNK)))
@@ -201,7 +220,9 @@ def run_batch(
         for result in runner.unfinished():  # the files the workers are writing now: on record too
             add(result)
         sink.close(totals, interrupted=True)  # what was done is on record: a re-run completes it
-        raise BatchInterrupted(totals.get("translated", 0), str(target_root / SUMMARY_NAME) if sink.closed else "") from None
+        raise BatchInterrupted(
+            totals.get("translated", 0), str(target_root / SUMMARY_NAME) if sink.closed else ""
+        ) from None
     finally:
         runner.close()
         sink.discard()
@@ -345,8 +366,8 @@ def batch_outcome(results: list[FileResult], summary: dict[str, Any] | None = No
     output left behind by a deleted source is a change too."""
     stale = ("changed", "orphaned") if check else ("changed",)
     return Outcome(
-        failed=sum(r.status == "failed" for r in results), changed=sum(r.status in stale for r in results),
+        failed=sum(r.status == "failed" for r in results),
+        changed=sum(r.status in stale for r in results),
         policy_failures=sum(bool(r.error) for r in results if r.status != "failed"),
         unrecorded=(summary or {}).get("report_error", ""),  # the caller would have no record of the run
-    )  # fmt: skip
-
+    )

@@ -63,7 +63,9 @@ def _job(opts: BatchOptions, path_s: str, rel_s: str, out_s: str) -> FileResult:
     with_files = [(w, _companion(w, opts.src)) for w in opts.with_files]
     result = translate(config, opts.src, opts.dst, with_files=with_files, output=out_s, **opts.translate_options)
     # a migration keeps the source's formatting; a YAML-to-YAML translation carries its comments over
-    one = preservable(opts.src, opts.dst, [path_s], opts.with_files) or carries_comments(opts.src, opts.dst, [path_s], opts.with_files)
+    one = preservable(opts.src, opts.dst, [path_s], opts.with_files) or carries_comments(
+        opts.src, opts.dst, [path_s], opts.with_files
+    )
     text = output_text(result, path_s if one else None, plain=opts.plain)
     counts = {k: v for k, v in result.report.summary().items() if v}
     failing = opts.policy.failures(result.report, rel_s) if opts.policy.fail_on else []
@@ -105,8 +107,12 @@ def _diff(old: str | None, new: str, name: str) -> str:
     """A unified diff of one file's change, named as the summary names it."""
     import difflib
 
-    lines = difflib.unified_diff((old or "").splitlines(keepends=True), new.splitlines(keepends=True),
-                                 f"a/{name}" if old is not None else "/dev/null", f"b/{name}")  # fmt: skip
+    lines = difflib.unified_diff(
+        (old or "").splitlines(keepends=True),
+        new.splitlines(keepends=True),
+        f"a/{name}" if old is not None else "/dev/null",
+        f"b/{name}",
+    )
     return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
 
 

@@ -43,8 +43,9 @@ def written(entries: list[dict[str, Any]]) -> Iterator[tuple[str, str]]:
                 yield entry["source"], name
 
 
-def orphans(root: Path, target_root: Path, entries: list[dict[str, Any]], claimed: set[str],
-            opts: BatchOptions) -> list[FileResult]:  # fmt: skip
+def orphans(
+    root: Path, target_root: Path, entries: list[dict[str, Any]], claimed: set[str], opts: BatchOptions
+) -> list[FileResult]:
     """The outputs of sources that are gone: `removed` (--prune), else `orphaned` (a --check fails on them)."""
     from .job import output_path
 

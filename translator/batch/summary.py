@@ -38,7 +38,9 @@ class SummaryWriter:
                 self._failed(exc)
 
     def _failed(self, exc: OSError) -> None:
-        self.error = f"{self.path}: cannot write it ({exc.strerror or exc}); the files listed above were still translated"
+        self.error = (
+            f"{self.path}: cannot write it ({exc.strerror or exc}); the files listed above were still translated"
+        )
         self.discard()
 
     def add(self, result: FileResult) -> None:
@@ -56,7 +58,9 @@ class SummaryWriter:
         if self.fh is not None and self.path is not None:
             try:
                 end = ',\n  "interrupted": true' if interrupted else ""
-                self.fh.write(("\n  ]" if not self.first else "]") + ',\n  "totals": ' + json.dumps(totals) + end + "\n}\n")
+                self.fh.write(
+                    ("\n  ]" if not self.first else "]") + ',\n  "totals": ' + json.dumps(totals) + end + "\n}\n"
+                )
                 self.fh.close()
                 self.fh = None
                 os.replace(self.temps[0], self.path)
@@ -83,8 +87,12 @@ GROUPED = 4  # skips of one reason shown as one line from this many on
 
 
 def human_summary(
-    results: list[FileResult], opts: BatchOptions, totals: dict[str, int] | None = None, report_error: str = "",
-    still_missing: list[str] | None = None, report: str = "",
+    results: list[FileResult],
+    opts: BatchOptions,
+    totals: dict[str, int] | None = None,
+    report_error: str = "",
+    still_missing: list[str] | None = None,
+    report: str = "",
 ) -> str:
     """The notable files, then the count of every status (`totals` from run_batch: `results` holds only
     the notable ones), the outputs that still miss values and where the report is. Files skipped for
@@ -117,8 +125,10 @@ def human_summary(
             counts[r.status] = counts.get(r.status, 0) + 1
     if still_missing:
         count = "1 output still misses" if len(still_missing) == 1 else f"{len(still_missing)} outputs still miss"
-        lines.append(f"missing  {count} values the run needs (their # MISSING: lines and report entries name the "
-                     f"--set that gives each): {_some(still_missing, report)}")  # fmt: skip
+        lines.append(
+            f"missing  {count} values the run needs (their # MISSING: lines and report entries name the "
+            f"--set that gives each): {_some(still_missing, report)}"
+        )
     if report:
         lines.append(f"neoconv batch: the per-file report is {printable(report)}")
     lines.append("neoconv batch: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())))

@@ -26,8 +26,9 @@ LINK_OUTSIDE = "a symlink to a file outside SRC_DIR: not read"
 LINK_IN_PLACE = "a symlink: --in-place rewrites only regular files (translate the file it points to)"
 
 
-def walk(root: Path, include: list[str], exclude: list[str], *, in_place: bool = False,
-         defaults: list[str] | None = None) -> Iterator[Found]:  # fmt: skip
+def walk(
+    root: Path, include: list[str], exclude: list[str], *, in_place: bool = False, defaults: list[str] | None = None
+) -> Iterator[Found]:
     """The files under root matching include and not exclude, in sorted order (a folder's files,
     then its subfolders), hidden files and folders left out. A pattern may name a folder (its name,
     or its path under root; a trailing / is allowed): `--exclude rwkv` leaves out rwkv/ and all
@@ -49,7 +50,12 @@ def walk(root: Path, include: list[str], exclude: list[str], *, in_place: bool =
             with os.scandir(folder) as entries:
                 listed = sorted((e for e in entries if not e.name.startswith(".")), key=lambda e: e.name)
         except OSError as exc:
-            yield Found(folder, prefix, "failed", f"cannot read this folder ({exc.strerror or exc}): its files are not translated")
+            yield Found(
+                folder,
+                prefix,
+                "failed",
+                f"cannot read this folder ({exc.strerror or exc}): its files are not translated",
+            )
             continue
         folders: list[tuple[str, bool]] = []
         for entry in listed:
@@ -68,7 +74,8 @@ def walk(root: Path, include: list[str], exclude: list[str], *, in_place: bool =
                 yield Found(entry.path, rel + "/", "skipped", LINKED_FOLDER)
                 continue
             taken = _matches(entry.name, rel, include, exclude) or (
-                named and _matches(entry.name, rel, defaults or [], exclude))  # fmt: skip
+                named and _matches(entry.name, rel, defaults or [], exclude)
+            )
             if entry.name == SUMMARY_NAME or not taken:
                 continue
             if link:
@@ -100,7 +107,9 @@ def _linked(path: str, rel: str, real_top: str, in_place: bool) -> Found:
     if os.path.commonpath([real, real_top]) != real_top:
         return Found(path, rel, "skipped", LINK_OUTSIDE)
     if not stat.S_ISREG(mode):
-        return Found(path, rel, "skipped", f"a symlink to something that is not a regular file ({_kind(real)}): not read")
+        return Found(
+            path, rel, "skipped", f"a symlink to something that is not a regular file ({_kind(real)}): not read"
+        )
     if in_place:
         return Found(path, rel, "skipped", LINK_IN_PLACE)
     return Found(path, rel)  # read as the file it points to inside the tree (io.inputs_inside)
@@ -111,8 +120,12 @@ def _kind(path: str) -> str:
         mode = os.lstat(path).st_mode
     except OSError:
         return "unknown"
-    for test, name in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
-                       (stat.S_ISBLK, "a block device")):  # fmt: skip
+    for test, name in (
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+    ):
         if test(mode):
             return name
     return "not a file"

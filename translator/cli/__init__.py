@@ -63,9 +63,9 @@ def _pair_command(src: str, dst: str) -> click.Command:
     @click.command(
         name=f"{src}2{dst}",
         help=f"Translate {FORMATS[src].title} into {FORMATS[dst].title}. Several files of one config are merged "
-             "as the framework merges them.",
+        "as the framework merges them.",
         no_args_is_help=True,
-    )  # fmt: skip
+    )
     @INPUTS
     @o.use(o.translation(src, dst))
     def command(inputs: tuple[str, ...], **opts: Any) -> None:
@@ -90,8 +90,28 @@ def convert(src: str, dst: str, inputs: tuple[str, ...], **opts: Any) -> None:
 @main.command("batch", no_args_is_help=True, short_help="Translate a whole tree of configs (--check, --in-place).")
 @click.argument("pair", metavar="SRC2DST", shell_complete=complete.pair)
 @click.argument("src_dir", metavar="SRC_DIR", type=click.Path())
-@o.use(o.OUT_DIR, o.INCLUDE, o.EXCLUDE, o.WITH, o.JOBS, o.CHECK, o.DIFF, o.PRUNE, o.SKIP_UNSUPPORTED, o.IN_PLACE, o.NO_BACKUP, o.SET,
-       o.WORLD_SIZE, o.layout(None), o.PLAIN, o.POLICY, o.PROVE, o.PROVE_OPTIONS, o.BATCH_QUIET, o.DEBUG)  # fmt: skip
+@o.use(
+    o.OUT_DIR,
+    o.INCLUDE,
+    o.EXCLUDE,
+    o.WITH,
+    o.JOBS,
+    o.CHECK,
+    o.DIFF,
+    o.PRUNE,
+    o.SKIP_UNSUPPORTED,
+    o.IN_PLACE,
+    o.NO_BACKUP,
+    o.SET,
+    o.WORLD_SIZE,
+    o.layout(None),
+    o.PLAIN,
+    o.POLICY,
+    o.PROVE,
+    o.PROVE_OPTIONS,
+    o.BATCH_QUIET,
+    o.DEBUG,
+)
 def batch(pair: str, src_dir: str, **opts: Any) -> None:
     """Translate every config under SRC_DIR into OUT_DIR (summary in OUT_DIR/neoconv-report.json).
 
@@ -105,8 +125,20 @@ def batch(pair: str, src_dir: str, **opts: Any) -> None:
 
 @main.command("migrate", no_args_is_help=True, short_help="Rewrite configs in place in their framework's current form.")
 @click.argument("files", nargs=-1, required=True, metavar="FILE...", type=click.Path())
-@o.use(o.FORMAT, o.layout(None), o.version("to", None), o.SET, o.MIGRATE_CHECK, o.DIFF, o.BACKUP, o.PLAIN, o.NO_VERIFY,
-       o.QUIET, o.VERBOSE, o.DEBUG)  # fmt: skip
+@o.use(
+    o.FORMAT,
+    o.layout(None),
+    o.version("to", None),
+    o.SET,
+    o.MIGRATE_CHECK,
+    o.DIFF,
+    o.BACKUP,
+    o.PLAIN,
+    o.NO_VERIFY,
+    o.QUIET,
+    o.VERBOSE,
+    o.DEBUG,
+)
 def migrate(files: tuple[str, ...], **opts: Any) -> None:
     """Rewrite each FILE in place in its own framework's current form (--layout: Cerebras trainer,
     VeOmni nested; current key spellings), keeping its comments and formatting. Files that are no
@@ -163,8 +195,20 @@ def diff(a: str, b: str, **opts: Any) -> None:
 
 @main.command("prove", short_help="Do both frameworks' own code agree that a translation is the same run?")
 @click.argument("paths", nargs=-1, metavar="SRC... OUT", type=click.Path())
-@o.use(o.FROM_A, o.FROM_B, o.TRANSLATION_REPORT, o.WORLD_SIZE, o.model_config("veomni"), *o.PROVE_OPTIONS, o.RTOL, o.PLOT,
-       o.JSON, o.CHECK_ENV, o.VERBOSE, o.DEBUG)  # fmt: skip
+@o.use(
+    o.FROM_A,
+    o.FROM_B,
+    o.TRANSLATION_REPORT,
+    o.WORLD_SIZE,
+    o.model_config("veomni"),
+    *o.PROVE_OPTIONS,
+    o.RTOL,
+    o.PLOT,
+    o.JSON,
+    o.CHECK_ENV,
+    o.VERBOSE,
+    o.DEBUG,
+)
 def prove(paths: tuple[str, ...], **opts: Any) -> None:
     """Run SRC (A) and its translation OUT (B) through their frameworks' own config code, scheduler
     and model builder (each by its own interpreter: --env, --src; nothing is trained, no GPU or
@@ -179,8 +223,19 @@ def prove(paths: tuple[str, ...], **opts: Any) -> None:
 @main.command("roundtrip", no_args_is_help=True, short_help="What does not survive a translation there and back?")
 @click.argument("pair", metavar="SRC2DST", shell_complete=complete.pair)
 @INPUTS
-@o.use(o.RTOL, o.JSON, o.WORLD_SIZE, o.SET, o.WITH, o.layout(None), o.model_config(None), o.version("from", None),
-       o.version("to", None), o.ROUNDTRIP_REPORT, o.DEBUG)  # fmt: skip
+@o.use(
+    o.RTOL,
+    o.JSON,
+    o.WORLD_SIZE,
+    o.SET,
+    o.WITH,
+    o.layout(None),
+    o.model_config(None),
+    o.version("from", None),
+    o.version("to", None),
+    o.ROUNDTRIP_REPORT,
+    o.DEBUG,
+)
 def roundtrip(pair: str, inputs: tuple[str, ...], **opts: Any) -> None:
     """Translate there and back; list what did not survive (exit 0 all survived, 1 otherwise). Takes the
     pair's options: --layout (the target's), --with, --model-config, --from-version/--to-version

@@ -38,14 +38,29 @@ def run(pair: str, src_dir: str, opts: dict[str, Any]) -> Outcome:
     if opts.get("prove") and opts["check"]:
         raise UsageError("--prove runs the frameworks on the written files: not with --check, which writes nothing")
     options = BatchOptions(
-        src, dst, list(opts["include"]), list(opts["exclude"]), list(opts["with_files"]),
-        opts["jobs"] or os.cpu_count() or 1, policy(opts["fail_on"], opts["strict"], opts["baseline"]),
-        opts["check"], opts["in_place"], not opts["no_backup"],
-        {"world_size": opts["world_size"], "set_values": set_values, "target_values": target_values, "layout": opts["layout"],
-         "verify": not opts["no_verify"]},
-        diff=opts["show_diff"], prune=opts["prune"], plain=opts["plain"], skip_unsupported=opts["skip_unsupported"],
+        src,
+        dst,
+        list(opts["include"]),
+        list(opts["exclude"]),
+        list(opts["with_files"]),
+        opts["jobs"] or os.cpu_count() or 1,
+        policy(opts["fail_on"], opts["strict"], opts["baseline"]),
+        opts["check"],
+        opts["in_place"],
+        not opts["no_backup"],
+        {
+            "world_size": opts["world_size"],
+            "set_values": set_values,
+            "target_values": target_values,
+            "layout": opts["layout"],
+            "verify": not opts["no_verify"],
+        },
+        diff=opts["show_diff"],
+        prune=opts["prune"],
+        plain=opts["plain"],
+        skip_unsupported=opts["skip_unsupported"],
         prove=bool(opts.get("prove")),
-    )  # fmt: skip
+    )
     from .progress import for_stream
     from .report_view import width
 
@@ -57,17 +72,33 @@ def run(pair: str, src_dir: str, opts: dict[str, Any]) -> Outcome:
         except BatchInterrupted as stop:
             files = "1 file" if stop.written == 1 else f"{stop.written} files"
             where = f"the partial report is {stop.report}" if stop.report else "no report was written"
-            raise Interrupted(f"wrote {files} before stopping; {where}; run the same command again to complete it") from None
+            raise Interrupted(
+                f"wrote {files} before stopping; {where}; run the same command again to complete it"
+            ) from None
     for result in results:
         if result.diff:
             click.echo(result.diff, nl=False)
     if not opts["quiet"]:
-        click.echo(human_summary(results, options, summary["totals"], summary.get("report_error", ""),
-                                 summary.get("still_missing"), summary.get("report", "")), err=True, nl=False)  # fmt: skip
+        click.echo(
+            human_summary(
+                results,
+                options,
+                summary["totals"],
+                summary.get("report_error", ""),
+                summary.get("still_missing"),
+                summary.get("report", ""),
+            ),
+            err=True,
+            nl=False,
+        )
     outcome = batch_outcome(results, summary, check=opts["check"])
     if outcome.policy_failures:  # why the exit code is 1, also with -q
         flag = f"--fail-on {opts['fail_on']}" if opts.get("fail_on") else "--strict (lossy, unknown, missing)"
-        files = "1 file has entries that fail" if outcome.policy_failures == 1 else f"{outcome.policy_failures} files have entries that fail"
+        files = (
+            "1 file has entries that fail"
+            if outcome.policy_failures == 1
+            else f"{outcome.policy_failures} files have entries that fail"
+        )
         accepted = f", and --baseline {opts['baseline']} does not accept them" if opts.get("baseline") else ""
         click.echo(f"neoconv batch: exit 1: {files} {flag}{accepted}", err=True)
     if options.prove:

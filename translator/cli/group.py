@@ -21,7 +21,9 @@ def pair_names() -> set[str]:
 
 class SectionedGroup(click.Group):
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        shown = {name: cmd for name in self.list_commands(ctx) if (cmd := self.get_command(ctx, name)) and not cmd.hidden}
+        shown = {
+            name: cmd for name in self.list_commands(ctx) if (cmd := self.get_command(ctx, name)) and not cmd.hidden
+        }
         limit = formatter.width - 6 - max((len(n) for n in shown), default=0)
         pairs_ = pair_names()
         placed: set[str] = set()
@@ -41,5 +43,7 @@ class SectionedGroup(click.Group):
             if mine:
                 rows.append((f"{src}2*", ", ".join(mine)))
         if rows:
-            with formatter.section("Format pairs (neoconv SRC2DST IN... [options]: convert, with the formats in the name)"):
+            with formatter.section(
+                "Format pairs (neoconv SRC2DST IN... [options]: convert, with the formats in the name)"
+            ):
                 formatter.write_dl(rows)

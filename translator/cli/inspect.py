@@ -64,12 +64,23 @@ def roundtrip(pair: str, inputs: tuple[str, ...], opts: dict[str, Any]) -> Outco
     canonical, target = split_set(set_values(opts, dst), dst)
     refuse_other_format(inputs, src, lambda fmt: f"neoconv roundtrip {fmt}2{dst}")
     result, there, _ = do_roundtrip(
-        list(inputs), src, dst, rtol=opts["rtol"], world_size=opts["world_size"], set_values=canonical,
-        target_values=target, layout=opts["layout"], with_files=[(p, companion_format(p, src)) for p in opts["with_files"]],
-        model_config=opts.get("model_config"), source_version=opts["source_version"], target_version=opts["target_version"],
-    )  # fmt: skip
+        list(inputs),
+        src,
+        dst,
+        rtol=opts["rtol"],
+        world_size=opts["world_size"],
+        set_values=canonical,
+        target_values=target,
+        layout=opts["layout"],
+        with_files=[(p, companion_format(p, src)) for p in opts["with_files"]],
+        model_config=opts.get("model_config"),
+        source_version=opts["source_version"],
+        target_version=opts["target_version"],
+    )
     if opts["report_path"]:
-        write_files_atomic([(opts["report_path"], dump_json(there.report.to_json()))], inputs=tuple(inputs) + tuple(opts["with_files"]))
+        write_files_atomic(
+            [(opts["report_path"], dump_json(there.report.to_json()))], inputs=tuple(inputs) + tuple(opts["with_files"])
+        )
     _show(result, opts["as_json"])
     return Outcome(differences=0 if result.equal else 1)
 
@@ -87,7 +98,9 @@ def docs(output: str, check: bool) -> Outcome:
     text = render()
     if check:
         if output == "-":
-            raise UsageError("--check compares a file with what the tables generate: give it with -o (docs/mappings.md)")
+            raise UsageError(
+                "--check compares a file with what the tables generate: give it with -o (docs/mappings.md)"
+            )
         current = Path(output).read_text(encoding="utf-8") if Path(output).is_file() else ""
         if current != text:
             click.echo(f"{output} is stale: run `neoconv docs -o {output}`", err=True)
@@ -130,8 +143,14 @@ def validate(files: tuple[str, ...], opts: dict[str, Any]) -> Outcome:
         if opts["configs_only"] and not _a_config(path, opts["fmt"]):
             continue
         try:
-            result = validate_file(path, opts["fmt"], version=opts["version"], layout=opts["layout"],
-                                   model_config=opts.get("model_config"), report=report)  # fmt: skip
+            result = validate_file(
+                path,
+                opts["fmt"],
+                version=opts["version"],
+                layout=opts["layout"],
+                model_config=opts.get("model_config"),
+                report=report,
+            )
         except NeoconvError as exc:
             if len(files) == 1:
                 raise

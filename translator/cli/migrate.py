@@ -21,8 +21,10 @@ def run(files: tuple[str, ...], opts: dict[str, Any]) -> Outcome:
     from ..knowledge.registry import pairs
 
     if files and files[0] in {f"{a}2{b}" for a, b in pairs()} and not os.path.exists(files[0]):
-        raise UsageError(f"migrate rewrites each FILE in its own format; to check a translated tree use "
-                         f"`neoconv batch --check {' '.join(files)}` (pre-commit hook neoconv-batch-check)")  # fmt: skip
+        raise UsageError(
+            f"migrate rewrites each FILE in its own format; to check a translated tree use "
+            f"`neoconv batch --check {' '.join(files)}` (pre-commit hook neoconv-batch-check)"
+        )
     from .batch import _terminate_as_interrupt
     from .project import apply
     from .run import Interrupted
@@ -82,7 +84,9 @@ def _one(path: str, opts: dict[str, Any], done: _Done) -> None:
             return
         unkept = _unkept(path, fmt)
         if unkept:  # a syntax a rewrite cannot keep the formatting of (a Megatron bash script): left alone
-            click.echo(f"skipped  {one_line(path)}: {unkept}; migrate rewrites only what keeps its formatting", err=True)
+            click.echo(
+                f"skipped  {one_line(path)}: {unkept}; migrate rewrites only what keeps its formatting", err=True
+            )
             return
         old, new, report, said = _migrate(path, fmt, opts)
     except NeoconvError as exc:
@@ -141,7 +145,11 @@ def format_of(path: str, wanted: str | None) -> str | None:
     if sniffed is not None:  # a syntax of its own (Megatron's words), not YAML
         return sniffed
     try:
-        tree = parse_json(text, path) if text.lstrip().startswith("{") and path.endswith(".json") else parse_yaml(text, path, duplicates=[])
+        tree = (
+            parse_json(text, path)
+            if text.lstrip().startswith("{") and path.endswith(".json")
+            else parse_yaml(text, path, duplicates=[])
+        )
     except InputError:
         if _other_yaml(text):
             return None  # valid YAML no framework could read as a config (a CI workflow's `on:` key): not ours
@@ -183,8 +191,16 @@ def _migrate(path: str, fmt: str, opts: dict[str, Any]) -> tuple[str, str, Any, 
 
     opts = for_pair(opts, fmt, fmt)
     set_values, target_values = split_set(all_set_values(opts, fmt), fmt)
-    result = translate(path, fmt, fmt, layout=opts["layout"], target_version=opts["target_version"],
-                       set_values=set_values, target_values=target_values, verify=not opts["no_verify"])  # fmt: skip
+    result = translate(
+        path,
+        fmt,
+        fmt,
+        layout=opts["layout"],
+        target_version=opts["target_version"],
+        set_values=set_values,
+        target_values=target_values,
+        verify=not opts["no_verify"],
+    )
     old = read_text(path)
     new = output_text(result, path, plain=opts["plain"], source_text=old)
     new, said = _repeats(old, new, path, fmt, result.report.target.get("version"))
@@ -254,7 +270,12 @@ def _written_once(text: str, path: str) -> str:
     for dup in repeats:
         key, index = re.escape(dup.path[-1]), dup.first_line - 1
         same = dup.shadowed == at_path(tree, ".".join(dup.path)) and not isinstance(dup.shadowed, (dict, list))
-        if same and dup.first_line != dup.line and 0 <= index < len(lines) and re.match(rf"^\s*['\"]?{key}['\"]?\s*:\s*[^\s#]", lines[index]):
+        if (
+            same
+            and dup.first_line != dup.line
+            and 0 <= index < len(lines)
+            and re.match(rf"^\s*['\"]?{key}['\"]?\s*:\s*[^\s#]", lines[index])
+        ):
             drop.add(index)
     if not drop:
         return text
@@ -281,8 +302,9 @@ def _write(path: str, text: str, backup: bool) -> str:
     if os.path.islink(path):
         target, here = os.path.realpath(path), os.path.realpath(os.getcwd())
         if os.path.commonpath([target, here]) != here:
-            raise OutputError(f"is a symbolic link to {target}, outside {here}: not rewritten (migrate that file itself)",
-                              file=path)  # fmt: skip
+            raise OutputError(
+                f"is a symbolic link to {target}, outside {here}: not rewritten (migrate that file itself)", file=path
+            )
         through = f" (the file its link points to, {os.path.relpath(target)})"
     tree = Confined(os.path.dirname(os.path.abspath(target)))
     if backup:

@@ -23,8 +23,15 @@ def eta(seconds: float) -> str:
 class Progress:
     """Call with (done, total, name) after each file."""
 
-    def __init__(self, stream: TextIO, *, terminal: bool, every: float = 5.0, clock: Callable[[], float] = time.monotonic,
-                 width: int = 80) -> None:  # fmt: skip
+    def __init__(
+        self,
+        stream: TextIO,
+        *,
+        terminal: bool,
+        every: float = 5.0,
+        clock: Callable[[], float] = time.monotonic,
+        width: int = 80,
+    ) -> None:
         self.stream, self.terminal, self.every, self.clock, self.width = stream, terminal, every, clock, width
         self.start = clock()
         self.last = self.start

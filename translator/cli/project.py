@@ -55,8 +55,10 @@ def apply(opts: dict[str, Any], paths: Iterable[str]) -> ProjectConfig:
         if key in SECTIONS:
             continue
         if key not in OPTIONS:
-            raise UsageError(f"{config.where}: no option {key!r}; it takes {', '.join(OPTIONS)} (and the tables "
-                             f"{', '.join(SECTIONS)})")  # fmt: skip
+            raise UsageError(
+                f"{config.where}: no option {key!r}; it takes {', '.join(OPTIONS)} (and the tables "
+                f"{', '.join(SECTIONS)})"
+            )
         dest, is_path = OPTIONS[key]
         param = params.get(dest)
         if param is None:
@@ -138,14 +140,18 @@ def show(path: str | None) -> Any:
     start = Path(path) if path else Path.cwd()
     config = find(start)
     if config.file is None:
-        click.echo(f"no project configuration file for {start} (searched upwards for {DEDICATED}, and {PYPROJECT} "
-                   "with a [tool.neoconv] table)")  # fmt: skip
+        click.echo(
+            f"no project configuration file for {start} (searched upwards for {DEDICATED}, and {PYPROJECT} "
+            "with a [tool.neoconv] table)"
+        )
         return Outcome()
     click.echo(config.where)
     for key, value in config.table.items():
         if key not in OPTIONS and key not in SECTIONS:
-            raise UsageError(f"{config.where}: no option {key!r}; it takes {', '.join(OPTIONS)} (and the tables "
-                             f"{', '.join(SECTIONS)})")  # fmt: skip
+            raise UsageError(
+                f"{config.where}: no option {key!r}; it takes {', '.join(OPTIONS)} (and the tables "
+                f"{', '.join(SECTIONS)})"
+            )
         if key in SECTIONS:
             click.echo(f"[{key}] (read by neoconv {key})")
             continue

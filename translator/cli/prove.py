@@ -17,9 +17,14 @@ def options(opts: dict[str, Any]) -> Any:
     from ..prove import ProveOptions
     from ..prove.environments import parse_pairs
 
-    return ProveOptions(world_size=opts.get("world_size"), env=parse_pairs(opts.get("envs") or (), "--env"),
-                        src=parse_pairs(opts.get("sources") or (), "--src"), rtol=opts.get("rtol") or 1e-6,
-                        timeout=opts.get("timeout") or 1800.0, model_config=opts.get("model_config"))  # fmt: skip
+    return ProveOptions(
+        world_size=opts.get("world_size"),
+        env=parse_pairs(opts.get("envs") or (), "--env"),
+        src=parse_pairs(opts.get("sources") or (), "--src"),
+        rtol=opts.get("rtol") or 1e-6,
+        timeout=opts.get("timeout") or 1800.0,
+        model_config=opts.get("model_config"),
+    )
 
 
 def outcome(cert: Any) -> Outcome:
@@ -47,13 +52,15 @@ def run(paths: tuple[str, ...], opts: dict[str, Any]) -> Outcome:
     return outcome(cert)
 
 
-def after_translation(inputs: tuple[str, ...], output: str, src: str, dst: str, report: dict[str, Any],
-                      opts: dict[str, Any]) -> Outcome:  # fmt: skip
+def after_translation(
+    inputs: tuple[str, ...], output: str, src: str, dst: str, report: dict[str, Any], opts: dict[str, Any]
+) -> Outcome:
     """`--prove` on a translation: the source and what was just written."""
     from ..prove import prove
 
-    cert = prove(list(inputs), output, src, dst, report=report, report_file="the translation's report",
-                 options=options(opts))  # fmt: skip
+    cert = prove(
+        list(inputs), output, src, dst, report=report, report_file="the translation's report", options=options(opts)
+    )
     show(cert, opts, stream=sys.stderr, inputs=inputs)
     return outcome(cert)
 
@@ -85,8 +92,9 @@ def check_env(opts: dict[str, Any]) -> Outcome:
         checked = list(pool.map(check, envs.values()))
     rows = []
     for env, (framework, problem) in zip(envs.values(), checked):
-        rows.append({**env.to_json(), "ready": problem is None, "problem": problem,
-                     "version": (framework or {}).get("version")})  # fmt: skip
+        rows.append(
+            {**env.to_json(), "ready": problem is None, "problem": problem, "version": (framework or {}).get("version")}
+        )
     if opts.get("as_json"):
         click.echo(json.dumps(rows, indent=2))
     else:

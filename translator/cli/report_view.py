@@ -20,8 +20,15 @@ if TYPE_CHECKING:
 # what changed meaning, what was left out, what was written though the file did not say it
 ORDER = ("missing", "unknown", "lossy", "dropped", "defaulted", "converted", "exact")
 NOTABLE = frozenset(ORDER[:5])
-STYLE = {"missing": "bold red", "unknown": "bold magenta", "lossy": "yellow", "dropped": "blue", "defaulted": "cyan",
-         "converted": "green", "exact": "dim"}  # fmt: skip
+STYLE = {
+    "missing": "bold red",
+    "unknown": "bold magenta",
+    "lossy": "yellow",
+    "dropped": "blue",
+    "defaulted": "cyan",
+    "converted": "green",
+    "exact": "dim",
+}
 
 
 @dataclass
@@ -92,7 +99,9 @@ def width(stream: Any = None) -> int:
     return max(60, columns or 100)
 
 
-def plain(report: Report, *, verbose: bool = False, columns: int | None = None, detail: Callable[[Entry], str] | None = None) -> str:
+def plain(
+    report: Report, *, verbose: bool = False, columns: int | None = None, detail: Callable[[Entry], str] | None = None
+) -> str:
     """Piped: each row as `STATUS  KEYS` and its reason below, indented, wrapped to `columns`."""
     columns = columns or width()
     out: list[str] = []
@@ -108,29 +117,48 @@ def plain(report: Report, *, verbose: bool = False, columns: int | None = None, 
 def _wrap(text: str, columns: int, first: str, rest: str) -> list[str]:
     """Lines of at most `columns`, broken only between words: a key or a `--set` hint longer than a
     line stays whole (it must be copied as it is), past the width."""
-    return textwrap.wrap(text, columns, initial_indent=first, subsequent_indent=rest, break_on_hyphens=False,
-                         break_long_words=False)  # fmt: skip
+    return textwrap.wrap(
+        text, columns, initial_indent=first, subsequent_indent=rest, break_on_hyphens=False, break_long_words=False
+    )
 
 
 def _longest_word(texts: Iterable[str]) -> int:
     return max((len(word) for text in texts for word in text.split()), default=0)
 
 
-def terminal(report: Report, *, verbose: bool = False, color: bool = True, columns: int | None = None,
-             file: Any = None, detail: Callable[[Entry], str] | None = None) -> None:  # fmt: skip
+def terminal(
+    report: Report,
+    *,
+    verbose: bool = False,
+    color: bool = True,
+    columns: int | None = None,
+    file: Any = None,
+    detail: Callable[[Entry], str] | None = None,
+) -> None:
     """On a terminal: a rich table, grouped by status, wrapped to the width."""
     from rich import box
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
-    console = Console(file=file, width=columns or width(file), no_color=not color, force_terminal=True, highlight=False,
-                      soft_wrap=False, emoji=False, markup=False)  # fmt: skip
+    console = Console(
+        file=file,
+        width=columns or width(file),
+        no_color=not color,
+        force_terminal=True,
+        highlight=False,
+        soft_wrap=False,
+        emoji=False,
+        markup=False,
+    )
     shown = rows(report.entries, verbose=verbose, detail=detail)
     # the columns' widths, worked out here: each at least its longest word (a key or a --set hint is
     # never broken), keys about 2/5 of the room (rich's own ratios with minimums crop words)
     room = console.width - len("defaulted") - 6  # three columns: two gaps of padding and a rule
-    keys_width = max(_longest_word(printable(row.keys) for row in shown), min(room * 2 // 5, max((len(printable(r.keys)) for r in shown), default=0)))
+    keys_width = max(
+        _longest_word(printable(row.keys) for row in shown),
+        min(room * 2 // 5, max((len(printable(r.keys)) for r in shown), default=0)),
+    )
     why_width = room - keys_width
     if shown and why_width < _longest_word(printable(row.reason) for row in shown):
         # too narrow for columns that hold every key and hint whole: the plain layout, in colour
@@ -146,8 +174,9 @@ def terminal(report: Report, *, verbose: bool = False, color: bool = True, colum
                 console.print(Text(line))
         shown = []
     if shown:
-        table = Table(show_header=True, header_style="bold", expand=False, box=box.SIMPLE_HEAD, pad_edge=False,
-                      show_edge=False)  # fmt: skip
+        table = Table(
+            show_header=True, header_style="bold", expand=False, box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False
+        )
         table.add_column("status", no_wrap=True)
         table.add_column("keys", overflow="fold", width=keys_width)
         table.add_column("why", overflow="fold", width=why_width)
@@ -156,8 +185,11 @@ def terminal(report: Report, *, verbose: bool = False, color: bool = True, colum
             if last is not None and row.status != last:
                 table.add_section()
             style = STYLE.get(row.status, "") if color else ""
-            table.add_row(Text(row.status if row.status != last else "", style=style), Text(printable(row.keys)),
-                          Text(printable(row.reason)))  # fmt: skip
+            table.add_row(
+                Text(row.status if row.status != last else "", style=style),
+                Text(printable(row.keys)),
+                Text(printable(row.reason)),
+            )
             last = row.status
         console.print(table)
     for line in footer(report):

@@ -42,15 +42,27 @@ def run_translation(
 
         refuse_other_format(inputs, src, command)
     result = translate(
-        list(inputs), src, dst,
-        set_values=set_values, target_values=target_values, world_size=opts["world_size"], layout=opts.get("layout"),
-        source_version=opts["source_version"], target_version=opts["target_version"], with_files=with_files,
-        model_config=opts.get("model_config"), output=output if output != "-" else None,
+        list(inputs),
+        src,
+        dst,
+        set_values=set_values,
+        target_values=target_values,
+        world_size=opts["world_size"],
+        layout=opts.get("layout"),
+        source_version=opts["source_version"],
+        target_version=opts["target_version"],
+        with_files=with_files,
+        model_config=opts.get("model_config"),
+        output=output if output != "-" else None,
         verify=not opts["no_verify"],
-    )  # fmt: skip
+    )
     from ..services.output_text import carries_comments, output_text, preservable
 
-    one = inputs[0] if preservable(src, dst, inputs, with_files) or carries_comments(src, dst, inputs, with_files) else None
+    one = (
+        inputs[0]
+        if preservable(src, dst, inputs, with_files) or carries_comments(src, dst, inputs, with_files)
+        else None
+    )
     text = output_text(result, one, plain=opts["plain"])
     # every file the translation read (a VeOmni config.json found beside the YAML too) is never overwritten
     everything = tuple(dict.fromkeys(inputs + tuple(opts["with_files"]) + tuple(result.report.source.get("files", ()))))
@@ -60,8 +72,10 @@ def run_translation(
     files: list[tuple[str, str]] = []
     if output != "-":
         if result.side_files and writes_through(output):
-            raise NeoconvError(f"this translation also writes {', '.join(result.side_files)} beside the output: "
-                               f"give -o a file name in a folder, not {output}")  # fmt: skip
+            raise NeoconvError(
+                f"this translation also writes {', '.join(result.side_files)} beside the output: "
+                f"give -o a file name in a folder, not {output}"
+            )
         for name, side in result.side_files.items():
             path = str(Path(output).parent / name)
             clash = foreign_side_file(path, side, output)

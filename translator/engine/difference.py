@@ -69,13 +69,15 @@ class DiffResult:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "a_format": self.a_format, "b_format": self.b_format, "equal": self.equal,
+            "a_format": self.a_format,
+            "b_format": self.b_format,
+            "equal": self.equal,
             "changed": [c.to_json() for c in self.changed],
             "only_in_a": [c.to_json() for c in self.only_a],
             "only_in_b": [c.to_json() for c in self.only_b],
             "not_expressible_in_both": [c.to_json() for c in self.inexpressible],
             "extensions": self.extensions,
-        }  # fmt: skip
+        }
 
     def render(self) -> str:
         lines: list[str] = []
@@ -92,11 +94,15 @@ class DiffResult:
 
         for c in self.changed:
             if c.difference is not None:  # a schedule: one line per side, and by how much the lrs differ
-                lines.append(f"changed  {c.field}: lrs differ by up to {c.difference[0]:.4g} (first at step "
-                             f"{c.difference[1]}){said(c)}\n  A{side(c.a_keys)}: {_describe(c.a)}\n"
-                             f"  B{side(c.b_keys)}: {_describe(c.b)}")  # fmt: skip
+                lines.append(
+                    f"changed  {c.field}: lrs differ by up to {c.difference[0]:.4g} (first at step "
+                    f"{c.difference[1]}){said(c)}\n  A{side(c.a_keys)}: {_describe(c.a)}\n"
+                    f"  B{side(c.b_keys)}: {_describe(c.b)}"
+                )
                 continue
-            lines.append(f"changed  {c.field}: {spelled(c.a)}{side(c.a_keys)} -> {spelled(c.b)}{side(c.b_keys)}{said(c)}")
+            lines.append(
+                f"changed  {c.field}: {spelled(c.a)}{side(c.a_keys)} -> {spelled(c.b)}{side(c.b_keys)}{said(c)}"
+            )
         for c in self.only_a:
             lines.append(f"removed  {c.field}: {spelled(c.a)}{side(c.a_keys)} (not set in B){said(c)}")
         for c in self.only_b:
@@ -110,11 +116,16 @@ class DiffResult:
         for where, leaves in self.extensions.items():
             for leaf, value in leaves.items():
                 lines.append(f"extension {where} {leaf}: {spelled(value)}")
-        lines.append("equal" if self.equal else f"{len(self.changed) + len(self.only_a) + len(self.only_b)} difference(s)")
+        lines.append(
+            "equal" if self.equal else f"{len(self.changed) + len(self.only_a) + len(self.only_b)} difference(s)"
+        )
         return "\n".join(lines) + "\n"
 
 
-_QUOTED = re.compile(r"""^$|^[-+]?(\.?[0-9].*|\.inf|\.nan)$|^(true|false|yes|no|on|off|null|~)$|[:#]\s|^[\s'"\[\]{}&*!|>%@`,-]|\s$""", re.I)
+_QUOTED = re.compile(
+    r"""^$|^[-+]?(\.?[0-9].*|\.inf|\.nan)$|^(true|false|yes|no|on|off|null|~)$|[:#]\s|^[\s'"\[\]{}&*!|>%@`,-]|\s$""",
+    re.I,
+)
 
 
 def spelled(value: Any) -> str:
@@ -125,7 +136,15 @@ def spelled(value: Any) -> str:
     if isinstance(value, str):
         return json.dumps(value, ensure_ascii=False) if _QUOTED.search(value) or not value.isprintable() else value
     if isinstance(value, float):
-        return ".inf" if value == math.inf else "-.inf" if value == -math.inf else ".nan" if value != value else repr(value)
+        return (
+            ".inf"
+            if value == math.inf
+            else "-.inf"
+            if value == -math.inf
+            else ".nan"
+            if value != value
+            else repr(value)
+        )
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(spelled(v) for v in value) + "]"
     if isinstance(value, dict):
@@ -229,7 +248,9 @@ def diff_ir(a: Ingested, b: Ingested, *, rtol: float = DEFAULT_RTOL, differences
     aliases_b = b.source.aliases if b.source else {}
 
     def change(name: str, va: Any, vb: Any) -> FieldChange:
-        return FieldChange(name, va.value if va else None, vb.value if vb else None, _keys(va, aliases_a), _keys(vb, aliases_b))
+        return FieldChange(
+            name, va.value if va else None, vb.value if vb else None, _keys(va, aliases_a), _keys(vb, aliases_b)
+        )
 
     special = _special()
     for name in sorted(fields_a.keys() | fields_b.keys()):
@@ -240,14 +261,21 @@ def diff_ir(a: Ingested, b: Ingested, *, rtol: float = DEFAULT_RTOL, differences
         if how is not None and how.startswith("covered:") and (fields_a.get(how[8:]) or fields_b.get(how[8:])):
             continue  # decided by another field (the optimizer's lr by a schedule, which is compared itself)
         if name not in both:
-            if not differences_only and (
-                (va and va.origin is not Origin.DEFAULT) or (vb and vb.origin is not Origin.DEFAULT)
-            ) and not (va and vb and values_equal(va.value, vb.value, rtol)):  # (both read with --world-size)
+            if (
+                not differences_only
+                and ((va and va.origin is not Origin.DEFAULT) or (vb and vb.origin is not Origin.DEFAULT))
+                and not (va and vb and values_equal(va.value, vb.value, rtol))
+            ):  # (both read with --world-size)
                 result.inexpressible.append(change(name, va, vb))
                 result.inexpressible[-1].unheld = unheld(name, fb if name in expressible(fa) else fa)
             continue
         if va is None or va.value is None:
-            if vb is not None and vb.value is not None and vb.origin is not Origin.DEFAULT and not _means_absent(name, vb.value, rtol, fields_a):
+            if (
+                vb is not None
+                and vb.value is not None
+                and vb.origin is not Origin.DEFAULT
+                and not _means_absent(name, vb.value, rtol, fields_a)
+            ):
                 result.only_b.append(change(name, va, vb))
             continue
         if vb is None or vb.value is None:
@@ -265,7 +293,9 @@ def diff_ir(a: Ingested, b: Ingested, *, rtol: float = DEFAULT_RTOL, differences
         return result
     for label, part in (("A", a), ("B", b)):
         shown = part.source.aliases if part.source else {}
-        leaves = {shown.get(leaf, leaf): part.raw.get(leaf) for leaf, fate in part.fates.items() if fate.kind == "extension"}
+        leaves = {
+            shown.get(leaf, leaf): part.raw.get(leaf) for leaf, fate in part.fates.items() if fate.kind == "extension"
+        }
         if leaves:
             result.extensions[label] = leaves
     return result
@@ -284,7 +314,9 @@ def only_b_unheld(a: Ingested, b: Ingested) -> list[FieldChange]:
             continue
         if covered_or_summary(name, a.ir) or covered_or_summary(name, b.ir):
             continue  # compared through another field, as diff_ir does
-        found.append(FieldChange(name, None, vb.value, (), _keys(vb, aliases), unheld=unheld(name, fa) if fa != fb else ""))
+        found.append(
+            FieldChange(name, None, vb.value, (), _keys(vb, aliases), unheld=unheld(name, fa) if fa != fb else "")
+        )
     return found
 
 
@@ -301,8 +333,10 @@ def unreturned(report: Report, source: Source, back: Source) -> int:
             leaf = leaf_of.get(key)
             if leaf is None or (leaf in after and after[leaf] == before[leaf]):
                 continue
-            message: Message = ("reads_back_differently", {"field": key, "source_value": before[leaf],
-                                                           "written": {}, "read_back": after.get(leaf)})  # fmt: skip
+            message: Message = (
+                "reads_back_differently",
+                {"field": key, "source_value": before[leaf], "written": {}, "read_back": after.get(leaf)},
+            )
             report.entries[i] = entry = entry.amended(Status.LOSSY, message, first=False)
             added += 1
     return added

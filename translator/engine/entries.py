@@ -63,13 +63,20 @@ def unanchored(
             if not ir.has(name) and (rule.key is not None or name not in missing):
                 continue  # optional and unknown; only a value derived from one the target needs is lost
             slot = carried.get(name)
-            if slot is not None and not slot.unwritable and name not in unheld and (
-                slot.target_keys or slot.note or slot.skipped
+            if (
+                slot is not None
+                and not slot.unwritable
+                and name not in unheld
+                and (slot.target_keys or slot.note or slot.skipped)
             ):
                 continue  # written, expressed by a note, or not meant for this config (a `when`)
             absent = table.absent.get(name)
-            why = unheld.get(name) or missing.get(name) or (slot.skipped if slot else None) or (
-                ("absent", {"reason": absent, "field": name}) if absent else None)  # fmt: skip
+            why = (
+                unheld.get(name)
+                or missing.get(name)
+                or (slot.skipped if slot else None)
+                or (("absent", {"reason": absent, "field": name}) if absent else None)
+            )
             reason: Message = ("relative_to_missing", {"title": table.title, "field": name, "why": as_value(why)})
             for own in present:
                 carried[own].lossy.append(reason)
@@ -103,7 +110,9 @@ def unreported_losses(report: Report, extra: list[Entry], carried: dict[str, Car
     (source_key null) naming the fields, their values and what the target does."""
     covered = {name for e in report.entries if e.status is Status.LOSSY for name in e.fields}
     covered.update(name for e in extra if e.status is Status.LOSSY for name in e.fields)
-    grouped: dict[tuple[tuple[str, ...], str], tuple[list[Message], list[str]]] = {}  # (targets, why) -> reasons, fields
+    grouped: dict[
+        tuple[tuple[str, ...], str], tuple[list[Message], list[str]]
+    ] = {}  # (targets, why) -> reasons, fields
     upgraded: set[int] = set()  # defaulted entries that now say a loss
     for name, slot in carried.items():
         if not slot.lossy or name in covered:
@@ -114,8 +123,10 @@ def unreported_losses(report: Report, extra: list[Entry], carried: dict[str, Car
             report.entries.append(said(None, ", ".join(targets) or None, Status.LOSSY, reasons, (name,), targets))
             continue
         why = "; ".join(render(*m) for m in reasons)
-        at = next((i for i, e in enumerate(extra) if name in e.fields and (
-            e.status is Status.DEFAULTED or i in upgraded)), None)  # fmt: skip
+        at = next(
+            (i for i, e in enumerate(extra) if name in e.fields and (e.status is Status.DEFAULTED or i in upgraded)),
+            None,
+        )
         if at is not None:
             # no source_key: a defaulted entry names a key the file lacks, a lossy one a leaf it has
             extra[at] = _lost_too(extra[at], reasons, why)
@@ -124,9 +135,19 @@ def unreported_losses(report: Report, extra: list[Entry], carried: dict[str, Car
         slot_key = (tuple(dict.fromkeys(slot.target_keys)), why)
         grouped.setdefault(slot_key, (reasons, []))[1].append(name)
     for (targets, _), (reasons, group) in grouped.items():
-        values = [{"field": name, "value": ir.fields[name].value, "origin": ir.fields[name].origin.value,
-                   "keys": list(ir.fields[name].source_keys)} for name in group]  # fmt: skip
-        message: Message = ("value_lost", {"title": src_title, "values": values, "reasons": [as_value(m) for m in reasons]})
+        values = [
+            {
+                "field": name,
+                "value": ir.fields[name].value,
+                "origin": ir.fields[name].origin.value,
+                "keys": list(ir.fields[name].source_keys),
+            }
+            for name in group
+        ]
+        message: Message = (
+            "value_lost",
+            {"title": src_title, "values": values, "reasons": [as_value(m) for m in reasons]},
+        )
         report.entries.append(said(None, ", ".join(targets) or None, Status.LOSSY, (message,), tuple(group), targets))
 
 
@@ -135,9 +156,14 @@ _CARRIED: tuple[Message, ...] = (("carried", _NOTHING),)
 
 
 def leaf_entries(
-    ingested: Ingested, table: Table, dst_format: str, carried: dict[str, Carried], out: dict[str, Any],
-    passed: set[str], homeless: dict[str, str],
-) -> list[Entry]:  # fmt: skip
+    ingested: Ingested,
+    table: Table,
+    dst_format: str,
+    carried: dict[str, Carried],
+    out: dict[str, Any],
+    passed: set[str],
+    homeless: dict[str, str],
+) -> list[Entry]:
     entries: list[Entry] = []
     src_format = ingested.source.format if ingested.source else "?"
     for part in (ingested, *ingested.companions):
@@ -147,8 +173,13 @@ def leaf_entries(
             if part is ingested and leaf in passed:
                 entry = _passed_entry(leaf, part, fate)
             elif part is ingested and leaf in homeless:
-                entry = said(leaf, None, Status.DROPPED, (("no_place_in_layout", {"reason": homeless[leaf]}), *fate.notes),
-                             fields_of(fate))  # fmt: skip
+                entry = said(
+                    leaf,
+                    None,
+                    Status.DROPPED,
+                    (("no_place_in_layout", {"reason": homeless[leaf]}), *fate.notes),
+                    fields_of(fate),
+                )
             elif fate.kind == "unsupported" and len(fate.notes) == 1:  # the commonest leaf no rule takes
                 kind, values = fate.notes[0]
                 entry = Entry(leaf, None, Status.DROPPED, TEMPLATES[kind](values), (), kind, values)
@@ -172,8 +203,16 @@ def set_entries(report: Report, ingested: Ingested, table: Table, carried: dict[
         given = carried.get(name)
         if given and given.target_keys:
             keys = tuple(dict.fromkeys(given.target_keys))
-            report.entries.append(said(f"--set {name}", ", ".join(keys), Status.EXACT,
-                                       (("set_written", {"field": name, "value": value.value}),), (name,), keys))  # fmt: skip
+            report.entries.append(
+                said(
+                    f"--set {name}",
+                    ", ".join(keys),
+                    Status.EXACT,
+                    (("set_written", {"field": name, "value": value.value}),),
+                    (name,),
+                    keys,
+                )
+            )
             continue
         readers = ingested.table.rules_reading(name) if ingested.table else []
         summary_of = catalogue()[name].summary_of  # a schedule summary: the phases are rebuilt from it
@@ -190,8 +229,9 @@ def _waits_for(table: Table, ir: Any, name: str) -> Message | None:
     """A target rule writes the field but needs another one the IR lacks (VeOmni's config.json
     class needs model.family): name that one, not "no counterpart"."""
     for rule in table.rules_for_field(name):
-        lacking = [f for f in rule.with_fields.values() if f not in rule.fields and not ir.has(f)
-                   and table.rules_for_field(f)]  # fmt: skip
+        lacking = [
+            f for f in rule.with_fields.values() if f not in rule.fields and not ir.has(f) and table.rules_for_field(f)
+        ]
         if lacking:
             choices = catalogue()[lacking[0]].enum
             value = f"{{{', '.join(choices[:6])}, ...}}" if choices else "VALUE"
@@ -211,7 +251,10 @@ def no_counterpart(table: Table, fields: list[str]) -> Message:
 def _placeholder(leaf: str, fate: LeafFate, ingested: Ingested) -> bool:
     """The leaf, or the run-time value it is read with, is a placeholder the launcher fills (Source.placeholders)."""
     filled = ingested.source.placeholders if ingested.source is not None else frozenset()
-    causes = [leaf, *(key for kind, values in fate.notes if kind == "read_with_runtime_value" for key in values["keys"])]
+    causes = [
+        leaf,
+        *(key for kind, values in fate.notes if kind == "read_with_runtime_value" for key in values["keys"]),
+    ]
     return any(cause in filled for cause in causes)
 
 
@@ -234,9 +277,15 @@ def _passed_entry(leaf: str, ingested: Ingested, fate: LeafFate) -> Entry:
 
 
 def _entry_for(
-    leaf: str, raw: Any, fate: LeafFate, ingested: Ingested, out: dict[str, Any], table: Table, dst_format: str,
+    leaf: str,
+    raw: Any,
+    fate: LeafFate,
+    ingested: Ingested,
+    out: dict[str, Any],
+    table: Table,
+    dst_format: str,
     src_format: str,
-) -> Entry:  # fmt: skip
+) -> Entry:
     if fate.kind == "unknown":  # (a key no release knows, or a rule's value no name of the release is)
         return said(leaf, None, Status.UNKNOWN, fate.notes, fields_of(fate))
     if fate.kind == "unsupported":
@@ -286,7 +335,9 @@ def _rule_entry(
         values = [v for s in done for v in s.written]
         note = next((s.note for s in done if s.note), "")
         # fields the source gave a value the target could not place (fields without a value lose nothing)
-        missing = [f for f, s in zip(rule.fields, slots) if not (s and (s.target_keys or s.note)) and ingested.ir.has(f)]
+        missing = [
+            f for f, s in zip(rule.fields, slots) if not (s and (s.target_keys or s.note)) and ingested.ir.has(f)
+        ]
         lost_fields = tuple(f for f, s in zip(rule.fields, slots) if (s and s.lossy) or f in missing)
     target = ", ".join(targets) or None
     read_lossy = ingested.lossy.get(id(rule))
@@ -298,14 +349,19 @@ def _rule_entry(
         lost_fields = rule.fields
     if missing:
         why = next((s.skipped for f, s in zip(rule.fields, slots) if f in missing and s and s.skipped), None) or next(
-            (("absent", {"reason": table.absent[f], "field": f}) for f in missing if f in table.absent), None)
+            (("absent", {"reason": table.absent[f], "field": f}) for f in missing if f in table.absent), None
+        )
         lossy.append(("cannot_express", {"title": table.title, "fields": missing, "why": as_value(why)}))
     if lossy:
         return said(leaf, target, Status.LOSSY, (*unique(lossy), *fate.notes), lost_fields, _keys(targets))
     exact = (
-        len(rule.keys) == 1 and leaf == rule.key and len(targets) == 1 and len(values) == 1
-        and _same(raw, values[0]) and not fate.notes
-    )  # fmt: skip
+        len(rule.keys) == 1
+        and leaf == rule.key
+        and len(targets) == 1
+        and len(values) == 1
+        and _same(raw, values[0])
+        and not fate.notes
+    )
     if exact:  # the commonest entry: said without rendering
         return Entry(leaf, target, Status.EXACT, "", rule.fields, "renamed", _NOTHING, _keys(targets))
     if leaf != rule.key and rule.key is not None and leaf in rule.also:
@@ -316,7 +372,9 @@ def _rule_entry(
         main = ("converted", {"value": values[0]} if len(values) == 1 else _NOTHING)
     if fate.notes:
         return said(leaf, target, Status.CONVERTED, (main, *fate.notes), rule.fields, _keys(targets))
-    return Entry(leaf, target, Status.CONVERTED, TEMPLATES[main[0]](main[1]), rule.fields, main[0], main[1], _keys(targets))
+    return Entry(
+        leaf, target, Status.CONVERTED, TEMPLATES[main[0]](main[1]), rule.fields, main[0], main[1], _keys(targets)
+    )
 
 
 def _unwritten(
@@ -338,10 +396,17 @@ def _keys(targets: list[str]) -> tuple[str, ...]:
 
 
 def _same(a: Any, b: Any) -> bool:
-    return type(a) is type(b) and a == b or (
-        isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool)
-        and not isinstance(b, bool) and a == b
-    )  # fmt: skip
+    return (
+        type(a) is type(b)
+        and a == b
+        or (
+            isinstance(a, (int, float))
+            and isinstance(b, (int, float))
+            and not isinstance(a, bool)
+            and not isinstance(b, bool)
+            and a == b
+        )
+    )
 
 
 # an entry a derived value can ride on: it already says the leaf's value is not carried
@@ -354,8 +419,11 @@ def unheld_derived(report: Report, ingested: Ingested, table: Table) -> None:
     """Name, as dropped, every source value (not a default, not a --set value) that the target's
     table has no rule for and that no lossy/dropped/missing/unknown entry names yet."""
     ir, held = ingested.ir, table.held
-    lost = [name for name, value in ir.fields.items() if name not in held and value.origin in _STATED
-            and value.value is not None]  # fmt: skip
+    lost = [
+        name
+        for name, value in ir.fields.items()
+        if name not in held and value.origin in _STATED and value.value is not None
+    ]
     if not lost:
         return
     from .difference import covered_or_summary
@@ -386,8 +454,9 @@ def unheld_derived(report: Report, ingested: Ingested, table: Table) -> None:
             alike = [name for name in names if table.absent.get(name, "") == reason]
             messages = _with_reason(messages, no_counterpart(table, alike), alike)
         messages.append(_message(src, ir, names, None))
-        entries[i] = said(entry.source_key, entry.target_key, entry.status, messages, (*entry.fields, *names),
-                          entry.target_keys)  # fmt: skip
+        entries[i] = said(
+            entry.source_key, entry.target_key, entry.status, messages, (*entry.fields, *names), entry.target_keys
+        )
     for names in grouped.values():
         message = _message(src, ir, names, shown)
         entries.append(said(None, None, Status.DROPPED, (message, no_counterpart(table, names)), tuple(names)))
@@ -411,7 +480,11 @@ def _leaves(ingested: Ingested, name: str, seen: set[str]) -> list[str]:
     for part in (ingested, *ingested.companions):
         # the rules that derived rather than read (none of their keys in the file); of those, the ones
         # with no key at all when there are any (HF's parallel_shared_norm, not the Falcon block's)
-        rules = [r for r in (part.table.rules_for_field(name) if part.table else ()) if not any(k in part.raw for k in r.keys)]
+        rules = [
+            r
+            for r in (part.table.rules_for_field(name) if part.table else ())
+            if not any(k in part.raw for k in r.keys)
+        ]
         for rule in [r for r in rules if not r.keys] or rules:
             inputs.update(dict.fromkeys(f for f in rule.read_deps if f != name))
     return list(dict.fromkeys(leaf for f in inputs for leaf in _leaves(ingested, f, seen)))
@@ -469,7 +542,9 @@ def _message(src: str, ir: IR, names: list[str], provenance: dict[str, list[str]
     return "derived_dropped", {"title": src, "values": values, "own_entry": provenance is not None}
 
 
-def defaulted_entry(ingested: Ingested, table: Table, rule: Rule, present: list[str], written: Written, version: str) -> Entry:
+def defaulted_entry(
+    ingested: Ingested, table: Table, rule: Rule, present: list[str], written: Written, version: str
+) -> Entry:
     """A source default written because the target's own default differs: which default, where
     the source keeps it, what was written and what the target would have used."""
     src_title = ingested.table.title if ingested.table else (ingested.source.format if ingested.source else "?")
@@ -485,11 +560,19 @@ def defaulted_entry(ingested: Ingested, table: Table, rule: Rule, present: list[
     # "the target's default is X" speaks of the field: only a one-key transform turns the key's
     # default into the field's (an inverted flag's false is the field's true); otherwise name the key
     as_field = rule.simple is not None and rule.key is not None and list(documented) == [rule.key]
-    message: Message = ("default_written", {
-        "title": src_title, "field": present[0], "value": ingested.ir.get(present[0]), "target": target_title,
-        "target_defaults": documented, "key_default": as_field, "written": {k: v[0] for k, v in written.items()},
-        **({"field_default": _as_field(rule, documented[rule.key])} if as_field and rule.key else {}),
-    })  # fmt: skip
+    message: Message = (
+        "default_written",
+        {
+            "title": src_title,
+            "field": present[0],
+            "value": ingested.ir.get(present[0]),
+            "target": target_title,
+            "target_defaults": documented,
+            "key_default": as_field,
+            "written": {k: v[0] for k, v in written.items()},
+            **({"field_default": _as_field(rule, documented[rule.key])} if as_field and rule.key else {}),
+        },
+    )
     caveat = ingested.lossy.get(id(src_rules[0])) if src_rules else None
     keys = tuple(written)
     # a caveat of the source's reading concerns all its fields (a schedule left unknown)
@@ -497,7 +580,9 @@ def defaulted_entry(ingested: Ingested, table: Table, rule: Rule, present: list[
     return said(src_key, ", ".join(keys), Status.DEFAULTED, (message, caveat) if caveat else (message,), fields, keys)
 
 
-def default_not_kept(extra: list[Entry], ingested: Ingested, rule: Rule, present: list[str], why: Message | Approx) -> None:
+def default_not_kept(
+    extra: list[Entry], ingested: Ingested, rule: Rule, present: list[str], why: Message | Approx
+) -> None:
     """A value no source leaf carries (the source's default, or one derived from other fields) that
     the target cannot take has no leaf entry to say so: it gets an entry of its own (NeoX's default
     betas [0.9, 0.999] against VeOmni's hard-coded ones)."""
@@ -516,10 +601,15 @@ def default_not_kept(extra: list[Entry], ingested: Ingested, rule: Rule, present
         if value.origin is Origin.DEFAULT:
             src_rules = ingested.table.rules_for_field(name) if ingested.table else []
             src_key = src_rules[0].key if src_rules and src_rules[0].key else None
-            message: Message = ("default_not_kept", {"title": title, "field": name, "value": value.value, "key": src_key,
-                                                     "reason": as_value(reason)})  # fmt: skip
+            message: Message = (
+                "default_not_kept",
+                {"title": title, "field": name, "value": value.value, "key": src_key, "reason": as_value(reason)},
+            )
         else:
-            message = ("derived_not_kept", {"title": title, "field": name, "value": value.value, "reason": as_value(reason)})
+            message = (
+                "derived_not_kept",
+                {"title": title, "field": name, "value": value.value, "reason": as_value(reason)},
+            )
         # no source_key: the file has no such leaf (the one-entry-per-leaf invariant counts leaves)
         extra.append(said(None, rule.key, Status.LOSSY, (message,), (name,), (rule.key,) if rule.key else ()))
 
@@ -574,7 +664,12 @@ class _Emission:
     """One translation's writing under way: the target leaves, and what became of each field."""
 
     def __init__(
-        self, ingested: Ingested, table: Table, dst_format: str, version: str, unplaceable: Callable[[str], str | None] | None
+        self,
+        ingested: Ingested,
+        table: Table,
+        dst_format: str,
+        version: str,
+        unplaceable: Callable[[str], str | None] | None,
     ) -> None:
         self.ingested, self.table, self.version, self.unplaceable = ingested, table, version, unplaceable
         self.history = load_history(dst_format)  # what the target release's code takes for a key (whole numbers)
@@ -653,7 +748,7 @@ class _Emission:
                 continue
             applied.append((rule, present))
             for key in [k for k in written if k.startswith(MISSING)]:
-                self._needed(rule, key[len(MISSING):], written.pop(key)[1])
+                self._needed(rule, key[len(MISSING) :], written.pop(key)[1])
             lost = written.pop(LOSS, None)
             if lost is not None or rule.lossy or rule.key is None or rule.note:
                 self._noted(rule, present, written, lost[1] if lost else None)
@@ -690,8 +785,10 @@ class _Emission:
             return None
         for key, (value, _) in written.items():
             if isinstance(value, float) and not value.is_integer() and history.type_at(key, self.version) == "int":
-                return Unexpressible(f"{self.table.title} {self.version} takes a whole number for {key} (its code "
-                                     f"types it int): {value!r} is not one; its default applies")  # fmt: skip
+                return Unexpressible(
+                    f"{self.table.title} {self.version} takes a whole number for {key} (its code "
+                    f"types it int): {value!r} is not one; its default applies"
+                )
         return None
 
     def _noted(self, rule: Rule, present: list[str], written: dict[str, Any], loss: Approx | None) -> None:
@@ -733,7 +830,10 @@ class _Emission:
 
     def _needed(self, rule: Rule, key: str, why: Approx | None) -> None:
         """A key the target needs that the rule's formula could not give (the --set that gives it)."""
-        need: Message = ("needs_value", {"field": rule.fields[0], "hint": why.detail if why else None, "elsewhere": None})
+        need: Message = (
+            "needs_value",
+            {"field": rule.fields[0], "hint": why.detail if why else None, "elsewhere": None},
+        )
         self.extra.append(said(None, key, Status.MISSING, (need,), rule.fields, (key,)))
 
     def _missing(self, rule: Rule) -> None:
@@ -741,12 +841,19 @@ class _Emission:
         ir, table = self.ir, self.table
         # the source says where these live when they are not in it (VeOmni: the HF config.json)
         elsewhere = next((self.unsupplied[f] for f in rule.fields if f in self.unsupplied), None) if rule.key else None
-        if (rule.required or elsewhere) and rule.applies(self.values) and not any(
-            ir.has(f) for r in table.rules_for_field(rule.fields[0]) for f in r.fields if r is not rule
+        if (
+            (rule.required or elsewhere)
+            and rule.applies(self.values)
+            and not any(ir.has(f) for r in table.rules_for_field(rule.fields[0]) for f in r.fields if r is not rule)
         ):
             # the source's word on where the value lives wins over the target's own hint
-            need: Message = ("needs_value", {"field": rule.fields[0], "hint": rule.hint or None, "elsewhere": elsewhere})
-            self.extra.append(said(None, rule.key, Status.MISSING, (need,), rule.fields, (rule.key,) if rule.key else ()))
+            need: Message = (
+                "needs_value",
+                {"field": rule.fields[0], "hint": rule.hint or None, "elsewhere": elsewhere},
+            )
+            self.extra.append(
+                said(None, rule.key, Status.MISSING, (need,), rule.fields, (rule.key,) if rule.key else ())
+            )
 
 
 def _const_entry(table: Table, rule: Rule) -> Entry:
@@ -754,7 +861,9 @@ def _const_entry(table: Table, rule: Rule) -> Entry:
     report does (a value added for the target, no loss)."""
     assert rule.key is not None
     when = ", ".join(f"{k}={'/'.join(map(str, v))}" for k, v in rule.when.items())
-    why = rule.hint or "a key with no canonical field, which the table writes " + (f"when {when}" if when else "for every config")
+    why = rule.hint or "a key with no canonical field, which the table writes " + (
+        f"when {when}" if when else "for every config"
+    )
     added: Message = ("added_for_target", {"title": table.title, "written": {rule.key: rule.const}, "why": why})
     return said(None, rule.key, Status.DEFAULTED, (added,), (), (rule.key,))
 
@@ -764,7 +873,9 @@ def _unexpressible(exc: Unexpressible) -> Message:
     return as_message(exc.args[0] if exc.args else str(exc), "unexpressible")
 
 
-def _fresh_rules(ingested: Ingested, table: Table, version: str, unplaceable: Callable[[str], str | None] | None) -> set[int]:
+def _fresh_rules(
+    ingested: Ingested, table: Table, version: str, unplaceable: Callable[[str], str | None] | None
+) -> set[int]:
     """Rules (by id) a same-format translation must write from the IR: a value of theirs came
     from --set or from a --with companion file, not from the leaves of the source itself; or the file
     left the rule's key at a default the target release changed (a 2022 NeoX file's weight decay 0.01,
@@ -779,14 +890,26 @@ def _fresh_rules(ingested: Ingested, table: Table, version: str, unplaceable: Ca
                 continue
             if value.origin is Origin.USER or not set(value.source_keys) <= mine:
                 fresh.add(id(rule))
-            elif value.origin is Origin.DEFAULT and read_as and read_as != version and _default_moved(rule, read_as, version):
+            elif (
+                value.origin is Origin.DEFAULT
+                and read_as
+                and read_as != version
+                and _default_moved(rule, read_as, version)
+            ):
                 fresh.add(id(rule))
-        if read_as and read_as != version and id(rule) not in fresh and _meaning_moved(rule, ingested, version, unplaceable):
+        if (
+            read_as
+            and read_as != version
+            and id(rule) not in fresh
+            and _meaning_moved(rule, ingested, version, unplaceable)
+        ):
             fresh.add(id(rule))  # the same keys mean another value at the target release: written from the IR
     return fresh
 
 
-def _meaning_moved(rule: Rule, ingested: Ingested, version: str, unplaceable: Callable[[str], str | None] | None) -> bool:
+def _meaning_moved(
+    rule: Rule, ingested: Ingested, version: str, unplaceable: Callable[[str], str | None] | None
+) -> bool:
     """A rule whose reading depends on the release (its formula takes `version`) reads the file's own keys
     that the target has a place for as another value at the target release (Model Zoo's mixed_precision
     alone: float16 for a 1.x TensorFlow model, bfloat16 for 2.4+; its use_bfloat16 retired)."""
@@ -811,8 +934,11 @@ def _meaning_moved(rule: Rule, ingested: Ingested, version: str, unplaceable: Ca
     except (TypeError, ValueError, ArithmeticError):
         return True  # the target release cannot read them as they are: write the value
     there = there if isinstance(there, dict) and len(rule.fields) > 1 else {field_ident(rule.fields[0]): there}
-    return any(unwrap(there.get(field_ident(name)))[0] != ingested.ir.get(name) for name in rule.fields
-               if isinstance(there, dict))  # fmt: skip
+    return any(
+        unwrap(there.get(field_ident(name)))[0] != ingested.ir.get(name)
+        for name in rule.fields
+        if isinstance(there, dict)
+    )
 
 
 def _default_moved(rule: Rule, read_as: str, version: str) -> bool:

@@ -110,7 +110,13 @@ def spelled_as_file(source: Source, leaf: str, suggestion: str) -> str:
 def _not_a_name(leaf: str, value: Any, schema: SchemaIndex, table: Table, source: Source) -> Message | None:
     """A text value of a key whose framework lists its names (a Literal, a closed_enums table's enum) that
     is none of them: what an enum rule reads as a value the release does not know. None otherwise."""
-    texts = [value] if isinstance(value, str) else [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+    texts = (
+        [value]
+        if isinstance(value, str)
+        else [v for v in value if isinstance(v, str)]
+        if isinstance(value, list)
+        else []
+    )
     names = schema.choices(leaf, table.closed_enums) if texts else None
     if not names:
         return None
@@ -119,8 +125,14 @@ def _not_a_name(leaf: str, value: Any, schema: SchemaIndex, table: Table, source
     other = next((t for t in texts if (t if closed else t.lower()) not in known), None)  # (a list: item by item)
     if other is None:
         return None
-    return "not_a_value", {"title": table.title, "release": source.version or table.versions[0], "key": leaf,
-                           "value": other, "known": list(names), "fields": []}  # fmt: skip
+    return "not_a_value", {
+        "title": table.title,
+        "release": source.version or table.versions[0],
+        "key": leaf,
+        "value": other,
+        "known": list(names),
+        "fields": [],
+    }
 
 
 def _group_of(schema: SchemaIndex, leaf: str) -> str:
@@ -194,7 +206,9 @@ def ingest(
 class _Reading:
     """One file's ingest under way: the leaves, what each rule made of them, and the IR so far."""
 
-    def __init__(self, source: Source, table: Table, schema: SchemaIndex, ir: IR, leaves: dict[str, Any], ledger: bool) -> None:
+    def __init__(
+        self, source: Source, table: Table, schema: SchemaIndex, ir: IR, leaves: dict[str, Any], ledger: bool
+    ) -> None:
         self.source, self.table, self.ir, self.leaves, self.ledger = source, table, ir, leaves, ledger
         self.version = source.version or table.versions[0]
         self.coerce, self.schema = schema.coerce, schema
@@ -266,8 +280,14 @@ class _Reading:
                 self._read_const(rule)
             elif held and self._blocked(rule):
                 pass
-            elif rule.pure and not held and not (
-                (keys[0] in readable or keys[0] in below) if len(keys) == 1 else any(k in readable or k in below for k in keys)
+            elif (
+                rule.pure
+                and not held
+                and not (
+                    (keys[0] in readable or keys[0] in below)
+                    if len(keys) == 1
+                    else any(k in readable or k in below for k in keys)
+                )
             ):
                 self._read_defaults(rule)  # none of its keys in the file and nothing else read
             else:
@@ -296,7 +316,8 @@ class _Reading:
         # a held leaf, or one inside a block the rule reads whole (a scheduler's params): the rest of
         # the block has no meaning without it, and the rule's fields are the launcher's to decide
         blocked = [k for k in rule.keys if k in held] + [
-            leaf for k in rule.keys if k not in held for leaf in held if leaf.startswith(k + ".")]
+            leaf for k in rule.keys if k not in held for leaf in held if leaf.startswith(k + ".")
+        ]
         if not blocked:
             return False
         why: Message = ("read_with_runtime_value", {"keys": blocked, "fields": list(rule.fields)})
@@ -385,8 +406,11 @@ class _Reading:
         """(what the rule reads, its values checked against the catalogue or None until needed). A rule gives
         the same result for the same values of its keys and inputs: a batch of thousands of configs repeats
         most of them (norm: layernorm, seq_length: 2048, the HF rules' model_type, ...), remembered per table."""
-        memo = memo_key(rule, self.version, present, None if rule.pure else inputs(rule, self.ir, self.subtree)) if (
-            present or not rule.pure) else None  # fmt: skip
+        memo = (
+            memo_key(rule, self.version, present, None if rule.pure else inputs(rule, self.ir, self.subtree))
+            if (present or not rule.pure)
+            else None
+        )
         checked = recall(self.table, memo) if memo is not None else None
         if checked is not None:
             read = checked
@@ -396,8 +420,11 @@ class _Reading:
                 # the fields a fork's value decides are said now, the others kept (a reading not remembered)
                 return self._foreign(rule, read, owned_leaves), None
             if memo is not None:
-                checked = read if isinstance(read, (Extension, Absent, Foreign)) else checked_values(
-                    read, self.fields_catalog, self.source, owned_leaves, rule)
+                checked = (
+                    read
+                    if isinstance(read, (Extension, Absent, Foreign))
+                    else checked_values(read, self.fields_catalog, self.source, owned_leaves, rule)
+                )
                 remember(self.table, memo, checked)
         if not isinstance(read, Foreign) and present:
             # a name the framework's own list lacks (argparse choices, a Literal) that the rule read anyway: a fork's
@@ -410,7 +437,13 @@ class _Reading:
         does), before any rule reads it: the same one rule as a rule's own enum."""
         closed = self.table.closed_enums
         for key, value in present.items():
-            texts = [value] if isinstance(value, str) else [v for v in value if isinstance(v, str)] if isinstance(value, list) else ()
+            texts = (
+                [value]
+                if isinstance(value, str)
+                else [v for v in value if isinstance(v, str)]
+                if isinstance(value, list)
+                else ()
+            )
             names = self.schema.choices(key, closed) if texts else None
             if not names:
                 continue
@@ -426,11 +459,22 @@ class _Reading:
         whole Foreign reading leaves the rule's other leaves read with it (said so); a reading whose
         other fields hold keeps those (returned without the foreign ones)."""
         foreign = read if isinstance(read, Foreign) else next(v for v in read.values() if isinstance(v, Foreign))
-        lost = list(rule.fields) if isinstance(read, Foreign) else [f for f, v in read.items() if isinstance(v, Foreign)]
+        lost = (
+            list(rule.fields) if isinstance(read, Foreign) else [f for f, v in read.items() if isinstance(v, Foreign)]
+        )
         leaf = _holder(foreign, owned_leaves, self.leaves)
         known = self.schema.choices(leaf) or foreign.known  # the release's own Literal, when its history has one
-        said: Message = ("not_a_value", {"title": self.table.title, "release": self.version, "key": leaf,
-                                         "value": foreign.value, "known": list(known), "fields": lost})  # fmt: skip
+        said: Message = (
+            "not_a_value",
+            {
+                "title": self.table.title,
+                "release": self.version,
+                "key": leaf,
+                "value": foreign.value,
+                "known": list(known),
+                "fields": lost,
+            },
+        )
         self.fates[leaf] = LeafFate("unknown", rule, (said,))
         self.ir.extensions.setdefault(self.source.format, {})[leaf] = self.leaves[leaf]
         if isinstance(read, Foreign):

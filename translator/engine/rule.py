@@ -43,11 +43,13 @@ IMMUTABLE = _MEMO_TYPES | {float}
 _MEMO_BLOCK = 64  # at most this many values in the blocks of one key: larger ones are worked out afresh
 
 
-def memo_key(rule: Any, version: str | None, present: dict[str, Any], inputs: dict[str, Any] | None = None) -> tuple[Any, ...] | None:
+def memo_key(
+    rule: Any, version: str | None, present: dict[str, Any], inputs: dict[str, Any] | None = None
+) -> tuple[Any, ...] | None:
     """A key for a rule's reading (or writing) of these values, or None when they are not small
     scalars or small blocks of them."""
     parts: list[Any] = [id(rule), version]
-    for key, value in (present.items() if not inputs else (*present.items(), ("|", None), *inputs.items())):
+    for key, value in present.items() if not inputs else (*present.items(), ("|", None), *inputs.items()):
         kind = type(value)
         if kind is float:
             value = value.hex()  # keeps -0.0 apart from 0.0, and a NaN equal to itself
@@ -112,7 +114,9 @@ Subtree = Callable[[str], tuple[Any, list[str]]]  # key -> (value or block, the 
 Checked = list[tuple[str, Any, "str | None", str]]  # (field, checked value, why approximate, note)
 
 
-def coerce_input(source: Source, coerce: Callable[[str, Any], tuple[Any, str]], key: str, value: Any) -> tuple[Any, str]:
+def coerce_input(
+    source: Source, coerce: Callable[[str, Any], tuple[Any, str]], key: str, value: Any
+) -> tuple[Any, str]:
     """Check a raw value against the source format's schema types (light coercion only)."""
     try:
         return coerce(key, value)
@@ -163,7 +167,9 @@ def remember(table: Table, memo: tuple[Any, ...], checked: Any) -> None:
         kept = WithBlocks((name, copy_block(value), approx, note) for name, value, approx, note in checked)
     else:
         return
-    keep(table.value_reads, memo, kept, 500)  # the values most files share refill it at once: memory flat over a migration
+    keep(
+        table.value_reads, memo, kept, 500
+    )  # the values most files share refill it at once: memory flat over a migration
 
 
 def recall(table: Table, memo: tuple[Any, ...]) -> Any:
@@ -223,7 +229,9 @@ def defaults_of(rule: Rule, table: Table, version: str, source: Source) -> list[
             if value is not None:
                 value, note = check_field(source, name, value, rule.keys)
                 notes.extend([note] if note else [])
-            cached.append((name, None if value is None else Value(value, Origin.DEFAULT, (), None, "; ".join(notes)), approx))
+            cached.append(
+                (name, None if value is None else Value(value, Origin.DEFAULT, (), None, "; ".join(notes)), approx)
+            )
         table.default_reads[(id(rule), version)] = cached
     return cached
 
@@ -337,8 +345,9 @@ def write_formula(rule: Rule, ir: IR, version: str | None = None) -> Written:
     if kept is not None:
         return {key: (copy_block(value), approx) for key, (value, approx) in kept.items()}
     result = _written(rule, kwargs)
-    if memo is not None and all(shareable(value) and (approx is None or type(approx.value) in IMMUTABLE)
-                                for value, approx in result.values()):  # fmt: skip
+    if memo is not None and all(
+        shareable(value) and (approx is None or type(approx.value) in IMMUTABLE) for value, approx in result.values()
+    ):
         keep(rule.writes, memo, {key: (copy_block(value), approx) for key, (value, approx) in result.items()}, 200)
     return result
 
@@ -364,7 +373,9 @@ def _written(rule: Rule, kwargs: dict[str, Any]) -> Written:
             result[by_ident[name]] = (value, None)
     if losses:
         parts = tuple(part for x in losses for part in (x.parts or ((x.detail, x.fields),)))
-        fields = () if any(not names for _, names in parts) else tuple(dict.fromkeys(f for _, names in parts for f in names))
+        fields = (
+            () if any(not names for _, names in parts) else tuple(dict.fromkeys(f for _, names in parts for f in names))
+        )
         result[LOSS] = (None, Approx(None, "; ".join(x.detail for x in losses), fields, parts))
     return result
 
@@ -427,8 +438,12 @@ def solve(rule: Rule, ir: IR, table: Table, source: Source) -> bool:
     total, factors = names[0], names[1:]
     if not unknown:
         if not is_close(values[total], math.prod(values[f] for f in factors)):
-            raise _error(f"{_label(total, ir, table)} {short(values[total])} is not " + _times(factors, values, ir, table),
-                         names, ir, source)  # fmt: skip
+            raise _error(
+                f"{_label(total, ir, table)} {short(values[total])} is not " + _times(factors, values, ir, table),
+                names,
+                ir,
+                source,
+            )
         return added
     missing = unknown[0]
     if missing == total:
@@ -438,8 +453,13 @@ def solve(rule: Rule, ir: IR, table: Table, source: Source) -> bool:
         divisor = math.prod(values[f] for f in others)
         solved = _quotient(values[total], divisor)
         if solved is None:
-            raise _error(f"cannot solve {missing}: {_label(total, ir, table)} {short(values[total])} is not a "
-                         f"multiple of {_times(others, values, ir, table) or '1'}", names, ir, source)  # fmt: skip
+            raise _error(
+                f"cannot solve {missing}: {_label(total, ir, table)} {short(values[total])} is not a "
+                f"multiple of {_times(others, values, ir, table) or '1'}",
+                names,
+                ir,
+                source,
+            )
     given = [ir.fields[n] for n in names if n != missing]
     origin = Origin.DERIVED if any(v.origin is not Origin.DEFAULT for v in given) else Origin.DEFAULT
     keys = tuple(dict.fromkeys(k for v in given for k in v.source_keys if not k.startswith("--set ")))
@@ -490,8 +510,13 @@ def _times(names: Any, values: dict[str, Any], ir: IR, table: Table) -> str:
 def _error(message: str, names: tuple[str, ...], ir: IR, source: Source) -> InputError:
     """Blame the first value the file gave (a --set value has no line)."""
     key = next((k for n in names if (v := ir.fields.get(n)) for k in v.source_keys if not k.startswith("--set ")), None)
-    return InputError(message, file=source.file_of(key) if key else None, line=source.line_of(key) if key else None,
-                      key=key, hint="make them agree")  # fmt: skip
+    return InputError(
+        message,
+        file=source.file_of(key) if key else None,
+        line=source.line_of(key) if key else None,
+        key=key,
+        hint="make them agree",
+    )
 
 
 def unsolved(table: Table, ir: IR, carried: dict[str, Carried]) -> None:
@@ -512,6 +537,14 @@ def unsolved(table: Table, ir: IR, carried: dict[str, Carried]) -> None:
                 if _fill_applies(name, names, missing, table):
                     continue
             if unknown:
-                why: Message = ("derived_by_target", {"title": table.title, "field": name, "total": names[0],
-                                                      "factors": list(names[1:]), "unknown": unknown})  # fmt: skip
+                why: Message = (
+                    "derived_by_target",
+                    {
+                        "title": table.title,
+                        "field": name,
+                        "total": names[0],
+                        "factors": list(names[1:]),
+                        "unknown": unknown,
+                    },
+                )
                 carried.setdefault(name, Carried()).lossy.append(why)

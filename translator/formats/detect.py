@@ -44,11 +44,13 @@ def detect_tree(tree: dict[str, Any], name: str = "", header: str = "") -> str:
         raise InputError(
             "cannot tell which framework this config is for; give the format (--from, or the SRC2DST command)",
             file=name or None,
-        )  # fmt: skip
+        )
     top = sorted(f for f, s in scores.items() if s == best)
     if len(top) > 1:
         suffix = Path(name).suffix.lower()
-        preferred = [f for f in top if FORMATS[f].suffix == suffix or (suffix == ".yml" and FORMATS[f].suffix == ".yaml")]
+        preferred = [
+            f for f in top if FORMATS[f].suffix == suffix or (suffix == ".yml" and FORMATS[f].suffix == ".yaml")
+        ]
         if len(preferred) == 1:
             return preferred[0]
         if "written by neoconv" in header:
@@ -58,7 +60,7 @@ def detect_tree(tree: dict[str, Any], name: str = "", header: str = "") -> str:
         raise InputError(
             f"could be {' or '.join(top)} (both know all its keys); give the format with --from",
             file=name or None,
-        )  # fmt: skip
+        )
     return top[0]
 
 
@@ -69,5 +71,9 @@ def detect_file(path: str) -> str:
     best = max((s for s in scores.values() if s is not None), default=0.0)
     if best >= 0.5:  # a syntax of its own (not YAML or JSON) that its reader recognises
         return sorted(f for f, s in scores.items() if s == best)[0]
-    tree = parse_json(text, path) if text.lstrip().startswith("{") and path.endswith(".json") else parse_yaml(text, path, duplicates=[])
+    tree = (
+        parse_json(text, path)
+        if text.lstrip().startswith("{") and path.endswith(".json")
+        else parse_yaml(text, path, duplicates=[])
+    )
     return detect_tree(tree, path, text.split("\n", 1)[0])

@@ -34,8 +34,11 @@ def carry_comments(source_text: str, target_text: str, report: Report, spell: Ca
     lines = target_text.splitlines(keepends=True)
     above: dict[int, list[str]] = {}  # target line -> comment lines to put above it
     inline: dict[int, str] = {}
-    pairs = [(target, found) for leaf, target in _unambiguous(report).items()
-             if (found := notes.get(".".join(spell(p) for p in leaf.split(".")))) is not None]  # fmt: skip
+    pairs = [
+        (target, found)
+        for leaf, target in _unambiguous(report).items()
+        if (found := notes.get(".".join(spell(p) for p in leaf.split(".")))) is not None
+    ]
     where = _key_lines(lines, {target for target, _ in pairs}) if pairs else {}
     for target, found in pairs:
         at = where.get(target)
@@ -60,7 +63,7 @@ def carry_comments(source_text: str, target_text: str, report: Report, spell: Ca
             out += [f"{indent}{text}\n" for text in above[i]]
         if i in inline and _plain_scalar_line(line):
             body = line.rstrip("\r\n")
-            line = f"{body}  {inline[i]}{line[len(body):]}"
+            line = f"{body}  {inline[i]}{line[len(body) :]}"
         out.append(line)
     return "".join(out), carried
 
@@ -69,7 +72,9 @@ _SOURCE_KEY = re.compile(r"^(\s*)(?:\{\s*)?(\"[^\"]+\"|'[^']+'|[^\s#\-{}\[\]\"']
 _BLOCK = re.compile(r":\s*[|>][-+0-9]*\s*(?:#.*)?$")
 
 
-def source_comments(lines: list[str], spell: Callable[[str], str]) -> tuple[list[str], dict[str, tuple[list[str], str]]]:
+def source_comments(
+    lines: list[str], spell: Callable[[str], str]
+) -> tuple[list[str], dict[str, tuple[list[str], str]]]:
     """The file's header comments, and for each key with a comment (dotted, in the reader's spelling)
     the comment lines right above it and the rest of its line (where an inline comment would be).
     One pass over the lines, by indentation: block mappings and NeoX's one-key-a-line {...} files

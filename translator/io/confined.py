@@ -27,7 +27,9 @@ class Confined:
         rel = os.path.relpath(os.path.abspath(path), self.root)
         names = [] if rel == "." else rel.split(os.sep)
         if not names or names[0] == ".." or any(n in ("", ".", "..") for n in names):
-            raise OutputError(f"is outside {self.root}, the folder neoconv was given; nothing is written there", file=str(path))
+            raise OutputError(
+                f"is outside {self.root}, the folder neoconv was given; nothing is written there", file=str(path)
+            )
         return names
 
     def folder(self, names: list[str], *, create: bool = False, path: str | Path = "") -> int:
@@ -46,8 +48,11 @@ class Confined:
                 except OSError as exc:
                     where = os.path.join(self.root, *names[: i + 1])
                     why = "is a symbolic link" if _is_link(name, fd) else (exc.strerror or str(exc)).lower()
-                    raise OutputError(f"{where} {why}: neoconv writes only inside {self.root} and never through a "
-                                      "link; remove it or choose another output folder", file=str(path or where)) from None  # fmt: skip
+                    raise OutputError(
+                        f"{where} {why}: neoconv writes only inside {self.root} and never through a "
+                        "link; remove it or choose another output folder",
+                        file=str(path or where),
+                    ) from None
                 os.close(fd)
                 fd = step
             return fd
@@ -61,8 +66,11 @@ class Confined:
         names = self.parts(path)
         fd = self.folder(names[:-1], path=path)
         try:
-            return os.open(names[-1], os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0),
-                           dir_fd=fd)  # fmt: skip
+            return os.open(
+                names[-1],
+                os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0),
+                dir_fd=fd,
+            )
         finally:
             os.close(fd)
 
@@ -109,7 +117,9 @@ class Confined:
             while True:
                 temp = prefix + "".join(random.choices(_LETTERS, k=8)) + ".tmp"
                 try:
-                    out = os.open(temp, _NEW | getattr(os, "O_NOFOLLOW", 0), 0o600 if keep or times_of else NEW_FILE, dir_fd=fd)
+                    out = os.open(
+                        temp, _NEW | getattr(os, "O_NOFOLLOW", 0), 0o600 if keep or times_of else NEW_FILE, dir_fd=fd
+                    )
                     break
                 except FileExistsError:
                     continue

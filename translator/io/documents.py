@@ -60,8 +60,9 @@ def read_text(path: str | Path) -> str:
         line = data[: exc.start].count(b"\n") + 1
         raise InputError(
             f"not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start}); save it as UTF-8",
-            file=name, line=line,
-        ) from None  # fmt: skip
+            file=name,
+            line=line,
+        ) from None
 
 
 # A batch reads its sources only inside SRC_DIR and never through a link (a file swapped for one after
@@ -91,16 +92,19 @@ def _open_input(name: str) -> int:
     try:
         return int(tree.open_file(name))
     except NeoconvError:
-        raise InputError(f"is outside {tree.root} or reached through a symbolic link (it changed while the "
-                         "batch ran?): not read", file=name) from None  # fmt: skip
+        raise InputError(
+            f"is outside {tree.root} or reached through a symbolic link (it changed while the batch ran?): not read",
+            file=name,
+        ) from None
     except OSError as exc:
         if exc.errno != errno.ELOOP:
             raise
     # a link: read the file it points to when that lies inside the tree, opened itself without a link
     real, top = os.path.realpath(name), os.path.realpath(tree.root)
     if os.path.commonpath([real, top]) != top:
-        raise InputError(f"is a symbolic link to a file outside {tree.root} (it changed while the batch ran?): not read",
-                         file=name)  # fmt: skip
+        raise InputError(
+            f"is a symbolic link to a file outside {tree.root} (it changed while the batch ran?): not read", file=name
+        )
     try:
         return int(type(tree)(top).open_file(real))
     except NeoconvError:
@@ -134,7 +138,13 @@ def _read_regular(name: str) -> bytes:
         os.close(fd)
         if stat.S_ISDIR(mode):
             raise InputError("is a folder, not a config file; give the file inside it", file=name)
-        kind = "a FIFO" if stat.S_ISFIFO(mode) else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file"
+        kind = (
+            "a FIFO"
+            if stat.S_ISFIFO(mode)
+            else "a device"
+            if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+            else "not a regular file"
+        )
         raise InputError(f"is {kind}, not a config file; give a file (or - to read standard input)", file=name)
     with os.fdopen(fd, "rb") as fh:
         try:
@@ -147,6 +157,7 @@ _BaseLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _BaseDumper: type = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 MAX_LEAVES = 100_000  # bounds alias bombs: aliases are shared, flattening would expand them
+
 
 def _short(text: Any, limit: int = 40) -> str:
     shown = repr(text)
@@ -162,7 +173,9 @@ def _yaml_error(exc: yaml.YAMLError, text: str) -> InputError:
         line = text.count("\n", 0, position) + 1
         column = position - (text.rfind("\n", 0, position) + 1) + 1
         char = exc.character if isinstance(exc.character, int) else ord(exc.character)
-        return InputError(f"invalid YAML: character U+{char:04X} is not allowed ({exc.reason})", line=line, column=column)
+        return InputError(
+            f"invalid YAML: character U+{char:04X} is not allowed ({exc.reason})", line=line, column=column
+        )
     if isinstance(exc, yaml.MarkedYAMLError):
         mark = exc.problem_mark or exc.context_mark
         problem = (exc.problem or exc.context or "invalid YAML").strip()
@@ -184,8 +197,9 @@ def _yaml_error(exc: yaml.YAMLError, text: str) -> InputError:
         hint = " (indent with spaces: YAML does not allow tabs)" if mark and _char_at(text, mark) == "\t" else ""
         return InputError(
             f"invalid YAML: {problem}{context}{hint}",
-            line=mark.line + 1 if mark else None, column=mark.column + 1 if mark else None,
-        )  # fmt: skip
+            line=mark.line + 1 if mark else None,
+            column=mark.column + 1 if mark else None,
+        )
     return InputError(f"invalid YAML: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
 
 
@@ -236,9 +250,10 @@ def parse_yaml(
         raise InputError("empty document (only comments); expected a YAML mapping of settings", file=name)
     if not isinstance(data, dict):
         raise InputError(
-            f"top level is {_kind(data)}, expected a mapping of settings (key: value lines)", file=name,
+            f"top level is {_kind(data)}, expected a mapping of settings (key: value lines)",
+            file=name,
             line=_first_content_line(text),
-        )  # fmt: skip
+        )
     return data
 
 
@@ -263,19 +278,27 @@ def parse_json(text: str, name: str) -> dict[str, Any]:
         result: dict[str, Any] = {}
         for key, value in pairs:
             if key in result:
-                raise InputError(f"duplicate key {key!r}; JSON readers keep only one: keep one", file=name, line=key_line(text, key))
+                raise InputError(
+                    f"duplicate key {key!r}; JSON readers keep only one: keep one", file=name, line=key_line(text, key)
+                )
             result[key] = value
         return result
 
     def no_constant(word: str) -> None:
-        raise InputError(f"{word} is not JSON (Python writes it, JSON readers refuse it); write a number", file=name,
-                         line=key_line(text, word) or _word_line(text, word))  # fmt: skip
+        raise InputError(
+            f"{word} is not JSON (Python writes it, JSON readers refuse it); write a number",
+            file=name,
+            line=key_line(text, word) or _word_line(text, word),
+        )
 
     def finite(word: str) -> float:
         value = float(word)
         if not math.isfinite(value):  # 1e999: Python reads infinity, and would write Infinity back
-            raise InputError(f"the number {_short(word)} is past the float range (about 1.8e308); write a smaller one",
-                             file=name, line=_word_line(text, word))  # fmt: skip
+            raise InputError(
+                f"the number {_short(word)} is past the float range (about 1.8e308); write a smaller one",
+                file=name,
+                line=_word_line(text, word),
+            )
         return value
 
     if not text.strip():
@@ -368,7 +391,9 @@ def flatten(tree: dict[str, Any], prefix: str = "") -> dict[str, Any]:
             if type(key) is not str or not key or "." in key:
                 name = str(key)
                 if "" in name.split("."):  # '', '.x', 'x.', 'a..b': no dotted path can name it
-                    raise InputError(f"key {key!r} has an empty name part; name the setting", key=base.rstrip(".") or None)
+                    raise InputError(
+                        f"key {key!r} has an empty name part; name the setting", key=base.rstrip(".") or None
+                    )
                 dotted = dotted or "." in name
                 path = base + name
             else:
@@ -445,8 +470,9 @@ def dump_json(data: dict[str, Any]) -> str:
         return json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
     except ValueError:
         key, value = _non_finite(data)
-        raise InputError(f"{value} cannot be written as JSON (JSON has no NaN or infinity): give a finite number",
-                         key=key or None) from None  # fmt: skip
+        raise InputError(
+            f"{value} cannot be written as JSON (JSON has no NaN or infinity): give a finite number", key=key or None
+        ) from None
 
 
 def _non_finite(data: Any) -> tuple[str, Any]:
@@ -484,8 +510,9 @@ def plain_copy(tree: Any, *, what: str = "config") -> Any:
             if count > MAX_LEAVES:
                 raise InputError(f"more than {MAX_LEAVES} values; not a config", key=path or None)
             if isinstance(node, dict) and type(key) is not str:
-                raise InputError(f"key {_short(key)} is {_kind(key)}, not a setting name: keys are strings",
-                                 key=path or None)  # fmt: skip
+                raise InputError(
+                    f"key {_short(key)} is {_kind(key)}, not a setting name: keys are strings", key=path or None
+                )
             here = (f"{path}.{key}" if path else str(key)) if isinstance(node, dict) else f"{path}[{key}]"
             if isinstance(value, dict):
                 child: Any = {}
@@ -494,8 +521,11 @@ def plain_copy(tree: Any, *, what: str = "config") -> Any:
             elif isinstance(value, _PLAIN):
                 child = value
             else:
-                raise InputError(f"{type(value).__name__} {_short(value)} is not a config value (text, numbers, "
-                                 "true/false, null, lists and mappings are)", key=here)  # fmt: skip
+                raise InputError(
+                    f"{type(value).__name__} {_short(value)} is not a config value (text, numbers, "
+                    "true/false, null, lists and mappings are)",
+                    key=here,
+                )
             copy[key] = child
             if child is not value:
                 stack.append((value, child, here, depth + 1))

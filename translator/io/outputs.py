@@ -54,7 +54,9 @@ NEW_FILE = 0o666  # what open() asks for a new file; the kernel takes the umask 
 
 
 def _open_new(path: str, mode: int) -> int:
-    return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0), mode)
+    return os.open(
+        path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0), mode
+    )
 
 
 def remove(names: list[str]) -> None:

@@ -69,8 +69,19 @@ class _Frame:
     """A collection being built: a mapping (keys, values, merges) or a sequence (items)."""
 
     __slots__ = (
-        "is_map", "anchor", "items", "key", "key_text", "lines", "merges", "size", "top", "path", "settings", "start",
-    )  # fmt: skip
+        "is_map",
+        "anchor",
+        "items",
+        "key",
+        "key_text",
+        "lines",
+        "merges",
+        "size",
+        "top",
+        "path",
+        "settings",
+        "start",
+    )
 
     def __init__(
         self,
@@ -208,7 +219,9 @@ def _build(
                 open_anchors.discard(frame.anchor)
         elif kind is AliasEvent:
             if event.anchor in open_anchors:
-                raise InputError(f"alias *{event.anchor} points into its own block; a config cannot be recursive", line=_line(event))
+                raise InputError(
+                    f"alias *{event.anchor} points into its own block; a config cannot be recursive", line=_line(event)
+                )
             if event.anchor not in anchors:
                 raise InputError(f"invalid YAML: found undefined alias {event.anchor!r}", line=_line(event))
             value, size = anchors[event.anchor]
@@ -216,7 +229,9 @@ def _build(
         elif kind is DocumentStartEvent:
             documents += 1
             if documents > 1:
-                raise InputError("a config is one YAML document; a second one (---) starts here: split the file", line=_line(event))
+                raise InputError(
+                    "a config is one YAML document; a second one (---) starts here: split the file", line=_line(event)
+                )
             continue
         elif kind is StreamEndEvent:
             return root
@@ -236,7 +251,12 @@ def _build(
             parent.items.append(value)
         elif parent.key is _NO_VALUE:
             # a new text key needs no further checks (a top-level key that could be a date does)
-            if type(value) is str and value not in parent.lines and not (parent.top and value[:1].isdigit()) and parent.path is None:
+            if (
+                type(value) is str
+                and value not in parent.lines
+                and not (parent.top and value[:1].isdigit())
+                and parent.path is None
+            ):
                 parent.lines[value] = event.start_mark
                 parent.key = value
             else:
@@ -251,14 +271,19 @@ def _build(
 def _fresh(event: Any, anchors: dict[str, Any], open_anchors: set[str]) -> None:
     """An anchor is defined once: PyYAML refuses a second `&name`, other readers take the later one."""
     if event.anchor in anchors or event.anchor in open_anchors:
-        raise InputError(f"anchor &{event.anchor} is defined twice; rename one (YAML readers differ on which an alias means)",
-                         line=_line(event))  # fmt: skip
+        raise InputError(
+            f"anchor &{event.anchor} is defined twice; rename one (YAML readers differ on which an alias means)",
+            line=_line(event),
+        )
 
 
 def _key(
-    frames: list[_Frame], event: Any, value: Any, key_lines: dict[tuple[str, ...], int] | None,
+    frames: list[_Frame],
+    event: Any,
+    value: Any,
+    key_lines: dict[tuple[str, ...], int] | None,
     duplicates: list[Duplicate] | None,
-) -> None:  # fmt: skip
+) -> None:
     """`value` is the next key of the innermost mapping."""
     parent = frames[-1]
     # a new text key needs no further checks (a top-level key that could be a date does)
@@ -319,8 +344,13 @@ def _scalar(parser: Any, event: ScalarEvent) -> Any:
             return float(value)
         return construct(parser, yaml.ScalarNode(tag, value, None, None, event.style))  # marks: only for errors
     except (ValueError, OverflowError, KeyError, IndexError) as exc:  # 5000 digits; `!!bool maybe`; `!!float` alone
-        why = ("not a YAML boolean" if isinstance(exc, KeyError) else "no value" if not value.strip()
-               else str(exc).split(";")[0])  # fmt: skip (not Python's advice)
+        why = (
+            "not a YAML boolean"
+            if isinstance(exc, KeyError)
+            else "no value"
+            if not value.strip()
+            else str(exc).split(";")[0]  # the reason, not Python's advice after it
+        )
         raise InputError(
             f"cannot read {_short(value)} as {tag.replace(TAG, '')}: {why}; quote it to keep it as text",
             line=_line(event),
@@ -344,7 +374,9 @@ def _check_collection_tag(event: Any, is_map: bool) -> None:
         return
     if tag in (_MAP, _SEQ):  # !!seq on a mapping, !!map on a list
         shape = "a mapping" if is_map else "a list"
-        raise InputError(f"the YAML tag !!{tag.replace(TAG, '')} does not fit {shape}; remove the tag", line=_line(event))
+        raise InputError(
+            f"the YAML tag !!{tag.replace(TAG, '')} does not fit {shape}; remove the tag", line=_line(event)
+        )
     raise _tag_error(tag, event)
 
 
@@ -394,13 +426,13 @@ def _take_key(frame: _Frame, event: Any, key: Any) -> None:
             f"{_type_name(key)}, not a setting name; quote it ('{event.value if isinstance(event, ScalarEvent) else ''}':) "
             "if it is meant as text",
             line=line,
-        )  # fmt: skip
+        )
     if key in frame.lines:
         raise InputError(
             f"duplicate key {key!r} (first at line {frame.lines[key].line + 1}); YAML would silently keep the last "
             "value: keep one",
             line=line,
-        )  # fmt: skip
+        )
     frame.lines[key] = event.start_mark
     frame.key = key
 
@@ -423,7 +455,9 @@ def _take_value(frame: _Frame, event: Any, value: Any) -> None:
 
 def _no_marker(value: Any, event: Any) -> None:
     if isinstance(value, _Special):  # yaml.safe_load refuses these as values too
-        raise InputError(f"{value} here is YAML's {value.tag.replace(TAG, '')} marker, not a value; quote it", line=_line(event))
+        raise InputError(
+            f"{value} here is YAML's {value.tag.replace(TAG, '')} marker, not a value; quote it", line=_line(event)
+        )
 
 
 def _repeat(frames: list[_Frame], event: Any, key: Any) -> Duplicate:

@@ -139,8 +139,22 @@ def catalogue() -> dict[str, Field]:
     for name, spec in raw["fields"].items():
         if not isinstance(spec, dict) or spec.get("type") not in TYPES or not spec.get("doc"):
             raise MappingTableError(f"{path.name}: field {name!r} needs a type in {TYPES} and a doc line")
-        unknown = set(spec) - {"type", "doc", "unit", "enum", "min", "max", "above", "below", "items", "length",
-                               "validate", "summary_of", "covered_by", "none_means"}
+        unknown = set(spec) - {
+            "type",
+            "doc",
+            "unit",
+            "enum",
+            "min",
+            "max",
+            "above",
+            "below",
+            "items",
+            "length",
+            "validate",
+            "summary_of",
+            "covered_by",
+            "none_means",
+        }
         if spec.get("validate") is not None and spec["validate"] not in VALIDATORS:
             raise MappingTableError(f"{path.name}: field {name!r}: validate must be one of {sorted(VALIDATORS)}")
         if unknown:
@@ -236,7 +250,12 @@ class Relation:
 
     def broken(self, values: dict[str, Any]) -> str | None:
         divisor, dividend = values.get(self.divisor), values.get(self.dividend)
-        if not (_whole(divisor) and _whole(dividend)) or divisor <= 0 or dividend % divisor == 0 or not self.holds_for(values):
+        if (
+            not (_whole(divisor) and _whole(dividend))
+            or divisor <= 0
+            or dividend % divisor == 0
+            or not self.holds_for(values)
+        ):
             return None
         return f"{self.dividend}={dividend} is not divisible by {self.divisor}={divisor} ({self.why})"
 
@@ -370,9 +389,12 @@ def check_relations(source: Source, ir: IR) -> None:
         else:
             what = f"{shown} is not divisible by {other_key}={values[other]}"
         raise InputError(
-            f"{what} ({rel.why})", file=(value.file or source.file_of(key)) if from_file else None,
-            line=source.line_of(key) if from_file else None, key=key, hint="fix one of them",
-        )  # fmt: skip
+            f"{what} ({rel.why})",
+            file=(value.file or source.file_of(key)) if from_file else None,
+            line=source.line_of(key) if from_file else None,
+            key=key,
+            hint="fix one of them",
+        )
 
 
 def check_set(name: Any, value: Any, label: str = "--set") -> Any:

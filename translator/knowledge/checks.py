@@ -12,8 +12,12 @@ from typing import Any, Callable, Iterable, Mapping
 from ..core.errors import MappingTableError
 
 _MISSING: Any = object()
-_BOUNDS = {"above": (lambda v, b: v > b, "more than"), "at_least": (lambda v, b: v >= b, "at least"),
-           "below": (lambda v, b: v < b, "less than"), "at_most": (lambda v, b: v <= b, "at most")}  # fmt: skip
+_BOUNDS = {
+    "above": (lambda v, b: v > b, "more than"),
+    "at_least": (lambda v, b: v >= b, "at least"),
+    "below": (lambda v, b: v < b, "less than"),
+    "at_most": (lambda v, b: v <= b, "at most"),
+}
 
 
 @dataclass(frozen=True)
@@ -42,8 +46,17 @@ def build_checks(table: str, raw: Any, labels: tuple[str, ...]) -> tuple[Check, 
                 f"{table}: checks[{i}] ({item['key']}): says nothing to check (a bound, integer or refused)"
             )
         when = {str(k): tuple(v) for k, v in (item.get("when") or {}).items()}
-        out.append(Check(str(item["key"]), str(item["by"]), when, bounds, bool(item.get("integer")),
-                         tuple(item.get("refused") or ()), since))  # fmt: skip
+        out.append(
+            Check(
+                str(item["key"]),
+                str(item["by"]),
+                when,
+                bounds,
+                bool(item.get("integer")),
+                tuple(item.get("refused") or ()),
+                since,
+            )
+        )
     return tuple(out)
 
 

@@ -136,8 +136,10 @@ def split(global_batch: int | None, micro: int | None, accum: int | None, dp: in
     if global_batch % dp:
         low = global_batch // dp * dp
         options = " or ".join(f"--set batch.global={n}" for n in dict.fromkeys((low, low + dp)) if n > 0)
-        return (f"the global batch {global_batch} does not split over {dp} data-parallel ranks ({where}): give "
-                f"{options} (a multiple of {dp}), or --world-size N of a run it splits over")  # fmt: skip
+        return (
+            f"the global batch {global_batch} does not split over {dp} data-parallel ranks ({where}): give "
+            f"{options} (a multiple of {dp}), or --world-size N of a run it splits over"
+        )
     per_rank = global_batch // dp
     if micro:
         m = largest_divisor_at_most(per_rank, micro)
@@ -149,8 +151,13 @@ def split(global_batch: int | None, micro: int | None, accum: int | None, dp: in
     if m == micro and ga == accum:
         return Split(global_batch, m, ga)
     was = f"micro {micro} x accumulation {accum}" if micro or accum else "no micro batch"
-    return Split(global_batch, m, ga, f"the global batch {global_batch} at {dp} data-parallel ranks ({where}) is micro {m} x "
-                                      f"accumulation {ga} (the source: {was})")  # fmt: skip
+    return Split(
+        global_batch,
+        m,
+        ga,
+        f"the global batch {global_batch} at {dp} data-parallel ranks ({where}) is micro {m} x "
+        f"accumulation {ga} (the source: {was})",
+    )
 
 
 def written(done: Split | str, keys: tuple[str, str, str]) -> Any:
@@ -423,7 +430,9 @@ def approx_of(value: Any, losses: list[tuple[str, tuple[str, ...]]]) -> Any:
     """`value`, or an Approx naming every loss and the fields they concern (all, if one does not say)."""
     if not losses:
         return value
-    fields = () if any(not names for _, names in losses) else tuple(dict.fromkeys(n for _, names in losses for n in names))
+    fields = (
+        () if any(not names for _, names in losses) else tuple(dict.fromkeys(n for _, names in losses for n in names))
+    )
     return Approx(value, "; ".join(dict.fromkeys(why for why, _ in losses)), fields, tuple(losses))
 
 
@@ -456,11 +465,18 @@ def init_method_std(method: str, sigma: float, num_layers: int, hidden_size: int
 
 
 def structural_family(
-    parallel_residual: bool | None, parallel_shared_norm: bool | None, norm: str | None, activation: str | None,
-    moe_num_experts: int | None = None, sliding_window: int | None = None, qk_norm: bool | None = None,
-    sandwich_norm: bool | None = None, mla_kv_lora_rank: int | None = None, position_embedding: str | None = None,
+    parallel_residual: bool | None,
+    parallel_shared_norm: bool | None,
+    norm: str | None,
+    activation: str | None,
+    moe_num_experts: int | None = None,
+    sliding_window: int | None = None,
+    qk_norm: bool | None = None,
+    sandwich_norm: bool | None = None,
+    mla_kv_lora_rank: int | None = None,
+    position_embedding: str | None = None,
     embedding_norm: bool | None = None,
-) -> str:  # fmt: skip
+) -> str:
     """The family a block structure is known by when no key names one: the parallel GPT-J/NeoX blocks;
     latent attention (DeepSeek); Gemma's sandwich norms (Gemma 3 with qk-norm); experts (Qwen3-MoE
     with qk-norm, else Mixtral); qk-norm (Qwen3); a window on a Llama block (Mistral); Llama's RMSNorm
@@ -483,8 +499,19 @@ def structural_family(
     return "gpt2"
 
 
-STRUCTURE = ("parallel_residual", "parallel_shared_norm", "norm", "activation", "moe_num_experts", "sliding_window",
-             "qk_norm", "sandwich_norm", "mla_kv_lora_rank", "position_embedding", "embedding_norm")  # fmt: skip
+STRUCTURE = (
+    "parallel_residual",
+    "parallel_shared_norm",
+    "norm",
+    "activation",
+    "moe_num_experts",
+    "sliding_window",
+    "qk_norm",
+    "sandwich_norm",
+    "mla_kv_lora_rank",
+    "position_embedding",
+    "embedding_norm",
+)
 
 
 def family_formula(name: str, features: tuple[str, ...]) -> Formula:
@@ -505,7 +532,11 @@ def family_formula(name: str, features: tuple[str, ...]) -> Formula:
         return {}
 
     for func, params in ((read, features), (write, ("value", *features))):
-        setattr(func, "__signature__", inspect.Signature([inspect.Parameter(p, inspect.Parameter.KEYWORD_ONLY) for p in params]))
+        setattr(
+            func,
+            "__signature__",
+            inspect.Signature([inspect.Parameter(p, inspect.Parameter.KEYWORD_ONLY) for p in params]),
+        )
     built = Formula(name, read, write, frozenset(features), frozenset({"value", *features}))
     FORMULAS[name] = built
     return built
@@ -525,9 +556,7 @@ class DataParallel:
             return None
         model_ranks = max(1, tensor_size or 1) * max(1, pipeline_size or 1)
         if world_size % model_ranks:
-            raise ValueError(
-                f"world size {world_size} is not divisible by pipe x model parallel size {model_ranks}"
-            )
+            raise ValueError(f"world size {world_size} is not divisible by pipe x model parallel size {model_ranks}")
         return world_size // model_ranks
 
     @staticmethod
@@ -540,8 +569,11 @@ def ranks_differ(source: int | None, target: int | None, where: str) -> Any:
     differently (the batch rules re-derive micro batch and accumulation for it)."""
     if source is None or target is None or source == target:
         return {}
-    return Approx({}, f"the target runs {target} data-parallel ranks ({where}), the source {source}: micro batch and "
-                      "accumulation are re-derived for the same global batch")  # fmt: skip
+    return Approx(
+        {},
+        f"the target runs {target} data-parallel ranks ({where}), the source {source}: micro batch and "
+        "accumulation are re-derived for the same global batch",
+    )
 
 
 # ---- a format's scheduler readings and renderings as formula results (schedule.phases)
@@ -569,5 +601,8 @@ def lr_only(out: dict[str, Any], lr: float | None, title: str) -> Any:
     """A writer's keys for an lr whose schedule the source does not determine (its reading says why)."""
     if lr is None:
         return {}
-    return Approx(out, f"the source's lr schedule is unknown: only its lr {lr:g} is written to {title}",
-                  ("optim.lr", "schedule.phases"))
+    return Approx(
+        out,
+        f"the source's lr schedule is unknown: only its lr {lr:g} is written to {title}",
+        ("optim.lr", "schedule.phases"),
+    )

@@ -19,7 +19,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-GATED = frozenset({"swiglu", "geglu", "geglu_tanh", "reglu", "bilinear", "glu", "quick_geglu"})  # act(gate) x up: three matrices
+GATED = frozenset(
+    {"swiglu", "geglu", "geglu_tanh", "reglu", "bilinear", "glu", "quick_geglu"}
+)  # act(gate) x up: three matrices
 
 
 @dataclass(frozen=True)
@@ -125,7 +127,9 @@ class _Model:
             count = 1 if self.need("model.parallel_shared_norm") else 2
         else:
             # input norms (unless OLMo 2's output-only blocks), and output norms with sandwich_norm
-            count = (0 if self.values.get("model.input_norm") is False else 2) + (2 if self.flag("model.sandwich_norm") else 0)
+            count = (0 if self.values.get("model.input_norm") is False else 2) + (
+                2 if self.flag("model.sandwich_norm") else 0
+            )
         return count * self.norm(self.hidden)
 
     @property
@@ -150,7 +154,11 @@ class _Model:
         if self.flag("model.qk_norm"):  # per head: one head_dim vector each; OLMo 2: the whole projection
             span, b = self.values.get("model.qk_norm_span"), self.values.get("model.qk_norm_bias")
             # (Cohere's, StableLM's head_weights: statistics per head, a weight per head and feature: the projection's count)
-            total += self.norm(self.heads * d, b) + self.norm(self.kv_heads * d, b) if span in ("projection", "head_weights") else 2 * self.norm(d, b)
+            total += (
+                self.norm(self.heads * d, b) + self.norm(self.kv_heads * d, b)
+                if span in ("projection", "head_weights")
+                else 2 * self.norm(d, b)
+            )
         if self.flag("model.attention_sinks"):  # one learned sink logit per head (gpt-oss)
             total += self.heads
         return total

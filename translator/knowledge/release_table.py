@@ -47,7 +47,9 @@ def release_defaults(table: str, rule: Any, history: History | None) -> Any:
             if value is NO_DEFAULT and not history.reads(rule.key, label):
                 # an older spelling's default, when it is a value of the same kind (a plain rename:
                 # not beta1's 0.9 for betas, nor use_rms_norm's false for norm_type)
-                value = next((d for r in olds if _alike(d := history.default_at(r.old, label), rule.default)), NO_DEFAULT)
+                value = next(
+                    (d for r in olds if _alike(d := history.default_at(r.old, label), rule.default)), NO_DEFAULT
+                )
             if value is not NO_DEFAULT and value != rule.default:
                 found[label] = value
     explicit = sorted(rule.version_defaults.items(), key=lambda item: _position(table, rule, history, item[0]))
@@ -63,7 +65,14 @@ def release_defaults(table: str, rule: Any, history: History | None) -> Any:
 
 
 # a table's top-level entries about releases (the grammar in mappings/neox.yaml's header)
-RELEASE_ENTRIES = ("version_aliases", "release_neutral", "renamed", "watch_absent", "repeats_refused", "unknown_refused")
+RELEASE_ENTRIES = (
+    "version_aliases",
+    "release_neutral",
+    "renamed",
+    "watch_absent",
+    "repeats_refused",
+    "unknown_refused",
+)
 
 
 def table_releases(
@@ -76,13 +85,17 @@ def table_releases(
         own = tuple(str(v) for v in raw.get("versions") or base or (CURRENT,))
         labels: tuple[str, ...] = tuple(reversed(own))
     elif "versions" in raw:
-        raise MappingTableError(f"{table}: versions: the releases come from the key history; name others with version_aliases")
+        raise MappingTableError(
+            f"{table}: versions: the releases come from the key history; name others with version_aliases"
+        )
     else:
         labels = history.labels
     aliases = {str(k): str(v) for k, v in (raw.get("version_aliases") or {}).items()}
     for alias, label in aliases.items():
         if label not in labels and not (history and label in history.aliases):
-            raise MappingTableError(f"{table}: version_aliases: {alias} -> {label!r} is not a release of the key history")
+            raise MappingTableError(
+                f"{table}: version_aliases: {alias} -> {label!r} is not a release of the key history"
+            )
     renamed = {str(k): str(v) for k, v in (raw.get("renamed") or {}).items()}
     for old in renamed:
         if history is None or old not in history.keys:
@@ -90,11 +103,20 @@ def table_releases(
     refusals: list[tuple[str, str] | None] = []
     for entry in ("repeats_refused", "unknown_refused"):
         given = raw.get(entry)
-        if given is not None and (history is None or str(given.get("since")) not in history.position or not given.get("by")):
+        if given is not None and (
+            history is None or str(given.get("since")) not in history.position or not given.get("by")
+        ):
             raise MappingTableError(f"{table}: {entry}: needs since (a release of the key history) and by")
         refusals.append((str(given["since"]), str(given["by"])) if given else None)
-    facts = ReleaseFacts(aliases, tuple(raw.get("release_neutral") or ()), renamed, tuple(raw.get("watch_absent") or ()),
-                         refusals[0], refusals[1], tuple((raw.get("unknown_refused") or {}).get("under") or ()))  # fmt: skip
+    facts = ReleaseFacts(
+        aliases,
+        tuple(raw.get("release_neutral") or ()),
+        renamed,
+        tuple(raw.get("watch_absent") or ()),
+        refusals[0],
+        refusals[1],
+        tuple((raw.get("unknown_refused") or {}).get("under") or ()),
+    )
     ordered = tuple(reversed(labels))
     current = history.aliases.get(CURRENT) if history else None
     if current in ordered and current != ordered[0]:

@@ -30,8 +30,9 @@ def runs_repeats(source: Any, release: Any, history: History, since: str, by: st
     raise InputError(
         f"{'.'.join(dup.path)} given twice (lines {dup.first_line} and {dup.line}): {title} {since} and later refuse "
         f"that ({by}) and this file reads as {release.label}: keep one, or give --from-version of an earlier release",
-        file=file, line=dup.line,
-    )  # fmt: skip
+        file=file,
+        line=dup.line,
+    )
 
 
 def repeats_for(source: Any, table: Any, release: str) -> list[str]:
@@ -52,8 +53,10 @@ def repeats_for(source: Any, table: Any, release: str) -> list[str]:
             raise InputError(
                 f"{'.'.join(dup.path)} given twice with different values (lines {dup.first_line} and {dup.line}): "
                 f"{table.title} {release} refuses a key given twice ({refused[1]}): keep one, or give --to-version "
-                f"of a release before {refused[0]}", file=file, line=dup.line,
-            )  # fmt: skip
+                f"of a release before {refused[0]}",
+                file=file,
+                line=dup.line,
+            )
         once.append(".".join(dup.path))
     return once
 
@@ -71,8 +74,11 @@ def _kept(source: Any, dotted: str) -> Any:
     same = [read for read, written in aliases.items() if written == dotted]
     if same:
         return at_path(source.tree, same[0])
-    under = {written[len(dotted) + 1 :]: at_path(source.tree, read) for read, written in aliases.items()
-             if written.startswith(dotted + ".")}  # fmt: skip
+    under = {
+        written[len(dotted) + 1 :]: at_path(source.tree, read)
+        for read, written in aliases.items()
+        if written.startswith(dotted + ".")
+    }
     return unflatten(under) if under else None
 
 

@@ -44,7 +44,7 @@ class History:
         self.renames: tuple[Rename, ...] = tuple(
             Rename(r["from"], r["to"], r["release"], bool(r.get("overlap")), str(r.get("note", "")))
             for r in data.get("renames") or ()
-        )  # fmt: skip
+        )
         self.changes: tuple[dict[str, Any], ...] = tuple(data.get("changes") or ())
         self.model_sets: dict[str, list[str]] = dict(data.get("model_sets") or {})  # "M28" -> model folders
         # the first release whose parser refuses every key its argument classes do not declare (VeOmni #1090)
@@ -196,7 +196,9 @@ class History:
         slot = (key, mask)
         found = self._spread.get(slot)
         if found is None:
-            found = frozenset(repr(d) for label in self.members(mask) if (d := self.default_at(key, label)) is not NO_DEFAULT)
+            found = frozenset(
+                repr(d) for label in self.members(mask) if (d := self.default_at(key, label)) is not NO_DEFAULT
+            )
             keep(self._spread, slot, found, 1_000)
         return found
 
@@ -433,8 +435,11 @@ class SchemaIndex:
         if actual == "string" and types & {"number"} and _FLOAT_TEXT.match(value.strip().replace("e_", "e-")):
             # "1.0e_8": a global '-' -> '_' rename that hit a value (GPT-NeoX's own gmlp config has it)
             number = float(value.strip().replace("e_", "e-"))
-            raise _Guess(number, f"read {value!r} as {number} (looks like 'e-' mangled into 'e_'); the source "
-                         "framework would receive the string: fix the file")
+            raise _Guess(
+                number,
+                f"read {value!r} as {number} (looks like 'e-' mangled into 'e_'); the source "
+                "framework would receive the string: fix the file",
+            )
         if actual == "number" and "integer" in types and float(value).is_integer():
             return int(value), ""
         wanted = " or ".join(sorted(t for t in types if t != "null")) or "null"

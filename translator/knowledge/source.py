@@ -95,7 +95,9 @@ class Source:
         return (self.locate or key_line)(text, self.aliases.get(leaf, leaf)) if text else None
 
 
-def set_aside(source: Source, readable: dict[str, Any], fates: dict[str, Any], fate: Callable[..., Any]) -> dict[str, Any]:
+def set_aside(
+    source: Source, readable: dict[str, Any], fates: dict[str, Any], fate: Callable[..., Any]
+) -> dict[str, Any]:
     """The leaves rules may read, without those the source sets aside (each `set_aside` entry a leaf, or a
     block covering the leaves under it); those get the fate `unsupported` with the reason."""
     if not source.set_aside:
@@ -123,7 +125,9 @@ def withheld(rule: Any, aside: dict[str, Message]) -> bool:
     return bool(rule.keys) and all(any(k.startswith(b + ".") for b in aside) for k in rule.keys)
 
 
-def note_duplicates(source: Source, raw: dict[str, Any], duplicates: list[Duplicate], loader: str, file: str = "") -> None:
+def note_duplicates(
+    source: Source, raw: dict[str, Any], duplicates: list[Duplicate], loader: str, file: str = ""
+) -> None:
     """Name every key given twice in one mapping of `raw` (the file as parsed) on the leaves that keep
     the last value, as `loader` (the framework's own YAML loader) does: the first value is not used, by
     the framework either. A repeated block also names the first block's leaves the kept one lacks."""
@@ -166,8 +170,10 @@ class Family:
 
     def name_for(self, processors: set[str]) -> str | None:
         """The model name a config of this family needs: the one whose model takes its data processor."""
-        return next((name for processor, name in self.processor_names if processor in processors),
-                    self.names[0] if self.names else None)  # fmt: skip
+        return next(
+            (name for processor, name in self.processor_names if processor in processors),
+            self.names[0] if self.names else None,
+        )
 
 
 @dataclass(frozen=True)
@@ -220,9 +226,14 @@ class Families:
         common = frozenset.intersection(*foreign.values())
         found = {f.name: f for f in self.unsupported for folder in common if folder == f.name or folder in f.names}
         if len(found) > 1:  # the family whose models read most of the block's keys, when one does
-            score = {name: sum(bool(readers & {name, *f.names}) for key in leaves
-                               if (readers := history.models_of(f"{self.block}.{key}")) is not None)
-                     for name, f in found.items()}  # fmt: skip
+            score = {
+                name: sum(
+                    bool(readers & {name, *f.names})
+                    for key in leaves
+                    if (readers := history.models_of(f"{self.block}.{key}")) is not None
+                )
+                for name, f in found.items()
+            }
             best = max(score.values())
             found = {name: f for name, f in found.items() if score[name] == best}
         if len(found) == 1:
@@ -237,8 +248,10 @@ class FamilyUntold(Exception):
     def __init__(self, foreign: dict[str, frozenset[str]], candidates: list[str]) -> None:
         self.foreign, self.candidates = foreign, candidates
         shown = "; ".join(f"{k} is read by {', '.join(sorted(v))} only" for k, v in list(foreign.items())[:3])
-        super().__init__(f"cannot tell the model family: {shown} (no decoder family the other formats hold"
-                         f"{': ' + ' or '.join(candidates) if candidates else ''}), and no model name says it")
+        super().__init__(
+            f"cannot tell the model family: {shown} (no decoder family the other formats hold"
+            f"{': ' + ' or '.join(candidates) if candidates else ''}), and no model name says it"
+        )
 
 
 def load_families(table: str, raw: Any) -> Families | None:
@@ -246,16 +259,33 @@ def load_families(table: str, raw: Any) -> Families | None:
         return None
     try:
         unsupported = tuple(
-            Family(name, str(spec["what"]), tuple(spec.get("names", ())), tuple(spec.get("processors", ())),
-                   tuple(spec.get("keys", ())), tuple(dict(spec.get("processor_names") or {}).items()))  # fmt: skip
+            Family(
+                name,
+                str(spec["what"]),
+                tuple(spec.get("names", ())),
+                tuple(spec.get("processors", ())),
+                tuple(spec.get("keys", ())),
+                tuple(dict(spec.get("processor_names") or {}).items()),
+            )
             for name, spec in raw["unsupported"].items()
         )
-        return Families(str(raw["block"]), tuple(raw["fields"]), raw.get("name_key"), tuple(raw.get("processor_keys", ())),
-                        unsupported, tuple(raw.get("keep", ())), tuple(dict(raw.get("defaults") or {}).items()),
-                        raw.get("defaults_until"), frozenset(raw.get("covered", ())), tuple(raw.get("name_aliases", ())),
-                        frozenset(str(n).lower() for n in raw.get("covered_names", ())))  # fmt: skip
+        return Families(
+            str(raw["block"]),
+            tuple(raw["fields"]),
+            raw.get("name_key"),
+            tuple(raw.get("processor_keys", ())),
+            unsupported,
+            tuple(raw.get("keep", ())),
+            tuple(dict(raw.get("defaults") or {}).items()),
+            raw.get("defaults_until"),
+            frozenset(raw.get("covered", ())),
+            tuple(raw.get("name_aliases", ())),
+            frozenset(str(n).lower() for n in raw.get("covered_names", ())),
+        )
     except (KeyError, TypeError, AttributeError) as exc:
-        raise MappingTableError(f"{table}: families: needs block, fields and unsupported: {{family: {{what, ...}}}} ({exc})") from None
+        raise MappingTableError(
+            f"{table}: families: needs block, fields and unsupported: {{family: {{what, ...}}}} ({exc})"
+        ) from None
 
 
 def set_family_aside(source: Any, table: Any, given: bool = False) -> Family | None:
@@ -271,9 +301,13 @@ def set_family_aside(source: Any, table: Any, given: bool = False) -> Family | N
         family = families.of(source.tree, None if given else load_history(source.format))
     except FamilyUntold as untold:
         key = next(iter(untold.foreign))
-        raise InputError(str(untold), file=source.file_of(key), line=source.line_of(key), key=key,
-                         hint="give --set model.family=NAME for a decoder (gpt2, gptj, llama, ...), or name the model "
-                              "in the file")  # fmt: skip
+        raise InputError(
+            str(untold),
+            file=source.file_of(key),
+            line=source.line_of(key),
+            key=key,
+            hint="give --set model.family=NAME for a decoder (gpt2, gptj, llama, ...), or name the model in the file",
+        )
     if family is None:
         return None
     why = ("family_not_supported", {"what": family.what})
@@ -281,7 +315,11 @@ def set_family_aside(source: Any, table: Any, given: bool = False) -> Family | N
         if f"{families.block}.{leaf}" not in families.keep:
             source.set_aside[f"{families.block}.{leaf}"] = why
     processors = {str(v) for k in families.processor_keys if (v := at_path(source.tree, k)) is not None}
-    source.meta["unsupported_family"] = {"family": family.name, "what": family.what, "name": family.name_for(processors)}
+    source.meta["unsupported_family"] = {
+        "family": family.name,
+        "what": family.what,
+        "name": family.name_for(processors),
+    }
     _own_defaults(source, families, family)
     return family
 
@@ -308,8 +346,11 @@ def _own_defaults(source: Any, families: Families, family: Family) -> None:
             release = source.release
             if release is not None and key in release.assumed:  # the release's default assumed was the GPT families'
                 said = f"{key}={release.assumed[key]!r}"
-                source.release = replace(release, assumed={**release.assumed, key: value},
-                                         detail=release.detail.replace(said, f"{key}={value!r} ({family.name})"))  # fmt: skip
+                source.release = replace(
+                    release,
+                    assumed={**release.assumed, key: value},
+                    detail=release.detail.replace(said, f"{key}={value!r} ({family.name})"),
+                )
 
 
 def withhold_defaults(ir: IR, table: Any) -> None:
@@ -328,7 +369,11 @@ def withhold_defaults(ir: IR, table: Any) -> None:
 def collapse(report: Report, source: Any, table: Any) -> None:
     """The leaves of a block set aside as a family not supported: one entry for the block."""
     families: Families | None = table.families
-    aside = {families.block: why for why in source.set_aside.values() if why[0] == "family_not_supported"} if families else {}
+    aside = (
+        {families.block: why for why in source.set_aside.values() if why[0] == "family_not_supported"}
+        if families
+        else {}
+    )
     # a block the reader set aside whole (the vision tower of an HF multimodal config.json)
     aside.update({b: source.set_aside[b] for b in source.meta.get("blocks_aside", ()) if b in source.set_aside})
     if not aside:
@@ -339,14 +384,21 @@ def collapse(report: Report, source: Any, table: Any) -> None:
     for entry in report.entries:
         key = entry.source_key
         view = views.get(key, key) if key is not None and entry.status is Status.DROPPED else None
-        block = next((b for b in aside if view.startswith(b + ".") and entry.kind == "family_not_supported"), None) if view else None
+        block = (
+            next((b for b in aside if view.startswith(b + ".") and entry.kind == "family_not_supported"), None)
+            if view
+            else None
+        )
         if block is None or key is None or view is None:
             out.append(entry)
         elif block not in done:  # the block as the file spells it (a trainer file's trainer.init.model)
             done.add(block)
-            rest = view[len(block):]
-            out.append(said(key[: len(key) - len(rest)] if key.endswith(rest) else block, None, Status.DROPPED,
-                            (aside[block],)))
+            rest = view[len(block) :]
+            out.append(
+                said(
+                    key[: len(key) - len(rest)] if key.endswith(rest) else block, None, Status.DROPPED, (aside[block],)
+                )
+            )
     report.entries = out
 
 

@@ -35,7 +35,9 @@ _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 class Versions:
     """The release labels of one format and the other names that stand for them."""
 
-    def __init__(self, fmt: str, history: History | None, extra: dict[str, str], title: str, listed: tuple[str, ...] = (CURRENT,)) -> None:
+    def __init__(
+        self, fmt: str, history: History | None, extra: dict[str, str], title: str, listed: tuple[str, ...] = (CURRENT,)
+    ) -> None:
         self.format = fmt
         self.title = title
         self.history = history
@@ -60,8 +62,10 @@ class Versions:
         dated = self.history.dates.get(first) if self.history is not None else None
         if isinstance(name, str) and dated and _DATE.match(name.strip()) and name.strip() < dated:
             since = "" if first == dated else f" (of {dated})"
-            raise UsageError(f"{flag} {name!r}: before {first}{since}, the first {self.title} release neoconv "
-                             f"knows; give {first} or a later day")  # fmt: skip
+            raise UsageError(
+                f"{flag} {name!r}: before {first}{since}, the first {self.title} release neoconv "
+                f"knows; give {first} or a later day"
+            )
         import difflib  # only for this message
 
         close = difflib.get_close_matches(str(name), self.names(), n=1, cutoff=0.6)
@@ -93,7 +97,11 @@ class Versions:
     def _listing(self) -> str:
         labels = ", ".join(self.labels)
         aliases = ", ".join(f"{a} (= {t})" if a != t else a for a, t in self.aliases.items())
-        more = "; or any merged PR (#N) or day (YYYY-MM-DD): the release in force then" if self.history and self.history.pr_release else ""
+        more = (
+            "; or any merged PR (#N) or day (YYYY-MM-DD): the release in force then"
+            if self.history and self.history.pr_release
+            else ""
+        )
         return labels + (f"; also {aliases}" if aliases else "") + more
 
     def before(self, label: str, other: str) -> bool:
@@ -140,9 +148,12 @@ def layout_release(fmt: str, layout: str | None) -> str | None:
 
 
 def history_keys(
-    tree: dict[str, Any], aliases: dict[str, str], history: History,
-    spelling: Callable[[str, str | None], tuple[str, ...]] | None = None, neutral: tuple[str, ...] = (),
-) -> Iterator[str]:  # fmt: skip
+    tree: dict[str, Any],
+    aliases: dict[str, str],
+    history: History,
+    spelling: Callable[[str, str | None], tuple[str, ...]] | None = None,
+    neutral: tuple[str, ...] = (),
+) -> Iterator[str]:
     """The keys of a parsed config that the history knows: each leaf as the history names it (as
     written, unless the reader's `spelling` says otherwise), the keys of dicts inside lists (`a.*.b`),
     and blocks the history lists as keys of their own. Keys under a `neutral` block tell nothing."""
@@ -193,7 +204,9 @@ def history_name(
     return name
 
 
-def detect(history: History, keys: Iterable[str], watched: Iterable[str] = (), strict: frozenset[str] = frozenset()) -> Release:
+def detect(
+    history: History, keys: Iterable[str], watched: Iterable[str] = (), strict: frozenset[str] = frozenset()
+) -> Release:
     """The release a file's history keys fit: the newest release reading all of them; when no release
     reads all, the one reading most (newest first). `watched`: keys whose default matters to the
     caller; those the file lacks and whose default differs within the fitting range are `assumed`."""
@@ -214,8 +227,10 @@ def detect(history: History, keys: Iterable[str], watched: Iterable[str] = (), s
     pinning = _pinning(history, used, fit)
     assumed = _assumed(history, fit, label, set(watched) - set(used), strict)
     if not fit or unread:
-        detail = (f"no {history.format} release reads all of this file's keys: read as {label}, the one reading most "
-                  f"({', '.join(unread)} not read there)")  # fmt: skip
+        detail = (
+            f"no {history.format} release reads all of this file's keys: read as {label}, the one reading most "
+            f"({', '.join(unread)} not read there)"
+        )
         how = "keys"
     elif pinning:
         span = first if first == last else f"{first}..{last}"
@@ -243,7 +258,9 @@ def _pinning(history: History, used: dict[str, int], fit: int) -> tuple[str, ...
     return tuple(sorted({key.split("|")[0] for key in found})[:4])
 
 
-def _assumed(history: History, fit: int, label: str, watched: set[str], strict: frozenset[str] = frozenset()) -> dict[str, Any]:
+def _assumed(
+    history: History, fit: int, label: str, watched: set[str], strict: frozenset[str] = frozenset()
+) -> dict[str, Any]:
     """Defaults of `watched` keys that differ somewhere in the fitting range: the chosen one."""
     if fit & (fit - 1) == 0:  # one release
         return {}
@@ -338,8 +355,15 @@ def retire(source: Any, table: Any, spelling: Spelling | None = None) -> None:
                 continue
             if any(key == b or key.startswith(b + ".") for b in table.releases.neutral):
                 continue
-            source.set_aside[key] = ("not_read_by_release", {"title": table.title, "release": release,
-                                                             "key": source.aliases.get(key, key), "runs": history.runs(name)})  # fmt: skip
+            source.set_aside[key] = (
+                "not_read_by_release",
+                {
+                    "title": table.title,
+                    "release": release,
+                    "key": source.aliases.get(key, key),
+                    "runs": history.runs(name),
+                },
+            )
 
 
 def upgrade(source: Any, table: Any) -> None:
@@ -356,7 +380,9 @@ def upgrade(source: Any, table: Any) -> None:
             written = source.aliases.pop(old + rest, old + rest)
             source.aliases[new + rest] = written
             note = source.notes.pop(old + rest, "")
-            source.notes[new + rest] = "; ".join(x for x in (f"read as {new + rest}, its name in other releases", note) if x)
+            source.notes[new + rest] = "; ".join(
+                x for x in (f"read as {new + rest}, its name in other releases", note) if x
+            )
         top_old, top_new = old.split(".", 1)[0], new.split(".", 1)[0]
         if top_old in source.leaf_files:
             source.leaf_files.setdefault(top_new, source.leaf_files[top_old])
@@ -420,15 +446,19 @@ def retired(table: Any, release: str) -> Callable[[str], str | None] | None:
             return None  # read there, or no release's key
         name = history.record(leaf) or leaf
         note = next((r.note for r in history.renamed_from(name) if r.note), "")
-        said = (f"{table.title} {release} does not read {name} (read by {history.runs(name)}) and refuses a key it does "
-                f"not read ({refused[1]})")  # fmt: skip
+        said = (
+            f"{table.title} {release} does not read {name} (read by {history.runs(name)}) and refuses a key it does "
+            f"not read ({refused[1]})"
+        )
         return f"{said}; {note}" if note else said
 
     return why
 
 
 def no_place(
-    unplaceable: Callable[[str, str | None, str | None], str | None] | None, layout: str | None, version: str,
+    unplaceable: Callable[[str, str | None, str | None], str | None] | None,
+    layout: str | None,
+    version: str,
     gone: Callable[[str], str | None] | None,
 ) -> Callable[[str], str | None] | None:
     """Why a same-format translation has no place for a leaf: the writer's layout (`unplaceable`), else a key
@@ -437,7 +467,9 @@ def no_place(
         return None
 
     def why(leaf: str) -> str | None:
-        return (unplaceable(leaf, layout, version) if unplaceable is not None else None) or (gone(leaf) if gone else None)
+        return (unplaceable(leaf, layout, version) if unplaceable is not None else None) or (
+            gone(leaf) if gone else None
+        )
 
     return why
 
@@ -458,7 +490,7 @@ def downgrade(leaves: dict[str, Any], table: Any, release: str) -> dict[str, str
         elif history.reads(new, release) or not history.reads(old, release):
             continue
         for leaf in [k for k in leaves if k == new or k.startswith(new + ".")]:
-            moved[leaf] = old + leaf[len(new):]
+            moved[leaf] = old + leaf[len(new) :]
     if moved:
         for new_leaf, old_leaf in moved.items():
             leaves[old_leaf] = leaves.pop(new_leaf)
@@ -506,7 +538,7 @@ def _moved_to(history: History, key: str, label: str) -> str | None:
         if rename.old == key and not rename.new.startswith(key + "."):
             return rename.new
         if rename.old.startswith(key + "."):
-            rest = rename.old[len(key):]
+            rest = rename.old[len(key) :]
             if rename.new.endswith(rest):
                 return rename.new[: len(rename.new) - len(rest)]
     return None
@@ -546,18 +578,24 @@ def refuse_undeclared(source: Any, title: str) -> None:
         elif dotted is not None and bad == dotted[0]:
             hint = f"write {written} nested (VeOmni splits dotted keys only on its command line)"
         else:
-            siblings = sorted(k for k in fields | blocks if k.rsplit(".", 1)[0] == parent and "." in k or not parent and "." not in k)
+            siblings = sorted(
+                k for k in fields | blocks if k.rsplit(".", 1)[0] == parent and "." in k or not parent and "." not in k
+            )
             names = {k.rsplit(".", 1)[-1]: k for k in siblings}
             near = [names[n] for n in difflib.get_close_matches(bad.rsplit(".", 1)[-1], list(names), n=1, cutoff=0.75)]
             inside = (k for k in history.keys if k.startswith(bad + "."))  # a block: where its fields were read
             runs = history.runs(bad) if bad in history.keys else history.runs(next(inside, ""))
-            hint = (f"did you mean {near[0]}?" if near else "remove it") + (f" ({bad} is read by {title} {runs})" if runs else "")
+            hint = (f"did you mean {near[0]}?" if near else "remove it") + (
+                f" ({bad} is read by {title} {runs})" if runs else ""
+            )
         where = getattr(source, "origins", {}).get(leaf, (None, None))
         raise InputError(
-            f"{title} {label} refuses {bad}: its parser says \"{said}\" (from PR {history.refuses_unknown_from} on, "
+            f'{title} {label} refuses {bad}: its parser says "{said}" (from PR {history.refuses_unknown_from} on, '
             f"every key no argument class declares is an error); {hint}",
-            file=where[0], line=where[1], key=written,
-        )  # fmt: skip
+            file=where[0],
+            line=where[1],
+            key=written,
+        )
 
 
 def name_release_defaults(report: Report, source: Any, table: Any) -> None:
@@ -579,8 +617,18 @@ def name_release_defaults(report: Report, source: Any, table: Any) -> None:
         runs = _runs(history, key, span)
         if len(runs) < 2:  # (a key the range's other releases lack: its absence, not its default, differs)
             continue
-        message: Message = ("release_default", {"title": table.title, "key": key, "value": value, "read_as": release.label,
-                                                "first": release.first, "last": release.last, "runs": runs})  # fmt: skip
+        message: Message = (
+            "release_default",
+            {
+                "title": table.title,
+                "key": key,
+                "value": value,
+                "read_as": release.label,
+                "first": release.first,
+                "last": release.last,
+                "runs": runs,
+            },
+        )
         _say(report, key, fields, message)
 
 

@@ -71,8 +71,14 @@ def prove_many(pairs: list[Pair], src: str, dst: str, options: ProveOptions | No
     envs = environments([f for f in (src, dst) if f in probes()], options)
     jobs_a, jobs_b = [], []
     for pair in pairs:
-        job_a, job_b = hints(list(pair.source), src, [pair.output, *pair.output_files], dst, options.world_size,
-                             model_config_b=pair.output_model_config)  # fmt: skip
+        job_a, job_b = hints(
+            list(pair.source),
+            src,
+            [pair.output, *pair.output_files],
+            dst,
+            options.world_size,
+            model_config_b=pair.output_model_config,
+        )
         for job in (job_a, job_b):
             job["count_parameters"] = options.count_parameters
             job["world_size"] = options.world_size
@@ -97,8 +103,12 @@ def prove_many(pairs: list[Pair], src: str, dst: str, options: ProveOptions | No
             side_a, side_b = future_a.result(), future_b.result()
     out = []
     for pair, a, b in zip(pairs, side_a, side_b):
-        cert = Certificate(Side(", ".join(pair.source), src, a), Side(pair.output, dst, b), options.world_size,
-                           report_file=pair.report_file)  # fmt: skip
+        cert = Certificate(
+            Side(", ".join(pair.source), src, a),
+            Side(pair.output, dst, b),
+            options.world_size,
+            report_file=pair.report_file,
+        )
         if a.result is not None and b.result is not None:
             cert.rows = rows(a.result, b.result, options.rtol)
             if pair.report is not None:
@@ -108,8 +118,17 @@ def prove_many(pairs: list[Pair], src: str, dst: str, options: ProveOptions | No
     return out
 
 
-def prove(source: list[str], output: list[str] | str, src: str, dst: str, *, report: dict[str, Any] | None = None,
-          report_file: str | None = None, options: ProveOptions | None = None, **given: Any) -> Certificate:  # fmt: skip
+def prove(
+    source: list[str],
+    output: list[str] | str,
+    src: str,
+    dst: str,
+    *,
+    report: dict[str, Any] | None = None,
+    report_file: str | None = None,
+    options: ProveOptions | None = None,
+    **given: Any,
+) -> Certificate:
     """Probe `source` (format src) and its translation `output` (format dst) with their frameworks'
     own code and compare what they say. `given`: ProveOptions fields (world_size=8, env={...}, ...)."""
     options = options or ProveOptions(**given)
@@ -117,8 +136,9 @@ def prove(source: list[str], output: list[str] | str, src: str, dst: str, *, rep
     return prove_many([pair_of(tuple(source), out, dst, report, report_file)], src, dst, options)[0]
 
 
-def pair_of(source: tuple[str, ...], output: str, dst: str, report: dict[str, Any] | None,
-            report_file: str | None) -> Pair:  # fmt: skip
+def pair_of(
+    source: tuple[str, ...], output: str, dst: str, report: dict[str, Any] | None, report_file: str | None
+) -> Pair:
     """A Pair whose output is read as its framework runs it: with the side files the translation wrote
     beside it (those the report lists, else the one the output names)."""
     from ..services.side_files import output_files

@@ -19,13 +19,16 @@ def verdict(cert: Certificate) -> str:
     return NOT_RUN if cert.could_not_run else NOT_PROVEN if cert.unnamed else PROVEN
 
 
-def prove_batch(to_prove: list[tuple[str, str, dict[str, Any]]], src_root: str, out_root: str, src: str, dst: str,
-                options: Any) -> dict[str, Certificate]:  # fmt: skip
+def prove_batch(
+    to_prove: list[tuple[str, str, dict[str, Any]]], src_root: str, out_root: str, src: str, dst: str, options: Any
+) -> dict[str, Certificate]:
     """Certificates by source (relative to SRC_DIR, as the per-file report names it)."""
     from . import pair_of, prove_many
 
-    pairs = [pair_of((os.path.join(src_root, rel),), os.path.join(out_root, out), dst, report, "the translation's report")
-             for rel, out, report in to_prove]  # fmt: skip
+    pairs = [
+        pair_of((os.path.join(src_root, rel),), os.path.join(out_root, out), dst, report, "the translation's report")
+        for rel, out, report in to_prove
+    ]
     return dict(zip((rel for rel, _, _ in to_prove), prove_many(pairs, src, dst, options)))
 
 

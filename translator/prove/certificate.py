@@ -32,8 +32,11 @@ class Certificate:
 
     @property
     def could_not_run(self) -> list[str]:
-        return [f"{name} ({s.format}, {s.file}): {s.answer.problem}" for name, s in (("A", self.a), ("B", self.b))
-                if s.answer.problem]  # fmt: skip
+        return [
+            f"{name} ({s.format}, {s.file}): {s.answer.problem}"
+            for name, s in (("A", self.a), ("B", self.b))
+            if s.answer.problem
+        ]
 
     @property
     def differences(self) -> list[Row]:
@@ -53,7 +56,7 @@ class Certificate:
     def verdict(self) -> str:
         if self.could_not_run:
             return "not proven: " + "; ".join(self.could_not_run)
-        source = (self.a.answer.result or {})
+        source = self.a.answer.result or {}
         if source.get("accepted") is False:
             return f"not proven: A, the source, is refused by its own framework ({source.get('message')}): nothing to compare"
         if not self.differences:
@@ -66,19 +69,31 @@ class Certificate:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "a": self.a.to_json(), "b": self.b.to_json(), "world_size": self.world_size, "report": self.report_file,
-            "rows": [r.to_json() for r in self.rows], "differences": len(self.differences), "unnamed": len(self.unnamed),
-            "verdict": self.verdict, "exit_code": self.code,
-        }  # fmt: skip
+            "a": self.a.to_json(),
+            "b": self.b.to_json(),
+            "world_size": self.world_size,
+            "report": self.report_file,
+            "rows": [r.to_json() for r in self.rows],
+            "differences": len(self.differences),
+            "unnamed": len(self.unnamed),
+            "verdict": self.verdict,
+            "exit_code": self.code,
+        }
 
     def summary(self) -> dict[str, Any]:
         """What a batch's per-file report keeps of it."""
-        return {"certificate": self.verdict, "exit_code": self.code,
-                "differences": [r.to_json() for r in self.differences], "could_not_run": self.could_not_run}  # fmt: skip
+        return {
+            "certificate": self.verdict,
+            "exit_code": self.code,
+            "differences": [r.to_json() for r in self.differences],
+            "could_not_run": self.could_not_run,
+        }
 
     def render(self, *, verbose: bool = False) -> str:
-        lines = [f"A: {self.a.file} ({self.a.format}) {_framework(self.a)}",
-                 f"B: {self.b.file} ({self.b.format}) {_framework(self.b)}"]  # fmt: skip
+        lines = [
+            f"A: {self.a.file} ({self.a.format}) {_framework(self.a)}",
+            f"B: {self.b.file} ({self.b.format}) {_framework(self.b)}",
+        ]
         if self.world_size:
             lines.append(f"world size {self.world_size}")
         shown = [r for r in self.rows if r.core or r.status == DIFFERENT or verbose]
@@ -135,9 +150,11 @@ def _notes(row: Row) -> list[str]:
     out = []
     if row.name == "learning rate" and row.detail:
         d = row.detail
-        out.append(f"{d['compared_steps']} steps compared: largest difference {d['max_difference_of_peak']:.3g} of the peak "
-                   f"at step {d['max_difference_step']} ({d['a_at_step']:.6g} vs {d['b_at_step']:.6g}); "
-                   f"largest relative {d['max_relative']:.3g} at step {d['max_relative_step']}")  # fmt: skip
+        out.append(
+            f"{d['compared_steps']} steps compared: largest difference {d['max_difference_of_peak']:.3g} of the peak "
+            f"at step {d['max_difference_step']} ({d['a_at_step']:.6g} vs {d['b_at_step']:.6g}); "
+            f"largest relative {d['max_relative']:.3g} at step {d['max_relative_step']}"
+        )
     if row.note:
         out.append(row.note)
     return out

@@ -33,8 +33,13 @@ RUN_ROWS: tuple[tuple[str, str, str, tuple[str, ...], tuple[str, ...]], ...] = (
 DETAIL_ROWS: tuple[tuple[str, str, str, tuple[str, ...], tuple[str, ...]], ...] = (
     ("micro batch", "run", "micro_batch", ("batch.micro",), ()),
     ("accumulation", "run", "accumulation", ("batch.grad_accum",), ("batch.micro", "batch.global")),
-    ("data-parallel size", "run", "data_parallel", DP,
-     ("parallel.tensor_size", "parallel.pipeline_size", "parallel.sequence_size")),
+    (
+        "data-parallel size",
+        "run",
+        "data_parallel",
+        DP,
+        ("parallel.tensor_size", "parallel.pipeline_size", "parallel.sequence_size"),
+    ),
     ("sequence length", "run", "seq_length", ("model.seq_length",), ()),
     ("precision", "run", "precision", ("precision.dtype",), ()),
     ("ZeRO stage", "run", "zero_stage", ("parallel.zero_stage",), ()),
@@ -50,11 +55,29 @@ DETAIL_ROWS: tuple[tuple[str, str, str, tuple[str, ...], tuple[str, ...]], ...] 
 )
 LR_FIELDS = ("optim.lr", "schedule.*")
 LR_FOLLOWS = ("train.steps", "batch.warmup_ratio")
-PARAMETER_FIELDS = ("model.family", "model.num_layers", "model.hidden_size", "model.num_heads", "model.num_kv_heads",
-                    "model.head_dim", "model.ffn_hidden_size", "model.vocab_size", "model.max_position_embeddings",
-                    "model.position_embedding", "model.tie_embeddings", "model.norm", "model.activation", "model.*bias",
-                    "model.parallel_residual", "model.parallel_shared_norm", "model.*_norm", "model.qk_norm*",
-                    "model.attention_kind", "model.mla_*", "model.moe_*")  # fmt: skip
+PARAMETER_FIELDS = (
+    "model.family",
+    "model.num_layers",
+    "model.hidden_size",
+    "model.num_heads",
+    "model.num_kv_heads",
+    "model.head_dim",
+    "model.ffn_hidden_size",
+    "model.vocab_size",
+    "model.max_position_embeddings",
+    "model.position_embedding",
+    "model.tie_embeddings",
+    "model.norm",
+    "model.activation",
+    "model.*bias",
+    "model.parallel_residual",
+    "model.parallel_shared_norm",
+    "model.*_norm",
+    "model.qk_norm*",
+    "model.attention_kind",
+    "model.mla_*",
+    "model.moe_*",
+)
 
 
 @dataclass
@@ -92,8 +115,18 @@ def _close(a: Any, b: Any, rtol: float) -> bool:
     return math.isclose(a, b, rel_tol=rtol, abs_tol=0.0)
 
 
-def value_row(name: str, a: Any, b: Any, fields: tuple[str, ...], follows: tuple[str, ...], rtol: float, *,
-              core: bool = True, why_a: str = "", why_b: str = "") -> Row:  # fmt: skip
+def value_row(
+    name: str,
+    a: Any,
+    b: Any,
+    fields: tuple[str, ...],
+    follows: tuple[str, ...],
+    rtol: float,
+    *,
+    core: bool = True,
+    why_a: str = "",
+    why_b: str = "",
+) -> Row:
     if a is None and b is None:
         return Row(name, a, b, NOT_COMPARED, "neither side gives a value", fields, follows=follows, core=core)
     if a is None or b is None:
@@ -106,19 +139,39 @@ def lr_row(a: dict[str, Any] | None, b: dict[str, Any] | None, rtol: float) -> R
     """The learning rates both probes recorded, step by step."""
     if not a or not b:
         side = "A" if not a else "B"
-        return Row("learning rate", _lr_summary(a), _lr_summary(b), NOT_COMPARED, f"{side} has no learning rate curve",
-                   LR_FIELDS, follows=LR_FOLLOWS)  # fmt: skip
+        return Row(
+            "learning rate",
+            _lr_summary(a),
+            _lr_summary(b),
+            NOT_COMPARED,
+            f"{side} has no learning rate curve",
+            LR_FIELDS,
+            follows=LR_FOLLOWS,
+        )
     if a.get("relative") != b.get("relative"):
         side = "A" if a.get("relative") else "B"
-        return Row("learning rate", _lr_summary(a), _lr_summary(b), NOT_COMPARED,
-                   f"{side}'s rates are factors of a learning rate the file does not hold", LR_FIELDS,
-                   follows=LR_FOLLOWS)  # fmt: skip
+        return Row(
+            "learning rate",
+            _lr_summary(a),
+            _lr_summary(b),
+            NOT_COMPARED,
+            f"{side}'s rates are factors of a learning rate the file does not hold",
+            LR_FIELDS,
+            follows=LR_FOLLOWS,
+        )
     va = dict(zip(a["steps"], a["values"]))
     vb = dict(zip(b["steps"], b["values"]))
     common = sorted(va.keys() & vb.keys())
     if not common:
-        return Row("learning rate", _lr_summary(a), _lr_summary(b), NOT_COMPARED, "no step recorded on both sides",
-                   LR_FIELDS, follows=LR_FOLLOWS)  # fmt: skip
+        return Row(
+            "learning rate",
+            _lr_summary(a),
+            _lr_summary(b),
+            NOT_COMPARED,
+            "no step recorded on both sides",
+            LR_FIELDS,
+            follows=LR_FOLLOWS,
+        )
     peak = max(max((abs(v) for v in va.values()), default=0.0), max((abs(v) for v in vb.values()), default=0.0))
     worst, worst_step, rel, rel_step = 0.0, common[0], 0.0, common[0]
     for step in common:
@@ -129,24 +182,43 @@ def lr_row(a: dict[str, Any] | None, b: dict[str, Any] | None, rtol: float) -> R
         if scale > 0 and gap / scale > rel:
             rel, rel_step = gap / scale, step
     detail = {
-        "compared_steps": len(common), "peak": peak, "max_difference": worst, "max_difference_step": worst_step,
-        "max_difference_of_peak": worst / peak if peak else 0.0, "max_relative": rel, "max_relative_step": rel_step,
-        "a_at_step": va[worst_step], "b_at_step": vb[worst_step],
-    }  # fmt: skip
+        "compared_steps": len(common),
+        "peak": peak,
+        "max_difference": worst,
+        "max_difference_step": worst_step,
+        "max_difference_of_peak": worst / peak if peak else 0.0,
+        "max_relative": rel,
+        "max_relative_step": rel_step,
+        "a_at_step": va[worst_step],
+        "b_at_step": vb[worst_step],
+    }
     equal = worst <= rtol * peak
     note = ""
     if a.get("total_steps") != b.get("total_steps"):
         note = f"A's curve has {a.get('total_steps')} steps, B's {b.get('total_steps')}: compared where both have one"
-    return Row("learning rate", _lr_summary(a), _lr_summary(b), EQUAL if equal else DIFFERENT, note, LR_FIELDS,
-               detail=detail, follows=LR_FOLLOWS)  # fmt: skip
+    return Row(
+        "learning rate",
+        _lr_summary(a),
+        _lr_summary(b),
+        EQUAL if equal else DIFFERENT,
+        note,
+        LR_FIELDS,
+        detail=detail,
+        follows=LR_FOLLOWS,
+    )
 
 
 def _lr_summary(curve: dict[str, Any] | None) -> Any:
     if not curve:
         return None
     values = curve.get("values") or [0.0]
-    return {"scheduler": curve.get("scheduler"), "steps": curve.get("total_steps"), "peak": max(values),
-            "recorded": len(curve.get("steps") or ()), "relative": curve.get("relative", False)}  # fmt: skip
+    return {
+        "scheduler": curve.get("scheduler"),
+        "steps": curve.get("total_steps"),
+        "peak": max(values),
+        "recorded": len(curve.get("steps") or ()),
+        "relative": curve.get("relative", False),
+    }
 
 
 def parameters_row(a: dict[str, Any] | None, b: dict[str, Any] | None, rtol: float) -> Row:
@@ -157,17 +229,35 @@ def parameters_row(a: dict[str, Any] | None, b: dict[str, Any] | None, rtol: flo
         if not count:
             return Row(name, a, b, NOT_COMPARED, f"{side} holds no architecture", PARAMETER_FIELDS)
         if count.get("error"):
-            return Row(name, a, b, NOT_COMPARED, f"{side}'s model could not be built here: {count['error']}", PARAMETER_FIELDS)
+            return Row(
+                name, a, b, NOT_COMPARED, f"{side}'s model could not be built here: {count['error']}", PARAMETER_FIELDS
+            )
     assert a is not None and b is not None
     if a.get("total") is not None and b.get("total") is not None:
-        return Row(name, a["total"], b["total"], EQUAL if _close(a["total"], b["total"], rtol) else DIFFERENT, "",
-                   PARAMETER_FIELDS, detail={"a": a, "b": b})  # fmt: skip
-    same = _close(a.get("without_vocab"), b.get("without_vocab"), rtol) and a.get("per_vocab_row") == b.get("per_vocab_row")
+        return Row(
+            name,
+            a["total"],
+            b["total"],
+            EQUAL if _close(a["total"], b["total"], rtol) else DIFFERENT,
+            "",
+            PARAMETER_FIELDS,
+            detail={"a": a, "b": b},
+        )
+    same = _close(a.get("without_vocab"), b.get("without_vocab"), rtol) and a.get("per_vocab_row") == b.get(
+        "per_vocab_row"
+    )
     side = "A" if a.get("total") is None else "B"
     shown = [f"{c.get('without_vocab')} + {c.get('per_vocab_row')}/row" for c in (a, b)]
     note = f"{side} does not know its vocabulary: compared without the vocabulary-sized matrices ({shown[0]} vs {shown[1]})"
-    return Row(name, a.get("total") or a.get("without_vocab"), b.get("total") or b.get("without_vocab"),
-               EQUAL if same else DIFFERENT, note, PARAMETER_FIELDS, detail={"a": a, "b": b})  # fmt: skip
+    return Row(
+        name,
+        a.get("total") or a.get("without_vocab"),
+        b.get("total") or b.get("without_vocab"),
+        EQUAL if same else DIFFERENT,
+        note,
+        PARAMETER_FIELDS,
+        detail={"a": a, "b": b},
+    )
 
 
 def accepted_row(a: dict[str, Any], b: dict[str, Any]) -> Row:
@@ -186,12 +276,26 @@ def rows(a: dict[str, Any], b: dict[str, Any], rtol: float = DEFAULT_RTOL) -> li
     out.append(lr_row(a.get("lr"), b.get("lr"), rtol))
     why = {side: f"{_name(r)} gives no value for it" for side, r in (("a", a), ("b", b))}
     for name, section, key, fields, follows in RUN_ROWS:
-        out.append(value_row(name, a[section].get(key), b[section].get(key), fields, follows, rtol,
-                             why_a=why["a"], why_b=why["b"]))  # fmt: skip
+        out.append(
+            value_row(
+                name, a[section].get(key), b[section].get(key), fields, follows, rtol, why_a=why["a"], why_b=why["b"]
+            )
+        )
     out.append(parameters_row(a.get("parameters"), b.get("parameters"), rtol))
     for name, section, key, fields, follows in DETAIL_ROWS:
-        out.append(value_row(name, a[section].get(key), b[section].get(key), fields, follows, rtol, core=False,
-                             why_a=why["a"], why_b=why["b"]))  # fmt: skip
+        out.append(
+            value_row(
+                name,
+                a[section].get(key),
+                b[section].get(key),
+                fields,
+                follows,
+                rtol,
+                core=False,
+                why_a=why["a"],
+                why_b=why["b"],
+            )
+        )
     return out
 
 
@@ -215,7 +319,11 @@ def annotate(found: list[Row], report: dict[str, Any]) -> None:
     """What the report says of each difference's fields; a refused output is named when the report
     lists a value the target needs that the source could not give (`missing`)."""
     by_field = statuses_by_field(report)
-    missing = [str(e.get("status")) for e in report.get("entries") or () if isinstance(e, dict) and e.get("status") == "missing"]
+    missing = [
+        str(e.get("status"))
+        for e in report.get("entries") or ()
+        if isinstance(e, dict) and e.get("status") == "missing"
+    ]
     for row in found:
         if row.status != DIFFERENT:
             continue
@@ -223,7 +331,9 @@ def annotate(found: list[Row], report: dict[str, Any]) -> None:
             row.report = tuple(dict.fromkeys(missing)) if row.a else ()
             continue
         said = [s for name, statuses in by_field.items() if _matches(name, row.fields) for s in statuses]
-        lost = [s for name, statuses in by_field.items() if _matches(name, row.follows) for s in statuses if s in LOSSES]
+        lost = [
+            s for name, statuses in by_field.items() if _matches(name, row.follows) for s in statuses if s in LOSSES
+        ]
         row.report = tuple(dict.fromkeys(said + lost))
 
 

@@ -53,6 +53,8 @@ def _read(path: Path, table: Any) -> ProveConfig:
     for kind in KINDS:
         given = table.get(kind, {})
         if not isinstance(given, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in given.items()):
-            raise UsageError(f"{path}: {where} {kind} must map format names to paths (e.g. {kind} = {{ neox = \"...\" }})")
+            raise UsageError(
+                f'{path}: {where} {kind} must map format names to paths (e.g. {kind} = {{ neox = "..." }})'
+            )
         out[kind] = {fmt: str((path.parent / value)) for fmt, value in given.items()}
     return ProveConfig(str(path), out["env"], out["src"])

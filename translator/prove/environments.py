@@ -25,8 +25,14 @@ class Environment:
     problem: str | None = None  # why the probe cannot run (None: it is run; the probe itself may still say why not)
 
     def to_json(self) -> dict[str, str | None]:
-        return {"format": self.format, "framework": self.spec.framework, "python": self.python, "source": self.source,
-                "origin": self.origin, "problem": self.problem}  # fmt: skip
+        return {
+            "format": self.format,
+            "framework": self.spec.framework,
+            "python": self.python,
+            "source": self.source,
+            "origin": self.origin,
+            "problem": self.problem,
+        }
 
 
 def parse_pairs(values: tuple[str, ...] | list[str], option: str) -> dict[str, str]:
@@ -72,13 +78,17 @@ def resolve(fmt: str, env: dict[str, str], src: dict[str, str], config: ProveCon
     elif source is not None and spec.checkout and not (Path(source) / spec.checkout).exists():
         problem = f"{source} is not a {spec.framework} source tree: it has no {spec.checkout}"
     elif source is None and spec.needs_checkout:
-        problem = (f"{spec.framework} is used from a source checkout: give it with --src {fmt}=PATH "
-                   f"({spec.source or 'its repository'})")  # fmt: skip
+        problem = (
+            f"{spec.framework} is used from a source checkout: give it with --src {fmt}=PATH "
+            f"({spec.source or 'its repository'})"
+        )
     elif origin == "the current interpreter":
         missing = _missing_imports(spec)
         if spec.installed and source is None and importlib.util.find_spec(spec.installed.split(".")[0]) is None:
             missing.append(spec.installed)
         if missing:
-            problem = (f"no interpreter for {spec.framework}: give --env {fmt}=PATH/TO/python (this one, {python}, "
-                       f"cannot import {', '.join(missing)})")  # fmt: skip
+            problem = (
+                f"no interpreter for {spec.framework}: give --env {fmt}=PATH/TO/python (this one, {python}, "
+                f"cannot import {', '.join(missing)})"
+            )
     return Environment(fmt, spec, python, source, origin, problem)

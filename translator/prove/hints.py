@@ -17,7 +17,9 @@ def _fields(files: list[str], fmt: str, world_size: int | None, model_config: st
     from ..services.pipeline import read_ir
 
     try:
-        ingested = read_ir(files, fmt, world_size=world_size, **({"model_config": model_config} if model_config else {}))
+        ingested = read_ir(
+            files, fmt, world_size=world_size, **({"model_config": model_config} if model_config else {})
+        )
     except (NeoconvError, OSError, ValueError):
         return {}
     fields = {name: value.value for name, value in ingested.ir.fields.items() if value is not None}
@@ -41,8 +43,15 @@ def _boundaries(fields: dict[str, Any]) -> set[int]:
         return set()
 
 
-def hints(files_a: list[str], fmt_a: str, files_b: list[str], fmt_b: str,
-          world_size: int | None, *, model_config_b: str | None = None) -> tuple[dict[str, Any], dict[str, Any]]:  # fmt: skip
+def hints(
+    files_a: list[str],
+    fmt_a: str,
+    files_b: list[str],
+    fmt_b: str,
+    world_size: int | None,
+    *,
+    model_config_b: str | None = None,
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """The jobs of both sides' probes (files plus what neoconv's reading adds); `model_config_b`: B's
     architecture file when it keeps one apart (a VeOmni output's config.json written beside it)."""
     read_a, read_b = _fields(files_a, fmt_a, world_size), _fields(files_b, fmt_b, world_size, model_config_b)
@@ -50,12 +59,16 @@ def hints(files_a: list[str], fmt_a: str, files_b: list[str], fmt_b: str,
     lr_at = sorted(_boundaries(read_a) | _boundaries(read_b))
     jobs = []
     for files, fmt, mine, other in ((files_a, fmt_a, read_a, read_b), (files_b, fmt_b, read_b, read_a)):
-        job: dict[str, Any] = {"files": [_absolute(f) for f in files], "lr_at": lr_at, "grid_steps": max(steps, default=None)}
+        job: dict[str, Any] = {
+            "files": [_absolute(f) for f in files],
+            "lr_at": lr_at,
+            "grid_steps": max(steps, default=None),
+        }
         own = mine.get("train.steps")
         job["steps_hint"] = own if isinstance(own, int) and own > 0 else (steps[0] if steps else None)
         job.update((key[1:], mine[key]) for key in ("_argv", "_argv_unknown") if key in mine)
         spec = probes().get(fmt)
-        for key, name in (spec.hints if spec else ()):
+        for key, name in spec.hints if spec else ():
             if mine.get(name) is not None:
                 job[key] = mine[name]
         jobs.append(job)

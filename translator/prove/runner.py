@@ -16,8 +16,14 @@ from .environments import Environment
 
 DEFAULT_TIMEOUT = 1800.0  # seconds for one probe process (Model Zoo imports in ~30 s, steps a long run in minutes)
 # no download (transformers, the HF hub), no GPU: a probe runs config code only
-QUIET_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "CUDA_VISIBLE_DEVICES": "",
-             "WANDB_MODE": "disabled", "PYTHONUNBUFFERED": "1"}  # fmt: skip
+QUIET_ENV = {
+    "HF_HUB_OFFLINE": "1",
+    "TRANSFORMERS_OFFLINE": "1",
+    "HF_DATASETS_OFFLINE": "1",
+    "CUDA_VISIBLE_DEVICES": "",
+    "WANDB_MODE": "disabled",
+    "PYTHONUNBUFFERED": "1",
+}
 
 
 @dataclass
@@ -30,7 +36,12 @@ class ProbeAnswer:
     seconds: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
-        return {"format": self.format, "result": self.result, "problem": self.problem, "seconds": round(self.seconds, 2)}
+        return {
+            "format": self.format,
+            "result": self.result,
+            "problem": self.problem,
+            "seconds": round(self.seconds, 2),
+        }
 
 
 def run(env: Environment, jobs: list[dict[str, Any]], *, timeout: float = DEFAULT_TIMEOUT) -> list[ProbeAnswer]:
@@ -44,9 +55,14 @@ def run(env: Environment, jobs: list[dict[str, Any]], *, timeout: float = DEFAUL
         listing.write_text("".join(json.dumps(job) + "\n" for job in numbered), encoding="utf-8")
         try:
             proc = subprocess.run(
-                [str(env.python), str(env.spec.path), str(listing)], cwd=work, env={**os.environ, **QUIET_ENV},
-                capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL,
-            )  # fmt: skip
+                [str(env.python), str(env.spec.path), str(listing)],
+                cwd=work,
+                env={**os.environ, **QUIET_ENV},
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+                stdin=subprocess.DEVNULL,
+            )
         except subprocess.TimeoutExpired:
             why = f"the {env.spec.framework} probe did not finish in {timeout:.0f} s (--timeout)"
             return [ProbeAnswer(env.format, None, why, time.monotonic() - started) for _ in jobs]
@@ -71,9 +87,14 @@ def run(env: Environment, jobs: list[dict[str, Any]], *, timeout: float = DEFAUL
             why = f"the {env.spec.framework} probe stopped without an answer (exit {proc.returncode}): {tail}"[:1500]
             out.append(ProbeAnswer(env.format, None, why, seconds))
         elif data.get("error"):
-            stage = {"import": "could not import it", "stub": "relied on a stand-in",
-                     "gpu": "could not run it without a GPU"}.get(str(data.get("stage")), "failed")  # fmt: skip
-            out.append(ProbeAnswer(env.format, None, f"the {env.spec.framework} probe {stage}: {data['error']}", seconds))
+            stage = {
+                "import": "could not import it",
+                "stub": "relied on a stand-in",
+                "gpu": "could not run it without a GPU",
+            }.get(str(data.get("stage")), "failed")
+            out.append(
+                ProbeAnswer(env.format, None, f"the {env.spec.framework} probe {stage}: {data['error']}", seconds)
+            )
         else:
             out.append(ProbeAnswer(env.format, data, None, seconds))
     return out
@@ -89,9 +110,14 @@ def check(env: Environment, *, timeout: float = 300.0) -> tuple[dict[str, Any] |
         listing.write_text(json.dumps({"id": 0, "files": [], "source": env.source}) + "\n", encoding="utf-8")
         try:
             proc = subprocess.run(
-                [str(env.python), str(env.spec.path), "--check", str(listing)], cwd=work, env={**os.environ, **QUIET_ENV},
-                capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL,
-            )  # fmt: skip
+                [str(env.python), str(env.spec.path), "--check", str(listing)],
+                cwd=work,
+                env={**os.environ, **QUIET_ENV},
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+                stdin=subprocess.DEVNULL,
+            )
         except (subprocess.TimeoutExpired, OSError) as exc:
             return None, f"the {env.spec.framework} interpreter {env.python} did not answer: {exc}"
     for line in proc.stdout.splitlines():

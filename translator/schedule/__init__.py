@@ -4,5 +4,14 @@
 from .compare import Difference, Extreme, max_difference, peak
 from .model import NotRepresentable, Phase, Schedule, ScheduleError, phase
 
-__all__ = ["Difference", "Extreme", "NotRepresentable", "Phase", "Schedule", "ScheduleError", "max_difference",
-           "peak", "phase"]
+__all__ = [
+    "Difference",
+    "Extreme",
+    "NotRepresentable",
+    "Phase",
+    "Schedule",
+    "ScheduleError",
+    "max_difference",
+    "peak",
+    "phase",
+]

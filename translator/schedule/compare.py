@@ -256,7 +256,12 @@ def solve(sa: Segment, sb: Segment, lo: int, hi: int, best: Best, cutoff: float)
     dl, dh = pl - ql, ph - qh
     monotone = ph == pl or qh == ql or (ph > pl) != (qh > ql)  # the slopes move apart: d' monotone
     if not monotone:
-        ra, rb, sa_h, sb_h = sa.shape.curve(lo + oa), sb.shape.curve(lo + ob), sa.shape.curve(hi + oa), sb.shape.curve(hi + ob)
+        ra, rb, sa_h, sb_h = (
+            sa.shape.curve(lo + oa),
+            sb.shape.curve(lo + ob),
+            sa.shape.curve(hi + oa),
+            sb.shape.curve(hi + ob),
+        )
         monotone = None not in (ra, rb, sa_h, sb_h) and _one_sign(*spread(ra, sa_h, rb, sb_h))  # type: ignore[arg-type]
     if monotone:
         if dl != 0.0 and dh != 0.0 and (dl > 0.0) != (dh > 0.0):
@@ -390,8 +395,16 @@ def _range(seg: Segment, lo: int, hi: int) -> tuple[float, float] | None:
     return seg.shape.bounds()
 
 
-def _halves(sa: Segment, sb: Segment, lo: int, hi: int, visit: Callable[[int, int, Mode], bool],
-            bound: Callable[[int, int], float], limit: Callable[[], float], leftmost: bool = False) -> bool:  # fmt: skip
+def _halves(
+    sa: Segment,
+    sb: Segment,
+    lo: int,
+    hi: int,
+    visit: Callable[[int, int, Mode], bool],
+    bound: Callable[[int, int], float],
+    limit: Callable[[], float],
+    leftmost: bool = False,
+) -> bool:
     """Visit lo..hi by its pieces, halving it while it has too many to list: the half whose bound
     on what it can give is highest first (the first half first when `leftmost`); a half whose bound
     is at most limit() (below it when leftmost) cannot change the result. True when a visit says stop."""
@@ -423,8 +436,9 @@ def _halves(sa: Segment, sb: Segment, lo: int, hi: int, visit: Callable[[int, in
     return False
 
 
-def max_difference(a: Schedule, b: Schedule, horizon: int, cutoff: float = math.inf, start: int = 0,
-                   slack: float = 0.0) -> Difference:
+def max_difference(
+    a: Schedule, b: Schedule, horizon: int, cutoff: float = math.inf, start: int = 0, slack: float = 0.0
+) -> Difference:
     """max over start <= t < horizon of |a.value(t) - b.value(t)|, and the first step where it occurs.
 
     With a cutoff, the search stops as soon as a difference above it is found (the value returned
@@ -467,8 +481,15 @@ def _search(sa: Segment, sb: Segment, lo: int, hi: int, mode: Mode, best: Best, 
             best.see(m, sa.at(m), sb.at(m))
             return math.inf if ra is None or rb is None else max(ra[1] - rb[0], rb[1] - ra[0])
 
-        _halves(sa, sb, lo, hi, lambda l, h, m: _search(sa, sb, l, h, m, best, cutoff), bound,
-                lambda: best.limit() if best.value <= cutoff else math.inf)
+        _halves(
+            sa,
+            sb,
+            lo,
+            hi,
+            lambda l, h, m: _search(sa, sb, l, h, m, best, cutoff),
+            bound,
+            lambda: best.limit() if best.value <= cutoff else math.inf,
+        )
     return best.value > cutoff
 
 

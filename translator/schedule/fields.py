@@ -83,9 +83,11 @@ def summaries(s: Schedule, steps: Any = None) -> dict[str, Any]:
     run = int(steps) if isinstance(steps, int) and not isinstance(steps, bool) and steps > 0 else 0
     f = features(s, max(run, s.total_length) + 1)
     decays = f.final < f.peak
-    return {"schedule.warmup_steps": float(f.peak_at),
-            "schedule.decay_steps": f.decay_end if decays and f.decay_end > f.peak_at else None,
-            "schedule.min_lr": f.final if decays else None}  # fmt: skip
+    return {
+        "schedule.warmup_steps": float(f.peak_at),
+        "schedule.decay_steps": f.decay_end if decays and f.decay_end > f.peak_at else None,
+        "schedule.min_lr": f.final if decays else None,
+    }
 
 
 def peak_lr(s: Schedule, steps: Any = None) -> float:
@@ -189,7 +191,9 @@ def settle(ir: IR) -> None:
     """After a file is read: apply --set of optim.lr or of a summary to the phases, then derive the
     summaries from the phases (a summary given with --set stays as given)."""
     fields = ir.fields
-    given = {name: fields[name].value for name in (LR, *SUMMARIES) if name in fields and fields[name].origin is Origin.USER}
+    given = {
+        name: fields[name].value for name in (LR, *SUMMARIES) if name in fields and fields[name].origin is Origin.USER
+    }
     known = fields.get(PHASES)
     steps = ir.get(STEPS)
     if given and not (known is not None and known.origin is Origin.USER):
@@ -200,7 +204,12 @@ def settle(ir: IR) -> None:
             raise UsageError(f"--set {', '.join(given)}: {exc}") from None
         if new is not None and new is not current:
             keys = tuple(f"--set {name}" for name in given)
-            known = Value(new.to_json(), Origin.DERIVED, keys + (known.source_keys if known else ()), known.file if known else None)
+            known = Value(
+                new.to_json(),
+                Origin.DERIVED,
+                keys + (known.source_keys if known else ()),
+                known.file if known else None,
+            )
             fields[PHASES] = known
     if known is None or known.value is None:
         return
@@ -210,8 +219,12 @@ def settle(ir: IR) -> None:
         if value is None:
             fields.pop(name, None)
         else:
-            fields[name] = Value(value, Origin.DERIVED if known.origin is not Origin.DEFAULT else Origin.DEFAULT,
-                                 known.source_keys, known.file)  # fmt: skip
+            fields[name] = Value(
+                value,
+                Origin.DERIVED if known.origin is not Origin.DEFAULT else Origin.DEFAULT,
+                known.source_keys,
+                known.file,
+            )
 
 
 def _summaries_of(phases: Any, steps: Any) -> dict[str, Any]:
@@ -247,8 +260,10 @@ class Rendering(NamedTuple):
             return ""
         t = self.difference.step
         ours, theirs = _apart(self.schedule.value(t), source.value(t))
-        return (f"{framework} has no exact form of this schedule: the closest differs by at most "
-                f"{self.difference.value:.4g} (step {t}: {ours} instead of {theirs})")
+        return (
+            f"{framework} has no exact form of this schedule: the closest differs by at most "
+            f"{self.difference.value:.4g} (step {t}: {ours} instead of {theirs})"
+        )
 
 
 def _apart(a: float, b: float) -> tuple[str, str]:
@@ -323,7 +338,9 @@ def anneals(kind: str, marks: list[tuple[float, float, float]]) -> list[Phase]:
         span = stop - begin
         if n > 0 and span > 0:
             extra = {"cycle": "mirror"} if kind == "cosine" and last else {}
-            phases.append(phase(kind, n, a, b, span=span, shift=t - begin, beyond="continue" if last else "hold", **extra))
+            phases.append(
+                phase(kind, n, a, b, span=span, shift=t - begin, beyond="continue" if last else "hold", **extra)
+            )
             t += n
         begin = stop
     return phases

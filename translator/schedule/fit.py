@@ -56,7 +56,9 @@ def warmup_ends(s: Schedule, f: Features) -> list[int]:
 def decay_ends(s: Schedule, f: Features) -> list[tuple[int, float]]:
     """(step, lr) where a decay may end: where the lr settles, and where the first, the longest and
     the last falling shape (or shape after the peak) reaches its end value."""
-    falling = [i for i, p in enumerate(s.phases) if p.kind != "constant" and (p.end < p.start or s.offsets[i] >= f.peak_at)]
+    falling = [
+        i for i, p in enumerate(s.phases) if p.kind != "constant" and (p.end < p.start or s.offsets[i] >= f.peak_at)
+    ]
     picks = [falling[0], max(falling, key=lambda i: s.phases[i].length), falling[-1]] if falling else []
     out = [(f.decay_end, f.final)]
     for i in picks:

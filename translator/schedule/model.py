@@ -70,14 +70,23 @@ KINDS: dict[str, dict[str, tuple[type, Any]]] = {
     "cosine": {"cycle": (str, "hold")},
     "exponential": {"rate": (float, _REQUIRED), "period": (float, _REQUIRED), "staircase": (bool, False)},
     "inverse_sqrt": {"hold": (float, _REQUIRED)},
-    "inverse_time": {"rate": (float, _REQUIRED), "period": (float, _REQUIRED), "power": (float, 1.0),
-                     "staircase": (bool, False)},
+    "inverse_time": {
+        "rate": (float, _REQUIRED),
+        "period": (float, _REQUIRED),
+        "power": (float, 1.0),
+        "staircase": (bool, False),
+    },
     "polynomial": {"power": (float, _REQUIRED)},
     "step": {"gamma": (float, _REQUIRED), "step_size": (float, None), "milestones": (list, None)},
-    "cyclic": {"high": (float, _REQUIRED), "up": (float, _REQUIRED), "down": (float, _REQUIRED),
-               "mode": (str, "triangular"), "gamma": (float, 1.0)},
+    "cyclic": {
+        "high": (float, _REQUIRED),
+        "up": (float, _REQUIRED),
+        "down": (float, _REQUIRED),
+        "mode": (str, "triangular"),
+        "gamma": (float, 1.0),
+    },
     "custom": {"form": (str, _REQUIRED), "args": (dict, None)},
-}  # fmt: skip
+}
 # kinds whose end is a free shape parameter; for the others it is derived from the rest
 _FREE_END = frozenset({"linear", "log_warmup", "cosine", "polynomial"})
 CYCLES = ("hold", "mirror", "restart")
@@ -156,8 +165,17 @@ class Phase:
         return out
 
 
-def phase(kind: str, length: int, start: float, end: float | None = None, *, span: float | None = None,
-          shift: float = 0.0, beyond: str = "hold", **params: Any) -> Phase:
+def phase(
+    kind: str,
+    length: int,
+    start: float,
+    end: float | None = None,
+    *,
+    span: float | None = None,
+    shift: float = 0.0,
+    beyond: str = "hold",
+    **params: Any,
+) -> Phase:
     """A checked phase; `end` may be left out for the kinds that derive it."""
     params = {k: (tuple(v) if isinstance(v, list) else v) for k, v in params.items() if v is not None}
     draft = Phase(kind, length, float(start), float(start if end is None else end), span, shift, params, beyond)
@@ -206,8 +224,14 @@ def _check_params(p: Phase) -> None:
         elif typ is dict and not isinstance(value, Mapping):
             raise ScheduleError(f"{p.kind} {name} must be a mapping, got {value!r}")
     k, get = p.kind, p.param
-    positive = {"exponential": ("rate", "period"), "inverse_sqrt": ("hold",), "inverse_time": ("period", "power"),
-                "polynomial": ("power",), "step": ("gamma",), "cyclic": ("up",)}.get(k, ())  # fmt: skip
+    positive = {
+        "exponential": ("rate", "period"),
+        "inverse_sqrt": ("hold",),
+        "inverse_time": ("period", "power"),
+        "polynomial": ("power",),
+        "step": ("gamma",),
+        "cyclic": ("up",),
+    }.get(k, ())
     for name in positive:
         if get(name) <= 0:
             raise ScheduleError(f"{k} {name} must be above 0, got {get(name)!r}")
@@ -241,8 +265,10 @@ def _check(p: Phase, *, last: bool) -> None:
             raise ScheduleError(f"a {p.kind} phase's {name} lr must be at least 0, got {value!r}")
     for name, steps in (("length", p.length), ("span", p.span), ("shift", p.shift)):
         if isinstance(steps, (int, float)) and not isinstance(steps, bool) and abs(steps) > MAX_STEPS:
-            raise ScheduleError(f"a {p.kind} phase's {name} of {steps:.4g} steps is past 2**53 (9.0e15): a schedule "
-                                f"in floating point cannot tell its steps apart; give a step count a run could reach")  # fmt: skip
+            raise ScheduleError(
+                f"a {p.kind} phase's {name} of {steps:.4g} steps is past 2**53 (9.0e15): a schedule "
+                f"in floating point cannot tell its steps apart; give a step count a run could reach"
+            )
     if p.span is not None and _number(p.span, f"{p.kind} span") <= 0:
         raise ScheduleError(f"a {p.kind} phase's span must be above 0, got {p.span!r}")
     if _number(p.shift, f"{p.kind} shift") < 0:
@@ -263,7 +289,9 @@ def _close(a: float, b: float) -> bool:
 def _check_end(p: Phase) -> None:
     shape = p.shape()
     if p.kind not in _FREE_END and not _close(p.end, shape.value(p.width)):
-        raise ScheduleError(f"a {p.kind} phase's end must be its value at s = span ({shape.value(p.width)!r}), got {p.end!r}")
+        raise ScheduleError(
+            f"a {p.kind} phase's end must be its value at s = span ({shape.value(p.width)!r}), got {p.end!r}"
+        )
     first, last = shape.value(p.shift), shape.value(p.shift + p.length - 1)
     for what, v in (("first", first), ("last", last)):
         if not math.isfinite(v) or v < -1e-12 * max(p.start, p.end, 1e-300):
@@ -300,8 +328,10 @@ class Schedule:
             offsets.append(offsets[-1] + p.length)
         self.offsets: tuple[int, ...] = tuple(offsets)
         if offsets[-1] > MAX_STEPS:
-            raise ScheduleError(f"the phases last {offsets[-1]:.4g} steps, past 2**53 (9.0e15): a schedule in floating "
-                                f"point cannot tell its steps apart; give a step count a run could reach")  # fmt: skip
+            raise ScheduleError(
+                f"the phases last {offsets[-1]:.4g} steps, past 2**53 (9.0e15): a schedule in floating "
+                f"point cannot tell its steps apart; give a step count a run could reach"
+            )
         segs = [Segment(self.offsets[i], self.offsets[i + 1], p.shape(), p.shift) for i, p in enumerate(self.phases)]
         last = self.phases[-1]
         if last.beyond == "continue":
@@ -342,7 +372,8 @@ class Schedule:
             return self._key
         except AttributeError:
             self._key: tuple[Any, ...] = tuple(
-                (p.kind, p.length, p.start, p.end, p.span, p.shift, p.beyond, _frozen(p.params)) for p in self.phases)
+                (p.kind, p.length, p.start, p.end, p.span, p.shift, p.beyond, _frozen(p.params)) for p in self.phases
+            )
             return self._key
 
     def __repr__(self) -> str:
@@ -396,7 +427,12 @@ def _phase_from_json(item: Mapping[str, Any]) -> Phase:
     params = {k: (tuple(v) if isinstance(v, list) else v) for k, v in item.items() if k in KINDS[kind]}
     span = item.get("span")
     return Phase(
-        kind=kind, length=item["length"], start=_number(item["start"], "start"), end=_number(item["end"], "end"),
-        span=None if span is None else _number(span, "span"), shift=_number(item.get("shift", 0.0), "shift"),
-        params=params, beyond=item.get("beyond", "hold"),
-    )  # fmt: skip
+        kind=kind,
+        length=item["length"],
+        start=_number(item["start"], "start"),
+        end=_number(item["end"], "end"),
+        span=None if span is None else _number(span, "span"),
+        shift=_number(item.get("shift", 0.0), "shift"),
+        params=params,
+        beyond=item.get("beyond", "hold"),
+    )

@@ -50,8 +50,11 @@ def merge(phases: Iterable[Phase]) -> list[Phase]:
         q = out[-1] if out else None
         if q is not None and p.kind == "constant" and q.kind == "constant" and q.start == p.start:
             out[-1] = replace(q, length=q.length + p.length, beyond=p.beyond)
-        elif (q is not None and (p.kind, p.start, p.end, p.params, p.width) == (q.kind, q.start, q.end, q.params, q.width)
-              and p.shift == q.shift + q.length):
+        elif (
+            q is not None
+            and (p.kind, p.start, p.end, p.params, p.width) == (q.kind, q.start, q.end, q.params, q.width)
+            and p.shift == q.shift + q.length
+        ):
             n = q.length + p.length
             out[-1] = replace(q, length=n, span=None if q.width == n else q.width, beyond=p.beyond)
         else:
@@ -150,7 +153,9 @@ def _continue_above(out: list[Phase], s: Schedule, floor: float, above: bool) ->
     if direction == 0:
         low = min(last.start, last.param("high")) if last.kind == "cyclic" else min(last.start, last.end)
         if last.kind == "custom" or low < floor:
-            raise NotRepresentable(f"a {last.kind} phase that keeps cycling below the floor {floor:g} has no piecewise form")
+            raise NotRepresentable(
+                f"a {last.kind} phase that keeps cycling below the floor {floor:g} has no piecewise form"
+            )
         return finish(out + going_on(), "continue")
     above_now = seg.at(t0) >= floor
     if direction < 0 and not above_now:

@@ -11,8 +11,14 @@ from .ops import constant, finish
 DECAYS = ("constant", "linear", "cosine", "exponential", "inverse_sqrt")
 
 
-def simple(lr: float, warmup_steps: int = 0, decay: str = "constant", decay_end: int | None = None, min_lr: float = 0.0,
-           warmup_start: float = 0.0) -> Schedule:  # fmt: skip
+def simple(
+    lr: float,
+    warmup_steps: int = 0,
+    decay: str = "constant",
+    decay_end: int | None = None,
+    min_lr: float = 0.0,
+    warmup_start: float = 0.0,
+) -> Schedule:
     if decay not in DECAYS:
         raise ScheduleError(f"decay must be one of {', '.join(DECAYS)}, got {decay!r}")
     phases: list[Phase] = []
@@ -22,7 +28,9 @@ def simple(lr: float, warmup_steps: int = 0, decay: str = "constant", decay_end:
         return Schedule(finish(phases + [constant(lr, 1)]))
     if decay == "inverse_sqrt":  # lr held through the warmup's length, then lr * sqrt(W / t)
         hold = float(max(1, warmup_steps))
-        return Schedule(finish(phases + [phase("inverse_sqrt", 1, lr, hold=hold, shift=hold, beyond="continue")], "continue"))
+        return Schedule(
+            finish(phases + [phase("inverse_sqrt", 1, lr, hold=hold, shift=hold, beyond="continue")], "continue")
+        )
     if decay_end is None or decay_end <= warmup_steps:
         raise ScheduleError(f"a {decay} decay needs its end step after the warmup ({warmup_steps}), got {decay_end!r}")
     span = decay_end - warmup_steps

@@ -17,8 +17,10 @@ def _describe(rule: Rule, labels: tuple[str, ...] = ()) -> dict[str, Any]:
     if rule.formula is not None:
         transform = f"formula {rule.formula.name}"
     elif rule.simple is not None:
-        transform = rule.simple.kind if rule.simple.kind != "enum" else "enum " + ", ".join(
-            f"{a}={b}" for a, b in rule.simple.table
+        transform = (
+            rule.simple.kind
+            if rule.simple.kind != "enum"
+            else "enum " + ", ".join(f"{a}={b}" for a, b in rule.simple.table)
         )
     else:
         transform = "rename"
@@ -55,8 +57,14 @@ def explain_data(name: str) -> dict[str, Any]:
             per_format[fmt] = [_describe(r, tuple(reversed(table.versions))) for r in rules]
         elif name in table.absent:
             per_format[fmt] = {"absent": table.absent[name]}
-    out = {"field": name, "type": spec.type, "unit": spec.unit, "doc": spec.doc,
-           "enum": list(spec.enum), "formats": per_format}  # fmt: skip
+    out = {
+        "field": name,
+        "type": spec.type,
+        "unit": spec.unit,
+        "doc": spec.doc,
+        "enum": list(spec.enum),
+        "formats": per_format,
+    }
     if spec.summary_of:
         out["summary_of"] = spec.summary_of
     return out
@@ -84,11 +92,23 @@ def _explain_key(fmt: str, key: str) -> dict[str, Any]:
     schema = schema_index(fmt)
     if schema.known(spelled):
         node = schema.node(spelled) or {}
-        why = next((r for prefix, r in table.extension_reasons.items() if spelled == prefix or spelled.startswith(prefix + ".")), "")
-        return {**base, "extension": why or f"a {table.title} parameter no other framework has",
-                "doc": str(node.get("description", ""))}  # fmt: skip
+        why = next(
+            (
+                r
+                for prefix, r in table.extension_reasons.items()
+                if spelled == prefix or spelled.startswith(prefix + ".")
+            ),
+            "",
+        )
+        return {
+            **base,
+            "extension": why or f"a {table.title} parameter no other framework has",
+            "doc": str(node.get("description", "")),
+        }
     close = difflib.get_close_matches(spelled, [k for r in table.rules for k in r.keys] + schema.all_keys(), n=1)
-    raise UsageError(f"{fmt} key {key!r} is not a {table.title} parameter" + (f"; did you mean {close[0]}?" if close else ""))
+    raise UsageError(
+        f"{fmt} key {key!r} is not a {table.title} parameter" + (f"; did you mean {close[0]}?" if close else "")
+    )
 
 
 def _as_read(fmt: str, key: str) -> str:
@@ -153,10 +173,16 @@ def explain_text(name: str | None, *, as_json: bool = False, width: int = 100) -
         return f"{data['format']}:{data['key']}{read} has no canonical field: {data['unsupported']}\n"
     if "extension" in data:
         doc = f" {data['doc']}" if data.get("doc") else ""
-        return (f"{data['format']}:{data['key']}{read}: {data['extension']}.{doc} No canonical field: kept as written "
-                f"by {data['format']}2{data['format']}, named in the report of other translations.\n")  # fmt: skip
+        return (
+            f"{data['format']}:{data['key']}{read}: {data['extension']}.{doc} No canonical field: kept as written "
+            f"by {data['format']}2{data['format']}, named in the report of other translations.\n"
+        )
     if "fields" in data:
-        head = f"{data['format']}:{data['key']}{read} feeds {', '.join(f['field'] for f in data['fields'])}\n" if read else ""
+        head = (
+            f"{data['format']}:{data['key']}{read} feeds {', '.join(f['field'] for f in data['fields'])}\n"
+            if read
+            else ""
+        )
         return head + "".join(_field_text(f) for f in data["fields"])
     return _field_text(data)
 

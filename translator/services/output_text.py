@@ -16,7 +16,9 @@ def preservable(src: str, dst: str, inputs: Sequence[str], with_files: Sequence[
     return src == dst and len(inputs) == 1 and not with_files and inputs[0] != "-"
 
 
-def output_text(result: Translation, source_path: str | None, *, plain: bool = False, source_text: str | None = None) -> str:
+def output_text(
+    result: Translation, source_path: str | None, *, plain: bool = False, source_text: str | None = None
+) -> str:
     """`source_path`: the one source file when preservable(), else None (the plain dump)."""
     from .pipeline import Translation
     from ..core.errors import UsageError
@@ -27,8 +29,11 @@ def output_text(result: Translation, source_path: str | None, *, plain: bool = F
         raise UsageError(f"output_text(): source_path must be a path string or None, not {type(source_path).__name__}")
     once = result.report.target.get("written_once")
     if once and source_path is not None and not plain:  # the source's text repeats keys the target release refuses
-        result.report.target["formatting"] = {"kept": False, "why": f"the file gives {', '.join(once)} twice, which "
-                                              f"{result.report.target.get('version')} refuses: written once each"}
+        result.report.target["formatting"] = {
+            "kept": False,
+            "why": f"the file gives {', '.join(once)} twice, which "
+            f"{result.report.target.get('version')} refuses: written once each",
+        }
         return result.dump()
     if plain or source_path is None or result.report.source.get("format") != result.format:
         if source_path is not None and plain:
@@ -41,7 +46,10 @@ def output_text(result: Translation, source_path: str | None, *, plain: bool = F
 
     spec = get_format(result.format)
     if spec.editor is None:  # no editor reads its files: the plain layout
-        result.report.target["formatting"] = {"kept": False, "why": f"neoconv has no format-preserving editor for {spec.title}"}
+        result.report.target["formatting"] = {
+            "kept": False,
+            "why": f"neoconv has no format-preserving editor for {spec.title}",
+        }
         return result.dump()
     text = _source_text(result, source_path, source_text)
     unkept = spec.unkept_formatting(text) if spec.unkept_formatting is not None else None
@@ -108,7 +116,9 @@ def formatting_notes(target: dict[str, object]) -> list[str]:
         if formatting.get("kept"):
             notes.append("the source's comments and formatting are kept; only what the migration changes differs")
         else:
-            notes.append(f"wrote the plain layout, not the source's formatting: {printable(str(formatting.get('why', '')))}")
+            notes.append(
+                f"wrote the plain layout, not the source's formatting: {printable(str(formatting.get('why', '')))}"
+            )
         for item in formatting.get("removed_comments") or []:
             notes.append(f"removed with {printable(item['key'])}: its comment {printable(item['comment'])}")
     if target.get("missing_marked") is False:

@@ -46,8 +46,12 @@ def _matches(key: str, wanted: Any, shown: dict[str, Any], file: str | None) -> 
 
 
 def _matchable(entry: Entry) -> dict[str, Any]:
-    return {"status": entry.status.value, "source_key": entry.source_key, "target_key": entry.target_key,
-            "fields": tuple(entry.fields)}  # fmt: skip
+    return {
+        "status": entry.status.value,
+        "source_key": entry.source_key,
+        "target_key": entry.target_key,
+        "fields": tuple(entry.fields),
+    }
 
 
 def parse_fail_on(text: str | None, strict: bool) -> frozenset[Status]:
@@ -78,7 +82,7 @@ def load_baseline(path: str | None) -> tuple[tuple[tuple[str, Any], ...], ...]:
         raise UsageError(f"--baseline {path}: not JSON ({exc})") from None
     entries = data.get("entries") if isinstance(data, dict) else data
     if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
-        raise UsageError(f"--baseline {path}: expected a report ({{\"entries\": [...]}}) or a list of entries")
+        raise UsageError(f'--baseline {path}: expected a report ({{"entries": [...]}}) or a list of entries')
     return tuple(_accepted(e, path) for e in entries)
 
 

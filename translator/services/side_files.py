@@ -70,8 +70,11 @@ def _listed(report: Mapping[str, Any], output: str) -> list[tuple[str, str]] | N
     if not isinstance(entries, list) or not all(
         isinstance(e, Mapping) and isinstance(e.get("file"), str) and e.get("role") in ROLES for e in entries
     ):
-        raise InputError("the report's target.side_files is not a list of {file, role} as --report writes it: give the "
-                         "report the translation wrote", file=output)  # fmt: skip
+        raise InputError(
+            "the report's target.side_files is not a list of {file, role} as --report writes it: give the "
+            "report the translation wrote",
+            file=output,
+        )
     return [(e["file"], e["role"]) for e in entries]
 
 
@@ -106,8 +109,10 @@ def _inside(output: str, name: str, *, strict: bool) -> Path | None:
             f"{name!r} is a symlink leading out of the output's folder: a side file is read only from beside the output"
         )
     elif not path.is_file():
-        why = (f"the translation's report lists {name!r} as written beside the output, and there is no such file: "
-               "keep the side files beside the output, or give the report of this translation")  # fmt: skip
+        why = (
+            f"the translation's report lists {name!r} as written beside the output, and there is no such file: "
+            "keep the side files beside the output, or give the report of this translation"
+        )
     if why is None:
         return path
     if strict:

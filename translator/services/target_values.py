@@ -140,8 +140,9 @@ def apply_target_values(report: Report, document: dict[str, Any], fmt: str, valu
             node = child
         node[parts[-1]] = value
     given = {spell(k) for k in values}
-    report.entries = [e for e in report.entries
-                      if not (e.status is Status.MISSING and given & {spell(t) for t in _targets(e)})]  # fmt: skip
+    report.entries = [
+        e for e in report.entries if not (e.status is Status.MISSING and given & {spell(t) for t in _targets(e)})
+    ]
     for key in values:
         report.add(f"--set {fmt}:{key}", key, Status.EXACT, "given on the command line")
 

@@ -46,10 +46,24 @@ def schema_errors(document: Any, name: str) -> list[str]:
     return [f"{'.'.join(map(str, e.absolute_path)) or '(top)'}: {in_words(e)}" for e in errors]
 
 
-_JSON_NAMES = {bool: "a boolean", int: "an integer", float: "a number", str: "text", list: "a list", dict: "a mapping",
-               type(None): "null"}  # fmt: skip
-_TYPE_NAMES = {"integer": "an integer", "number": "a number", "string": "text", "boolean": "true or false",
-               "array": "a list", "object": "a mapping", "null": "null"}  # fmt: skip
+_JSON_NAMES = {
+    bool: "a boolean",
+    int: "an integer",
+    float: "a number",
+    str: "text",
+    list: "a list",
+    dict: "a mapping",
+    type(None): "null",
+}
+_TYPE_NAMES = {
+    "integer": "an integer",
+    "number": "a number",
+    "string": "text",
+    "boolean": "true or false",
+    "array": "a list",
+    "object": "a mapping",
+    "null": "null",
+}
 
 
 def in_words(error: Any) -> str:
@@ -122,14 +136,25 @@ class Validation:
         return not self.problems
 
     def to_json(self) -> dict[str, Any]:
-        return {"file": self.file, "format": self.format, "layout": self.layout, "release": self.release,
-                "valid": self.valid, "problems": [p.__dict__ for p in self.problems]}  # fmt: skip
+        return {
+            "file": self.file,
+            "format": self.format,
+            "layout": self.layout,
+            "release": self.release,
+            "valid": self.valid,
+            "problems": [p.__dict__ for p in self.problems],
+        }
 
 
 def validate_document(
-    document: dict[str, Any], fmt: str, read: Read, *, version: str | None = None,
-    model_config: dict[str, Any] | None = None, name: str = "<output>",
-) -> Validation:  # fmt: skip
+    document: dict[str, Any],
+    fmt: str,
+    read: Read,
+    *,
+    version: str | None = None,
+    model_config: dict[str, Any] | None = None,
+    name: str = "<output>",
+) -> Validation:
     """`neoconv validate` of a document in memory (a translation's output, before it is written): the
     same checks as of a file holding it, the document itself being the file as written. `read`: the
     pipeline's read_ir (passed in: the pipeline's check stage calls this module)."""
@@ -139,7 +164,11 @@ def validate_document(
     reader = get_format(fmt).load_reader()
     copy = plain_copy(dict(document))  # the checks re-read without refused keys: never the caller's document
     given = plain_copy(dict(model_config)) if model_config is not None else None
-    source = reader.from_tree(copy, name=name, model_config=given) if given is not None else reader.from_tree(copy, name=name)
+    source = (
+        reader.from_tree(copy, name=name, model_config=given)
+        if given is not None
+        else reader.from_tree(copy, name=name)
+    )
     return validate_source(source, name, fmt, version, "", read)
 
 
@@ -256,7 +285,9 @@ def _not_read(source: Any, spec: Any, keys_of: Any, spelled: dict[str, Any], rel
         for key, there in converted(spelled, release, list(unread)).items():
             if keys_of.reads_within(there, release, exact=True):
                 del unread[key]
-    return _by_block([(written[key], keys_of.why_not(name, release)) for key, name in unread.items()], spelled, keys_of, release)
+    return _by_block(
+        [(written[key], keys_of.why_not(name, release)) for key, name in unread.items()], spelled, keys_of, release
+    )
 
 
 def _by_block(
@@ -273,7 +304,12 @@ def _by_block(
         whole = [leaf for leaf in leaves if leaf == top or leaf.startswith(top + ".")]
         if len(under) > 1 and (len(under) == len(whole) or keys_of.reads_within(top, release) is False):
             first = under[0][1]
-            out.append((top, f"{keys_of.title} {release} reads none of the {len(whole)} keys of this block (the first: {first})"))
+            out.append(
+                (
+                    top,
+                    f"{keys_of.title} {release} reads none of the {len(whole)} keys of this block (the first: {first})",
+                )
+            )
         else:
             out += under
     return out
@@ -284,7 +320,9 @@ def _unread(keys_of: Any, key: str, release: str) -> str | None:
     return keys_of.record(key) if keys_of.reads_within(key, release) is False else None
 
 
-def _asked(fmt: str, version: str | None, table_version: str | None, keys_of: Any, one_release: bool) -> tuple[str, str | None]:
+def _asked(
+    fmt: str, version: str | None, table_version: str | None, keys_of: Any, one_release: bool
+) -> tuple[str, str | None]:
     """The release the keys are checked against ("current" unless --version), and the one a one-release format's
     file is read as when the user names it (its values checked there too; None: the release its keys tell)."""
     from ..knowledge.versions import resolve
@@ -321,9 +359,13 @@ def _code_takes(keys_of: Any, release: str, key: str, value: Any) -> bool:
 
 
 def _schema_problems(
-    schema: str, tree: dict[str, Any], source: Any, as_written: Callable[[str], str], add: Callable[..., None],
+    schema: str,
+    tree: dict[str, Any],
+    source: Any,
+    as_written: Callable[[str], str],
+    add: Callable[..., None],
     code_takes: Callable[[str, Any], bool],
-) -> dict[str, str]:  # fmt: skip
+) -> dict[str, str]:
     """The schema's problems with `tree`, said through `add`; returns the keys it does not know (the
     reader's leaf -> as written), which are problems only if the format's table does not name them either."""
     unknown: dict[str, str] = {}
@@ -331,10 +373,14 @@ def _schema_problems(
         at = ".".join(map(str, error.absolute_path))
         if error.validator == "additionalProperties" and isinstance(error.instance, dict):
             listed = error.schema.get("properties", {})
-            unknown.update({(leaf := f"{at}.{k}" if at else k): as_written(leaf) for k in error.instance if k not in listed})
+            unknown.update(
+                {(leaf := f"{at}.{k}" if at else k): as_written(leaf) for k in error.instance if k not in listed}
+            )
         elif error.validator == "enum" and code_takes(at, error.instance):
             continue
-        elif at not in source.unresolved and at not in source.unknown_values:  # "auto", a shell variable: run-time values
+        elif (
+            at not in source.unresolved and at not in source.unknown_values
+        ):  # "auto", a shell variable: run-time values
             add(as_written(at) if at else None, in_words(error) + _hint(error.instance))
     return unknown
 
@@ -352,8 +398,11 @@ def _read_somewhere(keys_of: Any, key: str, spelled: str, release: str) -> bool:
     """A key the schema lacks that is a parameter all the same: the release's code reads it (an old key,
     with --version), a block of keys some release reads (VeOmni's model.accelerator from #1090), or a key
     of the newest release, after the tables' (VeOmni #1125's model.chat_template)."""
-    return bool(keys_of.reads_within(spelled, release, exact=True) or key in keys_of.blocks
-                or keys_of.reads_within(spelled, keys_of.labels[-1], exact=True))
+    return bool(
+        keys_of.reads_within(spelled, release, exact=True)
+        or key in keys_of.blocks
+        or keys_of.reads_within(spelled, keys_of.labels[-1], exact=True)
+    )
 
 
 _FLOAT_TEXT = re.compile(r"^[-+]?[0-9]+[eE][-+]?[0-9]+$")
@@ -371,10 +420,20 @@ def _repeats(source: Any, table: Any, keys_of: Any, release: str) -> list[tuple[
 def refused_repeats(duplicates: list[Any], table: Any, keys_of: Any, release: str) -> list[tuple[str, str, int]]:
     """(key, problem, line) for each key given twice, when the release's loader refuses that."""
     refused = table.releases.repeats_refused
-    if not (refused and duplicates and keys_of is not None) or keys_of.position.get(release, -1) < keys_of.position[refused[0]]:
+    if (
+        not (refused and duplicates and keys_of is not None)
+        or keys_of.position.get(release, -1) < keys_of.position[refused[0]]
+    ):
         return []
-    return [(".".join(dup.path), f"{'.'.join(dup.path)} given twice (lines {dup.first_line} and {dup.line}): {table.title} "
-             f"{refused[0]} and later refuse that ({refused[1]}): keep one", dup.line) for dup in duplicates]  # fmt: skip
+    return [
+        (
+            ".".join(dup.path),
+            f"{'.'.join(dup.path)} given twice (lines {dup.first_line} and {dup.line}): {table.title} "
+            f"{refused[0]} and later refuse that ({refused[1]}): keep one",
+            dup.line,
+        )
+        for dup in duplicates
+    ]
 
 
 def _hint(value: Any) -> str:

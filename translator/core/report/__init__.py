@@ -5,4 +5,16 @@ from .kinds import STRICT_FAILURES, Entry, Status, said
 from .kinds import KINDS, Message, Said, as_message, reason, render
 from .report import Report
 
-__all__ = ["KINDS", "STRICT_FAILURES", "Entry", "Message", "Report", "Said", "Status", "as_message", "reason", "render", "said"]
+__all__ = [
+    "KINDS",
+    "STRICT_FAILURES",
+    "Entry",
+    "Message",
+    "Report",
+    "Said",
+    "Status",
+    "as_message",
+    "reason",
+    "render",
+    "said",
+]

@@ -76,13 +76,16 @@ def _not_a_value(v: Values) -> str:
     known, fields = list(v.get("known") or ()), list(v.get("fields") or ())
     listed = f" (it knows {_names(known[:12])}{', ...' * (len(known) > 12)})" if known else ""
     return f"{short(v['value'])} is not a value of {v['title']} {v['release']}{listed}: a fork's?" + (
-        f"; {_names(fields)} left without a value" if fields else "")  # fmt: skip
+        f"; {_names(fields)} left without a value" if fields else ""
+    )
 
 
 def _release_default(v: Values) -> str:
     runs = "; ".join(f"{short(d)} in {a}" + (f"..{b}" if b != a else "") for a, b, d in v["runs"])
-    return (f"{v['title']}'s default {v['key']} depends on the release ({runs}): the file's keys fit {v['first']}.."
-            f"{v['last']}, read as {v['read_as']} ({short(v['value'])}); give --from-version RELEASE to read it as another")
+    return (
+        f"{v['title']}'s default {v['key']} depends on the release ({runs}): the file's keys fit {v['first']}.."
+        f"{v['last']}, read as {v['read_as']} ({short(v['value'])}); give --from-version RELEASE to read it as another"
+    )
 
 
 def _default_written(v: Values) -> str:
@@ -104,15 +107,20 @@ def _added_for_target(v: Values) -> str:
 def _value_lost(v: Values) -> str:
     shown = []
     for item in v["values"]:
-        how = "not in the file" if item["origin"] == "default" else (
-            f"from {_names(item['keys'])}" if item["keys"] else item["origin"])  # fmt: skip
+        how = (
+            "not in the file"
+            if item["origin"] == "default"
+            else (f"from {_names(item['keys'])}" if item["keys"] else item["origin"])
+        )
         shown.append(f"{item['field']}={short(item['value'])} ({how})")
     return f"{v['title']} {', '.join(shown)}: {'; '.join(nested(m) for m in v['reasons'])}"
 
 
 def _derived_dropped(v: Values) -> str:
-    shown = ", ".join(f"{item['field']}={short(item['value'])}" + (
-        f" (from {_names(item['from'])})" if item.get("from") else "") for item in v["values"])  # fmt: skip
+    shown = ", ".join(
+        f"{item['field']}={short(item['value'])}" + (f" (from {_names(item['from'])})" if item.get("from") else "")
+        for item in v["values"]
+    )
     if v.get("own_entry"):
         return f"{v['title']} derives {shown} with no key of {'its' if len(v['values']) == 1 else 'their'} own"
     return f"{v['title']} derives {shown} from it"
@@ -259,18 +267,23 @@ KINDS: dict[str, Kind] = {
     ),
     "cannot_express": Kind(
         "the target cannot express some of a rule's fields",
-        lambda v: f"{v['title']} cannot express {_names(v['fields'])}"
-        + (f": {nested(v['why'])}" if v.get("why") else ""),
+        lambda v: (
+            f"{v['title']} cannot express {_names(v['fields'])}" + (f": {nested(v['why'])}" if v.get("why") else "")
+        ),
     ),
     "relative_to_missing": Kind(
         "the target reads the value relative to a field the output does not hold",
-        lambda v: f"{v['title']} reads it relative to {v['field']}, which this output does not hold"
-        + (f" ({nested(v['why'])})" if v.get("why") else ""),
+        lambda v: (
+            f"{v['title']} reads it relative to {v['field']}, which this output does not hold"
+            + (f" ({nested(v['why'])})" if v.get("why") else "")
+        ),
     ),
     "derived_by_target": Kind(
         "the target derives the value from a product whose other values are not known",
-        lambda v: f"{v['title']} derives {v['field']} from {v['total']} = {' x '.join(v['factors'])}; "
-        f"{_names(v['unknown'])} is not known here",
+        lambda v: (
+            f"{v['title']} derives {v['field']} from {v['total']} = {' x '.join(v['factors'])}; "
+            f"{_names(v['unknown'])} is not known here"
+        ),
     ),
     "fixed_value": Kind(
         "the target hard-codes the field: another value cannot be set",
@@ -286,11 +299,13 @@ KINDS: dict[str, Kind] = {
     ),
     "picked_value": Kind(
         "the one key the target has means other values for some fields",
-        lambda v: f"{v['key']} {short(v['choice'])} means "
-        + ", ".join(f"{f}={short(x)}" for f, x in v["means"].items())
-        + ": "
-        + ", ".join(f"{f}={short(x)}" for f, x in v["wanted"].items())
-        + " is not expressible",
+        lambda v: (
+            f"{v['key']} {short(v['choice'])} means "
+            + ", ".join(f"{f}={short(x)}" for f, x in v["means"].items())
+            + ": "
+            + ", ".join(f"{f}={short(x)}" for f, x in v["wanted"].items())
+            + " is not expressible"
+        ),
     ),
     "value_lost": Kind(
         "a value no source leaf carries (a default, a derived value) is lost",
@@ -301,18 +316,24 @@ KINDS: dict[str, Kind] = {
         "the source's default, stated because the target's default differs",
         _default_written,
     ),
-    "release_default": Kind("a default the file relies on that differs between the releases its keys fit: the "
-                            "--from-version that decides", _release_default),
+    "release_default": Kind(
+        "a default the file relies on that differs between the releases its keys fit: the --from-version that decides",
+        _release_default,
+    ),
     "default_not_kept": Kind(
         "the source's default, not in the file, that the target cannot take",
-        lambda v: f"{v['title']} default {v['field']}={short(v['value'])}"
-        + (f" ({v['key']})" if v.get("key") else "")
-        + f", not in the file, is not kept: {nested(v['reason'])}",
+        lambda v: (
+            f"{v['title']} default {v['field']}={short(v['value'])}"
+            + (f" ({v['key']})" if v.get("key") else "")
+            + f", not in the file, is not kept: {nested(v['reason'])}"
+        ),
     ),
     "derived_not_kept": Kind(
         "a value derived from other settings that the target cannot take",
-        lambda v: f"{v['title']} {v['field']}={short(v['value'])} (derived from other settings) is not kept: "
-        f"{nested(v['reason'])}",
+        lambda v: (
+            f"{v['title']} {v['field']}={short(v['value'])} (derived from other settings) is not kept: "
+            f"{nested(v['reason'])}"
+        ),
     ),
     "added_for_target": Kind(
         "a value the target needs that the source does not state, added so the target runs the same (the writer's or "
@@ -321,9 +342,12 @@ KINDS: dict[str, Kind] = {
     ),
     "target_value": Kind(
         "the target's own value of a field the source's format has no value for (read back from the output)",
-        lambda v: f"{v['title']} runs with {v['field']}={short(v['value'])}"
-        + (f" (from {_names(v['keys'])})" if v.get("keys") else "")
-        + f": {v['source']} has no value for it" + (f" ({v['why']})" if v.get("why") else ""),
+        lambda v: (
+            f"{v['title']} runs with {v['field']}={short(v['value'])}"
+            + (f" (from {_names(v['keys'])})" if v.get("keys") else "")
+            + f": {v['source']} has no value for it"
+            + (f" ({v['why']})" if v.get("why") else "")
+        ),
     ),
     "needs_value": Kind(
         "the target needs a value the source does not give",
@@ -359,12 +383,17 @@ KINDS: dict[str, Kind] = {
         'a value only known at run time (HF\'s "auto")',
         _runtime_value,
     ),
-    "not_a_value": Kind("a value no name of the file's release is (a fork's optimizer, norm or schedule): its fields get none",
-                        _not_a_value),
+    "not_a_value": Kind(
+        "a value no name of the file's release is (a fork's optimizer, norm or schedule): its fields get none",
+        _not_a_value,
+    ),
     "read_with_unknown_value": Kind(
         "a key read together with one whose value the file's release does not know",
-        lambda v: f"read together with {v['key']}={short(v['value'])}, which the file's release does not know: "
-                  + (f"{_names(v['fields'])} not read" if v.get("fields") else "not read")),  # fmt: skip
+        lambda v: (
+            f"read together with {v['key']}={short(v['value'])}, which the file's release does not know: "
+            + (f"{_names(v['fields'])} not read" if v.get("fields") else "not read")
+        ),
+    ),
     "read_with_runtime_value": Kind(
         "a key read together with one whose value is only known at run time",
         lambda v: f"read together with {_names(v['keys'])}, whose value is only known at run time" + _set_hint(v),
@@ -374,8 +403,10 @@ KINDS: dict[str, Kind] = {
         "reading the output back gives another value than the source's",
         _reads_back_differently,
     ),
-    "refused_by_release": Kind("the target release refuses the value as written, or does not read it (validate of the output)",
-                               _refused_by_release),
+    "refused_by_release": Kind(
+        "the target release refuses the value as written, or does not read it (validate of the output)",
+        _refused_by_release,
+    ),
     "unreadable_output": Kind(
         "the written config cannot be read back",
         lambda v: f"the written config cannot be read back: {v['message']}",
@@ -476,11 +507,18 @@ class Entry(NamedTuple):  # immutable and cheap: a batch makes one per leaf of t
         change a carried value, a read-back that found a difference."""
         message = reason if isinstance(reason, tuple) else ("text", {"text": reason})
         messages = (message, *self.messages()) if first else (*self.messages(), message)
-        return said(changes.get("source_key", self.source_key), changes.get("target_key", self.target_key), status,
-                    messages, changes.get("fields", self.fields), changes.get("target_keys", self.target_keys))  # fmt: skip
+        return said(
+            changes.get("source_key", self.source_key),
+            changes.get("target_key", self.target_key),
+            status,
+            messages,
+            changes.get("fields", self.fields),
+            changes.get("target_keys", self.target_keys),
+        )
 
-    def relocated(self, moved: Mapping[str, str] | Callable[[str], str],
-                  in_values: Callable[[str], str] | None = None) -> "Entry":
+    def relocated(
+        self, moved: Mapping[str, str] | Callable[[str], str], in_values: Callable[[str], str] | None = None
+    ) -> "Entry":
         """The entry with its target keys renamed (a writer that restructured the layout), in its
         values too (`wrote model.dropout_rate=0.1` names the key where the writer put it; `in_values`
         when only some keys keep their values' meaning at the new place)."""
@@ -528,8 +566,14 @@ KEYED_BY_TARGET = ("written", "target_defaults")
 
 
 def _keys_renamed(values: Mapping[str, Any], where: Callable[[str], str]) -> Mapping[str, Any]:
-    return {name: ({where(k): v for k, v in value.items()} if name in KEYED_BY_TARGET and isinstance(value, MappingABC)
-                   else value) for name, value in values.items()}  # fmt: skip
+    return {
+        name: (
+            {where(k): v for k, v in value.items()}
+            if name in KEYED_BY_TARGET and isinstance(value, MappingABC)
+            else value
+        )
+        for name, value in values.items()
+    }
 
 
 _SCALARS = frozenset({str, int, bool, type(None)})

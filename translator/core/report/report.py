@@ -21,7 +21,12 @@ class Report:
     entries: list[Entry] = field(default_factory=list)
 
     def add(
-        self, source_key: str | None, target_key: str | None, status: Status, detail: str = "", fields: tuple[str, ...] = ()
+        self,
+        source_key: str | None,
+        target_key: str | None,
+        status: Status,
+        detail: str = "",
+        fields: tuple[str, ...] = (),
     ) -> None:
         self.entries.append(Entry(source_key, target_key, status, detail, fields))
 
@@ -47,7 +52,9 @@ class Report:
 
     def render_table(self, *, verbose: bool = False) -> str:
         """Short human table for stderr: everything that is not exact/converted, then counts."""
-        shown = self.entries if verbose else [e for e in self.entries if e.status not in (Status.EXACT, Status.CONVERTED)]
+        shown = (
+            self.entries if verbose else [e for e in self.entries if e.status not in (Status.EXACT, Status.CONVERTED)]
+        )
         lines: list[str] = []
         if shown:
             w_status = max(len(e.status.value) for e in shown)
@@ -63,5 +70,7 @@ class Report:
         lines.append(f"neoconv: {counts or 'nothing to translate'}")
         added = self.target.get("added_by_verification")
         if added:
-            lines.append(f"neoconv: reading the output back found {added} difference(s) no entry named: listed as lossy")
+            lines.append(
+                f"neoconv: reading the output back found {added} difference(s) no entry named: listed as lossy"
+            )
         return "\n".join(lines) + "\n"

@@ -7,12 +7,17 @@ from __future__ import annotations
 from ..spec import FormatSpec
 
 FORMAT = FormatSpec(
-    name="cerebras", title="Cerebras Model Zoo YAML", reader=f"{__name__}.reader", writer=f"{__name__}.writer",
-    suffix=".yaml", globs=("*.yaml", "*.yml"),
+    name="cerebras",
+    title="Cerebras Model Zoo YAML",
+    reader=f"{__name__}.reader",
+    writer=f"{__name__}.writer",
+    suffix=".yaml",
+    globs=("*.yaml", "*.yml"),
     # legacy stays the default: the layout of Model Zoo 2.0-2.2 and of the reference docs, and the
     # one earlier neoconv output has; `--layout trainer` writes what Model Zoo 2.3+ reads natively
-    layouts=("legacy", "trainer"), default_layout="legacy",
+    layouts=("legacy", "trainer"),
+    default_layout="legacy",
     keeps_source_layout=True,  # a trainer file stays one: the legacy layout cannot hold all it runs
     companions={".json": "deepspeed"},
     schemas=("cerebras", "cerebras-trainer"),  # a trainer-layout file has `trainer:` at the top
-)  # fmt: skip
+)

@@ -34,17 +34,50 @@ from ...knowledge.schema import older
 from . import scheduler  # noqa: F401  (registers cerebras.lr_schedule)
 
 # 2.10's registry names of decoder models; the GPT-J backbone ones are parallel blocks
-NAMES = frozenset({"gpt2", "gpt3", "gpt_backbone", "llama", "mistral", "mixtral", "btlm", "bloom", "jais", "santacoder",
-                   "starcoder", "gemma2", "gptj", "gpt-neox", "falcon"})  # fmt: skip
+NAMES = frozenset(
+    {
+        "gpt2",
+        "gpt3",
+        "gpt_backbone",
+        "llama",
+        "mistral",
+        "mixtral",
+        "btlm",
+        "bloom",
+        "jais",
+        "santacoder",
+        "starcoder",
+        "gemma2",
+        "gptj",
+        "gpt-neox",
+        "falcon",
+    }
+)
 GPTJ_BACKBONE = frozenset({"gptj", "gpt-neox", "falcon"})
 ALIASES = {"llamamodel": "llama"}  # deprecated registry aliases
 # families 2.10 has no model of: written as the nearest name (the keys carry the structure)
-NEAREST = {"qwen2": "llama", "qwen3": "llama", "seed_oss": "llama", "phi3": "mistral", "gemma": "gemma2", "gemma3": "gemma2",
-           "qwen2_moe": "mixtral", "qwen3_moe": "mixtral", "deepseek_v2": "mixtral", "deepseek_v3": "mixtral",
-           "gpt_oss": "mixtral", "starcoder2": "starcoder", "mpt": "gpt2", "olmo2": "llama", "granite": "llama", "smollm3": "llama"}  # fmt: skip
+NEAREST = {
+    "qwen2": "llama",
+    "qwen3": "llama",
+    "seed_oss": "llama",
+    "phi3": "mistral",
+    "gemma": "gemma2",
+    "gemma3": "gemma2",
+    "qwen2_moe": "mixtral",
+    "qwen3_moe": "mixtral",
+    "deepseek_v2": "mixtral",
+    "deepseek_v3": "mixtral",
+    "gpt_oss": "mixtral",
+    "starcoder2": "starcoder",
+    "mpt": "gpt2",
+    "olmo2": "llama",
+    "granite": "llama",
+    "smollm3": "llama",
+}
 MOE_FAMILIES = frozenset({"mixtral", "qwen2_moe", "qwen3_moe", "deepseek_v2", "deepseek_v3", "gpt_oss"})
-FAMILIES_OF_NAMES = frozenset({"gpt2", "gptj", "gpt-neox", "llama", "mistral", "mixtral", "bloom", "jais", "starcoder",
-                               "gemma2", "falcon"})  # fmt: skip
+FAMILIES_OF_NAMES = frozenset(
+    {"gpt2", "gptj", "gpt-neox", "llama", "mistral", "mixtral", "bloom", "jais", "starcoder", "gemma2", "falcon"}
+)
 
 
 @formula("cerebras.model_name")
@@ -56,12 +89,31 @@ class CerebrasModelName:
 
     @staticmethod
     def read(
-        model_name: Any, parallel_residual: bool | None, parallel_shared_norm: bool | None, norm: str | None,
-        activation: str | None, moe_num_experts: int | None, sliding_window: int | None, qk_norm: bool | None,
-        sandwich_norm: bool | None, position_embedding: str | None, embedding_norm: bool | None,
-    ) -> Any:  # fmt: skip
-        structural = structural_family(parallel_residual, parallel_shared_norm, norm, activation, moe_num_experts,
-                                       sliding_window, qk_norm, sandwich_norm, None, position_embedding, embedding_norm)  # fmt: skip
+        model_name: Any,
+        parallel_residual: bool | None,
+        parallel_shared_norm: bool | None,
+        norm: str | None,
+        activation: str | None,
+        moe_num_experts: int | None,
+        sliding_window: int | None,
+        qk_norm: bool | None,
+        sandwich_norm: bool | None,
+        position_embedding: str | None,
+        embedding_norm: bool | None,
+    ) -> Any:
+        structural = structural_family(
+            parallel_residual,
+            parallel_shared_norm,
+            norm,
+            activation,
+            moe_num_experts,
+            sliding_window,
+            qk_norm,
+            sandwich_norm,
+            None,
+            position_embedding,
+            embedding_norm,
+        )
         if model_name is None:
             return structural
         name = ALIASES.get(str(model_name).lower(), str(model_name).lower())
@@ -79,8 +131,10 @@ class CerebrasModelName:
         if value in FAMILIES_OF_NAMES:
             return {"model_name": value}
         near = NEAREST.get(value, "llama")
-        return Approx({"model_name": near}, f"Model Zoo 2.10 has no {value} model: written as name {near} "
-                                            "(a label; the keys carry the structure)")  # fmt: skip
+        return Approx(
+            {"model_name": near},
+            f"Model Zoo 2.10 has no {value} model: written as name {near} (a label; the keys carry the structure)",
+        )
 
 
 # Model Zoo 2.4 added trainer.init.model.name (validate.py: "Model configuration must have a 'name'
@@ -89,9 +143,21 @@ class CerebrasModelName:
 FIRST_NAMED = "2.4.0"
 # what Model Zoo holds of the block structure (everything but latent attention): the family of a file
 # that names no model
-STRUCTURAL = family_formula("cerebras.family", ("parallel_residual", "parallel_shared_norm", "norm", "activation",
-                            "moe_num_experts", "sliding_window", "qk_norm", "sandwich_norm", "position_embedding",
-                            "embedding_norm"))  # fmt: skip
+STRUCTURAL = family_formula(
+    "cerebras.family",
+    (
+        "parallel_residual",
+        "parallel_shared_norm",
+        "norm",
+        "activation",
+        "moe_num_experts",
+        "sliding_window",
+        "qk_norm",
+        "sandwich_norm",
+        "position_embedding",
+        "embedding_norm",
+    ),
+)
 
 
 @formula("cerebras.legacy_model_name")
@@ -102,16 +168,34 @@ class CerebrasLegacyModelName(CerebrasModelName):
 
     @staticmethod
     def write(  # type: ignore[override]
-        value: str, parallel_residual: bool | None, parallel_shared_norm: bool | None, norm: str | None,
-        activation: str | None, moe_num_experts: int | None, sliding_window: int | None, qk_norm: bool | None,
-        sandwich_norm: bool | None, position_embedding: str | None, embedding_norm: bool | None, version: str = "",
-    ) -> Any:  # fmt: skip
+        value: str,
+        parallel_residual: bool | None,
+        parallel_shared_norm: bool | None,
+        norm: str | None,
+        activation: str | None,
+        moe_num_experts: int | None,
+        sliding_window: int | None,
+        qk_norm: bool | None,
+        sandwich_norm: bool | None,
+        position_embedding: str | None,
+        embedding_norm: bool | None,
+        version: str = "",
+    ) -> Any:
         if not older("cerebras", version, FIRST_NAMED):
             return CerebrasModelName.write(value)
-        return STRUCTURAL.write(value=value, parallel_residual=parallel_residual, parallel_shared_norm=parallel_shared_norm,
-                                norm=norm, activation=activation, moe_num_experts=moe_num_experts,
-                                sliding_window=sliding_window, qk_norm=qk_norm, sandwich_norm=sandwich_norm,
-                                position_embedding=position_embedding, embedding_norm=embedding_norm)  # fmt: skip
+        return STRUCTURAL.write(
+            value=value,
+            parallel_residual=parallel_residual,
+            parallel_shared_norm=parallel_shared_norm,
+            norm=norm,
+            activation=activation,
+            moe_num_experts=moe_num_experts,
+            sliding_window=sliding_window,
+            qk_norm=qk_norm,
+            sandwich_norm=sandwich_norm,
+            position_embedding=position_embedding,
+            embedding_norm=embedding_norm,
+        )
 
 
 @formula("cerebras.head_dim")
@@ -123,17 +207,23 @@ class CerebrasHeadDim:
         if model_attention_inner_dim is None or not num_heads:
             return None
         if model_attention_inner_dim % num_heads:
-            raise ValueError(f"attention_inner_dim {model_attention_inner_dim} is not divisible by num_heads {num_heads}")
+            raise ValueError(
+                f"attention_inner_dim {model_attention_inner_dim} is not divisible by num_heads {num_heads}"
+            )
         if hidden_size and hidden_size % num_heads:  # MultiheadAttention asserts both, whatever the inner width
-            raise ValueError(f"hidden_size {hidden_size} is not divisible by num_heads {num_heads}: Model Zoo's "
-                             "attention asserts it even with attention_inner_dim")  # fmt: skip
+            raise ValueError(
+                f"hidden_size {hidden_size} is not divisible by num_heads {num_heads}: Model Zoo's "
+                "attention asserts it even with attention_inner_dim"
+            )
         width = model_attention_inner_dim // num_heads
         return None if hidden_size and model_attention_inner_dim == hidden_size else width
 
     @staticmethod
     def write(value: int, num_heads: int | None, family: str | None) -> Any:
         if family in GPTJ_BACKBONE:
-            return Approx({}, "Model Zoo's GPT-J backbone has heads hidden_size / num_heads wide (no attention_inner_dim)")
+            return Approx(
+                {}, "Model Zoo's GPT-J backbone has heads hidden_size / num_heads wide (no attention_inner_dim)"
+            )
         return {"model_attention_inner_dim": value * num_heads} if num_heads else {}
 
 
@@ -148,7 +238,9 @@ class CerebrasQkNorm:
             return None
         eps = 1e-5 if model_attention_qk_norm_eps is None else float(model_attention_qk_norm_eps)
         if norm_eps is not None and not math.isclose(eps, norm_eps):
-            return Approx(True, f"the q/k norms' epsilon {eps:g} differs from the model's {norm_eps:g}: read as the model's")
+            return Approx(
+                True, f"the q/k norms' epsilon {eps:g} differs from the model's {norm_eps:g}: read as the model's"
+            )
         return True
 
     @staticmethod
@@ -168,26 +260,46 @@ class CerebrasScoreScale:
     query_pre_attn_scalar (Cerebras' Gemma 2 converter writes alpha = sqrt(d / s))."""
 
     @staticmethod
-    def read(model_scale_qk_dot_by_d: Any, model_attention_logits_alpha: Any, head_dim: int | None,
-             hidden_size: int | None, num_heads: int | None) -> Any:  # fmt: skip
+    def read(
+        model_scale_qk_dot_by_d: Any,
+        model_attention_logits_alpha: Any,
+        head_dim: int | None,
+        hidden_size: int | None,
+        num_heads: int | None,
+    ) -> Any:
         alpha = 1.0 if model_attention_logits_alpha is None else float(model_attention_logits_alpha)
         if model_scale_qk_dot_by_d:
-            return {"attention_scaling": "inverse_head_dim", "attention_logits_multiplier": None if alpha == 1.0 else alpha}
+            return {
+                "attention_scaling": "inverse_head_dim",
+                "attention_logits_multiplier": None if alpha == 1.0 else alpha,
+            }
         width = head_dim or (hidden_size // num_heads if hidden_size and num_heads else None)
         if alpha == 1.0 or not width:
-            return {"attention_scaling": "inverse_sqrt_head_dim", "attention_logits_multiplier": None if alpha == 1.0 else alpha}
+            return {
+                "attention_scaling": "inverse_sqrt_head_dim",
+                "attention_logits_multiplier": None if alpha == 1.0 else alpha,
+            }
         return {"attention_scaling": "inverse_sqrt_head_dim", "query_pre_attention_scalar": width / alpha**2}
 
     @staticmethod
-    def write(attention_scaling: str | None, attention_logits_multiplier: float | None, query_pre_attention_scalar: float | None,
-              head_dim: int | None, hidden_size: int | None, num_heads: int | None) -> Any:  # fmt: skip
+    def write(
+        attention_scaling: str | None,
+        attention_logits_multiplier: float | None,
+        query_pre_attention_scalar: float | None,
+        head_dim: int | None,
+        hidden_size: int | None,
+        num_heads: int | None,
+    ) -> Any:
         alpha = 1.0 if attention_logits_multiplier is None else attention_logits_multiplier
         out: dict[str, Any] = {}
         if attention_scaling == "inverse_head_dim":
             out["model_scale_qk_dot_by_d"] = True
             if query_pre_attention_scalar is not None:
-                return Approx(out, "Model Zoo scales scores by 1/head_dim or alpha / sqrt(head_dim), not both",
-                              ("model.query_pre_attention_scalar",))  # fmt: skip
+                return Approx(
+                    out,
+                    "Model Zoo scales scores by 1/head_dim or alpha / sqrt(head_dim), not both",
+                    ("model.query_pre_attention_scalar",),
+                )
         elif query_pre_attention_scalar is not None:
             width = head_dim or (hidden_size // num_heads if hidden_size and num_heads else None)
             if not width:
@@ -214,11 +326,17 @@ class CerebrasEmbeddingsScale:
         return {"embedding_scale_by_sqrt_hidden": False, "embedding_multiplier": None if scale == 1.0 else scale}
 
     @staticmethod
-    def write(embedding_multiplier: float | None, embedding_scale_by_sqrt_hidden: bool | None, hidden_size: int | None) -> Any:
+    def write(
+        embedding_multiplier: float | None, embedding_scale_by_sqrt_hidden: bool | None, hidden_size: int | None
+    ) -> Any:
         scale = 1.0 if embedding_multiplier is None else embedding_multiplier
         if embedding_scale_by_sqrt_hidden:
             if not hidden_size:
-                return Approx({}, "the sqrt(hidden_size) embedding scale needs hidden_size", ("model.embedding_scale_by_sqrt_hidden",))
+                return Approx(
+                    {},
+                    "the sqrt(hidden_size) embedding scale needs hidden_size",
+                    ("model.embedding_scale_by_sqrt_hidden",),
+                )
             scale *= math.sqrt(hidden_size)
         return {"model_embeddings_scale": scale} if scale != 1.0 else {}
 
@@ -230,8 +348,12 @@ class CerebrasMupOutput:
     multiplied the logits directly (2.3+ refuses it beside base sizes)."""
 
     @staticmethod
-    def read(model_output_logits_alpha: Any, model_scale_output_logits_by_d: Any, model_output_logits_scale: Any,
-             mup_base_hidden_size: Any) -> Any:  # fmt: skip
+    def read(
+        model_output_logits_alpha: Any,
+        model_scale_output_logits_by_d: Any,
+        model_output_logits_scale: Any,
+        mup_base_hidden_size: Any,
+    ) -> Any:
         alpha = model_output_logits_alpha if model_output_logits_alpha is not None else model_output_logits_scale
         out: dict[str, Any] = {"output_logits_multiplier": None if alpha in (None, 1, 1.0) else float(alpha)}
         if mup_base_hidden_size is not None:
@@ -248,9 +370,21 @@ class CerebrasMupOutput:
         return out
 
 
-MOE_FIELDS = ("moe_num_experts", "moe_experts_per_token", "moe_ffn_hidden_size", "moe_shared_experts",
-              "moe_shared_ffn_hidden_size", "moe_shared_expert_gate", "moe_normalize_top_k", "moe_router_scoring",
-              "moe_aux_loss_coef", "moe_z_loss_coef", "moe_first_dense_layers", "moe_layer_interval", "moe_dense_layers")  # fmt: skip
+MOE_FIELDS = (
+    "moe_num_experts",
+    "moe_experts_per_token",
+    "moe_ffn_hidden_size",
+    "moe_shared_experts",
+    "moe_shared_ffn_hidden_size",
+    "moe_shared_expert_gate",
+    "moe_normalize_top_k",
+    "moe_router_scoring",
+    "moe_aux_loss_coef",
+    "moe_z_loss_coef",
+    "moe_first_dense_layers",
+    "moe_layer_interval",
+    "moe_dense_layers",
+)
 
 
 def all_layers(first: int | None, interval: int | None, dense: list[int] | None) -> bool:
@@ -270,22 +404,35 @@ class CerebrasMoe:
             return Absent(f"moe with {experts + shared} expert: a dense MLP in every layer, no experts")
         scoring = str(model_moe.get("router_selection_nonlinearity") or "softmax").lower()
         out = {
-            "moe_num_experts": experts, "moe_experts_per_token": model_moe.get("top_k") or 1,
-            "moe_shared_experts": shared or None, "moe_normalize_top_k": model_moe.get("expert_weighting_normalization", True) is not False,
-            "moe_router_scoring": scoring, "moe_aux_loss_coef": float(model_moe.get("load_balancing_loss_coef") or 0.0) or None,
-        }  # fmt: skip
+            "moe_num_experts": experts,
+            "moe_experts_per_token": model_moe.get("top_k") or 1,
+            "moe_shared_experts": shared or None,
+            "moe_normalize_top_k": model_moe.get("expert_weighting_normalization", True) is not False,
+            "moe_router_scoring": scoring,
+            "moe_aux_loss_coef": float(model_moe.get("load_balancing_loss_coef") or 0.0) or None,
+        }
         if model_moe.get("routing_algorithm", "learned") != "learned":
-            return Approx(out, f"routing_algorithm {model_moe['routing_algorithm']} (not a learned router) has no counterpart")
+            return Approx(
+                out, f"routing_algorithm {model_moe['routing_algorithm']} (not a learned router) has no counterpart"
+            )
         return out
 
     @staticmethod
     def write(
-        moe_num_experts: int | None, moe_experts_per_token: int | None, moe_ffn_hidden_size: int | None,
-        moe_shared_experts: int | None, moe_shared_ffn_hidden_size: int | None, moe_shared_expert_gate: bool | None,
-        moe_normalize_top_k: bool | None, moe_router_scoring: str | None, moe_aux_loss_coef: float | None,
-        moe_z_loss_coef: float | None, moe_first_dense_layers: int | None, moe_layer_interval: int | None,
+        moe_num_experts: int | None,
+        moe_experts_per_token: int | None,
+        moe_ffn_hidden_size: int | None,
+        moe_shared_experts: int | None,
+        moe_shared_ffn_hidden_size: int | None,
+        moe_shared_expert_gate: bool | None,
+        moe_normalize_top_k: bool | None,
+        moe_router_scoring: str | None,
+        moe_aux_loss_coef: float | None,
+        moe_z_loss_coef: float | None,
+        moe_first_dense_layers: int | None,
+        moe_layer_interval: int | None,
         moe_dense_layers: list[int] | None,
-    ) -> Any:  # fmt: skip
+    ) -> Any:
         if not moe_num_experts or moe_num_experts <= 1:
             return {}
         moe: dict[str, Any] = {"num_experts": moe_num_experts, "top_k": moe_experts_per_token or 1}
@@ -295,7 +442,12 @@ class CerebrasMoe:
         if moe_shared_experts:
             moe["num_shared_experts"] = moe_shared_experts  # as wide as the routed ones (cerebras.filter_size says)
             if moe_shared_expert_gate:
-                losses.append(("Model Zoo adds its shared experts with weight 1 (no sigmoid gate)", ("model.moe_shared_expert_gate",)))
+                losses.append(
+                    (
+                        "Model Zoo adds its shared experts with weight 1 (no sigmoid gate)",
+                        ("model.moe_shared_expert_gate",),
+                    )
+                )
         if moe_normalize_top_k is False:
             moe["expert_weighting_normalization"] = False
         if moe_router_scoring not in (None, "softmax"):
@@ -303,8 +455,12 @@ class CerebrasMoe:
         if moe_z_loss_coef:
             losses.append(("Model Zoo has no router z-loss", ("model.moe_z_loss_coef",)))
         if not all_layers(moe_first_dense_layers, moe_layer_interval, moe_dense_layers):
-            losses.append(("every Model Zoo decoder layer is MoE: dense layers (first, interval, list) are not expressible",
-                           ("model.moe_first_dense_layers", "model.moe_layer_interval", "model.moe_dense_layers")))  # fmt: skip
+            losses.append(
+                (
+                    "every Model Zoo decoder layer is MoE: dense layers (first, interval, list) are not expressible",
+                    ("model.moe_first_dense_layers", "model.moe_layer_interval", "model.moe_dense_layers"),
+                )
+            )
         out = {"model_moe": moe}
         if not losses:
             return out
@@ -320,31 +476,65 @@ class CerebrasFilterSize:
         return model_filter_size
 
     @staticmethod
-    def write(value: int, moe_num_experts: int | None, moe_ffn_hidden_size: int | None, moe_first_dense_layers: int | None,
-              moe_layer_interval: int | None, moe_dense_layers: list[int] | None, moe_shared_experts: int | None,
-              moe_shared_ffn_hidden_size: int | None) -> Any:  # fmt: skip
+    def write(
+        value: int,
+        moe_num_experts: int | None,
+        moe_ffn_hidden_size: int | None,
+        moe_first_dense_layers: int | None,
+        moe_layer_interval: int | None,
+        moe_dense_layers: list[int] | None,
+        moe_shared_experts: int | None,
+        moe_shared_ffn_hidden_size: int | None,
+    ) -> Any:
         expert = moe_ffn_hidden_size or value
         if moe_num_experts and moe_shared_experts and moe_shared_ffn_hidden_size not in (None, expert):
-            return Approx({"model_filter_size": expert}, f"Model Zoo's shared experts are as wide as the routed ones "
-                          f"({expert}), not {moe_shared_ffn_hidden_size}", ("model.moe_shared_ffn_hidden_size",))  # fmt: skip
+            return Approx(
+                {"model_filter_size": expert},
+                f"Model Zoo's shared experts are as wide as the routed ones "
+                f"({expert}), not {moe_shared_ffn_hidden_size}",
+                ("model.moe_shared_ffn_hidden_size",),
+            )
         if not moe_num_experts or moe_num_experts <= 1 or moe_ffn_hidden_size in (None, value):
             return {"model_filter_size": value}
         if all_layers(moe_first_dense_layers, moe_layer_interval, moe_dense_layers):  # no layer is dense
-            return Approx({"model_filter_size": moe_ffn_hidden_size},
-                          f"every layer is MoE: filter_size is the experts' {moe_ffn_hidden_size}; the dense width {value} "
-                          "is used by no layer")  # fmt: skip
-        return Approx({"model_filter_size": moe_ffn_hidden_size},
-                      f"Model Zoo has one MLP width: the experts' {moe_ffn_hidden_size}; the dense layers' {value} is lost")
+            return Approx(
+                {"model_filter_size": moe_ffn_hidden_size},
+                f"every layer is MoE: filter_size is the experts' {moe_ffn_hidden_size}; the dense width {value} "
+                "is used by no layer",
+            )
+        return Approx(
+            {"model_filter_size": moe_ffn_hidden_size},
+            f"Model Zoo has one MLP width: the experts' {moe_ffn_hidden_size}; the dense layers' {value} is lost",
+        )
 
 
 TYPES = {"linear": "linear", "yarn": "yarn", "llama3": "llama3", "longrope": "longrope"}
 # pos_scaling_extra_args key -> canonical field (the same names as HF's rope_scaling)
-EXTRA = {"original_max_position_embeddings": "rope_original_max_positions", "low_freq_factor": "rope_low_freq_factor",
-         "high_freq_factor": "rope_high_freq_factor", "beta_fast": "rope_yarn_beta_fast", "beta_slow": "rope_yarn_beta_slow",
-         "truncate": "rope_yarn_truncate", "short_factor": "rope_short_factor", "long_factor": "rope_long_factor"}  # fmt: skip
-FIELDS = ("rope_scaling_type", "rope_scaling_factor", "rope_original_max_positions", "rope_low_freq_factor",
-          "rope_high_freq_factor", "rope_yarn_beta_fast", "rope_yarn_beta_slow", "rope_yarn_mscale",
-          "rope_yarn_mscale_all_dim", "rope_yarn_truncate", "rope_attention_factor", "rope_short_factor", "rope_long_factor")  # fmt: skip
+EXTRA = {
+    "original_max_position_embeddings": "rope_original_max_positions",
+    "low_freq_factor": "rope_low_freq_factor",
+    "high_freq_factor": "rope_high_freq_factor",
+    "beta_fast": "rope_yarn_beta_fast",
+    "beta_slow": "rope_yarn_beta_slow",
+    "truncate": "rope_yarn_truncate",
+    "short_factor": "rope_short_factor",
+    "long_factor": "rope_long_factor",
+}
+FIELDS = (
+    "rope_scaling_type",
+    "rope_scaling_factor",
+    "rope_original_max_positions",
+    "rope_low_freq_factor",
+    "rope_high_freq_factor",
+    "rope_yarn_beta_fast",
+    "rope_yarn_beta_slow",
+    "rope_yarn_mscale",
+    "rope_yarn_mscale_all_dim",
+    "rope_yarn_truncate",
+    "rope_attention_factor",
+    "rope_short_factor",
+    "rope_long_factor",
+)
 
 
 @formula("cerebras.rope_scaling")
@@ -354,7 +544,9 @@ class CerebrasRopeScaling:
         factor = 1.0 if model_pos_scaling_factor is None else float(model_pos_scaling_factor)
         kind = TYPES.get(str(model_pos_scaling_type or "linear").lower())
         if kind is None:
-            raise ValueError(f"pos_scaling_type {model_pos_scaling_type!r}: Model Zoo takes linear, yarn, llama3 or longrope")
+            raise ValueError(
+                f"pos_scaling_type {model_pos_scaling_type!r}: Model Zoo takes linear, yarn, llama3 or longrope"
+            )
         extra = model_pos_scaling_extra_args if isinstance(model_pos_scaling_extra_args, dict) else {}
         if kind == "linear" and factor == 1.0:
             return Absent("linear scaling by 1.0 leaves the positions as they are: no RoPE scaling")
@@ -387,21 +579,45 @@ class CerebrasRopeScaling:
 
     @staticmethod
     def write(
-        rope_scaling_type: str | None, rope_scaling_factor: float | None, rope_original_max_positions: int | None,
-        rope_low_freq_factor: float | None, rope_high_freq_factor: float | None, rope_yarn_beta_fast: float | None,
-        rope_yarn_beta_slow: float | None, rope_yarn_mscale: float | None, rope_yarn_mscale_all_dim: float | None,
-        rope_yarn_truncate: bool | None, rope_attention_factor: float | None, rope_short_factor: list[float] | None,
+        rope_scaling_type: str | None,
+        rope_scaling_factor: float | None,
+        rope_original_max_positions: int | None,
+        rope_low_freq_factor: float | None,
+        rope_high_freq_factor: float | None,
+        rope_yarn_beta_fast: float | None,
+        rope_yarn_beta_slow: float | None,
+        rope_yarn_mscale: float | None,
+        rope_yarn_mscale_all_dim: float | None,
+        rope_yarn_truncate: bool | None,
+        rope_attention_factor: float | None,
+        rope_short_factor: list[float] | None,
         rope_long_factor: list[float] | None,
-    ) -> Any:  # fmt: skip
+    ) -> Any:
         kind = rope_scaling_type
         if kind is None:
             return {}
         if kind == "dynamic":
             return Approx({}, "Model Zoo has no dynamic (NTK) RoPE scaling: linear, yarn, llama3 and longrope only")
-        values = dict(zip(FIELDS, (kind, rope_scaling_factor, rope_original_max_positions, rope_low_freq_factor,
-                                   rope_high_freq_factor, rope_yarn_beta_fast, rope_yarn_beta_slow, rope_yarn_mscale,
-                                   rope_yarn_mscale_all_dim, rope_yarn_truncate, rope_attention_factor, rope_short_factor,
-                                   rope_long_factor)))  # fmt: skip
+        values = dict(
+            zip(
+                FIELDS,
+                (
+                    kind,
+                    rope_scaling_factor,
+                    rope_original_max_positions,
+                    rope_low_freq_factor,
+                    rope_high_freq_factor,
+                    rope_yarn_beta_fast,
+                    rope_yarn_beta_slow,
+                    rope_yarn_mscale,
+                    rope_yarn_mscale_all_dim,
+                    rope_yarn_truncate,
+                    rope_attention_factor,
+                    rope_short_factor,
+                    rope_long_factor,
+                ),
+            )
+        )
         factor = 1.0 if rope_scaling_factor is None else rope_scaling_factor
         out: dict[str, Any] = {"model_pos_scaling_factor": float(factor)}
         if kind != "linear":
@@ -423,16 +639,25 @@ class CerebrasRopeScaling:
 @formula("cerebras.window")
 class CerebrasWindow:
     @staticmethod
-    def read(model_attention_sliding_window_length: Any, model_sliding_window_every_other_decoder_layer: Any,
-             model_sliding_window_every_other_decoder_layer_pattern: Any, num_layers: int | None) -> Any:  # fmt: skip
+    def read(
+        model_attention_sliding_window_length: Any,
+        model_sliding_window_every_other_decoder_layer: Any,
+        model_sliding_window_every_other_decoder_layer_pattern: Any,
+        num_layers: int | None,
+    ) -> Any:
         window = model_attention_sliding_window_length
         if window is None:  # null on purpose (Model Zoo's default): no window
             return Absent("attention_sliding_window_length is null: every layer attends to the whole context")
         if not model_sliding_window_every_other_decoder_layer or not num_layers:
             return {"sliding_window": window}
-        first = "sliding" if model_sliding_window_every_other_decoder_layer_pattern == "sliding_window_first" else "full"
+        first = (
+            "sliding" if model_sliding_window_every_other_decoder_layer_pattern == "sliding_window_first" else "full"
+        )
         other = "full" if first == "sliding" else "sliding"
-        return {"sliding_window": window, "attention_layer_types": [first if i % 2 == 0 else other for i in range(num_layers)]}
+        return {
+            "sliding_window": window,
+            "attention_layer_types": [first if i % 2 == 0 else other for i in range(num_layers)],
+        }
 
     @staticmethod
     def write(sliding_window: int | None, attention_layer_types: list[str] | None) -> Any:
@@ -444,14 +669,20 @@ class CerebrasWindow:
             return out
         every_other = all(kinds[i] != kinds[i - 1] for i in range(1, len(kinds)))
         if not every_other:
-            return Approx(out, "Model Zoo windows every layer or every other layer: this pattern is not expressible",
-                          ("model.attention_layer_types",))  # fmt: skip
+            return Approx(
+                out,
+                "Model Zoo windows every layer or every other layer: this pattern is not expressible",
+                ("model.attention_layer_types",),
+            )
         out["model_sliding_window_every_other_decoder_layer"] = True
         if kinds[0] == "sliding":
             out["model_sliding_window_every_other_decoder_layer_pattern"] = "sliding_window_first"
-            return Approx(out, "layer 0 windowed (HF Gemma 2's order) needs Model Zoo 2.10's "
-                               "sliding_window_every_other_decoder_layer_pattern; before 2.10 the odd layers are",
-                          ("model.attention_layer_types",))  # fmt: skip
+            return Approx(
+                out,
+                "layer 0 windowed (HF Gemma 2's order) needs Model Zoo 2.10's "
+                "sliding_window_every_other_decoder_layer_pattern; before 2.10 the odd layers are",
+                ("model.attention_layer_types",),
+            )
         return out
 
 
@@ -465,7 +696,9 @@ class CerebrasBetas:
     def read(optimizer_betas: Any, optimizer_beta1: Any, optimizer_beta2: Any) -> Any:
         old = [float(optimizer_beta1), float(optimizer_beta2)]
         # 2.0.x read both spellings: the old ones count when they say something (betas at its default)
-        if optimizer_betas is not None and (list(optimizer_betas) != list(CerebrasBetas.DEFAULT) or old == list(CerebrasBetas.DEFAULT)):
+        if optimizer_betas is not None and (
+            list(optimizer_betas) != list(CerebrasBetas.DEFAULT) or old == list(CerebrasBetas.DEFAULT)
+        ):
             return optimizer_betas
         return old
 
@@ -482,16 +715,25 @@ class RotaryDim:
 
     @staticmethod
     def read(
-        model_rotary_dim: int | None, hidden_size: int | None, num_heads: int | None, model_attention_inner_dim: Any = None
+        model_rotary_dim: int | None,
+        hidden_size: int | None,
+        num_heads: int | None,
+        model_attention_inner_dim: Any = None,
     ) -> Any:
         if model_rotary_dim is None or not hidden_size or not num_heads:
             return None
         # Cerebras' attention_inner_dim (Gemma 2: 4096 for hidden 3584) sets its own head size
-        inner = model_attention_inner_dim if isinstance(model_attention_inner_dim, int) and model_attention_inner_dim > 0 else hidden_size
+        inner = (
+            model_attention_inner_dim
+            if isinstance(model_attention_inner_dim, int) and model_attention_inner_dim > 0
+            else hidden_size
+        )
         fraction = model_rotary_dim / (inner // num_heads)
         if model_rotary_dim > inner / num_heads:  # GPT2LMHeadModelConfig.validate_rotary_dim refuses the file
-            raise ValueError(f"rotary_dim {model_rotary_dim} is more than the head size {inner / num_heads:g} "
-                             "(attention_inner_dim, else hidden_size, / num_heads): Model Zoo refuses it")  # fmt: skip
+            raise ValueError(
+                f"rotary_dim {model_rotary_dim} is more than the head size {inner / num_heads:g} "
+                "(attention_inner_dim, else hidden_size, / num_heads): Model Zoo refuses it"
+            )
         return fraction
 
     @staticmethod
@@ -569,7 +811,9 @@ class CerebrasInitializers:
         # Cerebras' GPT-2 backbone (gpt2, llama, mistral) scales its default output-layer init by
         # 1/sqrt(2L) (NeoX scaled_normal); the GPT-J backbone uses initializer_range everywhere.
         sequential = family not in GPTJ_BACKBONE
-        out["output_init_method"] = method_for(model_output_layer_initializer, "scaled_normal" if sequential else "normal")
+        out["output_init_method"] = method_for(
+            model_output_layer_initializer, "scaled_normal" if sequential else "normal"
+        )
         return out
 
     @staticmethod

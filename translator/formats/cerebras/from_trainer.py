@@ -6,8 +6,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...io.documents import flatten
-from .layout import (RESIDUE, Path, Place, escape, get_path, is_block, layout, places_for, unconvert_lr_scheduler,
-                     unescape)  # fmt: skip
+from .layout import (
+    RESIDUE,
+    Path,
+    Place,
+    escape,
+    get_path,
+    is_block,
+    layout,
+    places_for,
+    unconvert_lr_scheduler,
+    unescape,
+)
 
 
 @dataclass
@@ -115,7 +125,7 @@ def _present_paths(items: list[tuple[int, Path, Any]]) -> set[Path]:
         if path in (("init", "callbacks"), ("init", "loggers")) and isinstance(value, list):
             for entry in value:
                 if isinstance(entry, dict) and len(entry) == 1:
-                    (cls, body), = entry.items()
+                    ((cls, body),) = entry.items()
                     present.add((*path, str(cls)))
                     present.update((*path, str(cls), str(k)) for k in (body if isinstance(body, dict) else {}))
     return present
@@ -138,7 +148,11 @@ def _absent_places(leaves: dict[str, Any], present: set[Path]) -> list[list[str]
 
 
 def _one_class(optimizer: Any) -> bool:
-    return isinstance(optimizer, dict) and len(optimizer) == 1 and isinstance(next(iter(optimizer.values())), (dict, type(None)))
+    return (
+        isinstance(optimizer, dict)
+        and len(optimizer) == 1
+        and isinstance(next(iter(optimizer.values())), (dict, type(None)))
+    )
 
 
 def _trainer_items(trainer: dict[str, Any]) -> list[tuple[int, Path, Any]]:
@@ -153,7 +167,7 @@ def _trainer_items(trainer: dict[str, Any]) -> list[tuple[int, Path, Any]]:
         if path in whole:
             found.append((len(found), path, node))
         elif path == ("init", "optimizer") and _one_class(node):
-            (cls, body), = node.items()
+            ((cls, body),) = node.items()
             found.append((len(found), path + (str(cls),), None))
             for key, value in (body or {}).items():
                 walk(value, path + (str(cls), escape(str(key))))
@@ -212,8 +226,12 @@ def _legacy_path(path: Path, value: Any, init: dict[str, Any]) -> str | None:
             if path == place.trainer:
                 # an exact place inside a block (init.sparsity.sparsity) only when nothing else is there
                 parent = get_path({"init": init}, path[:-1]) if path[0] == "init" else None
-                if isinstance(parent, dict) and len(parent) > 1 and any(
-                    p.block and path[: len(p.trainer)] == p.trainer and len(p.trainer) < n for p in layout().places
+                if (
+                    isinstance(parent, dict)
+                    and len(parent) > 1
+                    and any(
+                        p.block and path[: len(p.trainer)] == p.trainer and len(p.trainer) < n for p in layout().places
+                    )
                 ):
                     continue
                 return place.legacy
@@ -236,7 +254,7 @@ def _callback_leaves(section: str, items: Any, rank: int, add: Any) -> list[Any]
         if not isinstance(item, dict) or len(item) != 1:
             rest.append(item)
             continue
-        (cls, body), = item.items()
+        ((cls, body),) = item.items()
         alias = f"{RESIDUE}.init.{section}.{cls}"
         mine = places.get(cls, [])
         whole = next((p for p in mine if p.body_key is None), None)

@@ -83,13 +83,21 @@ def layout() -> Layout:
     raw = load_yaml((data_dir("mappings") / "cerebras-layouts.yaml").read_text(encoding="utf-8"))
     places: list[Place] = []
     for trainer, legacy in raw["paths"]:
-        places.append(Place(legacy.removesuffix(".*"), legacy.endswith(".*"), tuple(trainer.removesuffix(".*").split(".")),
-                            as_is=trainer.endswith(".*")))  # fmt: skip
+        places.append(
+            Place(
+                legacy.removesuffix(".*"),
+                legacy.endswith(".*"),
+                tuple(trainer.removesuffix(".*").split(".")),
+                as_is=trainer.endswith(".*"),
+            )
+        )
     order: dict[tuple[str, str], int] = {}
     for section in ("callbacks", "loggers"):
         for cls, body_key, legacy in raw[section]:
             order.setdefault((section, cls), len(order))
-            places.append(Place(legacy.removesuffix(".*"), legacy.endswith(".*"), ("init", section), cls=cls, body_key=body_key))
+            places.append(
+                Place(legacy.removesuffix(".*"), legacy.endswith(".*"), ("init", section), cls=cls, body_key=body_key)
+            )
     return Layout(
         places=tuple(places),
         prune=tuple(tuple(p.split(".")) for p in raw["prune"]),
@@ -210,7 +218,7 @@ def unconvert_lr_scheduler(entry: Any) -> Any:
     """One trainer scheduler -> the legacy `learning_rate` value; ValueError when it has no legacy form."""
     if not isinstance(entry, dict) or len(entry) != 1:
         raise ValueError("not a {Class: {...}} scheduler")
-    (cls, body), = entry.items()
+    ((cls, body),) = entry.items()
     if not isinstance(body, dict):
         raise ValueError("scheduler settings must be a mapping")  # noqa: TRY004 - caught as "no legacy form"
     if cls.lower() in ("sequentiallr", "chainedscheduler", "chainedlr"):

@@ -123,7 +123,7 @@ def _read_as_tf(tree: dict[str, Any]) -> dict[str, str]:
             notes[f"model.{key}"] = (
                 f"the text {value!r} (YAML 1.1 reads a float without a dot as text): read as {float(value)!r}, "
                 f"as the TensorFlow model's set_defaults reads it (float())"
-            )  # fmt: skip
+            )
     return notes
 
 
@@ -133,8 +133,9 @@ def _trainer_source(data: dict[str, Any], name: str, text: str) -> Source:
         raise InputError(
             f"`trainer` is a list of {len(trainer)} trainer configs (multi-phase training); neoconv "
             "translates one phase at a time: put each list item in a file of its own",
-            file=name, line=1,
-        )  # fmt: skip
+            file=name,
+            line=1,
+        )
     if not isinstance(trainer, dict) or not isinstance(trainer.get("init", {}), dict):
         raise InputError("`trainer` must be a mapping with an `init` section", file=name, line=1)
     others = [k for k in data if k not in ("trainer", "runconfig")]
@@ -142,8 +143,9 @@ def _trainer_source(data: dict[str, Any], name: str, text: str) -> Source:
         raise InputError(
             f"top-level {', '.join(map(repr, others))} beside `trainer`: a trainer-layout file has only "
             "`trainer` and a `runconfig` (legacy sections belong in a legacy-layout file)",
-            file=name, line=1,
-        )  # fmt: skip
+            file=name,
+            line=1,
+        )
     runconfig = data.get("runconfig")
     if runconfig is not None and not isinstance(runconfig, dict):
         raise InputError("section 'runconfig' must be a mapping", file=name, key="runconfig")
@@ -153,11 +155,17 @@ def _trainer_source(data: dict[str, Any], name: str, text: str) -> Source:
     tree = unflatten(view.leaves)
     texts = {name: text} if text else {}
     return Source(
-        "cerebras", tree, [name], texts, {k: name for k in tree}, layout="trainer",
-        notes=view.notes, aliases=view.aliases, meta={"absent_places": view.absent, "schedule": view.schedule,
-              "class_order": view.class_order},
+        "cerebras",
+        tree,
+        [name],
+        texts,
+        {k: name for k in tree},
+        layout="trainer",
+        notes=view.notes,
+        aliases=view.aliases,
+        meta={"absent_places": view.absent, "schedule": view.schedule, "class_order": view.class_order},
         written=data,
-    )  # fmt: skip
+    )
 
 
 def _merge_runconfig(view: View, runconfig: dict[str, Any]) -> None:

@@ -11,6 +11,7 @@ from typing import Any, Mapping
 from ...schedule import custom
 from ...schedule.shapes import MAX_BREAKS
 
+
 def _restarts_value(args: Mapping[str, Any], s: float) -> float:
     a, t0, eta = args["initial"], args["T_0"], args["eta_min"]
     cur = s if s < t0 else math.floor(s / t0) * t0 - t0
@@ -44,5 +45,9 @@ def _restarts_bounds(args: Mapping[str, Any]) -> tuple[float, float]:
 
 
 RESTARTS = "cerebras.cosine_annealing_warm_restarts_2.10"
-custom.register_form(RESTARTS, custom.CustomForm(_restarts_value, _restarts_slope, _restarts_breaks,
-                                                 repeats=_restarts_repeats, bounds=_restarts_bounds))
+custom.register_form(
+    RESTARTS,
+    custom.CustomForm(
+        _restarts_value, _restarts_slope, _restarts_breaks, repeats=_restarts_repeats, bounds=_restarts_bounds
+    ),
+)

@@ -53,12 +53,22 @@ from .restarts import RESTARTS
 REQ: Any = object()
 CLASSES: dict[str, dict[str, Any]] = {
     "ConstantLR": {"learning_rate": REQ, "total_iters": None},
-    "PolynomialLR": {"initial_learning_rate": REQ, "end_learning_rate": REQ, "total_iters": REQ, "power": 1.0,
-                     "cycle": False},
+    "PolynomialLR": {
+        "initial_learning_rate": REQ,
+        "end_learning_rate": REQ,
+        "total_iters": REQ,
+        "power": 1.0,
+        "cycle": False,
+    },
     "LinearLR": {"initial_learning_rate": REQ, "end_learning_rate": REQ, "total_iters": REQ, "cycle": False},
     "ExponentialLR": {"initial_learning_rate": REQ, "total_iters": REQ, "decay_rate": REQ, "staircase": False},
-    "InverseExponentialTimeDecayLR": {"initial_learning_rate": REQ, "step_exponent": REQ, "total_iters": REQ,
-                                      "decay_rate": REQ, "staircase": False},
+    "InverseExponentialTimeDecayLR": {
+        "initial_learning_rate": REQ,
+        "step_exponent": REQ,
+        "total_iters": REQ,
+        "decay_rate": REQ,
+        "staircase": False,
+    },
     "InverseSquareRootDecayLR": {"initial_learning_rate": 1.0, "scale": 1.0, "warmup_steps": 1.0},
     "CosineDecayLR": {"initial_learning_rate": REQ, "end_learning_rate": REQ, "total_iters": REQ},
     "SequentialLR": {"schedulers": REQ, "milestones": None},
@@ -70,18 +80,42 @@ CLASSES: dict[str, dict[str, Any]] = {
     "CosineAnnealingWarmRestarts": {"initial_learning_rate": REQ, "T_0": REQ, "T_mult": 1, "eta_min": 0.0},
     "MultiplicativeLR": {"initial_learning_rate": REQ, "coefficient": REQ},
     "ChainedLR": {"schedulers": REQ},
-    "CyclicLR": {"base_lr": REQ, "max_lr": REQ, "step_size_up": 2000, "step_size_down": None, "mode": "triangular",
-                 "gamma": 1.0, "scale_mode": "cycle"},
-    "OneCycleLR": {"initial_learning_rate": REQ, "max_lr": REQ, "total_steps": 1000, "pct_start": 0.3,
-                   "final_div_factor": 1e4, "three_phase": False, "anneal_strategy": "cos"},
+    "CyclicLR": {
+        "base_lr": REQ,
+        "max_lr": REQ,
+        "step_size_up": 2000,
+        "step_size_down": None,
+        "mode": "triangular",
+        "gamma": 1.0,
+        "scale_mode": "cycle",
+    },
+    "OneCycleLR": {
+        "initial_learning_rate": REQ,
+        "max_lr": REQ,
+        "total_steps": 1000,
+        "pct_start": 0.3,
+        "final_div_factor": 1e4,
+        "three_phase": False,
+        "anneal_strategy": "cos",
+    },
     "ScalePerParamLR": {"scheduler": REQ},
-}  # fmt: skip
-_BY_LOWER = {name.lower(): name for name in CLASSES} | {"chainedscheduler": "ChainedLR", "sequentialscheduler": "SequentialLR"}
+}
+_BY_LOWER = {name.lower(): name for name in CLASSES} | {
+    "chainedscheduler": "ChainedLR",
+    "sequentialscheduler": "SequentialLR",
+}
 # release <= 2.1 spellings (Model Zoo's cs-2.1 -> cs-2.2 converter, base_converter._apply_lrs_transforms)
-ALIASES = {"total_iters": ("steps", "decay_steps"), "initial_learning_rate": ("learning_rate", "base_lr"),
-           "base_lr": ("learning_rate", "initial_learning_rate"), "learning_rates": ("values",),
-           "milestones": ("boundaries",), "T_max": ("t_max",), "T_0": ("t_0",), "T_mult": ("t_mult",),
-           "decay_rate": ("gamma",)}  # fmt: skip
+ALIASES = {
+    "total_iters": ("steps", "decay_steps"),
+    "initial_learning_rate": ("learning_rate", "base_lr"),
+    "base_lr": ("learning_rate", "initial_learning_rate"),
+    "learning_rates": ("values",),
+    "milestones": ("boundaries",),
+    "T_max": ("t_max",),
+    "T_0": ("t_0",),
+    "T_mult": ("t_mult",),
+    "decay_rate": ("gamma",),
+}
 
 
 def class_name(name: Any) -> str | None:
@@ -229,11 +263,15 @@ def _sequential(p: dict[str, Any], notes: list[str], release: str | None) -> Sch
         args = sub[name] or {}
         total = args.get("total_iters", next((args[a] for a in ALIASES["total_iters"] if a in args), None))
         if total is None:
-            raise ScheduleError(f"SequentialLR: {name} before the last needs total_iters (Model Zoo sums them into milestones)")
+            raise ScheduleError(
+                f"SequentialLR: {name} before the last needs total_iters (Model Zoo sums them into milestones)"
+            )
         lengths.append(_n(total, f"{name} total_iters"))
     marks = list(itertools.accumulate(lengths))
     if p.get("milestones") is not None and list(p["milestones"]) != marks:
-        raise ScheduleError(f"SequentialLR milestones {list(p['milestones'])} differ from the sums of total_iters {marks} (Model Zoo raises)")
+        raise ScheduleError(
+            f"SequentialLR milestones {list(p['milestones'])} differ from the sums of total_iters {marks} (Model Zoo raises)"
+        )
     parts: list[tuple[Schedule, int | None]] = []
     for k, sub in enumerate(subs):
         sched = _build(sub, notes, release)
@@ -265,15 +303,37 @@ def _poly(p: dict[str, Any], notes: list[str], release: str | None) -> Schedule:
 
 def _exponential(p: dict[str, Any], notes: list[str], release: str | None) -> Schedule:
     a, n = _lr(p["initial_learning_rate"], "initial_learning_rate"), _lr(p["total_iters"], "total_iters")
-    return Schedule([phase("exponential", max(1, int(n)), a, rate=_lr(p["decay_rate"], "decay_rate"), period=n,
-                           staircase=bool(p["staircase"]), beyond="continue")])  # fmt: skip
+    return Schedule(
+        [
+            phase(
+                "exponential",
+                max(1, int(n)),
+                a,
+                rate=_lr(p["decay_rate"], "decay_rate"),
+                period=n,
+                staircase=bool(p["staircase"]),
+                beyond="continue",
+            )
+        ]
+    )
 
 
 def _inverse_time(p: dict[str, Any], notes: list[str], release: str | None) -> Schedule:
     a, n = _lr(p["initial_learning_rate"], "initial_learning_rate"), _lr(p["total_iters"], "total_iters")
-    return Schedule([phase("inverse_time", max(1, int(n)), a, rate=_lr(p["decay_rate"], "decay_rate"), period=n,
-                           power=_lr(p["step_exponent"], "step_exponent"), staircase=bool(p["staircase"]),
-                           beyond="continue")])  # fmt: skip
+    return Schedule(
+        [
+            phase(
+                "inverse_time",
+                max(1, int(n)),
+                a,
+                rate=_lr(p["decay_rate"], "decay_rate"),
+                period=n,
+                power=_lr(p["step_exponent"], "step_exponent"),
+                staircase=bool(p["staircase"]),
+                beyond="continue",
+            )
+        ]
+    )
 
 
 def _inverse_sqrt(p: dict[str, Any], notes: list[str], release: str | None) -> Schedule:
@@ -281,7 +341,9 @@ def _inverse_sqrt(p: dict[str, Any], notes: list[str], release: str | None) -> S
     hold = _lr(p["warmup_steps"], "warmup_steps")
     if hold <= 0:
         raise ScheduleError(f"warmup_steps {hold:g}: the lr at step 0 would be initial * scale / sqrt(0)")
-    return Schedule([phase("inverse_sqrt", max(1, math.ceil(hold)), a * scale / math.sqrt(hold), hold=hold, beyond="continue")])
+    return Schedule(
+        [phase("inverse_sqrt", max(1, math.ceil(hold)), a * scale / math.sqrt(hold), hold=hold, beyond="continue")]
+    )
 
 
 def _cosine_decay(p: dict[str, Any], notes: list[str], release: str | None) -> Schedule:
@@ -294,45 +356,94 @@ def _cosine_decay(p: dict[str, Any], notes: list[str], release: str | None) -> S
 
 def _cosine_annealing(p: dict[str, Any], notes: list[str], release: str | None) -> Schedule:
     a, n = _lr(p["initial_learning_rate"], "initial_learning_rate"), _lr(p["T_max"], "T_max")
-    return Schedule([phase("cosine", max(1, int(n)), a, _lr(p["eta_min"], "eta_min"), span=None if float(n).is_integer() else n,
-                           cycle="mirror", beyond="continue")])  # fmt: skip
+    return Schedule(
+        [
+            phase(
+                "cosine",
+                max(1, int(n)),
+                a,
+                _lr(p["eta_min"], "eta_min"),
+                span=None if float(n).is_integer() else n,
+                cycle="mirror",
+                beyond="continue",
+            )
+        ]
+    )
 
 
 def _restarts(p: dict[str, Any], notes: list[str], release: str | None) -> Schedule:
     if _lr(p["T_mult"], "T_mult") != 1:
         raise ScheduleError("CosineAnnealingWarmRestarts: cstorch 2.10 supports only T_mult 1 (it raises)")
-    a, t0, eta = _lr(p["initial_learning_rate"], "initial_learning_rate"), _n(p["T_0"], "T_0"), _lr(p["eta_min"], "eta_min")
-    notes.append("cstorch 2.10's CosineAnnealingWarmRestarts is a cosine only over the first T_0 steps; then it "
-                 "alternates initial and eta_min for whole periods")  # fmt: skip
+    a, t0, eta = (
+        _lr(p["initial_learning_rate"], "initial_learning_rate"),
+        _n(p["T_0"], "T_0"),
+        _lr(p["eta_min"], "eta_min"),
+    )
+    notes.append(
+        "cstorch 2.10's CosineAnnealingWarmRestarts is a cosine only over the first T_0 steps; then it "
+        "alternates initial and eta_min for whole periods"
+    )
     args = {"initial": a, "T_0": t0, "eta_min": eta}
     return Schedule([phase("custom", 2 * t0, a, form=RESTARTS, args=args, beyond="continue")])
 
 
 def _step(p: dict[str, Any], notes: list[str], release: str | None) -> Schedule:
     size = _lr(p["step_size"], "step_size")
-    return Schedule([phase("step", max(1, int(size)), _lr(p["initial_learning_rate"], "initial_learning_rate"),
-                           gamma=_lr(p["gamma"], "gamma"), step_size=size, beyond="continue")])  # fmt: skip
+    return Schedule(
+        [
+            phase(
+                "step",
+                max(1, int(size)),
+                _lr(p["initial_learning_rate"], "initial_learning_rate"),
+                gamma=_lr(p["gamma"], "gamma"),
+                step_size=size,
+                beyond="continue",
+            )
+        ]
+    )
 
 
 def _multistep(p: dict[str, Any], notes: list[str], release: str | None) -> Schedule:
     marks = [_n(m, "milestones") for m in p["milestones"]]
-    return Schedule([phase("step", max(marks + [1]), _lr(p["initial_learning_rate"], "initial_learning_rate"),
-                           gamma=_lr(p["gamma"], "gamma"), milestones=marks, beyond="continue")])  # fmt: skip
+    return Schedule(
+        [
+            phase(
+                "step",
+                max(marks + [1]),
+                _lr(p["initial_learning_rate"], "initial_learning_rate"),
+                gamma=_lr(p["gamma"], "gamma"),
+                milestones=marks,
+                beyond="continue",
+            )
+        ]
+    )
 
 
 def _piecewise(p: dict[str, Any], notes: list[str], release: str | None) -> Schedule:
     lrs = [_lr(v, "learning_rates") for v in p["learning_rates"]]
     marks = [_n(m, "milestones") for m in p["milestones"]]
     if len(lrs) != len(marks) + 1:
-        raise ScheduleError(f"PiecewiseConstantLR needs one more learning rate than milestones, got {len(lrs)} and {len(marks)}")
+        raise ScheduleError(
+            f"PiecewiseConstantLR needs one more learning rate than milestones, got {len(lrs)} and {len(marks)}"
+        )
     bounds = [0, *marks]
     phases = [constant(v, b - a) for v, a, b in zip(lrs, bounds[:-1], bounds[1:]) if b > a]
     return Schedule(finish(phases + [constant(lrs[-1], 1)]))
 
 
 def _multiplicative(p: dict[str, Any], notes: list[str], release: str | None) -> Schedule:
-    return Schedule([phase("exponential", 1, _lr(p["initial_learning_rate"], "initial_learning_rate"),
-                           rate=_lr(p["coefficient"], "coefficient"), period=1.0, beyond="continue")])  # fmt: skip
+    return Schedule(
+        [
+            phase(
+                "exponential",
+                1,
+                _lr(p["initial_learning_rate"], "initial_learning_rate"),
+                rate=_lr(p["coefficient"], "coefficient"),
+                period=1.0,
+                beyond="continue",
+            )
+        ]
+    )
 
 
 def _cyclic(p: dict[str, Any], notes: list[str], release: str | None) -> Schedule:
@@ -340,8 +451,21 @@ def _cyclic(p: dict[str, Any], notes: list[str], release: str | None) -> Schedul
     down = up if p["step_size_down"] is None else _lr(p["step_size_down"], "step_size_down")
     if p["mode"] not in ("triangular", "triangular2", "exp_range"):
         raise ScheduleError(f"CyclicLR mode must be triangular, triangular2 or exp_range, got {p['mode']!r}")
-    return Schedule([phase("cyclic", max(1, int(up + down)), _lr(p["base_lr"], "base_lr"), high=_lr(p["max_lr"], "max_lr"),
-                           up=up, down=down, mode=p["mode"], gamma=_lr(p["gamma"], "gamma"), beyond="continue")])  # fmt: skip
+    return Schedule(
+        [
+            phase(
+                "cyclic",
+                max(1, int(up + down)),
+                _lr(p["base_lr"], "base_lr"),
+                high=_lr(p["max_lr"], "max_lr"),
+                up=up,
+                down=down,
+                mode=p["mode"],
+                gamma=_lr(p["gamma"], "gamma"),
+                beyond="continue",
+            )
+        ]
+    )
 
 
 def _one_cycle(p: dict[str, Any], notes: list[str], release: str | None) -> Schedule:
@@ -357,7 +481,9 @@ def _one_cycle(p: dict[str, Any], notes: list[str], release: str | None) -> Sche
 
 
 def _lambda(p: dict[str, Any], notes: list[str], release: str | None) -> Schedule:
-    raise NotRepresentable("cstorch LambdaLR runs fixed demo lambdas (initial^2 * t/30 * 0.95^t): not a usable schedule")
+    raise NotRepresentable(
+        "cstorch LambdaLR runs fixed demo lambdas (initial^2 * t/30 * 0.95^t): not a usable schedule"
+    )
 
 
 def _chained(p: dict[str, Any], notes: list[str], release: str | None) -> Schedule:
@@ -370,13 +496,26 @@ def _scaled(p: dict[str, Any], notes: list[str], release: str | None) -> Schedul
 
 
 BUILDERS: dict[str, Callable[[dict[str, Any], list[str], str | None], Schedule]] = {
-    "ConstantLR": _constant, "LinearLR": _polynomial, "PolynomialLR": _poly, "ExponentialLR": _exponential,
-    "InverseExponentialTimeDecayLR": _inverse_time, "InverseSquareRootDecayLR": _inverse_sqrt,
-    "CosineDecayLR": _cosine_decay, "SequentialLR": _sequential, "PiecewiseConstantLR": _piecewise,
-    "MultiStepLR": _multistep, "StepLR": _step, "CosineAnnealingLR": _cosine_annealing, "LambdaLR": _lambda,
-    "CosineAnnealingWarmRestarts": _restarts, "MultiplicativeLR": _multiplicative, "ChainedLR": _chained,
-    "CyclicLR": _cyclic, "OneCycleLR": _one_cycle, "ScalePerParamLR": _scaled,
-}  # fmt: skip
+    "ConstantLR": _constant,
+    "LinearLR": _polynomial,
+    "PolynomialLR": _poly,
+    "ExponentialLR": _exponential,
+    "InverseExponentialTimeDecayLR": _inverse_time,
+    "InverseSquareRootDecayLR": _inverse_sqrt,
+    "CosineDecayLR": _cosine_decay,
+    "SequentialLR": _sequential,
+    "PiecewiseConstantLR": _piecewise,
+    "MultiStepLR": _multistep,
+    "StepLR": _step,
+    "CosineAnnealingLR": _cosine_annealing,
+    "LambdaLR": _lambda,
+    "CosineAnnealingWarmRestarts": _restarts,
+    "MultiplicativeLR": _multiplicative,
+    "ChainedLR": _chained,
+    "CyclicLR": _cyclic,
+    "OneCycleLR": _one_cycle,
+    "ScalePerParamLR": _scaled,
+}
 
 
 def render(schedule: Schedule, steps: int | None = None) -> Rendering:
@@ -411,7 +550,7 @@ _COUNTS = frozenset({"total_iters", "T_max", "T_0", "step_size", "total_steps", 
 def _tidy_spec(spec: dict[str, Any]) -> dict[str, Any]:
     """Numbers as a person writes them: 4e-07 (not 4.0000000000000003e-07, within 1e-15 of it), whole
     step counts as ints (T_max 49000, not 49000.0)."""
-    (name, args), = spec.items()
+    ((name, args),) = spec.items()
     out = {}
     for key, value in args.items():
         if isinstance(value, float):
@@ -426,15 +565,27 @@ def _whole(s: Schedule) -> list[list[dict[str, Any]]]:
     """One class for the whole schedule: a one-cycle (two or three anneals, the last running on)."""
     ps = list(s.phases)
     kinds = {p.kind for p in ps}
-    if len(ps) not in (2, 3) or len(kinds) != 1 or kinds - {"cosine", "linear"} or ps[0].shift or ps[-1].beyond != "continue":
+    if (
+        len(ps) not in (2, 3)
+        or len(kinds) != 1
+        or kinds - {"cosine", "linear"}
+        or ps[0].shift
+        or ps[-1].beyond != "continue"
+    ):
         return []
     e1 = ps[0].width
     total = e1 + sum(p.width for p in ps[1:]) + 1
     if not float(total).is_integer() or ps[-1].end <= 0:
         return []
-    spec = {"initial_learning_rate": ps[0].start, "max_lr": ps[0].end, "total_steps": int(total), "pct_start": (e1 + 1) / total,
-            "final_div_factor": ps[0].start / ps[-1].end, "three_phase": len(ps) == 3,
-            "anneal_strategy": "cos" if "cosine" in kinds else "linear"}  # fmt: skip
+    spec = {
+        "initial_learning_rate": ps[0].start,
+        "max_lr": ps[0].end,
+        "total_steps": int(total),
+        "pct_start": (e1 + 1) / total,
+        "final_div_factor": ps[0].start / ps[-1].end,
+        "three_phase": len(ps) == 3,
+        "anneal_strategy": "cos" if "cosine" in kinds else "linear",
+    }
     return [[{"OneCycleLR": spec}]]
 
 
@@ -486,36 +637,108 @@ def _classes(p: Phase, n: int) -> list[dict[str, Any]]:
     if k == "cosine" and at_zero and get("cycle") == "mirror":
         return [{"CosineAnnealingLR": {"initial_learning_rate": p.start, "T_max": p.width, "eta_min": p.end}}]
     if k == "polynomial" and at_zero and p.width == n:
-        return [{"PolynomialLR": {"initial_learning_rate": p.start, "end_learning_rate": p.end, "total_iters": n,
-                                  "power": get("power")}}]  # fmt: skip
+        return [
+            {
+                "PolynomialLR": {
+                    "initial_learning_rate": p.start,
+                    "end_learning_rate": p.end,
+                    "total_iters": n,
+                    "power": get("power"),
+                }
+            }
+        ]
     if k == "exponential" and not get("staircase"):  # shift-invariant: re-anchor at the first step
-        return [{"ExponentialLR": {"initial_learning_rate": first, "total_iters": 1, "decay_rate": get("rate") ** (1.0 / get("period")),
-                                   "staircase": False}}]  # fmt: skip
+        return [
+            {
+                "ExponentialLR": {
+                    "initial_learning_rate": first,
+                    "total_iters": 1,
+                    "decay_rate": get("rate") ** (1.0 / get("period")),
+                    "staircase": False,
+                }
+            }
+        ]
     if k == "exponential" and (p.shift / get("period")).is_integer() and float(get("period")).is_integer():
-        return [{"ExponentialLR": {"initial_learning_rate": first, "total_iters": int(get("period")),
-                                   "decay_rate": get("rate"), "staircase": True}}]  # fmt: skip
+        return [
+            {
+                "ExponentialLR": {
+                    "initial_learning_rate": first,
+                    "total_iters": int(get("period")),
+                    "decay_rate": get("rate"),
+                    "staircase": True,
+                }
+            }
+        ]
     if k == "inverse_sqrt" and at_zero:
-        return [{"InverseSquareRootDecayLR": {"initial_learning_rate": p.start * math.sqrt(get("hold")), "scale": 1.0,
-                                              "warmup_steps": get("hold")}}]  # fmt: skip
+        return [
+            {
+                "InverseSquareRootDecayLR": {
+                    "initial_learning_rate": p.start * math.sqrt(get("hold")),
+                    "scale": 1.0,
+                    "warmup_steps": get("hold"),
+                }
+            }
+        ]
     if k == "inverse_time" and at_zero and get("staircase") and float(get("period")).is_integer():
-        return [{"InverseExponentialTimeDecayLR": {"initial_learning_rate": p.start, "step_exponent": get("power"),
-                                                   "total_iters": int(get("period")), "decay_rate": get("rate"),
-                                                   "staircase": True}}]  # fmt: skip
+        return [
+            {
+                "InverseExponentialTimeDecayLR": {
+                    "initial_learning_rate": p.start,
+                    "step_exponent": get("power"),
+                    "total_iters": int(get("period")),
+                    "decay_rate": get("rate"),
+                    "staircase": True,
+                }
+            }
+        ]
     if k == "inverse_time" and at_zero and not get("staircase"):
-        return [{"InverseExponentialTimeDecayLR": {"initial_learning_rate": p.start, "step_exponent": get("power"),
-                                                   "total_iters": 1, "decay_rate": get("rate") / get("period"),
-                                                   "staircase": False}}]  # fmt: skip
+        return [
+            {
+                "InverseExponentialTimeDecayLR": {
+                    "initial_learning_rate": p.start,
+                    "step_exponent": get("power"),
+                    "total_iters": 1,
+                    "decay_rate": get("rate") / get("period"),
+                    "staircase": False,
+                }
+            }
+        ]
     if k == "step" and at_zero and get("step_size") is not None:
         return [{"StepLR": {"initial_learning_rate": p.start, "step_size": get("step_size"), "gamma": get("gamma")}}]
     if k == "step" and at_zero:
-        return [{"MultiStepLR": {"initial_learning_rate": p.start, "gamma": get("gamma"), "milestones": list(get("milestones"))}}]
+        return [
+            {
+                "MultiStepLR": {
+                    "initial_learning_rate": p.start,
+                    "gamma": get("gamma"),
+                    "milestones": list(get("milestones")),
+                }
+            }
+        ]
     if k == "cyclic" and at_zero:
-        return [{"CyclicLR": {"base_lr": p.start, "max_lr": get("high"), "step_size_up": get("up"),
-                              "step_size_down": get("down"), "mode": get("mode"), "gamma": get("gamma")}}]  # fmt: skip
+        return [
+            {
+                "CyclicLR": {
+                    "base_lr": p.start,
+                    "max_lr": get("high"),
+                    "step_size_up": get("up"),
+                    "step_size_down": get("down"),
+                    "mode": get("mode"),
+                    "gamma": get("gamma"),
+                }
+            }
+        ]
     if k == "custom" and get("form") == RESTARTS and at_zero:
         args = get("args")
-        return [{"CosineAnnealingWarmRestarts": {"initial_learning_rate": args["initial"], "T_0": args["T_0"],
-                                                 "eta_min": args["eta_min"]}}]  # fmt: skip
+        return [
+            {
+                "CosineAnnealingWarmRestarts": {
+                    "initial_learning_rate": args["initial"],
+                    "T_0": args["T_0"],
+                    "eta_min": args["eta_min"],
+                }
+            }
+        ]
     return [_closest_class(p, n, first, nxt)]
 
 
@@ -559,8 +782,10 @@ def _stairs(p: Phase, n: int) -> list[dict[str, Any]]:
 
 def _closest_class(p: Phase, n: int, first: float, nxt: float) -> dict[str, Any]:
     target = Schedule([_extended(p, n)])
-    options = [{"LinearLR": {"initial_learning_rate": first, "end_learning_rate": nxt, "total_iters": n}},
-               {"CosineDecayLR": {"initial_learning_rate": first, "end_learning_rate": nxt, "total_iters": n}}]
+    options = [
+        {"LinearLR": {"initial_learning_rate": first, "end_learning_rate": nxt, "total_iters": n}},
+        {"CosineDecayLR": {"initial_learning_rate": first, "end_learning_rate": nxt, "total_iters": n}},
+    ]
     # the option of the phase's own shape first: the other's search then stops as soon as it is
     # worse (a search under its cutoff is the whole search, so the choice and its ties are the same)
     order = (1, 0) if p.kind == "cosine" else (0, 1)
@@ -576,7 +801,7 @@ def _closest_class(p: Phase, n: int, first: float, nxt: float) -> dict[str, Any]
 
 def to_legacy(schedulers: Sequence[Mapping[str, Any]]) -> Any:
     """The legacy optimizer.learning_rate for a trainer schedulers list this module wrote."""
-    (name, args), = schedulers[0].items()
+    ((name, args),) = schedulers[0].items()
     if name == "SequentialLR":
         return [{"scheduler": next(iter(s)).removesuffix("LR"), **next(iter(s.values()))} for s in args["schedulers"]]
     if name == "ConstantLR" and set(args) <= {"learning_rate"}:

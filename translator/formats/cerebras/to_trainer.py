@@ -6,12 +6,25 @@ import copy
 from typing import Any
 
 from ...core.errors import InputError
-from .layout import (RESIDUE, clean, convert_lr_scheduler, empty, get_path, layout, places_for, pop_path, set_path,
-                     unescape)  # fmt: skip
+from .layout import (
+    RESIDUE,
+    clean,
+    convert_lr_scheduler,
+    empty,
+    get_path,
+    layout,
+    places_for,
+    pop_path,
+    set_path,
+    unescape,
+)
 
 
 def to_trainer(
-    leaves: dict[str, Any], family: str | None, absent: list[list[str]] | None = None, schedule: Any = None,
+    leaves: dict[str, Any],
+    family: str | None,
+    absent: list[list[str]] | None = None,
+    schedule: Any = None,
     class_order: dict[str, list[str]] | None = None,
 ) -> tuple[dict[str, Any], dict[str, str], dict[str, str], bool]:
     """Legacy-view leaves -> (trainer document, leaf -> trainer path it went to, leaf -> how its
@@ -87,7 +100,9 @@ def _place_leaves(
                         body = bodies[(section, place.cls)] = {}
                     inner = ((place.body_key,) if place.body_key else ()) + tail
                     set_path(body, inner, copy.deepcopy(value))
-                where = ".".join((RESIDUE, *place.trainer, place.cls, *((place.body_key,) if place.body_key else ()), *tail))
+                where = ".".join(
+                    (RESIDUE, *place.trainer, place.cls, *((place.body_key,) if place.body_key else ()), *tail)
+                )
             else:
                 as_written = place.as_is or keep_empty
                 if not as_written and empty(clean(value)):
@@ -110,9 +125,14 @@ def _schedulers(init: dict[str, Any], learning_rate: Any, schedule: Any) -> dict
         try:
             init["schedulers"] = [convert_lr_scheduler(init["schedulers"], adjust)]
         except ValueError as exc:  # Model Zoo's own converter raises too: no trainer file to write
-            raise InputError(f"{exc}: the trainer layout has no form of it (Model Zoo's converter refuses it too); "
-                             "keep --layout legacy or write a cstorch scheduler", key="optimizer.learning_rate") from None
-        return {"optimizer.learning_rate": "as cstorch scheduler classes: " + ", ".join(_class_names(init["schedulers"]))}
+            raise InputError(
+                f"{exc}: the trainer layout has no form of it (Model Zoo's converter refuses it too); "
+                "keep --layout legacy or write a cstorch scheduler",
+                key="optimizer.learning_rate",
+            ) from None
+        return {
+            "optimizer.learning_rate": "as cstorch scheduler classes: " + ", ".join(_class_names(init["schedulers"]))
+        }
     elif isinstance(optimizer, dict) and "learning_rate" in optimizer:
         constant = {"scheduler": "ConstantLR", "learning_rate": float(optimizer["learning_rate"])}
         init["schedulers"] = [convert_lr_scheduler(constant, adjust)]
@@ -138,7 +158,7 @@ def _class_names(node: Any) -> list[str]:
     names: list[str] = []
     for entry in node if isinstance(node, list) else [node]:
         if isinstance(entry, dict) and len(entry) == 1:
-            (cls, body), = entry.items()
+            ((cls, body),) = entry.items()
             names.append(cls)
             if isinstance(body, dict):
                 names += _class_names(body.get("schedulers", body.get("scheduler", [])))
@@ -147,7 +167,9 @@ def _class_names(node: Any) -> list[str]:
 
 def _sparsity_summaries(leaves: dict[str, Any], bodies: dict[tuple[str, str], Any]) -> None:
     """Cerebras turns LogSparsity on when any sparsity group asks for add_summaries."""
-    if any(leaf.startswith("sparsity.") and leaf.endswith(".add_summaries") and value for leaf, value in leaves.items()):
+    if any(
+        leaf.startswith("sparsity.") and leaf.endswith(".add_summaries") and value for leaf, value in leaves.items()
+    ):
         bodies[("callbacks", "LogSparsity")] = True
 
 
@@ -171,7 +193,9 @@ def _callbacks(section: str, bodies: dict[tuple[str, str], Any]) -> list[dict[st
             for listener in body.get("listeners") or []:
                 listener = dict(listener)
                 if "listener_type" not in listener:
-                    raise ValueError(f"every runconfig.experimental.listeners entry needs a listener_type: {listener!r}")
+                    raise ValueError(
+                        f"every runconfig.experimental.listeners entry needs a listener_type: {listener!r}"
+                    )
                 out.append({listener.pop("listener_type"): listener})
             continue
         out.append({cls: body})
@@ -197,7 +221,7 @@ def _merge_classes(section: str, built: list[dict[str, Any]], kept: list[dict[st
         if not isinstance(item, dict) or len(item) != 1:
             out.append(item)
             continue
-        (cls, body), = item.items()
+        ((cls, body),) = item.items()
         same = next((entry for entry in out if isinstance(entry, dict) and cls in entry), None)
         if same is not None:
             if isinstance(same[cls], dict) and isinstance(body, dict):
@@ -208,9 +232,16 @@ def _merge_classes(section: str, built: list[dict[str, Any]], kept: list[dict[st
         rank = positions.get((section, cls))
         at = len(out)
         if rank is not None:
-            at = next((i for i, entry in enumerate(out)
-                       if isinstance(entry, dict) and len(entry) == 1
-                       and positions.get((section, next(iter(entry))), -1) > rank), len(out))  # fmt: skip
+            at = next(
+                (
+                    i
+                    for i, entry in enumerate(out)
+                    if isinstance(entry, dict)
+                    and len(entry) == 1
+                    and positions.get((section, next(iter(entry))), -1) > rank
+                ),
+                len(out),
+            )
         out.insert(at, {cls: copy.deepcopy(body)})
     return out
 

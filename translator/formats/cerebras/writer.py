@@ -36,12 +36,14 @@ RUN_SCRIPTS = {
 # train_input["data_processor"]; HDF5IterableDataset reads params["data_dir"]: KeyError without them)
 NEEDED = {
     "data_processor": "Model Zoo needs the data processor (e.g. GptHDF5MapDataProcessor for data preprocessed "
-                      "to HDF5): give --set cerebras:train_input.data_processor=NAME",
+    "to HDF5): give --set cerebras:train_input.data_processor=NAME",
     "data_dir": "Model Zoo needs the preprocessed data (the HDF5 folder; a GptHDF5MapDataProcessor also "
-                "takes a mixture): give --set cerebras:train_input.data_dir=PATH",
-}  # fmt: skip
-UNNAMED = (f"Model Zoo {FIRST_NAMED}+ builds the model its name gives (the registry name, e.g. gpt2, llama) and nothing "
-           "in the source names one: give --set model.family=NAME")  # fmt: skip
+    "takes a mixture): give --set cerebras:train_input.data_dir=PATH",
+}
+UNNAMED = (
+    f"Model Zoo {FIRST_NAMED}+ builds the model its name gives (the registry name, e.g. gpt2, llama) and nothing "
+    "in the source names one: give --set model.family=NAME"
+)
 
 
 class CerebrasWriter(Writer):
@@ -52,26 +54,52 @@ class CerebrasWriter(Writer):
         amended = _respelled(leaves, ctx) if ctx.source_format == self.format else {}
         shape = ctx.source_shape  # same-format: what the source left out or spelled its way
         other = shape.get("unsupported_family")  # a family whose architecture was carried, not read
-        if not other and not ctx.model_family and "model.name" not in leaves and not older("cerebras", ctx.version, FIRST_NAMED):
-            extra.append(ExtraEntry("model.name", Status.MISSING, UNNAMED, ("model.family",)))  # nothing in the source tells the model
+        if (
+            not other
+            and not ctx.model_family
+            and "model.name" not in leaves
+            and not older("cerebras", ctx.version, FIRST_NAMED)
+        ):
+            extra.append(
+                ExtraEntry("model.name", Status.MISSING, UNNAMED, ("model.family",))
+            )  # nothing in the source tells the model
         if ctx.layout == "trainer":
             name = (other["name"] if other else ctx.model_family) or None
             document, moved, reshaped, inferred = to_trainer(
                 leaves, name, shape.get("absent_places"), shape.get("schedule"), shape.get("class_order")
-            )  # fmt: skip
+            )
             header = self.header(document, ctx)
             if inferred:
                 why = f"the {other['family']} model's name" if other else "inferred from the block structure"
                 header.append(f"# trainer.init.model.name {name!r} is {why} (legacy configs name no model)")
                 # Model Zoo 2.4+ builds the model its name gives: a value the source never said, in the report too
-                extra.append(added_for_target("Cerebras Model Zoo", "trainer.init.model.name", name, f"Model Zoo "
-                                              f"{FIRST_NAMED}+ builds the model its name gives; the source names none: "
-                                              f"{why}", ("model.family",)))  # fmt: skip
+                extra.append(
+                    added_for_target(
+                        "Cerebras Model Zoo",
+                        "trainer.init.model.name",
+                        name,
+                        f"Model Zoo {FIRST_NAMED}+ builds the model its name gives; the source names none: {why}",
+                        ("model.family",),
+                    )
+                )
             if other and not other["name"] and "model" in document.get("trainer", {}).get("init", {}):
-                extra.append(ExtraEntry("trainer.init.model.name", Status.MISSING, f"cannot tell the model name: "
-                                        f"{other['what']} has no Model Zoo 2.4+ model; add it by hand if a release has one"))  # fmt: skip
-            return WriteResult(document, header, extra_entries=extra, target_paths=moved, reshaped=reshaped,
-                               place_of=trainer_place, amended=amended)
+                extra.append(
+                    ExtraEntry(
+                        "trainer.init.model.name",
+                        Status.MISSING,
+                        f"cannot tell the model name: "
+                        f"{other['what']} has no Model Zoo 2.4+ model; add it by hand if a release has one",
+                    )
+                )
+            return WriteResult(
+                document,
+                header,
+                extra_entries=extra,
+                target_paths=moved,
+                reshaped=reshaped,
+                place_of=trainer_place,
+                amended=amended,
+            )
         amended.update(_one_eval_input(leaves))
         tree = unflatten({k: v for k, v in leaves.items() if self.unplaceable(k, "legacy", ctx.version) is None})
         ordered = {section: tree.pop(section) for section in SECTIONS if section in tree}
@@ -98,13 +126,17 @@ class CerebrasWriter(Writer):
                 return None
             if leaf in layout().ignore:
                 return "Cerebras' trainer conversion ignores it"
-            return ("the trainer layout has no place for it: Cerebras' own convert_legacy_params_to_trainer_params "
-                    "drops it too (\"Found extra keys in the params\")")  # fmt: skip
+            return (
+                "the trainer layout has no place for it: Cerebras' own convert_legacy_params_to_trainer_params "
+                'drops it too ("Found extra keys in the params")'
+            )
         if leaf.startswith(RESIDUE + "."):
             return "a trainer-layout setting with no legacy key: the legacy layout has no place for it"
         if leaf == "model.name" and older("cerebras", version, FIRST_NAMED):
-            return (f"legacy configs before Model Zoo {FIRST_NAMED} name no model: the family is the run.py you "
-                    "launch (named in the file header)")
+            return (
+                f"legacy configs before Model Zoo {FIRST_NAMED} name no model: the family is the run.py you "
+                "launch (named in the file header)"
+            )
         return None
 
 
@@ -119,8 +151,13 @@ def _one_eval_input(leaves: dict[str, Any]) -> dict[str, tuple[Status, str]]:
         return {}
     leaves["eval_input"] = evals[0]
     rest = [e.get("data_dir", f"#{i}") if isinstance(e, dict) else f"#{i}" for i, e in enumerate(evals[1:], 2)]
-    return {"eval_input": (Status.LOSSY, f"the legacy layout holds one eval_input (a mapping): wrote the first of "
-                                         f"{len(evals)} val_dataloaders; not written: {', '.join(map(str, rest))}")}  # fmt: skip
+    return {
+        "eval_input": (
+            Status.LOSSY,
+            f"the legacy layout holds one eval_input (a mapping): wrote the first of "
+            f"{len(evals)} val_dataloaders; not written: {', '.join(map(str, rest))}",
+        )
+    }
 
 
 def _respelled(leaves: dict[str, Any], ctx: WriteContext) -> dict[str, tuple[Status, str]]:
@@ -130,8 +167,11 @@ def _respelled(leaves: dict[str, Any], ctx: WriteContext) -> dict[str, tuple[Sta
     scale = "optimizer.loss_scaling_factor"
     if scale in leaves and respell_loss_scale(leaves[scale], ctx.version) != leaves[scale]:
         leaves[scale] = respell_loss_scale(leaves[scale], ctx.version)
-        amended[scale] = (Status.LOSSY, f"written as {leaves[scale]!r}, Model Zoo {ctx.version}'s dynamic loss scaling "
-                                        "(1.x's TensorFlow tf_dynamic had no min/max bounds)")  # fmt: skip
+        amended[scale] = (
+            Status.LOSSY,
+            f"written as {leaves[scale]!r}, Model Zoo {ctx.version}'s dynamic loss scaling "
+            "(1.x's TensorFlow tf_dynamic had no min/max bounds)",
+        )
     key = "optimizer.learning_rate"
     done = respell(leaves.get(key), ctx.version)
     if not (done.renamed or done.dropped):
@@ -139,8 +179,14 @@ def _respelled(leaves: dict[str, Any], ctx: WriteContext) -> dict[str, tuple[Sta
     leaves[key] = done.value
     said = f"written in Model Zoo {ctx.version}'s spellings: {', '.join(done.renamed)}" if done.renamed else ""
     # a key its class takes under no name was ignored by the releases that ran the file (gpt2 small's alpha)
-    left = (f"left out, no argument of its class (ignored by the releases that read it; {ctx.version} refuses extra "
-            f"keys): {', '.join(done.dropped)}") if done.dropped else ""  # fmt: skip
+    left = (
+        (
+            f"left out, no argument of its class (ignored by the releases that read it; {ctx.version} refuses extra "
+            f"keys): {', '.join(done.dropped)}"
+        )
+        if done.dropped
+        else ""
+    )
     return {**amended, key: (Status.CONVERTED, "; ".join(filter(None, (said, left))))}
 
 

@@ -44,7 +44,11 @@ def deepspeed_batch(
     if not dp and tb is not None:
         _runs_at_some_world_size(tb, mb, ga)
     if dp and tb is not None and mb is not None and ga is not None:
-        for name, n in (("train_batch_size", tb), ("train_micro_batch_size_per_gpu", mb), ("gradient_accumulation_steps", ga)):
+        for name, n in (
+            ("train_batch_size", tb),
+            ("train_micro_batch_size_per_gpu", mb),
+            ("gradient_accumulation_steps", ga),
+        ):
             if n <= 0:
                 raise ValueError(f"{name} resolves to {n} at data-parallel size {dp}; DeepSpeed needs it > 0")
         if tb != mb * ga * dp:
@@ -62,7 +66,9 @@ def _runs_at_some_world_size(tb: int, mb: int | None, ga: int | None) -> None:
     factor = (mb or 1) * (ga or 1)
     if tb > 0 and factor > 0 and tb % factor == 0:
         return
-    given = " x ".join(f"{name} {n}" for name, n in (("micro batch", mb), ("gradient_accumulation_steps", ga)) if n is not None)
+    given = " x ".join(
+        f"{name} {n}" for name, n in (("micro batch", mb), ("gradient_accumulation_steps", ga)) if n is not None
+    )
     raise ValueError(
         f"train_batch_size {tb} is not a positive multiple of {given or 1}: DeepSpeed's batch assertion "
         "(train_batch_size = micro x accumulation x data-parallel size) fails at every world size"
@@ -76,15 +82,27 @@ class DeepspeedBatch:
     tensor / pipeline / sequence) for the same global batch (knowledge/formula.py, the batch identities)."""
 
     @staticmethod
-    def read(train_batch_size: int | None, train_micro_batch_size_per_gpu: int | None,
-             gradient_accumulation_steps: int | None, data_parallel_size: int | None) -> dict[str, Any]:  # fmt: skip
-        tb, mb, ga = deepspeed_batch(train_batch_size, train_micro_batch_size_per_gpu, gradient_accumulation_steps,
-                                     data_parallel_size)  # fmt: skip
+    def read(
+        train_batch_size: int | None,
+        train_micro_batch_size_per_gpu: int | None,
+        gradient_accumulation_steps: int | None,
+        data_parallel_size: int | None,
+    ) -> dict[str, Any]:
+        tb, mb, ga = deepspeed_batch(
+            train_batch_size, train_micro_batch_size_per_gpu, gradient_accumulation_steps, data_parallel_size
+        )
         return {"global": tb, "micro": mb, "grad_accum": ga}
 
     @staticmethod
-    def write(value: int | None, micro: int | None, grad_accum: int | None, world: int | None, tensor: int | None,
-              pipeline: int | None, sequence: int | None) -> Any:  # fmt: skip
+    def write(
+        value: int | None,
+        micro: int | None,
+        grad_accum: int | None,
+        world: int | None,
+        tensor: int | None,
+        pipeline: int | None,
+        sequence: int | None,
+    ) -> Any:
         dp, where = ranks(world, [("tensor", tensor), ("pipeline", pipeline), ("sequence", sequence)])
         out = written(split(value, micro, grad_accum, dp, where), DEEPSPEED_BATCH_KEYS)
         model_parallel = (tensor or 1) * (pipeline or 1)
@@ -94,10 +112,12 @@ class DeepspeedBatch:
         if keys.get("train_batch_size") is None or isinstance(keys["train_batch_size"], Missing):
             return out
         at = f"{dp} ({where})" if dp else f"world size / {model_parallel}"
-        why = (f"train_batch_size {keys['train_batch_size']} holds at data-parallel size {at}: DeepSpeed divides "
-               f"by the tensor x pipeline size {model_parallel} only when the engine hands it the model-parallel "
-               "unit (deepspeed.initialize(mpu=...), as model-parallel training code does); this JSON has no model "
-               "parallelism, so read alone DeepSpeed takes every GPU as data-parallel and its batch assertion fails")
+        why = (
+            f"train_batch_size {keys['train_batch_size']} holds at data-parallel size {at}: DeepSpeed divides "
+            f"by the tensor x pipeline size {model_parallel} only when the engine hands it the model-parallel "
+            "unit (deepspeed.initialize(mpu=...), as model-parallel training code does); this JSON has no model "
+            "parallelism, so read alone DeepSpeed takes every GPU as data-parallel and its batch assertion fails"
+        )
         if isinstance(out, Approx):
             return Approx(out.value, f"{out.detail}; {why}", tuple(dict.fromkeys((*out.fields, "batch.global"))))
         return Approx(out, why, ("batch.global",))
@@ -109,14 +129,25 @@ class DeepspeedDataParallel:
     sequence_parallel_size (Ulysses) when the config gives it."""
 
     @staticmethod
-    def read(world_size: int | None, tensor_size: int | None, pipeline_size: int | None, sequence_size: int | None) -> int | None:
-        dp, where = ranks(world_size, [("tensor", tensor_size), ("pipeline", pipeline_size), ("sequence", sequence_size)])
+    def read(
+        world_size: int | None, tensor_size: int | None, pipeline_size: int | None, sequence_size: int | None
+    ) -> int | None:
+        dp, where = ranks(
+            world_size, [("tensor", tensor_size), ("pipeline", pipeline_size), ("sequence", sequence_size)]
+        )
         if world_size and dp is None:
             raise ValueError(f"the world size is not a multiple of the model-parallel sizes ({where})")
         return dp
 
     @staticmethod
-    def write(value: int, world_size: int | None, tensor_size: int | None, pipeline_size: int | None,
-              sequence_size: int | None) -> Any:  # fmt: skip
-        return ranks_differ(value, *ranks(world_size, [("tensor", tensor_size), ("pipeline", pipeline_size),
-                                                      ("sequence", sequence_size)]))  # fmt: skip
+    def write(
+        value: int,
+        world_size: int | None,
+        tensor_size: int | None,
+        pipeline_size: int | None,
+        sequence_size: int | None,
+    ) -> Any:
+        return ranks_differ(
+            value,
+            *ranks(world_size, [("tensor", tensor_size), ("pipeline", pipeline_size), ("sequence", sequence_size)]),
+        )

@@ -85,8 +85,13 @@ def _precision_switches(tree: dict[str, Any]) -> list[str]:
     from ...knowledge.schema import schema_index
 
     schema = schema_index("deepspeed")
-    return [f"{block}.{key}" for block in _PRECISION_BLOCKS if isinstance(node := tree.get(block), dict)
-            for key, value in node.items() if isinstance(value, str) and "boolean" in schema.types_of(f"{block}.{key}")]  # fmt: skip
+    return [
+        f"{block}.{key}"
+        for block in _PRECISION_BLOCKS
+        if isinstance(node := tree.get(block), dict)
+        for key, value in node.items()
+        if isinstance(value, str) and "boolean" in schema.types_of(f"{block}.{key}")
+    ]
 
 
 def _read_as_deepspeed(tree: dict[str, Any]) -> tuple[dict[str, str], list[str], dict[str, str]]:
@@ -105,7 +110,7 @@ def _read_as_deepspeed(tree: dict[str, Any]) -> tuple[dict[str, str], list[str],
         notes["zero_optimization.stage"] = (
             f"zero_optimization: {str(zero).lower()} is DeepSpeed's deprecated switch: read as stage {stage}, "
             "as its get_zero_config does"
-        )  # fmt: skip
+        )
     for leaf in _precision_switches(tree):
         block, key = leaf.split(".")
         node = tree[block]
@@ -124,7 +129,7 @@ def _read_as_deepspeed(tree: dict[str, Any]) -> tuple[dict[str, str], list[str],
                 f"{leaf}: the text {value!r} is read as false by DeepSpeed {_PYDANTIC_PRECISION} and later, but "
                 f"as TRUE by DeepSpeed up to 0.17.0 (its get_scalar_param returns the non-empty string): "
                 f"there the {block} mode is on (give --from-version to read it as one of those); write {leaf}: false"
-            )  # fmt: skip
+            )
             notes[leaf] += "; DeepSpeed up to 0.17.0 reads it as TRUE (a non-empty string)"
     return notes, warnings, falsy_texts
 
@@ -142,7 +147,7 @@ def _at_release(source: Source) -> None:
         source.notes[leaf] = (
             f"the text {value!r}: read as TRUE, as DeepSpeed {source.version} reads it (get_scalar_param returns "
             "the non-empty string, and `if enabled:` takes it as true)"
-        )  # fmt: skip
+        )
     source.warnings[:] = [w for w in source.warnings if w.split(":", 1)[0] not in falsy_texts]
 
 
@@ -154,8 +159,9 @@ def _refuse_template(text: str, name: str) -> None:
             raise InputError(
                 "a comment: DeepSpeed reads its config with hjson, which allows them, but this is no JSON; "
                 "remove the comments to translate it",
-                file=name, line=number,
-            )  # fmt: skip
+                file=name,
+                line=number,
+            )
         for word in _PLACEHOLDER.findall(_STRING.sub('""', line)):
             if word not in ("NaN", "Infinity"):
                 found.setdefault(word, number)
@@ -164,8 +170,9 @@ def _refuse_template(text: str, name: str) -> None:
         raise InputError(
             f"unquoted placeholders ({words}): this is a template that a script fills in before DeepSpeed "
             "reads it, not a DeepSpeed config; translate the filled-in file",
-            file=name, line=min(found.values()),
-        )  # fmt: skip
+            file=name,
+            line=min(found.values()),
+        )
 
 
 def _refuse_dotted_keys(data: dict[str, Any], text: str, name: str) -> None:
@@ -181,8 +188,9 @@ def _refuse_dotted_keys(data: dict[str, Any], text: str, name: str) -> None:
                     raise InputError(
                         f"key {key!r}{f' (in {path})' if path else ''} has a dot: DeepSpeed reads keys as written, so "
                         f"this is no DeepSpeed setting (DeepSpeed ignores it); nest it ({nested}) or remove it",
-                        file=name, line=_line_of(text, f'"{key}"'),
-                    )  # fmt: skip
+                        file=name,
+                        line=_line_of(text, f'"{key}"'),
+                    )
                 stack.append((f"{path}.{key}" if path else key, value))
         elif isinstance(node, list):
             stack.extend((path, item) for item in node)
@@ -203,8 +211,10 @@ def _refuse_neox_arguments(data: dict[str, Any], text: str, name: str) -> None:
         raise WrongFormat(
             f"a GPT-NeoX argument file, not a DeepSpeed config (NeoX keys: {shown}): read it as NeoX "
             "(neoconv neox2<target>, convert --from neox, or list it among the NeoX inputs)",
-            suggested="neox", file=name, line=key_line(text, foreign[0]),
-        )  # fmt: skip
+            suggested="neox",
+            file=name,
+            line=key_line(text, foreign[0]),
+        )
 
 
 READER.at_release = _at_release

@@ -43,7 +43,10 @@ class DeepspeedLrSchedule:
         lr = None if optimizer_params_lr is None else float(optimizer_params_lr)
         if scheduler_type is None:
             if scheduler_params is not None:
-                return {"lr": lr, "phases": Approx(None, "scheduler params without a scheduler type: DeepSpeed builds no scheduler")}
+                return {
+                    "lr": lr,
+                    "phases": Approx(None, "scheduler params without a scheduler type: DeepSpeed builds no scheduler"),
+                }
             return {} if lr is None else {"lr": lr, "phases": scheduler.read(None, lr).schedule.to_json()}
         params = dict(scheduler_params) if isinstance(scheduler_params, dict) else {}
         if scheduler_params is not None and not isinstance(scheduler_params, dict):
@@ -60,8 +63,13 @@ class DeepspeedLrSchedule:
             return {"lr": lr, "phases": Approx(None, f"{exc}: no canonical schedule")}
         except ScheduleError as exc:
             if lr is None and _needs_optimizer_lr(block, ver):
-                return {"phases": Approx(None, f"{scheduler_type} scales the optimizer's lr, which the training script "
-                                               "sets (this config has no optimizer lr): the schedule is unknown")}  # fmt: skip
+                return {
+                    "phases": Approx(
+                        None,
+                        f"{scheduler_type} scales the optimizer's lr, which the training script "
+                        "sets (this config has no optimizer lr): the schedule is unknown",
+                    )
+                }
             raise ValueError(str(exc)) from None
         return {"lr": lr, "phases": read_phases(reading)}
 

@@ -10,8 +10,11 @@ from ..spec import ExtraEntry, WriteContext, WriteResult, Writer
 
 # DeepSpeed builds an optimizer only from a block with its type (get_optimizer_name); without one the
 # training script's optimizer runs and the block's params are never read
-UNTYPED = ("DeepSpeed builds no optimizer from a block without its type (the script's own runs, ignoring these "
-           "params) and the source's optimizer is none DeepSpeed names: give --set optim.type=NAME")
+UNTYPED = (
+    "DeepSpeed builds no optimizer from a block without its type (the script's own runs, ignoring these "
+    "params) and the source's optimizer is none DeepSpeed names: give --set optim.type=NAME"
+)
+
 
 class DeepspeedWriter(Writer):
     format = "deepspeed"
@@ -24,7 +27,9 @@ class DeepspeedWriter(Writer):
         ordered.update(tree)
         optimizer = ordered.get("optimizer")
         untyped = isinstance(optimizer, dict) and "type" not in optimizer
-        return WriteResult(ordered, extra_entries=[ExtraEntry("optimizer.type", Status.MISSING, UNTYPED, ("optim.type",))] * untyped)
+        return WriteResult(
+            ordered, extra_entries=[ExtraEntry("optimizer.type", Status.MISSING, UNTYPED, ("optim.type",))] * untyped
+        )
 
     def serialise(self, document: dict[str, Any]) -> str:
         return dump_json(document)

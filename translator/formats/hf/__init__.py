@@ -9,6 +9,12 @@ from __future__ import annotations
 from ..spec import FormatSpec
 
 FORMAT = FormatSpec(
-    name="hf", title="HF config.json", reader=f"{__name__}.reader", writer=f"{__name__}.writer",
-    suffix=".json", comments=False, editor="json", globs=("config.json", "*.config.json"),
-)  # fmt: skip
+    name="hf",
+    title="HF config.json",
+    reader=f"{__name__}.reader",
+    writer=f"{__name__}.writer",
+    suffix=".json",
+    comments=False,
+    editor="json",
+    globs=("config.json", "*.config.json"),
+)

@@ -43,6 +43,8 @@ class HfClasses:
 @lru_cache(maxsize=1)
 def classes() -> HfClasses:
     data = json.loads((data_dir("schemas") / "hf-classes.json").read_text(encoding="utf-8"))
-    types = {name: HfClass(name, r["class"], r["causal_lm"], dict(r["fields"]), dict(r["aliases"]), tuple(r["sub_configs"]))
-             for name, r in data["types"].items()}  # fmt: skip
+    types = {
+        name: HfClass(name, r["class"], r["causal_lm"], dict(r["fields"]), dict(r["aliases"]), tuple(r["sub_configs"]))
+        for name, r in data["types"].items()
+    }
     return HfClasses(str(data["transformers"]), frozenset(data["common"]), types)

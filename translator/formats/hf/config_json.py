@@ -40,7 +40,9 @@ def lift_rope_parameters(config: dict[str, Any]) -> tuple[dict[str, Any], dict[s
         for inner, key in LOCAL.items():
             if inner in local:
                 _lift(out, lifted, key, local.pop(inner), f"rope_parameters.sliding_attention.{inner}")
-        if local:  # the sliding layers' scaling (rope_type, factor, ...): the rope codec says what the class does with it
+        if (
+            local
+        ):  # the sliding layers' scaling (rope_type, factor, ...): the rope codec says what the class does with it
             _lift(out, lifted, "rope_local_scaling", local, "rope_parameters.sliding_attention")
     else:
         rest, where, leftover = dict(params), "rope_parameters", {}
@@ -138,7 +140,10 @@ def mark_explicit_nulls(config: dict[str, Any]) -> dict[str, Any]:
 def left_to_class(config: dict[str, Any]) -> dict[str, Any]:
     """The keys a file leaves to its class default although `document` would pin them to null."""
     mt = table().types.get(str(config.get("model_type")))
-    return {"model_type": config.get("model_type"), "keys": [k for k in (mt.write_nulls if mt else ()) if not _has(config, k)]}
+    return {
+        "model_type": config.get("model_type"),
+        "keys": [k for k in (mt.write_nulls if mt else ()) if not _has(config, k)],
+    }
 
 
 def every_head_its_own(config: dict[str, Any]) -> list[Any]:
@@ -181,7 +186,9 @@ def document(leaves: dict[str, Any], left_to_class: Any = None) -> dict[str, Any
     return out
 
 
-def rewrap(config: dict[str, Any], name: str, outer: list[str], left_to_class: Any = None) -> tuple[dict[str, Any], dict[str, str]]:
+def rewrap(
+    config: dict[str, Any], name: str, outer: list[str], left_to_class: Any = None
+) -> tuple[dict[str, Any], dict[str, str]]:
     """A multimodal wrapper's config.json from its decoder's keys and the wrapper's own (`outer`, as the
     source file had them at the top): the decoder under text_config. Returns (document, leaf -> path)."""
     wrapper = table().wrappers[name]

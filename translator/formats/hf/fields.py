@@ -34,12 +34,23 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "model.moe_shared_ffn_hidden_size": ("model.moe_ffn_hidden_size",),
 }
 # fields a codec formula (codecs.py) reads and writes: no generic formula of their own
-CODEC_FIELDS = frozenset({
-    "model.num_heads", "model.head_dim", "model.query_pre_attention_scalar", "model.rotary_base",
-    "model.sliding_window", "model.attention_layer_types", "model.moe_first_dense_layers", "model.moe_layer_interval",
-    "model.moe_dense_layers", "model.moe_aux_loss_coef", "model.attention_scaling", "model.attention_logits_multiplier",
-    "model.nope_layers",
-})  # fmt: skip
+CODEC_FIELDS = frozenset(
+    {
+        "model.num_heads",
+        "model.head_dim",
+        "model.query_pre_attention_scalar",
+        "model.rotary_base",
+        "model.sliding_window",
+        "model.attention_layer_types",
+        "model.moe_first_dense_layers",
+        "model.moe_layer_interval",
+        "model.moe_dense_layers",
+        "model.moe_aux_loss_coef",
+        "model.attention_scaling",
+        "model.attention_logits_multiplier",
+        "model.nope_layers",
+    }
+)
 
 
 def signed(func: Callable[..., Any], params: list[str]) -> Callable[..., Any]:
@@ -100,7 +111,11 @@ def _write_value(name: str, mt: _hf.ModelType, value: Any, kw: dict[str, Any]) -
     if name == "model.activation":
         names = mt.activations.get(value)
         if not names:
-            gated = "gated (act(gate) x up)" if "swiglu" in mt.activations or "geglu_tanh" in mt.activations else "not gated"
+            gated = (
+                "gated (act(gate) x up)"
+                if "swiglu" in mt.activations or "geglu_tanh" in mt.activations
+                else "not gated"
+            )
             return Approx(None, f"HF {mt.name}'s MLP is {gated}: activation {value!r} is not expressible")
         return names[0]
     if name == "model.moe_normalize_top_k" and (mt.keys.get(name) or "").endswith("moe_normalize_expert_weights"):
@@ -115,8 +130,14 @@ def _write_value(name: str, mt: _hf.ModelType, value: Any, kw: dict[str, Any]) -
 
 def _foreign(name: str, mt: _hf.ModelType, keys: list[str], kw: dict[str, Any], idents: dict[str, str]) -> list[str]:
     own = mt.keys.get(name)
-    return [k for k in keys if k != own and k not in mt.ignored and kw.get(idents[k]) is not None
-            and kw.get(idents[k]) != config_json.EXPLICIT_NULL]  # fmt: skip
+    return [
+        k
+        for k in keys
+        if k != own
+        and k not in mt.ignored
+        and kw.get(idents[k]) is not None
+        and kw.get(idents[k]) != config_json.EXPLICIT_NULL
+    ]
 
 
 def read_field(name: str, mt: _hf.ModelType, keys: list[str], kw: dict[str, Any]) -> Any:
@@ -182,7 +203,9 @@ def write_field(name: str, mt: _hf.ModelType, value: Any, kw: dict[str, Any]) ->
         wired = mt.fixed[name]
         expected = _hf.resolve(wired, _hf.values_of(kw))
         if wired is None:
-            return {} if values_equal(value, neutral(name, kw)) else Approx({}, hard_wired(mt.why_not(name), name, value))
+            return (
+                {} if values_equal(value, neutral(name, kw)) else Approx({}, hard_wired(mt.why_not(name), name, value))
+            )
         if expected is None or _same(value, expected):
             return {}
         return Approx({}, hard_wired(f"HF {mt.name} hard-wires {name}={expected!r}", name, value))
@@ -190,7 +213,9 @@ def write_field(name: str, mt: _hf.ModelType, value: Any, kw: dict[str, Any]) ->
         expected = kw.get(field_ident(mt.same_as[name]))
         if expected is None or _same(value, expected):
             return {}
-        return Approx({}, hard_wired(f"HF {mt.name} hard-wires {name} equal to {mt.same_as[name]} ({expected!r})", name, value))
+        return Approx(
+            {}, hard_wired(f"HF {mt.name} hard-wires {name} equal to {mt.same_as[name]} ({expected!r})", name, value)
+        )
     if name in _hf.table().must_hold and not values_equal(value, neutral(name, kw)):
         return Approx({}, hard_wired(mt.why_not(name), name, value))
     return {}  # does not apply (one norm per branch in a sequential block)

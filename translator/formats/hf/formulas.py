@@ -36,16 +36,23 @@ class HfModelType:
         return {"family": family, "position_embedding": position}
 
     @staticmethod
-    def write(family: str | None, position_embedding: str | None, num_heads: int | None = None,
-              num_kv_heads: int | None = None, mlp_bias: bool | None = None) -> Any:  # fmt: skip
+    def write(
+        family: str | None,
+        position_embedding: str | None,
+        num_heads: int | None = None,
+        num_kv_heads: int | None = None,
+        mlp_bias: bool | None = None,
+    ) -> Any:
         blocks = {"num_heads": num_heads, "num_kv_heads": num_kv_heads, "mlp_bias": mlp_bias}
         mt = chosen({"family": family, "position_embedding": position_embedding, **blocks})
         out: dict[str, Any] = {"hf_model_type": mt.name, "hf_architectures": list(mt.architectures)}
         losses = []
         own = _hf.table().model_type(family, position_embedding)
         if family is not None and own is not None and own.name != mt.name and own.family == family:
-            losses.append(f"HF {own.name} has no multi-query or grouped-query attention and biases its MLP: the blocks "
-                          f"are written as {mt.name}, which holds them")  # fmt: skip
+            losses.append(
+                f"HF {own.name} has no multi-query or grouped-query attention and biases its MLP: the blocks "
+                f"are written as {mt.name}, which holds them"
+            )
         elif family is not None and family != mt.family and not (mt.name == "gpt_neox" and family == "gpt2"):
             losses.append(f"HF has no {family} class here: written as {mt.name} (what its blocks are)")
         fixed = mt.fixed.get("model.position_embedding", "rotary")

@@ -29,9 +29,12 @@ BLOCKS: dict[str, Callable[[dict[str, Any]], bool]] = {
     "grouped": lambda v: bool(v.get("num_kv_heads") and v.get("num_heads") and v["num_kv_heads"] < v["num_heads"]),
     "unbiased_mlp": lambda v: v.get("mlp_bias") is False,
 }
-CODECS = {"rope": ("classic", "phi3", "gemma3", "none"),
-          "window": ("none", "all", "layers", "qwen", "qwen_moe", "qwen2_moe", "alternate", "every_nth", "nope", "gpt_neo"),
-          "moe_layers": ("none", "all", "qwen", "deepseek"), "nope": ("none", "interval", "full_layers")}  # fmt: skip
+CODECS = {
+    "rope": ("classic", "phi3", "gemma3", "none"),
+    "window": ("none", "all", "layers", "qwen", "qwen_moe", "qwen2_moe", "alternate", "every_nth", "nope", "gpt_neo"),
+    "moe_layers": ("none", "all", "qwen", "deepseek"),
+    "nope": ("none", "interval", "full_layers"),
+}
 SPECS = ("keys", "fixed", "same_as")  # where a type says what it does with a canonical field
 # `=model.num_heads`, `=4*model.hidden_size`, `=model.hidden_size/model.num_heads` (integer division)
 _DERIVED = re.compile(r"^=(?:(\d+)\*)?(model\.[a-z_]+)(?:/(model\.[a-z_]+))?$")
@@ -90,7 +93,9 @@ class ModelType:
             if value is None and spec.get("absent"):  # a key the class needs given (DBRX's attn_config.rope_theta)
                 notes.append(f"HF {self.name} without {key}: {spec['absent']}")
                 continue
-            value = self.default(key, values) if value is None else value  # the class's own: DeepSeek V3 routes by groups
+            value = (
+                self.default(key, values) if value is None else value
+            )  # the class's own: DeepSeek V3 routes by groups
             holds = spec["holds"] if isinstance(spec["holds"], list) else [spec["holds"]]
             held = [resolve(h, values) for h in holds]
             if value is None or any(h is None and raw is not None for h, raw in zip(held, holds)):
@@ -131,7 +136,9 @@ class HfTable:
         """Every model_type a config.json may name (the wrappers' too)."""
         return [*self.types, *self.wrappers]
 
-    def model_type(self, family: str | None, position_embedding: str | None, blocks: dict[str, Any] | None = None) -> ModelType | None:
+    def model_type(
+        self, family: str | None, position_embedding: str | None, blocks: dict[str, Any] | None = None
+    ) -> ModelType | None:
         """The model_type written for an IR (first matching `choose` entry); None without a match. `blocks`:
         the BLOCK_SELECTORS' values (by ident), for rows that choose by the blocks (`blocks: [grouped, ...]`:
         any of them)."""
@@ -251,10 +258,14 @@ def _check(mt: ModelType) -> None:
         if other not in known:
             raise MappingTableError(f"hf.yaml: model type {mt.name}: same_as names unknown field {other!r}")
     if mt.family not in (known["model.family"].enum or ()):
-        raise MappingTableError(f"hf.yaml: model type {mt.name}: family {mt.family!r} is not a model.family of schemas/canonical.yaml")
+        raise MappingTableError(
+            f"hf.yaml: model type {mt.name}: family {mt.family!r} is not a model.family of schemas/canonical.yaml"
+        )
     for codec, allowed in CODECS.items():
         if getattr(mt, codec) not in allowed:
-            raise MappingTableError(f"hf.yaml: model type {mt.name}: {codec} {getattr(mt, codec)!r} is not one of {allowed}")
+            raise MappingTableError(
+                f"hf.yaml: model type {mt.name}: {codec} {getattr(mt, codec)!r} is not one of {allowed}"
+            )
 
 
 @lru_cache(maxsize=None)
@@ -264,22 +275,36 @@ def table() -> HfTable:
     for name in raw["model_types"]:
         spec = _resolved(name, raw["model_types"])
         mt = ModelType(
-            name=name, family=spec["family"], architectures=tuple(spec["architectures"]),
-            keys=dict(spec.get("keys") or {}), fixed=dict(spec.get("fixed") or {}), same_as=dict(spec.get("same_as") or {}),
+            name=name,
+            family=spec["family"],
+            architectures=tuple(spec["architectures"]),
+            keys=dict(spec.get("keys") or {}),
+            fixed=dict(spec.get("fixed") or {}),
+            same_as=dict(spec.get("same_as") or {}),
             defaults=dict(spec.get("defaults") or {}),
             activations={k: tuple(v) for k, v in (spec.get("activations") or {}).items()},
-            write_nulls=tuple(spec.get("write_nulls") or ()), veomni=str(spec.get("veomni", "hf-backend")),
-            rope=str(spec.get("rope", "classic")), window=str(spec.get("window", "none")),
-            moe_layers=str(spec.get("moe_layers", "none")), nope=str(spec.get("nope", "none")),
-            falcon_block=bool(spec.get("falcon_block", False)), multi_query=bool(spec.get("multi_query", False)),
-            moe_aux_loss=bool(spec.get("moe_aux_loss", False)), strict_heads=bool(spec.get("strict_heads", False)),
-            cannot_hold=dict(spec.get("cannot_hold") or {}), partial=dict(spec.get("partial") or {}),
-            unheld=dict(spec.get("unheld") or {}), refused=dict(spec.get("refused") or {}),
-            written_twice=dict(spec.get("written_twice") or {}), reciprocal=tuple(spec.get("reciprocal") or ()),
-            attention_multiplier=bool(spec.get("attention_multiplier", False)), ignored=tuple(spec.get("ignored") or ()),
+            write_nulls=tuple(spec.get("write_nulls") or ()),
+            veomni=str(spec.get("veomni", "hf-backend")),
+            rope=str(spec.get("rope", "classic")),
+            window=str(spec.get("window", "none")),
+            moe_layers=str(spec.get("moe_layers", "none")),
+            nope=str(spec.get("nope", "none")),
+            falcon_block=bool(spec.get("falcon_block", False)),
+            multi_query=bool(spec.get("multi_query", False)),
+            moe_aux_loss=bool(spec.get("moe_aux_loss", False)),
+            strict_heads=bool(spec.get("strict_heads", False)),
+            cannot_hold=dict(spec.get("cannot_hold") or {}),
+            partial=dict(spec.get("partial") or {}),
+            unheld=dict(spec.get("unheld") or {}),
+            refused=dict(spec.get("refused") or {}),
+            written_twice=dict(spec.get("written_twice") or {}),
+            reciprocal=tuple(spec.get("reciprocal") or ()),
+            attention_multiplier=bool(spec.get("attention_multiplier", False)),
+            ignored=tuple(spec.get("ignored") or ()),
             unscaled_scores=bool(spec.get("unscaled_scores", False)),
-            layer_types_4x=bool(spec.get("layer_types_4x", False)), pattern_key=bool(spec.get("pattern_key", True)),
-        )  # fmt: skip
+            layer_types_4x=bool(spec.get("layer_types_4x", False)),
+            pattern_key=bool(spec.get("pattern_key", True)),
+        )
         _check(mt)
         types[name] = mt
     choose = tuple(raw["choose"])
@@ -292,17 +317,27 @@ def table() -> HfTable:
     for name, spec in (raw.get("wrappers") or {}).items():
         text = str(spec["text_config"])
         if text not in types or name in types:
-            raise MappingTableError(f"hf.yaml: wrapper {name}: text_config type {text!r} is unknown, or {name} is a model type too")
-        wrappers[name] = Wrapper(name, "text_config", text, tuple(spec["architectures"]), tuple(spec.get("shared") or ()),
-                                 tuple(spec.get("aside") or ()), str(spec["what"]))  # fmt: skip
+            raise MappingTableError(
+                f"hf.yaml: wrapper {name}: text_config type {text!r} is unknown, or {name} is a model type too"
+            )
+        wrappers[name] = Wrapper(
+            name,
+            "text_config",
+            text,
+            tuple(spec["architectures"]),
+            tuple(spec.get("shared") or ()),
+            tuple(spec.get("aside") or ()),
+            str(spec["what"]),
+        )
     unmapped: dict[str, str] = {}
     for group in raw.get("unmapped") or ():
         for name in group["types"]:
             if name in types or name in wrappers or name in unmapped:
                 raise MappingTableError(f"hf.yaml: unmapped type {name} is mapped, a wrapper, or listed twice")
             unmapped[name] = str(group["what"])
-    return HfTable(choose, types, tuple(raw.get("must_hold") or ()), dict(raw.get("cannot_hold_reason") or {}), wrappers,
-                   unmapped)  # fmt: skip
+    return HfTable(
+        choose, types, tuple(raw.get("must_hold") or ()), dict(raw.get("cannot_hold_reason") or {}), wrappers, unmapped
+    )
 
 
 def unmapped_reason(kind: str) -> str:
@@ -312,7 +347,9 @@ def unmapped_reason(kind: str) -> str:
     known = classes()
     cls = known.types.get(kind)
     if cls is None:
-        return (f"HF model_type {kind!r}, which transformers {known.release} does not define (remote code, loaded with "
-                "trust_remote_code: its architecture is its repository's own code)")  # fmt: skip
+        return (
+            f"HF model_type {kind!r}, which transformers {known.release} does not define (remote code, loaded with "
+            "trust_remote_code: its architecture is its repository's own code)"
+        )
     why = table().unmapped.get(kind, "a class neoconv does not map")
     return f"HF {kind} ({cls.name}): {why}"

@@ -35,15 +35,21 @@ class HfReader(Reader):
     ) -> Source:
         kind = tree.get("model_type")
         if not isinstance(kind, str):
-            raise InputError("not an HF config.json: it has no model_type (transformers cannot load it)",
-                             file=name, line=None, hint="give the config.json of a transformers model")  # fmt: skip
+            raise InputError(
+                "not an HF config.json: it has no model_type (transformers cannot load it)",
+                file=name,
+                line=None,
+                hint="give the config.json of a transformers model",
+            )
         if kind not in table().known():
             return _unmapped(tree, kind, name, text)
         wrapper = table().wrappers.get(kind)
         nested: dict[str, str] = {}
         if wrapper is not None:
             tree, nested, clash = unwrap(tree, wrapper, name, text)
-            warnings = [f"{k} is given beside {wrapper.text_config} and in it: the decoder's {k} is read" for k in clash]
+            warnings = [
+                f"{k} is given beside {wrapper.text_config} and in it: the decoder's {k} is read" for k in clash
+            ]
         config, lifted = config_json.lift_rope_parameters(tree)
         config = config_json.mark_explicit_nulls(config)
         source = Source("hf", {HF: config}, [name], {name: text} if text else {}, {HF: name})
@@ -66,7 +72,10 @@ class HfReader(Reader):
                     source.set_aside[f"{HF}.{key}"] = why
             source.meta["blocks_aside"] = [f"{HF}.{key}" for key in wrapper.aside if isinstance(config.get(key), dict)]
             # for hf2hf: the file's own shape, nested again by the writer
-            source.meta["wrapper"] = {"name": wrapper.name, "outer": [k for k in config if k not in nested and k != "model_type"]}
+            source.meta["wrapper"] = {
+                "name": wrapper.name,
+                "outer": [k for k in config if k not in nested and k != "model_type"],
+            }
         return source
 
     @staticmethod
@@ -93,15 +102,21 @@ def _unmapped(tree: dict[str, Any], kind: str, name: str, text: str) -> Source:
     return source
 
 
-def unwrap(tree: dict[str, Any], wrapper: Wrapper, name: str, text: str) -> tuple[dict[str, Any], dict[str, str], list[str]]:
+def unwrap(
+    tree: dict[str, Any], wrapper: Wrapper, name: str, text: str
+) -> tuple[dict[str, Any], dict[str, str], list[str]]:
     """A multimodal config.json as its decoder's: text_config's keys at the top (the wrapper's shared keys
     where text_config leaves them out), the rest beside them as the file has it. Returns (config, key ->
     the block that holds it in the file, top-level keys text_config gives too: the decoder's is read)."""
     inner = tree.get(wrapper.text_config, {})  # none: the wrapper's default decoder, as transformers builds it
     if not isinstance(inner, dict):
-        raise InputError(f"{wrapper.text_config} of HF model_type {wrapper.name!r} is not a JSON object", file=name,
-                         line=key_line(text, wrapper.text_config) if text else None, key=wrapper.text_config,
-                         hint=f"give the {wrapper.text} decoder's settings as an object")  # fmt: skip
+        raise InputError(
+            f"{wrapper.text_config} of HF model_type {wrapper.name!r} is not a JSON object",
+            file=name,
+            line=key_line(text, wrapper.text_config) if text else None,
+            key=wrapper.text_config,
+            hint=f"give the {wrapper.text} decoder's settings as an object",
+        )
     outer = {k: v for k, v in tree.items() if k not in (wrapper.text_config, "model_type")}
     shared = {k: outer.pop(k) for k in wrapper.shared if k in outer and k not in inner}
     clash = sorted(k for k in set(outer) & set(inner) if outer[k] != inner[k])

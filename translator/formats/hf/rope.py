@@ -22,12 +22,19 @@ Kw = dict[str, Any]
 TYPES = ("linear", "dynamic", "yarn", "llama3", "longrope")
 # rope_scaling key -> canonical field (the same names in 4.x rope_scaling and 5.x rope_parameters)
 PARAMS = {
-    "factor": "rope_scaling_factor", "original_max_position_embeddings": "rope_original_max_positions",
-    "low_freq_factor": "rope_low_freq_factor", "high_freq_factor": "rope_high_freq_factor",
-    "beta_fast": "rope_yarn_beta_fast", "beta_slow": "rope_yarn_beta_slow", "mscale": "rope_yarn_mscale",
-    "mscale_all_dim": "rope_yarn_mscale_all_dim", "truncate": "rope_yarn_truncate",
-    "attention_factor": "rope_attention_factor", "short_factor": "rope_short_factor", "long_factor": "rope_long_factor",
-}  # fmt: skip
+    "factor": "rope_scaling_factor",
+    "original_max_position_embeddings": "rope_original_max_positions",
+    "low_freq_factor": "rope_low_freq_factor",
+    "high_freq_factor": "rope_high_freq_factor",
+    "beta_fast": "rope_yarn_beta_fast",
+    "beta_slow": "rope_yarn_beta_slow",
+    "mscale": "rope_yarn_mscale",
+    "mscale_all_dim": "rope_yarn_mscale_all_dim",
+    "truncate": "rope_yarn_truncate",
+    "attention_factor": "rope_attention_factor",
+    "short_factor": "rope_short_factor",
+    "long_factor": "rope_long_factor",
+}
 NEEDS_ORIGINAL = ("yarn", "llama3", "longrope")  # transformers 5 fills original_max_position_embeddings for these
 PHI3_NAMES = {"su": "longrope", "yarn": "longrope"}
 
@@ -64,9 +71,14 @@ def read_rope(kw: Kw) -> Any:
     local = raw_value(kw, mt, "rope_local_base_freq")
     if mt.rope == "gemma3" or (local is not None and local != out["rotary_base"]):  # the sliding layers' own base
         out["sliding_window_rotary_base"] = None if local is None or local == out["rotary_base"] else float(local)
-    if isinstance(local_scaling, dict) and local_scaling.get("rope_type", local_scaling.get("type")) not in (None, "default"):
-        notes.append(f"the sliding-window layers' own RoPE scaling ({local_scaling!r}) has no canonical field: HF {mt.name} "
-                     "is read with the full-attention layers' scaling only")  # fmt: skip
+    if isinstance(local_scaling, dict) and local_scaling.get("rope_type", local_scaling.get("type")) not in (
+        None,
+        "default",
+    ):
+        notes.append(
+            f"the sliding-window layers' own RoPE scaling ({local_scaling!r}) has no canonical field: HF {mt.name} "
+            "is read with the full-attention layers' scaling only"
+        )
     return Approx(out, "; ".join(notes)) if notes else out
 
 
@@ -77,7 +89,10 @@ def _read_scaling(scaling: dict[str, Any], mt: _hf.ModelType, kw: Kw, notes: lis
     if kind in (None, "default"):
         return {}
     if kind not in TYPES or (mt.rope == "phi3" and kind != "longrope"):
-        notes.append(f"rope_scaling type {kind!r} has no canonical meaning" + (" (HF phi3 takes longrope only)" if mt.rope == "phi3" else ""))
+        notes.append(
+            f"rope_scaling type {kind!r} has no canonical meaning"
+            + (" (HF phi3 takes longrope only)" if mt.rope == "phi3" else "")
+        )
         return {}
     out: dict[str, Any] = {"rope_scaling_type": kind}
     for key, value in scaling.items():
@@ -89,7 +104,9 @@ def _read_scaling(scaling: dict[str, Any], mt: _hf.ModelType, kw: Kw, notes: lis
             notes.append(f"rope_scaling.{key} has no canonical meaning (not kept)")
     if kind in NEEDS_ORIGINAL:
         top = raw_value(kw, mt, "original_max_position_embeddings") if mt.rope == "phi3" else None
-        out["rope_original_max_positions"] = top or out.get("rope_original_max_positions") or kw.get("max_position_embeddings")
+        out["rope_original_max_positions"] = (
+            top or out.get("rope_original_max_positions") or kw.get("max_position_embeddings")
+        )
     return out
 
 
@@ -102,15 +119,25 @@ def write_rope(kw: Kw) -> Any:
     if own is not None and base is not None:
         out[ident(_hf.PREFIX + own)] = float(base)
     elif base is not None and mt.fixed.get("model.rotary_base") not in (None, base):
-        losses.append((f"HF {mt.name} hard-wires rotary base {mt.fixed['model.rotary_base']:g}: {base:g} is not "
-                       "expressible", ("model.rotary_base",)))  # fmt: skip
+        losses.append(
+            (
+                f"HF {mt.name} hard-wires rotary base {mt.fixed['model.rotary_base']:g}: {base:g} is not expressible",
+                ("model.rotary_base",),
+            )
+        )
     kind = kw.get("rope_scaling_type")
-    if kind is None and mt.rope != "none" and mt.default("rope_scaling"):  # a class that scales by default (gpt_oss: yarn)
+    if (
+        kind is None and mt.rope != "none" and mt.default("rope_scaling")
+    ):  # a class that scales by default (gpt_oss: yarn)
         out[ident(_hf.PREFIX + "rope_scaling")] = {"rope_type": "default"}
     if kind is not None:
         if mt.rope == "none" or (mt.rope == "phi3" and kind != "longrope"):
-            losses.append((f"HF {mt.name} has no {kind} RoPE scaling" + (" (longrope only)" if mt.rope == "phi3" else ""),
-                           ("model.rope_scaling_type",)))  # fmt: skip
+            losses.append(
+                (
+                    f"HF {mt.name} has no {kind} RoPE scaling" + (" (longrope only)" if mt.rope == "phi3" else ""),
+                    ("model.rope_scaling_type",),
+                )
+            )
         else:
             out[ident(_hf.PREFIX + "rope_scaling")] = _scaling(kind, kw)
             original = kw.get("rope_original_max_positions")

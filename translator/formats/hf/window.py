@@ -32,13 +32,22 @@ def _neo_layers(types: Any, layers: int | None) -> list[str]:
     the class refuses a list whose length is not num_layers (and a repeat count is never expanded
     beyond that)."""
     shape = isinstance(types, list) and all(
-        isinstance(item, list) and len(item) == 2 and isinstance(item[0], list) and isinstance(item[1], int)
-        and not isinstance(item[1], bool) and item[1] >= 0 and all(k in NEO_KINDS for k in item[0]) for item in types)
+        isinstance(item, list)
+        and len(item) == 2
+        and isinstance(item[0], list)
+        and isinstance(item[1], int)
+        and not isinstance(item[1], bool)
+        and item[1] >= 0
+        and all(k in NEO_KINDS for k in item[0])
+        for item in types
+    )
     if not shape:
-        raise ValueError(f"attention_types: expected [[[\"global\" or \"local\", ...], repeats], ...], got {types!r}")
+        raise ValueError(f'attention_types: expected [[["global" or "local", ...], repeats], ...], got {types!r}')
     length = sum(len(kinds) * repeats for kinds, repeats in types)
     if layers is not None and length != layers:
-        raise ValueError(f"attention_types gives {length} layers, num_layers is {layers}: GPT-Neo needs one kind per layer")
+        raise ValueError(
+            f"attention_types gives {length} layers, num_layers is {layers}: GPT-Neo needs one kind per layer"
+        )
     return [NEO_KINDS[k] for kinds, repeats in types for _ in range(repeats) for k in kinds]
 
 
@@ -56,8 +65,10 @@ def _read_neo(mt: _hf.ModelType, kw: Kw) -> Any:
     pattern = _neo_layers(NEO_DEFAULT if types is None else types, kw.get("num_layers"))
     if "sliding" not in pattern:
         return Absent("attention_types has no local layer: every layer attends to the whole context")
-    return {"sliding_window": int(raw_value(kw, mt, "window_size")),
-            "attention_layer_types": None if all(k == "sliding" for k in pattern) else pattern}
+    return {
+        "sliding_window": int(raw_value(kw, mt, "window_size")),
+        "attention_layer_types": None if all(k == "sliding" for k in pattern) else pattern,
+    }
 
 
 def _write_neo(kw: Kw) -> Any:
@@ -81,8 +92,10 @@ def _out(key: str, value: Any) -> dict[str, Any]:
 def default_pattern(mt: _hf.ModelType, layers: int, kw: Kw) -> list[str] | None:
     """The class's own per-layer pattern for `layers` blocks when windowed (None: every layer)."""
     if layers > MAX_LAYERS:
-        raise ValueError(f"num_hidden_layers: {layers} layers: transformers builds a module and a layer_types entry "
-                         f"per layer, and no model has more than {MAX_LAYERS:,}; fix the value")  # fmt: skip
+        raise ValueError(
+            f"num_hidden_layers: {layers} layers: transformers builds a module and a layer_types entry "
+            f"per layer, and no model has more than {MAX_LAYERS:,}; fix the value"
+        )
     if mt.window == "qwen":
         first = raw_value(kw, mt, "max_window_layers") or 0
         return ["full" if i < first else "sliding" for i in range(layers)]
@@ -116,12 +129,18 @@ def nope_unlike(mt: _hf.ModelType, kw: Kw) -> str:
     window, pattern, layers = kw.get("sliding_window"), kw.get("attention_layer_types"), kw.get("num_layers")
     if mt.nope != "full_layers" or not layers:
         return ""
-    full = list(range(layers)) if window is None else [i for i, k in enumerate(pattern or ["sliding"] * layers) if k == "full"]
+    full = (
+        list(range(layers))
+        if window is None
+        else [i for i, k in enumerate(pattern or ["sliding"] * layers) if k == "full"]
+    )
     nope = sorted(kw.get("nope_layers") or [])
     if nope == full:
         return ""
-    return (f"HF {mt.name} applies RoPE in exactly its sliding-window layers: the layers without RoPE would be "
-            f"{full}, not {nope}")  # fmt: skip
+    return (
+        f"HF {mt.name} applies RoPE in exactly its sliding-window layers: the layers without RoPE would be "
+        f"{full}, not {nope}"
+    )
 
 
 def read_window(kw: Kw) -> Any:
@@ -145,7 +164,9 @@ def read_window(kw: Kw) -> Any:
     if given is not None and mt.window != "all":
         kinds = [HF_KINDS.get(str(k)) for k in given]
         if None in kinds:
-            raise ValueError(f"layer_types: expected sliding_attention or full_attention for every layer, got {given!r}")
+            raise ValueError(
+                f"layer_types: expected sliding_attention or full_attention for every layer, got {given!r}"
+            )
         pattern: list[str] | None = [str(k) for k in kinds]
     else:
         pattern = default_pattern(mt, layers, kw) if layers else None
@@ -155,8 +176,11 @@ def read_window(kw: Kw) -> Any:
         return Absent(f"HF {mt.name} windows only its layers without RoPE (or those layer_types names): none here")
     out = {"sliding_window": int(window), "attention_layer_types": pattern}
     if mt.window == "qwen2_moe" and pattern is not None:
-        return Approx(out, "transformers 4 windows other qwen2_moe layers (from max_window_layers on): read as 5.x does",
-                      ("model.attention_layer_types",))  # fmt: skip
+        return Approx(
+            out,
+            "transformers 4 windows other qwen2_moe layers (from max_window_layers on): read as 5.x does",
+            ("model.attention_layer_types",),
+        )
     return out
 
 
@@ -168,15 +192,26 @@ def write_window(kw: Kw) -> Any:
     if window is None:
         return {}  # a class whose default is a window gets an explicit null (write_nulls)
     if mt.window == "none":
-        return Approx({}, f"HF {mt.name} has no sliding window (mistral, qwen2, gemma2 have one): every layer attends "
-                          f"to the whole context", ("model.sliding_window", "model.attention_layer_types"))  # fmt: skip
+        return Approx(
+            {},
+            f"HF {mt.name} has no sliding window (mistral, qwen2, gemma2 have one): every layer attends "
+            f"to the whole context",
+            ("model.sliding_window", "model.attention_layer_types"),
+        )
     every = pattern is None or all(k == "sliding" for k in pattern)
     if mt.window in ("all", "qwen_moe"):
-        out = {**_out("sliding_window", window), **(_out("use_sliding_window", True) if mt.window == "qwen_moe" else {})}
+        out = {
+            **_out("sliding_window", window),
+            **(_out("use_sliding_window", True) if mt.window == "qwen_moe" else {}),
+        }
         if every:
             return out
-        return Approx(out, f"HF {mt.name} windows every layer: the pattern of {pattern.count('sliding')} windowed "  # type: ignore[union-attr]
-                           f"and {pattern.count('full')} full layers is not expressible", ("model.attention_layer_types",))  # type: ignore[union-attr]
+        return Approx(
+            out,
+            f"HF {mt.name} windows every layer: the pattern of {pattern.count('sliding')} windowed "  # type: ignore[union-attr]
+            f"and {pattern.count('full')} full layers is not expressible",
+            ("model.attention_layer_types",),
+        )  # type: ignore[union-attr]
     out = _out("sliding_window", window)
     if mt.window in ("qwen", "qwen2_moe", "nope"):
         out.update(_out("use_sliding_window", True))
@@ -187,7 +222,9 @@ def write_window(kw: Kw) -> Any:
     if mt.window == "every_nth" and layers and not every:
         own = mt.default("sliding_window_pattern")
         for n in range(2, layers + 1):
-            if pattern == ["full" if (i + 1) % n == 0 else "sliding" for i in range(layers)] and (mt.pattern_key or n == own):
+            if pattern == ["full" if (i + 1) % n == 0 else "sliding" for i in range(layers)] and (
+                mt.pattern_key or n == own
+            ):
                 return {**out, **_out("sliding_window_pattern", n)} if mt.pattern_key else out
     if mt.window == "alternate" and pattern == default_pattern(mt, len(pattern or []), kw):
         return out
@@ -197,6 +234,9 @@ def write_window(kw: Kw) -> Any:
     kinds = [names[k] for k in (pattern or ["sliding"] * (layers or 0))]
     out.update(_out("layer_types", kinds))
     if mt.window in ("qwen", "qwen2_moe", "alternate", "every_nth") and not mt.layer_types_4x:
-        return Approx(out, f"transformers 4 does not read layer_types: HF {mt.name} in 4.x windows its own pattern",
-                      ("model.attention_layer_types",))  # fmt: skip
+        return Approx(
+            out,
+            f"transformers 4 does not read layer_types: HF {mt.name} in 4.x windows its own pattern",
+            ("model.attention_layer_types",),
+        )
     return out

@@ -20,8 +20,9 @@ class HfWriter(Writer):
             return WriteResult({})
         wrapper = ctx.source_shape.get("wrapper")
         if isinstance(wrapper, dict):  # hf2hf of a multimodal file: its decoder nested again, the rest carried
-            document, moved = config_json.rewrap(config, str(wrapper["name"]), list(wrapper["outer"]),
-                                                 ctx.source_shape.get("class_defaults"))  # fmt: skip
+            document, moved = config_json.rewrap(
+                config, str(wrapper["name"]), list(wrapper["outer"]), ctx.source_shape.get("class_defaults")
+            )
             return WriteResult(document, target_paths=moved)
         # a model with a kv head per head, as a class whose default has fewer (not hf2hf: the file says what it says)
         extra = config_json.every_head_its_own(config) if not ctx.source_shape else []
@@ -30,8 +31,11 @@ class HfWriter(Writer):
             config, moved = config_json.unlift(config, lifted)
         else:
             moved = {f"{HF}.{key}": key for key in config}
-        return WriteResult(config_json.document(config, ctx.source_shape.get("class_defaults")), target_paths=moved,
-                           extra_entries=extra)  # fmt: skip
+        return WriteResult(
+            config_json.document(config, ctx.source_shape.get("class_defaults")),
+            target_paths=moved,
+            extra_entries=extra,
+        )
 
     def serialise(self, document: dict[str, Any]) -> str:
         return config_json.dump(document)

@@ -15,9 +15,22 @@ from .scheduler import version_tuple, warmup_steps
 
 AUTO = "auto"
 # TrainingArguments defaults of the fields trainer_config_process reads (the same in every release read)
-DEFAULTS = {"per_device_train_batch_size": 8, "gradient_accumulation_steps": 1, "max_grad_norm": 1.0, "learning_rate": 5e-5,
-            "adam_beta1": 0.9, "adam_beta2": 0.999, "adam_epsilon": 1e-8, "weight_decay": 0.0, "fp16": False,
-            "fp16_full_eval": False, "bf16": False, "bf16_full_eval": False, "fp16_backend": "auto", "fp16_opt_level": "O1"}  # fmt: skip
+DEFAULTS = {
+    "per_device_train_batch_size": 8,
+    "gradient_accumulation_steps": 1,
+    "max_grad_norm": 1.0,
+    "learning_rate": 5e-5,
+    "adam_beta1": 0.9,
+    "adam_beta2": 0.999,
+    "adam_epsilon": 1e-8,
+    "weight_decay": 0.0,
+    "fp16": False,
+    "fp16_full_eval": False,
+    "bf16": False,
+    "bf16_full_eval": False,
+    "fp16_backend": "auto",
+    "fp16_opt_level": "O1",
+}
 # the DeepSpeed keys whose "auto" only the model decides (trainer_config_finalize: the hidden size)
 BY_HIDDEN_SIZE = {
     "zero_optimization.reduce_bucket_size": "hidden_size x hidden_size",
@@ -32,9 +45,11 @@ class Mismatch(ValueError):
     """A stated DeepSpeed value that is not the TrainingArguments' (transformers refuses the pair)."""
 
     def __init__(self, key: str, stated: Any, hf: str, value: Any) -> None:
-        super().__init__(f"the DeepSpeed config's {key}={stated!r} is not the TrainingArguments' {hf}={value!r}: transformers "
-                         "refuses the pair (trainer_config_finalize: 'Please correct the following DeepSpeed config values "
-                         f"that mismatch TrainingArguments values'); set one to the other, or {key} to \"auto\"")  # fmt: skip
+        super().__init__(
+            f"the DeepSpeed config's {key}={stated!r} is not the TrainingArguments' {hf}={value!r}: transformers "
+            "refuses the pair (trainer_config_finalize: 'Please correct the following DeepSpeed config values "
+            f'that mismatch TrainingArguments values\'); set one to the other, or {key} to "auto"'
+        )
         self.key = key
 
 
@@ -52,7 +67,12 @@ def fills(ta: dict[str, Any], version: str | None = None) -> list[tuple[str, Any
     four = version is None or version_tuple(version) < (5, 0)
     apex = four and fp16 and g("fp16_backend") == "apex"
     out = [
-        ("train_micro_batch_size_per_gpu", g("per_device_train_batch_size"), "per_device_train_batch_size", not ta.get("auto_find_batch_size")),
+        (
+            "train_micro_batch_size_per_gpu",
+            g("per_device_train_batch_size"),
+            "per_device_train_batch_size",
+            not ta.get("auto_find_batch_size"),
+        ),
         ("gradient_accumulation_steps", g("gradient_accumulation_steps"), "gradient_accumulation_steps", True),
         ("gradient_clipping", g("max_grad_norm"), "max_grad_norm", True),
         ("optimizer.params.lr", g("learning_rate"), "learning_rate", True),
@@ -63,10 +83,13 @@ def fills(ta: dict[str, Any], version: str | None = None) -> list[tuple[str, Any
         ("scheduler.params.warmup_max_lr", g("learning_rate"), "learning_rate", True),
         ("fp16.enabled", fp16 and not apex, "fp16|fp16_full_eval", True),
         ("bf16.enabled", bool(g("bf16") or g("bf16_full_eval")), "bf16|bf16_full_eval", True),
-    ]  # fmt: skip
+    ]
     if four:
         checked = version is not None  # (without a release, a stated amp block is not held against 4.x's check)
-        out += [("amp.enabled", apex, "fp16+fp16_backend(apex)", checked), ("amp.opt_level", g("fp16_opt_level"), "fp16_opt_level", checked)]
+        out += [
+            ("amp.enabled", apex, "fp16+fp16_backend(apex)", checked),
+            ("amp.opt_level", g("fp16_opt_level"), "fp16_opt_level", checked),
+        ]
     return out
 
 
@@ -78,7 +101,9 @@ def _node(tree: dict[str, Any], key: str) -> tuple[dict[str, Any] | None, str]:
     return (node if isinstance(node, dict) else None), parts[-1]
 
 
-def resolve(ds: dict[str, Any], ta: dict[str, Any], version: str | None = None) -> tuple[dict[str, str], dict[str, str]]:
+def resolve(
+    ds: dict[str, Any], ta: dict[str, Any], version: str | None = None
+) -> tuple[dict[str, str], dict[str, str]]:
     """Fill ds (in place) from the TrainingArguments ta. Returns (filled: leaf -> what transformers fills it with,
     held: leaf -> why it stays "auto" here). Raises Mismatch for a stated value transformers refuses."""
     filled: dict[str, str] = {}
@@ -92,22 +117,31 @@ def resolve(ds: dict[str, Any], ta: dict[str, Any], version: str | None = None) 
         elif must and node[last] != value and not (isinstance(value, float) and node[last] == value):
             raise Mismatch(key, node[last], hf, value)
     if ds.get("train_batch_size") == AUTO:
-        filled["train_batch_size"] = '"auto": transformers fills it with world size x per_device_train_batch_size x gradient_accumulation_steps'
+        filled["train_batch_size"] = (
+            '"auto": transformers fills it with world size x per_device_train_batch_size x gradient_accumulation_steps'
+        )
     held: dict[str, str] = {}
     for key, rule in BY_HIDDEN_SIZE.items():
         node, last = _node(ds, key)
         if node is not None and node.get(last) == AUTO:
-            held[key] = (f'"auto": transformers fills it at launch with {rule} of the model\'s config (ZeRO tuning: memory '
-                         "and speed only)")  # fmt: skip
+            held[key] = (
+                f'"auto": transformers fills it at launch with {rule} of the model\'s config (ZeRO tuning: memory '
+                "and speed only)"
+            )
     for key in BY_RUN_LENGTH:
         node, last = _node(ds, key)
         if node is not None and node.get(last) == AUTO:
-            filled[key] = ('"auto": transformers fills it with ' + ("the total steps" if last == "total_num_steps" else
-                           "max(1, TrainingArguments.get_warmup_steps(total steps))"))  # fmt: skip
+            filled[key] = '"auto": transformers fills it with ' + (
+                "the total steps"
+                if last == "total_num_steps"
+                else "max(1, TrainingArguments.get_warmup_steps(total steps))"
+            )
     return filled, held
 
 
-def fill_scheduler(params: dict[str, Any], lr: float, warmup: int | None, steps: int | None, version: str | None) -> dict[str, Any]:
+def fill_scheduler(
+    params: dict[str, Any], lr: float, warmup: int | None, steps: int | None, version: str | None
+) -> dict[str, Any]:
     """The scheduler params trainer_config_finalize fills from the run's length (left "auto" while it is unknown),
     checked as it checks them."""
     if params.get("warmup_min_lr") == AUTO:
@@ -116,13 +150,19 @@ def fill_scheduler(params: dict[str, Any], lr: float, warmup: int | None, steps:
         params["warmup_max_lr"] = lr
     # 4.x fills get_warmup_steps as it is (0 without warmup), which DeepSpeed before 0.19.6 runs as 2 steps,
     # as it does 1: the value 5.x fills (max(1, ...)) runs the same
-    for key, value, hf in (("total_num_steps", steps, "num_training_steps (calculated)"),
-                           ("warmup_num_steps", None if warmup is None else max(1, warmup), "warmup_steps")):
+    for key, value, hf in (
+        ("total_num_steps", steps, "num_training_steps (calculated)"),
+        ("warmup_num_steps", None if warmup is None else max(1, warmup), "warmup_steps"),
+    ):
         if value is None:
             continue
         if params.get(key) == AUTO:
             params[key] = value
-        elif key in params and params[key] != value and not (key == "warmup_num_steps" and warmup == 0 and params[key] in (0, 1)):
+        elif (
+            key in params
+            and params[key] != value
+            and not (key == "warmup_num_steps" and warmup == 0 and params[key] in (0, 1))
+        ):
             raise Mismatch(f"scheduler.params.{key}", params[key], hf, value)
     return params
 
@@ -132,7 +172,11 @@ def placeholders(ds: dict[str, Any], ta: dict[str, Any], version: str | None = N
     arguments and the value is the one it would fill (`--layout auto`); train_batch_size too, which it computes."""
     for key, value, _, _ in fills(ta, version):
         node, last = _node(ds, key)
-        if node is not None and last in node and (node[last] == value or (isinstance(value, float) and node[last] == value)):
+        if (
+            node is not None
+            and last in node
+            and (node[last] == value or (isinstance(value, float) and node[last] == value))
+        ):
             node[last] = AUTO
     if "train_batch_size" in ds:
         ds["train_batch_size"] = AUTO

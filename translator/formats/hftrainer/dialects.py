@@ -35,7 +35,9 @@ def renamed(tree: dict[str, Any], dialect: str | None) -> tuple[dict[str, Any], 
     for key, value in tree.items():
         target = renames.get(key, key)
         if target != key and target in tree:
-            raise InputError(f"{key} and {target} both given: {dialect} hands {key} to TrainingArguments as {target}", key=key)
+            raise InputError(
+                f"{key} and {target} both given: {dialect} hands {key} to TrainingArguments as {target}", key=key
+            )
         out[target] = value
         if target != key:
             written[target] = key

@@ -23,25 +23,36 @@ class TrainerBatch:
     number is the global batch."""
 
     @staticmethod
-    def read(per_device_train_batch_size: Any, gradient_accumulation_steps: Any, deepspeed_train_batch_size: Any,
-             deepspeed_train_micro_batch_size_per_gpu: Any, deepspeed_gradient_accumulation_steps: Any,
-             world: int | None) -> dict[str, Any]:  # fmt: skip
+    def read(
+        per_device_train_batch_size: Any,
+        gradient_accumulation_steps: Any,
+        deepspeed_train_batch_size: Any,
+        deepspeed_train_micro_batch_size_per_gpu: Any,
+        deepspeed_gradient_accumulation_steps: Any,
+        world: int | None,
+    ) -> dict[str, Any]:
         micro = DEFAULT_MICRO if per_device_train_batch_size is None else int(per_device_train_batch_size)
         accum = DEFAULT_ACCUM if gradient_accumulation_steps is None else int(gradient_accumulation_steps)
-        for arg, value, given in (("per_device_train_batch_size", micro, per_device_train_batch_size),
-                                  ("gradient_accumulation_steps", accum, gradient_accumulation_steps)):
+        for arg, value, given in (
+            ("per_device_train_batch_size", micro, per_device_train_batch_size),
+            ("gradient_accumulation_steps", accum, gradient_accumulation_steps),
+        ):
             if value < 1:  # the Trainer's dataloader and step count need both at least 1
                 raise Unrunnable(f"must be at least 1, got {given!r} (fix the value)", arg=arg)
         total = micro * accum * world if world else None
         stated = deepspeed_train_batch_size if isinstance(deepspeed_train_batch_size, int) else None
         if stated is not None and total is not None and stated != total:
-            raise ValueError(f"the DeepSpeed config's train_batch_size {stated} is not world {world} x "
-                             f"per_device_train_batch_size {micro} x gradient_accumulation_steps {accum} = {total}: "
-                             "transformers refuses the mismatch")  # fmt: skip
+            raise ValueError(
+                f"the DeepSpeed config's train_batch_size {stated} is not world {world} x "
+                f"per_device_train_batch_size {micro} x gradient_accumulation_steps {accum} = {total}: "
+                "transformers refuses the mismatch"
+            )
         if stated is not None and total is None:
             if stated % (micro * accum):
-                raise ValueError(f"the DeepSpeed config's train_batch_size {stated} is not a multiple of "
-                                 f"per_device_train_batch_size {micro} x gradient_accumulation_steps {accum}")  # fmt: skip
+                raise ValueError(
+                    f"the DeepSpeed config's train_batch_size {stated} is not a multiple of "
+                    f"per_device_train_batch_size {micro} x gradient_accumulation_steps {accum}"
+                )
             total = stated
         return {"global": total, "micro": micro, "grad_accum": accum}
 
@@ -50,9 +61,14 @@ class TrainerBatch:
         dp, where = ranks(world, [])
         done = split(value, micro, grad_accum, dp, where)
         if not isinstance(done, str) and done.micro is None:  # TrainingArguments would default it to 8 silently
-            return {"per_device_train_batch_size": Missing(
-                "the micro batch per GPU: give --set batch.micro=N, or --world-size so the global batch splits")}
-        keys = _twins(written(done, ("deepspeed_train_batch_size", "per_device_train_batch_size", "gradient_accumulation_steps")))
+            return {
+                "per_device_train_batch_size": Missing(
+                    "the micro batch per GPU: give --set batch.micro=N, or --world-size so the global batch splits"
+                )
+            }
+        keys = _twins(
+            written(done, ("deepspeed_train_batch_size", "per_device_train_batch_size", "gradient_accumulation_steps"))
+        )
         inner = keys.value if isinstance(keys, Approx) else keys
         total, accum = inner.get("deepspeed_train_batch_size"), inner.get("gradient_accumulation_steps")
         if dp is None and isinstance(total, int) and accum is None and done.micro != total:  # type: ignore[union-attr]
@@ -61,7 +77,8 @@ class TrainerBatch:
             inner["gradient_accumulation_steps"] = Missing(
                 f"the Trainer's global batch is world size x per_device_train_batch_size x gradient_accumulation_steps: "
                 f"give --world-size N (the GPUs it runs on) to derive the accumulation for the global batch {total}, "
-                f"or --set batch.grad_accum=N")  # fmt: skip
+                f"or --set batch.grad_accum=N"
+            )
         return keys
 
 
@@ -145,8 +162,16 @@ class TrainerSteps:
     max_steps = ceil(num_train_epochs x updates)."""
 
     @staticmethod
-    def read(max_steps: Any, num_train_epochs: Any, dataloader_drop_last: Any, samples: int | None, world: int | None,
-             micro: int | None, accum: int | None, version: str | None = None) -> Any:  # fmt: skip
+    def read(
+        max_steps: Any,
+        num_train_epochs: Any,
+        dataloader_drop_last: Any,
+        samples: int | None,
+        world: int | None,
+        micro: int | None,
+        accum: int | None,
+        version: str | None = None,
+    ) -> Any:
         if max_steps is not None and not (isinstance(max_steps, (int, float)) and not isinstance(max_steps, bool)):
             raise ValueError(f"max_steps must be a whole number of steps, got {max_steps!r}")
         if max_steps is not None and max_steps > 0:
@@ -158,15 +183,24 @@ class TrainerSteps:
         epochs = 3.0 if num_train_epochs is None else float(num_train_epochs)
         if epochs <= 0:
             return None
-        return epoch_steps(samples, world, DEFAULT_MICRO if micro is None else micro,
-                           DEFAULT_ACCUM if accum is None else accum, epochs, bool(dataloader_drop_last), version)  # fmt: skip
+        return epoch_steps(
+            samples,
+            world,
+            DEFAULT_MICRO if micro is None else micro,
+            DEFAULT_ACCUM if accum is None else accum,
+            epochs,
+            bool(dataloader_drop_last),
+            version,
+        )
 
     @staticmethod
     def write(value: Any) -> dict[str, Any]:
         return {"max_steps": value}
 
 
-def epoch_steps(samples: int, world: int, micro: int, accum: int, epochs: float, drop_last: bool, version: str | None) -> int:
+def epoch_steps(
+    samples: int, world: int, micro: int, accum: int, epochs: float, drop_last: bool, version: str | None
+) -> int:
     """Trainer.set_initial_training_values' max_steps for an epoch-based run (see hftrainer.steps)."""
     batches = samples // micro if drop_last else -(-samples // micro)
     per_rank = batches // world if drop_last or batches % world == 0 else batches // world + 1
@@ -185,12 +219,16 @@ class TrainerEpochs:
             return None  # max_steps > 0: the Trainer ignores num_train_epochs (the reader's note says so)
         value = float(num_train_epochs)
         if steps is not None:
-            return Extension(f"num_train_epochs {value:g} is counted in the run's {steps} steps (train.steps: the "
-                             "Trainer's num_train_epochs x the update steps of an epoch)")  # fmt: skip
+            return Extension(
+                f"num_train_epochs {value:g} is counted in the run's {steps} steps (train.steps: the "
+                "Trainer's num_train_epochs x the update steps of an epoch)"
+            )
         if value.is_integer():
             return int(value)
-        return Extension(f"num_train_epochs {value:g} is a fraction of an epoch: the Trainer runs ceil({value:g} x the "
-                         f"update steps of an epoch), which the dataset's size decides ({STEPS_GIVEN})")
+        return Extension(
+            f"num_train_epochs {value:g} is a fraction of an epoch: the Trainer runs ceil({value:g} x the "
+            f"update steps of an epoch), which the dataset's size decides ({STEPS_GIVEN})"
+        )
 
     @staticmethod
     def write(value: Any) -> dict[str, Any]:
@@ -203,8 +241,10 @@ def _interval(key: str, value: Any, steps: int | None) -> Any:
     if value is None or value >= 1 or value == 0:
         return value
     if steps is None:
-        return Extension(f"{key} {value:g} is a ratio of the run's steps (the Trainer runs ceil(total steps x {value:g})): "
-                         f"{STEPS_GIVEN} to carry it")  # fmt: skip
+        return Extension(
+            f"{key} {value:g} is a ratio of the run's steps (the Trainer runs ceil(total steps x {value:g})): "
+            f"{STEPS_GIVEN} to carry it"
+        )
     return math.ceil(steps * value)
 
 

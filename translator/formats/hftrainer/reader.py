@@ -26,16 +26,51 @@ from .dialects import dialect_of, renamed, runtime
 from .schedule import BY_SAMPLES  # (the engine adds: or --set train.steps=VALUE)
 
 FORMAT = "hftrainer"
-DS_KEYS = frozenset({"train_batch_size", "train_micro_batch_size_per_gpu", "zero_optimization", "optimizer", "scheduler",
-                     "fp16", "bf16", "gradient_clipping", "steps_per_print", "wall_clock_breakdown", "zero_allow_untested_optimizer",
-                     "gradient_accumulation_steps", "bfloat16", "amp", "activation_checkpointing"})  # fmt: skip
-TA_MARKERS = frozenset({"per_device_train_batch_size", "learning_rate", "num_train_epochs", "lr_scheduler_type", "output_dir",
-                        "max_steps", "warmup_ratio", "warmup_steps", "logging_steps", "save_steps", "micro_batch_size",
-                        "num_epochs", "base_model", "model_name_or_path", "finetuning_type", "eval_strategy",
-                        "deepspeed"})  # fmt: skip  # `deepspeed` names the DeepSpeed config: never a key of one
-NOT_READ = ("names a DeepSpeed config, which is not read unless you name it: give it with --with {path} to read its ZeRO "
-            "stage and an optimizer or scheduler block that replaces the Trainer's ('auto' values filled as transformers "
-            "fills them); until then the run's batch and schedule are the TrainingArguments'")  # fmt: skip
+DS_KEYS = frozenset(
+    {
+        "train_batch_size",
+        "train_micro_batch_size_per_gpu",
+        "zero_optimization",
+        "optimizer",
+        "scheduler",
+        "fp16",
+        "bf16",
+        "gradient_clipping",
+        "steps_per_print",
+        "wall_clock_breakdown",
+        "zero_allow_untested_optimizer",
+        "gradient_accumulation_steps",
+        "bfloat16",
+        "amp",
+        "activation_checkpointing",
+    }
+)
+TA_MARKERS = frozenset(
+    {
+        "per_device_train_batch_size",
+        "learning_rate",
+        "num_train_epochs",
+        "lr_scheduler_type",
+        "output_dir",
+        "max_steps",
+        "warmup_ratio",
+        "warmup_steps",
+        "logging_steps",
+        "save_steps",
+        "micro_batch_size",
+        "num_epochs",
+        "base_model",
+        "model_name_or_path",
+        "finetuning_type",
+        "eval_strategy",
+        "deepspeed",
+    }
+)  # `deepspeed` names the DeepSpeed config: never a key of one
+NOT_READ = (
+    "names a DeepSpeed config, which is not read unless you name it: give it with --with {path} to read its ZeRO "
+    "stage and an optimizer or scheduler block that replaces the Trainer's ('auto' values filled as transformers "
+    "fills them); until then the run's batch and schedule are the TrainingArguments'"
+)
 
 
 @dataclass
@@ -65,7 +100,9 @@ def _parse(name: str) -> tuple[dict[str, Any], str, list[Duplicate]]:
     text = read_text(name)
     if name.endswith(".json"):
         return parse_json(text, name), text, []
-    duplicates: list[Duplicate] = []  # yaml.safe_load (HfArgumentParser.parse_yaml_file, TRL, LLaMA-Factory): the last wins
+    duplicates: list[
+        Duplicate
+    ] = []  # yaml.safe_load (HfArgumentParser.parse_yaml_file, TRL, LLaMA-Factory): the last wins
     return parse_yaml(text, name, duplicates=duplicates), text, duplicates
 
 
@@ -88,13 +125,19 @@ class TrainerReader(Reader):
                     raise InputError(f"two DeepSpeed configs ({ds[0]} and this one); a run has one", file=name)
                 ds = (name, tree, text)
             elif args is not None:
-                raise InputError(f"two TrainingArguments files ({args[0]} and this one): give one, and its DeepSpeed "
-                                 "config with --with", file=name)  # fmt: skip
+                raise InputError(
+                    f"two TrainingArguments files ({args[0]} and this one): give one, and its DeepSpeed "
+                    "config with --with",
+                    file=name,
+                )
             else:
                 args, repeated = (name, tree, text), duplicates
         if args is None:
-            raise InputError("a DeepSpeed config alone: give the TrainingArguments file it runs with, and this one with "
-                             "--with (or read it as deepspeed)", file=str(paths[0]))  # fmt: skip
+            raise InputError(
+                "a DeepSpeed config alone: give the TrainingArguments file it runs with, and this one with "
+                "--with (or read it as deepspeed)",
+                file=str(paths[0]),
+            )
         name, tree, text = args
         source = self.build(tree, name, text, ds)
         if repeated:
@@ -117,8 +160,11 @@ class TrainerReader(Reader):
         if ds is not None:
             ds_name, ds_tree, ds_text = ds
             if isinstance(named, dict):
-                raise InputError(f"{ds_name} given with --with, and the file writes its DeepSpeed config inline: give one",
-                                 file=name, line=key_line(text, "deepspeed") if text else None)  # fmt: skip
+                raise InputError(
+                    f"{ds_name} given with --with, and the file writes its DeepSpeed config inline: give one",
+                    file=name,
+                    line=key_line(text, "deepspeed") if text else None,
+                )
             if isinstance(named, str) and Path(named).name != Path(ds_name).name:
                 meta["deepspeed_named"] = named
             tree["deepspeed"] = copy.deepcopy(ds_tree)
@@ -131,8 +177,10 @@ class TrainerReader(Reader):
             notes["num_train_epochs"] = "the Trainer ignores it: max_steps > 0 is the run's length (trainer.py)"
         elif not _positive(tree.get("max_steps")):  # an epoch-based run: its steps need the dataset's size
             epochs = tree.get("num_train_epochs", 3.0)
-            meta["unsupplied"] = {"train.steps": f"the Trainer trains num_train_epochs {epochs!r} x the update steps of an "
-                                                 f"epoch, which the dataset's size decides: {BY_SAMPLES}"}  # fmt: skip
+            meta["unsupplied"] = {
+                "train.steps": f"the Trainer trains num_train_epochs {epochs!r} x the update steps of an "
+                f"epoch, which the dataset's size decides: {BY_SAMPLES}"
+            }
         layout = "concrete"
         if isinstance(tree.get("deepspeed"), dict):
             inline = tree["deepspeed"] = copy.deepcopy(tree["deepspeed"])
@@ -146,14 +194,27 @@ class TrainerReader(Reader):
             unresolved.update({f"deepspeed.{k}": why for k, why in held.items()})
             for leaf, value in flatten(inline, "deepspeed.").items():
                 if value == "auto" and leaf not in unresolved and leaf not in notes:
-                    unresolved[leaf] = '"auto": filled in by the launcher (accelerate) from its own arguments at run time'
+                    unresolved[leaf] = (
+                        '"auto": filled in by the launcher (accelerate) from its own arguments at run time'
+                    )
         aliases = {leaf: renames.get(leaf, leaf) for leaf in flatten(tree) if leaf in renames}
         if ds_name:
             aliases.update({leaf: leaf[len("deepspeed.") :] for leaf in flatten(tree) if leaf.startswith("deepspeed.")})
-        source = TrainerSource(FORMAT, tree, [name] + ([ds_name] if ds_name else []), {name: text} if text else {},
-                               {k: name for k in tree}, notes=notes, meta=meta, aliases=aliases, unresolved=unresolved,
-                               placeholders=frozenset(unresolved),
-                               ds_file=ds_name, ds_text=ds_text, renames=renames)  # fmt: skip
+        source = TrainerSource(
+            FORMAT,
+            tree,
+            [name] + ([ds_name] if ds_name else []),
+            {name: text} if text else {},
+            {k: name for k in tree},
+            notes=notes,
+            meta=meta,
+            aliases=aliases,
+            unresolved=unresolved,
+            placeholders=frozenset(unresolved),
+            ds_file=ds_name,
+            ds_text=ds_text,
+            renames=renames,
+        )
         if ds_name:
             source.texts[ds_name] = ds_text
         source.layout = layout

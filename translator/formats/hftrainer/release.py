@@ -60,15 +60,27 @@ def move_warmup(leaves: dict[str, Any], version: str | None) -> tuple[dict[str, 
         if not ratio:
             return {}, {RATIO: (Status.CONVERTED, f"{gone}: a ratio of 0 is no warmup, its default; not written")}
         if steps:
-            return {}, {RATIO: (Status.LOSSY, f"{gone}: not written; warmup_steps {leaves[STEPS]!r} beside it runs "
-                                              "(4.x ran warmup_steps above 0, 5.0-5.10 the ratio)")}  # fmt: skip
+            return {}, {
+                RATIO: (
+                    Status.LOSSY,
+                    f"{gone}: not written; warmup_steps {leaves[STEPS]!r} beside it runs "
+                    "(4.x ran warmup_steps above 0, 5.0-5.10 the ratio)",
+                )
+            }
         total = _number(leaves.get("max_steps"))
         if ratio >= 1 and not (total and total > 0):  # 1 would be one step: the whole run needs its length
-            return {}, {RATIO: (Status.LOSSY, f"{gone}, and a ratio of 1 written as warmup_steps would be one step; "
-                                              "give --set train.steps=N to write the whole run as warmup")}  # fmt: skip
+            return {}, {
+                RATIO: (
+                    Status.LOSSY,
+                    f"{gone}, and a ratio of 1 written as warmup_steps would be one step; "
+                    "give --set train.steps=N to write the whole run as warmup",
+                )
+            }
         leaves[STEPS] = int(total) if ratio >= 1 and total else ratio
-        why = (f"{gone}: warmup_ratio {ratio:g} written as warmup_steps {leaves[STEPS]!r} (5.0 on, warmup_steps below 1 "
-               "is a ratio of the total steps)")  # fmt: skip
+        why = (
+            f"{gone}: warmup_ratio {ratio:g} written as warmup_steps {leaves[STEPS]!r} (5.0 on, warmup_steps below 1 "
+            "is a ratio of the total steps)"
+        )
         return {RATIO: STEPS}, {RATIO: (Status.CONVERTED, why)}
     if steps is not None and 0 < steps < 1 and _reads(RATIO, version) and version_tuple(version) < (5, 0):
         # 4.x takes warmup_steps as a whole number of steps: the ratio goes back to warmup_ratio
@@ -107,8 +119,13 @@ def reschedule(leaves: dict[str, Any], version: str | None, source: str | None) 
         refused = str(exc)
     gone = f"transformers {version} cannot run lr_scheduler_type {kind} as the file gives it ({refused})"
     if steps is None:
-        return {"lr_scheduler_type": (Status.LOSSY, f"{gone}; without max_steps its closest schedule is not known: "
-                                                    "written as it is (give --set train.steps=N)")}  # fmt: skip
+        return {
+            "lr_scheduler_type": (
+                Status.LOSSY,
+                f"{gone}; without max_steps its closest schedule is not known: "
+                "written as it is (give --set train.steps=N)",
+            )
+        }
     try:
         warm = scheduler.warmup_steps(leaves.get(STEPS), leaves.get(RATIO), steps, source)
         run = scheduler.read(kind, lr, warm or 0, steps, kwargs, source).schedule

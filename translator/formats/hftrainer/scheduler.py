@@ -36,20 +36,54 @@ from ...schedule.model import NotRepresentable, Phase, Schedule, ScheduleError, 
 from ...schedule.ops import constant, finish
 
 LATEST = "5.23.0"
-KINDS = ("linear", "cosine", "cosine_with_restarts", "polynomial", "constant", "constant_with_warmup", "inverse_sqrt",
-         "reduce_lr_on_plateau", "cosine_with_min_lr", "cosine_warmup_with_min_lr", "warmup_stable_decay", "greedy")  # fmt: skip
-SINCE = {"cosine_with_min_lr": (4, 38), "warmup_stable_decay": (4, 38), "cosine_warmup_with_min_lr": (4, 57), "greedy": (5, 10)}
-NEED_STEPS = ("linear", "cosine", "cosine_with_restarts", "polynomial", "cosine_with_min_lr", "cosine_warmup_with_min_lr")
+KINDS = (
+    "linear",
+    "cosine",
+    "cosine_with_restarts",
+    "polynomial",
+    "constant",
+    "constant_with_warmup",
+    "inverse_sqrt",
+    "reduce_lr_on_plateau",
+    "cosine_with_min_lr",
+    "cosine_warmup_with_min_lr",
+    "warmup_stable_decay",
+    "greedy",
+)
+SINCE = {
+    "cosine_with_min_lr": (4, 38),
+    "warmup_stable_decay": (4, 38),
+    "cosine_warmup_with_min_lr": (4, 57),
+    "greedy": (5, 10),
+}
+NEED_STEPS = (
+    "linear",
+    "cosine",
+    "cosine_with_restarts",
+    "polynomial",
+    "cosine_with_min_lr",
+    "cosine_warmup_with_min_lr",
+)
 # each schedule function's keyword arguments (lr_scheduler_kwargs) and defaults; another is a TypeError there
 KWARGS: dict[str, dict[str, Any]] = {
-    "linear": {}, "constant": {}, "constant_with_warmup": {},
-    "cosine": {"num_cycles": 0.5}, "cosine_with_restarts": {"num_cycles": 1},
-    "polynomial": {"lr_end": 1e-7, "power": 1.0}, "inverse_sqrt": {"timescale": None},
+    "linear": {},
+    "constant": {},
+    "constant_with_warmup": {},
+    "cosine": {"num_cycles": 0.5},
+    "cosine_with_restarts": {"num_cycles": 1},
+    "polynomial": {"lr_end": 1e-7, "power": 1.0},
+    "inverse_sqrt": {"timescale": None},
     "cosine_with_min_lr": {"num_cycles": 0.5, "min_lr": None, "min_lr_rate": None},
     "cosine_warmup_with_min_lr": {"num_cycles": 0.5, "min_lr": None, "min_lr_rate": None, "warmup_lr_rate": None},
-    "warmup_stable_decay": {"num_stable_steps": None, "num_decay_steps": None, "warmup_type": "linear",
-                            "decay_type": "cosine", "min_lr_ratio": 0.0, "num_cycles": 0.5},
-}  # fmt: skip
+    "warmup_stable_decay": {
+        "num_stable_steps": None,
+        "num_decay_steps": None,
+        "warmup_type": "linear",
+        "decay_type": "cosine",
+        "min_lr_ratio": 0.0,
+        "num_cycles": 0.5,
+    },
+}
 OLD_WSD = {"num_stable_steps", "num_decay_steps", "min_lr_ratio", "num_cycles"}  # get_wsd_schedule before 4.51
 
 
@@ -80,8 +114,9 @@ def warmup_steps(steps: Any, ratio: Any, total: int | None, version: str | None)
     return 0 if steps == 0 else (None if total is None else math.ceil(total * steps))
 
 
-def read(kind: str, lr: float, warmup: int, total: int | None, kwargs: Mapping[str, Any] | None,
-         version: str | None = None) -> Reading:  # fmt: skip
+def read(
+    kind: str, lr: float, warmup: int, total: int | None, kwargs: Mapping[str, Any] | None, version: str | None = None
+) -> Reading:
     """The schedule get_scheduler builds (W = warmup, N = total)."""
     ver = version_tuple(version)
     if kind in ("reduce_lr_on_plateau", "greedy"):
@@ -110,8 +145,15 @@ def read(kind: str, lr: float, warmup: int, total: int | None, kwargs: Mapping[s
         return Reading(Schedule(finish(head + tail + [constant(0.0, 1)])))
     if kind in ("cosine", "cosine_with_min_lr", "cosine_warmup_with_min_lr"):
         low = _min_lr(p, lr) if kind != "cosine" else 0.0
-        return Reading(Schedule(finish(head + [_cosine(lr, low, decay, p["num_cycles"], 1.0 if kind == "cosine_warmup_with_min_lr" else 0.0)],
-                                       "continue")))  # fmt: skip
+        return Reading(
+            Schedule(
+                finish(
+                    head
+                    + [_cosine(lr, low, decay, p["num_cycles"], 1.0 if kind == "cosine_warmup_with_min_lr" else 0.0)],
+                    "continue",
+                )
+            )
+        )
     if kind == "cosine_with_restarts":
         cycles = number(p["num_cycles"], "num_cycles")
         if cycles <= 0:
@@ -191,7 +233,9 @@ def _wsd(lr: float, w: int, total: int | None, p: Mapping[str, Any], ver: tuple[
     if d > skip:
         low = ratio * lr
         if kinds[1] == "linear":
-            out.append(phase("linear", d - skip, lr, low, span=float(max(1, d)) if d > 1 or skip else None, shift=float(skip)))
+            out.append(
+                phase("linear", d - skip, lr, low, span=float(max(1, d)) if d > 1 or skip else None, shift=float(skip))
+            )
         else:
             c = number(p["num_cycles"], "num_cycles")
             out.append(phase("cosine", d - skip, lr, low, span=max(1, d) / (2 * c), shift=float(skip), cycle="mirror"))
@@ -232,8 +276,10 @@ def _candidates(s: Schedule, horizon: int, steps: int | None, version: str | Non
                 for end, low in dict.fromkeys(ends):
                     if end > w and 0 <= low < top:
                         for kind in ("linear", "cosine"):
-                            kw: dict[str, Any] = {"num_decay_steps": max(1, min(end, steps) - _stable_start(s, f, w)),
-                                                  "min_lr_ratio": low / top if top else 0.0}  # fmt: skip
+                            kw: dict[str, Any] = {
+                                "num_decay_steps": max(1, min(end, steps) - _stable_start(s, f, w)),
+                                "min_lr_ratio": low / top if top else 0.0,
+                            }
                             kw["num_stable_steps"] = _stable_start(s, f, w) - w
                             if ver >= (4, 51):
                                 kw.update(warmup_type="linear", decay_type=kind)

@@ -63,16 +63,30 @@ class TrainerWriter(Writer):
             amended.update({f"{DS}.{key}": (Status.CONVERTED, why) for key, why in filled.items()})
             document[DS] = _ordered(ds)
             if name:
-                extra.append(added_for_target("the HF Trainer", DS, name, "the DeepSpeed config, written beside this file, "
-                                              "that the Trainer runs with (its values are the TrainingArguments')"))  # fmt: skip
+                extra.append(
+                    added_for_target(
+                        "the HF Trainer",
+                        DS,
+                        name,
+                        "the DeepSpeed config, written beside this file, "
+                        "that the Trainer runs with (its values are the TrainingArguments')",
+                    )
+                )
         elif isinstance(ds, str):
             document[DS] = ds
         header = self.header(document, ctx)
         side = {name: dump_json(document[DS])} if name and isinstance(document.get(DS), dict) else {}
         if side:
             header.append(f"# The DeepSpeed config is {name}, written beside this file")
-        return TrainerWriteResult(document, header, side_files=side, extra_entries=extra, side_name=name if side else None,
-                                  amended=amended, target_paths=moved)  # fmt: skip
+        return TrainerWriteResult(
+            document,
+            header,
+            side_files=side,
+            extra_entries=extra,
+            side_name=name if side else None,
+            amended=amended,
+            target_paths=moved,
+        )
 
     def unplaceable(self, leaf: str, layout: str | None, version: str | None = None) -> str | None:
         """A field the target release's TrainingArguments does not have (same-format translation)."""
@@ -106,8 +120,15 @@ def _accumulation(tree: dict[str, Any]) -> list[ExtraEntry]:
     tree["gradient_accumulation_steps"] = 1
     if ds:
         ds["gradient_accumulation_steps"] = 1
-    return [added_for_target("the HF Trainer", "gradient_accumulation_steps", 1, "the Trainer's default: one micro "
-                             "batch per optimizer step on every GPU", ("batch.grad_accum",))]  # fmt: skip
+    return [
+        added_for_target(
+            "the HF Trainer",
+            "gradient_accumulation_steps",
+            1,
+            "the Trainer's default: one micro batch per optimizer step on every GPU",
+            ("batch.grad_accum",),
+        )
+    ]
 
 
 def _ordered(ds: dict[str, Any]) -> dict[str, Any]:

@@ -32,6 +32,12 @@ def _unkept_formatting(text: str) -> str | None:
 
 
 FORMAT = FormatSpec(
-    name="megatron", title="Megatron-LM arguments", reader=f"{__name__}.reader", writer=f"{__name__}.writer",
-    suffix=".args", globs=("*.args",), key_spelling=_spelling, unkept_formatting=_unkept_formatting,
-)  # fmt: skip
+    name="megatron",
+    title="Megatron-LM arguments",
+    reader=f"{__name__}.reader",
+    writer=f"{__name__}.writer",
+    suffix=".args",
+    globs=("*.args",),
+    key_spelling=_spelling,
+    unkept_formatting=_unkept_formatting,
+)

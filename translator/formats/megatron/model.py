@@ -24,8 +24,11 @@ class NumKvHeads:
         if group_query_attention:
             return num_query_groups if num_query_groups is not None else 1
         if num_query_groups is not None and num_query_groups != num_heads and num_heads is not None:
-            return Approx(num_heads, f"--num-query-groups {num_query_groups} without --group-query-attention is "
-                                     f"ignored: Megatron runs {num_heads} key/value heads (plain multi-head attention)")
+            return Approx(
+                num_heads,
+                f"--num-query-groups {num_query_groups} without --group-query-attention is "
+                f"ignored: Megatron runs {num_heads} key/value heads (plain multi-head attention)",
+            )
         return num_heads
 
     @staticmethod
@@ -52,8 +55,11 @@ class FfnWidth:
         if ffn_hidden_size is None:
             return derived
         if activation == "swiglu" and version == "23.04" and ffn_hidden_size != derived:
-            return Approx(derived, f"Megatron-LM 23.04-23.06: --swiglu replaces --ffn-hidden-size {ffn_hidden_size} "
-                                   f"with int((4 x {hidden_size} x 2/3) / 64) x 64 = {derived}")  # fmt: skip
+            return Approx(
+                derived,
+                f"Megatron-LM 23.04-23.06: --swiglu replaces --ffn-hidden-size {ffn_hidden_size} "
+                f"with int((4 x {hidden_size} x 2/3) / 64) x 64 = {derived}",
+            )
         return ffn_hidden_size
 
     @staticmethod
@@ -67,27 +73,43 @@ class PositionEmbedding:
     RoPE to the learned table unless --no-position-embedding (current Megatron: RoPE instead of it,
     and --no-position-embedding with any type but rope is an error)."""
 
-    TYPES = {"learned_absolute": "learned", "rope": "rotary", "none": "none", "relative": "relative",
-             "yarn": "rotary", "mrope": "rotary"}  # fmt: skip
+    TYPES = {
+        "learned_absolute": "learned",
+        "rope": "rotary",
+        "none": "none",
+        "relative": "relative",
+        "yarn": "rotary",
+        "mrope": "rotary",
+    }
 
     @staticmethod
     def read(
-        position_embedding_type: str | None, use_rotary_position_embeddings: bool | None,
-        add_position_embedding: bool | None, version: str,
-    ) -> Any:  # fmt: skip
+        position_embedding_type: str | None,
+        use_rotary_position_embeddings: bool | None,
+        add_position_embedding: bool | None,
+        version: str,
+    ) -> Any:
         learned_table = add_position_embedding is not False
         if not since(version, "core_v0.4"):  # before --position-embedding-type
             if use_rotary_position_embeddings:
-                return "rotary" if not learned_table else Approx(
-                    "rotary", "Megatron-LM 23.04-23.06 adds RoPE to the learned absolute positions "
-                              "(--no-position-embedding was not given): both are not expressible")  # fmt: skip
+                return (
+                    "rotary"
+                    if not learned_table
+                    else Approx(
+                        "rotary",
+                        "Megatron-LM 23.04-23.06 adds RoPE to the learned absolute positions "
+                        "(--no-position-embedding was not given): both are not expressible",
+                    )
+                )
             return "learned" if learned_table else "none"
         kind = position_embedding_type or "learned_absolute"
         if use_rotary_position_embeddings:
             kind = "rope"  # validate_args: the old flag sets position_embedding_type rope
         if not learned_table and kind != "rope":
-            raise ValueError("--no-position-embedding is deprecated: Megatron refuses it unless --position-embedding-type "
-                             "rope (read the file with --from-version 23.04 for its old meaning)")  # fmt: skip
+            raise ValueError(
+                "--no-position-embedding is deprecated: Megatron refuses it unless --position-embedding-type "
+                "rope (read the file with --from-version 23.04 for its old meaning)"
+            )
         value = PositionEmbedding.TYPES[kind]
         if kind == "mrope":  # (yarn's scaling is read by megatron.rope_scaling)
             return Approx(value, f"{kind} RoPE: its scaling (--mrope-section) is not carried")
@@ -97,7 +119,9 @@ class PositionEmbedding:
     def write(value: str, rope_scaling_type: str | None) -> Any:
         names = {"learned": "learned_absolute", "rotary": "rope", "none": "none", "relative": "relative"}
         if value not in names:
-            return Approx({}, f"Megatron has no {value} position embedding: written with its default, learned positions")
+            return Approx(
+                {}, f"Megatron has no {value} position embedding: written with its default, learned positions"
+            )
         if value == "rotary" and rope_scaling_type == "yarn":
             return {"position_embedding_type": "yarn"}  # its options: megatron.rope_scaling
         return {"position_embedding_type": names[value]}
@@ -119,8 +143,11 @@ class Norm:
         kind = "RMSNorm" if norm == "rmsnorm" else "LayerNorm"
         if norm_bias is not None and norm_bias != (kind == "LayerNorm"):
             has = "has a bias" if kind == "LayerNorm" else "has none"
-            return Approx({"normalization": kind}, f"Megatron's {kind} {has}: norm_bias {norm_bias} is not expressible",
-                          ("model.norm_bias",))  # fmt: skip
+            return Approx(
+                {"normalization": kind},
+                f"Megatron's {kind} {has}: norm_bias {norm_bias} is not expressible",
+                ("model.norm_bias",),
+            )
         return {"normalization": kind}
 
 
@@ -135,9 +162,15 @@ class Activation:
 
     @staticmethod
     def read(
-        swiglu: bool | None, squared_relu: bool | None, quick_geglu: bool | None, bias_gelu_fusion: bool | None,
-        openai_gelu: bool | None, onnx_safe: bool | None, add_bias_linear: bool | None, version: str,
-    ) -> Any:  # fmt: skip
+        swiglu: bool | None,
+        squared_relu: bool | None,
+        quick_geglu: bool | None,
+        bias_gelu_fusion: bool | None,
+        openai_gelu: bool | None,
+        onnx_safe: bool | None,
+        add_bias_linear: bool | None,
+        version: str,
+    ) -> Any:
         if swiglu and (squared_relu or quick_geglu):
             raise ValueError("--swiglu with --squared-relu or --quick-geglu: Megatron asserts only one")
         if swiglu:
@@ -170,8 +203,11 @@ class Activation:
             return Approx({}, "without biases Megatron's GELU is exact (erf), not the tanh approximation")
         if value == "gelu":
             return {"bias_gelu_fusion": False} if biased else {}
-        return Approx({}, f"Megatron has no {value} activation (GELU, SwiGLU, squared ReLU, quick-GEGLU): written "
-                          "with its default GELU")
+        return Approx(
+            {},
+            f"Megatron has no {value} activation (GELU, SwiGLU, squared ReLU, quick-GEGLU): written "
+            "with its default GELU",
+        )
 
 
 @formula("megatron.biases")
@@ -199,8 +235,12 @@ class Biases:
         if attn and not out and not mlp:
             return {"add_bias_linear": False, "add_qkv_bias": True}
         lost = ("model.attention_bias", "model.attention_output_bias", "model.mlp_bias")
-        return Approx({}, f"attention bias {attn}, output bias {out}, MLP bias {mlp}: Megatron has one switch for "
-                          "every linear layer (and a QKV-only bias): written with biases on", lost)  # fmt: skip
+        return Approx(
+            {},
+            f"attention bias {attn}, output bias {out}, MLP bias {mlp}: Megatron has one switch for "
+            "every linear layer (and a QKV-only bias): written with biases on",
+            lost,
+        )
 
 
 @formula("megatron.embedding_dropout")
@@ -227,8 +267,11 @@ class InitMethod:
     @staticmethod
     def read(init_method_xavier_uniform: bool | None) -> Any:
         if init_method_xavier_uniform:
-            return Approx("xavier_uniform", "--init-method-xavier-uniform: Megatron-Core's TransformerConfig refuses the "
-                                            "scaled_init_method it sets (TypeError); only legacy models ran with it")
+            return Approx(
+                "xavier_uniform",
+                "--init-method-xavier-uniform: Megatron-Core's TransformerConfig refuses the "
+                "scaled_init_method it sets (TypeError); only legacy models ran with it",
+            )
         return "normal"
 
     @staticmethod
@@ -270,7 +313,9 @@ class Sequential:
 
 # Megatron names no model family: its blocks tell it (RMSNorm or a gated MLP: llama; a window on those:
 # mistral; experts: mixtral; qk-norm: qwen3); it has no parallel block or sandwich norm to tell the others by
-family_formula("megatron.family", ("norm", "activation", "moe_num_experts", "qk_norm", "position_embedding", "sliding_window"))
+family_formula(
+    "megatron.family", ("norm", "activation", "moe_num_experts", "qk_norm", "position_embedding", "sliding_window")
+)
 
 
 @formula("megatron.vocab_size")
@@ -281,9 +326,14 @@ class VocabSize:
 
     @staticmethod
     def read(
-        padded_vocab_size: int | None, vocab_size: int | None, make_vocab_size_divisible_by: int | None,
-        pad_vocab_size: bool | None, tokenizer_type: str | None, tensor_size: int | None, version: str,
-    ) -> Any:  # fmt: skip
+        padded_vocab_size: int | None,
+        vocab_size: int | None,
+        make_vocab_size_divisible_by: int | None,
+        pad_vocab_size: bool | None,
+        tokenizer_type: str | None,
+        tensor_size: int | None,
+        version: str,
+    ) -> Any:
         if padded_vocab_size is not None:
             return padded_vocab_size
         if tokenizer_type != "NullTokenizer" or vocab_size is None:
@@ -306,12 +356,16 @@ class AttentionKind:
 
     @staticmethod
     def read(
-        multi_latent_attention: bool | None, hybrid_layer_pattern: str | None, hybrid_override_pattern: str | None,
+        multi_latent_attention: bool | None,
+        hybrid_layer_pattern: str | None,
+        hybrid_override_pattern: str | None,
         experimental_attention_variant: Any,
-    ) -> Any:  # fmt: skip
+    ) -> Any:
         if multi_latent_attention:
-            return Approx("mla", "multi-latent attention: its ranks and head sizes (--q-lora-rank, --kv-lora-rank, ...) "
-                                 "are not carried")  # fmt: skip
+            return Approx(
+                "mla",
+                "multi-latent attention: its ranks and head sizes (--q-lora-rank, --kv-lora-rank, ...) are not carried",
+            )
         pattern = hybrid_layer_pattern or hybrid_override_pattern
         if pattern:
             return Approx("hybrid", f"hybrid layer pattern {pattern} (Mamba / attention / MLP layers) is not carried")
@@ -322,8 +376,11 @@ class AttentionKind:
     @staticmethod
     def write(value: str) -> Any:
         if value != "dense":
-            return Approx({}, f"{value} attention is not written by neoconv (Megatron: --multi-latent-attention, "
-                              "--hybrid-layer-pattern): written as dense attention")
+            return Approx(
+                {},
+                f"{value} attention is not written by neoconv (Megatron: --multi-latent-attention, "
+                "--hybrid-layer-pattern): written as dense attention",
+            )
         return {}
 
 
@@ -335,69 +392,125 @@ class RopeScaling:
     it (only run_text_generation_server.py at core_v0.11-0.12 and pretrain_vlm.py do). RoPE: --position-
     embedding-type rope or the legacy --use-rotary-position-embeddings (validate_args sets rope)."""
 
-    LLAMA3 = {"rope_scaling_type": "llama3", "rope_scaling_factor": 8.0, "rope_original_max_positions": 8192,
-              "rope_low_freq_factor": 1.0, "rope_high_freq_factor": 4.0}  # fmt: skip
+    LLAMA3 = {
+        "rope_scaling_type": "llama3",
+        "rope_scaling_factor": 8.0,
+        "rope_original_max_positions": 8192,
+        "rope_low_freq_factor": 1.0,
+        "rope_high_freq_factor": 4.0,
+    }
 
     @staticmethod
     def read(
-        use_rope_scaling: bool | None, rope_scaling_factor: float | None, position_embedding_type: str | None,
-        use_rotary_position_embeddings: bool | None, rotary_scaling_factor: float | None,
-        yarn_original_max_position_embeddings: int | None, yarn_beta_fast: float | None, yarn_beta_slow: float | None,
-        yarn_correction_range_round_to_int: bool | None, mscale: float | None, mscale_all_dim: float | None,
-    ) -> Any:  # fmt: skip
+        use_rope_scaling: bool | None,
+        rope_scaling_factor: float | None,
+        position_embedding_type: str | None,
+        use_rotary_position_embeddings: bool | None,
+        rotary_scaling_factor: float | None,
+        yarn_original_max_position_embeddings: int | None,
+        yarn_beta_fast: float | None,
+        yarn_beta_slow: float | None,
+        yarn_correction_range_round_to_int: bool | None,
+        mscale: float | None,
+        mscale_all_dim: float | None,
+    ) -> Any:
         if use_rotary_position_embeddings:
             position_embedding_type = "rope"  # validate_args: the legacy flag sets the type
         if position_embedding_type not in ("rope", "yarn"):
             if use_rope_scaling:
-                return Approx({}, f"--use-rope-scaling has no effect with --position-embedding-type "
-                                  f"{position_embedding_type or 'learned_absolute'}")  # fmt: skip
+                return Approx(
+                    {},
+                    f"--use-rope-scaling has no effect with --position-embedding-type "
+                    f"{position_embedding_type or 'learned_absolute'}",
+                )
             return {}
         if position_embedding_type == "yarn":
-            return read_yarn({"rotary_scaling_factor": rotary_scaling_factor, "mscale": mscale, "mscale_all_dim": mscale_all_dim,
-                              "yarn_original_max_position_embeddings": yarn_original_max_position_embeddings,
-                              "yarn_beta_fast": yarn_beta_fast, "yarn_beta_slow": yarn_beta_slow,
-                              "yarn_correction_range_round_to_int": yarn_correction_range_round_to_int})  # fmt: skip
+            return read_yarn(
+                {
+                    "rotary_scaling_factor": rotary_scaling_factor,
+                    "mscale": mscale,
+                    "mscale_all_dim": mscale_all_dim,
+                    "yarn_original_max_position_embeddings": yarn_original_max_position_embeddings,
+                    "yarn_beta_fast": yarn_beta_fast,
+                    "yarn_beta_slow": yarn_beta_slow,
+                    "yarn_correction_range_round_to_int": yarn_correction_range_round_to_int,
+                }
+            )
         if not use_rope_scaling:
             return {}
         if rope_scaling_factor is not None and rope_scaling_factor != 8.0:
-            return Approx(dict(RopeScaling.LLAMA3), f"--rope-scaling-factor {rope_scaling_factor:g} has no effect on "
-                                                    "pretrain_gpt.py's models: they scale by 8", ("model.rope_scaling_factor",))  # fmt: skip
+            return Approx(
+                dict(RopeScaling.LLAMA3),
+                f"--rope-scaling-factor {rope_scaling_factor:g} has no effect on "
+                "pretrain_gpt.py's models: they scale by 8",
+                ("model.rope_scaling_factor",),
+            )
         return dict(RopeScaling.LLAMA3)
 
     @staticmethod
     def write(
-        rope_scaling_type: str | None, rope_scaling_factor: float | None, rope_original_max_positions: int | None,
-        rope_low_freq_factor: float | None, rope_high_freq_factor: float | None, rope_yarn_beta_fast: float | None,
-        rope_yarn_beta_slow: float | None, rope_yarn_mscale: float | None, rope_yarn_mscale_all_dim: float | None,
-        rope_yarn_truncate: bool | None, rope_attention_factor: float | None, max_position_embeddings: int | None,
-    ) -> Any:  # fmt: skip
+        rope_scaling_type: str | None,
+        rope_scaling_factor: float | None,
+        rope_original_max_positions: int | None,
+        rope_low_freq_factor: float | None,
+        rope_high_freq_factor: float | None,
+        rope_yarn_beta_fast: float | None,
+        rope_yarn_beta_slow: float | None,
+        rope_yarn_mscale: float | None,
+        rope_yarn_mscale_all_dim: float | None,
+        rope_yarn_truncate: bool | None,
+        rope_attention_factor: float | None,
+        max_position_embeddings: int | None,
+    ) -> Any:
         if rope_scaling_type is None:
             return {}
         if rope_scaling_type == "yarn":  # --position-embedding-type yarn: written by megatron.position_embedding
-            return write_yarn({
-                "rope_scaling_factor": rope_scaling_factor, "rope_yarn_beta_fast": rope_yarn_beta_fast,
-                # transformers' yarn fills the original length with max_position_embeddings; Megatron's default is 4096
-                "rope_original_max_positions": rope_original_max_positions or max_position_embeddings,
-                "rope_yarn_beta_slow": rope_yarn_beta_slow, "rope_yarn_mscale": rope_yarn_mscale,
-                "rope_yarn_mscale_all_dim": rope_yarn_mscale_all_dim, "rope_yarn_truncate": rope_yarn_truncate,
-                "rope_attention_factor": rope_attention_factor})  # fmt: skip
-        given = {"rope_scaling_type": rope_scaling_type, "rope_scaling_factor": rope_scaling_factor,
-                 "rope_original_max_positions": rope_original_max_positions,
-                 "rope_low_freq_factor": rope_low_freq_factor, "rope_high_freq_factor": rope_high_freq_factor}  # fmt: skip
+            return write_yarn(
+                {
+                    "rope_scaling_factor": rope_scaling_factor,
+                    "rope_yarn_beta_fast": rope_yarn_beta_fast,
+                    # transformers' yarn fills the original length with max_position_embeddings; Megatron's default is 4096
+                    "rope_original_max_positions": rope_original_max_positions or max_position_embeddings,
+                    "rope_yarn_beta_slow": rope_yarn_beta_slow,
+                    "rope_yarn_mscale": rope_yarn_mscale,
+                    "rope_yarn_mscale_all_dim": rope_yarn_mscale_all_dim,
+                    "rope_yarn_truncate": rope_yarn_truncate,
+                    "rope_attention_factor": rope_attention_factor,
+                }
+            )
+        given = {
+            "rope_scaling_type": rope_scaling_type,
+            "rope_scaling_factor": rope_scaling_factor,
+            "rope_original_max_positions": rope_original_max_positions,
+            "rope_low_freq_factor": rope_low_freq_factor,
+            "rope_high_freq_factor": rope_high_freq_factor,
+        }
         if all(is_close(given[k], v) if isinstance(v, float) else given[k] == v for k, v in RopeScaling.LLAMA3.items()):
             return {"use_rope_scaling": True}
         others = {k: v for k, v in RopeScaling.LLAMA3.items() if k != "rope_scaling_factor"}
-        if rope_scaling_type == "llama3" and rope_scaling_factor is not None and \
-                all(is_close(given[k], v) if isinstance(v, float) else given[k] == v for k, v in others.items()):  # fmt: skip
+        if (
+            rope_scaling_type == "llama3"
+            and rope_scaling_factor is not None
+            and all(is_close(given[k], v) if isinstance(v, float) else given[k] == v for k, v in others.items())
+        ):
             # Llama 3.2's 32: the option the later releases parse, which pretrain_gpt.py's builders do not read
-            return Approx({"use_rope_scaling": True, "rope_scaling_factor": rope_scaling_factor},
-                          f"--rope-scaling-factor {rope_scaling_factor:g} (an option since core_v0.11.0): pretrain_gpt.py's "
-                          "GPT builders never pass it on, its models scale by 8", ("model.rope_scaling_factor",))  # fmt: skip
+            return Approx(
+                {"use_rope_scaling": True, "rope_scaling_factor": rope_scaling_factor},
+                f"--rope-scaling-factor {rope_scaling_factor:g} (an option since core_v0.11.0): pretrain_gpt.py's "
+                "GPT builders never pass it on, its models scale by 8",
+                ("model.rope_scaling_factor",),
+            )
         if rope_scaling_type != "llama3":
             why = f"{rope_scaling_type} RoPE scaling is not written by neoconv (Megatron's --use-rope-scaling is Llama 3.1's)"
         else:
-            why = ("Megatron's --use-rope-scaling hard-codes Llama 3.1's frequency factors 1 and 4 and 8192 original "
-                   "positions (and pretrain_gpt.py its factor 8): " + ", ".join(f"{k.removeprefix('rope_')} {v:g}" if isinstance(v, float) else
-                                                       f"{k.removeprefix('rope_')} {v}" for k, v in given.items()
-                                                       if k != "rope_scaling_type" and v is not None) + " are not")  # fmt: skip
+            why = (
+                "Megatron's --use-rope-scaling hard-codes Llama 3.1's frequency factors 1 and 4 and 8192 original "
+                "positions (and pretrain_gpt.py its factor 8): "
+                + ", ".join(
+                    f"{k.removeprefix('rope_')} {v:g}" if isinstance(v, float) else f"{k.removeprefix('rope_')} {v}"
+                    for k, v in given.items()
+                    if k != "rope_scaling_type" and v is not None
+                )
+                + " are not"
+            )
         return Approx({}, why)

@@ -24,8 +24,10 @@ class NopeLayers:
         if isinstance(no_rope_freq, int) or str(no_rope_freq).strip().lstrip("-").isdigit():
             every = int(no_rope_freq)
             if every < 1 or num_layers % every:
-                raise ValueError(f"--no-rope-freq {every}: give N >= 1 dividing --num-layers {num_layers} "
-                                 "(Megatron asserts num_layers % N == 0), or a pattern like ([0]*3+[1]*1)*N")  # fmt: skip
+                raise ValueError(
+                    f"--no-rope-freq {every}: give N >= 1 dividing --num-layers {num_layers} "
+                    "(Megatron asserts num_layers % N == 0), or a pattern like ([0]*3+[1]*1)*N"
+                )
             nope = list(range(every - 1, num_layers, every))
         else:
             flags = layer_pattern(str(no_rope_freq), "--no-rope-freq")

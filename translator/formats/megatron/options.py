@@ -75,9 +75,17 @@ def table() -> OptionTable:
     options: dict[str, Option] = {}
     for dest, node in schema["properties"].items():
         for name, spec in node.get("x-options", {}).items():
-            options[name] = Option(name, dest, spec["action"], spec["arity"], spec["argtype"], spec["first"],
-                                   spec["last"], tuple(spec.get("absent", ())),
-                                   tuple(spec.get("older_types", {}).items()))  # fmt: skip
+            options[name] = Option(
+                name,
+                dest,
+                spec["action"],
+                spec["arity"],
+                spec["argtype"],
+                spec["first"],
+                spec["last"],
+                tuple(spec.get("absent", ())),
+                tuple(spec.get("older_types", {}).items()),
+            )
     versions = {label: (first, last) for label, first, last in schema["x-versions"]}  # newest first
     return OptionTable(options, schema["properties"], tuple(schema["x-tags"]), versions)
 
@@ -143,8 +151,9 @@ def parse(args: list[Arg]) -> Namespace:
             if last is None:
                 raise InputError(
                     f"{word.raw}: a value no option takes where an option is expected (argparse: unrecognized arguments)",
-                    file=word.file, line=word.line,
-                )  # fmt: skip
+                    file=word.file,
+                    line=word.line,
+                )
             i = _more_values(out, last, word, args, i)
             continue
         name, eq, attached = word.text.partition("=")
@@ -181,7 +190,8 @@ def parse(args: list[Arg]) -> Namespace:
             source = f" (from {values[0].word})" if values[0].word and values[0].word != whole else ""
             out.unresolved[option.dest] = (
                 f"{name} {whole!r}{source}: a value with blanks, which bash passes as {len(split) + 1} words and "
-                "Megatron's argparse refuses: a placeholder to fill in?")  # fmt: skip
+                "Megatron's argparse refuses: a placeholder to fill in?"
+            )
             continue
         typed = [_typed(option, v) for v in values]
         single = option.arity == "1"
@@ -190,8 +200,10 @@ def parse(args: list[Arg]) -> Namespace:
         strange = [v for v, w in zip(typed, values) if w.resolved and not _a_choice(option, v)]
         if strange:
             choices = _choices(option)
-            out.foreign[option.dest] = (f"{name} {strange[0]}: not a choice of any Megatron-LM release "
-                                        f"({', '.join(map(str, choices))}): a fork's value?")  # fmt: skip
+            out.foreign[option.dest] = (
+                f"{name} {strange[0]}: not a choice of any Megatron-LM release "
+                f"({', '.join(map(str, choices))}): a fork's value?"
+            )
         if option.last != "HEAD":
             out.notes[option.dest] = _join(out.notes.get(option.dest, ""), _removed(option))
     return out
@@ -210,8 +222,10 @@ def _more_values(out: Namespace, last: tuple[Option, str], word: Arg, args: list
     takes = {"0": "no value", "1": "one value", "3": "three values"}.get(option.arity, "values")
     out.values[option.dest] = words
     out.words[option.dest] = [*before, *(w.raw for w in extra)]
-    out.foreign[option.dest] = (f"{name} {' '.join(words)}: Megatron-LM's {name} takes {takes}, its argparse refuses "
-                                f"{' '.join(w.text for w in extra)}: a fork's?")  # fmt: skip
+    out.foreign[option.dest] = (
+        f"{name} {' '.join(words)}: Megatron-LM's {name} takes {takes}, its argparse refuses "
+        f"{' '.join(w.text for w in extra)}: a fork's?"
+    )
     return i
 
 
@@ -227,13 +241,18 @@ def _split_value(option: Option, values: list[Arg], args: list[Arg], i: int) -> 
     return out
 
 
-def _take(option: Option, word: Arg, eq: str, attached: str, written: str, args: list[Arg], i: int) -> tuple[list[Arg], int]:
+def _take(
+    option: Option, word: Arg, eq: str, attached: str, written: str, args: list[Arg], i: int
+) -> tuple[list[Arg], int]:
     """The value words an option consumes (argparse's nargs); `written`: the attached value as the file writes it."""
     file, line = word.file, word.line
     if option.arity == "0":
         if eq:
-            raise InputError(f"argument {option.name}: ignored explicit argument {attached!r} (a flag takes no value)",
-                             file=file, line=line)  # fmt: skip
+            raise InputError(
+                f"argument {option.name}: ignored explicit argument {attached!r} (a flag takes no value)",
+                file=file,
+                line=line,
+            )
         return [], i
     values = [Arg(attached, written, word.resolved, word.file, word.line, word.note, word.why)] if eq else []
     need = {"1": 1, "3": 3}.get(option.arity)
@@ -284,7 +303,9 @@ def _converted(option: Option, word: Arg, kind: str) -> Any:
             value = text
     except ValueError:
         shown = {"int": "int", "float": "float"}.get(kind, kind)
-        raise InputError(f"argument {option.name}: invalid {shown} value: {text!r}", file=word.file, line=word.line) from None
+        raise InputError(
+            f"argument {option.name}: invalid {shown} value: {text!r}", file=word.file, line=word.line
+        ) from None
     return value
 
 
@@ -325,7 +346,9 @@ def _unresolved(name: str, words: list[Arg]) -> str:
 def _removed(option: Option) -> str:
     tags = table().tags
     after = tags[tags.index(option.last) + 1]
-    return f"{option.name} is an option of Megatron-LM {option.first} to {option.last} only ({after} and later refuse it)"
+    return (
+        f"{option.name} is an option of Megatron-LM {option.first} to {option.last} only ({after} and later refuse it)"
+    )
 
 
 def _join(*parts: str) -> str:

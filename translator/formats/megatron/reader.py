@@ -86,16 +86,19 @@ class MegatronReader(Reader):
         source = _source(namespace, [str(p) for p in paths], texts)
         source.reading_notes.extend(notes)
         for word in namespace.loose:
-            source.reading_notes.append(f"{Path(word.file).name}:{word.line}: {word.raw} ({word.why or 'a shell expression'}) "
-                                   "stands where an option is expected: its words are not known here, not read")
+            source.reading_notes.append(
+                f"{Path(word.file).name}:{word.line}: {word.raw} ({word.why or 'a shell expression'}) "
+                "stands where an option is expected: its words are not known here, not read"
+            )
         _add_launcher(source, launcher)
         _add_extra(source, extra)
         source.meta["syntax"] = syntaxes
         if "bash" in syntaxes:  # a script's words as bash would pass them (a probe of Megatron's code runs no bash)
             hidden = [a for a in args if not a.resolved]
             source.meta["argv"] = [] if hidden else [a.text for a in args]
-            source.meta["argv_unknown"] = "; ".join(dict.fromkeys(f"{a.raw}: {a.why or 'a shell expression'}"
-                                                                  for a in hidden[:3]))
+            source.meta["argv_unknown"] = "; ".join(
+                dict.fromkeys(f"{a.raw}: {a.why or 'a shell expression'}" for a in hidden[:3])
+            )
         if container and len(paths) == 1:  # Megatron's CI YAML: a same-format translation keeps its layout
             source.meta["ci_order"] = container
         return source
@@ -156,7 +159,9 @@ class MegatronReader(Reader):
             words = words_of(text, "<sniff>")
         except InputError:
             # a shell script (#!/bin/bash) with no Megatron launch: its reader says so in shell's terms
-            return 0.5 if kind == "bash" and re.match(r"#!\S*(ba|z|k|da)?sh\b|#!\S*env\s+(ba|z|k|da)?sh\b", text) else 0.0
+            return (
+                0.5 if kind == "bash" and re.match(r"#!\S*(ba|z|k|da)?sh\b|#!\S*env\s+(ba|z|k|da)?sh\b", text) else 0.0
+            )
         flags = [a.text.partition("=")[0] for a in words.args if a.resolved and a.text.startswith("--")]
         share = sum(1 for f in flags if dest_of(f)) / len(flags) if flags else 0.0
         if kind == "bash" and any(dest_of(f) for f in flags):
@@ -194,18 +199,30 @@ def _source(namespace: Namespace, files: list[str], texts: dict[str, str]) -> Me
     # a value not known here of an option Megatron has (a fork's option is named as not a parameter, first)
     source.unknown_values = {d: why for d, why in namespace.unresolved.items() if d not in namespace.unknown}
     source.foreign_values = {d: why for d, why in namespace.foreign.items() if d not in namespace.unresolved}
-    source.meta.update(written=dict(namespace.written), words=dict(namespace.words), values=dict(namespace.values),
-                       unresolved=sorted(namespace.unresolved))
+    source.meta.update(
+        written=dict(namespace.written),
+        words=dict(namespace.words),
+        values=dict(namespace.values),
+        unresolved=sorted(namespace.unresolved),
+    )
     return source
 
 
 _WHOLE = re.compile(r"[0-9]{1,9}")  # ASCII digits only (str.isdigit takes ², int() refuses it)
-_COUNTS = {"nproc_per_node": re.compile(r"[0-9]{1,6}|auto|cpu|gpu|xpu"), "nproc-per-node": re.compile(r"[0-9]{1,6}|auto|cpu|gpu|xpu"),
-           "nnodes": re.compile(r"[0-9]{1,6}(:[0-9]{1,6})?"), "num_gpus": re.compile(r"[0-9]{1,6}"),
-           "num_nodes": re.compile(r"[0-9]{1,6}")}  # fmt: skip
-_COUNT_WHAT = {"nproc_per_node": "number of processes per node (N, auto, cpu or gpu)",
-               "nproc-per-node": "number of processes per node (N, auto, cpu or gpu)",
-               "nnodes": "number of nodes (N or MIN:MAX)", "num_gpus": "number of GPUs", "num_nodes": "number of nodes"}
+_COUNTS = {
+    "nproc_per_node": re.compile(r"[0-9]{1,6}|auto|cpu|gpu|xpu"),
+    "nproc-per-node": re.compile(r"[0-9]{1,6}|auto|cpu|gpu|xpu"),
+    "nnodes": re.compile(r"[0-9]{1,6}(:[0-9]{1,6})?"),
+    "num_gpus": re.compile(r"[0-9]{1,6}"),
+    "num_nodes": re.compile(r"[0-9]{1,6}"),
+}
+_COUNT_WHAT = {
+    "nproc_per_node": "number of processes per node (N, auto, cpu or gpu)",
+    "nproc-per-node": "number of processes per node (N, auto, cpu or gpu)",
+    "nnodes": "number of nodes (N or MIN:MAX)",
+    "num_gpus": "number of GPUs",
+    "num_nodes": "number of nodes",
+}
 
 
 def _add_launcher(source: MegatronSource, words: list[Arg]) -> None:
@@ -220,7 +237,11 @@ def _add_launcher(source: MegatronSource, words: list[Arg]) -> None:
         name, eq, value = word.text.lstrip("-").partition("=")
         given: list[Arg] = []
         if eq:  # --nnodes=2, or --nnodes=$NODES: its value not known here
-            given = [Arg(value, word.raw.partition("=")[2] or value, word.resolved, word.file, word.line, word.note, word.why)]
+            given = [
+                Arg(
+                    value, word.raw.partition("=")[2] or value, word.resolved, word.file, word.line, word.note, word.why
+                )
+            ]
         elif name != "standalone" and i < len(words) and not (words[i].resolved and words[i].text.startswith("-")):
             given = [words[i]]
             i += 1
@@ -230,12 +251,19 @@ def _add_launcher(source: MegatronSource, words: list[Arg]) -> None:
         else:
             arg = given[0]
             if arg.resolved and name in _COUNTS and not _COUNTS[name].fullmatch(arg.text):
-                raise InputError(f"--{name} {arg.text[:20]}{'...' if len(arg.text) > 20 else ''}: not a "
-                                 f"{_COUNT_WHAT[name]} (the launcher refuses it); write the number",
-                                 file=arg.file, line=arg.line)  # fmt: skip
-            launcher[leaf] = int(arg.text) if arg.resolved and _WHOLE.fullmatch(arg.text) else arg.text if arg.resolved else arg.raw
+                raise InputError(
+                    f"--{name} {arg.text[:20]}{'...' if len(arg.text) > 20 else ''}: not a "
+                    f"{_COUNT_WHAT[name]} (the launcher refuses it); write the number",
+                    file=arg.file,
+                    line=arg.line,
+                )
+            launcher[leaf] = (
+                int(arg.text) if arg.resolved and _WHOLE.fullmatch(arg.text) else arg.text if arg.resolved else arg.raw
+            )
             if not arg.resolved:
-                source.unknown_values[leaf] = f"--{name} {arg.raw}: " + (f"not known here ({arg.why})" if arg.why else "a shell expression, unknown here")
+                source.unknown_values[leaf] = f"--{name} {arg.raw}: " + (
+                    f"not known here ({arg.why})" if arg.why else "a shell expression, unknown here"
+                )
             if arg.note:
                 source.notes[leaf] = arg.note
         source.origins[leaf] = (word.file, word.line)
@@ -247,11 +275,13 @@ def _add_launcher(source: MegatronSource, words: list[Arg]) -> None:
         if isinstance(total, int) and not isinstance(total, bool):
             source.notes["launcher.worker_num"] = _joined(
                 source.notes.get("launcher.worker_num", ""),
-                f"msrun starts {total} processes: translate with --world-size {total}")
+                f"msrun starts {total} processes: translate with --world-size {total}",
+            )
         elif isinstance(procs, int) and isinstance(nodes, int) and not isinstance(nodes, bool):
             source.notes["launcher.nproc_per_node"] = _joined(
                 source.notes.get("launcher.nproc_per_node", ""),
-                f"torchrun starts {procs} x {nodes} = {procs * nodes} processes: translate with --world-size {procs * nodes}")
+                f"torchrun starts {procs} x {nodes} = {procs * nodes} processes: translate with --world-size {procs * nodes}",
+            )
         source.tree["launcher"] = {k.split(".", 1)[1]: v for k, v in launcher.items()}
         for leaf in launcher:
             source.leaf_files.setdefault("launcher", source.origins[leaf][0])
@@ -271,7 +301,6 @@ def _add_extra(source: MegatronSource, extra: dict[str, tuple[Any, str, int]]) -
         source.origins[leaf] = (file, line)
         source.aliases[leaf] = leaf[3:]
     source.leaf_files["ci"] = next(iter(extra.values()))[1]
-
 
 
 def _joined(*parts: str) -> str:

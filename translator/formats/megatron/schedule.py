@@ -36,16 +36,29 @@ def _spans(
     # Megatron asserts one kind only when --train-iters (or --train-samples) is given (arguments.py
     # validate_args, `if args.train_iters:`); a script that gives neither (Retro's: its project dir
     # gives the run's length) and --lr-*-samples schedules in samples
-    by_samples = not steps and not any(iters[k] for k in ("decay", "warmup", "wsd")) and any(
-        samples[k] for k in ("decay", "warmup", "wsd"))
+    by_samples = (
+        not steps
+        and not any(iters[k] for k in ("decay", "warmup", "wsd"))
+        and any(samples[k] for k in ("decay", "warmup", "wsd"))
+    )
     if samples["train"] is not None or by_samples:
         if any(iters[k] for k in ("decay", "warmup", "wsd")):
             raise ValueError("--*-iters schedule options with --train-samples: Megatron takes samples or iterations")
         if not global_:
-            return None, None, None, "a sample-based schedule needs the global batch: give --world-size N or --set batch.global"
+            return (
+                None,
+                None,
+                None,
+                "a sample-based schedule needs the global batch: give --world-size N or --set batch.global",
+            )
         end = samples["decay"] or samples["train"]
         if end is None:
-            return None, None, None, "the decay lasts --train-samples, which the file does not give: give --lr-decay-samples"
+            return (
+                None,
+                None,
+                None,
+                "the decay lasts --train-samples, which the file does not give: give --lr-decay-samples",
+            )
         warm = fraction * end if fraction is not None else samples["warmup"] or 0
         return end / global_, warm / global_, (samples["wsd"] or 0) / global_, None
     if samples["decay"] or samples["warmup"]:
@@ -65,31 +78,66 @@ class LrSchedule:
 
     @staticmethod
     def read(
-        lr: Any, lr_decay_style: str | None, lr_decay_iters: int | None, lr_decay_samples: int | None,
-        lr_warmup_iters: int | None, lr_warmup_fraction: float | None, lr_warmup_samples: int | None,
-        min_lr: Any, lr_warmup_init: Any, lr_wsd_decay_style: str | None, lr_wsd_decay_iters: int | None,
-        lr_wsd_decay_samples: int | None, warmup: float | None, train_samples: int | None, steps: int | None,
-        global_: int | None, version: str,
-    ) -> Any:  # fmt: skip
+        lr: Any,
+        lr_decay_style: str | None,
+        lr_decay_iters: int | None,
+        lr_decay_samples: int | None,
+        lr_warmup_iters: int | None,
+        lr_warmup_fraction: float | None,
+        lr_warmup_samples: int | None,
+        min_lr: Any,
+        lr_warmup_init: Any,
+        lr_wsd_decay_style: str | None,
+        lr_wsd_decay_iters: int | None,
+        lr_wsd_decay_samples: int | None,
+        warmup: float | None,
+        train_samples: int | None,
+        steps: int | None,
+        global_: int | None,
+        version: str,
+    ) -> Any:
         peak = finite(lr)
         style = lr_decay_style or "linear"
         if style == "exponential" and version != "v1":
             raise ValueError("--lr-decay-style exponential exists in v1.0 only (read it with --from-version v1)")
         if peak is None:
             return {}
-        iters = {"decay": lr_decay_iters, "warmup": lr_warmup_iters, "fraction": lr_warmup_fraction, "wsd": lr_wsd_decay_iters}
-        samples = {"train": train_samples, "decay": lr_decay_samples, "warmup": lr_warmup_samples, "wsd": lr_wsd_decay_samples}
+        iters = {
+            "decay": lr_decay_iters,
+            "warmup": lr_warmup_iters,
+            "fraction": lr_warmup_fraction,
+            "wsd": lr_wsd_decay_iters,
+        }
+        samples = {
+            "train": train_samples,
+            "decay": lr_decay_samples,
+            "warmup": lr_warmup_samples,
+            "wsd": lr_wsd_decay_samples,
+        }
         if warmup is not None:  # v1.0: a fraction of the decay span (an int since v2.0, then refused)
             iters["fraction"] = float(warmup)
         end, warm, wsd, unknown = _spans(iters, samples, steps, global_)
         if unknown:
             return {"lr": peak, "phases": Approx(None, unknown)}
         if end is None and style != "constant":
-            return {"lr": peak, "phases": Approx(None, "Megatron decays over --train-iters (or --lr-decay-iters): the lr "
-                                                       "schedule is unknown; give --set train.steps=N")}  # fmt: skip
-        cfg = {"lr": peak, "min_lr": finite(min_lr) or 0.0, "lr_warmup_init": finite(lr_warmup_init) or 0.0,
-               "lr_decay_style": style, "warmup": warm, "decay": end, "wsd": wsd,
-               "lr_wsd_decay_style": lr_wsd_decay_style}  # fmt: skip
+            return {
+                "lr": peak,
+                "phases": Approx(
+                    None,
+                    "Megatron decays over --train-iters (or --lr-decay-iters): the lr "
+                    "schedule is unknown; give --set train.steps=N",
+                ),
+            }
+        cfg = {
+            "lr": peak,
+            "min_lr": finite(min_lr) or 0.0,
+            "lr_warmup_init": finite(lr_warmup_init) or 0.0,
+            "lr_decay_style": style,
+            "warmup": warm,
+            "decay": end,
+            "wsd": wsd,
+            "lr_wsd_decay_style": lr_wsd_decay_style,
+        }
         if version == "v1" and style not in ("constant", "linear", "cosine"):
             return Extension(f"Megatron-LM v1.0's {style} decay has no canonical form")
         try:
@@ -100,8 +148,12 @@ class LrSchedule:
             raise ValueError(str(exc)) from None
         phases: Any = reading.schedule.to_json()
         if version == "v1" and (warm or style != "linear"):
-            phases = Approx(phases, "Megatron-LM v1.0's AnnealingLR decays over N iterations counted after the warmup "
-                                    "(n' = min(n, N - W) - W): read as v2.0's scheduler, approximately", ("schedule.phases",))
+            phases = Approx(
+                phases,
+                "Megatron-LM v1.0's AnnealingLR decays over N iterations counted after the warmup "
+                "(n' = min(n, N - W) - W): read as v2.0's scheduler, approximately",
+                ("schedule.phases",),
+            )
         return {"lr": peak, "phases": phases}
 
     @staticmethod

@@ -105,10 +105,20 @@ def _candidates_at(s: Schedule, f: Features, peak: float, horizon: int) -> Itera
             if w in _holds(s):  # an inverse square root held at the peak: Megatron's warmup from the peak to itself
                 for stop in dict.fromkeys((int(end) for end, _ in ends)):
                     if stop > w:
-                        yield {**base, "lr_warmup_init": peak, "lr_decay_style": "inverse-square-root", "decay": stop,
-                               "min_lr": 0.0}  # fmt: skip
-                yield {**base, "lr_warmup_init": peak, "lr_decay_style": "inverse-square-root", "decay": max(horizon, w + 1),
-                       "min_lr": 0.0}  # fmt: skip
+                        yield {
+                            **base,
+                            "lr_warmup_init": peak,
+                            "lr_decay_style": "inverse-square-root",
+                            "decay": stop,
+                            "min_lr": 0.0,
+                        }
+                yield {
+                    **base,
+                    "lr_warmup_init": peak,
+                    "lr_decay_style": "inverse-square-root",
+                    "decay": max(horizon, w + 1),
+                    "min_lr": 0.0,
+                }
             for end, low in dict.fromkeys(ends):
                 low = min(low, peak)
                 for style in ("linear", "cosine"):

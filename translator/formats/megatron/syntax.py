@@ -31,8 +31,10 @@ from .words import Arg, Words
 
 _YAML_KEY = re.compile(r"^(--?[\w.-]+|[A-Za-z_][\w.-]*):(\s|$)")
 SHELL_SUFFIXES = (".sh", ".bash", ".slurm", ".sbatch", ".zsh", ".ksh")
-NO_LAUNCH = ("write the launch line (torchrun ... pretrain_gpt.py --flag value ...), or the arguments as an args "
-             "file (--flag value per line)")  # fmt: skip
+NO_LAUNCH = (
+    "write the launch line (torchrun ... pretrain_gpt.py --flag value ...), or the arguments as an args "
+    "file (--flag value per line)"
+)
 
 
 def syntax_of(text: str, name: str = "") -> str:
@@ -76,8 +78,9 @@ def _args_words(tokens: list[Token], name: str) -> Words:
             raise InputError(
                 f"{what} is shell syntax; an args file holds options and values only: quote the value, or "
                 "write the launch line as a bash script",
-                file=name, line=tok.line,
-            )  # fmt: skip
+                file=name,
+                line=tok.line,
+            )
         assert tok.word is not None
         for chunks in expander.fields(tok.word, split=False) or [[]]:
             out.args.append(to_arg(chunks, tok.word.raw, name, tok.line))
@@ -92,7 +95,16 @@ def to_arg(chunks: list[Chunk], raw: str, name: str, line: int, group: int = -1)
     if resolved and ("'" in text or '"' in text):
         notes.append(f"from {raw or text}: bash passes the quote characters of {text} to Megatron literally")
     why = "; ".join(dict.fromkeys(c.why for c in chunks if not c.known and c.why))
-    arg = Arg(text, raw or shell_text(chunks), resolved, name, chunks[0].line if chunks else line, "; ".join(notes), why, group)
+    arg = Arg(
+        text,
+        raw or shell_text(chunks),
+        resolved,
+        name,
+        chunks[0].line if chunks else line,
+        "; ".join(notes),
+        why,
+        group,
+    )
     for chunk in chunks if not resolved else ():
         if not chunk.known:
             break
@@ -127,38 +139,63 @@ def _bash_words(text: str, name: str, given: dict[str, str] | None = None) -> Wo
         held: list[str] = []
         for var, elements in reading.variables.items():
             args = [a for element in elements for a in _array_element(element, name)]
-            if args and args[0].resolved and args[0].text.startswith("-") and \
-                    any(a.resolved and dest_of(a.text.partition("=")[0]) for a in args):  # fmt: skip
+            if (
+                args
+                and args[0].resolved
+                and args[0].text.startswith("-")
+                and any(a.resolved and dest_of(a.text.partition("=")[0]) for a in args)
+            ):
                 out.args.extend(args)
                 held.append(var)
         if held:
-            out.notes.append(f"no command launches a training script: read the arguments of {', '.join(held)}, "
-                             "in the order the file sets them")  # fmt: skip
+            out.notes.append(
+                f"no command launches a training script: read the arguments of {', '.join(held)}, "
+                "in the order the file sets them"
+            )
         if not out.args:
-            stop = f"the script stops at line {reading.exited} (exit) before any launch line; " if reading.exited else ""
-            ran = (f"; it runs {', '.join(reading.scripts[:3])}, not given: translate the script that holds the launch "
-                   "line (what this one exports for it: --set)") if reading.scripts else ""  # fmt: skip
-            raise InputError(f"no Megatron arguments: {stop}no command launches a Python training script (torchrun, "
-                             f"deepspeed, python ... *.py) and the file has no arrays of arguments{ran}; {NO_LAUNCH}",
-                             file=name)  # fmt: skip
+            stop = (
+                f"the script stops at line {reading.exited} (exit) before any launch line; " if reading.exited else ""
+            )
+            ran = (
+                (
+                    f"; it runs {', '.join(reading.scripts[:3])}, not given: translate the script that holds the launch "
+                    "line (what this one exports for it: --set)"
+                )
+                if reading.scripts
+                else ""
+            )
+            raise InputError(
+                f"no Megatron arguments: {stop}no command launches a Python training script (torchrun, "
+                f"deepspeed, python ... *.py) and the file has no arrays of arguments{ran}; {NO_LAUNCH}",
+                file=name,
+            )
     else:
         out.launcher = [written_arg(word, name, launch.line) for word in launch.launcher]
         out.args = [written_arg(word, name, launch.line) for word in launch.args]
         if launch.through:  # the wrapper script expands its arguments unquoted: split again at blanks
             out.launcher = []
-            out.args = [to_arg(list(piece), "", name, launch.line) for word in launch.args
-                        for piece in split_at_blanks(word.chunks)]  # fmt: skip
-            out.notes.append(f"the launch (line {launch.line}) goes through {launch.through}, which is not given: "
-                             f"read as it running {launch.script_name} with the words after it, split at blanks")  # fmt: skip
+            out.args = [
+                to_arg(list(piece), "", name, launch.line)
+                for word in launch.args
+                for piece in split_at_blanks(word.chunks)
+            ]
+            out.notes.append(
+                f"the launch (line {launch.line}) goes through {launch.through}, which is not given: "
+                f"read as it running {launch.script_name} with the words after it, split at blanks"
+            )
         _name_repeats(out, launch, [x for x in reading.launches if x.line == launch.line])
         script = launch.words[launch.script_at]
         if not all(c.known for c in script.chunks):
             why = "; ".join(dict.fromkeys(c.why for c in script.chunks if not c.known and c.why))
-            out.notes.append(f"the launch (line {launch.line}) runs {script.shown}, a script not known here ({why}): "
-                             "read as the training script, as the options after it say")  # fmt: skip
+            out.notes.append(
+                f"the launch (line {launch.line}) runs {script.shown}, a script not known here ({why}): "
+                "read as the training script, as the options after it say"
+            )
         if launch.wrapper:
             shown = " ".join(word.shown for word in launch.wrapper)
-            out.notes.append(f"the launch (line {launch.line}) runs inside `{_cut(shown)}`: its settings are not Megatron's")
+            out.notes.append(
+                f"the launch (line {launch.line}) runs inside `{_cut(shown)}`: its settings are not Megatron's"
+            )
         others = [x for x in reading.launches if x.line != launch.line]  # its own runs again are said above
         if others:
             shown = ", ".join(f"{x.script_name} (line {x.line})" for x in others[:4])
@@ -195,8 +232,12 @@ def _the_launch(launches: list[Launch], name: str, dest_of: Any) -> Launch | Non
         lines = ", ".join(str(x.line) for x in runs[:6])
         options = [k for k in differ if dest_of(k)] or differ
         what = f" ({', '.join(options[:4])} differ)" if options else ""
-        raise InputError(f"the script launches {len(runs)} different training runs (lines {lines}){what}: neoconv "
-                         "reads one run per file; keep one launch line", file=name, line=chosen[0].line)  # fmt: skip
+        raise InputError(
+            f"the script launches {len(runs)} different training runs (lines {lines}){what}: neoconv "
+            "reads one run per file; keep one launch line",
+            file=name,
+            line=chosen[0].line,
+        )
     return chosen[0]
 
 
@@ -207,15 +248,18 @@ def _name_repeats(out: Words, launch: Launch, runs: list[Launch]) -> None:
     differ = _differing(values)
     if not differ:
         return
-    out.notes.append(f"the launch line (line {launch.line}) runs {len(runs)} times (a loop, or a function called "
-                     f"again): read its first run; {', '.join(differ[:6])} differ between the runs")  # fmt: skip
+    out.notes.append(
+        f"the launch line (line {launch.line}) runs {len(runs)} times (a loop, or a function called "
+        f"again): read its first run; {', '.join(differ[:6])} differ between the runs"
+    )
     for arg in out.args:
         option = arg.text.partition("=")[0]
         if option in differ:
             given = list(dict.fromkeys(v.get(option, "(not given)") for v in values))
             shown = ", ".join(_cut(g) for g in given[:4]) + (f" and {len(given) - 4} more" if len(given) > 4 else "")
-            arg.note = "; ".join(p for p in (arg.note, f"the {len(runs)} runs of line {launch.line} give {shown}: "
-                                             "the first read") if p)  # fmt: skip
+            arg.note = "; ".join(
+                p for p in (arg.note, f"the {len(runs)} runs of line {launch.line} give {shown}: the first read") if p
+            )
 
 
 def _differing(runs: list[dict[str, str]]) -> list[str]:
@@ -245,8 +289,10 @@ def _array_element(element: list[Chunk], name: str) -> list[Arg]:
     if text.lstrip().startswith("-"):
         return [to_arg(list(piece), "", name, element[0].line) for piece in split_at_blanks(element)]
     if all(c.known for c in element) and len(text.split()) > 1:
-        note = (f"one value with blanks ({text!r}): bash expands the array unquoted and would pass "
-                f"{len(text.split())} words; read as the one value meant")  # fmt: skip
+        note = (
+            f"one value with blanks ({text!r}): bash expands the array unquoted and would pass "
+            f"{len(text.split())} words; read as the one value meant"
+        )
         return [Arg(text, text, True, name, element[0].line, note)]
     return [to_arg(element, "", name, element[0].line)]
 
@@ -299,8 +345,10 @@ def _yaml_words(text: str, name: str) -> Words:
         first = next(iter(tree), None)
         raise InputError(
             "not Megatron arguments: no `--flag: value` keys and no MODEL_ARGS mapping of them "
-            "(Megatron-LM's CI model_config.yaml)", file=name, line=key_line(text, str(first)) if first else None,
-        )  # fmt: skip
+            "(Megatron-LM's CI model_config.yaml)",
+            file=name,
+            line=key_line(text, str(first)) if first else None,
+        )
     for key, value in flags.items():
         line = _line_of(lines, text, str(key))
         if not isinstance(key, str) or not key.startswith("-"):
@@ -313,8 +361,9 @@ def _yaml_words(text: str, name: str) -> Words:
             raise InputError(
                 f"{key}: {what}: Megatron's CI script passes `{key} {str(value).lower()}` to argparse, which refuses "
                 f"it; give a value, `true` for a flag, or remove the key",
-                file=name, line=line,
-            )  # fmt: skip
+                file=name,
+                line=line,
+            )
         items = value if isinstance(value, list) else [value]
         for item in items:
             out.args.extend(_yaml_value(item, name, line))

@@ -22,19 +22,26 @@ class OptimizerType:
         if name in ("sgd", "lion"):
             return name
         if name in ("muon", "dist_muon"):
-            return Approx("muon", "Megatron's muon trains 1-D parameters and embeddings with --muon-scalar-optimizer (adam)")
+            return Approx(
+                "muon", "Megatron's muon trains 1-D parameters and embeddings with --muon-scalar-optimizer (adam)"
+            )
         return Extension(f"--optimizer {name} has no canonical name")
 
     @staticmethod
     def write(value: str, weight_decay: float | None) -> Any:
         if value in ("adamw", "adam"):
             if value == "adam" and weight_decay:
-                return Approx({"optimizer": "adam"}, f"Megatron's adam always decouples weight decay (AdamW): "
-                                                     f"coupled L2 weight decay {weight_decay:g} is not expressible")
+                return Approx(
+                    {"optimizer": "adam"},
+                    f"Megatron's adam always decouples weight decay (AdamW): "
+                    f"coupled L2 weight decay {weight_decay:g} is not expressible",
+                )
             return {"optimizer": "adam"}
         if value in ("sgd", "lion", "muon"):
             return {"optimizer": value}
-        return Approx({"optimizer": "adam"}, f"Megatron has no {value} optimizer (adam, sgd, lion, muon): written as adam")
+        return Approx(
+            {"optimizer": "adam"}, f"Megatron has no {value} optimizer (adam, sgd, lion, muon): written as adam"
+        )
 
 
 @formula("megatron.betas")
@@ -57,18 +64,25 @@ class WeightDecay:
 
     @staticmethod
     def read(
-        weight_decay: float | None, start_weight_decay: float | None, end_weight_decay: float | None,
+        weight_decay: float | None,
+        start_weight_decay: float | None,
+        end_weight_decay: float | None,
         weight_decay_incr_style: str | None,
-    ) -> Any:  # fmt: skip
+    ) -> Any:
         style = weight_decay_incr_style or "constant"
         if style == "constant":
             if start_weight_decay is not None or end_weight_decay is not None:
-                raise ValueError("--start/--end-weight-decay need --weight-decay-incr-style linear or cosine (Megatron asserts)")
+                raise ValueError(
+                    "--start/--end-weight-decay need --weight-decay-incr-style linear or cosine (Megatron asserts)"
+                )
             return 0.01 if weight_decay is None else weight_decay
         if start_weight_decay is None or end_weight_decay is None:
             raise ValueError(f"--weight-decay-incr-style {style} needs --start-weight-decay and --end-weight-decay")
-        return Approx(end_weight_decay, f"weight decay ramps ({style}) from {start_weight_decay:g} to "
-                                        f"{end_weight_decay:g} over the run; read as the end value")  # fmt: skip
+        return Approx(
+            end_weight_decay,
+            f"weight decay ramps ({style}) from {start_weight_decay:g} to "
+            f"{end_weight_decay:g} over the run; read as the end value",
+        )
 
     @staticmethod
     def write(value: float) -> dict[str, Any]:
@@ -89,7 +103,9 @@ class TrainSteps:
             return None
         steps = train_samples // global_
         if steps * global_ != train_samples:
-            return Approx(steps, f"--train-samples {train_samples} is not a whole number of global batches of {global_}")
+            return Approx(
+                steps, f"--train-samples {train_samples} is not a whole number of global batches of {global_}"
+            )
         return steps
 
     @staticmethod
@@ -121,9 +137,13 @@ class ActivationCheckpointing:
 
     @staticmethod
     def read(
-        recompute_granularity: str | None, recompute_activations: bool | None, checkpoint_activations: bool | None,
-        activations_checkpoint_method: str | None, recompute_method: str | None, recompute_num_layers: int | None,
-    ) -> Any:  # fmt: skip
+        recompute_granularity: str | None,
+        recompute_activations: bool | None,
+        checkpoint_activations: bool | None,
+        activations_checkpoint_method: str | None,
+        recompute_method: str | None,
+        recompute_num_layers: int | None,
+    ) -> Any:
         if checkpoint_activations or activations_checkpoint_method:
             return True
         granularity = recompute_granularity or ("selective" if recompute_activations else None)
@@ -164,11 +184,17 @@ class Wandb:
     @staticmethod
     def write(use_wandb: bool | None, wandb_project: str | None) -> Any:
         if not use_wandb and wandb_project:  # unset means off (GPT-NeoX's None, VeOmni's false)
-            return Approx({}, f"W&B logging is not on in the source: --wandb-project {wandb_project} is not written "
-                              "(Megatron logs whenever it is given)")  # fmt: skip
+            return Approx(
+                {},
+                f"W&B logging is not on in the source: --wandb-project {wandb_project} is not written "
+                "(Megatron logs whenever it is given)",
+            )
         if use_wandb and not wandb_project:
-            return Approx({}, "Megatron logs to W&B only with --wandb-project: give --set logging.wandb_project=NAME",
-                          ("logging.use_wandb",))  # fmt: skip
+            return Approx(
+                {},
+                "Megatron logs to W&B only with --wandb-project: give --set logging.wandb_project=NAME",
+                ("logging.use_wandb",),
+            )
         return {"wandb_project": wandb_project}
 
 
@@ -195,8 +221,12 @@ class GlobalBatch:
     it down to one and trains that batch."""
 
     @staticmethod
-    def read(global_batch_size: int | None, micro: int | None, data_parallel_size: int | None,
-             decrease_batch_size_if_needed: bool | None = None) -> int | None:  # fmt: skip
+    def read(
+        global_batch_size: int | None,
+        micro: int | None,
+        data_parallel_size: int | None,
+        decrease_batch_size_if_needed: bool | None = None,
+    ) -> int | None:
         if global_batch_size is None:
             return micro * data_parallel_size if micro and data_parallel_size else None
         step = micro * data_parallel_size if micro and data_parallel_size else None
@@ -204,11 +234,15 @@ class GlobalBatch:
             running = global_batch_size // step * step
             if decrease_batch_size_if_needed and running:
                 return running
-            raise ValueError(f"--global-batch-size {global_batch_size} is not a multiple of micro {micro} x "
-                             f"data-parallel size {data_parallel_size} (Megatron asserts it)")  # fmt: skip
+            raise ValueError(
+                f"--global-batch-size {global_batch_size} is not a multiple of micro {micro} x "
+                f"data-parallel size {data_parallel_size} (Megatron asserts it)"
+            )
         if micro and not step and not decrease_batch_size_if_needed and global_batch_size % micro:
-            raise ValueError(f"--global-batch-size {global_batch_size} is not a multiple of micro {micro}: Megatron "
-                             "asserts it is one of micro x data-parallel size, which fails at every world size")  # fmt: skip
+            raise ValueError(
+                f"--global-batch-size {global_batch_size} is not a multiple of micro {micro}: Megatron "
+                "asserts it is one of micro x data-parallel size, which fails at every world size"
+            )
         return global_batch_size
 
     @staticmethod
@@ -231,12 +265,18 @@ class GradAccum:
     @staticmethod
     def write(value: int, global_: int | None, micro: int | None, data_parallel_size: int | None) -> Any:
         if global_ is None and value != 1:
-            return Approx({}, f"Megatron takes accumulation as --global-batch-size = micro x {value} x data-parallel "
-                              "size; without the world size the global batch is unknown: give --world-size N")
+            return Approx(
+                {},
+                f"Megatron takes accumulation as --global-batch-size = micro x {value} x data-parallel "
+                "size; without the world size the global batch is unknown: give --world-size N",
+            )
         if global_ is not None and data_parallel_size is None and micro:
             ranks = global_ / (micro * value)
-            return Approx({}, f"Megatron derives accumulation at run time: {global_} / ({micro} x data-parallel size) "
-                              f"is {value} only with {ranks:g} data-parallel ranks (give --world-size to check)")
+            return Approx(
+                {},
+                f"Megatron derives accumulation at run time: {global_} / ({micro} x data-parallel size) "
+                f"is {value} only with {ranks:g} data-parallel ranks (give --world-size to check)",
+            )
         return {}
 
 
@@ -245,13 +285,17 @@ class DataParallel:
     """WORLD_SIZE / (tensor x pipeline x context parallel sizes): context-parallel ranks share a sequence."""
 
     @staticmethod
-    def read(world_size: int | None, tensor_size: int | None, pipeline_size: int | None, sequence_size: int | None) -> Any:
+    def read(
+        world_size: int | None, tensor_size: int | None, pipeline_size: int | None, sequence_size: int | None
+    ) -> Any:
         if world_size is None:
             return None
         model = max(1, tensor_size or 1) * max(1, pipeline_size or 1) * max(1, sequence_size or 1)
         if world_size % model:
-            raise ValueError(f"world size {world_size} is not divisible by tensor x pipeline x context parallel "
-                             f"size {model} (Megatron asserts it)")  # fmt: skip
+            raise ValueError(
+                f"world size {world_size} is not divisible by tensor x pipeline x context parallel "
+                f"size {model} (Megatron asserts it)"
+            )
         return world_size // model
 
     @staticmethod
@@ -286,9 +330,13 @@ class ZeroStage:
 
     @staticmethod
     def read(
-        use_distributed_optimizer: bool | None, use_megatron_fsdp: bool | None, use_custom_fsdp: bool | None,
-        data_parallel_sharding_strategy: str | None, use_torch_fsdp2: bool | None, ckpt_format: str | None,
-    ) -> int:  # fmt: skip
+        use_distributed_optimizer: bool | None,
+        use_megatron_fsdp: bool | None,
+        use_custom_fsdp: bool | None,
+        data_parallel_sharding_strategy: str | None,
+        use_torch_fsdp2: bool | None,
+        ckpt_format: str | None,
+    ) -> int:
         if use_torch_fsdp2:
             return 3
         if use_megatron_fsdp or use_custom_fsdp:
@@ -303,7 +351,11 @@ class ZeroStage:
             return {"use_distributed_optimizer": True}
         if value in (2, 3):
             strategy = "optim_grads" if value == 2 else "optim_grads_params"
-            return {"use_megatron_fsdp": True, "data_parallel_sharding_strategy": strategy, "ckpt_format": "fsdp_dtensor"}
+            return {
+                "use_megatron_fsdp": True,
+                "data_parallel_sharding_strategy": strategy,
+                "ckpt_format": "fsdp_dtensor",
+            }
         return {}
 
     @staticmethod
@@ -314,11 +366,16 @@ class ZeroStage:
             if value == 1:
                 return {"use_distributed_optimizer": True}
             lost = "gradients" if value == 2 else "parameters and gradients"
-            return Approx({"use_distributed_optimizer": True},
-                          f"Megatron refuses its FSDP with --optimizer muon: ZeRO-{value} is written as "
-                          f"--use-distributed-optimizer (muon's states sharded layer-wise, ZeRO-1); {lost} are not sharded")
-        return Approx({}, f"Megatron-LM {version} refuses any sharding with --optimizer muon (distributed optimizer, "
-                          f"FSDP): ZeRO-{value} is written as plain data parallelism")  # fmt: skip
+            return Approx(
+                {"use_distributed_optimizer": True},
+                f"Megatron refuses its FSDP with --optimizer muon: ZeRO-{value} is written as "
+                f"--use-distributed-optimizer (muon's states sharded layer-wise, ZeRO-1); {lost} are not sharded",
+            )
+        return Approx(
+            {},
+            f"Megatron-LM {version} refuses any sharding with --optimizer muon (distributed optimizer, "
+            f"FSDP): ZeRO-{value} is written as plain data parallelism",
+        )
 
 
 @formula("megatron.precision")
@@ -356,7 +413,9 @@ class LossScale:
     def write(value: Any, dtype: str | None) -> Any:
         if value == "dynamic":
             if dtype != "fp16":
-                return Approx({}, f"Megatron scales the loss dynamically only in fp16; in {dtype or 'fp32'} it does not scale it")
+                return Approx(
+                    {}, f"Megatron scales the loss dynamically only in fp16; in {dtype or 'fp32'} it does not scale it"
+                )
             return {}
         return {"loss_scale": float(value)}
 
@@ -370,14 +429,18 @@ class BatchRamp:
     @staticmethod
     def read(rampup_batch_size: Any, step_batch_size_schedule: str | None, version: str) -> Any:
         if step_batch_size_schedule:
-            return Extension(f"--step-batch-size-schedule {step_batch_size_schedule!r}: a step-wise batch schedule "
-                             "has no canonical form")  # fmt: skip
+            return Extension(
+                f"--step-batch-size-schedule {step_batch_size_schedule!r}: a step-wise batch schedule "
+                "has no canonical form"
+            )
         if rampup_batch_size is None:
             return None
         if since(version, "core_v0.18"):
             return Extension("--rampup-batch-size is ignored from core_v0.18.0 on (Megatron only warns)")
-        return Extension(f"--rampup-batch-size {' '.join(map(str, rampup_batch_size))}: the global batch grows by "
-                         "INCR every few samples (start, increment, samples); no canonical form")  # fmt: skip
+        return Extension(
+            f"--rampup-batch-size {' '.join(map(str, rampup_batch_size))}: the global batch grows by "
+            "INCR every few samples (start, increment, samples); no canonical form"
+        )
 
     @staticmethod
     def write(value: float) -> Any:

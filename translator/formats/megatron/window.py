@@ -26,18 +26,28 @@ class Window:
         except ValueError:
             raise ValueError(f"--window-size {window_size!r}: give the left and right window, e.g. 4095,0") from None
         if left < 0:
-            return Absent(f"--window-size {window_size}: a left window of {left} is no bound (every key before the query)")
+            return Absent(
+                f"--window-size {window_size}: a left window of {left} is no bound (every key before the query)"
+            )
         out: dict[str, Any] = {"sliding_window": left + 1}
         if window_attn_skip_freq not in (None, ""):
             if num_layers is None:
-                return Approx(out, f"--window-attn-skip-freq {window_attn_skip_freq} needs --num-layers to lay out the "
-                                   "windowed layers", ("model.attention_layer_types",))  # fmt: skip
+                return Approx(
+                    out,
+                    f"--window-attn-skip-freq {window_attn_skip_freq} needs --num-layers to lay out the "
+                    "windowed layers",
+                    ("model.attention_layer_types",),
+                )
             out["attention_layer_types"] = _window_layers(window_attn_skip_freq, num_layers)
             if out["attention_layer_types"] == ["full"] * num_layers:
                 return Absent(f"--window-attn-skip-freq {window_attn_skip_freq}: every layer attends fully")
         if right != 0:
-            return Approx(out, f"--window-size {window_size}: a right window of {right} lets queries see keys after "
-                               "them; the canonical window is causal (0)", ("model.sliding_window",))  # fmt: skip
+            return Approx(
+                out,
+                f"--window-size {window_size}: a right window of {right} lets queries see keys after "
+                "them; the canonical window is causal (0)",
+                ("model.sliding_window",),
+            )
         return out
 
     @staticmethod
@@ -48,8 +58,10 @@ class Window:
         if attention_layer_types is None or all(k == "sliding" for k in attention_layer_types):
             return out
         layers = [int(k == "sliding") for k in attention_layer_types]
-        every = next((n for n in range(2, len(layers) + 1)
-                      if layers == [int((i + 1) % n != 0) for i in range(len(layers))]), None)  # fmt: skip
+        every = next(
+            (n for n in range(2, len(layers) + 1) if layers == [int((i + 1) % n != 0) for i in range(len(layers))]),
+            None,
+        )
         out["window_attn_skip_freq"] = every if every is not None else pattern_text(layers)
         return out
 

@@ -16,8 +16,15 @@ from typing import Any
 
 from ...knowledge.formula import Approx, is_close
 
-DEFAULTS = {"rotary_scaling_factor": 1.0, "yarn_original_max_position_embeddings": 4096, "yarn_beta_fast": 32.0,
-            "yarn_beta_slow": 1.0, "mscale": 1.0, "mscale_all_dim": 0.0, "yarn_correction_range_round_to_int": True}  # fmt: skip
+DEFAULTS = {
+    "rotary_scaling_factor": 1.0,
+    "yarn_original_max_position_embeddings": 4096,
+    "yarn_beta_fast": 32.0,
+    "yarn_beta_slow": 1.0,
+    "mscale": 1.0,
+    "mscale_all_dim": 0.0,
+    "yarn_correction_range_round_to_int": True,
+}
 
 
 def _get(factor: float, m: float) -> float:
@@ -39,13 +46,19 @@ def hf_factor(factor: float, mscale: float | None, mscale_all_dim: float | None)
 def read_yarn(given: dict[str, Any]) -> dict[str, Any]:
     """Canonical fields of a yarn run from its options (`given`: dest -> value, None when absent)."""
     value = {k: d if given.get(k) is None else given[k] for k, d in DEFAULTS.items()}
-    factor, mscale, all_dim = float(value["rotary_scaling_factor"]), float(value["mscale"]), float(value["mscale_all_dim"])
+    factor, mscale, all_dim = (
+        float(value["rotary_scaling_factor"]),
+        float(value["mscale"]),
+        float(value["mscale_all_dim"]),
+    )
     out: dict[str, Any] = {
-        "rope_scaling_type": "yarn", "rope_scaling_factor": factor,
+        "rope_scaling_type": "yarn",
+        "rope_scaling_factor": factor,
         "rope_original_max_positions": int(value["yarn_original_max_position_embeddings"]),
-        "rope_yarn_beta_fast": float(value["yarn_beta_fast"]), "rope_yarn_beta_slow": float(value["yarn_beta_slow"]),
+        "rope_yarn_beta_fast": float(value["yarn_beta_fast"]),
+        "rope_yarn_beta_slow": float(value["yarn_beta_slow"]),
         "rope_yarn_truncate": None if value["yarn_correction_range_round_to_int"] else False,
-    }  # fmt: skip
+    }
     if not (mscale == 1.0 and all_dim == 0.0):  # the defaults: what leaving both out means
         out["rope_yarn_mscale"], out["rope_yarn_mscale_all_dim"] = mscale, all_dim
     meant = megatron_factor(factor, mscale, all_dim)
@@ -61,8 +74,11 @@ def write_yarn(values: dict[str, Any]) -> Any:
         return Approx({}, "yarn RoPE scaling without a factor is not written by neoconv")
     mscale, all_dim = values.get("rope_yarn_mscale"), values.get("rope_yarn_mscale_all_dim")
     out: dict[str, Any] = {"rotary_scaling_factor": float(factor)}
-    for field, key in (("rope_original_max_positions", "yarn_original_max_position_embeddings"),
-                       ("rope_yarn_beta_fast", "yarn_beta_fast"), ("rope_yarn_beta_slow", "yarn_beta_slow")):  # fmt: skip
+    for field, key in (
+        ("rope_original_max_positions", "yarn_original_max_position_embeddings"),
+        ("rope_yarn_beta_fast", "yarn_beta_fast"),
+        ("rope_yarn_beta_slow", "yarn_beta_slow"),
+    ):
         if values.get(field) is not None:
             out[key] = values[field]
     if values.get("rope_yarn_truncate") is False:
@@ -76,6 +92,10 @@ def write_yarn(values: dict[str, Any]) -> Any:
     if (ms, ad) != (1.0, 0.0):
         out["mscale"], out["mscale_all_dim"] = ms, ad
     if not is_close(wanted, megatron_factor(float(factor), ms, ad)):
-        return Approx(out, f"Megatron's yarn multiplies cos and sin by {megatron_factor(float(factor), ms, ad):g} "
-                           f"(from --mscale / --mscale-all-dim), not {wanted:g}", ("model.rope_attention_factor",))  # fmt: skip
+        return Approx(
+            out,
+            f"Megatron's yarn multiplies cos and sin by {megatron_factor(float(factor), ms, ad):g} "
+            f"(from --mscale / --mscale-all-dim), not {wanted:g}",
+            ("model.rope_attention_factor",),
+        )
     return out

@@ -12,7 +12,12 @@ def _spelling(key: str) -> str:
 
 
 FORMAT = FormatSpec(
-    name="neox", title="GPT-NeoX YAML", reader=f"{__name__}.reader", writer=f"{__name__}.writer",
-    suffix=".yml", globs=("*.yml", "*.yaml"), key_spelling=_spelling,
+    name="neox",
+    title="GPT-NeoX YAML",
+    reader=f"{__name__}.reader",
+    writer=f"{__name__}.writer",
+    suffix=".yml",
+    globs=("*.yml", "*.yaml"),
+    key_spelling=_spelling,
     companions={".json": "deepspeed"},  # a NeoX run's DeepSpeed config (ds_config.json)
-)  # fmt: skip
+)

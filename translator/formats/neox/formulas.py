@@ -51,11 +51,18 @@ class NeoxSlidingWindow:
     def read(sliding_window_width: Any, attention_config: Any) -> Any:
         if sliding_window_width is None:  # null on purpose (NeoX's default): no window
             return Absent("sliding_window_width is null: every layer attends to the whole context")
-        if not isinstance(sliding_window_width, int) or isinstance(sliding_window_width, bool) or sliding_window_width < 0:
+        if (
+            not isinstance(sliding_window_width, int)
+            or isinstance(sliding_window_width, bool)
+            or sliding_window_width < 0
+        ):
             raise ValueError(f"sliding_window_width must be a whole number of tokens, got {sliding_window_width!r}")
         if not _flash_only(attention_config):
-            return Approx({}, "NeoX applies sliding_window_width only with flash attention (attention_config "
-                              "[[[\"flash\"], num_layers]]): this config attends to the whole context")  # fmt: skip
+            return Approx(
+                {},
+                "NeoX applies sliding_window_width only with flash attention (attention_config "
+                '[[["flash"], num_layers]]): this config attends to the whole context',
+            )
         return {"sliding_window": sliding_window_width + 1}
 
     @staticmethod
@@ -67,9 +74,12 @@ class NeoxSlidingWindow:
         out = {"sliding_window_width": sliding_window - 1}
         if attention_layer_types and any(kind != "sliding" for kind in attention_layer_types):
             windowed = sum(kind == "sliding" for kind in attention_layer_types)
-            return Approx(out, f"NeoX windows every layer: the pattern of {windowed} windowed and "
-                               f"{len(attention_layer_types) - windowed} full layers is not expressible",
-                          ("model.attention_layer_types",))  # fmt: skip
+            return Approx(
+                out,
+                f"NeoX windows every layer: the pattern of {windowed} windowed and "
+                f"{len(attention_layer_types) - windowed} full layers is not expressible",
+                ("model.attention_layer_types",),
+            )
         return out
 
 
@@ -91,60 +101,106 @@ class NeoxMoe:
 
     @staticmethod
     def read(
-        moe_num_experts: Any, moe_top_k: Any, intermediate_size: Any, hidden_size: int | None, activation: str | None,
+        moe_num_experts: Any,
+        moe_top_k: Any,
+        intermediate_size: Any,
+        hidden_size: int | None,
+        activation: str | None,
         ffn_hidden_size: int | None,
-    ) -> Any:  # fmt: skip
+    ) -> Any:
         experts = moe_num_experts if moe_num_experts is not None else 1
         if experts <= 1:  # NeoX's default: one expert is the dense MLP, and moe_top_k means nothing
             return Absent(f"moe_num_experts {experts}: a dense MLP in every layer, no experts")
         width = expert_width(intermediate_size, hidden_size)
         out = {
-            "moe_num_experts": experts, "moe_experts_per_token": moe_top_k if moe_top_k is not None else 1,
-            "moe_router_scoring": "sinkhorn", "moe_normalize_top_k": False,  # every layer MoE, no aux loss: absent
+            "moe_num_experts": experts,
+            "moe_experts_per_token": moe_top_k if moe_top_k is not None else 1,
+            "moe_router_scoring": "sinkhorn",
+            "moe_normalize_top_k": False,  # every layer MoE, no aux loss: absent
             "moe_ffn_hidden_size": width if width != ffn_hidden_size else None,
-        }  # fmt: skip
+        }
         if activation in GATED_ACTIVATIONS:
-            return Approx(out, f"NeoX's experts are not gated (ParallelGroupedMLP): {activation} runs as its plain "
-                               "activation there", ("model.activation",))  # fmt: skip
+            return Approx(
+                out,
+                f"NeoX's experts are not gated (ParallelGroupedMLP): {activation} runs as its plain activation there",
+                ("model.activation",),
+            )
         return out
 
     @staticmethod
     def write(
-        moe_num_experts: int | None, moe_experts_per_token: int | None, moe_ffn_hidden_size: int | None,
-        moe_first_dense_layers: int | None, moe_layer_interval: int | None, moe_router_scoring: str | None,
-        moe_normalize_top_k: bool | None, moe_aux_loss_coef: float | None, activation: str | None,
+        moe_num_experts: int | None,
+        moe_experts_per_token: int | None,
+        moe_ffn_hidden_size: int | None,
+        moe_first_dense_layers: int | None,
+        moe_layer_interval: int | None,
+        moe_router_scoring: str | None,
+        moe_normalize_top_k: bool | None,
+        moe_aux_loss_coef: float | None,
+        activation: str | None,
         ffn_hidden_size: int | None,
-    ) -> Any:  # fmt: skip
+    ) -> Any:
         if not moe_num_experts or moe_num_experts <= 1:
             return {}
         out: dict[str, Any] = {"moe_num_experts": moe_num_experts, "moe_top_k": moe_experts_per_token or 1}
         losses: list[tuple[str, tuple[str, ...]]] = []
         first, interval = moe_first_dense_layers or 0, moe_layer_interval or 1
         if interval > 1:
-            losses.append((f"every {interval}th layer MoE needs moe_expert_interval (NeoX 2025-05-09+), which "
-                           "neoconv does not write yet: every layer is", ("model.moe_layer_interval",)))  # fmt: skip
+            losses.append(
+                (
+                    f"every {interval}th layer MoE needs moe_expert_interval (NeoX 2025-05-09+), which "
+                    "neoconv does not write yet: every layer is",
+                    ("model.moe_layer_interval",),
+                )
+            )
         if first:
-            losses.append((f"NeoX's MoE layers start at layer 0 (every moe_expert_interval-th): the first {first} "
-                           "dense layers are not expressible", ("model.moe_first_dense_layers",)))  # fmt: skip
+            losses.append(
+                (
+                    f"NeoX's MoE layers start at layer 0 (every moe_expert_interval-th): the first {first} "
+                    "dense layers are not expressible",
+                    ("model.moe_first_dense_layers",),
+                )
+            )
         if moe_router_scoring in ("softmax", "sigmoid"):
-            losses.append((f"NeoX routes with sinkhorn (moe_router_type topk, 2025-05-09+, is not written): "
-                           f"{moe_router_scoring} scoring is not expressible", ("model.moe_router_scoring",)))  # fmt: skip
+            losses.append(
+                (
+                    f"NeoX routes with sinkhorn (moe_router_type topk, 2025-05-09+, is not written): "
+                    f"{moe_router_scoring} scoring is not expressible",
+                    ("model.moe_router_scoring",),
+                )
+            )
         if moe_normalize_top_k:
-            losses.append(("NeoX's top-k router does not renormalise the chosen experts' weights", ("model.moe_normalize_top_k",)))
+            losses.append(
+                ("NeoX's top-k router does not renormalise the chosen experts' weights", ("model.moe_normalize_top_k",))
+            )
         if moe_aux_loss_coef:
-            losses.append(("NeoX's MoE has no load-balancing loss (sinkhorn routing balances instead)", ("model.moe_aux_loss_coef",)))
+            losses.append(
+                (
+                    "NeoX's MoE has no load-balancing loss (sinkhorn routing balances instead)",
+                    ("model.moe_aux_loss_coef",),
+                )
+            )
         if activation in GATED_ACTIVATIONS:
-            losses.append((f"NeoX's experts are not gated (ParallelGroupedMLP): {activation} experts become plain",
-                           ("model.activation",)))  # fmt: skip
+            losses.append(
+                (
+                    f"NeoX's experts are not gated (ParallelGroupedMLP): {activation} experts become plain",
+                    ("model.activation",),
+                )
+            )
         width = moe_ffn_hidden_size or ffn_hidden_size
         written = 3 * ffn_hidden_size if ffn_hidden_size and activation in GATED_ACTIVATIONS else ffn_hidden_size
         if width is not None and written is not None and width != written:
-            losses.append((f"NeoX's experts are intermediate_size wide: {written} here, not the experts' {width}",
-                           ("model.moe_ffn_hidden_size",)))  # fmt: skip
+            losses.append(
+                (
+                    f"NeoX's experts are intermediate_size wide: {written} here, not the experts' {width}",
+                    ("model.moe_ffn_hidden_size",),
+                )
+            )
         if not losses:
             return out
-        return Approx(out, "; ".join(d for d, _ in losses), tuple(f for _, names in losses for f in names),
-                      tuple(losses))  # fmt: skip
+        return Approx(
+            out, "; ".join(d for d, _ in losses), tuple(f for _, names in losses for f in names), tuple(losses)
+        )
 
 
 @formula("neox.mup")
@@ -158,23 +214,44 @@ class NeoxMup:
     def read(use_mup: Any, mup_embedding_mult: Any) -> Any:
         if not use_mup:
             return {}
-        return {"attention_scaling": "inverse_head_dim", "embedding_multiplier": float(mup_embedding_mult or 1.0),
-                "mup_output_logits_scaling": "width"}  # fmt: skip
+        return {
+            "attention_scaling": "inverse_head_dim",
+            "embedding_multiplier": float(mup_embedding_mult or 1.0),
+            "mup_output_logits_scaling": "width",
+        }
 
     @staticmethod
-    def write(attention_scaling: str | None, embedding_multiplier: float | None, mup_output_logits_scaling: str | None) -> Any:
+    def write(
+        attention_scaling: str | None, embedding_multiplier: float | None, mup_output_logits_scaling: str | None
+    ) -> Any:
         multiplier = 1.0 if embedding_multiplier is None else embedding_multiplier
         if attention_scaling == "inverse_head_dim" and mup_output_logits_scaling == "width":
             return {"use_mup": True, "mup_embedding_mult": multiplier}
         # use_mup brings 1/head_dim scores, the logits' width division and the multiplier together:
         # a source with only some of them cannot be written without inventing the others
-        lost = [(f"NeoX scales attention by 1/head_dim only with use_mup, which also divides the logits by the width "
-                 "multiplier", ("model.attention_scaling",)) if attention_scaling == "inverse_head_dim" else None,
-                ("NeoX multiplies embeddings (mup_embedding_mult) only under use_mup, which also rescales attention and "
-                 "logits", ("model.embedding_multiplier",)) if multiplier != 1.0 else None,
-                (f"NeoX's use_mup divides the logits by the width multiplier itself, with 1/head_dim attention: "
-                 f"{mup_output_logits_scaling} output scaling alone is not expressible", ("model.mup_output_logits_scaling",))
-                if mup_output_logits_scaling is not None else None]  # fmt: skip
+        lost = [
+            (
+                f"NeoX scales attention by 1/head_dim only with use_mup, which also divides the logits by the width "
+                "multiplier",
+                ("model.attention_scaling",),
+            )
+            if attention_scaling == "inverse_head_dim"
+            else None,
+            (
+                "NeoX multiplies embeddings (mup_embedding_mult) only under use_mup, which also rescales attention and "
+                "logits",
+                ("model.embedding_multiplier",),
+            )
+            if multiplier != 1.0
+            else None,
+            (
+                f"NeoX's use_mup divides the logits by the width multiplier itself, with 1/head_dim attention: "
+                f"{mup_output_logits_scaling} output scaling alone is not expressible",
+                ("model.mup_output_logits_scaling",),
+            )
+            if mup_output_logits_scaling is not None
+            else None,
+        ]
         parts = tuple(x for x in lost if x is not None)
         if not parts:
             return {}
@@ -182,8 +259,19 @@ class NeoxMup:
 
 
 # what NeoX holds of the block structure (no sandwich norms, no latent attention, no embedding norm)
-family_formula("neox.family", ("parallel_residual", "parallel_shared_norm", "norm", "activation", "moe_num_experts",
-                               "sliding_window", "qk_norm", "position_embedding"))  # fmt: skip
+family_formula(
+    "neox.family",
+    (
+        "parallel_residual",
+        "parallel_shared_norm",
+        "norm",
+        "activation",
+        "moe_num_experts",
+        "sliding_window",
+        "qk_norm",
+        "position_embedding",
+    ),
+)
 
 
 @formula("neox.batch")
@@ -193,9 +281,18 @@ class NeoxBatch:
     written at NeoX's own dp for the same global batch (knowledge/formula.py, the batch identities)."""
 
     @staticmethod
-    def read(train_batch_size: int | None, train_micro_batch_size_per_gpu: int | None,
-             gradient_accumulation_steps: int | None, data_parallel_size: int | None) -> dict[str, Any]:  # fmt: skip
-        tb, mb, ga, dp = train_batch_size, train_micro_batch_size_per_gpu, gradient_accumulation_steps, data_parallel_size
+    def read(
+        train_batch_size: int | None,
+        train_micro_batch_size_per_gpu: int | None,
+        gradient_accumulation_steps: int | None,
+        data_parallel_size: int | None,
+    ) -> dict[str, Any]:
+        tb, mb, ga, dp = (
+            train_batch_size,
+            train_micro_batch_size_per_gpu,
+            gradient_accumulation_steps,
+            data_parallel_size,
+        )
         if tb is None and mb is None:  # NeoX refuses it alone; the file that holds the batch is merged with it
             return {}
         # calculate_batch_parameters: the one missing value derived (accumulation only when written null)
@@ -211,8 +308,14 @@ class NeoxBatch:
         return {"global": tb, "micro": mb, "grad_accum": ga}
 
     @staticmethod
-    def write(value: int | None, micro: int | None, grad_accum: int | None, world: int | None, tensor: int | None,
-              pipeline: int | None) -> Any:  # fmt: skip
+    def write(
+        value: int | None,
+        micro: int | None,
+        grad_accum: int | None,
+        world: int | None,
+        tensor: int | None,
+        pipeline: int | None,
+    ) -> Any:
         dp, where = ranks(world, [("model parallel", tensor), ("pipe parallel", pipeline)])
         return written(split(value, micro, grad_accum, dp, where), DEEPSPEED_BATCH_KEYS)
 
@@ -370,8 +473,11 @@ class NeoxFfnWidth:
         if not every_layer_moe:  # else the dense MLP is never built (experts take intermediate_size as is)
             problem = width_problem(ffn, activation, multiple, max(1, tensor_size or 1))
             if problem is not None:  # the key is named by the error; intermediate_size is the one to set
-                raise Unrunnable(problem.split(": ", 1)[1] if key == "intermediate_size" else
-                                 f"gives the width {ffn} (x hidden_size); {problem}")  # fmt: skip
+                raise Unrunnable(
+                    problem.split(": ", 1)[1]
+                    if key == "intermediate_size"
+                    else f"gives the width {ffn} (x hidden_size); {problem}"
+                )
         if activation in GATED_ACTIVATIONS:
             fused = _round_up(int(ffn * 2 / 3), 2 * multiple)
             return _round_up(fused // 2, multiple)
@@ -400,7 +506,10 @@ class NeoxActivation:
         if mlp_type == "llama":
             if name in NeoxActivation.GATED:
                 return NeoxActivation.GATED[name]
-            return Approx(name, f"mlp_type: llama gates {name} (act(w1 x) * w3 x), which has no canonical name: read as plain {name}")
+            return Approx(
+                name,
+                f"mlp_type: llama gates {name} (act(w1 x) * w3 x), which has no canonical name: read as plain {name}",
+            )
         if name == "gelu" and bias_gelu_fusion and not onnx_safe:
             return "gelu_tanh"
         return name
@@ -425,8 +534,21 @@ class NeoxAttentionKind:
 
     DENSE = frozenset({"global", "flash"})
     # NeoX's ATTENTION_TYPE_CHOICES (megatron/neox_arguments/neox_args.py)
-    TYPES = frozenset({"global", "local", "sparse_fixed", "sparse_variable", "bigbird", "bslongformer", "gmlp", "amlp",
-                       "flash", "rwkv", "mamba"})  # fmt: skip
+    TYPES = frozenset(
+        {
+            "global",
+            "local",
+            "sparse_fixed",
+            "sparse_variable",
+            "bigbird",
+            "bslongformer",
+            "gmlp",
+            "amlp",
+            "flash",
+            "rwkv",
+            "mamba",
+        }
+    )
 
     @staticmethod
     def read(attention_config: Any, num_layers: int | None) -> str | None:
@@ -445,11 +567,15 @@ class NeoxAttentionKind:
                 repeat = item[1]
                 if repeat == "all":  # NeoX repeats this pattern over every layer and ignores the other entries
                     if num_layers is not None and num_layers % len(item[0]):
-                        raise ValueError(f"num_layers {num_layers} is not divisible by the pattern {item[0]!r} (NeoX asserts it)")
+                        raise ValueError(
+                            f"num_layers {num_layers} is not divisible by the pattern {item[0]!r} (NeoX asserts it)"
+                        )
                     layers = num_layers if num_layers is not None else -1
                     break
                 if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 0:
-                    raise ValueError(f"attention_config entry {item!r}: the repeat count must be a whole number or 'all'")
+                    raise ValueError(
+                        f"attention_config entry {item!r}: the repeat count must be a whole number or 'all'"
+                    )
                 layers += len(item[0]) * repeat
             else:
                 raise ValueError(f"attention_config entry {item!r} is not [[types...], repeat]")
@@ -457,7 +583,9 @@ class NeoxAttentionKind:
         if unknown:
             raise UnknownValue(unknown[0], sorted(NeoxAttentionKind.TYPES), "attention_config")  # a fork's (hyena)
         if num_layers is not None and layers >= 0 and layers != num_layers:
-            raise ValueError(f"it covers {layers} layers but num_layers is {num_layers}: NeoX asserts one attention type per layer")
+            raise ValueError(
+                f"it covers {layers} layers but num_layers is {num_layers}: NeoX asserts one attention type per layer"
+            )
         if kinds <= NeoxAttentionKind.DENSE:
             return "dense"
         return "+".join(sorted(kinds))

@@ -19,7 +19,9 @@ from ...io.yamlread import Duplicate
 from ..spec import ModelConfig, Reader
 
 MODEL_KEYS = ("num_layers", "hidden_size", "num_attention_heads")
-FRAGMENT = "fragment: no model architecture (num_layers/hidden_size); name it with --with to merge it into every translation"
+FRAGMENT = (
+    "fragment: no model architecture (num_layers/hidden_size); name it with --with to merge it into every translation"
+)
 
 
 class NeoxReader(Reader):
@@ -32,7 +34,9 @@ class NeoxReader(Reader):
         notes: dict[str, str] = {}
         spelled: dict[str, str] = {}
         basenames: dict[str, str] = {}
-        repeats: list[tuple[dict[str, Any], list[Duplicate], str]] = []  # per file: its keys, those given twice, its name
+        repeats: list[
+            tuple[dict[str, Any], list[Duplicate], str]
+        ] = []  # per file: its keys, those given twice, its name
         for path in paths:
             name = str(path)
             base = os.path.basename(name)
@@ -49,7 +53,9 @@ class NeoxReader(Reader):
             data = parse_yaml(text, name, duplicates=duplicates)
             if duplicates:  # NeoX loads each file with yaml.load: the last value wins
                 top = {k.replace("-", "_"): v for k, v in data.items()}
-                repeats.append((top, [d._replace(path=(d.path[0].replace("-", "_"), *d.path[1:])) for d in duplicates], name))
+                repeats.append(
+                    (top, [d._replace(path=(d.path[0].replace("-", "_"), *d.path[1:])) for d in duplicates], name)
+                )
             for key, value in data.items():
                 if not isinstance(key, str) or not key.strip():
                     raise InputError(f"key {key!r} is not a setting name", file=name, line=key_line(text, str(key)))
@@ -62,13 +68,15 @@ class NeoxReader(Reader):
                         both = f"both {new}" if old == new else f"{old} at line {key_line(text, other)}, {new} here"
                         raise InputError(
                             f"{key!r} and {other!r} are the same NeoX setting ({both}); keep one",
-                            file=name, line=key_line(text, key),
-                        )  # fmt: skip
+                            file=name,
+                            line=key_line(text, key),
+                        )
                     raise InputError(
                         f"{key!r} is also set in {first} (as {spelled[norm]!r}); NeoX refuses a key given in "
                         "two files (duplicate keys with previously loaded file): keep it in one file",
-                        file=name, line=key_line(text, key),
-                    )  # fmt: skip
+                        file=name,
+                        line=key_line(text, key),
+                    )
                 tree[norm] = value
                 leaf_files[norm] = name
                 spelled[norm] = key

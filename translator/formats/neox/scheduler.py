@@ -48,7 +48,9 @@ def decay_steps(cfg: Mapping[str, Any]) -> int:
         n = whole(cfg["lr_decay_iters"], "lr_decay_iters")
     elif cfg.get("lr_decay_fraction") is not None:
         if cfg.get("train_iters") is None:
-            raise ScheduleError("lr_decay_fraction needs train_iters (NeoX computes floor(train_iters * lr_decay_fraction))")
+            raise ScheduleError(
+                "lr_decay_fraction needs train_iters (NeoX computes floor(train_iters * lr_decay_fraction))"
+            )
         n = math.floor(whole(cfg["train_iters"], "train_iters") * number(cfg["lr_decay_fraction"], "lr_decay_fraction"))
     elif cfg.get("train_iters") is not None:
         n = whole(cfg["train_iters"], "train_iters")
@@ -69,8 +71,10 @@ def read(cfg: Mapping[str, Any]) -> Reading:
     notes: list[str] = []
     if style not in STYLES and style != "constant":
         if style.lower() in STYLES:
-            notes.append(f"lr_decay_style {style!r} passes NeoX's case-insensitive check but AnnealingLR compares "
-                         f"exactly: the lr stays constant after the warmup, no {style.lower()} decay")  # fmt: skip
+            notes.append(
+                f"lr_decay_style {style!r} passes NeoX's case-insensitive check but AnnealingLR compares "
+                f"exactly: the lr stays constant after the warmup, no {style.lower()} decay"
+            )
         style = "constant"
     n = decay_steps(cfg) if style != "constant" or warmup > 0 else 1
     w = warmup * n
@@ -102,7 +106,11 @@ def _decay(style: str, peak: float, floor: float, w: float, n: int, shift: float
     # the first step the clamp takes over (the line goes on below 0, the exponential towards 0)
     cut = _first_below(value, floor, strict=style == "exponential" or floor > 0)
     if style == "linear":
-        return [phase("linear", cut, peak, 0.0, span=span, shift=shift), constant(floor, 1)] if cut else [constant(floor, 1)]
+        return (
+            [phase("linear", cut, peak, 0.0, span=span, shift=shift), constant(floor, 1)]
+            if cut
+            else [constant(floor, 1)]
+        )
     exp = phase("exponential", max(cut or 1, 1), peak, rate=math.exp(EXP), period=span, shift=shift)
     if cut is None:
         return [replace(exp, beyond="continue")]
@@ -163,7 +171,12 @@ def _candidates_at(s: Schedule, f: Features, peak: float, horizon: int, steps: i
                     continue
                 for floor in dict.fromkeys((low, 0.0)):
                     yield {**base, "lr_decay_style": style, "warmup": w / n, "lr_decay_iters": n, "min_lr": floor}
-        yield {**base, "lr_decay_style": "constant", "warmup": w / max(1, steps or horizon), "train_iters": max(1, steps or horizon)}
+        yield {
+            **base,
+            "lr_decay_style": "constant",
+            "warmup": w / max(1, steps or horizon),
+            "train_iters": max(1, steps or horizon),
+        }
 
 
 def _spans(w: float, end: float, peak: float, low: float) -> Iterator[tuple[str, int]]:
@@ -198,12 +211,21 @@ def _onebitadam(lr: float, warmup: Any, lr_decay_iters: Any, steps: Any) -> Any:
     """NeoX with OneBitAdam builds no AnnealingLR: DeepSpeed's WarmupDecayLR from 0 to lr over
     int(train_iters * warmup) steps, down to 0 at lr_decay_iters or train_iters (arguments.py)."""
     if steps is None:
-        return Approx(None, "NeoX's OneBitAdam needs train_iters (it asserts): its lr schedule is unknown; "
-                            "give --set train.steps=N")  # fmt: skip
+        return Approx(
+            None,
+            "NeoX's OneBitAdam needs train_iters (it asserts): its lr schedule is unknown; give --set train.steps=N",
+        )
     # no warmup_type: DeepSpeed's default, log; DeepSpeed warms up over max(2, n) steps (0 and 1 alike)
     warm = max(1, int(steps * (0.01 if warmup is None else warmup)))
-    block = {"type": "WarmupDecayLR", "params": {"warmup_min_lr": 0.0, "warmup_max_lr": lr, "warmup_num_steps": warm,
-                                                 "total_num_steps": lr_decay_iters or steps}}  # fmt: skip
+    block = {
+        "type": "WarmupDecayLR",
+        "params": {
+            "warmup_min_lr": 0.0,
+            "warmup_max_lr": lr,
+            "warmup_num_steps": warm,
+            "total_num_steps": lr_decay_iters or steps,
+        },
+    }
     return deepspeed_scheduler.read(block, lr, DEEPERSPEED).schedule.to_json()
 
 
@@ -216,8 +238,16 @@ class NeoxLrSchedule:
     does not say (a `Cosine` that trains a constant lr) is said as a loss of the face value."""
 
     @staticmethod
-    def read(optimizer_params_lr: Any, lr_decay_style: Any, min_lr: Any, warmup: Any, lr_decay_iters: Any,
-             lr_decay_fraction: Any, optimizer_type: Any, steps: int | None) -> Any:  # fmt: skip
+    def read(
+        optimizer_params_lr: Any,
+        lr_decay_style: Any,
+        min_lr: Any,
+        warmup: Any,
+        lr_decay_iters: Any,
+        lr_decay_fraction: Any,
+        optimizer_type: Any,
+        steps: int | None,
+    ) -> Any:
         lr = finite(optimizer_params_lr)
         lr = 0.001 if lr is None else lr
         warmup, min_lr = finite(warmup), finite(min_lr)
@@ -226,15 +256,25 @@ class NeoxLrSchedule:
             return {"lr": lr, "phases": Foreign(lr_decay_style, DECAY_STYLES, "lr_decay_style")}
         if isinstance(optimizer_type, str) and optimizer_type.lower() == "onebitadam":
             return {"lr": lr, "phases": _onebitadam(lr, warmup, lr_decay_iters, steps)}
-        cfg = {"lr": lr, "lr_decay_style": lr_decay_style, "min_lr": min_lr, "warmup": warmup,
-               "lr_decay_iters": lr_decay_iters, "lr_decay_fraction": lr_decay_fraction, "train_iters": steps}  # fmt: skip
+        cfg = {
+            "lr": lr,
+            "lr_decay_style": lr_decay_style,
+            "min_lr": min_lr,
+            "warmup": warmup,
+            "lr_decay_iters": lr_decay_iters,
+            "lr_decay_fraction": lr_decay_fraction,
+            "train_iters": steps,
+        }
         try:
             reading = read(cfg)
         except OverflowError:
             raise OverflowError(f"warmup {warmup} of the decay steps is not a finite number of steps") from None
         except ScheduleError as exc:
             if steps is None and lr_decay_iters is None:  # NeoX cannot build its scheduler yet
-                return {"lr": lr, "phases": Approx(None, f"{exc}: the lr schedule is unknown; give --set train.steps=N")}
+                return {
+                    "lr": lr,
+                    "phases": Approx(None, f"{exc}: the lr schedule is unknown; give --set train.steps=N"),
+                }
             raise ValueError(str(exc)) from None
         return {"lr": lr, "phases": read_phases(reading)}
 
@@ -249,8 +289,12 @@ class NeoxLrSchedule:
         except ScheduleError as exc:
             raise InputError(f"{TITLE} cannot run this learning-rate schedule: {exc}") from None
         cfg = rendering.config
-        out: dict[str, Any] = {"optimizer_params_lr": cfg["lr"], "lr_decay_style": cfg["lr_decay_style"],
-                               "warmup": float(cfg.get("warmup", 0.0)), "min_lr": float(cfg.get("min_lr", 0.0))}  # fmt: skip
+        out: dict[str, Any] = {
+            "optimizer_params_lr": cfg["lr"],
+            "lr_decay_style": cfg["lr_decay_style"],
+            "warmup": float(cfg.get("warmup", 0.0)),
+            "min_lr": float(cfg.get("min_lr", 0.0)),
+        }
         # lr_decay_iters always: then train_iters (the step count rule's) does not move the schedule
         out["lr_decay_iters"] = cfg.get("lr_decay_iters", cfg.get("train_iters"))
         return as_written(out, rendering, phases, TITLE)
@@ -260,9 +304,12 @@ def _write_onebitadam(lr: float | None, phases: Any, steps: int | None) -> Any:
     """With OneBitAdam NeoX runs DeepSpeed's WarmupDecayLR (from 0 to lr over int(train_iters x warmup)
     steps, log-shaped, back to 0 at lr_decay_iters or train_iters): the closest of those."""
     if steps is None:
-        return Approx({"optimizer_params_lr": lr} if lr is not None else {},
-                      "NeoX's OneBitAdam runs DeepSpeed's WarmupDecayLR over train_iters, which is not known: "
-                      "give --set train.steps=N", ("schedule.phases",))  # fmt: skip
+        return Approx(
+            {"optimizer_params_lr": lr} if lr is not None else {},
+            "NeoX's OneBitAdam runs DeepSpeed's WarmupDecayLR over train_iters, which is not known: "
+            "give --set train.steps=N",
+            ("schedule.phases",),
+        )
 
     def candidates(s: Schedule) -> Iterator[dict[str, Any]]:
         f = features(s, steps)

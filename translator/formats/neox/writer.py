@@ -22,7 +22,9 @@ class NeoxWriter(Writer):
         _refused(document)
         added = _loadable(document)
         # said twice: in the file for its readers, and in the report, where every difference is named
-        header = self.header(document, ctx) + [f"# added for NeoX to load it: {e.target_key}: {_shown(e)}" for e in added]
+        header = self.header(document, ctx) + [
+            f"# added for NeoX to load it: {e.target_key}: {_shown(e)}" for e in added
+        ]
         return WriteResult(document, header=header, extra_entries=added + _unloadable(document))
 
     def header(self, document: dict[str, Any], ctx: WriteContext) -> list[str]:
@@ -48,7 +50,7 @@ def _refused(document: dict[str, Any]) -> None:
                 f"{heads}, which NeoX asserts (validate_values; its heads are hidden_size / num_attention_heads wide)",
                 key="num_attention_heads",
                 hint="a source whose heads have their own width (--kv-channels, multi-latent attention) has no "
-                     "GPT-NeoX form",
+                "GPT-NeoX form",
             )
 
 
@@ -77,16 +79,35 @@ def _loadable(document: dict[str, Any]) -> list[ExtraEntry]:
         # batch check; null lets NeoX derive it from train_batch_size / micro / data-parallel size
         derive = "train_micro_batch_size_per_gpu" in document
         document["gradient_accumulation_steps"] = None if derive else 1
-        why = ("NeoX derives it from the global and micro batch" if derive
-               else "the global batch is the micro batch x data-parallel size")  # fmt: skip
-        added.append(added_for_target(TITLE, "gradient_accumulation_steps", document["gradient_accumulation_steps"],
-                                      why, ("batch.grad_accum",)))  # fmt: skip
-    bf16 = str(document.get("precision", "")).lower() in ("bfloat16", "bf16") or (document.get("bf16") or {}).get("enabled")
+        why = (
+            "NeoX derives it from the global and micro batch"
+            if derive
+            else "the global batch is the micro batch x data-parallel size"
+        )
+        added.append(
+            added_for_target(
+                TITLE,
+                "gradient_accumulation_steps",
+                document["gradient_accumulation_steps"],
+                why,
+                ("batch.grad_accum",),
+            )
+        )
+    bf16 = str(document.get("precision", "")).lower() in ("bfloat16", "bf16") or (document.get("bf16") or {}).get(
+        "enabled"
+    )
     if bf16 and not isinstance(document.get("zero_optimization"), dict):
         # NeoX reads zero_optimization["stage"] for bf16 before filling its ZeRO defaults; stage 0 shards nothing
         document["zero_optimization"] = {"stage": 0}
-        added.append(added_for_target(TITLE, "zero_optimization.stage", 0, "NeoX needs a ZeRO block to load a bf16 config",
-                                      ("parallel.zero_stage",)))  # fmt: skip
+        added.append(
+            added_for_target(
+                TITLE,
+                "zero_optimization.stage",
+                0,
+                "NeoX needs a ZeRO block to load a bf16 config",
+                ("parallel.zero_stage",),
+            )
+        )
     return added
 
 
@@ -96,7 +117,9 @@ def _unloadable(document: dict[str, Any]) -> list[ExtraEntry]:
     name for (a fork's, which the report names `unknown`)."""
     optimizer = document.get("optimizer")
     if isinstance(optimizer, dict) and "type" not in optimizer:
-        why = ("NeoX refuses an optimizer block without its type (validate_types) and the source's optimizer is "
-               "none NeoX names: give --set optim.type=NAME (adamw for NeoX's Adam)")  # fmt: skip
+        why = (
+            "NeoX refuses an optimizer block without its type (validate_types) and the source's optimizer is "
+            "none NeoX names: give --set optim.type=NAME (adamw for NeoX's Adam)"
+        )
         return [ExtraEntry("optimizer.type", Status.MISSING, why, ("optim.type",))]
     return []

@@ -43,7 +43,10 @@ def _config_json(source: Source, base: str, model_config: str | None) -> tuple[P
                 f"VeOmni reads the architecture from the HF config.json at model.{key} ({where!r} is no "
                 f"folder or file beside {Path(base).name}): give it with --model-config FILE"
             )
-    return None, "the config names no model.config_path or model.model_path: give the HF config.json with --model-config FILE"
+    return (
+        None,
+        "the config names no model.config_path or model.model_path: give the HF config.json with --model-config FILE",
+    )
 
 
 def attach_architecture(source: VeomniSource, base: str, model_config: ModelConfig) -> None:
@@ -75,7 +78,10 @@ def attach_architecture(source: VeomniSource, base: str, model_config: ModelConf
         key = leaf[len(HF) + 1 :]
         written = config_json.written_as(key, lifted)
         source.aliases[leaf] = f"{shown}:{written}"
-        source.origins[leaf] = (name, lines.get(tuple(written.split("."))) if lines is not None else key_line(text, written))
+        source.origins[leaf] = (
+            name,
+            lines.get(tuple(written.split("."))) if lines is not None else key_line(text, written),
+        )
 
 
 def _json_key_lines(text: str) -> dict[tuple[str, ...], int] | None:

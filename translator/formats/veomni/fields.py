@@ -69,7 +69,7 @@ class Fields:
                     return new
         for old, new in self.scoped:
             if key == old or key.startswith(old + "."):
-                return new + key[len(old):]
+                return new + key[len(old) :]
         return key
 
     def from_scoped(self, key: str) -> str:
@@ -79,13 +79,14 @@ class Fields:
                 return old
         for old, new in sorted(self.scoped, key=lambda pair: -len(pair[1])):
             if key == new or key.startswith(new + "."):
-                return old + key[len(new):]
+                return old + key[len(new) :]
         return key
 
     def is_scoped(self, key: str) -> bool:
         """A key only the scoped layout has (under model.accelerator / model.optimizer)."""
         return any(key == new or key.startswith(new + ".") for _, new in self.scoped) or any(
-            key == new for _, _, new in self.later)
+            key == new for _, _, new in self.later
+        )
 
     def moved_by_scoped(self, key: str) -> str | None:
         """For a nested key that PR #1090 moved: its new place (None: not moved)."""
@@ -125,10 +126,20 @@ def fields() -> Fields:
     raw = load_yaml((data_dir("mappings") / "veomni-layouts.yaml").read_text(encoding="utf-8"))
     renames = dict(raw["renames"])
     scoped = tuple((str(k), str(v)) for k, v in (raw.get("scoped") or {}).items())
-    later = tuple((str(release), str(k), str(v)) for release, moves in (raw.get("scoped_later") or {}).items()
-                  for k, v in moves.items())
-    return Fields(nodes, renames, {v: k for k, v in renames.items()}, tuple(raw.get("carry_defaults", ())), scoped, later,
-                  dict(raw.get("hard_coded") or {}))
+    later = tuple(
+        (str(release), str(k), str(v))
+        for release, moves in (raw.get("scoped_later") or {}).items()
+        for k, v in moves.items()
+    )
+    return Fields(
+        nodes,
+        renames,
+        {v: k for k, v in renames.items()},
+        tuple(raw.get("carry_defaults", ())),
+        scoped,
+        later,
+        dict(raw.get("hard_coded") or {}),
+    )
 
 
 def _at_or_after(release: str, since: str) -> bool:

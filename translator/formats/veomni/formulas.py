@@ -35,36 +35,57 @@ class VeomniBatch:
     same global batch (knowledge/formula.py, the batch identities)."""
 
     @staticmethod
-    def read(train_global_batch_size: int | None, train_micro_batch_size: int | None, packed: bool | None,
-             data_parallel_size: int | None) -> dict[str, Any]:  # fmt: skip
+    def read(
+        train_global_batch_size: int | None,
+        train_micro_batch_size: int | None,
+        packed: bool | None,
+        data_parallel_size: int | None,
+    ) -> dict[str, Any]:
         micro, dp = train_micro_batch_size or 1, data_parallel_size  # micro_batch_size defaults to 1
         total = train_global_batch_size if train_global_batch_size is not None else (micro * dp if dp else None)
         accum = None
         if total is not None and not dp and total % micro:  # the same check at dp 1, so at every dp
-            raise ValueError(f"global_batch_size {total} is not a multiple of micro_batch_size {micro}: VeOmni "
-                             "refuses it at every world size (global = micro x accumulation x dp)")  # fmt: skip
+            raise ValueError(
+                f"global_batch_size {total} is not a multiple of micro_batch_size {micro}: VeOmni "
+                "refuses it at every world size (global = micro x accumulation x dp)"
+            )
         if total and micro and dp:
             if total % (micro * dp):
-                raise ValueError(f"global_batch_size {total} is not a multiple of micro_batch_size x "
-                                 f"data-parallel size = {micro * dp}: VeOmni refuses it")  # fmt: skip
+                raise ValueError(
+                    f"global_batch_size {total} is not a multiple of micro_batch_size x "
+                    f"data-parallel size = {micro * dp}: VeOmni refuses it"
+                )
             accum = total // (micro * dp)
         given = train_micro_batch_size  # the default 1 is left to VeOmni: it is what every reading assumes
-        return {"global": _dyn_bsz(total, packed, writing=False), "micro": _dyn_bsz(given, packed, writing=False),
-                "grad_accum": accum}  # fmt: skip
+        return {
+            "global": _dyn_bsz(total, packed, writing=False),
+            "micro": _dyn_bsz(given, packed, writing=False),
+            "grad_accum": accum,
+        }
 
     @staticmethod
-    def write(value: int | None, micro: int | None, grad_accum: int | None, packed: bool | None, world: int | None,
-              sequence: int | None) -> Any:  # fmt: skip
+    def write(
+        value: int | None,
+        micro: int | None,
+        grad_accum: int | None,
+        packed: bool | None,
+        world: int | None,
+        sequence: int | None,
+    ) -> Any:
         dp, where = ranks(world, [("ulysses", sequence)])
         done = split(value, micro, grad_accum, dp, where)
         if isinstance(done, str):
             return {"train_global_batch_size": Missing(done)}
-        out = {"train_global_batch_size": _dyn_bsz(done.global_batch, packed, writing=True),
-               "train_micro_batch_size": _dyn_bsz(done.micro, packed, writing=True)}  # fmt: skip
+        out = {
+            "train_global_batch_size": _dyn_bsz(done.global_batch, packed, writing=True),
+            "train_micro_batch_size": _dyn_bsz(done.micro, packed, writing=True),
+        }
         notes = [done.note] if done.note else []
         if done.global_batch is None and (done.accum or 1) > 1:
-            notes.append(f"VeOmni derives the accumulation from global / (micro x data-parallel size); the global "
-                         f"batch is not known here (--world-size), so its accumulation {done.accum} is not kept")  # fmt: skip
+            notes.append(
+                f"VeOmni derives the accumulation from global / (micro x data-parallel size); the global "
+                f"batch is not known here (--world-size), so its accumulation {done.accum} is not kept"
+            )
         return Approx(out, "; ".join(notes), ("batch.micro", "batch.grad_accum")) if notes else out
 
 

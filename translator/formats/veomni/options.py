@@ -34,7 +34,9 @@ def _typed(node: dict[str, Any], values: list[str], option: str) -> Any:
             try:
                 return int(text) if kind == "integer" else float(text)
             except ValueError:  # Python's own text would not name the option
-                raise ValueError(f"{option}: {text!r} is not {'an integer' if kind == 'integer' else 'a number'}") from None
+                raise ValueError(
+                    f"{option}: {text!r} is not {'an integer' if kind == 'integer' else 'a number'}"
+                ) from None
         return text
 
     if "array" in kinds:
@@ -52,7 +54,9 @@ def _typed(node: dict[str, Any], values: list[str], option: str) -> Any:
     if len(values) != 1:
         raise ValueError(f"{option} takes exactly one value, got {len(values)}")
     if enum:
-        kind = {bool: "boolean", int: "integer", float: "number"}.get(type(next(e for e in enum if e is not None)), kind)
+        kind = {bool: "boolean", int: "integer", float: "number"}.get(
+            type(next(e for e in enum if e is not None)), kind
+        )
         value = one(values[0], kind)
         if value not in enum:
             raise ValueError(f"{option}: invalid choice {value!r} (choose from {', '.join(map(str, enum))})")
@@ -93,9 +97,15 @@ def option_settings(text: str, name: str) -> list[Setting]:
         if node is not None and "properties" in node:
             node = node.get("x-flat-scalar")  # --train.optimizer adamw (flat layout)
         if node is None or option.startswith(HF + "."):
-            close = [k for k in spec.nodes if k.endswith("." + option.rsplit(".", 1)[-1]) and "properties" not in spec.nodes[k]]
+            close = [
+                k
+                for k in spec.nodes
+                if k.endswith("." + option.rsplit(".", 1)[-1]) and "properties" not in spec.nodes[k]
+            ]
             hint = f"; did you mean --{close[0]}?" if close else ""
-            raise InputError(f"unrecognized argument --{option}: VeOmni's argparse refuses it{hint}", file=name, line=line)
+            raise InputError(
+                f"unrecognized argument --{option}: VeOmni's argparse refuses it{hint}", file=name, line=line
+            )
         try:
             value = _typed(node, values, f"--{option}")
         except ValueError as exc:

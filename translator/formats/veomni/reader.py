@@ -31,7 +31,9 @@ from .options import is_option_file, option_settings
 from .settings import Setting, merge_settings, yaml_key_lines, yaml_settings
 from .source import VeomniSource
 
-MANIFEST_KEYS = frozenset({"sources", "names", "schedule"})  # a multisource data file (veomni/utils/multisource_utils.py)
+MANIFEST_KEYS = frozenset(
+    {"sources", "names", "schedule"}
+)  # a multisource data file (veomni/utils/multisource_utils.py)
 DOTTED_NOTE = (
     "written as the dotted key {key!r}: VeOmni's own parser ignores dotted keys in a YAML file (it reads "
     "them only as --{key} on the command line); neoconv reads it as {key}"
@@ -62,19 +64,19 @@ def _layout_of(leaves: dict[str, Any]) -> str | None:
             f"{moved} has moved to {spec.to_scoped(moved)}: the file also has {scoped}, the model-scoped layout "
             "of VeOmni PR #1090, which refuses the old path; write the file in one layout",
             key=moved,
-        )  # fmt: skip
+        )
     if scoped is not None and flat:
         raise InputError(
             f"mixes the flat layout ({flat}) with the model-scoped one ({scoped}); VeOmni reads one of them: "
             "write the file in one layout",
             key=flat,
-        )  # fmt: skip
+        )
     if flat and nested:
         raise InputError(
             f"mixes the flat layout ({flat}) with the nested one ({nested}); VeOmni reads one of them "
             "(PR #538 moved the keys): write the file in one layout",
             key=nested,
-        )  # fmt: skip
+        )
     return "scoped" if scoped else "flat" if flat else "nested" if nested else None
 
 
@@ -128,9 +130,11 @@ class VeomniReader(Reader):
                     f"VeOmni reads one YAML file and {yaml_files[0]} is it: give the others as option files "
                     "(--section.key value lines)",
                     file=name,
-                )  # fmt: skip
+                )
             if settings:
-                raise InputError("the YAML file comes first, then the option files (as on VeOmni's command line)", file=name)
+                raise InputError(
+                    "the YAML file comes first, then the option files (as on VeOmni's command line)", file=name
+                )
             yaml_files.append(name)
             lines: dict[tuple[str, ...], int] = {}
             repeated: list[Duplicate] = []  # VeOmni loads the file with yaml.safe_load: the last value wins
@@ -141,8 +145,9 @@ class VeomniReader(Reader):
                 raise InputError(
                     "a VeOmni data manifest (sources, names, schedule), not a training config: it is what "
                     "data.train_path points at; translate the training config that names it",
-                    file=name, line=lines.get(("sources",)),
-                )  # fmt: skip
+                    file=name,
+                    line=lines.get(("sources",)),
+                )
             settings += yaml_settings(data, lines, name)
         base = yaml_files[0] if yaml_files else str(paths[0])
         source = _build(settings, [str(p) for p in paths], texts, base, layout, model_config)
@@ -220,11 +225,20 @@ def _build(
     tree = unflatten(view)
     leaf_files = {k: base for k in tree}
     source = VeomniSource(
-        "veomni", tree, list(files), texts, leaf_files, layout=chosen,
-        notes={k: v for k, v in view_notes.items() if v}, aliases=aliases, origins=origins,
-    )  # fmt: skip
+        "veomni",
+        tree,
+        list(files),
+        texts,
+        leaf_files,
+        layout=chosen,
+        notes={k: v for k, v in view_notes.items() if v},
+        aliases=aliases,
+        origins=origins,
+    )
     if dotted:
-        source.meta["dotted_yaml"] = dotted  # releases that refuse undeclared keys refuse these (knowledge/versions.py refuse_undeclared)
+        source.meta["dotted_yaml"] = (
+            dotted  # releases that refuse undeclared keys refuse these (knowledge/versions.py refuse_undeclared)
+        )
     margin = view.get("train.dyn_bsz_margin")
     if isinstance(margin, int) and not isinstance(margin, bool) and margin:
         source.meta["dyn_bsz_margin"] = margin  # a writer for a release without it re-sizes train_size

@@ -44,18 +44,35 @@ class VeomniLrSchedule:
     leaves say so). The muon optimizer runs the same schedule for each of its parts."""
 
     @staticmethod
-    def read(train_optimizer_lr: Any, train_optimizer_lr_min: Any, train_optimizer_lr_start: Any,
-             train_optimizer_lr_warmup_ratio: Any, train_optimizer_lr_decay_style: Any,
-             train_optimizer_lr_decay_ratio: Any, steps: int | None) -> Any:  # fmt: skip
-        cfg = {"lr": train_optimizer_lr, "lr_min": train_optimizer_lr_min, "lr_start": train_optimizer_lr_start,
-               "lr_warmup_ratio": train_optimizer_lr_warmup_ratio, "lr_decay_style": train_optimizer_lr_decay_style,
-               "lr_decay_ratio": train_optimizer_lr_decay_ratio}  # fmt: skip
+    def read(
+        train_optimizer_lr: Any,
+        train_optimizer_lr_min: Any,
+        train_optimizer_lr_start: Any,
+        train_optimizer_lr_warmup_ratio: Any,
+        train_optimizer_lr_decay_style: Any,
+        train_optimizer_lr_decay_ratio: Any,
+        steps: int | None,
+    ) -> Any:
+        cfg = {
+            "lr": train_optimizer_lr,
+            "lr_min": train_optimizer_lr_min,
+            "lr_start": train_optimizer_lr_start,
+            "lr_warmup_ratio": train_optimizer_lr_warmup_ratio,
+            "lr_decay_style": train_optimizer_lr_decay_style,
+            "lr_decay_ratio": train_optimizer_lr_decay_ratio,
+        }
         lr = 5e-5 if train_optimizer_lr is None else float(train_optimizer_lr)
         varies = bool(train_optimizer_lr_warmup_ratio) or (train_optimizer_lr_decay_style or "constant") != "constant"
         if steps is None and varies:
-            return {"lr": lr, "phases": Approx(None, "VeOmni's warmup and decay are ratios of the run's steps, which "
-                                                     "it counts from the dataset: the schedule is unknown; give --set "
-                                                     "train.steps=N")}  # fmt: skip
+            return {
+                "lr": lr,
+                "phases": Approx(
+                    None,
+                    "VeOmni's warmup and decay are ratios of the run's steps, which "
+                    "it counts from the dataset: the schedule is unknown; give --set "
+                    "train.steps=N",
+                ),
+            }
         try:
             reading = scheduler.read(cfg, steps or 1)
         except ScheduleError as exc:
@@ -87,8 +104,10 @@ def veomni_tokens_for(steps: int, batch_tokens: int, warmup_ratio: float) -> int
     ceil(int(T * (1 + bsz_warmup_ratio / 2)) / (global_batch_size * max_seq_len)) == steps."""
     factor = 1 + warmup_ratio / 2
     if steps * batch_tokens > 2**53 / factor:  # VeOmni multiplies T by a float: past 2**53 T is not exact
-        raise InputError(f"{steps} steps of {batch_tokens} tokens make a data.train_size VeOmni cannot count exactly "
-                         f"(it computes in floats, exact up to 2**53): give a smaller batch, sequence or step count")  # fmt: skip
+        raise InputError(
+            f"{steps} steps of {batch_tokens} tokens make a data.train_size VeOmni cannot count exactly "
+            f"(it computes in floats, exact up to 2**53): give a smaller batch, sequence or step count"
+        )
 
     def count(tokens: int) -> int:
         return math.ceil(int(tokens * factor) / batch_tokens)
@@ -162,11 +181,20 @@ class VeomniTrainSteps:
         return per_epoch * (epochs or 1)
 
     @staticmethod
-    def write(value: int, global_batch: int | None, seq_length: int | None, warmup_ratio: float | None,
-              epochs: int | None, packed: bool | None, version: str = "") -> Any:  # fmt: skip
+    def write(
+        value: int,
+        global_batch: int | None,
+        seq_length: int | None,
+        warmup_ratio: float | None,
+        epochs: int | None,
+        packed: bool | None,
+        version: str = "",
+    ) -> Any:
         if not global_batch:
-            raise Unexpressible("VeOmni counts steps from data.train_size tokens / (global_batch_size x max_seq_len): "
-                                "give the global batch")  # fmt: skip
+            raise Unexpressible(
+                "VeOmni counts steps from data.train_size tokens / (global_batch_size x max_seq_len): "
+                "give the global batch"
+            )
         # without a sequence length (reported missing) the output runs with VeOmni's default max_seq_len:
         # train_size is sized for that, so VeOmni's own step count is still the source's
         per_epoch, rest = divmod(value, epochs or 1)

@@ -25,21 +25,32 @@ from ...schedule.model import Phase, Schedule, ScheduleError, phase
 from ...schedule.ops import constant, finish, floor_at
 from ...schedule.fields import Reading, Rendering, choose, horizon_of, number, whole
 
-DEFAULTS: dict[str, Any] = {"lr": 5e-5, "lr_min": 1e-7, "lr_start": 0.0, "lr_warmup_ratio": 0.0,
-                            "lr_decay_style": "constant", "lr_decay_ratio": 1.0}  # fmt: skip
+DEFAULTS: dict[str, Any] = {
+    "lr": 5e-5,
+    "lr_min": 1e-7,
+    "lr_start": 0.0,
+    "lr_warmup_ratio": 0.0,
+    "lr_decay_style": "constant",
+    "lr_decay_ratio": 1.0,
+}
 LINEAR_FLOOR = 1e-7  # get_linear_schedule_with_warmup's min_lr default, never overridden
 
 
 def read(cfg: Mapping[str, Any], train_steps: int) -> Reading:
     get = lambda k: cfg.get(k) if cfg.get(k) is not None else DEFAULTS[k]  # noqa: E731
     peak, low, start = number(get("lr"), "lr"), number(get("lr_min"), "lr_min"), number(get("lr_start"), "lr_start")
-    ratio, decay_ratio = number(get("lr_warmup_ratio"), "lr_warmup_ratio"), number(get("lr_decay_ratio"), "lr_decay_ratio")
+    ratio, decay_ratio = (
+        number(get("lr_warmup_ratio"), "lr_warmup_ratio"),
+        number(get("lr_decay_ratio"), "lr_decay_ratio"),
+    )
     style = get("lr_decay_style")
     total = whole(train_steps, "train steps", minimum=1)
     if peak == 0:
         raise ScheduleError("lr 0: VeOmni's lr lambdas divide by the lr (ZeroDivisionError)")
     if style not in ("constant", "linear", "cosine"):
-        raise ScheduleError(f"unknown lr_decay_style {style!r}: VeOmni's build_lr_scheduler raises (constant, linear or cosine)")
+        raise ScheduleError(
+            f"unknown lr_decay_style {style!r}: VeOmni's build_lr_scheduler raises (constant, linear or cosine)"
+        )
     w = int(total * ratio)
     phases: list[Phase] = []
     if w > 0:
@@ -82,14 +93,17 @@ def render(schedule: Schedule, train_steps: int | None) -> Rendering:
         train_steps = schedule.total_length + 1
         notes = (f"the run's step count is unknown: ratios computed for {train_steps} steps",)
     horizon = horizon_of(schedule, train_steps)
-    return choose(schedule, _candidates(schedule, horizon, train_steps), lambda c: read(c, train_steps).schedule,
-                  horizon, notes)  # fmt: skip
+    return choose(
+        schedule, _candidates(schedule, horizon, train_steps), lambda c: read(c, train_steps).schedule, horizon, notes
+    )
 
 
 def _candidates(s: Schedule, horizon: int, total: int) -> Iterator[dict[str, Any]]:
     f = features(s, horizon)
     ends = decay_ends(s, f)
-    warmups = [f.peak_at] + [s.offsets[i + 1] for i, p in enumerate(s.phases) if p.kind == "linear" and p.end > p.start][:1]
+    warmups = [f.peak_at] + [
+        s.offsets[i + 1] for i, p in enumerate(s.phases) if p.kind == "linear" and p.end > p.start
+    ][:1]
     for top in tops(s, f):
         for w in dict.fromkeys(warmups):
             if w > total:
@@ -98,5 +112,10 @@ def _candidates(s: Schedule, horizon: int, total: int) -> Iterator[dict[str, Any
             yield {**warm, "lr_decay_style": "constant"}
             for end, low in dict.fromkeys(ends):
                 if w <= end <= total:
-                    yield {**warm, "lr_decay_style": "cosine", "lr_min": low, "lr_decay_ratio": ratio_for(int(end), total)}
+                    yield {
+                        **warm,
+                        "lr_decay_style": "cosine",
+                        "lr_min": low,
+                        "lr_decay_ratio": ratio_for(int(end), total),
+                    }
             yield {**warm, "lr_decay_style": "linear"}

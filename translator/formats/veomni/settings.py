@@ -59,7 +59,9 @@ def yaml_settings(data: dict[str, Any], lines: dict[tuple[str, ...], int], name:
             if isinstance(value, dict) and value:
                 walk(value, here, here_written, is_dotted)
             else:
-                out.append(Setting(here, value, ".".join(here_written), name, lines.get(here_written), is_dotted, here_written))
+                out.append(
+                    Setting(here, value, ".".join(here_written), name, lines.get(here_written), is_dotted, here_written)
+                )
 
     walk(data, (), (), False)
     return out
@@ -100,23 +102,32 @@ def merge_settings(settings: list[Setting]) -> tuple[dict[str, Any], dict[str, S
         previous = _place(tree, s.path, s.value)
         if isinstance(previous, tuple):
             where = previous[1]
-            other: Setting | None = origin.get(where) or next((o for k, o in origin.items() if k.startswith(where + ".")), None)
+            other: Setting | None = origin.get(where) or next(
+                (o for k, o in origin.items() if k.startswith(where + ".")), None
+            )
             shown = f"{other.shown} ({other.file}:{other.line})" if other else where
             raise InputError(
                 f"{s.shown} and {shown} make {where} both a value and a block: keep one",
-                file=s.file, line=s.line,
-            )  # fmt: skip
+                file=s.file,
+                line=s.line,
+            )
         if first is not None:
             if s.spelled.startswith("--"):  # VeOmni: options deep-update the YAML; argparse keeps the last
-                notes[leaf] = f"{s.spelled} ({s.file}:{s.line}) overrides {first.value!r} from {first.file}:{first.line}"
+                notes[leaf] = (
+                    f"{s.spelled} ({s.file}:{s.line}) overrides {first.value!r} from {first.file}:{first.line}"
+                )
             elif s.value != first.value or type(s.value) is not type(first.value):
                 raise InputError(
                     f"{first.shown} (line {first.line}) and {s.shown} (line {s.line}) both set {leaf}, to "
                     f"{first.value!r} and {s.value!r}: keep one",
-                    file=s.file, line=s.line, key=leaf,
-                )  # fmt: skip
+                    file=s.file,
+                    line=s.line,
+                    key=leaf,
+                )
             else:
-                notes[leaf] = f"given twice with the same value: as {first.shown} (line {first.line}) and {s.shown} (line {s.line})"
+                notes[leaf] = (
+                    f"given twice with the same value: as {first.shown} (line {first.line}) and {s.shown} (line {s.line})"
+                )
         if first is None or s.spelled.startswith("--"):
             origin[leaf] = s  # the setting that decides the value (the first spelling of a duplicate)
     return tree, origin, notes

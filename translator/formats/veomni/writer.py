@@ -34,12 +34,18 @@ class VeomniWriter(Writer):
         for key in hf:
             moved[f"{HF}.{key}"] = f"{CONFIG_JSON if same else name}:{key}" + (" (unchanged)" if same else "")
         for key in hf_keys():  # also the config.json keys a report names as missing
-            moved.setdefault(key, f"{name}:{key[len(HF) + 1:]}")
+            moved.setdefault(key, f"{name}:{key[len(HF) + 1 :]}")
         config = config_json.document(hf) if hf and not same else None
         if config is not None:
             rest["model.config_path"] = name
-            extra.append(added_for_target("VeOmni", "model.config_path", name, "VeOmni reads the architecture from the HF "
-                                          "config.json written beside this file"))  # fmt: skip
+            extra.append(
+                added_for_target(
+                    "VeOmni",
+                    "model.config_path",
+                    name,
+                    "VeOmni reads the architecture from the HF config.json written beside this file",
+                )
+            )
         if same:
             _migrate(rest, ctx.source_layout or "nested", layout, amend, extra, moved)
             _fold_margin(rest, ctx.source_shape.get("dyn_bsz_margin"), _release_of(ctx.version, layout), amend)
@@ -49,21 +55,31 @@ class VeomniWriter(Writer):
         _unread_by_release(document, _release_of(ctx.version, layout), moved, amend)
         header = self.header(document, ctx)
         if config:
-            header.append(f"# The architecture is the HF config {name} written beside this file (model_type "
-                          f"{config.get('model_type')}); VeOmni resolves model.config_path from the folder it is launched in")  # fmt: skip
+            header.append(
+                f"# The architecture is the HF config {name} written beside this file (model_type "
+                f"{config.get('model_type')}); VeOmni resolves model.config_path from the folder it is launched in"
+            )
         # reading the output back uses the architecture written beside it, or (same format) the source's
         kept = ctx.source_shape.get("model_config") if same else None
         model_config = config if config is not None else kept if isinstance(kept, Mapping) else {}
         return WriteResult(
-            document, header, side_files={name: config_json.dump(config)} if config else {}, amended=amend,
-            extra_entries=extra, target_paths=moved, model_config=model_config,
+            document,
+            header,
+            side_files={name: config_json.dump(config)} if config else {},
+            amended=amend,
+            extra_entries=extra,
+            target_paths=moved,
+            model_config=model_config,
             place_of=_flat_place if layout == "flat" else None,
-        )  # fmt: skip
+        )
 
     def header(self, document: dict[str, Any], ctx: WriteContext) -> list[str]:
         layout = ctx.layout or "nested"
         era = {"nested": "VeOmni since PR #538", "scoped": "VeOmni since PR #1090"}.get(layout, "VeOmni before PR #538")
-        return [f"# VeOmni config ({layout} layout, {era}) written by neoconv" + (f" from {ctx.sources}" if ctx.sources else "")]
+        return [
+            f"# VeOmni config ({layout} layout, {era}) written by neoconv"
+            + (f" from {ctx.sources}" if ctx.sources else "")
+        ]
 
     def serialise(self, document: dict[str, Any]) -> str:
         return dump_yaml(document)
@@ -147,20 +163,28 @@ def _migrate(
         shard = full_shard is not False
         leaves[mode_key] = "fsdp2" if shard else "ddp"
         device = "meta" if shard else "cuda"
-        why = ("FSDP1 was removed after PR #538: FULL_SHARD is FSDP2 resharding after forward (ZeRO-3 either way)"
-               if shard else "FSDP1 was removed after PR #538: NO_SHARD is plain DDP")  # fmt: skip
+        why = (
+            "FSDP1 was removed after PR #538: FULL_SHARD is FSDP2 resharding after forward (ZeRO-3 either way)"
+            if shard
+            else "FSDP1 was removed after PR #538: NO_SHARD is plain DDP"
+        )
         amend[mode_key] = (Status.CONVERTED, f"{why}; FSDP2 needs init_device meta, DDP cuda")
         if leaves.get("train.init_device") != device:
             if "train.init_device" in leaves:
                 amend["train.init_device"] = (Status.CONVERTED, f"set to {device} for {leaves[mode_key]}")
             else:
-                extra.append(ExtraEntry("train.init_device", Status.CONVERTED, f"{device}: what {leaves[mode_key]} needs"))
+                extra.append(
+                    ExtraEntry("train.init_device", Status.CONVERTED, f"{device}: what {leaves[mode_key]} needs")
+                )
             leaves["train.init_device"] = device
     if layout == "flat":  # a value only the nested era has (data_type dpo, PR #558): the flat parser refuses it
         for key in [k for k in leaves if (allowed := spec.choices(k, "flat")) is not None and leaves[k] not in allowed]:
-            amend[key] = (Status.DROPPED, f"the flat layout (VeOmni before PR #538) has no {key} {leaves.pop(key)!r} "
-                                          f"(its values: {', '.join(map(str, spec.choices(key, 'flat') or []))}): not written, "
-                                          f"so its default {spec.default(key, 'flat')!r} applies")  # fmt: skip
+            amend[key] = (
+                Status.DROPPED,
+                f"the flat layout (VeOmni before PR #538) has no {key} {leaves.pop(key)!r} "
+                f"(its values: {', '.join(map(str, spec.choices(key, 'flat') or []))}): not written, "
+                f"so its default {spec.default(key, 'flat')!r} applies",
+            )
     if source_layout == layout or {source_layout, layout} == {"nested", "scoped"}:
         return  # the same fields and defaults, placed differently
     for flat_key in spec.carry_defaults:
@@ -173,19 +197,33 @@ def _migrate(
         leaves[view_key] = value
         target = spec.default(flat_key, "flat") if layout == "flat" else spec.default(view_key, "nested")
         shown = "required" if target is None else repr(target)
-        extra.append(ExtraEntry(view_key, Status.DEFAULTED,
-                                f"the {source_layout} layout's default {value!r} (not in the file) written: the {layout} layout's is {shown}"))  # fmt: skip
+        extra.append(
+            ExtraEntry(
+                view_key,
+                Status.DEFAULTED,
+                f"the {source_layout} layout's default {value!r} (not in the file) written: the {layout} layout's is {shown}",
+            )
+        )
 
 
-def _fold_margin(leaves: dict[str, Any], margin: Any, release: str | None, amend: dict[str, tuple[Status, str]]) -> None:
+def _fold_margin(
+    leaves: dict[str, Any], margin: Any, release: str | None, amend: dict[str, tuple[Status, str]]
+) -> None:
     """Before #458 a dynamic batch of a padding-free run was counted `dyn_bsz_margin` tokens short
     (compute_train_steps' eff), so data.train_size gave more steps; for a release that has no margin,
     train_size is re-sized to give the source's steps per epoch (the margin itself is named not written)."""
     history = load_history("veomni")
-    if not margin or history is None or release not in history.position or history.reads("train.dyn_bsz_margin", release):
+    if (
+        not margin
+        or history is None
+        or release not in history.position
+        or history.reads("train.dyn_bsz_margin", release)
+    ):
         return
     tokens, batch = leaves.get("data.train_size"), leaves.get("train.global_batch_size")
-    packed = leaves.get("train.dyn_bsz", True) and (leaves.get("train.rmpad", True) is not False or leaves.get("train.rmpad_with_pos_ids"))
+    packed = leaves.get("train.dyn_bsz", True) and (
+        leaves.get("train.rmpad", True) is not False or leaves.get("train.rmpad_with_pos_ids")
+    )
     if not packed or not isinstance(tokens, int) or not isinstance(batch, int):
         return
     from .schedule import VEOMNI_MAX_SEQ_LEN, veomni_tokens_for
@@ -195,24 +233,42 @@ def _fold_margin(leaves: dict[str, Any], margin: Any, release: str | None, amend
     warmup = leaves.get("train.bsz_warmup_ratio") or 0.0
     steps = math.ceil(int(tokens * (1 + warmup / 2)) / (batch * seq * (micro - margin) / micro))
     leaves["data.train_size"] = veomni_tokens_for(steps, batch * seq, warmup)
-    amend["data.train_size"] = (Status.CONVERTED, f"re-sized from {tokens} for the same {steps} steps per epoch: VeOmni "
-                                f"{release} does not count each dynamic batch dyn_bsz_margin={margin} tokens short")  # fmt: skip
+    amend["data.train_size"] = (
+        Status.CONVERTED,
+        f"re-sized from {tokens} for the same {steps} steps per epoch: VeOmni "
+        f"{release} does not count each dynamic batch dyn_bsz_margin={margin} tokens short",
+    )
 
 
 def _needed(leaves: dict[str, Any], wrote_config: bool) -> list[ExtraEntry]:
     """VeOmni keys with no canonical field that a run cannot do without."""
     out: list[ExtraEntry] = []
     if not wrote_config and not any(k in leaves for k in ("model.config_path", "model.model_path")):
-        out.append(ExtraEntry("model.config_path", Status.MISSING,
-                    "VeOmni needs the model: model.config_path (an HF config.json) or model.model_path; the source "
-                    "describes no architecture"))  # fmt: skip
+        out.append(
+            ExtraEntry(
+                "model.config_path",
+                Status.MISSING,
+                "VeOmni needs the model: model.config_path (an HF config.json) or model.model_path; the source "
+                "describes no architecture",
+            )
+        )
     if "data.train_path" not in leaves:
-        out.append(ExtraEntry("data.train_path", Status.MISSING,
-                    "VeOmni requires data.train_path (no default): convert the dataset for VeOmni and add its path"))  # fmt: skip
+        out.append(
+            ExtraEntry(
+                "data.train_path",
+                Status.MISSING,
+                "VeOmni requires data.train_path (no default): convert the dataset for VeOmni and add its path",
+            )
+        )
     if wrote_config and not any(k in leaves for k in ("model.tokenizer_path", "model.model_path")):
-        out.append(ExtraEntry("model.tokenizer_path", Status.MISSING,
-                    "VeOmni loads the tokenizer from model.tokenizer_path, else model.config_path (the written "
-                    "config.json, which holds none): add the HF tokenizer folder or hub id"))  # fmt: skip
+        out.append(
+            ExtraEntry(
+                "model.tokenizer_path",
+                Status.MISSING,
+                "VeOmni loads the tokenizer from model.tokenizer_path, else model.config_path (the written "
+                "config.json, which holds none): add the HF tokenizer folder or hub id",
+            )
+        )
     return out
 
 
@@ -228,8 +284,9 @@ def _release_of(version: str | None, layout: str) -> str | None:
     return known.aliases.get(layout, version)
 
 
-def _unread_by_release(document: dict[str, Any], version: str | None, moved: dict[str, str],
-                       amend: dict[str, tuple[Status, str]]) -> None:
+def _unread_by_release(
+    document: dict[str, Any], version: str | None, moved: dict[str, str], amend: dict[str, tuple[Status, str]]
+) -> None:
     """Keys an older target release does not read (VeOmni ignores unknown keys: they would silently do
     nothing there) are left out, and their entries say so (lossy)."""
     history = load_history("veomni")

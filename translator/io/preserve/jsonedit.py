@@ -59,7 +59,9 @@ def parse(text: str) -> JsonSource:
     seps = [text[e.key_end : e.value_start] for e in root.walk() if isinstance(e, JsonEntry) and e.path]
     key_sep = ":" if seps and seps.count(":") > len(seps) // 2 else ": "
     item_sep = ", " if ", " in text or "," not in text else ","
-    return JsonSource(text, root, _indent(text, root), key_sep, item_sep, "\r\n" if "\r\n" in text else "\n", text.isascii())
+    return JsonSource(
+        text, root, _indent(text, root), key_sep, item_sep, "\r\n" if "\r\n" in text else "\n", text.isascii()
+    )
 
 
 def _object(text: str, at: int, entry: JsonEntry, counter: list[int]) -> int:
@@ -79,9 +81,16 @@ def _object(text: str, at: int, entry: JsonEntry, counter: list[int]) -> int:
         value_start = _SPACE.match(text, j + 1).end()  # type: ignore[union-attr]
         counter[0] += 1
         child = JsonEntry(
-            key, entry.path + (key,), None, entry, counter[0], key_start=i, key_end=key_end,
-            value_start=value_start, col=i - (text.rfind("\n", 0, i) + 1),
-        )  # fmt: skip
+            key,
+            entry.path + (key,),
+            None,
+            entry,
+            counter[0],
+            key_start=i,
+            key_end=key_end,
+            value_start=value_start,
+            col=i - (text.rfind("\n", 0, i) + 1),
+        )
         if text.startswith("{", value_start):
             child.value_end = _object(text, value_start, child, counter)
             child.value = json.loads(text[value_start : child.value_end])
@@ -157,8 +166,12 @@ class _Writer:
     def _dumps(self, value: Any, level: int | None) -> str:
         """A value written fresh: on one line (level None), else in the file's indentation."""
         if level is None or self.unit is None or not isinstance(value, (dict, list)) or not value:
-            return json.dumps(value, ensure_ascii=self.source.ascii, separators=(self.source.item_sep, self.source.key_sep))
-        text = json.dumps(value, ensure_ascii=self.source.ascii, indent=self.unit, separators=(",", self.source.key_sep))
+            return json.dumps(
+                value, ensure_ascii=self.source.ascii, separators=(self.source.item_sep, self.source.key_sep)
+            )
+        text = json.dumps(
+            value, ensure_ascii=self.source.ascii, indent=self.unit, separators=(",", self.source.key_sep)
+        )
         pad = self.unit * level
         return text.replace("\n", self.source.newline + pad)
 

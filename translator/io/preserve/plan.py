@@ -117,7 +117,7 @@ class _Planner:
         ranked = sorted(
             (c for c in votes if c[0] in order and c[1] in self.by_path),
             key=lambda c: (-votes[c], len(c[0]), order[c[0]]),
-        )  # fmt: skip
+        )
         for path, source_path in ranked:
             entry = self.by_path[source_path]
             # one key in common is a coincidence unless the mapping keeps its name

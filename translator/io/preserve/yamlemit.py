@@ -50,14 +50,16 @@ def scalar(value: Any, quote: str | None = None) -> str:
 
 def flow(value: Any) -> str:
     """A list or mapping on one line ([a, b], {k: v})."""
-    text: str = yaml.dump(value, Dumper=_Dumper, default_flow_style=True, width=1 << 30, allow_unicode=True, sort_keys=False)
+    text: str = yaml.dump(
+        value, Dumper=_Dumper, default_flow_style=True, width=1 << 30, allow_unicode=True, sort_keys=False
+    )
     return text.rstrip("\n").removesuffix("\n...")
 
 
 def _dump(value: Any, style: str | None) -> str:
     text: str = yaml.dump(
         value, Dumper=_Dumper, default_style=style, default_flow_style=True, width=1 << 30, allow_unicode=True
-    )  # fmt: skip
+    )
     text = text.rstrip("\n")
     return text[: -len("\n...")] if text.endswith("\n...") else text
 

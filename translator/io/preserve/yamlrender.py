@@ -103,7 +103,9 @@ class _Renderer:
         riders = sorted(self.extra.get(id(placed), []))
         shift = col - origin.col
         block = self._indented([r for r in riders if r[0] < origin.lead], col)
-        block += [(_shift(self.lines[i], shift), self.source.endings[i] or None) for i in range(origin.lead, origin.key_line)]
+        block += [
+            (_shift(self.lines[i], shift), self.source.endings[i] or None) for i in range(origin.lead, origin.key_line)
+        ]
         block += self._indented([r for r in riders if r[0] >= origin.lead], col)
         parent = origin.parent
         stays = placed.parent is not None and placed.parent.origin is parent and placed.parent.mode is Mode.OPEN
@@ -141,7 +143,11 @@ class _Renderer:
             found = comments(self.source, origin, whole=origin.children is None)  # entries inside ride on their own
             note = next((t for n, t in found if n == origin.key_line), "")
             self._comment_lines([c for c in found if c[0] != origin.key_line], col)  # comments of the old value
-            key = text[origin.col : origin.key_end] if _same_key(placed.key, origin.key) else emit.scalar(placed.key, origin.key_style)
+            key = (
+                text[origin.col : origin.key_end]
+                if _same_key(placed.key, origin.key)
+                else emit.scalar(placed.key, origin.key_style)
+            )
             head = " " * col + key + ":"
             if placed.mode is Mode.HEAD:
                 self.out.append((head + (" {" if flow else "") + (" " + note if note else ""), None))

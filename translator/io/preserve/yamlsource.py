@@ -35,6 +35,7 @@ except ImportError:  # PyYAML without libyaml: the pure-Python reader, scanner a
             yaml.scanner.Scanner.__init__(self)
             yaml.parser.Parser.__init__(self)
 
+
 MERGE = "tag:yaml.org,2002:merge"
 
 
@@ -177,12 +178,20 @@ def _mapping(node: MappingNode, parent: YamlEntry, out: list[YamlEntry], loader:
             return None
         start, stop = value_node.start_mark, value_node.end_mark
         entry = YamlEntry(
-            key, parent.path + (key,), None, parent, len(out) + 1,
-            key_line=key_node.start_mark.line, col=key_node.start_mark.column, key_end=key_node.end_mark.column,
-            value_start=(start.line, start.column), value_end=(stop.line, stop.column),
+            key,
+            parent.path + (key,),
+            None,
+            parent,
+            len(out) + 1,
+            key_line=key_node.start_mark.line,
+            col=key_node.start_mark.column,
+            key_end=key_node.end_mark.column,
+            value_start=(start.line, start.column),
+            value_end=(stop.line, stop.column),
             style=value_node.style if isinstance(value_node, ScalarNode) else None,
-            key_style=key_node.style or None, alias=getattr(value_node, "alias_use", False),
-        )  # fmt: skip
+            key_style=key_node.style or None,
+            alias=getattr(value_node, "alias_use", False),
+        )
         entry._node = value_node  # type: ignore[attr-defined]
         out.append(entry)
         if isinstance(value_node, MappingNode) and not entry.alias and _openable(value_node):

@@ -41,7 +41,11 @@ def build_rule(table: str, index: int, raw: Any, fmt: str = "") -> Rule:
     with_fields = dict(with_raw) if isinstance(with_raw, dict) else {field_ident(n): n for n in with_raw}
     write_only = tuple(n for n in raw.get("write_with", ()) if field_ident(n) not in with_fields)
     with_fields.update({field_ident(n): n for n in write_only})  # the write function's too: ordering nothing
-    for part, names in (("with", with_fields.values()), ("product", raw.get("product", ())), ("fill", raw.get("fill", {}))):
+    for part, names in (
+        ("with", with_fields.values()),
+        ("product", raw.get("product", ())),
+        ("fill", raw.get("fill", {})),
+    ):
         for name in names:
             if name not in known:
                 raise _fail(table, where, f"unknown canonical field {name!r} in {part}")
@@ -50,7 +54,9 @@ def build_rule(table: str, index: int, raw: Any, fmt: str = "") -> Rule:
     key, also = raw.get("key"), tuple(raw.get("also", ()))
     if "product" in raw and len(fields) != 1:
         raise _fail(table, where, "a product rule maps one field: the product")
-    shape = next((s for s in ("fixed", "flags", "list", "pick", "same_as", "key_by", "follows", "cases") if s in raw), "")
+    shape = next(
+        (s for s in ("fixed", "flags", "list", "pick", "same_as", "key_by", "follows", "cases") if s in raw), ""
+    )
     formula: Formula | None = None
     simple: Simple | None = None
     if shape:
@@ -94,33 +100,72 @@ def build_rule(table: str, index: int, raw: Any, fmt: str = "") -> Rule:
     if shape in ("flags", "list") and key in defaults:  # the shape's first key is the rule's key
         default = defaults.pop(key)
     return Rule(
-        fields=fields, key=key, also=also, with_fields=with_fields, write_only=write_only, formula=formula, simple=simple,
-        default=default, defaults=defaults,
-        version_defaults=dict(raw.get("version_defaults", {})), when=when,
-        required=bool(raw.get("required", False)), hint=str(raw.get("hint", "")),
-        always=bool(raw.get("always", False)), derived=bool(raw.get("derived", False)),
-        lossy=str(raw.get("lossy", "")), note=str(raw.get("note", raw.get("fixed_reason", ""))),
-        const=raw.get("const", NO_DEFAULT), layouts=tuple(raw.get("layouts", ())),
-        versions=tuple(raw.get("versions", ())), peek=tuple(raw.get("peek", ())),
-        product=tuple(raw.get("product", ())), fill=tuple((raw.get("fill") or {}).items()), shape=shape,
-    )  # fmt: skip
+        fields=fields,
+        key=key,
+        also=also,
+        with_fields=with_fields,
+        write_only=write_only,
+        formula=formula,
+        simple=simple,
+        default=default,
+        defaults=defaults,
+        version_defaults=dict(raw.get("version_defaults", {})),
+        when=when,
+        required=bool(raw.get("required", False)),
+        hint=str(raw.get("hint", "")),
+        always=bool(raw.get("always", False)),
+        derived=bool(raw.get("derived", False)),
+        lossy=str(raw.get("lossy", "")),
+        note=str(raw.get("note", raw.get("fixed_reason", ""))),
+        const=raw.get("const", NO_DEFAULT),
+        layouts=tuple(raw.get("layouts", ())),
+        versions=tuple(raw.get("versions", ())),
+        peek=tuple(raw.get("peek", ())),
+        product=tuple(raw.get("product", ())),
+        fill=tuple((raw.get("fill") or {}).items()),
+        shape=shape,
+    )
 
 
 _ENUM_MODIFIERS = ("warn_values", "unknown", "nearest", "unwritable", "reads_as", "extensions", "types")
-_MODIFIERS = ("read_when", "off_value", "read_only", "values", "omit", "warn_values", "exponent_of", "default_by",
-              "default_from", "overridden_by", "written_with", "at_least")
+_MODIFIERS = (
+    "read_when",
+    "off_value",
+    "read_only",
+    "values",
+    "omit",
+    "warn_values",
+    "exponent_of",
+    "default_by",
+    "default_from",
+    "overridden_by",
+    "written_with",
+    "at_least",
+)
 
 
 def _renamed(table: str, where: str, raw: dict[str, Any], fields: tuple[str, ...], also: tuple[str, ...]) -> Formula:
     """A rename with `read_when`, `off_value`, `read_only`, `values`, `omit`, `warn_values`,
     `exponent_of`, `default_by`, `default_from`, `overridden_by`, `written_with` or `at_least` (shapes.renamed)."""
     over = dict(raw.get("overridden_by") or {})
-    if len(fields) != 1 or also != ((over["key"],) if over else ()) or not raw.get("key") or any(
-            k in raw for k in ("invert", "enum", "scale", "with")):  # fmt: skip
-        raise _fail(table, where, f"{', '.join(k for k in _MODIFIERS if k in raw)} modifies a rename: one key, one "
-                                  "field (and overridden_by's key as its one `also`)")  # fmt: skip
+    if (
+        len(fields) != 1
+        or also != ((over["key"],) if over else ())
+        or not raw.get("key")
+        or any(k in raw for k in ("invert", "enum", "scale", "with"))
+    ):
+        raise _fail(
+            table,
+            where,
+            f"{', '.join(k for k in _MODIFIERS if k in raw)} modifies a rename: one key, one "
+            "field (and overridden_by's key as its one `also`)",
+        )
     if over and ("values" in over) == bool(over.get("as_is")):
-        raise _fail(table, where, "overridden_by gives values (what its key's values decide) or as_is: true (each decides, as it is)")
+        raise _fail(
+            table,
+            where,
+            "overridden_by gives values (what its key's values decide) or as_is: true (each decides, as it is)",
+        )
     if "written_with" in raw and raw["written_with"]["field"] not in catalogue():
         raise _fail(table, where, f"unknown canonical field {raw['written_with']['field']!r} in written_with")
     gate = {name: tuple(v if isinstance(v, list) else [v]) for name, v in (raw.get("read_when") or {}).items()}
@@ -134,9 +179,16 @@ def _renamed(table: str, where: str, raw: dict[str, Any], fields: tuple[str, ...
         raise _fail(table, where, "default_by and default_from name known canonical fields")
     if any(k in raw for k in ("default_by", "default_from")) and any(k in raw for k in ("default", "omit")):
         raise _fail(table, where, "an absent key's value comes from default_by / default_from, or from default or omit")
-    more = shapes.Modifiers([raw["omit"]] if "omit" in raw else [], dict(raw.get("warn_values") or {}),
-                            int(raw.get("exponent_of", 0)), by, str(raw.get("default_from", "")), over,
-                            dict(raw.get("written_with") or {}), raw.get("at_least"))  # fmt: skip
+    more = shapes.Modifiers(
+        [raw["omit"]] if "omit" in raw else [],
+        dict(raw.get("warn_values") or {}),
+        int(raw.get("exponent_of", 0)),
+        by,
+        str(raw.get("default_from", "")),
+        over,
+        dict(raw.get("written_with") or {}),
+        raw.get("at_least"),
+    )
     values = dict(raw.get("values") or {})
     return shapes.renamed(fields[0], raw["key"], gate, off, str(raw.get("read_only", "")), values, more)
 
@@ -144,7 +196,9 @@ def _renamed(table: str, where: str, raw: dict[str, Any], fields: tuple[str, ...
 def _enum(table: str, where: str, raw: dict[str, Any], fields: tuple[str, ...], also: tuple[str, ...]) -> Formula:
     """An enum with `warn_values`, `unknown`, `nearest` or `unwritable` (shapes.enum)."""
     if len(fields) != 1 or also or not raw.get("key") or "with" in raw:
-        raise _fail(table, where, "an enum's modifiers modify one key, one field (reads_as names the fields it looks at)")
+        raise _fail(
+            table, where, "an enum's modifiers modify one key, one field (reads_as names the fields it looks at)"
+        )
     pairs = dict(raw["enum"])
     if any(name not in pairs for name in raw.get("warn_values", {})):
         raise _fail(table, where, "warn_values names values of the enum")
@@ -161,11 +215,17 @@ def _enum(table: str, where: str, raw: dict[str, Any], fields: tuple[str, ...], 
     if any(name not in catalogue() for name in when):
         raise _fail(table, where, f"unknown canonical field in reads_as: {sorted(when)}")
     why = raw.get("nearest_reason", "")
-    more = shapes.EnumModifiers(dict(raw.get("warn_values") or {}), dict(raw.get("unknown") or {}),
-                                 dict(raw.get("nearest") or {}), dict(why) if isinstance(why, dict) else str(why),
-                                 dict(raw.get("unwritable") or {}), dict(reads.get("values") or {}), when,
-                                 dict(raw.get("extensions") or {}),
-                                 {kind: dict(what) for kind, what in (raw.get("types") or {}).items()})  # fmt: skip
+    more = shapes.EnumModifiers(
+        dict(raw.get("warn_values") or {}),
+        dict(raw.get("unknown") or {}),
+        dict(raw.get("nearest") or {}),
+        dict(why) if isinstance(why, dict) else str(why),
+        dict(raw.get("unwritable") or {}),
+        dict(reads.get("values") or {}),
+        when,
+        dict(raw.get("extensions") or {}),
+        {kind: dict(what) for kind, what in (raw.get("types") or {}).items()},
+    )
     return shapes.enum(fields[0], raw["key"], pairs, bool(raw.get("case_insensitive")), more)
 
 
@@ -190,7 +250,9 @@ def _shape(
     if shape == "pick":
         key = raw["key"]
         if set(raw["pick"]) != set(fields) or len(fields) < 2:
-            raise _fail(table, where, f"pick gives each of the rule's fields (two or more) its value: got {sorted(raw['pick'])}")
+            raise _fail(
+                table, where, f"pick gives each of the rule's fields (two or more) its value: got {sorted(raw['pick'])}"
+            )
         tables = [dict(p) for p in raw["pick"].values() if isinstance(p, dict)]
         if any(p != "value" for p in raw["pick"].values() if not isinstance(p, dict)):
             raise _fail(table, where, "a pick is a mapping {framework value: field value} or `value`")
@@ -200,28 +262,42 @@ def _shape(
     if shape == "cases":  # (the meta-schema requires its key, null for a rule that only peeks; one field or several)
         also = tuple(raw.get("also", ()))
         decided_by = (raw["key"], *also) if raw["key"] else also
-        made = shapes.cases(fmt, fields, decided_by, raw["cases"], lambda m: _fail(table, where, m), tuple(raw.get("peek", ())))
+        made = shapes.cases(
+            fmt, fields, decided_by, raw["cases"], lambda m: _fail(table, where, m), tuple(raw.get("peek", ()))
+        )
         return raw["key"], also, made
     if len(fields) != 1:
         raise _fail(table, where, f"{shape} maps one field")
     if shape == "same_as":
         same = raw["same_as"]
-        made = shapes.same_as(fields[0], same["field"], same["reason"], same.get("otherwise"), bool(same.get("implied")))
+        made = shapes.same_as(
+            fields[0], same["field"], same["reason"], same.get("otherwise"), bool(same.get("implied"))
+        )
         return None, (), made
     if shape == "follows":
         made = raw["follows"]
-        return None, (), shapes.follows(fields[0], made["field"], dict(made["values"]), made["otherwise"], dict(made["reasons"]))
+        return (
+            None,
+            (),
+            shapes.follows(fields[0], made["field"], dict(made["values"]), made["otherwise"], dict(made["reasons"])),
+        )
     if shape == "key_by":
         by, also = raw["key_by"], tuple(raw.get("also", ()))
         if not raw.get("key") or set(by["keys"].values()) - set(also):
-            raise _fail(table, where, "key_by chooses among the rule's keys: `key` for other values, the rest in `also`")
+            raise _fail(
+                table, where, "key_by chooses among the rule's keys: `key` for other values, the rest in `also`"
+            )
         return raw["key"], also, shapes.key_by(fields[0], raw["key"], by["field"], dict(by["keys"]))
     if shape == "fixed":
         if "fixed_reason" not in raw:
             raise _fail(table, where, "fixed needs fixed_reason: where the framework hard-codes the value")
         return None, (), shapes.fixed(fields[0], raw["fixed"], raw["fixed_reason"], str(raw.get("fixed_loss", "")))
     keys = list(raw[shape])
-    formula = shapes.flags(fields[0], raw["flags"], raw.get("otherwise")) if shape == "flags" else shapes.items(fields[0], keys)
+    formula = (
+        shapes.flags(fields[0], raw["flags"], raw.get("otherwise"))
+        if shape == "flags"
+        else shapes.items(fields[0], keys)
+    )
     return keys[0], tuple(keys[1:]), formula
 
 
@@ -241,13 +317,15 @@ def _check_formula(
     params = formula.read_params() - {"version"}  # a reading may depend on the documented version
     if not key_idents <= params or not params <= expected_read:
         raise _fail(
-            table, where,
+            table,
+            where,
             f"formula {formula.name} reads {sorted(formula.read_params())} but the rule gives {sorted(expected_read)}",
-        )  # fmt: skip
+        )
     value_names = {"value"} | ({field_ident(f) for f in fields} if len(fields) > 1 else set())  # value: the first
     expected_write = value_names | set(with_fields)
     if formula.write_params() - expected_write - {"version"}:  # a writing may depend on the target release
         raise _fail(
-            table, where,
+            table,
+            where,
             f"formula {formula.name} writes from {sorted(formula.write_params())}, rule gives {sorted(expected_write)}",
-        )  # fmt: skip
+        )

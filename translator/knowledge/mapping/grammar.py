@@ -16,9 +16,14 @@ from ...core.errors import MappingTableError
 from ...core.resources import data_dir
 
 _JSON_TYPES: dict[str, tuple[type, ...]] = {
-    "string": (str,), "boolean": (bool,), "object": (dict,), "array": (list,), "null": (type(None),),
-    "number": (int, float), "integer": (int,),
-}  # fmt: skip
+    "string": (str,),
+    "boolean": (bool,),
+    "object": (dict,),
+    "array": (list,),
+    "null": (type(None),),
+    "number": (int, float),
+    "integer": (int,),
+}
 
 
 class Grammar(NamedTuple):

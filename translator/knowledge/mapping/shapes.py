@@ -46,7 +46,8 @@ def _formula(
     """A Formula whose functions take the named keyword arguments (the engine passes them by name)."""
     for func, args in ((read, read_args), (write, write_args)):
         func.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
-            [inspect.Parameter(a, inspect.Parameter.KEYWORD_ONLY) for a in args])
+            [inspect.Parameter(a, inspect.Parameter.KEYWORD_ONLY) for a in args]
+        )
     return Formula(name, read, write, parameters(read), parameters(write))
 
 
@@ -166,14 +167,22 @@ def pick(fields: tuple[str, ...], key: str, picks: dict[str, Any]) -> Formula:
             raise Unexpressible(said("no_counterpart_value", field=first, value=wanted.get(first), key=key))
         lost = [f for f in wanted if not same_value(value_of(f, near[0]), wanted[f])]
         means = {f: value_of(f, near[0]) for f in lost}
-        return Approx({arg: near[0]}, said("picked_value", key=key, choice=near[0], means=means,
-                                           wanted={f: wanted[f] for f in lost}), tuple(lost))  # fmt: skip
+        return Approx(
+            {arg: near[0]},
+            said("picked_value", key=key, choice=near[0], means=means, wanted={f: wanted[f] for f in lost}),
+            tuple(lost),
+        )
 
     return _formula(f"pick {key}", read, [arg], write, [field_ident(f) for f in fields])
 
 
 def renamed(
-    field: str, key: str, gate: dict[str, tuple[Any, ...]], off: list[Any], read_only: str, values: dict[Any, Any],
+    field: str,
+    key: str,
+    gate: dict[str, tuple[Any, ...]],
+    off: list[Any],
+    read_only: str,
+    values: dict[Any, Any],
     more: Modifiers | None = None,
 ) -> Formula:
     """A rename with modifiers: `read_when` (the key only means something while other fields have
@@ -200,11 +209,18 @@ def renamed(
         if raw is None and (extra.by or extra.source):
             return _default_of(extra, kw)
         value = next((canonical for framework, canonical in values.items() if same_value(raw, framework)), raw)
-        if extra.floor is not None and isinstance(value, (int, float)) and not isinstance(value, bool) and value < extra.floor:
+        if (
+            extra.floor is not None
+            and isinstance(value, (int, float))
+            and not isinstance(value, bool)
+            and value < extra.floor
+        ):
             value = type(value)(extra.floor)  # NeoX: mp_size if mp_size >= 1 else 1, before validate_values runs
         if extra.base and value is not None:
             value = _power(key, extra.base, value)
-        warning = next((why for framework, why in extra.warn.items() if raw is not None and same_value(raw, framework)), "")
+        warning = next(
+            (why for framework, why in extra.warn.items() if raw is not None and same_value(raw, framework)), ""
+        )
         warning = warning or _through(extra.over, raw)  # a value the framework passes on only through the other key
         return Approx(value, warning) if warning else value
 
@@ -232,7 +248,9 @@ def renamed(
     parts += [f"off {short(v)}" for v in off] + ["read only"] * bool(read_only)
     parts += [f"{short(a)} means {short(b)}" for a, b in values.items()]
     parts += [f"{short(v)} left out" for v in extra.omit] + [f"{short(v)} doubtful" for v in extra.warn]
-    parts += [f"{extra.base}**key"] * bool(extra.base) + ([f"under {extra.floor:g} runs as it"] if extra.floor is not None else [])
+    parts += [f"{extra.base}**key"] * bool(extra.base) + (
+        [f"under {extra.floor:g} runs as it"] if extra.floor is not None else []
+    )
     parts += [f"absent: by {n}" for n in extra.by] + [f"absent: {extra.source}"] * bool(extra.source)
     parts += [f"{extra.over['key']} overrides" for _ in [extra.over] if extra.over]
     parts += [f"{short(v)} through {extra.over['key']}" for v in (extra.over or {}).get("through", {})]
@@ -257,14 +275,19 @@ class Modifiers(NamedTuple):
     base: int = 0
     by: dict[str, dict[Any, Any]] = {}  # default_by: {field: {its value: the key's default}}
     source: str = ""  # default_from: the field whose value an absent key has otherwise
-    over: dict[str, Any] = {}  # overridden_by: {key, values: {its value: the field's} or as_is, reasons, keeps, through}
+    over: dict[
+        str, Any
+    ] = {}  # overridden_by: {key, values: {its value: the field's} or as_is, reasons, keeps, through}
     needs: dict[str, Any] = {}  # written_with: {field, unless: [its values], reason}
     floor: float | None = None  # at_least: a number under it runs as it (the framework derives it before its checks)
 
     def args(self) -> list[str]:
         """The reading's arguments: the fields the defaults depend on, the overriding key."""
-        return ([f"by_{field_ident(n)}" for n in self.by] + [f"from_{field_ident(self.source)}"] * bool(self.source)
-                + ([ident(self.over["key"])] if self.over else []))  # fmt: skip
+        return (
+            [f"by_{field_ident(n)}" for n in self.by]
+            + [f"from_{field_ident(self.source)}"] * bool(self.source)
+            + ([ident(self.over["key"])] if self.over else [])
+        )
 
 
 _NOT: Any = object()  # no override: the rule's key decides
@@ -324,8 +347,14 @@ def _spelled(base: int) -> str:
 _OUTCOMES = ("value", "error", "extension")
 
 
-def cases(fmt: str, fields: tuple[str, ...], keys: tuple[str, ...], spec: dict[str, Any], fail: Callable[[str], MappingTableError],
-          peek: tuple[str, ...] = ()) -> Formula:  # fmt: skip
+def cases(
+    fmt: str,
+    fields: tuple[str, ...],
+    keys: tuple[str, ...],
+    spec: dict[str, Any],
+    fail: Callable[[str], MappingTableError],
+    peek: tuple[str, ...] = (),
+) -> Formula:
     """The rule's formula, after checking that the cases name only the rule's keys (and match on its
     `peek` keys, another rule's, read only), fields and releases of the format's key history."""
     _check(spec, fail)
@@ -350,13 +379,16 @@ def cases(fmt: str, fields: tuple[str, ...], keys: tuple[str, ...], spec: dict[s
     args = {key: ident(key) for key in keys}
     seen = {**args, **{key: ident(key) for key in peek}}  # what reading matches on
     by_release = any(b in c for c in reads for b in ("since", "before"))
-    writes_by_release = any(b in c or "{version}" in c.get("lossy", c.get("error", "")) for c in writes for b in ("since", "before"))
+    writes_by_release = any(
+        b in c or "{version}" in c.get("lossy", c.get("error", "")) for c in writes for b in ("since", "before")
+    )
     params = [field_ident(f) for f in fields] if several else ["value"]
 
     def holds(case: dict[str, Any], values: dict[str, Any], version: str) -> bool:
         fold = bool(case.get("case_insensitive", folded))  # (a case may say otherwise)
         return _in_releases(fmt, case, version) and all(
-            _matches(values[key], pattern, fold) for key, pattern in case.get("match", {}).items())
+            _matches(values[key], pattern, fold) for key, pattern in case.get("match", {}).items()
+        )
 
     def read(**kw: Any) -> Any:
         values = {key: kw[arg] for key, arg in seen.items()}
@@ -371,7 +403,9 @@ def cases(fmt: str, fields: tuple[str, ...], keys: tuple[str, ...], spec: dict[s
         value = deepcopy(case["value"])  # (the IR's own)
         if several:
             value = {field_ident(f): item for f, item in value.items()}
-        return Approx(value, _render(case["lossy"], values), tuple(case.get("lost", ()))) if case.get("lossy") else value
+        return (
+            Approx(value, _render(case["lossy"], values), tuple(case.get("lost", ()))) if case.get("lossy") else value
+        )
 
     def write(**kw: Any) -> Any:
         version = kw.get("version") or ""
@@ -385,13 +419,20 @@ def cases(fmt: str, fields: tuple[str, ...], keys: tuple[str, ...], spec: dict[s
                 raise Unexpressible(_render(case["error"], names))
             out = {args[key]: deepcopy(item) for key, item in case["keys"].items()}  # (the document's own)
             return Approx(out, _render(case["lossy"], names), tuple(case.get("lost", ()))) if case.get("lossy") else out
-        raise Unexpressible(said("no_counterpart_value", field=fields[0], value=given[fields[0]], key=(keys or peek)[0]))
+        raise Unexpressible(
+            said("no_counterpart_value", field=fields[0], value=given[fields[0]], key=(keys or peek)[0])
+        )
 
     common = _common_prefix(keys + peek)
-    name = "cases " + "; ".join(_case_spelled(c, True, common, several) for c in reads) + "; writes " + "; ".join(
-        _case_spelled(c, False, common, several) for c in writes)
-    return _formula(name, read, [*seen.values()] + ["version"] * by_release, write,
-                    params + ["version"] * writes_by_release)  # fmt: skip
+    name = (
+        "cases "
+        + "; ".join(_case_spelled(c, True, common, several) for c in reads)
+        + "; writes "
+        + "; ".join(_case_spelled(c, False, common, several) for c in writes)
+    )
+    return _formula(
+        name, read, [*seen.values()] + ["version"] * by_release, write, params + ["version"] * writes_by_release
+    )
 
 
 def _unknown(values: dict[str, Any], keys: tuple[str, ...], reads: list[dict[str, Any]], folded: bool) -> None:
@@ -410,24 +451,36 @@ def _unknown(values: dict[str, Any], keys: tuple[str, ...], reads: list[dict[str
         raise UnknownValue(value, list(dict.fromkeys(known)), key)
 
 
-def _check_fields(case: dict[str, Any], fields: tuple[str, ...], writing: bool, fail: Callable[[str], MappingTableError]) -> None:
+def _check_fields(
+    case: dict[str, Any], fields: tuple[str, ...], writing: bool, fail: Callable[[str], MappingTableError]
+) -> None:
     """A rule over several fields: a case's value is a mapping naming some of them (a writing entry's:
     field -> pattern); `lost` names them."""
     if set(case.get("lost", ())) - set(fields) or ("lost" in case and "lossy" not in case):
         raise fail(f"lost names the fields a lossy case approximates, of {list(fields)}")
-    if len(fields) > 1 and "value" in case and (not isinstance(case["value"], dict) or set(case["value"]) - set(fields)):
-        raise fail(f"a case of a rule over several fields gives its value as {{field: value}}, fields of {list(fields)}")
+    if (
+        len(fields) > 1
+        and "value" in case
+        and (not isinstance(case["value"], dict) or set(case["value"]) - set(fields))
+    ):
+        raise fail(
+            f"a case of a rule over several fields gives its value as {{field: value}}, fields of {list(fields)}"
+        )
     if len(fields) > 1 and writing and not all(_pattern_ok(p) for p in case.get("value", {}).values()):
         raise fail(_BAD_PATTERN)
 
 
-_PARTS = {"read": {"match", "since", "before", "value", "lossy", "lost", "error", "extension", "case_insensitive"},
-          "write": {"value", "since", "before", "keys", "lossy", "lost", "error"}}
+_PARTS = {
+    "read": {"match", "since", "before", "value", "lossy", "lost", "error", "extension", "case_insensitive"},
+    "write": {"value", "since", "before", "keys", "lossy", "lost", "error"},
+}
 
 
 def _check(spec: dict[str, Any], fail: Callable[[str], MappingTableError]) -> None:
     """The shape's structure (the meta-schema describes it; the loader's checker reads only its top)."""
-    if set(spec) - {"read", "write", "case_insensitive"} or not all(isinstance(spec.get(s), list) and spec[s] for s in _PARTS):
+    if set(spec) - {"read", "write", "case_insensitive"} or not all(
+        isinstance(spec.get(s), list) and spec[s] for s in _PARTS
+    ):
         raise fail("cases is {read: [cases], write: [entries]} (+ case_insensitive)")
     for side, allowed in _PARTS.items():
         for case in spec[side]:
@@ -495,12 +548,15 @@ def _common_prefix(keys: tuple[str, ...]) -> str:
 def _case_spelled(case: dict[str, Any], reading: bool, common: str, several: bool) -> str:
     """One case as explain and docs/mappings.md show it (keys without their common block)."""
     if reading:
-        when = ", ".join(f"{k[len(common):]}={_pattern(p)}" for k, p in case.get("match", {}).items())
+        when = ", ".join(f"{k[len(common) :]}={_pattern(p)}" for k, p in case.get("match", {}).items())
         outcome = _value(case["value"], several) if "value" in case else next(o for o in _OUTCOMES if o in case)
     else:
         when = _value(case["value"], several, _pattern) if "value" in case else ""
-        outcome = "error" if "error" in case else (
-            ", ".join(f"{k[len(common):]}={short(v)}" for k, v in case["keys"].items()) or "nothing")
+        outcome = (
+            "error"
+            if "error" in case
+            else (", ".join(f"{k[len(common) :]}={short(v)}" for k, v in case["keys"].items()) or "nothing")
+        )
     outcome += " (lossy)" * bool(case.get("lossy"))
     releases = " ".join(f"{b} {case[b]}" for b in ("since", "before") if b in case)
     return f"{' '.join(p for p in (when, releases) if p) or 'else'}: {outcome}"
@@ -518,7 +574,11 @@ def _pattern(pattern: Any) -> str:
         if "truthy" in pattern:
             return "set" if pattern["truthy"] else "unset"
         negated = pattern["not"]
-        return f"not ({_pattern(negated)})" if isinstance(negated, list) and len(negated) > 1 else f"not {_pattern(negated)}"
+        return (
+            f"not ({_pattern(negated)})"
+            if isinstance(negated, list) and len(negated) > 1
+            else f"not {_pattern(negated)}"
+        )
     if isinstance(pattern, list):
         return "|".join(map(_pattern, pattern))
     return "absent" if pattern is None else short(pattern)
@@ -539,8 +599,9 @@ def key_by(field: str, key: str, by: str, keys: dict[Any, str]) -> Formula:
         return {ident(chosen(kw[choice])): kw["value"]}
 
     spelled = ", ".join(f"{short(v)}: {k}" for v, k in keys.items())
-    return _formula(f"key by {by} ({spelled}; else {key})", read, [*map(ident, every), choice], write,
-                    ["value", choice])  # fmt: skip
+    return _formula(
+        f"key by {by} ({spelled}; else {key})", read, [*map(ident, every), choice], write, ["value", choice]
+    )
 
 
 def follows(field: str, other: str, values: dict[Any, Any], otherwise: Any, reasons: dict[Any, str]) -> Formula:

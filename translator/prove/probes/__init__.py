@@ -51,7 +51,15 @@ def probes() -> dict[str, ProbeSpec]:
     for path in sorted(p for p in HERE.glob(f"*{SUFFIX}") if not p.name.startswith("_")):
         fmt = path.name[: -len(SUFFIX)]
         meta = _literal(path)
-        out[fmt] = ProbeSpec(fmt, path, meta["framework"], meta.get("checkout"), meta.get("installed"),
-                             tuple(meta.get("imports", ())), meta.get("install", ""), meta.get("source"),
-                             tuple(sorted(meta.get("hints", {}).items())))  # fmt: skip
+        out[fmt] = ProbeSpec(
+            fmt,
+            path,
+            meta["framework"],
+            meta.get("checkout"),
+            meta.get("installed"),
+            tuple(meta.get("imports", ())),
+            meta.get("install", ""),
+            meta.get("source"),
+            tuple(sorted(meta.get("hints", {}).items())),
+        )
     return out

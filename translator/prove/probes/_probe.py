@@ -233,10 +233,15 @@ class LrCurve:
     def result(self, scheduler: str, relative: bool = False) -> dict[str, Any]:
         steps = sorted(self.points)
         return {
-            "scheduler": scheduler, "total_steps": self.total, "stepped": self.stepped,
-            "complete": self.stepped >= self.total, "every_step": self.every, "relative": relative,
-            "steps": steps, "values": [self.points[s] for s in steps],
-        }  # fmt: skip
+            "scheduler": scheduler,
+            "total_steps": self.total,
+            "stepped": self.stepped,
+            "complete": self.stepped >= self.total,
+            "every_step": self.every,
+            "relative": relative,
+            "steps": steps,
+            "values": [self.points[s] for s in steps],
+        }
 
 
 def steps_to_run(total: int | None, job: dict[str, Any], result: Result, own: str) -> int | None:
@@ -271,18 +276,25 @@ def count_meta(build: Callable[[int], Any], vocab: int | None, placeholder: int)
     first = count(rows)
     per_row = count(rows + 1) - first
     return {
-        "total": first if vocab else None, "vocab": vocab, "per_vocab_row": per_row,
-        "without_vocab": first - per_row * rows, "how": "built on the meta device",
-    }  # fmt: skip
+        "total": first if vocab else None,
+        "vocab": vocab,
+        "per_vocab_row": per_row,
+        "without_vocab": first - per_row * rows,
+        "how": "built on the meta device",
+    }
 
 
 def _jobs(path: str) -> list[dict[str, Any]]:
-    with (open(path) if path != "-" else contextlib.nullcontext(sys.stdin)) as handle:
+    with open(path) if path != "-" else contextlib.nullcontext(sys.stdin) as handle:
         return [json.loads(line) for line in handle if line.strip()]
 
 
-def main(name: str, load: Callable[[dict[str, Any]], dict[str, Any]], probe: Callable[[dict[str, Any], Result], None],
-         argv: list[str] | None = None) -> int:
+def main(
+    name: str,
+    load: Callable[[dict[str, Any]], dict[str, Any]],
+    probe: Callable[[dict[str, Any], Result], None],
+    argv: list[str] | None = None,
+) -> int:
     """`PROBE.py [--check] JOBS.jsonl` ('-': stdin): one job per line, one result line per job (with
     the job's "id"). `load(job)` imports the framework once (it answers the framework's name and
     version; CannotRun when it cannot); `probe(job, result)` fills the result. `--check`: only load,
@@ -291,14 +303,30 @@ def main(name: str, load: Callable[[dict[str, Any]], dict[str, Any]], probe: Cal
     check = bool(args) and args[0] == "--check"
     args = args[1:] if check else args
     if len(args) != 1:
-        RESULT.write(json.dumps({"probe": name, "protocol": PROTOCOL, "error": "usage: PROBE.py [--check] JOBS.jsonl",
-                                 "stage": "probe"}) + "\n")  # fmt: skip
+        RESULT.write(
+            json.dumps(
+                {"probe": name, "protocol": PROTOCOL, "error": "usage: PROBE.py [--check] JOBS.jsonl", "stage": "probe"}
+            )
+            + "\n"
+        )
         return EXIT_PROBE_FAILED
     code = 0
     loaded: dict[str, Any] = {}
     for job in _jobs(args[0]):
-        result = Result(id=job.get("id"), probe=name, protocol=PROTOCOL, framework={}, accepted=None, message=None,
-                        stubs=[], run={}, model={}, lr=None, parameters=None, notes=[])  # fmt: skip
+        result = Result(
+            id=job.get("id"),
+            probe=name,
+            protocol=PROTOCOL,
+            framework={},
+            accepted=None,
+            message=None,
+            stubs=[],
+            run={},
+            model={},
+            lr=None,
+            parameters=None,
+            notes=[],
+        )
         try:
             if "framework" not in loaded:  # the framework is imported once per process
                 loaded["framework"] = load(job)

@@ -46,7 +46,7 @@ PROBE = {
     "installed": "cerebras.modelzoo",
     "imports": ["torch", "cerebras.pytorch", "yaml", "pydantic"],
     "install": "cerebras-pytorch and cerebras-appliance of the Model Zoo release (--no-deps: they pin an old torch), "
-               "a torch CPU wheel with its torchvision, and the pure-Python packages Model Zoo's requirements.txt names",
+    "a torch CPU wheel with its torchvision, and the pure-Python packages Model Zoo's requirements.txt names",
     "source": "git clone https://github.com/Cerebras/modelzoo and check out the Release_X.Y.Z tag of your release",
     "hints": {"model_name": "model.family"},  # a legacy file names no model: neoconv's reading of its family
 }
@@ -118,8 +118,11 @@ def load(job: dict[str, Any]) -> dict[str, Any]:
         if not os.path.isdir(os.path.join(src, "cerebras", "modelzoo")):
             raise CannotRun(f"{src} is not Model Zoo's src folder (it has no cerebras/modelzoo)")
         sys.path.insert(0, src)
-    STUBS.add(COMPILED, "answers cerebras-pytorch's import-time registrations (the extension is built for another "
-              "torch); any use after import fails the probe")  # fmt: skip
+    STUBS.add(
+        COMPILED,
+        "answers cerebras-pytorch's import-time registrations (the extension is built for another "
+        "torch); any use after import fails the probe",
+    )
     STUBS.add("bigcode_eval package", "an empty package: imported for Model Zoo's code-evaluation callback only")
     sys.modules[COMPILED] = _CompiledLibStandIn("cerebras_pytorch_lib")  # type: ignore[assignment]
     sys.meta_path.insert(0, _EmptyPackages())
@@ -128,19 +131,29 @@ def load(job: dict[str, Any]) -> dict[str, Any]:
         import cerebras.pytorch as cstorch
         from cerebras.modelzoo.trainer.utils import convert_legacy_params_to_trainer_params, is_legacy_params
     except ImportError as exc:
-        raise CannotRun(f"Model Zoo does not import with this interpreter: {describe(exc)} (its src folder: "
-                        "--src cerebras=PATH)") from exc
+        raise CannotRun(
+            f"Model Zoo does not import with this interpreter: {describe(exc)} (its src folder: --src cerebras=PATH)"
+        ) from exc
     # the config classes depend on the model names only; Model Zoo builds them once per process (cszoo
     # validates one file): remembered per set of names, for a batch of files in one process
     validate.construct_multi_phase_trainer_config = functools.lru_cache(maxsize=None)(
-        validate.construct_multi_phase_trainer_config)
+        validate.construct_multi_phase_trainer_config
+    )
     # the validator imports model, data-processor and callback modules when it first builds a config
     # class: build one now, while the stand-in answers
     validate.construct_trainer_config("gpt2")
     _CompiledLibStandIn.open = False
-    LOADED.update(is_legacy=is_legacy_params, convert=convert_legacy_params_to_trainer_params,
-                  validate=validate.validate_trainer_params)  # fmt: skip
-    return {"name": "Cerebras Model Zoo", "version": cstorch.__version__, "source": src, "torch": package_version("torch")}
+    LOADED.update(
+        is_legacy=is_legacy_params,
+        convert=convert_legacy_params_to_trainer_params,
+        validate=validate.validate_trainer_params,
+    )
+    return {
+        "name": "Cerebras Model Zoo",
+        "version": cstorch.__version__,
+        "source": src,
+        "torch": package_version("torch"),
+    }
 
 
 def _placeholders(node: Any, folder: str, changed: list[str]) -> None:
@@ -189,8 +202,11 @@ def probe(job: dict[str, Any], result: Result) -> None:
             model = phase.get("trainer", {}).get("init", {}).get("model") if isinstance(phase, dict) else None
             if legacy and isinstance(model, dict) and "name" not in model and job.get("model_name"):
                 model["name"] = job["model_name"]
-                STUBS.add("model name", f"{job['model_name']}: a legacy file names no model (the run.py reading it "
-                          "does); neoconv's reading of the file's family stands in")  # fmt: skip
+                STUBS.add(
+                    "model name",
+                    f"{job['model_name']}: a legacy file names no model (the run.py reading it "
+                    "does); neoconv's reading of the file's family stands in",
+                )
                 STUBS.ran("model name")
         changed: list[str] = []
         _placeholders(trainer, folder, changed)
@@ -222,23 +238,34 @@ def _run(config: Any, result: Result) -> None:
     precision = init.precision
     kind = {"float16": "fp16", "bfloat16": "bf16", "cbfloat16": "cbfloat16"}
     mixed = getattr(precision, "enabled", False)
-    result["run"].update({
-        "world_size": None, "data_parallel": None, "global_batch": batch,
-        "micro_batch": getattr(data, "micro_batch_size", None), "accumulation": getattr(loop, "grad_accum_steps", None),
-        "steps": steps, "seq_length": seq, "tokens_per_step": batch * seq if batch and seq else None,
-        "precision": kind.get(str(getattr(precision, "fp16_type", None)), "fp32") if mixed else "fp32",
-        "zero_stage": None, "tensor_parallel": None, "pipeline_parallel": None,
-        "optimizer": type(init.optimizer).__name__ if init.optimizer is not None else None,
-    })  # fmt: skip
+    result["run"].update(
+        {
+            "world_size": None,
+            "data_parallel": None,
+            "global_batch": batch,
+            "micro_batch": getattr(data, "micro_batch_size", None),
+            "accumulation": getattr(loop, "grad_accum_steps", None),
+            "steps": steps,
+            "seq_length": seq,
+            "tokens_per_step": batch * seq if batch and seq else None,
+            "precision": kind.get(str(getattr(precision, "fp16_type", None)), "fp32") if mixed else "fp32",
+            "zero_stage": None,
+            "tensor_parallel": None,
+            "pipeline_parallel": None,
+            "optimizer": type(init.optimizer).__name__ if init.optimizer is not None else None,
+        }
+    )
     model = init.model.config if hasattr(init.model, "config") else init.model
     result["model"] = {
         "name": getattr(init.model, "name", None) or type(init.model).__name__,
-        "num_layers": getattr(model, "num_hidden_layers", None), "hidden_size": getattr(model, "hidden_size", None),
+        "num_layers": getattr(model, "num_hidden_layers", None),
+        "hidden_size": getattr(model, "hidden_size", None),
         "num_heads": getattr(model, "num_heads", None),
         "num_kv_heads": _kv_heads(model),
-        "ffn_hidden_size": getattr(model, "filter_size", None), "vocab_size": getattr(model, "vocab_size", None),
+        "ffn_hidden_size": getattr(model, "filter_size", None),
+        "vocab_size": getattr(model, "vocab_size", None),
         "max_position_embeddings": getattr(model, "max_position_embeddings", None),
-    }  # fmt: skip
+    }
 
 
 def _kv_heads(model: Any) -> int | None:
@@ -262,7 +289,9 @@ def _lr(config: Any, job: dict[str, Any], result: Result) -> None:
         result.note("no learning rate curve: the loop sets no max_steps or num_steps")
         return
     if "backend" not in LOADED:
-        STUBS.add("cerebras.pytorch backend", "CPU: the learning rates are computed as on any backend (float32 tensors)")
+        STUBS.add(
+            "cerebras.pytorch backend", "CPU: the learning rates are computed as on any backend (float32 tensors)"
+        )
         LOADED["backend"] = cstorch.backend("CPU")
         STUBS.ran("cerebras.pytorch backend")
     with framework(), contextlib.redirect_stdout(sys.stderr):
@@ -286,7 +315,11 @@ def _parameters(config: Any, result: Result) -> None:
     vocab = getattr(settings, "vocab_size", None)
 
     def build(rows: int) -> Any:
-        changed = make.model_copy(update={"config": settings.model_copy(update={"vocab_size": rows})}) if settings is not None else make
+        changed = (
+            make.model_copy(update={"config": settings.model_copy(update={"vocab_size": rows})})
+            if settings is not None
+            else make
+        )
         with contextlib.redirect_stdout(sys.stderr), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             return changed()

@@ -42,10 +42,14 @@ def load(job: dict[str, Any]) -> dict[str, Any]:
         import deepspeed.runtime.config as ds_config
     except ImportError as exc:
         raise CannotRun(f"DeepSpeed does not import with this interpreter: {describe(exc)}") from exc
-    ds_config.dist.get_rank = STUBS.wrap("deepspeed.comm.get_rank", "answers 0 (no process group is started)", lambda *a, **k: 0)
+    ds_config.dist.get_rank = STUBS.wrap(
+        "deepspeed.comm.get_rank", "answers 0 (no process group is started)", lambda *a, **k: 0
+    )
     ds_config.dist.get_world_size = STUBS.wrap(
-        "deepspeed.comm.get_world_size", "answers the world size (--world-size): no process group is started",
-        lambda *a, **k: WORLD["size"])  # fmt: skip
+        "deepspeed.comm.get_world_size",
+        "answers the world size (--world-size): no process group is started",
+        lambda *a, **k: WORLD["size"],
+    )
     return {"name": "DeepSpeed", "version": deepspeed.__version__, "torch": package_version("torch")}
 
 
@@ -63,12 +67,20 @@ def probe(job: dict[str, Any], result: Result) -> None:
     precision = "bf16" if cfg.bfloat16_config.enabled else "fp16" if cfg.float16_config.enabled else "fp32"
     lr = (cfg.optimizer_params or {}).get("lr")
     result["run"] = {
-        "world_size": world, "data_parallel": plain(cfg.world_size), "global_batch": cfg.train_batch_size,
-        "micro_batch": cfg.train_micro_batch_size_per_gpu, "accumulation": cfg.gradient_accumulation_steps,
-        "steps": None, "seq_length": None, "tokens_per_step": None, "precision": precision,
-        "zero_stage": plain(cfg.zero_optimization_stage), "tensor_parallel": None, "pipeline_parallel": None,
+        "world_size": world,
+        "data_parallel": plain(cfg.world_size),
+        "global_batch": cfg.train_batch_size,
+        "micro_batch": cfg.train_micro_batch_size_per_gpu,
+        "accumulation": cfg.gradient_accumulation_steps,
+        "steps": None,
+        "seq_length": None,
+        "tokens_per_step": None,
+        "precision": precision,
+        "zero_stage": plain(cfg.zero_optimization_stage),
+        "tensor_parallel": None,
+        "pipeline_parallel": None,
         "optimizer": cfg.optimizer_name,
-    }  # fmt: skip
+    }
     result.note("a DeepSpeed config holds no run length, sequence length or architecture")
     _lr(cfg, lr, job, result, torch)
 
@@ -77,12 +89,16 @@ def _lr(cfg: Any, lr: Any, job: dict[str, Any], result: Result, torch: Any) -> N
     from deepspeed.runtime.engine import DeepSpeedEngine
 
     params = plain(cfg.scheduler_params) or {}
-    own = next((params[k] for k in ("total_num_steps", "cycle_first_step_size") if isinstance(params.get(k), int)), None)
+    own = next(
+        (params[k] for k in ("total_num_steps", "cycle_first_step_size") if isinstance(params.get(k), int)), None
+    )
     if cfg.scheduler_name is None and lr is None:
         result.note("no learning rate: the file has neither an optimizer nor a scheduler block")
         return
     if job.get("steps_hint"):
-        result.note(f"stepped over {job['steps_hint']} steps, the other file's run length (a DeepSpeed config has none)")
+        result.note(
+            f"stepped over {job['steps_hint']} steps, the other file's run length (a DeepSpeed config has none)"
+        )
     elif own:
         result.note(f"stepped over the scheduler's own {own} steps (a DeepSpeed config holds no run length)")
     total = steps_to_run(job.get("steps_hint") or own, {}, result, "")

@@ -53,12 +53,16 @@ def probe(job: dict[str, Any], result: Result) -> None:
     result["run"] = {"steps": None, "global_batch": None}
     result.note("a config.json holds no training run: only the architecture is compared")
     result["model"] = {
-        "class": type(config).__name__, "model_type": config.model_type,
-        "num_layers": getattr(text, "num_hidden_layers", None), "hidden_size": getattr(text, "hidden_size", None),
-        "num_heads": getattr(text, "num_attention_heads", None), "num_kv_heads": getattr(text, "num_key_value_heads", None),
-        "ffn_hidden_size": getattr(text, "intermediate_size", None), "vocab_size": getattr(text, "vocab_size", None),
+        "class": type(config).__name__,
+        "model_type": config.model_type,
+        "num_layers": getattr(text, "num_hidden_layers", None),
+        "hidden_size": getattr(text, "hidden_size", None),
+        "num_heads": getattr(text, "num_attention_heads", None),
+        "num_kv_heads": getattr(text, "num_key_value_heads", None),
+        "ffn_hidden_size": getattr(text, "intermediate_size", None),
+        "vocab_size": getattr(text, "vocab_size", None),
         "max_position_embeddings": getattr(text, "max_position_embeddings", None),
-    }  # fmt: skip
+    }
     if job.get("count_parameters", True):
         _parameters(transformers, config, text, result)
 

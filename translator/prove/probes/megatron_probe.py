@@ -39,7 +39,19 @@ import shlex
 import sys
 from typing import Any
 
-from _probe import STUBS, CannotRun, LrCurve, Refused, Result, count_meta, describe, framework, main, need_source, source_revision
+from _probe import (
+    STUBS,
+    CannotRun,
+    LrCurve,
+    Refused,
+    Result,
+    count_meta,
+    describe,
+    framework,
+    main,
+    need_source,
+    source_revision,
+)
 from _probe import steps_to_run
 
 PROBE = {
@@ -47,9 +59,9 @@ PROBE = {
     "checkout": "megatron/training/arguments.py",  # used from a source tree (--src megatron=PATH)
     "imports": ["torch", "numpy", "packaging", "triton", "einops", "yaml"],
     "install": "Python 3.12 (Megatron-LM core_v0.17.0 and later), torch (CPU wheel), numpy, packaging, triton, "
-               "einops, pyyaml",
+    "einops, pyyaml",
     "source": "git clone https://github.com/NVIDIA/Megatron-LM and check out the release tag your runs use "
-              "(core_v0.19.0, ...)",
+    "(core_v0.19.0, ...)",
 }
 DEFAULTS = {"tokenizer_type": "GPT2BPETokenizer"}  # pretrain_gpt.py's args_defaults
 LOADED: dict[str, Any] = {}
@@ -67,8 +79,12 @@ def load(job: dict[str, Any]) -> dict[str, Any]:
         version = None
     _machine(arguments)
     LOADED["arguments"] = arguments
-    return {"name": "Megatron-LM", "version": version or source_revision(src), "source": src,
-            "torch": _version("torch")}  # fmt: skip
+    return {
+        "name": "Megatron-LM",
+        "version": version or source_revision(src),
+        "source": src,
+        "torch": _version("torch"),
+    }
 
 
 def _machine(arguments: Any) -> None:
@@ -79,11 +95,16 @@ def _machine(arguments: Any) -> None:
     import torch
 
     arguments.get_device_arch_version = STUBS.wrap(
-        "get_device_arch_version", "answers 9, an H100's architecture (no GPU is asked)", lambda: 9)
+        "get_device_arch_version", "answers 9, an H100's architecture (no GPU is asked)", lambda: 9
+    )
     torch.cuda.get_device_capability = STUBS.wrap(
-        "torch.cuda.get_device_capability", "answers (9, 0), an H100's (no GPU is asked)", lambda *a, **k: (9, 0))
-    STUBS.add("$CUDA_DEVICE_MAX_CONNECTIONS", "1, as Megatron-LM's launch scripts export it (validate_args requires "
-              "it with tensor or context parallelism before Blackwell)")  # fmt: skip
+        "torch.cuda.get_device_capability", "answers (9, 0), an H100's (no GPU is asked)", lambda *a, **k: (9, 0)
+    )
+    STUBS.add(
+        "$CUDA_DEVICE_MAX_CONNECTIONS",
+        "1, as Megatron-LM's launch scripts export it (validate_args requires "
+        "it with tensor or context parallelism before Blackwell)",
+    )
     if os.environ.get("CUDA_DEVICE_MAX_CONNECTIONS") is None:
         os.environ["CUDA_DEVICE_MAX_CONNECTIONS"] = "1"
         STUBS.ran("$CUDA_DEVICE_MAX_CONNECTIONS")
@@ -115,9 +136,12 @@ def words(path: str) -> list[str]:
             for item in value if isinstance(value, list) else [value]:
                 out.append(repr(item) if isinstance(item, float) else str(item))
         return out
-    raise CannotRun(f"{path} is not an argument file or Megatron's CI YAML (a bash script is made into words by bash, "
-                    f"which this probe does not run: `neoconv megatron2megatron {os.path.basename(path)} -o run.args` "
-                    "writes its arguments as an argument file)", stage="probe")  # fmt: skip
+    raise CannotRun(
+        f"{path} is not an argument file or Megatron's CI YAML (a bash script is made into words by bash, "
+        f"which this probe does not run: `neoconv megatron2megatron {os.path.basename(path)} -o run.args` "
+        "writes its arguments as an argument file)",
+        stage="probe",
+    )
 
 
 def _yaml(text: str) -> Any:
@@ -133,7 +157,9 @@ def probe(job: dict[str, Any], result: Result) -> None:
     arguments = LOADED["arguments"]
     world = str(int(job.get("world_size") or 8))
     for name, value in (("WORLD_SIZE", world), ("RANK", "0")):
-        STUBS.add(f"${name}", f"{'the world size (--world-size)' if name == 'WORLD_SIZE' else '0'}, as torchrun sets it")
+        STUBS.add(
+            f"${name}", f"{'the world size (--world-size)' if name == 'WORLD_SIZE' else '0'}, as torchrun sets it"
+        )
         os.environ[name] = value
         STUBS.ran(f"${name}")
     STUBS.known.pop("argv", None)  # this job's stand-in only (one process probes every file of a side)
@@ -142,8 +168,9 @@ def probe(job: dict[str, Any], result: Result) -> None:
         argv = list(job["argv"])
         STUBS.ran("argv")
     elif job.get("argv_unknown"):
-        raise CannotRun(f"the launch script's words are not all known without running it ({job['argv_unknown']})",
-                        stage="probe")
+        raise CannotRun(
+            f"the launch script's words are not all known without running it ({job['argv_unknown']})", stage="probe"
+        )
     else:
         argv = [w for path in job["files"] for w in words(path)]
     sys.argv = ["pretrain_gpt.py", *argv]
@@ -173,7 +200,8 @@ def _vocabulary(args: Any, result: Result) -> None:
         from megatron.training.vocab_utils import calculate_padded_vocab_size  # type: ignore[import-not-found]
 
         args.padded_vocab_size = calculate_padded_vocab_size(
-            args.vocab_size, args.make_vocab_size_divisible_by, args.tensor_model_parallel_size, logging_enabled=False)
+            args.vocab_size, args.make_vocab_size_divisible_by, args.tensor_model_parallel_size, logging_enabled=False
+        )
         return
     try:
         from megatron.training.tokenizer import build_tokenizer  # type: ignore[import-not-found]
@@ -181,9 +209,11 @@ def _vocabulary(args: Any, result: Result) -> None:
         with contextlib.redirect_stdout(sys.stderr):
             build_tokenizer(args)
     except Exception as exc:  # noqa: BLE001 - tokenizer files not here
-        result.note(f"the vocabulary is not known: Megatron takes it from the tokenizer ({args.tokenizer_type}), which "
-                    f"could not be built here ({type(exc).__name__}); the parameters are counted without the "
-                    "vocabulary-sized matrices")  # fmt: skip
+        result.note(
+            f"the vocabulary is not known: Megatron takes it from the tokenizer ({args.tokenizer_type}), which "
+            f"could not be built here ({type(exc).__name__}); the parameters are counted without the "
+            "vocabulary-sized matrices"
+        )
 
 
 def _batches(args: Any) -> None:
@@ -200,11 +230,14 @@ def _batches(args: Any) -> None:
     set_args(args)
     LOADED["args"] = args
     init_num_microbatches_calculator(
-        rank=args.rank, global_batch_size=args.global_batch_size, micro_batch_size=args.micro_batch_size,
+        rank=args.rank,
+        global_batch_size=args.global_batch_size,
+        micro_batch_size=args.micro_batch_size,
         data_parallel_size=args.data_parallel_size * args.gtp_weight_remat_size,
         decrease_batch_size_if_needed=args.decrease_batch_size_if_needed,
-        step_batch_size_schedule=args.step_batch_size_schedule, seq_length=args.seq_length,
-    )  # fmt: skip
+        step_batch_size_schedule=args.step_batch_size_schedule,
+        seq_length=args.seq_length,
+    )
     update_train_iters(args)
 
 
@@ -215,20 +248,31 @@ def _run(args: Any, world: int, result: Result) -> None:
     if getattr(args, "fp8", None):
         result.note(f"fp8 ({args.fp8}) on top of {precision}")
     result["run"] = {
-        "world_size": world, "data_parallel": args.data_parallel_size, "global_batch": args.global_batch_size,
-        "micro_batch": args.micro_batch_size, "accumulation": get_num_microbatches(), "steps": args.train_iters,
+        "world_size": world,
+        "data_parallel": args.data_parallel_size,
+        "global_batch": args.global_batch_size,
+        "micro_batch": args.micro_batch_size,
+        "accumulation": get_num_microbatches(),
+        "steps": args.train_iters,
         "seq_length": args.seq_length,
         "tokens_per_step": args.global_batch_size * args.seq_length if args.seq_length else None,
-        "precision": precision, "zero_stage": None, "tensor_parallel": args.tensor_model_parallel_size,
-        "pipeline_parallel": args.pipeline_model_parallel_size, "context_parallel": args.context_parallel_size,
-        "distributed_optimizer": args.use_distributed_optimizer, "optimizer": args.optimizer,
-    }  # fmt: skip
+        "precision": precision,
+        "zero_stage": None,
+        "tensor_parallel": args.tensor_model_parallel_size,
+        "pipeline_parallel": args.pipeline_model_parallel_size,
+        "context_parallel": args.context_parallel_size,
+        "distributed_optimizer": args.use_distributed_optimizer,
+        "optimizer": args.optimizer,
+    }
     result["model"] = {
-        "num_layers": args.num_layers, "hidden_size": args.hidden_size, "num_heads": args.num_attention_heads,
+        "num_layers": args.num_layers,
+        "hidden_size": args.hidden_size,
+        "num_heads": args.num_attention_heads,
         "num_kv_heads": args.num_query_groups if args.group_query_attention else args.num_attention_heads,
-        "ffn_hidden_size": args.ffn_hidden_size, "vocab_size": args.padded_vocab_size,
+        "ffn_hidden_size": args.ffn_hidden_size,
+        "vocab_size": args.padded_vocab_size,
         "max_position_embeddings": args.max_position_embeddings,
-    }  # fmt: skip
+    }
 
 
 def _lr(args: Any, job: dict[str, Any], result: Result) -> None:
@@ -249,7 +293,9 @@ def _lr(args: Any, job: dict[str, Any], result: Result) -> None:
         for step in range(total):
             update_num_microbatches(consumed, consistency_check=False)
             curve.record(step, optimizer.param_groups[0]["lr"])  # the rate iteration `step` uses
-            increment = get_num_microbatches() * args.micro_batch_size * args.data_parallel_size * args.gtp_weight_remat_size
+            increment = (
+                get_num_microbatches() * args.micro_batch_size * args.data_parallel_size * args.gtp_weight_remat_size
+            )
             scheduler.step(increment=increment)
             consumed += increment
     result["lr"] = curve.result(f"Megatron OptimizerParamScheduler ({args.lr_decay_style})")
@@ -284,12 +330,28 @@ def _build_and_count(args: Any) -> dict[str, Any]:
     if not parallel_state.model_parallel_is_initialized():
         parallel_state.initialize_model_parallel(1, 1, create_gloo_process_groups=False)
     whole = copy.copy(args)
-    cuda_only = {"transformer_impl": "local", "apply_rope_fusion": False, "no_persist_layer_norm": True,
-                 "gradient_accumulation_fusion": False, "use_cpu_initialization": True, "perform_initialization": False}
-    one_rank = {"tensor_model_parallel_size": 1, "pipeline_model_parallel_size": 1, "context_parallel_size": 1,
-                "expert_model_parallel_size": 1, "sequence_parallel": False, "world_size": 1, "data_parallel_size": 1}
-    STUBS.add("CUDA-only options off", "transformer_impl local, no RoPE fusion, no persistent layer norm, CPU "
-              "initialisation without initialising: the same parameters without CUDA kernels")  # fmt: skip
+    cuda_only = {
+        "transformer_impl": "local",
+        "apply_rope_fusion": False,
+        "no_persist_layer_norm": True,
+        "gradient_accumulation_fusion": False,
+        "use_cpu_initialization": True,
+        "perform_initialization": False,
+    }
+    one_rank = {
+        "tensor_model_parallel_size": 1,
+        "pipeline_model_parallel_size": 1,
+        "context_parallel_size": 1,
+        "expert_model_parallel_size": 1,
+        "sequence_parallel": False,
+        "world_size": 1,
+        "data_parallel_size": 1,
+    }
+    STUBS.add(
+        "CUDA-only options off",
+        "transformer_impl local, no RoPE fusion, no persistent layer norm, CPU "
+        "initialisation without initialising: the same parameters without CUDA kernels",
+    )
     STUBS.ran("CUDA-only options off")
     for key, value in {**cuda_only, **one_rank}.items():
         setattr(whole, key, value)

@@ -42,8 +42,8 @@ PROBE = {
     "checkout": "megatron/neox_arguments",  # used from a source tree (--src neox=PATH) holding this
     "imports": ["torch", "deepspeed", "yaml"],
     "install": "torch (CPU wheel), deepspeed (DS_BUILD_OPS=0; NeoX pins DeeperSpeed), and what NeoX's megatron "
-               "package imports: pyyaml, 'setuptools<81', requests, 'numpy<2', regex, six, ftfy, sentencepiece, "
-               "tiktoken, tokenizers, 'transformers<5' (requirements/requirements.txt of the checkout)",
+    "package imports: pyyaml, 'setuptools<81', requests, 'numpy<2', regex, six, ftfy, sentencepiece, "
+    "tiktoken, tokenizers, 'transformers<5' (requirements/requirements.txt of the checkout)",
     "source": "git clone https://github.com/EleutherAI/gpt-neox (at the commit your runs use)",
 }
 FLASH_ATTN_VERSION = "2.6.3"
@@ -111,14 +111,24 @@ def load(job: dict[str, Any]) -> dict[str, Any]:
     except ImportError as exc:
         raise CannotRun(f"GPT-NeoX's argument code does not import with this interpreter: {describe(exc)}") from exc
     arguments.NeoXArgs.enable_logging = STUBS.wrap(
-        "NeoXArgs.enable_logging", "does nothing: NeoX's only creates log_dir and tees stdout into it", lambda self: None)
+        "NeoXArgs.enable_logging",
+        "does nothing: NeoX's only creates log_dir and tees stdout into it",
+        lambda self: None,
+    )
     arguments.version = STUBS.wrap(
-        "importlib.metadata.version('flash-attn')", f"answers {FLASH_ATTN_VERSION} for flash-attn (a CUDA build; NeoX "
+        "importlib.metadata.version('flash-attn')",
+        f"answers {FLASH_ATTN_VERSION} for flash-attn (a CUDA build; NeoX "
         "asks for it to know what the installed kernel supports); other packages are looked up",
-        lambda name: FLASH_ATTN_VERSION if name == "flash-attn" else version(name))  # fmt: skip
+        lambda name: FLASH_ATTN_VERSION if name == "flash-attn" else version(name),
+    )
     LOADED["NeoXArgs"] = arguments.NeoXArgs
-    return {"name": "GPT-NeoX", "version": source_revision(src), "source": src,
-            "deepspeed": package_version("deepspeed"), "torch": package_version("torch")}  # fmt: skip
+    return {
+        "name": "GPT-NeoX",
+        "version": source_revision(src),
+        "source": src,
+        "deepspeed": package_version("deepspeed"),
+        "torch": package_version("torch"),
+    }
 
 
 def probe(job: dict[str, Any], result: Result) -> None:
@@ -145,22 +155,35 @@ def _run(args: Any, world: int, result: Result) -> None:
     fp16 = args.fp16 if isinstance(args.fp16, dict) else {}
     if precision == "fp16" and fp16.get("type") == "bfloat16":  # what the run trains in on NeoX's DeepSpeed
         precision = "bf16"
-        result.note("fp16.type bfloat16 (a DeeperSpeed extension, the DeepSpeed NeoX pins): NeoX derives precision "
-                    "fp16; DeeperSpeed trains in bf16")  # fmt: skip
+        result.note(
+            "fp16.type bfloat16 (a DeeperSpeed extension, the DeepSpeed NeoX pins): NeoX derives precision "
+            "fp16; DeeperSpeed trains in bf16"
+        )
     result["run"] = {
-        "world_size": world, "data_parallel": world // pp // mp, "global_batch": args.train_batch_size,
-        "micro_batch": args.train_micro_batch_size_per_gpu, "accumulation": args.gradient_accumulation_steps,
-        "steps": args.train_iters, "seq_length": args.seq_length,
+        "world_size": world,
+        "data_parallel": world // pp // mp,
+        "global_batch": args.train_batch_size,
+        "micro_batch": args.train_micro_batch_size_per_gpu,
+        "accumulation": args.gradient_accumulation_steps,
+        "steps": args.train_iters,
+        "seq_length": args.seq_length,
         "tokens_per_step": args.train_batch_size * args.seq_length if args.seq_length else None,
-        "precision": precision, "zero_stage": args.zero_stage, "tensor_parallel": mp,
-        "pipeline_parallel": pp, "optimizer": args.optimizer_type,
-    }  # fmt: skip
+        "precision": precision,
+        "zero_stage": args.zero_stage,
+        "tensor_parallel": mp,
+        "pipeline_parallel": pp,
+        "optimizer": args.optimizer_type,
+    }
     result["model"] = {
-        "num_layers": args.num_layers, "hidden_size": args.hidden_size, "num_heads": args.num_attention_heads,
+        "num_layers": args.num_layers,
+        "hidden_size": args.hidden_size,
+        "num_heads": args.num_attention_heads,
         "num_kv_heads": getattr(args, "num_kv_heads", None) or args.num_attention_heads,
-        "ffn_hidden_size": None, "max_position_embeddings": args.max_position_embeddings,  # the width: from the model built
-        "seq_length": args.seq_length, "vocab_size": None,
-    }  # fmt: skip
+        "ffn_hidden_size": None,
+        "max_position_embeddings": args.max_position_embeddings,  # the width: from the model built
+        "seq_length": args.seq_length,
+        "vocab_size": None,
+    }
 
 
 def _vocabulary(args: Any, result: Result) -> int | None:
@@ -173,9 +196,11 @@ def _vocabulary(args: Any, result: Result) -> int | None:
             build_tokenizer(args)
     except Exception as exc:  # noqa: BLE001 - files absent, a hub download refused offline
         where = args.vocab_file or "(none named)"
-        result.note(f"the vocabulary is not known: NeoX takes it from the tokenizer ({args.tokenizer_type}, vocab_file "
-                    f"{where}) when training starts, and building it here failed ({type(exc).__name__}); the parameters "
-                    "are counted without the vocabulary-sized matrices")  # fmt: skip
+        result.note(
+            f"the vocabulary is not known: NeoX takes it from the tokenizer ({args.tokenizer_type}, vocab_file "
+            f"{where}) when training starts, and building it here failed ({type(exc).__name__}); the parameters "
+            "are counted without the vocabulary-sized matrices"
+        )
         return None
     result["model"]["vocab_size"] = args.padded_vocab_size
     return int(args.padded_vocab_size)
@@ -198,8 +223,10 @@ def _lr(args: Any, job: dict[str, Any], result: Result) -> None:
             scheduler = get_learning_rate_scheduler(optimizer=optimizer, neox_args=args)
             name = f"NeoX AnnealingLR ({args.lr_decay_style})"
             if args.scheduler:
-                result.note("the DeepSpeed scheduler block is not used: NeoX hands its own AnnealingLR to DeepSpeed, "
-                            "which uses a scheduler it is given over its configured one")  # fmt: skip
+                result.note(
+                    "the DeepSpeed scheduler block is not used: NeoX hands its own AnnealingLR to DeepSpeed, "
+                    "which uses a scheduler it is given over its configured one"
+                )
     if scheduler is None:
         result.note("NeoX builds no learning rate scheduler for this file (no_load_optim without DeepSpeed)")
         return
@@ -244,7 +271,10 @@ def _build_and_count(args: Any, vocab: int | None) -> dict[str, Any]:
 
     if not any(isinstance(finder, _EmptyPackage) for finder in sys.meta_path):
         sys.meta_path.insert(0, _EmptyPackage("flash_attn"))
-    STUBS.add("flash_attn package", "an empty package: NeoX's attention imports it when built, calls it only in a forward pass")
+    STUBS.add(
+        "flash_attn package",
+        "an empty package: NeoX's attention imports it when built, calls it only in a forward pass",
+    )
     if not dist.is_initialized():
         STUBS.add("torch.distributed fake process group", "one rank, torch's `fake` backend: no process, nothing sent")
         dist.init_process_group(backend="fake", store=FakeStore(), rank=0, world_size=1)
@@ -255,8 +285,11 @@ def _build_and_count(args: Any, vocab: int | None) -> dict[str, Any]:
         os.environ["LOCAL_RANK"] = "0"
         STUBS.ran("LOCAL_RANK")
     accelerator = get_accelerator()
-    accelerator.device_name = STUBS.wrap("accelerator.device_name", "names the meta device: PipelineModule moves "
-                                         "itself to the accelerator once built", lambda *a: "meta")  # fmt: skip
+    accelerator.device_name = STUBS.wrap(
+        "accelerator.device_name",
+        "names the meta device: PipelineModule moves itself to the accelerator once built",
+        lambda *a: "meta",
+    )
     from megatron import mpu  # type: ignore[import-not-found]
     from megatron.model import GPT2ModelPipe  # type: ignore[import-not-found]
     from megatron.model import fused_softmax  # type: ignore[import-not-found]
@@ -264,8 +297,10 @@ def _build_and_count(args: Any, vocab: int | None) -> dict[str, Any]:
     # the fused softmax checks its CUDA kernels are built when it is made (and exits when not); they
     # run only in a forward pass and hold no parameter
     fused_softmax.load_fused_kernels = STUBS.wrap(
-        "megatron.fused_kernels.load_fused_kernels", "does nothing: NeoX's CUDA kernels run only in a forward pass "
-        "and hold no parameter", lambda: None)  # fmt: skip
+        "megatron.fused_kernels.load_fused_kernels",
+        "does nothing: NeoX's CUDA kernels run only in a forward pass and hold no parameter",
+        lambda: None,
+    )
 
     model_args = copy.copy(args)
     for key, value in {"model_parallel_size": 1, "pipe_parallel_size": 1, "use_cpu_initialization": True}.items():
@@ -278,8 +313,15 @@ def _build_and_count(args: Any, vocab: int | None) -> dict[str, Any]:
     def build(rows: int) -> Any:
         model_args.update_value("padded_vocab_size", rows)
         with contextlib.redirect_stdout(sys.stderr):
-            built[:] = [GPT2ModelPipe(neox_args=model_args, num_tokentypes=0, parallel_output=True,
-                                      topology=mpu.get_topology(), use_cache=False)]  # fmt: skip
+            built[:] = [
+                GPT2ModelPipe(
+                    neox_args=model_args,
+                    num_tokentypes=0,
+                    parallel_output=True,
+                    topology=mpu.get_topology(),
+                    use_cache=False,
+                )
+            ]
         return built[0]
 
     mp = args.model_parallel_size if args.model_parallel_size >= 1 else 1

@@ -38,9 +38,9 @@ PROBE = {
     "installed": "veomni",
     "imports": ["torch", "transformers", "yaml"],
     "install": "torch (CPU wheel), the transformers release VeOmni's pyproject.toml names, pyyaml, psutil, "
-               "packaging, triton (VeOmni checks its default kernels against the installed packages)",
+    "packaging, triton (VeOmni checks its default kernels against the installed packages)",
     "source": "git clone https://github.com/ByteDance-Seed/VeOmni (a checkout from PR #538 on reads the nested "
-              "layout; an older one the flat layout)",
+    "layout; an older one the flat layout)",
 }
 
 
@@ -66,9 +66,16 @@ def load(job: dict[str, Any]) -> dict[str, Any]:
         import veomni
         from veomni.arguments import VeOmniArguments  # noqa: F401 - what the probe needs, imported now
     except ImportError as exc:
-        raise CannotRun(f"VeOmni does not import with this interpreter: {describe(exc)} (its checkout: --src veomni=PATH)") from exc
-    return {"name": "VeOmni", "version": getattr(veomni, "__version__", None), "source": job.get("source"),
-            "transformers": package_version("transformers"), "torch": package_version("torch")}  # fmt: skip
+        raise CannotRun(
+            f"VeOmni does not import with this interpreter: {describe(exc)} (its checkout: --src veomni=PATH)"
+        ) from exc
+    return {
+        "name": "VeOmni",
+        "version": getattr(veomni, "__version__", None),
+        "source": job.get("source"),
+        "transformers": package_version("transformers"),
+        "torch": package_version("torch"),
+    }
 
 
 def probe(job: dict[str, Any], result: Result) -> None:
@@ -107,16 +114,23 @@ def _run(args: Any, world: int, steps: int, result: Result) -> None:
         result.note("mixed precision off: VeOmni builds the model in bfloat16 (BaseTrainer._build_model)")
     seq = args.data.max_seq_len
     result["run"] = {
-        "world_size": world, "data_parallel": _get(train, "accelerator.dp_size", "data_parallel_size"),
-        "global_batch": train.global_batch_size, "micro_batch": train.micro_batch_size,
-        "accumulation": train.gradient_accumulation_steps, "steps": steps, "seq_length": seq,
-        "tokens_per_step": train.global_batch_size * seq if seq else None, "precision": precision, "zero_stage": None,
+        "world_size": world,
+        "data_parallel": _get(train, "accelerator.dp_size", "data_parallel_size"),
+        "global_batch": train.global_batch_size,
+        "micro_batch": train.micro_batch_size,
+        "accumulation": train.gradient_accumulation_steps,
+        "steps": steps,
+        "seq_length": seq,
+        "tokens_per_step": train.global_batch_size * seq if seq else None,
+        "precision": precision,
+        "zero_stage": None,
         "tensor_parallel": _get(train, "accelerator.tp_size", "tensor_parallel_size"),
         "pipeline_parallel": _get(train, "accelerator.pp_size", "pipeline_parallel_size"),
         "sequence_parallel": _get(train, "accelerator.ulysses_size", "ulysses_parallel_size"),
         "data_parallel_mode": plain(_get(train, "accelerator.fsdp_config.fsdp_mode", "data_parallel_mode")),
-        "dynamic_batch": train.dyn_bsz, "optimizer": plain(_get(train, "optimizer.type", "optimizer")),
-    }  # fmt: skip
+        "dynamic_batch": train.dyn_bsz,
+        "optimizer": plain(_get(train, "optimizer.type", "optimizer")),
+    }
 
 
 def _lr(args: Any, steps: int, job: dict[str, Any], result: Result, torch: Any, build: Any) -> None:
@@ -129,9 +143,15 @@ def _lr(args: Any, steps: int, job: dict[str, Any], result: Result, torch: Any, 
     optimizer = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=optim.lr)
     with framework():  # as BaseTrainer._build_lr_scheduler calls it
         scheduler = build(
-            optimizer, train_steps=steps, lr=optim.lr, lr_min=optim.lr_min, lr_decay_style=optim.lr_decay_style,
-            lr_decay_ratio=optim.lr_decay_ratio, lr_warmup_ratio=optim.lr_warmup_ratio, lr_start=optim.lr_start,
-        )  # fmt: skip
+            optimizer,
+            train_steps=steps,
+            lr=optim.lr,
+            lr_min=optim.lr_min,
+            lr_decay_style=optim.lr_decay_style,
+            lr_decay_ratio=optim.lr_decay_ratio,
+            lr_warmup_ratio=optim.lr_warmup_ratio,
+            lr_start=optim.lr_start,
+        )
     curve = LrCurve(total, job)
     with framework():
         for step in range(total):
@@ -147,8 +167,11 @@ def _eager(ops: Any) -> Any:
 
     chosen = {f.name: getattr(ops, f.name) for f in dataclasses.fields(ops) if f.name.endswith("_implementation")}
     eager = {name: "eager" for name, value in chosen.items() if value not in (None, "eager")}
-    STUBS.add("model.ops_implementation", "every kernel eager for the meta-device build (fused kernels are CUDA "
-              "builds; a kernel choice changes no parameter)" + (f": {', '.join(sorted(eager))}" if eager else ""))
+    STUBS.add(
+        "model.ops_implementation",
+        "every kernel eager for the meta-device build (fused kernels are CUDA "
+        "builds; a kernel choice changes no parameter)" + (f": {', '.join(sorted(eager))}" if eager else ""),
+    )
     if eager:
         STUBS.ran("model.ops_implementation")
     return dataclasses.replace(ops, **eager)
@@ -161,24 +184,33 @@ def _parameters(args: Any, job: dict[str, Any], result: Result) -> None:
     model = args.model
     path = model.config_path
     if job.get("model_config"):
-        STUBS.add("model.config_path", f"{job['model_config']} (--model-config) instead of {path!r}: the architecture "
-                  "from a local config.json (nothing is downloaded)")  # fmt: skip
+        STUBS.add(
+            "model.config_path",
+            f"{job['model_config']} (--model-config) instead of {path!r}: the architecture "
+            "from a local config.json (nothing is downloaded)",
+        )
         STUBS.ran("model.config_path")
         path = job["model_config"]
     try:
         config = build_config(path, **(model.model_config or {}))
     except Exception as exc:  # noqa: BLE001 - a hub name offline, a file not here
-        result["parameters"] = {"error": f"the model config {path!r} could not be read here (a hub name is not "
-                                         f"downloaded: give a local config.json with --model-config): "
-                                         f"{type(exc).__name__}: {str(exc)[:300]}"}  # fmt: skip
+        result["parameters"] = {
+            "error": f"the model config {path!r} could not be read here (a hub name is not "
+            f"downloaded: give a local config.json with --model-config): "
+            f"{type(exc).__name__}: {str(exc)[:300]}"
+        }
         return
     text = getattr(config, "text_config", None) or config
     result["model"] = {
-        "model_type": config.model_type, "num_layers": getattr(text, "num_hidden_layers", None),
-        "hidden_size": getattr(text, "hidden_size", None), "num_heads": getattr(text, "num_attention_heads", None),
-        "num_kv_heads": getattr(text, "num_key_value_heads", None), "ffn_hidden_size": getattr(text, "intermediate_size", None),
-        "vocab_size": getattr(text, "vocab_size", None), "max_position_embeddings": getattr(text, "max_position_embeddings", None),
-    }  # fmt: skip
+        "model_type": config.model_type,
+        "num_layers": getattr(text, "num_hidden_layers", None),
+        "hidden_size": getattr(text, "hidden_size", None),
+        "num_heads": getattr(text, "num_attention_heads", None),
+        "num_kv_heads": getattr(text, "num_key_value_heads", None),
+        "ffn_hidden_size": getattr(text, "intermediate_size", None),
+        "vocab_size": getattr(text, "vocab_size", None),
+        "max_position_embeddings": getattr(text, "max_position_embeddings", None),
+    }
     vocab = getattr(text, "vocab_size", None)
 
     ops = _eager(model.ops_implementation)
@@ -186,7 +218,9 @@ def _parameters(args: Any, job: dict[str, Any], result: Result) -> None:
     def build(rows: int) -> Any:
         text.vocab_size = rows
         with contextlib.redirect_stdout(sys.stderr):
-            return build_foundation_model(config_path=config, weights_path=None, init_device="meta", ops_implementation=ops)
+            return build_foundation_model(
+                config_path=config, weights_path=None, init_device="meta", ops_implementation=ops
+            )
 
     try:
         count = count_meta(build, vocab, placeholder=vocab or 32000)
