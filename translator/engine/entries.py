@@ -692,9 +692,11 @@ class _Emission:
             return frozenset()
         out = self.out
         return frozenset(
-            name for rule in self.table.rules if id(rule) not in self.fresh and any(k in out for k in rule.keys)
+            name
+            for rule in self.table.rules
+            if id(rule) not in self.fresh and any(k in out for k in rule.keys)
             for name in rule.fields
-        )  # fmt: skip
+        )
 
     def carry_as_written(self) -> None:
         """Same format: every leaf no --set or companion value replaces is written as it was read."""

@@ -10,7 +10,16 @@ from ..core.ir import DEFAULT_RTOL
 from ..core.errors import InputError, NeoconvError
 from ..engine.difference import DiffResult, FieldChange, check_rtol, diff_ir, expressible, unheld, writable
 
-__all__ = ["DiffResult", "FieldChange", "annotate", "check_report", "diff_ir", "expressible", "roundtrip", "written_release"]
+__all__ = [
+    "DiffResult",
+    "FieldChange",
+    "annotate",
+    "check_report",
+    "diff_ir",
+    "expressible",
+    "roundtrip",
+    "written_release",
+]
 
 
 def written_release(report: Mapping[str, Any] | None, fmt: str) -> str | None:
