@@ -21,11 +21,12 @@ from ..core.ir import IR, Origin
 from ..core.report import Entry, Message, Report, Status, as_message, render, said
 from ..core.report.kinds import TEMPLATES, as_value
 from ..knowledge.catalogue import catalogue
-from ..knowledge.formula import Approx, Unexpressible, field_ident, ident, is_close, unwrap
+from ..knowledge.formula import Approx, Unexpressible, is_close
 from ..knowledge.schema import load_history
 from ..knowledge.versions import name_release_defaults
 from ..knowledge.mapping import Rule, Table
 from .ledger import Ingested, LeafFate, fields_of
+from .moved import meaning_moved
 from .rule import (
     LOSS,
     MISSING,
@@ -903,44 +904,10 @@ def _fresh_rules(
             read_as
             and read_as != version
             and id(rule) not in fresh
-            and _meaning_moved(rule, ingested, version, unplaceable)
+            and meaning_moved(rule, ingested, version, unplaceable)
         ):
             fresh.add(id(rule))  # the same keys mean another value at the target release: written from the IR
     return fresh
-
-
-def _meaning_moved(
-    rule: Rule, ingested: Ingested, version: str, unplaceable: Callable[[str], str | None] | None
-) -> bool:
-    """A rule whose reading depends on the release (its formula takes `version`) reads the file's own keys
-    that the target has a place for as another value at the target release (Model Zoo's mixed_precision
-    alone: float16 for a 1.x TensorFlow model, bfloat16 for 2.4+; its use_bfloat16 retired)."""
-    formula = rule.formula
-    if formula is None:
-        return False
-    raw = {k: v for k, v in ingested.raw.items() if unplaceable is None or not unplaceable(k)}
-    # a key the target release retired (NeoX's mlp_type) no longer decides what the rule's other keys build
-    dropped = any(k in ingested.raw and k not in raw for k in (*rule.keys, *rule.peek))
-    versioned = "version" in formula.read_params()
-    if not dropped and (not versioned or rule.read_with):
-        return False  # (a value read relative to other fields is rewritten with them, by the format's writer)
-    if not dropped and not any(k in raw for k in rule.keys):
-        return False
-    kwargs = {arg: raw[k] if k in raw else rule.key_default(k, version) for arg, k in rule.read_args}
-    kwargs.update({ident(k): raw.get(k) for k in rule.peek})
-    kwargs.update({arg: ingested.ir.get(name) for arg, name in rule.read_with})
-    if versioned:
-        kwargs["version"] = version
-    try:
-        there = formula.read(**kwargs)
-    except (TypeError, ValueError, ArithmeticError):
-        return True  # the target release cannot read them as they are: write the value
-    there = there if isinstance(there, dict) and len(rule.fields) > 1 else {field_ident(rule.fields[0]): there}
-    return any(
-        unwrap(there.get(field_ident(name)))[0] != ingested.ir.get(name)
-        for name in rule.fields
-        if isinstance(there, dict)
-    )
 
 
 def _default_moved(rule: Rule, read_as: str, version: str) -> bool:
