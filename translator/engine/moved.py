@@ -20,12 +20,12 @@ def meaning_moved(
     if formula is None:
         return False
     raw = {k: v for k, v in ingested.raw.items() if unplaceable is None or not unplaceable(k)}
-    # a key the target release retired (NeoX's mlp_type) no longer decides what the rule's other keys build
-    dropped = any(k in ingested.raw and k not in raw for k in (*rule.keys, *rule.peek))
     versioned = "version" in formula.read_params()
-    if not dropped and (not versioned or rule.read_with):
+    if versioned and rule.read_with:
         return False  # (a value read relative to other fields is rewritten with them, by the format's writer)
-    if not dropped and not any(k in raw for k in rule.keys):
+    # a key the target release retired (NeoX's mlp_type) no longer decides what the rule's other keys build
+    dropped = not versioned and any(k in ingested.raw and k not in raw for k in (*rule.keys, *rule.peek))
+    if not (dropped or versioned and any(k in raw for k in rule.keys)):
         return False
     kwargs = {arg: raw[k] if k in raw else rule.key_default(k, version) for arg, k in rule.read_args}
     kwargs.update({ident(k): raw.get(k) for k in rule.peek})
