@@ -269,8 +269,12 @@ def _taking(history: History, fit: int, named: tuple[tuple[str, str], ...]) -> t
 
 def literal_names(tree: dict[str, Any], history: History, name_of: Callable[[str], str]) -> tuple[tuple[str, str], ...]:
     """(history key, value) of the file's text values at keys the history types as a Literal in some release."""
+    try:
+        leaves = flatten(tree)
+    except InputError:  # a malformed tree: the reading after the release is told names the file and line
+        return ()
     found = []
-    for path, value in flatten(tree).items():
+    for path, value in leaves.items():
         if isinstance(value, str):
             key = name_of(path)
             if any("Literal[" in str(pair[-1]) for pair in (history.keys.get(key) or {}).get("type", ())):
