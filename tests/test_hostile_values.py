@@ -195,7 +195,7 @@ def test_where_a_long_stable_phase_ends_is_found_by_pieces_not_steps() -> None:
     import math
 
     from neoconv.formats.hftrainer.scheduler import _stable_start
-    from neoconv.schedule.fit import features
+    from neoconv.schedule.compare import features
 
     def walked(s: Schedule, w: int) -> int:
         f = features(s, s.total_length + 1)
@@ -219,7 +219,7 @@ def test_where_a_long_stable_phase_ends_is_found_by_pieces_not_steps() -> None:
 
 def test_a_staircase_of_long_stairs_is_written_by_bisection_not_by_steps() -> None:
     # before: Cerebras's ConstantLR per stair walked every step (50 stairs over 10^12 steps: a hang)
-    from neoconv.formats.cerebras.scheduler import _stairs
+    from neoconv.formats.cerebras.lr_render import _stairs
 
     for stairs, n in ((4, 100), (7, 50), (1, 9)):
         p = phase("linear", n, 1e-3, 1e-4, stairs=stairs)

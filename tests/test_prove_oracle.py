@@ -184,7 +184,7 @@ def test_a_writer_that_drops_the_warmup_is_caught_by_the_frameworks(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     opts = options("neox", "cerebras")
-    from neoconv.formats.cerebras import scheduler as cerebras_schedule
+    from neoconv.formats.cerebras import lr_render as cerebras_schedule
     from neoconv.schedule.model import Schedule
 
     real = cerebras_schedule.render

@@ -14,7 +14,7 @@ import yaml
 
 from neoconv.schedule import Schedule, max_difference, peak, phase
 from neoconv.formats.cerebras import scheduler as cerebras
-from neoconv.formats.cerebras.scheduler import render as cerebras_render
+from neoconv.formats.cerebras.lr_render import render as cerebras_render
 from neoconv.formats.deepspeed import scheduler as deepspeed
 from neoconv.formats.neox import scheduler as neox
 from neoconv.formats.veomni import scheduler as veomni

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from neoconv.schedule import Schedule, ScheduleError, max_difference, peak, phase
 from neoconv.schedule import decays, shapes
 from neoconv.schedule.compare import settles
-from neoconv.schedule.fit import features
+from neoconv.schedule.compare import features
 
 L, M = 1e-3, 1e-4
 

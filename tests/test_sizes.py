@@ -13,18 +13,12 @@ MODULE_LINES, FUNCTION_LINES = 800, 80
 # event would cost a batch more than the split gains)
 CAPPED = {
     ("io/yamlread.py", "_build"): 95,
-    # Grown by the one-time ruff reformat (one argument a line where the hand layout packed several):
-    # split after the session's branches are merged, so that the reformat merges into them as format only
-    ("cli/batch.py", "run"): 83,
-    ("cli/translation.py", "run_translation"): 91,
+    # grown past the cap by the one-time ruff reformat: to be split into emission and report entries
+    # once the branch making emission faster has merged
     ("engine/entries.py", None): 925,
-    ("formats/cerebras/formulas.py", None): 850,
-    ("formats/cerebras/scheduler.py", None): 841,
-    ("formats/cerebras/scheduler.py", "_classes"): 120,
-    ("formats/deepspeed/scheduler.py", "_direct"): 103,
-    ("knowledge/mapping/build.py", "build_rule"): 99,
-    ("knowledge/mapping/shapes.py", "renamed"): 81,
-    ("knowledge/mapping/shapes.py", "cases"): 86,
+    # its formulas run on every Cerebras translation: a split would add a module to a translation's
+    # path (issue 26 holds that to 30 modules)
+    ("formats/cerebras/formulas.py", None): 851,
 }
 
 

@@ -11,6 +11,6 @@ from .services.pipeline import ConfigInput, Translation, check_options, load, pa
 
 # Every translation settles its schedule (and a writer fits one): those modules are loaded with the
 # API instead of inside the first translation (where a run of distinct files would pay for them).
-from .schedule import fields, fit  # noqa: F401
+from .schedule import compare, fields  # noqa: F401
 
 __all__ = ["ConfigInput", "Translation", "check_options", "dump", "load", "parse_set", "read_ir", "translate"]

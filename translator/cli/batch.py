@@ -22,48 +22,18 @@ def split_pair(pair: str) -> tuple[str, str]:
 
 
 def run(pair: str, src_dir: str, opts: dict[str, Any]) -> Outcome:
+    from ..batch import BatchInterrupted, batch_outcome, human_summary, run_batch
     from ..services.target_values import split_set
-    from ..batch import BatchInterrupted, BatchOptions, batch_outcome, human_summary, run_batch
-    from .run import Interrupted
-    from ..services.policy import policy
-
+    from .progress import for_stream
     from .project import apply, for_pair, set_values as all_set_values
+    from .report_view import width
+    from .run import Interrupted
 
     src, dst = split_pair(pair)
     apply(opts, [src_dir])  # the project configuration file's options, where the command line gives none
     opts = for_pair(opts, src, dst)
     set_values, target_values = split_set(all_set_values(opts, dst), dst)
-    if opts["no_backup"] and not opts["in_place"]:
-        raise UsageError("--no-backup only makes sense with --in-place")
-    if opts.get("prove") and opts["check"]:
-        raise UsageError("--prove runs the frameworks on the written files: not with --check, which writes nothing")
-    options = BatchOptions(
-        src,
-        dst,
-        list(opts["include"]),
-        list(opts["exclude"]),
-        list(opts["with_files"]),
-        opts["jobs"] or os.cpu_count() or 1,
-        policy(opts["fail_on"], opts["strict"], opts["baseline"]),
-        opts["check"],
-        opts["in_place"],
-        not opts["no_backup"],
-        {
-            "world_size": opts["world_size"],
-            "set_values": set_values,
-            "target_values": target_values,
-            "layout": opts["layout"],
-            "verify": not opts["no_verify"],
-        },
-        diff=opts["show_diff"],
-        prune=opts["prune"],
-        plain=opts["plain"],
-        skip_unsupported=opts["skip_unsupported"],
-        prove=bool(opts.get("prove")),
-    )
-    from .progress import for_stream
-    from .report_view import width
-
+    options = _batch_options(src, dst, opts, set_values, target_values)
     progress = for_stream(sys.stderr, opts["quiet"], width(sys.stderr) - 1)
 
     with _terminate_as_interrupt():
@@ -93,17 +63,52 @@ def run(pair: str, src_dir: str, opts: dict[str, Any]) -> Outcome:
         )
     outcome = batch_outcome(results, summary, check=opts["check"])
     if outcome.policy_failures:  # why the exit code is 1, also with -q
-        flag = f"--fail-on {opts['fail_on']}" if opts.get("fail_on") else "--strict (lossy, unknown, missing)"
-        files = (
-            "1 file has entries that fail"
-            if outcome.policy_failures == 1
-            else f"{outcome.policy_failures} files have entries that fail"
-        )
-        accepted = f", and --baseline {opts['baseline']} does not accept them" if opts.get("baseline") else ""
-        click.echo(f"neoconv batch: exit 1: {files} {flag}{accepted}", err=True)
+        click.echo(_policy_line(outcome.policy_failures, opts), err=True)
     if options.prove:
         return _prove(summary.get("to_prove", []), src_dir, opts, options, outcome)
     return outcome
+
+
+def _batch_options(src: str, dst: str, opts: dict[str, Any], set_values: Any, target_values: Any) -> Any:
+    """The command line's options as the batch's BatchOptions, refusing the combinations that make no sense."""
+    from ..batch import BatchOptions
+    from ..services.policy import policy
+
+    if opts["no_backup"] and not opts["in_place"]:
+        raise UsageError("--no-backup only makes sense with --in-place")
+    if opts.get("prove") and opts["check"]:
+        raise UsageError("--prove runs the frameworks on the written files: not with --check, which writes nothing")
+    return BatchOptions(
+        src,
+        dst,
+        list(opts["include"]),
+        list(opts["exclude"]),
+        list(opts["with_files"]),
+        opts["jobs"] or os.cpu_count() or 1,
+        policy(opts["fail_on"], opts["strict"], opts["baseline"]),
+        opts["check"],
+        opts["in_place"],
+        not opts["no_backup"],
+        {
+            "world_size": opts["world_size"],
+            "set_values": set_values,
+            "target_values": target_values,
+            "layout": opts["layout"],
+            "verify": not opts["no_verify"],
+        },
+        diff=opts["show_diff"],
+        prune=opts["prune"],
+        plain=opts["plain"],
+        skip_unsupported=opts["skip_unsupported"],
+        prove=bool(opts.get("prove")),
+    )
+
+
+def _policy_line(failures: int, opts: dict[str, Any]) -> str:
+    flag = f"--fail-on {opts['fail_on']}" if opts.get("fail_on") else "--strict (lossy, unknown, missing)"
+    files = "1 file has entries that fail" if failures == 1 else f"{failures} files have entries that fail"
+    accepted = f", and --baseline {opts['baseline']} does not accept them" if opts.get("baseline") else ""
+    return f"neoconv batch: exit 1: {files} {flag}{accepted}"
 
 
 def _prove(to_prove: list[Any], src_dir: str, opts: dict[str, Any], options: Any, outcome: Outcome) -> Outcome:

@@ -18,12 +18,10 @@ def run_translation(
     """`command(fmt)`: the command line that reads the inputs as `fmt`, named when they are of
     another format than `src` (detected from their content before anything is translated)."""
     from ..services.pipeline import translate
-    from ..services.target_values import split_set
-    from ..io.documents import dump_json
-    from ..io.outputs import foreign_side_file, write_files_atomic, writes_through
-    from ..services.policy import policy
+    from ..io.outputs import write_files_atomic, writes_through
     from ..knowledge.registry import companion_format
-
+    from ..services.policy import policy
+    from ..services.target_values import split_set
     from .project import apply, for_pair, set_values as all_set_values
 
     quiet_or_verbose(opts)
@@ -66,6 +64,31 @@ def run_translation(
     text = output_text(result, one, plain=opts["plain"])
     # every file the translation read (a VeOmni config.json found beside the YAML too) is never overwritten
     everything = tuple(dict.fromkeys(inputs + tuple(opts["with_files"]) + tuple(result.report.source.get("files", ()))))
+    files, report_text = _files_to_write(result, text, output, report_path)
+    write_files_atomic(files, inputs=everything)  # all or nothing: every target checked before the first write
+    if output == "-":
+        click.echo(text, nl=False)
+    if report_path == "-":
+        click.echo(report_text, nl=False)
+    if not opts["quiet"]:
+        show_report(result.report, verbose=opts["verbose"], color=opts["color"])
+    failures = rules.failures(result.report)
+    if failures:  # why the exit code is 1, also with -q
+        click.echo(f"neoconv: {failure_reason(failures, opts)}", err=True)
+    policy_failures = len(failures)
+    if opts.get("prove"):
+        from .prove import after_translation
+
+        proved = after_translation(inputs, output, src, dst, result.report.to_json(), opts)
+        return Outcome(policy_failures=policy_failures, differences=proved.differences, errors=proved.errors)
+    return Outcome(policy_failures=policy_failures)
+
+
+def _files_to_write(result: Any, text: str, output: str, report_path: str) -> tuple[list[tuple[str, str]], str]:
+    """The output, its side files beside it and the report, each checked before anything is written."""
+    from ..io.documents import dump_json
+    from ..io.outputs import foreign_side_file, writes_through
+
     if result.side_files and output == "-":
         names = ", ".join(result.side_files)
         raise NeoconvError(f"this translation also writes {names}: give -o OUT so they can go beside it")
@@ -86,23 +109,7 @@ def run_translation(
     report_text = dump_json(result.report.to_json()) if report_path else ""
     if report_path and report_path != "-":
         files.append((report_path, report_text))
-    write_files_atomic(files, inputs=everything)  # all or nothing: every target checked before the first write
-    if output == "-":
-        click.echo(text, nl=False)
-    if report_path == "-":
-        click.echo(report_text, nl=False)
-    if not opts["quiet"]:
-        show_report(result.report, verbose=opts["verbose"], color=opts["color"])
-    failures = rules.failures(result.report)
-    if failures:  # why the exit code is 1, also with -q
-        click.echo(f"neoconv: {failure_reason(failures, opts)}", err=True)
-    policy_failures = len(failures)
-    if opts.get("prove"):
-        from .prove import after_translation
-
-        proved = after_translation(inputs, output, src, dst, result.report.to_json(), opts)
-        return Outcome(policy_failures=policy_failures, differences=proved.differences, errors=proved.errors)
-    return Outcome(policy_failures=policy_failures)
+    return files, report_text
 
 
 def quiet_or_verbose(opts: dict[str, Any]) -> None:

@@ -1,5 +1,5 @@
 """Learning-rate schedules of any shape: the canonical piecewise form (model), exact comparison
-(compare), editing (ops), closest forms (fit)."""
+(compare, closest forms too), editing (ops)."""
 
 from .compare import Difference, Extreme, max_difference, peak
 from .model import NotRepresentable, Phase, Schedule, ScheduleError, phase

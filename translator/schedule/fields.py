@@ -16,8 +16,7 @@ from typing import Any, Callable, Hashable, Iterable, NamedTuple, TypeVar
 
 from ..core.errors import UsageError
 from ..core.ir import IR, Origin, Value, keep
-from .compare import Difference, max_difference, peak
-from .fit import Fit, closest, features
+from .compare import Difference, Fit, closest, features, max_difference, peak
 from .model import Phase, Schedule, ScheduleError, phase
 from .simple import DECAYS, simple
 

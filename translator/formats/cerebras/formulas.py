@@ -1,6 +1,7 @@
 """Cerebras Model Zoo formulas (legacy-layout keys; the trainer layout is read into that view).
 
-The LR schedule (`learning_rate` phases) is in scheduler.py, which importing this module registers too.
+The LR schedule (`learning_rate` phases) is in lr_render.py (its reading in scheduler.py), which importing
+this module registers too.
 
 models: Cerebras Model Zoo formulas for today's models (the GPT-2 backbone's keys, Release 2.10
 src/cerebras/modelzoo/models/nlp/gpt2/gpt2_model.py; RoPE scaling in layers/RotaryPositionEmbeddingHelper.py;
@@ -31,7 +32,7 @@ from typing import Any
 from ...knowledge.formula import Absent, Approx, Extension, formula
 from ...knowledge.formula import family_formula, init_method_std, rotary_dim_for, structural_family
 from ...knowledge.schema import older
-from . import scheduler  # noqa: F401  (registers cerebras.lr_schedule)
+from . import lr_render  # noqa: F401  (registers cerebras.lr_schedule)
 
 # 2.10's registry names of decoder models; the GPT-J backbone ones are parallel blocks
 NAMES = frozenset(

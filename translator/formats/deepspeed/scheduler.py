@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 from typing import Any, Iterator, Mapping
 
-from ...schedule.fit import decay_ends, features, tops, warmup_ends
+from ...schedule.compare import decay_ends, features, tops, warmup_ends
 from ...schedule.model import NotRepresentable, Phase, Schedule, ScheduleError, phase
 from ...schedule.ops import constant, finish
 from ...schedule.fields import Reading, Rendering, anneals, choose, horizon_of, number, whole
@@ -489,79 +489,83 @@ def _direct(s: Schedule, top: float) -> Iterator[dict[str, Any]]:
             "optimizer_lr": ps[1].start,
         }
     if len(ps) == 1 and head.shift == 0:
-        p = head
-        if p.kind == "cosine" and p.param("cycle") in ("mirror", "hold"):
-            yield {
-                "scheduler": {"type": "CosineAnnealingLR", "params": {"T_max": p.width, "eta_min": p.end}},
-                "optimizer_lr": p.start,
-            }
-        if p.kind == "cosine" and p.param("cycle") == "restart" and float(p.width).is_integer():
-            yield {
-                "scheduler": {"type": "CosineAnnealingWarmRestarts", "params": {"T_0": int(p.width), "eta_min": p.end}},
-                "optimizer_lr": p.start,
-            }
-        if p.kind == "exponential" and not p.param("staircase"):
-            yield {
-                "scheduler": {
-                    "type": "ExponentialLR",
-                    "params": {"gamma": p.param("rate") ** (1.0 / p.param("period"))},
-                },
-                "optimizer_lr": p.start,
-            }
-        if p.kind == "step" and p.param("step_size") is not None and float(p.param("step_size")).is_integer():
-            yield {
-                "scheduler": {
-                    "type": "StepLR",
-                    "params": {"step_size": int(p.param("step_size")), "gamma": p.param("gamma")},
-                },
-                "optimizer_lr": p.start,
-            }
-        if p.kind == "step" and p.param("milestones") is not None:
-            yield {
-                "scheduler": {
-                    "type": "MultiStepLR",
-                    "params": {"milestones": list(p.param("milestones")), "gamma": p.param("gamma")},
-                },
-                "optimizer_lr": p.start,
-            }
-        if p.kind == "polynomial" and p.end == 0.0 and float(p.width).is_integer():
-            yield {
-                "scheduler": {
-                    "type": "PolynomialLR",
-                    "params": {"total_iters": int(p.width), "power": p.param("power")},
-                },
-                "optimizer_lr": p.start,
-            }
-        if p.kind == "cyclic":
-            yield {
-                "scheduler": {
-                    "type": "CyclicLR",
-                    "params": {
-                        "base_lr": p.start,
-                        "max_lr": p.param("high"),
-                        "step_size_up": p.param("up"),
-                        "step_size_down": p.param("down"),
-                        "mode": p.param("mode"),
-                        "gamma": p.param("gamma"),
-                        "cycle_momentum": False,
-                    },
-                },
-                "optimizer_lr": p.start,
-            }
-        if p.kind == "linear" and p.beyond == "continue" and p.end >= p.start and p.start > 0:
-            yield {
-                "scheduler": {
-                    "type": "LRRangeTest",
-                    "params": {
-                        "lr_range_test_min_lr": p.start,
-                        "lr_range_test_step_size": p.length,
-                        "lr_range_test_step_rate": (p.end - p.start) / p.start * p.length / p.width,
-                        "lr_range_test_staircase": bool(p.param("stairs")),
-                    },
-                },
-                "optimizer_lr": p.start,
-            }
+        yield from _one_phase(head)
     yield from _one_cycle_candidates(s)
+
+
+def _one_phase(p: Phase) -> Iterator[dict[str, Any]]:
+    """torch schedulers that hold a schedule of one unshifted phase exactly."""
+    if p.kind == "cosine" and p.param("cycle") in ("mirror", "hold"):
+        yield {
+            "scheduler": {"type": "CosineAnnealingLR", "params": {"T_max": p.width, "eta_min": p.end}},
+            "optimizer_lr": p.start,
+        }
+    if p.kind == "cosine" and p.param("cycle") == "restart" and float(p.width).is_integer():
+        yield {
+            "scheduler": {"type": "CosineAnnealingWarmRestarts", "params": {"T_0": int(p.width), "eta_min": p.end}},
+            "optimizer_lr": p.start,
+        }
+    if p.kind == "exponential" and not p.param("staircase"):
+        yield {
+            "scheduler": {
+                "type": "ExponentialLR",
+                "params": {"gamma": p.param("rate") ** (1.0 / p.param("period"))},
+            },
+            "optimizer_lr": p.start,
+        }
+    if p.kind == "step" and p.param("step_size") is not None and float(p.param("step_size")).is_integer():
+        yield {
+            "scheduler": {
+                "type": "StepLR",
+                "params": {"step_size": int(p.param("step_size")), "gamma": p.param("gamma")},
+            },
+            "optimizer_lr": p.start,
+        }
+    if p.kind == "step" and p.param("milestones") is not None:
+        yield {
+            "scheduler": {
+                "type": "MultiStepLR",
+                "params": {"milestones": list(p.param("milestones")), "gamma": p.param("gamma")},
+            },
+            "optimizer_lr": p.start,
+        }
+    if p.kind == "polynomial" and p.end == 0.0 and float(p.width).is_integer():
+        yield {
+            "scheduler": {
+                "type": "PolynomialLR",
+                "params": {"total_iters": int(p.width), "power": p.param("power")},
+            },
+            "optimizer_lr": p.start,
+        }
+    if p.kind == "cyclic":
+        yield {
+            "scheduler": {
+                "type": "CyclicLR",
+                "params": {
+                    "base_lr": p.start,
+                    "max_lr": p.param("high"),
+                    "step_size_up": p.param("up"),
+                    "step_size_down": p.param("down"),
+                    "mode": p.param("mode"),
+                    "gamma": p.param("gamma"),
+                    "cycle_momentum": False,
+                },
+            },
+            "optimizer_lr": p.start,
+        }
+    if p.kind == "linear" and p.beyond == "continue" and p.end >= p.start and p.start > 0:
+        yield {
+            "scheduler": {
+                "type": "LRRangeTest",
+                "params": {
+                    "lr_range_test_min_lr": p.start,
+                    "lr_range_test_step_size": p.length,
+                    "lr_range_test_step_rate": (p.end - p.start) / p.start * p.length / p.width,
+                    "lr_range_test_staircase": bool(p.param("stairs")),
+                },
+            },
+            "optimizer_lr": p.start,
+        }
 
 
 def _one_cycle_candidates(s: Schedule) -> Iterator[dict[str, Any]]:

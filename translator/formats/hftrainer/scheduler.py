@@ -30,7 +30,7 @@ import math
 from typing import Any, Iterator, Mapping
 
 from ...schedule.compare import piece_starts
-from ...schedule.fit import decay_ends, features, tops, warmup_ends
+from ...schedule.compare import decay_ends, features, tops, warmup_ends
 from ...schedule.fields import Reading, Rendering, choose, horizon_of, number, whole
 from ...schedule.model import NotRepresentable, Phase, Schedule, ScheduleError, phase
 from ...schedule.ops import constant, finish

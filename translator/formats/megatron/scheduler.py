@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from typing import Any, Iterator, Mapping
 
-from ...schedule.fit import Features, decay_ends, features, tops, warmup_ends
+from ...schedule.compare import Features, decay_ends, features, tops, warmup_ends
 from ...schedule.fields import Reading, Rendering, choose, horizon_of, number
 from ...schedule.model import NotRepresentable, Phase, Schedule, ScheduleError, phase
 from ...schedule.ops import constant, finish, floor_at

@@ -31,7 +31,7 @@ from ...core.errors import InputError
 from ...knowledge.formula import Approx, Foreign, formula
 from ...knowledge.formula import as_written, lr_only, read_phases
 from ...schedule.fields import finite, parse, rendered
-from ...schedule.fit import Features, decay_ends, features, tops, warmup_ends
+from ...schedule.compare import Features, decay_ends, features, tops, warmup_ends
 from ...schedule.fields import Reading, Rendering, choose, horizon_of, number, whole
 from ...schedule.model import Phase, Schedule, ScheduleError, phase
 from ...schedule.ops import constant, finish, floor_at

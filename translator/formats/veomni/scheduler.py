@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from typing import Any, Iterator, Mapping
 
-from ...schedule.fit import decay_ends, features, tops
+from ...schedule.compare import decay_ends, features, tops
 from ...schedule.model import Phase, Schedule, ScheduleError, phase
 from ...schedule.ops import constant, finish, floor_at
 from ...schedule.fields import Reading, Rendering, choose, horizon_of, number, whole

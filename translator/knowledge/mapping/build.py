@@ -34,23 +34,7 @@ def build_rule(table: str, index: int, raw: Any, fmt: str = "") -> Rule:
     fields = tuple(raw["fields"]) if "fields" in raw else ((raw["field"],) if raw.get("field") else ())
     where = f"rule for {', '.join(fields) or raw.get('key')}"
     known = catalogue()
-    for name in fields:
-        if name not in known:
-            raise _fail(table, where, f"unknown canonical field {name!r} (add it to schemas/canonical.yaml)")
-    with_raw = raw.get("with", [])
-    with_fields = dict(with_raw) if isinstance(with_raw, dict) else {field_ident(n): n for n in with_raw}
-    write_only = tuple(n for n in raw.get("write_with", ()) if field_ident(n) not in with_fields)
-    with_fields.update({field_ident(n): n for n in write_only})  # the write function's too: ordering nothing
-    for part, names in (
-        ("with", with_fields.values()),
-        ("product", raw.get("product", ())),
-        ("fill", raw.get("fill", {})),
-    ):
-        for name in names:
-            if name not in known:
-                raise _fail(table, where, f"unknown canonical field {name!r} in {part}")
-    if any(name not in raw.get("product", ()) for name in raw.get("fill", {})):
-        raise _fail(table, where, "fill names factors of the product")
+    with_fields, write_only = _with_fields(table, where, raw, fields, known)
     key, also = raw.get("key"), tuple(raw.get("also", ()))
     if "product" in raw and len(fields) != 1:
         raise _fail(table, where, "a product rule maps one field: the product")
@@ -91,10 +75,7 @@ def build_rule(table: str, index: int, raw: Any, fmt: str = "") -> Rule:
         simple = _simple(table, where, raw, fields, also)  # (no key, no transform: a note, or a product alone)
     if not fields and "const" not in raw:
         raise _fail(table, where, "a rule without a field must be a const rule")
-    when = {name: tuple(v if isinstance(v, list) else [v]) for name, v in (raw.get("when") or {}).items()}
-    for name in when:
-        if name not in known:
-            raise _fail(table, where, f"unknown canonical field {name!r} in when")
+    when = _when(table, where, raw, known)
     defaults = dict(raw.get("defaults", {}))
     default = raw.get("default", NO_DEFAULT)
     if shape in ("flags", "list") and key in defaults:  # the shape's first key is the rule's key
@@ -125,6 +106,39 @@ def build_rule(table: str, index: int, raw: Any, fmt: str = "") -> Rule:
         fill=tuple((raw.get("fill") or {}).items()),
         shape=shape,
     )
+
+
+def _with_fields(
+    table: str, where: str, raw: dict[str, Any], fields: tuple[str, ...], known: Any
+) -> tuple[dict[str, str], tuple[str, ...]]:
+    """The fields a rule names beside its own (`with`, `write_with`, a product's factors), each a known one."""
+    for name in fields:
+        if name not in known:
+            raise _fail(table, where, f"unknown canonical field {name!r} (add it to schemas/canonical.yaml)")
+    with_raw = raw.get("with", [])
+    with_fields = dict(with_raw) if isinstance(with_raw, dict) else {field_ident(n): n for n in with_raw}
+    write_only = tuple(n for n in raw.get("write_with", ()) if field_ident(n) not in with_fields)
+    with_fields.update({field_ident(n): n for n in write_only})  # the write function's too: ordering nothing
+    for part, names in (
+        ("with", with_fields.values()),
+        ("product", raw.get("product", ())),
+        ("fill", raw.get("fill", {})),
+    ):
+        for name in names:
+            if name not in known:
+                raise _fail(table, where, f"unknown canonical field {name!r} in {part}")
+    if any(name not in raw.get("product", ()) for name in raw.get("fill", {})):
+        raise _fail(table, where, "fill names factors of the product")
+    return with_fields, write_only
+
+
+def _when(table: str, where: str, raw: dict[str, Any], known: Any) -> dict[str, tuple[Any, ...]]:
+    """The fields whose values a rule applies under (`when`), each a known one."""
+    when = {name: tuple(v if isinstance(v, list) else [v]) for name, v in (raw.get("when") or {}).items()}
+    for name in when:
+        if name not in known:
+            raise _fail(table, where, f"unknown canonical field {name!r} in when")
+    return when
 
 
 _ENUM_MODIFIERS = ("warn_values", "unknown", "nearest", "unwritable", "reads_as", "extensions", "types")

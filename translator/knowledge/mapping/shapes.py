@@ -244,19 +244,9 @@ def renamed(
         warning = next((why for framework, why in extra.warn.items() if same_value(out, framework)), "")
         return {arg: Approx(out, warning) if warning else out}  # a doubtful value is so either way
 
-    parts = [f"rename {key}"] + [f"read when {n} in {', '.join(map(str, v))}" for n, v in gate.items()]
-    parts += [f"off {short(v)}" for v in off] + ["read only"] * bool(read_only)
-    parts += [f"{short(a)} means {short(b)}" for a, b in values.items()]
-    parts += [f"{short(v)} left out" for v in extra.omit] + [f"{short(v)} doubtful" for v in extra.warn]
-    parts += [f"{extra.base}**key"] * bool(extra.base) + (
-        [f"under {extra.floor:g} runs as it"] if extra.floor is not None else []
-    )
-    parts += [f"absent: by {n}" for n in extra.by] + [f"absent: {extra.source}"] * bool(extra.source)
-    parts += [f"{extra.over['key']} overrides" for _ in [extra.over] if extra.over]
-    parts += [f"{short(v)} through {extra.over['key']}" for v in (extra.over or {}).get("through", {})]
-    parts += [f"written with {extra.needs['field']}" for _ in [extra.needs] if extra.needs]
+    description = _renamed_description(key, gate, off, read_only, values, extra)
     writing = [f"with_{field_ident(extra.needs['field'])}"] if extra.needs else []
-    return _formula("; ".join(parts), read, [arg, *gates, *extra.args()], write, ["value", *writing])
+    return _formula(description, read, [arg, *gates, *extra.args()], write, ["value", *writing])
 
 
 class Modifiers(NamedTuple):
@@ -291,6 +281,24 @@ class Modifiers(NamedTuple):
 
 
 _NOT: Any = object()  # no override: the rule's key decides
+
+
+def _renamed_description(
+    key: str, gate: dict[str, tuple[Any, ...]], off: list[Any], read_only: str, values: dict[Any, Any], extra: Modifiers
+) -> str:
+    """What a rename with modifiers does, in words (the formula's name in `explain` and errors)."""
+    parts = [f"rename {key}"] + [f"read when {n} in {', '.join(map(str, v))}" for n, v in gate.items()]
+    parts += [f"off {short(v)}" for v in off] + ["read only"] * bool(read_only)
+    parts += [f"{short(a)} means {short(b)}" for a, b in values.items()]
+    parts += [f"{short(v)} left out" for v in extra.omit] + [f"{short(v)} doubtful" for v in extra.warn]
+    parts += [f"{extra.base}**key"] * bool(extra.base) + (
+        [f"under {extra.floor:g} runs as it"] if extra.floor is not None else []
+    )
+    parts += [f"absent: by {n}" for n in extra.by] + [f"absent: {extra.source}"] * bool(extra.source)
+    parts += [f"{extra.over['key']} overrides" for _ in [extra.over] if extra.over]
+    parts += [f"{short(v)} through {extra.over['key']}" for v in (extra.over or {}).get("through", {})]
+    parts += [f"written with {extra.needs['field']}" for _ in [extra.needs] if extra.needs]
+    return "; ".join(parts)
 
 
 def _overridden(over: dict[str, Any], raw: Any) -> Any:
@@ -360,22 +368,7 @@ def cases(
     _check(spec, fail)
     folded, several = bool(spec.get("case_insensitive")), len(fields) > 1
     reads, writes = list(spec["read"]), list(spec["write"])
-    for case in reads:
-        if sum(k in case for k in _OUTCOMES) != 1 or ("lossy" in case and "value" not in case):
-            raise fail("a reading case gives one of value (+ lossy), error or extension")
-    for case in writes:
-        if ("keys" in case) == ("error" in case) or ("lossy" in case and "keys" not in case):
-            raise fail("a write entry gives the keys it writes (keys: {key: value}, + lossy) or an error")
-    history = load_history(fmt)
-    releases = history.position if history is not None else {}
-    for writing, case in [(False, c) for c in reads] + [(True, c) for c in writes]:
-        named = set(case.get("match", {})) - set(peek) | set(case.get("keys", {}))
-        if named - set(keys):
-            raise fail(f"cases name keys that are not the rule's: {sorted(named - set(keys))}")
-        for bound in ("since", "before"):
-            if bound in case and case[bound] not in releases:
-                raise fail(f"{bound}: {case[bound]!r} is no release of {fmt}'s key history")
-        _check_fields(case, fields, writing, fail)
+    _check_cases(fmt, fields, keys, peek, reads, writes, fail)
     args = {key: ident(key) for key in keys}
     seen = {**args, **{key: ident(key) for key in peek}}  # what reading matches on
     by_release = any(b in c for c in reads for b in ("since", "before"))
@@ -433,6 +426,34 @@ def cases(
     return _formula(
         name, read, [*seen.values()] + ["version"] * by_release, write, params + ["version"] * writes_by_release
     )
+
+
+def _check_cases(
+    fmt: str,
+    fields: tuple[str, ...],
+    keys: tuple[str, ...],
+    peek: tuple[str, ...],
+    reads: list[dict[str, Any]],
+    writes: list[dict[str, Any]],
+    fail: Callable[[str], MappingTableError],
+) -> None:
+    """Each case gives one outcome, names only the rule's keys and fields and releases of the key history."""
+    for case in reads:
+        if sum(k in case for k in _OUTCOMES) != 1 or ("lossy" in case and "value" not in case):
+            raise fail("a reading case gives one of value (+ lossy), error or extension")
+    for case in writes:
+        if ("keys" in case) == ("error" in case) or ("lossy" in case and "keys" not in case):
+            raise fail("a write entry gives the keys it writes (keys: {key: value}, + lossy) or an error")
+    history = load_history(fmt)
+    releases = history.position if history is not None else {}
+    for writing, case in [(False, c) for c in reads] + [(True, c) for c in writes]:
+        named = set(case.get("match", {})) - set(peek) | set(case.get("keys", {}))
+        if named - set(keys):
+            raise fail(f"cases name keys that are not the rule's: {sorted(named - set(keys))}")
+        for bound in ("since", "before"):
+            if bound in case and case[bound] not in releases:
+                raise fail(f"{bound}: {case[bound]!r} is no release of {fmt}'s key history")
+        _check_fields(case, fields, writing, fail)
 
 
 def _unknown(values: dict[str, Any], keys: tuple[str, ...], reads: list[dict[str, Any]], folded: bool) -> None:
