@@ -273,13 +273,28 @@ def literal_names(tree: dict[str, Any], history: History, name_of: Callable[[str
         leaves = flatten(tree)
     except InputError:  # a malformed tree: the reading after the release is told names the file and line
         return ()
+    typed = _literal_keys(history)
     found = []
     for path, value in leaves.items():
-        if isinstance(value, str):
-            key = name_of(path)
-            if any("Literal[" in str(pair[-1]) for pair in (history.keys.get(key) or {}).get("type", ())):
-                found.append((key, value))
+        if isinstance(value, str) and (key := name_of(path)) in typed:
+            found.append((key, value))
     return tuple(found)
+
+
+_LITERAL_KEYS: dict[int, tuple[History, frozenset[str]]] = {}
+
+
+def _literal_keys(history: History) -> frozenset[str]:
+    """The history's keys typed as a Literal in some release (once per history: the hot path reads many files)."""
+    found = _LITERAL_KEYS.get(id(history))
+    if found is None or found[0] is not history:
+        keys = frozenset(
+            key
+            for key, record in history.keys.items()
+            if any("Literal[" in str(pair[-1]) for pair in record.get("type", ()))
+        )
+        found = _LITERAL_KEYS[id(history)] = (history, keys)
+    return found[1]
 
 
 def _pinning(history: History, used: dict[str, int], fit: int) -> tuple[str, ...]:
