@@ -254,7 +254,7 @@ def detect(
 def _taking(history: History, fit: int, named: tuple[tuple[str, str], ...]) -> tuple[int, tuple[str, ...]]:
     """The releases of `fit` that take each of the file's names, and the `key: name`s that narrowed it; a
     name no release's Literal lists (a fork's) leaves the fit as it is: it is read as `unknown`."""
-    pinned = []
+    pinned: list[str] = []
     for key, value in named:
         taking, listed = 0, False
         for label in history.members(fit):
