@@ -29,7 +29,7 @@ def formats() -> Outcome:
 def diff(a: str, b: str, opts: dict[str, Any]) -> Outcome:
     from ..services.pipeline import read_ir
     from ..formats.detect import detect_file
-    from ..services.diff import annotate, check_report, diff_ir, given_from_a, run_layout
+    from ..services.diff import annotate, check_report, diff_ir, given_from_a, run_layout, written_release
     from ..services.side_files import output_files
     from ..io.documents import parse_json
     from ..io.documents import read_text
@@ -41,7 +41,10 @@ def diff(a: str, b: str, opts: dict[str, Any]) -> Outcome:
     with_b = output_files(b, fmt_b, report)  # B is the translation: read with the files written beside it
     # B is read in A's run: the model-parallel sizes B's format leaves to the training code (DeepSpeed's mpu)
     layout = run_layout(left.ir, fmt_b)
-    right = read_ir(with_b.paths, fmt_b, world_size=opts["world_size"], context=layout, **with_b.options())
+    release = written_release(report, fmt_b)
+    right = read_ir(
+        with_b.paths, fmt_b, world_size=opts["world_size"], context=layout, **with_b.options(), source_version=release
+    )
     result = diff_ir(left, right, rtol=opts["rtol"])
     given_from_a(result, layout, fmt_b)
     if report is not None:

@@ -21,11 +21,12 @@ from ..core.ir import IR, Origin
 from ..core.report import Entry, Message, Report, Status, as_message, render, said
 from ..core.report.kinds import TEMPLATES, as_value
 from ..knowledge.catalogue import catalogue
-from ..knowledge.formula import Approx, Unexpressible, field_ident, ident, is_close, unwrap
+from ..knowledge.formula import Approx, Unexpressible, is_close
 from ..knowledge.schema import load_history
 from ..knowledge.versions import name_release_defaults
 from ..knowledge.mapping import Rule, Table
 from .ledger import Ingested, LeafFate, carried_whole, fields_of
+from .moved import meaning_moved
 from .rule import (
     LOSS,
     MISSING,
@@ -42,18 +43,23 @@ from .rule import (
 
 
 def unanchored(
-    applied: list[tuple[Rule, list[str]]], table: Table, ir: IR, carried: dict[str, Carried], extra: list[Entry]
+    applied: list[tuple[Rule, list[str]]],
+    table: Table,
+    ir: IR,
+    carried: dict[str, Carried],
+    extra: list[Entry],
+    kept: frozenset[str] = frozenset(),
 ) -> None:
     """A value the target reads relative to another field that the output does not hold (VeOmni's
     warmup as a ratio of a step count it cannot state, its accumulation derived from a missing
     global batch) does not read back: lossy, with why. Values given on the command line are given
-    again when reading, so they hold."""
+    again when reading, so they hold; so do `kept` fields (a same-format output carries their keys as written)."""
     missing = {name: e.messages()[0] for e in extra if e.status is Status.MISSING for name in e.fields}
     unheld: dict[str, Message] = {}
     order = table.read_rank
     for rule, present in sorted(applied, key=lambda item: order.get(id(item[0]), 0)):
         for _, name in rule.read_with:
-            if name in present or (ir.has(name) and ir.fields[name].origin is Origin.USER):
+            if name in present or name in kept or (ir.has(name) and ir.fields[name].origin is Origin.USER):
                 continue
             if not ir.has(name) and (rule.key is not None or name not in missing):
                 continue  # optional and unknown; only a value derived from one the target needs is lost
@@ -635,7 +641,7 @@ def emit(
     if run.same:
         run.carry_as_written()
     run.write_all(table.rules)
-    unanchored(run.applied, table, ingested.ir, run.carried, run.extra)
+    unanchored(run.applied, table, ingested.ir, run.carried, run.extra, run.kept())
     if table.products:
         unsolved(table, ingested.ir, run.carried)
     src_format = ingested.source.format if ingested.source else "?"
@@ -680,6 +686,18 @@ class _Emission:
         self.passed: set[str] = set()
         self.applied: list[tuple[Rule, list[str]]] = []  # rules that wrote (or noted) their fields, with those fields
         self.homeless: dict[str, str] = {}  # leaf -> why the target layout has no place for it
+
+    def kept(self) -> frozenset[str]:
+        """Same format: the fields of rules not rewritten whose keys the output carries as written."""
+        if not self.same:
+            return frozenset()
+        out = self.out
+        return frozenset(
+            name
+            for rule in self.table.rules
+            if id(rule) not in self.fresh and any(k in out for k in rule.keys)
+            for name in rule.fields
+        )
 
     def carry_as_written(self) -> None:
         """Same format: every leaf no --set or companion value replaces is written as it was read."""
@@ -886,36 +904,10 @@ def _fresh_rules(
             read_as
             and read_as != version
             and id(rule) not in fresh
-            and _meaning_moved(rule, ingested, version, unplaceable)
+            and meaning_moved(rule, ingested, version, unplaceable)
         ):
             fresh.add(id(rule))  # the same keys mean another value at the target release: written from the IR
     return fresh
-
-
-def _meaning_moved(
-    rule: Rule, ingested: Ingested, version: str, unplaceable: Callable[[str], str | None] | None
-) -> bool:
-    """A rule whose reading depends on the release (its formula takes `version`) reads the file's own keys
-    that the target has a place for as another value at the target release (Model Zoo's mixed_precision
-    alone: float16 for a 1.x TensorFlow model, bfloat16 for 2.4+; its use_bfloat16 retired)."""
-    formula = rule.formula
-    if formula is None or "version" not in formula.read_params() or rule.read_with:
-        return False  # (a value read relative to other fields is rewritten with them, by the format's writer)
-    raw = {k: v for k, v in ingested.raw.items() if unplaceable is None or not unplaceable(k)}
-    if not any(k in raw for k in rule.keys):
-        return False
-    kwargs = {arg: raw[k] if k in raw else rule.key_default(k, version) for arg, k in rule.read_args}
-    kwargs.update({ident(k): raw.get(k) for k in rule.peek})
-    try:
-        there = formula.read(**kwargs, version=version)
-    except (TypeError, ValueError, ArithmeticError):
-        return True  # the target release cannot read them as they are: write the value
-    there = there if isinstance(there, dict) and len(rule.fields) > 1 else {field_ident(rule.fields[0]): there}
-    return any(
-        unwrap(there.get(field_ident(name)))[0] != ingested.ir.get(name)
-        for name in rule.fields
-        if isinstance(there, dict)
-    )
 
 
 def _default_moved(rule: Rule, read_as: str, version: str) -> bool:

@@ -205,16 +205,23 @@ def history_name(
 
 
 def detect(
-    history: History, keys: Iterable[str], watched: Iterable[str] = (), strict: frozenset[str] = frozenset()
+    history: History,
+    keys: Iterable[str],
+    watched: Iterable[str] = (),
+    strict: frozenset[str] = frozenset(),
+    named: tuple[tuple[str, str], ...] = (),
 ) -> Release:
     """The release a file's history keys fit: the newest release reading all of them; when no release
     reads all, the one reading most (newest first). `watched`: keys whose default matters to the
-    caller; those the file lacks and whose default differs within the fitting range are `assumed`."""
+    caller; those the file lacks and whose default differs within the fitting range are `assumed`.
+    `named`: (key, value) of the file's names for keys typed as a Literal somewhere: a name only some
+    releases of the fit take narrows it to those (VeOmni's fsdp_mode fsdp1, dropped in #756)."""
     used = {key: history.mask(key) for key in keys}
     used = {key: mask for key, mask in used.items() if mask}
     fit = history.every
     for mask in used.values():
         fit &= mask
+    fit, by_value = _taking(history, fit, named) if fit and named else (fit, ())
     unread: tuple[str, ...] = ()
     if fit:
         first, last = history.span(fit)  # type: ignore[misc]
@@ -224,7 +231,7 @@ def detect(
         unread = tuple(sorted({k.split("|")[0] for k in used if not history.mask(k) >> history.position[label] & 1}))
         first = last = label
         fit = 1 << history.position[label]
-    pinning = _pinning(history, used, fit)
+    pinning = tuple(dict.fromkeys((*by_value, *_pinning(history, used, fit))))[:4]
     assumed = _assumed(history, fit, label, set(watched) - set(used), strict)
     if not fit or unread:
         detail = (
@@ -242,6 +249,52 @@ def detect(
     if assumed:
         detail += "; assumed its defaults for " + ", ".join(f"{k}={v!r}" for k, v in assumed.items())
     return Release(label, how, detail, first, last, pinning, unread, assumed)
+
+
+def _taking(history: History, fit: int, named: tuple[tuple[str, str], ...]) -> tuple[int, tuple[str, ...]]:
+    """The releases of `fit` that take each of the file's names, and the `key: name`s that narrowed it; a
+    name no release's Literal lists (a fork's) leaves the fit as it is: it is read as `unknown`."""
+    pinned: list[str] = []
+    for key, value in named:
+        taking, listed = 0, False
+        for label in history.members(fit):
+            choices = history.choices_at(key, label)
+            if choices is None or value in choices:
+                taking |= 1 << history.position[label]
+                listed = listed or choices is not None
+        if listed and taking != fit:
+            fit, pinned = taking, [*pinned, f"{key}: {value}"]
+    return fit, tuple(pinned)
+
+
+def literal_names(tree: dict[str, Any], history: History, name_of: Callable[[str], str]) -> tuple[tuple[str, str], ...]:
+    """(history key, value) of the file's text values at keys the history types as a Literal in some release."""
+    try:
+        leaves = flatten(tree)
+    except InputError:  # a malformed tree: the reading after the release is told names the file and line
+        return ()
+    typed = _literal_keys(history)
+    found = []
+    for path, value in leaves.items():
+        if isinstance(value, str) and (key := name_of(path)) in typed:
+            found.append((key, value))
+    return tuple(found)
+
+
+_LITERAL_KEYS: dict[int, tuple[History, frozenset[str]]] = {}
+
+
+def _literal_keys(history: History) -> frozenset[str]:
+    """The history's keys typed as a Literal in some release (once per history: the hot path reads many files)."""
+    found = _LITERAL_KEYS.get(id(history))
+    if found is None or found[0] is not history:
+        keys = frozenset(
+            key
+            for key, record in history.keys.items()
+            if any("Literal[" in str(pair[-1]) for pair in record.get("type", ()))
+        )
+        found = _LITERAL_KEYS[id(history)] = (history, keys)
+    return found[1]
 
 
 def _pinning(history: History, used: dict[str, int], fit: int) -> tuple[str, ...]:
@@ -309,7 +362,8 @@ def settle(source: Any, table: Any, name: str | None = None, spelling: Spelling 
         release = Release(known.newest, "newest", f"neoconv knows one {known.title} release: {known.newest}")
     else:
         keys = tuple(history_keys(source.tree, source.aliases, known.history, spelling, table.releases.neutral))
-        release = _detected(known.history, keys, table)
+        named = literal_names(source.tree, known.history, history_name(source.aliases, known.history, spelling))
+        release = _detected(known.history, keys, table, named)
     refused = table.releases.repeats_refused
     if source.repeated and refused is not None and known.history is not None:
         release = runs_repeats(source, release, known.history, refused[0], refused[1], known.title)
@@ -321,13 +375,13 @@ def settle(source: Any, table: Any, name: str | None = None, spelling: Spelling 
 _DETECTED: dict[tuple[Any, ...], tuple[History, Release]] = {}
 
 
-def _detected(history: History, keys: tuple[str, ...], table: Any) -> Release:
-    """detect(), once per history, table and set of keys: a batch's files share their releases' keys."""
+def _detected(history: History, keys: tuple[str, ...], table: Any, named: tuple[tuple[str, str], ...] = ()) -> Release:
+    """detect(), once per history, table, set of keys and names: a batch's files share their releases' keys."""
     watched, strict = _watched(table)
-    slot = (id(history), keys, watched, strict)
+    slot = (id(history), keys, watched, strict, named)
     found = _DETECTED.get(slot)
     if found is None or found[0] is not history:  # (the history kept: its id is not reused)
-        found = keep(_DETECTED, slot, (history, detect(history, keys, watched, strict)), 1_000)
+        found = keep(_DETECTED, slot, (history, detect(history, keys, watched, strict, named)), 1_000)
     return found[1]
 
 

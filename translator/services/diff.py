@@ -4,7 +4,7 @@ its field, and the there-and-back round trip through real files."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping
 
 from ..core.ir import DEFAULT_RTOL
 from ..core.errors import InputError, NeoconvError
@@ -29,7 +29,19 @@ __all__ = [
     "given_from_a",
     "roundtrip",
     "run_layout",
+    "written_release",
 ]
+
+
+def written_release(report: Mapping[str, Any] | None, fmt: str) -> str | None:
+    """The release a translation wrote its output for (the report's target), when the output is read as that
+    format: the output is read as that release, not as the one its keys fit best (a migration that carries
+    keys the target release does not read, each named, would read as an older release otherwise)."""
+    target = report.get("target") if report is not None else None
+    if not isinstance(target, Mapping) or target.get("format") != fmt:
+        return None
+    version = target.get("version")
+    return version if isinstance(version, str) else None
 
 
 def check_report(data: Any, path: str) -> dict[str, Any]:

@@ -204,14 +204,14 @@ def write_window(kw: Kw) -> Any:
             **_out("sliding_window", window),
             **(_out("use_sliding_window", True) if mt.window == "qwen_moe" else {}),
         }
-        if every:
+        if every or pattern is None:
             return out
         return Approx(
             out,
-            f"HF {mt.name} windows every layer: the pattern of {pattern.count('sliding')} windowed "  # type: ignore[union-attr]
+            f"HF {mt.name} windows every layer: the pattern of {pattern.count('sliding')} windowed "
             f"and {pattern.count('full')} full layers is not expressible",
             ("model.attention_layer_types",),
-        )  # type: ignore[union-attr]
+        )
     out = _out("sliding_window", window)
     if mt.window in ("qwen", "qwen2_moe", "nope"):
         out.update(_out("use_sliding_window", True))
