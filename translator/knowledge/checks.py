@@ -105,8 +105,8 @@ def broken_checks(
         other = _value(leaves, check.equals, release, default) if check.equals else _MISSING
         problem = _problem(check, value, other, written)
         if problem:
-            given = ", ".join(f"{written(k)}={_show(_value(leaves, k, release, default))}" for k in check.when)
-            said = f" with {given}" if given else ""
+            context = ", ".join(f"{written(k)}={_show(_value(leaves, k, release, default))}" for k in check.when)
+            said = f" with {context}" if context else ""
             shown = written(check.key) + ("" if value is _MISSING else f"={_show(value)}")  # a required key left out
             found.append((check.key, f"{shown}{said} {problem} ({check.by})"))
     return found

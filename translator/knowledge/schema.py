@@ -124,11 +124,9 @@ class History:
     def refuses(self, key: str, label: str) -> bool:
         """Does `label`'s code look for `key` only to refuse it (a `changes` note "refused: ...")?"""
         at = self.position.get(label)
-        looked = (
-            any(self.position[a] <= at <= self.position[b] for a, b in (self.keys.get(key) or {}).get("in", ()))
-            if at is not None
-            else False
-        )
+        if at is None:
+            return False
+        looked = any(self.position[a] <= at <= self.position[b] for a, b in (self.keys.get(key) or {}).get("in", ()))
         return looked and any(self.position[r] <= at for r in self._refusals.get(key, ()))
 
     def default_at(self, key: str, label: str) -> Any:

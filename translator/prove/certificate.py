@@ -119,9 +119,9 @@ class Certificate:
             if ran:
                 lines.append(f"stand-ins {name}: {'; '.join(ran)}")
             if result.get("filled"):
-                shown = ", ".join(f"{key}={item['value']!r}" for key, item in result["filled"].items())
+                filled = ", ".join(f"{key}={item['value']!r}" for key, item in result["filled"].items())
                 lines.append(
-                    f'"auto" filled {name} as transformers fills it (TrainingArguments implied or default): {shown}'
+                    f'"auto" filled {name} as transformers fills it (TrainingArguments implied or default): {filled}'
                 )
             for note in result.get("notes", ()) if verbose else ():
                 lines.append(f"note {name}: {note}")

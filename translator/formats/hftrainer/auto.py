@@ -244,7 +244,7 @@ def probe_fill(
             origin = "the value the config states for it" if hf in given else "its default"
             why[key] = f"TrainingArguments {hf} ({origin}), as transformers fills it"
     micro, accumulation = tree.get("train_micro_batch_size_per_gpu"), tree.get("gradient_accumulation_steps")
-    if tree.get("train_batch_size") == AUTO and world_size and AUTO not in (micro, accumulation):
+    if tree.get("train_batch_size") == AUTO and world_size and isinstance(micro, int) and isinstance(accumulation, int):
         tree["train_batch_size"] = world_size * micro * accumulation
         why["train_batch_size"] = (
             "world size x per_device_train_batch_size x gradient_accumulation_steps, as transformers fills it"
