@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from typing import Callable
 
+from .limits import NESTING_LIMIT, TooDeep
+
 _TOKEN = re.compile(
     r"\s*(?:(?P<num>\d+#[0-9A-Za-z@_]+|0[xX][0-9a-fA-F]+|\d+)|(?P<name>[A-Za-z_][A-Za-z0-9_]*)"
     r"|(?P<op>\*\*=|<<=|>>=|\+\+|--|\*\*|<<|>>|<=|>=|==|!=|&&|\|\||[-+*/%&^|]=|[-+*/%<>=!~&^|?:(),]))"
@@ -54,15 +56,24 @@ def wrap(value: int) -> int:
     return value - (1 << 64) if value >= 1 << 63 else value
 
 
-def evaluate(text: str, lookup: Callable[[str], str], assign: Callable[[str, int], None], depth: int = 0) -> int:
+def evaluate(
+    text: str,
+    lookup: Callable[[str], str],
+    assign: Callable[[str, int], None],
+    depth: int = 0,
+    nesting: int = 0,
+) -> int:
     """The value of an arithmetic expression; `lookup(name)` gives a variable's text (raising Unknown
-    when the script does not give it), `assign` stores what `=`, `+=`, `++` ... set."""
+    when the script does not give it), `assign` stores what `=`, `+=`, `++` ... set. `nesting`: the
+    expressions open around this one (a name's value read inside another expression); past
+    NESTING_LIMIT, TooDeep."""
     if depth > MAX_DEPTH:
         raise Unknown("an arithmetic value that names itself")
     tokens = _tokens(text)
     if not tokens:
         return 0
     parser = _Parser(tokens, lookup, assign, depth)
+    parser.nesting = nesting
     value = parser.expression(0)
     if parser.i != len(tokens):
         raise Unknown(f"`{text.strip()}` is not an arithmetic expression bash evaluates")
@@ -113,6 +124,18 @@ class _Parser:
         self.tokens, self.lookup, self.assign, self.depth = tokens, lookup, assign, depth
         self.i = 0
         self.skipping = False  # inside an operand a short-circuit does not evaluate
+        self.nesting = 0  # parentheses, ?:, unary and right-associative operators open here
+
+    def inner(self, read: Callable[..., int], *args: int) -> int:
+        """An expression inside another (parentheses, `?:`, `!x`, the right side of `**` or `=`): a
+        hostile nest of them stops at NESTING_LIMIT, before Python's stack does."""
+        self.nesting += 1
+        try:
+            if self.nesting > NESTING_LIMIT:
+                raise TooDeep("arithmetic parentheses and operators")
+            return read(*args)
+        finally:
+            self.nesting -= 1
 
     def peek(self) -> tuple[str, str] | None:
         return self.tokens[self.i] if self.i < len(self.tokens) else None
@@ -129,16 +152,16 @@ class _Parser:
         text = self.lookup(name).strip()
         if not text:
             return 0
-        return evaluate(text, self.lookup, self.assign, self.depth + 1)
+        return evaluate(text, self.lookup, self.assign, self.depth + 1, self.nesting)
 
     def expression(self, floor: int) -> int:
         left = self.assignment()
         while (tok := self.peek()) is not None and tok[0] == "op":
             if tok[1] == "?" and floor <= 3:
                 self.i += 1
-                yes = self.expression(1)
+                yes = self.inner(self.expression, 1)
                 self.take(":")
-                no = self.expression(3)
+                no = self.inner(self.expression, 3)
                 left = yes if left else no
                 continue
             if tok[1] not in _BINARY or _BINARY[tok[1]][0] < floor:
@@ -153,7 +176,7 @@ class _Parser:
                 self._skip(precedence + 1)
                 left = 1
                 continue
-            right = self.expression(precedence if right_assoc else precedence + 1)
+            right = self.inner(self.expression, precedence) if right_assoc else self.expression(precedence + 1)
             left = self.apply(tok[1], left, right)
         return left
 
@@ -178,7 +201,7 @@ class _Parser:
         nxt = self.tokens[self.i + 1] if self.i + 1 < len(self.tokens) else None
         if tok is not None and tok[0] == "name" and nxt is not None and nxt[1] in _ASSIGN:
             self.i += 2
-            right = self.expression(2)
+            right = self.inner(self.expression, 2)
             value = right if nxt[1] == "=" else self.apply(nxt[1][:-1], self.value_of(tok[1]), right)
             if not self.skipping:
                 self.assign(tok[1], value)
@@ -191,7 +214,7 @@ class _Parser:
             raise Unknown("an arithmetic expression ends early")
         if tok[1] in ("!", "~", "-", "+"):
             self.i += 1
-            value = self.unary()
+            value = self.inner(self.unary)
             return {"!": int(not value), "~": wrap(~value), "-": wrap(-value), "+": value}[tok[1]]
         if tok[1] in ("++", "--"):
             self.i += 1
@@ -210,7 +233,7 @@ class _Parser:
         assert tok is not None
         self.i += 1
         if tok[1] == "(":
-            value = self.expression(1)
+            value = self.inner(self.expression, 1)
             self.take(")")
             return value
         if tok[0] == "num":

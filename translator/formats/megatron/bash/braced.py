@@ -10,6 +10,7 @@ from typing import Protocol
 
 from .arith import Unknown, evaluate
 from .lexer import Part, Word
+from .limits import NESTING_LIMIT, TooDeep
 from .values import MAX_WORDS, Chunk, State, Value, is_known, join_values, literal, ordered, ordinal, reasons, text_of
 
 
@@ -241,29 +242,60 @@ def _replace(text: str, pattern: str, replacement: str, kind: str) -> str:
     return out
 
 
-def brace_expand(word: Word) -> list[Word]:
-    """`{0..7}`, `{a,b}` in an unquoted literal part (a `for` list, an array): the words it makes."""
+_SEQUENCE = re.compile(r"(-?\d+)\.\.(-?\d+)(?:\.\.(-?\d+))?")
+
+
+def brace_expand(word: Word, depth: int = 0) -> list[Word]:
+    """`{0..7}`, `{a,b}` in an unquoted literal part (a `for` list, an array): the words it makes
+    (`depth`: the braces expanded before this one in the word, each by a call of its own)."""
+    if depth > NESTING_LIMIT:
+        raise TooDeep("brace expansions ({a,b} inside or beside one another)")
     for k, part in enumerate(word.parts):
         if part.kind != "lit" or part.quoted:
             continue
-        found = re.search(r"\{(-?\d+)\.\.(-?\d+)(?:\.\.(-?\d+))?\}|\{([^{},\s]*(?:,[^{},\s]*)+)\}", part.text)
-        if not found:
+        found = _brace_group(part.text)
+        if found is None:
             continue
-        if found.group(4) is not None:
-            items = found.group(4).split(",")
-        else:
-            a, b = int(found.group(1)), int(found.group(2))
-            step = abs(int(found.group(3) or 1)) or 1
-            if abs(b - a) // step > MAX_WORDS:
-                raise Unknown(f"{found.group()}: more than 100,000 words")
-            items = [str(n) for n in (range(a, b + 1, step) if a <= b else range(a, b - 1, -step))]
+        start, end, items = found
         out: list[Word] = []
-        for item in items:
-            text = part.text[: found.start()] + item + part.text[found.end() :]
-            lines = part.lines[: found.start()] + [part.line] * len(item) + part.lines[found.end() :]
+        for item, span in items:
+            text = part.text[:start] + item + part.text[end:]
+            item_lines = part.lines[span[0] : span[1]] if span else [part.line] * len(item)
+            lines = part.lines[:start] + item_lines + part.lines[end:]
             parts = word.parts[:k] + [Part("lit", text, False, part.line, lines)] + word.parts[k + 1 :]
-            out.extend(brace_expand(Word(parts, word.raw, word.line, word.col)))
+            out.extend(brace_expand(Word(parts, word.raw, word.line, word.col), depth + 1))
             if len(out) > MAX_WORDS:
                 raise Unknown("a brace expansion of more than 100,000 words")
         return out
     return [word]
+
+
+def _brace_group(text: str) -> tuple[int, int, list[tuple[str, tuple[int, int] | None]]] | None:
+    """The first `{...}` bash expands in an unquoted text, outermost first (`{a,{b,c}}`: a, b, c): its
+    start, its end and its items (each with where it is in the text, none for a sequence's numbers). A
+    `{` whose braces hold no comma at their own level and no `x..y` is literal (`{{a,b}}`: {a} {b})."""
+    closing: dict[int, int] = {}
+    commas: dict[int, list[int]] = {}
+    open_at: list[int] = []
+    for i, ch in enumerate(text):  # one pass: each `{` with its `}` and the commas at its level
+        if ch == "{":
+            open_at.append(i)
+            commas[i] = []
+        elif ch == "}" and open_at:
+            closing[open_at.pop()] = i
+        elif ch == "," and open_at:
+            commas[open_at[-1]].append(i)
+    for start in sorted(closing):
+        end = closing[start]
+        if commas[start]:
+            bounds = [start, *commas[start], end]
+            return start, end + 1, [(text[a + 1 : b], (a + 1, b)) for a, b in zip(bounds, bounds[1:])]
+        sequence = _SEQUENCE.fullmatch(text, start + 1, end)
+        if sequence:
+            a, b = int(sequence.group(1)), int(sequence.group(2))
+            step = abs(int(sequence.group(3) or 1)) or 1
+            if abs(b - a) // step > MAX_WORDS:
+                raise Unknown(f"{text[start : end + 1]}: more than 100,000 words")
+            numbers = range(a, b + 1, step) if a <= b else range(a, b - 1, -step)
+            return start, end + 1, [(str(n), None) for n in numbers]
+    return None

@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import fnmatch
 import re
+from typing import Callable
+
 from .arith import Unknown, evaluate
 from .expand import Expander
+from .limits import NESTING_LIMIT, TooDeep
 from .values import Value, is_known, reasons, text_of
 from .lexer import Token, Word
 
@@ -76,6 +79,16 @@ class _Descent:
 
     OR, AND = "", ""
     i: int
+    nesting = 0  # parentheses and `!` open here (a hostile nest stops at NESTING_LIMIT)
+
+    def inner(self, read: Callable[[], bool]) -> bool:
+        self.nesting += 1
+        try:
+            if self.nesting > NESTING_LIMIT:
+                raise TooDeep("a test's parentheses and `!`")
+            return read()
+        finally:
+            self.nesting -= 1
 
     def takes(self, op: str) -> bool:
         """Is the word here the operator `op`, to be taken?"""
@@ -103,7 +116,7 @@ class _Descent:
     def negation(self) -> bool:
         if self.takes("!"):
             self.i += 1
-            return not self.negation()
+            return not self.inner(self.negation)
         return self.primary()
 
 
@@ -129,7 +142,7 @@ class _Test(_Descent):
         first = self.word()
         if first == "(" and self.i + 2 < len(self.args):
             self.i += 1
-            result = self.expression()
+            result = self.inner(self.expression)
             if self.word() != ")":
                 raise _Malformed
             self.i += 1
@@ -228,7 +241,7 @@ class _Cond(_Descent):
             raise _Malformed
         if self.text() == "(":
             self.i += 1
-            result = self.expression()
+            result = self.inner(self.expression)
             if self.text() != ")":
                 raise _Malformed
             self.i += 1

@@ -163,6 +163,8 @@ def _arithmetic(sc: Scanner) -> Token:
             skip_quoted(sc, line)
             continue
         depth += (ch == "(") - (ch == ")")
+        if ch == "(":
+            sc.check_nesting(depth + 1)  # inside the (( )) itself
         sc.advance()
 
 

@@ -11,6 +11,7 @@ from typing import Union
 
 from ....core.errors import InputError
 from .lexer import Token, Word, tokenize
+from .limits import NESTING_LIMIT, too_deep
 from .nodes import (
     AndOr,
     Arith,
@@ -72,6 +73,7 @@ class _Parser:
         self.tokens = tokens
         self.name = name
         self.i = 0
+        self.depth = 0  # commands open around the one read (blocks, subshells, loops, functions)
 
     # ---- tokens
     def peek(self) -> Token | None:
@@ -181,6 +183,15 @@ class _Parser:
         return Pipeline(commands, negated, tok.line if tok else 0)
 
     def command(self) -> Node:
+        self.depth += 1
+        try:
+            if self.depth > NESTING_LIMIT:
+                raise self.error(too_deep("blocks, subshells, loops and functions"))
+            return self._command()
+        finally:
+            self.depth -= 1
+
+    def _command(self) -> Node:
         tok = self.peek()
         if tok is None:
             raise self.error("a command is missing at the end of the file")

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ....core.errors import InputError
+from .limits import NESTING_LIMIT, too_deep
 
 NAME_START = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_"
 NAME_CHARS = NAME_START + "0123456789"
@@ -47,9 +48,15 @@ class Scanner:
         self.i = 0
         self.line = 1
         self.col = 1
+        self.nesting = 0  # brackets and quotes open around the place read (a bound on a hostile nest)
 
     def error(self, message: str, line: int | None = None) -> InputError:
         return InputError(message, file=self.name, line=line or self.line)
+
+    def check_nesting(self, inner: int = 0) -> None:
+        """An InputError past NESTING_LIMIT (`inner`: brackets open inside the construct being read)."""
+        if self.nesting + inner > NESTING_LIMIT:
+            raise self.error(too_deep("shell quotes, expansions and parentheses"))
 
     def peek(self, k: int = 0) -> str:
         j = self.i + k
@@ -231,8 +238,17 @@ def skip_quoted(sc: Scanner, line: int) -> None:
 def until_closing(sc: Scanner, opening: str, closing: str, line: int) -> None:
     """Past the closing bracket that matches one already opened, over nested quotes and expansions
     (`$(ssh host "test -f \\"$f\\"")`) and, in a command, comments."""
+    sc.nesting += 1
+    try:
+        _past_closing(sc, opening, closing, line)
+    finally:
+        sc.nesting -= 1
+
+
+def _past_closing(sc: Scanner, opening: str, closing: str, line: int) -> None:
     depth = 1
     at_word_start = True
+    sc.check_nesting()
     while depth:
         ch = sc.peek()
         if ch == "":
@@ -246,5 +262,7 @@ def until_closing(sc: Scanner, opening: str, closing: str, line: int) -> None:
             sc.advance((len(sc.s) if end < 0 else end) - sc.i)
             continue
         depth += (ch == opening) - (ch == closing)
+        if ch == opening:
+            sc.check_nesting(depth - 1)
         at_word_start = ch in " \t\n;&|("
         sc.advance()

@@ -26,6 +26,7 @@ from .expand import Expander
 from .files import run_written
 from .launch import NEVER_LAUNCH, Launch, Written, find, shell_string
 from .lexer import Part, Token, Word, tokenize
+from .limits import RUN_LIMIT, TooDeep, too_deep
 from .nodes import (
     ASSIGNMENT,
     AndOr,
@@ -52,6 +53,7 @@ from .values import Chunk, State, Value, cut, is_known, literal, ordered, reason
 
 STEP_LIMIT = 20_000  # simple commands read in all: a hostile file cannot keep the reader busy
 DEPTH_LIMIT = 64  # nested function calls, evals and `bash -c` strings
+CALL_NESTING = RUN_LIMIT // 2  # a call, eval or sourced file read only with room left for its own blocks
 DECLARE = frozenset({"export", "declare", "typeset", "local", "readonly"})
 
 
@@ -65,6 +67,7 @@ class Script:
         self.out = Reading()
         self.steps = 0
         self.depth = 0
+        self.nesting = 0  # commands read inside one another (run), across calls, evals and sourced files
         self.holes = self.state.holes
         self.pending_choice: tuple[int, str, list[str], bool] | None = None
         self.groups = 0  # shell words expanded so far (each one's fields share a number)
@@ -105,10 +108,10 @@ class Script:
         short = path.replace("\\", "/").rsplit("/", 1)[-1]
         others = {p: t for p, t in self.given.items() if p != path}
         sub = Script(path, others)
-        sub.steps, sub.depth = self.steps, self.depth + 1
-        if sub.depth > DEPTH_LIMIT:
+        sub.steps, sub.depth, sub.nesting = self.steps, self.depth + 1, self.nesting
+        if sub.depth > DEPTH_LIMIT or sub.nesting >= CALL_NESTING:
             raise InputError(
-                f"`source {short}` nests deeper than {DEPTH_LIMIT}: a file that sources itself?",
+                f"`source {short}` nests deeper than {DEPTH_LIMIT} files or {CALL_NESTING} commands: a file that sources itself?",
                 file=self.name,
                 line=line,
             )
@@ -145,49 +148,71 @@ class Script:
 
     # ---- commands
     def run(self, node: Node) -> int | None:
-        if isinstance(node, Sequence):
-            status: int | None = 0
-            for item, background in node.items:
-                status = self.subshell(item) if background else self.run(item)
-            return status
-        if isinstance(node, Simple):
-            return self.simple(node)
-        if isinstance(node, AndOr):
-            status = self.run(node.first)
-            for op, nxt in node.rest:
-                passed = status is NOT_RUN or status == 0
-                if (op == "&&") == passed:
-                    status = self.run(nxt)
-            return status
-        if isinstance(node, Pipeline):
-            status = 0
-            for command in node.commands:
-                status = self.subshell(command) if len(node.commands) > 1 else self.run(command)
-            if node.negated:
-                return NOT_RUN if status is NOT_RUN else int(status == 0)
-            return status
-        if isinstance(node, If):
-            return control.if_(self, node)
-        if isinstance(node, Case):
-            return control.case(self, node)
-        if isinstance(node, ForIn):
-            return control.for_in(self, node)
-        if isinstance(node, ForArith):
-            return control.for_arith(self, node)
-        if isinstance(node, Loop):
-            return control.loop(self, node)
-        if isinstance(node, Group):
-            return self.subshell(node.body) if node.subshell else self.run(node.body)
-        if isinstance(node, Compound):
-            return self.run(node.body)
-        if isinstance(node, Function):
-            self.functions[node.name] = node.body
-            return 0
-        if isinstance(node, Arith):
-            return self.arith_status(node.expression, node.line)
-        if isinstance(node, Cond):
-            return self.test(lambda: cond(node.tokens, self.expander), node.line, f"[[ {_shown_tokens(node.tokens)} ]]")
-        raise AssertionError(f"unknown node {node!r}")
+        """A command and the commands inside it, RUN_LIMIT inside one another at most; a construct nested
+        past its limit (TooDeep) is refused at the command that holds it."""
+        self.nesting += 1
+        try:
+            if self.nesting > RUN_LIMIT:
+                raise InputError(
+                    too_deep("commands (blocks, pipelines, function calls, eval strings, sourced scripts)", RUN_LIMIT),
+                    file=self.name,
+                    line=getattr(node, "line", None) or None,
+                )
+            if isinstance(node, Sequence):
+                status: int | None = 0
+                for item, background in node.items:
+                    status = self.subshell(item) if background else self.run(item)
+                return status
+            if isinstance(node, Simple):
+                return self.simple(node)
+            if isinstance(node, AndOr):
+                status = self.run(node.first)
+                for op, nxt in node.rest:
+                    passed = status is NOT_RUN or status == 0
+                    if (op == "&&") == passed:
+                        status = self.run(nxt)
+                return status
+            if isinstance(node, Pipeline):
+                status = 0
+                for command in node.commands:
+                    status = self.subshell(command) if len(node.commands) > 1 else self.run(command)
+                if node.negated:
+                    return NOT_RUN if status is NOT_RUN else int(status == 0)
+                return status
+            if isinstance(node, If):
+                return control.if_(self, node)
+            if isinstance(node, Case):
+                return control.case(self, node)
+            if isinstance(node, ForIn):
+                return control.for_in(self, node)
+            if isinstance(node, ForArith):
+                return control.for_arith(self, node)
+            if isinstance(node, Loop):
+                return control.loop(self, node)
+            if isinstance(node, Group):
+                return self.subshell(node.body) if node.subshell else self.run(node.body)
+            if isinstance(node, Compound):
+                return self.run(node.body)
+            if isinstance(node, Function):
+                self.functions[node.name] = node.body
+                return 0
+            if isinstance(node, Arith):
+                return self.arith_status(node.expression, node.line)
+            if isinstance(node, Cond):
+                return self.test(
+                    lambda: cond(node.tokens, self.expander), node.line, f"[[ {_shown_tokens(node.tokens)} ]]"
+                )
+            raise AssertionError(f"unknown node {node!r}")
+        except TooDeep as exc:
+            raise InputError(too_deep(exc.what), file=self.name, line=getattr(node, "line", None) or None) from None
+        except Unknown as exc:  # only a bound raises it this far ({1..N} of more than 100,000 words)
+            raise InputError(
+                f"{exc.why}: neoconv expands no more of a shell script; write the values out",
+                file=self.name,
+                line=getattr(node, "line", None) or None,
+            ) from None
+        finally:
+            self.nesting -= 1
 
     def subshell(self, node: Node) -> int | None:
         saved = self.state.fork()
@@ -331,10 +356,10 @@ class Script:
         short = path.replace("\\", "/").rsplit("/", 1)[-1]
         mine = self.name.replace("\\", "/").rsplit("/", 1)[-1]
         sub = Script(path, {p: t for p, t in self.given.items() if p != path})
-        sub.steps, sub.depth = self.steps, self.depth + 1
-        if sub.depth > DEPTH_LIMIT:
+        sub.steps, sub.depth, sub.nesting = self.steps, self.depth + 1, self.nesting
+        if sub.depth > DEPTH_LIMIT or sub.nesting >= CALL_NESTING:
             raise InputError(
-                f"`{cut(command)}` nests deeper than {DEPTH_LIMIT}: scripts that run each other?",
+                f"`{cut(command)}` nests deeper than {DEPTH_LIMIT} scripts or {CALL_NESTING} commands: scripts that run each other?",
                 file=self.name,
                 line=line,
             )
@@ -480,8 +505,11 @@ class Script:
 
     # ---- functions, strings read as shell
     def call(self, name: str, args: list[list[Chunk]], line: int) -> int | None:
-        if self.depth >= DEPTH_LIMIT:
-            self.choose(f"line {line}: `{name}` calls itself more than {DEPTH_LIMIT} deep: not read further")
+        if self.depth >= DEPTH_LIMIT or self.nesting >= CALL_NESTING:
+            self.choose(
+                f"line {line}: `{name}` is called inside more than {DEPTH_LIMIT} calls or {CALL_NESTING} commands: "
+                "not read further"
+            )
             return NOT_RUN
         saved = self.state.positional
         self.state.positional = [tuple(a) for a in args]
@@ -497,7 +525,7 @@ class Script:
     def read_string(self, args: list[list[Chunk]], line: int, what: str) -> int | None:
         """`eval WORDS` / `bash -c STRING`: the words joined and read as shell (a value not known here
         stays one word of its own, unknown)."""
-        if self.depth >= DEPTH_LIMIT:
+        if self.depth >= DEPTH_LIMIT or self.nesting >= CALL_NESTING:
             return NOT_RUN
         text = ""
         char_lines: list[int] = []
