@@ -42,13 +42,19 @@ ECHO_DEPTH = 8  # $(echo ...) read inside one another: deeper is a command's out
 MAX_ECHOED = 10_000  # characters of one command substitution read as an echo
 
 
-def _joined(values: list[Value], joiner: str, line: int) -> Value:
+def _joined(values: list[Value], joiner: str | Value, line: int) -> Value:
+    between = ((Chunk(joiner, True, (line,)),) if joiner else ()) if isinstance(joiner, str) else joiner
     out: list[Chunk] = []
     for k, value in enumerate(values):
         if k:
-            out.append(Chunk(joiner, True, (line,)))
+            out.extend(between)
         out.extend(value)
     return tuple(out)
+
+
+def _starred(part: Part) -> bool:
+    """`${A[*]}`, `$*`, `${*}`: quoted, the elements are ONE word (`${A[@]}`, `$@`: one word each)."""
+    return part.text in ("$*", "${*}") or part.text.endswith("[*]}")
 
 
 class Expander:
@@ -86,6 +92,9 @@ class Expander:
                 add(self._literal(part, part is word.parts[0]), part.quoted)
                 continue
             many = self._array_all(part)
+            if many is not None and part.quoted and _starred(part):  # "${A[*]}" / "$*": one word
+                add(_joined(many, self.ifs_first(part.line), part.line), True)
+                continue
             if many is not None and part.quoted and split:  # "${A[@]}" / "$@": one word per element
                 for k, element in enumerate(many):
                     if k:
@@ -125,6 +134,16 @@ class Expander:
             if len(out) > MAX_WORDS:
                 raise Unknown("an expansion of more than 100,000 words")
         return [f for f, q in zip(out, quoted) if f or q]
+
+    def ifs_first(self, line: int) -> Value:
+        """What joins the elements of "${A[*]}": IFS's first character (bash sets IFS itself at start,
+        never from the environment: a space unless the script sets it; nothing when it sets it empty)."""
+        ifs = self.state.lookup("IFS", line)
+        if ifs is None:
+            return literal(" ", line)
+        if not is_known(ifs):
+            return self.missing("$IFS", line, reasons(ifs))
+        return literal(text_of(ifs)[:1], line)
 
     def _split(self, value: Value) -> list[Value]:
         return split_at_blanks(value)
@@ -215,7 +234,7 @@ class Expander:
             return None
         if not tree.items:
             return None
-        joiner = " "  # `IFS=,; echo "${A[*]}"`: the assignment is a command of its own, then echo
+        joiner: str | None = None  # `IFS=,; echo "${A[*]}"`: the assignment is a command of its own, then echo
         *before, (last, background) = tree.items
         for command, bg in before:
             if not isinstance(command, Simple) or bg or command.redirects:
@@ -236,12 +255,15 @@ class Expander:
         finally:
             self.echo_depth -= 1
 
-    def _printed(self, words: list[Word], joiner: str, line: int) -> Value:
+    def _printed(self, words: list[Word], joiner: str | None, line: int) -> Value:
+        """Echo's words; `joiner`: IFS's first character as the substitution itself sets it (None: it does
+        not, the script's IFS joins "${A[*]}")."""
         printed: list[Value] = []
         for word in words:
-            many = self._array_all(word.parts[0]) if len(word.parts) == 1 and word.parts[0].quoted else None
-            if many is not None and word.parts[0].text.endswith("[*]}"):  # "${A[*]}": one word, IFS's first
-                printed.append(_joined(many, joiner, line))
+            single = len(word.parts) == 1 and word.parts[0].quoted and joiner is not None
+            many = self._array_all(word.parts[0]) if single else None
+            if many is not None and _starred(word.parts[0]):  # "${A[*]}": one word, IFS's first
+                printed.append(_joined(many, joiner or "", line))
                 continue
             printed.extend(tuple(f) for f in self.fields(word))
         return _joined(printed, " ", line)
