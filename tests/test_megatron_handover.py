@@ -79,3 +79,45 @@ def test_declare_x_and_a_bare_export_export_too(tmp_path: Path) -> None:
     first.write_text('declare -x NUM_LAYERS=24\nTP=4\nexport TP\nLR=2e-4; export LR\nexec bash "run_experiment.sh"\n')
     ir = translate([first, second], "megatron", "neox").ir
     assert (ir.get("model.num_layers"), ir.get("parallel.tensor_size"), ir.get("optim.lr")) == (24, 4, 2e-4)
+
+
+def test_assignments_before_the_command_are_that_script_s_environment(tmp_path: Path) -> None:
+    """`NUM_LAYERS=32 bash run.sh`: bash gives the command NUM_LAYERS (and each assignment sees the ones
+    before it); the values are noted with the line that sets them."""
+    first, second = scripts(tmp_path)
+    first.write_text("export TP=2\nNUM_LAYERS=32 LR=2e-4 ITERS=$((NUM_LAYERS * 10)) bash run_experiment.sh\n")
+    result = translate([first, second], "megatron", "neox")
+    ir = result.ir
+    assert (ir.get("model.num_layers"), ir.get("parallel.tensor_size")) == (32, 2)
+    assert (ir.get("optim.lr"), ir.get("train.steps")) == (2e-4, 320)
+    layers = next(e for key, e in result.report.by_source().items() if "num-layers" in key)
+    assert "NUM_LAYERS set for the command on line 2 of run_7b.sh" in layers.detail
+    notes = " ".join(str(v) for v in result.report.source.values())
+    assert "plus NUM_LAYERS, LR, ITERS set on that line for it alone" in notes
+
+
+def test_assignments_before_exec_hand_over_too(tmp_path: Path) -> None:
+    first, second = scripts(tmp_path)
+    first.write_text("TP=4 NUM_LAYERS=16 exec bash run_experiment.sh\ntorchrun pretrain_gpt.py --num-layers 2\n")
+    ir = translate([first, second], "megatron", "neox").ir
+    assert (ir.get("model.num_layers"), ir.get("parallel.tensor_size")) == (16, 4)
+
+
+def test_assignments_before_a_command_last_for_that_command_only(tmp_path: Path) -> None:
+    """A prefix on another command changes neither this shell's value nor what a later command gets."""
+    first, second = scripts(tmp_path)
+    first.write_text(
+        "export NUM_LAYERS=8\nNUM_LAYERS=32 TP=4 python prepare.py\nexport TP=2\nexec bash run_experiment.sh\n"
+    )
+    ir = translate([first, second], "megatron", "neox").ir
+    assert (ir.get("model.num_layers"), ir.get("parallel.tensor_size")) == (8, 2)
+
+
+def test_assignments_before_bash_c_are_in_the_string_s_shell(tmp_path: Path) -> None:
+    src = tmp_path / "run.sh"
+    src.write_text(
+        "NUM_LAYERS=12 bash -c 'torchrun pretrain_gpt.py --num-layers $NUM_LAYERS --hidden-size 768 "
+        "--num-attention-heads 12 --seq-length 1024 --max-position-embeddings 1024 --micro-batch-size 1 "
+        "--global-batch-size 8 --lr 1e-4 --train-iters 10'\necho $NUM_LAYERS\n"
+    )
+    assert translate([src], "megatron", "neox").ir.get("model.num_layers") == 12

@@ -73,6 +73,7 @@ class Script:
         self.groups = 0  # shell words expanded so far (each one's fields share a number)
         self.files: dict[str, Value] = {}  # scripts the script writes with a here-document (files.py)
         self.exported: set[str] = set()  # names `export` (or `declare -x`) gives the commands it runs
+        self.prefixed: dict[str, Value] = {}  # `NAME=value cmd`: the command being read gets these too
 
     # ---- entry
     def read(self, text: str) -> Reading:
@@ -254,11 +255,15 @@ class Script:
             for item in items[:k]:
                 self.assign(item)
             return 0
-        if node.redirects or self.files:
-            handled, status = run_written(self, fields, node.redirects, node.line)
-            if handled:
-                return status
-        return self.command(fields, node.line)
+        saved, self.prefixed = self.prefixed, self._prefixed(items[:k])
+        try:
+            if node.redirects or self.files:
+                handled, status = run_written(self, fields, node.redirects, node.line)
+                if handled:
+                    return status
+            return self.command(fields, node.line)
+        finally:
+            self.prefixed = saved
 
     def command(self, fields: list[Written], line: int) -> int | None:
         words = [w.chunks for w in fields]
@@ -328,6 +333,8 @@ class Script:
         string = shell_string(words)
         if string is not None:
             saved = self.state.fork()
+            for var, value in self.prefixed.items():  # `X=1 bash -c '...'`: the string's shell has X
+                self.state.set_scalar(var, value)
             try:
                 return self.read_string([string], line, "shell string")
             finally:
@@ -363,23 +370,9 @@ class Script:
                 file=self.name,
                 line=line,
             )
-
-        def said(var: str, value: Value) -> Value:  # a value noted with the file that sets it
-            return tuple(
-                Chunk(
-                    c.text,
-                    c.known,
-                    c.lines,
-                    c.why,
-                    c.note or (f"{var} set in {mine} (line {c.line})" if c.known else ""),
-                )
-                for c in value
-            )
-
-        # its environment: what this script exports (bash exports no arrays); the rest of its variables it never sees
-        sub.state.vars = {var: said(var, value) for var, value in self.state.vars.items() if var in self.exported}
+        sub.state.vars = self._environment(mine, line)
         sub.exported = set(sub.state.vars)
-        unseen = sorted(var for var in self.state.vars if var not in self.exported)
+        unseen = sorted(var for var in self.state.vars if var not in sub.exported)
         reading = sub.read(self.given[path])
         self.steps = sub.steps
         for launch in reading.launches:  # its words placed at this line, each noted with where it is set
@@ -407,8 +400,40 @@ class Script:
         self.out.choices.extend(f"{short}: {c}" for c in reading.choices)
         self.choose(
             f"`{cut(command)}` (line {line}): {short} read, it is given beside the script; its environment is what this "
-            "script exports" + (f" (not {', '.join(unseen[:4])}: set, not exported)" if unseen else "")
+            "script exports"
+            + (f", plus {', '.join(list(self.prefixed)[:4])} set on that line for it alone" if self.prefixed else "")
+            + (f" (not {', '.join(unseen[:4])}: set, not exported)" if unseen else "")
         )
+
+    def _environment(self, mine: str, line: int) -> dict[str, Value]:
+        """The environment a script this one runs starts with: what this one exports (bash exports no arrays)
+        and the assignments before the command (`NUM_LAYERS=32 bash run.sh`: for that command alone); each
+        value noted with where it is set. The rest of this script's variables it never sees."""
+
+        def said(var: str, value: Value, prefixed: bool) -> Value:
+            return tuple(
+                Chunk(
+                    c.text,
+                    c.known,
+                    c.lines,
+                    c.why,
+                    c.note
+                    or (
+                        (
+                            f"{var} set for the command on line {line} of {mine}"
+                            if prefixed
+                            else f"{var} set in {mine} (line {c.line})"
+                        )
+                        if c.known
+                        else ""
+                    ),
+                )
+                for c in value
+            )
+
+        env = {var: said(var, value, False) for var, value in self.state.vars.items() if var in self.exported}
+        env.update((var, said(var, value, True)) for var, value in self.prefixed.items())
+        return env
 
     def test(self, evaluate_test: Any, line: int, shown: str) -> int:
         """A test's status; decided by what bash sees without the unknown values when it needs them."""
@@ -459,6 +484,18 @@ class Script:
             if item.name not in self.out.order:
                 self.out.order.append(item.name)
             return
+        name, index, value = self._assigned(item)
+        if index is not None:
+            key = self.expander.inner_value(index[1:-1], item.line)
+            if is_known(key):
+                self.state.set_element(name, text_of(key).strip(), value)
+            return
+        self.state.set_scalar(name, value)
+        if name not in self.out.order:
+            self.out.order.append(name)
+
+    def _assigned(self, item: Word) -> tuple[str, str | None, Value]:
+        """`NAME=word`, `NAME+=word`, `NAME[i]=word`: the name, the index as written, the value it gets."""
         found = ASSIGNMENT.match(item.parts[0].text)
         assert found is not None
         name, index, append = found.group(1), found.group(2), found.group(3)
@@ -466,22 +503,31 @@ class Script:
         cut = len(found.group(0))
         rest = Part("lit", first.text[cut:], first.quoted, first.line, first.lines[cut:])
         word = Word(([rest] if rest.text else []) + item.parts[1:], item.raw[cut:], item.line, item.col)
-        value = self.expander.value(word)
-        if not word.parts:
-            value = ()
-        if index is not None:
-            key = self.expander.inner_value(index[1:-1], item.line)
-            if is_known(key):
-                self.state.set_element(name, text_of(key).strip(), value)
-            return
-        if append:
+        value = self.expander.value(word) if word.parts else ()
+        if append and index is None:
             before = self.state.lookup(name, item.line)
             value = (
                 before if before is not None else unknown("$" + name, item.line, self.state.unset_why(name, item.line))
             ) + value
-        self.state.set_scalar(name, value)
-        if name not in self.out.order:
-            self.out.order.append(name)
+        return name, index, value
+
+    def _prefixed(self, items: list[Union[Word, ArrayAssign]]) -> dict[str, Value]:
+        """`NUM_LAYERS=32 bash run.sh`: the variables the assignments before a command give that command's
+        environment, for it alone (bash refuses an array there; an element is not exported)."""
+        out: dict[str, Value] = {}
+        if not items:
+            return out
+        saved = self.state.fork()  # each is set while the next is expanded (`X=1 Y=$X cmd`: Y is 1), then undone
+        try:
+            for item in items:
+                if isinstance(item, Word):
+                    name, index, value = self._assigned(item)
+                    if index is None:
+                        out[name] = value
+                        self.state.set_scalar(name, value)
+        finally:
+            self.state.adopt(saved)
+        return out
 
     def declare(self, command: str, items: list[Union[Word, ArrayAssign]], line: int) -> int:
         arrays, exported = False, command == "export"
