@@ -219,6 +219,36 @@ def test_a_dpo_file_is_the_dpo_model_whatever_its_policy_model_is_named(tmp_path
     assert result.report.target["valid"] is False
 
 
+def test_model_name_is_read_by_2_10_as_the_model_s_name(tmp_path: Path) -> None:
+    # 2.10's own tutorials name the model so (eeh_config.yaml): validate_trainer_params reads it as `name`
+    text = (
+        "trainer:\n  init:\n    model:\n      model_name: llama\n      hidden_size: 64\n      num_hidden_layers: 2\n"
+        "      num_heads: 4\n      vocab_size: 100\n    optimizer:\n      AdamW:\n        learning_rate: 0.0001\n"
+        "    loop:\n      max_steps: 10\n  fit:\n    train_dataloader:\n      data_processor: GptHDF5MapDataProcessor\n"
+        "      data_dir: ./d\n      batch_size: 4\n"
+    )
+    result = translate(
+        _write(tmp_path, "eeh.yaml", text), "cerebras", "cerebras", layout="trainer", target_version="2.10"
+    )
+    assert result.config["trainer"]["init"]["model"]["model_name"] == "llama"
+    assert result.report.by_source()["trainer.init.model.model_name"].status is Status.EXACT
+    assert result.report.target["valid"] is True
+
+
+def test_a_2_3_dpo_model_name_beside_the_dpo_name_is_never_exact(tmp_path: Path) -> None:
+    # 2.3's DPO model_name names the policy model; 2.10 reads it as `name` and refuses it beside name: dpo
+    text = (
+        "train_input:\n  data_processor: DpoHDF5DataProcessor\n  data_dir: ./d\n  batch_size: 8\nmodel:\n"
+        "  dpo:\n    beta: 0.1\n  model_name: mistral\n  hidden_size: 64\n  num_hidden_layers: 2\n  num_heads: 4\n"
+        "optimizer:\n  optimizer_type: AdamW\n  learning_rate: 0.0001\nrunconfig:\n  max_steps: 10\n"
+    )
+    result = translate(_write(tmp_path, "dpo.yaml", text), "cerebras", "cerebras", source_version="2.3.1")
+    assert result.config["model"]["name"] == "dpo"
+    entry = result.report.by_source()["model.model_name"]
+    assert entry.status is Status.LOSSY and entry.kind == "refused_by_release"
+    assert result.report.target["valid"] is False
+
+
 def test_multimodal_migration_leaves_out_what_2_5_retired(tmp_path: Path) -> None:
     loader = (
         "    data_processor: LlavaHDF5MapDataProcessor\n    data_dir: ./d\n    batch_size: 8\n    bos_token_id: 1\n"

@@ -72,7 +72,12 @@ class CerebrasWriter(Writer):
         if ctx.layout == "trainer":
             name = (other["name"] if other else ctx.model_family) or None
             document, moved, reshaped, inferred = to_trainer(
-                leaves, name, shape.get("absent_places"), shape.get("schedule"), shape.get("class_order")
+                leaves,
+                name,
+                shape.get("absent_places"),
+                shape.get("schedule"),
+                shape.get("class_order"),
+                model_name_names=not other,
             )
             header = self.header(document, ctx)
             if inferred:
