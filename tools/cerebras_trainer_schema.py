@@ -120,8 +120,7 @@ def build_trainer_schema(legacy: dict[str, Any]) -> dict[str, Any]:
     init["device"] = {"type": "string", "x-note": "the backend type (CSX, CPU, GPU) when backend has none"}
     model = init["model"]
     # validate.py reads model_name (the key 2.2/2.3 named the model by) as name when name is absent
-    model["if"] = {"not": {"required": ["model_name"]}}
-    model["then"] = {"required": ["name"]}
+    model["anyOf"] = [{"required": ["name"]}, {"required": ["model_name"]}]
     props["validate_all"]["properties"]["val_dataloaders"] = {
         "anyOf": [
             props["validate_all"]["properties"]["val_dataloaders"],
