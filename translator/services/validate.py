@@ -265,7 +265,8 @@ def _broken(
     checks = [
         c
         for c in table.checks
-        if c.key in leaves or (c.required and all(leaves.get(k) in allowed for k, allowed in c.when.items()))
+        if (c.key in leaves and (c.beside is None or c.beside in leaves))
+        or (c.required and all(leaves.get(k) in allowed for k, allowed in c.when.items()))
     ]
     if not checks:
         return []

@@ -55,7 +55,7 @@ class CerebrasWriter(Writer):
         if ctx.source_format == self.format:  # what the target release wants stated, or refuses
             from .migrations import migrate  # (same-format only: kept off other translations' path)
 
-            added, left_out = migrate(leaves, ctx.source_version, ctx.version)
+            added, left_out = migrate(leaves, ctx.source_version, ctx.version, ctx.model_family)
             extra += added
             amended.update(left_out)
         shape = ctx.source_shape  # same-format: what the source left out or spelled its way
