@@ -290,9 +290,36 @@ def test_a_1_9_falcon_file_keeps_the_dropout_spelling_2_10_reads(tmp_path: Path,
     model = result.config["model"] if layout == "legacy" else result.config["trainer"]["init"]["model"]
     assert model["residual_dropout_rate"] == 0.05 and "dropout_rate" not in model
     entry = result.report.by_source()["model.dropout_rate"]
-    assert entry.status is Status.DROPPED and "residual_dropout_rate" in entry.detail
+    assert entry.status is Status.DROPPED and "model.residual_dropout_rate is kept" in entry.detail
     assert result.report.by_source()["model.residual_dropout_rate"].status is Status.EXACT
     assert "model.dropout_rate" not in _problems(_write(tmp_path, "out.yaml", result.dump()), "2.10")
+
+
+@pytest.mark.parametrize(
+    ("own", "alias"),
+    [
+        ("  embd_pdrop: 0.2\n", "  embedding_dropout_rate: 0.1\n"),
+        (
+            "  attention_initializer: {name: truncated_normal, std: 0.01}\n",
+            "  initializer: {name: normal, std: 0.02}\n",
+        ),
+    ],
+)
+def test_a_gptj_field_given_in_both_spellings_keeps_the_alias_2_10_reads(tmp_path: Path, own: str, alias: str) -> None:
+    text = (
+        "train_input:\n  data_processor: GptHDF5DataProcessor\n  data_dir: ./d\n  batch_size: 8\nmodel:\n"
+        f"  name: gptj\n  hidden_size: 64\n{alias}{own}optimizer:\n  optimizer_type: AdamW\n  learning_rate: 0.0001\n"
+        "runconfig:\n  max_steps: 10\n"
+    )
+    key, kept = own.split(":")[0].strip(), alias.split(":")[0].strip()
+    result = translate(
+        _write(tmp_path, "gptj.yaml", text), "cerebras", "cerebras", source_version="2.3.1", target_version="2.10"
+    )
+    assert key not in result.config["model"] and kept in result.config["model"]
+    gone = [e for e in result.report.entries if (e.source_key or "").startswith(f"model.{key}")]
+    assert gone and all(e.status is Status.DROPPED for e in gone)
+    if "{" not in own:  # a block's leaves: 2.10 reads none of them under that name either, said so first
+        assert f"model.{kept} is kept" in gone[0].detail
 
 
 def test_both_dropout_spellings_are_kept_for_a_release_before_2_4_and_for_gpt2(tmp_path: Path) -> None:

@@ -109,10 +109,16 @@ def migrate(
     for pair in _data()[2]:
         if older("cerebras", version, pair.since) or str(leaves.get("model.name") or model) not in pair.names:
             continue
-        if pair.key in leaves and pair.alias in leaves:
-            del leaves[pair.key]
-            left_out[pair.key] = (Status.DROPPED, f"not written: {pair.alias} is kept ({pair.by})")
+        if _under(leaves, pair.alias):
+            for leaf in _under(leaves, pair.key):  # a block (an initializer) is several leaves
+                del leaves[leaf]
+                left_out[leaf] = (Status.DROPPED, f"not written: {pair.alias} is kept ({pair.by})")
     return added, left_out
+
+
+def _under(leaves: dict[str, Any], key: str) -> list[str]:
+    """The leaves of `key`: itself, or those of the block it names."""
+    return [leaf for leaf in leaves if leaf == key or leaf.startswith(key + ".")]
 
 
 def _up_to(source_version: str | None, until: str) -> bool:
