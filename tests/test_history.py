@@ -279,3 +279,12 @@ def test_cerebras_family_keys_name_their_family() -> None:
     assert "t5" in models("model.encoder_num_hidden_layers")
     assert "gpt2" not in models("model.encoder_num_hidden_layers")
     assert "gpt2" in models("model.use_rms_norm")
+
+
+def test_cerebras_model_name_is_read_as_name_from_2_4() -> None:
+    # 2.2/2.3: the DPO config's own key (the policy model's name); 2.4+: trainer/validate.py reads it as `name`
+    record = history("cerebras")["keys"]["model.model_name"]
+    for label in ("2.2", "2.3", "2.4", "2.10"):
+        assert has("cerebras", "model.model_name", label), label
+    assert not has("cerebras", "model.model_name", "2.1")
+    assert record["alias_of"] == "name"

@@ -7,9 +7,11 @@ and never calls a refused value exact. Inputs are small files written here, each
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
+from conftest import ROOT
 
 from neoconv import translate
 from neoconv.core.report import Status
@@ -219,6 +221,120 @@ def test_a_dpo_file_is_the_dpo_model_whatever_its_policy_model_is_named(tmp_path
     assert result.report.target["valid"] is False
 
 
+def test_model_name_is_read_by_2_10_as_the_model_s_name(tmp_path: Path) -> None:
+    # 2.10's own tutorials name the model so (eeh_config.yaml): validate_trainer_params reads it as `name`
+    text = (
+        "trainer:\n  init:\n    model:\n      model_name: llama\n      hidden_size: 64\n      num_hidden_layers: 2\n"
+        "      num_heads: 4\n      vocab_size: 100\n    optimizer:\n      AdamW:\n        learning_rate: 0.0001\n"
+        "    loop:\n      max_steps: 10\n  fit:\n    train_dataloader:\n      data_processor: GptHDF5MapDataProcessor\n"
+        "      data_dir: ./d\n      batch_size: 4\n"
+    )
+    result = translate(
+        _write(tmp_path, "eeh.yaml", text), "cerebras", "cerebras", layout="trainer", target_version="2.10"
+    )
+    assert result.config["trainer"]["init"]["model"]["model_name"] == "llama"
+    assert result.report.by_source()["trainer.init.model.model_name"].status is Status.EXACT
+    assert result.report.target["valid"] is True
+
+
+def test_a_2_3_dpo_model_name_beside_the_dpo_name_is_never_exact(tmp_path: Path) -> None:
+    # 2.3's DPO model_name names the policy model; 2.10 reads it as `name` and refuses it beside name: dpo
+    text = (
+        "train_input:\n  data_processor: DpoHDF5DataProcessor\n  data_dir: ./d\n  batch_size: 8\nmodel:\n"
+        "  dpo:\n    beta: 0.1\n  model_name: mistral\n  hidden_size: 64\n  num_hidden_layers: 2\n  num_heads: 4\n"
+        "optimizer:\n  optimizer_type: AdamW\n  learning_rate: 0.0001\nrunconfig:\n  max_steps: 10\n"
+    )
+    result = translate(_write(tmp_path, "dpo.yaml", text), "cerebras", "cerebras", source_version="2.3.1")
+    assert result.config["model"]["name"] == "dpo"
+    entry = result.report.by_source()["model.model_name"]
+    assert entry.status is Status.LOSSY and entry.kind == "refused_by_release"
+    assert result.report.target["valid"] is False
+
+
+FALCON_19 = """\
+train_input:
+    data_processor: "GptHDF5DataProcessor"
+    data_dir: ./data
+    batch_size: 8
+model:
+    hidden_size: 64
+    num_hidden_layers: 2
+    num_heads: 4
+    vocab_size: 100
+    max_position_embeddings: 128
+    position_embedding_type: "rotary"
+    use_untied_layer_norm: False
+    embedding_dropout_rate: 0.0
+    residual_dropout_rate: 0.05
+    dropout_rate: 0.3
+optimizer:
+    optimizer_type: "AdamW"
+    learning_rate: 0.0001
+runconfig:
+    max_steps: 10
+"""
+
+
+@pytest.mark.parametrize("layout", ["legacy", "trainer"])
+def test_a_1_9_falcon_file_keeps_the_dropout_spelling_2_10_reads(tmp_path: Path, layout: str) -> None:
+    # 2.10's GPTJModelConfig: dropout_rate = Field(alias="residual_dropout_rate"); both given is refused
+    text = FALCON_19.replace("    hidden_size", "    name: falcon\n    hidden_size", 1)
+    result = translate(
+        _write(tmp_path, "falcon.yaml", text),
+        "cerebras",
+        "cerebras",
+        layout=layout,
+        source_version="1.9.1",
+        target_version="2.10",
+    )
+    model = result.config["model"] if layout == "legacy" else result.config["trainer"]["init"]["model"]
+    assert model["residual_dropout_rate"] == 0.05 and "dropout_rate" not in model
+    entry = result.report.by_source()["model.dropout_rate"]
+    assert entry.status is Status.DROPPED and "model.residual_dropout_rate is kept" in entry.detail
+    assert result.report.by_source()["model.residual_dropout_rate"].status is Status.EXACT
+    assert "model.dropout_rate" not in _problems(_write(tmp_path, "out.yaml", result.dump()), "2.10")
+
+
+@pytest.mark.parametrize(
+    ("own", "alias"),
+    [
+        ("  embd_pdrop: 0.2\n", "  embedding_dropout_rate: 0.1\n"),
+        (
+            "  attention_initializer: {name: truncated_normal, std: 0.01}\n",
+            "  initializer: {name: normal, std: 0.02}\n",
+        ),
+    ],
+)
+def test_a_gptj_field_given_in_both_spellings_keeps_the_alias_2_10_reads(tmp_path: Path, own: str, alias: str) -> None:
+    text = (
+        "train_input:\n  data_processor: GptHDF5DataProcessor\n  data_dir: ./d\n  batch_size: 8\nmodel:\n"
+        f"  name: gptj\n  hidden_size: 64\n{alias}{own}optimizer:\n  optimizer_type: AdamW\n  learning_rate: 0.0001\n"
+        "runconfig:\n  max_steps: 10\n"
+    )
+    key, kept = own.split(":")[0].strip(), alias.split(":")[0].strip()
+    result = translate(
+        _write(tmp_path, "gptj.yaml", text), "cerebras", "cerebras", source_version="2.3.1", target_version="2.10"
+    )
+    assert key not in result.config["model"] and kept in result.config["model"]
+    gone = [e for e in result.report.entries if (e.source_key or "").startswith(f"model.{key}")]
+    assert gone and all(e.status is Status.DROPPED for e in gone)
+    if "{" not in own:  # a block's leaves: 2.10 reads none of them under that name either, said so first
+        assert f"model.{kept} is kept" in gone[0].detail
+
+
+def test_both_dropout_spellings_are_kept_for_a_release_before_2_4_and_for_gpt2(tmp_path: Path) -> None:
+    falcon = FALCON_19.replace("    hidden_size", "    name: falcon\n    hidden_size", 1)
+    old = translate(
+        _write(tmp_path, "f.yaml", falcon), "cerebras", "cerebras", source_version="1.9.1", target_version="2.3"
+    )
+    assert old.config["model"]["dropout_rate"] == 0.3
+    gpt2 = FALCON_19.replace("    residual_dropout_rate: 0.05\n", "").replace(
+        "    hidden_size", "    name: gpt2\n    hidden_size", 1
+    )
+    kept = translate(_write(tmp_path, "g.yaml", gpt2), "cerebras", "cerebras", target_version="2.10")
+    assert kept.config["model"]["dropout_rate"] == 0.3
+
+
 def test_multimodal_migration_leaves_out_what_2_5_retired(tmp_path: Path) -> None:
     loader = (
         "    data_processor: LlavaHDF5MapDataProcessor\n    data_dir: ./d\n    batch_size: 8\n    bos_token_id: 1\n"
@@ -288,8 +404,8 @@ def test_every_migration_names_keys_and_releases_model_zoo_has() -> None:
 
     history = load_history("cerebras")
     assert history is not None
-    derived, retired = _data()
-    assert derived and retired
+    derived, retired, aliases = _data()
+    assert derived and retired and aliases
     for rule in derived:
         for key in (rule.key, rule.processor_key, *((rule.source,) if rule.source else ())):
             assert key in history.keys, key
@@ -298,3 +414,8 @@ def test_every_migration_names_keys_and_releases_model_zoo_has() -> None:
     for gone in retired:
         assert all(leaf in history.keys for leaf in gone.keys), gone.keys
         assert gone.since in history.labels
+    raw = json.loads((ROOT / "schemas" / "history" / "cerebras.json").read_text(encoding="utf-8"))
+    names = {name for accepted in raw["model_names"].values() for name in accepted}
+    for pair in aliases:
+        assert history.keys[pair.alias].get("alias_of") == pair.key.split(".")[-1], pair
+        assert pair.since in history.labels and pair.names <= names, pair

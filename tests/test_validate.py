@@ -136,6 +136,8 @@ def test_schema_problems_are_worded_by_neoconv_whatever_jsonschema_says() -> Non
     assert in_words(Error("gelux", "enum", ["gelu", None])) == "'gelux' is not a value it takes ('gelu', null)"
     assert in_words(Error(-1, "minimum", 0)) == "-1 must be at least 0"
     assert in_words(Error({"a": 1}, "required", ["a", "b", "c"])) == "needs the keys b, c"
+    either = [{"required": ["name"]}, {"required": ["model_name"]}]  # Model Zoo 2.4+: model_name stands for name
+    assert in_words(Error({"a": 1}, "anyOf", either)) == "needs the key name or model_name"
     assert in_words(Error([1], "minItems", 2)) == "a list of 1 items; it takes at least 2"
 
 

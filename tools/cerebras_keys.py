@@ -16,7 +16,10 @@ Four sources, by release:
     optimizers and schedulers from 2.0 on) are known only from these;
   * the trainer (2.3 on): Trainer.__init__ arguments, the loop / checkpoint / logging / precision
     callbacks' arguments, every callback's arguments under trainer.init.callbacks.<Name>, and the
-    legacy -> trainer key table TRAINER_PARAMS_TO_LEGACY of trainer/utils.py.
+    legacy -> trainer key table TRAINER_PARAMS_TO_LEGACY of trainer/utils.py;
+  * renames the trainer's validation makes before the configs see the keys (2.4 on:
+    validate_trainer_params reads trainer.init.model.model_name as `name`): `d[new] = d.pop(old)`
+    on a dict whose path the same function spells out, recorded as old with alias_of: new.
 A key's "models" names the model families whose code reads it ("*" = code shared by all).
 """
 
@@ -280,6 +283,57 @@ def trainer_reads(program: Program) -> list[Read]:
     return reads
 
 
+def trainer_renames(program: Program) -> list[Read]:
+    """`model_dict["name"] = model_dict.pop("model_name")` in the trainer package: the old key is read too.
+
+    Only dicts whose path the same function assigns from constant subscripts
+    (`model_dict = d["trainer"]["init"]["model"]`) are followed; the path is given its legacy spelling."""
+    reads: list[Read] = []
+    for fn in program.functions.values():
+        if "/trainer/" not in fn.module:
+            continue
+        paths: dict[str, tuple[str, ...]] = {}
+        for node in ast.walk(fn.node):
+            if not (isinstance(node, ast.Assign) and len(node.targets) == 1):
+                continue
+            target, value = node.targets[0], node.value
+            if isinstance(target, ast.Name) and (chain := _constant_chain(value)) is not None:
+                paths[target.id] = chain
+            elif (renamed := _pop_rename(target, value)) is not None and renamed[0] in paths:
+                holder, new, old = renamed
+                path = legacy_spelling(paths[holder] + (old,))
+                reads.append(Read(path, NO_DEFAULT, fn.module, "str", {"alias_of": new}, fn.qualname))
+    return reads
+
+
+def _constant_chain(node: ast.expr) -> tuple[str, ...] | None:
+    """d["trainer"]["init"]["model"] -> ("trainer", "init", "model"): constant keys on any root name."""
+    keys: list[str] = []
+    while isinstance(node, ast.Subscript):
+        if not (isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str)):
+            return None
+        keys.append(node.slice.value)
+        node = node.value
+    return tuple(reversed(keys)) if keys and isinstance(node, ast.Name) else None
+
+
+def _pop_rename(target: ast.expr, value: ast.expr) -> tuple[str, str, str] | None:
+    """`x[new] = x.pop(old)` -> (x, new, old)."""
+    if not (isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name)):
+        return None
+    if not (isinstance(target.slice, ast.Constant) and isinstance(target.slice.value, str)):
+        return None
+    if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "pop"):
+        return None
+    holder = value.func.value
+    if not (isinstance(holder, ast.Name) and holder.id == target.value.id and len(value.args) == 1):
+        return None
+    old = value.args[0]
+    if not (isinstance(old, ast.Constant) and isinstance(old.value, str)):
+        return None
+    return holder.id, target.slice.value, old.value
+
+
 def legacy_table(program: Program) -> dict[str, str]:
     """trainer path -> legacy path, from TRAINER_PARAMS_TO_LEGACY (2.3 on); globs keep their '*'."""
     for module in program.modules:
@@ -414,6 +468,7 @@ def snapshot(git: Git, cache: AstCache, rev: str, names_out: dict[str, set[str]]
             names_out.setdefault(fam, set()).update(accepted)
     class_reads = config_class_reads(program)
     reads += trainer_reads(program)
+    reads += trainer_renames(program)
     table = legacy_table(program)
     for trainer_path, legacy_path in table.items():
         if not legacy_path.endswith("*"):

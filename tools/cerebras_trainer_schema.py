@@ -5,7 +5,8 @@ trainer place of mappings/cerebras-layouts.yaml gets the legacy schema of the ke
 (`trainer.init.loop.max_steps` is `runconfig.max_steps`), so the two schemas never disagree on a
 key's type; the trainer-only shapes come from Model Zoo 2.10 (trainer/utils.py, validate.py):
 the optimizer is `{Class: {...}}`, schedulers and callbacks are lists of `{Class: {...}}`, and
-`init.model.name` is required (validate.py: "Model configuration must have a 'name' key").
+`init.model.name` is required (validate.py: "Model configuration must have a 'name' key") unless
+`model_name` stands for it (validate.py reads it as `name`).
 """
 
 from __future__ import annotations
@@ -118,7 +119,8 @@ def build_trainer_schema(legacy: dict[str, Any]) -> dict[str, Any]:
         init[section] = {"type": "array", "items": _one_class(classes, {"type": ["object", "null"]})}
     init["device"] = {"type": "string", "x-note": "the backend type (CSX, CPU, GPU) when backend has none"}
     model = init["model"]
-    model["required"] = ["name"]
+    # validate.py reads model_name (the key 2.2/2.3 named the model by) as name when name is absent
+    model["anyOf"] = [{"required": ["name"]}, {"required": ["model_name"]}]
     props["validate_all"]["properties"]["val_dataloaders"] = {
         "anyOf": [
             props["validate_all"]["properties"]["val_dataloaders"],

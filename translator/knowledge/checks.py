@@ -32,6 +32,7 @@ class Check:
     required: bool = False  # the key must be given (checked when the file gives `when`'s keys those values)
     forbidden: bool = False  # the key must not be given (a config class that forbids extra keys)
     equals: str | None = None  # another key the value must equal (its default at the release when left out)
+    beside: str | None = None  # checked only when the file also gives this key (two spellings of one field)
     since: str | None = None  # the first release that refuses it (None: every release)
     until: str | None = None  # the last release that refuses it (None: every release from `since` on)
 
@@ -75,6 +76,7 @@ def build_checks(table: str, raw: Any, labels: tuple[str, ...]) -> tuple[Check, 
                         bool(item.get("required")),
                         bool(item.get("forbidden")),
                         equals,
+                        at(str(item["beside"])) if item.get("beside") else None,
                         since,
                         until,
                     )
@@ -98,7 +100,7 @@ def broken_checks(
     for check in checks:
         value = leaves.get(check.key, _MISSING)
         given = value is not _MISSING or (check.required and all(leaves.get(k) in v for k, v in check.when.items()))
-        if not given or not _in_force(check, release, labels):
+        if not given or not _in_force(check, release, labels) or (check.beside and check.beside not in leaves):
             continue
         if not all(_value(leaves, key, release, default) in allowed for key, allowed in check.when.items()):
             continue
@@ -106,7 +108,9 @@ def broken_checks(
         problem = _problem(check, value, other, written)
         if problem:
             context = ", ".join(f"{written(k)}={_show(_value(leaves, k, release, default))}" for k in check.when)
-            said = f" with {context}" if context else ""
+            said = (f" with {context}" if context else "") + (
+                f" beside {written(check.beside)}" if check.beside else ""
+            )
             shown = written(check.key) + ("" if value is _MISSING else f"={_show(value)}")  # a required key left out
             found.append((check.key, f"{shown}{said} {problem} ({check.by})"))
     return found

@@ -87,6 +87,8 @@ def in_words(error: Any) -> str:
     if rule == "required":
         missing = [k for k in limit if isinstance(value, dict) and k not in value]
         return f"needs the key{'s' if len(missing) > 1 else ''} {', '.join(missing)}"
+    if rule == "anyOf" and all(isinstance(b, dict) and list(b) == ["required"] for b in limit):
+        return f"needs the key {' or '.join(k for b in limit for k in b['required'])}"  # either spelling of one key
     if rule in ("minItems", "maxItems"):
         return f"a list of {len(value)} items; it takes {'at least' if rule == 'minItems' else 'at most'} {limit}"
     if rule == "additionalProperties":
@@ -263,7 +265,8 @@ def _broken(
     checks = [
         c
         for c in table.checks
-        if c.key in leaves or (c.required and all(leaves.get(k) in allowed for k, allowed in c.when.items()))
+        if (c.key in leaves and (c.beside is None or c.beside in leaves))
+        or (c.required and all(leaves.get(k) in allowed for k, allowed in c.when.items()))
     ]
     if not checks:
         return []

@@ -36,8 +36,17 @@ class Retired:
     by: str
 
 
+@dataclass(frozen=True)
+class Alias:
+    key: str  # a field's own spelling (legacy view)
+    alias: str  # the spelling its pydantic Field(alias=...) declares: read first, the other refused beside it
+    names: frozenset[str]  # the models (model.name) whose config declares it
+    since: str
+    by: str
+
+
 @cache
-def _data() -> tuple[tuple[Derived, ...], tuple[Retired, ...]]:
+def _data() -> tuple[tuple[Derived, ...], tuple[Retired, ...], tuple[Alias, ...]]:
     raw = load_yaml((data_dir("mappings") / "cerebras-migrations.yaml").read_text(encoding="utf-8"))
     derived = tuple(
         Derived(
@@ -61,15 +70,20 @@ def _data() -> tuple[tuple[Derived, ...], tuple[Retired, ...]]:
         )
         for r in raw.get("retired") or ()
     )
-    return derived, retired
+    aliases = tuple(
+        Alias(str(a["key"]), str(a["alias"]), frozenset(a["names"]), str(a["since"]), str(a["by"]))
+        for a in raw.get("aliases") or ()
+    )
+    return derived, retired, aliases
 
 
 def migrate(
-    leaves: dict[str, Any], source_version: str | None, version: str | None
+    leaves: dict[str, Any], source_version: str | None, version: str | None, model: str | None = None
 ) -> tuple[list[ExtraEntry], dict[str, tuple[Status, str]]]:
     """Write into `leaves` (the legacy view) what release `version` wants stated that a source of
     `source_version` left to its release, and leave out what `version` refuses: (entries for the added
-    values, leaf -> (status, why) for the ones left out)."""
+    values, leaf -> (status, why) for the ones left out). `model`: the model's name (model.name, else
+    the family the blocks tell)."""
     added: list[ExtraEntry] = []
     if older("cerebras", version, "2.4.0"):
         return added, {}
@@ -92,7 +106,19 @@ def migrate(
             if leaf in leaves and leaves.get(f"{section}.data_processor") in gone.processors[section]:
                 del leaves[leaf]
                 left_out[leaf] = (Status.DROPPED, f"not written: {gone.by}")
+    for pair in _data()[2]:
+        if older("cerebras", version, pair.since) or str(leaves.get("model.name") or model) not in pair.names:
+            continue
+        if _under(leaves, pair.alias):
+            for leaf in _under(leaves, pair.key):  # a block (an initializer) is several leaves
+                del leaves[leaf]
+                left_out[leaf] = (Status.DROPPED, f"not written: {pair.alias} is kept ({pair.by})")
     return added, left_out
+
+
+def _under(leaves: dict[str, Any], key: str) -> list[str]:
+    """The leaves of `key`: itself, or those of the block it names."""
+    return [leaf for leaf in leaves if leaf == key or leaf.startswith(key + ".")]
 
 
 def _up_to(source_version: str | None, until: str) -> bool:

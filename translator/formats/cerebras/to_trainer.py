@@ -26,11 +26,14 @@ def to_trainer(
     absent: list[list[str]] | None = None,
     schedule: Any = None,
     class_order: dict[str, list[str]] | None = None,
+    model_name_names: bool = True,
 ) -> tuple[dict[str, Any], dict[str, str], dict[str, str], bool]:
     """Legacy-view leaves -> (trainer document, leaf -> trainer path it went to, leaf -> how its
     form changed, model name inferred).
 
-    `absent` and `schedule` come from a same-format trainer source (View.absent, View.schedule)."""
+    `absent` and `schedule` come from a same-format trainer source (View.absent, View.schedule).
+    `model_name_names`: a block's model_name is the model's name (2.4+ reads it so); false for a
+    family whose 2.2/2.3 model_name named another model (DPO's policy model)."""
     spec = layout()
     # a trainer source's values are what its release runs: Cerebras' cleanup of empties is its legacy converter's
     trainer, bodies, residue, moved = _place_leaves(leaves, keep_empty=absent is not None)
@@ -46,7 +49,8 @@ def to_trainer(
     _optimizer_class(init, moved, reshaped)
     inferred = False
     model = init.get("model")
-    if isinstance(model, dict) and "name" not in model and "model_name" not in model and family:
+    named = "name" in model or ("model_name" in model and model_name_names) if isinstance(model, dict) else True
+    if not named and family:
         init["model"] = {"name": family, **model}  # required from Model Zoo 2.4 on; legacy files name none
         inferred = True
     for key in ("fit", "validate", "validate_all"):

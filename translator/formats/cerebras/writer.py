@@ -55,7 +55,7 @@ class CerebrasWriter(Writer):
         if ctx.source_format == self.format:  # what the target release wants stated, or refuses
             from .migrations import migrate  # (same-format only: kept off other translations' path)
 
-            added, left_out = migrate(leaves, ctx.source_version, ctx.version)
+            added, left_out = migrate(leaves, ctx.source_version, ctx.version, ctx.model_family)
             extra += added
             amended.update(left_out)
         shape = ctx.source_shape  # same-format: what the source left out or spelled its way
@@ -72,7 +72,12 @@ class CerebrasWriter(Writer):
         if ctx.layout == "trainer":
             name = (other["name"] if other else ctx.model_family) or None
             document, moved, reshaped, inferred = to_trainer(
-                leaves, name, shape.get("absent_places"), shape.get("schedule"), shape.get("class_order")
+                leaves,
+                name,
+                shape.get("absent_places"),
+                shape.get("schedule"),
+                shape.get("class_order"),
+                model_name_names=not other,
             )
             header = self.header(document, ctx)
             if inferred:
