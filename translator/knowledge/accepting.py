@@ -8,7 +8,8 @@ Nothing here names a framework."""
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from ..core.errors import InputError
 from ..io.documents import flatten
