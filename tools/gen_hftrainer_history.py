@@ -2,7 +2,7 @@
 """Generate schemas/history/hftrainer.json: every field of transformers' `TrainingArguments` at each
 release read, plus the keys of the tools whose train files are TrainingArguments with keys of their own
 (TRL's config classes and script arguments, LLaMA-Factory's argument dataclasses, axolotl's config model,
-open-r1's recipe arguments).
+open-r1's recipe arguments, alignment-handbook's argument classes).
 
 TrainingArguments is a dataclass (transformers/training_args.py); HfArgumentParser turns each field into
 one option and `parse_json_file` / `parse_yaml_file` take them as keys. The sources are the packages as
@@ -13,6 +13,8 @@ PyPI ships them (a wheel holds the source), unpacked one per folder:
     SOURCES/open-r1/configs.py       (huggingface/open-r1 src/open_r1/configs.py at DIALECTS["open-r1"])
     SOURCES/llamafactory/llamafactory/hparams/*.py
     SOURCES/axolotl/axolotl/utils/schemas/*.py
+    SOURCES/alignment-handbook-<V>/configs.py   (huggingface/alignment-handbook src/alignment/configs.py at each V
+                                                 of DIALECTS["alignment-handbook"]: `git show v0.3.0:...`)
 
 (`pip download --no-deps transformers==V` and unzip). Nothing is imported or run: the source is read with
 `ast`. The releases read are RELEASES; the dialects' versions are DIALECTS.
@@ -62,7 +64,17 @@ RELEASES = (
     ("5.23.0", "2026-11-10"),
 )
 ALIASES = {"current": "5.23.0", "4": "4.57.1", "5": "5.23.0"}
-DIALECTS = {"trl": "0.16.1, 1.16.0", "llamafactory": "0.9.5", "axolotl": "0.19.0", "open-r1": "1416fa0"}
+DIALECTS = {
+    "trl": "0.16.1, 1.16.0",
+    "llamafactory": "0.9.5",
+    "axolotl": "0.19.0",
+    "open-r1": "1416fa0",
+    "alignment-handbook": "0.2.0, 0.3.0, 925acdf",
+}
+# alignment-handbook: the tags v0.2.0 (DataArguments' dataset_mixer, SFT/DPOConfig on TrainingArguments), v0.3.0
+# (on TRL's configs) and main at 925acdf (2025-07-29: ScriptArguments' dataset_mixture, ORPOConfig)
+HANDBOOK_FOLDERS = ("alignment-handbook-0.2.0", "alignment-handbook-0.3.0", "alignment-handbook-925acdf")
+HANDBOOK_NESTED = ("DatasetConfig", "DatasetMixtureConfig")  # the items of dataset_mixture, not keys of the file
 TRL_FOLDERS = {"0.16.1": "trl-0.16.1", "1.16.0": "trl"}  # (old field names: vllm_device, torch_dtype, ...)
 TA = "transformers/training_args.py"
 RENAMES = (
@@ -201,6 +213,15 @@ def dialect_keys(sources: Path) -> dict[str, JSON]:
                 if names:
                     classes[f"{path.stem}.{stmt.name}"] = names
     out["axolotl"] = {"version": DIALECTS["axolotl"], "classes": classes}
+    handbook: dict[str, set[str]] = {}
+    for folder in HANDBOOK_FOLDERS:
+        for name, names in module_classes(sources / folder / "configs.py").items():
+            if name not in HANDBOOK_NESTED:
+                handbook.setdefault(name, set()).update(names)
+    out["alignment-handbook"] = {
+        "version": DIALECTS["alignment-handbook"],
+        "classes": {k: sorted(v) for k, v in sorted(handbook.items())},
+    }
     return out
 
 
@@ -213,7 +234,7 @@ def build(sources: Path) -> str:
         "PyPI release listed (rev: the release's version; read from the wheel's source, which is the tag's).",
         "dialects: the keys of tools whose train files are TrainingArguments plus their own, by the class that",
         "declares them (TRL's config classes subclass TrainingArguments; LLaMA-Factory's and axolotl's are",
-        "their own argument classes), at the version named.",
+        "their own argument classes; alignment-handbook's subclass TRL's or TrainingArguments), at the version named.",
     ]
     doc = document(
         "hftrainer",

@@ -59,7 +59,10 @@ GROUPS = (
     ),
 )
 # a key several tools declare is named by the library the others build on (TRL) first, then by the tools
-DIALECT_ORDER = ("trl", "llamafactory", "axolotl", "open-r1")
+DIALECT_ORDER = ("trl", "llamafactory", "axolotl", "open-r1", "alignment-handbook")
+# tools whose classes copy an earlier tool's (alignment-handbook's ModelArguments are TRL's ModelConfig): a key
+# another tool declares too keeps that tool's group; they name only the keys that are theirs alone
+FOLLOWERS = ("alignment-handbook ",)
 # a dialect class -> its group (mappings/hftrainer.yaml extension_reasons says what each is)
 DIALECT_GROUPS = (
     ("llamafactory", r"Model|Quantization|Export|Processor|Vllm|SGLang|KTransformers|Fp8", "llamafactory_model"),
@@ -77,6 +80,9 @@ DIALECT_GROUPS = (
     ("trl", r"Script|Dataset", "trl_data"),
     ("open-r1", r"Script|Dataset", "openr1_data"),
     ("open-r1", r"", "openr1_run"),
+    ("alignment-handbook", r"Model", "handbook_model"),
+    ("alignment-handbook", r"Data|Script", "handbook_data"),
+    ("alignment-handbook", r"", "handbook_run"),
     ("axolotl", r"^(model|multimodal|quantization)\.", "axolotl_model"),
     ("axolotl", r"^datasets\.", "axolotl_data"),
     ("axolotl", r"^peft\.", "axolotl_peft"),
@@ -170,8 +176,9 @@ def build() -> str:
                 declared.setdefault(name, []).append((group, f"{dialect} {info['version']} {cls}"))
     for name, found in declared.items():
         if name not in properties:
+            own = [g for g, w in found if not w.startswith(FOLLOWERS)] or [g for g, _ in found]
             properties[name] = {
-                "x-group": shared_group([g for g, _ in found]),
+                "x-group": shared_group(own),
                 "x-dialect": "; ".join(w for _, w in found),
             }
     schema = {

@@ -364,12 +364,42 @@ def settle(source: Any, table: Any, name: str | None = None, spelling: Spelling 
         keys = tuple(history_keys(source.tree, source.aliases, known.history, spelling, table.releases.neutral))
         named = literal_names(source.tree, known.history, history_name(source.aliases, known.history, spelling))
         release = _detected(known.history, keys, table, named)
+        if table.checks and release.first is not None and not release.unread:
+            release = _accepting(source, known.history, table, release, keys)
     refused = table.releases.repeats_refused
     if source.repeated and refused is not None and known.history is not None:
         release = runs_repeats(source, release, known.history, refused[0], refused[1], known.title)
     source.version = release.label
     source.release = release
     return release
+
+
+def _accepting(source: Any, history: History, table: Any, release: Release, keys: tuple[str, ...]) -> Release:
+    """Among the releases the keys fit, the newest that accepts the file's values (the table's checks);
+    when every one refuses a value, the keys' choice, the refusal named (knowledge/accepting.py)."""
+    from .accepting import file_leaves, newest_accepting, refusals
+
+    members = list(history.labels[history.position[release.first] : history.position[release.label] + 1])
+    refused = refusals(history, table.checks, file_leaves(source), table.versions, members)
+    if release.label not in refused:
+        return release
+    said = "; ".join(refused[release.label])
+    chosen = newest_accepting(members, refused)
+    if chosen is None:
+        return replace(release, detail=f"{release.detail}; every release its keys fit refuses a value: {said}")
+    after = members[members.index(chosen) + 1]
+    fit = sum(1 << history.position[label] for label in members[: members.index(chosen) + 1])
+    watched, strict = _watched(table)
+    assumed = _assumed(history, fit, chosen, set(watched) - set(keys), strict)
+    pinned = f"the keys {', '.join(release.keys)} fit" if release.keys else "its keys fit"
+    refusing = after if after == release.label else f"{after}..{release.label}"
+    detail = (
+        f"{pinned} releases {release.first}..{release.label}: read as {chosen}, the newest of them that accepts "
+        f"its values ({refusing} refuse{'s' if after == release.label else ''} {said})"
+    )
+    if assumed:
+        detail += "; assumed its defaults for " + ", ".join(f"{k}={v!r}" for k, v in assumed.items())
+    return replace(release, label=chosen, how="keys", detail=detail, last=chosen, assumed=assumed)
 
 
 _DETECTED: dict[tuple[Any, ...], tuple[History, Release]] = {}

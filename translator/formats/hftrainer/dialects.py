@@ -1,8 +1,10 @@
-"""Which tool's train file this is (axolotl, LLaMA-Factory, TRL, or plain TrainingArguments), and the keys the
-tool hands to TrainingArguments under another name (mappings/hftrainer-dialects.yaml)."""
+"""Which tool's train file this is (axolotl, LLaMA-Factory, alignment-handbook, TRL, or plain TrainingArguments),
+the keys the tool hands to TrainingArguments under another name (mappings/hftrainer-dialects.yaml), and the keys
+neither TrainingArguments nor any tool declares, named as unknown to that tool (a fork's: SimPO's recipes)."""
 
 from __future__ import annotations
 
+import json
 from functools import lru_cache
 from typing import Any
 
@@ -23,6 +25,31 @@ def dialect_of(tree: dict[str, Any]) -> str | None:
         if set(info["markers"]) & set(tree):
             return name
     return None
+
+
+@lru_cache(maxsize=1)
+def _declared() -> tuple[frozenset[str], dict[str, str]]:
+    """(every top-level key a TrainingArguments release or a tool declares, tool -> the versions read): the
+    generated schema and key history (tools/gen_hftrainer_history.py, gen_hftrainer_schema.py)."""
+    schema = json.loads((data_dir("schemas") / "hftrainer.schema.json").read_text(encoding="utf-8"))
+    history = json.loads((data_dir("schemas") / "history" / "hftrainer.json").read_text(encoding="utf-8"))
+    read = {name: str(info["version"]) for name, info in history.get("dialects", {}).items()}
+    return frozenset(schema["properties"]), read
+
+
+def undeclared(tree: dict[str, Any], dialect: str | None) -> dict[str, str]:
+    """Key -> why, for a dialect's file: the keys no TrainingArguments release nor any tool's classes declare,
+    named as keys the file's own tool does not know (its versions read), so the loss says whose file it is."""
+    if dialect is None:
+        return {}
+    known, read = _declared()
+    marker = next(k for k in dialects()[dialect]["markers"] if k in tree)
+    versions = f" {read[dialect]}" if dialect in read else ""
+    why = (
+        f"the file is {dialect}'s (told by {marker}); no argument class of {dialect}{versions} nor TrainingArguments "
+        "declares it: a fork's key?"
+    )
+    return {key: why for key in tree if key not in known}
 
 
 def renamed(tree: dict[str, Any], dialect: str | None) -> tuple[dict[str, Any], dict[str, str]]:

@@ -22,7 +22,7 @@ from ...knowledge.source import Source, note_duplicates
 from ...io.yamlread import Duplicate
 from ..spec import ModelConfig, Reader
 from .auto import AUTO, Mismatch, resolve
-from .dialects import dialect_of, read_as, renamed, runtime
+from .dialects import dialect_of, read_as, renamed, runtime, undeclared
 from .schedule import BY_SAMPLES  # (the engine adds: or --set train.steps=VALUE)
 
 FORMAT = "hftrainer"
@@ -153,7 +153,7 @@ class TrainerReader(Reader):
         tree = dict(tree)
         dialect = dialect_of(tree)
         tree, renames = renamed(tree, dialect)
-        notes: dict[str, str] = {}
+        notes: dict[str, str] = undeclared(tree, dialect)
         meta: dict[str, Any] = {"dialect": dialect}
         named = tree.get("deepspeed")
         ds_name, ds_text = None, ""
