@@ -50,6 +50,7 @@ import math
 from typing import Any, Callable, Iterable, Iterator, NamedTuple
 
 from ..core.ir import keep
+from . import cycles
 from .model import Schedule, Segment
 from .shapes import MAX_BREAKS
 
@@ -480,7 +481,7 @@ def _search(sa: Segment, sb: Segment, lo: int, hi: int, mode: Mode, best: Best, 
             best.see(t, sa.at(t), sb.at(t))
             if best.value > cutoff:
                 break
-    else:
+    elif not _by_cycles(sa, sb, lo, hi, best, cutoff):
 
         def bound(l: int, h: int) -> float:
             ra, rb = _range(sa, l, h), _range(sb, l, h)
@@ -500,10 +501,70 @@ def _search(sa: Segment, sb: Segment, lo: int, hi: int, mode: Mode, best: Best, 
     return best.value > cutoff
 
 
+class _Reads:
+    """Best seen through a job of cycles.plan: its q stands for the step start + stride * q."""
+
+    __slots__ = ("best", "start", "stride")
+
+    def __init__(self, best: Best, start: int, stride: int) -> None:
+        self.best, self.start, self.stride = best, start, stride
+
+    @property
+    def value(self) -> float:
+        return self.best.value
+
+    def see(self, t: int, va: float, vb: float) -> float:
+        return self.best.see(self.start + self.stride * t, va, vb)
+
+    def limit(self) -> float:
+        return self.best.limit()
+
+
+def _cycle_jobs(sa: Segment, sb: Segment | None, lo: int, hi: int) -> list[cycles.Job] | None:
+    """cycles.plan for whichever of the two segments repeats (sb None: sa alone)."""
+    pairs = [(sa, sb)] if sb is None else [(sa, sb), (sb, sa)]
+    for sp, so in pairs:
+        starts = None if so is None else piece_starts(so, lo, hi + 1)
+        if so is not None and starts is None and so.shape.monotone:
+            starts = []
+        jobs = cycles.plan(sp, so, lo, hi, starts)
+        if jobs is not None:
+            return jobs
+    return None
+
+
+def _by_cycles(sa: Segment, sb: Segment, lo: int, hi: int, best: Best, cutoff: float) -> bool:
+    """Search a range of many cycles by cycles.plan's jobs; False when it has none."""
+    jobs = _cycle_jobs(sa, sb, lo, hi)
+    if jobs is None:
+        return False
+    for job in jobs:
+        reads = _Reads(best, job.start, job.stride)
+        for p_lo, p_hi, ja, jb, mode in split(job.a, job.b, job.lo, job.hi + 1):  # type: ignore[arg-type]
+            if _search(ja, jb, p_lo, p_hi, mode, reads, cutoff):  # type: ignore[arg-type]
+                return True
+    return True
+
+
+def _reads(seg: Segment, lo: int, hi: int) -> list[tuple[cycles.Job, list[Piece]]] | None:
+    """A range of many cycles of one segment as cycles.plan's jobs and their pieces (None: none)."""
+    jobs = _cycle_jobs(seg, None, lo, hi)
+    if jobs is None:
+        return None
+    out = [(job, list(split(job.a, job.a, job.lo, job.hi + 1))) for job in jobs]
+    return None if any(mode is Mode.CYCLES for _, found in out for *_, mode in found) else out
+
+
 def _highest(s: Schedule, horizon: int) -> float:
     top = -math.inf
     for lo, hi, seg, _, mode in pieces(s, s, horizon):
         if mode is Mode.CYCLES:
+            jobs = _reads(seg, lo, hi)
+            if jobs is not None:
+                for _, found in jobs:
+                    for l, h, ja, _, m in found:
+                        top = max(top, *(ja.at(t) for t in (range(l, h + 1) if m is Mode.STEPS else (l, h))))
+                continue
 
             def visit(l: int, h: int, m: Mode) -> bool:
                 nonlocal top
@@ -524,30 +585,55 @@ def _highest(s: Schedule, horizon: int) -> float:
     return top
 
 
+def _first_in(seg: Segment, lo: int, hi: int, mode: Mode, level: float) -> int:
+    """The first step of a piece whose lr is at least level, or -1."""
+    if mode is Mode.STEPS:
+        return next((t for t in range(lo, hi + 1) if seg.at(t) >= level), -1)
+    if seg.at(lo) >= level:
+        return lo
+    if seg.at(hi) < level:
+        return -1
+    l, h = lo, hi  # monotone and rising: the first step at or above level
+    while h - l > 1:
+        m = (l + h) // 2
+        if seg.at(m) >= level:
+            h = m
+        else:
+            l = m
+    return h
+
+
+def _first_of_reads(jobs: list[tuple[cycles.Job, list[Piece]]], level: float) -> int:
+    """The first step at or above level over cycles.plan's jobs (classes of steps), or -1."""
+    first = -1
+    for job, found in jobs:
+        for l, h, ja, _, m in found:
+            q = _first_in(ja, l, h, m, level)
+            if q >= 0:
+                t = job.start + job.stride * q
+                first = t if first < 0 else min(first, t)
+                break
+    return first
+
+
 def _first_at_least(s: Schedule, horizon: int, level: float) -> int:
     """The first step whose lr is at least level (one is: level is at most the peak)."""
     found = -1
 
     def visit(seg: Segment, lo: int, hi: int, mode: Mode) -> bool:
         nonlocal found
-        if mode is Mode.STEPS:
-            found = next((t for t in range(lo, hi + 1) if seg.at(t) >= level), -1)
-        elif seg.at(lo) >= level:
-            found = lo
-        elif seg.at(hi) >= level:  # monotone and rising: the first step at or above level
-            l, h = lo, hi
-            while h - l > 1:
-                m = (l + h) // 2
-                if seg.at(m) >= level:
-                    h = m
-                else:
-                    l = m
-            found = h
+        found = _first_in(seg, lo, hi, mode, level)
         return found >= 0
 
     for lo, hi, seg, _, mode in pieces(s, s, horizon):
         if mode is not Mode.CYCLES:
             if visit(seg, lo, hi, mode):
+                return found
+            continue
+        jobs = _reads(seg, lo, hi)
+        if jobs is not None:
+            found = _first_of_reads(jobs, level)
+            if found >= 0:
                 return found
             continue
 
