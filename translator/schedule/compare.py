@@ -502,19 +502,21 @@ def _search(sa: Segment, sb: Segment, lo: int, hi: int, mode: Mode, best: Best, 
 
 
 class _Reads:
-    """Best seen through a job of cycles.plan: its q stands for the step start + stride * q."""
+    """Best seen through a job of cycles.plan: its q stands for the step start + stride * q, where
+    sa and sb are evaluated again (the number returned is a difference at a real step)."""
 
-    __slots__ = ("best", "start", "stride")
+    __slots__ = ("best", "start", "stride", "sa", "sb")
 
-    def __init__(self, best: Best, start: int, stride: int) -> None:
-        self.best, self.start, self.stride = best, start, stride
+    def __init__(self, best: Best, job: cycles.Job, sa: Segment, sb: Segment) -> None:
+        self.best, self.start, self.stride, self.sa, self.sb = best, job.start, job.stride, sa, sb
 
     @property
     def value(self) -> float:
         return self.best.value
 
-    def see(self, t: int, va: float, vb: float) -> float:
-        return self.best.see(self.start + self.stride * t, va, vb)
+    def see(self, q: int, va: float, vb: float) -> float:
+        t = self.start + self.stride * q
+        return self.best.see(t, self.sa.at(t), self.sb.at(t))
 
     def limit(self) -> float:
         return self.best.limit()
@@ -539,7 +541,7 @@ def _by_cycles(sa: Segment, sb: Segment, lo: int, hi: int, best: Best, cutoff: f
     if jobs is None:
         return False
     for job in jobs:
-        reads = _Reads(best, job.start, job.stride)
+        reads = _Reads(best, job, sa, sb)
         for p_lo, p_hi, ja, jb, mode in split(job.a, job.b, job.lo, job.hi + 1):  # type: ignore[arg-type]
             if _search(ja, jb, p_lo, p_hi, mode, reads, cutoff):  # type: ignore[arg-type]
                 return True
@@ -561,9 +563,10 @@ def _highest(s: Schedule, horizon: int) -> float:
         if mode is Mode.CYCLES:
             jobs = _reads(seg, lo, hi)
             if jobs is not None:
-                for _, found in jobs:
-                    for l, h, ja, _, m in found:
-                        top = max(top, *(ja.at(t) for t in (range(l, h + 1) if m is Mode.STEPS else (l, h))))
+                for job, found in jobs:
+                    for l, h, _, _, m in found:
+                        steps = range(l, h + 1) if m is Mode.STEPS else (l, h)
+                        top = max(top, *(seg.at(job.start + job.stride * q) for q in steps))
                 continue
 
             def visit(l: int, h: int, m: Mode) -> bool:
