@@ -14,9 +14,9 @@ Pieces. The steps of a run cut into pieces on which two schedules are both monot
 A piece comes with how it may be searched (`Mode`): SMOOTH (both monotone, with monotone slopes
 and curvatures: extrema.solve), VALUES (both monotone, a staircase among them with too many stairs
 to list: bounds from the values only), STEPS (every step: a shape with no structure, over a short
-range) or CYCLES (a shape that keeps turning, with too many turns to list: the comparison takes it
-cycle block by cycle block). Where both schedules repeat from some step on with a whole joint
-period, a range is cut to its first period: every later step repeats the lrs of one in it, so
+range) or CYCLES (a shape that keeps turning, with too many turns to list: searched by its period
+or by residue classes of steps, cycles.py; failing that, in halves, below). Where both schedules
+repeat from some step on with a whole joint period, a range is cut to its first period: every later step repeats the lrs of one in it, so
 the largest difference and the peak are found there, at their first step.
 
 Extrema. The largest |a(t) - b(t)| over the integer steps of one piece, found from the extrema of a - b.
@@ -140,10 +140,15 @@ def split(sa: Segment, sb: Segment, lo: int, hi: int) -> Iterator[Piece]:
         yield cuts[k], cuts[k + 1] - 1, sa, sb, mode
 
 
-def backwards(s: Schedule, horizon: int) -> Iterator[tuple[int, int, Segment, Mode]]:
+def backwards(
+    s: Schedule, horizon: int, skip: Callable[[Segment, int, int], bool] | None = None
+) -> Iterator[tuple[int, int, Segment, Mode]]:
     """The pieces of one schedule over 0 <= t < horizon from the last one back, each listed when
-    reached (a window at the end of a segment, doubled until it holds a piece's start)."""
+    reached (a window at the end of a segment, doubled until it holds a piece's start); a segment's
+    range lo..hi for which skip says so is passed over whole."""
     for lo, hi, seg in reversed(ranges(s, 0, horizon)):
+        if skip is not None and skip(seg, lo, hi - 1):
+            continue
         end, width = hi, 64
         while end > lo:
             begin = max(lo, end - width)
@@ -501,27 +506,6 @@ def _search(sa: Segment, sb: Segment, lo: int, hi: int, mode: Mode, best: Best, 
     return best.value > cutoff
 
 
-class _Reads:
-    """Best seen through a job of cycles.plan: its q stands for the step start + stride * q, where
-    sa and sb are evaluated again (the number returned is a difference at a real step)."""
-
-    __slots__ = ("best", "start", "stride", "sa", "sb")
-
-    def __init__(self, best: Best, job: cycles.Job, sa: Segment, sb: Segment) -> None:
-        self.best, self.start, self.stride, self.sa, self.sb = best, job.start, job.stride, sa, sb
-
-    @property
-    def value(self) -> float:
-        return self.best.value
-
-    def see(self, q: int, va: float, vb: float) -> float:
-        t = self.start + self.stride * q
-        return self.best.see(t, self.sa.at(t), self.sb.at(t))
-
-    def limit(self) -> float:
-        return self.best.limit()
-
-
 def _cycle_jobs(sa: Segment, sb: Segment | None, lo: int, hi: int) -> list[cycles.Job] | None:
     """cycles.plan for whichever of the two segments repeats (sb None: sa alone)."""
     pairs = [(sa, sb)] if sb is None else [(sa, sb), (sb, sa)]
@@ -541,7 +525,7 @@ def _by_cycles(sa: Segment, sb: Segment, lo: int, hi: int, best: Best, cutoff: f
     if jobs is None:
         return False
     for job in jobs:
-        reads = _Reads(best, job, sa, sb)
+        reads = cycles.Reads(best, job, sa, sb)
         for p_lo, p_hi, ja, jb, mode in split(job.a, job.b, job.lo, job.hi + 1):  # type: ignore[arg-type]
             if _search(ja, jb, p_lo, p_hi, mode, reads, cutoff):  # type: ignore[arg-type]
                 return True
@@ -668,7 +652,18 @@ _PEAKS: dict[tuple[object, ...], Extreme] = {}
 def settles(s: Schedule, horizon: int, last: float, rel: float = 1e-12) -> int:
     """The first step t such that the lr stays within rel of `last` over t <= u < horizon."""
     tol = rel * max(abs(last), 1e-300)
-    for lo, hi, seg, mode in backwards(s, horizon):
+
+    def near(seg: Segment, lo: int, hi: int) -> bool:
+        """Many cycles of a periodic shape, each of its steps' lrs within tol of last: settled."""
+        jobs = _reads(seg, lo, hi) if hi - lo > STEPS_UP_TO and cycles.period(seg) is not None else None
+        return jobs is not None and all(
+            abs(seg.at(job.start + job.stride * q) - last) <= tol
+            for job, found in jobs
+            for l, h, _, _, m in found
+            for q in (range(l, h + 1) if m is Mode.STEPS else (l, h))
+        )
+
+    for lo, hi, seg, mode in backwards(s, horizon, near):
         if mode is Mode.STEPS:
             if abs(seg.at(lo) - last) > tol:
                 return lo + 1

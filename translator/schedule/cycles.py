@@ -22,7 +22,7 @@ The values are the shape's own at those steps, up to the float noise of evaluati
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from .model import Segment
 from .shapes import Shape, _after
@@ -172,3 +172,24 @@ def _stride(p: float, steps: int, whole: int) -> tuple[int, float] | None:
         if abs(drift) * (steps // m + 1) <= _TURNS * p:
             return m, drift
     return None
+
+
+class Reads:
+    """compare.Best seen through a job: its q stands for the step start + stride * q, where
+    sa and sb are evaluated again (the number returned is a difference at a real step)."""
+
+    __slots__ = ("best", "sa", "sb", "start", "stride")
+
+    def __init__(self, best: Any, job: Job, sa: Segment, sb: Segment) -> None:
+        self.best, self.start, self.stride, self.sa, self.sb = best, job.start, job.stride, sa, sb
+
+    @property
+    def value(self) -> float:
+        return self.best.value
+
+    def see(self, q: int, va: float, vb: float) -> float:
+        t = self.start + self.stride * q
+        return self.best.see(t, self.sa.at(t), self.sb.at(t))
+
+    def limit(self) -> float:
+        return self.best.limit()
