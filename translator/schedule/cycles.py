@@ -118,11 +118,11 @@ def plan(sp: Segment, so: Segment | None, lo: int, hi: int, starts: list[int] | 
         return None
     t0, p = found
     if so is not None and (starts is None or len(starts) > _CUTS):
-        # both keep turning: read every M steps, M a multiple of so's whole period (so constant)
+        # both keep turning: read every M steps, M near a multiple of both periods (both drift)
         other = period(so)
-        if other is None or other[0] > lo or not float(other[1]).is_integer():
+        if other is None or other[0] > lo:
             return None
-        return _part(sp, so, lo, hi, t0, p, int(other[1]))
+        return _part(sp, so, lo, hi, t0, p, other)
     cuts = [lo, *(starts or ()), hi + 1]
     jobs: list[Job] = []
     for k in range(len(cuts) - 1):
@@ -133,44 +133,56 @@ def plan(sp: Segment, so: Segment | None, lo: int, hi: int, starts: list[int] | 
     return jobs
 
 
-def _part(sp: Segment, so: Segment | None, l: int, h: int, t0: float, p: float, whole: int = 0) -> list[Job] | None:
-    """Jobs for l..h, where so is monotone (or repeats every `whole` steps)."""
-    if float(p).is_integer() and not whole:
+def _part(
+    sp: Segment, so: Segment | None, l: int, h: int, t0: float, p: float, other: tuple[float, float] | None = None
+) -> list[Job] | None:
+    """Jobs for l..h, where so is monotone (or repeats: other = (t0, P) of so)."""
+    if float(p).is_integer() and other is None:
         whole = int(p)
         if h - l + 1 <= 2 * whole:
             return [Job(sp, so, l, h, 0, 1)]
         last = [Job(sp, so, h - whole + 1, h, 0, 1)] if so is not None else []
         return [Job(sp, so, l, l + whole - 1, 0, 1), *last]
-    chosen = _stride(p, h - l, whole or 1)
-    if chosen is None:
+    periods = (p,) if other is None else (p, other[1])
+    m = _stride(periods, h - l)
+    if m is None:
         return None
-    m, drift = chosen
-    s_start = t0 + (sp.s0 - sp.lo)  # where the shape starts repeating, in its own time
     jobs = []
     for r in range(min(m, h - l + 1)):
         t = l + r
         count = (h - t) // m
-        x = t + (sp.s0 - sp.lo)
-        lowest = x + min(0.0, drift * count)
-        if lowest < s_start:  # a backward drift: start whole periods later, where the shape repeats
-            x += math.ceil((s_start - lowest) / (m - drift)) * (m - drift)
-        a = Segment(0, count + 1, Sampled(sp.shape, x, drift, p), 0.0)
-        b = (
-            None
-            if so is None
-            else Segment(0, count + 1, Sampled(so.shape, t + (so.s0 - so.lo), 0.0 if whole else m), 0.0)
-        )
+        a = Segment(0, count + 1, _read(sp, t, m, p, t0, count), 0.0)
+        b = None
+        if so is not None:
+            shape = (
+                Sampled(so.shape, t + (so.s0 - so.lo), m)
+                if other is None
+                else _read(so, t, m, other[1], other[0], count)
+            )
+            b = Segment(0, count + 1, shape, 0.0)
         jobs.append(Job(a, b, 0, count, t, m))
     return jobs
 
 
-def _stride(p: float, steps: int, whole: int) -> tuple[int, float] | None:
-    """(M, M - nP) for the fewest classes M (a multiple of `whole`) whose drift over `steps`
-    crosses at most _TURNS periods."""
-    for m in range(whole, CLASSES_UP_TO + 1, whole):
-        drift = m - round(m / p) * p
-        if abs(drift) * (steps // m + 1) <= _TURNS * p:
-            return m, drift
+def _read(seg: Segment, t: int, m: int, p: float, t0: float, count: int) -> Sampled:
+    """seg at steps t + q * m (0 <= q <= count), as its shape drifting by m - nP a read (nP a
+    period near m), from where it repeats."""
+    n = round(m / p)
+    drift = m - n * p
+    x = t + (seg.s0 - seg.lo)
+    start = t0 + (seg.s0 - seg.lo)  # where the shape starts repeating, in its own time
+    lowest = x + min(0.0, drift * count)
+    if lowest < start:  # a backward drift: start whole periods later, where the shape repeats
+        x += math.ceil((start - lowest) / (n * p)) * (n * p)
+    return Sampled(seg.shape, x, drift, p)
+
+
+def _stride(periods: tuple[float, ...], steps: int) -> int | None:
+    """The fewest classes M whose drift against each period (M - nP, nP the nearest multiple)
+    crosses at most _TURNS periods over `steps`."""
+    for m in range(1, CLASSES_UP_TO + 1):
+        if all(abs(m - round(m / p) * p) * (steps // m + 1) <= _TURNS * p for p in periods):
+            return m
     return None
 
 
