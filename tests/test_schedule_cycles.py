@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from neoconv.cli import main
-from neoconv.schedule import Schedule, max_difference, peak, phase, shapes
+from neoconv.schedule import Schedule, ScheduleError, cycles, max_difference, peak, phase, shapes
 from neoconv.schedule.compare import settles
 
 L, M = 1e-3, 1e-4
@@ -196,3 +196,17 @@ def test_translating_a_billion_steps_of_short_cycles_answers(
     result = cli_runner().invoke(main, [f"hftrainer2{target}", str(src), "-o", str(tmp_path / "out"), "-q"])
     assert result.exit_code == 0, result.stderr
     assert counted.count < 1_000_000
+
+
+def test_cycles_no_bounded_search_can_take_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two waves of 100000.3 and 199999.4 steps over 10^15 steps: no residue class of at most
+    cycles.CLASSES_UP_TO steps drifts slowly against both, and halving cannot prune them: refused with
+    the reason (a ScheduleError, which each writer turns into one line), in bounded work."""
+    n = 10**15
+    a = Schedule([phase("cosine", n, 3e-4, 0.0, span=100000.3, cycle="restart", beyond="continue")])
+    b = Schedule([phase("cosine", n, 2e-4, 1e-5, span=99999.7, cycle="mirror", beyond="continue")])
+    counted = Counted(monkeypatch)
+    with pytest.raises(cycles.TooManyCycles, match=r"cycles of 100000\.3 steps: more cycles than neoconv compares"):
+        max_difference(a, b, n)
+    assert isinstance(cycles.TooManyCycles("x"), ScheduleError)
+    assert counted.count < 2_000_000

@@ -63,6 +63,7 @@ class Mode(enum.Enum):
 
 
 Piece = tuple[int, int, Segment, Segment, Mode]  # lo <= t <= hi inclusive
+HALVES_UP_TO = 8_000  # halves searched in a range of many cycles: past this it is refused (TooManyCycles)
 STEPS_UP_TO = MAX_BREAKS  # a range of a shape with no listed turns this short is evaluated step by step
 
 
@@ -422,7 +423,9 @@ def _halves(
     on what it can give is highest first (the first half first when `leftmost`); a half whose bound
     is at most limit() (below it when leftmost) cannot change the result. True when a visit says stop."""
     queue = [(-bound(lo, hi), lo, hi)]
-    while queue:
+    for _ in range(HALVES_UP_TO):
+        if not queue:
+            return False
         top, l, h = heapq.heappop(queue) if not leftmost else queue.pop()
         if -top < limit() if leftmost else -top <= limit():
             if leftmost:
@@ -446,7 +449,7 @@ def _halves(
                     return True
                 continue
             heapq.heappush(queue, (-bound(a, b), a, b))
-    return False
+    raise cycles.too_many(sa if sa.shape.repeats() else sb, lo, hi)
 
 
 def max_difference(

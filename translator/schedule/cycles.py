@@ -24,12 +24,26 @@ from __future__ import annotations
 import math
 from typing import Any, NamedTuple
 
-from .model import Segment
+from .model import ScheduleError, Segment
 from .shapes import Shape, _after
 
 CLASSES_UP_TO = 1024  # residue classes searched for a period that is no whole number of steps
 _TURNS = 16  # periods the drift of one class may cross: its pieces stay few
 _CUTS = 64  # monotone pieces of the other schedule over the range: more and the range is halved
+
+
+class TooManyCycles(ScheduleError):
+    """A comparison over more cycles than it can search exactly in bounded time."""
+
+
+def too_many(seg: Segment, lo: int, hi: int) -> TooManyCycles:
+    found = period(seg)
+    size = f"{found[1]:.10g} steps" if found is not None else "a few steps"
+    count = f"{(hi - lo + 1) / found[1]:.4g}" if found is not None else "many"
+    return TooManyCycles(
+        f"a schedule of {count} cycles of {size}: more cycles than neoconv compares exactly"
+        " (give the cycles a whole number of steps, or fewer cycles)"
+    )
 
 
 class Sampled(Shape):
