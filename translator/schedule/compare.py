@@ -658,7 +658,8 @@ def settles(s: Schedule, horizon: int, last: float, rel: float = 1e-12) -> int:
 
     def near(seg: Segment, lo: int, hi: int) -> bool:
         """Many cycles of a periodic shape, each of its steps' lrs within tol of last: settled."""
-        jobs = _reads(seg, lo, hi) if hi - lo > STEPS_UP_TO and cycles.period(seg) is not None else None
+        many = hi - lo > STEPS_UP_TO and not seg.shape.monotone and piece_starts(seg, lo, hi + 1) is None
+        jobs = _reads(seg, lo, hi) if many else None
         return jobs is not None and all(
             abs(seg.at(job.start + job.stride * q) - last) <= tol
             for job, found in jobs
