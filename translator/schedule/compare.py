@@ -14,9 +14,9 @@ Pieces. The steps of a run cut into pieces on which two schedules are both monot
 A piece comes with how it may be searched (`Mode`): SMOOTH (both monotone, with monotone slopes
 and curvatures: extrema.solve), VALUES (both monotone, a staircase among them with too many stairs
 to list: bounds from the values only), STEPS (every step: a shape with no structure, over a short
-range) or CYCLES (a shape that keeps turning, with too many turns to list: the comparison takes it
-cycle block by cycle block). Where both schedules repeat from some step on with a whole joint
-period, a range is cut to its first period: every later step repeats the lrs of one in it, so
+range) or CYCLES (a shape that keeps turning, with too many turns to list: searched by its period
+or by residue classes of steps, cycles.py; failing that, in halves, below). Where both schedules
+repeat from some step on with a whole joint period, a range is cut to its first period: every later step repeats the lrs of one in it, so
 the largest difference and the peak are found there, at their first step.
 
 Extrema. The largest |a(t) - b(t)| over the integer steps of one piece, found from the extrema of a - b.
@@ -50,6 +50,7 @@ import math
 from typing import Any, Callable, Iterable, Iterator, NamedTuple
 
 from ..core.ir import keep
+from . import cycles
 from .model import Schedule, Segment
 from .shapes import MAX_BREAKS
 
@@ -62,6 +63,7 @@ class Mode(enum.Enum):
 
 
 Piece = tuple[int, int, Segment, Segment, Mode]  # lo <= t <= hi inclusive
+HALVES_UP_TO = 8_000  # halves searched in a range of many cycles: past this it is refused (TooManyCycles)
 STEPS_UP_TO = MAX_BREAKS  # a range of a shape with no listed turns this short is evaluated step by step
 
 
@@ -139,10 +141,15 @@ def split(sa: Segment, sb: Segment, lo: int, hi: int) -> Iterator[Piece]:
         yield cuts[k], cuts[k + 1] - 1, sa, sb, mode
 
 
-def backwards(s: Schedule, horizon: int) -> Iterator[tuple[int, int, Segment, Mode]]:
+def backwards(
+    s: Schedule, horizon: int, skip: Callable[[Segment, int, int], bool] | None = None
+) -> Iterator[tuple[int, int, Segment, Mode]]:
     """The pieces of one schedule over 0 <= t < horizon from the last one back, each listed when
-    reached (a window at the end of a segment, doubled until it holds a piece's start)."""
+    reached (a window at the end of a segment, doubled until it holds a piece's start); a segment's
+    range lo..hi for which skip says so is passed over whole."""
     for lo, hi, seg in reversed(ranges(s, 0, horizon)):
+        if skip is not None and skip(seg, lo, hi - 1):
+            continue
         end, width = hi, 64
         while end > lo:
             begin = max(lo, end - width)
@@ -416,7 +423,9 @@ def _halves(
     on what it can give is highest first (the first half first when `leftmost`); a half whose bound
     is at most limit() (below it when leftmost) cannot change the result. True when a visit says stop."""
     queue = [(-bound(lo, hi), lo, hi)]
-    while queue:
+    for _ in range(HALVES_UP_TO):
+        if not queue:
+            return False
         top, l, h = heapq.heappop(queue) if not leftmost else queue.pop()
         if -top < limit() if leftmost else -top <= limit():
             if leftmost:
@@ -440,7 +449,7 @@ def _halves(
                     return True
                 continue
             heapq.heappush(queue, (-bound(a, b), a, b))
-    return False
+    raise cycles.too_many(sa if sa.shape.repeats() else sb, lo, hi)
 
 
 def max_difference(
@@ -480,7 +489,7 @@ def _search(sa: Segment, sb: Segment, lo: int, hi: int, mode: Mode, best: Best, 
             best.see(t, sa.at(t), sb.at(t))
             if best.value > cutoff:
                 break
-    else:
+    elif not _by_cycles(sa, sb, lo, hi, best, cutoff):
 
         def bound(l: int, h: int) -> float:
             ra, rb = _range(sa, l, h), _range(sb, l, h)
@@ -500,10 +509,52 @@ def _search(sa: Segment, sb: Segment, lo: int, hi: int, mode: Mode, best: Best, 
     return best.value > cutoff
 
 
+def _cycle_jobs(sa: Segment, sb: Segment | None, lo: int, hi: int) -> list[cycles.Job] | None:
+    """cycles.plan for whichever of the two segments repeats (sb None: sa alone)."""
+    pairs = [(sa, sb)] if sb is None else [(sa, sb), (sb, sa)]
+    for sp, so in pairs:
+        starts = None if so is None else piece_starts(so, lo, hi + 1)
+        if so is not None and starts is None and so.shape.monotone:
+            starts = []
+        jobs = cycles.plan(sp, so, lo, hi, starts)
+        if jobs is not None:
+            return jobs
+    return None
+
+
+def _by_cycles(sa: Segment, sb: Segment, lo: int, hi: int, best: Best, cutoff: float) -> bool:
+    """Search a range of many cycles by cycles.plan's jobs; False when it has none."""
+    jobs = _cycle_jobs(sa, sb, lo, hi)
+    if jobs is None:
+        return False
+    for job in jobs:
+        reads = cycles.Reads(best, job, sa, sb)
+        for p_lo, p_hi, ja, jb, mode in split(job.a, job.b, job.lo, job.hi + 1):  # type: ignore[arg-type]
+            if _search(ja, jb, p_lo, p_hi, mode, reads, cutoff):  # type: ignore[arg-type]
+                return True
+    return True
+
+
+def _reads(seg: Segment, lo: int, hi: int) -> list[tuple[cycles.Job, list[Piece]]] | None:
+    """A range of many cycles of one segment as cycles.plan's jobs and their pieces (None: none)."""
+    jobs = _cycle_jobs(seg, None, lo, hi)
+    if jobs is None:
+        return None
+    out = [(job, list(split(job.a, job.a, job.lo, job.hi + 1))) for job in jobs]
+    return None if any(mode is Mode.CYCLES for _, found in out for *_, mode in found) else out
+
+
 def _highest(s: Schedule, horizon: int) -> float:
     top = -math.inf
     for lo, hi, seg, _, mode in pieces(s, s, horizon):
         if mode is Mode.CYCLES:
+            jobs = _reads(seg, lo, hi)
+            if jobs is not None:
+                for job, found in jobs:
+                    for l, h, _, _, m in found:
+                        steps = range(l, h + 1) if m is Mode.STEPS else (l, h)
+                        top = max(top, *(seg.at(job.start + job.stride * q) for q in steps))
+                continue
 
             def visit(l: int, h: int, m: Mode) -> bool:
                 nonlocal top
@@ -524,30 +575,55 @@ def _highest(s: Schedule, horizon: int) -> float:
     return top
 
 
+def _first_in(seg: Segment, lo: int, hi: int, mode: Mode, level: float) -> int:
+    """The first step of a piece whose lr is at least level, or -1."""
+    if mode is Mode.STEPS:
+        return next((t for t in range(lo, hi + 1) if seg.at(t) >= level), -1)
+    if seg.at(lo) >= level:
+        return lo
+    if seg.at(hi) < level:
+        return -1
+    l, h = lo, hi  # monotone and rising: the first step at or above level
+    while h - l > 1:
+        m = (l + h) // 2
+        if seg.at(m) >= level:
+            h = m
+        else:
+            l = m
+    return h
+
+
+def _first_of_reads(jobs: list[tuple[cycles.Job, list[Piece]]], level: float) -> int:
+    """The first step at or above level over cycles.plan's jobs (classes of steps), or -1."""
+    first = -1
+    for job, found in jobs:
+        for l, h, ja, _, m in found:
+            q = _first_in(ja, l, h, m, level)
+            if q >= 0:
+                t = job.start + job.stride * q
+                first = t if first < 0 else min(first, t)
+                break
+    return first
+
+
 def _first_at_least(s: Schedule, horizon: int, level: float) -> int:
     """The first step whose lr is at least level (one is: level is at most the peak)."""
     found = -1
 
     def visit(seg: Segment, lo: int, hi: int, mode: Mode) -> bool:
         nonlocal found
-        if mode is Mode.STEPS:
-            found = next((t for t in range(lo, hi + 1) if seg.at(t) >= level), -1)
-        elif seg.at(lo) >= level:
-            found = lo
-        elif seg.at(hi) >= level:  # monotone and rising: the first step at or above level
-            l, h = lo, hi
-            while h - l > 1:
-                m = (l + h) // 2
-                if seg.at(m) >= level:
-                    h = m
-                else:
-                    l = m
-            found = h
+        found = _first_in(seg, lo, hi, mode, level)
         return found >= 0
 
     for lo, hi, seg, _, mode in pieces(s, s, horizon):
         if mode is not Mode.CYCLES:
             if visit(seg, lo, hi, mode):
+                return found
+            continue
+        jobs = _reads(seg, lo, hi)
+        if jobs is not None:
+            found = _first_of_reads(jobs, level)
+            if found >= 0:
                 return found
             continue
 
@@ -579,7 +655,19 @@ _PEAKS: dict[tuple[object, ...], Extreme] = {}
 def settles(s: Schedule, horizon: int, last: float, rel: float = 1e-12) -> int:
     """The first step t such that the lr stays within rel of `last` over t <= u < horizon."""
     tol = rel * max(abs(last), 1e-300)
-    for lo, hi, seg, mode in backwards(s, horizon):
+
+    def near(seg: Segment, lo: int, hi: int) -> bool:
+        """Many cycles of a periodic shape, each of its steps' lrs within tol of last: settled."""
+        many = hi - lo > STEPS_UP_TO and not seg.shape.monotone and piece_starts(seg, lo, hi + 1) is None
+        jobs = _reads(seg, lo, hi) if many else None
+        return jobs is not None and all(
+            abs(seg.at(job.start + job.stride * q) - last) <= tol
+            for job, found in jobs
+            for l, h, _, _, m in found
+            for q in (range(l, h + 1) if m is Mode.STEPS else (l, h))
+        )
+
+    for lo, hi, seg, mode in backwards(s, horizon, near):
         if mode is Mode.STEPS:
             if abs(seg.at(lo) - last) > tol:
                 return lo + 1
