@@ -1,28 +1,17 @@
-"""An output that holds nothing of its source is not written (issue 28).
+"""The refusal of an output that holds nothing of its source (issue 28).
 
 A file with no model (a shared-settings fragment such as NeoX's local_setup.yml: paths, logging, the
 launcher) translated alone into a config.json would be made of the writer's defaults only, a default
-GPT-2 the source never described; a config.json translated into DeepSpeed would be `{}`. What the
-output holds is judged from the report's entries: a written entry carries the source when it names a
-leaf of the source files (or a --set value) and says the value was carried, converted or
-approximated, or when a field it writes was read from the files or given by the user. Defaults,
-stand-ins for missing values and keys a writer adds are no content of the source."""
+GPT-2 the source never described; a config.json translated into DeepSpeed would be `{}`. Whether an
+output holds a value of the source is the engine's question (engine.ingest.holds_source, asked of
+every translation); this module says why it does not and how to give what it lacks."""
 
 from __future__ import annotations
 
-from typing import Any, Mapping
-
 from ..core.errors import NothingToWrite
-from ..core.ir import Origin
-from ..core.report import Entry, Report, Status
+from ..core.report import Report, Status
 from ..engine import Ingested
 from ..formats.spec import WriteResult
-
-# what a written entry says when the value it writes is the source's (as written, converted,
-# approximated, or carried as a same-format file's unknown key); `defaulted`/`missing` write defaults
-# and stand-ins, `dropped` writes nothing
-_CARRIED = frozenset({Status.EXACT, Status.CONVERTED, Status.LOSSY, Status.UNKNOWN})
-_SET = "--set "  # the source key of a value given with --set FIELD=VALUE
 
 
 def refuse_empty(
@@ -30,14 +19,10 @@ def refuse_empty(
     report: Report,
     ingested: Ingested,
     title: str,
-    options: Mapping[str, Any],
     holds_models: bool,
-) -> WriteResult:
-    """The result, unless it would hold no value of the source: then NothingToWrite, naming the file,
-    what the target misses (the report's `missing` entries so far) and how to give it."""
-    leaves = _leaves(ingested)
-    if options.get("target_values") or any(_carries(e, ingested, leaves) for e in report.entries):
-        return result
+) -> None:
+    """NothingToWrite for an output that holds no value of the source: naming the file, what the
+    target misses (the report's `missing` entries so far) and how to give it."""
     needed = [e for e in report.entries if e.status is Status.MISSING and e.target_key]
     if result.document or result.side_files or result.model_config:  # defaults and stand-ins only: the fields
         fields = list(dict.fromkeys(e.fields[0] if e.fields else e.target_key for e in needed))
@@ -54,25 +39,3 @@ def refuse_empty(
         file=source.files[0] if source is not None and source.files else None,
         hint=f"a fragment of a run? give it with --with beside the file that holds {rest}, or translate that file; {give}",
     )
-
-
-def _carries(entry: Entry, ingested: Ingested, leaves: set[str]) -> bool:
-    """The entry writes a value of the source: a leaf of its files, a --set value, or a field read
-    from them (derived from what the files or the user gave)."""
-    if not entry.target_key or entry.status not in _CARRIED:
-        return False
-    keys = (entry.source_key or "").split(", ")
-    if any(key.startswith(_SET) or key in leaves for key in keys if key):
-        return True
-    fields = ingested.ir.fields
-    return any(name in fields and fields[name].origin is not Origin.DEFAULT for name in entry.fields)
-
-
-def _leaves(ingested: Ingested) -> set[str]:
-    """The leaves of the source files, as the tables see them and as the user wrote them."""
-    found: set[str] = set()
-    for part in (ingested, *ingested.companions):
-        found.update(part.fates)
-        if part.source is not None:
-            found.update(part.source.aliases.values())
-    return found

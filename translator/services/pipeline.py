@@ -35,6 +35,7 @@ from ..core.report import Entry, Message, Report, Status, said
 from ..engine import Ingested, emit, ingest
 from ..engine.difference import FieldChange, diff_ir, expressible, only_b_unheld, run_layout, unreturned
 from ..engine.entries import provenance
+from ..engine.ingest import holds_source
 from ..formats.spec import ModelConfig, WriteContext, WriteResult
 from ..io.documents import no_file_twice, plain_copy
 from ..knowledge.catalogue import catalogue, check_set
@@ -55,7 +56,6 @@ from ..knowledge.versions import (
     settle,
     upgrade,
 )
-from .empty_output import refuse_empty
 from .target_values import parse_set
 
 
@@ -349,9 +349,12 @@ def write(ingested: Ingested, request: Request) -> Written:
         output=Path(output).name if output else None,
         source_shape=dict(source.meta) if src == dst else source.meta.get("any_target", {}),  # (Source.meta)
     )
-    written = anchored(lambda: writer.write(leaves, ctx), source, report.entries)  # a refusal at its source key
-    holds_models = bool(table.rules_for_field("model.hidden_size"))
-    result = refuse_empty(written, report, ingested, get_format(dst).title, request.options, holds_models)
+    result = anchored(lambda: writer.write(leaves, ctx), source, report.entries)  # a refusal at its source key
+    if not (request.options.get("target_values") or holds_source(report.entries, ingested)):
+        from .empty_output import refuse_empty  # only a refusal needs it
+
+        holds_models = bool(table.rules_for_field("model.hidden_size"))
+        refuse_empty(result, report, ingested, get_format(dst).title, holds_models)
     _report_written(report, result)
     if src != dst:  # a family not supported, into a format with no architecture: one entry for its block
         collapse(report, source, load_table(src))
