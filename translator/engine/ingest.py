@@ -536,6 +536,7 @@ def _holds(node: Any, value: Any) -> bool:
 # approximated, or a same-format file's unknown key carried); `defaulted`/`missing` write defaults
 # and stand-ins, `dropped` writes nothing
 _CARRIED = frozenset({Status.EXACT, Status.CONVERTED, Status.LOSSY, Status.UNKNOWN})
+_EXPRESSED = frozenset({Status.EXACT, Status.CONVERTED})
 
 
 def holds_source(entries: Sequence[Entry], ingested: Ingested) -> bool:
@@ -548,7 +549,8 @@ def holds_source(entries: Sequence[Entry], ingested: Ingested) -> bool:
         leaves.update(part.source.aliases.values() if part.source is not None else ())
     fields = ingested.ir.fields
     for entry in entries:
-        if not entry.target_key or entry.status not in _CARRIED:
+        # a value the target holds by its own rule (GPT-2's biases: `expressed`) is carried too, written or not
+        if entry.status not in _CARRIED or not (entry.target_key or entry.status in _EXPRESSED):
             continue
         keys = (entry.source_key or "").split(", ")
         if any(key.startswith("--set ") or key in leaves for key in keys):
