@@ -28,14 +28,16 @@ def refuse_empty(
         fields = list(dict.fromkeys(e.fields[0] if e.fields else e.target_key for e in needed))
         said = ", ".join(fields[:3]) + (f" and {len(fields) - 3} more" if len(fields) > 3 else "")
         why = f"the {title} output would hold no setting of the source, only defaults and stand-ins"
-        give = "or give those with --set FIELD=VALUE"
+        rest = "the model" if holds_models else "the rest of the run"
+        hint = f"a fragment of a run? give it with --with beside the file that holds {rest}, or translate that file; "
+        hint += "or give those with --set FIELD=VALUE"
     else:  # nothing at all: what each missing key needs, and how to give it
         said = "; ".join(f"{e.target_key}: {e.detail}" for e in needed[:3]) + ("; ..." if len(needed) > 3 else "")
-        why, give = f"the {title} output would hold no setting of the source", "or give the values with --set"
-    rest = "the model" if holds_models else "the rest of the run"
+        why = f"the {title} output would hold no setting of the source"
+        hint = "give the values with --set, or the file that holds them with --with"
     source = ingested.source
     raise NothingToWrite(
         why + (f": it needs {said}" if said else ""),
         file=source.files[0] if source is not None and source.files else None,
-        hint=f"a fragment of a run? give it with --with beside the file that holds {rest}, or translate that file; {give}",
+        hint=hint,
     )

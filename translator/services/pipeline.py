@@ -350,7 +350,8 @@ def write(ingested: Ingested, request: Request) -> Written:
         source_shape=dict(source.meta) if src == dst else source.meta.get("any_target", {}),  # (Source.meta)
     )
     result = anchored(lambda: writer.write(leaves, ctx), source, report.entries)  # a refusal at its source key
-    if not (request.options.get("target_values") or holds_source(report.entries, ingested)):
+    held = (result.document or result.side_files or result.model_config) and holds_source(report.entries, ingested)
+    if not (held or request.options.get("target_values")):
         from .empty_output import refuse_empty  # only a refusal needs it
 
         holds_models = bool(table.rules_for_field("model.hidden_size"))
