@@ -178,12 +178,13 @@ def test_a_neox_model_without_attention_is_refused_where_an_architecture_is_writ
     source = tmp_path / "m.yml"
     source.write_text(
         f"num_layers: 4\nhidden_size: 1024\nnum_attention_heads: 12\nseq_length: 2048\n"
-        f'max_position_embeddings: 2048\nattention_config: [[["{kind}"], 4]]\n'
+        f'max_position_embeddings: 2048\nattention_config: [[["{kind}"], 4]]\ntrain_micro_batch_size_per_gpu: 4\n'
     )
     for dst in ("hf", "cerebras", "veomni", "megatron"):
         with pytest.raises(UnsupportedFamily, match=re.escape(f"a {what} config")):
             translate(source, "neox", dst)
-    assert translate(source, "neox", "deepspeed").config  # no architecture there: the run carries
+    # no architecture there: the run carries (its batch)
+    assert translate(source, "neox", "deepspeed").config["train_micro_batch_size_per_gpu"] == 4
     assert translate(source, "neox", "neox").config["attention_config"] == [[[kind], 4]]
 
 

@@ -301,7 +301,9 @@ def test_what_a_run_cannot_do_without_is_missing(pythia160m: Path) -> None:
     cerebras = translate(pythia160m, "neox", "cerebras", world_size=8)
     missing = {e.target_key for e in cerebras.report.entries if e.status is Status.MISSING}
     assert {"train_input.data_processor", "train_input.data_dir"} <= missing  # Model Zoo 2.0.2: KeyError
-    model_only = translate({"num_layers": 2, "hidden_size": 64, "num_attention_heads": 4}, "neox", "deepspeed")
+    # a model and an lr (a model alone gives DeepSpeed nothing: refused, issue 28)
+    lr = {"optimizer": {"type": "Adam", "params": {"lr": 6e-4}}}
+    model_only = translate({"num_layers": 2, "hidden_size": 64, "num_attention_heads": 4, **lr}, "neox", "deepspeed")
     batch = next(e for e in model_only.report.entries if e.status is Status.MISSING)
     assert batch.target_key == "train_batch_size" and batch.fields == (
         "batch.global",
@@ -377,7 +379,7 @@ def test_one_pipeline_stage_reads_back_from_veomni(pythia160m: Path, tmp_path: P
     back = _written(result, tmp_path, "veomni").ir
     assert back.get("parallel.pipeline_size") == 1 and back.get("parallel.tensor_size") == 1
     assert (
-        translate({"num_layers": 2, "hidden_size": 64, "num_attention_heads": 4}, "neox", "deepspeed").ir.get(
+        translate({"num_layers": 2, "train_micro_batch_size_per_gpu": 4}, "neox", "deepspeed").ir.get(
             "parallel.pipeline_size"
         )
         == 1

@@ -63,7 +63,7 @@ def test_trainer_layout_names_its_own_paths_for_what_is_missing(runner, tmp_path
     """A key neoconv could not write is named where the trainer layout keeps it, never by its legacy
     path (which the user never wrote), in the report and in the file's MISSING lines."""
     source = tmp_path / "tiny.yml"
-    source.write_text(TINY + "train_micro_batch_size_per_gpu: 4\n")
+    source.write_text(TINY + "optimizer:\n  type: Adam\n  params:\n    lr: 0.0006\n")
     result = translate(source, "neox", "cerebras", layout="trainer")
     missing = sorted(e.target_key for e in result.report.entries if e.status.value == "missing")
     assert missing == [
@@ -124,7 +124,9 @@ def test_missing_values_are_marked_in_a_yaml_output_where_they_belong(pythia160m
 
 def test_json_outputs_cannot_hold_comments_and_the_report_says_so(tmp_path: Path) -> None:
     tiny = tmp_path / "t.yml"
-    tiny.write_text(TINY)
+    tiny.write_text(
+        TINY + "optimizer:\n  type: Adam\n  params:\n    lr: 0.0006\n"
+    )  # a model alone gives DeepSpeed nothing (issue 28)
     result = translate(tiny, "neox", "deepspeed")
     assert [e.target_key for e in result.report.entries if e.status.value == "missing"] == ["train_batch_size"]
     assert "MISSING" not in result.dump() and json.loads(result.dump()) == result.config

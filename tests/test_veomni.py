@@ -251,7 +251,10 @@ def test_model_config_option_supplies_the_architecture() -> None:
 def test_an_unmapped_model_type_says_so(tmp_path: Path) -> None:
     (tmp_path / "t5").mkdir()
     (tmp_path / "t5" / "config.json").write_text(json.dumps({"model_type": "t5", "d_model": 512, "num_heads": 8}))
-    (tmp_path / "run.yaml").write_text("model:\n  config_path: t5\ndata:\n  train_path: x\n")
+    # (with an lr: the output holds a value of the file, issue 28)
+    (tmp_path / "run.yaml").write_text(
+        "model:\n  config_path: t5\ndata:\n  train_path: x\ntrain:\n  optimizer:\n    lr: 1.0e-4\n"
+    )
     result = translate(tmp_path / "run.yaml", "veomni", "cerebras")
     assert "HF t5 (T5Config): an encoder-decoder model" in targets(result, Status.MISSING)["model.hidden_size"].detail
     detail = entries(result)["config.json:model_type"].detail

@@ -11,7 +11,7 @@ from typing import Any, Sequence
 from ..core.ir import keep
 from ..core.errors import InputError
 from ..core.ir import IR, Origin, Value
-from ..core.report import Message, as_message
+from ..core.report import Entry, Message, Status, as_message
 from ..io.documents import flatten
 from ..knowledge.catalogue import catalogue
 from ..knowledge.formula import Absent, Approx, Extension, Foreign, is_close, unwrap
@@ -530,3 +530,31 @@ def _holds(node: Any, value: Any) -> bool:
     if isinstance(node, list):
         return any(_holds(item, value) for item in node)
     return bool(node == value)
+
+
+# what a written entry says when the value it writes is the source's (as written, converted,
+# approximated, or a same-format file's unknown key carried); `defaulted`/`missing` write defaults
+# and stand-ins, `dropped` writes nothing
+_CARRIED = frozenset({Status.EXACT, Status.CONVERTED, Status.LOSSY, Status.UNKNOWN})
+_EXPRESSED = frozenset({Status.EXACT, Status.CONVERTED})
+
+
+def holds_source(entries: Sequence[Entry], ingested: Ingested) -> bool:
+    """Some written entry carries a value of the source (issue 28: an output of defaults and stand-ins
+    only is none): it names a leaf of the source files (as the tables see it or as written) or a --set
+    value, or a field it writes was read from the files or given by the user."""
+    leaves: set[str] = set()
+    for part in (ingested, *ingested.companions):
+        leaves.update(part.fates)
+        leaves.update(part.source.aliases.values() if part.source is not None else ())
+    fields = ingested.ir.fields
+    for entry in entries:
+        # a value the target holds by its own rule (GPT-2's biases: `expressed`) is carried too, written or not
+        if entry.status not in _CARRIED or not (entry.target_key or entry.status in _EXPRESSED):
+            continue
+        keys = (entry.source_key or "").split(", ")
+        if any(key.startswith("--set ") or key in leaves for key in keys):
+            return True
+        if any(name in fields and fields[name].origin is not Origin.DEFAULT for name in entry.fields):
+            return True
+    return False

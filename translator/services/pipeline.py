@@ -29,12 +29,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from ..core.errors import InputError, NeoconvError, NothingToWrite, UnsupportedFamily, UsageError, WrongFormat
+from ..core.errors import InputError, NeoconvError, UnsupportedFamily, UsageError, WrongFormat
 from ..core.ir import DEFAULT_RTOL, IR, Origin, Value
 from ..core.report import Entry, Message, Report, Status, said
 from ..engine import Ingested, emit, ingest
 from ..engine.difference import FieldChange, diff_ir, expressible, only_b_unheld, run_layout, unreturned
 from ..engine.entries import provenance
+from ..engine.ingest import holds_source
 from ..formats.spec import ModelConfig, WriteContext, WriteResult
 from ..io.documents import no_file_twice, plain_copy
 from ..knowledge.catalogue import catalogue, check_set
@@ -348,8 +349,13 @@ def write(ingested: Ingested, request: Request) -> Written:
         output=Path(output).name if output else None,
         source_shape=dict(source.meta) if src == dst else source.meta.get("any_target", {}),  # (Source.meta)
     )
-    written = anchored(lambda: writer.write(leaves, ctx), source, report.entries)  # a refusal at its source key
-    result = _refuse_empty(written, report, source, get_format(dst).title, request.options)
+    result = anchored(lambda: writer.write(leaves, ctx), source, report.entries)  # a refusal at its source key
+    held = (result.document or result.side_files or result.model_config) and holds_source(report.entries, ingested)
+    if not (held or request.options.get("target_values")):
+        from .empty_output import refuse_empty  # only a refusal needs it
+
+        holds_models = bool(table.rules_for_field("model.hidden_size"))
+        refuse_empty(result, report, ingested, get_format(dst).title, holds_models)
     _report_written(report, result)
     if src != dst:  # a family not supported, into a format with no architecture: one entry for its block
         collapse(report, source, load_table(src))
@@ -358,24 +364,6 @@ def write(ingested: Ingested, request: Request) -> Written:
 
         apply_target_values(report, result.document, dst, request.options["target_values"])
     return Written(result, report, layout, version, family)
-
-
-def _refuse_empty(
-    result: WriteResult, report: Report, source: Source, title: str, options: Mapping[str, Any]
-) -> WriteResult:
-    """The result, unless it would hold nothing a run needs (issue 28: a DeepSpeed `{}` from a config.json,
-    a config.json with no model class from a DeepSpeed file): one rule for every format, the document
-    holds no setting and nothing is written beside it. Then NothingToWrite names what the target misses
-    (the report's `missing` entries so far) and how to give it."""
-    if result.document or result.side_files or result.model_config or options.get("target_values"):
-        return result
-    needed = [e for e in report.entries if e.status is Status.MISSING and e.target_key]
-    said = "; ".join(f"{e.target_key}: {e.detail}" for e in needed[:3]) + ("; ..." if len(needed) > 3 else "")
-    raise NothingToWrite(
-        f"the {title} output would hold no setting of the source" + (f": it needs {said}" if said else ""),
-        file=source.files[0] if source.files else None,
-        hint="give the values with --set, or the file that holds them with --with",
-    )
 
 
 def check(written: Written, ingested: Ingested, request: Request) -> Checked:
