@@ -78,13 +78,10 @@ def _written_keys(source: Any) -> Iterator[tuple[str, str, tuple[str, str] | Non
         yield leaf, source.aliases.get(leaf, leaf), dotted.get(leaf)
 
 
-def refuse_undeclared(source: Any, title: str) -> None:
-    """Raise InputError for the first key the source's release refuses (only releases that refuse); a fork's
-    key (see the module's note) gets a note on each of its leaves instead."""
-    history = load_history(source.format)
+def check_undeclared(source: Any, title: str, history: History) -> None:
+    """Raise InputError for the first key the source's release (one that refuses keys) refuses; a fork's key
+    (see the module's note) gets a note on each of its leaves instead."""
     label = source.version
-    if history is None or label is None or not history.refuses_unknown(label):
-        return
     fields, blocks, owner = _declared(source.format, label)
     for leaf, written, dotted in _written_keys(source):
         found = _first_undeclared(written, fields, blocks)
@@ -102,9 +99,11 @@ def refuse_undeclared(source: Any, title: str) -> None:
         elif dotted is not None and bad == dotted[0]:
             hint = f"write {written} nested ({title} splits dotted keys only on its command line)"
         else:
-            hint = _hint(history, bad, parent if parent or bad != written else None, fields | blocks, title)
+            bare = not parent and bad == written  # a value at the root, which holds only sections
+            hint = _hint(history, bad, parent, fields | blocks, title, bare)
             if hint is None:
-                note = f"no {title} release declares {bad} ({title} {label} refuses it): a fork's or a development branch's setting?"
+                note = f"no {title} release declares {bad} ({title} {label} refuses it)"
+                note += ": a fork's or a development branch's setting?"
                 source.notes[leaf] = "; ".join(x for x in (source.notes.get(leaf), note) if x)
                 continue
         where = getattr(source, "origins", {}).get(leaf, (None, None))
@@ -117,22 +116,18 @@ def refuse_undeclared(source: Any, title: str) -> None:
         )
 
 
-def _hint(history: History, bad: str, parent: str | None, known: frozenset[str], title: str) -> str | None:
+def _hint(history: History, bad: str, parent: str, known: frozenset[str], title: str, bare: bool) -> str | None:
     """What to do about an undeclared key the release refuses, or None for a fork's key: field-shaped, under a
-    known block or a section of its own (parent "": a task script's root adds sections, as `infer`; parent
-    None: a bare value at the root, which holds only sections), near no declared sibling, and read by no
-    release of the history (as a key or a block)."""
-    if parent is None:
-        parent, fork = "", False
-    else:
-        fork = True
+    known block or a section of its own (a task script's root adds sections, as `infer`; `bare`: a value at
+    the root, never a setting), near no declared sibling, and read by no release of the history (as a key or
+    a block)."""
     siblings = sorted(k for k in known if k.rsplit(".", 1)[0] == parent and "." in k or not parent and "." not in k)
     names = {k.rsplit(".", 1)[-1]: k for k in siblings}
     name = bad.rsplit(".", 1)[-1]
     near = [names[n] for n in difflib.get_close_matches(name, list(names), n=1, cutoff=0.75)]
     inside = (k for k in history.keys if k.startswith(bad + "."))  # a block: where its fields were read
     runs = history.runs(bad) if bad in history.keys else history.runs(next(inside, ""))
-    if fork and _FIELD_NAME.match(name) and not near and not runs:
+    if not bare and _FIELD_NAME.match(name) and not near and not runs:
         return None
     return (f"did you mean {near[0]}?" if near else "remove it") + (
         f" ({bad} is read by {title} {runs})" if runs else ""

@@ -8,8 +8,8 @@ the one its keys tell (the newest release that reads all of them), and says how 
 
 Older spellings of today's keys (a table's `renamed:`) are read in their place (upgrade) and written
 under the older name for a target release that knows only that one (downgrade); Source.aliases keep
-the name a file wrote, so reports and line numbers speak of it. (Keys a release's strict parser refuses:
-strict.py.) Nothing here names a framework."""
+the name a file wrote, so reports and line numbers speak of it. Keys a release refuses because none of its
+argument classes declares them are refused (refuse_undeclared, strict.py). Nothing here names a framework."""
 
 from __future__ import annotations
 
@@ -556,6 +556,15 @@ def downgrade(leaves: dict[str, Any], table: Any, release: str) -> dict[str, str
         for new_leaf, old_leaf in moved.items():
             leaves[old_leaf] = leaves.pop(new_leaf)
     return moved
+
+
+def refuse_undeclared(source: Any, title: str) -> None:
+    """Refuse the keys a release whose parser refuses undeclared keys cannot run (strict.py, imported only then)."""
+    history = load_history(source.format)
+    if history is not None and source.version is not None and history.refuses_unknown(source.version):
+        from .strict import check_undeclared
+
+        check_undeclared(source, title, history)
 
 
 def name_release_defaults(report: Report, source: Any, table: Any) -> None:

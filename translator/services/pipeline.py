@@ -43,12 +43,12 @@ from ..knowledge.repeats import repeats_for, said_once
 from ..knowledge.registry import get_format
 from ..knowledge.schema import release_index, schema_index
 from ..knowledge.source import Source, anchored, collapse, set_family_aside, withhold_defaults
-from ..knowledge.strict import refuse_undeclared
 from ..knowledge.versions import (
     downgrade,
     layout_of,
     layout_release,
     no_place,
+    refuse_undeclared,
     resolve,
     retire,
     retired,
