@@ -86,3 +86,11 @@ def test_written_for_a_release_the_fork_keys_are_left_out_and_named(tmp_path: Pa
     dropped = {e.source_key: e.detail for e in result.report.entries if e.status.value == "dropped"}
     assert dropped["train.validation_metrics"].startswith(reason)
     assert dropped["infer.max_new_tokens"].startswith(reason)
+
+
+def test_a_file_with_no_section_of_any_release_is_refused_as_not_a_config(tmp_path: Path) -> None:
+    path = tmp_path / "data.yaml"
+    path.write_text("steps: [encode, decode]\nname: edit\n")  # bare values at the root only
+    with pytest.raises(InputError) as caught:
+        translate(path, "veomni", "neox", source_version="#1125")
+    assert "not a VeOmni config" in caught.value.message and "refuses" not in caught.value.message

@@ -83,7 +83,10 @@ def check_undeclared(source: Any, title: str, history: History) -> None:
     (see the module's note) gets a note on each of its leaves instead."""
     label = source.version
     fields, blocks, owner = _declared(source.format, label)
-    for leaf, written, dotted in _written_keys(source):
+    written_keys = list(_written_keys(source))
+    if not any(k.split(".", 1)[0] in blocks for _, k, _ in written_keys):
+        return  # no section of any release: not a config (the pipeline says so), rather than its first key
+    for leaf, written, dotted in written_keys:
         found = _first_undeclared(written, fields, blocks)
         if found is not None:
             bad, parent = found, found.rsplit(".", 1)[0] if "." in found else ""
