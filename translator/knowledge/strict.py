@@ -97,6 +97,7 @@ def check_undeclared(source: Any, title: str, history: History) -> None:
         moved = _moved_to(history, bad, label)
         cls = owner.get(parent, "the arguments root")
         said = f"{bad} has moved to {moved}" if moved else f"{bad} is not a field of {cls}"
+        hint: str | None
         if moved:
             hint = f"write it as {moved}"
         elif dotted is not None and bad == dotted[0]:
