@@ -8,14 +8,12 @@ the one its keys tell (the newest release that reads all of them), and says how 
 
 Older spellings of today's keys (a table's `renamed:`) are read in their place (upgrade) and written
 under the older name for a target release that knows only that one (downgrade); Source.aliases keep
-the name a file wrote, so reports and line numbers speak of it. Keys a release refuses because none
-of its argument classes declares them are refused (refuse_undeclared). Nothing here names a framework."""
+the name a file wrote, so reports and line numbers speak of it. Keys a release refuses because none of its
+argument classes declares them are refused (refuse_undeclared, strict.py). Nothing here names a framework."""
 
 from __future__ import annotations
 
-import difflib
 import re
-from dataclasses import replace
 from functools import lru_cache
 from typing import Any, Callable, Iterable, Iterator
 
@@ -590,105 +588,13 @@ def downgrade(leaves: dict[str, Any], table: Any, release: str) -> dict[str, str
     return moved
 
 
-@lru_cache(maxsize=64)
-def _declared(fmt: str, label: str) -> tuple[frozenset[str], frozenset[str], dict[str, str]]:
-    """(fields read at `label`, their parent blocks, block -> the class declaring its fields)."""
-    history = load_history(fmt)
-    assert history is not None
-    fields = frozenset(k for k in history.keys if history.reads(k, label) and ".*." not in k)
-    blocks: set[str] = set()
-    owner: dict[str, str] = {}
-    for key in fields:
-        parts = key.split(".")
-        for i in range(1, len(parts)):
-            blocks.add(".".join(parts[:i]))
-        group = history.keys[key].get("group")
-        if group and not history.keys[key].get("trainers"):  # not a task script's subclass (MyModelArguments)
-            parent = ".".join(parts[:-1])
-            if owner.get(parent, "Base").startswith("Base"):  # the subclass, not the base it inherits fields from
-                owner[parent] = str(group)
-    return fields, frozenset(blocks), owner
-
-
-def _first_undeclared(written: str, fields: frozenset[str], blocks: frozenset[str]) -> str | None:
-    """The shortest prefix of a written key that no class declares (None: declared). A declared field
-    ends the walk: what a dict-valued field holds is its own (VeOmni recurses into dataclasses only)."""
-    parts = written.split(".")
-    for i in range(1, len(parts) + 1):
-        prefix = ".".join(parts[:i])
-        if prefix in fields:
-            return None
-        if prefix not in blocks:
-            return prefix
-    return None
-
-
-def _moved_to(history: History, key: str, label: str) -> str | None:
-    """Where a release before `label` had `key` (or a block of that name) moved by `label`."""
-    at = history.position[label]
-    done = [r for r in history.renames if history.position.get(r.release, at + 1) <= at]
-    for rename in sorted(done, key=lambda r: -history.position[r.release]):  # the latest move first
-        if rename.old == key and not rename.new.startswith(key + "."):
-            return rename.new
-        if rename.old.startswith(key + "."):
-            rest = rename.old[len(key) :]
-            if rename.new.endswith(rest):
-                return rename.new[: len(rename.new) - len(rest)]
-    return None
-
-
-def _written_keys(source: Any) -> Iterator[tuple[str, str, tuple[str, str] | None]]:
-    """(view key, key as written, the dotted YAML key holding it or None) of every leaf of the file: a YAML
-    key written with dots (`optimizer.lr:` under `model:`) is one key to a parser that splits nothing."""
-    dotted = source.meta.get("dotted_yaml", {})
-    config = source.files[0] if source.files else None
-    for leaf in flatten(source.tree):
-        if source.file_of(leaf) != config:  # a companion file's (VeOmni's config.json): not the config's keys
-            continue
-        yield leaf, source.aliases.get(leaf, leaf), dotted.get(leaf)
-
-
 def refuse_undeclared(source: Any, title: str) -> None:
-    """Raise InputError for the first key the source's release refuses (only releases that refuse)."""
+    """Refuse the keys a release whose parser refuses undeclared keys cannot run (strict.py, imported only then)."""
     history = load_history(source.format)
-    label = source.version
-    if history is None or label is None or not history.refuses_unknown(label):
-        return
-    fields, blocks, owner = _declared(source.format, label)
-    for leaf, written, dotted in _written_keys(source):
-        found = _first_undeclared(written, fields, blocks)
-        if found is not None:
-            bad, parent = found, found.rsplit(".", 1)[0] if "." in found else ""
-        elif dotted is not None:  # a declared field, but written as one dotted YAML key
-            bad, parent = dotted
-        else:
-            continue
-        cls = owner.get(parent, "the arguments root")
-        moved = _moved_to(history, bad, label)
-        said = f"{bad} has moved to {moved}" if moved else f"{bad} is not a field of {cls}"
-        if moved:
-            hint = f"write it as {moved}"
-        elif dotted is not None and bad == dotted[0]:
-            hint = f"write {written} nested (VeOmni splits dotted keys only on its command line)"
-        else:
-            siblings = sorted(
-                k for k in fields | blocks if k.rsplit(".", 1)[0] == parent and "." in k or not parent and "." not in k
-            )
-            names = {k.rsplit(".", 1)[-1]: k for k in siblings}
-            near = [names[n] for n in difflib.get_close_matches(bad.rsplit(".", 1)[-1], list(names), n=1, cutoff=0.75)]
-            inside = (k for k in history.keys if k.startswith(bad + "."))  # a block: where its fields were read
-            runs = history.runs(bad) if bad in history.keys else history.runs(next(inside, ""))
-            hint = (f"did you mean {near[0]}?" if near else "remove it") + (
-                f" ({bad} is read by {title} {runs})" if runs else ""
-            )
-        where = getattr(source, "origins", {}).get(leaf, (None, None))
-        raise InputError(
-            f'{title} {label} refuses {bad}: its parser says "{said}" (from PR {history.refuses_unknown_from} on, '
-            f"every key no argument class declares is an error); {hint}",
-            file=where[0],
-            line=where[1],
-            key=written,
-        )
+    if history is not None and source.version is not None and history.refuses_unknown(source.version):
+        from .strict import check_undeclared
+
+        check_undeclared(source, title, history)
 
 
 def name_release_defaults(report: Report, source: Any, table: Any) -> None:

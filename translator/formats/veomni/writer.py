@@ -111,6 +111,11 @@ class VeomniWriter(Writer):
             runs = history.runs(_scoped_name(key)) if history is not None else ""
             return f"only VeOmni {runs} has it ({_scoped_name(key)}, model-scoped layout): not written"
         if not found:
+            history = load_history("veomni")
+            if history is not None and version is not None and history.refuses_unknown(version):
+                return (
+                    f"not a field of VeOmni {version}, whose parser refuses every key it does not declare: not written"
+                )
             return "not a VeOmni field (VeOmni's parser would ignore it): not written"
         if layout in found:
             return None
