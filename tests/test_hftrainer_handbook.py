@@ -70,3 +70,15 @@ def test_validate_names_only_the_key_no_tool_declares(runner: CliRunner, tmp_pat
     assert result.exit_code == 1
     problems = [line for line in (result.stdout + result.stderr).splitlines() if line.startswith(str(path))]
     assert len(problems) == 1 and "gamma_beta_ratio" in problems[0]
+
+
+def test_a_dialect_told_by_a_key_it_renames_names_that_key(tmp_path: Path) -> None:
+    """axolotl is told by micro_batch_size, which it hands to TrainingArguments as per_device_train_batch_size:
+    the key no tool declares is named as axolotl's, told by the key as the file writes it (not an internal
+    error looking for it among the renamed keys)."""
+    path = tmp_path / "axolotl.yaml"
+    path.write_text("micro_batch_size: 2\nlearning_rate: 1.0e-5\nmax_steps: 10\nforks_own_knob: 3\n")
+    by = translate([path], "hftrainer", "neox", world_size=1, set_values={"model.num_layers": 2}).report.by_source()
+    assert by["micro_batch_size"].status in (Status.EXACT, Status.CONVERTED)
+    assert by["forks_own_knob"].status is Status.UNKNOWN
+    assert "the file is axolotl's (told by micro_batch_size)" in by["forks_own_knob"].detail

@@ -37,16 +37,18 @@ def _declared() -> tuple[frozenset[str], dict[str, str]]:
     return frozenset(schema["properties"]), read
 
 
-def undeclared(tree: dict[str, Any], dialect: str | None) -> dict[str, str]:
-    """Key -> why, for a dialect's file: the keys no TrainingArguments release nor any tool's classes declare,
-    named as keys the file's own tool does not know (its versions read), so the loss says whose file it is."""
+def undeclared(tree: dict[str, Any], dialect: str | None, as_written: dict[str, Any]) -> dict[str, str]:
+    """Key -> why, for a dialect's file (`tree` under TrainingArguments' names, `as_written` the file's): the
+    keys no TrainingArguments release nor any tool's classes declare, named as keys the file's own tool does
+    not know (its versions read), so the loss says whose file it is."""
     if dialect is None:
         return {}
     known, read = _declared()
-    marker = next(k for k in dialects()[dialect]["markers"] if k in tree)
+    marker = next(k for k in dialects()[dialect]["markers"] if k in as_written)  # (a renamed one too)
+    told = f" (told by {marker})"
     versions = f" {read[dialect]}" if dialect in read else ""
     why = (
-        f"the file is {dialect}'s (told by {marker}); no argument class of {dialect}{versions} nor TrainingArguments "
+        f"the file is {dialect}'s{told}; no argument class of {dialect}{versions} nor TrainingArguments "
         "declares it: a fork's key?"
     )
     return {key: why for key in tree if key not in known}

@@ -150,10 +150,10 @@ class TrainerReader(Reader):
         return self.build(tree, name, text, None)
 
     def build(self, tree: dict[str, Any], name: str, text: str, ds: tuple[str, dict[str, Any], str] | None) -> Source:
-        tree = dict(tree)
-        dialect = dialect_of(tree)
-        tree, renames = renamed(tree, dialect)
-        notes: dict[str, str] = undeclared(tree, dialect)
+        written = dict(tree)
+        dialect = dialect_of(written)
+        tree, renames = renamed(written, dialect)
+        notes: dict[str, str] = undeclared(tree, dialect, written)
         meta: dict[str, Any] = {"dialect": dialect}
         named = tree.get("deepspeed")
         ds_name, ds_text = None, ""
