@@ -45,3 +45,20 @@ def test_every_file_not_pending_is_formatted() -> None:
     assert not done, f"formatted now: take them off tests/format_pending.txt: {done}"
     gone = sorted(path for path in _pending() if not (ROOT / path).exists())
     assert not gone, f"no such files: take them off tests/format_pending.txt: {gone}"
+
+
+def test_no_name_is_used_undefined() -> None:
+    """Names a module uses but never defines or imports (ruff's F821-F823): a merge that drops an import
+    another branch still uses fails here, not in the one code path that reaches it."""
+    try:
+        import ruff  # noqa: F401
+    except ImportError:
+        pytest.skip("ruff is not installed (pip install -e '.[test]' installs the pinned version)")
+    run = subprocess.run(
+        [sys.executable, "-m", "ruff", "check", "--select", "F821,F822,F823", "--output-format", "concise", *FOLDERS],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr

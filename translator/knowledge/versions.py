@@ -14,6 +14,7 @@ argument classes declares them are refused (refuse_undeclared, strict.py). Nothi
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from functools import lru_cache
 from typing import Any, Callable, Iterable, Iterator
 

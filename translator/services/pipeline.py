@@ -18,8 +18,8 @@ output, and `translate()` their composition.
 
 What the library and the CLI accept is checked before any file is read (the Request): file names,
 --set values (against the catalogue) and translate()'s options. `neoconv diff` and `validate` read
-through load and read_ir too. Also the library's dump() and the Translation it returns. Nothing here
-prints or exits.
+through load and read_ir too. Also the Translation it returns (the library's dump() is
+services/dumping.py). Nothing here prints or exits.
 """
 
 from __future__ import annotations
@@ -167,7 +167,7 @@ def check_options(src: Any, dst: Any, options: Mapping[str, Any]) -> dict[str, A
     return out
 
 
-__all__ = ["ConfigInput", "Translation", "check_options", "dump", "load", "parse_set", "read_ir", "translate"]
+__all__ = ["ConfigInput", "Translation", "check_options", "load", "parse_set", "read_ir", "translate"]
 
 ConfigInput = str | Path | Sequence[str | Path] | Mapping[str, Any]
 
