@@ -12,7 +12,7 @@ from conftest import cli_runner
 
 from neoconv import InputError, translate
 from neoconv.cli import main
-from neoconv.formats.megatron.bash.limits import NESTING_LIMIT, RUN_LIMIT
+from neoconv.formats.megatron.bash.limits import NESTING_LIMIT, RUN_LIMIT, STRING_BUDGET
 from neoconv.formats.megatron.bash.script import Script
 from neoconv.formats.megatron.syntax import words_of
 
@@ -109,6 +109,14 @@ def test_nested_eval_strings_stop_reading() -> None:
     reading = Script("run.sh").read("eval " * 300 + "X=3\n" + LAUNCH)
     assert [w.chunks[0].text for w in reading.launches[0].words[-2:]] == ["--hidden-size", "${X}"]
     assert not reading.launches[0].words[-1].chunks[0].known  # X=3 sits deeper than the reader goes
+
+
+def test_a_long_eval_chain_stops_reading_at_the_strings_budget() -> None:
+    """`eval eval ... X=3` of 5,000 words: each level reads the rest again (seconds of CPU before); past the
+    characters read as shell from strings in one script the rest is not read, and the reading says so."""
+    reading = Script("run.sh").read("eval " * 5000 + "X=3\n" + LAUNCH)
+    assert not reading.launches[0].words[-1].chunks[0].known  # X=3 is not reached
+    assert any(f"past {STRING_BUDGET:,} characters" in note for note in reading.choices)
 
 
 def test_brace_expansion_nests_as_bash_reads_it() -> None:

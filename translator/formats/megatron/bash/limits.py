@@ -7,6 +7,9 @@ from __future__ import annotations
 
 NESTING_LIMIT = 32  # constructs inside one another in one text: scripts people write nest under 10
 RUN_LIMIT = 128  # commands read inside one another in all (blocks, calls, evals, sourced files)
+# characters read as shell from `eval` / `bash -c` strings in one script: each level of `eval eval ...`
+# reads the rest again, so a long chain would cost seconds; launch scripts' strings are a few lines
+STRING_BUDGET = 200_000
 
 
 class TooDeep(Exception):

@@ -26,7 +26,7 @@ from .expand import Expander
 from .files import run_written
 from .launch import NEVER_LAUNCH, Launch, Written, find, shell_string
 from .lexer import Part, Token, Word, tokenize
-from .limits import RUN_LIMIT, TooDeep, too_deep
+from .limits import RUN_LIMIT, STRING_BUDGET, TooDeep, too_deep
 from .nodes import (
     ASSIGNMENT,
     AndOr,
@@ -68,6 +68,7 @@ class Script:
         self.steps = 0
         self.depth = 0
         self.nesting = 0  # commands read inside one another (run), across calls, evals and sourced files
+        self.string_chars = 0  # characters read as shell from eval / bash -c strings so far (STRING_BUDGET)
         self.holes = self.state.holes
         self.pending_choice: tuple[int, str, list[str], bool] | None = None
         self.groups = 0  # shell words expanded so far (each one's fields share a number)
@@ -591,6 +592,13 @@ class Script:
                     marker = f"\x00{key}\x00"
                     text += marker
                     char_lines.extend([chunk.line] * len(marker))
+        self.string_chars += len(text)
+        if self.string_chars > STRING_BUDGET:
+            self.choose(
+                f"line {line}: the {what} would take the script's strings read as shell past "
+                f"{STRING_BUDGET:,} characters (a generated or hostile script?): not read"
+            )
+            return NOT_RUN
         try:
             tokens = tokenize(text, self.name)
         except InputError as exc:
