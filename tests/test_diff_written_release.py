@@ -60,3 +60,27 @@ def test_diff_reads_the_output_as_the_release_the_report_wrote_it_for(tmp_path: 
     compared = runner.invoke(main, ["diff", str(src), str(out), "--report", str(report), "--json"])
     assert compared.exit_code == 0, compared.stdout
     assert json.loads(compared.stdout)["changed"] == []
+
+
+def test_diff_reads_both_files_as_the_formats_the_report_names(tmp_path: Path, monkeypatch) -> None:
+    """An output whose keys two formats both know (a VeOmni file a Model Zoo file could also be) is read as
+    the format the translation's report names, not detected again: with the report, detection is never asked."""
+    src, out, report = tmp_path / "gpt3.yaml", tmp_path / "out.yaml", tmp_path / "r.json"
+    src.write_text(LEGACY_18)
+    runner = cli_runner()
+    made = runner.invoke(
+        main, ["cerebras2cerebras", str(src), "-o", str(out), "--report", str(report), "--layout", "legacy", "-q"]
+    )
+    assert made.exit_code == 0, made.stderr
+    from neoconv.core.errors import InputError
+    from neoconv.formats import detect
+
+    def undecided(path: str) -> str:
+        raise InputError("could be cerebras or veomni (both know all its keys); give the format with --from", file=path)
+
+    monkeypatch.setattr(detect, "detect_file", undecided)
+    compared = runner.invoke(main, ["diff", str(src), str(out), "--report", str(report), "--json"])
+    assert compared.exit_code == 0, compared.stdout + compared.stderr
+    assert json.loads(compared.stdout)["changed"] == []
+    without = runner.invoke(main, ["diff", str(src), str(out), "--json"])  # no report: detection decides
+    assert without.exit_code == 2 and "give the format with --from" in without.stderr

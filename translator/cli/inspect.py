@@ -29,15 +29,19 @@ def formats() -> Outcome:
 def diff(a: str, b: str, opts: dict[str, Any]) -> Outcome:
     from ..services.pipeline import read_ir
     from ..formats.detect import detect_file
-    from ..services.diff import annotate, check_report, diff_ir, given_from_a, run_layout, written_release
+    from ..services.diff import annotate, check_report, diff_ir, given_from_a, reported_format, run_layout
+    from ..services.diff import written_release
     from ..services.side_files import output_files
     from ..io.documents import parse_json
     from ..io.documents import read_text
 
     report_path = opts["report_path"]
     report = check_report(parse_json(read_text(report_path), report_path), report_path) if report_path else None
-    left = read_ir([a], opts["fmt_a"] or detect_file(a), world_size=opts["world_size"])
-    fmt_b = opts["fmt_b"] or detect_file(b)
+    # the report of the translation says what A and B are: read as those, not detected again
+    left = read_ir(
+        [a], opts["fmt_a"] or reported_format(report, "source") or detect_file(a), world_size=opts["world_size"]
+    )
+    fmt_b = opts["fmt_b"] or reported_format(report, "target") or detect_file(b)
     with_b = output_files(b, fmt_b, report)  # B is the translation: read with the files written beside it
     # B is read in A's run: the model-parallel sizes B's format leaves to the training code (DeepSpeed's mpu)
     layout = run_layout(left.ir, fmt_b)

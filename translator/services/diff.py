@@ -27,10 +27,21 @@ __all__ = [
     "diff_ir",
     "expressible",
     "given_from_a",
+    "reported_format",
     "roundtrip",
     "run_layout",
     "written_release",
 ]
+
+
+def reported_format(report: Mapping[str, Any] | None, side: str) -> str | None:
+    """The format the report of a translation says its source or target (`side`) is: a file it names is read
+    as that format, not detected again (an output whose keys two formats both know is the report's)."""
+    from ..knowledge.registry import FORMATS
+
+    named = report.get(side) if report is not None else None
+    fmt = named.get("format") if isinstance(named, Mapping) else None
+    return fmt if isinstance(fmt, str) and fmt in FORMATS else None
 
 
 def written_release(report: Mapping[str, Any] | None, fmt: str) -> str | None:
