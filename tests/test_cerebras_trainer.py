@@ -84,6 +84,7 @@ def test_every_legacy_file_migrates_to_the_trainer_layout(path: Path) -> None:
                 "convert_legacy_params_to_trainer_params" in entry.detail
                 or "ignores" in entry.detail
                 or "Model Zoo 2.10.0 does not read model." in entry.detail
+                or "reads the alias spelling for this field" in entry.detail  # (mappings/cerebras-migrations.yaml)
             ), entry
 
 

@@ -378,7 +378,8 @@ def _accepting(source: Any, history: History, table: Any, release: Release, keys
     when every one refuses a value, the keys' choice, the refusal named (knowledge/accepting.py)."""
     from .accepting import file_leaves, newest_accepting, refusals
 
-    members = list(history.labels[history.position[release.first] : history.position[release.label] + 1])
+    first = release.first or release.label
+    members = list(history.labels[history.position[first] : history.position[release.label] + 1])
     refused = refusals(history, table.checks, file_leaves(source), table.versions, members)
     if release.label not in refused:
         return release

@@ -25,7 +25,7 @@ def refuse_empty(
     target misses (the report's `missing` entries so far) and how to give it."""
     needed = [e for e in report.entries if e.status is Status.MISSING and e.target_key]
     if result.document or result.side_files or result.model_config:  # defaults and stand-ins only: the fields
-        fields = list(dict.fromkeys(e.fields[0] if e.fields else e.target_key for e in needed))
+        fields = list(dict.fromkeys(e.fields[0] if e.fields else str(e.target_key) for e in needed))
         said = ", ".join(fields[:3]) + (f" and {len(fields) - 3} more" if len(fields) > 3 else "")
         why = f"the {title} output would hold no setting of the source, only defaults and stand-ins"
         rest = "the model" if holds_models else "the rest of the run"
