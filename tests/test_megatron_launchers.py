@@ -749,6 +749,20 @@ def test_a_script_without_a_shebang_whose_first_line_is_a_command_is_detected_as
     assert READER.read([str(path)]).tree["hidden_size"] == 64
 
 
+def test_an_argument_file_of_mostly_a_trainers_own_options_is_detected_as_megatron(tmp_path: Path) -> None:
+    # what megatron2megatron writes from such a trainer's script: one `--flag value` a line, most of them the
+    # trainer's own (carried as unknown); validate and diff detect it by content, never as YAML
+    from neoconv.formats.detect import detect_file
+
+    path = tmp_path / "out.args"
+    path.write_text(
+        "# Megatron-LM arguments\n--attention-softmax-in-fp32\n--hidden-size 64\n--actor-num-nodes 1\n"
+        "--rollout-batch-size 8\n--n-samples-per-prompt 4\n--colocate\n"
+    )
+    assert detect_file(str(path)) == "megatron"
+    assert READER.read([str(path)]).tree["hidden_size"] == 64
+
+
 def test_a_sample_schedule_without_train_iters_is_read_in_samples_not_refused(tmp_path: Path) -> None:
     # Retro's script gives --lr-*-samples and neither --train-iters nor --train-samples (its project
     # directory gives the length); Megatron asserts iteration-only options under `if args.train_iters:`

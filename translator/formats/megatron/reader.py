@@ -169,9 +169,10 @@ class MegatronReader(Reader):
             )
         flags = [a.text.partition("=")[0] for a in words.args if a.resolved and a.text.startswith("--")]
         share = sum(1 for f in flags if dest_of(f)) / len(flags) if flags else 0.0
-        if kind == "bash" and any(dest_of(f) for f in flags):
+        if kind in ("bash", "args") and any(dest_of(f) for f in flags):
             # shell whose launch line gives Megatron options (with a trainer's own options beside them,
-            # `pkill ...` first and no `#!`): never YAML, however few of its options Megatron has
+            # `pkill ...` first and no `#!`), or a file of `--flag value` lines that gives some: never YAML,
+            # however few of its options Megatron has (a fork's launcher's, carried as unknown)
             return max(share, 0.5)
         return share
 
