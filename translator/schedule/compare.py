@@ -511,7 +511,7 @@ def _search(sa: Segment, sb: Segment, lo: int, hi: int, mode: Mode, best: Best, 
 
 def _cycle_jobs(sa: Segment, sb: Segment | None, lo: int, hi: int) -> list[cycles.Job] | None:
     """cycles.plan for whichever of the two segments repeats (sb None: sa alone)."""
-    pairs = [(sa, sb)] if sb is None else [(sa, sb), (sb, sa)]
+    pairs: list[tuple[Segment, Segment | None]] = [(sa, sb)] if sb is None else [(sa, sb), (sb, sa)]
     for sp, so in pairs:
         starts = None if so is None else piece_starts(so, lo, hi + 1)
         if so is not None and starts is None and so.shape.monotone:
