@@ -47,6 +47,8 @@ from typing import Any
 
 from facts_file import FACTS_DIR, load  # tools/ is on sys.path when run as a script
 
+from neoconv.formats.cerebras.formulas import NAMES as MODEL_NAMES  # 2.10's registry names of decoder models
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUTPUT = REPO_ROOT / "schemas" / "cerebras.schema.json"
 R1_FILE = "cerebras-modelzoo-params-r1.md"
@@ -358,25 +360,7 @@ SOURCE_FACTS: list[tuple[tuple[str, ...], str, dict[str, Any]]] = [
         {
             "type": "string",
             "x-note": "trainer layout only (trainer.init.model.name, required from 2.4); a legacy file names no model",
-            "x-known-values": sorted(
-                [
-                    "gpt2",
-                    "gpt3",
-                    "gpt_backbone",
-                    "llama",
-                    "mistral",
-                    "mixtral",
-                    "btlm",
-                    "bloom",
-                    "jais",
-                    "santacoder",
-                    "starcoder",
-                    "gemma2",
-                    "gptj",
-                    "gpt-neox",
-                    "falcon",
-                ]
-            ),
+            "x-known-values": sorted(MODEL_NAMES),  # the writer's own list: one source
             "x-source": [
                 "2.10:src/cerebras/modelzoo/registry/registry.yaml",
                 "2.10:src/cerebras/modelzoo/trainer/validate.py",
